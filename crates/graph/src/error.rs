@@ -1,0 +1,139 @@
+//! Errors of the task-graph crate.
+
+use std::fmt;
+
+/// A place in a source file: 1-based line and column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Location {
+    /// Line, counted from 1.
+    pub line: usize,
+    /// Column in characters, counted from 1.
+    pub column: usize,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.line, self.column)
+    }
+}
+
+/// Whether a port is an input or an output of its node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// An input port (destination of an edge).
+    Input,
+    /// An output port (source of an edge).
+    Output,
+}
+
+impl fmt::Display for Direction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Direction::Input => "input",
+            Direction::Output => "output",
+        })
+    }
+}
+
+/// A structural fault of a graph, found while it is built or validated.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum GraphError {
+    /// An edge names a node that the graph does not declare.
+    #[error("edge refers to unknown node `{name}`")]
+    UnknownNode {
+        /// The name that was not found.
+        name: String,
+    },
+    /// Two nodes carry the same name.
+    #[error("node `{name}` is declared twice{}", first.map(|l| format!(" (first at line {})", l.line)).unwrap_or_default())]
+    DuplicateNode {
+        /// The duplicated name.
+        name: String,
+        /// Where the first declaration was, when known.
+        first: Option<Location>,
+    },
+    /// A port number is 0 or beyond the count the node declares with `in`/`out`.
+    #[error("{direction} port {port} of node `{node}` is out of range: the node declares {declared} {direction} port(s), numbered from 1")]
+    PortOutOfRange {
+        /// The node's name.
+        node: String,
+        /// The port as written (1-based).
+        port: usize,
+        /// Input or output.
+        direction: Direction,
+        /// How many ports the node declares.
+        declared: usize,
+    },
+    /// A port number 0 (ports are numbered from 1).
+    #[error("port 0 of node `{node}` does not exist: ports are numbered from 1")]
+    PortZero {
+        /// The node's name.
+        node: String,
+    },
+    /// The graph has a cycle; the names are the nodes on it, in order.
+    #[error("the graph has a cycle: {}", cycle_text(.nodes))]
+    Cycle {
+        /// Node names along the cycle; the last one leads back to the first.
+        nodes: Vec<String>,
+    },
+    /// A cost that is negative or not finite.
+    #[error("cost {value} of {what} is not a finite number >= 0")]
+    BadCost {
+        /// What carries the cost (a node or edge description).
+        what: String,
+        /// The offending value.
+        value: f64,
+    },
+}
+
+fn cycle_text(nodes: &[String]) -> String {
+    let mut s = nodes.join(" -> ");
+    if let Some(first) = nodes.first() {
+        s.push_str(" -> ");
+        s.push_str(first);
+    }
+    s
+}
+
+/// An error while reading a graph file: always names the file and, where there is one, the place.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The file could not be opened or read.
+    #[error("cannot read {file}: {source}")]
+    Io {
+        /// The file.
+        file: String,
+        /// The system's reason.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The text does not follow the format's grammar, or the graph it describes is invalid.
+    #[error("{file}:{location}: {message}")]
+    Syntax {
+        /// The file.
+        file: String,
+        /// Where the problem is.
+        location: Location,
+        /// What was found and what was expected.
+        message: String,
+    },
+    /// The graph is structurally invalid (e.g. a cycle) at a place in the file.
+    #[error("{file}:{location}: {error}")]
+    Graph {
+        /// The file.
+        file: String,
+        /// Where the offending declaration is (for a cycle: an edge on it).
+        location: Location,
+        /// The structural fault.
+        #[source]
+        error: GraphError,
+    },
+    /// The file's extension does not name a known format.
+    #[error("{file}: unknown graph format `{ext}`; known formats are .ag, .stg and .dot (use --format to choose one)")]
+    UnknownFormat {
+        /// The file.
+        file: String,
+        /// Its extension (may be empty).
+        ext: String,
+    },
+}

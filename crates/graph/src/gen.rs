@@ -1,0 +1,260 @@
+//! Graph generators: the shapes of the 2019 corpus (line, diamond, rake), layered random
+//! graphs, and the corpus's random DAG. Random generators are seeded and reproducible.
+//!
+//! Every generated graph is a valid audio graph: `osc` sources, `mod`/`mix` inner nodes with
+//! their ports declared, and `sink` exits.
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+use crate::model::{GraphBuilder, Node, NodeId, TaskGraph, Value};
+
+fn osc(name: String, freq: i64) -> Node {
+    Node::new(name, "osc")
+        .with_attr("volume", Value::Float(1.0))
+        .with_attr("freq", Value::Int(freq))
+}
+
+fn modn(name: String, freq: i64) -> Node {
+    Node::new(name, "mod")
+        .with_attr("volume", Value::Float(1.0))
+        .with_attr("freq", Value::Int(freq))
+}
+
+fn mix(name: String, inputs: usize, outputs: usize) -> Node {
+    Node::new(name, "mix")
+        .with_ports(inputs, outputs)
+        .with_attr("volume", Value::Float(1.0))
+}
+
+fn sink(name: String) -> Node {
+    Node::new(name, "sink").with_attr("volume", Value::Float(1.0))
+}
+
+struct B {
+    g: GraphBuilder,
+}
+
+impl B {
+    fn node(&mut self, n: Node) -> NodeId {
+        self.g.add_node(n).expect("generated names are unique")
+    }
+    fn edge(&mut self, a: NodeId, ap: usize, b: NodeId, bp: usize) {
+        self.g.add_edge(a, ap, b, bp, 0.0).expect("generated ports are in range");
+    }
+    fn count(&self) -> usize {
+        self.g.nodes().len()
+    }
+    fn build(self) -> TaskGraph {
+        self.g.build().expect("generated graphs are acyclic")
+    }
+}
+
+/// A line of `n >= 2` nodes, as `ligne/ligneN.ag`: `n1` osc (110 Hz) -> `n2`..`n(n-1)` mod
+/// (55 Hz) -> `nN` sink.
+pub fn line(n: usize) -> TaskGraph {
+    let n = n.max(2);
+    let mut b = B { g: GraphBuilder::new() };
+    let mut prev = b.node(osc("n1".into(), 110));
+    for i in 2..n {
+        let m = b.node(modn(format!("n{i}"), 55));
+        b.edge(prev, 0, m, 0);
+        prev = m;
+    }
+    let s = b.node(sink(format!("n{n}")));
+    b.edge(prev, 0, s, 0);
+    b.build()
+}
+
+/// Number of nodes of [`diamond`] at a given depth: `5 * 2^depth - 4` (6, 16, 36, 76, 156...).
+pub fn diamond_nodes(depth: usize) -> usize {
+    5 * (1usize << depth) - 4
+}
+
+/// A diamond of `depth >= 1`, as `losange/losangeN.ag`: an `osc` feeds a binary split tree of
+/// `mix` nodes (1 input, 2 outputs) with a `mod` (55 Hz) on every branch, `2^depth` branches,
+/// then a merge tree of `mix` nodes (2 inputs, 1 output) with a `mod` (110 Hz) after every
+/// merge but the last, which feeds the `sink`. Names follow the corpus (`o1`, `mi2`, `mo3`...).
+pub fn diamond(depth: usize) -> TaskGraph {
+    let depth = depth.max(1);
+    let mut b = B { g: GraphBuilder::new() };
+    let name = |b: &B, prefix: &str| format!("{prefix}{}", b.count() + 1);
+    let nm = name(&b, "o");
+    let root = b.node(osc(nm, 110));
+    // Split levels.
+    let mut frontier: Vec<(NodeId, usize)> = vec![(root, 0)];
+    for _ in 0..depth {
+        let mut splits = Vec::new();
+        for &(src, port) in &frontier {
+            let nm = name(&b, "mi");
+            let m = b.node(mix(nm, 1, 2));
+            b.edge(src, port, m, 0);
+            splits.push(m);
+        }
+        let mut mods = Vec::new();
+        for &m in &splits {
+            for port in 0..2 {
+                let nm = name(&b, "mo");
+                let x = b.node(modn(nm, 55));
+                b.edge(m, port, x, 0);
+                mods.push((x, 0));
+            }
+        }
+        frontier = mods;
+    }
+    // Merge levels.
+    for level in 0..depth {
+        let mut merges = Vec::new();
+        for pair in frontier.chunks(2) {
+            let nm = name(&b, "mi");
+            let m = b.node(mix(nm, 2, 1));
+            b.edge(pair[0].0, pair[0].1, m, 0);
+            b.edge(pair[1].0, pair[1].1, m, 1);
+            merges.push(m);
+        }
+        if level + 1 == depth {
+            frontier = merges.into_iter().map(|m| (m, 0)).collect();
+            break;
+        }
+        let mut mods = Vec::new();
+        for &m in &merges {
+            let nm = name(&b, "mo");
+            let x = b.node(modn(nm, 110));
+            b.edge(m, 0, x, 0);
+            mods.push((x, 0));
+        }
+        frontier = mods;
+    }
+    let nm = name(&b, "s");
+    let s = b.node(sink(nm));
+    b.edge(frontier[0].0, frontier[0].1, s, 0);
+    b.build()
+}
+
+/// A rake of `k >= 1` branches, as `rateau/rateauN.ag` (N = 3k + 2): each branch is
+/// `osc` (110 Hz) -> `mod` -> `mod` (55 Hz); one `mix` with k inputs merges them into a `sink`.
+pub fn rake(k: usize) -> TaskGraph {
+    let k = k.max(1);
+    let mut b = B { g: GraphBuilder::new() };
+    let mut ends = Vec::new();
+    for _ in 0..k {
+        let o = b.node(osc(format!("osc{}", b.count() + 1), 110));
+        let m1 = b.node(modn(format!("mod{}", b.count() + 1), 55));
+        let m2 = b.node(modn(format!("mod{}", b.count() + 1), 55));
+        b.edge(o, 0, m1, 0);
+        b.edge(m1, 0, m2, 0);
+        ends.push(m2);
+    }
+    let m = b.node(mix(format!("mix{}", b.count() + 1), k, 1));
+    for (i, &e) in ends.iter().enumerate() {
+        b.edge(e, 0, m, i);
+    }
+    let s = b.node(sink(format!("s{}", b.count() + 1)));
+    b.edge(m, 0, s, 0);
+    b.build()
+}
+
+/// Costs drawn uniformly in `[lo, hi]` for random generators (microseconds, as `wcet`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CostRange {
+    /// Smallest cost.
+    pub lo: f64,
+    /// Largest cost.
+    pub hi: f64,
+}
+
+impl Default for CostRange {
+    fn default() -> Self {
+        CostRange { lo: 1.0, hi: 20.0 }
+    }
+}
+
+fn draw_cost(rng: &mut SmallRng, c: CostRange) -> f64 {
+    let x = if c.hi > c.lo { rng.gen_range(c.lo..=c.hi) } else { c.lo };
+    (x * 1000.0).round() / 1000.0
+}
+
+/// Builds an audio graph from a DAG given as, for each node, its predecessor list (node
+/// indices lower than its own): nodes without predecessors become `osc`, nodes without
+/// successors `sink`, the others `mix` with one input port per predecessor and one output.
+fn audio_from_dag(preds: &[Vec<usize>], names: &[String], costs: &[f64], rng: &mut SmallRng) -> TaskGraph {
+    let n = preds.len();
+    let mut has_succ = vec![false; n];
+    for p in preds {
+        for &x in p {
+            has_succ[x] = true;
+        }
+    }
+    let mut b = B { g: GraphBuilder::new() };
+    for i in 0..n {
+        let node = if preds[i].is_empty() {
+            let f = [110, 220, 330, 440, 550, 660][rng.gen_range(0..6)];
+            osc(names[i].clone(), f)
+        } else if !has_succ[i] {
+            sink(names[i].clone()).with_ports(preds[i].len(), 0)
+        } else {
+            mix(names[i].clone(), preds[i].len(), 1)
+        };
+        b.node(node.with_cost(costs[i]));
+    }
+    for (i, p) in preds.iter().enumerate() {
+        for (port, &x) in p.iter().enumerate() {
+            b.edge(x, 0, i, port);
+        }
+    }
+    b.build()
+}
+
+/// A layered random graph: `layers` layers of `width` nodes; each node of a layer has an edge
+/// from each node of the previous layer with probability `p`, and at least one.
+pub fn layered(layers: usize, width: usize, p: f64, costs: CostRange, seed: u64) -> TaskGraph {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let (layers, width) = (layers.max(1), width.max(1));
+    let mut preds = Vec::new();
+    let mut names = Vec::new();
+    for l in 0..layers {
+        for w in 0..width {
+            let mut ps = Vec::new();
+            if l > 0 {
+                let base = (l - 1) * width;
+                for j in 0..width {
+                    if rng.gen_bool(p.clamp(0.0, 1.0)) {
+                        ps.push(base + j);
+                    }
+                }
+                if ps.is_empty() {
+                    ps.push(base + rng.gen_range(0..width));
+                }
+            }
+            preds.push(ps);
+            names.push(format!("l{l}n{w}"));
+        }
+    }
+    let costs: Vec<f64> = (0..preds.len()).map(|_| draw_cost(&mut rng, costs)).collect();
+    audio_from_dag(&preds, &names, &costs, &mut rng)
+}
+
+/// The random DAG of the 2019 corpus: `n` nodes in a random order, each forward edge (from an
+/// earlier node to a later one in that order) present with probability `p`. Nodes are named
+/// `id-K` by their place in the file, as in the corpus.
+pub fn random_dag(n: usize, p: f64, costs: CostRange, seed: u64) -> TaskGraph {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let n = n.max(1);
+    // order[i] = name index of the i-th node of the random order
+    let mut order: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        let j = rng.gen_range(0..=i);
+        order.swap(i, j);
+    }
+    let mut preds = vec![Vec::new(); n];
+    for j in 0..n {
+        for i in 0..j {
+            if rng.gen_bool(p.clamp(0.0, 1.0)) {
+                preds[j].push(i);
+            }
+        }
+    }
+    let names: Vec<String> = order.iter().map(|k| format!("id-{k}")).collect();
+    let costs: Vec<f64> = (0..n).map(|_| draw_cost(&mut rng, costs)).collect();
+    audio_from_dag(&preds, &names, &costs, &mut rng)
+}

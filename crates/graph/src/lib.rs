@@ -1,0 +1,34 @@
+//! fugue-graph: the task graph at the base of fugue.
+//!
+//! A [`TaskGraph`] has named nodes (a processor kind, attributes, input and output ports, a
+//! computation cost) and edges from an output port to an input port (with a communication
+//! cost). It is built through a [`GraphBuilder`], which validates it: unknown nodes, ports
+//! out of range, duplicate names and cycles are typed [`GraphError`]s.
+//!
+//! The crate reads `.ag`, `.stg` and weighted `.dot` files ([`read`]), writes DOT and `.ag`
+//! ([`write`]), computes levels and critical paths ([`analysis`]) and generates graphs
+//! ([`gen`]).
+//!
+//! ```
+//! let g = fugue_graph::read::ag::parse(
+//!     "a = { kind: \"osc\", freq: 440, };  b = { kind: \"sink\", };  a.1 -> b.1;",
+//!     "inline.ag",
+//! ).unwrap();
+//! assert_eq!(g.len(), 2);
+//! assert_eq!(g.edges().len(), 1);
+//! assert_eq!(fugue_graph::analysis::depth(&g), 2);
+//! ```
+
+pub mod analysis;
+pub mod error;
+pub mod gen;
+mod model;
+pub mod read;
+pub mod write;
+
+pub use error::{Direction, GraphError, Location, ReadError};
+pub use model::{
+    parse_number, BuildError, Edge, EdgeId, GraphBuilder, Node, NodeId, TaskGraph, Value,
+    DEFAULT_COST,
+};
+pub use read::{read_file, Format};

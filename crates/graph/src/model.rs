@@ -1,0 +1,520 @@
+//! The task graph: named nodes with ports and costs, and edges between ports.
+
+use std::collections::HashMap;
+
+use crate::error::{Direction, GraphError};
+
+/// Index of a node in [`TaskGraph::nodes`].
+pub type NodeId = usize;
+/// Index of an edge in [`TaskGraph::edges`].
+pub type EdgeId = usize;
+
+/// The computation cost given to a node whose file declares none (`wcet` absent in `.ag`).
+///
+/// One unit, so that graphs without costs schedule as graphs of equal tasks.
+pub const DEFAULT_COST: f64 = 1.0;
+
+/// An attribute value, kept as it was written.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// An integer literal.
+    Int(i64),
+    /// A floating-point literal.
+    Float(f64),
+    /// A string literal (unescaped).
+    Str(String),
+}
+
+impl Value {
+    /// The value as a number: integers and floats as they are, strings parsed
+    /// (the 2019 corpus writes `freq: "440"`). `None` when it is not a number.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::Int(i) => Some(*i as f64),
+            Value::Float(f) => Some(*f),
+            Value::Str(s) => parse_number(s.trim()),
+        }
+    }
+
+    /// The value as text: the string itself, or the number as written by Rust.
+    pub fn as_str(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            Value::Str(s) => std::borrow::Cow::Borrowed(s),
+            Value::Int(i) => std::borrow::Cow::Owned(i.to_string()),
+            Value::Float(f) => std::borrow::Cow::Owned(format!("{f:?}")),
+        }
+    }
+}
+
+/// Parses a number as the `.ag` grammar writes it (`2.`, `-1.5e3`, `440`).
+pub fn parse_number(s: &str) -> Option<f64> {
+    if s.is_empty() {
+        return None;
+    }
+    let t = s.strip_suffix('.').unwrap_or(s);
+    let v: f64 = t.parse().ok().or_else(|| s.parse().ok())?;
+    v.is_finite().then_some(v)
+}
+
+/// A node of the task graph.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    /// The node's unique name.
+    pub name: String,
+    /// The processor kind (`osc`, `mix`, ...); empty when the file gives none.
+    pub kind: String,
+    /// Other attributes in the order they were written (not `kind`, `in`, `out`, `wcet`).
+    pub attrs: Vec<(String, Value)>,
+    /// Number of input ports declared with `in`, if any.
+    pub declared_inputs: Option<usize>,
+    /// Number of output ports declared with `out`, if any.
+    pub declared_outputs: Option<usize>,
+    /// Computation cost (`wcet` in `.ag`, in microseconds; the time in `.stg`; `Weight` in `.dot`).
+    pub cost: f64,
+    /// Whether the cost was given by the file (otherwise it is [`DEFAULT_COST`]).
+    pub cost_declared: bool,
+}
+
+impl Node {
+    /// A node with a name and kind, no attributes, no declared ports and the default cost.
+    pub fn new(name: impl Into<String>, kind: impl Into<String>) -> Self {
+        Node {
+            name: name.into(),
+            kind: kind.into(),
+            attrs: Vec::new(),
+            declared_inputs: None,
+            declared_outputs: None,
+            cost: DEFAULT_COST,
+            cost_declared: false,
+        }
+    }
+
+    /// Sets a declared cost.
+    pub fn with_cost(mut self, cost: f64) -> Self {
+        self.cost = cost;
+        self.cost_declared = true;
+        self
+    }
+
+    /// Declares the numbers of input and output ports.
+    pub fn with_ports(mut self, inputs: usize, outputs: usize) -> Self {
+        self.declared_inputs = Some(inputs);
+        self.declared_outputs = Some(outputs);
+        self
+    }
+
+    /// Adds an attribute.
+    pub fn with_attr(mut self, key: impl Into<String>, value: Value) -> Self {
+        self.attrs.push((key.into(), value));
+        self
+    }
+
+    /// The attribute `key`, if present (the last one wins when written twice).
+    pub fn attr(&self, key: &str) -> Option<&Value> {
+        self.attrs.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+}
+
+/// An edge from an output port of one node to an input port of another.
+///
+/// Ports are 0-based here (files number them from 1). Several edges between the same two
+/// nodes are distinct edges.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Edge {
+    /// Source node.
+    pub src: NodeId,
+    /// Output port of the source, from 0.
+    pub src_port: usize,
+    /// Destination node.
+    pub dst: NodeId,
+    /// Input port of the destination, from 0.
+    pub dst_port: usize,
+    /// Communication cost, paid when the two tasks run on different processors.
+    pub comm: f64,
+}
+
+/// A graph under construction; [`GraphBuilder::build`] validates it into a [`TaskGraph`].
+#[derive(Clone, Debug, Default)]
+pub struct GraphBuilder {
+    nodes: Vec<Node>,
+    edges: Vec<Edge>,
+    names: HashMap<String, NodeId>,
+    deadline: Option<f64>,
+}
+
+/// Why [`GraphBuilder::build`] failed: the fault, and an edge that shows it when there is one
+/// (for a cycle, an edge on the cycle), so that readers can point at a place in the file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BuildError {
+    /// The fault.
+    pub error: GraphError,
+    /// An edge on the fault, if any.
+    pub edge: Option<EdgeId>,
+}
+
+impl GraphBuilder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a node; fails if its name is taken or its cost is invalid.
+    pub fn add_node(&mut self, node: Node) -> Result<NodeId, GraphError> {
+        if !(node.cost.is_finite() && node.cost >= 0.0) {
+            return Err(GraphError::BadCost {
+                what: format!("node `{}`", node.name),
+                value: node.cost,
+            });
+        }
+        if self.names.contains_key(&node.name) {
+            return Err(GraphError::DuplicateNode {
+                name: node.name,
+                first: None,
+            });
+        }
+        let id = self.nodes.len();
+        self.names.insert(node.name.clone(), id);
+        self.nodes.push(node);
+        Ok(id)
+    }
+
+    /// The id of the node called `name`.
+    pub fn find(&self, name: &str) -> Option<NodeId> {
+        self.names.get(name).copied()
+    }
+
+    /// The nodes added so far.
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    /// Mutable access to a node added earlier (ports and costs may still change).
+    pub fn node_mut(&mut self, id: NodeId) -> &mut Node {
+        &mut self.nodes[id]
+    }
+
+    /// Sets the graph's deadline (`deadline = ...` in `.ag`).
+    pub fn set_deadline(&mut self, deadline: f64) {
+        self.deadline = Some(deadline);
+    }
+
+    /// Adds an edge between 0-based ports; checks the ports against declared counts.
+    pub fn add_edge(
+        &mut self,
+        src: NodeId,
+        src_port: usize,
+        dst: NodeId,
+        dst_port: usize,
+        comm: f64,
+    ) -> Result<EdgeId, GraphError> {
+        if !(comm.is_finite() && comm >= 0.0) {
+            return Err(GraphError::BadCost {
+                what: format!(
+                    "edge `{}` -> `{}`",
+                    self.nodes[src].name, self.nodes[dst].name
+                ),
+                value: comm,
+            });
+        }
+        for (node, port, dir) in [
+            (src, src_port, Direction::Output),
+            (dst, dst_port, Direction::Input),
+        ] {
+            let n = &self.nodes[node];
+            let declared = match dir {
+                Direction::Input => n.declared_inputs,
+                Direction::Output => n.declared_outputs,
+            };
+            if let Some(declared) = declared {
+                if port >= declared {
+                    return Err(GraphError::PortOutOfRange {
+                        node: n.name.clone(),
+                        port: port + 1,
+                        direction: dir,
+                        declared,
+                    });
+                }
+            }
+        }
+        let id = self.edges.len();
+        self.edges.push(Edge {
+            src,
+            src_port,
+            dst,
+            dst_port,
+            comm,
+        });
+        Ok(id)
+    }
+
+    /// Validates the graph (acyclic) and computes its adjacency and topological order.
+    pub fn build(self) -> Result<TaskGraph, BuildError> {
+        TaskGraph::from_parts(self.nodes, self.edges, self.names, self.deadline)
+    }
+}
+
+/// A validated, acyclic task graph.
+///
+/// Nodes and edges keep the order in which they were declared. Besides per-edge adjacency,
+/// the graph keeps per-pair adjacency ([`TaskGraph::preds`], [`TaskGraph::succs`]) where
+/// parallel edges between two nodes are merged and their communication costs summed: that is
+/// the view the schedulers use (all the data one task sends another).
+#[derive(Clone, Debug)]
+pub struct TaskGraph {
+    nodes: Vec<Node>,
+    edges: Vec<Edge>,
+    names: HashMap<String, NodeId>,
+    deadline: Option<f64>,
+    inputs: Vec<usize>,
+    outputs: Vec<usize>,
+    out_edges: Vec<Vec<EdgeId>>,
+    in_edges: Vec<Vec<EdgeId>>,
+    succs: Vec<Vec<(NodeId, f64)>>,
+    preds: Vec<Vec<(NodeId, f64)>>,
+    topo: Vec<NodeId>,
+}
+
+impl PartialEq for TaskGraph {
+    fn eq(&self, other: &Self) -> bool {
+        self.nodes == other.nodes && self.edges == other.edges && self.deadline == other.deadline
+    }
+}
+
+impl TaskGraph {
+    fn from_parts(
+        nodes: Vec<Node>,
+        edges: Vec<Edge>,
+        names: HashMap<String, NodeId>,
+        deadline: Option<f64>,
+    ) -> Result<TaskGraph, BuildError> {
+        let n = nodes.len();
+        let mut out_edges = vec![Vec::new(); n];
+        let mut in_edges = vec![Vec::new(); n];
+        let mut inputs: Vec<usize> = nodes.iter().map(|x| x.declared_inputs.unwrap_or(0)).collect();
+        let mut outputs: Vec<usize> = nodes.iter().map(|x| x.declared_outputs.unwrap_or(0)).collect();
+        for (i, e) in edges.iter().enumerate() {
+            out_edges[e.src].push(i);
+            in_edges[e.dst].push(i);
+            inputs[e.dst] = inputs[e.dst].max(e.dst_port + 1);
+            outputs[e.src] = outputs[e.src].max(e.src_port + 1);
+        }
+        let merge = |list: &[EdgeId], other: &dyn Fn(&Edge) -> NodeId| {
+            let mut v: Vec<(NodeId, f64)> = Vec::new();
+            let mut pos: HashMap<NodeId, usize> = HashMap::new();
+            for &ei in list {
+                let e = &edges[ei];
+                let o = other(e);
+                match pos.get(&o) {
+                    Some(&p) => v[p].1 += e.comm,
+                    None => {
+                        pos.insert(o, v.len());
+                        v.push((o, e.comm));
+                    }
+                }
+            }
+            v
+        };
+        let succs: Vec<Vec<(NodeId, f64)>> =
+            out_edges.iter().map(|l| merge(l, &|e: &Edge| e.dst)).collect();
+        let preds: Vec<Vec<(NodeId, f64)>> =
+            in_edges.iter().map(|l| merge(l, &|e: &Edge| e.src)).collect();
+
+        // Kahn's algorithm, FIFO in declaration order: deterministic.
+        let mut indeg: Vec<usize> = preds.iter().map(Vec::len).collect();
+        let mut topo: Vec<NodeId> = (0..n).filter(|&i| indeg[i] == 0).collect();
+        let mut head = 0;
+        while head < topo.len() {
+            let u = topo[head];
+            head += 1;
+            for &(s, _) in &succs[u] {
+                indeg[s] -= 1;
+                if indeg[s] == 0 {
+                    topo.push(s);
+                }
+            }
+        }
+        if topo.len() < n {
+            let (cycle, edge) = find_cycle(&indeg, &out_edges, &edges);
+            return Err(BuildError {
+                error: GraphError::Cycle {
+                    nodes: cycle.iter().map(|&i| nodes[i].name.clone()).collect(),
+                },
+                edge: Some(edge),
+            });
+        }
+        Ok(TaskGraph {
+            nodes,
+            edges,
+            names,
+            deadline,
+            inputs,
+            outputs,
+            out_edges,
+            in_edges,
+            succs,
+            preds,
+            topo,
+        })
+    }
+
+    /// All nodes, in declaration order.
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    /// One node.
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id]
+    }
+
+    /// All edges, in declaration order.
+    pub fn edges(&self) -> &[Edge] {
+        &self.edges
+    }
+
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether the graph has no node.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// The id of the node called `name`.
+    pub fn find(&self, name: &str) -> Option<NodeId> {
+        self.names.get(name).copied()
+    }
+
+    /// The deadline the file declares, if any.
+    pub fn deadline(&self) -> Option<f64> {
+        self.deadline
+    }
+
+    /// Number of input ports of a node: the declared count, or one past the highest port used.
+    pub fn inputs(&self, id: NodeId) -> usize {
+        self.inputs[id]
+    }
+
+    /// Number of output ports of a node: the declared count, or one past the highest port used.
+    pub fn outputs(&self, id: NodeId) -> usize {
+        self.outputs[id]
+    }
+
+    /// Edges leaving a node, in declaration order.
+    pub fn out_edges(&self, id: NodeId) -> &[EdgeId] {
+        &self.out_edges[id]
+    }
+
+    /// Edges entering a node, in declaration order.
+    pub fn in_edges(&self, id: NodeId) -> &[EdgeId] {
+        &self.in_edges[id]
+    }
+
+    /// Distinct successors with the summed communication cost of the edges to each.
+    pub fn succs(&self, id: NodeId) -> &[(NodeId, f64)] {
+        &self.succs[id]
+    }
+
+    /// Distinct predecessors with the summed communication cost of the edges from each.
+    pub fn preds(&self, id: NodeId) -> &[(NodeId, f64)] {
+        &self.preds[id]
+    }
+
+    /// A topological order (Kahn's algorithm, FIFO, declaration order among ready nodes).
+    pub fn topo_order(&self) -> &[NodeId] {
+        &self.topo
+    }
+
+    /// Nodes without predecessors, in declaration order.
+    pub fn sources(&self) -> Vec<NodeId> {
+        (0..self.len()).filter(|&i| self.preds[i].is_empty()).collect()
+    }
+
+    /// Nodes without successors, in declaration order.
+    pub fn sinks(&self) -> Vec<NodeId> {
+        (0..self.len()).filter(|&i| self.succs[i].is_empty()).collect()
+    }
+
+    /// Computation costs of all nodes, indexed by node.
+    pub fn costs(&self) -> Vec<f64> {
+        self.nodes.iter().map(|n| n.cost).collect()
+    }
+
+    /// Replaces the computation cost of every node (e.g. by measured costs).
+    ///
+    /// # Panics
+    /// If `costs` has not one entry per node, or an entry is negative or not finite.
+    pub fn set_costs(&mut self, costs: &[f64]) {
+        assert_eq!(costs.len(), self.nodes.len(), "one cost per node");
+        for (n, &c) in self.nodes.iter_mut().zip(costs) {
+            assert!(c.is_finite() && c >= 0.0, "cost must be finite and >= 0");
+            n.cost = c;
+            n.cost_declared = true;
+        }
+    }
+
+    /// Sets the communication cost of every edge to `comm` (per edge; parallel edges add up).
+    pub fn set_comm_costs(&mut self, comm: f64) {
+        assert!(comm.is_finite() && comm >= 0.0, "cost must be finite and >= 0");
+        for e in &mut self.edges {
+            e.comm = comm;
+        }
+        for list in self.succs.iter_mut().chain(self.preds.iter_mut()) {
+            for item in list.iter_mut() {
+                item.1 = 0.0;
+            }
+        }
+        for e in &self.edges {
+            if let Some(x) = self.succs[e.src].iter_mut().find(|x| x.0 == e.dst) {
+                x.1 += comm;
+            }
+            if let Some(x) = self.preds[e.dst].iter_mut().find(|x| x.0 == e.src) {
+                x.1 += comm;
+            }
+        }
+    }
+
+    /// A builder holding this graph's nodes, edges and deadline (to edit and rebuild).
+    pub fn to_builder(&self) -> GraphBuilder {
+        GraphBuilder {
+            nodes: self.nodes.clone(),
+            edges: self.edges.clone(),
+            names: self.names.clone(),
+            deadline: self.deadline,
+        }
+    }
+}
+
+/// Finds one cycle among the nodes Kahn's algorithm could not order (`indeg > 0`).
+fn find_cycle(indeg: &[usize], out_edges: &[Vec<EdgeId>], edges: &[Edge]) -> (Vec<NodeId>, EdgeId) {
+    let n = indeg.len();
+    let start = (0..n).find(|&i| indeg[i] > 0).expect("a node is left");
+    // Every node left by Kahn's algorithm has a predecessor that is also left (its in-degree
+    // counts them), so walking backwards through such predecessors must repeat a node.
+    let mut pred_of = vec![usize::MAX; n];
+    for (i, e) in edges.iter().enumerate() {
+        if indeg[e.src] > 0 && indeg[e.dst] > 0 && pred_of[e.dst] == usize::MAX {
+            pred_of[e.dst] = i;
+        }
+    }
+    let mut seen = vec![usize::MAX; n];
+    let mut path = Vec::new();
+    let mut u = start;
+    while seen[u] == usize::MAX {
+        seen[u] = path.len();
+        path.push(u);
+        u = edges[pred_of[u]].src;
+    }
+    let mut cycle: Vec<NodeId> = path[seen[u]..].to_vec();
+    cycle.reverse(); // forward direction
+    let a = cycle[0];
+    let b = cycle[1 % cycle.len()];
+    let edge = out_edges[a]
+        .iter()
+        .copied()
+        .find(|&ei| edges[ei].dst == b)
+        .expect("edge on cycle");
+    (cycle, edge)
+}

@@ -1,0 +1,476 @@
+//! The `.ag` (AudioGraph) reader.
+//!
+//! Grammar (the 2019 corpus), with the extensions later writers use: `_` in identifiers,
+//! `//` and `/* */` comments, negative numbers, exponents, numbers written as strings.
+//!
+//! ```text
+//! file      = statement* ;              statement = (node | edges | deadline) ";"
+//! node      = ident "=" "{" attribute* "}"
+//! attribute = ident ":" (float | int | string) ","        (every attribute ends with a comma)
+//! edges     = port_ident ("->" port_ident)+             (a.1 -> b.1 -> c.2 is two edges)
+//! port_ident= ident "." digits                          (ports are 1-based)
+//! deadline  = "deadline" "=" float
+//! ```
+//!
+//! Known attributes: `kind` (string), `in` and `out` (port counts), `wcet` (cost in
+//! microseconds; [`DEFAULT_COST`](crate::DEFAULT_COST) when absent). All others are kept in
+//! [`Node::attrs`] for the node kind to read.
+
+use std::collections::HashMap;
+
+use super::{finish, location_of, syntax};
+use crate::error::{Direction, GraphError, Location, ReadError};
+use crate::model::{GraphBuilder, Node, NodeId, TaskGraph, Value};
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Tok<'a> {
+    Ident(&'a str),
+    Int(i64),
+    Float(f64),
+    Str(usize, usize),
+    Eq,
+    LBrace,
+    RBrace,
+    Colon,
+    Comma,
+    Semi,
+    Arrow,
+    Dot,
+    Eof,
+}
+
+fn describe(t: &Tok<'_>) -> String {
+    match t {
+        Tok::Ident(s) => format!("identifier `{s}`"),
+        Tok::Int(i) => format!("number `{i}`"),
+        Tok::Float(f) => format!("number `{f}`"),
+        Tok::Str(..) => "a string".into(),
+        Tok::Eq => "`=`".into(),
+        Tok::LBrace => "`{`".into(),
+        Tok::RBrace => "`}`".into(),
+        Tok::Colon => "`:`".into(),
+        Tok::Comma => "`,`".into(),
+        Tok::Semi => "`;`".into(),
+        Tok::Arrow => "`->`".into(),
+        Tok::Dot => "`.`".into(),
+        Tok::Eof => "the end of the file".into(),
+    }
+}
+
+struct Lexer<'a> {
+    text: &'a str,
+    b: &'a [u8],
+    pos: usize,
+    file: &'a str,
+}
+
+impl<'a> Lexer<'a> {
+    fn err(&self, pos: usize, msg: String) -> ReadError {
+        syntax(self.file, location_of(self.text, pos), msg)
+    }
+
+    fn skip_trivia(&mut self) -> Result<(), ReadError> {
+        loop {
+            while self.pos < self.b.len() && self.b[self.pos].is_ascii_whitespace() {
+                self.pos += 1;
+            }
+            if self.b[self.pos..].starts_with(b"//") {
+                while self.pos < self.b.len() && self.b[self.pos] != b'\n' {
+                    self.pos += 1;
+                }
+            } else if self.b[self.pos..].starts_with(b"/*") {
+                let start = self.pos;
+                match self.text[self.pos + 2..].find("*/") {
+                    Some(end) => self.pos += 2 + end + 2,
+                    None => {
+                        return Err(self.err(start, "unterminated `/*` comment: expected `*/`".into()))
+                    }
+                }
+            } else {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Next token and its byte offset.
+    fn next(&mut self) -> Result<(Tok<'a>, usize), ReadError> {
+        self.skip_trivia()?;
+        let start = self.pos;
+        let Some(&c) = self.b.get(self.pos) else {
+            return Ok((Tok::Eof, start));
+        };
+        let tok = match c {
+            b'=' => self.single(Tok::Eq),
+            b'{' => self.single(Tok::LBrace),
+            b'}' => self.single(Tok::RBrace),
+            b':' => self.single(Tok::Colon),
+            b',' => self.single(Tok::Comma),
+            b';' => self.single(Tok::Semi),
+            b'.' => self.single(Tok::Dot),
+            b'-' if self.b.get(self.pos + 1) == Some(&b'>') => {
+                self.pos += 2;
+                Tok::Arrow
+            }
+            b'"' => self.string()?,
+            b'-' | b'+' | b'0'..=b'9' => self.number()?,
+            c if c.is_ascii_alphabetic() || c == b'_' => {
+                self.pos += 1;
+                while let Some(&d) = self.b.get(self.pos) {
+                    let arrow = d == b'-' && self.b.get(self.pos + 1) == Some(&b'>');
+                    if (d.is_ascii_alphanumeric() || d == b'_' || d == b'-') && !arrow {
+                        self.pos += 1;
+                    } else {
+                        break;
+                    }
+                }
+                Tok::Ident(&self.text[start..self.pos])
+            }
+            _ => {
+                let ch = self.text[start..].chars().next().unwrap_or('?');
+                return Err(self.err(
+                    start,
+                    format!("unexpected character {ch:?}; expected a name, a number, a string or one of = {{ }} : , ; -> ."),
+                ));
+            }
+        };
+        Ok((tok, start))
+    }
+
+    fn single(&mut self, t: Tok<'a>) -> Tok<'a> {
+        self.pos += 1;
+        t
+    }
+
+    fn number(&mut self) -> Result<Tok<'a>, ReadError> {
+        let start = self.pos;
+        if matches!(self.b[self.pos], b'-' | b'+') {
+            self.pos += 1;
+        }
+        let digits_start = self.pos;
+        while self.pos < self.b.len() && self.b[self.pos].is_ascii_digit() {
+            self.pos += 1;
+        }
+        if self.pos == digits_start {
+            return Err(self.err(start, "expected digits after the sign of a number".into()));
+        }
+        let mut float = false;
+        // A fraction: "." followed by digits or by something that cannot start a port number.
+        if self.b.get(self.pos) == Some(&b'.') {
+            float = true;
+            self.pos += 1;
+            while self.pos < self.b.len() && self.b[self.pos].is_ascii_digit() {
+                self.pos += 1;
+            }
+        }
+        if matches!(self.b.get(self.pos), Some(b'e' | b'E')) {
+            let save = self.pos;
+            self.pos += 1;
+            if matches!(self.b.get(self.pos), Some(b'-' | b'+')) {
+                self.pos += 1;
+            }
+            let exp_start = self.pos;
+            while self.pos < self.b.len() && self.b[self.pos].is_ascii_digit() {
+                self.pos += 1;
+            }
+            if self.pos == exp_start {
+                self.pos = save;
+            } else {
+                float = true;
+            }
+        }
+        let s = &self.text[start..self.pos];
+        if !float {
+            if let Ok(i) = s.parse::<i64>() {
+                return Ok(Tok::Int(i));
+            }
+        }
+        match crate::model::parse_number(s) {
+            Some(f) => Ok(Tok::Float(f)),
+            None => Err(self.err(start, format!("`{s}` is not a valid number"))),
+        }
+    }
+
+    fn string(&mut self) -> Result<Tok<'a>, ReadError> {
+        let start = self.pos;
+        self.pos += 1;
+        while let Some(&c) = self.b.get(self.pos) {
+            match c {
+                b'"' => {
+                    self.pos += 1;
+                    return Ok(Tok::Str(start, self.pos));
+                }
+                b'\\' => self.pos += 2,
+                b'\n' => break,
+                _ => self.pos += 1,
+            }
+        }
+        Err(self.err(start, "unterminated string: expected a closing `\"` on the same line".into()))
+    }
+
+    /// The unescaped contents of the string token spanning `start..end` (quotes included).
+    fn unescape(&self, start: usize, end: usize) -> Result<String, ReadError> {
+        let raw = &self.text[start + 1..end - 1];
+        if !raw.contains('\\') {
+            return Ok(raw.to_string());
+        }
+        let mut out = String::with_capacity(raw.len());
+        let mut it = raw.char_indices();
+        while let Some((i, c)) = it.next() {
+            if c != '\\' {
+                out.push(c);
+                continue;
+            }
+            let bad = |what: &str| self.err(start + 1 + i, format!("bad escape in string: {what}"));
+            match it.next().map(|x| x.1) {
+                Some('"') => out.push('"'),
+                Some('\\') => out.push('\\'),
+                Some('/') => out.push('/'),
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some('r') => out.push('\r'),
+                Some('b') => out.push('\u{8}'),
+                Some('f') => out.push('\u{c}'),
+                Some('u') => {
+                    let hex: String = (0..4).filter_map(|_| it.next().map(|x| x.1)).collect();
+                    let code = u32::from_str_radix(&hex, 16)
+                        .ok()
+                        .filter(|_| hex.len() == 4)
+                        .ok_or_else(|| bad("expected four hex digits after \\u"))?;
+                    out.push(char::from_u32(code).unwrap_or('\u{fffd}'));
+                }
+                Some(c) => return Err(bad(&format!("unknown escape `\\{c}`"))),
+                None => return Err(bad("a `\\` ends the string")),
+            }
+        }
+        Ok(out)
+    }
+}
+
+struct Parser<'a> {
+    lx: Lexer<'a>,
+    peeked: Option<(Tok<'a>, usize)>,
+}
+
+impl<'a> Parser<'a> {
+    fn next(&mut self) -> Result<(Tok<'a>, usize), ReadError> {
+        match self.peeked.take() {
+            Some(t) => Ok(t),
+            None => self.lx.next(),
+        }
+    }
+
+    fn peek(&mut self) -> Result<(Tok<'a>, usize), ReadError> {
+        if self.peeked.is_none() {
+            self.peeked = Some(self.lx.next()?);
+        }
+        Ok(self.peeked.expect("just set"))
+    }
+
+    fn expect(&mut self, want: Tok<'static>, context: &str) -> Result<usize, ReadError> {
+        let (t, at) = self.next()?;
+        if std::mem::discriminant(&t) == std::mem::discriminant(&want) {
+            Ok(at)
+        } else {
+            Err(self.lx.err(
+                at,
+                format!("expected {} {context}, found {}", describe(&want), describe(&t)),
+            ))
+        }
+    }
+
+    fn loc(&self, pos: usize) -> Location {
+        location_of(self.lx.text, pos)
+    }
+}
+
+/// Parses `.ag` text; `file` names it in error messages.
+pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
+    let mut p = Parser {
+        lx: Lexer {
+            text,
+            b: text.as_bytes(),
+            pos: 0,
+            file,
+        },
+        peeked: None,
+    };
+    let mut g = GraphBuilder::new();
+    let mut node_pos: HashMap<NodeId, usize> = HashMap::new();
+    let mut edge_pos: Vec<usize> = Vec::new();
+    loop {
+        let (t, at) = p.next()?;
+        let name = match t {
+            Tok::Eof => break,
+            Tok::Ident(name) => name,
+            other => {
+                return Err(p.lx.err(
+                    at,
+                    format!("expected a node declaration (`name = {{ ... }};`), an edge (`a.1 -> b.1;`) or `deadline = ...;`, found {}", describe(&other)),
+                ))
+            }
+        };
+        let (t2, at2) = p.next()?;
+        match t2 {
+            Tok::Eq => {
+                let (t3, at3) = p.peek()?;
+                match t3 {
+                    Tok::LBrace => {
+                        p.next()?;
+                        let node = parse_node_body(&mut p, name)?;
+                        match g.add_node(node) {
+                            Ok(id) => {
+                                node_pos.insert(id, at);
+                            }
+                            Err(GraphError::DuplicateNode { name, .. }) => {
+                                let first = g.find(&name).and_then(|id| node_pos.get(&id)).map(|&p2| p.loc(p2));
+                                return Err(ReadError::Graph {
+                                    file: file.into(),
+                                    location: p.loc(at),
+                                    error: GraphError::DuplicateNode { name, first },
+                                });
+                            }
+                            Err(e) => {
+                                return Err(ReadError::Graph {
+                                    file: file.into(),
+                                    location: p.loc(at),
+                                    error: e,
+                                })
+                            }
+                        }
+                    }
+                    Tok::Int(_) | Tok::Float(_) if name == "deadline" => {
+                        p.next()?;
+                        let v = match t3 {
+                            Tok::Int(i) => i as f64,
+                            Tok::Float(f) => f,
+                            _ => unreachable!("matched above"),
+                        };
+                        if v <= 0.0 {
+                            return Err(p.lx.err(at3, format!("the deadline must be a positive number, found {v}")));
+                        }
+                        g.set_deadline(v);
+                    }
+                    other => {
+                        let want = if name == "deadline" { "`{` or a number" } else { "`{`" };
+                        return Err(p.lx.err(at3, format!("expected {want} after `{name} =`, found {}", describe(&other))));
+                    }
+                }
+            }
+            Tok::Dot => {
+                let mut from = (name, at, parse_port(&mut p, name)?);
+                let mut count = 0;
+                loop {
+                    let (t, at_t) = p.next()?;
+                    match t {
+                        Tok::Arrow => {}
+                        Tok::Semi if count > 0 => break,
+                        other => {
+                            let want = if count == 0 { "`->`" } else { "`->` or `;`" };
+                            return Err(p.lx.err(at_t, format!("expected {want} in an edge statement, found {}", describe(&other))));
+                        }
+                    }
+                    let (tn, at_n) = p.next()?;
+                    let Tok::Ident(to_name) = tn else {
+                        return Err(p.lx.err(at_n, format!("expected a port such as `node.1` after `->`, found {}", describe(&tn))));
+                    };
+                    p.expect(Tok::Dot, &format!("after `{to_name}` (a port is written `node.number`)"))?;
+                    let to_port = parse_port(&mut p, to_name)?;
+                    let to = (to_name, at_n, to_port);
+                    let resolve = |nm: &str, pos: usize| {
+                        g.find(nm).ok_or_else(|| ReadError::Graph {
+                            file: file.into(),
+                            location: location_of(text, pos),
+                            error: GraphError::UnknownNode { name: nm.into() },
+                        })
+                    };
+                    let src = resolve(from.0, from.1)?;
+                    let dst = resolve(to.0, to.1)?;
+                    g.add_edge(src, from.2 - 1, dst, to.2 - 1, 0.0).map_err(|error| {
+                        let at = match &error {
+                            GraphError::PortOutOfRange { direction: Direction::Input, .. } => to.1,
+                            _ => from.1,
+                        };
+                        ReadError::Graph { file: file.into(), location: p.loc(at), error }
+                    })?;
+                    edge_pos.push(from.1);
+                    count += 1;
+                    from = to;
+                }
+            }
+            other => {
+                return Err(p.lx.err(
+                    at2,
+                    format!("expected `=` (a node declaration) or `.` (an edge `{name}.port -> ...`) after `{name}`, found {}", describe(&other)),
+                ))
+            }
+        }
+        if t2 == Tok::Eq {
+            p.expect(Tok::Semi, "after the declaration")?;
+        }
+    }
+    finish(g, file, text, &edge_pos)
+}
+
+fn parse_port(p: &mut Parser<'_>, node: &str) -> Result<usize, ReadError> {
+    let (t, at) = p.next()?;
+    match t {
+        Tok::Int(i) if i >= 1 => Ok(i as usize),
+        Tok::Int(_) => Err(p.lx.err(at, format!("port numbers of `{node}` start at 1"))),
+        other => Err(p.lx.err(at, format!("expected a port number (1, 2, ...) after `{node}.`, found {}", describe(&other)))),
+    }
+}
+
+fn parse_node_body(p: &mut Parser<'_>, name: &str) -> Result<Node, ReadError> {
+    let mut node = Node::new(name, "");
+    loop {
+        let (t, at) = p.next()?;
+        let key = match t {
+            Tok::RBrace => return Ok(node),
+            Tok::Ident(k) => k,
+            other => {
+                return Err(p.lx.err(at, format!("expected an attribute (`key: value,`) or `}}` in node `{name}`, found {}", describe(&other))))
+            }
+        };
+        p.expect(Tok::Colon, &format!("after attribute `{key}`"))?;
+        let (tv, at_v) = p.next()?;
+        let value = match tv {
+            Tok::Int(i) => Value::Int(i),
+            Tok::Float(f) => Value::Float(f),
+            Tok::Str(s, e) => Value::Str(p.lx.unescape(s, e)?),
+            other => {
+                return Err(p.lx.err(at_v, format!("expected a number or a string as the value of `{key}`, found {}", describe(&other))))
+            }
+        };
+        let (tc, at_c) = p.next()?;
+        if tc != Tok::Comma {
+            return Err(p.lx.err(at_c, format!("expected `,` after the value of `{key}` (every attribute ends with a comma), found {}", describe(&tc))));
+        }
+        let bad = |what: &str| p.lx.err(at_v, format!("attribute `{key}` of node `{name}` must be {what}"));
+        match key {
+            "kind" => match value {
+                Value::Str(s) => node.kind = s,
+                _ => return Err(bad("a string such as \"osc\"")),
+            },
+            "in" | "out" => {
+                let n = value
+                    .as_f64()
+                    .filter(|v| *v >= 0.0 && v.fract() == 0.0 && *v <= 1e6)
+                    .ok_or_else(|| bad("a whole number of ports"))? as usize;
+                if key == "in" {
+                    node.declared_inputs = Some(n);
+                } else {
+                    node.declared_outputs = Some(n);
+                }
+            }
+            "wcet" => {
+                let c = value
+                    .as_f64()
+                    .filter(|v| *v >= 0.0)
+                    .ok_or_else(|| bad("a number >= 0 (microseconds)"))?;
+                node.cost = c;
+                node.cost_declared = true;
+            }
+            _ => node.attrs.push((key.to_string(), value)),
+        }
+    }
+}

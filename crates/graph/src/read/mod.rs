@@ -1,0 +1,124 @@
+//! Readers for graph files: `.ag` (AudioGraph), `.stg` (Standard Task Graph Set) and weighted
+//! `.dot`. Every error names `file:line:column` and what was expected; no input makes them panic.
+
+pub mod ag;
+pub mod dot;
+pub mod stg;
+
+use std::path::Path;
+
+use crate::error::{Location, ReadError};
+use crate::model::{EdgeId, GraphBuilder, TaskGraph};
+
+/// A graph file format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// The AudioGraph format of the 2019 corpus.
+    Ag,
+    /// The Standard Task Graph Set format.
+    Stg,
+    /// Graphviz DOT with `Weight` attributes.
+    Dot,
+}
+
+impl Format {
+    /// The format named by a file's extension (`ag`, `stg`, `dot`/`gv`), if any.
+    pub fn from_path(path: &Path) -> Option<Format> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        Format::from_name(&ext)
+    }
+
+    /// The format with this name (`ag`, `stg`, `dot`, `gv`).
+    pub fn from_name(name: &str) -> Option<Format> {
+        match name {
+            "ag" => Some(Format::Ag),
+            "stg" => Some(Format::Stg),
+            "dot" | "gv" => Some(Format::Dot),
+            _ => None,
+        }
+    }
+}
+
+/// Reads a graph file; the format comes from `format`, or else from the extension.
+pub fn read_file(path: &Path, format: Option<Format>) -> Result<TaskGraph, ReadError> {
+    let file = path.display().to_string();
+    let format = match format.or_else(|| Format::from_path(path)) {
+        Some(f) => f,
+        None => {
+            return Err(ReadError::UnknownFormat {
+                file,
+                ext: path
+                    .extension()
+                    .map(|e| e.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+            })
+        }
+    };
+    let bytes = std::fs::read(path).map_err(|source| ReadError::Io {
+        file: file.clone(),
+        source,
+    })?;
+    read_bytes(&bytes, format, &file)
+}
+
+/// Reads a graph from bytes; `file` is the name used in error messages.
+pub fn read_bytes(bytes: &[u8], format: Format, file: &str) -> Result<TaskGraph, ReadError> {
+    let text = match std::str::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            let valid = &bytes[..e.valid_up_to()];
+            // SAFETY-free: the prefix up to valid_up_to is valid UTF-8 by definition.
+            let prefix = std::str::from_utf8(valid).unwrap_or("");
+            return Err(syntax(
+                file,
+                location_of(prefix, prefix.len()),
+                "the file is not text (invalid UTF-8 byte); expected a graph in text form".into(),
+            ));
+        }
+    };
+    match format {
+        Format::Ag => ag::parse(text, file),
+        Format::Stg => stg::parse(text, file),
+        Format::Dot => dot::parse(text, file),
+    }
+}
+
+/// The 1-based line and column of byte offset `pos` in `text`.
+pub(crate) fn location_of(text: &str, pos: usize) -> Location {
+    let pos = pos.min(text.len());
+    let before = &text.as_bytes()[..pos];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+    let column = text
+        .get(line_start..pos)
+        .map_or(pos - line_start, |s| s.chars().count())
+        + 1;
+    Location { line, column }
+}
+
+pub(crate) fn syntax(file: &str, location: Location, message: String) -> ReadError {
+    ReadError::Syntax {
+        file: file.to_string(),
+        location,
+        message,
+    }
+}
+
+/// Builds the graph and maps a structural error to the place of the edge that shows it.
+pub(crate) fn finish(
+    builder: GraphBuilder,
+    file: &str,
+    text: &str,
+    edge_offsets: &[usize],
+) -> Result<TaskGraph, ReadError> {
+    builder.build().map_err(|e| ReadError::Graph {
+        file: file.to_string(),
+        location: location_of(
+            text,
+            e.edge
+                .and_then(|i: EdgeId| edge_offsets.get(i).copied())
+                .unwrap_or(text.len()),
+        ),
+        error: e.error,
+    })
+}

@@ -1,0 +1,115 @@
+//! The `.stg` (Standard Task Graph Set) reader.
+//!
+//! The first line gives a number of tasks, but copies disagree whether it counts the two
+//! dummy tasks, so it is not trusted: rows are read until the first line starting with `#`
+//! or the end of the file. Each row is `id processing_time n_predecessors pred_id...`.
+//! Task 0 and the last task are dummy entry/exit tasks of time 0; they are kept as nodes
+//! (cost 0), named by their ids like every task. Communication costs are 0.
+
+use std::collections::HashMap;
+
+use super::{finish, location_of, syntax};
+use crate::error::{GraphError, ReadError};
+use crate::model::{GraphBuilder, Node, TaskGraph};
+
+/// Parses `.stg` text; `file` names it in error messages.
+pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
+    // Tokens with byte offsets, up to the first comment line.
+    let mut lines = Vec::new();
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let start = offset;
+        offset += line.len();
+        if line.trim_start().starts_with('#') {
+            break;
+        }
+        let mut toks = Vec::new();
+        let mut pos = 0;
+        for tok in line.split_ascii_whitespace() {
+            let at = pos + line[pos..].find(tok).unwrap_or(0);
+            pos = at + tok.len();
+            toks.push((tok, start + at));
+        }
+        if !toks.is_empty() {
+            lines.push(toks);
+        }
+    }
+    let err = |pos: usize, msg: String| syntax(file, location_of(text, pos), msg);
+    let Some(header) = lines.first() else {
+        return Err(err(text.len(), "empty file: expected the number of tasks on the first line".into()));
+    };
+    if header.len() != 1 || header[0].0.parse::<usize>().is_err() {
+        return Err(err(header[0].1, "expected the number of tasks alone on the first line".into()));
+    }
+    struct Row<'t> {
+        id: (&'t str, usize),
+        time: f64,
+        preds: Vec<(&'t str, usize)>,
+    }
+    let mut rows = Vec::new();
+    for toks in &lines[1..] {
+        let int = |i: usize, what: &str| -> Result<u64, ReadError> {
+            let (t, at) = toks[i];
+            t.parse::<u64>().map_err(|_| err(at, format!("expected {what} (a whole number >= 0), found `{t}`")))
+        };
+        if toks.len() < 3 {
+            let at = toks.last().map_or(0, |t| t.1 + t.0.len());
+            return Err(err(at, "expected a task row `id processing_time n_predecessors pred_id...`".into()));
+        }
+        int(0, "a task id")?;
+        let time = toks[1].0.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0).ok_or_else(|| {
+            err(toks[1].1, format!("expected a processing time (a number >= 0), found `{}`", toks[1].0))
+        })?;
+        let n = int(2, "the number of predecessors")? as usize;
+        if toks.len() != 3 + n {
+            let at = toks.get(3 + n).map_or(toks[toks.len() - 1].1, |t| t.1);
+            return Err(err(at, format!("task {} declares {n} predecessor(s) but the row lists {}", toks[0].0, toks.len() - 3)));
+        }
+        for i in 3..toks.len() {
+            int(i, "a predecessor id")?;
+        }
+        rows.push(Row {
+            id: toks[0],
+            time,
+            preds: toks[3..].to_vec(),
+        });
+    }
+    if rows.is_empty() {
+        return Err(err(text.len(), "expected at least one task row after the first line".into()));
+    }
+    let mut g = GraphBuilder::new();
+    let mut first_seen: HashMap<&str, usize> = HashMap::new();
+    for r in &rows {
+        let name = r.id.0.trim_start_matches('0');
+        let name = if name.is_empty() { "0" } else { name };
+        if let Some(&prev) = first_seen.get(name) {
+            return Err(ReadError::Graph {
+                file: file.into(),
+                location: location_of(text, r.id.1),
+                error: GraphError::DuplicateNode {
+                    name: name.into(),
+                    first: Some(location_of(text, prev)),
+                },
+            });
+        }
+        first_seen.insert(name, r.id.1);
+        g.add_node(Node::new(name, "task").with_cost(r.time))
+            .map_err(|e| ReadError::Graph { file: file.into(), location: location_of(text, r.id.1), error: e })?;
+    }
+    let mut edge_places: Vec<usize> = Vec::new();
+    for (dst, r) in rows.iter().enumerate() {
+        for &(p, at) in &r.preds {
+            let name = p.trim_start_matches('0');
+            let name = if name.is_empty() { "0" } else { name };
+            let src = g.find(name).ok_or_else(|| ReadError::Graph {
+                file: file.into(),
+                location: location_of(text, at),
+                error: GraphError::UnknownNode { name: name.into() },
+            })?;
+            g.add_edge(src, 0, dst, 0, 0.0)
+                .map_err(|e| ReadError::Graph { file: file.into(), location: location_of(text, at), error: e })?;
+            edge_places.push(at);
+        }
+    }
+    finish(g, file, text, &edge_places)
+}
