@@ -99,7 +99,7 @@ fn cycle_text(nodes: &[String]) -> String {
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
     /// The file could not be opened or read.
-    #[error("cannot read {file}: {source}")]
+    #[error("cannot read {file}")]
     Io {
         /// The file.
         file: String,

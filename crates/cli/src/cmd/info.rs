@@ -1,0 +1,83 @@
+//! `fugue info FILE [--json]`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use fugue_graph::{analysis, Format};
+
+use crate::util;
+
+/// Arguments of `fugue info`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The graph file (.ag, .stg or .dot).
+    pub file: PathBuf,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// The file's format, instead of guessing it from the extension: ag, stg or dot.
+    #[arg(long, value_parser = util::parse_format)]
+    pub format: Option<Format>,
+}
+
+/// Runs `fugue info`.
+pub fn run(a: Args) -> anyhow::Result<()> {
+    let g = util::read_graph(&a.file, a.format)?;
+    let sources = g.sources();
+    let sinks = g.sinks();
+    let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
+    for n in g.nodes() {
+        *kinds.entry(if n.kind.is_empty() { "(none)".into() } else { n.kind.clone() }).or_default() += 1;
+    }
+    let work = analysis::total_work(&g);
+    let (cp, cp_nodes) = analysis::critical_path(&g, false);
+    let (cp_comm, _) = analysis::critical_path(&g, true);
+    let depth = analysis::depth(&g);
+    let (width, method) = analysis::width(&g);
+    let exact = method == analysis::WidthMethod::Exact;
+    let cp_names: Vec<&str> = cp_nodes.iter().map(|&i| g.node(i).name.as_str()).collect();
+    if a.json {
+        let v = serde_json::json!({
+            "file": a.file.display().to_string(),
+            "nodes": g.len(),
+            "edges": g.edges().len(),
+            "sources": sources.len(),
+            "sinks": sinks.len(),
+            "kinds": kinds,
+            "total_work": work,
+            "critical_path": cp,
+            "critical_path_with_comm": cp_comm,
+            "critical_path_nodes": cp_names,
+            "depth": depth,
+            "width": width,
+            "width_exact": exact,
+            "parallelism": if cp > 0.0 { work / cp } else { 0.0 },
+            "deadline": g.deadline(),
+        });
+        println!("{v}");
+    } else {
+        let names = |ids: &[usize]| {
+            let mut s: Vec<&str> = ids.iter().take(8).map(|&i| g.node(i).name.as_str()).collect();
+            if ids.len() > 8 {
+                s.push("...");
+            }
+            s.join(", ")
+        };
+        println!("file           {}", a.file.display());
+        println!("nodes          {}", g.len());
+        println!("edges          {}", g.edges().len());
+        println!("sources        {} ({})", sources.len(), names(&sources));
+        println!("sinks          {} ({})", sinks.len(), names(&sinks));
+        let k: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        println!("kinds          {}", k.join(", "));
+        println!("total work     {work}");
+        println!("critical path  {cp} ({} nodes{})", cp_nodes.len(), if cp_comm != cp { format!("; {cp_comm} with communication") } else { String::new() });
+        println!("parallelism    {:.3} (total work / critical path)", if cp > 0.0 { work / cp } else { 0.0 });
+        println!("depth          {depth}");
+        println!("width          {width}{}", if exact { "" } else { " (widest level; a lower bound)" });
+        if let Some(d) = g.deadline() {
+            println!("deadline       {d}");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,5 @@
+//! One module per command.
+
+pub mod dot;
+pub mod gen;
+pub mod info;

@@ -1,0 +1,53 @@
+//! The `fugue` command line. It parses arguments and calls the libraries; it is the only
+//! place that prints to the terminal or chooses the exit code.
+//!
+//! Exit codes: 0 success; 1 bad input or a failure while running (unreadable or invalid
+//! file, unwritable output, ...); 2 usage error (bad flag or value, unknown file type).
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cmd;
+mod util;
+
+/// fugue: a parallel real-time audio-graph engine.
+#[derive(Parser, Debug)]
+#[command(name = "fugue", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Print a summary of a graph: nodes, edges, sources, sinks, kinds, work, critical path, depth, width.
+    Info(cmd::info::Args),
+    /// Print a graph as DOT, or draw it as SVG/PNG/PDF with Graphviz.
+    Dot(cmd::dot::Args),
+    /// Generate a graph (line, diamond, rake, layered or random) as an .ag file.
+    Gen(cmd::gen::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result = match cli.command {
+        Command::Info(a) => cmd::info::run(a),
+        Command::Dot(a) => cmd::dot::run(a),
+        Command::Gen(a) => cmd::gen::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("fugue: {}", util::message(&e));
+            ExitCode::from(util::exit_code(&e))
+        }
+    }
+}
