@@ -1,0 +1,109 @@
+//! Reading node attributes, with errors that name the node and the attribute.
+
+use crate::{NodeContext, NodeError};
+
+/// The attribute `attr` as a number: `Ok(None)` when absent, an error when it is not a number.
+pub fn number(ctx: &NodeContext<'_>, attr: &str) -> Result<Option<f64>, NodeError> {
+    match ctx.node.attr(attr) {
+        None => Ok(None),
+        Some(v) => v.as_f64().map(Some).ok_or_else(|| NodeError::BadAttr {
+            node: ctx.name().to_string(),
+            kind: ctx.kind().to_string(),
+            attr: attr.to_string(),
+            value: v.as_str().into_owned(),
+            reason: "is not a number".to_string(),
+        }),
+    }
+}
+
+/// The required number `attr`; `what` says what it is ("a frequency in Hz").
+pub fn required(ctx: &NodeContext<'_>, attr: &str, what: &str) -> Result<f64, NodeError> {
+    number(ctx, attr)?.ok_or_else(|| NodeError::MissingAttr {
+        node: ctx.name().to_string(),
+        kind: ctx.kind().to_string(),
+        attr: attr.to_string(),
+        what: what.to_string(),
+    })
+}
+
+/// The number `attr`, or `default` when absent.
+pub fn or(ctx: &NodeContext<'_>, attr: &str, default: f64) -> Result<f64, NodeError> {
+    Ok(number(ctx, attr)?.unwrap_or(default))
+}
+
+/// Fails with "`attr` = `value` reason" unless `ok`.
+pub fn check(ctx: &NodeContext<'_>, attr: &str, value: f64, ok: bool, reason: &str) -> Result<f64, NodeError> {
+    if ok {
+        Ok(value)
+    } else {
+        Err(bad(ctx, attr, &value.to_string(), reason))
+    }
+}
+
+/// A [`NodeError::BadAttr`] for this node.
+pub fn bad(ctx: &NodeContext<'_>, attr: &str, value: &str, reason: &str) -> NodeError {
+    NodeError::BadAttr {
+        node: ctx.name().to_string(),
+        kind: ctx.kind().to_string(),
+        attr: attr.to_string(),
+        value: value.to_string(),
+        reason: reason.to_string(),
+    }
+}
+
+/// A [`NodeError::BadPorts`] for this node.
+pub fn bad_ports(ctx: &NodeContext<'_>, reason: impl Into<String>) -> NodeError {
+    NodeError::BadPorts {
+        node: ctx.name().to_string(),
+        kind: ctx.kind().to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// The string attribute `attr`, one of `choices` (case-insensitive), or `default` when absent.
+pub fn choice(
+    ctx: &NodeContext<'_>,
+    attr: &str,
+    choices: &[&'static str],
+    default: &'static str,
+) -> Result<&'static str, NodeError> {
+    match ctx.node.attr(attr) {
+        None => Ok(default),
+        Some(v) => {
+            let s = v.as_str();
+            choices
+                .iter()
+                .find(|c| c.eq_ignore_ascii_case(s.trim()))
+                .copied()
+                .ok_or_else(|| bad(ctx, attr, &s, &format!("is not one of: {}", choices.join(", "))))
+        }
+    }
+}
+
+/// Fails unless the node takes no input port (generators).
+pub fn no_inputs(ctx: &NodeContext<'_>) -> Result<(), NodeError> {
+    if ctx.inputs > 0 {
+        return Err(bad_ports(ctx, format!("takes no input, but the graph gives it {} input port(s)", ctx.inputs)));
+    }
+    Ok(())
+}
+
+/// A seed for a node's random generator: the attribute `seed` if given, else a hash of the
+/// node's name (so that two noise nodes differ, and every render is the same).
+pub fn seed(ctx: &NodeContext<'_>) -> Result<u64, NodeError> {
+    if let Some(s) = number(ctx, "seed")? {
+        return Ok(s as u64);
+    }
+    // FNV-1a: stable across Rust versions, unlike `DefaultHasher`.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in ctx.name().bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    Ok(h)
+}
+
+/// The standard `volume` attribute (default 1.0), as `f32`.
+pub fn volume(ctx: &NodeContext<'_>) -> Result<f32, NodeError> {
+    Ok(or(ctx, "volume", 1.0)? as f32)
+}

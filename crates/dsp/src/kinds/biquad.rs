@@ -1,0 +1,97 @@
+//! `biquad`: a second-order filter (R. Bristow-Johnson, "Cookbook formulae for audio
+//! equalizer biquad filter coefficients").
+//!
+//! - Ports: the sum of the inputs is filtered; every output port carries the result.
+//! - `type` (default `lowpass`): `lowpass`, `highpass`, `bandpass` (constant 0 dB peak gain)
+//!   or `notch`.
+//! - `freq` (required): cut-off or centre frequency in Hz, `0 < freq < rate / 2`.
+//! - `q` (default 0.7071, Butterworth): quality factor, `> 0`.
+//! - `volume` (default 1.0).
+//!
+//! Transposed direct form II with `f64` state, so that low cut-offs stay accurate; state
+//! below 1e-30 is flushed to zero after each block (no denormals in silence).
+
+use crate::node::{fan_out, sum_inputs};
+use crate::{attrs, DspNode, NodeContext, NodeError, Processor};
+
+/// Filter responses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// Low-pass.
+    Lowpass,
+    /// High-pass.
+    Highpass,
+    /// Band-pass, 0 dB at the centre.
+    Bandpass,
+    /// Notch (band-stop).
+    Notch,
+}
+
+/// Normalised coefficients `[b0, b1, b2, a1, a2]` (`a0 = 1`) of the RBJ filter.
+pub fn coefficients(shape: Shape, freq: f64, q: f64, rate: f64) -> [f64; 5] {
+    let w0 = 2.0 * std::f64::consts::PI * freq / rate;
+    let (s, c) = w0.sin_cos();
+    let alpha = s / (2.0 * q);
+    let (b0, b1, b2) = match shape {
+        Shape::Lowpass => ((1.0 - c) / 2.0, 1.0 - c, (1.0 - c) / 2.0),
+        Shape::Highpass => ((1.0 + c) / 2.0, -(1.0 + c), (1.0 + c) / 2.0),
+        Shape::Bandpass => (alpha, 0.0, -alpha),
+        Shape::Notch => (1.0, -2.0 * c, 1.0),
+    };
+    let a0 = 1.0 + alpha;
+    [b0 / a0, b1 / a0, b2 / a0, -2.0 * c / a0, (1.0 - alpha) / a0]
+}
+
+/// Builds a `biquad` node.
+pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
+    let shape = match attrs::choice(ctx, "type", &["lowpass", "highpass", "bandpass", "notch"], "lowpass")? {
+        "highpass" => Shape::Highpass,
+        "bandpass" => Shape::Bandpass,
+        "notch" => Shape::Notch,
+        _ => Shape::Lowpass,
+    };
+    let nyquist = ctx.sample_rate / 2.0;
+    let freq = attrs::required(ctx, "freq", "a frequency in Hz")?;
+    attrs::check(ctx, "freq", freq, freq > 0.0 && freq < nyquist, &format!("must be between 0 and {nyquist} Hz (half the rate at this node)"))?;
+    let q = attrs::or(ctx, "q", std::f64::consts::FRAC_1_SQRT_2)?;
+    attrs::check(ctx, "q", q, q > 0.0, "must be positive")?;
+    let volume = attrs::volume(ctx)?;
+    let c = coefficients(shape, freq, q, ctx.sample_rate);
+    super::simple(ctx, Biquad { c, z: [0.0; 2], volume: volume as f64, buf: vec![0.0; ctx.block] })
+}
+
+/// The `biquad` processor.
+#[derive(Clone, Debug)]
+pub struct Biquad {
+    c: [f64; 5],
+    z: [f64; 2],
+    volume: f64,
+    buf: Vec<f32>,
+}
+
+impl Processor for Biquad {
+    fn process(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
+        let Some(o) = outputs.first_mut() else { return };
+        sum_inputs(inputs, &mut self.buf);
+        let [b0, b1, b2, a1, a2] = self.c;
+        let [mut z1, mut z2] = self.z;
+        for (y, &x) in o.iter_mut().zip(&self.buf) {
+            let x = x as f64;
+            let out = b0 * x + z1;
+            z1 = b1 * x - a1 * out + z2;
+            z2 = b2 * x - a2 * out;
+            *y = (out * self.volume) as f32;
+        }
+        for z in [&mut z1, &mut z2] {
+            if z.abs() < 1e-30 {
+                *z = 0.0;
+            }
+        }
+        self.z = [z1, z2];
+        fan_out(outputs);
+    }
+
+    fn reset(&mut self) {
+        self.z = [0.0; 2];
+    }
+}

@@ -1,0 +1,34 @@
+//! `gain`: a fixed gain.
+//!
+//! - Ports: the sum of the inputs, times the gain, on every output port.
+//! - `gain` (default 1.0): linear factor; `db` (default 0): decibels, multiplied in;
+//!   `volume` (default 1.0), multiplied in as well.
+
+use crate::node::{fan_out, sum_inputs};
+use crate::{attrs, DspNode, NodeContext, NodeError, Processor};
+
+/// Builds a `gain` node.
+pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
+    let g = attrs::or(ctx, "gain", 1.0)?;
+    let db = attrs::or(ctx, "db", 0.0)?;
+    let volume = attrs::volume(ctx)?;
+    let factor = (g * 10f64.powf(db / 20.0)) as f32 * volume;
+    super::simple(ctx, Gain { factor })
+}
+
+/// The `gain` processor.
+#[derive(Clone, Debug)]
+pub struct Gain {
+    factor: f32,
+}
+
+impl Processor for Gain {
+    fn process(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
+        let Some(o) = outputs.first_mut() else { return };
+        sum_inputs(inputs, o);
+        super::scale(o, self.factor);
+        fan_out(outputs);
+    }
+
+    fn reset(&mut self) {}
+}

@@ -1,0 +1,113 @@
+//! `karplus`: a Karplus–Strong plucked string (K. Karplus, A. Strong, "Digital synthesis of
+//! plucked-string and drum timbres", Computer Music Journal, 1983).
+//!
+//! A delay line of `round(rate / freq - ½)` frames (the averaging filter adds half a frame)
+//! is filled with seeded white noise at each pluck; every frame the line's output is averaged
+//! with the next frame, scaled by `decay` and fed back.
+//!
+//! - Ports: the sum of the inputs, if any, is added into the string (an excitation); every
+//!   output port carries the string's output times `volume`.
+//! - `freq` (required): pitch in Hz, `20 <= freq < rate / 2`.
+//! - `decay` (default 0.996): loss per trip round the string, `0 < decay <= 1`.
+//! - `period` (default 1.0 without input; no self-plucking with input unless given): seconds
+//!   between plucks; 0 plucks once.
+//! - `offset` (default 0): seconds before the first pluck.
+//! - `seed` (default: a hash of the node's name), `volume` (default 1.0).
+
+use crate::fast::Rng;
+use crate::node::{fan_out, sum_inputs};
+use crate::{attrs, DspNode, NodeContext, NodeError, Processor};
+
+/// Builds a `karplus` node.
+pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
+    let rate = ctx.sample_rate;
+    let freq = attrs::required(ctx, "freq", "a pitch in Hz")?;
+    attrs::check(ctx, "freq", freq, (20.0..rate / 2.0).contains(&freq), &format!("must be between 20 and {} Hz", rate / 2.0))?;
+    let decay = attrs::or(ctx, "decay", 0.996)?;
+    attrs::check(ctx, "decay", decay, decay > 0.0 && decay <= 1.0, "must be in (0, 1]")?;
+    let default_period = if ctx.in_edges == 0 { Some(1.0) } else { None };
+    let period = attrs::number(ctx, "period")?.or(default_period);
+    if let Some(p) = period {
+        attrs::check(ctx, "period", p, (0.0..=3600.0).contains(&p), "must be a time in seconds between 0 and 3600")?;
+    }
+    let offset = attrs::or(ctx, "offset", 0.0)?;
+    attrs::check(ctx, "offset", offset, (0.0..=3600.0).contains(&offset), "must be a time in seconds between 0 and 3600")?;
+    let seed = attrs::seed(ctx)?;
+    let volume = attrs::volume(ctx)?;
+    let len = ((rate / freq - 0.5).round() as usize).max(2);
+    let (first, every) = match period {
+        None => (u64::MAX, u64::MAX),
+        Some(p) => {
+            let every = if p == 0.0 { u64::MAX } else { ((p * rate).round() as u64).max(1) };
+            ((offset * rate).round() as u64, every)
+        }
+    };
+    super::simple(
+        ctx,
+        Karplus {
+            line: vec![0.0; len],
+            pos: 0,
+            decay: (decay * 0.5) as f32,
+            first,
+            every,
+            countdown: first,
+            seed,
+            rng: Rng::new(seed),
+            volume,
+            buf: vec![0.0; ctx.block],
+        },
+    )
+}
+
+/// The `karplus` processor.
+#[derive(Clone, Debug)]
+pub struct Karplus {
+    line: Vec<f32>,
+    pos: usize,
+    /// `decay / 2`: the averaging filter's gain.
+    decay: f32,
+    first: u64,
+    every: u64,
+    countdown: u64,
+    seed: u64,
+    rng: Rng,
+    volume: f32,
+    buf: Vec<f32>,
+}
+
+impl Karplus {
+    fn pluck(&mut self) {
+        for x in &mut self.line {
+            *x = self.rng.bipolar();
+        }
+    }
+}
+
+impl Processor for Karplus {
+    fn process(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
+        sum_inputs(inputs, &mut self.buf);
+        let n = self.line.len();
+        for k in 0..self.buf.len() {
+            if self.countdown == 0 {
+                self.pluck();
+                self.countdown = self.every;
+            }
+            self.countdown = self.countdown.saturating_sub(1);
+            let next_pos = if self.pos + 1 == n { 0 } else { self.pos + 1 };
+            let y = self.line[self.pos];
+            self.line[self.pos] = self.decay * (y + self.line[next_pos]) + self.buf[k];
+            self.pos = next_pos;
+            self.buf[k] = y * self.volume;
+        }
+        let Some(o) = outputs.first_mut() else { return };
+        o.copy_from_slice(&self.buf[..o.len()]);
+        fan_out(outputs);
+    }
+
+    fn reset(&mut self) {
+        self.line.fill(0.0);
+        self.pos = 0;
+        self.countdown = self.first;
+        self.rng = Rng::new(self.seed);
+    }
+}

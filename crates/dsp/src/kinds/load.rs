@@ -1,0 +1,73 @@
+//! `load`: a synthetic node that computes for a fixed time each cycle, so that scheduling
+//! experiments can use exact costs.
+//!
+//! - Ports: every output port carries the sum of the inputs times `volume` (default 1.0), so
+//!   that the audio is the same whatever the timing.
+//! - `wcet` (required): the time to compute each cycle, in microseconds (the node's cost).
+//!
+//! It computes, it does not sleep: a chain of dependent multiply-adds behind
+//! [`std::hint::black_box`] (which the optimiser cannot remove) runs in batches of 64 until
+//! [`Instant::now`] says that `wcet` has passed. Reading the clock is a vDSO call on Linux,
+//! not a blocking system call, and allocates nothing.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use crate::node::{fan_out, sum_inputs};
+use crate::{attrs, DspNode, NodeContext, NodeError, Processor};
+
+/// Builds a `load` node.
+pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
+    let wcet = if ctx.node.cost_declared {
+        ctx.node.cost
+    } else {
+        attrs::required(ctx, "wcet", "its computation time per cycle, in microseconds")?
+    };
+    attrs::check(ctx, "wcet", wcet, wcet.is_finite() && (0.0..=1e6).contains(&wcet), "must be between 0 and 1000000 microseconds")?;
+    let volume = attrs::volume(ctx)?;
+    super::simple(ctx, Load { budget: Duration::from_nanos((wcet * 1000.0).round() as u64), acc: 1.0, volume })
+}
+
+/// The `load` processor.
+#[derive(Clone, Debug)]
+pub struct Load {
+    budget: Duration,
+    acc: f64,
+    volume: f32,
+}
+
+impl Load {
+    /// Computes until `budget` has passed; returns the number of batches run.
+    fn burn(&mut self) -> u64 {
+        let start = Instant::now();
+        let mut batches = 0;
+        let mut acc = self.acc;
+        loop {
+            for _ in 0..64 {
+                acc = black_box(acc * 0.999_999_9 + 1e-7);
+            }
+            batches += 1;
+            if start.elapsed() >= self.budget {
+                break;
+            }
+        }
+        self.acc = acc;
+        batches
+    }
+}
+
+impl Processor for Load {
+    fn process(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
+        if !self.budget.is_zero() {
+            black_box(self.burn());
+        }
+        let Some(o) = outputs.first_mut() else { return };
+        sum_inputs(inputs, o);
+        super::scale(o, self.volume);
+        fan_out(outputs);
+    }
+
+    fn reset(&mut self) {
+        self.acc = 1.0;
+    }
+}

@@ -1,0 +1,99 @@
+//! The node kinds, one module each.
+//!
+//! | kind | inputs | outputs | attributes |
+//! |---|---|---|---|
+//! | [`osc`] | 0 | any | `freq` (required), `volume`, `phase` |
+//! | [`mod@modulate`] (`mod`) | summed | any | `freq` (required), `volume`, `phase` |
+//! | [`mix`] | summed | any | `volume` |
+//! | [`sink`] | each port → one render channel | 0 | `volume` |
+//! | [`source`] | 0 | each port ← one engine input channel | `volume` |
+//! | [`resampler`] | summed | any (changed rate) | `ratio` (required), `conv`, `volume` |
+//! | [`gain`] | summed | any | `gain`, `db`, `volume` |
+//! | [`biquad`] | summed | any | `type`, `freq` (required), `q`, `volume` |
+//! | [`delay`] | summed | any | `time`, `feedback`, `wet`, `dry`, `volume` |
+//! | [`noise`] | 0 | any | `seed`, `volume` |
+//! | [`karplus`] | summed (excitation) | any | `freq` (required), `decay`, `period`, `offset`, `seed`, `volume` |
+//! | [`reverb`] | summed | 1 (mono) or 2+ (left, right, ...) | `room`, `damp`, `wet`, `dry`, `width`, `volume` |
+//! | [`load`] | summed | any | `wcet` (required, µs), `volume` |
+//!
+//! "summed": the kind processes the sum of its input ports; "any": every output port carries
+//! the same result. [`placeholder`] stands in for unknown kinds when asked.
+
+use crate::{DspNode, Io, Processor, Ratio};
+use crate::{NodeContext, NodeError};
+
+pub mod biquad;
+pub mod delay;
+pub mod gain;
+pub mod karplus;
+pub mod load;
+pub mod mix;
+pub mod modulate;
+pub mod noise;
+pub mod osc;
+pub mod placeholder;
+pub mod resampler;
+pub mod reverb;
+pub mod sink;
+pub mod source;
+
+/// Every built-in kind: name and constructor. Adding a kind is one module and one line here.
+pub const BUILTIN: &[(&str, crate::Constructor)] = &[
+    ("biquad", biquad::build),
+    ("delay", delay::build),
+    ("gain", gain::build),
+    ("karplus", karplus::build),
+    ("load", load::build),
+    ("mix", mix::build),
+    ("mod", modulate::build),
+    ("noise", noise::build),
+    ("osc", osc::build),
+    ("resampler", resampler::build),
+    ("reverb", reverb::build),
+    ("sink", sink::build),
+    ("source", source::build),
+];
+
+/// A control-side node that clones a prototype processor.
+struct Simple<P> {
+    inputs: usize,
+    outputs: usize,
+    io: Io,
+    ratio: Ratio,
+    proto: P,
+}
+
+impl<P: Processor + Clone + 'static> DspNode for Simple<P> {
+    fn inputs(&self) -> usize {
+        self.inputs
+    }
+    fn outputs(&self) -> usize {
+        self.outputs
+    }
+    fn rate_ratio(&self) -> Ratio {
+        self.ratio
+    }
+    fn io(&self) -> Io {
+        self.io
+    }
+    fn processor(&self) -> Box<dyn Processor> {
+        let mut p = self.proto.clone();
+        p.reset();
+        Box::new(p)
+    }
+}
+
+/// An ordinary node with the graph's port counts.
+fn simple<P: Processor + Clone + 'static>(ctx: &NodeContext<'_>, proto: P) -> Result<Box<dyn DspNode>, NodeError> {
+    Ok(Box::new(Simple { inputs: ctx.inputs, outputs: ctx.outputs, io: Io::None, ratio: Ratio::ONE, proto }))
+}
+
+/// Multiplies a buffer by `g` unless `g` is 1.
+#[inline]
+fn scale(buf: &mut [f32], g: f32) {
+    if g != 1.0 {
+        for x in buf {
+            *x *= g;
+        }
+    }
+}

@@ -1,0 +1,45 @@
+//! `mod`: ring modulation by a sine.
+//!
+//! - Ports: the sum of the input ports (usually one) is the input; every output port carries
+//!   `volume * input * sin(2π (phase + n * freq / rate))`.
+//! - `freq` (required): modulator frequency in Hz.
+//! - `volume` (default 1.0), `phase` (default 0.0, turns): as for `osc`.
+
+use crate::fast::Phasor;
+use crate::node::{fan_out, sum_inputs};
+use crate::{attrs, DspNode, NodeContext, NodeError, Processor};
+
+/// Builds a `mod` node.
+pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
+    let freq = attrs::required(ctx, "freq", "a frequency in Hz")?;
+    let volume = attrs::volume(ctx)?;
+    let phase = attrs::or(ctx, "phase", 0.0)?;
+    let start = Phasor::new(freq, ctx.sample_rate, phase);
+    super::simple(ctx, Mod { start, phasor: start, volume, buf: vec![0.0; ctx.block] })
+}
+
+/// The `mod` processor.
+#[derive(Clone, Debug)]
+pub struct Mod {
+    start: Phasor,
+    phasor: Phasor,
+    volume: f32,
+    buf: Vec<f32>,
+}
+
+impl Processor for Mod {
+    fn process(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
+        let Some(o) = outputs.first_mut() else { return };
+        if let [single] = inputs {
+            self.phasor.modulate(single, o, self.volume);
+        } else {
+            sum_inputs(inputs, &mut self.buf);
+            self.phasor.modulate(&self.buf, o, self.volume);
+        }
+        fan_out(outputs);
+    }
+
+    fn reset(&mut self) {
+        self.phasor = self.start;
+    }
+}

@@ -1,0 +1,46 @@
+//! `osc`: a sine oscillator.
+//!
+//! - Ports: no input; every output port carries the sine.
+//! - `freq` (required): frequency in Hz (may be negative or above Nyquist: it aliases).
+//! - `volume` (default 1.0): amplitude.
+//! - `phase` (default 0.0): initial phase in turns (0.25 starts at the crest).
+//!
+//! Output sample `n` (counted from the start or the last reset) is
+//! `volume * sin(2π (phase + n * freq / rate))`, within 1e-6 at any time: the phase is kept
+//! in `f64` turns and wrapped to `[0, 1)` every cycle, so it does not drift, and the sine is
+//! evaluated by [`crate::fast::sin_turns`].
+
+use crate::fast::Phasor;
+use crate::{attrs, DspNode, NodeContext, NodeError, Processor};
+
+/// Builds an `osc` node.
+pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
+    attrs::no_inputs(ctx)?;
+    let freq = attrs::required(ctx, "freq", "a frequency in Hz")?;
+    let volume = attrs::volume(ctx)?;
+    let phase = attrs::or(ctx, "phase", 0.0)?;
+    let start = Phasor::new(freq, ctx.sample_rate, phase);
+    super::simple(ctx, Osc { start, phasor: start, volume })
+}
+
+/// The `osc` processor.
+#[derive(Clone, Debug)]
+pub struct Osc {
+    start: Phasor,
+    phasor: Phasor,
+    volume: f32,
+}
+
+impl Processor for Osc {
+    fn process(&mut self, _inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
+        match outputs.first_mut() {
+            Some(o) => self.phasor.sine(o, self.volume),
+            None => return,
+        }
+        crate::node::fan_out(outputs);
+    }
+
+    fn reset(&mut self) {
+        self.phasor = self.start;
+    }
+}

@@ -1,0 +1,82 @@
+//! `sink`: an output of the render.
+//!
+//! - Ports: each input port is one output channel of the render, times `volume` (default 1.0).
+//!   Channels are numbered over all sinks: sinks in file order, then port order. A port that
+//!   no edge feeds is a silent channel; a sink that no edge feeds at all is an error, as is a
+//!   sink with an outgoing edge.
+//! - A sink downstream of resamplers may run at a rate other than the engine's. Its input is
+//!   then converted back to the engine's rate by the default converter
+//!   ([`Conv::DEFAULT`](crate::convert::Conv::DEFAULT), band-limited sinc, with its latency),
+//!   so that every channel of the output file has the engine's rate and length.
+
+use crate::convert::{Conv, Converter};
+use crate::{attrs, DspNode, Io, NodeContext, NodeError, Processor, Ratio};
+
+/// Builds a `sink` node.
+pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
+    if ctx.in_edges == 0 {
+        return Err(attrs::bad_ports(ctx, "has no input: connect an edge to it, or remove it"));
+    }
+    if ctx.outputs > 0 {
+        return Err(attrs::bad_ports(ctx, "is an output of the render and has no output port"));
+    }
+    let volume = attrs::volume(ctx)?;
+    let channels = ctx.inputs;
+    let mut converters = Vec::new();
+    if ctx.rate != Ratio::ONE {
+        for _ in 0..channels {
+            let c = Converter::new(Conv::DEFAULT, ctx.rate.recip(), ctx.block)
+                .map_err(|e| attrs::bad_ports(ctx, format!("cannot be converted back to the engine rate ({e:?})")))?;
+            converters.push(c);
+        }
+    }
+    Ok(Box::new(SinkNode { channels, proto: Sink { volume, converters } }))
+}
+
+struct SinkNode {
+    channels: usize,
+    proto: Sink,
+}
+
+impl DspNode for SinkNode {
+    fn inputs(&self) -> usize {
+        self.channels
+    }
+    fn outputs(&self) -> usize {
+        self.channels
+    }
+    fn io(&self) -> Io {
+        Io::Sink { channels: self.channels }
+    }
+    fn processor(&self) -> Box<dyn Processor> {
+        let mut p = self.proto.clone();
+        p.reset();
+        Box::new(p)
+    }
+}
+
+/// The `sink` processor: copies (or converts) its inputs to the engine's output channels.
+#[derive(Clone, Debug)]
+pub struct Sink {
+    volume: f32,
+    /// One per channel when the sink is not at the engine's rate.
+    converters: Vec<Converter>,
+}
+
+impl Processor for Sink {
+    fn process(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
+        for (ch, (i, o)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
+            match self.converters.get_mut(ch) {
+                Some(c) => c.process(i, o),
+                None => o.copy_from_slice(&i[..o.len()]),
+            }
+            super::scale(o, self.volume);
+        }
+    }
+
+    fn reset(&mut self) {
+        for c in &mut self.converters {
+            c.reset();
+        }
+    }
+}

@@ -1,0 +1,48 @@
+//! fugue-dsp: the audio processors of fugue.
+//!
+//! Every node of a [`TaskGraph`](fugue_graph::TaskGraph) is split in two (DESIGN.md,
+//! "Real-time rules"):
+//!
+//! - a **control-side node** ([`DspNode`]), built on the control thread from the graph node's
+//!   kind and attributes by a [`Constructor`] found in the [`Registry`]. Building it may
+//!   allocate and may fail with a typed [`NodeError`] that names the node and the attribute.
+//!   It tells the compiler how many buffers the node reads and writes, whether it changes the
+//!   sample rate ([`DspNode::rate_ratio`]), and whether it is an engine input or output
+//!   ([`Io`]);
+//! - a **processor** ([`Processor`]) made by [`DspNode::processor`]. Its
+//!   [`Processor::process`] fills every output buffer from its input buffers once per cycle
+//!   and never allocates, locks or blocks; all its memory is sized when it is made.
+//!
+//! Constructors receive a [`NodeContext`]: the node (name, kind, attributes, port counts) and
+//! the sample rate and block size **at that node**, which differ from the engine's downstream
+//! of a `resampler`.
+//!
+//! # Conventions shared by the kinds
+//!
+//! - Attributes are read by name; numbers may be written as strings (`freq: "440"`). A
+//!   required attribute that is missing or not a number is an error naming node and attribute.
+//! - Every kind scales its output by `volume` (default 1.0).
+//! - A kind that processes one signal (`mod`, `gain`, `biquad`, `delay`, `resampler`, `load`,
+//!   ...) takes as its input the **sum of its input ports** (port order; usually there is one),
+//!   and writes its result to **every output port** (a graph may fan one output port out to
+//!   several consumers, or declare several output ports: both work). An input port that no
+//!   edge feeds reads silence; several edges into one port are summed before `process` by the
+//!   plan, in edge declaration order.
+//! - Generators (`osc`, `noise`, `karplus` without input) take no input port.
+//!
+//! The kinds, one module each, are listed in [`kinds`]; [`Registry::with_builtin_kinds`] knows
+//! them all. Adding a kind is one file and one line in [`kinds::BUILTIN`].
+
+pub mod attrs;
+pub mod convert;
+mod error;
+pub mod fast;
+pub mod kinds;
+mod node;
+mod ratio;
+mod registry;
+
+pub use error::NodeError;
+pub use node::{DspNode, Io, NodeContext, Processor};
+pub use ratio::Ratio;
+pub use registry::{Constructor, Registry};
