@@ -66,8 +66,14 @@ pub fn static_levels(g: &TaskGraph) -> Vec<f64> {
 pub fn levels(g: &TaskGraph, with_comm: bool) -> Levels {
     let t_level = t_levels(g, with_comm);
     let b_level = b_levels(g, with_comm);
-    let static_level = if with_comm { static_levels(g) } else { b_level.clone() };
-    let cp_length = (0..g.len()).map(|i| t_level[i] + b_level[i]).fold(0.0, f64::max);
+    let static_level = if with_comm {
+        static_levels(g)
+    } else {
+        b_level.clone()
+    };
+    let cp_length = (0..g.len())
+        .map(|i| t_level[i] + b_level[i])
+        .fold(0.0, f64::max);
     let alap = b_level.iter().map(|b| cp_length - b).collect();
     Levels {
         t_level,
@@ -117,7 +123,12 @@ pub fn critical_path(g: &TaskGraph, with_comm: bool) -> (f64, Vec<NodeId>) {
 pub fn topo_levels(g: &TaskGraph) -> Vec<usize> {
     let mut lv = vec![0usize; g.len()];
     for &n in g.topo_order() {
-        lv[n] = g.preds(n).iter().map(|&(p, _)| lv[p] + 1).max().unwrap_or(0);
+        lv[n] = g
+            .preds(n)
+            .iter()
+            .map(|&(p, _)| lv[p] + 1)
+            .max()
+            .unwrap_or(0);
     }
     lv
 }
@@ -162,7 +173,10 @@ pub fn width(g: &TaskGraph) -> (usize, WidthMethod) {
         for l in lv {
             counts[l] += 1;
         }
-        return (counts.into_iter().max().unwrap_or(0), WidthMethod::WidestLevel);
+        return (
+            counts.into_iter().max().unwrap_or(0),
+            WidthMethod::WidestLevel,
+        );
     }
     // Transitive closure as bitsets, in reverse topological order.
     let words = n.div_ceil(64);
@@ -195,10 +209,10 @@ pub fn width(g: &TaskGraph) -> (usize, WidthMethod) {
             })
         })
     };
-    for u in 0..n {
+    for (u, mu) in match_of_u.iter_mut().enumerate() {
         if let Some(v) = neighbors(u).find(|&v| match_of_v[v] == usize::MAX) {
             match_of_v[v] = u;
-            match_of_u[u] = v;
+            *mu = v;
         }
     }
     let mut visited = vec![0u32; n];

@@ -40,7 +40,9 @@ impl B {
         self.g.add_node(n).expect("generated names are unique")
     }
     fn edge(&mut self, a: NodeId, ap: usize, b: NodeId, bp: usize) {
-        self.g.add_edge(a, ap, b, bp, 0.0).expect("generated ports are in range");
+        self.g
+            .add_edge(a, ap, b, bp, 0.0)
+            .expect("generated ports are in range");
     }
     fn count(&self) -> usize {
         self.g.nodes().len()
@@ -54,7 +56,9 @@ impl B {
 /// (55 Hz) -> `nN` sink.
 pub fn line(n: usize) -> TaskGraph {
     let n = n.max(2);
-    let mut b = B { g: GraphBuilder::new() };
+    let mut b = B {
+        g: GraphBuilder::new(),
+    };
     let mut prev = b.node(osc("n1".into(), 110));
     for i in 2..n {
         let m = b.node(modn(format!("n{i}"), 55));
@@ -77,7 +81,9 @@ pub fn diamond_nodes(depth: usize) -> usize {
 /// merge but the last, which feeds the `sink`. Names follow the corpus (`o1`, `mi2`, `mo3`...).
 pub fn diamond(depth: usize) -> TaskGraph {
     let depth = depth.max(1);
-    let mut b = B { g: GraphBuilder::new() };
+    let mut b = B {
+        g: GraphBuilder::new(),
+    };
     let name = |b: &B, prefix: &str| format!("{prefix}{}", b.count() + 1);
     let nm = name(&b, "o");
     let root = b.node(osc(nm, 110));
@@ -135,7 +141,9 @@ pub fn diamond(depth: usize) -> TaskGraph {
 /// `osc` (110 Hz) -> `mod` -> `mod` (55 Hz); one `mix` with k inputs merges them into a `sink`.
 pub fn rake(k: usize) -> TaskGraph {
     let k = k.max(1);
-    let mut b = B { g: GraphBuilder::new() };
+    let mut b = B {
+        g: GraphBuilder::new(),
+    };
     let mut ends = Vec::new();
     for _ in 0..k {
         let o = b.node(osc(format!("osc{}", b.count() + 1), 110));
@@ -170,14 +178,23 @@ impl Default for CostRange {
 }
 
 fn draw_cost(rng: &mut SmallRng, c: CostRange) -> f64 {
-    let x = if c.hi > c.lo { rng.gen_range(c.lo..=c.hi) } else { c.lo };
+    let x = if c.hi > c.lo {
+        rng.gen_range(c.lo..=c.hi)
+    } else {
+        c.lo
+    };
     (x * 1000.0).round() / 1000.0
 }
 
 /// Builds an audio graph from a DAG given as, for each node, its predecessor list (node
 /// indices lower than its own): nodes without predecessors become `osc`, nodes without
 /// successors `sink`, the others `mix` with one input port per predecessor and one output.
-fn audio_from_dag(preds: &[Vec<usize>], names: &[String], costs: &[f64], rng: &mut SmallRng) -> TaskGraph {
+fn audio_from_dag(
+    preds: &[Vec<usize>],
+    names: &[String],
+    costs: &[f64],
+    rng: &mut SmallRng,
+) -> TaskGraph {
     let n = preds.len();
     let mut has_succ = vec![false; n];
     for p in preds {
@@ -185,7 +202,9 @@ fn audio_from_dag(preds: &[Vec<usize>], names: &[String], costs: &[f64], rng: &m
             has_succ[x] = true;
         }
     }
-    let mut b = B { g: GraphBuilder::new() };
+    let mut b = B {
+        g: GraphBuilder::new(),
+    };
     for i in 0..n {
         let node = if preds[i].is_empty() {
             let f = [110, 220, 330, 440, 550, 660][rng.gen_range(0..6)];
@@ -230,7 +249,9 @@ pub fn layered(layers: usize, width: usize, p: f64, costs: CostRange, seed: u64)
             names.push(format!("l{l}n{w}"));
         }
     }
-    let costs: Vec<f64> = (0..preds.len()).map(|_| draw_cost(&mut rng, costs)).collect();
+    let costs: Vec<f64> = (0..preds.len())
+        .map(|_| draw_cost(&mut rng, costs))
+        .collect();
     audio_from_dag(&preds, &names, &costs, &mut rng)
 }
 
@@ -247,10 +268,10 @@ pub fn random_dag(n: usize, p: f64, costs: CostRange, seed: u64) -> TaskGraph {
         order.swap(i, j);
     }
     let mut preds = vec![Vec::new(); n];
-    for j in 0..n {
+    for (j, pj) in preds.iter_mut().enumerate() {
         for i in 0..j {
             if rng.gen_bool(p.clamp(0.0, 1.0)) {
-                preds[j].push(i);
+                pj.push(i);
             }
         }
     }

@@ -2,6 +2,10 @@
 
 use std::collections::HashMap;
 
+use rustc_hash::FxBuildHasher;
+
+type NameMap = HashMap<String, NodeId, FxBuildHasher>;
+
 use crate::error::{Direction, GraphError};
 
 /// Index of a node in [`TaskGraph::nodes`].
@@ -111,7 +115,11 @@ impl Node {
 
     /// The attribute `key`, if present (the last one wins when written twice).
     pub fn attr(&self, key: &str) -> Option<&Value> {
-        self.attrs.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
+        self.attrs
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
     }
 }
 
@@ -138,7 +146,7 @@ pub struct Edge {
 pub struct GraphBuilder {
     nodes: Vec<Node>,
     edges: Vec<Edge>,
-    names: HashMap<String, NodeId>,
+    names: NameMap,
     deadline: Option<f64>,
 }
 
@@ -263,7 +271,7 @@ impl GraphBuilder {
 pub struct TaskGraph {
     nodes: Vec<Node>,
     edges: Vec<Edge>,
-    names: HashMap<String, NodeId>,
+    names: NameMap,
     deadline: Option<f64>,
     inputs: Vec<usize>,
     outputs: Vec<usize>,
@@ -284,40 +292,54 @@ impl TaskGraph {
     fn from_parts(
         nodes: Vec<Node>,
         edges: Vec<Edge>,
-        names: HashMap<String, NodeId>,
+        names: NameMap,
         deadline: Option<f64>,
     ) -> Result<TaskGraph, BuildError> {
         let n = nodes.len();
         let mut out_edges = vec![Vec::new(); n];
         let mut in_edges = vec![Vec::new(); n];
-        let mut inputs: Vec<usize> = nodes.iter().map(|x| x.declared_inputs.unwrap_or(0)).collect();
-        let mut outputs: Vec<usize> = nodes.iter().map(|x| x.declared_outputs.unwrap_or(0)).collect();
+        let mut inputs: Vec<usize> = nodes
+            .iter()
+            .map(|x| x.declared_inputs.unwrap_or(0))
+            .collect();
+        let mut outputs: Vec<usize> = nodes
+            .iter()
+            .map(|x| x.declared_outputs.unwrap_or(0))
+            .collect();
         for (i, e) in edges.iter().enumerate() {
             out_edges[e.src].push(i);
             in_edges[e.dst].push(i);
             inputs[e.dst] = inputs[e.dst].max(e.dst_port + 1);
             outputs[e.src] = outputs[e.src].max(e.src_port + 1);
         }
-        let merge = |list: &[EdgeId], other: &dyn Fn(&Edge) -> NodeId| {
-            let mut v: Vec<(NodeId, f64)> = Vec::new();
-            let mut pos: HashMap<NodeId, usize> = HashMap::new();
+        // Per-pair adjacency: parallel edges merged, costs summed. `slot[o]` remembers where
+        // neighbour `o` sits in the list being built, stamped with the owner
+        // (node id for successor lists, n + node id for predecessor lists) to avoid clearing.
+        let mut slot: Vec<(usize, usize)> = vec![(usize::MAX, 0); n];
+        let mut merge = |owner: NodeId, list: &[EdgeId], outgoing: bool| {
+            let mut v: Vec<(NodeId, f64)> = Vec::with_capacity(list.len());
             for &ei in list {
                 let e = &edges[ei];
-                let o = other(e);
-                match pos.get(&o) {
-                    Some(&p) => v[p].1 += e.comm,
-                    None => {
-                        pos.insert(o, v.len());
-                        v.push((o, e.comm));
-                    }
+                let o = if outgoing { e.dst } else { e.src };
+                if slot[o].0 == owner {
+                    v[slot[o].1].1 += e.comm;
+                } else {
+                    slot[o] = (owner, v.len());
+                    v.push((o, e.comm));
                 }
             }
             v
         };
-        let succs: Vec<Vec<(NodeId, f64)>> =
-            out_edges.iter().map(|l| merge(l, &|e: &Edge| e.dst)).collect();
-        let preds: Vec<Vec<(NodeId, f64)>> =
-            in_edges.iter().map(|l| merge(l, &|e: &Edge| e.src)).collect();
+        let succs: Vec<Vec<(NodeId, f64)>> = out_edges
+            .iter()
+            .enumerate()
+            .map(|(u, l)| merge(u, l, true))
+            .collect();
+        let preds: Vec<Vec<(NodeId, f64)>> = in_edges
+            .iter()
+            .enumerate()
+            .map(|(u, l)| merge(n + u, l, false))
+            .collect();
 
         // Kahn's algorithm, FIFO in declaration order: deterministic.
         let mut indeg: Vec<usize> = preds.iter().map(Vec::len).collect();
@@ -429,12 +451,16 @@ impl TaskGraph {
 
     /// Nodes without predecessors, in declaration order.
     pub fn sources(&self) -> Vec<NodeId> {
-        (0..self.len()).filter(|&i| self.preds[i].is_empty()).collect()
+        (0..self.len())
+            .filter(|&i| self.preds[i].is_empty())
+            .collect()
     }
 
     /// Nodes without successors, in declaration order.
     pub fn sinks(&self) -> Vec<NodeId> {
-        (0..self.len()).filter(|&i| self.succs[i].is_empty()).collect()
+        (0..self.len())
+            .filter(|&i| self.succs[i].is_empty())
+            .collect()
     }
 
     /// Computation costs of all nodes, indexed by node.
@@ -457,7 +483,10 @@ impl TaskGraph {
 
     /// Sets the communication cost of every edge to `comm` (per edge; parallel edges add up).
     pub fn set_comm_costs(&mut self, comm: f64) {
-        assert!(comm.is_finite() && comm >= 0.0, "cost must be finite and >= 0");
+        assert!(
+            comm.is_finite() && comm >= 0.0,
+            "cost must be finite and >= 0"
+        );
         for e in &mut self.edges {
             e.comm = comm;
         }

@@ -34,17 +34,34 @@ pub fn to_dot(g: &TaskGraph, name: &str) -> String {
         if n.cost_declared {
             let _ = write!(label, " ({})", n.cost);
         }
-        let _ = write!(s, "\t{} [label={}, Weight={:?}", dot_id(&n.name), dot_id(&label), n.cost);
+        let _ = write!(
+            s,
+            "\t{} [label={}, Weight={:?}",
+            dot_id(&n.name),
+            dot_id(&label),
+            n.cost
+        );
         if !n.kind.is_empty() {
             let _ = write!(s, ", kind={}", dot_id(&n.kind));
         }
         s.push_str("];\n");
     }
     for e in g.edges() {
-        let _ = write!(s, "\t{} -> {} [Weight={:?}", dot_id(&g.node(e.src).name), dot_id(&g.node(e.dst).name), e.comm);
+        let _ = write!(
+            s,
+            "\t{} -> {} [Weight={:?}",
+            dot_id(&g.node(e.src).name),
+            dot_id(&g.node(e.dst).name),
+            e.comm
+        );
         let multi = g.outputs(e.src) > 1 || g.inputs(e.dst) > 1;
         if multi {
-            let _ = write!(s, ", taillabel=\"{}\", headlabel=\"{}\"", e.src_port + 1, e.dst_port + 1);
+            let _ = write!(
+                s,
+                ", taillabel=\"{}\", headlabel=\"{}\"",
+                e.src_port + 1,
+                e.dst_port + 1
+            );
         }
         if e.comm != 0.0 {
             let _ = write!(s, ", label=\"{}\"", e.comm);
@@ -105,7 +122,14 @@ pub fn to_ag(g: &TaskGraph) -> String {
         s.push_str("};\n");
     }
     for e in g.edges() {
-        let _ = writeln!(s, "{}.{} -> {}.{};", g.node(e.src).name, e.src_port + 1, g.node(e.dst).name, e.dst_port + 1);
+        let _ = writeln!(
+            s,
+            "{}.{} -> {}.{};",
+            g.node(e.src).name,
+            e.src_port + 1,
+            g.node(e.dst).name,
+            e.dst_port + 1
+        );
     }
     if let Some(d) = g.deadline() {
         let _ = writeln!(s, "deadline = {d:?};");
@@ -117,7 +141,8 @@ pub fn to_ag(g: &TaskGraph) -> String {
 pub fn is_ag_ident(s: &str) -> bool {
     let mut cs = s.chars();
     matches!(cs.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         && !s.contains("->")
         && !s.ends_with('-')
 }

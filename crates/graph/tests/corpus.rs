@@ -9,7 +9,9 @@ fn data() -> PathBuf {
 }
 
 fn files(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in rd.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -47,13 +49,25 @@ fn all_ag_files_load_with_independent_counts() {
         let text = std::fs::read_to_string(p).unwrap();
         let g = match read_file(p, None) {
             Ok(g) => g,
-            Err(ReadError::Graph { error: GraphError::UnknownNode { name }, location, .. }) => {
+            Err(ReadError::Graph {
+                error: GraphError::UnknownNode { name },
+                location,
+                ..
+            }) => {
                 // Two files of the 2019 corpus (rateau14, rateau17) declare the nodes of one
                 // rake and list the edges of another. The reader must refuse them, pointing at
                 // an edge that really names an undeclared node.
                 let line = text.lines().nth(location.line - 1).unwrap();
-                assert!(line[location.column - 1..].starts_with(&name), "{}: {line}", p.display());
-                assert!(!text.contains(&format!("{name} =")), "{}: `{name}` is declared", p.display());
+                assert!(
+                    line[location.column - 1..].starts_with(&name),
+                    "{}: {line}",
+                    p.display()
+                );
+                assert!(
+                    !text.contains(&format!("{name} =")),
+                    "{}: `{name}` is declared",
+                    p.display()
+                );
                 broken.push(p.file_name().unwrap().to_string_lossy().into_owned());
                 continue;
             }
@@ -88,7 +102,11 @@ fn application_stg_graphs_match_published_figures() {
     if !d.exists() {
         return;
     }
-    for (f, cp, work) in [("robot.stg", 569.0, 2483.0), ("sparse.stg", 122.0, 1936.0), ("fpppp.stg", 1062.0, 7129.0)] {
+    for (f, cp, work) in [
+        ("robot.stg", 569.0, 2483.0),
+        ("sparse.stg", 122.0, 1936.0),
+        ("fpppp.stg", 1062.0, 7129.0),
+    ] {
         let g = read_file(&d.join(f), None).unwrap();
         assert_eq!(analysis::critical_path(&g, false).0, cp, "{f}");
         assert_eq!(analysis::total_work(&g), work, "{f}");

@@ -83,7 +83,9 @@ impl<'a> Lexer<'a> {
                 match self.text[self.pos + 2..].find("*/") {
                     Some(end) => self.pos += 2 + end + 2,
                     None => {
-                        return Err(self.err(start, "unterminated `/*` comment: expected `*/`".into()))
+                        return Err(
+                            self.err(start, "unterminated `/*` comment: expected `*/`".into())
+                        )
                     }
                 }
             } else {
@@ -204,7 +206,10 @@ impl<'a> Lexer<'a> {
                 _ => self.pos += 1,
             }
         }
-        Err(self.err(start, "unterminated string: expected a closing `\"` on the same line".into()))
+        Err(self.err(
+            start,
+            "unterminated string: expected a closing `\"` on the same line".into(),
+        ))
     }
 
     /// The unescaped contents of the string token spanning `start..end` (quotes included).
@@ -273,7 +278,11 @@ impl<'a> Parser<'a> {
         } else {
             Err(self.lx.err(
                 at,
-                format!("expected {} {context}, found {}", describe(&want), describe(&t)),
+                format!(
+                    "expected {} {context}, found {}",
+                    describe(&want),
+                    describe(&t)
+                ),
             ))
         }
     }
@@ -416,7 +425,13 @@ fn parse_port(p: &mut Parser<'_>, node: &str) -> Result<usize, ReadError> {
     match t {
         Tok::Int(i) if i >= 1 => Ok(i as usize),
         Tok::Int(_) => Err(p.lx.err(at, format!("port numbers of `{node}` start at 1"))),
-        other => Err(p.lx.err(at, format!("expected a port number (1, 2, ...) after `{node}.`, found {}", describe(&other)))),
+        other => Err(p.lx.err(
+            at,
+            format!(
+                "expected a port number (1, 2, ...) after `{node}.`, found {}",
+                describe(&other)
+            ),
+        )),
     }
 }
 
@@ -428,7 +443,13 @@ fn parse_node_body(p: &mut Parser<'_>, name: &str) -> Result<Node, ReadError> {
             Tok::RBrace => return Ok(node),
             Tok::Ident(k) => k,
             other => {
-                return Err(p.lx.err(at, format!("expected an attribute (`key: value,`) or `}}` in node `{name}`, found {}", describe(&other))))
+                return Err(p.lx.err(
+                    at,
+                    format!(
+                        "expected an attribute (`key: value,`) or `}}` in node `{name}`, found {}",
+                        describe(&other)
+                    ),
+                ))
             }
         };
         p.expect(Tok::Colon, &format!("after attribute `{key}`"))?;
@@ -438,14 +459,25 @@ fn parse_node_body(p: &mut Parser<'_>, name: &str) -> Result<Node, ReadError> {
             Tok::Float(f) => Value::Float(f),
             Tok::Str(s, e) => Value::Str(p.lx.unescape(s, e)?),
             other => {
-                return Err(p.lx.err(at_v, format!("expected a number or a string as the value of `{key}`, found {}", describe(&other))))
+                return Err(p.lx.err(
+                    at_v,
+                    format!(
+                        "expected a number or a string as the value of `{key}`, found {}",
+                        describe(&other)
+                    ),
+                ))
             }
         };
         let (tc, at_c) = p.next()?;
         if tc != Tok::Comma {
             return Err(p.lx.err(at_c, format!("expected `,` after the value of `{key}` (every attribute ends with a comma), found {}", describe(&tc))));
         }
-        let bad = |what: &str| p.lx.err(at_v, format!("attribute `{key}` of node `{name}` must be {what}"));
+        let bad = |what: &str| {
+            p.lx.err(
+                at_v,
+                format!("attribute `{key}` of node `{name}` must be {what}"),
+            )
+        };
         match key {
             "kind" => match value {
                 Value::Str(s) => node.kind = s,
@@ -455,7 +487,8 @@ fn parse_node_body(p: &mut Parser<'_>, name: &str) -> Result<Node, ReadError> {
                 let n = value
                     .as_f64()
                     .filter(|v| *v >= 0.0 && v.fract() == 0.0 && *v <= 1e6)
-                    .ok_or_else(|| bad("a whole number of ports"))? as usize;
+                    .ok_or_else(|| bad("a whole number of ports"))?
+                    as usize;
                 if key == "in" {
                     node.declared_inputs = Some(n);
                 } else {

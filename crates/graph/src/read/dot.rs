@@ -94,7 +94,12 @@ fn lex(text: &str, file: &str) -> Result<Vec<(Tok, usize)>, ReadError> {
                 i += 1;
                 loop {
                     match b.get(i) {
-                        None => return Err(err(start, "unterminated string: expected a closing `\"`".into())),
+                        None => {
+                            return Err(err(
+                                start,
+                                "unterminated string: expected a closing `\"`".into(),
+                            ))
+                        }
                         Some(b'"') => break,
                         Some(b'\\') if b.get(i + 1) == Some(&b'"') => {
                             s.push('"');
@@ -117,7 +122,11 @@ fn lex(text: &str, file: &str) -> Result<Vec<(Tok, usize)>, ReadError> {
                 while j < b.len() {
                     let d = b[j];
                     let arrow = d == b'-' && matches!(b.get(j + 1), Some(b'>' | b'-'));
-                    if (d.is_ascii_alphanumeric() || d == b'_' || d == b'.' || d >= 0x80 || (d == b'-' && j == i))
+                    if (d.is_ascii_alphanumeric()
+                        || d == b'_'
+                        || d == b'.'
+                        || d >= 0x80
+                        || (d == b'-' && j == i))
                         && !(arrow && j > i)
                     {
                         j += 1;
@@ -141,6 +150,9 @@ fn lex(text: &str, file: &str) -> Result<Vec<(Tok, usize)>, ReadError> {
     Ok(out)
 }
 
+/// An edge as read: source, destination, attributes, byte offset.
+type EdgeDecl = (String, String, Vec<(String, String)>, usize);
+
 struct NodeDecl {
     pos: usize,
     attrs: Vec<(String, String)>,
@@ -156,23 +168,35 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
         k += 1;
     }
     if id_is(&toks[k].0, "graph") {
-        return Err(err(toks[k].1, "expected `digraph`: undirected graphs are not task graphs".into()));
+        return Err(err(
+            toks[k].1,
+            "expected `digraph`: undirected graphs are not task graphs".into(),
+        ));
     }
     if !id_is(&toks[k].0, "digraph") {
-        return Err(err(toks[k].1, format!("expected `digraph`, found {}", describe(&toks[k].0))));
+        return Err(err(
+            toks[k].1,
+            format!("expected `digraph`, found {}", describe(&toks[k].0)),
+        ));
     }
     k += 1;
     if let Tok::Id(_) = toks[k].0 {
         k += 1;
     }
     if toks[k].0 != Tok::LBrace {
-        return Err(err(toks[k].1, format!("expected `{{` after `digraph`, found {}", describe(&toks[k].0))));
+        return Err(err(
+            toks[k].1,
+            format!(
+                "expected `{{` after `digraph`, found {}",
+                describe(&toks[k].0)
+            ),
+        ));
     }
     k += 1;
 
     let mut order: Vec<String> = Vec::new();
     let mut decls: HashMap<String, NodeDecl> = HashMap::new();
-    let mut edges: Vec<(String, String, Vec<(String, String)>, usize)> = Vec::new();
+    let mut edges: Vec<EdgeDecl> = Vec::new();
     let mut node_defaults: Vec<(String, String)> = Vec::new();
     let mut edge_defaults: Vec<(String, String)> = Vec::new();
 
@@ -191,16 +215,36 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
                         let key = key.clone();
                         *k += 1;
                         if toks[*k].0 != Tok::Eq {
-                            return Err(err(toks[*k].1, format!("expected `=` after attribute `{key}`, found {}", describe(&toks[*k].0))));
+                            return Err(err(
+                                toks[*k].1,
+                                format!(
+                                    "expected `=` after attribute `{key}`, found {}",
+                                    describe(&toks[*k].0)
+                                ),
+                            ));
                         }
                         *k += 1;
                         let Tok::Id(v) = &toks[*k].0 else {
-                            return Err(err(toks[*k].1, format!("expected a value for attribute `{key}`, found {}", describe(&toks[*k].0))));
+                            return Err(err(
+                                toks[*k].1,
+                                format!(
+                                    "expected a value for attribute `{key}`, found {}",
+                                    describe(&toks[*k].0)
+                                ),
+                            ));
                         };
                         attrs.push((key, v.clone()));
                         *k += 1;
                     }
-                    other => return Err(err(toks[*k].1, format!("expected an attribute `key=value` or `]`, found {}", describe(other)))),
+                    other => {
+                        return Err(err(
+                            toks[*k].1,
+                            format!(
+                                "expected an attribute `key=value` or `]`, found {}",
+                                describe(other)
+                            ),
+                        ))
+                    }
                 }
             }
         }
@@ -218,7 +262,12 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
                 k += 1;
                 continue;
             }
-            Tok::Eof => return Err(err(at, "unexpected end of file: expected `}` to close the digraph".into())),
+            Tok::Eof => {
+                return Err(err(
+                    at,
+                    "unexpected end of file: expected `}` to close the digraph".into(),
+                ))
+            }
             Tok::LBrace => return Err(err(at, "subgraphs are not supported".into())),
             Tok::Id(name) => {
                 if id_is(t, "subgraph") {
@@ -226,7 +275,11 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
                 }
                 let name = name.clone();
                 k += 1;
-                if ["graph", "node", "edge"].iter().any(|w| name.eq_ignore_ascii_case(w)) && toks[k].0 == Tok::LBracket {
+                if ["graph", "node", "edge"]
+                    .iter()
+                    .any(|w| name.eq_ignore_ascii_case(w))
+                    && toks[k].0 == Tok::LBracket
+                {
                     let attrs = parse_attrs(&mut k)?;
                     match name.to_ascii_lowercase().as_str() {
                         "node" => node_defaults.extend(attrs),
@@ -240,19 +293,43 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
                         // graph attribute `key = value`
                         k += 1;
                         if !matches!(toks[k].0, Tok::Id(_)) {
-                            return Err(err(toks[k].1, format!("expected a value after `{name} =`, found {}", describe(&toks[k].0))));
+                            return Err(err(
+                                toks[k].1,
+                                format!(
+                                    "expected a value after `{name} =`, found {}",
+                                    describe(&toks[k].0)
+                                ),
+                            ));
                         }
                         k += 1;
                     }
-                    Tok::Colon => return Err(err(toks[k].1, "ports (`node:port`) are not supported".into())),
-                    Tok::UArrow => return Err(err(toks[k].1, "expected `->`: `--` is for undirected graphs".into())),
+                    Tok::Colon => {
+                        return Err(err(
+                            toks[k].1,
+                            "ports (`node:port`) are not supported".into(),
+                        ))
+                    }
+                    Tok::UArrow => {
+                        return Err(err(
+                            toks[k].1,
+                            "expected `->`: `--` is for undirected graphs".into(),
+                        ))
+                    }
                     Tok::Arrow => {
                         let mut chain = vec![(name, at)];
                         while toks[k].0 == Tok::Arrow {
                             k += 1;
                             match &toks[k].0 {
                                 Tok::Id(n) => chain.push((n.clone(), toks[k].1)),
-                                other => return Err(err(toks[k].1, format!("expected a node name after `->`, found {}", describe(other)))),
+                                other => {
+                                    return Err(err(
+                                        toks[k].1,
+                                        format!(
+                                            "expected a node name after `->`, found {}",
+                                            describe(other)
+                                        ),
+                                    ))
+                                }
                             }
                             k += 1;
                         }
@@ -261,7 +338,13 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
                         for (n, pos) in &chain {
                             if !decls.contains_key(n) {
                                 order.push(n.clone());
-                                decls.insert(n.clone(), NodeDecl { pos: *pos, attrs: node_defaults.clone() });
+                                decls.insert(
+                                    n.clone(),
+                                    NodeDecl {
+                                        pos: *pos,
+                                        attrs: node_defaults.clone(),
+                                    },
+                                );
                             }
                         }
                         for w in chain.windows(2) {
@@ -276,28 +359,55 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
                                 let mut all = node_defaults.clone();
                                 all.extend(attrs);
                                 order.push(name.clone());
-                                decls.insert(name, NodeDecl { pos: at, attrs: all });
+                                decls.insert(
+                                    name,
+                                    NodeDecl {
+                                        pos: at,
+                                        attrs: all,
+                                    },
+                                );
                             }
                         }
                     }
                 }
             }
-            other => return Err(err(at, format!("expected a statement, found {}", describe(other)))),
+            other => {
+                return Err(err(
+                    at,
+                    format!("expected a statement, found {}", describe(other)),
+                ))
+            }
         }
     }
     if toks[k].0 != Tok::Eof {
-        return Err(err(toks[k].1, format!("expected the end of the file after the digraph, found {}", describe(&toks[k].0))));
+        return Err(err(
+            toks[k].1,
+            format!(
+                "expected the end of the file after the digraph, found {}",
+                describe(&toks[k].0)
+            ),
+        ));
     }
 
-    let weight = |attrs: &[(String, String)], pos: usize, what: &str| -> Result<Option<f64>, ReadError> {
-        match attrs.iter().rev().find(|(key, _)| key.eq_ignore_ascii_case("weight")) {
-            None => Ok(None),
-            Some((_, v)) => crate::model::parse_number(v)
-                .filter(|x| *x >= 0.0)
-                .map(Some)
-                .ok_or_else(|| err(pos, format!("the Weight of {what} must be a number >= 0, found `{v}`"))),
-        }
-    };
+    let weight =
+        |attrs: &[(String, String)], pos: usize, what: &str| -> Result<Option<f64>, ReadError> {
+            match attrs
+                .iter()
+                .rev()
+                .find(|(key, _)| key.eq_ignore_ascii_case("weight"))
+            {
+                None => Ok(None),
+                Some((_, v)) => crate::model::parse_number(v)
+                    .filter(|x| *x >= 0.0)
+                    .map(Some)
+                    .ok_or_else(|| {
+                        err(
+                            pos,
+                            format!("the Weight of {what} must be a number >= 0, found `{v}`"),
+                        )
+                    }),
+            }
+        };
     let mut g = GraphBuilder::new();
     for name in &order {
         let d = &decls[name];
@@ -317,17 +427,22 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
                 node.attrs.push((key.clone(), Value::Str(v.clone())));
             }
         }
-        g.add_node(node).map_err(|e| ReadError::Graph { file: file.into(), location: location_of(text, d.pos), error: e })?;
+        g.add_node(node).map_err(|e| ReadError::Graph {
+            file: file.into(),
+            location: location_of(text, d.pos),
+            error: e,
+        })?;
     }
     let mut offsets = Vec::with_capacity(edges.len());
     for (a, b, attrs, pos) in &edges {
         let comm = weight(attrs, *pos, &format!("edge `{a}` -> `{b}`"))?.unwrap_or(0.0);
         let (src, dst) = (g.find(a).expect("declared"), g.find(b).expect("declared"));
-        g.add_edge(src, 0, dst, 0, comm).map_err(|e: GraphError| ReadError::Graph {
-            file: file.into(),
-            location: location_of(text, *pos),
-            error: e,
-        })?;
+        g.add_edge(src, 0, dst, 0, comm)
+            .map_err(|e: GraphError| ReadError::Graph {
+                file: file.into(),
+                location: location_of(text, *pos),
+                error: e,
+            })?;
         offsets.push(*pos);
     }
     finish(g, file, text, &offsets)

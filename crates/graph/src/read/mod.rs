@@ -88,7 +88,10 @@ pub(crate) fn location_of(text: &str, pos: usize) -> Location {
     let pos = pos.min(text.len());
     let before = &text.as_bytes()[..pos];
     let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
     let column = text
         .get(line_start..pos)
         .map_or(pos - line_start, |s| s.chars().count())

@@ -36,10 +36,16 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
     }
     let err = |pos: usize, msg: String| syntax(file, location_of(text, pos), msg);
     let Some(header) = lines.first() else {
-        return Err(err(text.len(), "empty file: expected the number of tasks on the first line".into()));
+        return Err(err(
+            text.len(),
+            "empty file: expected the number of tasks on the first line".into(),
+        ));
     };
     if header.len() != 1 || header[0].0.parse::<usize>().is_err() {
-        return Err(err(header[0].1, "expected the number of tasks alone on the first line".into()));
+        return Err(err(
+            header[0].1,
+            "expected the number of tasks alone on the first line".into(),
+        ));
     }
     struct Row<'t> {
         id: (&'t str, usize),
@@ -50,20 +56,48 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
     for toks in &lines[1..] {
         let int = |i: usize, what: &str| -> Result<u64, ReadError> {
             let (t, at) = toks[i];
-            t.parse::<u64>().map_err(|_| err(at, format!("expected {what} (a whole number >= 0), found `{t}`")))
+            t.parse::<u64>().map_err(|_| {
+                err(
+                    at,
+                    format!("expected {what} (a whole number >= 0), found `{t}`"),
+                )
+            })
         };
         if toks.len() < 3 {
             let at = toks.last().map_or(0, |t| t.1 + t.0.len());
-            return Err(err(at, "expected a task row `id processing_time n_predecessors pred_id...`".into()));
+            return Err(err(
+                at,
+                "expected a task row `id processing_time n_predecessors pred_id...`".into(),
+            ));
         }
         int(0, "a task id")?;
-        let time = toks[1].0.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0).ok_or_else(|| {
-            err(toks[1].1, format!("expected a processing time (a number >= 0), found `{}`", toks[1].0))
-        })?;
+        let time = toks[1]
+            .0
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .ok_or_else(|| {
+                err(
+                    toks[1].1,
+                    format!(
+                        "expected a processing time (a number >= 0), found `{}`",
+                        toks[1].0
+                    ),
+                )
+            })?;
         let n = int(2, "the number of predecessors")? as usize;
-        if toks.len() != 3 + n {
-            let at = toks.get(3 + n).map_or(toks[toks.len() - 1].1, |t| t.1);
-            return Err(err(at, format!("task {} declares {n} predecessor(s) but the row lists {}", toks[0].0, toks.len() - 3)));
+        if toks.len() - 3 != n {
+            let at = toks
+                .get(n.saturating_add(3))
+                .map_or(toks[toks.len() - 1].1, |t| t.1);
+            return Err(err(
+                at,
+                format!(
+                    "task {} declares {n} predecessor(s) but the row lists {}",
+                    toks[0].0,
+                    toks.len() - 3
+                ),
+            ));
         }
         for i in 3..toks.len() {
             int(i, "a predecessor id")?;
@@ -75,7 +109,10 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
         });
     }
     if rows.is_empty() {
-        return Err(err(text.len(), "expected at least one task row after the first line".into()));
+        return Err(err(
+            text.len(),
+            "expected at least one task row after the first line".into(),
+        ));
     }
     let mut g = GraphBuilder::new();
     let mut first_seen: HashMap<&str, usize> = HashMap::new();
@@ -94,7 +131,11 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
         }
         first_seen.insert(name, r.id.1);
         g.add_node(Node::new(name, "task").with_cost(r.time))
-            .map_err(|e| ReadError::Graph { file: file.into(), location: location_of(text, r.id.1), error: e })?;
+            .map_err(|e| ReadError::Graph {
+                file: file.into(),
+                location: location_of(text, r.id.1),
+                error: e,
+            })?;
     }
     let mut edge_places: Vec<usize> = Vec::new();
     for (dst, r) in rows.iter().enumerate() {
@@ -107,7 +148,11 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
                 error: GraphError::UnknownNode { name: name.into() },
             })?;
             g.add_edge(src, 0, dst, 0, 0.0)
-                .map_err(|e| ReadError::Graph { file: file.into(), location: location_of(text, at), error: e })?;
+                .map_err(|e| ReadError::Graph {
+                    file: file.into(),
+                    location: location_of(text, at),
+                    error: e,
+                })?;
             edge_places.push(at);
         }
     }

@@ -1,0 +1,260 @@
+//! `fugue info`, `fugue dot`, `fugue gen`: outputs, exit codes and error messages.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fugue(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args(args)
+        .output()
+        .expect("fugue runs")
+}
+
+fn data(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data")
+        .join(rel)
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("fugue-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn info_json_has_the_documented_keys() {
+    let f = data("ag/losange/losange156.ag");
+    if !f.exists() {
+        return;
+    }
+    let o = fugue(&["info", "--json", f.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for key in [
+        "nodes",
+        "edges",
+        "sources",
+        "sinks",
+        "total_work",
+        "critical_path",
+        "depth",
+        "width",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key}");
+    }
+    assert_eq!(v["nodes"], 156);
+    assert_eq!(v["edges"], 186);
+    assert_eq!(v["sources"], 1);
+    assert_eq!(v["sinks"], 1);
+    assert_eq!(v["depth"], 21);
+    assert_eq!(v["width"], 32);
+    let text = fugue(&["info", f.to_str().unwrap()]);
+    assert!(text.status.success());
+    assert!(String::from_utf8_lossy(&text.stdout).contains("critical path"));
+}
+
+#[test]
+fn malformed_files_exit_1_with_a_place_and_no_panic() {
+    let d = tmpdir("bad");
+    let cases: &[(&str, &[u8], &str)] = &[
+        (
+            "truncated.ag",
+            b"a = {\n  kind: \"osc\",\n",
+            "truncated.ag:3:1:",
+        ),
+        (
+            "nosemi.ag",
+            b"a = { kind: \"osc\", }\nb = { kind: \"sink\", };\n",
+            "nosemi.ag:2:1:",
+        ),
+        (
+            "nocomma.ag",
+            b"a = { kind: \"osc\" };\n",
+            "nocomma.ag:1:19:",
+        ),
+        (
+            "badport.ag",
+            b"a = { kind: \"osc\", };\nb = { kind: \"sink\", };\na.x -> b.1;\n",
+            "badport.ag:3:3:",
+        ),
+        (
+            "unknown.ag",
+            b"a = { kind: \"osc\", };\na.1 -> b.1;\n",
+            "unknown.ag:2:8:",
+        ),
+        (
+            "cycle.ag",
+            b"a = { kind: \"mix\", };\nb = { kind: \"mix\", };\na.1 -> b.1;\nb.1 -> a.1;\n",
+            "cycle.ag:",
+        ),
+        (
+            "garbage.ag",
+            &[0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0xff, 0x00, 0x00],
+            "garbage.ag:1:",
+        ),
+        ("garbage.stg", &[0xde, 0xad, 0xbe, 0xef], "garbage.stg:1:2:"),
+        ("empty.stg", b"", "empty.stg:1:1:"),
+        ("empty.dot", b"", "empty.dot:1:1:"),
+    ];
+    for (name, bytes, want) in cases {
+        let p = d.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        let o = fugue(&["info", p.to_str().unwrap()]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{name}: {err}");
+        assert!(err.contains(want), "{name}: {err}");
+        assert!(!err.contains("panicked"), "{name}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{name}: one line: {err}");
+    }
+    let o = fugue(&["info", d.join("cycle.ag").to_str().unwrap()]);
+    assert!(
+        stderr(&o).contains("cycle: a -> b -> a") || stderr(&o).contains("cycle: b -> a -> b"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let d = tmpdir("usage");
+    let p = d.join("g.txt");
+    std::fs::write(&p, "x").unwrap();
+    let o = fugue(&["info", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--format"), "{}", stderr(&o));
+    let o = fugue(&["info", "--no-such-flag", "x.ag"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = fugue(&["gen", "line", "-o", d.join("l.ag").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "needs --nodes: {}", stderr(&o));
+    // A missing file is bad input: 1.
+    let o = fugue(&["info", d.join("missing.ag").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("missing.ag"), "{}", stderr(&o));
+}
+
+#[test]
+fn format_override() {
+    let d = tmpdir("fmt");
+    let p = d.join("graph.txt");
+    std::fs::write(&p, "digraph { a -> b [Weight=2]; }").unwrap();
+    let o = fugue(&["info", "--json", "--format", "dot", p.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["nodes"], 2);
+}
+
+#[test]
+fn gen_writes_readable_graphs_and_never_overwrites() {
+    let d = tmpdir("gen");
+    let out = d.join("r.ag");
+    let o = fugue(&[
+        "gen",
+        "rake",
+        "--branches",
+        "33",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let info = fugue(&["info", "--json", out.to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_slice(&info.stdout).unwrap();
+    assert_eq!(v["nodes"], 101);
+    let before = std::fs::read(&out).unwrap();
+    let o = fugue(&["gen", "line", "--nodes", "5", "-o", out.to_str().unwrap()]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("--force"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        before,
+        "existing file untouched"
+    );
+    let o = fugue(&[
+        "gen",
+        "random",
+        "--nodes",
+        "30",
+        "-p",
+        "0.2",
+        "--seed",
+        "7",
+        "-o",
+        out.to_str().unwrap(),
+        "--force",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o2 = fugue(&[
+        "gen",
+        "random",
+        "--nodes",
+        "30",
+        "-p",
+        "0.2",
+        "--seed",
+        "7",
+        "-o",
+        d.join("r2.ag").to_str().unwrap(),
+    ]);
+    assert!(o2.status.success());
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(d.join("r2.ag")).unwrap(),
+        "seeded: same file"
+    );
+    for shape in [
+        &["diamond", "--depth", "3"][..],
+        &["layered", "--layers", "4", "--width", "3"][..],
+    ] {
+        let f = d.join(format!("{}.ag", shape[0]));
+        let mut args = vec!["gen"];
+        args.extend_from_slice(shape);
+        args.extend_from_slice(&["-o", f.to_str().unwrap()]);
+        let o = fugue(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(fugue(&["info", f.to_str().unwrap()]).status.success());
+    }
+    // No temporary files left behind.
+    let left: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".part"))
+        .collect();
+    assert!(left.is_empty());
+}
+
+#[test]
+fn dot_prints_and_draws() {
+    let f = data("sched/kwok-ahmad-9.dot");
+    if !f.exists() {
+        return;
+    }
+    let o = fugue(&["dot", f.to_str().unwrap()]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.starts_with("digraph"));
+    assert_eq!(text.matches("->").count(), 12);
+    let d = tmpdir("dot");
+    let svg = d.join("k.svg");
+    let o = fugue(&["dot", f.to_str().unwrap(), "-o", svg.to_str().unwrap()]);
+    let have_dot = Command::new("dot").arg("-V").output().is_ok();
+    if have_dot {
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
+    } else {
+        assert_eq!(o.status.code(), Some(1));
+        assert!(stderr(&o).contains("install Graphviz"), "{}", stderr(&o));
+        assert!(!svg.exists());
+    }
+    let o = fugue(&[
+        "dot",
+        f.to_str().unwrap(),
+        "-o",
+        d.join("k.bmpx").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}

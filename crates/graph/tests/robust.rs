@@ -1,0 +1,292 @@
+//! No input makes a reader panic; malformed inputs give errors with a place; `.ag` written by
+//! the writer reads back to the same graph.
+
+use std::path::{Path, PathBuf};
+
+use fugue_graph::gen::{self, CostRange};
+use fugue_graph::read::{ag, read_bytes, Format};
+use fugue_graph::{write, GraphError, ReadError};
+use proptest::prelude::*;
+
+fn corpus_samples() -> Vec<Vec<u8>> {
+    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
+    let files: Vec<PathBuf> = [
+        "ag/seq_test.ag",
+        "ag/work_stealing_test.ag",
+        "ag/losange/losange16.ag",
+        "ag/random-small/rand-10-node-graph-0-ex-0.ag",
+        "stg/50/rand0000.stg",
+        "stg/robot.stg",
+        "sched/kwok-ahmad-9.dot",
+    ]
+    .iter()
+    .map(|f| d.join(f))
+    .collect();
+    files.iter().filter_map(|p| std::fs::read(p).ok()).collect()
+}
+
+fn all_formats(bytes: &[u8]) {
+    for f in [Format::Ag, Format::Stg, Format::Dot] {
+        let _ = read_bytes(bytes, f, "fuzz");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
+        all_formats(&bytes);
+    }
+
+    #[test]
+    fn random_ascii_never_panics(s in "[a-z0-9 .;:,={}\"\\->/*#\\[\\]\n\t_+e]{0,300}") {
+        all_formats(s.as_bytes());
+    }
+
+    #[test]
+    fn mutated_corpus_files_never_panic(
+        which in 0usize..7,
+        edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0u8..4), 1..8),
+    ) {
+        let samples = corpus_samples();
+        prop_assume!(!samples.is_empty());
+        let mut bytes = samples[which % samples.len()].clone();
+        for (idx, byte, op) in edits {
+            if bytes.is_empty() { break; }
+            let i = idx.index(bytes.len());
+            match op {
+                0 => bytes[i] = byte,
+                1 => { bytes.remove(i); }
+                2 => bytes.insert(i, byte),
+                _ => bytes.truncate(i),
+            }
+        }
+        all_formats(&bytes);
+    }
+
+    #[test]
+    fn ag_writer_round_trips(seed in any::<u64>(), n in 1usize..40, p in 0.0f64..0.6, layered in any::<bool>()) {
+        let g = if layered {
+            gen::layered(1 + n / 8, 1 + n % 6, p, CostRange { lo: 0.5, hi: 30.0 }, seed)
+        } else {
+            gen::random_dag(n, p, CostRange::default(), seed)
+        };
+        let text = write::to_ag(&g);
+        let back = ag::parse(&text, "roundtrip.ag").map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(&back, &g);
+        // DOT writer output reads back with the same structure and costs.
+        let dot = write::to_dot(&g, "g");
+        let d = read_bytes(dot.as_bytes(), Format::Dot, "g.dot").map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(d.len(), g.len());
+        prop_assert_eq!(d.edges().len(), g.edges().len());
+        for (a, b) in d.nodes().iter().zip(g.nodes()) {
+            prop_assert_eq!(&a.name, &b.name);
+            prop_assert_eq!(a.cost, b.cost);
+            prop_assert_eq!(&a.kind, &b.kind);
+        }
+    }
+}
+
+#[test]
+fn shapes_round_trip_and_match_the_corpus_sizes() {
+    for g in [gen::line(100), gen::diamond(5), gen::rake(33)] {
+        let back = ag::parse(&write::to_ag(&g), "x.ag").unwrap();
+        assert_eq!(back, g);
+    }
+    assert_eq!(gen::diamond(5).len(), 156);
+    assert_eq!(gen::diamond(5).edges().len(), 186);
+    assert_eq!(gen::rake(33).len(), 101);
+    assert_eq!(gen::line(100).len(), 100);
+}
+
+#[test]
+fn generated_shapes_equal_corpus_files() {
+    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/ag");
+    if !d.exists() {
+        return;
+    }
+    // Same node names, kinds, ports, edges as the corpus's files.
+    let cases = [
+        ("losange/losange156.ag", gen::diamond(5)),
+        ("losange/losange6.ag", gen::diamond(1)),
+        ("rateau/rateau101.ag", gen::rake(33)),
+        ("rateau/rateau11.ag", gen::rake(3)),
+        ("ligne/ligne100.ag", gen::line(100)),
+    ];
+    for (f, g) in cases {
+        let c = fugue_graph::read_file(&d.join(f), None).unwrap();
+        assert_eq!(c.len(), g.len(), "{f}");
+        for (a, b) in c.nodes().iter().zip(g.nodes()) {
+            assert_eq!(a.name, b.name, "{f}");
+            assert_eq!(a.kind, b.kind, "{f}");
+        }
+        let key = |x: &fugue_graph::TaskGraph| {
+            let mut v: Vec<(String, usize, String, usize)> = x
+                .edges()
+                .iter()
+                .map(|e| {
+                    (
+                        x.node(e.src).name.clone(),
+                        e.src_port,
+                        x.node(e.dst).name.clone(),
+                        e.dst_port,
+                    )
+                })
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(key(&c), key(&g), "{f}");
+    }
+}
+
+fn err_of(text: &str) -> ReadError {
+    ag::parse(text, "t.ag").expect_err("must fail")
+}
+
+fn place(e: &ReadError) -> (usize, usize) {
+    match e {
+        ReadError::Syntax { location, .. } | ReadError::Graph { location, .. } => {
+            (location.line, location.column)
+        }
+        other => panic!("no place in {other}"),
+    }
+}
+
+#[test]
+fn malformed_ag_inputs_name_the_place() {
+    let ok = "a = {\n  kind: \"osc\",\n};\nb = {\n  kind: \"sink\",\n  in: 1,\n};\na.1 -> b.1;\n";
+    assert!(ag::parse(ok, "t.ag").is_ok());
+    // missing `;` after a node
+    let e = err_of("a = {\n  kind: \"osc\",\n}\nb = { kind: \"sink\", };");
+    assert_eq!(place(&e), (4, 1));
+    assert!(e.to_string().starts_with("t.ag:4:1: expected `;`"), "{e}");
+    // missing comma after an attribute
+    let e = err_of("a = {\n  kind: \"osc\"\n};");
+    assert_eq!(place(&e), (3, 1));
+    assert!(e.to_string().contains("expected `,`"), "{e}");
+    // bad port: 0, and beyond the declared count
+    let e = err_of("a = { kind: \"osc\", };\nb = { kind: \"sink\", in: 1, };\na.1 -> b.0;");
+    assert_eq!(place(&e), (3, 10));
+    let e = err_of("a = { kind: \"osc\", };\nb = { kind: \"sink\", in: 1, };\na.1 -> b.2;");
+    assert!(
+        matches!(
+            e,
+            ReadError::Graph {
+                error: GraphError::PortOutOfRange { port: 2, .. },
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert_eq!(place(&e), (3, 8));
+    // unknown node
+    let e = err_of("a = { kind: \"osc\", };\na.1 -> zz.1;");
+    assert!(
+        matches!(&e, ReadError::Graph { error: GraphError::UnknownNode { name }, .. } if name == "zz")
+    );
+    assert_eq!(place(&e), (2, 8));
+    // cycle, with the names on it
+    let e = err_of("a = { kind: \"mix\", };\nb = { kind: \"mix\", };\nc = { kind: \"mix\", };\na.1 -> b.1;\nb.1 -> c.1;\nc.1 -> a.1;");
+    match &e {
+        ReadError::Graph {
+            error: GraphError::Cycle { nodes },
+            ..
+        } => {
+            let mut n = nodes.clone();
+            n.sort();
+            assert_eq!(n, ["a", "b", "c"]);
+        }
+        other => panic!("{other}"),
+    }
+    assert!(e.to_string().contains("cycle"), "{e}");
+    // duplicate node
+    let e = err_of("a = { kind: \"osc\", };\na = { kind: \"osc\", };");
+    assert_eq!(place(&e), (2, 1));
+    assert!(e.to_string().contains("first at line 1"), "{e}");
+    // truncated file
+    let e = err_of("a = {\n  kind: \"os");
+    assert_eq!(place(&e), (2, 9));
+    let e = err_of("a = {\n  kind: \"osc\",\n");
+    assert!(e.to_string().contains("end of the file"), "{e}");
+    // binary garbage
+    let e = read_bytes(&[0x61, 0x20, 0xff, 0xfe, 0x00], Format::Ag, "bin.ag").unwrap_err();
+    assert_eq!(place(&e), (1, 3));
+    let e = err_of("\u{1}\u{2}garbage");
+    assert_eq!(place(&e), (1, 1));
+}
+
+#[test]
+fn empty_files() {
+    // An empty .ag file is an empty graph (a file of zero statements); .stg and .dot need content.
+    assert_eq!(ag::parse("", "e.ag").unwrap().len(), 0);
+    assert!(read_bytes(b"", Format::Stg, "e.stg").is_err());
+    assert!(read_bytes(b"", Format::Dot, "e.dot").is_err());
+}
+
+#[test]
+fn ag_extensions_are_accepted() {
+    let text = "// comment\n/* block\ncomment */\nosc_1 = { kind: \"osc\", freq: \"440\", volume: -1.5e-1, gain: 2., };\n\
+                s-2 = { kind: \"sink\", };\nosc_1.1->s-2.1;\ndeadline = 1.5;\n";
+    let g = ag::parse(text, "x.ag").unwrap();
+    assert_eq!(g.len(), 2);
+    assert_eq!(g.node(0).attr("freq").unwrap().as_f64(), Some(440.0));
+    assert_eq!(g.node(0).attr("volume").unwrap().as_f64(), Some(-0.15));
+    assert_eq!(g.node(0).attr("gain").unwrap().as_f64(), Some(2.0));
+    assert_eq!(g.deadline(), Some(1.5));
+}
+
+#[test]
+fn parallel_edges_are_distinct() {
+    let g = ag::parse(
+        "a = { kind: \"mix\", out: 2, };\nb = { kind: \"mix\", in: 2, };\na.1 -> b.1;\na.2 -> b.2;\na.1 -> b.2;",
+        "p.ag",
+    )
+    .unwrap();
+    assert_eq!(g.edges().len(), 3);
+    assert_eq!(g.succs(0).len(), 1);
+    assert_eq!(g.in_edges(1).len(), 3);
+}
+
+#[test]
+fn stg_does_not_trust_the_first_line() {
+    let text = "99\n0 0 0\n1 5 1 0\n2 0 1 1\n# comment\n";
+    let g = read_bytes(text.as_bytes(), Format::Stg, "s.stg").unwrap();
+    assert_eq!(g.len(), 3);
+    let e = read_bytes(b"3\n0 0 0\n1 5 2 0\n", Format::Stg, "s.stg").unwrap_err();
+    assert!(e.to_string().starts_with("s.stg:3:"), "{e}");
+    let e = read_bytes(b"3\n0 0 0\n1 5 1 7\n", Format::Stg, "s.stg").unwrap_err();
+    assert_eq!(place(&e), (3, 7));
+}
+
+#[test]
+fn dot_errors_and_implicit_nodes() {
+    let g = read_bytes(
+        b"digraph { a -> b [Weight=3]; b [Weight=2]; }",
+        Format::Dot,
+        "d.dot",
+    )
+    .unwrap();
+    assert_eq!(g.len(), 2);
+    assert_eq!(g.node(1).cost, 2.0);
+    assert_eq!(g.edges()[0].comm, 3.0);
+    let e = read_bytes(b"digraph {\n a [Weight=x];\n}", Format::Dot, "d.dot").unwrap_err();
+    assert_eq!(place(&e), (2, 2));
+    let e = read_bytes(b"graph { a -- b }", Format::Dot, "d.dot").unwrap_err();
+    assert!(e.to_string().contains("digraph"), "{e}");
+    let e = read_bytes(b"digraph { a -> b; b -> a; }", Format::Dot, "d.dot").unwrap_err();
+    assert!(e.to_string().contains("cycle"), "{e}");
+}
+
+#[test]
+fn huge_numbers_do_not_overflow() {
+    let e = read_bytes(b"3\n0 0 18446744073709551615\n", Format::Stg, "s.stg").unwrap_err();
+    assert_eq!(place(&e), (2, 5));
+    assert!(ag::parse("a = { in: 99999999999999999999, };", "h.ag").is_err());
+    assert!(ag::parse(
+        "a = { kind: \"x\", };\na.99999999999999999999 -> a.1;",
+        "h.ag"
+    )
+    .is_err());
+}

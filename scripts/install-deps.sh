@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what fugue's build, tests and benchmarks need on a Debian/Ubuntu machine:
+# the Rust toolchain's rustfmt and clippy, Graphviz (fugue dot), the JACK server and headers
+# (fugue run --backend jack and its tests), jack_capture, oneTBB (the benchmark peer) and
+# pkg-config. Packages already present are left alone. Needs root or sudo for apt-get.
+set -euo pipefail
+
+packages=(graphviz jackd2 libjack-jackd2-dev jack-capture libtbb-dev pkg-config g++)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+    if command -v apt-get >/dev/null 2>&1; then
+        SUDO=""
+        if [ "$(id -u)" -ne 0 ]; then
+            SUDO="sudo"
+        fi
+        echo "installing: ${missing[*]}"
+        $SUDO apt-get update -qq
+        # jackd2 asks whether to enable real-time priority; answer it without a terminal.
+        echo "jackd2 jackd/tweak_rt_limits boolean true" | $SUDO debconf-set-selections || true
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    else
+        echo "warning: apt-get not found; install these yourself: ${missing[*]}" >&2
+    fi
+fi
+
+if command -v rustup >/dev/null 2>&1; then
+    rustup component add rustfmt clippy >/dev/null 2>&1 || true
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+    echo "error: cargo not found; install Rust from https://rustup.rs and run this script again" >&2
+    exit 1
+fi
