@@ -14,11 +14,16 @@
 const ROUND64: f64 = 6_755_399_441_055_744.0;
 
 // Taylor coefficients of sin(2πy): (-1)^n (2π)^(2n+1) / (2n+1)!.
-const C1: f32 = 6.283_185_3;
+const C1: f32 = std::f32::consts::TAU;
+#[allow(clippy::excessive_precision)]
 const C3: f32 = -41.341_702;
+#[allow(clippy::excessive_precision)]
 const C5: f32 = 81.605_25;
+#[allow(clippy::excessive_precision)]
 const C7: f32 = -76.705_86;
+#[allow(clippy::excessive_precision)]
 const C9: f32 = 42.058_693;
+#[allow(clippy::excessive_precision)]
 const C11: f32 = -15.094_643;
 
 /// `sin(2πx)` for `x ∈ [-½, ½]` (turns), within 3e-7 of the exact value.

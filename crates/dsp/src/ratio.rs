@@ -40,7 +40,7 @@ impl Ratio {
     /// relative 1e-12 of `x` (continued fractions); `None` when `x` is not positive and finite
     /// or no such fraction exists (`0.5` → 1/2, `2.` → 2/1, `0.91875` → 147/160).
     pub fn from_f64(x: f64) -> Option<Ratio> {
-        if !(x.is_finite() && x > 0.0) || x > 1e6 || x < 1e-6 {
+        if !(x.is_finite() && (1e-6..=1e6).contains(&x)) {
             return None;
         }
         // Convergents h/k of the continued fraction of x.
@@ -84,7 +84,7 @@ impl Ratio {
     }
 
     /// The product of two ratios, `None` on overflow.
-    pub fn mul(self, other: Ratio) -> Option<Ratio> {
+    pub fn checked_mul(self, other: Ratio) -> Option<Ratio> {
         let g1 = gcd(self.num, other.den);
         let g2 = gcd(other.num, self.den);
         Ratio::new(
@@ -101,7 +101,9 @@ impl Ratio {
     /// `n * self` when it is a whole number.
     pub fn scale(self, n: usize) -> Option<usize> {
         let p = (n as u128) * (self.num as u128);
-        (p % self.den as u128 == 0).then(|| (p / self.den as u128) as usize)
+        let d = self.den as u128;
+        let (q, r) = (p / d, p - (p / d) * d);
+        (r == 0).then_some(q as usize)
     }
 }
 
@@ -134,7 +136,7 @@ mod tests {
     fn arithmetic() {
         let half = Ratio::new(1, 2).unwrap();
         let two = Ratio::new(2, 1).unwrap();
-        assert_eq!(half.mul(two), Some(Ratio::ONE));
+        assert_eq!(half.checked_mul(two), Some(Ratio::ONE));
         assert_eq!(half.recip(), two);
         assert_eq!(half.scale(512), Some(256));
         assert_eq!(half.scale(511), None);

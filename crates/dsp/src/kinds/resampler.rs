@@ -33,7 +33,7 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
     let volume = attrs::volume(ctx)?;
     let conv = Converter::new(conv, ratio, ctx.block).map_err(|e| match e {
         ConvError::NotDivisible => {
-            let multiple = ctx.rate.mul(ratio).map(|x| x.den()).unwrap_or(0);
+            let multiple = ctx.rate.checked_mul(ratio).map(|x| x.den()).unwrap_or(0);
             attrs::bad(
                 ctx,
                 "ratio",

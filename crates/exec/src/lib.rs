@@ -1,0 +1,46 @@
+//! fugue-exec: the compiled [`Plan`] of a task graph and the executors that run it.
+//!
+//! [`Plan::compile`] (control thread, allocates) turns a [`TaskGraph`](fugue_graph::TaskGraph)
+//! into a flat array of tasks in topological order, with successor lists, initial activation
+//! counts, topological levels, one preallocated buffer per output port and each input port
+//! resolved to the buffer it reads (DESIGN.md, "The data path", step 3). Executors then run
+//! every task once per cycle, each after all of its predecessors, through
+//! [`Plan::run_task`], which never allocates, locks or blocks.
+//!
+//! [`SeqExecutor`] runs the tasks in topological order on the calling thread: the reference
+//! that every parallel executor must match bit for bit.
+//!
+//! ```
+//! use fugue_exec::{CompileOptions, Executor, Plan, SeqExecutor};
+//! let g = fugue_graph::read::ag::parse(
+//!     "o = { kind: \"osc\", freq: 1000, };  s = { kind: \"sink\", };  o.1 -> s.1;",
+//!     "inline.ag",
+//! ).unwrap();
+//! let reg = fugue_dsp::Registry::with_builtin_kinds();
+//! let opts = CompileOptions { sample_rate: 48_000.0, block: 48, ..Default::default() };
+//! let mut plan = Plan::compile(&g, &reg, &opts).unwrap();
+//! SeqExecutor::new().run_cycle(&mut plan);
+//! // 1 kHz at 48 kHz: a quarter period is 12 frames.
+//! assert!((plan.output(0)[12] - 1.0).abs() < 1e-6);
+//! ```
+
+#![deny(unsafe_op_in_unsafe_fn)]
+
+mod arena;
+mod plan;
+mod seq;
+
+pub use plan::{CompileError, CompileOptions, Plan, TaskPanic};
+pub use seq::SeqExecutor;
+
+/// Runs whole cycles of a [`Plan`].
+///
+/// `run_cycle` takes the plan by `&mut`: for the length of the cycle the executor has the
+/// plan to itself (it may share `&Plan` with its worker threads), and no reference to the
+/// plan's buffers ([`Plan::output`]) can be alive. Between cycles the owner fills inputs
+/// ([`Plan::set_input`]) and reads outputs.
+pub trait Executor {
+    /// Runs every task of `plan` exactly once, each after all its predecessors, and returns
+    /// when all are done.
+    fn run_cycle(&mut self, plan: &mut Plan);
+}

@@ -1,0 +1,671 @@
+//! The compiled plan: tasks, successor lists, activation counts, buffers and processors.
+
+use std::cell::UnsafeCell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use fugue_dsp::{DspNode, Io, NodeContext, NodeError, Processor, Ratio, Registry};
+use fugue_graph::{NodeId, TaskGraph};
+use thiserror::Error;
+
+use crate::arena::{Arena, Buf, Layout};
+
+/// What [`Plan::compile`] needs besides the graph.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompileOptions {
+    /// The engine's sample rate in Hz.
+    pub sample_rate: f64,
+    /// Frames per cycle at the engine's rate.
+    pub block: usize,
+    /// Turn nodes of unknown kind into silent placeholders instead of failing.
+    pub placeholder: bool,
+}
+
+impl Default for CompileOptions {
+    /// 48 kHz, 512 frames, no placeholders.
+    fn default() -> Self {
+        CompileOptions { sample_rate: 48_000.0, block: 512, placeholder: false }
+    }
+}
+
+/// Why a graph could not be compiled.
+#[derive(Clone, Debug, Error, PartialEq)]
+pub enum CompileError {
+    /// A node could not be built (unknown kind, bad attribute, bad ports).
+    #[error(transparent)]
+    Node(#[from] NodeError),
+    /// The inputs of a node arrive at different sample rates.
+    #[error("node `{node}` receives inputs at different rates ({rates}); all inputs of a node must come at one rate (add or move resamplers)")]
+    MixedRates {
+        /// The node.
+        node: String,
+        /// The rates seen, in Hz, comma-separated.
+        rates: String,
+    },
+    /// A node's block size would not be a whole number of frames.
+    #[error("node `{node}`: its block of {block} frames times its rate ratio {ratio} is not a whole number of frames; choose another buffer size")]
+    BlockNotWhole {
+        /// The node.
+        node: String,
+        /// Its input block.
+        block: usize,
+        /// Its rate ratio.
+        ratio: String,
+    },
+    /// A kind reported fewer output buffers than the graph uses.
+    #[error("node `{node}` ({kind}) has {has} output(s) but the graph uses {used}")]
+    PortMismatch {
+        /// The node.
+        node: String,
+        /// Its kind.
+        kind: String,
+        /// Outputs the processor writes.
+        has: usize,
+        /// Output ports the graph uses.
+        used: usize,
+    },
+    /// Bad options.
+    #[error("invalid options: {0}")]
+    Options(String),
+}
+
+/// A processor's panic, reported once by [`Plan::take_panics`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskPanic {
+    /// The task.
+    pub task: usize,
+    /// The node's name.
+    pub node: String,
+    /// The panic message.
+    pub message: String,
+}
+
+/// One input port: the buffer `process` reads; when `n_srcs >= 2`, the consumer first sums
+/// `sum_srcs[first..first + n_srcs]` (edge declaration order) into it.
+#[derive(Clone, Copy, Debug)]
+struct InPort {
+    buf: Buf,
+    first: u32,
+    n_srcs: u32,
+}
+
+/// The read-only description of a task.
+#[derive(Clone, Debug)]
+struct TaskInfo {
+    node: NodeId,
+    name: String,
+    kind: String,
+    cost: f64,
+    succ: (u32, u32),
+    initial: u32,
+    level: u32,
+    ins: (u32, u32),
+    outs: (u32, u32),
+    sample_rate: f64,
+    block: usize,
+}
+
+/// What one task mutates while it runs, on its own cache lines.
+#[repr(align(64))]
+struct TaskCell {
+    processor: UnsafeCell<Box<dyn Processor>>,
+    /// Input slices for `process`, filled and cleared within one `run_task` call: capacity
+    /// reserved at compile time, so pushes never allocate. The `'static` lifetime is never
+    /// relied on: the slices point into the plan's arena and are cleared before `run_task`
+    /// returns.
+    ins: UnsafeCell<Vec<&'static [f32]>>,
+    /// Output slices, the same way.
+    outs: UnsafeCell<Vec<&'static mut [f32]>>,
+    /// Set when the processor panicked (and stays set).
+    panicked: AtomicBool,
+    /// The first panic message, until [`Plan::take_panics`] takes it.
+    message: UnsafeCell<Option<String>>,
+}
+
+/// A compiled graph, ready to run.
+///
+/// Tasks are numbered `0..len()` in a topological order of the graph (the graph's
+/// [`topo_order`](TaskGraph::topo_order)); task `i` is graph node [`Plan::node_of`]`(i)`.
+/// Each task knows its distinct successors ([`Plan::successors`]) and how many distinct
+/// predecessors must finish before it may run ([`Plan::initial_count`]), for activation-count
+/// executors, and its topological level ([`Plan::level`]), for fork/join executors.
+///
+/// Buffers: each output port has its own buffer of the node's block size; an input port with
+/// no edge reads a shared silent buffer, with one edge the producer's buffer itself, with
+/// several edges a scratch buffer into which the consumer sums the producers' buffers in edge
+/// declaration order before `process` (producers never accumulate: the sum is the same
+/// whichever thread runs what). Every buffer starts on its own cache line. Engine input
+/// channels ([`Plan::set_input`]) feed `source` tasks; `sink` tasks write the engine output
+/// channels ([`Plan::output`]).
+pub struct Plan {
+    tasks: Vec<TaskInfo>,
+    cells: Box<[TaskCell]>,
+    succ: Vec<u32>,
+    in_ports: Vec<InPort>,
+    sum_srcs: Vec<Buf>,
+    out_bufs: Vec<Buf>,
+    arena: Arena,
+    inputs: Vec<Buf>,
+    outputs: Vec<Buf>,
+    sources: Vec<u32>,
+    sinks: Vec<u32>,
+    level_order: Vec<u32>,
+    level_starts: Vec<u32>,
+    task_of_node: Vec<u32>,
+    sample_rate: f64,
+    block: usize,
+    placeholders: Vec<String>,
+}
+
+// SAFETY: every `UnsafeCell` of a task is touched only by the thread running that task
+// (`run_task`'s contract: no two threads run one task at once) or under `&mut self`; the
+// arena's buffers are written only by the task that owns them and read by its successors
+// after it completed (`run_task`'s happens-before contract). Everything else is read-only
+// after `compile`.
+unsafe impl Sync for Plan {}
+// SAFETY: the plan owns all its data; processors are `Send`; the `&'static` slices in the
+// cells are empty between calls of `run_task`.
+unsafe impl Send for Plan {}
+
+impl std::fmt::Debug for Plan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plan")
+            .field("tasks", &self.tasks.len())
+            .field("inputs", &self.inputs.len())
+            .field("outputs", &self.outputs.len())
+            .field("sample_rate", &self.sample_rate)
+            .field("block", &self.block)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Plan {
+    /// Compiles `graph`: builds every node through `registry`, computes rates and block sizes
+    /// downstream of resamplers, lays out buffers and instantiates the processors.
+    pub fn compile(graph: &TaskGraph, registry: &Registry, options: &CompileOptions) -> Result<Plan, CompileError> {
+        if !(options.sample_rate.is_finite() && options.sample_rate >= 1.0) {
+            return Err(CompileError::Options(format!("the sample rate must be at least 1 Hz, not {}", options.sample_rate)));
+        }
+        if options.block == 0 || options.block > 1 << 20 {
+            return Err(CompileError::Options(format!("the block must be 1 to 1048576 frames, not {}", options.block)));
+        }
+        let n = graph.len();
+        let order: Vec<NodeId> = graph.topo_order().to_vec();
+        let mut task_of_node = vec![0u32; n];
+        for (t, &v) in order.iter().enumerate() {
+            task_of_node[v] = t as u32;
+        }
+
+        // 1. Rates, block sizes and control-side nodes, in topological order.
+        let mut out_rate = vec![Ratio::ONE; n];
+        let mut out_block = vec![0usize; n];
+        let mut node_rate = vec![Ratio::ONE; n];
+        let mut node_block = vec![0usize; n];
+        let mut dsp: Vec<Option<Box<dyn DspNode>>> = (0..n).map(|_| None).collect();
+        let mut placeholders = Vec::new();
+        for &v in &order {
+            let node = graph.node(v);
+            let mut rate: Option<Ratio> = None;
+            for &e in graph.in_edges(v) {
+                let r = out_rate[graph.edges()[e].src];
+                match rate {
+                    None => rate = Some(r),
+                    Some(r0) if r0 != r => {
+                        let mut seen: Vec<Ratio> = graph.in_edges(v).iter().map(|&e| out_rate[graph.edges()[e].src]).collect();
+                        seen.dedup();
+                        seen.sort_by(|a, b| a.as_f64().total_cmp(&b.as_f64()));
+                        seen.dedup();
+                        let rates: Vec<String> = seen.iter().map(|r| format!("{} Hz", r.as_f64() * options.sample_rate)).collect();
+                        return Err(CompileError::MixedRates { node: node.name.clone(), rates: rates.join(", ") });
+                    }
+                    Some(_) => {}
+                }
+            }
+            let rate = rate.unwrap_or(Ratio::ONE);
+            let block = rate.scale(options.block).ok_or_else(|| CompileError::BlockNotWhole {
+                node: node.name.clone(),
+                block: options.block,
+                ratio: rate.to_string(),
+            })?;
+            let ctx = NodeContext {
+                node,
+                inputs: graph.inputs(v),
+                outputs: graph.outputs(v),
+                in_edges: graph.in_edges(v).len(),
+                sample_rate: options.sample_rate * rate.as_f64(),
+                block,
+                rate,
+                engine_rate: options.sample_rate,
+                engine_block: options.block,
+            };
+            let (d, is_placeholder) = registry.build(&ctx, options.placeholder)?;
+            if is_placeholder {
+                placeholders.push(node.name.clone());
+            }
+            let ratio = d.rate_ratio();
+            let orate = rate.checked_mul(ratio).ok_or_else(|| CompileError::BlockNotWhole {
+                node: node.name.clone(),
+                block,
+                ratio: ratio.to_string(),
+            })?;
+            out_block[v] = ratio.scale(block).ok_or_else(|| CompileError::BlockNotWhole {
+                node: node.name.clone(),
+                block,
+                ratio: ratio.to_string(),
+            })?;
+            let used = graph.outputs(v);
+            let has = match d.io() {
+                Io::Sink { .. } => 0,
+                _ => d.outputs(),
+            };
+            if has < used {
+                return Err(CompileError::PortMismatch { node: node.name.clone(), kind: node.kind.clone(), has, used });
+            }
+            out_rate[v] = orate;
+            node_rate[v] = rate;
+            node_block[v] = block;
+            dsp[v] = Some(d);
+        }
+
+        // 2. Buffers: output ports, engine channels, scratch sums, silence.
+        let mut layout = Layout::default();
+        let max_block = node_block.iter().chain(&out_block).copied().chain([options.block]).max().unwrap_or(1);
+        let silence = layout.alloc(max_block);
+        let mut port_buf: Vec<Vec<Buf>> = vec![Vec::new(); n]; // graph output ports
+        let mut out_bufs = Vec::new();
+        let mut out_range = vec![(0u32, 0u32); n];
+        let mut inputs = Vec::new();
+        let mut outputs = Vec::new();
+        // Engine channels follow sources / sinks in file (declaration) order, then port order.
+        let mut chan_in = vec![(0u32, 0u32); n];
+        let mut chan_out = vec![(0u32, 0u32); n];
+        for v in 0..n {
+            let d = dsp[v].as_ref().expect("built above");
+            match d.io() {
+                Io::Source { channels } => {
+                    chan_in[v] = (inputs.len() as u32, channels as u32);
+                    for _ in 0..channels {
+                        inputs.push(layout.alloc(options.block));
+                    }
+                }
+                Io::Sink { channels } => {
+                    chan_out[v] = (outputs.len() as u32, channels as u32);
+                    for _ in 0..channels {
+                        outputs.push(layout.alloc(options.block));
+                    }
+                }
+                Io::None => {}
+            }
+        }
+        for &v in &order {
+            let d = dsp[v].as_ref().expect("built above");
+            let start = out_bufs.len() as u32;
+            match d.io() {
+                Io::Sink { .. } => {
+                    let (s, c) = chan_out[v];
+                    out_bufs.extend_from_slice(&outputs[s as usize..(s + c) as usize]);
+                }
+                _ => {
+                    for _ in 0..d.outputs() {
+                        let b = layout.alloc(out_block[v]);
+                        port_buf[v].push(b);
+                        out_bufs.push(b);
+                    }
+                }
+            }
+            out_range[v] = (start, out_bufs.len() as u32 - start);
+        }
+        let mut in_ports = Vec::new();
+        let mut sum_srcs = Vec::new();
+        let mut in_range = vec![(0u32, 0u32); n];
+        for &v in &order {
+            let d = dsp[v].as_ref().expect("built above");
+            let start = in_ports.len() as u32;
+            let block = node_block[v];
+            match d.io() {
+                Io::Source { .. } => {
+                    let (s, c) = chan_in[v];
+                    for &b in &inputs[s as usize..(s + c) as usize] {
+                        in_ports.push(InPort { buf: b, first: 0, n_srcs: 1 });
+                    }
+                }
+                _ => {
+                    for p in 0..d.inputs() {
+                        let feeding: Vec<Buf> = graph
+                            .in_edges(v)
+                            .iter()
+                            .map(|&e| &graph.edges()[e])
+                            .filter(|e| e.dst_port == p)
+                            .map(|e| port_buf[e.src][e.src_port])
+                            .collect();
+                        let port = match feeding.len() {
+                            0 => InPort { buf: Buf { off: silence.off, len: block as u32 }, first: 0, n_srcs: 0 },
+                            1 => InPort { buf: feeding[0], first: 0, n_srcs: 1 },
+                            k => {
+                                let first = sum_srcs.len() as u32;
+                                sum_srcs.extend_from_slice(&feeding);
+                                InPort { buf: layout.alloc(block), first, n_srcs: k as u32 }
+                            }
+                        };
+                        in_ports.push(port);
+                    }
+                }
+            }
+            in_range[v] = (start, in_ports.len() as u32 - start);
+        }
+
+        // 3. Tasks: successors, activation counts, levels; processors.
+        let mut succ = Vec::new();
+        let mut tasks = Vec::with_capacity(n);
+        let mut cells = Vec::with_capacity(n);
+        let mut level = vec![0u32; n];
+        for (t, &v) in order.iter().enumerate() {
+            let node = graph.node(v);
+            let lv = graph.preds(v).iter().map(|&(p, _)| level[task_of_node[p] as usize] + 1).max().unwrap_or(0);
+            level[t] = lv;
+            let s0 = succ.len() as u32;
+            let mut ss: Vec<u32> = graph.succs(v).iter().map(|&(s, _)| task_of_node[s]).collect();
+            ss.sort_unstable();
+            succ.extend_from_slice(&ss);
+            let d = dsp[v].take().expect("built above");
+            let (ins, outs) = (in_range[v], out_range[v]);
+            tasks.push(TaskInfo {
+                node: v,
+                name: node.name.clone(),
+                kind: node.kind.clone(),
+                cost: node.cost,
+                succ: (s0, ss.len() as u32),
+                initial: graph.preds(v).len() as u32,
+                level: lv,
+                ins,
+                outs,
+                sample_rate: options.sample_rate * node_rate[v].as_f64(),
+                block: node_block[v],
+            });
+            cells.push(TaskCell {
+                processor: UnsafeCell::new(d.processor()),
+                ins: UnsafeCell::new(Vec::with_capacity(ins.1 as usize)),
+                outs: UnsafeCell::new(Vec::with_capacity(outs.1 as usize)),
+                panicked: AtomicBool::new(false),
+                message: UnsafeCell::new(None),
+            });
+        }
+        let n_levels = level.iter().copied().max().map_or(0, |m| m as usize + 1);
+        let mut level_order: Vec<u32> = (0..n as u32).collect();
+        level_order.sort_by_key(|&t| (level[t as usize], t));
+        let mut level_starts = vec![0u32; n_levels + 1];
+        for &l in &level {
+            level_starts[l as usize + 1] += 1;
+        }
+        for i in 0..n_levels {
+            level_starts[i + 1] += level_starts[i];
+        }
+        let sources = (0..n as u32).filter(|&t| tasks[t as usize].initial == 0).collect();
+        let sinks = (0..n as u32).filter(|&t| tasks[t as usize].succ.1 == 0).collect();
+        Ok(Plan {
+            tasks,
+            cells: cells.into_boxed_slice(),
+            succ,
+            in_ports,
+            sum_srcs,
+            out_bufs,
+            arena: layout.finish(),
+            inputs,
+            outputs,
+            sources,
+            sinks,
+            level_order,
+            level_starts,
+            task_of_node,
+            sample_rate: options.sample_rate,
+            block: options.block,
+            placeholders,
+        })
+    }
+
+    /// Runs task `i` for the current cycle: sums its multi-edge inputs, then calls its
+    /// processor. A processor that panics has its outputs silenced for the cycle; the task is
+    /// flagged ([`Plan::panicked`]) and its first message kept for [`Plan::take_panics`].
+    /// Never allocates, locks or blocks (unless the processor panics).
+    ///
+    /// # Safety
+    /// 1. Every predecessor of `i` has completed in this cycle, and its writes happen-before
+    ///    this call (same thread, or a Release/Acquire pair in the executor).
+    /// 2. No other thread runs task `i`, or any of its successors, concurrently with this call.
+    /// 3. No reference obtained from this plan ([`Plan::output`]) is alive: the executor holds
+    ///    the plan through the `&mut Plan` of [`Executor::run_cycle`](crate::Executor).
+    ///
+    /// `i < self.len()`; otherwise this panics.
+    #[inline]
+    pub unsafe fn run_task(&self, i: usize) {
+        let t = &self.tasks[i];
+        let cell = &self.cells[i];
+        // SAFETY: [2] only this thread runs task `i` now, so only it touches the cell's vectors.
+        let (ins, outs) = unsafe { (&mut *cell.ins.get(), &mut *cell.outs.get()) };
+        let ports = &self.in_ports[t.ins.0 as usize..(t.ins.0 + t.ins.1) as usize];
+        for port in ports {
+            if port.n_srcs >= 2 {
+                let srcs = &self.sum_srcs[port.first as usize..(port.first + port.n_srcs) as usize];
+                // SAFETY: the scratch buffer belongs to this port of task `i` alone [2]; the
+                // sources are outputs of predecessors, complete and visible [1], written by no
+                // one while their successor `i` runs [2]; no outside reference exists [3].
+                let dst = unsafe { self.arena.slice_mut(port.buf) };
+                // SAFETY: as above: predecessors' buffers, finished and not written now.
+                dst.copy_from_slice(unsafe { self.arena.slice(srcs[0]) });
+                for &s in &srcs[1..] {
+                    // SAFETY: as above.
+                    let src = unsafe { self.arena.slice(s) };
+                    for (d, x) in dst.iter_mut().zip(src) {
+                        *d += *x;
+                    }
+                }
+            }
+            // SAFETY: the buffer is a predecessor's output [1, 2], the silent buffer (never
+            // written), an engine input channel (written only under `&mut self`), or this
+            // port's scratch, whose mutable slice above has ended.
+            ins.push(unsafe { self.arena.slice(port.buf) });
+        }
+        for &b in &self.out_bufs[t.outs.0 as usize..(t.outs.0 + t.outs.1) as usize] {
+            // SAFETY: output buffers of task `i` are written only by task `i` [2] and read only
+            // by its successors, which do not run now [2]; no outside reference [3].
+            outs.push(unsafe { self.arena.slice_mut(b) });
+        }
+        // SAFETY: the processor of task `i` is used only by the thread running `i` [2].
+        let processor = unsafe { &mut *cell.processor.get() };
+        let result = catch_unwind(AssertUnwindSafe(|| processor.process(ins, outs)));
+        if let Err(payload) = result {
+            for o in outs.iter_mut() {
+                o.fill(0.0);
+            }
+            self.record_panic(i, payload);
+        }
+        ins.clear();
+        outs.clear();
+    }
+
+    #[cold]
+    fn record_panic(&self, i: usize, payload: Box<dyn std::any::Any + Send>) {
+        let cell = &self.cells[i];
+        // Relaxed: the flag is read by the control side under `&mut self` or as a hint; the
+        // message itself is handed over by the `&mut self` of `take_panics`.
+        if !cell.panicked.swap(true, Ordering::Relaxed) {
+            let msg = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic with no message".to_string());
+            // SAFETY: only the thread running task `i` writes the message [run_task 2].
+            unsafe { *cell.message.get() = Some(msg) };
+        }
+    }
+
+    /// Whether the processor of task `i` has panicked since compile or [`Plan::reset`].
+    pub fn panicked(&self, i: usize) -> bool {
+        self.cells[i].panicked.load(Ordering::Relaxed)
+    }
+
+    /// The panics not reported yet (each task's first message, once).
+    pub fn take_panics(&mut self) -> Vec<TaskPanic> {
+        let mut v = Vec::new();
+        for (i, cell) in self.cells.iter_mut().enumerate() {
+            if let Some(message) = cell.message.get_mut().take() {
+                v.push(TaskPanic { task: i, node: self.tasks[i].name.clone(), message });
+            }
+        }
+        v
+    }
+
+    /// Number of tasks.
+    pub fn len(&self) -> usize {
+        self.tasks.len()
+    }
+
+    /// Whether the plan has no task.
+    pub fn is_empty(&self) -> bool {
+        self.tasks.is_empty()
+    }
+
+    /// The distinct successors of task `i` (task indices, increasing).
+    #[inline]
+    pub fn successors(&self, i: usize) -> &[u32] {
+        let (s, l) = self.tasks[i].succ;
+        &self.succ[s as usize..(s + l) as usize]
+    }
+
+    /// The number of distinct predecessors of task `i`: the activation count it starts each
+    /// cycle with.
+    #[inline]
+    pub fn initial_count(&self, i: usize) -> u32 {
+        self.tasks[i].initial
+    }
+
+    /// Tasks with no predecessor (initial count 0), increasing.
+    pub fn sources(&self) -> &[u32] {
+        &self.sources
+    }
+
+    /// Tasks with no successor, increasing; the cycle is done when all of them are.
+    pub fn sinks(&self) -> &[u32] {
+        &self.sinks
+    }
+
+    /// Number of topological levels (length of the longest path, in tasks).
+    pub fn n_levels(&self) -> usize {
+        self.level_starts.len() - 1
+    }
+
+    /// The tasks of level `l` (those whose longest path from a source has `l` edges),
+    /// increasing. Tasks of one level never depend on each other.
+    pub fn level(&self, l: usize) -> &[u32] {
+        &self.level_order[self.level_starts[l] as usize..self.level_starts[l + 1] as usize]
+    }
+
+    /// The level of task `i`.
+    pub fn level_of(&self, i: usize) -> usize {
+        self.tasks[i].level as usize
+    }
+
+    /// The name of task `i`'s node.
+    pub fn name(&self, i: usize) -> &str {
+        &self.tasks[i].name
+    }
+
+    /// The kind of task `i`'s node.
+    pub fn kind(&self, i: usize) -> &str {
+        &self.tasks[i].kind
+    }
+
+    /// The cost of task `i` (its node's cost, microseconds for `.ag` files).
+    pub fn cost(&self, i: usize) -> f64 {
+        self.tasks[i].cost
+    }
+
+    /// The sample rate at task `i`, in Hz.
+    pub fn task_rate(&self, i: usize) -> f64 {
+        self.tasks[i].sample_rate
+    }
+
+    /// Frames per cycle at task `i`.
+    pub fn task_block(&self, i: usize) -> usize {
+        self.tasks[i].block
+    }
+
+    /// The graph node of task `i`.
+    pub fn node_of(&self, i: usize) -> NodeId {
+        self.tasks[i].node
+    }
+
+    /// The task of graph node `node`.
+    pub fn task_of(&self, node: NodeId) -> usize {
+        self.task_of_node[node] as usize
+    }
+
+    /// Names of the nodes of unknown kind that became silent placeholders.
+    pub fn placeholders(&self) -> &[String] {
+        &self.placeholders
+    }
+
+    /// Number of engine input channels (outputs of `source` nodes).
+    pub fn n_inputs(&self) -> usize {
+        self.inputs.len()
+    }
+
+    /// Number of engine output channels (inputs of `sink` nodes).
+    pub fn n_outputs(&self) -> usize {
+        self.outputs.len()
+    }
+
+    /// Frames per cycle at the engine's rate.
+    pub fn block(&self) -> usize {
+        self.block
+    }
+
+    /// The engine's sample rate in Hz.
+    pub fn sample_rate(&self) -> f64 {
+        self.sample_rate
+    }
+
+    /// Sets engine input channel `channel` for the next cycle: `data` is copied, silence
+    /// after its end.
+    ///
+    /// # Panics
+    /// If `channel >= n_inputs()`.
+    pub fn set_input(&mut self, channel: usize, data: &[f32]) {
+        let dst = self.input_mut(channel);
+        let k = data.len().min(dst.len());
+        dst[..k].copy_from_slice(&data[..k]);
+        dst[k..].fill(0.0);
+    }
+
+    /// Engine input channel `channel`, to fill before the next cycle.
+    ///
+    /// # Panics
+    /// If `channel >= n_inputs()`.
+    pub fn input_mut(&mut self, channel: usize) -> &mut [f32] {
+        let b = self.inputs[channel];
+        // SAFETY: `&mut self`: no cycle runs and no other slice of the arena is alive.
+        unsafe { self.arena.slice_mut(b) }
+    }
+
+    /// Engine output channel `channel` as the last cycle left it (`block()` frames).
+    ///
+    /// # Panics
+    /// If `channel >= n_outputs()`.
+    pub fn output(&self, channel: usize) -> &[f32] {
+        let b = self.outputs[channel];
+        // SAFETY: cycles run only under `&mut Plan` (`Executor::run_cycle`, `run_task`'s
+        // contract [3]), so while this shared borrow lives nothing writes the buffer.
+        unsafe { self.arena.slice(b) }
+    }
+
+    /// Returns to the initial state: every processor reset, every buffer silent, panic flags
+    /// and messages cleared. The next cycles equal those of a freshly compiled plan.
+    pub fn reset(&mut self) {
+        self.arena.clear();
+        for cell in self.cells.iter_mut() {
+            cell.processor.get_mut().reset();
+            *cell.panicked.get_mut() = false;
+            *cell.message.get_mut() = None;
+        }
+    }
+}

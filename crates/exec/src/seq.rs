@@ -1,0 +1,28 @@
+//! The sequential executor.
+
+use crate::{Executor, Plan};
+
+/// Runs the tasks in topological order on the calling thread.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SeqExecutor;
+
+impl SeqExecutor {
+    /// A sequential executor.
+    pub fn new() -> Self {
+        SeqExecutor
+    }
+}
+
+impl Executor for SeqExecutor {
+    #[inline]
+    fn run_cycle(&mut self, plan: &mut Plan) {
+        for i in 0..plan.len() {
+            // SAFETY: tasks are stored in topological order, so every predecessor of `i` ran
+            // earlier in this loop, on this thread (program order gives happens-before); this
+            // thread is the only one running tasks of `plan`, which it holds by `&mut`, so no
+            // other thread runs `i` or its successors and no reference from `Plan::output`
+            // is alive.
+            unsafe { plan.run_task(i) };
+        }
+    }
+}

@@ -1,0 +1,295 @@
+//! The compiled plan: wiring, ports, parallel edges, rates, panics, reset.
+
+use fugue_dsp::{DspNode, NodeContext, NodeError, Processor, Registry};
+use fugue_exec::{CompileError, CompileOptions, Executor, Plan, SeqExecutor};
+use fugue_graph::read::ag::parse;
+
+fn opts(rate: f64, block: usize) -> CompileOptions {
+    CompileOptions { sample_rate: rate, block, placeholder: false }
+}
+
+fn compile(src: &str, rate: f64, block: usize) -> Result<Plan, CompileError> {
+    let g = parse(src, "test.ag").unwrap();
+    Plan::compile(&g, &Registry::with_builtin_kinds(), &opts(rate, block))
+}
+
+fn sine(freq: f64, rate: f64, n: usize) -> f64 {
+    (2.0 * std::f64::consts::PI * freq * n as f64 / rate).sin()
+}
+
+/// `a` feeds `m` twice on different ports and `n` twice on the same port; both are summed.
+///
+/// ```text
+///   a ──1──▶ m.1        a ──▶ n.1 (two edges)
+///   a ──1──▶ m.2
+/// ```
+#[test]
+fn parallel_edges_are_distinct_and_summed_by_the_consumer() {
+    let src = r#"
+        a = { kind: "osc", freq: 1000, volume: 0.25, };
+        m = { kind: "mix", };
+        n = { kind: "mix", };
+        s = { kind: "sink", };
+        a.1 -> m.1;  a.1 -> m.2;  a.1 -> n.1;  a.1 -> n.1;
+        m.1 -> s.1;  n.1 -> s.2;
+    "#;
+    let mut plan = compile(src, 48_000.0, 64).unwrap();
+    assert_eq!(plan.n_outputs(), 2);
+    let mut ex = SeqExecutor::new();
+    for cycle in 0..5 {
+        ex.run_cycle(&mut plan);
+        for ch in 0..2 {
+            for (k, &y) in plan.output(ch).iter().enumerate() {
+                let want = 0.5 * sine(1000.0, 48_000.0, cycle * 64 + k);
+                assert!((y as f64 - want).abs() < 1e-6, "cycle {cycle} ch {ch} frame {k}: {y} vs {want}");
+            }
+        }
+    }
+}
+
+/// Port numbers count: feeding port 2 of a sink leaves channel 1 silent.
+#[test]
+fn port_numbers_are_respected() {
+    let src = r#"
+        a = { kind: "osc", freq: 440, };
+        s = { kind: "sink", in: 2, };
+        a.1 -> s.2;
+    "#;
+    let mut plan = compile(src, 48_000.0, 32).unwrap();
+    SeqExecutor::new().run_cycle(&mut plan);
+    assert!(plan.output(0).iter().all(|&x| x == 0.0));
+    assert!(plan.output(1).iter().any(|&x| x != 0.0));
+}
+
+/// Outputs are rewritten, not accumulated, from one cycle to the next.
+#[test]
+fn outputs_do_not_accumulate_across_cycles() {
+    let src = r#"
+        a = { kind: "osc", freq: 0, phase: 0.25, };
+        m = { kind: "mix", };
+        s = { kind: "sink", };
+        a.1 -> m.1;  m.1 -> s.1;
+    "#;
+    let mut plan = compile(src, 48_000.0, 16).unwrap();
+    let mut ex = SeqExecutor::new();
+    for _ in 0..10 {
+        ex.run_cycle(&mut plan);
+        assert!(plan.output(0).iter().all(|&x| (x - 1.0).abs() < 1e-6));
+    }
+}
+
+/// A diamond: successor lists, activation counts, levels, sources and sinks.
+///
+/// ```text
+///      ┌▶ b ─┐
+///   a ─┤     ├▶ d ─▶ s
+///      └▶ c ─┘
+/// ```
+#[test]
+fn structure_of_a_diamond() {
+    let src = r#"
+        a = { kind: "osc", freq: 100, };
+        b = { kind: "mod", freq: 3, };
+        c = { kind: "mod", freq: 5, };
+        d = { kind: "mix", };
+        s = { kind: "sink", };
+        a.1 -> b.1;  a.1 -> c.1;  b.1 -> d.1;  c.1 -> d.2;  d.1 -> s.1;
+    "#;
+    let plan = compile(src, 48_000.0, 64).unwrap();
+    assert_eq!(plan.len(), 5);
+    let t = |name: &str| (0..plan.len()).find(|&i| plan.name(i) == name).unwrap();
+    let (a, b, c, d, s) = (t("a"), t("b"), t("c"), t("d"), t("s"));
+    for i in 0..plan.len() {
+        for &j in plan.successors(i) {
+            assert!(j as usize > i, "topological order");
+        }
+    }
+    let mut bc = vec![b as u32, c as u32];
+    bc.sort();
+    assert_eq!(plan.successors(a), &bc[..]);
+    assert_eq!(plan.successors(b), &[d as u32]);
+    assert_eq!(plan.initial_count(d), 2);
+    assert_eq!(plan.initial_count(a), 0);
+    assert_eq!(plan.sources(), &[a as u32]);
+    assert_eq!(plan.sinks(), &[s as u32]);
+    assert_eq!(plan.n_levels(), 4);
+    assert_eq!(plan.level(1), &bc[..]);
+    assert_eq!(plan.level_of(s), 3);
+    for i in 0..plan.len() {
+        assert_eq!(plan.task_of(plan.node_of(i)), i);
+    }
+}
+
+#[test]
+fn resamplers_change_rate_and_block_downstream() {
+    let src = r#"
+        a = { kind: "osc", freq: 440, };
+        r = { kind: "resampler", ratio: "0.5", };
+        m = { kind: "mod", freq: 3, };
+        u = { kind: "resampler", ratio: "2.", };
+        s = { kind: "sink", };
+        a.1 -> r.1;  r.1 -> m.1;  m.1 -> u.1;  u.1 -> s.1;
+    "#;
+    let plan = compile(src, 48_000.0, 512).unwrap();
+    let t = |name: &str| (0..plan.len()).find(|&i| plan.name(i) == name).unwrap();
+    assert_eq!(plan.task_block(t("m")), 256);
+    assert_eq!(plan.task_rate(t("m")), 24_000.0);
+    assert_eq!(plan.task_block(t("s")), 512);
+    // 511 frames cannot be halved.
+    let err = compile(src, 48_000.0, 511).unwrap_err().to_string();
+    assert!(err.contains("`r`") && err.contains("multiple of 2"), "{err}");
+}
+
+#[test]
+fn mixed_rates_are_refused_naming_the_node() {
+    let src = r#"
+        a = { kind: "osc", freq: 440, };
+        r = { kind: "resampler", ratio: 2, };
+        m = { kind: "mix", };
+        s = { kind: "sink", };
+        a.1 -> r.1;  r.1 -> m.1;  a.1 -> m.2;  m.1 -> s.1;
+    "#;
+    let err = compile(src, 48_000.0, 64).unwrap_err();
+    assert!(matches!(&err, CompileError::MixedRates { node, .. } if node == "m"), "{err}");
+    assert!(err.to_string().contains("48000 Hz, 96000 Hz"), "{err}");
+}
+
+/// A sink below the engine's rate is converted back: the file keeps the engine's rate.
+#[test]
+fn a_sink_off_the_engine_rate_is_converted_back() {
+    let src = r#"
+        a = { kind: "osc", freq: 0, phase: 0.25, };
+        r = { kind: "resampler", ratio: 0.5, };
+        s = { kind: "sink", };
+        a.1 -> r.1;  r.1 -> s.1;
+    "#;
+    let mut plan = compile(src, 48_000.0, 64).unwrap();
+    let mut ex = SeqExecutor::new();
+    for _ in 0..10 {
+        ex.run_cycle(&mut plan);
+    }
+    assert_eq!(plan.output(0).len(), 64);
+    assert!(plan.output(0).iter().all(|&x| (x - 1.0).abs() < 1e-5), "{:?}", plan.output(0));
+}
+
+#[test]
+fn unknown_kinds_list_the_known_ones_or_become_placeholders() {
+    let src = r#"
+        a = { kind: "theremin", };
+        b = { kind: "osc", freq: 100, };
+        m = { kind: "mix", };
+        s = { kind: "sink", };
+        a.1 -> m.1;  b.1 -> m.2;  m.1 -> s.1;
+    "#;
+    let err = compile(src, 48_000.0, 64).unwrap_err().to_string();
+    assert!(err.contains("`theremin`") && err.contains("biquad, delay, gain") && err.contains("osc"), "{err}");
+    let g = parse(src, "t.ag").unwrap();
+    let o = CompileOptions { placeholder: true, ..opts(48_000.0, 64) };
+    let mut plan = Plan::compile(&g, &Registry::with_builtin_kinds(), &o).unwrap();
+    assert_eq!(plan.placeholders(), &["a".to_string()]);
+    SeqExecutor::new().run_cycle(&mut plan);
+    assert!(plan.output(0).iter().any(|&x| x != 0.0));
+}
+
+#[test]
+fn bad_attributes_name_node_and_attribute() {
+    let missing = compile(r#"a = { kind: "osc", }; s = { kind: "sink", }; a.1 -> s.1;"#, 48_000.0, 64).unwrap_err();
+    assert!(missing.to_string().contains("`a`") && missing.to_string().contains("`freq`"), "{missing}");
+    let nan = compile(r#"a = { kind: "osc", freq: "loud", }; s = { kind: "sink", }; a.1 -> s.1;"#, 48_000.0, 64).unwrap_err();
+    assert!(nan.to_string().contains("`loud` is not a number"), "{nan}");
+    let lonely = compile(r#"a = { kind: "osc", freq: 1, }; s = { kind: "sink", in: 1, };"#, 48_000.0, 64).unwrap_err();
+    assert!(lonely.to_string().contains("`s` (sink) has no input"), "{lonely}");
+}
+
+/// A kind that panics on its third cycle.
+struct Boom(u32);
+
+impl Processor for Boom {
+    fn process(&mut self, _inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
+        self.0 += 1;
+        for o in outputs.iter_mut() {
+            o.fill(0.5);
+        }
+        if self.0 >= 3 {
+            panic!("boom at cycle {}", self.0);
+        }
+    }
+    fn reset(&mut self) {
+        self.0 = 0;
+    }
+}
+
+struct BoomNode(usize);
+
+impl DspNode for BoomNode {
+    fn inputs(&self) -> usize {
+        0
+    }
+    fn outputs(&self) -> usize {
+        self.0
+    }
+    fn processor(&self) -> Box<dyn Processor> {
+        Box::new(Boom(0))
+    }
+}
+
+fn boom(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
+    Ok(Box::new(BoomNode(ctx.outputs)))
+}
+
+#[test]
+fn a_panicking_processor_is_silenced_and_reported_once() {
+    let src = r#"
+        b = { kind: "boom", };
+        a = { kind: "osc", freq: 0, phase: 0.25, };
+        s = { kind: "sink", };
+        b.1 -> s.1;  a.1 -> s.2;
+    "#;
+    let g = parse(src, "t.ag").unwrap();
+    let mut reg = Registry::with_builtin_kinds();
+    reg.register("boom", boom);
+    let mut plan = Plan::compile(&g, &reg, &opts(48_000.0, 16)).unwrap();
+    let b = (0..plan.len()).find(|&i| plan.name(i) == "b").unwrap();
+    let prev = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let mut ex = SeqExecutor::new();
+    for cycle in 1..=5 {
+        ex.run_cycle(&mut plan);
+        let want = if cycle < 3 { 0.5 } else { 0.0 };
+        assert!(plan.output(0).iter().all(|&x| x == want), "cycle {cycle}");
+        assert!(plan.output(1).iter().all(|&x| (x - 1.0).abs() < 1e-6), "the engine goes on");
+        assert_eq!(plan.panicked(b), cycle >= 3);
+        if cycle == 3 {
+            let p = plan.take_panics();
+            assert_eq!(p.len(), 1);
+            assert_eq!(p[0].node, "b");
+            assert_eq!(p[0].message, "boom at cycle 3");
+        } else {
+            assert!(plan.take_panics().is_empty(), "reported once");
+        }
+    }
+    std::panic::set_hook(prev);
+    plan.reset();
+    assert!(!plan.panicked(b));
+    ex.run_cycle(&mut plan);
+    assert!(plan.output(0).iter().all(|&x| x == 0.5));
+}
+
+#[test]
+fn sources_read_the_engine_inputs_in_order() {
+    let src = r#"
+        x = { kind: "source", out: 2, };
+        y = { kind: "source", out: 1, volume: 2, };
+        s = { kind: "sink", };
+        x.2 -> s.1;  y.1 -> s.2;  x.1 -> s.3;
+    "#;
+    let mut plan = compile(src, 48_000.0, 8).unwrap();
+    assert_eq!((plan.n_inputs(), plan.n_outputs()), (3, 3));
+    plan.set_input(0, &[1.0; 8]);
+    plan.set_input(1, &[2.0; 4]);
+    plan.set_input(2, &[3.0; 8]);
+    SeqExecutor::new().run_cycle(&mut plan);
+    assert_eq!(plan.output(0), &[2.0, 2.0, 2.0, 2.0, 0.0, 0.0, 0.0, 0.0]);
+    assert_eq!(plan.output(1), &[6.0; 8]);
+    assert_eq!(plan.output(2), &[1.0; 8]);
+}
