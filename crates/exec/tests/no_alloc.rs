@@ -10,38 +10,37 @@ use fugue_dsp::{NodeContext, Ratio, Registry};
 use fugue_exec::{CompileOptions, Executor, Plan, SeqExecutor};
 use fugue_graph::read::ag::parse;
 
-/// Counts allocations (and reallocations) made by threads that set `COUNTING`.
+/// Counts allocations, frees and reallocations made by threads that set `COUNTING`.
 struct Counting;
 
 thread_local! {
     static COUNTING: Cell<bool> = const { Cell::new(false) };
+    static ALLOCS: Cell<usize> = const { Cell::new(0) };
 }
-static ALLOCS: AtomicUsize = AtomicUsize::new(0);
+/// Allocations counted over all threads (for the record; the assertions use `ALLOCS`).
+static TOTAL: AtomicUsize = AtomicUsize::new(0);
 
-fn counting() -> bool {
-    COUNTING.try_with(Cell::get).unwrap_or(false)
+fn note() {
+    if COUNTING.try_with(Cell::get).unwrap_or(false) {
+        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+        TOTAL.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 // SAFETY: forwards every call to `System` unchanged; only counts.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if counting() {
-            ALLOCS.fetch_add(1, Ordering::Relaxed);
-        }
+        note();
         // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract, which we pass on.
         unsafe { System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if counting() {
-            ALLOCS.fetch_add(1, Ordering::Relaxed);
-        }
+        note();
         // SAFETY: as above.
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if counting() {
-            ALLOCS.fetch_add(1, Ordering::Relaxed);
-        }
+        note();
         // SAFETY: as above.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -52,12 +51,12 @@ static GLOBAL: Counting = Counting;
 
 /// Allocations and frees made by this thread while running `f`.
 fn count<R>(f: impl FnOnce() -> R) -> (usize, R) {
-    let before = ALLOCS.load(Ordering::Relaxed);
+    let before = ALLOCS.with(Cell::get);
     COUNTING.with(|c| c.set(true));
     let r = f();
     COUNTING.with(|c| c.set(false));
-    // Other threads do not count, so the difference is this thread's alone.
-    (ALLOCS.load(Ordering::Relaxed) - before, r)
+    // Per-thread counts: tests running in parallel do not disturb each other.
+    (ALLOCS.with(Cell::get) - before, r)
 }
 
 fn data() -> Option<PathBuf> {
@@ -116,8 +115,9 @@ fn cycles_allocate_nothing(src: &str, name: &str, block: usize, cycles: usize) {
 
 #[test]
 fn the_counter_counts() {
+    let total = TOTAL.load(Ordering::Relaxed);
     let (n, v) = count(|| vec![1u8; 10]);
-    assert!(n >= 1);
+    assert!(n >= 1 && TOTAL.load(Ordering::Relaxed) > total);
     drop(v);
 }
 
