@@ -1,0 +1,157 @@
+//! Waiting: the spin / yield / park strategies and the parking protocol (docs/ring.md,
+//! "Parking"). Labels [C1]..[C3] (consumer) and [P1]..[P2] (producer) refer to that proof.
+
+use std::time::Instant;
+
+use crate::primitive::sync::Ordering;
+use crate::primitive::{spin_hint, yield_now};
+use crate::region::{Control, Strategy};
+
+/// Spin iterations before `Yield` starts yielding and before `Park` starts parking.
+const SPIN_STEPS: u32 = 6;
+/// Yield iterations (after spinning) before `Park` sleeps.
+const YIELD_STEPS: u32 = 10;
+
+/// One waiting episode of one thread: how far it has backed off.
+pub(crate) struct Waiter {
+    strategy: Strategy,
+    step: u32,
+}
+
+/// Which side is waiting, and so which counter it sleeps on.
+#[derive(Clone, Copy)]
+pub(crate) enum Side {
+    /// The consumer waits for a commit.
+    Consumer,
+    /// A producer waits for a release.
+    Producer,
+}
+
+impl Waiter {
+    pub(crate) fn new(strategy: Strategy) -> Waiter {
+        Waiter { strategy, step: 0 }
+    }
+
+    /// Wait a little. `done` re-checks the caller's condition right before sleeping (it is
+    /// the [C3] check of the parking protocol); `deadline` bounds any sleep.
+    #[inline]
+    pub(crate) fn pause(
+        &mut self,
+        control: &Control,
+        side: Side,
+        done: impl Fn() -> bool,
+        deadline: Option<Instant>,
+    ) {
+        match self.strategy {
+            Strategy::Spin => spin_hint(),
+            Strategy::Yield => {
+                if self.step < SPIN_STEPS {
+                    for _ in 0..(1u32 << self.step) {
+                        spin_hint();
+                    }
+                    self.step += 1;
+                } else {
+                    yield_now();
+                }
+            }
+            Strategy::Park => {
+                if self.step < SPIN_STEPS {
+                    for _ in 0..(1u32 << self.step) {
+                        spin_hint();
+                    }
+                } else if self.step < SPIN_STEPS + YIELD_STEPS {
+                    yield_now();
+                } else {
+                    park(control, side, done, deadline);
+                }
+                self.step = self.step.saturating_add(1);
+            }
+        }
+    }
+}
+
+/// Sleep until the other side signals (or the deadline passes, or spuriously).
+#[cold]
+fn park(control: &Control, side: Side, done: impl Fn() -> bool, deadline: Option<Instant>) {
+    let timeout = match deadline {
+        Some(d) => match d.checked_duration_since(Instant::now()) {
+            Some(t) if !t.is_zero() => Some(t),
+            _ => return,
+        },
+        None => None,
+    };
+    match side {
+        Side::Consumer => {
+            // [C1] SeqCst: in the single total order before [C2]; a producer's [P2] that
+            // comes after it reads 1 and wakes us.
+            control.consumer_sleeping.store(1, Ordering::SeqCst);
+            // [C2] SeqCst load: pairs with the producer's [P1] fetch_add (release); reading
+            // its value makes the commit before it visible to [C3].
+            let seen = control.commits.load(Ordering::SeqCst);
+            if !done() {
+                sleep(&control.commits, seen, timeout);
+            }
+            control.consumer_sleeping.store(0, Ordering::SeqCst);
+        }
+        Side::Producer => {
+            // [C1]/[C2] with the roles swapped: producers count themselves in, the consumer's
+            // release bumps `releases` and wakes everyone when the count is not zero.
+            control.producers_sleeping.fetch_add(1, Ordering::SeqCst);
+            let seen = control.releases.load(Ordering::SeqCst);
+            if !done() {
+                sleep(&control.releases, seen, timeout);
+            }
+            control.producers_sleeping.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+#[cfg(not(loom))]
+fn sleep(
+    word: &crate::primitive::sync::AtomicU32,
+    seen: u32,
+    timeout: Option<std::time::Duration>,
+) {
+    crate::primitive::futex::wait(word, seen, timeout);
+}
+
+#[cfg(loom)]
+fn sleep(
+    _word: &crate::primitive::sync::AtomicU32,
+    _seen: u32,
+    _timeout: Option<std::time::Duration>,
+) {
+    yield_now();
+}
+
+#[cfg(not(loom))]
+fn wake(word: &crate::primitive::sync::AtomicU32, count: i32) {
+    crate::primitive::futex::wake(word, count);
+}
+
+#[cfg(loom)]
+fn wake(_word: &crate::primitive::sync::AtomicU32, _count: i32) {}
+
+/// After a commit (Park mode) or when a producer handle goes away: wake the consumer if it
+/// may be asleep.
+#[inline]
+pub(crate) fn notify_consumer(control: &Control) {
+    // [P1] SeqCst RMW: releases the commit stored before it to the consumer's [C2].
+    control.commits.fetch_add(1, Ordering::SeqCst);
+    // [P2] SeqCst: after [P1] in the total order; reads the consumer's [C1] if [C1] came
+    // first, otherwise the consumer's [C2] reads [P1] and [C3] sees the commit.
+    if control.consumer_sleeping.load(Ordering::SeqCst) != 0 {
+        wake(&control.commits, 1);
+    }
+}
+
+/// After a release (Park mode) or when the consumer goes away: wake the producers that may
+/// be asleep.
+#[inline]
+pub(crate) fn notify_producers(control: &Control) {
+    // Same pairing as `notify_consumer`, with `releases` and `producers_sleeping`.
+    control.releases.fetch_add(1, Ordering::SeqCst);
+    if control.producers_sleeping.load(Ordering::SeqCst) != 0 {
+        wake(&control.releases, i32::MAX);
+    }
+}
