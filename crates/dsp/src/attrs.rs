@@ -32,7 +32,13 @@ pub fn or(ctx: &NodeContext<'_>, attr: &str, default: f64) -> Result<f64, NodeEr
 }
 
 /// Fails with "`attr` = `value` reason" unless `ok`.
-pub fn check(ctx: &NodeContext<'_>, attr: &str, value: f64, ok: bool, reason: &str) -> Result<f64, NodeError> {
+pub fn check(
+    ctx: &NodeContext<'_>,
+    attr: &str,
+    value: f64,
+    ok: bool,
+    reason: &str,
+) -> Result<f64, NodeError> {
     if ok {
         Ok(value)
     } else {
@@ -75,7 +81,14 @@ pub fn choice(
                 .iter()
                 .find(|c| c.eq_ignore_ascii_case(s.trim()))
                 .copied()
-                .ok_or_else(|| bad(ctx, attr, &s, &format!("is not one of: {}", choices.join(", "))))
+                .ok_or_else(|| {
+                    bad(
+                        ctx,
+                        attr,
+                        &s,
+                        &format!("is not one of: {}", choices.join(", ")),
+                    )
+                })
         }
     }
 }
@@ -83,7 +96,13 @@ pub fn choice(
 /// Fails unless the node takes no input port (generators).
 pub fn no_inputs(ctx: &NodeContext<'_>) -> Result<(), NodeError> {
     if ctx.inputs > 0 {
-        return Err(bad_ports(ctx, format!("takes no input, but the graph gives it {} input port(s)", ctx.inputs)));
+        return Err(bad_ports(
+            ctx,
+            format!(
+                "takes no input, but the graph gives it {} input port(s)",
+                ctx.inputs
+            ),
+        ));
     }
     Ok(())
 }

@@ -123,9 +123,17 @@ impl Converter {
                     for (mi, hv) in h.iter_mut().enumerate() {
                         let t = p as f64 / l as f64 + w as f64 - 1.0 - mi as f64;
                         let u = t / w as f64;
-                        let win = if u.abs() >= 1.0 { 0.0 } else { bessel_i0(BETA * (1.0 - u * u).sqrt()) / i0b };
+                        let win = if u.abs() >= 1.0 {
+                            0.0
+                        } else {
+                            bessel_i0(BETA * (1.0 - u * u).sqrt()) / i0b
+                        };
                         let x = 2.0 * fc * t;
-                        let sinc = if x == 0.0 { 1.0 } else { (PI * x).sin() / (PI * x) };
+                        let sinc = if x == 0.0 {
+                            1.0
+                        } else {
+                            (PI * x).sin() / (PI * x)
+                        };
                         *hv = 2.0 * fc * sinc * win;
                     }
                     let sum: f64 = h.iter().sum();
@@ -136,7 +144,17 @@ impl Converter {
                 (taps, taps, table)
             }
         };
-        Ok(Converter { conv, l, m, n_in, n_out, hist: vec![0.0; past + n_in], past, table, taps })
+        Ok(Converter {
+            conv,
+            l,
+            m,
+            n_in,
+            n_out,
+            hist: vec![0.0; past + n_in],
+            past,
+            table,
+            taps,
+        })
     }
 
     /// Input frames per cycle.
@@ -225,7 +243,13 @@ fn dot(x: &[f32], h: &[f32]) -> f32 {
 mod tests {
     use super::*;
 
-    fn run(conv: Conv, ratio: Ratio, n_in: usize, cycles: usize, f: impl Fn(usize) -> f32) -> Vec<f32> {
+    fn run(
+        conv: Conv,
+        ratio: Ratio,
+        n_in: usize,
+        cycles: usize,
+        f: impl Fn(usize) -> f32,
+    ) -> Vec<f32> {
         let mut c = Converter::new(conv, ratio, n_in).unwrap();
         let mut out = vec![0.0; c.n_out()];
         let mut all = Vec::new();
@@ -245,13 +269,20 @@ mod tests {
             assert_eq!(run(conv, half, 64, 5, |_| 0.0).len(), 160);
             assert_eq!(run(conv, two, 64, 5, |_| 0.0).len(), 640);
         }
-        assert_eq!(Converter::new(Conv::Sinc, half, 63).unwrap_err(), ConvError::NotDivisible);
+        assert_eq!(
+            Converter::new(Conv::Sinc, half, 63).unwrap_err(),
+            ConvError::NotDivisible
+        );
     }
 
     #[test]
     fn dc_passes_unchanged_after_latency() {
         for conv in [Conv::ZeroHold, Conv::Linear, Conv::Sinc] {
-            for ratio in [Ratio::new(1, 2).unwrap(), Ratio::new(2, 1).unwrap(), Ratio::new(147, 160).unwrap()] {
+            for ratio in [
+                Ratio::new(1, 2).unwrap(),
+                Ratio::new(2, 1).unwrap(),
+                Ratio::new(147, 160).unwrap(),
+            ] {
                 let out = run(conv, ratio, 160, 6, |_| 0.5);
                 for &y in &out[out.len() / 2..] {
                     assert!((y - 0.5).abs() < 1e-6, "{conv:?} {ratio}: {y}");

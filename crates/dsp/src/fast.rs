@@ -67,7 +67,10 @@ pub struct Phasor {
 impl Phasor {
     /// A phasor at `phase` turns, advancing `freq / sample_rate` turns per sample.
     pub fn new(freq: f64, sample_rate: f64, phase: f64) -> Self {
-        Phasor { phase: wrap(phase), inc: freq / sample_rate }
+        Phasor {
+            phase: wrap(phase),
+            inc: freq / sample_rate,
+        }
     }
 
     #[inline]

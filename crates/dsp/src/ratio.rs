@@ -33,7 +33,10 @@ impl Ratio {
             return None;
         }
         let g = gcd(num, den);
-        Some(Ratio { num: num / g, den: den / g })
+        Some(Ratio {
+            num: num / g,
+            den: den / g,
+        })
     }
 
     /// The fraction with the smallest denominator (at most [`Ratio::MAX_DEN`]) within a
@@ -95,7 +98,10 @@ impl Ratio {
 
     /// The inverse `den / num`.
     pub fn recip(self) -> Ratio {
-        Ratio { num: self.den, den: self.num }
+        Ratio {
+            num: self.den,
+            den: self.num,
+        }
     }
 
     /// `n * self` when it is a whole number.

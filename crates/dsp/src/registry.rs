@@ -57,7 +57,11 @@ impl Registry {
     /// known kinds), unless `placeholder`: then the node becomes a
     /// [`kinds::placeholder`] that outputs silence, and the second value is `true` so that
     /// the caller can warn.
-    pub fn build(&self, ctx: &NodeContext<'_>, placeholder: bool) -> Result<(Box<dyn DspNode>, bool), NodeError> {
+    pub fn build(
+        &self,
+        ctx: &NodeContext<'_>,
+        placeholder: bool,
+    ) -> Result<(Box<dyn DspNode>, bool), NodeError> {
         match self.get(ctx.kind()) {
             Some(c) => Ok((c(ctx)?, false)),
             None if placeholder => Ok((kinds::placeholder::build(ctx)?, true)),

@@ -44,7 +44,12 @@ pub fn coefficients(shape: Shape, freq: f64, q: f64, rate: f64) -> [f64; 5] {
 
 /// Builds a `biquad` node.
 pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
-    let shape = match attrs::choice(ctx, "type", &["lowpass", "highpass", "bandpass", "notch"], "lowpass")? {
+    let shape = match attrs::choice(
+        ctx,
+        "type",
+        &["lowpass", "highpass", "bandpass", "notch"],
+        "lowpass",
+    )? {
         "highpass" => Shape::Highpass,
         "bandpass" => Shape::Bandpass,
         "notch" => Shape::Notch,
@@ -52,12 +57,26 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
     };
     let nyquist = ctx.sample_rate / 2.0;
     let freq = attrs::required(ctx, "freq", "a frequency in Hz")?;
-    attrs::check(ctx, "freq", freq, freq > 0.0 && freq < nyquist, &format!("must be between 0 and {nyquist} Hz (half the rate at this node)"))?;
+    attrs::check(
+        ctx,
+        "freq",
+        freq,
+        freq > 0.0 && freq < nyquist,
+        &format!("must be between 0 and {nyquist} Hz (half the rate at this node)"),
+    )?;
     let q = attrs::or(ctx, "q", std::f64::consts::FRAC_1_SQRT_2)?;
     attrs::check(ctx, "q", q, q > 0.0, "must be positive")?;
     let volume = attrs::volume(ctx)?;
     let c = coefficients(shape, freq, q, ctx.sample_rate);
-    super::simple(ctx, Biquad { c, z: [0.0; 2], volume: volume as f64, buf: vec![0.0; ctx.block] })
+    super::simple(
+        ctx,
+        Biquad {
+            c,
+            z: [0.0; 2],
+            volume: volume as f64,
+            buf: vec![0.0; ctx.block],
+        },
+    )
 }
 
 /// The `biquad` processor.

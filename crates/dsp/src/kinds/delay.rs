@@ -14,9 +14,21 @@ use crate::{attrs, DspNode, NodeContext, NodeError, Processor};
 /// Builds a `delay` node.
 pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
     let time = attrs::or(ctx, "time", 0.25)?;
-    attrs::check(ctx, "time", time, time > 0.0 && time <= 60.0, "must be a time in seconds between 0 and 60")?;
+    attrs::check(
+        ctx,
+        "time",
+        time,
+        time > 0.0 && time <= 60.0,
+        "must be a time in seconds between 0 and 60",
+    )?;
     let feedback = attrs::or(ctx, "feedback", 0.4)?;
-    attrs::check(ctx, "feedback", feedback, feedback.abs() < 1.0, "must be between -1 and 1 (exclusive)")?;
+    attrs::check(
+        ctx,
+        "feedback",
+        feedback,
+        feedback.abs() < 1.0,
+        "must be between -1 and 1 (exclusive)",
+    )?;
     let wet = attrs::or(ctx, "wet", 0.5)? as f32;
     let dry = attrs::or(ctx, "dry", 1.0)? as f32;
     let volume = attrs::volume(ctx)?;
@@ -55,7 +67,11 @@ impl Processor for Delay {
         while k < o.len() {
             let run = (n - self.pos).min(o.len() - k);
             let line = &mut self.line[self.pos..self.pos + run];
-            for ((y, &x), d) in o[k..k + run].iter_mut().zip(&self.buf[k..k + run]).zip(line) {
+            for ((y, &x), d) in o[k..k + run]
+                .iter_mut()
+                .zip(&self.buf[k..k + run])
+                .zip(line)
+            {
                 let out = *d;
                 *d = x + self.feedback * out;
                 *y = self.dry * x + self.wet * out;

@@ -22,23 +22,51 @@ use crate::{attrs, DspNode, NodeContext, NodeError, Processor};
 pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
     let rate = ctx.sample_rate;
     let freq = attrs::required(ctx, "freq", "a pitch in Hz")?;
-    attrs::check(ctx, "freq", freq, (20.0..rate / 2.0).contains(&freq), &format!("must be between 20 and {} Hz", rate / 2.0))?;
+    attrs::check(
+        ctx,
+        "freq",
+        freq,
+        (20.0..rate / 2.0).contains(&freq),
+        &format!("must be between 20 and {} Hz", rate / 2.0),
+    )?;
     let decay = attrs::or(ctx, "decay", 0.996)?;
-    attrs::check(ctx, "decay", decay, decay > 0.0 && decay <= 1.0, "must be in (0, 1]")?;
+    attrs::check(
+        ctx,
+        "decay",
+        decay,
+        decay > 0.0 && decay <= 1.0,
+        "must be in (0, 1]",
+    )?;
     let default_period = if ctx.in_edges == 0 { Some(1.0) } else { None };
     let period = attrs::number(ctx, "period")?.or(default_period);
     if let Some(p) = period {
-        attrs::check(ctx, "period", p, (0.0..=3600.0).contains(&p), "must be a time in seconds between 0 and 3600")?;
+        attrs::check(
+            ctx,
+            "period",
+            p,
+            (0.0..=3600.0).contains(&p),
+            "must be a time in seconds between 0 and 3600",
+        )?;
     }
     let offset = attrs::or(ctx, "offset", 0.0)?;
-    attrs::check(ctx, "offset", offset, (0.0..=3600.0).contains(&offset), "must be a time in seconds between 0 and 3600")?;
+    attrs::check(
+        ctx,
+        "offset",
+        offset,
+        (0.0..=3600.0).contains(&offset),
+        "must be a time in seconds between 0 and 3600",
+    )?;
     let seed = attrs::seed(ctx)?;
     let volume = attrs::volume(ctx)?;
     let len = ((rate / freq - 0.5).round() as usize).max(2);
     let (first, every) = match period {
         None => (u64::MAX, u64::MAX),
         Some(p) => {
-            let every = if p == 0.0 { u64::MAX } else { ((p * rate).round() as u64).max(1) };
+            let every = if p == 0.0 {
+                u64::MAX
+            } else {
+                ((p * rate).round() as u64).max(1)
+            };
             ((offset * rate).round() as u64, every)
         }
     };

@@ -21,11 +21,28 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
     let wcet = if ctx.node.cost_declared {
         ctx.node.cost
     } else {
-        attrs::required(ctx, "wcet", "its computation time per cycle, in microseconds")?
+        attrs::required(
+            ctx,
+            "wcet",
+            "its computation time per cycle, in microseconds",
+        )?
     };
-    attrs::check(ctx, "wcet", wcet, wcet.is_finite() && (0.0..=1e6).contains(&wcet), "must be between 0 and 1000000 microseconds")?;
+    attrs::check(
+        ctx,
+        "wcet",
+        wcet,
+        wcet.is_finite() && (0.0..=1e6).contains(&wcet),
+        "must be between 0 and 1000000 microseconds",
+    )?;
     let volume = attrs::volume(ctx)?;
-    super::simple(ctx, Load { budget: Duration::from_nanos((wcet * 1000.0).round() as u64), acc: 1.0, volume })
+    super::simple(
+        ctx,
+        Load {
+            budget: Duration::from_nanos((wcet * 1000.0).round() as u64),
+            acc: 1.0,
+            volume,
+        },
+    )
 }
 
 /// The `load` processor.

@@ -84,8 +84,17 @@ impl<P: Processor + Clone + 'static> DspNode for Simple<P> {
 }
 
 /// An ordinary node with the graph's port counts.
-fn simple<P: Processor + Clone + 'static>(ctx: &NodeContext<'_>, proto: P) -> Result<Box<dyn DspNode>, NodeError> {
-    Ok(Box::new(Simple { inputs: ctx.inputs, outputs: ctx.outputs, io: Io::None, ratio: Ratio::ONE, proto }))
+fn simple<P: Processor + Clone + 'static>(
+    ctx: &NodeContext<'_>,
+    proto: P,
+) -> Result<Box<dyn DspNode>, NodeError> {
+    Ok(Box::new(Simple {
+        inputs: ctx.inputs,
+        outputs: ctx.outputs,
+        io: Io::None,
+        ratio: Ratio::ONE,
+        proto,
+    }))
 }
 
 /// Multiplies a buffer by `g` unless `g` is 1.

@@ -15,7 +15,15 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
     let volume = attrs::volume(ctx)?;
     let phase = attrs::or(ctx, "phase", 0.0)?;
     let start = Phasor::new(freq, ctx.sample_rate, phase);
-    super::simple(ctx, Mod { start, phasor: start, volume, buf: vec![0.0; ctx.block] })
+    super::simple(
+        ctx,
+        Mod {
+            start,
+            phasor: start,
+            volume,
+            buf: vec![0.0; ctx.block],
+        },
+    )
 }
 
 /// The `mod` processor.

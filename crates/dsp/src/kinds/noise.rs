@@ -13,7 +13,14 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
     attrs::no_inputs(ctx)?;
     let seed = attrs::seed(ctx)?;
     let volume = attrs::volume(ctx)?;
-    super::simple(ctx, Noise { seed, rng: Rng::new(seed), volume })
+    super::simple(
+        ctx,
+        Noise {
+            seed,
+            rng: Rng::new(seed),
+            volume,
+        },
+    )
 }
 
 /// The `noise` processor.

@@ -20,7 +20,14 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
     let volume = attrs::volume(ctx)?;
     let phase = attrs::or(ctx, "phase", 0.0)?;
     let start = Phasor::new(freq, ctx.sample_rate, phase);
-    super::simple(ctx, Osc { start, phasor: start, volume })
+    super::simple(
+        ctx,
+        Osc {
+            start,
+            phasor: start,
+            volume,
+        },
+    )
 }
 
 /// The `osc` processor.

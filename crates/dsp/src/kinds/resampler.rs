@@ -22,12 +22,23 @@ use crate::{attrs, DspNode, Io, NodeContext, NodeError, Processor, Ratio};
 /// Builds a `resampler` node.
 pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
     let r = attrs::required(ctx, "ratio", "output rate / input rate, e.g. 0.5 or 2")?;
-    let ratio = Ratio::from_f64(r)
-        .ok_or_else(|| attrs::bad(ctx, "ratio", &r.to_string(), "is not a positive fraction with a denominator of at most 100000"))?;
+    let ratio = Ratio::from_f64(r).ok_or_else(|| {
+        attrs::bad(
+            ctx,
+            "ratio",
+            &r.to_string(),
+            "is not a positive fraction with a denominator of at most 100000",
+        )
+    })?;
     let conv = match ctx.node.attr("conv") {
         None => Conv::DEFAULT,
         Some(v) => Conv::from_name(&v.as_str()).ok_or_else(|| {
-            attrs::bad(ctx, "conv", &v.as_str(), &format!("is not one of: {}", Conv::NAMES.join(", ")))
+            attrs::bad(
+                ctx,
+                "conv",
+                &v.as_str(),
+                &format!("is not one of: {}", Conv::NAMES.join(", ")),
+            )
         })?,
     };
     let volume = attrs::volume(ctx)?;

@@ -23,7 +23,13 @@ const INPUT_GAIN: f32 = 0.015;
 pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
     let unit = |attr: &str, default: f64| -> Result<f32, NodeError> {
         let v = attrs::or(ctx, attr, default)?;
-        Ok(attrs::check(ctx, attr, v, (0.0..=1.0).contains(&v), "must be between 0 and 1")? as f32)
+        Ok(attrs::check(
+            ctx,
+            attr,
+            v,
+            (0.0..=1.0).contains(&v),
+            "must be between 0 and 1",
+        )? as f32)
     };
     let room = unit("room", 0.5)?;
     let damp = unit("damp", 0.5)?;
@@ -34,8 +40,21 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
     let scale = ctx.sample_rate / 44_100.0;
     let len = |n: usize| ((n as f64 * scale).round() as usize).max(1);
     let channel = |spread: usize| Channel {
-        combs: COMBS.iter().map(|&n| Comb { buf: vec![0.0; len(n + spread)], pos: 0, store: 0.0 }).collect(),
-        allpasses: ALLPASSES.iter().map(|&n| Allpass { buf: vec![0.0; len(n + spread)], pos: 0 }).collect(),
+        combs: COMBS
+            .iter()
+            .map(|&n| Comb {
+                buf: vec![0.0; len(n + spread)],
+                pos: 0,
+                store: 0.0,
+            })
+            .collect(),
+        allpasses: ALLPASSES
+            .iter()
+            .map(|&n| Allpass {
+                buf: vec![0.0; len(n + spread)],
+                pos: 0,
+            })
+            .collect(),
     };
     super::simple(
         ctx,
@@ -148,7 +167,11 @@ fn run_in_place(ch: &mut Channel, io: &mut [f32], feedback: f32, damp: f32) {
             let y = c.buf[c.pos];
             c.store = y * (1.0 - damp) + c.store * damp;
             c.buf[c.pos] = input + c.store * feedback;
-            c.pos = if c.pos + 1 == c.buf.len() { 0 } else { c.pos + 1 };
+            c.pos = if c.pos + 1 == c.buf.len() {
+                0
+            } else {
+                c.pos + 1
+            };
             acc += y;
         }
         *x = acc;

@@ -15,22 +15,35 @@ use crate::{attrs, DspNode, Io, NodeContext, NodeError, Processor, Ratio};
 /// Builds a `sink` node.
 pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
     if ctx.in_edges == 0 {
-        return Err(attrs::bad_ports(ctx, "has no input: connect an edge to it, or remove it"));
+        return Err(attrs::bad_ports(
+            ctx,
+            "has no input: connect an edge to it, or remove it",
+        ));
     }
     if ctx.outputs > 0 {
-        return Err(attrs::bad_ports(ctx, "is an output of the render and has no output port"));
+        return Err(attrs::bad_ports(
+            ctx,
+            "is an output of the render and has no output port",
+        ));
     }
     let volume = attrs::volume(ctx)?;
     let channels = ctx.inputs;
     let mut converters = Vec::new();
     if ctx.rate != Ratio::ONE {
         for _ in 0..channels {
-            let c = Converter::new(Conv::DEFAULT, ctx.rate.recip(), ctx.block)
-                .map_err(|e| attrs::bad_ports(ctx, format!("cannot be converted back to the engine rate ({e:?})")))?;
+            let c = Converter::new(Conv::DEFAULT, ctx.rate.recip(), ctx.block).map_err(|e| {
+                attrs::bad_ports(
+                    ctx,
+                    format!("cannot be converted back to the engine rate ({e:?})"),
+                )
+            })?;
             converters.push(c);
         }
     }
-    Ok(Box::new(SinkNode { channels, proto: Sink { volume, converters } }))
+    Ok(Box::new(SinkNode {
+        channels,
+        proto: Sink { volume, converters },
+    }))
 }
 
 struct SinkNode {
@@ -46,7 +59,9 @@ impl DspNode for SinkNode {
         self.channels
     }
     fn io(&self) -> Io {
-        Io::Sink { channels: self.channels }
+        Io::Sink {
+            channels: self.channels,
+        }
     }
     fn processor(&self) -> Box<dyn Processor> {
         let mut p = self.proto.clone();

@@ -11,7 +11,10 @@ use crate::{attrs, DspNode, Io, NodeContext, NodeError, Processor};
 pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
     attrs::no_inputs(ctx)?;
     let volume = attrs::volume(ctx)?;
-    Ok(Box::new(SourceNode { channels: ctx.outputs, proto: Source { volume } }))
+    Ok(Box::new(SourceNode {
+        channels: ctx.outputs,
+        proto: Source { volume },
+    }))
 }
 
 struct SourceNode {
@@ -27,7 +30,9 @@ impl DspNode for SourceNode {
         self.channels
     }
     fn io(&self) -> Io {
-        Io::Source { channels: self.channels }
+        Io::Source {
+            channels: self.channels,
+        }
     }
     fn processor(&self) -> Box<dyn Processor> {
         Box::new(self.proto.clone())
