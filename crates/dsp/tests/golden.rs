@@ -3,6 +3,7 @@
 use fugue_dsp::{DspNode, NodeContext, Processor, Ratio, Registry};
 use fugue_graph::{Node, Value};
 use realfft::RealFftPlanner;
+use std::f64::consts::FRAC_1_SQRT_2;
 
 /// A node of `kind` with numeric or string attributes.
 fn node(kind: &str, attrs: &[(&str, &str)]) -> Node {
@@ -165,9 +166,9 @@ fn biquad_responses_match_the_analytic_response() {
     let mut planner = RealFftPlanner::<f64>::new();
     let fft = planner.plan_fft_forward(n);
     for (ty, f0, q) in [
-        ("lowpass", 1000.0, 0.7071),
+        ("lowpass", 1000.0, FRAC_1_SQRT_2),
         ("lowpass", 5000.0, 2.0),
-        ("highpass", 300.0, 0.7071),
+        ("highpass", 300.0, FRAC_1_SQRT_2),
         ("bandpass", 2000.0, 4.0),
         ("notch", 3000.0, 1.0),
     ] {
@@ -210,7 +211,7 @@ fn biquad_responses_match_the_analytic_response() {
                 "{ty} {f0} Hz at {f} Hz: measured {got_db:.3} dB, analytic {want_db:.3} dB"
             );
         }
-        if ty == "lowpass" && q == 0.7071 {
+        if ty == "lowpass" && q == FRAC_1_SQRT_2 {
             // Butterworth: -3.01 dB at the cut-off, 0 dB at DC.
             let bin = (f0 / rate * n as f64).round() as usize;
             let at_fc = 20.0 * spectrum[bin].norm().log10();
@@ -223,7 +224,7 @@ fn biquad_responses_match_the_analytic_response() {
 /// Inputs for every kind's differential tests: a deterministic, non-trivial signal.
 fn signal(frames: usize) -> Vec<f32> {
     (0..frames)
-        .map(|k| ((k as f32 * 0.013).sin() * 0.5 + ((k * 7919) % 97) as f32 / 970.0))
+        .map(|k| (k as f32 * 0.013).sin() * 0.5 + ((k * 7919) % 97) as f32 / 970.0)
         .collect()
 }
 
