@@ -81,24 +81,70 @@ impl Phasor {
     /// Writes `gain * sin(2π phase_k)` for the next `out.len()` samples and advances.
     #[inline]
     pub fn sine(&mut self, out: &mut [f32], gain: f32) {
-        let (p0, inc) = (self.phase, self.inc);
-        for (k, o) in out.iter_mut().enumerate() {
-            let x = centred(p0 + (k as i32) as f64 * inc) as f32;
-            *o = gain * sin_turns(x);
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2, checked just above.
+            unsafe { sine_avx2(self.phase, self.inc, out, gain) };
+            self.advance(out.len());
+            return;
         }
+        sine_body(self.phase, self.inc, out, gain);
         self.advance(out.len());
     }
 
     /// Writes `gain * input_k * sin(2π phase_k)` (ring modulation) and advances.
     #[inline]
     pub fn modulate(&mut self, input: &[f32], out: &mut [f32], gain: f32) {
-        let (p0, inc) = (self.phase, self.inc);
-        for (k, (o, i)) in out.iter_mut().zip(input).enumerate() {
-            let x = centred(p0 + (k as i32) as f64 * inc) as f32;
-            *o = gain * *i * sin_turns(x);
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2, checked just above.
+            unsafe { modulate_avx2(self.phase, self.inc, input, out, gain) };
+            self.advance(out.len());
+            return;
         }
+        modulate_body(self.phase, self.inc, input, out, gain);
         self.advance(out.len());
     }
+}
+
+// The loops are written once and compiled twice: for the baseline target and, chosen at run
+// time, with AVX2 (eight lanes instead of four). Without fast-math the compiler neither
+// reorders nor fuses the operations, so both versions give bit-identical results.
+
+#[inline(always)]
+fn sine_body(p0: f64, inc: f64, out: &mut [f32], gain: f32) {
+    for (k, o) in out.iter_mut().enumerate() {
+        let x = centred(p0 + (k as i32) as f64 * inc) as f32;
+        *o = gain * sin_turns(x);
+    }
+}
+
+#[inline(always)]
+fn modulate_body(p0: f64, inc: f64, input: &[f32], out: &mut [f32], gain: f32) {
+    for (k, (o, i)) in out.iter_mut().zip(input).enumerate() {
+        let x = centred(p0 + (k as i32) as f64 * inc) as f32;
+        *o = gain * *i * sin_turns(x);
+    }
+}
+
+/// [`sine_body`] compiled for AVX2.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn sine_avx2(p0: f64, inc: f64, out: &mut [f32], gain: f32) {
+    sine_body(p0, inc, out, gain);
+}
+
+/// [`modulate_body`] compiled for AVX2.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn modulate_avx2(p0: f64, inc: f64, input: &[f32], out: &mut [f32], gain: f32) {
+    modulate_body(p0, inc, input, out, gain);
 }
 
 /// A small seeded random generator (xorshift64*): fast, deterministic, never allocates.
@@ -148,6 +194,30 @@ mod tests {
             worst = worst.max(err);
         }
         assert!(worst < 3e-7, "worst error {worst}");
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn avx2_and_baseline_loops_agree_bit_for_bit() {
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            println!("no AVX2 on this CPU: nothing to compare");
+            return;
+        }
+        let mut rng = Rng::new(3);
+        for _ in 0..200 {
+            let p0 = (rng.bipolar() as f64 + 1.0) / 2.0;
+            let inc = rng.bipolar() as f64 * 0.6;
+            let input: Vec<f32> = (0..509).map(|_| rng.bipolar()).collect();
+            let (mut a, mut b) = (vec![0.0f32; 509], vec![0.0f32; 509]);
+            sine_body(p0, inc, &mut a, 0.7);
+            // SAFETY: AVX2 is present (checked above).
+            unsafe { sine_avx2(p0, inc, &mut b, 0.7) };
+            assert_eq!(a, b);
+            modulate_body(p0, inc, &input, &mut a, 0.7);
+            // SAFETY: as above.
+            unsafe { modulate_avx2(p0, inc, &input, &mut b, 0.7) };
+            assert_eq!(a, b);
+        }
     }
 
     #[test]
