@@ -27,6 +27,8 @@ enum Command {
     Dot(cmd::dot::Args),
     /// Generate a graph (line, diamond, rake, layered or random) as an .ag file.
     Gen(cmd::gen::Args),
+    /// Schedule a graph statically on P processors (HLFET, ETF, CPFD, random, exact, best).
+    Schedule(cmd::schedule::Args),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +44,7 @@ fn main() -> ExitCode {
         Command::Info(a) => cmd::info::run(a),
         Command::Dot(a) => cmd::dot::run(a),
         Command::Gen(a) => cmd::gen::run(a),
+        Command::Schedule(a) => cmd::schedule::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

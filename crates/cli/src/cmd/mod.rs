@@ -3,3 +3,4 @@
 pub mod dot;
 pub mod gen;
 pub mod info;
+pub mod schedule;

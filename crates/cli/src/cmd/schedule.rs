@@ -1,0 +1,259 @@
+//! `fugue schedule FILE --algorithm A --processors P [...]`: a static schedule of a graph,
+//! printed as tables per processor (or JSON), with its metrics and an optional Gantt chart.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use fugue_graph::{analysis, Format, TaskGraph};
+use fugue_sched::{gantt, Algorithm, Metrics, Options};
+
+use crate::util;
+
+/// Arguments of `fugue schedule`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The graph file (.ag, .stg or .dot).
+    pub file: PathBuf,
+    /// The algorithm: hlfet, etf, cpfd, random, optimal (exact branch-and-bound) or best (the
+    /// shortest of the heuristics).
+    #[arg(long, short = 'a', value_parser = parse_algorithm)]
+    pub algorithm: Algorithm,
+    /// Number of processors (the schedule uses at most this many).
+    #[arg(long, short = 'p')]
+    pub processors: usize,
+    /// Seed of the random priorities (random, and the random run inside best and optimal).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Time limit of the exact search (optimal), in seconds.
+    #[arg(long, default_value_t = 10.0)]
+    pub time_limit: f64,
+    /// Communication cost of every edge, paid when its two tasks run on different processors
+    /// (replaces the costs of the file; without it, .dot edge weights are used, else 0).
+    #[arg(long)]
+    pub comm_cost: Option<f64>,
+    /// Computation costs: `declared` (from the file) or a CSV file of `node,cost` rows that
+    /// override the declared costs of the nodes it names.
+    #[arg(long, default_value = "declared")]
+    pub costs: String,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Draw the schedule as a Gantt chart into this SVG file.
+    #[arg(long, value_name = "OUT.svg")]
+    pub gantt: Option<PathBuf>,
+    /// Overwrite the Gantt file if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// The file's format, instead of guessing it from the extension: ag, stg or dot.
+    #[arg(long, value_parser = util::parse_format)]
+    pub format: Option<Format>,
+}
+
+fn parse_algorithm(s: &str) -> Result<Algorithm, String> {
+    s.parse::<Algorithm>().map_err(|e| e.to_string())
+}
+
+/// Runs `fugue schedule`.
+pub fn run(a: Args) -> anyhow::Result<()> {
+    if a.processors == 0 {
+        return Err(util::usage("--processors must be at least 1"));
+    }
+    if !(a.time_limit.is_finite() && a.time_limit >= 0.0) {
+        return Err(util::usage(format!(
+            "--time-limit must be a number of seconds >= 0, not {}",
+            a.time_limit
+        )));
+    }
+    if let Some(c) = a.comm_cost {
+        if !(c.is_finite() && c >= 0.0) {
+            return Err(util::usage(format!(
+                "--comm-cost must be a number >= 0, not {c}"
+            )));
+        }
+    }
+    if let Some(out) = &a.gantt {
+        // Fail before a long search rather than after it.
+        util::temp_path(out, a.force)?;
+    }
+    let mut g = util::read_graph(&a.file, a.format)?;
+    if a.costs != "declared" {
+        let path = PathBuf::from(&a.costs);
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read costs file {}", path.display()))?;
+        let costs = fugue_sched::parse_costs(&text, &path.display().to_string(), &g)?;
+        g.set_costs(&costs);
+    }
+    if let Some(c) = a.comm_cost {
+        g.set_comm_costs(c);
+    }
+    let opts = Options {
+        processors: a.processors,
+        seed: a.seed,
+        time_limit: Duration::from_secs_f64(a.time_limit),
+    };
+    let out = fugue_sched::run(&g, a.algorithm, &opts)?;
+    let s = &out.schedule;
+    fugue_sched::verify(&g, s).context("internal error: the schedule is invalid")?;
+    let m = Metrics::new(&g, s, a.processors);
+    let (cp_len, cp) = analysis::critical_path(&g, true);
+    let unit = time_unit(&a.file, a.format);
+    let optimal_text = match out.optimal {
+        None => "not applicable (heuristic)".to_string(),
+        Some(true) => "proven".to_string(),
+        Some(false) => format!(
+            "not proven within {} s (lower bound {})",
+            a.time_limit,
+            num(out.lower_bound)
+        ),
+    };
+    if a.json {
+        let mut tasks = Vec::new();
+        for (p, sl) in s.slots() {
+            tasks.push(serde_json::json!({
+                "task": g.node(sl.task).name,
+                "processor": p,
+                "start": sl.start,
+                "finish": sl.finish,
+            }));
+        }
+        let v = serde_json::json!({
+            "file": a.file.display().to_string(),
+            "algorithm": out.algorithm.name(),
+            "chosen": out.chosen.name(),
+            "processors": a.processors,
+            "processors_used": s.used_processors(),
+            "makespan": m.makespan,
+            "lower_bound": out.lower_bound.max(m.lower_bound),
+            "nsl": m.nsl,
+            "speedup": m.speedup,
+            "efficiency": m.efficiency,
+            "optimal": out.optimal,
+            "critical_path": cp_len,
+            "critical_path_computation_only": m.cp_length,
+            "critical_path_nodes": cp.iter().map(|&n| g.node(n).name.as_str()).collect::<Vec<_>>(),
+            "total_work": m.total_work,
+            "duplicates": s.has_duplicates(),
+            "time_unit": unit,
+            "tasks": tasks,
+        });
+        println!("{v}");
+    } else {
+        print_text(&a, &g, &out, &m, &optimal_text, unit);
+    }
+    if let Some(path) = &a.gantt {
+        let title = format!(
+            "{} — {}{} on {} processors — makespan {}",
+            a.file
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            out.algorithm,
+            if out.algorithm == Algorithm::Best {
+                format!(" ({})", out.chosen)
+            } else {
+                String::new()
+            },
+            a.processors,
+            num(m.makespan)
+        );
+        let svg = gantt::svg(
+            &g,
+            s,
+            &gantt::GanttOptions {
+                title,
+                unit: unit.to_string(),
+                critical: cp,
+            },
+        );
+        util::write_atomic(path, a.force, svg.as_bytes())?;
+        if !a.json {
+            println!("gantt chart    {}", path.display());
+        }
+    }
+    Ok(())
+}
+
+fn time_unit(file: &std::path::Path, format: Option<Format>) -> &'static str {
+    match format.or_else(|| Format::from_path(file)) {
+        Some(Format::Ag) => "µs",
+        _ => "cost units",
+    }
+}
+
+fn num(x: f64) -> String {
+    let s = format!("{x:.6}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+fn opt(x: Option<f64>) -> String {
+    x.map_or("n/a".into(), |v| format!("{v:.4}"))
+}
+
+fn print_text(
+    a: &Args,
+    g: &TaskGraph,
+    out: &fugue_sched::Outcome,
+    m: &Metrics,
+    optimal_text: &str,
+    unit: &str,
+) {
+    let s = &out.schedule;
+    println!(
+        "file           {} ({} tasks, {} edges)",
+        a.file.display(),
+        g.len(),
+        g.edges().len()
+    );
+    let chosen = if out.algorithm == Algorithm::Best {
+        format!(" (kept {})", out.chosen)
+    } else {
+        String::new()
+    };
+    println!("algorithm      {}{chosen}", out.algorithm);
+    println!(
+        "processors     {} ({} used)",
+        a.processors,
+        s.used_processors()
+    );
+    let width = g
+        .nodes()
+        .iter()
+        .map(|n| n.name.chars().count())
+        .max()
+        .unwrap_or(4)
+        .clamp(4, 40);
+    for (p, slots) in s.processors.iter().enumerate() {
+        println!();
+        println!("P{p}  ({} tasks)", slots.len());
+        if slots.is_empty() {
+            continue;
+        }
+        println!("  {:<width$}  {:>12}  {:>12}", "task", "start", "finish");
+        for sl in slots {
+            println!(
+                "  {:<width$}  {:>12}  {:>12}",
+                g.node(sl.task).name,
+                num(sl.start),
+                num(sl.finish)
+            );
+        }
+    }
+    println!();
+    println!("makespan       {} {unit}", num(m.makespan));
+    println!(
+        "lower bound    {} {unit}",
+        num(out.lower_bound.max(m.lower_bound))
+    );
+    println!("NSL            {}", opt(m.nsl));
+    println!("speedup        {}", opt(m.speedup));
+    println!("efficiency     {}", opt(m.efficiency));
+    println!("optimal        {optimal_text}");
+    if s.has_duplicates() {
+        println!(
+            "duplicates     yes ({} copies for {} tasks)",
+            s.num_slots(),
+            g.len()
+        );
+    }
+}

@@ -1,0 +1,438 @@
+//! CPFD (Critical Path Fast Duplication), Ahmad & Kwok (1998), as described by Kwok & Ahmad,
+//! "Static scheduling algorithms for allocating directed task graphs to multiprocessors", ACM
+//! Computing Surveys 31(4), 1999, section 5.4.6; and its mapping onto P real processors.
+//!
+//! # The algorithm (unbounded processors, as in the paper)
+//! 1. **CPN-dominant sequence** ([`cpn_dominant_sequence`]): the critical-path nodes (CPNs, the
+//!    critical path computed with communication costs) in path order, each preceded by its
+//!    not-yet-listed ancestors, the in-branch nodes (IBNs): among the parents of a CPN, the one
+//!    of the largest b-level first (ties: smaller t-level, then node index); the ancestors of
+//!    such a parent recursively, the parent with the larger communication cost to its child
+//!    first. Then the out-branch nodes (OBNs), by decreasing b-level (ties: smaller t-level,
+//!    then node index) among those whose parents are all listed, so the sequence stays
+//!    topological even with zero costs.
+//! 2. For each node `n` of the sequence, try every processor that holds a copy of one of its
+//!    parents, plus one empty processor. On a processor `P`, `n`'s start time is found by
+//!    *attempt duplication*: find the very important parent (VIP), whose data arrive last; if
+//!    it has no copy on `P`, duplicate it into the earliest idle slot of `P` that fits (its own
+//!    start time found recursively the same way, duplicating its own ancestors); keep the
+//!    duplicate if `n`'s start time decreases and repeat with the new VIP, else undo it and
+//!    stop.
+//! 3. Put `n` (with the duplicates that lowered its start) on the processor where it starts
+//!    earliest; ties go to the processor already in use of the lowest index, an empty
+//!    processor last.
+//!
+//! CPFD uses the **insertion** approach: tasks and duplicates go into the earliest idle gap of
+//! a processor that is long enough, not only after its last task.
+//!
+//! # Mapping onto P processors
+//! The paper assumes as many processors as needed. [`cpfd`] returns a schedule on at most `P`
+//! processors, the shorter of two schedules (ties to the first):
+//! - **bounded CPFD** ([`cpfd_bounded`]): the same algorithm where the candidate processors
+//!   are all the processors in use, plus one empty processor while fewer than `P` are in use;
+//! - **merged CPFD** ([`map_onto`]): the unbounded schedule's processors (clusters, each a
+//!   task list with its duplicates) are assigned to `P` processors, the heaviest cluster first,
+//!   each to the least loaded processor (LPT); on each processor, copies of the same task are
+//!   merged into the earliest one; start times are recomputed by a list-scheduling pass over all
+//!   copies in the order of their start times in the unbounded schedule (append policy, each copy
+//!   at `max(processor free, data ready)`, data from the predecessor's copy that arrives first);
+//!   then every duplicate whose removal does not lengthen the schedule is removed (latest copies
+//!   first), so only the duplicates that are still useful remain.
+//!
+//! Both schedules pass [`crate::verify`]; the tests check it on every graph of the data set.
+
+use fugue_graph::{analysis, NodeId, TaskGraph};
+
+use crate::schedule::{arrival, le, lt, Schedule, Slot};
+
+/// The CPN-dominant sequence of `g` (see the module documentation).
+pub fn cpn_dominant_sequence(g: &TaskGraph) -> Vec<NodeId> {
+    let n = g.len();
+    let t = analysis::t_levels(g, true);
+    let b = analysis::b_levels(g, true);
+    let (_, cp) = analysis::critical_path(g, true);
+    let mut seq = Vec::with_capacity(n);
+    let mut listed = vec![false; n];
+
+    // Lists `x` after its unlisted ancestors. Explicit stack: (node, parent order by b-level?)
+    fn include(
+        g: &TaskGraph,
+        x: NodeId,
+        top: bool,
+        t: &[f64],
+        b: &[f64],
+        listed: &mut [bool],
+        seq: &mut Vec<NodeId>,
+    ) {
+        // stack of (node, whether its parents are chosen by b-level)
+        let mut stack = vec![(x, top)];
+        while let Some(&(y, by_level)) = stack.last() {
+            if listed[y] {
+                stack.pop();
+                continue;
+            }
+            let next = g
+                .preds(y)
+                .iter()
+                .filter(|&&(q, _)| !listed[q])
+                .max_by(|&&(q1, c1), &&(q2, c2)| {
+                    let level = b[q1]
+                        .total_cmp(&b[q2])
+                        .then(t[q2].total_cmp(&t[q1]))
+                        .then(q2.cmp(&q1));
+                    if by_level {
+                        level
+                    } else {
+                        c1.total_cmp(&c2).then(level)
+                    }
+                })
+                .map(|&(q, _)| q);
+            match next {
+                Some(q) => stack.push((q, false)),
+                None => {
+                    listed[y] = true;
+                    seq.push(y);
+                    stack.pop();
+                }
+            }
+        }
+    }
+
+    for &c in &cp {
+        include(g, c, true, &t, &b, &mut listed, &mut seq);
+    }
+    // Out-branch nodes: the ready one of the largest b-level first.
+    let mut missing: Vec<usize> = (0..n)
+        .map(|x| g.preds(x).iter().filter(|&&(q, _)| !listed[q]).count())
+        .collect();
+    let mut ready: Vec<NodeId> = (0..n).filter(|&x| !listed[x] && missing[x] == 0).collect();
+    while let Some((i, _)) = ready.iter().enumerate().max_by(|&(_, &x), &(_, &y)| {
+        b[x].total_cmp(&b[y])
+            .then(t[y].total_cmp(&t[x]))
+            .then(y.cmp(&x))
+    }) {
+        let x = ready.swap_remove(i);
+        listed[x] = true;
+        seq.push(x);
+        for &(s, _) in g.succs(x) {
+            if !listed[s] {
+                missing[s] -= 1;
+                if missing[s] == 0 {
+                    ready.push(s);
+                }
+            }
+        }
+    }
+    debug_assert_eq!(seq.len(), n);
+    seq
+}
+
+/// A tentative placement on one processor: its slots and the copies added to it.
+#[derive(Clone)]
+struct Trial {
+    p: usize,
+    slots: Vec<Slot>,
+    local: Vec<(NodeId, f64)>,
+}
+
+struct Cpfd<'g> {
+    g: &'g TaskGraph,
+    procs: Vec<Vec<Slot>>,
+    copies: Vec<Vec<(usize, f64)>>,
+    bound: Option<usize>,
+}
+
+/// Earliest start `>= ready` of a task of length `w` in the idle gaps of `slots` (sorted), and
+/// the index where its slot goes.
+fn earliest_gap(slots: &[Slot], ready: f64, w: f64) -> (f64, usize) {
+    let mut prev = 0.0f64;
+    for (i, s) in slots.iter().enumerate() {
+        let st = ready.max(prev);
+        if le(st + w, s.start) {
+            return (st, i);
+        }
+        prev = prev.max(s.finish);
+    }
+    (ready.max(prev), slots.len())
+}
+
+impl<'g> Cpfd<'g> {
+    fn new(g: &'g TaskGraph, bound: Option<usize>) -> Self {
+        Cpfd {
+            g,
+            procs: Vec::new(),
+            copies: vec![Vec::new(); g.len()],
+            bound,
+        }
+    }
+
+    fn arrival_on(&self, trial: &Trial, q: NodeId, c: f64) -> f64 {
+        let mut a = arrival(&self.copies[q], trial.p, c);
+        for &(x, f) in &trial.local {
+            if x == q && f < a {
+                a = f;
+            }
+        }
+        a
+    }
+
+    fn has_copy_on(&self, trial: &Trial, q: NodeId) -> bool {
+        self.copies[q].iter().any(|&(p, _)| p == trial.p)
+            || trial.local.iter().any(|&(x, _)| x == q)
+    }
+
+    /// Data-ready time of `n` on the trial's processor, and its VIP when duplicating it could
+    /// help (it has no copy there yet).
+    fn data_ready(&self, trial: &Trial, n: NodeId) -> (f64, Option<NodeId>) {
+        let mut dat = 0.0f64;
+        let mut vip = None;
+        for &(q, c) in self.g.preds(n) {
+            let a = self.arrival_on(trial, q, c);
+            if a > dat || vip.is_none() {
+                dat = dat.max(a);
+                vip = Some(q);
+            }
+        }
+        let vip = vip.filter(|&q| !self.has_copy_on(trial, q));
+        (dat, vip)
+    }
+
+    /// Places `n` on the trial's processor at its earliest start, duplicating ancestors while
+    /// that lowers the start; returns the start.
+    fn place(&self, trial: &mut Trial, n: NodeId) -> f64 {
+        let w = self.g.node(n).cost;
+        loop {
+            let (dat, vip) = self.data_ready(trial, n);
+            let (est, pos) = earliest_gap(&trial.slots, dat, w);
+            if let Some(v) = vip {
+                let saved_slots = trial.slots.clone();
+                let saved_local = trial.local.len();
+                self.place(trial, v);
+                let (dat2, _) = self.data_ready(trial, n);
+                let (est2, _) = earliest_gap(&trial.slots, dat2, w);
+                if lt(est2, est) {
+                    continue;
+                }
+                trial.slots = saved_slots;
+                trial.local.truncate(saved_local);
+            }
+            trial.slots.insert(
+                pos,
+                Slot {
+                    task: n,
+                    start: est,
+                    finish: est + w,
+                },
+            );
+            trial.local.push((n, est + w));
+            return est;
+        }
+    }
+
+    fn candidates(&self, n: NodeId) -> Vec<usize> {
+        let np = self.procs.len();
+        let room = match self.bound {
+            None => true,
+            Some(b) => np < b,
+        };
+        let mut c: Vec<usize> = match self.bound {
+            Some(_) => (0..np).collect(),
+            None => {
+                let mut v: Vec<usize> = self
+                    .g
+                    .preds(n)
+                    .iter()
+                    .flat_map(|&(q, _)| self.copies[q].iter().map(|&(p, _)| p))
+                    .collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            }
+        };
+        if room {
+            c.push(np);
+        }
+        c
+    }
+
+    fn schedule_node(&mut self, n: NodeId) {
+        let mut best: Option<(f64, Trial)> = None;
+        for p in self.candidates(n) {
+            let slots = self.procs.get(p).cloned().unwrap_or_default();
+            let mut trial = Trial {
+                p,
+                slots,
+                local: Vec::new(),
+            };
+            let s = self.place(&mut trial, n);
+            let better = match &best {
+                None => true,
+                Some((bs, _)) => lt(s, *bs),
+            };
+            if better {
+                best = Some((s, trial));
+            }
+        }
+        let (_, trial) = best.expect("at least one candidate processor");
+        if trial.p == self.procs.len() {
+            self.procs.push(Vec::new());
+        }
+        for &(x, f) in &trial.local {
+            self.copies[x].push((trial.p, f));
+        }
+        self.procs[trial.p] = trial.slots;
+    }
+
+    fn run(mut self) -> Schedule {
+        for n in cpn_dominant_sequence(self.g) {
+            self.schedule_node(n);
+        }
+        let mut s = Schedule {
+            processors: self.procs,
+        };
+        s.sort();
+        s
+    }
+}
+
+/// CPFD on an unbounded number of processors, as in the paper: the schedule uses as many
+/// processors as the algorithm opens.
+pub fn cpfd_unbounded(g: &TaskGraph) -> Schedule {
+    Cpfd::new(g, None).run()
+}
+
+/// CPFD restricted to at most `p` processors: every processor in use is a candidate, plus one
+/// empty processor while fewer than `p` are in use.
+pub fn cpfd_bounded(g: &TaskGraph, p: usize) -> Schedule {
+    Cpfd::new(g, Some(p.max(1))).run()
+}
+
+/// CPFD on at most `p` processors: the shorter of [`cpfd_bounded`] and [`map_onto`] applied to
+/// [`cpfd_unbounded`] (see the module documentation).
+pub fn cpfd(g: &TaskGraph, p: usize) -> Schedule {
+    let p = p.max(1);
+    let bounded = cpfd_bounded(g, p);
+    let merged = map_onto(g, &cpfd_unbounded(g), p);
+    if lt(merged.makespan(), bounded.makespan()) {
+        merged
+    } else {
+        bounded
+    }
+}
+
+/// A copy in the merged order: real processor, task, and its start in the unbounded schedule.
+#[derive(Clone, Copy)]
+struct Copy {
+    proc_: usize,
+    task: NodeId,
+}
+
+/// Recomputes start times of `order` (append policy, in that order) on `p` processors;
+/// `None` when a copy's predecessor has no earlier copy.
+fn simulate(g: &TaskGraph, order: &[Copy], skip: &[bool], p: usize) -> Option<Schedule> {
+    let mut avail = vec![0.0f64; p];
+    let mut done: Vec<Vec<(usize, f64)>> = vec![Vec::new(); g.len()];
+    let mut s = Schedule::new(p);
+    for (i, c) in order.iter().enumerate() {
+        if skip[i] {
+            continue;
+        }
+        let mut dat = 0.0f64;
+        for &(q, cost) in g.preds(c.task) {
+            if done[q].is_empty() {
+                return None;
+            }
+            dat = dat.max(arrival(&done[q], c.proc_, cost));
+        }
+        let start = dat.max(avail[c.proc_]);
+        let finish = start + g.node(c.task).cost;
+        avail[c.proc_] = finish;
+        done[c.task].push((c.proc_, finish));
+        s.processors[c.proc_].push(Slot {
+            task: c.task,
+            start,
+            finish,
+        });
+    }
+    Some(s)
+}
+
+/// Maps a schedule on any number of processors (e.g. [`cpfd_unbounded`]'s) onto at most `p`
+/// processors: LPT assignment of its processors, merging of copies, start times recomputed in
+/// the original start order, useless duplicates removed (see the module documentation).
+///
+/// `s` must be a valid schedule of `g` (see [`crate::verify`]).
+pub fn map_onto(g: &TaskGraph, s: &Schedule, p: usize) -> Schedule {
+    let p = p.max(1);
+    let clusters: Vec<&Vec<Slot>> = s.processors.iter().filter(|v| !v.is_empty()).collect();
+    let mut by_load: Vec<usize> = (0..clusters.len()).collect();
+    let load = |c: &Vec<Slot>| c.iter().map(|x| x.finish - x.start).sum::<f64>();
+    by_load.sort_by(|&a, &b| {
+        load(clusters[b])
+            .total_cmp(&load(clusters[a]))
+            .then(a.cmp(&b))
+    });
+    let np = p.min(clusters.len()).max(1);
+    let mut real_load = vec![0.0f64; np];
+    let mut assign = vec![0usize; clusters.len()];
+    for &c in &by_load {
+        let (r, _) = real_load
+            .iter()
+            .enumerate()
+            .min_by(|a, b| a.1.total_cmp(b.1).then(a.0.cmp(&b.0)))
+            .expect("at least one processor");
+        assign[c] = r;
+        real_load[r] += load(clusters[c]);
+    }
+    // Copies per real processor, one per task (the earliest).
+    let mut topo_pos = vec![0usize; g.len()];
+    for (i, &t) in g.topo_order().iter().enumerate() {
+        topo_pos[t] = i;
+    }
+    let mut first: Vec<Vec<Option<f64>>> = vec![vec![None; g.len()]; np];
+    for (ci, c) in clusters.iter().enumerate() {
+        for sl in c.iter() {
+            let e = &mut first[assign[ci]][sl.task];
+            if e.is_none_or(|x| sl.start < x) {
+                *e = Some(sl.start);
+            }
+        }
+    }
+    let mut keyed: Vec<(f64, usize, Copy)> = Vec::new();
+    for (r, row) in first.iter().enumerate() {
+        for (t, st) in row.iter().enumerate() {
+            if let Some(st) = st {
+                keyed.push((*st, topo_pos[t], Copy { proc_: r, task: t }));
+            }
+        }
+    }
+    keyed.sort_by(|a, b| {
+        a.0.total_cmp(&b.0)
+            .then(a.1.cmp(&b.1))
+            .then(a.2.proc_.cmp(&b.2.proc_))
+    });
+    let order: Vec<Copy> = keyed.into_iter().map(|k| k.2).collect();
+    let mut skip = vec![false; order.len()];
+    let mut best = simulate(g, &order, &skip, np).expect("a valid input schedule maps");
+    // Remove useless duplicates, the latest copies first.
+    let mut count = vec![0usize; g.len()];
+    for c in &order {
+        count[c.task] += 1;
+    }
+    for i in (0..order.len()).rev() {
+        let t = order[i].task;
+        if count[t] < 2 {
+            continue;
+        }
+        skip[i] = true;
+        match simulate(g, &order, &skip, np) {
+            Some(s2) if le(s2.makespan(), best.makespan()) => {
+                best = s2;
+                count[t] -= 1;
+            }
+            _ => skip[i] = false,
+        }
+    }
+    best.drop_empty_processors();
+    best
+}

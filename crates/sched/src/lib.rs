@@ -1,0 +1,193 @@
+//! fugue-sched: static scheduling of task graphs onto P identical processors.
+//!
+//! The algorithms and their definitions are those of Kwok & Ahmad, "Static scheduling
+//! algorithms for allocating directed task graphs to multiprocessors", ACM Computing Surveys
+//! 31(4), 1999 (levels from [`fugue_graph::analysis`]):
+//!
+//! | algorithm | module | idle gaps | duplication |
+//! |---|---|---|---|
+//! | HLFET with CP/MISF ties | [`hlfet`](mod@hlfet) | append (non-insertion) | no |
+//! | ETF | [`etf`](mod@etf) | append (non-insertion) | no |
+//! | CPFD, mapped onto P processors | [`cpfd`](mod@cpfd) | insertion | yes |
+//! | random priorities | [`random`](mod@random) | append (non-insertion) | no |
+//! | exact branch-and-bound | [`optimal`](mod@optimal) | append (left-shifted schedules) | no |
+//! | best of the heuristics | [`best`](mod@best) | — | as chosen |
+//!
+//! A [`Schedule`] lists each processor's time slots; [`verify`] checks it against the graph
+//! (every task placed, no overlap, precedence with communication delays); [`Metrics`] gives
+//! makespan, lower bound, NSL, speedup and efficiency; [`gantt`] draws it as SVG.
+//!
+//! ```
+//! use fugue_graph::gen::{self, CostRange};
+//! let g = gen::layered(4, 3, 0.5, CostRange { lo: 1.0, hi: 5.0 }, 7);
+//! let s = fugue_sched::hlfet(&g, 2);
+//! fugue_sched::verify(&g, &s).unwrap();
+//! assert!(s.makespan() >= fugue_sched::metrics::lower_bound(&g, 2));
+//! ```
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use fugue_graph::TaskGraph;
+use thiserror::Error;
+
+pub mod best;
+pub mod costs;
+pub mod cpfd;
+pub mod etf;
+pub mod gantt;
+pub mod hlfet;
+mod list;
+pub mod metrics;
+pub mod optimal;
+pub mod random;
+mod schedule;
+
+pub use best::best;
+pub use costs::{parse_costs, CostsError};
+pub use cpfd::{cpfd, cpfd_bounded, cpfd_unbounded};
+pub use etf::etf;
+pub use hlfet::hlfet;
+pub use metrics::Metrics;
+pub use optimal::{optimal, OptimalOutcome};
+pub use random::random;
+pub use schedule::{le, lt, verify, Schedule, ScheduleError, Slot, EPS};
+
+/// A scheduling algorithm, by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Algorithm {
+    /// [`hlfet()`].
+    Hlfet,
+    /// [`etf()`].
+    Etf,
+    /// [`cpfd()`].
+    Cpfd,
+    /// [`random()`].
+    Random,
+    /// [`optimal()`].
+    Optimal,
+    /// [`best()`].
+    Best,
+}
+
+impl Algorithm {
+    /// Every algorithm, in a fixed order.
+    pub const ALL: [Algorithm; 6] = [
+        Algorithm::Hlfet,
+        Algorithm::Etf,
+        Algorithm::Cpfd,
+        Algorithm::Random,
+        Algorithm::Optimal,
+        Algorithm::Best,
+    ];
+
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Hlfet => "hlfet",
+            Algorithm::Etf => "etf",
+            Algorithm::Cpfd => "cpfd",
+            Algorithm::Random => "random",
+            Algorithm::Optimal => "optimal",
+            Algorithm::Best => "best",
+        }
+    }
+}
+
+impl fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An unknown algorithm name.
+#[derive(Clone, Debug, Error, PartialEq)]
+#[error("unknown algorithm `{0}`; expected hlfet, etf, cpfd, random, optimal or best")]
+pub struct UnknownAlgorithm(pub String);
+
+impl FromStr for Algorithm {
+    type Err = UnknownAlgorithm;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Algorithm::ALL
+            .into_iter()
+            .find(|a| a.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| UnknownAlgorithm(s.to_string()))
+    }
+}
+
+/// Parameters of [`run`].
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Number of processors (at least 1).
+    pub processors: usize,
+    /// Seed of the random priorities (random, and the random run inside best and optimal).
+    pub seed: u64,
+    /// Time limit of the exact search.
+    pub time_limit: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            processors: 2,
+            seed: 0,
+            time_limit: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Why [`run`] refused.
+#[derive(Clone, Debug, Error, PartialEq)]
+pub enum SchedError {
+    /// Zero processors were asked for.
+    #[error("the number of processors must be at least 1")]
+    NoProcessors,
+}
+
+/// A schedule and what is known about it.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// The algorithm asked for.
+    pub algorithm: Algorithm,
+    /// For [`Algorithm::Best`], the heuristic whose schedule was kept; else the algorithm.
+    pub chosen: Algorithm,
+    /// The schedule, on at most `processors` processors.
+    pub schedule: Schedule,
+    /// `None` for heuristics; for the exact search, whether optimality was proven.
+    pub optimal: Option<bool>,
+    /// The best known lower bound on the makespan: the search's for [`Algorithm::Optimal`],
+    /// else [`metrics::lower_bound`].
+    pub lower_bound: f64,
+}
+
+/// Runs one algorithm on `g`.
+pub fn run(g: &TaskGraph, algorithm: Algorithm, opts: &Options) -> Result<Outcome, SchedError> {
+    let p = opts.processors;
+    if p == 0 {
+        return Err(SchedError::NoProcessors);
+    }
+    let lb = metrics::lower_bound(g, p);
+    let (chosen, schedule, optimal, lower_bound) = match algorithm {
+        Algorithm::Hlfet => (algorithm, hlfet(g, p), None, lb),
+        Algorithm::Etf => (algorithm, etf(g, p), None, lb),
+        Algorithm::Cpfd => (algorithm, cpfd(g, p), None, lb),
+        Algorithm::Random => (algorithm, random(g, p, opts.seed), None, lb),
+        Algorithm::Best => {
+            let (a, s) = best(g, p, opts.seed);
+            (a, s, None, lb)
+        }
+        Algorithm::Optimal => {
+            let inc = best::best_without_duplication(g, p, opts.seed);
+            let o = optimal::optimal_from(g, p, opts.time_limit, inc);
+            (algorithm, o.schedule, Some(o.proven), o.lower_bound.max(lb))
+        }
+    };
+    Ok(Outcome {
+        algorithm,
+        chosen,
+        schedule,
+        optimal,
+        lower_bound,
+    })
+}

@@ -1,0 +1,392 @@
+//! An exact branch-and-bound for schedules without duplication, with a time limit.
+//!
+//! # Search space
+//! A node of the search tree is a partial schedule; a child adds one ready task on one
+//! processor, **appended** after the processor's last task at its earliest start
+//! `max(processor free, data ready)`. Every schedule can be left-shifted into one that this
+//! generates, and the search only generates each such schedule in one order: the sequence of
+//! `(start, task index)` pairs must increase (a child that would start before the last placed
+//! task, or at the same time with a smaller index, is not generated). Replaying an optimal
+//! schedule in `(start, index)` order until nothing moves gives an optimal schedule with that
+//! property, so the restriction loses no optimum. Processor symmetry: of the processors that
+//! run nothing yet, only the first is tried; without communication costs, of processors free
+//! at the same time, only the first is tried (they are then interchangeable).
+//!
+//! # Bounds
+//! At each node, the makespan of every completion is at least:
+//! - the latest finish so far;
+//! - the load bound `(sum over processors of max(free time, last start) + remaining work) / P`
+//!   (every later task starts after the last start, on a processor after it is free);
+//! - the path bound: `max over unscheduled t of est(t) + SL(t)`, where SL is the static level
+//!   and `est(t)` is a lower bound on `t`'s start: at least the last start and the earliest
+//!   processor free time, after each unscheduled predecessor's `est + cost`, and after each
+//!   scheduled predecessor `q`'s `min(free time of q's processor, finish(q) + comm)`;
+//! - the head-body-tail (energy) bound: the work of the tasks whose
+//!   earliest start is at least `θ` fits between the processors' free times (raised to `θ`)
+//!   and the makespan minus the smallest remaining path after those tasks.
+//!
+//! When all costs are integers, bounds are rounded up. A subtree is cut when its bound cannot
+//! beat the incumbent, which starts as the shortest schedule of the non-duplicating heuristics
+//! (HLFET, ETF, random, and CPFD when its schedule has no duplicate). The search stops as soon
+//! as the incumbent meets the root bound. Children are tried by earliest start, then higher
+//! static level (as ETF), so good schedules come early.
+//!
+//! The result is optimal among schedules without duplication; a duplicating schedule
+//! ([`crate::cpfd`]) may be shorter when communication costs are not zero.
+
+use std::time::{Duration, Instant};
+
+use fugue_graph::{analysis, NodeId, TaskGraph};
+
+use crate::metrics;
+use crate::schedule::{le, lt, Schedule, Slot};
+
+/// What the exact search found.
+#[derive(Clone, Debug)]
+pub struct OptimalOutcome {
+    /// The best schedule found (no duplication).
+    pub schedule: Schedule,
+    /// Whether it is proven optimal (the search finished, or met the lower bound).
+    pub proven: bool,
+    /// A proven lower bound on the optimal makespan (equal to the makespan when proven).
+    pub lower_bound: f64,
+    /// Search-tree nodes visited.
+    pub nodes: u64,
+    /// Time spent searching.
+    pub elapsed: Duration,
+}
+
+/// Finds an optimal schedule of `g` on `p` processors without duplication, or the best one
+/// within `time_limit`, starting from the best non-duplicating heuristic's schedule.
+pub fn optimal(g: &TaskGraph, p: usize, time_limit: Duration) -> OptimalOutcome {
+    let incumbent = crate::best::best_without_duplication(g, p, 0);
+    optimal_from(g, p, time_limit, incumbent)
+}
+
+/// Like [`optimal`] with a given incumbent, which must be a valid schedule of `g` on at most
+/// `p` processors without duplicates (otherwise HLFET's schedule is used instead).
+pub fn optimal_from(
+    g: &TaskGraph,
+    p: usize,
+    time_limit: Duration,
+    incumbent: Schedule,
+) -> OptimalOutcome {
+    let t0 = Instant::now();
+    let p = p.max(1);
+    let incumbent = if incumbent.has_duplicates()
+        || incumbent.num_processors() > p
+        || crate::verify(g, &incumbent).is_err()
+    {
+        crate::hlfet(g, p)
+    } else {
+        incumbent
+    };
+    let n = g.len();
+    let integral =
+        g.nodes().iter().all(|x| is_int(x.cost)) && g.edges().iter().all(|e| is_int(e.comm));
+    let zero_comm = g.edges().iter().all(|e| e.comm == 0.0);
+    let mut bb = Bb {
+        g,
+        p,
+        cost: g.costs(),
+        sl: analysis::static_levels(g),
+        integral,
+        zero_comm,
+        proc_of: vec![usize::MAX; n],
+        start: vec![0.0; n],
+        finish: vec![0.0; n],
+        missing: (0..n).map(|t| g.preds(t).len()).collect(),
+        done: vec![false; n],
+        avail: vec![0.0; p],
+        used: vec![0; p],
+        rem_work: analysis::total_work(g),
+        n_done: 0,
+        floor: (f64::NEG_INFINITY, 0),
+        max_finish: 0.0,
+        best: incumbent.makespan(),
+        best_assign: None,
+        nodes: 0,
+        deadline: t0 + time_limit,
+        timed_out: false,
+        est: vec![0.0; n],
+        items: Vec::with_capacity(n),
+        fill_buf: Vec::with_capacity(p),
+    };
+    let mut root_lb = metrics::lower_bound(g, p).max(bb.bound());
+    if integral {
+        root_lb = (root_lb - 1e-9).ceil();
+    }
+    if !bb.cut(root_lb) {
+        bb.dfs();
+    }
+    let schedule = match &bb.best_assign {
+        None => incumbent,
+        Some(a) => {
+            let mut s = Schedule::new(p);
+            for (t, &(q, st)) in a.iter().enumerate() {
+                s.processors[q].push(Slot {
+                    task: t,
+                    start: st,
+                    finish: st + g.node(t).cost,
+                });
+            }
+            s.sort();
+            s
+        }
+    };
+    let proven = !bb.timed_out;
+    OptimalOutcome {
+        lower_bound: if proven { schedule.makespan() } else { root_lb },
+        schedule,
+        proven,
+        nodes: bb.nodes,
+        elapsed: t0.elapsed(),
+    }
+}
+
+fn is_int(x: f64) -> bool {
+    x.fract() == 0.0 && x.abs() < 1e12
+}
+
+struct Bb<'g> {
+    g: &'g TaskGraph,
+    p: usize,
+    cost: Vec<f64>,
+    sl: Vec<f64>,
+    integral: bool,
+    zero_comm: bool,
+    proc_of: Vec<usize>,
+    start: Vec<f64>,
+    finish: Vec<f64>,
+    missing: Vec<usize>,
+    done: Vec<bool>,
+    avail: Vec<f64>,
+    used: Vec<usize>,
+    rem_work: f64,
+    n_done: usize,
+    /// (start, task) of the last placed task: the canonical order's floor.
+    floor: (f64, NodeId),
+    max_finish: f64,
+    best: f64,
+    best_assign: Option<Vec<(usize, f64)>>,
+    nodes: u64,
+    deadline: Instant,
+    timed_out: bool,
+    est: Vec<f64>,
+    items: Vec<(f64, f64, f64)>,
+    fill_buf: Vec<f64>,
+}
+
+impl Bb<'_> {
+    /// Whether a subtree whose makespan is at least `lb` cannot beat the incumbent.
+    fn cut(&self, lb: f64) -> bool {
+        if self.integral {
+            (lb - 1e-9).ceil() > self.best - 0.5
+        } else {
+            le(self.best, lb)
+        }
+    }
+
+    fn floor_time(&self) -> f64 {
+        if self.n_done == 0 {
+            0.0
+        } else {
+            self.floor.0
+        }
+    }
+
+    /// Lower bound on the makespan of every completion of the current partial schedule.
+    fn bound(&mut self) -> f64 {
+        let floor = self.floor_time();
+        let min_avail = self.avail.iter().copied().fold(f64::INFINITY, f64::min);
+        let base = floor.max(min_avail);
+        let mut lb = self.max_finish;
+        let load: f64 = self.avail.iter().map(|a| a.max(floor)).sum::<f64>() + self.rem_work;
+        lb = lb.max(load / self.p as f64);
+        for &t in self.g.topo_order() {
+            if self.done[t] {
+                continue;
+            }
+            let mut e = base;
+            for &(q, c) in self.g.preds(t) {
+                let v = if self.done[q] {
+                    self.avail[self.proc_of[q]].min(self.finish[q] + c)
+                } else {
+                    self.est[q] + self.cost[q]
+                };
+                e = e.max(v);
+            }
+            self.est[t] = e;
+            lb = lb.max(e + self.sl[t]);
+        }
+        lb.max(self.energy_bound())
+    }
+
+    /// The head-body-tail bound: for the unscheduled tasks whose earliest start (head) is at
+    /// least `θ`, their work must fit on the processors between `max(free time, θ)` and
+    /// `C - (their smallest tail)`, the tail being the static level minus the task's cost; and
+    /// symmetrically for the tasks whose tail is at least `φ`, from their smallest head. The
+    /// level `L` that the work fills is found by water-filling the processors' start times.
+    fn energy_bound(&mut self) -> f64 {
+        let mut items = std::mem::take(&mut self.items);
+        items.clear();
+        for t in 0..self.g.len() {
+            if !self.done[t] {
+                items.push((self.est[t], self.sl[t] - self.cost[t], self.cost[t]));
+            }
+        }
+        let mut lb = 0.0f64;
+        // By heads, descending: the set {head >= θ} grows.
+        items.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let (mut work, mut min_tail) = (0.0f64, f64::INFINITY);
+        for i in 0..items.len() {
+            work += items[i].2;
+            min_tail = min_tail.min(items[i].1);
+            if i + 1 < items.len() && items[i + 1].0 == items[i].0 {
+                continue;
+            }
+            lb = lb.max(self.fill(items[i].0, work) + min_tail);
+        }
+        // By tails, descending.
+        items.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let (mut work, mut min_head) = (0.0f64, f64::INFINITY);
+        for i in 0..items.len() {
+            work += items[i].2;
+            min_head = min_head.min(items[i].0);
+            if i + 1 < items.len() && items[i + 1].1 == items[i].1 {
+                continue;
+            }
+            lb = lb.max(self.fill(min_head, work) + items[i].1);
+        }
+        self.items = items;
+        lb
+    }
+
+    /// The lowest level `L` such that the processors, each available from `max(free, theta)`,
+    /// hold `work` below `L`.
+    fn fill(&mut self, theta: f64, work: f64) -> f64 {
+        let a = &mut self.fill_buf;
+        a.clear();
+        a.extend(self.avail.iter().map(|&x| x.max(theta)));
+        a.sort_by(f64::total_cmp);
+        // Raise the level over the k lowest processors until the work fits.
+        let mut sum = 0.0f64;
+        let mut level = a[0];
+        for k in 0..a.len() {
+            sum += a[k];
+            let cand = (work + sum) / (k + 1) as f64;
+            level = cand;
+            if k + 1 == a.len() || cand <= a[k + 1] {
+                break;
+            }
+        }
+        level
+    }
+
+    fn apply(&mut self, t: NodeId, q: usize, s: f64) -> (f64, (f64, NodeId), f64) {
+        let saved = (self.avail[q], self.floor, self.max_finish);
+        let f = s + self.cost[t];
+        self.done[t] = true;
+        self.proc_of[t] = q;
+        self.start[t] = s;
+        self.finish[t] = f;
+        self.avail[q] = f;
+        self.used[q] += 1;
+        self.rem_work -= self.cost[t];
+        self.n_done += 1;
+        self.floor = (s, t);
+        self.max_finish = self.max_finish.max(f);
+        for &(x, _) in self.g.succs(t) {
+            self.missing[x] -= 1;
+        }
+        saved
+    }
+
+    fn undo(&mut self, t: NodeId, q: usize, saved: (f64, (f64, NodeId), f64)) {
+        for &(x, _) in self.g.succs(t) {
+            self.missing[x] += 1;
+        }
+        self.done[t] = false;
+        self.proc_of[t] = usize::MAX;
+        self.avail[q] = saved.0;
+        self.used[q] -= 1;
+        self.rem_work += self.cost[t];
+        self.n_done -= 1;
+        self.floor = saved.1;
+        self.max_finish = saved.2;
+    }
+
+    fn dfs(&mut self) {
+        self.nodes += 1;
+        if self.nodes & 1023 == 0 && Instant::now() >= self.deadline {
+            self.timed_out = true;
+        }
+        if self.timed_out {
+            return;
+        }
+        let n = self.g.len();
+        if self.n_done == n {
+            if lt(self.max_finish, self.best) {
+                self.best = self.max_finish;
+                self.best_assign = Some((0..n).map(|t| (self.proc_of[t], self.start[t])).collect());
+            }
+            return;
+        }
+        let lb = self.bound();
+        if self.cut(lb) {
+            return;
+        }
+        let first_empty = (0..self.p).find(|&q| self.used[q] == 0);
+        let mut kids: Vec<(f64, NodeId, usize)> = Vec::new();
+        for t in 0..n {
+            if self.done[t] || self.missing[t] != 0 {
+                continue;
+            }
+            for q in 0..self.p {
+                if self.used[q] == 0 && Some(q) != first_empty {
+                    continue;
+                }
+                if self.zero_comm && (0..q).any(|r| self.avail[r] == self.avail[q]) {
+                    continue;
+                }
+                let mut dat = 0.0f64;
+                for &(x, c) in self.g.preds(t) {
+                    let a = if self.proc_of[x] == q {
+                        self.finish[x]
+                    } else {
+                        self.finish[x] + c
+                    };
+                    dat = dat.max(a);
+                }
+                let s = dat.max(self.avail[q]);
+                if self.n_done > 0 {
+                    let f = self.floor.0;
+                    if lt(s, f) || (le(s, f) && t < self.floor.1) {
+                        continue;
+                    }
+                }
+                if self.cut(s + self.sl[t]) {
+                    continue;
+                }
+                kids.push((s, t, q));
+            }
+        }
+        kids.sort_by(|a, b| {
+            a.0.total_cmp(&b.0)
+                .then(self.sl[b.1].total_cmp(&self.sl[a.1]))
+                .then(a.1.cmp(&b.1))
+                .then(a.2.cmp(&b.2))
+        });
+        for (s, t, q) in kids {
+            if self.cut(s + self.sl[t]) {
+                continue;
+            }
+            let saved = self.apply(t, q, s);
+            self.dfs();
+            self.undo(t, q, saved);
+            if self.timed_out {
+                return;
+            }
+        }
+    }
+}

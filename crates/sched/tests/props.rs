@@ -1,0 +1,127 @@
+//! Property tests on generated graphs: every algorithm's schedule verifies, for P = 1, 2, 3,
+//! 4, 8, 16, with and without communication costs; the exact search is never worse than the
+//! heuristics and never below the lower bound.
+
+use std::time::Duration;
+
+use fugue_graph::gen::{self, CostRange};
+use fugue_graph::TaskGraph;
+use fugue_sched::{le, metrics, verify, Algorithm, Options};
+use proptest::prelude::*;
+
+fn graph(kind: u8, a: usize, b: usize, p: f64, seed: u64, comm: f64) -> TaskGraph {
+    let costs = CostRange { lo: 0.5, hi: 20.0 };
+    let mut g = if kind == 0 {
+        gen::layered(a, b, p, costs, seed)
+    } else {
+        gen::random_dag(a * b, p, costs, seed)
+    };
+    if comm > 0.0 {
+        g.set_comm_costs(comm);
+    }
+    g
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_schedule_verifies(kind in 0u8..2, a in 1usize..7, b in 1usize..7, p in 0.1f64..0.9,
+                               seed in any::<u64>(), comm in prop_oneof![Just(0.0), 0.5f64..15.0]) {
+        let g = graph(kind, a, b, p, seed, comm);
+        for procs in [1usize, 2, 3, 4, 8, 16] {
+            let opts = Options { processors: procs, seed, time_limit: Duration::from_millis(5) };
+            let lb = metrics::lower_bound(&g, procs);
+            for alg in Algorithm::ALL {
+                let o = fugue_sched::run(&g, alg, &opts).unwrap();
+                if let Err(e) = verify(&g, &o.schedule) {
+                    panic!("{alg} P={procs}: {e}");
+                }
+                prop_assert!(o.schedule.num_processors() <= procs);
+                prop_assert!(le(lb, o.schedule.makespan()));
+            }
+            let u = fugue_sched::cpfd_unbounded(&g);
+            verify(&g, &u).unwrap();
+            prop_assert!(le(metrics::lower_bound(&g, u.num_processors()), u.makespan()));
+        }
+    }
+
+    #[test]
+    fn exact_search_is_never_worse(a in 1usize..5, b in 1usize..4, p in 0.2f64..0.8, seed in any::<u64>(),
+                                   comm in prop_oneof![Just(0.0), 1.0f64..8.0], procs in 1usize..4) {
+        let g = graph(0, a, b, p, seed, comm);
+        let o = fugue_sched::optimal(&g, procs, Duration::from_secs(2));
+        verify(&g, &o.schedule).unwrap();
+        prop_assert!(!o.schedule.has_duplicates());
+        prop_assert!(le(o.lower_bound, o.schedule.makespan()));
+        for s in [fugue_sched::hlfet(&g, procs), fugue_sched::etf(&g, procs), fugue_sched::random(&g, procs, seed)] {
+            prop_assert!(le(o.schedule.makespan(), s.makespan()));
+            if o.proven {
+                // nothing without duplication can beat a proven optimum
+                prop_assert!(le(o.schedule.makespan(), s.makespan()));
+            }
+        }
+        if o.proven {
+            prop_assert!(le(o.lower_bound, o.schedule.makespan()) && le(o.schedule.makespan(), o.lower_bound));
+        }
+    }
+
+    #[test]
+    fn exact_matches_brute_force_on_tiny_graphs(n in 1usize..7, p in 0.2f64..0.8, seed in any::<u64>(),
+                                               comm in prop_oneof![Just(0.0), 1.0f64..8.0], procs in 1usize..4) {
+        let g = graph(1, n, 1, p, seed, comm);
+        let o = fugue_sched::optimal(&g, procs, Duration::from_secs(5));
+        prop_assert!(o.proven);
+        let brute = brute_force(&g, procs);
+        prop_assert!((o.schedule.makespan() - brute).abs() < 1e-6, "b&b {} brute {}", o.schedule.makespan(), brute);
+    }
+}
+
+/// The best makespan over every topological order and every processor assignment, each task
+/// appended at its earliest start (the left-shifted schedules contain an optimum).
+fn brute_force(g: &TaskGraph, p: usize) -> f64 {
+    fn rec(
+        g: &TaskGraph,
+        p: usize,
+        done: &mut Vec<Option<(usize, f64)>>,
+        avail: &mut Vec<f64>,
+        best: &mut f64,
+    ) {
+        let n = g.len();
+        if done.iter().all(Option::is_some) {
+            let ms = done.iter().map(|d| d.unwrap().1).fold(0.0, f64::max);
+            *best = best.min(ms);
+            return;
+        }
+        for t in 0..n {
+            if done[t].is_some() || g.preds(t).iter().any(|&(q, _)| done[q].is_none()) {
+                continue;
+            }
+            for q in 0..p {
+                let dat = g
+                    .preds(t)
+                    .iter()
+                    .map(|&(x, c)| {
+                        let (px, fx) = done[x].unwrap();
+                        if px == q {
+                            fx
+                        } else {
+                            fx + c
+                        }
+                    })
+                    .fold(0.0, f64::max);
+                let s = dat.max(avail[q]);
+                let f = s + g.node(t).cost;
+                let old = avail[q];
+                avail[q] = f;
+                done[t] = Some((q, f));
+                rec(g, p, done, avail, best);
+                done[t] = None;
+                avail[q] = old;
+            }
+        }
+    }
+    let mut best = f64::INFINITY;
+    rec(g, p, &mut vec![None; g.len()], &mut vec![0.0; p], &mut best);
+    best
+}
