@@ -27,7 +27,10 @@ impl Layout {
     /// Reserves a buffer of `len` samples starting on its own cache line, so that buffers
     /// written by different tasks never share a line (no false sharing).
     pub fn alloc(&mut self, len: usize) -> Buf {
-        let b = Buf { off: (self.lines * LINE) as u32, len: len as u32 };
+        let b = Buf {
+            off: (self.lines * LINE) as u32,
+            len: len as u32,
+        };
         self.lines += len.div_ceil(LINE).max(1);
         b
     }
@@ -37,7 +40,8 @@ impl Layout {
         let lines = boxed.len();
         // `Box::into_raw` gives a pointer with write permission over the whole allocation that
         // no reference aliases; the arena frees it in `Drop`.
-        let ptr = NonNull::new(Box::into_raw(boxed) as *mut Line).expect("Box pointers are not null");
+        let ptr =
+            NonNull::new(Box::into_raw(boxed) as *mut Line).expect("Box pointers are not null");
         Arena { ptr, lines }
     }
 }

@@ -24,7 +24,11 @@ pub struct CompileOptions {
 impl Default for CompileOptions {
     /// 48 kHz, 512 frames, no placeholders.
     fn default() -> Self {
-        CompileOptions { sample_rate: 48_000.0, block: 512, placeholder: false }
+        CompileOptions {
+            sample_rate: 48_000.0,
+            block: 512,
+            placeholder: false,
+        }
     }
 }
 
@@ -182,12 +186,22 @@ impl std::fmt::Debug for Plan {
 impl Plan {
     /// Compiles `graph`: builds every node through `registry`, computes rates and block sizes
     /// downstream of resamplers, lays out buffers and instantiates the processors.
-    pub fn compile(graph: &TaskGraph, registry: &Registry, options: &CompileOptions) -> Result<Plan, CompileError> {
+    pub fn compile(
+        graph: &TaskGraph,
+        registry: &Registry,
+        options: &CompileOptions,
+    ) -> Result<Plan, CompileError> {
         if !(options.sample_rate.is_finite() && options.sample_rate >= 1.0) {
-            return Err(CompileError::Options(format!("the sample rate must be at least 1 Hz, not {}", options.sample_rate)));
+            return Err(CompileError::Options(format!(
+                "the sample rate must be at least 1 Hz, not {}",
+                options.sample_rate
+            )));
         }
         if options.block == 0 || options.block > 1 << 20 {
-            return Err(CompileError::Options(format!("the block must be 1 to 1048576 frames, not {}", options.block)));
+            return Err(CompileError::Options(format!(
+                "the block must be 1 to 1048576 frames, not {}",
+                options.block
+            )));
         }
         let n = graph.len();
         let order: Vec<NodeId> = graph.topo_order().to_vec();
@@ -211,22 +225,34 @@ impl Plan {
                 match rate {
                     None => rate = Some(r),
                     Some(r0) if r0 != r => {
-                        let mut seen: Vec<Ratio> = graph.in_edges(v).iter().map(|&e| out_rate[graph.edges()[e].src]).collect();
+                        let mut seen: Vec<Ratio> = graph
+                            .in_edges(v)
+                            .iter()
+                            .map(|&e| out_rate[graph.edges()[e].src])
+                            .collect();
                         seen.dedup();
                         seen.sort_by(|a, b| a.as_f64().total_cmp(&b.as_f64()));
                         seen.dedup();
-                        let rates: Vec<String> = seen.iter().map(|r| format!("{} Hz", r.as_f64() * options.sample_rate)).collect();
-                        return Err(CompileError::MixedRates { node: node.name.clone(), rates: rates.join(", ") });
+                        let rates: Vec<String> = seen
+                            .iter()
+                            .map(|r| format!("{} Hz", r.as_f64() * options.sample_rate))
+                            .collect();
+                        return Err(CompileError::MixedRates {
+                            node: node.name.clone(),
+                            rates: rates.join(", "),
+                        });
                     }
                     Some(_) => {}
                 }
             }
             let rate = rate.unwrap_or(Ratio::ONE);
-            let block = rate.scale(options.block).ok_or_else(|| CompileError::BlockNotWhole {
-                node: node.name.clone(),
-                block: options.block,
-                ratio: rate.to_string(),
-            })?;
+            let block = rate
+                .scale(options.block)
+                .ok_or_else(|| CompileError::BlockNotWhole {
+                    node: node.name.clone(),
+                    block: options.block,
+                    ratio: rate.to_string(),
+                })?;
             let ctx = NodeContext {
                 node,
                 inputs: graph.inputs(v),
@@ -243,23 +269,32 @@ impl Plan {
                 placeholders.push(node.name.clone());
             }
             let ratio = d.rate_ratio();
-            let orate = rate.checked_mul(ratio).ok_or_else(|| CompileError::BlockNotWhole {
-                node: node.name.clone(),
-                block,
-                ratio: ratio.to_string(),
-            })?;
-            out_block[v] = ratio.scale(block).ok_or_else(|| CompileError::BlockNotWhole {
-                node: node.name.clone(),
-                block,
-                ratio: ratio.to_string(),
-            })?;
+            let orate = rate
+                .checked_mul(ratio)
+                .ok_or_else(|| CompileError::BlockNotWhole {
+                    node: node.name.clone(),
+                    block,
+                    ratio: ratio.to_string(),
+                })?;
+            out_block[v] = ratio
+                .scale(block)
+                .ok_or_else(|| CompileError::BlockNotWhole {
+                    node: node.name.clone(),
+                    block,
+                    ratio: ratio.to_string(),
+                })?;
             let used = graph.outputs(v);
             let has = match d.io() {
                 Io::Sink { .. } => 0,
                 _ => d.outputs(),
             };
             if has < used {
-                return Err(CompileError::PortMismatch { node: node.name.clone(), kind: node.kind.clone(), has, used });
+                return Err(CompileError::PortMismatch {
+                    node: node.name.clone(),
+                    kind: node.kind.clone(),
+                    has,
+                    used,
+                });
             }
             out_rate[v] = orate;
             node_rate[v] = rate;
@@ -269,7 +304,13 @@ impl Plan {
 
         // 2. Buffers: output ports, engine channels, scratch sums, silence.
         let mut layout = Layout::default();
-        let max_block = node_block.iter().chain(&out_block).copied().chain([options.block]).max().unwrap_or(1);
+        let max_block = node_block
+            .iter()
+            .chain(&out_block)
+            .copied()
+            .chain([options.block])
+            .max()
+            .unwrap_or(1);
         let silence = layout.alloc(max_block);
         let mut port_buf: Vec<Vec<Buf>> = vec![Vec::new(); n]; // graph output ports
         let mut out_bufs = Vec::new();
@@ -326,7 +367,11 @@ impl Plan {
                 Io::Source { .. } => {
                     let (s, c) = chan_in[v];
                     for &b in &inputs[s as usize..(s + c) as usize] {
-                        in_ports.push(InPort { buf: b, first: 0, n_srcs: 1 });
+                        in_ports.push(InPort {
+                            buf: b,
+                            first: 0,
+                            n_srcs: 1,
+                        });
                     }
                 }
                 _ => {
@@ -339,12 +384,27 @@ impl Plan {
                             .map(|e| port_buf[e.src][e.src_port])
                             .collect();
                         let port = match feeding.len() {
-                            0 => InPort { buf: Buf { off: silence.off, len: block as u32 }, first: 0, n_srcs: 0 },
-                            1 => InPort { buf: feeding[0], first: 0, n_srcs: 1 },
+                            0 => InPort {
+                                buf: Buf {
+                                    off: silence.off,
+                                    len: block as u32,
+                                },
+                                first: 0,
+                                n_srcs: 0,
+                            },
+                            1 => InPort {
+                                buf: feeding[0],
+                                first: 0,
+                                n_srcs: 1,
+                            },
                             k => {
                                 let first = sum_srcs.len() as u32;
                                 sum_srcs.extend_from_slice(&feeding);
-                                InPort { buf: layout.alloc(block), first, n_srcs: k as u32 }
+                                InPort {
+                                    buf: layout.alloc(block),
+                                    first,
+                                    n_srcs: k as u32,
+                                }
                             }
                         };
                         in_ports.push(port);
@@ -361,10 +421,19 @@ impl Plan {
         let mut level = vec![0u32; n];
         for (t, &v) in order.iter().enumerate() {
             let node = graph.node(v);
-            let lv = graph.preds(v).iter().map(|&(p, _)| level[task_of_node[p] as usize] + 1).max().unwrap_or(0);
+            let lv = graph
+                .preds(v)
+                .iter()
+                .map(|&(p, _)| level[task_of_node[p] as usize] + 1)
+                .max()
+                .unwrap_or(0);
             level[t] = lv;
             let s0 = succ.len() as u32;
-            let mut ss: Vec<u32> = graph.succs(v).iter().map(|&(s, _)| task_of_node[s]).collect();
+            let mut ss: Vec<u32> = graph
+                .succs(v)
+                .iter()
+                .map(|&(s, _)| task_of_node[s])
+                .collect();
             ss.sort_unstable();
             succ.extend_from_slice(&ss);
             let d = dsp[v].take().expect("built above");
@@ -400,8 +469,12 @@ impl Plan {
         for i in 0..n_levels {
             level_starts[i + 1] += level_starts[i];
         }
-        let sources = (0..n as u32).filter(|&t| tasks[t as usize].initial == 0).collect();
-        let sinks = (0..n as u32).filter(|&t| tasks[t as usize].succ.1 == 0).collect();
+        let sources = (0..n as u32)
+            .filter(|&t| tasks[t as usize].initial == 0)
+            .collect();
+        let sinks = (0..n as u32)
+            .filter(|&t| tasks[t as usize].succ.1 == 0)
+            .collect();
         Ok(Plan {
             tasks,
             cells: cells.into_boxed_slice(),
@@ -509,7 +582,11 @@ impl Plan {
         let mut v = Vec::new();
         for (i, cell) in self.cells.iter_mut().enumerate() {
             if let Some(message) = cell.message.get_mut().take() {
-                v.push(TaskPanic { task: i, node: self.tasks[i].name.clone(), message });
+                v.push(TaskPanic {
+                    task: i,
+                    node: self.tasks[i].name.clone(),
+                    message,
+                });
             }
         }
         v

@@ -91,7 +91,11 @@ const ALL_KINDS: &str = r#"
 
 fn cycles_allocate_nothing(src: &str, name: &str, block: usize, cycles: usize) {
     let g = parse(src, name).unwrap();
-    let opts = CompileOptions { sample_rate: 48_000.0, block, placeholder: false };
+    let opts = CompileOptions {
+        sample_rate: 48_000.0,
+        block,
+        placeholder: false,
+    };
     let mut plan = Plan::compile(&g, &Registry::with_builtin_kinds(), &opts).unwrap();
     let mut ex = SeqExecutor::new();
     ex.run_cycle(&mut plan); // the first cycle may touch lazily initialised state
@@ -153,7 +157,11 @@ fn sequential_cycles_of_corpus_graphs_allocate_nothing() {
         if src.contains("resampler") && src.contains("\"osc\"") && with_resampler < 3 {
             with_resampler += 1;
             let g = parse(&src, "x.ag").unwrap();
-            let opts = CompileOptions { sample_rate: 48_000.0, block: 64, placeholder: false };
+            let opts = CompileOptions {
+                sample_rate: 48_000.0,
+                block: 64,
+                placeholder: false,
+            };
             let mut plan = Plan::compile(&g, &Registry::with_builtin_kinds(), &opts).unwrap();
             let mut ex = SeqExecutor::new();
             ex.run_cycle(&mut plan);
@@ -191,10 +199,13 @@ fn process_of_every_kind_allocates_nothing() {
         let out_len = d.rate_ratio().scale(128).unwrap();
         // Sources read engine channels, everything else its ports: 128 frames either way.
         let in_len = 128;
-        let input: Vec<Vec<f32>> = (0..d.inputs()).map(|i| (0..in_len).map(|k| ((k + i) as f32 * 0.1).sin()).collect()).collect();
+        let input: Vec<Vec<f32>> = (0..d.inputs())
+            .map(|i| (0..in_len).map(|k| ((k + i) as f32 * 0.1).sin()).collect())
+            .collect();
         let mut output: Vec<Vec<f32>> = (0..d.outputs()).map(|_| vec![f32::NAN; out_len]).collect();
         let (allocs, ()) = count(|| {
-            let ins: [&[f32]; 4] = std::array::from_fn(|i| input.get(i).map_or(&[][..], |v| &v[..]));
+            let ins: [&[f32]; 4] =
+                std::array::from_fn(|i| input.get(i).map_or(&[][..], |v| &v[..]));
             for _ in 0..50 {
                 let mut it = output.iter_mut();
                 let mut a = it.next();
@@ -209,7 +220,11 @@ fn process_of_every_kind_allocates_nothing() {
         });
         assert_eq!(allocs, 0, "kind {}", node.kind);
         for o in &output {
-            assert!(o.iter().all(|x| x.is_finite()), "kind {} must fill every output", node.kind);
+            assert!(
+                o.iter().all(|x| x.is_finite()),
+                "kind {} must fill every output",
+                node.kind
+            );
         }
         seen.push(node.kind.clone());
     }

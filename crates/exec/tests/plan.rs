@@ -5,7 +5,11 @@ use fugue_exec::{CompileError, CompileOptions, Executor, Plan, SeqExecutor};
 use fugue_graph::read::ag::parse;
 
 fn opts(rate: f64, block: usize) -> CompileOptions {
-    CompileOptions { sample_rate: rate, block, placeholder: false }
+    CompileOptions {
+        sample_rate: rate,
+        block,
+        placeholder: false,
+    }
 }
 
 fn compile(src: &str, rate: f64, block: usize) -> Result<Plan, CompileError> {
@@ -41,7 +45,10 @@ fn parallel_edges_are_distinct_and_summed_by_the_consumer() {
         for ch in 0..2 {
             for (k, &y) in plan.output(ch).iter().enumerate() {
                 let want = 0.5 * sine(1000.0, 48_000.0, cycle * 64 + k);
-                assert!((y as f64 - want).abs() < 1e-6, "cycle {cycle} ch {ch} frame {k}: {y} vs {want}");
+                assert!(
+                    (y as f64 - want).abs() < 1e-6,
+                    "cycle {cycle} ch {ch} frame {k}: {y} vs {want}"
+                );
             }
         }
     }
@@ -104,7 +111,7 @@ fn structure_of_a_diamond() {
             assert!(j as usize > i, "topological order");
         }
     }
-    let mut bc = vec![b as u32, c as u32];
+    let mut bc = [b as u32, c as u32];
     bc.sort();
     assert_eq!(plan.successors(a), &bc[..]);
     assert_eq!(plan.successors(b), &[d as u32]);
@@ -137,7 +144,10 @@ fn resamplers_change_rate_and_block_downstream() {
     assert_eq!(plan.task_block(t("s")), 512);
     // 511 frames cannot be halved.
     let err = compile(src, 48_000.0, 511).unwrap_err().to_string();
-    assert!(err.contains("`r`") && err.contains("multiple of 2"), "{err}");
+    assert!(
+        err.contains("`r`") && err.contains("multiple of 2"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -150,7 +160,10 @@ fn mixed_rates_are_refused_naming_the_node() {
         a.1 -> r.1;  r.1 -> m.1;  a.1 -> m.2;  m.1 -> s.1;
     "#;
     let err = compile(src, 48_000.0, 64).unwrap_err();
-    assert!(matches!(&err, CompileError::MixedRates { node, .. } if node == "m"), "{err}");
+    assert!(
+        matches!(&err, CompileError::MixedRates { node, .. } if node == "m"),
+        "{err}"
+    );
     assert!(err.to_string().contains("48000 Hz, 96000 Hz"), "{err}");
 }
 
@@ -169,7 +182,11 @@ fn a_sink_off_the_engine_rate_is_converted_back() {
         ex.run_cycle(&mut plan);
     }
     assert_eq!(plan.output(0).len(), 64);
-    assert!(plan.output(0).iter().all(|&x| (x - 1.0).abs() < 1e-5), "{:?}", plan.output(0));
+    assert!(
+        plan.output(0).iter().all(|&x| (x - 1.0).abs() < 1e-5),
+        "{:?}",
+        plan.output(0)
+    );
 }
 
 #[test]
@@ -182,9 +199,15 @@ fn unknown_kinds_list_the_known_ones_or_become_placeholders() {
         a.1 -> m.1;  b.1 -> m.2;  m.1 -> s.1;
     "#;
     let err = compile(src, 48_000.0, 64).unwrap_err().to_string();
-    assert!(err.contains("`theremin`") && err.contains("biquad, delay, gain") && err.contains("osc"), "{err}");
+    assert!(
+        err.contains("`theremin`") && err.contains("biquad, delay, gain") && err.contains("osc"),
+        "{err}"
+    );
     let g = parse(src, "t.ag").unwrap();
-    let o = CompileOptions { placeholder: true, ..opts(48_000.0, 64) };
+    let o = CompileOptions {
+        placeholder: true,
+        ..opts(48_000.0, 64)
+    };
     let mut plan = Plan::compile(&g, &Registry::with_builtin_kinds(), &o).unwrap();
     assert_eq!(plan.placeholders(), &["a".to_string()]);
     SeqExecutor::new().run_cycle(&mut plan);
@@ -193,12 +216,33 @@ fn unknown_kinds_list_the_known_ones_or_become_placeholders() {
 
 #[test]
 fn bad_attributes_name_node_and_attribute() {
-    let missing = compile(r#"a = { kind: "osc", }; s = { kind: "sink", }; a.1 -> s.1;"#, 48_000.0, 64).unwrap_err();
-    assert!(missing.to_string().contains("`a`") && missing.to_string().contains("`freq`"), "{missing}");
-    let nan = compile(r#"a = { kind: "osc", freq: "loud", }; s = { kind: "sink", }; a.1 -> s.1;"#, 48_000.0, 64).unwrap_err();
+    let missing = compile(
+        r#"a = { kind: "osc", }; s = { kind: "sink", }; a.1 -> s.1;"#,
+        48_000.0,
+        64,
+    )
+    .unwrap_err();
+    assert!(
+        missing.to_string().contains("`a`") && missing.to_string().contains("`freq`"),
+        "{missing}"
+    );
+    let nan = compile(
+        r#"a = { kind: "osc", freq: "loud", }; s = { kind: "sink", }; a.1 -> s.1;"#,
+        48_000.0,
+        64,
+    )
+    .unwrap_err();
     assert!(nan.to_string().contains("`loud` is not a number"), "{nan}");
-    let lonely = compile(r#"a = { kind: "osc", freq: 1, }; s = { kind: "sink", in: 1, };"#, 48_000.0, 64).unwrap_err();
-    assert!(lonely.to_string().contains("`s` (sink) has no input"), "{lonely}");
+    let lonely = compile(
+        r#"a = { kind: "osc", freq: 1, }; s = { kind: "sink", in: 1, };"#,
+        48_000.0,
+        64,
+    )
+    .unwrap_err();
+    assert!(
+        lonely.to_string().contains("`s` (sink) has no input"),
+        "{lonely}"
+    );
 }
 
 /// A kind that panics on its third cycle.
@@ -257,7 +301,10 @@ fn a_panicking_processor_is_silenced_and_reported_once() {
         ex.run_cycle(&mut plan);
         let want = if cycle < 3 { 0.5 } else { 0.0 };
         assert!(plan.output(0).iter().all(|&x| x == want), "cycle {cycle}");
-        assert!(plan.output(1).iter().all(|&x| (x - 1.0).abs() < 1e-6), "the engine goes on");
+        assert!(
+            plan.output(1).iter().all(|&x| (x - 1.0).abs() < 1e-6),
+            "the engine goes on"
+        );
         assert_eq!(plan.panicked(b), cycle >= 3);
         if cycle == 3 {
             let p = plan.take_panics();

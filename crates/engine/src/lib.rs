@@ -1,0 +1,13 @@
+//! fugue-engine: runs compiled graphs. For now, the offline render: [`render`] runs the
+//! graph cycle after cycle with the sequential executor and hands the sink channels' blocks
+//! to a thread that writes the WAV file, so that audio is never written by the thread that
+//! computes it (DESIGN.md, "The data path", step 5).
+
+#![deny(unsafe_op_in_unsafe_fn)]
+
+mod blocks;
+mod render;
+
+pub use render::{
+    render, Bits, Output, Progress, RenderError, RenderOptions, RenderSummary, DEFAULT_SECONDS,
+};

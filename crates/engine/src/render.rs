@@ -1,0 +1,404 @@
+//! Offline rendering to a WAV file.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use fugue_dsp::Registry;
+use fugue_exec::{CompileError, CompileOptions, Executor, Plan, SeqExecutor, TaskPanic};
+use fugue_graph::TaskGraph;
+use thiserror::Error;
+
+use crate::blocks::{block_channel, BlockReceiver};
+
+/// Length of a render when neither the options nor an input file give one, in seconds.
+pub const DEFAULT_SECONDS: f64 = 10.0;
+
+/// Sample format of the output file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Bits {
+    /// 16-bit integers; samples beyond ±1 are clipped and counted.
+    I16,
+    /// 24-bit integers; samples beyond ±1 are clipped and counted.
+    I24,
+    /// 32-bit floats (no clipping).
+    #[default]
+    F32,
+}
+
+impl Bits {
+    /// The format for `--bits 16|24|32`.
+    pub fn from_bits(bits: u16) -> Option<Bits> {
+        match bits {
+            16 => Some(Bits::I16),
+            24 => Some(Bits::I24),
+            32 => Some(Bits::F32),
+            _ => None,
+        }
+    }
+}
+
+/// Where the audio goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// A WAV file, created (or truncated) at this path. Callers that must never leave a
+    /// half-written file pass a temporary name and rename it on success.
+    Wav(PathBuf),
+    /// Nowhere: the blocks are measured (peak) and dropped; for benchmarks.
+    Discard,
+}
+
+/// How to render.
+#[derive(Clone, Debug)]
+pub struct RenderOptions {
+    /// Sample rate in Hz.
+    pub sample_rate: u32,
+    /// Frames per cycle.
+    pub block: usize,
+    /// Length in seconds; `None`: the input file's length if there is one, else
+    /// [`DEFAULT_SECONDS`].
+    pub seconds: Option<f64>,
+    /// Output sample format.
+    pub bits: Bits,
+    /// A WAV file whose channels feed the graph's `source` nodes (it must have the render's
+    /// sample rate).
+    pub input: Option<PathBuf>,
+    /// Where the audio goes.
+    pub output: Output,
+    /// Render nodes of unknown kind as silence instead of failing.
+    pub placeholder: bool,
+    /// When set to `true` by another thread (Ctrl-C), the render stops with
+    /// [`RenderError::Cancelled`].
+    pub cancel: Option<Arc<AtomicBool>>,
+}
+
+impl Default for RenderOptions {
+    /// 48 kHz, 512 frames, natural length, 32-bit float, no input, discard.
+    fn default() -> Self {
+        RenderOptions {
+            sample_rate: 48_000,
+            block: 512,
+            seconds: None,
+            bits: Bits::F32,
+            input: None,
+            output: Output::Discard,
+            placeholder: false,
+            cancel: None,
+        }
+    }
+}
+
+/// How far a render has come.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// Frames computed.
+    pub frames_done: u64,
+    /// Frames to compute.
+    pub frames_total: u64,
+}
+
+/// What a finished render did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RenderSummary {
+    /// Frames written (per channel).
+    pub frames: u64,
+    /// Channels written (one per sink input port).
+    pub channels: usize,
+    /// Sample rate in Hz.
+    pub sample_rate: u32,
+    /// Largest absolute sample before conversion (1.0 = 0 dBFS).
+    pub peak: f32,
+    /// Samples clipped to ±1 by a 16- or 24-bit output.
+    pub clipped: u64,
+    /// Time the render took.
+    pub wall: Duration,
+    /// Nodes of unknown kind rendered as silence.
+    pub placeholders: Vec<String>,
+    /// Processors that panicked (their outputs were silenced).
+    pub panics: Vec<TaskPanic>,
+}
+
+impl RenderSummary {
+    /// Seconds of audio rendered.
+    pub fn audio_seconds(&self) -> f64 {
+        self.frames as f64 / self.sample_rate as f64
+    }
+
+    /// The peak in dBFS (`-inf` for silence).
+    pub fn peak_dbfs(&self) -> f64 {
+        20.0 * (self.peak as f64).log10()
+    }
+
+    /// Seconds of audio per second of wall time.
+    pub fn realtime_factor(&self) -> f64 {
+        self.audio_seconds() / self.wall.as_secs_f64().max(1e-9)
+    }
+}
+
+/// Why a render failed.
+#[derive(Debug, Error)]
+pub enum RenderError {
+    /// The graph could not be compiled.
+    #[error(transparent)]
+    Compile(#[from] CompileError),
+    /// The graph has no `sink`, so there is nothing to write.
+    #[error("the graph has no sink node, so there is nothing to render; connect the audio to a node of kind \"sink\"")]
+    NoSink,
+    /// Bad options.
+    #[error("{0}")]
+    Options(String),
+    /// The input file could not be read.
+    #[error("cannot read input {path}: {reason}")]
+    Input {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// The output file could not be written.
+    #[error("cannot write {path}: {reason}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// [`RenderOptions::cancel`] was set.
+    #[error("the render was interrupted")]
+    Cancelled,
+}
+
+/// The input file's channels, at the render's rate.
+fn read_input(path: &Path, rate: u32) -> Result<Vec<Vec<f32>>, RenderError> {
+    let err = |reason: String| RenderError::Input {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let reader = hound::WavReader::open(path).map_err(|e| err(e.to_string()))?;
+    let spec = reader.spec();
+    if spec.sample_rate != rate {
+        return Err(err(format!(
+            "it is at {} Hz but the render runs at {rate} Hz; pass --rate {}",
+            spec.sample_rate, spec.sample_rate
+        )));
+    }
+    let ch = spec.channels as usize;
+    let samples: Vec<f32> = match spec.sample_format {
+        hound::SampleFormat::Float => reader.into_samples::<f32>().collect::<Result<_, _>>(),
+        hound::SampleFormat::Int => {
+            let scale = 1.0 / (1u64 << (spec.bits_per_sample - 1)) as f32;
+            reader
+                .into_samples::<i32>()
+                .map(|s| s.map(|v| v as f32 * scale))
+                .collect::<Result<_, _>>()
+        }
+    }
+    .map_err(|e| err(e.to_string()))?;
+    let frames = samples.len() / ch.max(1);
+    let mut out = vec![Vec::with_capacity(frames); ch];
+    for frame in samples.chunks_exact(ch) {
+        for (c, &s) in frame.iter().enumerate() {
+            out[c].push(s);
+        }
+    }
+    Ok(out)
+}
+
+/// The writing side's result.
+struct Written {
+    peak: f32,
+    clipped: u64,
+}
+
+/// The writer thread: takes blocks in order, measures them, writes them.
+fn write_blocks(
+    mut rx: BlockReceiver,
+    mut writer: Option<hound::WavWriter<std::io::BufWriter<std::fs::File>>>,
+    bits: Bits,
+) -> Result<Written, hound::Error> {
+    let mut peak = 0.0f32;
+    let mut clipped = 0u64;
+    while let Some(block) = rx.recv() {
+        for &x in &block.data {
+            peak = peak.max(x.abs());
+        }
+        if let Some(w) = writer.as_mut() {
+            match bits {
+                Bits::F32 => {
+                    for &x in &block.data {
+                        w.write_sample(x)?;
+                    }
+                }
+                Bits::I16 | Bits::I24 => {
+                    let full = if bits == Bits::I16 {
+                        32_767.0
+                    } else {
+                        8_388_607.0
+                    };
+                    for &x in &block.data {
+                        clipped += (x.abs() > 1.0) as u64;
+                        let v = (x.clamp(-1.0, 1.0) * full).round() as i32;
+                        if bits == Bits::I16 {
+                            w.write_sample(v as i16)?;
+                        } else {
+                            w.write_sample(v)?;
+                        }
+                    }
+                }
+            }
+        }
+        rx.recycle(block.data);
+    }
+    if let Some(w) = writer {
+        w.finalize()?;
+    }
+    Ok(Written { peak, clipped })
+}
+
+/// Renders `graph` offline with the sequential executor and writes the sink channels
+/// (sinks in file order, then port order) to `options.output`.
+///
+/// `on_progress` is called from the calling thread every few cycles and once at the end.
+pub fn render(
+    graph: &TaskGraph,
+    options: &RenderOptions,
+    mut on_progress: impl FnMut(Progress),
+) -> Result<RenderSummary, RenderError> {
+    let start = Instant::now();
+    if options.sample_rate == 0 {
+        return Err(RenderError::Options(
+            "the sample rate must be at least 1 Hz".into(),
+        ));
+    }
+    let compile = CompileOptions {
+        sample_rate: options.sample_rate as f64,
+        block: options.block,
+        placeholder: options.placeholder,
+    };
+    let mut plan = Plan::compile(graph, &Registry::with_builtin_kinds(), &compile)?;
+    if plan.n_outputs() == 0 {
+        return Err(RenderError::NoSink);
+    }
+    let input = match &options.input {
+        Some(p) => read_input(p, options.sample_rate)?,
+        None => Vec::new(),
+    };
+    let seconds = match options.seconds {
+        Some(s) => s,
+        None if options.input.is_some() => {
+            input.first().map_or(0, Vec::len) as f64 / options.sample_rate as f64
+        }
+        None => DEFAULT_SECONDS,
+    };
+    if !(seconds.is_finite() && (0.0..=86_400.0).contains(&seconds)) {
+        return Err(RenderError::Options(format!(
+            "the length must be between 0 and 86400 seconds, not {seconds}"
+        )));
+    }
+    let total = (seconds * options.sample_rate as f64).round() as u64;
+    let channels = plan.n_outputs();
+    let writer = match &options.output {
+        Output::Wav(path) => {
+            let spec = hound::WavSpec {
+                channels: u16::try_from(channels).map_err(|_| {
+                    RenderError::Options(format!("{channels} channels are too many for a WAV file"))
+                })?,
+                sample_rate: options.sample_rate,
+                bits_per_sample: match options.bits {
+                    Bits::I16 => 16,
+                    Bits::I24 => 24,
+                    Bits::F32 => 32,
+                },
+                sample_format: if options.bits == Bits::F32 {
+                    hound::SampleFormat::Float
+                } else {
+                    hound::SampleFormat::Int
+                },
+            };
+            let w = hound::WavWriter::create(path, spec).map_err(|e| RenderError::Write {
+                path: path.clone(),
+                reason: e.to_string(),
+            })?;
+            Some(w)
+        }
+        Output::Discard => None,
+    };
+    let (mut tx, rx) = block_channel();
+    let bits = options.bits;
+    let writer_thread = std::thread::Builder::new()
+        .name("fugue-wav-writer".into())
+        .spawn(move || write_blocks(rx, writer, bits))
+        .map_err(|e| RenderError::Options(format!("cannot start the writer thread: {e}")))?;
+
+    let block = plan.block();
+    let mut ex = SeqExecutor::new();
+    let mut done = 0u64;
+    let mut cycle = 0u64;
+    let mut result = Ok(());
+    on_progress(Progress {
+        frames_done: 0,
+        frames_total: total,
+    });
+    while done < total {
+        if options
+            .cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed))
+        {
+            result = Err(RenderError::Cancelled);
+            break;
+        }
+        let pos = done as usize;
+        for c in 0..plan.n_inputs() {
+            let data = input.get(c).map_or(&[][..], |v| &v[pos.min(v.len())..]);
+            plan.set_input(c, data);
+        }
+        ex.run_cycle(&mut plan);
+        let frames = (total - done).min(block as u64) as usize;
+        let mut buf = tx.buffer();
+        buf.resize(frames * channels, 0.0);
+        for c in 0..channels {
+            for (k, &x) in plan.output(c)[..frames].iter().enumerate() {
+                buf[k * channels + c] = x;
+            }
+        }
+        if !tx.send(buf) {
+            break; // the writer failed: its error is reported below
+        }
+        done += frames as u64;
+        cycle += 1;
+        if cycle & 31 == 0 {
+            on_progress(Progress {
+                frames_done: done,
+                frames_total: total,
+            });
+        }
+    }
+    drop(tx);
+    let written = writer_thread
+        .join()
+        .map_err(|_| RenderError::Options("the writer thread panicked".into()))?;
+    result?;
+    let written = written.map_err(|e| RenderError::Write {
+        path: match &options.output {
+            Output::Wav(p) => p.clone(),
+            Output::Discard => PathBuf::from("(discarded output)"),
+        },
+        reason: e.to_string(),
+    })?;
+    on_progress(Progress {
+        frames_done: done,
+        frames_total: total,
+    });
+    Ok(RenderSummary {
+        frames: done,
+        channels,
+        sample_rate: options.sample_rate,
+        peak: written.peak,
+        clipped: written.clipped,
+        wall: start.elapsed(),
+        placeholders: plan.placeholders().to_vec(),
+        panics: plan.take_panics(),
+    })
+}
