@@ -29,6 +29,8 @@ enum Command {
     Gen(cmd::gen::Args),
     /// Schedule a graph statically on P processors (HLFET, ETF, CPFD, random, exact, best).
     Schedule(cmd::schedule::Args),
+    /// Render a graph offline to a WAV file (no audio server needed).
+    Render(cmd::render::Args),
 }
 
 fn main() -> ExitCode {
@@ -45,6 +47,7 @@ fn main() -> ExitCode {
         Command::Dot(a) => cmd::dot::run(a),
         Command::Gen(a) => cmd::gen::run(a),
         Command::Schedule(a) => cmd::schedule::run(a),
+        Command::Render(a) => cmd::render::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

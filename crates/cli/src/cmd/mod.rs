@@ -4,3 +4,4 @@ pub mod dot;
 pub mod gen;
 pub mod info;
 pub mod schedule;
+pub mod render;

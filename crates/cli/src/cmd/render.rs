@@ -1,0 +1,198 @@
+//! `fugue render GRAPH -o OUT.wav`: offline rendering, no audio server needed.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use fugue_engine::{Bits, Output, Progress, RenderError, RenderOptions};
+
+use crate::util;
+
+/// Arguments of `fugue render`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The graph to render (.ag, .stg or .dot).
+    pub graph: PathBuf,
+    /// The WAV file to write (one channel per sink input port: sinks in file order, then ports).
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Length in seconds [default: the --input file's length, else 10].
+    #[arg(long)]
+    pub seconds: Option<f64>,
+    /// Sample rate in Hz.
+    #[arg(long, default_value_t = 48_000, value_parser = clap::value_parser!(u32).range(1..=1_536_000))]
+    pub rate: u32,
+    /// Frames per cycle (the engine's buffer size).
+    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+    pub buffer: u64,
+    /// Output sample format: 16 or 24-bit integers (clipped to ±1, clipping reported) or
+    /// 32-bit float.
+    #[arg(long, default_value_t = 32, value_parser = parse_bits)]
+    pub bits: u16,
+    /// A WAV file whose channels feed the graph's `source` nodes (sources in file order, then
+    /// ports); it must have the render's sample rate.
+    #[arg(long)]
+    pub input: Option<PathBuf>,
+    /// Overwrite the output file if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// Render nodes of unknown kind as silence (with a warning) instead of failing.
+    #[arg(long)]
+    pub placeholder: bool,
+}
+
+/// Parses `--bits`.
+fn parse_bits(s: &str) -> Result<u16, String> {
+    match s {
+        "16" => Ok(16),
+        "24" => Ok(24),
+        "32" => Ok(32),
+        _ => Err(format!("`{s}` is not 16, 24 or 32")),
+    }
+}
+
+/// Set by Ctrl-C: the render stops and removes its temporary file.
+fn cancel_flag() -> Arc<AtomicBool> {
+    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    FLAG.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let f = flag.clone();
+        // Without a handler (e.g. one is already set), Ctrl-C keeps its default effect.
+        let _ = ctrlc::set_handler(move || f.store(true, Ordering::Relaxed));
+        flag
+    })
+    .clone()
+}
+
+/// Shows a progress bar on a terminal once a render has taken more than a moment.
+struct Bar {
+    start: Instant,
+    enabled: bool,
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Bar {
+    fn new() -> Self {
+        Bar {
+            start: Instant::now(),
+            enabled: std::io::stderr().is_terminal(),
+            bar: None,
+        }
+    }
+
+    fn update(&mut self, p: Progress) {
+        if !self.enabled {
+            return;
+        }
+        if self.bar.is_none()
+            && self.start.elapsed() > Duration::from_millis(300)
+            && p.frames_done < p.frames_total
+        {
+            let bar = indicatif::ProgressBar::with_draw_target(
+                Some(p.frames_total),
+                indicatif::ProgressDrawTarget::stderr(),
+            );
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "rendering {bar:40} {percent:>3}%  {elapsed} (eta {eta})",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            self.bar = Some(bar);
+        }
+        if let Some(b) = &self.bar {
+            b.set_position(p.frames_done);
+        }
+    }
+
+    fn finish(self) {
+        if let Some(b) = self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// Runs `fugue render`.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let graph = util::read_graph(&args.graph, None)?;
+    let bits =
+        Bits::from_bits(args.bits).ok_or_else(|| util::usage("--bits must be 16, 24 or 32"))?;
+    if let Some(s) = args.seconds {
+        if !(s.is_finite() && s > 0.0 && s <= 86_400.0) {
+            return Err(util::usage(format!(
+                "--seconds must be between 0 and 86400, not {s}"
+            )));
+        }
+    }
+    let tmp = util::temp_path(&args.output, args.force)?;
+    let cancel = cancel_flag();
+    let options = RenderOptions {
+        sample_rate: args.rate,
+        block: args.buffer as usize,
+        seconds: args.seconds,
+        bits,
+        input: args.input.clone(),
+        output: Output::Wav(tmp.clone()),
+        placeholder: args.placeholder,
+        cancel: Some(cancel),
+    };
+    let mut bar = Bar::new();
+    let result = fugue_engine::render(&graph, &options, |p| bar.update(p));
+    bar.finish();
+    let summary = match result {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(match e {
+                RenderError::Write { reason, .. } => {
+                    anyhow::anyhow!("cannot write {}: {reason}", args.output.display())
+                }
+                RenderError::Cancelled => {
+                    anyhow::anyhow!("interrupted; {} was not written", args.output.display())
+                }
+                e => {
+                    anyhow::Error::new(e).context(format!("cannot render {}", args.graph.display()))
+                }
+            });
+        }
+    };
+    if let Err(e) = std::fs::rename(&tmp, &args.output) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e).with_context(|| format!("cannot write {}", args.output.display()));
+    }
+    for name in &summary.placeholders {
+        eprintln!("fugue: warning: node `{name}` has an unknown kind; it was rendered as silence (--placeholder)");
+    }
+    for p in &summary.panics {
+        eprintln!(
+            "fugue: warning: node `{}` failed ({}); its output was silenced",
+            p.node, p.message
+        );
+    }
+    let format = match bits {
+        Bits::I16 => "16-bit",
+        Bits::I24 => "24-bit",
+        Bits::F32 => "32-bit float",
+    };
+    let clipped = if summary.clipped > 0 {
+        format!(", {} samples clipped", summary.clipped)
+    } else {
+        String::new()
+    };
+    println!(
+        "{}: {} frames, {} channel{}, {} Hz {format}, peak {:.1} dBFS{clipped}, {:.2} s of audio in {:.3} s ({:.1}x real time)",
+        args.output.display(),
+        summary.frames,
+        summary.channels,
+        if summary.channels == 1 { "" } else { "s" },
+        summary.sample_rate,
+        summary.peak_dbfs(),
+        summary.audio_seconds(),
+        summary.wall.as_secs_f64(),
+        summary.realtime_factor(),
+    );
+    Ok(())
+}

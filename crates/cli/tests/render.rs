@@ -1,0 +1,320 @@
+//! `fugue render` through the binary: determinism, bad input, safe output.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fugue(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args(args)
+        .output()
+        .expect("run fugue")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A fresh folder for one test.
+fn folder(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("render-cli")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+/// The files in `dir`, sorted.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn example(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Two renders of the same graph give byte-identical files.
+#[test]
+fn rendering_twice_gives_identical_files() {
+    let d = folder("twice");
+    for ex in ["pluck.ag", "synth.ag", "rake.ag"] {
+        let (a, b) = (d.join(format!("a-{ex}.wav")), d.join(format!("b-{ex}.wav")));
+        for out in [&a, &b] {
+            let o = fugue(&[
+                "render",
+                &example(ex),
+                "-o",
+                out.to_str().unwrap(),
+                "--seconds",
+                "1",
+            ]);
+            assert!(o.status.success(), "{}", stderr(&o));
+            let line = String::from_utf8_lossy(&o.stdout);
+            assert!(
+                line.contains("48000 frames, 2 channels") && line.contains("x real time"),
+                "{line}"
+            );
+        }
+        let (x, y) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+        assert!(x.len() > 48_000 * 2 * 4);
+        assert!(x == y, "{ex}: the two renders differ");
+    }
+}
+
+fn assert_clean_failure(o: &Output, dir: &Path, before: &[String], needle: &str) {
+    assert!(!o.status.success());
+    let err = stderr(o);
+    assert!(err.contains(needle), "expected `{needle}` in: {err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "one sentence: {err}");
+    assert_eq!(listing(dir), before, "no output or temporary file is left");
+}
+
+#[test]
+fn bad_graphs_fail_with_one_clear_sentence_and_no_file() {
+    let d = folder("bad");
+    let cases = [
+        ("unknown.ag", r#"a = { kind: "theremin", }; s = { kind: "sink", }; a.1 -> s.1;"#, "unknown kind `theremin`; known kinds: biquad, delay, gain, karplus, load, mix, mod, noise, osc, resampler, reverb, sink, source"),
+        ("missing.ag", r#"a = { kind: "osc", }; s = { kind: "sink", }; a.1 -> s.1;"#, "node `a` (osc) needs the attribute `freq`"),
+        ("nan.ag", r#"a = { kind: "osc", freq: "high", }; s = { kind: "sink", }; a.1 -> s.1;"#, "attribute `freq` = `high` is not a number"),
+        ("lonely.ag", r#"a = { kind: "osc", freq: 1, }; s = { kind: "sink", in: 1, };"#, "node `s` (sink) has no input"),
+        ("nosink.ag", r#"a = { kind: "osc", freq: 1, };"#, "has no sink node"),
+        ("rates.ag", r#"a = { kind: "osc", freq: 1, }; r = { kind: "resampler", ratio: 2, }; m = { kind: "mix", }; s = { kind: "sink", }; a.1 -> r.1 -> m.1; a.1 -> m.2; m.1 -> s.1;"#, "node `m` receives inputs at different rates"),
+    ];
+    for (name, text, needle) in cases {
+        let g = write(&d, name, text);
+        let before = listing(&d);
+        let out = d.join("out.wav");
+        let o = fugue(&["render", &g, "-o", out.to_str().unwrap(), "--seconds", "1"]);
+        assert_clean_failure(&o, &d, &before, needle);
+        assert_eq!(o.status.code(), Some(1), "{name}");
+        assert!(
+            stderr(&o).contains(name),
+            "the message names the file: {}",
+            stderr(&o)
+        );
+    }
+}
+
+#[test]
+fn an_odd_buffer_under_a_resampler_says_which_buffers_work() {
+    let d = folder("odd");
+    let g = write(
+        &d,
+        "half.ag",
+        r#"a = { kind: "osc", freq: 1, }; r = { kind: "resampler", ratio: 0.5, }; s = { kind: "sink", }; a.1 -> r.1 -> s.1;"#,
+    );
+    let before = listing(&d);
+    let o = fugue(&[
+        "render",
+        &g,
+        "-o",
+        d.join("o.wav").to_str().unwrap(),
+        "--buffer",
+        "511",
+    ]);
+    assert_clean_failure(
+        &o,
+        &d,
+        &before,
+        "choose a buffer size that is a multiple of 2",
+    );
+}
+
+#[test]
+fn an_existing_file_is_kept_unless_forced() {
+    let d = folder("exists");
+    let out = d.join("out.wav");
+    std::fs::write(&out, b"precious").unwrap();
+    let before = listing(&d);
+    let o = fugue(&[
+        "render",
+        &example("rake.ag"),
+        "-o",
+        out.to_str().unwrap(),
+        "--seconds",
+        "0.1",
+    ]);
+    assert_clean_failure(&o, &d, &before, "already exists; pass --force");
+    assert_eq!(std::fs::read(&out).unwrap(), b"precious");
+    let o = fugue(&[
+        "render",
+        &example("rake.ag"),
+        "-o",
+        out.to_str().unwrap(),
+        "--seconds",
+        "0.1",
+        "--force",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(&std::fs::read(&out).unwrap()[..4], b"RIFF");
+    assert_eq!(listing(&d), before);
+}
+
+#[test]
+fn an_unwritable_output_fails_cleanly() {
+    let d = folder("unwritable");
+    let before = listing(&d);
+    let missing = d.join("no-such-folder").join("out.wav");
+    let o = fugue(&[
+        "render",
+        &example("rake.ag"),
+        "-o",
+        missing.to_str().unwrap(),
+        "--seconds",
+        "0.1",
+    ]);
+    assert_clean_failure(&o, &d, &before, "does not exist");
+    // A path whose "folder" is a file.
+    let file = d.join("plain-file");
+    std::fs::write(&file, b"x").unwrap();
+    let before = listing(&d);
+    let o = fugue(&[
+        "render",
+        &example("rake.ag"),
+        "-o",
+        file.join("out.wav").to_str().unwrap(),
+        "--seconds",
+        "0.1",
+    ]);
+    assert!(!o.status.success());
+    assert!(!stderr(&o).contains("panicked"));
+    assert_eq!(listing(&d), before);
+    // A folder as the output.
+    let o = fugue(&[
+        "render",
+        &example("rake.ag"),
+        "-o",
+        d.to_str().unwrap(),
+        "--force",
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("is a directory"), "{}", stderr(&o));
+}
+
+#[test]
+fn bits_placeholder_and_input() {
+    let d = folder("options");
+    let loud = write(
+        &d,
+        "loud.ag",
+        r#"a = { kind: "osc", freq: 1000, volume: 1.5, }; x = { kind: "theremin", }; s = { kind: "sink", }; a.1 -> s.1; x.1 -> s.2;"#,
+    );
+    let out = d.join("loud.wav");
+    let o = fugue(&[
+        "render",
+        &loud,
+        "-o",
+        out.to_str().unwrap(),
+        "--seconds",
+        "0.5",
+        "--bits",
+        "16",
+        "--placeholder",
+        "--rate",
+        "44100",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("node `x` has an unknown kind"),
+        "{}",
+        stderr(&o)
+    );
+    let line = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        line.contains("22050 frames, 2 channels, 44100 Hz 16-bit")
+            && line.contains("samples clipped"),
+        "{line}"
+    );
+    let r = hound::WavReader::open(&out).unwrap();
+    assert_eq!(
+        (
+            r.spec().bits_per_sample,
+            r.spec().sample_rate,
+            r.spec().channels
+        ),
+        (16, 44_100, 2)
+    );
+
+    let o = fugue(&[
+        "render",
+        &loud,
+        "-o",
+        d.join("x.wav").to_str().unwrap(),
+        "--bits",
+        "8",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "a bad flag value is a usage error"
+    );
+
+    // --input feeds the sources, and its length is the default length.
+    let input = d.join("in.wav");
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: 48_000,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
+    let mut w = hound::WavWriter::create(&input, spec).unwrap();
+    for k in 0..4800 {
+        w.write_sample(((k % 100) * 100) as i16).unwrap();
+    }
+    w.finalize().unwrap();
+    let thru = write(
+        &d,
+        "thru.ag",
+        r#"i = { kind: "source", out: 1, }; g = { kind: "gain", gain: 0.5, }; s = { kind: "sink", }; i.1 -> g.1 -> s.1;"#,
+    );
+    let out = d.join("thru.wav");
+    let o = fugue(&[
+        "render",
+        &thru,
+        "-o",
+        out.to_str().unwrap(),
+        "--input",
+        input.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let got: Vec<f32> = hound::WavReader::open(&out)
+        .unwrap()
+        .samples::<f32>()
+        .map(|s| s.unwrap())
+        .collect();
+    assert_eq!(got.len(), 4800);
+    for (k, &y) in got.iter().enumerate() {
+        assert_eq!(y, ((k % 100) * 100) as f32 / 32768.0 * 0.5);
+    }
+    // An input at another rate is refused with the fix.
+    let o = fugue(&[
+        "render",
+        &thru,
+        "-o",
+        d.join("r.wav").to_str().unwrap(),
+        "--input",
+        input.to_str().unwrap(),
+        "--rate",
+        "44100",
+    ]);
+    assert!(stderr(&o).contains("pass --rate 48000"), "{}", stderr(&o));
+}
