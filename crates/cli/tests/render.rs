@@ -318,3 +318,29 @@ fn bits_placeholder_and_input() {
     ]);
     assert!(stderr(&o).contains("pass --rate 48000"), "{}", stderr(&o));
 }
+
+/// Ctrl-C stops the render and removes its temporary file.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_leaves_no_file() {
+    let d = folder("ctrl-c");
+    let out = d.join("long.wav");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args(["render", &example("rake.ag"), "-o", out.to_str().unwrap(), "--seconds", "20000"])
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the temporary file exists: the render is under way.
+    let start = std::time::Instant::now();
+    while !listing(&d).iter().any(|n| n.ends_with(".part")) {
+        assert!(start.elapsed().as_secs() < 30, "the render did not start");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let o = child.wait_with_output().unwrap();
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("interrupted"), "{}", stderr(&o));
+    assert!(listing(&d).is_empty(), "{:?}", listing(&d));
+}

@@ -88,3 +88,41 @@ impl Processor for Load {
         self.acc = 1.0;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fugue_graph::Node;
+
+    #[test]
+    fn load_computes_for_its_wcet_and_passes_its_inputs() {
+        let node = Node::new("busy", "load").with_cost(300.0);
+        let ctx = NodeContext {
+            node: &node,
+            inputs: 2,
+            outputs: 1,
+            in_edges: 2,
+            sample_rate: 48_000.0,
+            block: 64,
+            rate: crate::Ratio::ONE,
+            engine_rate: 48_000.0,
+            engine_block: 64,
+        };
+        let mut p = build(&ctx).unwrap().processor();
+        let (a, b) = (vec![0.25f32; 64], vec![0.5f32; 64]);
+        let mut o = vec![0.0f32; 64];
+        let mut fastest = Duration::MAX;
+        for _ in 0..20 {
+            let t = Instant::now();
+            p.process(&[&a, &b], &mut [&mut o]);
+            fastest = fastest.min(t.elapsed());
+        }
+        assert!(o.iter().all(|&x| x == 0.75));
+        // Never less than its cost; the upper bound allows for a shared, loaded machine.
+        assert!(fastest >= Duration::from_micros(300), "{fastest:?}");
+        assert!(fastest < Duration::from_micros(3_000), "{fastest:?}");
+        let missing = Node::new("lazy", "load");
+        let err = build(&NodeContext { node: &missing, ..ctx }).err().unwrap();
+        assert!(err.to_string().contains("`wcet`"), "{err}");
+    }
+}
