@@ -325,8 +325,15 @@ fn bits_placeholder_and_input() {
 fn ctrl_c_leaves_no_file() {
     let d = folder("ctrl-c");
     let out = d.join("long.wav");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fugue"))
-        .args(["render", &example("rake.ag"), "-o", out.to_str().unwrap(), "--seconds", "20000"])
+    let child = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args([
+            "render",
+            &example("rake.ag"),
+            "-o",
+            out.to_str().unwrap(),
+            "--seconds",
+            "20000",
+        ])
         .stderr(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -337,7 +344,10 @@ fn ctrl_c_leaves_no_file() {
         assert!(start.elapsed().as_secs() < 30, "the render did not start");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(status.success());
     let o = child.wait_with_output().unwrap();
     assert!(!o.status.success());

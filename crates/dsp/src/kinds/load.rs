@@ -122,7 +122,12 @@ mod tests {
         assert!(fastest >= Duration::from_micros(300), "{fastest:?}");
         assert!(fastest < Duration::from_micros(3_000), "{fastest:?}");
         let missing = Node::new("lazy", "load");
-        let err = build(&NodeContext { node: &missing, ..ctx }).err().unwrap();
+        let err = build(&NodeContext {
+            node: &missing,
+            ..ctx
+        })
+        .err()
+        .unwrap();
         assert!(err.to_string().contains("`wcet`"), "{err}");
     }
 }
