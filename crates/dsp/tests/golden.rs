@@ -299,3 +299,44 @@ fn block_size_does_not_change_the_output() {
         );
     }
 }
+
+/// Feedback kinds decay to exact zeros in silence, never through subnormal numbers.
+#[test]
+fn decaying_tails_have_no_subnormals() {
+    let rate = 8_000.0;
+    let frames = 8_000 * 40;
+    let mut impulse = vec![0.0f32; frames];
+    impulse[0] = 1.0;
+    for (n, inputs) in [
+        (node("delay", &[("time", "0.01"), ("feedback", "0.9")]), 1),
+        (
+            node(
+                "karplus",
+                &[("freq", "200"), ("period", "0"), ("decay", "0.99")],
+            ),
+            0,
+        ),
+        (node("reverb", &[("room", "0.9")]), 1),
+        (node("biquad", &[("freq", "100"), ("q", "10")]), 1),
+    ] {
+        let d = build(&n, inputs, 1, rate, 400);
+        let mut p = d.processor();
+        let out = run(
+            p.as_mut(),
+            d.as_ref(),
+            (inputs > 0).then_some(&impulse[..]),
+            frames,
+            400,
+        );
+        assert!(
+            out.iter().all(|x| *x == 0.0 || x.is_normal()),
+            "kind {}: subnormal output",
+            n.kind
+        );
+        assert!(
+            out[frames - 400..].iter().all(|&x| x == 0.0),
+            "kind {}: the tail does not reach zero",
+            n.kind
+        );
+    }
+}

@@ -140,8 +140,23 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         cancel: Some(cancel),
     };
     let mut bar = Bar::new();
-    let result = fugue_engine::render(&graph, &options, |p| bar.update(p));
+    // A processor that panics is silenced by the engine and reported below in one line: keep
+    // the default hook from printing a trace meanwhile. Any other panic becomes an error.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        fugue_engine::render(&graph, &options, |p| bar.update(p))
+    }));
+    std::panic::set_hook(hook);
     bar.finish();
+    let result = result.unwrap_or_else(|payload| {
+        let msg = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(RenderError::Options(format!("internal error: {msg}")))
+    });
     let summary = match result {
         Ok(s) => s,
         Err(e) => {

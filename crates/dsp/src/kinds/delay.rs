@@ -7,6 +7,8 @@
 //!   node's rate, at least one.
 //! - `feedback` (default 0.4): `-1 < feedback < 1`.
 //! - `wet` (default 0.5), `dry` (default 1.0), `volume` (default 1.0).
+//!
+//! Values below 1e-25 fed back into the line are flushed to zero (no subnormal numbers).
 
 use crate::node::{fan_out, sum_inputs};
 use crate::{attrs, DspNode, NodeContext, NodeError, Processor};
@@ -73,7 +75,7 @@ impl Processor for Delay {
                 .zip(line)
             {
                 let out = *d;
-                *d = x + self.feedback * out;
+                *d = super::flush(x + self.feedback * out);
                 *y = self.dry * x + self.wet * out;
             }
             k += run;

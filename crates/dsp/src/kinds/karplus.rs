@@ -13,6 +13,8 @@
 //!   between plucks; 0 plucks once.
 //! - `offset` (default 0): seconds before the first pluck.
 //! - `seed` (default: a hash of the node's name), `volume` (default 1.0).
+//!
+//! Values below 1e-25 fed back into the string are flushed to zero (no subnormal numbers).
 
 use crate::fast::Rng;
 use crate::node::{fan_out, sum_inputs};
@@ -123,7 +125,8 @@ impl Processor for Karplus {
             self.countdown = self.countdown.saturating_sub(1);
             let next_pos = if self.pos + 1 == n { 0 } else { self.pos + 1 };
             let y = self.line[self.pos];
-            self.line[self.pos] = self.decay * (y + self.line[next_pos]) + self.buf[k];
+            self.line[self.pos] =
+                super::flush(self.decay * (y + self.line[next_pos]) + self.buf[k]);
             self.pos = next_pos;
             self.buf[k] = y * self.volume;
         }

@@ -97,6 +97,17 @@ fn simple<P: Processor + Clone + 'static>(
     }))
 }
 
+/// Flushes values below 1e-25 to zero, so that feedback loops decaying in silence never reach
+/// subnormal numbers (which are many times slower on most CPUs). A select, not a branch.
+#[inline(always)]
+fn flush(x: f32) -> f32 {
+    if x.abs() < 1e-25 {
+        0.0
+    } else {
+        x
+    }
+}
+
 /// Multiplies a buffer by `g` unless `g` is 1.
 #[inline]
 fn scale(buf: &mut [f32], g: f32) {

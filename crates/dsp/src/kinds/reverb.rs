@@ -9,7 +9,8 @@
 //! - `wet` (default 0.3), `dry` (default 0.7): output gains; `width` (default 1.0): stereo
 //!   width in `[0, 1]`; `volume` (default 1.0).
 //!
-//! Delay lengths are the original ones at 44.1 kHz, scaled to the node's rate.
+//! Delay lengths are the original ones at 44.1 kHz, scaled to the node's rate. Feedback values
+//! below 1e-25 are flushed to zero (no subnormal numbers in the tail).
 
 use crate::node::sum_inputs;
 use crate::{attrs, DspNode, NodeContext, NodeError, Processor};
@@ -165,7 +166,7 @@ fn run_in_place(ch: &mut Channel, io: &mut [f32], feedback: f32, damp: f32) {
         let mut acc = 0.0;
         for c in &mut ch.combs {
             let y = c.buf[c.pos];
-            c.store = y * (1.0 - damp) + c.store * damp;
+            c.store = super::flush(y * (1.0 - damp) + c.store * damp);
             c.buf[c.pos] = input + c.store * feedback;
             c.pos = if c.pos + 1 == c.buf.len() {
                 0
@@ -176,17 +177,12 @@ fn run_in_place(ch: &mut Channel, io: &mut [f32], feedback: f32, damp: f32) {
         }
         *x = acc;
     }
-    for c in &mut ch.combs {
-        if c.store.abs() < 1e-20 {
-            c.store = 0.0;
-        }
-    }
     for a in &mut ch.allpasses {
         let n = a.buf.len();
         for o in io.iter_mut() {
             let b = a.buf[a.pos];
             let x = *o;
-            a.buf[a.pos] = x + b * 0.5;
+            a.buf[a.pos] = super::flush(x + b * 0.5);
             a.pos = if a.pos + 1 == n { 0 } else { a.pos + 1 };
             *o = b - x;
         }
