@@ -25,6 +25,11 @@
 //!   earliest start is at least `θ` fits between the processors' free times (raised to `θ`)
 //!   and the makespan minus the smallest remaining path after those tasks.
 //!
+//! A transposition table cuts a partial schedule whose future was already searched: same
+//! placed tasks, same processor free times, same data-ready times of the unplaced tasks, and
+//! a canonical floor no later (keys are 128-bit hashes; the table is emptied when it holds 4
+//! million states, about 200 MB).
+//!
 //! When all costs are integers, bounds are rounded up. A subtree is cut when its bound cannot
 //! beat the incumbent, which starts as the shortest schedule of the non-duplicating heuristics
 //! (HLFET, ETF, random, and CPFD when its schedule has no duplicate). The search stops as soon
@@ -34,6 +39,7 @@
 //! The result is optimal among schedules without duplication; a duplicating schedule
 //! ([`crate::cpfd`]) may be shorter when communication costs are not zero.
 
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use fugue_graph::{analysis, NodeId, TaskGraph};
@@ -111,6 +117,7 @@ pub fn optimal_from(
         est: vec![0.0; n],
         items: Vec::with_capacity(n),
         fill_buf: Vec::with_capacity(p),
+        seen: HashMap::new(),
     };
     let mut root_lb = metrics::lower_bound(g, p).max(bb.bound());
     if integral {
@@ -175,6 +182,34 @@ struct Bb<'g> {
     est: Vec<f64>,
     items: Vec<(f64, f64, f64)>,
     fill_buf: Vec<f64>,
+    seen: HashMap<(u64, u64), (f64, NodeId)>,
+}
+
+/// Most states the transposition table keeps (about 40 bytes each).
+const TABLE_LIMIT: usize = 4_000_000;
+
+/// Two independent 64-bit hashes (splitmix64 finalizer over a running state).
+struct Hasher(u64, u64);
+
+impl Hasher {
+    fn new() -> Self {
+        Hasher(0x9e37_79b9_7f4a_7c15, 0xd1b5_4a32_d192_ed03)
+    }
+
+    fn mix(mut z: u64) -> u64 {
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn add(&mut self, x: u64) {
+        self.0 = Self::mix(self.0 ^ x).wrapping_add(0x9e37_79b9_7f4a_7c15);
+        self.1 = Self::mix(self.1.rotate_left(17) ^ x ^ 0x5851_f42d_4c95_7f2d);
+    }
+
+    fn finish(&self) -> (u64, u64) {
+        (self.0, self.1)
+    }
 }
 
 impl Bb<'_> {
@@ -316,6 +351,88 @@ impl Bb<'_> {
         self.max_finish = saved.2;
     }
 
+    /// The transposition table: whether a partial schedule with the same future (see
+    /// [`Bb::state_key`]) and a floor no later than this one's was already searched, in which
+    /// case this subtree holds nothing the other did not (records this state otherwise).
+    fn seen_before(&mut self) -> bool {
+        let key = self.state_key();
+        let floor = (
+            self.floor_time(),
+            if self.n_done == 0 { 0 } else { self.floor.1 },
+        );
+        match self.seen.get_mut(&key) {
+            Some(old) => {
+                if old.0 < floor.0 || (old.0 == floor.0 && old.1 <= floor.1) {
+                    return true;
+                }
+                *old = floor;
+                false
+            }
+            None => {
+                if self.seen.len() >= TABLE_LIMIT {
+                    // Full: start afresh (the search stays exact, recent states matter most).
+                    self.seen.clear();
+                }
+                self.seen.insert(key, floor);
+                false
+            }
+        }
+    }
+
+    /// A 128-bit hash of what the completions of the partial schedule depend on, the canonical
+    /// floor aside: the set of placed tasks; the processors' free times (sorted when
+    /// communication is free, since processors are then interchangeable); and, for every
+    /// unplaced task, the data-ready times given by its placed predecessors (the latest finish
+    /// among them without communication costs; otherwise each placed predecessor's processor
+    /// and finish).
+    fn state_key(&mut self) -> (u64, u64) {
+        let mut h = Hasher::new();
+        for t in 0..self.g.len() {
+            if self.done[t] {
+                h.add(t as u64);
+            }
+        }
+        h.add(u64::MAX);
+        let mut av = std::mem::take(&mut self.fill_buf);
+        av.clear();
+        av.extend_from_slice(&self.avail);
+        if self.zero_comm {
+            av.sort_by(f64::total_cmp);
+        }
+        for a in &av {
+            h.add(a.to_bits());
+        }
+        self.fill_buf = av;
+        h.add(u64::MAX);
+        for t in 0..self.g.len() {
+            if self.done[t] {
+                continue;
+            }
+            if self.zero_comm {
+                let mut r = f64::NEG_INFINITY;
+                for &(q, _) in self.g.preds(t) {
+                    if self.done[q] {
+                        r = r.max(self.finish[q]);
+                    }
+                }
+                if r > f64::NEG_INFINITY {
+                    h.add(t as u64);
+                    h.add(r.to_bits());
+                }
+            } else {
+                for &(q, _) in self.g.preds(t) {
+                    if self.done[q] {
+                        h.add(t as u64);
+                        h.add(q as u64);
+                        h.add(self.proc_of[q] as u64);
+                        h.add(self.finish[q].to_bits());
+                    }
+                }
+            }
+        }
+        h.finish()
+    }
+
     fn dfs(&mut self) {
         self.nodes += 1;
         if self.nodes & 1023 == 0 && Instant::now() >= self.deadline {
@@ -334,6 +451,9 @@ impl Bb<'_> {
         }
         let lb = self.bound();
         if self.cut(lb) {
+            return;
+        }
+        if self.seen_before() {
             return;
         }
         let first_empty = (0..self.p).find(|&q| self.used[q] == 0);

@@ -9,6 +9,13 @@ use fugue_graph::TaskGraph;
 use fugue_sched::{le, metrics, verify, Algorithm, Options};
 use proptest::prelude::*;
 
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(48)
+}
+
 fn graph(kind: u8, a: usize, b: usize, p: f64, seed: u64, comm: f64) -> TaskGraph {
     let costs = CostRange { lo: 0.5, hi: 20.0 };
     let mut g = if kind == 0 {
@@ -23,7 +30,8 @@ fn graph(kind: u8, a: usize, b: usize, p: f64, seed: u64, comm: f64) -> TaskGrap
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    // 48 cases by default; PROPTEST_CASES=N for a longer run.
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
     #[test]
     fn every_schedule_verifies(kind in 0u8..2, a in 1usize..7, b in 1usize..7, p in 0.1f64..0.9,

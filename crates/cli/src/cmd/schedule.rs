@@ -257,3 +257,96 @@ fn print_text(
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(rel: &str) -> Option<PathBuf> {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/data")
+            .join(rel);
+        if p.exists() {
+            Some(p)
+        } else {
+            println!("skipped: {} is absent", p.display());
+            None
+        }
+    }
+
+    fn args(file: PathBuf, algorithm: Algorithm, processors: usize) -> Args {
+        Args {
+            file,
+            algorithm,
+            processors,
+            seed: 0,
+            time_limit: 2.0,
+            comm_cost: None,
+            costs: "declared".into(),
+            json: true,
+            gantt: None,
+            force: false,
+            format: None,
+        }
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let d =
+            std::env::temp_dir().join(format!("fugue-schedule-test-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn writes_a_gantt_chart_and_refuses_to_overwrite_it() {
+        let Some(f) = data("sched/kwok-ahmad-9.dot") else {
+            return;
+        };
+        let dir = scratch("gantt");
+        let out = dir.join("g.svg");
+        let mut a = args(f.clone(), Algorithm::Cpfd, 4);
+        a.gantt = Some(out.clone());
+        run(a).unwrap();
+        let svg = std::fs::read_to_string(&out).unwrap();
+        assert!(svg.contains("<svg") && svg.contains(">n9<") && svg.contains("critical-path task"));
+        let mut again = args(f.clone(), Algorithm::Hlfet, 2);
+        again.gantt = Some(out.clone());
+        let e = run(again).unwrap_err();
+        assert_eq!(util::exit_code(&e), 2);
+        assert!(e.to_string().contains("--force"));
+        let mut forced = args(f, Algorithm::Hlfet, 2);
+        forced.gantt = Some(out.clone());
+        forced.force = true;
+        run(forced).unwrap();
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn bad_arguments_and_costs_are_reported() {
+        let Some(f) = data("sched/kwok-ahmad-9.dot") else {
+            return;
+        };
+        let e = run(args(f.clone(), Algorithm::Etf, 0)).unwrap_err();
+        assert_eq!(util::exit_code(&e), 2);
+        let mut neg = args(f.clone(), Algorithm::Etf, 2);
+        neg.comm_cost = Some(-1.0);
+        assert_eq!(util::exit_code(&run(neg).unwrap_err()), 2);
+        let dir = scratch("costs");
+        let csv = dir.join("c.csv");
+        std::fs::write(&csv, "node,cost\nn1,2\nnope,3\n").unwrap();
+        let mut c = args(f.clone(), Algorithm::Etf, 2);
+        c.costs = csv.display().to_string();
+        let e = run(c).unwrap_err();
+        assert_eq!(util::exit_code(&e), 1);
+        assert!(
+            util::message(&e).contains("c.csv:3: the graph has no node `nope`"),
+            "{e:#}"
+        );
+        std::fs::write(&csv, "n1,0.5\n").unwrap();
+        let mut ok = args(f, Algorithm::Optimal, 3);
+        ok.costs = csv.display().to_string();
+        ok.comm_cost = Some(0.0);
+        run(ok).unwrap();
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
