@@ -340,3 +340,10 @@ fn sources_read_the_engine_inputs_in_order() {
     assert_eq!(plan.output(1), &[6.0; 8]);
     assert_eq!(plan.output(2), &[1.0; 8]);
 }
+
+/// Parallel executors share `&Plan` between threads and move plans between them.
+#[test]
+fn plan_is_sync_and_send() {
+    fn shared<T: Sync + Send>() {}
+    shared::<Plan>();
+}
