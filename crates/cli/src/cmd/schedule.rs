@@ -87,10 +87,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if let Some(c) = a.comm_cost {
         g.set_comm_costs(c);
     }
+    let time_limit = Duration::try_from_secs_f64(a.time_limit)
+        .map_err(|_| util::usage(format!("--time-limit {} is out of range", a.time_limit)))?;
     let opts = Options {
         processors: a.processors,
         seed: a.seed,
-        time_limit: Duration::from_secs_f64(a.time_limit),
+        time_limit,
     };
     let out = fugue_sched::run(&g, a.algorithm, &opts)?;
     let s = &out.schedule;
