@@ -51,6 +51,13 @@ proptest! {
             let u = fugue_sched::cpfd_unbounded(&g);
             verify(&g, &u).unwrap();
             prop_assert!(le(metrics::lower_bound(&g, u.num_processors()), u.makespan()));
+            // the merge mapping alone, too
+            let m = fugue_sched::cpfd::map_onto(&g, &u, procs);
+            verify(&g, &m).unwrap();
+            prop_assert!(m.num_processors() <= procs);
+            if u.num_processors() <= procs {
+                prop_assert!(le(m.makespan(), u.makespan()));
+            }
         }
     }
 
