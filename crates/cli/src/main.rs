@@ -27,6 +27,8 @@ enum Command {
     Dot(cmd::dot::Args),
     /// Generate a graph (line, diamond, rake, layered or random) as an .ag file.
     Gen(cmd::gen::Args),
+    /// Measure: `fugue bench ring` (the ordered ring against a mutex/condvar ring and peers).
+    Bench(cmd::bench::Args),
     /// Schedule a graph statically on P processors (HLFET, ETF, CPFD, random, exact, best).
     Schedule(cmd::schedule::Args),
     /// Render a graph offline to a WAV file (no audio server needed).
@@ -46,6 +48,7 @@ fn main() -> ExitCode {
         Command::Info(a) => cmd::info::run(a),
         Command::Dot(a) => cmd::dot::run(a),
         Command::Gen(a) => cmd::gen::run(a),
+        Command::Bench(a) => cmd::bench::run(a),
         Command::Schedule(a) => cmd::schedule::run(a),
         Command::Render(a) => cmd::render::run(a),
     };

@@ -38,6 +38,7 @@ pub enum Strategy {
     Park,
 }
 
+#[cfg_attr(loom, allow(dead_code))]
 impl Strategy {
     pub(crate) fn to_u32(self) -> u32 {
         match self {
@@ -335,6 +336,7 @@ impl Region {
 
 impl Drop for Region {
     fn drop(&mut self) {
+        #[cfg_attr(loom, allow(irrefutable_let_patterns))]
         if let Owner::Heap { slots, layout, .. } = &self.owner {
             for i in 0..self.layout.capacity as usize {
                 // SAFETY: each sequence word was written in `heap` and is dropped once here;

@@ -1,5 +1,6 @@
 //! One module per command.
 
+pub mod bench;
 pub mod dot;
 pub mod gen;
 pub mod info;

@@ -1,0 +1,32 @@
+//! `fugue bench <subcommand>`: measurements that check their results before their time
+//! counts.
+
+pub mod ring;
+mod ring_sweep;
+
+/// Arguments of `fugue bench`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// What to measure.
+    #[command(subcommand)]
+    pub command: BenchCommand,
+}
+
+/// The benchmarks.
+#[derive(clap::Subcommand, Debug)]
+pub enum BenchCommand {
+    /// Throughput of the ordered ring against a mutex/condvar ring and peer queues; `--sweep`
+    /// runs the whole grid and writes CSV, plots and a README.
+    Ring(ring::Args),
+    /// (internal) A producer process of `fugue bench ring --processes`.
+    #[command(hide = true)]
+    RingProducer(ring::ProducerArgs),
+}
+
+/// Runs `fugue bench`.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    match args.command {
+        BenchCommand::Ring(a) => ring::run(a),
+        BenchCommand::RingProducer(a) => ring::run_producer(a),
+    }
+}
