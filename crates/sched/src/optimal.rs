@@ -42,7 +42,7 @@
 //! every subtree fully), then the full search runs.
 //!
 //! The result is optimal among schedules without duplication; a duplicating schedule
-//! ([`crate::cpfd`]) may be shorter when communication costs are not zero.
+//! ([`crate::cpfd()`]) may be shorter when communication costs are not zero.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};

@@ -32,7 +32,7 @@ pub struct Slot {
 
 /// A static schedule: for each processor, its time slots ordered by start time.
 ///
-/// A task appears once, except in schedules that duplicate tasks ([`crate::cpfd`]), where a
+/// A task appears once, except in schedules that duplicate tasks ([`crate::cpfd()`]), where a
 /// task may run on several processors (each copy computes the same outputs; a successor may use
 /// whichever copy's data arrive first).
 #[derive(Clone, Debug, Default, PartialEq)]
