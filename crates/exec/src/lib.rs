@@ -27,9 +27,12 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod arena;
+pub mod exec;
 mod plan;
 mod seq;
+pub(crate) mod sync;
 
+pub use exec::{build, ExecOptions, ExecutorKind};
 pub use plan::{CompileError, CompileOptions, Plan, TaskPanic};
 pub use seq::SeqExecutor;
 

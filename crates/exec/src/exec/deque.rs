@@ -60,7 +60,10 @@ impl Deque {
         // Acquire: pairs with the thieves' successful CAS on `top`, so the slot we overwrite
         // has been read by them.
         let t = self.top.load(Ordering::Acquire);
-        debug_assert!(((b - t) as usize) < self.capacity(), "work-stealing deque overflow");
+        debug_assert!(
+            ((b - t) as usize) < self.capacity(),
+            "work-stealing deque overflow"
+        );
         self.buf[b as usize & self.mask].store(task, Ordering::Relaxed);
         // Release fence: the slot's write happens-before a thief that reads the new `bottom`
         // (its Acquire load of `bottom`).
@@ -159,8 +162,11 @@ mod tests {
     fn stress_every_item_exactly_once() {
         const N: u32 = 200_000;
         let d = Arc::new(Deque::with_capacity(1024));
-        let seen: Arc<Vec<std::sync::atomic::AtomicU8>> =
-            Arc::new((0..N).map(|_| std::sync::atomic::AtomicU8::new(0)).collect());
+        let seen: Arc<Vec<std::sync::atomic::AtomicU8>> = Arc::new(
+            (0..N)
+                .map(|_| std::sync::atomic::AtomicU8::new(0))
+                .collect(),
+        );
         let done = Arc::new(AtomicBool::new(false));
         let thieves: Vec<_> = (0..2)
             .map(|_| {
@@ -185,7 +191,10 @@ mod tests {
         while next < N {
             // Keep at most 1000 items in flight (the capacity bound of the executors).
             let burst = (N - next).min(7);
-            if (d.bottom.load(std::sync::atomic::Ordering::Relaxed) - d.top.load(std::sync::atomic::Ordering::Relaxed)) < 1000 {
+            if (d.bottom.load(std::sync::atomic::Ordering::Relaxed)
+                - d.top.load(std::sync::atomic::Ordering::Relaxed))
+                < 1000
+            {
                 for _ in 0..burst {
                     d.push(next);
                     next += 1;

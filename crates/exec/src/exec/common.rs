@@ -1,0 +1,132 @@
+//! State shared by the activation-counter executors: the current plan, the activation
+//! counters, the count of sinks left, and the end-of-cycle signal.
+//!
+//! Activation protocol ("Activation" in `docs/executors.md`): each task has a counter set to
+//! its number of distinct predecessors. A task whose predecessor finishes decrements its
+//! counter (AcqRel); the thread that brings it to zero owns the task: it is the only one that
+//! will run it this cycle, and it sees every predecessor's writes (the release sequence of
+//! the counter). Before running a task, its owner stores the initial count back (for the next
+//! cycle: no predecessor can touch it again before this cycle has ended). Every task leads to
+//! a sink; when the last sink finishes (`sinks_left` reaches zero, AcqRel) every task of the
+//! cycle has finished, and the thread that finished it notifies the audio thread.
+
+use crossbeam_utils::CachePadded;
+
+use crate::exec::signal::{Signal, SpinBudget};
+use crate::sync::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use crate::Plan;
+
+/// Cycle state of an activation-counter executor.
+pub(crate) struct Common {
+    plan: AtomicPtr<Plan>,
+    pub counters: Box<[CachePadded<AtomicU32>]>,
+    pub sinks_left: CachePadded<AtomicU32>,
+    pub done: Signal,
+    /// Number of tasks run from another thread's queue, per worker (statistics).
+    pub steals: Box<[CachePadded<AtomicU64>]>,
+}
+
+impl Common {
+    pub fn new(capacity: usize, threads: usize) -> Self {
+        Common {
+            plan: AtomicPtr::new(std::ptr::null_mut()),
+            counters: (0..capacity)
+                .map(|_| CachePadded::new(AtomicU32::new(0)))
+                .collect(),
+            sinks_left: CachePadded::new(AtomicU32::new(0)),
+            done: Signal::new(),
+            steals: (0..threads)
+                .map(|_| CachePadded::new(AtomicU64::new(0)))
+                .collect(),
+        }
+    }
+
+    /// Prepares a cycle of `plan` (audio thread, before starting the workers): publishes the
+    /// plan, and re-initialises the counters when the plan is not the one of the last cycle.
+    /// Returns false if the plan has more tasks than the executor was built for.
+    pub fn begin(&self, plan: &Plan) -> bool {
+        if plan.len() > self.counters.len() {
+            return false;
+        }
+        let p = plan as *const Plan as *mut Plan;
+        if self.plan.load(Ordering::Relaxed) != p {
+            for i in 0..plan.len() {
+                self.counters[i].store(plan.initial_count(i), Ordering::Relaxed);
+            }
+            // Relaxed: published to the workers by the SeqCst epoch bump that follows.
+            self.plan.store(p, Ordering::Relaxed);
+        }
+        // Relaxed: published by the epoch bump (SeqCst) that starts the cycle.
+        self.sinks_left
+            .store(plan.sinks().len() as u32, Ordering::Relaxed);
+        true
+    }
+
+    /// The plan of the current cycle.
+    ///
+    /// # Safety
+    /// Call only while running a task of the current cycle, obtained through the activation
+    /// protocol (which orders the plan's publication before it).
+    #[inline]
+    pub unsafe fn plan(&self) -> &Plan {
+        // SAFETY: the pointer was stored by `begin` from a `&Plan` that the audio thread holds
+        // by `&mut` until the cycle ends, which cannot happen before the task the caller is
+        // running has finished.
+        unsafe { &*self.plan.load(Ordering::Acquire) }
+    }
+
+    /// Runs task `t` (owned by the caller through the activation protocol), resets its counter
+    /// for the next cycle, and calls `ready` for each successor it made ready. Returns whether
+    /// it finished the cycle's last sink.
+    ///
+    /// # Safety
+    /// The caller owns task `t` for this cycle: its counter reached zero by the caller's
+    /// decrement (or it is a source handed out once by the audio thread).
+    #[inline]
+    pub unsafe fn run(&self, t: u32, mut ready: impl FnMut(u32)) -> bool {
+        // SAFETY: we are running a task of this cycle.
+        let plan = unsafe { self.plan() };
+        let i = t as usize;
+        self.counters[i].store(plan.initial_count(i), Ordering::Relaxed);
+        // SAFETY: activation protocol: all predecessors finished and their writes are visible
+        // (we, or the thread that handed us `t`, acquired the counter's release sequence); we
+        // alone own `t`, and its successors cannot run before we decrement their counters.
+        unsafe { plan.run_task(i) };
+        let succ = plan.successors(i);
+        if succ.is_empty() {
+            // AcqRel: Release publishes this sink's work to the audio thread; Acquire chains
+            // the other sinks' releases so the last one sees all.
+            if self.sinks_left.fetch_sub(1, Ordering::AcqRel) == 1 {
+                self.done.notify();
+                return true;
+            }
+            return false;
+        }
+        for &s in succ {
+            // AcqRel: Release publishes task `t`'s outputs; Acquire (for the thread reaching
+            // zero) sees every other predecessor's.
+            if self.counters[s as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
+                ready(s);
+            }
+        }
+        false
+    }
+
+    /// Whether the cycle's sinks have all finished.
+    #[inline]
+    pub fn finished(&self) -> bool {
+        // Acquire: pairs with the AcqRel decrements of `sinks_left`.
+        self.sinks_left.load(Ordering::Acquire) == 0
+    }
+
+    /// The audio thread's wait for the end of the cycle: bounded spin, then sleep.
+    #[inline]
+    pub fn wait_finished(&self, budget: SpinBudget) {
+        self.done.wait_until(budget, || self.finished());
+    }
+
+    /// Total steals so far.
+    pub fn total_steals(&self) -> u64 {
+        self.steals.iter().map(|s| s.load(Ordering::Relaxed)).sum()
+    }
+}

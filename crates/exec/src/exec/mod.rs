@@ -1,0 +1,168 @@
+//! The parallel executors and the worker pool.
+//!
+//! | executor | how a cycle runs | waits |
+//! |---|---|---|
+//! | [`WorkStealing`] (`ws`) | activation counters, per-thread deques, LIFO pop / FIFO steal | bounded spin, then futex |
+//! | [`WorkSharing`] (`share`, `share-spin`) | activation counters, one global LIFO | mutex+condvar / spinlock |
+//! | [`Levels`] (`levels`) | topological levels in parallel, barrier between levels | bounded spin, then futex |
+//! | [`StaticSchedule`] (`static`) | per-thread lists from a static schedule | per-task counter, bounded spin, then futex |
+//!
+//! Every executor runs each task of the plan exactly once per cycle, after all of its
+//! predecessors, with the calling (audio) thread participating, and produces output
+//! bit-identical to [`SeqExecutor`](crate::SeqExecutor) (each task computes the same thing
+//! whatever thread runs it; inputs fed by several edges are summed by the consumer in a fixed
+//! order). The protocols are written down in `docs/executors.md`.
+
+mod common;
+pub mod deque;
+pub mod levels;
+pub mod pool;
+pub mod share;
+pub(crate) mod signal;
+pub mod static_list;
+pub mod thread;
+pub mod ws;
+
+use std::time::Duration;
+
+pub use levels::Levels;
+pub use share::{ShareLock, WorkSharing};
+pub use signal::SpinBudget;
+pub use static_list::StaticSchedule;
+pub use thread::Placement;
+pub use ws::WorkStealing;
+
+use crate::{Executor, Plan, SeqExecutor};
+
+/// Default time a worker spins (and yields) after a cycle before parking: 300 µs.
+///
+/// Chosen by measurement (`fugue bench overhead --idle-us U`, see `docs/executors.md`):
+/// waking a parked worker costs one futex call plus the scheduler's wake-up latency (tens of
+/// µs on the machines measured), which would be paid at every cycle if workers parked during
+/// the gap between cycles; spinning through short gaps and parking in long ones keeps
+/// both the CPU use of an idle engine and the wake-up cost bounded.
+pub const DEFAULT_IDLE_SPIN: Duration = Duration::from_micros(300);
+
+/// Default time a thread looks for work inside a cycle before sleeping until the cycle's end.
+pub const DEFAULT_STEAL_SPIN: Duration = Duration::from_micros(200);
+
+/// Options common to the parallel executors.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExecOptions {
+    /// Between cycles: how long workers spin before parking.
+    pub idle_budget: SpinBudget,
+    /// Inside a cycle: how long a thread with nothing to do spins before sleeping.
+    pub steal_budget: SpinBudget,
+    /// Pinning and real-time priority of the workers.
+    pub placement: Placement,
+}
+
+impl Default for ExecOptions {
+    fn default() -> Self {
+        ExecOptions {
+            idle_budget: SpinBudget {
+                spins: 2000,
+                time: DEFAULT_IDLE_SPIN,
+            },
+            steal_budget: SpinBudget {
+                spins: 2000,
+                time: DEFAULT_STEAL_SPIN,
+            },
+            placement: Placement::default(),
+        }
+    }
+}
+
+/// The executors by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ExecutorKind {
+    /// Topological order on the calling thread.
+    Seq,
+    /// Per-thread lists from a static schedule.
+    Static,
+    /// Work stealing.
+    Ws,
+    /// Work sharing, mutex + condition variable.
+    Share,
+    /// Work sharing, spinlock.
+    ShareSpin,
+    /// Fork/join by levels.
+    Levels,
+}
+
+impl ExecutorKind {
+    /// Every kind, in the order reports list them.
+    pub const ALL: [ExecutorKind; 6] = [
+        ExecutorKind::Seq,
+        ExecutorKind::Static,
+        ExecutorKind::Ws,
+        ExecutorKind::Share,
+        ExecutorKind::ShareSpin,
+        ExecutorKind::Levels,
+    ];
+
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            ExecutorKind::Seq => "seq",
+            ExecutorKind::Static => "static",
+            ExecutorKind::Ws => "ws",
+            ExecutorKind::Share => "share",
+            ExecutorKind::ShareSpin => "share-spin",
+            ExecutorKind::Levels => "levels",
+        }
+    }
+
+    /// The kind of a command-line name.
+    pub fn from_name(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.name() == s)
+    }
+}
+
+impl std::fmt::Display for ExecutorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Builds an executor of `kind` with `threads` threads for `plan`. `static_lists` gives the
+/// per-thread task lists of a static schedule (required for [`ExecutorKind::Static`]).
+/// Returns the executor and the placement warnings to say once.
+pub fn build(
+    kind: ExecutorKind,
+    plan: &Plan,
+    threads: usize,
+    static_lists: Option<Vec<Vec<u32>>>,
+    opts: &ExecOptions,
+) -> Result<(Box<dyn Executor + Send>, Vec<String>), String> {
+    Ok(match kind {
+        ExecutorKind::Seq => (Box::new(SeqExecutor::new()), Vec::new()),
+        ExecutorKind::Ws => {
+            let e = WorkStealing::new(plan, threads, opts);
+            let w = e.warnings().to_vec();
+            (Box::new(e), w)
+        }
+        ExecutorKind::Share | ExecutorKind::ShareSpin => {
+            let lock = if kind == ExecutorKind::Share {
+                ShareLock::Mutex
+            } else {
+                ShareLock::Spin
+            };
+            let e = WorkSharing::new(plan, threads, lock, opts);
+            let w = e.warnings().to_vec();
+            (Box::new(e), w)
+        }
+        ExecutorKind::Levels => {
+            let e = Levels::new(plan, threads, opts);
+            let w = e.warnings().to_vec();
+            (Box::new(e), w)
+        }
+        ExecutorKind::Static => {
+            let lists =
+                static_lists.ok_or_else(|| "the static executor needs a schedule".to_string())?;
+            let e = StaticSchedule::new(plan, lists, opts)?;
+            let w = e.warnings().to_vec();
+            (Box::new(e), w)
+        }
+    })
+}
