@@ -26,7 +26,12 @@ pub fn usage(msg: impl Into<String>) -> anyhow::Error {
 /// The exit code for an error: 2 for usage errors, 1 for everything else.
 pub fn exit_code(e: &anyhow::Error) -> u8 {
     if e.chain().any(|c| c.downcast_ref::<Usage>().is_some())
-        || e.chain().any(|c| matches!(c.downcast_ref::<ReadError>(), Some(ReadError::UnknownFormat { .. })))
+        || e.chain().any(|c| {
+            matches!(
+                c.downcast_ref::<ReadError>(),
+                Some(ReadError::UnknownFormat { .. })
+            )
+        })
     {
         2
     } else {
@@ -41,7 +46,8 @@ pub fn message(e: &anyhow::Error) -> String {
 
 /// Parses a `--format` value.
 pub fn parse_format(s: &str) -> Result<Format, String> {
-    Format::from_name(&s.to_ascii_lowercase()).ok_or_else(|| format!("unknown format `{s}`; expected ag, stg or dot"))
+    Format::from_name(&s.to_ascii_lowercase())
+        .ok_or_else(|| format!("unknown format `{s}`; expected ag, stg or dot"))
 }
 
 /// Reads a graph file (format from `format` or the extension).
@@ -76,15 +82,25 @@ pub fn temp_path(path: &Path, force: bool) -> anyhow::Result<PathBuf> {
         )));
     }
     if path.is_dir() {
-        return Err(usage(format!("{} is a directory, not a file name", path.display())));
+        return Err(usage(format!(
+            "{} is a directory, not a file name",
+            path.display()
+        )));
     }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
     if !dir.is_dir() {
-        anyhow::bail!("cannot write {}: folder {} does not exist", path.display(), dir.display());
+        anyhow::bail!(
+            "cannot write {}: folder {} does not exist",
+            path.display(),
+            dir.display()
+        );
     }
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     Ok(dir.join(format!(".{name}.{}.part", std::process::id())))
 }

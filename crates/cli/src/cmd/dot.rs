@@ -28,13 +28,20 @@ pub struct Args {
 /// Runs `fugue dot`.
 pub fn run(a: Args) -> anyhow::Result<()> {
     let g = util::read_graph(&a.file, a.format)?;
-    let name = a.file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "graph".into());
+    let name = a
+        .file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "graph".into());
     let text = fugue_graph::write::to_dot(&g, &name);
     let Some(out) = a.output else {
         print!("{text}");
         return Ok(());
     };
-    let ext = out.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    let ext = out
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
     match ext.as_str() {
         "dot" | "gv" => util::write_atomic(&out, a.force, text.as_bytes()),
         "svg" | "png" | "pdf" => {
@@ -54,11 +61,21 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 ),
                 Err(e) => return Err(e).context("cannot run Graphviz's `dot`"),
             };
-            child.stdin.take().expect("piped").write_all(text.as_bytes()).context("cannot send the graph to Graphviz")?;
-            let res = child.wait_with_output().context("Graphviz's `dot` failed")?;
+            child
+                .stdin
+                .take()
+                .expect("piped")
+                .write_all(text.as_bytes())
+                .context("cannot send the graph to Graphviz")?;
+            let res = child
+                .wait_with_output()
+                .context("Graphviz's `dot` failed")?;
             if !res.status.success() {
                 let _ = std::fs::remove_file(&tmp);
-                anyhow::bail!("Graphviz's `dot` failed: {}", String::from_utf8_lossy(&res.stderr).trim());
+                anyhow::bail!(
+                    "Graphviz's `dot` failed: {}",
+                    String::from_utf8_lossy(&res.stderr).trim()
+                );
             }
             std::fs::rename(&tmp, &out).with_context(|| format!("cannot write {}", out.display()))
         }

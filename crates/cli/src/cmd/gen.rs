@@ -62,13 +62,27 @@ pub struct Args {
 /// Runs `fugue gen`.
 pub fn run(a: Args) -> anyhow::Result<()> {
     if !(0.0..=1.0).contains(&a.p) {
-        return Err(util::usage(format!("-p {} is not a probability between 0 and 1", a.p)));
+        return Err(util::usage(format!(
+            "-p {} is not a probability between 0 and 1",
+            a.p
+        )));
     }
     let costs = {
-        let parts: Vec<Option<f64>> = a.costs.split(',').map(|s| s.trim().parse::<f64>().ok()).collect();
+        let parts: Vec<Option<f64>> = a
+            .costs
+            .split(',')
+            .map(|s| s.trim().parse::<f64>().ok())
+            .collect();
         match parts.as_slice() {
-            [Some(lo), Some(hi)] if *lo >= 0.0 && hi >= lo && hi.is_finite() => CostRange { lo: *lo, hi: *hi },
-            _ => return Err(util::usage(format!("--costs `{}` must be two numbers LO,HI with 0 <= LO <= HI", a.costs))),
+            [Some(lo), Some(hi)] if *lo >= 0.0 && hi >= lo && hi.is_finite() => {
+                CostRange { lo: *lo, hi: *hi }
+            }
+            _ => {
+                return Err(util::usage(format!(
+                    "--costs `{}` must be two numbers LO,HI with 0 <= LO <= HI",
+                    a.costs
+                )))
+            }
         }
     };
     let g = match a.shape {
@@ -76,11 +90,19 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         Shape::Diamond => {
             let depth = match (a.depth, a.nodes) {
                 (Some(d), _) => d,
-                (None, Some(n)) => (1..=20).min_by_key(|&d| gen::diamond_nodes(d).abs_diff(n)).unwrap_or(1),
-                (None, None) => return Err(util::usage("fugue gen diamond needs --depth D or --nodes N")),
+                (None, Some(n)) => (1..=20)
+                    .min_by_key(|&d| gen::diamond_nodes(d).abs_diff(n))
+                    .unwrap_or(1),
+                (None, None) => {
+                    return Err(util::usage(
+                        "fugue gen diamond needs --depth D or --nodes N",
+                    ))
+                }
             };
             if !(1..=20).contains(&depth) {
-                return Err(util::usage(format!("--depth {depth} is out of range 1..=20")));
+                return Err(util::usage(format!(
+                    "--depth {depth} is out of range 1..=20"
+                )));
             }
             gen::diamond(depth)
         }
@@ -94,17 +116,27 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         Shape::Random => gen::random_dag(need(a.nodes, "--nodes", 1)?, a.p, costs, a.seed),
     };
     if a.output.extension().is_none_or(|e| e != "ag") {
-        return Err(util::usage(format!("{}: the output of fugue gen is an .ag file", a.output.display())));
+        return Err(util::usage(format!(
+            "{}: the output of fugue gen is an .ag file",
+            a.output.display()
+        )));
     }
     util::write_atomic(&a.output, a.force, fugue_graph::write::to_ag(&g).as_bytes())?;
-    eprintln!("wrote {} ({} nodes, {} edges)", a.output.display(), g.len(), g.edges().len());
+    eprintln!(
+        "wrote {} ({} nodes, {} edges)",
+        a.output.display(),
+        g.len(),
+        g.edges().len()
+    );
     Ok(())
 }
 
 fn need(v: Option<usize>, flag: &str, min: usize) -> anyhow::Result<usize> {
     match v {
         Some(n) if n >= min => Ok(n),
-        Some(n) => Err(util::usage(format!("{flag} {n} is too small (at least {min})"))),
+        Some(n) => Err(util::usage(format!(
+            "{flag} {n} is too small (at least {min})"
+        ))),
         None => Err(util::usage(format!("this shape needs {flag}"))),
     }
 }

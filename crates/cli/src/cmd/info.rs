@@ -27,7 +27,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let sinks = g.sinks();
     let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
     for n in g.nodes() {
-        *kinds.entry(if n.kind.is_empty() { "(none)".into() } else { n.kind.clone() }).or_default() += 1;
+        *kinds
+            .entry(if n.kind.is_empty() {
+                "(none)".into()
+            } else {
+                n.kind.clone()
+            })
+            .or_default() += 1;
     }
     let work = analysis::total_work(&g);
     let (cp, cp_nodes) = analysis::critical_path(&g, false);
@@ -57,7 +63,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         println!("{v}");
     } else {
         let names = |ids: &[usize]| {
-            let mut s: Vec<&str> = ids.iter().take(8).map(|&i| g.node(i).name.as_str()).collect();
+            let mut s: Vec<&str> = ids
+                .iter()
+                .take(8)
+                .map(|&i| g.node(i).name.as_str())
+                .collect();
             if ids.len() > 8 {
                 s.push("...");
             }
@@ -71,10 +81,28 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         let k: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
         println!("kinds          {}", k.join(", "));
         println!("total work     {work}");
-        println!("critical path  {cp} ({} nodes{})", cp_nodes.len(), if cp_comm != cp { format!("; {cp_comm} with communication") } else { String::new() });
-        println!("parallelism    {:.3} (total work / critical path)", if cp > 0.0 { work / cp } else { 0.0 });
+        println!(
+            "critical path  {cp} ({} nodes{})",
+            cp_nodes.len(),
+            if cp_comm != cp {
+                format!("; {cp_comm} with communication")
+            } else {
+                String::new()
+            }
+        );
+        println!(
+            "parallelism    {:.3} (total work / critical path)",
+            if cp > 0.0 { work / cp } else { 0.0 }
+        );
         println!("depth          {depth}");
-        println!("width          {width}{}", if exact { "" } else { " (widest level; a lower bound)" });
+        println!(
+            "width          {width}{}",
+            if exact {
+                ""
+            } else {
+                " (widest level; a lower bound)"
+            }
+        );
         if let Some(d) = g.deadline() {
             println!("deadline       {d}");
         }
