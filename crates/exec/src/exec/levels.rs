@@ -2,25 +2,36 @@
 //! parallel (each thread claims the next task of the level with a fetch-and-add), and a
 //! barrier separates the levels. No activation counters; the barrier is the join.
 //!
-//! Barrier protocol: `done[l]` counts the finished tasks of level `l`; the thread that
-//! finishes the last one advances `level` (Release) and notifies the level signal. Threads
-//! that run out of tasks in a level wait until `level` moves (bounded spin, then sleep).
+//! Barrier protocol: every shared word carries the cycle number in its high 32 bits, so that
+//! a thread still finishing its look at cycle `c` can never claim or count work of cycle
+//! `c + 1`. `level` = (cycle, level being run); `claim[l]` = (cycle, next index to hand out),
+//! advanced by compare-and-swap only while its cycle is the claimer's; `done[l]` = (cycle,
+//! tasks finished). The thread that finishes the last task of level `l` stores (cycle, l + 1)
+//! into `level` (Release) and notifies the level signal. Threads that run out of tasks in a
+//! level wait until `level` changes (bounded spin, then sleep).
 
 use crossbeam_utils::CachePadded;
 
 use crate::exec::pool::{Pool, Work};
 use crate::exec::signal::{Signal, SpinBudget};
 use crate::exec::ExecOptions;
-use crate::sync::{AtomicPtr, AtomicU32, Ordering};
+use crate::sync::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use crate::{Executor, Plan};
+
+const LOW: u64 = 0xffff_ffff;
+
+#[inline]
+fn pack(cycle: u32, x: u32) -> u64 {
+    (u64::from(cycle) << 32) | u64::from(x)
+}
 
 struct LevelState {
     plan: AtomicPtr<Plan>,
-    /// The level being run; `n_levels` when the cycle is over.
-    level: CachePadded<AtomicU32>,
     n_levels: AtomicU32,
-    claim: Box<[CachePadded<AtomicU32>]>,
-    done: Box<[CachePadded<AtomicU32>]>,
+    /// (cycle, level being run); the level is `n_levels` when the cycle is over.
+    level: CachePadded<AtomicU64>,
+    claim: Box<[CachePadded<AtomicU64>]>,
+    done: Box<[CachePadded<AtomicU64>]>,
     signal: Signal,
     budget: SpinBudget,
 }
@@ -28,38 +39,53 @@ struct LevelState {
 impl LevelState {
     fn serve(&self) {
         loop {
-            // Acquire: pairs with the Release store that advanced the level, so the previous
-            // level's outputs are visible.
-            let l = self.level.load(Ordering::Acquire);
+            // Acquire: pairs with the Release stores of `level` (cycle start by the audio
+            // thread, level advance by the last finisher): the plan, the level's claim and
+            // done words, and the previous level's outputs are visible.
+            let lw = self.level.load(Ordering::Acquire);
+            let (cycle, l) = ((lw >> 32) as u32, (lw & LOW) as u32);
             if l >= self.n_levels.load(Ordering::Relaxed) {
                 return;
             }
-            // SAFETY: a level below `n_levels` is running, so the audio thread is inside
-            // `run_cycle` holding the plan it published before starting the cycle.
-            let plan = unsafe { &*self.plan.load(Ordering::Acquire) };
-            let tasks = plan.level(l as usize);
+            // SAFETY: level `l` of cycle `cycle` is running (seen above), so the audio thread
+            // is inside `run_cycle` holding the plan it published before starting the cycle.
+            let plan = unsafe { &*self.plan.load(Ordering::Relaxed) };
             let li = l as usize;
+            let tasks = plan.level(li);
+            let mut cur = self.claim[li].load(Ordering::Relaxed);
             loop {
-                // Relaxed: the claim only hands out distinct indices; visibility comes from
-                // the level barrier.
-                let k = self.claim[li].fetch_add(1, Ordering::Relaxed) as usize;
-                if k >= tasks.len() {
+                if (cur >> 32) as u32 != cycle || (cur & LOW) as usize >= tasks.len() {
                     break;
                 }
-                // SAFETY: index `k` of level `l` is claimed by this thread alone; every
-                // predecessor is in an earlier level, finished before the barrier that let
-                // `level` reach `l` (Acquire above).
-                unsafe { plan.run_task(tasks[k] as usize) };
-                // AcqRel: the last finisher acquires every other finisher's writes before it
-                // releases them to the next level.
-                if self.done[li].fetch_add(1, Ordering::AcqRel) + 1 == tasks.len() as u32 {
-                    // Release: publishes the level's outputs with the new level number.
-                    self.level.store(l + 1, Ordering::Release);
-                    self.signal.notify();
+                // Relaxed: the claim only hands out distinct indices of this cycle;
+                // visibility comes from the level barrier.
+                match self.claim[li].compare_exchange_weak(
+                    cur,
+                    cur + 1,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                ) {
+                    Err(now) => cur = now,
+                    Ok(_) => {
+                        let k = (cur & LOW) as usize;
+                        // SAFETY: index `k` of level `l` of this cycle is ours alone; every
+                        // predecessor is in an earlier level, finished before the barrier
+                        // that let `level` reach `l` (Acquire above).
+                        unsafe { plan.run_task(tasks[k] as usize) };
+                        // AcqRel: the last finisher acquires every other finisher's writes
+                        // before it releases them to the next level.
+                        let prev = self.done[li].fetch_add(1, Ordering::AcqRel);
+                        if (prev & LOW) as usize + 1 == tasks.len() {
+                            // Release: publishes the level's outputs with the new level.
+                            self.level.store(pack(cycle, l + 1), Ordering::Release);
+                            self.signal.notify();
+                        }
+                        cur = self.claim[li].load(Ordering::Relaxed);
+                    }
                 }
             }
             self.signal
-                .wait_until(self.budget, || self.level.load(Ordering::Acquire) != l);
+                .wait_until(self.budget, || self.level.load(Ordering::Acquire) != lw);
         }
     }
 }
@@ -73,6 +99,7 @@ impl Work for LevelState {
 /// The fork/join-by-levels executor.
 pub struct Levels {
     pool: Pool<LevelState>,
+    cycle: u32,
 }
 
 impl Levels {
@@ -81,19 +108,20 @@ impl Levels {
         let n = plan.n_levels().max(1);
         let state = LevelState {
             plan: AtomicPtr::new(std::ptr::null_mut()),
-            level: CachePadded::new(AtomicU32::new(u32::MAX)),
             n_levels: AtomicU32::new(0),
+            level: CachePadded::new(AtomicU64::new(0)),
             claim: (0..n)
-                .map(|_| CachePadded::new(AtomicU32::new(0)))
+                .map(|_| CachePadded::new(AtomicU64::new(0)))
                 .collect(),
             done: (0..n)
-                .map(|_| CachePadded::new(AtomicU32::new(0)))
+                .map(|_| CachePadded::new(AtomicU64::new(0)))
                 .collect(),
             signal: Signal::new(),
             budget: opts.steal_budget,
         };
         Levels {
             pool: Pool::new(threads.max(1), state, opts.idle_budget, &opts.placement),
+            cycle: 0,
         }
     }
 
@@ -114,14 +142,17 @@ impl Executor for Levels {
         if n == 0 {
             return;
         }
+        self.cycle = self.cycle.wrapping_add(1);
+        let c = self.cycle;
         for l in 0..n {
-            st.claim[l].store(0, Ordering::Relaxed);
-            st.done[l].store(0, Ordering::Relaxed);
+            st.claim[l].store(pack(c, 0), Ordering::Relaxed);
+            st.done[l].store(pack(c, 0), Ordering::Relaxed);
         }
         st.plan.store(plan as *mut Plan, Ordering::Relaxed);
         st.n_levels.store(n as u32, Ordering::Relaxed);
-        // Relaxed: the SeqCst epoch bump below publishes all of the above.
-        st.level.store(0, Ordering::Relaxed);
+        // Release: publishes everything above to any thread that reads this cycle's level
+        // word (a worker still looking at the previous cycle, or one woken by the epoch).
+        st.level.store(pack(c, 0), Ordering::Release);
         self.pool.start_cycle();
         let st = self.pool.work();
         st.serve();

@@ -227,3 +227,41 @@ impl Executor for StaticSchedule {
         st.common.wait_finished(st.budget);
     }
 }
+
+/// Per-thread task lists of `plan` from a static schedule of the graph it was compiled from.
+///
+/// Processor `p` of the schedule becomes thread `p` (thread 0 is the caller). Each list is in
+/// the schedule's start-time order. A task the schedule duplicates (CPFD) is kept once: on the
+/// processor whose copy finishes first (ties: the lower processor); its other copies are
+/// dropped. Because every copy starts after its predecessors' earliest copies finish, the
+/// lists stay free of deadlock; [`StaticSchedule::new`] checks it anyway.
+pub fn lists_from_schedule(schedule: &fugue_sched::Schedule, plan: &Plan) -> Vec<Vec<u32>> {
+    let n = plan.len();
+    let mut best: Vec<Option<(f64, usize)>> = vec![None; n];
+    for (p, slots) in schedule.processors.iter().enumerate() {
+        for s in slots {
+            let t = plan.task_of(s.task);
+            if best[t].is_none_or(|(f, _)| s.finish < f) {
+                best[t] = Some((s.finish, p));
+            }
+        }
+    }
+    let mut lists: Vec<Vec<(f64, u32)>> = vec![Vec::new(); schedule.processors.len().max(1)];
+    for (p, slots) in schedule.processors.iter().enumerate() {
+        for s in slots {
+            let t = plan.task_of(s.task);
+            if best[t].is_some_and(|(f, q)| q == p && f == s.finish) {
+                lists[p].push((s.start, t as u32));
+                best[t] = Some((f64::NEG_INFINITY, usize::MAX)); // taken: later equal copies skip
+            }
+        }
+    }
+    lists
+        .into_iter()
+        .map(|mut l| {
+            // Start-time order; ties by task index, which is a topological order.
+            l.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            l.into_iter().map(|(_, t)| t).collect()
+        })
+        .collect()
+}
