@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod cmd;
+mod exec_args;
 mod util;
 
 /// fugue: a parallel real-time audio-graph engine.

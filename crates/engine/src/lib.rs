@@ -6,8 +6,10 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod blocks;
+pub mod executor;
 mod render;
 
+pub use executor::{calibrate, make_executor, Calibration, Costs, ExecutorChoice, ExecutorError};
 pub use render::{
     render, Bits, Output, Progress, RenderError, RenderOptions, RenderSummary, DEFAULT_SECONDS,
 };

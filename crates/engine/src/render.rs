@@ -6,11 +6,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fugue_dsp::Registry;
-use fugue_exec::{CompileError, CompileOptions, Executor, Plan, SeqExecutor, TaskPanic};
+use fugue_exec::{CompileError, CompileOptions, Plan, TaskPanic};
 use fugue_graph::TaskGraph;
 use thiserror::Error;
 
 use crate::blocks::{block_channel, BlockReceiver};
+use crate::executor::{make_executor, ExecutorChoice, ExecutorError};
 
 /// Length of a render when neither the options nor an input file give one, in seconds.
 pub const DEFAULT_SECONDS: f64 = 10.0;
@@ -71,6 +72,8 @@ pub struct RenderOptions {
     /// When set to `true` by another thread (Ctrl-C), the render stops with
     /// [`RenderError::Cancelled`].
     pub cancel: Option<Arc<AtomicBool>>,
+    /// The executor that runs the cycles (sequential by default).
+    pub executor: ExecutorChoice,
 }
 
 impl Default for RenderOptions {
@@ -85,6 +88,7 @@ impl Default for RenderOptions {
             output: Output::Discard,
             placeholder: false,
             cancel: None,
+            executor: ExecutorChoice::default(),
         }
     }
 }
@@ -117,6 +121,8 @@ pub struct RenderSummary {
     pub placeholders: Vec<String>,
     /// Processors that panicked (their outputs were silenced).
     pub panics: Vec<TaskPanic>,
+    /// Things to tell the user once (thread pinning or real-time priority refused).
+    pub warnings: Vec<String>,
 }
 
 impl RenderSummary {
@@ -164,6 +170,9 @@ pub enum RenderError {
         /// Why.
         reason: String,
     },
+    /// The executor could not be built.
+    #[error(transparent)]
+    Executor(#[from] ExecutorError),
     /// [`RenderOptions::cancel`] was set.
     #[error("the render was interrupted")]
     Cancelled,
@@ -256,7 +265,8 @@ fn write_blocks(
     Ok(Written { peak, clipped })
 }
 
-/// Renders `graph` offline with the sequential executor and writes the sink channels
+/// Renders `graph` offline with the executor of `options.executor` (sequential by default)
+/// and writes the sink channels
 /// (sinks in file order, then port order) to `options.output`.
 ///
 /// `on_progress` is called from the calling thread every few cycles and once at the end.
@@ -332,7 +342,10 @@ pub fn render(
         .map_err(|e| RenderError::Options(format!("cannot start the writer thread: {e}")))?;
 
     let block = plan.block();
-    let mut ex = SeqExecutor::new();
+    let built = make_executor(graph, &plan, &options.executor)?;
+    let mut warnings = built.warnings;
+    let mut ex = built.executor;
+    warnings.extend(crate::executor::place_audio_thread(&options.executor));
     let mut done = 0u64;
     let mut cycle = 0u64;
     let mut result = Ok(());
@@ -400,5 +413,6 @@ pub fn render(
         wall: start.elapsed(),
         placeholders: plan.placeholders().to_vec(),
         panics: plan.take_panics(),
+        warnings,
     })
 }

@@ -42,6 +42,9 @@ pub struct Args {
     /// Render nodes of unknown kind as silence (with a warning) instead of failing.
     #[arg(long)]
     pub placeholder: bool,
+    /// The executor that runs the cycles.
+    #[command(flatten)]
+    pub exec: crate::exec_args::ExecArgs,
 }
 
 /// Parses `--bits`.
@@ -138,6 +141,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         output: Output::Wav(tmp.clone()),
         placeholder: args.placeholder,
         cancel: Some(cancel),
+        executor: args.exec.choice(),
     };
     let mut bar = Bar::new();
     // A processor that panics is silenced by the engine and reported below in one line: keep
@@ -177,6 +181,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Err(e) = std::fs::rename(&tmp, &args.output) {
         let _ = std::fs::remove_file(&tmp);
         return Err(e).with_context(|| format!("cannot write {}", args.output.display()));
+    }
+    for w in &summary.warnings {
+        eprintln!("fugue: warning: {w}");
     }
     for name in &summary.placeholders {
         eprintln!("fugue: warning: node `{name}` has an unknown kind; it was rendered as silence (--placeholder)");

@@ -1,0 +1,78 @@
+//! The executor flags shared by `render`, `run` and the benchmarks.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use fugue_engine::{Costs, ExecutorChoice};
+use fugue_exec::ExecutorKind;
+use fugue_sched::Algorithm;
+
+/// Executor selection flags.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ExecArgs {
+    /// Executor: seq, static, ws (work stealing), share (work sharing, mutex), share-spin
+    /// (work sharing, spinlock) or levels (fork/join by levels).
+    #[arg(long, short = 'e', default_value = "seq", value_parser = parse_executor)]
+    pub executor: ExecutorKind,
+    /// Threads, the audio thread included (default: 1 for seq, else the number of cores).
+    #[arg(long, short = 't', value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub threads: Option<u16>,
+    /// Static schedule algorithm (with --executor static): hlfet, etf, cpfd, random, optimal, best.
+    #[arg(long, default_value = "hlfet", value_parser = parse_algorithm)]
+    pub algorithm: Algorithm,
+    /// Node costs for the static schedule: declared (from the file), measured (calibrated
+    /// now), or a CSV file `node,cost` written by `fugue calibrate`.
+    #[arg(long, default_value = "declared", value_parser = parse_costs)]
+    pub costs: Costs,
+    /// Seed of the random schedule.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Pin thread i to core i (mod the number of cores).
+    #[arg(long)]
+    pub pin: bool,
+    /// Run the workers at real-time priority (SCHED_FIFO PRIORITY, default 80; the audio
+    /// thread one above) where the system permits; when refused, say so once and go on.
+    #[arg(long, num_args = 0..=1, default_missing_value = "80", value_parser = clap::value_parser!(i32).range(1..=98))]
+    pub rt: Option<i32>,
+}
+
+fn parse_executor(s: &str) -> Result<ExecutorKind, String> {
+    ExecutorKind::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = ExecutorKind::ALL.iter().map(|k| k.name()).collect();
+        format!("unknown executor `{s}`; expected one of {}", names.join(", "))
+    })
+}
+
+fn parse_algorithm(s: &str) -> Result<Algorithm, String> {
+    s.parse::<Algorithm>().map_err(|e| e.to_string())
+}
+
+fn parse_costs(s: &str) -> Result<Costs, String> {
+    Ok(match s {
+        "declared" => Costs::Declared,
+        "measured" => Costs::Measured,
+        path => Costs::File(PathBuf::from(path)),
+    })
+}
+
+impl ExecArgs {
+    /// The library's executor choice.
+    pub fn choice(&self) -> ExecutorChoice {
+        let threads = match (self.threads, self.executor) {
+            (Some(t), _) => t as usize,
+            (None, ExecutorKind::Seq) => 1,
+            (None, _) => fugue_exec::exec::thread::available_cores(),
+        };
+        ExecutorChoice {
+            kind: self.executor,
+            threads,
+            algorithm: self.algorithm,
+            costs: self.costs.clone(),
+            seed: self.seed,
+            time_limit: Duration::from_secs(2),
+            pin: self.pin,
+            rt: self.rt,
+            ..ExecutorChoice::default()
+        }
+    }
+}
