@@ -5,11 +5,16 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
+pub mod backend;
 mod blocks;
 pub mod executor;
 mod render;
+pub mod run;
+pub mod stats;
 
 pub use executor::{calibrate, make_executor, Calibration, Costs, ExecutorChoice, ExecutorError};
+pub use run::{run, Backend, Deadline, EndReason, RunError, RunOptions, RunReport};
+pub use stats::{CycleRecord, StatsOptions, Summary};
 pub use render::{
     render, Bits, Output, Progress, RenderError, RenderOptions, RenderSummary, DEFAULT_SECONDS,
 };

@@ -1,0 +1,361 @@
+//! The JACK backend: a JACK client (never starts a server) with one output port per sink
+//! channel (`out_1`, `out_2`, ...) and one input port per source channel (`in_1`, ...). The
+//! graph is compiled for JACK's sample rate and buffer size.
+//!
+//! **Buffer-size changes.** JACK announces a new size through the `buffer_size` callback,
+//! which only records it. The control thread (the caller of [`run`](crate::run())) sees the
+//! new size, compiles a new plan and builds its executor, and hands the pair to the process
+//! callback through [`Handoff`]: an atomic pointer `pending` (control → audio) and an atomic
+//! pointer `retired` (audio → control). The callback swaps the pending engine in at a cycle
+//! boundary and puts the old one in `retired`; the control thread frees it. The callback
+//! never allocates or frees: until a plan of the right size arrives, it outputs silence.
+//!
+//! Protocol: the control thread publishes into `pending` only when both `pending` and
+//! `retired` are empty, so the callback, which retires exactly one engine per engine it
+//! takes, always finds `retired` empty.
+
+use std::ptr;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use ::jack as j;
+use fugue_graph::TaskGraph;
+
+use super::{CycleBody, Engine};
+use crate::run::{EndReason, RunError, RunOptions, RunReport};
+use crate::stats::{start_stats, Summary};
+
+/// The two one-slot mailboxes between the control thread and the process callback.
+#[derive(Debug, Default)]
+pub struct Handoff {
+    pending: AtomicPtr<Engine>,
+    retired: AtomicPtr<Engine>,
+}
+
+impl Handoff {
+    /// Control thread: offers `engine` to the callback. Returns it back when a previous one
+    /// is still pending or retired (try again after [`Handoff::collect`]).
+    pub fn offer(&self, engine: Box<Engine>) -> Result<(), Box<Engine>> {
+        // Acquire pairs with the callback's Release in `take`: an engine it retired is seen.
+        if !self.pending.load(Ordering::Acquire).is_null()
+            || !self.retired.load(Ordering::Acquire).is_null()
+        {
+            return Err(engine);
+        }
+        // Release pairs with the callback's Acquire swap in `take`: the engine's contents
+        // happen before the callback uses them.
+        self.pending.store(Box::into_raw(engine), Ordering::Release);
+        Ok(())
+    }
+
+    /// Control thread: takes back an engine that is still pending (not yet taken), to replace
+    /// it with a newer one.
+    pub fn withdraw(&self) -> Option<Box<Engine>> {
+        // AcqRel: pairs with `offer`'s Release and the callback's swap; whoever swaps the
+        // pointer out owns it.
+        let p = self.pending.swap(ptr::null_mut(), Ordering::AcqRel);
+        // SAFETY: a non-null `pending` came from `Box::into_raw` in `offer`, and the swap
+        // made this thread its only owner.
+        (!p.is_null()).then(|| unsafe { Box::from_raw(p) })
+    }
+
+    /// Control thread: takes the engine the callback retired, to free it here.
+    pub fn collect(&self) -> Option<Box<Engine>> {
+        // AcqRel: pairs with the callback's Release store in `take`.
+        let p = self.retired.swap(ptr::null_mut(), Ordering::AcqRel);
+        // SAFETY: a non-null `retired` came from `Box::into_raw` (an engine first offered or
+        // first installed by the control thread), and the swap made this thread its owner.
+        (!p.is_null()).then(|| unsafe { Box::from_raw(p) })
+    }
+
+    /// Callback: swaps a pending engine into `current`, retiring the old one. Never
+    /// allocates or frees. Returns whether a new engine was installed.
+    #[inline]
+    pub fn take(&self, current: &mut Option<Box<Engine>>) -> bool {
+        // AcqRel: Acquire pairs with `offer`'s Release store.
+        let p = self.pending.swap(ptr::null_mut(), Ordering::AcqRel);
+        if p.is_null() {
+            return false;
+        }
+        // SAFETY: `p` came from `Box::into_raw` in `offer`; the swap made this thread its
+        // only owner. Rebuilding the box does not allocate.
+        let new = unsafe { Box::from_raw(p) };
+        if let Some(old) = current.replace(new) {
+            // Release pairs with the Acquire in `collect`/`offer`. `retired` is empty here:
+            // `offer` published only when it was, and one engine is retired per engine taken.
+            self.retired.store(Box::into_raw(old), Ordering::Release);
+        }
+        true
+    }
+}
+
+impl Drop for Handoff {
+    fn drop(&mut self) {
+        drop(self.withdraw());
+        drop(self.collect());
+    }
+}
+
+/// State shared by the callbacks and the control thread.
+#[derive(Debug, Default)]
+struct Shared {
+    xruns: AtomicU64,
+    gone: AtomicBool,
+    reason: Mutex<String>,
+    /// The buffer size JACK announced last.
+    wanted_block: AtomicU32,
+    silent: AtomicU64,
+}
+
+struct Notifications {
+    shared: Arc<Shared>,
+}
+
+impl j::NotificationHandler for Notifications {
+    fn xrun(&mut self, _: &j::Client) -> j::Control {
+        // Relaxed: a counter read at the end.
+        self.shared.xruns.fetch_add(1, Ordering::Relaxed);
+        j::Control::Continue
+    }
+
+    unsafe fn shutdown(&mut self, _status: j::ClientStatus, reason: &str) {
+        if let Ok(mut r) = self.shared.reason.lock() {
+            *r = reason.to_string();
+        }
+        // Release pairs with the control loop's Acquire load: the reason is written first.
+        self.shared.gone.store(true, Ordering::Release);
+    }
+}
+
+/// The process handler: the JACK side of [`CycleBody`].
+struct Process {
+    body: CycleBody,
+    engine: Option<Box<Engine>>,
+    handoff: Arc<Handoff>,
+    shared: Arc<Shared>,
+    ins: Vec<j::Port<j::AudioIn>>,
+    outs: Vec<j::Port<j::AudioOut>>,
+}
+
+impl j::ProcessHandler for Process {
+    fn process(&mut self, _: &j::Client, ps: &j::ProcessScope) -> j::Control {
+        let started = Instant::now();
+        let frames = ps.n_frames() as usize;
+        if self.engine.as_ref().is_none_or(|e| e.plan.block() != frames) {
+            self.handoff.take(&mut self.engine);
+        }
+        let Process {
+            body,
+            engine,
+            ins,
+            outs,
+            shared,
+            ..
+        } = self;
+        match engine {
+            Some(e) if e.plan.block() == frames => {
+                body.run(
+                    e,
+                    frames,
+                    started,
+                    0,
+                    |ch, buf| buf.copy_from_slice(ins[ch].as_slice(ps)),
+                    |ch, buf| outs[ch].as_mut_slice(ps).copy_from_slice(buf),
+                );
+            }
+            _ => {
+                for o in outs.iter_mut() {
+                    o.as_mut_slice(ps).fill(0.0);
+                }
+                body.meter.skip();
+                // Relaxed: a counter read at the end.
+                shared.silent.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        j::Control::Continue
+    }
+
+    fn buffer_size(&mut self, _: &j::Client, size: j::Frames) -> j::Control {
+        // Relaxed: the control thread polls it; the plan itself travels through `Handoff`.
+        self.shared.wanted_block.store(size, Ordering::Relaxed);
+        j::Control::Continue
+    }
+}
+
+/// Runs `graph` as a JACK client.
+pub(crate) fn run(
+    graph: &TaskGraph,
+    options: &RunOptions,
+    connect: bool,
+    client_name: &str,
+    mut on_tick: impl FnMut(&Summary),
+) -> Result<RunReport, RunError> {
+    j::set_logger(j::LoggerType::None);
+    let (client, _status) = match j::Client::new(client_name, j::ClientOptions::NO_START_SERVER) {
+        Ok(c) => c,
+        Err(j::Error::LibraryError(m)) => return Err(RunError::NoLibrary(m)),
+        Err(j::Error::ClientError(_)) => return Err(RunError::NoServer),
+        Err(e) => return Err(RunError::Jack(e.to_string())),
+    };
+    let rate = client.sample_rate() as u32;
+    let block = client.buffer_size() as usize;
+    let (engine, mut warnings) = Engine::build(
+        graph,
+        rate as f64,
+        block,
+        &options.executor,
+        options.placeholder,
+    )?;
+    let jerr = |e: j::Error| RunError::Jack(e.to_string());
+    let ins = (0..engine.plan.n_inputs())
+        .map(|i| client.register_port(&format!("in_{}", i + 1), j::AudioIn::default()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(jerr)?;
+    let outs = (0..engine.plan.n_outputs())
+        .map(|i| client.register_port(&format!("out_{}", i + 1), j::AudioOut::default()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(jerr)?;
+    let out_names: Vec<String> = outs.iter().filter_map(|p| p.name().ok()).collect();
+    let (stats, meter) = start_stats(options.stats.clone()).map_err(|source| RunError::Io {
+        what: match &options.stats.csv {
+            Some(p) => format!("cannot create {}", p.display()),
+            None => "cannot start the statistics thread".into(),
+        },
+        source,
+    })?;
+    let shared = Arc::new(Shared::default());
+    shared.wanted_block.store(block as u32, Ordering::Relaxed);
+    let handoff = Arc::new(Handoff::default());
+    let process = Process {
+        body: CycleBody {
+            meter,
+            deadline_periods: options.deadline.periods(),
+        },
+        engine: Some(Box::new(engine)),
+        handoff: handoff.clone(),
+        shared: shared.clone(),
+        ins,
+        outs,
+    };
+    let active = client
+        .activate_async(
+            Notifications {
+                shared: shared.clone(),
+            },
+            process,
+        )
+        .map_err(jerr)?;
+    if connect {
+        let playback = active.as_client().ports(
+            None,
+            Some(j::jack_sys::FLOAT_MONO_AUDIO),
+            j::PortFlags::IS_INPUT | j::PortFlags::IS_PHYSICAL,
+        );
+        if playback.is_empty() {
+            warnings.push("--connect: the JACK server has no playback ports".into());
+        }
+        for (i, name) in out_names.iter().enumerate() {
+            if playback.is_empty() {
+                break;
+            }
+            let dst = &playback[i % playback.len()];
+            if let Err(e) = active.as_client().connect_ports_by_name(name, dst) {
+                warnings.push(format!("cannot connect {name} to {dst}: {e}"));
+            }
+        }
+    }
+    let start = Instant::now();
+    let stop = options.stop.clone();
+    let mut built_block = block;
+    let mut buffer_changes = 0u32;
+    let mut last_tick = Instant::now();
+    let end = loop {
+        std::thread::sleep(Duration::from_millis(5));
+        // Acquire pairs with the Release store in `shutdown`.
+        if shared.gone.load(Ordering::Acquire) {
+            let reason = shared
+                .reason
+                .lock()
+                .map(|r| r.clone())
+                .unwrap_or_default();
+            break EndReason::ServerGone(reason);
+        }
+        // Relaxed: a request polled; nothing is published with it.
+        if stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed)) {
+            break EndReason::Stopped;
+        }
+        if options.duration.is_some_and(|d| start.elapsed() >= d) {
+            break EndReason::Duration;
+        }
+        drop(handoff.collect());
+        // Relaxed: see `buffer_size`.
+        let wanted = shared.wanted_block.load(Ordering::Relaxed) as usize;
+        if wanted != built_block && wanted > 0 {
+            drop(handoff.withdraw());
+            let (e, w) = Engine::build(
+                graph,
+                rate as f64,
+                wanted,
+                &options.executor,
+                options.placeholder,
+            )?;
+            warnings.extend(w);
+            let mut e = Box::new(e);
+            loop {
+                match handoff.offer(e) {
+                    Ok(()) => break,
+                    Err(back) => {
+                        e = back;
+                        drop(handoff.collect());
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                }
+            }
+            built_block = wanted;
+            buffer_changes += 1;
+        }
+        if last_tick.elapsed() >= Duration::from_millis(100) {
+            on_tick(&stats.live());
+            last_tick = Instant::now();
+        }
+    };
+    let server_gone = matches!(end, EndReason::ServerGone(_));
+    let xruns = shared.xruns.load(Ordering::Relaxed);
+    let mut panics = Vec::new();
+    if server_gone {
+        // The server is gone: its process thread no longer runs our callback. Deactivating a
+        // client of a dead server can block inside libjack, so the client and its handlers
+        // are left to the end of the process.
+        std::mem::forget(active);
+    } else {
+        match active.deactivate() {
+            Ok((client, _, mut process)) => {
+                if let Some(e) = process.engine.as_mut() {
+                    panics = e.plan.take_panics();
+                }
+                drop(process);
+                drop(client);
+            }
+            Err(e) => warnings.push(format!("cannot deactivate the JACK client: {e}")),
+        }
+    }
+    drop(handoff.collect());
+    let outcome = stats.finish();
+    on_tick(&outcome.summary);
+    warnings.sort();
+    warnings.dedup();
+    Ok(RunReport {
+        summary: outcome.summary,
+        records: outcome.records,
+        end,
+        xruns,
+        sample_rate: rate,
+        block: built_block,
+        buffer_changes,
+        silent_cycles: shared.silent.load(Ordering::Relaxed),
+        warnings,
+        panics,
+        csv_error: outcome.csv_error,
+    })
+}
