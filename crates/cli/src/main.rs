@@ -34,9 +34,14 @@ enum Command {
     Schedule(cmd::schedule::Args),
     /// Render a graph offline to a WAV file (no audio server needed).
     Render(cmd::render::Args),
+    /// Run a graph in real time (JACK, or clocked without an audio server), measured per cycle.
+    Run(cmd::run::Args),
+    /// Measure each node's processing time at a buffer size; write the costs file (node,cost).
+    Calibrate(cmd::calibrate::Args),
 }
 
 fn main() -> ExitCode {
+    restore_sigpipe();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -52,6 +57,8 @@ fn main() -> ExitCode {
         Command::Bench(a) => cmd::bench::run(a),
         Command::Schedule(a) => cmd::schedule::run(a),
         Command::Render(a) => cmd::render::run(a),
+        Command::Run(a) => cmd::run::run(a),
+        Command::Calibrate(a) => cmd::calibrate::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -59,5 +66,15 @@ fn main() -> ExitCode {
             eprintln!("fugue: {}", util::message(&e));
             ExitCode::from(util::exit_code(&e))
         }
+    }
+}
+
+/// Output piped into a program that stops reading (`fugue schedule ... | head`) ends the
+/// process quietly, as Unix tools do, instead of failing on a write error.
+fn restore_sigpipe() {
+    // SAFETY: setting the disposition of SIGPIPE to its default before any thread is started
+    // has no memory-safety preconditions.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

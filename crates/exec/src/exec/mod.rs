@@ -58,18 +58,36 @@ pub struct ExecOptions {
 }
 
 impl Default for ExecOptions {
+    /// Spin (with a CPU relax hint, no yield) for [`DEFAULT_IDLE_SPIN`] between cycles and
+    /// [`DEFAULT_STEAL_SPIN`] inside a cycle, then sleep.
     fn default() -> Self {
         ExecOptions {
             idle_budget: SpinBudget {
-                spins: 2000,
+                spins: u32::MAX,
                 time: DEFAULT_IDLE_SPIN,
             },
             steal_budget: SpinBudget {
-                spins: 2000,
+                spins: u32::MAX,
                 time: DEFAULT_STEAL_SPIN,
             },
             placement: Placement::default(),
         }
+    }
+}
+
+impl ExecOptions {
+    /// The options adapted to `threads` threads: with more threads than cores, a spinning
+    /// thread would keep a descheduled one from finishing the work it waits for, so spins
+    /// give way to `sched_yield` after a few iterations. With no more threads than cores,
+    /// waits spin without yielding (a yield on a loaded machine can hand the core to another
+    /// process for a whole time slice).
+    pub fn adapted_to(&self, threads: usize) -> ExecOptions {
+        let mut o = self.clone();
+        if threads > thread::available_cores() {
+            o.idle_budget.spins = o.idle_budget.spins.min(64);
+            o.steal_budget.spins = o.steal_budget.spins.min(64);
+        }
+        o
     }
 }
 
@@ -135,6 +153,7 @@ pub fn build(
     static_lists: Option<Vec<Vec<u32>>>,
     opts: &ExecOptions,
 ) -> Result<(Box<dyn Executor + Send>, Vec<String>), String> {
+    let opts = &opts.adapted_to(threads);
     Ok(match kind {
         ExecutorKind::Seq => (Box::new(SeqExecutor::new()), Vec::new()),
         ExecutorKind::Ws => {
