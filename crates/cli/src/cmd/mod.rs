@@ -1,6 +1,7 @@
 //! One module per command.
 
 pub mod bench;
+pub mod calibrate;
 pub mod dot;
 pub mod gen;
 pub mod info;

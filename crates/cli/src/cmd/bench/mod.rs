@@ -1,8 +1,10 @@
 //! `fugue bench <subcommand>`: measurements that check their results before their time
 //! counts.
 
+pub mod overhead;
 pub mod ring;
 mod ring_sweep;
+pub mod table;
 
 /// Arguments of `fugue bench`.
 #[derive(clap::Args, Debug)]
@@ -18,6 +20,12 @@ pub enum BenchCommand {
     /// Throughput of the ordered ring against a mutex/condvar ring and peer queues; `--sweep`
     /// runs the whole grid and writes CSV, plots and a README.
     Ring(ring::Args),
+    /// Per-cycle cost of running a graph of empty (checking) nodes, for each executor and
+    /// the peers (rayon, oneTBB flow graph).
+    Overhead(overhead::Args),
+    /// Every executor x line/diamond/rake x buffer sizes with real DSP: cycle times and
+    /// speedup against seq, outputs checked bit-identical to seq.
+    Table(table::Args),
     /// (internal) A producer process of `fugue bench ring --processes`.
     #[command(hide = true)]
     RingProducer(ring::ProducerArgs),
@@ -27,6 +35,8 @@ pub enum BenchCommand {
 pub fn run(args: Args) -> anyhow::Result<()> {
     match args.command {
         BenchCommand::Ring(a) => ring::run(a),
+        BenchCommand::Overhead(a) => overhead::run(a),
+        BenchCommand::Table(a) => table::run(a),
         BenchCommand::RingProducer(a) => ring::run_producer(a),
     }
 }

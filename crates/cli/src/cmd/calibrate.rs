@@ -1,0 +1,107 @@
+//! `fugue calibrate GRAPH`: measures each node's processing time at a buffer size and writes
+//! the costs file (`node,cost`, cost = the WCET estimate in µs) that `fugue schedule --costs`
+//! and `fugue render --executor static --costs` read.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+
+use crate::util;
+
+/// Arguments of `fugue calibrate`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The graph to measure (.ag, .stg or .dot; its nodes must be of known kinds).
+    pub graph: PathBuf,
+    /// Frames per cycle (the buffer size the costs are for).
+    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+    pub buffer: u64,
+    /// Sample rate in Hz.
+    #[arg(long, default_value_t = 48_000, value_parser = clap::value_parser!(u32).range(1..=1_536_000))]
+    pub rate: u32,
+    /// Measured cycles (after a warm-up of a tenth as many): each node is timed once per cycle.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub cycles: u64,
+    /// Write the costs as CSV (`node,cost`, WCET in µs) to this file.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Overwrite the output file if it exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// The CSV text of a calibration: header `node,cost`, then one row per node in graph order,
+/// cost = the WCET estimate in µs.
+pub fn costs_csv(cal: &[fugue_engine::Calibration]) -> String {
+    let mut s = String::from("node,cost\n");
+    for c in cal {
+        let _ = writeln!(s, "{},{:.3}", c.node, c.wcet_us);
+    }
+    s
+}
+
+/// Runs `fugue calibrate`.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let graph = util::read_graph(&args.graph, None)?;
+    if let Some(out) = &args.output {
+        // Refuse before measuring, not after.
+        util::temp_path(out, args.force)?;
+    }
+    let cal = fugue_engine::calibrate(
+        &graph,
+        f64::from(args.rate),
+        args.buffer as usize,
+        args.cycles as usize,
+    )
+    .with_context(|| format!("cannot calibrate {}", args.graph.display()))?;
+    let wn = graph
+        .nodes()
+        .iter()
+        .map(|n| n.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let wk = graph
+        .nodes()
+        .iter()
+        .map(|n| n.kind.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let mut text = format!(
+        "{:<wn$}  {:<wk$}  {:>10}  {:>10}\n",
+        "node", "kind", "median µs", "WCET µs"
+    );
+    let (mut sum_med, mut sum_wcet) = (0.0, 0.0);
+    for (v, c) in cal.iter().enumerate() {
+        let _ = writeln!(
+            text,
+            "{:<wn$}  {:<wk$}  {:>10.3}  {:>10.3}",
+            c.node,
+            graph.node(v).kind,
+            c.median_us,
+            c.wcet_us
+        );
+        sum_med += c.median_us;
+        sum_wcet += c.wcet_us;
+    }
+    let _ = writeln!(
+        text,
+        "{:<wn$}  {:<wk$}  {:>10.3}  {:>10.3}",
+        "total", "", sum_med, sum_wcet
+    );
+    print!("{text}");
+    println!(
+        "{} nodes, buffer {} at {} Hz, {} cycles; WCET = 99th percentile",
+        cal.len(),
+        args.buffer,
+        args.rate,
+        args.cycles
+    );
+    if let Some(out) = &args.output {
+        util::write_atomic(out, args.force, costs_csv(&cal).as_bytes())?;
+        println!("wrote {}", out.display());
+    }
+    Ok(())
+}
