@@ -1,0 +1,226 @@
+//! `fugue bench overhead` and `fugue bench table` through the binary, scaled down: every
+//! executor and the rayon peer pass the checks, JSON has the promised fields, the table
+//! writes its files and refuses to overwrite them.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fugue(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args(args)
+        .output()
+        .expect("run fugue")
+}
+
+fn folder(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("bench-overhead-cli")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn example(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn json_lines(o: &Output) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+#[test]
+fn overhead_every_executor_json() {
+    let o = fugue(&[
+        "bench",
+        "overhead",
+        "--shape",
+        "diamond",
+        "--nodes",
+        "16",
+        "--executor",
+        "seq,static,ws,share,share-spin,levels,rayon",
+        "--threads",
+        "2",
+        "--cycles",
+        "300",
+        "--warmup",
+        "20",
+        "--runs",
+        "2",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows = json_lines(&o);
+    let names: Vec<&str> = rows
+        .iter()
+        .map(|r| r["executor"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "seq",
+            "static",
+            "ws",
+            "share",
+            "share-spin",
+            "levels",
+            "rayon"
+        ]
+    );
+    for r in &rows {
+        assert_eq!(r["nodes"], 16);
+        assert_eq!(r["cycles"], 300);
+        assert_eq!(r["runs"], 2);
+        assert_eq!(r["verified"], true);
+        let med = r["median_ns"].as_f64().unwrap();
+        let p99 = r["p99_ns"].as_f64().unwrap();
+        let max = r["max_ns"].as_f64().unwrap();
+        assert!(med > 0.0 && med <= p99 && p99 <= max, "{r}");
+        assert_eq!(r["run_medians_ns"].as_array().unwrap().len(), 2);
+        let t = r["threads"].as_u64().unwrap();
+        assert_eq!(t, if r["executor"] == "seq" { 1 } else { 2 });
+    }
+}
+
+#[test]
+fn overhead_graph_file_with_idle_and_budgets() {
+    let o = fugue(&[
+        "bench",
+        "overhead",
+        "--graph",
+        &example("synth.ag"),
+        "--executor",
+        "ws",
+        "--cycles",
+        "50",
+        "--warmup",
+        "5",
+        "--idle-us",
+        "200",
+        "--idle-spin-us",
+        "50",
+        "--steal-spin-us",
+        "20",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("synth.ag") && out.contains("ws") && out.contains("idle 200"),
+        "{out}"
+    );
+}
+
+#[test]
+fn overhead_tbb_peer_when_built() {
+    let harness = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/peers/tbb-flow");
+    if !harness.is_file() {
+        eprintln!("skipped: the oneTBB harness is not built (scripts/bench-peers.sh --build-only)");
+        return;
+    }
+    let o = fugue(&[
+        "bench",
+        "overhead",
+        "--shape",
+        "rake",
+        "--nodes",
+        "20",
+        "--executor",
+        "ws,tbb",
+        "--cycles",
+        "200",
+        "--warmup",
+        "10",
+        "--json",
+        "--tbb",
+        harness.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows = json_lines(&o);
+    assert_eq!(rows[1]["executor"], "tbb");
+    assert_eq!(rows[1]["nodes"], rows[0]["nodes"]);
+    assert!(rows[1]["median_ns"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn overhead_usage_and_input_errors() {
+    let o = fugue(&["bench", "overhead", "--shape", "line", "--executor", "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown executor `nope`"));
+    let o = fugue(&["bench", "overhead", "--graph", "/nonexistent/g.ag"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent/g.ag"));
+    let o = fugue(&[
+        "bench",
+        "overhead",
+        "--shape",
+        "line",
+        "--nodes",
+        "5",
+        "--executor",
+        "tbb",
+        "--tbb",
+        "/nonexistent/tbb-flow",
+        "--cycles",
+        "5",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("oneTBB harness"));
+    let o = fugue(&["bench", "overhead"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn table_writes_its_files_and_checks_outputs() {
+    let d = folder("table");
+    let out = d.join("run");
+    let args = [
+        "bench",
+        "table",
+        "--shapes",
+        &example("rake.ag"),
+        "--buffers",
+        "64,256",
+        "--seconds",
+        "0.05",
+        "--runs",
+        "2",
+        "--threads",
+        "2",
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    let o = fugue(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for f in ["README.md", "raw.csv", "summary.csv", "table.md"] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let rows: Vec<&str> = summary.lines().skip(1).collect();
+    // 2 buffers x (6 executors + rayon).
+    assert_eq!(rows.len(), 14, "{summary}");
+    for r in &rows {
+        assert!(r.ends_with(",true"), "{r}");
+    }
+    let seq = rows.iter().find(|r| r.contains(",seq,")).unwrap();
+    let speedup: f64 = seq.split(',').nth(12).unwrap().parse().unwrap();
+    assert!((speedup - 1.0).abs() < 1e-9, "{seq}");
+    let raw = std::fs::read_to_string(out.join("raw.csv")).unwrap();
+    assert_eq!(raw.lines().count(), 1 + 14 * 2);
+    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(readme.contains("Command: `") && readme.contains("commit:"));
+    // Again without --force: refused, nothing changed.
+    let o = fugue(&args);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        std::fs::read_to_string(out.join("summary.csv")).unwrap(),
+        summary
+    );
+}
