@@ -49,34 +49,48 @@ impl<W: Work> Pool<W> {
         // The epoch the workers start from, read here and not in the threads: a thread that
         // starts late must still serve every cycle begun after the pool was made.
         let start = shared.epoch.seq();
-        let (tx, rx) = std::sync::mpsc::channel::<String>();
+        // Workers report placement problems, then meet the creator at a barrier: when `new`
+        // returns, every worker has started and will allocate or free nothing more until the
+        // pool is dropped (the shared report stays alive in each worker until it exits).
+        let report: Arc<(std::sync::Mutex<Vec<String>>, std::sync::Barrier)> = Arc::new((
+            std::sync::Mutex::new(Vec::new()),
+            std::sync::Barrier::new(threads.max(1)),
+        ));
         let handles = (1..threads.max(1))
             .map(|w| {
                 let shared = shared.clone();
                 let placement = placement.clone();
-                let tx = tx.clone();
+                let report = report.clone();
                 std::thread::Builder::new()
                     .name(format!("fugue-worker-{w}"))
                     .spawn(move || {
+                        let mut problems = Vec::new();
                         if !placement.cores.is_empty() {
                             if let Err(e) = pin_current(placement.cores[w % placement.cores.len()])
                             {
-                                let _ = tx.send(e);
+                                problems.push(e);
                             }
                         }
                         if let Some(p) = placement.rt_priority {
                             if let Err(e) = set_realtime_current(p) {
-                                let _ = tx.send(e);
+                                problems.push(e);
                             }
                         }
-                        drop(tx);
+                        report
+                            .0
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .extend(problems);
+                        report.1.wait();
                         worker_loop(&shared, w, start);
+                        drop(report);
                     })
                     .expect("cannot start a worker thread")
             })
             .collect();
-        drop(tx);
-        let mut warnings: Vec<String> = rx.iter().collect();
+        report.1.wait();
+        let mut warnings: Vec<String> =
+            std::mem::take(&mut *report.0.lock().unwrap_or_else(|e| e.into_inner()));
         warnings.sort();
         warnings.dedup();
         Pool {
