@@ -32,6 +32,9 @@ mod plan;
 mod seq;
 pub(crate) mod sync;
 
+#[cfg(all(test, loom))]
+mod loom_tests;
+
 pub use exec::{build, ExecOptions, ExecutorKind};
 pub use plan::{CompileError, CompileOptions, Plan, TaskPanic};
 pub use seq::SeqExecutor;

@@ -1,25 +1,32 @@
 //! Waiting without losing a wake-up: bounded spinning, then sleeping on a futex.
 //!
-//! The protocol (written down with its proof sketch in `docs/executors.md`, "Sleep and wake"):
-//! a waiter that decides to sleep first announces itself (`waiters += 1`, SeqCst), then
-//! re-checks its condition (SeqCst), then sleeps on the futex word only while the word still
-//! holds the value it read *before* checking. A signaller first changes the word (SeqCst),
-//! then reads `waiters` (SeqCst) and makes the wake-up system call only if someone announced
-//! itself. In the single total order of SeqCst operations, either the signaller's read of
-//! `waiters` comes after the waiter's announcement (it wakes it), or the waiter's re-check
-//! comes after the signaller's change (it does not sleep; and the futex itself refuses to
-//! sleep on a changed word). No wake-up is lost; a signal with no sleeper costs no system call.
+//! The protocol (written down with its proof sketch in `docs/executors.md`, "Sleep and wake")
+//! uses read-modify-write operations on one word only, so its correctness rests on that
+//! word's modification order, not on sequentially consistent store-load ordering. The word
+//! holds a sequence number (bits 1..) and a "someone sleeps" flag (bit 0).
+//! - A waiter that decides to sleep sets the flag (`fetch_or`, AcqRel), re-checks its
+//!   condition, then sleeps on the futex only while the word still equals the value it made
+//!   (sequence and flag).
+//! - A signaller first makes the condition true, then advances the sequence and clears the
+//!   flag in one compare-and-swap (AcqRel); if the flag was set it wakes every sleeper (one
+//!   system call; none when nobody sleeps).
+//!
+//! If the waiter's `fetch_or` precedes the signaller's CAS in the word's modification order,
+//! the CAS sees the flag and wakes it (and a futex wait that comes after the CAS fails at
+//! once, the word having changed). If it follows, the `fetch_or` reads the CAS's value and so
+//! acquires everything the signaller did before: the re-check sees the condition true.
 
 use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 
-use crate::sync::{spin_hint, yield_now, AtomicU32, Futex, Ordering};
+use crate::sync::{spin_hint, yield_now, Futex, Ordering};
+
+const SLEEPING: u32 = 1;
 
 /// A sequence word that a signaller bumps and that waiters wait on.
 pub(crate) struct Signal {
     futex: CachePadded<Futex>,
-    waiters: CachePadded<AtomicU32>,
 }
 
 /// How long to spin before sleeping.
@@ -43,21 +50,36 @@ impl Signal {
     pub(crate) fn new() -> Self {
         Signal {
             futex: CachePadded::new(Futex::new(0)),
-            waiters: CachePadded::new(AtomicU32::new(0)),
         }
     }
 
-    /// The current sequence value; read it *before* checking the condition to wait for.
+    /// The current sequence value.
     #[inline]
     pub(crate) fn seq(&self) -> u32 {
-        self.futex.word.load(Ordering::SeqCst)
+        // Acquire: pairs with the AcqRel CAS of `notify`.
+        self.futex.word.load(Ordering::Acquire) >> 1
     }
 
-    /// Bumps the sequence and wakes every sleeper (one system call, only if there is one).
+    /// Advances the sequence and wakes every sleeper (one system call, only if there is one).
+    /// Make the waiters' condition true before calling this.
     #[inline]
     pub(crate) fn notify(&self) {
-        self.futex.word.fetch_add(1, Ordering::SeqCst);
-        if self.waiters.load(Ordering::SeqCst) > 0 {
+        let mut cur = self.futex.word.load(Ordering::Relaxed);
+        loop {
+            let next = (cur & !SLEEPING).wrapping_add(2);
+            // AcqRel: Release publishes what the signaller did before (the condition); Acquire
+            // pairs with the waiters' flag-setting `fetch_or`.
+            match self.futex.word.compare_exchange_weak(
+                cur,
+                next,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(now) => cur = now,
+            }
+        }
+        if cur & SLEEPING != 0 {
             self.futex.wake_all();
         }
     }
@@ -103,18 +125,14 @@ impl Signal {
             }
         }
         loop {
-            let seq = self.seq();
-            if done() {
-                return;
-            }
-            self.waiters.fetch_add(1, Ordering::SeqCst);
+            // AcqRel: Release so that the signaller's CAS that reads our flag also orders our
+            // earlier operations; Acquire pairs with a CAS we may read (see the module doc).
+            let v = self.futex.word.fetch_or(SLEEPING, Ordering::AcqRel) | SLEEPING;
             // `done` may consume something (a task): once it says true, return at once.
             if done() {
-                self.waiters.fetch_sub(1, Ordering::SeqCst);
                 return;
             }
-            self.futex.wait(seq);
-            self.waiters.fetch_sub(1, Ordering::SeqCst);
+            self.futex.wait(v);
         }
     }
 }
