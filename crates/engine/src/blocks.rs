@@ -1,79 +1,136 @@
-//! The transport of rendered blocks from the computing thread to the writing thread.
+//! The transport of rendered blocks from the computing thread to the writing thread: the
+//! ordered ring of `fugue-ring` (numbered blocks, read strictly in order, zero-copy).
 //!
-//! Blocks are numbered and must reach the writer in order. Today a bounded channel carries
-//! them (the computing thread waits when the writer is `CAPACITY` blocks behind); the
-//! ordered ring of `fugue-ring` is meant to replace it behind these same three functions.
-//! Emptied buffers travel back so that, after the first `CAPACITY + 2` blocks, rendering
-//! allocates no more.
+//! Each ring item holds one block: its frame count (`u64`, little-endian) and then
+//! `block * channels` interleaved `f32` samples. The computing thread writes the samples
+//! straight into the slot's memory and commits it; the writer reads them in place and
+//! releases the slot. Both sides wait by parking (neither is a real-time thread here): the
+//! computing thread waits when the writer is [`CAPACITY`] blocks behind, the writer when it
+//! has written everything produced so far. After construction nothing is allocated.
 
-use std::sync::mpsc::{self, Receiver, Sender, SyncSender, TryRecvError};
+use fugue_ring::{Consumer, NextError, Options, Padding, Producer, ReadGuard, Strategy};
 
 /// Blocks in flight at most.
 pub(crate) const CAPACITY: usize = 16;
 
-/// A numbered block of interleaved frames.
-pub(crate) struct Block {
-    /// Position of the block in the render (0, 1, 2...).
-    pub seq: u64,
-    /// Interleaved samples: `frames * channels`.
-    pub data: Vec<f32>,
-}
+const HEADER: usize = 8;
 
 /// The computing side.
 pub(crate) struct BlockSender {
-    tx: SyncSender<Block>,
-    spare: Receiver<Vec<f32>>,
+    producer: Producer,
     next: u64,
+    samples: usize,
 }
 
 /// The writing side.
 pub(crate) struct BlockReceiver {
-    rx: Receiver<Block>,
-    back: Sender<Vec<f32>>,
-    next: u64,
+    consumer: Consumer,
 }
 
-/// A connected pair.
-pub(crate) fn block_channel() -> (BlockSender, BlockReceiver) {
-    let (tx, rx) = mpsc::sync_channel(CAPACITY);
-    let (back, spare) = mpsc::channel();
+/// A block being read: derefs to its interleaved samples; dropping it frees the slot.
+pub(crate) struct Block<'a> {
+    guard: ReadGuard<'a>,
+    len: usize,
+}
+
+impl Block<'_> {
+    /// The block's interleaved samples (`frames * channels`).
+    pub fn data(&self) -> &[f32] {
+        bytemuck::cast_slice(&self.guard[HEADER..HEADER + self.len * 4])
+    }
+}
+
+/// A connected pair for blocks of at most `frames` frames of `channels` channels.
+pub(crate) fn block_channel(frames: usize, channels: usize) -> (BlockSender, BlockReceiver) {
+    let samples = frames * channels;
+    let options = Options {
+        strategy: Strategy::Park,
+        padding: Padding::CacheLine,
+    };
+    let (producer, consumer) = fugue_ring::ordered_with(CAPACITY, HEADER + 4 * samples, options);
     (
-        BlockSender { tx, spare, next: 0 },
-        BlockReceiver { rx, back, next: 0 },
+        BlockSender {
+            producer,
+            next: 0,
+            samples,
+        },
+        BlockReceiver { consumer },
     )
 }
 
 impl BlockSender {
-    /// An empty buffer to fill (recycled when one came back).
-    pub fn buffer(&mut self) -> Vec<f32> {
-        match self.spare.try_recv() {
-            Ok(mut v) => {
-                v.clear();
-                v
-            }
-            Err(TryRecvError::Empty | TryRecvError::Disconnected) => Vec::new(),
-        }
-    }
-
-    /// Sends the next block; `false` when the writer has stopped.
-    pub fn send(&mut self, data: Vec<f32>) -> bool {
-        let seq = self.next;
+    /// Writes the next block in place: `fill` gets the slot's samples (room for the whole
+    /// block) and returns how many it wrote. Returns `false` when the writer has stopped.
+    pub fn send_with(&mut self, fill: impl FnOnce(&mut [f32]) -> usize) -> bool {
+        let Ok(mut guard) = self.producer.acquire(self.next) else {
+            return false; // the consumer is gone: the writer failed
+        };
+        let written = fill(bytemuck::cast_slice_mut(
+            &mut guard[HEADER..HEADER + 4 * self.samples],
+        ));
+        let written = written.min(self.samples);
+        guard[..HEADER].copy_from_slice(&(written as u64).to_le_bytes());
+        guard.commit();
         self.next += 1;
-        self.tx.send(Block { seq, data }).is_ok()
+        true
     }
 }
 
 impl BlockReceiver {
-    /// The next block in order, or `None` when the sender is gone and all blocks are read.
-    pub fn recv(&mut self) -> Option<Block> {
-        let b = self.rx.recv().ok()?;
-        debug_assert_eq!(b.seq, self.next, "blocks arrive in order");
-        self.next += 1;
-        Some(b)
+    /// The next block in order, or `None` when the sender is gone and every block was read.
+    pub fn recv(&mut self) -> Option<Block<'_>> {
+        match self.consumer.next() {
+            Ok(guard) => {
+                let mut n = [0u8; HEADER];
+                n.copy_from_slice(&guard[..HEADER]);
+                let len = u64::from_le_bytes(n) as usize;
+                Some(Block { guard, len })
+            }
+            Err(NextError::Disconnected { .. } | NextError::Timeout { .. }) => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_arrive_in_order_with_their_lengths() {
+        let (mut tx, mut rx) = block_channel(4, 2);
+        let writer = std::thread::spawn(move || {
+            let mut got = Vec::new();
+            while let Some(b) = rx.recv() {
+                got.push(b.data().to_vec());
+            }
+            got
+        });
+        for i in 0..100u32 {
+            assert!(tx.send_with(|buf| {
+                let n = if i == 99 { 3 } else { 8 };
+                for (k, x) in buf[..n].iter_mut().enumerate() {
+                    *x = (i * 10 + k as u32) as f32;
+                }
+                n
+            }));
+        }
+        drop(tx);
+        let got = writer.join().unwrap();
+        assert_eq!(got.len(), 100);
+        for (i, b) in got.iter().enumerate() {
+            let n = if i == 99 { 3 } else { 8 };
+            let want: Vec<f32> = (0..n).map(|k| (i * 10 + k) as f32).collect();
+            assert_eq!(b, &want);
+        }
     }
 
-    /// Returns a buffer for reuse.
-    pub fn recycle(&self, data: Vec<f32>) {
-        let _ = self.back.send(data);
+    #[test]
+    fn a_stopped_writer_stops_the_sender() {
+        let (mut tx, rx) = block_channel(4, 1);
+        drop(rx);
+        // Free slots may still be filled; once the ring is full the sender learns that the
+        // writer is gone instead of waiting forever.
+        let sent = (0..=CAPACITY).take_while(|_| tx.send_with(|_| 4)).count();
+        assert!(sent <= CAPACITY, "sent {sent}");
     }
 }

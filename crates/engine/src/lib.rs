@@ -13,8 +13,8 @@ pub mod run;
 pub mod stats;
 
 pub use executor::{calibrate, make_executor, Calibration, Costs, ExecutorChoice, ExecutorError};
-pub use run::{run, Backend, Deadline, EndReason, RunError, RunOptions, RunReport};
-pub use stats::{CycleRecord, StatsOptions, Summary};
 pub use render::{
     render, Bits, Output, Progress, RenderError, RenderOptions, RenderSummary, DEFAULT_SECONDS,
 };
+pub use run::{run, Backend, Deadline, EndReason, RunError, RunOptions, RunReport};
+pub use stats::{CycleRecord, StatsOptions, Summary};

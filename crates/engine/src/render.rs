@@ -229,13 +229,14 @@ fn write_blocks(
     let mut peak = 0.0f32;
     let mut clipped = 0u64;
     while let Some(block) = rx.recv() {
-        for &x in &block.data {
+        let data = block.data();
+        for &x in data {
             peak = peak.max(x.abs());
         }
         if let Some(w) = writer.as_mut() {
             match bits {
                 Bits::F32 => {
-                    for &x in &block.data {
+                    for &x in data {
                         w.write_sample(x)?;
                     }
                 }
@@ -245,7 +246,7 @@ fn write_blocks(
                     } else {
                         8_388_607.0
                     };
-                    for &x in &block.data {
+                    for &x in data {
                         clipped += (x.abs() > 1.0) as u64;
                         let v = (x.clamp(-1.0, 1.0) * full).round() as i32;
                         if bits == Bits::I16 {
@@ -257,7 +258,6 @@ fn write_blocks(
                 }
             }
         }
-        rx.recycle(block.data);
     }
     if let Some(w) = writer {
         w.finalize()?;
@@ -334,7 +334,7 @@ pub fn render(
         }
         Output::Discard => None,
     };
-    let (mut tx, rx) = block_channel();
+    let (mut tx, rx) = block_channel(plan.block(), channels);
     let bits = options.bits;
     let writer_thread = std::thread::Builder::new()
         .name("fugue-wav-writer".into())
@@ -369,14 +369,15 @@ pub fn render(
         }
         ex.run_cycle(&mut plan);
         let frames = (total - done).min(block as u64) as usize;
-        let mut buf = tx.buffer();
-        buf.resize(frames * channels, 0.0);
-        for c in 0..channels {
-            for (k, &x) in plan.output(c)[..frames].iter().enumerate() {
-                buf[k * channels + c] = x;
+        let sent = tx.send_with(|buf| {
+            for c in 0..channels {
+                for (k, &x) in plan.output(c)[..frames].iter().enumerate() {
+                    buf[k * channels + c] = x;
+                }
             }
-        }
-        if !tx.send(buf) {
+            frames * channels
+        });
+        if !sent {
             break; // the writer failed: its error is reported below
         }
         done += frames as u64;

@@ -92,9 +92,11 @@ pub(crate) fn run(
         meter,
         deadline_periods: options.deadline.periods(),
     };
-    let max_cycles = options
-        .duration
-        .map(|d| (d.as_secs_f64() * rate as f64 / block as f64).round().max(1.0) as u64);
+    let max_cycles = options.duration.map(|d| {
+        (d.as_secs_f64() * rate as f64 / block as f64)
+            .round()
+            .max(1.0) as u64
+    });
     let stop = options
         .stop
         .clone()
@@ -134,7 +136,14 @@ pub(crate) fn run(
                     sleep_until(target);
                     let started = Instant::now();
                     let late = now_ns().saturating_sub(target);
-                    body.run(&mut engine, block, started, late, |_, b| b.fill(0.0), |_, _| {});
+                    body.run(
+                        &mut engine,
+                        block,
+                        started,
+                        late,
+                        |_, b| b.fill(0.0),
+                        |_, _| {},
+                    );
                     done_cycles += 1;
                     k += 1;
                     let next = base + (k as u128 * period_num / rate as u128) as u64;

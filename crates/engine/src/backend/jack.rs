@@ -142,7 +142,11 @@ impl j::ProcessHandler for Process {
     fn process(&mut self, _: &j::Client, ps: &j::ProcessScope) -> j::Control {
         let started = Instant::now();
         let frames = ps.n_frames() as usize;
-        if self.engine.as_ref().is_none_or(|e| e.plan.block() != frames) {
+        if self
+            .engine
+            .as_ref()
+            .is_none_or(|e| e.plan.block() != frames)
+        {
             self.handoff.take(&mut self.engine);
         }
         let Process {
@@ -198,7 +202,7 @@ pub(crate) fn run(
         Err(j::Error::ClientError(_)) => return Err(RunError::NoServer),
         Err(e) => return Err(RunError::Jack(e.to_string())),
     };
-    let rate = client.sample_rate() as u32;
+    let rate = client.sample_rate();
     let block = client.buffer_size() as usize;
     let (engine, mut warnings) = Engine::build(
         graph,
@@ -274,11 +278,7 @@ pub(crate) fn run(
         std::thread::sleep(Duration::from_millis(5));
         // Acquire pairs with the Release store in `shutdown`.
         if shared.gone.load(Ordering::Acquire) {
-            let reason = shared
-                .reason
-                .lock()
-                .map(|r| r.clone())
-                .unwrap_or_default();
+            let reason = shared.reason.lock().map(|r| r.clone()).unwrap_or_default();
             break EndReason::ServerGone(reason);
         }
         // Relaxed: a request polled; nothing is published with it.

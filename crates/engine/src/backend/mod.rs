@@ -155,8 +155,8 @@ impl CycleBody {
         let delta = steals.wrapping_sub(engine.last_steals);
         engine.last_steals = steals;
         let duration_ns = end.saturating_duration_since(started).as_nanos() as u64;
-        let deadline_ns = (frames as f64 * 1e9 / plan.sample_rate()) as u64
-            * self.deadline_periods.max(1) as u64;
+        let deadline_ns =
+            (frames as f64 * 1e9 / plan.sample_rate()) as u64 * self.deadline_periods.max(1) as u64;
         let record = CycleRecord {
             cycle: 0,
             start_ns: started

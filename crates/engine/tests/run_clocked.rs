@@ -1,0 +1,141 @@
+//! Real-time runs on the clocked backend: cycle counts, the per-cycle CSV against the summary,
+//! stopping early with the statistics kept.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use fugue_engine::stats::read_csv;
+use fugue_engine::{
+    run, Backend, Deadline, EndReason, ExecutorChoice, RunOptions, StatsOptions, Summary,
+};
+use fugue_exec::ExecutorKind;
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("fugue-run-{}-{name}", std::process::id()))
+}
+
+/// The summary equals what the CSV rows say (percentiles within the histogram's precision).
+fn check_summary_matches(s: &Summary, rows: &[fugue_engine::CycleRecord]) {
+    assert_eq!(s.cycles as usize, rows.len());
+    let max = rows.iter().map(|r| r.duration_ns).max().unwrap();
+    let min = rows.iter().map(|r| r.duration_ns).min().unwrap();
+    let mean = rows.iter().map(|r| r.duration_ns as f64).sum::<f64>() / rows.len() as f64;
+    let misses = rows.iter().filter(|r| r.missed).count() as u64;
+    assert_eq!(s.max_ns, max);
+    assert_eq!(s.min_ns, min);
+    assert_eq!(s.misses, misses);
+    assert!(
+        (s.mean_ns - mean).abs() <= 1e-6 * mean + 1.0,
+        "{} vs {mean}",
+        s.mean_ns
+    );
+    let mut d: Vec<u64> = rows.iter().map(|r| r.duration_ns).collect();
+    d.sort_unstable();
+    let exact_median = d[(d.len() - 1) / 2] as f64;
+    // HDR histogram with 3 significant digits: within 0.1 % (+1 ns), up to a neighbouring rank.
+    let near = |v: u64, q: f64| {
+        let lo = d[((d.len() - 1) as f64 * q).floor() as usize].saturating_sub(1) as f64;
+        let hi = d[(((d.len() - 1) as f64 * q).ceil() as usize + 1).min(d.len() - 1)] as f64;
+        (v as f64) >= lo * 0.999 - 1.0 && (v as f64) <= hi * 1.001 + 1.0
+    };
+    assert!(
+        near(s.median_ns, 0.5),
+        "median {} vs {exact_median}",
+        s.median_ns
+    );
+    assert!(near(s.p99_ns, 0.99), "p99 {}", s.p99_ns);
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(r.cycle, i as u64, "cycle indices are consecutive");
+        assert_eq!(r.missed, r.duration_ns > r.deadline_ns);
+    }
+}
+
+#[test]
+fn clocked_run_counts_cycles_and_writes_one_row_per_cycle() {
+    let graph = fugue_graph::gen::rake(8);
+    let csv = tmp("clocked.csv");
+    let options = RunOptions {
+        backend: Backend::Clocked {
+            rate: 48_000,
+            block: 256,
+        },
+        executor: ExecutorChoice {
+            kind: ExecutorKind::Ws,
+            threads: 2,
+            ..ExecutorChoice::default()
+        },
+        duration: Some(Duration::from_millis(500)),
+        deadline: Deadline::Double,
+        stats: StatsOptions {
+            csv: Some(csv.clone()),
+            keep_records: true,
+        },
+        ..RunOptions::default()
+    };
+    let mut ticks = 0;
+    let report = run(&graph, &options, |_| ticks += 1).unwrap();
+    assert_eq!(report.end, EndReason::Duration);
+    // round(0.5 s × 48000 / 256) = 94 cycles, exactly.
+    assert_eq!(report.summary.cycles + report.summary.dropped, 94);
+    assert_eq!(report.summary.dropped, 0);
+    assert!(ticks >= 1);
+    let rows = read_csv(&csv).unwrap();
+    assert_eq!(rows, report.records);
+    check_summary_matches(&report.summary, &rows);
+    // Double deadline: two periods of 256 frames at 48 kHz.
+    assert_eq!(rows[0].deadline_ns, 2 * (256.0 * 1e9 / 48_000.0) as u64);
+    // Cycles are paced: the run lasts about 94 periods.
+    let span = rows.last().unwrap().start_ns - rows[0].start_ns;
+    let expect = 93.0 * 256.0 / 48_000.0 * 1e9;
+    assert!((span as f64) > expect * 0.95, "{span} ns for 93 periods");
+    let _ = std::fs::remove_file(&csv);
+}
+
+#[test]
+fn a_stop_request_ends_the_run_and_keeps_the_statistics() {
+    let graph = fugue_graph::gen::line(20);
+    let csv = tmp("stop.csv");
+    let stop = Arc::new(AtomicBool::new(false));
+    let options = RunOptions {
+        backend: Backend::Clocked {
+            rate: 44_100,
+            block: 128,
+        },
+        duration: None,
+        stats: StatsOptions {
+            csv: Some(csv.clone()),
+            keep_records: false,
+        },
+        stop: Some(stop.clone()),
+        ..RunOptions::default()
+    };
+    let s2 = stop.clone();
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        s2.store(true, Ordering::Relaxed);
+    });
+    let report = run(&graph, &options, |_| {}).unwrap();
+    stopper.join().unwrap();
+    assert_eq!(report.end, EndReason::Stopped);
+    let rows = read_csv(&csv).unwrap();
+    assert!(rows.len() > 20, "{} cycles in 0.3 s", rows.len());
+    check_summary_matches(&report.summary, &rows);
+    let _ = std::fs::remove_file(&csv);
+}
+
+#[test]
+fn bad_options_are_errors() {
+    let graph = fugue_graph::gen::line(3);
+    let options = RunOptions {
+        backend: Backend::Clocked { rate: 0, block: 64 },
+        duration: Some(Duration::from_millis(10)),
+        ..RunOptions::default()
+    };
+    assert!(run(&graph, &options, |_| {}).is_err());
+    let options = RunOptions {
+        duration: Some(Duration::ZERO),
+        ..RunOptions::default()
+    };
+    assert!(run(&graph, &options, |_| {}).is_err());
+}

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs fugue's JACK tests against a real JACK server with the dummy driver (no sound card).
+# Starts jackd, waits until it accepts clients, runs the tests that use the default server,
+# then stops the jackd it started. Needs jackd2 and jack_capture (scripts/install-deps.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v jackd >/dev/null; then
+    echo "jackd is not installed; run scripts/install-deps.sh" >&2
+    exit 1
+fi
+
+jackd -d dummy -r 44100 -p 128 >/tmp/fugue-jackd.log 2>&1 &
+JACKD_PID=$!
+trap 'kill "$JACKD_PID" 2>/dev/null || true; wait "$JACKD_PID" 2>/dev/null || true' EXIT
+if ! jack_wait -w -t 5 >/dev/null; then
+    echo "jackd did not start; its log:" >&2
+    cat /tmp/fugue-jackd.log >&2
+    exit 1
+fi
+
+cargo test -p fugue-engine --test jack -- --nocapture
+cargo test -p fugue --test run
