@@ -5,5 +5,6 @@ pub mod calibrate;
 pub mod dot;
 pub mod gen;
 pub mod info;
-pub mod schedule;
 pub mod render;
+pub mod run;
+pub mod schedule;

@@ -4,6 +4,7 @@
 pub mod overhead;
 pub mod ring;
 mod ring_sweep;
+pub mod study;
 pub mod table;
 
 /// Arguments of `fugue bench`.
@@ -26,6 +27,9 @@ pub enum BenchCommand {
     /// Every executor x line/diamond/rake x buffer sizes with real DSP: cycle times and
     /// speedup against seq, outputs checked bit-identical to seq.
     Table(table::Args),
+    /// The scheduling study: graphs x executors x threads x buffer sizes x load, run in real
+    /// time; writes summary.csv, raw data, plots (SVG, PNG) and report.html.
+    Study(study::Args),
     /// (internal) A producer process of `fugue bench ring --processes`.
     #[command(hide = true)]
     RingProducer(ring::ProducerArgs),
@@ -37,6 +41,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         BenchCommand::Ring(a) => ring::run(a),
         BenchCommand::Overhead(a) => overhead::run(a),
         BenchCommand::Table(a) => table::run(a),
+        BenchCommand::Study(a) => study::run(a),
         BenchCommand::RingProducer(a) => ring::run_producer(a),
     }
 }

@@ -1,0 +1,218 @@
+//! `fugue run GRAPH --backend jack|clocked`: real-time runs, measured per cycle.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use fugue_engine::{Backend, Deadline, EndReason, RunOptions, StatsOptions, Summary};
+
+use crate::util;
+
+/// Arguments of `fugue run`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The graph to run (.ag, .stg or .dot).
+    pub graph: PathBuf,
+    /// jack (a JACK client; the server's rate and buffer size) or clocked (no audio server:
+    /// cycles paced by absolute-time sleeps at --rate and --buffer, outputs discarded).
+    #[arg(long, default_value = "jack", value_parser = ["jack", "clocked"])]
+    pub backend: String,
+    /// Sample rate in Hz (clocked backend).
+    #[arg(long, default_value_t = 48_000, value_parser = clap::value_parser!(u32).range(1..=1_536_000))]
+    pub rate: u32,
+    /// Frames per cycle (clocked backend).
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+    pub buffer: u64,
+    /// Stop after this many seconds [default: run until Ctrl-C].
+    #[arg(long)]
+    pub duration: Option<f64>,
+    /// Write one CSV row per cycle to this file (written on Ctrl-C and when the server stops too).
+    #[arg(long)]
+    pub stats: Option<PathBuf>,
+    /// Overwrite the --stats file if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// A cycle's deadline: period (the buffer period, default) or double (twice the period,
+    /// the 2019 study's rule, as JACK double-buffers).
+    #[arg(long, default_value = "period", value_parser = ["period", "double"])]
+    pub deadline: String,
+    /// Connect the output ports to the system playback ports (jack backend).
+    #[arg(long)]
+    pub connect: bool,
+    /// Name of the JACK client.
+    #[arg(long, default_value = "fugue")]
+    pub client_name: String,
+    /// Run nodes of unknown kind as silence (with a warning) instead of failing.
+    #[arg(long)]
+    pub placeholder: bool,
+    /// The executor that runs the cycles.
+    #[command(flatten)]
+    pub exec: crate::exec_args::ExecArgs,
+}
+
+/// Set by Ctrl-C: the run stops and writes its statistics.
+fn stop_flag() -> Arc<AtomicBool> {
+    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    FLAG.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let f = flag.clone();
+        let _ = ctrlc::set_handler(move || f.store(true, Ordering::Relaxed));
+        flag
+    })
+    .clone()
+}
+
+fn us(ns: f64) -> String {
+    format!("{:.1} µs", ns / 1000.0)
+}
+
+/// One line of statistics.
+fn line(s: &Summary) -> String {
+    format!(
+        "cycles {}, mean {}, median {}, p99 {}, max {}, deadline misses {} ({:.2} %)",
+        s.cycles,
+        us(s.mean_ns),
+        us(s.median_ns as f64),
+        us(s.p99_ns as f64),
+        us(s.max_ns as f64),
+        s.misses,
+        s.miss_rate() * 100.0
+    )
+}
+
+/// Runs `fugue run`.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let graph = util::read_graph(&args.graph, None)?;
+    let duration = match args.duration {
+        Some(d) if !(d.is_finite() && d > 0.0 && d <= 604_800.0) => {
+            return Err(util::usage(format!(
+                "--duration must be between 0 and 604800 seconds, not {d}"
+            )))
+        }
+        Some(d) => Some(Duration::from_secs_f64(d)),
+        None => None,
+    };
+    let tmp = match &args.stats {
+        Some(p) => Some(util::temp_path(p, args.force)?),
+        None => None,
+    };
+    let backend = if args.backend == "jack" {
+        Backend::Jack {
+            connect: args.connect,
+            client_name: args.client_name.clone(),
+        }
+    } else {
+        Backend::Clocked {
+            rate: args.rate,
+            block: args.buffer as usize,
+        }
+    };
+    let options = RunOptions {
+        backend,
+        executor: args.exec.choice(),
+        duration,
+        deadline: if args.deadline == "double" {
+            Deadline::Double
+        } else {
+            Deadline::Period
+        },
+        stats: StatsOptions {
+            csv: tmp.clone(),
+            keep_records: false,
+        },
+        stop: Some(stop_flag()),
+        placeholder: args.placeholder,
+    };
+    let terminal = std::io::stderr().is_terminal();
+    let mut last = Instant::now();
+    let mut shown = false;
+    let result = fugue_engine::run(&graph, &options, |s| {
+        if terminal && last.elapsed() >= Duration::from_secs(1) {
+            eprint!("\r\x1b[2K{}", line(s));
+            let _ = std::io::stderr().flush();
+            last = Instant::now();
+            shown = true;
+        }
+    });
+    if shown {
+        eprint!("\r\x1b[2K");
+    }
+    let report = match result {
+        Ok(r) => r,
+        Err(e) => {
+            if let Some(t) = &tmp {
+                let _ = std::fs::remove_file(t);
+            }
+            return Err(
+                anyhow::Error::new(e).context(format!("cannot run {}", args.graph.display()))
+            );
+        }
+    };
+    for w in &report.warnings {
+        eprintln!("fugue: warning: {w}");
+    }
+    for p in &report.panics {
+        eprintln!(
+            "fugue: warning: node `{}` failed ({}); its output was silenced",
+            p.node, p.message
+        );
+    }
+    let mut stats_note = String::new();
+    if let (Some(path), Some(t)) = (&args.stats, &tmp) {
+        if let Some(e) = &report.csv_error {
+            let _ = std::fs::remove_file(t);
+            anyhow::bail!("{e}");
+        }
+        std::fs::rename(t, path).with_context(|| format!("cannot write {}", path.display()))?;
+        stats_note = format!("; per-cycle statistics in {}", path.display());
+    }
+    let s = &report.summary;
+    let xruns = if args.backend == "jack" {
+        format!(", JACK xruns {}", report.xruns)
+    } else {
+        format!(", overruns {}", report.xruns)
+    };
+    let dropped = if s.dropped > 0 {
+        format!(", {} records dropped (statistics ring full)", s.dropped)
+    } else {
+        String::new()
+    };
+    let changes = if report.buffer_changes > 0 {
+        format!(
+            ", {} buffer-size change(s), {} silent cycle(s)",
+            report.buffer_changes, report.silent_cycles
+        )
+    } else {
+        String::new()
+    };
+    println!(
+        "{} at {} Hz, {} frames ({} deadline {}): {}{xruns}{dropped}{changes}",
+        args.graph.display(),
+        report.sample_rate,
+        report.block,
+        args.deadline,
+        us(s.deadline_ns as f64),
+        line(s),
+    );
+    match &report.end {
+        EndReason::ServerGone(reason) => {
+            let why = if reason.is_empty() {
+                String::new()
+            } else {
+                format!(" ({reason})")
+            };
+            anyhow::bail!(
+                "the JACK server stopped{why} after {} cycles; the statistics so far were kept{stats_note}",
+                s.cycles
+            )
+        }
+        EndReason::Stopped => {
+            eprintln!("fugue: interrupted after {} cycles{stats_note}", s.cycles);
+            Ok(())
+        }
+        EndReason::Duration => Ok(()),
+    }
+}

@@ -1,0 +1,237 @@
+//! `fugue run`: clocked runs with their statistics, Ctrl-C, no JACK server, and the JACK
+//! server dying while a run plays (a private server, started here when jackd is installed).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn fugue() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_fugue"))
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("fugue-cli-run-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+fn example_graph() -> PathBuf {
+    let p = tmp("rake.ag");
+    if !p.exists() {
+        let st = fugue()
+            .args(["gen", "rake", "--branches", "10", "-o"])
+            .arg(&p)
+            .status()
+            .unwrap();
+        if !st.success() {
+            // Fall back to writing a small rake by hand.
+            std::fs::write(
+                &p,
+                "o = { kind: \"osc\", freq: 440, };\nm = { kind: \"mod\", freq: 55, };\ns = { kind: \"sink\", };\no.1 -> m.1 -> s.1;\n",
+            )
+            .unwrap();
+        }
+    }
+    p
+}
+
+fn rows(csv: &Path) -> usize {
+    std::fs::read_to_string(csv).unwrap().lines().count() - 1
+}
+
+fn wait_timeout(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let t = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        if t.elapsed() > limit {
+            let _ = child.kill();
+            panic!("the process did not end within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn signal(pid: u32, sig: &str) {
+    let st = Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+fn cycles_in(stdout: &str) -> usize {
+    let i = stdout.find("cycles ").expect("a summary line") + 7;
+    stdout[i..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn clocked_run_writes_stats_and_refuses_to_overwrite() {
+    let g = example_graph();
+    let csv = tmp("clocked.csv");
+    let _ = std::fs::remove_file(&csv);
+    let out = fugue()
+        .arg("run")
+        .arg(&g)
+        .args(["--backend", "clocked", "--rate", "48000", "--buffer", "480"])
+        .args([
+            "--executor",
+            "ws",
+            "--threads",
+            "2",
+            "--duration",
+            "0.5",
+            "--stats",
+        ])
+        .arg(&csv)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // 0.5 s × 48000 / 480 = 50 cycles.
+    assert_eq!(cycles_in(&stdout), 50, "{stdout}");
+    assert_eq!(rows(&csv), 50);
+    for w in [
+        "mean",
+        "median",
+        "p99",
+        "max",
+        "deadline misses",
+        "overruns",
+    ] {
+        assert!(stdout.contains(w), "{w} missing from {stdout}");
+    }
+    let again = fugue()
+        .arg("run")
+        .arg(&g)
+        .args(["--backend", "clocked", "--duration", "0.1", "--stats"])
+        .arg(&csv)
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("--force"));
+}
+
+#[test]
+fn ctrl_c_writes_the_statistics_so_far() {
+    let g = example_graph();
+    let csv = tmp("ctrlc.csv");
+    let _ = std::fs::remove_file(&csv);
+    let mut child = fugue()
+        .arg("run")
+        .arg(&g)
+        .args(["--backend", "clocked", "--buffer", "256", "--stats"])
+        .arg(&csv)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1200));
+    signal(child.id(), "-INT");
+    let st = wait_timeout(&mut child, Duration::from_secs(10));
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(st.success(), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    let n = cycles_in(&stdout);
+    assert!(n > 10, "{stdout}");
+    assert_eq!(rows(&csv), n);
+}
+
+#[test]
+fn no_jack_server_is_one_clear_sentence() {
+    let g = example_graph();
+    let out = fugue()
+        .arg("run")
+        .arg(&g)
+        .args(["--backend", "jack", "--duration", "1"])
+        .env(
+            "JACK_DEFAULT_SERVER",
+            format!("fugue-absent-{}", std::process::id()),
+        )
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("no JACK server is running"), "{stderr}");
+    assert!(stderr.contains("--backend clocked"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn jackd_dying_ends_the_run_cleanly_with_statistics() {
+    let have = Command::new("sh")
+        .args([
+            "-c",
+            "command -v jackd >/dev/null && command -v jack_wait >/dev/null",
+        ])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !have {
+        println!("skipped: jackd is not installed");
+        return;
+    }
+    let server = format!("fugue-kill-{}", std::process::id());
+    let mut jackd = Command::new("jackd")
+        .args(["-n", &server, "-d", "dummy", "-r", "44100", "-p", "256"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let up = Command::new("jack_wait")
+        .args(["-s", &server, "-w", "-t", "5"])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !up {
+        let _ = jackd.kill();
+        let _ = jackd.wait();
+        println!("skipped: jackd did not start");
+        return;
+    }
+    let g = example_graph();
+    let csv = tmp("killed.csv");
+    let _ = std::fs::remove_file(&csv);
+    let mut child = fugue()
+        .arg("run")
+        .arg(&g)
+        .args([
+            "--backend",
+            "jack",
+            "--executor",
+            "ws",
+            "--threads",
+            "2",
+            "--stats",
+        ])
+        .arg(&csv)
+        .env("JACK_DEFAULT_SERVER", &server)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    signal(jackd.id(), "-TERM");
+    let _ = wait_timeout(&mut jackd, Duration::from_secs(10));
+    let st = wait_timeout(&mut child, Duration::from_secs(10));
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(st.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stderr.contains("the JACK server stopped"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let n = cycles_in(&stdout);
+    assert!(n > 20, "{stdout}");
+    assert_eq!(rows(&csv), n);
+}
