@@ -271,3 +271,33 @@ fn static_schedule_errors() {
     assert!(build(ExecutorKind::Static, &plan, 1, None, &quick()).is_err());
     let _ = SeqExecutor::new();
 }
+
+/// A million cycles of each executor on a small diamond at a one-frame block, with short
+/// budgets so that workers keep parking and waking: a deadlock or a lost wake-up would hang.
+/// Run with `cargo test --release -p fugue-exec --test executors -- --ignored`.
+#[test]
+#[ignore = "long stress test (minutes); run by hand"]
+fn a_million_cycles_without_deadlock() {
+    let g = fugue_graph::gen::diamond(2);
+    let reg = Registry::with_builtin_kinds();
+    let opts = ExecOptions {
+        idle_budget: SpinBudget { spins: 20, time: std::time::Duration::from_micros(2) },
+        steal_budget: SpinBudget { spins: 20, time: std::time::Duration::from_micros(2) },
+        ..ExecOptions::default()
+    };
+    let cycles: usize = std::env::var("FUGUE_STRESS_CYCLES").ok().and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
+    for kind in ExecutorKind::ALL.into_iter().filter(|k| *k != ExecutorKind::Seq) {
+        let mut plan = Plan::compile(&g, &reg, &CompileOptions { sample_rate: 48_000.0, block: 1, placeholder: false }).unwrap();
+        let mut reference = Plan::compile(&g, &reg, &CompileOptions { sample_rate: 48_000.0, block: 1, placeholder: false }).unwrap();
+        let lists = (kind == ExecutorKind::Static).then(|| round_robin(&plan, 2));
+        let (mut exec, _) = build(kind, &plan, 2, lists, &opts).unwrap();
+        let mut seq = SeqExecutor::new();
+        let start = std::time::Instant::now();
+        for c in 0..cycles {
+            exec.run_cycle(&mut plan);
+            fugue_exec::Executor::run_cycle(&mut seq, &mut reference);
+            assert_eq!(plan.output(0), reference.output(0), "{kind}: cycle {c}");
+        }
+        eprintln!("{kind}: {cycles} cycles in {:.1} s", start.elapsed().as_secs_f64());
+    }
+}
