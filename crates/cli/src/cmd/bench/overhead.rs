@@ -72,6 +72,10 @@ pub struct Args {
     /// [default: the executors'].
     #[arg(long)]
     pub steal_spin_us: Option<u64>,
+    /// Busy-wait iterations (CPU relax hint) before a waiting thread starts yielding
+    /// (sched_yield) for the rest of its budget [default: the executors'].
+    #[arg(long)]
+    pub spins: Option<u32>,
     /// Pin thread i to core i.
     #[arg(long)]
     pub pin: bool,
@@ -219,8 +223,16 @@ pub fn spread_pct(v: &[f64]) -> f64 {
 }
 
 /// The executor options from the budget flags.
-pub fn exec_options(idle_spin_us: Option<u64>, steal_spin_us: Option<u64>) -> ExecOptions {
+pub fn exec_options(
+    idle_spin_us: Option<u64>,
+    steal_spin_us: Option<u64>,
+    spins: Option<u32>,
+) -> ExecOptions {
     let mut o = ExecOptions::default();
+    if let Some(n) = spins {
+        o.idle_budget.spins = n;
+        o.steal_budget.spins = n;
+    }
     let budget = |us: u64, base: SpinBudget| SpinBudget {
         spins: if us == 0 { 0 } else { base.spins },
         time: Duration::from_micros(us),
@@ -464,7 +476,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         algorithm: args.algorithm,
         costs: Costs::Declared,
         pin: args.pin,
-        options: exec_options(args.idle_spin_us, args.steal_spin_us),
+        options: exec_options(args.idle_spin_us, args.steal_spin_us, args.spins),
     };
     let (cycles, warmup) = (args.cycles as usize, args.warmup as usize);
     let idle = Duration::from_micros(args.idle_us);

@@ -302,8 +302,18 @@ impl Backoff {
     }
 }
 
-/// Runs one measurement (every item transferred is checked).
+/// Runs one measurement (every item transferred is checked). The consumer runs on a fresh
+/// thread, so that `--pin` changes the affinity of that thread and of the producers it starts
+/// only, never of the caller (a sweep's later points start unpinned).
 pub(crate) fn run_point(pt: &Point) -> anyhow::Result<Outcome> {
+    thread::scope(|s| {
+        s.spawn(|| run_point_here(pt))
+            .join()
+            .map_err(|_| anyhow!("the consumer thread panicked"))?
+    })
+}
+
+fn run_point_here(pt: &Point) -> anyhow::Result<Outcome> {
     if pt.producers == 0 {
         return Err(usage("--producers must be at least 1"));
     }
@@ -839,4 +849,104 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(imp: Impl, producers: usize, capacity: usize, item_size: usize) -> Point {
+        Point {
+            imp,
+            producers,
+            capacity,
+            item_size,
+            items: 5_000,
+            padding: PaddingArg::Cacheline,
+            processes: false,
+            pin: None,
+            cap: None,
+        }
+    }
+
+    #[test]
+    fn payload_round_trip_and_corruption_is_caught() {
+        let mut buf = [0u8; 32];
+        fill(&mut buf, 1234);
+        assert_eq!(verify(&buf, Some(1234)).unwrap(), 1234);
+        assert_eq!(verify(&buf, None).unwrap(), 1234);
+        let e = verify(&buf, Some(1235)).unwrap_err();
+        assert_eq!(e.to_string(), "item 1235 carries the number 1234");
+        buf[20] ^= 1;
+        let e = verify(&buf, Some(1234)).unwrap_err();
+        assert!(e.to_string().starts_with("item 1234 has byte 20"), "{e}");
+    }
+
+    #[test]
+    fn tally_catches_lost_duplicated_and_reordered_items() {
+        let mut t = Tally::new(2);
+        t.take(0).unwrap();
+        t.take(1).unwrap();
+        t.take(3).unwrap();
+        assert!(t.take(3).is_err(), "duplicate");
+        assert!(t.take(4).is_err(), "item 2 skipped");
+        t.take(2).unwrap();
+        assert_eq!(t.missing(10), 4);
+        assert_eq!(t.received, 4);
+    }
+
+    #[test]
+    fn every_implementation_transfers_and_verifies() {
+        for imp in [
+            Impl::Spin,
+            Impl::Yield,
+            Impl::Park,
+            Impl::Mutex,
+            Impl::Arrayqueue,
+            Impl::Rtrb,
+            Impl::SyncChannel,
+        ] {
+            let producers = if imp == Impl::Rtrb || imp == Impl::Spin {
+                1
+            } else {
+                2
+            };
+            let o = run_point(&point(imp, producers, 8, 16)).unwrap();
+            assert_eq!(o.items, 5_000, "{imp:?}");
+            assert!(o.rate() > 0.0);
+        }
+    }
+
+    #[test]
+    fn early_stop_counts_what_was_transferred() {
+        let mut p = point(Impl::Yield, 2, 4, 8);
+        p.items = u64::MAX / 4;
+        p.cap = Some(Duration::from_millis(50));
+        let o = run_point(&p).unwrap();
+        assert!(o.items > 0 && o.items < p.items);
+        let mut p = point(Impl::Arrayqueue, 2, 4, 8);
+        p.items = u64::MAX / 4;
+        p.cap = Some(Duration::from_millis(50));
+        let o = run_point(&p).unwrap();
+        assert!(o.items > 0 && o.items < p.items);
+    }
+
+    #[test]
+    fn bad_configurations_are_usage_errors() {
+        let e = run_point(&point(Impl::Rtrb, 2, 8, 8)).unwrap_err();
+        assert_eq!(crate::util::exit_code(&e), 2);
+        let e = run_point(&point(Impl::Arrayqueue, 1, 8, 24)).unwrap_err();
+        assert_eq!(crate::util::exit_code(&e), 2);
+        let e = run_point(&point(Impl::Yield, 1, 8, 4)).unwrap_err();
+        assert_eq!(crate::util::exit_code(&e), 2);
+        let mut p = point(Impl::Mutex, 1, 8, 8);
+        p.processes = true;
+        assert_eq!(crate::util::exit_code(&run_point(&p).unwrap_err()), 2);
+    }
+
+    #[test]
+    fn spread_is_median_min_max() {
+        assert_eq!(spread(&[3.0, 1.0, 2.0]), (2.0, 1.0, 3.0));
+        assert_eq!(spread(&[4.0, 1.0, 2.0, 3.0]), (2.5, 1.0, 4.0));
+    }
 }

@@ -170,6 +170,8 @@ pub fn run(a: &Args) -> anyhow::Result<()> {
     }
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let started = Instant::now();
+    // Before any run: no thread of this process is pinned yet.
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     let pts = points(a);
     // Items per point: a short calibration run, scaled to `point_seconds`.
     let mut items: Vec<u64> = Vec::with_capacity(pts.len());
@@ -227,6 +229,7 @@ pub fn run(a: &Args) -> anyhow::Result<()> {
         &summary,
         &caches,
         stride,
+        cores,
         started.elapsed().as_secs_f64(),
     );
     util::write_atomic(&dir.join("README.md"), true, readme.as_bytes())?;
@@ -563,6 +566,7 @@ fn readme(
     summary: &BTreeMap<Key, Stat>,
     caches: &[(String, u64)],
     stride: u64,
+    cores: usize,
     total_secs: f64,
 ) -> String {
     let mut s = String::new();
@@ -576,7 +580,6 @@ fn readme(
                 .map(|m| m.trim().to_string())
         })
         .unwrap_or_else(|| "unknown".into());
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .map(|k| k.trim().to_string())
         .unwrap_or_default();

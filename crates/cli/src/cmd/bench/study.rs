@@ -734,7 +734,7 @@ where
         Figure::Misses => "Deadline misses per configuration (% of cycles)".to_string(),
         Figure::Speedup => "Speedup of the mean cycle time over seq (same graph, buffer, load)".to_string(),
         Figure::Histogram(g, b) => format!(
-            "Distribution of cycle times, {}, {b} frames (share of cycles per bin)",
+            "Distribution of cycle times, {}, {b} frames (share of cycles per bin; x axes differ)",
             ctx.names[*g]
         ),
     };
@@ -782,18 +782,18 @@ where
             let cols = 4usize.min(execs.len().max(1));
             let nrows = execs.len().div_ceil(cols);
             let panels = body.split_evenly((nrows, cols));
-            // One x range for all panels: up to the largest p99.9 over the executors.
-            let mut xmax = 0.0f64;
-            for (k, v) in samples.iter() {
-                if k.graph == *g && k.buffer == *b && !v.is_empty() {
-                    let mut s = v.clone();
-                    s.sort_by(f64::total_cmp);
-                    xmax = xmax.max(s[((s.len() - 1) as f64 * 0.99) as usize]);
-                }
-            }
-            let xmax = (xmax * 1.1).max(1.0);
-            let width = xmax / HIST_BINS as f64;
             for (p, e) in panels.iter().zip(execs.iter()) {
+                // Each panel its own x range: up to the 99th percentile of its runs, + 10 %.
+                let mut xmax = 0.0f64;
+                for (k, v) in samples.iter() {
+                    if k.graph == *g && k.buffer == *b && k.exec.name == e.name && !v.is_empty() {
+                        let mut s = v.clone();
+                        s.sort_by(f64::total_cmp);
+                        xmax = xmax.max(s[((s.len() - 1) as f64 * 0.99) as usize]);
+                    }
+                }
+                let xmax = (xmax * 1.1).max(1.0);
+                let width = xmax / HIST_BINS as f64;
                 let mut series = Vec::new();
                 let mut ymax = 1.0f64;
                 for (li, l) in ctx.loads.iter().enumerate() {

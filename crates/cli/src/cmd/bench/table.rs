@@ -64,6 +64,9 @@ pub struct Args {
     /// Inside a cycle, how long a thread with nothing to do spins before sleeping, in µs.
     #[arg(long)]
     pub steal_spin_us: Option<u64>,
+    /// Busy-wait iterations before a waiting thread starts yielding [default: the executors'].
+    #[arg(long)]
+    pub spins: Option<u32>,
     /// Write README.md, raw.csv, summary.csv and table.md into this folder.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
@@ -183,7 +186,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         graphs.push((s.clone(), p, g));
     }
     let threads = args.threads as usize;
-    let options = exec_options(args.idle_spin_us, args.steal_spin_us);
+    let options = exec_options(args.idle_spin_us, args.steal_spin_us, args.spins);
     let reg = fugue_dsp::Registry::with_builtin_kinds();
     let load_before = load_average();
     let started = Instant::now();
