@@ -102,7 +102,7 @@ fn every_executor_matches_seq_bit_for_bit_on_the_corpus() {
         {
             for threads in 1..=4 {
                 let small_set = f.to_string_lossy().contains("random-small");
-                if small_set && (i + threads + kind as usize) % 6 != 0 {
+                if small_set && !(i + threads + kind as usize).is_multiple_of(6) {
                     continue;
                 }
                 if big && threads != 2 && threads != 3 {
@@ -176,7 +176,7 @@ mod bomb {
     impl Processor for Bomb {
         fn process(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
             self.cycle += 1;
-            if self.cycle % 2 == 0 {
+            if self.cycle.is_multiple_of(2) {
                 panic!("boom");
             }
             outputs[0].copy_from_slice(inputs[0]);
@@ -281,14 +281,44 @@ fn a_million_cycles_without_deadlock() {
     let g = fugue_graph::gen::diamond(2);
     let reg = Registry::with_builtin_kinds();
     let opts = ExecOptions {
-        idle_budget: SpinBudget { spins: 20, time: std::time::Duration::from_micros(2) },
-        steal_budget: SpinBudget { spins: 20, time: std::time::Duration::from_micros(2) },
+        idle_budget: SpinBudget {
+            spins: 20,
+            time: std::time::Duration::from_micros(2),
+        },
+        steal_budget: SpinBudget {
+            spins: 20,
+            time: std::time::Duration::from_micros(2),
+        },
         ..ExecOptions::default()
     };
-    let cycles: usize = std::env::var("FUGUE_STRESS_CYCLES").ok().and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
-    for kind in ExecutorKind::ALL.into_iter().filter(|k| *k != ExecutorKind::Seq) {
-        let mut plan = Plan::compile(&g, &reg, &CompileOptions { sample_rate: 48_000.0, block: 1, placeholder: false }).unwrap();
-        let mut reference = Plan::compile(&g, &reg, &CompileOptions { sample_rate: 48_000.0, block: 1, placeholder: false }).unwrap();
+    let cycles: usize = std::env::var("FUGUE_STRESS_CYCLES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_000_000);
+    for kind in ExecutorKind::ALL
+        .into_iter()
+        .filter(|k| *k != ExecutorKind::Seq)
+    {
+        let mut plan = Plan::compile(
+            &g,
+            &reg,
+            &CompileOptions {
+                sample_rate: 48_000.0,
+                block: 1,
+                placeholder: false,
+            },
+        )
+        .unwrap();
+        let mut reference = Plan::compile(
+            &g,
+            &reg,
+            &CompileOptions {
+                sample_rate: 48_000.0,
+                block: 1,
+                placeholder: false,
+            },
+        )
+        .unwrap();
         let lists = (kind == ExecutorKind::Static).then(|| round_robin(&plan, 2));
         let (mut exec, _) = build(kind, &plan, 2, lists, &opts).unwrap();
         let mut seq = SeqExecutor::new();
@@ -298,6 +328,9 @@ fn a_million_cycles_without_deadlock() {
             fugue_exec::Executor::run_cycle(&mut seq, &mut reference);
             assert_eq!(plan.output(0), reference.output(0), "{kind}: cycle {c}");
         }
-        eprintln!("{kind}: {cycles} cycles in {:.1} s", start.elapsed().as_secs_f64());
+        eprintln!(
+            "{kind}: {cycles} cycles in {:.1} s",
+            start.elapsed().as_secs_f64()
+        );
     }
 }

@@ -72,7 +72,7 @@ impl SpinStack {
 
 enum Queue {
     Mutex { stack: Mutex<Vec<u32>>, cv: Condvar },
-    Spin(SpinStack),
+    Spin(Box<SpinStack>),
 }
 
 struct ShareState {
@@ -188,10 +188,10 @@ impl WorkSharing {
                 stack: Mutex::new(Vec::with_capacity(cap)),
                 cv: Condvar::new(),
             },
-            ShareLock::Spin => Queue::Spin(SpinStack {
+            ShareLock::Spin => Queue::Spin(Box::new(SpinStack {
                 locked: CachePadded::new(AtomicBool::new(false)),
                 items: UnsafeCell::new(Vec::with_capacity(cap)),
-            }),
+            })),
         };
         let state = ShareState {
             common: Common::new(cap, threads),

@@ -119,7 +119,7 @@ impl Signal {
                     }
                 }
                 i = i.wrapping_add(1);
-                if i % 256 == 0 && start.elapsed() >= budget.time {
+                if i.is_multiple_of(256) && start.elapsed() >= budget.time {
                     break;
                 }
             }
