@@ -6,7 +6,8 @@
 # (default bench-results/exec/overhead).
 #
 # Usage: scripts/bench-peers.sh [--build-only] [OUT]
-# Environment: RUNS (default 5), CYCLES (default 10000), THREADS (default 2).
+# Environment: RUNS (default 5), CYCLES (default 10000), THREADS (default 2), FUGUE (a fugue
+# binary to use instead of building target/release/fugue).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,23 +28,26 @@ fi
 mkdir -p target/peers
 g++ -O2 -std=c++17 -Wall -Wextra -o target/peers/tbb-flow benches/peers/tbb/flow_graph.cpp -ltbb
 echo "built target/peers/tbb-flow ($(g++ --version | head -n1))"
-cargo build --release -p fugue
+if [ -z "${FUGUE:-}" ]; then
+    cargo build --release -p fugue
+fi
 if [ "$build_only" = 1 ]; then
     exit 0
 fi
 
-fugue=target/release/fugue
+fugue="${FUGUE:-target/release/fugue}"
 mkdir -p "$out"
+# run NAME CYCLES ARGS...: every executor and both peers, JSON lines into OUT/NAME.jsonl.
 run() {
-    local name="$1"
-    shift
-    echo "== $name: fugue bench overhead $*"
+    local name="$1" n="$2"
+    shift 2
+    echo "== $name: fugue bench overhead $* --cycles $n"
     "$fugue" bench overhead "$@" --executor all --threads "$threads" --runs "$runs" \
-        --cycles "$cycles" --tbb target/peers/tbb-flow --json | tee "$out/$name.jsonl"
+        --cycles "$n" --tbb target/peers/tbb-flow --json | tee "$out/$name.jsonl"
 }
-run diamond100 --shape diamond --nodes 100
-run diamond100-idle1000 --shape diamond --nodes 100 --idle-us 1000 --cycles 2000 --warmup 200
-run diamond156 --shape diamond --nodes 156
-run line100 --shape line --nodes 100
-run rake101 --shape rake --nodes 101
+run diamond100 "$cycles" --shape diamond --nodes 100
+run diamond100-idle1000 $((cycles / 5)) --shape diamond --nodes 100 --idle-us 1000 --warmup 200
+run diamond156 "$cycles" --shape diamond --nodes 156
+run line100 "$cycles" --shape line --nodes 100
+run rake101 "$cycles" --shape rake --nodes 101
 echo "wrote $out"
