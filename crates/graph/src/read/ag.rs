@@ -57,6 +57,19 @@ fn describe(t: &Tok<'_>) -> String {
     }
 }
 
+/// Bytes that may continue an identifier: letters, digits, `_` and `-` (a `-` followed by
+/// `>` ends it: that is an arrow).
+static IDENT: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric() || b == b'_' || b == b'-';
+        c += 1;
+    }
+    t
+};
+
 struct Lexer<'a> {
     text: &'a str,
     b: &'a [u8],
@@ -71,8 +84,14 @@ impl<'a> Lexer<'a> {
 
     fn skip_trivia(&mut self) -> Result<(), ReadError> {
         loop {
-            while self.pos < self.b.len() && self.b[self.pos].is_ascii_whitespace() {
+            while let Some(c) = self.b.get(self.pos) {
+                if !c.is_ascii_whitespace() {
+                    break;
+                }
                 self.pos += 1;
+            }
+            if self.b.get(self.pos) != Some(&b'/') {
+                return Ok(());
             }
             if self.b[self.pos..].starts_with(b"//") {
                 while self.pos < self.b.len() && self.b[self.pos] != b'\n' {
@@ -118,12 +137,11 @@ impl<'a> Lexer<'a> {
             c if c.is_ascii_alphabetic() || c == b'_' => {
                 self.pos += 1;
                 while let Some(&d) = self.b.get(self.pos) {
-                    let arrow = d == b'-' && self.b.get(self.pos + 1) == Some(&b'>');
-                    if (d.is_ascii_alphanumeric() || d == b'_' || d == b'-') && !arrow {
-                        self.pos += 1;
-                    } else {
+                    if !IDENT[d as usize] || (d == b'-' && self.b.get(self.pos + 1) == Some(&b'>'))
+                    {
                         break;
                     }
+                    self.pos += 1;
                 }
                 Tok::Ident(&self.text[start..self.pos])
             }
@@ -149,7 +167,20 @@ impl<'a> Lexer<'a> {
             self.pos += 1;
         }
         let digits_start = self.pos;
-        while self.pos < self.b.len() && self.b[self.pos].is_ascii_digit() {
+        // The integer value is accumulated while scanning (the common case: port numbers).
+        let mut value: u64 = 0;
+        let mut overflow = false;
+        while let Some(&d) = self.b.get(self.pos) {
+            if !d.is_ascii_digit() {
+                break;
+            }
+            match value
+                .checked_mul(10)
+                .and_then(|v| v.checked_add(u64::from(d - b'0')))
+            {
+                Some(v) => value = v,
+                None => overflow = true,
+            }
             self.pos += 1;
         }
         if self.pos == digits_start {
@@ -181,9 +212,9 @@ impl<'a> Lexer<'a> {
             }
         }
         let s = &self.text[start..self.pos];
-        if !float {
-            if let Ok(i) = s.parse::<i64>() {
-                return Ok(Tok::Int(i));
+        if !float && !overflow {
+            if let Ok(i) = i64::try_from(value) {
+                return Ok(Tok::Int(if self.b[start] == b'-' { -i } else { i }));
             }
         }
         match crate::model::parse_number(s) {
@@ -271,7 +302,13 @@ impl<'a> Parser<'a> {
         Ok(self.peeked.expect("just set"))
     }
 
-    fn expect(&mut self, want: Tok<'static>, context: &str) -> Result<usize, ReadError> {
+    /// Takes the next token, which must be `want`; `context` describes the place for the
+    /// error message (built only when there is an error).
+    fn expect(
+        &mut self,
+        want: Tok<'static>,
+        context: impl FnOnce() -> String,
+    ) -> Result<usize, ReadError> {
         let (t, at) = self.next()?;
         if std::mem::discriminant(&t) == std::mem::discriminant(&want) {
             Ok(at)
@@ -279,8 +316,9 @@ impl<'a> Parser<'a> {
             Err(self.lx.err(
                 at,
                 format!(
-                    "expected {} {context}, found {}",
+                    "expected {} {}, found {}",
                     describe(&want),
+                    context(),
                     describe(&t)
                 ),
             ))
@@ -382,7 +420,7 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
                     let Tok::Ident(to_name) = tn else {
                         return Err(p.lx.err(at_n, format!("expected a port such as `node.1` after `->`, found {}", describe(&tn))));
                     };
-                    p.expect(Tok::Dot, &format!("after `{to_name}` (a port is written `node.number`)"))?;
+                    p.expect(Tok::Dot, || format!("after `{to_name}` (a port is written `node.number`)"))?;
                     let to_port = parse_port(&mut p, to_name)?;
                     let to = (to_name, at_n, to_port);
                     let resolve = |nm: &str, pos: usize| {
@@ -414,7 +452,7 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
             }
         }
         if t2 == Tok::Eq {
-            p.expect(Tok::Semi, "after the declaration")?;
+            p.expect(Tok::Semi, || "after the declaration".into())?;
         }
     }
     finish(g, file, text, &edge_pos)
@@ -452,7 +490,7 @@ fn parse_node_body(p: &mut Parser<'_>, name: &str) -> Result<Node, ReadError> {
                 ))
             }
         };
-        p.expect(Tok::Colon, &format!("after attribute `{key}`"))?;
+        p.expect(Tok::Colon, || format!("after attribute `{key}`"))?;
         let (tv, at_v) = p.next()?;
         let value = match tv {
             Tok::Int(i) => Value::Int(i),
