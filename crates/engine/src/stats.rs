@@ -224,8 +224,9 @@ impl Aggregator {
         let mut s = self.s.clone();
         if s.cycles > 0 {
             s.mean_ns = self.sum as f64 / s.cycles as f64;
-            s.median_ns = self.hist.value_at_quantile(0.5);
-            s.p99_ns = self.hist.value_at_quantile(0.99);
+            // The histogram reports the top of a value's bucket: never above the exact max.
+            s.median_ns = self.hist.value_at_quantile(0.5).min(s.max_ns);
+            s.p99_ns = self.hist.value_at_quantile(0.99).min(s.max_ns);
         }
         s
     }

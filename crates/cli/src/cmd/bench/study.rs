@@ -386,7 +386,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             std::fs::File::create(&raw_tmp)
                 .with_context(|| format!("cannot write {}", raw_path.display()))?,
         ),
-        flate2::Compression::default(),
+        flate2::Compression::best(),
     );
     writeln!(
         raw,
@@ -410,6 +410,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             cfg.exec.name, cfg.threads, cfg.buffer, cfg.load
         ));
         let choice = choice_for(&cfg.exec.name, cfg.threads, spec.rt)?;
+        if jack {
+            // The server's buffer size is the configuration's (its sample rate is the server's).
+            let ok = std::process::Command::new("jack_bufsize")
+                .arg(cfg.buffer.to_string())
+                .stdout(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+            if !ok {
+                anyhow::bail!(
+                    "cannot set the JACK buffer size to {} with jack_bufsize",
+                    cfg.buffer
+                );
+            }
+        }
         let verified = verify(graph, spec.rate, cfg.buffer, &choice);
         let load = start_load(&cfg.load, &spec)?;
         let options = RunOptions {
@@ -527,11 +541,71 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ));
     }
     util::write_atomic(&out.join("summary.csv"), true, csv.as_bytes())?;
+    // The plotted series: one per executor, or per executor and thread count when the spec
+    // has several thread counts ("ws 2t", "ws 3t"); the second shade is darker.
+    let multi = spec.threads.len() > 1;
+    let label = |c: &Config| {
+        if multi && c.exec.name != "seq" {
+            format!("{} {}t", c.exec.name, c.threads)
+        } else {
+            c.exec.name.clone()
+        }
+    };
+    let mut series: Vec<Exec> = Vec::new();
+    let mut colors: Vec<RGBColor> = Vec::new();
+    for c in &configs {
+        let name = label(c);
+        if !series.iter().any(|e| e.name == name) {
+            let base = color(c.exec.order);
+            let ti = spec
+                .threads
+                .iter()
+                .position(|&t| t == c.threads)
+                .unwrap_or(0);
+            let k = if c.exec.name == "seq" {
+                1.0
+            } else {
+                1.0 - 0.4 * ti as f64 / spec.threads.len() as f64
+            };
+            colors.push(RGBColor(
+                (base.0 as f64 * k) as u8,
+                (base.1 as f64 * k) as u8,
+                (base.2 as f64 * k) as u8,
+            ));
+            series.push(Exec {
+                order: series.len(),
+                name,
+            });
+        }
+    }
+    let relabel = |c: &Config| {
+        let name = label(c);
+        Config {
+            exec: series
+                .iter()
+                .find(|e| e.name == name)
+                .cloned()
+                .unwrap_or(c.exec.clone()),
+            ..c.clone()
+        }
+    };
+    let rows: Vec<Row> = rows
+        .iter()
+        .map(|r| Row {
+            cfg: relabel(&r.cfg),
+            ..r.clone()
+        })
+        .collect();
+    let samples: BTreeMap<Config, Vec<f64>> = samples
+        .iter()
+        .map(|(k, v)| (relabel(k), v.clone()))
+        .collect();
     let mut figures = Vec::new();
     let ctx = PlotCtx {
         rows: &rows,
         names: &names,
-        execs: &execs,
+        execs: &series,
+        colors: &colors,
         buffers: &spec.buffers,
         loads: &spec.loads,
     };
@@ -646,6 +720,7 @@ struct PlotCtx<'a> {
     rows: &'a [Row],
     names: &'a [String],
     execs: &'a [Exec],
+    colors: &'a [RGBColor],
     buffers: &'a [usize],
     loads: &'a [String],
 }
@@ -690,7 +765,10 @@ fn plot_both(
     samples: &BTreeMap<Config, Vec<f64>>,
 ) -> anyhow::Result<()> {
     let (w, h) = match fig {
-        Figure::Histogram(..) => (1600u32, 900u32),
+        Figure::Histogram(..) => (
+            1600u32,
+            330 * ctx.execs.len().div_ceil(4).max(1) as u32 + 150,
+        ),
         _ => (
             1600u32,
             (330 * ctx.names.len() as u32 + 120).clamp(450, 1400),
@@ -740,7 +818,14 @@ where
     };
     let (top, rest) = root.split_vertically(50);
     top.titled(&title, ("sans-serif", 28)).map_err(err)?;
-    let (body, legend) = rest.split_vertically(rest.dim_in_pixel().1 as i32 - 50);
+    let n_entries = match fig {
+        Figure::Histogram(..) => ctx.loads.len(),
+        _ => ctx.execs.len(),
+    };
+    let per_row = 7usize;
+    let legend_rows = n_entries.div_ceil(per_row).max(1);
+    let (body, legend) =
+        rest.split_vertically(rest.dim_in_pixel().1 as i32 - 45 * legend_rows as i32 - 5);
     // Legend: one swatch per executor (histograms: one per load).
     let entries: Vec<(String, RGBColor)> = match fig {
         Figure::Histogram(..) => ctx
@@ -758,20 +843,21 @@ where
             .execs
             .iter()
             .enumerate()
-            .map(|(i, e)| (e.name.clone(), color(i)))
+            .map(|(i, e)| (e.name.clone(), ctx.colors[i]))
             .collect(),
     };
     let lw = legend.dim_in_pixel().0 as i32;
-    let step = (lw - 100) / entries.len().max(1) as i32;
+    let step = (lw - 100) / entries.len().clamp(1, per_row) as i32;
     for (i, (name, c)) in entries.iter().enumerate() {
-        let x = 50 + i as i32 * step;
+        let x = 50 + (i % per_row) as i32 * step;
+        let y = 45 * (i / per_row) as i32;
         legend
-            .draw(&Rectangle::new([(x, 15), (x + 30, 35)], c.filled()))
+            .draw(&Rectangle::new([(x, y + 15), (x + 30, y + 35)], c.filled()))
             .map_err(err)?;
         legend
             .draw(&Text::new(
                 name.clone(),
-                (x + 38, 14),
+                (x + 38, y + 14),
                 ("sans-serif", 22).into_font(),
             ))
             .map_err(err)?;
@@ -940,7 +1026,7 @@ where
                                     continue;
                                 };
                                 let x = bi as f64 + off(ei);
-                                let c = color(ei);
+                                let c = ctx.colors[ei];
                                 let med = (r.s.median_ns as f64 / 1000.0).max(0.1);
                                 let p99 = (r.s.p99_ns as f64 / 1000.0).max(0.1);
                                 let max = (r.s.max_ns as f64 / 1000.0).max(0.1);
@@ -1004,7 +1090,7 @@ where
                                 chart
                                     .draw_series(std::iter::once(Rectangle::new(
                                         [(x - w / 2.0, 0.0), (x + w / 2.0, y)],
-                                        color(ei).filled(),
+                                        ctx.colors[ei].filled(),
                                     )))
                                     .map_err(err)?;
                             }
@@ -1055,7 +1141,7 @@ where
                                         .map(|s| (bi as f64, s))
                                 })
                                 .collect();
-                            let c = color(ei);
+                            let c = ctx.colors[ei];
                             chart
                                 .draw_series(LineSeries::new(pts.clone(), c.stroke_width(3)))
                                 .map_err(err)?;
@@ -1157,6 +1243,46 @@ fn report_html(
                 list.join(", ")
             ));
         }
+        let seq_rows: Vec<&Row> = ctx
+            .rows
+            .iter()
+            .filter(|r| r.cfg.graph == g && r.cfg.exec.name == "seq")
+            .collect();
+        if !seq_rows.is_empty() {
+            let use_of = |r: &&Row| r.s.mean_ns / 1000.0 / r.period_us * 100.0;
+            let lo = seq_rows.iter().map(use_of).fold(f64::INFINITY, f64::min);
+            let hi = seq_rows.iter().map(use_of).fold(0.0, f64::max);
+            p.push_str(&format!(
+                " The sequential cycle takes {lo:.1} % to {hi:.1} % of the buffer period on average{}. ",
+                if hi < 25.0 {
+                    ", so the work per cycle is small against the cost of waking and synchronising a second thread"
+                } else {
+                    ""
+                }
+            ));
+        }
+        let mut best_par: Option<(String, f64)> = None;
+        for e in ctx.execs.iter().filter(|e| e.name != "seq") {
+            let mut sp: Vec<f64> = ctx
+                .rows
+                .iter()
+                .filter(|r| r.cfg.graph == g && r.cfg.exec.name == e.name)
+                .filter_map(|r| r.speedup)
+                .collect();
+            if sp.is_empty() {
+                continue;
+            }
+            sp.sort_by(f64::total_cmp);
+            let med = sp[sp.len() / 2];
+            if best_par.as_ref().is_none_or(|(_, m)| med > *m) {
+                best_par = Some((e.name.clone(), med));
+            }
+        }
+        if let Some((name, med)) = best_par {
+            p.push_str(&format!(
+                "The best parallel executor here is {name} (median speedup ×{med:.2} over the buffer sizes and loads). "
+            ));
+        }
         let parallel_wins = ctx
             .rows
             .iter()
@@ -1165,7 +1291,7 @@ fn report_html(
             })
             .count();
         p.push_str(&format!(
-            " {} parallel configuration(s) beat seq by more than 5 %.</p>\n",
+            "{} parallel configuration(s) beat seq by more than 5 %.</p>\n",
             parallel_wins
         ));
         h.push_str(&p);
@@ -1194,6 +1320,21 @@ fn report_html(
     // The summary table, per graph.
     h.push_str("<h2>Summary</h2><p>Times in µs. Green: the fastest mean of its graph, buffer and load; red: deadline misses.</p>\n");
     for (g, gname) in ctx.names.iter().enumerate() {
+        let grows: Vec<&Row> = ctx.rows.iter().filter(|r| r.cfg.graph == g).collect();
+        let clean = grows.iter().filter(|r| r.s.misses == 0).count();
+        if let Some(worst) = grows.iter().max_by_key(|r| r.s.p99_ns) {
+            h.push_str(&format!(
+                "<p><b>{}</b>: {clean} of {} configurations met every deadline. The largest 99th percentile, {:.0} µs, is {} at {} frames under load {} (deadline {:.0} µs); the longest single cycle of the graph took {:.0} µs.</p>\n",
+                esc(gname),
+                grows.len(),
+                worst.s.p99_ns as f64 / 1000.0,
+                esc(&worst.cfg.exec.name),
+                worst.cfg.buffer,
+                esc(&worst.cfg.load),
+                worst.s.deadline_ns as f64 / 1000.0,
+                grows.iter().map(|r| r.s.max_ns).max().unwrap_or(0) as f64 / 1000.0
+            ));
+        }
         h.push_str(&format!("<h3>{}</h3><table><tr><th>executor</th><th>threads</th><th>buffer</th><th>load</th><th>cycles</th><th>mean</th><th>median</th><th>p99</th><th>max</th><th>deadline</th><th>misses</th><th>miss rate</th><th>speedup</th></tr>\n", esc(gname)));
         for l in ctx.loads {
             for &b in ctx.buffers {
