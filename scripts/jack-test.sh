@@ -19,5 +19,7 @@ if ! jack_wait -w -t 5 >/dev/null; then
     exit 1
 fi
 
-cargo test -p fugue-engine --test jack -- --nocapture
-cargo test -p fugue --test run
+# The same profile as scripts/test.sh, so that CI reuses its build.
+profile="${FUGUE_TEST_PROFILE:-ci}"
+cargo test --profile "$profile" -p fugue-engine --test jack -- --nocapture
+cargo test --profile "$profile" -p fugue --test run
