@@ -208,7 +208,7 @@ impl Clock {
     /// Whether to stop before item `n` (looked at every 256 items).
     #[inline]
     fn over(&self, n: u64) -> bool {
-        if n % 256 != 0 || n == 0 {
+        if n & 255 != 0 || n == 0 {
             return false;
         }
         match self.cap {

@@ -144,7 +144,7 @@ pub fn run(a: &Args) -> anyhow::Result<()> {
     if a.repeat == 0 {
         return Err(usage("--repeat must be at least 1"));
     }
-    if !(a.point_seconds > 0.0) {
+    if a.point_seconds.is_nan() || a.point_seconds <= 0.0 {
         return Err(usage("--point-seconds must be positive"));
     }
     let dir = &a.output;
