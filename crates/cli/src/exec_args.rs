@@ -39,7 +39,10 @@ pub struct ExecArgs {
 fn parse_executor(s: &str) -> Result<ExecutorKind, String> {
     ExecutorKind::from_name(s).ok_or_else(|| {
         let names: Vec<&str> = ExecutorKind::ALL.iter().map(|k| k.name()).collect();
-        format!("unknown executor `{s}`; expected one of {}", names.join(", "))
+        format!(
+            "unknown executor `{s}`; expected one of {}",
+            names.join(", ")
+        )
     })
 }
 
