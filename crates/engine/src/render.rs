@@ -172,7 +172,7 @@ pub enum RenderError {
     },
     /// The executor could not be built.
     #[error(transparent)]
-    Executor(#[from] ExecutorError),
+    Executor(Box<ExecutorError>),
     /// [`RenderOptions::cancel`] was set.
     #[error("the render was interrupted")]
     Cancelled,
@@ -342,7 +342,8 @@ pub fn render(
         .map_err(|e| RenderError::Options(format!("cannot start the writer thread: {e}")))?;
 
     let block = plan.block();
-    let built = make_executor(graph, &plan, &options.executor)?;
+    let built = make_executor(graph, &plan, &options.executor)
+        .map_err(|e| RenderError::Executor(Box::new(e)))?;
     let mut warnings = built.warnings;
     let mut ex = built.executor;
     warnings.extend(crate::executor::place_audio_thread(&options.executor));
