@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # fugue's test command: formatting, lints, then every test of the workspace.
+# When jackd is installed and no JACK server runs, a server with the dummy driver (no sound
+# card) is started for the JACK tests and stopped at the end; without jackd those tests say
+# that they skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -7,5 +10,19 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
+
+if command -v jackd >/dev/null 2>&1 && ! jack_wait -c >/dev/null 2>&1; then
+    mkdir -p target
+    jackd -d dummy -r 44100 -p 128 >target/jackd.log 2>&1 &
+    JACKD_PID=$!
+    trap 'kill "$JACKD_PID" 2>/dev/null || true; wait "$JACKD_PID" 2>/dev/null || true' EXIT
+    if jack_wait -w -t 5 >/dev/null 2>&1; then
+        echo "== started jackd (dummy driver, 44100 Hz, 128 frames) for the JACK tests"
+    else
+        echo "== jackd did not start; the JACK tests will skip. Its log:"
+        cat target/jackd.log || true
+    fi
+fi
+
 echo "== cargo test"
 cargo test --workspace --profile ci
