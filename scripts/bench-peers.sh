@@ -6,6 +6,8 @@
 # (default bench-results/exec/overhead).
 #
 # Usage: scripts/bench-peers.sh [--build-only] [OUT]
+# --build-only compiles the oneTBB harness only (a few seconds; the CLI test of the tbb peer
+# runs when target/peers/tbb-flow exists).
 # Environment: RUNS (default 5), CYCLES (default 10000), THREADS (default 2), FUGUE (a fugue
 # binary to use instead of building target/release/fugue).
 set -euo pipefail
@@ -28,11 +30,11 @@ fi
 mkdir -p target/peers
 g++ -O2 -std=c++17 -Wall -Wextra -o target/peers/tbb-flow benches/peers/tbb/flow_graph.cpp -ltbb
 echo "built target/peers/tbb-flow ($(g++ --version | head -n1))"
-if [ -z "${FUGUE:-}" ]; then
-    cargo build --release -p fugue
-fi
 if [ "$build_only" = 1 ]; then
     exit 0
+fi
+if [ -z "${FUGUE:-}" ]; then
+    cargo build --release -p fugue
 fi
 
 fugue="${FUGUE:-target/release/fugue}"

@@ -27,8 +27,8 @@ impl std::fmt::Debug for RayonDag {
 }
 
 impl RayonDag {
-    /// A rayon pool of `threads` threads (at least 1) for plans with the activation counts
-    /// of `plan`.
+    /// A rayon pool of `threads` threads (at least 1) for `plan`, or plans compiled from the
+    /// same graph (the activation counters start from `plan`'s counts).
     pub fn new(plan: &Plan, threads: usize) -> Result<Self, rayon::ThreadPoolBuildError> {
         let threads = threads.max(1);
         let pool = rayon::ThreadPoolBuilder::new()
