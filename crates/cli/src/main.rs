@@ -28,7 +28,7 @@ enum Command {
     Dot(cmd::dot::Args),
     /// Generate a graph (line, diamond, rake, layered or random) as an .ag file.
     Gen(cmd::gen::Args),
-    /// Measure: `fugue bench ring` (the ordered ring against a mutex/condvar ring and peers).
+    /// Benchmarks: the ordered ring, executor overhead, the executor table, the scheduling study.
     Bench(cmd::bench::Args),
     /// Schedule a graph statically on P processors (HLFET, ETF, CPFD, random, exact, best).
     Schedule(cmd::schedule::Args),

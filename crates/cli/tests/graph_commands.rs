@@ -258,3 +258,13 @@ fn dot_prints_and_draws() {
     ]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn structural_errors_are_said_once() {
+    let d = tmpdir("once");
+    let p = d.join("u.ag");
+    std::fs::write(&p, "a = { kind: \"osc\", };\na.1 -> b.1;\n").unwrap();
+    let o = fugue(&["info", p.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(err.matches("unknown node").count(), 1, "{err}");
+}

@@ -124,8 +124,7 @@ pub enum ReadError {
         file: String,
         /// Where the offending declaration is (for a cycle: an edge on it).
         location: Location,
-        /// The structural fault.
-        #[source]
+        /// The structural fault (part of the message, so not also reported as a source).
         error: GraphError,
     },
     /// The file's extension does not name a known format.
