@@ -2,6 +2,10 @@
 //! graph cycle after cycle with the sequential executor and hands the sink channels' blocks
 //! to a thread that writes the WAV file, so that audio is never written by the thread that
 //! computes it (DESIGN.md, "The data path", step 5).
+//!
+//! Real time: [`run()`] plays a graph through a [`backend`] (JACK, or `clocked` without an
+//! audio server), one measured cycle per buffer period; each cycle's [`CycleRecord`] travels
+//! through a single-producer ordered ring to a statistics thread ([`stats`]).
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
