@@ -1,11 +1,20 @@
 //! Static-schedule execution: a schedule computed before the run (HLFET, ETF, CPFD, ... from
-//! fugue-sched) becomes one task list per thread; each thread runs its list in order and
-//! waits for a task's predecessors on the task's activation counter.
+//! fugue-sched) becomes one task list per thread; each list runs in its order, each task after
+//! its predecessors (counted down on the task's wait word).
 //!
-//! Waiting: bounded spin (with back-off), then sleep on the counter's futex. The counter's top
-//! bit says that a thread sleeps on it; the predecessor that brings the count to zero wakes it
-//! (one system call, only then). This keeps the real-time rule: the audio thread never spins
-//! without bound on a task that a descheduled worker must finish.
+//! Every list has a cursor, tagged with the cycle number (as in fork/join by levels, so that
+//! a thread still looking at the previous cycle can never claim a task of the next one). A
+//! thread takes the next task of a list by compare-and-swap on the cursor, and only when that
+//! task is ready. A thread runs its own list first; when its next task is not ready (or its
+//! list is done) it takes ready heads of the other lists. The schedule's placement and order
+//! are kept whenever every thread keeps pace; when one does not (a worker still waking up, or
+//! descheduled on a loaded machine), the others run its ready tasks instead of waiting for it.
+//! So the audio thread never waits for a worker that has not started: it waits only for tasks
+//! that some thread is running.
+//!
+//! Waiting: bounded spin (which keeps trying the other lists), then sleep on the wait word of
+//! the own list's next task (top bit = a thread sleeps on it; the predecessor that brings the
+//! count to zero wakes it), or, for a thread whose list is done, on the end-of-cycle signal.
 //!
 //! Schedules that duplicate tasks (CPFD) are run with each task once, on the thread whose
 //! copy of it the schedule finishes first; the other copies are dropped (audio processors
@@ -17,84 +26,191 @@ use crate::exec::common::Common;
 use crate::exec::pool::{Pool, Work};
 use crate::exec::signal::SpinBudget;
 use crate::exec::ExecOptions;
-use crate::sync::{spin_hint, yield_now, AtomicU32, Ordering};
+use crate::sync::{spin_hint, yield_now, AtomicU32, AtomicU64, Ordering};
 use crate::{Executor, Plan};
 
 const SLEEPER: u32 = 1 << 31;
+const LOW: u64 = 0xffff_ffff;
+
+/// What a look at one list's cursor found.
+enum Head {
+    /// This thread now owns the task.
+    Claimed(u32),
+    /// The next task is not ready yet.
+    NotReady(u32),
+    /// The list is done for this cycle.
+    Done,
+    /// The cursor belongs to another cycle: this thread is late; stop.
+    Stale,
+}
 
 struct StaticState {
     common: Common,
     /// Each thread's tasks, in order.
     lists: Vec<Vec<u32>>,
+    /// Per list: (cycle, index of the next task).
+    cursors: Box<[CachePadded<AtomicU64>]>,
+    /// The cycle being run.
+    cycle: CachePadded<AtomicU32>,
     /// Per-task wait words (count of unfinished predecessors, top bit = a thread sleeps).
     wait: Box<[CachePadded<AtomicU32>]>,
     budget: SpinBudget,
 }
 
 impl StaticState {
+    /// Looks at the head of list `v` for cycle `cycle` and claims it if it is ready.
     #[inline]
-    fn wait_ready(&self, t: usize) {
-        let word = &self.wait[t];
-        // Acquire: pairs with the predecessors' AcqRel decrements.
-        if word.load(Ordering::Acquire) & !SLEEPER == 0 {
-            return;
+    fn head(&self, v: usize, cycle: u32) -> Head {
+        let list = &self.lists[v];
+        loop {
+            // Acquire: pairs with the AcqRel CAS of the previous claimer (and the audio
+            // thread's Release store at cycle start).
+            let cur = self.cursors[v].load(Ordering::Acquire);
+            if (cur >> 32) as u32 != cycle {
+                return Head::Stale;
+            }
+            let i = (cur & LOW) as usize;
+            let Some(&t) = list.get(i) else {
+                return Head::Done;
+            };
+            // Acquire: pairs with the predecessors' AcqRel decrements: reading zero makes
+            // their outputs visible.
+            if self.wait[t as usize].load(Ordering::Acquire) & !SLEEPER != 0 {
+                return Head::NotReady(t);
+            }
+            // AcqRel: one claimer wins index `i`; the next claimer of this list acquires it.
+            if self.cursors[v]
+                .compare_exchange(cur, cur + 1, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+            {
+                return Head::Claimed(t);
+            }
         }
-        self.wait_slow(word);
     }
 
-    #[cold]
-    fn wait_slow(&self, word: &AtomicU32) {
-        let start = std::time::Instant::now();
-        let mut i = 0u32;
-        while start.elapsed() < self.budget.time {
-            if word.load(Ordering::Acquire) & !SLEEPER == 0 {
-                return;
+    /// Runs a claimed task and counts down its successors.
+    #[inline]
+    fn run(&self, t: u32) {
+        // SAFETY: `t` was claimed in the current cycle (its cursor carried the cycle the audio
+        // thread published with the plan), so the plan is the current one.
+        let plan = unsafe { self.common.plan() };
+        let i = t as usize;
+        // Reset the wait word for the next cycle: no predecessor touches it again this cycle.
+        self.wait[i].store(plan.initial_count(i), Ordering::Relaxed);
+        // SAFETY: every predecessor finished and is visible (wait word read as zero with
+        // Acquire), and the cursor's CAS gave `t` to this thread alone.
+        unsafe { plan.run_task(i) };
+        let succ = plan.successors(i);
+        if succ.is_empty() {
+            // AcqRel: as in the activation executors (see `Common::run`).
+            if self.common.sinks_left.fetch_sub(1, Ordering::AcqRel) == 1 {
+                self.common.done.notify();
             }
-            if i < self.budget.spins {
-                spin_hint();
-            } else {
-                yield_now();
-            }
-            i = i.wrapping_add(1);
         }
-        loop {
-            let v = word.fetch_or(SLEEPER, Ordering::AcqRel) | SLEEPER;
-            if v & !SLEEPER == 0 {
-                return;
+        for &s in succ {
+            // AcqRel: Release publishes `t`'s outputs to whoever reads the count as zero.
+            let prev = self.wait[s as usize].fetch_sub(1, Ordering::AcqRel);
+            if prev & !SLEEPER == 1 && prev & SLEEPER != 0 {
+                futex_wake(&self.wait[s as usize]);
             }
-            futex_wait(word, v);
         }
+    }
+
+    /// One pass: own list first, then the others. Returns whether a task ran, and the own
+    /// list's head when it is waiting for predecessors.
+    #[inline]
+    fn pass(&self, w: usize, cycle: u32) -> Option<(bool, Option<u32>)> {
+        let n = self.lists.len();
+        let mut own_wait = None;
+        for k in 0..n {
+            let v = (w + k) % n;
+            match self.head(v, cycle) {
+                Head::Claimed(t) => {
+                    self.run(t);
+                    return Some((true, None));
+                }
+                Head::NotReady(t) if k == 0 => own_wait = Some(t),
+                Head::NotReady(_) | Head::Done => {}
+                Head::Stale => return None,
+            }
+        }
+        Some((false, own_wait))
     }
 
     fn serve(&self, w: usize) {
-        let Some(list) = self.lists.get(w) else {
+        if w >= self.lists.len() {
             return;
-        };
-        for &t in list {
-            self.wait_ready(t as usize);
-            // SAFETY: every predecessor of `t` has finished (its wait word reached zero,
-            // acquired above) and `t` is in exactly one thread's list.
-            let plan = unsafe { self.common.plan() };
-            // Reset the wait word for the next cycle: no predecessor touches it again in
-            // this cycle.
-            self.wait[t as usize].store(plan.initial_count(t as usize), Ordering::Relaxed);
-            // SAFETY: as above: predecessors finished and visible, `t` runs on this thread only.
-            unsafe { plan.run_task(t as usize) };
-            let succ = plan.successors(t as usize);
-            if succ.is_empty() {
-                // AcqRel: as in the activation executors (see `Common::run`).
-                if self.common.sinks_left.fetch_sub(1, Ordering::AcqRel) == 1 {
-                    self.common.done.notify();
-                }
+        }
+        // Acquire: pairs with the audio thread's Release store of the cycle.
+        let cycle = self.cycle.load(Ordering::Acquire);
+        loop {
+            if self.common.finished() {
+                return;
             }
-            for &s in succ {
-                // AcqRel: Release publishes `t`'s outputs to the waiter of `s`.
-                let prev = self.wait[s as usize].fetch_sub(1, Ordering::AcqRel);
-                if prev & !SLEEPER == 1 && prev & SLEEPER != 0 {
-                    futex_wake(&self.wait[s as usize]);
+            let Some((ran, own_wait)) = self.pass(w, cycle) else {
+                return;
+            };
+            if ran {
+                continue;
+            }
+            // Nothing claimable: spin for the budget, trying again.
+            let start = std::time::Instant::now();
+            let mut i = 0u32;
+            let mut progressed = false;
+            while start.elapsed() < self.budget.time {
+                if self.common.finished() {
+                    return;
+                }
+                match self.pass(w, cycle) {
+                    None => return,
+                    Some((true, _)) => {
+                        progressed = true;
+                        break;
+                    }
+                    Some((false, _)) => {}
+                }
+                if i < self.budget.spins {
+                    spin_hint();
+                } else {
+                    yield_now();
+                }
+                i = i.wrapping_add(1);
+            }
+            if progressed {
+                continue;
+            }
+            match own_wait {
+                Some(t) => self.sleep_on(w, t, cycle),
+                None => {
+                    // Own list done: sleep until the cycle ends (the other lists' owners are
+                    // awake or will be woken by their own tasks' wait words).
+                    self.common
+                        .done
+                        .wait_until(SpinBudget::NONE, || self.common.finished());
+                    return;
                 }
             }
         }
+    }
+
+    /// Sleeps until task `t`, the head of this thread's list, may be ready (or was taken).
+    #[cold]
+    fn sleep_on(&self, w: usize, t: u32, cycle: u32) {
+        let word = &self.wait[t as usize];
+        // AcqRel: the decrement that reaches zero reads our flag (and wakes us), or we read
+        // the zero it left.
+        let v = word.fetch_or(SLEEPER, Ordering::AcqRel) | SLEEPER;
+        if v & !SLEEPER == 0 {
+            return;
+        }
+        // The head moved (another thread took `t`) or the cycle is over: do not sleep.
+        let cur = self.cursors[w].load(Ordering::Acquire);
+        if (cur >> 32) as u32 != cycle || self.lists[w].get((cur & LOW) as usize) != Some(&t) {
+            return;
+        }
+        // Any change of the word after our `fetch_or` (a decrement, or the reset by the
+        // thread that runs `t`, which can only follow the waking decrement) makes this return.
+        futex_wait(word, v);
     }
 }
 
@@ -126,6 +242,7 @@ impl Work for StaticState {
 /// The static-schedule executor.
 pub struct StaticSchedule {
     pool: Pool<StaticState>,
+    cycle: u32,
 }
 
 impl StaticSchedule {
@@ -197,11 +314,16 @@ impl StaticSchedule {
                     }))
                 })
                 .collect(),
+            cursors: (0..lists.len())
+                .map(|_| CachePadded::new(AtomicU64::new(0)))
+                .collect(),
+            cycle: CachePadded::new(AtomicU32::new(0)),
             lists,
             budget: opts.steal_budget,
         };
         Ok(StaticSchedule {
             pool: Pool::new(threads, state, opts.idle_budget, &opts.placement),
+            cycle: 0,
         })
     }
 
@@ -221,6 +343,15 @@ impl Executor for StaticSchedule {
         if plan.is_empty() {
             return;
         }
+        // Cycle numbers start at 1: the cursors' initial tag 0 never matches a cycle.
+        self.cycle = self.cycle.wrapping_add(1).max(1);
+        let c = self.cycle;
+        for cur in st.cursors.iter() {
+            cur.store(u64::from(c) << 32, Ordering::Relaxed);
+        }
+        // Release: publishes the cursors (and the plan stored by `begin`) to any thread that
+        // reads this cycle number; the epoch bump below publishes them too.
+        st.cycle.store(c, Ordering::Release);
         self.pool.start_cycle();
         let st = self.pool.work();
         st.serve(0);
