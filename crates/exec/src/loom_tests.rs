@@ -89,12 +89,8 @@ fn loom_activation_diamond() {
     loom::model(|| {
         // Task outputs, as plain atomics read Relaxed: visibility must come from the protocol.
         let out: Arc<[AtomicU32; 4]> = Arc::new(Default::default());
-        let counters: Arc<[AtomicU32; 4]> = Arc::new([
-            AtomicU32::new(0),
-            AtomicU32::new(1),
-            AtomicU32::new(1),
-            AtomicU32::new(2),
-        ]);
+        const INITIAL: [u32; 4] = [0, 1, 1, 2];
+        let counters: Arc<[AtomicU32; 4]> = Arc::new(INITIAL.map(AtomicU32::new));
         let succ: [&[usize]; 4] = [&[1, 2], &[3], &[3], &[]];
         let deque = Arc::new(Deque::with_capacity(4));
         let done = Arc::new(Signal::new());
@@ -128,7 +124,10 @@ fn loom_activation_diamond() {
                 }
                 let mut next = None;
                 for &s in succ[t] {
-                    if counters[s].fetch_sub(1, Ordering::AcqRel) == 1 {
+                    // As `Common::run`: a successor with one predecessor is ready at once;
+                    // the others are counted down.
+                    let single = INITIAL[s] == 1;
+                    if single || counters[s].fetch_sub(1, Ordering::AcqRel) == 1 {
                         if next.is_none() {
                             next = Some(s);
                         } else if owner {

@@ -87,7 +87,11 @@ impl Common {
         // SAFETY: we are running a task of this cycle.
         let plan = unsafe { self.plan() };
         let i = t as usize;
-        self.counters[i].store(plan.initial_count(i), Ordering::Relaxed);
+        let initial = plan.initial_count(i);
+        // A task with one predecessor is never counted (see below): nothing to reset.
+        if initial > 1 {
+            self.counters[i].store(initial, Ordering::Relaxed);
+        }
         // SAFETY: activation protocol: all predecessors finished and their writes are visible
         // (we, or the thread that handed us `t`, acquired the counter's release sequence); we
         // alone own `t`, and its successors cannot run before we decrement their counters.
@@ -103,6 +107,14 @@ impl Common {
             return false;
         }
         for &s in succ {
+            // A successor whose only predecessor is `t` is ready now: no counter to touch (most
+            // tasks of chains and trees). It runs on this thread, or reaches another one
+            // through a deque or the shared stack, whose release/acquire publishes `t`'s
+            // outputs.
+            if plan.initial_count(s as usize) == 1 {
+                ready(s);
+                continue;
+            }
             // AcqRel: Release publishes task `t`'s outputs; Acquire (for the thread reaching
             // zero) sees every other predecessor's.
             if self.counters[s as usize].fetch_sub(1, Ordering::AcqRel) == 1 {

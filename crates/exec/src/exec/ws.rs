@@ -146,14 +146,17 @@ impl Executor for WorkStealing {
             st.common.begin(plan),
             "plan larger than the executor was built for"
         );
-        for &s in plan.sources() {
-            st.deques[0].push(s);
-        }
-        if plan.sources().is_empty() {
+        // The audio thread keeps the first source for itself (a worker that is still waking up
+        // cannot take the whole cycle away from it); the others are offered to the workers.
+        let Some((&first, rest)) = plan.sources().split_first() else {
             return;
+        };
+        for &s in rest {
+            st.deques[0].push(s);
         }
         self.pool.start_cycle();
         let st: &WsState = self.state();
+        st.run_chain(0, first);
         st.serve(0);
         st.common.wait_finished(st.steal_budget);
     }
