@@ -11,7 +11,8 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 
-if command -v jackd >/dev/null 2>&1 && ! jack_wait -c >/dev/null 2>&1; then
+# (`jack_wait -c` exits 0 either way; it prints "running" or "not running".)
+if command -v jackd >/dev/null 2>&1 && ! jack_wait -c 2>/dev/null | grep -qx "running"; then
     mkdir -p target
     jackd -d dummy -r 44100 -p 128 >target/jackd.log 2>&1 &
     JACKD_PID=$!
