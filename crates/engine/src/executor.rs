@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use fugue_dsp::Registry;
-use fugue_exec::exec::{lists_from_schedule, Placement};
+use fugue_exec::exec::lists_from_schedule;
 use fugue_exec::{build, CompileOptions, ExecOptions, Executor, ExecutorKind, Plan};
 use fugue_graph::TaskGraph;
 use fugue_sched::Algorithm;
@@ -245,12 +245,4 @@ pub fn calibrate(
 pub fn place_audio_thread(choice: &ExecutorChoice) -> Option<String> {
     let p = choice.rt?;
     fugue_exec::exec::thread::set_realtime_current((p + 1).clamp(2, 99)).err()
-}
-
-/// Pinning for an explicit list of cores (thread `i` on `cores[i % len]`).
-pub fn placement(cores: Vec<usize>, rt: Option<i32>) -> Placement {
-    Placement {
-        cores,
-        rt_priority: rt,
-    }
 }
