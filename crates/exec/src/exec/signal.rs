@@ -39,6 +39,35 @@ pub struct SpinBudget {
 }
 
 impl SpinBudget {
+    /// Polls `poll` until it returns `Some`, spinning (CPU relax hint) for `spins` iterations
+    /// and then yielding, for at most `time`; `None` when the time ran out first.
+    #[inline]
+    pub(crate) fn spin<R>(self, mut poll: impl FnMut() -> Option<R>) -> Option<R> {
+        if self.time == Duration::ZERO {
+            return None;
+        }
+        let start = Instant::now();
+        let mut i: u32 = 0;
+        loop {
+            if let Some(r) = poll() {
+                return Some(r);
+            }
+            if i < self.spins {
+                spin_hint();
+            } else {
+                // More threads than cores: let the thread we wait for run.
+                yield_now();
+                if start.elapsed() >= self.time {
+                    return None;
+                }
+            }
+            i = i.wrapping_add(1);
+            if i.is_multiple_of(256) && start.elapsed() >= self.time {
+                return None;
+            }
+        }
+    }
+
     /// Never spin: sleep at once.
     pub const NONE: SpinBudget = SpinBudget {
         spins: 0,
@@ -98,31 +127,8 @@ impl Signal {
 
     #[cold]
     fn wait_slow(&self, budget: SpinBudget, done: &mut dyn FnMut() -> bool) {
-        let mut i: u32 = 0;
-        let start = if budget.time > Duration::ZERO {
-            Some(Instant::now())
-        } else {
-            None
-        };
-        if let Some(start) = start {
-            loop {
-                if done() {
-                    return;
-                }
-                if i < budget.spins {
-                    spin_hint();
-                } else {
-                    // More threads than cores: let the thread we wait for run.
-                    yield_now();
-                    if start.elapsed() >= budget.time {
-                        break;
-                    }
-                }
-                i = i.wrapping_add(1);
-                if i.is_multiple_of(256) && start.elapsed() >= budget.time {
-                    break;
-                }
-            }
+        if budget.spin(|| done().then_some(())).is_some() {
+            return;
         }
         loop {
             // AcqRel: Release so that the signaller's CAS that reads our flag also orders our

@@ -26,7 +26,7 @@ use crate::exec::common::Common;
 use crate::exec::pool::{Pool, Work};
 use crate::exec::signal::SpinBudget;
 use crate::exec::ExecOptions;
-use crate::sync::{spin_hint, yield_now, AtomicU32, AtomicU64, Ordering};
+use crate::sync::{AtomicU32, AtomicU64, Ordering};
 use crate::{Executor, Plan};
 
 const SLEEPER: u32 = 1 << 31;
@@ -153,31 +153,22 @@ impl StaticState {
             if ran {
                 continue;
             }
-            // Nothing claimable: spin for the budget, trying again.
-            let start = std::time::Instant::now();
-            let mut i = 0u32;
-            let mut progressed = false;
-            while start.elapsed() < self.budget.time {
+            // Nothing claimable: spin for the budget, trying again (Some(true): a task ran;
+            // Some(false): the cycle is over or this thread is late).
+            let spun = self.budget.spin(|| {
                 if self.common.finished() {
-                    return;
+                    return Some(false);
                 }
                 match self.pass(w, cycle) {
-                    None => return,
-                    Some((true, _)) => {
-                        progressed = true;
-                        break;
-                    }
-                    Some((false, _)) => {}
+                    None => Some(false),
+                    Some((true, _)) => Some(true),
+                    Some((false, _)) => None,
                 }
-                if i < self.budget.spins {
-                    spin_hint();
-                } else {
-                    yield_now();
-                }
-                i = i.wrapping_add(1);
-            }
-            if progressed {
-                continue;
+            });
+            match spun {
+                Some(true) => continue,
+                Some(false) => return,
+                None => {}
             }
             match own_wait {
                 Some(t) => self.sleep_on(w, t, cycle),
