@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use fugue_dsp::Registry;
-use fugue_exec::exec::lists_from_schedule;
+use fugue_exec::exec::lists_from_unit_schedule;
 use fugue_exec::{build, CompileOptions, ExecOptions, Executor, ExecutorKind, Plan};
 use fugue_graph::TaskGraph;
 use fugue_sched::Algorithm;
@@ -145,8 +145,11 @@ pub fn make_executor(
                 g.set_costs(&c);
             }
         }
+        // The schedulers see the unit graph: chains are one task each, at the sum of their
+        // costs (they run back to back on one thread whatever the schedule says).
+        let ug = plan.unit_graph(&g, &g.costs());
         let out = fugue_sched::run(
-            &g,
+            &ug,
             choice.algorithm,
             &fugue_sched::Options {
                 processors: threads,
@@ -155,7 +158,7 @@ pub fn make_executor(
             },
         )?;
         makespan = Some(out.schedule.makespan());
-        let mut lists = lists_from_schedule(&out.schedule, plan);
+        let mut lists = lists_from_unit_schedule(&out.schedule, plan);
         lists.resize(threads, Vec::new());
         Some(lists)
     } else {

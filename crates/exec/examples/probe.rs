@@ -19,7 +19,7 @@ fn main() {
             .unwrap();
             let lists = (kind == ExecutorKind::Static).then(|| {
                 let mut l = vec![Vec::new(); threads];
-                for t in 0..plan.len() {
+                for t in 0..plan.n_units() {
                     l[t % threads].push(t as u32);
                 }
                 l

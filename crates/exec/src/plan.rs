@@ -134,6 +134,15 @@ struct TaskCell {
 /// predecessors must finish before it may run ([`Plan::initial_count`]), for activation-count
 /// executors, and its topological level ([`Plan::level`]), for fork/join executors.
 ///
+/// Units: the executors schedule *units*, not tasks. A unit is a chain of tasks that run back
+/// to back on one thread ([`Plan::run_unit`]): after compile, each maximal chain `t1 -> t2 ->
+/// ... -> tk` in which every `t(i+1)` is the only successor of `ti` and has `ti` as its only
+/// predecessor is one unit (no parallelism is lost: `t(i+1)` can only start when `ti` ends,
+/// and nothing else waits for `ti`). A line of 100 nodes is one unit. Units are numbered in a
+/// topological order and have their own successors, counts and levels ([`Plan::unit_successors`],
+/// [`Plan::unit_count`], [`Plan::unit_level`]); [`Plan::set_merge_chains`]`(false)` makes one
+/// unit per task, for comparing executors on the graph as written.
+///
 /// Buffers: each output port has its own buffer of the node's block size; an input port with
 /// no edge reads a shared silent buffer, with one edge the producer's buffer itself, with
 /// several edges a scratch buffer into which the consumer sums the producers' buffers in edge
@@ -156,9 +165,132 @@ pub struct Plan {
     level_order: Vec<u32>,
     level_starts: Vec<u32>,
     task_of_node: Vec<u32>,
+    units: Units,
+    layout_id: u64,
     sample_rate: f64,
     block: usize,
     placeholders: Vec<String>,
+}
+
+/// A fresh [`Plan::layout_id`].
+fn next_layout_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// One unit: a chain of tasks that always run back to back on one thread.
+#[derive(Clone, Copy, Debug)]
+struct UnitInfo {
+    tasks: (u32, u32),
+    succ: (u32, u32),
+    initial: u32,
+}
+
+/// The units of a plan: the graph the executors schedule (see [`Plan`], "Units").
+#[derive(Clone, Debug, Default)]
+struct Units {
+    merged: bool,
+    info: Vec<UnitInfo>,
+    tasks: Vec<u32>,
+    succ: Vec<u32>,
+    unit_of_task: Vec<u32>,
+    sources: Vec<u32>,
+    sinks: Vec<u32>,
+    level_order: Vec<u32>,
+    level_starts: Vec<u32>,
+}
+
+impl Units {
+    /// Groups the tasks (numbered in a topological order, with their distinct successors and
+    /// predecessor counts) into units: with `merge`, maximal chains `t1 -> t2 -> ... -> tk`
+    /// where each `ti` (i < k) has `t(i+1)` as its only successor and `t(i+1)` has `ti` as its
+    /// only predecessor; without, one unit per task.
+    fn new(tasks: &[TaskInfo], succ: &[u32], merge: bool) -> Units {
+        let n = tasks.len();
+        let succ_of = |t: usize| {
+            &succ[tasks[t].succ.0 as usize..(tasks[t].succ.0 + tasks[t].succ.1) as usize]
+        };
+        let mut unit_of_task = vec![u32::MAX; n];
+        let mut unit_tasks = Vec::with_capacity(n);
+        let mut info = Vec::new();
+        // Heads come in increasing task order: a task absorbed into a chain follows its
+        // chain's head in the topological order, so it is visited after the head's unit.
+        for head in 0..n {
+            if unit_of_task[head] != u32::MAX {
+                continue;
+            }
+            let u = info.len() as u32;
+            let first = unit_tasks.len() as u32;
+            let mut t = head;
+            loop {
+                unit_of_task[t] = u;
+                unit_tasks.push(t as u32);
+                let ss = succ_of(t);
+                if merge && ss.len() == 1 && tasks[ss[0] as usize].initial == 1 {
+                    t = ss[0] as usize;
+                } else {
+                    break;
+                }
+            }
+            info.push(UnitInfo {
+                tasks: (first, unit_tasks.len() as u32 - first),
+                succ: (0, 0),
+                initial: tasks[head].initial,
+            });
+        }
+        // Successors of a unit: those of its last task, each the head of its own unit (a
+        // task with several predecessors, or whose predecessor has several successors,
+        // starts a unit), so they are distinct; and the distinct predecessors of a head are
+        // last tasks of distinct units, so the head's count is the unit's count.
+        let mut usucc = Vec::new();
+        for ui in info.iter_mut() {
+            let last = unit_tasks[(ui.tasks.0 + ui.tasks.1 - 1) as usize] as usize;
+            let s0 = usucc.len() as u32;
+            let mut ss: Vec<u32> = succ_of(last)
+                .iter()
+                .map(|&s| unit_of_task[s as usize])
+                .collect();
+            ss.sort_unstable();
+            ss.dedup();
+            usucc.extend_from_slice(&ss);
+            ui.succ = (s0, ss.len() as u32);
+        }
+        let nu = info.len();
+        let mut level = vec![0u32; nu];
+        for u in 0..nu {
+            let (s0, l) = info[u].succ;
+            for &v in &usucc[s0 as usize..(s0 + l) as usize] {
+                level[v as usize] = level[v as usize].max(level[u] + 1);
+            }
+        }
+        let n_levels = level.iter().copied().max().map_or(0, |m| m as usize + 1);
+        let mut level_order: Vec<u32> = (0..nu as u32).collect();
+        level_order.sort_by_key(|&u| (level[u as usize], u));
+        let mut level_starts = vec![0u32; n_levels + 1];
+        for &l in &level {
+            level_starts[l as usize + 1] += 1;
+        }
+        for i in 0..n_levels {
+            level_starts[i + 1] += level_starts[i];
+        }
+        let sources = (0..nu as u32)
+            .filter(|&u| info[u as usize].initial == 0)
+            .collect();
+        let sinks = (0..nu as u32)
+            .filter(|&u| info[u as usize].succ.1 == 0)
+            .collect();
+        Units {
+            merged: merge,
+            info,
+            tasks: unit_tasks,
+            succ: usucc,
+            unit_of_task,
+            sources,
+            sinks,
+            level_order,
+            level_starts,
+        }
+    }
 }
 
 // SAFETY: every `UnsafeCell` of a task is touched only by the thread running that task
@@ -475,7 +607,10 @@ impl Plan {
         let sinks = (0..n as u32)
             .filter(|&t| tasks[t as usize].succ.1 == 0)
             .collect();
+        let units = Units::new(&tasks, &succ, true);
         Ok(Plan {
+            units,
+            layout_id: next_layout_id(),
             tasks,
             cells: cells.into_boxed_slice(),
             succ,
@@ -675,6 +810,144 @@ impl Plan {
     /// The task of graph node `node`.
     pub fn task_of(&self, node: NodeId) -> usize {
         self.task_of_node[node] as usize
+    }
+
+    /// Whether chains are merged into units ([`Plan::set_merge_chains`]; on after compile).
+    pub fn merges_chains(&self) -> bool {
+        self.units.merged
+    }
+
+    /// Groups the tasks into units anew: with `merge`, maximal chains (a task whose only
+    /// successor has it as its only predecessor runs in one unit with that successor, and so
+    /// on); without, one unit per task, for executors that must see the graph node by node.
+    /// Build executors after calling this: an executor is made for one grouping.
+    pub fn set_merge_chains(&mut self, merge: bool) {
+        if merge != self.units.merged {
+            self.units = Units::new(&self.tasks, &self.succ, merge);
+            self.layout_id = next_layout_id();
+        }
+    }
+
+    /// A number that changes whenever the units change (compile, [`Plan::set_merge_chains`]):
+    /// executors that keep per-unit state re-initialise it when they see a new one.
+    #[inline]
+    pub fn layout_id(&self) -> u64 {
+        self.layout_id
+    }
+
+    /// Number of units.
+    #[inline]
+    pub fn n_units(&self) -> usize {
+        self.units.info.len()
+    }
+
+    /// The tasks of unit `u`, in the order they run (each the only successor of the one
+    /// before).
+    #[inline]
+    pub fn unit_tasks(&self, u: usize) -> &[u32] {
+        let (s, l) = self.units.info[u].tasks;
+        &self.units.tasks[s as usize..(s + l) as usize]
+    }
+
+    /// The unit of task `t`.
+    #[inline]
+    pub fn unit_of(&self, t: usize) -> usize {
+        self.units.unit_of_task[t] as usize
+    }
+
+    /// The distinct successor units of unit `u` (increasing): the units of the successors of
+    /// its last task.
+    #[inline]
+    pub fn unit_successors(&self, u: usize) -> &[u32] {
+        let (s, l) = self.units.info[u].succ;
+        &self.units.succ[s as usize..(s + l) as usize]
+    }
+
+    /// The number of distinct predecessor units of unit `u` (those of its first task): its
+    /// activation count at the start of each cycle.
+    #[inline]
+    pub fn unit_count(&self, u: usize) -> u32 {
+        self.units.info[u].initial
+    }
+
+    /// Units with no predecessor, increasing.
+    pub fn unit_sources(&self) -> &[u32] {
+        &self.units.sources
+    }
+
+    /// Units with no successor, increasing; the cycle is done when all of them are.
+    pub fn unit_sinks(&self) -> &[u32] {
+        &self.units.sinks
+    }
+
+    /// Number of topological levels of the unit graph.
+    pub fn n_unit_levels(&self) -> usize {
+        self.units.level_starts.len().saturating_sub(1)
+    }
+
+    /// The units of level `l` of the unit graph (increasing); they never depend on each other.
+    pub fn unit_level(&self, l: usize) -> &[u32] {
+        &self.units.level_order
+            [self.units.level_starts[l] as usize..self.units.level_starts[l + 1] as usize]
+    }
+
+    /// The sum of the costs of unit `u`'s tasks.
+    pub fn unit_cost(&self, u: usize) -> f64 {
+        self.unit_tasks(u)
+            .iter()
+            .map(|&t| self.cost(t as usize))
+            .sum()
+    }
+
+    /// The unit graph as a [`TaskGraph`] for the static schedulers: node `u` is unit `u`
+    /// (named after its first task's node, cost the sum of its tasks' costs given by `costs`,
+    /// indexed by graph node), one edge per pair of dependent units with the largest
+    /// communication cost of the graph edges between them.
+    pub fn unit_graph(&self, graph: &TaskGraph, costs: &[f64]) -> TaskGraph {
+        let mut b = fugue_graph::GraphBuilder::new();
+        for u in 0..self.n_units() {
+            let ts = self.unit_tasks(u);
+            let head = self.node_of(ts[0] as usize);
+            let cost: f64 = ts.iter().map(|&t| costs[self.node_of(t as usize)]).sum();
+            // Distinct names: each starts with its own unit number.
+            let name = format!("unit-{u}:{}", graph.node(head).name);
+            b.add_node(fugue_graph::Node::new(name, "unit").with_cost(cost))
+                .expect("unit names are distinct");
+        }
+        let mut comm: std::collections::BTreeMap<(usize, usize), f64> = Default::default();
+        for e in graph.edges() {
+            let (a, c) = (
+                self.unit_of(self.task_of(e.src)),
+                self.unit_of(self.task_of(e.dst)),
+            );
+            if a != c {
+                let w = comm.entry((a, c)).or_insert(0.0);
+                *w = w.max(e.comm);
+            }
+        }
+        for ((a, c), w) in comm {
+            b.add_edge(a, 0, c, 0, w)
+                .expect("units and their edges come from a valid graph");
+        }
+        b.build().expect("the unit graph of a DAG is a DAG")
+    }
+
+    /// Runs unit `u`: its tasks, in order, on the calling thread.
+    ///
+    /// # Safety
+    /// As [`Plan::run_task`], for the unit: every predecessor unit has completed in this
+    /// cycle and its writes happen-before this call; no other thread runs `u` or any of its
+    /// successor units concurrently; no reference from [`Plan::output`] is alive.
+    #[inline]
+    pub unsafe fn run_unit(&self, u: usize) {
+        for &t in self.unit_tasks(u) {
+            // SAFETY: the predecessors of the first task are last tasks of predecessor units
+            // (complete, visible: the caller's contract); each later task's only predecessor
+            // is the task before it, run just before on this thread. Only this thread runs
+            // the unit's tasks; their successors are in this unit (run after, here) or in
+            // successor units (not running: the caller's contract).
+            unsafe { self.run_task(t as usize) };
+        }
     }
 
     /// Names of the nodes of unknown kind that became silent placeholders.

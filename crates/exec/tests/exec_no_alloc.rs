@@ -93,7 +93,7 @@ fn no_executor_allocates_after_the_first_cycle() {
                 .unwrap();
                 let lists = (kind == ExecutorKind::Static).then(|| {
                     let mut l = vec![Vec::new(); threads];
-                    for t in 0..plan.len() {
+                    for t in 0..plan.n_units() {
                         l[t % threads].push(t as u32);
                     }
                     l

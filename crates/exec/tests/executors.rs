@@ -30,7 +30,7 @@ fn ag_files(dir: &Path, out: &mut Vec<PathBuf>) {
 /// Round-robin lists over the topological order: a valid static schedule for any plan.
 fn round_robin(plan: &Plan, threads: usize) -> Vec<Vec<u32>> {
     let mut lists = vec![Vec::new(); threads];
-    for t in 0..plan.len() {
+    for t in 0..plan.n_units() {
         lists[t % threads].push(t as u32);
     }
     lists
@@ -42,6 +42,7 @@ fn render(
     threads: usize,
     cycles: usize,
     opts: &ExecOptions,
+    merge_chains: bool,
 ) -> Vec<Vec<f32>> {
     let reg = Registry::with_builtin_kinds();
     let copts = CompileOptions {
@@ -50,6 +51,7 @@ fn render(
         placeholder: false,
     };
     let mut plan = Plan::compile(g, &reg, &copts).expect("compiles");
+    plan.set_merge_chains(merge_chains);
     let lists = (kind == ExecutorKind::Static).then(|| round_robin(&plan, threads));
     let (mut exec, _warnings) = build(kind, &plan, threads, lists, opts).expect("builds");
     let mut out = vec![Vec::new(); plan.n_outputs()];
@@ -95,7 +97,7 @@ fn every_executor_matches_seq_bit_for_bit_on_the_corpus() {
         // The 300-node graphs are checked on every executor but with fewer thread counts.
         let big = g.len() > 200;
         // The random-small set is large: check a rotating subset of (executor, threads).
-        let reference = render(&g, ExecutorKind::Seq, 1, 3, &opts);
+        let reference = render(&g, ExecutorKind::Seq, 1, 3, &opts, true);
         for kind in ExecutorKind::ALL
             .into_iter()
             .filter(|k| *k != ExecutorKind::Seq)
@@ -108,10 +110,12 @@ fn every_executor_matches_seq_bit_for_bit_on_the_corpus() {
                 if big && threads != 2 && threads != 3 {
                     continue;
                 }
-                let got = render(&g, kind, threads, 3, &opts);
+                // Chains merged into units (the default) or one unit per task, alternately.
+                let merge = (i + threads).is_multiple_of(2);
+                let got = render(&g, kind, threads, 3, &opts, merge);
                 assert!(
                     got == reference,
-                    "{} with {kind} on {threads} threads differs from seq",
+                    "{} with {kind} on {threads} threads (chains merged: {merge}) differs from seq",
                     f.display()
                 );
                 checked += 1;
@@ -218,10 +222,10 @@ fn many_cycles_with_parking_between_them() {
         },
         ..ExecOptions::default()
     };
-    let reference = render(&g, ExecutorKind::Seq, 1, 200, &opts);
+    let reference = render(&g, ExecutorKind::Seq, 1, 200, &opts, true);
     for kind in ExecutorKind::ALL {
         for threads in [2, 3] {
-            let got = render(&g, kind, threads, 200, &opts);
+            let got = render(&g, kind, threads, 200, &opts, threads == 2);
             assert!(got == reference, "{kind} x{threads}");
         }
     }
@@ -232,7 +236,7 @@ fn static_schedule_errors() {
     let g = fugue_graph::gen::rake(2);
     let reg = Registry::with_builtin_kinds();
     let plan = Plan::compile(&g, &reg, &CompileOptions::default()).unwrap();
-    let n = plan.len() as u32;
+    let n = plan.n_units() as u32;
     let all: Vec<u32> = (0..n).collect();
     assert!(build(
         ExecutorKind::Static,

@@ -128,6 +128,113 @@ fn structure_of_a_diamond() {
 }
 
 #[test]
+fn chains_become_units() {
+    let src = r#"
+        a = { kind: "osc", freq: 100, };
+        b = { kind: "mod", freq: 3, };
+        c = { kind: "mod", freq: 5, };
+        e = { kind: "mod", freq: 7, };
+        d = { kind: "mix", };
+        s = { kind: "sink", };
+        a.1 -> b.1;  a.1 -> c.1;  c.1 -> e.1;  b.1 -> d.1;  e.1 -> d.2;  d.1 -> s.1;
+    "#;
+    let mut plan = compile(src, 48_000.0, 64).unwrap();
+    let t =
+        |plan: &Plan, name: &str| (0..plan.len()).find(|&i| plan.name(i) == name).unwrap() as u32;
+    let (a, b, c, d, e, s) = (
+        t(&plan, "a"),
+        t(&plan, "b"),
+        t(&plan, "c"),
+        t(&plan, "d"),
+        t(&plan, "e"),
+        t(&plan, "s"),
+    );
+    assert!(plan.merges_chains());
+    // a | b | c -> e | d -> s
+    assert_eq!(plan.n_units(), 4);
+    let u = |plan: &Plan, x: u32| plan.unit_of(x as usize);
+    assert_eq!(plan.unit_tasks(u(&plan, a)), &[a]);
+    assert_eq!(plan.unit_tasks(u(&plan, c)), &[c, e]);
+    assert_eq!(plan.unit_tasks(u(&plan, d)), &[d, s]);
+    assert_eq!(u(&plan, e), u(&plan, c));
+    assert_eq!(plan.unit_count(u(&plan, d)), 2);
+    assert_eq!(plan.unit_count(u(&plan, b)), 1);
+    assert_eq!(plan.unit_sources(), &[u(&plan, a) as u32]);
+    assert_eq!(plan.unit_sinks(), &[u(&plan, d) as u32]);
+    let mut bc = [u(&plan, b) as u32, u(&plan, c) as u32];
+    bc.sort();
+    assert_eq!(plan.unit_successors(u(&plan, a)), &bc[..]);
+    assert_eq!(plan.n_unit_levels(), 3);
+    assert_eq!(plan.unit_level(1), &bc[..]);
+    let before = plan.layout_id();
+    plan.set_merge_chains(false);
+    assert_ne!(plan.layout_id(), before);
+    assert_eq!(plan.n_units(), plan.len());
+    for i in 0..plan.len() {
+        assert_eq!(plan.unit_tasks(i), &[i as u32]);
+        assert_eq!(plan.unit_successors(i), plan.successors(i));
+        assert_eq!(plan.unit_count(i), plan.initial_count(i));
+    }
+    assert_eq!(plan.n_unit_levels(), plan.n_levels());
+}
+
+#[test]
+fn unit_structure_is_consistent_on_generated_graphs() {
+    let reg = Registry::with_builtin_kinds();
+    let graphs = [
+        fugue_graph::gen::line(100),
+        fugue_graph::gen::diamond(4),
+        fugue_graph::gen::rake(33),
+        fugue_graph::gen::random_dag(60, 0.08, Default::default(), 7),
+    ];
+    for (gi, g) in graphs.iter().enumerate() {
+        let plan = Plan::compile(g, &reg, &opts(48_000.0, 64)).unwrap();
+        let n = plan.n_units();
+        // Every task in exactly one unit; units partition the tasks.
+        let mut seen = vec![0; plan.len()];
+        for u in 0..n {
+            let ts = plan.unit_tasks(u);
+            assert!(!ts.is_empty());
+            for w in ts.windows(2) {
+                // Chain: the next task is the only successor, and has one predecessor.
+                assert_eq!(plan.successors(w[0] as usize), &[w[1]]);
+                assert_eq!(plan.initial_count(w[1] as usize), 1);
+            }
+            for &t in ts {
+                seen[t as usize] += 1;
+                assert_eq!(plan.unit_of(t as usize), u);
+            }
+            for &v in plan.unit_successors(u) {
+                assert!(v as usize > u, "units in topological order");
+            }
+            // Maximal: the last task does not continue into a one-predecessor only successor.
+            let last = *ts.last().unwrap() as usize;
+            let ss = plan.successors(last);
+            assert!(!(ss.len() == 1 && plan.initial_count(ss[0] as usize) == 1));
+        }
+        assert!(seen.iter().all(|&k| k == 1), "graph {gi}");
+        // Counts: number of distinct predecessor units.
+        let mut preds = vec![0u32; n];
+        for u in 0..n {
+            for &v in plan.unit_successors(u) {
+                preds[v as usize] += 1;
+            }
+        }
+        for (u, &p) in preds.iter().enumerate() {
+            assert_eq!(p, plan.unit_count(u), "graph {gi} unit {u}");
+        }
+        let ug = plan.unit_graph(g, &g.costs());
+        assert_eq!(ug.len(), n);
+        let total: f64 = g.costs().iter().sum();
+        let utotal: f64 = ug.costs().iter().sum();
+        assert!((total - utotal).abs() < 1e-6 * total.max(1.0));
+    }
+    let line = Plan::compile(&fugue_graph::gen::line(100), &reg, &opts(48_000.0, 64)).unwrap();
+    assert_eq!(line.n_units(), 1);
+    assert_eq!(line.n_unit_levels(), 1);
+}
+
+#[test]
 fn resamplers_change_rate_and_block_downstream() {
     let src = r#"
         a = { kind: "osc", freq: 440, };

@@ -19,6 +19,9 @@ use crate::Plan;
 /// Cycle state of an activation-counter executor.
 pub(crate) struct Common {
     plan: AtomicPtr<Plan>,
+    /// The layout of the plan the counters were set for (written and read by the audio
+    /// thread only, in `begin`).
+    layout: AtomicU64,
     pub counters: Box<[CachePadded<AtomicU32>]>,
     pub sinks_left: CachePadded<AtomicU32>,
     pub done: Signal,
@@ -30,6 +33,7 @@ impl Common {
     pub fn new(capacity: usize, threads: usize) -> Self {
         Common {
             plan: AtomicPtr::new(std::ptr::null_mut()),
+            layout: AtomicU64::new(0),
             counters: (0..capacity)
                 .map(|_| CachePadded::new(AtomicU32::new(0)))
                 .collect(),
@@ -45,20 +49,23 @@ impl Common {
     /// plan, and re-initialises the counters when the plan is not the one of the last cycle.
     /// Returns false if the plan has more tasks than the executor was built for.
     pub fn begin(&self, plan: &Plan) -> bool {
-        if plan.len() > self.counters.len() {
+        if plan.n_units() > self.counters.len() {
             return false;
         }
         let p = plan as *const Plan as *mut Plan;
-        if self.plan.load(Ordering::Relaxed) != p {
-            for i in 0..plan.len() {
-                self.counters[i].store(plan.initial_count(i), Ordering::Relaxed);
+        if self.plan.load(Ordering::Relaxed) != p
+            || self.layout.load(Ordering::Relaxed) != plan.layout_id()
+        {
+            for u in 0..plan.n_units() {
+                self.counters[u].store(plan.unit_count(u), Ordering::Relaxed);
             }
+            self.layout.store(plan.layout_id(), Ordering::Relaxed);
             // Relaxed: published to the workers by the SeqCst epoch bump that follows.
             self.plan.store(p, Ordering::Relaxed);
         }
         // Relaxed: published by the epoch bump (SeqCst) that starts the cycle.
         self.sinks_left
-            .store(plan.sinks().len() as u32, Ordering::Relaxed);
+            .store(plan.unit_sinks().len() as u32, Ordering::Relaxed);
         true
     }
 
@@ -87,7 +94,7 @@ impl Common {
         // SAFETY: we are running a task of this cycle.
         let plan = unsafe { self.plan() };
         let i = t as usize;
-        let initial = plan.initial_count(i);
+        let initial = plan.unit_count(i);
         // A task with one predecessor is never counted (see below): nothing to reset.
         if initial > 1 {
             self.counters[i].store(initial, Ordering::Relaxed);
@@ -95,8 +102,8 @@ impl Common {
         // SAFETY: activation protocol: all predecessors finished and their writes are visible
         // (we, or the thread that handed us `t`, acquired the counter's release sequence); we
         // alone own `t`, and its successors cannot run before we decrement their counters.
-        unsafe { plan.run_task(i) };
-        let succ = plan.successors(i);
+        unsafe { plan.run_unit(i) };
+        let succ = plan.unit_successors(i);
         if succ.is_empty() {
             // AcqRel: Release publishes this sink's work to the audio thread; Acquire chains
             // the other sinks' releases so the last one sees all.
@@ -111,7 +118,7 @@ impl Common {
             // tasks of chains and trees). It runs on this thread, or reaches another one
             // through a deque or the shared stack, whose release/acquire publishes `t`'s
             // outputs.
-            if plan.initial_count(s as usize) == 1 {
+            if plan.unit_count(s as usize) == 1 {
                 ready(s);
                 continue;
             }

@@ -51,7 +51,7 @@ impl LevelState {
             // is inside `run_cycle` holding the plan it published before starting the cycle.
             let plan = unsafe { &*self.plan.load(Ordering::Relaxed) };
             let li = l as usize;
-            let tasks = plan.level(li);
+            let tasks = plan.unit_level(li);
             let mut cur = self.claim[li].load(Ordering::Relaxed);
             loop {
                 if (cur >> 32) as u32 != cycle || (cur & LOW) as usize >= tasks.len() {
@@ -71,7 +71,7 @@ impl LevelState {
                         // SAFETY: index `k` of level `l` of this cycle is ours alone; every
                         // predecessor is in an earlier level, finished before the barrier
                         // that let `level` reach `l` (Acquire above).
-                        unsafe { plan.run_task(tasks[k] as usize) };
+                        unsafe { plan.run_unit(tasks[k] as usize) };
                         // AcqRel: the last finisher acquires every other finisher's writes
                         // before it releases them to the next level.
                         let prev = self.done[li].fetch_add(1, Ordering::AcqRel);
@@ -103,9 +103,9 @@ pub struct Levels {
 }
 
 impl Levels {
-    /// An executor with `threads` threads for plans of up to `plan.n_levels()` levels.
+    /// An executor with `threads` threads for plans of up to `plan.n_unit_levels()` levels.
     pub fn new(plan: &Plan, threads: usize, opts: &ExecOptions) -> Self {
-        let n = plan.n_levels().max(1);
+        let n = plan.n_unit_levels().max(1);
         let state = LevelState {
             plan: AtomicPtr::new(std::ptr::null_mut()),
             n_levels: AtomicU32::new(0),
@@ -134,7 +134,7 @@ impl Levels {
 impl Executor for Levels {
     fn run_cycle(&mut self, plan: &mut Plan) {
         let st = self.pool.work();
-        let n = plan.n_levels();
+        let n = plan.n_unit_levels();
         assert!(
             n <= st.claim.len(),
             "plan deeper than the executor was built for"

@@ -28,7 +28,7 @@ use std::time::Duration;
 pub use levels::Levels;
 pub use share::{ShareLock, WorkSharing};
 pub use signal::SpinBudget;
-pub use static_list::{lists_from_schedule, StaticSchedule};
+pub use static_list::{lists_from_schedule, lists_from_unit_schedule, StaticSchedule};
 pub use thread::Placement;
 pub use ws::WorkStealing;
 

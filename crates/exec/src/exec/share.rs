@@ -182,7 +182,7 @@ impl WorkSharing {
     /// An executor with `threads` threads sharing one queue guarded by `lock`.
     pub fn new(plan: &Plan, threads: usize, lock: ShareLock, opts: &ExecOptions) -> Self {
         let threads = threads.max(1);
-        let cap = plan.len().max(1);
+        let cap = plan.n_units().max(1);
         let queue = match lock {
             ShareLock::Mutex => Queue::Mutex {
                 stack: Mutex::new(Vec::with_capacity(cap)),
@@ -216,15 +216,15 @@ impl Executor for WorkSharing {
             st.common.begin(plan),
             "plan larger than the executor was built for"
         );
-        if plan.sources().is_empty() {
+        if plan.unit_sources().is_empty() {
             return;
         }
         match &st.queue {
             Queue::Mutex { stack, .. } => stack
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .extend_from_slice(plan.sources()),
-            Queue::Spin(s) => s.with(|v| v.extend_from_slice(plan.sources())),
+                .extend_from_slice(plan.unit_sources()),
+            Queue::Spin(s) => s.with(|v| v.extend_from_slice(plan.unit_sources())),
         }
         self.pool.start_cycle();
         let st = self.pool.work();

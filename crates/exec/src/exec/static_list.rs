@@ -96,11 +96,11 @@ impl StaticState {
         let plan = unsafe { self.common.plan() };
         let i = t as usize;
         // Reset the wait word for the next cycle: no predecessor touches it again this cycle.
-        self.wait[i].store(plan.initial_count(i), Ordering::Relaxed);
+        self.wait[i].store(plan.unit_count(i), Ordering::Relaxed);
         // SAFETY: every predecessor finished and is visible (wait word read as zero with
         // Acquire), and the cursor's CAS gave `t` to this thread alone.
-        unsafe { plan.run_task(i) };
-        let succ = plan.successors(i);
+        unsafe { plan.run_unit(i) };
+        let succ = plan.unit_successors(i);
         if succ.is_empty() {
             // AcqRel: as in the activation executors (see `Common::run`).
             if self.common.sinks_left.fetch_sub(1, Ordering::AcqRel) == 1 {
@@ -242,7 +242,8 @@ impl StaticSchedule {
     /// with the dependencies (a topological order restricted to the list), as list schedules
     /// are; otherwise an error says which task is wrong.
     pub fn new(plan: &Plan, lists: Vec<Vec<u32>>, opts: &ExecOptions) -> Result<Self, String> {
-        let n = plan.len();
+        let n = plan.n_units();
+        let name = |u: usize| unit_name(plan, u);
         let mut seen = vec![false; n];
         for l in &lists {
             for &t in l {
@@ -251,28 +252,22 @@ impl StaticSchedule {
                     return Err(format!("task {t} is not in the plan"));
                 }
                 if std::mem::replace(&mut seen[t], true) {
-                    return Err(format!(
-                        "task `{}` appears twice in the schedule",
-                        plan.name(t)
-                    ));
+                    return Err(format!("task `{}` appears twice in the schedule", name(t)));
                 }
             }
         }
         if let Some(t) = seen.iter().position(|s| !s) {
-            return Err(format!(
-                "task `{}` is missing from the schedule",
-                plan.name(t)
-            ));
+            return Err(format!("task `{}` is missing from the schedule", name(t)));
         }
         // Deadlock check: simulate the lists with the dependencies.
         let mut pos = vec![0usize; lists.len()];
-        let mut count: Vec<u32> = (0..n).map(|i| plan.initial_count(i)).collect();
+        let mut count: Vec<u32> = (0..n).map(|i| plan.unit_count(i)).collect();
         let mut left = n;
         loop {
             let mut progressed = false;
             for (w, l) in lists.iter().enumerate() {
                 while pos[w] < l.len() && count[l[pos[w]] as usize] == 0 {
-                    for &s in plan.successors(l[pos[w]] as usize) {
+                    for &s in plan.unit_successors(l[pos[w]] as usize) {
                         count[s as usize] -= 1;
                     }
                     pos[w] += 1;
@@ -289,7 +284,7 @@ impl StaticSchedule {
                     .unwrap_or(0);
                 return Err(format!(
                     "the schedule's order deadlocks at task `{}` on thread {w}",
-                    plan.name(lists[w][pos[w]] as usize)
+                    name(lists[w][pos[w]] as usize)
                 ));
             }
         }
@@ -298,11 +293,7 @@ impl StaticSchedule {
             common: Common::new(n.max(1), threads),
             wait: (0..n.max(1))
                 .map(|i| {
-                    CachePadded::new(AtomicU32::new(if i < n {
-                        plan.initial_count(i)
-                    } else {
-                        0
-                    }))
+                    CachePadded::new(AtomicU32::new(if i < n { plan.unit_count(i) } else { 0 }))
                 })
                 .collect(),
             cursors: (0..lists.len())
@@ -331,7 +322,7 @@ impl Executor for StaticSchedule {
             st.common.begin(plan),
             "plan larger than the executor was built for"
         );
-        if plan.is_empty() {
+        if plan.n_units() == 0 {
             return;
         }
         // Cycle numbers start at 1: the cursors' initial tag 0 never matches a cycle.
@@ -350,19 +341,55 @@ impl Executor for StaticSchedule {
     }
 }
 
-/// Per-thread task lists of `plan` from a static schedule of the graph it was compiled from.
+/// The name of unit `u` for messages: its first task's node, and how many tasks follow.
+fn unit_name(plan: &Plan, u: usize) -> String {
+    let ts = plan.unit_tasks(u);
+    match ts.len() {
+        1 => plan.name(ts[0] as usize).to_string(),
+        k => format!(
+            "{} (and the {} task(s) chained after it)",
+            plan.name(ts[0] as usize),
+            k - 1
+        ),
+    }
+}
+
+/// Per-thread unit lists of `plan` from a static schedule of the graph it was compiled from
+/// (one schedule task per graph node).
 ///
-/// Processor `p` of the schedule becomes thread `p` (thread 0 is the caller). Each list is in
-/// the schedule's start-time order. A task the schedule duplicates (CPFD) is kept once: on the
+/// Processor `p` of the schedule becomes thread `p` (thread 0 is the caller). Each unit goes
+/// where the schedule put its first task, at that task's start time; the schedule's places of
+/// the tasks chained after it are not used (they run right after it, on its thread). Each list
+/// is in start-time order. A task the schedule duplicates (CPFD) is kept once: on the
 /// processor whose copy finishes first (ties: the lower processor); its other copies are
 /// dropped. Because every copy starts after its predecessors' earliest copies finish, the
-/// lists stay free of deadlock; [`StaticSchedule::new`] checks it anyway.
+/// lists stay free of deadlock; [`StaticSchedule::new`] checks it anyway. For a schedule of
+/// [`Plan::unit_graph`], use [`lists_from_unit_schedule`].
 pub fn lists_from_schedule(schedule: &fugue_sched::Schedule, plan: &Plan) -> Vec<Vec<u32>> {
-    let n = plan.len();
+    lists_by(schedule, plan.n_units(), |node| {
+        let t = plan.task_of(node);
+        let u = plan.unit_of(t);
+        (plan.unit_tasks(u)[0] as usize == t).then_some(u)
+    })
+}
+
+/// Per-thread unit lists from a schedule of [`Plan::unit_graph`] (schedule task `u` = unit
+/// `u`), as [`lists_from_schedule`] makes them.
+pub fn lists_from_unit_schedule(schedule: &fugue_sched::Schedule, plan: &Plan) -> Vec<Vec<u32>> {
+    lists_by(schedule, plan.n_units(), |u| {
+        (u < plan.n_units()).then_some(u)
+    })
+}
+
+fn lists_by(
+    schedule: &fugue_sched::Schedule,
+    n: usize,
+    unit: impl Fn(usize) -> Option<usize>,
+) -> Vec<Vec<u32>> {
     let mut best: Vec<Option<(f64, usize)>> = vec![None; n];
     for (p, slots) in schedule.processors.iter().enumerate() {
         for s in slots {
-            let t = plan.task_of(s.task);
+            let Some(t) = unit(s.task) else { continue };
             if best[t].is_none_or(|(f, _)| s.finish < f) {
                 best[t] = Some((s.finish, p));
             }
@@ -371,7 +398,7 @@ pub fn lists_from_schedule(schedule: &fugue_sched::Schedule, plan: &Plan) -> Vec
     let mut lists: Vec<Vec<(f64, u32)>> = vec![Vec::new(); schedule.processors.len().max(1)];
     for (p, slots) in schedule.processors.iter().enumerate() {
         for s in slots {
-            let t = plan.task_of(s.task);
+            let Some(t) = unit(s.task) else { continue };
             if best[t].is_some_and(|(f, q)| q == p && f == s.finish) {
                 lists[p].push((s.start, t as u32));
                 best[t] = Some((f64::NEG_INFINITY, usize::MAX)); // taken: later equal copies skip
@@ -381,7 +408,7 @@ pub fn lists_from_schedule(schedule: &fugue_sched::Schedule, plan: &Plan) -> Vec
     lists
         .into_iter()
         .map(|mut l| {
-            // Start-time order; ties by task index, which is a topological order.
+            // Start-time order; ties by unit index, which is a topological order.
             l.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
             l.into_iter().map(|(_, t)| t).collect()
         })

@@ -111,10 +111,10 @@ pub struct WorkStealing {
 
 impl WorkStealing {
     /// An executor with `threads` threads (the caller plus `threads - 1` workers) for plans
-    /// of up to `plan.len()` tasks.
+    /// of up to `plan.n_units()` units.
     pub fn new(plan: &Plan, threads: usize, opts: &ExecOptions) -> Self {
         let threads = threads.max(1);
-        let cap = plan.len().max(1);
+        let cap = plan.n_units().max(1);
         let state = WsState {
             common: Common::new(cap, threads),
             deques: (0..threads).map(|_| Deque::with_capacity(cap)).collect(),
@@ -148,7 +148,7 @@ impl Executor for WorkStealing {
         );
         // The audio thread keeps the first source for itself (a worker that is still waking up
         // cannot take the whole cycle away from it); the others are offered to the workers.
-        let Some((&first, rest)) = plan.sources().split_first() else {
+        let Some((&first, rest)) = plan.unit_sources().split_first() else {
             return;
         };
         for &s in rest {
