@@ -11,7 +11,10 @@
 // then it stores cycle. After the last cycle every counter must equal the cycle. A failed
 // check makes the output say "ok": false and the exit code 1.
 //
-// Usage: tbb-flow EDGES THREADS CYCLES WARMUP IDLE_US
+// Usage: tbb-flow EDGES THREADS CYCLES WARMUP IDLE_US [PIN]
+// PIN = 1 pins the thread of arena slot i to core i mod cores (the main thread takes slot 0),
+// as `fugue bench overhead --pin` pins fugue's threads; otherwise (default) the process may
+// run on every online core, whatever affinity it inherited.
 // Prints one JSON object: executor, threads, nodes, cycles, median_ns, p99_ns, max_ns,
 // min_ns, mean_ns, ok.
 //
@@ -19,6 +22,11 @@
 
 #include <oneapi/tbb/flow_graph.h>
 #include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/task_arena.h>
+#include <oneapi/tbb/task_scheduler_observer.h>
+
+#include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -64,6 +72,33 @@ struct Probe {
     }
 };
 
+int online_cores() {
+    const long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : static_cast<int>(n);
+}
+
+void set_affinity(int first, int count) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c = first; c < first + count; ++c) {
+        CPU_SET(c, &set);
+    }
+    sched_setaffinity(0, sizeof set, &set);
+}
+
+// Pins every thread that enters the default arena to the core of its slot.
+class Pinner : public oneapi::tbb::task_scheduler_observer {
+public:
+    Pinner() { observe(true); }
+    ~Pinner() override { observe(false); }
+    void on_scheduler_entry(bool) override {
+        const int slot = oneapi::tbb::this_task_arena::current_thread_index();
+        if (slot >= 0) {
+            set_affinity(slot % online_cores(), 1);
+        }
+    }
+};
+
 [[noreturn]] void die(const std::string& msg) {
     std::fprintf(stderr, "tbb-flow: %s\n", msg.c_str());
     std::exit(2);
@@ -72,9 +107,10 @@ struct Probe {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 6) {
-        die("usage: tbb-flow EDGES THREADS CYCLES WARMUP IDLE_US");
+    if (argc != 6 && argc != 7) {
+        die("usage: tbb-flow EDGES THREADS CYCLES WARMUP IDLE_US [PIN]");
     }
+    const bool pin = argc == 7 && std::atoi(argv[6]) != 0;
     const std::string path = argv[1];
     const int threads = std::atoi(argv[2]);
     const long cycles = std::atol(argv[3]);
@@ -101,6 +137,13 @@ int main(int argc, char** argv) {
         }
     }
 
+    std::unique_ptr<Pinner> pinner;
+    if (pin) {
+        set_affinity(0, 1);
+        pinner = std::make_unique<Pinner>();
+    } else {
+        set_affinity(0, online_cores());
+    }
     oneapi::tbb::global_control limit(oneapi::tbb::global_control::max_allowed_parallelism,
                                       static_cast<std::size_t>(threads));
     Probe probe(n);

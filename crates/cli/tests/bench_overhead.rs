@@ -46,7 +46,7 @@ fn overhead_every_executor_json() {
         "--nodes",
         "16",
         "--executor",
-        "seq,static,ws,share,share-spin,levels,rayon",
+        "seq,static,ws,ws-affinity,share,share-spin,levels,rayon",
         "--threads",
         "2",
         "--cycles",
@@ -69,6 +69,7 @@ fn overhead_every_executor_json() {
             "seq",
             "static",
             "ws",
+            "ws-affinity",
             "share",
             "share-spin",
             "levels",
@@ -204,8 +205,8 @@ fn table_writes_its_files_and_checks_outputs() {
     }
     let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
     let rows: Vec<&str> = summary.lines().skip(1).collect();
-    // 2 buffers x (6 executors + rayon).
-    assert_eq!(rows.len(), 14, "{summary}");
+    // 2 buffers x (7 executors + rayon).
+    assert_eq!(rows.len(), 16, "{summary}");
     for r in &rows {
         assert!(r.ends_with(",true"), "{r}");
     }
@@ -213,7 +214,7 @@ fn table_writes_its_files_and_checks_outputs() {
     let speedup: f64 = seq.split(',').nth(12).unwrap().parse().unwrap();
     assert!((speedup - 1.0).abs() < 1e-9, "{seq}");
     let raw = std::fs::read_to_string(out.join("raw.csv")).unwrap();
-    assert_eq!(raw.lines().count(), 1 + 14 * 2);
+    assert_eq!(raw.lines().count(), 1 + 16 * 2);
     let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
     assert!(readme.contains("Command: `") && readme.contains("commit:"));
     // Again without --force: refused, nothing changed.

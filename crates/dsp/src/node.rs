@@ -85,6 +85,33 @@ pub trait DspNode: Send {
     fn processor(&self) -> Box<dyn Processor>;
 }
 
+/// Boxes a processor on cache lines of its own.
+///
+/// Processors are small, mutable structures (a phase, filter memory) written at every cycle;
+/// allocated one after the other, several would share a cache line, and two of them run by
+/// two threads in the same cycle would make that line travel between the cores at every
+/// write (false sharing). Every built-in kind boxes its processors with this; node kinds
+/// defined elsewhere should too.
+pub fn isolated<P: Processor + 'static>(processor: P) -> Box<dyn Processor> {
+    Box::new(Isolated(processor))
+}
+
+/// A processor aligned (and so sized) to 128 bytes: two cache lines, the unit of the
+/// adjacent-line prefetcher.
+#[repr(align(128))]
+struct Isolated<P>(P);
+
+impl<P: Processor> Processor for Isolated<P> {
+    #[inline]
+    fn process(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
+        self.0.process(inputs, outputs);
+    }
+
+    fn reset(&mut self) {
+        self.0.reset();
+    }
+}
+
 /// The real-time half of a node.
 ///
 /// `process` is called once per cycle. `inputs[i]` holds the input buffer `i` for this cycle

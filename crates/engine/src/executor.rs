@@ -117,9 +117,9 @@ pub fn make_executor(
     let mut opts = choice.options.clone();
     let mut warnings = Vec::new();
     if choice.pin {
-        let cores = fugue_exec::exec::thread::available_cores();
-        opts.placement.cores = (0..cores).collect();
-        if let Err(e) = fugue_exec::exec::thread::pin_current(0) {
+        let cores = fugue_exec::exec::thread::allowed_cores();
+        opts.placement.cores = cores.to_vec();
+        if let Err(e) = fugue_exec::exec::thread::pin_current(cores[0]) {
             warnings.push(e);
         }
     }

@@ -213,7 +213,7 @@ impl DspNode for ProbeNode {
     }
 
     fn processor(&self) -> Box<dyn Processor> {
-        Box::new(ProbeProcessor {
+        fugue_dsp::isolated(ProbeProcessor {
             state: self.state.clone(),
             node: self.node,
         })

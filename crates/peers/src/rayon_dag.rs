@@ -30,10 +30,26 @@ impl RayonDag {
     /// A rayon pool of `threads` threads (at least 1) for `plan`, or plans compiled from the
     /// same graph (the activation counters start from `plan`'s counts).
     pub fn new(plan: &Plan, threads: usize) -> Result<Self, rayon::ThreadPoolBuildError> {
+        Self::with_pinning(plan, threads, false)
+    }
+
+    /// The same, with pool thread `i` pinned to core `i mod cores` when `pin` (a refused
+    /// pinning is ignored: the peer runs unpinned).
+    pub fn with_pinning(
+        plan: &Plan,
+        threads: usize,
+        pin: bool,
+    ) -> Result<Self, rayon::ThreadPoolBuildError> {
         let threads = threads.max(1);
+        let cores = fugue_exec::exec::thread::allowed_cores();
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("rayon-peer-{i}"))
+            .start_handler(move |i| {
+                if pin {
+                    let _ = fugue_exec::exec::thread::pin_current(cores[i % cores.len()]);
+                }
+            })
             .build()?;
         let counters = (0..plan.len())
             .map(|i| CachePadded::new(AtomicU32::new(plan.initial_count(i))))

@@ -79,7 +79,7 @@ impl<P: Processor + Clone + 'static> DspNode for Simple<P> {
     fn processor(&self) -> Box<dyn Processor> {
         let mut p = self.proto.clone();
         p.reset();
-        Box::new(p)
+        crate::isolated(p)
     }
 }
 

@@ -94,7 +94,7 @@ impl DspNode for ResamplerNode {
     fn processor(&self) -> Box<dyn Processor> {
         let mut p = self.proto.clone();
         p.reset();
-        Box::new(p)
+        crate::isolated(p)
     }
 }
 

@@ -66,7 +66,7 @@ impl DspNode for SinkNode {
     fn processor(&self) -> Box<dyn Processor> {
         let mut p = self.proto.clone();
         p.reset();
-        Box::new(p)
+        crate::isolated(p)
     }
 }
 

@@ -35,7 +35,7 @@ impl DspNode for SourceNode {
         }
     }
     fn processor(&self) -> Box<dyn Processor> {
-        Box::new(self.proto.clone())
+        crate::isolated(self.proto.clone())
     }
 }
 

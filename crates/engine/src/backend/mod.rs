@@ -84,26 +84,30 @@ impl Engine {
                 placeholder,
             },
         )?;
-        let (executor, warnings) = if choice.kind == ExecutorKind::Ws {
-            let mut opts = choice.options.clone();
-            let mut warnings = Vec::new();
-            if choice.pin {
-                let cores = fugue_exec::exec::thread::available_cores();
-                opts.placement = Placement {
-                    cores: (0..cores).collect(),
-                    rt_priority: opts.placement.rt_priority,
+        let (executor, warnings) =
+            if matches!(choice.kind, ExecutorKind::Ws | ExecutorKind::WsAffinity) {
+                let mut opts = choice.options.clone();
+                let mut warnings = Vec::new();
+                if choice.pin {
+                    opts.placement = Placement {
+                        cores: fugue_exec::exec::thread::allowed_cores().to_vec(),
+                        rt_priority: opts.placement.rt_priority,
+                    };
+                }
+                if let Some(p) = choice.rt {
+                    opts.placement.rt_priority = Some(p.clamp(1, 98));
+                }
+                let e = if choice.kind == ExecutorKind::Ws {
+                    WorkStealing::new(&plan, choice.threads.max(1), &opts)
+                } else {
+                    WorkStealing::with_affinity(&plan, choice.threads.max(1), &opts)
                 };
-            }
-            if let Some(p) = choice.rt {
-                opts.placement.rt_priority = Some(p.clamp(1, 98));
-            }
-            let e = WorkStealing::new(&plan, choice.threads.max(1), &opts);
-            warnings.extend(e.warnings().iter().cloned());
-            (RunExecutor::Ws(e), warnings)
-        } else {
-            let b = make_executor(graph, &plan, choice)?;
-            (RunExecutor::Other(b.executor), b.warnings)
-        };
+                warnings.extend(e.warnings().iter().cloned());
+                (RunExecutor::Ws(e), warnings)
+            } else {
+                let b = make_executor(graph, &plan, choice)?;
+                (RunExecutor::Other(b.executor), b.warnings)
+            };
         let last_steals = executor.steals();
         Ok((
             Engine {

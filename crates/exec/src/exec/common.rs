@@ -13,7 +13,7 @@
 use crossbeam_utils::CachePadded;
 
 use crate::exec::signal::{Signal, SpinBudget};
-use crate::sync::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use crate::sync::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use crate::Plan;
 
 /// Cycle state of an activation-counter executor.
@@ -25,6 +25,8 @@ pub(crate) struct Common {
     pub counters: Box<[CachePadded<AtomicU32>]>,
     pub sinks_left: CachePadded<AtomicU32>,
     pub done: Signal,
+    /// Whether the last `begin` saw a new plan or layout (re-initialised the counters).
+    changed: AtomicBool,
     /// Number of tasks run from another thread's queue, per worker (statistics).
     pub steals: Box<[CachePadded<AtomicU64>]>,
 }
@@ -39,6 +41,7 @@ impl Common {
                 .collect(),
             sinks_left: CachePadded::new(AtomicU32::new(0)),
             done: Signal::new(),
+            changed: AtomicBool::new(false),
             steals: (0..threads)
                 .map(|_| CachePadded::new(AtomicU64::new(0)))
                 .collect(),
@@ -60,13 +63,22 @@ impl Common {
                 self.counters[u].store(plan.unit_count(u), Ordering::Relaxed);
             }
             self.layout.store(plan.layout_id(), Ordering::Relaxed);
+            self.changed.store(true, Ordering::Relaxed);
             // Relaxed: published to the workers by the SeqCst epoch bump that follows.
             self.plan.store(p, Ordering::Relaxed);
+        } else {
+            self.changed.store(false, Ordering::Relaxed);
         }
         // Relaxed: published by the epoch bump (SeqCst) that starts the cycle.
         self.sinks_left
             .store(plan.unit_sinks().len() as u32, Ordering::Relaxed);
         true
+    }
+
+    /// Whether the last [`Common::begin`] re-initialised the counters for a new plan or layout
+    /// (audio thread, before starting the workers).
+    pub fn layout_changed(&self) -> bool {
+        self.changed.load(Ordering::Relaxed)
     }
 
     /// The plan of the current cycle.

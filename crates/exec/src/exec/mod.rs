@@ -98,8 +98,10 @@ pub enum ExecutorKind {
     Seq,
     /// Per-thread lists from a static schedule.
     Static,
-    /// Work stealing.
+    /// Work stealing as in Letz et al.
     Ws,
+    /// Work stealing with affinity: units go back to the thread that ran them last.
+    WsAffinity,
     /// Work sharing, mutex + condition variable.
     Share,
     /// Work sharing, spinlock.
@@ -110,10 +112,11 @@ pub enum ExecutorKind {
 
 impl ExecutorKind {
     /// Every kind, in the order reports list them.
-    pub const ALL: [ExecutorKind; 6] = [
+    pub const ALL: [ExecutorKind; 7] = [
         ExecutorKind::Seq,
         ExecutorKind::Static,
         ExecutorKind::Ws,
+        ExecutorKind::WsAffinity,
         ExecutorKind::Share,
         ExecutorKind::ShareSpin,
         ExecutorKind::Levels,
@@ -125,6 +128,7 @@ impl ExecutorKind {
             ExecutorKind::Seq => "seq",
             ExecutorKind::Static => "static",
             ExecutorKind::Ws => "ws",
+            ExecutorKind::WsAffinity => "ws-affinity",
             ExecutorKind::Share => "share",
             ExecutorKind::ShareSpin => "share-spin",
             ExecutorKind::Levels => "levels",
@@ -156,8 +160,12 @@ pub fn build(
     let opts = &opts.adapted_to(threads);
     Ok(match kind {
         ExecutorKind::Seq => (Box::new(SeqExecutor::new()), Vec::new()),
-        ExecutorKind::Ws => {
-            let e = WorkStealing::new(plan, threads, opts);
+        ExecutorKind::Ws | ExecutorKind::WsAffinity => {
+            let e = if kind == ExecutorKind::Ws {
+                WorkStealing::new(plan, threads, opts)
+            } else {
+                WorkStealing::with_affinity(plan, threads, opts)
+            };
             let w = e.warnings().to_vec();
             (Box::new(e), w)
         }

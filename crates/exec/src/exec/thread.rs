@@ -13,6 +13,8 @@ pub struct Placement {
 
 /// Pins the calling thread to `core`. Returns an error text when the system refuses.
 pub fn pin_current(core: usize) -> Result<(), String> {
+    // Record the cores the process may use before this thread's set shrinks to one.
+    let _ = allowed_cores();
     // SAFETY: `cpu_set_t` is plain data; zeroed is the empty set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     if core >= 8 * std::mem::size_of::<libc::cpu_set_t>() {
@@ -52,5 +54,33 @@ pub fn set_realtime_current(priority: i32) -> Result<(), String> {
 
 /// Number of cores this process may run on.
 pub fn available_cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    allowed_cores().len()
+}
+
+/// The cores this process may run on, in increasing order: the affinity set of the first
+/// thread that asked (or pinned itself), recorded once, so that pinning a thread to one core
+/// does not make the process look like a one-core machine to the threads created after.
+pub fn allowed_cores() -> &'static [usize] {
+    static CORES: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
+    CORES.get_or_init(|| {
+        // SAFETY: `cpu_set_t` is plain data; zeroed is the empty set.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: pid 0 = this thread; `set` is a valid cpu_set_t of the size passed.
+        let r =
+            unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+        let bits = 8 * std::mem::size_of::<libc::cpu_set_t>();
+        let cores: Vec<usize> = if r == 0 {
+            // SAFETY: `c` is within the set's bit range.
+            (0..bits)
+                .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        if cores.is_empty() {
+            (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect()
+        } else {
+            cores
+        }
+    })
 }

@@ -76,7 +76,9 @@ pub struct Args {
     /// (sched_yield) for the rest of its budget [default: the executors'].
     #[arg(long)]
     pub spins: Option<u32>,
-    /// Pin thread i to core i.
+    /// Pin thread i to core i (the calling thread to core 0), for fugue's executors and the
+    /// peers alike (rayon's pool thread i to core i mod cores, oneTBB's arena slot i to core
+    /// i mod cores).
     #[arg(long)]
     pub pin: bool,
     /// The oneTBB harness [default: $FUGUE_TBB_HARNESS, else target/peers/tbb-flow].
@@ -287,7 +289,10 @@ pub fn build_executor(
             Ok((b.executor, b.warnings))
         }
         Runner::Rayon => Ok((
-            Box::new(RayonDag::new(plan, spec.threads).context("cannot start the rayon pool")?),
+            Box::new(
+                RayonDag::with_pinning(plan, spec.threads, spec.pin)
+                    .context("cannot start the rayon pool")?,
+            ),
             Vec::new(),
         )),
         Runner::Tbb => bail!("the tbb peer runs in its own process"),
@@ -381,6 +386,7 @@ fn run_tbb(
     cycles: usize,
     warmup: usize,
     idle_us: u64,
+    pin: bool,
 ) -> anyhow::Result<Stats> {
     let out = Command::new(harness)
         .arg(edges)
@@ -388,6 +394,7 @@ fn run_tbb(
         .arg(cycles.to_string())
         .arg(warmup.to_string())
         .arg(idle_us.to_string())
+        .arg(if pin { "1" } else { "0" })
         .output()
         .with_context(|| format!("cannot run the oneTBB harness {}", harness.display()))?;
     if !out.status.success() {
@@ -508,6 +515,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                         cycles,
                         warmup,
                         args.idle_us,
+                        args.pin,
                     )?,
                     r => {
                         let (mut exec, w) = build_executor(r, &empty, &plan, &spec)?;

@@ -23,6 +23,23 @@ use super::overhead::{
 };
 use crate::util::{self, usage};
 
+/// The speedup of `runs` against `seq`: the median over `i` of `seq[i].median / runs[i].median`.
+/// Run `i` of every executor is measured right after run `i` of seq (interleaved), so each
+/// ratio compares two measurements taken under the same machine load; the median of the
+/// ratios is much steadier on a shared machine than the ratio of the two medians.
+pub fn paired_speedup(seq: &[Stats], runs: &[Stats]) -> f64 {
+    let r: Vec<f64> = seq
+        .iter()
+        .zip(runs)
+        .map(|(a, b)| a.median_ns / b.median_ns)
+        .collect();
+    if r.is_empty() {
+        f64::NAN
+    } else {
+        median(&r)
+    }
+}
+
 /// Arguments of `fugue bench table`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -67,6 +84,10 @@ pub struct Args {
     /// Busy-wait iterations before a waiting thread starts yielding [default: the executors'].
     #[arg(long)]
     pub spins: Option<u32>,
+    /// Pin thread i to core i (the calling thread to core 0), for the executors and the
+    /// rayon peer alike.
+    #[arg(long)]
+    pub pin: bool,
     /// Write README.md, raw.csv, summary.csv and table.md into this folder.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
@@ -214,7 +235,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     threads,
                     algorithm: args.algorithm,
                     costs: costs.clone(),
-                    pin: false,
+                    pin: args.pin,
                     options: options.clone(),
                 };
                 let (e, w) = build_executor(r, graph, &plan, &spec)
@@ -247,7 +268,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 }
             }
             let nodes = graph.len();
-            let seq_med = median(&per[0].iter().map(|s| s.median_ns).collect::<Vec<_>>());
+            let seq_runs = per[0].clone();
             let mut line = format!("{shape} ({nodes} nodes) buffer {buffer}:");
             for ((r, _, _), runs) in execs.iter().zip(per) {
                 let m = median(&runs.iter().map(|s| s.median_ns).collect::<Vec<_>>());
@@ -256,7 +277,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     " {} {:.1} µs ({:.2}x)",
                     r.name(),
                     m / 1e3,
-                    seq_med / m
+                    paired_speedup(&seq_runs, &runs)
                 );
                 cells.push(Cell {
                     shape: shape.clone(),
@@ -279,7 +300,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let wall = started.elapsed();
 
     // Summary rows.
-    let seq_of = |shape: &str, buffer: usize| -> f64 {
+    let seq_of = |shape: &str, buffer: usize| -> &[Stats] {
         cells
             .iter()
             .find(|c| {
@@ -287,8 +308,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     && c.buffer == buffer
                     && c.runner == Runner::Fugue(ExecutorKind::Seq)
             })
-            .map(|c| median(&c.runs.iter().map(|s| s.median_ns).collect::<Vec<_>>()))
-            .unwrap_or(f64::NAN)
+            .map(|c| &c.runs[..])
+            .unwrap_or(&[])
     };
     let mut raw = String::from(
         "shape,graph,nodes,buffer,executor,threads,run,cycles,median_ns,p99_ns,max_ns,mean_ns,min_ns,verified\n",
@@ -340,7 +361,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             median(&c.runs.iter().map(|s| s.p99_ns).collect::<Vec<_>>()),
             c.runs.iter().map(|s| s.max_ns).fold(0.0, f64::max),
             median(&c.runs.iter().map(|s| s.mean_ns).collect::<Vec<_>>()),
-            seq_of(&c.shape, c.buffer) / m
+            paired_speedup(seq_of(&c.shape, c.buffer), &c.runs)
         );
     }
     let mut md = String::new();
@@ -376,7 +397,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                         " {:.1} / {:.1} µs, **{:.2}×** ±{:.0} % |",
                         m / 1e3,
                         p99 / 1e3,
-                        seq / m,
+                        paired_speedup(seq, &c.runs),
                         spread_pct(&meds) / 2.0
                     );
                 }
@@ -387,7 +408,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let _ = writeln!(
         md,
-        "Each cell: median / p99 cycle time (medians over {} runs of {} s of audio at {} Hz), speedup of the median against seq, ± half the spread of the run medians ((max - min) / 2 / median). Every cycle of every run was checked bit-identical to seq.",
+        "Each cell: median / p99 cycle time (medians over {} runs of {} s of audio at {} Hz), speedup against seq (the median over runs of seq's run median / the executor's run median, run i of each measured back to back), ± half the spread of the run medians ((max - min) / 2 / median). Every cycle of every run was checked bit-identical to seq.",
         args.runs, args.seconds, args.rate
     );
     print!("{md}");
