@@ -10,7 +10,8 @@ use fugue_sched::Algorithm;
 /// Executor selection flags.
 #[derive(clap::Args, Debug, Clone)]
 pub struct ExecArgs {
-    /// Executor: seq, static, ws (work stealing), share (work sharing, mutex), share-spin
+    /// Executor: seq, static, ws (work stealing), ws-affinity (work stealing, tasks kept on the
+    /// thread that ran them last), share (work sharing, mutex), share-spin
     /// (work sharing, spinlock) or levels (fork/join by levels).
     #[arg(long, short = 'e', default_value = "seq", value_parser = parse_executor)]
     pub executor: ExecutorKind,

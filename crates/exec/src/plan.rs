@@ -835,6 +835,30 @@ impl Plan {
         self.layout_id
     }
 
+    /// Whether the units form a single chain (every level of the unit graph holds one unit,
+    /// as for a line of nodes): nothing can run in parallel, and the parallel executors run
+    /// such a plan on the calling thread without waking their workers.
+    #[inline]
+    pub fn is_sequential(&self) -> bool {
+        self.n_unit_levels() == self.n_units()
+    }
+
+    /// Runs every unit in order on the calling thread (the sequential executor's loop over
+    /// units).
+    ///
+    /// # Safety
+    /// No other thread runs a task of this plan during the call, and no reference from
+    /// [`Plan::output`] is alive (hold the plan by `&mut`).
+    #[inline]
+    pub unsafe fn run_all_units(&self) {
+        for u in 0..self.n_units() {
+            // SAFETY: units are numbered in a topological order, so every predecessor unit
+            // ran earlier in this loop on this thread; no other thread runs tasks (the
+            // caller's contract).
+            unsafe { self.run_unit(u) };
+        }
+    }
+
     /// Number of units.
     #[inline]
     pub fn n_units(&self) -> usize {

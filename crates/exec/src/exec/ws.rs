@@ -208,6 +208,14 @@ impl WorkStealing {
 
 impl Executor for WorkStealing {
     fn run_cycle(&mut self, plan: &mut Plan) {
+        if plan.is_sequential() {
+            // A chain: nothing to run in parallel; the workers stay asleep.
+            // SAFETY: `&mut Plan`: no other thread runs its tasks (the workers only touch a
+            // plan published by a cycle start, and none is started) and no output reference
+            // is alive.
+            unsafe { plan.run_all_units() };
+            return;
+        }
         let st: &WsState = self.state();
         assert!(
             st.common.begin(plan),

@@ -46,7 +46,7 @@ pub struct Args {
     /// Threads, the calling thread included.
     #[arg(long, short = 't', default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=256))]
     pub threads: u64,
-    /// Executors, comma-separated: seq, static, ws, share, share-spin, levels, and the peers
+    /// Executors, comma-separated: seq, static, ws, ws-affinity, share, share-spin, levels, and the peers
     /// rayon and tbb; `all` for every one (tbb when its harness is built).
     #[arg(long, short = 'e', default_value = "ws")]
     pub executor: String,
@@ -222,6 +222,13 @@ pub fn spread_pct(v: &[f64]) -> f64 {
     } else {
         0.0
     }
+}
+
+/// Pause between two runs: the threads of the runner measured before (fugue's workers spin
+/// for their idle budget, rayon's for its own) park before the next run starts, so that no
+/// runner is measured beside another one's spinning threads.
+pub fn settle() {
+    std::thread::sleep(Duration::from_millis(20));
 }
 
 /// The executor options from the budget flags.
@@ -507,6 +514,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let result = (|| -> anyhow::Result<()> {
         for _ in 0..args.runs {
             for row in rows.iter_mut() {
+                settle();
                 let stats = match row.runner {
                     Runner::Tbb => run_tbb(
                         tbb_path.as_deref().expect("checked above"),

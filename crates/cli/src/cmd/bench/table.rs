@@ -50,7 +50,7 @@ pub struct Args {
     /// Buffer sizes (frames per cycle), comma-separated.
     #[arg(long, default_value = "64,128,512,2048")]
     pub buffers: String,
-    /// Executors, comma-separated (seq, static, ws, share, share-spin, levels, rayon), or
+    /// Executors, comma-separated (seq, static, ws, ws-affinity, share, share-spin, levels, rayon), or
     /// `all` (every one, and the rayon peer). `seq` is always run: it is the reference.
     #[arg(long, default_value = "all")]
     pub executors: String,
@@ -254,6 +254,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let skip = (cycles / 10).min(50);
             for _ in 0..args.runs {
                 for (k, (r, e, plan)) in execs.iter_mut().enumerate() {
+                    super::overhead::settle();
                     let mut s = timed_run(e.as_mut(), plan, cycles, &mut reference).map_err(
                         |c| {
                             anyhow::anyhow!(
