@@ -1,14 +1,15 @@
-//! One allocation holding every audio buffer of a plan, cut into 64-byte-aligned pieces.
+//! One allocation holding every audio buffer of a plan, cut into pieces that each start on a
+//! 128-byte boundary (a pair of cache lines, the unit of the adjacent-line prefetcher).
 
 use std::ptr::NonNull;
 
 /// Floats per cache line.
 pub(crate) const LINE: usize = 16;
 
-/// A 64-byte cache line of samples.
+/// A 64-byte cache line of samples (the arena itself is aligned to a pair of lines).
 #[derive(Clone, Copy)]
-#[repr(C, align(64))]
-struct Line([f32; LINE]);
+#[repr(C, align(128))]
+struct Pair([f32; 2 * LINE]);
 
 /// A buffer inside the arena: offset and length in samples (offset a multiple of [`LINE`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,32 +25,33 @@ pub(crate) struct Layout {
 }
 
 impl Layout {
-    /// Reserves a buffer of `len` samples starting on its own cache line, so that buffers
-    /// written by different tasks never share a line (no false sharing).
+    /// Reserves a buffer of `len` samples starting on its own pair of cache lines, so that
+    /// buffers written by different tasks never share a line, nor a pair that the adjacent-line
+    /// prefetcher moves together (no false sharing).
     pub fn alloc(&mut self, len: usize) -> Buf {
         let b = Buf {
             off: (self.lines * LINE) as u32,
             len: len as u32,
         };
-        self.lines += len.div_ceil(LINE).max(1);
+        self.lines += len.div_ceil(2 * LINE).max(1) * 2;
         b
     }
 
     pub fn finish(self) -> Arena {
-        let boxed: Box<[Line]> = vec![Line([0.0; LINE]); self.lines.max(1)].into_boxed_slice();
-        let lines = boxed.len();
+        let pairs = self.lines.div_ceil(2).max(1);
+        let boxed: Box<[Pair]> = vec![Pair([0.0; 2 * LINE]); pairs].into_boxed_slice();
         // `Box::into_raw` gives a pointer with write permission over the whole allocation that
         // no reference aliases; the arena frees it in `Drop`.
         let ptr =
-            NonNull::new(Box::into_raw(boxed) as *mut Line).expect("Box pointers are not null");
-        Arena { ptr, lines }
+            NonNull::new(Box::into_raw(boxed) as *mut Pair).expect("Box pointers are not null");
+        Arena { ptr, pairs }
     }
 }
 
 /// The samples of every buffer. Owns its allocation; accessed only through raw pointers.
 pub(crate) struct Arena {
-    ptr: NonNull<Line>,
-    lines: usize,
+    ptr: NonNull<Pair>,
+    pairs: usize,
 }
 
 // SAFETY: the arena is plain memory of `f32`s owned by this value; which thread may touch
@@ -67,7 +69,7 @@ impl Arena {
 
     /// Total samples.
     pub fn len(&self) -> usize {
-        self.lines * LINE
+        self.pairs * 2 * LINE
     }
 
     /// A shared slice of `b`.
@@ -106,7 +108,7 @@ impl Arena {
 
 impl Drop for Arena {
     fn drop(&mut self) {
-        let slice = std::ptr::slice_from_raw_parts_mut(self.ptr.as_ptr(), self.lines);
+        let slice = std::ptr::slice_from_raw_parts_mut(self.ptr.as_ptr(), self.pairs);
         // SAFETY: the pointer and length are those `Box::into_raw` returned in `finish`, and
         // this is the only place that frees them.
         drop(unsafe { Box::from_raw(slice) });
@@ -118,16 +120,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn buffers_are_line_aligned_and_disjoint() {
+    fn buffers_are_line_pair_aligned_and_disjoint() {
         let mut l = Layout::default();
         let a = l.alloc(5);
         let b = l.alloc(16);
         let c = l.alloc(17);
         let d = l.alloc(0);
         let e = l.alloc(1);
-        assert_eq!((a.off, b.off, c.off, d.off, e.off), (0, 16, 32, 64, 80));
+        assert_eq!((a.off, b.off, c.off, d.off, e.off), (0, 32, 64, 96, 128));
         let arena = l.finish();
-        assert_eq!(arena.len(), 96);
-        assert_eq!(arena.base() as usize % 64, 0);
+        assert_eq!(arena.len(), 160);
+        assert_eq!(arena.base() as usize % 128, 0);
     }
 }

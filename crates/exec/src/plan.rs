@@ -109,8 +109,9 @@ struct TaskInfo {
     block: usize,
 }
 
-/// What one task mutates while it runs, on its own cache lines.
-#[repr(align(64))]
+/// What one task mutates while it runs, on its own cache lines (a 128-byte boundary: the
+/// adjacent-line prefetcher moves lines in pairs).
+#[repr(align(128))]
 struct TaskCell {
     processor: UnsafeCell<Box<dyn Processor>>,
     /// Input slices for `process`, filled and cleared within one `run_task` call: capacity
