@@ -51,8 +51,10 @@ impl WsState {
         if let Some(t) = self.deques[w].pop() {
             return Some(t);
         }
-        if let Some(t) = self.mail[w].pop() {
-            return Some(t);
+        if self.affinity {
+            if let Some(t) = self.mail[w].pop() {
+                return Some(t);
+            }
         }
         let n = self.deques.len();
         loop {
