@@ -36,7 +36,7 @@ pub(crate) mod sync;
 mod loom_tests;
 
 pub use exec::{build, ExecOptions, ExecutorKind};
-pub use plan::{CompileError, CompileOptions, Plan, TaskPanic};
+pub use plan::{CompileError, CompileOptions, Plan, TaskPanic, JOIN_FANIN, NO_SLOT};
 pub use seq::SeqExecutor;
 
 /// Runs whole cycles of a [`Plan`].

@@ -199,7 +199,22 @@ struct Units {
     sinks: Vec<u32>,
     level_order: Vec<u32>,
     level_starts: Vec<u32>,
+    /// Activation counters: slot `u < info.len()` is unit `u`'s own; the others are the
+    /// group counters of wide joins. Per slot: initial count and parent slot (`NO_SLOT` for a
+    /// unit's own counter).
+    slot_initial: Vec<u32>,
+    slot_parent: Vec<u32>,
+    /// Parallel to `succ`: the slot a finishing unit decrements for that successor.
+    succ_slot: Vec<u32>,
 }
+
+/// A slot with no parent: a unit's own activation counter.
+pub const NO_SLOT: u32 = u32::MAX;
+
+/// Wide joins: a unit with more predecessors than this gets a tree of group counters, each
+/// counting at most this many predecessors (or groups), so that finishing predecessors do
+/// not all decrement one counter.
+pub const JOIN_FANIN: usize = 4;
 
 impl Units {
     /// Groups the tasks (numbered in a topological order, with their distinct successors and
@@ -257,6 +272,55 @@ impl Units {
             ui.succ = (s0, ss.len() as u32);
         }
         let nu = info.len();
+        // Counter slots. Predecessors of each unit in increasing order; a unit with more than
+        // JOIN_FANIN of them gets groups of JOIN_FANIN consecutive predecessors (a predecessor
+        // decrements its group's slot; the group's last decrements the parent), level upon
+        // level until at most JOIN_FANIN remain for the unit's own counter.
+        let mut preds: Vec<Vec<(u32, u32)>> = vec![Vec::new(); nu]; // (pred unit, edge index)
+        for (u, ui) in info.iter().enumerate() {
+            for k in ui.succ.0..ui.succ.0 + ui.succ.1 {
+                preds[usucc[k as usize] as usize].push((u as u32, k));
+            }
+        }
+        let mut slot_initial: Vec<u32> = info.iter().map(|ui| ui.initial).collect();
+        let mut slot_parent = vec![NO_SLOT; nu];
+        let mut succ_slot: Vec<u32> = usucc.clone(); // by default: the successor's own slot
+        for (v, pv) in preds.iter().enumerate() {
+            if pv.len() <= JOIN_FANIN {
+                continue;
+            }
+            // Leaves: the edges, in groups; each level's entries are "who decrements": an edge
+            // (to redirect) or a slot (to give a parent).
+            enum Entry {
+                Edge(u32),
+                Slot(u32),
+            }
+            let mut entries: Vec<Entry> = pv.iter().map(|&(_, k)| Entry::Edge(k)).collect();
+            while entries.len() > JOIN_FANIN {
+                let mut next = Vec::new();
+                for group in entries.chunks(JOIN_FANIN) {
+                    let g = slot_initial.len() as u32;
+                    slot_initial.push(group.len() as u32);
+                    slot_parent.push(NO_SLOT); // set when the next level is known
+                    for e in group {
+                        match *e {
+                            Entry::Edge(k) => succ_slot[k as usize] = g,
+                            Entry::Slot(c) => slot_parent[c as usize] = g,
+                        }
+                    }
+                    next.push(Entry::Slot(g));
+                }
+                entries = next;
+            }
+            // The top level's entries decrement the unit's own counter.
+            slot_initial[v] = entries.len() as u32;
+            for e in &entries {
+                match *e {
+                    Entry::Edge(k) => succ_slot[k as usize] = v as u32,
+                    Entry::Slot(c) => slot_parent[c as usize] = v as u32,
+                }
+            }
+        }
         let mut level = vec![0u32; nu];
         for u in 0..nu {
             let (s0, l) = info[u].succ;
@@ -290,6 +354,9 @@ impl Units {
             sinks,
             level_order,
             level_starts,
+            slot_initial,
+            slot_parent,
+            succ_slot,
         }
     }
 }
@@ -893,6 +960,35 @@ impl Plan {
     #[inline]
     pub fn unit_count(&self, u: usize) -> u32 {
         self.units.info[u].initial
+    }
+
+    /// Number of activation counter slots: one per unit (slot `u` is unit `u`'s), then the
+    /// group counters of wide joins (see [`JOIN_FANIN`]).
+    #[inline]
+    pub fn n_slots(&self) -> usize {
+        self.units.slot_initial.len()
+    }
+
+    /// The value slot `c` starts each cycle with: for a unit's own slot, its number of
+    /// predecessor units, or of top-level groups for a wide join; for a group, its size.
+    #[inline]
+    pub fn slot_initial(&self, c: usize) -> u32 {
+        self.units.slot_initial[c]
+    }
+
+    /// The slot that a group slot `c` decrements when it reaches zero, or [`NO_SLOT`] for a
+    /// unit's own slot (whose reaching zero makes the unit ready).
+    #[inline]
+    pub fn slot_parent(&self, c: usize) -> u32 {
+        self.units.slot_parent[c]
+    }
+
+    /// Parallel to [`Plan::unit_successors`]`(u)`: the slot that unit `u` decrements, when it
+    /// finishes, for each successor (the successor's own slot, or a group slot of it).
+    #[inline]
+    pub fn unit_succ_slots(&self, u: usize) -> &[u32] {
+        let (s, l) = self.units.info[u].succ;
+        &self.units.succ_slot[s as usize..(s + l) as usize]
     }
 
     /// Units with no predecessor, increasing.

@@ -223,12 +223,61 @@ fn unit_structure_is_consistent_on_generated_graphs() {
         for (u, &p) in preds.iter().enumerate() {
             assert_eq!(p, plan.unit_count(u), "graph {gi} unit {u}");
         }
+        // Counter slots: simulate one cycle in unit order; each unit becomes ready exactly
+        // once, and only after every predecessor unit; no slot counts more than JOIN_FANIN.
+        let mut cnt: Vec<u32> = (0..plan.n_slots()).map(|c| plan.slot_initial(c)).collect();
+        for c in 0..plan.n_slots() {
+            assert!(plan.slot_initial(c) as usize <= fugue_exec::JOIN_FANIN);
+            if c >= n {
+                assert_ne!(plan.slot_parent(c), fugue_exec::NO_SLOT);
+            }
+        }
+        let mut done_preds = vec![0u32; n];
+        let mut ready = vec![false; n];
+        for u in 0..n {
+            assert!(
+                plan.unit_count(u) <= 1 || ready[u],
+                "graph {gi} unit {u} ran unready"
+            );
+            for (k, &sv) in plan.unit_successors(u).iter().enumerate() {
+                let sv = sv as usize;
+                done_preds[sv] += 1;
+                if plan.unit_count(sv) == 1 {
+                    ready[sv] = true;
+                    continue;
+                }
+                let mut c = plan.unit_succ_slots(u)[k] as usize;
+                loop {
+                    cnt[c] -= 1;
+                    if cnt[c] != 0 {
+                        break;
+                    }
+                    let parent = plan.slot_parent(c);
+                    if parent == fugue_exec::NO_SLOT {
+                        assert_eq!(c, sv);
+                        assert!(!ready[sv]);
+                        assert_eq!(done_preds[sv], plan.unit_count(sv), "graph {gi}: early");
+                        ready[sv] = true;
+                        break;
+                    }
+                    cnt[c] = plan.slot_initial(c);
+                    c = parent as usize;
+                }
+            }
+        }
         let ug = plan.unit_graph(g, &g.costs());
         assert_eq!(ug.len(), n);
         let total: f64 = g.costs().iter().sum();
         let utotal: f64 = ug.costs().iter().sum();
         assert!((total - utotal).abs() < 1e-6 * total.max(1.0));
     }
+    // The rake's mix has 33 predecessor units: 9 groups, then 3, then its own counter.
+    let rake = Plan::compile(&fugue_graph::gen::rake(33), &reg, &opts(48_000.0, 64)).unwrap();
+    let mix = (0..rake.n_units())
+        .find(|&u| rake.unit_count(u) == 33)
+        .expect("the mix");
+    assert_eq!(rake.slot_initial(mix), 3);
+    assert_eq!(rake.n_slots(), rake.n_units() + 9 + 3);
     let line = Plan::compile(&fugue_graph::gen::line(100), &reg, &opts(48_000.0, 64)).unwrap();
     assert_eq!(line.n_units(), 1);
     assert_eq!(line.n_unit_levels(), 1);

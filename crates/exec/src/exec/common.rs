@@ -52,15 +52,15 @@ impl Common {
     /// plan, and re-initialises the counters when the plan is not the one of the last cycle.
     /// Returns false if the plan has more tasks than the executor was built for.
     pub fn begin(&self, plan: &Plan) -> bool {
-        if plan.n_units() > self.counters.len() {
+        if plan.n_slots() > self.counters.len() {
             return false;
         }
         let p = plan as *const Plan as *mut Plan;
         if self.plan.load(Ordering::Relaxed) != p
             || self.layout.load(Ordering::Relaxed) != plan.layout_id()
         {
-            for u in 0..plan.n_units() {
-                self.counters[u].store(plan.unit_count(u), Ordering::Relaxed);
+            for c in 0..plan.n_slots() {
+                self.counters[c].store(plan.slot_initial(c), Ordering::Relaxed);
             }
             self.layout.store(plan.layout_id(), Ordering::Relaxed);
             self.changed.store(true, Ordering::Relaxed);
@@ -106,10 +106,9 @@ impl Common {
         // SAFETY: we are running a task of this cycle.
         let plan = unsafe { self.plan() };
         let i = t as usize;
-        let initial = plan.unit_count(i);
         // A task with one predecessor is never counted (see below): nothing to reset.
-        if initial > 1 {
-            self.counters[i].store(initial, Ordering::Relaxed);
+        if plan.unit_count(i) > 1 {
+            self.counters[i].store(plan.slot_initial(i), Ordering::Relaxed);
         }
         // SAFETY: activation protocol: all predecessors finished and their writes are visible
         // (we, or the thread that handed us `t`, acquired the counter's release sequence); we
@@ -125,7 +124,8 @@ impl Common {
             }
             return false;
         }
-        for &s in succ {
+        let slots = plan.unit_succ_slots(i);
+        for (k, &s) in succ.iter().enumerate() {
             // A successor whose only predecessor is `t` is ready now: no counter to touch (most
             // tasks of chains and trees). It runs on this thread, or reaches another one
             // through a deque or the shared stack, whose release/acquire publishes `t`'s
@@ -134,10 +134,24 @@ impl Common {
                 ready(s);
                 continue;
             }
-            // AcqRel: Release publishes task `t`'s outputs; Acquire (for the thread reaching
-            // zero) sees every other predecessor's.
-            if self.counters[s as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
-                ready(s);
+            // The successor's own slot, or (wide join) a group slot of it: the thread that
+            // brings a group to zero resets it for the next cycle (every member has counted
+            // down: nobody touches it again this cycle) and counts down the parent.
+            let mut c = slots[k] as usize;
+            loop {
+                // AcqRel: Release publishes task `t`'s outputs (and, up the tree, those the
+                // group's last member acquired); Acquire (for the thread reaching zero) sees
+                // every other predecessor's.
+                if self.counters[c].fetch_sub(1, Ordering::AcqRel) != 1 {
+                    break;
+                }
+                let parent = plan.slot_parent(c);
+                if parent == crate::NO_SLOT {
+                    ready(s);
+                    break;
+                }
+                self.counters[c].store(plan.slot_initial(c), Ordering::Relaxed);
+                c = parent as usize;
             }
         }
         false

@@ -194,7 +194,7 @@ impl WorkSharing {
             })),
         };
         let state = ShareState {
-            common: Common::new(cap, threads),
+            common: Common::new(plan.n_slots().max(1), threads),
             queue,
             idle_budget: opts.steal_budget,
         };

@@ -96,7 +96,7 @@ impl StaticState {
         let plan = unsafe { self.common.plan() };
         let i = t as usize;
         // Reset the wait word for the next cycle: no predecessor touches it again this cycle.
-        self.wait[i].store(plan.unit_count(i), Ordering::Relaxed);
+        self.wait[i].store(plan.slot_initial(i), Ordering::Relaxed);
         // SAFETY: every predecessor finished and is visible (wait word read as zero with
         // Acquire), and the cursor's CAS gave `t` to this thread alone.
         unsafe { plan.run_unit(i) };
@@ -107,11 +107,26 @@ impl StaticState {
                 self.common.done.notify();
             }
         }
-        for &s in succ {
-            // AcqRel: Release publishes `t`'s outputs to whoever reads the count as zero.
-            let prev = self.wait[s as usize].fetch_sub(1, Ordering::AcqRel);
-            if prev & !SLEEPER == 1 && prev & SLEEPER != 0 {
-                futex_wake(&self.wait[s as usize]);
+        for &c in plan.unit_succ_slots(i) {
+            // The successor's own wait word, or (wide join) a group word of it: the thread that
+            // brings a group to zero resets it and counts down the parent; only a unit's own
+            // word carries the SLEEPER bit.
+            let mut c = c as usize;
+            loop {
+                // AcqRel: Release publishes `t`'s outputs to whoever reads the count as zero.
+                let prev = self.wait[c].fetch_sub(1, Ordering::AcqRel);
+                let parent = plan.slot_parent(c);
+                if parent == crate::NO_SLOT {
+                    if prev & !SLEEPER == 1 && prev & SLEEPER != 0 {
+                        futex_wake(&self.wait[c]);
+                    }
+                    break;
+                }
+                if prev != 1 {
+                    break;
+                }
+                self.wait[c].store(plan.slot_initial(c), Ordering::Relaxed);
+                c = parent as usize;
             }
         }
     }
@@ -290,10 +305,15 @@ impl StaticSchedule {
         }
         let threads = lists.len().max(1);
         let state = StaticState {
-            common: Common::new(n.max(1), threads),
-            wait: (0..n.max(1))
-                .map(|i| {
-                    CachePadded::new(AtomicU32::new(if i < n { plan.unit_count(i) } else { 0 }))
+            common: Common::new(plan.n_slots().max(1), threads),
+            wait: (0..plan.n_slots().max(1))
+                .map(|c| {
+                    let initial = if c < plan.n_slots() {
+                        plan.slot_initial(c)
+                    } else {
+                        0
+                    };
+                    CachePadded::new(AtomicU32::new(initial))
                 })
                 .collect(),
             cursors: (0..lists.len())

@@ -180,7 +180,7 @@ impl WorkStealing {
         let threads = threads.max(1);
         let cap = plan.n_units().max(1);
         let state = WsState {
-            common: Common::new(cap, threads),
+            common: Common::new(plan.n_slots().max(1), threads),
             deques: (0..threads).map(|_| Deque::with_capacity(cap)).collect(),
             mail: (0..threads)
                 .map(|_| CachePadded::new(ArrayQueue::new(cap)))
