@@ -276,13 +276,19 @@ fn static_schedule_errors() {
     let _ = SeqExecutor::new();
 }
 
-/// A million cycles of each executor on a small diamond at a one-frame block, with short
-/// budgets so that workers keep parking and waking: a deadlock or a lost wake-up would hang.
+/// A million cycles of each executor on a small diamond and on a rake with a wide join (9
+/// predecessors: group counters), at a one-frame block, with short budgets so that workers
+/// keep parking and waking: a deadlock or a lost wake-up would hang.
 /// Run with `cargo test --release -p fugue-exec --test executors -- --ignored`.
 #[test]
 #[ignore = "long stress test (minutes); run by hand"]
 fn a_million_cycles_without_deadlock() {
-    let g = fugue_graph::gen::diamond(2);
+    for g in [fugue_graph::gen::diamond(2), fugue_graph::gen::rake(9)] {
+        stress(&g);
+    }
+}
+
+fn stress(g: &TaskGraph) {
     let reg = Registry::with_builtin_kinds();
     let opts = ExecOptions {
         idle_budget: SpinBudget {
@@ -304,7 +310,7 @@ fn a_million_cycles_without_deadlock() {
         .filter(|k| *k != ExecutorKind::Seq)
     {
         let mut plan = Plan::compile(
-            &g,
+            g,
             &reg,
             &CompileOptions {
                 sample_rate: 48_000.0,
@@ -314,7 +320,7 @@ fn a_million_cycles_without_deadlock() {
         )
         .unwrap();
         let mut reference = Plan::compile(
-            &g,
+            g,
             &reg,
             &CompileOptions {
                 sample_rate: 48_000.0,
@@ -333,7 +339,8 @@ fn a_million_cycles_without_deadlock() {
             assert_eq!(plan.output(0), reference.output(0), "{kind}: cycle {c}");
         }
         eprintln!(
-            "{kind}: {cycles} cycles in {:.1} s",
+            "{kind} ({} nodes): {cycles} cycles in {:.1} s",
+            g.len(),
             start.elapsed().as_secs_f64()
         );
     }
