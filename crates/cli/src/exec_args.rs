@@ -31,6 +31,10 @@ pub struct ExecArgs {
     /// Pin thread i to core i (mod the number of cores).
     #[arg(long)]
     pub pin: bool,
+    /// Schedule the graph node by node instead of merging chains of nodes into units (for
+    /// comparing executors on the graph as written).
+    #[arg(long)]
+    pub no_merge_chains: bool,
     /// Run the workers at real-time priority (SCHED_FIFO PRIORITY, default 80; the audio
     /// thread one above) where the system permits; when refused, say so once and go on.
     #[arg(long, num_args = 0..=1, default_missing_value = "80", value_parser = clap::value_parser!(i32).range(1..=98))]
@@ -76,6 +80,7 @@ impl ExecArgs {
             time_limit: Duration::from_secs(2),
             pin: self.pin,
             rt: self.rt,
+            merge_chains: !self.no_merge_chains,
             ..ExecutorChoice::default()
         }
     }

@@ -44,6 +44,10 @@ pub struct ExecutorChoice {
     pub rt: Option<i32>,
     /// Pool and wait budgets.
     pub options: ExecOptions,
+    /// Merge chains of nodes into units (the default); `false` schedules the graph node by
+    /// node, for comparing executors on the graph as written. Applied by the engine to the
+    /// plans it compiles ([`fugue_exec::Plan::set_merge_chains`]).
+    pub merge_chains: bool,
 }
 
 impl Default for ExecutorChoice {
@@ -58,6 +62,7 @@ impl Default for ExecutorChoice {
             pin: false,
             rt: None,
             options: ExecOptions::default(),
+            merge_chains: true,
         }
     }
 }

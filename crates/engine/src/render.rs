@@ -287,6 +287,7 @@ pub fn render(
         placeholder: options.placeholder,
     };
     let mut plan = Plan::compile(graph, &Registry::with_builtin_kinds(), &compile)?;
+    plan.set_merge_chains(options.executor.merge_chains);
     if plan.n_outputs() == 0 {
         return Err(RenderError::NoSink);
     }

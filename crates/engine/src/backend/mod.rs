@@ -75,7 +75,7 @@ impl Engine {
         choice: &ExecutorChoice,
         placeholder: bool,
     ) -> Result<(Engine, Vec<String>), RunError> {
-        let plan = Plan::compile(
+        let mut plan = Plan::compile(
             graph,
             &Registry::with_builtin_kinds(),
             &CompileOptions {
@@ -84,6 +84,7 @@ impl Engine {
                 placeholder,
             },
         )?;
+        plan.set_merge_chains(choice.merge_chains);
         let (executor, warnings) =
             if matches!(choice.kind, ExecutorKind::Ws | ExecutorKind::WsAffinity) {
                 let mut opts = choice.options.clone();

@@ -76,6 +76,9 @@ pub struct Args {
     /// (sched_yield) for the rest of its budget [default: the executors'].
     #[arg(long)]
     pub spins: Option<u32>,
+    /// Schedule the graph node by node instead of merging chains of nodes into units.
+    #[arg(long)]
+    pub no_merge_chains: bool,
     /// Pin thread i to core i (the calling thread to core 0), for fugue's executors and the
     /// peers alike (rayon's pool thread i to core i mod cores, oneTBB's arena slot i to core
     /// i mod cores).
@@ -484,6 +487,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         },
     )
     .context("cannot compile the empty graph")?;
+    plan.set_merge_chains(!args.no_merge_chains);
     let threads = args.threads as usize;
     let spec = Spec {
         threads,

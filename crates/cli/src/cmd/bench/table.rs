@@ -84,6 +84,9 @@ pub struct Args {
     /// Busy-wait iterations before a waiting thread starts yielding [default: the executors'].
     #[arg(long)]
     pub spins: Option<u32>,
+    /// Schedule the graph node by node instead of merging chains of nodes into units.
+    #[arg(long)]
+    pub no_merge_chains: bool,
     /// Pin thread i to core i (the calling thread to core 0), for the executors and the
     /// rayon peer alike.
     #[arg(long)]
@@ -229,8 +232,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             };
             let mut execs = Vec::new();
             for &r in &runners {
-                let plan = Plan::compile(graph, &reg, &opts)
+                let mut plan = Plan::compile(graph, &reg, &opts)
                     .with_context(|| format!("cannot compile {}", path.display()))?;
+                plan.set_merge_chains(!args.no_merge_chains);
                 let spec = Spec {
                     threads,
                     algorithm: args.algorithm,
