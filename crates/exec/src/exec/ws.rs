@@ -4,18 +4,19 @@
 //! deque LIFO and steals from the others FIFO; the calling (audio) thread participates, and
 //! the cycle ends when the last sink is done.
 //!
-//! Affinity (the `ws-affinity` executor, [`WorkStealing::with_affinity`]): every unit remembers the thread that
-//! ran it last (its *home*). A thread that makes a unit ready keeps it (runs it next or pushes
-//! it on its own deque) when the unit's home is this thread or unknown, and otherwise posts it
-//! to the home thread's mailbox (a bounded lock-free queue, one per thread). A thread looks
-//! for work in its own deque, then its mailbox, then steals from the other deques and
-//! mailboxes; a stolen unit changes home. So the placement that stealing finds is kept from
-//! one cycle to the next and only moves when a thread runs out of work: each unit's processor
-//! state, buffers and counters stay in the cache of one core instead of following the random
-//! placement of plain stealing (on two cores, the difference between an empty node costing
-//! ~20 ns and ~150 ns). This is the affinity idea of Acar, Blelloch and Blumofe ("The data
-//! locality of work stealing", SPAA 2000) and of TBB's affinity mailboxes, applied across
-//! cycles of the same graph.
+//! Affinity (the `ws-affinity` executor, [`WorkStealing::with_affinity`]): every unit
+//! remembers the thread that ran it last (its *home*). A thread that makes a unit ready keeps
+//! it (runs it next or pushes it on its own deque) when the unit's home is this thread or
+//! unknown, and otherwise posts it to the home thread's mailbox (a bounded lock-free queue, one
+//! per thread). A thread looks for work in its own deque, then its mailbox, then steals from
+//! the other deques and mailboxes; a stolen unit changes home. So the placement that stealing
+//! finds is kept from one cycle to the next and only moves when a thread runs out of work, and
+//! each unit's processor state, buffers and counters can stay in one core's cache. This is the
+//! affinity idea of Acar, Blelloch and Blumofe ("The data locality of work stealing", SPAA
+//! 2000) and of TBB's affinity mailboxes, applied across cycles of the same graph. Measured on
+//! a 2-vCPU virtual machine it kept the placement stable (about one home change per cycle on a
+//! 76-node diamond) without making cycles faster there: the cost on that machine is the
+//! protocol's own traffic between the cores (bench-results/exec/README.md).
 
 use crossbeam_queue::ArrayQueue;
 use crossbeam_utils::CachePadded;
