@@ -230,11 +230,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             } else {
                 Costs::Measured
             };
+            // One plan for every runner (reset before each run): the runners then work on the
+            // same memory, and no one gains or loses by where its buffers happen to lie.
+            let mut plan = Plan::compile(graph, &reg, &opts)
+                .with_context(|| format!("cannot compile {}", path.display()))?;
+            plan.set_merge_chains(!args.no_merge_chains);
             let mut execs = Vec::new();
             for &r in &runners {
-                let mut plan = Plan::compile(graph, &reg, &opts)
-                    .with_context(|| format!("cannot compile {}", path.display()))?;
-                plan.set_merge_chains(!args.no_merge_chains);
                 let spec = Spec {
                     threads,
                     algorithm: args.algorithm,
@@ -245,21 +247,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 let (e, w) = build_executor(r, graph, &plan, &spec)
                     .with_context(|| format!("{} on {}", r.name(), path.display()))?;
                 warnings.extend(w);
-                execs.push((r, e, plan));
+                execs.push((r, e));
             }
             let mut reference = Vec::new();
             let mut per: Vec<Vec<Stats>> = vec![Vec::new(); execs.len()];
             // The reference run of seq (untimed): every executor's cycles must equal its.
             {
-                let (_, e, plan) = &mut execs[0];
-                timed_run(e.as_mut(), plan, cycles, &mut reference)
+                let (_, e) = &mut execs[0];
+                timed_run(e.as_mut(), &mut plan, cycles, &mut reference)
                     .map_err(|c| anyhow::anyhow!("seq diverged from itself at cycle {c}"))?;
             }
             let skip = (cycles / 10).min(50);
             for _ in 0..args.runs {
-                for (k, (r, e, plan)) in execs.iter_mut().enumerate() {
+                for (k, (r, e)) in execs.iter_mut().enumerate() {
                     super::overhead::settle();
-                    let mut s = timed_run(e.as_mut(), plan, cycles, &mut reference).map_err(
+                    let mut s = timed_run(e.as_mut(), &mut plan, cycles, &mut reference).map_err(
                         |c| {
                             anyhow::anyhow!(
                                 "executor {} produced output different from seq on {} at buffer {buffer} (cycle {c}); its times do not count",
@@ -275,7 +277,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let nodes = graph.len();
             let seq_runs = per[0].clone();
             let mut line = format!("{shape} ({nodes} nodes) buffer {buffer}:");
-            for ((r, _, _), runs) in execs.iter().zip(per) {
+            for ((r, _), runs) in execs.iter().zip(per) {
                 let m = median(&runs.iter().map(|s| s.median_ns).collect::<Vec<_>>());
                 let _ = write!(
                     line,
