@@ -173,6 +173,16 @@ pub struct Plan {
     placeholders: Vec<String>,
 }
 
+/// Capacity of a task's `ins`/`outs` slice list for `n` slices. `run_task` writes the first
+/// `n` entries at every run; lists of tasks run by different threads should not share a cache
+/// line, or every run would move that line between the cores. The lists are small heap blocks
+/// that the allocator places one after the other, so each gets at least 128 bytes (8 entries)
+/// of unused room after its last entry: the written part of the next block starts past a
+/// 128-byte boundary (the adjacent-line prefetcher's pair).
+fn scratch_capacity(n: usize) -> usize {
+    n.next_multiple_of(8) + 8
+}
+
 /// A fresh [`Plan::layout_id`].
 fn next_layout_id() -> u64 {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -653,8 +663,8 @@ impl Plan {
             });
             cells.push(TaskCell {
                 processor: UnsafeCell::new(d.processor()),
-                ins: UnsafeCell::new(Vec::with_capacity(ins.1 as usize)),
-                outs: UnsafeCell::new(Vec::with_capacity(outs.1 as usize)),
+                ins: UnsafeCell::new(Vec::with_capacity(scratch_capacity(ins.1 as usize))),
+                outs: UnsafeCell::new(Vec::with_capacity(scratch_capacity(outs.1 as usize))),
                 panicked: AtomicBool::new(false),
                 message: UnsafeCell::new(None),
             });
