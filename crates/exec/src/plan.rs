@@ -183,6 +183,22 @@ fn scratch_capacity(n: usize) -> usize {
     n.next_multiple_of(8) + 8
 }
 
+/// Groups items `0..level.len()` by level: the items in (level, index) order, and the start of
+/// each level in that order (one more entry than there are levels).
+fn by_level(level: &[u32]) -> (Vec<u32>, Vec<u32>) {
+    let n_levels = level.iter().copied().max().map_or(0, |m| m as usize + 1);
+    let mut order: Vec<u32> = (0..level.len() as u32).collect();
+    order.sort_by_key(|&i| (level[i as usize], i));
+    let mut starts = vec![0u32; n_levels + 1];
+    for &l in level {
+        starts[l as usize + 1] += 1;
+    }
+    for i in 0..n_levels {
+        starts[i + 1] += starts[i];
+    }
+    (order, starts)
+}
+
 /// A fresh [`Plan::layout_id`].
 fn next_layout_id() -> u64 {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -338,16 +354,7 @@ impl Units {
                 level[v as usize] = level[v as usize].max(level[u] + 1);
             }
         }
-        let n_levels = level.iter().copied().max().map_or(0, |m| m as usize + 1);
-        let mut level_order: Vec<u32> = (0..nu as u32).collect();
-        level_order.sort_by_key(|&u| (level[u as usize], u));
-        let mut level_starts = vec![0u32; n_levels + 1];
-        for &l in &level {
-            level_starts[l as usize + 1] += 1;
-        }
-        for i in 0..n_levels {
-            level_starts[i + 1] += level_starts[i];
-        }
+        let (level_order, level_starts) = by_level(&level);
         let sources = (0..nu as u32)
             .filter(|&u| info[u as usize].initial == 0)
             .collect();
@@ -669,16 +676,7 @@ impl Plan {
                 message: UnsafeCell::new(None),
             });
         }
-        let n_levels = level.iter().copied().max().map_or(0, |m| m as usize + 1);
-        let mut level_order: Vec<u32> = (0..n as u32).collect();
-        level_order.sort_by_key(|&t| (level[t as usize], t));
-        let mut level_starts = vec![0u32; n_levels + 1];
-        for &l in &level {
-            level_starts[l as usize + 1] += 1;
-        }
-        for i in 0..n_levels {
-            level_starts[i + 1] += level_starts[i];
-        }
+        let (level_order, level_starts) = by_level(&level);
         let sources = (0..n as u32)
             .filter(|&t| tasks[t as usize].initial == 0)
             .collect();
@@ -1020,14 +1018,6 @@ impl Plan {
     pub fn unit_level(&self, l: usize) -> &[u32] {
         &self.units.level_order
             [self.units.level_starts[l] as usize..self.units.level_starts[l + 1] as usize]
-    }
-
-    /// The sum of the costs of unit `u`'s tasks.
-    pub fn unit_cost(&self, u: usize) -> f64 {
-        self.unit_tasks(u)
-            .iter()
-            .map(|&t| self.cost(t as usize))
-            .sum()
     }
 
     /// The unit graph as a [`TaskGraph`] for the static schedulers: node `u` is unit `u`

@@ -28,7 +28,7 @@ use std::time::Duration;
 pub use levels::Levels;
 pub use share::{ShareLock, WorkSharing};
 pub use signal::SpinBudget;
-pub use static_list::{lists_from_schedule, lists_from_unit_schedule, StaticSchedule};
+pub use static_list::{lists_from_unit_schedule, StaticSchedule};
 pub use thread::Placement;
 pub use ws::WorkStealing;
 
@@ -145,6 +145,21 @@ impl std::fmt::Display for ExecutorKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
     }
+}
+
+/// Runs `plan` on the calling thread, without waking any worker, when its units form a single
+/// chain (nothing could run in parallel). Returns whether it did. For the parallel executors'
+/// `run_cycle`.
+#[inline]
+pub(crate) fn run_if_sequential(plan: &mut Plan) -> bool {
+    if !plan.is_sequential() {
+        return false;
+    }
+    // SAFETY: `&mut Plan`: no other thread runs its tasks (an executor's workers only touch a
+    // plan published by a cycle start, and none is started here) and no output reference is
+    // alive.
+    unsafe { plan.run_all_units() };
+    true
 }
 
 /// Builds an executor of `kind` with `threads` threads for `plan`. `static_lists` gives the

@@ -211,12 +211,7 @@ impl WorkSharing {
 
 impl Executor for WorkSharing {
     fn run_cycle(&mut self, plan: &mut Plan) {
-        if plan.is_sequential() {
-            // A chain: nothing to run in parallel; the workers stay asleep.
-            // SAFETY: `&mut Plan`: no other thread runs its tasks (the workers only touch a
-            // plan published by a cycle start, and none is started) and no output reference
-            // is alive.
-            unsafe { plan.run_all_units() };
+        if crate::exec::run_if_sequential(plan) {
             return;
         }
         let st = self.pool.work();

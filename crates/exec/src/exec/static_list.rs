@@ -337,12 +337,7 @@ impl StaticSchedule {
 
 impl Executor for StaticSchedule {
     fn run_cycle(&mut self, plan: &mut Plan) {
-        if plan.is_sequential() {
-            // A chain: nothing to run in parallel; the workers stay asleep.
-            // SAFETY: `&mut Plan`: no other thread runs its tasks (the workers only touch a
-            // plan published by a cycle start, and none is started) and no output reference
-            // is alive.
-            unsafe { plan.run_all_units() };
+        if crate::exec::run_if_sequential(plan) {
             return;
         }
         let st = self.pool.work();
@@ -382,38 +377,18 @@ fn unit_name(plan: &Plan, u: usize) -> String {
     }
 }
 
-/// Per-thread unit lists of `plan` from a static schedule of the graph it was compiled from
-/// (one schedule task per graph node).
+/// Per-thread unit lists of `plan` from a static schedule of its unit graph
+/// ([`Plan::unit_graph`]: schedule task `u` is unit `u`).
 ///
-/// Processor `p` of the schedule becomes thread `p` (thread 0 is the caller). Each unit goes
-/// where the schedule put its first task, at that task's start time; the schedule's places of
-/// the tasks chained after it are not used (they run right after it, on its thread). Each list
-/// is in start-time order. A task the schedule duplicates (CPFD) is kept once: on the
-/// processor whose copy finishes first (ties: the lower processor); its other copies are
-/// dropped. Because every copy starts after its predecessors' earliest copies finish, the
-/// lists stay free of deadlock; [`StaticSchedule::new`] checks it anyway. For a schedule of
-/// [`Plan::unit_graph`], use [`lists_from_unit_schedule`].
-pub fn lists_from_schedule(schedule: &fugue_sched::Schedule, plan: &Plan) -> Vec<Vec<u32>> {
-    lists_by(schedule, plan.n_units(), |node| {
-        let t = plan.task_of(node);
-        let u = plan.unit_of(t);
-        (plan.unit_tasks(u)[0] as usize == t).then_some(u)
-    })
-}
-
-/// Per-thread unit lists from a schedule of [`Plan::unit_graph`] (schedule task `u` = unit
-/// `u`), as [`lists_from_schedule`] makes them.
+/// Processor `p` of the schedule becomes thread `p` (thread 0 is the caller). Each list is in
+/// start-time order. A unit the schedule duplicates (CPFD) is kept once: on the processor
+/// whose copy finishes first (ties: the lower processor); its other copies are dropped.
+/// Because every copy starts after its predecessors' earliest copies finish, the lists stay
+/// free of deadlock; [`StaticSchedule::new`] checks it anyway. Schedule tasks that are not
+/// units of `plan` are ignored.
 pub fn lists_from_unit_schedule(schedule: &fugue_sched::Schedule, plan: &Plan) -> Vec<Vec<u32>> {
-    lists_by(schedule, plan.n_units(), |u| {
-        (u < plan.n_units()).then_some(u)
-    })
-}
-
-fn lists_by(
-    schedule: &fugue_sched::Schedule,
-    n: usize,
-    unit: impl Fn(usize) -> Option<usize>,
-) -> Vec<Vec<u32>> {
+    let n = plan.n_units();
+    let unit = |u: usize| (u < n).then_some(u);
     let mut best: Vec<Option<(f64, usize)>> = vec![None; n];
     for (p, slots) in schedule.processors.iter().enumerate() {
         for s in slots {
