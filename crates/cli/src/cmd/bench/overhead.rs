@@ -65,25 +65,9 @@ pub struct Args {
     /// Runs per executor (interleaved); medians and spread are over runs.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub runs: u64,
-    /// Between cycles, how long workers spin before parking, in µs [default: the executors'].
-    #[arg(long)]
-    pub idle_spin_us: Option<u64>,
-    /// Inside a cycle, how long a thread with nothing to do spins before sleeping, in µs
-    /// [default: the executors'].
-    #[arg(long)]
-    pub steal_spin_us: Option<u64>,
-    /// Busy-wait iterations (CPU relax hint) before a waiting thread starts yielding
-    /// (sched_yield) for the rest of its budget [default: the executors'].
-    #[arg(long)]
-    pub spins: Option<u32>,
-    /// Schedule the graph node by node instead of merging chains of nodes into units.
-    #[arg(long)]
-    pub no_merge_chains: bool,
-    /// Pin thread i to core i (the calling thread to core 0), for fugue's executors and the
-    /// peers alike (rayon's pool thread i to core i mod cores, oneTBB's arena slot i to core
-    /// i mod cores).
-    #[arg(long)]
-    pub pin: bool,
+    /// Wait budgets, unit grouping and pinning.
+    #[command(flatten)]
+    pub tuning: TuningArgs,
     /// The oneTBB harness [default: $FUGUE_TBB_HARNESS, else target/peers/tbb-flow].
     #[arg(long)]
     pub tbb: Option<PathBuf>,
@@ -234,28 +218,50 @@ pub fn settle() {
     std::thread::sleep(Duration::from_millis(20));
 }
 
-/// The executor options from the budget flags.
-pub fn exec_options(
-    idle_spin_us: Option<u64>,
-    steal_spin_us: Option<u64>,
-    spins: Option<u32>,
-) -> ExecOptions {
-    let mut o = ExecOptions::default();
-    if let Some(n) = spins {
-        o.idle_budget.spins = n;
-        o.steal_budget.spins = n;
+/// The flags that tune the executors, shared by `bench overhead` and `bench table`.
+#[derive(clap::Args, Debug)]
+pub struct TuningArgs {
+    /// Between cycles, how long workers spin before parking, in µs [default: the executors'].
+    #[arg(long)]
+    pub idle_spin_us: Option<u64>,
+    /// Inside a cycle, how long a thread with nothing to do spins before sleeping, in µs
+    /// [default: the executors'].
+    #[arg(long)]
+    pub steal_spin_us: Option<u64>,
+    /// Busy-wait iterations (CPU relax hint) before a waiting thread starts yielding
+    /// (sched_yield) for the rest of its budget [default: the executors'].
+    #[arg(long)]
+    pub spins: Option<u32>,
+    /// Schedule the graph node by node instead of merging chains of nodes into units.
+    #[arg(long)]
+    pub no_merge_chains: bool,
+    /// Pin thread i to core i (the calling thread to core 0), for fugue's executors and the
+    /// peers alike (rayon's pool thread i to core i mod cores, oneTBB's arena slot i to core
+    /// i mod cores).
+    #[arg(long)]
+    pub pin: bool,
+}
+
+impl TuningArgs {
+    /// The executor options from the budget flags.
+    pub fn options(&self) -> ExecOptions {
+        let mut o = ExecOptions::default();
+        if let Some(n) = self.spins {
+            o.idle_budget.spins = n;
+            o.steal_budget.spins = n;
+        }
+        let budget = |us: u64, base: SpinBudget| SpinBudget {
+            spins: if us == 0 { 0 } else { base.spins },
+            time: Duration::from_micros(us),
+        };
+        if let Some(us) = self.idle_spin_us {
+            o.idle_budget = budget(us, o.idle_budget);
+        }
+        if let Some(us) = self.steal_spin_us {
+            o.steal_budget = budget(us, o.steal_budget);
+        }
+        o
     }
-    let budget = |us: u64, base: SpinBudget| SpinBudget {
-        spins: if us == 0 { 0 } else { base.spins },
-        time: Duration::from_micros(us),
-    };
-    if let Some(us) = idle_spin_us {
-        o.idle_budget = budget(us, o.idle_budget);
-    }
-    if let Some(us) = steal_spin_us {
-        o.steal_budget = budget(us, o.steal_budget);
-    }
-    o
 }
 
 /// How to build an executor besides its kind.
@@ -487,14 +493,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         },
     )
     .context("cannot compile the empty graph")?;
-    plan.set_merge_chains(!args.no_merge_chains);
+    plan.set_merge_chains(!args.tuning.no_merge_chains);
     let threads = args.threads as usize;
     let spec = Spec {
         threads,
         algorithm: args.algorithm,
         costs: Costs::Declared,
-        pin: args.pin,
-        options: exec_options(args.idle_spin_us, args.steal_spin_us, args.spins),
+        pin: args.tuning.pin,
+        options: args.tuning.options(),
     };
     let (cycles, warmup) = (args.cycles as usize, args.warmup as usize);
     let idle = Duration::from_micros(args.idle_us);
@@ -527,7 +533,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                         cycles,
                         warmup,
                         args.idle_us,
-                        args.pin,
+                        args.tuning.pin,
                     )?,
                     r => {
                         let (mut exec, w) = build_executor(r, &empty, &plan, &spec)?;

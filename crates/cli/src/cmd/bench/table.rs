@@ -18,8 +18,8 @@ use fugue_graph::TaskGraph;
 use fugue_sched::Algorithm;
 
 use super::overhead::{
-    build_executor, exec_options, load_average, median, parse_runners, spread_pct, Runner, Spec,
-    Stats,
+    build_executor, load_average, median, parse_runners, spread_pct, Runner, Spec, Stats,
+    TuningArgs,
 };
 use crate::util::{self, usage};
 
@@ -75,22 +75,9 @@ pub struct Args {
     /// Costs of the static schedule: measured (calibrated at each buffer size) or declared.
     #[arg(long, default_value = "measured", value_parser = ["measured", "declared"])]
     pub costs: String,
-    /// Between cycles, how long workers spin before parking, in µs [default: the executors'].
-    #[arg(long)]
-    pub idle_spin_us: Option<u64>,
-    /// Inside a cycle, how long a thread with nothing to do spins before sleeping, in µs.
-    #[arg(long)]
-    pub steal_spin_us: Option<u64>,
-    /// Busy-wait iterations before a waiting thread starts yielding [default: the executors'].
-    #[arg(long)]
-    pub spins: Option<u32>,
-    /// Schedule the graph node by node instead of merging chains of nodes into units.
-    #[arg(long)]
-    pub no_merge_chains: bool,
-    /// Pin thread i to core i (the calling thread to core 0), for the executors and the
-    /// rayon peer alike.
-    #[arg(long)]
-    pub pin: bool,
+    /// Wait budgets, unit grouping and pinning.
+    #[command(flatten)]
+    pub tuning: TuningArgs,
     /// Write README.md, raw.csv, summary.csv and table.md into this folder.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
@@ -210,7 +197,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         graphs.push((s.clone(), p, g));
     }
     let threads = args.threads as usize;
-    let options = exec_options(args.idle_spin_us, args.steal_spin_us, args.spins);
+    let options = args.tuning.options();
     let reg = fugue_dsp::Registry::with_builtin_kinds();
     let load_before = load_average();
     let started = Instant::now();
@@ -234,14 +221,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             // same memory, and no one gains or loses by where its buffers happen to lie.
             let mut plan = Plan::compile(graph, &reg, &opts)
                 .with_context(|| format!("cannot compile {}", path.display()))?;
-            plan.set_merge_chains(!args.no_merge_chains);
+            plan.set_merge_chains(!args.tuning.no_merge_chains);
             let mut execs = Vec::new();
             for &r in &runners {
                 let spec = Spec {
                     threads,
                     algorithm: args.algorithm,
                     costs: costs.clone(),
-                    pin: args.pin,
+                    pin: args.tuning.pin,
                     options: options.clone(),
                 };
                 let (e, w) = build_executor(r, graph, &plan, &spec)
