@@ -2,31 +2,15 @@
 //! executor and the rayon peer pass the checks, JSON has the promised fields, the table
 //! writes its files and refuses to overwrite them.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn fugue(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fugue"))
-        .args(args)
-        .output()
-        .expect("run fugue")
-}
+use common::{example, fugue};
+use std::path::Path;
+use std::process::Output;
 
-fn folder(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("bench-overhead-cli")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn example(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
-        .join(name)
-        .to_string_lossy()
-        .into_owned()
+/// A fresh folder for one test.
+fn folder(name: &str) -> std::path::PathBuf {
+    common::folder("bench-overhead-cli", name)
 }
 
 fn json_lines(o: &Output) -> Vec<serde_json::Value> {

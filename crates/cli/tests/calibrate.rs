@@ -1,31 +1,14 @@
 //! `fugue calibrate` through the binary: the costs file it writes is read by `fugue schedule
 //! --costs` and `fugue render --executor static --costs`; it never overwrites without --force.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn fugue(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fugue"))
-        .args(args)
-        .output()
-        .expect("run fugue")
-}
+use common::{example, fugue};
+use std::path::Path;
 
-fn folder(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("calibrate-cli")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn example(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
-        .join(name)
-        .to_string_lossy()
-        .into_owned()
+/// A fresh folder for one test.
+fn folder(name: &str) -> std::path::PathBuf {
+    common::folder("calibrate-cli", name)
 }
 
 #[test]

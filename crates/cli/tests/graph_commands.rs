@@ -1,14 +1,10 @@
 //! `fugue info`, `fugue dot`, `fugue gen`: outputs, exit codes and error messages.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn fugue(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fugue"))
-        .args(args)
-        .output()
-        .expect("fugue runs")
-}
+use common::{fugue, stderr};
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 fn data(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -21,10 +17,6 @@ fn tmpdir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 #[test]

@@ -1,27 +1,14 @@
 //! `fugue render` through the binary: determinism, bad input, safe output.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{example, fugue, stderr};
+use std::path::Path;
 use std::process::{Command, Output};
 
-fn fugue(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fugue"))
-        .args(args)
-        .output()
-        .expect("run fugue")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 /// A fresh folder for one test.
-fn folder(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("render-cli")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn folder(name: &str) -> std::path::PathBuf {
+    common::folder("render-cli", name)
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> String {
@@ -38,14 +25,6 @@ fn listing(dir: &Path) -> Vec<String> {
         .collect();
     v.sort();
     v
-}
-
-fn example(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
-        .join(name)
-        .to_string_lossy()
-        .into_owned()
 }
 
 /// Two renders of the same graph give byte-identical files.
