@@ -19,6 +19,7 @@ pub mod levels;
 pub mod pool;
 pub mod share;
 pub(crate) mod signal;
+pub(crate) mod sources;
 pub mod static_list;
 pub mod thread;
 pub mod ws;

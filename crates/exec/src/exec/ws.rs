@@ -25,6 +25,7 @@ use crate::exec::common::Common;
 use crate::exec::deque::{Deque, Steal};
 use crate::exec::pool::{Pool, Work};
 use crate::exec::signal::SpinBudget;
+use crate::exec::sources::SourceRanges;
 use crate::exec::ExecOptions;
 use crate::sync::{AtomicU32, Ordering};
 use crate::{Executor, Plan};
@@ -40,13 +41,16 @@ struct WsState {
     /// Per unit: the thread that ran it last, or `NO_HOME`. Written only when it changes, so
     /// in a steady state the array is read-only and shared by all caches.
     home: Box<[AtomicU32]>,
+    /// The cycle's source units, one range per thread.
+    sources: SourceRanges,
     affinity: bool,
     steal_budget: SpinBudget,
 }
 
 impl WsState {
-    /// Finds a task: own deque first (LIFO), then own mailbox, then the others' deques
-    /// (FIFO), then their mailboxes, round robin from the next worker.
+    /// Finds a task: own deque first (LIFO), then own mailbox, then own range of sources,
+    /// then the others' deques (FIFO), their mailboxes and their ranges of sources (from the
+    /// back), round robin from the next worker.
     #[inline]
     fn find(&self, w: usize) -> Option<u32> {
         if let Some(t) = self.deques[w].pop() {
@@ -56,6 +60,9 @@ impl WsState {
             if let Some(t) = self.mail[w].pop() {
                 return Some(t);
             }
+        }
+        if let Some(i) = self.sources.take_own(w) {
+            return Some(self.source(i));
         }
         let n = self.deques.len();
         loop {
@@ -79,10 +86,26 @@ impl WsState {
                     }
                 }
             }
+            for k in 1..n {
+                if let Some(i) = self.sources.steal((w + k) % n) {
+                    self.common.steals[w].fetch_add(1, Ordering::Relaxed);
+                    return Some(self.source(i));
+                }
+            }
             if !retry {
                 return None;
             }
         }
+    }
+
+    /// The unit of source index `i`, just taken from a range.
+    #[inline]
+    fn source(&self, i: u32) -> u32 {
+        // SAFETY: taking index `i` acquired the dealing of this cycle's ranges, which the
+        // audio thread did after publishing the cycle's plan; the cycle (and the plan's
+        // borrow) cannot end before this source has run.
+        let plan = unsafe { self.common.plan() };
+        plan.unit_sources()[i as usize]
     }
 
     /// Gives a unit made ready by thread `w` to its place: run next here (`next`), this
@@ -187,6 +210,7 @@ impl WorkStealing {
                 .map(|_| CachePadded::new(ArrayQueue::new(cap)))
                 .collect(),
             home: (0..cap).map(|_| AtomicU32::new(NO_HOME)).collect(),
+            sources: SourceRanges::new(threads),
             affinity: affinity && threads > 1,
             steal_budget: opts.steal_budget,
         };
@@ -219,27 +243,20 @@ impl Executor for WorkStealing {
             st.common.begin(plan),
             "plan larger than the executor was built for"
         );
-        // The audio thread keeps the first source for itself (a worker that is still waking up
-        // cannot take the whole cycle away from it); the others are offered to the workers (to
-        // their homes' mailboxes, with affinity).
-        let Some((&first, rest)) = plan.unit_sources().split_first() else {
+        if plan.unit_sources().is_empty() {
             return;
-        };
+        }
         if st.common.layout_changed() {
             for h in st.home.iter() {
                 h.store(NO_HOME, Ordering::Relaxed);
             }
         }
-        let mut next = None;
-        for &s in rest {
-            st.place(0, s, &mut next);
-        }
-        if let Some(s) = next {
-            st.deques[0].push(s);
-        }
+        // Each thread starts on its own range of the sources (the audio thread on the first);
+        // a thread that runs out steals from the others' (a worker still waking up cannot hold
+        // back the cycle: its range is stolen from like its deque).
+        st.sources.deal(plan.unit_sources().len());
         self.pool.start_cycle();
         let st: &WsState = self.state();
-        st.run_chain(0, first);
         st.serve(0);
         st.common.wait_finished(st.steal_budget);
     }

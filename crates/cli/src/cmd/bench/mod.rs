@@ -1,6 +1,7 @@
 //! `fugue bench <subcommand>`: measurements that check their results before their time
 //! counts.
 
+pub mod capacity;
 pub mod overhead;
 pub mod ring;
 mod ring_sweep;
@@ -30,6 +31,9 @@ pub enum BenchCommand {
     /// The scheduling study: graphs x executors x threads x buffer sizes x load, run in real
     /// time; writes summary.csv, raw data, plots (SVG, PNG) and report.html.
     Study(study::Args),
+    /// The machine's parallel capacity over time: each core's speed at running a graph's DSP
+    /// while every core runs it, in units of the fastest (the bound of any speedup).
+    Capacity(capacity::Args),
     /// (internal) A producer process of `fugue bench ring --processes`.
     #[command(hide = true)]
     RingProducer(ring::ProducerArgs),
@@ -42,6 +46,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         BenchCommand::Overhead(a) => overhead::run(a),
         BenchCommand::Table(a) => table::run(a),
         BenchCommand::Study(a) => study::run(a),
+        BenchCommand::Capacity(a) => capacity::run(a),
         BenchCommand::RingProducer(a) => ring::run_producer(a),
     }
 }

@@ -9,7 +9,7 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 use fugue_engine::Costs;
@@ -17,6 +17,7 @@ use fugue_exec::{CompileOptions, Executor, ExecutorKind, Plan};
 use fugue_graph::TaskGraph;
 use fugue_sched::Algorithm;
 
+use super::capacity::{self, Capacity};
 use super::overhead::{
     build_executor, load_average, median, parse_runners, spread_pct, Runner, Spec, Stats,
     TuningArgs,
@@ -155,6 +156,34 @@ struct Cell {
     buffer: usize,
     runner: Runner,
     runs: Vec<Stats>,
+    /// The machine's capacity probed in each round (empty when not probed).
+    capacity: Vec<f64>,
+}
+
+/// The median over rounds `i` of `speedup_i / capacity_i`: how much of the parallel capacity
+/// the machine offered in that round the executor turned into speedup.
+fn of_capacity(seq: &[Stats], runs: &[Stats], capacity: &[f64]) -> f64 {
+    let r: Vec<f64> = seq
+        .iter()
+        .zip(runs)
+        .zip(capacity)
+        .map(|((a, b), c)| a.median_ns / b.median_ns / c)
+        .collect();
+    if r.is_empty() {
+        f64::NAN
+    } else {
+        median(&r)
+    }
+}
+
+/// `median (min-max)` of the probed capacities, or `-`.
+fn capacity_text(capacity: &[f64]) -> String {
+    if capacity.is_empty() {
+        return "-".into();
+    }
+    let lo = capacity.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = capacity.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    format!("{:.2} ({lo:.2}-{hi:.2})", median(capacity))
 }
 
 /// Runs `fugue bench table`.
@@ -198,6 +227,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let threads = args.threads as usize;
     let options = args.tuning.options();
+    // The cores whose side-by-side speed bounds the speedup (none to probe with one thread).
+    let probe_cores = if threads > 1 {
+        capacity::probe_cores(threads)
+    } else {
+        Vec::new()
+    };
+    let probing = probe_cores.len() > 1;
     let reg = fugue_dsp::Registry::with_builtin_kinds();
     let load_before = load_average();
     let started = Instant::now();
@@ -236,6 +272,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 warnings.extend(w);
                 execs.push((r, e));
             }
+            let mut probe_plans = if probing {
+                capacity::plans_for(graph, &opts, probe_cores.len())
+                    .with_context(|| format!("cannot compile {}", path.display()))?
+            } else {
+                Vec::new()
+            };
+            let mut caps: Vec<f64> = Vec::new();
             let mut reference = Vec::new();
             let mut per: Vec<Vec<Stats>> = vec![Vec::new(); execs.len()];
             // The reference run of seq (untimed): every executor's cycles must equal its.
@@ -257,8 +300,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                             )
                         },
                     )?;
+                    let wall: u64 = s.iter().sum();
                     let st = Stats::of(&mut s[skip..]).context("no cycle timed")?;
                     per[k].push(st);
+                    if k == 0 && probing {
+                        // The capacity of this round: every core runs seq side by side for
+                        // as long as seq's run took.
+                        let d = Duration::from_nanos(wall)
+                            .clamp(Duration::from_millis(10), Duration::from_secs(2));
+                        super::overhead::settle();
+                        let c: Capacity = capacity::probe(&mut probe_plans, &probe_cores, d)?;
+                        caps.push(c.value());
+                    }
                 }
             }
             let nodes = graph.len();
@@ -273,6 +326,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     m / 1e3,
                     paired_speedup(&seq_runs, &runs)
                 );
+                if probing && r != &Runner::Fugue(ExecutorKind::Seq) {
+                    let _ = write!(
+                        line,
+                        " [{:.0} %]",
+                        100.0 * of_capacity(&seq_runs, &runs, &caps)
+                    );
+                }
                 cells.push(Cell {
                     shape: shape.clone(),
                     graph: path.clone(),
@@ -280,7 +340,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     buffer,
                     runner: *r,
                     runs,
+                    capacity: caps.clone(),
                 });
+            }
+            if probing {
+                let _ = write!(line, "; capacity {}", capacity_text(&caps));
             }
             eprintln!("{line}");
         }
@@ -306,10 +370,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .unwrap_or(&[])
     };
     let mut raw = String::from(
-        "shape,graph,nodes,buffer,executor,threads,run,cycles,median_ns,p99_ns,max_ns,mean_ns,min_ns,verified\n",
+        "shape,graph,nodes,buffer,executor,threads,run,cycles,median_ns,p99_ns,max_ns,mean_ns,min_ns,capacity,verified\n",
     );
     let mut summary = String::from(
-        "shape,graph,nodes,buffer,executor,threads,runs,median_ns,median_spread_pct,p99_ns,max_ns,mean_ns,speedup_vs_seq,verified\n",
+        "shape,graph,nodes,buffer,executor,threads,runs,median_ns,median_spread_pct,p99_ns,max_ns,mean_ns,speedup_vs_seq,capacity,speedup_of_capacity,verified\n",
     );
     let thr = |r: Runner| {
         if r == Runner::Fugue(ExecutorKind::Seq) {
@@ -322,7 +386,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         for (i, s) in c.runs.iter().enumerate() {
             let _ = writeln!(
                 raw,
-                "{},{},{},{},{},{},{},{},{:.0},{:.0},{:.0},{:.0},{:.0},true",
+                "{},{},{},{},{},{},{},{},{:.0},{:.0},{:.0},{:.0},{:.0},{},true",
                 c.shape,
                 c.graph.display(),
                 c.nodes,
@@ -335,14 +399,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 s.p99_ns,
                 s.max_ns,
                 s.mean_ns,
-                s.min_ns
+                s.min_ns,
+                c.capacity
+                    .get(i)
+                    .map_or(String::new(), |x| format!("{x:.3}"))
             );
         }
         let meds: Vec<f64> = c.runs.iter().map(|s| s.median_ns).collect();
         let m = median(&meds);
         let _ = writeln!(
             summary,
-            "{},{},{},{},{},{},{},{:.0},{:.1},{:.0},{:.0},{:.0},{:.3},true",
+            "{},{},{},{},{},{},{},{:.0},{:.1},{:.0},{:.0},{:.0},{:.3},{},{},true",
             c.shape,
             c.graph.display(),
             c.nodes,
@@ -355,7 +422,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             median(&c.runs.iter().map(|s| s.p99_ns).collect::<Vec<_>>()),
             c.runs.iter().map(|s| s.max_ns).fold(0.0, f64::max),
             median(&c.runs.iter().map(|s| s.mean_ns).collect::<Vec<_>>()),
-            paired_speedup(seq_of(&c.shape, c.buffer), &c.runs)
+            paired_speedup(seq_of(&c.shape, c.buffer), &c.runs),
+            if c.capacity.is_empty() {
+                String::new()
+            } else {
+                format!("{:.3}", median(&c.capacity))
+            },
+            if c.capacity.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "{:.3}",
+                    of_capacity(seq_of(&c.shape, c.buffer), &c.runs, &c.capacity)
+                )
+            }
         );
     }
     let mut md = String::new();
@@ -367,10 +447,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             g.len()
         );
         let _ = write!(md, "| buffer |");
+        if probing {
+            let _ = write!(md, " capacity |");
+        }
         for r in &runners {
             let _ = write!(md, " {} |", r.name());
         }
         let _ = write!(md, "\n|---:|");
+        if probing {
+            let _ = write!(md, "---:|");
+        }
         for _ in &runners {
             let _ = write!(md, "---:|");
         }
@@ -378,6 +464,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         for &b in &buffers {
             let _ = write!(md, "| {b} |");
             let seq = seq_of(shape, b);
+            let caps: &[f64] = cells
+                .iter()
+                .find(|c| &c.shape == shape && c.buffer == b)
+                .map_or(&[], |c| &c.capacity[..]);
+            if probing {
+                let _ = write!(md, " {} |", capacity_text(caps));
+            }
             for r in &runners {
                 if let Some(c) = cells
                     .iter()
@@ -388,12 +481,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     let p99 = median(&c.runs.iter().map(|s| s.p99_ns).collect::<Vec<_>>());
                     let _ = write!(
                         md,
-                        " {:.1} / {:.1} µs, **{:.2}×** ±{:.0} % |",
+                        " {:.1} / {:.1} µs, **{:.2}×** ±{:.0} %",
                         m / 1e3,
                         p99 / 1e3,
                         paired_speedup(seq, &c.runs),
                         spread_pct(&meds) / 2.0
                     );
+                    if probing && *r != Runner::Fugue(ExecutorKind::Seq) {
+                        let _ = write!(
+                            md,
+                            ", {:.0} % of capacity",
+                            100.0 * of_capacity(seq, &c.runs, caps)
+                        );
+                    }
+                    md.push_str(" |");
                 }
             }
             md.push('\n');
@@ -402,8 +503,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let _ = writeln!(
         md,
-        "Each cell: median / p99 cycle time (medians over {} runs of {} s of audio at {} Hz), speedup against seq (the median over runs of seq's run median / the executor's run median, run i of each measured back to back), ± half the spread of the run medians ((max - min) / 2 / median). Every cycle of every run was checked bit-identical to seq.",
-        args.runs, args.seconds, args.rate
+        "Each cell: median / p99 cycle time (medians over {} runs of {} s of audio at {} Hz), speedup against seq (the median over runs of seq's run median / the executor's run median, run i of each measured back to back), ± half the spread of the run medians ((max - min) / 2 / median). Every cycle of every run was checked bit-identical to seq.{}",
+        args.runs,
+        args.seconds,
+        args.rate,
+        if probing {
+            format!(
+                " Capacity: after each round's seq run, cores {:?} ran seq side by side (one plan copy each, pinned) for as long; capacity = the sum over cores of the fastest core's median cycle time / this core's (2.00 = two equal cores; a core at half speed gives 1.50): the bound of any speedup in that round. Median (min-max) over rounds. \"% of capacity\": the median over rounds of speedup / capacity.",
+                probe_cores
+            )
+        } else {
+            String::new()
+        }
     );
     print!("{md}");
     if let Some(dir) = &args.output {

@@ -1,0 +1,194 @@
+//! The cycle's source units, dealt to the threads in contiguous ranges.
+//!
+//! At the start of a cycle every source unit is ready. Pushing them all on the audio thread's
+//! deque makes every other thread steal each of its first units across cores (one or two
+//! cache-line transfers per unit, on the deque's `top` word and slot), and the audio thread's
+//! own pops contend with those steals. Instead, the sources are split into one contiguous
+//! range per thread, and each range is one 64-bit word: `lo` (next to take from the front) in
+//! the low half, `hi` (one past the last) in the high half. Its owner takes from the front,
+//! any other thread steals from the back, both with a compare-and-swap on the word, so in a
+//! balanced cycle each word stays in its owner's cache and no source crosses cores.
+//!
+//! Protocol ("Sources" in `docs/executors.md`):
+//! - The audio thread, before it bumps the epoch that starts the cycle (and after `begin`
+//!   has published the cycle's plan), stores each range's `(lo, hi)` with Release.
+//! - A thread takes index `i` by a successful AcqRel CAS from `(i, hi)` to `(i + 1, hi)`
+//!   (owner) or from `(lo, i + 1)` to `(lo, i)` (thief) with `lo <= i < hi`. Every successful
+//!   CAS shrinks the range by one index at the end it took, so each index of a cycle is taken
+//!   at most once; the cycle cannot end before every source has run, so each is taken exactly
+//!   once. The Acquire of the CAS reads the audio thread's Release store (or a later value of
+//!   its modification order), so the taker sees the cycle's plan and counters.
+//! - A thread still looking for work after the previous cycle ended sees either an empty
+//!   range (every index was taken) or the new cycle's range, from which it may take a source:
+//!   it then runs a unit of the new cycle, as it would had it stolen it from a deque.
+
+use crossbeam_utils::CachePadded;
+
+use crate::sync::{AtomicU64, Ordering};
+
+/// `(lo, hi)` packed in one word.
+#[inline]
+fn pack(lo: u32, hi: u32) -> u64 {
+    u64::from(lo) | (u64::from(hi) << 32)
+}
+
+#[inline]
+fn unpack(w: u64) -> (u32, u32) {
+    (w as u32, (w >> 32) as u32)
+}
+
+/// One range of source indices per thread.
+pub(crate) struct SourceRanges {
+    ranges: Box<[CachePadded<AtomicU64>]>,
+}
+
+impl SourceRanges {
+    /// Ranges for `threads` threads, all empty.
+    pub fn new(threads: usize) -> Self {
+        SourceRanges {
+            ranges: (0..threads.max(1))
+                .map(|_| CachePadded::new(AtomicU64::new(0)))
+                .collect(),
+        }
+    }
+
+    /// Deals `n` sources (indices `0..n`) to the threads: thread `w` gets the `w`-th of as
+    /// many contiguous ranges of near-equal length (the first `n % threads` one longer).
+    /// Audio thread only, between cycles, after publishing the cycle's plan and before the
+    /// epoch bump.
+    pub fn deal(&self, n: usize) {
+        let t = self.ranges.len();
+        let (q, r) = (n / t, n % t);
+        let mut lo = 0;
+        for (w, range) in self.ranges.iter().enumerate() {
+            let hi = lo + q + usize::from(w < r);
+            // Release: a thread that takes an index acquires this store, and with it the
+            // cycle's plan and counters written before it.
+            range.store(pack(lo as u32, hi as u32), Ordering::Release);
+            lo = hi;
+        }
+    }
+
+    /// Takes the next index of thread `w`'s own range (from the front).
+    #[inline]
+    pub fn take_own(&self, w: usize) -> Option<u32> {
+        let range = &self.ranges[w];
+        let mut cur = range.load(Ordering::Relaxed);
+        loop {
+            let (lo, hi) = unpack(cur);
+            if lo >= hi {
+                return None;
+            }
+            // AcqRel: Acquire reads the dealing store (see the module documentation); Release
+            // keeps the modification order a release sequence for the next taker.
+            match range.compare_exchange_weak(
+                cur,
+                pack(lo + 1, hi),
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Some(lo),
+                Err(now) => cur = now,
+            }
+        }
+    }
+
+    /// Steals the last index of thread `v`'s range (from the back).
+    #[inline]
+    pub fn steal(&self, v: usize) -> Option<u32> {
+        let range = &self.ranges[v];
+        let mut cur = range.load(Ordering::Relaxed);
+        loop {
+            let (lo, hi) = unpack(cur);
+            if lo >= hi {
+                return None;
+            }
+            // AcqRel: as in `take_own`.
+            match range.compare_exchange_weak(
+                cur,
+                pack(lo, hi - 1),
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Some(hi - 1),
+                Err(now) => cur = now,
+            }
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dealing_covers_every_source_once_in_contiguous_ranges() {
+        for threads in 1..=5 {
+            for n in 0..=23 {
+                let r = SourceRanges::new(threads);
+                r.deal(n);
+                let mut seen = Vec::new();
+                for w in 0..threads {
+                    let mut mine = Vec::new();
+                    while let Some(i) = r.take_own(w) {
+                        mine.push(i);
+                    }
+                    // Contiguous, ascending, and of near-equal length.
+                    assert!(mine.windows(2).all(|p| p[1] == p[0] + 1));
+                    assert!(mine.len() == n / threads || mine.len() == n / threads + 1);
+                    seen.extend(mine);
+                }
+                assert_eq!(seen, (0..n as u32).collect::<Vec<_>>());
+            }
+        }
+    }
+
+    #[test]
+    fn owner_and_thief_meet_in_the_middle() {
+        let r = SourceRanges::new(2);
+        r.deal(9); // thread 0: 0..5, thread 1: 5..9
+        assert_eq!(r.steal(0), Some(4));
+        assert_eq!(r.take_own(0), Some(0));
+        assert_eq!(r.steal(0), Some(3));
+        assert_eq!(r.take_own(0), Some(1));
+        assert_eq!(r.take_own(0), Some(2));
+        assert_eq!(r.take_own(0), None);
+        assert_eq!(r.steal(0), None);
+        assert_eq!(r.take_own(1), Some(5));
+        // A new deal refills the ranges.
+        r.deal(2);
+        assert_eq!(r.take_own(0), Some(0));
+        assert_eq!(r.steal(1), Some(1));
+        assert_eq!(r.steal(1), None);
+    }
+
+    #[test]
+    fn concurrent_takers_take_each_index_once() {
+        use std::sync::atomic::AtomicU32 as StdU32;
+        let r = SourceRanges::new(3);
+        for _ in 0..200 {
+            r.deal(301);
+            let counts: Vec<StdU32> = (0..301).map(|_| StdU32::new(0)).collect();
+            std::thread::scope(|s| {
+                for w in 0..3 {
+                    let (r, counts) = (&r, &counts);
+                    s.spawn(move || loop {
+                        let got = r
+                            .take_own(w)
+                            .or_else(|| (1..3).find_map(|k| r.steal((w + k) % 3)));
+                        match got {
+                            Some(i) => {
+                                counts[i as usize]
+                                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            }
+                            None => return,
+                        }
+                    });
+                }
+            });
+            assert!(counts
+                .iter()
+                .all(|c| c.load(std::sync::atomic::Ordering::Relaxed) == 1));
+        }
+    }
+}
