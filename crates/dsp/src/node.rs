@@ -81,6 +81,16 @@ pub trait DspNode: Send {
         Io::None
     }
 
+    /// Whether each output frame depends only on the same frame of the inputs: no state, no
+    /// delay, no look-ahead, and the output buffers have the inputs' length. The engine may
+    /// then split a cycle of the node into parts of the block, each run by its own processor
+    /// (from [`DspNode::processor`]) on the same frames of every buffer, possibly at the same
+    /// time on several threads; the samples must equal those of one run on the whole block
+    /// (the same operations in the same order for each frame). Default: false.
+    fn frame_parallel(&self) -> bool {
+        false
+    }
+
     /// A fresh processor in its initial state (may allocate: it sizes all its memory here).
     fn processor(&self) -> Box<dyn Processor>;
 }

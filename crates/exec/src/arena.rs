@@ -99,6 +99,31 @@ impl Arena {
         unsafe { std::slice::from_raw_parts_mut(self.base().add(b.off as usize), b.len as usize) }
     }
 
+    /// Frames `r` of `b` (the other frames are not borrowed: other threads may write them).
+    ///
+    /// # Safety
+    /// As [`Arena::slice`], for these frames only; `r` must lie inside `b`.
+    #[inline]
+    pub unsafe fn slice_range<'a>(&self, b: Buf, r: std::ops::Range<usize>) -> &'a [f32] {
+        debug_assert!(r.start <= r.end && r.end <= b.len as usize);
+        // SAFETY: inside `b`, hence inside the arena; the caller guarantees no mutable alias
+        // of these frames.
+        unsafe { std::slice::from_raw_parts(self.base().add(b.off as usize + r.start), r.len()) }
+    }
+
+    /// Frames `r` of `b`, mutable (the other frames are not borrowed).
+    ///
+    /// # Safety
+    /// As [`Arena::slice_mut`], for these frames only; `r` must lie inside `b`.
+    #[inline]
+    pub unsafe fn slice_mut_range<'a>(&self, b: Buf, r: std::ops::Range<usize>) -> &'a mut [f32] {
+        debug_assert!(r.start <= r.end && r.end <= b.len as usize);
+        // SAFETY: inside `b`; the caller guarantees exclusivity for these frames.
+        unsafe {
+            std::slice::from_raw_parts_mut(self.base().add(b.off as usize + r.start), r.len())
+        }
+    }
+
     /// Zeroes every sample.
     pub fn clear(&mut self) {
         // SAFETY: `&mut self`: no slice of the arena is alive; the range is the allocation.

@@ -36,7 +36,10 @@ pub(crate) mod sync;
 mod loom_tests;
 
 pub use exec::{build, ExecOptions, ExecutorKind};
-pub use plan::{CompileError, CompileOptions, Plan, TaskPanic, JOIN_FANIN, NO_SLOT};
+pub use plan::{
+    CompileError, CompileOptions, Plan, TaskPanic, JOIN_FANIN, NO_SLOT, SPLIT_MIN_FRAMES,
+    SPLIT_MIN_INPUTS, SPLIT_PARTS,
+};
 pub use seq::SeqExecutor;
 
 /// Runs whole cycles of a [`Plan`].

@@ -107,6 +107,11 @@ struct TaskInfo {
     outs: (u32, u32),
     sample_rate: f64,
     block: usize,
+    /// Parts a cycle of this task may be split into (1: not splittable; see [`SPLIT_PARTS`]).
+    parts: u32,
+    /// The cell of part 1 (parts 1.. have cells `part_cells..part_cells + parts - 1`; part 0
+    /// uses the task's own cell).
+    part_cells: u32,
 }
 
 /// What one task mutates while it runs, on its own cache lines (a 128-byte boundary: the
@@ -142,7 +147,8 @@ struct TaskCell {
 /// and nothing else waits for `ti`). A line of 100 nodes is one unit. Units are numbered in a
 /// topological order and have their own successors, counts and levels ([`Plan::unit_successors`],
 /// [`Plan::unit_count`], [`Plan::unit_level`]); [`Plan::set_merge_chains`]`(false)` makes one
-/// unit per task, for comparing executors on the graph as written.
+/// unit per task, for comparing executors on the graph as written. A wide join of a
+/// frame-parallel kind is split by frames into [`SPLIT_PARTS`] units ([`Plan::unit_part`]).
 ///
 /// Buffers: each output port has its own buffer of the node's block size; an input port with
 /// no edge reads a shared silent buffer, with one edge the producer's buffer itself, with
@@ -153,7 +159,10 @@ struct TaskCell {
 /// channels ([`Plan::output`]).
 pub struct Plan {
     tasks: Vec<TaskInfo>,
+    /// The tasks' cells, then the cells of parts 1.. of split tasks.
     cells: Box<[TaskCell]>,
+    /// The task of each cell.
+    cell_task: Vec<u32>,
     succ: Vec<u32>,
     in_ports: Vec<InPort>,
     sum_srcs: Vec<Buf>,
@@ -211,6 +220,9 @@ struct UnitInfo {
     tasks: (u32, u32),
     succ: (u32, u32),
     initial: u32,
+    /// Which part of its task's frames this unit computes, of how many (0 of 1: all).
+    part: u32,
+    parts: u32,
 }
 
 /// The units of a plan: the graph the executors schedule (see [`Plan`], "Units").
@@ -242,6 +254,29 @@ pub const NO_SLOT: u32 = u32::MAX;
 /// not all decrement one counter.
 pub const JOIN_FANIN: usize = 4;
 
+/// Wide stateless joins are split by frames: a task of a frame-parallel kind
+/// ([`DspNode::frame_parallel`], e.g. `mix`) fed by at least [`SPLIT_MIN_INPUTS`] edges, at a
+/// block of at least [`SPLIT_MIN_FRAMES`] frames, becomes this many units when chains are
+/// merged, each computing its share of the block's frames with a processor of its own. The
+/// join that every branch waits for then runs on several threads at once, each reading its
+/// share of the branches' buffers.
+pub const SPLIT_PARTS: usize = 2;
+
+/// See [`SPLIT_PARTS`].
+pub const SPLIT_MIN_INPUTS: usize = 8;
+
+/// See [`SPLIT_PARTS`].
+pub const SPLIT_MIN_FRAMES: usize = 256;
+
+/// Frames `[a, b)` of part `part` of `parts` of a block of `block` frames: parts of equal
+/// length rounded up to 16 frames (64 bytes: no two parts write one cache line), the last
+/// one shorter.
+#[inline]
+fn part_frames(block: usize, part: usize, parts: usize) -> (usize, usize) {
+    let chunk = block.div_ceil(parts).next_multiple_of(16);
+    ((part * chunk).min(block), ((part + 1) * chunk).min(block))
+}
+
 impl Units {
     /// Groups the tasks (numbered in a topological order, with their distinct successors and
     /// predecessor counts) into units: with `merge`, maximal chains `t1 -> t2 -> ... -> tk`
@@ -249,6 +284,8 @@ impl Units {
     /// only predecessor; without, one unit per task.
     fn new(tasks: &[TaskInfo], succ: &[u32], merge: bool) -> Units {
         let n = tasks.len();
+        // Parts of each task's frames (a split task is a unit per part; only with `merge`).
+        let parts = |t: usize| if merge { tasks[t].parts } else { 1 };
         let succ_of = |t: usize| {
             &succ[tasks[t].succ.0 as usize..(tasks[t].succ.0 + tasks[t].succ.1) as usize]
         };
@@ -263,12 +300,31 @@ impl Units {
             }
             let u = info.len() as u32;
             let first = unit_tasks.len() as u32;
+            if parts(head) > 1 {
+                // A split task: one unit per part, consecutive, never part of a chain.
+                unit_of_task[head] = u;
+                unit_tasks.push(head as u32);
+                for part in 0..parts(head) {
+                    info.push(UnitInfo {
+                        tasks: (first, 1),
+                        succ: (0, 0),
+                        initial: 0,
+                        part,
+                        parts: parts(head),
+                    });
+                }
+                continue;
+            }
             let mut t = head;
             loop {
                 unit_of_task[t] = u;
                 unit_tasks.push(t as u32);
                 let ss = succ_of(t);
-                if merge && ss.len() == 1 && tasks[ss[0] as usize].initial == 1 {
+                if merge
+                    && ss.len() == 1
+                    && tasks[ss[0] as usize].initial == 1
+                    && parts(ss[0] as usize) == 1
+                {
                     t = ss[0] as usize;
                 } else {
                     break;
@@ -277,25 +333,34 @@ impl Units {
             info.push(UnitInfo {
                 tasks: (first, unit_tasks.len() as u32 - first),
                 succ: (0, 0),
-                initial: tasks[head].initial,
+                initial: 0,
+                part: 0,
+                parts: 1,
             });
         }
-        // Successors of a unit: those of its last task, each the head of its own unit (a
-        // task with several predecessors, or whose predecessor has several successors,
-        // starts a unit), so they are distinct; and the distinct predecessors of a head are
-        // last tasks of distinct units, so the head's count is the unit's count.
+        // Successors of a unit: the units of its last task's successors, each the head of
+        // its own unit (a task with several predecessors, or whose predecessor has several
+        // successors, starts a unit), so they are distinct; every part of a split successor.
+        // A unit's count is its number of predecessor units (one per part of a split
+        // predecessor).
         let mut usucc = Vec::new();
         for ui in info.iter_mut() {
             let last = unit_tasks[(ui.tasks.0 + ui.tasks.1 - 1) as usize] as usize;
             let s0 = usucc.len() as u32;
             let mut ss: Vec<u32> = succ_of(last)
                 .iter()
-                .map(|&s| unit_of_task[s as usize])
+                .flat_map(|&s| {
+                    let u0 = unit_of_task[s as usize];
+                    u0..u0 + parts(s as usize)
+                })
                 .collect();
             ss.sort_unstable();
             ss.dedup();
             usucc.extend_from_slice(&ss);
             ui.succ = (s0, ss.len() as u32);
+        }
+        for &v in &usucc {
+            info[v as usize].initial += 1;
         }
         let nu = info.len();
         // Counter slots. Predecessors of each unit in increasing order; a unit with more than
@@ -635,6 +700,9 @@ impl Plan {
         let mut succ = Vec::new();
         let mut tasks = Vec::with_capacity(n);
         let mut cells = Vec::with_capacity(n);
+        // Cells of parts 1.. of split tasks, after the tasks' own, and their tasks.
+        let mut extra_cells = Vec::new();
+        let mut cell_task: Vec<u32> = (0..n as u32).collect();
         let mut level = vec![0u32; n];
         for (t, &v) in order.iter().enumerate() {
             let node = graph.node(v);
@@ -655,6 +723,23 @@ impl Plan {
             succ.extend_from_slice(&ss);
             let d = dsp[v].take().expect("built above");
             let (ins, outs) = (in_range[v], out_range[v]);
+            let split = d.frame_parallel()
+                && d.io() == Io::None
+                && d.rate_ratio() == Ratio::ONE
+                && node_block[v] >= SPLIT_MIN_FRAMES
+                && graph.in_edges(v).len() >= SPLIT_MIN_INPUTS;
+            let parts = if split { SPLIT_PARTS } else { 1 };
+            let part_cells = n + extra_cells.len();
+            for _ in 1..parts {
+                extra_cells.push(TaskCell {
+                    processor: UnsafeCell::new(d.processor()),
+                    ins: UnsafeCell::new(Vec::with_capacity(scratch_capacity(ins.1 as usize))),
+                    outs: UnsafeCell::new(Vec::with_capacity(scratch_capacity(outs.1 as usize))),
+                    panicked: AtomicBool::new(false),
+                    message: UnsafeCell::new(None),
+                });
+                cell_task.push(t as u32);
+            }
             tasks.push(TaskInfo {
                 node: v,
                 name: node.name.clone(),
@@ -667,6 +752,8 @@ impl Plan {
                 outs,
                 sample_rate: options.sample_rate * node_rate[v].as_f64(),
                 block: node_block[v],
+                parts: parts as u32,
+                part_cells: part_cells as u32,
             });
             cells.push(TaskCell {
                 processor: UnsafeCell::new(d.processor()),
@@ -676,6 +763,7 @@ impl Plan {
                 message: UnsafeCell::new(None),
             });
         }
+        cells.extend(extra_cells);
         let (level_order, level_starts) = by_level(&level);
         let sources = (0..n as u32)
             .filter(|&t| tasks[t as usize].initial == 0)
@@ -689,6 +777,7 @@ impl Plan {
             layout_id: next_layout_id(),
             tasks,
             cells: cells.into_boxed_slice(),
+            cell_task,
             succ,
             in_ports,
             sum_srcs,
@@ -722,23 +811,46 @@ impl Plan {
     /// `i < self.len()`; otherwise this panics.
     #[inline]
     pub unsafe fn run_task(&self, i: usize) {
+        // SAFETY: the caller's contract, for the whole task and its own cell.
+        unsafe { self.run_frames(i, i, None) }
+    }
+
+    /// Runs task `i` on frames `frames` of every buffer (all of them when `None`) with the
+    /// processor and scratch lists of cell `c` (the task's own, or one of its parts').
+    ///
+    /// # Safety
+    /// As [`Plan::run_task`], where "no other thread runs task `i`" becomes: no other thread
+    /// uses cell `c`, and threads running other parts of `i` at the same time touch other
+    /// frames (parts of a split task, which is frame-parallel: its outputs have its block
+    /// length and each part reads and writes only its own frames).
+    #[inline]
+    unsafe fn run_frames(&self, i: usize, c: usize, frames: Option<(usize, usize)>) {
         let t = &self.tasks[i];
-        let cell = &self.cells[i];
-        // SAFETY: [2] only this thread runs task `i` now, so only it touches the cell's vectors.
+        let cell = &self.cells[c];
+        // SAFETY: [2] only this thread uses cell `c` now, so only it touches its vectors.
         let (ins, outs) = unsafe { (&mut *cell.ins.get(), &mut *cell.outs.get()) };
+        let range = |len: usize| match frames {
+            Some((a, b)) => a.min(len)..b.min(len),
+            None => 0..len,
+        };
         let ports = &self.in_ports[t.ins.0 as usize..(t.ins.0 + t.ins.1) as usize];
         for port in ports {
             if port.n_srcs >= 2 {
                 let srcs = &self.sum_srcs[port.first as usize..(port.first + port.n_srcs) as usize];
-                // SAFETY: the scratch buffer belongs to this port of task `i` alone [2]; the
-                // sources are outputs of predecessors, complete and visible [1], written by no
-                // one while their successor `i` runs [2]; no outside reference exists [3].
-                let dst = unsafe { self.arena.slice_mut(port.buf) };
+                // SAFETY: the scratch buffer belongs to this port of task `i` alone, and these
+                // frames of it to this part [2]; the sources are outputs of predecessors,
+                // complete and visible [1], written by no one while their successor `i` runs
+                // [2]; no outside reference exists [3].
+                let dst = unsafe {
+                    self.arena
+                        .slice_mut_range(port.buf, range(port.buf.len as usize))
+                };
                 // SAFETY: as above: predecessors' buffers, finished and not written now.
-                dst.copy_from_slice(unsafe { self.arena.slice(srcs[0]) });
+                let first = unsafe { self.arena.slice_range(srcs[0], range(srcs[0].len as usize)) };
+                dst.copy_from_slice(first);
                 for &s in &srcs[1..] {
                     // SAFETY: as above.
-                    let src = unsafe { self.arena.slice(s) };
+                    let src = unsafe { self.arena.slice_range(s, range(s.len as usize)) };
                     for (d, x) in dst.iter_mut().zip(src) {
                         *d += *x;
                     }
@@ -746,30 +858,35 @@ impl Plan {
             }
             // SAFETY: the buffer is a predecessor's output [1, 2], the silent buffer (never
             // written), an engine input channel (written only under `&mut self`), or this
-            // port's scratch, whose mutable slice above has ended.
-            ins.push(unsafe { self.arena.slice(port.buf) });
+            // port's scratch, whose mutable slice above has ended (its frames outside this
+            // part's are not read here: other parts may be writing them).
+            ins.push(unsafe {
+                self.arena
+                    .slice_range(port.buf, range(port.buf.len as usize))
+            });
         }
         for &b in &self.out_bufs[t.outs.0 as usize..(t.outs.0 + t.outs.1) as usize] {
-            // SAFETY: output buffers of task `i` are written only by task `i` [2] and read only
-            // by its successors, which do not run now [2]; no outside reference [3].
-            outs.push(unsafe { self.arena.slice_mut(b) });
+            // SAFETY: output buffers of task `i` are written only by task `i`, and these frames
+            // only by this part [2], and read only by its successors, which do not run now [2];
+            // no outside reference [3].
+            outs.push(unsafe { self.arena.slice_mut_range(b, range(b.len as usize)) });
         }
-        // SAFETY: the processor of task `i` is used only by the thread running `i` [2].
+        // SAFETY: the processor of cell `c` is used only by the thread using the cell [2].
         let processor = unsafe { &mut *cell.processor.get() };
         let result = catch_unwind(AssertUnwindSafe(|| processor.process(ins, outs)));
         if let Err(payload) = result {
             for o in outs.iter_mut() {
                 o.fill(0.0);
             }
-            self.record_panic(i, payload);
+            self.record_panic(c, payload);
         }
         ins.clear();
         outs.clear();
     }
 
     #[cold]
-    fn record_panic(&self, i: usize, payload: Box<dyn std::any::Any + Send>) {
-        let cell = &self.cells[i];
+    fn record_panic(&self, c: usize, payload: Box<dyn std::any::Any + Send>) {
+        let cell = &self.cells[c];
         // Relaxed: the flag is read by the control side under `&mut self` or as a hint; the
         // message itself is handed over by the `&mut self` of `take_panics`.
         if !cell.panicked.swap(true, Ordering::Relaxed) {
@@ -778,21 +895,31 @@ impl Plan {
                 .map(|s| s.to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "a panic with no message".to_string());
-            // SAFETY: only the thread running task `i` writes the message [run_task 2].
+            // SAFETY: only the thread using cell `c` writes the message [run_frames 2].
             unsafe { *cell.message.get() = Some(msg) };
         }
     }
 
     /// Whether the processor of task `i` has panicked since compile or [`Plan::reset`].
     pub fn panicked(&self, i: usize) -> bool {
+        let t = &self.tasks[i];
+        let parts = t.part_cells as usize..(t.part_cells + t.parts - 1) as usize;
         self.cells[i].panicked.load(Ordering::Relaxed)
+            || self.cells[parts]
+                .iter()
+                .any(|c| c.panicked.load(Ordering::Relaxed))
     }
 
     /// The panics not reported yet (each task's first message, once).
     pub fn take_panics(&mut self) -> Vec<TaskPanic> {
         let mut v = Vec::new();
-        for (i, cell) in self.cells.iter_mut().enumerate() {
+        for (c, cell) in self.cells.iter_mut().enumerate() {
             if let Some(message) = cell.message.get_mut().take() {
+                let i = self.cell_task[c] as usize;
+                if v.iter().any(|p: &TaskPanic| p.task == i) {
+                    // Another part of the same task: one report per task.
+                    continue;
+                }
                 v.push(TaskPanic {
                     task: i,
                     node: self.tasks[i].name.clone(),
@@ -942,14 +1069,23 @@ impl Plan {
     }
 
     /// The tasks of unit `u`, in the order they run (each the only successor of the one
-    /// before).
+    /// before); for a part of a split task ([`Plan::unit_part`]), that one task.
     #[inline]
     pub fn unit_tasks(&self, u: usize) -> &[u32] {
         let (s, l) = self.units.info[u].tasks;
         &self.units.tasks[s as usize..(s + l) as usize]
     }
 
-    /// The unit of task `t`.
+    /// Which part of its task's frames unit `u` computes, and of how many parts: `(0, 1)` for
+    /// a unit that runs whole tasks; `(p, n)` for part `p` of a task split into `n` (see
+    /// [`SPLIT_PARTS`]).
+    #[inline]
+    pub fn unit_part(&self, u: usize) -> (usize, usize) {
+        let ui = &self.units.info[u];
+        (ui.part as usize, ui.parts as usize)
+    }
+
+    /// The unit of task `t` (of a split task: its first part's).
     #[inline]
     pub fn unit_of(&self, t: usize) -> usize {
         self.units.unit_of_task[t] as usize
@@ -1022,33 +1158,43 @@ impl Plan {
 
     /// The unit graph as a [`TaskGraph`] for the static schedulers: node `u` is unit `u`
     /// (named after its first task's node, cost the sum of its tasks' costs given by `costs`,
-    /// indexed by graph node), one edge per pair of dependent units with the largest
-    /// communication cost of the graph edges between them.
+    /// indexed by graph node, shared equally by the parts of a split task), one edge per pair
+    /// of dependent units with the largest communication cost of the graph edges between
+    /// their tasks.
     pub fn unit_graph(&self, graph: &TaskGraph, costs: &[f64]) -> TaskGraph {
         let mut b = fugue_graph::GraphBuilder::new();
         for u in 0..self.n_units() {
             let ts = self.unit_tasks(u);
             let head = self.node_of(ts[0] as usize);
-            let cost: f64 = ts.iter().map(|&t| costs[self.node_of(t as usize)]).sum();
+            let parts = f64::from(self.units.info[u].parts);
+            let cost: f64 = ts
+                .iter()
+                .map(|&t| costs[self.node_of(t as usize)])
+                .sum::<f64>()
+                / parts;
             // Distinct names: each starts with its own unit number.
             let name = format!("unit-{u}:{}", graph.node(head).name);
             b.add_node(fugue_graph::Node::new(name, "unit").with_cost(cost))
                 .expect("unit names are distinct");
         }
+        // Communication cost between two tasks of different units: the largest of the graph
+        // edges between them.
         let mut comm: std::collections::BTreeMap<(usize, usize), f64> = Default::default();
         for e in graph.edges() {
-            let (a, c) = (
-                self.unit_of(self.task_of(e.src)),
-                self.unit_of(self.task_of(e.dst)),
-            );
-            if a != c {
-                let w = comm.entry((a, c)).or_insert(0.0);
-                *w = w.max(e.comm);
-            }
+            let w = comm
+                .entry((self.task_of(e.src), self.task_of(e.dst)))
+                .or_insert(0.0);
+            *w = w.max(e.comm);
         }
-        for ((a, c), w) in comm {
-            b.add_edge(a, 0, c, 0, w)
-                .expect("units and their edges come from a valid graph");
+        for u in 0..self.n_units() {
+            let ts = self.unit_tasks(u);
+            let last = ts[ts.len() - 1] as usize;
+            for &v in self.unit_successors(u) {
+                let first = self.unit_tasks(v as usize)[0] as usize;
+                let w = comm.get(&(last, first)).copied().unwrap_or(0.0);
+                b.add_edge(u, 0, v as usize, 0, w)
+                    .expect("units and their edges come from a valid graph");
+            }
         }
         b.build().expect("the unit graph of a DAG is a DAG")
     }
@@ -1061,6 +1207,23 @@ impl Plan {
     /// successor units concurrently; no reference from [`Plan::output`] is alive.
     #[inline]
     pub unsafe fn run_unit(&self, u: usize) {
+        let ui = self.units.info[u];
+        if ui.parts > 1 {
+            let t = self.units.tasks[ui.tasks.0 as usize] as usize;
+            let task = &self.tasks[t];
+            let c = if ui.part == 0 {
+                t
+            } else {
+                (task.part_cells + ui.part - 1) as usize
+            };
+            let frames = part_frames(task.block, ui.part as usize, ui.parts as usize);
+            // SAFETY: the caller's contract for unit `u`: the task's predecessors (those of
+            // every part) are complete and visible; only this thread runs this part (its own
+            // cell); the other parts of the task use other cells and other frames of the
+            // task's buffers (the task is frame-parallel, see `compile`).
+            unsafe { self.run_frames(t, c, Some(frames)) };
+            return;
+        }
         for &t in self.unit_tasks(u) {
             // SAFETY: the predecessors of the first task are last tasks of predecessor units
             // (complete, visible: the caller's contract); each later task's only predecessor

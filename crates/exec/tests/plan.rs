@@ -503,3 +503,49 @@ fn plan_is_sync_and_send() {
     fn shared<T: Sync + Send>() {}
     shared::<Plan>();
 }
+
+/// A wide mix at a large block is split by frames into `SPLIT_PARTS` units, each a successor
+/// of every branch and a predecessor of the sink; a narrow one, a small block, or chains not
+/// merged keep it whole.
+#[test]
+fn wide_stateless_joins_are_split_by_frames() {
+    use fugue_exec::{SPLIT_MIN_FRAMES, SPLIT_MIN_INPUTS, SPLIT_PARTS};
+    let reg = Registry::with_builtin_kinds();
+    let parts_of = |plan: &Plan| -> Vec<(usize, usize)> {
+        (0..plan.n_units())
+            .map(|u| plan.unit_part(u))
+            .filter(|p| p.1 > 1)
+            .collect()
+    };
+    let g = fugue_graph::gen::rake(SPLIT_MIN_INPUTS + 3);
+    let mut plan = Plan::compile(&g, &reg, &opts(48_000.0, SPLIT_MIN_FRAMES)).unwrap();
+    let split: Vec<u32> = (0..plan.n_units() as u32)
+        .filter(|&u| plan.unit_part(u as usize).1 > 1)
+        .collect();
+    assert_eq!(split.len(), SPLIT_PARTS);
+    assert_eq!(
+        parts_of(&plan),
+        (0..SPLIT_PARTS)
+            .map(|p| (p, SPLIT_PARTS))
+            .collect::<Vec<_>>()
+    );
+    let branches = SPLIT_MIN_INPUTS + 3;
+    for &u in &split {
+        let u = u as usize;
+        assert_eq!(plan.unit_count(u), branches as u32);
+        assert_eq!(plan.unit_tasks(u), plan.unit_tasks(split[0] as usize));
+        let sink = plan.unit_successors(u);
+        assert_eq!(sink.len(), 1);
+        assert_eq!(plan.unit_count(sink[0] as usize), SPLIT_PARTS as u32);
+    }
+    for &b in plan.unit_sources() {
+        assert_eq!(plan.unit_successors(b as usize), &split[..]);
+    }
+    plan.set_merge_chains(false);
+    assert!(parts_of(&plan).is_empty());
+    let small = Plan::compile(&g, &reg, &opts(48_000.0, SPLIT_MIN_FRAMES - 1)).unwrap();
+    assert!(parts_of(&small).is_empty());
+    let narrow = fugue_graph::gen::rake(SPLIT_MIN_INPUTS - 1);
+    let narrow = Plan::compile(&narrow, &reg, &opts(48_000.0, 4 * SPLIT_MIN_FRAMES)).unwrap();
+    assert!(parts_of(&narrow).is_empty());
+}

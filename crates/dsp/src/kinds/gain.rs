@@ -13,7 +13,7 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
     let db = attrs::or(ctx, "db", 0.0)?;
     let volume = attrs::volume(ctx)?;
     let factor = (g * 10f64.powf(db / 20.0)) as f32 * volume;
-    super::simple(ctx, Gain { factor })
+    super::frame_parallel(ctx, Gain { factor })
 }
 
 /// The `gain` processor.

@@ -10,7 +10,7 @@ use crate::{attrs, DspNode, NodeContext, NodeError, Processor};
 /// Builds a `mix` node.
 pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
     let volume = attrs::volume(ctx)?;
-    super::simple(ctx, Mix { volume })
+    super::frame_parallel(ctx, Mix { volume })
 }
 
 /// The `mix` processor.

@@ -60,6 +60,7 @@ struct Simple<P> {
     outputs: usize,
     io: Io,
     ratio: Ratio,
+    frame_parallel: bool,
     proto: P,
 }
 
@@ -75,6 +76,9 @@ impl<P: Processor + Clone + 'static> DspNode for Simple<P> {
     }
     fn io(&self) -> Io {
         self.io
+    }
+    fn frame_parallel(&self) -> bool {
+        self.frame_parallel
     }
     fn processor(&self) -> Box<dyn Processor> {
         let mut p = self.proto.clone();
@@ -93,6 +97,23 @@ fn simple<P: Processor + Clone + 'static>(
         outputs: ctx.outputs,
         io: Io::None,
         ratio: Ratio::ONE,
+        frame_parallel: false,
+        proto,
+    }))
+}
+
+/// An ordinary node whose processor computes each output frame from the same frame of the
+/// inputs alone (see [`DspNode::frame_parallel`]).
+fn frame_parallel<P: Processor + Clone + 'static>(
+    ctx: &NodeContext<'_>,
+    proto: P,
+) -> Result<Box<dyn DspNode>, NodeError> {
+    Ok(Box::new(Simple {
+        inputs: ctx.inputs,
+        outputs: ctx.outputs,
+        io: Io::None,
+        ratio: Ratio::ONE,
+        frame_parallel: true,
         proto,
     }))
 }
