@@ -54,17 +54,23 @@ impl SourceRanges {
 
     /// Deals `n` sources (indices `0..n`) to the threads: thread `w` gets the `w`-th of as
     /// many contiguous ranges of near-equal length (the first `n % threads` one longer).
-    /// Audio thread only, between cycles, after publishing the cycle's plan and before the
-    /// epoch bump.
+    /// Audio thread only, between cycles (every range empty: all sources of the last deal
+    /// taken), after publishing the cycle's plan and before the epoch bump.
     pub fn deal(&self, n: usize) {
         let t = self.ranges.len();
         let (q, r) = (n / t, n % t);
         let mut lo = 0;
         for (w, range) in self.ranges.iter().enumerate() {
             let hi = lo + q + usize::from(w < r);
-            // Release: a thread that takes an index acquires this store, and with it the
-            // cycle's plan and counters written before it.
-            range.store(pack(lo as u32, hi as u32), Ordering::Release);
+            // An empty range needs no store: every range is empty when a cycle starts (the
+            // last one's sources were all taken) and nobody takes from an empty one. Skipping
+            // it keeps the audio thread from writing (and pulling) the line of a worker that
+            // has no source this cycle, e.g. with a single source.
+            if hi > lo {
+                // Release: a thread that takes an index acquires this store, and with it the
+                // cycle's plan and counters written before it.
+                range.store(pack(lo as u32, hi as u32), Ordering::Release);
+            }
             lo = hi;
         }
     }
