@@ -197,7 +197,7 @@ fn loom_source_ranges_each_source_once() {
         });
         // Relaxed: published by the deal's Release store.
         data.store(7, Ordering::Relaxed);
-        r.deal(3);
+        r.deal(0, 3);
         let mut mine = 0;
         while let Some(i) = r.take_own(0).or_else(|| r.steal(1)) {
             taken[i as usize].fetch_add(1, Ordering::Relaxed);

@@ -823,7 +823,9 @@ impl Plan {
     /// uses cell `c`, and threads running other parts of `i` at the same time touch other
     /// frames (parts of a split task, which is frame-parallel: its outputs have its block
     /// length and each part reads and writes only its own frames).
-    #[inline]
+    // Always inlined: at `run_task`'s call `frames` is a constant `None` and the range
+    // arithmetic folds away (the whole-task path is the hot one).
+    #[inline(always)]
     unsafe fn run_frames(&self, i: usize, c: usize, frames: Option<(usize, usize)>) {
         let t = &self.tasks[i];
         let cell = &self.cells[c];

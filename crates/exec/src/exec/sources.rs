@@ -52,20 +52,21 @@ impl SourceRanges {
         }
     }
 
-    /// Deals `n` sources (indices `0..n`) to the threads: thread `w` gets the `w`-th of as
-    /// many contiguous ranges of near-equal length (the first `n % threads` one longer).
-    /// Audio thread only, between cycles (every range empty: all sources of the last deal
-    /// taken), after publishing the cycle's plan and before the epoch bump.
-    pub fn deal(&self, n: usize) {
+    /// Deals the sources `first..n` to the threads: thread `w` gets the `w`-th of as many
+    /// contiguous ranges of near-equal length (the first ones one longer when they do not
+    /// divide evenly). Audio thread only, between cycles (every range empty: all sources of
+    /// the last deal taken), after publishing the cycle's plan and before the epoch bump.
+    pub fn deal(&self, first: usize, n: usize) {
         let t = self.ranges.len();
-        let (q, r) = (n / t, n % t);
-        let mut lo = 0;
+        let count = n.saturating_sub(first);
+        let (q, r) = (count / t, count % t);
+        let mut lo = first;
         for (w, range) in self.ranges.iter().enumerate() {
             let hi = lo + q + usize::from(w < r);
             // An empty range needs no store: every range is empty when a cycle starts (the
             // last one's sources were all taken) and nobody takes from an empty one. Skipping
-            // it keeps the audio thread from writing (and pulling) the line of a worker that
-            // has no source this cycle, e.g. with a single source.
+            // it keeps the audio thread from writing (and pulling) the line of a thread that
+            // has no source this cycle.
             if hi > lo {
                 // Release: a thread that takes an index acquires this store, and with it the
                 // cycle's plan and counters written before it.
@@ -132,7 +133,7 @@ mod tests {
         for threads in 1..=5 {
             for n in 0..=23 {
                 let r = SourceRanges::new(threads);
-                r.deal(n);
+                r.deal(0, n);
                 let mut seen = Vec::new();
                 for w in 0..threads {
                     let mut mine = Vec::new();
@@ -152,7 +153,7 @@ mod tests {
     #[test]
     fn owner_and_thief_meet_in_the_middle() {
         let r = SourceRanges::new(2);
-        r.deal(9); // thread 0: 0..5, thread 1: 5..9
+        r.deal(0, 9); // thread 0: 0..5, thread 1: 5..9
         assert_eq!(r.steal(0), Some(4));
         assert_eq!(r.take_own(0), Some(0));
         assert_eq!(r.steal(0), Some(3));
@@ -161,11 +162,16 @@ mod tests {
         assert_eq!(r.take_own(0), None);
         assert_eq!(r.steal(0), None);
         assert_eq!(r.take_own(1), Some(5));
-        // A new deal refills the ranges.
-        r.deal(2);
-        assert_eq!(r.take_own(0), Some(0));
-        assert_eq!(r.steal(1), Some(1));
+        while r.take_own(1).is_some() {}
+        // A new deal refills the ranges, from the first index dealt.
+        r.deal(1, 3);
+        assert_eq!(r.take_own(0), Some(1));
+        assert_eq!(r.steal(1), Some(2));
         assert_eq!(r.steal(1), None);
+        // One source to deal and two threads: thread 1's range stays as it was (empty).
+        r.deal(0, 1);
+        assert_eq!(r.steal(1), None);
+        assert_eq!(r.take_own(0), Some(0));
     }
 
     #[test]
@@ -173,7 +179,7 @@ mod tests {
         use std::sync::atomic::AtomicU32 as StdU32;
         let r = SourceRanges::new(3);
         for _ in 0..200 {
-            r.deal(301);
+            r.deal(0, 301);
             let counts: Vec<StdU32> = (0..301).map(|_| StdU32::new(0)).collect();
             std::thread::scope(|s| {
                 for w in 0..3 {

@@ -243,20 +243,22 @@ impl Executor for WorkStealing {
             st.common.begin(plan),
             "plan larger than the executor was built for"
         );
-        if plan.unit_sources().is_empty() {
+        let Some(&first) = plan.unit_sources().first() else {
             return;
-        }
+        };
         if st.common.layout_changed() {
             for h in st.home.iter() {
                 h.store(NO_HOME, Ordering::Relaxed);
             }
         }
-        // Each thread starts on its own range of the sources (the audio thread on the first);
-        // a thread that runs out steals from the others' (a worker still waking up cannot hold
-        // back the cycle: its range is stolen from like its deque).
-        st.sources.deal(plan.unit_sources().len());
+        // The audio thread runs the first source at once (no shared word touched: with a
+        // single source, no other line is written at all); the others are dealt, one range
+        // per thread, and a thread that runs out steals from the others' ranges (a worker
+        // still waking up cannot hold back the cycle: its range is stolen from like its deque).
+        st.sources.deal(1, plan.unit_sources().len());
         self.pool.start_cycle();
         let st: &WsState = self.state();
+        st.run_chain(0, first);
         st.serve(0);
         st.common.wait_finished(st.steal_budget);
     }
