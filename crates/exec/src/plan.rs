@@ -132,6 +132,19 @@ struct TaskCell {
     message: UnsafeCell<Option<String>>,
 }
 
+impl TaskCell {
+    /// A cell for `processor`, with room for `ins` input and `outs` output slices.
+    fn new(processor: Box<dyn Processor>, ins: u32, outs: u32) -> Self {
+        TaskCell {
+            processor: UnsafeCell::new(processor),
+            ins: UnsafeCell::new(Vec::with_capacity(scratch_capacity(ins as usize))),
+            outs: UnsafeCell::new(Vec::with_capacity(scratch_capacity(outs as usize))),
+            panicked: AtomicBool::new(false),
+            message: UnsafeCell::new(None),
+        }
+    }
+}
+
 /// A compiled graph, ready to run.
 ///
 /// Tasks are numbered `0..len()` in a topological order of the graph (the graph's
@@ -731,13 +744,7 @@ impl Plan {
             let parts = if split { SPLIT_PARTS } else { 1 };
             let part_cells = n + extra_cells.len();
             for _ in 1..parts {
-                extra_cells.push(TaskCell {
-                    processor: UnsafeCell::new(d.processor()),
-                    ins: UnsafeCell::new(Vec::with_capacity(scratch_capacity(ins.1 as usize))),
-                    outs: UnsafeCell::new(Vec::with_capacity(scratch_capacity(outs.1 as usize))),
-                    panicked: AtomicBool::new(false),
-                    message: UnsafeCell::new(None),
-                });
+                extra_cells.push(TaskCell::new(d.processor(), ins.1, outs.1));
                 cell_task.push(t as u32);
             }
             tasks.push(TaskInfo {
@@ -755,13 +762,7 @@ impl Plan {
                 parts: parts as u32,
                 part_cells: part_cells as u32,
             });
-            cells.push(TaskCell {
-                processor: UnsafeCell::new(d.processor()),
-                ins: UnsafeCell::new(Vec::with_capacity(scratch_capacity(ins.1 as usize))),
-                outs: UnsafeCell::new(Vec::with_capacity(scratch_capacity(outs.1 as usize))),
-                panicked: AtomicBool::new(false),
-                message: UnsafeCell::new(None),
-            });
+            cells.push(TaskCell::new(d.processor(), ins.1, outs.1));
         }
         cells.extend(extra_cells);
         let (level_order, level_starts) = by_level(&level);

@@ -92,14 +92,7 @@ fn simple<P: Processor + Clone + 'static>(
     ctx: &NodeContext<'_>,
     proto: P,
 ) -> Result<Box<dyn DspNode>, NodeError> {
-    Ok(Box::new(Simple {
-        inputs: ctx.inputs,
-        outputs: ctx.outputs,
-        io: Io::None,
-        ratio: Ratio::ONE,
-        frame_parallel: false,
-        proto,
-    }))
+    ordinary(ctx, proto, false)
 }
 
 /// An ordinary node whose processor computes each output frame from the same frame of the
@@ -108,12 +101,20 @@ fn frame_parallel<P: Processor + Clone + 'static>(
     ctx: &NodeContext<'_>,
     proto: P,
 ) -> Result<Box<dyn DspNode>, NodeError> {
+    ordinary(ctx, proto, true)
+}
+
+fn ordinary<P: Processor + Clone + 'static>(
+    ctx: &NodeContext<'_>,
+    proto: P,
+    frame_parallel: bool,
+) -> Result<Box<dyn DspNode>, NodeError> {
     Ok(Box::new(Simple {
         inputs: ctx.inputs,
         outputs: ctx.outputs,
         io: Io::None,
         ratio: Ratio::ONE,
-        frame_parallel: true,
+        frame_parallel,
         proto,
     }))
 }

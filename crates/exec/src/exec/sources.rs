@@ -79,30 +79,18 @@ impl SourceRanges {
     /// Takes the next index of thread `w`'s own range (from the front).
     #[inline]
     pub fn take_own(&self, w: usize) -> Option<u32> {
-        let range = &self.ranges[w];
-        let mut cur = range.load(Ordering::Relaxed);
-        loop {
-            let (lo, hi) = unpack(cur);
-            if lo >= hi {
-                return None;
-            }
-            // AcqRel: Acquire reads the dealing store (see the module documentation); Release
-            // keeps the modification order a release sequence for the next taker.
-            match range.compare_exchange_weak(
-                cur,
-                pack(lo + 1, hi),
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return Some(lo),
-                Err(now) => cur = now,
-            }
-        }
+        self.take(w, true)
     }
 
     /// Steals the last index of thread `v`'s range (from the back).
     #[inline]
     pub fn steal(&self, v: usize) -> Option<u32> {
+        self.take(v, false)
+    }
+
+    /// Takes one index of range `v`, the first (`front`) or the last.
+    #[inline]
+    fn take(&self, v: usize, front: bool) -> Option<u32> {
         let range = &self.ranges[v];
         let mut cur = range.load(Ordering::Relaxed);
         loop {
@@ -110,14 +98,15 @@ impl SourceRanges {
             if lo >= hi {
                 return None;
             }
-            // AcqRel: as in `take_own`.
-            match range.compare_exchange_weak(
-                cur,
-                pack(lo, hi - 1),
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return Some(hi - 1),
+            let (next, taken) = if front {
+                (pack(lo + 1, hi), lo)
+            } else {
+                (pack(lo, hi - 1), hi - 1)
+            };
+            // AcqRel: Acquire reads the dealing store (see the module documentation); Release
+            // keeps the modification order a release sequence for the next taker.
+            match range.compare_exchange_weak(cur, next, Ordering::AcqRel, Ordering::Relaxed) {
+                Ok(_) => return Some(taken),
                 Err(now) => cur = now,
             }
         }

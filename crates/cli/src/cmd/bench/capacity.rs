@@ -21,7 +21,7 @@ use anyhow::Context as _;
 use fugue_exec::{CompileOptions, Executor, Plan, SeqExecutor};
 use fugue_graph::TaskGraph;
 
-use super::overhead::median;
+use super::overhead::{warm_up, Stats};
 use crate::util::{self, usage};
 
 /// One probe: the median cycle time of each core running the graph at the same time.
@@ -81,10 +81,10 @@ pub fn probe(plans: &mut [Plan], cores: &[usize], duration: Duration) -> anyhow:
                         exec.run_cycle(plan);
                         samples.push(c.elapsed().as_nanos() as u64);
                     }
-                    // The first tenth (at most 50) warms the caches.
-                    let skip = (samples.len() / 10).min(50);
-                    let v: Vec<f64> = samples[skip..].iter().map(|&x| x as f64).collect();
-                    Ok(median(&v))
+                    let skip = warm_up(samples.len());
+                    Stats::of(&mut samples[skip..])
+                        .map(|s| s.median_ns)
+                        .ok_or_else(|| anyhow::anyhow!("no cycle timed"))
                 })
             })
             .collect();

@@ -211,6 +211,12 @@ pub fn spread_pct(v: &[f64]) -> f64 {
     }
 }
 
+/// How many of a run's first cycles are left out of its statistics as warm-up (caches,
+/// branch predictors): the first tenth, at most 50.
+pub fn warm_up(cycles: usize) -> usize {
+    (cycles / 10).min(50)
+}
+
 /// Pause between two runs: the threads of the runner measured before (fugue's workers spin
 /// for their idle budget, rayon's for its own) park before the next run starts, so that no
 /// runner is measured beside another one's spinning threads.

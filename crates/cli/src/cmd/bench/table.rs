@@ -29,15 +29,20 @@ use crate::util::{self, usage};
 /// ratio compares two measurements taken under the same machine load; the median of the
 /// ratios is much steadier on a shared machine than the ratio of the two medians.
 pub fn paired_speedup(seq: &[Stats], runs: &[Stats]) -> f64 {
-    let r: Vec<f64> = seq
-        .iter()
-        .zip(runs)
-        .map(|(a, b)| a.median_ns / b.median_ns)
-        .collect();
-    if r.is_empty() {
+    median_or_nan(&paired_ratios(seq, runs).collect::<Vec<_>>())
+}
+
+/// Per run `i`: `seq[i].median / runs[i].median`.
+fn paired_ratios<'a>(seq: &'a [Stats], runs: &'a [Stats]) -> impl Iterator<Item = f64> + 'a {
+    seq.iter().zip(runs).map(|(a, b)| a.median_ns / b.median_ns)
+}
+
+/// The median, or NaN when there is nothing.
+fn median_or_nan(v: &[f64]) -> f64 {
+    if v.is_empty() {
         f64::NAN
     } else {
-        median(&r)
+        median(v)
     }
 }
 
@@ -163,17 +168,11 @@ struct Cell {
 /// The median over rounds `i` of `speedup_i / capacity_i`: how much of the parallel capacity
 /// the machine offered in that round the executor turned into speedup.
 fn of_capacity(seq: &[Stats], runs: &[Stats], capacity: &[f64]) -> f64 {
-    let r: Vec<f64> = seq
-        .iter()
-        .zip(runs)
+    let r: Vec<f64> = paired_ratios(seq, runs)
         .zip(capacity)
-        .map(|((a, b), c)| a.median_ns / b.median_ns / c)
+        .map(|(s, c)| s / c)
         .collect();
-    if r.is_empty() {
-        f64::NAN
-    } else {
-        median(&r)
-    }
+    median_or_nan(&r)
 }
 
 /// `median (min-max)` of the probed capacities, or `-`.
@@ -287,7 +286,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 timed_run(e.as_mut(), &mut plan, cycles, &mut reference)
                     .map_err(|c| anyhow::anyhow!("seq diverged from itself at cycle {c}"))?;
             }
-            let skip = (cycles / 10).min(50);
+            let skip = super::overhead::warm_up(cycles);
             for _ in 0..args.runs {
                 for (k, (r, e)) in execs.iter_mut().enumerate() {
                     super::overhead::settle();
