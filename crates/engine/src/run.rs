@@ -129,6 +129,11 @@ pub struct RunReport {
     pub buffer_changes: u32,
     /// Cycles output as silence while a plan for a new buffer size was being compiled.
     pub silent_cycles: u64,
+    /// Frames the server's clock advanced from the start of the first cycle this client ran
+    /// to the end of the last one (jack backend; `None` for the clocked backend, whose clock
+    /// is the run's own). Divided by the block, it is the number of cycles the server ran
+    /// while the client was active: more than the cycles run means the server skipped it.
+    pub server_frames: Option<u64>,
     /// Things to say once (pinning or priority refused, ...).
     pub warnings: Vec<String>,
     /// Processors that panicked (their outputs were silenced).

@@ -194,6 +194,7 @@ pub(crate) fn run(
         block,
         buffer_changes: 0,
         silent_cycles: 0,
+        server_frames: None,
         warnings,
         panics: engine.plan.take_panics(),
         csv_error: outcome.csv_error,

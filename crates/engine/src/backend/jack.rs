@@ -128,6 +128,38 @@ impl j::NotificationHandler for Notifications {
     }
 }
 
+/// The server's frame clock as seen from the process callback: the span from the start of
+/// the first cycle to the end of the last, in 64 bits (JACK's frame time is 32 bits and wraps
+/// after ~24 h at 48 kHz).
+#[derive(Debug, Default)]
+struct ServerClock {
+    /// The frame time at the start of the last cycle seen.
+    last: Option<u32>,
+    /// Frames from the start of the first cycle to the start of the last one.
+    span: u64,
+    /// Frames in the last cycle seen.
+    frames: u64,
+}
+
+impl ServerClock {
+    fn cycle(&mut self, start: u32, frames: usize) {
+        if let Some(prev) = self.last {
+            self.span += u64::from(start.wrapping_sub(prev));
+        }
+        self.last = Some(start);
+        self.frames = frames as u64;
+    }
+
+    /// Frames from the start of the first cycle to the end of the last (0 if none ran).
+    fn total(&self) -> u64 {
+        if self.last.is_some() {
+            self.span + self.frames
+        } else {
+            0
+        }
+    }
+}
+
 /// The process handler: the JACK side of [`CycleBody`].
 struct Process {
     body: CycleBody,
@@ -136,12 +168,14 @@ struct Process {
     shared: Arc<Shared>,
     ins: Vec<j::Port<j::AudioIn>>,
     outs: Vec<j::Port<j::AudioOut>>,
+    clock: ServerClock,
 }
 
 impl j::ProcessHandler for Process {
     fn process(&mut self, _: &j::Client, ps: &j::ProcessScope) -> j::Control {
         let started = Instant::now();
         let frames = ps.n_frames() as usize;
+        self.clock.cycle(ps.last_frame_time(), frames);
         if self
             .engine
             .as_ref()
@@ -241,6 +275,7 @@ pub(crate) fn run(
         shared: shared.clone(),
         ins,
         outs,
+        clock: ServerClock::default(),
     };
     let active = client
         .activate_async(
@@ -323,6 +358,7 @@ pub(crate) fn run(
     let server_gone = matches!(end, EndReason::ServerGone(_));
     let xruns = shared.xruns.load(Ordering::Relaxed);
     let mut panics = Vec::new();
+    let mut server_frames = None;
     if server_gone {
         // The server is gone: its process thread no longer runs our callback. Deactivating a
         // client of a dead server can block inside libjack, so the client and its handlers
@@ -334,6 +370,7 @@ pub(crate) fn run(
                 if let Some(e) = process.engine.as_mut() {
                     panics = e.plan.take_panics();
                 }
+                server_frames = Some(process.clock.total());
                 drop(process);
                 drop(client);
             }
@@ -354,6 +391,7 @@ pub(crate) fn run(
         block: built_block,
         buffer_changes,
         silent_cycles: shared.silent.load(Ordering::Relaxed),
+        server_frames,
         warnings,
         panics,
         csv_error: outcome.csv_error,
