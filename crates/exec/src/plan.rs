@@ -4,6 +4,7 @@ use std::cell::UnsafeCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use arrayvec::ArrayVec;
 use fugue_dsp::{DspNode, Io, NodeContext, NodeError, Processor, Ratio, Registry};
 use fugue_graph::{NodeId, TaskGraph};
 use thiserror::Error;
@@ -119,7 +120,8 @@ struct TaskInfo {
 #[repr(align(128))]
 struct TaskCell {
     processor: UnsafeCell<Box<dyn Processor>>,
-    /// Input slices for `process`, filled and cleared within one `run_task` call: capacity
+    /// Input slices for `process` of a task with more than [`STACK_PORTS`] input or output
+    /// ports, filled and cleared within one `run_task` call: capacity
     /// reserved at compile time, so pushes never allocate. The `'static` lifetime is never
     /// relied on: the slices point into the plan's arena and are cleared before `run_task`
     /// returns.
@@ -133,12 +135,21 @@ struct TaskCell {
 }
 
 impl TaskCell {
-    /// A cell for `processor`, with room for `ins` input and `outs` output slices.
+    /// A cell for `processor`, with room for `ins` input and `outs` output slices (none when
+    /// both fit in [`STACK_PORTS`]: the lists are then gathered on the stack).
     fn new(processor: Box<dyn Processor>, ins: u32, outs: u32) -> Self {
+        let on_stack = ins as usize <= STACK_PORTS && outs as usize <= STACK_PORTS;
+        let cap = |n: u32| {
+            if on_stack {
+                0
+            } else {
+                scratch_capacity(n as usize)
+            }
+        };
         TaskCell {
             processor: UnsafeCell::new(processor),
-            ins: UnsafeCell::new(Vec::with_capacity(scratch_capacity(ins as usize))),
-            outs: UnsafeCell::new(Vec::with_capacity(scratch_capacity(outs as usize))),
+            ins: UnsafeCell::new(Vec::with_capacity(cap(ins))),
+            outs: UnsafeCell::new(Vec::with_capacity(cap(outs))),
             panicked: AtomicBool::new(false),
             message: UnsafeCell::new(None),
         }
@@ -201,6 +212,10 @@ pub struct Plan {
 /// that the allocator places one after the other, so each gets at least 128 bytes (8 entries)
 /// of unused room after its last entry: the written part of the next block starts past a
 /// 128-byte boundary (the adjacent-line prefetcher's pair).
+/// Tasks with at most this many input ports and at most this many output ports gather their
+/// slice lists on the running thread's stack; the others in their cell's vectors.
+const STACK_PORTS: usize = 16;
+
 fn scratch_capacity(n: usize) -> usize {
     n.next_multiple_of(8) + 8
 }
@@ -829,9 +844,41 @@ impl Plan {
     #[inline(always)]
     unsafe fn run_frames(&self, i: usize, c: usize, frames: Option<(usize, usize)>) {
         let t = &self.tasks[i];
-        let cell = &self.cells[c];
-        // SAFETY: [2] only this thread uses cell `c` now, so only it touches its vectors.
-        let (ins, outs) = unsafe { (&mut *cell.ins.get(), &mut *cell.outs.get()) };
+        if t.ins.1 as usize <= STACK_PORTS && t.outs.1 as usize <= STACK_PORTS {
+            // The slice lists on this thread's stack: the cell is only read, so its cache
+            // line stays shared by every core that runs the task (a task that moves between
+            // cores from one cycle to the next does not drag the line with it).
+            let mut ins = ArrayVec::<&[f32], STACK_PORTS>::new();
+            let mut outs = ArrayVec::<&mut [f32], STACK_PORTS>::new();
+            // SAFETY: the caller's contract.
+            unsafe { self.gather(i, frames, |s| ins.push(s), |s| outs.push(s)) };
+            self.process(c, &ins, &mut outs);
+        } else {
+            let cell = &self.cells[c];
+            // SAFETY: [2] only this thread uses cell `c` now, so only it touches its vectors.
+            let (ins, outs) = unsafe { (&mut *cell.ins.get(), &mut *cell.outs.get()) };
+            // SAFETY: the caller's contract.
+            unsafe { self.gather(i, frames, |s| ins.push(s), |s| outs.push(s)) };
+            self.process(c, ins, outs);
+            ins.clear();
+            outs.clear();
+        }
+    }
+
+    /// Sums the multi-edge inputs of task `i` (on `frames`), then hands each input slice to
+    /// `input` and each output slice to `output`, in port order.
+    ///
+    /// # Safety
+    /// As [`Plan::run_frames`]; the slices must be dropped before the call's contract ends.
+    #[inline(always)]
+    unsafe fn gather<'a>(
+        &self,
+        i: usize,
+        frames: Option<(usize, usize)>,
+        mut input: impl FnMut(&'a [f32]),
+        mut output: impl FnMut(&'a mut [f32]),
+    ) {
+        let t = &self.tasks[i];
         let range = |len: usize| match frames {
             Some((a, b)) => a.min(len)..b.min(len),
             None => 0..len,
@@ -863,7 +910,7 @@ impl Plan {
             // written), an engine input channel (written only under `&mut self`), or this
             // port's scratch, whose mutable slice above has ended (its frames outside this
             // part's are not read here: other parts may be writing them).
-            ins.push(unsafe {
+            input(unsafe {
                 self.arena
                     .slice_range(port.buf, range(port.buf.len as usize))
             });
@@ -872,9 +919,17 @@ impl Plan {
             // SAFETY: output buffers of task `i` are written only by task `i`, and these frames
             // only by this part [2], and read only by its successors, which do not run now [2];
             // no outside reference [3].
-            outs.push(unsafe { self.arena.slice_mut_range(b, range(b.len as usize)) });
+            output(unsafe { self.arena.slice_mut_range(b, range(b.len as usize)) });
         }
-        // SAFETY: the processor of cell `c` is used only by the thread using the cell [2].
+    }
+
+    /// Calls the processor of cell `c` on the gathered slices; a panic silences the outputs
+    /// and is recorded.
+    #[inline(always)]
+    fn process(&self, c: usize, ins: &[&[f32]], outs: &mut [&mut [f32]]) {
+        let cell = &self.cells[c];
+        // SAFETY: the processor of cell `c` is used only by the thread using the cell
+        // ([`Plan::run_frames`] 2).
         let processor = unsafe { &mut *cell.processor.get() };
         let result = catch_unwind(AssertUnwindSafe(|| processor.process(ins, outs)));
         if let Err(payload) = result {
@@ -883,8 +938,6 @@ impl Plan {
             }
             self.record_panic(c, payload);
         }
-        ins.clear();
-        outs.clear();
     }
 
     #[cold]

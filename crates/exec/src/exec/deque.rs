@@ -74,7 +74,15 @@ impl Deque {
     /// Pops at the bottom (the most recently pushed task). Owner only.
     #[inline]
     pub fn pop(&self) -> Option<u32> {
-        let b = self.bottom.load(Ordering::Relaxed) - 1;
+        // Empty already: `top` only grows and only the owner moves `bottom`, so a `top` read
+        // at or past `bottom` stays so until the owner pushes. Returning here writes nothing:
+        // a thief polling this deque keeps its copy of the `bottom` line, and the owner pays
+        // neither the fence nor the line's transfer.
+        let b = self.bottom.load(Ordering::Relaxed);
+        if self.top.load(Ordering::Relaxed) >= b {
+            return None;
+        }
+        let b = b - 1;
         self.bottom.store(b, Ordering::Relaxed);
         // SeqCst fence: orders the `bottom` store before the `top` load against the thieves'
         // SeqCst fence between their `top` and `bottom` loads (the classic store-load race of
@@ -101,6 +109,11 @@ impl Deque {
     /// Steals at the top (the oldest task). Any thread.
     #[inline]
     pub fn steal(&self) -> Steal {
+        // Looks empty: no fence. (A stale `bottom` may hide a task pushed just now; the
+        // thief polls again, as after any empty steal.)
+        if self.is_empty() {
+            return Steal::Empty;
+        }
         // Acquire: pairs with a previous thief's CAS (Release part of SeqCst) on `top`.
         let t = self.top.load(Ordering::Acquire);
         // SeqCst fence: pairs with the owner's fence in `pop` (see there).
