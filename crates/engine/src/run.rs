@@ -142,6 +142,23 @@ pub struct RunReport {
     pub csv_error: Option<String>,
 }
 
+impl RunReport {
+    /// Cycles the client ran: measured, dropped from the statistics, or output as silence
+    /// while a plan for a new buffer size was compiled.
+    pub fn cycles_run(&self) -> u64 {
+        self.summary.cycles + self.summary.dropped + self.silent_cycles
+    }
+
+    /// Cycles of the server's clock while the client was active ([`RunReport::server_frames`]
+    /// over the block), when that count is exact: jack backend, no buffer-size change.
+    pub fn server_cycles(&self) -> Option<u64> {
+        match self.server_frames {
+            Some(f) if self.buffer_changes == 0 && self.block > 0 => Some(f / self.block as u64),
+            _ => None,
+        }
+    }
+}
+
 /// Why a run could not start or go on.
 #[derive(Debug, Error)]
 pub enum RunError {

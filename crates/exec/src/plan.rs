@@ -138,7 +138,7 @@ impl TaskCell {
     /// A cell for `processor`, with room for `ins` input and `outs` output slices (none when
     /// both fit in [`STACK_PORTS`]: the lists are then gathered on the stack).
     fn new(processor: Box<dyn Processor>, ins: u32, outs: u32) -> Self {
-        let on_stack = ins as usize <= STACK_PORTS && outs as usize <= STACK_PORTS;
+        let on_stack = lists_on_stack(ins, outs);
         let cap = |n: u32| {
             if on_stack {
                 0
@@ -215,6 +215,12 @@ pub struct Plan {
 /// Tasks with at most this many input ports and at most this many output ports gather their
 /// slice lists on the running thread's stack; the others in their cell's vectors.
 const STACK_PORTS: usize = 16;
+
+/// Whether a task with `ins` input and `outs` output ports gathers its slice lists on the
+/// stack ([`STACK_PORTS`]).
+fn lists_on_stack(ins: u32, outs: u32) -> bool {
+    ins as usize <= STACK_PORTS && outs as usize <= STACK_PORTS
+}
 
 fn scratch_capacity(n: usize) -> usize {
     n.next_multiple_of(8) + 8
@@ -844,7 +850,7 @@ impl Plan {
     #[inline(always)]
     unsafe fn run_frames(&self, i: usize, c: usize, frames: Option<(usize, usize)>) {
         let t = &self.tasks[i];
-        if t.ins.1 as usize <= STACK_PORTS && t.outs.1 as usize <= STACK_PORTS {
+        if lists_on_stack(t.ins.1, t.outs.1) {
             // The slice lists on this thread's stack: the cell is only read, so its cache
             // line stays shared by every core that runs the task (a task that moves between
             // cores from one cycle to the next does not drag the line with it).

@@ -27,6 +27,18 @@ fn ag_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The corpus's `.ag` files, sorted; `None` (after saying so) when the corpus is not there.
+fn corpus() -> Option<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    ag_files(&data(), &mut files);
+    if files.is_empty() {
+        eprintln!("corpus not found; skipping");
+        return None;
+    }
+    files.sort();
+    Some(files)
+}
+
 /// Round-robin lists over the topological order: a valid static schedule for any plan.
 fn round_robin(plan: &Plan, threads: usize) -> Vec<Vec<u32>> {
     let mut lists = vec![Vec::new(); threads];
@@ -93,13 +105,9 @@ fn quick() -> ExecOptions {
 
 #[test]
 fn every_executor_matches_seq_bit_for_bit_on_the_corpus() {
-    let mut files = Vec::new();
-    ag_files(&data(), &mut files);
-    if files.is_empty() {
-        eprintln!("corpus not found; skipping");
+    let Some(files) = corpus() else {
         return;
-    }
-    files.sort();
+    };
     let opts = quick();
     let mut checked = 0;
     for (i, f) in files.iter().enumerate() {
@@ -142,13 +150,9 @@ fn every_executor_matches_seq_bit_for_bit_on_the_corpus() {
 /// (which runs each task whole) bit for bit.
 #[test]
 fn wide_joins_split_by_frames_match_seq_bit_for_bit() {
-    let mut files = Vec::new();
-    ag_files(&data(), &mut files);
-    if files.is_empty() {
-        eprintln!("corpus not found; skipping");
+    let Some(files) = corpus() else {
         return;
-    }
-    files.sort();
+    };
     let reg = Registry::with_builtin_kinds();
     let opts = quick();
     let mut split_graphs = 0;

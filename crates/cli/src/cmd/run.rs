@@ -173,13 +173,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let xruns = if args.backend == "jack" {
         // Cycles the server's clock went through while the client was active but did not
         // run it (it fell behind real time); only exact when the buffer size did not change.
-        let ran = s.cycles + s.dropped + report.silent_cycles;
-        let skipped = match report.server_frames {
-            Some(f) if report.buffer_changes == 0 && report.block > 0 => {
-                (f / report.block as u64).saturating_sub(ran)
-            }
-            _ => 0,
-        };
+        let skipped = report
+            .server_cycles()
+            .map_or(0, |c| c.saturating_sub(report.cycles_run()));
         if skipped > 0 {
             format!(
                 ", JACK xruns {} ({skipped} server cycles skipped)",
