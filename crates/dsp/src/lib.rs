@@ -43,6 +43,6 @@ mod ratio;
 mod registry;
 
 pub use error::NodeError;
-pub use node::{isolated, DspNode, Io, NodeContext, Processor};
+pub use node::{isolated, sum_inputs, DspNode, Io, NodeContext, Processor, SUM_GROUP};
 pub use ratio::Ratio;
 pub use registry::{Constructor, Registry};

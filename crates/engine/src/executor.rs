@@ -212,38 +212,35 @@ pub fn calibrate(
             placeholder: false,
         },
     )?;
-    let n = plan.len();
+    // Per graph node (a sum split into groups is several tasks: their times add up).
+    let n = graph.len();
     let cycles = cycles.max(1);
     let mut samples = vec![Vec::with_capacity(cycles); n];
+    let mut cycle = vec![0.0f64; n];
     for c in 0..cycles + cycles / 10 + 1 {
-        for (t, s) in samples.iter_mut().enumerate() {
+        cycle.fill(0.0);
+        for t in 0..plan.len() {
             let t0 = Instant::now();
             // SAFETY: tasks run in topological order on this thread only (as the sequential
             // executor does); no reference to the plan's buffers is alive.
             unsafe { plan.run_task(t) };
-            let dt = t0.elapsed().as_secs_f64() * 1e6;
-            if c > cycles / 10 {
+            cycle[plan.node_of(t)] += t0.elapsed().as_secs_f64() * 1e6;
+        }
+        if c > cycles / 10 {
+            for (s, &dt) in samples.iter_mut().zip(&cycle) {
                 s.push(dt);
             }
         }
     }
-    let mut out = vec![
-        Calibration {
-            node: String::new(),
-            median_us: 0.0,
-            wcet_us: 0.0
-        };
-        n
-    ];
-    for (t, mut s) in samples.into_iter().enumerate() {
+    let mut out = Vec::with_capacity(n);
+    for (node, mut s) in samples.into_iter().enumerate() {
         s.sort_by(f64::total_cmp);
         let pick = |q: f64| s[((s.len() - 1) as f64 * q).round() as usize];
-        let node = plan.node_of(t);
-        out[node] = Calibration {
+        out.push(Calibration {
             node: graph.node(node).name.clone(),
             median_us: pick(0.5),
             wcet_us: pick(0.99),
-        };
+        });
     }
     Ok(out)
 }

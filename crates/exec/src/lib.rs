@@ -29,6 +29,7 @@
 mod arena;
 pub mod exec;
 mod plan;
+mod regroup;
 mod seq;
 pub(crate) mod sync;
 

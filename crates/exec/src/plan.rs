@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use arrayvec::ArrayVec;
 use fugue_dsp::{DspNode, Io, NodeContext, NodeError, Processor, Ratio, Registry};
-use fugue_graph::{NodeId, TaskGraph};
+use fugue_graph::{EdgeId, NodeId, TaskGraph};
 use thiserror::Error;
 
 use crate::arena::{Arena, Buf, Layout};
@@ -97,10 +97,14 @@ struct InPort {
 /// The read-only description of a task.
 #[derive(Clone, Debug)]
 struct TaskInfo {
+    /// The node of the compiled graph this task computes (a group of a split sum: the
+    /// split node).
     node: NodeId,
     name: String,
     kind: String,
     cost: f64,
+    /// The task's share of its node's cost (below 1 for a split sum and its groups).
+    share: f64,
     succ: (u32, u32),
     initial: u32,
     level: u32,
@@ -199,6 +203,9 @@ pub struct Plan {
     level_order: Vec<u32>,
     level_starts: Vec<u32>,
     task_of_node: Vec<u32>,
+    /// The compiled graph's edges as `(source task, destination task, the given graph's edge
+    /// whose communication cost it carries)` (they differ when sums were split into groups).
+    task_edges: Vec<(u32, u32, Option<EdgeId>)>,
     units: Units,
     layout_id: u64,
     sample_rate: f64,
@@ -519,6 +526,12 @@ impl Plan {
                 options.block
             )));
         }
+        // Wide sums become trees of groups (same samples; see `regroup`).
+        let user_nodes = graph.len();
+        let regrouped = crate::regroup::regroup(graph, registry, options);
+        let graph = regrouped.as_ref().map_or(graph, |r| &r.graph);
+        let origin = |v: NodeId| regrouped.as_ref().map_or(v, |r| r.origin[v]);
+        let share = |v: NodeId| regrouped.as_ref().map_or(1.0, |r| r.share[v]);
         let n = graph.len();
         let order: Vec<NodeId> = graph.topo_order().to_vec();
         let mut task_of_node = vec![0u32; n];
@@ -580,7 +593,12 @@ impl Plan {
                 engine_rate: options.sample_rate,
                 engine_block: options.block,
             };
-            let (d, is_placeholder) = registry.build(&ctx, options.placeholder)?;
+            let (d, is_placeholder) = if v >= user_nodes {
+                // A group of a split sum (not a kind of the registry).
+                (fugue_dsp::kinds::mix::group(ctx.inputs), false)
+            } else {
+                registry.build(&ctx, options.placeholder)?
+            };
             if is_placeholder {
                 placeholders.push(node.name.clone());
             }
@@ -761,7 +779,10 @@ impl Plan {
                 && d.io() == Io::None
                 && d.rate_ratio() == Ratio::ONE
                 && node_block[v] >= SPLIT_MIN_FRAMES
-                && graph.in_edges(v).len() >= SPLIT_MIN_INPUTS;
+                && graph.in_edges(v).len() >= SPLIT_MIN_INPUTS
+                // A sum split into groups is not split by frames as well.
+                && origin(v) == v
+                && share(v) == 1.0;
             let parts = if split { SPLIT_PARTS } else { 1 };
             let part_cells = n + extra_cells.len();
             for _ in 1..parts {
@@ -769,10 +790,11 @@ impl Plan {
                 cell_task.push(t as u32);
             }
             tasks.push(TaskInfo {
-                node: v,
+                node: origin(v),
                 name: node.name.clone(),
                 kind: node.kind.clone(),
-                cost: node.cost,
+                cost: graph.node(origin(v)).cost * share(v),
+                share: share(v),
                 succ: (s0, ss.len() as u32),
                 initial: graph.preds(v).len() as u32,
                 level: lv,
@@ -794,6 +816,15 @@ impl Plan {
             .filter(|&t| tasks[t as usize].succ.1 == 0)
             .collect();
         let units = Units::new(&tasks, &succ, true);
+        let task_edges = graph
+            .edges()
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let orig = regrouped.as_ref().map_or(Some(i), |r| r.edge_origin[i]);
+                (task_of_node[e.src], task_of_node[e.dst], orig)
+            })
+            .collect();
         Ok(Plan {
             units,
             layout_id: next_layout_id(),
@@ -811,6 +842,7 @@ impl Plan {
             sinks,
             level_order,
             level_starts,
+            task_edges,
             task_of_node,
             sample_rate: options.sample_rate,
             block: options.block,
@@ -992,7 +1024,8 @@ impl Plan {
         v
     }
 
-    /// Number of tasks.
+    /// Number of tasks: one per graph node, plus one per group of a sum split into groups
+    /// (a node summing more than [`fugue_dsp::SUM_GROUP`] inputs; see [`Plan`]).
     pub fn len(&self) -> usize {
         self.tasks.len()
     }
@@ -1067,12 +1100,13 @@ impl Plan {
         self.tasks[i].block
     }
 
-    /// The graph node of task `i`.
+    /// The graph node of task `i` (of a group of a split sum: the node split; see
+    /// [`Plan::len`]).
     pub fn node_of(&self, i: usize) -> NodeId {
         self.tasks[i].node
     }
 
-    /// The task of graph node `node`.
+    /// The task of graph node `node` (of a split sum: the task that sums its groups).
     pub fn task_of(&self, node: NodeId) -> usize {
         self.task_of_node[node] as usize
     }
@@ -1220,9 +1254,10 @@ impl Plan {
 
     /// The unit graph as a [`TaskGraph`] for the static schedulers: node `u` is unit `u`
     /// (named after its first task's node, cost the sum of its tasks' costs given by `costs`,
-    /// indexed by graph node, shared equally by the parts of a split task), one edge per pair
-    /// of dependent units with the largest communication cost of the graph edges between
-    /// their tasks.
+    /// indexed by the node of `graph` (the graph compiled), times each task's share of its node
+    /// (a sum split into groups), shared equally by the parts of a task split by frames), one
+    /// edge per pair of dependent units with the largest communication cost of the graph edges
+    /// between their tasks.
     pub fn unit_graph(&self, graph: &TaskGraph, costs: &[f64]) -> TaskGraph {
         let mut b = fugue_graph::GraphBuilder::new();
         for u in 0..self.n_units() {
@@ -1231,7 +1266,7 @@ impl Plan {
             let parts = f64::from(self.units.info[u].parts);
             let cost: f64 = ts
                 .iter()
-                .map(|&t| costs[self.node_of(t as usize)])
+                .map(|&t| costs[self.node_of(t as usize)] * self.tasks[t as usize].share)
                 .sum::<f64>()
                 / parts;
             // Distinct names: each starts with its own unit number.
@@ -1242,11 +1277,10 @@ impl Plan {
         // Communication cost between two tasks of different units: the largest of the graph
         // edges between them.
         let mut comm: std::collections::BTreeMap<(usize, usize), f64> = Default::default();
-        for e in graph.edges() {
-            let w = comm
-                .entry((self.task_of(e.src), self.task_of(e.dst)))
-                .or_insert(0.0);
-            *w = w.max(e.comm);
+        for &(src, dst, orig) in &self.task_edges {
+            let c = orig.map_or(0.0, |e| graph.edges()[e].comm);
+            let w = comm.entry((src as usize, dst as usize)).or_insert(0.0);
+            *w = w.max(c);
         }
         for u in 0..self.n_units() {
             let ts = self.unit_tasks(u);

@@ -145,9 +145,9 @@ fn every_executor_matches_seq_bit_for_bit_on_the_corpus() {
     assert!(checked > 500, "checked {checked}");
 }
 
-/// At 512 frames the wide mixes of the corpus (33 inputs in rateau101, 8 or more in others)
-/// are split by frames into units run on different threads: every executor still matches seq
-/// (which runs each task whole) bit for bit.
+/// At 512 frames the wide joins of the corpus that are not sums split into groups (8 or more
+/// edges into a few ports of a `mix`) are split by frames into units run on different
+/// threads: every executor still matches seq (which runs each task whole) bit for bit.
 #[test]
 fn wide_joins_split_by_frames_match_seq_bit_for_bit() {
     let Some(files) = corpus() else {

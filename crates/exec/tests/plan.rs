@@ -17,6 +17,26 @@ fn compile(src: &str, rate: f64, block: usize) -> Result<Plan, CompileError> {
     Plan::compile(&g, &Registry::with_builtin_kinds(), &opts(rate, block))
 }
 
+/// `g` with every edge into its `mix` moved to the mix's first input port (declared with one
+/// input): a join of many edges on one port, which the plan sums itself (a sum of many ports
+/// is split into groups instead).
+fn one_port_join(g: &fugue_graph::TaskGraph) -> fugue_graph::TaskGraph {
+    let j = (0..g.len()).find(|&v| g.node(v).kind == "mix").unwrap();
+    let mut b = fugue_graph::GraphBuilder::new();
+    for (v, node) in g.nodes().iter().enumerate() {
+        let mut node = node.clone();
+        if v == j {
+            node.declared_inputs = Some(1);
+        }
+        b.add_node(node).unwrap();
+    }
+    for e in g.edges() {
+        let port = if e.dst == j { 0 } else { e.dst_port };
+        b.add_edge(e.src, e.src_port, e.dst, port, e.comm).unwrap();
+    }
+    b.build().unwrap()
+}
+
 fn sine(freq: f64, rate: f64, n: usize) -> f64 {
     (2.0 * std::f64::consts::PI * freq * n as f64 / rate).sin()
 }
@@ -271,8 +291,10 @@ fn unit_structure_is_consistent_on_generated_graphs() {
         let utotal: f64 = ug.costs().iter().sum();
         assert!((total - utotal).abs() < 1e-6 * total.max(1.0));
     }
-    // The rake's mix has 33 predecessor units: 9 groups, then 3, then its own counter.
-    let rake = Plan::compile(&fugue_graph::gen::rake(33), &reg, &opts(48_000.0, 64)).unwrap();
+    // A mix fed by 33 edges on one port has 33 predecessor units: 9 groups, then 3, then its
+    // own counter.
+    let rake = one_port_join(&fugue_graph::gen::rake(33));
+    let rake = Plan::compile(&rake, &reg, &opts(48_000.0, 64)).unwrap();
     let mix = (0..rake.n_units())
         .find(|&u| rake.unit_count(u) == 33)
         .expect("the mix");
@@ -504,9 +526,9 @@ fn plan_is_sync_and_send() {
     shared::<Plan>();
 }
 
-/// A wide mix at a large block is split by frames into `SPLIT_PARTS` units, each a successor
-/// of every branch and a predecessor of the sink; a narrow one, a small block, or chains not
-/// merged keep it whole.
+/// A wide mix on one port at a large block is split by frames into `SPLIT_PARTS` units, each a
+/// successor of every branch and a predecessor of the sink; a narrow one, a small block, or
+/// chains not merged keep it whole.
 #[test]
 fn wide_stateless_joins_are_split_by_frames() {
     use fugue_exec::{SPLIT_MIN_FRAMES, SPLIT_MIN_INPUTS, SPLIT_PARTS};
@@ -517,7 +539,7 @@ fn wide_stateless_joins_are_split_by_frames() {
             .filter(|p| p.1 > 1)
             .collect()
     };
-    let g = fugue_graph::gen::rake(SPLIT_MIN_INPUTS + 3);
+    let g = one_port_join(&fugue_graph::gen::rake(SPLIT_MIN_INPUTS + 3));
     let mut plan = Plan::compile(&g, &reg, &opts(48_000.0, SPLIT_MIN_FRAMES)).unwrap();
     let split: Vec<u32> = (0..plan.n_units() as u32)
         .filter(|&u| plan.unit_part(u as usize).1 > 1)
@@ -545,7 +567,85 @@ fn wide_stateless_joins_are_split_by_frames() {
     assert!(parts_of(&plan).is_empty());
     let small = Plan::compile(&g, &reg, &opts(48_000.0, SPLIT_MIN_FRAMES - 1)).unwrap();
     assert!(parts_of(&small).is_empty());
-    let narrow = fugue_graph::gen::rake(SPLIT_MIN_INPUTS - 1);
+    let narrow = one_port_join(&fugue_graph::gen::rake(SPLIT_MIN_INPUTS - 1));
     let narrow = Plan::compile(&narrow, &reg, &opts(48_000.0, 4 * SPLIT_MIN_FRAMES)).unwrap();
     assert!(parts_of(&narrow).is_empty());
+}
+
+/// A graph of one `source` of `k` channels feeding a `mix` of `k` ports (port `i` from
+/// channel `i`, and channel 0 once more on the last port), then a sink.
+fn wide_mix(k: usize, volume: f32) -> String {
+    let mut s = format!(
+        "x = {{ kind: \"source\", out: {k}, }};\nm = {{ kind: \"mix\", in: {k}, volume: {volume}, }};\nout = {{ kind: \"sink\", }};\n"
+    );
+    for i in 1..=k {
+        s += &format!("x.{i} -> m.{i};\n");
+    }
+    s += &format!("x.1 -> m.{k};\nm.1 -> out.1;\n");
+    s
+}
+
+/// A mix of more than `SUM_GROUP` ports becomes groups of 8 consecutive ports (and groups of
+/// groups beyond 64) feeding the mix, and its output is the mix's own sum of all its inputs
+/// (`fugue_dsp::sum_inputs`, which sums in the same groups) bit for bit.
+#[test]
+fn wide_sums_are_split_into_groups_with_the_same_samples() {
+    use fugue_dsp::{sum_inputs, SUM_GROUP};
+    let reg = Registry::with_builtin_kinds();
+    for (k, groups) in [(SUM_GROUP, 0), (SUM_GROUP + 1, 2), (33, 5), (70, 9 + 2)] {
+        let src = wide_mix(k, 0.75);
+        let g = parse(&src, "wide.ag").unwrap();
+        let mut plan = Plan::compile(&g, &reg, &opts(48_000.0, 100)).unwrap();
+        assert_eq!(plan.len(), g.len() + groups, "{k} inputs");
+        let mix = g.find("m").unwrap();
+        let mut names = Vec::new();
+        for t in 0..plan.len() {
+            if plan.node_of(t) == mix && t != plan.task_of(mix) {
+                names.push(plan.name(t).to_string());
+                assert!(plan.cost(t) < g.node(mix).cost);
+            }
+        }
+        assert_eq!(names.len(), groups);
+        if k == 33 {
+            assert_eq!(
+                names,
+                ["m[1-8]", "m[9-16]", "m[17-24]", "m[25-32]", "m[33-33]"]
+            );
+        }
+        // The unit graph keeps the total cost.
+        let ug = plan.unit_graph(&g, &g.costs());
+        let total: f64 = g.costs().iter().sum();
+        assert!((ug.costs().iter().sum::<f64>() - total).abs() < 1e-9 * total);
+        // Samples: the mix's own sum of the k inputs.
+        let data: Vec<Vec<f32>> = (0..k)
+            .map(|c| {
+                (0..100)
+                    .map(|i| ((i * 37 + c * 101) % 97) as f32 * 0.013 - 0.61 + c as f32 * 1e-3)
+                    .collect()
+            })
+            .collect();
+        for (c, d) in data.iter().enumerate() {
+            plan.set_input(c, d);
+        }
+        SeqExecutor::new().run_cycle(&mut plan);
+        let mut ins: Vec<&[f32]> = data.iter().map(|d| &d[..]).collect();
+        let last: Vec<f32> = data[k - 1]
+            .iter()
+            .zip(&data[0])
+            .map(|(a, b)| a + b)
+            .collect();
+        ins[k - 1] = &last;
+        let mut want = vec![0.0f32; 100];
+        sum_inputs(&ins, &mut want);
+        for x in &mut want {
+            *x *= 0.75;
+        }
+        let got = plan.output(0);
+        assert!(
+            got.iter()
+                .zip(&want)
+                .all(|(a, b)| a.to_bits() == b.to_bits()),
+            "{k} inputs: split sum differs"
+        );
+    }
 }

@@ -1,6 +1,8 @@
 //! `mix`: a mixer.
 //!
-//! - Ports: any number of inputs; every output port carries `volume * (sum of the inputs)`.
+//! - Ports: any number of inputs; every output port carries `volume * (sum of the inputs)`,
+//!   summed by [`sum_inputs`](crate::sum_inputs) (in groups of 8 beyond 8 inputs, so that the
+//!   engine can sum the groups of a wide mix on several threads: see [`group`]).
 //!   (The 2019 corpus declares `in`/`out` counts: `in: 2, out: 1` sums two inputs.)
 //! - `volume` (default 1.0).
 
@@ -11,6 +13,20 @@ use crate::{attrs, DspNode, NodeContext, NodeError, Processor};
 pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
     let volume = attrs::volume(ctx)?;
     super::frame_parallel(ctx, Mix { volume })
+}
+
+/// The node that sums one group of a wide join's input ports ([`DspNode::sums_inputs`]):
+/// `inputs` ports, one output, no scaling. Not a kind of the registry: the engine makes these
+/// when it splits a join.
+pub fn group(inputs: usize) -> Box<dyn DspNode> {
+    Box::new(super::Simple {
+        inputs,
+        outputs: 1,
+        io: crate::Io::None,
+        ratio: crate::Ratio::ONE,
+        frame_parallel: true,
+        proto: Mix { volume: 1.0 },
+    })
 }
 
 /// The `mix` processor.

@@ -16,7 +16,8 @@
 //! | [`reverb`] | summed | 1 (mono) or 2+ (left, right, ...) | `room`, `damp`, `wet`, `dry`, `width`, `volume` |
 //! | [`load`] | summed | any | `wcet` (required, µs), `volume` |
 //!
-//! "summed": the kind processes the sum of its input ports; "any": every output port carries
+//! "summed": the kind processes the sum of its input ports ([`sum_inputs`](crate::sum_inputs):
+//! left to right up to 8 ports, in groups of 8 beyond); "any": every output port carries
 //! the same result. [`placeholder`] stands in for unknown kinds when asked.
 
 use crate::{DspNode, Io, Processor, Ratio};
@@ -78,6 +79,10 @@ impl<P: Processor + Clone + 'static> DspNode for Simple<P> {
         self.io
     }
     fn frame_parallel(&self) -> bool {
+        self.frame_parallel
+    }
+    fn sums_inputs(&self) -> bool {
+        // The frame-parallel kinds (mix, gain) scale the sum of their inputs.
         self.frame_parallel
     }
     fn processor(&self) -> Box<dyn Processor> {
