@@ -96,6 +96,13 @@ pub(crate) fn regroup(
             let mut next_ranges = Vec::new();
             for (chunk, rs) in slots.chunks(SUM_GROUP).zip(ranges.chunks(SUM_GROUP)) {
                 let (a, b) = (rs[0].0, rs[rs.len() - 1].1);
+                if chunk.len() == 1 {
+                    // The sum of one input is that input: its edges feed the next level
+                    // directly (a port's several edges are summed in the same order there).
+                    next_slots.push(chunk[0].clone());
+                    next_ranges.push((a, b));
+                    continue;
+                }
                 let id = nodes.len();
                 let name = unique(&mut names, format!("{}[{a}-{b}]", graph.node(v).name));
                 nodes.push(Node::new(name, "sum").with_ports(chunk.len(), 1));
