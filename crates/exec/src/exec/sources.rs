@@ -24,7 +24,8 @@
 
 use crossbeam_utils::CachePadded;
 
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{AtomicU32, AtomicU64, Ordering};
+use crate::Plan;
 
 /// `(lo, hi)` packed in one word.
 #[inline]
@@ -56,6 +57,7 @@ impl SourceRanges {
     /// contiguous ranges of near-equal length (the first ones one longer when they do not
     /// divide evenly). Audio thread only, between cycles (every range empty: all sources of
     /// the last deal taken), after publishing the cycle's plan and before the epoch bump.
+    #[cfg(any(test, loom))]
     pub fn deal(&self, first: usize, n: usize) {
         let t = self.ranges.len();
         let count = n.saturating_sub(first);
@@ -63,16 +65,37 @@ impl SourceRanges {
         let mut lo = first;
         for (w, range) in self.ranges.iter().enumerate() {
             let hi = lo + q + usize::from(w < r);
-            // An empty range needs no store: every range is empty when a cycle starts (the
-            // last one's sources were all taken) and nobody takes from an empty one. Skipping
-            // it keeps the audio thread from writing (and pulling) the line of a thread that
-            // has no source this cycle.
-            if hi > lo {
-                // Release: a thread that takes an index acquires this store, and with it the
-                // cycle's plan and counters written before it.
-                range.store(pack(lo as u32, hi as u32), Ordering::Release);
-            }
+            Self::store(range, lo, hi);
             lo = hi;
+        }
+    }
+
+    /// Deals the sources `first..n` at the given cuts: thread 0 gets `first..cuts[0]`, thread
+    /// `w` gets `cuts[w - 1]..cuts[w]`, the last one `cuts[t - 2]..n` (`cuts` has one entry
+    /// less than there are threads, increasing; a cut below `first` or above `n` is clamped).
+    /// The same contract as [`SourceRanges::deal`].
+    pub fn deal_at(&self, first: usize, cuts: &[AtomicU32], n: usize) {
+        let mut lo = first;
+        for (w, range) in self.ranges.iter().enumerate() {
+            let hi = match cuts.get(w) {
+                Some(c) => (c.load(Ordering::Relaxed) as usize).clamp(lo, n),
+                None => n,
+            };
+            Self::store(range, lo, hi);
+            lo = hi;
+        }
+    }
+
+    #[inline]
+    fn store(range: &AtomicU64, lo: usize, hi: usize) {
+        // An empty range needs no store: every range is empty when a cycle starts (the last
+        // one's sources were all taken) and nobody takes from an empty one. Skipping it keeps
+        // the audio thread from writing (and pulling) the line of a thread that has no source
+        // this cycle.
+        if hi > lo {
+            // Release: a thread that takes an index acquires this store, and with it the
+            // cycle's plan and counters written before it.
+            range.store(pack(lo as u32, hi as u32), Ordering::Release);
         }
     }
 
@@ -113,6 +136,42 @@ impl SourceRanges {
     }
 }
 
+/// Where to cut the plan's source units (in [`Plan::unit_sources`] order) into `cuts.len() + 1`
+/// contiguous ranges of near-equal length, thread 0's starting at the first source: each cut
+/// moves, by at most a quarter of a range, to the nearest place where two neighbouring sources
+/// feed different successors. Sources that feed one join (a group of a split sum, the branches
+/// of a mix) then stay on one thread: the join runs where its branches ran, and no join waits
+/// for the last source of another thread's range (the one a thread takes last, or a thief
+/// steals at the very end). Control side: computed when a plan's units change.
+pub(crate) fn source_cuts(plan: &Plan, cuts: &[AtomicU32]) {
+    let src = plan.unit_sources();
+    let (m, t) = (src.len(), cuts.len() + 1);
+    let boundary = |p: usize| {
+        plan.unit_successors(src[p - 1] as usize) != plan.unit_successors(src[p] as usize)
+    };
+    let reach = (m / (4 * t)).max(1);
+    let mut prev = 0;
+    for (k, cut) in cuts.iter().enumerate() {
+        let ideal = ((k + 1) * m + t / 2) / t;
+        let mut best = ideal;
+        if ideal > 0 && ideal < m && !boundary(ideal) {
+            for d in 1..=reach {
+                if let Some(p) = [ideal.checked_sub(d), Some(ideal + d)]
+                    .into_iter()
+                    .flatten()
+                    .find(|&p| p > prev && p < m && boundary(p))
+                {
+                    best = p;
+                    break;
+                }
+            }
+        }
+        let best = best.max(prev).min(m);
+        cut.store(best as u32, Ordering::Relaxed);
+        prev = best;
+    }
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
@@ -135,6 +194,57 @@ mod tests {
                     seen.extend(mine);
                 }
                 assert_eq!(seen, (0..n as u32).collect::<Vec<_>>());
+            }
+        }
+    }
+
+    /// The cuts of a rake whose 33 branches feed four groups of eight and the mix: between
+    /// groups, never more than a quarter of a range from an equal split, and `deal_at`
+    /// gives each thread its range.
+    #[test]
+    fn cuts_fall_between_groups_of_sources() {
+        let reg = fugue_dsp::Registry::with_builtin_kinds();
+        let opts = crate::CompileOptions {
+            sample_rate: 48_000.0,
+            block: 64,
+            placeholder: false,
+        };
+        let plan = Plan::compile(&fugue_graph::gen::rake(33), &reg, &opts).unwrap();
+        let src = plan.unit_sources();
+        assert_eq!(src.len(), 33);
+        let group = |i: usize| plan.unit_successors(src[i] as usize).to_vec();
+        for threads in 2..=5usize {
+            let cuts: Vec<AtomicU32> = (1..threads).map(|_| AtomicU32::new(0)).collect();
+            source_cuts(&plan, &cuts);
+            let cuts: Vec<usize> = cuts
+                .iter()
+                .map(|c| c.load(Ordering::Relaxed) as usize)
+                .collect();
+            assert!(cuts.windows(2).all(|w| w[0] <= w[1]), "{threads}: {cuts:?}");
+            for (k, &c) in cuts.iter().enumerate() {
+                let ideal = ((k + 1) * 33 + threads / 2) / threads;
+                assert!(
+                    c.abs_diff(ideal) <= (33 / (4 * threads)).max(1),
+                    "{threads}: {cuts:?}"
+                );
+            }
+            if threads == 2 {
+                // Between the second group (branches 8..16) and the third.
+                assert_eq!(cuts, [16]);
+                assert_ne!(group(15), group(16));
+            }
+            if threads == 4 {
+                assert_eq!(cuts, [8, 16, 24]);
+            }
+            let at: Vec<AtomicU32> = cuts.iter().map(|&c| AtomicU32::new(c as u32)).collect();
+            let r = SourceRanges::new(threads);
+            r.deal_at(1, &at, 33);
+            let mut lo = 1;
+            for w in 0..threads {
+                let hi = cuts.get(w).copied().unwrap_or(33);
+                let mine: Vec<u32> = std::iter::from_fn(|| r.take_own(w)).collect();
+                assert_eq!(mine, (lo as u32..hi as u32).collect::<Vec<_>>());
+                lo = hi;
             }
         }
     }

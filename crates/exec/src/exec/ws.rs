@@ -25,7 +25,7 @@ use crate::exec::common::Common;
 use crate::exec::deque::{Deque, Steal};
 use crate::exec::pool::{Pool, Work};
 use crate::exec::signal::SpinBudget;
-use crate::exec::sources::SourceRanges;
+use crate::exec::sources::{source_cuts, SourceRanges};
 use crate::exec::ExecOptions;
 use crate::sync::{AtomicU32, Ordering};
 use crate::{Executor, Plan};
@@ -43,6 +43,8 @@ struct WsState {
     home: Box<[AtomicU32]>,
     /// The cycle's source units, one range per thread.
     sources: SourceRanges,
+    /// Where the sources are cut into ranges ([`source_cuts`]; audio thread only).
+    cuts: Box<[AtomicU32]>,
     affinity: bool,
     steal_budget: SpinBudget,
 }
@@ -211,6 +213,7 @@ impl WorkStealing {
                 .collect(),
             home: (0..cap).map(|_| AtomicU32::new(NO_HOME)).collect(),
             sources: SourceRanges::new(threads),
+            cuts: (1..threads).map(|_| AtomicU32::new(0)).collect(),
             affinity: affinity && threads > 1,
             steal_budget: opts.steal_budget,
         };
@@ -250,12 +253,13 @@ impl Executor for WorkStealing {
             for h in st.home.iter() {
                 h.store(NO_HOME, Ordering::Relaxed);
             }
+            source_cuts(plan, &st.cuts);
         }
         // The audio thread runs the first source at once (no shared word touched: with a
         // single source, no other line is written at all); the others are dealt, one range
         // per thread, and a thread that runs out steals from the others' ranges (a worker
         // still waking up cannot hold back the cycle: its range is stolen from like its deque).
-        st.sources.deal(1, plan.unit_sources().len());
+        st.sources.deal_at(1, &st.cuts, plan.unit_sources().len());
         self.pool.start_cycle();
         let st: &WsState = self.state();
         st.run_chain(0, first);
