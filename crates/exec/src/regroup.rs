@@ -96,10 +96,17 @@ pub(crate) fn regroup(
             let mut next_ranges = Vec::new();
             for (chunk, rs) in slots.chunks(SUM_GROUP).zip(ranges.chunks(SUM_GROUP)) {
                 let (a, b) = (rs[0].0, rs[rs.len() - 1].1);
-                if chunk.len() == 1 {
+                if chunk.len() == 1 || chunk.iter().all(|slot| slot.is_empty()) {
                     // The sum of one input is that input: its edges feed the next level
                     // directly (a port's several edges are summed in the same order there).
-                    next_slots.push(chunk[0].clone());
+                    // The sum of silent inputs is silence (+0.0, as a silent input is): an
+                    // input with no edge at the next level (no node whose rate would be the
+                    // engine's while its neighbours' may differ).
+                    next_slots.push(if chunk.len() == 1 {
+                        chunk[0].clone()
+                    } else {
+                        Vec::new()
+                    });
                     next_ranges.push((a, b));
                     continue;
                 }

@@ -651,5 +651,81 @@ fn wide_sums_are_split_into_groups_with_the_same_samples() {
                 .all(|(a, b)| a.to_bits() == b.to_bits()),
             "{k} inputs: split sum differs"
         );
+        // And the mix run whole, as one task, computes the same.
+        let mut whole = Plan::compile(&g, &whole_mix_registry(), &opts(48_000.0, 100)).unwrap();
+        assert_eq!(whole.len(), g.len());
+        for (c, d) in data.iter().enumerate() {
+            whole.set_input(c, d);
+        }
+        SeqExecutor::new().run_cycle(&mut whole);
+        assert!(whole
+            .output(0)
+            .iter()
+            .zip(&want)
+            .all(|(a, b)| a.to_bits() == b.to_bits()));
     }
+}
+
+/// A wide mix whose ports 9-16 have no edge: no group is made for them (silence), and the
+/// others, fed at half the engine rate through a resampler, compile at that rate with the
+/// mix's own sum of the inputs.
+#[test]
+fn silent_groups_of_a_split_sum_are_not_made() {
+    let mut src = String::from(
+        "x = { kind: \"source\", out: 1, };\nr = { kind: \"resampler\", ratio: \"0.5\", };\nm = { kind: \"mix\", in: 20, };\nout = { kind: \"sink\", };\nx.1 -> r.1;\n",
+    );
+    let fed: Vec<usize> = (1..=8).chain(17..=20).collect();
+    for &p in &fed {
+        src += &format!("r.1 -> m.{p};\n");
+    }
+    src += "m.1 -> out.1;\n";
+    let mut plan = compile(&src, 48_000.0, 64).unwrap();
+    let names: Vec<&str> = (0..plan.len()).map(|t| plan.name(t)).collect();
+    assert!(
+        names.contains(&"m[1-8]") && names.contains(&"m[17-20]"),
+        "{names:?}"
+    );
+    assert!(!names.iter().any(|n| n.starts_with("m[9")), "{names:?}");
+    let m = (0..plan.len()).find(|&t| plan.name(t) == "m").unwrap();
+    assert_eq!(plan.task_block(m), 32);
+    // The same samples as the mix run whole (a registry whose mix does not offer its sum).
+    let g = parse(&src, "test.ag").unwrap();
+    let mut whole = Plan::compile(&g, &whole_mix_registry(), &opts(48_000.0, 64)).unwrap();
+    assert_eq!(whole.len(), g.len());
+    let input: Vec<f32> = (0..64).map(|i| (i as f32 * 0.37).sin()).collect();
+    for p in [&mut plan, &mut whole] {
+        p.set_input(0, &input);
+        SeqExecutor::new().run_cycle(p);
+    }
+    assert!(plan.output(0).iter().any(|&x| x != 0.0));
+    assert!(plan
+        .output(0)
+        .iter()
+        .zip(whole.output(0))
+        .all(|(a, b)| a.to_bits() == b.to_bits()));
+}
+
+/// The built-in kinds, with a `mix` that does not declare `sums_inputs`: compiled whole.
+fn whole_mix_registry() -> Registry {
+    struct Whole(Box<dyn DspNode>);
+    impl DspNode for Whole {
+        fn inputs(&self) -> usize {
+            self.0.inputs()
+        }
+        fn outputs(&self) -> usize {
+            self.0.outputs()
+        }
+        fn frame_parallel(&self) -> bool {
+            self.0.frame_parallel()
+        }
+        fn processor(&self) -> Box<dyn Processor> {
+            self.0.processor()
+        }
+    }
+    fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
+        Ok(Box::new(Whole(fugue_dsp::kinds::mix::build(ctx)?)))
+    }
+    let mut r = Registry::with_builtin_kinds();
+    r.register("mix", build);
+    r
 }
