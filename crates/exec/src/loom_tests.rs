@@ -29,6 +29,38 @@ fn loom_signal_never_loses_a_wakeup() {
     });
 }
 
+/// Two waiters and two signallers: the flag that one signaller clears may have been set by
+/// either waiter; nobody sleeps through the signal. (Four threads: bounded to three
+/// preemptions, which covers every interleaving of the flag's set, clear and wake calls.)
+#[test]
+fn loom_signal_two_waiters_two_signallers() {
+    let mut model = loom::model::Builder::new();
+    model.preemption_bound = Some(3);
+    model.check(|| {
+        let s = Arc::new(Signal::new());
+        let flag = Arc::new(AtomicU32::new(0));
+        let waiters: Vec<_> = (0..2)
+            .map(|_| {
+                let (s, f) = (s.clone(), flag.clone());
+                thread::spawn(move || {
+                    s.wait_until(SpinBudget::NONE, || f.load(Ordering::Acquire) == 2);
+                })
+            })
+            .collect();
+        let (s2, f2) = (s.clone(), flag.clone());
+        let other = thread::spawn(move || {
+            f2.fetch_add(1, Ordering::Release);
+            s2.notify();
+        });
+        flag.fetch_add(1, Ordering::Release);
+        s.notify();
+        other.join().unwrap();
+        for w in waiters {
+            w.join().unwrap();
+        }
+    });
+}
+
 /// The pool's epoch protocol with two successive cycles: a worker waiting for an epoch
 /// change sees both bumps' effects or is woken for each.
 #[test]
