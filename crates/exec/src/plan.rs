@@ -275,6 +275,8 @@ struct Units {
     succ: Vec<u32>,
     unit_of_task: Vec<u32>,
     sources: Vec<u32>,
+    /// The sources in dealing order (`Plan::unit_sources_by_join`).
+    sources_by_join: Vec<u32>,
     sinks: Vec<u32>,
     level_order: Vec<u32>,
     level_starts: Vec<u32>,
@@ -461,9 +463,26 @@ impl Units {
             }
         }
         let (level_order, level_starts) = by_level(&level);
-        let sources = (0..nu as u32)
+        let sources: Vec<u32> = (0..nu as u32)
             .filter(|&u| info[u as usize].initial == 0)
             .collect();
+        // The sources by the successors they feed (see `Plan::unit_sources_by_join`).
+        let first_succ = |u: u32| {
+            let (s0, l) = info[u as usize].succ;
+            (l > 0).then(|| usucc[s0 as usize])
+        };
+        let mut feeding: std::collections::HashMap<u32, usize> = Default::default();
+        for &u in &sources {
+            if let Some(f) = first_succ(u) {
+                *feeding.entry(f).or_default() += 1;
+            }
+        }
+        let mut sources_by_join = sources.clone();
+        // Stable: sources with the same key keep their topological order.
+        sources_by_join.sort_by_key(|&u| match first_succ(u) {
+            Some(f) => (feeding[&f] > 1, f),
+            None => (false, u32::MAX),
+        });
         let sinks = (0..nu as u32)
             .filter(|&u| info[u as usize].succ.1 == 0)
             .collect();
@@ -474,6 +493,7 @@ impl Units {
             succ: usucc,
             unit_of_task,
             sources,
+            sources_by_join,
             sinks,
             level_order,
             level_starts,
@@ -1234,6 +1254,16 @@ impl Plan {
     /// Units with no predecessor, increasing.
     pub fn unit_sources(&self) -> &[u32] {
         &self.units.sources
+    }
+
+    /// The same units in the order in which an executor should deal them to threads in
+    /// contiguous ranges: sources whose first successor is the same unit are next to each
+    /// other (by that successor), so that the branches of a join (a group of a split sum, the
+    /// branches of a mix) can fall in one range, run on one thread, and the join run where
+    /// they ran; a source whose first successor no other source feeds comes first (free to go
+    /// anywhere, it goes to the thread that takes the first range).
+    pub fn unit_sources_by_join(&self) -> &[u32] {
+        &self.units.sources_by_join
     }
 
     /// Units with no successor, increasing; the cycle is done when all of them are.

@@ -136,19 +136,18 @@ impl SourceRanges {
     }
 }
 
-/// Where to cut the plan's source units (in [`Plan::unit_sources`] order) into `cuts.len() + 1`
-/// contiguous ranges of near-equal length, thread 0's starting at the first source: each cut
-/// moves, by at most a quarter of a range, to the nearest place where two neighbouring sources
-/// feed different successors. Sources that feed one join (a group of a split sum, the branches
-/// of a mix) then stay on one thread: the join runs where its branches ran, and no join waits
-/// for the last source of another thread's range (the one a thread takes last, or a thief
-/// steals at the very end). Control side: computed when a plan's units change.
+/// Where to cut the plan's sources, in dealing order ([`Plan::unit_sources_by_join`]), into
+/// `cuts.len() + 1` contiguous ranges (thread 0's first; the audio thread runs the first
+/// source itself): near-equal ranges, each cut moved by at most a quarter of a range to the
+/// nearest place where two neighbouring sources feed different successors, so that the
+/// branches of a join stay in one range and no join waits for the last source of another
+/// thread's range (the one its owner takes last, or a thief steals at the very end). Audio
+/// thread, when the plan's units change: no allocation.
 pub(crate) fn source_cuts(plan: &Plan, cuts: &[AtomicU32]) {
-    let src = plan.unit_sources();
+    let src = plan.unit_sources_by_join();
+    let succ = |i: usize| plan.unit_successors(src[i] as usize);
     let (m, t) = (src.len(), cuts.len() + 1);
-    let boundary = |p: usize| {
-        plan.unit_successors(src[p - 1] as usize) != plan.unit_successors(src[p] as usize)
-    };
+    let boundary = |p: usize| succ(p - 1) != succ(p);
     let reach = (m / (4 * t)).max(1);
     let mut prev = 0;
     for (k, cut) in cuts.iter().enumerate() {
@@ -198,11 +197,12 @@ mod tests {
         }
     }
 
-    /// The cuts of a rake whose 33 branches feed four groups of eight and the mix: between
-    /// groups, never more than a quarter of a range from an equal split, and `deal_at`
-    /// gives each thread its range.
+    /// The layout of a rake whose 33 branches feed four groups of eight and (the last one)
+    /// the mix: the lone branch first, then the groups' branches, each group's together;
+    /// cuts between groups, never more than a quarter of a range from an equal split; and
+    /// `deal_at` gives each thread its range.
     #[test]
-    fn cuts_fall_between_groups_of_sources() {
+    fn sources_are_ordered_by_join_and_cut_between_joins() {
         let reg = fugue_dsp::Registry::with_builtin_kinds();
         let opts = crate::CompileOptions {
             sample_rate: 48_000.0,
@@ -212,29 +212,39 @@ mod tests {
         let plan = Plan::compile(&fugue_graph::gen::rake(33), &reg, &opts).unwrap();
         let src = plan.unit_sources();
         assert_eq!(src.len(), 33);
-        let group = |i: usize| plan.unit_successors(src[i] as usize).to_vec();
+        let succ = |i: usize| plan.unit_successors(src[i] as usize).to_vec();
         for threads in 2..=5usize {
             let cuts: Vec<AtomicU32> = (1..threads).map(|_| AtomicU32::new(0)).collect();
             source_cuts(&plan, &cuts);
+            // Positions in `unit_sources` of the sources in dealing order.
+            let order: Vec<usize> = plan
+                .unit_sources_by_join()
+                .iter()
+                .map(|u| src.iter().position(|s| s == u).unwrap())
+                .collect();
             let cuts: Vec<usize> = cuts
                 .iter()
                 .map(|c| c.load(Ordering::Relaxed) as usize)
                 .collect();
+            // A permutation: the lone branch (it feeds the mix directly), then the others.
+            let mut sorted = order.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, (0..33).collect::<Vec<_>>());
+            assert_eq!(order[0], 32);
+            assert_eq!(&order[1..], (0..32).collect::<Vec<_>>());
             assert!(cuts.windows(2).all(|w| w[0] <= w[1]), "{threads}: {cuts:?}");
             for (k, &c) in cuts.iter().enumerate() {
                 let ideal = ((k + 1) * 33 + threads / 2) / threads;
-                assert!(
-                    c.abs_diff(ideal) <= (33 / (4 * threads)).max(1),
-                    "{threads}: {cuts:?}"
-                );
+                let reach = (33 / (4 * threads)).max(1);
+                assert!(c.abs_diff(ideal) <= reach, "{threads}: {cuts:?}");
             }
             if threads == 2 {
-                // Between the second group (branches 8..16) and the third.
-                assert_eq!(cuts, [16]);
-                assert_ne!(group(15), group(16));
+                // The lone branch and two groups (17 branches), then two groups.
+                assert_eq!(cuts, [17]);
+                assert_ne!(succ(order[16]), succ(order[17]));
             }
             if threads == 4 {
-                assert_eq!(cuts, [8, 16, 24]);
+                assert_eq!(cuts, [9, 17, 25]);
             }
             let at: Vec<AtomicU32> = cuts.iter().map(|&c| AtomicU32::new(c as u32)).collect();
             let r = SourceRanges::new(threads);

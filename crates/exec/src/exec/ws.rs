@@ -43,7 +43,8 @@ struct WsState {
     home: Box<[AtomicU32]>,
     /// The cycle's source units, one range per thread.
     sources: SourceRanges,
-    /// Where the sources are cut into ranges ([`source_cuts`]; audio thread only).
+    /// Where the sources, in dealing order, are cut into ranges ([`source_cuts`]; audio
+    /// thread only, when the layout changes).
     cuts: Box<[AtomicU32]>,
     affinity: bool,
     steal_budget: SpinBudget,
@@ -107,7 +108,7 @@ impl WsState {
         // audio thread did after publishing the cycle's plan; the cycle (and the plan's
         // borrow) cannot end before this source has run.
         let plan = unsafe { self.common.plan() };
-        plan.unit_sources()[i as usize]
+        plan.unit_sources_by_join()[i as usize]
     }
 
     /// Gives a unit made ready by thread `w` to its place: run next here (`next`), this
@@ -246,9 +247,9 @@ impl Executor for WorkStealing {
             st.common.begin(plan),
             "plan larger than the executor was built for"
         );
-        let Some(&first) = plan.unit_sources().first() else {
+        if plan.unit_sources().is_empty() {
             return;
-        };
+        }
         if st.common.layout_changed() {
             for h in st.home.iter() {
                 h.store(NO_HOME, Ordering::Relaxed);
@@ -262,6 +263,7 @@ impl Executor for WorkStealing {
         st.sources.deal_at(1, &st.cuts, plan.unit_sources().len());
         self.pool.start_cycle();
         let st: &WsState = self.state();
+        let first = plan.unit_sources_by_join()[0];
         st.run_chain(0, first);
         st.serve(0);
         st.common.wait_finished(st.steal_budget);
