@@ -480,8 +480,8 @@ impl Units {
         let mut sources_by_join = sources.clone();
         // Stable: sources with the same key keep their topological order.
         sources_by_join.sort_by_key(|&u| match first_succ(u) {
-            Some(f) => (feeding[&f] > 1, f),
-            None => (false, u32::MAX),
+            Some(f) => (feeding[&f] == 1, f),
+            None => (true, u32::MAX),
         });
         let sinks = (0..nu as u32)
             .filter(|&u| info[u as usize].succ.1 == 0)
@@ -1260,8 +1260,9 @@ impl Plan {
     /// contiguous ranges: sources whose first successor is the same unit are next to each
     /// other (by that successor), so that the branches of a join (a group of a split sum, the
     /// branches of a mix) can fall in one range, run on one thread, and the join run where
-    /// they ran; a source whose first successor no other source feeds comes first (free to go
-    /// anywhere, it goes to the thread that takes the first range).
+    /// they ran; a source whose first successor no other source feeds comes last, at the back
+    /// of the last range, where a thread that has run out of work steals first: taking it
+    /// makes no join of the other thread's wait.
     pub fn unit_sources_by_join(&self) -> &[u32] {
         &self.units.sources_by_join
     }
