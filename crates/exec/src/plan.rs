@@ -178,6 +178,13 @@ impl TaskCell {
 /// unit per task, for comparing executors on the graph as written. A wide join of a
 /// frame-parallel kind is split by frames into [`SPLIT_PARTS`] units ([`Plan::unit_part`]).
 ///
+/// Split sums: a node whose kind sees its inputs only through their sum
+/// ([`DspNode::sums_inputs`]: `mix`, `gain`) with more than [`fugue_dsp::SUM_GROUP`] input
+/// ports and edges is compiled as a tree: one task per group of 8 consecutive ports (named
+/// after the node and the ports, `mix100[1-8]`), feeding the node's own task, with the same
+/// samples bit for bit ([`fugue_dsp::sum_inputs`] sums that way). [`Plan::node_of`] maps a
+/// group's task to the node; [`Plan::len`] counts the groups.
+///
 /// Buffers: each output port has its own buffer of the node's block size; an input port with
 /// no edge reads a shared silent buffer, with one edge the producer's buffer itself, with
 /// several edges a scratch buffer into which the consumer sums the producers' buffers in edge
