@@ -6,7 +6,7 @@
 //! out of range, duplicate names and cycles are typed [`GraphError`]s.
 //!
 //! The crate reads `.ag`, `.stg` and weighted `.dot` files ([`read`]), writes DOT and `.ag`
-//! ([`write`]), computes levels and critical paths ([`analysis`]) and generates graphs
+//! ([`write`](mod@write)), computes levels and critical paths ([`analysis`]) and generates graphs
 //! ([`gen`]).
 //!
 //! ```

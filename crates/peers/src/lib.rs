@@ -6,7 +6,7 @@
 //!   rewrites any graph so that every node is such an empty, checking node.
 //! - [`rayon_dag`]: the same DAG run by rayon (a `rayon::scope` per cycle, a task spawned when
 //!   its activation counter reaches zero), as an [`Executor`](fugue_exec::Executor) so that it
-//!   runs the same [`Plan`](fugue_exec::Plan) and is checked the same way.
+//!   runs the same [`Plan`] and is checked the same way.
 //! - [`edge_list`]: the plan's DAG as a plain text edge list, the input of the oneTBB
 //!   flow-graph harness (`benches/peers/tbb/`, built by `scripts/bench-peers.sh`).
 

@@ -1,7 +1,7 @@
 //! `mix`: a mixer.
 //!
 //! - Ports: any number of inputs; every output port carries `volume * (sum of the inputs)`,
-//!   summed by [`sum_inputs`](crate::sum_inputs) (in groups of 8 beyond 8 inputs, so that the
+//!   summed by [`sum_inputs`] (in groups of 8 beyond 8 inputs, so that the
 //!   engine can sum the groups of a wide mix on several threads: see [`group`]).
 //!   (The 2019 corpus declares `in`/`out` counts: `in: 2, out: 1` sums two inputs.)
 //! - `volume` (default 1.0).

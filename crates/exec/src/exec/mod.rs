@@ -9,7 +9,7 @@
 //!
 //! Every executor runs each task of the plan exactly once per cycle, after all of its
 //! predecessors, with the calling (audio) thread participating, and produces output
-//! bit-identical to [`SeqExecutor`](crate::SeqExecutor) (each task computes the same thing
+//! bit-identical to [`SeqExecutor`] (each task computes the same thing
 //! whatever thread runs it; inputs fed by several edges are summed by the consumer in a fixed
 //! order). The protocols are written down in `docs/executors.md`.
 

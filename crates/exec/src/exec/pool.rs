@@ -3,9 +3,9 @@
 //! call (and none when every worker is still spinning).
 //!
 //! Protocol ("Sleep and wake" in `docs/executors.md`): the audio thread publishes the cycle's
-//! data, then bumps the epoch word ([`Signal::notify`], SeqCst) and wakes sleepers if any
-//! announced themselves. A worker waits for the epoch to differ from the last one it served
-//! ([`Signal::wait_until`]), then calls [`Work::work`] with its index.
+//! data, then bumps the epoch word (`Signal::notify`, a read-modify-write) and wakes sleepers
+//! if any announced themselves. A worker waits for the epoch to differ from the last one it
+//! served (`Signal::wait_until`), then calls [`Work::work`] with its index.
 
 use std::sync::Arc;
 use std::thread::JoinHandle;
