@@ -9,6 +9,8 @@ use fugue_exec::exec::SpinBudget;
 use fugue_exec::{build, CompileOptions, ExecOptions, Executor, ExecutorKind, Plan, SeqExecutor};
 use fugue_graph::TaskGraph;
 
+mod common;
+
 fn data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/ag")
 }
@@ -415,39 +417,6 @@ fn stress(g: &TaskGraph) {
     }
 }
 
-/// The built-in kinds with `mix` and `gain` not declaring `sums_inputs`: compiled whole.
-fn whole_sums_registry() -> Registry {
-    struct Whole(Box<dyn fugue_dsp::DspNode>);
-    impl fugue_dsp::DspNode for Whole {
-        fn inputs(&self) -> usize {
-            self.0.inputs()
-        }
-        fn outputs(&self) -> usize {
-            self.0.outputs()
-        }
-        fn frame_parallel(&self) -> bool {
-            self.0.frame_parallel()
-        }
-        fn processor(&self) -> Box<dyn fugue_dsp::Processor> {
-            self.0.processor()
-        }
-    }
-    fn mix(
-        ctx: &fugue_dsp::NodeContext<'_>,
-    ) -> Result<Box<dyn fugue_dsp::DspNode>, fugue_dsp::NodeError> {
-        Ok(Box::new(Whole(fugue_dsp::kinds::mix::build(ctx)?)))
-    }
-    fn gain(
-        ctx: &fugue_dsp::NodeContext<'_>,
-    ) -> Result<Box<dyn fugue_dsp::DspNode>, fugue_dsp::NodeError> {
-        Ok(Box::new(Whole(fugue_dsp::kinds::gain::build(ctx)?)))
-    }
-    let mut r = Registry::with_builtin_kinds();
-    r.register("mix", mix);
-    r.register("gain", gain);
-    r
-}
-
 /// Every corpus graph with a wide sum (a `mix` of more than 8 ports: rateau101's 33 branches,
 /// the 300-node random graphs' mixes of dozens of inputs) renders the same samples, bit for
 /// bit, with its sums split into groups (the default) and with every sum compiled whole.
@@ -456,7 +425,10 @@ fn split_sums_match_whole_sums_on_the_corpus() {
     let Some(files) = corpus() else {
         return;
     };
-    let (split_reg, whole_reg) = (Registry::with_builtin_kinds(), whole_sums_registry());
+    let (split_reg, whole_reg) = (
+        Registry::with_builtin_kinds(),
+        common::whole_sums_registry(),
+    );
     let copts = CompileOptions {
         sample_rate: 8000.0,
         block: 64,

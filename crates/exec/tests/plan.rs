@@ -4,6 +4,8 @@ use fugue_dsp::{DspNode, NodeContext, NodeError, Processor, Registry};
 use fugue_exec::{CompileError, CompileOptions, Executor, Plan, SeqExecutor};
 use fugue_graph::read::ag::parse;
 
+mod common;
+
 fn opts(rate: f64, block: usize) -> CompileOptions {
     CompileOptions {
         sample_rate: rate,
@@ -652,7 +654,8 @@ fn wide_sums_are_split_into_groups_with_the_same_samples() {
             "{k} inputs: split sum differs"
         );
         // And the mix run whole, as one task, computes the same.
-        let mut whole = Plan::compile(&g, &whole_mix_registry(), &opts(48_000.0, 100)).unwrap();
+        let mut whole =
+            Plan::compile(&g, &common::whole_sums_registry(), &opts(48_000.0, 100)).unwrap();
         assert_eq!(whole.len(), g.len());
         for (c, d) in data.iter().enumerate() {
             whole.set_input(c, d);
@@ -690,7 +693,7 @@ fn silent_groups_of_a_split_sum_are_not_made() {
     assert_eq!(plan.task_block(m), 32);
     // The same samples as the mix run whole (a registry whose mix does not offer its sum).
     let g = parse(&src, "test.ag").unwrap();
-    let mut whole = Plan::compile(&g, &whole_mix_registry(), &opts(48_000.0, 64)).unwrap();
+    let mut whole = Plan::compile(&g, &common::whole_sums_registry(), &opts(48_000.0, 64)).unwrap();
     assert_eq!(whole.len(), g.len());
     let input: Vec<f32> = (0..64).map(|i| (i as f32 * 0.37).sin()).collect();
     for p in [&mut plan, &mut whole] {
@@ -703,29 +706,4 @@ fn silent_groups_of_a_split_sum_are_not_made() {
         .iter()
         .zip(whole.output(0))
         .all(|(a, b)| a.to_bits() == b.to_bits()));
-}
-
-/// The built-in kinds, with a `mix` that does not declare `sums_inputs`: compiled whole.
-fn whole_mix_registry() -> Registry {
-    struct Whole(Box<dyn DspNode>);
-    impl DspNode for Whole {
-        fn inputs(&self) -> usize {
-            self.0.inputs()
-        }
-        fn outputs(&self) -> usize {
-            self.0.outputs()
-        }
-        fn frame_parallel(&self) -> bool {
-            self.0.frame_parallel()
-        }
-        fn processor(&self) -> Box<dyn Processor> {
-            self.0.processor()
-        }
-    }
-    fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
-        Ok(Box::new(Whole(fugue_dsp::kinds::mix::build(ctx)?)))
-    }
-    let mut r = Registry::with_builtin_kinds();
-    r.register("mix", build);
-    r
 }
