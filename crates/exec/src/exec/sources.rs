@@ -24,7 +24,7 @@
 
 use crossbeam_utils::CachePadded;
 
-use crate::sync::{AtomicU32, AtomicU64, Ordering};
+use crate::sync::{AtomicU64, Ordering};
 use crate::Plan;
 
 /// `(lo, hi)` packed in one word.
@@ -62,23 +62,25 @@ impl SourceRanges {
         let t = self.ranges.len();
         let count = n.saturating_sub(first);
         let (q, r) = (count / t, count % t);
-        let mut lo = first;
-        for (w, range) in self.ranges.iter().enumerate() {
-            let hi = lo + q + usize::from(w < r);
-            Self::store(range, lo, hi);
-            lo = hi;
-        }
+        let mut cut = first;
+        let cuts: Vec<u32> = (0..t - 1)
+            .map(|w| {
+                cut += q + usize::from(w < r);
+                cut as u32
+            })
+            .collect();
+        self.deal_at(first, &cuts, n);
     }
 
     /// Deals the sources `first..n` at the given cuts: thread 0 gets `first..cuts[0]`, thread
     /// `w` gets `cuts[w - 1]..cuts[w]`, the last one `cuts[t - 2]..n` (`cuts` has one entry
     /// less than there are threads, increasing; a cut below `first` or above `n` is clamped).
     /// The same contract as [`SourceRanges::deal`].
-    pub fn deal_at(&self, first: usize, cuts: &[AtomicU32], n: usize) {
+    pub fn deal_at(&self, first: usize, cuts: &[u32], n: usize) {
         let mut lo = first;
         for (w, range) in self.ranges.iter().enumerate() {
             let hi = match cuts.get(w) {
-                Some(c) => (c.load(Ordering::Relaxed) as usize).clamp(lo, n),
+                Some(&c) => (c as usize).clamp(lo, n),
                 None => n,
             };
             Self::store(range, lo, hi);
@@ -143,14 +145,14 @@ impl SourceRanges {
 /// branches of a join stay in one range and no join waits for the last source of another
 /// thread's range (the one its owner takes last, or a thief steals at the very end). Audio
 /// thread, when the plan's units change: no allocation.
-pub(crate) fn source_cuts(plan: &Plan, cuts: &[AtomicU32]) {
+pub(crate) fn source_cuts(plan: &Plan, cuts: &mut [u32]) {
     let src = plan.unit_sources_by_join();
     let succ = |i: usize| plan.unit_successors(src[i] as usize);
     let (m, t) = (src.len(), cuts.len() + 1);
     let boundary = |p: usize| succ(p - 1) != succ(p);
     let reach = (m / (4 * t)).max(1);
     let mut prev = 0;
-    for (k, cut) in cuts.iter().enumerate() {
+    for (k, cut) in cuts.iter_mut().enumerate() {
         let ideal = ((k + 1) * m + t / 2) / t;
         let mut best = ideal;
         if ideal > 0 && ideal < m && !boundary(ideal) {
@@ -166,7 +168,7 @@ pub(crate) fn source_cuts(plan: &Plan, cuts: &[AtomicU32]) {
             }
         }
         let best = best.max(prev).min(m);
-        cut.store(best as u32, Ordering::Relaxed);
+        *cut = best as u32;
         prev = best;
     }
 }
@@ -214,18 +216,16 @@ mod tests {
         assert_eq!(src.len(), 33);
         let succ = |i: usize| plan.unit_successors(src[i] as usize).to_vec();
         for threads in 2..=5usize {
-            let cuts: Vec<AtomicU32> = (1..threads).map(|_| AtomicU32::new(0)).collect();
-            source_cuts(&plan, &cuts);
+            let mut cuts = vec![0u32; threads - 1];
+            source_cuts(&plan, &mut cuts);
             // Positions in `unit_sources` of the sources in dealing order.
             let order: Vec<usize> = plan
                 .unit_sources_by_join()
                 .iter()
                 .map(|u| src.iter().position(|s| s == u).unwrap())
                 .collect();
-            let cuts: Vec<usize> = cuts
-                .iter()
-                .map(|c| c.load(Ordering::Relaxed) as usize)
-                .collect();
+            let at = cuts.clone();
+            let cuts: Vec<usize> = cuts.iter().map(|&c| c as usize).collect();
             // The groups' branches, then the lone branch (it feeds the mix directly).
             assert_eq!(order, (0..33).collect::<Vec<_>>());
             assert!(cuts.windows(2).all(|w| w[0] <= w[1]), "{threads}: {cuts:?}");
@@ -242,7 +242,6 @@ mod tests {
             if threads == 4 {
                 assert_eq!(cuts, [8, 16, 24]);
             }
-            let at: Vec<AtomicU32> = cuts.iter().map(|&c| AtomicU32::new(c as u32)).collect();
             let r = SourceRanges::new(threads);
             r.deal_at(1, &at, 33);
             let mut lo = 1;

@@ -43,9 +43,6 @@ struct WsState {
     home: Box<[AtomicU32]>,
     /// The cycle's source units, one range per thread.
     sources: SourceRanges,
-    /// Where the sources, in dealing order, are cut into ranges ([`source_cuts`]; audio
-    /// thread only, when the layout changes).
-    cuts: Box<[AtomicU32]>,
     affinity: bool,
     steal_budget: SpinBudget,
 }
@@ -188,6 +185,9 @@ impl Work for WsState {
 /// The work-stealing executor.
 pub struct WorkStealing {
     pool: Pool<WsState>,
+    /// Where the sources, in dealing order, are cut into ranges ([`source_cuts`]): the audio
+    /// thread's own, recomputed when the plan's units change.
+    cuts: Vec<u32>,
 }
 
 impl WorkStealing {
@@ -214,12 +214,14 @@ impl WorkStealing {
                 .collect(),
             home: (0..cap).map(|_| AtomicU32::new(NO_HOME)).collect(),
             sources: SourceRanges::new(threads),
-            cuts: (1..threads).map(|_| AtomicU32::new(0)).collect(),
             affinity: affinity && threads > 1,
             steal_budget: opts.steal_budget,
         };
         let pool = Pool::new(threads, state, opts.idle_budget, &opts.placement);
-        WorkStealing { pool }
+        WorkStealing {
+            pool,
+            cuts: vec![0; threads - 1],
+        }
     }
 
     /// Problems met placing threads (said once by the caller).
@@ -242,7 +244,8 @@ impl Executor for WorkStealing {
         if crate::exec::run_if_sequential(plan) {
             return;
         }
-        let st: &WsState = self.state();
+        // The pool's field alone, so that `self.cuts` can be written below.
+        let st: &WsState = self.pool.work();
         assert!(
             st.common.begin(plan),
             "plan larger than the executor was built for"
@@ -254,13 +257,13 @@ impl Executor for WorkStealing {
             for h in st.home.iter() {
                 h.store(NO_HOME, Ordering::Relaxed);
             }
-            source_cuts(plan, &st.cuts);
+            source_cuts(plan, &mut self.cuts);
         }
         // The audio thread runs the first source at once (no shared word touched: with a
         // single source, no other line is written at all); the others are dealt, one range
         // per thread, and a thread that runs out steals from the others' ranges (a worker
         // still waking up cannot hold back the cycle: its range is stolen from like its deque).
-        st.sources.deal_at(1, &st.cuts, plan.unit_sources().len());
+        st.sources.deal_at(1, &self.cuts, plan.unit_sources().len());
         self.pool.start_cycle();
         let st: &WsState = self.state();
         let first = plan.unit_sources_by_join()[0];
