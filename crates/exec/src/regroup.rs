@@ -38,8 +38,9 @@ pub(crate) struct Regrouped {
 }
 
 /// One input of a node being split: the edges that feed it (an input port's edges, or the
-/// output of a group made for it), with their original edge ids.
-type Slot = Vec<(NodeId, usize, f64, Option<EdgeId>)>;
+/// output of a group made for it) as `(source, source port, original edge)`; the original
+/// edge gives the communication cost (a group's output: one of the edges into the group).
+type Slot = Vec<(NodeId, usize, Option<EdgeId>)>;
 
 /// Splits the wide sums of `graph`, or returns `None` when it has none: nodes with more than
 /// [`SUM_GROUP`] input ports and more than [`SUM_GROUP`] input edges whose kind (built through
@@ -64,6 +65,7 @@ pub(crate) fn regroup(
     for &v in &wide {
         is_wide[v] = true;
     }
+    let comm = |e: Option<EdgeId>| e.map_or(0.0, |e| graph.edges()[e].comm);
 
     // Every original node, the wide ones with their new input counts (set below).
     let mut nodes: Vec<Node> = graph.nodes().to_vec();
@@ -71,13 +73,15 @@ pub(crate) fn regroup(
     let mut share = vec![1.0; n];
     let mut names: std::collections::HashSet<String> =
         nodes.iter().map(|x| x.name.clone()).collect();
-    // Edges: the originals first (same ids), then the groups' outputs.
-    let mut edges: Vec<(NodeId, usize, NodeId, usize, f64)> = graph
+    // Edges `(source, source port, destination, destination port, original edge)`: the
+    // originals that do not enter a split node, in their order, then those made below.
+    let mut edges: Vec<(NodeId, usize, NodeId, usize, Option<EdgeId>)> = graph
         .edges()
         .iter()
-        .map(|e| (e.src, e.src_port, e.dst, e.dst_port, e.comm))
+        .enumerate()
+        .filter(|(_, e)| !is_wide[e.dst])
+        .map(|(i, e)| (e.src, e.src_port, e.dst, e.dst_port, Some(i)))
         .collect();
-    let mut edge_origin: Vec<Option<EdgeId>> = (0..edges.len()).map(Some).collect();
 
     for &v in &wide {
         let k = graph.inputs(v);
@@ -87,7 +91,7 @@ pub(crate) fn regroup(
         let mut ranges: Vec<(usize, usize)> = (1..=k).map(|p| (p, p)).collect();
         for &e in graph.in_edges(v) {
             let ed = &graph.edges()[e];
-            slots[ed.dst_port].push((ed.src, ed.src_port, ed.comm, Some(e)));
+            slots[ed.dst_port].push((ed.src, ed.src_port, Some(e)));
         }
         // Group nodes made for `v`, with the number of inputs each sums (for the cost shares).
         let mut made: Vec<(NodeId, usize)> = Vec::new();
@@ -117,14 +121,12 @@ pub(crate) fn regroup(
                 made.push((id, chunk.len()));
                 let mut first_edge = None;
                 for (port, slot) in chunk.iter().enumerate() {
-                    for &(src, src_port, comm, orig) in slot {
-                        edges.push((src, src_port, id, port, comm));
-                        edge_origin.push(orig);
+                    for &(src, src_port, orig) in slot {
+                        edges.push((src, src_port, id, port, orig));
                         first_edge = first_edge.or(orig);
                     }
                 }
-                let comm = first_edge.map_or(0.0, |e| graph.edges()[e].comm);
-                next_slots.push(vec![(id, 0, comm, first_edge)]);
+                next_slots.push(vec![(id, 0, first_edge)]);
                 next_ranges.push((a, b));
             }
             slots = next_slots;
@@ -132,9 +134,8 @@ pub(crate) fn regroup(
         }
         // The node itself now sums the top-level groups' outputs, one per port.
         for (port, slot) in slots.iter().enumerate() {
-            for &(src, src_port, comm, orig) in slot {
-                edges.push((src, src_port, v, port, comm));
-                edge_origin.push(orig);
+            for &(src, src_port, orig) in slot {
+                edges.push((src, src_port, v, port, orig));
             }
         }
         nodes[v].declared_inputs = Some(slots.len());
@@ -146,8 +147,6 @@ pub(crate) fn regroup(
         share[v] = slots.len() as f64 / total as f64;
     }
 
-    // The original edges into a split node were moved to its groups: drop them from their
-    // original places (their ids shift down; `edge_origin` follows).
     let mut b = GraphBuilder::new();
     for node in nodes {
         b.add_node(node).expect("names are unique");
@@ -155,21 +154,17 @@ pub(crate) fn regroup(
     if let Some(d) = graph.deadline() {
         b.set_deadline(d);
     }
-    let mut kept_origin = Vec::with_capacity(edges.len());
-    for (i, &(src, sp, dst, dp, comm)) in edges.iter().enumerate() {
-        if i < graph.edges().len() && is_wide[dst] {
-            continue;
-        }
-        b.add_edge(src, sp, dst, dp, comm)
+    for &(src, sp, dst, dp, orig) in &edges {
+        b.add_edge(src, sp, dst, dp, comm(orig))
             .expect("ports within the counts set above");
-        kept_origin.push(edge_origin[i]);
     }
+    let edge_origin = edges.iter().map(|e| e.4).collect();
     let graph = b.build().expect("splitting a sum keeps the graph acyclic");
     Some(Regrouped {
         graph,
         origin,
         share,
-        edge_origin: kept_origin,
+        edge_origin,
     })
 }
 
