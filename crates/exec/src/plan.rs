@@ -807,8 +807,8 @@ impl Plan {
                 && d.rate_ratio() == Ratio::ONE
                 && node_block[v] >= SPLIT_MIN_FRAMES
                 && graph.in_edges(v).len() >= SPLIT_MIN_INPUTS
-                // A sum split into groups is not split by frames as well.
-                && origin(v) == v
+                // A sum split into groups (the node and its groups share its cost) is not
+                // split by frames as well.
                 && share(v) == 1.0;
             let parts = if split { SPLIT_PARTS } else { 1 };
             let part_cells = n + extra_cells.len();
