@@ -193,11 +193,17 @@ fn sum_left(inputs: &[&[f32]], off: usize, dst: &mut [f32]) {
         Some((first, rest)) => {
             dst.copy_from_slice(&first[off..off + dst.len()]);
             for x in rest {
-                for (d, s) in dst.iter_mut().zip(&x[off..]) {
-                    *d += *s;
-                }
+                add(dst, &x[off..]);
             }
         }
+    }
+}
+
+/// `dst[i] += src[i]` over `dst`.
+#[inline]
+fn add(dst: &mut [f32], src: &[f32]) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d += *s;
     }
 }
 
@@ -209,16 +215,18 @@ fn sum_tree(inputs: &[&[f32]], span: usize, off: usize, dst: &mut [f32]) {
         sum_left(inputs, off, dst);
         return;
     }
+    let mut blocks = inputs.chunks(span);
+    sum_tree(
+        blocks.next().unwrap_or_default(),
+        span / SUM_GROUP,
+        off,
+        dst,
+    );
     let mut part = [0.0f32; SUM_CHUNK];
     let part = &mut part[..dst.len()];
-    for (k, block) in inputs.chunks(span).enumerate() {
-        let target: &mut [f32] = if k == 0 { &mut *dst } else { &mut *part };
-        sum_tree(block, span / SUM_GROUP, off, target);
-        if k > 0 {
-            for (d, s) in dst.iter_mut().zip(part.iter()) {
-                *d += *s;
-            }
-        }
+    for block in blocks {
+        sum_tree(block, span / SUM_GROUP, off, part);
+        add(dst, part);
     }
 }
 
