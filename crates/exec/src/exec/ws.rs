@@ -129,9 +129,10 @@ impl WsState {
         }
     }
 
-    /// Runs `t` and then the chain of successors it makes ready.
+    /// Runs `t` and then the chain of successors it makes ready. Returns whether this thread
+    /// finished the cycle's last sink (the cycle is over: nothing is left to find).
     #[inline]
-    fn run_chain(&self, w: usize, mut t: u32) {
+    fn run_chain(&self, w: usize, mut t: u32) -> bool {
         loop {
             if self.affinity && self.home[t as usize].load(Ordering::Relaxed) != w as u32 {
                 self.home[t as usize].store(w as u32, Ordering::Relaxed);
@@ -140,10 +141,10 @@ impl WsState {
             // SAFETY: `t` was popped or stolen from a deque, or handed over by the previous
             // iteration: in each case the thread that made it ready (brought its counter to
             // zero, or the audio thread for a source) gave it to exactly one place.
-            unsafe { self.common.run(t, |s| self.place(w, s, &mut next)) };
+            let last = unsafe { self.common.run(t, |s| self.place(w, s, &mut next)) };
             match next {
                 Some(s) => t = s,
-                None => return,
+                None => return last,
             }
         }
     }
@@ -151,7 +152,13 @@ impl WsState {
     fn serve(&self, w: usize) {
         loop {
             match self.find(w) {
-                Some(t) => self.run_chain(w, t),
+                Some(t) => {
+                    // The thread that finished the last sink stops here: looking at the
+                    // others' deques and ranges once more would only fetch their lines.
+                    if self.run_chain(w, t) {
+                        return;
+                    }
+                }
                 None => {
                     if self.common.finished() {
                         return;
@@ -168,7 +175,9 @@ impl WsState {
                         found.is_some()
                     });
                     if let Some(t) = found {
-                        self.run_chain(w, t);
+                        if self.run_chain(w, t) {
+                            return;
+                        }
                     }
                 }
             }
@@ -267,8 +276,9 @@ impl Executor for WorkStealing {
         self.pool.start_cycle();
         let st: &WsState = self.state();
         let first = plan.unit_sources_by_join()[0];
-        st.run_chain(0, first);
-        st.serve(0);
+        if !st.run_chain(0, first) {
+            st.serve(0);
+        }
         st.common.wait_finished(st.steal_budget);
     }
 }
