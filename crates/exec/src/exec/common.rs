@@ -66,7 +66,9 @@ impl Common {
             self.changed.store(true, Ordering::Relaxed);
             // Relaxed: published to the workers by the SeqCst epoch bump that follows.
             self.plan.store(p, Ordering::Relaxed);
-        } else {
+        } else if self.changed.load(Ordering::Relaxed) {
+            // Written only when it changes: the line also holds the plan pointer, which every
+            // thread reads for every task.
             self.changed.store(false, Ordering::Relaxed);
         }
         // Relaxed: published by the epoch bump (SeqCst) that starts the cycle.

@@ -25,11 +25,19 @@ pub enum Steal {
     Retry,
 }
 
+/// Slots per [`Slots`] block: 128 bytes.
+const SLOTS: usize = 32;
+
+/// A block of the deque's ring, aligned (and so padded) to 128 bytes: the ring shares no
+/// cache line, nor pair of lines fetched together, with any other allocation.
+#[repr(align(128))]
+struct Slots([AtomicU32; SLOTS]);
+
 /// The deque. One owner thread calls `push` and `pop`; any thread calls `steal`.
 pub struct Deque {
     top: CachePadded<AtomicIsize>,
     bottom: CachePadded<AtomicIsize>,
-    buf: Box<[AtomicU32]>,
+    buf: Box<[Slots]>,
     mask: usize,
 }
 
@@ -40,9 +48,18 @@ impl Deque {
         Deque {
             top: CachePadded::new(AtomicIsize::new(0)),
             bottom: CachePadded::new(AtomicIsize::new(0)),
-            buf: (0..cap).map(|_| AtomicU32::new(0)).collect(),
+            buf: (0..cap.div_ceil(SLOTS))
+                .map(|_| Slots(std::array::from_fn(|_| AtomicU32::new(0))))
+                .collect(),
             mask: cap - 1,
         }
+    }
+
+    /// The ring slot of position `i`.
+    #[inline]
+    fn slot(&self, i: isize) -> &AtomicU32 {
+        let i = i as usize & self.mask;
+        &self.buf[i / SLOTS].0[i % SLOTS]
     }
 
     /// The number of slots.
@@ -64,7 +81,7 @@ impl Deque {
             ((b - t) as usize) < self.capacity(),
             "work-stealing deque overflow"
         );
-        self.buf[b as usize & self.mask].store(task, Ordering::Relaxed);
+        self.slot(b).store(task, Ordering::Relaxed);
         // Release fence: the slot's write happens-before a thief that reads the new `bottom`
         // (its Acquire load of `bottom`).
         fence(Ordering::Release);
@@ -93,7 +110,7 @@ impl Deque {
             self.bottom.store(b + 1, Ordering::Relaxed);
             return None;
         }
-        let task = self.buf[b as usize & self.mask].load(Ordering::Relaxed);
+        let task = self.slot(b).load(Ordering::Relaxed);
         if t == b {
             // The last item: race the thieves for it on `top`.
             let won = self
@@ -123,7 +140,7 @@ impl Deque {
         if t >= b {
             return Steal::Empty;
         }
-        let task = self.buf[t as usize & self.mask].load(Ordering::Relaxed);
+        let task = self.slot(t).load(Ordering::Relaxed);
         match self
             .top
             .compare_exchange(t, t + 1, Ordering::SeqCst, Ordering::Relaxed)
