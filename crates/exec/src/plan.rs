@@ -220,12 +220,6 @@ pub struct Plan {
     placeholders: Vec<String>,
 }
 
-/// Capacity of a task's `ins`/`outs` slice list for `n` slices. `run_task` writes the first
-/// `n` entries at every run; lists of tasks run by different threads should not share a cache
-/// line, or every run would move that line between the cores. The lists are small heap blocks
-/// that the allocator places one after the other, so each gets at least 128 bytes (8 entries)
-/// of unused room after its last entry: the written part of the next block starts past a
-/// 128-byte boundary (the adjacent-line prefetcher's pair).
 /// Tasks with at most this many input ports and at most this many output ports gather their
 /// slice lists on the running thread's stack; the others in their cell's vectors.
 const STACK_PORTS: usize = 16;
@@ -236,6 +230,12 @@ fn lists_on_stack(ins: u32, outs: u32) -> bool {
     ins as usize <= STACK_PORTS && outs as usize <= STACK_PORTS
 }
 
+/// Capacity of a task's `ins`/`outs` slice list for `n` slices. `run_task` writes the first
+/// `n` entries at every run; lists of tasks run by different threads should not share a cache
+/// line, or every run would move that line between the cores. The lists are small heap blocks
+/// that the allocator places one after the other, so each gets at least 128 bytes (8 entries)
+/// of unused room after its last entry: the written part of the next block starts past a
+/// 128-byte boundary (the adjacent-line prefetcher's pair).
 fn scratch_capacity(n: usize) -> usize {
     n.next_multiple_of(8) + 8
 }
