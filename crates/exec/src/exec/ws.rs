@@ -151,14 +151,8 @@ impl WsState {
 
     fn serve(&self, w: usize) {
         loop {
-            match self.find(w) {
-                Some(t) => {
-                    // The thread that finished the last sink stops here: looking at the
-                    // others' deques and ranges once more would only fetch their lines.
-                    if self.run_chain(w, t) {
-                        return;
-                    }
-                }
+            let t = match self.find(w) {
+                Some(t) => t,
                 None => {
                     if self.common.finished() {
                         return;
@@ -174,12 +168,16 @@ impl WsState {
                         found = self.find(w);
                         found.is_some()
                     });
-                    if let Some(t) = found {
-                        if self.run_chain(w, t) {
-                            return;
-                        }
+                    match found {
+                        Some(t) => t,
+                        None => continue,
                     }
                 }
+            };
+            // The thread that finished the last sink stops here: looking at the others'
+            // deques and ranges once more would only fetch their lines.
+            if self.run_chain(w, t) {
+                return;
             }
         }
     }
