@@ -152,35 +152,39 @@ pub trait Processor: Send {
 pub const SUM_GROUP: usize = 8;
 
 /// Frames summed at a time by [`sum_inputs`] when it needs partial sums (they live on the
-/// stack, one block of this many frames per level of the tree).
+/// stack, two blocks of this many frames per level of the tree).
 const SUM_CHUNK: usize = 64;
 
 /// Sums the input buffers into `dst` (`dst` is overwritten; no input gives silence), in a fixed
-/// order that does not depend on who computes it:
-/// - up to [`SUM_GROUP`] inputs: left to right, `((x1 + x2) + x3) + ...`;
-/// - more: the inputs in consecutive groups of [`SUM_GROUP`] (the last one may be shorter),
-///   each group summed left to right, then those sums summed by the same rule (again in
-///   groups when there are more than [`SUM_GROUP`] of them).
+/// order that does not depend on who computes it. With `G` = [`SUM_GROUP`] and `S` the sum
+/// left to right, `((x1 + x2) + x3) + ...`:
+/// - up to `G` inputs: `S` of them;
+/// - up to `2G`: the *pair sum*, `S(first G) + S(the others)`;
+/// - more: the inputs in consecutive blocks of `2G` (the last one may be shorter), each block
+///   summed by the rule (a pair sum, or `S` for a short last block), then those sums summed
+///   by the same rule (again in blocks when there are more than `2G` of them).
 ///
-/// So the sum of `n > SUM_GROUP` inputs equals the sum, by this rule, of the sums of its
-/// groups: the engine may compute the groups as tasks of their own, on several threads, and
-/// get the same samples bit for bit (`fugue_exec` does for wide joins of kinds that declare
-/// [`DspNode::sums_inputs`]). It is also more accurate than one long left-to-right sum (the
-/// rounding error grows with the depth of the tree, not with the number of inputs).
+/// So the sum of `n > 2G` inputs equals the sum, by this rule, of the sums of its blocks, and
+/// a block's sum is one addition of the sums of its two halves: the engine may compute the
+/// halves as tasks of their own, on several threads, the second one adding the first one's
+/// sum to its own, and get the same samples bit for bit (`fugue_exec` does for wide joins of
+/// kinds that declare [`DspNode::sums_inputs`]). It is also more accurate than one long
+/// left-to-right sum (the rounding error grows with the depth of the tree, not with the number
+/// of inputs).
 pub fn sum_inputs(inputs: &[&[f32]], dst: &mut [f32]) {
     if inputs.len() <= SUM_GROUP {
         sum_left(inputs, 0, dst);
         return;
     }
-    // Groups of groups: the span of one top-level block, SUM_GROUP^(depth - 1) inputs.
-    let mut span = SUM_GROUP;
-    while span * SUM_GROUP < inputs.len() {
-        span *= SUM_GROUP;
+    // The inputs under one value of the top level: (2G)^depth.
+    let mut span = 1;
+    while span * 2 * SUM_GROUP < inputs.len() {
+        span *= 2 * SUM_GROUP;
     }
     let mut start = 0;
     while start < dst.len() {
         let end = (start + SUM_CHUNK).min(dst.len());
-        sum_tree(inputs, span, start, &mut dst[start..end]);
+        sum_level(inputs, span, start, &mut dst[start..end]);
         start = end;
     }
 }
@@ -207,26 +211,56 @@ fn add(dst: &mut [f32], src: &[f32]) {
     }
 }
 
-/// The tree sum of frames `off..off + dst.len()` (at most [`SUM_CHUNK`]) of `inputs`, which
-/// are at most `span * SUM_GROUP` long: blocks of `span` inputs summed (recursively), then
-/// those sums left to right.
-fn sum_tree(inputs: &[&[f32]], span: usize, off: usize, dst: &mut [f32]) {
+/// The rule's sum of frames `off..off + dst.len()` (at most [`SUM_CHUNK`]) of the values of
+/// one level: `inputs` in consecutive spans of `span` inputs (one value each, the rule's sum
+/// of the span), at most `2 * SUM_GROUP` values. Up to [`SUM_GROUP`] values: their sum left to
+/// right; more: the pair sum of the first [`SUM_GROUP`] and the others.
+fn sum_level(inputs: &[&[f32]], span: usize, off: usize, dst: &mut [f32]) {
+    if span == 1 && inputs.len() <= SUM_GROUP {
+        sum_left(inputs, off, dst);
+        return;
+    }
+    let (first, second) = inputs.split_at(inputs.len().min(span * SUM_GROUP));
+    sum_values(first, span, off, dst);
+    if !second.is_empty() {
+        let mut part = [0.0f32; SUM_CHUNK];
+        let part = &mut part[..dst.len()];
+        sum_values(second, span, off, part);
+        add(dst, part);
+    }
+}
+
+/// Left-to-right sum of the values (spans of `span` inputs, each summed by [`sum_level`]) of
+/// `inputs`, at most [`SUM_GROUP`] of them.
+fn sum_values(inputs: &[&[f32]], span: usize, off: usize, dst: &mut [f32]) {
     if span == 1 {
         sum_left(inputs, off, dst);
         return;
     }
-    let mut blocks = inputs.chunks(span);
-    sum_tree(
-        blocks.next().unwrap_or_default(),
-        span / SUM_GROUP,
+    let mut values = inputs.chunks(span);
+    sum_level(
+        values.next().unwrap_or_default(),
+        span / (2 * SUM_GROUP),
         off,
         dst,
     );
     let mut part = [0.0f32; SUM_CHUNK];
     let part = &mut part[..dst.len()];
-    for block in blocks {
-        sum_tree(block, span / SUM_GROUP, off, part);
+    for value in values {
+        sum_level(value, span / (2 * SUM_GROUP), off, part);
         add(dst, part);
+    }
+}
+
+/// The pair sum's second half as a task: `inputs[0]` (the first half's sum, computed
+/// elsewhere) plus the [`sum_inputs`] of the others, into `dst`.
+pub(crate) fn sum_after(inputs: &[&[f32]], dst: &mut [f32]) {
+    match inputs.split_first() {
+        None => dst.fill(0.0),
+        Some((first, rest)) => {
+            sum_inputs(rest, dst);
+            add(dst, first);
+        }
     }
 }
 
@@ -242,12 +276,14 @@ pub(crate) fn fan_out(outputs: &mut [&mut [f32]]) {
 
 #[cfg(test)]
 mod tests {
-    use super::{sum_inputs, SUM_GROUP};
+    use super::{sum_after, sum_inputs, SUM_GROUP};
 
-    /// The rule, written as stated: left to right up to `SUM_GROUP` inputs; beyond, the sums
-    /// of consecutive groups of `SUM_GROUP`, summed by the same rule.
+    /// The rule, written as stated: left to right up to `SUM_GROUP` inputs; up to twice as
+    /// many, the sum of the first `SUM_GROUP` plus the sum of the others; beyond, the sums of
+    /// consecutive blocks of `2 * SUM_GROUP`, summed by the same rule.
     fn reference(inputs: &[Vec<f32>], frames: usize) -> Vec<f32> {
-        if inputs.len() <= SUM_GROUP {
+        let g = SUM_GROUP;
+        if inputs.len() <= g {
             let mut acc = match inputs.first() {
                 Some(x) => x[..frames].to_vec(),
                 None => return vec![0.0; frames],
@@ -259,9 +295,16 @@ mod tests {
             }
             return acc;
         }
+        if inputs.len() <= 2 * g {
+            let mut acc = reference(&inputs[..g], frames);
+            for (a, b) in acc.iter_mut().zip(reference(&inputs[g..], frames)) {
+                *a += b;
+            }
+            return acc;
+        }
         let partial: Vec<Vec<f32>> = inputs
-            .chunks(SUM_GROUP)
-            .map(|g| reference(g, frames))
+            .chunks(2 * g)
+            .map(|block| reference(block, frames))
             .collect();
         reference(&partial, frames)
     }
@@ -276,7 +319,7 @@ mod tests {
             // Values of very different magnitudes, so that the order of the additions shows.
             (seed as f32 / u32::MAX as f32 - 0.5) * [1e-4, 1.0, 1e4][(seed % 3) as usize]
         };
-        for n in (0..=80).chain([511, 512, 513, 600]) {
+        for n in (0..=80).chain([255, 256, 257, 272, 273, 511, 512, 513, 600, 4097]) {
             for frames in [1, 63, 64, 65, 200] {
                 let inputs: Vec<Vec<f32>> = (0..n)
                     .map(|_| (0..frames).map(|_| next()).collect())
@@ -305,5 +348,60 @@ mod tests {
         let left = x.iter().fold(0.0f32, |a, v| a + v[0]);
         assert_eq!(left, 1.0);
         assert!(dst[0] > 1.0 && (f64::from(dst[0]) - (1.0 + 15.0 * 4e-8)).abs() < 3e-7);
+    }
+
+    /// A block of `2 * SUM_GROUP` inputs computed as two tasks, the second adding the first's
+    /// sum to its own (`sum_after`), gives the block's sum; so does the first half with one
+    /// more input (or one silent input) when the second half is that one input (or silence).
+    #[test]
+    fn a_pair_sum_split_in_two_tasks_is_the_same_bit_for_bit() {
+        let g = SUM_GROUP;
+        let mut seed = 0x9e37_79b9_u32;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            (seed as f32 / u32::MAX as f32 - 0.5) * [1e-4, 1.0, 1e4][(seed % 3) as usize]
+        };
+        let frames = 130;
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        for n in g + 1..=2 * g {
+            let mut inputs: Vec<Vec<f32>> = (0..n)
+                .map(|_| (0..frames).map(|_| next()).collect())
+                .collect();
+            // Negative zeros, where `x + 0.0` is not `x`.
+            inputs[0][3] = -0.0;
+            inputs[n - 1][3] = -0.0;
+            let refs: Vec<&[f32]> = inputs.iter().map(|x| &x[..]).collect();
+            let mut whole = vec![f32::NAN; frames];
+            sum_inputs(&refs, &mut whole);
+            let mut first = vec![f32::NAN; frames];
+            sum_inputs(&refs[..g], &mut first);
+            let mut after: Vec<&[f32]> = vec![&first];
+            after.extend_from_slice(&refs[g..]);
+            let mut second = vec![f32::NAN; frames];
+            sum_after(&after, &mut second);
+            assert_eq!(bits(&second), bits(&whole), "{n} inputs");
+        }
+        let silence = vec![0.0f32; frames];
+        let x: Vec<Vec<f32>> = (0..g)
+            .map(|i| {
+                (0..frames)
+                    .map(|f| if f == 0 || i > 0 { -0.0 } else { next() })
+                    .collect()
+            })
+            .collect();
+        let mut refs: Vec<&[f32]> = x.iter().map(|v| &v[..]).collect();
+        refs.extend(std::iter::repeat_n(&silence[..], g));
+        let mut whole = vec![f32::NAN; frames];
+        sum_inputs(&refs, &mut whole);
+        assert_eq!(
+            whole[0].to_bits(),
+            0.0f32.to_bits(),
+            "-0.0 + silence is +0.0"
+        );
+        let mut nine = vec![f32::NAN; frames];
+        sum_inputs(&refs[..g + 1], &mut nine);
+        assert_eq!(bits(&nine), bits(&whole));
     }
 }

@@ -1,8 +1,9 @@
 //! How fast can two threads run `rateau101.ag` at 512 frames on this machine? Alternating
 //! rounds, in one process: `seq`, `ws`, and a hand-made split with the least synchronisation
 //! there is (the *oracle*): the calling thread runs branches 1-16 and 33, the groups of
-//! branches 1-8 and 9-16, then, after one flag from the other thread, the mix and the sink; the
-//! other thread runs branches 17-32 and their two groups. No counters, no deques, no ranges:
+//! branches 1-8 and 9-16 (the second adds the first's sum), then, after one flag from the
+//! other thread, the mix and the sink; the other thread runs branches 17-32 and their two
+//! groups. No counters, no deques, no ranges:
 //! one store and one spin per cycle each way. Each round prints the three medians and the
 //! speedups against `seq` of the same round.
 //!
@@ -28,14 +29,18 @@ fn main() {
         placeholder: false,
     };
     let mut plan = Plan::compile(&g, &reg, &opts).expect("compiles");
-    // rateau101: 33 branch units (0..33), the groups of branches 1-8, 9-16, 17-24, 25-32
-    // (33..37), the mix with the sink (37).
+    // rateau101: 33 branch units (0..33); the groups of branches 1-8 (33) and 17-24 (34);
+    // those of branches 9-16 and 25-32, which add the sums of 33 and 34 to theirs (35, 36);
+    // the mix with the sink (37).
     assert_eq!(plan.n_units(), 38, "a rake of 33 branches (rateau101.ag)");
-    let mine: Vec<usize> = (0..16).chain([32, 33, 34]).collect();
-    let theirs: Vec<usize> = (16..32).chain([35, 36]).collect();
+    let mine: Vec<usize> = (0..16).chain([32, 33, 35]).collect();
+    let theirs: Vec<usize> = (16..32).chain([34, 36]).collect();
     for u in 0..32 {
-        assert_eq!(plan.unit_successors(u), &[33 + (u / 8) as u32]);
+        let group = [33, 35, 34, 36][u / 8];
+        assert_eq!(plan.unit_successors(u), &[group]);
     }
+    assert_eq!(plan.unit_successors(33), &[35]);
+    assert_eq!(plan.unit_successors(34), &[36]);
     let (mut ws, _) = build(ExecutorKind::Ws, &plan, 2, None, &ExecOptions::default()).unwrap();
     let (mut seq, _) = build(ExecutorKind::Seq, &plan, 1, None, &ExecOptions::default()).unwrap();
     let (go, done) = (AtomicU64::new(0), AtomicU64::new(0));

@@ -180,8 +180,9 @@ impl TaskCell {
 ///
 /// Split sums: a node whose kind sees its inputs only through their sum
 /// ([`DspNode::sums_inputs`]: `mix`, `gain`) with more than [`fugue_dsp::SUM_GROUP`] input
-/// ports and edges is compiled as a tree: one task per group of 8 consecutive ports (named
-/// after the node and the ports, `mix100[1-8]`), feeding the node's own task, with the same
+/// ports and edges is compiled as a tree: tasks for groups of 8 consecutive ports (named
+/// after the node and the ports whose sum they output, `mix100[1-8]`, `mix100[1-16]`: the
+/// second adds the first's sum to its own), feeding the node's own task, with the same
 /// samples bit for bit ([`fugue_dsp::sum_inputs`] sums that way). [`Plan::node_of`] maps a
 /// group's task to the node; [`Plan::len`] counts the groups.
 ///
@@ -484,12 +485,34 @@ impl Units {
                 *feeding.entry(f).or_default() += 1;
             }
         }
-        let mut sources_by_join = sources.clone();
-        // Stable: sources with the same key keep their topological order.
-        sources_by_join.sort_by_key(|&u| match first_succ(u) {
-            Some(f) => (feeding[&f] == 1, f),
-            None => (true, u32::MAX),
-        });
+        // The sources as the leaves of the forest that links each unit to its first successor,
+        // depth first from the sinks (each unit's children: those that have children of their
+        // own, then the others, each by number): the sources of one join are neighbours, and
+        // so are those of joins that feed one join (the two groups of a block of a split sum).
+        let mut children: Vec<Vec<u32>> = vec![Vec::new(); nu];
+        for u in 0..nu as u32 {
+            if let Some(f) = first_succ(u) {
+                children[f as usize].push(u);
+            }
+        }
+        let inner: Vec<bool> = children.iter().map(|c| !c.is_empty()).collect();
+        for c in &mut children {
+            c.sort_by_key(|&x| (!inner[x as usize], x));
+        }
+        let mut sources_by_join = Vec::with_capacity(sources.len());
+        let mut stack: Vec<u32> = (0..nu as u32)
+            .rev()
+            .filter(|&u| first_succ(u).is_none())
+            .collect();
+        while let Some(u) = stack.pop() {
+            if info[u as usize].initial == 0 {
+                sources_by_join.push(u);
+            }
+            stack.extend(children[u as usize].iter().rev());
+        }
+        debug_assert_eq!(sources_by_join.len(), sources.len());
+        // Stable: a source that alone feeds its first successor goes to the back.
+        sources_by_join.sort_by_key(|&u| first_succ(u).is_none_or(|f| feeding[&f] == 1));
         let sinks = (0..nu as u32)
             .filter(|&u| info[u as usize].succ.1 == 0)
             .collect();
@@ -622,7 +645,12 @@ impl Plan {
             };
             let (d, is_placeholder) = if v >= user_nodes {
                 // A group of a split sum (not a kind of the registry).
-                (fugue_dsp::kinds::mix::group(ctx.inputs), false)
+                let group = if node.kind == "sum+" {
+                    fugue_dsp::kinds::mix::group_after(ctx.inputs)
+                } else {
+                    fugue_dsp::kinds::mix::group(ctx.inputs)
+                };
+                (group, false)
             } else {
                 registry.build(&ctx, options.placeholder)?
             };
@@ -1265,11 +1293,13 @@ impl Plan {
 
     /// The same units in the order in which an executor should deal them to threads in
     /// contiguous ranges: sources whose first successor is the same unit are next to each
-    /// other (by that successor), so that the branches of a join (a group of a split sum, the
-    /// branches of a mix) can fall in one range, run on one thread, and the join run where
-    /// they ran; a source whose first successor no other source feeds comes last, at the back
-    /// of the last range, where a thread that has run out of work steals first: taking it
-    /// makes no join of the other thread's wait.
+    /// other, and so are the sources of joins whose first successor is the same (the leaves of
+    /// the forest that links each unit to its first successor, depth first), so that the
+    /// branches of a join (a group of a split sum, the branches of a mix), and those of the two
+    /// groups of a block of a split sum, can fall in one range, run on one thread, and the
+    /// join run where they ran; a source whose first successor no other source feeds comes
+    /// last, at the back of the last range, where a thread that has run out of work steals
+    /// first: taking it makes no join of the other thread's wait.
     pub fn unit_sources_by_join(&self) -> &[u32] {
         &self.units.sources_by_join
     }

@@ -4,16 +4,18 @@
 //! that reads every branch's buffer: on several threads, it runs after the last branch, alone,
 //! and pulls half of the branches' buffers from other cores' caches. A node whose kind sees its
 //! inputs only through their sum ([`DspNode::sums_inputs`]) is computed instead as a tree of
-//! sums: groups of [`SUM_GROUP`] consecutive input ports become nodes of their own (each
-//! summing its ports, [`fugue_dsp::kinds::mix::group`]) that feed the node in their place, in
-//! levels until the node has at most [`SUM_GROUP`] inputs. A group becomes ready when its
-//! branches end and runs where the last of them ran, on data still in that core's cache; only
-//! the groups' sums cross cores, and the node itself reads a handful of buffers.
+//! sums, in the order of [`fugue_dsp::sum_inputs`]: its inputs in blocks of `2G` consecutive
+//! ports (`G` = [`SUM_GROUP`]), each block's sum that of its two halves, `S(first G) +
+//! S(the others)`. The first half becomes a `sum` node ([`fugue_dsp::kinds::mix::group`]),
+//! the second a `sum+` node ([`fugue_dsp::kinds::mix::group_after`]) that sums its ports and
+//! adds the first half's sum: the block's sum leaves it as one buffer. Blocks of blocks follow
+//! while there are more than `2G` values; the node keeps at most `G` inputs, or two (the sums
+//! of its halves). A group becomes ready when its branches end and runs where the last of them
+//! ran, on data still in that core's cache; the two halves of a block usually run on the same
+//! core (their branches are neighbours), and only the blocks' sums cross cores.
 //!
-//! The samples do not change: [`fugue_dsp::sum_inputs`] sums more than [`SUM_GROUP`] inputs as
-//! exactly this tree (groups of consecutive ports summed left to right, then their sums), so
-//! the sum of the groups' sums is the node's own sum, bit for bit, whether the node was split
-//! or not, and whichever thread runs which group.
+//! The samples do not change: the sum of the groups' sums, by the rule, is the node's own sum,
+//! bit for bit, whether the node was split or not, and whichever thread runs which group.
 
 use fugue_dsp::{DspNode, NodeContext, Ratio, Registry, SUM_GROUP};
 use fugue_graph::{EdgeId, GraphBuilder, Node, NodeId, TaskGraph};
@@ -93,46 +95,48 @@ pub(crate) fn regroup(
             let ed = &graph.edges()[e];
             slots[ed.dst_port].push((ed.src, ed.src_port, Some(e)));
         }
-        // Group nodes made for `v`, with the number of inputs each sums (for the cost shares).
-        let mut made: Vec<(NodeId, usize)> = Vec::new();
-        while slots.len() > SUM_GROUP {
+        let mut groups = Groups {
+            v,
+            name: &graph.node(v).name,
+            nodes: &mut nodes,
+            origin: &mut origin,
+            names: &mut names,
+            edges: &mut edges,
+            made: Vec::new(),
+        };
+        // Levels: blocks of 2G values, each one value (its pair sum), while more than 2G.
+        while slots.len() > 2 * SUM_GROUP {
             let mut next_slots = Vec::new();
             let mut next_ranges = Vec::new();
-            for (chunk, rs) in slots.chunks(SUM_GROUP).zip(ranges.chunks(SUM_GROUP)) {
-                let (a, b) = (rs[0].0, rs[rs.len() - 1].1);
-                if chunk.len() == 1 || chunk.iter().all(|slot| slot.is_empty()) {
-                    // The sum of one input is that input: its edges feed the next level
-                    // directly (a port's several edges are summed in the same order there).
-                    // The sum of silent inputs is silence (+0.0, as a silent input is): an
-                    // input with no edge at the next level (no node whose rate would be the
-                    // engine's while its neighbours' may differ).
-                    next_slots.push(if chunk.len() == 1 {
-                        chunk[0].clone()
-                    } else {
-                        Vec::new()
-                    });
-                    next_ranges.push((a, b));
-                    continue;
-                }
-                let id = nodes.len();
-                let name = unique(&mut names, format!("{}[{a}-{b}]", graph.node(v).name));
-                nodes.push(Node::new(name, "sum").with_ports(chunk.len(), 1));
-                origin.push(v);
-                made.push((id, chunk.len()));
-                let mut first_edge = None;
-                for (port, slot) in chunk.iter().enumerate() {
-                    for &(src, src_port, orig) in slot {
-                        edges.push((src, src_port, id, port, orig));
-                        first_edge = first_edge.or(orig);
-                    }
-                }
-                next_slots.push(vec![(id, 0, first_edge)]);
-                next_ranges.push((a, b));
+            for (block, rs) in slots
+                .chunks(2 * SUM_GROUP)
+                .zip(ranges.chunks(2 * SUM_GROUP))
+            {
+                let range = (rs[0].0, rs[rs.len() - 1].1);
+                let half = block.len().min(SUM_GROUP);
+                let (left, right) = block.split_at(half);
+                let left_range = (rs[0].0, rs[half - 1].1);
+                next_slots.push(if right.is_empty() {
+                    groups.sum(left, left_range)
+                } else {
+                    groups.pair(left, right, left_range, range)
+                });
+                next_ranges.push(range);
             }
             slots = next_slots;
             ranges = next_ranges;
         }
-        // The node itself now sums the top-level groups' outputs, one per port.
+        // The node's own pair sum (more than G values): its halves' sums as its two inputs.
+        if slots.len() > SUM_GROUP {
+            let (left, right) = slots.split_at(SUM_GROUP);
+            let (lr, rr) = ranges.split_at(SUM_GROUP);
+            slots = vec![
+                groups.sum(left, (lr[0].0, lr[lr.len() - 1].1)),
+                groups.sum(right, (rr[0].0, rr[rr.len() - 1].1)),
+            ];
+        }
+        let made = groups.made;
+        // The node itself now sums the top level's values, one per port.
         for (port, slot) in slots.iter().enumerate() {
             for &(src, src_port, orig) in slot {
                 edges.push((src, src_port, v, port, orig));
@@ -166,6 +170,103 @@ pub(crate) fn regroup(
         share,
         edge_origin,
     })
+}
+
+/// The group nodes being made for one split node `v`, added to the new graph's nodes and edges.
+struct Groups<'a> {
+    v: NodeId,
+    /// `v`'s name (the groups are named after it and the ports they cover).
+    name: &'a str,
+    nodes: &'a mut Vec<Node>,
+    origin: &'a mut Vec<NodeId>,
+    names: &'a mut std::collections::HashSet<String>,
+    edges: &'a mut Vec<(NodeId, usize, NodeId, usize, Option<EdgeId>)>,
+    /// The groups made, with the number of inputs each sums (for the cost shares).
+    made: Vec<(NodeId, usize)>,
+}
+
+impl Groups<'_> {
+    /// A slot carrying the sum left to right of `slots` (at most [`SUM_GROUP`], covering the
+    /// original ports `range`): the one slot itself, nothing when all are silent (their sum
+    /// is silence, +0.0, as a silent input is), or a `sum` group of them.
+    fn sum(&mut self, slots: &[Slot], range: (usize, usize)) -> Slot {
+        if slots.len() == 1 {
+            slots[0].clone()
+        } else if silent(slots) {
+            Vec::new()
+        } else {
+            self.group("sum", slots, range)
+        }
+    }
+
+    /// A slot carrying the pair sum `S(left) + S(right)` ([`fugue_dsp::sum_inputs`]) of a
+    /// block: [`SUM_GROUP`] slots `left` (covering `left_range`), one or more `right`.
+    ///
+    /// When both halves need a group, the right one is a `sum+` group that adds the left
+    /// one's output to its own sum (one task depends on the other, usually on the same core
+    /// as the branches of a block are neighbours; only the block's sum leaves it). When the
+    /// right half is one input or silence, the left group sums it last (`S(left) + x` is
+    /// the left-to-right sum of `left` and `x`; `S(left) + 0.0` of `left` and a silent
+    /// port). When the left half is silence, a `sum+` group adds +0.0 to the right's sum.
+    fn pair(
+        &mut self,
+        left: &[Slot],
+        right: &[Slot],
+        left_range: (usize, usize),
+        range: (usize, usize),
+    ) -> Slot {
+        let right_needs_group = right.len() > 1 && !silent(right);
+        if silent(left) {
+            if silent(right) {
+                return Vec::new();
+            }
+            let ports: Vec<Slot> = std::iter::once(Vec::new())
+                .chain(right.iter().cloned())
+                .collect();
+            return self.group("sum+", &ports, range);
+        }
+        if right_needs_group {
+            let first = self.group("sum", left, left_range);
+            let ports: Vec<Slot> = std::iter::once(first)
+                .chain(right.iter().cloned())
+                .collect();
+            self.group("sum+", &ports, range)
+        } else {
+            // One input, or silence (one silent port: adding +0.0 once or several times is
+            // the same).
+            let last = if right.len() == 1 {
+                right[0].clone()
+            } else {
+                Vec::new()
+            };
+            let ports: Vec<Slot> = left.iter().cloned().chain([last]).collect();
+            self.group("sum", &ports, range)
+        }
+    }
+
+    /// A new group node of kind `kind` (`sum` or `sum+`), one input port per slot, named
+    /// after `v` and the original ports `range`; returns the slot of its output.
+    fn group(&mut self, kind: &str, ports: &[Slot], (a, b): (usize, usize)) -> Slot {
+        let id = self.nodes.len();
+        let name = unique(self.names, format!("{}[{a}-{b}]", self.name));
+        self.nodes
+            .push(Node::new(name, kind).with_ports(ports.len(), 1));
+        self.origin.push(self.v);
+        self.made.push((id, ports.len()));
+        let mut first_edge = None;
+        for (port, slot) in ports.iter().enumerate() {
+            for &(src, src_port, orig) in slot {
+                self.edges.push((src, src_port, id, port, orig));
+                first_edge = first_edge.or(orig);
+            }
+        }
+        vec![(id, 0, first_edge)]
+    }
+}
+
+/// Whether no edge feeds any of `slots`.
+fn silent(slots: &[Slot]) -> bool {
+    slots.iter().all(|slot| slot.is_empty())
 }
 
 /// `name`, or `name` with the first free suffix `#2`, `#3`, ...; recorded as taken.

@@ -17,7 +17,7 @@
 //! | [`load`] | summed | any | `wcet` (required, µs), `volume` |
 //!
 //! "summed": the kind processes the sum of its input ports ([`sum_inputs`](crate::sum_inputs):
-//! left to right up to 8 ports, in groups of 8 beyond); "any": every output port carries
+//! left to right up to 8 ports, in groups of 8 beyond, see there); "any": every output port carries
 //! the same result. [`placeholder`] stands in for unknown kinds when asked.
 
 use crate::{DspNode, Io, Processor, Ratio};

@@ -199,8 +199,9 @@ mod tests {
         }
     }
 
-    /// The layout of a rake whose 33 branches feed four groups of eight and (the last one)
-    /// the mix: the groups' branches, each group's together, then the lone branch;
+    /// The layout of a rake whose 33 branches feed four groups of eight (two blocks of two,
+    /// the second group of each adding the first's sum) and (the last one) the mix: the
+    /// groups' branches, each group's together and each block's, then the lone branch;
     /// cuts between groups, never more than a quarter of a range from an equal split; and
     /// `deal_at` gives each thread its range.
     #[test]
