@@ -25,5 +25,11 @@ if command -v jackd >/dev/null 2>&1 && ! jack_wait -c 2>/dev/null | grep -qx "ru
     fi
 fi
 
+echo "== the oneTBB peer harness (its tests run when it is built)"
+if [ -e /usr/include/oneapi/tbb/flow_graph.h ] || [ -e /usr/include/tbb/flow_graph.h ]; then
+    bash scripts/bench-peers.sh --build-only
+else
+    echo "oneTBB headers not found (libtbb-dev): the tests of the oneTBB peer are skipped"
+fi
 echo "== cargo test"
 cargo test --workspace --profile ci

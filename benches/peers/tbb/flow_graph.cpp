@@ -16,7 +16,8 @@
 // as `fugue bench overhead --pin` pins fugue's threads; otherwise (default) the process may
 // run on every online core, whatever affinity it inherited.
 // Prints one JSON object: executor, threads, nodes, cycles, median_ns, p99_ns, max_ns,
-// min_ns, mean_ns, ok.
+// min_ns, mean_ns, worker_share (the share of node runs, warm-up included, on threads other
+// than the main one: 0 when oneTBB ran the graph alone on the calling thread), ok.
 //
 // Built by scripts/bench-peers.sh: g++ -O2 -std=c++17 flow_graph.cpp -ltbb.
 
@@ -47,7 +48,12 @@ namespace {
 
 struct alignas(64) Counter {
     std::atomic<std::uint64_t> value{0};
+    // Runs of this node on a thread other than the main one (written only by the thread
+    // running the node, which the graph orders after the node's previous run).
+    std::uint64_t off_main = 0;
 };
+
+thread_local bool is_main_thread = false;
 
 struct Probe {
     std::atomic<std::uint64_t> cycle{0};
@@ -69,6 +75,9 @@ struct Probe {
             errors.fetch_add(1, std::memory_order_relaxed);
         }
         counters[v].value.store(c, std::memory_order_relaxed);
+        if (!is_main_thread) {
+            ++counters[v].off_main;
+        }
     }
 };
 
@@ -137,12 +146,14 @@ int main(int argc, char** argv) {
         }
     }
 
+    // Every core first, whatever affinity was inherited: oneTBB sizes its pool from the
+    // process's affinity mask when it starts (a mask of one core gives it no worker at all).
+    // With PIN, each thread is then pinned to its slot's core as it enters the arena.
+    set_affinity(0, online_cores());
+    is_main_thread = true;
     std::unique_ptr<Pinner> pinner;
     if (pin) {
-        set_affinity(0, 1);
         pinner = std::make_unique<Pinner>();
-    } else {
-        set_affinity(0, online_cores());
     }
     oneapi::tbb::global_control limit(oneapi::tbb::global_control::max_allowed_parallelism,
                                       static_cast<std::size_t>(threads));
@@ -196,6 +207,12 @@ int main(int argc, char** argv) {
         }
     }
     const bool ok = probe.errors.load() == 0;
+    std::uint64_t off_main = 0;
+    for (std::size_t v = 0; v < n; ++v) {
+        off_main += probe.counters[v].off_main;
+    }
+    const double worker_share =
+        static_cast<double>(off_main) / (static_cast<double>(n) * static_cast<double>(last));
 
     std::sort(samples.begin(), samples.end());
     const std::size_t k = samples.size();
@@ -210,10 +227,11 @@ int main(int argc, char** argv) {
     }
     std::printf(
         "{\"executor\":\"tbb\",\"threads\":%d,\"nodes\":%zu,\"cycles\":%zu,\"median_ns\":%.1f,"
-        "\"p99_ns\":%llu,\"max_ns\":%llu,\"min_ns\":%llu,\"mean_ns\":%.1f,\"ok\":%s%s}\n",
+        "\"p99_ns\":%llu,\"max_ns\":%llu,\"min_ns\":%llu,\"mean_ns\":%.1f,"
+        "\"worker_share\":%.4f,\"ok\":%s%s}\n",
         threads, n, k, median, static_cast<unsigned long long>(samples[i99]),
         static_cast<unsigned long long>(samples[k - 1]),
-        static_cast<unsigned long long>(samples[0]), sum / static_cast<double>(k),
+        static_cast<unsigned long long>(samples[0]), sum / static_cast<double>(k), worker_share,
         ok ? "true" : "false",
         ok ? "" : ",\"error\":\"a node ran twice, before a predecessor, or not at all\"");
     return ok ? 0 : 1;

@@ -134,6 +134,36 @@ fn overhead_tbb_peer_when_built() {
     assert!(rows[1]["median_ns"].as_f64().unwrap() > 0.0);
 }
 
+/// The harness pinned (`PIN` = 1) still gets its worker threads: oneTBB sizes its pool from
+/// the process's affinity mask, so the harness must not pin the main thread to one core before
+/// oneTBB starts (it did: pinned runs were sequential). On two or more cores, some node runs
+/// happen off the main thread.
+#[test]
+fn tbb_harness_pinned_keeps_its_workers() {
+    let harness = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/peers/tbb-flow");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if !harness.is_file() || cores < 2 {
+        eprintln!("skipped: the oneTBB harness is not built, or fewer than 2 cores");
+        return;
+    }
+    // A fan of 64 independent nodes between a source and a sink.
+    let mut dag = String::from("fugue-dag 1\n66 128\n");
+    for v in 1..=64 {
+        dag += &format!("0 {v}\n{v} 65\n");
+    }
+    let path = std::env::temp_dir().join(format!("fugue-test-dag-{}.txt", std::process::id()));
+    std::fs::write(&path, dag).unwrap();
+    let o = std::process::Command::new(&harness)
+        .args([path.to_str().unwrap(), "2", "20000", "100", "0", "1"])
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&path);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["ok"], true);
+    assert!(v["worker_share"].as_f64().unwrap() > 0.0, "{v}");
+}
+
 #[test]
 fn overhead_usage_and_input_errors() {
     let o = fugue(&["bench", "overhead", "--shape", "line", "--executor", "nope"]);

@@ -409,7 +409,7 @@ fn run_tbb(
     warmup: usize,
     idle_us: u64,
     pin: bool,
-) -> anyhow::Result<Stats> {
+) -> anyhow::Result<(Stats, Option<f64>)> {
     let out = Command::new(harness)
         .arg(edges)
         .arg(threads.to_string())
@@ -443,14 +443,17 @@ fn run_tbb(
         v[k].as_f64()
             .with_context(|| format!("the oneTBB harness printed no `{k}`"))
     };
-    Ok(Stats {
+    let stats = Stats {
         cycles: f("cycles")? as usize,
         median_ns: f("median_ns")?,
         p99_ns: f("p99_ns")?,
         max_ns: f("max_ns")?,
         min_ns: f("min_ns")?,
         mean_ns: f("mean_ns")?,
-    })
+    };
+    // The share of node runs on oneTBB's worker threads (a harness built before it was
+    // reported prints none).
+    Ok((stats, v["worker_share"].as_f64()))
 }
 
 /// The machine's load average (1, 5, 15 minutes), if readable.
@@ -527,20 +530,28 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         })
         .collect();
     let mut warnings = Vec::new();
+    // Runs in which oneTBB's workers took (almost) no part.
+    let mut tbb_alone = 0;
     let result = (|| -> anyhow::Result<()> {
         for _ in 0..args.runs {
             for row in rows.iter_mut() {
                 settle();
                 let stats = match row.runner {
-                    Runner::Tbb => run_tbb(
-                        tbb_path.as_deref().expect("checked above"),
-                        edges_file.as_deref().expect("written above"),
-                        threads,
-                        cycles,
-                        warmup,
-                        args.idle_us,
-                        args.tuning.pin,
-                    )?,
+                    Runner::Tbb => {
+                        let (stats, worker_share) = run_tbb(
+                            tbb_path.as_deref().expect("checked above"),
+                            edges_file.as_deref().expect("written above"),
+                            threads,
+                            cycles,
+                            warmup,
+                            args.idle_us,
+                            args.tuning.pin,
+                        )?;
+                        if worker_share.is_some_and(|s| threads > 1 && s < 0.05) {
+                            tbb_alone += 1;
+                        }
+                        stats
+                    }
                     r => {
                         let (mut exec, w) = build_executor(r, &empty, &plan, &spec)?;
                         warnings.extend(w);
@@ -557,6 +568,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let _ = std::fs::remove_file(p);
     }
     result?;
+    if tbb_alone > 0 {
+        warnings.push(format!(
+            "in {tbb_alone} of {} runs oneTBB ran below 5 % of its node runs on its worker \
+             threads: it was in effect sequential there, on the calling thread",
+            args.runs
+        ));
+    }
     warnings.sort();
     warnings.dedup();
     for w in &warnings {
