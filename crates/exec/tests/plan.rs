@@ -712,3 +712,78 @@ fn silent_groups_of_a_split_sum_are_not_made() {
         .zip(whole.output(0))
         .all(|(a, b)| a.to_bits() == b.to_bits()));
 }
+
+/// Every case of a block's pair sum (both halves fed; the second half one input; a silent
+/// half, first or second; both silent; a port fed twice) gives the mix's own sum of its
+/// inputs bit for bit, negative zeros included (`x + 0.0` is not `x` when `x` is -0.0).
+#[test]
+fn pair_sums_with_silent_or_single_halves_match_whole_sums() {
+    let cases: [(usize, &[std::ops::RangeInclusive<usize>]); 7] = [
+        // The second half of block [1-16] silent, then port 17 alone: nothing after the
+        // block's sum adds +0.0 to it.
+        (17, &[1..=8, 17..=17]),
+        // Blocks [1-16] and [17-25]: the second's right half is port 25 alone.
+        (25, &[1..=25]),
+        // The first half of block [1-16] silent.
+        (40, &[9..=40]),
+        // The second half of block [1-16] silent, and ports 33-40.
+        (40, &[1..=8, 17..=32]),
+        // Block [17-32] silent, and port 40 alone after a silent 33-39.
+        (40, &[1..=16, 40..=40]),
+        // A first half of one fed port, the rest of the block silent.
+        (34, &[1..=1, 17..=34]),
+        // Two levels of blocks (300 inputs), every tenth port silent.
+        (300, &[1..=9, 11..=19, 21..=300]),
+    ];
+    for (k, fed) in cases {
+        let mut src = format!(
+            "x = {{ kind: \"source\", out: {k}, }};\nm = {{ kind: \"mix\", in: {k}, }};\nout = {{ kind: \"sink\", }};\n"
+        );
+        let fed: Vec<usize> = fed
+            .iter()
+            .flat_map(|r| r.clone())
+            .filter(|p| k != 300 || p % 10 != 0)
+            .collect();
+        for &p in &fed {
+            src += &format!("x.{p} -> m.{p};\n");
+        }
+        // One port fed twice.
+        src += &format!("x.1 -> m.{};\nm.1 -> out.1;\n", fed[fed.len() / 2]);
+        let g = parse(&src, "pairs.ag").unwrap();
+        let mut plan =
+            Plan::compile(&g, &Registry::with_builtin_kinds(), &opts(48_000.0, 64)).unwrap();
+        assert!(plan.len() > g.len(), "{k} inputs: the mix is split");
+        let mut whole =
+            Plan::compile(&g, &common::whole_sums_registry(), &opts(48_000.0, 64)).unwrap();
+        for c in 0..k {
+            // Frame 0: -0.0 everywhere (the sum of fed ports alone would be -0.0).
+            let data: Vec<f32> = (0..64)
+                .map(|i| match (i + c) % 7 {
+                    _ if i == 0 => -0.0,
+                    0 => -0.0,
+                    1 => 0.0,
+                    r => ((i * 31 + c * 17) % 23) as f32 * [1e-3, 1.0, 1e3][r % 3] - 0.4,
+                })
+                .collect();
+            plan.set_input(c, &data);
+            whole.set_input(c, &data);
+        }
+        // Frames where every fed input is -0.0 (their sum is -0.0 only if no +0.0 is added).
+        let neg: Vec<f32> = vec![-0.0; 64];
+        for c in 0..k {
+            if c % 3 == 0 {
+                plan.set_input(c, &neg);
+                whole.set_input(c, &neg);
+            }
+        }
+        SeqExecutor::new().run_cycle(&mut plan);
+        SeqExecutor::new().run_cycle(&mut whole);
+        assert!(
+            plan.output(0)
+                .iter()
+                .zip(whole.output(0))
+                .all(|(a, b)| a.to_bits() == b.to_bits()),
+            "{k} inputs, fed {fed:?}: split and whole sums differ"
+        );
+    }
+}
