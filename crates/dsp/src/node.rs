@@ -309,16 +309,20 @@ mod tests {
         reference(&partial, frames)
     }
 
-    #[test]
-    fn the_tree_sum_follows_its_rule_bit_for_bit() {
-        let mut seed = 0x2545_f491_u32;
-        let mut next = move || {
+    /// Pseudo-random values (xorshift from `seed`) of very different magnitudes, so that the
+    /// order of the additions shows in the sums.
+    fn values(mut seed: u32) -> impl FnMut() -> f32 {
+        move || {
             seed ^= seed << 13;
             seed ^= seed >> 17;
             seed ^= seed << 5;
-            // Values of very different magnitudes, so that the order of the additions shows.
             (seed as f32 / u32::MAX as f32 - 0.5) * [1e-4, 1.0, 1e4][(seed % 3) as usize]
-        };
+        }
+    }
+
+    #[test]
+    fn the_tree_sum_follows_its_rule_bit_for_bit() {
+        let mut next = values(0x2545_f491);
         for n in (0..=80).chain([255, 256, 257, 272, 273, 511, 512, 513, 600, 4097]) {
             for frames in [1, 63, 64, 65, 200] {
                 let inputs: Vec<Vec<f32>> = (0..n)
@@ -356,13 +360,7 @@ mod tests {
     #[test]
     fn a_pair_sum_split_in_two_tasks_is_the_same_bit_for_bit() {
         let g = SUM_GROUP;
-        let mut seed = 0x9e37_79b9_u32;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
-            (seed as f32 / u32::MAX as f32 - 0.5) * [1e-4, 1.0, 1e4][(seed % 3) as usize]
-        };
+        let mut next = values(0x9e37_79b9);
         let frames = 130;
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         for n in g + 1..=2 * g {

@@ -20,14 +20,7 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
 /// `inputs` ports, one output, no scaling. Not a kind of the registry: the engine makes these
 /// when it splits a join.
 pub fn group(inputs: usize) -> Box<dyn DspNode> {
-    Box::new(super::Simple {
-        inputs,
-        outputs: 1,
-        io: crate::Io::None,
-        ratio: crate::Ratio::ONE,
-        frame_parallel: true,
-        proto: Mix { volume: 1.0 },
-    })
+    group_node(inputs, Mix { volume: 1.0 })
 }
 
 /// The node that computes the second half of a pair sum of a wide join ([`sum_inputs`]):
@@ -35,13 +28,18 @@ pub fn group(inputs: usize) -> Box<dyn DspNode> {
 /// the others the second half's inputs, and the output is port 0 plus the [`sum_inputs`] of
 /// the others. Not a kind of the registry.
 pub fn group_after(inputs: usize) -> Box<dyn DspNode> {
+    group_node(inputs, SumAfter)
+}
+
+/// A node of a split sum: `inputs` ports, one output, frame-parallel, run by `proto`.
+fn group_node<P: Processor + Clone + 'static>(inputs: usize, proto: P) -> Box<dyn DspNode> {
     Box::new(super::Simple {
         inputs,
         outputs: 1,
         io: crate::Io::None,
         ratio: crate::Ratio::ONE,
         frame_parallel: true,
-        proto: SumAfter,
+        proto,
     })
 }
 
