@@ -653,9 +653,7 @@ fn wide_sums_are_split_into_groups_with_the_same_samples() {
         }
         let got = plan.output(0);
         assert!(
-            got.iter()
-                .zip(&want)
-                .all(|(a, b)| a.to_bits() == b.to_bits()),
+            common::same_bits(got, &want),
             "{k} inputs: split sum differs"
         );
         // And the mix run whole, as one task, computes the same.
@@ -666,11 +664,7 @@ fn wide_sums_are_split_into_groups_with_the_same_samples() {
             whole.set_input(c, d);
         }
         SeqExecutor::new().run_cycle(&mut whole);
-        assert!(whole
-            .output(0)
-            .iter()
-            .zip(&want)
-            .all(|(a, b)| a.to_bits() == b.to_bits()));
+        assert!(common::same_bits(whole.output(0), &want));
     }
 }
 
@@ -706,11 +700,7 @@ fn silent_groups_of_a_split_sum_are_not_made() {
         SeqExecutor::new().run_cycle(p);
     }
     assert!(plan.output(0).iter().any(|&x| x != 0.0));
-    assert!(plan
-        .output(0)
-        .iter()
-        .zip(whole.output(0))
-        .all(|(a, b)| a.to_bits() == b.to_bits()));
+    assert!(common::same_bits(plan.output(0), whole.output(0)));
 }
 
 /// Every case of a block's pair sum (both halves fed; the second half one input; a silent
@@ -779,10 +769,7 @@ fn pair_sums_with_silent_or_single_halves_match_whole_sums() {
         SeqExecutor::new().run_cycle(&mut plan);
         SeqExecutor::new().run_cycle(&mut whole);
         assert!(
-            plan.output(0)
-                .iter()
-                .zip(whole.output(0))
-                .all(|(a, b)| a.to_bits() == b.to_bits()),
+            common::same_bits(plan.output(0), whole.output(0)),
             "{k} inputs, fed {fed:?}: split and whole sums differ"
         );
     }
