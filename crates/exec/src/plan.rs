@@ -482,10 +482,11 @@ impl Units {
             let (s0, l) = info[u as usize].succ;
             (l > 0).then(|| usucc[s0 as usize])
         };
-        let mut feeding: std::collections::HashMap<u32, usize> = Default::default();
+        // Per unit: the sources whose first successor it is.
+        let mut feeding = vec![0usize; nu];
         for &u in &sources {
             if let Some(f) = first_succ(u) {
-                *feeding.entry(f).or_default() += 1;
+                feeding[f as usize] += 1;
             }
         }
         // The sources as the leaves of the forest that links each unit to its first successor,
@@ -515,7 +516,7 @@ impl Units {
         }
         debug_assert_eq!(sources_by_join.len(), sources.len());
         // Stable: a source that alone feeds its first successor goes to the back.
-        sources_by_join.sort_by_key(|&u| first_succ(u).is_none_or(|f| feeding[&f] == 1));
+        sources_by_join.sort_by_key(|&u| first_succ(u).is_none_or(|f| feeding[f as usize] == 1));
         let sinks = (0..nu as u32)
             .filter(|&u| info[u as usize].succ.1 == 0)
             .collect();
@@ -766,15 +767,14 @@ impl Plan {
         for v in layout_order(graph) {
             let d = dsp[v].as_ref().expect("built above");
             if !matches!(d.io(), Io::Source { .. }) {
-                scratch[v] = (0..d.inputs())
-                    .map(|p| {
-                        let k = graph
-                            .in_edges(v)
-                            .iter()
-                            .filter(|&&e| graph.edges()[e].dst_port == p)
-                            .count();
-                        (k > 1).then(|| layout.alloc(node_block[v]))
-                    })
+                // A port fed by several edges gets a scratch buffer for their sum.
+                let mut edges_into = vec![0usize; d.inputs()];
+                for &e in graph.in_edges(v) {
+                    edges_into[graph.edges()[e].dst_port] += 1;
+                }
+                scratch[v] = edges_into
+                    .iter()
+                    .map(|&k| (k > 1).then(|| layout.alloc(node_block[v])))
                     .collect();
             }
             if !matches!(d.io(), Io::Sink { .. }) {

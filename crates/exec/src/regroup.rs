@@ -112,16 +112,15 @@ pub(crate) fn regroup(
                 .chunks(2 * SUM_GROUP)
                 .zip(ranges.chunks(2 * SUM_GROUP))
             {
-                let range = (rs[0].0, rs[rs.len() - 1].1);
                 let half = block.len().min(SUM_GROUP);
                 let (left, right) = block.split_at(half);
-                let left_range = (rs[0].0, rs[half - 1].1);
+                let left_range = span(&rs[..half]);
                 next_slots.push(if right.is_empty() {
                     groups.sum(left, left_range)
                 } else {
-                    groups.pair(left, right, left_range, range)
+                    groups.pair(left, right, left_range, span(rs))
                 });
-                next_ranges.push(range);
+                next_ranges.push(span(rs));
             }
             slots = next_slots;
             ranges = next_ranges;
@@ -130,10 +129,7 @@ pub(crate) fn regroup(
         if slots.len() > SUM_GROUP {
             let (left, right) = slots.split_at(SUM_GROUP);
             let (lr, rr) = ranges.split_at(SUM_GROUP);
-            slots = vec![
-                groups.sum(left, (lr[0].0, lr[lr.len() - 1].1)),
-                groups.sum(right, (rr[0].0, rr[rr.len() - 1].1)),
-            ];
+            slots = vec![groups.sum(left, span(lr)), groups.sum(right, span(rr))];
         }
         let made = groups.made;
         // The node itself now sums the top level's values, one per port.
@@ -262,6 +258,12 @@ impl Groups<'_> {
         }
         vec![(id, 0, first_edge)]
     }
+}
+
+/// The original ports covered by consecutive slots covering `ranges`: from the first one's
+/// first port to the last one's last.
+fn span(ranges: &[(usize, usize)]) -> (usize, usize) {
+    (ranges[0].0, ranges[ranges.len() - 1].1)
 }
 
 /// Whether no edge feeds any of `slots`.
