@@ -123,6 +123,8 @@ fn overhead_tbb_peer_when_built() {
         "200",
         "--warmup",
         "10",
+        "--runs",
+        "3",
         "--json",
         "--tbb",
         harness.to_str().unwrap(),
@@ -132,6 +134,25 @@ fn overhead_tbb_peer_when_built() {
     assert_eq!(rows[1]["executor"], "tbb");
     assert_eq!(rows[1]["nodes"], rows[0]["nodes"]);
     assert!(rows[1]["median_ns"].as_f64().unwrap() > 0.0);
+    // The ratios to oneTBB: of the medians, and per run (run i of ws over run i of oneTBB).
+    let f = |v: &serde_json::Value| v.as_f64().unwrap();
+    let ws = &rows[0];
+    let (ws_runs, tbb_runs) = (
+        ws["run_medians_ns"].as_array().unwrap(),
+        rows[1]["run_medians_ns"].as_array().unwrap(),
+    );
+    let per_run = ws["vs_tbb_per_run"].as_array().unwrap();
+    assert_eq!(per_run.len(), 3);
+    for i in 0..3 {
+        let want = f(&ws_runs[i]) / f(&tbb_runs[i]);
+        assert!((f(&per_run[i]) - want).abs() < 1e-9 * want, "run {i}");
+    }
+    let mut sorted: Vec<f64> = per_run.iter().map(f).collect();
+    sorted.sort_by(f64::total_cmp);
+    assert_eq!(f(&ws["vs_tbb_paired_median"]), sorted[1]);
+    let want = f(&ws["median_ns"]) / f(&rows[1]["median_ns"]);
+    assert!((f(&ws["vs_tbb"]) - want).abs() < 1e-9 * want);
+    assert_eq!(f(&rows[1]["vs_tbb_paired_median"]), 1.0);
 }
 
 /// The harness pinned (`PIN` = 1) still gets its worker threads: oneTBB sizes its pool from

@@ -472,6 +472,17 @@ impl Row {
     fn medians(&self) -> Vec<f64> {
         self.runs.iter().map(|s| s.median_ns).collect()
     }
+    /// Per run `i`: this row's median over `other`'s median of the same run `i` (the two
+    /// were measured one right after the other, so a change of the machine's speed between
+    /// runs touches both).
+    fn paired_ratios(&self, other: &Row) -> Vec<f64> {
+        self.runs
+            .iter()
+            .zip(&other.runs)
+            .filter(|(_, o)| o.median_ns > 0.0)
+            .map(|(s, o)| s.median_ns / o.median_ns)
+            .collect()
+    }
     fn of(&self, f: impl Fn(&Stats) -> f64) -> f64 {
         median(&self.runs.iter().map(f).collect::<Vec<_>>())
     }
@@ -581,8 +592,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         eprintln!("fugue: warning: {w}");
     }
     let load_after = load_average();
+    let tbb_row = rows.iter().find(|r| r.runner == Runner::Tbb);
     if args.json {
         for row in &rows {
+            let paired = tbb_row.map(|t| row.paired_ratios(t)).unwrap_or_default();
             let t = if row.runner == Runner::Fugue(ExecutorKind::Seq) {
                 1
             } else {
@@ -605,6 +618,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 "run_medians_ns": row.medians(),
                 "run_p99s_ns": row.runs.iter().map(|s| s.p99_ns).collect::<Vec<_>>(),
                 "verified": true,
+                "vs_tbb": tbb_row.map(|t| row.of(|s| s.median_ns) / t.of(|s| s.median_ns)),
+                "vs_tbb_per_run": paired,
+                "vs_tbb_paired_median": (!paired.is_empty()).then(|| median(&paired)),
                 "load_before": load_before,
                 "load_after": load_after,
             });
@@ -620,34 +636,50 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     );
     let _ = writeln!(
         out,
-        "{:<11} {:>10} {:>9} {:>10} {:>10} {:>11} {:>9}",
-        "executor", "median µs", "spread %", "p99 µs", "mean µs", "max µs", "vs tbb"
+        "{:<11} {:>10} {:>9} {:>10} {:>10} {:>11} {:>9} {:>19}",
+        "executor",
+        "median µs",
+        "spread %",
+        "p99 µs",
+        "mean µs",
+        "max µs",
+        "vs tbb",
+        "per run (min-max)"
     );
-    let tbb_med = rows
-        .iter()
-        .find(|r| r.runner == Runner::Tbb)
-        .map(|r| r.of(|s| s.median_ns));
+    let tbb_med = tbb_row.map(|r| r.of(|s| s.median_ns));
     for row in &rows {
         let med = row.of(|s| s.median_ns);
         let vs = match tbb_med {
             Some(t) if t > 0.0 => format!("{:.2}x", med / t),
             _ => "-".to_string(),
         };
+        let paired = tbb_row.map(|t| row.paired_ratios(t)).unwrap_or_default();
+        let per_run = if paired.is_empty() {
+            "-".to_string()
+        } else {
+            format!(
+                "{:.2}x ({:.2}-{:.2})",
+                median(&paired),
+                paired.iter().copied().fold(f64::INFINITY, f64::min),
+                paired.iter().copied().fold(0.0, f64::max)
+            )
+        };
         let _ = writeln!(
             out,
-            "{:<11} {:>10.2} {:>9.1} {:>10.2} {:>10.2} {:>11.1} {:>9}",
+            "{:<11} {:>10.2} {:>9.1} {:>10.2} {:>10.2} {:>11.1} {:>9} {:>19}",
             row.runner.name(),
             med / 1e3,
             spread_pct(&row.medians()),
             row.of(|s| s.p99_ns) / 1e3,
             row.of(|s| s.mean_ns) / 1e3,
             row.runs.iter().map(|s| s.max_ns).fold(0.0, f64::max) / 1e3,
-            vs
+            vs,
+            per_run
         );
     }
     let _ = writeln!(
         out,
-        "median and p99: medians over runs; spread: (max - min) / median of the run medians; max: over all runs. Load average before: {}, after: {}",
+        "median and p99: medians over runs; spread: (max - min) / median of the run medians; max: over all runs; vs tbb: median over oneTBB's median; per run: the median (and range) over runs of the run's median over oneTBB's in the same round. Load average before: {}, after: {}",
         load_before.as_deref().unwrap_or("?"),
         load_after.as_deref().unwrap_or("?")
     );
