@@ -618,7 +618,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 "run_medians_ns": row.medians(),
                 "run_p99s_ns": row.runs.iter().map(|s| s.p99_ns).collect::<Vec<_>>(),
                 "verified": true,
-                "vs_tbb": tbb_row.map(|t| row.of(|s| s.median_ns) / t.of(|s| s.median_ns)),
+                "vs_tbb": tbb_row
+                    .map(|t| t.of(|s| s.median_ns))
+                    .filter(|&t| t > 0.0)
+                    .map(|t| row.of(|s| s.median_ns) / t),
                 "vs_tbb_per_run": paired,
                 "vs_tbb_paired_median": (!paired.is_empty()).then(|| median(&paired)),
                 "load_before": load_before,
