@@ -674,12 +674,7 @@ impl Plan {
             };
             let (d, is_placeholder) = if v >= user_nodes {
                 // A group of a split sum (not a kind of the registry).
-                let group = if node.kind == "sum+" {
-                    fugue_dsp::kinds::mix::group_after(ctx.inputs)
-                } else {
-                    fugue_dsp::kinds::mix::group(ctx.inputs)
-                };
-                (group, false)
+                (crate::regroup::group_node(&node.kind, ctx.inputs), false)
             } else {
                 registry.build(&ctx, options.placeholder)?
             };

@@ -22,6 +22,23 @@ use fugue_graph::{EdgeId, GraphBuilder, Node, NodeId, TaskGraph};
 
 use crate::CompileOptions;
 
+/// The kind of a group that sums its ports left to right ([`fugue_dsp::kinds::mix::group`]).
+const SUM: &str = "sum";
+/// The kind of a group that adds port 0 to the sum of the others
+/// ([`fugue_dsp::kinds::mix::group_after`]).
+const SUM_AFTER: &str = "sum+";
+
+/// The processor node of a group node of a [`Regrouped`] graph (of kind `sum` or `sum+`, with
+/// `inputs` input ports).
+pub(crate) fn group_node(kind: &str, inputs: usize) -> Box<dyn DspNode> {
+    debug_assert!(kind == SUM || kind == SUM_AFTER, "not a group kind: {kind}");
+    if kind == SUM_AFTER {
+        fugue_dsp::kinds::mix::group_after(inputs)
+    } else {
+        fugue_dsp::kinds::mix::group(inputs)
+    }
+}
+
 /// A graph with its wide sums split, and how it maps to the graph it came from.
 pub(crate) struct Regrouped {
     /// The new graph: the original nodes (same ids; a split node's input count changed), then
@@ -191,7 +208,7 @@ impl Groups<'_> {
         } else if silent(slots) {
             Vec::new()
         } else {
-            self.group("sum", slots, range)
+            self.group(SUM, slots, range)
         }
     }
 
@@ -219,14 +236,14 @@ impl Groups<'_> {
             let ports: Vec<Slot> = std::iter::once(Vec::new())
                 .chain(right.iter().cloned())
                 .collect();
-            return self.group("sum+", &ports, range);
+            return self.group(SUM_AFTER, &ports, range);
         }
         if right_needs_group {
-            let first = self.group("sum", left, left_range);
+            let first = self.group(SUM, left, left_range);
             let ports: Vec<Slot> = std::iter::once(first)
                 .chain(right.iter().cloned())
                 .collect();
-            self.group("sum+", &ports, range)
+            self.group(SUM_AFTER, &ports, range)
         } else {
             // One input, or silence (one silent port: adding +0.0 once or several times is
             // the same).
@@ -236,7 +253,7 @@ impl Groups<'_> {
                 Vec::new()
             };
             let ports: Vec<Slot> = left.iter().cloned().chain([last]).collect();
-            self.group("sum", &ports, range)
+            self.group(SUM, &ports, range)
         }
     }
 

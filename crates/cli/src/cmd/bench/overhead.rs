@@ -593,6 +593,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let load_after = load_average();
     let tbb_row = rows.iter().find(|r| r.runner == Runner::Tbb);
+    // oneTBB's median over runs, the denominator of every `vs tbb`.
+    let tbb_med = tbb_row.map(|r| r.of(|s| s.median_ns)).filter(|&t| t > 0.0);
     if args.json {
         for row in &rows {
             let paired = tbb_row.map(|t| row.paired_ratios(t)).unwrap_or_default();
@@ -618,10 +620,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 "run_medians_ns": row.medians(),
                 "run_p99s_ns": row.runs.iter().map(|s| s.p99_ns).collect::<Vec<_>>(),
                 "verified": true,
-                "vs_tbb": tbb_row
-                    .map(|t| t.of(|s| s.median_ns))
-                    .filter(|&t| t > 0.0)
-                    .map(|t| row.of(|s| s.median_ns) / t),
+                "vs_tbb": tbb_med.map(|t| row.of(|s| s.median_ns) / t),
                 "vs_tbb_per_run": paired,
                 "vs_tbb_paired_median": (!paired.is_empty()).then(|| median(&paired)),
                 "load_before": load_before,
@@ -649,12 +648,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "vs tbb",
         "per run (min-max)"
     );
-    let tbb_med = tbb_row.map(|r| r.of(|s| s.median_ns));
     for row in &rows {
         let med = row.of(|s| s.median_ns);
         let vs = match tbb_med {
-            Some(t) if t > 0.0 => format!("{:.2}x", med / t),
-            _ => "-".to_string(),
+            Some(t) => format!("{:.2}x", med / t),
+            None => "-".to_string(),
         };
         let paired = tbb_row.map(|t| row.paired_ratios(t)).unwrap_or_default();
         let per_run = if paired.is_empty() {
