@@ -298,6 +298,12 @@ struct Units {
     slot_parent: Vec<u32>,
     /// Parallel to `succ`: the slot a finishing unit decrements for that successor.
     succ_slot: Vec<u32>,
+    /// Per unit: the cost of the units it dominates, itself included (`Plan::unit_dominated_cost`).
+    dominated: Vec<f32>,
+    /// Per unit: its cost (`Plan::unit_cost`).
+    cost: Vec<f32>,
+    /// The cost of all units.
+    total_cost: f64,
 }
 
 /// A slot with no parent: a unit's own activation counter.
@@ -520,6 +526,14 @@ impl Units {
         let sinks = (0..nu as u32)
             .filter(|&u| info[u as usize].succ.1 == 0)
             .collect();
+        let cost: Vec<f64> = info
+            .iter()
+            .map(|ui| {
+                let ts = &unit_tasks[ui.tasks.0 as usize..(ui.tasks.0 + ui.tasks.1) as usize];
+                ts.iter().map(|&t| tasks[t as usize].cost).sum::<f64>() / f64::from(ui.parts)
+            })
+            .collect();
+        let dominated = dominated_costs(&info, &usucc, &cost);
         Units {
             merged: merge,
             info,
@@ -534,8 +548,57 @@ impl Units {
             slot_initial,
             slot_parent,
             succ_slot,
+            dominated,
+            total_cost: cost.iter().sum(),
+            cost: cost.iter().map(|&c| c as f32).collect(),
         }
     }
+}
+
+/// For each unit of a DAG numbered in a topological order (successors `succ[info[u].succ]`),
+/// the cost of the units it dominates, itself included: those that every path from a source
+/// to them goes through it, i.e. the work that can only start once it has run. Dominators
+/// with a virtual root above the sources (Cooper, Harvey and Kennedy's intersection, in one
+/// pass: in a DAG every predecessor comes first in the order), then the costs summed up the
+/// dominator tree.
+fn dominated_costs(info: &[UnitInfo], succ: &[u32], cost: &[f64]) -> Vec<f32> {
+    const ROOT: u32 = u32::MAX;
+    let n = info.len();
+    let mut idom = vec![ROOT; n];
+    let mut seen = vec![false; n];
+    let intersect = |idom: &[u32], mut a: u32, mut b: u32| {
+        // Dominators come earlier in the order; the root is above everything.
+        while a != b {
+            if a == ROOT || b == ROOT {
+                return ROOT;
+            }
+            if a > b {
+                a = idom[a as usize];
+            } else {
+                b = idom[b as usize];
+            }
+        }
+        a
+    };
+    for (u, ui) in info.iter().enumerate() {
+        let (s, l) = ui.succ;
+        for &v in &succ[s as usize..(s + l) as usize] {
+            let v = v as usize;
+            idom[v] = if seen[v] {
+                intersect(&idom, idom[v], u as u32)
+            } else {
+                u as u32
+            };
+            seen[v] = true;
+        }
+    }
+    let mut dom: Vec<f64> = cost.to_vec();
+    for u in (0..n).rev() {
+        if idom[u] != ROOT {
+            dom[idom[u] as usize] += dom[u];
+        }
+    }
+    dom.into_iter().map(|c| c as f32).collect()
 }
 
 // SAFETY: every `UnsafeCell` of a task is touched only by the thread running that task
@@ -1294,6 +1357,32 @@ impl Plan {
     pub fn unit_successors(&self, u: usize) -> &[u32] {
         let (s, l) = self.units.info[u].succ;
         &self.units.succ[s as usize..(s + l) as usize]
+    }
+
+    /// The cost (the nodes' declared or measured costs, as given to [`Plan::compile`]) of
+    /// the units that unit `u` dominates, itself included: the work that can only start
+    /// once `u` has run (every path from a source to it goes through `u`). Stealing `u`
+    /// brings that much work to the thief.
+    ///
+    /// # Panics
+    /// If `u` is not a unit of this plan.
+    #[inline]
+    pub fn unit_dominated_cost(&self, u: usize) -> f32 {
+        self.units.dominated[u]
+    }
+
+    /// The cost of unit `u`: the costs of its tasks (a part of a split task: its share).
+    ///
+    /// # Panics
+    /// If `u` is not a unit of this plan.
+    #[inline]
+    pub fn unit_cost(&self, u: usize) -> f32 {
+        self.units.cost[u]
+    }
+
+    /// The cost of all units (a split task counted once).
+    pub fn total_cost(&self) -> f64 {
+        self.units.total_cost
     }
 
     /// The number of distinct predecessor units of unit `u` (those of its first task): its

@@ -774,3 +774,72 @@ fn pair_sums_with_silent_or_single_halves_match_whole_sums() {
         );
     }
 }
+
+/// The units reachable from the sources without going through unit `skip`.
+fn reachable_without(plan: &Plan, skip: usize) -> Vec<bool> {
+    let mut seen = vec![false; plan.n_units()];
+    let mut stack: Vec<usize> = plan
+        .unit_sources()
+        .iter()
+        .map(|&u| u as usize)
+        .filter(|&u| u != skip)
+        .collect();
+    while let Some(u) = stack.pop() {
+        if seen[u] {
+            continue;
+        }
+        seen[u] = true;
+        for &v in plan.unit_successors(u) {
+            if v as usize != skip && !seen[v as usize] {
+                stack.push(v as usize);
+            }
+        }
+    }
+    seen
+}
+
+#[test]
+fn dominated_costs_are_the_work_only_a_unit_makes_reachable() {
+    // By definition: `u` dominates `v` when `v` cannot be reached from the sources without
+    // going through `u`. Checked against that definition on generated shapes, with their
+    // declared costs (different per kind) and with split sums.
+    let reg = Registry::with_builtin_kinds();
+    let graphs = [
+        fugue_graph::gen::diamond(4),
+        fugue_graph::gen::rake(33),
+        fugue_graph::gen::random_dag(60, 0.08, Default::default(), 7),
+        fugue_graph::gen::layered(6, 5, 0.4, Default::default(), 3),
+    ];
+    for (gi, g) in graphs.iter().enumerate() {
+        let plan = Plan::compile(g, &reg, &opts(48_000.0, 512)).unwrap();
+        let n = plan.n_units();
+        let total: f64 = (0..n).map(|u| f64::from(plan.unit_cost(u))).sum();
+        assert!((total - plan.total_cost()).abs() <= 1e-6 * total.max(1.0));
+        for u in 0..n {
+            let reach = reachable_without(&plan, u);
+            let expect: f64 = (0..n)
+                .filter(|&v| v == u || !reach[v])
+                .map(|v| f64::from(plan.unit_cost(v)))
+                .sum();
+            let got = f64::from(plan.unit_dominated_cost(u));
+            assert!(
+                (got - expect).abs() <= 1e-4 * expect.max(1.0),
+                "graph {gi}, unit {u}: dominated cost {got}, expected {expect}"
+            );
+        }
+    }
+    // The diamond: each half's first unit dominates its half (the split tree below it and
+    // the merges of its branches), the source the whole graph.
+    let plan = Plan::compile(&fugue_graph::gen::diamond(4), &reg, &opts(48_000.0, 64)).unwrap();
+    let src = plan.unit_sources()[0] as usize;
+    assert!((f64::from(plan.unit_dominated_cost(src)) - plan.total_cost()).abs() < 1e-3);
+    let halves = plan.unit_successors(src);
+    assert_eq!(halves.len(), 2);
+    for &h in halves {
+        let d = f64::from(plan.unit_dominated_cost(h as usize));
+        assert!(
+            d > 0.4 * plan.total_cost() && d < 0.5 * plan.total_cost(),
+            "{d}"
+        );
+    }
+}

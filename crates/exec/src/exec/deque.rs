@@ -150,6 +150,22 @@ impl Deque {
         }
     }
 
+    /// The owner's view of `(top, bottom)`. Owner only (`top` may grow at once: a hint).
+    #[inline]
+    pub fn ends(&self) -> (isize, isize) {
+        (
+            self.top.load(Ordering::Relaxed),
+            self.bottom.load(Ordering::Relaxed),
+        )
+    }
+
+    /// The value last stored in the slot of index `i`. Owner only (the owner is its only
+    /// writer).
+    #[inline]
+    pub fn slot_value(&self, i: isize) -> u32 {
+        self.slot(i).load(Ordering::Relaxed)
+    }
+
     /// Whether the deque looks empty (a hint: it may change at once).
     #[inline]
     pub fn is_empty(&self) -> bool {

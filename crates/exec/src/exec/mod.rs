@@ -47,6 +47,12 @@ pub const DEFAULT_IDLE_SPIN: Duration = Duration::from_micros(300);
 /// Default time a thread looks for work inside a cycle before sleeping until the cycle's end.
 pub const DEFAULT_STEAL_SPIN: Duration = Duration::from_micros(200);
 
+/// Default least work a steal must bring (work stealing): a steal moves several cache lines
+/// between cores (the deque's ends and slot, the task's counters and inputs) and makes the
+/// victim wait for them too, about a microsecond on the machines measured; a task that
+/// brings less work than that is left to its owner. See [`ExecOptions::min_steal`].
+pub const DEFAULT_MIN_STEAL: Duration = Duration::from_micros(1);
+
 /// Options common to the parallel executors.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ExecOptions {
@@ -56,6 +62,11 @@ pub struct ExecOptions {
     pub steal_budget: SpinBudget,
     /// Pinning and real-time priority of the workers.
     pub placement: Placement,
+    /// Work stealing: the least work a stolen task must bring (its dominated cost,
+    /// [`crate::Plan::unit_dominated_cost`], converted to time with the cycle times measured)
+    /// for a thread to steal it while the owner is busy; a thread that has found only smaller
+    /// tasks for twice this long steals them too. Zero: steal any task.
+    pub min_steal: Duration,
 }
 
 impl Default for ExecOptions {
@@ -72,6 +83,7 @@ impl Default for ExecOptions {
                 time: DEFAULT_STEAL_SPIN,
             },
             placement: Placement::default(),
+            min_steal: DEFAULT_MIN_STEAL,
         }
     }
 }
