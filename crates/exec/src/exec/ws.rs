@@ -76,9 +76,9 @@ struct WsState {
     worth: Box<[CachePadded<AtomicBool>]>,
     /// Per thread, the owner's own account of its deque (`Pending`), on its own line.
     pending: Box<[CachePadded<Pending>]>,
-    /// The least dominated cost ([`Plan::unit_dominated_cost`]) a task must have for a thread
-    /// to steal it while its owner is busy (`f32` bits; 0: any), set by the audio thread from
-    /// the cycle times it measures.
+    /// The least sum of dominated costs ([`Plan::unit_dominated_cost`]) a deque must hold
+    /// for a thread to steal from it while its owner is busy (`f32` bits; 0: any), set by
+    /// the audio thread from the time its first chain of each cycle takes.
     min_steal: CachePadded<AtomicU32>,
     /// Whether steals are chosen by the work they bring (bit 0), and how many times that
     /// changed (bits 1..: an owner resynchronises its account when it sees a new value). On
