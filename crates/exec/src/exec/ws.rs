@@ -162,8 +162,10 @@ impl WsState {
         if sel & 1 == 0 {
             return;
         }
-        // SAFETY: the owner accounts for its deque while it runs or looks for work in a
-        // cycle: the plan lives until the cycle ends (see `worth` readers).
+        // SAFETY: the owner accounts for its deque only while it takes part in a cycle (after
+        // a push in `place`, after a pop in `find`): the cycle's plan, published by `begin`,
+        // lives until the cycle ends, which cannot happen while this thread still works or
+        // looks for work in it.
         let plan = unsafe { self.common.plan() };
         let own = &self.pending[w];
         let d = &self.deques[w];
