@@ -228,18 +228,16 @@ impl Groups<'_> {
         left_range: (usize, usize),
         range: (usize, usize),
     ) -> Slot {
-        let right_needs_group = right.len() > 1 && !silent(right);
-        if silent(left) {
-            if silent(right) {
-                return Vec::new();
-            }
-            let ports: Vec<Slot> = std::iter::once(Vec::new())
-                .chain(right.iter().cloned())
-                .collect();
-            return self.group(SUM_AFTER, &ports, range);
+        if silent(left) && silent(right) {
+            return Vec::new();
         }
-        if right_needs_group {
-            let first = self.group(SUM, left, left_range);
+        if silent(left) || (right.len() > 1 && !silent(right)) {
+            // Port 0: the left half's sum (silence when it is silent).
+            let first = if silent(left) {
+                Vec::new()
+            } else {
+                self.group(SUM, left, left_range)
+            };
             let ports: Vec<Slot> = std::iter::once(first)
                 .chain(right.iter().cloned())
                 .collect();

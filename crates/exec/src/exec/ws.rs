@@ -52,8 +52,8 @@ const NO_HOME: u32 = u32::MAX;
 /// costs of the tasks between them. Only its owner touches it.
 #[derive(Default)]
 struct Pending {
-    top: std::cell::Cell<i64>,
-    bottom: std::cell::Cell<i64>,
+    top: std::cell::Cell<isize>,
+    bottom: std::cell::Cell<isize>,
     sum: std::cell::Cell<f32>,
     /// The value of `WsState::selective` the account was kept under.
     synced: std::cell::Cell<u32>,
@@ -178,8 +178,8 @@ impl WsState {
         let own = &self.pending[w];
         let d = &self.deques[w];
         let (t, b) = d.ends();
-        let dom = |i: i64| {
-            let u = d.slot_value(i as isize) as usize;
+        let dom = |i: isize| {
+            let u = d.slot_value(i) as usize;
             // A unit of another layout (after a plan change) counts as nothing.
             if u < plan.n_units() {
                 plan.unit_dominated_cost(u)
@@ -192,33 +192,33 @@ impl WsState {
         if own.synced.get() != sel {
             // Not kept while off: count the deque afresh.
             own.synced.set(sel);
-            (top, bottom, sum) = (t as i64, t as i64, 0.0);
+            (top, bottom, sum) = (t, t, 0.0);
         }
-        if t as i64 >= b as i64 {
+        if t >= b {
             sum = 0.0;
         } else {
             // Popped at the bottom (indices below the old bottom, at or above the top).
-            while bottom > b as i64 {
+            while bottom > b {
                 bottom -= 1;
                 if bottom >= top {
                     sum -= dom(bottom);
                 }
             }
             // Taken at the top.
-            while top < t as i64 {
+            while top < t {
                 if top < bottom {
                     sum -= dom(top);
                 }
                 top += 1;
             }
             // Pushed.
-            while bottom < b as i64 {
+            while bottom < b {
                 sum += dom(bottom);
                 bottom += 1;
             }
         }
-        own.top.set(t as i64);
-        own.bottom.set(b as i64);
+        own.top.set(t);
+        own.bottom.set(b);
         own.sum.set(sum);
         let min = f32::from_bits(self.min_steal.load(Ordering::Relaxed));
         let worth = sum >= min && t < b;
@@ -489,13 +489,11 @@ impl Executor for WorkStealing {
         // per thread, and a thread that runs out steals from the others' ranges (a worker
         // still waking up cannot hold back the cycle: its range is stolen from like its deque).
         st.sources.deal_at(1, &self.cuts, plan.unit_sources().len());
-        let learn = self.min_steal_ns > 0.0 && self.learn_in == 0;
-        if self.min_steal_ns > 0.0 {
-            self.learn_in = match self.learn_in {
-                0 => LEARN_EVERY - 1,
-                n => n - 1,
-            };
-        }
+        let learn = self.min_steal_ns > 0.0 && {
+            let now = self.learn_in == 0;
+            self.learn_in = self.learn_in.checked_sub(1).unwrap_or(LEARN_EVERY - 1);
+            now
+        };
         self.pool.start_cycle();
         let st: &WsState = self.state();
         let first = plan.unit_sources_by_join()[0];
