@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use fugue_engine::{Costs, ExecutorChoice};
-use fugue_exec::ExecutorKind;
+use fugue_exec::{ExecOptions, ExecutorKind};
 use fugue_sched::Algorithm;
 
 /// Executor selection flags.
@@ -39,6 +39,10 @@ pub struct ExecArgs {
     /// thread one above) where the system permits; when refused, say so once and go on.
     #[arg(long, num_args = 0..=1, default_missing_value = "80", value_parser = clap::value_parser!(i32).range(1..=98))]
     pub rt: Option<i32>,
+    /// Work stealing: the least work, in µs, a stolen task must bring for a thread to take it
+    /// from a busy owner (0: steal any task, as the plain protocol) [default: 1].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub min_steal_us: Option<u64>,
 }
 
 fn parse_executor(s: &str) -> Result<ExecutorKind, String> {
@@ -81,7 +85,16 @@ impl ExecArgs {
             pin: self.pin,
             rt: self.rt,
             merge_chains: !self.no_merge_chains,
-            ..ExecutorChoice::default()
+            options: self.options(),
         }
+    }
+
+    /// The executors' options, with the work-stealing threshold when given.
+    fn options(&self) -> ExecOptions {
+        let mut o = ExecOptions::default();
+        if let Some(us) = self.min_steal_us {
+            o.min_steal = Duration::from_micros(us);
+        }
+        o
     }
 }

@@ -76,6 +76,51 @@ fn overhead_every_executor_json() {
 }
 
 #[test]
+fn overhead_json_reports_the_budgets_used() {
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "bench",
+            "overhead",
+            "--shape",
+            "rake",
+            "--nodes",
+            "20",
+            "--executor",
+            "ws",
+            "--cycles",
+            "100",
+            "--warmup",
+            "5",
+            "--json",
+        ];
+        a.extend_from_slice(extra);
+        let o = fugue(&a);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        json_lines(&o).remove(0)
+    };
+    let d = run(&[]);
+    assert_eq!(d["min_steal_ns"], 1000, "{d}");
+    let r = run(&[
+        "--min-steal-us",
+        "0",
+        "--idle-spin-us",
+        "40",
+        "--steal-spin-us",
+        "7",
+    ]);
+    assert_eq!(r["min_steal_ns"], 0, "{r}");
+    assert_eq!(r["idle_spin_ns"], 40_000, "{r}");
+    assert_eq!(r["steal_spin_ns"], 7_000, "{r}");
+    let o = fugue(&["bench", "overhead", "--min-steal-us", "soon"]);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--min-steal-us"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
 fn overhead_graph_file_with_idle_and_budgets() {
     let o = fugue(&[
         "bench",
@@ -94,6 +139,8 @@ fn overhead_graph_file_with_idle_and_budgets() {
         "50",
         "--steal-spin-us",
         "20",
+        "--min-steal-us",
+        "0",
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = String::from_utf8_lossy(&o.stdout);

@@ -55,6 +55,39 @@ fn rendering_twice_gives_identical_files() {
     }
 }
 
+/// Work stealing renders the same bytes as seq whatever the least work worth a steal.
+#[test]
+fn work_stealing_renders_seq_bytes_at_any_steal_threshold() {
+    let d = folder("steal-threshold");
+    let render = |name: &str, extra: &[&str]| {
+        let out = d.join(name);
+        let mut a = vec![
+            "render",
+            "--force",
+            "--seconds",
+            "0.5",
+            "--buffer",
+            "64",
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        a.extend_from_slice(extra);
+        let g = example("rake.ag");
+        a.insert(1, &g);
+        let o = fugue(&a);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        std::fs::read(&out).unwrap()
+    };
+    let seq = render("seq.wav", &[]);
+    for min in ["0", "1", "50"] {
+        let ws = render(
+            &format!("ws-{min}.wav"),
+            &["--executor", "ws", "--threads", "3", "--min-steal-us", min],
+        );
+        assert!(ws == seq, "--min-steal-us {min}: differs from seq");
+    }
+}
+
 fn assert_clean_failure(o: &Output, dir: &Path, before: &[String], needle: &str) {
     assert!(!o.status.success());
     let err = stderr(o);

@@ -238,6 +238,10 @@ pub struct TuningArgs {
     /// (sched_yield) for the rest of its budget [default: the executors'].
     #[arg(long)]
     pub spins: Option<u32>,
+    /// Work stealing: the least work, in µs, a stolen task must bring for a thread to take it
+    /// from a busy owner (0: steal any task) [default: the executors'].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub min_steal_us: Option<u64>,
     /// Schedule the graph node by node instead of merging chains of nodes into units.
     #[arg(long)]
     pub no_merge_chains: bool,
@@ -265,6 +269,9 @@ impl TuningArgs {
         }
         if let Some(us) = self.steal_spin_us {
             o.steal_budget = budget(us, o.steal_budget);
+        }
+        if let Some(us) = self.min_steal_us {
+            o.min_steal = Duration::from_micros(us);
         }
         o
     }
@@ -609,6 +616,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 "nodes": plan.len(),
                 "graph": desc,
                 "idle_us": args.idle_us,
+                "idle_spin_ns": spec.options.idle_budget.time.as_nanos() as u64,
+                "steal_spin_ns": spec.options.steal_budget.time.as_nanos() as u64,
+                "min_steal_ns": spec.options.min_steal.as_nanos() as u64,
                 "cycles": cycles,
                 "runs": row.runs.len(),
                 "median_ns": row.of(|s| s.median_ns),
