@@ -16,13 +16,9 @@ impl SeqExecutor {
 impl Executor for SeqExecutor {
     #[inline]
     fn run_cycle(&mut self, plan: &mut Plan) {
-        for i in 0..plan.len() {
-            // SAFETY: tasks are stored in topological order, so every predecessor of `i` ran
-            // earlier in this loop, on this thread (program order gives happens-before); this
-            // thread is the only one running tasks of `plan`, which it holds by `&mut`, so no
-            // other thread runs `i` or its successors and no reference from `Plan::output`
-            // is alive.
-            unsafe { plan.run_task(i) };
-        }
+        // SAFETY: this thread is the only one running tasks of `plan`, which it holds by
+        // `&mut`, so no other thread runs its tasks and no reference from `Plan::output` is
+        // alive.
+        unsafe { plan.run_all_tasks() };
     }
 }

@@ -171,7 +171,7 @@ pub(crate) fn run_if_sequential(plan: &mut Plan) -> bool {
     // SAFETY: `&mut Plan`: no other thread runs its tasks (an executor's workers only touch a
     // plan published by a cycle start, and none is started here) and no output reference is
     // alive.
-    unsafe { plan.run_all_units() };
+    unsafe { plan.run_all_tasks() };
     true
 }
 
