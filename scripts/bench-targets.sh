@@ -11,6 +11,8 @@
 #   line       ligne100.ag at 128 frames: every parallel executor within 1.1x of seq
 #   rake       rateau101.ag at 512 frames: ws >= 1.8x seq
 #   diamond    losange156.ag at 512 frames: ws >= 1.6x seq
+# and, for the rake, the ceiling of two threads at that moment: `rake_oracle` (seq, ws and a
+# split by hand with one flag each way per cycle, in one process).
 # Raw outputs (JSON lines, bench table folders) go to DIR (default bench-results/targets/latest;
 # an existing DIR is kept unless it was written by this script).
 set -euo pipefail
@@ -40,7 +42,9 @@ mkdir -p "$out"
 touch "$out/.bench-targets"
 
 cargo build --release --bin fugue >&2
+cargo build --release -p fugue-exec --example rake_oracle >&2
 fugue=target/release/fugue
+oracle=target/release/examples/rake_oracle
 tbb=target/peers/tbb-flow
 if [ ! -x "$tbb" ]; then
     bash scripts/bench-peers.sh --build-only >&2 || true
@@ -67,6 +71,9 @@ for i in $(seq "$n"); do
         --runs 3 --cycles 3000 --idle-us 1000 "${peer[@]}" --json >"$out/idle-$i.json"
     "$fugue" bench table --shapes rake,diamond --buffers 512 --executors seq,ws --threads 2 \
         --seconds 200 --runs 7 --corpus "$corpus" -o "$out/table512-$i" >/dev/null
+    # The same rake in one process: seq, ws and the least-synchronised split by hand (the
+    # ceiling of two threads on this machine at this moment), alternating.
+    "$oracle" "$corpus/rateau/rateau101.ag" 3 >"$out/oracle-$i.txt"
     "$fugue" bench table --shapes line --buffers 128 --executors all --threads 2 \
         --seconds 20 --runs 5 --corpus "$corpus" -o "$out/line128-$i" >/dev/null
 done
@@ -119,5 +126,19 @@ for i in range(1, n + 1):
 report("ligne100 at 128: slowest parallel executor / seq >= 1/1.1", worst_line,
        lambda v: v >= 1 / 1.1, "x")
 report("rateau101 at 512: ws >= 1.8x", rake, lambda v: v >= 1.8, "x")
+ws_o, or_o = [], []
+for i in range(1, n + 1):
+    with open(f"{out}/oracle-{i}.txt") as f:
+        for l in f:
+            if l.startswith("ws: speedup median"):
+                ws_o.append(float(l.split()[3].rstrip(",")))
+            elif l.startswith("oracle: speedup median"):
+                or_o.append(float(l.split()[3].rstrip(",")))
+if ws_o and len(ws_o) == len(or_o):
+    report("rateau101 at 512, in one process: ws", ws_o, lambda v: v >= 1.8, "x")
+    report("rateau101 at 512, in one process: the split by hand (the ceiling)", or_o,
+           lambda v: v >= 1.8, "x")
+    report("rateau101 at 512, in one process: ws / the split by hand",
+           [w / o for w, o in zip(ws_o, or_o)], lambda v: True, "")
 report("losange156 at 512: ws >= 1.6x", dia, lambda v: v >= 1.6, "x")
 EOF

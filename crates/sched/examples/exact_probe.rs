@@ -1,12 +1,12 @@
 //! Runs the exact search on one graph and prints what it found (a diagnostic).
 //!
 //! ```text
-//! cargo run --release -p fugue-sched --example probe -- FILE P SECONDS
+//! cargo run --release -p fugue-sched --example exact_probe -- FILE P SECONDS
 //! ```
 fn main() {
     let a: Vec<String> = std::env::args().collect();
     if a.len() < 4 {
-        eprintln!("usage: probe FILE P SECONDS");
+        eprintln!("usage: exact_probe FILE P SECONDS");
         std::process::exit(2);
     }
     let g = match fugue_graph::read_file(std::path::Path::new(&a[1]), None) {
