@@ -75,7 +75,7 @@ for i in $(seq "$n"); do
     # ceiling of two threads on this machine at this moment), alternating.
     "$oracle" "$corpus/rateau/rateau101.ag" 3 >"$out/oracle-$i.txt"
     "$fugue" bench table --shapes line --buffers 128 --executors all --threads 2 \
-        --seconds 20 --runs 5 --corpus "$corpus" -o "$out/line128-$i" >/dev/null
+        --seconds 60 --runs 7 --corpus "$corpus" -o "$out/line128-$i" >/dev/null
 done
 echo "end $(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
 
