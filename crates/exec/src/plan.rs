@@ -1310,8 +1310,8 @@ impl Plan {
     /// run by the parallel executors for a sequential plan ([`Plan::is_sequential`]). Never
     /// inlined, so that every executor runs a sequential plan through this one copy of the
     /// loop: with a copy inlined in each executor, `levels` ran `ligne100.ag` at 128 frames
-    /// 23 % slower than `seq` for a whole process in two benchmark invocations of twelve
-    /// (the other executors, with their own copies, not), on the same work.
+    /// 2 % slower than `seq` in most processes and 23 % slower in two benchmark invocations
+    /// of twelve (the other executors, with their own copies, not), on the same work.
     ///
     /// # Safety
     /// No other thread runs a task of this plan during the call, and no reference from
