@@ -350,9 +350,8 @@ fn static_schedule_errors() {
 /// A million cycles of each executor on a small diamond and on a rake with a wide join (9
 /// predecessors: group counters), at a one-frame block, with short budgets so that workers
 /// keep parking and waking: a deadlock or a lost wake-up would hang.
-/// Run with `cargo test --release -p fugue-exec --test executors -- --ignored`.
+/// 20-50 s on two cores (CI runs it).
 #[test]
-#[ignore = "long stress test (minutes); run by hand"]
 fn a_million_cycles_without_deadlock() {
     for g in [fugue_graph::gen::diamond(2), fugue_graph::gen::rake(9)] {
         stress(&g);
