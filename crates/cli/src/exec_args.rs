@@ -39,10 +39,27 @@ pub struct ExecArgs {
     /// thread one above) where the system permits; when refused, say so once and go on.
     #[arg(long, num_args = 0..=1, default_missing_value = "80", value_parser = clap::value_parser!(i32).range(1..=98))]
     pub rt: Option<i32>,
+    /// Work stealing's threshold.
+    #[command(flatten)]
+    pub steal: StealArgs,
+}
+
+/// The work-stealing flag shared by `render`, `run` and the benchmarks.
+#[derive(clap::Args, Debug, Clone)]
+pub struct StealArgs {
     /// Work stealing: the least work, in µs, a stolen task must bring for a thread to take it
     /// from a busy owner (0: steal any task, as the plain protocol) [default: 1].
     #[arg(long, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub min_steal_us: Option<u64>,
+}
+
+impl StealArgs {
+    /// Sets `options.min_steal` when the flag was given.
+    pub fn apply(&self, options: &mut ExecOptions) {
+        if let Some(us) = self.min_steal_us {
+            options.min_steal = Duration::from_micros(us);
+        }
+    }
 }
 
 fn parse_executor(s: &str) -> Result<ExecutorKind, String> {
@@ -85,16 +102,11 @@ impl ExecArgs {
             pin: self.pin,
             rt: self.rt,
             merge_chains: !self.no_merge_chains,
-            options: self.options(),
+            options: {
+                let mut o = ExecOptions::default();
+                self.steal.apply(&mut o);
+                o
+            },
         }
-    }
-
-    /// The executors' options, with the work-stealing threshold when given.
-    fn options(&self) -> ExecOptions {
-        let mut o = ExecOptions::default();
-        if let Some(us) = self.min_steal_us {
-            o.min_steal = Duration::from_micros(us);
-        }
-        o
     }
 }

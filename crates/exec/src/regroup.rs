@@ -129,15 +129,16 @@ pub(crate) fn regroup(
                 .chunks(2 * SUM_GROUP)
                 .zip(ranges.chunks(2 * SUM_GROUP))
             {
+                let range = span(rs);
                 let half = block.len().min(SUM_GROUP);
                 let (left, right) = block.split_at(half);
                 let left_range = span(&rs[..half]);
                 next_slots.push(if right.is_empty() {
                     groups.sum(left, left_range)
                 } else {
-                    groups.pair(left, right, left_range, span(rs))
+                    groups.pair(left, right, left_range, range)
                 });
-                next_ranges.push(span(rs));
+                next_ranges.push(range);
             }
             slots = next_slots;
             ranges = next_ranges;

@@ -104,11 +104,11 @@ impl WsState {
     /// back), round robin from the next worker.
     #[inline]
     fn find(&self, w: usize, any: bool) -> Option<u32> {
-        if let Some(t) = self.deques[w].pop() {
-            self.account(w);
+        let popped = self.deques[w].pop();
+        self.account(w);
+        if let Some(t) = popped {
             return Some(t);
         }
-        self.account(w);
         if self.affinity {
             if let Some(t) = self.mail[w].pop() {
                 return Some(t);
@@ -300,8 +300,9 @@ impl WsState {
                     // are left to it for `patience`, then taken too (an owner that does not
                     // run, descheduled, cannot hold the cycle back longer).
                     let mut found = None;
-                    let since = self.selective().then(Instant::now);
-                    let mut any = !self.selective();
+                    let selective = self.selective();
+                    let since = selective.then(Instant::now);
+                    let mut any = !selective;
                     self.common.done.wait_until(self.steal_budget, || {
                         if self.common.finished() {
                             return true;

@@ -238,10 +238,9 @@ pub struct TuningArgs {
     /// (sched_yield) for the rest of its budget [default: the executors'].
     #[arg(long)]
     pub spins: Option<u32>,
-    /// Work stealing: the least work, in µs, a stolen task must bring for a thread to take it
-    /// from a busy owner (0: steal any task) [default: the executors'].
-    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
-    pub min_steal_us: Option<u64>,
+    /// Work stealing's threshold.
+    #[command(flatten)]
+    pub steal: crate::exec_args::StealArgs,
     /// Schedule the graph node by node instead of merging chains of nodes into units.
     #[arg(long)]
     pub no_merge_chains: bool,
@@ -270,9 +269,7 @@ impl TuningArgs {
         if let Some(us) = self.steal_spin_us {
             o.steal_budget = budget(us, o.steal_budget);
         }
-        if let Some(us) = self.min_steal_us {
-            o.min_steal = Duration::from_micros(us);
-        }
+        self.steal.apply(&mut o);
         o
     }
 }
