@@ -31,7 +31,6 @@ pub mod exec;
 mod plan;
 mod regroup;
 mod seq;
-pub(crate) mod sync;
 
 #[cfg(all(test, loom))]
 mod loom_tests;

@@ -9,7 +9,7 @@ use loom::thread;
 
 use crate::exec::deque::{Deque, Steal};
 use crate::exec::signal::{Signal, SpinBudget};
-use crate::sync::{AtomicBool, AtomicU32, Ordering};
+use fugue_sync::{AtomicBool, AtomicU32, Ordering};
 
 /// Sleep/wake: a waiter that sleeps at once (no spin budget) is always woken by a signaller
 /// that sets the condition and notifies, whatever the interleaving.

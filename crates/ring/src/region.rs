@@ -5,8 +5,8 @@
 use std::alloc::{self, Layout};
 use std::ptr::NonNull;
 
-use crate::primitive::sync::{AtomicU32, AtomicU64};
 use crate::primitive::AccessTrack;
+use fugue_sync::{AtomicU32, AtomicU64};
 
 /// The size of the alignment unit used to keep data written by different cores apart.
 pub const CACHE_LINE: usize = 64;

@@ -13,9 +13,9 @@ use std::ops::{Deref, DerefMut};
 use std::time::{Duration, Instant};
 
 use crate::error::{AcquireError, NextError, TryAcquireError, TryNextError};
-use crate::primitive::sync::{Arc, Ordering};
 use crate::region::{decode, encode, Region, Strategy, FREE, MAX_ITEM, READING, READY, WRITING};
 use crate::wait::{notify_consumer, notify_producers, Side, Waiter};
+use fugue_sync::{Arc, Ordering};
 
 /// A producer handle. Cloneable; any number of threads (and, for a shared-memory ring,
 /// processes) may produce at once, each item number exactly once, in any order.

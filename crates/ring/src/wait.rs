@@ -3,9 +3,8 @@
 
 use std::time::Instant;
 
-use crate::primitive::sync::Ordering;
-use crate::primitive::{spin_hint, yield_now};
 use crate::region::{Control, Strategy};
+use fugue_sync::{spin_hint, yield_now, AtomicU32, Ordering};
 
 /// Spin iterations before `Yield` starts yielding and before `Park` starts parking.
 const SPIN_STEPS: u32 = 6;
@@ -140,31 +139,13 @@ fn park(control: &Control, side: Side, done: impl Fn() -> bool, deadline: Option
     }
 }
 
-#[cfg(not(loom))]
-fn sleep(
-    word: &crate::primitive::sync::AtomicU32,
-    seen: u32,
-    timeout: Option<std::time::Duration>,
-) {
-    crate::primitive::futex::wait(word, seen, timeout);
+fn sleep(word: &AtomicU32, seen: u32, timeout: Option<std::time::Duration>) {
+    fugue_sync::futex::wait_shared(word, seen, timeout);
 }
 
-#[cfg(loom)]
-fn sleep(
-    _word: &crate::primitive::sync::AtomicU32,
-    _seen: u32,
-    _timeout: Option<std::time::Duration>,
-) {
-    yield_now();
+fn wake(word: &AtomicU32, count: i32) {
+    fugue_sync::futex::wake_shared(word, count);
 }
-
-#[cfg(not(loom))]
-fn wake(word: &crate::primitive::sync::AtomicU32, count: i32) {
-    crate::primitive::futex::wake(word, count);
-}
-
-#[cfg(loom)]
-fn wake(_word: &crate::primitive::sync::AtomicU32, _count: i32) {}
 
 /// After a commit (Park mode) or when a producer handle goes away: wake the consumer if it
 /// may be asleep.

@@ -13,8 +13,8 @@
 use crossbeam_utils::CachePadded;
 
 use crate::exec::signal::{Signal, SpinBudget};
-use crate::sync::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use crate::Plan;
+use fugue_sync::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
 /// Cycle state of an activation-counter executor.
 pub(crate) struct Common {

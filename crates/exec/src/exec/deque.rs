@@ -11,7 +11,7 @@
 
 use crossbeam_utils::CachePadded;
 
-use crate::sync::{fence, AtomicIsize, AtomicU32, Ordering};
+use fugue_sync::{fence, AtomicIsize, AtomicU32, Ordering};
 
 /// What a steal attempt found. `Retry` means another thread won a race for the same item:
 /// the deque may still hold work.

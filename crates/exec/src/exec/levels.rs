@@ -15,8 +15,8 @@ use crossbeam_utils::CachePadded;
 use crate::exec::pool::{Pool, Work};
 use crate::exec::signal::{Signal, SpinBudget};
 use crate::exec::ExecOptions;
-use crate::sync::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use crate::{Executor, Plan};
+use fugue_sync::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
 const LOW: u64 = 0xffff_ffff;
 

@@ -12,7 +12,7 @@ use std::thread::JoinHandle;
 
 use crate::exec::signal::{Signal, SpinBudget};
 use crate::exec::thread::{pin_current, set_realtime_current, Placement};
-use crate::sync::{AtomicBool, Ordering};
+use fugue_sync::{AtomicBool, Ordering};
 
 /// The per-cycle work of an executor, run by every worker after each epoch bump.
 pub trait Work: Send + Sync + 'static {

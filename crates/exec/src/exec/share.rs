@@ -16,8 +16,8 @@ use crate::exec::common::Common;
 use crate::exec::pool::{Pool, Work};
 use crate::exec::signal::SpinBudget;
 use crate::exec::ExecOptions;
-use crate::sync::{spin_hint, yield_now, AtomicBool, Ordering};
 use crate::{Executor, Plan};
+use fugue_sync::{spin_hint, yield_now, AtomicBool, Ordering};
 
 /// Which lock guards the shared queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 
-use crate::sync::{spin_hint, yield_now, Futex, Ordering};
+use fugue_sync::{spin_hint, yield_now, Futex, Ordering};
 
 const SLEEPING: u32 = 1;
 

@@ -24,8 +24,8 @@
 
 use crossbeam_utils::CachePadded;
 
-use crate::sync::{AtomicU64, Ordering};
 use crate::Plan;
+use fugue_sync::{AtomicU64, Ordering};
 
 /// `(lo, hi)` packed in one word.
 #[inline]

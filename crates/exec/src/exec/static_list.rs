@@ -26,8 +26,8 @@ use crate::exec::common::Common;
 use crate::exec::pool::{Pool, Work};
 use crate::exec::signal::SpinBudget;
 use crate::exec::ExecOptions;
-use crate::sync::{AtomicU32, AtomicU64, Ordering};
 use crate::{Executor, Plan};
+use fugue_sync::{AtomicU32, AtomicU64, Ordering};
 
 const SLEEPER: u32 = 1 << 31;
 const LOW: u64 = 0xffff_ffff;
@@ -118,7 +118,7 @@ impl StaticState {
                 let parent = plan.slot_parent(c);
                 if parent == crate::NO_SLOT {
                     if prev & !SLEEPER == 1 && prev & SLEEPER != 0 {
-                        futex_wake(&self.wait[c]);
+                        fugue_sync::futex::wake_all(&self.wait[c]);
                     }
                     break;
                 }
@@ -216,27 +216,8 @@ impl StaticState {
         }
         // Any change of the word after our `fetch_or` (a decrement, or the reset by the
         // thread that runs `t`, which can only follow the waking decrement) makes this return.
-        futex_wait(word, v);
+        fugue_sync::futex::wait(word, v, None);
     }
-}
-
-#[inline]
-fn futex_wait(word: &AtomicU32, v: u32) {
-    #[cfg(not(loom))]
-    atomic_wait::wait(word, v);
-    #[cfg(loom)]
-    {
-        let _ = (word, v);
-        loom::thread::yield_now();
-    }
-}
-
-#[inline]
-fn futex_wake(word: &AtomicU32) {
-    #[cfg(not(loom))]
-    atomic_wait::wake_all(word);
-    #[cfg(loom)]
-    let _ = word;
 }
 
 impl Work for StaticState {

@@ -29,8 +29,8 @@ use crate::exec::pool::{Pool, Work};
 use crate::exec::signal::SpinBudget;
 use crate::exec::sources::{source_cuts, SourceRanges};
 use crate::exec::ExecOptions;
-use crate::sync::{AtomicBool, AtomicU32, Ordering};
 use crate::{Executor, Plan};
+use fugue_sync::{AtomicBool, AtomicU32, Ordering};
 
 /// Steals are chosen by the work they bring only when a steal costs more than this many
 /// average units (`WorkStealing::learn_costs`): with coarser units nearly every task is worth

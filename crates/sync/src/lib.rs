@@ -1,0 +1,50 @@
+//! fugue-sync: the primitives that fugue's lock-free protocols are written against, in one
+//! place, so that the same protocol code runs in production and under the loom model checker
+//! (`RUSTFLAGS="--cfg loom"`), after the `primitive` module of `crossbeam-utils`.
+//!
+//! - the atomics and [`Arc`]: `std::sync` normally, `loom::sync` under loom;
+//! - [`spin_hint`] and [`yield_now`]: one step of a busy-wait loop, a yield to the model's
+//!   scheduler under loom (which is what makes spin loops checkable);
+//! - [`futex`]: sleeping on a 32-bit word until another thread changes it and wakes it, the
+//!   Linux futex in production and a real model under loom (a wait that the protocol would
+//!   never wake is reported by loom as a deadlock); [`Futex`] wraps a word with both.
+//!
+//! Used by `fugue-exec` (the executors' sleep/wake), `fugue-ring` (parking) and `fugue-pool`.
+
+#![deny(unsafe_op_in_unsafe_fn)]
+
+#[cfg(loom)]
+pub use loom::sync::atomic::{
+    fence, AtomicBool, AtomicIsize, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+};
+#[cfg(loom)]
+pub use loom::sync::Arc;
+#[cfg(not(loom))]
+pub use std::sync::atomic::{
+    fence, AtomicBool, AtomicIsize, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+};
+#[cfg(not(loom))]
+pub use std::sync::Arc;
+
+pub mod futex;
+
+pub use futex::Futex;
+
+/// One iteration of a busy-wait loop: the processor's spin hint, a yield under loom so that
+/// models of spin loops terminate.
+#[inline]
+pub fn spin_hint() {
+    #[cfg(loom)]
+    loom::thread::yield_now();
+    #[cfg(not(loom))]
+    std::hint::spin_loop();
+}
+
+/// Gives the processor to another thread (`sched_yield` on Linux; a model yield under loom).
+#[inline]
+pub fn yield_now() {
+    #[cfg(loom)]
+    loom::thread::yield_now();
+    #[cfg(not(loom))]
+    std::thread::yield_now();
+}
