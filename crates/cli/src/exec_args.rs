@@ -90,7 +90,7 @@ impl ExecArgs {
         let threads = match (self.threads, self.executor) {
             (Some(t), _) => t as usize,
             (None, ExecutorKind::Seq) => 1,
-            (None, _) => fugue_exec::exec::thread::available_cores(),
+            (None, _) => fugue_exec::placement::available_cores(),
         };
         ExecutorChoice {
             kind: self.executor,

@@ -120,6 +120,7 @@ fn main() {
                 sample_rate: a.rate as f64,
                 block,
                 placeholder: false,
+                merge_chains: true,
             },
         )
         .unwrap_or_else(|e| {

@@ -1,24 +1,54 @@
-//! fugue-engine: runs compiled graphs. For now, the offline render: [`render`] runs the
-//! graph cycle after cycle with the sequential executor and hands the sink channels' blocks
-//! to a thread that writes the WAV file, so that audio is never written by the thread that
-//! computes it (DESIGN.md, "The data path", step 5).
+//! fugue-engine: a graph, an executor and a backend put together.
 //!
-//! Real time: [`run()`] plays a graph through a [`backend`] (JACK, or `clocked` without an
-//! audio server), one measured cycle per buffer period; each cycle's [`CycleRecord`] travels
-//! through a single-producer ordered ring to a statistics thread ([`stats`]).
+//! - [`Engine::build`]: the one way to turn a graph and an [`ExecutorChoice`] into a compiled
+//!   plan with its executor (and its static schedule when it has one); used by the offline
+//!   render, the real-time backends, calibration and the benchmarks.
+//! - [`place_audio_thread`]: the one place that places the thread that runs the cycles (the
+//!   first core the process may use, a real-time priority above the workers').
+//! - [`render`]: offline rendering to WAV with any executor; the sink channels' blocks go to a
+//!   writer thread, so audio is never written by the thread that computes it.
+//! - [`run()`]: real time through a [`backend`] (JACK, or `clocked` without an audio server),
+//!   one measured cycle per buffer period ([`CycleBody`]); each cycle's [`CycleRecord`]
+//!   travels through a single-producer ordered ring to a statistics thread ([`stats`]).
+//! - [`calibrate`]: each node's measured cost, for static schedules.
+//!
+//! ```
+//! use fugue_engine::{Engine, ExecutorChoice};
+//! let g = fugue_graph::read::ag::parse(
+//!     "o = { kind: \"osc\", freq: 1000, };  s = { kind: \"sink\", };  o.1 -> s.1;",
+//!     "inline.ag",
+//! ).unwrap();
+//! let (mut engine, warnings) = Engine::build(&g, 48_000.0, 48, &ExecutorChoice::default(), false).unwrap();
+//! assert!(warnings.is_empty());
+//! engine.run_cycle();
+//! // 1 kHz at 48 kHz: a quarter period is 12 frames.
+//! assert!((engine.plan.output(0)[12] - 1.0).abs() < 1e-6);
+//! ```
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod backend;
 mod blocks;
-pub mod executor;
+mod calibrate;
+mod choice;
+mod cycle;
+mod engine;
+mod options;
+mod placement;
 mod render;
-pub mod run;
+mod run;
+mod schedule;
 pub mod stats;
 
-pub use executor::{calibrate, make_executor, Calibration, Costs, ExecutorChoice, ExecutorError};
+pub use calibrate::{calibrate, Calibration};
+pub use choice::{BuildError, Costs, ExecutorChoice};
+pub use cycle::CycleBody;
+pub use engine::{build_executor, Engine};
+pub use options::{Backend, Deadline, EndReason, RunError, RunOptions, RunReport};
+pub use placement::place_audio_thread;
 pub use render::{
     render, Bits, Output, Progress, RenderError, RenderOptions, RenderSummary, DEFAULT_SECONDS,
 };
-pub use run::{run, Backend, Deadline, EndReason, RunError, RunOptions, RunReport};
+pub use run::run;
+pub use schedule::lists_from_unit_schedule;
 pub use stats::{CycleRecord, StatsOptions, Summary};

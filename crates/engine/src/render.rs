@@ -5,13 +5,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use fugue_dsp::Registry;
-use fugue_exec::{CompileError, CompileOptions, Plan, TaskPanic};
+use fugue_exec::TaskPanic;
 use fugue_graph::TaskGraph;
 use thiserror::Error;
 
 use crate::blocks::{block_channel, BlockReceiver};
-use crate::executor::{make_executor, ExecutorChoice, ExecutorError};
+use crate::choice::{BuildError, ExecutorChoice};
+use crate::engine::Engine;
+use crate::placement::place_audio_thread;
 
 /// Length of a render when neither the options nor an input file give one, in seconds.
 pub const DEFAULT_SECONDS: f64 = 10.0;
@@ -145,9 +146,9 @@ impl RenderSummary {
 /// Why a render failed.
 #[derive(Debug, Error)]
 pub enum RenderError {
-    /// The graph could not be compiled.
+    /// The graph could not be compiled, or its executor built.
     #[error(transparent)]
-    Compile(#[from] CompileError),
+    Build(#[from] Box<BuildError>),
     /// The graph has no `sink`, so there is nothing to write.
     #[error("the graph has no sink node, so there is nothing to render; connect the audio to a node of kind \"sink\"")]
     NoSink,
@@ -170,9 +171,6 @@ pub enum RenderError {
         /// Why.
         reason: String,
     },
-    /// The executor could not be built.
-    #[error(transparent)]
-    Executor(Box<ExecutorError>),
     /// [`RenderOptions::cancel`] was set.
     #[error("the render was interrupted")]
     Cancelled,
@@ -281,14 +279,15 @@ pub fn render(
             "the sample rate must be at least 1 Hz".into(),
         ));
     }
-    let compile = CompileOptions {
-        sample_rate: options.sample_rate as f64,
-        block: options.block,
-        placeholder: options.placeholder,
-    };
-    let mut plan = Plan::compile(graph, &Registry::with_builtin_kinds(), &compile)?;
-    plan.set_merge_chains(options.executor.merge_chains);
-    if plan.n_outputs() == 0 {
+    let (mut engine, mut warnings) = Engine::build(
+        graph,
+        options.sample_rate as f64,
+        options.block,
+        &options.executor,
+        options.placeholder,
+    )
+    .map_err(Box::new)?;
+    if engine.plan.n_outputs() == 0 {
         return Err(RenderError::NoSink);
     }
     let input = match &options.input {
@@ -308,7 +307,7 @@ pub fn render(
         )));
     }
     let total = (seconds * options.sample_rate as f64).round() as u64;
-    let channels = plan.n_outputs();
+    let channels = engine.plan.n_outputs();
     let writer = match &options.output {
         Output::Wav(path) => {
             let spec = hound::WavSpec {
@@ -335,19 +334,15 @@ pub fn render(
         }
         Output::Discard => None,
     };
-    let (mut tx, rx) = block_channel(plan.block(), channels);
+    let block = engine.plan.block();
+    let (mut tx, rx) = block_channel(block, channels);
     let bits = options.bits;
     let writer_thread = std::thread::Builder::new()
         .name("fugue-wav-writer".into())
         .spawn(move || write_blocks(rx, writer, bits))
         .map_err(|e| RenderError::Options(format!("cannot start the writer thread: {e}")))?;
 
-    let block = plan.block();
-    let built = make_executor(graph, &plan, &options.executor)
-        .map_err(|e| RenderError::Executor(Box::new(e)))?;
-    let mut warnings = built.warnings;
-    let mut ex = built.executor;
-    warnings.extend(crate::executor::place_audio_thread(&options.executor));
+    warnings.extend(place_audio_thread(&options.executor));
     let mut done = 0u64;
     let mut cycle = 0u64;
     let mut result = Ok(());
@@ -365,15 +360,15 @@ pub fn render(
             break;
         }
         let pos = done as usize;
-        for c in 0..plan.n_inputs() {
+        for c in 0..engine.plan.n_inputs() {
             let data = input.get(c).map_or(&[][..], |v| &v[pos.min(v.len())..]);
-            plan.set_input(c, data);
+            engine.plan.set_input(c, data);
         }
-        ex.run_cycle(&mut plan);
+        engine.run_cycle();
         let frames = (total - done).min(block as u64) as usize;
         let sent = tx.send_with(|buf| {
             for c in 0..channels {
-                for (k, &x) in plan.output(c)[..frames].iter().enumerate() {
+                for (k, &x) in engine.plan.output(c)[..frames].iter().enumerate() {
                     buf[k * channels + c] = x;
                 }
             }
@@ -414,8 +409,8 @@ pub fn render(
         peak: written.peak,
         clipped: written.clipped,
         wall: start.elapsed(),
-        placeholders: plan.placeholders().to_vec(),
-        panics: plan.take_panics(),
+        placeholders: engine.plan.placeholders().to_vec(),
+        panics: engine.plan.take_panics(),
         warnings,
     })
 }

@@ -12,9 +12,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use fugue_engine::backend::jack::Handoff;
-use fugue_engine::backend::{CycleBody, Engine};
 use fugue_engine::stats::{start_stats, StatsOptions};
 use fugue_engine::ExecutorChoice;
+use fugue_engine::{CycleBody, Engine};
 use fugue_exec::ExecutorKind;
 
 struct Counting;

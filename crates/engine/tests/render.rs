@@ -130,6 +130,7 @@ fn compile(g: &TaskGraph, block: usize) -> Plan {
         sample_rate: 48_000.0,
         block,
         placeholder: false,
+        merge_chains: true,
     };
     Plan::compile(g, &Registry::with_builtin_kinds(), &opts).unwrap()
 }

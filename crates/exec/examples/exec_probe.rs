@@ -16,6 +16,7 @@ fn main() {
                     sample_rate: 8000.0,
                     block: 64,
                     placeholder: false,
+                    merge_chains: true,
                 },
             )
             .unwrap();
@@ -27,7 +28,7 @@ fn main() {
                 l
             });
             let t0 = Instant::now();
-            let (mut e, _) = build(kind, &plan, threads, lists, &ExecOptions::default()).unwrap();
+            let mut e = build(kind, &plan, threads, lists, &ExecOptions::default()).unwrap();
             let t1 = Instant::now();
             for _ in 0..3 {
                 e.run_cycle(&mut plan);

@@ -27,6 +27,7 @@ fn main() {
         sample_rate: 48_000.0,
         block: 512,
         placeholder: false,
+        merge_chains: true,
     };
     let mut plan = Plan::compile(&g, &reg, &opts).expect("compiles");
     // rateau101: 33 branch units (0..33); the groups of branches 1-8 (33) and 17-24 (34);
@@ -41,8 +42,8 @@ fn main() {
     }
     assert_eq!(plan.unit_successors(33), &[35]);
     assert_eq!(plan.unit_successors(34), &[36]);
-    let (mut ws, _) = build(ExecutorKind::Ws, &plan, 2, None, &ExecOptions::default()).unwrap();
-    let (mut seq, _) = build(ExecutorKind::Seq, &plan, 1, None, &ExecOptions::default()).unwrap();
+    let mut ws = build(ExecutorKind::Ws, &plan, 2, None, &ExecOptions::default()).unwrap();
+    let mut seq = build(ExecutorKind::Seq, &plan, 1, None, &ExecOptions::default()).unwrap();
     let (go, done) = (AtomicU64::new(0), AtomicU64::new(0));
     let per = 3000;
     let mut ratios = (Vec::new(), Vec::new());

@@ -26,21 +26,19 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
-mod arena;
-pub mod exec;
+pub mod executors;
+pub mod placement;
 mod plan;
-mod regroup;
-mod seq;
+mod runtime;
 
 #[cfg(all(test, loom))]
 mod loom_tests;
 
-pub use exec::{build, ExecOptions, ExecutorKind};
+pub use executors::{build, BuildError, ExecOptions, ExecutorKind, SeqExecutor, SpinBudget};
 pub use plan::{
     CompileError, CompileOptions, Plan, TaskPanic, JOIN_FANIN, NO_SLOT, SPLIT_MIN_FRAMES,
     SPLIT_MIN_INPUTS, SPLIT_PARTS,
 };
-pub use seq::SeqExecutor;
 
 /// Runs whole cycles of a [`Plan`].
 ///
@@ -52,4 +50,16 @@ pub trait Executor {
     /// Runs every task of `plan` exactly once, each after all its predecessors, and returns
     /// when all are done.
     fn run_cycle(&mut self, plan: &mut Plan);
+
+    /// What building the executor could not do as asked (pinning or real-time priority
+    /// refused, ...), each to be said once. None by default.
+    fn warnings(&self) -> &[String] {
+        &[]
+    }
+
+    /// Units taken from another thread's queue since the executor was built (0 for
+    /// executors that do not steal).
+    fn steals(&self) -> u64 {
+        0
+    }
 }

@@ -7,8 +7,8 @@
 use loom::sync::Arc;
 use loom::thread;
 
-use crate::exec::deque::{Deque, Steal};
-use crate::exec::signal::{Signal, SpinBudget};
+use crate::runtime::deque::{Deque, Steal};
+use crate::runtime::signal::{Signal, SpinBudget};
 use fugue_sync::{AtomicBool, AtomicU32, Ordering};
 
 /// Sleep/wake: a waiter that sleeps at once (no spin budget) is always woken by a signaller
@@ -214,7 +214,7 @@ fn loom_activation_diamond() {
 /// deal.
 #[test]
 fn loom_source_ranges_each_source_once() {
-    use crate::exec::sources::SourceRanges;
+    use crate::runtime::sources::SourceRanges;
     loom::model(|| {
         let r = Arc::new(SourceRanges::new(2));
         let data = Arc::new(AtomicU32::new(0));

@@ -8,7 +8,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use fugue_dsp::Registry;
-use fugue_exec::exec::SpinBudget;
+use fugue_exec::SpinBudget;
 use fugue_exec::{build, CompileOptions, ExecOptions, ExecutorKind, Plan};
 
 struct Counting;
@@ -88,6 +88,7 @@ fn no_executor_allocates_after_the_first_cycle() {
                         sample_rate: 48_000.0,
                         block: 64,
                         placeholder: false,
+                        merge_chains: true,
                     },
                 )
                 .unwrap();
@@ -98,7 +99,7 @@ fn no_executor_allocates_after_the_first_cycle() {
                     }
                     l
                 });
-                let (mut exec, _) = build(kind, &plan, threads, lists, &opts).unwrap();
+                let mut exec = build(kind, &plan, threads, lists, &opts).unwrap();
                 exec.run_cycle(&mut plan);
                 COUNT.store(0, Ordering::SeqCst);
                 ARMED.store(true, Ordering::SeqCst);

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use fugue_dsp::Registry;
-use fugue_exec::exec::SpinBudget;
+use fugue_exec::SpinBudget;
 use fugue_exec::{build, CompileOptions, ExecOptions, Executor, ExecutorKind, Plan, SeqExecutor};
 use fugue_graph::TaskGraph;
 
@@ -75,11 +75,11 @@ fn render_at(
         sample_rate: 8000.0,
         block,
         placeholder: false,
+        merge_chains,
     };
     let mut plan = Plan::compile(g, &reg, &copts).expect("compiles");
-    plan.set_merge_chains(merge_chains);
     let lists = (kind == ExecutorKind::Static).then(|| round_robin(&plan, threads));
-    let (mut exec, _warnings) = build(kind, &plan, threads, lists, opts).expect("builds");
+    let mut exec = build(kind, &plan, threads, lists, opts).expect("builds");
     let mut out = vec![Vec::new(); plan.n_outputs()];
     for _ in 0..cycles {
         exec.run_cycle(&mut plan);
@@ -166,6 +166,7 @@ fn wide_joins_split_by_frames_match_seq_bit_for_bit() {
             sample_rate: 8000.0,
             block: 512,
             placeholder: false,
+            merge_chains: true,
         };
         let Ok(plan) = Plan::compile(&g, &reg, &copts) else {
             continue;
@@ -218,11 +219,12 @@ fn a_panicking_node_is_silenced_and_the_engine_goes_on() {
                 sample_rate: 8000.0,
                 block: 32,
                 placeholder: false,
+                merge_chains: true,
             },
         )
         .unwrap();
         let lists = (kind == ExecutorKind::Static).then(|| round_robin(&plan, 2));
-        let (mut exec, _) = build(kind, &plan, 2, lists, &quick()).unwrap();
+        let mut exec = build(kind, &plan, 2, lists, &quick()).unwrap();
         for cycle in 0..50 {
             exec.run_cycle(&mut plan);
             // The bomb explodes on cycle 1: its output (channel 0) is silence then.
@@ -321,7 +323,8 @@ fn static_schedule_errors() {
     rev.reverse();
     let e = build(ExecutorKind::Static, &plan, 1, Some(vec![rev]), &quick())
         .err()
-        .unwrap();
+        .unwrap()
+        .to_string();
     assert!(e.contains("deadlocks"), "{e}");
     let e = build(
         ExecutorKind::Static,
@@ -331,7 +334,8 @@ fn static_schedule_errors() {
         &quick(),
     )
     .err()
-    .unwrap();
+    .unwrap()
+    .to_string();
     assert!(e.contains("twice"), "{e}");
     let e = build(
         ExecutorKind::Static,
@@ -341,7 +345,8 @@ fn static_schedule_errors() {
         &quick(),
     )
     .err()
-    .unwrap();
+    .unwrap()
+    .to_string();
     assert!(e.contains("missing"), "{e}");
     assert!(build(ExecutorKind::Static, &plan, 1, None, &quick()).is_err());
     let _ = SeqExecutor::new();
@@ -386,6 +391,7 @@ fn stress(g: &TaskGraph) {
                 sample_rate: 48_000.0,
                 block: 1,
                 placeholder: false,
+                merge_chains: true,
             },
         )
         .unwrap();
@@ -396,11 +402,12 @@ fn stress(g: &TaskGraph) {
                 sample_rate: 48_000.0,
                 block: 1,
                 placeholder: false,
+                merge_chains: true,
             },
         )
         .unwrap();
         let lists = (kind == ExecutorKind::Static).then(|| round_robin(&plan, 2));
-        let (mut exec, _) = build(kind, &plan, 2, lists, &opts).unwrap();
+        let mut exec = build(kind, &plan, 2, lists, &opts).unwrap();
         let mut seq = SeqExecutor::new();
         let start = std::time::Instant::now();
         for c in 0..cycles {
@@ -432,6 +439,7 @@ fn split_sums_match_whole_sums_on_the_corpus() {
         sample_rate: 8000.0,
         block: 64,
         placeholder: false,
+        merge_chains: true,
     };
     let mut checked = 0;
     for f in &files {

@@ -95,6 +95,7 @@ fn cycles_allocate_nothing(src: &str, name: &str, block: usize, cycles: usize) {
         sample_rate: 48_000.0,
         block,
         placeholder: false,
+        merge_chains: true,
     };
     let mut plan = Plan::compile(&g, &Registry::with_builtin_kinds(), &opts).unwrap();
     let mut ex = SeqExecutor::new();
@@ -161,6 +162,7 @@ fn sequential_cycles_of_corpus_graphs_allocate_nothing() {
                 sample_rate: 48_000.0,
                 block: 64,
                 placeholder: false,
+                merge_chains: true,
             };
             let mut plan = Plan::compile(&g, &Registry::with_builtin_kinds(), &opts).unwrap();
             let mut ex = SeqExecutor::new();

@@ -11,6 +11,7 @@ fn opts(rate: f64, block: usize) -> CompileOptions {
         sample_rate: rate,
         block,
         placeholder: false,
+        merge_chains: true,
     }
 }
 
@@ -160,7 +161,7 @@ fn chains_become_units() {
         s = { kind: "sink", };
         a.1 -> b.1;  a.1 -> c.1;  c.1 -> e.1;  b.1 -> d.1;  e.1 -> d.2;  d.1 -> s.1;
     "#;
-    let mut plan = compile(src, 48_000.0, 64).unwrap();
+    let plan = compile(src, 48_000.0, 64).unwrap();
     let t =
         |plan: &Plan, name: &str| (0..plan.len()).find(|&i| plan.name(i) == name).unwrap() as u32;
     let (a, b, c, d, e, s) = (
@@ -189,7 +190,17 @@ fn chains_become_units() {
     assert_eq!(plan.n_unit_levels(), 3);
     assert_eq!(plan.unit_level(1), &bc[..]);
     let before = plan.layout_id();
-    plan.set_merge_chains(false);
+    let g = parse(src, "test.ag").unwrap();
+    let plan = Plan::compile(
+        &g,
+        &Registry::with_builtin_kinds(),
+        &CompileOptions {
+            merge_chains: false,
+            ..opts(48_000.0, 64)
+        },
+    )
+    .unwrap();
+    assert!(!plan.merges_chains());
     assert_ne!(plan.layout_id(), before);
     assert_eq!(plan.n_units(), plan.len());
     for i in 0..plan.len() {
@@ -542,7 +553,7 @@ fn wide_stateless_joins_are_split_by_frames() {
             .collect()
     };
     let g = one_port_join(&fugue_graph::gen::rake(SPLIT_MIN_INPUTS + 3));
-    let mut plan = Plan::compile(&g, &reg, &opts(48_000.0, SPLIT_MIN_FRAMES)).unwrap();
+    let plan = Plan::compile(&g, &reg, &opts(48_000.0, SPLIT_MIN_FRAMES)).unwrap();
     let split: Vec<u32> = (0..plan.n_units() as u32)
         .filter(|&u| plan.unit_part(u as usize).1 > 1)
         .collect();
@@ -565,7 +576,11 @@ fn wide_stateless_joins_are_split_by_frames() {
     for &b in plan.unit_sources() {
         assert_eq!(plan.unit_successors(b as usize), &split[..]);
     }
-    plan.set_merge_chains(false);
+    let whole = CompileOptions {
+        merge_chains: false,
+        ..opts(48_000.0, SPLIT_MIN_FRAMES)
+    };
+    let plan = Plan::compile(&g, &reg, &whole).unwrap();
     assert!(parts_of(&plan).is_empty());
     let small = Plan::compile(&g, &reg, &opts(48_000.0, SPLIT_MIN_FRAMES - 1)).unwrap();
     assert!(parts_of(&small).is_empty());

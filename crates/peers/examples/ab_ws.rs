@@ -10,7 +10,7 @@
 //! a diamond of depth `DEPTH` (4: 76 nodes), or with `DEPTH` 0 the graph file `GRAPH`.
 use std::time::Instant;
 
-use fugue_exec::exec::WorkStealing;
+use fugue_exec::executors::WorkStealing;
 use fugue_exec::{CompileOptions, ExecOptions, Executor, Plan};
 use fugue_peers::probe::Probe;
 
@@ -46,6 +46,7 @@ fn main() {
         sample_rate: 48_000.0,
         block,
         placeholder: false,
+        merge_chains: true,
     };
     let mut plan = Plan::compile(gg, &reg, &opts).unwrap();
     let mut ws = WorkStealing::new(&plan, 2, &ExecOptions::default());
@@ -63,7 +64,7 @@ fn main() {
         for k in 0..2 {
             let v = if r % 2 == 0 { k } else { 1 - k };
             ws.set_min_steal(if v == 1 {
-                fugue_exec::exec::DEFAULT_MIN_STEAL
+                fugue_exec::executors::DEFAULT_MIN_STEAL
             } else {
                 std::time::Duration::ZERO
             });

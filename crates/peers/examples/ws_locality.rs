@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use fugue_exec::exec::WorkStealing;
+use fugue_exec::executors::WorkStealing;
 use fugue_exec::{CompileOptions, ExecOptions, Executor, Plan, SeqExecutor};
 
 fn median(mut v: Vec<u64>) -> f64 {
@@ -33,6 +33,7 @@ fn main() {
         sample_rate: 48_000.0,
         block,
         placeholder: false,
+        merge_chains: true,
     };
     let mut a = Plan::compile(&g, &reg, &opts).expect("the graph compiles");
     let mut b = Plan::compile(&g, &reg, &opts).expect("the graph compiles");

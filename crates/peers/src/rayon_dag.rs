@@ -41,13 +41,13 @@ impl RayonDag {
         pin: bool,
     ) -> Result<Self, rayon::ThreadPoolBuildError> {
         let threads = threads.max(1);
-        let cores = fugue_exec::exec::thread::allowed_cores();
+        let cores = fugue_exec::placement::allowed_cores();
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("rayon-peer-{i}"))
             .start_handler(move |i| {
                 if pin {
-                    let _ = fugue_exec::exec::thread::pin_current(cores[i % cores.len()]);
+                    let _ = fugue_exec::placement::pin_current(cores[i % cores.len()]);
                 }
             })
             .build()?;

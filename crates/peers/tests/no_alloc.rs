@@ -37,6 +37,7 @@ fn probe_cycles_do_not_allocate() {
             sample_rate: 48_000.0,
             block: 16,
             placeholder: false,
+            merge_chains: true,
         },
     )
     .unwrap();

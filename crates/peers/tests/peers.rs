@@ -15,6 +15,7 @@ fn empty_plan(g: &fugue_graph::TaskGraph) -> (Probe, fugue_graph::TaskGraph, Pla
             sample_rate: 48_000.0,
             block: 1,
             placeholder: false,
+            merge_chains: true,
         },
     )
     .unwrap();
@@ -51,7 +52,7 @@ fn probe_accepts_correct_executors() {
         let (probe, _empty, mut plan) = empty_plan(&g);
         cycles(&mut SeqExecutor::new(), &mut plan, &probe, 50);
         for kind in [ExecutorKind::Ws, ExecutorKind::Share, ExecutorKind::Levels] {
-            let (mut e, _) = build(kind, &plan, 2, None, &ExecOptions::default()).unwrap();
+            let mut e = build(kind, &plan, 2, None, &ExecOptions::default()).unwrap();
             cycles(e.as_mut(), &mut plan, &probe, 300);
         }
         let mut r = RayonDag::new(&plan, 2).unwrap();
@@ -160,6 +161,7 @@ fn rayon_output_is_bit_identical_to_seq() {
         sample_rate: 48_000.0,
         block: 64,
         placeholder: false,
+        merge_chains: true,
     };
     let mut a = Plan::compile(&g, &reg, &opts).unwrap();
     let mut b = Plan::compile(&g, &reg, &opts).unwrap();

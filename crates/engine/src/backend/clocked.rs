@@ -15,8 +15,10 @@ use std::time::{Duration, Instant};
 
 use fugue_graph::TaskGraph;
 
-use super::{CycleBody, Engine};
-use crate::run::{EndReason, RunError, RunOptions, RunReport};
+use crate::cycle::CycleBody;
+use crate::engine::Engine;
+use crate::options::{EndReason, RunError, RunOptions, RunReport};
+use crate::placement::place_audio_thread;
 use crate::stats::{start_stats, Summary};
 
 /// Monotonic clock now, in ns.
@@ -110,13 +112,7 @@ pub(crate) fn run(
             .name("fugue-clocked".into())
             .spawn(move || {
                 let mut engine = engine;
-                let mut warnings = Vec::new();
-                if choice.pin {
-                    if let Err(e) = fugue_exec::exec::thread::pin_current(0) {
-                        warnings.push(e);
-                    }
-                }
-                warnings.extend(crate::executor::place_audio_thread(&choice));
+                let warnings = place_audio_thread(&choice);
                 let period_num = block as u128 * 1_000_000_000;
                 let mut base = now_ns() + 1_000_000;
                 let mut k: u64 = 0;

@@ -22,8 +22,9 @@ use std::time::{Duration, Instant};
 use ::jack as j;
 use fugue_graph::TaskGraph;
 
-use super::{CycleBody, Engine};
-use crate::run::{EndReason, RunError, RunOptions, RunReport};
+use crate::cycle::CycleBody;
+use crate::engine::Engine;
+use crate::options::{EndReason, RunError, RunOptions, RunReport};
 use crate::stats::{start_stats, Summary};
 
 /// The two one-slot mailboxes between the control thread and the process callback.

@@ -47,7 +47,7 @@ impl Capacity {
 /// The cores a probe for `threads` threads uses: the first `threads` cores this process may
 /// run on (fewer if the machine has fewer).
 pub fn probe_cores(threads: usize) -> Vec<usize> {
-    let allowed = fugue_exec::exec::thread::allowed_cores();
+    let allowed = fugue_exec::placement::allowed_cores();
     allowed.iter().copied().take(threads.max(1)).collect()
 }
 
@@ -67,7 +67,7 @@ pub fn probe(plans: &mut [Plan], cores: &[usize], duration: Duration) -> anyhow:
             .map(|(plan, &core)| {
                 let start = &start;
                 s.spawn(move || -> anyhow::Result<f64> {
-                    let pinned = fugue_exec::exec::thread::pin_current(core).map_err(|e| {
+                    let pinned = fugue_exec::placement::pin_current(core).map_err(|e| {
                         anyhow::anyhow!("cannot pin a probe thread to core {core}: {e}")
                     });
                     plan.reset();
@@ -159,6 +159,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         sample_rate: f64::from(args.rate),
         block: args.buffer as usize,
         placeholder: false,
+        merge_chains: true,
     };
     let mut plans = plans_for(&graph, &options, cores.len())
         .with_context(|| format!("cannot compile {}", args.graph.display()))?;
@@ -255,6 +256,7 @@ mod tests {
             sample_rate: 48_000.0,
             block: 64,
             placeholder: false,
+            merge_chains: true,
         };
         let cores = probe_cores(2);
         let mut plans = plans_for(&g, &options, cores.len()).unwrap();

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 use fugue_engine::{Costs, ExecutorChoice};
-use fugue_exec::exec::SpinBudget;
+use fugue_exec::executors::SpinBudget;
 use fugue_exec::{CompileOptions, ExecOptions, Executor, ExecutorKind, Plan};
 use fugue_graph::TaskGraph;
 use fugue_peers::probe::Probe;
@@ -311,8 +311,8 @@ pub fn build_executor(
                 options: spec.options.clone(),
                 ..ExecutorChoice::default()
             };
-            let b = fugue_engine::make_executor(graph, plan, &choice)?;
-            Ok((b.executor, b.warnings))
+            let (executor, _, warnings) = fugue_engine::build_executor(graph, plan, &choice)?;
+            Ok((executor, warnings))
         }
         Runner::Rayon => Ok((
             Box::new(
@@ -514,10 +514,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             sample_rate: 48_000.0,
             block: EMPTY_BLOCK,
             placeholder: false,
+            merge_chains: !args.tuning.no_merge_chains,
         },
     )
     .context("cannot compile the empty graph")?;
-    plan.set_merge_chains(!args.tuning.no_merge_chains);
     let threads = args.threads as usize;
     let spec = Spec {
         threads,

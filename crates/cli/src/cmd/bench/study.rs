@@ -11,9 +11,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context as _};
-use fugue_engine::backend::Engine;
 use fugue_engine::{
-    Backend, CycleRecord, Deadline, ExecutorChoice, RunOptions, StatsOptions, Summary,
+    Backend, CycleRecord, Deadline, Engine, ExecutorChoice, RunOptions, StatsOptions, Summary,
 };
 use fugue_exec::ExecutorKind;
 use fugue_graph::TaskGraph;
@@ -170,8 +169,8 @@ fn verify(graph: &TaskGraph, rate: u32, block: usize, choice: &ExecutorChoice) -
         return false;
     };
     for _ in 0..4 {
-        a.executor.run_cycle(&mut a.plan);
-        b.executor.run_cycle(&mut b.plan);
+        a.run_cycle();
+        b.run_cycle();
         for ch in 0..a.plan.n_outputs() {
             if a.plan
                 .output(ch)
@@ -633,7 +632,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let machine = format!(
         "{}, {} cores",
         cpu_model(),
-        fugue_exec::exec::thread::available_cores()
+        fugue_exec::placement::available_cores()
     );
     let rustc = command_output("rustc", &["--version"]);
     let readme = readme(

@@ -246,6 +246,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 sample_rate: f64::from(args.rate),
                 block: buffer,
                 placeholder: false,
+                merge_chains: !args.tuning.no_merge_chains,
             };
             let costs = if args.costs == "declared" {
                 Costs::Declared
@@ -256,7 +257,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             // same memory, and no one gains or loses by where its buffers happen to lie.
             let mut plan = Plan::compile(graph, &reg, &opts)
                 .with_context(|| format!("cannot compile {}", path.display()))?;
-            plan.set_merge_chains(!args.tuning.no_merge_chains);
             let mut execs = Vec::new();
             for &r in &runners {
                 let spec = Spec {
@@ -571,7 +571,7 @@ pub fn machine() -> String {
         .unwrap_or_else(|| "unknown CPU".into());
     format!(
         "{model}, {} cores available, kernel {}",
-        fugue_exec::exec::thread::available_cores(),
+        fugue_exec::placement::available_cores(),
         command_output("uname", &["-r"]).unwrap_or_else(|| "?".into())
     )
 }

@@ -1,4 +1,6 @@
-//! The parallel executors and the worker pool.
+//! The executors: [`SeqExecutor`], the reference, and the parallel ones, each in its own
+//! file; their shared machinery (worker pool, deque, signal, source ranges) is in the private
+//! `runtime` module.
 //!
 //! | executor | how a cycle runs | waits |
 //! |---|---|---|
@@ -13,27 +15,23 @@
 //! whatever thread runs it; inputs fed by several edges are summed by the consumer in a fixed
 //! order). The protocols are written down in `docs/executors.md`.
 
-mod common;
-pub mod deque;
 pub mod levels;
-pub mod pool;
+mod seq;
 pub mod share;
-pub(crate) mod signal;
-pub(crate) mod sources;
 pub mod static_list;
-pub mod thread;
 pub mod ws;
 
 use std::time::Duration;
 
 pub use levels::Levels;
+pub use seq::SeqExecutor;
 pub use share::{ShareLock, WorkSharing};
-pub use signal::SpinBudget;
-pub use static_list::{lists_from_unit_schedule, StaticSchedule};
-pub use thread::Placement;
+pub use static_list::StaticSchedule;
 pub use ws::WorkStealing;
 
-use crate::{Executor, Plan, SeqExecutor};
+pub use crate::placement::Placement;
+pub use crate::runtime::signal::SpinBudget;
+use crate::{Executor, Plan};
 
 /// Default time a worker spins (and yields) after a cycle before parking: 300 µs.
 ///
@@ -96,7 +94,7 @@ impl ExecOptions {
     /// process for a whole time slice).
     pub fn adapted_to(&self, threads: usize) -> ExecOptions {
         let mut o = self.clone();
-        if threads > thread::available_cores() {
+        if threads > crate::placement::available_cores() {
             o.idle_budget.spins = o.idle_budget.spins.min(64);
             o.steal_budget.spins = o.steal_budget.spins.min(64);
         }
@@ -175,49 +173,39 @@ pub(crate) fn run_if_sequential(plan: &mut Plan) -> bool {
     true
 }
 
+/// Why [`build`] made no executor.
+#[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
+pub enum BuildError {
+    /// [`ExecutorKind::Static`] without per-thread lists.
+    #[error("the static executor needs a schedule")]
+    NoSchedule,
+    /// The per-thread lists do not run the plan (a unit missing or listed twice, or lists
+    /// that would wait for each other); the reason names the units.
+    #[error("{0}")]
+    BadSchedule(String),
+}
+
 /// Builds an executor of `kind` with `threads` threads for `plan`. `static_lists` gives the
-/// per-thread task lists of a static schedule (required for [`ExecutorKind::Static`]).
-/// Returns the executor and the placement warnings to say once.
+/// per-thread unit lists of a static schedule (required for [`ExecutorKind::Static`]).
+/// What could not be placed as asked is in the executor's [`Executor::warnings`].
 pub fn build(
     kind: ExecutorKind,
     plan: &Plan,
     threads: usize,
     static_lists: Option<Vec<Vec<u32>>>,
     opts: &ExecOptions,
-) -> Result<(Box<dyn Executor + Send>, Vec<String>), String> {
+) -> Result<Box<dyn Executor + Send>, BuildError> {
     let opts = &opts.adapted_to(threads);
     Ok(match kind {
-        ExecutorKind::Seq => (Box::new(SeqExecutor::new()), Vec::new()),
-        ExecutorKind::Ws | ExecutorKind::WsAffinity => {
-            let e = if kind == ExecutorKind::Ws {
-                WorkStealing::new(plan, threads, opts)
-            } else {
-                WorkStealing::with_affinity(plan, threads, opts)
-            };
-            let w = e.warnings().to_vec();
-            (Box::new(e), w)
-        }
-        ExecutorKind::Share | ExecutorKind::ShareSpin => {
-            let lock = if kind == ExecutorKind::Share {
-                ShareLock::Mutex
-            } else {
-                ShareLock::Spin
-            };
-            let e = WorkSharing::new(plan, threads, lock, opts);
-            let w = e.warnings().to_vec();
-            (Box::new(e), w)
-        }
-        ExecutorKind::Levels => {
-            let e = Levels::new(plan, threads, opts);
-            let w = e.warnings().to_vec();
-            (Box::new(e), w)
-        }
+        ExecutorKind::Seq => Box::new(SeqExecutor::new()),
+        ExecutorKind::Ws => Box::new(WorkStealing::new(plan, threads, opts)),
+        ExecutorKind::WsAffinity => Box::new(WorkStealing::with_affinity(plan, threads, opts)),
+        ExecutorKind::Share => Box::new(WorkSharing::new(plan, threads, ShareLock::Mutex, opts)),
+        ExecutorKind::ShareSpin => Box::new(WorkSharing::new(plan, threads, ShareLock::Spin, opts)),
+        ExecutorKind::Levels => Box::new(Levels::new(plan, threads, opts)),
         ExecutorKind::Static => {
-            let lists =
-                static_lists.ok_or_else(|| "the static executor needs a schedule".to_string())?;
-            let e = StaticSchedule::new(plan, lists, opts)?;
-            let w = e.warnings().to_vec();
-            (Box::new(e), w)
+            let lists = static_lists.ok_or(BuildError::NoSchedule)?;
+            Box::new(StaticSchedule::new(plan, lists, opts).map_err(BuildError::BadSchedule)?)
         }
     })
 }

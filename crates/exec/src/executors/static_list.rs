@@ -22,10 +22,10 @@
 
 use crossbeam_utils::CachePadded;
 
-use crate::exec::common::Common;
-use crate::exec::pool::{Pool, Work};
-use crate::exec::signal::SpinBudget;
-use crate::exec::ExecOptions;
+use crate::executors::ExecOptions;
+use crate::runtime::common::Common;
+use crate::runtime::pool::{Pool, Work};
+use crate::runtime::signal::SpinBudget;
 use crate::{Executor, Plan};
 use fugue_sync::{AtomicU32, AtomicU64, Ordering};
 
@@ -309,16 +309,15 @@ impl StaticSchedule {
             cycle: 0,
         })
     }
-
-    /// Problems met placing threads.
-    pub fn warnings(&self) -> &[String] {
-        &self.pool.warnings
-    }
 }
 
 impl Executor for StaticSchedule {
+    fn warnings(&self) -> &[String] {
+        &self.pool.warnings
+    }
+
     fn run_cycle(&mut self, plan: &mut Plan) {
-        if crate::exec::run_if_sequential(plan) {
+        if crate::executors::run_if_sequential(plan) {
             return;
         }
         let st = self.pool.work();
@@ -356,45 +355,4 @@ fn unit_name(plan: &Plan, u: usize) -> String {
             k - 1
         ),
     }
-}
-
-/// Per-thread unit lists of `plan` from a static schedule of its unit graph
-/// ([`Plan::unit_graph`]: schedule task `u` is unit `u`).
-///
-/// Processor `p` of the schedule becomes thread `p` (thread 0 is the caller). Each list is in
-/// start-time order. A unit the schedule duplicates (CPFD) is kept once: on the processor
-/// whose copy finishes first (ties: the lower processor); its other copies are dropped.
-/// Because every copy starts after its predecessors' earliest copies finish, the lists stay
-/// free of deadlock; [`StaticSchedule::new`] checks it anyway. Schedule tasks that are not
-/// units of `plan` are ignored.
-pub fn lists_from_unit_schedule(schedule: &fugue_sched::Schedule, plan: &Plan) -> Vec<Vec<u32>> {
-    let n = plan.n_units();
-    let unit = |u: usize| (u < n).then_some(u);
-    let mut best: Vec<Option<(f64, usize)>> = vec![None; n];
-    for (p, slots) in schedule.processors.iter().enumerate() {
-        for s in slots {
-            let Some(t) = unit(s.task) else { continue };
-            if best[t].is_none_or(|(f, _)| s.finish < f) {
-                best[t] = Some((s.finish, p));
-            }
-        }
-    }
-    let mut lists: Vec<Vec<(f64, u32)>> = vec![Vec::new(); schedule.processors.len().max(1)];
-    for (p, slots) in schedule.processors.iter().enumerate() {
-        for s in slots {
-            let Some(t) = unit(s.task) else { continue };
-            if best[t].is_some_and(|(f, q)| q == p && f == s.finish) {
-                lists[p].push((s.start, t as u32));
-                best[t] = Some((f64::NEG_INFINITY, usize::MAX)); // taken: later equal copies skip
-            }
-        }
-    }
-    lists
-        .into_iter()
-        .map(|mut l| {
-            // Start-time order; ties by unit index, which is a topological order.
-            l.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-            l.into_iter().map(|(_, t)| t).collect()
-        })
-        .collect()
 }

@@ -23,12 +23,12 @@ use std::time::{Duration, Instant};
 use crossbeam_queue::ArrayQueue;
 use crossbeam_utils::CachePadded;
 
-use crate::exec::common::Common;
-use crate::exec::deque::{Deque, Steal};
-use crate::exec::pool::{Pool, Work};
-use crate::exec::signal::SpinBudget;
-use crate::exec::sources::{source_cuts, SourceRanges};
-use crate::exec::ExecOptions;
+use crate::executors::ExecOptions;
+use crate::runtime::common::Common;
+use crate::runtime::deque::{Deque, Steal};
+use crate::runtime::pool::{Pool, Work};
+use crate::runtime::signal::SpinBudget;
+use crate::runtime::sources::{source_cuts, SourceRanges};
 use crate::{Executor, Plan};
 use fugue_sync::{AtomicBool, AtomicU32, Ordering};
 
@@ -399,16 +399,6 @@ impl WorkStealing {
         }
     }
 
-    /// Problems met placing threads (said once by the caller).
-    pub fn warnings(&self) -> &[String] {
-        &self.pool.warnings
-    }
-
-    /// Tasks run by a thread other than the one that made them ready, since creation.
-    pub fn steals(&self) -> u64 {
-        self.pool.work().common.total_steals()
-    }
-
     /// Updates the least dominated cost worth a steal from the time and cost of a cycle's
     /// first chain (run by the audio thread alone, with the executor's own per-unit work).
     /// Smoothed over cycles; published only when it moves by more than an eighth, so that
@@ -466,8 +456,17 @@ impl WorkStealing {
 }
 
 impl Executor for WorkStealing {
+    fn warnings(&self) -> &[String] {
+        &self.pool.warnings
+    }
+
+    /// Tasks run by a thread other than the one that made them ready, since creation.
+    fn steals(&self) -> u64 {
+        self.pool.work().common.total_steals()
+    }
+
     fn run_cycle(&mut self, plan: &mut Plan) {
-        if crate::exec::run_if_sequential(plan) {
+        if crate::executors::run_if_sequential(plan) {
             return;
         }
         // The pool's field alone, so that `self.cuts` can be written below.

@@ -10,8 +10,8 @@
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use crate::exec::signal::{Signal, SpinBudget};
-use crate::exec::thread::{pin_current, set_realtime_current, Placement};
+use crate::placement::{pin_current, set_realtime_current, Placement};
+use crate::runtime::signal::{Signal, SpinBudget};
 use fugue_sync::{AtomicBool, Ordering};
 
 /// The per-cycle work of an executor, run by every worker after each epoch bump.
@@ -68,12 +68,12 @@ impl<W: Work> Pool<W> {
                         if !placement.cores.is_empty() {
                             if let Err(e) = pin_current(placement.cores[w % placement.cores.len()])
                             {
-                                problems.push(e);
+                                problems.push(e.to_string());
                             }
                         }
                         if let Some(p) = placement.rt_priority {
                             if let Err(e) = set_realtime_current(p) {
-                                problems.push(e);
+                                problems.push(e.to_string());
                             }
                         }
                         report
@@ -104,11 +104,6 @@ impl<W: Work> Pool<W> {
     #[inline]
     pub fn work(&self) -> &W {
         &self.shared.work
-    }
-
-    /// Number of threads including the audio thread.
-    pub fn threads(&self) -> usize {
-        self.handles.len() + 1
     }
 
     /// Starts a cycle: every worker will call [`Work::work`] once more. Publish the cycle's

@@ -1,4 +1,36 @@
-//! Thread placement: pinning to cores and real-time priority (SCHED_FIFO), where permitted.
+//! Thread placement: the one place where fugue pins threads to cores and asks for real-time
+//! priority (SCHED_FIFO), where permitted. The executors' worker pool places its workers with
+//! it; `fugue-engine` places the audio thread with it; the benchmarks pin their threads with it.
+
+use thiserror::Error;
+
+/// Why a thread could not be placed as asked. Placement is best effort: callers report the
+/// error once and go on unplaced.
+#[derive(Debug, Error)]
+pub enum PlacementError {
+    /// The core number is beyond what the system's CPU set can name.
+    #[error("core {core} is out of range")]
+    OutOfRange {
+        /// The core asked for.
+        core: usize,
+    },
+    /// The system refused to pin the thread.
+    #[error("cannot pin a thread to core {core}: {source}")]
+    Pin {
+        /// The core asked for.
+        core: usize,
+        /// The system's reason.
+        source: std::io::Error,
+    },
+    /// The system refused real-time priority.
+    #[error("real-time priority (SCHED_FIFO {priority}) was refused: {source}; running at normal priority (grant it with `ulimit -r` / limits.conf rtprio or CAP_SYS_NICE)")]
+    Priority {
+        /// The priority asked for.
+        priority: i32,
+        /// The system's reason.
+        source: std::io::Error,
+    },
+}
 
 /// How worker threads are placed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -11,14 +43,14 @@ pub struct Placement {
     pub rt_priority: Option<i32>,
 }
 
-/// Pins the calling thread to `core`. Returns an error text when the system refuses.
-pub fn pin_current(core: usize) -> Result<(), String> {
+/// Pins the calling thread to `core`.
+pub fn pin_current(core: usize) -> Result<(), PlacementError> {
     // Record the cores the process may use before this thread's set shrinks to one.
     let _ = allowed_cores();
     // SAFETY: `cpu_set_t` is plain data; zeroed is the empty set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     if core >= 8 * std::mem::size_of::<libc::cpu_set_t>() {
-        return Err(format!("core {core} is out of range"));
+        return Err(PlacementError::OutOfRange { core });
     }
     // SAFETY: `core` is within the set's bit range (checked above).
     unsafe { libc::CPU_SET(core, &mut set) };
@@ -27,16 +59,16 @@ pub fn pin_current(core: usize) -> Result<(), String> {
     if r == 0 {
         Ok(())
     } else {
-        Err(format!(
-            "cannot pin a thread to core {core}: {}",
-            std::io::Error::last_os_error()
-        ))
+        Err(PlacementError::Pin {
+            core,
+            source: std::io::Error::last_os_error(),
+        })
     }
 }
 
-/// Gives the calling thread SCHED_FIFO real-time priority `priority` (1-99).
-/// Returns an error text when the system refuses (no CAP_SYS_NICE / rtprio limit).
-pub fn set_realtime_current(priority: i32) -> Result<(), String> {
+/// Gives the calling thread SCHED_FIFO real-time priority `priority` (1-99). Fails when the
+/// system refuses (no CAP_SYS_NICE / rtprio limit).
+pub fn set_realtime_current(priority: i32) -> Result<(), PlacementError> {
     let param = libc::sched_param {
         sched_priority: priority.clamp(1, 99),
     };
@@ -45,10 +77,10 @@ pub fn set_realtime_current(priority: i32) -> Result<(), String> {
     if r == 0 {
         Ok(())
     } else {
-        Err(format!(
-            "real-time priority (SCHED_FIFO {priority}) was refused: {}; running at normal priority (grant it with `ulimit -r` / limits.conf rtprio or CAP_SYS_NICE)",
-            std::io::Error::from_raw_os_error(r)
-        ))
+        Err(PlacementError::Priority {
+            priority,
+            source: std::io::Error::from_raw_os_error(r),
+        })
     }
 }
 

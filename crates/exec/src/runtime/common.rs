@@ -12,7 +12,7 @@
 
 use crossbeam_utils::CachePadded;
 
-use crate::exec::signal::{Signal, SpinBudget};
+use crate::runtime::signal::{Signal, SpinBudget};
 use crate::Plan;
 use fugue_sync::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 

@@ -211,6 +211,7 @@ mod tests {
             sample_rate: 48_000.0,
             block: 64,
             placeholder: false,
+            merge_chains: true,
         };
         let plan = Plan::compile(&fugue_graph::gen::rake(33), &reg, &opts).unwrap();
         let src = plan.unit_sources();

@@ -12,9 +12,9 @@
 
 use crossbeam_utils::CachePadded;
 
-use crate::exec::pool::{Pool, Work};
-use crate::exec::signal::{Signal, SpinBudget};
-use crate::exec::ExecOptions;
+use crate::executors::ExecOptions;
+use crate::runtime::pool::{Pool, Work};
+use crate::runtime::signal::{Signal, SpinBudget};
 use crate::{Executor, Plan};
 use fugue_sync::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
@@ -124,16 +124,15 @@ impl Levels {
             cycle: 0,
         }
     }
-
-    /// Problems met placing threads.
-    pub fn warnings(&self) -> &[String] {
-        &self.pool.warnings
-    }
 }
 
 impl Executor for Levels {
+    fn warnings(&self) -> &[String] {
+        &self.pool.warnings
+    }
+
     fn run_cycle(&mut self, plan: &mut Plan) {
-        if crate::exec::run_if_sequential(plan) {
+        if crate::executors::run_if_sequential(plan) {
             return;
         }
         let st = self.pool.work();

@@ -12,10 +12,10 @@ use std::sync::{Condvar, Mutex};
 
 use crossbeam_utils::CachePadded;
 
-use crate::exec::common::Common;
-use crate::exec::pool::{Pool, Work};
-use crate::exec::signal::SpinBudget;
-use crate::exec::ExecOptions;
+use crate::executors::ExecOptions;
+use crate::runtime::common::Common;
+use crate::runtime::pool::{Pool, Work};
+use crate::runtime::signal::SpinBudget;
 use crate::{Executor, Plan};
 use fugue_sync::{spin_hint, yield_now, AtomicBool, Ordering};
 
@@ -202,16 +202,15 @@ impl WorkSharing {
             pool: Pool::new(threads, state, opts.idle_budget, &opts.placement),
         }
     }
-
-    /// Problems met placing threads.
-    pub fn warnings(&self) -> &[String] {
-        &self.pool.warnings
-    }
 }
 
 impl Executor for WorkSharing {
+    fn warnings(&self) -> &[String] {
+        &self.pool.warnings
+    }
+
     fn run_cycle(&mut self, plan: &mut Plan) {
-        if crate::exec::run_if_sequential(plan) {
+        if crate::executors::run_if_sequential(plan) {
             return;
         }
         let st = self.pool.work();

@@ -1,0 +1,65 @@
+//! The measured cycle body that the real-time backends share.
+
+use std::time::Instant;
+
+use crate::engine::Engine;
+use crate::stats::{CycleMeter, CycleRecord};
+
+/// The measured cycle body shared by the backends: inputs in, one cycle of the plan, outputs
+/// out, one [`CycleRecord`] pushed. Never allocates, locks or blocks (tested under a counting
+/// allocator in `tests/no_alloc_run.rs`).
+#[derive(Debug)]
+pub struct CycleBody {
+    /// The statistics meter.
+    pub meter: CycleMeter,
+    /// Deadline as a multiple of the buffer period (1 or 2).
+    pub deadline_periods: u32,
+}
+
+impl CycleBody {
+    /// Runs one cycle of `engine` for `frames` frames at `rate` Hz. `fill_input(ch, buf)`
+    /// fills engine input channel `ch`; `take_output(ch, buf)` receives output channel `ch`.
+    /// `started` is when the cycle began (taken by the caller before anything else), `late_ns`
+    /// how late that was against the schedule. Returns the record pushed.
+    #[inline]
+    pub fn run(
+        &mut self,
+        engine: &mut Engine,
+        frames: usize,
+        started: Instant,
+        late_ns: u64,
+        mut fill_input: impl FnMut(usize, &mut [f32]),
+        mut take_output: impl FnMut(usize, &[f32]),
+    ) -> CycleRecord {
+        for ch in 0..engine.plan.n_inputs() {
+            fill_input(ch, engine.plan.input_mut(ch));
+        }
+        engine.run_cycle();
+        for ch in 0..engine.plan.n_outputs() {
+            take_output(ch, engine.plan.output(ch));
+        }
+        let end = Instant::now();
+        let delta = engine.new_steals();
+        let plan = &engine.plan;
+        let duration_ns = end.saturating_duration_since(started).as_nanos() as u64;
+        let deadline_ns =
+            (frames as f64 * 1e9 / plan.sample_rate()) as u64 * self.deadline_periods.max(1) as u64;
+        let record = CycleRecord {
+            cycle: 0,
+            start_ns: started
+                .saturating_duration_since(self.meter.origin())
+                .as_nanos() as u64,
+            duration_ns,
+            deadline_ns,
+            late_ns,
+            steals: delta,
+            frames: frames as u32,
+            missed: duration_ns > deadline_ns,
+        };
+        self.meter.push(record);
+        CycleRecord {
+            cycle: self.meter.cycle() - 1,
+            ..record
+        }
+    }
+}

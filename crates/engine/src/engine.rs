@@ -1,0 +1,134 @@
+//! [`Engine`]: a compiled plan and the executor built for it, the one way every part of
+//! fugue (offline render, real-time backends, calibration runs, benchmarks, the host) turns a
+//! graph and an [`ExecutorChoice`] into something that runs cycles.
+
+use fugue_dsp::Registry;
+use fugue_exec::{CompileOptions, Executor, ExecutorKind, Plan};
+use fugue_graph::TaskGraph;
+
+use crate::choice::{BuildError, ExecutorChoice};
+use crate::schedule::static_lists;
+
+/// A compiled plan and its executor: what the audio thread runs, and what a buffer-size
+/// change replaces as a whole.
+pub struct Engine {
+    /// The plan (inputs are set and outputs read between cycles).
+    pub plan: Plan,
+    executor: Box<dyn Executor + Send>,
+    /// The executor's steal count when [`Engine::new_steals`] was last called.
+    last_steals: u64,
+    /// The static schedule's makespan in cost units, when one was computed.
+    makespan: Option<f64>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("plan", &self.plan)
+            .field("makespan", &self.makespan)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// Compiles `graph` at `rate` Hz and `block` frames (nodes of unknown kind as silence
+    /// when `placeholder`) and builds the executor of `choice` for it, with its static
+    /// schedule when it has one. Control thread; allocates. Returns the engine and the
+    /// warnings to say once (pinning or priority refused for the workers). The calling
+    /// thread is not placed: the thread that will run the cycles calls
+    /// [`place_audio_thread`](crate::place_audio_thread).
+    pub fn build(
+        graph: &TaskGraph,
+        rate: f64,
+        block: usize,
+        choice: &ExecutorChoice,
+        placeholder: bool,
+    ) -> Result<(Engine, Vec<String>), BuildError> {
+        let plan = Plan::compile(
+            graph,
+            &Registry::with_builtin_kinds(),
+            &CompileOptions {
+                sample_rate: rate,
+                block,
+                placeholder,
+                merge_chains: choice.merge_chains,
+            },
+        )?;
+        Engine::with_plan(graph, plan, choice)
+    }
+
+    /// Builds the executor of `choice` for `plan`, compiled from `graph` (which a static
+    /// schedule's costs come from).
+    pub fn with_plan(
+        graph: &TaskGraph,
+        plan: Plan,
+        choice: &ExecutorChoice,
+    ) -> Result<(Engine, Vec<String>), BuildError> {
+        let (executor, makespan, warnings) = build_executor(graph, &plan, choice)?;
+        let last_steals = executor.steals();
+        Ok((
+            Engine {
+                plan,
+                executor,
+                last_steals,
+                makespan,
+            },
+            warnings,
+        ))
+    }
+
+    /// Runs one cycle of the plan. Never allocates, locks or blocks.
+    #[inline]
+    pub fn run_cycle(&mut self) {
+        self.executor.run_cycle(&mut self.plan);
+    }
+
+    /// Steals since the previous call (or since the engine was built).
+    #[inline]
+    pub fn new_steals(&mut self) -> u64 {
+        let steals = self.executor.steals();
+        let delta = steals.wrapping_sub(self.last_steals);
+        self.last_steals = steals;
+        delta
+    }
+
+    /// The executor.
+    pub fn executor(&self) -> &(dyn Executor + Send) {
+        &*self.executor
+    }
+
+    /// The static schedule's makespan in cost units, when the executor has one.
+    pub fn makespan(&self) -> Option<f64> {
+        self.makespan
+    }
+}
+
+/// The executor of `choice` for `plan`, compiled from `graph`, with its static schedule's
+/// makespan (when it has one) and the warnings to say once: what [`Engine::with_plan`]
+/// builds, for callers that run several executors on one plan in turn (the benchmarks).
+#[allow(clippy::type_complexity)]
+pub fn build_executor(
+    graph: &TaskGraph,
+    plan: &Plan,
+    choice: &ExecutorChoice,
+) -> Result<(Box<dyn Executor + Send>, Option<f64>, Vec<String>), BuildError> {
+    let threads = choice.threads.max(1);
+    let mut opts = choice.options.clone();
+    if choice.pin {
+        opts.placement.cores = fugue_exec::placement::allowed_cores().to_vec();
+    }
+    if let Some(p) = choice.rt {
+        opts.placement.rt_priority = Some(p.clamp(1, 98));
+    }
+    let (lists, makespan) = if choice.kind == ExecutorKind::Static {
+        let (lists, makespan) = static_lists(graph, plan, choice, threads)?;
+        (Some(lists), Some(makespan))
+    } else {
+        (None, None)
+    };
+    let executor = fugue_exec::build(choice.kind, plan, threads, lists, &opts)?;
+    let mut warnings = executor.warnings().to_vec();
+    warnings.sort();
+    warnings.dedup();
+    Ok((executor, makespan, warnings))
+}

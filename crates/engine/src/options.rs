@@ -1,0 +1,189 @@
+//! What a real-time run is asked (options, backend, deadline rule) and what it reports: a
+//! graph played cycle after cycle by a backend ([`Backend::Jack`] or
+//! [`Backend::Clocked`]), measured per cycle, until a duration, a stop request or the end of
+//! the audio server.
+//!
+//! **Deadlines.** A cycle of `B` frames at `R` Hz must be computed within its buffer period
+//! `B / R`: that is the default deadline ([`Deadline::Period`]). JACK double-buffers, so the
+//! 2019 study counted a miss only past twice the period; [`Deadline::Double`] offers that
+//! rule. A cycle's duration is measured from the entry of the callback (JACK) or the wake-up
+//! (clocked) to the moment its outputs have been copied out.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use fugue_exec::TaskPanic;
+use thiserror::Error;
+
+use crate::choice::{BuildError, ExecutorChoice};
+use crate::stats::{CycleRecord, StatsOptions, Summary};
+
+/// Which deadline a cycle is held to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Deadline {
+    /// One buffer period (`frames / rate`).
+    #[default]
+    Period,
+    /// Two buffer periods (the 2019 study's rule: JACK double-buffers).
+    Double,
+}
+
+impl Deadline {
+    /// The deadline in buffer periods.
+    pub fn periods(self) -> u32 {
+        match self {
+            Deadline::Period => 1,
+            Deadline::Double => 2,
+        }
+    }
+}
+
+/// The backend that paces the cycles.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Backend {
+    /// A JACK client: JACK's sample rate and buffer size, one port per channel.
+    Jack {
+        /// Connect the output ports to the system playback ports.
+        connect: bool,
+        /// The client's name.
+        client_name: String,
+    },
+    /// No audio server: cycles paced by absolute-time sleeps at the buffer period, on a
+    /// real-time thread where the executor choice asks for one and the system permits.
+    Clocked {
+        /// Sample rate in Hz.
+        rate: u32,
+        /// Frames per cycle.
+        block: usize,
+    },
+}
+
+/// How to run.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// The backend.
+    pub backend: Backend,
+    /// The executor.
+    pub executor: ExecutorChoice,
+    /// Stop after this long (`None`: until [`RunOptions::stop`] is set or the server ends).
+    /// The clocked backend runs exactly `round(duration × rate / block)` cycles.
+    pub duration: Option<Duration>,
+    /// The deadline rule.
+    pub deadline: Deadline,
+    /// Where the per-cycle records go.
+    pub stats: StatsOptions,
+    /// Set to `true` by another thread (Ctrl-C) to stop the run; the statistics so far are
+    /// kept.
+    pub stop: Option<Arc<AtomicBool>>,
+    /// Run nodes of unknown kind as silence.
+    pub placeholder: bool,
+}
+
+impl Default for RunOptions {
+    /// Clocked at 48 kHz and 256 frames, sequential, until stopped.
+    fn default() -> Self {
+        RunOptions {
+            backend: Backend::Clocked {
+                rate: 48_000,
+                block: 256,
+            },
+            executor: ExecutorChoice::default(),
+            duration: None,
+            deadline: Deadline::Period,
+            stats: StatsOptions::default(),
+            stop: None,
+            placeholder: false,
+        }
+    }
+}
+
+/// Why a run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EndReason {
+    /// The duration elapsed.
+    Duration,
+    /// [`RunOptions::stop`] was set.
+    Stopped,
+    /// The audio server shut down (its reason).
+    ServerGone(String),
+}
+
+/// What a run did.
+#[derive(Debug)]
+pub struct RunReport {
+    /// The aggregate of the cycle records.
+    pub summary: Summary,
+    /// Every record, when [`StatsOptions::keep_records`].
+    pub records: Vec<CycleRecord>,
+    /// Why the run ended.
+    pub end: EndReason,
+    /// JACK's xrun count (jack backend); cycles that started more than one period late and
+    /// were rescheduled (clocked backend).
+    pub xruns: u64,
+    /// The sample rate, Hz.
+    pub sample_rate: u32,
+    /// Frames per cycle (the last one used).
+    pub block: usize,
+    /// Buffer-size changes handled while running (jack backend).
+    pub buffer_changes: u32,
+    /// Cycles output as silence while a plan for a new buffer size was being compiled.
+    pub silent_cycles: u64,
+    /// Frames the server's clock advanced from the start of the first cycle this client ran
+    /// to the end of the last one (jack backend; `None` for the clocked backend, whose clock
+    /// is the run's own). Divided by the block, it is the number of cycles the server ran
+    /// while the client was active: more than the cycles run means the server skipped it.
+    pub server_frames: Option<u64>,
+    /// Things to say once (pinning or priority refused, ...).
+    pub warnings: Vec<String>,
+    /// Processors that panicked (their outputs were silenced).
+    pub panics: Vec<TaskPanic>,
+    /// The CSV could not be written (the reason); the summary is still valid.
+    pub csv_error: Option<String>,
+}
+
+impl RunReport {
+    /// Cycles the client ran: measured, dropped from the statistics, or output as silence
+    /// while a plan for a new buffer size was compiled.
+    pub fn cycles_run(&self) -> u64 {
+        self.summary.cycles + self.summary.dropped + self.silent_cycles
+    }
+
+    /// Cycles of the server's clock while the client was active ([`RunReport::server_frames`]
+    /// over the block), when that count is exact: jack backend, no buffer-size change.
+    pub fn server_cycles(&self) -> Option<u64> {
+        match self.server_frames {
+            Some(f) if self.buffer_changes == 0 && self.block > 0 => Some(f / self.block as u64),
+            _ => None,
+        }
+    }
+}
+
+/// Why a run could not start or go on.
+#[derive(Debug, Error)]
+pub enum RunError {
+    /// The graph could not be compiled, or its executor built.
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    /// No JACK server is running.
+    #[error("no JACK server is running; start one with `jackd -d dummy -r 48000 -p 256 &` (or your sound card's driver) or use --backend clocked")]
+    NoServer,
+    /// The JACK library is missing.
+    #[error("the JACK library (libjack) cannot be loaded: {0}; install libjack-jackd2-0 or use --backend clocked")]
+    NoLibrary(String),
+    /// A JACK call failed.
+    #[error("JACK: {0}")]
+    Jack(String),
+    /// Bad options.
+    #[error("{0}")]
+    Options(String),
+    /// A file or thread could not be created.
+    #[error("{what}: {source}")]
+    Io {
+        /// What failed.
+        what: String,
+        /// The reason.
+        #[source]
+        source: std::io::Error,
+    },
+}

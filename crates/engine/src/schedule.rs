@@ -1,0 +1,91 @@
+//! Static schedules for the static executor: the node costs (declared, measured now, or read
+//! from a file), a schedule of the plan's unit graph from `fugue-sched`, and the adapter from
+//! that schedule to the executor's per-thread unit lists.
+
+use fugue_exec::Plan;
+use fugue_graph::TaskGraph;
+
+use crate::calibrate::calibrate;
+use crate::choice::{BuildError, Costs, ExecutorChoice};
+
+/// A static schedule of `plan` (compiled from `graph`) on `threads` threads as `choice`
+/// asks: the per-thread unit lists and the schedule's makespan in cost units.
+pub(crate) fn static_lists(
+    graph: &TaskGraph,
+    plan: &Plan,
+    choice: &ExecutorChoice,
+    threads: usize,
+) -> Result<(Vec<Vec<u32>>, f64), BuildError> {
+    let mut g = graph.clone();
+    match &choice.costs {
+        Costs::Declared => {}
+        Costs::Measured => {
+            let c = calibrate(graph, plan.sample_rate(), plan.block(), 200)?;
+            g.set_costs(&c.iter().map(|x| x.wcet_us).collect::<Vec<_>>());
+        }
+        Costs::File(path) => {
+            let text = std::fs::read_to_string(path).map_err(|source| BuildError::CostsIo {
+                path: path.clone(),
+                source,
+            })?;
+            let c = fugue_sched::parse_costs(&text, &path.display().to_string(), &g)?;
+            g.set_costs(&c);
+        }
+    }
+    // The schedulers see the unit graph: chains are one task each, at the sum of their
+    // costs (they run back to back on one thread whatever the schedule says).
+    let ug = plan.unit_graph(&g, &g.costs());
+    let out = fugue_sched::run(
+        &ug,
+        choice.algorithm,
+        &fugue_sched::Options {
+            processors: threads,
+            seed: choice.seed,
+            time_limit: choice.time_limit,
+        },
+    )?;
+    let mut lists = lists_from_unit_schedule(&out.schedule, plan);
+    lists.resize(threads, Vec::new());
+    Ok((lists, out.schedule.makespan()))
+}
+
+/// Per-thread unit lists of `plan` from a static schedule of its unit graph
+/// ([`Plan::unit_graph`]: schedule task `u` is unit `u`).
+///
+/// Processor `p` of the schedule becomes thread `p` (thread 0 is the caller). Each list is in
+/// start-time order. A unit the schedule duplicates (CPFD) is kept once: on the processor
+/// whose copy finishes first (ties: the lower processor); its other copies are dropped.
+/// Because every copy starts after its predecessors' earliest copies finish, the lists stay
+/// free of deadlock; the static executor checks it anyway. Schedule tasks that are not
+/// units of `plan` are ignored.
+pub fn lists_from_unit_schedule(schedule: &fugue_sched::Schedule, plan: &Plan) -> Vec<Vec<u32>> {
+    let n = plan.n_units();
+    let unit = |u: usize| (u < n).then_some(u);
+    let mut best: Vec<Option<(f64, usize)>> = vec![None; n];
+    for (p, slots) in schedule.processors.iter().enumerate() {
+        for s in slots {
+            let Some(t) = unit(s.task) else { continue };
+            if best[t].is_none_or(|(f, _)| s.finish < f) {
+                best[t] = Some((s.finish, p));
+            }
+        }
+    }
+    let mut lists: Vec<Vec<(f64, u32)>> = vec![Vec::new(); schedule.processors.len().max(1)];
+    for (p, slots) in schedule.processors.iter().enumerate() {
+        for s in slots {
+            let Some(t) = unit(s.task) else { continue };
+            if best[t].is_some_and(|(f, q)| q == p && f == s.finish) {
+                lists[p].push((s.start, t as u32));
+                best[t] = Some((f64::NEG_INFINITY, usize::MAX)); // taken: later equal copies skip
+            }
+        }
+    }
+    lists
+        .into_iter()
+        .map(|mut l| {
+            // Start-time order; ties by unit index, which is a topological order.
+            l.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            l.into_iter().map(|(_, t)| t).collect()
+        })
+        .collect()
+}

@@ -1,0 +1,684 @@
+//! The compiler: a [`TaskGraph`] becomes a [`Plan`] through a chain of typed passes, each
+//! taking the previous pass's result by value:
+//!
+//! ```text
+//! Prepared::new        options checked, wide sums split into groups, topological order
+//!   .resolve_rates     each node's rate and block (resamplers), its control-side node
+//!   .lay_out_buffers   one buffer per output port, engine channels, scratch sums, silence
+//!   .build_tasks       tasks, successors, counts, levels, processors; units (chains merged)
+//! ```
+//!
+//! Control thread only: every pass allocates.
+
+use fugue_dsp::{DspNode, Io, NodeContext, NodeError, Ratio, Registry};
+use fugue_graph::{EdgeId, NodeId, TaskGraph};
+use thiserror::Error;
+
+use super::arena::{Buf, Layout};
+use super::regroup::{self, Regrouped};
+use super::task::TaskCell;
+use super::units::{by_level, Units, SPLIT_MIN_FRAMES, SPLIT_MIN_INPUTS, SPLIT_PARTS};
+use super::{next_layout_id, InPort, Plan, TaskInfo};
+
+/// What [`Plan::compile`] needs besides the graph.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompileOptions {
+    /// The engine's sample rate in Hz.
+    pub sample_rate: f64,
+    /// Frames per cycle at the engine's rate.
+    pub block: usize,
+    /// Turn nodes of unknown kind into silent placeholders instead of failing.
+    pub placeholder: bool,
+    /// Merge chains of tasks into units (see [`Plan`], "Units"); `false` makes one unit per
+    /// task, for executors that must see the graph node by node.
+    pub merge_chains: bool,
+}
+
+impl Default for CompileOptions {
+    /// 48 kHz, 512 frames, no placeholders, chains merged.
+    fn default() -> Self {
+        CompileOptions {
+            sample_rate: 48_000.0,
+            block: 512,
+            placeholder: false,
+            merge_chains: true,
+        }
+    }
+}
+
+/// Why a graph could not be compiled.
+#[derive(Clone, Debug, Error, PartialEq)]
+pub enum CompileError {
+    /// A node could not be built (unknown kind, bad attribute, bad ports).
+    #[error(transparent)]
+    Node(#[from] NodeError),
+    /// The inputs of a node arrive at different sample rates.
+    #[error("node `{node}` receives inputs at different rates ({rates}); all inputs of a node must come at one rate (add or move resamplers)")]
+    MixedRates {
+        /// The node.
+        node: String,
+        /// The rates seen, in Hz, comma-separated.
+        rates: String,
+    },
+    /// A node's block size would not be a whole number of frames.
+    #[error("node `{node}`: its block of {block} frames times its rate ratio {ratio} is not a whole number of frames; choose another buffer size")]
+    BlockNotWhole {
+        /// The node.
+        node: String,
+        /// Its input block.
+        block: usize,
+        /// Its rate ratio.
+        ratio: String,
+    },
+    /// A kind reported fewer output buffers than the graph uses.
+    #[error("node `{node}` ({kind}) has {has} output(s) but the graph uses {used}")]
+    PortMismatch {
+        /// The node.
+        node: String,
+        /// Its kind.
+        kind: String,
+        /// Outputs the processor writes.
+        has: usize,
+        /// Output ports the graph uses.
+        used: usize,
+    },
+    /// Bad options.
+    #[error("invalid options: {0}")]
+    Options(String),
+}
+
+impl CompileOptions {
+    /// Checks the rate and block size.
+    fn check(&self) -> Result<(), CompileError> {
+        if !(self.sample_rate.is_finite() && self.sample_rate >= 1.0) {
+            return Err(CompileError::Options(format!(
+                "the sample rate must be at least 1 Hz, not {}",
+                self.sample_rate
+            )));
+        }
+        if self.block == 0 || self.block > 1 << 20 {
+            return Err(CompileError::Options(format!(
+                "the block must be 1 to 1048576 frames, not {}",
+                self.block
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl Plan {
+    /// Compiles `graph`: builds every node through `registry`, computes rates and block sizes
+    /// downstream of resamplers, lays out buffers, instantiates the processors and groups the
+    /// tasks into units.
+    pub fn compile(
+        graph: &TaskGraph,
+        registry: &Registry,
+        options: &CompileOptions,
+    ) -> Result<Plan, CompileError> {
+        Ok(Prepared::new(graph, registry, options)?
+            .resolve_rates(registry, options)?
+            .lay_out_buffers(options)
+            .build_tasks(options))
+    }
+}
+
+/// Pass 1: the graph to compile, with wide sums split into trees of groups (same samples;
+/// see `regroup`), in topological order.
+struct Prepared<'g> {
+    /// The graph as given.
+    given: &'g TaskGraph,
+    /// The graph with sums split, when any was.
+    regrouped: Option<Regrouped>,
+    /// The compiled graph's nodes in topological order: task `t` is node `order[t]`.
+    order: Vec<NodeId>,
+    /// The inverse of `order`.
+    task_of_node: Vec<u32>,
+}
+
+impl<'g> Prepared<'g> {
+    fn new(
+        given: &'g TaskGraph,
+        registry: &Registry,
+        options: &CompileOptions,
+    ) -> Result<Self, CompileError> {
+        options.check()?;
+        let regrouped = regroup::regroup(given, registry, options);
+        let graph = regrouped.as_ref().map_or(given, |r| &r.graph);
+        let order: Vec<NodeId> = graph.topo_order().to_vec();
+        let mut task_of_node = vec![0u32; graph.len()];
+        for (t, &v) in order.iter().enumerate() {
+            task_of_node[v] = t as u32;
+        }
+        Ok(Prepared {
+            given,
+            regrouped,
+            order,
+            task_of_node,
+        })
+    }
+
+    /// The graph compiled (the given one, or the one with sums split).
+    fn graph(&self) -> &TaskGraph {
+        self.regrouped.as_ref().map_or(self.given, |r| &r.graph)
+    }
+
+    /// The given graph's node that compiled node `v` computes (a group: its sum's node).
+    fn origin(&self, v: NodeId) -> NodeId {
+        self.regrouped.as_ref().map_or(v, |r| r.origin[v])
+    }
+
+    /// Node `v`'s share of its origin's cost.
+    fn share(&self, v: NodeId) -> f64 {
+        self.regrouped.as_ref().map_or(1.0, |r| r.share[v])
+    }
+
+    /// The given graph's edge whose communication cost compiled edge `i` carries.
+    fn edge_origin(&self, i: usize) -> Option<EdgeId> {
+        self.regrouped
+            .as_ref()
+            .map_or(Some(i), |r| r.edge_origin[i])
+    }
+
+    /// Pass 2: each node's rate and block size, in topological order, and its control-side
+    /// node built through `registry`.
+    fn resolve_rates(
+        self,
+        registry: &Registry,
+        options: &CompileOptions,
+    ) -> Result<Rated<'g>, CompileError> {
+        let graph = self.graph();
+        let order = &self.order;
+        let user_nodes = self.given.len();
+        let n = graph.len();
+        let mut out_rate = vec![Ratio::ONE; n];
+        let mut out_block = vec![0usize; n];
+        let mut node_rate = vec![Ratio::ONE; n];
+        let mut node_block = vec![0usize; n];
+        let mut dsp: Vec<Option<Box<dyn DspNode>>> = (0..n).map(|_| None).collect();
+        let mut placeholders = Vec::new();
+        for &v in order {
+            let node = graph.node(v);
+            let mut rate: Option<Ratio> = None;
+            for &e in graph.in_edges(v) {
+                let r = out_rate[graph.edges()[e].src];
+                match rate {
+                    None => rate = Some(r),
+                    Some(r0) if r0 != r => {
+                        let mut seen: Vec<Ratio> = graph
+                            .in_edges(v)
+                            .iter()
+                            .map(|&e| out_rate[graph.edges()[e].src])
+                            .collect();
+                        seen.dedup();
+                        seen.sort_by(|a, b| a.as_f64().total_cmp(&b.as_f64()));
+                        seen.dedup();
+                        let rates: Vec<String> = seen
+                            .iter()
+                            .map(|r| format!("{} Hz", r.as_f64() * options.sample_rate))
+                            .collect();
+                        return Err(CompileError::MixedRates {
+                            node: node.name.clone(),
+                            rates: rates.join(", "),
+                        });
+                    }
+                    Some(_) => {}
+                }
+            }
+            let rate = rate.unwrap_or(Ratio::ONE);
+            let block = rate
+                .scale(options.block)
+                .ok_or_else(|| CompileError::BlockNotWhole {
+                    node: node.name.clone(),
+                    block: options.block,
+                    ratio: rate.to_string(),
+                })?;
+            let ctx = NodeContext {
+                node,
+                inputs: graph.inputs(v),
+                outputs: graph.outputs(v),
+                in_edges: graph.in_edges(v).len(),
+                sample_rate: options.sample_rate * rate.as_f64(),
+                block,
+                rate,
+                engine_rate: options.sample_rate,
+                engine_block: options.block,
+            };
+            let (d, is_placeholder) = if v >= user_nodes {
+                // A group of a split sum (not a kind of the registry).
+                (regroup::group_node(&node.kind, ctx.inputs), false)
+            } else {
+                registry.build(&ctx, options.placeholder)?
+            };
+            if is_placeholder {
+                placeholders.push(node.name.clone());
+            }
+            let ratio = d.rate_ratio();
+            let orate = rate
+                .checked_mul(ratio)
+                .ok_or_else(|| CompileError::BlockNotWhole {
+                    node: node.name.clone(),
+                    block,
+                    ratio: ratio.to_string(),
+                })?;
+            out_block[v] = ratio
+                .scale(block)
+                .ok_or_else(|| CompileError::BlockNotWhole {
+                    node: node.name.clone(),
+                    block,
+                    ratio: ratio.to_string(),
+                })?;
+            let used = graph.outputs(v);
+            let has = match d.io() {
+                Io::Sink { .. } => 0,
+                _ => d.outputs(),
+            };
+            if has < used {
+                return Err(CompileError::PortMismatch {
+                    node: node.name.clone(),
+                    kind: node.kind.clone(),
+                    has,
+                    used,
+                });
+            }
+            out_rate[v] = orate;
+            node_rate[v] = rate;
+            node_block[v] = block;
+            dsp[v] = Some(d);
+        }
+
+        Ok(Rated {
+            prepared: self,
+            out_block,
+            node_rate,
+            node_block,
+            dsp,
+            placeholders,
+        })
+    }
+}
+
+/// The result of [`Prepared::resolve_rates`].
+struct Rated<'g> {
+    prepared: Prepared<'g>,
+    /// Per node: the block of its outputs.
+    out_block: Vec<usize>,
+    /// Per node: its own (input) rate and block.
+    node_rate: Vec<Ratio>,
+    node_block: Vec<usize>,
+    /// Per node: its control-side node, until `build_tasks` takes it.
+    dsp: Vec<Option<Box<dyn DspNode>>>,
+    /// Nodes of unknown kind built as silent placeholders.
+    placeholders: Vec<String>,
+}
+
+impl<'g> Rated<'g> {
+    /// Pass 3: buffers for output ports, engine channels, scratch sums and silence, and each
+    /// input port resolved to the buffer it reads.
+    fn lay_out_buffers(self, options: &CompileOptions) -> Laid<'g> {
+        let graph = self.prepared.graph();
+        let order = &self.prepared.order;
+        let (dsp, node_block, out_block) = (&self.dsp, &self.node_block, &self.out_block);
+        let n = graph.len();
+        let mut layout = Layout::default();
+        let max_block = node_block
+            .iter()
+            .chain(out_block)
+            .copied()
+            .chain([options.block])
+            .max()
+            .unwrap_or(1);
+        let silence = layout.alloc(max_block);
+        let mut out_bufs = Vec::new();
+        let mut out_range = vec![(0u32, 0u32); n];
+        let mut inputs = Vec::new();
+        let mut outputs = Vec::new();
+        // Engine channels follow sources / sinks in file (declaration) order, then port order.
+        let mut chan_in = vec![(0u32, 0u32); n];
+        let mut chan_out = vec![(0u32, 0u32); n];
+        for v in 0..n {
+            let d = dsp[v].as_ref().expect("built above");
+            match d.io() {
+                Io::Source { channels } => {
+                    chan_in[v] = (inputs.len() as u32, channels as u32);
+                    for _ in 0..channels {
+                        inputs.push(layout.alloc(options.block));
+                    }
+                }
+                Io::Sink { channels } => {
+                    chan_out[v] = (outputs.len() as u32, channels as u32);
+                    for _ in 0..channels {
+                        outputs.push(layout.alloc(options.block));
+                    }
+                }
+                Io::None => {}
+            }
+        }
+        // Each node's scratch sums, then its output ports, in a depth-first topological order
+        // (`layout_order`): the buffers of a chain or a subtree, which one thread usually runs,
+        // are neighbours in memory. In the level order of the tasks, the buffers of the two
+        // halves of a diamond alternate level by level, and a core's prefetcher, streaming
+        // through the end of its own buffer, takes the first lines of the next one, written by
+        // the other core (a timeline of `ws` on `losange156.ag` at 512 frames: the first unit
+        // of each level of each half ran 100-350 ns longer than in `seq`).
+        let mut port_buf: Vec<Vec<Buf>> = vec![Vec::new(); n]; // graph output ports
+        let mut scratch: Vec<Vec<Option<Buf>>> = vec![Vec::new(); n]; // per input port
+        for v in layout_order(graph) {
+            let d = dsp[v].as_ref().expect("built above");
+            if !matches!(d.io(), Io::Source { .. }) {
+                // A port fed by several edges gets a scratch buffer for their sum.
+                let mut edges_into = vec![0usize; d.inputs()];
+                for &e in graph.in_edges(v) {
+                    edges_into[graph.edges()[e].dst_port] += 1;
+                }
+                scratch[v] = edges_into
+                    .iter()
+                    .map(|&k| (k > 1).then(|| layout.alloc(node_block[v])))
+                    .collect();
+            }
+            if !matches!(d.io(), Io::Sink { .. }) {
+                port_buf[v] = (0..d.outputs())
+                    .map(|_| layout.alloc(out_block[v]))
+                    .collect();
+            }
+        }
+        for &v in order {
+            let d = dsp[v].as_ref().expect("built above");
+            let start = out_bufs.len() as u32;
+            match d.io() {
+                Io::Sink { .. } => {
+                    let (s, c) = chan_out[v];
+                    out_bufs.extend_from_slice(&outputs[s as usize..(s + c) as usize]);
+                }
+                _ => out_bufs.extend_from_slice(&port_buf[v]),
+            }
+            out_range[v] = (start, out_bufs.len() as u32 - start);
+        }
+        let mut in_ports = Vec::new();
+        let mut sum_srcs = Vec::new();
+        let mut in_range = vec![(0u32, 0u32); n];
+        for &v in order {
+            let d = dsp[v].as_ref().expect("built above");
+            let start = in_ports.len() as u32;
+            let block = node_block[v];
+            match d.io() {
+                Io::Source { .. } => {
+                    let (s, c) = chan_in[v];
+                    for &b in &inputs[s as usize..(s + c) as usize] {
+                        in_ports.push(InPort {
+                            buf: b,
+                            first: 0,
+                            n_srcs: 1,
+                        });
+                    }
+                }
+                _ => {
+                    // One entry per input port (laid out above).
+                    for (p, scratch) in scratch[v].iter().enumerate() {
+                        let feeding: Vec<Buf> = graph
+                            .in_edges(v)
+                            .iter()
+                            .map(|&e| &graph.edges()[e])
+                            .filter(|e| e.dst_port == p)
+                            .map(|e| port_buf[e.src][e.src_port])
+                            .collect();
+                        let port = match feeding.len() {
+                            0 => InPort {
+                                buf: Buf {
+                                    off: silence.off,
+                                    len: block as u32,
+                                },
+                                first: 0,
+                                n_srcs: 0,
+                            },
+                            1 => InPort {
+                                buf: feeding[0],
+                                first: 0,
+                                n_srcs: 1,
+                            },
+                            k => {
+                                let first = sum_srcs.len() as u32;
+                                sum_srcs.extend_from_slice(&feeding);
+                                InPort {
+                                    buf: scratch.expect("laid out above"),
+                                    first,
+                                    n_srcs: k as u32,
+                                }
+                            }
+                        };
+                        in_ports.push(port);
+                    }
+                }
+            }
+            in_range[v] = (start, in_ports.len() as u32 - start);
+        }
+
+        Laid {
+            rated: self,
+            layout,
+            out_bufs,
+            out_range,
+            inputs,
+            outputs,
+            in_ports,
+            sum_srcs,
+            in_range,
+        }
+    }
+}
+
+/// The result of [`Rated::lay_out_buffers`].
+struct Laid<'g> {
+    rated: Rated<'g>,
+    layout: Layout,
+    /// Every task's output buffers, by task's node in topological order.
+    out_bufs: Vec<Buf>,
+    /// Per node: its range of `out_bufs`.
+    out_range: Vec<(u32, u32)>,
+    /// Engine input and output channels.
+    inputs: Vec<Buf>,
+    outputs: Vec<Buf>,
+    /// Every task's input ports, and the sources of the ports that sum several.
+    in_ports: Vec<InPort>,
+    sum_srcs: Vec<Buf>,
+    /// Per node: its range of `in_ports`.
+    in_range: Vec<(u32, u32)>,
+}
+
+impl Laid<'_> {
+    /// Pass 4: the tasks (successors, activation counts, levels, processors, parts of tasks
+    /// split by frames), grouped into units, and the plan.
+    fn build_tasks(self, options: &CompileOptions) -> Plan {
+        let Laid {
+            rated,
+            layout,
+            out_bufs,
+            out_range,
+            inputs,
+            outputs,
+            in_ports,
+            sum_srcs,
+            in_range,
+        } = self;
+        let Rated {
+            prepared,
+            node_rate,
+            node_block,
+            mut dsp,
+            placeholders,
+            ..
+        } = rated;
+        let graph = prepared.graph();
+        let order = &prepared.order;
+        let task_of_node = &prepared.task_of_node;
+        let n = graph.len();
+        let mut succ = Vec::new();
+        let mut tasks = Vec::with_capacity(n);
+        let mut cells = Vec::with_capacity(n);
+        // Cells of parts 1.. of split tasks, after the tasks' own, and their tasks.
+        let mut extra_cells = Vec::new();
+        let mut cell_task: Vec<u32> = (0..n as u32).collect();
+        let mut level = vec![0u32; n];
+        for (t, &v) in order.iter().enumerate() {
+            let node = graph.node(v);
+            let lv = graph
+                .preds(v)
+                .iter()
+                .map(|&(p, _)| level[task_of_node[p] as usize] + 1)
+                .max()
+                .unwrap_or(0);
+            level[t] = lv;
+            let s0 = succ.len() as u32;
+            let mut ss: Vec<u32> = graph
+                .succs(v)
+                .iter()
+                .map(|&(s, _)| task_of_node[s])
+                .collect();
+            ss.sort_unstable();
+            succ.extend_from_slice(&ss);
+            let d = dsp[v].take().expect("built above");
+            let (ins, outs) = (in_range[v], out_range[v]);
+            let split = d.frame_parallel()
+            && d.io() == Io::None
+            && d.rate_ratio() == Ratio::ONE
+            && node_block[v] >= SPLIT_MIN_FRAMES
+            && graph.in_edges(v).len() >= SPLIT_MIN_INPUTS
+            // A sum split into groups (the node and its groups share its cost) is not
+            // split by frames as well.
+            && prepared.share(v) == 1.0;
+            let parts = if split { SPLIT_PARTS } else { 1 };
+            let part_cells = n + extra_cells.len();
+            for _ in 1..parts {
+                extra_cells.push(TaskCell::new(d.processor(), ins.1, outs.1));
+                cell_task.push(t as u32);
+            }
+            tasks.push(TaskInfo {
+                node: prepared.origin(v),
+                name: node.name.clone(),
+                kind: node.kind.clone(),
+                cost: graph.node(prepared.origin(v)).cost * prepared.share(v),
+                share: prepared.share(v),
+                succ: (s0, ss.len() as u32),
+                initial: graph.preds(v).len() as u32,
+                level: lv,
+                ins,
+                outs,
+                sample_rate: options.sample_rate * node_rate[v].as_f64(),
+                block: node_block[v],
+                parts: parts as u32,
+                part_cells: part_cells as u32,
+            });
+            cells.push(TaskCell::new(d.processor(), ins.1, outs.1));
+        }
+        cells.extend(extra_cells);
+        let (level_order, level_starts) = by_level(&level);
+        let sources = (0..n as u32)
+            .filter(|&t| tasks[t as usize].initial == 0)
+            .collect();
+        let sinks = (0..n as u32)
+            .filter(|&t| tasks[t as usize].succ.1 == 0)
+            .collect();
+        let units = Units::new(&tasks, &succ, options.merge_chains);
+        let task_edges = graph
+            .edges()
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let orig = prepared.edge_origin(i);
+                (task_of_node[e.src], task_of_node[e.dst], orig)
+            })
+            .collect();
+        Plan {
+            units,
+            layout_id: next_layout_id(),
+            tasks,
+            cells: cells.into_boxed_slice(),
+            cell_task,
+            succ,
+            in_ports,
+            sum_srcs,
+            out_bufs,
+            arena: layout.finish(),
+            inputs,
+            outputs,
+            sources,
+            sinks,
+            level_order,
+            level_starts,
+            task_edges,
+            task_of_node: task_of_node.clone(),
+            sample_rate: options.sample_rate,
+            block: options.block,
+            placeholders,
+        }
+    }
+}
+
+/// The nodes of `graph` in a depth-first topological order: Kahn's algorithm with a stack
+/// (the sources in declaration order, then each node's successors as they become ready, the
+/// first successor first), so that a chain, or each branch of a fan-out with what hangs
+/// below it, comes out in one piece.
+fn layout_order(graph: &TaskGraph) -> Vec<NodeId> {
+    let n = graph.len();
+    let mut waiting: Vec<usize> = (0..n).map(|v| graph.preds(v).len()).collect();
+    let mut stack: Vec<NodeId> = graph.sources();
+    stack.reverse();
+    let mut order = Vec::with_capacity(n);
+    while let Some(v) = stack.pop() {
+        order.push(v);
+        let mark = stack.len();
+        for &(s, _) in graph.succs(v) {
+            waiting[s] -= 1;
+            if waiting[s] == 0 {
+                stack.push(s);
+            }
+        }
+        stack[mark..].reverse();
+    }
+    debug_assert_eq!(order.len(), n, "the graph is acyclic");
+    order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::layout_order;
+
+    /// The buffers of the two halves of a diamond are laid out one half after the other: the
+    /// order is topological, and every node below the first branch only (the first half of
+    /// the split tree and the merges that take only its data) comes before any node below the
+    /// second branch only.
+    #[test]
+    fn the_layout_order_is_depth_first_and_topological() {
+        let g = fugue_graph::gen::diamond(4);
+        let order = layout_order(&g);
+        let mut pos = vec![usize::MAX; g.len()];
+        for (i, &v) in order.iter().enumerate() {
+            assert_eq!(pos[v], usize::MAX, "node {v} listed twice");
+            pos[v] = i;
+        }
+        for v in 0..g.len() {
+            for &(s, _) in g.succs(v) {
+                assert!(pos[v] < pos[s], "{v} -> {s} out of order");
+            }
+        }
+        // Descendants of each of the first split's two branches.
+        let below = |root: usize| {
+            let mut seen = vec![false; g.len()];
+            let mut stack = vec![root];
+            while let Some(v) = stack.pop() {
+                if !std::mem::replace(&mut seen[v], true) {
+                    stack.extend(g.succs(v).iter().map(|&(s, _)| s));
+                }
+            }
+            seen
+        };
+        let split = g.find("mi2").unwrap();
+        let (a, b) = (g.succs(split)[0].0, g.succs(split)[1].0);
+        let (da, db) = (below(a), below(b));
+        let only_a: Vec<usize> = (0..g.len()).filter(|&v| da[v] && !db[v]).collect();
+        let only_b: Vec<usize> = (0..g.len()).filter(|&v| db[v] && !da[v]).collect();
+        assert!(only_a.len() > 10 && only_a.len() == only_b.len());
+        let last_a = only_a.iter().map(|&v| pos[v]).max().unwrap();
+        let first_b = only_b.iter().map(|&v| pos[v]).min().unwrap();
+        assert!(last_a < first_b, "the halves interleave: {order:?}");
+    }
+}

@@ -1,0 +1,327 @@
+//! The per-task runtime: what a task mutates while it runs (its cell: processor, slice lists,
+//! panic flag) and the functions the executors call on the audio path ([`Plan::run_task`],
+//! [`Plan::run_unit`], [`Plan::run_all_tasks`]), which never allocate, lock or block.
+
+use std::cell::UnsafeCell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use arrayvec::ArrayVec;
+use fugue_dsp::Processor;
+
+use super::units::part_frames;
+use super::Plan;
+
+/// A processor's panic, reported once by [`Plan::take_panics`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskPanic {
+    /// The task.
+    pub task: usize,
+    /// The node's name.
+    pub node: String,
+    /// The panic message.
+    pub message: String,
+}
+
+/// What one task mutates while it runs, on its own cache lines (a 128-byte boundary: the
+/// adjacent-line prefetcher moves lines in pairs).
+#[repr(align(128))]
+pub(super) struct TaskCell {
+    processor: UnsafeCell<Box<dyn Processor>>,
+    /// Input slices for `process` of a task with more than [`STACK_PORTS`] input or output
+    /// ports, filled and cleared within one `run_task` call: capacity
+    /// reserved at compile time, so pushes never allocate. The `'static` lifetime is never
+    /// relied on: the slices point into the plan's arena and are cleared before `run_task`
+    /// returns.
+    ins: UnsafeCell<Vec<&'static [f32]>>,
+    /// Output slices, the same way.
+    outs: UnsafeCell<Vec<&'static mut [f32]>>,
+    /// Set when the processor panicked (and stays set).
+    panicked: AtomicBool,
+    /// The first panic message, until [`Plan::take_panics`] takes it.
+    message: UnsafeCell<Option<String>>,
+}
+
+impl TaskCell {
+    /// A cell for `processor`, with room for `ins` input and `outs` output slices (none when
+    /// both fit in [`STACK_PORTS`]: the lists are then gathered on the stack).
+    pub(super) fn new(processor: Box<dyn Processor>, ins: u32, outs: u32) -> Self {
+        let on_stack = lists_on_stack(ins, outs);
+        let cap = |n: u32| {
+            if on_stack {
+                0
+            } else {
+                scratch_capacity(n as usize)
+            }
+        };
+        TaskCell {
+            processor: UnsafeCell::new(processor),
+            ins: UnsafeCell::new(Vec::with_capacity(cap(ins))),
+            outs: UnsafeCell::new(Vec::with_capacity(cap(outs))),
+            panicked: AtomicBool::new(false),
+            message: UnsafeCell::new(None),
+        }
+    }
+}
+
+/// Tasks with at most this many input ports and at most this many output ports gather their
+/// slice lists on the running thread's stack; the others in their cell's vectors.
+const STACK_PORTS: usize = 16;
+
+/// Whether a task with `ins` input and `outs` output ports gathers its slice lists on the
+/// stack ([`STACK_PORTS`]).
+fn lists_on_stack(ins: u32, outs: u32) -> bool {
+    ins as usize <= STACK_PORTS && outs as usize <= STACK_PORTS
+}
+
+/// Capacity of a task's `ins`/`outs` slice list for `n` slices. `run_task` writes the first
+/// `n` entries at every run; lists of tasks run by different threads should not share a cache
+/// line, or every run would move that line between the cores. The lists are small heap blocks
+/// that the allocator places one after the other, so each gets at least 128 bytes (8 entries)
+/// of unused room after its last entry: the written part of the next block starts past a
+/// 128-byte boundary (the adjacent-line prefetcher's pair).
+fn scratch_capacity(n: usize) -> usize {
+    n.next_multiple_of(8) + 8
+}
+
+impl Plan {
+    /// Runs task `i` for the current cycle: sums its multi-edge inputs, then calls its
+    /// processor. A processor that panics has its outputs silenced for the cycle; the task is
+    /// flagged ([`Plan::panicked`]) and its first message kept for [`Plan::take_panics`].
+    /// Never allocates, locks or blocks (unless the processor panics).
+    ///
+    /// # Safety
+    /// 1. Every predecessor of `i` has completed in this cycle, and its writes happen-before
+    ///    this call (same thread, or a Release/Acquire pair in the executor).
+    /// 2. No other thread runs task `i`, or any of its successors, concurrently with this call.
+    /// 3. No reference obtained from this plan ([`Plan::output`]) is alive: the executor holds
+    ///    the plan through the `&mut Plan` of [`Executor::run_cycle`](crate::Executor).
+    ///
+    /// `i < self.len()`; otherwise this panics.
+    #[inline]
+    pub unsafe fn run_task(&self, i: usize) {
+        // SAFETY: the caller's contract, for the whole task and its own cell.
+        unsafe { self.run_frames(i, i, None) }
+    }
+
+    /// Runs task `i` on frames `frames` of every buffer (all of them when `None`) with the
+    /// processor and scratch lists of cell `c` (the task's own, or one of its parts').
+    ///
+    /// # Safety
+    /// As [`Plan::run_task`], where "no other thread runs task `i`" becomes: no other thread
+    /// uses cell `c`, and threads running other parts of `i` at the same time touch other
+    /// frames (parts of a split task, which is frame-parallel: its outputs have its block
+    /// length and each part reads and writes only its own frames).
+    // Always inlined: at `run_task`'s call `frames` is a constant `None` and the range
+    // arithmetic folds away (the whole-task path is the hot one).
+    #[inline(always)]
+    unsafe fn run_frames(&self, i: usize, c: usize, frames: Option<(usize, usize)>) {
+        let t = &self.tasks[i];
+        if lists_on_stack(t.ins.1, t.outs.1) {
+            // The slice lists on this thread's stack: the cell is only read, so its cache
+            // line stays shared by every core that runs the task (a task that moves between
+            // cores from one cycle to the next does not drag the line with it).
+            let mut ins = ArrayVec::<&[f32], STACK_PORTS>::new();
+            let mut outs = ArrayVec::<&mut [f32], STACK_PORTS>::new();
+            // SAFETY: the caller's contract.
+            unsafe { self.gather(i, frames, |s| ins.push(s), |s| outs.push(s)) };
+            self.process(c, &ins, &mut outs);
+        } else {
+            let cell = &self.cells[c];
+            // SAFETY: [2] only this thread uses cell `c` now, so only it touches its vectors.
+            let (ins, outs) = unsafe { (&mut *cell.ins.get(), &mut *cell.outs.get()) };
+            // SAFETY: the caller's contract.
+            unsafe { self.gather(i, frames, |s| ins.push(s), |s| outs.push(s)) };
+            self.process(c, ins, outs);
+            ins.clear();
+            outs.clear();
+        }
+    }
+
+    /// Sums the multi-edge inputs of task `i` (on `frames`), then hands each input slice to
+    /// `input` and each output slice to `output`, in port order.
+    ///
+    /// # Safety
+    /// As [`Plan::run_frames`]; the slices must be dropped before the call's contract ends.
+    #[inline(always)]
+    unsafe fn gather<'a>(
+        &self,
+        i: usize,
+        frames: Option<(usize, usize)>,
+        mut input: impl FnMut(&'a [f32]),
+        mut output: impl FnMut(&'a mut [f32]),
+    ) {
+        let t = &self.tasks[i];
+        let range = |len: usize| match frames {
+            Some((a, b)) => a.min(len)..b.min(len),
+            None => 0..len,
+        };
+        let ports = &self.in_ports[t.ins.0 as usize..(t.ins.0 + t.ins.1) as usize];
+        for port in ports {
+            if port.n_srcs >= 2 {
+                let srcs = &self.sum_srcs[port.first as usize..(port.first + port.n_srcs) as usize];
+                // SAFETY: the scratch buffer belongs to this port of task `i` alone, and these
+                // frames of it to this part [2]; the sources are outputs of predecessors,
+                // complete and visible [1], written by no one while their successor `i` runs
+                // [2]; no outside reference exists [3].
+                let dst = unsafe {
+                    self.arena
+                        .slice_mut_range(port.buf, range(port.buf.len as usize))
+                };
+                // SAFETY: as above: predecessors' buffers, finished and not written now.
+                let first = unsafe { self.arena.slice_range(srcs[0], range(srcs[0].len as usize)) };
+                dst.copy_from_slice(first);
+                for &s in &srcs[1..] {
+                    // SAFETY: as above.
+                    let src = unsafe { self.arena.slice_range(s, range(s.len as usize)) };
+                    for (d, x) in dst.iter_mut().zip(src) {
+                        *d += *x;
+                    }
+                }
+            }
+            // SAFETY: the buffer is a predecessor's output [1, 2], the silent buffer (never
+            // written), an engine input channel (written only under `&mut self`), or this
+            // port's scratch, whose mutable slice above has ended (its frames outside this
+            // part's are not read here: other parts may be writing them).
+            input(unsafe {
+                self.arena
+                    .slice_range(port.buf, range(port.buf.len as usize))
+            });
+        }
+        for &b in &self.out_bufs[t.outs.0 as usize..(t.outs.0 + t.outs.1) as usize] {
+            // SAFETY: output buffers of task `i` are written only by task `i`, and these frames
+            // only by this part [2], and read only by its successors, which do not run now [2];
+            // no outside reference [3].
+            output(unsafe { self.arena.slice_mut_range(b, range(b.len as usize)) });
+        }
+    }
+
+    /// Calls the processor of cell `c` on the gathered slices; a panic silences the outputs
+    /// and is recorded.
+    #[inline(always)]
+    fn process(&self, c: usize, ins: &[&[f32]], outs: &mut [&mut [f32]]) {
+        let cell = &self.cells[c];
+        // SAFETY: the processor of cell `c` is used only by the thread using the cell
+        // ([`Plan::run_frames`] 2).
+        let processor = unsafe { &mut *cell.processor.get() };
+        let result = catch_unwind(AssertUnwindSafe(|| processor.process(ins, outs)));
+        if let Err(payload) = result {
+            for o in outs.iter_mut() {
+                o.fill(0.0);
+            }
+            self.record_panic(c, payload);
+        }
+    }
+
+    #[cold]
+    fn record_panic(&self, c: usize, payload: Box<dyn std::any::Any + Send>) {
+        let cell = &self.cells[c];
+        // Relaxed: the flag is read by the control side under `&mut self` or as a hint; the
+        // message itself is handed over by the `&mut self` of `take_panics`.
+        if !cell.panicked.swap(true, Ordering::Relaxed) {
+            let msg = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic with no message".to_string());
+            // SAFETY: only the thread using cell `c` writes the message [run_frames 2].
+            unsafe { *cell.message.get() = Some(msg) };
+        }
+    }
+
+    /// Whether the processor of task `i` has panicked since compile or [`Plan::reset`].
+    pub fn panicked(&self, i: usize) -> bool {
+        let t = &self.tasks[i];
+        let parts = t.part_cells as usize..(t.part_cells + t.parts - 1) as usize;
+        self.cells[i].panicked.load(Ordering::Relaxed)
+            || self.cells[parts]
+                .iter()
+                .any(|c| c.panicked.load(Ordering::Relaxed))
+    }
+
+    /// The panics not reported yet (each task's first message, once).
+    pub fn take_panics(&mut self) -> Vec<TaskPanic> {
+        let mut v = Vec::new();
+        for (c, cell) in self.cells.iter_mut().enumerate() {
+            if let Some(message) = cell.message.get_mut().take() {
+                let i = self.cell_task[c] as usize;
+                if v.iter().any(|p: &TaskPanic| p.task == i) {
+                    // Another part of the same task: one report per task.
+                    continue;
+                }
+                v.push(TaskPanic {
+                    task: i,
+                    node: self.tasks[i].name.clone(),
+                    message,
+                });
+            }
+        }
+        v
+    }
+
+    /// Runs every task in order on the calling thread: the sequential executor's cycle, also
+    /// run by the parallel executors for a sequential plan ([`Plan::is_sequential`]). Never
+    /// inlined, so that every executor runs a sequential plan through this one copy of the
+    /// loop: with a copy inlined in each executor, `levels` ran `ligne100.ag` at 128 frames
+    /// 2 % slower than `seq` in most processes and 23 % slower in two benchmark invocations
+    /// of twelve (the other executors, with their own copies, not), on the same work.
+    ///
+    /// # Safety
+    /// No other thread runs a task of this plan during the call, and no reference from
+    /// [`Plan::output`] is alive (hold the plan by `&mut`).
+    #[inline(never)]
+    pub unsafe fn run_all_tasks(&self) {
+        for i in 0..self.len() {
+            // SAFETY: tasks are stored in topological order, so every predecessor of `i` ran
+            // earlier in this loop, on this thread (program order gives happens-before); no
+            // other thread runs tasks (the caller's contract).
+            unsafe { self.run_task(i) };
+        }
+    }
+
+    /// Runs unit `u`: its tasks, in order, on the calling thread.
+    ///
+    /// # Safety
+    /// As [`Plan::run_task`], for the unit: every predecessor unit has completed in this
+    /// cycle and its writes happen-before this call; no other thread runs `u` or any of its
+    /// successor units concurrently; no reference from [`Plan::output`] is alive.
+    #[inline]
+    pub unsafe fn run_unit(&self, u: usize) {
+        let ui = self.units.info[u];
+        if ui.parts > 1 {
+            let t = self.units.tasks[ui.tasks.0 as usize] as usize;
+            let task = &self.tasks[t];
+            let c = if ui.part == 0 {
+                t
+            } else {
+                (task.part_cells + ui.part - 1) as usize
+            };
+            let frames = part_frames(task.block, ui.part as usize, ui.parts as usize);
+            // SAFETY: the caller's contract for unit `u`: the task's predecessors (those of
+            // every part) are complete and visible; only this thread runs this part (its own
+            // cell); the other parts of the task use other cells and other frames of the
+            // task's buffers (the task is frame-parallel, see `compile`).
+            unsafe { self.run_frames(t, c, Some(frames)) };
+            return;
+        }
+        for &t in self.unit_tasks(u) {
+            // SAFETY: the predecessors of the first task are last tasks of predecessor units
+            // (complete, visible: the caller's contract); each later task's only predecessor
+            // is the task before it, run just before on this thread. Only this thread runs
+            // the unit's tasks; their successors are in this unit (run after, here) or in
+            // successor units (not running: the caller's contract).
+            unsafe { self.run_task(t as usize) };
+        }
+    }
+
+    /// Returns to the initial state: every processor reset, every buffer silent, panic flags
+    /// and messages cleared. The next cycles equal those of a freshly compiled plan.
+    pub fn reset(&mut self) {
+        self.arena.clear();
+        for cell in self.cells.iter_mut() {
+            cell.processor.get_mut().reset();
+            *cell.panicked.get_mut() = false;
+            *cell.message.get_mut() = None;
+        }
+    }
+}
