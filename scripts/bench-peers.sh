@@ -3,7 +3,7 @@
 # libtbb-dev: scripts/install-deps.sh installs it) into target/peers/tbb-flow, builds fugue in
 # release mode, and, unless --build-only, runs the overhead benchmark of every executor and
 # the peers (rayon, oneTBB) on the same graphs, writing JSON lines into OUT
-# (default bench-results/exec/overhead).
+# (default bench-results/overhead).
 #
 # Usage: scripts/bench-peers.sh [--build-only] [OUT]
 # --build-only compiles the oneTBB harness only (a few seconds; the CLI test of the tbb peer
@@ -18,7 +18,7 @@ if [ "${1:-}" = "--build-only" ]; then
     build_only=1
     shift
 fi
-out="${1:-bench-results/exec/overhead}"
+out="${1:-bench-results/overhead}"
 runs="${RUNS:-5}"
 cycles="${CYCLES:-10000}"
 threads="${THREADS:-2}"
