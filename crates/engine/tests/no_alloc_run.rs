@@ -7,8 +7,6 @@
 //! real-time and may allocate (histograms, CSV), and the executors' worker threads are
 //! covered by fugue-exec's `exec_no_alloc` test.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use fugue_engine::backend::jack::Handoff;
@@ -17,52 +15,12 @@ use fugue_engine::ExecutorChoice;
 use fugue_engine::{CycleBody, Engine};
 use fugue_exec::ExecutorKind;
 
-struct Counting;
-
-static COUNTING: AtomicBool = AtomicBool::new(false);
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-thread_local! {
-    /// Set on the audio thread only.
-    static AUDIO: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-fn counted() -> bool {
-    COUNTING.load(Ordering::Relaxed) && AUDIO.try_with(std::cell::Cell::get).unwrap_or(false)
-}
-
-// SAFETY: forwards every call to the system allocator unchanged; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        if counted() {
-            ALLOCS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: the caller's contract for `alloc` is passed on.
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        if counted() {
-            ALLOCS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: the caller's contract for `dealloc` is passed on.
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        if counted() {
-            ALLOCS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: the caller's contract for `realloc` is passed on.
-        unsafe { System.realloc(p, l, n) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: fugue_testkit::alloc::Counting = fugue_testkit::alloc::Counting;
 
 /// One test only in this binary, so no other test allocates while we count.
 #[test]
 fn cycle_body_and_handoff_do_not_allocate() {
-    AUDIO.with(|a| a.set(true));
     let graph = fugue_graph::gen::rake(10);
     let mut inputs = [0.25f32; 128];
     for kind in [ExecutorKind::Seq, ExecutorKind::Ws, ExecutorKind::Levels] {
@@ -97,16 +55,15 @@ fn cycle_body_and_handoff_do_not_allocate() {
             cycle(&mut body, &mut current, &mut sink);
         }
         handoff.offer(Box::new(engine2)).unwrap();
-        COUNTING.store(true, Ordering::SeqCst);
-        for i in 0..2000 {
-            if i == 1000 {
-                // The callback swaps the new engine in and retires the old one.
-                assert!(handoff.take(&mut current));
+        let (n, ()) = fugue_testkit::alloc::count_this_thread(|| {
+            for i in 0..2000 {
+                if i == 1000 {
+                    // The callback swaps the new engine in and retires the old one.
+                    assert!(handoff.take(&mut current));
+                }
+                cycle(&mut body, &mut current, &mut sink);
             }
-            cycle(&mut body, &mut current, &mut sink);
-        }
-        COUNTING.store(false, Ordering::SeqCst);
-        let n = ALLOCS.swap(0, Ordering::SeqCst);
+        });
         // The stats thread is still consuming concurrently: let it drain, then check it saw
         // every cycle (no record was dropped).
         std::thread::sleep(Duration::from_millis(20));

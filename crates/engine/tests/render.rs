@@ -7,24 +7,8 @@ use fugue_engine::{render, Bits, Output, RenderError, RenderOptions};
 use fugue_exec::{CompileOptions, Executor, Plan, SeqExecutor};
 use fugue_graph::TaskGraph;
 
-fn data() -> Option<PathBuf> {
-    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/ag");
-    d.is_dir().then_some(d)
-}
-
 fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
-}
-
-fn ag_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            ag_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "ag") {
-            out.push(p);
-        }
-    }
 }
 
 /// The corpus test's sample rate: low, so that the 815 files render in seconds even in a
@@ -35,13 +19,14 @@ const RATE: u32 = 2_205;
 /// load; every graph with an `osc` is audible.
 #[test]
 fn every_corpus_graph_renders() {
-    let Some(dir) = data() else {
-        println!("shared/data absent: skipping the corpus render test");
+    let Some(dir) = fugue_testkit::corpus::dir(
+        env!("CARGO_MANIFEST_DIR"),
+        "ag",
+        "every_corpus_graph_renders",
+    ) else {
         return;
     };
-    let mut files = Vec::new();
-    ag_files(&dir, &mut files);
-    files.sort();
+    let files = fugue_testkit::corpus::files(&dir, "ag");
     assert!(files.len() > 800, "{} files", files.len());
     let next = std::sync::atomic::AtomicUsize::new(0);
     let failures = std::sync::Mutex::new(Vec::new());
@@ -140,7 +125,11 @@ fn graphs_for_differential_tests() -> Vec<TaskGraph> {
         .iter()
         .map(|f| read(&examples().join(f)))
         .collect();
-    if let Some(d) = data() {
+    if let Some(d) = fugue_testkit::corpus::dir(
+        env!("CARGO_MANIFEST_DIR"),
+        "ag",
+        "the differential tests' corpus graphs",
+    ) {
         v.push(read(&d.join("seq_test.ag")));
         v.push(read(&d.join("losange/losange16.ag")));
         // Resamplers by 0.5 and 2 (sinc).

@@ -4,50 +4,12 @@
 //! This test has its own `main` (`harness = false`): no test harness thread runs beside it
 //! and allocates while the counter is armed.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-
 use fugue_dsp::Registry;
 use fugue_exec::SpinBudget;
 use fugue_exec::{build, CompileOptions, ExecOptions, ExecutorKind, Plan};
 
-struct Counting;
-
-static ARMED: AtomicBool = AtomicBool::new(false);
-static COUNT: AtomicUsize = AtomicUsize::new(0);
-static WHO: AtomicUsize = AtomicUsize::new(0);
-static SIZE: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards every call to `System` unchanged; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if ARMED.load(Ordering::Relaxed) {
-            COUNT.fetch_add(1, Ordering::Relaxed);
-            // SAFETY: pthread_self has no preconditions.
-            WHO.store(unsafe { libc::pthread_self() } as usize, Ordering::Relaxed);
-            SIZE.store(layout.size(), Ordering::Relaxed);
-        }
-        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract, which we pass on.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if ARMED.load(Ordering::Relaxed) {
-            COUNT.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: as above.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if ARMED.load(Ordering::Relaxed) {
-            COUNT.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: as above.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: fugue_testkit::alloc::Counting = fugue_testkit::alloc::Counting;
 
 fn main() {
     no_executor_allocates_after_the_first_cycle();
@@ -101,22 +63,19 @@ fn no_executor_allocates_after_the_first_cycle() {
                 });
                 let mut exec = build(kind, &plan, threads, lists, &opts).unwrap();
                 exec.run_cycle(&mut plan);
-                COUNT.store(0, Ordering::SeqCst);
-                ARMED.store(true, Ordering::SeqCst);
-                for _ in 0..2000 {
-                    exec.run_cycle(&mut plan);
-                }
-                ARMED.store(false, Ordering::SeqCst);
-                let n = COUNT.load(Ordering::SeqCst);
+                let (n, ()) = fugue_testkit::alloc::count_all(|| {
+                    for _ in 0..2000 {
+                        exec.run_cycle(&mut plan);
+                    }
+                });
+                let (who, size) = fugue_testkit::alloc::last_event();
                 // SAFETY: no preconditions.
                 let me = unsafe { libc::pthread_self() } as usize;
                 assert_eq!(
-                    n,
-                    0,
+                    n, 0,
                     "{kind} on {name} with {threads} threads allocated or freed {n} times in 2000 \
                      cycles (last on thread {}, the main thread is {me}; last allocation size {})",
-                    WHO.load(Ordering::Relaxed),
-                    SIZE.load(Ordering::Relaxed)
+                    who, size
                 );
                 drop(exec);
             }

@@ -2,7 +2,7 @@
 //! threads, on every graph of the corpus; a panicking node is silenced and reported; many
 //! cycles run without deadlock or lost wake-up.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use fugue_dsp::Registry;
 use fugue_exec::SpinBudget;
@@ -11,34 +11,10 @@ use fugue_graph::TaskGraph;
 
 mod common;
 
-fn data() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/ag")
-}
-
-fn ag_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            ag_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "ag") {
-            out.push(p);
-        }
-    }
-}
-
 /// The corpus's `.ag` files, sorted; `None` (after saying so) when the corpus is not there.
 fn corpus() -> Option<Vec<PathBuf>> {
-    let mut files = Vec::new();
-    ag_files(&data(), &mut files);
-    if files.is_empty() {
-        eprintln!("corpus not found; skipping");
-        return None;
-    }
-    files.sort();
-    Some(files)
+    let dir = fugue_testkit::corpus::dir(env!("CARGO_MANIFEST_DIR"), "ag", "corpus executors")?;
+    Some(fugue_testkit::corpus::files(&dir, "ag"))
 }
 
 /// Round-robin lists over the topological order: a valid static schedule for any plan.

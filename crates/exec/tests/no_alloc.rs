@@ -1,68 +1,14 @@
 //! The real-time path never allocates: cycles of the sequential executor, and `process` of
 //! every kind, run under a counting global allocator.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use fugue_dsp::{NodeContext, Ratio, Registry};
 use fugue_exec::{CompileOptions, Executor, Plan, SeqExecutor};
 use fugue_graph::read::ag::parse;
 
-/// Counts allocations, frees and reallocations made by threads that set `COUNTING`.
-struct Counting;
-
-thread_local! {
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-    static ALLOCS: Cell<usize> = const { Cell::new(0) };
-}
-/// Allocations counted over all threads (for the record; the assertions use `ALLOCS`).
-static TOTAL: AtomicUsize = AtomicUsize::new(0);
-
-fn note() {
-    if COUNTING.try_with(Cell::get).unwrap_or(false) {
-        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
-        TOTAL.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-// SAFETY: forwards every call to `System` unchanged; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note();
-        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract, which we pass on.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        note();
-        // SAFETY: as above.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note();
-        // SAFETY: as above.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: fugue_testkit::alloc::Counting = fugue_testkit::alloc::Counting;
 
-/// Allocations and frees made by this thread while running `f`.
-fn count<R>(f: impl FnOnce() -> R) -> (usize, R) {
-    let before = ALLOCS.with(Cell::get);
-    COUNTING.with(|c| c.set(true));
-    let r = f();
-    COUNTING.with(|c| c.set(false));
-    // Per-thread counts: tests running in parallel do not disturb each other.
-    (ALLOCS.with(Cell::get) - before, r)
-}
-
-fn data() -> Option<PathBuf> {
-    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/ag");
-    d.is_dir().then_some(d)
-}
+use fugue_testkit::alloc::count_this_thread as count;
 
 /// Every kind in one graph.
 const ALL_KINDS: &str = r#"
@@ -120,9 +66,8 @@ fn cycles_allocate_nothing(src: &str, name: &str, block: usize, cycles: usize) {
 
 #[test]
 fn the_counter_counts() {
-    let total = TOTAL.load(Ordering::Relaxed);
     let (n, v) = count(|| vec![1u8; 10]);
-    assert!(n >= 1 && TOTAL.load(Ordering::Relaxed) > total);
+    assert!(n >= 1);
     drop(v);
 }
 
@@ -133,8 +78,11 @@ fn sequential_cycles_of_every_kind_allocate_nothing() {
 
 #[test]
 fn sequential_cycles_of_corpus_graphs_allocate_nothing() {
-    let Some(d) = data() else {
-        println!("shared/data absent: skipping the corpus allocation test");
+    let Some(d) = fugue_testkit::corpus::dir(
+        env!("CARGO_MANIFEST_DIR"),
+        "ag",
+        "sequential_cycles_of_corpus_graphs_allocate_nothing",
+    ) else {
         return;
     };
     for rel in [

@@ -82,8 +82,8 @@ impl Waiter {
 /// than cores (producers + consumer > cores), the thread a waiter waits for is often not
 /// running: the item it needs belongs to one producer, or its slot to the consumer, and a
 /// spinning waiter only holds a core that thread needs. Producers then yield at once and the
-/// consumer spins two short rounds (measured on 2 cores with 2-3 producers at capacities 1-8:
-/// up to twice the throughput); otherwise both spin `SPIN_STEPS` rounds.
+/// consumer spins two short rounds (measurement: `bench-results/ring/HISTORY.md`); otherwise
+/// both spin `SPIN_STEPS` rounds.
 #[inline]
 fn spin_steps(control: &Control, side: Side) -> u32 {
     // Relaxed: a hint; the count changes only when handles are made or dropped.

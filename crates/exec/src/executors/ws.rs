@@ -13,10 +13,8 @@
 //! finds is kept from one cycle to the next and only moves when a thread runs out of work, and
 //! each unit's processor state, buffers and counters can stay in one core's cache. This is the
 //! affinity idea of Acar, Blelloch and Blumofe ("The data locality of work stealing", SPAA
-//! 2000) and of TBB's affinity mailboxes, applied across cycles of the same graph. Measured on
-//! a 2-vCPU virtual machine it kept the placement stable (about one home change per cycle on a
-//! 76-node diamond) without making cycles faster there: the cost on that machine is the
-//! protocol's own traffic between the cores (bench-results/exec/README.md).
+//! 2000) and of TBB's affinity mailboxes, applied across cycles of the same graph. What it
+//! gains and costs: `bench-results/overhead/HISTORY.md`.
 
 use std::time::{Duration, Instant};
 
@@ -34,15 +32,14 @@ use fugue_sync::{AtomicBool, AtomicU32, Ordering};
 
 /// Steals are chosen by the work they bring only when a steal costs more than this many
 /// average units (`WorkStealing::learn_costs`): with coarser units nearly every task is worth
-/// a steal, and the owners' accounts would cost more than they save (measured on a 300-node
-/// random graph with real DSP: 4-6 % slower with the accounts kept).
+/// a steal, and the owners' accounts would cost more than they save (measurement:
+/// `bench-results/overhead/HISTORY.md`).
 const SELECTIVE_UNITS: f64 = 4.0;
 
 /// The audio thread times its first chain (to learn what a steal brings, see
 /// `WorkStealing::learn_costs`) on one cycle in this many: the estimate is smoothed over
 /// cycles anyway (a time constant of about 80 cycles), and timing every cycle made them
-/// slower (measured on a 2-vCPU VM: the 76-node empty diamond by 5 %, `rateau101.ag` at 512
-/// frames by 1 %).
+/// slower (measurement: `bench-results/table/HISTORY.md`).
 const LEARN_EVERY: u32 = 8;
 
 /// No home yet.

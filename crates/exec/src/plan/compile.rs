@@ -358,8 +358,7 @@ impl<'g> Rated<'g> {
         // are neighbours in memory. In the level order of the tasks, the buffers of the two
         // halves of a diamond alternate level by level, and a core's prefetcher, streaming
         // through the end of its own buffer, takes the first lines of the next one, written by
-        // the other core (a timeline of `ws` on `losange156.ag` at 512 frames: the first unit
-        // of each level of each half ran 100-350 ns longer than in `seq`).
+        // the other core (measurement: `bench-results/table/HISTORY.md`).
         let mut port_buf: Vec<Vec<Buf>> = vec![Vec::new(); n]; // graph output ports
         let mut scratch: Vec<Vec<Option<Buf>>> = vec![Vec::new(); n]; // per input port
         for v in layout_order(graph) {

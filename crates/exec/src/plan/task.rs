@@ -262,9 +262,8 @@ impl Plan {
     /// Runs every task in order on the calling thread: the sequential executor's cycle, also
     /// run by the parallel executors for a sequential plan ([`Plan::is_sequential`]). Never
     /// inlined, so that every executor runs a sequential plan through this one copy of the
-    /// loop: with a copy inlined in each executor, `levels` ran `ligne100.ag` at 128 frames
-    /// 2 % slower than `seq` in most processes and 23 % slower in two benchmark invocations
-    /// of twelve (the other executors, with their own copies, not), on the same work.
+    /// loop: copies inlined in each executor ran the same work at different speeds
+    /// (measurement: `bench-results/table/HISTORY.md`).
     ///
     /// # Safety
     /// No other thread runs a task of this plan during the call, and no reference from
