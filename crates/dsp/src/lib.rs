@@ -1,7 +1,6 @@
 //! fugue-dsp: the audio processors of fugue.
 //!
-//! Every node of a [`TaskGraph`](fugue_graph::TaskGraph) is split in two (DESIGN.md,
-//! "Real-time rules"):
+//! Every node of a [`TaskGraph`](fugue_graph::TaskGraph) is split in two:
 //!
 //! - a **control-side node** ([`DspNode`]), built on the control thread from the graph node's
 //!   kind and attributes by a [`Constructor`] found in the [`Registry`]. Building it may

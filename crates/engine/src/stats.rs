@@ -1,7 +1,7 @@
 //! Per-cycle measurements: the fixed-size [`CycleRecord`] that the audio thread pushes into a
 //! single-producer ordered ring once per cycle ([`CycleMeter`]), and the statistics thread that
 //! reads them in order, aggregates them ([`Summary`], percentiles from an HDR histogram) and
-//! optionally writes one CSV row per cycle (DESIGN.md, "The data path", step 6).
+//! optionally writes one CSV row per cycle (the data path's last step: measure).
 //!
 //! The audio side never waits on the ring: [`CycleMeter::push`] calls `try_acquire`, and when
 //! the ring is full the record is counted as dropped ([`Summary::dropped`]) instead.

@@ -3,12 +3,14 @@
 //! [`Plan::compile`] (control thread, allocates) turns a [`TaskGraph`](fugue_graph::TaskGraph)
 //! into a flat array of tasks in topological order, with successor lists, initial activation
 //! counts, topological levels, one preallocated buffer per output port and each input port
-//! resolved to the buffer it reads (DESIGN.md, "The data path", step 3). Executors then run
+//! resolved to the buffer it reads, through the typed passes of `plan/compile.rs`. Executors then run
 //! every task once per cycle, each after all of its predecessors, through
 //! [`Plan::run_task`], which never allocates, locks or blocks.
 //!
 //! [`SeqExecutor`] runs the tasks in topological order on the calling thread: the reference
-//! that every parallel executor must match bit for bit.
+//! that every parallel executor ([`executors`]: work stealing, work sharing, levels, static
+//! lists) must match bit for bit. [`placement`] pins threads and sets their priority. The
+//! crate does not know static schedulers: a static schedule arrives as per-thread unit lists.
 //!
 //! ```
 //! use fugue_exec::{CompileOptions, Executor, Plan, SeqExecutor};
