@@ -17,7 +17,7 @@ use fugue_exec::TaskPanic;
 use thiserror::Error;
 
 use crate::choice::{BuildError, ExecutorChoice};
-use crate::stats::{CycleRecord, StatsOptions, Summary};
+use crate::stats::{start_stats, CycleMeter, CycleRecord, StatsOptions, StatsThread, Summary};
 
 /// Which deadline a cycle is held to.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -78,6 +78,20 @@ pub struct RunOptions {
     pub stop: Option<Arc<AtomicBool>>,
     /// Run nodes of unknown kind as silence.
     pub placeholder: bool,
+}
+
+impl RunOptions {
+    /// Starts the statistics thread these options ask for; the error names the CSV file
+    /// that could not be created.
+    pub(crate) fn start_stats(&self) -> Result<(StatsThread, CycleMeter), RunError> {
+        start_stats(self.stats.clone()).map_err(|source| RunError::Io {
+            what: match &self.stats.csv {
+                Some(p) => format!("cannot create {}", p.display()),
+                None => "cannot start the statistics thread".into(),
+            },
+            source,
+        })
+    }
 }
 
 impl Default for RunOptions {

@@ -19,7 +19,7 @@ use crate::cycle::CycleBody;
 use crate::engine::Engine;
 use crate::options::{EndReason, RunError, RunOptions, RunReport};
 use crate::placement::place_audio_thread;
-use crate::stats::{start_stats, Summary};
+use crate::stats::Summary;
 
 /// Monotonic clock now, in ns.
 fn now_ns() -> u64 {
@@ -83,13 +83,7 @@ pub(crate) fn run(
         &options.executor,
         options.placeholder,
     )?;
-    let (stats, meter) = start_stats(options.stats.clone()).map_err(|source| RunError::Io {
-        what: match &options.stats.csv {
-            Some(p) => format!("cannot create {}", p.display()),
-            None => "cannot start the statistics thread".into(),
-        },
-        source,
-    })?;
+    let (stats, meter) = options.start_stats()?;
     let mut body = CycleBody {
         meter,
         deadline_periods: options.deadline.periods(),

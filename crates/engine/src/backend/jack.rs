@@ -25,7 +25,7 @@ use fugue_graph::TaskGraph;
 use crate::cycle::CycleBody;
 use crate::engine::Engine;
 use crate::options::{EndReason, RunError, RunOptions, RunReport};
-use crate::stats::{start_stats, Summary};
+use crate::stats::Summary;
 
 /// The two one-slot mailboxes between the control thread and the process callback.
 #[derive(Debug, Default)]
@@ -256,13 +256,7 @@ pub(crate) fn run(
         .collect::<Result<Vec<_>, _>>()
         .map_err(jerr)?;
     let out_names: Vec<String> = outs.iter().filter_map(|p| p.name().ok()).collect();
-    let (stats, meter) = start_stats(options.stats.clone()).map_err(|source| RunError::Io {
-        what: match &options.stats.csv {
-            Some(p) => format!("cannot create {}", p.display()),
-            None => "cannot start the statistics thread".into(),
-        },
-        source,
-    })?;
+    let (stats, meter) = options.start_stats()?;
     let shared = Arc::new(Shared::default());
     shared.wanted_block.store(block as u32, Ordering::Relaxed);
     let handoff = Arc::new(Handoff::default());
