@@ -72,7 +72,8 @@ fn parse_executor(s: &str) -> Result<ExecutorKind, String> {
     })
 }
 
-fn parse_algorithm(s: &str) -> Result<Algorithm, String> {
+/// Parses a static schedule algorithm (the one parser of the `--algorithm` flags).
+pub fn parse_algorithm(s: &str) -> Result<Algorithm, String> {
     s.parse::<Algorithm>().map_err(|e| e.to_string())
 }
 

@@ -23,9 +23,14 @@ pub fn usage(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(Usage(msg.into()))
 }
 
-/// The exit code for an error: 2 for usage errors, 1 for everything else.
+/// The exit code for an error: 2 for usage errors (a benchmark's configuration errors
+/// included), 1 for everything else.
 pub fn exit_code(e: &anyhow::Error) -> u8 {
     if e.chain().any(|c| c.downcast_ref::<Usage>().is_some())
+        || e.chain().any(|c| {
+            c.downcast_ref::<fugue_bench::BenchError>()
+                .is_some_and(|b| b.is_config())
+        })
         || e.chain().any(|c| {
             matches!(
                 c.downcast_ref::<ReadError>(),

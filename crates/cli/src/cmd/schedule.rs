@@ -17,7 +17,7 @@ pub struct Args {
     pub file: PathBuf,
     /// The algorithm: hlfet, etf, cpfd, random, optimal (exact branch-and-bound) or best (the
     /// shortest of the heuristics).
-    #[arg(long, short = 'a', value_parser = parse_algorithm)]
+    #[arg(long, short = 'a', value_parser = crate::exec_args::parse_algorithm)]
     pub algorithm: Algorithm,
     /// Number of processors (the schedule uses at most this many).
     #[arg(long, short = 'p')]
@@ -48,10 +48,6 @@ pub struct Args {
     /// The file's format, instead of guessing it from the extension: ag, stg or dot.
     #[arg(long, value_parser = util::parse_format)]
     pub format: Option<Format>,
-}
-
-fn parse_algorithm(s: &str) -> Result<Algorithm, String> {
-    s.parse::<Algorithm>().map_err(|e| e.to_string())
 }
 
 /// Runs `fugue schedule`.

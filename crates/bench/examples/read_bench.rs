@@ -1,6 +1,6 @@
 //! Reading speed of the `.ag` reader on the 300-node, ~22,000-edge graphs of the corpus.
 //!
-//! `cargo run --release -p fugue-graph --example read_bench [-- DIR [REPEATS]]`
+//! `cargo run --release -p fugue-bench --example read_bench [-- DIR [REPEATS]]`
 //!
 //! For each file: parse it REPEATS times from memory, check the node and edge counts against
 //! an independent count of the text, and report MB/s (median, min, max over the repeats).

@@ -1,7 +1,7 @@
 //! Where the chain of a line runs under work stealing: the number of tasks stolen per cycle
 //! and the cycle time, against seq, on a graph file with real DSP.
 //!
-//! `cargo run --release -p fugue-peers --example ws_locality -- GRAPH [BUFFER] [CYCLES]`
+//! `cargo run --release -p fugue-bench --example ws_locality -- GRAPH [BUFFER] [CYCLES]`
 
 use std::time::Instant;
 

@@ -1,7 +1,7 @@
 //! Runs the exact search on one graph and prints what it found (a diagnostic).
 //!
 //! ```text
-//! cargo run --release -p fugue-sched --example exact_probe -- FILE P SECONDS
+//! cargo run --release -p fugue-bench --example exact_probe -- FILE P SECONDS
 //! ```
 fn main() {
     let a: Vec<String> = std::env::args().collect();

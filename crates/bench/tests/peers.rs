@@ -3,8 +3,8 @@
 //! to seq's with real DSP.
 
 use fugue_exec::{build, CompileOptions, ExecOptions, Executor, ExecutorKind, Plan, SeqExecutor};
-use fugue_peers::probe::{Probe, PROBE_KIND};
-use fugue_peers::rayon_dag::RayonDag;
+use fugue_bench::peers::probe::{Probe, PROBE_KIND};
+use fugue_bench::peers::rayon_dag::RayonDag;
 
 fn empty_plan(g: &fugue_graph::TaskGraph) -> (Probe, fugue_graph::TaskGraph, Plan) {
     let (probe, empty) = Probe::new(g);
@@ -180,7 +180,7 @@ fn rayon_output_is_bit_identical_to_seq() {
 fn edge_list_lists_every_distinct_edge() {
     let g = fugue_graph::gen::diamond(2);
     let (_p, _e, plan) = empty_plan(&g);
-    let text = fugue_peers::edge_list(&plan);
+    let text = fugue_bench::peers::edge_list(&plan);
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some("fugue-dag 1"));
     let head: Vec<usize> = lines

@@ -7,7 +7,7 @@
 //! one store and one spin per cycle each way. Each round prints the three medians and the
 //! speedups against `seq` of the same round.
 //!
-//! `cargo run --release -p fugue-exec --example rake_oracle -- ../shared/data/ag/rateau/rateau101.ag [ROUNDS]`
+//! `cargo run --release -p fugue-bench --example rake_oracle -- ../shared/data/ag/rateau/rateau101.ag [ROUNDS]`
 use fugue_exec::{build, CompileOptions, ExecOptions, ExecutorKind, Plan};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;

@@ -1,6 +1,6 @@
 //! Times a few cycles of each executor on one graph (a quick diagnostic).
 //!
-//! `cargo run --release -p fugue-exec --example exec_probe -- GRAPH`
+//! `cargo run --release -p fugue-bench --example exec_probe -- GRAPH`
 use fugue_exec::{build, CompileOptions, ExecOptions, ExecutorKind, Plan};
 use std::time::Instant;
 fn main() {

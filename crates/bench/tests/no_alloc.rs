@@ -4,7 +4,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use fugue_exec::{CompileOptions, Executor, Plan, SeqExecutor};
-use fugue_peers::probe::Probe;
+use fugue_bench::peers::probe::Probe;
 
 struct Counting;
 static ALLOCS: AtomicUsize = AtomicUsize::new(0);

@@ -1,7 +1,7 @@
 //! Times the sequential render of a graph without writing audio, and checks the result first.
 //!
 //! ```text
-//! cargo run --release -p fugue-engine --example bench_render -- GRAPH [--rate 44100]
+//! cargo run --release -p fugue-bench --example bench_render -- GRAPH [--rate 44100]
 //!     [--buffer 512] [--seconds 30] [--runs 7] [--csv FILE]
 //! ```
 //!

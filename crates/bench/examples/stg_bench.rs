@@ -2,7 +2,7 @@
 //! algorithm's makespan against the known optimum (`optimal.csv`), every schedule verified.
 //!
 //! ```text
-//! cargo run --release -p fugue-sched --example stg_bench -- --time-limit 10 [--sizes 50,100]
+//! cargo run --release -p fugue-bench --example stg_bench -- --time-limit 10 [--sizes 50,100]
 //!     [--limit-100 SECONDS] [--threads 2] [--out bench-results/sched]
 //! ```
 //! Writes `raw.csv` (one row per graph, P and algorithm) and `summary.csv` (per size and

@@ -1,5 +1,4 @@
-//! fugue-peers: benchmark harnesses that run beside fugue's executors (never a dependency of
-//! a library crate).
+//! The peers: what fugue is measured against, and the checks they share with it.
 //!
 //! - [`probe`]: a node kind that does no DSP but checks, at every run, that the executor runs
 //!   each task exactly once per cycle and after all of its predecessors; [`probe::Probe`]
@@ -8,12 +7,15 @@
 //!   its activation counter reaches zero), as an [`Executor`](fugue_exec::Executor) so that it
 //!   runs the same [`Plan`] and is checked the same way.
 //! - [`edge_list`]: the plan's DAG as a plain text edge list, the input of the oneTBB
-//!   flow-graph harness (`benches/peers/tbb/`, built by `scripts/bench-peers.sh`).
-
-#![deny(unsafe_op_in_unsafe_fn)]
+//!   flow-graph harness (`benches/peers/tbb/`, built by `scripts/bench-peers.sh`), and
+//!   [`tbb`], the driver that runs that harness and reads its result;
+//! - [`queues`]: the peer queues of the ring benchmark (crossbeam `ArrayQueue`, `rtrb`,
+//!   `std::sync::mpsc::sync_channel`) behind one interface.
 
 pub mod probe;
+pub mod queues;
 pub mod rayon_dag;
+pub mod tbb;
 
 use fugue_exec::Plan;
 
@@ -25,7 +27,7 @@ use fugue_exec::Plan;
 /// let g = fugue_graph::gen::line(3);
 /// let reg = fugue_dsp::Registry::with_builtin_kinds();
 /// let plan = fugue_exec::Plan::compile(&g, &reg, &Default::default()).unwrap();
-/// assert_eq!(fugue_peers::edge_list(&plan), "fugue-dag 1\n3 2\n0 1\n1 2\n");
+/// assert_eq!(fugue_bench::peers::edge_list(&plan), "fugue-dag 1\n3 2\n0 1\n1 2\n");
 /// ```
 pub fn edge_list(plan: &Plan) -> String {
     let m: usize = (0..plan.len()).map(|i| plan.successors(i).len()).sum();

@@ -1,7 +1,7 @@
 //! Speed of the schedulers on the 300-node, ~22,000-edge graphs of `ag/random-big`, P = 4.
 //!
 //! ```text
-//! cargo run --release -p fugue-sched --example speed_bench -- [--runs 11] [--graphs 3]
+//! cargo run --release -p fugue-bench --example speed_bench -- [--runs 11] [--graphs 3]
 //!     [--out bench-results/sched]
 //! ```
 //! Every schedule is verified before its time counts. Writes `speed_raw.csv` (one row per run)

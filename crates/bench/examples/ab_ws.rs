@@ -6,13 +6,13 @@
 //! steals per cycle. Empty probe nodes (each checked to run once per cycle, after its
 //! predecessors) unless `AB_DSP=BLOCK` asks for the graph's real DSP at that block size.
 //!
-//! `cargo run --release -p fugue-peers --example ab_ws -- [DEPTH] [ROUNDS] [CYCLES] [GRAPH]`:
+//! `cargo run --release -p fugue-bench --example ab_ws -- [DEPTH] [ROUNDS] [CYCLES] [GRAPH]`:
 //! a diamond of depth `DEPTH` (4: 76 nodes), or with `DEPTH` 0 the graph file `GRAPH`.
 use std::time::Instant;
 
 use fugue_exec::exec::WorkStealing;
 use fugue_exec::{CompileOptions, ExecOptions, Executor, Plan};
-use fugue_peers::probe::Probe;
+use fugue_bench::peers::probe::Probe;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
