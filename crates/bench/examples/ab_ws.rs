@@ -10,9 +10,9 @@
 //! a diamond of depth `DEPTH` (4: 76 nodes), or with `DEPTH` 0 the graph file `GRAPH`.
 use std::time::Instant;
 
+use fugue_bench::peers::probe::Probe;
 use fugue_exec::exec::WorkStealing;
 use fugue_exec::{CompileOptions, ExecOptions, Executor, Plan};
-use fugue_bench::peers::probe::Probe;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

@@ -54,7 +54,11 @@ pub fn probe_cores(threads: usize) -> Vec<usize> {
 /// Runs `seq` cycles on every plan at once, plan `k` on a thread pinned to `cores[k]`, each
 /// for `duration` of wall time (at least 20 cycles), and returns the cores' medians. The
 /// plans are reset first.
-pub fn probe(plans: &mut [Plan], cores: &[usize], duration: Duration) -> Result<Capacity, BenchError> {
+pub fn probe(
+    plans: &mut [Plan],
+    cores: &[usize],
+    duration: Duration,
+) -> Result<Capacity, BenchError> {
     if plans.len() != cores.len() || plans.is_empty() {
         return config("one plan per probed core is needed");
     }
@@ -95,7 +99,9 @@ pub fn probe(plans: &mut [Plan], cores: &[usize], duration: Duration) -> Result<
             })
             .collect()
     });
-    let median_ns = results.into_iter().collect::<Result<Vec<f64>, BenchError>>()?;
+    let median_ns = results
+        .into_iter()
+        .collect::<Result<Vec<f64>, BenchError>>()?;
     Ok(Capacity {
         cores: cores.to_vec(),
         median_ns,
@@ -166,7 +172,10 @@ pub fn run(c: &CapacityConfig, progress: &mut dyn Progress) -> Result<CapacityRe
     while started.elapsed().as_secs_f64() < c.seconds {
         let at = started.elapsed().as_secs_f64();
         let cap = probe(&mut plans, &cores, c.window)?;
-        progress.event(Event::Window { at_s: at, capacity: &cap });
+        progress.event(Event::Window {
+            at_s: at,
+            capacity: &cap,
+        });
         probes.push((at, cap));
     }
     Ok(CapacityResult { cores, probes })
@@ -188,7 +197,11 @@ impl CapacityResult {
     /// The share of windows at [`full`](Self::full) capacity or more.
     pub fn fraction_at_full(&self) -> f64 {
         let full = self.full();
-        let n = self.probes.iter().filter(|(_, c)| c.value() >= full).count();
+        let n = self
+            .probes
+            .iter()
+            .filter(|(_, c)| c.value() >= full)
+            .count();
         n as f64 / self.probes.len() as f64
     }
 
@@ -238,7 +251,11 @@ pub fn window_line(at_s: f64, c: &Capacity) -> String {
         .zip(&c.median_ns)
         .map(|(k, m)| format!("core {k} {:.1} µs", m / 1e3))
         .collect();
-    format!("{at_s:6.2} s  {}  capacity {:.2}", per.join("  "), c.value())
+    format!(
+        "{at_s:6.2} s  {}  capacity {:.2}",
+        per.join("  "),
+        c.value()
+    )
 }
 
 #[cfg(test)]

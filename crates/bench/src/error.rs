@@ -11,28 +11,28 @@ pub enum BenchError {
     Config(String),
     /// A graph file could not be read.
     #[error(transparent)]
-    Read(#[from] fugue_graph::ReadError),
+    Read(Box<fugue_graph::ReadError>),
     /// A graph could not be compiled into a plan.
     #[error(transparent)]
-    Compile(#[from] fugue_exec::CompileError),
+    Compile(Box<fugue_exec::CompileError>),
     /// An executor could not be built.
     #[error(transparent)]
-    Executor(#[from] fugue_engine::ExecutorError),
+    Executor(Box<fugue_engine::ExecutorError>),
     /// A real-time run could not start or go on.
     #[error(transparent)]
-    Run(#[from] fugue_engine::RunError),
+    Run(Box<fugue_engine::RunError>),
     /// The shared-memory ring could not be created or opened.
     #[error(transparent)]
-    Shm(#[from] fugue_ring::shm::ShmError),
+    Shm(Box<fugue_ring::shm::ShmError>),
     /// A producer of the ordered ring failed.
     #[error(transparent)]
-    Acquire(#[from] fugue_ring::AcquireError),
+    Acquire(Box<fugue_ring::AcquireError>),
     /// The consumer of the ordered ring failed.
     #[error(transparent)]
-    Next(#[from] fugue_ring::NextError),
+    Next(Box<fugue_ring::NextError>),
     /// The probe nodes found the task order broken.
     #[error(transparent)]
-    Probe(#[from] crate::peers::probe::ProbeError),
+    Probe(Box<crate::peers::probe::ProbeError>),
     /// A file or process could not be read, written or started.
     #[error("{what}")]
     Io {
@@ -64,13 +64,35 @@ pub enum BenchError {
     },
 }
 
+/// `From` for the boxed variants (boxed: the error stays small beside the results).
+macro_rules! boxed_from {
+    ($($variant:ident: $ty:ty),* $(,)?) => {$(
+        impl From<$ty> for BenchError {
+            fn from(e: $ty) -> Self {
+                BenchError::$variant(Box::new(e))
+            }
+        }
+    )*};
+}
+
+boxed_from!(
+    Read: fugue_graph::ReadError,
+    Compile: fugue_exec::CompileError,
+    Executor: fugue_engine::ExecutorError,
+    Run: fugue_engine::RunError,
+    Shm: fugue_ring::shm::ShmError,
+    Acquire: fugue_ring::AcquireError,
+    Next: fugue_ring::NextError,
+    Probe: crate::peers::probe::ProbeError,
+);
+
 impl BenchError {
     /// Whether the error comes from the configuration (the command line's usage errors):
     /// [`BenchError::Config`], or a graph file of an unknown format, also under context.
     pub fn is_config(&self) -> bool {
         match self {
             BenchError::Config(_) => true,
-            BenchError::Read(fugue_graph::ReadError::UnknownFormat { .. }) => true,
+            BenchError::Read(e) => matches!(**e, fugue_graph::ReadError::UnknownFormat { .. }),
             BenchError::Context { source, .. } => source.is_config(),
             _ => false,
         }

@@ -153,7 +153,8 @@ impl Versions {
     /// Asks git, rustc and date.
     pub fn detect() -> Versions {
         Versions {
-            commit: command_output("git", &["rev-parse", "HEAD"]).unwrap_or_else(|| "unknown".into()),
+            commit: command_output("git", &["rev-parse", "HEAD"])
+                .unwrap_or_else(|| "unknown".into()),
             short_commit: command_output("git", &["rev-parse", "--short", "HEAD"])
                 .unwrap_or_else(|| "unknown".into()),
             rustc: command_output("rustc", &["-V"]).unwrap_or_else(|| "rustc unknown".into()),

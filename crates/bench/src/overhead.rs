@@ -42,6 +42,18 @@ pub enum Shape {
     Rake,
 }
 
+impl Shape {
+    /// The shape of a name: `line`, `diamond` or `rake`.
+    pub fn from_name(s: &str) -> Option<Shape> {
+        match s {
+            "line" => Some(Shape::Line),
+            "diamond" => Some(Shape::Diamond),
+            "rake" => Some(Shape::Rake),
+            _ => None,
+        }
+    }
+}
+
 /// The graph to measure.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum GraphSource {
@@ -123,7 +135,9 @@ fn load_graph(source: &GraphSource) -> Result<(TaskGraph, String), BenchError> {
         GraphSource::Shape(_, n) => *n,
     };
     Ok(match source {
-        GraphSource::Shape(Shape::Line, _) => (fugue_graph::gen::line(n), format!("line of {n} nodes")),
+        GraphSource::Shape(Shape::Line, _) => {
+            (fugue_graph::gen::line(n), format!("line of {n} nodes"))
+        }
         GraphSource::Shape(Shape::Rake, _) => {
             let k = ((n.saturating_sub(2) as f64) / 3.0).round().max(1.0) as usize;
             let g = fugue_graph::gen::rake(k);
@@ -132,10 +146,15 @@ fn load_graph(source: &GraphSource) -> Result<(TaskGraph, String), BenchError> {
         }
         _ => {
             let depth = (1..=20)
-                .min_by_key(|&d| (fugue_graph::gen::diamond_nodes(d) as i64 - n as i64).unsigned_abs())
+                .min_by_key(|&d| {
+                    (fugue_graph::gen::diamond_nodes(d) as i64 - n as i64).unsigned_abs()
+                })
                 .unwrap_or(1);
             let g = fugue_graph::gen::diamond(depth);
-            let d = format!("diamond of depth {depth} ({} nodes, nearest to {n})", g.len());
+            let d = format!(
+                "diamond of depth {depth} ({} nodes, nearest to {n})",
+                g.len()
+            );
             (g, d)
         }
     })
@@ -172,11 +191,12 @@ pub fn measure(
 /// Runs the overhead benchmark; warnings go to `progress`.
 pub fn run(c: &OverheadConfig, progress: &mut dyn Progress) -> Result<OverheadResult, BenchError> {
     let tbb_path = tbb::harness(c.tbb.as_deref());
-    let extra: Vec<Runner> = if tbb_path.is_some() || c.executors.split(',').any(|x| x.trim() == "tbb") {
-        vec![Runner::Rayon, Runner::Tbb]
-    } else {
-        vec![Runner::Rayon]
-    };
+    let extra: Vec<Runner> =
+        if tbb_path.is_some() || c.executors.split(',').any(|x| x.trim() == "tbb") {
+            vec![Runner::Rayon, Runner::Tbb]
+        } else {
+            vec![Runner::Rayon]
+        };
     let runners = parse_runners(&c.executors, &extra)?;
     if runners.contains(&Runner::Tbb) && tbb_path.is_none() {
         return failed("the oneTBB harness is not built: run scripts/bench-peers.sh (it compiles benches/peers/tbb/flow_graph.cpp into target/peers/tbb-flow), or give --tbb PATH");
@@ -210,7 +230,10 @@ pub fn run(c: &OverheadConfig, progress: &mut dyn Progress) -> Result<OverheadRe
     let load_before = load_average();
     let mut rows: Vec<RunnerRuns> = runners
         .iter()
-        .map(|&r| RunnerRuns { runner: r, runs: Vec::new() })
+        .map(|&r| RunnerRuns {
+            runner: r,
+            runs: Vec::new(),
+        })
         .collect();
     let mut warnings = Vec::new();
     // Runs in which oneTBB's workers took (almost) no part.
@@ -284,12 +307,16 @@ impl OverheadResult {
 
     /// oneTBB's median over runs, the denominator of every `vs tbb`.
     fn tbb_median(&self) -> Option<f64> {
-        self.tbb().map(|r| r.runs.median_of(|s| s.median_ns)).filter(|&t| t > 0.0)
+        self.tbb()
+            .map(|r| r.runs.median_of(|s| s.median_ns))
+            .filter(|&t| t > 0.0)
     }
 
     /// Per run: the row's median over oneTBB's in the same round.
     fn vs_tbb_per_run(&self, row: &RunnerRuns) -> Vec<f64> {
-        self.tbb().map(|t| paired_ratios(&row.runs, &t.runs)).unwrap_or_default()
+        self.tbb()
+            .map(|t| paired_ratios(&row.runs, &t.runs))
+            .unwrap_or_default()
     }
 
     /// One JSON object per executor.
@@ -341,7 +368,14 @@ impl OverheadResult {
         let _ = writeln!(
             out,
             "{:<11} {:>10} {:>9} {:>10} {:>10} {:>11} {:>9} {:>19}",
-            "executor", "median µs", "spread %", "p99 µs", "mean µs", "max µs", "vs tbb", "per run (min-max)"
+            "executor",
+            "median µs",
+            "spread %",
+            "p99 µs",
+            "mean µs",
+            "max µs",
+            "vs tbb",
+            "per run (min-max)"
         );
         for row in &self.rows {
             let r = &row.runs;
@@ -397,7 +431,10 @@ mod tests {
             cycles: 50,
             warmup: 5,
             runs: 2,
-            tuning: Tuning { merge_chains: true, ..Tuning::default() },
+            tuning: Tuning {
+                merge_chains: true,
+                ..Tuning::default()
+            },
             tbb: Some("/nonexistent/tbb-flow".into()),
         };
         // `all` with a harness named but missing: every fugue executor, rayon, and tbb, which
@@ -405,7 +442,11 @@ mod tests {
         assert!(run(&c, &mut NoProgress).is_err());
         let mut names: Vec<&str> = ExecutorKind::ALL.iter().map(|k| k.name()).collect();
         names.push("rayon");
-        let c = OverheadConfig { executors: names.join(","), tbb: None, ..c };
+        let c = OverheadConfig {
+            executors: names.join(","),
+            tbb: None,
+            ..c
+        };
         let r = run(&c, &mut NoProgress).unwrap();
         assert_eq!(r.nodes, 16);
         assert_eq!(r.rows.len(), names.len());
@@ -422,7 +463,12 @@ mod tests {
     #[test]
     fn unknown_executors_are_config_errors() {
         let e = parse_runners("seq,nope", &[Runner::Rayon]).unwrap_err();
-        assert!(e.is_config() && e.to_string().contains("unknown executor `nope`"), "{e}");
-        assert!(parse_runners("tbb", &[Runner::Rayon]).unwrap_err().is_config());
+        assert!(
+            e.is_config() && e.to_string().contains("unknown executor `nope`"),
+            "{e}"
+        );
+        assert!(parse_runners("tbb", &[Runner::Rayon])
+            .unwrap_err()
+            .is_config());
     }
 }

@@ -181,9 +181,23 @@ mod tests {
     #[test]
     fn spread_is_median_min_max_and_percent() {
         let s = Spread::of(&[3.0, 1.0, 2.0]);
-        assert_eq!(s, Spread { median: 2.0, min: 1.0, max: 3.0 });
+        assert_eq!(
+            s,
+            Spread {
+                median: 2.0,
+                min: 1.0,
+                max: 3.0
+            }
+        );
         assert_eq!(s.pct(), 100.0);
-        assert_eq!(Spread::of(&[4.0, 1.0, 2.0, 3.0]), Spread { median: 2.5, min: 1.0, max: 4.0 });
+        assert_eq!(
+            Spread::of(&[4.0, 1.0, 2.0, 3.0]),
+            Spread {
+                median: 2.5,
+                min: 1.0,
+                max: 4.0
+            }
+        );
         assert_eq!(spread_pct(&[10.0, 10.0, 12.0]), 20.0);
         assert_eq!(spread_pct(&[0.0, 0.0]), 0.0);
     }
@@ -201,10 +215,19 @@ mod tests {
     fn cycle_stats_of_known_samples() {
         let mut s = vec![5, 1, 4, 2, 3];
         let st = CycleStats::of(&mut s).unwrap();
-        assert_eq!((st.cycles, st.median_ns, st.min_ns, st.max_ns, st.mean_ns), (5, 3.0, 1.0, 5.0, 3.0));
+        assert_eq!(
+            (st.cycles, st.median_ns, st.min_ns, st.max_ns, st.mean_ns),
+            (5, 3.0, 1.0, 5.0, 3.0)
+        );
         assert_eq!(st.p99_ns, 5.0);
         assert!(CycleStats::of(&mut []).is_none());
-        let runs = vec![st.clone(), CycleStats { median_ns: 6.0, ..st }];
+        let runs = vec![
+            st.clone(),
+            CycleStats {
+                median_ns: 6.0,
+                ..st
+            },
+        ];
         assert_eq!(runs.medians(), vec![3.0, 6.0]);
         assert_eq!(runs.median_of(|s| s.median_ns), 4.5);
         assert_eq!(paired_ratios(&runs[1..], &runs[..1]), vec![2.0]);

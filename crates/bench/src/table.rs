@@ -121,7 +121,12 @@ fn output_hash(plan: &Plan) -> u64 {
 
 /// Runs `cycles` cycles from a reset plan, timing each; checks each cycle's output against
 /// `reference` (or fills it when empty). `Err(cycle)`: the first cycle that differed.
-fn timed_run(exec: &mut dyn Executor, plan: &mut Plan, cycles: usize, reference: &mut Vec<u64>) -> Result<Vec<u64>, usize> {
+fn timed_run(
+    exec: &mut dyn Executor,
+    plan: &mut Plan,
+    cycles: usize,
+    reference: &mut Vec<u64>,
+) -> Result<Vec<u64>, usize> {
     plan.reset();
     let fill = reference.is_empty();
     let mut samples = Vec::with_capacity(cycles);
@@ -150,7 +155,11 @@ pub fn paired_speedup(seq: &[CycleStats], runs: &[CycleStats]) -> f64 {
 /// The median over rounds `i` of `speedup_i / capacity_i`: how much of the parallel capacity
 /// the machine offered in that round the executor turned into speedup.
 fn of_capacity(seq: &[CycleStats], runs: &[CycleStats], capacity: &[f64]) -> f64 {
-    let r: Vec<f64> = paired_ratios(seq, runs).iter().zip(capacity).map(|(s, c)| s / c).collect();
+    let r: Vec<f64> = paired_ratios(seq, runs)
+        .iter()
+        .zip(capacity)
+        .map(|(s, c)| s / c)
+        .collect();
     median(&r)
 }
 
@@ -195,7 +204,11 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
     let threads = c.threads;
     let options = c.tuning.options();
     // The cores whose side-by-side speed bounds the speedup (none to probe with one thread).
-    let probe_cores = if threads > 1 { capacity::probe_cores(threads) } else { Vec::new() };
+    let probe_cores = if threads > 1 {
+        capacity::probe_cores(threads)
+    } else {
+        Vec::new()
+    };
     let probing = probe_cores.len() > 1;
     let reg = fugue_dsp::Registry::with_builtin_kinds();
     let load_before = load_average();
@@ -213,7 +226,8 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
             };
             // One plan for every runner (reset before each run): the runners then work on the
             // same memory, and no one gains or loses by where its buffers happen to lie.
-            let mut plan = Plan::compile(graph, &reg, &opts).with_context(|| format!("cannot compile {}", path.display()))?;
+            let mut plan = Plan::compile(graph, &reg, &opts)
+                .with_context(|| format!("cannot compile {}", path.display()))?;
             plan.set_merge_chains(c.tuning.merge_chains);
             let spec = Spec {
                 threads,
@@ -224,12 +238,14 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
             };
             let mut execs = Vec::new();
             for &r in &runners {
-                let (e, w) = build_executor(r, graph, &plan, &spec).with_context(|| format!("{} on {}", r.name(), path.display()))?;
+                let (e, w) = build_executor(r, graph, &plan, &spec)
+                    .with_context(|| format!("{} on {}", r.name(), path.display()))?;
                 warnings.extend(w);
                 execs.push((r, e));
             }
             let mut probe_plans = if probing {
-                capacity::plans_for(graph, &opts, probe_cores.len()).with_context(|| format!("cannot compile {}", path.display()))?
+                capacity::plans_for(graph, &opts, probe_cores.len())
+                    .with_context(|| format!("cannot compile {}", path.display()))?
             } else {
                 Vec::new()
             };
@@ -237,8 +253,9 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
             let mut reference = Vec::new();
             let mut per: Vec<Vec<CycleStats>> = vec![Vec::new(); execs.len()];
             // The reference run of seq (untimed): every executor's cycles must equal its.
-            timed_run(execs[0].1.as_mut(), &mut plan, cycles, &mut reference)
-                .map_err(|c| BenchError::Failed(format!("seq diverged from itself at cycle {c}")))?;
+            timed_run(execs[0].1.as_mut(), &mut plan, cycles, &mut reference).map_err(|c| {
+                BenchError::Failed(format!("seq diverged from itself at cycle {c}"))
+            })?;
             let skip = warm_up(cycles);
             for _ in 0..c.runs {
                 for (k, (r, e)) in execs.iter_mut().enumerate() {
@@ -251,12 +268,14 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
                         ))
                     })?;
                     let wall: u64 = s.iter().sum();
-                    let st = CycleStats::of(&mut s[skip..]).ok_or_else(|| BenchError::Failed("no cycle timed".into()))?;
+                    let st = CycleStats::of(&mut s[skip..])
+                        .ok_or_else(|| BenchError::Failed("no cycle timed".into()))?;
                     per[k].push(st);
                     if k == 0 && probing {
                         // The capacity of this round: every core runs seq side by side for
                         // as long as seq's run took.
-                        let d = Duration::from_nanos(wall).clamp(Duration::from_millis(10), Duration::from_secs(2));
+                        let d = Duration::from_nanos(wall)
+                            .clamp(Duration::from_millis(10), Duration::from_secs(2));
                         settle();
                         let cap: Capacity = capacity::probe(&mut probe_plans, &probe_cores, d)?;
                         caps.push(cap.value());
@@ -275,7 +294,11 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
                     paired_speedup(&seq_runs, &runs)
                 );
                 if probing && *r != Runner::SEQ {
-                    let _ = write!(line, " [{:.0} %]", 100.0 * of_capacity(&seq_runs, &runs, &caps));
+                    let _ = write!(
+                        line,
+                        " [{:.0} %]",
+                        100.0 * of_capacity(&seq_runs, &runs, &caps)
+                    );
                 }
                 cells.push(Cell {
                     shape: shape.clone(),
@@ -300,7 +323,10 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
     }
     Ok(TableResult {
         config: c.clone(),
-        graphs: graphs.into_iter().map(|(s, p, g)| (s, p, g.len())).collect(),
+        graphs: graphs
+            .into_iter()
+            .map(|(s, p, g)| (s, p, g.len()))
+            .collect(),
         runners,
         cells,
         probe_cores,
@@ -315,28 +341,54 @@ impl TableResult {
     }
 
     fn cell(&self, shape: &str, buffer: usize, runner: Runner) -> Option<&Cell> {
-        self.cells.iter().find(|c| c.shape == shape && c.buffer == buffer && c.runner == runner)
+        self.cells
+            .iter()
+            .find(|c| c.shape == shape && c.buffer == buffer && c.runner == runner)
     }
 
     /// Seq's runs at a shape and buffer.
     fn seq_of(&self, shape: &str, buffer: usize) -> &[CycleStats] {
-        self.cell(shape, buffer, Runner::SEQ).map_or(&[], |c| &c.runs[..])
+        self.cell(shape, buffer, Runner::SEQ)
+            .map_or(&[], |c| &c.runs[..])
     }
 
     /// raw.csv: one row per run.
     pub fn raw_csv(&self) -> Csv {
         let mut raw = Csv::new(&[
-            "shape", "graph", "nodes", "buffer", "executor", "threads", "run", "cycles", "median_ns", "p99_ns",
-            "max_ns", "mean_ns", "min_ns", "capacity", "verified",
+            "shape",
+            "graph",
+            "nodes",
+            "buffer",
+            "executor",
+            "threads",
+            "run",
+            "cycles",
+            "median_ns",
+            "p99_ns",
+            "max_ns",
+            "mean_ns",
+            "min_ns",
+            "capacity",
+            "verified",
         ]);
         for c in &self.cells {
             for (i, s) in c.runs.iter().enumerate() {
                 raw.row([
-                    c.shape.clone(), c.graph.display().to_string(), c.nodes.to_string(), c.buffer.to_string(),
-                    c.runner.name().into(), c.runner.threads(self.config.threads).to_string(), (i + 1).to_string(),
-                    s.cycles.to_string(), format!("{:.0}", s.median_ns), format!("{:.0}", s.p99_ns),
-                    format!("{:.0}", s.max_ns), format!("{:.0}", s.mean_ns), format!("{:.0}", s.min_ns),
-                    opt(c.capacity.get(i).copied(), 3), "true".into(),
+                    c.shape.clone(),
+                    c.graph.display().to_string(),
+                    c.nodes.to_string(),
+                    c.buffer.to_string(),
+                    c.runner.name().into(),
+                    c.runner.threads(self.config.threads).to_string(),
+                    (i + 1).to_string(),
+                    s.cycles.to_string(),
+                    format!("{:.0}", s.median_ns),
+                    format!("{:.0}", s.p99_ns),
+                    format!("{:.0}", s.max_ns),
+                    format!("{:.0}", s.mean_ns),
+                    format!("{:.0}", s.min_ns),
+                    opt(c.capacity.get(i).copied(), 3),
+                    "true".into(),
                 ]);
             }
         }
@@ -346,20 +398,43 @@ impl TableResult {
     /// summary.csv: one row per configuration.
     pub fn summary_csv(&self) -> Csv {
         let mut summary = Csv::new(&[
-            "shape", "graph", "nodes", "buffer", "executor", "threads", "runs", "median_ns", "median_spread_pct",
-            "p99_ns", "max_ns", "mean_ns", "speedup_vs_seq", "capacity", "speedup_of_capacity", "verified",
+            "shape",
+            "graph",
+            "nodes",
+            "buffer",
+            "executor",
+            "threads",
+            "runs",
+            "median_ns",
+            "median_spread_pct",
+            "p99_ns",
+            "max_ns",
+            "mean_ns",
+            "speedup_vs_seq",
+            "capacity",
+            "speedup_of_capacity",
+            "verified",
         ]);
         for c in &self.cells {
             let seq = self.seq_of(&c.shape, c.buffer);
             let probed = !c.capacity.is_empty();
             summary.row([
-                c.shape.clone(), c.graph.display().to_string(), c.nodes.to_string(), c.buffer.to_string(),
-                c.runner.name().into(), c.runner.threads(self.config.threads).to_string(), c.runs.len().to_string(),
-                format!("{:.0}", c.runs.median_of(|s| s.median_ns)), format!("{:.1}", spread_pct(&c.runs.medians())),
-                format!("{:.0}", c.runs.median_of(|s| s.p99_ns)), format!("{:.0}", c.runs.max_ns()),
-                format!("{:.0}", c.runs.median_of(|s| s.mean_ns)), format!("{:.3}", paired_speedup(seq, &c.runs)),
+                c.shape.clone(),
+                c.graph.display().to_string(),
+                c.nodes.to_string(),
+                c.buffer.to_string(),
+                c.runner.name().into(),
+                c.runner.threads(self.config.threads).to_string(),
+                c.runs.len().to_string(),
+                format!("{:.0}", c.runs.median_of(|s| s.median_ns)),
+                format!("{:.1}", spread_pct(&c.runs.medians())),
+                format!("{:.0}", c.runs.median_of(|s| s.p99_ns)),
+                format!("{:.0}", c.runs.max_ns()),
+                format!("{:.0}", c.runs.median_of(|s| s.mean_ns)),
+                format!("{:.3}", paired_speedup(seq, &c.runs)),
                 opt(probed.then(|| median(&c.capacity)), 3),
-                opt(probed.then(|| of_capacity(seq, &c.runs, &c.capacity)), 3), "true".into(),
+                opt(probed.then(|| of_capacity(seq, &c.runs, &c.capacity)), 3),
+                "true".into(),
             ]);
         }
         summary
@@ -371,7 +446,12 @@ impl TableResult {
         let probing = self.probing();
         let mut md = String::new();
         for (shape, path, nodes) in &self.graphs {
-            let _ = writeln!(md, "### {shape}: {} ({nodes} nodes), {} threads\n", path.display(), c.threads);
+            let _ = writeln!(
+                md,
+                "### {shape}: {} ({nodes} nodes), {} threads\n",
+                path.display(),
+                c.threads
+            );
             let mut columns = vec![("buffer", Align::Right)];
             if probing {
                 columns.push(("capacity", Align::Right));
@@ -380,7 +460,11 @@ impl TableResult {
             let mut t = Table::new(columns);
             for &b in &c.buffers {
                 let seq = self.seq_of(shape, b);
-                let caps: &[f64] = self.cells.iter().find(|x| &x.shape == shape && x.buffer == b).map_or(&[], |x| &x.capacity[..]);
+                let caps: &[f64] = self
+                    .cells
+                    .iter()
+                    .find(|x| &x.shape == shape && x.buffer == b)
+                    .map_or(&[], |x| &x.capacity[..]);
                 let mut row = vec![b.to_string()];
                 if probing {
                     row.push(capacity_text(caps));
@@ -398,7 +482,11 @@ impl TableResult {
                         spread_pct(&cell.runs.medians()) / 2.0
                     );
                     if probing && r != Runner::SEQ {
-                        let _ = write!(s, ", {:.0} % of capacity", 100.0 * of_capacity(seq, &cell.runs, caps));
+                        let _ = write!(
+                            s,
+                            ", {:.0} % of capacity",
+                            100.0 * of_capacity(seq, &cell.runs, caps)
+                        );
                     }
                     row.push(s);
                 }
@@ -464,7 +552,10 @@ mod tests {
     fn line_and_diamond_rows_are_checked_against_seq() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
         let c = TableConfig {
-            shapes: vec![dir.join("synth.ag").display().to_string(), dir.join("rake.ag").display().to_string()],
+            shapes: vec![
+                dir.join("synth.ag").display().to_string(),
+                dir.join("rake.ag").display().to_string(),
+            ],
             buffers: vec![64],
             executors: "ws,levels,rayon".into(),
             threads: 2,
@@ -474,7 +565,10 @@ mod tests {
             corpus: dir.clone(),
             algorithm: Algorithm::Hlfet,
             costs: Costs::Declared,
-            tuning: Tuning { merge_chains: true, ..Tuning::default() },
+            tuning: Tuning {
+                merge_chains: true,
+                ..Tuning::default()
+            },
             output: None,
             force: false,
         };
@@ -491,7 +585,10 @@ mod tests {
         }
         assert_eq!(r.raw_csv().as_str().lines().count(), 1 + 8 * 2);
         let md = r.markdown();
-        assert!(md.contains("| buffer |") && md.contains("**1.00×**"), "{md}");
+        assert!(
+            md.contains("| buffer |") && md.contains("**1.00×**"),
+            "{md}"
+        );
     }
 
     #[test]

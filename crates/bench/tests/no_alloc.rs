@@ -3,8 +3,8 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use fugue_exec::{CompileOptions, Executor, Plan, SeqExecutor};
 use fugue_bench::peers::probe::Probe;
+use fugue_exec::{CompileOptions, Executor, Plan, SeqExecutor};
 
 struct Counting;
 static ALLOCS: AtomicUsize = AtomicUsize::new(0);

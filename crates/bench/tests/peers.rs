@@ -2,9 +2,9 @@
 //! executors that break the order or skip or repeat a task; rayon's output is bit-identical
 //! to seq's with real DSP.
 
-use fugue_exec::{build, CompileOptions, ExecOptions, Executor, ExecutorKind, Plan, SeqExecutor};
 use fugue_bench::peers::probe::{Probe, PROBE_KIND};
 use fugue_bench::peers::rayon_dag::RayonDag;
+use fugue_exec::{build, CompileOptions, ExecOptions, Executor, ExecutorKind, Plan, SeqExecutor};
 
 fn empty_plan(g: &fugue_graph::TaskGraph) -> (Probe, fugue_graph::TaskGraph, Plan) {
     let (probe, empty) = Probe::new(g);

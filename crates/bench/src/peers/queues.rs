@@ -63,7 +63,10 @@ pub fn verify(buf: &[u8], expected: Option<u64>) -> Result<u64, BenchError> {
     for (j, b) in buf[8..].iter().enumerate() {
         let want = seed.wrapping_add(j as u8);
         if *b != want {
-            return failed(format!("item {n} has byte {} = {b}, expected {want}", j + 8));
+            return failed(format!(
+                "item {n} has byte {} = {b}, expected {want}",
+                j + 8
+            ));
         }
     }
     Ok(n)

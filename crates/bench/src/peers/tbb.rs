@@ -69,7 +69,9 @@ pub fn run(r: &TbbRun<'_>) -> Result<(CycleStats, Option<f64>), BenchError> {
         ));
     }
     let Ok(v) = serde_json::from_slice::<serde_json::Value>(&out.stdout) else {
-        return failed(format!("the oneTBB harness {harness} printed no JSON object"));
+        return failed(format!(
+            "the oneTBB harness {harness} printed no JSON object"
+        ));
     };
     if v["ok"] != serde_json::Value::Bool(true) {
         return failed(format!(

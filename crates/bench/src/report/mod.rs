@@ -23,20 +23,27 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BenchError> {
     })();
     if let Err(e) = res {
         let _ = std::fs::remove_file(&tmp);
-        return Err(BenchError::io(format!("cannot write {}", path.display()), e));
+        return Err(BenchError::io(
+            format!("cannot write {}", path.display()),
+            e,
+        ));
     }
     rename(&tmp, path)
 }
 
 /// Renames the temporary file `tmp` to `path`.
 pub fn rename(tmp: &Path, path: &Path) -> Result<(), BenchError> {
-    std::fs::rename(tmp, path).map_err(|e| BenchError::io(format!("cannot write {}", path.display()), e))
+    std::fs::rename(tmp, path)
+        .map_err(|e| BenchError::io(format!("cannot write {}", path.display()), e))
 }
 
 /// A temporary name beside `path` (hidden, with the process id), for [`write_atomic`].
 pub fn temp_path(path: &Path) -> Result<PathBuf, BenchError> {
     if path.is_dir() {
-        return config(format!("{} is a directory, not a file name", path.display()));
+        return config(format!(
+            "{} is a directory, not a file name",
+            path.display()
+        ));
     }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -65,7 +72,8 @@ pub fn refuse_existing(dir: &Path, files: &[&str], force: bool) -> Result<(), Be
 
 /// Creates the folder `dir` (and its parents).
 pub fn create_dir(dir: &Path) -> Result<(), BenchError> {
-    std::fs::create_dir_all(dir).map_err(|e| BenchError::io(format!("cannot create {}", dir.display()), e))
+    std::fs::create_dir_all(dir)
+        .map_err(|e| BenchError::io(format!("cannot create {}", dir.display()), e))
 }
 
 /// A CSV text: a header line, then one line per row (cells are written as they are: the

@@ -3,8 +3,8 @@
 //! `rtrb`, `std::sync::mpsc::sync_channel`), every item checked ([`point`]); one
 //! configuration repeated ([`run`]), or the whole grid written as a folder ([`sweep`]).
 
-pub mod point;
 mod plot;
+pub mod point;
 pub mod sweep;
 
 pub use point::{run_point, run_producer, Impl, Outcome, Point, ProducerCommand, ProducerConfig};

@@ -36,7 +36,12 @@ impl Figure for Throughput<'_> {
     {
         root.fill(&WHITE).map_err(err)?;
         let summary = &self.sweep.summary;
-        let grid = || summary.iter().filter(|(k, _)| k.0 == "grid").map(|(_, (s, _))| s);
+        let grid = || {
+            summary
+                .iter()
+                .filter(|(k, _)| k.0 == "grid")
+                .map(|(_, (s, _))| s)
+        };
         let ymax = grid().map(|s| s.max).fold(1.0f64, f64::max) * 2.0;
         let ymin = grid()
             .map(|s| s.min)

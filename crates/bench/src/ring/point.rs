@@ -85,7 +85,7 @@ pub fn padding_name(p: Padding) -> &'static str {
 }
 
 /// How producer processes are started (`--processes`): this program with these arguments,
-/// to which `--name N --producers P --index K --items I --item-size S [--pin C]` are added;
+/// to which `NAME PRODUCERS INDEX ITEMS ITEM_SIZE [PIN]` (a [`ProducerConfig`]) are added;
 /// the process is to call [`run_producer`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProducerCommand {
@@ -224,7 +224,12 @@ impl Tally {
 
     /// The smallest item number below `items` not received yet.
     pub fn missing(&self, items: u64) -> u64 {
-        self.next_of.iter().copied().filter(|&n| n < items).min().unwrap_or(items)
+        self.next_of
+            .iter()
+            .copied()
+            .filter(|&n| n < items)
+            .min()
+            .unwrap_or(items)
     }
 
     /// Items received.
@@ -390,7 +395,10 @@ macro_rules! ordered_queue {
 }
 
 ordered_queue!(fugue_ring::Producer, fugue_ring::Consumer);
-ordered_queue!(fugue_ring::mutex::MutexCondProducer, fugue_ring::mutex::MutexCondConsumer);
+ordered_queue!(
+    fugue_ring::mutex::MutexCondProducer,
+    fugue_ring::mutex::MutexCondConsumer
+);
 
 fn run_peer_sized(pt: &Point) -> Result<Outcome, BenchError> {
     macro_rules! sized {
@@ -414,7 +422,11 @@ fn run_peer_sized(pt: &Point) -> Result<Outcome, BenchError> {
 /// Producers as processes: the consumer (this process) creates the shared-memory ring and
 /// starts `cmd` P times. The clock starts when item 0 is read (process start-up is not
 /// measured) and the rate counts the items after it.
-fn run_processes(pt: &Point, strategy: Strategy, cmd: &ProducerCommand) -> Result<Outcome, BenchError> {
+fn run_processes(
+    pt: &Point,
+    strategy: Strategy,
+    cmd: &ProducerCommand,
+) -> Result<Outcome, BenchError> {
     let name = format!("fugue-bench-ring-{}-{}", std::process::id(), unique());
     let options = Options {
         strategy,
@@ -427,15 +439,13 @@ fn run_processes(pt: &Point, strategy: Strategy, cmd: &ProducerCommand) -> Resul
     for k in 0..pt.producers {
         let mut c = Command::new(&cmd.program);
         c.args(&cmd.args)
-            .args(["--name", &name])
-            .args(["--producers", &pt.producers.to_string()])
-            .args(["--index", &k.to_string()])
-            .args(["--items", &pt.items.to_string()])
-            .args(["--item-size", &pt.item_size.to_string()])
+            .arg(&name)
+            .args(
+                [pt.producers as u64, k as u64, pt.items, pt.item_size as u64]
+                    .map(|x| x.to_string()),
+            )
+            .args(producer_core(&pt.pin, k).map(|core| core.to_string()))
             .stdin(Stdio::null());
-        if let Some(core) = producer_core(&pt.pin, k) {
-            c.args(["--pin", &core.to_string()]);
-        }
         children.push(
             c.spawn()
                 .map_err(|e| BenchError::io(format!("cannot start producer process {k}"), e))?,
@@ -558,7 +568,11 @@ mod tests {
     #[test]
     fn every_implementation_transfers_and_verifies_in_order() {
         for imp in Impl::ALL {
-            let producers = if imp == Impl::Rtrb || imp == Impl::Spin { 1 } else { 2 };
+            let producers = if imp == Impl::Rtrb || imp == Impl::Spin {
+                1
+            } else {
+                2
+            };
             let o = run_point(&point(imp, producers, 8, 16)).unwrap();
             assert_eq!(o.items, 5_000, "{imp:?}");
             assert!(o.rate() > 0.0);
@@ -578,9 +592,15 @@ mod tests {
 
     #[test]
     fn bad_configurations_are_config_errors() {
-        assert!(run_point(&point(Impl::Rtrb, 2, 8, 8)).unwrap_err().is_config());
-        assert!(run_point(&point(Impl::Arrayqueue, 1, 8, 24)).unwrap_err().is_config());
-        assert!(run_point(&point(Impl::Yield, 1, 8, 4)).unwrap_err().is_config());
+        assert!(run_point(&point(Impl::Rtrb, 2, 8, 8))
+            .unwrap_err()
+            .is_config());
+        assert!(run_point(&point(Impl::Arrayqueue, 1, 8, 24))
+            .unwrap_err()
+            .is_config());
+        assert!(run_point(&point(Impl::Yield, 1, 8, 4))
+            .unwrap_err()
+            .is_config());
         let mut p = point(Impl::Mutex, 1, 8, 8);
         p.processes = Some(ProducerCommand {
             program: "true".into(),

@@ -123,7 +123,13 @@ fn points(a: &SweepConfig) -> Vec<(&'static str, Point)> {
         for capacity in [8, 64, 1024] {
             for imp in [Impl::Spin, Impl::Yield] {
                 let padding = other;
-                v.push(("padding", Point { padding, ..with(imp, producers, capacity) }));
+                v.push((
+                    "padding",
+                    Point {
+                        padding,
+                        ..with(imp, producers, capacity)
+                    },
+                ));
             }
         }
     }
@@ -131,14 +137,26 @@ fn points(a: &SweepConfig) -> Vec<(&'static str, Point)> {
     for capacity in [64, 1024] {
         for imp in [Impl::Spin, Impl::Yield, Impl::Mutex, Impl::Rtrb] {
             let pin = Some(vec![0, 1]);
-            v.push(("pinning", Point { pin, ..with(imp, 1, capacity) }));
+            v.push((
+                "pinning",
+                Point {
+                    pin,
+                    ..with(imp, 1, capacity)
+                },
+            ));
         }
     }
     // Producers as processes over the shared-memory ring.
     for producers in 1..=2 {
         for imp in [Impl::Yield, Impl::Park] {
             let processes = Some(a.producer.clone());
-            v.push(("processes", Point { processes, ..with(imp, producers, 1024) }));
+            v.push((
+                "processes",
+                Point {
+                    processes,
+                    ..with(imp, producers, 1024)
+                },
+            ));
         }
     }
     v
@@ -164,7 +182,11 @@ fn describe(exp: &str, p: &Point) -> String {
         p.capacity,
         padding_name(p.padding),
         if p.pin.is_some() { ", pinned" } else { "" },
-        if p.processes.is_some() { ", processes" } else { "" }
+        if p.processes.is_some() {
+            ", processes"
+        } else {
+            ""
+        }
     )
 }
 
@@ -189,7 +211,10 @@ pub fn run(a: &SweepConfig, progress: &mut dyn Progress) -> Result<Sweep, BenchE
     // Items per point: a short calibration run, scaled to `point_seconds`.
     let mut items: Vec<u64> = Vec::with_capacity(pts.len());
     for (exp, p) in &pts {
-        let c = Point { items: CALIBRATION_ITEMS, ..p.clone() };
+        let c = Point {
+            items: CALIBRATION_ITEMS,
+            ..p.clone()
+        };
         let o = run_point(&c).with_context(|| describe(exp, &c))?;
         items.push(((o.rate() * a.point_seconds) as u64).clamp(MIN_ITEMS, MAX_ITEMS));
     }
@@ -198,7 +223,10 @@ pub fn run(a: &SweepConfig, progress: &mut dyn Progress) -> Result<Sweep, BenchE
     let mut runs = Vec::new();
     for r in 0..a.repeat {
         for ((exp, p), &n) in pts.iter().zip(&items) {
-            let c = Point { items: n, ..p.clone() };
+            let c = Point {
+                items: n,
+                ..p.clone()
+            };
             let o = run_point(&c).with_context(|| describe(exp, &c))?;
             runs.push(Run {
                 key: key(exp, &c),
@@ -216,7 +244,9 @@ pub fn run(a: &SweepConfig, progress: &mut dyn Progress) -> Result<Sweep, BenchE
     }
     let mut by: BTreeMap<Key, Vec<f64>> = BTreeMap::new();
     for r in &runs {
-        by.entry(r.key).or_default().push(r.items as f64 / r.seconds);
+        by.entry(r.key)
+            .or_default()
+            .push(r.items as f64 / r.seconds);
     }
     let summary = by
         .into_iter()
@@ -248,36 +278,87 @@ impl Sweep {
         self.summary.get(k).map(|(s, _)| s.median)
     }
 
+    /// What the sweep did, in one sentence.
+    pub fn sentence(&self, a: &SweepConfig) -> String {
+        format!(
+            "fugue bench ring --sweep: {} runs of {} points, every item verified; wrote {}",
+            self.runs.len(),
+            self.points,
+            a.output.display()
+        )
+    }
+
     /// Writes raw.csv, summary.csv, the plots and README.md into `a.output`.
     pub fn write(&self, a: &SweepConfig) -> Result<(), BenchError> {
         let dir = &a.output;
         let mut raw = Csv::new(&[
-            "experiment", "impl", "producers", "capacity", "item_size", "padding", "pinned",
-            "processes", "items", "planned_items", "seconds", "items_per_sec", "verified",
+            "experiment",
+            "impl",
+            "producers",
+            "capacity",
+            "item_size",
+            "padding",
+            "pinned",
+            "processes",
+            "items",
+            "planned_items",
+            "seconds",
+            "items_per_sec",
+            "verified",
         ]);
         for r in &self.runs {
             let (exp, imp, p, c, pad, pin, proc_) = r.key;
             raw.row([
-                exp.to_string(), imp.name().into(), p.to_string(), c.to_string(),
-                a.item_size.to_string(), pad.into(), pin.to_string(), proc_.to_string(),
-                r.items.to_string(), r.planned.to_string(), format!("{:.6}", r.seconds),
-                format!("{:.1}", r.items as f64 / r.seconds), "true".into(),
+                exp.to_string(),
+                imp.name().into(),
+                p.to_string(),
+                c.to_string(),
+                a.item_size.to_string(),
+                pad.into(),
+                pin.to_string(),
+                proc_.to_string(),
+                r.items.to_string(),
+                r.planned.to_string(),
+                format!("{:.6}", r.seconds),
+                format!("{:.1}", r.items as f64 / r.seconds),
+                "true".into(),
             ]);
         }
         raw.write(&dir.join("raw.csv"))?;
         let mut summary = Csv::new(&[
-            "experiment", "impl", "producers", "capacity", "item_size", "padding", "pinned",
-            "processes", "runs", "median_items_per_sec", "min_items_per_sec",
-            "max_items_per_sec", "ratio_to_mutex", "verified",
+            "experiment",
+            "impl",
+            "producers",
+            "capacity",
+            "item_size",
+            "padding",
+            "pinned",
+            "processes",
+            "runs",
+            "median_items_per_sec",
+            "min_items_per_sec",
+            "max_items_per_sec",
+            "ratio_to_mutex",
+            "verified",
         ]);
         for (k, (st, runs)) in &self.summary {
             let (exp, imp, p, c, pad, pin, proc_) = *k;
             let ratio = self.baseline(k).map(|b| format!("{:.2}", st.median / b));
             summary.row([
-                exp.to_string(), imp.name().into(), p.to_string(), c.to_string(),
-                a.item_size.to_string(), pad.into(), pin.to_string(), proc_.to_string(),
-                runs.to_string(), format!("{:.1}", st.median), format!("{:.1}", st.min),
-                format!("{:.1}", st.max), ratio.unwrap_or_default(), "true".into(),
+                exp.to_string(),
+                imp.name().into(),
+                p.to_string(),
+                c.to_string(),
+                a.item_size.to_string(),
+                pad.into(),
+                pin.to_string(),
+                proc_.to_string(),
+                runs.to_string(),
+                format!("{:.1}", st.median),
+                format!("{:.1}", st.min),
+                format!("{:.1}", st.max),
+                ratio.unwrap_or_default(),
+                "true".into(),
             ]);
         }
         summary.write(&dir.join("summary.csv"))?;
@@ -307,7 +388,14 @@ impl Sweep {
         let cache_list: Vec<String> = machine
             .caches
             .iter()
-            .map(|c| format!("{} {} KiB = {} slots", c.name, c.bytes / 1024, c.bytes / stride))
+            .map(|c| {
+                format!(
+                    "{} {} KiB = {} slots",
+                    c.name,
+                    c.bytes / 1024,
+                    c.bytes / stride
+                )
+            })
             .collect();
         let _ = writeln!(s, "- caches of cpu0 (data/unified): {} (slot = {stride} bytes: sequence word + {}-byte item, padding {pad})", cache_list.join(", "), a.item_size);
         let _ = writeln!(s, "- versions: fugue {}, {}, peers crossbeam-queue 0.3, rtrb 0.3 (exact versions in Cargo.lock at the commit), std mpsc", versions.fugue, versions.rustc);
@@ -358,13 +446,20 @@ impl Sweep {
             let (_, imp, p, c, opad, _, _) = *k;
             if let Some(g) = self.median(&grid(imp, p, c, pad)) {
                 t.row(vec![
-                    imp.name().into(), p.to_string(), c.to_string(), mps(g),
-                    format!("{} ({opad})", mps(st.median)), format!("{:.2}", g / st.median),
+                    imp.name().into(),
+                    p.to_string(),
+                    c.to_string(),
+                    mps(g),
+                    format!("{} ({opad})", mps(st.median)),
+                    format!("{:.2}", g / st.median),
                 ]);
             }
         }
         let _ = write!(s, "{}", t.markdown());
-        let _ = writeln!(s, "\n## Pinning (consumer on core 0, producer on core 1), median items/s\n");
+        let _ = writeln!(
+            s,
+            "\n## Pinning (consumer on core 0, producer on core 1), median items/s\n"
+        );
         let mut t = Table::new([
             ("impl", Align::Left),
             ("capacity", Align::Right),
@@ -376,13 +471,19 @@ impl Sweep {
             let (_, imp, p, c, _, _, _) = *k;
             if let Some(g) = self.median(&grid(imp, p, c, pad)) {
                 t.row(vec![
-                    imp.name().into(), c.to_string(), mps(g), mps(st.median),
+                    imp.name().into(),
+                    c.to_string(),
+                    mps(g),
+                    mps(st.median),
                     format!("{:.2}", st.median / g),
                 ]);
             }
         }
         let _ = write!(s, "{}", t.markdown());
-        let _ = writeln!(s, "\n## Producer processes over shared memory (capacity 1024), median items/s\n");
+        let _ = writeln!(
+            s,
+            "\n## Producer processes over shared memory (capacity 1024), median items/s\n"
+        );
         let mut t = Table::new([
             ("impl", Align::Left),
             ("producers", Align::Right),
@@ -391,8 +492,15 @@ impl Sweep {
         ]);
         for (k, (st, _)) in self.summary.iter().filter(|(k, _)| k.0 == "processes") {
             let (_, imp, p, c, _, _, _) = *k;
-            let threads = self.median(&grid(imp, p, c, pad)).map_or("–".to_string(), mps);
-            t.row(vec![imp.name().into(), p.to_string(), threads, mps(st.median)]);
+            let threads = self
+                .median(&grid(imp, p, c, pad))
+                .map_or("–".to_string(), mps);
+            t.row(vec![
+                imp.name().into(),
+                p.to_string(),
+                threads,
+                mps(st.median),
+            ]);
         }
         let _ = write!(s, "{}", t.markdown());
         let _ = writeln!(s, "\n## Reading the numbers\n");

@@ -60,12 +60,37 @@ pub struct StudyResult {
     pub unverified: usize,
 }
 
+impl StudyResult {
+    /// What the study did, in one sentence.
+    pub fn sentence(&self) -> String {
+        format!(
+            "{}: {} runs in {:.0} s; summary.csv, report.html, {} figures (SVG and PNG), raw.csv.gz",
+            self.output.display(),
+            self.runs,
+            self.seconds,
+            self.figures
+        )
+    }
+
+    /// Fails when a configuration did not compute the same output as seq.
+    pub fn check(&self) -> Result<(), BenchError> {
+        if self.unverified > 0 {
+            return failed(format!(
+                "{} configuration(s) did not compute the same output as seq (see the verified column of summary.csv)",
+                self.unverified
+            ));
+        }
+        Ok(())
+    }
+}
+
 fn choice_for(name: &str, threads: usize, rt: bool) -> Result<ExecutorChoice, BenchError> {
     let (kind, algo) = match name.strip_prefix("static-") {
         Some(a) => (ExecutorKind::Static, Some(a)),
         None => (
-            ExecutorKind::from_name(name)
-                .ok_or_else(|| BenchError::Failed(format!("unknown executor `{name}` in the spec")))?,
+            ExecutorKind::from_name(name).ok_or_else(|| {
+                BenchError::Failed(format!("unknown executor `{name}` in the spec"))
+            })?,
             None,
         ),
     };
@@ -99,7 +124,11 @@ fn load_graph(spec_dir: &Path, root: &Path, name: &str) -> Result<(String, TaskG
             "line" => fugue_graph::gen::line(n),
             "diamond" => fugue_graph::gen::diamond(n),
             "rake" => fugue_graph::gen::rake(n),
-            _ => return failed(format!("graph `{name}`: unknown shape `{shape}` (line, diamond, rake)")),
+            _ => {
+                return failed(format!(
+                    "graph `{name}`: unknown shape `{shape}` (line, diamond, rake)"
+                ))
+            }
         };
         return Ok((format!("{shape}{n}"), graph));
     }
@@ -197,8 +226,9 @@ fn stop_load(load: Load) {
 /// figures, README.md and report.html. Progress: one step per configuration.
 pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResult, BenchError> {
     let spec_path = args.spec.clone();
-    let text = std::fs::read_to_string(&spec_path)
-        .map_err(|e| BenchError::io(format!("cannot read study spec {}", spec_path.display()), e))?;
+    let text = std::fs::read_to_string(&spec_path).map_err(|e| {
+        BenchError::io(format!("cannot read study spec {}", spec_path.display()), e)
+    })?;
     let spec: Spec = match toml::from_str(&text) {
         Ok(s) => s,
         Err(e) => return failed(format!("{}: {}", spec_path.display(), e.message())),
@@ -433,18 +463,47 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
     let names: Vec<String> = graphs.iter().map(|(n, _)| n.clone()).collect();
     let out = &args.output;
     let mut csv = Csv::new(&[
-        "graph", "executor", "threads", "buffer", "load", "period_us", "cycles", "expected_cycles", "mean_us",
-        "median_us", "p99_us", "max_us", "misses", "miss_rate", "overruns", "dropped", "steals", "speedup_vs_seq",
+        "graph",
+        "executor",
+        "threads",
+        "buffer",
+        "load",
+        "period_us",
+        "cycles",
+        "expected_cycles",
+        "mean_us",
+        "median_us",
+        "p99_us",
+        "max_us",
+        "misses",
+        "miss_rate",
+        "overruns",
+        "dropped",
+        "steals",
+        "speedup_vs_seq",
         "verified",
     ]);
     for r in &rows {
         let us = |ns: f64| format!("{:.2}", ns / 1000.0);
         csv.row([
-            names[r.cfg.graph].clone(), r.cfg.exec.name.clone(), r.cfg.threads.to_string(),
-            r.cfg.buffer.to_string(), r.cfg.load.clone(), format!("{:.2}", r.period_us), r.s.cycles.to_string(),
-            r.expected_cycles.to_string(), us(r.s.mean_ns), us(r.s.median_ns as f64), us(r.s.p99_ns as f64),
-            us(r.s.max_ns as f64), r.s.misses.to_string(), format!("{:.5}", r.s.miss_rate()),
-            r.overruns.to_string(), r.s.dropped.to_string(), r.s.steals.to_string(), opt(r.speedup, 3),
+            names[r.cfg.graph].clone(),
+            r.cfg.exec.name.clone(),
+            r.cfg.threads.to_string(),
+            r.cfg.buffer.to_string(),
+            r.cfg.load.clone(),
+            format!("{:.2}", r.period_us),
+            r.s.cycles.to_string(),
+            r.expected_cycles.to_string(),
+            us(r.s.mean_ns),
+            us(r.s.median_ns as f64),
+            us(r.s.p99_ns as f64),
+            us(r.s.max_ns as f64),
+            r.s.misses.to_string(),
+            format!("{:.5}", r.s.miss_rate()),
+            r.overruns.to_string(),
+            r.s.dropped.to_string(),
+            r.s.steals.to_string(),
+            opt(r.speedup, 3),
             r.verified.to_string(),
         ]);
     }
@@ -522,13 +581,23 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
         ("misses", Kind::Misses),
         ("speedup", Kind::Speedup),
     ] {
-        StudyFigure { ctx: &ctx, kind, samples: &samples }.write(out, name)?;
+        StudyFigure {
+            ctx: &ctx,
+            kind,
+            samples: &samples,
+        }
+        .write(out, name)?;
         figures.push(name.to_string());
     }
     for (gi, g) in names.iter().enumerate() {
         let name = format!("histogram-{g}");
         let kind = Kind::Histogram(gi, hist_buffer);
-        StudyFigure { ctx: &ctx, kind, samples: &samples }.write(out, &name)?;
+        StudyFigure {
+            ctx: &ctx,
+            kind,
+            samples: &samples,
+        }
+        .write(out, &name)?;
         figures.push(name);
     }
     let versions = Versions::detect();
@@ -556,4 +625,53 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
         figures: figures.len(),
         unverified: rows.iter().filter(|r| !r.verified).count(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::progress::NoProgress;
+
+    #[test]
+    fn a_tiny_study_writes_its_summary() {
+        let dir = std::env::temp_dir().join(format!("fugue-study-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let spec = dir.join("spec.toml");
+        std::fs::write(
+            &spec,
+            "graphs = [\"gen:line:6\"]\nexecutors = [\"seq\", \"ws\"]\nthreads = [2]\nbuffers = [256]\nloads = [\"idle\"]\nseconds = 0.1\n",
+        )
+        .unwrap();
+        let config = StudyConfig {
+            spec,
+            output: dir.join("out"),
+            force: false,
+            command: "test".into(),
+            stop: Arc::new(AtomicBool::new(false)),
+        };
+        let r = run(&config, &mut NoProgress).unwrap();
+        assert_eq!((r.runs, r.unverified), (2, 0));
+        r.check().unwrap();
+        let summary = std::fs::read_to_string(r.output.join("summary.csv")).unwrap();
+        let rows: Vec<&str> = summary.lines().skip(1).collect();
+        assert_eq!(rows.len(), 2, "{summary}");
+        assert!(
+            rows[0].starts_with("line6,seq,1,256,idle,") && rows[0].ends_with(",true"),
+            "{summary}"
+        );
+        assert!(rows[1].starts_with("line6,ws,2,256,idle,"), "{summary}");
+        for f in [
+            "README.md",
+            "report.html",
+            "raw.csv.gz",
+            "speedup.svg",
+            "histogram-line6.png",
+        ] {
+            assert!(r.output.join(f).is_file(), "{f}");
+        }
+        let html = std::fs::read_to_string(r.output.join("report.html")).unwrap();
+        assert!(html.contains("<table><tr><th>executor</th>"), "{html}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

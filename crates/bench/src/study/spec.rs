@@ -1,8 +1,8 @@
 //! The study's spec (a TOML file), its configurations and their results.
 
+use fugue_engine::Summary;
 use plotters::style::RGBColor;
 use serde::Deserialize;
-use fugue_engine::Summary;
 
 /// A study spec: what to sweep, and how to run each configuration.
 #[derive(Debug, Deserialize)]
@@ -127,4 +127,3 @@ impl PlotCtx<'_> {
         })
     }
 }
-

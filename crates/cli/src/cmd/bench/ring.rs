@@ -4,24 +4,11 @@
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use clap::builder::{PossibleValuesParser, TypedValueParser as _};
 use fugue_bench::ring::sweep::SweepConfig;
 use fugue_bench::ring::{Impl, Point, ProducerCommand, ProducerConfig, RingConfig};
 use fugue_ring::Padding;
 
 use super::Terminal;
-
-fn impl_parser() -> impl clap::builder::TypedValueParser<Value = Impl> {
-    PossibleValuesParser::new(Impl::ALL.map(Impl::name))
-        .map(|s| Impl::from_name(&s).expect("a possible value"))
-}
-
-fn padding_parser() -> impl clap::builder::TypedValueParser<Value = Padding> {
-    PossibleValuesParser::new(["cacheline", "none"]).map(|s| match s.as_str() {
-        "none" => Padding::None,
-        _ => Padding::CacheLine,
-    })
-}
 
 /// Arguments of `fugue bench ring`.
 #[derive(clap::Args, Debug)]
@@ -33,8 +20,8 @@ pub struct Args {
     #[arg(long, short = 'c', default_value_t = 1024)]
     pub capacity: usize,
     /// Implementation: the ordered ring's wait strategy, the mutex/condvar baseline, or a peer.
-    #[arg(long, short = 's', default_value = "yield", value_parser = impl_parser())]
-    pub strategy: Impl,
+    #[arg(long, short = 's', default_value = "yield", value_parser = Impl::ALL.map(Impl::name))]
+    pub strategy: String,
     /// Items to transfer.
     #[arg(long, short = 'n', default_value_t = 1_000_000)]
     pub items: u64,
@@ -42,8 +29,8 @@ pub struct Args {
     #[arg(long, default_value_t = 8)]
     pub item_size: usize,
     /// Slot padding of the ordered ring.
-    #[arg(long, default_value = "cacheline", value_parser = padding_parser())]
-    pub padding: Padding,
+    #[arg(long, default_value = "cacheline", value_parser = ["cacheline", "none"])]
+    pub padding: String,
     /// Run the producers as separate processes over the shared-memory ring.
     #[arg(long)]
     pub processes: bool,
@@ -75,22 +62,16 @@ pub struct Args {
 #[derive(clap::Args, Debug)]
 pub struct ProducerArgs {
     /// Shared-memory name of the ring.
-    #[arg(long)]
     pub name: String,
     /// Total number of producers.
-    #[arg(long)]
     pub producers: u64,
     /// This producer's index k (it writes k, k+P, ...).
-    #[arg(long)]
     pub index: u64,
     /// Items in the whole run.
-    #[arg(long)]
     pub items: u64,
     /// Bytes per item.
-    #[arg(long)]
     pub item_size: usize,
     /// Core to pin this process to.
-    #[arg(long)]
     pub pin: Option<usize>,
 }
 
@@ -104,39 +85,41 @@ fn producer_command() -> anyhow::Result<ProducerCommand> {
 
 /// Runs `fugue bench ring`.
 pub fn run(a: Args) -> anyhow::Result<()> {
+    let padding = match a.padding.as_str() {
+        "none" => Padding::None,
+        _ => Padding::CacheLine,
+    };
     if a.sweep {
         let config = SweepConfig {
             item_size: a.item_size,
-            padding: a.padding,
+            padding,
             repeat: a.repeat,
             point_seconds: a.point_seconds,
             output: a.output,
             force: a.force,
-            command: super::command_line(),
+            command: std::env::args().collect::<Vec<_>>().join(" "),
             producer: producer_command()?,
         };
         let sweep = fugue_bench::ring::sweep::run(&config, &mut Terminal::default())?;
         sweep.write(&config)?;
-        println!(
-            "fugue bench ring --sweep: {} runs of {} points, every item verified; wrote {}",
-            sweep.runs.len(),
-            sweep.points,
-            config.output.display()
-        );
+        println!("{}", sweep.sentence(&config));
         return Ok(());
     }
     let point = Point {
-        imp: a.strategy,
+        imp: Impl::from_name(&a.strategy).expect("a possible value"),
         producers: a.producers,
         capacity: a.capacity,
         item_size: a.item_size,
         items: a.items,
-        padding: a.padding,
-        processes: if a.processes { Some(producer_command()?) } else { None },
+        padding,
+        processes: a.processes.then(producer_command).transpose()?,
         pin: a.pin,
         cap: None,
     };
-    let r = fugue_bench::ring::run(&RingConfig { point, repeat: a.repeat })?;
+    let r = fugue_bench::ring::run(&RingConfig {
+        point,
+        repeat: a.repeat,
+    })?;
     if a.json {
         println!("{}", r.to_json());
     } else {
