@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use super::spec::{Config, Exec, PlotCtx};
@@ -40,6 +41,41 @@ pub fn color(i: usize) -> RGBColor {
         RGBColor(127, 127, 127),
     ];
     C[i % C.len()]
+}
+
+/// A chart of buffer sizes (x, `nb` of them, labelled by `xfmt`) against 0..`hi` × 1.1.
+fn linear_chart<'a, DB: DrawingBackend>(
+    area: &'a Area<DB>,
+    caption: String,
+    xr: std::ops::Range<f64>,
+    hi: f64,
+    y_desc: &str,
+    nb: usize,
+    xfmt: &dyn Fn(&f64) -> String,
+) -> Result<ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>, String>
+where
+    DB::ErrorType: 'static,
+{
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, ("sans-serif", 22))
+        .margin(10)
+        .x_label_area_size(45)
+        .y_label_area_size(75)
+        .build_cartesian_2d(xr, 0.0..hi * 1.1)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("buffer size (frames)")
+        .y_desc(y_desc)
+        .y_label_formatter(&|y: &f64| format!("{y:.1}"))
+        .x_labels(nb * 2 + 1)
+        .x_label_formatter(xfmt)
+        .label_style(("sans-serif", 16))
+        .axis_desc_style(("sans-serif", 18))
+        .disable_x_mesh()
+        .draw()
+        .map_err(err)?;
+    Ok(chart)
 }
 
 /// One figure of the study.
@@ -333,25 +369,15 @@ impl Figure for StudyFigure<'_> {
                                 .filter(|r| r.cfg.graph == g)
                                 .map(|r| r.s.miss_rate() * 100.0)
                                 .fold(1.0f64, f64::max);
-                            let mut chart = ChartBuilder::on(p)
-                                .caption(caption, ("sans-serif", 22))
-                                .margin(10)
-                                .x_label_area_size(45)
-                                .y_label_area_size(75)
-                                .build_cartesian_2d(xr, 0.0..hi * 1.1)
-                                .map_err(err)?;
-                            chart
-                                .configure_mesh()
-                                .x_desc("buffer size (frames)")
-                                .y_desc("deadline misses (% of cycles)")
-                                .y_label_formatter(&|y: &f64| format!("{y:.1}"))
-                                .x_labels(nb * 2 + 1)
-                                .x_label_formatter(&xfmt)
-                                .label_style(("sans-serif", 16))
-                                .axis_desc_style(("sans-serif", 18))
-                                .disable_x_mesh()
-                                .draw()
-                                .map_err(err)?;
+                            let mut chart = linear_chart(
+                                p,
+                                caption,
+                                xr,
+                                hi,
+                                "deadline misses (% of cycles)",
+                                nb,
+                                &xfmt,
+                            )?;
                             let w = 0.8 / ne as f64;
                             for (bi, &b) in ctx.buffers.iter().enumerate() {
                                 for (ei, e) in ctx.execs.iter().enumerate() {
@@ -376,25 +402,15 @@ impl Figure for StudyFigure<'_> {
                                 .filter(|r| r.cfg.graph == g)
                                 .filter_map(|r| r.speedup)
                                 .fold(2.0f64, f64::max);
-                            let mut chart = ChartBuilder::on(p)
-                                .caption(caption, ("sans-serif", 22))
-                                .margin(10)
-                                .x_label_area_size(45)
-                                .y_label_area_size(75)
-                                .build_cartesian_2d(xr, 0.0..hi * 1.1)
-                                .map_err(err)?;
-                            chart
-                                .configure_mesh()
-                                .x_desc("buffer size (frames)")
-                                .y_desc("speedup over seq (×)")
-                                .y_label_formatter(&|y: &f64| format!("{y:.1}"))
-                                .x_labels(nb * 2 + 1)
-                                .x_label_formatter(&xfmt)
-                                .label_style(("sans-serif", 16))
-                                .axis_desc_style(("sans-serif", 18))
-                                .disable_x_mesh()
-                                .draw()
-                                .map_err(err)?;
+                            let mut chart = linear_chart(
+                                p,
+                                caption,
+                                xr,
+                                hi,
+                                "speedup over seq (×)",
+                                nb,
+                                &xfmt,
+                            )?;
                             chart
                                 .draw_series(DashedLineSeries::new(
                                     [(-0.5, 1.0), (nb as f64 - 0.5, 1.0)],

@@ -170,8 +170,10 @@ fn run_capacity(args: CapacityArgs) -> anyhow::Result<()> {
         seconds: args.seconds,
         window: Duration::from_millis(args.window_ms),
     };
-    let mut terminal = Terminal::default();
-    terminal.json = args.json;
+    let mut terminal = Terminal {
+        json: args.json,
+        bar: None,
+    };
     let result = fugue_bench::capacity::run(&config, &mut terminal)?;
     if args.json {
         println!("{:#}", result.to_json(&config));
