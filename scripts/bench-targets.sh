@@ -48,7 +48,7 @@ mkdir -p "$out"
 touch "$out/.bench-targets"
 
 cargo build --release --bin fugue >&2
-cargo build --release -p fugue-exec --example rake_oracle >&2
+cargo build --release -p fugue-bench --example rake_oracle >&2
 fugue=target/release/fugue
 oracle=target/release/examples/rake_oracle
 tbb=target/peers/tbb-flow

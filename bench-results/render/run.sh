@@ -10,7 +10,7 @@ SECONDS_OF_AUDIO=${2:-30}
 GRAPH=../shared/data/ag/rateau/rateau101.ag
 OUT=bench-results/render
 [ -f "$GRAPH" ] || { echo "no $GRAPH: the shared data is needed" >&2; exit 1; }
-cargo build --release -q -p fugue -p fugue-engine --example bench_render
+cargo build --release -q -p fugue -p fugue-bench --example bench_render
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 echo "method,graph,rate,buffer,seconds,run,wall_s,x_realtime,checked" > "$OUT/raw.csv"

@@ -19,7 +19,7 @@ pub struct ExecArgs {
     #[arg(long, short = 't', value_parser = clap::value_parser!(u16).range(1..=256))]
     pub threads: Option<u16>,
     /// Static schedule algorithm (with --executor static): hlfet, etf, cpfd, random, optimal, best.
-    #[arg(long, default_value = "hlfet", value_parser = parse_algorithm)]
+    #[arg(long, default_value = "hlfet")]
     pub algorithm: Algorithm,
     /// Node costs for the static schedule: declared (from the file), measured (calibrated
     /// now), or a CSV file `node,cost` written by `fugue calibrate`.
@@ -70,10 +70,6 @@ fn parse_executor(s: &str) -> Result<ExecutorKind, String> {
             names.join(", ")
         )
     })
-}
-
-fn parse_algorithm(s: &str) -> Result<Algorithm, String> {
-    s.parse::<Algorithm>().map_err(|e| e.to_string())
 }
 
 fn parse_costs(s: &str) -> Result<Costs, String> {

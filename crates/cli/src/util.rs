@@ -1,9 +1,9 @@
 //! Helpers shared by the commands: reading graphs, error kinds and exit codes, safe output.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
-use anyhow::Context as _;
 use fugue_graph::{Format, ReadError, TaskGraph};
 
 /// A usage error: exit code 2.
@@ -23,9 +23,14 @@ pub fn usage(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(Usage(msg.into()))
 }
 
-/// The exit code for an error: 2 for usage errors, 1 for everything else.
+/// The exit code for an error: 2 for usage errors (a benchmark's configuration errors
+/// included), 1 for everything else.
 pub fn exit_code(e: &anyhow::Error) -> u8 {
     if e.chain().any(|c| c.downcast_ref::<Usage>().is_some())
+        || e.chain().any(|c| {
+            c.downcast_ref::<fugue_bench::BenchError>()
+                .is_some_and(|b| b.is_config())
+        })
         || e.chain().any(|c| {
             matches!(
                 c.downcast_ref::<ReadError>(),
@@ -59,21 +64,12 @@ pub fn read_graph(path: &Path, format: Option<Format>) -> anyhow::Result<TaskGra
 /// that no half-written file ever stands under the final name. Refuses to replace an
 /// existing file unless `force`.
 pub fn write_atomic(path: &Path, force: bool, bytes: &[u8]) -> anyhow::Result<()> {
-    let tmp = temp_path(path, force)?;
-    let res = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()
-    })();
-    if let Err(e) = res {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("cannot write {}", path.display()));
-    }
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+    temp_path(path, force)?;
+    Ok(fugue_bench::report::write_atomic(path, bytes)?)
 }
 
-/// Checks that `path` may be written (absent, or `force`) and returns a temporary name
-/// beside it.
+/// Checks that `path` may be written (absent, or `force`, in an existing folder) and returns
+/// a temporary name beside it.
 pub fn temp_path(path: &Path, force: bool) -> anyhow::Result<PathBuf> {
     if path.exists() && !force {
         return Err(usage(format!(
@@ -81,26 +77,39 @@ pub fn temp_path(path: &Path, force: bool) -> anyhow::Result<PathBuf> {
             path.display()
         )));
     }
-    if path.is_dir() {
-        return Err(usage(format!(
-            "{} is a directory, not a file name",
-            path.display()
-        )));
-    }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    if !dir.is_dir() {
+    let tmp = fugue_bench::report::temp_path(path)?;
+    if let Some(dir) = tmp.parent().filter(|d| !d.is_dir()) {
         anyhow::bail!(
             "cannot write {}: folder {} does not exist",
             path.display(),
             dir.display()
         );
     }
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    Ok(dir.join(format!(".{name}.{}.part", std::process::id())))
+    Ok(tmp)
+}
+
+/// Set by Ctrl-C (the first call installs the handler; without one, e.g. when another is
+/// already set, Ctrl-C keeps its default effect).
+pub fn ctrl_c_flag() -> Arc<AtomicBool> {
+    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    FLAG.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let f = flag.clone();
+        let _ = ctrlc::set_handler(move || f.store(true, Ordering::Relaxed));
+        flag
+    })
+    .clone()
+}
+
+/// A progress bar of `total` steps on standard error, drawn with `template`.
+pub fn progress_bar(total: u64, template: &str) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(total),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(template)
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar
 }

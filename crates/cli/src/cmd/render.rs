@@ -2,8 +2,6 @@
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
@@ -57,65 +55,14 @@ fn parse_bits(s: &str) -> Result<u16, String> {
     }
 }
 
-/// Set by Ctrl-C: the render stops and removes its temporary file.
-fn cancel_flag() -> Arc<AtomicBool> {
-    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
-    FLAG.get_or_init(|| {
-        let flag = Arc::new(AtomicBool::new(false));
-        let f = flag.clone();
-        // Without a handler (e.g. one is already set), Ctrl-C keeps its default effect.
-        let _ = ctrlc::set_handler(move || f.store(true, Ordering::Relaxed));
-        flag
-    })
-    .clone()
-}
-
 /// Shows a progress bar on a terminal once a render has taken more than a moment.
-struct Bar {
-    start: Instant,
-    enabled: bool,
-    bar: Option<indicatif::ProgressBar>,
-}
-
-impl Bar {
-    fn new() -> Self {
-        Bar {
-            start: Instant::now(),
-            enabled: std::io::stderr().is_terminal(),
-            bar: None,
-        }
+fn show_progress(start: Instant, bar: &mut Option<indicatif::ProgressBar>, p: Progress) {
+    let late = start.elapsed() > Duration::from_millis(300) && p.frames_done < p.frames_total;
+    if bar.is_none() && late && std::io::stderr().is_terminal() {
+        let template = "rendering {bar:40} {percent:>3}%  {elapsed} (eta {eta})";
+        *bar = Some(util::progress_bar(p.frames_total, template));
     }
-
-    fn update(&mut self, p: Progress) {
-        if !self.enabled {
-            return;
-        }
-        if self.bar.is_none()
-            && self.start.elapsed() > Duration::from_millis(300)
-            && p.frames_done < p.frames_total
-        {
-            let bar = indicatif::ProgressBar::with_draw_target(
-                Some(p.frames_total),
-                indicatif::ProgressDrawTarget::stderr(),
-            );
-            bar.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "rendering {bar:40} {percent:>3}%  {elapsed} (eta {eta})",
-                )
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-            );
-            self.bar = Some(bar);
-        }
-        if let Some(b) = &self.bar {
-            b.set_position(p.frames_done);
-        }
-    }
-
-    fn finish(self) {
-        if let Some(b) = self.bar {
-            b.finish_and_clear();
-        }
-    }
+    bar.iter().for_each(|b| b.set_position(p.frames_done));
 }
 
 /// Runs `fugue render`.
@@ -131,7 +78,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     let tmp = util::temp_path(&args.output, args.force)?;
-    let cancel = cancel_flag();
+    let cancel = util::ctrl_c_flag();
     let options = RenderOptions {
         sample_rate: args.rate,
         block: args.buffer as usize,
@@ -143,16 +90,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         cancel: Some(cancel),
         executor: args.exec.choice(),
     };
-    let mut bar = Bar::new();
+    let (start, mut bar) = (Instant::now(), None);
     // A processor that panics is silenced by the engine and reported below in one line: keep
     // the default hook from printing a trace meanwhile. Any other panic becomes an error.
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        fugue_engine::render(&graph, &options, |p| bar.update(p))
+        fugue_engine::render(&graph, &options, |p| show_progress(start, &mut bar, p))
     }));
     std::panic::set_hook(hook);
-    bar.finish();
+    bar.iter().for_each(|b| b.finish_and_clear());
     let result = result.unwrap_or_else(|payload| {
         let msg = payload
             .downcast_ref::<&str>()

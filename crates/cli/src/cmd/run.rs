@@ -2,8 +2,6 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
@@ -51,18 +49,6 @@ pub struct Args {
     /// The executor that runs the cycles.
     #[command(flatten)]
     pub exec: crate::exec_args::ExecArgs,
-}
-
-/// Set by Ctrl-C: the run stops and writes its statistics.
-fn stop_flag() -> Arc<AtomicBool> {
-    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
-    FLAG.get_or_init(|| {
-        let flag = Arc::new(AtomicBool::new(false));
-        let f = flag.clone();
-        let _ = ctrlc::set_handler(move || f.store(true, Ordering::Relaxed));
-        flag
-    })
-    .clone()
 }
 
 fn us(ns: f64) -> String {
@@ -123,7 +109,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             csv: tmp.clone(),
             keep_records: false,
         },
-        stop: Some(stop_flag()),
+        stop: Some(crate::util::ctrl_c_flag()),
         placeholder: args.placeholder,
     };
     let terminal = std::io::stderr().is_terminal();

@@ -1,12 +1,19 @@
-//! `fugue bench <subcommand>`: measurements that check their results before their time
-//! counts.
+//! `fugue bench <subcommand>`: the flags of each benchmark become its configuration in
+//! fugue-bench, which measures (checking results before their time counts); this module
+//! prints the results and the progress.
 
-pub mod capacity;
-pub mod overhead;
 pub mod ring;
-mod ring_sweep;
-pub mod study;
-pub mod table;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use fugue_bench::capacity::CapacityConfig;
+use fugue_bench::overhead::{GraphSource, OverheadConfig, Shape};
+use fugue_bench::study::{StudyConfig, DEFAULT_SPEC};
+use fugue_bench::table::TableConfig;
+use fugue_bench::{Event, Progress};
+use fugue_engine::Costs;
+use fugue_sched::Algorithm;
 
 /// Arguments of `fugue bench`.
 #[derive(clap::Args, Debug)]
@@ -24,16 +31,16 @@ pub enum BenchCommand {
     Ring(ring::Args),
     /// Per-cycle cost of running a graph of empty (checking) nodes, for each executor and
     /// the peers (rayon, oneTBB flow graph).
-    Overhead(overhead::Args),
+    Overhead(OverheadArgs),
     /// Every executor x line/diamond/rake x buffer sizes with real DSP: cycle times and
     /// speedup against seq, outputs checked bit-identical to seq.
-    Table(table::Args),
+    Table(TableArgs),
     /// The scheduling study: graphs x executors x threads x buffer sizes x load, run in real
     /// time; writes summary.csv, raw data, plots (SVG, PNG) and report.html.
-    Study(study::Args),
+    Study(StudyArgs),
     /// The machine's parallel capacity over time: each core's speed at running a graph's DSP
     /// while every core runs it, in units of the fastest (the bound of any speedup).
-    Capacity(capacity::Args),
+    Capacity(CapacityArgs),
     /// (internal) A producer process of `fugue bench ring --processes`.
     #[command(hide = true)]
     RingProducer(ring::ProducerArgs),
@@ -43,10 +50,308 @@ pub enum BenchCommand {
 pub fn run(args: Args) -> anyhow::Result<()> {
     match args.command {
         BenchCommand::Ring(a) => ring::run(a),
-        BenchCommand::Overhead(a) => overhead::run(a),
-        BenchCommand::Table(a) => table::run(a),
-        BenchCommand::Study(a) => study::run(a),
-        BenchCommand::Capacity(a) => capacity::run(a),
+        BenchCommand::Overhead(a) => run_overhead(a),
+        BenchCommand::Table(a) => run_table(a),
+        BenchCommand::Study(a) => run_study(a),
+        BenchCommand::Capacity(a) => run_capacity(a),
         BenchCommand::RingProducer(a) => ring::run_producer(a),
     }
+}
+
+/// Shows a benchmark's progress: lines and warnings on standard error, capacity windows on
+/// standard output (unless JSON is printed), steps as a progress bar.
+#[derive(Default)]
+struct Terminal {
+    json: bool,
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Progress for Terminal {
+    fn event(&mut self, event: Event<'_>) {
+        match event {
+            Event::Line(l) => eprintln!("{l}"),
+            Event::Warning(w) => eprintln!("fugue: warning: {w}"),
+            Event::Window { at_s, capacity } if !self.json => {
+                println!("{}", fugue_bench::capacity::window_line(at_s, capacity));
+            }
+            Event::Window { .. } => {}
+            Event::Start { total } => {
+                let template =
+                    "study {bar:40} {pos}/{len} runs  {elapsed} (about {eta} left)  {msg}";
+                self.bar = Some(crate::util::progress_bar(total, template));
+            }
+            Event::Step(m) => self.bar.iter().for_each(|b| b.set_message(m.to_string())),
+            Event::StepDone => self.bar.iter().for_each(|b| b.inc(1)),
+            Event::Finished => self.bar.take().iter().for_each(|b| b.finish_and_clear()),
+        }
+    }
+}
+
+/// The flags that choose and tune the executors, shared by `bench overhead` and `bench table`.
+#[derive(clap::Args, Debug)]
+pub struct TuningArgs {
+    /// Threads, the calling thread included.
+    #[arg(long, short = 't', default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub threads: u64,
+    /// Static schedule algorithm (for static): hlfet, etf, cpfd, random, optimal, best.
+    #[arg(long, default_value = "hlfet")]
+    pub algorithm: Algorithm,
+    /// Between cycles, how long workers spin before parking, in µs [default: the executors'].
+    #[arg(long)]
+    pub idle_spin_us: Option<u64>,
+    /// Inside a cycle, how long a thread with nothing to do spins before sleeping, in µs
+    /// [default: the executors'].
+    #[arg(long)]
+    pub steal_spin_us: Option<u64>,
+    /// Busy-wait iterations (CPU relax hint) before a waiting thread starts yielding
+    /// (sched_yield) for the rest of its budget [default: the executors'].
+    #[arg(long)]
+    pub spins: Option<u32>,
+    /// Work stealing's threshold.
+    #[command(flatten)]
+    pub steal: crate::exec_args::StealArgs,
+    /// Schedule the graph node by node instead of merging chains of nodes into units.
+    #[arg(long)]
+    pub no_merge_chains: bool,
+    /// Pin thread i to core i (the calling thread to core 0), for fugue's executors and the
+    /// peers alike (rayon's pool thread i to core i mod cores, oneTBB's arena slot i to core
+    /// i mod cores).
+    #[arg(long)]
+    pub pin: bool,
+}
+
+impl TuningArgs {
+    /// The library's tuning.
+    pub fn tuning(&self) -> fugue_bench::runner::Tuning {
+        fugue_bench::runner::Tuning {
+            idle_spin_us: self.idle_spin_us,
+            steal_spin_us: self.steal_spin_us,
+            spins: self.spins,
+            min_steal_us: self.steal.min_steal_us,
+            merge_chains: !self.no_merge_chains,
+            pin: self.pin,
+        }
+    }
+}
+
+/// Arguments of `fugue bench capacity`.
+#[derive(clap::Args, Debug)]
+pub struct CapacityArgs {
+    /// The graph whose DSP the cores run.
+    #[arg(long, default_value = "../shared/data/ag/rateau/rateau101.ag")]
+    pub graph: PathBuf,
+    /// Frames per cycle.
+    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+    pub buffer: u64,
+    /// Sample rate in Hz.
+    #[arg(long, default_value_t = 48_000, value_parser = clap::value_parser!(u32).range(1..=1_536_000))]
+    pub rate: u32,
+    /// Cores probed side by side (the first ones this process may use).
+    #[arg(long, short = 't', default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub threads: u64,
+    /// How long to follow the capacity, in seconds.
+    #[arg(long, default_value_t = 20.0)]
+    pub seconds: f64,
+    /// Length of one probe, in milliseconds.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(5..=60_000))]
+    pub window_ms: u64,
+    /// Print one JSON object (per-window values and the summary) instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `fugue bench capacity` ([`fugue_bench::capacity`]).
+fn run_capacity(args: CapacityArgs) -> anyhow::Result<()> {
+    let config = CapacityConfig {
+        graph: args.graph,
+        buffer: args.buffer as usize,
+        rate: args.rate,
+        threads: args.threads as usize,
+        seconds: args.seconds,
+        window: Duration::from_millis(args.window_ms),
+    };
+    let mut terminal = Terminal {
+        json: args.json,
+        bar: None,
+    };
+    let result = fugue_bench::capacity::run(&config, &mut terminal)?;
+    if args.json {
+        println!("{:#}", result.to_json(&config));
+    } else {
+        println!("{}", result.sentence(&config));
+    }
+    Ok(())
+}
+
+/// Arguments of `fugue bench study`.
+#[derive(clap::Args, Debug)]
+pub struct StudyArgs {
+    /// The study spec (TOML) [default: studies/default.toml].
+    pub spec: Option<PathBuf>,
+    /// Output folder.
+    #[arg(short, long, default_value = "bench-results/study")]
+    pub output: PathBuf,
+    /// Replace the files of an existing output folder.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Runs `fugue bench study` ([`fugue_bench::study`]).
+fn run_study(args: StudyArgs) -> anyhow::Result<()> {
+    let config = StudyConfig {
+        spec: args.spec.unwrap_or_else(|| PathBuf::from(DEFAULT_SPEC)),
+        output: args.output,
+        force: args.force,
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+        stop: crate::util::ctrl_c_flag(),
+    };
+    let r = fugue_bench::study::run(&config, &mut Terminal::default())?;
+    println!("{}", r.sentence());
+    Ok(r.check()?)
+}
+
+/// Arguments of `fugue bench overhead`.
+#[derive(clap::Args, Debug)]
+pub struct OverheadArgs {
+    /// A generated graph: line, diamond or rake (with --nodes).
+    #[arg(long, value_parser = ["line", "diamond", "rake"], conflicts_with = "graph", required_unless_present = "graph")]
+    pub shape: Option<String>,
+    /// Nodes of the generated graph (a line has exactly N; a diamond the nearest of
+    /// 5*2^d-4 = 6, 16, 36, 76, 156, 316...; a rake the nearest of 3k+2).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(2..=1_000_000))]
+    pub nodes: u64,
+    /// A graph file instead: its DAG, every node replaced by an empty one.
+    #[arg(long)]
+    pub graph: Option<PathBuf>,
+    /// Executors, comma-separated: seq, static, ws, ws-affinity, share, share-spin, levels, and the peers
+    /// rayon and tbb; `all` for every one (tbb when its harness is built).
+    #[arg(long, short = 'e', default_value = "ws")]
+    pub executor: String,
+    /// Sleep this long between cycles (as an audio thread waits for the next period), in µs.
+    #[arg(long, default_value_t = 0)]
+    pub idle_us: u64,
+    /// Timed cycles per run.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub cycles: u64,
+    /// Untimed cycles before each run.
+    #[arg(long, default_value_t = 1000)]
+    pub warmup: u64,
+    /// Runs per executor (interleaved); medians and spread are over runs.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub runs: u64,
+    /// Threads, schedule algorithm, wait budgets, unit grouping and pinning.
+    #[command(flatten)]
+    pub tuning: TuningArgs,
+    /// The oneTBB harness [default: $FUGUE_TBB_HARNESS, else target/peers/tbb-flow].
+    #[arg(long)]
+    pub tbb: Option<PathBuf>,
+    /// Print one JSON object per executor instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `fugue bench overhead` ([`fugue_bench::overhead`]).
+fn run_overhead(args: OverheadArgs) -> anyhow::Result<()> {
+    let graph = match (args.graph, args.shape.as_deref().and_then(Shape::from_name)) {
+        (Some(path), _) => GraphSource::File(path),
+        (None, Some(shape)) => GraphSource::Shape(shape, args.nodes as usize),
+        _ => {
+            return Err(crate::util::usage(
+                "give --shape line|diamond|rake or --graph FILE",
+            ))
+        }
+    };
+    let config = OverheadConfig {
+        graph,
+        threads: args.tuning.threads as usize,
+        executors: args.executor,
+        algorithm: args.tuning.algorithm,
+        idle_us: args.idle_us,
+        cycles: args.cycles as usize,
+        warmup: args.warmup as usize,
+        runs: args.runs as usize,
+        tuning: args.tuning.tuning(),
+        tbb: args.tbb,
+    };
+    let result = fugue_bench::overhead::run(&config, &mut Terminal::default())?;
+    if args.json {
+        result.to_json().iter().for_each(|v| println!("{v}"));
+    } else {
+        print!("{}", result.text());
+    }
+    Ok(())
+}
+
+/// Arguments of `fugue bench table`.
+#[derive(clap::Args, Debug)]
+pub struct TableArgs {
+    /// Graphs, comma-separated: line (ligne/ligne100.ag), diamond (losange/losange156.ag),
+    /// rake (rateau/rateau101.ag), or paths of graph files.
+    #[arg(long, default_value = "line,diamond,rake", value_delimiter = ',')]
+    pub shapes: Vec<String>,
+    /// Buffer sizes (frames per cycle), comma-separated.
+    #[arg(long, default_value = "64,128,512,2048", value_delimiter = ',')]
+    pub buffers: Vec<usize>,
+    /// Executors, comma-separated (seq, static, ws, ws-affinity, share, share-spin, levels, rayon), or
+    /// `all` (every one, and the rayon peer). `seq` is always run: it is the reference.
+    #[arg(long, default_value = "all")]
+    pub executors: String,
+    /// Audio seconds rendered per run.
+    #[arg(long, default_value_t = 2.0)]
+    pub seconds: f64,
+    /// Runs per configuration (interleaved across executors).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub runs: u64,
+    /// Sample rate in Hz.
+    #[arg(long, default_value_t = 48_000, value_parser = clap::value_parser!(u32).range(1..=1_536_000))]
+    pub rate: u32,
+    /// The corpus folder holding ligne/, losange/ and rateau/.
+    #[arg(long, default_value = "../shared/data/ag")]
+    pub corpus: PathBuf,
+    /// Costs of the static schedule: measured (calibrated at each buffer size) or declared.
+    #[arg(long, default_value = "measured", value_parser = ["measured", "declared"])]
+    pub costs: String,
+    /// Threads, schedule algorithm, wait budgets, unit grouping and pinning.
+    #[command(flatten)]
+    pub tuning: TuningArgs,
+    /// Write README.md, raw.csv, summary.csv and table.md into this folder.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Overwrite the files of an existing output folder.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Runs `fugue bench table` ([`fugue_bench::table`]).
+fn run_table(args: TableArgs) -> anyhow::Result<()> {
+    let config = TableConfig {
+        shapes: args
+            .shapes
+            .into_iter()
+            .filter(|s| !s.trim().is_empty())
+            .collect(),
+        buffers: args.buffers,
+        executors: args.executors,
+        threads: args.tuning.threads as usize,
+        seconds: args.seconds,
+        runs: args.runs as usize,
+        rate: args.rate,
+        corpus: args.corpus,
+        algorithm: args.tuning.algorithm,
+        costs: if args.costs == "declared" {
+            Costs::Declared
+        } else {
+            Costs::Measured
+        },
+        tuning: args.tuning.tuning(),
+        output: args.output,
+        force: args.force,
+    };
+    let result = fugue_bench::table::run(&config, &mut Terminal::default())?;
+    print!("{}", result.markdown());
+    if let Some(dir) = &config.output {
+        result.write(dir, &std::env::args().collect::<Vec<_>>().join(" "))?;
+        eprintln!("wrote {}", dir.display());
+    }
+    Ok(())
 }

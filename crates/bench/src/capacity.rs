@@ -1,0 +1,322 @@
+//! The machine's parallel capacity: how much work T cores do side by side, in units of the
+//! fastest of them, measured with the graph's own DSP.
+//!
+//! A speedup of T threads over one is bounded by this capacity, not by T: on a virtual
+//! machine the virtual cores are threads of the host, and one of them may run at a fraction
+//! of the other's speed for seconds at a time (when the host runs something else on the same
+//! physical core). The probe runs `seq` cycles of one copy of the plan per core, every copy
+//! at once, each thread pinned to its core, and takes each core's median cycle time `m_k`:
+//! capacity = Σ_k min_j(m_j) / m_k. Two equal cores give 2; a second core at half speed gives
+//! 1.5, and no executor can then reach more than 1.5× against `seq` on the faster core.
+//!
+//! The table benchmark probes once per round, right after the round's `seq` run, and reports
+//! each executor's speedup as a fraction of the capacity of its round; [`run`] follows the
+//! capacity over time.
+
+use std::path::PathBuf;
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+use fugue_exec::{CompileOptions, Executor, Plan, SeqExecutor};
+use fugue_graph::TaskGraph;
+
+use crate::error::{config, BenchError, Context as _};
+use crate::progress::{Event, Progress};
+use crate::stats::{percentile, warm_up, CycleStats};
+
+/// One probe: the median cycle time of each core running the graph at the same time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Capacity {
+    /// The cores probed.
+    pub cores: Vec<usize>,
+    /// Per core: the median time of a `seq` cycle while every core ran one.
+    pub median_ns: Vec<f64>,
+}
+
+impl Capacity {
+    /// Σ_k fastest / m_k: the work the cores did side by side, in units of the fastest core's.
+    pub fn value(&self) -> f64 {
+        let fastest = self.median_ns.iter().copied().fold(f64::INFINITY, f64::min);
+        if !(fastest.is_finite() && fastest > 0.0) {
+            return f64::NAN;
+        }
+        self.median_ns.iter().map(|m| fastest / m).sum()
+    }
+}
+
+/// The cores a probe for `threads` threads uses: the first `threads` cores this process may
+/// run on (fewer if the machine has fewer).
+pub fn probe_cores(threads: usize) -> Vec<usize> {
+    let allowed = fugue_exec::placement::allowed_cores();
+    allowed.iter().copied().take(threads.max(1)).collect()
+}
+
+/// Runs `seq` cycles on every plan at once, plan `k` on a thread pinned to `cores[k]`, each
+/// for `duration` of wall time (at least 20 cycles), and returns the cores' medians. The
+/// plans are reset first.
+pub fn probe(
+    plans: &mut [Plan],
+    cores: &[usize],
+    duration: Duration,
+) -> Result<Capacity, BenchError> {
+    if plans.len() != cores.len() || plans.is_empty() {
+        return config("one plan per probed core is needed");
+    }
+    let start = Barrier::new(plans.len());
+    let results: Vec<Result<f64, BenchError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = plans
+            .iter_mut()
+            .zip(cores)
+            .map(|(plan, &core)| {
+                let start = &start;
+                s.spawn(move || -> Result<f64, BenchError> {
+                    let pinned = fugue_exec::placement::pin_current(core).map_err(|e| {
+                        BenchError::Failed(format!("cannot pin a probe thread to core {core}: {e}"))
+                    });
+                    plan.reset();
+                    let mut exec = SeqExecutor::new();
+                    let mut samples: Vec<u64> = Vec::with_capacity(4096);
+                    start.wait();
+                    pinned?;
+                    let t0 = Instant::now();
+                    while samples.len() < 20 || t0.elapsed() < duration {
+                        let c = Instant::now();
+                        exec.run_cycle(plan);
+                        samples.push(c.elapsed().as_nanos() as u64);
+                    }
+                    let skip = warm_up(samples.len());
+                    CycleStats::of(&mut samples[skip..])
+                        .map(|s| s.median_ns)
+                        .ok_or_else(|| BenchError::Failed("no cycle timed".into()))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(BenchError::Failed("a probe thread panicked".into())))
+            })
+            .collect()
+    });
+    let median_ns = results
+        .into_iter()
+        .collect::<Result<Vec<f64>, BenchError>>()?;
+    Ok(Capacity {
+        cores: cores.to_vec(),
+        median_ns,
+    })
+}
+
+/// One copy of `graph`'s plan per probed core.
+pub fn plans_for(
+    graph: &TaskGraph,
+    options: &CompileOptions,
+    cores: usize,
+) -> Result<Vec<Plan>, BenchError> {
+    let reg = fugue_dsp::Registry::with_builtin_kinds();
+    (0..cores)
+        .map(|_| Plan::compile(graph, &reg, options).map_err(BenchError::from))
+        .collect()
+}
+
+/// The capacity benchmark's configuration: follow the capacity over time.
+#[derive(Clone, Debug)]
+pub struct CapacityConfig {
+    /// The graph whose DSP the cores run.
+    pub graph: PathBuf,
+    /// Frames per cycle.
+    pub buffer: usize,
+    /// Sample rate in Hz.
+    pub rate: u32,
+    /// Cores probed side by side (the first ones this process may use).
+    pub threads: usize,
+    /// How long to follow the capacity, in seconds.
+    pub seconds: f64,
+    /// Length of one probe.
+    pub window: Duration,
+}
+
+/// The probes over time.
+#[derive(Clone, Debug)]
+pub struct CapacityResult {
+    /// The cores probed.
+    pub cores: Vec<usize>,
+    /// Each probe, with its start in seconds.
+    pub probes: Vec<(f64, Capacity)>,
+}
+
+/// Probes the capacity window after window for `seconds`; each window goes to `progress`.
+pub fn run(c: &CapacityConfig, progress: &mut dyn Progress) -> Result<CapacityResult, BenchError> {
+    if !(c.seconds.is_finite() && c.seconds > 0.0) {
+        return config("--seconds must be positive");
+    }
+    let graph = fugue_graph::read_file(&c.graph, None)?;
+    let cores = probe_cores(c.threads);
+    if cores.len() < c.threads {
+        progress.event(Event::Warning(&format!(
+            "only {} cores available; probing {}",
+            cores.len(),
+            cores.len()
+        )));
+    }
+    let options = CompileOptions {
+        sample_rate: f64::from(c.rate),
+        block: c.buffer,
+        placeholder: false,
+        merge_chains: true,
+    };
+    let mut plans = plans_for(&graph, &options, cores.len())
+        .with_context(|| format!("cannot compile {}", c.graph.display()))?;
+    let started = Instant::now();
+    let mut probes: Vec<(f64, Capacity)> = Vec::new();
+    while started.elapsed().as_secs_f64() < c.seconds {
+        let at = started.elapsed().as_secs_f64();
+        let cap = probe(&mut plans, &cores, c.window)?;
+        progress.event(Event::Window {
+            at_s: at,
+            capacity: &cap,
+        });
+        probes.push((at, cap));
+    }
+    Ok(CapacityResult { cores, probes })
+}
+
+impl CapacityResult {
+    /// The `p`-quantile of the windows' capacities.
+    pub fn quantile(&self, p: f64) -> f64 {
+        let mut caps: Vec<f64> = self.probes.iter().map(|(_, c)| c.value()).collect();
+        caps.sort_by(f64::total_cmp);
+        percentile(&caps, p)
+    }
+
+    /// The capacity of every core at 95 % of the fastest.
+    pub fn full(&self) -> f64 {
+        self.cores.len() as f64 * 0.95
+    }
+
+    /// The share of windows at [`full`](Self::full) capacity or more.
+    pub fn fraction_at_full(&self) -> f64 {
+        let full = self.full();
+        let n = self
+            .probes
+            .iter()
+            .filter(|(_, c)| c.value() >= full)
+            .count();
+        n as f64 / self.probes.len() as f64
+    }
+
+    /// The result as one JSON object (`config` says what was probed).
+    pub fn to_json(&self, c: &CapacityConfig) -> serde_json::Value {
+        let windows: Vec<serde_json::Value> = self
+            .probes
+            .iter()
+            .map(|(at, c)| serde_json::json!({"at_s": at, "median_ns": c.median_ns, "capacity": c.value()}))
+            .collect();
+        serde_json::json!({
+            "graph": c.graph.display().to_string(),
+            "buffer": c.buffer,
+            "cores": self.cores,
+            "window_ms": c.window.as_millis() as u64,
+            "windows": windows,
+            "capacity_p10": self.quantile(0.10),
+            "capacity_median": self.quantile(0.50),
+            "capacity_p90": self.quantile(0.90),
+            "fraction_at_full": self.fraction_at_full(),
+        })
+    }
+
+    /// The summary in one sentence.
+    pub fn sentence(&self, c: &CapacityConfig) -> String {
+        format!(
+            "capacity of {} cores over {} windows of {} ms ({} at buffer {}): p10 {:.2}, median {:.2}, p90 {:.2}; {:.0} % of windows at >= {:.2} (every core at 95 % of the fastest or better)",
+            self.cores.len(),
+            self.probes.len(),
+            c.window.as_millis(),
+            c.graph.display(),
+            c.buffer,
+            self.quantile(0.10),
+            self.quantile(0.50),
+            self.quantile(0.90),
+            100.0 * self.fraction_at_full(),
+            self.full()
+        )
+    }
+}
+
+/// A probe as one line: each core's median and the capacity, `at_s` seconds after the start.
+pub fn window_line(at_s: f64, c: &Capacity) -> String {
+    let per: Vec<String> = c
+        .cores
+        .iter()
+        .zip(&c.median_ns)
+        .map(|(k, m)| format!("core {k} {:.1} µs", m / 1e3))
+        .collect();
+    format!(
+        "{at_s:6.2} s  {}  capacity {:.2}",
+        per.join("  "),
+        c.value()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capacity_counts_each_core_in_units_of_the_fastest() {
+        let c = Capacity {
+            cores: vec![0, 1],
+            median_ns: vec![100.0, 200.0],
+        };
+        assert!((c.value() - 1.5).abs() < 1e-12);
+        let c = Capacity {
+            cores: vec![0, 1, 2],
+            median_ns: vec![50.0, 50.0, 100.0],
+        };
+        assert!((c.value() - 2.5).abs() < 1e-12);
+        let c = Capacity {
+            cores: vec![0],
+            median_ns: vec![0.0],
+        };
+        assert!(c.value().is_nan());
+    }
+
+    #[test]
+    fn a_short_run_reports_its_windows() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/rake.ag");
+        let c = CapacityConfig {
+            graph: path,
+            buffer: 64,
+            rate: 48_000,
+            threads: 2,
+            seconds: 0.05,
+            window: Duration::from_millis(10),
+        };
+        let r = run(&c, &mut crate::progress::NoProgress).unwrap();
+        assert!(!r.probes.is_empty());
+        let q = r.quantile(0.5);
+        assert!(q >= 1.0 - 1e-12 && q <= r.cores.len() as f64 + 1e-12, "{q}");
+        let v = r.to_json(&c);
+        assert_eq!(v["windows"].as_array().unwrap().len(), r.probes.len());
+        assert!(r.sentence(&c).contains("windows of 10 ms"));
+    }
+
+    #[test]
+    fn a_probe_times_every_core() {
+        let g = fugue_graph::gen::line(4);
+        let options = CompileOptions {
+            sample_rate: 48_000.0,
+            block: 64,
+            placeholder: false,
+            merge_chains: true,
+        };
+        let cores = probe_cores(2);
+        let mut plans = plans_for(&g, &options, cores.len()).unwrap();
+        let c = probe(&mut plans, &cores, Duration::from_millis(5)).unwrap();
+        assert_eq!(c.median_ns.len(), cores.len());
+        assert!(c.median_ns.iter().all(|&m| m > 0.0));
+        let v = c.value();
+        assert!(v >= 1.0 - 1e-12 && v <= cores.len() as f64 + 1e-12, "{v}");
+    }
+}

@@ -1,0 +1,41 @@
+//! fugue-bench: every benchmark of fugue as a library, and what they share.
+//!
+//! Each harness is a function with a plain configuration struct and a typed result, which a
+//! unit test can call and which the command line (`fugue bench ...`) only fills and prints:
+//!
+//! - [`overhead`]: the per-cycle cost of running a graph of empty, checking nodes, for each
+//!   executor and the peers (rayon, oneTBB);
+//! - [`table`]: every executor × graphs × buffer sizes with real DSP, outputs checked
+//!   bit-identical to `seq`, speedups against it;
+//! - [`capacity`]: the machine's parallel capacity (each core's speed while every core works);
+//! - [`ring`]: the ordered ring's throughput against a mutex/condvar ring and peer queues,
+//!   one point or the whole sweep;
+//! - [`study`]: the scheduling study (graphs × executors × threads × buffers × load, in real
+//!   time), written as a folder with plots and an HTML report.
+//!
+//! Beside them: [`peers`] (the rayon DAG peer, the checking probe nodes, the oneTBB driver,
+//! the ring peers rtrb / `ArrayQueue` / `sync_channel`), [`stats`] (median, spread,
+//! percentiles: one implementation for every harness), [`machine`] (CPU, cores, caches, load,
+//! tool versions) and [`report`] (atomic file writes, CSV, one table writer for Markdown and
+//! HTML, plots). Probes that are not harnesses live in `examples/`.
+//!
+//! Nothing here prints or exits: progress goes through [`Progress`], failures are
+//! [`BenchError`]s.
+
+#![deny(unsafe_op_in_unsafe_fn)]
+
+pub mod capacity;
+pub mod error;
+pub mod machine;
+pub mod overhead;
+pub mod peers;
+pub mod progress;
+pub mod report;
+pub mod ring;
+pub mod runner;
+pub mod stats;
+pub mod study;
+pub mod table;
+
+pub use error::{BenchError, Context};
+pub use progress::{Event, NoProgress, Progress};

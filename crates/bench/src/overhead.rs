@@ -1,0 +1,474 @@
+//! The overhead benchmark: the cost of running a graph whose nodes do nothing, per cycle, for
+//! each executor and for the peers (rayon, the oneTBB flow graph), on the same graph, on the
+//! same machine, in the same run.
+//!
+//! Every node is replaced by a [`Probe`] node: no DSP, but each run checks that the node runs
+//! once per cycle, after all of its predecessors (see [`crate::peers::probe`]). A run whose
+//! checks fail fails the benchmark: its times do not count. The oneTBB harness
+//! (`benches/peers/tbb/`, built by `scripts/bench-peers.sh`) reads the same DAG as an edge
+//! list and makes the same checks.
+//!
+//! Measurements of the executors are interleaved (run 1 of every executor, then run 2, ...),
+//! so that a change of the machine's load during the benchmark touches them all alike.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use fugue_engine::Costs;
+use fugue_exec::{CompileOptions, ExecOptions, Executor, Plan};
+use fugue_graph::TaskGraph;
+use fugue_sched::Algorithm;
+
+use crate::error::{failed, BenchError, Context as _};
+use crate::machine::load_average;
+use crate::peers::probe::Probe;
+use crate::peers::tbb;
+use crate::progress::{Event, Progress};
+use crate::runner::{build_executor, parse_runners, settle, Runner, Spec, Tuning};
+use crate::stats::{median, min_max, paired_ratios, spread_pct, CycleStats, Runs as _};
+
+/// Frames per cycle of the empty plans (the probe writes one zero per output).
+const EMPTY_BLOCK: usize = 1;
+
+/// A generated graph's shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// A chain of nodes.
+    Line,
+    /// Fan out, fan in.
+    Diamond,
+    /// Parallel branches between a source and a sink.
+    Rake,
+}
+
+impl Shape {
+    /// The shape of a name: `line`, `diamond` or `rake`.
+    pub fn from_name(s: &str) -> Option<Shape> {
+        match s {
+            "line" => Some(Shape::Line),
+            "diamond" => Some(Shape::Diamond),
+            "rake" => Some(Shape::Rake),
+            _ => None,
+        }
+    }
+}
+
+/// The graph to measure.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GraphSource {
+    /// A generated graph of about `nodes` nodes (a line has exactly N; a diamond the nearest
+    /// of 5*2^d-4; a rake the nearest of 3k+2).
+    Shape(Shape, usize),
+    /// A graph file: its DAG, every node replaced by an empty one.
+    File(PathBuf),
+}
+
+/// The overhead benchmark's configuration.
+#[derive(Clone, Debug)]
+pub struct OverheadConfig {
+    /// The graph.
+    pub graph: GraphSource,
+    /// Threads, the calling thread included.
+    pub threads: usize,
+    /// Executors, comma-separated: fugue's, `rayon`, `tbb`, or `all` (with tbb when its
+    /// harness is found).
+    pub executors: String,
+    /// Static schedule algorithm (for static).
+    pub algorithm: Algorithm,
+    /// Sleep this long between cycles, in µs.
+    pub idle_us: u64,
+    /// Timed cycles per run.
+    pub cycles: usize,
+    /// Untimed cycles before each run.
+    pub warmup: usize,
+    /// Runs per executor (interleaved).
+    pub runs: usize,
+    /// Budgets, unit grouping and pinning.
+    pub tuning: Tuning,
+    /// The oneTBB harness (else found as [`tbb::harness`] says).
+    pub tbb: Option<PathBuf>,
+}
+
+/// One executor's runs.
+#[derive(Clone, Debug)]
+pub struct RunnerRuns {
+    /// The executor.
+    pub runner: Runner,
+    /// Its runs' statistics, in order.
+    pub runs: Vec<CycleStats>,
+}
+
+/// The overhead benchmark's result: every run of every executor, all verified.
+#[derive(Clone, Debug)]
+pub struct OverheadResult {
+    /// The graph, in words.
+    pub graph: String,
+    /// Tasks of the plan.
+    pub nodes: usize,
+    /// Threads asked for.
+    pub threads: usize,
+    /// Timed cycles per run.
+    pub cycles: usize,
+    /// Untimed cycles per run.
+    pub warmup: usize,
+    /// Runs per executor.
+    pub runs: usize,
+    /// Sleep between cycles, µs.
+    pub idle_us: u64,
+    /// The executor options used.
+    pub options: ExecOptions,
+    /// Per executor, in the order asked.
+    pub rows: Vec<RunnerRuns>,
+    /// Load average before and after.
+    pub load: (Option<String>, Option<String>),
+}
+
+/// The graph to measure and its description.
+fn load_graph(source: &GraphSource) -> Result<(TaskGraph, String), BenchError> {
+    let n = match source {
+        GraphSource::File(path) => {
+            let g = fugue_graph::read_file(path, None)?;
+            let d = format!("{} ({} nodes)", path.display(), g.len());
+            return Ok((g, d));
+        }
+        GraphSource::Shape(_, n) => *n,
+    };
+    Ok(match source {
+        GraphSource::Shape(Shape::Line, _) => {
+            (fugue_graph::gen::line(n), format!("line of {n} nodes"))
+        }
+        GraphSource::Shape(Shape::Rake, _) => {
+            let k = ((n.saturating_sub(2) as f64) / 3.0).round().max(1.0) as usize;
+            let g = fugue_graph::gen::rake(k);
+            let d = format!("rake of {k} branches ({} nodes, nearest to {n})", g.len());
+            (g, d)
+        }
+        _ => {
+            let depth = (1..=20)
+                .min_by_key(|&d| {
+                    (fugue_graph::gen::diamond_nodes(d) as i64 - n as i64).unsigned_abs()
+                })
+                .unwrap_or(1);
+            let g = fugue_graph::gen::diamond(depth);
+            let d = format!(
+                "diamond of depth {depth} ({} nodes, nearest to {n})",
+                g.len()
+            );
+            (g, d)
+        }
+    })
+}
+
+/// Times `cycles` cycles (after `warmup`) of `exec`, checking the probe at the end.
+pub fn measure(
+    exec: &mut dyn Executor,
+    plan: &mut Plan,
+    probe: &Probe,
+    cycles: usize,
+    warmup: usize,
+    idle: Duration,
+) -> Result<CycleStats, BenchError> {
+    let mut samples: Vec<u64> = Vec::with_capacity(cycles);
+    for i in 0..warmup + cycles {
+        if !idle.is_zero() {
+            std::thread::sleep(idle);
+        }
+        probe.begin_cycle();
+        let t0 = Instant::now();
+        exec.run_cycle(plan);
+        let dt = t0.elapsed();
+        if i >= warmup {
+            samples.push(dt.as_nanos() as u64);
+        }
+    }
+    // A node skipped in one cycle fails its own check at its next run (its counter lags);
+    // the last cycle is checked here.
+    probe.check_cycle()?;
+    CycleStats::of(&mut samples).ok_or_else(|| BenchError::Failed("no cycle was timed".into()))
+}
+
+/// Runs the overhead benchmark; warnings go to `progress`.
+pub fn run(c: &OverheadConfig, progress: &mut dyn Progress) -> Result<OverheadResult, BenchError> {
+    let tbb_path = tbb::harness(c.tbb.as_deref());
+    let extra: Vec<Runner> =
+        if tbb_path.is_some() || c.executors.split(',').any(|x| x.trim() == "tbb") {
+            vec![Runner::Rayon, Runner::Tbb]
+        } else {
+            vec![Runner::Rayon]
+        };
+    let runners = parse_runners(&c.executors, &extra)?;
+    if runners.contains(&Runner::Tbb) && tbb_path.is_none() {
+        return failed("the oneTBB harness is not built: run scripts/bench-peers.sh (it compiles benches/peers/tbb/flow_graph.cpp into target/peers/tbb-flow), or give --tbb PATH");
+    }
+    let (graph, desc) = load_graph(&c.graph)?;
+    let (probe, empty) = Probe::new(&graph);
+    let options = CompileOptions {
+        sample_rate: 48_000.0,
+        block: EMPTY_BLOCK,
+        placeholder: false,
+        merge_chains: c.tuning.merge_chains,
+    };
+    let mut plan = Plan::compile(&empty, &Probe::registry(), &options)
+        .context("cannot compile the empty graph")?;
+    let spec = Spec {
+        threads: c.threads,
+        algorithm: c.algorithm,
+        costs: Costs::Declared,
+        pin: c.tuning.pin,
+        options: c.tuning.options(),
+    };
+    let idle = Duration::from_micros(c.idle_us);
+    let edges_file = if runners.contains(&Runner::Tbb) {
+        let p = std::env::temp_dir().join(format!("fugue-dag-{}.txt", std::process::id()));
+        std::fs::write(&p, crate::peers::edge_list(&plan))
+            .map_err(|e| BenchError::io(format!("cannot write {}", p.display()), e))?;
+        Some(p)
+    } else {
+        None
+    };
+    let load_before = load_average();
+    let mut rows: Vec<RunnerRuns> = runners
+        .iter()
+        .map(|&r| RunnerRuns {
+            runner: r,
+            runs: Vec::new(),
+        })
+        .collect();
+    let mut warnings = Vec::new();
+    // Runs in which oneTBB's workers took (almost) no part.
+    let mut tbb_alone = 0;
+    let result = (|| -> Result<(), BenchError> {
+        for _ in 0..c.runs {
+            for row in rows.iter_mut() {
+                settle();
+                let stats = match row.runner {
+                    Runner::Tbb => {
+                        let (stats, worker_share) = tbb::run(&tbb::TbbRun {
+                            harness: tbb_path.as_deref().expect("checked above"),
+                            edges: edges_file.as_deref().expect("written above"),
+                            threads: c.threads,
+                            cycles: c.cycles,
+                            warmup: c.warmup,
+                            idle_us: c.idle_us,
+                            pin: c.tuning.pin,
+                        })?;
+                        if worker_share.is_some_and(|s| c.threads > 1 && s < 0.05) {
+                            tbb_alone += 1;
+                        }
+                        stats
+                    }
+                    r => {
+                        let (mut exec, w) = build_executor(r, &empty, &plan, &spec)?;
+                        warnings.extend(w);
+                        measure(exec.as_mut(), &mut plan, &probe, c.cycles, c.warmup, idle)
+                            .with_context(|| format!("executor {}", r.name()))?
+                    }
+                };
+                row.runs.push(stats);
+            }
+        }
+        Ok(())
+    })();
+    if let Some(p) = &edges_file {
+        let _ = std::fs::remove_file(p);
+    }
+    result?;
+    if tbb_alone > 0 {
+        warnings.push(format!(
+            "in {tbb_alone} of {} runs oneTBB ran below 5 % of its node runs on its worker \
+             threads: it was in effect sequential there, on the calling thread",
+            c.runs
+        ));
+    }
+    warnings.sort();
+    warnings.dedup();
+    for w in &warnings {
+        progress.event(Event::Warning(w));
+    }
+    Ok(OverheadResult {
+        graph: desc,
+        nodes: plan.len(),
+        threads: c.threads,
+        cycles: c.cycles,
+        warmup: c.warmup,
+        runs: c.runs,
+        idle_us: c.idle_us,
+        options: spec.options,
+        rows,
+        load: (load_before, load_average()),
+    })
+}
+
+impl OverheadResult {
+    fn tbb(&self) -> Option<&RunnerRuns> {
+        self.rows.iter().find(|r| r.runner == Runner::Tbb)
+    }
+
+    /// oneTBB's median over runs, the denominator of every `vs tbb`.
+    fn tbb_median(&self) -> Option<f64> {
+        self.tbb()
+            .map(|r| r.runs.median_of(|s| s.median_ns))
+            .filter(|&t| t > 0.0)
+    }
+
+    /// Per run: the row's median over oneTBB's in the same round.
+    fn vs_tbb_per_run(&self, row: &RunnerRuns) -> Vec<f64> {
+        self.tbb()
+            .map(|t| paired_ratios(&row.runs, &t.runs))
+            .unwrap_or_default()
+    }
+
+    /// One JSON object per executor.
+    pub fn to_json(&self) -> Vec<serde_json::Value> {
+        let o = &self.options;
+        self.rows
+            .iter()
+            .map(|row| {
+                let r = &row.runs;
+                let paired = self.vs_tbb_per_run(row);
+                serde_json::json!({
+                    "executor": row.runner.name(),
+                    "threads": row.runner.threads(self.threads),
+                    "nodes": self.nodes,
+                    "graph": self.graph,
+                    "idle_us": self.idle_us,
+                    "idle_spin_ns": o.idle_budget.time.as_nanos() as u64,
+                    "steal_spin_ns": o.steal_budget.time.as_nanos() as u64,
+                    "min_steal_ns": o.min_steal.as_nanos() as u64,
+                    "cycles": self.cycles,
+                    "runs": r.len(),
+                    "median_ns": r.median_of(|s| s.median_ns),
+                    "p99_ns": r.median_of(|s| s.p99_ns),
+                    "max_ns": r.max_ns(),
+                    "mean_ns": r.median_of(|s| s.mean_ns),
+                    "min_ns": r.min_ns(),
+                    "spread_pct": spread_pct(&r.medians()),
+                    "run_medians_ns": r.medians(),
+                    "run_p99s_ns": r.iter().map(|s| s.p99_ns).collect::<Vec<_>>(),
+                    "verified": true,
+                    "vs_tbb": self.tbb_median().map(|t| r.median_of(|s| s.median_ns) / t),
+                    "vs_tbb_per_run": paired,
+                    "vs_tbb_paired_median": (!paired.is_empty()).then(|| median(&paired)),
+                    "load_before": self.load.0,
+                    "load_after": self.load.1,
+                })
+            })
+            .collect()
+    }
+
+    /// The result as a text table.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "{}, empty nodes, {} threads, {} cycles (+{} warm-up) x {} runs, idle {} µs between cycles; every run checked (each task once per cycle, after its predecessors)",
+            self.graph, self.threads, self.cycles, self.warmup, self.runs, self.idle_us
+        );
+        let _ = writeln!(
+            out,
+            "{:<11} {:>10} {:>9} {:>10} {:>10} {:>11} {:>9} {:>19}",
+            "executor",
+            "median µs",
+            "spread %",
+            "p99 µs",
+            "mean µs",
+            "max µs",
+            "vs tbb",
+            "per run (min-max)"
+        );
+        for row in &self.rows {
+            let r = &row.runs;
+            let med = r.median_of(|s| s.median_ns);
+            let vs = match self.tbb_median() {
+                Some(t) => format!("{:.2}x", med / t),
+                None => "-".to_string(),
+            };
+            let paired = self.vs_tbb_per_run(row);
+            let per_run = if paired.is_empty() {
+                "-".to_string()
+            } else {
+                let (lo, hi) = min_max(&paired);
+                format!("{:.2}x ({lo:.2}-{:.2})", median(&paired), hi.max(0.0))
+            };
+            let _ = writeln!(
+                out,
+                "{:<11} {:>10.2} {:>9.1} {:>10.2} {:>10.2} {:>11.1} {:>9} {:>19}",
+                row.runner.name(),
+                med / 1e3,
+                spread_pct(&r.medians()),
+                r.median_of(|s| s.p99_ns) / 1e3,
+                r.median_of(|s| s.mean_ns) / 1e3,
+                r.max_ns() / 1e3,
+                vs,
+                per_run
+            );
+        }
+        let _ = writeln!(
+            out,
+            "median and p99: medians over runs; spread: (max - min) / median of the run medians; max: over all runs; vs tbb: median over oneTBB's median; per run: the median (and range) over runs of the run's median over oneTBB's in the same round. Load average before: {}, after: {}",
+            self.load.0.as_deref().unwrap_or("?"),
+            self.load.1.as_deref().unwrap_or("?")
+        );
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::progress::NoProgress;
+    use fugue_exec::ExecutorKind;
+
+    #[test]
+    fn every_runner_on_a_tiny_graph_is_verified() {
+        let c = OverheadConfig {
+            graph: GraphSource::Shape(Shape::Diamond, 16),
+            threads: 2,
+            executors: "all".into(),
+            algorithm: Algorithm::Hlfet,
+            idle_us: 0,
+            cycles: 50,
+            warmup: 5,
+            runs: 2,
+            tuning: Tuning {
+                merge_chains: true,
+                ..Tuning::default()
+            },
+            tbb: Some("/nonexistent/tbb-flow".into()),
+        };
+        // `all` with a harness named but missing: every fugue executor, rayon, and tbb, which
+        // fails to run: the benchmark fails.
+        assert!(run(&c, &mut NoProgress).is_err());
+        let mut names: Vec<&str> = ExecutorKind::ALL.iter().map(|k| k.name()).collect();
+        names.push("rayon");
+        let c = OverheadConfig {
+            executors: names.join(","),
+            tbb: None,
+            ..c
+        };
+        let r = run(&c, &mut NoProgress).unwrap();
+        assert_eq!(r.nodes, 16);
+        assert_eq!(r.rows.len(), names.len());
+        let json = r.to_json();
+        for (row, v) in r.rows.iter().zip(&json) {
+            assert_eq!(row.runs.len(), 2);
+            assert!(row.runs.iter().all(|s| s.cycles == 50 && s.median_ns > 0.0));
+            assert_eq!(v["verified"], true);
+            assert_eq!(v["threads"], if row.runner == Runner::SEQ { 1 } else { 2 });
+        }
+        assert!(r.text().contains("rayon"));
+    }
+
+    #[test]
+    fn unknown_executors_are_config_errors() {
+        let e = parse_runners("seq,nope", &[Runner::Rayon]).unwrap_err();
+        assert!(
+            e.is_config() && e.to_string().contains("unknown executor `nope`"),
+            "{e}"
+        );
+        assert!(parse_runners("tbb", &[Runner::Rayon])
+            .unwrap_err()
+            .is_config());
+    }
+}

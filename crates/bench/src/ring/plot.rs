@@ -1,0 +1,135 @@
+//! The sweep's figure: items/s against capacity, one panel per producer count, log axes, with
+//! the caches of cpu0 as vertical lines in slots.
+
+use plotters::prelude::*;
+
+use super::point::Impl;
+use super::sweep::{Sweep, CAPACITIES};
+use crate::machine::Cache;
+use crate::report::plot::{err, Area, Figure};
+
+/// The throughput figure of a sweep.
+pub(super) struct Throughput<'a> {
+    pub sweep: &'a Sweep,
+    pub item_size: usize,
+    pub padding: &'static str,
+    pub caches: &'a [Cache],
+    pub stride: u64,
+}
+
+fn color(imp: Impl) -> RGBColor {
+    match imp {
+        Impl::Spin => RGBColor(214, 39, 40),
+        Impl::Yield => RGBColor(31, 119, 180),
+        Impl::Park => RGBColor(44, 160, 44),
+        Impl::Mutex => RGBColor(0, 0, 0),
+        Impl::Arrayqueue => RGBColor(148, 103, 189),
+        Impl::Rtrb => RGBColor(255, 127, 14),
+        Impl::SyncChannel => RGBColor(140, 86, 75),
+    }
+}
+
+impl Figure for Throughput<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: Area<DB>) -> Result<(), String>
+    where
+        DB::ErrorType: 'static,
+    {
+        root.fill(&WHITE).map_err(err)?;
+        let summary = &self.sweep.summary;
+        let grid = || {
+            summary
+                .iter()
+                .filter(|(k, _)| k.0 == "grid")
+                .map(|(_, (s, _))| s)
+        };
+        let ymax = grid().map(|s| s.max).fold(1.0f64, f64::max) * 2.0;
+        let ymin = grid()
+            .map(|s| s.min)
+            .fold(f64::INFINITY, f64::min)
+            .clamp(1.0, ymax / 10.0)
+            / 2.0;
+        let panels = root.split_evenly((1, 3));
+        for (i, area) in panels.iter().enumerate() {
+            let producers = i + 1;
+            let mut chart = ChartBuilder::on(area)
+                .caption(
+                    format!(
+                        "{producers} producer{} -> 1 consumer, {}-byte items",
+                        if producers == 1 { "" } else { "s" },
+                        self.item_size
+                    ),
+                    ("sans-serif", 22),
+                )
+                .margin(12)
+                .x_label_area_size(45)
+                .y_label_area_size(75)
+                .build_cartesian_2d((0.7f64..100_000f64).log_scale(), (ymin..ymax).log_scale())
+                .map_err(err)?;
+            chart
+                .configure_mesh()
+                .x_desc("capacity (slots)")
+                .y_desc("items per second")
+                .x_label_formatter(&|x| format!("{x:.0}"))
+                .y_label_formatter(&|y| format!("{y:.0e}"))
+                .draw()
+                .map_err(err)?;
+            for cache in self.caches {
+                let slots = cache.bytes as f64 / self.stride as f64;
+                if !(0.7..100_000.0).contains(&slots) {
+                    continue;
+                }
+                chart
+                    .draw_series(LineSeries::new(
+                        [(slots, ymin), (slots, ymax)],
+                        ShapeStyle::from(&RGBColor(150, 150, 150)).stroke_width(2),
+                    ))
+                    .map_err(err)?;
+                chart
+                    .draw_series(std::iter::once(Text::new(
+                        format!("{} ({} slots)", cache.name, slots as u64),
+                        (slots * 1.1, ymax / 1.6),
+                        ("sans-serif", 14),
+                    )))
+                    .map_err(err)?;
+            }
+            for imp in Impl::ALL {
+                let pts: Vec<(f64, f64)> = CAPACITIES
+                    .iter()
+                    .filter_map(|&c| {
+                        let k = ("grid", imp, producers, c, self.padding, false, false);
+                        self.sweep.median(&k).map(|m| (c as f64, m))
+                    })
+                    .collect();
+                if pts.is_empty() {
+                    continue;
+                }
+                let col = color(imp);
+                chart
+                    .draw_series(LineSeries::new(
+                        pts.clone(),
+                        ShapeStyle::from(&col).stroke_width(2),
+                    ))
+                    .map_err(err)?
+                    .label(imp.name())
+                    .legend(move |(x, y)| {
+                        PathElement::new(
+                            [(x, y), (x + 18, y)],
+                            ShapeStyle::from(&col).stroke_width(2),
+                        )
+                    });
+                chart
+                    .draw_series(pts.iter().map(|&p| Circle::new(p, 3, col.filled())))
+                    .map_err(err)?;
+            }
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::LowerRight)
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()
+                .map_err(err)?;
+        }
+        root.present().map_err(err)?;
+        Ok(())
+    }
+}

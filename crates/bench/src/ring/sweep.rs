@@ -1,0 +1,531 @@
+//! The ring sweep: the grid (capacities 1..65536 × implementations × 1-3 producers), plus the
+//! padding, pinning and process experiments ([`run`]); written as a folder ([`Sweep::write`]):
+//! raw.csv (one row per run), summary.csv (median, spread, ratio to the mutex/condvar
+//! baseline), throughput.svg and throughput.png (items/s against capacity, log axes, with this
+//! machine's cache sizes as vertical lines in slots) and README.md (command, commit, machine,
+//! versions, tables).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use fugue_ring::Padding;
+
+use super::point::{padding_name, run_point, Impl, Point, ProducerCommand};
+use crate::error::{config, BenchError, Context as _};
+use crate::machine::{Machine, Versions};
+use crate::progress::{Event, Progress};
+use crate::report::{self, Align, Csv, Table};
+use crate::stats::Spread;
+
+/// The capacities of the grid.
+pub const CAPACITIES: [usize; 11] = [1, 2, 4, 8, 16, 64, 256, 1024, 4096, 16384, 65536];
+const TABLE_CAPACITIES: [usize; 5] = [1, 8, 64, 1024, 65536];
+const CALIBRATION_ITEMS: u64 = 300;
+const MIN_ITEMS: u64 = 1_000;
+const MAX_ITEMS: u64 = 4_000_000;
+const FILES: [&str; 5] = [
+    "raw.csv",
+    "summary.csv",
+    "README.md",
+    "throughput.svg",
+    "throughput.png",
+];
+
+/// The sweep's configuration.
+#[derive(Clone, Debug)]
+pub struct SweepConfig {
+    /// Bytes per item.
+    pub item_size: usize,
+    /// Slot padding of the grid (the padding experiment uses the other one).
+    pub padding: Padding,
+    /// Runs per point (repeats are the outer loop).
+    pub repeat: usize,
+    /// Seconds each point aims to last (items are scaled to it).
+    pub point_seconds: f64,
+    /// The output folder.
+    pub output: PathBuf,
+    /// Replace the files of an existing output folder.
+    pub force: bool,
+    /// The command line, for the README.
+    pub command: String,
+    /// How the process experiment starts its producer processes.
+    pub producer: ProducerCommand,
+}
+
+/// Key of a summary row: experiment, implementation, producers, capacity, padding, pinned,
+/// processes.
+pub type Key = (&'static str, Impl, usize, usize, &'static str, bool, bool);
+
+/// One run of one point.
+#[derive(Clone, Debug)]
+pub struct Run {
+    /// The point.
+    pub key: Key,
+    /// Items transferred (fewer than `planned` when the point hit its time cap).
+    pub items: u64,
+    /// Items planned.
+    pub planned: u64,
+    /// The consumer's time.
+    pub seconds: f64,
+}
+
+/// The sweep's results.
+#[derive(Clone, Debug)]
+pub struct Sweep {
+    /// Every run.
+    pub runs: Vec<Run>,
+    /// Items per second per point: median, min, max, and the number of runs.
+    pub summary: BTreeMap<Key, (Spread, usize)>,
+    /// Points measured.
+    pub points: usize,
+    /// Cores, counted before any run.
+    pub cores: usize,
+    /// Seconds the sweep took.
+    pub seconds: f64,
+}
+
+fn points(a: &SweepConfig) -> Vec<(&'static str, Point)> {
+    let base = Point {
+        imp: Impl::Yield,
+        producers: 1,
+        capacity: 1,
+        item_size: a.item_size,
+        items: 0,
+        padding: a.padding,
+        processes: None,
+        pin: None,
+        cap: Some(Duration::from_secs_f64((4.0 * a.point_seconds).max(1.0))),
+    };
+    let with = |imp, producers, capacity| Point {
+        imp,
+        producers,
+        capacity,
+        ..base.clone()
+    };
+    let mut v = Vec::new();
+    for producers in 1..=3 {
+        for capacity in CAPACITIES {
+            for imp in Impl::ALL {
+                if imp != Impl::Rtrb || producers == 1 {
+                    v.push(("grid", with(imp, producers, capacity)));
+                }
+            }
+        }
+    }
+    // False sharing: the same ring with packed slots.
+    let other = match a.padding {
+        Padding::CacheLine => Padding::None,
+        Padding::None => Padding::CacheLine,
+    };
+    for producers in 1..=2 {
+        for capacity in [8, 64, 1024] {
+            for imp in [Impl::Spin, Impl::Yield] {
+                let padding = other;
+                v.push((
+                    "padding",
+                    Point {
+                        padding,
+                        ..with(imp, producers, capacity)
+                    },
+                ));
+            }
+        }
+    }
+    // Pinning: consumer on core 0, producer on core 1 (one producer: two cores, two threads).
+    for capacity in [64, 1024] {
+        for imp in [Impl::Spin, Impl::Yield, Impl::Mutex, Impl::Rtrb] {
+            let pin = Some(vec![0, 1]);
+            v.push((
+                "pinning",
+                Point {
+                    pin,
+                    ..with(imp, 1, capacity)
+                },
+            ));
+        }
+    }
+    // Producers as processes over the shared-memory ring.
+    for producers in 1..=2 {
+        for imp in [Impl::Yield, Impl::Park] {
+            let processes = Some(a.producer.clone());
+            v.push((
+                "processes",
+                Point {
+                    processes,
+                    ..with(imp, producers, 1024)
+                },
+            ));
+        }
+    }
+    v
+}
+
+fn key(exp: &'static str, p: &Point) -> Key {
+    (
+        exp,
+        p.imp,
+        p.producers,
+        p.capacity,
+        padding_name(p.padding),
+        p.pin.is_some(),
+        p.processes.is_some(),
+    )
+}
+
+fn describe(exp: &str, p: &Point) -> String {
+    format!(
+        "{exp} point {} with {} producer(s), capacity {}, padding {}{}{}",
+        p.imp.name(),
+        p.producers,
+        p.capacity,
+        padding_name(p.padding),
+        if p.pin.is_some() { ", pinned" } else { "" },
+        if p.processes.is_some() {
+            ", processes"
+        } else {
+            ""
+        }
+    )
+}
+
+/// Runs the sweep (after checking that its folder may be written); reports each repeat.
+pub fn run(a: &SweepConfig, progress: &mut dyn Progress) -> Result<Sweep, BenchError> {
+    if a.repeat == 0 {
+        return config("--repeat must be at least 1");
+    }
+    if a.point_seconds.is_nan() || a.point_seconds <= 0.0 {
+        return config("--point-seconds must be positive");
+    }
+    let dir = &a.output;
+    if dir.exists() && !dir.is_dir() {
+        return config(format!("{} exists and is not a folder", dir.display()));
+    }
+    report::refuse_existing(dir, &FILES, a.force)?;
+    report::create_dir(dir)?;
+    let started = Instant::now();
+    // Before any run: no thread of this process is pinned yet.
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let pts = points(a);
+    // Items per point: a short calibration run, scaled to `point_seconds`.
+    let mut items: Vec<u64> = Vec::with_capacity(pts.len());
+    for (exp, p) in &pts {
+        let c = Point {
+            items: CALIBRATION_ITEMS,
+            ..p.clone()
+        };
+        let o = run_point(&c).with_context(|| describe(exp, &c))?;
+        items.push(((o.rate() * a.point_seconds) as u64).clamp(MIN_ITEMS, MAX_ITEMS));
+    }
+    // Repeats are the outer loop, so that a burst of load on the shared machine hits one run
+    // of many points rather than every run of one point.
+    let mut runs = Vec::new();
+    for r in 0..a.repeat {
+        for ((exp, p), &n) in pts.iter().zip(&items) {
+            let c = Point {
+                items: n,
+                ..p.clone()
+            };
+            let o = run_point(&c).with_context(|| describe(exp, &c))?;
+            runs.push(Run {
+                key: key(exp, &c),
+                items: o.items,
+                planned: n,
+                seconds: o.elapsed.as_secs_f64(),
+            });
+        }
+        progress.event(Event::Line(&format!(
+            "fugue bench ring --sweep: repeat {}/{} done after {:.0}s",
+            r + 1,
+            a.repeat,
+            started.elapsed().as_secs_f64()
+        )));
+    }
+    let mut by: BTreeMap<Key, Vec<f64>> = BTreeMap::new();
+    for r in &runs {
+        by.entry(r.key)
+            .or_default()
+            .push(r.items as f64 / r.seconds);
+    }
+    let summary = by
+        .into_iter()
+        .map(|(k, v)| (k, (Spread::of(&v), v.len())))
+        .collect();
+    Ok(Sweep {
+        runs,
+        summary,
+        points: pts.len(),
+        cores,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// The grid key of `imp` with `producers` and `capacity` at padding `pad`.
+fn grid(imp: Impl, producers: usize, capacity: usize, pad: &'static str) -> Key {
+    ("grid", imp, producers, capacity, pad, false, false)
+}
+
+impl Sweep {
+    /// The median of the mutex/condvar ring with the same producers, capacity and padding.
+    pub fn baseline(&self, k: &Key) -> Option<f64> {
+        let (_, _, producers, capacity, padding, _, _) = *k;
+        self.median(&grid(Impl::Mutex, producers, capacity, padding))
+    }
+
+    /// The median items/s of a point.
+    pub fn median(&self, k: &Key) -> Option<f64> {
+        self.summary.get(k).map(|(s, _)| s.median)
+    }
+
+    /// What the sweep did, in one sentence.
+    pub fn sentence(&self, a: &SweepConfig) -> String {
+        format!(
+            "fugue bench ring --sweep: {} runs of {} points, every item verified; wrote {}",
+            self.runs.len(),
+            self.points,
+            a.output.display()
+        )
+    }
+
+    /// Writes raw.csv, summary.csv, the plots and README.md into `a.output`.
+    pub fn write(&self, a: &SweepConfig) -> Result<(), BenchError> {
+        let dir = &a.output;
+        let mut raw = Csv::new(&[
+            "experiment",
+            "impl",
+            "producers",
+            "capacity",
+            "item_size",
+            "padding",
+            "pinned",
+            "processes",
+            "items",
+            "planned_items",
+            "seconds",
+            "items_per_sec",
+            "verified",
+        ]);
+        for r in &self.runs {
+            let (exp, imp, p, c, pad, pin, proc_) = r.key;
+            raw.row([
+                exp.to_string(),
+                imp.name().into(),
+                p.to_string(),
+                c.to_string(),
+                a.item_size.to_string(),
+                pad.into(),
+                pin.to_string(),
+                proc_.to_string(),
+                r.items.to_string(),
+                r.planned.to_string(),
+                format!("{:.6}", r.seconds),
+                format!("{:.1}", r.items as f64 / r.seconds),
+                "true".into(),
+            ]);
+        }
+        raw.write(&dir.join("raw.csv"))?;
+        let mut summary = Csv::new(&[
+            "experiment",
+            "impl",
+            "producers",
+            "capacity",
+            "item_size",
+            "padding",
+            "pinned",
+            "processes",
+            "runs",
+            "median_items_per_sec",
+            "min_items_per_sec",
+            "max_items_per_sec",
+            "ratio_to_mutex",
+            "verified",
+        ]);
+        for (k, (st, runs)) in &self.summary {
+            let (exp, imp, p, c, pad, pin, proc_) = *k;
+            let ratio = self.baseline(k).map(|b| format!("{:.2}", st.median / b));
+            summary.row([
+                exp.to_string(),
+                imp.name().into(),
+                p.to_string(),
+                c.to_string(),
+                a.item_size.to_string(),
+                pad.into(),
+                pin.to_string(),
+                proc_.to_string(),
+                runs.to_string(),
+                format!("{:.1}", st.median),
+                format!("{:.1}", st.min),
+                format!("{:.1}", st.max),
+                ratio.unwrap_or_default(),
+                "true".into(),
+            ]);
+        }
+        summary.write(&dir.join("summary.csv"))?;
+        let machine = Machine::detect();
+        let stride = slot_stride(a.item_size, a.padding);
+        let figure = super::plot::Throughput {
+            sweep: self,
+            item_size: a.item_size,
+            padding: padding_name(a.padding),
+            caches: &machine.caches,
+            stride,
+        };
+        report::plot::write_both(dir, "throughput", (1800, 620), &figure)?;
+        let readme = self.readme(a, &machine, stride);
+        report::write_atomic(&dir.join("README.md"), readme.as_bytes())
+    }
+
+    fn readme(&self, a: &SweepConfig, machine: &Machine, stride: u64) -> String {
+        let versions = Versions::detect();
+        let pad = padding_name(a.padding);
+        let cores = self.cores;
+        let mut s = String::new();
+        let _ = writeln!(s, "# Ordered ring throughput\n");
+        let _ = writeln!(s, "Command: `{}`\n", a.command);
+        let _ = writeln!(s, "- commit: {}", versions.short_commit);
+        let _ = writeln!(s, "- machine: {}, {cores} cores (shared with other work while measuring: numbers are noisy), Linux {}", machine.cpu, machine.kernel);
+        let cache_list: Vec<String> = machine
+            .caches
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} {} KiB = {} slots",
+                    c.name,
+                    c.bytes / 1024,
+                    c.bytes / stride
+                )
+            })
+            .collect();
+        let _ = writeln!(s, "- caches of cpu0 (data/unified): {} (slot = {stride} bytes: sequence word + {}-byte item, padding {pad})", cache_list.join(", "), a.item_size);
+        let _ = writeln!(s, "- versions: fugue {}, {}, peers crossbeam-queue 0.3, rtrb 0.3 (exact versions in Cargo.lock at the commit), std mpsc", versions.fugue, versions.rustc);
+        let _ = writeln!(s, "- {} run(s) per point (repeats are the outer loop), items per point scaled to about {}s from a {CALIBRATION_ITEMS}-item calibration run (between {MIN_ITEMS} and {MAX_ITEMS}), and a run stops early after {:.1}s (raw.csv: `items` < `planned_items`; the rate counts the items transferred); whole sweep {:.0}s", a.repeat, a.point_seconds, (4.0 * a.point_seconds).max(1.0), self.seconds);
+        let _ = writeln!(s, "- every item of every run was verified (number and payload; order for the ordered rings; exactly once and per-producer order for the peers, which do not order items across producers); a failed check aborts the sweep\n");
+        let _ = writeln!(s, "Files: `raw.csv` (one row per run), `summary.csv` (median, min, max, ratio to the mutex/condvar ring of the same producers and capacity), `throughput.svg`/`.png` (medians; vertical lines: caches in slots).\n");
+        let _ = writeln!(s, "![throughput](throughput.png)\n");
+        for producers in 1..=3 {
+            let _ = writeln!(
+                s,
+                "## {producers} producer{} (threads), median items/s (× mutex/condvar)\n",
+                if producers == 1 { "" } else { "s" }
+            );
+            let impls: Vec<Impl> = Impl::ALL
+                .into_iter()
+                .filter(|&i| i != Impl::Rtrb || producers == 1)
+                .collect();
+            let mut t = Table::new(
+                std::iter::once(("capacity", Align::Right))
+                    .chain(impls.iter().map(|i| (i.name(), Align::Right))),
+            );
+            for c in TABLE_CAPACITIES {
+                let mut row = vec![c.to_string()];
+                for &imp in &impls {
+                    let k = grid(imp, producers, c, pad);
+                    row.push(match (self.median(&k), self.baseline(&k)) {
+                        (Some(m), Some(b)) if imp != Impl::Mutex => {
+                            format!("{} ({:.1}×)", mps(m), m / b)
+                        }
+                        (Some(m), _) => mps(m),
+                        _ => "–".into(),
+                    });
+                }
+                t.row(row);
+            }
+            let _ = writeln!(s, "{}", t.markdown());
+        }
+        let _ = writeln!(s, "## Slot padding (false sharing), median items/s\n");
+        let mut t = Table::new([
+            ("impl", Align::Left),
+            ("producers", Align::Right),
+            ("capacity", Align::Right),
+            (&*format!("padding {pad}"), Align::Right),
+            ("other padding", Align::Right),
+            ("ratio", Align::Right),
+        ]);
+        for (k, (st, _)) in self.summary.iter().filter(|(k, _)| k.0 == "padding") {
+            let (_, imp, p, c, opad, _, _) = *k;
+            if let Some(g) = self.median(&grid(imp, p, c, pad)) {
+                t.row(vec![
+                    imp.name().into(),
+                    p.to_string(),
+                    c.to_string(),
+                    mps(g),
+                    format!("{} ({opad})", mps(st.median)),
+                    format!("{:.2}", g / st.median),
+                ]);
+            }
+        }
+        let _ = write!(s, "{}", t.markdown());
+        let _ = writeln!(
+            s,
+            "\n## Pinning (consumer on core 0, producer on core 1), median items/s\n"
+        );
+        let mut t = Table::new([
+            ("impl", Align::Left),
+            ("capacity", Align::Right),
+            ("unpinned", Align::Right),
+            ("pinned", Align::Right),
+            ("ratio", Align::Right),
+        ]);
+        for (k, (st, _)) in self.summary.iter().filter(|(k, _)| k.0 == "pinning") {
+            let (_, imp, p, c, _, _, _) = *k;
+            if let Some(g) = self.median(&grid(imp, p, c, pad)) {
+                t.row(vec![
+                    imp.name().into(),
+                    c.to_string(),
+                    mps(g),
+                    mps(st.median),
+                    format!("{:.2}", st.median / g),
+                ]);
+            }
+        }
+        let _ = write!(s, "{}", t.markdown());
+        let _ = writeln!(
+            s,
+            "\n## Producer processes over shared memory (capacity 1024), median items/s\n"
+        );
+        let mut t = Table::new([
+            ("impl", Align::Left),
+            ("producers", Align::Right),
+            ("threads", Align::Right),
+            ("processes", Align::Right),
+        ]);
+        for (k, (st, _)) in self.summary.iter().filter(|(k, _)| k.0 == "processes") {
+            let (_, imp, p, c, _, _, _) = *k;
+            let threads = self
+                .median(&grid(imp, p, c, pad))
+                .map_or("–".to_string(), mps);
+            t.row(vec![
+                imp.name().into(),
+                p.to_string(),
+                threads,
+                mps(st.median),
+            ]);
+        }
+        let _ = write!(s, "{}", t.markdown());
+        let _ = writeln!(s, "\n## Reading the numbers\n");
+        let _ = writeln!(s, "- This machine has {cores} cores. One producer and the consumer fill them; 2 or 3 producers plus the consumer oversubscribe them. A spinning thread then keeps its core while the thread it waits for is not running, until the scheduler preempts it (a time slice, milliseconds): `spin` collapses by orders of magnitude, which is expected and is why `yield` and `park` exist.");
+        let _ = writeln!(s, "- The peers (`arrayqueue`, `rtrb`, `sync-channel`) do not deliver items in number order across producers; the ordered rings do. The peer producers and consumers wait with the same spin-then-yield back-off as `yield` (sync-channel blocks).");
+        let _ = writeln!(s, "- With `--processes`, the clock starts when the consumer reads item 0 (process start-up is not measured).");
+        s
+    }
+}
+
+/// Bytes per slot of the ordered ring (sequence word + item, padded): as in fugue-ring's
+/// `SlotLayout` for 8-byte alignment.
+fn slot_stride(item_size: usize, padding: Padding) -> u64 {
+    let unit = match padding {
+        Padding::CacheLine => 64,
+        Padding::None => 8,
+    };
+    ((8 + item_size).div_ceil(unit) * unit) as u64
+}
+
+/// Items per second, short: `1.23 M` or `456.7 k`.
+fn mps(x: f64) -> String {
+    if x >= 1e6 {
+        format!("{:.2} M", x / 1e6)
+    } else {
+        format!("{:.1} k", x / 1e3)
+    }
+}

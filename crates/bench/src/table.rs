@@ -1,0 +1,613 @@
+//! The table benchmark: every executor × graphs (the corpus's line / diamond / rake, or files)
+//! × buffer sizes, with real DSP, rendered offline (cycles run directly on the plan, outputs
+//! discarded). Reports the median and p99 cycle time and the speedup against `seq`, each
+//! configuration repeated (interleaved runs), with medians and spread over runs.
+//!
+//! Correctness before timing: every cycle of every run of every executor is compared with
+//! the same cycle of `seq` (a hash of the bits of every output sample); a difference fails
+//! the benchmark.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use fugue_engine::Costs;
+use fugue_exec::{CompileOptions, Executor, Plan};
+use fugue_graph::TaskGraph;
+use fugue_sched::Algorithm;
+
+use crate::capacity::{self, Capacity};
+use crate::error::{config, failed, BenchError, Context as _};
+use crate::machine::{load_average, Machine, Versions};
+use crate::progress::{Event, Progress};
+use crate::report::{self, opt, Align, Csv, Table};
+use crate::runner::{build_executor, parse_runners, settle, Runner, Spec, Tuning};
+use crate::stats::{median, min_max, paired_ratios, spread_pct, warm_up, CycleStats, Runs as _};
+
+/// The files of the output folder.
+pub const FILES: [&str; 4] = ["README.md", "raw.csv", "summary.csv", "table.md"];
+
+/// The table benchmark's configuration.
+#[derive(Clone, Debug)]
+pub struct TableConfig {
+    /// Graphs: `line` (ligne/ligne100.ag), `diamond` (losange/losange156.ag), `rake`
+    /// (rateau/rateau101.ag) of the corpus, or paths of graph files.
+    pub shapes: Vec<String>,
+    /// Buffer sizes (frames per cycle).
+    pub buffers: Vec<usize>,
+    /// Executors, comma-separated, or `all` (with the rayon peer); seq is always run first.
+    pub executors: String,
+    /// Threads, the calling thread included.
+    pub threads: usize,
+    /// Audio seconds rendered per run.
+    pub seconds: f64,
+    /// Runs per configuration (interleaved across executors).
+    pub runs: usize,
+    /// Sample rate in Hz.
+    pub rate: u32,
+    /// The corpus folder holding ligne/, losange/ and rateau/.
+    pub corpus: PathBuf,
+    /// Static schedule algorithm (for static).
+    pub algorithm: Algorithm,
+    /// Costs of the static schedule: measured (calibrated at each buffer size) or declared.
+    pub costs: Costs,
+    /// Budgets, unit grouping and pinning.
+    pub tuning: Tuning,
+    /// The folder [`TableResult::write`] will write (checked before running), if any.
+    pub output: Option<PathBuf>,
+    /// Overwrite the files of an existing output folder.
+    pub force: bool,
+}
+
+/// One configuration: a graph, a buffer size, an executor, and its runs.
+#[derive(Clone, Debug)]
+pub struct Cell {
+    /// The shape's name as given.
+    pub shape: String,
+    /// The graph file.
+    pub graph: PathBuf,
+    /// Its nodes.
+    pub nodes: usize,
+    /// Frames per cycle.
+    pub buffer: usize,
+    /// The executor.
+    pub runner: Runner,
+    /// Its runs (warm-up left out), all checked against seq.
+    pub runs: Vec<CycleStats>,
+    /// The machine's capacity probed in each round (empty when not probed).
+    pub capacity: Vec<f64>,
+}
+
+/// The table benchmark's result.
+#[derive(Clone, Debug)]
+pub struct TableResult {
+    /// The configuration.
+    pub config: TableConfig,
+    /// The graphs: shape name, file, nodes.
+    pub graphs: Vec<(String, PathBuf, usize)>,
+    /// The executors, seq first.
+    pub runners: Vec<Runner>,
+    /// Every configuration.
+    pub cells: Vec<Cell>,
+    /// The cores probed for capacity (none with one thread).
+    pub probe_cores: Vec<usize>,
+    /// Load average before and after.
+    pub load: (Option<String>, Option<String>),
+    /// Wall time of the benchmark.
+    pub wall: Duration,
+}
+
+/// The corpus file of a shape name, or the path itself.
+fn graph_path(corpus: &Path, shape: &str) -> PathBuf {
+    match shape {
+        "line" => corpus.join("ligne/ligne100.ag"),
+        "diamond" => corpus.join("losange/losange156.ag"),
+        "rake" => corpus.join("rateau/rateau101.ag"),
+        other => PathBuf::from(other),
+    }
+}
+
+/// A hash of the bits of every output sample of the last cycle.
+fn output_hash(plan: &Plan) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for c in 0..plan.n_outputs() {
+        for &x in plan.output(c) {
+            h ^= u64::from(x.to_bits());
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// Runs `cycles` cycles from a reset plan, timing each; checks each cycle's output against
+/// `reference` (or fills it when empty). `Err(cycle)`: the first cycle that differed.
+fn timed_run(
+    exec: &mut dyn Executor,
+    plan: &mut Plan,
+    cycles: usize,
+    reference: &mut Vec<u64>,
+) -> Result<Vec<u64>, usize> {
+    plan.reset();
+    let fill = reference.is_empty();
+    let mut samples = Vec::with_capacity(cycles);
+    for c in 0..cycles {
+        let t0 = Instant::now();
+        exec.run_cycle(plan);
+        samples.push(t0.elapsed().as_nanos() as u64);
+        let h = output_hash(plan);
+        if fill {
+            reference.push(h);
+        } else if reference[c] != h {
+            return Err(c);
+        }
+    }
+    Ok(samples)
+}
+
+/// The speedup of `runs` against `seq`: the median over `i` of `seq[i].median / runs[i].median`.
+/// Run `i` of every executor is measured right after run `i` of seq (interleaved), so each
+/// ratio compares two measurements taken under the same machine load; the median of the
+/// ratios is much steadier on a shared machine than the ratio of the two medians.
+pub fn paired_speedup(seq: &[CycleStats], runs: &[CycleStats]) -> f64 {
+    median(&paired_ratios(seq, runs))
+}
+
+/// The median over rounds `i` of `speedup_i / capacity_i`: how much of the parallel capacity
+/// the machine offered in that round the executor turned into speedup.
+fn of_capacity(seq: &[CycleStats], runs: &[CycleStats], capacity: &[f64]) -> f64 {
+    let r: Vec<f64> = paired_ratios(seq, runs)
+        .iter()
+        .zip(capacity)
+        .map(|(s, c)| s / c)
+        .collect();
+    median(&r)
+}
+
+/// `median (min-max)` of the probed capacities, or `-`.
+fn capacity_text(capacity: &[f64]) -> String {
+    if capacity.is_empty() {
+        return "-".into();
+    }
+    let (lo, hi) = min_max(capacity);
+    format!("{:.2} ({lo:.2}-{hi:.2})", median(capacity))
+}
+
+/// Runs the table benchmark: one line per graph and buffer to `progress`, then the warnings.
+pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, BenchError> {
+    if c.shapes.is_empty() || c.buffers.is_empty() {
+        return config("--shapes and --buffers need at least one value each");
+    }
+    if let Some(&b) = c.buffers.iter().find(|&&b| b == 0 || b > 1 << 20) {
+        return config(format!("buffer {b} is out of range (1 to 1048576)"));
+    }
+    if !(c.seconds.is_finite() && c.seconds > 0.0) {
+        return config("--seconds must be positive");
+    }
+    let mut runners = parse_runners(&c.executors, &[Runner::Rayon])?;
+    runners.retain(|&r| r != Runner::SEQ);
+    runners.insert(0, Runner::SEQ);
+    if let Some(dir) = &c.output {
+        report::refuse_existing(dir, &FILES, c.force)?;
+    }
+    let mut graphs: Vec<(String, PathBuf, TaskGraph)> = Vec::new();
+    for s in &c.shapes {
+        let p = graph_path(&c.corpus, s);
+        if !p.is_file() {
+            return failed(format!(
+                "graph {} (for `{s}`) not found; give --corpus DIR (the folder with ligne/, losange/, rateau/) or a graph path",
+                p.display()
+            ));
+        }
+        let g = fugue_graph::read_file(&p, None)?;
+        graphs.push((s.clone(), p, g));
+    }
+    let threads = c.threads;
+    let options = c.tuning.options();
+    // The cores whose side-by-side speed bounds the speedup (none to probe with one thread).
+    let probe_cores = if threads > 1 {
+        capacity::probe_cores(threads)
+    } else {
+        Vec::new()
+    };
+    let probing = probe_cores.len() > 1;
+    let reg = fugue_dsp::Registry::with_builtin_kinds();
+    let load_before = load_average();
+    let started = Instant::now();
+    let mut cells: Vec<Cell> = Vec::new();
+    let mut warnings = Vec::new();
+    for (shape, path, graph) in &graphs {
+        for &buffer in &c.buffers {
+            let cycles = ((c.seconds * f64::from(c.rate)) / buffer as f64).ceil() as usize;
+            let cycles = cycles.max(10);
+            let opts = CompileOptions {
+                sample_rate: f64::from(c.rate),
+                block: buffer,
+                placeholder: false,
+                merge_chains: c.tuning.merge_chains,
+            };
+            // One plan for every runner (reset before each run): the runners then work on the
+            // same memory, and no one gains or loses by where its buffers happen to lie.
+            let mut plan = Plan::compile(graph, &reg, &opts)
+                .with_context(|| format!("cannot compile {}", path.display()))?;
+            let spec = Spec {
+                threads,
+                algorithm: c.algorithm,
+                costs: c.costs.clone(),
+                pin: c.tuning.pin,
+                options: options.clone(),
+            };
+            let mut execs = Vec::new();
+            for &r in &runners {
+                let (e, w) = build_executor(r, graph, &plan, &spec)
+                    .with_context(|| format!("{} on {}", r.name(), path.display()))?;
+                warnings.extend(w);
+                execs.push((r, e));
+            }
+            let mut probe_plans = if probing {
+                capacity::plans_for(graph, &opts, probe_cores.len())
+                    .with_context(|| format!("cannot compile {}", path.display()))?
+            } else {
+                Vec::new()
+            };
+            let mut caps: Vec<f64> = Vec::new();
+            let mut reference = Vec::new();
+            let mut per: Vec<Vec<CycleStats>> = vec![Vec::new(); execs.len()];
+            // The reference run of seq (untimed): every executor's cycles must equal its.
+            timed_run(execs[0].1.as_mut(), &mut plan, cycles, &mut reference).map_err(|c| {
+                BenchError::Failed(format!("seq diverged from itself at cycle {c}"))
+            })?;
+            let skip = warm_up(cycles);
+            for _ in 0..c.runs {
+                for (k, (r, e)) in execs.iter_mut().enumerate() {
+                    settle();
+                    let mut s = timed_run(e.as_mut(), &mut plan, cycles, &mut reference).map_err(|c| {
+                        BenchError::Failed(format!(
+                            "executor {} produced output different from seq on {} at buffer {buffer} (cycle {c}); its times do not count",
+                            r.name(),
+                            path.display()
+                        ))
+                    })?;
+                    let wall: u64 = s.iter().sum();
+                    let st = CycleStats::of(&mut s[skip..])
+                        .ok_or_else(|| BenchError::Failed("no cycle timed".into()))?;
+                    per[k].push(st);
+                    if k == 0 && probing {
+                        // The capacity of this round: every core runs seq side by side for
+                        // as long as seq's run took.
+                        let d = Duration::from_nanos(wall)
+                            .clamp(Duration::from_millis(10), Duration::from_secs(2));
+                        settle();
+                        let cap: Capacity = capacity::probe(&mut probe_plans, &probe_cores, d)?;
+                        caps.push(cap.value());
+                    }
+                }
+            }
+            let nodes = graph.len();
+            let seq_runs = per[0].clone();
+            let mut line = format!("{shape} ({nodes} nodes) buffer {buffer}:");
+            for ((r, _), runs) in execs.iter().zip(per) {
+                let _ = write!(
+                    line,
+                    " {} {:.1} µs ({:.2}x)",
+                    r.name(),
+                    runs.median_of(|s| s.median_ns) / 1e3,
+                    paired_speedup(&seq_runs, &runs)
+                );
+                if probing && *r != Runner::SEQ {
+                    let _ = write!(
+                        line,
+                        " [{:.0} %]",
+                        100.0 * of_capacity(&seq_runs, &runs, &caps)
+                    );
+                }
+                cells.push(Cell {
+                    shape: shape.clone(),
+                    graph: path.clone(),
+                    nodes,
+                    buffer,
+                    runner: *r,
+                    runs,
+                    capacity: caps.clone(),
+                });
+            }
+            if probing {
+                let _ = write!(line, "; capacity {}", capacity_text(&caps));
+            }
+            progress.event(Event::Line(&line));
+        }
+    }
+    warnings.sort();
+    warnings.dedup();
+    for w in &warnings {
+        progress.event(Event::Warning(w));
+    }
+    Ok(TableResult {
+        config: c.clone(),
+        graphs: graphs
+            .into_iter()
+            .map(|(s, p, g)| (s, p, g.len()))
+            .collect(),
+        runners,
+        cells,
+        probe_cores,
+        load: (load_before, load_average()),
+        wall: started.elapsed(),
+    })
+}
+
+impl TableResult {
+    fn probing(&self) -> bool {
+        self.probe_cores.len() > 1
+    }
+
+    fn cell(&self, shape: &str, buffer: usize, runner: Runner) -> Option<&Cell> {
+        self.cells
+            .iter()
+            .find(|c| c.shape == shape && c.buffer == buffer && c.runner == runner)
+    }
+
+    /// Seq's runs at a shape and buffer.
+    fn seq_of(&self, shape: &str, buffer: usize) -> &[CycleStats] {
+        self.cell(shape, buffer, Runner::SEQ)
+            .map_or(&[], |c| &c.runs[..])
+    }
+
+    /// raw.csv: one row per run.
+    pub fn raw_csv(&self) -> Csv {
+        let mut raw = Csv::new(&[
+            "shape",
+            "graph",
+            "nodes",
+            "buffer",
+            "executor",
+            "threads",
+            "run",
+            "cycles",
+            "median_ns",
+            "p99_ns",
+            "max_ns",
+            "mean_ns",
+            "min_ns",
+            "capacity",
+            "verified",
+        ]);
+        for c in &self.cells {
+            for (i, s) in c.runs.iter().enumerate() {
+                raw.row([
+                    c.shape.clone(),
+                    c.graph.display().to_string(),
+                    c.nodes.to_string(),
+                    c.buffer.to_string(),
+                    c.runner.name().into(),
+                    c.runner.threads(self.config.threads).to_string(),
+                    (i + 1).to_string(),
+                    s.cycles.to_string(),
+                    format!("{:.0}", s.median_ns),
+                    format!("{:.0}", s.p99_ns),
+                    format!("{:.0}", s.max_ns),
+                    format!("{:.0}", s.mean_ns),
+                    format!("{:.0}", s.min_ns),
+                    opt(c.capacity.get(i).copied(), 3),
+                    "true".into(),
+                ]);
+            }
+        }
+        raw
+    }
+
+    /// summary.csv: one row per configuration.
+    pub fn summary_csv(&self) -> Csv {
+        let mut summary = Csv::new(&[
+            "shape",
+            "graph",
+            "nodes",
+            "buffer",
+            "executor",
+            "threads",
+            "runs",
+            "median_ns",
+            "median_spread_pct",
+            "p99_ns",
+            "max_ns",
+            "mean_ns",
+            "speedup_vs_seq",
+            "capacity",
+            "speedup_of_capacity",
+            "verified",
+        ]);
+        for c in &self.cells {
+            let seq = self.seq_of(&c.shape, c.buffer);
+            let probed = !c.capacity.is_empty();
+            summary.row([
+                c.shape.clone(),
+                c.graph.display().to_string(),
+                c.nodes.to_string(),
+                c.buffer.to_string(),
+                c.runner.name().into(),
+                c.runner.threads(self.config.threads).to_string(),
+                c.runs.len().to_string(),
+                format!("{:.0}", c.runs.median_of(|s| s.median_ns)),
+                format!("{:.1}", spread_pct(&c.runs.medians())),
+                format!("{:.0}", c.runs.median_of(|s| s.p99_ns)),
+                format!("{:.0}", c.runs.max_ns()),
+                format!("{:.0}", c.runs.median_of(|s| s.mean_ns)),
+                format!("{:.3}", paired_speedup(seq, &c.runs)),
+                opt(probed.then(|| median(&c.capacity)), 3),
+                opt(probed.then(|| of_capacity(seq, &c.runs, &c.capacity)), 3),
+                "true".into(),
+            ]);
+        }
+        summary
+    }
+
+    /// table.md: per graph, a table of buffers × executors, and what the cells mean.
+    pub fn markdown(&self) -> String {
+        let c = &self.config;
+        let probing = self.probing();
+        let mut md = String::new();
+        for (shape, path, nodes) in &self.graphs {
+            let _ = writeln!(
+                md,
+                "### {shape}: {} ({nodes} nodes), {} threads\n",
+                path.display(),
+                c.threads
+            );
+            let mut columns = vec![("buffer", Align::Right)];
+            if probing {
+                columns.push(("capacity", Align::Right));
+            }
+            columns.extend(self.runners.iter().map(|r| (r.name(), Align::Right)));
+            let mut t = Table::new(columns);
+            for &b in &c.buffers {
+                let seq = self.seq_of(shape, b);
+                let caps: &[f64] = self
+                    .cells
+                    .iter()
+                    .find(|x| &x.shape == shape && x.buffer == b)
+                    .map_or(&[], |x| &x.capacity[..]);
+                let mut row = vec![b.to_string()];
+                if probing {
+                    row.push(capacity_text(caps));
+                }
+                for &r in &self.runners {
+                    let Some(cell) = self.cell(shape, b, r) else {
+                        row.push("–".into());
+                        continue;
+                    };
+                    let mut s = format!(
+                        "{:.1} / {:.1} µs, **{:.2}×** ±{:.0} %",
+                        cell.runs.median_of(|s| s.median_ns) / 1e3,
+                        cell.runs.median_of(|s| s.p99_ns) / 1e3,
+                        paired_speedup(seq, &cell.runs),
+                        spread_pct(&cell.runs.medians()) / 2.0
+                    );
+                    if probing && r != Runner::SEQ {
+                        let _ = write!(
+                            s,
+                            ", {:.0} % of capacity",
+                            100.0 * of_capacity(seq, &cell.runs, caps)
+                        );
+                    }
+                    row.push(s);
+                }
+                t.row(row);
+            }
+            let _ = writeln!(md, "{}", t.markdown());
+        }
+        let _ = writeln!(
+            md,
+            "Each cell: median / p99 cycle time (medians over {} runs of {} s of audio at {} Hz), speedup against seq (the median over runs of seq's run median / the executor's run median, run i of each measured back to back), ± half the spread of the run medians ((max - min) / 2 / median). Every cycle of every run was checked bit-identical to seq.{}",
+            c.runs,
+            c.seconds,
+            c.rate,
+            if probing {
+                format!(
+                    " Capacity: after each round's seq run, cores {:?} ran seq side by side (one plan copy each, pinned) for as long; capacity = the sum over cores of the fastest core's median cycle time / this core's (2.00 = two equal cores; a core at half speed gives 1.50): the bound of any speedup in that round. Median (min-max) over rounds. \"% of capacity\": the median over rounds of speedup / capacity.",
+                    self.probe_cores
+                )
+            } else {
+                String::new()
+            }
+        );
+        md
+    }
+
+    /// Writes README.md (with `command`, the command line), raw.csv, summary.csv and table.md
+    /// into `dir`.
+    pub fn write(&self, dir: &Path, command: &str) -> Result<(), BenchError> {
+        report::create_dir(dir)?;
+        let md = self.markdown();
+        let v = Versions::detect();
+        let readme = format!(
+            "# fugue bench table\n\n\
+             Command: `{command}`\n\n\
+             - commit: {}\n- date (UTC): {}\n- machine: {}\n- fugue {}; {}\n\
+             - load average before: {}, after: {} (the machine is shared: other builds ran beside this)\n\
+             - wall time: {:.0} s\n\n\
+             Files: `raw.csv` (one row per run: cycle-time statistics of that run, the first tenth of the cycles (at most 50) left out as warm-up), \
+             `summary.csv` (per configuration: median of the run medians, their spread (max - min) / median, median p99, speedup against seq), \
+             `table.md` (the table below).\n\n{md}",
+            v.commit,
+            v.date,
+            Machine::detect(),
+            v.fugue,
+            v.rustc,
+            self.load.0.as_deref().unwrap_or("?"),
+            self.load.1.as_deref().unwrap_or("?"),
+            self.wall.as_secs_f64(),
+        );
+        report::write_atomic(&dir.join("README.md"), readme.as_bytes())?;
+        self.raw_csv().write(&dir.join("raw.csv"))?;
+        self.summary_csv().write(&dir.join("summary.csv"))?;
+        report::write_atomic(&dir.join("table.md"), md.as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::progress::NoProgress;
+
+    #[test]
+    fn line_and_diamond_rows_are_checked_against_seq() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+        let c = TableConfig {
+            shapes: vec![
+                dir.join("synth.ag").display().to_string(),
+                dir.join("rake.ag").display().to_string(),
+            ],
+            buffers: vec![64],
+            executors: "ws,levels,rayon".into(),
+            threads: 2,
+            seconds: 0.02,
+            runs: 2,
+            rate: 48_000,
+            corpus: dir.clone(),
+            algorithm: Algorithm::Hlfet,
+            costs: Costs::Declared,
+            tuning: Tuning {
+                merge_chains: true,
+                ..Tuning::default()
+            },
+            output: None,
+            force: false,
+        };
+        let r = run(&c, &mut NoProgress).unwrap();
+        assert_eq!(r.runners[0], Runner::SEQ);
+        assert_eq!(r.cells.len(), 2 * 4);
+        let summary = r.summary_csv();
+        let rows: Vec<&str> = summary.as_str().lines().skip(1).collect();
+        assert_eq!(rows.len(), 8);
+        assert!(rows.iter().all(|r| r.ends_with(",true")));
+        for row in rows.iter().filter(|r| r.contains(",seq,")) {
+            let speedup: f64 = row.split(',').nth(12).unwrap().parse().unwrap();
+            assert!((speedup - 1.0).abs() < 1e-9, "{row}");
+        }
+        assert_eq!(r.raw_csv().as_str().lines().count(), 1 + 8 * 2);
+        let md = r.markdown();
+        assert!(
+            md.contains("| buffer |") && md.contains("**1.00×**"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn bad_configurations_are_config_errors() {
+        let c = TableConfig {
+            shapes: vec!["line".into()],
+            buffers: vec![0],
+            executors: "all".into(),
+            threads: 2,
+            seconds: 1.0,
+            runs: 1,
+            rate: 48_000,
+            corpus: PathBuf::from("."),
+            algorithm: Algorithm::Hlfet,
+            costs: Costs::Declared,
+            tuning: Tuning::default(),
+            output: None,
+            force: false,
+        };
+        assert!(run(&c, &mut NoProgress).unwrap_err().is_config());
+    }
+}
