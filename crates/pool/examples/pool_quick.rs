@@ -150,7 +150,7 @@ fn main() {
         None => Policy::ALL.to_vec(),
     };
     let only = arg("--only");
-    let want = |w: &str| only.as_deref().is_none_or(|o| o == w);
+    let want = |w: &str| only.as_deref().map_or(true, |o| o == w);
     println!("threads {threads}, runs {runs}, quicksort n {n}, tree depth {depth}");
     let rp = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)

@@ -67,7 +67,9 @@ pub struct Deque<T> {
     bottom: CachePadded<AtomicIsize>,
     /// The current ring. Written by the owner only (Release), read by thieves (Acquire).
     ring: AtomicPtr<Ring<T>>,
-    /// Rings retired by growth, freed with the deque. Owner only.
+    /// Rings retired by growth, freed with the deque. Owner only. Boxed: a thief may still
+    /// hold a pointer to a retired ring, which must not move.
+    #[allow(clippy::vec_box)]
     retired: UnsafeCell<Vec<Box<Ring<T>>>>,
     /// The most items the deque holds, `usize::MAX` when unbounded.
     limit: usize,
@@ -81,13 +83,12 @@ unsafe impl<T> Sync for Deque<T> {}
 unsafe impl<T> Send for Deque<T> {}
 
 impl<T> Deque<T> {
-    /// A deque whose ring starts with `initial` slots (rounded up to a power of two, at least
-    /// 2), holding at most `limit` items (`None`: unbounded).
+    /// A deque whose ring starts with `initial` slots (rounded up to a power of two), holding at most `limit` items (`None`: unbounded).
     pub fn new(initial: usize, limit: Option<usize>) -> Self {
         let limit = limit.unwrap_or(usize::MAX);
         let cap = initial
             .min(limit)
-            .max(2)
+            .max(1)
             .checked_next_power_of_two()
             .unwrap_or(1 << 20);
         Deque {
@@ -314,8 +315,7 @@ mod tests {
                         }
                         Steal::Retry => {}
                         Steal::Empty => {
-                            if done.load(std::sync::atomic::Ordering::Acquire) && d.is_empty()
-                            {
+                            if done.load(std::sync::atomic::Ordering::Acquire) && d.is_empty() {
                                 break;
                             }
                             std::hint::spin_loop();

@@ -63,7 +63,7 @@
 
 pub mod deque;
 mod error;
-mod ffi;
+pub mod ffi;
 mod job;
 mod latch;
 mod policy;
@@ -77,7 +77,9 @@ mod worker;
 
 pub use error::{BuildError, SpawnError, UnknownPolicy};
 pub use policy::Policy;
-pub use pool::{current_thread_index, default_threads, join, Pool, PoolBuilder, MAX_THREADS};
+pub use pool::{
+    current_thread_index, default_threads, join, Pool, PoolBuilder, DEFAULT_STACK_SIZE, MAX_THREADS,
+};
 pub use scope::Scope;
 pub use stats::{process_cpu_time, Stats, ThreadStats};
 

@@ -96,6 +96,9 @@ mod tests {
         assert_eq!(Policy::default(), Policy::Steal);
         let e = "stael".parse::<Policy>().unwrap_err();
         let msg = e.to_string();
-        assert!(msg.contains("stael") && msg.contains("steal-backoff-local"), "{msg}");
+        assert!(
+            msg.contains("stael") && msg.contains("steal-backoff-local"),
+            "{msg}"
+        );
     }
 }

@@ -12,6 +12,11 @@ use crate::scope::{self, Scope};
 use crate::stats::{Snapshot, Stats};
 use crate::worker::{Registry, WorkerThread};
 
+/// The default stack size of a worker thread: 32 MiB of address space (committed only as
+/// used). Waiting workers run other tasks on top of the task that waits (a `join` whose other
+/// half was stolen, a nested scope), so the stack holds several task trees at once.
+pub const DEFAULT_STACK_SIZE: usize = 32 << 20;
+
 /// The most threads a pool accepts.
 pub const MAX_THREADS: usize = 4096;
 
@@ -34,6 +39,7 @@ pub struct PoolBuilder {
     threads: Option<usize>,
     policy: Policy,
     capacity: Option<usize>,
+    stack_size: Option<usize>,
 }
 
 impl PoolBuilder {
@@ -59,6 +65,12 @@ impl PoolBuilder {
     /// back ([`SpawnError::Full`]). 0 is rejected by [`build`](Self::build).
     pub fn capacity(mut self, n: usize) -> Self {
         self.capacity = Some(n);
+        self
+    }
+
+    /// The stack size of each worker thread, in bytes (default [`DEFAULT_STACK_SIZE`]).
+    pub fn stack_size(mut self, bytes: usize) -> Self {
+        self.stack_size = Some(bytes);
         self
     }
 
@@ -93,6 +105,7 @@ impl PoolBuilder {
             let r = registry.clone();
             let h = std::thread::Builder::new()
                 .name(format!("fugue-pool-{index}"))
+                .stack_size(self.stack_size.unwrap_or(DEFAULT_STACK_SIZE))
                 .spawn(move || WorkerThread::run(r, index));
             match h {
                 Ok(h) => handles.push(h),
@@ -119,7 +132,7 @@ fn nproc_limit() -> Option<usize> {
     };
     // SAFETY: `rl` is a valid, writable `rlimit`.
     let rc = unsafe { libc::getrlimit(libc::RLIMIT_NPROC, &mut rl) };
-    (rc == 0 && rl.rlim_cur != libc::RLIM_INFINITY).then(|| rl.rlim_cur as usize)
+    (rc == 0 && rl.rlim_cur != libc::RLIM_INFINITY).then_some(rl.rlim_cur as usize)
 }
 
 /// Stops the threads: they leave when they find no work and see the flag.

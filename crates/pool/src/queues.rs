@@ -137,6 +137,17 @@ pub(crate) struct Queues {
     nthreads: usize,
 }
 
+/// What a worker found when it came back for a job it queued (the second half of a `join`).
+pub(crate) enum Back {
+    /// The job, taken back unrun.
+    Mine,
+    /// Another job of this thread's, queued after it (a task that the first half spawned):
+    /// run it and come back.
+    Other(JobRef),
+    /// Another thread took the job.
+    Gone,
+}
+
 /// What a search found.
 pub(crate) enum Found {
     /// A job.
@@ -309,6 +320,38 @@ impl Queues {
         }
     }
 
+    /// Takes back `job`, which worker `me` queued: from the worker's own queue (where the jobs
+    /// above it are the worker's, queued after it), or from the shared stack of `lifo-*`
+    /// (where the jobs above it may be any thread's: it is taken out from under them, so that
+    /// a thread never runs another thread's newer work on top of its own).
+    ///
+    /// # Safety
+    /// As for [`push`](Self::push): `me` is the calling thread's worker.
+    #[inline]
+    pub(crate) unsafe fn take_back(&self, me: usize, job: JobRef) -> Back {
+        let shared = |s: &mut Vec<JobRef>| match s.iter().rposition(|&j| j == job) {
+            Some(i) => {
+                s.remove(i);
+                Back::Mine
+            }
+            None => Back::Gone,
+        };
+        match &self.kind {
+            Kind::LifoMutex { state, .. } => shared(&mut lock(state).jobs),
+            Kind::LifoSpin { stack, len } => stack.with(|s| {
+                let r = shared(s);
+                len.store(s.len(), StdOrdering::Relaxed);
+                r
+            }),
+            // SAFETY: forwarded contract.
+            _ => match unsafe { self.pop_local(me) } {
+                Some(j) if j == job => Back::Mine,
+                Some(j) => Back::Other(j),
+                None => Back::Gone,
+            },
+        }
+    }
+
     /// One steal attempt: the injector, then every other worker's queue from a random one on,
     /// oldest task first. `lifo-*` policies have nothing to steal.
     #[inline]
@@ -465,6 +508,11 @@ impl Queues {
                 _ => {}
             }
         }
+    }
+
+    /// Whether the policy is one shared stack that several threads pop.
+    pub(crate) fn shared_stack(&self) -> bool {
+        self.nthreads > 1 && matches!(self.kind, Kind::LifoMutex { .. } | Kind::LifoSpin { .. })
     }
 
     /// Whether idle threads spin before they wait (`steal` only: the others must not burn a

@@ -166,7 +166,7 @@ impl<'scope> Scope<'scope> {
         // SAFETY: `self` is live (we are its owner) and holds the owner's count.
         unsafe { Scope::complete_one(self) };
         match (&self.latch, worker) {
-            (ScopeLatch::Core(l), Some(w)) => w.wait_until(l),
+            (ScopeLatch::Core(l), Some(w)) => w.wait_until(l, true),
             (ScopeLatch::Lock(l), _) => l.wait(),
             (ScopeLatch::Core(_), None) => unreachable!("a worker's scope is waited by it"),
         }

@@ -42,11 +42,13 @@ use fugue_sync::{fence, futex, AtomicU32, Ordering};
 
 use crate::util::CachePadded;
 
-/// Test-only fault switch: when true, a thief does not re-check the queues before parking (step
-/// 3), and the loom model of the protocol must find the lost wake-up.
 #[cfg(loom)]
-pub(crate) static SKIP_RECHECK: std::sync::atomic::AtomicBool =
-    std::sync::atomic::AtomicBool::new(false);
+std::thread_local! {
+    /// Test-only fault switch: when set, a thief does not re-check the queues before parking
+    /// (step 3), and the loom model of the protocol must find the lost wake-up. (loom runs a
+    /// model's threads on the test's thread, so a thread-local reaches them all.)
+    pub(crate) static SKIP_RECHECK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
 
 /// The sleep state shared by the workers of one `steal` pool.
 #[derive(Default)]
@@ -95,7 +97,7 @@ impl Sleep {
         // F2: pairs with the pushers' fence F1.
         fence(Ordering::SeqCst);
         #[cfg(loom)]
-        let skip = SKIP_RECHECK.load(std::sync::atomic::Ordering::Relaxed);
+        let skip = SKIP_RECHECK.with(std::cell::Cell::get);
         #[cfg(not(loom))]
         let skip = false;
         if skip || !has_work() {

@@ -47,6 +47,6 @@ impl XorShift {
     /// A value in `0..n` (`n > 0`).
     #[inline]
     pub fn below(&mut self, n: usize) -> usize {
-        ((self.next_u64() >> 32) * n as u64 >> 32) as usize
+        (((self.next_u64() >> 32) * n as u64) >> 32) as usize
     }
 }

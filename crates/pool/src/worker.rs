@@ -10,7 +10,7 @@ use std::time::Instant;
 use crate::job::{JobRef, StackJob};
 use crate::latch::{CoreLatch, LockLatch};
 use crate::policy::Policy;
-use crate::queues::{Found, Local, Queues};
+use crate::queues::{Back, Found, Local, Queues};
 use crate::stats::{bump, Counters};
 use crate::util::{CachePadded, XorShift};
 
@@ -102,14 +102,20 @@ impl Registry {
         if self.detached.fetch_sub(1, Ordering::AcqRel) == 1 {
             // Taking the mutex orders this notify after the dropper's check (which runs under
             // it), so the dropper is either past its check or asleep on the condvar.
-            let _g = self.detached_m.lock().unwrap_or_else(PoisonError::into_inner);
+            let _g = self
+                .detached_m
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             self.detached_cv.notify_all();
         }
     }
 
     /// Blocks until every detached task has finished.
     pub(crate) fn wait_detached(&self) {
-        let mut g = self.detached_m.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut g = self
+            .detached_m
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         // Acquire: pairs with the Release decrement of `detached_done`.
         while self.detached.load(Ordering::Acquire) != 0 {
             g = self
@@ -271,13 +277,13 @@ impl WorkerThread {
         None
     }
 
-    /// Runs other work until `latch` is set. A worker never blocks here: the work it waits
-    /// for may be in its own queue or be waiting for work that is.
-    pub(crate) fn wait_until(&self, latch: &CoreLatch) {
+    /// Runs other work until `latch` is set (or, without `work`, only waits). A worker waiting
+    /// for a scope works: the scope's tasks may be in its own queue, or wait for work that is.
+    pub(crate) fn wait_until(&self, latch: &CoreLatch, work: bool) {
         let mut idle_since: Option<Instant> = None;
         let mut fails = 0u32;
         while !latch.probe() {
-            if let Some(j) = self.find_work() {
+            if let Some(j) = work.then(|| self.find_work()).flatten() {
                 if let Some(t0) = idle_since.take() {
                     bump(&self.counters().idle_ns, t0.elapsed().as_nanos() as u64);
                 }
@@ -304,7 +310,15 @@ impl WorkerThread {
     }
 
     /// `join` on a worker: `b` is queued where thieves can take it, `a` runs at once; then `b`
-    /// is taken back and run here if nobody stole it, or waited for while running other work.
+    /// is taken back and run here if nobody took it, or waited for.
+    ///
+    /// While `b` runs elsewhere, a worker with its own queue steals (the oldest, largest tasks
+    /// of other threads). A worker of a shared stack (`lifo-*`) only waits: running the
+    /// newest task of another thread on top of its own tree, as it would find it there, could
+    /// nest without bound. Waiting without working cannot deadlock: `b` runs on another thread,
+    /// and along a chain of threads each waiting for a `b` that the next one runs, every `b`
+    /// was queued after the previous one was taken, while a thread's own frames run tasks
+    /// taken before it queued the `b` it waits for, so no chain comes back to a thread.
     pub(crate) fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
     where
         A: FnOnce() -> RA + Send,
@@ -324,16 +338,18 @@ impl WorkerThread {
             if job_b.latch.probe() {
                 break;
             }
-            match self.pop_local() {
-                Some(j) if j == ref_b => {
+            // SAFETY: `self` is the calling thread's worker, and `ref_b` its job.
+            match unsafe { self.registry.queues.take_back(self.index, ref_b) } {
+                Back::Mine => {
                     // Taken back unrun: run it here (unless `a` panicked: then it is dropped).
                     let ra = ra.unwrap_or_else(|p| resume_unwind(p));
                     bump(&self.counters().tasks, 1);
                     return (ra, job_b.run_inline());
                 }
-                Some(j) => self.execute(j),
-                None => {
-                    self.wait_until(&job_b.latch);
+                Back::Other(j) => self.execute(j),
+                Back::Gone => {
+                    let work = !self.registry.queues.shared_stack();
+                    self.wait_until(&job_b.latch, work);
                     break;
                 }
             }
