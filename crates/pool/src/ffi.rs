@@ -1,0 +1,151 @@
+//! The C ABI of `include/sched.h`: `sched_init` and `sched_spawn`.
+//!
+//! `sched_init` builds a pool (threads from its argument, policy from `FUGUE_POOL_POLICY`,
+//! every queue bounded to `qlen`), runs the first task in a [`Scope`], and drops the pool when
+//! the scope has finished. The `struct scheduler *` that tasks receive is a pointer to that
+//! scope: valid from any thread until `sched_init` returns. No panic crosses the boundary:
+//! both functions catch them and fail with an errno instead.
+
+use std::ffi::{c_int, c_void};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::error::BuildError;
+use crate::policy::Policy;
+use crate::pool::PoolBuilder;
+use crate::scope::Scope;
+
+/// The opaque `struct scheduler` of the header: a [`Scope`] behind the pointer.
+#[repr(C)]
+#[allow(non_camel_case_types)]
+pub struct scheduler {
+    _opaque: [u8; 0],
+}
+
+/// The header's `taskfunc` (nullable).
+pub type TaskFunc = Option<unsafe extern "C" fn(*mut c_void, *mut scheduler)>;
+
+/// The environment variable that names the policy.
+pub const POLICY_ENV: &str = "FUGUE_POOL_POLICY";
+
+/// A C closure pointer sent to another thread (the C side vouches for it).
+#[derive(Clone, Copy)]
+struct SendPtr(*mut c_void);
+// SAFETY: the C API's contract: a task's closure may be used by the thread that runs it.
+unsafe impl Send for SendPtr {}
+
+fn set_errno(e: c_int) {
+    // SAFETY: `__errno_location` returns this thread's errno, always valid to write.
+    unsafe { *libc::__errno_location() = e };
+}
+
+/// The pointer that a task receives for `scope`.
+fn as_scheduler(scope: &Scope<'_>) -> *mut scheduler {
+    (scope as *const Scope<'_>).cast_mut().cast()
+}
+
+/// Runs one C task in `scope`.
+fn run_task(f: unsafe extern "C" fn(*mut c_void, *mut scheduler), c: SendPtr, scope: &Scope<'_>) {
+    // SAFETY: the C API's contract: `f` may be called with its closure and the scheduler.
+    unsafe { f(c.0, as_scheduler(scope)) }
+}
+
+fn init(nthreads: c_int, qlen: c_int, f: TaskFunc, closure: *mut c_void) -> Result<(), c_int> {
+    let f = f.ok_or(libc::EINVAL)?;
+    if qlen <= 0 {
+        return Err(libc::EINVAL);
+    }
+    let policy = match std::env::var(POLICY_ENV) {
+        Ok(name) => name.parse::<Policy>().map_err(|e| {
+            eprintln!("sched_init: {e} (set {POLICY_ENV} to one of them).");
+            libc::EINVAL
+        })?,
+        Err(std::env::VarError::NotPresent) => Policy::default(),
+        Err(std::env::VarError::NotUnicode(_)) => {
+            eprintln!(
+                "sched_init: {POLICY_ENV} is not valid UTF-8; the policies are: {}.",
+                Policy::names()
+            );
+            return Err(libc::EINVAL);
+        }
+    };
+    let mut b = PoolBuilder::new().policy(policy).capacity(qlen as usize);
+    if nthreads > 0 {
+        b = b.threads(nthreads as usize);
+    }
+    let pool = b.build().map_err(|e| match e {
+        BuildError::Spawn { .. } => libc::EAGAIN,
+        _ => libc::EINVAL,
+    })?;
+    let c = SendPtr(closure);
+    pool.scope(move |s| {
+        let c = c;
+        run_task(f, c, s);
+    });
+    Ok(())
+}
+
+/// Starts a pool, runs `f(closure, s)` in it and returns 0 when every task has finished (see
+/// `include/sched.h`); -1 with errno set on failure.
+///
+/// # Safety
+/// `f`, when not null, is a function that may be called with `closure` and a scheduler on any
+/// thread; the tasks it spawns satisfy the same.
+#[no_mangle]
+pub unsafe extern "C" fn sched_init(
+    nthreads: c_int,
+    qlen: c_int,
+    f: TaskFunc,
+    closure: *mut c_void,
+) -> c_int {
+    match catch_unwind(AssertUnwindSafe(|| init(nthreads, qlen, f, closure))) {
+        Ok(Ok(())) => 0,
+        Ok(Err(e)) => {
+            set_errno(e);
+            -1
+        }
+        Err(_) => {
+            set_errno(libc::EIO);
+            -1
+        }
+    }
+}
+
+/// Queues `f(closure, s)` in the pool of `s`; 0, or -1 with errno `EAGAIN` (queue full) or
+/// `EINVAL` (null argument).
+///
+/// # Safety
+/// `s` is a scheduler pointer that a task of a running `sched_init` received, used before that
+/// `sched_init` returns (from a task of it, on any thread); `f` as for [`sched_init`].
+#[no_mangle]
+pub unsafe extern "C" fn sched_spawn(
+    f: TaskFunc,
+    closure: *mut c_void,
+    s: *mut scheduler,
+) -> c_int {
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        let (Some(f), false) = (f, s.is_null()) else {
+            return Err(libc::EINVAL);
+        };
+        // SAFETY: `s` points to the live scope of a running `sched_init` (our contract). The
+        // task below is `'static`, so the scope's lifetime parameter constrains nothing.
+        let scope = unsafe { &*s.cast_const().cast::<Scope<'static>>() };
+        let c = SendPtr(closure);
+        scope
+            .try_spawn(move |sc| {
+                let c = c;
+                run_task(f, c, sc);
+            })
+            .map_err(|_| libc::EAGAIN)
+    }));
+    match r {
+        Ok(Ok(())) => 0,
+        Ok(Err(e)) => {
+            set_errno(e);
+            -1
+        }
+        Err(_) => {
+            set_errno(libc::EIO);
+            -1
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! Scopes: a set of tasks that may borrow from the caller's stack, and the wait for all of them.
+//!
+//! A scope counts its pending tasks (`pending`, starting at 1 for its owner). A spawn adds one
+//! before the task is queued; a task removes one after it ran (its panic, if any, recorded
+//! first); the owner removes its own after the body returned. The decrement that reaches zero
+//! sets the scope's latch, and the owner returns after it sees the latch set. Since the count
+//! is raised by a spawner that still holds one itself (a running task, or the owner), it cannot
+//! reach zero while a task may still spawn.
+
+use std::any::Any;
+use std::marker::PhantomData;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use crate::error::SpawnError;
+use crate::job::{HeapJob, Run};
+use crate::latch::{CoreLatch, LockLatch};
+use crate::worker::{Registry, WorkerThread};
+
+/// The scope's owner waits on one of these.
+enum ScopeLatch {
+    /// The owner is a worker: it polls while running other work.
+    Core(CoreLatch),
+    /// The owner is a thread outside the pool: it blocks.
+    Lock(LockLatch),
+}
+
+/// A scope: tasks spawned in it may borrow anything that outlives `'scope`, and the pool's
+/// [`scope`](crate::Pool::scope) returns only when every one of them (and every task they
+/// spawned in the scope, transitively) has finished.
+///
+/// `Scope` is `Sync`: a task may spawn into the scope it got from any thread (the C ABI's
+/// `struct scheduler *` is a pointer to a `Scope`).
+pub struct Scope<'scope> {
+    registry: *const Registry,
+    pending: AtomicUsize,
+    /// The first panic of a task or of the body.
+    panic: Mutex<Option<Box<dyn Any + Send>>>,
+    latch: ScopeLatch,
+    /// Invariant in `'scope`, as `std::thread::Scope`.
+    _marker: PhantomData<&'scope mut &'scope ()>,
+}
+
+// SAFETY: the fields shared between threads are an atomic, a mutex and latches (themselves
+// `Sync`); `registry` points to the pool's registry, which is `Sync` and outlives the scope
+// (the scope borrows the pool).
+unsafe impl Sync for Scope<'_> {}
+// SAFETY: as above (a scope is never moved while tasks refer to it: they hold `&Scope`).
+unsafe impl Send for Scope<'_> {}
+
+/// A spawned task of a scope.
+struct ScopeTask<'scope, F> {
+    scope: *const Scope<'scope>,
+    f: F,
+}
+
+// SAFETY: `F: Send`; `scope` points to a `Sync` scope.
+unsafe impl<F: Send> Send for ScopeTask<'_, F> {}
+
+impl<'scope, F: FnOnce(&Scope<'scope>) + Send> Run for ScopeTask<'scope, F> {
+    fn run(self) {
+        // SAFETY: the scope outlives its tasks: its owner does not return before the count
+        // that this task holds is given back (below).
+        let scope = unsafe { &*self.scope };
+        let f = self.f;
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(scope))) {
+            scope.record_panic(p);
+        }
+        // SAFETY: the scope is live (as above); this is our last access to it.
+        unsafe { Scope::complete_one(self.scope) };
+    }
+}
+
+impl<'scope> Scope<'scope> {
+    fn new(registry: &Registry, latch: ScopeLatch) -> Self {
+        Scope {
+            registry,
+            pending: AtomicUsize::new(1),
+            panic: Mutex::new(None),
+            latch,
+            _marker: PhantomData,
+        }
+    }
+
+    fn registry(&self) -> &Registry {
+        // SAFETY: the registry outlives the scope (see the `Sync` impl).
+        unsafe { &*self.registry }
+    }
+
+    /// Queues `f` to run in the pool. If its queue is full (a pool built with a capacity),
+    /// `f` runs at once on the calling thread instead (a panic in it is recorded like a
+    /// task's). Use [`try_spawn`](Self::try_spawn) to get the task back instead.
+    ///
+    /// Ordering: everything the spawner did before `spawn` happens-before `f` starts;
+    /// everything `f` does happens-before the scope returns.
+    pub fn spawn<F>(&self, f: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        if let Err(SpawnError::Full(f)) = self.try_spawn(f) {
+            if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(self))) {
+                self.record_panic(p);
+            }
+        }
+    }
+
+    /// Queues `f` to run in the pool, or hands it back when its queue is full.
+    pub fn try_spawn<F>(&self, f: F) -> Result<(), SpawnError<F>>
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        // Relaxed: the spawner holds a count itself, so this cannot race with the count
+        // reaching zero; the push (a Release in every queue) publishes the increment with
+        // the task.
+        self.pending.fetch_add(1, Ordering::Relaxed);
+        let job = HeapJob::into_job_ref(ScopeTask { scope: self, f });
+        match self.registry().push(job, true) {
+            Ok(()) => Ok(()),
+            Err(job) => {
+                // SAFETY: the job was built just above with this type and was not queued.
+                let task = unsafe { HeapJob::<ScopeTask<'scope, F>>::into_inner(job) };
+                // The spawner still holds a count: this does not reach zero.
+                self.pending.fetch_sub(1, Ordering::Relaxed);
+                Err(SpawnError::Full(task.f))
+            }
+        }
+    }
+
+    fn record_panic(&self, p: Box<dyn Any + Send>) {
+        let mut slot = self.panic.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            *slot = Some(p);
+        }
+    }
+
+    /// Gives back one count; the last one sets the latch.
+    ///
+    /// # Safety
+    /// `this` is a live scope and the caller holds a count; if the count reaches zero the
+    /// scope may be freed by its owner after the latch is set: the caller does not touch it
+    /// afterwards.
+    unsafe fn complete_one(this: *const Self) {
+        // AcqRel: Release publishes this task's effects along the count's release sequence;
+        // the Acquire of the last decrement gathers them all before it sets the latch (whose
+        // own Release/Acquire hands them to the owner).
+        // SAFETY: live scope (our contract).
+        if unsafe { (*this).pending.fetch_sub(1, Ordering::AcqRel) } == 1 {
+            // SAFETY: the owner waits for the latch, so the scope is live until the latch is
+            // set; nothing is touched after.
+            match unsafe { &(*this).latch } {
+                ScopeLatch::Core(l) => {
+                    // SAFETY: as above.
+                    unsafe { CoreLatch::set(l) }
+                }
+                ScopeLatch::Lock(l) => l.set(),
+            }
+        }
+    }
+
+    /// The owner's end: gives back its count, waits for every task, resumes the first panic.
+    fn finish(&self, worker: Option<&WorkerThread>, body: std::thread::Result<()>) {
+        if let Err(p) = body {
+            self.record_panic(p);
+        }
+        // SAFETY: `self` is live (we are its owner) and holds the owner's count.
+        unsafe { Scope::complete_one(self) };
+        match (&self.latch, worker) {
+            (ScopeLatch::Core(l), Some(w)) => w.wait_until(l, true),
+            (ScopeLatch::Lock(l), _) => l.wait(),
+            (ScopeLatch::Core(_), None) => unreachable!("a worker's scope is waited by it"),
+        }
+        let p = self.panic.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(p) = p {
+            resume_unwind(p);
+        }
+    }
+}
+
+/// Runs a scope whose body runs in the pool (on the calling worker if it is one, else sent in
+/// through the injector while the caller blocks).
+pub(crate) fn scope<'scope, OP, R>(registry: &Registry, op: OP) -> R
+where
+    OP: FnOnce(&Scope<'scope>) -> R + Send,
+    R: Send,
+{
+    if let Some(w) = WorkerThread::current_of(registry) {
+        let scope = Scope::new(registry, ScopeLatch::Core(CoreLatch::new()));
+        let r = catch_unwind(AssertUnwindSafe(|| op(&scope)));
+        let (r, body) = match r {
+            Ok(r) => (Some(r), Ok(())),
+            Err(p) => (None, Err(p)),
+        };
+        scope.finish(Some(w), body);
+        return r.expect("the body returned, or its panic was resumed");
+    }
+    let scope = Scope::new(registry, ScopeLatch::Lock(LockLatch::new()));
+    let scope_ref = &scope;
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        registry.in_worker(move |_| op(scope_ref))
+    }));
+    let (r, body) = match r {
+        Ok(r) => (Some(r), Ok(())),
+        Err(p) => (None, Err(p)),
+    };
+    scope.finish(None, body);
+    r.expect("the body returned, or its panic was resumed")
+}

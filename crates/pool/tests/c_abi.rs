@@ -1,0 +1,126 @@
+//! The C ABI, from C: `tests/c/quicksort.c` and `tests/c/abi.c` are compiled with `cc` against
+//! `include/sched.h` and linked with the static library that this crate's build produced
+//! (`libfugue_pool.a`, beside the test executable's `deps/` folder), then run under every
+//! policy. Fails with a clear message when `cc` is missing.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use fugue_pool::Policy;
+
+/// The elements the quicksort runs sort (the program's own default is 10 million).
+const N: &str = "1000000";
+
+fn crate_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `libfugue_pool.a` of the build that produced this test: in the test executable's own
+/// `deps/` folder (where `cargo test` leaves it), or in the profile folder above it (where
+/// `cargo build` copies it).
+fn static_lib() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test's own path");
+    let deps = exe
+        .parent()
+        .expect("the test runs from <target>/<profile>/deps");
+    let candidates = [
+        deps.join("libfugue_pool.a"),
+        deps.parent()
+            .map_or_else(PathBuf::new, |p| p.join("libfugue_pool.a")),
+    ];
+    candidates
+        .iter()
+        .find(|p| p.exists())
+        .cloned()
+        .unwrap_or_else(|| {
+            panic!(
+                "libfugue_pool.a is missing from {}: build the crate (`cargo build -p fugue-pool`) so that its staticlib exists",
+                deps.display()
+            )
+        })
+}
+
+/// Compiles `tests/c/<name>.c` into the test's temporary folder.
+fn compile(name: &str) -> PathBuf {
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("fugue-pool-{name}"));
+    let src = crate_dir().join("tests/c").join(format!("{name}.c"));
+    let status = Command::new("cc")
+        .args(["-O2", "-Wall", "-Wextra", "-std=gnu11", "-I"])
+        .arg(crate_dir().join("include"))
+        .arg(&src)
+        .arg("-o")
+        .arg(&out)
+        .arg(static_lib())
+        .args(["-lpthread", "-ldl", "-lm"])
+        .status()
+        .unwrap_or_else(|e| {
+            panic!("could not run the C compiler `cc` ({e}): install gcc or clang to run the C ABI tests")
+        });
+    assert!(status.success(), "cc failed to compile {}", src.display());
+    out
+}
+
+#[test]
+fn quicksort_in_c_sorts_under_every_policy_and_thread_count() {
+    let exe = compile("quicksort");
+    for p in Policy::ALL {
+        for threads in ["1", "2", "4", "0"] {
+            let out = Command::new(&exe)
+                .args(["-n", N, "-t", threads])
+                .env("FUGUE_POOL_POLICY", p.name())
+                .output()
+                .expect("run quicksort");
+            assert!(
+                out.status.success(),
+                "quicksort failed under {p} with {threads} threads: {}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+    // A small queue: spawns find it full and the spawner sorts the half itself.
+    let out = Command::new(&exe)
+        .args(["-n", "200000", "-t", "2", "-q", "2"])
+        .output()
+        .expect("run quicksort");
+    assert!(out.status.success(), "{out:?}");
+    // The serial baseline sorts too.
+    let out = Command::new(&exe)
+        .args(["-n", "200000", "-s"])
+        .output()
+        .expect("run quicksort");
+    assert!(out.status.success(), "{out:?}");
+}
+
+#[test]
+fn abi_errors_full_queue_foreign_threads_and_repeated_init() {
+    let exe = compile("abi");
+    for p in Policy::ALL {
+        let out = Command::new(&exe)
+            .env("FUGUE_POOL_POLICY", p.name())
+            .output()
+            .expect("run abi");
+        assert!(
+            out.status.success(),
+            "abi checks failed under {p}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn an_unknown_policy_fails_with_einval_and_one_sentence_on_stderr() {
+    let exe = compile("quicksort");
+    let out = Command::new(&exe)
+        .args(["-n", "1000"])
+        .env("FUGUE_POOL_POLICY", "work-stealing")
+        .output()
+        .expect("run quicksort");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("work-stealing") && err.contains("steal-backoff-shared"),
+        "{err}"
+    );
+    assert!(err.contains("Invalid argument"), "errno EINVAL: {err}");
+}
