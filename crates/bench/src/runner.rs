@@ -164,8 +164,7 @@ pub fn build_executor(
                 options: spec.options.clone(),
                 ..ExecutorChoice::default()
             };
-            let (executor, _, warnings) = fugue_engine::build_executor(graph, plan, &choice)?;
-            Ok((executor, warnings))
+            Ok(fugue_engine::build_executor(graph, plan, &choice)?)
         }
         Runner::Rayon => match RayonDag::with_pinning(plan, spec.threads, spec.pin) {
             Ok(r) => Ok((Box::new(r), Vec::new())),

@@ -17,15 +17,12 @@ pub struct Engine {
     executor: Box<dyn Executor + Send>,
     /// The executor's steal count when [`Engine::new_steals`] was last called.
     last_steals: u64,
-    /// The static schedule's makespan in cost units, when one was computed.
-    makespan: Option<f64>,
 }
 
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Engine")
             .field("plan", &self.plan)
-            .field("makespan", &self.makespan)
             .finish_non_exhaustive()
     }
 }
@@ -64,14 +61,13 @@ impl Engine {
         plan: Plan,
         choice: &ExecutorChoice,
     ) -> Result<(Engine, Vec<String>), BuildError> {
-        let (executor, makespan, warnings) = build_executor(graph, &plan, choice)?;
+        let (executor, warnings) = build_executor(graph, &plan, choice)?;
         let last_steals = executor.steals();
         Ok((
             Engine {
                 plan,
                 executor,
                 last_steals,
-                makespan,
             },
             warnings,
         ))
@@ -91,27 +87,16 @@ impl Engine {
         self.last_steals = steals;
         delta
     }
-
-    /// The executor.
-    pub fn executor(&self) -> &(dyn Executor + Send) {
-        &*self.executor
-    }
-
-    /// The static schedule's makespan in cost units, when the executor has one.
-    pub fn makespan(&self) -> Option<f64> {
-        self.makespan
-    }
 }
 
-/// The executor of `choice` for `plan`, compiled from `graph`, with its static schedule's
-/// makespan (when it has one) and the warnings to say once: what [`Engine::with_plan`]
-/// builds, for callers that run several executors on one plan in turn (the benchmarks).
-#[allow(clippy::type_complexity)]
+/// The executor of `choice` for `plan`, compiled from `graph`, and the warnings to say once:
+/// what [`Engine::with_plan`] builds, for callers that run several executors on one plan in
+/// turn (the benchmarks).
 pub fn build_executor(
     graph: &TaskGraph,
     plan: &Plan,
     choice: &ExecutorChoice,
-) -> Result<(Box<dyn Executor + Send>, Option<f64>, Vec<String>), BuildError> {
+) -> Result<(Box<dyn Executor + Send>, Vec<String>), BuildError> {
     let threads = choice.threads.max(1);
     let mut opts = choice.options.clone();
     if choice.pin {
@@ -120,15 +105,14 @@ pub fn build_executor(
     if let Some(p) = choice.rt {
         opts.placement.rt_priority = Some(p.clamp(1, 98));
     }
-    let (lists, makespan) = if choice.kind == ExecutorKind::Static {
-        let (lists, makespan) = static_lists(graph, plan, choice, threads)?;
-        (Some(lists), Some(makespan))
+    let lists = if choice.kind == ExecutorKind::Static {
+        Some(static_lists(graph, plan, choice, threads)?)
     } else {
-        (None, None)
+        None
     };
     let executor = fugue_exec::build(choice.kind, plan, threads, lists, &opts)?;
     let mut warnings = executor.warnings().to_vec();
     warnings.sort();
     warnings.dedup();
-    Ok((executor, makespan, warnings))
+    Ok((executor, warnings))
 }

@@ -9,13 +9,13 @@ use crate::calibrate::calibrate;
 use crate::choice::{BuildError, Costs, ExecutorChoice};
 
 /// A static schedule of `plan` (compiled from `graph`) on `threads` threads as `choice`
-/// asks: the per-thread unit lists and the schedule's makespan in cost units.
+/// asks: the per-thread unit lists.
 pub(crate) fn static_lists(
     graph: &TaskGraph,
     plan: &Plan,
     choice: &ExecutorChoice,
     threads: usize,
-) -> Result<(Vec<Vec<u32>>, f64), BuildError> {
+) -> Result<Vec<Vec<u32>>, BuildError> {
     let mut g = graph.clone();
     match &choice.costs {
         Costs::Declared => {}
@@ -46,7 +46,7 @@ pub(crate) fn static_lists(
     )?;
     let mut lists = lists_from_unit_schedule(&out.schedule, plan);
     lists.resize(threads, Vec::new());
-    Ok((lists, out.schedule.makespan()))
+    Ok(lists)
 }
 
 /// Per-thread unit lists of `plan` from a static schedule of its unit graph
