@@ -221,6 +221,11 @@ fn main() {
                 .map(|_| time(&mut || assert_eq!(pool.install(|| tree_join(depth)), 1 << depth)))
                 .collect();
             report("join-tree", p.name(), t, rayon_join);
+            if std::env::var_os("POOL_QUICK_STATS").is_some() {
+                let _ = pool.stats();
+                pool.install(|| tree_join(depth));
+                println!("{:?}", pool.stats());
+            }
         }
         if want("spawn-tree") {
             let t = (0..runs)
