@@ -238,6 +238,11 @@ fn main() {
                 })
                 .collect();
             report("spawn-tree", p.name(), t, rayon_spawn);
+            if std::env::var_os("POOL_QUICK_STATS").is_some() {
+                let leaves = AtomicUsize::new(0);
+                let ((), st) = pool.scope_with_stats(|s| tree_spawn(s, depth, &leaves));
+                println!("{:?}", st.total);
+            }
         }
         if want("quicksort") {
             let t = (0..runs)
@@ -248,6 +253,12 @@ fn main() {
                     d
                 })
                 .collect();
+            if std::env::var_os("POOL_QUICK_STATS").is_some() {
+                let mut v = data.clone();
+                let _ = pool.stats();
+                pool.install(|| qsort_pool(&mut v));
+                println!("{:?}", pool.stats().total);
+            }
             let (r, serial) = rayon_qs.unwrap();
             let m = report("quicksort", p.name(), t, Some(r));
             println!(

@@ -51,7 +51,10 @@ impl<T> Ring<T> {
 
     #[inline]
     fn slot(&self, i: isize) -> &AtomicPtr<T> {
-        &self.slots[i as usize & self.mask]
+        let i = i as usize & self.mask;
+        debug_assert!(i < self.slots.len());
+        // SAFETY: `mask + 1 == slots.len()` (built so in `new`), so `i <= mask` is in bounds.
+        unsafe { self.slots.get_unchecked(i) }
     }
 
     #[inline]
@@ -107,7 +110,7 @@ impl<T> Deque<T> {
     ///
     /// # Safety
     /// Owner only: no other thread calls `push` or `pop` on this deque concurrently.
-    #[inline]
+    #[inline(always)]
     pub unsafe fn push(&self, item: *mut T) -> Result<bool, *mut T> {
         let b = self.bottom.load(Ordering::Relaxed);
         // Acquire: pairs with the thieves' successful CAS on `top` (SeqCst, so Release): the
@@ -160,7 +163,7 @@ impl<T> Deque<T> {
     ///
     /// # Safety
     /// Owner only, as for [`push`](Self::push).
-    #[inline]
+    #[inline(always)]
     pub unsafe fn pop(&self) -> Option<*mut T> {
         // Empty already: `top` only grows and only the owner moves `bottom`, so a `top` read
         // at or past `bottom` stays so until the owner pushes. Returning here writes nothing.

@@ -522,6 +522,15 @@ impl Queues {
         }
     }
 
+    /// Worker `i`'s lock-free deque and the sleep state, under `steal` (the fast path of
+    /// `join`).
+    pub(crate) fn steal_parts(&self, i: usize) -> Option<(&Deque<JobHeader>, &Sleep)> {
+        match &self.kind {
+            Kind::Steal { deques, sleep, .. } => Some((&deques[i], sleep)),
+            _ => None,
+        }
+    }
+
     /// Whether the policy is one shared stack that several threads pop.
     pub(crate) fn shared_stack(&self) -> bool {
         self.nthreads > 1 && matches!(self.kind, Kind::LifoMutex { .. } | Kind::LifoSpin { .. })

@@ -23,7 +23,7 @@ pub(crate) struct Counters {
 }
 
 /// Adds `n` to a counter that only the calling thread writes.
-#[inline]
+#[inline(always)]
 pub(crate) fn bump(c: &AtomicU64, n: u64) {
     // Relaxed: a statistic, single writer; readers want a value, not an order.
     c.store(c.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);

@@ -7,10 +7,13 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Instant;
 
+use crate::deque::Deque;
+use crate::job::JobHeader;
 use crate::job::{JobRef, StackJob};
 use crate::latch::{CoreLatch, LockLatch};
 use crate::policy::Policy;
 use crate::queues::{Back, Found, Local, Queues};
+use crate::sleep::Sleep;
 use crate::stats::{bump, Counters};
 use crate::util::{CachePadded, XorShift};
 
@@ -136,6 +139,9 @@ pub(crate) struct WorkerThread {
     pub index: usize,
     registry: Arc<Registry>,
     local: UnsafeCell<Local>,
+    /// This worker's deque and the sleep state under `steal` (the registry, which owns them,
+    /// outlives the worker): `join`'s fast path.
+    fast: Option<(*const Deque<JobHeader>, *const Sleep)>,
 }
 
 impl WorkerThread {
@@ -172,8 +178,13 @@ impl WorkerThread {
 
     /// The thread body of worker `index`.
     pub(crate) fn run(registry: Arc<Registry>, index: usize) {
+        let fast = registry
+            .queues
+            .steal_parts(index)
+            .map(|(d, s)| (d as *const Deque<JobHeader>, s as *const Sleep));
         let w = WorkerThread {
             index,
+            fast,
             local: UnsafeCell::new(Local {
                 index,
                 rng: XorShift::new(index as u64 + 1),
@@ -196,6 +207,45 @@ impl WorkerThread {
             bump(&self.counters().spawns, 1);
         }
         r
+    }
+
+    /// Queues `b` of a `join` on this worker's queue: `push`, with `steal`'s deque reached
+    /// directly.
+    #[inline(always)]
+    fn push_own(&self, job: JobRef) -> Result<(), JobRef> {
+        let Some((d, sleep)) = self.fast else {
+            return self.push(job);
+        };
+        // SAFETY: the deque and the sleep state belong to the registry, which this worker
+        // keeps alive; this thread is the deque's owner.
+        match unsafe { (*d).push(job.as_ptr()) } {
+            Ok(was_empty) => {
+                if was_empty {
+                    // SAFETY: as above.
+                    unsafe { (*sleep).work_pushed() };
+                }
+                bump(&self.counters().spawns, 1);
+                Ok(())
+            }
+            Err(_) => Err(job),
+        }
+    }
+
+    /// Takes back `b` of a `join` (see `Queues::take_back`), with `steal`'s deque reached
+    /// directly.
+    #[inline(always)]
+    fn take_back(&self, job: JobRef) -> Back {
+        let Some((d, _)) = self.fast else {
+            // SAFETY: `self` is the calling thread's worker.
+            return unsafe { self.registry.queues.take_back(self.index, job) };
+        };
+        // SAFETY: as in `push_own`.
+        match unsafe { (*d).pop() } {
+            Some(p) if p == job.as_ptr() => Back::Mine,
+            // SAFETY: the deque holds only pointers of queued jobs.
+            Some(p) => Back::Other(unsafe { JobRef::from_ptr(p) }),
+            None => Back::Gone,
+        }
     }
 
     #[inline]
@@ -328,7 +378,7 @@ impl WorkerThread {
     {
         let job_b = StackJob::new(CoreLatch::new(), b);
         let ref_b = job_b.as_job_ref();
-        if self.push(ref_b).is_err() {
+        if self.push_own(ref_b).is_err() {
             // Full queue: no parallelism for this pair.
             let ra = a();
             return (ra, job_b.run_inline());
@@ -338,8 +388,7 @@ impl WorkerThread {
             if job_b.latch.probe() {
                 break;
             }
-            // SAFETY: `self` is the calling thread's worker, and `ref_b` its job.
-            match unsafe { self.registry.queues.take_back(self.index, ref_b) } {
+            match self.take_back(ref_b) {
                 Back::Mine => {
                     // Taken back unrun: run it here (unless `a` panicked: then it is dropped).
                     let ra = ra.unwrap_or_else(|p| resume_unwind(p));
