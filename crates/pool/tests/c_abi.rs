@@ -1,34 +1,51 @@
 //! The C ABI, from C: `tests/c/quicksort.c` and `tests/c/abi.c` are compiled with `cc` against
-//! `include/sched.h` and linked with the static library that this crate's build produced
-//! (`libfugue_pool.a`, beside the test executable's `deps/` folder), then run under every
-//! policy. Fails with a clear message when `cc` is missing.
+//! `include/sched.h` and linked with this crate's static library (`libfugue_pool.a`, built for
+//! the test's profile), then run under every policy. Fails with a clear message when `cc` is
+//! missing.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 use fugue_pool::Policy;
 
-/// The elements the quicksort runs sort (the program's own default is 10 million).
-const N: &str = "1000000";
+/// The elements the quicksort runs sort: the program's full size (28 runs, some seconds in all
+/// on two cores).
+const N: &str = "10000000";
 
 fn crate_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// `libfugue_pool.a` of the build that produced this test.
+/// `libfugue_pool.a` of the profile that built this test (`<target>/<profile>/`, beside the
+/// test executable's `deps/`). `cargo test` builds the library as an rlib only, so the
+/// static library is built here, once per test process, with the same cargo, target folder
+/// and profile (a no-op when it is fresh).
 fn static_lib() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test's own path");
-    let profile_dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("the test runs from <target>/<profile>/deps");
-    let lib = profile_dir.join("libfugue_pool.a");
-    assert!(
-        lib.exists(),
-        "{} is missing: build the crate (`cargo build -p fugue-pool`) so that its staticlib exists",
-        lib.display()
-    );
-    lib
+    static LIB: OnceLock<PathBuf> = OnceLock::new();
+    LIB.get_or_init(|| {
+        let exe = std::env::current_exe().expect("the test's own path");
+        let profile_dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("the test runs from <target>/<profile>/deps");
+        let target_dir = profile_dir.parent().expect("<target>/<profile>");
+        let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+            Some("debug") => "dev".to_owned(),
+            Some(p) => p.to_owned(),
+            None => panic!("no profile folder in {}", profile_dir.display()),
+        };
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "-p", "fugue-pool", "--lib", "--profile", &profile])
+            .env("CARGO_TARGET_DIR", target_dir)
+            .status()
+            .expect("run cargo to build the static library");
+        assert!(status.success(), "cargo could not build libfugue_pool.a");
+        let lib = profile_dir.join("libfugue_pool.a");
+        assert!(lib.exists(), "{} is missing after the build", lib.display());
+        lib
+    })
+    .clone()
 }
 
 /// Compiles `tests/c/<name>.c` into the test's temporary folder.
