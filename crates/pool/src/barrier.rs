@@ -77,9 +77,8 @@ mod imp {
     #[inline]
     pub fn heavy() {
         if asymmetric() {
-            // Cannot fail once registered; if it did, fall back on a fence, which is then no
-            // weaker than the owner's compiler fence alone would require... so abort instead
-            // of risking an unsound pair.
+            // Cannot fail once registered. If it did, no fence on this side could make up for
+            // the owners' compiler fences: abort rather than run an unsound pair.
             if membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0 {
                 std::process::abort();
             }
