@@ -5,7 +5,6 @@ use std::cell::{Cell, UnsafeCell};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
-use std::time::Instant;
 
 use crate::deque::Deque;
 use crate::job::JobHeader;
@@ -296,9 +295,9 @@ impl WorkerThread {
             if reg.shutdown.load(Ordering::Acquire) {
                 return;
             }
-            let t0 = Instant::now();
+            let t0 = self.counters().idle_begin();
             let found = self.idle();
-            bump(&self.counters().idle_ns, t0.elapsed().as_nanos() as u64);
+            self.counters().idle_end(t0);
             if let Some(j) = found {
                 reg.queues.found_work(self.local());
                 self.execute(j);
@@ -330,18 +329,20 @@ impl WorkerThread {
     /// Runs other work until `latch` is set (or, without `work`, only waits). A worker waiting
     /// for a scope works: the scope's tasks may be in its own queue, or wait for work that is.
     pub(crate) fn wait_until(&self, latch: &CoreLatch, work: bool) {
-        let mut idle_since: Option<Instant> = None;
+        let mut idle_since: Option<u64> = None;
         let mut fails = 0u32;
         while !latch.probe() {
             if let Some(j) = work.then(|| self.find_work()).flatten() {
                 if let Some(t0) = idle_since.take() {
-                    bump(&self.counters().idle_ns, t0.elapsed().as_nanos() as u64);
+                    self.counters().idle_end(t0);
                 }
                 fails = 0;
                 self.execute(j);
                 continue;
             }
-            idle_since.get_or_insert_with(Instant::now);
+            if idle_since.is_none() {
+                idle_since = Some(self.counters().idle_begin());
+            }
             fails += 1;
             if fails < 64 {
                 fugue_sync::spin_hint();
@@ -355,7 +356,7 @@ impl WorkerThread {
             }
         }
         if let Some(t0) = idle_since {
-            bump(&self.counters().idle_ns, t0.elapsed().as_nanos() as u64);
+            self.counters().idle_end(t0);
         }
     }
 

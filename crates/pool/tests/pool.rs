@@ -351,6 +351,15 @@ fn statistics_add_up() {
             st.total.tasks
         );
         assert!(st.wall > Duration::ZERO);
+        // Idle time is time within the run: at most the run's wall time per thread.
+        for t in &st.threads {
+            assert!(
+                t.idle <= st.wall,
+                "{p}: idle {:?} > wall {:?}",
+                t.idle,
+                st.wall
+            );
+        }
         // The next run starts from zero.
         let ((), st2) = pool.scope_with_stats(|_| {});
         assert_eq!(st2.total.tasks, 1, "{p}");
