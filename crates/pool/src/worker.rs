@@ -62,7 +62,7 @@ impl Registry {
     #[inline]
     pub(crate) fn push(&self, job: JobRef, bounded: bool) -> Result<(), JobRef> {
         match WorkerThread::current_of(self) {
-            Some(w) => w.push(job),
+            Some(w) => w.push_own(job),
             None => {
                 // SAFETY: `None`: the injector, which any thread may use.
                 let r = unsafe { self.queues.push(None, job, bounded) };
@@ -208,10 +208,10 @@ impl WorkerThread {
         r
     }
 
-    /// Queues `b` of a `join` on this worker's queue: `push`, with `steal`'s deque reached
-    /// directly.
+    /// Queues a job (a spawn, or `b` of a `join`) on this worker's queue: `push`, with
+    /// `steal`'s deque reached directly.
     #[inline(always)]
-    fn push_own(&self, job: JobRef) -> Result<(), JobRef> {
+    pub(crate) fn push_own(&self, job: JobRef) -> Result<(), JobRef> {
         let Some((d, sleep)) = self.fast else {
             return self.push(job);
         };
