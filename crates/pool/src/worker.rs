@@ -141,6 +141,9 @@ pub(crate) struct WorkerThread {
     /// This worker's deque and the sleep state under `steal` (the registry, which owns them,
     /// outlives the worker): `join`'s fast path.
     fast: Option<(*const Deque<JobHeader>, *const Sleep)>,
+    /// The scope of the task running on this thread and the counts it has reserved and not
+    /// spent (`scope.rs`); null when no scope task runs.
+    pub(crate) credit: Cell<(*const (), usize)>,
 }
 
 impl WorkerThread {
@@ -184,6 +187,7 @@ impl WorkerThread {
         let w = WorkerThread {
             index,
             fast,
+            credit: Cell::new((std::ptr::null(), 0)),
             local: UnsafeCell::new(Local {
                 index,
                 rng: XorShift::new(index as u64 + 1),
