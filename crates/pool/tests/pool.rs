@@ -282,6 +282,26 @@ fn a_full_queue_hands_the_task_back_and_never_hangs() {
                 });
                 assert_eq!(ran.load(Ordering::Relaxed), 111, "{p}");
 
+                // The same from inside a task (whose spawns spend reserved counts): the refused
+                // task's count goes back, and the scope still ends.
+                let ran = AtomicUsize::new(0);
+                pool.scope(|s| {
+                    let ran = &ran;
+                    s.spawn(move |s| {
+                        s.try_spawn(move |_| {
+                            ran.fetch_add(1, Ordering::Relaxed);
+                        })
+                        .unwrap();
+                        let SpawnError::Full(f) = s
+                            .try_spawn(move |_| {
+                                ran.fetch_add(10, Ordering::Relaxed);
+                            })
+                            .expect_err("a second task must not fit");
+                        f(s);
+                    });
+                });
+                assert_eq!(ran.load(Ordering::Relaxed), 11, "{p}");
+
                 // From outside: the only worker is blocked, the injector (or stack) holds 2.
                 let pool = Pool::builder()
                     .threads(1)
