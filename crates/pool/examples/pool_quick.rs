@@ -1,6 +1,7 @@
 //! A quick measurement of the pool's policies against rayon at 2 threads (no criterion):
 //! - `join-tree`: a binary tree of `join` of depth 20 (about a million leaves, no allocation);
-//! - `spawn-tree`: the same tree with `Scope::spawn` (one boxed task per node);
+//! - `spawn-tree`: the same tree with `Scope::spawn` (one boxed task per node; leaves counted
+//!   in one padded slot per thread);
 //! - `quicksort`: 10 million `u32` sorted with `join` below a 128-element serial cutoff,
 //!   against the same program run serially.
 //!
@@ -33,18 +34,41 @@ fn tree_rayon(d: u32) -> usize {
     a + b
 }
 
-fn tree_spawn<'s>(s: &fugue_pool::Scope<'s>, d: u32, leaves: &'s AtomicUsize) {
+/// Leaf counts, one padded slot per worker thread (the count must not measure contention on
+/// one shared counter).
+struct Leaves(Vec<Slot>);
+
+#[repr(align(128))]
+struct Slot(AtomicUsize);
+
+impl Leaves {
+    fn new(threads: usize) -> Self {
+        Leaves((0..threads).map(|_| Slot(AtomicUsize::new(0))).collect())
+    }
+
+    /// Counts a leaf in the slot of worker `i` (only that worker writes it).
+    fn add(&self, i: Option<usize>) {
+        let c = &self.0[i.expect("leaves run on workers")].0;
+        c.store(c.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+    }
+
+    fn total(&self) -> usize {
+        self.0.iter().map(|s| s.0.load(Ordering::Relaxed)).sum()
+    }
+}
+
+fn tree_spawn<'s>(s: &fugue_pool::Scope<'s>, d: u32, leaves: &'s Leaves) {
     if d == 0 {
-        leaves.fetch_add(1, Ordering::Relaxed);
+        leaves.add(fugue_pool::current_thread_index());
         return;
     }
     s.spawn(move |s| tree_spawn(s, d - 1, leaves));
     s.spawn(move |s| tree_spawn(s, d - 1, leaves));
 }
 
-fn tree_spawn_rayon<'s>(s: &rayon::Scope<'s>, d: u32, leaves: &'s AtomicUsize) {
+fn tree_spawn_rayon<'s>(s: &rayon::Scope<'s>, d: u32, leaves: &'s Leaves) {
     if d == 0 {
-        leaves.fetch_add(1, Ordering::Relaxed);
+        leaves.add(rayon::current_thread_index());
         return;
     }
     s.spawn(move |s| tree_spawn_rayon(s, d - 1, leaves));
@@ -178,9 +202,9 @@ fn main() {
         let t = (0..runs)
             .map(|_| {
                 time(&mut || {
-                    let leaves = AtomicUsize::new(0);
+                    let leaves = Leaves::new(threads);
                     rp.scope(|s| tree_spawn_rayon(s, depth, &leaves));
-                    assert_eq!(leaves.load(Ordering::Relaxed), 1 << depth);
+                    assert_eq!(leaves.total(), 1 << depth);
                 })
             })
             .collect();
@@ -231,15 +255,15 @@ fn main() {
             let t = (0..runs)
                 .map(|_| {
                     time(&mut || {
-                        let leaves = AtomicUsize::new(0);
+                        let leaves = Leaves::new(threads);
                         pool.scope(|s| tree_spawn(s, depth, &leaves));
-                        assert_eq!(leaves.load(Ordering::Relaxed), 1 << depth);
+                        assert_eq!(leaves.total(), 1 << depth);
                     })
                 })
                 .collect();
             report("spawn-tree", p.name(), t, rayon_spawn);
             if std::env::var_os("POOL_QUICK_STATS").is_some() {
-                let leaves = AtomicUsize::new(0);
+                let leaves = Leaves::new(threads);
                 let ((), st) = pool.scope_with_stats(|s| tree_spawn(s, depth, &leaves));
                 println!("{:?}", st.total);
             }
