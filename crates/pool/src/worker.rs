@@ -20,6 +20,9 @@ use crate::util::{CachePadded, XorShift};
 /// `2^min(round, 6)` spin hints (about 800 hints in all, some tens of microseconds).
 const SPIN_ROUNDS: u32 = 16;
 
+/// Then rounds of one `sched_yield` and one search each, before parking.
+const YIELD_ROUNDS: u32 = 32;
+
 /// What the threads of one pool share.
 pub(crate) struct Registry {
     pub queues: Queues,
@@ -309,7 +312,7 @@ impl WorkerThread {
         }
     }
 
-    /// The search failed: spin (`steal` only) and then wait the policy's way. Returns a job if
+    /// The search failed: spin and yield (`steal` only) and then wait the policy's way. Returns a job if
     /// the spin found one.
     #[cold]
     fn idle(&self) -> Option<JobRef> {
@@ -319,6 +322,12 @@ impl WorkerThread {
                 for _ in 0..(1u32 << round.min(6)) {
                     fugue_sync::spin_hint();
                 }
+                if let Some(j) = self.find_work() {
+                    return Some(j);
+                }
+            }
+            for _ in 0..YIELD_ROUNDS {
+                fugue_sync::yield_now();
                 if let Some(j) = self.find_work() {
                     return Some(j);
                 }
