@@ -312,8 +312,8 @@ impl WorkerThread {
         }
     }
 
-    /// The search failed: spin and yield (`steal` only) and then wait the policy's way. Returns a job if
-    /// the spin found one.
+    /// The search failed: spin and yield (`steal` only) and then wait the policy's way.
+    /// Returns a job if the spin found one.
     #[cold]
     fn idle(&self) -> Option<JobRef> {
         let reg = &*self.registry;
