@@ -1,6 +1,7 @@
 //! A quick measurement of the pool's policies against rayon at 2 threads (no criterion):
 //! - `join-tree`: a binary tree of `join` of depth 20 (about a million leaves, no allocation);
-//! - `spawn-tree`: the same tree with `Scope::spawn` (one boxed task per node);
+//! - `spawn-tree`: the same tree with `Scope::spawn` (one boxed task per node; leaves counted
+//!   in one padded slot per thread);
 //! - `quicksort`: 10 million `u32` sorted with `join` below a 128-element serial cutoff,
 //!   against the same program run serially.
 //!
@@ -33,18 +34,41 @@ fn tree_rayon(d: u32) -> usize {
     a + b
 }
 
-fn tree_spawn<'s>(s: &fugue_pool::Scope<'s>, d: u32, leaves: &'s AtomicUsize) {
+/// Leaf counts, one padded slot per worker thread (the count must not measure contention on
+/// one shared counter).
+struct Leaves(Vec<Slot>);
+
+#[repr(align(128))]
+struct Slot(AtomicUsize);
+
+impl Leaves {
+    fn new(threads: usize) -> Self {
+        Leaves((0..threads).map(|_| Slot(AtomicUsize::new(0))).collect())
+    }
+
+    /// Counts a leaf in the slot of worker `i` (only that worker writes it).
+    fn add(&self, i: Option<usize>) {
+        let c = &self.0[i.expect("leaves run on workers")].0;
+        c.store(c.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+    }
+
+    fn total(&self) -> usize {
+        self.0.iter().map(|s| s.0.load(Ordering::Relaxed)).sum()
+    }
+}
+
+fn tree_spawn<'s>(s: &fugue_pool::Scope<'s>, d: u32, leaves: &'s Leaves) {
     if d == 0 {
-        leaves.fetch_add(1, Ordering::Relaxed);
+        leaves.add(fugue_pool::current_thread_index());
         return;
     }
     s.spawn(move |s| tree_spawn(s, d - 1, leaves));
     s.spawn(move |s| tree_spawn(s, d - 1, leaves));
 }
 
-fn tree_spawn_rayon<'s>(s: &rayon::Scope<'s>, d: u32, leaves: &'s AtomicUsize) {
+fn tree_spawn_rayon<'s>(s: &rayon::Scope<'s>, d: u32, leaves: &'s Leaves) {
     if d == 0 {
-        leaves.fetch_add(1, Ordering::Relaxed);
+        leaves.add(rayon::current_thread_index());
         return;
     }
     s.spawn(move |s| tree_spawn_rayon(s, d - 1, leaves));
@@ -140,6 +164,61 @@ fn arg(name: &str) -> Option<String> {
         .and_then(|i| args.get(i + 1).cloned())
 }
 
+/// One pool under test.
+enum Runner {
+    Rayon(rayon::ThreadPool),
+    Fugue(Pool),
+}
+
+impl Runner {
+    fn name(&self) -> &'static str {
+        match self {
+            Runner::Rayon(_) => "rayon",
+            Runner::Fugue(p) => p.policy().name(),
+        }
+    }
+
+    /// One timed run of `workload`, its result checked.
+    fn run(&self, workload: &str, depth: u32, data: &[u32], threads: usize) -> Duration {
+        let t0;
+        match (workload, self) {
+            ("join-tree", Runner::Rayon(rp)) => {
+                t0 = Instant::now();
+                assert_eq!(rp.install(|| tree_rayon(depth)), 1 << depth);
+            }
+            ("join-tree", Runner::Fugue(p)) => {
+                t0 = Instant::now();
+                assert_eq!(p.install(|| tree_join(depth)), 1 << depth);
+            }
+            ("spawn-tree", Runner::Rayon(rp)) => {
+                let leaves = Leaves::new(threads);
+                t0 = Instant::now();
+                rp.scope(|s| tree_spawn_rayon(s, depth, &leaves));
+                assert_eq!(leaves.total(), 1 << depth);
+            }
+            ("spawn-tree", Runner::Fugue(p)) => {
+                let leaves = Leaves::new(threads);
+                t0 = Instant::now();
+                p.scope(|s| tree_spawn(s, depth, &leaves));
+                assert_eq!(leaves.total(), 1 << depth);
+            }
+            ("quicksort", r) => {
+                let mut v = data.to_vec();
+                t0 = Instant::now();
+                match r {
+                    Runner::Rayon(rp) => rp.install(|| qsort_rayon(&mut v)),
+                    Runner::Fugue(p) => p.install(|| qsort_pool(&mut v)),
+                }
+                let d = t0.elapsed();
+                check_sorted(&v);
+                return d;
+            }
+            _ => unreachable!("unknown workload {workload}"),
+        }
+        t0.elapsed()
+    }
+}
+
 fn main() {
     let threads: usize = arg("--threads").map_or(2, |s| s.parse().unwrap());
     let runs: usize = arg("--runs").map_or(5, |s| s.parse().unwrap());
@@ -150,107 +229,64 @@ fn main() {
         None => Policy::ALL.to_vec(),
     };
     let only = arg("--only");
-    let want = |w: &str| only.as_deref().map_or(true, |o| o == w);
-    println!("threads {threads}, runs {runs}, quicksort n {n}, tree depth {depth}");
-    let rp = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap();
+    let workloads: Vec<&str> = ["join-tree", "spawn-tree", "quicksort"]
+        .into_iter()
+        .filter(|w| only.as_deref().map_or(true, |o| o == *w))
+        .collect();
+    println!(
+        "threads {threads}, runs {runs} (interleaved: one run of every pool in turn), \
+         quicksort n {n}, tree depth {depth}"
+    );
     let data = input(n);
-
-    let time = |f: &mut dyn FnMut()| {
-        let t0 = Instant::now();
-        f();
-        t0.elapsed()
-    };
-
-    // Baselines.
-    let mut rayon_join = None;
-    let mut rayon_spawn = None;
-    let mut rayon_qs = None;
-    if want("join-tree") {
-        let t = (0..runs)
-            .map(|_| time(&mut || assert_eq!(rp.install(|| tree_rayon(depth)), 1 << depth)))
-            .collect();
-        rayon_join = Some(report("join-tree", "rayon", t, None));
-    }
-    if want("spawn-tree") {
-        let t = (0..runs)
-            .map(|_| {
-                time(&mut || {
-                    let leaves = AtomicUsize::new(0);
-                    rp.scope(|s| tree_spawn_rayon(s, depth, &leaves));
-                    assert_eq!(leaves.load(Ordering::Relaxed), 1 << depth);
-                })
-            })
-            .collect();
-        rayon_spawn = Some(report("spawn-tree", "rayon", t, None));
-    }
-    if want("quicksort") {
-        let t = (0..runs)
-            .map(|_| {
-                let mut v = data.clone();
-                let d = time(&mut || qsort_serial(&mut v));
-                check_sorted(&v);
-                d
-            })
-            .collect();
-        let serial = report("quicksort", "serial", t, None);
-        let t = (0..runs)
-            .map(|_| {
-                let mut v = data.clone();
-                let d = time(&mut || rp.install(|| qsort_rayon(&mut v)));
-                check_sorted(&v);
-                d
-            })
-            .collect();
-        let r = report("quicksort", "rayon", t, None);
-        println!(
-            "{:<11} {:<21} speed-up over serial {:.2}",
-            "",
-            "rayon",
-            serial.as_secs_f64() / r.as_secs_f64()
-        );
-        rayon_qs = Some((r, serial));
-    }
-
+    let mut runners = vec![Runner::Rayon(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap(),
+    )];
     for p in policies {
-        let pool = Pool::new(threads, p).unwrap();
-        if want("join-tree") {
-            let t = (0..runs)
-                .map(|_| time(&mut || assert_eq!(pool.install(|| tree_join(depth)), 1 << depth)))
-                .collect();
-            report("join-tree", p.name(), t, rayon_join);
+        runners.push(Runner::Fugue(Pool::new(threads, p).unwrap()));
+    }
+    for w in &workloads {
+        // times[0]: serial (quicksort only); times[1 + i]: runners[i].
+        let mut times: Vec<Vec<Duration>> = vec![Vec::new(); runners.len() + 1];
+        for _ in 0..runs {
+            if *w == "quicksort" {
+                let mut v = data.clone();
+                let t0 = Instant::now();
+                qsort_serial(&mut v);
+                times[0].push(t0.elapsed());
+                check_sorted(&v);
+            }
+            for (i, r) in runners.iter().enumerate() {
+                times[i + 1].push(r.run(w, depth, &data, threads));
+            }
         }
-        if want("spawn-tree") {
-            let t = (0..runs)
-                .map(|_| {
-                    time(&mut || {
-                        let leaves = AtomicUsize::new(0);
-                        pool.scope(|s| tree_spawn(s, depth, &leaves));
-                        assert_eq!(leaves.load(Ordering::Relaxed), 1 << depth);
-                    })
-                })
-                .collect();
-            report("spawn-tree", p.name(), t, rayon_spawn);
-        }
-        if want("quicksort") {
-            let t = (0..runs)
-                .map(|_| {
-                    let mut v = data.clone();
-                    let d = time(&mut || pool.install(|| qsort_pool(&mut v)));
-                    check_sorted(&v);
-                    d
-                })
-                .collect();
-            let (r, serial) = rayon_qs.unwrap();
-            let m = report("quicksort", p.name(), t, Some(r));
+        let serial = (*w == "quicksort").then(|| report(w, "serial", times[0].clone(), None));
+        let base = report(w, "rayon", times[1].clone(), None);
+        if let Some(s) = serial {
             println!(
                 "{:<11} {:<21} speed-up over serial {:.2}",
                 "",
-                p.name(),
-                serial.as_secs_f64() / m.as_secs_f64()
+                "rayon",
+                s.as_secs_f64() / base.as_secs_f64()
             );
+        }
+        for (i, r) in runners.iter().enumerate().skip(1) {
+            let m = report(w, r.name(), times[i + 1].clone(), Some(base));
+            if let Some(s) = serial {
+                println!(
+                    "{:<11} {:<21} speed-up over serial {:.2}",
+                    "",
+                    r.name(),
+                    s.as_secs_f64() / m.as_secs_f64()
+                );
+            }
+            if let (true, Runner::Fugue(p)) = (std::env::var_os("POOL_QUICK_STATS").is_some(), r) {
+                let _ = p.stats();
+                r.run(w, depth, &data, threads);
+                println!("{:<11} {:<21} {:?}", "", "", p.stats().total);
+            }
         }
     }
 }

@@ -51,7 +51,10 @@ impl<T> Ring<T> {
 
     #[inline]
     fn slot(&self, i: isize) -> &AtomicPtr<T> {
-        &self.slots[i as usize & self.mask]
+        let i = i as usize & self.mask;
+        debug_assert!(i < self.slots.len());
+        // SAFETY: `mask + 1 == slots.len()` (built so in `new`), so `i <= mask` is in bounds.
+        unsafe { self.slots.get_unchecked(i) }
     }
 
     #[inline]
@@ -85,6 +88,7 @@ unsafe impl<T> Send for Deque<T> {}
 impl<T> Deque<T> {
     /// A deque whose ring starts with `initial` slots (rounded up to a power of two), holding at most `limit` items (`None`: unbounded).
     pub fn new(initial: usize, limit: Option<usize>) -> Self {
+        crate::barrier::init();
         let limit = limit.unwrap_or(usize::MAX);
         let cap = initial
             .min(limit)
@@ -100,12 +104,14 @@ impl<T> Deque<T> {
         }
     }
 
-    /// Pushes at the bottom; hands the item back when the deque holds `limit` items.
+    /// Pushes at the bottom; hands the item back when the deque holds `limit` items. Returns
+    /// whether the deque was empty before the push (as far as the owner could tell: a thief
+    /// may have taken the last item an instant later, never the reverse).
     ///
     /// # Safety
     /// Owner only: no other thread calls `push` or `pop` on this deque concurrently.
-    #[inline]
-    pub unsafe fn push(&self, item: *mut T) -> Result<(), *mut T> {
+    #[inline(always)]
+    pub unsafe fn push(&self, item: *mut T) -> Result<bool, *mut T> {
         let b = self.bottom.load(Ordering::Relaxed);
         // Acquire: pairs with the thieves' successful CAS on `top` (SeqCst, so Release): the
         // slots below the `top` we read have been read by the thieves that took them, and
@@ -127,7 +133,7 @@ impl<T> Deque<T> {
         // thief's Acquire load of `bottom` that reads the new value.
         fence(Ordering::Release);
         self.bottom.store(b + 1, Ordering::Relaxed);
-        Ok(())
+        Ok(len == 0)
     }
 
     /// Copies the live items `t..b` into a ring twice as large and publishes it.
@@ -157,7 +163,7 @@ impl<T> Deque<T> {
     ///
     /// # Safety
     /// Owner only, as for [`push`](Self::push).
-    #[inline]
+    #[inline(always)]
     pub unsafe fn pop(&self) -> Option<*mut T> {
         // Empty already: `top` only grows and only the owner moves `bottom`, so a `top` read
         // at or past `bottom` stays so until the owner pushes. Returning here writes nothing.
@@ -168,10 +174,11 @@ impl<T> Deque<T> {
         let b = b - 1;
         let ring = self.ring.load(Ordering::Relaxed);
         self.bottom.store(b, Ordering::Relaxed);
-        // SeqCst fence: orders the `bottom` store before the `top` load, against the thieves'
-        // SeqCst fence between their `top` and `bottom` loads (the store-load race for the
-        // last item: a thief and the owner cannot both miss each other's claim).
-        fence(Ordering::SeqCst);
+        // The light half of a SeqCst fence pair (`barrier.rs`): orders the `bottom` store
+        // before the `top` load, against the thieves' heavy half between their `top` and
+        // `bottom` loads (the store-load race for the last item: a thief and the owner cannot
+        // both miss each other's claim).
+        crate::barrier::light();
         let t = self.top.load(Ordering::Relaxed);
         if t > b {
             self.bottom.store(b + 1, Ordering::Relaxed);
@@ -196,8 +203,8 @@ impl<T> Deque<T> {
     pub fn steal(&self) -> Steal<T> {
         // Acquire: pairs with a previous thief's or the owner's CAS on `top` (SeqCst).
         let t = self.top.load(Ordering::Acquire);
-        // SeqCst fence: pairs with the owner's fence in `pop` (see there).
-        fence(Ordering::SeqCst);
+        // The heavy half of the fence pair: pairs with the owner's light half in `pop`.
+        crate::barrier::heavy();
         // Acquire: pairs with the owner's Release fence in `push`: the slot is written.
         let b = self.bottom.load(Ordering::Acquire);
         if t >= b {
@@ -290,9 +297,15 @@ mod tests {
         // SAFETY: this thread is the only one touching the deque.
         unsafe {
             for i in 0..3 {
-                d.push(p(i)).unwrap();
+                assert_eq!(
+                    d.push(p(i)),
+                    Ok(i == 0),
+                    "only the first push finds it empty"
+                );
             }
             assert_eq!(d.push(p(3)), Err(p(3)));
+            assert_eq!(d.pop(), Some(p(2)));
+            assert_eq!(d.push(p(2)), Ok(false));
             assert_eq!(d.pop(), Some(p(2)));
             d.push(p(3)).unwrap();
         }

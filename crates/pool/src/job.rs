@@ -184,6 +184,7 @@ impl<L: Latch, F: FnOnce() -> R + Send, R: Send> StackJob<L, F, R> {
     }
 
     /// Runs the closure on this thread (the job was taken back from its queue, unrun).
+    #[inline(always)]
     pub fn run_inline(self) -> R {
         let f = self.func.into_inner().expect("a stack job runs once");
         f()

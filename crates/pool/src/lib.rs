@@ -61,6 +61,7 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
+mod barrier;
 pub mod deque;
 mod error;
 pub mod ffi;

@@ -97,7 +97,8 @@ fn sleep_model() {
             }
         });
         // SAFETY: this thread is the deque's only owner.
-        unsafe { d.push(item(1)).unwrap() };
+        let was_empty = unsafe { d.push(item(1)) }.unwrap();
+        assert!(was_empty);
         sleep.work_pushed();
         assert_eq!(thief.join().unwrap(), 1);
     });
@@ -119,34 +120,64 @@ fn loom_sleep_without_recheck_loses_a_wakeup() {
     sleep_model();
 }
 
-/// Two thieves, two pushes: each push wakes one sleeper; both items are taken, nobody sleeps
-/// forever. (Bounded preemptions keep the model small.)
+/// Two thieves, two pushes, with the pool's rule for local pushes: only the push into an
+/// empty deque notifies, and a thief that steals while more is left passes the wake-up on.
+/// Both items are taken; the owner takes what no thief did (as a worker pops its own deque
+/// before it sleeps), and nobody sleeps forever. (Bounded preemptions keep the model small.)
 #[test]
-fn loom_sleep_two_thieves_two_pushes() {
+fn loom_sleep_two_thieves_local_pushes() {
     let mut b = loom::model::Builder::new();
     b.preemption_bound = Some(2);
     b.check(|| {
         let d = Arc::new(Deque::<u8>::new(2, None));
         let sleep = Arc::new(Sleep::new());
+        let done = Arc::new(fugue_sync::AtomicBool::new(false));
         let thieves: Vec<_> = (0..2)
             .map(|_| {
-                let (d, s) = (d.clone(), sleep.clone());
-                thread::spawn(move || loop {
-                    match d.steal() {
-                        Steal::Success(p) => return p as usize,
-                        Steal::Retry => thread::yield_now(),
-                        Steal::Empty => s.fall_asleep(|| !d.is_empty()),
+                let (d, s, done) = (d.clone(), sleep.clone(), done.clone());
+                thread::spawn(move || {
+                    let mut got = Vec::new();
+                    loop {
+                        match d.steal() {
+                            Steal::Success(p) => {
+                                if !d.is_empty() {
+                                    s.work_pushed();
+                                }
+                                got.push(p as usize);
+                            }
+                            Steal::Retry => thread::yield_now(),
+                            Steal::Empty => {
+                                if done.load(fugue_sync::Ordering::SeqCst) {
+                                    return got;
+                                }
+                                s.fall_asleep(|| {
+                                    !d.is_empty() || done.load(fugue_sync::Ordering::SeqCst)
+                                });
+                            }
+                        }
                     }
                 })
             })
             .collect();
+        let mut seen = [false; 3];
         for i in 1..=2 {
             // SAFETY: this thread is the deque's only owner.
-            unsafe { d.push(item(i)).unwrap() };
-            sleep.work_pushed();
+            if unsafe { d.push(item(i)) }.unwrap() {
+                sleep.work_pushed();
+            }
         }
-        let mut got: Vec<usize> = thieves.into_iter().map(|t| t.join().unwrap()).collect();
-        got.sort();
-        assert_eq!(got, vec![1, 2]);
+        // The owner pops what is left, then shuts the thieves down (as the pool's drop does).
+        // SAFETY: as above.
+        while let Some(p) = unsafe { d.pop() } {
+            take(&mut seen, p);
+        }
+        done.store(true, fugue_sync::Ordering::SeqCst);
+        sleep.wake_all();
+        for t in thieves {
+            for p in t.join().unwrap() {
+                take(&mut seen, p as *mut u8);
+            }
+        }
+        assert!(seen[1] && seen[2], "an item was lost: {seen:?}");
     });
 }

@@ -230,9 +230,15 @@ impl Queues {
                     Some(i) if bounded || deques[i].len() < self.cap => {
                         // SAFETY: worker `i` is the calling thread (our contract): the deque's
                         // owner.
-                        unsafe { deques[i].push(job.as_ptr()) }
+                        let was_empty = unsafe { deques[i].push(job.as_ptr()) }
                             // SAFETY: the deque hands back the pointer it was given.
-                            .map_err(|p| unsafe { JobRef::from_ptr(p) })?
+                            .map_err(|p| unsafe { JobRef::from_ptr(p) })?;
+                        // Only a push into an empty deque wakes a sleeper (see `sleep.rs`,
+                        // "Local pushes"): the items above it are covered by that wake-up.
+                        if was_empty {
+                            sleep.work_pushed();
+                        }
+                        return Ok(());
                     }
                     _ => {
                         let mut q = lock(injector);
@@ -361,7 +367,7 @@ impl Queues {
                 deques,
                 injector,
                 injected,
-                ..
+                sleep,
             } => {
                 if injected.load(Ordering::Relaxed) > 0 {
                     let mut q = lock(injector);
@@ -380,8 +386,14 @@ impl Queues {
                     let d = &deques[v];
                     while !d.is_empty() {
                         match d.steal() {
-                            // SAFETY: the deque holds only pointers that `push` was given.
-                            Steal::Success(p) => return Found::Job(unsafe { JobRef::from_ptr(p) }),
+                            Steal::Success(p) => {
+                                // More work behind it: pass the wake-up on (see `sleep.rs`).
+                                if !d.is_empty() {
+                                    sleep.work_pushed();
+                                }
+                                // SAFETY: the deque holds only pointers that `push` was given.
+                                return Found::Job(unsafe { JobRef::from_ptr(p) });
+                            }
                             Steal::Retry => fugue_sync::spin_hint(),
                             Steal::Empty => break,
                         }
@@ -507,6 +519,15 @@ impl Queues {
                 }
                 _ => {}
             }
+        }
+    }
+
+    /// Worker `i`'s lock-free deque and the sleep state, under `steal` (the fast path of
+    /// `join`).
+    pub(crate) fn steal_parts(&self, i: usize) -> Option<(&Deque<JobHeader>, &Sleep)> {
+        match &self.kind {
+            Kind::Steal { deques, sleep, .. } => Some((&deques[i], sleep)),
+            _ => None,
         }
     }
 

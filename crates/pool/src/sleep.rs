@@ -35,6 +35,19 @@
 //! Either way the item is seen by T or a thread is woken to search for it: no push is left
 //! with every thief asleep. Shutdown bumps `epoch` and wakes everybody.
 //!
+//! # Local pushes
+//!
+//! A push from outside the pool (the injector) always runs `work_pushed`. A worker's push onto
+//! its own deque runs it only when the deque was empty: the fence F1 costs as much as the rest
+//! of a `join`, and a worker pushes millions of times per second. The pushes above the first
+//! are covered as follows: a worker never sleeps while its own deque holds work (it pops it
+//! first), so every queued item is run, by its owner if by nobody else, as soon as the owner
+//! returns from the task it is running; and a thief that steals an item and sees more behind
+//! it runs `work_pushed` itself, so that a burst of pushes wakes thieves one after another.
+//! The wake-up for the first push is never lost (the proof above); the others add
+//! parallelism, best effort. A task that blocks its worker until another task queued on that
+//! same worker has run therefore relies on a thief being awake, as in rayon.
+//!
 //! The loom model in `loom_tests.rs` checks this with the deque of `deque.rs` and fugue-sync's
 //! futex model, in which a lost wake-up is a deadlock.
 

@@ -3,10 +3,12 @@
 //!
 //! The counters are plain loads and stores on atomics (no read-modify-write: each has one
 //! writer). [`Stats`] figures are differences between two snapshots, so taking them never
-//! writes to a worker's line. A snapshot taken while tasks run is a consistent count of what
-//! had been counted by then; taken after a scope returned, it includes every task of the scope
-//! (a worker counts a task before running it) but a worker's idle time is added when it wakes,
-//! so the idle time of threads still asleep is not in it yet.
+//! writes to a worker's line. A snapshot taken while tasks run is a count of what had been
+//! counted by then; taken after a scope returned, it includes every task of the scope (a worker
+//! counts a task before running it). A worker that is idle when a snapshot is taken publishes
+//! when its idle period began, and the snapshot counts that period up to its own instant, so a
+//! run's idle time is the idle time within the run (to within the instant of a worker's
+//! transition from idle to busy, which two plain stores publish).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -20,25 +22,59 @@ pub(crate) struct Counters {
     pub failed_steals: AtomicU64,
     pub sleeps: AtomicU64,
     pub idle_ns: AtomicU64,
+    /// When the current idle period began ([`now_ns`]), 0 when busy.
+    pub idle_since_ns: AtomicU64,
+}
+
+/// Nanoseconds since the first call in this process (never 0 after the first call: the
+/// clock starts at 1).
+pub(crate) fn now_ns() -> u64 {
+    static BASE: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    let base = *BASE.get_or_init(Instant::now);
+    base.elapsed().as_nanos() as u64 + 1
+}
+
+impl Counters {
+    /// This worker starts looking for work in vain: an idle period begins.
+    #[inline]
+    pub(crate) fn idle_begin(&self) -> u64 {
+        let t = now_ns();
+        // Relaxed: a statistic; see `bump`.
+        self.idle_since_ns.store(t, Ordering::Relaxed);
+        t
+    }
+
+    /// The idle period that began at `since` ends.
+    #[inline]
+    pub(crate) fn idle_end(&self, since: u64) {
+        self.idle_since_ns.store(0, Ordering::Relaxed);
+        bump(&self.idle_ns, now_ns().saturating_sub(since));
+    }
 }
 
 /// Adds `n` to a counter that only the calling thread writes.
-#[inline]
+#[inline(always)]
 pub(crate) fn bump(c: &AtomicU64, n: u64) {
     // Relaxed: a statistic, single writer; readers want a value, not an order.
     c.store(c.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
 }
 
 impl Counters {
-    fn snapshot(&self) -> ThreadStats {
+    fn snapshot(&self, now: u64) -> ThreadStats {
         let l = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let since = l(&self.idle_since_ns);
+        let ongoing = if since == 0 {
+            0
+        } else {
+            now.saturating_sub(since)
+        };
         ThreadStats {
             tasks: l(&self.tasks),
             spawns: l(&self.spawns),
             steals: l(&self.steals),
             failed_steals: l(&self.failed_steals),
             sleeps: l(&self.sleeps),
-            idle: Duration::from_nanos(l(&self.idle_ns)),
+            idle: Duration::from_nanos(l(&self.idle_ns) + ongoing),
         }
     }
 }
@@ -121,9 +157,10 @@ pub(crate) struct Snapshot {
 impl Snapshot {
     pub(crate) fn take(threads: &[crate::util::CachePadded<Counters>], outside: &Counters) -> Self {
         let (cpu_user, cpu_system) = process_cpu_time();
+        let now = now_ns();
         Snapshot {
-            threads: threads.iter().map(|c| c.snapshot()).collect(),
-            outside: outside.snapshot(),
+            threads: threads.iter().map(|c| c.snapshot(now)).collect(),
+            outside: outside.snapshot(now),
             at: Instant::now(),
             cpu_user,
             cpu_system,

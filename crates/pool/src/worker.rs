@@ -5,18 +5,23 @@ use std::cell::{Cell, UnsafeCell};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
-use std::time::Instant;
 
+use crate::deque::Deque;
+use crate::job::JobHeader;
 use crate::job::{JobRef, StackJob};
 use crate::latch::{CoreLatch, LockLatch};
 use crate::policy::Policy;
 use crate::queues::{Back, Found, Local, Queues};
+use crate::sleep::Sleep;
 use crate::stats::{bump, Counters};
 use crate::util::{CachePadded, XorShift};
 
 /// `steal`'s spin budget before parking: rounds of one search each, separated by
 /// `2^min(round, 6)` spin hints (about 800 hints in all, some tens of microseconds).
 const SPIN_ROUNDS: u32 = 16;
+
+/// Then rounds of one `sched_yield` and one search each, before parking.
+const YIELD_ROUNDS: u32 = 32;
 
 /// What the threads of one pool share.
 pub(crate) struct Registry {
@@ -60,7 +65,7 @@ impl Registry {
     #[inline]
     pub(crate) fn push(&self, job: JobRef, bounded: bool) -> Result<(), JobRef> {
         match WorkerThread::current_of(self) {
-            Some(w) => w.push(job),
+            Some(w) => w.push_own(job),
             None => {
                 // SAFETY: `None`: the injector, which any thread may use.
                 let r = unsafe { self.queues.push(None, job, bounded) };
@@ -136,6 +141,12 @@ pub(crate) struct WorkerThread {
     pub index: usize,
     registry: Arc<Registry>,
     local: UnsafeCell<Local>,
+    /// This worker's deque and the sleep state under `steal` (the registry, which owns them,
+    /// outlives the worker): `join`'s fast path.
+    fast: Option<(*const Deque<JobHeader>, *const Sleep)>,
+    /// The scope of the task running on this thread and the counts it has reserved and not
+    /// spent (`scope.rs`); null when no scope task runs.
+    pub(crate) credit: Cell<(*const (), usize)>,
 }
 
 impl WorkerThread {
@@ -172,8 +183,14 @@ impl WorkerThread {
 
     /// The thread body of worker `index`.
     pub(crate) fn run(registry: Arc<Registry>, index: usize) {
+        let fast = registry
+            .queues
+            .steal_parts(index)
+            .map(|(d, s)| (d as *const Deque<JobHeader>, s as *const Sleep));
         let w = WorkerThread {
             index,
+            fast,
+            credit: Cell::new((std::ptr::null(), 0)),
             local: UnsafeCell::new(Local {
                 index,
                 rng: XorShift::new(index as u64 + 1),
@@ -196,6 +213,45 @@ impl WorkerThread {
             bump(&self.counters().spawns, 1);
         }
         r
+    }
+
+    /// Queues a job (a spawn, or `b` of a `join`) on this worker's queue: `push`, with
+    /// `steal`'s deque reached directly.
+    #[inline(always)]
+    pub(crate) fn push_own(&self, job: JobRef) -> Result<(), JobRef> {
+        let Some((d, sleep)) = self.fast else {
+            return self.push(job);
+        };
+        // SAFETY: the deque and the sleep state belong to the registry, which this worker
+        // keeps alive; this thread is the deque's owner.
+        match unsafe { (*d).push(job.as_ptr()) } {
+            Ok(was_empty) => {
+                if was_empty {
+                    // SAFETY: as above.
+                    unsafe { (*sleep).work_pushed() };
+                }
+                bump(&self.counters().spawns, 1);
+                Ok(())
+            }
+            Err(_) => Err(job),
+        }
+    }
+
+    /// Takes back `b` of a `join` (see `Queues::take_back`), with `steal`'s deque reached
+    /// directly.
+    #[inline(always)]
+    fn take_back(&self, job: JobRef) -> Back {
+        let Some((d, _)) = self.fast else {
+            // SAFETY: `self` is the calling thread's worker.
+            return unsafe { self.registry.queues.take_back(self.index, job) };
+        };
+        // SAFETY: as in `push_own`.
+        match unsafe { (*d).pop() } {
+            Some(p) if p == job.as_ptr() => Back::Mine,
+            // SAFETY: the deque holds only pointers of queued jobs.
+            Some(p) => Back::Other(unsafe { JobRef::from_ptr(p) }),
+            None => Back::Gone,
+        }
     }
 
     #[inline]
@@ -246,9 +302,9 @@ impl WorkerThread {
             if reg.shutdown.load(Ordering::Acquire) {
                 return;
             }
-            let t0 = Instant::now();
+            let t0 = self.counters().idle_begin();
             let found = self.idle();
-            bump(&self.counters().idle_ns, t0.elapsed().as_nanos() as u64);
+            self.counters().idle_end(t0);
             if let Some(j) = found {
                 reg.queues.found_work(self.local());
                 self.execute(j);
@@ -256,8 +312,8 @@ impl WorkerThread {
         }
     }
 
-    /// The search failed: spin (`steal` only) and then wait the policy's way. Returns a job if
-    /// the spin found one.
+    /// The search failed: spin and yield (`steal` only) and then wait the policy's way.
+    /// Returns a job if the spin found one.
     #[cold]
     fn idle(&self) -> Option<JobRef> {
         let reg = &*self.registry;
@@ -266,6 +322,12 @@ impl WorkerThread {
                 for _ in 0..(1u32 << round.min(6)) {
                     fugue_sync::spin_hint();
                 }
+                if let Some(j) = self.find_work() {
+                    return Some(j);
+                }
+            }
+            for _ in 0..YIELD_ROUNDS {
+                fugue_sync::yield_now();
                 if let Some(j) = self.find_work() {
                     return Some(j);
                 }
@@ -280,18 +342,20 @@ impl WorkerThread {
     /// Runs other work until `latch` is set (or, without `work`, only waits). A worker waiting
     /// for a scope works: the scope's tasks may be in its own queue, or wait for work that is.
     pub(crate) fn wait_until(&self, latch: &CoreLatch, work: bool) {
-        let mut idle_since: Option<Instant> = None;
+        let mut idle_since: Option<u64> = None;
         let mut fails = 0u32;
         while !latch.probe() {
             if let Some(j) = work.then(|| self.find_work()).flatten() {
                 if let Some(t0) = idle_since.take() {
-                    bump(&self.counters().idle_ns, t0.elapsed().as_nanos() as u64);
+                    self.counters().idle_end(t0);
                 }
                 fails = 0;
                 self.execute(j);
                 continue;
             }
-            idle_since.get_or_insert_with(Instant::now);
+            if idle_since.is_none() {
+                idle_since = Some(self.counters().idle_begin());
+            }
             fails += 1;
             if fails < 64 {
                 fugue_sync::spin_hint();
@@ -305,7 +369,7 @@ impl WorkerThread {
             }
         }
         if let Some(t0) = idle_since {
-            bump(&self.counters().idle_ns, t0.elapsed().as_nanos() as u64);
+            self.counters().idle_end(t0);
         }
     }
 
@@ -328,7 +392,7 @@ impl WorkerThread {
     {
         let job_b = StackJob::new(CoreLatch::new(), b);
         let ref_b = job_b.as_job_ref();
-        if self.push(ref_b).is_err() {
+        if self.push_own(ref_b).is_err() {
             // Full queue: no parallelism for this pair.
             let ra = a();
             return (ra, job_b.run_inline());
@@ -338,8 +402,7 @@ impl WorkerThread {
             if job_b.latch.probe() {
                 break;
             }
-            // SAFETY: `self` is the calling thread's worker, and `ref_b` its job.
-            match unsafe { self.registry.queues.take_back(self.index, ref_b) } {
+            match self.take_back(ref_b) {
                 Back::Mine => {
                     // Taken back unrun: run it here (unless `a` panicked: then it is dropped).
                     let ra = ra.unwrap_or_else(|p| resume_unwind(p));

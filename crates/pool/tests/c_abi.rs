@@ -1,15 +1,16 @@
 //! The C ABI, from C: `tests/c/quicksort.c` and `tests/c/abi.c` are compiled with `cc` against
-//! `include/sched.h` and linked with the static library that this crate's build produced
-//! (`libfugue_pool.a`, beside the test executable's `deps/` folder), then run under every
-//! policy. Fails with a clear message when `cc` is missing.
+//! `include/sched.h` and linked with this crate's static library (`libfugue_pool.a`, built for
+//! the test's profile), then run under every policy. Fails with a clear message when `cc` is
+//! missing.
 
 use std::path::PathBuf;
 use std::process::Command;
 
 use fugue_pool::Policy;
 
-/// The elements the quicksort runs sort (the program's own default is 10 million).
-const N: &str = "1000000";
+/// The elements the quicksort runs sort: the program's full size (28 runs, some seconds in all
+/// on two cores).
+const N: &str = "10000000";
 
 fn crate_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -282,6 +282,26 @@ fn a_full_queue_hands_the_task_back_and_never_hangs() {
                 });
                 assert_eq!(ran.load(Ordering::Relaxed), 111, "{p}");
 
+                // The same from inside a task (whose spawns spend reserved counts): the refused
+                // task's count goes back, and the scope still ends.
+                let ran = AtomicUsize::new(0);
+                pool.scope(|s| {
+                    let ran = &ran;
+                    s.spawn(move |s| {
+                        s.try_spawn(move |_| {
+                            ran.fetch_add(1, Ordering::Relaxed);
+                        })
+                        .unwrap();
+                        let SpawnError::Full(f) = s
+                            .try_spawn(move |_| {
+                                ran.fetch_add(10, Ordering::Relaxed);
+                            })
+                            .expect_err("a second task must not fit");
+                        f(s);
+                    });
+                });
+                assert_eq!(ran.load(Ordering::Relaxed), 11, "{p}");
+
                 // From outside: the only worker is blocked, the injector (or stack) holds 2.
                 let pool = Pool::builder()
                     .threads(1)
@@ -351,6 +371,15 @@ fn statistics_add_up() {
             st.total.tasks
         );
         assert!(st.wall > Duration::ZERO);
+        // Idle time is time within the run: at most the run's wall time per thread.
+        for t in &st.threads {
+            assert!(
+                t.idle <= st.wall,
+                "{p}: idle {:?} > wall {:?}",
+                t.idle,
+                st.wall
+            );
+        }
         // The next run starts from zero.
         let ((), st2) = pool.scope_with_stats(|_| {});
         assert_eq!(st2.total.tasks, 1, "{p}");
