@@ -30,6 +30,9 @@ pub enum BenchError {
     /// The consumer of the ordered ring failed.
     #[error(transparent)]
     Next(Box<fugue_ring::NextError>),
+    /// A task pool could not be started (too many threads, none, ...).
+    #[error(transparent)]
+    Pool(Box<fugue_pool::BuildError>),
     /// The probe nodes found the task order broken.
     #[error(transparent)]
     Probe(Box<crate::peers::probe::ProbeError>),
@@ -84,6 +87,7 @@ boxed_from!(
     Acquire: fugue_ring::AcquireError,
     Next: fugue_ring::NextError,
     Probe: crate::peers::probe::ProbeError,
+    Pool: fugue_pool::BuildError,
 );
 
 impl BenchError {
@@ -93,6 +97,7 @@ impl BenchError {
         match self {
             BenchError::Config(_) => true,
             BenchError::Read(e) => matches!(**e, fugue_graph::ReadError::UnknownFormat { .. }),
+            BenchError::Pool(e) => !matches!(**e, fugue_pool::BuildError::Spawn { .. }),
             BenchError::Context { source, .. } => source.is_config(),
             _ => false,
         }

@@ -10,6 +10,8 @@
 //! - [`capacity`]: the machine's parallel capacity (each core's speed while every core works);
 //! - [`ring`]: the ordered ring's throughput against a mutex/condvar ring and peer queues,
 //!   one point or the whole sweep;
+//! - [`pool`]: the task pool's policies against the sequential program and rayon on
+//!   quicksort, Mandelbrot, Voronoi and a spawn tree, written as a folder with plots;
 //! - [`study`]: the scheduling study (graphs × executors × threads × buffers × load, in real
 //!   time), written as a folder with plots and an HTML report.
 //!
@@ -29,6 +31,7 @@ pub mod error;
 pub mod machine;
 pub mod overhead;
 pub mod peers;
+pub mod pool;
 pub mod progress;
 pub mod report;
 pub mod ring;

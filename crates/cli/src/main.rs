@@ -36,6 +36,8 @@ enum Command {
     Render(cmd::render::Args),
     /// Run a graph in real time (JACK, or clocked without an audio server), measured per cycle.
     Run(cmd::run::Args),
+    /// The task pool's demos: quicksort, Mandelbrot, Voronoi (time, tasks, steals, CPU use).
+    Pool(cmd::pool::Args),
     /// Measure each node's processing time at a buffer size; write the costs file (node,cost).
     Calibrate(cmd::calibrate::Args),
 }
@@ -59,6 +61,7 @@ fn main() -> ExitCode {
         Command::Render(a) => cmd::render::run(a),
         Command::Run(a) => cmd::run::run(a),
         Command::Calibrate(a) => cmd::calibrate::run(a),
+        Command::Pool(a) => cmd::pool::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

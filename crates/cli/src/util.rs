@@ -113,3 +113,14 @@ pub fn progress_bar(total: u64, template: &str) -> indicatif::ProgressBar {
     );
     bar
 }
+
+/// A value parser for a whole number from 1 to `max`: `0`, `-2` or `x` are refused with a
+/// sentence that says what is accepted.
+pub fn count(max: u64) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
+    move |s: &str| match s.trim().parse::<i128>() {
+        Ok(v) if v < 1 => Err(format!("must be at least 1 (got {v})")),
+        Ok(v) if v > i128::from(max) => Err(format!("must be at most {max} (got {v})")),
+        Ok(v) => Ok(v as u64),
+        Err(_) => Err(format!("`{s}` is not a whole number")),
+    }
+}

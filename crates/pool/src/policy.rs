@@ -7,7 +7,7 @@ use crate::error::UnknownPolicy;
 
 /// How the pool's threads share work and what an idle thread does. The names (`name()`,
 /// `FromStr`) are the ones the C ABI reads from `FUGUE_POOL_POLICY`. See `docs/pool.md`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Policy {
     /// Work sharing: one LIFO stack under one mutex; idle threads wait on a condition
     /// variable that every push signals when somebody waits.

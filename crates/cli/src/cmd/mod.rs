@@ -5,6 +5,7 @@ pub mod calibrate;
 pub mod dot;
 pub mod gen;
 pub mod info;
+pub mod pool;
 pub mod render;
 pub mod run;
 pub mod schedule;

@@ -2,6 +2,7 @@
 //! fugue-bench, which measures (checking results before their time counts); this module
 //! prints the results and the progress.
 
+pub mod pool;
 pub mod ring;
 
 use std::path::PathBuf;
@@ -41,6 +42,10 @@ pub enum BenchCommand {
     /// The machine's parallel capacity over time: each core's speed at running a graph's DSP
     /// while every core runs it, in units of the fastest (the bound of any speedup).
     Capacity(CapacityArgs),
+    /// The task pool: every policy x thread counts x workloads (quicksort, Mandelbrot,
+    /// Voronoi, a spawn tree) against the sequential program and rayon, results checked;
+    /// writes CSV, plots (SVG, PNG) and a README.
+    Pool(pool::Args),
     /// (internal) A producer process of `fugue bench ring --processes`.
     #[command(hide = true)]
     RingProducer(ring::ProducerArgs),
@@ -50,6 +55,7 @@ pub enum BenchCommand {
 pub fn run(args: Args) -> anyhow::Result<()> {
     match args.command {
         BenchCommand::Ring(a) => ring::run(a),
+        BenchCommand::Pool(a) => pool::run(a),
         BenchCommand::Overhead(a) => run_overhead(a),
         BenchCommand::Table(a) => run_table(a),
         BenchCommand::Study(a) => run_study(a),

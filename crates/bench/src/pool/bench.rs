@@ -1,0 +1,757 @@
+//! `fugue bench pool`: every policy × thread counts × workloads, with the sequential program
+//! and rayon measured in the same run ([`run`]); written as a folder ([`PoolBench::write`]):
+//! raw.csv (one row per run), summary.csv (median, spread, speed-up over the sequential
+//! program, ratio to rayon), idle.csv (CPU use of an idle pool), the figures time, steals and
+//! cpu (SVG and PNG), and README.md (command, commit, machine, the targets checked, a reading
+//! of each figure).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use fugue_pool::Policy;
+
+use super::work::{Mandelbrot, Voronoi, VoronoiAlgorithm};
+use super::{Outcome, PoolKind, Runner, Workload};
+use crate::error::{config, BenchError, Context as _};
+use crate::machine::{Machine, Versions};
+use crate::progress::{Event, Progress};
+use crate::report::{self, Align, Csv, Table};
+use crate::stats::{median, Spread};
+
+const FILES: [&str; 10] = [
+    "raw.csv",
+    "summary.csv",
+    "idle.csv",
+    "README.md",
+    "time.svg",
+    "time.png",
+    "steals.svg",
+    "steals.png",
+    "cpu.svg",
+    "cpu.png",
+];
+
+/// The benchmark's configuration.
+#[derive(Clone, Debug)]
+pub struct PoolBenchConfig {
+    /// fugue's policies to measure.
+    pub policies: Vec<Policy>,
+    /// Thread counts.
+    pub threads: Vec<usize>,
+    /// The workloads.
+    pub workloads: Vec<Workload>,
+    /// Runs per configuration (repeats are the outer loop).
+    pub runs: usize,
+    /// How long each idle pool is watched for its CPU use.
+    pub idle: Duration,
+    /// The output folder.
+    pub output: PathBuf,
+    /// Replace the files of an existing output folder.
+    pub force: bool,
+    /// The command line, for the README.
+    pub command: String,
+}
+
+/// The default workloads: quicksort of 10 million ints (cutoff 128), Mandelbrot 1024×768
+/// (1000 iterations), Voronoi 2048×2048 with 256 seeds (split algorithm), a spawn tree of
+/// about a million empty tasks (depth 19). `scale` divides the sizes (1: full).
+pub fn default_workloads(scale: usize) -> Vec<Workload> {
+    let k = scale.max(1);
+    let m = Mandelbrot::default();
+    vec![
+        Workload::Quicksort {
+            n: 10_000_000 / k,
+            cutoff: 128,
+        },
+        Workload::Mandelbrot(Mandelbrot {
+            width: m.width / k.min(8),
+            height: m.height / k.min(8),
+            iterations: 1000,
+            ..m
+        }),
+        Workload::Voronoi {
+            diagram: Voronoi::random(2048 / k.min(8), 2048 / k.min(8), 256, 11),
+            algorithm: VoronoiAlgorithm::Split,
+        },
+        Workload::SpawnTree {
+            depth: 19 - (k.ilog2()).min(10),
+        },
+    ]
+}
+
+/// One timed run.
+#[derive(Clone, Debug)]
+pub struct Run {
+    /// The repeat it belongs to (0-based).
+    pub repeat: usize,
+    /// The workload's name.
+    pub workload: &'static str,
+    /// Who ran it.
+    pub kind: PoolKind,
+    /// Threads (1 for the sequential program).
+    pub threads: usize,
+    /// What it measured.
+    pub outcome: Outcome,
+}
+
+/// Key of a summary row: workload, runner, threads.
+pub type Key = (&'static str, PoolKind, usize);
+
+/// The medians and spreads of one configuration.
+#[derive(Clone, Debug)]
+pub struct Summary {
+    /// Wall time in seconds.
+    pub seconds: Spread,
+    /// Runs.
+    pub runs: usize,
+    /// Median cores kept busy (CPU time / wall time).
+    pub cores_busy: f64,
+    /// Median tasks run (fugue's pool only).
+    pub tasks: Option<f64>,
+    /// Median successful steal attempts (fugue's pool only).
+    pub steals: Option<f64>,
+    /// Median failed steal attempts (fugue's pool only).
+    pub failed_steals: Option<f64>,
+    /// Median sleeps (fugue's pool only).
+    pub sleeps: Option<f64>,
+}
+
+/// The benchmark's results.
+#[derive(Clone, Debug)]
+pub struct PoolBench {
+    /// Every run.
+    pub runs: Vec<Run>,
+    /// Per configuration.
+    pub summary: BTreeMap<Key, Summary>,
+    /// CPU use of an idle pool (cores busy) per runner at `idle_threads` threads, one value
+    /// per repeat.
+    pub idle: BTreeMap<PoolKind, Vec<f64>>,
+    /// Threads of the idle measurement.
+    pub idle_threads: usize,
+    /// The workloads, described.
+    pub workloads: Vec<(&'static str, String)>,
+    /// Cores, counted before any run.
+    pub cores: usize,
+    /// Seconds the benchmark took.
+    pub seconds: f64,
+}
+
+/// Runs the benchmark (after checking that its folder may be written).
+pub fn run(a: &PoolBenchConfig, progress: &mut dyn Progress) -> Result<PoolBench, BenchError> {
+    if a.runs == 0 {
+        return config("--runs must be at least 1");
+    }
+    if a.threads.is_empty() || a.threads.contains(&0) {
+        return config("thread counts must be at least 1");
+    }
+    if a.policies.is_empty() || a.workloads.is_empty() {
+        return config("nothing to measure: no policy or no workload");
+    }
+    if let Some(&t) = a.threads.iter().find(|&&t| t > fugue_pool::MAX_THREADS) {
+        return config(format!(
+            "{t} threads requested, more than the pool's limit of {}",
+            fugue_pool::MAX_THREADS
+        ));
+    }
+    let dir = &a.output;
+    if dir.exists() && !dir.is_dir() {
+        return config(format!("{} exists and is not a folder", dir.display()));
+    }
+    report::refuse_existing(dir, &FILES, a.force)?;
+    report::create_dir(dir)?;
+    let started = Instant::now();
+    let cores = fugue_pool::default_threads();
+    let prepared: Vec<_> = a.workloads.iter().map(Workload::prepare).collect();
+    let mut kinds = vec![PoolKind::Rayon];
+    kinds.extend(a.policies.iter().map(|&p| PoolKind::Fugue(p)));
+    let idle_threads = cores.min(*a.threads.iter().max().unwrap_or(&1)).max(1);
+    let mut runs = Vec::new();
+    let mut idle: BTreeMap<PoolKind, Vec<f64>> = BTreeMap::new();
+    let total = a.runs * a.workloads.len() * (1 + kinds.len() * a.threads.len());
+    progress.event(Event::Line(&format!(
+        "fugue bench pool: {total} runs ({} repeats x {} workloads x (serial + {} pools x {} thread counts)), every result checked",
+        a.runs,
+        a.workloads.len(),
+        kinds.len(),
+        a.threads.len()
+    )));
+    for repeat in 0..a.runs {
+        for (w, prep) in a.workloads.iter().zip(&prepared) {
+            if progress.cancelled() {
+                return Err(BenchError::Failed("cancelled".into()));
+            }
+            let (out, _) = w
+                .run(&Runner::Serial, 1, prep)
+                .context("the sequential program")?;
+            runs.push(Run {
+                repeat,
+                workload: w.name(),
+                kind: PoolKind::Serial,
+                threads: 1,
+                outcome: out,
+            });
+            for &t in &a.threads {
+                // Rotated each repeat, so that no runner always follows the same one.
+                for i in 0..kinds.len() {
+                    let kind = kinds[(i + repeat) % kinds.len()];
+                    let runner = Runner::start(kind, t)
+                        .with_context(|| format!("starting {} with {t} threads", kind.name()))?;
+                    runner.warm_up();
+                    let (out, _) = w.run(&runner, t, prep)?;
+                    drop(runner);
+                    runs.push(Run {
+                        repeat,
+                        workload: w.name(),
+                        kind,
+                        threads: t,
+                        outcome: out,
+                    });
+                }
+            }
+            progress.event(Event::Line(&format!(
+                "fugue bench pool: repeat {}/{}, {} done after {:.0}s",
+                repeat + 1,
+                a.runs,
+                w.name(),
+                started.elapsed().as_secs_f64()
+            )));
+        }
+        for &kind in &kinds {
+            let runner = Runner::start(kind, idle_threads)?;
+            idle.entry(kind)
+                .or_default()
+                .push(super::idle_cpu(&runner, a.idle));
+        }
+    }
+    let mut by: BTreeMap<Key, Vec<&Outcome>> = BTreeMap::new();
+    for r in &runs {
+        by.entry((r.workload, r.kind, r.threads))
+            .or_default()
+            .push(&r.outcome);
+    }
+    let summary = by
+        .into_iter()
+        .map(|(k, v)| {
+            let secs: Vec<f64> = v.iter().map(|o| o.wall.as_secs_f64()).collect();
+            let busy: Vec<f64> = v.iter().map(|o| o.cores_busy()).collect();
+            let stat = |f: fn(&fugue_pool::Stats) -> u64| -> Option<f64> {
+                let xs: Vec<f64> = v
+                    .iter()
+                    .filter_map(|o| o.stats.as_ref().map(|s| f(s) as f64))
+                    .collect();
+                (!xs.is_empty()).then(|| median(&xs))
+            };
+            let s = Summary {
+                seconds: Spread::of(&secs),
+                runs: v.len(),
+                cores_busy: median(&busy),
+                tasks: stat(|s| s.total.tasks),
+                steals: stat(|s| s.total.steals),
+                failed_steals: stat(|s| s.total.failed_steals),
+                sleeps: stat(|s| s.total.sleeps),
+            };
+            (k, s)
+        })
+        .collect();
+    Ok(PoolBench {
+        runs,
+        summary,
+        idle,
+        idle_threads,
+        workloads: a
+            .workloads
+            .iter()
+            .map(|w| (w.name(), w.describe()))
+            .collect(),
+        cores,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// A target of the issue that the README checks, with its verdict.
+#[derive(Clone, Debug)]
+pub struct Target {
+    /// What is asked.
+    pub what: String,
+    /// What was measured.
+    pub measured: String,
+    /// Whether it holds (None: not measured in this run).
+    pub met: Option<bool>,
+}
+
+impl PoolBench {
+    /// The median seconds of a configuration.
+    pub fn median(&self, workload: &str, kind: PoolKind, threads: usize) -> Option<f64> {
+        self.summary
+            .iter()
+            .find(|(k, _)| k.0 == workload && k.1 == kind && k.2 == threads)
+            .map(|(_, s)| s.seconds.median)
+    }
+
+    /// The sequential program's median seconds on `workload`.
+    pub fn serial(&self, workload: &str) -> Option<f64> {
+        self.median(workload, PoolKind::Serial, 1)
+    }
+
+    /// The thread counts measured, in order.
+    pub fn thread_counts(&self) -> Vec<usize> {
+        let mut t: Vec<usize> = self
+            .summary
+            .keys()
+            .filter(|k| k.1 != PoolKind::Serial)
+            .map(|k| k.2)
+            .collect();
+        t.sort_unstable();
+        t.dedup();
+        t
+    }
+
+    /// The runners measured (serial first, then rayon, then the policies in their order).
+    pub fn kinds(&self) -> Vec<PoolKind> {
+        let mut k: Vec<PoolKind> = self.summary.keys().map(|k| k.1).collect();
+        k.sort_unstable();
+        k.dedup();
+        k
+    }
+
+    /// The median idle CPU use of a runner (cores busy).
+    pub fn idle_median(&self, kind: PoolKind) -> Option<f64> {
+        self.idle.get(&kind).map(|v| median(v))
+    }
+
+    /// The issue's speed targets at `threads` threads (2 on the reference machine).
+    pub fn targets(&self, threads: usize) -> Vec<Target> {
+        let steal = PoolKind::Fugue(Policy::Steal);
+        let mut v = Vec::new();
+        let qs = self.median("quicksort", steal, threads);
+        let serial = self.serial("quicksort");
+        v.push(Target {
+            what: format!(
+                "quicksort: `steal` on {threads} threads at least 1.7x the sequential program"
+            ),
+            measured: match (qs, serial) {
+                (Some(q), Some(s)) => format!(
+                    "{:.2}x ({:.1} ms against {:.1} ms)",
+                    s / q,
+                    q * 1e3,
+                    s * 1e3
+                ),
+                _ => "not measured".into(),
+            },
+            met: qs.zip(serial).map(|(q, s)| s / q >= 1.7),
+        });
+        let tree = self.median("spawn-tree", steal, threads);
+        let rayon = self.median("spawn-tree", PoolKind::Rayon, threads);
+        v.push(Target {
+            what: format!(
+                "spawn tree: `steal` on {threads} threads no slower than rayon (aim 0.7x)"
+            ),
+            measured: match (tree, rayon) {
+                (Some(t), Some(r)) => format!(
+                    "{:.2}x rayon's time ({:.1} ms against {:.1} ms)",
+                    t / r,
+                    t * 1e3,
+                    r * 1e3
+                ),
+                _ => "not measured".into(),
+            },
+            met: tree.zip(rayon).map(|(t, r)| t <= r),
+        });
+        for (w, _) in &self.workloads {
+            let Some(s) = self.median(w, steal, threads) else {
+                continue;
+            };
+            let others: Vec<(PoolKind, f64)> = self
+                .kinds()
+                .into_iter()
+                .filter(|k| matches!(k, PoolKind::Fugue(p) if *p != Policy::Steal))
+                .filter_map(|k| self.median(w, k, threads).map(|m| (k, m)))
+                .collect();
+            if others.is_empty() {
+                continue;
+            }
+            let (best_kind, best) = others
+                .iter()
+                .copied()
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .expect("not empty");
+            v.push(Target {
+                what: format!(
+                    "{w}: `steal` on {threads} threads at least as fast as every other policy"
+                ),
+                measured: format!(
+                    "steal {:.1} ms; fastest other {} {:.1} ms ({:.3}x)",
+                    s * 1e3,
+                    best_kind.name(),
+                    best * 1e3,
+                    s / best
+                ),
+                met: Some(s <= best),
+            });
+        }
+        if let Some(i) = self.idle_median(steal) {
+            v.push(Target {
+                what: format!(
+                    "idle: `steal` with {} threads and no work burns no core",
+                    self.idle_threads
+                ),
+                measured: format!("{:.2}% of one core", i * 100.0),
+                met: Some(i < 0.01),
+            });
+        }
+        v
+    }
+
+    /// What the benchmark did, in one sentence.
+    pub fn sentence(&self, a: &PoolBenchConfig) -> String {
+        format!(
+            "fugue bench pool: {} runs, every result checked, in {:.0}s; wrote {}",
+            self.runs.len(),
+            self.seconds,
+            a.output.display()
+        )
+    }
+
+    /// Writes the CSVs, the figures and README.md into `a.output`.
+    pub fn write(&self, a: &PoolBenchConfig) -> Result<(), BenchError> {
+        let dir = &a.output;
+        let mut raw = Csv::new(&[
+            "repeat",
+            "workload",
+            "pool",
+            "threads",
+            "seconds",
+            "cpu_seconds",
+            "cores_busy",
+            "tasks",
+            "spawns",
+            "steals",
+            "failed_steals",
+            "sleeps",
+            "idle_seconds",
+            "verified",
+        ]);
+        for r in &self.runs {
+            let o = &r.outcome;
+            let st =
+                |f: fn(&fugue_pool::Stats) -> String| o.stats.as_ref().map_or(String::new(), f);
+            raw.row([
+                r.repeat.to_string(),
+                r.workload.to_string(),
+                r.kind.name().to_string(),
+                r.threads.to_string(),
+                format!("{:.6}", o.wall.as_secs_f64()),
+                format!("{:.6}", o.cpu.as_secs_f64()),
+                format!("{:.3}", o.cores_busy()),
+                st(|s| s.total.tasks.to_string()),
+                st(|s| s.total.spawns.to_string()),
+                st(|s| s.total.steals.to_string()),
+                st(|s| s.total.failed_steals.to_string()),
+                st(|s| s.total.sleeps.to_string()),
+                st(|s| format!("{:.6}", s.total.idle.as_secs_f64())),
+                // A run whose check failed stops the benchmark before it is recorded.
+                "true".to_string(),
+            ]);
+        }
+        raw.write(&dir.join("raw.csv"))?;
+        let mut summary = Csv::new(&[
+            "workload",
+            "pool",
+            "threads",
+            "runs",
+            "median_ms",
+            "min_ms",
+            "max_ms",
+            "spread_pct",
+            "speedup_vs_serial",
+            "ratio_to_rayon",
+            "cores_busy",
+            "tasks",
+            "steals",
+            "failed_steals",
+            "sleeps",
+        ]);
+        for (k, s) in &self.summary {
+            let (w, kind, t) = *k;
+            let serial = self.serial(w);
+            let rayon = self.median(w, PoolKind::Rayon, t);
+            summary.row([
+                w.to_string(),
+                kind.name().to_string(),
+                t.to_string(),
+                s.runs.to_string(),
+                format!("{:.3}", s.seconds.median * 1e3),
+                format!("{:.3}", s.seconds.min * 1e3),
+                format!("{:.3}", s.seconds.max * 1e3),
+                format!("{:.1}", s.seconds.pct()),
+                report::opt(serial.map(|b| b / s.seconds.median), 3),
+                report::opt(
+                    rayon
+                        .filter(|_| kind != PoolKind::Serial)
+                        .map(|r| s.seconds.median / r),
+                    3,
+                ),
+                format!("{:.3}", s.cores_busy),
+                report::opt(s.tasks, 0),
+                report::opt(s.steals, 0),
+                report::opt(s.failed_steals, 0),
+                report::opt(s.sleeps, 0),
+            ]);
+        }
+        summary.write(&dir.join("summary.csv"))?;
+        let mut idle = Csv::new(&["pool", "threads", "seconds_watched", "repeat", "cores_busy"]);
+        for (kind, v) in &self.idle {
+            for (i, x) in v.iter().enumerate() {
+                idle.row([
+                    kind.name().to_string(),
+                    self.idle_threads.to_string(),
+                    format!("{:.3}", a.idle.as_secs_f64()),
+                    i.to_string(),
+                    format!("{x:.5}"),
+                ]);
+            }
+        }
+        idle.write(&dir.join("idle.csv"))?;
+        let workloads: Vec<&'static str> = self.workloads.iter().map(|w| w.0).collect();
+        report::plot::write_both(
+            dir,
+            "time",
+            (1500, 1100),
+            &super::plot::Times {
+                bench: self,
+                workloads: &workloads,
+            },
+        )?;
+        report::plot::write_both(
+            dir,
+            "steals",
+            (1500, 1100),
+            &super::plot::Steals {
+                bench: self,
+                workloads: &workloads,
+            },
+        )?;
+        report::plot::write_both(
+            dir,
+            "cpu",
+            (1500, 1100),
+            &super::plot::Cpu {
+                bench: self,
+                workloads: &workloads,
+            },
+        )?;
+        let readme = self.readme(a);
+        report::write_atomic(&dir.join("README.md"), readme.as_bytes())
+    }
+
+    fn readme(&self, a: &PoolBenchConfig) -> String {
+        let machine = Machine::detect();
+        let versions = Versions::detect();
+        let threads = self.thread_counts();
+        let ref_threads = if threads.contains(&2) {
+            2
+        } else {
+            self.cores.min(*threads.last().unwrap_or(&1))
+        };
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "# The task pool: policies, the sequential program and rayon\n"
+        );
+        let _ = writeln!(s, "Command: `{}`\n", a.command);
+        let _ = writeln!(
+            s,
+            "- commit: {} ({}), {}",
+            versions.short_commit, versions.date, versions.rustc
+        );
+        let _ = writeln!(
+            s,
+            "- machine: {machine}; load average before: {}",
+            crate::machine::load_average().unwrap_or_else(|| "?".into())
+        );
+        let _ = writeln!(s, "- {} run(s) per configuration, repeats as the outer loop, the runners' order rotated each repeat; a pool is started before each run and stopped after it (start-up not timed); whole benchmark {:.0}s", a.runs, self.seconds);
+        let _ = writeln!(s, "- every run's result was checked before its time counted (the sort against the standard library's sort of the same input, each image pixel for pixel against the sequential program's per-pixel drawing, the tree's leaf count); a failed check stops the benchmark");
+        let _ = writeln!(s, "- CPU time is the whole process's (user + system, `getrusage`) over the run; `cores busy` = CPU time / wall time");
+        let _ = writeln!(s, "- rayon 1.x, exact version in Cargo.lock at the commit (`scope`/`spawn`, the same code as fugue's pool through one trait); the sequential program runs that code with every spawn a call\n");
+        let _ = writeln!(s, "Workloads:\n");
+        for (w, d) in &self.workloads {
+            let _ = writeln!(s, "- `{w}`: {d}");
+        }
+        let _ = writeln!(s, "\nFiles: `raw.csv` (one row per run, with the pool's statistics), `summary.csv` (medians, spread, speed-up over the sequential program, ratio to rayon at the same thread count), `idle.csv`, `time`, `steals`, `cpu` (`.svg` and `.png`).\n");
+        let _ = writeln!(s, "## Targets at {ref_threads} threads\n");
+        let mut t = Table::new([
+            ("target", Align::Left),
+            ("measured (medians)", Align::Left),
+            ("met", Align::Left),
+        ]);
+        for tg in self.targets(ref_threads) {
+            t.row(vec![
+                tg.what,
+                tg.measured,
+                match tg.met {
+                    Some(true) => "yes".into(),
+                    Some(false) => "**no**".into(),
+                    None => "–".into(),
+                },
+            ]);
+        }
+        let _ = writeln!(s, "{}", t.markdown());
+        for (w, _) in &self.workloads {
+            let _ = writeln!(
+                s,
+                "## `{w}`: median ms (min–max), speed-up over the sequential program\n"
+            );
+            let serial = self.serial(w);
+            if let Some(sv) = serial {
+                let _ = writeln!(s, "Sequential program: {:.1} ms.\n", sv * 1e3);
+            }
+            let mut t = Table::new(
+                std::iter::once(("pool".to_string(), Align::Left))
+                    .chain(threads.iter().map(|t| (format!("{t} thr"), Align::Right))),
+            );
+            for kind in self.kinds().into_iter().filter(|k| *k != PoolKind::Serial) {
+                let mut row = vec![format!("`{}`", kind.name())];
+                for &th in &threads {
+                    let cell = self.summary.get(&(w, kind, th)).map_or("–".into(), |x| {
+                        let sp = serial
+                            .map_or(String::new(), |b| format!(" {:.2}x", b / x.seconds.median));
+                        format!(
+                            "{:.1} ({:.1}–{:.1}){sp}",
+                            x.seconds.median * 1e3,
+                            x.seconds.min * 1e3,
+                            x.seconds.max * 1e3
+                        )
+                    });
+                    row.push(cell);
+                }
+                t.row(row);
+            }
+            let _ = writeln!(s, "{}", t.markdown());
+        }
+        let _ = writeln!(s, "## Figures and their reading\n");
+        let _ = writeln!(s, "![time](time.png)\n");
+        let _ = writeln!(s, "{}\n", self.reading_time(ref_threads));
+        let _ = writeln!(s, "![steals](steals.png)\n");
+        let _ = writeln!(s, "{}\n", self.reading_steals(ref_threads));
+        let _ = writeln!(s, "![cpu](cpu.png)\n");
+        let _ = writeln!(s, "{}", self.reading_cpu(ref_threads));
+        s
+    }
+
+    /// The fastest and slowest runner of each workload at `threads`, and what happens past
+    /// the cores.
+    fn reading_time(&self, threads: usize) -> String {
+        let mut s = String::from(
+            "**Time against threads** (log scale; bars: min–max; dashed: the sequential program). ",
+        );
+        for (w, _) in &self.workloads {
+            let mut at: Vec<(PoolKind, f64)> = self
+                .kinds()
+                .into_iter()
+                .filter(|k| *k != PoolKind::Serial)
+                .filter_map(|k| self.median(w, k, threads).map(|m| (k, m)))
+                .collect();
+            at.sort_by(|a, b| a.1.total_cmp(&b.1));
+            if let (Some(f), Some(l)) = (at.first(), at.last()) {
+                let _ = write!(
+                    s,
+                    "On `{w}` at {threads} threads the fastest is `{}` ({:.1} ms) and the slowest `{}` ({:.1} ms, {:.1}x). ",
+                    f.0.name(),
+                    f.1 * 1e3,
+                    l.0.name(),
+                    l.1 * 1e3,
+                    l.1 / f.1
+                );
+            }
+        }
+        let over: Vec<usize> = self
+            .thread_counts()
+            .into_iter()
+            .filter(|&t| t > self.cores)
+            .collect();
+        if let Some(&t) = over.last() {
+            let steal = PoolKind::Fugue(Policy::Steal);
+            let ratios: Vec<String> = self
+                .workloads
+                .iter()
+                .filter_map(|(w, _)| {
+                    let a = self.median(w, steal, self.cores)?;
+                    let b = self.median(w, steal, t)?;
+                    Some(format!("`{w}` {:.2}x", b / a))
+                })
+                .collect();
+            let _ = write!(
+                s,
+                "Past this machine's {} cores the threads share cores: `steal` at {t} threads takes, against {} threads: {}.",
+                self.cores,
+                self.cores,
+                ratios.join(", ")
+            );
+        }
+        s
+    }
+
+    fn reading_steals(&self, threads: usize) -> String {
+        let mut s = String::from("**Steal attempts** (solid: succeeded, dashed: failed; fugue's policies only, rayon does not count them). ");
+        for (w, _) in &self.workloads {
+            let row: Vec<String> = self
+                .kinds()
+                .into_iter()
+                .filter_map(|k| {
+                    let x = self.summary.get(&(w, k, threads))?;
+                    Some(format!(
+                        "`{}` {:.0}/{:.0}",
+                        k.name(),
+                        x.steals?,
+                        x.failed_steals?
+                    ))
+                })
+                .collect();
+            if !row.is_empty() {
+                let _ = write!(
+                    s,
+                    "`{w}` at {threads} threads, succeeded/failed: {}. ",
+                    row.join(", ")
+                );
+            }
+        }
+        s.push_str("A failed attempt is one sweep over the other threads' queues that found nothing; policies that sleep a fixed time between sweeps make few, the spinning `steal` makes many while it waits, then parks.");
+        s
+    }
+
+    fn reading_cpu(&self, threads: usize) -> String {
+        let mut s = String::from("**CPU use** (cores kept busy = process CPU time / wall time; last panel: an idle pool). ");
+        for (w, _) in &self.workloads {
+            let row: Vec<String> = self
+                .kinds()
+                .into_iter()
+                .filter_map(|k| {
+                    let x = self.summary.get(&(
+                        w,
+                        k,
+                        if k == PoolKind::Serial { 1 } else { threads },
+                    ))?;
+                    Some(format!("`{}` {:.2}", k.name(), x.cores_busy))
+                })
+                .collect();
+            let _ = write!(s, "`{w}` at {threads} threads: {}. ", row.join(", "));
+        }
+        let idle: Vec<String> = self
+            .idle
+            .keys()
+            .filter_map(|&k| {
+                self.idle_median(k)
+                    .map(|m| format!("`{}` {:.2}%", k.name(), m * 100.0))
+            })
+            .collect();
+        let _ = write!(
+            s,
+            "Idle, {} threads, median share of one core: {}.",
+            self.idle_threads,
+            idle.join(", ")
+        );
+        s
+    }
+}
