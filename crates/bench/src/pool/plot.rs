@@ -223,10 +223,11 @@ impl Figure for Steals<'_> {
                 .y_label_formatter(&|y| format!("{y:.0e}"))
                 .draw()
                 .map_err(err)?;
+            // The two shared-stack policies have nothing to steal from: left out.
             for kind in b
                 .kinds()
                 .into_iter()
-                .filter(|k| matches!(k, PoolKind::Fugue(_)))
+                .filter(|k| matches!(k, PoolKind::Fugue(p) if p.name().starts_with("steal")))
             {
                 let col = color(kind);
                 let get = |f: fn(&super::bench::Summary) -> Option<f64>| -> Vec<(f64, f64)> {
@@ -367,25 +368,26 @@ impl Figure for Cpu<'_> {
                 .iter()
                 .map(|&k| b.idle_median(k).unwrap_or(0.0) * 100.0)
                 .collect();
-            let top = vals.iter().copied().fold(1.0, f64::max) * 1.2;
+            let top = vals.iter().copied().fold(1.0, f64::max) * 1.3;
+            let n = kinds.len();
+            let names: Vec<&'static str> = kinds.iter().map(|k| k.name()).collect();
             let mut chart = ChartBuilder::on(area)
                 .caption(
                     format!("idle pool, {} threads: share of one core", b.idle_threads),
                     ("sans-serif", 20),
                 )
                 .margin(12)
-                .x_label_area_size(90)
-                .y_label_area_size(60)
-                .build_cartesian_2d(0.0..kinds.len() as f64, 0.0..top)
+                .x_label_area_size(40)
+                .y_label_area_size(150)
+                .build_cartesian_2d(0.0..top, 0.0..n as f64)
                 .map_err(err)?;
-            let names: Vec<&'static str> = kinds.iter().map(|k| k.name()).collect();
             chart
                 .configure_mesh()
-                .disable_x_mesh()
-                .x_labels(kinds.len() * 2 + 1)
-                .x_label_formatter(&|x| {
-                    let i = (x - 0.5).round();
-                    if (x - 0.5 - i).abs() < 1e-6 && i >= 0.0 {
+                .disable_y_mesh()
+                .y_labels(n * 2 + 1)
+                .y_label_formatter(&|y| {
+                    let i = (y - 0.5).round();
+                    if (y - 0.5 - i).abs() < 1e-6 && i >= 0.0 {
                         names
                             .get(i as usize)
                             .map_or(String::new(), |n| n.to_string())
@@ -393,19 +395,23 @@ impl Figure for Cpu<'_> {
                         String::new()
                     }
                 })
-                .x_label_style(
-                    ("sans-serif", 12)
-                        .into_font()
-                        .transform(FontTransform::Rotate90),
-                )
-                .y_desc("% of one core (median)")
+                .x_desc("% of one core (median)")
                 .draw()
                 .map_err(err)?;
             chart
                 .draw_series(kinds.iter().zip(&vals).enumerate().map(|(i, (&k, &v))| {
                     Rectangle::new(
-                        [(i as f64 + 0.15, 0.0), (i as f64 + 0.85, v)],
+                        [(0.0, i as f64 + 0.15), (v, i as f64 + 0.85)],
                         color(k).filled(),
+                    )
+                }))
+                .map_err(err)?;
+            chart
+                .draw_series(vals.iter().enumerate().map(|(i, &v)| {
+                    Text::new(
+                        format!("{v:.2}%"),
+                        (v + top * 0.01, i as f64 + 0.35),
+                        ("sans-serif", 13),
                     )
                 }))
                 .map_err(err)?;

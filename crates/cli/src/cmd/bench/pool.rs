@@ -75,12 +75,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         cores
     };
     for target in bench.targets(t) {
-        let verdict = match target.met {
-            Some(true) => "met",
-            Some(false) => "NOT MET",
-            None => "not measured",
-        };
-        println!("{}: {} ({verdict})", target.what, target.measured);
+        println!(
+            "{}: {} (met: {})",
+            target.what,
+            target.measured,
+            target.verdict()
+        );
     }
     println!("{}", bench.sentence(&config));
     Ok(())
