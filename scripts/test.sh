@@ -32,4 +32,15 @@ else
     echo "oneTBB headers not found (libtbb-dev): the tests of the oneTBB peer are skipped"
 fi
 echo "== cargo test"
+# Tests that need the reference corpus (../shared/data) skip visibly without it: each skip is
+# logged here and counted below. FUGUE_REQUIRE_CORPUS=1 makes a missing corpus a failure.
+mkdir -p target
+export FUGUE_SKIP_LOG="$PWD/target/corpus-skips.txt"
+rm -f "$FUGUE_SKIP_LOG"
 cargo test --workspace --profile ci
+if [ -s "$FUGUE_SKIP_LOG" ]; then
+    echo "== $(wc -l <"$FUGUE_SKIP_LOG") corpus test(s) skipped: ../shared/data is not beside this checkout"
+    sort "$FUGUE_SKIP_LOG" | uniq -c | sed 's/^/   /'
+else
+    echo "== no corpus test skipped"
+fi

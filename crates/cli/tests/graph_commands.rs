@@ -3,13 +3,12 @@
 mod common;
 
 use common::{fugue, stderr};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
-fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data")
-        .join(rel)
+/// `../shared/data/rel`, or `None` after a counted skip.
+fn data(rel: &str) -> Option<PathBuf> {
+    fugue_testkit::corpus::dir(env!("CARGO_MANIFEST_DIR"), rel, rel)
 }
 
 fn tmpdir(name: &str) -> PathBuf {
@@ -21,10 +20,9 @@ fn tmpdir(name: &str) -> PathBuf {
 
 #[test]
 fn info_json_has_the_documented_keys() {
-    let f = data("ag/losange/losange156.ag");
-    if !f.exists() {
+    let Some(f) = data("ag/losange/losange156.ag") else {
         return;
-    }
+    };
     let o = fugue(&["info", "--json", f.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -221,10 +219,9 @@ fn gen_writes_readable_graphs_and_never_overwrites() {
 
 #[test]
 fn dot_prints_and_draws() {
-    let f = data("sched/kwok-ahmad-9.dot");
-    if !f.exists() {
+    let Some(f) = data("sched/kwok-ahmad-9.dot") else {
         return;
-    }
+    };
     let o = fugue(&["dot", f.to_str().unwrap()]);
     assert!(o.status.success());
     let text = String::from_utf8_lossy(&o.stdout);

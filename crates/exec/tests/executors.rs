@@ -111,16 +111,61 @@ fn every_executor_matches_seq_bit_for_bit_on_the_corpus() {
                 // Chains merged into units (the default) or one unit per task, alternately.
                 let merge = (i + threads).is_multiple_of(2);
                 let got = render(&g, kind, threads, 3, &opts, merge);
-                assert!(
-                    got == reference,
-                    "{} with {kind} on {threads} threads (chains merged: {merge}) differs from seq",
-                    f.display()
+                fugue_testkit::bits::assert_same_channels(
+                    &got,
+                    &reference,
+                    &format!(
+                        "{} with {kind} on {threads} threads (chains merged: {merge}) against seq",
+                        f.display()
+                    ),
                 );
                 checked += 1;
             }
         }
     }
     assert!(checked > 500, "checked {checked}");
+}
+
+/// Every executor matches seq bit for bit on generated graphs of each shape of the corpus
+/// (line, diamond, rake, random, layered): checked in every clone, with or without the corpus.
+#[test]
+fn every_executor_matches_seq_bit_for_bit_on_generated_graphs() {
+    use fugue_graph::gen::{self, CostRange};
+    let costs = CostRange { lo: 1.0, hi: 5.0 };
+    let graphs = [
+        ("line 40", gen::line(40)),
+        ("diamond 3", gen::diamond(3)),
+        ("rake 9", gen::rake(9)),
+        ("random 60", gen::random_dag(60, 0.08, costs, 7)),
+        ("layered 6x8", gen::layered(6, 8, 0.3, costs, 3)),
+    ];
+    let opts = quick();
+    let mut checked = 0;
+    for (i, (name, g)) in graphs.iter().enumerate() {
+        for block in [64, 512] {
+            let reference = render_at(g, ExecutorKind::Seq, 1, 3, &opts, true, block);
+            assert!(
+                reference.iter().flatten().any(|&x| x != 0.0),
+                "{name}: seq renders silence, a comparison would prove little"
+            );
+            for kind in ExecutorKind::ALL
+                .into_iter()
+                .filter(|k| *k != ExecutorKind::Seq)
+            {
+                for threads in 1..=4 {
+                    let merge = (i + threads).is_multiple_of(2);
+                    let got = render_at(g, kind, threads, 3, &opts, merge, block);
+                    fugue_testkit::bits::assert_same_channels(
+                        &got,
+                        &reference,
+                        &format!("{name} at {block} frames with {kind} on {threads} threads (chains merged: {merge}) against seq"),
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked >= 5 * 2 * 4 * 6, "checked {checked}");
 }
 
 /// At 512 frames the wide joins of the corpus that are not sums split into groups (8 or more
@@ -159,10 +204,13 @@ fn wide_joins_split_by_frames_match_seq_bit_for_bit() {
         {
             for threads in 1..=4 {
                 let got = render_at(&g, kind, threads, 3, &opts, true, 512);
-                assert!(
-                    got == reference,
-                    "{} with {kind} on {threads} threads at 512 frames differs from seq",
-                    f.display()
+                fugue_testkit::bits::assert_same_channels(
+                    &got,
+                    &reference,
+                    &format!(
+                        "{} with {kind} on {threads} threads at 512 frames against seq",
+                        f.display()
+                    ),
                 );
             }
         }
@@ -275,7 +323,11 @@ fn many_cycles_with_parking_between_them() {
     for kind in ExecutorKind::ALL {
         for threads in [2, 3] {
             let got = render(&g, kind, threads, 200, &opts, threads == 2);
-            assert!(got == reference, "{kind} x{threads}");
+            fugue_testkit::bits::assert_same_channels(
+                &got,
+                &reference,
+                &format!("{kind} x{threads}"),
+            );
         }
     }
 }
@@ -437,7 +489,7 @@ fn split_sums_match_whole_sums_on_the_corpus() {
             SeqExecutor::new().run_cycle(&mut whole);
             for c in 0..split.n_outputs() {
                 assert!(
-                    common::same_bits(split.output(c), whole.output(c)),
+                    fugue_testkit::bits::same_bits(split.output(c), whole.output(c)),
                     "{}: channel {c} differs",
                     f.display()
                 );

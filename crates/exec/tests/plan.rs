@@ -668,7 +668,7 @@ fn wide_sums_are_split_into_groups_with_the_same_samples() {
         }
         let got = plan.output(0);
         assert!(
-            common::same_bits(got, &want),
+            fugue_testkit::bits::same_bits(got, &want),
             "{k} inputs: split sum differs"
         );
         // And the mix run whole, as one task, computes the same.
@@ -679,7 +679,7 @@ fn wide_sums_are_split_into_groups_with_the_same_samples() {
             whole.set_input(c, d);
         }
         SeqExecutor::new().run_cycle(&mut whole);
-        assert!(common::same_bits(whole.output(0), &want));
+        assert!(fugue_testkit::bits::same_bits(whole.output(0), &want));
     }
 }
 
@@ -715,7 +715,10 @@ fn silent_groups_of_a_split_sum_are_not_made() {
         SeqExecutor::new().run_cycle(p);
     }
     assert!(plan.output(0).iter().any(|&x| x != 0.0));
-    assert!(common::same_bits(plan.output(0), whole.output(0)));
+    assert!(fugue_testkit::bits::same_bits(
+        plan.output(0),
+        whole.output(0)
+    ));
 }
 
 /// Every case of a block's pair sum (both halves fed; the second half one input; a silent
@@ -784,7 +787,7 @@ fn pair_sums_with_silent_or_single_halves_match_whole_sums() {
         SeqExecutor::new().run_cycle(&mut plan);
         SeqExecutor::new().run_cycle(&mut whole);
         assert!(
-            common::same_bits(plan.output(0), whole.output(0)),
+            fugue_testkit::bits::same_bits(plan.output(0), whole.output(0)),
             "{k} inputs, fed {fed:?}: split and whole sums differ"
         );
     }

@@ -4,8 +4,9 @@ use std::path::{Path, PathBuf};
 
 use fugue_graph::{analysis, read_file, GraphError, ReadError};
 
-fn data() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data")
+/// `../shared/data/sub`, or `None` after a counted skip of `test`.
+fn data(sub: &str, test: &str) -> Option<PathBuf> {
+    fugue_testkit::corpus::dir(env!("CARGO_MANIFEST_DIR"), sub, test)
 }
 
 fn files(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
@@ -37,12 +38,11 @@ fn count_ag(text: &str) -> (usize, usize) {
 
 #[test]
 fn all_ag_files_load_with_independent_counts() {
-    let mut all = Vec::new();
-    files(&data().join("ag"), "ag", &mut all);
-    if all.is_empty() {
-        eprintln!("shared data not found; skipping");
+    let Some(d) = data("ag", "all_ag_files_load_with_independent_counts") else {
         return;
-    }
+    };
+    let mut all = Vec::new();
+    files(&d, "ag", &mut all);
     assert_eq!(all.len(), 815, "the corpus holds 815 .ag files");
     let mut broken = Vec::new();
     for p in &all {
@@ -83,12 +83,15 @@ fn all_ag_files_load_with_independent_counts() {
 
 #[test]
 fn stg_and_dot_files_load() {
-    let mut all = Vec::new();
-    files(&data().join("stg"), "stg", &mut all);
-    files(&data().join("sched"), "dot", &mut all);
-    if all.is_empty() {
+    let (Some(stg), Some(sched)) = (
+        data("stg", "stg_and_dot_files_load"),
+        data("sched", "stg_and_dot_files_load"),
+    ) else {
         return;
-    }
+    };
+    let mut all = Vec::new();
+    files(&stg, "stg", &mut all);
+    files(&sched, "dot", &mut all);
     assert!(all.len() >= 120, "found {}", all.len());
     for p in &all {
         let g = read_file(p, None).unwrap_or_else(|e| panic!("{e}"));
@@ -98,10 +101,9 @@ fn stg_and_dot_files_load() {
 
 #[test]
 fn application_stg_graphs_match_published_figures() {
-    let d = data().join("stg");
-    if !d.exists() {
+    let Some(d) = data("stg", "application_stg_graphs_match_published_figures") else {
         return;
-    }
+    };
     for (f, cp, work) in [
         ("robot.stg", 569.0, 2483.0),
         ("sparse.stg", 122.0, 1936.0),
@@ -119,10 +121,9 @@ fn application_stg_graphs_match_published_figures() {
 
 #[test]
 fn kwok_ahmad_levels() {
-    let p = data().join("sched/kwok-ahmad-9.dot");
-    if !p.exists() {
+    let Some(p) = data("sched/kwok-ahmad-9.dot", "kwok_ahmad_levels") else {
         return;
-    }
+    };
     let g = read_file(&p, None).unwrap();
     let lv = analysis::levels(&g, true);
     let id = |n: &str| g.find(n).unwrap();

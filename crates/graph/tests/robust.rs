@@ -1,15 +1,25 @@
 //! No input makes a reader panic; malformed inputs give errors with a place; `.ag` written by
 //! the writer reads back to the same graph.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use fugue_graph::gen::{self, CostRange};
 use fugue_graph::read::{ag, read_bytes, Format};
 use fugue_graph::{write, GraphError, ReadError};
 use proptest::prelude::*;
 
-fn corpus_samples() -> Vec<Vec<u8>> {
-    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
+/// The sample files, read once (a missing corpus is one counted skip, not one per case).
+fn corpus_samples() -> &'static [Vec<u8>] {
+    static SAMPLES: std::sync::OnceLock<Vec<Vec<u8>>> = std::sync::OnceLock::new();
+    SAMPLES.get_or_init(read_samples)
+}
+
+fn read_samples() -> Vec<Vec<u8>> {
+    let Some(d) =
+        fugue_testkit::corpus::dir(env!("CARGO_MANIFEST_DIR"), "", "robustness corpus samples")
+    else {
+        return Vec::new();
+    };
     let files: Vec<PathBuf> = [
         "ag/seq_test.ag",
         "ag/work_stealing_test.ag",
@@ -105,10 +115,13 @@ fn shapes_round_trip_and_match_the_corpus_sizes() {
 
 #[test]
 fn generated_shapes_equal_corpus_files() {
-    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/ag");
-    if !d.exists() {
+    let Some(d) = fugue_testkit::corpus::dir(
+        env!("CARGO_MANIFEST_DIR"),
+        "ag",
+        "generated_shapes_equal_corpus_files",
+    ) else {
         return;
-    }
+    };
     // Same node names, kinds, ports, edges as the corpus's files.
     let cases = [
         ("losange/losange156.ag", gen::diamond(5)),

@@ -10,14 +10,8 @@ use fugue_sched::{metrics, verify, Algorithm, Options};
 
 const PS: [usize; 6] = [1, 2, 3, 4, 8, 16];
 
-fn data() -> Option<PathBuf> {
-    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
-    if d.is_dir() {
-        Some(d)
-    } else {
-        println!("skipped: {} is absent", d.display());
-        None
-    }
+fn data(test: &str) -> Option<PathBuf> {
+    fugue_testkit::corpus::dir(env!("CARGO_MANIFEST_DIR"), "", test)
 }
 
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -83,7 +77,13 @@ fn check(path: &Path, g: &TaskGraph, alg: Algorithm, p: usize, limit: Duration) 
 }
 
 fn run_all(sample: bool) {
-    let Some(d) = data() else { return };
+    let Some(d) = data(if sample {
+        "every schedule verifies (sample)"
+    } else {
+        "every schedule verifies"
+    }) else {
+        return;
+    };
     let (graphs, failed) = load_all(&d);
     // Two corpus .ag files do not load (they are broken in the 2019 corpus).
     assert!(failed.len() <= 2, "graphs that fail to load: {failed:?}");
@@ -131,7 +131,9 @@ fn every_algorithm_verifies_on_the_data_set_full() {
 
 #[test]
 fn optimal_is_never_worse_than_best_on_small_graphs() {
-    let Some(d) = data() else { return };
+    let Some(d) = data("optimal_is_never_worse_than_best_on_small_graphs") else {
+        return;
+    };
     let (graphs, _) = load_all(&d.join("ag/random-small"));
     for (path, g) in graphs.iter().step_by(40) {
         for p in [2, 3] {

@@ -15,19 +15,17 @@
 //! on unbounded processors with 5 processors used, optimum without duplication 30 / 17 / 16 on
 //! 1 / 2 / 3 processors.
 
-use std::path::Path;
 use std::time::Duration;
 
 use fugue_graph::{analysis, TaskGraph};
 use fugue_sched::{verify, Algorithm, Options};
 
 fn graph() -> Option<TaskGraph> {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/sched/kwok-ahmad-9.dot");
-    if !path.exists() {
-        println!("skipped: {} is absent", path.display());
-        return None;
-    }
+    let path = fugue_testkit::corpus::dir(
+        env!("CARGO_MANIFEST_DIR"),
+        "sched/kwok-ahmad-9.dot",
+        "kwok-ahmad tests",
+    )?;
     Some(fugue_graph::read_file(&path, None).expect("the example graph loads"))
 }
 

@@ -1,6 +1,8 @@
 //! The reference corpus: graphs and task sets written by others, in `../shared/data` beside
-//! the repository (see its README). Tests use them by path when they are there, and say that
-//! they skip when they are not.
+//! the repository (see its README). Tests use them by path when they are there. When they are
+//! not, a test skips visibly: it says so on stderr and appends its name to the file named by
+//! `FUGUE_SKIP_LOG` (`scripts/test.sh` counts and prints them at the end). With
+//! `FUGUE_REQUIRE_CORPUS=1` a missing corpus fails the test instead.
 
 use std::path::{Path, PathBuf};
 
@@ -10,14 +12,42 @@ pub fn root(manifest_dir: &str) -> PathBuf {
     Path::new(manifest_dir).join("../../../shared/data")
 }
 
-/// `root/sub` when it exists; otherwise `None`, after saying on stderr which test skips.
+/// `root/sub` when it exists (a folder or a file); otherwise `None`, after [`skip`].
 pub fn dir(manifest_dir: &str, sub: &str, test: &str) -> Option<PathBuf> {
     let d = root(manifest_dir).join(sub);
-    if d.is_dir() {
+    if d.exists() {
         Some(d)
     } else {
-        eprintln!("skipped: {test}: the corpus {} is not there", d.display());
+        skip(test, &d);
         None
+    }
+}
+
+/// Records that `test` skips because `missing` is not there: a line on stderr and one in the
+/// `FUGUE_SKIP_LOG` file. Panics instead when `FUGUE_REQUIRE_CORPUS` is set to anything but
+/// `0` or nothing.
+#[track_caller]
+pub fn skip(test: &str, missing: &Path) {
+    if std::env::var("FUGUE_REQUIRE_CORPUS").is_ok_and(|v| !v.is_empty() && v != "0") {
+        panic!(
+            "{test}: the corpus {} is not there, and FUGUE_REQUIRE_CORPUS is set",
+            missing.display()
+        );
+    }
+    eprintln!(
+        "skipped: {test}: the corpus {} is not there",
+        missing.display()
+    );
+    if let Some(log) = std::env::var_os("FUGUE_SKIP_LOG") {
+        use std::io::Write as _;
+        // One short line per skip; O_APPEND keeps concurrent test processes' lines whole.
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+        {
+            let _ = writeln!(f, "{test}");
+        }
     }
 }
 

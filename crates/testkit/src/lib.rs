@@ -4,10 +4,13 @@
 //! - [`alloc::Counting`]: a global allocator that forwards to the system allocator and counts,
 //!   for the tests that prove the real-time path allocates nothing and that shutdowns leak
 //!   nothing;
-//! - [`corpus`]: where the reference graphs are (`../shared/data`), and a visible skip when
-//!   they are absent.
+//! - [`bits`]: audio compared bit for bit (one helper for every test whose docs say
+//!   "identical");
+//! - [`corpus`]: where the reference graphs are (`../shared/data`), and a visible, counted
+//!   skip when they are absent (a failure when `FUGUE_REQUIRE_CORPUS` is set).
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod alloc;
+pub mod bits;
 pub mod corpus;

@@ -30,9 +30,3 @@ pub fn whole_sums_registry() -> Registry {
     r.register("gain", gain);
     r
 }
-
-/// Whether `a` and `b` hold the same samples, bit for bit (the same length, and `-0.0` is not
-/// `+0.0`).
-pub fn same_bits(a: &[f32], b: &[f32]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
-}
