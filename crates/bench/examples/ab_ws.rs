@@ -5,11 +5,15 @@
 //! the medians over rounds of each batch's median cycle time, the ratio per round, and the
 //! steals per cycle. Empty probe nodes (each checked to run once per cycle, after its
 //! predecessors) unless `AB_DSP=BLOCK` asks for the graph's real DSP at that block size.
+//! Every timed cycle is checked after its time is taken: the probes' order and count, or
+//! with real DSP the output bit for bit against a second plan run by `seq` in step. A failed
+//! check ends the probe with exit code 1 before any figure is printed.
 //!
 //! `cargo run --release -p fugue-bench --example ab_ws -- [DEPTH] [ROUNDS] [CYCLES] [GRAPH]`:
 //! a diamond of depth `DEPTH` (4: 76 nodes), or with `DEPTH` 0 the graph file `GRAPH`.
 use std::time::Instant;
 
+use fugue_bench::check::SeqReference;
 use fugue_bench::peers::probe::Probe;
 use fugue_exec::executors::WorkStealing;
 use fugue_exec::{CompileOptions, ExecOptions, Executor, Plan};
@@ -49,10 +53,23 @@ fn main() {
         merge_chains: true,
     };
     let mut plan = Plan::compile(gg, &reg, &opts).unwrap();
+    let mut reference = SeqReference::new(gg, &reg, &opts).unwrap();
+    let mut verify = |plan: &Plan, who: &str| {
+        let res = if dsp.is_some() {
+            reference.check(plan, who).map_err(|e| e.to_string())
+        } else {
+            probe.check_cycle().map_err(|e| format!("{who}: {e}"))
+        };
+        if let Err(e) = res {
+            eprintln!("ab_ws: {e}");
+            std::process::exit(1);
+        }
+    };
     let mut ws = WorkStealing::new(&plan, 2, &ExecOptions::default());
     for _ in 0..2000 {
         probe.begin_cycle();
         ws.run_cycle(&mut plan);
+        verify(&plan, "ws warm-up");
     }
     let mut one = WorkStealing::new(&plan, 1, &ExecOptions::default());
     let mut ones = Vec::new();
@@ -75,6 +92,7 @@ fn main() {
                 let t = Instant::now();
                 ws.run_cycle(&mut plan);
                 ts.push(t.elapsed().as_nanos() as u64);
+                verify(&plan, "ws on two threads");
             }
             steals[v] += ws.steals() - s0;
             ts.sort_unstable();
@@ -86,17 +104,13 @@ fn main() {
             let t = Instant::now();
             one.run_cycle(&mut plan);
             ts.push(t.elapsed().as_nanos() as u64);
+            verify(&plan, "ws on one thread");
         }
         ts.sort_unstable();
         ones.push(ts[per / 2] as f64);
         meds[0].push(m[0]);
         meds[1].push(m[1]);
         ratios.push(m[1] / m[0]);
-    }
-    if dsp.is_none() {
-        probe
-            .check_cycle()
-            .expect("every task once per cycle, in order");
     }
     let med = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);

@@ -5,9 +5,12 @@
 //! other thread, the mix and the sink; the other thread runs branches 17-32 and their two
 //! groups. No counters, no deques, no ranges:
 //! one store and one spin per cycle each way. Each round prints the three medians and the
-//! speedups against `seq` of the same round.
+//! speedups against `seq` of the same round. Every timed cycle's output is compared, bit for
+//! bit, with a second copy of the plan run by `seq` in step (outside the timed region); a
+//! difference ends the probe with exit code 1 before any figure of that round is printed.
 //!
 //! `cargo run --release -p fugue-bench --example rake_oracle -- ../shared/data/ag/rateau/rateau101.ag [ROUNDS]`
+use fugue_bench::check::SeqReference;
 use fugue_exec::{build, CompileOptions, ExecOptions, ExecutorKind, Plan};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -30,6 +33,13 @@ fn main() {
         merge_chains: true,
     };
     let mut plan = Plan::compile(&g, &reg, &opts).expect("compiles");
+    let mut reference = SeqReference::new(&g, &reg, &opts).expect("compiles");
+    let mut check = |plan: &Plan, who: &str| {
+        if let Err(e) = reference.check(plan, who) {
+            eprintln!("rake_oracle: {e}");
+            std::process::exit(1);
+        }
+    };
     // rateau101: 33 branch units (0..33); the groups of branches 1-8 (33) and 17-24 (34);
     // those of branches 9-16 and 25-32, which add the sums of 33 and 34 to theirs (35, 36);
     // the mix with the sink (37).
@@ -54,11 +64,13 @@ fn main() {
             let t = Instant::now();
             seq.run_cycle(&mut plan);
             ts.push(t.elapsed().as_nanos() as u64);
+            check(&plan, "seq");
         }
         for _ in 0..per {
             let t = Instant::now();
             ws.run_cycle(&mut plan);
             tw.push(t.elapsed().as_nanos() as u64);
+            check(&plan, "ws");
         }
         let p: &Plan = &plan;
         std::thread::scope(|s| {
@@ -102,6 +114,7 @@ fn main() {
                 // SAFETY: every group is done (the other thread's by `done`, Acquire).
                 unsafe { p.run_unit(37) };
                 to.push(t.elapsed().as_nanos() as u64);
+                check(p, "the oracle");
             }
             go.store(u64::MAX, Ordering::Release);
         });

@@ -27,6 +27,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod capacity;
+pub mod check;
 pub mod error;
 pub mod machine;
 pub mod overhead;

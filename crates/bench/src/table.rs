@@ -107,18 +107,6 @@ fn graph_path(corpus: &Path, shape: &str) -> PathBuf {
     }
 }
 
-/// A hash of the bits of every output sample of the last cycle.
-fn output_hash(plan: &Plan) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for c in 0..plan.n_outputs() {
-        for &x in plan.output(c) {
-            h ^= u64::from(x.to_bits());
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-    h
-}
-
 /// Runs `cycles` cycles from a reset plan, timing each; checks each cycle's output against
 /// `reference` (or fills it when empty). `Err(cycle)`: the first cycle that differed.
 fn timed_run(
@@ -134,7 +122,7 @@ fn timed_run(
         let t0 = Instant::now();
         exec.run_cycle(plan);
         samples.push(t0.elapsed().as_nanos() as u64);
-        let h = output_hash(plan);
+        let h = crate::check::output_hash(plan);
         if fill {
             reference.push(h);
         } else if reference[c] != h {
