@@ -275,7 +275,7 @@ fn three_producers_100k_items() {
 }
 
 #[test]
-#[ignore = "a million items per strategy; run with --ignored"]
+#[ignore = "a million items per strategy; scripts/long-tests.sh runs it"]
 fn three_producers_a_million_items() {
     // Not `Spin`: 4 spinning threads on a 2-core machine wait out scheduler time slices
     // (about a millisecond per item); spin is checked at 20k items in the normal tests.

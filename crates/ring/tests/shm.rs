@@ -113,7 +113,13 @@ fn two_producer_processes_100k_items() {
 }
 
 #[test]
-#[ignore = "a million items through processes; run with --ignored"]
+fn three_producer_processes_100k_items() {
+    cross_process(3, 100_000, Strategy::Yield);
+    cross_process(3, 20_000, Strategy::Park);
+}
+
+#[test]
+#[ignore = "a million items through processes; scripts/long-tests.sh runs it"]
 fn producer_processes_a_million_items() {
     cross_process(2, 1_000_000, Strategy::Yield);
     cross_process(3, 1_000_000, Strategy::Yield);

@@ -124,7 +124,7 @@ fn every_algorithm_verifies_on_the_data_set_sampled() {
 }
 
 #[test]
-#[ignore = "minutes in a debug build; run with --release -- --ignored"]
+#[ignore = "minutes in a debug build; scripts/long-tests.sh runs it in release"]
 fn every_algorithm_verifies_on_the_data_set_full() {
     run_all(false);
 }
