@@ -118,9 +118,9 @@ mod tests {
             fastest = fastest.min(t.elapsed());
         }
         assert!(o.iter().all(|&x| x == 0.75));
-        // Never less than its cost; the upper bound allows for a shared, loaded machine.
+        // Never less than its cost (it computes until the clock says so). How little it
+        // overshoots is a timing, measured by `examples/load_accuracy.rs`, not asserted here.
         assert!(fastest >= Duration::from_micros(300), "{fastest:?}");
-        assert!(fastest < Duration::from_micros(3_000), "{fastest:?}");
         let missing = Node::new("lazy", "load");
         let err = build(&NodeContext {
             node: &missing,
