@@ -304,37 +304,59 @@ fn stampede() {
 
 #[test]
 fn no_starvation() {
-    // One producer writes a single far item that must wait for the whole ring to drain;
-    // the others flood. The far item must still get through.
-    let producers = 4u64;
+    // One producer asks for the last number at once, far beyond the ring's capacity, while
+    // three others flood every other number. The far producer must wait until the consumer
+    // has read up to its slot's previous occupant (never earlier: that would overwrite an
+    // unread item), and must then get through (never starved by the flood: the consumer would
+    // time out on it).
+    let flooders = 3u64;
     let items = 20_000u64;
-    let (p, mut c) = ordered_with(4, 8, opts(Strategy::Yield));
-    let done = Arc::new(AtomicU64::new(0));
-    let mut handles = Vec::new();
-    for k in 0..producers {
-        let p = p.clone();
-        let done = done.clone();
-        handles.push(thread::spawn(move || {
-            let mut n = k;
-            while n < items {
-                p.acquire(n).unwrap().commit();
-                n += producers;
-            }
-            done.fetch_add(1, Ordering::Relaxed);
-        }));
+    let capacity = 4u64;
+    let far = items - 1;
+    for strategy in [Strategy::Yield, Strategy::Park] {
+        let (p, mut c) = ordered_with(capacity as usize, 8, opts(strategy));
+        let consumed = Arc::new(AtomicU64::new(0));
+        let far_handle = {
+            let p = p.clone();
+            let consumed = consumed.clone();
+            thread::spawn(move || {
+                let slot = p.acquire(far).unwrap();
+                // Acquired only once item `far - capacity` was read (the consumer counts it
+                // just after, hence `>=` one less).
+                let read = consumed.load(Ordering::Acquire);
+                slot.commit();
+                read
+            })
+        };
+        let mut handles = Vec::new();
+        for k in 0..flooders {
+            let p = p.clone();
+            handles.push(thread::spawn(move || {
+                let mut n = k;
+                while n < far {
+                    p.acquire(n).unwrap().commit();
+                    n += flooders;
+                }
+            }));
+        }
+        drop(p);
+        for n in 0..items {
+            let item = c
+                .next_timeout(Duration::from_secs(30))
+                .unwrap_or_else(|e| panic!("{strategy:?}: item {n}: {e}"));
+            assert_eq!(item.number(), n, "{strategy:?}");
+            drop(item);
+            consumed.store(n + 1, Ordering::Release);
+        }
+        for h in handles {
+            h.join().unwrap();
+        }
+        let read_when_acquired = far_handle.join().unwrap();
+        assert!(
+            read_when_acquired >= far - capacity,
+            "{strategy:?}: the far item's slot was handed out after only {read_when_acquired} items were read"
+        );
     }
-    drop(p);
-    for n in 0..items {
-        assert_eq!(c.next_timeout(Duration::from_secs(30)).unwrap().number(), n);
-    }
-    for h in handles {
-        h.join().unwrap();
-    }
-    assert_eq!(
-        done.load(Ordering::Relaxed),
-        producers,
-        "every producer finished its share"
-    );
 }
 
 #[test]
