@@ -1,6 +1,7 @@
 //! The pool benchmark's figures: time against threads per workload, steal attempts per
 //! policy, CPU use per policy (and of an idle pool).
 
+use plotters::coord::CoordTranslate;
 use plotters::prelude::*;
 
 use super::bench::PoolBench;
@@ -38,6 +39,35 @@ fn color(kind: PoolKind) -> RGBColor {
             }
         }
     }
+}
+
+/// A thread count on the x axis: whole numbers are labelled, the ticks between them are not.
+fn thread_label(x: &f64) -> String {
+    if (x - x.round()).abs() < 1e-6 {
+        format!("{x:.0}")
+    } else {
+        String::new()
+    }
+}
+
+/// Draws the legend of `chart`'s labelled series at `position`.
+fn legend<'a, DB, CT>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    position: SeriesLabelPosition,
+) -> Result<(), String>
+where
+    DB: DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+    CT: CoordTranslate,
+{
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 13))
+        .draw()
+        .map_err(err)
 }
 
 /// `n` panels in rows of two.
@@ -90,13 +120,7 @@ impl Figure for Times<'_> {
                 .x_desc("threads")
                 .y_desc("median time (ms)")
                 .x_labels(threads.len().max(2) * 2)
-                .x_label_formatter(&|x| {
-                    if (x - x.round()).abs() < 1e-6 {
-                        format!("{x:.0}")
-                    } else {
-                        String::new()
-                    }
-                })
+                .x_label_formatter(&thread_label)
                 .draw()
                 .map_err(err)?;
             if let Some(s) = b.serial(w) {
@@ -159,14 +183,7 @@ impl Figure for Times<'_> {
                     .draw_series(pts.iter().map(|p| Circle::new((p.0, p.1), 3, col.filled())))
                     .map_err(err)?;
             }
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperRight)
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .label_font(("sans-serif", 13))
-                .draw()
-                .map_err(err)?;
+            legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         }
         root.present().map_err(err)
     }
@@ -213,13 +230,7 @@ impl Figure for Steals<'_> {
                 .x_desc("threads")
                 .y_desc("attempts per run + 1 (median)")
                 .x_labels(threads.len().max(2) * 2)
-                .x_label_formatter(&|x| {
-                    if (x - x.round()).abs() < 1e-6 {
-                        format!("{x:.0}")
-                    } else {
-                        String::new()
-                    }
-                })
+                .x_label_formatter(&thread_label)
                 .y_label_formatter(&|y| format!("{y:.0e}"))
                 .draw()
                 .map_err(err)?;
@@ -275,14 +286,7 @@ impl Figure for Steals<'_> {
                     )
                     .map_err(err)?;
             }
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::LowerRight)
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .label_font(("sans-serif", 13))
-                .draw()
-                .map_err(err)?;
+            legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         }
         root.present().map_err(err)
     }
@@ -317,13 +321,7 @@ impl Figure for Cpu<'_> {
                 .x_desc("threads")
                 .y_desc("CPU time / wall time (median)")
                 .x_labels(threads.len().max(2) * 2)
-                .x_label_formatter(&|x| {
-                    if (x - x.round()).abs() < 1e-6 {
-                        format!("{x:.0}")
-                    } else {
-                        String::new()
-                    }
-                })
+                .x_label_formatter(&thread_label)
                 .draw()
                 .map_err(err)?;
             for kind in b.kinds().into_iter().filter(|k| *k != PoolKind::Serial) {
@@ -353,14 +351,7 @@ impl Figure for Cpu<'_> {
                     .draw_series(pts.iter().map(|&p| Circle::new(p, 3, col.filled())))
                     .map_err(err)?;
             }
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::LowerRight)
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .label_font(("sans-serif", 13))
-                .draw()
-                .map_err(err)?;
+            legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         }
         if let Some(area) = areas.get(self.workloads.len()) {
             let kinds: Vec<PoolKind> = b.idle.keys().copied().collect();

@@ -168,11 +168,6 @@ fn check_pixels(width: u64, height: u64) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Refuses `path` if it exists (without `force`) or its folder does not.
-fn check_output(path: &Path, force: bool) -> anyhow::Result<()> {
-    temp_path(path, force).map(|_| ())
-}
-
 /// The extension of `path`, lower case.
 fn extension(path: &Path) -> String {
     path.extension()
@@ -235,7 +230,7 @@ fn mandelbrot(a: MandelbrotArgs) -> anyhow::Result<()> {
                 o.display()
             )));
         }
-        check_output(o, a.force)?;
+        temp_path(o, a.force)?;
     }
     let (runner, threads) = start(&a.common)?;
     let set = Mandelbrot {
@@ -294,10 +289,10 @@ fn voronoi(a: VoronoiArgs) -> anyhow::Result<()> {
             }
             if e == "png" {
                 for i in 0..a.frames {
-                    check_output(&frame_path(o, i, a.frames), a.force)?;
+                    temp_path(&frame_path(o, i, a.frames), a.force)?;
                 }
             } else {
-                check_output(o, a.force)?;
+                temp_path(o, a.force)?;
             }
             Some((o.clone(), e))
         }
