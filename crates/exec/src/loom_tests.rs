@@ -1,21 +1,43 @@
-//! loom models of the executors' protocols (run with
-//! `RUSTFLAGS="--cfg loom" cargo test -p fugue-exec --release --lib loom`, see
-//! `scripts/loom.sh`): every interleaving of the model's threads is explored, with the
-//! futex modelled by a mutex and a condition variable so that a lost wake-up is a deadlock
-//! that loom reports.
+//! loom models of the executors' protocols (run with `scripts/loom.sh`, which CI runs):
+//! the interleavings of the model's threads are explored (up to `LOOM_MAX_PREEMPTIONS`
+//! preemptions per execution, 2 unless set), with the futex modelled by a mutex and a
+//! condition variable so that a lost wake-up is a deadlock that loom reports.
+//!
+//! - The building blocks: the sleep/wake signal, the Chase-Lev deque, the source ranges.
+//! - The executors themselves: `ws`, `share`, `share-spin`, `levels` and `static`, built by
+//!   [`crate::build`] on a compiled plan and run for two cycles by the model's main thread
+//!   (the audio thread) with one worker, with spin budgets of zero so that every wait goes
+//!   to sleep. The real worker pool, epoch, activation counters (reset, group counters of a
+//!   wide join), deques, queues, barriers and wait words run; each task's run is a tracked
+//!   access (`Plan::run_task` under loom), so loom reports a task that runs without
+//!   happens-before from its predecessors or from the previous cycle; each cycle's output must
+//!   equal the sequential executor's bit for bit.
+//! - Each protocol's broken variant (a `fugue_sync::fault` switch) is caught by its model:
+//!   the `*_catches_*` tests run the model again in a child process with the switch on.
 
 use loom::sync::Arc;
 use loom::thread;
 
 use crate::runtime::deque::{Deque, Steal};
 use crate::runtime::signal::{Signal, SpinBudget};
+use crate::{build, CompileOptions, ExecOptions, Executor, ExecutorKind, Plan, SeqExecutor};
+use fugue_sync::fault::expect_caught;
 use fugue_sync::{AtomicBool, AtomicU32, Ordering};
+
+/// Explores `f` with at most `LOOM_MAX_PREEMPTIONS` preemptions per execution (2 unless set).
+fn model(f: impl Fn() + Sync + Send + 'static) {
+    let mut b = loom::model::Builder::new();
+    if b.preemption_bound.is_none() {
+        b.preemption_bound = Some(2);
+    }
+    b.check(f);
+}
 
 /// Sleep/wake: a waiter that sleeps at once (no spin budget) is always woken by a signaller
 /// that sets the condition and notifies, whatever the interleaving.
 #[test]
 fn loom_signal_never_loses_a_wakeup() {
-    loom::model(|| {
+    model(|| {
         let s = Arc::new(Signal::new());
         let flag = Arc::new(AtomicBool::new(false));
         let (s2, f2) = (s.clone(), flag.clone());
@@ -30,13 +52,10 @@ fn loom_signal_never_loses_a_wakeup() {
 }
 
 /// Two waiters and two signallers: the flag that one signaller clears may have been set by
-/// either waiter; nobody sleeps through the signal. (Four threads: bounded to three
-/// preemptions, which covers every interleaving of the flag's set, clear and wake calls.)
+/// either waiter; nobody sleeps through the signal.
 #[test]
 fn loom_signal_two_waiters_two_signallers() {
-    let mut model = loom::model::Builder::new();
-    model.preemption_bound = Some(3);
-    model.check(|| {
+    model(|| {
         let s = Arc::new(Signal::new());
         let flag = Arc::new(AtomicU32::new(0));
         let waiters: Vec<_> = (0..2)
@@ -61,34 +80,11 @@ fn loom_signal_two_waiters_two_signallers() {
     });
 }
 
-/// The pool's epoch protocol with two successive cycles: a worker waiting for an epoch
-/// change sees both bumps' effects or is woken for each.
-#[test]
-fn loom_epoch_two_cycles() {
-    loom::model(|| {
-        let epoch = Arc::new(Signal::new());
-        let served = Arc::new(AtomicU32::new(0));
-        let (e2, s2) = (epoch.clone(), served.clone());
-        let worker = thread::spawn(move || {
-            let mut seen = 0;
-            while seen < 2 {
-                e2.wait_until(SpinBudget::NONE, || e2.seq() != seen);
-                seen = e2.seq();
-                s2.fetch_add(1, Ordering::SeqCst);
-            }
-        });
-        epoch.notify();
-        epoch.notify();
-        worker.join().unwrap();
-        assert!(served.load(Ordering::SeqCst) >= 1);
-    });
-}
-
 /// The deque: owner pushes two tasks and pops while a thief steals; each task is taken
 /// exactly once.
 #[test]
 fn loom_deque_each_task_once() {
-    loom::model(|| {
+    model(|| {
         let d = Arc::new(Deque::with_capacity(2));
         d.push(1);
         d.push(2);
@@ -112,101 +108,6 @@ fn loom_deque_each_task_once() {
     });
 }
 
-/// Activation: a diamond a -> {b, c} -> d run by two threads with the counter protocol of
-/// `Common::run` (decrement AcqRel; the thread that reaches zero owns the task; run one
-/// ready successor directly, hand the other over through the deque). Every task runs exactly
-/// once, after its predecessors (their outputs are visible), and the end is signalled.
-#[test]
-fn loom_activation_diamond() {
-    loom::model(|| {
-        // Task outputs, as plain atomics read Relaxed: visibility must come from the protocol.
-        let out: Arc<[AtomicU32; 4]> = Arc::new(Default::default());
-        const INITIAL: [u32; 4] = [0, 1, 1, 2];
-        let counters: Arc<[AtomicU32; 4]> = Arc::new(INITIAL.map(AtomicU32::new));
-        let succ: [&[usize]; 4] = [&[1, 2], &[3], &[3], &[]];
-        let deque = Arc::new(Deque::with_capacity(4));
-        let done = Arc::new(Signal::new());
-        let finished = Arc::new(AtomicBool::new(false));
-        let run = {
-            let (out, counters, deque, done, finished) = (
-                out.clone(),
-                counters.clone(),
-                deque.clone(),
-                done.clone(),
-                finished.clone(),
-            );
-            move |mut t: usize, owner: bool| loop {
-                // The task body: read predecessors' outputs, write ours.
-                let input = match t {
-                    0 => 1,
-                    1 | 2 => out[0].load(Ordering::Relaxed),
-                    _ => out[1].load(Ordering::Relaxed) + out[2].load(Ordering::Relaxed),
-                };
-                assert!(input > 0, "task {t} ran before its inputs were visible");
-                assert_eq!(
-                    out[t].swap(input + 1, Ordering::Relaxed),
-                    0,
-                    "task {t} ran twice"
-                );
-                if succ[t].is_empty() {
-                    // Release: publish to the waiter of the end.
-                    finished.store(true, Ordering::Release);
-                    done.notify();
-                    return;
-                }
-                let mut next = None;
-                for &s in succ[t] {
-                    // As `Common::run`: a successor with one predecessor is ready at once;
-                    // the others are counted down.
-                    let single = INITIAL[s] == 1;
-                    if single || counters[s].fetch_sub(1, Ordering::AcqRel) == 1 {
-                        if next.is_none() {
-                            next = Some(s);
-                        } else if owner {
-                            deque.push(s as u32);
-                        } else {
-                            // Only the owner pushes; a thief runs the extra task itself.
-                            next = next.or(Some(s));
-                        }
-                    }
-                }
-                match next {
-                    Some(s) => t = s,
-                    None => return,
-                }
-            }
-        };
-        let run2 = run.clone();
-        let d2 = deque.clone();
-        let f2 = finished.clone();
-        let thief = thread::spawn(move || {
-            while !f2.load(Ordering::Acquire) {
-                match d2.steal() {
-                    Steal::Success(t) => run2(t as usize, false),
-                    Steal::Retry => thread::yield_now(),
-                    Steal::Empty => {
-                        thread::yield_now();
-                        if f2.load(Ordering::Acquire) {
-                            break;
-                        }
-                    }
-                }
-            }
-        });
-        run(0, true);
-        while let Some(t) = deque.pop() {
-            run(t as usize, true);
-        }
-        done.wait_until(SpinBudget::NONE, || finished.load(Ordering::Acquire));
-        thief.join().unwrap();
-        assert_eq!(
-            out[3].load(Ordering::Relaxed),
-            2 + 2 + 1 + 1 + 1,
-            "d = (b + c) + 1"
-        );
-    });
-}
-
 /// Source ranges: the audio thread deals three sources (thread 0: 0..2, thread 1: 2..3) after
 /// publishing the cycle's data, then takes from its own range's front and steals thread 1's;
 /// meanwhile a thief steals from the back of thread 0's range, before or after the deal. Each
@@ -215,7 +116,7 @@ fn loom_activation_diamond() {
 #[test]
 fn loom_source_ranges_each_source_once() {
     use crate::runtime::sources::SourceRanges;
-    loom::model(|| {
+    model(|| {
         let r = Arc::new(SourceRanges::new(2));
         let data = Arc::new(AtomicU32::new(0));
         let taken = Arc::new([AtomicU32::new(0), AtomicU32::new(0), AtomicU32::new(0)]);
@@ -245,4 +146,190 @@ fn loom_source_ranges_each_source_once() {
             );
         }
     });
+}
+
+/// The signal's broken variant (the condition checked before the sleeping flag is set) loses
+/// a wake-up: a deadlock.
+#[test]
+fn loom_signal_catches_check_before_flag() {
+    expect_caught(
+        "loom_tests::loom_signal_never_loses_a_wakeup",
+        "signal-check-before-flag",
+        "deadlock",
+    );
+}
+
+/// A diamond: a source, two branches, a sink summing them (four units, the sink counted).
+const DIAMOND: &str = "a = { kind: \"osc\", freq: 1000, }; \
+    b = { kind: \"gain\", gain: 0.5, }; c = { kind: \"gain\", gain: 0.25, }; \
+    s = { kind: \"sink\", }; \
+    a.1 -> b.1; a.1 -> c.1; b.1 -> s.1; c.1 -> s.1;";
+
+/// A wide join: five branches into the sink, more than `JOIN_FANIN`, so that the sink's
+/// count is kept in group counters.
+const WIDE: &str = "a = { kind: \"osc\", freq: 1000, }; \
+    b1 = { kind: \"gain\", gain: 0.5, }; b2 = { kind: \"gain\", gain: 0.25, }; \
+    b3 = { kind: \"gain\", gain: 0.125, }; b4 = { kind: \"gain\", gain: 2.0, }; \
+    b5 = { kind: \"gain\", gain: 4.0, }; s = { kind: \"sink\", }; \
+    a.1 -> b1.1; a.1 -> b2.1; a.1 -> b3.1; a.1 -> b4.1; a.1 -> b5.1; \
+    b1.1 -> s.1; b2.1 -> s.1; b3.1 -> s.1; b4.1 -> s.1; b5.1 -> s.1;";
+
+fn compile(text: &str) -> Plan {
+    let g = fugue_graph::read::ag::parse(text, "model.ag").unwrap();
+    let reg = fugue_dsp::Registry::with_builtin_kinds();
+    let opts = CompileOptions {
+        sample_rate: 48_000.0,
+        block: 4,
+        ..Default::default()
+    };
+    Plan::compile(&g, &reg, &opts).unwrap()
+}
+
+/// The unit whose first task is node `name`.
+fn unit(plan: &Plan, name: &str) -> u32 {
+    (0..plan.n_units())
+        .find(|&u| plan.name(plan.unit_tasks(u)[0] as usize) == name)
+        .unwrap_or_else(|| panic!("no unit {name}")) as u32
+}
+
+/// Runs `kind` with two threads (the model's thread and one worker) for two cycles on the
+/// graph `text`, each cycle checked against the sequential executor bit for bit.
+fn executor_model(kind: ExecutorKind, text: &'static str) {
+    model(move || {
+        let mut plan = compile(text);
+        let mut reference = compile(text);
+        assert!(plan.n_units() > 1 && !plan.is_sequential());
+        // Static: the first branch and the sink on the audio thread, the rest on the worker.
+        let lists = (kind == ExecutorKind::Static).then(|| {
+            let (a, s) = (unit(&plan, "a"), unit(&plan, "s"));
+            let mut own = vec![a];
+            let mut other = Vec::new();
+            for u in 0..plan.n_units() as u32 {
+                if u != a && u != s {
+                    if own.len() == 1 {
+                        own.push(u);
+                    } else {
+                        other.push(u);
+                    }
+                }
+            }
+            own.push(s);
+            vec![own, other]
+        });
+        let opts = ExecOptions {
+            idle_budget: SpinBudget::NONE,
+            steal_budget: SpinBudget::NONE,
+            min_steal: std::time::Duration::ZERO,
+            ..Default::default()
+        };
+        let mut exec = build(kind, &plan, 2, lists, &opts).unwrap();
+        let mut seq = SeqExecutor::new();
+        for cycle in 1..=2 {
+            exec.run_cycle(&mut plan);
+            plan.loom_read_outputs();
+            seq.run_cycle(&mut reference);
+            for ch in 0..plan.n_outputs() {
+                let bits = |p: &Plan| p.output(ch).iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(
+                    bits(&plan),
+                    bits(&reference),
+                    "{kind}: cycle {cycle}, output {ch} differs from seq"
+                );
+            }
+        }
+        drop(exec);
+    });
+}
+
+#[test]
+fn loom_ws_diamond_two_cycles() {
+    executor_model(ExecutorKind::Ws, DIAMOND);
+}
+
+#[test]
+fn loom_ws_wide_join_two_cycles() {
+    executor_model(ExecutorKind::Ws, WIDE);
+}
+
+#[test]
+fn loom_share_diamond_two_cycles() {
+    executor_model(ExecutorKind::Share, DIAMOND);
+}
+
+#[test]
+fn loom_share_spin_diamond_two_cycles() {
+    executor_model(ExecutorKind::ShareSpin, DIAMOND);
+}
+
+#[test]
+fn loom_levels_diamond_two_cycles() {
+    executor_model(ExecutorKind::Levels, DIAMOND);
+}
+
+#[test]
+fn loom_static_diamond_two_cycles() {
+    executor_model(ExecutorKind::Static, DIAMOND);
+}
+
+/// Activation: a counter not reset for the next cycle never reaches zero again.
+#[test]
+fn loom_ws_catches_activation_no_reset() {
+    expect_caught(
+        "loom_tests::loom_ws_diamond_two_cycles",
+        "activation-no-reset",
+        "deadlock",
+    );
+}
+
+/// Activation: a Relaxed decrement does not make the other branch's run visible to the task
+/// it readies.
+#[test]
+fn loom_ws_catches_activation_relaxed() {
+    expect_caught(
+        "loom_tests::loom_ws_diamond_two_cycles",
+        "activation-relaxed",
+        "Causality violation",
+    );
+}
+
+/// The worker pool's epoch and the end-of-cycle signal with the signal's broken variant.
+#[test]
+fn loom_ws_catches_signal_check_before_flag() {
+    expect_caught(
+        "loom_tests::loom_ws_diamond_two_cycles",
+        "signal-check-before-flag",
+        "deadlock",
+    );
+}
+
+/// Work sharing (mutex and condition variable): without the wake-up at the end of a cycle, a
+/// worker waits on the condition variable forever.
+#[test]
+fn loom_share_catches_no_end_notify() {
+    expect_caught(
+        "loom_tests::loom_share_diamond_two_cycles",
+        "share-no-end-notify",
+        "deadlock",
+    );
+}
+
+/// Levels: a barrier that opens one task early lets the sink run before a branch.
+#[test]
+fn loom_levels_catches_early_barrier() {
+    expect_caught(
+        "loom_tests::loom_levels_diamond_two_cycles",
+        "levels-early-barrier",
+        "Causality violation",
+    );
+}
+
+/// Static lists: a task's last predecessor that does not wake the thread sleeping on its
+/// wait word leaves it asleep.
+#[test]
+fn loom_static_catches_no_wake() {
+    expect_caught(
+        "loom_tests::loom_static_diamond_two_cycles",
+        "static-no-wake",
+        "deadlock",
+    );
 }

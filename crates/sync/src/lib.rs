@@ -7,7 +7,11 @@
 //!   scheduler under loom (which is what makes spin loops checkable);
 //! - [`futex`]: sleeping on a 32-bit word until another thread changes it and wakes it, the
 //!   Linux futex in production and a real model under loom (a wait that the protocol would
-//!   never wake is reported by loom as a deadlock); [`Futex`] wraps a word with both.
+//!   never wake is reported by loom as a deadlock); [`Futex`] wraps a word with both;
+//! - [`Mutex`] and [`Condvar`] (the blocking work-sharing baseline) and [`thread::spawn`]
+//!   (worker threads), so that whole executors run inside a model;
+//! - [`fault`]: test-only switches that break one protocol step each, so that a model can be
+//!   shown to catch the broken variant (always off outside loom builds).
 //!
 //! Used by `fugue-exec` (the executors' sleep/wake), `fugue-ring` (parking) and `fugue-pool`.
 
@@ -18,15 +22,17 @@ pub use loom::sync::atomic::{
     fence, AtomicBool, AtomicIsize, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
 };
 #[cfg(loom)]
-pub use loom::sync::Arc;
+pub use loom::sync::{Arc, Condvar, Mutex};
 #[cfg(not(loom))]
 pub use std::sync::atomic::{
     fence, AtomicBool, AtomicIsize, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
 };
 #[cfg(not(loom))]
-pub use std::sync::Arc;
+pub use std::sync::{Arc, Condvar, Mutex};
 
+pub mod fault;
 pub mod futex;
+pub mod thread;
 
 pub use futex::Futex;
 

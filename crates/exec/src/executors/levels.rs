@@ -75,7 +75,11 @@ impl LevelState {
                         // AcqRel: the last finisher acquires every other finisher's writes
                         // before it releases them to the next level.
                         let prev = self.done[li].fetch_add(1, Ordering::AcqRel);
-                        if (prev & LOW) as usize + 1 == tasks.len() {
+                        // The broken variant opens the barrier one task early.
+                        let early = usize::from(
+                            fugue_sync::fault::active("levels-early-barrier") && tasks.len() > 1,
+                        );
+                        if (prev & LOW) as usize + 1 + early == tasks.len() {
                             // Release: publishes the level's outputs with the new level.
                             self.level.store(pack(cycle, l + 1), Ordering::Release);
                             self.signal.notify();

@@ -8,7 +8,6 @@
 //!   back-off; idle threads spin then sleep on the end-of-cycle signal.
 
 use std::cell::UnsafeCell;
-use std::sync::{Condvar, Mutex};
 
 use crossbeam_utils::CachePadded;
 
@@ -17,7 +16,7 @@ use crate::runtime::common::Common;
 use crate::runtime::pool::{Pool, Work};
 use crate::runtime::signal::SpinBudget;
 use crate::{Executor, Plan};
-use fugue_sync::{spin_hint, yield_now, AtomicBool, Ordering};
+use fugue_sync::{spin_hint, yield_now, AtomicBool, Condvar, Mutex, Ordering};
 
 /// Which lock guards the shared queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,7 +123,7 @@ impl ShareState {
         if n > 0 {
             flush(&ready[..n]);
         }
-        if last {
+        if last && !fugue_sync::fault::active("share-no-end-notify") {
             if let Queue::Mutex { stack, cv } = &self.queue {
                 // Wake every waiter so they see the end of the cycle.
                 let _g = stack.lock().unwrap_or_else(|e| e.into_inner());

@@ -95,8 +95,14 @@ impl StaticState {
         // thread published with the plan), so the plan is the current one.
         let plan = unsafe { self.common.plan() };
         let i = t as usize;
-        // Reset the wait word for the next cycle: no predecessor touches it again this cycle.
-        self.wait[i].store(plan.slot_initial(i), Ordering::Relaxed);
+        // Reset the wait word for the next cycle: no predecessor touches it again this cycle,
+        // but a thread about to sleep on `t` (`sleep_on`) may set its flag at the same time:
+        // an exchange, so that the reset and that `fetch_or` are ordered one after the other
+        // (a plain store could be, in the memory model, neither before nor after it).
+        // Release: a sleeper whose `fetch_or` reads the reset also sees the cursor's move
+        // past `t` (our claim, before this), and so does not sleep on a task already taken,
+        // whose word nobody would wake before the next cycle.
+        self.wait[i].swap(plan.slot_initial(i), Ordering::Release);
         // SAFETY: every predecessor finished and is visible (wait word read as zero with
         // Acquire), and the cursor's CAS gave `t` to this thread alone.
         unsafe { plan.run_unit(i) };
@@ -117,7 +123,10 @@ impl StaticState {
                 let prev = self.wait[c].fetch_sub(1, Ordering::AcqRel);
                 let parent = plan.slot_parent(c);
                 if parent == crate::NO_SLOT {
-                    if prev & !SLEEPER == 1 && prev & SLEEPER != 0 {
+                    if prev & !SLEEPER == 1
+                        && prev & SLEEPER != 0
+                        && !fugue_sync::fault::active("static-no-wake")
+                    {
                         fugue_sync::futex::wake_all(&self.wait[c]);
                     }
                     break;

@@ -586,7 +586,14 @@ impl Laid<'_> {
                 (task_of_node[e.src], task_of_node[e.dst], orig)
             })
             .collect();
+        #[cfg(loom)]
+        let access = super::task::Access::new(tasks.len(), |i| {
+            let (s, l) = tasks[i].succ;
+            &succ[s as usize..(s + l) as usize]
+        });
         Plan {
+            #[cfg(loom)]
+            access,
             units,
             layout_id: next_layout_id(),
             tasks,

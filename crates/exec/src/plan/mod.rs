@@ -119,6 +119,9 @@ pub struct Plan {
     sample_rate: f64,
     block: usize,
     placeholders: Vec<String>,
+    /// Under loom: the tracked cells of the tasks' runs (see [`Plan::run_task`]).
+    #[cfg(loom)]
+    access: task::Access,
 }
 
 /// A fresh [`Plan::layout_id`].

@@ -100,8 +100,34 @@ impl Plan {
     /// `i < self.len()`; otherwise this panics.
     #[inline]
     pub unsafe fn run_task(&self, i: usize) {
+        // Under loom, the task's run is a write of its tracked cell and a read of its
+        // predecessors': loom reports any run not ordered after theirs (and after the previous
+        // cycle's readers of its outputs), which is the caller's contract 1 and 2.
+        #[cfg(loom)]
+        {
+            let access = &self.access;
+            return access.cells[i].with_mut(|_| {
+                for &p in &access.preds[i] {
+                    access.cells[p as usize].with(|_| ());
+                }
+                // SAFETY: the caller's contract, for the whole task and its own cell.
+                unsafe { self.run_frames(i, i, None) }
+            });
+        }
         // SAFETY: the caller's contract, for the whole task and its own cell.
-        unsafe { self.run_frames(i, i, None) }
+        #[allow(unreachable_code)]
+        unsafe {
+            self.run_frames(i, i, None)
+        }
+    }
+
+    /// Under loom: reads every task's tracked cell, as the owner of the plan does when it
+    /// reads the cycle's outputs; loom reports it if a task of the cycle is not ordered before.
+    #[cfg(loom)]
+    pub fn loom_read_outputs(&self) {
+        for c in self.access.cells.iter() {
+            c.with(|_| ());
+        }
     }
 
     /// Runs task `i` on frames `frames` of every buffer (all of them when `None`) with the
@@ -321,6 +347,31 @@ impl Plan {
             cell.processor.get_mut().reset();
             *cell.panicked.get_mut() = false;
             *cell.message.get_mut() = None;
+        }
+    }
+}
+
+/// Under loom: one tracked cell per task standing for its outputs, and each task's
+/// predecessors (see [`Plan::run_task`]).
+#[cfg(loom)]
+pub(super) struct Access {
+    cells: Box<[loom::cell::UnsafeCell<()>]>,
+    preds: Vec<Vec<u32>>,
+}
+
+#[cfg(loom)]
+impl Access {
+    /// The cells of `n` tasks with successor lists `succ(i)`.
+    pub(super) fn new<'a>(n: usize, succ: impl Fn(usize) -> &'a [u32]) -> Self {
+        let mut preds = vec![Vec::new(); n];
+        for i in 0..n {
+            for &s in succ(i) {
+                preds[s as usize].push(i as u32);
+            }
+        }
+        Access {
+            cells: (0..n).map(|_| loom::cell::UnsafeCell::new(())).collect(),
+            preds,
         }
     }
 }

@@ -109,7 +109,7 @@ impl Common {
         let plan = unsafe { self.plan() };
         let i = t as usize;
         // A task with one predecessor is never counted (see below): nothing to reset.
-        if plan.unit_count(i) > 1 {
+        if plan.unit_count(i) > 1 && !fugue_sync::fault::active("activation-no-reset") {
             self.counters[i].store(plan.slot_initial(i), Ordering::Relaxed);
         }
         // SAFETY: activation protocol: all predecessors finished and their writes are visible
@@ -144,7 +144,12 @@ impl Common {
                 // AcqRel: Release publishes task `t`'s outputs (and, up the tree, those the
                 // group's last member acquired); Acquire (for the thread reaching zero) sees
                 // every other predecessor's.
-                if self.counters[c].fetch_sub(1, Ordering::AcqRel) != 1 {
+                let order = if fugue_sync::fault::active("activation-relaxed") {
+                    Ordering::Relaxed
+                } else {
+                    Ordering::AcqRel
+                };
+                if self.counters[c].fetch_sub(1, order) != 1 {
                     break;
                 }
                 let parent = plan.slot_parent(c);

@@ -8,9 +8,10 @@
 //! served (`Signal::wait_until`), then calls [`Work::work`] with its index.
 
 use std::sync::Arc;
-use std::thread::JoinHandle;
 
-use crate::placement::{pin_current, set_realtime_current, Placement};
+use crate::placement::Placement;
+#[cfg(not(loom))]
+use crate::placement::{pin_current, set_realtime_current};
 use crate::runtime::signal::{Signal, SpinBudget};
 use fugue_sync::{AtomicBool, Ordering};
 
@@ -32,7 +33,7 @@ struct Shared<W> {
 /// A pool of `threads - 1` workers serving `W` (the audio thread is the `threads`-th).
 pub struct Pool<W: Work> {
     shared: Arc<Shared<W>>,
-    handles: Vec<JoinHandle<()>>,
+    handles: Vec<fugue_sync::thread::JoinHandle<()>>,
     /// Problems met while placing threads (pinning or priority refused), said once.
     pub warnings: Vec<String>,
 }
@@ -52,6 +53,9 @@ impl<W: Work> Pool<W> {
         // Workers report placement problems, then meet the creator at a barrier: when `new`
         // returns, every worker has started and will allocate or free nothing more until the
         // pool is dropped (the shared report stays alive in each worker until it exits).
+        // Under loom, workers are model threads with no placement and the barrier is left
+        // out (loom has none; the models do not count allocations).
+        #[cfg(not(loom))]
         let report: Arc<(std::sync::Mutex<Vec<String>>, std::sync::Barrier)> = Arc::new((
             std::sync::Mutex::new(Vec::new()),
             std::sync::Barrier::new(threads.max(1)),
@@ -59,11 +63,11 @@ impl<W: Work> Pool<W> {
         let handles = (1..threads.max(1))
             .map(|w| {
                 let shared = shared.clone();
-                let placement = placement.clone();
-                let report = report.clone();
-                std::thread::Builder::new()
-                    .name(format!("fugue-worker-{w}"))
-                    .spawn(move || {
+                #[cfg(not(loom))]
+                let (placement, report) = (placement.clone(), report.clone());
+                fugue_sync::thread::spawn(format!("fugue-worker-{w}"), move || {
+                    #[cfg(not(loom))]
+                    {
                         let mut problems = Vec::new();
                         if !placement.cores.is_empty() {
                             if let Err(e) = pin_current(placement.cores[w % placement.cores.len()])
@@ -82,17 +86,28 @@ impl<W: Work> Pool<W> {
                             .unwrap_or_else(|e| e.into_inner())
                             .extend(problems);
                         report.1.wait();
-                        worker_loop(&shared, w, start);
-                        drop(report);
-                    })
-                    .expect("cannot start a worker thread")
+                    }
+                    worker_loop(&shared, w, start);
+                    #[cfg(not(loom))]
+                    drop(report);
+                })
+                .expect("cannot start a worker thread")
             })
             .collect();
-        report.1.wait();
-        let mut warnings: Vec<String> =
-            std::mem::take(&mut *report.0.lock().unwrap_or_else(|e| e.into_inner()));
-        warnings.sort();
-        warnings.dedup();
+        #[cfg(not(loom))]
+        let warnings = {
+            report.1.wait();
+            let mut warnings: Vec<String> =
+                std::mem::take(&mut *report.0.lock().unwrap_or_else(|e| e.into_inner()));
+            warnings.sort();
+            warnings.dedup();
+            warnings
+        };
+        #[cfg(loom)]
+        let warnings = {
+            let _ = placement;
+            Vec::new()
+        };
         Pool {
             shared,
             handles,

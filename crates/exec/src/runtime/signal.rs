@@ -131,9 +131,18 @@ impl Signal {
             return;
         }
         loop {
+            // The broken variant checks the condition before announcing itself: a signal
+            // between the check and the `fetch_or` is lost.
+            if fugue_sync::fault::active("signal-check-before-flag") && done() {
+                return;
+            }
             // AcqRel: Release so that the signaller's CAS that reads our flag also orders our
             // earlier operations; Acquire pairs with a CAS we may read (see the module doc).
             let v = self.futex.word.fetch_or(SLEEPING, Ordering::AcqRel) | SLEEPING;
+            if fugue_sync::fault::active("signal-check-before-flag") {
+                self.futex.wait(v);
+                continue;
+            }
             // `done` may consume something (a task): once it says true, return at once.
             if done() {
                 return;

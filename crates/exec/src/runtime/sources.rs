@@ -57,7 +57,7 @@ impl SourceRanges {
     /// contiguous ranges of near-equal length (the first ones one longer when they do not
     /// divide evenly). Audio thread only, between cycles (every range empty: all sources of
     /// the last deal taken), after publishing the cycle's plan and before the epoch bump.
-    #[cfg(any(test, loom))]
+    #[cfg(test)]
     pub fn deal(&self, first: usize, n: usize) {
         let t = self.ranges.len();
         let count = n.saturating_sub(first);
