@@ -36,6 +36,14 @@ impl Runner {
         }
     }
 
+    /// `N threads` (or `1 thread`) that it runs with when asked for `threads`, for messages.
+    pub fn threads_text(self, threads: usize) -> String {
+        match self.threads(threads) {
+            1 => "1 thread".into(),
+            n => format!("{n} threads"),
+        }
+    }
+
     /// The threads it runs with when asked for `threads` (seq always runs one).
     pub fn threads(self, threads: usize) -> usize {
         if self == Runner::SEQ {
@@ -146,7 +154,8 @@ pub struct Spec {
 /// An executor built for a plan, and the warnings to say once.
 pub type Built = (Box<dyn Executor + Send>, Vec<String>);
 
-/// Builds an in-process executor (a fugue executor or the rayon peer) for `plan`.
+/// Builds an in-process executor (a fugue executor or the rayon peer) for `plan`; broken on
+/// purpose when the test-only switch [`fugue_exec::fault::FAULT_VAR`] names it.
 pub fn build_executor(
     runner: Runner,
     graph: &TaskGraph,
@@ -167,7 +176,12 @@ pub fn build_executor(
             Ok(fugue_engine::build_executor(graph, plan, &choice)?)
         }
         Runner::Rayon => match RayonDag::with_pinning(plan, spec.threads, spec.pin) {
-            Ok(r) => Ok((Box::new(r), Vec::new())),
+            Ok(r) => {
+                let e = fugue_exec::fault::inject(runner.name(), Box::new(r))
+                    .map_err(|e| BenchError::Failed(e.to_string()))?;
+                let warnings = e.warnings().to_vec();
+                Ok((e, warnings))
+            }
             Err(e) => failed(format!("cannot start the rayon pool: {e}")),
         },
         Runner::Tbb => failed("the tbb peer runs in its own process"),

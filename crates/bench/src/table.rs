@@ -3,9 +3,11 @@
 //! discarded). Reports the median and p99 cycle time and the speedup against `seq`, each
 //! configuration repeated (interleaved runs), with medians and spread over runs.
 //!
-//! Correctness before timing: every cycle of every run of every executor is compared with
-//! the same cycle of `seq` (a hash of the bits of every output sample); a difference fails
-//! the benchmark.
+//! Correctness before timing: every cycle of every run of every executor (seq's included) is
+//! compared with the same cycle of a reference seq run on its own plan (the hash of the bits
+//! of every output sample, [`Plan::output_hash`], taken after the cycle's time); the first
+//! difference fails the benchmark before anything is printed or written, with the executor,
+//! graph, buffer, run, cycle, output channel and sample.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -17,6 +19,7 @@ use fugue_graph::TaskGraph;
 use fugue_sched::Algorithm;
 
 use crate::capacity::{self, Capacity};
+use crate::check::{locate, SeqReference};
 use crate::error::{config, failed, BenchError, Context as _};
 use crate::machine::{load_average, Machine, Versions};
 use crate::progress::{Event, Progress};
@@ -107,29 +110,57 @@ fn graph_path(corpus: &Path, shape: &str) -> PathBuf {
     }
 }
 
-/// Runs `cycles` cycles from a reset plan, timing each; checks each cycle's output against
-/// `reference` (or fills it when empty). `Err(cycle)`: the first cycle that differed.
-fn timed_run(
-    exec: &mut dyn Executor,
-    plan: &mut Plan,
-    cycles: usize,
-    reference: &mut Vec<u64>,
-) -> Result<Vec<u64>, usize> {
+/// Runs `reference.len()` cycles from a reset plan, timing each; after each cycle's time is
+/// taken, compares the hash of its output with `reference`'s (seq's, cycle by cycle).
+/// `Err(cycle)`: the first cycle (from 1) that differed; the plan still holds its output.
+fn timed_run(exec: &mut dyn Executor, plan: &mut Plan, reference: &[u64]) -> Result<Vec<u64>, u64> {
     plan.reset();
-    let fill = reference.is_empty();
-    let mut samples = Vec::with_capacity(cycles);
-    for c in 0..cycles {
+    let mut samples = Vec::with_capacity(reference.len());
+    for (c, &expected) in reference.iter().enumerate() {
         let t0 = Instant::now();
         exec.run_cycle(plan);
         samples.push(t0.elapsed().as_nanos() as u64);
-        let h = crate::check::output_hash(plan);
-        if fill {
-            reference.push(h);
-        } else if reference[c] != h {
-            return Err(c);
+        if plan.output_hash() != expected {
+            return Err(c as u64 + 1);
         }
     }
     Ok(samples)
+}
+
+/// The output hash of each of seq's first `cycles` cycles on `graph`.
+fn reference_hashes(
+    graph: &TaskGraph,
+    reg: &fugue_dsp::Registry,
+    opts: &CompileOptions,
+    cycles: usize,
+) -> Result<Vec<u64>, BenchError> {
+    let mut r = SeqReference::new(graph, reg, opts)?;
+    Ok((0..cycles)
+        .map(|_| {
+            r.advance();
+            r.hash()
+        })
+        .collect())
+}
+
+/// The error of a timed run whose cycle `cycle` (from 1) differed from seq: where (output
+/// channel and sample), found by running seq again up to that cycle beside the timed plan,
+/// which still holds the cycle's output.
+fn wrong_output(
+    graph: &TaskGraph,
+    reg: &fugue_dsp::Registry,
+    opts: &CompileOptions,
+    plan: &Plan,
+    cycle: u64,
+    who: &str,
+) -> BenchError {
+    let e = match locate(graph, reg, opts, plan, cycle, who) {
+        Ok(Some(e)) => e,
+        Ok(None) | Err(_) => BenchError::Failed(format!(
+            "{who}: cycle {cycle}'s output hash differs from seq's"
+        )),
+    };
+    BenchError::Failed(format!("{e}; the output is wrong, no result is reported"))
 }
 
 /// The speedup of `runs` against `seq`: the median over `i` of `seq[i].median / runs[i].median`.
@@ -238,23 +269,27 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
                 Vec::new()
             };
             let mut caps: Vec<f64> = Vec::new();
-            let mut reference = Vec::new();
             let mut per: Vec<Vec<CycleStats>> = vec![Vec::new(); execs.len()];
-            // The reference run of seq (untimed): every executor's cycles must equal its.
-            timed_run(execs[0].1.as_mut(), &mut plan, cycles, &mut reference).map_err(|c| {
-                BenchError::Failed(format!("seq diverged from itself at cycle {c}"))
-            })?;
+            // Seq's output hash of every cycle, on its own plan (untimed): every executor's
+            // cycles must equal it.
+            let reference = reference_hashes(graph, &reg, &opts, cycles)
+                .with_context(|| format!("cannot compile {}", path.display()))?;
             let skip = warm_up(cycles);
-            for _ in 0..c.runs {
+            for run in 1..=c.runs {
                 for (k, (r, e)) in execs.iter_mut().enumerate() {
                     settle();
-                    let mut s = timed_run(e.as_mut(), &mut plan, cycles, &mut reference).map_err(|c| {
-                        BenchError::Failed(format!(
-                            "executor {} produced output different from seq on {} at buffer {buffer} (cycle {c}); its times do not count",
-                            r.name(),
-                            path.display()
-                        ))
-                    })?;
+                    let mut s = match timed_run(e.as_mut(), &mut plan, &reference) {
+                        Ok(s) => s,
+                        Err(cycle) => {
+                            let who = format!(
+                                "bench table: executor {} ({}) on {} at buffer {buffer}, run {run}",
+                                r.name(),
+                                r.threads_text(threads),
+                                path.display()
+                            );
+                            return Err(wrong_output(graph, &reg, &opts, &plan, cycle, &who));
+                        }
+                    };
                     let wall: u64 = s.iter().sum();
                     let st = CycleStats::of(&mut s[skip..])
                         .ok_or_else(|| BenchError::Failed("no cycle timed".into()))?;
@@ -376,6 +411,8 @@ impl TableResult {
                     format!("{:.0}", s.mean_ns),
                     format!("{:.0}", s.min_ns),
                     opt(c.capacity.get(i).copied(), 3),
+                    // A result holds only runs whose every cycle equalled seq's: the first
+                    // difference makes `run` fail.
                     "true".into(),
                 ]);
             }
@@ -422,6 +459,7 @@ impl TableResult {
                 format!("{:.3}", paired_speedup(seq, &c.runs)),
                 opt(probed.then(|| median(&c.capacity)), 3),
                 opt(probed.then(|| of_capacity(seq, &c.runs, &c.capacity)), 3),
+                // Every run of the result was checked (see `raw_csv`).
                 "true".into(),
             ]);
         }

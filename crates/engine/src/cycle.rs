@@ -14,13 +14,16 @@ pub struct CycleBody {
     pub meter: CycleMeter,
     /// Deadline as a multiple of the buffer period (1 or 2).
     pub deadline_periods: u32,
+    /// Hash each cycle's output into its record ([`CycleRecord::output_hash`]).
+    pub hash_outputs: bool,
 }
 
 impl CycleBody {
     /// Runs one cycle of `engine` for `frames` frames at `rate` Hz. `fill_input(ch, buf)`
     /// fills engine input channel `ch`; `take_output(ch, buf)` receives output channel `ch`.
     /// `started` is when the cycle began (taken by the caller before anything else), `late_ns`
-    /// how late that was against the schedule. Returns the record pushed.
+    /// how late that was against the schedule. Returns the record pushed. The output hash,
+    /// when asked for, is taken after the cycle's end time: it is not part of the duration.
     #[inline]
     pub fn run(
         &mut self,
@@ -41,6 +44,11 @@ impl CycleBody {
         let end = Instant::now();
         let delta = engine.new_steals();
         let plan = &engine.plan;
+        let output_hash = if self.hash_outputs {
+            plan.output_hash()
+        } else {
+            0
+        };
         let duration_ns = end.saturating_duration_since(started).as_nanos() as u64;
         let deadline_ns =
             (frames as f64 * 1e9 / plan.sample_rate()) as u64 * self.deadline_periods.max(1) as u64;
@@ -55,6 +63,7 @@ impl CycleBody {
             steals: delta,
             frames: frames as u32,
             missed: duration_ns > deadline_ns,
+            output_hash,
         };
         self.meter.push(record);
         CycleRecord {

@@ -23,7 +23,7 @@ pub const STATS_RING_CAPACITY: usize = 1 << 14;
 /// Header of the per-cycle CSV ([`CycleRecord::csv_row`] writes the rows).
 pub const CSV_HEADER: &str = "cycle,start_ns,duration_ns,deadline_ns,missed,late_ns,frames,steals";
 
-/// What one cycle did, as the audio thread measured it. Plain data, `Copy`, 56 bytes.
+/// What one cycle did, as the audio thread measured it. Plain data, `Copy`, 64 bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(C)]
 pub struct CycleRecord {
@@ -44,6 +44,10 @@ pub struct CycleRecord {
     pub frames: u32,
     /// `duration_ns > deadline_ns`.
     pub missed: bool,
+    /// The hash of the cycle's output ([`fugue_exec::Plan::output_hash`]) when the run asked
+    /// for it ([`StatsOptions::hash_outputs`]), else 0. Taken after the cycle's end time:
+    /// not part of `duration_ns`. Not written to the CSV.
+    pub output_hash: u64,
 }
 
 impl CycleRecord {
@@ -75,6 +79,7 @@ impl CycleRecord {
             late_ns: next()?,
             frames: u32::try_from(next()?).ok()?,
             steals: next()?,
+            output_hash: 0,
         })
     }
 }
@@ -240,6 +245,10 @@ pub struct StatsOptions {
     pub csv: Option<PathBuf>,
     /// Keep every record in memory and return them.
     pub keep_records: bool,
+    /// Hash each cycle's output into its record ([`CycleRecord::output_hash`]), for a check
+    /// against another executor after the run. Costs one pass over the output samples per
+    /// cycle on the audio thread, after the cycle's end time is taken.
+    pub hash_outputs: bool,
 }
 
 /// What the statistics thread returns.

@@ -45,6 +45,7 @@ fn jack_options(name: &str, secs: f64, csv: Option<PathBuf>) -> RunOptions {
         stats: StatsOptions {
             csv,
             keep_records: true,
+            hash_outputs: false,
         },
         ..RunOptions::default()
     }

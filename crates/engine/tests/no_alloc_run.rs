@@ -35,6 +35,7 @@ fn cycle_body_and_handoff_do_not_allocate() {
         let mut body = CycleBody {
             meter,
             deadline_periods: 1,
+            hash_outputs: true,
         };
         let handoff = Handoff::default();
         let mut current = Some(Box::new(engine));

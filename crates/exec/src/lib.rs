@@ -9,7 +9,8 @@
 //!
 //! [`SeqExecutor`] runs the tasks in topological order on the calling thread: the reference
 //! that every parallel executor ([`executors`]: work stealing, work sharing, levels, static
-//! lists) must match bit for bit. [`placement`] pins threads and sets their priority. The
+//! lists) must match bit for bit. [`placement`] pins threads and sets their priority.
+//! [`fault`] is the test-only switch that breaks a named executor on purpose. The
 //! crate does not know static schedulers: a static schedule arrives as per-thread unit lists.
 //!
 //! ```
@@ -29,6 +30,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod executors;
+pub mod fault;
 pub mod placement;
 mod plan;
 mod runtime;

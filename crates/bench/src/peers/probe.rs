@@ -6,7 +6,9 @@
 //! cycle number ([`Probe::begin_cycle`]); when node `v` runs in cycle `c` it checks that its
 //! own counter is `c - 1` (it did not run yet this cycle, and did run in every earlier one)
 //! and that each predecessor's counter is already `c` (they ran before it), then stores `c`.
-//! After the cycle, [`Probe::check_cycle`] checks that every counter is `c` (every node ran).
+//! A node whose counter is behind missed the cycles since: the failure is counted at the
+//! first of them. After the cycle, [`Probe::check_cycle`] checks that every counter is `c`
+//! (every node ran).
 //! A failed check is counted, never panics, and never allocates: the run goes on and the
 //! benchmark fails at the end.
 //!
@@ -269,16 +271,25 @@ impl Processor for ProbeProcessor {
         // Relaxed: see the module doc (the executor's happens-before carries these values).
         let c = s.cycle.load(Ordering::Relaxed);
         let me = &s.counters[self.node];
-        let mut ok = me.load(Ordering::Relaxed) + 1 == c;
+        let last = me.load(Ordering::Relaxed);
+        // The cycle that went wrong: the first this node missed (counter behind), or this one
+        // (it ran twice, or before a predecessor); `u64::MAX` when none did.
+        let mut bad = if last + 1 == c {
+            u64::MAX
+        } else {
+            (last + 1).min(c)
+        };
         let (a, b) = (
             s.pred_start[self.node] as usize,
             s.pred_start[self.node + 1] as usize,
         );
         for &p in &s.preds[a..b] {
-            ok &= s.counters[p as usize].load(Ordering::Relaxed) == c;
+            if s.counters[p as usize].load(Ordering::Relaxed) != c {
+                bad = bad.min(c);
+            }
         }
-        if !ok {
-            s.fail(c, self.node);
+        if bad != u64::MAX {
+            s.fail(bad, self.node);
         }
         me.store(c, Ordering::Relaxed);
         for o in outputs {

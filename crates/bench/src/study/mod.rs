@@ -2,6 +2,16 @@
 //! runs each configuration in real time (clocked or JACK backend) for a few seconds, and
 //! writes a folder: README.md, raw per-cycle data (gzipped CSV), summary.csv, plots (SVG and
 //! PNG) and report.html.
+//!
+//! Correctness before timing: each timed cycle's record carries the hash of that cycle's
+//! output ([`fugue_engine::StatsOptions::hash_outputs`], taken on the audio thread after the
+//! cycle's end time, so outside its measured duration but inside its period); after each run,
+//! seq runs the same number of cycles on its own plan (silent inputs, as the clocked backend
+//! feeds them and as the study's unconnected JACK input ports read) and every recorded hash
+//! must equal seq's for the same cycle ([`crate::check::check_hashes`]). The first difference
+//! fails the study before anything but the temporary raw file, which is removed, is written;
+//! the configuration is then run again offline, cycle by cycle beside seq, to name the output
+//! channel and sample.
 
 mod figures;
 mod page;
@@ -22,6 +32,7 @@ use plotters::style::RGBColor;
 
 use self::figures::{color, Kind, StudyFigure};
 use self::spec::{Config, Exec, PlotCtx, Row, Spec};
+use crate::check::{check_hashes, HashMismatch, SeqReference};
 use crate::error::{config, failed, BenchError, Context as _};
 use crate::machine::{Machine, Versions};
 use crate::progress::{Event, Progress};
@@ -56,31 +67,21 @@ pub struct StudyResult {
     pub seconds: f64,
     /// Figures written (each as SVG and PNG).
     pub figures: usize,
-    /// Configurations whose output differed from seq's.
-    pub unverified: usize,
+    /// Cycles whose output was compared with seq's, over every run.
+    pub checked_cycles: u64,
 }
 
 impl StudyResult {
     /// What the study did, in one sentence.
     pub fn sentence(&self) -> String {
         format!(
-            "{}: {} runs in {:.0} s; summary.csv, report.html, {} figures (SVG and PNG), raw.csv.gz",
+            "{}: {} runs in {:.0} s, {} timed cycles checked bit-identical to seq; summary.csv, report.html, {} figures (SVG and PNG), raw.csv.gz",
             self.output.display(),
             self.runs,
             self.seconds,
+            self.checked_cycles,
             self.figures
         )
-    }
-
-    /// Fails when a configuration did not compute the same output as seq.
-    pub fn check(&self) -> Result<(), BenchError> {
-        if self.unverified > 0 {
-            return failed(format!(
-                "{} configuration(s) did not compute the same output as seq (see the verified column of summary.csv)",
-                self.unverified
-            ));
-        }
-        Ok(())
     }
 }
 
@@ -141,29 +142,64 @@ fn load_graph(spec_dir: &Path, root: &Path, name: &str) -> Result<(String, TaskG
     Ok((label, graph))
 }
 
-/// Checks that `choice` computes the same output as the sequential executor, bit for bit,
-/// over a few cycles: a configuration's times count only if it does.
-fn verify(graph: &TaskGraph, rate: u32, block: usize, choice: &ExecutorChoice) -> bool {
-    let build = |c: &ExecutorChoice| Engine::build(graph, rate as f64, block, c, false).ok();
-    let (Some((mut a, _)), Some((mut b, _))) = (build(&ExecutorChoice::default()), build(choice))
-    else {
-        return false;
+/// Checks a real-time run of `graph` with `choice`: the output hash each record carries
+/// against seq's for the same cycle. Returns the cycles compared; the error names `who`, the
+/// cycle, and (from an offline run of the same configuration beside seq) the output channel
+/// and sample.
+fn check_run(
+    graph: &TaskGraph,
+    choice: &ExecutorChoice,
+    report: &fugue_engine::RunReport,
+    who: &str,
+) -> Result<u64, BenchError> {
+    if report.buffer_changes > 0 || report.silent_cycles > 0 {
+        return failed(format!(
+            "{who}: the server changed the buffer size during the run; its output cannot be checked against seq"
+        ));
+    }
+    let reg = fugue_dsp::Registry::with_builtin_kinds();
+    let opts = fugue_exec::CompileOptions {
+        sample_rate: f64::from(report.sample_rate),
+        block: report.block,
+        placeholder: false,
+        merge_chains: choice.merge_chains,
     };
-    for _ in 0..4 {
-        a.run_cycle();
-        b.run_cycle();
-        for ch in 0..a.plan.n_outputs() {
-            if a.plan
-                .output(ch)
-                .iter()
-                .zip(b.plan.output(ch))
-                .any(|(x, y)| x.to_bits() != y.to_bits())
-            {
-                return false;
-            }
+    let recorded = report.records.iter().map(|r| (r.cycle, r.output_hash));
+    match check_hashes(graph, &reg, &opts, recorded)? {
+        Ok(n) => Ok(n),
+        Err(HashMismatch { cycle, timed, seq }) => {
+            let cycle = cycle + 1;
+            let place = replay(graph, choice, &reg, &opts, cycle, who).unwrap_or_else(|| {
+                format!(
+                    "{who}: cycle {cycle}'s output differs from seq (hash {timed:016x} against {seq:016x}); run again offline, the configuration matched seq up to that cycle, so the output channel and sample are not known"
+                )
+            });
+            failed(format!(
+                "{place}; the output is wrong, no result is written"
+            ))
         }
     }
-    true
+}
+
+/// Runs the configuration again offline for `cycles` cycles (from 1), each compared with seq
+/// bit for bit: the first difference, with its output channel and sample.
+fn replay(
+    graph: &TaskGraph,
+    choice: &ExecutorChoice,
+    reg: &fugue_dsp::Registry,
+    opts: &fugue_exec::CompileOptions,
+    cycles: u64,
+    who: &str,
+) -> Option<String> {
+    let (mut engine, _) = Engine::build(graph, opts.sample_rate, opts.block, choice, false).ok()?;
+    let mut reference = SeqReference::new(graph, reg, opts).ok()?;
+    for _ in 0..cycles {
+        engine.run_cycle();
+        if let Err(e) = reference.check(&engine.plan, who) {
+            return Some(e.to_string());
+        }
+    }
+    None
 }
 
 /// The machine load of a busy run: threads computing, or a command.
@@ -301,6 +337,7 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
             args.output.display()
         ));
     }
+    let created = !args.output.exists();
     report::create_dir(&args.output)?;
 
     // The configurations: seq once per graph/buffer/load, others once per thread count.
@@ -350,101 +387,126 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
     let hist_buffer = spec
         .histogram_buffer
         .unwrap_or(spec.buffers[spec.buffers.len() / 2]);
-    for cfg in &configs {
-        if cancel.load(Ordering::Relaxed) || progress.cancelled() {
-            let _ = std::fs::remove_file(&raw_tmp);
-            return failed("interrupted; the study was not written");
-        }
-        let (gname, graph) = &graphs[cfg.graph];
-        progress.event(Event::Step(&format!(
-            "{gname} {} t{} b{} {}",
-            cfg.exec.name, cfg.threads, cfg.buffer, cfg.load
-        )));
-        let choice = choice_for(&cfg.exec.name, cfg.threads, spec.rt)?;
-        if jack {
-            // The server's buffer size is the configuration's (its sample rate is the server's).
-            let ok = std::process::Command::new("jack_bufsize")
-                .arg(cfg.buffer.to_string())
-                .stdout(std::process::Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success());
-            if !ok {
-                return failed(format!(
-                    "cannot set the JACK buffer size to {} with jack_bufsize",
-                    cfg.buffer
-                ));
+    let mut checked_cycles = 0u64;
+    // The runs; on any failure nothing is left in the output folder (the temporary raw file
+    // is removed, and the folder too when this run created it).
+    let measured = (|| -> Result<(), BenchError> {
+        for cfg in &configs {
+            if cancel.load(Ordering::Relaxed) || progress.cancelled() {
+                return failed("interrupted; the study was not written");
             }
-        }
-        let verified = verify(graph, spec.rate, cfg.buffer, &choice);
-        let load = start_load(&cfg.load, &spec)?;
-        let options = RunOptions {
-            backend: if jack {
-                Backend::Jack {
-                    connect: false,
-                    client_name: "fugue-study".into(),
+            let (gname, graph) = &graphs[cfg.graph];
+            progress.event(Event::Step(&format!(
+                "{gname} {} t{} b{} {}",
+                cfg.exec.name, cfg.threads, cfg.buffer, cfg.load
+            )));
+            let choice = choice_for(&cfg.exec.name, cfg.threads, spec.rt)?;
+            if jack {
+                // The server's buffer size is the configuration's (its sample rate is the server's).
+                let ok = std::process::Command::new("jack_bufsize")
+                    .arg(cfg.buffer.to_string())
+                    .stdout(std::process::Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success());
+                if !ok {
+                    return failed(format!(
+                        "cannot set the JACK buffer size to {} with jack_bufsize",
+                        cfg.buffer
+                    ));
                 }
-            } else {
-                Backend::Clocked {
-                    rate: spec.rate,
-                    block: cfg.buffer,
-                }
-            },
-            executor: choice,
-            duration: Some(Duration::from_secs_f64(spec.seconds)),
-            deadline,
-            stats: StatsOptions {
-                csv: None,
-                keep_records: true,
-            },
-            stop: Some(cancel.clone()),
-            placeholder: false,
-        };
-        let result = fugue_engine::run(graph, &options, |_| {});
-        stop_load(load);
-        let report = result.with_context(|| {
-            format!(
-                "cannot run {gname} with {} ({} threads, {} frames)",
-                cfg.exec.name, cfg.threads, cfg.buffer
-            )
-        })?;
-        for r in &report.records {
-            writeln!(
-                raw,
-                "{gname},{},{},{},{},{}",
+            }
+            let load = start_load(&cfg.load, &spec)?;
+            let options = RunOptions {
+                backend: if jack {
+                    Backend::Jack {
+                        connect: false,
+                        client_name: "fugue-study".into(),
+                    }
+                } else {
+                    Backend::Clocked {
+                        rate: spec.rate,
+                        block: cfg.buffer,
+                    }
+                },
+                executor: choice.clone(),
+                duration: Some(Duration::from_secs_f64(spec.seconds)),
+                deadline,
+                stats: StatsOptions {
+                    csv: None,
+                    keep_records: true,
+                    hash_outputs: true,
+                },
+                stop: Some(cancel.clone()),
+                placeholder: false,
+            };
+            let result = fugue_engine::run(graph, &options, |_| {});
+            stop_load(load);
+            let report = result.with_context(|| {
+                format!(
+                    "cannot run {gname} with {} ({} threads, {} frames)",
+                    cfg.exec.name, cfg.threads, cfg.buffer
+                )
+            })?;
+            let who = format!(
+                "bench study: executor {} ({} thread{}) on {gname} at buffer {}, {} load",
                 cfg.exec.name,
                 cfg.threads,
+                if cfg.threads == 1 { "" } else { "s" },
                 report.block,
-                cfg.load,
-                r.csv_row()
-            )
-            .map_err(raw_err)?;
-        }
-        let expected = (spec.seconds * report.sample_rate as f64 / report.block as f64)
-            .round()
-            .max(1.0) as u64;
-        let period_us = report.block as f64 * 1e6 / report.sample_rate as f64;
-        if cfg.buffer == hist_buffer {
-            samples.insert(
-                cfg.clone(),
-                report
-                    .records
-                    .iter()
-                    .map(|r: &CycleRecord| r.duration_ns as f64 / 1000.0)
-                    .collect(),
+                cfg.load
             );
+            checked_cycles += check_run(graph, &choice, &report, &who)?;
+            for r in &report.records {
+                writeln!(
+                    raw,
+                    "{gname},{},{},{},{},{}",
+                    cfg.exec.name,
+                    cfg.threads,
+                    report.block,
+                    cfg.load,
+                    r.csv_row()
+                )
+                .map_err(raw_err)?;
+            }
+            let expected = (spec.seconds * report.sample_rate as f64 / report.block as f64)
+                .round()
+                .max(1.0) as u64;
+            let period_us = report.block as f64 * 1e6 / report.sample_rate as f64;
+            if cfg.buffer == hist_buffer {
+                samples.insert(
+                    cfg.clone(),
+                    report
+                        .records
+                        .iter()
+                        .map(|r: &CycleRecord| r.duration_ns as f64 / 1000.0)
+                        .collect(),
+                );
+            }
+            rows.push(Row {
+                cfg: cfg.clone(),
+                s: report.summary.clone(),
+                overruns: report.xruns,
+                // `check_run` passed: every recorded cycle equalled seq's (a difference fails
+                // the study).
+                verified: true,
+                expected_cycles: expected,
+                period_us,
+                speedup: None,
+            });
+            progress.event(Event::StepDone);
         }
-        rows.push(Row {
-            cfg: cfg.clone(),
-            s: report.summary.clone(),
-            overruns: report.xruns,
-            verified,
-            expected_cycles: expected,
-            period_us,
-            speedup: None,
-        });
-        progress.event(Event::StepDone);
-    }
+        Ok(())
+    })();
     progress.event(Event::Finished);
+    if let Err(e) = measured {
+        drop(raw);
+        let _ = std::fs::remove_file(&raw_tmp);
+        if created {
+            // Only succeeds if the folder is empty.
+            let _ = std::fs::remove_dir(&args.output);
+        }
+        return Err(e);
+    }
     raw.finish().and_then(|mut w| w.flush()).map_err(raw_err)?;
     report::rename(&raw_tmp, &raw_path)?;
 
@@ -623,7 +685,7 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
         runs: rows.len(),
         seconds: started.elapsed().as_secs_f64(),
         figures: figures.len(),
-        unverified: rows.iter().filter(|r| !r.verified).count(),
+        checked_cycles,
     })
 }
 
@@ -651,8 +713,9 @@ mod tests {
             stop: Arc::new(AtomicBool::new(false)),
         };
         let r = run(&config, &mut NoProgress).unwrap();
-        assert_eq!((r.runs, r.unverified), (2, 0));
-        r.check().unwrap();
+        assert_eq!(r.runs, 2);
+        // 0.1 s at the default 44.1 kHz and 256 frames: 17 cycles a run, each checked.
+        assert_eq!(r.checked_cycles, 2 * 17);
         let summary = std::fs::read_to_string(r.output.join("summary.csv")).unwrap();
         let rows: Vec<&str> = summary.lines().skip(1).collect();
         assert_eq!(rows.len(), 2, "{summary}");

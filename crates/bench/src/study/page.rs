@@ -37,7 +37,7 @@ pub fn readme(
          - `summary.csv`: one row per configuration: mean, median, p99, max cycle time (µs), \
          deadline misses and miss rate, overruns (cycles that started more than a period late), \
          records dropped by a full statistics ring, steals, speedup of the mean over seq at the \
-         same graph/buffer/load, and `verified` (the executor's output equals seq's bit for bit).\n\
+         same graph/buffer/load, and `verified` (every timed cycle's output equalled seq's, bit for bit: a difference fails the study, which then writes nothing).\n\
          - `raw.csv.gz`: one row per cycle of every run (`cycle,start_ns,duration_ns,deadline_ns,missed,late_ns,frames,steals`).\n\
          - `percentiles`, `misses`, `speedup`, `histogram-GRAPH` as `.svg` and `.png`.\n\
          - `report.html`: all of it on one page.\n\n\

@@ -108,6 +108,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         stats: StatsOptions {
             csv: tmp.clone(),
             keep_records: false,
+            hash_outputs: false,
         },
         stop: Some(crate::util::ctrl_c_flag()),
         placeholder: args.placeholder,

@@ -7,12 +7,28 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// Runs the `fugue` binary with `args` and waits for it.
+/// The test-only variable that breaks an executor on purpose (`fugue_exec::fault`).
+pub const FAULT_VAR: &str = "FUGUE_TEST_FAULT";
+
+/// Runs the `fugue` binary with `args` and waits for it (never with a fault injected, even
+/// if the test's own environment holds one).
 pub fn fugue(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fugue"))
-        .args(args)
-        .output()
-        .expect("run fugue")
+    fugue_with_fault(args, None)
+}
+
+/// Runs the `fugue` binary with `args`, with [`FAULT_VAR`] set to `fault` when given.
+pub fn fugue_with_fault(args: &[&str], fault: Option<&str>) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_fugue"));
+    c.args(args).env_remove(FAULT_VAR);
+    if let Some(f) = fault {
+        c.env(FAULT_VAR, f);
+    }
+    c.output().expect("run fugue")
+}
+
+/// The standard output of a run, as text.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 /// The standard error of a run, as text.

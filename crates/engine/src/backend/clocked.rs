@@ -87,6 +87,7 @@ pub(crate) fn run(
     let mut body = CycleBody {
         meter,
         deadline_periods: options.deadline.periods(),
+        hash_outputs: options.stats.hash_outputs,
     };
     let max_cycles = options.duration.map(|d| {
         (d.as_secs_f64() * rate as f64 / block as f64)

@@ -264,6 +264,7 @@ pub(crate) fn run(
         body: CycleBody {
             meter,
             deadline_periods: options.deadline.periods(),
+            hash_outputs: options.stats.hash_outputs,
         },
         engine: Some(Box::new(engine)),
         handoff: handoff.clone(),

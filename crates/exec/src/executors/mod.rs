@@ -183,11 +183,17 @@ pub enum BuildError {
     /// that would wait for each other); the reason names the units.
     #[error("{0}")]
     BadSchedule(String),
+    /// The test-only fault switch ([`crate::fault::FAULT_VAR`]) holds a value that does not
+    /// parse.
+    #[error("{0}")]
+    Fault(String),
 }
 
 /// Builds an executor of `kind` with `threads` threads for `plan`. `static_lists` gives the
 /// per-thread unit lists of a static schedule (required for [`ExecutorKind::Static`]).
-/// What could not be placed as asked is in the executor's [`Executor::warnings`].
+/// What could not be placed as asked is in the executor's [`Executor::warnings`]. When the
+/// test-only switch [`crate::fault::FAULT_VAR`] names `kind`, the executor is built broken
+/// on purpose (see [`crate::fault`]).
 pub fn build(
     kind: ExecutorKind,
     plan: &Plan,
@@ -196,7 +202,7 @@ pub fn build(
     opts: &ExecOptions,
 ) -> Result<Box<dyn Executor + Send>, BuildError> {
     let opts = &opts.adapted_to(threads);
-    Ok(match kind {
+    let executor: Box<dyn Executor + Send> = match kind {
         ExecutorKind::Seq => Box::new(SeqExecutor::new()),
         ExecutorKind::Ws => Box::new(WorkStealing::new(plan, threads, opts)),
         ExecutorKind::WsAffinity => Box::new(WorkStealing::with_affinity(plan, threads, opts)),
@@ -207,5 +213,6 @@ pub fn build(
             let lists = static_lists.ok_or(BuildError::NoSchedule)?;
             Box::new(StaticSchedule::new(plan, lists, opts).map_err(BuildError::BadSchedule)?)
         }
-    })
+    };
+    crate::fault::inject(kind.name(), executor)
 }

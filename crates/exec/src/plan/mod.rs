@@ -493,4 +493,29 @@ impl Plan {
         // contract [3]), so while this shared borrow lives nothing writes the buffer.
         unsafe { self.arena.slice(b) }
     }
+
+    /// Engine output channel `channel`, writable (for the test-only fault injection of
+    /// [`crate::fault`]).
+    ///
+    /// # Panics
+    /// If `channel >= n_outputs()`.
+    pub(crate) fn output_mut(&mut self, channel: usize) -> &mut [f32] {
+        let b = self.outputs[channel];
+        // SAFETY: `&mut self`: no cycle runs and no other slice of the arena is alive.
+        unsafe { self.arena.slice_mut(b) }
+    }
+
+    /// A hash (64-bit FNV-1a over the bits, channel after channel) of every output sample of
+    /// the last cycle: two cycles with the same hash computed the same output, bit for bit,
+    /// but for a collision (one chance in 2^64 per compared pair). Never allocates.
+    pub fn output_hash(&self) -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for c in 0..self.n_outputs() {
+            for &x in self.output(c) {
+                h ^= u64::from(x.to_bits());
+                h = h.wrapping_mul(0x0000_0100_0000_01b3);
+            }
+        }
+        h
+    }
 }

@@ -1,0 +1,205 @@
+//! A benchmark that produces a wrong result fails: `fugue bench table`, `study` and
+//! `overhead` through the binary, each once with an executor broken on purpose (the test-only
+//! switch `FUGUE_TEST_FAULT`, see `fugue_exec::fault`) and once without. Broken, each exits 1
+//! with one error naming the executor, its configuration, the cycle and the output channel
+//! and sample (the node, for the empty nodes of `overhead`), prints no figure and leaves no
+//! file in its output folder; unbroken, the same command succeeds.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::{example, fugue_with_fault, stderr, stdout};
+
+/// A fresh folder for one test.
+fn folder(name: &str) -> PathBuf {
+    common::folder("bench-checks-cli", name)
+}
+
+/// The files under `dir` (none when it does not exist).
+fn files(dir: &Path) -> Vec<String> {
+    match std::fs::read_dir(dir) {
+        Ok(d) => d
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The run failed its check: exit status 1, one error line on standard error that holds
+/// every one of `parts`, nothing on standard output. Prints the error line (kept in the test
+/// log as the evidence of what a broken executor looks like).
+fn assert_failed_check(o: &Output, parts: &[&str]) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("fugue: ")).collect();
+    assert_eq!(errors.len(), 1, "{err}");
+    for p in parts {
+        assert!(errors[0].contains(p), "`{p}` not in: {}", errors[0]);
+    }
+    assert!(stdout(o).is_empty(), "{}", stdout(o));
+    println!("{}", errors[0]);
+}
+
+fn table_args(out: &Path) -> Vec<String> {
+    [
+        "bench",
+        "table",
+        "--shapes",
+        &example("synth.ag"),
+        "--buffers",
+        "64",
+        "--executors",
+        "ws,levels",
+        "--threads",
+        "2",
+        "--seconds",
+        "0.05",
+        "--runs",
+        "2",
+        "--costs",
+        "declared",
+        "-o",
+        &out.to_string_lossy(),
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+#[test]
+fn table_fails_on_a_wrong_output_and_writes_nothing() {
+    let dir = folder("table");
+    let out = dir.join("out");
+    let args = table_args(&out);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    // One bit of cycle 20 of the first run (every cycle is checked, not only the first ones).
+    let o = fugue_with_fault(&args, Some("flip:ws@20"));
+    assert_failed_check(
+        &o,
+        &[
+            "bench table: executor ws (2 threads) on ",
+            "synth.ag at buffer 64, run 1: cycle 20 differs from seq at output channel 0, sample 32",
+            "no result is reported",
+        ],
+    );
+    assert_eq!(files(&out), Vec::<String>::new());
+    // Seq is checked too, against a reference run of its own (never broken): a whole cycle
+    // skipped in the second run (the executor's 38 cycles a run, then 5 more).
+    let o = fugue_with_fault(&args, Some("skip:seq@43"));
+    assert_failed_check(
+        &o,
+        &[
+            "bench table: executor seq (1 thread) on ",
+            "run 2: cycle 5 differs from seq at output channel 0",
+        ],
+    );
+    assert_eq!(files(&out), Vec::<String>::new());
+    // The same command, nothing broken.
+    let o = fugue_with_fault(&args, None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut written = files(&out);
+    written.sort();
+    assert_eq!(written, ["README.md", "raw.csv", "summary.csv", "table.md"]);
+}
+
+/// A study of one generated graph, seq and ws at one buffer size, 0.1 s each.
+fn write_spec(dir: &Path) -> PathBuf {
+    let spec = dir.join("tiny.toml");
+    std::fs::write(
+        &spec,
+        "graphs = [\"gen:diamond:2\"]\nexecutors = [\"seq\", \"ws\"]\nthreads = [2]\nbuffers = [256]\nloads = [\"idle\"]\nseconds = 0.1\nrate = 48000\n",
+    )
+    .unwrap();
+    spec
+}
+
+#[test]
+fn study_fails_on_a_wrong_output_and_writes_nothing() {
+    let dir = folder("study");
+    let spec = write_spec(&dir);
+    let out = dir.join("out");
+    let (spec, out_s) = (spec.to_string_lossy(), out.to_string_lossy());
+    let args = ["bench", "study", &spec, "-o", &out_s];
+    // The timed real-time run itself is checked: cycle 10 of its 19.
+    let o = fugue_with_fault(&args, Some("flip:ws@10"));
+    assert_failed_check(
+        &o,
+        &[
+            "bench study: executor ws (2 threads) on diamond2 at buffer 256, idle load: cycle 10 differs from seq at output channel 0, sample 128",
+            "no result is written",
+        ],
+    );
+    assert!(!out.exists(), "{:?}", files(&out));
+    let o = fugue_with_fault(&args, None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("2 runs") && stdout(&o).contains("38 timed cycles checked"),
+        "{}",
+        stdout(&o)
+    );
+    for f in ["summary.csv", "report.html", "README.md", "raw.csv.gz"] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
+}
+
+#[test]
+fn overhead_fails_on_a_skipped_task_and_prints_nothing() {
+    let args = [
+        "bench",
+        "overhead",
+        "--shape",
+        "diamond",
+        "--nodes",
+        "16",
+        "--executor",
+        "seq,ws,rayon",
+        "--threads",
+        "2",
+        "--cycles",
+        "200",
+        "--warmup",
+        "20",
+        "--runs",
+        "1",
+        "--json",
+    ];
+    // A timed cycle (past the 20 warm-up ones) of ws runs no task.
+    let o = fugue_with_fault(&args, Some("skip:ws@50"));
+    assert_failed_check(
+        &o,
+        &[
+            "bench overhead: executor ws (2 threads) on diamond of depth 2 (16 nodes, nearest to 16), run 1",
+            "the first in cycle 50 at node",
+        ],
+    );
+    // The rayon peer is reached by the switch as well.
+    let o = fugue_with_fault(&args, Some("skip:rayon@100"));
+    assert_failed_check(
+        &o,
+        &[
+            "bench overhead: executor rayon",
+            "the first in cycle 100 at node",
+        ],
+    );
+    let o = fugue_with_fault(&args, None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).lines().count(), 3, "{}", stdout(&o));
+}
+
+#[test]
+fn a_malformed_fault_value_is_refused() {
+    let o = fugue_with_fault(
+        &[
+            "bench", "overhead", "--shape", "line", "--nodes", "4", "--cycles", "10", "--warmup",
+            "0",
+        ],
+        Some("flip-ws"),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("FUGUE_TEST_FAULT=`flip-ws`: expected flip:EXECUTOR[@CYCLE]"),
+        "{}",
+        stderr(&o)
+    );
+}
