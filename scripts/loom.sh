@@ -1,9 +1,29 @@
 #!/usr/bin/env bash
-# loom models of the ordered ring's slot protocol (crates/ring/tests/loom.rs).
-# A separate target directory keeps the --cfg loom build from invalidating the normal one.
+# The loom models of fugue's lock-free protocols, run by CI (scripts/test.sh):
+# - the executors (crates/exec/src/loom_tests.rs): the sleep/wake signal, the deque, the
+#   source ranges, and ws, share, share-spin, levels and static run whole for two cycles;
+# - the ordered ring's slot protocol and parking (crates/ring/tests/loom.rs);
+# - the task pool's deque and sleep protocol (crates/pool/src/loom_tests.rs);
+# each with its protocols' broken variants (fugue_sync::fault) shown to be caught.
+# Each model sets its own bound on preemptions per execution, chosen to keep the whole run
+# within a few minutes on two cores; LOOM_MAX_PREEMPTIONS=N overrides them all (deeper and
+# much longer: scripts/long-tests.sh runs them with 2). Extra arguments go to every test
+# binary (a name filter, --nocapture). A separate target directory keeps the --cfg loom
+# build from invalidating the normal one. The last line counts the models that ran.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export RUSTFLAGS="--cfg loom ${RUSTFLAGS:-}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/loom"
-export LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}"
-exec cargo test -p fugue-ring --release --test loom "$@"
+log="$CARGO_TARGET_DIR/loom-results.txt"
+mkdir -p "$CARGO_TARGET_DIR"
+: >"$log"
+run() {
+    echo "== loom: $*"
+    cargo test --release "$@" 2>&1 | tee -a "$log" | grep -v '^$'
+}
+start=$(date +%s)
+run -p fugue-exec --lib loom -- "$@"
+run -p fugue-ring --test loom -- "$@"
+run -p fugue-pool --lib loom -- "$@"
+passed=$(grep -o '[0-9]* passed' "$log" | awk '{s += $1} END {print s + 0}')
+echo "== loom: $passed model test(s) passed in $(( $(date +%s) - start )) s"

@@ -44,3 +44,5 @@ if [ -s "$FUGUE_SKIP_LOG" ]; then
 else
     echo "== no corpus test skipped"
 fi
+echo "== loom models (scripts/loom.sh)"
+bash scripts/loom.sh

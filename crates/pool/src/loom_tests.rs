@@ -1,4 +1,4 @@
-//! loom models of the pool's lock-free protocols (run with `scripts/loom-pool.sh`, i.e.
+//! loom models of the pool's lock-free protocols (run with `scripts/loom.sh`, which CI runs, i.e.
 //! `RUSTFLAGS="--cfg loom" cargo test -p fugue-pool --release --lib loom`): the Chase–Lev
 //! deque (exactly once, with a growth) and the `steal` sleep/wake protocol with fugue-sync's
 //! futex model, where a lost wake-up is a deadlock that loom reports.
@@ -7,7 +7,7 @@ use loom::sync::Arc;
 use loom::thread;
 
 use crate::deque::{Deque, Steal};
-use crate::sleep::{Sleep, SKIP_RECHECK};
+use crate::sleep::Sleep;
 
 /// A fake item pointer (never dereferenced).
 fn item(i: usize) -> *mut u8 {
@@ -110,14 +110,14 @@ fn loom_sleep_no_lost_wakeup() {
 }
 
 /// The fault switch: without the re-check before parking, loom finds the lost wake-up and
-/// reports a deadlock. (loom's report unwinds through the model's parked threads and aborts the
-/// test process, so `should_panic` cannot catch it: run it by hand, expecting "deadlock" and an
-/// abort: `scripts/loom-pool.sh -- --ignored loom_sleep_without_recheck`.)
+/// reports a deadlock (the model runs again in a child process, which loom's report aborts).
 #[test]
-#[ignore = "aborts the process by design: loom reports the lost wake-up as a deadlock"]
-fn loom_sleep_without_recheck_loses_a_wakeup() {
-    SKIP_RECHECK.with(|c| c.set(true));
-    sleep_model();
+fn loom_sleep_catches_no_recheck() {
+    fugue_sync::fault::expect_caught(
+        "loom_tests::loom_sleep_no_lost_wakeup",
+        "pool-sleep-no-recheck",
+        "deadlock",
+    );
 }
 
 /// Two thieves, two pushes, with the pool's rule for local pushes: only the push into an

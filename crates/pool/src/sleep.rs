@@ -55,14 +55,6 @@ use fugue_sync::{fence, futex, AtomicU32, Ordering};
 
 use crate::util::CachePadded;
 
-#[cfg(loom)]
-std::thread_local! {
-    /// Test-only fault switch: when set, a thief does not re-check the queues before parking
-    /// (step 3), and the loom model of the protocol must find the lost wake-up. (loom runs a
-    /// model's threads on the test's thread, so a thread-local reaches them all.)
-    pub(crate) static SKIP_RECHECK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
 /// The sleep state shared by the workers of one `steal` pool.
 #[derive(Default)]
 pub struct Sleep {
@@ -109,11 +101,9 @@ impl Sleep {
         self.sleepers.fetch_add(1, Ordering::SeqCst);
         // F2: pairs with the pushers' fence F1.
         fence(Ordering::SeqCst);
-        #[cfg(loom)]
-        let skip = SKIP_RECHECK.with(std::cell::Cell::get);
-        #[cfg(not(loom))]
-        let skip = false;
-        if skip || !has_work() {
+        // The broken variant (a test-only fault switch, off outside loom builds) parks
+        // without the re-check (step 3); the loom model must find the lost wake-up.
+        if fugue_sync::fault::active("pool-sleep-no-recheck") || !has_work() {
             futex::wait(&self.epoch, e, None);
         }
         // SeqCst: keeps the count in the single order that the proof sketch reasons about.

@@ -117,16 +117,12 @@ pub(crate) fn decode(word: u64) -> (u64, u64) {
 pub(crate) struct Control {
     /// Number of the next item the consumer will read (written by the consumer on release).
     pub(crate) next_to_read: CachePadded<AtomicU64>,
-    /// Bumped after a commit in `Park` mode and when a producer handle goes away; the consumer
-    /// sleeps on it.
+    /// Bit 0: the consumer may be asleep on this word; bits 1..: a count bumped after a commit
+    /// in `Park` mode and when a producer handle goes away.
     pub(crate) commits: CachePadded<AtomicU32>,
-    /// Bumped after a release in `Park` mode and when the consumer goes away; producers sleep
-    /// on it.
+    /// Bit 0: producers may be asleep on this word; bits 1..: a count bumped after a release
+    /// in `Park` mode and when the consumer goes away.
     pub(crate) releases: CachePadded<AtomicU32>,
-    /// 1 while the consumer may be asleep on `commits`.
-    pub(crate) consumer_sleeping: AtomicU32,
-    /// Number of producers that may be asleep on `releases`.
-    pub(crate) producers_sleeping: AtomicU32,
     /// Number of live producer handles.
     pub(crate) producers: AtomicU32,
     /// 1 while the consumer exists.
@@ -139,8 +135,6 @@ impl Control {
             next_to_read: CachePadded(AtomicU64::new(0)),
             commits: CachePadded(AtomicU32::new(0)),
             releases: CachePadded(AtomicU32::new(0)),
-            consumer_sleeping: AtomicU32::new(0),
-            producers_sleeping: AtomicU32::new(0),
             producers: AtomicU32::new(producers),
             consumer_alive: AtomicU32::new(1),
         }

@@ -41,12 +41,16 @@ impl Waiter {
         done: impl Fn() -> bool,
         deadline: Option<Instant>,
     ) {
-        // Under loom every wait is one yield to the model's scheduler: the back-off counts
-        // would only multiply the explored branches.
+        // Under loom the back-off counts would only multiply the explored branches: `Spin`
+        // and `Yield` wait by one yield to the model's scheduler, and `Park` parks at once
+        // with the real protocol on the modelled futex (untimed: loom has no clock, and a
+        // lost wake-up must show as a deadlock, not as a timeout).
         #[cfg(loom)]
         {
-            let _ = (control, side, &done, deadline);
-            yield_now();
+            match self.strategy {
+                Strategy::Park if deadline.is_none() => park(control, side, done, None),
+                _ => yield_now(),
+            }
             return;
         }
         #[allow(unreachable_code)]
@@ -113,60 +117,51 @@ fn park(control: &Control, side: Side, done: impl Fn() -> bool, deadline: Option
         },
         None => None,
     };
-    match side {
-        Side::Consumer => {
-            // [C1] SeqCst: in the single total order before [C2]; a producer's [P2] that
-            // comes after it reads 1 and wakes us.
-            control.consumer_sleeping.store(1, Ordering::SeqCst);
-            // [C2] SeqCst load: pairs with the producer's [P1] fetch_add (release); reading
-            // its value makes the commit before it visible to [C3].
-            let seen = control.commits.load(Ordering::SeqCst);
-            if !done() {
-                sleep(&control.commits, seen, timeout);
-            }
-            control.consumer_sleeping.store(0, Ordering::SeqCst);
-        }
-        Side::Producer => {
-            // [C1]/[C2] with the roles swapped: producers count themselves in, the consumer's
-            // release bumps `releases` and wakes everyone when the count is not zero.
-            control.producers_sleeping.fetch_add(1, Ordering::SeqCst);
-            let seen = control.releases.load(Ordering::SeqCst);
-            if !done() {
-                sleep(&control.releases, seen, timeout);
-            }
-            control.producers_sleeping.fetch_sub(1, Ordering::SeqCst);
-        }
+    // The consumer sleeps on `commits`, producers on `releases`.
+    let word = match side {
+        Side::Consumer => &control.commits,
+        Side::Producer => &control.releases,
+    };
+    // [C1] One read-modify-write announces the sleeper (bit 0) and reads the count it sleeps
+    // on. AcqRel: if a signaller's [P1] came first, this reads its value (or a later one) and
+    // acquires what came before it, so that [C2] sees the commit or release.
+    let seen = word.fetch_or(SLEEPING, Ordering::AcqRel) | SLEEPING;
+    // [C2] The caller's condition, re-checked; the broken variant sleeps without it.
+    if fugue_sync::fault::active("ring-park-no-recheck") || !done() {
+        // [C3] Returns at once if the word has changed since [C1].
+        fugue_sync::futex::wait_shared(word, seen, timeout);
     }
 }
 
-fn sleep(word: &AtomicU32, seen: u32, timeout: Option<std::time::Duration>) {
-    fugue_sync::futex::wait_shared(word, seen, timeout);
-}
+/// The sleeping flag in bit 0 of `commits` and `releases`; their count is in bits 1.. .
+const SLEEPING: u32 = 1;
 
-fn wake(word: &AtomicU32, count: i32) {
-    fugue_sync::futex::wake_shared(word, count);
+/// [P1] Advances `word`'s count (a read-modify-write, after the commit or release it
+/// announces) and [P2], if a sleeper announced itself, clears the flag and wakes up to `count`
+/// sleepers.
+#[inline]
+fn signal(word: &AtomicU32, count: i32) {
+    // AcqRel: Release publishes the commit or release made before; a sleeper's [C1] that
+    // reads this value (or a later one) acquires it.
+    let prev = word.fetch_add(2, Ordering::AcqRel);
+    if prev & SLEEPING != 0 {
+        // Relaxed: the flag only decides who calls wake; a sleeper that sets it again in
+        // between sleeps on a changed word and returns at once.
+        word.fetch_and(!SLEEPING, Ordering::Relaxed);
+        fugue_sync::futex::wake_shared(word, count);
+    }
 }
 
 /// After a commit (Park mode) or when a producer handle goes away: wake the consumer if it
 /// may be asleep.
 #[inline]
 pub(crate) fn notify_consumer(control: &Control) {
-    // [P1] SeqCst RMW: releases the commit stored before it to the consumer's [C2].
-    control.commits.fetch_add(1, Ordering::SeqCst);
-    // [P2] SeqCst: after [P1] in the total order; reads the consumer's [C1] if [C1] came
-    // first, otherwise the consumer's [C2] reads [P1] and [C3] sees the commit.
-    if control.consumer_sleeping.load(Ordering::SeqCst) != 0 {
-        wake(&control.commits, 1);
-    }
+    signal(&control.commits, 1);
 }
 
 /// After a release (Park mode) or when the consumer goes away: wake the producers that may
 /// be asleep.
 #[inline]
 pub(crate) fn notify_producers(control: &Control) {
-    // Same pairing as `notify_consumer`, with `releases` and `producers_sleeping`.
-    control.releases.fetch_add(1, Ordering::SeqCst);
-    if control.producers_sleeping.load(Ordering::SeqCst) != 0 {
-        wake(&control.releases, i32::MAX);
-    }
+    signal(&control.releases, i32::MAX);
 }

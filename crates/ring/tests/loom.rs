@@ -3,19 +3,21 @@
 //! access tracking in `primitive`, checks that slot bytes are never accessed by a writer and a
 //! reader without happens-before). Each model asserts that every item is delivered exactly
 //! once, in order, with its own payload, and loom reports a deadlock if every thread waits.
+//! With `Strategy::Park` every wait parks at once through the real parking protocol on the
+//! modelled futex (`fugue_sync::futex`), so a lost wake-up is a deadlock; the protocol's
+//! broken variant (the `ring-park-no-recheck` fault switch) is shown to be caught.
 //!
-//! Run with `scripts/loom.sh` (`RUSTFLAGS="--cfg loom" cargo test -p fugue-ring --release
-//! --test loom`).
+//! Run with `scripts/loom.sh`, which CI runs.
 #![cfg(loom)]
 
 use fugue_ring::{ordered_with, Options, Padding, Strategy, TryAcquireError};
 use loom::thread;
 
-/// Explore with at most `LOOM_MAX_PREEMPTIONS` preemptions (default 3) per execution.
+/// Explore with at most `LOOM_MAX_PREEMPTIONS` preemptions (default 2) per execution.
 fn model(f: impl Fn() + Sync + Send + 'static) {
     let mut b = loom::model::Builder::new();
     if b.preemption_bound.is_none() {
-        b.preemption_bound = Some(3);
+        b.preemption_bound = Some(2);
     }
     b.max_branches = 100_000;
     b.check(f);
@@ -80,6 +82,22 @@ fn capacity_2_two_producers_spin() {
 #[test]
 fn capacity_1_two_producers_park() {
     two_producers(1, Strategy::Park);
+}
+
+#[test]
+fn capacity_2_two_producers_park() {
+    two_producers(2, Strategy::Park);
+}
+
+/// The parking protocol's broken variant (sleeping without the [C3] re-check of the
+/// condition) loses a wake-up, and the park model reports the deadlock.
+#[test]
+fn park_catches_no_recheck() {
+    fugue_sync::fault::expect_caught(
+        "capacity_1_two_producers_park",
+        "ring-park-no-recheck",
+        "deadlock",
+    );
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The shared-memory ring: header checks, and producer processes (this test binary re-run
 //! with a role in `FUGUE_RING_ROLE`) exchanging items with the consumer (this process),
 //! including a producer that dies mid-write.
+#![cfg(not(loom))]
 
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
@@ -219,13 +220,13 @@ fn header_is_checked_on_open() {
             e,
             ShmError::VersionMismatch {
                 found: 7,
-                expected: 1,
+                expected: shm::VERSION,
                 ..
             }
         ),
         "{e}"
     );
-    map[8..12].copy_from_slice(&1u32.to_le_bytes());
+    map[8..12].copy_from_slice(&shm::VERSION.to_le_bytes());
     // Corrupt the stride (offset 56).
     map[56..64].copy_from_slice(&3u64.to_le_bytes());
     assert!(matches!(shm::open(&ring), Err(ShmError::Corrupt { .. })));

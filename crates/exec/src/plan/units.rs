@@ -65,8 +65,14 @@ pub const NO_SLOT: u32 = u32::MAX;
 
 /// Wide joins: a unit with more predecessors than this gets a tree of group counters, each
 /// counting at most this many predecessors (or groups), so that finishing predecessors do
-/// not all decrement one counter.
+/// not all decrement one counter. (2 under loom, so that a model with a join of three
+/// branches has group counters.)
+#[cfg(not(loom))]
 pub const JOIN_FANIN: usize = 4;
+/// Wide joins (see the non-loom definition); 2 under loom, so that a small model has group
+/// counters.
+#[cfg(loom)]
+pub const JOIN_FANIN: usize = 2;
 
 /// Wide stateless joins are split by frames: a task of a frame-parallel kind
 /// ([`DspNode::frame_parallel`], e.g. `mix`) fed by at least [`SPLIT_MIN_INPUTS`] edges, at a
