@@ -33,10 +33,47 @@ fn costs_file_is_read_by_schedule_and_render() {
         stdout.contains("median µs") && stdout.contains("WCET µs"),
         "{stdout}"
     );
+    // The table: per node, its kind, median and 99th percentile, in the graph's order.
+    let g = fugue_graph::read_file(Path::new(&graph), None).unwrap();
+    let table: Vec<(String, String, f64, f64)> = stdout
+        .lines()
+        .skip(1)
+        .take(g.len())
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            assert_eq!(f.len(), 4, "{l}");
+            (
+                f[0].to_string(),
+                f[1].to_string(),
+                f[2].parse().unwrap(),
+                f[3].parse().unwrap(),
+            )
+        })
+        .collect();
+    for (name, _, median, p99) in &table {
+        assert!(
+            median.is_finite() && *median > 0.0 && median <= p99,
+            "{name}: median {median} µs, p99 {p99} µs"
+        );
+    }
+    // What the times measure: the reverb does far more per sample than an oscillator, a
+    // gain stage, the mix or the sink (tens of µs against a few per 128 frames); the medians
+    // say so whatever the machine's load.
+    let median = |n: &str| table.iter().find(|r| r.0 == n).unwrap().2;
+    for (name, kind, m, _) in &table {
+        if name != "room" {
+            assert!(
+                median("room") > 2.0 * m,
+                "the reverb's median ({} µs) is not above twice that of {name} ({kind}, {m} µs)",
+                median("room")
+            );
+        }
+    }
+
+    // The file: one row per node, in order, holding the table's 99th percentile.
     let text = std::fs::read_to_string(&costs).unwrap();
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some("node,cost"));
-    let g = fugue_graph::read_file(Path::new(&graph), None).unwrap();
     let rows: Vec<(String, f64)> = lines
         .map(|l| {
             let (n, v) = l.split_once(',').unwrap();
@@ -46,33 +83,67 @@ fn costs_file_is_read_by_schedule_and_render() {
     assert_eq!(rows.len(), g.len());
     for (i, (name, cost)) in rows.iter().enumerate() {
         assert_eq!(name, &g.node(i).name);
-        assert!(cost.is_finite() && *cost >= 0.0);
-        assert!(stdout.contains(name.as_str()));
+        assert_eq!(name, &table[i].0);
+        assert!(
+            (cost - table[i].3).abs() <= 0.001,
+            "{name}: the file says {cost}, the table's p99 {}",
+            table[i].3
+        );
     }
-    assert!(rows.iter().any(|(_, c)| *c > 0.0), "every cost is zero");
 
+    // `schedule --costs` schedules with those costs: every task lasts its cost.
     let o = fugue(&["schedule", &graph, "-a", "hlfet", "-p", "2", "--costs", c]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let mut scheduled = 0;
+    for l in out.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if let [task, start, finish] = f[..] {
+            let (Ok(start), Ok(finish)) = (start.parse::<f64>(), finish.parse::<f64>()) else {
+                continue;
+            };
+            let cost = rows.iter().find(|r| r.0 == task).unwrap().1;
+            assert!(
+                (finish - start - cost).abs() <= 0.002,
+                "{task} lasts {} in the schedule, its cost is {cost}\n{out}",
+                finish - start
+            );
+            scheduled += 1;
+        }
+    }
+    assert_eq!(scheduled, g.len(), "{out}");
 
-    let wav = d.join("out.wav");
-    let o = fugue(&[
-        "render",
-        &graph,
-        "-o",
-        wav.to_str().unwrap(),
-        "--seconds",
-        "0.2",
-        "--buffer",
-        "128",
-        "--executor",
-        "static",
-        "--threads",
-        "2",
-        "--costs",
-        c,
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(wav.is_file());
+    // The static executor on the schedule of those costs renders what seq renders, bit for bit.
+    let render = |name: &str, extra: &[&str]| {
+        let wav = d.join(name);
+        let mut args = vec![
+            "render",
+            &graph,
+            "-o",
+            wav.to_str().unwrap(),
+            "--seconds",
+            "0.2",
+            "--buffer",
+            "128",
+        ];
+        args.extend_from_slice(extra);
+        let o = fugue(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        hound::WavReader::open(&wav)
+            .unwrap()
+            .into_samples::<f32>()
+            .map(|x| x.unwrap())
+            .collect::<Vec<f32>>()
+    };
+    let got = render(
+        "static.wav",
+        &["--executor", "static", "--threads", "2", "--costs", c],
+    );
+    let want = render("seq.wav", &["--executor", "seq"]);
+    assert_eq!(want.len(), 2 * 9600, "0.2 s of stereo at 48 kHz");
+    if let Some((i, a, b)) = fugue_testkit::bits::first_difference(&got, &want) {
+        panic!("the static render differs from seq at sample {i}: {a:?} against {b:?}");
+    }
 }
 
 #[test]

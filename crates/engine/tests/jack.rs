@@ -67,50 +67,69 @@ fn read_mono(path: &std::path::Path) -> (u32, Vec<f32>) {
     (spec.sample_rate, v.chunks(ch).map(|f| f[0]).collect())
 }
 
-/// How a capture matches a render.
-struct Segments {
-    /// Samples equal (within 1e-6: both are 32-bit float, computed the same way) to the
-    /// render at their segment's offset.
-    matched: usize,
-    /// Runs of consecutive matching samples.
-    segments: usize,
-    /// Each segment starts later in the render than the previous one ended.
-    in_order: bool,
+/// How a capture matches a render, block by block.
+#[derive(Debug)]
+struct Blocks {
+    /// Full blocks of the capture (after its leading silence) compared.
+    compared: usize,
+    /// For each, the index of the render's block it equals bit for bit, or `None` for a block
+    /// of zeros (a cycle the client did not run in time) that equals no render block.
+    found: Vec<Option<usize>>,
+    /// Blocks that equal no render block and are not silent.
+    strays: usize,
+    /// The first of them: (capture block, first differing sample against the render block
+    /// expected there).
+    stray: Option<(usize, usize)>,
 }
 
-/// Walks `cap`: finds where a probe of `probe` samples lies in `rendered`, extends the match
-/// sample by sample, and after a mismatch looks for the next probe (in steps of 32 samples).
-fn match_segments(cap: &[f32], rendered: &[f32], probe: usize) -> Segments {
-    let close = |a: f32, b: f32| (a - b).abs() <= 1e-6;
-    let mut m = Segments {
-        matched: 0,
-        segments: 0,
-        in_order: true,
+/// Aligns `cap` on `rendered` (the first `probe` samples of the capture that are not silence,
+/// found bit for bit in the render, give the block boundaries), then finds each full block of
+/// the capture among the render's blocks, bit for bit, from the block the previous one matched
+/// (a late cycle can make jack_capture record a block twice; a dropped one skips a block).
+fn match_blocks(cap: &[f32], rendered: &[f32], block: usize, probe: usize) -> Blocks {
+    let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<u32>>();
+    let (cap_bits, ren_bits) = (bits(cap), bits(rendered));
+    let first = cap
+        .iter()
+        .position(|&x| x != 0.0)
+        .expect("a silent capture");
+    let p = &cap_bits[first..first + probe];
+    let o = (0..=ren_bits.len() - probe)
+        .find(|&o| &ren_bits[o..o + probe] == p)
+        .expect("the capture's first samples appear in the offline render, bit for bit");
+    // The capture's block boundary at or after `first`.
+    let start = first + (block - o % block) % block;
+    let mut m = Blocks {
+        compared: 0,
+        found: Vec::new(),
+        strays: 0,
+        stray: None,
     };
-    let mut end_in_render = 0usize;
-    let mut i = 0;
-    while i + probe <= cap.len() {
-        let p = &cap[i..i + probe];
-        let Some(o) = (0..=rendered.len().saturating_sub(probe)).find(|&o| {
-            rendered[o..o + probe]
-                .iter()
-                .zip(p)
-                .all(|(a, b)| close(*a, *b))
-        }) else {
-            i += 32;
-            continue;
-        };
-        if m.segments > 0 && o < end_in_render {
-            m.in_order = false;
+    let n_render = ren_bits.len() / block;
+    let mut next = o.div_ceil(block);
+    let mut i = start;
+    while i + block <= cap_bits.len() {
+        let c = &cap_bits[i..i + block];
+        m.compared += 1;
+        let at = |j: usize| &ren_bits[j * block..(j + 1) * block];
+        let hit = (next.saturating_sub(1)..n_render).find(|&j| at(j) == c);
+        match hit {
+            Some(j) => {
+                m.found.push(Some(j));
+                next = j + 1;
+            }
+            None if c.iter().all(|&x| f32::from_bits(x) == 0.0) => m.found.push(None),
+            None => {
+                m.strays += 1;
+                if m.stray.is_none() {
+                    let want = at(next.min(n_render - 1));
+                    let k = c.iter().zip(want).position(|(a, b)| a != b).unwrap_or(0);
+                    m.stray = Some((m.compared - 1, k));
+                }
+                m.found.push(None);
+            }
         }
-        m.segments += 1;
-        let mut k = 0;
-        while i + k < cap.len() && o + k < rendered.len() && close(cap[i + k], rendered[o + k]) {
-            k += 1;
-        }
-        m.matched += k;
-        end_in_render = o + k;
-        i += k;
+        i += block;
     }
     m
 }
@@ -212,44 +231,51 @@ fn jack_backend() {
         )
         .unwrap();
         let (_, rendered) = read_mono(&rendered_path);
-        // Skip the capture's leading silence (before the connection was made).
-        let first = captured.iter().position(|&x| x != 0.0).unwrap();
-        let cap = &captured[first..];
-        assert!(
-            cap.len() > rate as usize / 2,
-            "{} samples captured",
-            cap.len()
-        );
-        // The capture must be the offline render, in order. When the server falls behind
-        // real time (a loaded machine), a cycle can reach jack_capture late or twice, so the
-        // capture is matched in segments: with no xrun and no skipped cycle it must be one
-        // segment, bit for bit; otherwise at least half of it must still match, segment by
-        // segment.
-        let m = match_segments(cap, &rendered, 1024);
+        // The capture must be the offline render, block after block, bit for bit (both are
+        // 32-bit float samples computed the same way; the capture file stores them as they
+        // were). With no xrun and every server cycle run, the blocks follow each other with
+        // none missing or repeated. When the server falls behind real time (a loaded machine),
+        // a cycle can reach jack_capture late or twice, be dropped, or (a cycle the client
+        // did not run in time) be silent, and jack_capture can record a block that an xrun cut
+        // short: each block must then still be a block of the render, in order, or silence,
+        // but for at most two blocks per xrun.
+        let m = match_blocks(&captured, &rendered, played.block, 256);
         let ran = played.cycles_run();
         let server_cycles = played.server_cycles().unwrap_or(0);
         let clean = played.xruns == 0 && ran == server_cycles && played.silent_cycles == 0;
+        let silent = m.found.iter().filter(|f| f.is_none()).count();
         println!(
-            "capture: {} of {} samples matched in {} segment(s); {} xruns, {} of {} server cycles run",
-            m.matched,
-            cap.len(),
-            m.segments,
-            played.xruns,
-            ran,
-            server_cycles
+            "capture: {} blocks of {} compared, {} silent; {} xruns, {} of {} server cycles run",
+            m.compared, played.block, silent, played.xruns, ran, server_cycles
         );
         assert!(
-            m.segments >= 1,
-            "the captured audio appears in the offline render"
+            m.compared * played.block > rate as usize / 2,
+            "{} blocks captured",
+            m.compared
         );
+        if let Some((b, k)) = m.stray {
+            println!(
+                "{} captured block(s) are neither blocks of the offline render nor silence, the \
+                 first ({b}) from its sample {k} on",
+                m.strays
+            );
+            assert!(
+                m.strays <= 2 * played.xruns as usize,
+                "more garbled blocks ({}) than two per xrun ({} xruns)",
+                m.strays,
+                played.xruns
+            );
+        }
+        let found: Vec<usize> = m.found.iter().flatten().copied().collect();
         if clean {
-            assert_eq!(m.segments, 1);
-            assert_eq!(m.matched, cap.len());
+            assert_eq!(silent, 0, "silent blocks without a missed cycle");
+            assert!(
+                found.windows(2).all(|w| w[1] == w[0] + 1),
+                "blocks missing or repeated without an xrun: {found:?}"
+            );
         } else {
-            // A late cycle can leave jack_capture a stale buffer (a block seen twice), so the
-            // order is only reported here.
-            println!("segments in the render's order: {}", m.in_order);
-            assert!(m.matched * 2 >= cap.len(), "{} of {}", m.matched, cap.len());
+            assert!(found.windows(2).all(|w| w[1] >= w[0]), "{found:?}");
+            assert!(found.len() * 2 >= m.compared, "{m:?}");
         }
         let _ = std::fs::remove_file(&wav);
         let _ = std::fs::remove_file(&rendered_path);

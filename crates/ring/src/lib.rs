@@ -76,6 +76,7 @@ fn ordered_aligned(
     assert!(capacity > 0, "a ring needs at least one slot");
     let layout = SlotLayout::new(capacity as u64, item_size, align, options.padding)
         .expect("ring size overflows the address space");
+    wait::prepare();
     ring::pair(Region::heap(layout, align, options.strategy))
 }
 

@@ -72,6 +72,7 @@ pub(crate) fn pair(region: Region) -> (Producer, Consumer) {
 /// A producer over an existing region whose producer count was already incremented.
 #[cfg(not(loom))]
 pub(crate) fn producer_of(region: Region) -> Producer {
+    crate::wait::prepare();
     Producer {
         region: Arc::new(region),
     }
@@ -81,6 +82,7 @@ pub(crate) fn producer_of(region: Region) -> Producer {
 /// count.
 #[cfg(not(loom))]
 pub(crate) fn shm_consumer(region: Region, name: std::ffi::CString) -> Consumer {
+    crate::wait::prepare();
     Consumer {
         region: Arc::new(region),
         next: 0,

@@ -101,7 +101,13 @@ fn spin_steps(control: &Control, side: Side) -> u32 {
     }
 }
 
-/// Cores this process may use (read once).
+/// Reads what the waits need once (the core count, whose first reading allocates), so that
+/// no wait does it on the real-time path: called where rings and handles are made.
+pub(crate) fn prepare() {
+    cores();
+}
+
+/// Cores this process may use (read once, by [`prepare`]).
 fn cores() -> usize {
     static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
