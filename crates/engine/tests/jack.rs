@@ -82,6 +82,19 @@ struct Blocks {
     stray: Option<(usize, usize)>,
 }
 
+/// Whether a captured sample is the rendered one: the same bits, or both below the smallest
+/// normal float. JACK's process thread may run with subnormals flushed to zero (the capture
+/// holds zeros, or other subnormals, where the render, computed with IEEE subnormals, holds
+/// subnormals: seen here around 1e-39); that changes nothing above 1.2e-38.
+fn same(a: u32, b: u32) -> bool {
+    let tiny = |x: u32| f32::from_bits(x).abs() < f32::MIN_POSITIVE;
+    a == b || (tiny(a) && tiny(b))
+}
+
+fn same_block(a: &[u32], b: &[u32]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(*x, *y))
+}
+
 /// Aligns `cap` on `rendered` (the first `probe` samples of the capture that are not silence,
 /// found bit for bit in the render, give the block boundaries), then finds each full block of
 /// the capture among the render's blocks, bit for bit, from the block the previous one matched
@@ -95,7 +108,7 @@ fn match_blocks(cap: &[f32], rendered: &[f32], block: usize, probe: usize) -> Bl
         .expect("a silent capture");
     let p = &cap_bits[first..first + probe];
     let o = (0..=ren_bits.len() - probe)
-        .find(|&o| &ren_bits[o..o + probe] == p)
+        .find(|&o| same_block(&ren_bits[o..o + probe], p))
         .expect("the capture's first samples appear in the offline render, bit for bit");
     // The capture's block boundary at or after `first`.
     let start = first + (block - o % block) % block;
@@ -112,7 +125,7 @@ fn match_blocks(cap: &[f32], rendered: &[f32], block: usize, probe: usize) -> Bl
         let c = &cap_bits[i..i + block];
         m.compared += 1;
         let at = |j: usize| &ren_bits[j * block..(j + 1) * block];
-        let hit = (next.saturating_sub(1)..n_render).find(|&j| at(j) == c);
+        let hit = (next.saturating_sub(1)..n_render).find(|&j| same_block(at(j), c));
         match hit {
             Some(j) => {
                 m.found.push(Some(j));
@@ -123,7 +136,11 @@ fn match_blocks(cap: &[f32], rendered: &[f32], block: usize, probe: usize) -> Bl
                 m.strays += 1;
                 if m.stray.is_none() {
                     let want = at(next.min(n_render - 1));
-                    let k = c.iter().zip(want).position(|(a, b)| a != b).unwrap_or(0);
+                    let k = c
+                        .iter()
+                        .zip(want)
+                        .position(|(a, b)| !same(*a, *b))
+                        .unwrap_or(0);
                     m.stray = Some((m.compared - 1, k));
                 }
                 m.found.push(None);
@@ -238,7 +255,8 @@ fn jack_backend() {
         // a cycle can reach jack_capture late or twice, be dropped, or (a cycle the client
         // did not run in time) be silent, and jack_capture can record a block that an xrun cut
         // short: each block must then still be a block of the render, in order, or silence,
-        // but for at most two blocks per xrun.
+        // but for at most two blocks per xrun. Samples compare as `same` says: bit for bit
+        // above the subnormal range.
         let m = match_blocks(&captured, &rendered, played.block, 256);
         let ran = played.cycles_run();
         let server_cycles = played.server_cycles().unwrap_or(0);
