@@ -242,12 +242,13 @@ fn executor_model(kind: ExecutorKind, text: &'static str) {
             plan.loom_read_outputs();
             seq.run_cycle(&mut reference);
             for ch in 0..plan.n_outputs() {
-                let bits = |p: &Plan| p.output(ch).iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                assert_eq!(
-                    bits(&plan),
-                    bits(&reference),
-                    "{kind}: cycle {cycle}, output {ch} differs from seq"
-                );
+                if let Some((i, a, b)) =
+                    fugue_testkit::bits::first_difference(plan.output(ch), reference.output(ch))
+                {
+                    panic!(
+                        "{kind}: cycle {cycle}, output {ch}, sample {i}: {a:?} where seq has {b:?}"
+                    );
+                }
             }
         }
         drop(exec);
