@@ -82,6 +82,9 @@ pub struct OverheadConfig {
     pub algorithm: Algorithm,
     /// Sleep this long between cycles, in µs.
     pub idle_us: u64,
+    /// Start cycles every this many µs, as a real-time backend would (instead of
+    /// `idle_us`); the executors are told the period (`ExecOptions::period`).
+    pub period_us: Option<u64>,
     /// Timed cycles per run.
     pub cycles: usize,
     /// Untimed cycles before each run.
@@ -101,6 +104,9 @@ pub struct RunnerRuns {
     pub runner: Runner,
     /// Its runs' statistics, in order.
     pub runs: Vec<CycleStats>,
+    /// Per run: the CPU time the process used over the timed cycles, per second of wall
+    /// time (in cores; fugue's executors only).
+    pub cpu: Vec<f64>,
 }
 
 /// The overhead benchmark's result: every run of every executor, each of whose cycles passed
@@ -121,6 +127,8 @@ pub struct OverheadResult {
     pub runs: usize,
     /// Sleep between cycles, µs.
     pub idle_us: u64,
+    /// Period at which cycles started, µs (instead of `idle_us`).
+    pub period_us: Option<u64>,
     /// The executor options used.
     pub options: ExecOptions,
     /// Per executor, in the order asked.
@@ -165,21 +173,81 @@ fn load_graph(source: &GraphSource) -> Result<(TaskGraph, String), BenchError> {
     })
 }
 
+/// How the cycles of a run follow each other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pace {
+    /// Sleep this long between cycles (zero: back to back).
+    Idle(Duration),
+    /// Start a cycle every period (absolute-time sleeps, as a clocked backend does).
+    Period(Duration),
+}
+
+/// Process CPU time (user and system, every thread).
+fn process_cpu() -> Duration {
+    // SAFETY: `getrusage` fills the zeroed struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid pointer to a rusage struct.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(u.ru_utime) + tv(u.ru_stime)
+}
+
+/// Sleeps until `t_ns` of the `CLOCK_MONOTONIC` clock.
+fn sleep_until(t_ns: u64) {
+    let ts = libc::timespec {
+        tv_sec: (t_ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (t_ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: a valid timespec; the remaining-time pointer may be null with TIMER_ABSTIME.
+    while unsafe {
+        libc::clock_nanosleep(
+            libc::CLOCK_MONOTONIC,
+            libc::TIMER_ABSTIME,
+            &ts,
+            std::ptr::null_mut(),
+        )
+    } == libc::EINTR
+    {}
+}
+
 /// Times `cycles` cycles (after `warmup`) of `exec`, checking the probe at the end. A failed
-/// check's cycle is counted from 1 at the run's first warm-up cycle.
+/// check's cycle is counted from 1 at the run's first warm-up cycle. Also returns the CPU
+/// the process used over the timed cycles, in cores.
 pub fn measure(
     exec: &mut dyn Executor,
     plan: &mut Plan,
     probe: &Probe,
     cycles: usize,
     warmup: usize,
-    idle: Duration,
-) -> Result<CycleStats, BenchError> {
+    pace: Pace,
+) -> Result<(CycleStats, f64), BenchError> {
+    use fugue_exec::trace::now_ns;
     let mut samples: Vec<u64> = Vec::with_capacity(cycles);
     let before = probe.cycles();
+    if let Pace::Period(_) = pace {
+        // Start at the period's boundary, not up to the default 50 µs of timer slack later.
+        // SAFETY: PR_SET_TIMERSLACK takes a plain integer; no pointer.
+        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+    }
+    let mut next = now_ns();
+    let (mut cpu0, mut wall0) = (process_cpu(), Instant::now());
     for i in 0..warmup + cycles {
-        if !idle.is_zero() {
-            std::thread::sleep(idle);
+        if i == warmup {
+            (cpu0, wall0) = (process_cpu(), Instant::now());
+        }
+        match pace {
+            Pace::Idle(idle) if !idle.is_zero() => std::thread::sleep(idle),
+            Pace::Idle(_) => {}
+            Pace::Period(p) => {
+                next += p.as_nanos() as u64;
+                let now = now_ns();
+                if now < next {
+                    sleep_until(next);
+                } else {
+                    // Late (a cycle longer than the period): start now, keep the grid.
+                    next = now;
+                }
+            }
         }
         probe.begin_cycle();
         let t0 = Instant::now();
@@ -189,13 +257,17 @@ pub fn measure(
             samples.push(dt.as_nanos() as u64);
         }
     }
+    let wall = wall0.elapsed().as_secs_f64();
+    let cpu = process_cpu().saturating_sub(cpu0).as_secs_f64();
     // A node skipped in one cycle fails its own check at its next run (its counter lags);
     // the last cycle is checked here.
     probe.check_cycle().map_err(|mut e| {
         e.cycle = e.cycle.saturating_sub(before);
         e
     })?;
-    CycleStats::of(&mut samples).ok_or_else(|| BenchError::Failed("no cycle was timed".into()))
+    let stats = CycleStats::of(&mut samples)
+        .ok_or_else(|| BenchError::Failed("no cycle was timed".into()))?;
+    Ok((stats, if wall > 0.0 { cpu / wall } else { 0.0 }))
 }
 
 /// Runs the overhead benchmark; warnings go to `progress`.
@@ -221,14 +293,24 @@ pub fn run(c: &OverheadConfig, progress: &mut dyn Progress) -> Result<OverheadRe
     };
     let mut plan = Plan::compile(&empty, &Probe::registry(), &options)
         .context("cannot compile the empty graph")?;
+    let mut options = c.tuning.options();
+    let pace = match c.period_us {
+        Some(p) => {
+            let p = Duration::from_micros(p);
+            if !options.wake_lead.is_zero() {
+                options.period = Some(p);
+            }
+            Pace::Period(p)
+        }
+        None => Pace::Idle(Duration::from_micros(c.idle_us)),
+    };
     let spec = Spec {
         threads: c.threads,
         algorithm: c.algorithm,
         costs: Costs::Declared,
         pin: c.tuning.pin,
-        options: c.tuning.options(),
+        options,
     };
-    let idle = Duration::from_micros(c.idle_us);
     let edges_file = if runners.contains(&Runner::Tbb) {
         let p = std::env::temp_dir().join(format!("fugue-dag-{}.txt", std::process::id()));
         std::fs::write(&p, crate::peers::edge_list(&plan))
@@ -243,6 +325,7 @@ pub fn run(c: &OverheadConfig, progress: &mut dyn Progress) -> Result<OverheadRe
         .map(|&r| RunnerRuns {
             runner: r,
             runs: Vec::new(),
+            cpu: Vec::new(),
         })
         .collect();
     let mut warnings = Vec::new();
@@ -271,7 +354,7 @@ pub fn run(c: &OverheadConfig, progress: &mut dyn Progress) -> Result<OverheadRe
                     r => {
                         let (mut exec, w) = build_executor(r, &empty, &plan, &spec)?;
                         warnings.extend(w);
-                        measure(exec.as_mut(), &mut plan, &probe, c.cycles, c.warmup, idle)
+                        let (stats, cpu) = measure(exec.as_mut(), &mut plan, &probe, c.cycles, c.warmup, pace)
                             .with_context(|| {
                                 format!(
                                     "bench overhead: executor {} ({}) on {desc}, run {run} ({} warm-up and {} timed cycles)",
@@ -280,7 +363,9 @@ pub fn run(c: &OverheadConfig, progress: &mut dyn Progress) -> Result<OverheadRe
                                     c.warmup,
                                     c.cycles
                                 )
-                            })?
+                            })?;
+                        row.cpu.push(cpu);
+                        stats
                     }
                 };
                 row.runs.push(stats);
@@ -312,6 +397,7 @@ pub fn run(c: &OverheadConfig, progress: &mut dyn Progress) -> Result<OverheadRe
         warmup: c.warmup,
         runs: c.runs,
         idle_us: c.idle_us,
+        period_us: c.period_us,
         options: spec.options,
         rows,
         load: (load_before, load_average()),
@@ -352,6 +438,10 @@ impl OverheadResult {
                     "nodes": self.nodes,
                     "graph": self.graph,
                     "idle_us": self.idle_us,
+                    "period_us": self.period_us,
+                    "wake_lead_ns": self.period_us.map(|_| if o.period.is_some() { o.wake_lead.as_nanos() as u64 } else { 0 }),
+                    "cpu_cores": (!row.cpu.is_empty()).then(|| median(&row.cpu)),
+                    "run_cpu_cores": row.cpu,
                     "idle_spin_ns": o.idle_budget.time.as_nanos() as u64,
                     "steal_spin_ns": o.steal_budget.time.as_nanos() as u64,
                     "min_steal_ns": o.min_steal.as_nanos() as u64,
@@ -378,14 +468,22 @@ impl OverheadResult {
     /// The result as a text table.
     pub fn text(&self) -> String {
         let mut out = String::new();
+        let pacing = match self.period_us {
+            Some(p) if self.options.period.is_some() => format!(
+                "a cycle every {p} µs, workers woken {} µs ahead",
+                self.options.wake_lead.as_micros()
+            ),
+            Some(p) => format!("a cycle every {p} µs, workers not woken ahead"),
+            None => format!("idle {} µs between cycles", self.idle_us),
+        };
         let _ = writeln!(
             out,
-            "{}, empty nodes, {} threads, {} cycles (+{} warm-up) x {} runs, idle {} µs between cycles; every run checked (each task once per cycle, after its predecessors)",
-            self.graph, self.threads, self.cycles, self.warmup, self.runs, self.idle_us
+            "{}, empty nodes, {} threads, {} cycles (+{} warm-up) x {} runs, {pacing}; every run checked (each task once per cycle, after its predecessors)",
+            self.graph, self.threads, self.cycles, self.warmup, self.runs
         );
         let _ = writeln!(
             out,
-            "{:<11} {:>10} {:>9} {:>10} {:>10} {:>11} {:>9} {:>19}",
+            "{:<11} {:>10} {:>9} {:>10} {:>10} {:>11} {:>9} {:>19} {:>6}",
             "executor",
             "median µs",
             "spread %",
@@ -393,7 +491,8 @@ impl OverheadResult {
             "mean µs",
             "max µs",
             "vs tbb",
-            "per run (min-max)"
+            "per run (min-max)",
+            "CPU %"
         );
         for row in &self.rows {
             let r = &row.runs;
@@ -409,9 +508,14 @@ impl OverheadResult {
                 let (lo, hi) = min_max(&paired);
                 format!("{:.2}x ({lo:.2}-{:.2})", median(&paired), hi.max(0.0))
             };
+            let cpu = if row.cpu.is_empty() {
+                "-".to_string()
+            } else {
+                format!("{:.0}", 100.0 * median(&row.cpu))
+            };
             let _ = writeln!(
                 out,
-                "{:<11} {:>10.2} {:>9.1} {:>10.2} {:>10.2} {:>11.1} {:>9} {:>19}",
+                "{:<11} {:>10.2} {:>9.1} {:>10.2} {:>10.2} {:>11.1} {:>9} {:>19} {:>6}",
                 row.runner.name(),
                 med / 1e3,
                 spread_pct(&r.medians()),
@@ -419,12 +523,13 @@ impl OverheadResult {
                 r.median_of(|s| s.mean_ns) / 1e3,
                 r.max_ns() / 1e3,
                 vs,
-                per_run
+                per_run,
+                cpu
             );
         }
         let _ = writeln!(
             out,
-            "median and p99: medians over runs; spread: (max - min) / median of the run medians; max: over all runs; vs tbb: median over oneTBB's median; per run: the median (and range) over runs of the run's median over oneTBB's in the same round. Load average before: {}, after: {}",
+            "median and p99: medians over runs; spread: (max - min) / median of the run medians; max: over all runs; vs tbb: median over oneTBB's median; per run: the median (and range) over runs of the run's median over oneTBB's in the same round; CPU %: the process's CPU time over the timed cycles per second of wall time (median over runs; 100 = one core busy). Load average before: {}, after: {}",
             self.load.0.as_deref().unwrap_or("?"),
             self.load.1.as_deref().unwrap_or("?")
         );
@@ -446,6 +551,7 @@ mod tests {
             executors: "all".into(),
             algorithm: Algorithm::Hlfet,
             idle_us: 0,
+            period_us: None,
             cycles: 50,
             warmup: 5,
             runs: 2,

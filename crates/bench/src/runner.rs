@@ -109,6 +109,9 @@ pub struct Tuning {
     pub merge_chains: bool,
     /// Pin thread i to core i, for fugue's executors and the peers alike.
     pub pin: bool,
+    /// With cycles paced at a period: how long before the expected start workers wake, in
+    /// µs (0: they sleep until the cycle wakes them).
+    pub wake_lead_us: Option<u64>,
 }
 
 impl Tuning {
@@ -131,6 +134,9 @@ impl Tuning {
         }
         if let Some(us) = self.min_steal_us {
             o.min_steal = Duration::from_micros(us);
+        }
+        if let Some(us) = self.wake_lead_us {
+            o.wake_lead = Duration::from_micros(us);
         }
         o
     }

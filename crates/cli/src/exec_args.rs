@@ -42,6 +42,11 @@ pub struct ExecArgs {
     /// Work stealing's threshold.
     #[command(flatten)]
     pub steal: StealArgs,
+    /// Real-time backends: workers sleeping between cycles wake this many µs before the
+    /// next cycle's expected start and spin until it starts (0: they sleep until the cycle
+    /// wakes them) [default: 100].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub wake_lead_us: Option<u64>,
 }
 
 /// The work-stealing flag shared by `render`, `run` and the benchmarks.
@@ -101,6 +106,9 @@ impl ExecArgs {
             options: {
                 let mut o = ExecOptions::default();
                 self.steal.apply(&mut o);
+                if let Some(us) = self.wake_lead_us {
+                    o.wake_lead = Duration::from_micros(us);
+                }
                 o
             },
         }

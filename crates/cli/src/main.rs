@@ -38,6 +38,8 @@ enum Command {
     Run(cmd::run::Args),
     /// The task pool's demos: quicksort, Mandelbrot, Voronoi (time, tasks, steals, CPU use).
     Pool(cmd::pool::Args),
+    /// Run a graph with the per-node, per-worker profile on and report why cycles take their time.
+    Profile(cmd::profile::Args),
     /// Measure each node's processing time at a buffer size; write the costs file (node,cost).
     Calibrate(cmd::calibrate::Args),
 }
@@ -62,6 +64,7 @@ fn main() -> ExitCode {
         Command::Run(a) => cmd::run::run(a),
         Command::Calibrate(a) => cmd::calibrate::run(a),
         Command::Pool(a) => cmd::pool::run(a),
+        Command::Profile(a) => cmd::profile::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -7,7 +7,9 @@ use fugue_exec::{CompileOptions, Executor, ExecutorKind, Plan};
 use fugue_graph::TaskGraph;
 
 use crate::choice::{BuildError, ExecutorChoice};
+use crate::profile::{ProfileReport, Profiler};
 use crate::schedule::static_lists;
+use fugue_exec::trace::now_ns;
 
 /// A compiled plan and its executor: what the audio thread runs, and what a buffer-size
 /// change replaces as a whole.
@@ -17,6 +19,8 @@ pub struct Engine {
     executor: Box<dyn Executor + Send>,
     /// The executor's steal count when [`Engine::new_steals`] was last called.
     last_steals: u64,
+    /// The profile, when on ([`Engine::enable_profile`]).
+    profiler: Option<Box<Profiler>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -68,15 +72,42 @@ impl Engine {
                 plan,
                 executor,
                 last_steals,
+                profiler: None,
             },
             warnings,
         ))
     }
 
-    /// Runs one cycle of the plan. Never allocates, locks or blocks.
+    /// Runs one cycle of the plan, and records it in the profile when that is on. Never
+    /// allocates, locks or blocks.
     #[inline]
     pub fn run_cycle(&mut self) {
-        self.executor.run_cycle(&mut self.plan);
+        match self.profiler.as_deref_mut() {
+            None => self.executor.run_cycle(&mut self.plan),
+            Some(p) => {
+                let start = now_ns();
+                self.executor.run_cycle(&mut self.plan);
+                let end = now_ns();
+                p.record(&mut self.plan, self.executor.as_ref(), start, end);
+            }
+        }
+    }
+
+    /// Turns the per-node, per-worker profile on (control thread; allocates what the
+    /// profile will use). Every later [`Engine::run_cycle`] is recorded.
+    pub fn enable_profile(&mut self) {
+        if self.profiler.is_none() {
+            self.profiler = Some(Box::new(Profiler::new(
+                &mut self.plan,
+                self.executor.as_mut(),
+            )));
+        }
+    }
+
+    /// The profile of the cycles run since [`Engine::enable_profile`] (control side;
+    /// allocates), or `None` when it is off.
+    pub fn profile_report(&self) -> Option<ProfileReport> {
+        self.profiler.as_ref().map(|p| p.report())
     }
 
     /// Steals since the previous call (or since the engine was built).

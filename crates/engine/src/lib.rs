@@ -35,6 +35,7 @@ mod cycle;
 mod engine;
 mod options;
 mod placement;
+pub mod profile;
 mod render;
 mod run;
 mod schedule;
@@ -46,6 +47,7 @@ pub use cycle::CycleBody;
 pub use engine::{build_executor, Engine};
 pub use options::{Backend, Deadline, EndReason, RunError, RunOptions, RunReport};
 pub use placement::place_audio_thread;
+pub use profile::{ProfileReport, Profiler};
 pub use render::{
     render, Bits, Output, Progress, RenderError, RenderOptions, RenderSummary, DEFAULT_SECONDS,
 };

@@ -78,9 +78,24 @@ pub struct RunOptions {
     pub stop: Option<Arc<AtomicBool>>,
     /// Run nodes of unknown kind as silence.
     pub placeholder: bool,
+    /// Collect the per-node, per-worker profile ([`RunReport::profile`]).
+    pub profile: bool,
 }
 
 impl RunOptions {
+    /// The executor choice for a backend whose cycles start every `block / rate` seconds:
+    /// the workers wake ahead of each cycle ([`fugue_exec::ExecOptions::period`]) unless
+    /// the choice has a period already or a zero wake lead.
+    pub(crate) fn executor_for_period(&self, rate: u32, block: usize) -> ExecutorChoice {
+        let mut choice = self.executor.clone();
+        if choice.options.period.is_none() && !choice.options.wake_lead.is_zero() && rate > 0 {
+            choice.options.period = Some(Duration::from_nanos(
+                (block as u128 * 1_000_000_000 / rate as u128) as u64,
+            ));
+        }
+        choice
+    }
+
     /// Starts the statistics thread these options ask for; the error names the CSV file
     /// that could not be created.
     pub(crate) fn start_stats(&self) -> Result<(StatsThread, CycleMeter), RunError> {
@@ -108,6 +123,7 @@ impl Default for RunOptions {
             stats: StatsOptions::default(),
             stop: None,
             placeholder: false,
+            profile: false,
         }
     }
 }
@@ -154,6 +170,9 @@ pub struct RunReport {
     pub panics: Vec<TaskPanic>,
     /// The CSV could not be written (the reason); the summary is still valid.
     pub csv_error: Option<String>,
+    /// The profile, when [`RunOptions::profile`] asked for it (jack backend: of the cycles
+    /// run at the last buffer size).
+    pub profile: Option<crate::ProfileReport>,
 }
 
 impl RunReport {

@@ -75,6 +75,8 @@ pub struct RenderOptions {
     pub cancel: Option<Arc<AtomicBool>>,
     /// The executor that runs the cycles (sequential by default).
     pub executor: ExecutorChoice,
+    /// Collect the per-node, per-worker profile ([`RenderSummary::profile`]).
+    pub profile: bool,
 }
 
 impl Default for RenderOptions {
@@ -90,6 +92,7 @@ impl Default for RenderOptions {
             placeholder: false,
             cancel: None,
             executor: ExecutorChoice::default(),
+            profile: false,
         }
     }
 }
@@ -124,6 +127,8 @@ pub struct RenderSummary {
     pub panics: Vec<TaskPanic>,
     /// Things to tell the user once (thread pinning or real-time priority refused).
     pub warnings: Vec<String>,
+    /// The profile, when [`RenderOptions::profile`] asked for it.
+    pub profile: Option<crate::ProfileReport>,
 }
 
 impl RenderSummary {
@@ -290,6 +295,9 @@ pub fn render(
     if engine.plan.n_outputs() == 0 {
         return Err(RenderError::NoSink);
     }
+    if options.profile {
+        engine.enable_profile();
+    }
     let input = match &options.input {
         Some(p) => read_input(p, options.sample_rate)?,
         None => Vec::new(),
@@ -412,5 +420,6 @@ pub fn render(
         placeholders: engine.plan.placeholders().to_vec(),
         panics: engine.plan.take_panics(),
         warnings,
+        profile: engine.profile_report(),
     })
 }

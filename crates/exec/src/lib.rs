@@ -34,11 +34,14 @@ pub mod fault;
 pub mod placement;
 mod plan;
 mod runtime;
+pub mod trace;
 
 #[cfg(all(test, loom))]
 mod loom_tests;
 
-pub use executors::{build, BuildError, ExecOptions, ExecutorKind, SeqExecutor, SpinBudget};
+pub use executors::{
+    build, BuildError, ExecOptions, ExecutorKind, SeqExecutor, SpinBudget, DEFAULT_WAKE_LEAD,
+};
 pub use plan::{
     CompileError, CompileOptions, Plan, TaskPanic, JOIN_FANIN, NO_SLOT, SPLIT_MIN_FRAMES,
     SPLIT_MIN_INPUTS, SPLIT_PARTS,
@@ -65,5 +68,31 @@ pub trait Executor {
     /// executors that do not steal).
     fn steals(&self) -> u64 {
         0
+    }
+
+    /// Threads that run cycles, the calling thread included.
+    fn threads(&self) -> usize {
+        1
+    }
+
+    /// Turns on or off the workers' wake-up records ([`Executor::worker_wakes`]). Between
+    /// cycles; the plan's own records are turned on by [`Plan::set_profiling`].
+    fn set_profiling(&mut self, on: bool) {
+        let _ = on;
+    }
+
+    /// Between cycles, with the profile on: for each thread `w` of `out` (up to
+    /// [`Executor::threads`]), when worker `w` woke for the last cycle, on the
+    /// [`trace::now_ns`] clock, or `None` if it had not woken for it by the cycle's end
+    /// (or is the calling thread, `w = 0`, or the cycle ran on the calling thread alone).
+    /// Never allocates.
+    fn worker_wakes(&self, out: &mut [Option<u64>]) {
+        out.fill(None);
+    }
+
+    /// Units each thread took from another thread's queue since the executor was built,
+    /// thread by thread (zeros for executors that do not steal). Never allocates.
+    fn thread_steals(&self, out: &mut [u64]) {
+        out.fill(0);
     }
 }

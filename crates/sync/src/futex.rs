@@ -156,6 +156,13 @@ impl Futex {
         wait(&self.word, expected, None);
     }
 
+    /// Sleeps while the word equals `expected`, for at most `timeout` (may return
+    /// spuriously or early; callers loop and check the time).
+    #[inline]
+    pub fn wait_timeout(&self, expected: u32, timeout: Duration) {
+        wait(&self.word, expected, Some(timeout));
+    }
+
     /// Wakes every thread sleeping on the word: one system call.
     #[inline]
     pub fn wake_all(&self) {

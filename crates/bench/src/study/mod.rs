@@ -438,6 +438,7 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
                 },
                 stop: Some(cancel.clone()),
                 placeholder: false,
+                profile: false,
             };
             let result = fugue_engine::run(graph, &options, |_| {});
             stop_load(load);

@@ -6,6 +6,7 @@ pub mod dot;
 pub mod gen;
 pub mod info;
 pub mod pool;
+pub mod profile;
 pub mod render;
 pub mod run;
 pub mod schedule;

@@ -40,6 +40,11 @@ pub struct Args {
     /// Render nodes of unknown kind as silence (with a warning) instead of failing.
     #[arg(long)]
     pub placeholder: bool,
+    /// Collect the per-node, per-worker profile (node times, wake-ups, busy and idle time,
+    /// the slowest cycles) and print it to standard error; `--profile=DIR` also writes the
+    /// report into the folder DIR (as `fugue profile -o DIR`).
+    #[arg(long, num_args = 0..=1, require_equals = true, value_name = "DIR", default_missing_value = "")]
+    pub profile: Option<PathBuf>,
     /// The executor that runs the cycles.
     #[command(flatten)]
     pub exec: crate::exec_args::ExecArgs,
@@ -77,6 +82,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             )));
         }
     }
+    let profile_dir = profile_dir(&args.profile, args.force)?;
     let tmp = util::temp_path(&args.output, args.force)?;
     let cancel = util::ctrl_c_flag();
     let options = RenderOptions {
@@ -89,6 +95,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         placeholder: args.placeholder,
         cancel: Some(cancel),
         executor: args.exec.choice(),
+        profile: args.profile.is_some(),
     };
     let (start, mut bar) = (Instant::now(), None);
     // A processor that panics is silenced by the engine and reported below in one line: keep
@@ -141,6 +148,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             p.node, p.message
         );
     }
+    crate::cmd::profile::emit(
+        summary.profile.as_ref(),
+        profile_dir.as_deref(),
+        &format!(
+            "{}, {} with {} thread(s), {} frames at {} Hz, offline render",
+            args.graph.display(),
+            options.executor.kind,
+            options.executor.threads,
+            args.buffer,
+            args.rate
+        ),
+    )?;
     let format = match bits {
         Bits::I16 => "16-bit",
         Bits::I24 => "24-bit",
@@ -164,4 +183,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         summary.realtime_factor(),
     );
     Ok(())
+}
+
+/// The folder of `--profile=DIR` (`None` for a bare `--profile`), checked before running.
+pub fn profile_dir(arg: &Option<PathBuf>, force: bool) -> anyhow::Result<Option<PathBuf>> {
+    match arg {
+        Some(d) if !d.as_os_str().is_empty() => {
+            crate::cmd::profile::check_dir(d, force)?;
+            Ok(Some(d.clone()))
+        }
+        _ => Ok(None),
+    }
 }

@@ -46,6 +46,11 @@ pub struct Args {
     /// Run nodes of unknown kind as silence (with a warning) instead of failing.
     #[arg(long)]
     pub placeholder: bool,
+    /// Collect the per-node, per-worker profile (node times, wake-ups, busy and idle time,
+    /// the slowest cycles) and print it to standard error; `--profile=DIR` also writes the
+    /// report into the folder DIR (as `fugue profile -o DIR`).
+    #[arg(long, num_args = 0..=1, require_equals = true, value_name = "DIR", default_missing_value = "")]
+    pub profile: Option<PathBuf>,
     /// The executor that runs the cycles.
     #[command(flatten)]
     pub exec: crate::exec_args::ExecArgs,
@@ -81,6 +86,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Some(d) => Some(Duration::from_secs_f64(d)),
         None => None,
     };
+    let profile_dir = crate::cmd::render::profile_dir(&args.profile, args.force)?;
     let tmp = match &args.stats {
         Some(p) => Some(util::temp_path(p, args.force)?),
         None => None,
@@ -112,6 +118,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         },
         stop: Some(crate::util::ctrl_c_flag()),
         placeholder: args.placeholder,
+        profile: args.profile.is_some(),
     };
     let terminal = std::io::stderr().is_terminal();
     let mut last = Instant::now();
@@ -196,6 +203,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         us(s.deadline_ns as f64),
         line(s),
     );
+    crate::cmd::profile::emit(
+        report.profile.as_ref(),
+        profile_dir.as_deref(),
+        &format!(
+            "{}, {} with {} thread(s), {} frames at {} Hz, {} backend",
+            args.graph.display(),
+            options.executor.kind,
+            options.executor.threads,
+            report.block,
+            report.sample_rate,
+            args.backend
+        ),
+    )?;
     match &report.end {
         EndReason::ServerGone(reason) => {
             let why = if reason.is_empty() {

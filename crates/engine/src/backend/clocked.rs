@@ -76,13 +76,12 @@ pub(crate) fn run(
             "the sample rate and the buffer size must be at least 1".into(),
         ));
     }
-    let (engine, mut warnings) = Engine::build(
-        graph,
-        rate as f64,
-        block,
-        &options.executor,
-        options.placeholder,
-    )?;
+    let choice = options.executor_for_period(rate, block);
+    let (mut engine, mut warnings) =
+        Engine::build(graph, rate as f64, block, &choice, options.placeholder)?;
+    if options.profile {
+        engine.enable_profile();
+    }
     let (stats, meter) = options.start_stats()?;
     let mut body = CycleBody {
         meter,
@@ -99,7 +98,6 @@ pub(crate) fn run(
         .clone()
         .unwrap_or_else(|| Arc::new(AtomicBool::new(false)));
     let finished = Arc::new(AtomicBool::new(false));
-    let choice = options.executor.clone();
     let audio = {
         let stop = stop.clone();
         let finished = finished.clone();
@@ -108,6 +106,10 @@ pub(crate) fn run(
             .spawn(move || {
                 let mut engine = engine;
                 let warnings = place_audio_thread(&choice);
+                // Wake at the period's boundary, not up to the default 50 µs of timer slack
+                // later (a real-time thread has no slack; this one may not be one).
+                // SAFETY: PR_SET_TIMERSLACK takes a plain integer; no pointer.
+                unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
                 let period_num = block as u128 * 1_000_000_000;
                 let mut base = now_ns() + 1_000_000;
                 let mut k: u64 = 0;
@@ -189,5 +191,6 @@ pub(crate) fn run(
         warnings,
         panics: engine.plan.take_panics(),
         csv_error: outcome.csv_error,
+        profile: engine.profile_report(),
     })
 }

@@ -239,13 +239,16 @@ pub(crate) fn run(
     };
     let rate = client.sample_rate();
     let block = client.buffer_size() as usize;
-    let (engine, mut warnings) = Engine::build(
+    let (mut engine, mut warnings) = Engine::build(
         graph,
         rate as f64,
         block,
-        &options.executor,
+        &options.executor_for_period(rate, block),
         options.placeholder,
     )?;
+    if options.profile {
+        engine.enable_profile();
+    }
     let jerr = |e: j::Error| RunError::Jack(e.to_string());
     let ins = (0..engine.plan.n_inputs())
         .map(|i| client.register_port(&format!("in_{}", i + 1), j::AudioIn::default()))
@@ -324,13 +327,16 @@ pub(crate) fn run(
         let wanted = shared.wanted_block.load(Ordering::Relaxed) as usize;
         if wanted != built_block && wanted > 0 {
             drop(handoff.withdraw());
-            let (e, w) = Engine::build(
+            let (mut e, w) = Engine::build(
                 graph,
                 rate as f64,
                 wanted,
-                &options.executor,
+                &options.executor_for_period(rate, wanted),
                 options.placeholder,
             )?;
+            if options.profile {
+                e.enable_profile();
+            }
             warnings.extend(w);
             let mut e = Box::new(e);
             loop {
@@ -355,6 +361,7 @@ pub(crate) fn run(
     let xruns = shared.xruns.load(Ordering::Relaxed);
     let mut panics = Vec::new();
     let mut server_frames = None;
+    let mut profile = None;
     if server_gone {
         // The server is gone: its process thread no longer runs our callback. Deactivating a
         // client of a dead server can block inside libjack, so the client and its handlers
@@ -365,6 +372,7 @@ pub(crate) fn run(
             Ok((client, _, mut process)) => {
                 if let Some(e) = process.engine.as_mut() {
                     panics = e.plan.take_panics();
+                    profile = e.profile_report();
                 }
                 server_frames = Some(process.clock.total());
                 drop(process);
@@ -391,5 +399,6 @@ pub(crate) fn run(
         warnings,
         panics,
         csv_error: outcome.csv_error,
+        profile,
     })
 }

@@ -124,7 +124,7 @@ impl Levels {
             budget: opts.steal_budget,
         };
         Levels {
-            pool: Pool::new(threads.max(1), state, opts.idle_budget, &opts.placement),
+            pool: Pool::new(threads.max(1), state, opts),
             cycle: 0,
         }
     }
@@ -133,6 +133,18 @@ impl Levels {
 impl Executor for Levels {
     fn warnings(&self) -> &[String] {
         &self.pool.warnings
+    }
+
+    fn threads(&self) -> usize {
+        self.pool.threads()
+    }
+
+    fn set_profiling(&mut self, on: bool) {
+        self.pool.set_profiling(on);
+    }
+
+    fn worker_wakes(&self, out: &mut [Option<u64>]) {
+        self.pool.wakes(out);
     }
 
     fn run_cycle(&mut self, plan: &mut Plan) {

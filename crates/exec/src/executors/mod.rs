@@ -51,6 +51,15 @@ pub const DEFAULT_STEAL_SPIN: Duration = Duration::from_micros(200);
 /// brings less work than that is left to its owner. See [`ExecOptions::min_steal`].
 pub const DEFAULT_MIN_STEAL: Duration = Duration::from_micros(1);
 
+/// Default time before the expected start of a periodic cycle at which workers that sleep
+/// between cycles wake up and start spinning ([`ExecOptions::period`]).
+///
+/// Chosen by measurement (`fugue bench overhead --period-us P --wake-lead-us L`, see
+/// `docs/executors.md`, "Waking ahead of the cycle"): it must cover the lateness of a timed
+/// wake-up (the futex timeout's, with the workers' timer slack at 1 ns), and every
+/// microsecond of it is spent spinning by every worker once per period.
+pub const DEFAULT_WAKE_LEAD: Duration = Duration::from_micros(100);
+
 /// Options common to the parallel executors.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ExecOptions {
@@ -65,6 +74,16 @@ pub struct ExecOptions {
     /// for a thread to steal it while the owner is busy; a thread that has found only smaller
     /// tasks for twice this long steals them too. Zero: steal any task.
     pub min_steal: Duration,
+    /// The period at which cycles start, when the backend knows it (a real-time backend's
+    /// buffer period). Workers then sleep between cycles until [`ExecOptions::wake_lead`]
+    /// before the expected start of the next one (one period after the last one's start),
+    /// and spin from there until it starts, so that a cycle after an idle gap does not pay
+    /// for waking them. A cycle that starts early wakes them as without a period. `None`
+    /// (offline, benchmarks back to back): spin for [`ExecOptions::idle_budget`], then
+    /// sleep until woken.
+    pub period: Option<Duration>,
+    /// With a [`ExecOptions::period`]: how long before the expected start workers wake.
+    pub wake_lead: Duration,
 }
 
 impl Default for ExecOptions {
@@ -82,6 +101,8 @@ impl Default for ExecOptions {
             },
             placement: Placement::default(),
             min_steal: DEFAULT_MIN_STEAL,
+            period: None,
+            wake_lead: DEFAULT_WAKE_LEAD,
         }
     }
 }

@@ -198,7 +198,7 @@ impl WorkSharing {
             idle_budget: opts.steal_budget,
         };
         WorkSharing {
-            pool: Pool::new(threads, state, opts.idle_budget, &opts.placement),
+            pool: Pool::new(threads, state, opts),
         }
     }
 }
@@ -206,6 +206,18 @@ impl WorkSharing {
 impl Executor for WorkSharing {
     fn warnings(&self) -> &[String] {
         &self.pool.warnings
+    }
+
+    fn threads(&self) -> usize {
+        self.pool.threads()
+    }
+
+    fn set_profiling(&mut self, on: bool) {
+        self.pool.set_profiling(on);
+    }
+
+    fn worker_wakes(&self, out: &mut [Option<u64>]) {
+        self.pool.wakes(out);
     }
 
     fn run_cycle(&mut self, plan: &mut Plan) {

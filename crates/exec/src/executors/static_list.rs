@@ -314,7 +314,7 @@ impl StaticSchedule {
             budget: opts.steal_budget,
         };
         Ok(StaticSchedule {
-            pool: Pool::new(threads, state, opts.idle_budget, &opts.placement),
+            pool: Pool::new(threads, state, opts),
             cycle: 0,
         })
     }
@@ -323,6 +323,18 @@ impl StaticSchedule {
 impl Executor for StaticSchedule {
     fn warnings(&self) -> &[String] {
         &self.pool.warnings
+    }
+
+    fn threads(&self) -> usize {
+        self.pool.threads()
+    }
+
+    fn set_profiling(&mut self, on: bool) {
+        self.pool.set_profiling(on);
+    }
+
+    fn worker_wakes(&self, out: &mut [Option<u64>]) {
+        self.pool.wakes(out);
     }
 
     fn run_cycle(&mut self, plan: &mut Plan) {

@@ -382,7 +382,7 @@ impl WorkStealing {
             selective: AtomicU32::new(0),
             patience: (opts.min_steal * 2).min(opts.steal_budget.time),
         };
-        let pool = Pool::new(threads, state, opts.idle_budget, &opts.placement);
+        let pool = Pool::new(threads, state, opts);
         WorkStealing {
             pool,
             cuts: vec![0; threads - 1],
@@ -455,6 +455,25 @@ impl WorkStealing {
 impl Executor for WorkStealing {
     fn warnings(&self) -> &[String] {
         &self.pool.warnings
+    }
+
+    fn threads(&self) -> usize {
+        self.pool.threads()
+    }
+
+    fn set_profiling(&mut self, on: bool) {
+        self.pool.set_profiling(on);
+    }
+
+    fn worker_wakes(&self, out: &mut [Option<u64>]) {
+        self.pool.wakes(out);
+    }
+
+    fn thread_steals(&self, out: &mut [u64]) {
+        let steals = &self.pool.work().common.steals;
+        for (w, o) in out.iter_mut().enumerate() {
+            *o = steals.get(w).map_or(0, |s| s.load(Ordering::Relaxed));
+        }
     }
 
     /// Tasks run by a thread other than the one that made them ready, since creation.

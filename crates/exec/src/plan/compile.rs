@@ -615,6 +615,7 @@ impl Laid<'_> {
             sample_rate: options.sample_rate,
             block: options.block,
             placeholders,
+            profiling: false,
         }
     }
 }

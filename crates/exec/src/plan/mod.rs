@@ -119,6 +119,8 @@ pub struct Plan {
     sample_rate: f64,
     block: usize,
     placeholders: Vec<String>,
+    /// Record each task's run ([`Plan::set_profiling`]).
+    profiling: bool,
     /// Under loom: the tracked cells of the tasks' runs (see [`Plan::run_task`]).
     #[cfg(loom)]
     access: task::Access,

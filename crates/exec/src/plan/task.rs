@@ -11,6 +11,7 @@ use fugue_dsp::Processor;
 
 use super::units::part_frames;
 use super::Plan;
+use crate::trace::{now_ns, worker_index, TaskTime};
 
 /// A processor's panic, reported once by [`Plan::take_panics`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,6 +41,8 @@ pub(super) struct TaskCell {
     panicked: AtomicBool,
     /// The first panic message, until [`Plan::take_panics`] takes it.
     message: UnsafeCell<Option<String>>,
+    /// When the cell last ran, and on which thread (written only while profiling).
+    time: UnsafeCell<TaskTime>,
 }
 
 impl TaskCell {
@@ -60,6 +63,7 @@ impl TaskCell {
             outs: UnsafeCell::new(Vec::with_capacity(cap(outs))),
             panicked: AtomicBool::new(false),
             message: UnsafeCell::new(None),
+            time: UnsafeCell::new(TaskTime::default()),
         }
     }
 }
@@ -142,6 +146,27 @@ impl Plan {
     // arithmetic folds away (the whole-task path is the hot one).
     #[inline(always)]
     unsafe fn run_frames(&self, i: usize, c: usize, frames: Option<(usize, usize)>) {
+        let start = if self.profiling { now_ns() } else { 0 };
+        // SAFETY: the caller's contract.
+        unsafe { self.run_frames_untimed(i, c, frames) };
+        if self.profiling {
+            let time = TaskTime {
+                start_ns: start,
+                end_ns: now_ns(),
+                worker: worker_index(),
+            };
+            // SAFETY: [2] only this thread uses cell `c` now; the owner reads the record
+            // under `&mut self`, after the cycle.
+            unsafe { *self.cells[c].time.get() = time };
+        }
+    }
+
+    /// [`Plan::run_frames`] without the profile's record.
+    ///
+    /// # Safety
+    /// As [`Plan::run_frames`].
+    #[inline(always)]
+    unsafe fn run_frames_untimed(&self, i: usize, c: usize, frames: Option<(usize, usize)>) {
         let t = &self.tasks[i];
         if lists_on_stack(t.ins.1, t.outs.1) {
             // The slice lists on this thread's stack: the cell is only read, so its cache
@@ -336,6 +361,37 @@ impl Plan {
             // the unit's tasks; their successors are in this unit (run after, here) or in
             // successor units (not running: the caller's contract).
             unsafe { self.run_task(t as usize) };
+        }
+    }
+
+    /// Turns the per-task profile on or off: while on, every run of a task records when it
+    /// started and ended and which thread ran it ([`Plan::task_times`]), at the cost of two
+    /// clock reads per task.
+    pub fn set_profiling(&mut self, on: bool) {
+        self.profiling = on;
+    }
+
+    /// Whether the per-task profile is on ([`Plan::set_profiling`]).
+    pub fn profiling(&self) -> bool {
+        self.profiling
+    }
+
+    /// Number of cells: one per task, plus one per part beyond the first of each task split
+    /// by frames ([`Plan::unit_part`]). Each has its own [`TaskTime`].
+    pub fn n_cells(&self) -> usize {
+        self.cells.len()
+    }
+
+    /// The task of cell `c` (cell `i < len()` is task `i`; the others are parts).
+    pub fn cell_task(&self, c: usize) -> usize {
+        self.cell_task[c] as usize
+    }
+
+    /// Calls `f(cell, time)` for every cell with its record of the last profiled cycle
+    /// ([`Plan::set_profiling`]). Between cycles (`&mut self`); never allocates.
+    pub fn task_times(&mut self, mut f: impl FnMut(usize, TaskTime)) {
+        for (c, cell) in self.cells.iter_mut().enumerate() {
+            f(c, *cell.time.get_mut());
         }
     }
 

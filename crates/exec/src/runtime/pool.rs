@@ -8,12 +8,17 @@
 //! served (`Signal::wait_until`), then calls [`Work::work`] with its index.
 
 use std::sync::Arc;
+use std::time::Duration;
 
+use crossbeam_utils::CachePadded;
+
+use crate::executors::ExecOptions;
 use crate::placement::Placement;
 #[cfg(not(loom))]
 use crate::placement::{pin_current, set_realtime_current};
 use crate::runtime::signal::{Signal, SpinBudget};
-use fugue_sync::{AtomicBool, Ordering};
+use crate::trace::{now_ns, set_worker_index};
+use fugue_sync::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 /// The per-cycle work of an executor, run by every worker after each epoch bump.
 pub trait Work: Send + Sync + 'static {
@@ -27,8 +32,41 @@ struct Shared<W> {
     epoch: Signal,
     shutdown: AtomicBool,
     budget: SpinBudget,
+    /// Waking ahead of periodic cycles (`ExecOptions::period`), when the period is known.
+    ahead: Option<Ahead>,
+    /// When the last cycle started ([`now_ns`] clock; written by the audio thread when
+    /// `ahead` is set).
+    last_start: CachePadded<AtomicU64>,
+    /// Whether workers record their wake-ups.
+    profiling: AtomicBool,
+    /// Per worker (index 0 unused): the epoch it last woke for, and when.
+    wakes: Box<[CachePadded<WakeRecord>]>,
     work: W,
 }
+
+/// One worker's last wake-up, for the profile. Written by the worker, read by the audio
+/// thread between cycles (Relaxed: a record is a hint checked by its epoch; a worker still
+/// writing when the audio thread reads shows as not woken).
+#[derive(Default)]
+struct WakeRecord {
+    epoch: AtomicU32,
+    at_ns: AtomicU64,
+}
+
+/// Waking ahead of periodic cycles, in ns of the [`now_ns`] clock.
+#[derive(Clone, Copy)]
+struct Ahead {
+    period_ns: u64,
+    lead_ns: u64,
+}
+
+/// A worker does not go to sleep for less than this before its wake-up time: a futex wait
+/// and its wake-up cost more than spinning that long.
+const MIN_AHEAD_SLEEP_NS: u64 = 30_000;
+
+/// After waking ahead, a worker spins until this long past the expected start (at least;
+/// the lead is added) before sleeping until woken: the backend's own wake-up may be late.
+const AHEAD_SPIN_PAST_NS: u64 = 100_000;
 
 /// A pool of `threads - 1` workers serving `W` (the audio thread is the `threads`-th).
 pub struct Pool<W: Work> {
@@ -39,12 +77,24 @@ pub struct Pool<W: Work> {
 }
 
 impl<W: Work> Pool<W> {
-    /// Starts `threads - 1` worker threads.
-    pub fn new(threads: usize, work: W, budget: SpinBudget, placement: &Placement) -> Self {
+    /// Starts `threads - 1` worker threads, which wait between cycles as `opts` says
+    /// (`idle_budget`, `period`, `wake_lead`) and are placed per `opts.placement`.
+    pub fn new(threads: usize, work: W, opts: &ExecOptions) -> Self {
+        let placement: &Placement = &opts.placement;
+        let ahead = opts.period.filter(|p| !p.is_zero()).map(|p| Ahead {
+            period_ns: p.as_nanos() as u64,
+            lead_ns: (opts.wake_lead.min(p).as_nanos() as u64),
+        });
         let shared = Arc::new(Shared {
             epoch: Signal::new(),
             shutdown: AtomicBool::new(false),
-            budget,
+            budget: opts.idle_budget,
+            ahead,
+            last_start: CachePadded::new(AtomicU64::new(0)),
+            profiling: AtomicBool::new(false),
+            wakes: (0..threads.max(1))
+                .map(|_| CachePadded::new(WakeRecord::default()))
+                .collect(),
             work,
         });
         // The epoch the workers start from, read here and not in the threads: a thread that
@@ -66,9 +116,16 @@ impl<W: Work> Pool<W> {
                 #[cfg(not(loom))]
                 let (placement, report) = (placement.clone(), report.clone());
                 fugue_sync::thread::spawn(format!("fugue-worker-{w}"), move || {
+                    set_worker_index(w as u32);
                     #[cfg(not(loom))]
                     {
                         let mut problems = Vec::new();
+                        if ahead.is_some() {
+                            // Timed wake-ups at the time asked, not up to the default 50 µs
+                            // of slack later.
+                            // SAFETY: PR_SET_TIMERSLACK takes a plain integer; no pointer.
+                            unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+                        }
                         if !placement.cores.is_empty() {
                             if let Err(e) = pin_current(placement.cores[w % placement.cores.len()])
                             {
@@ -125,23 +182,85 @@ impl<W: Work> Pool<W> {
     /// data before calling this (the SeqCst bump is a release for it).
     #[inline]
     pub fn start_cycle(&self) {
+        if self.shared.ahead.is_some() {
+            // Relaxed: a hint for the workers' next wake-up time.
+            self.shared.last_start.store(now_ns(), Ordering::Relaxed);
+        }
         self.shared.epoch.notify();
+    }
+
+    /// Threads, the calling one included.
+    pub fn threads(&self) -> usize {
+        self.shared.wakes.len()
+    }
+
+    /// Turns the workers' wake-up records on or off.
+    pub fn set_profiling(&self, on: bool) {
+        self.shared.profiling.store(on, Ordering::Relaxed);
+    }
+
+    /// For each worker `w` of `out`: when it woke for the last cycle started, or `None`.
+    pub fn wakes(&self, out: &mut [Option<u64>]) {
+        let epoch = self.shared.epoch.seq();
+        for (w, o) in out.iter_mut().enumerate() {
+            *o = match self.shared.wakes.get(w) {
+                Some(r) if w > 0 && r.epoch.load(Ordering::Relaxed) == epoch => {
+                    Some(r.at_ns.load(Ordering::Relaxed))
+                }
+                _ => None,
+            };
+        }
     }
 }
 
 fn worker_loop<W: Work>(shared: &Shared<W>, w: usize, start: u32) {
     let mut seen = start;
     loop {
-        shared
-            .epoch
-            .wait_until(shared.budget, || shared.epoch.seq() != seen);
+        match shared.ahead {
+            Some(ahead) => wait_ahead(shared, ahead, seen),
+            None => shared
+                .epoch
+                .wait_until(shared.budget, || shared.epoch.seq() != seen),
+        }
         seen = shared.epoch.seq();
         // Acquire: pairs with the Release store in `Drop`.
         if shared.shutdown.load(Ordering::Acquire) {
             return;
         }
+        if shared.profiling.load(Ordering::Relaxed) {
+            let r = &shared.wakes[w];
+            r.at_ns.store(now_ns(), Ordering::Relaxed);
+            r.epoch.store(seen, Ordering::Relaxed);
+        }
         shared.work.work(w);
     }
+}
+
+/// The wait between periodic cycles: sleep until `lead` before the next cycle's expected
+/// start (one period after the last start), spin from there until it starts, and sleep until
+/// woken if it has not started well past that time. A cycle that starts during the first
+/// sleep ends it at once (the sleep is on the epoch's futex).
+fn wait_ahead<W: Work>(shared: &Shared<W>, ahead: Ahead, seen: u32) {
+    let changed = || shared.epoch.seq() != seen;
+    if changed() {
+        return;
+    }
+    let expected = shared
+        .last_start
+        .load(Ordering::Relaxed)
+        .saturating_add(ahead.period_ns);
+    let wake_at = expected.saturating_sub(ahead.lead_ns);
+    if now_ns().saturating_add(MIN_AHEAD_SLEEP_NS) < wake_at
+        && shared.epoch.sleep_until(wake_at, changed)
+    {
+        return;
+    }
+    let spin_until = expected + ahead.lead_ns.max(AHEAD_SPIN_PAST_NS);
+    let budget = SpinBudget {
+        spins: shared.budget.spins,
+        time: Duration::from_nanos(spin_until.saturating_sub(now_ns())),
+    };
+    shared.epoch.wait_until(budget, changed);
 }
 
 impl<W: Work> Drop for Pool<W> {

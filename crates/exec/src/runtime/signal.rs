@@ -125,6 +125,30 @@ impl Signal {
         self.wait_slow(budget, &mut done);
     }
 
+    /// Sleeps until `done()` holds or the [`now_ns`](crate::trace::now_ns) clock reaches
+    /// `deadline_ns`, whichever comes first; returns whether `done()` held. No spinning: the
+    /// sleep is the futex wait of [`Signal::wait_until`], with a timeout, so a `notify` ends
+    /// it at once. A wait that times out leaves the word's flag set: the next `notify` makes
+    /// one wake-up call that finds nobody (a sleeper of the same signal may need it).
+    pub(crate) fn sleep_until(&self, deadline_ns: u64, mut done: impl FnMut() -> bool) -> bool {
+        loop {
+            if done() {
+                return true;
+            }
+            // AcqRel: as in `wait_slow`.
+            let v = self.futex.word.fetch_or(SLEEPING, Ordering::AcqRel) | SLEEPING;
+            if done() {
+                return true;
+            }
+            let now = crate::trace::now_ns();
+            if now >= deadline_ns {
+                return false;
+            }
+            self.futex
+                .wait_timeout(v, Duration::from_nanos(deadline_ns - now));
+        }
+    }
+
     #[cold]
     fn wait_slow(&self, budget: SpinBudget, done: &mut dyn FnMut() -> bool) {
         if budget.spin(|| done().then_some(())).is_some() {

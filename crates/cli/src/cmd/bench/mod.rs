@@ -124,6 +124,11 @@ pub struct TuningArgs {
     /// i mod cores).
     #[arg(long)]
     pub pin: bool,
+    /// With --period-us: workers sleeping between cycles wake this many µs before the next
+    /// cycle's expected start and spin until it starts (0: they sleep until the cycle wakes
+    /// them) [default: the executors', 100].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub wake_lead_us: Option<u64>,
 }
 
 impl TuningArgs {
@@ -136,6 +141,7 @@ impl TuningArgs {
             min_steal_us: self.steal.min_steal_us,
             merge_chains: !self.no_merge_chains,
             pin: self.pin,
+            wake_lead_us: self.wake_lead_us,
         }
     }
 }
@@ -234,8 +240,13 @@ pub struct OverheadArgs {
     #[arg(long, short = 'e', default_value = "ws")]
     pub executor: String,
     /// Sleep this long between cycles (as an audio thread waits for the next period), in µs.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, conflicts_with = "period_us")]
     pub idle_us: u64,
+    /// Start cycles every P µs, as a real-time backend starts them (the idle gap is P minus
+    /// the cycle); the executors know the period and wake their workers ahead of each cycle
+    /// (--wake-lead-us). The table adds the process's CPU use.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub period_us: Option<u64>,
     /// Timed cycles per run.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub cycles: u64,
@@ -273,6 +284,7 @@ fn run_overhead(args: OverheadArgs) -> anyhow::Result<()> {
         executors: args.executor,
         algorithm: args.tuning.algorithm,
         idle_us: args.idle_us,
+        period_us: args.period_us,
         cycles: args.cycles as usize,
         warmup: args.warmup as usize,
         runs: args.runs as usize,
