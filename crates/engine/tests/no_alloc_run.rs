@@ -23,14 +23,23 @@ static GLOBAL: fugue_testkit::alloc::Counting = fugue_testkit::alloc::Counting;
 fn cycle_body_and_handoff_do_not_allocate() {
     let graph = fugue_graph::gen::rake(10);
     let mut inputs = [0.25f32; 128];
-    for kind in [ExecutorKind::Seq, ExecutorKind::Ws, ExecutorKind::Levels] {
+    // Each executor plain, then with the profile on (its records folded in on this thread
+    // after every cycle).
+    let runs = [ExecutorKind::Seq, ExecutorKind::Ws, ExecutorKind::Levels]
+        .into_iter()
+        .flat_map(|k| [(k, false), (k, true)]);
+    for (kind, profiled) in runs {
         let choice = ExecutorChoice {
             kind,
             threads: if kind == ExecutorKind::Seq { 1 } else { 2 },
             ..ExecutorChoice::default()
         };
-        let (engine, _) = Engine::build(&graph, 44_100.0, 128, &choice, false).unwrap();
-        let (engine2, _) = Engine::build(&graph, 44_100.0, 128, &choice, false).unwrap();
+        let (mut engine, _) = Engine::build(&graph, 44_100.0, 128, &choice, false).unwrap();
+        let (mut engine2, _) = Engine::build(&graph, 44_100.0, 128, &choice, false).unwrap();
+        if profiled {
+            engine.enable_profile();
+            engine2.enable_profile();
+        }
         let (stats, meter) = start_stats(StatsOptions::default()).unwrap();
         let mut body = CycleBody {
             meter,
@@ -71,12 +80,20 @@ fn cycle_body_and_handoff_do_not_allocate() {
         let out = stats.finish();
         assert_eq!(
             n, 0,
-            "{kind}: {n} allocations or frees in 2000 measured cycles"
+            "{kind} (profiled: {profiled}): {n} allocations or frees in 2000 measured cycles"
         );
         assert_eq!(out.summary.cycles, 2050, "{kind}");
         assert_eq!(out.summary.dropped, 0, "{kind}");
         // The retired engine is freed here, on the control side.
-        assert!(handoff.collect().is_some());
+        let retired = handoff.collect();
+        assert!(retired.is_some());
+        if profiled {
+            // The profile saw the cycles: the first engine its 1050, the second its 1000.
+            assert_eq!(retired.unwrap().profile_report().unwrap().cycles, 1050);
+            let p = current.as_ref().unwrap().profile_report().unwrap();
+            assert_eq!(p.cycles, 1000);
+            assert_eq!(p.nodes.len(), graph.len());
+        }
         inputs[0] = sink; // keep the outputs observed
     }
 }

@@ -38,46 +38,72 @@ fn no_executor_allocates_after_the_first_cycle() {
         },
         ..ExecOptions::default()
     };
-    for (name, g) in &graphs {
-        for kind in ExecutorKind::ALL {
-            // The mutex/condvar work-sharing executor is the documented exception (it locks and
-            // blocks), but it must not allocate either.
-            for threads in [2, 3] {
-                let mut plan = Plan::compile(
-                    g,
-                    &reg,
-                    &CompileOptions {
-                        sample_rate: 48_000.0,
-                        block: 64,
-                        placeholder: false,
-                        merge_chains: true,
-                    },
-                )
-                .unwrap();
-                let lists = (kind == ExecutorKind::Static).then(|| {
-                    let mut l = vec![Vec::new(); threads];
-                    for t in 0..plan.n_units() {
-                        l[t % threads].push(t as u32);
-                    }
-                    l
-                });
-                let mut exec = build(kind, &plan, threads, lists, &opts).unwrap();
-                exec.run_cycle(&mut plan);
-                let (n, ()) = fugue_testkit::alloc::count_all(|| {
-                    for _ in 0..2000 {
-                        exec.run_cycle(&mut plan);
-                    }
-                });
-                let (who, size) = fugue_testkit::alloc::last_event();
-                // SAFETY: no preconditions.
-                let me = unsafe { libc::pthread_self() } as usize;
-                assert_eq!(
-                    n, 0,
-                    "{kind} on {name} with {threads} threads allocated or freed {n} times in 2000 \
-                     cycles (last on thread {}, the main thread is {me}; last allocation size {})",
-                    who, size
-                );
-                drop(exec);
+    // The same with the profile on and the workers waking ahead of cycles paced at a
+    // period (the timed sleep and the wake-up records on the workers, the records read on
+    // the audio thread).
+    let paced = ExecOptions {
+        period: Some(std::time::Duration::from_micros(300)),
+        wake_lead: std::time::Duration::from_micros(100),
+        ..opts.clone()
+    };
+    for (opts, profiled) in [(&opts, false), (&paced, true)] {
+        for (name, g) in &graphs {
+            for kind in ExecutorKind::ALL {
+                // The mutex/condvar work-sharing executor is the documented exception (it locks and
+                // blocks), but it must not allocate either.
+                for threads in [2, 3] {
+                    let mut plan = Plan::compile(
+                        g,
+                        &reg,
+                        &CompileOptions {
+                            sample_rate: 48_000.0,
+                            block: 64,
+                            placeholder: false,
+                            merge_chains: true,
+                        },
+                    )
+                    .unwrap();
+                    let lists = (kind == ExecutorKind::Static).then(|| {
+                        let mut l = vec![Vec::new(); threads];
+                        for t in 0..plan.n_units() {
+                            l[t % threads].push(t as u32);
+                        }
+                        l
+                    });
+                    let mut exec = build(kind, &plan, threads, lists, opts).unwrap();
+                    plan.set_profiling(profiled);
+                    exec.set_profiling(profiled);
+                    let mut wakes = [None; 3];
+                    let mut steals = [0u64; 3];
+                    exec.run_cycle(&mut plan);
+                    let cycles = if profiled { 300 } else { 2000 };
+                    let (n, ()) = fugue_testkit::alloc::count_all(|| {
+                        let mut sum = 0u64;
+                        for _ in 0..cycles {
+                            if profiled {
+                                std::thread::sleep(std::time::Duration::from_micros(200));
+                            }
+                            exec.run_cycle(&mut plan);
+                            if profiled {
+                                exec.worker_wakes(&mut wakes);
+                                exec.thread_steals(&mut steals);
+                                plan.task_times(|_, t| sum += t.duration_ns());
+                            }
+                        }
+                        std::hint::black_box(sum);
+                    });
+                    let (who, size) = fugue_testkit::alloc::last_event();
+                    // SAFETY: no preconditions.
+                    let me = unsafe { libc::pthread_self() } as usize;
+                    assert_eq!(
+                        n, 0,
+                        "{kind} on {name} with {threads} threads (profiled and paced: {profiled}) \
+                     allocated or freed {n} times in {cycles} cycles (last on thread {}, the main \
+                     thread is {me}; last allocation size {})",
+                        who, size
+                    );
+                    drop(exec);
+                }
             }
         }
     }

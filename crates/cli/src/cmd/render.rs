@@ -43,8 +43,8 @@ pub struct Args {
     /// Collect the per-node, per-worker profile (node times, wake-ups, busy and idle time,
     /// the slowest cycles) and print it to standard error; `--profile=DIR` also writes the
     /// report into the folder DIR (as `fugue profile -o DIR`).
-    #[arg(long, num_args = 0..=1, require_equals = true, value_name = "DIR", default_missing_value = "")]
-    pub profile: Option<PathBuf>,
+    #[arg(long, num_args = 0..=1, require_equals = true, value_name = "DIR")]
+    pub profile: Option<Option<PathBuf>>,
     /// The executor that runs the cycles.
     #[command(flatten)]
     pub exec: crate::exec_args::ExecArgs,
@@ -186,9 +186,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 /// The folder of `--profile=DIR` (`None` for a bare `--profile`), checked before running.
-pub fn profile_dir(arg: &Option<PathBuf>, force: bool) -> anyhow::Result<Option<PathBuf>> {
+pub fn profile_dir(arg: &Option<Option<PathBuf>>, force: bool) -> anyhow::Result<Option<PathBuf>> {
     match arg {
-        Some(d) if !d.as_os_str().is_empty() => {
+        Some(Some(d)) => {
             crate::cmd::profile::check_dir(d, force)?;
             Ok(Some(d.clone()))
         }

@@ -1,0 +1,150 @@
+//! `fugue profile`, `run --profile` and `render --profile`: the report's files and their
+//! contents, refusal to overwrite a report, and bad flags.
+
+mod common;
+
+use common::{example, folder, fugue, stderr, stdout};
+
+#[test]
+fn profile_writes_the_report_files() {
+    let dir = folder("profile", "report");
+    let out = dir.join("rake");
+    let o = fugue(&[
+        "profile",
+        &example("rake.ag"),
+        "--executor",
+        "ws",
+        "--threads",
+        "2",
+        "--buffer",
+        "128",
+        "--seconds",
+        "0.3",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("total (nodes)") && text.contains("slowest cycles"),
+        "{text}"
+    );
+    for f in [
+        "profile.txt",
+        "nodes.csv",
+        "profile.json",
+        "median-cycle.svg",
+        "slowest-cycle.svg",
+    ] {
+        let p = out.join(f);
+        assert!(p.is_file(), "{} missing", p.display());
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("profile.json")).unwrap()).unwrap();
+    // 0.3 s at 48 kHz in blocks of 128: 113 cycles.
+    assert_eq!(json["cycles"], 113);
+    assert_eq!(json["threads"], 2);
+    let nodes = json["nodes"].as_array().unwrap();
+    let csv = std::fs::read_to_string(out.join("nodes.csv")).unwrap();
+    assert_eq!(csv.lines().count(), nodes.len() + 1);
+    assert!(nodes.iter().all(|n| n["calls"] == 113));
+    assert!(json["slowest_cycles"]
+        .as_array()
+        .is_some_and(|v| !v.is_empty()));
+    assert!(json["threads_detail"][1]["wake_p99_ns"].is_u64());
+    let svg = std::fs::read_to_string(out.join("slowest-cycle.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("thread 1"));
+
+    // A second run into the same folder is refused (exit 2), then allowed with --force.
+    let again = [
+        "profile",
+        &example("rake.ag"),
+        "--seconds",
+        "0.1",
+        "--backend",
+        "offline",
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    let o = fugue(&again);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("already exists; pass --force"),
+        "{}",
+        stderr(&o)
+    );
+    let mut forced = again.to_vec();
+    forced.push("--force");
+    let o = fugue(&forced);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn run_and_render_print_or_write_the_profile() {
+    let dir = folder("profile", "flags");
+    let o = fugue(&[
+        "run",
+        &example("rake.ag"),
+        "--backend",
+        "clocked",
+        "--buffer",
+        "256",
+        "--duration",
+        "0.2",
+        "--profile",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("total (nodes)"), "{}", stderr(&o));
+    let wav = dir.join("out.wav");
+    let report = dir.join("render-profile");
+    let o = fugue(&[
+        "render",
+        &example("rake.ag"),
+        "-o",
+        wav.to_str().unwrap(),
+        "--seconds",
+        "0.5",
+        "--executor",
+        "ws",
+        "--threads",
+        "2",
+        &format!("--profile={}", report.display()),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(wav.is_file() && report.join("profile.json").is_file());
+    // A file where the report's folder should be: refused before rendering anything.
+    let not_dir = dir.join("file");
+    std::fs::write(&not_dir, "x").unwrap();
+    let wav2 = dir.join("out2.wav");
+    let o = fugue(&[
+        "render",
+        &example("rake.ag"),
+        "-o",
+        wav2.to_str().unwrap(),
+        &format!("--profile={}", not_dir.display()),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is not a folder"), "{}", stderr(&o));
+    assert!(!wav2.exists());
+    assert_eq!(std::fs::read_to_string(&not_dir).unwrap(), "x");
+}
+
+#[test]
+fn bad_profile_flags_are_usage_errors() {
+    let rake = example("rake.ag");
+    for args in [
+        vec!["profile", "missing.ag"],
+        vec!["profile", &rake, "--seconds", "0"],
+        vec!["profile", &rake, "--backend", "jack"],
+        vec!["profile", &rake, "--buffer", "0"],
+    ] {
+        let o = fugue(&args);
+        assert_ne!(o.status.code(), Some(0), "{args:?}");
+        let e = stderr(&o);
+        assert!(!e.contains("panicked"), "{args:?}: {e}");
+        assert!(
+            e.starts_with("fugue: ") || e.starts_with("error: "),
+            "{args:?}: {e}"
+        );
+    }
+}

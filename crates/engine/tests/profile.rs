@@ -1,0 +1,152 @@
+//! The profile: it does not change the audio; its tables agree with what it recorded; the
+//! slowest cycles' chains and timelines describe real cycles; render and the clocked run
+//! return it when asked.
+
+use std::time::Duration;
+
+use fugue_engine::{
+    Backend, Engine, ExecutorChoice, Output, RenderOptions, RunOptions, StatsOptions,
+};
+use fugue_exec::ExecutorKind;
+
+fn choice(kind: ExecutorKind) -> ExecutorChoice {
+    ExecutorChoice {
+        kind,
+        threads: if kind == ExecutorKind::Seq { 1 } else { 2 },
+        ..ExecutorChoice::default()
+    }
+}
+
+#[test]
+fn the_profile_changes_no_sample_and_its_tables_add_up() {
+    let graph = fugue_graph::gen::layered(5, 6, 0.4, Default::default(), 11);
+    for kind in [ExecutorKind::Seq, ExecutorKind::Ws, ExecutorKind::Static] {
+        let (mut plain, _) = Engine::build(&graph, 48_000.0, 128, &choice(kind), false).unwrap();
+        let (mut profiled, _) = Engine::build(&graph, 48_000.0, 128, &choice(kind), false).unwrap();
+        profiled.enable_profile();
+        assert!(plain.profile_report().is_none());
+        for cycle in 0..300 {
+            plain.run_cycle();
+            profiled.run_cycle();
+            for ch in 0..plain.plan.n_outputs() {
+                let (a, b) = (plain.plan.output(ch), profiled.plan.output(ch));
+                assert!(
+                    fugue_testkit::bits::first_difference(a, b).is_none(),
+                    "{kind}: cycle {cycle}, channel {ch} differs with the profile on"
+                );
+            }
+        }
+        let r = profiled.profile_report().unwrap();
+        assert_eq!(r.cycles, 300, "{kind}");
+        assert_eq!(r.threads, choice(kind).threads);
+        assert_eq!(r.nodes.len(), graph.len(), "{kind}: one row per node");
+        let total: f64 = r.nodes.iter().map(|n| n.mean_ns).sum();
+        assert!(
+            (total - r.work_mean_ns).abs() <= 1e-6 * r.work_mean_ns.max(1.0),
+            "{kind}: nodes total {total} vs work {}",
+            r.work_mean_ns
+        );
+        for n in &r.nodes {
+            assert_eq!(n.calls, 300);
+            assert!(
+                n.min_ns as f64 <= n.mean_ns && n.mean_ns <= n.max_ns as f64,
+                "{n:?}"
+            );
+            // The 99th percentile comes from a 2-digit histogram: within 1 % of the maximum.
+            assert!(n.p99_ns as f64 <= n.max_ns as f64 * 1.01 + 1.0, "{n:?}");
+        }
+        // Sorted by worst case.
+        assert!(r.nodes.windows(2).all(|w| w[0].max_ns >= w[1].max_ns));
+        // Work cannot exceed the threads' time, nor the cycle be shorter than its tasks.
+        assert!(r.work_mean_ns <= r.threads as f64 * r.cycle_mean_ns * 1.0001);
+        let busy: f64 = r.workers.iter().map(|w| w.busy_mean_ns).sum();
+        assert!((busy - r.work_mean_ns).abs() <= 1e-6 * busy.max(1.0));
+        if kind == ExecutorKind::Seq {
+            assert_eq!(r.workers.len(), 1);
+            assert_eq!(r.workers[0].ran, 300);
+        }
+
+        assert!(!r.slowest.is_empty() && r.slowest.len() <= fugue_engine::profile::SLOWEST_KEPT);
+        assert!(r
+            .slowest
+            .windows(2)
+            .all(|w| w[0].duration_ns >= w[1].duration_ns));
+        let worst = &r.slowest[0];
+        assert!(worst.duration_ns as f64 >= r.cycle_max_ns as f64 / 1.01);
+        for t in r.slowest.iter().chain(r.median.iter()) {
+            assert_eq!(t.bars.len(), profiled.plan.n_cells());
+            let last_end = t.bars.iter().map(|b| b.end_ns).max().unwrap();
+            assert!(last_end <= t.duration_ns);
+            assert_eq!(t.duration_ns - last_end, t.tail_ns);
+            // The chain: in time order, without overlap, ending with the cycle's last task;
+            // its steps' runs and waits account for the time up to the last task's end.
+            let c = &t.chain;
+            assert!(!c.is_empty());
+            let end = c.last().map(|s| s.start_ns + s.run_ns).unwrap();
+            assert_eq!(end, last_end, "{kind}: the chain ends with the last task");
+            assert!(c
+                .windows(2)
+                .all(|w| w[0].start_ns + w[0].run_ns <= w[1].start_ns));
+            let accounted: u64 = c.iter().map(|s| s.run_ns + s.wait_ns).sum();
+            assert_eq!(accounted, last_end, "{kind}: the chain's runs and waits");
+            let svg = r.gantt_svg(t, "test");
+            assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+            assert_eq!(svg.matches("<title>").count() >= t.bars.len(), true);
+            assert!(!t.breakdown().is_empty());
+        }
+        let text = r.text();
+        for n in &r.nodes {
+            assert!(
+                text.contains(&n.name),
+                "{kind}: {} missing from the text",
+                n.name
+            );
+        }
+        assert!(text.contains("total (nodes)") && text.contains("overhead and waits"));
+        let csv = r.nodes_csv();
+        assert_eq!(csv.lines().count(), graph.len() + 1);
+    }
+}
+
+#[test]
+fn render_and_the_clocked_run_return_the_profile_when_asked() {
+    let graph = fugue_graph::gen::rake(4);
+    let options = RenderOptions {
+        block: 256,
+        seconds: Some(0.5),
+        output: Output::Discard,
+        executor: choice(ExecutorKind::Ws),
+        profile: true,
+        ..RenderOptions::default()
+    };
+    let s = fugue_engine::render(&graph, &options, |_| {}).unwrap();
+    let p = s.profile.expect("a profile");
+    // 0.5 s at 48 kHz in blocks of 256: 94 cycles (the last one partial).
+    assert_eq!(p.cycles, 94);
+    let s = fugue_engine::render(
+        &graph,
+        &RenderOptions {
+            profile: false,
+            ..options
+        },
+        |_| {},
+    )
+    .unwrap();
+    assert!(s.profile.is_none());
+
+    let run = RunOptions {
+        backend: Backend::Clocked {
+            rate: 48_000,
+            block: 256,
+        },
+        executor: choice(ExecutorKind::Ws),
+        duration: Some(Duration::from_millis(200)),
+        stats: StatsOptions::default(),
+        profile: true,
+        ..RunOptions::default()
+    };
+    let r = fugue_engine::run(&graph, &run, |_| {}).unwrap();
+    let p = r.profile.expect("a profile");
+    assert_eq!(p.cycles, r.summary.cycles + r.summary.dropped);
+    assert_eq!(p.workers.len(), 2);
+}
