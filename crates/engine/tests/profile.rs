@@ -91,7 +91,7 @@ fn the_profile_changes_no_sample_and_its_tables_add_up() {
             assert_eq!(accounted, last_end, "{kind}: the chain's runs and waits");
             let svg = r.gantt_svg(t, "test");
             assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
-            assert_eq!(svg.matches("<title>").count() >= t.bars.len(), true);
+            assert!(svg.matches("<title>").count() >= t.bars.len());
             assert!(!t.breakdown().is_empty());
         }
         let text = r.text();
