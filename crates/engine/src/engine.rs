@@ -9,7 +9,7 @@ use fugue_graph::TaskGraph;
 use crate::choice::{BuildError, ExecutorChoice};
 use crate::profile::{ProfileReport, Profiler};
 use crate::schedule::static_lists;
-use fugue_exec::trace::now_ns;
+use fugue_exec::trace::now;
 
 /// A compiled plan and its executor: what the audio thread runs, and what a buffer-size
 /// change replaces as a whole.
@@ -85,9 +85,9 @@ impl Engine {
         match self.profiler.as_deref_mut() {
             None => self.executor.run_cycle(&mut self.plan),
             Some(p) => {
-                let start = now_ns();
+                let start = now();
                 self.executor.run_cycle(&mut self.plan);
-                let end = now_ns();
+                let end = now();
                 p.record(&mut self.plan, self.executor.as_ref(), start, end);
             }
         }

@@ -20,7 +20,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use fugue_exec::trace::TaskTime;
+use fugue_exec::trace::{Calibration, TaskTime};
 use fugue_exec::{Executor, Plan};
 use hdrhistogram::Histogram;
 
@@ -30,11 +30,12 @@ pub const SLOWEST_KEPT: usize = 5;
 /// How many cycles between two updates of the running median that picks the median trace.
 const MEDIAN_EVERY: u64 = 64;
 
-/// Highest time a histogram holds, ns (longer times count as this).
-const HIST_MAX_NS: u64 = 60_000_000_000;
+/// Highest time a histogram holds, in ticks (longer times count as this): a minute at up to
+/// 16 ticks per ns.
+const HIST_MAX_TICKS: u64 = 1_000_000_000_000;
 
 fn histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, HIST_MAX_NS, 2).expect("valid histogram bounds")
+    Histogram::new_with_bounds(1, HIST_MAX_TICKS, 2).expect("valid histogram bounds")
 }
 
 /// The full record of one cycle.
@@ -42,8 +43,10 @@ fn histogram() -> Histogram<u64> {
 struct CycleTrace {
     /// Cycle number (0 = the first profiled cycle); `u64::MAX`: no trace kept yet.
     index: u64,
-    start_ns: u64,
-    end_ns: u64,
+    /// Ticks.
+    start: u64,
+    /// Ticks.
+    end: u64,
     cells: Vec<TaskTime>,
     wakes: Vec<Option<u64>>,
 }
@@ -52,15 +55,15 @@ impl CycleTrace {
     fn new(cells: usize, threads: usize) -> Self {
         CycleTrace {
             index: u64::MAX,
-            start_ns: 0,
-            end_ns: 0,
+            start: 0,
+            end: 0,
             cells: vec![TaskTime::default(); cells],
             wakes: vec![None; threads],
         }
     }
 
     fn duration(&self) -> u64 {
-        self.end_ns.saturating_sub(self.start_ns)
+        self.end.saturating_sub(self.start)
     }
 
     fn is_set(&self) -> bool {
@@ -121,6 +124,8 @@ pub struct Profiler {
     median_estimate: u64,
     cpu_start: Duration,
     wall_start: u64,
+    /// Ticks to nanoseconds: every time is recorded in [`fugue_exec::trace::now`] ticks.
+    calibration: Calibration,
 }
 
 /// CPU time used by the process so far (user and system, every thread).
@@ -234,16 +239,18 @@ impl Profiler {
             median_estimate: 0,
             cpu_start: process_cpu(),
             wall_start: fugue_exec::trace::now_ns(),
+            calibration: Calibration::start(),
         }
     }
 
-    /// Folds in the cycle that ran from `start_ns` to `end_ns` ([`fugue_exec::trace::now_ns`]
-    /// clock, taken around [`Executor::run_cycle`]). Between cycles, on the thread that runs
-    /// them; never allocates, locks or blocks.
-    pub fn record(&mut self, plan: &mut Plan, exec: &dyn Executor, start_ns: u64, end_ns: u64) {
+    /// Folds in the cycle that ran from `start` to `end` ([`fugue_exec::trace::now`] ticks,
+    /// taken around [`Executor::run_cycle`]). Between cycles, on the thread that runs them;
+    /// never allocates, locks or blocks.
+    pub fn record(&mut self, plan: &mut Plan, exec: &dyn Executor, start: u64, end: u64) {
+        let (start_ns, end_ns) = (start, end);
         let cur = &mut self.current;
-        cur.start_ns = start_ns;
-        cur.end_ns = end_ns;
+        cur.start = start;
+        cur.end = end;
         cur.index = self.cycles;
         let cells = &mut cur.cells;
         plan.task_times(|c, t| {
@@ -262,14 +269,14 @@ impl Profiler {
         let mut last = 0u64;
         let mut work = 0u64;
         for (c, t) in cur.cells.iter().enumerate() {
-            let d = t.duration_ns();
+            let d = t.duration();
             work += d;
             self.node_scratch[self.cell_node[c] as usize] += d;
             let w = (t.worker as usize).min(self.threads - 1);
             self.busy_scratch[w] += d;
-            self.first_scratch[w] = self.first_scratch[w].min(t.start_ns);
-            first = first.min(t.start_ns);
-            last = last.max(t.end_ns);
+            self.first_scratch[w] = self.first_scratch[w].min(t.start);
+            first = first.min(t.start);
+            last = last.max(t.end);
         }
         for (acc, &d) in self.node_acc.iter_mut().zip(&self.node_scratch) {
             acc.min = acc.min.min(d);
@@ -330,13 +337,16 @@ impl Profiler {
     /// The report of everything recorded (control thread; allocates).
     pub fn report(&self) -> ProfileReport {
         let n = self.cycles.max(1);
+        let k = self.calibration.ns_per_tick();
+        let ns = |ticks: u64| (ticks as f64 * k).round() as u64;
         let q = |h: &Histogram<u64>, p: f64| {
             if h.is_empty() {
                 0
             } else {
-                h.value_at_quantile(p)
+                ns(h.value_at_quantile(p))
             }
         };
+        let hmax = |h: &Histogram<u64>| if h.is_empty() { 0 } else { ns(h.max()) };
         let mut nodes: Vec<NodeRow> = self
             .node_acc
             .iter()
@@ -345,10 +355,10 @@ impl Profiler {
                 name: self.node_names[i].clone(),
                 kind: self.node_kinds[i].clone(),
                 calls: self.cycles,
-                min_ns: if self.cycles == 0 { 0 } else { a.min },
-                mean_ns: a.sum as f64 / n as f64,
+                min_ns: if self.cycles == 0 { 0 } else { ns(a.min) },
+                mean_ns: a.sum as f64 * k / n as f64,
                 p99_ns: q(&a.hist, 0.99),
-                max_ns: a.max,
+                max_ns: ns(a.max),
             })
             .collect();
         nodes.sort_by(|a, b| {
@@ -357,20 +367,20 @@ impl Profiler {
                 .then(b.p99_ns.cmp(&a.p99_ns))
                 .then(a.name.cmp(&b.name))
         });
-        let cycle_mean = self.cycle_sum as f64 / n as f64;
+        let cycle_mean = self.cycle_sum as f64 * k / n as f64;
         let workers = self
             .worker_acc
             .iter()
             .enumerate()
             .map(|(w, a)| {
-                let busy = a.busy as f64 / n as f64;
+                let busy = a.busy as f64 * k / n as f64;
                 WorkerRow {
                     worker: w,
                     woke: a.woke,
                     ran: a.ran,
                     wake_median_ns: q(&a.wake, 0.5),
                     wake_p99_ns: q(&a.wake, 0.99),
-                    wake_max_ns: if a.wake.is_empty() { 0 } else { a.wake.max() },
+                    wake_max_ns: hmax(&a.wake),
                     first_median_ns: q(&a.first, 0.5),
                     first_p99_ns: q(&a.first, 0.99),
                     busy_mean_ns: busy,
@@ -389,14 +399,10 @@ impl Profiler {
             cycle_mean_ns: cycle_mean,
             cycle_median_ns: q(&self.cycle_hist, 0.5),
             cycle_p99_ns: q(&self.cycle_hist, 0.99),
-            cycle_max_ns: if self.cycle_hist.is_empty() {
-                0
-            } else {
-                self.cycle_hist.max()
-            },
-            work_mean_ns: self.work_sum as f64 / n as f64,
-            head_mean_ns: self.head_sum as f64 / n as f64,
-            tail_mean_ns: self.tail_sum as f64 / n as f64,
+            cycle_max_ns: hmax(&self.cycle_hist),
+            work_mean_ns: self.work_sum as f64 * k / n as f64,
+            head_mean_ns: self.head_sum as f64 * k / n as f64,
+            tail_mean_ns: self.tail_sum as f64 * k / n as f64,
             cpu_cores: if wall > 0 {
                 cpu.as_nanos() as f64 / wall as f64
             } else {
@@ -404,14 +410,16 @@ impl Profiler {
             },
             nodes,
             workers,
-            median: self.median.is_set().then(|| self.timeline(&self.median)),
-            slowest: slowest.into_iter().map(|t| self.timeline(t)).collect(),
+            median: self.median.is_set().then(|| self.timeline(&self.median, k)),
+            slowest: slowest.into_iter().map(|t| self.timeline(t, k)).collect(),
         }
     }
 
-    /// A cycle's timeline and the chain that made it end when it did.
-    fn timeline(&self, t: &CycleTrace) -> Timeline {
-        let rel = |x: u64| x.saturating_sub(t.start_ns);
+    /// A cycle's timeline and the chain that made it end when it did; `k` ns per tick.
+    fn timeline(&self, t: &CycleTrace, k: f64) -> Timeline {
+        // Every time relative to the cycle's start, in ns; differences are taken after
+        // converting, so that the chain's runs and waits add up exactly.
+        let rel = |x: u64| (x.saturating_sub(t.start) as f64 * k).round() as u64;
         let mut bars: Vec<Bar> = t
             .cells
             .iter()
@@ -419,8 +427,8 @@ impl Profiler {
             .map(|(c, tt)| Bar {
                 node: self.cell_labels[c].clone(),
                 worker: tt.worker as usize,
-                start_ns: rel(tt.start_ns),
-                end_ns: rel(tt.end_ns),
+                start_ns: rel(tt.start),
+                end_ns: rel(tt.end),
             })
             .collect();
         // The chain, backwards from the cell that ended last: each step goes to the
@@ -430,7 +438,7 @@ impl Profiler {
             .cells
             .iter()
             .enumerate()
-            .max_by_key(|(_, tt)| tt.end_ns)
+            .max_by_key(|(_, tt)| tt.end)
             .map(|(c, _)| c);
         let mut guard = t.cells.len() + 1;
         while let Some(c) = cur {
@@ -442,27 +450,29 @@ impl Profiler {
             let pred = self.cell_preds[c]
                 .iter()
                 .map(|&p| p as usize)
-                .max_by_key(|&p| t.cells[p].end_ns);
-            let ready = pred.map_or(t.start_ns, |p| t.cells[p].end_ns);
+                .max_by_key(|&p| t.cells[p].end);
+            let ready = pred.map_or(0, |p| rel(t.cells[p].end));
             let worker = tt.worker as usize;
             let wake = t.wakes.get(worker).copied().flatten().map(rel);
+            let (start, end) = (rel(tt.start), rel(tt.end));
             chain.push(ChainStep {
                 node: self.cell_labels[c].clone(),
                 worker,
-                start_ns: rel(tt.start_ns),
-                run_ns: tt.duration_ns(),
-                wait_ns: tt.start_ns.saturating_sub(ready),
+                start_ns: start,
+                run_ns: end.saturating_sub(start),
+                wait_ns: start.saturating_sub(ready),
                 worker_woke_ns: wake,
             });
             cur = pred;
         }
         chain.reverse();
         bars.sort_by_key(|b| (b.worker, b.start_ns));
-        let last_end = t.cells.iter().map(|c| c.end_ns).max().unwrap_or(t.start_ns);
+        let last_end = bars.iter().map(|b| b.end_ns).max().unwrap_or(0);
+        let duration = rel(t.end);
         Timeline {
             index: t.index,
-            duration_ns: t.duration(),
-            tail_ns: t.end_ns.saturating_sub(last_end),
+            duration_ns: duration,
+            tail_ns: duration.saturating_sub(last_end),
             bars,
             wakes: t.wakes.iter().map(|w| w.map(rel)).collect(),
             chain,
@@ -472,8 +482,8 @@ impl Profiler {
 
 fn copy_trace(dst: &mut CycleTrace, src: &CycleTrace) {
     dst.index = src.index;
-    dst.start_ns = src.start_ns;
-    dst.end_ns = src.end_ns;
+    dst.start = src.start;
+    dst.end = src.end;
     dst.cells.copy_from_slice(&src.cells);
     dst.wakes.copy_from_slice(&src.wakes);
 }

@@ -82,8 +82,8 @@ pub trait Executor {
     }
 
     /// Between cycles, with the profile on: for each thread `w` of `out` (up to
-    /// [`Executor::threads`]), when worker `w` woke for the last cycle, on the
-    /// [`trace::now_ns`] clock, or `None` if it had not woken for it by the cycle's end
+    /// [`Executor::threads`]), when worker `w` woke for the last cycle, in
+    /// [`trace::now`] ticks, or `None` if it had not woken for it by the cycle's end
     /// (or is the calling thread, `w = 0`, or the cycle ran on the calling thread alone).
     /// Never allocates.
     fn worker_wakes(&self, out: &mut [Option<u64>]) {

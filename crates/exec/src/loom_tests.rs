@@ -205,6 +205,17 @@ fn unit(plan: &Plan, name: &str) -> u32 {
 /// Runs `kind` with two threads (the model's thread and one worker) for two cycles on the
 /// graph `text`, each cycle checked against the sequential executor bit for bit.
 fn executor_model(kind: ExecutorKind, text: &'static str) {
+    executor_model_with(kind, text, None);
+}
+
+/// [`executor_model`], with the workers waking ahead of cycles of `period` when given (under
+/// loom a timed sleep ends after one model step, as if its timeout fired at any point, and
+/// the spin before the cycle is left out).
+fn executor_model_with(
+    kind: ExecutorKind,
+    text: &'static str,
+    period: Option<std::time::Duration>,
+) {
     model_bounded(1, move || {
         let mut plan = compile(text);
         let mut reference = compile(text);
@@ -233,6 +244,7 @@ fn executor_model(kind: ExecutorKind, text: &'static str) {
             idle_budget: SpinBudget::NONE,
             steal_budget: SpinBudget::NONE,
             min_steal: std::time::Duration::ZERO,
+            period,
             ..Default::default()
         };
         let mut exec = build(kind, &plan, 2, lists, &opts).unwrap();
@@ -258,6 +270,17 @@ fn executor_model(kind: ExecutorKind, text: &'static str) {
 #[test]
 fn loom_ws_diamond_two_cycles() {
     executor_model(ExecutorKind::Ws, DIAMOND);
+}
+
+/// Waking ahead: a worker's timed sleep on the epoch (which may end by its timeout, leaving
+/// the futex flag set) then its wait for the cycle lose no cycle's start.
+#[test]
+fn loom_ws_diamond_two_cycles_waking_ahead() {
+    executor_model_with(
+        ExecutorKind::Ws,
+        DIAMOND,
+        Some(std::time::Duration::from_secs(3600)),
+    );
 }
 
 #[test]

@@ -4,29 +4,78 @@
 //! reads them between cycles ([`Plan::task_times`](crate::Plan::task_times),
 //! [`Executor::worker_wakes`](crate::Executor::worker_wakes)).
 //!
-//! Times are nanoseconds of one monotonic clock ([`now_ns`]), the same for every thread of
-//! the process, so that a task's start can be set against the cycle's start taken by another
-//! thread.
+//! Times are ticks of one clock ([`now`]: the processor's time-stamp counter on x86-64,
+//! read in a few nanoseconds, else [`now_ns`]), the same for every thread of the process, so
+//! that a task's start can be set against the cycle's start taken by another thread;
+//! [`Calibration`] converts ticks to nanoseconds.
 
 use std::cell::Cell;
 
 /// When one task (or one part of a split task) ran in the last profiled cycle, and where.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TaskTime {
-    /// Start, [`now_ns`] clock.
-    pub start_ns: u64,
-    /// End, [`now_ns`] clock.
-    pub end_ns: u64,
+    /// Start, [`now`] ticks.
+    pub start: u64,
+    /// End, [`now`] ticks.
+    pub end: u64,
     /// The thread that ran it: 0 for the calling (audio) thread, `1..threads` for the
     /// executor's workers.
     pub worker: u32,
 }
 
 impl TaskTime {
-    /// How long it ran.
+    /// How long it ran, in ticks.
     #[inline]
-    pub fn duration_ns(&self) -> u64 {
-        self.end_ns.saturating_sub(self.start_ns)
+    pub fn duration(&self) -> u64 {
+        self.end.saturating_sub(self.start)
+    }
+}
+
+/// The profile's clock, in ticks: the time-stamp counter on x86-64 (constant-rate and
+/// synchronised between cores on the processors fugue runs on, which is what lets Linux use
+/// it as its clock source), [`now_ns`] elsewhere. Never allocates, locks or blocks.
+#[inline]
+pub fn now() -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: RDTSC has no preconditions; it is available on every x86-64 processor.
+        unsafe { core::arch::x86_64::_rdtsc() }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        now_ns()
+    }
+}
+
+/// Converts [`now`] ticks to nanoseconds, from two readings of both clocks taken apart.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Calibration {
+    ticks: u64,
+    ns: u64,
+}
+
+impl Calibration {
+    /// Both clocks now: the first reading.
+    pub fn start() -> Calibration {
+        Calibration {
+            ticks: now(),
+            ns: now_ns(),
+        }
+    }
+
+    /// Nanoseconds per tick, from the first reading to now (1 on systems where ticks are
+    /// nanoseconds, or when no time passed; the longer the interval, the closer).
+    pub fn ns_per_tick(&self) -> f64 {
+        if cfg!(not(target_arch = "x86_64")) {
+            return 1.0;
+        }
+        let dt = now().saturating_sub(self.ticks);
+        let dn = now_ns().saturating_sub(self.ns);
+        if dt == 0 || dn == 0 {
+            1.0
+        } else {
+            dn as f64 / dt as f64
+        }
     }
 }
 

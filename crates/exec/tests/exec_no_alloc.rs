@@ -87,7 +87,7 @@ fn no_executor_allocates_after_the_first_cycle() {
                             if profiled {
                                 exec.worker_wakes(&mut wakes);
                                 exec.thread_steals(&mut steals);
-                                plan.task_times(|_, t| sum += t.duration_ns());
+                                plan.task_times(|_, t| sum += t.duration());
                             }
                         }
                         std::hint::black_box(sum);

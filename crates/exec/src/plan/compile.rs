@@ -591,6 +591,7 @@ impl Laid<'_> {
             let (s, l) = tasks[i].succ;
             &succ[s as usize..(s + l) as usize]
         });
+        let n_cells = cells.len();
         Plan {
             #[cfg(loom)]
             access,
@@ -616,6 +617,9 @@ impl Laid<'_> {
             block: options.block,
             placeholders,
             profiling: false,
+            times: (0..n_cells)
+                .map(|_| std::cell::UnsafeCell::new(crate::trace::TaskTime::default()))
+                .collect(),
         }
     }
 }

@@ -121,6 +121,8 @@ pub struct Plan {
     placeholders: Vec<String>,
     /// Record each task's run ([`Plan::set_profiling`]).
     profiling: bool,
+    /// Each cell's record of its last profiled run (written by the thread running the cell).
+    times: Box<[std::cell::UnsafeCell<crate::trace::TaskTime>]>,
     /// Under loom: the tracked cells of the tasks' runs (see [`Plan::run_task`]).
     #[cfg(loom)]
     access: task::Access,

@@ -11,7 +11,7 @@ use fugue_dsp::Processor;
 
 use super::units::part_frames;
 use super::Plan;
-use crate::trace::{now_ns, worker_index, TaskTime};
+use crate::trace::{now, worker_index, TaskTime};
 
 /// A processor's panic, reported once by [`Plan::take_panics`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,8 +41,6 @@ pub(super) struct TaskCell {
     panicked: AtomicBool,
     /// The first panic message, until [`Plan::take_panics`] takes it.
     message: UnsafeCell<Option<String>>,
-    /// When the cell last ran, and on which thread (written only while profiling).
-    time: UnsafeCell<TaskTime>,
 }
 
 impl TaskCell {
@@ -63,7 +61,6 @@ impl TaskCell {
             outs: UnsafeCell::new(Vec::with_capacity(cap(outs))),
             panicked: AtomicBool::new(false),
             message: UnsafeCell::new(None),
-            time: UnsafeCell::new(TaskTime::default()),
         }
     }
 }
@@ -146,18 +143,18 @@ impl Plan {
     // arithmetic folds away (the whole-task path is the hot one).
     #[inline(always)]
     unsafe fn run_frames(&self, i: usize, c: usize, frames: Option<(usize, usize)>) {
-        let start = if self.profiling { now_ns() } else { 0 };
+        let start = if self.profiling { now() } else { 0 };
         // SAFETY: the caller's contract.
         unsafe { self.run_frames_untimed(i, c, frames) };
         if self.profiling {
             let time = TaskTime {
-                start_ns: start,
-                end_ns: now_ns(),
+                start,
+                end: now(),
                 worker: worker_index(),
             };
-            // SAFETY: [2] only this thread uses cell `c` now; the owner reads the record
-            // under `&mut self`, after the cycle.
-            unsafe { *self.cells[c].time.get() = time };
+            // SAFETY: [2] only this thread uses cell `c` now, and so its record; the owner
+            // reads the records under `&mut self`, after the cycle.
+            unsafe { *self.times[c].get() = time };
         }
     }
 
@@ -366,7 +363,8 @@ impl Plan {
 
     /// Turns the per-task profile on or off: while on, every run of a task records when it
     /// started and ended and which thread ran it ([`Plan::task_times`]), at the cost of two
-    /// clock reads per task.
+    /// clock reads and a store per task. The records lie side by side in one array, apart
+    /// from the cells (whose lines the running threads only read).
     pub fn set_profiling(&mut self, on: bool) {
         self.profiling = on;
     }
@@ -390,8 +388,8 @@ impl Plan {
     /// Calls `f(cell, time)` for every cell with its record of the last profiled cycle
     /// ([`Plan::set_profiling`]). Between cycles (`&mut self`); never allocates.
     pub fn task_times(&mut self, mut f: impl FnMut(usize, TaskTime)) {
-        for (c, cell) in self.cells.iter_mut().enumerate() {
-            f(c, *cell.time.get_mut());
+        for (c, t) in self.times.iter_mut().enumerate() {
+            f(c, *t.get_mut());
         }
     }
 

@@ -17,7 +17,7 @@ use crate::placement::Placement;
 #[cfg(not(loom))]
 use crate::placement::{pin_current, set_realtime_current};
 use crate::runtime::signal::{Signal, SpinBudget};
-use crate::trace::{now_ns, set_worker_index};
+use crate::trace::{now, now_ns, set_worker_index};
 use fugue_sync::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 /// The per-cycle work of an executor, run by every worker after each epoch bump.
@@ -50,7 +50,8 @@ struct Shared<W> {
 #[derive(Default)]
 struct WakeRecord {
     epoch: AtomicU32,
-    at_ns: AtomicU64,
+    /// [`now`](crate::trace::now) ticks.
+    at: AtomicU64,
 }
 
 /// Waking ahead of periodic cycles, in ns of the [`now_ns`] clock.
@@ -205,7 +206,7 @@ impl<W: Work> Pool<W> {
         for (w, o) in out.iter_mut().enumerate() {
             *o = match self.shared.wakes.get(w) {
                 Some(r) if w > 0 && r.epoch.load(Ordering::Relaxed) == epoch => {
-                    Some(r.at_ns.load(Ordering::Relaxed))
+                    Some(r.at.load(Ordering::Relaxed))
                 }
                 _ => None,
             };
@@ -229,7 +230,7 @@ fn worker_loop<W: Work>(shared: &Shared<W>, w: usize, start: u32) {
         }
         if shared.profiling.load(Ordering::Relaxed) {
             let r = &shared.wakes[w];
-            r.at_ns.store(now_ns(), Ordering::Relaxed);
+            r.at.store(now(), Ordering::Relaxed);
             r.epoch.store(seen, Ordering::Relaxed);
         }
         shared.work.work(w);
@@ -259,6 +260,12 @@ fn wait_ahead<W: Work>(shared: &Shared<W>, ahead: Ahead, seen: u32) {
     let budget = SpinBudget {
         spins: shared.budget.spins,
         time: Duration::from_nanos(spin_until.saturating_sub(now_ns())),
+    };
+    // Under loom, no spin bounded by the real clock: the model steps would be unbounded.
+    #[cfg(loom)]
+    let budget = {
+        let _ = budget;
+        SpinBudget::NONE
     };
     shared.epoch.wait_until(budget, changed);
 }

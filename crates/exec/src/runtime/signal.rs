@@ -146,6 +146,9 @@ impl Signal {
             }
             self.futex
                 .wait_timeout(v, Duration::from_nanos(deadline_ns - now));
+            // Under loom the timed wait is one model step: the timeout may fire at any point.
+            #[cfg(loom)]
+            return done();
         }
     }
 
