@@ -137,8 +137,16 @@ fn generated_shapes_equal_corpus_files() {
     for (f, g) in cases {
         let c = fugue_graph::read_file(&d.join(f), None).unwrap();
         assert_eq!(c.len(), g.len(), "{f}");
-        let without_freq = |n: &fugue_graph::Node| {
+        // `volume: 1.0` is the default: written or not, the node is the same (losange6.ag
+        // writes it on its last mix, the other diamonds do not).
+        let norm = |n: &fugue_graph::Node| {
             let mut n = n.clone();
+            n.attrs
+                .retain(|(k, v)| !(k == "volume" && v.as_f64() == Some(1.0)));
+            n
+        };
+        let without_freq = |n: &fugue_graph::Node| {
+            let mut n = norm(n);
             n.attrs.retain(|(k, _)| k != "freq");
             n
         };
@@ -146,9 +154,9 @@ fn generated_shapes_equal_corpus_files() {
         for (a, b) in c.nodes().iter().zip(g.nodes()) {
             if f.starts_with("losange") && a.kind == "mod" {
                 assert_eq!(without_freq(a), without_freq(b), "{f}");
-                freqs_differ += usize::from(a != b);
+                freqs_differ += usize::from(norm(a) != norm(b));
             } else {
-                assert_eq!(a, b, "{f}");
+                assert_eq!(norm(a), norm(b), "{f}");
             }
         }
         let expected = match f {
