@@ -9,8 +9,10 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod cmd;
+mod costs;
 mod exec_args;
 mod util;
+mod warn;
 
 /// fugue: a parallel real-time audio-graph engine.
 #[derive(Parser, Debug)]
