@@ -30,22 +30,44 @@ pub struct Args {
 pub enum BenchCommand {
     /// Throughput of the ordered ring against a mutex/condvar ring and peer queues; `--sweep`
     /// runs the whole grid and writes CSV, plots and a README.
+    #[command(after_help = examples!(
+        "fugue bench ring --producers 4 --strategy park",
+        "fugue bench ring --sweep --repeat 3 -o bench-results/ring --force",
+    ))]
     Ring(ring::Args),
     /// Per-cycle cost of running a graph of empty (checking) nodes, for each executor and
     /// the peers (rayon, oneTBB flow graph).
+    #[command(after_help = examples!(
+        "fugue bench overhead --shape diamond --nodes 100 --executor all --threads 2 --runs 5",
+        "fugue bench overhead --graph examples/rake.ag --executor ws,levels --json",
+    ))]
     Overhead(OverheadArgs),
     /// Every executor x line/diamond/rake x buffer sizes with real DSP: cycle times and
     /// speedup against seq, outputs checked bit-identical to seq.
+    #[command(after_help = examples!(
+        "fugue bench table                                     # line, diamond, rake, generated",
+        "fugue bench table --executors ws,levels --buffers 128,512 --runs 7",
+        "fugue bench table --corpus ../shared/data/ag -o table-out",
+    ))]
     Table(TableArgs),
     /// The scheduling study: graphs x executors x threads x buffer sizes x load, run in real
     /// time; writes summary.csv, raw data, plots (SVG, PNG) and report.html.
+    #[command(after_help = STUDY_HELP)]
     Study(StudyArgs),
     /// The machine's parallel capacity over time: each core's speed at running a graph's DSP
     /// while every core runs it, in units of the fastest (the bound of any speedup).
+    #[command(after_help = examples!(
+        "fugue bench capacity --seconds 20",
+        "fugue bench capacity --graph examples/synth.ag --threads 2 --json",
+    ))]
     Capacity(CapacityArgs),
     /// The task pool: every policy x thread counts x workloads (quicksort, Mandelbrot,
     /// Voronoi, a spawn tree) against the sequential program and rayon, results checked;
     /// writes CSV, plots (SVG, PNG) and a README.
+    #[command(after_help = examples!(
+        "fugue bench pool -o pool-bench",
+        "fugue bench pool --threads 1,2 -o pool-bench --force",
+    ))]
     Pool(pool::Args),
     /// (internal) A producer process of `fugue bench ring --processes`.
     #[command(hide = true)]
@@ -201,7 +223,6 @@ fn run_capacity(args: CapacityArgs) -> anyhow::Result<()> {
 
 /// Arguments of `fugue bench study`.
 #[derive(clap::Args, Debug)]
-#[command(after_help = STUDY_HELP)]
 pub struct StudyArgs {
     /// The study spec (TOML; its fields are described in studies/README.md) [default:
     /// studies/default.toml when it is in the current folder, else the same spec built in].
@@ -230,7 +251,9 @@ Spec fields (TOML; studies/README.md describes each):
 Examples:
   fugue bench study --dry-run                    # the default study's runs and its length
   fugue bench study -o study-out --repeats 5     # the default study, 5 runs per configuration
-  fugue bench study studies/quick.toml -o quick  # a spec of your own";
+  fugue bench study studies/quick.toml -o quick  # a spec of your own
+
+Exit codes: 0 success; 1 bad input or a failure while running; 2 usage error.";
 
 /// Runs `fugue bench study` ([`fugue_bench::study`]).
 fn run_study(args: StudyArgs) -> anyhow::Result<()> {
