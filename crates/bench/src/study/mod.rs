@@ -54,6 +54,10 @@ pub const DEFAULT_REPEATS: usize = 3;
 /// figures are stated as findings, when the spec does not say.
 pub const DEFAULT_MAX_SPREAD_PCT: f64 = 20.0;
 
+/// How far above a bound (threads, cores, the graph's width) a speedup must be to be flagged
+/// as impossible: timing noise of a percent or two around a bound says nothing.
+const BOUND_SLACK: f64 = 1.02;
+
 /// Time a run costs beyond its seconds (building the engine, starting the load, checking the
 /// outputs against seq), for the estimate of [`plan`].
 const RUN_OVERHEAD: Duration = Duration::from_millis(250);
@@ -912,17 +916,17 @@ fn aggregate(
         let mut doubt = None;
         if let Some(sp) = speedup {
             let width = widths[cfg.graph];
-            doubt = if sp > cfg.threads as f64 {
+            doubt = if sp > cfg.threads as f64 * BOUND_SLACK {
                 Some(format!(
                     "speedup ×{sp:.2} above its {} threads: impossible, the timing was disturbed",
                     cfg.threads
                 ))
-            } else if sp > cores as f64 {
+            } else if sp > cores as f64 * BOUND_SLACK {
                 Some(format!(
                     "speedup ×{sp:.2} above the machine's {cores} cores: impossible, the timing was disturbed"
                 ))
             } else {
-                width.filter(|&w| sp > w as f64).map(|w| {
+                width.filter(|&w| sp > w as f64 * BOUND_SLACK).map(|w| {
                     format!(
                         "speedup ×{sp:.2} above the graph's width {w} (no more than {w} node{} can run at once): the timing was disturbed",
                         if w == 1 { "" } else { "s" }

@@ -174,12 +174,18 @@ pub fn report_html(ctx: &PlotCtx<'_>, figures: &[String], info: &Info<'_>) -> St
                     .filter(|r| r.cfg.buffer == b && &r.cfg.load == l)
                     .min_by(|a, b| a.s.mean_ns.total_cmp(&b.s.mean_ns));
                 if let Some(w) = winner {
-                    best.push(format!(
-                        "{} at {b} frames ({:.0} µs, ×{:.2} vs seq)",
-                        w.cfg.exec.name,
-                        w.s.mean_ns / 1000.0,
-                        w.speedup.unwrap_or(1.0)
-                    ));
+                    best.push(match w.speedup {
+                        Some(sp) => format!(
+                            "{} at {b} frames ({:.0} µs, ×{sp:.2} vs seq)",
+                            w.cfg.exec.name,
+                            w.s.mean_ns / 1000.0
+                        ),
+                        None => format!(
+                            "{} at {b} frames ({:.0} µs)",
+                            w.cfg.exec.name,
+                            w.s.mean_ns / 1000.0
+                        ),
+                    });
                 }
             }
             if !best.is_empty() {
