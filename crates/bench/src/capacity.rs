@@ -13,7 +13,7 @@
 //! each executor's speedup as a fraction of the capacity of its round; [`run`] follows the
 //! capacity over time.
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
@@ -123,8 +123,9 @@ pub fn plans_for(
 /// The capacity benchmark's configuration: follow the capacity over time.
 #[derive(Clone, Debug)]
 pub struct CapacityConfig {
-    /// The graph whose DSP the cores run.
-    pub graph: PathBuf,
+    /// The graph whose DSP the cores run: a file, `gen:SHAPE:N`, or a 2019 shape (`line`,
+    /// `diamond`, `rake`, generated: see [`crate::shapes`]).
+    pub graph: String,
     /// Frames per cycle.
     pub buffer: usize,
     /// Sample rate in Hz.
@@ -151,7 +152,7 @@ pub fn run(c: &CapacityConfig, progress: &mut dyn Progress) -> Result<CapacityRe
     if !(c.seconds.is_finite() && c.seconds > 0.0) {
         return config("--seconds must be positive");
     }
-    let graph = fugue_graph::read_file(&c.graph, None)?;
+    let graph = crate::shapes::load(&c.graph, None, Path::new(""))?.graph;
     let cores = probe_cores(c.threads);
     if cores.len() < c.threads {
         progress.event(Event::Warning(&format!(
@@ -167,7 +168,7 @@ pub fn run(c: &CapacityConfig, progress: &mut dyn Progress) -> Result<CapacityRe
         merge_chains: true,
     };
     let mut plans = plans_for(&graph, &options, cores.len())
-        .with_context(|| format!("cannot compile {}", c.graph.display()))?;
+        .with_context(|| format!("cannot compile {}", c.graph))?;
     let started = Instant::now();
     let mut probes: Vec<(f64, Capacity)> = Vec::new();
     while started.elapsed().as_secs_f64() < c.seconds {
@@ -214,7 +215,7 @@ impl CapacityResult {
             .map(|(at, c)| serde_json::json!({"at_s": at, "median_ns": c.median_ns, "capacity": c.value()}))
             .collect();
         serde_json::json!({
-            "graph": c.graph.display().to_string(),
+            "graph": c.graph,
             "buffer": c.buffer,
             "cores": self.cores,
             "window_ms": c.window.as_millis() as u64,
@@ -233,7 +234,7 @@ impl CapacityResult {
             self.cores.len(),
             self.probes.len(),
             c.window.as_millis(),
-            c.graph.display(),
+            c.graph,
             c.buffer,
             self.quantile(0.10),
             self.quantile(0.50),
@@ -286,7 +287,7 @@ mod tests {
     fn a_short_run_reports_its_windows() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/rake.ag");
         let c = CapacityConfig {
-            graph: path,
+            graph: path.display().to_string(),
             buffer: 64,
             rate: 48_000,
             threads: 2,

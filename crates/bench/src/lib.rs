@@ -37,6 +37,7 @@ pub mod progress;
 pub mod report;
 pub mod ring;
 pub mod runner;
+pub mod shapes;
 pub mod stats;
 pub mod study;
 pub mod table;

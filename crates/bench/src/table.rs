@@ -20,7 +20,7 @@ use fugue_sched::Algorithm;
 
 use crate::capacity::{self, Capacity};
 use crate::check::{locate, SeqReference};
-use crate::error::{config, failed, BenchError, Context as _};
+use crate::error::{config, BenchError, Context as _};
 use crate::machine::{load_average, Machine, Versions};
 use crate::progress::{Event, Progress};
 use crate::report::{self, opt, Align, Csv, Table};
@@ -34,7 +34,8 @@ pub const FILES: [&str; 4] = ["README.md", "raw.csv", "summary.csv", "table.md"]
 #[derive(Clone, Debug)]
 pub struct TableConfig {
     /// Graphs: `line` (ligne/ligne100.ag), `diamond` (losange/losange156.ag), `rake`
-    /// (rateau/rateau101.ag) of the corpus, or paths of graph files.
+    /// (rateau/rateau101.ag) of the 2019 corpus (generated, or read from `corpus`),
+    /// `gen:SHAPE:N`, or paths of graph files (see [`crate::shapes`]).
     pub shapes: Vec<String>,
     /// Buffer sizes (frames per cycle).
     pub buffers: Vec<usize>,
@@ -48,8 +49,9 @@ pub struct TableConfig {
     pub runs: usize,
     /// Sample rate in Hz.
     pub rate: u32,
-    /// The corpus folder holding ligne/, losange/ and rateau/.
-    pub corpus: PathBuf,
+    /// The corpus folder holding ligne/, losange/ and rateau/; without it the three shapes
+    /// are generated ([`crate::shapes`]).
+    pub corpus: Option<PathBuf>,
     /// Static schedule algorithm (for static).
     pub algorithm: Algorithm,
     /// Costs of the static schedule: measured (calibrated at each buffer size) or declared.
@@ -67,8 +69,8 @@ pub struct TableConfig {
 pub struct Cell {
     /// The shape's name as given.
     pub shape: String,
-    /// The graph file.
-    pub graph: PathBuf,
+    /// Where the graph came from (a file, or generated).
+    pub graph: String,
     /// Its nodes.
     pub nodes: usize,
     /// Frames per cycle.
@@ -86,8 +88,8 @@ pub struct Cell {
 pub struct TableResult {
     /// The configuration.
     pub config: TableConfig,
-    /// The graphs: shape name, file, nodes.
-    pub graphs: Vec<(String, PathBuf, usize)>,
+    /// The graphs: shape name, where it came from (a file, or generated), nodes.
+    pub graphs: Vec<(String, String, usize)>,
     /// The executors, seq first.
     pub runners: Vec<Runner>,
     /// Every configuration.
@@ -98,16 +100,6 @@ pub struct TableResult {
     pub load: (Option<String>, Option<String>),
     /// Wall time of the benchmark.
     pub wall: Duration,
-}
-
-/// The corpus file of a shape name, or the path itself.
-fn graph_path(corpus: &Path, shape: &str) -> PathBuf {
-    match shape {
-        "line" => corpus.join("ligne/ligne100.ag"),
-        "diamond" => corpus.join("losange/losange156.ag"),
-        "rake" => corpus.join("rateau/rateau101.ag"),
-        other => PathBuf::from(other),
-    }
 }
 
 /// Runs `reference.len()` cycles from a reset plan, timing each; after each cycle's time is
@@ -208,17 +200,10 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
     if let Some(dir) = &c.output {
         report::refuse_existing(dir, &FILES, c.force)?;
     }
-    let mut graphs: Vec<(String, PathBuf, TaskGraph)> = Vec::new();
+    let mut graphs: Vec<(String, String, TaskGraph)> = Vec::new();
     for s in &c.shapes {
-        let p = graph_path(&c.corpus, s);
-        if !p.is_file() {
-            return failed(format!(
-                "graph {} (for `{s}`) not found; give --corpus DIR (the folder with ligne/, losange/, rateau/) or a graph path",
-                p.display()
-            ));
-        }
-        let g = fugue_graph::read_file(&p, None)?;
-        graphs.push((s.clone(), p, g));
+        let l = crate::shapes::load(s, c.corpus.as_deref(), Path::new(""))?;
+        graphs.push((s.clone(), l.source, l.graph));
     }
     let threads = c.threads;
     let options = c.tuning.options();
@@ -247,7 +232,7 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
             // One plan for every runner (reset before each run): the runners then work on the
             // same memory, and no one gains or loses by where its buffers happen to lie.
             let mut plan = Plan::compile(graph, &reg, &opts)
-                .with_context(|| format!("cannot compile {}", path.display()))?;
+                .with_context(|| format!("cannot compile {path}"))?;
             let spec = Spec {
                 threads,
                 algorithm: c.algorithm,
@@ -258,13 +243,13 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
             let mut execs = Vec::new();
             for &r in &runners {
                 let (e, w) = build_executor(r, graph, &plan, &spec)
-                    .with_context(|| format!("{} on {}", r.name(), path.display()))?;
+                    .with_context(|| format!("{} on {path}", r.name()))?;
                 warnings.extend(w);
                 execs.push((r, e));
             }
             let mut probe_plans = if probing {
                 capacity::plans_for(graph, &opts, probe_cores.len())
-                    .with_context(|| format!("cannot compile {}", path.display()))?
+                    .with_context(|| format!("cannot compile {path}"))?
             } else {
                 Vec::new()
             };
@@ -273,7 +258,7 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
             // Seq's output hash of every cycle, on its own plan (untimed): every executor's
             // cycles must equal it.
             let reference = reference_hashes(graph, &reg, &opts, cycles)
-                .with_context(|| format!("cannot compile {}", path.display()))?;
+                .with_context(|| format!("cannot compile {path}"))?;
             let skip = warm_up(cycles);
             for run in 1..=c.runs {
                 for (k, (r, e)) in execs.iter_mut().enumerate() {
@@ -285,7 +270,7 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
                                 "bench table: executor {} ({}) on {} at buffer {buffer}, run {run}",
                                 r.name(),
                                 r.threads_text(threads),
-                                path.display()
+                                path
                             );
                             return Err(wrong_output(graph, &reg, &opts, &plan, cycle, &who));
                         }
@@ -398,7 +383,7 @@ impl TableResult {
             for (i, s) in c.runs.iter().enumerate() {
                 raw.row([
                     c.shape.clone(),
-                    c.graph.display().to_string(),
+                    c.graph.clone(),
                     c.nodes.to_string(),
                     c.buffer.to_string(),
                     c.runner.name().into(),
@@ -445,7 +430,7 @@ impl TableResult {
             let probed = !c.capacity.is_empty();
             summary.row([
                 c.shape.clone(),
-                c.graph.display().to_string(),
+                c.graph.clone(),
                 c.nodes.to_string(),
                 c.buffer.to_string(),
                 c.runner.name().into(),
@@ -475,8 +460,7 @@ impl TableResult {
             let _ = writeln!(
                 md,
                 "### {shape}: {} ({nodes} nodes), {} threads\n",
-                path.display(),
-                c.threads
+                path, c.threads
             );
             let mut columns = vec![("buffer", Align::Right)];
             if probing {
@@ -588,7 +572,7 @@ mod tests {
             seconds: 0.02,
             runs: 2,
             rate: 48_000,
-            corpus: dir.clone(),
+            corpus: Some(dir.clone()),
             algorithm: Algorithm::Hlfet,
             costs: Costs::Declared,
             tuning: Tuning {
@@ -627,7 +611,7 @@ mod tests {
             seconds: 1.0,
             runs: 1,
             rate: 48_000,
-            corpus: PathBuf::from("."),
+            corpus: None,
             algorithm: Algorithm::Hlfet,
             costs: Costs::Declared,
             tuning: Tuning::default(),

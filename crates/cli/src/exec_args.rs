@@ -77,7 +77,8 @@ fn parse_executor(s: &str) -> Result<ExecutorKind, String> {
     })
 }
 
-fn parse_costs(s: &str) -> Result<Costs, String> {
+/// Parses a `--costs` value: declared, measured, or a costs file.
+pub fn parse_costs(s: &str) -> Result<Costs, String> {
     Ok(match s {
         "declared" => Costs::Declared,
         "measured" => Costs::Measured,

@@ -6,16 +6,41 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, Parser, Subcommand};
+
+/// A command's `after_help`: its examples, then the exit codes.
+macro_rules! examples {
+    ($($line:literal),+ $(,)?) => {
+        concat!(
+            "Examples:\n",
+            $("  ", $line, "\n",)+
+            "\nExit codes: 0 success; 1 bad input or a failure while running; 2 usage error."
+        )
+    };
+}
 
 mod cmd;
+mod costs;
 mod exec_args;
 mod util;
+mod warn;
 
 /// fugue: a parallel real-time audio-graph engine.
 #[derive(Parser, Debug)]
-#[command(name = "fugue", version, about, propagate_version = true)]
-struct Cli {
+#[command(
+    name = "fugue",
+    version,
+    about,
+    propagate_version = true,
+    after_help = examples!(
+        "fugue render examples/pluck.ag -o pluck.wav --seconds 8   # render offline to WAV",
+        "fugue run examples/synth.ag --backend clocked --seconds 5  # real-time cycles, measured",
+        "fugue info examples/rake.ag --costs measured               # work, critical path, width",
+        "fugue kinds                                                # every node kind",
+        "fugue completions bash > ~/.local/share/bash-completion/completions/fugue",
+    )
+)]
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -23,25 +48,87 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Print a summary of a graph: nodes, edges, sources, sinks, kinds, work, critical path, depth, width.
+    #[command(after_help = examples!(
+        "fugue info examples/rake.ag",
+        "fugue info examples/rake.ag --costs measured --buffer 256",
+        "fugue info graph.stg --json",
+    ))]
     Info(cmd::info::Args),
     /// Print a graph as DOT, or draw it as SVG/PNG/PDF with Graphviz.
+    #[command(after_help = examples!(
+        "fugue dot examples/synth.ag                 # DOT text on standard output",
+        "fugue dot examples/synth.ag -o synth.svg    # drawn by Graphviz",
+    ))]
     Dot(cmd::dot::Args),
     /// Generate a graph (line, diamond, rake, layered or random) as an .ag file.
+    #[command(after_help = examples!(
+        "fugue gen rake --branches 33 -o rake101.ag     # the 2019 corpus's rateau101.ag",
+        "fugue gen diamond --depth 5 -o diamond.ag      # losange156.ag's shape",
+        "fugue gen random --nodes 30 --probability 0.2 --seed 7 -o r.ag",
+    ))]
     Gen(cmd::gen::Args),
     /// Benchmarks: the ordered ring, executor overhead, the executor table, the scheduling study.
+    #[command(after_help = examples!(
+        "fugue bench study --dry-run",
+        "fugue bench table --executors ws,levels --buffers 128,512",
+        "fugue bench capacity --seconds 20",
+    ))]
     Bench(cmd::bench::Args),
     /// Schedule a graph statically on P processors (HLFET, ETF, CPFD, random, exact, best).
+    #[command(after_help = examples!(
+        "fugue schedule examples/rake.ag                       # best heuristic, every core",
+        "fugue schedule graph.stg -a cpfd -p 4 --gantt g.svg",
+        "fugue calibrate g.ag -o costs.csv && fugue schedule g.ag --costs costs.csv",
+    ))]
     Schedule(cmd::schedule::Args),
     /// Render a graph offline to a WAV file (no audio server needed).
+    #[command(after_help = examples!(
+        "fugue render examples/pluck.ag -o pluck.wav --seconds 8",
+        "fugue render examples/echo.ag -o echo.wav --input voice.wav",
+        "fugue render examples/synth.ag -o - | aplay      # WAV on standard output",
+        "fugue render g.ag -o g.wav --executor ws --threads 2 --strict",
+    ))]
     Render(cmd::render::Args),
     /// Run a graph in real time (JACK, or clocked without an audio server), measured per cycle.
+    #[command(after_help = examples!(
+        "fugue run examples/synth.ag --backend clocked --buffer 128 --seconds 10",
+        "fugue run examples/synth.ag --backend jack --executor ws --threads 2 --connect",
+        "fugue run g.ag --backend clocked --seconds 30 --stats cycles.csv",
+    ))]
     Run(cmd::run::Args),
     /// The task pool's demos: quicksort, Mandelbrot, Voronoi (time, tasks, steals, CPU use).
+    #[command(after_help = examples!(
+        "fugue pool quicksort -n 10000000 --policy steal --threads 2",
+        "fugue pool mandelbrot -o mandelbrot.png",
+    ))]
     Pool(cmd::pool::Args),
     /// Run a graph with the per-node, per-worker profile on and report why cycles take their time.
     Profile(cmd::profile::Args),
     /// Measure each node's processing time at a buffer size; write the costs file (node,cost).
+    #[command(after_help = examples!(
+        "fugue calibrate examples/rake.ag",
+        "fugue calibrate g.ag --buffer 256 -o costs.csv",
+    ))]
     Calibrate(cmd::calibrate::Args),
+    /// List every node kind: its ports and attributes (--markdown: docs/nodes.md).
+    #[command(after_help = examples!(
+        "fugue kinds",
+        "fugue kinds --markdown > docs/nodes.md",
+    ))]
+    Kinds(cmd::kinds::Args),
+    /// Print a shell completion script for fugue (bash, zsh, fish, elvish, powershell).
+    #[command(after_help = examples!(
+        "fugue completions bash > ~/.local/share/bash-completion/completions/fugue",
+        "fugue completions zsh > ~/.zfunc/_fugue",
+        "fugue completions fish > ~/.config/fish/completions/fugue.fish",
+    ))]
+    Completions(cmd::completions::Args),
+    /// Print fugue's man page (roff), or write one page per command into a folder.
+    #[command(after_help = examples!(
+        "fugue man | man -l -",
+        "fugue man --dir /usr/local/share/man/man1",
+    ))]
+    Man(cmd::completions::ManArgs),
 }
 
 fn main() -> ExitCode {
@@ -65,6 +152,9 @@ fn main() -> ExitCode {
         Command::Calibrate(a) => cmd::calibrate::run(a),
         Command::Pool(a) => cmd::pool::run(a),
         Command::Profile(a) => cmd::profile::run(a),
+        Command::Kinds(a) => cmd::kinds::run(a),
+        Command::Completions(a) => cmd::completions::completions(a, Cli::command()),
+        Command::Man(a) => cmd::completions::man(a, Cli::command()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -126,7 +126,7 @@ fn study_fails_on_a_wrong_output_and_writes_nothing() {
     assert_failed_check(
         &o,
         &[
-            "bench study: executor ws (2 threads) on diamond2 at buffer 256, idle load: cycle 10 differs from seq at output channel 0, sample 128",
+            "bench study: executor ws (2 threads) on diamond16 at buffer 256, idle load, repeat 1: cycle 10 differs from seq at output channel 0, sample 128",
             "no result is written",
         ],
     );
@@ -134,7 +134,9 @@ fn study_fails_on_a_wrong_output_and_writes_nothing() {
     let o = fugue_with_fault(&args, None);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
-        stdout(&o).contains("2 runs") && stdout(&o).contains("38 timed cycles checked"),
+        // Two configurations, each run 3 times (the default repeats), 19 cycles a run.
+        stdout(&o).contains("6 runs (2 configurations)")
+            && stdout(&o).contains("114 timed cycles checked"),
         "{}",
         stdout(&o)
     );

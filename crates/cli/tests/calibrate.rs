@@ -30,7 +30,7 @@ fn costs_file_is_read_by_schedule_and_render() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(
-        stdout.contains("median µs") && stdout.contains("WCET µs"),
+        stdout.contains("median µs") && stdout.contains("p99 µs"),
         "{stdout}"
     );
     // The table: per node, its kind, median and 99th percentile, in the graph's order.

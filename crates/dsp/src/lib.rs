@@ -29,8 +29,13 @@
 //!   plan, in edge declaration order.
 //! - Generators (`osc`, `noise`, `karplus` without input) take no input port.
 //!
-//! The kinds, one module each, are listed in [`kinds`]; [`Registry::with_builtin_kinds`] knows
-//! them all. Adding a kind is one file and one line in [`kinds::BUILTIN`].
+//! The kinds, one module each, are listed in [`kinds`] (and, as data, in
+//! [`kinds::doc::BUILTIN_DOCS`], which `fugue kinds` and `docs/nodes.md` print);
+//! [`Registry::with_builtin_kinds`] knows them all. A program adds its own kinds to a
+//! registry with [`Registry::register`] or [`Registry::register_documented`] and compiles its
+//! graph with that registry (`fugue_exec::Plan::compile`, then `fugue_engine::Engine::with_plan`;
+//! the engine's `custom_kind` example shows it). A new built-in kind is one module and one
+//! line in [`kinds::BUILTIN`] and in [`kinds::doc::BUILTIN_DOCS`].
 
 pub mod attrs;
 pub mod convert;

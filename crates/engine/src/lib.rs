@@ -10,7 +10,15 @@
 //! - [`run()`]: real time through a [`backend`] (JACK, or `clocked` without an audio server),
 //!   one measured cycle per buffer period ([`CycleBody`]); each cycle's [`CycleRecord`]
 //!   travels through a single-producer ordered ring to a statistics thread ([`stats`]).
-//! - [`calibrate`]: each node's measured cost, for static schedules.
+//! - [`calibrate`]: each node's measured cost (median and 99th percentile per cycle), for
+//!   static schedules.
+//!
+//! Runnable examples (`crates/engine/examples/`): `embed` builds an engine in a program and
+//! feeds and reads it cycle by cycle, as an audio callback would
+//! (`cargo run -p fugue-engine --example embed`); `custom_kind` adds a node kind of its own to
+//! a [`fugue_dsp::Registry`] and runs a graph that uses it, without editing fugue: compile the
+//! graph with that registry ([`fugue_exec::Plan::compile`]) and build the engine on the plan
+//! with [`Engine::with_plan`].
 //!
 //! ```
 //! use fugue_engine::{Engine, ExecutorChoice};

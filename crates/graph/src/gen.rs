@@ -27,6 +27,11 @@ fn mix(name: String, inputs: usize, outputs: usize) -> Node {
         .with_attr("volume", Value::Float(1.0))
 }
 
+/// A `mix` as the corpus's diamonds write it: ports declared, no `volume` (1.0 by default).
+fn split_or_merge(name: String, inputs: usize, outputs: usize) -> Node {
+    Node::new(name, "mix").with_ports(inputs, outputs)
+}
+
 fn sink(name: String) -> Node {
     Node::new(name, "sink").with_attr("volume", Value::Float(1.0))
 }
@@ -93,7 +98,7 @@ pub fn diamond(depth: usize) -> TaskGraph {
         let mut splits = Vec::new();
         for &(src, port) in &frontier {
             let nm = name(&b, "mi");
-            let m = b.node(mix(nm, 1, 2));
+            let m = b.node(split_or_merge(nm, 1, 2));
             b.edge(src, port, m, 0);
             splits.push(m);
         }
@@ -113,7 +118,7 @@ pub fn diamond(depth: usize) -> TaskGraph {
         let mut merges = Vec::new();
         for pair in frontier.chunks(2) {
             let nm = name(&b, "mi");
-            let m = b.node(mix(nm, 2, 1));
+            let m = b.node(split_or_merge(nm, 2, 1));
             b.edge(pair[0].0, pair[0].1, m, 0);
             b.edge(pair[1].0, pair[1].1, m, 1);
             merges.push(m);

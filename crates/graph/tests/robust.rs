@@ -122,7 +122,11 @@ fn generated_shapes_equal_corpus_files() {
     ) else {
         return;
     };
-    // Same node names, kinds, ports, edges as the corpus's files.
+    // The same nodes (names, kinds, attributes, declared ports, costs) and edges as the
+    // corpus's files: the study and the benchmarks use the generated shapes in their place.
+    // One exception: the corpus's diamonds give their `mod` nodes hand-picked frequencies
+    // (55, 110, 220 or 330 Hz, by level with exceptions) where the generator gives 55 Hz on
+    // the split side and 110 Hz on the merge side; a `mod` costs the same at any frequency.
     let cases = [
         ("losange/losange156.ag", gen::diamond(5)),
         ("losange/losange6.ag", gen::diamond(1)),
@@ -133,10 +137,33 @@ fn generated_shapes_equal_corpus_files() {
     for (f, g) in cases {
         let c = fugue_graph::read_file(&d.join(f), None).unwrap();
         assert_eq!(c.len(), g.len(), "{f}");
+        // `volume: 1.0` is the default: written or not, the node is the same (losange6.ag
+        // writes it on its last mix, the other diamonds do not).
+        let norm = |n: &fugue_graph::Node| {
+            let mut n = n.clone();
+            n.attrs
+                .retain(|(k, v)| !(k == "volume" && v.as_f64() == Some(1.0)));
+            n
+        };
+        let without_freq = |n: &fugue_graph::Node| {
+            let mut n = norm(n);
+            n.attrs.retain(|(k, _)| k != "freq");
+            n
+        };
+        let mut freqs_differ = 0;
         for (a, b) in c.nodes().iter().zip(g.nodes()) {
-            assert_eq!(a.name, b.name, "{f}");
-            assert_eq!(a.kind, b.kind, "{f}");
+            if f.starts_with("losange") && a.kind == "mod" {
+                assert_eq!(without_freq(a), without_freq(b), "{f}");
+                freqs_differ += usize::from(norm(a) != norm(b));
+            } else {
+                assert_eq!(norm(a), norm(b), "{f}");
+            }
         }
+        let expected = match f {
+            "losange/losange156.ag" => 69,
+            _ => 0,
+        };
+        assert_eq!(freqs_differ, expected, "{f}: mod nodes whose freq differs");
         let key = |x: &fugue_graph::TaskGraph| {
             let mut v: Vec<(String, usize, String, usize)> = x
                 .edges()

@@ -7,9 +7,10 @@ use std::path::Path;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
-use super::spec::{Config, Exec, PlotCtx};
+use super::spec::{Config, Exec, PlotCtx, Row};
 use crate::error::BenchError;
 use crate::report::plot::{err, write_both, Area, Figure};
+use crate::stats::min_max;
 
 /// Histogram bins of the histogram figures: share of cycles (%) per bin of `width` µs.
 const HIST_BINS: usize = 40;
@@ -26,19 +27,20 @@ pub enum Kind {
     Histogram(usize, usize),
 }
 
-/// The colour of series `i`.
+/// The colour of executor `i` (its place in the spec): the eight colours of Okabe and Ito's
+/// palette, told apart by readers with any common colour-vision deficiency; the yellow is
+/// darkened to read on white. A second thread count of an executor keeps its colour and is
+/// drawn dashed and hollow instead of in another shade.
 pub fn color(i: usize) -> RGBColor {
-    const C: [RGBColor; 10] = [
+    const C: [RGBColor; 8] = [
         RGBColor(0, 0, 0),
-        RGBColor(31, 119, 180),
-        RGBColor(23, 190, 207),
-        RGBColor(214, 39, 40),
-        RGBColor(44, 160, 44),
-        RGBColor(255, 127, 14),
-        RGBColor(148, 103, 189),
-        RGBColor(140, 86, 75),
-        RGBColor(227, 119, 194),
-        RGBColor(127, 127, 127),
+        RGBColor(230, 159, 0),
+        RGBColor(86, 180, 233),
+        RGBColor(0, 158, 115),
+        RGBColor(204, 170, 0),
+        RGBColor(0, 114, 178),
+        RGBColor(213, 94, 0),
+        RGBColor(204, 121, 167),
     ];
     C[i % C.len()]
 }
@@ -118,7 +120,7 @@ impl Figure for StudyFigure<'_> {
             "Cycle time per configuration: median (dot) to p99 (bar top), max (x); dashed = deadline".to_string()
         }
         Kind::Misses => "Deadline misses per configuration (% of cycles)".to_string(),
-        Kind::Speedup => "Speedup of the mean cycle time over seq (same graph, buffer, load)".to_string(),
+        Kind::Speedup => "Speedup of the mean cycle time over seq: median of the repeats, bars from the least to the most; hollow \"?\" = not to be trusted".to_string(),
         Kind::Histogram(g, b) => format!(
             "Distribution of cycle times, {}, {b} frames (share of cycles per bin; x axes differ)",
             ctx.names[*g]
@@ -135,7 +137,7 @@ impl Figure for StudyFigure<'_> {
         let (body, legend) =
             rest.split_vertically(rest.dim_in_pixel().1 as i32 - 45 * legend_rows as i32 - 5);
         // Legend: one swatch per executor (histograms: one per load).
-        let entries: Vec<(String, RGBColor)> = match fig {
+        let entries: Vec<(String, RGBColor, bool)> = match fig {
             Kind::Histogram(..) => ctx
                 .loads
                 .iter()
@@ -143,7 +145,8 @@ impl Figure for StudyFigure<'_> {
                 .map(|(i, l)| {
                     (
                         format!("load {l}"),
-                        if i == 0 { color(1) } else { color(3) },
+                        if i == 0 { color(5) } else { color(6) },
+                        false,
                     )
                 })
                 .collect(),
@@ -151,16 +154,21 @@ impl Figure for StudyFigure<'_> {
                 .execs
                 .iter()
                 .enumerate()
-                .map(|(i, e)| (e.name.clone(), ctx.colors[i]))
+                .map(|(i, e)| (e.name.clone(), ctx.colors[i], e.later_threads))
                 .collect(),
         };
         let lw = legend.dim_in_pixel().0 as i32;
         let step = (lw - 100) / entries.len().clamp(1, per_row) as i32;
-        for (i, (name, c)) in entries.iter().enumerate() {
+        for (i, (name, c, hollow)) in entries.iter().enumerate() {
             let x = 50 + (i % per_row) as i32 * step;
             let y = 45 * (i / per_row) as i32;
+            let style = if *hollow {
+                c.stroke_width(3)
+            } else {
+                c.filled()
+            };
             legend
-                .draw(&Rectangle::new([(x, y + 15), (x + 30, y + 35)], c.filled()))
+                .draw(&Rectangle::new([(x, y + 15), (x + 30, y + 35)], style))
                 .map_err(err)?;
             legend
                 .draw(&Text::new(
@@ -240,7 +248,7 @@ impl Figure for StudyFigure<'_> {
                         .draw()
                         .map_err(err)?;
                     for (li, bins) in &series {
-                        let c = if *li == 0 { color(1) } else { color(3) };
+                        let c = if *li == 0 { color(5) } else { color(6) };
                         chart
                             .draw_series(bins.iter().enumerate().map(|(i, &y)| {
                                 let x0 = i as f64 * width;
@@ -345,12 +353,25 @@ impl Figure for StudyFigure<'_> {
                                             c.stroke_width(5),
                                         )))
                                         .map_err(err)?;
+                                    if r.medians_us.len() > 1 {
+                                        let (lo, hi) = min_max(&r.medians_us);
+                                        chart
+                                            .draw_series(std::iter::once(PathElement::new(
+                                                vec![(x, lo.max(0.1)), (x, hi.max(0.1))],
+                                                BLACK.stroke_width(1),
+                                            )))
+                                            .map_err(err)?;
+                                    }
+                                    let dot = if e.later_threads {
+                                        WHITE.filled()
+                                    } else {
+                                        c.filled()
+                                    };
                                     chart
-                                        .draw_series(std::iter::once(Circle::new(
-                                            (x, med),
-                                            5,
-                                            c.filled(),
-                                        )))
+                                        .draw_series([
+                                            Circle::new((x, med), 5, dot),
+                                            Circle::new((x, med), 5, c.stroke_width(2)),
+                                        ])
                                         .map_err(err)?;
                                     chart
                                         .draw_series(std::iter::once(Cross::new(
@@ -386,13 +407,32 @@ impl Figure for StudyFigure<'_> {
                                     };
                                     let x = bi as f64 + off(ei);
                                     let y = r.s.miss_rate() * 100.0;
+                                    let style = if e.later_threads {
+                                        ctx.colors[ei].stroke_width(2)
+                                    } else {
+                                        ctx.colors[ei].filled()
+                                    };
                                     chart
                                         .draw_series(std::iter::once(Rectangle::new(
                                             [(x - w / 2.0, 0.0), (x + w / 2.0, y)],
-                                            ctx.colors[ei].filled(),
+                                            style,
                                         )))
                                         .map_err(err)?;
                                 }
+                            }
+                            let none = ctx
+                                .rows
+                                .iter()
+                                .filter(|r| r.cfg.graph == g && &r.cfg.load == l)
+                                .all(|r| r.s.misses == 0);
+                            if none {
+                                chart
+                                    .draw_series(std::iter::once(Text::new(
+                                        "no deadline missed".to_string(),
+                                        (nb as f64 / 2.0 - 0.9, hi * 0.6),
+                                        ("sans-serif", 26).into_font(),
+                                    )))
+                                    .map_err(err)?;
                             }
                         }
                         Kind::Speedup => {
@@ -400,7 +440,7 @@ impl Figure for StudyFigure<'_> {
                                 .rows
                                 .iter()
                                 .filter(|r| r.cfg.graph == g)
-                                .filter_map(|r| r.speedup)
+                                .flat_map(|r| r.speedups.iter().copied())
                                 .fold(2.0f64, f64::max);
                             let mut chart = linear_chart(
                                 p,
@@ -419,24 +459,85 @@ impl Figure for StudyFigure<'_> {
                                     BLACK.stroke_width(1),
                                 ))
                                 .map_err(err)?;
+                            for &t in ctx.threads {
+                                if (t as f64) <= hi * 1.1 {
+                                    chart
+                                        .draw_series(DashedLineSeries::new(
+                                            [(-0.5, t as f64), (nb as f64 - 0.5, t as f64)],
+                                            2,
+                                            5,
+                                            RGBColor(120, 120, 120).stroke_width(1),
+                                        ))
+                                        .map_err(err)?;
+                                }
+                            }
                             for (ei, e) in ctx.execs.iter().enumerate() {
-                                let pts: Vec<(f64, f64)> = ctx
+                                let rows: Vec<(f64, &Row)> = ctx
                                     .buffers
                                     .iter()
                                     .enumerate()
                                     .filter_map(|(bi, &b)| {
                                         ctx.find(g, &e.name, b, l)
-                                            .and_then(|r| r.speedup)
-                                            .map(|s| (bi as f64, s))
+                                            .filter(|r| r.speedup.is_some())
+                                            .map(|r| (bi as f64 + off(ei) * 0.5, r))
                                     })
                                     .collect();
+                                let pts: Vec<(f64, f64)> = rows
+                                    .iter()
+                                    .map(|(x, r)| (*x, r.speedup.unwrap_or(0.0)))
+                                    .collect();
                                 let c = ctx.colors[ei];
-                                chart
-                                    .draw_series(LineSeries::new(pts.clone(), c.stroke_width(3)))
-                                    .map_err(err)?;
-                                chart
-                                    .draw_series(pts.iter().map(|&p| Circle::new(p, 5, c.filled())))
-                                    .map_err(err)?;
+                                if e.later_threads {
+                                    chart
+                                        .draw_series(DashedLineSeries::new(
+                                            pts.clone(),
+                                            10,
+                                            6,
+                                            c.stroke_width(3),
+                                        ))
+                                        .map_err(err)?;
+                                } else {
+                                    chart
+                                        .draw_series(LineSeries::new(
+                                            pts.clone(),
+                                            c.stroke_width(3),
+                                        ))
+                                        .map_err(err)?;
+                                }
+                                for (x, r) in &rows {
+                                    let (lo, hi) = min_max(&r.speedups);
+                                    chart
+                                        .draw_series(std::iter::once(ErrorBar::new_vertical(
+                                            *x,
+                                            lo,
+                                            r.speedup.unwrap_or(lo),
+                                            hi,
+                                            c.stroke_width(2),
+                                            10,
+                                        )))
+                                        .map_err(err)?;
+                                    let p = (*x, r.speedup.unwrap_or(0.0));
+                                    let style = if e.later_threads || r.doubt.is_some() {
+                                        WHITE.filled()
+                                    } else {
+                                        c.filled()
+                                    };
+                                    chart
+                                        .draw_series([
+                                            Circle::new(p, 6, style),
+                                            Circle::new(p, 6, c.stroke_width(2)),
+                                        ])
+                                        .map_err(err)?;
+                                    if r.doubt.is_some() {
+                                        chart
+                                            .draw_series(std::iter::once(Text::new(
+                                                "?".to_string(),
+                                                (*x + 0.04, r.speedup.unwrap_or(0.0)),
+                                                ("sans-serif", 20).into_font(),
+                                            )))
+                                            .map_err(err)?;
+                                    }
+                                }
                             }
                         }
                         Kind::Histogram(..) => {}

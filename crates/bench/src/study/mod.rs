@@ -37,19 +37,43 @@ use crate::error::{config, failed, BenchError, Context as _};
 use crate::machine::{Machine, Versions};
 use crate::progress::{Event, Progress};
 use crate::report::{self, opt, Csv};
+use crate::stats::{median, min_max, Spread};
 
 /// The default spec, relative to the repository.
 pub const DEFAULT_SPEC: &str = "studies/default.toml";
 
+/// The default spec's text, built in: what runs when no spec is given and
+/// [`DEFAULT_SPEC`] is not in the current folder (its graphs are generated, so it needs no
+/// file).
+pub const DEFAULT_SPEC_TEXT: &str = include_str!("../../../../studies/default.toml");
+
+/// Runs of each configuration when neither the spec nor the command line says.
+pub const DEFAULT_REPEATS: usize = 3;
+
+/// The largest spread of a configuration's repeats (percent of the median) under which its
+/// figures are stated as findings, when the spec does not say.
+pub const DEFAULT_MAX_SPREAD_PCT: f64 = 20.0;
+
+/// How far above a bound (threads, cores, the graph's width) a speedup must be to be flagged
+/// as impossible: timing noise of a percent or two around a bound says nothing.
+const BOUND_SLACK: f64 = 1.02;
+
+/// Time a run costs beyond its seconds (building the engine, starting the load, checking the
+/// outputs against seq), for the estimate of [`plan`].
+const RUN_OVERHEAD: Duration = Duration::from_millis(250);
+
 /// The study's configuration.
 #[derive(Clone, Debug)]
 pub struct StudyConfig {
-    /// The spec (TOML).
-    pub spec: PathBuf,
+    /// The spec (TOML); `None`: [`DEFAULT_SPEC`] when it is there, else the built-in
+    /// [`DEFAULT_SPEC_TEXT`].
+    pub spec: Option<PathBuf>,
     /// The output folder.
     pub output: PathBuf,
     /// Replace the files of an existing, non-empty output folder.
     pub force: bool,
+    /// Runs of each configuration, overriding the spec's `repeats`.
+    pub repeats: Option<usize>,
     /// The command line, for the README.
     pub command: String,
     /// Set to stop: the current run ends early and the study is not written.
@@ -61,37 +85,112 @@ pub struct StudyConfig {
 pub struct StudyResult {
     /// The folder written.
     pub output: PathBuf,
-    /// Configurations run.
+    /// Runs made (configurations × repeats).
     pub runs: usize,
+    /// Configurations.
+    pub configurations: usize,
     /// Seconds it took.
     pub seconds: f64,
     /// Figures written (each as SVG and PNG).
     pub figures: usize,
     /// Cycles whose output was compared with seq's, over every run.
     pub checked_cycles: u64,
+    /// Figures flagged as not to be trusted (not stated as findings).
+    pub doubtful: usize,
 }
 
 impl StudyResult {
     /// What the study did, in one sentence.
     pub fn sentence(&self) -> String {
         format!(
-            "{}: {} runs in {:.0} s, {} timed cycles checked bit-identical to seq; summary.csv, report.html, {} figures (SVG and PNG), raw.csv.gz",
+            "{}: {} runs ({} configurations) in {:.0} s, {} timed cycles checked bit-identical to seq; {} figure(s) flagged as not to be trusted; summary.csv, report.html, {} figures (SVG and PNG), raw.csv.gz",
             self.output.display(),
             self.runs,
+            self.configurations,
             self.seconds,
             self.checked_cycles,
+            self.doubtful,
             self.figures
         )
     }
+}
+
+/// What a study would run: [`plan`]'s answer, for `--dry-run`.
+#[derive(Clone, Debug)]
+pub struct StudyPlan {
+    /// The spec read (a path, or `built-in studies/default.toml`).
+    pub spec: String,
+    /// One line per configuration: graph, executor, threads, buffer, load.
+    pub configurations: Vec<String>,
+    /// Runs of each configuration.
+    pub repeats: usize,
+    /// Seconds per run.
+    pub seconds: f64,
+    /// The estimated wall time of the whole study.
+    pub estimate: Duration,
+}
+
+impl StudyPlan {
+    /// The plan as text: the runs, then their number and the estimated time.
+    pub fn text(&self) -> String {
+        let mut t = String::new();
+        for (i, c) in self.configurations.iter().enumerate() {
+            t.push_str(&format!("{:>4}  {c}\n", i + 1));
+        }
+        let runs = self.configurations.len() * self.repeats;
+        t.push_str(&format!(
+            "{}: {} configurations x {} repeats = {runs} runs of {} s; about {} in all\n",
+            self.spec,
+            self.configurations.len(),
+            self.repeats,
+            self.seconds,
+            duration_text(self.estimate)
+        ));
+        t
+    }
+}
+
+/// `1 h 05 min`, `13 min 20 s`, `42 s`.
+pub fn duration_text(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("{} h {:02} min", s / 3600, (s % 3600) / 60)
+    } else if s >= 60 {
+        format!("{} min {:02} s", s / 60, s % 60)
+    } else {
+        format!("{s} s")
+    }
+}
+
+/// The executor names a spec accepts.
+fn executor_names() -> String {
+    let mut v: Vec<String> = ExecutorKind::ALL
+        .iter()
+        .filter(|k| **k != ExecutorKind::Static)
+        .map(|k| k.name().to_string())
+        .collect();
+    v.push("static-ALGORITHM (static-hlfet, static-etf, static-cpfd, static-random, static-optimal, static-best)".into());
+    v.join(", ")
 }
 
 fn choice_for(name: &str, threads: usize, rt: bool) -> Result<ExecutorChoice, BenchError> {
     let (kind, algo) = match name.strip_prefix("static-") {
         Some(a) => (ExecutorKind::Static, Some(a)),
         None => (
-            ExecutorKind::from_name(name).ok_or_else(|| {
-                BenchError::Failed(format!("unknown executor `{name}` in the spec"))
-            })?,
+            match ExecutorKind::from_name(name) {
+                Some(ExecutorKind::Static) => {
+                    return config(
+                        "executor `static` in the spec: name its algorithm, as static-hlfet",
+                    )
+                }
+                Some(k) => k,
+                None => {
+                    return config(format!(
+                        "unknown executor `{name}` in the spec; expected one of {}",
+                        executor_names()
+                    ))
+                }
+            },
             None,
         ),
     };
@@ -108,38 +207,172 @@ fn choice_for(name: &str, threads: usize, rt: bool) -> Result<ExecutorChoice, Be
     if let Some(a) = algo {
         c.algorithm = a
             .parse()
-            .map_err(|e| BenchError::Failed(format!("executor `{name}` in the spec: {e}")))?;
+            .map_err(|e| BenchError::Config(format!("executor `{name}` in the spec: {e}")))?;
     }
     Ok(c)
 }
 
-fn load_graph(spec_dir: &Path, root: &Path, name: &str) -> Result<(String, TaskGraph), BenchError> {
-    if let Some(g) = name.strip_prefix("gen:") {
-        let mut it = g.split(':');
-        let shape = it.next().unwrap_or("");
-        let n: usize = it
-            .next()
-            .and_then(|x| x.parse().ok())
-            .ok_or_else(|| BenchError::Failed(format!("graph `{name}`: expected gen:SHAPE:N")))?;
-        let graph = match shape {
-            "line" => fugue_graph::gen::line(n),
-            "diamond" => fugue_graph::gen::diamond(n),
-            "rake" => fugue_graph::gen::rake(n),
-            _ => {
-                return failed(format!(
-                    "graph `{name}`: unknown shape `{shape}` (line, diamond, rake)"
-                ))
-            }
-        };
-        return Ok((format!("{shape}{n}"), graph));
+/// A spec read and checked, with its graphs loaded and its configurations listed.
+struct Prepared {
+    spec: Spec,
+    text: String,
+    /// The spec's path, or `built-in studies/default.toml`.
+    label: String,
+    graphs: Vec<(String, TaskGraph)>,
+    /// Where each graph came from.
+    sources: Vec<String>,
+    configs: Vec<Config>,
+    repeats: usize,
+    jack: bool,
+    deadline: Deadline,
+}
+
+fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
+    let (text, label, spec_dir) = match &args.spec {
+        Some(p) => (
+            std::fs::read_to_string(p).map_err(|e| {
+                BenchError::io(format!("cannot read study spec {}", p.display()), e)
+            })?,
+            p.display().to_string(),
+            p.parent().map(Path::to_path_buf).unwrap_or_default(),
+        ),
+        None if Path::new(DEFAULT_SPEC).is_file() => {
+            let p = Path::new(DEFAULT_SPEC);
+            (
+                std::fs::read_to_string(p).map_err(|e| {
+                    BenchError::io(format!("cannot read study spec {}", p.display()), e)
+                })?,
+                DEFAULT_SPEC.to_string(),
+                p.parent().map(Path::to_path_buf).unwrap_or_default(),
+            )
+        }
+        None => (
+            DEFAULT_SPEC_TEXT.to_string(),
+            format!("built-in {DEFAULT_SPEC}"),
+            PathBuf::new(),
+        ),
+    };
+    let spec = spec::parse(&text, &label).map_err(BenchError::Config)?;
+    let file = &label;
+    if !(spec.seconds > 0.0 && spec.seconds <= 3600.0) {
+        return config(format!("{file}: seconds must be between 0 and 3600"));
     }
-    let path = spec_dir.join(root).join(name);
-    let graph = fugue_graph::read_file(&path, None)?;
-    let label = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| name.to_string());
-    Ok((label, graph))
+    for (field, empty) in [
+        ("graphs", spec.graphs.is_empty()),
+        ("executors", spec.executors.is_empty()),
+        ("threads", spec.threads.is_empty()),
+        ("buffers", spec.buffers.is_empty()),
+        ("loads", spec.loads.is_empty()),
+    ] {
+        if empty {
+            return config(format!("{file}: `{field}` needs at least one value"));
+        }
+    }
+    if spec.buffers.contains(&0) || spec.threads.contains(&0) {
+        return config(format!("{file}: buffers and threads must be at least 1"));
+    }
+    for l in &spec.loads {
+        if l != "idle" && l != "busy" {
+            return config(format!("{file}: unknown load `{l}` (idle or busy)"));
+        }
+    }
+    let jack = match spec.backend.as_str() {
+        "clocked" => false,
+        "jack" => true,
+        b => return config(format!("{file}: unknown backend `{b}` (clocked or jack)")),
+    };
+    let deadline = match spec.deadline.as_str() {
+        "period" => Deadline::Period,
+        "double" => Deadline::Double,
+        d => return config(format!("{file}: unknown deadline `{d}` (period or double)")),
+    };
+    if let Some(m) = spec.max_spread_pct {
+        if !(m.is_finite() && m > 0.0) {
+            return config(format!("{file}: max_spread_pct must be a positive number"));
+        }
+    }
+    let repeats = args.repeats.or(spec.repeats).unwrap_or(DEFAULT_REPEATS);
+    if repeats == 0 || repeats > 1000 {
+        return config(format!("{file}: repeats must be between 1 and 1000"));
+    }
+    let root = spec_dir.join(spec.root.clone().unwrap_or_else(|| ".".into()));
+    let mut graphs = Vec::new();
+    let mut sources = Vec::new();
+    for g in &spec.graphs {
+        let l = crate::shapes::load(g, None, &root)
+            .map_err(|e| BenchError::Config(format!("{file}: {e}")))?;
+        graphs.push((l.label, l.graph));
+        sources.push(l.source);
+    }
+    let execs: Vec<Exec> = spec
+        .executors
+        .iter()
+        .enumerate()
+        .map(|(order, name)| {
+            choice_for(name, 2, false).map(|_| Exec {
+                order,
+                name: name.clone(),
+                later_threads: false,
+            })
+        })
+        .collect::<Result<_, BenchError>>()
+        .map_err(|e| BenchError::Config(format!("{file}: {e}")))?;
+    // The configurations: seq once per graph/buffer/load, others once per thread count.
+    let mut configs = Vec::new();
+    for gi in 0..graphs.len() {
+        for e in &execs {
+            let threads: Vec<usize> = if e.name == "seq" {
+                vec![1]
+            } else {
+                spec.threads.clone()
+            };
+            for &t in &threads {
+                for &b in &spec.buffers {
+                    for l in &spec.loads {
+                        configs.push(Config {
+                            graph: gi,
+                            exec: e.clone(),
+                            threads: t,
+                            buffer: b,
+                            load: l.clone(),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    Ok(Prepared {
+        spec,
+        text,
+        label,
+        graphs,
+        sources,
+        configs,
+        repeats,
+        jack,
+        deadline,
+    })
+}
+
+fn describe(graphs: &[(String, TaskGraph)], c: &Config) -> String {
+    format!(
+        "{} {} t{} b{} {}",
+        graphs[c.graph].0, c.exec.name, c.threads, c.buffer, c.load
+    )
+}
+
+/// What [`run`] would run, without running it: the configurations, the repeats and the
+/// estimated time. Checks the spec as `run` does.
+pub fn plan(args: &StudyConfig) -> Result<StudyPlan, BenchError> {
+    let p = prepare(args)?;
+    let runs = (p.configs.len() * p.repeats) as u32;
+    Ok(StudyPlan {
+        spec: p.label.clone(),
+        configurations: p.configs.iter().map(|c| describe(&p.graphs, c)).collect(),
+        repeats: p.repeats,
+        seconds: p.spec.seconds,
+        estimate: (Duration::from_secs_f64(p.spec.seconds) + RUN_OVERHEAD) * runs,
+    })
 }
 
 /// Checks a real-time run of `graph` with `choice`: the output hash each record carries
@@ -258,78 +491,30 @@ fn stop_load(load: Load) {
     }
 }
 
+/// One run's results, before the repeats are put together.
+struct Run {
+    summary: fugue_engine::Summary,
+    overruns: u64,
+    expected_cycles: u64,
+    period_us: f64,
+}
+
 /// Runs the study and writes its folder: raw.csv.gz as the runs go, then summary.csv, the
-/// figures, README.md and report.html. Progress: one step per configuration.
+/// figures, README.md and report.html. Every configuration runs `repeats` times, the repeats
+/// interleaved (all configurations once, then again), so that a slow spell of the machine
+/// falls on every configuration rather than on one. Progress: one step per run.
 pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResult, BenchError> {
-    let spec_path = args.spec.clone();
-    let text = std::fs::read_to_string(&spec_path).map_err(|e| {
-        BenchError::io(format!("cannot read study spec {}", spec_path.display()), e)
-    })?;
-    let spec: Spec = match toml::from_str(&text) {
-        Ok(s) => s,
-        Err(e) => return failed(format!("{}: {}", spec_path.display(), e.message())),
-    };
-    if !(spec.seconds > 0.0 && spec.seconds <= 3600.0) {
-        return config(format!(
-            "{}: seconds must be between 0 and 3600",
-            spec_path.display()
-        ));
-    }
-    if spec.buffers.contains(&0) || spec.threads.contains(&0) {
-        return config(format!(
-            "{}: buffers and threads must be at least 1",
-            spec_path.display()
-        ));
-    }
-    for l in &spec.loads {
-        if l != "idle" && l != "busy" {
-            return config(format!(
-                "{}: unknown load `{l}` (idle or busy)",
-                spec_path.display()
-            ));
-        }
-    }
-    let jack = match spec.backend.as_str() {
-        "clocked" => false,
-        "jack" => true,
-        b => {
-            return config(format!(
-                "{}: unknown backend `{b}` (clocked or jack)",
-                spec_path.display()
-            ))
-        }
-    };
-    let deadline = match spec.deadline.as_str() {
-        "period" => Deadline::Period,
-        "double" => Deadline::Double,
-        d => {
-            return config(format!(
-                "{}: unknown deadline `{d}` (period or double)",
-                spec_path.display()
-            ))
-        }
-    };
-    let spec_dir = spec_path
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."));
-    let root = PathBuf::from(spec.root.clone().unwrap_or_else(|| ".".into()));
-    let graphs = spec
-        .graphs
-        .iter()
-        .map(|g| load_graph(&spec_dir, &root, g))
-        .collect::<Result<Vec<_>, BenchError>>()?;
-    let execs: Vec<Exec> = spec
-        .executors
-        .iter()
-        .enumerate()
-        .map(|(order, name)| {
-            choice_for(name, 2, false).map(|_| Exec {
-                order,
-                name: name.clone(),
-            })
-        })
-        .collect::<Result<_, BenchError>>()?;
+    let Prepared {
+        spec,
+        text,
+        label: spec_label,
+        graphs,
+        sources,
+        configs,
+        repeats,
+        jack,
+        deadline,
+    } = prepare(args)?;
     let not_empty = std::fs::read_dir(&args.output).is_ok_and(|mut d| d.next().is_some());
     if args.output.exists() && !args.force && not_empty {
         return config(format!(
@@ -340,32 +525,9 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
     let created = !args.output.exists();
     report::create_dir(&args.output)?;
 
-    // The configurations: seq once per graph/buffer/load, others once per thread count.
-    let mut configs = Vec::new();
-    for gi in 0..graphs.len() {
-        for e in &execs {
-            let threads: Vec<usize> = if e.name == "seq" {
-                vec![1]
-            } else {
-                spec.threads.clone()
-            };
-            for &t in &threads {
-                for &b in &spec.buffers {
-                    for l in &spec.loads {
-                        configs.push(Config {
-                            graph: gi,
-                            exec: e.clone(),
-                            threads: t,
-                            buffer: b,
-                            load: l.clone(),
-                        });
-                    }
-                }
-            }
-        }
-    }
+    let total = configs.len() * repeats;
     progress.event(Event::Start {
-        total: configs.len() as u64,
+        total: total as u64,
     });
     let cancel = args.stop.clone();
     let started = Instant::now();
@@ -378,11 +540,11 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
     );
     writeln!(
         raw,
-        "graph,executor,threads,buffer,load,{}",
+        "graph,executor,threads,buffer,load,repeat,{}",
         fugue_engine::stats::CSV_HEADER
     )
     .map_err(raw_err)?;
-    let mut rows: Vec<Row> = Vec::new();
+    let mut runs: BTreeMap<Config, Vec<Run>> = BTreeMap::new();
     let mut samples: BTreeMap<Config, Vec<f64>> = BTreeMap::new();
     let hist_buffer = spec
         .histogram_buffer
@@ -391,110 +553,112 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
     // The runs; on any failure nothing is left in the output folder (the temporary raw file
     // is removed, and the folder too when this run created it).
     let measured = (|| -> Result<(), BenchError> {
-        for cfg in &configs {
-            if cancel.load(Ordering::Relaxed) || progress.cancelled() {
-                return failed("interrupted; the study was not written");
-            }
-            let (gname, graph) = &graphs[cfg.graph];
-            progress.event(Event::Step(&format!(
-                "{gname} {} t{} b{} {}",
-                cfg.exec.name, cfg.threads, cfg.buffer, cfg.load
-            )));
-            let choice = choice_for(&cfg.exec.name, cfg.threads, spec.rt)?;
-            if jack {
-                // The server's buffer size is the configuration's (its sample rate is the server's).
-                let ok = std::process::Command::new("jack_bufsize")
-                    .arg(cfg.buffer.to_string())
-                    .stdout(std::process::Stdio::null())
-                    .status()
-                    .is_ok_and(|s| s.success());
-                if !ok {
-                    return failed(format!(
-                        "cannot set the JACK buffer size to {} with jack_bufsize",
-                        cfg.buffer
-                    ));
+        let mut done = 0usize;
+        for rep in 0..repeats {
+            for cfg in &configs {
+                if cancel.load(Ordering::Relaxed) || progress.cancelled() {
+                    return failed("interrupted; the study was not written");
                 }
-            }
-            let load = start_load(&cfg.load, &spec)?;
-            let options = RunOptions {
-                backend: if jack {
-                    Backend::Jack {
-                        connect: false,
-                        client_name: "fugue-study".into(),
+                done += 1;
+                let (gname, graph) = &graphs[cfg.graph];
+                progress.event(Event::Step(&format!(
+                    "[{done}/{total}] {}, repeat {}/{repeats}",
+                    describe(&graphs, cfg),
+                    rep + 1
+                )));
+                let choice = choice_for(&cfg.exec.name, cfg.threads, spec.rt)?;
+                if jack {
+                    // The server's buffer size is the configuration's (its sample rate is the server's).
+                    let ok = std::process::Command::new("jack_bufsize")
+                        .arg(cfg.buffer.to_string())
+                        .stdout(std::process::Stdio::null())
+                        .status()
+                        .is_ok_and(|s| s.success());
+                    if !ok {
+                        return failed(format!(
+                            "cannot set the JACK buffer size to {} with jack_bufsize",
+                            cfg.buffer
+                        ));
                     }
-                } else {
-                    Backend::Clocked {
-                        rate: spec.rate,
-                        block: cfg.buffer,
-                    }
-                },
-                executor: choice.clone(),
-                duration: Some(Duration::from_secs_f64(spec.seconds)),
-                deadline,
-                stats: StatsOptions {
-                    csv: None,
-                    keep_records: true,
-                    hash_outputs: true,
-                },
-                stop: Some(cancel.clone()),
-                placeholder: false,
-                profile: false,
-            };
-            let result = fugue_engine::run(graph, &options, |_| {});
-            stop_load(load);
-            let report = result.with_context(|| {
-                format!(
-                    "cannot run {gname} with {} ({} threads, {} frames)",
-                    cfg.exec.name, cfg.threads, cfg.buffer
-                )
-            })?;
-            let who = format!(
-                "bench study: executor {} ({} thread{}) on {gname} at buffer {}, {} load",
-                cfg.exec.name,
-                cfg.threads,
-                if cfg.threads == 1 { "" } else { "s" },
-                report.block,
-                cfg.load
-            );
-            checked_cycles += check_run(graph, &choice, &report, &who)?;
-            for r in &report.records {
-                writeln!(
-                    raw,
-                    "{gname},{},{},{},{},{}",
+                }
+                let load = start_load(&cfg.load, &spec)?;
+                let options = RunOptions {
+                    backend: if jack {
+                        Backend::Jack {
+                            connect: false,
+                            client_name: "fugue-study".into(),
+                        }
+                    } else {
+                        Backend::Clocked {
+                            rate: spec.rate,
+                            block: cfg.buffer,
+                        }
+                    },
+                    executor: choice.clone(),
+                    duration: Some(Duration::from_secs_f64(spec.seconds)),
+                    deadline,
+                    stats: StatsOptions {
+                        csv: None,
+                        keep_records: true,
+                        hash_outputs: true,
+                    },
+                    stop: Some(cancel.clone()),
+                    placeholder: false,
+                    profile: false,
+                };
+                let result = fugue_engine::run(graph, &options, |_| {});
+                stop_load(load);
+                let report = result.with_context(|| {
+                    format!(
+                        "cannot run {gname} with {} ({} threads, {} frames)",
+                        cfg.exec.name, cfg.threads, cfg.buffer
+                    )
+                })?;
+                let who = format!(
+                    "bench study: executor {} ({} thread{}) on {gname} at buffer {}, {} load, repeat {}",
                     cfg.exec.name,
                     cfg.threads,
+                    if cfg.threads == 1 { "" } else { "s" },
                     report.block,
                     cfg.load,
-                    r.csv_row()
-                )
-                .map_err(raw_err)?;
-            }
-            let expected = (spec.seconds * report.sample_rate as f64 / report.block as f64)
-                .round()
-                .max(1.0) as u64;
-            let period_us = report.block as f64 * 1e6 / report.sample_rate as f64;
-            if cfg.buffer == hist_buffer {
-                samples.insert(
-                    cfg.clone(),
-                    report
-                        .records
-                        .iter()
-                        .map(|r: &CycleRecord| r.duration_ns as f64 / 1000.0)
-                        .collect(),
+                    rep + 1
                 );
+                checked_cycles += check_run(graph, &choice, &report, &who)?;
+                for r in &report.records {
+                    writeln!(
+                        raw,
+                        "{gname},{},{},{},{},{},{}",
+                        cfg.exec.name,
+                        cfg.threads,
+                        report.block,
+                        cfg.load,
+                        rep + 1,
+                        r.csv_row()
+                    )
+                    .map_err(raw_err)?;
+                }
+                let expected = (spec.seconds * report.sample_rate as f64 / report.block as f64)
+                    .round()
+                    .max(1.0) as u64;
+                let period_us = report.block as f64 * 1e6 / report.sample_rate as f64;
+                if cfg.buffer == hist_buffer && rep == 0 {
+                    samples.insert(
+                        cfg.clone(),
+                        report
+                            .records
+                            .iter()
+                            .map(|r: &CycleRecord| r.duration_ns as f64 / 1000.0)
+                            .collect(),
+                    );
+                }
+                runs.entry(cfg.clone()).or_default().push(Run {
+                    summary: report.summary.clone(),
+                    overruns: report.xruns,
+                    expected_cycles: expected,
+                    period_us,
+                });
+                progress.event(Event::StepDone);
             }
-            rows.push(Row {
-                cfg: cfg.clone(),
-                s: report.summary.clone(),
-                overruns: report.xruns,
-                // `check_run` passed: every recorded cycle equalled seq's (a difference fails
-                // the study).
-                verified: true,
-                expected_cycles: expected,
-                period_us,
-                speedup: None,
-            });
-            progress.event(Event::StepDone);
         }
         Ok(())
     })();
@@ -511,18 +675,9 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
     raw.finish().and_then(|mut w| w.flush()).map_err(raw_err)?;
     report::rename(&raw_tmp, &raw_path)?;
 
-    // Speedups against seq at the same graph, buffer and load.
-    let seq_mean: BTreeMap<(usize, usize, String), f64> = rows
-        .iter()
-        .filter(|r| r.cfg.exec.name == "seq")
-        .map(|r| ((r.cfg.graph, r.cfg.buffer, r.cfg.load.clone()), r.s.mean_ns))
-        .collect();
-    for r in &mut rows {
-        r.speedup = seq_mean
-            .get(&(r.cfg.graph, r.cfg.buffer, r.cfg.load.clone()))
-            .filter(|_| r.s.mean_ns > 0.0)
-            .map(|m| m / r.s.mean_ns);
-    }
+    let max_spread = spec.max_spread_pct.unwrap_or(DEFAULT_MAX_SPREAD_PCT);
+    let cores = fugue_exec::placement::available_cores();
+    let rows = aggregate(&configs, &runs, &graphs, cores, max_spread);
     let names: Vec<String> = graphs.iter().map(|(n, _)| n.clone()).collect();
     let out = &args.output;
     let mut csv = Csv::new(&[
@@ -532,9 +687,13 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
         "buffer",
         "load",
         "period_us",
+        "repeats",
         "cycles",
         "expected_cycles",
         "mean_us",
+        "mean_us_min",
+        "mean_us_max",
+        "spread_pct",
         "median_us",
         "p99_us",
         "max_us",
@@ -544,10 +703,21 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
         "dropped",
         "steals",
         "speedup_vs_seq",
+        "speedup_min",
+        "speedup_max",
+        "trusted",
+        "doubt",
         "verified",
     ]);
     for r in &rows {
         let us = |ns: f64| format!("{:.2}", ns / 1000.0);
+        let (lo, hi) = min_max(&r.means_us);
+        let (slo, shi) = if r.speedups.is_empty() {
+            (None, None)
+        } else {
+            let (a, b) = min_max(&r.speedups);
+            (Some(a), Some(b))
+        };
         csv.row([
             names[r.cfg.graph].clone(),
             r.cfg.exec.name.clone(),
@@ -555,9 +725,13 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
             r.cfg.buffer.to_string(),
             r.cfg.load.clone(),
             format!("{:.2}", r.period_us),
+            r.means_us.len().to_string(),
             r.s.cycles.to_string(),
             r.expected_cycles.to_string(),
             us(r.s.mean_ns),
+            format!("{lo:.2}"),
+            format!("{hi:.2}"),
+            format!("{:.1}", r.spread_pct),
             us(r.s.median_ns as f64),
             us(r.s.p99_ns as f64),
             us(r.s.max_ns as f64),
@@ -567,12 +741,17 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
             r.s.dropped.to_string(),
             r.s.steals.to_string(),
             opt(r.speedup, 3),
+            opt(slo, 3),
+            opt(shi, 3),
+            r.doubt.is_none().to_string(),
+            r.doubt.clone().unwrap_or_default(),
             r.verified.to_string(),
         ]);
     }
     csv.write(&out.join("summary.csv"))?;
     // The plotted series: one per executor, or per executor and thread count when the spec
-    // has several thread counts ("ws 2t", "ws 3t"); the second shade is darker.
+    // has several thread counts ("ws 2t", "ws 3t"): the same colour, later thread counts
+    // dashed and hollow.
     let multi = spec.threads.len() > 1;
     let label = |c: &Config| {
         if multi && c.exec.name != "seq" {
@@ -586,25 +765,12 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
     for c in &configs {
         let name = label(c);
         if !series.iter().any(|e| e.name == name) {
-            let base = color(c.exec.order);
-            let ti = spec
-                .threads
-                .iter()
-                .position(|&t| t == c.threads)
-                .unwrap_or(0);
-            let k = if c.exec.name == "seq" {
-                1.0
-            } else {
-                1.0 - 0.4 * ti as f64 / spec.threads.len() as f64
-            };
-            colors.push(RGBColor(
-                (base.0 as f64 * k) as u8,
-                (base.1 as f64 * k) as u8,
-                (base.2 as f64 * k) as u8,
-            ));
+            colors.push(color(c.exec.order));
+            let later = c.exec.name != "seq" && spec.threads.first() != Some(&c.threads);
             series.push(Exec {
                 order: series.len(),
                 name,
+                later_threads: later,
             });
         }
     }
@@ -638,11 +804,13 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
         colors: &colors,
         buffers: &spec.buffers,
         loads: &spec.loads,
+        threads: &spec.threads,
+        cores,
     };
     for (name, kind) in [
+        ("speedup", Kind::Speedup),
         ("percentiles", Kind::Percentiles),
         ("misses", Kind::Misses),
-        ("speedup", Kind::Speedup),
     ] {
         StudyFigure {
             ctx: &ctx,
@@ -664,30 +832,141 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
         figures.push(name);
     }
     let versions = Versions::detect();
-    let (commit, rustc) = (versions.short_commit, versions.rustc);
+    let commit = Some(versions.short_commit).filter(|c| !c.is_empty() && c != "unknown");
+    let rustc = versions.rustc;
     let m = Machine::detect();
     let machine = format!("{}, {} cores", m.cpu, m.cores);
-    let readme = page::readme(
-        &args.command,
-        &commit,
-        &machine,
-        &rustc,
-        &spec,
-        &spec_path,
-        rows.len(),
-        started.elapsed(),
-        &text,
-    );
-    report::write_atomic(&out.join("README.md"), readme.as_bytes())?;
-    let html = page::report_html(&ctx, &figures, &machine, &commit, hist_buffer, &spec);
+    let info = page::Info {
+        command: &args.command,
+        commit: commit.as_deref(),
+        machine: &machine,
+        rustc: &rustc,
+        spec: &spec,
+        spec_label: &spec_label,
+        spec_text: &text,
+        sources: &sources,
+        names: &names,
+        repeats,
+        max_spread,
+        configurations: configs.len(),
+        took: started.elapsed(),
+        hist_buffer,
+    };
+    report::write_atomic(&out.join("README.md"), page::readme(&info).as_bytes())?;
+    let html = page::report_html(&ctx, &figures, &info);
     report::write_atomic(&out.join("report.html"), html.as_bytes())?;
     Ok(StudyResult {
         output: out.clone(),
-        runs: rows.len(),
+        runs: total,
+        configurations: configs.len(),
         seconds: started.elapsed().as_secs_f64(),
         figures: figures.len(),
         checked_cycles,
+        doubtful: rows.iter().filter(|r| r.doubt.is_some()).count(),
     })
+}
+
+/// The rows of the study: per configuration, its median repeat, the repeats' spread, the
+/// speedups over seq's same repeats, and why its figures cannot be trusted when they cannot:
+/// a speedup above the thread count, the machine's cores or the graph's width (no more nodes
+/// can run at once), or repeats (its own or seq's) that spread by more than `max_spread` %.
+fn aggregate(
+    configs: &[Config],
+    runs: &BTreeMap<Config, Vec<Run>>,
+    graphs: &[(String, TaskGraph)],
+    cores: usize,
+    max_spread: f64,
+) -> Vec<Row> {
+    let mean_us = |r: &Run| r.summary.mean_ns / 1000.0;
+    let widths: Vec<Option<usize>> = graphs
+        .iter()
+        .map(|(_, g)| {
+            let (w, method) = fugue_graph::analysis::width(g);
+            (method == fugue_graph::analysis::WidthMethod::Exact).then_some(w)
+        })
+        .collect();
+    let seq_of = |c: &Config| {
+        configs.iter().find(|s| {
+            s.exec.name == "seq" && s.graph == c.graph && s.buffer == c.buffer && s.load == c.load
+        })
+    };
+    let mut rows = Vec::new();
+    for cfg in configs {
+        let Some(reps) = runs.get(cfg).filter(|r| !r.is_empty()) else {
+            continue;
+        };
+        let means: Vec<f64> = reps.iter().map(mean_us).collect();
+        let mut order: Vec<usize> = (0..reps.len()).collect();
+        order.sort_by(|&a, &b| means[a].total_cmp(&means[b]));
+        let mid = &reps[order[(order.len() - 1) / 2]];
+        let spread = Spread::of(&means).pct();
+        let seq_reps = seq_of(cfg).and_then(|s| runs.get(s));
+        let speedups: Vec<f64> = match seq_reps {
+            Some(seq) if cfg.exec.name != "seq" => seq
+                .iter()
+                .zip(reps)
+                .filter(|(_, r)| r.summary.mean_ns > 0.0)
+                .map(|(s, r)| s.summary.mean_ns / r.summary.mean_ns)
+                .collect(),
+            _ => Vec::new(),
+        };
+        let speedup = (!speedups.is_empty()).then(|| median(&speedups));
+        let seq_spread = seq_reps
+            .map(|s| Spread::of(&s.iter().map(mean_us).collect::<Vec<_>>()).pct())
+            .unwrap_or(0.0);
+        let mut doubt = None;
+        if let Some(sp) = speedup {
+            let width = widths[cfg.graph];
+            doubt = if sp > cfg.threads as f64 * BOUND_SLACK {
+                Some(format!(
+                    "speedup ×{sp:.2} above its {} threads: impossible, the timing was disturbed",
+                    cfg.threads
+                ))
+            } else if sp > cores as f64 * BOUND_SLACK {
+                Some(format!(
+                    "speedup ×{sp:.2} above the machine's {cores} cores: impossible, the timing was disturbed"
+                ))
+            } else {
+                width.filter(|&w| sp > w as f64 * BOUND_SLACK).map(|w| {
+                    format!(
+                        "speedup ×{sp:.2} above the graph's width {w} (no more than {w} node{} can run at once): the timing was disturbed",
+                        if w == 1 { "" } else { "s" }
+                    )
+                })
+            };
+        }
+        if doubt.is_none() && reps.len() > 1 {
+            if spread > max_spread {
+                doubt = Some(format!(
+                    "its repeats' mean cycle times spread by {spread:.0} % (more than {max_spread:.0} %)"
+                ));
+            } else if speedup.is_some() && seq_spread > max_spread {
+                doubt = Some(format!(
+                    "seq's repeats spread by {seq_spread:.0} % (more than {max_spread:.0} %)"
+                ));
+            }
+        }
+        rows.push(Row {
+            cfg: cfg.clone(),
+            s: mid.summary.clone(),
+            means_us: means,
+            medians_us: reps
+                .iter()
+                .map(|r| r.summary.median_ns as f64 / 1000.0)
+                .collect(),
+            speedups,
+            spread_pct: spread,
+            doubt,
+            overruns: mid.overruns,
+            // `check_run` passed for every repeat: every recorded cycle equalled seq's (a
+            // difference fails the study).
+            verified: true,
+            expected_cycles: mid.expected_cycles,
+            period_us: mid.period_us,
+            speedup,
+        });
+    }
+    rows
 }
 
 #[cfg(test)]
@@ -707,21 +986,22 @@ mod tests {
         )
         .unwrap();
         let config = StudyConfig {
-            spec,
+            spec: Some(spec),
             output: dir.join("out"),
             force: false,
+            repeats: Some(2),
             command: "test".into(),
             stop: Arc::new(AtomicBool::new(false)),
         };
         let r = run(&config, &mut NoProgress).unwrap();
-        assert_eq!(r.runs, 2);
+        assert_eq!((r.runs, r.configurations), (4, 2));
         // 0.1 s at the default 44.1 kHz and 256 frames: 17 cycles a run, each checked.
-        assert_eq!(r.checked_cycles, 2 * 17);
+        assert_eq!(r.checked_cycles, 4 * 17);
         let summary = std::fs::read_to_string(r.output.join("summary.csv")).unwrap();
         let rows: Vec<&str> = summary.lines().skip(1).collect();
         assert_eq!(rows.len(), 2, "{summary}");
         assert!(
-            rows[0].starts_with("line6,seq,1,256,idle,") && rows[0].ends_with(",true"),
+            rows[0].starts_with("line6,seq,1,256,idle,5804.99,2,") && rows[0].ends_with(",true"),
             "{summary}"
         );
         assert!(rows[1].starts_with("line6,ws,2,256,idle,"), "{summary}");

@@ -1,117 +1,203 @@
 //! The study's README and HTML report.
 
-use std::path::Path;
 use std::time::Duration;
 
 use super::spec::{PlotCtx, Row, Spec};
 use crate::report::table::escape as esc;
 use crate::report::{Align, Table};
-use crate::stats::median;
+use crate::stats::{median, min_max};
+
+/// What the README and the report say besides the rows.
+pub struct Info<'a> {
+    /// The command line.
+    pub command: &'a str,
+    /// The commit, when run from a git checkout.
+    pub commit: Option<&'a str>,
+    /// The machine, in words.
+    pub machine: &'a str,
+    /// `rustc -V`.
+    pub rustc: &'a str,
+    /// The spec.
+    pub spec: &'a Spec,
+    /// Its path, or `built-in studies/default.toml`.
+    pub spec_label: &'a str,
+    /// Its text.
+    pub spec_text: &'a str,
+    /// Where each graph came from.
+    pub sources: &'a [String],
+    /// The graphs' labels.
+    pub names: &'a [String],
+    /// Runs of each configuration.
+    pub repeats: usize,
+    /// The spread bound of the trusted figures, percent.
+    pub max_spread: f64,
+    /// Configurations.
+    pub configurations: usize,
+    /// How long the study took.
+    pub took: Duration,
+    /// The buffer size of the histograms.
+    pub hist_buffer: usize,
+}
+
+impl Info<'_> {
+    fn commit_text(&self) -> String {
+        match self.commit {
+            Some(c) => format!("Commit {c}."),
+            None => "Not run from a git checkout: no commit recorded.".into(),
+        }
+    }
+
+    fn deadline_text(&self) -> &'static str {
+        if self.spec.deadline == "double" {
+            "twice the buffer period"
+        } else {
+            "one buffer period"
+        }
+    }
+}
+
+/// Why the study's speedups are lower than the back-to-back benchmarks' (`fugue bench
+/// table`, `bench-results/table`), in one paragraph.
+pub const PACED_VS_BACK_TO_BACK: &str = "The study runs each cycle paced, as an audio server does: one cycle per buffer period, the rest of the period idle. Between cycles the workers spin for a while and then sleep, so each cycle starts by waking them, on cores that may have slowed down or been given to other jobs meanwhile, and the nodes' data has often left the caches. `fugue bench table` (and the figures in `bench-results/table`) runs the cycles back to back instead: the workers stay awake and the caches warm, which measures the executor's best case. The same graph and buffer size therefore shows a lower speedup here than there (the 101-node rake at 512 frames gains less paced than back to back); the paced figure is the one a real-time user gets, the back-to-back one bounds it.";
 
 /// The README of the study's folder.
-#[allow(clippy::too_many_arguments)]
-pub fn readme(
-    command: &str,
-    commit: &str,
-    machine: &str,
-    rustc: &str,
-    spec: &Spec,
-    spec_path: &Path,
-    runs: usize,
-    took: Duration,
-    spec_text: &str,
-) -> String {
+pub fn readme(info: &Info<'_>) -> String {
+    let spec = info.spec;
+    let graphs: Vec<String> = info
+        .names
+        .iter()
+        .zip(info.sources)
+        .map(|(n, s)| format!("  - `{n}`: {s}\n"))
+        .collect();
     format!(
         "# Scheduling study\n\n\
          Graphs run in real time, cycle after cycle, with each executor; per-cycle times, \
          deadline misses and histograms over the buffer size and the machine's load. See \
          `report.html` for the figures and their readings.\n\n\
-         - Command: `{command}`\n\
+         - Command: `{}`\n\
          - Spec: `{}` (copied below)\n\
-         - Commit: {commit}\n\
-         - Machine: {machine}; **shared with other jobs while the study ran**: figures are noisy, \
-         every configuration ran once.\n\
-         - Versions: {rustc}; fugue {}\n\
-         - Backend: {}, {} Hz, {} s per run, deadline = {} ({}), {} runs in {:.0} s\n\n\
+         - {}\n\
+         - Machine: {}; shared with other jobs while the study ran, so each configuration ran \
+         {} times (repeats interleaved) and the figures are medians over the repeats, with their \
+         spread; a figure whose repeats spread by more than {:.0} %, or whose speedup exceeds the \
+         thread count, the cores or the graph's width, is flagged and not stated as a finding.\n\
+         - Versions: {}; fugue {}\n\
+         - Backend: {}, {} Hz, {} s per run, deadline = {} ({}), {} configurations x {} repeats in {:.0} s\n\
+         - Graphs:\n{}\n\
+         ## Paced, not back to back\n\n{}\n\n\
          ## Files\n\n\
-         - `summary.csv`: one row per configuration: mean, median, p99, max cycle time (µs), \
-         deadline misses and miss rate, overruns (cycles that started more than a period late), \
-         records dropped by a full statistics ring, steals, speedup of the mean over seq at the \
-         same graph/buffer/load, and `verified` (every timed cycle's output equalled seq's, bit for bit: a difference fails the study, which then writes nothing).\n\
-         - `raw.csv.gz`: one row per cycle of every run (`cycle,start_ns,duration_ns,deadline_ns,missed,late_ns,frames,steals`).\n\
-         - `percentiles`, `misses`, `speedup`, `histogram-GRAPH` as `.svg` and `.png`.\n\
+         - `summary.csv`: one row per configuration: the repeats, the mean cycle time (median \
+         repeat, with the smallest and largest repeat and their spread in %), median, p99, max \
+         cycle time (µs) of the median repeat, deadline misses and miss rate, overruns (cycles \
+         that started more than a period late), records dropped by a full statistics ring, \
+         steals, the speedup over seq (median of the repeats paired with seq's, with the \
+         smallest and largest), `trusted` and `doubt` (why a figure is not stated as a finding), \
+         and `verified` (every timed cycle's output equalled seq's, bit for bit: a difference \
+         fails the study, which then writes nothing).\n\
+         - `raw.csv.gz`: one row per cycle of every run (`graph,executor,threads,buffer,load,repeat,cycle,start_ns,duration_ns,deadline_ns,missed,late_ns,frames,steals`).\n\
+         - `speedup`, `percentiles`, `misses`, `histogram-GRAPH` as `.svg` and `.png`.\n\
          - `report.html`: all of it on one page.\n\n\
-         ## Spec\n\n```toml\n{spec_text}```\n",
-        spec_path.display(),
+         ## Spec\n\n```toml\n{}```\n",
+        info.command,
+        info.spec_label,
+        info.commit_text(),
+        info.machine,
+        info.repeats,
+        info.max_spread,
+        info.rustc,
         env!("CARGO_PKG_VERSION"),
         spec.backend,
         spec.rate,
         spec.seconds,
         spec.deadline,
-        if spec.deadline == "double" {
-            "twice the buffer period"
-        } else {
-            "one buffer period"
-        },
-        runs,
-        took.as_secs_f64(),
+        info.deadline_text(),
+        info.configurations,
+        info.repeats,
+        info.took.as_secs_f64(),
+        graphs.concat(),
+        PACED_VS_BACK_TO_BACK,
+        info.spec_text,
+    )
+}
+
+/// `n thing` or `n things`.
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// A row's short name: `ws 2t at 512 frames, load idle`.
+fn where_(r: &Row) -> String {
+    format!(
+        "{} at {} frames, load {}",
+        r.cfg.exec.name, r.cfg.buffer, r.cfg.load
     )
 }
 
 /// report.html: the readings per graph, the figures and the summary tables.
-pub fn report_html(
-    ctx: &PlotCtx<'_>,
-    figures: &[String],
-    machine: &str,
-    commit: &str,
-    hist_buffer: usize,
-    spec: &Spec,
-) -> String {
+pub fn report_html(ctx: &PlotCtx<'_>, figures: &[String], info: &Info<'_>) -> String {
+    let spec = info.spec;
     let mut h = String::new();
-    h.push_str("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>fugue scheduling study</title>\n<style>body{font-family:sans-serif;max-width:1250px;margin:auto;padding:1em;color:#222}table{border-collapse:collapse;font-size:13px;margin:1em 0}td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}th{background:#eee}td.l{text-align:left}img{width:100%;border:1px solid #ddd;margin:0.5em 0}.miss{background:#fdd}.best{background:#dfd;font-weight:bold}</style></head><body>\n");
+    h.push_str("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>fugue scheduling study</title>\n<style>body{font-family:sans-serif;max-width:1250px;margin:auto;padding:1em;color:#222}table{border-collapse:collapse;font-size:13px;margin:1em 0}td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}th{background:#eee}td.l{text-align:left}img{width:100%;border:1px solid #ddd;margin:0.5em 0}.miss{background:#fdd}.best{background:#dfd;font-weight:bold}.doubt{color:#888;font-style:italic}</style></head><body>\n");
     h.push_str(&format!(
-        "<h1>fugue scheduling study</h1>\n<p>Machine: {} (shared with other jobs during the study, so the figures are noisy; every configuration ran once for {} s). Commit {}. Backend {}, {} Hz; a cycle misses its deadline when it takes longer than {}.</p>\n",
-        esc(machine),
+        "<h1>fugue scheduling study</h1>\n<p>Machine: {} (shared with other jobs during the study). Each configuration ran {} for {} s, the repeats interleaved; figures are medians over the repeats, error bars span the smallest to the largest repeat. A figure is <i>not</i> stated as a finding, and is flagged, when its speedup exceeds its thread count, the machine's {} cores or the graph's width (such a speedup is impossible: the timing was disturbed), or when its repeats (or seq's) spread by more than {:.0} %. {} Backend {}, {} Hz; a cycle misses its deadline when it takes longer than {}.</p>\n",
+        esc(info.machine),
+        count(info.repeats, "time", "times"),
         spec.seconds,
-        esc(commit),
+        ctx.cores,
+        info.max_spread,
+        esc(&info.commit_text()),
         esc(&spec.backend),
         spec.rate,
-        if spec.deadline == "double" { "twice the buffer period" } else { "one buffer period" }
+        info.deadline_text(),
     ));
-    // Readings per graph.
+    h.push_str(&format!(
+        "<h2>Paced, not back to back</h2>\n<p>{}</p>\n",
+        esc(PACED_VS_BACK_TO_BACK)
+    ));
+    // Readings per graph: only trusted figures are stated.
     h.push_str("<h2>What the numbers show</h2>\n");
     for (g, gname) in ctx.names.iter().enumerate() {
-        let mut p = format!("<p><b>{}</b>: ", esc(gname));
+        let grows: Vec<&Row> = ctx.rows.iter().filter(|r| r.cfg.graph == g).collect();
+        let trusted = |r: &&&Row| r.doubt.is_none();
+        let mut p = format!(
+            "<p><b>{}</b> ({}): ",
+            esc(gname),
+            esc(info.sources.get(g).map(String::as_str).unwrap_or(""))
+        );
         let mut parts = Vec::new();
         for l in ctx.loads {
             let mut best = Vec::new();
             for &b in ctx.buffers {
-                let winner = ctx
-                    .execs
+                let winner = grows
                     .iter()
-                    .filter_map(|e| ctx.find(g, &e.name, b, l))
+                    .filter(trusted)
+                    .filter(|r| r.cfg.buffer == b && &r.cfg.load == l)
                     .min_by(|a, b| a.s.mean_ns.total_cmp(&b.s.mean_ns));
                 if let Some(w) = winner {
-                    best.push(format!(
-                        "{} at {b} frames ({:.0} µs, ×{:.2} vs seq)",
-                        w.cfg.exec.name,
-                        w.s.mean_ns / 1000.0,
-                        w.speedup.unwrap_or(1.0)
-                    ));
+                    best.push(match w.speedup {
+                        Some(sp) => format!(
+                            "{} at {b} frames ({:.0} µs, ×{sp:.2} vs seq)",
+                            w.cfg.exec.name,
+                            w.s.mean_ns / 1000.0
+                        ),
+                        None => format!(
+                            "{} at {b} frames ({:.0} µs)",
+                            w.cfg.exec.name,
+                            w.s.mean_ns / 1000.0
+                        ),
+                    });
                 }
             }
-            parts.push(format!(
-                "load {l}, the fastest mean cycle is {}",
-                best.join(", ")
-            ));
+            if !best.is_empty() {
+                parts.push(format!(
+                    "load {l}, the fastest mean cycle (of the trusted figures) is {}",
+                    best.join(", ")
+                ));
+            }
         }
-        p.push_str(&parts.join("; "));
+        p.push_str(&esc(&parts.join("; ")));
         p.push_str(". ");
-        let misses: Vec<&Row> = ctx
-            .rows
-            .iter()
-            .filter(|r| r.cfg.graph == g && r.s.misses > 0)
-            .collect();
+        let misses: Vec<&&Row> = grows.iter().filter(|r| r.s.misses > 0).collect();
         if misses.is_empty() {
             p.push_str("No configuration missed a deadline.");
         } else {
@@ -120,34 +206,27 @@ pub fn report_html(
             let list: Vec<String> = worst
                 .iter()
                 .take(4)
-                .map(|r| {
-                    format!(
-                        "{} at {} frames, load {} ({:.1} %)",
-                        r.cfg.exec.name,
-                        r.cfg.buffer,
-                        r.cfg.load,
-                        r.s.miss_rate() * 100.0
-                    )
-                })
+                .map(|r| format!("{} ({:.1} %)", where_(r), r.s.miss_rate() * 100.0))
                 .collect();
-            p.push_str(&format!(
-                "Deadlines were missed in {} of {} configurations; most often by {}.",
+            p.push_str(&esc(&format!(
+                "Deadlines were missed in {} of {} configurations (in their median repeat); most often by {}.",
                 misses.len(),
-                ctx.rows.iter().filter(|r| r.cfg.graph == g).count(),
+                grows.len(),
                 list.join(", ")
-            ));
+            )));
         }
-        let seq_rows: Vec<&Row> = ctx
-            .rows
-            .iter()
-            .filter(|r| r.cfg.graph == g && r.cfg.exec.name == "seq")
-            .collect();
+        let seq_rows: Vec<&&Row> = grows.iter().filter(|r| r.cfg.exec.name == "seq").collect();
         if !seq_rows.is_empty() {
-            let use_of = |r: &&Row| r.s.mean_ns / 1000.0 / r.period_us * 100.0;
+            let use_of = |r: &&&Row| r.s.mean_ns / 1000.0 / r.period_us * 100.0;
             let lo = seq_rows.iter().map(use_of).fold(f64::INFINITY, f64::min);
             let hi = seq_rows.iter().map(use_of).fold(0.0, f64::max);
+            let range = if format!("{lo:.1}") == format!("{hi:.1}") {
+                format!("{lo:.1} %")
+            } else {
+                format!("{lo:.1} % to {hi:.1} %")
+            };
             p.push_str(&format!(
-                " The sequential cycle takes {lo:.1} % to {hi:.1} % of the buffer period on average{}. ",
+                " The sequential cycle takes {range} of the buffer period on average{}. ",
                 if hi < 25.0 {
                     ", so the work per cycle is small against the cost of waking and synchronising a second thread"
                 } else {
@@ -157,10 +236,10 @@ pub fn report_html(
         }
         let mut best_par: Option<(String, f64)> = None;
         for e in ctx.execs.iter().filter(|e| e.name != "seq") {
-            let sp: Vec<f64> = ctx
-                .rows
+            let sp: Vec<f64> = grows
                 .iter()
-                .filter(|r| r.cfg.graph == g && r.cfg.exec.name == e.name)
+                .filter(trusted)
+                .filter(|r| r.cfg.exec.name == e.name)
                 .filter_map(|r| r.speedup)
                 .collect();
             if sp.is_empty() {
@@ -172,46 +251,73 @@ pub fn report_html(
             }
         }
         if let Some((name, med)) = best_par {
+            p.push_str(&esc(&format!(
+                "The best parallel executor here is {name} (median speedup ×{med:.2} over the buffer sizes and loads, trusted figures only). "
+            )));
+        }
+        let parallel = grows
+            .iter()
+            .filter(trusted)
+            .filter(|r| r.cfg.exec.name != "seq")
+            .collect::<Vec<_>>();
+        let wins = parallel
+            .iter()
+            .filter(|r| r.speedup.unwrap_or(0.0) > 1.05)
+            .count();
+        p.push_str(&if wins == 0 {
+            "No parallel configuration beat seq by more than 5 %.".to_string()
+        } else {
+            format!(
+                "{} of {} beat seq by more than 5 %.",
+                count(wins, "parallel configuration", "parallel configurations"),
+                parallel.len()
+            )
+        });
+        let doubtful: Vec<&&Row> = grows.iter().filter(|r| r.doubt.is_some()).collect();
+        if !doubtful.is_empty() {
+            let list: Vec<String> = doubtful
+                .iter()
+                .take(5)
+                .map(|r| format!("{} ({})", where_(r), r.doubt.as_deref().unwrap_or_default()))
+                .collect();
             p.push_str(&format!(
-                "The best parallel executor here is {name} (median speedup ×{med:.2} over the buffer sizes and loads). "
+                " <span class=\"doubt\">Not stated as findings: {} cannot be trusted, e.g. {}{}.</span>",
+                count(doubtful.len(), "figure", "figures"),
+                esc(&list.join("; ")),
+                if doubtful.len() > 5 { "; see the table" } else { "" }
             ));
         }
-        let parallel_wins = ctx
-            .rows
-            .iter()
-            .filter(|r| {
-                r.cfg.graph == g && r.cfg.exec.name != "seq" && r.speedup.unwrap_or(0.0) > 1.05
-            })
-            .count();
-        p.push_str(&format!(
-            "{} parallel configuration(s) beat seq by more than 5 %.</p>\n",
-            parallel_wins
-        ));
+        p.push_str("</p>\n");
         h.push_str(&p);
     }
+    let no_misses = ctx.rows.iter().all(|r| r.s.misses == 0);
     for f in figures {
         let text = if f == "percentiles" {
-            "Each bar runs from the median to the 99th percentile of the cycle time; the cross is the longest cycle; the dashed line is the deadline. The y axis is logarithmic."
+            "Each bar runs from the median to the 99th percentile of the cycle time (median repeat); the thin whisker on the dot spans the repeats' medians; the cross is the longest cycle; the dashed line is the deadline. The y axis is logarithmic."
         } else if f == "misses" {
-            "The share of cycles that took longer than their deadline."
+            if no_misses {
+                "The share of cycles that took longer than their deadline: no configuration missed one, so the figure is empty."
+            } else {
+                "The share of cycles that took longer than their deadline (median repeat)."
+            }
         } else if f == "speedup" {
-            "The mean cycle time of seq divided by the executor's, at the same graph, buffer size and load; above the dashed line the executor is faster."
+            "The mean cycle time of seq divided by the executor's, at the same graph, buffer size and load: the median over the repeats, each paired with seq's, with error bars from the smallest to the largest. Above the dashed line the executor is faster; the dotted lines are the thread counts (no speedup can exceed them). Hollow points are flagged: not to be trusted."
         } else {
-            "The distribution of cycle times (as the 2019 report's figures 17-19), idle and busy load overlaid; the last bin holds every longer cycle."
+            "The distribution of cycle times (as the 2019 report's figures 17-19), idle and busy load overlaid, first repeat; the last bin holds every longer cycle."
         };
         h.push_str(&format!(
             "<h2>{}</h2><p>{}{}</p><img src=\"{f}.svg\" alt=\"{f}\">\n",
             esc(f),
             text,
             if f.starts_with("histogram") {
-                format!(" Buffer: {hist_buffer} frames.")
+                format!(" Buffer: {} frames.", info.hist_buffer)
             } else {
                 String::new()
             }
         ));
     }
     // The summary table, per graph.
-    h.push_str("<h2>Summary</h2><p>Times in µs. Green: the fastest mean of its graph, buffer and load; red: deadline misses.</p>\n");
+    h.push_str("<h2>Summary</h2><p>Times in µs, of the median repeat; spread: (largest - smallest) / median of the repeats' means. Green: the fastest trusted mean of its graph, buffer and load; red: deadline misses; grey italics: not to be trusted (the note says why).</p>\n");
     for (g, gname) in ctx.names.iter().enumerate() {
         let grows: Vec<&Row> = ctx.rows.iter().filter(|r| r.cfg.graph == g).collect();
         let clean = grows.iter().filter(|r| r.s.misses == 0).count();
@@ -242,7 +348,9 @@ pub fn report_html(
             ("deadline", Align::Right),
             ("misses", Align::Right),
             ("miss rate", Align::Right),
-            ("speedup", Align::Right),
+            ("spread", Align::Right),
+            ("speedup (range)", Align::Right),
+            ("note", Align::Left),
         ]);
         for l in ctx.loads {
             for &b in ctx.buffers {
@@ -253,10 +361,13 @@ pub fn report_html(
                     .collect();
                 let best = rows
                     .iter()
+                    .filter(|r| r.doubt.is_none())
                     .map(|r| r.s.mean_ns)
                     .fold(f64::INFINITY, f64::min);
                 for r in rows {
-                    let class = if r.s.mean_ns == best {
+                    let class = if r.doubt.is_some() {
+                        Some("doubt")
+                    } else if r.s.mean_ns == best {
                         Some("best")
                     } else if r.s.misses > 0 {
                         Some("miss")
@@ -279,7 +390,14 @@ pub fn report_html(
                             format!("{:.0}", r.s.deadline_ns as f64 / 1000.0),
                             r.s.misses.to_string(),
                             format!("{:.2} %", r.s.miss_rate() * 100.0),
-                            r.speedup.map(|s| format!("×{s:.2}")).unwrap_or_default(),
+                            format!("{:.0} %", r.spread_pct),
+                            r.speedup
+                                .map(|s| {
+                                    let (lo, hi) = min_max(&r.speedups);
+                                    format!("×{s:.2} ({lo:.2}–{hi:.2})")
+                                })
+                                .unwrap_or_default(),
+                            r.doubt.clone().unwrap_or_default(),
                         ],
                     );
                 }

@@ -44,6 +44,80 @@ pub struct Spec {
     /// The buffer size of the histograms (default: the middle one).
     #[serde(default)]
     pub histogram_buffer: Option<usize>,
+    /// Runs of each configuration (default 3; `--repeats` overrides it).
+    #[serde(default)]
+    pub repeats: Option<usize>,
+    /// The largest spread of a configuration's repeats, in percent of their median mean
+    /// cycle time, under which its figures are stated as findings (default 20).
+    #[serde(default)]
+    pub max_spread_pct: Option<f64>,
+}
+
+/// The spec's fields that have no default.
+pub const REQUIRED: [&str; 6] = [
+    "graphs",
+    "executors",
+    "threads",
+    "buffers",
+    "loads",
+    "seconds",
+];
+
+/// Every field of a spec, required ones first.
+pub const FIELDS: [&str; 16] = [
+    "graphs",
+    "executors",
+    "threads",
+    "buffers",
+    "loads",
+    "seconds",
+    "root",
+    "busy_threads",
+    "busy_command",
+    "backend",
+    "rate",
+    "deadline",
+    "rt",
+    "histogram_buffer",
+    "repeats",
+    "max_spread_pct",
+];
+
+/// Reads a spec's text: every missing required field and every unknown one is named at
+/// once, then the values are checked by type. `Err`: one sentence naming `file`.
+pub fn parse(text: &str, file: &str) -> Result<Spec, String> {
+    let table: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| format!("{file}: {}", e.message()))?;
+    let known = &FIELDS[..];
+    let unknown: Vec<&str> = table
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !known.contains(k))
+        .collect();
+    let missing: Vec<&str> = REQUIRED
+        .iter()
+        .copied()
+        .filter(|k| !table.contains_key(*k))
+        .collect();
+    let mut problems = Vec::new();
+    if !missing.is_empty() {
+        problems.push(format!("missing required field(s) {}", missing.join(", ")));
+    }
+    if !unknown.is_empty() {
+        problems.push(format!(
+            "unknown field(s) {} (the fields are {})",
+            unknown.join(", "),
+            known.join(", ")
+        ));
+    }
+    if !problems.is_empty() {
+        return Err(format!(
+            "{file}: {}; see studies/README.md",
+            problems.join("; ")
+        ));
+    }
+    toml::from_str(text).map_err(|e| format!("{file}: {}", e.message()))
 }
 
 pub(super) fn default_busy() -> usize {
@@ -66,6 +140,9 @@ pub struct Exec {
     pub order: usize,
     /// Its name in the spec.
     pub name: String,
+    /// A second (or later) thread count of the same executor: drawn dashed and hollow in the
+    /// figures, in the executor's colour.
+    pub later_threads: bool,
 }
 
 /// One configuration.
@@ -88,8 +165,18 @@ pub struct Config {
 pub struct Row {
     /// The configuration.
     pub cfg: Config,
-    /// Its cycle statistics.
+    /// The cycle statistics of its median repeat (by mean cycle time).
     pub s: Summary,
+    /// The mean cycle time of each repeat, µs.
+    pub means_us: Vec<f64>,
+    /// The median cycle time of each repeat, µs.
+    pub medians_us: Vec<f64>,
+    /// The speedup of each repeat over seq's same repeat (same graph, buffer, load).
+    pub speedups: Vec<f64>,
+    /// (max - min) / median of the repeats' mean cycle times, in percent.
+    pub spread_pct: f64,
+    /// Why its figures cannot be trusted (not stated as findings), if they cannot.
+    pub doubt: Option<String>,
     /// Cycles that started more than a period late.
     pub overruns: u64,
     /// Whether its output equals seq's, bit for bit.
@@ -98,7 +185,8 @@ pub struct Row {
     pub expected_cycles: u64,
     /// The buffer period, µs.
     pub period_us: f64,
-    /// Speedup of the mean over seq at the same graph, buffer and load.
+    /// Speedup of the mean over seq at the same graph, buffer and load: the median of
+    /// [`Row::speedups`].
     pub speedup: Option<f64>,
 }
 
@@ -116,6 +204,10 @@ pub struct PlotCtx<'a> {
     pub buffers: &'a [usize],
     /// Loads.
     pub loads: &'a [String],
+    /// The thread counts of the parallel executors.
+    pub threads: &'a [usize],
+    /// The cores this process may use.
+    pub cores: usize,
 }
 
 impl PlotCtx<'_> {

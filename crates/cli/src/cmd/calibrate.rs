@@ -1,5 +1,6 @@
 //! `fugue calibrate GRAPH`: measures each node's processing time at a buffer size and writes
-//! the costs file (`node,cost`, cost = the WCET estimate in µs) that `fugue schedule --costs`
+//! the costs file (`node,cost`, cost = the 99th percentile of its time per cycle, in µs: not a
+//! worst case, which a finite measurement cannot give) that `fugue schedule --costs`
 //! and `fugue render --executor static --costs` read.
 
 use std::fmt::Write as _;
@@ -23,7 +24,7 @@ pub struct Args {
     /// Measured cycles (after a warm-up of a tenth as many): each node is timed once per cycle.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub cycles: u64,
-    /// Write the costs as CSV (`node,cost`, WCET in µs) to this file.
+    /// Write the costs as CSV (`node,cost`, the 99th percentile in µs) to this file.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// Overwrite the output file if it exists.
@@ -32,7 +33,7 @@ pub struct Args {
 }
 
 /// The CSV text of a calibration: header `node,cost`, then one row per node in graph order,
-/// cost = the WCET estimate in µs.
+/// cost = the 99th percentile in µs.
 pub fn costs_csv(cal: &[fugue_engine::Calibration]) -> String {
     let mut s = String::from("node,cost\n");
     for c in cal {
@@ -71,7 +72,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .max(4);
     let mut text = format!(
         "{:<wn$}  {:<wk$}  {:>10}  {:>10}\n",
-        "node", "kind", "median µs", "WCET µs"
+        "node", "kind", "median µs", "p99 µs"
     );
     let (mut sum_med, mut sum_wcet) = (0.0, 0.0);
     for (v, c) in cal.iter().enumerate() {
@@ -93,7 +94,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     );
     print!("{text}");
     println!(
-        "{} nodes, buffer {} at {} Hz, {} cycles; WCET = 99th percentile",
+        "{} nodes, buffer {} at {} Hz, {} cycles; the costs are the 99th percentiles (not worst cases: the longest cycle is not measured)",
         cal.len(),
         args.buffer,
         args.rate,

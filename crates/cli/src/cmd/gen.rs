@@ -46,7 +46,7 @@ pub struct Args {
     #[arg(long, default_value_t = 4)]
     pub width: usize,
     /// Edge probability (layered, random).
-    #[arg(short, long, default_value_t = 0.3)]
+    #[arg(long = "probability", visible_alias = "p", default_value_t = 0.3)]
     pub p: f64,
     /// Seed of the random generators.
     #[arg(long, default_value_t = 1)]

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use fugue_engine::Costs;
 use fugue_graph::{analysis, Format};
 
 use crate::util;
@@ -18,11 +19,30 @@ pub struct Args {
     /// The file's format, instead of guessing it from the extension: ag, stg or dot.
     #[arg(long, value_parser = util::parse_format)]
     pub format: Option<Format>,
+    /// Node costs behind the work and critical path: declared (from the file; 1 per node
+    /// where it gives none), measured (calibrated now at --buffer and --rate), or a CSV file
+    /// `node,cost` written by `fugue calibrate`.
+    #[arg(long, default_value = "declared", value_parser = crate::exec_args::parse_costs)]
+    pub costs: Costs,
+    /// Frames per cycle of --costs measured.
+    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+    pub buffer: u64,
+    /// Sample rate in Hz of --costs measured.
+    #[arg(long, default_value_t = 48_000, value_parser = clap::value_parser!(u32).range(1..=1_536_000))]
+    pub rate: u32,
+    /// Fail (exit code 1) on a warning about the graph: an attribute no kind reads, a node
+    /// that reaches no sink.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// Runs `fugue info`.
 pub fn run(a: Args) -> anyhow::Result<()> {
-    let g = util::read_graph(&a.file, a.format)?;
+    let mut g = util::read_graph(&a.file, a.format)?;
+    crate::warn::report(&crate::warn::graph_warnings(&g, &a.file), a.strict)?;
+    let format = a.format.or_else(|| Format::from_path(&a.file));
+    let origin = crate::costs::apply(&mut g, &a.costs, format, a.rate, a.buffer as usize)?;
+    let unit = origin.unit;
     let sources = g.sources();
     let sinks = g.sinks();
     let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
@@ -51,6 +71,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             "sinks": sinks.len(),
             "kinds": kinds,
             "total_work": work,
+            "costs": origin.kind,
+            "cost_source": origin.source,
+            "cost_unit": unit,
             "critical_path": cp,
             "critical_path_with_comm": cp_comm,
             "critical_path_nodes": cp_names,
@@ -80,12 +103,14 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         println!("sinks          {} ({})", sinks.len(), names(&sinks));
         let k: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
         println!("kinds          {}", k.join(", "));
-        println!("total work     {work}");
+        println!("costs          {}", origin.source);
+        println!("total work     {} {unit}", num(work));
         println!(
-            "critical path  {cp} ({} nodes{})",
+            "critical path  {} {unit} ({} nodes{})",
+            num(cp),
             cp_nodes.len(),
             if cp_comm != cp {
-                format!("; {cp_comm} with communication")
+                format!("; {} with communication", num(cp_comm))
             } else {
                 String::new()
             }
@@ -108,4 +133,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// A cost without trailing zeros (`15`, `12.5`, `0.125`).
+fn num(x: f64) -> String {
+    let s = format!("{x:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }

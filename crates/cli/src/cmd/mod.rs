@@ -2,9 +2,11 @@
 
 pub mod bench;
 pub mod calibrate;
+pub mod completions;
 pub mod dot;
 pub mod gen;
 pub mod info;
+pub mod kinds;
 pub mod pool;
 pub mod profile;
 pub mod render;

@@ -31,18 +31,15 @@ pub struct Args {
 pub enum Demo {
     /// Sort pseudo-random 32-bit integers: partition, spawn both halves, insertion sort below
     /// the cutoff; the result is checked.
-    ///
-    /// Example: fugue pool quicksort --n 10000000 --policy steal --threads 2
+    #[command(after_help = examples!("fugue pool quicksort -n 10000000 --policy steal --threads 2", "fugue pool quicksort -n 1000000 --serial"))]
     Quicksort(QuicksortArgs),
     /// Draw the Mandelbrot set, bands of rows as tasks; `-o FILE.png` writes the picture.
-    ///
-    /// Example: fugue pool mandelbrot --width 1920 --height 1080 -o mandelbrot.png
+    #[command(after_help = examples!("fugue pool mandelbrot --width 1920 --height 1080 -o mandelbrot.png"))]
     Mandelbrot(MandelbrotArgs),
     /// Draw a Voronoi diagram per pixel or by recursive split into four; `--frames N` moves
     /// the seeds each frame and writes an animated GIF (`-o FILE.gif`) or PNG frames
     /// (`-o FILE.png`: FILE-0001.png, ...).
-    ///
-    /// Example: fugue pool voronoi --algorithm split --frames 60 -o voronoi.gif
+    #[command(after_help = examples!("fugue pool voronoi --algorithm split --frames 60 -o voronoi.gif"))]
     Voronoi(VoronoiArgs),
 }
 

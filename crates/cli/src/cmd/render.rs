@@ -1,6 +1,6 @@
 //! `fugue render GRAPH -o OUT.wav`: offline rendering, no audio server needed.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write as _};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -14,11 +14,12 @@ use crate::util;
 pub struct Args {
     /// The graph to render (.ag, .stg or .dot).
     pub graph: PathBuf,
-    /// The WAV file to write (one channel per sink input port: sinks in file order, then ports).
-    #[arg(short, long)]
+    /// The WAV file to write (one channel per sink input port: sinks in file order, then
+    /// ports); `-` writes it to standard output.
+    #[arg(short, long, value_name = "OUT.wav")]
     pub output: PathBuf,
     /// Length in seconds [default: the --input file's length, else 10].
-    #[arg(long)]
+    #[arg(long, visible_alias = "duration")]
     pub seconds: Option<f64>,
     /// Sample rate in Hz.
     #[arg(long, default_value_t = 48_000, value_parser = clap::value_parser!(u32).range(1..=1_536_000))]
@@ -45,6 +46,10 @@ pub struct Args {
     /// report into the folder DIR (as `fugue profile -o DIR`).
     #[arg(long, num_args = 0..=1, require_equals = true, value_name = "DIR")]
     pub profile: Option<Option<PathBuf>>,
+    /// Fail (exit code 1, nothing written) on any warning: an attribute no kind reads, a node
+    /// that reaches no sink, a peak above 0 dBFS, clipped samples, silent output.
+    #[arg(long)]
+    pub strict: bool,
     /// The executor that runs the cycles.
     #[command(flatten)]
     pub exec: crate::exec_args::ExecArgs,
@@ -70,9 +75,36 @@ fn show_progress(start: Instant, bar: &mut Option<indicatif::ProgressBar>, p: Pr
     bar.iter().for_each(|b| b.set_position(p.frames_done));
 }
 
+/// Where the WAV goes: a file, or standard output (`-o -`).
+fn check_output(output: &std::path::Path) -> anyhow::Result<bool> {
+    if output.as_os_str() == "-" {
+        if std::io::stdout().is_terminal() {
+            return Err(util::usage(
+                "-o - writes WAV data to standard output, which is a terminal here; pipe it (fugue render GRAPH -o - | aplay) or give a .wav file",
+            ));
+        }
+        return Ok(true);
+    }
+    let wav = output
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("wav"));
+    if !wav {
+        return Err(util::usage(format!(
+            "cannot write {}: render writes WAV files only; name the output with .wav, or - for standard output",
+            output.display()
+        )));
+    }
+    Ok(false)
+}
+
 /// Runs `fugue render`.
 pub fn run(args: Args) -> anyhow::Result<()> {
+    let to_stdout = check_output(&args.output)?;
     let graph = util::read_graph(&args.graph, None)?;
+    crate::warn::report(
+        &crate::warn::graph_warnings(&graph, &args.graph),
+        args.strict,
+    )?;
     let bits =
         Bits::from_bits(args.bits).ok_or_else(|| util::usage("--bits must be 16, 24 or 32"))?;
     if let Some(s) = args.seconds {
@@ -83,7 +115,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     let profile_dir = profile_dir(&args.profile, args.force)?;
-    let tmp = util::temp_path(&args.output, args.force)?;
+    let tmp = if to_stdout {
+        std::env::temp_dir().join(format!("fugue-render-{}.wav", std::process::id()))
+    } else {
+        util::temp_path(&args.output, args.force)?
+    };
+    let shown = if to_stdout {
+        "standard output".to_string()
+    } else {
+        args.output.display().to_string()
+    };
     let cancel = util::ctrl_c_flag();
     let options = RenderOptions {
         sample_rate: args.rate,
@@ -121,10 +162,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let _ = std::fs::remove_file(&tmp);
             return Err(match e {
                 RenderError::Write { reason, .. } => {
-                    anyhow::anyhow!("cannot write {}: {reason}", args.output.display())
+                    anyhow::anyhow!("cannot write {shown}: {reason}")
                 }
                 RenderError::Cancelled => {
-                    anyhow::anyhow!("interrupted; {} was not written", args.output.display())
+                    anyhow::anyhow!("interrupted; {shown} was not written")
                 }
                 e => {
                     anyhow::Error::new(e).context(format!("cannot render {}", args.graph.display()))
@@ -132,7 +173,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             });
         }
     };
-    if let Err(e) = std::fs::rename(&tmp, &args.output) {
+    let audio = crate::warn::render_warnings(&summary, bits, &shown, &graph, args.input.is_some());
+    if let Err(e) = crate::warn::report(&audio, args.strict) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e.context(format!("{shown} was not written")));
+    }
+    if to_stdout {
+        let copied = std::fs::File::open(&tmp).and_then(|mut f| {
+            let mut out = std::io::stdout().lock();
+            std::io::copy(&mut f, &mut out)?;
+            out.flush()
+        });
+        let _ = std::fs::remove_file(&tmp);
+        copied.context("cannot write the WAV data to standard output")?;
+    } else if let Err(e) = std::fs::rename(&tmp, &args.output) {
         let _ = std::fs::remove_file(&tmp);
         return Err(e).with_context(|| format!("cannot write {}", args.output.display()));
     }
@@ -170,9 +224,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         String::new()
     };
-    println!(
-        "{}: {} frames, {} channel{}, {} Hz {format}, peak {:.1} dBFS{clipped}, {:.2} s of audio in {:.3} s ({:.1}x real time)",
-        args.output.display(),
+    let line = format!(
+        "{shown}: {} frames, {} channel{}, {} Hz {format}, peak {:.1} dBFS{clipped}, {:.2} s of audio in {:.3} s ({:.1}x real time)",
         summary.frames,
         summary.channels,
         if summary.channels == 1 { "" } else { "s" },
@@ -182,6 +235,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         summary.wall.as_secs_f64(),
         summary.realtime_factor(),
     );
+    // With the audio on standard output, the summary goes to standard error.
+    if to_stdout {
+        eprintln!("{line}");
+    } else {
+        println!("{line}");
+    }
     Ok(())
 }
 

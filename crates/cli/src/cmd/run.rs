@@ -25,8 +25,8 @@ pub struct Args {
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
     pub buffer: u64,
     /// Stop after this many seconds [default: run until Ctrl-C].
-    #[arg(long)]
-    pub duration: Option<f64>,
+    #[arg(long, visible_alias = "duration")]
+    pub seconds: Option<f64>,
     /// Write one CSV row per cycle to this file (written on Ctrl-C and when the server stops too).
     #[arg(long)]
     pub stats: Option<PathBuf>,
@@ -51,6 +51,10 @@ pub struct Args {
     /// report into the folder DIR (as `fugue profile -o DIR`).
     #[arg(long, num_args = 0..=1, require_equals = true, value_name = "DIR")]
     pub profile: Option<Option<PathBuf>>,
+    /// Fail (exit code 1) on a warning about the graph: an attribute no kind reads, a node
+    /// that reaches no sink.
+    #[arg(long)]
+    pub strict: bool,
     /// The executor that runs the cycles.
     #[command(flatten)]
     pub exec: crate::exec_args::ExecArgs,
@@ -77,10 +81,14 @@ fn line(s: &Summary) -> String {
 /// Runs `fugue run`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let graph = util::read_graph(&args.graph, None)?;
-    let duration = match args.duration {
+    crate::warn::report(
+        &crate::warn::graph_warnings(&graph, &args.graph),
+        args.strict,
+    )?;
+    let duration = match args.seconds {
         Some(d) if !(d.is_finite() && d > 0.0 && d <= 604_800.0) => {
             return Err(util::usage(format!(
-                "--duration must be between 0 and 604800 seconds, not {d}"
+                "--seconds must be between 0 and 604800, not {d}"
             )))
         }
         Some(d) => Some(Duration::from_secs_f64(d)),

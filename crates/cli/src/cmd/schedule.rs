@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use fugue_engine::Costs;
 use fugue_graph::{analysis, Format, TaskGraph};
 use fugue_sched::{gantt, Algorithm, Metrics, Options};
 
@@ -17,11 +18,12 @@ pub struct Args {
     pub file: PathBuf,
     /// The algorithm: hlfet, etf, cpfd, random, optimal (exact branch-and-bound) or best (the
     /// shortest of the heuristics).
-    #[arg(long, short = 'a')]
+    #[arg(long, short = 'a', default_value = "best")]
     pub algorithm: Algorithm,
-    /// Number of processors (the schedule uses at most this many).
+    /// Number of processors (the schedule uses at most this many) [default: the cores this
+    /// process may use].
     #[arg(long, short = 'p')]
-    pub processors: usize,
+    pub processors: Option<usize>,
     /// Seed of the random priorities (random, and the random run inside best and optimal).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -32,10 +34,17 @@ pub struct Args {
     /// (replaces the costs of the file; without it, .dot edge weights are used, else 0).
     #[arg(long)]
     pub comm_cost: Option<f64>,
-    /// Computation costs: `declared` (from the file) or a CSV file of `node,cost` rows that
-    /// override the declared costs of the nodes it names.
-    #[arg(long, default_value = "declared")]
-    pub costs: String,
+    /// Computation costs: declared (from the file; 1 per node where it gives none), measured
+    /// (calibrated now at --buffer and --rate), or a CSV file of `node,cost` rows (written by
+    /// `fugue calibrate`) that override the costs of the nodes it names.
+    #[arg(long, default_value = "declared", value_parser = crate::exec_args::parse_costs)]
+    pub costs: Costs,
+    /// Frames per cycle of --costs measured.
+    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+    pub buffer: u64,
+    /// Sample rate in Hz of --costs measured.
+    #[arg(long, default_value_t = 48_000, value_parser = clap::value_parser!(u32).range(1..=1_536_000))]
+    pub rate: u32,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -52,7 +61,10 @@ pub struct Args {
 
 /// Runs `fugue schedule`.
 pub fn run(a: Args) -> anyhow::Result<()> {
-    if a.processors == 0 {
+    let processors = a
+        .processors
+        .unwrap_or_else(fugue_exec::placement::available_cores);
+    if processors == 0 {
         return Err(util::usage("--processors must be at least 1"));
     }
     if !(a.time_limit.is_finite() && a.time_limit >= 0.0) {
@@ -73,29 +85,24 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         util::temp_path(out, a.force)?;
     }
     let mut g = util::read_graph(&a.file, a.format)?;
-    if a.costs != "declared" {
-        let path = PathBuf::from(&a.costs);
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("cannot read costs file {}", path.display()))?;
-        let costs = fugue_sched::parse_costs(&text, &path.display().to_string(), &g)?;
-        g.set_costs(&costs);
-    }
+    let format = a.format.or_else(|| Format::from_path(&a.file));
+    let origin = crate::costs::apply(&mut g, &a.costs, format, a.rate, a.buffer as usize)?;
     if let Some(c) = a.comm_cost {
         g.set_comm_costs(c);
     }
     let time_limit = Duration::try_from_secs_f64(a.time_limit)
         .map_err(|_| util::usage(format!("--time-limit {} is out of range", a.time_limit)))?;
     let opts = Options {
-        processors: a.processors,
+        processors,
         seed: a.seed,
         time_limit,
     };
     let out = fugue_sched::run(&g, a.algorithm, &opts)?;
     let s = &out.schedule;
     fugue_sched::verify(&g, s).context("internal error: the schedule is invalid")?;
-    let m = Metrics::new(&g, s, a.processors);
+    let m = Metrics::new(&g, s, processors);
     let (cp_len, cp) = analysis::critical_path(&g, true);
-    let unit = time_unit(&a.file, a.format);
+    let unit = origin.unit;
     let optimal_text = match out.optimal {
         None => "not applicable (heuristic)".to_string(),
         Some(true) => "proven".to_string(),
@@ -119,7 +126,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             "file": a.file.display().to_string(),
             "algorithm": out.algorithm.name(),
             "chosen": out.chosen.name(),
-            "processors": a.processors,
+            "processors": processors,
             "processors_used": s.used_processors(),
             "makespan": m.makespan,
             "lower_bound": out.lower_bound.max(m.lower_bound),
@@ -133,11 +140,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             "total_work": m.total_work,
             "duplicates": s.has_duplicates(),
             "time_unit": unit,
+            "costs": origin.kind,
+            "cost_source": origin.source,
             "tasks": tasks,
         });
         println!("{v}");
     } else {
-        print_text(&a, &g, &out, &m, &optimal_text, unit);
+        print_text(&a, &g, &out, &m, &optimal_text, &origin, processors);
     }
     if let Some(path) = &a.gantt {
         let title = format!(
@@ -152,7 +161,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             } else {
                 String::new()
             },
-            a.processors,
+            processors,
             num(m.makespan)
         );
         let svg = gantt::svg(
@@ -172,13 +181,6 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn time_unit(file: &std::path::Path, format: Option<Format>) -> &'static str {
-    match format.or_else(|| Format::from_path(file)) {
-        Some(Format::Ag) => "µs",
-        _ => "cost units",
-    }
-}
-
 fn num(x: f64) -> String {
     let s = format!("{x:.6}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
@@ -194,9 +196,11 @@ fn print_text(
     out: &fugue_sched::Outcome,
     m: &Metrics,
     optimal_text: &str,
-    unit: &str,
+    origin: &crate::costs::CostOrigin,
+    processors: usize,
 ) {
     let s = &out.schedule;
+    let unit = origin.unit;
     println!(
         "file           {} ({} tasks, {} edges)",
         a.file.display(),
@@ -211,9 +215,10 @@ fn print_text(
     println!("algorithm      {}{chosen}", out.algorithm);
     println!(
         "processors     {} ({} used)",
-        a.processors,
+        processors,
         s.used_processors()
     );
+    println!("costs          {}", origin.source);
     let width = g
         .nodes()
         .iter()
@@ -276,11 +281,13 @@ mod tests {
         Args {
             file,
             algorithm,
-            processors,
+            processors: Some(processors),
             seed: 0,
             time_limit: 2.0,
             comm_cost: None,
-            costs: "declared".into(),
+            costs: Costs::Declared,
+            buffer: 512,
+            rate: 48_000,
             json: true,
             gantt: None,
             force: false,
@@ -333,7 +340,7 @@ mod tests {
         let csv = dir.join("c.csv");
         std::fs::write(&csv, "node,cost\nn1,2\nnope,3\n").unwrap();
         let mut c = args(f.clone(), Algorithm::Etf, 2);
-        c.costs = csv.display().to_string();
+        c.costs = Costs::File(csv.clone());
         let e = run(c).unwrap_err();
         assert_eq!(util::exit_code(&e), 1);
         assert!(
@@ -342,7 +349,7 @@ mod tests {
         );
         std::fs::write(&csv, "n1,0.5\n").unwrap();
         let mut ok = args(f, Algorithm::Optimal, 3);
-        ok.costs = csv.display().to_string();
+        ok.costs = Costs::File(csv.clone());
         ok.comm_cost = Some(0.0);
         run(ok).unwrap();
         std::fs::remove_dir_all(dir).unwrap();

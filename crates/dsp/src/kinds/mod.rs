@@ -25,6 +25,7 @@ use crate::{NodeContext, NodeError};
 
 pub mod biquad;
 pub mod delay;
+pub mod doc;
 pub mod gain;
 pub mod karplus;
 pub mod load;

@@ -5,12 +5,13 @@
 pub mod pool;
 pub mod ring;
 
+use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use fugue_bench::capacity::CapacityConfig;
 use fugue_bench::overhead::{GraphSource, OverheadConfig, Shape};
-use fugue_bench::study::{StudyConfig, DEFAULT_SPEC};
+use fugue_bench::study::StudyConfig;
 use fugue_bench::table::TableConfig;
 use fugue_bench::{Event, Progress};
 use fugue_engine::Costs;
@@ -29,22 +30,44 @@ pub struct Args {
 pub enum BenchCommand {
     /// Throughput of the ordered ring against a mutex/condvar ring and peer queues; `--sweep`
     /// runs the whole grid and writes CSV, plots and a README.
+    #[command(after_help = examples!(
+        "fugue bench ring --producers 4 --strategy park",
+        "fugue bench ring --sweep --repeat 3 -o bench-results/ring --force",
+    ))]
     Ring(ring::Args),
     /// Per-cycle cost of running a graph of empty (checking) nodes, for each executor and
     /// the peers (rayon, oneTBB flow graph).
+    #[command(after_help = examples!(
+        "fugue bench overhead --shape diamond --nodes 100 --executor all --threads 2 --runs 5",
+        "fugue bench overhead --graph examples/rake.ag --executor ws,levels --json",
+    ))]
     Overhead(OverheadArgs),
     /// Every executor x line/diamond/rake x buffer sizes with real DSP: cycle times and
     /// speedup against seq, outputs checked bit-identical to seq.
+    #[command(after_help = examples!(
+        "fugue bench table                                     # line, diamond, rake, generated",
+        "fugue bench table --executors ws,levels --buffers 128,512 --runs 7",
+        "fugue bench table --corpus ../shared/data/ag -o table-out",
+    ))]
     Table(TableArgs),
     /// The scheduling study: graphs x executors x threads x buffer sizes x load, run in real
     /// time; writes summary.csv, raw data, plots (SVG, PNG) and report.html.
+    #[command(after_help = STUDY_HELP)]
     Study(StudyArgs),
     /// The machine's parallel capacity over time: each core's speed at running a graph's DSP
     /// while every core runs it, in units of the fastest (the bound of any speedup).
+    #[command(after_help = examples!(
+        "fugue bench capacity --seconds 20",
+        "fugue bench capacity --graph examples/synth.ag --threads 2 --json",
+    ))]
     Capacity(CapacityArgs),
     /// The task pool: every policy x thread counts x workloads (quicksort, Mandelbrot,
     /// Voronoi, a spawn tree) against the sequential program and rayon, results checked;
     /// writes CSV, plots (SVG, PNG) and a README.
+    #[command(after_help = examples!(
+        "fugue bench pool -o pool-bench",
+        "fugue bench pool --threads 1,2 -o pool-bench --force",
+    ))]
     Pool(pool::Args),
     /// (internal) A producer process of `fugue bench ring --processes`.
     #[command(hide = true)]
@@ -70,6 +93,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 struct Terminal {
     json: bool,
     bar: Option<indicatif::ProgressBar>,
+    /// Standard error is not a terminal: each step is one line instead of a bar.
+    lines: bool,
 }
 
 impl Progress for Terminal {
@@ -82,10 +107,16 @@ impl Progress for Terminal {
             }
             Event::Window { .. } => {}
             Event::Start { total } => {
-                let template =
-                    "study {bar:40} {pos}/{len} runs  {elapsed} (about {eta} left)  {msg}";
-                self.bar = Some(crate::util::progress_bar(total, template));
+                self.lines = !std::io::stderr().is_terminal();
+                if self.lines {
+                    eprintln!("{total} runs");
+                } else {
+                    let template =
+                        "study {bar:40} {pos}/{len} runs  {elapsed} (about {eta} left)  {msg}";
+                    self.bar = Some(crate::util::progress_bar(total, template));
+                }
             }
+            Event::Step(m) if self.lines => eprintln!("{m}"),
             Event::Step(m) => self.bar.iter().for_each(|b| b.set_message(m.to_string())),
             Event::StepDone => self.bar.iter().for_each(|b| b.inc(1)),
             Event::Finished => self.bar.take().iter().for_each(|b| b.finish_and_clear()),
@@ -149,9 +180,10 @@ impl TuningArgs {
 /// Arguments of `fugue bench capacity`.
 #[derive(clap::Args, Debug)]
 pub struct CapacityArgs {
-    /// The graph whose DSP the cores run.
-    #[arg(long, default_value = "../shared/data/ag/rateau/rateau101.ag")]
-    pub graph: PathBuf,
+    /// The graph whose DSP the cores run: a graph file, gen:SHAPE:N, or line, diamond or
+    /// rake (the 2019 corpus's shapes, generated; rake is rateau101.ag's 101 nodes).
+    #[arg(long, default_value = "rake")]
+    pub graph: String,
     /// Frames per cycle.
     #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
     pub buffer: u64,
@@ -184,7 +216,7 @@ fn run_capacity(args: CapacityArgs) -> anyhow::Result<()> {
     };
     let mut terminal = Terminal {
         json: args.json,
-        bar: None,
+        ..Terminal::default()
     };
     let result = fugue_bench::capacity::run(&config, &mut terminal)?;
     if args.json {
@@ -198,7 +230,8 @@ fn run_capacity(args: CapacityArgs) -> anyhow::Result<()> {
 /// Arguments of `fugue bench study`.
 #[derive(clap::Args, Debug)]
 pub struct StudyArgs {
-    /// The study spec (TOML) [default: studies/default.toml].
+    /// The study spec (TOML; its fields are described in studies/README.md) [default:
+    /// studies/default.toml when it is in the current folder, else the same spec built in].
     pub spec: Option<PathBuf>,
     /// Output folder.
     #[arg(short, long, default_value = "bench-results/study")]
@@ -206,17 +239,42 @@ pub struct StudyArgs {
     /// Replace the files of an existing output folder.
     #[arg(long)]
     pub force: bool,
+    /// Runs of each configuration (interleaved); figures are medians over them, with their
+    /// spread [default: the spec's `repeats`, else 3].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub repeats: Option<u64>,
+    /// List the runs and the estimated time, and run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
+
+const STUDY_HELP: &str = "\
+Spec fields (TOML; studies/README.md describes each):
+  required: graphs, executors, threads, buffers, loads, seconds
+  optional: root, busy_threads, busy_command, backend, rate, deadline, rt, histogram_buffer,
+            repeats, max_spread_pct
+
+Examples:
+  fugue bench study --dry-run                    # the default study's runs and its length
+  fugue bench study -o study-out --repeats 5     # the default study, 5 runs per configuration
+  fugue bench study studies/quick.toml -o quick  # a spec of your own
+
+Exit codes: 0 success; 1 bad input or a failure while running; 2 usage error.";
 
 /// Runs `fugue bench study` ([`fugue_bench::study`]).
 fn run_study(args: StudyArgs) -> anyhow::Result<()> {
     let config = StudyConfig {
-        spec: args.spec.unwrap_or_else(|| PathBuf::from(DEFAULT_SPEC)),
+        spec: args.spec,
         output: args.output,
         force: args.force,
+        repeats: args.repeats.map(|r| r as usize),
         command: std::env::args().collect::<Vec<_>>().join(" "),
         stop: crate::util::ctrl_c_flag(),
     };
+    if args.dry_run {
+        print!("{}", fugue_bench::study::plan(&config)?.text());
+        return Ok(());
+    }
     let r = fugue_bench::study::run(&config, &mut Terminal::default())?;
     println!("{}", r.sentence());
     Ok(())
@@ -304,7 +362,8 @@ fn run_overhead(args: OverheadArgs) -> anyhow::Result<()> {
 #[derive(clap::Args, Debug)]
 pub struct TableArgs {
     /// Graphs, comma-separated: line (ligne/ligne100.ag), diamond (losange/losange156.ag),
-    /// rake (rateau/rateau101.ag), or paths of graph files.
+    /// rake (rateau/rateau101.ag) — the 2019 corpus's shapes, generated node for node unless
+    /// --corpus is given —, gen:SHAPE:N, or paths of graph files.
     #[arg(long, default_value = "line,diamond,rake", value_delimiter = ',')]
     pub shapes: Vec<String>,
     /// Buffer sizes (frames per cycle), comma-separated.
@@ -323,9 +382,10 @@ pub struct TableArgs {
     /// Sample rate in Hz.
     #[arg(long, default_value_t = 48_000, value_parser = clap::value_parser!(u32).range(1..=1_536_000))]
     pub rate: u32,
-    /// The corpus folder holding ligne/, losange/ and rateau/.
-    #[arg(long, default_value = "../shared/data/ag")]
-    pub corpus: PathBuf,
+    /// Read line, diamond and rake from this corpus folder (the one holding ligne/, losange/
+    /// and rateau/) instead of generating them.
+    #[arg(long)]
+    pub corpus: Option<PathBuf>,
     /// Costs of the static schedule: measured (calibrated at each buffer size) or declared.
     #[arg(long, default_value = "measured", value_parser = ["measured", "declared"])]
     pub costs: String,

@@ -14,7 +14,7 @@ use super::Terminal;
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Number of producer threads (or processes).
-    #[arg(long, short = 'p', default_value_t = 1)]
+    #[arg(long, default_value_t = 1)]
     pub producers: usize,
     /// Slots in the ring.
     #[arg(long, short = 'c', default_value_t = 1024)]
