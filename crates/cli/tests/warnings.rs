@@ -156,19 +156,19 @@ fn dash_writes_the_wav_to_standard_output() {
         "--seconds",
         "0.25",
         "--rate",
-        "8000",
+        "16000",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let mut r =
         hound::WavReader::new(std::io::Cursor::new(o.stdout.clone())).expect("a WAV on stdout");
     let spec = r.spec();
-    assert_eq!((spec.sample_rate, spec.channels), (8000, 2));
+    assert_eq!((spec.sample_rate, spec.channels), (16000, 2));
     let samples: Vec<f32> = r.samples::<f32>().map(Result::unwrap).collect();
-    assert_eq!(samples.len(), 2 * 2000);
+    assert_eq!(samples.len(), 2 * 4000);
     assert!(samples.iter().any(|&x| x != 0.0));
     // The summary went to standard error, and no file named `-` was made.
     assert!(
-        stderr(&o).starts_with("standard output: 2000 frames"),
+        stderr(&o).starts_with("standard output: 4000 frames"),
         "{}",
         stderr(&o)
     );

@@ -85,6 +85,12 @@ fn check_output(output: &std::path::Path) -> anyhow::Result<bool> {
         }
         return Ok(true);
     }
+    if output.is_dir() {
+        return Err(util::usage(format!(
+            "cannot write {}: it is a directory; give a .wav file in it",
+            output.display()
+        )));
+    }
     let wav = output
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("wav"));
@@ -101,10 +107,12 @@ fn check_output(output: &std::path::Path) -> anyhow::Result<bool> {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let to_stdout = check_output(&args.output)?;
     let graph = util::read_graph(&args.graph, None)?;
-    crate::warn::report(
-        &crate::warn::graph_warnings(&graph, &args.graph),
-        args.strict,
-    )?;
+    // With --strict, fail before rendering; otherwise the warnings are said after a render
+    // that succeeded (a render that fails says only why).
+    let graph_warnings = crate::warn::graph_warnings(&graph, &args.graph);
+    if args.strict {
+        crate::warn::report(&graph_warnings, true)?;
+    }
     let bits =
         Bits::from_bits(args.bits).ok_or_else(|| util::usage("--bits must be 16, 24 or 32"))?;
     if let Some(s) = args.seconds {
@@ -173,7 +181,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             });
         }
     };
-    let audio = crate::warn::render_warnings(&summary, bits, &shown, &graph, args.input.is_some());
+    let mut audio = graph_warnings;
+    audio.extend(crate::warn::render_warnings(
+        &summary,
+        bits,
+        &shown,
+        &graph,
+        args.input.is_some(),
+    ));
     if let Err(e) = crate::warn::report(&audio, args.strict) {
         let _ = std::fs::remove_file(&tmp);
         return Err(e.context(format!("{shown} was not written")));

@@ -81,10 +81,12 @@ fn line(s: &Summary) -> String {
 /// Runs `fugue run`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let graph = util::read_graph(&args.graph, None)?;
-    crate::warn::report(
-        &crate::warn::graph_warnings(&graph, &args.graph),
-        args.strict,
-    )?;
+    // With --strict, fail before running; otherwise the warnings are said after a run that
+    // started (one that fails says only why).
+    let graph_warnings = crate::warn::graph_warnings(&graph, &args.graph);
+    if args.strict {
+        crate::warn::report(&graph_warnings, true)?;
+    }
     let duration = match args.seconds {
         Some(d) if !(d.is_finite() && d > 0.0 && d <= 604_800.0) => {
             return Err(util::usage(format!(
@@ -153,6 +155,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             );
         }
     };
+    crate::warn::report(&graph_warnings, false)?;
     for w in &report.warnings {
         eprintln!("fugue: warning: {w}");
     }
