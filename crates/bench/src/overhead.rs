@@ -184,12 +184,8 @@ pub enum Pace {
 
 /// Process CPU time (user and system, every thread).
 fn process_cpu() -> Duration {
-    // SAFETY: `getrusage` fills the zeroed struct it is given.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: a valid pointer to a rusage struct.
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(u.ru_utime) + tv(u.ru_stime)
+    let (user, system) = fugue_pool::process_cpu_time();
+    user + system
 }
 
 /// Sleeps until `t_ns` of the `CLOCK_MONOTONIC` clock.

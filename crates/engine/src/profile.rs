@@ -22,6 +22,7 @@ use std::time::Duration;
 
 use fugue_exec::trace::{Calibration, TaskTime};
 use fugue_exec::{Executor, Plan};
+use fugue_sched::gantt::{esc, fmt_num, tick_step};
 use hdrhistogram::Histogram;
 
 /// Traces of the slowest cycles kept.
@@ -898,7 +899,7 @@ impl ProfileReport {
                 r#"<line x1="{xx:.2}" x2="{xx:.2}" y1="{axis_y}" y2="{}" stroke="black"/><text x="{xx:.2}" y="{}" text-anchor="middle">{}</text>"#,
                 axis_y + 5.0,
                 axis_y + 18.0,
-                trim(tick)
+                fmt_num(tick)
             );
             tick += step;
         }
@@ -967,30 +968,4 @@ fn csv_field(s: &str) -> String {
     } else {
         s.to_string()
     }
-}
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-fn tick_step(span: f64) -> f64 {
-    if span <= 0.0 {
-        return 1.0;
-    }
-    let raw = span / 10.0;
-    let mag = 10f64.powf(raw.log10().floor());
-    for m in [1.0, 2.0, 5.0, 10.0] {
-        if m * mag >= raw {
-            return m * mag;
-        }
-    }
-    10.0 * mag
-}
-
-fn trim(x: f64) -> String {
-    let s = format!("{x:.3}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }

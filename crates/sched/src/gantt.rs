@@ -29,7 +29,8 @@ const COLOR_TASK: &str = "#6f9fd8";
 const COLOR_CRIT: &str = "#e0584f";
 const COLOR_DUP: &str = "#b9d3ee";
 
-fn esc(s: &str) -> String {
+/// `s` escaped for SVG text and attribute values.
+pub fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -37,7 +38,7 @@ fn esc(s: &str) -> String {
 }
 
 /// A tick step of 1, 2 or 5 times a power of ten giving at most about 10 ticks.
-fn tick_step(span: f64) -> f64 {
+pub fn tick_step(span: f64) -> f64 {
     if span <= 0.0 {
         return 1.0;
     }
@@ -51,7 +52,8 @@ fn tick_step(span: f64) -> f64 {
     10.0 * mag
 }
 
-fn fmt_num(x: f64) -> String {
+/// `x` with at most 6 decimals and no trailing zeros (a tick label).
+pub fn fmt_num(x: f64) -> String {
     let s = format!("{x:.6}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
     if s == "-0" {
