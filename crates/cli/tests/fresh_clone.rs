@@ -73,6 +73,14 @@ fn a_short_study_repeats_each_run_and_says_one_line_per_run() {
     for row in summary.lines().skip(1) {
         let f: Vec<&str> = row.split(',').collect();
         assert_eq!(f[col("repeats")], "3", "{row}");
+        // The wake-up latency: none with one thread, or on the line (which every executor
+        // runs on the calling thread alone); some with two threads on the rake.
+        let wake: f64 = f[col("wake_p99_us")].parse().unwrap();
+        if f[col("executor")] == "seq" || f[col("graph")] == "ligne100" {
+            assert_eq!(wake, 0.0, "{row}");
+        } else {
+            assert!(wake > 0.0, "{row}");
+        }
         // A speedup above the thread count is never marked as trusted.
         if let Ok(s) = f[col("speedup_vs_seq")].parse::<f64>() {
             let threads: f64 = f[col("threads")].parse().unwrap();
@@ -86,7 +94,17 @@ fn a_short_study_repeats_each_run_and_says_one_line_per_run() {
     assert!(html.contains("ran 3 times"), "{html}");
     assert!(!html.contains("0 parallel configuration(s)"), "{html}");
     assert!(!html.contains("Commit ."), "{html}");
+    assert!(html.contains("<h2>Wake-up latency</h2>"), "{html}");
     let readme = std::fs::read_to_string(d.join("out/README.md")).unwrap();
+    let wake = readme
+        .split("## Wake-up latency")
+        .nth(1)
+        .expect("a wake-up section");
+    assert!(
+        wake.lines()
+            .any(|l| l.starts_with("| ws ") && l.contains("| idle ")),
+        "{wake}"
+    );
     assert!(
         readme.contains("generated (gen:rake:33, node for node rateau/rateau101.ag"),
         "{readme}"

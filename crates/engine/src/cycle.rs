@@ -60,8 +60,9 @@ impl CycleBody {
             duration_ns,
             deadline_ns,
             late_ns,
-            steals: delta,
+            steals: delta.min(u32::MAX as u64) as u32,
             frames: frames as u32,
+            wake_ns: engine.last_wake_ns(),
             missed: duration_ns > deadline_ns,
             output_hash,
         };

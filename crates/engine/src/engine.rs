@@ -9,7 +9,7 @@ use fugue_graph::TaskGraph;
 use crate::choice::{BuildError, ExecutorChoice};
 use crate::profile::{ProfileReport, Profiler};
 use crate::schedule::static_lists;
-use fugue_exec::trace::now;
+use fugue_exec::trace::{now, Calibration};
 
 /// A compiled plan and its executor: what the audio thread runs, and what a buffer-size
 /// change replaces as a whole.
@@ -21,6 +21,52 @@ pub struct Engine {
     last_steals: u64,
     /// The profile, when on ([`Engine::enable_profile`]).
     profiler: Option<Box<Profiler>>,
+    /// The per-cycle wake-up latency, when on ([`Engine::track_wakes`]).
+    wakes: Option<Box<WakeTracker>>,
+}
+
+/// Measures, cycle by cycle, how long after the cycle's start the last of the executor's
+/// other threads began on it.
+#[derive(Debug)]
+struct WakeTracker {
+    /// Scratch for [`Executor::worker_wakes`].
+    wakes: Box<[Option<u64>]>,
+    calibration: Calibration,
+    ns_per_tick: f64,
+    cycles: u64,
+    last_ns: u32,
+}
+
+impl WakeTracker {
+    /// Ticks to nanoseconds is measured again every this many cycles (the longer the
+    /// interval since the tracker started, the closer the figure).
+    const RECALIBRATE_EVERY: u64 = 256;
+
+    /// Folds in the cycle that ran from `start` to `end` ticks. Never allocates, locks or
+    /// blocks.
+    #[inline]
+    fn record(&mut self, exec: &dyn Executor, start: u64, end: u64) {
+        if self.cycles.is_multiple_of(Self::RECALIBRATE_EVERY) {
+            self.ns_per_tick = self.calibration.ns_per_tick();
+        }
+        self.cycles += 1;
+        exec.worker_wakes(&mut self.wakes);
+        let last = self
+            .wakes
+            .iter()
+            .flatten()
+            // A thread that noticed the cycle only after its end did not take part in it.
+            .filter(|&&at| at <= end)
+            .map(|&at| at.saturating_sub(start))
+            .max();
+        self.last_ns = match last {
+            // At least 1 ns: 0 means that no other thread took part.
+            Some(ticks) => {
+                ((ticks as f64 * self.ns_per_tick) as u64).clamp(1, u32::MAX as u64) as u32
+            }
+            None => 0,
+        };
+    }
 }
 
 impl std::fmt::Debug for Engine {
@@ -73,6 +119,7 @@ impl Engine {
                 executor,
                 last_steals,
                 profiler: None,
+                wakes: None,
             },
             warnings,
         ))
@@ -82,15 +129,42 @@ impl Engine {
     /// allocates, locks or blocks.
     #[inline]
     pub fn run_cycle(&mut self) {
-        match self.profiler.as_deref_mut() {
-            None => self.executor.run_cycle(&mut self.plan),
-            Some(p) => {
-                let start = now();
-                self.executor.run_cycle(&mut self.plan);
-                let end = now();
-                p.record(&mut self.plan, self.executor.as_ref(), start, end);
-            }
+        if self.profiler.is_none() && self.wakes.is_none() {
+            self.executor.run_cycle(&mut self.plan);
+            return;
         }
+        let start = now();
+        self.executor.run_cycle(&mut self.plan);
+        let end = now();
+        if let Some(p) = self.profiler.as_deref_mut() {
+            p.record(&mut self.plan, self.executor.as_ref(), start, end);
+        }
+        if let Some(w) = self.wakes.as_deref_mut() {
+            w.record(self.executor.as_ref(), start, end);
+        }
+    }
+
+    /// Turns the per-cycle wake-up latency on ([`Engine::last_wake_ns`]; control thread,
+    /// allocates). It costs each thread one clock reading per cycle.
+    pub fn track_wakes(&mut self) {
+        if self.wakes.is_none() {
+            self.executor.set_profiling(true);
+            self.wakes = Some(Box::new(WakeTracker {
+                wakes: vec![None; self.executor.threads().max(1)].into_boxed_slice(),
+                calibration: Calibration::start(),
+                ns_per_tick: 1.0,
+                cycles: 0,
+                last_ns: 0,
+            }));
+        }
+    }
+
+    /// The wake-up latency of the last cycle, ns: how long after its start the last of the
+    /// executor's other threads began on it. 0 when no other thread took part, or when
+    /// [`Engine::track_wakes`] is off.
+    #[inline]
+    pub fn last_wake_ns(&self) -> u32 {
+        self.wakes.as_ref().map_or(0, |w| w.last_ns)
     }
 
     /// Turns the per-node, per-worker profile on (control thread; allocates what the

@@ -260,6 +260,12 @@ impl Profiler {
             }
         });
         exec.worker_wakes(&mut cur.wakes);
+        // A worker that noticed the cycle only after its end did not take part in it.
+        for wake in cur.wakes.iter_mut() {
+            if wake.is_some_and(|at| at > end) {
+                *wake = None;
+            }
+        }
         exec.thread_steals(&mut self.steals_now);
         let duration = end_ns.saturating_sub(start_ns);
 

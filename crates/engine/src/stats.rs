@@ -21,7 +21,8 @@ use hdrhistogram::Histogram;
 pub const STATS_RING_CAPACITY: usize = 1 << 14;
 
 /// Header of the per-cycle CSV ([`CycleRecord::csv_row`] writes the rows).
-pub const CSV_HEADER: &str = "cycle,start_ns,duration_ns,deadline_ns,missed,late_ns,frames,steals";
+pub const CSV_HEADER: &str =
+    "cycle,start_ns,duration_ns,deadline_ns,missed,late_ns,frames,steals,wake_ns";
 
 /// What one cycle did, as the audio thread measured it. Plain data, `Copy`, 64 bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -39,9 +40,14 @@ pub struct CycleRecord {
     /// whose server decides when cycles start).
     pub late_ns: u64,
     /// Steals during the cycle (work-stealing executor; 0 for the others).
-    pub steals: u64,
+    pub steals: u32,
     /// Frames of the cycle.
     pub frames: u32,
+    /// Wake-up latency: how long after the cycle's start the last of the executor's other
+    /// threads noticed the cycle and began on it, in ns (saturating). 0 when no other thread
+    /// took part (`seq`, or the others noticed the cycle only after it ended), or in records
+    /// written before this field existed.
+    pub wake_ns: u32,
     /// `duration_ns > deadline_ns`.
     pub missed: bool,
     /// The hash of the cycle's output ([`fugue_exec::Plan::output_hash`]) when the run asked
@@ -50,11 +56,14 @@ pub struct CycleRecord {
     pub output_hash: u64,
 }
 
+// The statistics ring's slots are sized for it.
+const _: () = assert!(std::mem::size_of::<CycleRecord>() == 64);
+
 impl CycleRecord {
     /// The record as one CSV row in the order of [`CSV_HEADER`], without a newline.
     pub fn csv_row(&self) -> String {
         format!(
-            "{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{}",
             self.cycle,
             self.start_ns,
             self.duration_ns,
@@ -62,13 +71,19 @@ impl CycleRecord {
             self.missed as u8,
             self.late_ns,
             self.frames,
-            self.steals
+            self.steals,
+            self.wake_ns
         )
     }
 
-    /// Parses a row written by [`csv_row`](Self::csv_row).
+    /// Parses a row written by [`csv_row`](Self::csv_row) (or by earlier versions, which
+    /// had no `wake_ns` column: it reads as 0).
     pub fn parse_csv_row(line: &str) -> Option<CycleRecord> {
-        let mut it = line.trim().split(',');
+        let fields: Vec<&str> = line.trim().split(',').collect();
+        if fields.len() != 8 && fields.len() != 9 {
+            return None;
+        }
+        let mut it = fields.iter();
         let mut next = || it.next()?.parse::<u64>().ok();
         Some(CycleRecord {
             cycle: next()?,
@@ -78,7 +93,11 @@ impl CycleRecord {
             missed: next()? != 0,
             late_ns: next()?,
             frames: u32::try_from(next()?).ok()?,
-            steals: next()?,
+            steals: u32::try_from(next()?).ok()?,
+            wake_ns: match fields.len() {
+                9 => u32::try_from(next()?).ok()?,
+                _ => 0,
+            },
             output_hash: 0,
         })
     }
@@ -166,6 +185,17 @@ pub struct Summary {
     pub deadline_ns: u64,
     /// Seconds covered (last cycle's start, plus its length, minus the first's start).
     pub seconds: f64,
+    /// Cycles with a wake-up figure ([`CycleRecord::wake_ns`] above 0): those in which
+    /// threads other than the caller's took part (a thread that noticed the cycle only after
+    /// the calling thread had run all of it leaves no figure: the cycle's time bounds its
+    /// wait).
+    pub woken: u64,
+    /// Median wake-up latency over those cycles, ns (HDR histogram, 3 significant digits).
+    pub wake_median_ns: u64,
+    /// 99th percentile of the wake-up latency, ns.
+    pub wake_p99_ns: u64,
+    /// Longest wake-up latency, ns (exact).
+    pub wake_max_ns: u64,
 }
 
 impl Summary {
@@ -183,6 +213,7 @@ impl Summary {
 #[derive(Debug)]
 pub struct Aggregator {
     hist: Histogram<u64>,
+    wake_hist: Histogram<u64>,
     sum: u128,
     s: Summary,
     first_start: Option<u64>,
@@ -201,6 +232,9 @@ impl Aggregator {
             // 1 ns to 1000 s, 3 significant digits.
             hist: Histogram::new_with_bounds(1, 1_000_000_000_000, 3)
                 .expect("valid histogram bounds"),
+            // 1 ns to about 4.3 s (a `u32` of ns), 3 significant digits.
+            wake_hist: Histogram::new_with_bounds(1, u32::MAX as u64, 3)
+                .expect("valid histogram bounds"),
             sum: 0,
             s: Summary::default(),
             first_start: None,
@@ -218,7 +252,12 @@ impl Aggregator {
         self.s.cycles += 1;
         self.s.max_ns = self.s.max_ns.max(r.duration_ns);
         self.s.misses += r.missed as u64;
-        self.s.steals += r.steals;
+        self.s.steals += r.steals as u64;
+        if r.wake_ns > 0 {
+            self.wake_hist.saturating_record(r.wake_ns as u64);
+            self.s.woken += 1;
+            self.s.wake_max_ns = self.s.wake_max_ns.max(r.wake_ns as u64);
+        }
         self.s.deadline_ns = r.deadline_ns;
         let first = *self.first_start.get_or_insert(r.start_ns);
         self.s.seconds = (r.start_ns + r.duration_ns).saturating_sub(first) as f64 * 1e-9;
@@ -232,6 +271,10 @@ impl Aggregator {
             // The histogram reports the top of a value's bucket: never above the exact max.
             s.median_ns = self.hist.value_at_quantile(0.5).min(s.max_ns);
             s.p99_ns = self.hist.value_at_quantile(0.99).min(s.max_ns);
+        }
+        if s.woken > 0 {
+            s.wake_median_ns = self.wake_hist.value_at_quantile(0.5).min(s.wake_max_ns);
+            s.wake_p99_ns = self.wake_hist.value_at_quantile(0.99).min(s.wake_max_ns);
         }
         s
     }
@@ -437,4 +480,65 @@ pub fn read_csv(path: &Path) -> std::io::Result<Vec<CycleRecord>> {
         })?);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_rows_round_trip_and_older_rows_read_without_a_wake_up() {
+        let r = CycleRecord {
+            cycle: 7,
+            start_ns: 1_000,
+            duration_ns: 2_500,
+            deadline_ns: 2_666_666,
+            late_ns: 12,
+            steals: 3,
+            frames: 128,
+            wake_ns: 4_321,
+            missed: false,
+            output_hash: 0,
+        };
+        let row = r.csv_row();
+        assert_eq!(row.split(',').count(), CSV_HEADER.split(',').count());
+        assert_eq!(CycleRecord::parse_csv_row(&row), Some(r));
+        let old = "7,1000,2500,2666666,0,12,128,3";
+        assert_eq!(
+            CycleRecord::parse_csv_row(old),
+            Some(CycleRecord { wake_ns: 0, ..r })
+        );
+        assert_eq!(CycleRecord::parse_csv_row("7,1000,2500"), None);
+        assert_eq!(CycleRecord::parse_csv_row(&format!("{row},1")), None);
+        // A steal count that does not fit the record is not a record.
+        assert_eq!(
+            CycleRecord::parse_csv_row("7,1000,2500,2666666,0,12,128,99999999999,0"),
+            None
+        );
+    }
+
+    #[test]
+    fn the_summary_takes_wake_ups_from_the_cycles_that_have_one() {
+        let mut agg = Aggregator::new();
+        for (i, wake) in [0u32, 1_000, 3_000, 2_000, 0].into_iter().enumerate() {
+            agg.add(&CycleRecord {
+                cycle: i as u64,
+                start_ns: i as u64 * 10_000,
+                duration_ns: 5_000,
+                deadline_ns: 10_000,
+                wake_ns: wake,
+                ..CycleRecord::default()
+            });
+        }
+        let s = agg.summary();
+        assert_eq!(s.cycles, 5);
+        assert_eq!(s.woken, 3);
+        assert_eq!(s.wake_max_ns, 3_000);
+        assert!(
+            (1_999..=2_002).contains(&s.wake_median_ns),
+            "{}",
+            s.wake_median_ns
+        );
+        assert_eq!(s.wake_p99_ns, 3_000);
+    }
 }

@@ -36,6 +36,8 @@ fn cycle_body_and_handoff_do_not_allocate() {
         };
         let (mut engine, _) = Engine::build(&graph, 44_100.0, 128, &choice, false).unwrap();
         let (mut engine2, _) = Engine::build(&graph, 44_100.0, 128, &choice, false).unwrap();
+        engine.track_wakes();
+        engine2.track_wakes();
         if profiled {
             engine.enable_profile();
             engine2.enable_profile();

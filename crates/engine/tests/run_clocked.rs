@@ -84,6 +84,19 @@ fn clocked_run_counts_cycles_and_writes_one_row_per_cycle() {
     let rows = read_csv(&csv).unwrap();
     assert_eq!(rows, report.records);
     check_summary_matches(&report.summary, &rows);
+    // The second thread's wake-up latency: recorded (and read back from the CSV) for the
+    // cycles it took part in, and summarised over exactly those.
+    let woken: Vec<u64> = rows
+        .iter()
+        .filter(|r| r.wake_ns > 0)
+        .map(|r| r.wake_ns as u64)
+        .collect();
+    assert!(!woken.is_empty(), "no cycle recorded a wake-up");
+    assert_eq!(report.summary.woken, woken.len() as u64);
+    assert_eq!(report.summary.wake_max_ns, *woken.iter().max().unwrap());
+    assert!(report.summary.wake_median_ns > 0);
+    assert!(report.summary.wake_median_ns <= report.summary.wake_p99_ns);
+    assert!(report.summary.wake_p99_ns <= report.summary.wake_max_ns);
     // Double deadline: two periods of 256 frames at 48 kHz.
     assert_eq!(rows[0].deadline_ns, 2 * (256.0 * 1e9 / 48_000.0) as u64);
     // Cycles are paced: the run lasts about 94 periods.
@@ -123,6 +136,9 @@ fn a_stop_request_ends_the_run_and_keeps_the_statistics() {
     let rows = read_csv(&csv).unwrap();
     assert!(rows.len() > 20, "{} cycles in 0.3 s", rows.len());
     check_summary_matches(&report.summary, &rows);
+    // One thread: nothing to wake.
+    assert!(rows.iter().all(|r| r.wake_ns == 0));
+    assert_eq!(report.summary.woken, 0);
     let _ = std::fs::remove_file(&csv);
 }
 

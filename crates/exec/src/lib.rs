@@ -83,9 +83,10 @@ pub trait Executor {
 
     /// Between cycles, with the profile on: for each thread `w` of `out` (up to
     /// [`Executor::threads`]), when worker `w` woke for the last cycle, in
-    /// [`trace::now`] ticks, or `None` if it had not woken for it by the cycle's end
-    /// (or is the calling thread, `w = 0`, or the cycle ran on the calling thread alone).
-    /// Never allocates.
+    /// [`trace::now`] ticks, or `None` if it had not woken for it (or is the calling thread,
+    /// `w = 0`, or the cycle ran on the calling thread alone). A worker that noticed the
+    /// cycle only after it ended, before this call, shows with a time after the end: callers
+    /// compare with the end they measured. Never allocates.
     fn worker_wakes(&self, out: &mut [Option<u64>]) {
         out.fill(None);
     }

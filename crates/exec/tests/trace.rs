@@ -108,10 +108,12 @@ fn records_follow_the_graph_and_stay_inside_the_cycle() {
                         }
                     }
                     assert_eq!(wakes[0], None, "{what}: the calling thread has no wake-up");
+                    // A worker may notice the cycle after its end (it then did nothing in
+                    // it), never before its start.
                     for w in wakes.iter().flatten() {
                         assert!(
-                            start <= *w && *w <= end,
-                            "{what}: a worker woke at {w}, outside {start}..{end}"
+                            start <= *w,
+                            "{what}: a worker woke at {w}, before the cycle's start {start} (end {end})"
                         );
                     }
                 }

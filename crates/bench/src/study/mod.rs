@@ -702,6 +702,8 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
         "overruns",
         "dropped",
         "steals",
+        "wake_median_us",
+        "wake_p99_us",
         "speedup_vs_seq",
         "speedup_min",
         "speedup_max",
@@ -740,6 +742,8 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
             r.overruns.to_string(),
             r.s.dropped.to_string(),
             r.s.steals.to_string(),
+            us(r.s.wake_median_ns as f64),
+            us(r.s.wake_p99_ns as f64),
             opt(r.speedup, 3),
             opt(slo, 3),
             opt(shi, 3),
@@ -836,6 +840,7 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
     let rustc = versions.rustc;
     let m = Machine::detect();
     let machine = format!("{}, {} cores", m.cpu, m.cores);
+    let wake = page::wake_table(&rows);
     let info = page::Info {
         command: &args.command,
         commit: commit.as_deref(),
@@ -851,6 +856,7 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
         configurations: configs.len(),
         took: started.elapsed(),
         hist_buffer,
+        wake: &wake,
     };
     report::write_atomic(&out.join("README.md"), page::readme(&info).as_bytes())?;
     let html = page::report_html(&ctx, &figures, &info);

@@ -37,6 +37,8 @@ pub struct Info<'a> {
     pub took: Duration,
     /// The buffer size of the histograms.
     pub hist_buffer: usize,
+    /// The wake-up latency per executor ([`wake_table`]).
+    pub wake: &'a Table,
 }
 
 impl Info<'_> {
@@ -59,6 +61,59 @@ impl Info<'_> {
 /// Why the study's speedups are lower than the back-to-back benchmarks' (`fugue bench
 /// table`, `bench-results/table`), in one paragraph.
 pub const PACED_VS_BACK_TO_BACK: &str = "The study runs each cycle paced, as an audio server does: one cycle per buffer period, the rest of the period idle. Between cycles the workers spin for a while and then sleep, so each cycle starts by waking them, on cores that may have slowed down or been given to other jobs meanwhile, and the nodes' data has often left the caches. `fugue bench table` (and the figures in `bench-results/table`) runs the cycles back to back instead: the workers stay awake and the caches warm, which measures the executor's best case. The same graph and buffer size therefore shows a lower speedup here than there (the 101-node rake at 512 frames gains less paced than back to back); the paced figure is the one a real-time user gets, the back-to-back one bounds it.";
+
+/// What the wake-up latency is, in one paragraph.
+pub const WAKE_TEXT: &str = "The time from a cycle's start to the moment the last of the executor's other threads began on it (it noticed the new cycle, whether it was sleeping or spinning), measured on every cycle: the wait that a paced cycle pays before it runs on all its threads. The figures are the median over the graphs and buffer sizes of each configuration's median and 99th percentile (median repeat), and the largest 99th percentile, in µs.";
+
+/// The wake-up latency per executor, thread count and load: over the graphs and buffer
+/// sizes, the median of the configurations' median and 99th percentile, and the largest 99th
+/// percentile (µs). Configurations with one thread have no wake-up and are left out.
+pub fn wake_table(rows: &[Row]) -> Table {
+    let mut t = Table::new([
+        ("executor", Align::Left),
+        ("threads", Align::Right),
+        ("load", Align::Left),
+        ("configurations", Align::Right),
+        ("median (µs)", Align::Right),
+        ("p99 (µs)", Align::Right),
+        ("largest p99 (µs)", Align::Right),
+    ]);
+    let mut keys: Vec<(String, usize, String)> = Vec::new();
+    for r in rows.iter().filter(|r| r.s.woken > 0) {
+        let k = (r.cfg.exec.name.clone(), r.cfg.threads, r.cfg.load.clone());
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    for (name, threads, load) in keys {
+        let sel: Vec<&Row> = rows
+            .iter()
+            .filter(|r| {
+                r.s.woken > 0
+                    && r.cfg.exec.name == name
+                    && r.cfg.threads == threads
+                    && r.cfg.load == load
+            })
+            .collect();
+        let med = |f: &dyn Fn(&Row) -> u64| {
+            let v: Vec<f64> = sel.iter().map(|r| f(r) as f64 / 1000.0).collect();
+            median(&v)
+        };
+        t.row(vec![
+            name,
+            threads.to_string(),
+            load,
+            sel.len().to_string(),
+            format!("{:.1}", med(&|r| r.s.wake_median_ns)),
+            format!("{:.1}", med(&|r| r.s.wake_p99_ns)),
+            format!(
+                "{:.1}",
+                sel.iter().map(|r| r.s.wake_p99_ns).max().unwrap_or(0) as f64 / 1000.0
+            ),
+        ]);
+    }
+    t
+}
 
 /// The README of the study's folder.
 pub fn readme(info: &Info<'_>) -> String {
@@ -85,16 +140,17 @@ pub fn readme(info: &Info<'_>) -> String {
          - Backend: {}, {} Hz, {} s per run, deadline = {} ({}), {} configurations x {} repeats in {:.0} s\n\
          - Graphs:\n{}\n\
          ## Paced, not back to back\n\n{}\n\n\
+         ## Wake-up latency\n\n{}\n\n{}\n\
          ## Files\n\n\
          - `summary.csv`: one row per configuration: the repeats, the mean cycle time (median \
          repeat, with the smallest and largest repeat and their spread in %), median, p99, max \
          cycle time (µs) of the median repeat, deadline misses and miss rate, overruns (cycles \
          that started more than a period late), records dropped by a full statistics ring, \
-         steals, the speedup over seq (median of the repeats paired with seq's, with the \
+         steals, the wake-up latency of the median repeat (median and p99, µs), the speedup over seq (median of the repeats paired with seq's, with the \
          smallest and largest), `trusted` and `doubt` (why a figure is not stated as a finding), \
          and `verified` (every timed cycle's output equalled seq's, bit for bit: a difference \
          fails the study, which then writes nothing).\n\
-         - `raw.csv.gz`: one row per cycle of every run (`graph,executor,threads,buffer,load,repeat,cycle,start_ns,duration_ns,deadline_ns,missed,late_ns,frames,steals`).\n\
+         - `raw.csv.gz`: one row per cycle of every run (`graph,executor,threads,buffer,load,repeat,cycle,start_ns,duration_ns,deadline_ns,missed,late_ns,frames,steals,wake_ns`; `wake_ns` is the cycle's wake-up latency, 0 with one thread).\n\
          - `speedup`, `percentiles`, `misses`, `histogram-GRAPH` as `.svg` and `.png`.\n\
          - `report.html`: all of it on one page.\n\n\
          ## Spec\n\n```toml\n{}```\n",
@@ -116,6 +172,12 @@ pub fn readme(info: &Info<'_>) -> String {
         info.took.as_secs_f64(),
         graphs.concat(),
         PACED_VS_BACK_TO_BACK,
+        WAKE_TEXT,
+        if info.wake.is_empty() {
+            "No executor ran on more than one thread.\n".to_string()
+        } else {
+            info.wake.markdown()
+        },
         info.spec_text,
     )
 }
@@ -316,6 +378,15 @@ pub fn report_html(ctx: &PlotCtx<'_>, figures: &[String], info: &Info<'_>) -> St
             }
         ));
     }
+    h.push_str(&format!(
+        "<h2>Wake-up latency</h2><p>{}</p>{}\n",
+        esc(WAKE_TEXT),
+        if info.wake.is_empty() {
+            "<p>No executor ran on more than one thread.</p>".to_string()
+        } else {
+            info.wake.html()
+        }
+    ));
     // The summary table, per graph.
     h.push_str("<h2>Summary</h2><p>Times in µs, of the median repeat; spread: (largest - smallest) / median of the repeats' means. Green: the fastest trusted mean of its graph, buffer and load; red: deadline misses; grey italics: not to be trusted (the note says why).</p>\n");
     for (g, gname) in ctx.names.iter().enumerate() {

@@ -64,10 +64,19 @@ fn us(ns: f64) -> String {
     format!("{:.1} µs", ns / 1000.0)
 }
 
-/// One line of statistics.
+/// One line of statistics (with the threads' wake-up latency when other threads took part).
 fn line(s: &Summary) -> String {
+    let wake = if s.woken > 0 {
+        format!(
+            ", wake-up median {}, p99 {}",
+            us(s.wake_median_ns as f64),
+            us(s.wake_p99_ns as f64)
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "cycles {}, mean {}, median {}, p99 {}, max {}, deadline misses {} ({:.2} %)",
+        "cycles {}, mean {}, median {}, p99 {}, max {}, deadline misses {} ({:.2} %){wake}",
         s.cycles,
         us(s.mean_ns),
         us(s.median_ns as f64),

@@ -79,6 +79,7 @@ pub(crate) fn run(
     let choice = options.executor_for_period(rate, block);
     let (mut engine, mut warnings) =
         Engine::build(graph, rate as f64, block, &choice, options.placeholder)?;
+    engine.track_wakes();
     if options.profile {
         engine.enable_profile();
     }

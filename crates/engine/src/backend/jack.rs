@@ -246,6 +246,7 @@ pub(crate) fn run(
         &options.executor_for_period(rate, block),
         options.placeholder,
     )?;
+    engine.track_wakes();
     if options.profile {
         engine.enable_profile();
     }
@@ -334,6 +335,7 @@ pub(crate) fn run(
                 &options.executor_for_period(rate, wanted),
                 options.placeholder,
             )?;
+            e.track_wakes();
             if options.profile {
                 e.enable_profile();
             }

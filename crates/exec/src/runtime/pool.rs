@@ -44,9 +44,9 @@ struct Shared<W> {
     work: W,
 }
 
-/// One worker's last wake-up, for the profile. Written by the worker, read by the audio
-/// thread between cycles (Relaxed: a record is a hint checked by its epoch; a worker still
-/// writing when the audio thread reads shows as not woken).
+/// One worker's last wake-up, for the profile. Written by the worker (the time, then the
+/// epoch with Release), read by the audio thread between cycles (the epoch with Acquire, then
+/// the time): a worker still writing when the audio thread reads shows as not woken.
 #[derive(Default)]
 struct WakeRecord {
     epoch: AtomicU32,
@@ -205,7 +205,8 @@ impl<W: Work> Pool<W> {
         let epoch = self.shared.epoch.seq();
         for (w, o) in out.iter_mut().enumerate() {
             *o = match self.shared.wakes.get(w) {
-                Some(r) if w > 0 && r.epoch.load(Ordering::Relaxed) == epoch => {
+                // Acquire: pairs with the worker's Release store of its epoch.
+                Some(r) if w > 0 && r.epoch.load(Ordering::Acquire) == epoch => {
                     Some(r.at.load(Ordering::Relaxed))
                 }
                 _ => None,
@@ -231,7 +232,8 @@ fn worker_loop<W: Work>(shared: &Shared<W>, w: usize, start: u32) {
         if shared.profiling.load(Ordering::Relaxed) {
             let r = &shared.wakes[w];
             r.at.store(now(), Ordering::Relaxed);
-            r.epoch.store(seen, Ordering::Relaxed);
+            // Release: a reader that sees this epoch sees this time (Acquire in `wakes`).
+            r.epoch.store(seen, Ordering::Release);
         }
         shared.work.work(w);
     }
