@@ -33,6 +33,7 @@ pub mod machine;
 pub mod overhead;
 pub mod peers;
 pub mod pool;
+pub mod profile_cost;
 pub mod progress;
 pub mod report;
 pub mod ring;

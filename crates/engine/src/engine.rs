@@ -138,6 +138,7 @@ impl Engine {
         let end = now();
         if let Some(p) = self.profiler.as_deref_mut() {
             p.record(&mut self.plan, self.executor.as_ref(), start, end);
+            p.add_own(now().saturating_sub(end));
         }
         if let Some(w) = self.wakes.as_deref_mut() {
             w.record(self.executor.as_ref(), start, end);

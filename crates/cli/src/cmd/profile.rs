@@ -200,6 +200,7 @@ pub fn to_json(r: &ProfileReport, what: &str) -> serde_json::Value {
         "overhead_ns": r.overhead_mean_ns(),
         "before_first_task_ns": r.head_mean_ns,
         "after_last_task_ns": r.tail_mean_ns,
+        "profile_own_ns": r.own_mean_ns,
         "worker_wake_p99_ns": r.worker_wake_p99_ns(),
         "process_cpu_cores": r.cpu_cores,
         "nodes": r.nodes.iter().map(|n| serde_json::json!({

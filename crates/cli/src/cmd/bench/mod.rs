@@ -69,6 +69,14 @@ pub enum BenchCommand {
         "fugue bench pool --threads 1,2 -o pool-bench --force",
     ))]
     Pool(pool::Args),
+    /// What the profile (`--profile`, `fugue profile`) costs the cycle: a plain and a
+    /// profiled engine of one graph run blocks of cycles back to back, interleaved, outputs
+    /// compared; the profiled mean cycle over the plain one, median and range over the pairs.
+    #[command(after_help = examples!(
+        "fugue bench profile-cost                              # rake (rateau101), seq, 512 frames",
+        "fugue bench profile-cost --graph diamond --executor ws --threads 2 --pairs 40",
+    ))]
+    ProfileCost(ProfileCostArgs),
     /// (internal) A producer process of `fugue bench ring --processes`.
     #[command(hide = true)]
     RingProducer(ring::ProducerArgs),
@@ -83,6 +91,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         BenchCommand::Table(a) => run_table(a),
         BenchCommand::Study(a) => run_study(a),
         BenchCommand::Capacity(a) => run_capacity(a),
+        BenchCommand::ProfileCost(a) => run_profile_cost(a),
         BenchCommand::RingProducer(a) => ring::run_producer(a),
     }
 }
@@ -223,6 +232,85 @@ fn run_capacity(args: CapacityArgs) -> anyhow::Result<()> {
         println!("{:#}", result.to_json(&config));
     } else {
         println!("{}", result.sentence(&config));
+    }
+    Ok(())
+}
+
+/// Arguments of `fugue bench profile-cost`.
+#[derive(clap::Args, Debug)]
+pub struct ProfileCostArgs {
+    /// The graph: a graph file, gen:SHAPE:N, or line, diamond or rake (the 2019 corpus's
+    /// shapes, generated; rake is rateau101.ag's 101 nodes).
+    #[arg(long, default_value = "rake")]
+    pub graph: String,
+    /// Frames per cycle.
+    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..=65_536))]
+    pub buffer: u64,
+    /// Sample rate in Hz.
+    #[arg(long, default_value_t = 48_000, value_parser = clap::value_parser!(u32).range(1..=1_536_000))]
+    pub rate: u32,
+    /// Pairs of blocks (one plain, one profiled).
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub pairs: u64,
+    /// Cycles per block.
+    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub cycles: u64,
+    /// Untimed cycles of each engine first.
+    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u64).range(0..=10_000_000))]
+    pub warmup: u64,
+    /// The executor.
+    #[command(flatten)]
+    pub exec: crate::exec_args::ExecArgs,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `fugue bench profile-cost` ([`fugue_bench::profile_cost`]).
+fn run_profile_cost(args: ProfileCostArgs) -> anyhow::Result<()> {
+    let loaded = fugue_bench::shapes::load(&args.graph, None, std::path::Path::new("."))?;
+    let config = fugue_bench::profile_cost::ProfileCostConfig {
+        choice: args.exec.choice(),
+        rate: args.rate as f64,
+        buffer: args.buffer as usize,
+        pairs: args.pairs as usize,
+        cycles: args.cycles as usize,
+        warmup: args.warmup as usize,
+    };
+    let r = fugue_bench::profile_cost::run(&loaded.graph, &config)?;
+    let (lo, hi) = r.range();
+    let off = fugue_bench::stats::median(&r.off_ns) / 1000.0;
+    let on = fugue_bench::stats::median(&r.on_ns) / 1000.0;
+    let who = format!(
+        "{} ({}), {} with {} thread(s), {} frames",
+        loaded.label,
+        loaded.source,
+        config.choice.kind,
+        config.choice.threads.max(1),
+        config.buffer
+    );
+    if args.json {
+        let v = serde_json::json!({
+            "graph": loaded.label, "source": loaded.source,
+            "executor": config.choice.kind.to_string(), "threads": config.choice.threads.max(1),
+            "buffer": config.buffer, "pairs": config.pairs, "cycles_per_block": config.cycles,
+            "median_off_us": off, "median_on_us": on,
+            "median_ratio": r.median_ratio(), "ratio_min": lo, "ratio_max": hi,
+            "ratios": r.ratios, "checked_cycles": r.checked,
+        });
+        println!("{v:#}");
+    } else {
+        println!("{who}");
+        println!(
+            "mean cycle, median of {} blocks of {} cycles: {off:.2} µs plain, {on:.2} µs profiled",
+            config.pairs, config.cycles
+        );
+        println!(
+            "profiled / plain: median {:.3} (range {lo:.3}-{hi:.3}): the profile costs {:+.1} % of the cycle; outputs identical over {} cycles",
+            r.median_ratio(),
+            (r.median_ratio() - 1.0) * 100.0,
+            r.checked
+        );
     }
     Ok(())
 }

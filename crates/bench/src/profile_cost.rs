@@ -1,0 +1,148 @@
+//! `fugue bench profile-cost`: what the per-node, per-worker profile costs the cycle.
+//!
+//! Two engines of the same graph and executor, one with the profile on, run blocks of cycles
+//! back to back, in the order off, on, on, off, off, on... (each pair's order alternates, so
+//! that a drift of the machine's speed falls on both alike). The figure is, per pair of
+//! blocks, the profiled block's mean cycle time over the plain one's; the median over the
+//! pairs and their spread are reported. Both engines' outputs are compared after every
+//! cycle: the profile must not change a sample.
+
+use std::time::Instant;
+
+use fugue_engine::{Engine, ExecutorChoice};
+use fugue_graph::TaskGraph;
+
+use crate::error::{failed, BenchError};
+use crate::stats::{median, min_max};
+
+/// What to measure.
+#[derive(Clone, Debug)]
+pub struct ProfileCostConfig {
+    /// The executor (and its threads).
+    pub choice: ExecutorChoice,
+    /// Sample rate, Hz.
+    pub rate: f64,
+    /// Frames per cycle.
+    pub buffer: usize,
+    /// Pairs of blocks.
+    pub pairs: usize,
+    /// Cycles per block.
+    pub cycles: usize,
+    /// Untimed cycles of each engine before the first block.
+    pub warmup: usize,
+}
+
+/// The result.
+#[derive(Clone, Debug)]
+pub struct ProfileCost {
+    /// Mean cycle time of each plain block, ns.
+    pub off_ns: Vec<f64>,
+    /// Mean cycle time of each profiled block, ns (same order).
+    pub on_ns: Vec<f64>,
+    /// Profiled over plain, per pair.
+    pub ratios: Vec<f64>,
+    /// Cycles whose outputs were compared (all of them).
+    pub checked: u64,
+}
+
+impl ProfileCost {
+    /// The median ratio.
+    pub fn median_ratio(&self) -> f64 {
+        median(&self.ratios)
+    }
+
+    /// The smallest and largest ratio.
+    pub fn range(&self) -> (f64, f64) {
+        min_max(&self.ratios)
+    }
+}
+
+/// Runs one engine for `n` cycles back to back; returns the mean cycle time in ns and the
+/// hash of each cycle's output in `hashes`.
+fn block(engine: &mut Engine, n: usize, hashes: &mut Vec<u64>) -> f64 {
+    hashes.clear();
+    let mut total = 0u128;
+    for _ in 0..n {
+        let t = Instant::now();
+        engine.run_cycle();
+        total += t.elapsed().as_nanos();
+        hashes.push(engine.plan.output_hash());
+    }
+    total as f64 / n.max(1) as f64
+}
+
+/// Measures the profile's cost on `graph` (see the module documentation).
+pub fn run(graph: &TaskGraph, cfg: &ProfileCostConfig) -> Result<ProfileCost, BenchError> {
+    if cfg.pairs == 0 || cfg.cycles == 0 {
+        return failed("--pairs and --cycles must be at least 1");
+    }
+    let build = || {
+        Engine::build(graph, cfg.rate, cfg.buffer, &cfg.choice, false)
+            .map(|(e, _)| e)
+            .map_err(|e| BenchError::Failed(format!("cannot build the engine: {e}")))
+    };
+    let (mut off, mut on) = (build()?, build()?);
+    on.enable_profile();
+    let (mut h_off, mut h_on) = (Vec::new(), Vec::new());
+    // The two engines run the same cycles in step: cycle i of one against cycle i of the other.
+    block(&mut off, cfg.warmup, &mut h_off);
+    block(&mut on, cfg.warmup, &mut h_on);
+    if h_off != h_on {
+        return failed("the profiled engine's output differs from the plain one's");
+    }
+    let mut out = ProfileCost {
+        off_ns: Vec::new(),
+        on_ns: Vec::new(),
+        ratios: Vec::new(),
+        checked: cfg.warmup as u64,
+    };
+    for pair in 0..cfg.pairs {
+        let (a, b) = if pair % 2 == 0 {
+            let a = block(&mut off, cfg.cycles, &mut h_off);
+            (a, block(&mut on, cfg.cycles, &mut h_on))
+        } else {
+            let b = block(&mut on, cfg.cycles, &mut h_on);
+            (block(&mut off, cfg.cycles, &mut h_off), b)
+        };
+        if let Some(i) = (0..h_off.len()).find(|&i| h_off[i] != h_on[i]) {
+            return failed(format!(
+                "pair {}, cycle {i}: the profiled engine's output differs from the plain one's",
+                pair + 1
+            ));
+        }
+        out.checked += cfg.cycles as u64;
+        out.off_ns.push(a);
+        out.on_ns.push(b);
+        out.ratios.push(b / a);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fugue_exec::ExecutorKind;
+
+    #[test]
+    fn both_engines_agree_and_every_pair_is_measured() {
+        let g = fugue_graph::gen::rake(4);
+        let cfg = ProfileCostConfig {
+            choice: ExecutorChoice {
+                kind: ExecutorKind::Ws,
+                threads: 2,
+                ..ExecutorChoice::default()
+            },
+            rate: 48_000.0,
+            buffer: 64,
+            pairs: 3,
+            cycles: 20,
+            warmup: 5,
+        };
+        let r = run(&g, &cfg).unwrap();
+        assert_eq!(r.ratios.len(), 3);
+        assert_eq!(r.checked, 65);
+        assert!(r.ratios.iter().all(|x| x.is_finite() && *x > 0.0));
+        let (lo, hi) = r.range();
+        assert!(lo <= r.median_ratio() && r.median_ratio() <= hi);
+    }
+}
