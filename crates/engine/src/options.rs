@@ -66,8 +66,10 @@ pub struct RunOptions {
     pub backend: Backend,
     /// The executor.
     pub executor: ExecutorChoice,
-    /// Stop after this long (`None`: until [`RunOptions::stop`] is set or the server ends).
-    /// The clocked backend runs exactly `round(duration × rate / block)` cycles.
+    /// Stop after this much wall time (`None`: until [`RunOptions::stop`] is set or the
+    /// server ends). The clocked backend runs `round(duration × rate / block)` cycles when
+    /// none overruns, fewer when some do: no cycle starts once the time is up. JACK's
+    /// backend stops at the first cycle after the time is up.
     pub duration: Option<Duration>,
     /// The deadline rule.
     pub deadline: Deadline,
@@ -168,8 +170,9 @@ pub struct RunReport {
     pub warnings: Vec<String>,
     /// Processors that panicked (their outputs were silenced).
     pub panics: Vec<TaskPanic>,
-    /// The CSV could not be written (the reason); the summary is still valid.
-    pub csv_error: Option<String>,
+    /// The CSV ([`StatsOptions::csv`]) could not be written: the reason; the summary is
+    /// still valid.
+    pub csv_error: Option<std::io::Error>,
     /// The profile, when [`RunOptions::profile`] asked for it (jack backend: of the cycles
     /// run at the last buffer size).
     pub profile: Option<crate::ProfileReport>,

@@ -351,6 +351,9 @@ pub fn render(
         .map_err(|e| RenderError::Options(format!("cannot start the writer thread: {e}")))?;
 
     warnings.extend(place_audio_thread(&options.executor));
+    // The audio thread's refusals repeat the workers' (real-time priority, say).
+    warnings.sort();
+    warnings.dedup();
     let mut done = 0u64;
     let mut cycle = 0u64;
     let mut result = Ok(());

@@ -128,7 +128,7 @@ pub enum ReadError {
         error: GraphError,
     },
     /// The file's extension does not name a known format.
-    #[error("{file}: unknown graph format `{ext}`; known formats are .ag, .stg and .dot (use --format to choose one)")]
+    #[error("{file}: unknown graph format `{ext}`; known formats are .ag, .stg and .dot")]
     UnknownFormat {
         /// The file.
         file: String,
