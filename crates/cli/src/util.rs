@@ -46,9 +46,10 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
     }
 }
 
-/// The error's message: its causes joined with `: `.
+/// The error's message: its causes joined with `: `, user text quoted in it cut to a
+/// readable length ([`fugue_graph::error::shorten_quotes`]).
 pub fn message(e: &anyhow::Error) -> String {
-    format!("{e:#}")
+    fugue_graph::error::shorten_quotes(&format!("{e:#}")).into_owned()
 }
 
 /// Parses a `--format` value.
@@ -114,4 +115,12 @@ pub fn count(max: u64) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + 
         Ok(v) => Ok(v as u64),
         Err(_) => Err(format!("`{s}` is not a whole number")),
     }
+}
+
+/// Prints a warning on standard error, user text quoted in it cut to a readable length.
+pub fn warning(w: impl std::fmt::Display) {
+    eprintln!(
+        "fugue: warning: {}",
+        fugue_graph::error::shorten_quotes(&w.to_string())
+    );
 }

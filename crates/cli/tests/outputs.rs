@@ -75,7 +75,10 @@ fn graph_in(d: &Path) -> PathBuf {
 #[test]
 fn a_device_is_written_not_replaced() {
     if !is_root() {
-        eprintln!("SKIPPED a_device_is_written_not_replaced: needs root (a rename onto /dev/full only succeeds as root)");
+        common::skip(
+            "a_device_is_written_not_replaced",
+            "needs root (a rename onto /dev/full only succeeds as root)",
+        );
         return;
     }
     let d = folder("device");

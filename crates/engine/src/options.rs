@@ -195,6 +195,11 @@ impl RunReport {
     }
 }
 
+/// The longest JACK client name, in bytes: `jack_client_name_size()` (64 in JACK 1 and 2,
+/// the final NUL included) less one. Checked before connecting, as JACK's own refusal reads
+/// like a missing server.
+pub const JACK_CLIENT_NAME_MAX: usize = 63;
+
 /// Why a run could not start or go on.
 #[derive(Debug, Error)]
 pub enum RunError {
@@ -204,6 +209,14 @@ pub enum RunError {
     /// No JACK server is running.
     #[error("no JACK server is running; start one with `jackd -d dummy -r 48000 -p 256 &` (or your sound card's driver) or use --backend clocked")]
     NoServer,
+    /// The JACK client name is longer than JACK allows.
+    #[error("the JACK client name is {len} bytes long; JACK allows at most {max} (jack_client_name_size() less the final NUL): give a shorter --client-name")]
+    ClientName {
+        /// The name's length in bytes.
+        len: usize,
+        /// [`JACK_CLIENT_NAME_MAX`].
+        max: usize,
+    },
     /// The JACK library is missing.
     #[error("the JACK library (libjack) cannot be loaded: {0}; install libjack-jackd2-0 or use --backend clocked")]
     NoLibrary(String),

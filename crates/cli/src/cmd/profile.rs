@@ -121,7 +121,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         (r.profile, r.warnings)
     };
     for w in &warnings {
-        eprintln!("fugue: warning: {w}");
+        crate::util::warning(w);
     }
     let report = report.context("the run recorded no profile")?;
     print!("{what}\n{}", report.text());

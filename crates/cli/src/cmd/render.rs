@@ -214,16 +214,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Some(o) => o.commit(tmp)?,
     }
     for w in &summary.warnings {
-        eprintln!("fugue: warning: {w}");
+        crate::util::warning(w);
     }
     for name in &summary.placeholders {
-        eprintln!("fugue: warning: node `{name}` has an unknown kind; it was rendered as silence (--placeholder)");
+        util::warning(format_args!(
+            "node `{name}` has an unknown kind; it was rendered as silence (--placeholder)"
+        ));
     }
     for p in &summary.panics {
-        eprintln!(
-            "fugue: warning: node `{}` failed ({}); its output was silenced",
+        util::warning(format_args!(
+            "node `{}` failed ({}); its output was silenced",
             p.node, p.message
-        );
+        ));
     }
     crate::cmd::profile::emit(
         summary.profile.as_ref(),

@@ -166,13 +166,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     crate::warn::report(&graph_warnings, false)?;
     for w in &report.warnings {
-        eprintln!("fugue: warning: {w}");
+        crate::util::warning(w);
     }
     for p in &report.panics {
-        eprintln!(
-            "fugue: warning: node `{}` failed ({}); its output was silenced",
+        util::warning(format_args!(
+            "node `{}` failed ({}); its output was silenced",
             p.node, p.message
-        );
+        ));
     }
     let s = &report.summary;
     let xruns = if args.backend == "jack" {

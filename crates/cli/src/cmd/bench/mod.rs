@@ -101,7 +101,7 @@ impl Progress for Terminal {
     fn event(&mut self, event: Event<'_>) {
         match event {
             Event::Line(l) => eprintln!("{l}"),
-            Event::Warning(w) => eprintln!("fugue: warning: {w}"),
+            Event::Warning(w) => crate::util::warning(w),
             Event::Window { at_s, capacity } if !self.json => {
                 println!("{}", fugue_bench::capacity::window_line(at_s, capacity));
             }
