@@ -148,7 +148,8 @@ pub const QUOTE_MAX: usize = 80;
 /// ```
 /// use fugue_graph::error::{shorten_quotes, QUOTE_MAX};
 /// let long = "x".repeat(1000);
-/// let m = shorten_quotes(&format!("unknown kind `{long}` at 1:1"));
+/// let message = format!("unknown kind `{long}` at 1:1");
+/// let m = shorten_quotes(&message);
 /// assert_eq!(m, format!("unknown kind `{}…` at 1:1", "x".repeat(QUOTE_MAX)));
 /// assert_eq!(shorten_quotes("node `a` twice"), "node `a` twice");
 /// ```
