@@ -167,7 +167,7 @@ fn main() -> ExitCode {
             Some(sig) => {
                 if !signals::said() {
                     eprintln!(
-                        "fugue: {} received; the work was complete and was kept",
+                        "fugue: stopped by {}; what was complete was kept",
                         signals::name(sig)
                     );
                 }

@@ -68,8 +68,8 @@ pub struct RunOptions {
     pub executor: ExecutorChoice,
     /// Stop after this much wall time (`None`: until [`RunOptions::stop`] is set or the
     /// server ends). The clocked backend runs `round(duration × rate / block)` cycles when
-    /// none overruns, fewer when some do: no cycle starts once the time is up. JACK's
-    /// backend stops at the first cycle after the time is up.
+    /// none overruns, fewer when some do: no cycle starts once the time is up. The JACK
+    /// backend stops within a few milliseconds of it (its control thread looks every 5 ms).
     pub duration: Option<Duration>,
     /// The deadline rule.
     pub deadline: Deadline,

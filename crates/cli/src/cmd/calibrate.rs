@@ -28,7 +28,8 @@ pub struct Args {
     /// Measured cycles (after a warm-up of a tenth as many): each node is timed once per cycle.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub cycles: u64,
-    /// Write the costs as CSV (`node,cost`, the 99th percentile in µs) to this file.
+    /// Write the costs as CSV (`node,cost`, the 99th percentile in µs) to this file (a named
+    /// pipe or a character device is written directly).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// Overwrite the output file if it exists.

@@ -94,8 +94,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.strict {
         crate::warn::report(&graph_warnings, true)?;
     }
-    // The clocked backend's cycle is known before the run; JACK's is the server's, and a JACK
-    // run lasts at least one cycle.
+    // The clocked backend's cycle is known before the run; JACK's is the server's, unknown
+    // until connected: any length above zero is accepted there.
     let cycle = format!("one cycle of {} frames at {} Hz", args.buffer, args.rate);
     let unit =
         (args.backend != "jack").then(|| (args.buffer as f64 / f64::from(args.rate), &*cycle));
