@@ -53,6 +53,10 @@ pub enum BenchError {
         /// The backend's message.
         message: String,
     },
+    /// An output path names something that cannot be written as asked: a directory, a block
+    /// device, a symbolic link to nothing, a folder that does not exist.
+    #[error("{0}")]
+    Output(String),
     /// A check failed or a measurement went wrong: its times do not count.
     #[error("{0}")]
     Failed(String),
@@ -105,10 +109,11 @@ impl BenchError {
 
     /// An I/O error about `what`.
     pub fn io(what: impl Into<String>, source: std::io::Error) -> BenchError {
-        BenchError::Io {
-            what: what.into(),
-            source,
+        let mut what = what.into();
+        if crate::report::is_disk_full(&source) {
+            what.push_str(": the disk is full");
         }
+        BenchError::Io { what, source }
     }
 }
 

@@ -2,7 +2,8 @@
 //! place that prints to the terminal or chooses the exit code.
 //!
 //! Exit codes: 0 success; 1 bad input or a failure while running (unreadable or invalid
-//! file, unwritable output, ...); 2 usage error (bad flag or value, unknown file type).
+//! file, unwritable output, ...); 2 usage error (bad flag or value, unknown file type);
+//! 130, 143, 129: stopped by SIGINT (Ctrl-C), SIGTERM, SIGHUP (128 + the signal's number).
 
 use std::process::ExitCode;
 
@@ -14,7 +15,8 @@ macro_rules! examples {
         concat!(
             "Examples:\n",
             $("  ", $line, "\n",)+
-            "\nExit codes: 0 success; 1 bad input or a failure while running; 2 usage error."
+            "\nExit codes: 0 success; 1 bad input or a failure while running; 2 usage error;\n",
+            "130, 143, 129: stopped by SIGINT (Ctrl-C), SIGTERM, SIGHUP."
         )
     };
 }
@@ -22,6 +24,8 @@ macro_rules! examples {
 mod cmd;
 mod costs;
 mod exec_args;
+mod output;
+mod signals;
 mod util;
 mod warn;
 
@@ -133,6 +137,7 @@ enum Command {
 
 fn main() -> ExitCode {
     restore_sigpipe();
+    signals::install();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -157,7 +162,19 @@ fn main() -> ExitCode {
         Command::Man(a) => cmd::completions::man(a, Cli::command()),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => match signals::received() {
+            // The command finished its work; the signal came meanwhile.
+            Some(sig) => {
+                if !signals::said() {
+                    eprintln!(
+                        "fugue: stopped by {}; what was complete was kept",
+                        signals::name(sig)
+                    );
+                }
+                ExitCode::from((128 + sig) as u8)
+            }
+            None => ExitCode::SUCCESS,
+        },
         Err(e) => {
             eprintln!("fugue: {}", util::message(&e));
             ExitCode::from(util::exit_code(&e))

@@ -1,10 +1,10 @@
 //! Helpers shared by the commands: reading graphs, error kinds and exit codes, safe output.
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::path::Path;
 
 use fugue_graph::{Format, ReadError, TaskGraph};
+
+use crate::output::Output;
 
 /// A usage error: exit code 2.
 #[derive(Debug)]
@@ -23,10 +23,12 @@ pub fn usage(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(Usage(msg.into()))
 }
 
-/// The exit code for an error: 2 for usage errors (a benchmark's configuration errors
-/// included), 1 for everything else.
+/// The exit code for an error: 128 + the signal's number after SIGINT, SIGTERM or SIGHUP;
+/// 2 for usage errors (a benchmark's configuration errors included), 1 for everything else.
 pub fn exit_code(e: &anyhow::Error) -> u8 {
-    if e.chain().any(|c| c.downcast_ref::<Usage>().is_some())
+    if let Some(sig) = crate::signals::received() {
+        (128 + sig) as u8
+    } else if e.chain().any(|c| c.downcast_ref::<Usage>().is_some())
         || e.chain().any(|c| {
             c.downcast_ref::<fugue_bench::BenchError>()
                 .is_some_and(|b| b.is_config())
@@ -44,9 +46,10 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
     }
 }
 
-/// The error's message: its causes joined with `: `.
+/// The error's message: its causes joined with `: `, user text quoted in it cut to a
+/// readable length ([`fugue_graph::error::shorten_quotes`]).
 pub fn message(e: &anyhow::Error) -> String {
-    format!("{e:#}")
+    fugue_graph::error::shorten_quotes(&format!("{e:#}")).into_owned()
 }
 
 /// Parses a `--format` value.
@@ -55,50 +58,39 @@ pub fn parse_format(s: &str) -> Result<Format, String> {
         .ok_or_else(|| format!("unknown format `{s}`; expected ag, stg or dot"))
 }
 
-/// Reads a graph file (format from `format` or the extension).
+/// Reads a graph file (format from `format`, the command's `--format`, or the extension).
 pub fn read_graph(path: &Path, format: Option<Format>) -> anyhow::Result<TaskGraph> {
-    Ok(fugue_graph::read_file(path, format)?)
+    fugue_graph::read_file(path, format).map_err(|e| match e {
+        ReadError::UnknownFormat { .. } => usage(format!(
+            "{e}; name the file with one of these extensions, or give the format with --format"
+        )),
+        e => e.into(),
+    })
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same folder and a rename, so
-/// that no half-written file ever stands under the final name. Refuses to replace an
-/// existing file unless `force`.
+/// Writes `bytes` to `path` ([`Output`]): refuses to replace an existing file unless
+/// `force`.
 pub fn write_atomic(path: &Path, force: bool, bytes: &[u8]) -> anyhow::Result<()> {
-    temp_path(path, force)?;
-    Ok(fugue_bench::report::write_atomic(path, bytes)?)
+    Output::check(path, force, &[])?.write(bytes)
 }
 
-/// Checks that `path` may be written (absent, or `force`, in an existing folder) and returns
-/// a temporary name beside it.
-pub fn temp_path(path: &Path, force: bool) -> anyhow::Result<PathBuf> {
-    if path.exists() && !force {
+/// Checks a `--seconds` value: a number from the length of one `unit` (`unit_seconds` long:
+/// one sample, one cycle; nothing shorter can be rendered or run; without one, any length
+/// above zero) to `max` seconds.
+pub fn check_seconds(s: f64, max: f64, unit: Option<(f64, &str)>) -> anyhow::Result<()> {
+    if !(s.is_finite() && s > 0.0 && s <= max) {
         return Err(usage(format!(
-            "{} already exists; pass --force to overwrite it",
-            path.display()
+            "--seconds must be a number of seconds above 0 and up to {max}, not {s}"
         )));
     }
-    let tmp = fugue_bench::report::temp_path(path)?;
-    if let Some(dir) = tmp.parent().filter(|d| !d.is_dir()) {
-        anyhow::bail!(
-            "cannot write {}: folder {} does not exist",
-            path.display(),
-            dir.display()
-        );
+    if let Some((unit_seconds, unit)) = unit.filter(|(u, _)| s < *u) {
+        // Rounded up, so that the value shown is accepted.
+        let shortest = (unit_seconds * 1e7).ceil() / 1e7;
+        return Err(usage(format!(
+            "--seconds {s} is shorter than {unit}; the shortest length is {shortest:.7} s"
+        )));
     }
-    Ok(tmp)
-}
-
-/// Set by Ctrl-C (the first call installs the handler; without one, e.g. when another is
-/// already set, Ctrl-C keeps its default effect).
-pub fn ctrl_c_flag() -> Arc<AtomicBool> {
-    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
-    FLAG.get_or_init(|| {
-        let flag = Arc::new(AtomicBool::new(false));
-        let f = flag.clone();
-        let _ = ctrlc::set_handler(move || f.store(true, Ordering::Relaxed));
-        flag
-    })
-    .clone()
+    Ok(())
 }
 
 /// A progress bar of `total` steps on standard error, drawn with `template`.
@@ -123,4 +115,12 @@ pub fn count(max: u64) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + 
         Ok(v) => Ok(v as u64),
         Err(_) => Err(format!("`{s}` is not a whole number")),
     }
+}
+
+/// Prints a warning on standard error, user text quoted in it cut to a readable length.
+pub fn warning(w: impl std::fmt::Display) {
+    eprintln!(
+        "fugue: warning: {}",
+        fugue_graph::error::shorten_quotes(&w.to_string())
+    );
 }

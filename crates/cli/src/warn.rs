@@ -110,7 +110,7 @@ pub fn report(warnings: &[String], strict: bool) -> anyhow::Result<()> {
         }
     }
     for w in warnings {
-        eprintln!("fugue: warning: {w}");
+        crate::util::warning(w);
     }
     Ok(())
 }

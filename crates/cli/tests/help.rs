@@ -50,7 +50,7 @@ fn every_help_has_an_example_and_the_exit_codes() {
         );
         assert!(
             h.contains(
-                "Exit codes: 0 success; 1 bad input or a failure while running; 2 usage error."
+                "Exit codes: 0 success; 1 bad input or a failure while running; 2 usage error;\n130, 143, 129: stopped by SIGINT (Ctrl-C), SIGTERM, SIGHUP."
             ),
             "{c:?}"
         );

@@ -53,7 +53,9 @@ pub use calibrate::{calibrate, Calibration};
 pub use choice::{BuildError, Costs, ExecutorChoice};
 pub use cycle::CycleBody;
 pub use engine::{build_executor, Engine};
-pub use options::{Backend, Deadline, EndReason, RunError, RunOptions, RunReport};
+pub use options::{
+    Backend, Deadline, EndReason, RunError, RunOptions, RunReport, JACK_CLIENT_NAME_MAX,
+};
 pub use placement::place_audio_thread;
 pub use profile::{ProfileReport, Profiler};
 pub use render::{

@@ -66,8 +66,10 @@ pub struct RunOptions {
     pub backend: Backend,
     /// The executor.
     pub executor: ExecutorChoice,
-    /// Stop after this long (`None`: until [`RunOptions::stop`] is set or the server ends).
-    /// The clocked backend runs exactly `round(duration × rate / block)` cycles.
+    /// Stop after this much wall time (`None`: until [`RunOptions::stop`] is set or the
+    /// server ends). The clocked backend runs `round(duration × rate / block)` cycles when
+    /// none overruns, fewer when some do: no cycle starts once the time is up. The JACK
+    /// backend stops within a few milliseconds of it (its control thread looks every 5 ms).
     pub duration: Option<Duration>,
     /// The deadline rule.
     pub deadline: Deadline,
@@ -168,8 +170,9 @@ pub struct RunReport {
     pub warnings: Vec<String>,
     /// Processors that panicked (their outputs were silenced).
     pub panics: Vec<TaskPanic>,
-    /// The CSV could not be written (the reason); the summary is still valid.
-    pub csv_error: Option<String>,
+    /// The CSV ([`StatsOptions::csv`]) could not be written: the reason; the summary is
+    /// still valid.
+    pub csv_error: Option<std::io::Error>,
     /// The profile, when [`RunOptions::profile`] asked for it (jack backend: of the cycles
     /// run at the last buffer size).
     pub profile: Option<crate::ProfileReport>,
@@ -192,6 +195,11 @@ impl RunReport {
     }
 }
 
+/// The longest JACK client name, in bytes: `jack_client_name_size()` (64 in JACK 1 and 2,
+/// the final NUL included) less one. Checked before connecting, as JACK's own refusal reads
+/// like a missing server.
+pub const JACK_CLIENT_NAME_MAX: usize = 63;
+
 /// Why a run could not start or go on.
 #[derive(Debug, Error)]
 pub enum RunError {
@@ -201,6 +209,14 @@ pub enum RunError {
     /// No JACK server is running.
     #[error("no JACK server is running; start one with `jackd -d dummy -r 48000 -p 256 &` (or your sound card's driver) or use --backend clocked")]
     NoServer,
+    /// The JACK client name is longer than JACK allows.
+    #[error("the JACK client name is {len} bytes long; JACK allows at most {max} (jack_client_name_size() less the final NUL): give a shorter --client-name")]
+    ClientName {
+        /// The name's length in bytes.
+        len: usize,
+        /// [`JACK_CLIENT_NAME_MAX`].
+        max: usize,
+    },
     /// The JACK library is missing.
     #[error("the JACK library (libjack) cannot be loaded: {0}; install libjack-jackd2-0 or use --backend clocked")]
     NoLibrary(String),

@@ -181,13 +181,74 @@ pub enum RenderError {
     Cancelled,
 }
 
+/// Why a WAV file could not be written, with "the disk is full" said when it is (ENOSPC,
+/// EDQUOT).
+fn write_reason(e: &hound::Error) -> String {
+    match e {
+        hound::Error::IoError(io)
+            if matches!(io.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT)) =>
+        {
+            format!("the disk is full ({io})")
+        }
+        e => e.to_string(),
+    }
+}
+
+/// The WAV formats an input file may have (those `hound` reads).
+const INPUT_FORMATS: &str =
+    "the input must be a WAV file of 8, 16, 24 or 32-bit integer or 32-bit float samples";
+
+/// What a WAV file's `fmt ` chunk says of its samples ("64-bit float", "8-bit A-law"), read
+/// from its first 64 KiB; `None` when it is not a RIFF/WAVE file with one.
+fn wav_format(path: &Path) -> Option<String> {
+    use std::io::Read as _;
+    let mut head = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(65_536)
+        .read_to_end(&mut head)
+        .ok()?;
+    if head.len() < 12 || &head[..4] != b"RIFF" || &head[8..12] != b"WAVE" {
+        return None;
+    }
+    let u16_at = |i: usize| Some(u16::from_le_bytes(head.get(i..i + 2)?.try_into().ok()?));
+    let mut at = 12;
+    while at + 8 <= head.len() {
+        let size = u32::from_le_bytes(head[at + 4..at + 8].try_into().ok()?) as usize;
+        if &head[at..at + 4] == b"fmt " {
+            let f = at + 8;
+            let mut tag = u16_at(f)?;
+            let bits = u16_at(f + 14)?;
+            if tag == 0xFFFE {
+                // WAVE_FORMAT_EXTENSIBLE: the format is the sub-format's first two bytes.
+                tag = u16_at(f + 24)?;
+            }
+            return Some(match tag {
+                1 => format!("{bits}-bit integer samples"),
+                3 => format!("{bits}-bit float samples"),
+                6 => format!("{bits}-bit A-law samples"),
+                7 => format!("{bits}-bit µ-law samples"),
+                t => format!("{bits}-bit samples in encoding {t:#06x}"),
+            });
+        }
+        at = at.checked_add(8 + size + (size & 1))?;
+    }
+    None
+}
+
 /// The input file's channels, at the render's rate.
 fn read_input(path: &Path, rate: u32) -> Result<Vec<Vec<f32>>, RenderError> {
     let err = |reason: String| RenderError::Input {
         path: path.to_path_buf(),
         reason,
     };
-    let reader = hound::WavReader::open(path).map_err(|e| err(e.to_string()))?;
+    let reader = hound::WavReader::open(path).map_err(|e| match e {
+        hound::Error::FormatError(_) | hound::Error::Unsupported => err(match wav_format(path) {
+            Some(f) => format!("it is a WAV file of {f}; {INPUT_FORMATS}"),
+            None => format!("it is not a WAV file ({e}); {INPUT_FORMATS}"),
+        }),
+        e => err(e.to_string()),
+    })?;
     let spec = reader.spec();
     if spec.sample_rate != rate {
         return Err(err(format!(
@@ -336,7 +397,7 @@ pub fn render(
             };
             let w = hound::WavWriter::create(path, spec).map_err(|e| RenderError::Write {
                 path: path.clone(),
-                reason: e.to_string(),
+                reason: write_reason(&e),
             })?;
             Some(w)
         }
@@ -351,6 +412,9 @@ pub fn render(
         .map_err(|e| RenderError::Options(format!("cannot start the writer thread: {e}")))?;
 
     warnings.extend(place_audio_thread(&options.executor));
+    // The audio thread's refusals repeat the workers' (real-time priority, say).
+    warnings.sort();
+    warnings.dedup();
     let mut done = 0u64;
     let mut cycle = 0u64;
     let mut result = Ok(());
@@ -404,7 +468,7 @@ pub fn render(
             Output::Wav(p) => p.clone(),
             Output::Discard => PathBuf::from("(discarded output)"),
         },
-        reason: e.to_string(),
+        reason: write_reason(&e),
     })?;
     on_progress(Progress {
         frames_done: done,

@@ -301,8 +301,9 @@ pub struct StatsOutcome {
     pub summary: Summary,
     /// Every record, when [`StatsOptions::keep_records`].
     pub records: Vec<CycleRecord>,
-    /// The CSV could not be written (the reason); the aggregate is still valid.
-    pub csv_error: Option<String>,
+    /// The CSV ([`StatsOptions::csv`]) could not be written: the reason; the aggregate is
+    /// still valid.
+    pub csv_error: Option<std::io::Error>,
 }
 
 /// The statistics thread and its handles.
@@ -371,10 +372,10 @@ fn consume(
     let mut agg = Aggregator::new();
     let mut records = Vec::new();
     let mut csv_error = None;
-    let mut writer = csv.map(|(path, f)| (path, std::io::BufWriter::with_capacity(1 << 16, f)));
-    if let Some((path, w)) = writer.as_mut() {
+    let mut writer = csv.map(|(_, f)| std::io::BufWriter::with_capacity(1 << 16, f));
+    if let Some(w) = writer.as_mut() {
         if let Err(e) = writeln!(w, "{CSV_HEADER}") {
-            csv_error = Some(format!("cannot write {}: {e}", path.display()));
+            csv_error = Some(e);
         }
     }
     let mut last_publish = Instant::now();
@@ -394,9 +395,9 @@ fn consume(
                 records.push(r);
             }
             if csv_error.is_none() {
-                if let Some((path, w)) = writer.as_mut() {
+                if let Some(w) = writer.as_mut() {
                     if let Err(e) = writeln!(w, "{}", r.csv_row()) {
-                        csv_error = Some(format!("cannot write {}: {e}", path.display()));
+                        csv_error = Some(e);
                     }
                 }
             }
@@ -414,10 +415,10 @@ fn consume(
             std::thread::sleep(Duration::from_millis(1));
         }
     }
-    if let Some((path, mut w)) = writer {
+    if let Some(mut w) = writer {
         if csv_error.is_none() {
             if let Err(e) = w.flush().and_then(|_| w.get_ref().sync_all()) {
-                csv_error = Some(format!("cannot write {}: {e}", path.display()));
+                csv_error = Some(e);
             }
         }
     }
@@ -444,7 +445,7 @@ impl StatsThread {
         let mut out = match self.handle.take().map(JoinHandle::join) {
             Some(Ok(o)) => o,
             _ => StatsOutcome {
-                csv_error: Some("the statistics thread failed".into()),
+                csv_error: Some(std::io::Error::other("the statistics thread failed")),
                 ..StatsOutcome::default()
             },
         };

@@ -22,8 +22,9 @@ pub enum PlacementError {
         /// The system's reason.
         source: std::io::Error,
     },
-    /// The system refused real-time priority.
-    #[error("real-time priority (SCHED_FIFO {priority}) was refused: {source}; running at normal priority (grant it with `ulimit -r` / limits.conf rtprio or CAP_SYS_NICE)")]
+    /// The system refused real-time priority. The message does not name the priority, so
+    /// that the refusals of the workers and of the audio thread (one above) read as one.
+    #[error("real-time priority (SCHED_FIFO) was refused: {source}; running at normal priority (grant it with `ulimit -r` / limits.conf rtprio or CAP_SYS_NICE)")]
     Priority {
         /// The priority asked for.
         priority: i32,

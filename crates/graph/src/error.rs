@@ -128,11 +128,63 @@ pub enum ReadError {
         error: GraphError,
     },
     /// The file's extension does not name a known format.
-    #[error("{file}: unknown graph format `{ext}`; known formats are .ag, .stg and .dot (use --format to choose one)")]
+    #[error("{file}: unknown graph format `{ext}`; known formats are .ag, .stg and .dot")]
     UnknownFormat {
         /// The file.
         file: String,
         /// Its extension (may be empty).
         ext: String,
     },
+}
+
+/// The most characters of user text (a name, a token, a value) that an error message quotes;
+/// longer text is cut there and ended with `…`.
+pub const QUOTE_MAX: usize = 80;
+
+/// `message` with every backquoted span of more than [`QUOTE_MAX`] characters cut to that
+/// length and ended with `…` (an unclosed one too), so that an error quoting a megabyte-long
+/// line or name stays one readable line.
+///
+/// ```
+/// use fugue_graph::error::{shorten_quotes, QUOTE_MAX};
+/// let long = "x".repeat(1000);
+/// let message = format!("unknown kind `{long}` at 1:1");
+/// let m = shorten_quotes(&message);
+/// assert_eq!(m, format!("unknown kind `{}…` at 1:1", "x".repeat(QUOTE_MAX)));
+/// assert_eq!(shorten_quotes("node `a` twice"), "node `a` twice");
+/// ```
+pub fn shorten_quotes(message: &str) -> std::borrow::Cow<'_, str> {
+    use std::borrow::Cow;
+    let mut out: Option<String> = None;
+    let (mut inside, mut count) = (false, 0usize);
+    for (i, c) in message.char_indices() {
+        if c == '`' {
+            if inside && count > QUOTE_MAX {
+                if let Some(o) = out.as_mut() {
+                    o.push('…');
+                }
+            }
+            inside = !inside;
+            count = 0;
+        } else if inside {
+            count += 1;
+            if count == QUOTE_MAX + 1 && out.is_none() {
+                out = Some(message[..i].to_string());
+            }
+        }
+        if let Some(o) = out.as_mut() {
+            if !(inside && count > QUOTE_MAX) {
+                o.push(c);
+            }
+        }
+    }
+    match out {
+        Some(mut o) => {
+            if inside && count > QUOTE_MAX {
+                o.push('…');
+            }
+            Cow::Owned(o)
+        }
+        None => Cow::Borrowed(message),
+    }
 }

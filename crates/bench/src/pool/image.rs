@@ -196,7 +196,7 @@ impl GifWriter {
         })?;
         file.sync_all()
             .map_err(|e| BenchError::io(format!("cannot write {}", self.path.display()), e))?;
-        crate::report::rename(&self.tmp, &self.path)
+        crate::report::commit(&self.tmp, &self.path)
     }
 }
 

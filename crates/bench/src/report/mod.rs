@@ -1,60 +1,18 @@
 //! Writing results: files replaced atomically, CSV, one table writer for Markdown and HTML,
 //! and figures (SVG and PNG) through plotters.
 
+mod file;
 pub mod plot;
 pub mod table;
 
 pub use table::{Align, Table};
 
 use std::fmt::Display;
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::error::{config, BenchError};
 
-/// Writes `bytes` to `path` through a temporary file in the same folder and a rename, so that
-/// no half-written file ever stands under the final name.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BenchError> {
-    let tmp = temp_path(path)?;
-    let res = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()
-    })();
-    if let Err(e) = res {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(BenchError::io(
-            format!("cannot write {}", path.display()),
-            e,
-        ));
-    }
-    rename(&tmp, path)
-}
-
-/// Renames the temporary file `tmp` to `path`.
-pub fn rename(tmp: &Path, path: &Path) -> Result<(), BenchError> {
-    std::fs::rename(tmp, path)
-        .map_err(|e| BenchError::io(format!("cannot write {}", path.display()), e))
-}
-
-/// A temporary name beside `path` (hidden, with the process id), for [`write_atomic`].
-pub fn temp_path(path: &Path) -> Result<PathBuf, BenchError> {
-    if path.is_dir() {
-        return config(format!(
-            "{} is a directory, not a file name",
-            path.display()
-        ));
-    }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    Ok(dir.join(format!(".{name}.{}.part", std::process::id())))
-}
+pub use file::{commit, destination, is_disk_full, temp_path, write_atomic, Destination};
 
 /// Refuses (a configuration error) when one of `files` exists in `dir` and not `force`.
 pub fn refuse_existing(dir: &Path, files: &[&str], force: bool) -> Result<(), BenchError> {

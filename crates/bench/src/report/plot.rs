@@ -42,7 +42,7 @@ pub fn write(path: &Path, size: (u32, u32), figure: &impl Figure) -> Result<(), 
             message,
         });
     }
-    super::rename(&tmp, path)
+    super::commit(&tmp, path)
 }
 
 /// Draws `figure` as `dir/NAME.svg` and `dir/NAME.png`.

@@ -673,7 +673,7 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
         return Err(e);
     }
     raw.finish().and_then(|mut w| w.flush()).map_err(raw_err)?;
-    report::rename(&raw_tmp, &raw_path)?;
+    report::commit(&raw_tmp, &raw_path)?;
 
     let max_spread = spec.max_spread_pct.unwrap_or(DEFAULT_MAX_SPREAD_PCT);
     let cores = fugue_exec::placement::available_cores();

@@ -88,7 +88,7 @@ pub const FIELDS: [&str; 16] = [
 pub fn parse(text: &str, file: &str) -> Result<Spec, String> {
     let table: toml::Table = text
         .parse()
-        .map_err(|e: toml::de::Error| format!("{file}: {}", e.message()))?;
+        .map_err(|e: toml::de::Error| toml_error(text, file, &e))?;
     let known = &FIELDS[..];
     let unknown: Vec<&str> = table
         .keys()
@@ -117,7 +117,30 @@ pub fn parse(text: &str, file: &str) -> Result<Spec, String> {
             problems.join("; ")
         ));
     }
-    toml::from_str(text).map_err(|e| format!("{file}: {}", e.message()))
+    toml::from_str(text).map_err(|e| toml_error(text, file, &e))
+}
+
+/// A TOML error as `file:line:column: message` (the place where toml's span starts).
+fn toml_error(text: &str, file: &str, e: &toml::de::Error) -> String {
+    // toml's message may run over several lines: one sentence here.
+    let message = e
+        .message()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(": ");
+    let Some(span) = e.span() else {
+        return format!("{file}: {message}");
+    };
+    let mut start = span.start.min(text.len());
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    let before = &text[..start];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    format!("{file}:{line}:{column}: {message}")
 }
 
 pub(super) fn default_busy() -> usize {

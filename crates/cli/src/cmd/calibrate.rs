@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 
+use crate::output::Output;
 use crate::util;
 
 /// Arguments of `fugue calibrate`.
@@ -15,6 +16,9 @@ use crate::util;
 pub struct Args {
     /// The graph to measure (.ag, .stg or .dot; its nodes must be of known kinds).
     pub graph: PathBuf,
+    /// The graph's format, instead of guessing it from the extension: ag, stg or dot.
+    #[arg(long, value_parser = util::parse_format)]
+    pub format: Option<fugue_graph::Format>,
     /// Frames per cycle (the buffer size the costs are for).
     #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
     pub buffer: u64,
@@ -24,7 +28,8 @@ pub struct Args {
     /// Measured cycles (after a warm-up of a tenth as many): each node is timed once per cycle.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub cycles: u64,
-    /// Write the costs as CSV (`node,cost`, the 99th percentile in µs) to this file.
+    /// Write the costs as CSV (`node,cost`, the 99th percentile in µs) to this file (a named
+    /// pipe or a character device is written directly).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// Overwrite the output file if it exists.
@@ -44,11 +49,12 @@ pub fn costs_csv(cal: &[fugue_engine::Calibration]) -> String {
 
 /// Runs `fugue calibrate`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let graph = util::read_graph(&args.graph, None)?;
-    if let Some(out) = &args.output {
-        // Refuse before measuring, not after.
-        util::temp_path(out, args.force)?;
-    }
+    let graph = util::read_graph(&args.graph, args.format)?;
+    // Refuse before measuring, not after.
+    let out = match &args.output {
+        Some(o) => Some(Output::check(o, args.force, &[args.graph.as_path()])?),
+        None => None,
+    };
     let cal = fugue_engine::calibrate(
         &graph,
         f64::from(args.rate),
@@ -100,9 +106,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.rate,
         args.cycles
     );
-    if let Some(out) = &args.output {
-        util::write_atomic(out, args.force, costs_csv(&cal).as_bytes())?;
-        println!("wrote {}", out.display());
+    if let Some(out) = &out {
+        out.write(costs_csv(&cal).as_bytes())?;
+        println!("wrote {}", out.path().display());
     }
     Ok(())
 }

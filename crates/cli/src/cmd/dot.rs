@@ -7,6 +7,7 @@ use std::process::{Command, Stdio};
 use anyhow::Context as _;
 use fugue_graph::Format;
 
+use crate::output::Output;
 use crate::util;
 
 /// Arguments of `fugue dot`.
@@ -14,7 +15,9 @@ use crate::util;
 pub struct Args {
     /// The graph file (.ag, .stg or .dot).
     pub file: PathBuf,
-    /// Output file: .dot/.gv writes DOT text; .svg, .png or .pdf draws it with Graphviz.
+    /// Output file: .dot/.gv writes DOT text; .svg, .png or .pdf draws it with Graphviz. A
+    /// named pipe or a character device is written directly (DOT text unless its name ends
+    /// in .svg, .png or .pdf).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// Overwrite the output file if it exists.
@@ -34,22 +37,27 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "graph".into());
     let text = fugue_graph::write::to_dot(&g, &name);
-    let Some(out) = a.output else {
+    let Some(path) = a.output else {
         print!("{text}");
         return Ok(());
     };
-    let ext = out
+    let mut ext = path
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
+    let out = Output::check(&path, a.force, &[a.file.as_path()])?;
+    if out.is_stream() && !["svg", "png", "pdf"].contains(&ext.as_str()) {
+        // A pipe or a device named without a known extension gets DOT text.
+        ext = "dot".into();
+    }
     match ext.as_str() {
-        "dot" | "gv" => util::write_atomic(&out, a.force, text.as_bytes()),
+        "dot" | "gv" => out.write(text.as_bytes()),
         "svg" | "png" | "pdf" => {
-            let tmp = util::temp_path(&out, a.force)?;
+            let tmp = out.temp()?;
             let child = Command::new("dot")
                 .arg(format!("-T{ext}"))
                 .arg("-o")
-                .arg(&tmp)
+                .arg(tmp.path())
                 .stdin(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn();
@@ -57,7 +65,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 Ok(c) => c,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => anyhow::bail!(
                     "Graphviz's `dot` program was not found; install Graphviz (Debian/Ubuntu: `sudo apt-get install graphviz`, macOS: `brew install graphviz`) or write DOT text with `-o {}.dot`",
-                    out.with_extension("").display()
+                    path.with_extension("").display()
                 ),
                 Err(e) => return Err(e).context("cannot run Graphviz's `dot`"),
             };
@@ -71,17 +79,16 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 .wait_with_output()
                 .context("Graphviz's `dot` failed")?;
             if !res.status.success() {
-                let _ = std::fs::remove_file(&tmp);
                 anyhow::bail!(
                     "Graphviz's `dot` failed: {}",
                     String::from_utf8_lossy(&res.stderr).trim()
                 );
             }
-            std::fs::rename(&tmp, &out).with_context(|| format!("cannot write {}", out.display()))
+            out.commit(tmp)
         }
         _ => Err(util::usage(format!(
             "{}: unknown output type `{ext}`; expected .dot, .gv, .svg, .png or .pdf",
-            out.display()
+            path.display()
         ))),
     }
 }

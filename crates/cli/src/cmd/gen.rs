@@ -115,13 +115,14 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         Shape::Layered => gen::layered(a.layers, a.width, a.p, costs, a.seed),
         Shape::Random => gen::random_dag(need(a.nodes, "--nodes", 1)?, a.p, costs, a.seed),
     };
-    if a.output.extension().is_none_or(|e| e != "ag") {
+    let out = crate::output::Output::check(&a.output, a.force, &[])?;
+    if a.output.extension().is_none_or(|e| e != "ag") && !out.is_stream() {
         return Err(util::usage(format!(
             "{}: the output of fugue gen is an .ag file",
             a.output.display()
         )));
     }
-    util::write_atomic(&a.output, a.force, fugue_graph::write::to_ag(&g).as_bytes())?;
+    out.write(fugue_graph::write::to_ag(&g).as_bytes())?;
     eprintln!(
         "wrote {} ({} nodes, {} edges)",
         a.output.display(),

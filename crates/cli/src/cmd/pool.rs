@@ -11,7 +11,8 @@ use fugue_bench::pool::work::{Mandelbrot, Voronoi, VoronoiAlgorithm};
 use fugue_bench::pool::{Outcome, PoolKind, Runner, Workload};
 use fugue_pool::{Policy, Stats};
 
-use crate::util::{temp_path, usage};
+use crate::output::Output;
+use crate::util::usage;
 
 /// The largest image side the demos draw.
 const MAX_SIDE: u64 = 32_768;
@@ -227,7 +228,7 @@ fn mandelbrot(a: MandelbrotArgs) -> anyhow::Result<()> {
                 o.display()
             )));
         }
-        temp_path(o, a.force)?;
+        Output::check(o, a.force, &[])?;
     }
     let (runner, threads) = start(&a.common)?;
     let set = Mandelbrot {
@@ -286,10 +287,10 @@ fn voronoi(a: VoronoiArgs) -> anyhow::Result<()> {
             }
             if e == "png" {
                 for i in 0..a.frames {
-                    temp_path(&frame_path(o, i, a.frames), a.force)?;
+                    Output::check(&frame_path(o, i, a.frames), a.force, &[])?;
                 }
             } else {
-                temp_path(o, a.force)?;
+                Output::check(o, a.force, &[])?;
             }
             Some((o.clone(), e))
         }

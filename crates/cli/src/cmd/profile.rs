@@ -23,11 +23,14 @@ pub const FILES: [&str; 5] = [
 /// Arguments of `fugue profile`.
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Example:\n  fugue profile examples/rake.ag --executor ws --threads 2 --buffer 128 -o rake-profile\n\nExit codes: 0 success, 1 failure while running or writing, 2 usage error."
+    after_help = "Example:\n  fugue profile examples/rake.ag --executor ws --threads 2 --buffer 128 -o rake-profile\n\nExit codes: 0 success, 1 failure while running or writing, 2 usage error; 130, 143, 129: stopped by SIGINT (Ctrl-C), SIGTERM, SIGHUP."
 )]
 pub struct Args {
     /// The graph to profile (.ag, .stg or .dot).
     pub graph: PathBuf,
+    /// The graph's format, instead of guessing it from the extension: ag, stg or dot.
+    #[arg(long, value_parser = util::parse_format)]
+    pub format: Option<fugue_graph::Format>,
     /// Folder for the report (profile.txt, nodes.csv, profile.json, median-cycle.svg,
     /// slowest-cycle.svg) [default: print the text report only].
     #[arg(short, long)]
@@ -58,13 +61,19 @@ pub struct Args {
 
 /// Runs `fugue profile`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let graph = util::read_graph(&args.graph, None)?;
-    if !(args.seconds.is_finite() && args.seconds > 0.0 && args.seconds <= 86_400.0) {
-        return Err(util::usage(format!(
-            "--seconds must be between 0 and 86400, not {}",
-            args.seconds
-        )));
-    }
+    let graph = util::read_graph(&args.graph, args.format)?;
+    let (unit_seconds, unit) = if args.backend == "offline" {
+        (
+            1.0 / f64::from(args.rate),
+            format!("one sample at {} Hz", args.rate),
+        )
+    } else {
+        (
+            args.buffer as f64 / f64::from(args.rate),
+            format!("one cycle of {} frames at {} Hz", args.buffer, args.rate),
+        )
+    };
+    util::check_seconds(args.seconds, 86_400.0, Some((unit_seconds, &unit)))?;
     if let Some(dir) = &args.output {
         check_dir(dir, args.force)?;
     }
@@ -85,7 +94,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             seconds: Some(args.seconds),
             output: Output::Discard,
             placeholder: args.placeholder,
-            cancel: Some(util::ctrl_c_flag()),
+            cancel: Some(crate::signals::stop_flag()),
             executor: choice,
             profile: true,
             ..RenderOptions::default()
@@ -102,7 +111,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             executor: choice,
             duration: Some(Duration::from_secs_f64(args.seconds)),
             stats: StatsOptions::default(),
-            stop: Some(util::ctrl_c_flag()),
+            stop: Some(crate::signals::stop_flag()),
             placeholder: args.placeholder,
             profile: true,
             ..RunOptions::default()
@@ -112,7 +121,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         (r.profile, r.warnings)
     };
     for w in &warnings {
-        eprintln!("fugue: warning: {w}");
+        crate::util::warning(w);
     }
     let report = report.context("the run recorded no profile")?;
     print!("{what}\n{}", report.text());

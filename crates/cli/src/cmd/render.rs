@@ -1,12 +1,14 @@
 //! `fugue render GRAPH -o OUT.wav`: offline rendering, no audio server needed.
 
 use std::io::{IsTerminal, Write as _};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use fugue_engine::{Bits, Output, Progress, RenderError, RenderOptions};
+use fugue_engine::{Bits, Progress, RenderError, RenderOptions};
 
+use crate::output::Output;
+use crate::signals::{self, Temp};
 use crate::util;
 
 /// Arguments of `fugue render`.
@@ -14,8 +16,12 @@ use crate::util;
 pub struct Args {
     /// The graph to render (.ag, .stg or .dot).
     pub graph: PathBuf,
+    /// The graph's format, instead of guessing it from the extension: ag, stg or dot.
+    #[arg(long, value_parser = util::parse_format)]
+    pub format: Option<fugue_graph::Format>,
     /// The WAV file to write (one channel per sink input port: sinks in file order, then
-    /// ports); `-` writes it to standard output.
+    /// ports); `-` writes it to standard output. A named pipe or a character device is
+    /// written directly (no --force needed), never replaced.
     #[arg(short, long, value_name = "OUT.wav")]
     pub output: PathBuf,
     /// Length in seconds [default: the --input file's length, else 10].
@@ -75,38 +81,41 @@ fn show_progress(start: Instant, bar: &mut Option<indicatif::ProgressBar>, p: Pr
     bar.iter().for_each(|b| b.set_position(p.frames_done));
 }
 
-/// Where the WAV goes: a file, or standard output (`-o -`).
-fn check_output(output: &std::path::Path) -> anyhow::Result<bool> {
+/// Where the WAV goes: standard output (`-o -`, `None`) or a checked output file: a
+/// regular file named `.wav`, or a named pipe or a character device written directly.
+fn check_output(args: &Args) -> anyhow::Result<Option<Output>> {
+    let output = &args.output;
     if output.as_os_str() == "-" {
         if std::io::stdout().is_terminal() {
             return Err(util::usage(
                 "-o - writes WAV data to standard output, which is a terminal here; pipe it (fugue render GRAPH -o - | aplay) or give a .wav file",
             ));
         }
-        return Ok(true);
+        return Ok(None);
     }
-    if output.is_dir() {
-        return Err(util::usage(format!(
-            "cannot write {}: it is a directory; give a .wav file in it",
-            output.display()
-        )));
+    let mut inputs = vec![args.graph.as_path()];
+    inputs.extend(args.input.as_deref());
+    if let fugue_engine::Costs::File(p) = &args.exec.costs {
+        inputs.push(p);
     }
+    let out = Output::check(output, args.force, &inputs)?;
     let wav = output
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("wav"));
-    if !wav {
+    if !wav && !out.is_stream() {
         return Err(util::usage(format!(
             "cannot write {}: render writes WAV files only; name the output with .wav, or - for standard output",
             output.display()
         )));
     }
-    Ok(false)
+    Ok(Some(out))
 }
 
 /// Runs `fugue render`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let to_stdout = check_output(&args.output)?;
-    let graph = util::read_graph(&args.graph, None)?;
+    let out = check_output(&args)?;
+    let to_stdout = out.is_none();
+    let graph = util::read_graph(&args.graph, args.format)?;
     // With --strict, fail before rendering; otherwise the warnings are said after a render
     // that succeeded (a render that fails says only why).
     let graph_warnings = crate::warn::graph_warnings(&graph, &args.graph);
@@ -116,31 +125,30 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let bits =
         Bits::from_bits(args.bits).ok_or_else(|| util::usage("--bits must be 16, 24 or 32"))?;
     if let Some(s) = args.seconds {
-        if !(s.is_finite() && s > 0.0 && s <= 86_400.0) {
-            return Err(util::usage(format!(
-                "--seconds must be between 0 and 86400, not {s}"
-            )));
-        }
+        let unit = format!("one sample at {} Hz", args.rate);
+        util::check_seconds(s, 86_400.0, Some((1.0 / f64::from(args.rate), &unit)))?;
     }
     let profile_dir = profile_dir(&args.profile, args.force)?;
-    let tmp = if to_stdout {
-        std::env::temp_dir().join(format!("fugue-render-{}.wav", std::process::id()))
-    } else {
-        util::temp_path(&args.output, args.force)?
+    let tmp = match &out {
+        None => Temp::new(
+            std::env::temp_dir().join(format!("fugue-render-{}.wav", std::process::id())),
+            Path::new("standard output"),
+        ),
+        Some(o) => o.temp()?,
     };
     let shown = if to_stdout {
         "standard output".to_string()
     } else {
         args.output.display().to_string()
     };
-    let cancel = util::ctrl_c_flag();
+    let cancel = signals::stop_flag();
     let options = RenderOptions {
         sample_rate: args.rate,
         block: args.buffer as usize,
         seconds: args.seconds,
         bits,
         input: args.input.clone(),
-        output: Output::Wav(tmp.clone()),
+        output: fugue_engine::Output::Wav(tmp.path().to_path_buf()),
         placeholder: args.placeholder,
         cancel: Some(cancel),
         executor: args.exec.choice(),
@@ -167,13 +175,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let summary = match result {
         Ok(s) => s,
         Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
+            drop(tmp);
             return Err(match e {
                 RenderError::Write { reason, .. } => {
                     anyhow::anyhow!("cannot write {shown}: {reason}")
                 }
                 RenderError::Cancelled => {
-                    anyhow::anyhow!("interrupted; {shown} was not written")
+                    anyhow::anyhow!("{}; {shown} was not written", signals::interrupted())
                 }
                 e => {
                     anyhow::Error::new(e).context(format!("cannot render {}", args.graph.display()))
@@ -190,32 +198,34 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.input.is_some(),
     ));
     if let Err(e) = crate::warn::report(&audio, args.strict) {
-        let _ = std::fs::remove_file(&tmp);
         return Err(e.context(format!("{shown} was not written")));
     }
-    if to_stdout {
-        let copied = std::fs::File::open(&tmp).and_then(|mut f| {
-            let mut out = std::io::stdout().lock();
-            std::io::copy(&mut f, &mut out)?;
-            out.flush()
-        });
-        let _ = std::fs::remove_file(&tmp);
-        copied.context("cannot write the WAV data to standard output")?;
-    } else if let Err(e) = std::fs::rename(&tmp, &args.output) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("cannot write {}", args.output.display()));
+    match &out {
+        None => {
+            signals::not_polled();
+            let copied = std::fs::File::open(tmp.path()).and_then(|mut f| {
+                let mut out = std::io::stdout().lock();
+                std::io::copy(&mut f, &mut out)?;
+                out.flush()
+            });
+            drop(tmp);
+            copied.context("cannot write the WAV data to standard output")?;
+        }
+        Some(o) => o.commit(tmp)?,
     }
     for w in &summary.warnings {
-        eprintln!("fugue: warning: {w}");
+        crate::util::warning(w);
     }
     for name in &summary.placeholders {
-        eprintln!("fugue: warning: node `{name}` has an unknown kind; it was rendered as silence (--placeholder)");
+        util::warning(format_args!(
+            "node `{name}` has an unknown kind; it was rendered as silence (--placeholder)"
+        ));
     }
     for p in &summary.panics {
-        eprintln!(
-            "fugue: warning: node `{}` failed ({}); its output was silenced",
+        util::warning(format_args!(
+            "node `{}` failed ({}); its output was silenced",
             p.node, p.message
-        );
+        ));
     }
     crate::cmd::profile::emit(
         summary.profile.as_ref(),

@@ -4,9 +4,10 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use anyhow::Context as _;
 use fugue_engine::{Backend, Deadline, EndReason, RunOptions, StatsOptions, Summary};
 
+use crate::output::Output;
+use crate::signals;
 use crate::util;
 
 /// Arguments of `fugue run`.
@@ -14,6 +15,9 @@ use crate::util;
 pub struct Args {
     /// The graph to run (.ag, .stg or .dot).
     pub graph: PathBuf,
+    /// The graph's format, instead of guessing it from the extension: ag, stg or dot.
+    #[arg(long, value_parser = util::parse_format)]
+    pub format: Option<fugue_graph::Format>,
     /// jack (a JACK client; the server's rate and buffer size) or clocked (no audio server:
     /// cycles paced by absolute-time sleeps at --rate and --buffer, outputs discarded).
     #[arg(long, default_value = "jack", value_parser = ["jack", "clocked"])]
@@ -24,10 +28,13 @@ pub struct Args {
     /// Frames per cycle (clocked backend).
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
     pub buffer: u64,
-    /// Stop after this many seconds [default: run until Ctrl-C].
+    /// Stop after this many seconds of wall time [default: run until Ctrl-C, SIGTERM or
+    /// SIGHUP]. The clocked backend runs round(seconds × rate / buffer) cycles, fewer when
+    /// cycles overran: it stops when the time is up.
     #[arg(long, visible_alias = "duration")]
     pub seconds: Option<f64>,
-    /// Write one CSV row per cycle to this file (written on Ctrl-C and when the server stops too).
+    /// Write one CSV row per cycle to this file (written on Ctrl-C, SIGTERM or SIGHUP and
+    /// when the server stops too). A named pipe or a character device is written directly.
     #[arg(long)]
     pub stats: Option<PathBuf>,
     /// Overwrite the --stats file if it exists.
@@ -89,25 +96,29 @@ fn line(s: &Summary) -> String {
 
 /// Runs `fugue run`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let graph = util::read_graph(&args.graph, None)?;
+    let graph = util::read_graph(&args.graph, args.format)?;
     // With --strict, fail before running; otherwise the warnings are said after a run that
     // started (one that fails says only why).
     let graph_warnings = crate::warn::graph_warnings(&graph, &args.graph);
     if args.strict {
         crate::warn::report(&graph_warnings, true)?;
     }
-    let duration = match args.seconds {
-        Some(d) if !(d.is_finite() && d > 0.0 && d <= 604_800.0) => {
-            return Err(util::usage(format!(
-                "--seconds must be between 0 and 604800, not {d}"
-            )))
-        }
-        Some(d) => Some(Duration::from_secs_f64(d)),
+    // The clocked backend's cycle is known before the run; JACK's is the server's, unknown
+    // until connected: any length above zero is accepted there.
+    let cycle = format!("one cycle of {} frames at {} Hz", args.buffer, args.rate);
+    let unit =
+        (args.backend != "jack").then(|| (args.buffer as f64 / f64::from(args.rate), &*cycle));
+    if let Some(d) = args.seconds {
+        util::check_seconds(d, 604_800.0, unit)?;
+    }
+    let duration = args.seconds.map(Duration::from_secs_f64);
+    let profile_dir = crate::cmd::render::profile_dir(&args.profile, args.force)?;
+    let stats_out = match &args.stats {
+        Some(p) => Some(Output::check(p, args.force, &[args.graph.as_path()])?),
         None => None,
     };
-    let profile_dir = crate::cmd::render::profile_dir(&args.profile, args.force)?;
-    let tmp = match &args.stats {
-        Some(p) => Some(util::temp_path(p, args.force)?),
+    let tmp = match &stats_out {
+        Some(o) => Some(o.temp()?),
         None => None,
     };
     let backend = if args.backend == "jack" {
@@ -131,11 +142,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             Deadline::Period
         },
         stats: StatsOptions {
-            csv: tmp.clone(),
+            csv: tmp.as_ref().map(|t| t.path().to_path_buf()),
             keep_records: false,
             hash_outputs: false,
         },
-        stop: Some(crate::util::ctrl_c_flag()),
+        stop: Some(signals::stop_flag()),
         placeholder: args.placeholder,
         profile: args.profile.is_some(),
     };
@@ -156,9 +167,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let report = match result {
         Ok(r) => r,
         Err(e) => {
-            if let Some(t) = &tmp {
-                let _ = std::fs::remove_file(t);
-            }
+            drop(tmp);
             return Err(
                 anyhow::Error::new(e).context(format!("cannot run {}", args.graph.display()))
             );
@@ -166,22 +175,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     crate::warn::report(&graph_warnings, false)?;
     for w in &report.warnings {
-        eprintln!("fugue: warning: {w}");
+        crate::util::warning(w);
     }
     for p in &report.panics {
-        eprintln!(
-            "fugue: warning: node `{}` failed ({}); its output was silenced",
+        util::warning(format_args!(
+            "node `{}` failed ({}); its output was silenced",
             p.node, p.message
-        );
-    }
-    let mut stats_note = String::new();
-    if let (Some(path), Some(t)) = (&args.stats, &tmp) {
-        if let Some(e) = &report.csv_error {
-            let _ = std::fs::remove_file(t);
-            anyhow::bail!("{e}");
-        }
-        std::fs::rename(t, path).with_context(|| format!("cannot write {}", path.display()))?;
-        stats_note = format!("; per-cycle statistics in {}", path.display());
+        ));
     }
     let s = &report.summary;
     let xruns = if args.backend == "jack" {
@@ -223,6 +223,25 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         us(s.deadline_ns as f64),
         line(s),
     );
+    // The per-cycle statistics, after the summary: a file that cannot be written (a full
+    // disk) loses no more than the file.
+    let mut stats_note = String::new();
+    if let (Some(out), Some(t)) = (&stats_out, tmp) {
+        let shown = out.path().display();
+        if let Some(e) = &report.csv_error {
+            drop(t);
+            let why = if fugue_bench::report::is_disk_full(e) {
+                format!("the disk is full ({e})")
+            } else {
+                e.to_string()
+            };
+            anyhow::bail!(
+                "cannot write the per-cycle statistics to {shown}: {why}; the summary above is complete"
+            );
+        }
+        out.commit(t)?;
+        stats_note = format!("; per-cycle statistics in {shown}");
+    }
     crate::cmd::profile::emit(
         report.profile.as_ref(),
         profile_dir.as_deref(),
@@ -249,7 +268,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             )
         }
         EndReason::Stopped => {
-            eprintln!("fugue: interrupted after {} cycles{stats_note}", s.cycles);
+            signals::say(&format!(
+                "{} after {} cycles{stats_note}",
+                signals::interrupted(),
+                s.cycles
+            ));
             Ok(())
         }
         EndReason::Duration => Ok(()),

@@ -9,6 +9,7 @@ use fugue_engine::Costs;
 use fugue_graph::{analysis, Format, TaskGraph};
 use fugue_sched::{gantt, Algorithm, Metrics, Options};
 
+use crate::output::Output;
 use crate::util;
 
 /// Arguments of `fugue schedule`.
@@ -80,10 +81,17 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             )));
         }
     }
-    if let Some(out) = &a.gantt {
-        // Fail before a long search rather than after it.
-        util::temp_path(out, a.force)?;
-    }
+    // Fail before a long search rather than after it.
+    let gantt_out = match &a.gantt {
+        Some(p) => {
+            let mut inputs = vec![a.file.as_path()];
+            if let Costs::File(c) = &a.costs {
+                inputs.push(c);
+            }
+            Some(Output::check(p, a.force, &inputs)?)
+        }
+        None => None,
+    };
     let mut g = util::read_graph(&a.file, a.format)?;
     let format = a.format.or_else(|| Format::from_path(&a.file));
     let origin = crate::costs::apply(&mut g, &a.costs, format, a.rate, a.buffer as usize)?;
@@ -173,7 +181,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 critical: cp,
             },
         );
-        util::write_atomic(path, a.force, svg.as_bytes())?;
+        if let Some(o) = &gantt_out {
+            o.write(svg.as_bytes())?;
+        }
         if !a.json {
             println!("gantt chart    {}", path.display());
         }

@@ -54,3 +54,10 @@ pub fn folder(group: &str, name: &str) -> PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
+
+/// Says that `test` was skipped and why, on the real standard error (not captured by the test
+/// harness, so a skip shows in every run).
+pub fn skip(test: &str, why: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
+}

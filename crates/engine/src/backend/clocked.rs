@@ -113,6 +113,9 @@ pub(crate) fn run(
                 unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
                 let period_num = block as u128 * 1_000_000_000;
                 let mut base = now_ns() + 1_000_000;
+                // The run's length is wall time: no cycle starts at or after this instant,
+                // however many cycles overran (and restarted the clock) before it.
+                let end = max_cycles.map(|m| base + (m as u128 * period_num / rate as u128) as u64);
                 let mut k: u64 = 0;
                 let mut overruns = 0u64;
                 let mut stopped = false;
@@ -127,6 +130,9 @@ pub(crate) fn run(
                         break;
                     }
                     let target = base + (k as u128 * period_num / rate as u128) as u64;
+                    if end.is_some_and(|e| target >= e || now_ns() >= e) {
+                        break;
+                    }
                     sleep_until(target);
                     let started = Instant::now();
                     let late = now_ns().saturating_sub(target);

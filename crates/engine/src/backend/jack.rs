@@ -230,6 +230,12 @@ pub(crate) fn run(
     client_name: &str,
     mut on_tick: impl FnMut(&Summary),
 ) -> Result<RunReport, RunError> {
+    if client_name.len() > crate::options::JACK_CLIENT_NAME_MAX {
+        return Err(RunError::ClientName {
+            len: client_name.len(),
+            max: crate::options::JACK_CLIENT_NAME_MAX,
+        });
+    }
     j::set_logger(j::LoggerType::None);
     let (client, _status) = match j::Client::new(client_name, j::ClientOptions::NO_START_SERVER) {
         Ok(c) => c,

@@ -22,6 +22,9 @@ use super::{finish, location_of, syntax};
 use crate::error::{Direction, GraphError, Location, ReadError};
 use crate::model::{GraphBuilder, Node, NodeId, TaskGraph, Value};
 
+/// The most ports a node may declare with `in` or `out`.
+pub const MAX_PORTS: usize = 1_000_000;
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Tok<'a> {
     Ident(&'a str),
@@ -522,11 +525,14 @@ fn parse_node_body(p: &mut Parser<'_>, name: &str) -> Result<Node, ReadError> {
                 _ => return Err(bad("a string such as \"osc\"")),
             },
             "in" | "out" => {
-                let n = value
+                let v = value
                     .as_f64()
-                    .filter(|v| *v >= 0.0 && v.fract() == 0.0 && *v <= 1e6)
-                    .ok_or_else(|| bad("a whole number of ports"))?
-                    as usize;
+                    .filter(|v| *v >= 0.0 && v.fract() == 0.0)
+                    .ok_or_else(|| bad("a whole number of ports"))?;
+                if v > MAX_PORTS as f64 {
+                    return Err(bad(&format!("at most {MAX_PORTS} ports, not {v}")));
+                }
+                let n = v as usize;
                 if key == "in" {
                     node.declared_inputs = Some(n);
                 } else {

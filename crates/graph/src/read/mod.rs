@@ -103,7 +103,7 @@ pub(crate) fn syntax(file: &str, location: Location, message: String) -> ReadErr
     ReadError::Syntax {
         file: file.to_string(),
         location,
-        message,
+        message: crate::error::shorten_quotes(&message).into_owned(),
     }
 }
 

@@ -110,7 +110,7 @@ impl Progress for Terminal {
     fn event(&mut self, event: Event<'_>) {
         match event {
             Event::Line(l) => eprintln!("{l}"),
-            Event::Warning(w) => eprintln!("fugue: warning: {w}"),
+            Event::Warning(w) => crate::util::warning(w),
             Event::Window { at_s, capacity } if !self.json => {
                 println!("{}", fugue_bench::capacity::window_line(at_s, capacity));
             }
@@ -347,7 +347,8 @@ Examples:
   fugue bench study -o study-out --repeats 5     # the default study, 5 runs per configuration
   fugue bench study studies/quick.toml -o quick  # a spec of your own
 
-Exit codes: 0 success; 1 bad input or a failure while running; 2 usage error.";
+Exit codes: 0 success; 1 bad input or a failure while running; 2 usage error;
+130, 143, 129: stopped by SIGINT (Ctrl-C), SIGTERM, SIGHUP.";
 
 /// Runs `fugue bench study` ([`fugue_bench::study`]).
 fn run_study(args: StudyArgs) -> anyhow::Result<()> {
@@ -357,7 +358,7 @@ fn run_study(args: StudyArgs) -> anyhow::Result<()> {
         force: args.force,
         repeats: args.repeats.map(|r| r as usize),
         command: std::env::args().collect::<Vec<_>>().join(" "),
-        stop: crate::util::ctrl_c_flag(),
+        stop: crate::signals::stop_flag(),
     };
     if args.dry_run {
         print!("{}", fugue_bench::study::plan(&config)?.text());

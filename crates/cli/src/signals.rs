@@ -1,0 +1,167 @@
+//! SIGINT, SIGTERM and SIGHUP, handled alike: one stop request, temporary files removed, one
+//! line on standard error, and the conventional exit code, 128 + the signal's number (130,
+//! 143, 129).
+//!
+//! A thread waits for the signals ([`install`], called first thing in `main`). A command
+//! that stops its work on request (a render, a run, a benchmark) takes the request with
+//! [`stop_flag`]: the first signal then only sets it, the command ends its work, keeps what
+//! is complete, says what happened ([`say`]) and returns; `main` exits with the signal's
+//! code. Any other command, or a second signal, ends the process at once: the temporary
+//! files registered ([`Temp`]) are removed first, so no half-written file is left.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+
+/// The signal received (0: none yet).
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// Whether the running command polls the stop request (then the first signal only sets it).
+static POLLED: AtomicBool = AtomicBool::new(false);
+/// Whether the command said what the signal did to it.
+static SAID: AtomicBool = AtomicBool::new(false);
+/// The temporary files in use, with the output each one is for.
+static TEMPS: Mutex<Vec<(PathBuf, String)>> = Mutex::new(Vec::new());
+
+/// The stop request that every handled signal sets.
+fn flag() -> &'static Arc<AtomicBool> {
+    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    FLAG.get_or_init(|| Arc::new(AtomicBool::new(false)))
+}
+
+/// Starts the thread that handles SIGINT, SIGTERM and SIGHUP (without it, e.g. when the
+/// handlers cannot be installed, the signals keep their default effect).
+pub fn install() {
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+        return;
+    };
+    let _ = std::thread::Builder::new()
+        .name("fugue-signals".into())
+        .spawn(move || {
+            for sig in signals.forever() {
+                // SeqCst: the signal number is read by the main thread after its work.
+                let first = SIGNAL.swap(sig, Ordering::SeqCst) == 0;
+                // Relaxed: a request the commands poll; nothing is published with it.
+                flag().store(true, Ordering::Relaxed);
+                if !first || !POLLED.load(Ordering::SeqCst) {
+                    exit_now(sig);
+                }
+            }
+        });
+}
+
+/// Ends the process at once on `sig`: removes the temporary files, says which outputs were
+/// not written, exits with 128 + `sig`.
+fn exit_now(sig: i32) -> ! {
+    let temps = std::mem::take(&mut *TEMPS.lock().unwrap_or_else(|e| e.into_inner()));
+    let mut lost: Vec<String> = Vec::new();
+    for (tmp, shown) in temps {
+        if std::fs::remove_file(&tmp).is_ok() && !lost.contains(&shown) {
+            lost.push(shown);
+        }
+    }
+    let what = if lost.is_empty() {
+        String::new()
+    } else {
+        format!("; {} not written", lost.join(", "))
+    };
+    // A progress line may stand on a terminal: end it first.
+    let nl = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        "\n"
+    } else {
+        ""
+    };
+    eprintln!("{nl}fugue: stopped by {}{what}", name(sig));
+    std::process::exit(128 + sig);
+}
+
+/// The stop request set by SIGINT, SIGTERM and SIGHUP, for a command that polls it: from
+/// this call on, the first signal only sets it (a second one still ends the process).
+pub fn stop_flag() -> Arc<AtomicBool> {
+    POLLED.store(true, Ordering::SeqCst);
+    flag().clone()
+}
+
+/// From here on, a signal ends the process at once (the command no longer polls the stop
+/// request: it is writing its results, or waiting for a reader). When a signal came already,
+/// does nothing: the command goes on to its end and reports it.
+pub fn not_polled() {
+    POLLED.store(false, Ordering::SeqCst);
+}
+
+/// The signal received, if any.
+pub fn received() -> Option<i32> {
+    match SIGNAL.load(Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
+}
+
+/// The name of a handled signal (`SIGTERM`).
+pub fn name(sig: i32) -> &'static str {
+    match sig {
+        SIGINT => "SIGINT",
+        SIGTERM => "SIGTERM",
+        SIGHUP => "SIGHUP",
+        _ => "a signal",
+    }
+}
+
+/// "interrupted by SIGTERM" (or by Ctrl-C's SIGINT), for the messages of a stopped command.
+pub fn interrupted() -> String {
+    format!("interrupted by {}", received().map_or("a signal", name))
+}
+
+/// Says on standard error what a signal did to the command (`msg`, one line); `main` then
+/// adds nothing.
+pub fn say(msg: &str) {
+    SAID.store(true, Ordering::SeqCst);
+    eprintln!("fugue: {msg}");
+}
+
+/// Whether [`say`] was called.
+pub fn said() -> bool {
+    SAID.load(Ordering::SeqCst)
+}
+
+/// A temporary file for the output `shown`: removed when dropped (unless it was given its
+/// name, [`Temp::keep`]) and when a signal ends the process.
+#[derive(Debug)]
+pub struct Temp {
+    path: PathBuf,
+    armed: bool,
+}
+
+impl Temp {
+    /// Registers the temporary name `path`, for the output `shown`.
+    pub fn new(path: PathBuf, shown: &Path) -> Temp {
+        TEMPS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((path.clone(), shown.display().to_string()));
+        Temp { path, armed: true }
+    }
+
+    /// The temporary name.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Forgets the file: it was renamed (or removed) by its writer.
+    pub fn keep(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for Temp {
+    fn drop(&mut self) {
+        TEMPS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|(p, _)| p != &self.path);
+        if self.armed {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}

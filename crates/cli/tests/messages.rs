@@ -1,0 +1,268 @@
+//! Error messages that say the right thing: the flag they suggest exists, the limit they
+//! enforce is named, the refusal is said once, the file and place are given, and user text
+//! quoted in them is cut to a readable length.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{example, fugue, stderr};
+
+fn folder(name: &str) -> PathBuf {
+    common::folder("messages-cli", name)
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A graph file without a known extension: every command that reads one says to use
+/// --format, and accepts it.
+#[test]
+fn an_unknown_extension_suggests_a_flag_that_exists() {
+    let d = folder("format");
+    let g = d.join("graph.txt");
+    std::fs::copy(example("rake.ag"), &g).unwrap();
+    let wav = d.join("out.wav");
+    let csv = d.join("costs.csv");
+    let cases: [Vec<&str>; 4] = [
+        vec!["render", s(&g), "-o", s(&wav), "--seconds", "0.05"],
+        vec!["run", s(&g), "--backend", "clocked", "--seconds", "0.05"],
+        vec!["calibrate", s(&g), "--cycles", "5", "-o", s(&csv)],
+        vec!["profile", s(&g), "--seconds", "0.05"],
+    ];
+    for args in &cases {
+        let o = fugue(args);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert!(
+            e.contains("graph.txt: unknown graph format `txt`") && e.contains("--format"),
+            "{args:?}: {e}"
+        );
+        let mut with = args.clone();
+        with.extend(["--format", "ag"]);
+        let o = fugue(&with);
+        assert!(o.status.success(), "{with:?}: {}", stderr(&o));
+    }
+}
+
+/// A JACK client name longer than JACK allows is said to be so, not taken for a missing
+/// server.
+#[test]
+fn a_long_client_name_names_the_limit() {
+    let run = |name: &str| {
+        Command::new(env!("CARGO_BIN_EXE_fugue"))
+            .args(["run", &example("rake.ag"), "--seconds", "1"])
+            .args(["--client-name", name])
+            .env(
+                "JACK_DEFAULT_SERVER",
+                format!("fugue-absent-{}", std::process::id()),
+            )
+            .output()
+            .unwrap()
+    };
+    let o = run(&"c".repeat(64));
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("the JACK client name is 64 bytes long; JACK allows at most 63"),
+        "{e}"
+    );
+    // 63 bytes pass the check (and then find no server).
+    let e = stderr(&run(&"c".repeat(63)));
+    assert!(!e.contains("JACK allows"), "{e}");
+}
+
+/// A port count above the limit says the limit.
+#[test]
+fn too_many_ports_names_the_limit() {
+    let d = folder("ports");
+    let g = d.join("ports.ag");
+    std::fs::write(&g, "a = { kind: \"osc\", out: 2000000, };\n").unwrap();
+    let o = fugue(&["info", s(&g)]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("ports.ag:1:") && e.contains("must be at most 1000000 ports, not 2000000"),
+        "{e}"
+    );
+}
+
+/// A length under one sample (render) or one cycle (run, profile) is refused as 0 is, with
+/// the shortest length; nothing is written.
+#[test]
+fn lengths_under_one_sample_or_cycle_are_refused() {
+    let d = folder("seconds");
+    let wav = d.join("out.wav");
+    let g = example("rake.ag");
+    for seconds in ["1e-9", "0", "-1"] {
+        let o = fugue(&["render", &g, "-o", s(&wav), "--seconds", seconds]);
+        assert_eq!(o.status.code(), Some(2), "{seconds}: {}", stderr(&o));
+        assert!(!wav.exists());
+    }
+    let o = fugue(&["render", &g, "-o", s(&wav), "--seconds", "1e-9"]);
+    assert!(
+        stderr(&o).contains(
+            "--seconds 0.000000001 is shorter than one sample at 48000 Hz; the shortest length is 0.0000209 s"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    // The shortest length said is accepted: one sample.
+    let o = fugue(&["render", &g, "-o", s(&wav), "--seconds", "0.0000209"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        common::stdout(&o).contains(": 1 frames"),
+        "{}",
+        common::stdout(&o)
+    );
+    for cmd in [
+        &["run", &g, "--backend", "clocked", "--seconds", "0.001"][..],
+        &["profile", &g, "--seconds", "0.001"][..],
+    ] {
+        let o = fugue(cmd);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{cmd:?}: {e}");
+        assert!(e.contains("is shorter than one cycle of"), "{cmd:?}: {e}");
+    }
+}
+
+/// Refused real-time priority is said once, not once per thread or priority. Needs root to
+/// take the capability away from the child.
+#[test]
+fn a_real_time_refusal_is_said_once() {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let root = unsafe { libc::geteuid() == 0 };
+    let setpriv = Command::new("setpriv").arg("--help").output().is_ok();
+    if !root || !setpriv {
+        common::skip(
+            "a_real_time_refusal_is_said_once",
+            "needs root and setpriv (util-linux) to run fugue without CAP_SYS_NICE",
+        );
+        return;
+    }
+    let d = folder("rt");
+    let wav = d.join("out.wav");
+    let g = example("rake.ag");
+    for args in [
+        &["run", &g, "--backend", "clocked", "--seconds", "0.05"][..],
+        &["render", &g, "-o", s(&wav), "--seconds", "0.05", "--force"][..],
+    ] {
+        let o = Command::new("setpriv")
+            .args(["--bounding-set", "-sys_nice", "--inh-caps", "-sys_nice"])
+            .args(["--", env!("CARGO_BIN_EXE_fugue")])
+            .args(args)
+            .args(["--rt", "--executor", "ws", "--threads", "2"])
+            .output()
+            .unwrap();
+        let e = stderr(&o);
+        assert!(o.status.success(), "{args:?}: {e}");
+        let said = e.matches("real-time priority").count();
+        if said == 0 {
+            eprintln!("note: {args:?}: real-time priority was granted here; nothing to count");
+        }
+        assert!(said <= 1, "{args:?}: {e}");
+    }
+}
+
+/// An input WAV of a format that cannot be read says the file, its format, and what is
+/// accepted.
+#[test]
+fn an_unreadable_input_format_is_described() {
+    let d = folder("wav");
+    let f64_wav = d.join("f64.wav");
+    // A 64-bit float WAV: 100 frames of silence, one channel, 48 kHz.
+    let data = vec![0u8; 800];
+    let mut fmt = Vec::new();
+    fmt.extend(3u16.to_le_bytes());
+    fmt.extend(1u16.to_le_bytes());
+    fmt.extend(48_000u32.to_le_bytes());
+    fmt.extend((48_000u32 * 8).to_le_bytes());
+    fmt.extend(8u16.to_le_bytes());
+    fmt.extend(64u16.to_le_bytes());
+    let mut body = b"WAVEfmt ".to_vec();
+    body.extend((fmt.len() as u32).to_le_bytes());
+    body.extend(&fmt);
+    body.extend(b"data");
+    body.extend((data.len() as u32).to_le_bytes());
+    body.extend(&data);
+    let mut file = b"RIFF".to_vec();
+    file.extend((body.len() as u32).to_le_bytes());
+    file.extend(body);
+    std::fs::write(&f64_wav, file).unwrap();
+    let o = fugue(&[
+        "render",
+        &example("echo.ag"),
+        "--input",
+        s(&f64_wav),
+        "-o",
+        s(&d.join("out.wav")),
+    ]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains(&format!(
+            "cannot read input {}: it is a WAV file of 64-bit float samples; the input must be a WAV file of 8, 16, 24 or 32-bit integer or 32-bit float samples",
+            f64_wav.display()
+        )),
+        "{e}"
+    );
+}
+
+/// A study spec's TOML error gives the file, line and column, in one line.
+#[test]
+fn a_study_spec_error_has_its_place() {
+    let d = folder("toml");
+    let spec = d.join("s.toml");
+    std::fs::write(&spec, "name = \"x\"\ngraphs = [\n  \"a.ag\",\n  3 x\n]\n").unwrap();
+    let o = fugue(&["bench", "study", s(&spec), "--dry-run"]);
+    let e = stderr(&o);
+    assert!(!o.status.success());
+    assert!(
+        e.starts_with(&format!("fugue: {}:4:5: ", spec.display())),
+        "{e}"
+    );
+    assert_eq!(e.lines().count(), 1, "{e}");
+}
+
+/// Quoted user text is cut: a megabyte-long name or token gives a short, one-line error.
+#[test]
+fn quoted_text_is_cut() {
+    let d = folder("long");
+    let cases = [
+        (
+            "big.ag",
+            format!("a = {{ kind: \"osc\", {} }}\n", "x".repeat(1_000_000)),
+        ),
+        ("big.stg", format!("1\n{} 1 0\n", "z".repeat(1_000_000))),
+        (
+            "kind.ag",
+            format!("a = {{ kind: \"{}\", }};\n", "k".repeat(1_000_000)),
+        ),
+    ];
+    for (name, text) in cases {
+        let f = d.join(name);
+        std::fs::write(&f, text).unwrap();
+        // info reads no kinds: an unknown one is an error for render only.
+        let cmds: &[&str] = if name == "kind.ag" {
+            &["render"]
+        } else {
+            &["info", "render"]
+        };
+        for &cmd in cmds {
+            let out = d.join("out.wav");
+            let args: Vec<&str> = if cmd == "info" {
+                vec!["info", s(&f)]
+            } else {
+                vec!["render", s(&f), "-o", s(&out), "--seconds", "0.05"]
+            };
+            let o = fugue(&args);
+            let e = stderr(&o);
+            assert!(!o.status.success(), "{name} {cmd}");
+            assert!(e.len() < 600, "{name} {cmd}: {} bytes", e.len());
+            assert!(e.contains('…'), "{name} {cmd}: {e}");
+            assert_eq!(e.lines().count(), 1, "{name} {cmd}: {e}");
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! SIGINT, SIGTERM and SIGHUP stop fugue alike: temporary files removed, what was complete
+//! kept, one line on standard error, exit code 128 + the signal's number.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::example;
+
+fn folder(name: &str) -> PathBuf {
+    common::folder("signals-cli", name)
+}
+
+fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn spawn(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args(args)
+        .env_remove(common::FAULT_VAR)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn send(child: &Child, sig: i32) {
+    // SAFETY: kill has no memory-safety preconditions; the pid is our own child's.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
+}
+
+/// Waits (at most 30 s) until `ready` holds.
+fn wait_for(what: &str, ready: impl Fn() -> bool) {
+    let start = Instant::now();
+    while !ready() {
+        assert!(start.elapsed() < Duration::from_secs(30), "{what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The exit code, standard output and standard error of a child, killed after 30 s.
+fn finish(mut child: Child) -> (Option<i32>, String, String) {
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("fugue did not stop within 30 s of the signal");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let o = child.wait_with_output().unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+const SIGNALS: [(i32, &str); 3] = [
+    (libc::SIGINT, "SIGINT"),
+    (libc::SIGTERM, "SIGTERM"),
+    (libc::SIGHUP, "SIGHUP"),
+];
+
+/// A render stopped by any of the three signals leaves no temporary file, keeps the file it
+/// was to replace, says so in one line and exits with 128 + the signal.
+#[test]
+fn a_stopped_render_keeps_the_old_file() {
+    for (sig, name) in SIGNALS {
+        let d = folder(name);
+        let out = d.join("out.wav");
+        std::fs::write(&out, "the user's file").unwrap();
+        let child = spawn(&[
+            "render",
+            &example("rake.ag"),
+            "-o",
+            out.to_str().unwrap(),
+            "--seconds",
+            "20000",
+            "--force",
+        ]);
+        wait_for("the render did not start", || {
+            listing(&d).iter().any(|n| n.ends_with(".part"))
+        });
+        send(&child, sig);
+        let (code, _, err) = finish(child);
+        assert_eq!(code, Some(128 + sig), "{name}: {err}");
+        assert_eq!(
+            err.trim(),
+            format!(
+                "fugue: interrupted by {name}; {} was not written",
+                out.display()
+            ),
+            "{name}"
+        );
+        assert_eq!(listing(&d), ["out.wav"], "{name}");
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "the user's file");
+    }
+}
+
+/// `run` stopped by any of the three signals prints its summary and writes its statistics.
+#[test]
+fn a_stopped_run_keeps_its_statistics() {
+    for (sig, name) in SIGNALS {
+        let d = folder(&format!("run-{name}"));
+        let csv = d.join("cycles.csv");
+        let child = spawn(&[
+            "run",
+            &example("rake.ag"),
+            "--backend",
+            "clocked",
+            "--buffer",
+            "256",
+            "--stats",
+            csv.to_str().unwrap(),
+        ]);
+        wait_for("the run did not start", || {
+            listing(&d).iter().any(|n| n.ends_with(".part"))
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        send(&child, sig);
+        let (code, out, err) = finish(child);
+        assert_eq!(code, Some(128 + sig), "{name}: {err}");
+        assert!(out.contains("cycles "), "{name}: {out}");
+        let cycles: usize = out
+            .split("cycles ")
+            .nth(1)
+            .and_then(|t| t.split(',').next())
+            .and_then(|n| n.parse().ok())
+            .expect("a cycle count");
+        assert!(cycles > 0, "{out}");
+        assert!(
+            err.contains(&format!("interrupted by {name} after {cycles} cycles"))
+                && err.contains("per-cycle statistics in"),
+            "{name}: {err}"
+        );
+        let rows = std::fs::read_to_string(&csv).unwrap().lines().count() - 1;
+        assert_eq!(rows, cycles, "{name}");
+        assert_eq!(listing(&d), ["cycles.csv"], "{name}");
+    }
+}
+
+/// A command that does not stop on request (calibrate) ends at once on SIGTERM, with the
+/// same exit code and a line that says why.
+#[test]
+fn a_command_without_a_stop_request_ends_at_once() {
+    let d = folder("calibrate");
+    let out = d.join("costs.csv");
+    let child = spawn(&[
+        "calibrate",
+        &example("rake.ag"),
+        "--cycles",
+        "10000000",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    std::thread::sleep(Duration::from_millis(500));
+    send(&child, libc::SIGTERM);
+    let (code, _, err) = finish(child);
+    assert_eq!(code, Some(143), "{err}");
+    assert_eq!(err.trim(), "fugue: stopped by SIGTERM");
+    assert!(listing(&d).is_empty());
+}
