@@ -32,19 +32,18 @@ for mode in ["idle", "lead0", "lead50", "lead100", "lead200"]:
         f"  CPU {med(cpu):5.1f} % ({min(cpu):.0f}-{max(cpu):.0f}), n={len(r)}"
     )
 
-print("2. the profile's cost: clocked rateau, 512 frames, ws 2 threads, 10 s runs")
-cost = {"off": [], "on": []}
-for line in (out / "cost.txt").read_text().splitlines():
-    key, rest = line.split(" ", 1)
-    m = re.search(r"mean ([0-9.]+) µs", rest)
-    if m:
-        cost[key].append(float(m.group(1)))
-if cost["off"] and cost["on"]:
-    ratios = [b / a for a, b in zip(cost["off"], cost["on"])]
-    print(
-        f"  mean cycle off {med(cost['off']):.2f} µs {cost['off']}, on {med(cost['on']):.2f} µs {cost['on']}; "
-        f"on/off per pair: median {med(ratios):.3f} (range {min(ratios):.3f}-{max(ratios):.3f})"
-    )
+print("2. the profile's cost: rateau, 512 frames, blocks of cycles back to back, interleaved")
+cost_file = out / "cost.jsonl"
+if cost_file.exists():
+    for line in cost_file.read_text().splitlines():
+        if not line.strip():
+            continue
+        c = json.loads(line)
+        print(
+            f"  {c['executor']} {c['threads']}t: plain {c['median_off_us']:.2f} µs, profiled {c['median_on_us']:.2f} µs; "
+            f"profiled/plain median {c['median_ratio']:.3f} (range {c['ratio_min']:.3f}-{c['ratio_max']:.3f}, "
+            f"{c['pairs']} pairs of {c['cycles_per_block']} cycles)"
+        )
 
 print("3. profiles")
 for name in ["seq-512", "ws2-128", "ws2-512"]:
@@ -63,5 +62,6 @@ for name in ["seq-512", "ws2-128", "ws2-512"]:
             f"; worker 1 woke in {t['woke']} cycles, wake p99 {t['wake_p99_ns'] / 1e3:.1f} µs"
             f" (median {t['wake_median_ns'] / 1e3:.1f}), first task p99 {t['first_task_p99_ns'] / 1e3:.1f} µs"
         )
+    line += f"; the profile's own folding {j.get('profile_own_ns', 0) / 1e3:.2f} µs per cycle"
     line += f"; process CPU {j['process_cpu_cores']:.2f} cores"
     print(line)

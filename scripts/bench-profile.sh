@@ -43,18 +43,16 @@ for i in $(seq 1 "$n"); do
     done
 done
 
-# 2. The profile's cost.
-: >"$out/cost.txt"
-for i in $(seq 1 "$n"); do
-    for p in off on; do
-        extra=()
-        [ "$p" = on ] && extra=(--profile)
-        line=$("$f" run "$rateau" --backend clocked --buffer 512 --duration 10 \
-            --executor ws --threads 2 "${extra[@]}" 2>/dev/null | tail -1)
-        echo "$p $line" >>"$out/cost.txt"
-    done
+# 2. The profile's cost: a plain and a profiled engine of rateau101 at 512 frames, blocks
+#    of 500 cycles back to back, interleaved; seq, then ws on 2 threads.
+: >"$out/cost.jsonl"
+for e in seq ws; do
+    threads=1
+    [ "$e" = ws ] && threads=2
+    "$f" bench profile-cost --graph "$rateau" --buffer 512 --executor "$e" --threads "$threads" \
+        --pairs 40 --cycles 500 --json | tr -d '\n' >>"$out/cost.jsonl"
+    echo >>"$out/cost.jsonl"
 done
-
 # 3. Profiles.
 "$f" profile "$rateau" --executor seq --buffer 512 --seconds 10 -o "$out/seq-512" --force \
     >/dev/null
