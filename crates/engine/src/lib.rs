@@ -48,6 +48,7 @@ mod render;
 mod run;
 mod schedule;
 pub mod stats;
+mod wav;
 
 pub use calibrate::{calibrate, Calibration};
 pub use choice::{BuildError, Costs, ExecutorChoice};
