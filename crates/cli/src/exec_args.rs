@@ -12,9 +12,11 @@ use fugue_sched::Algorithm;
 pub struct ExecArgs {
     /// Executor: seq, static, ws (work stealing), ws-affinity (work stealing, tasks kept on the
     /// thread that ran them last), share (work sharing, mutex), share-spin
-    /// (work sharing, spinlock) or levels (fork/join by levels).
+    /// (work sharing, spinlock), levels (fork/join by levels), or auto (measures seq, ws and
+    /// static at each thread count on the graph for under a second and keeps the fastest;
+    /// seq unless another gains 3 %; says what it chose).
     #[arg(long, short = 'e', default_value = "seq", value_parser = parse_executor)]
-    pub executor: ExecutorKind,
+    pub executor: Executor,
     /// Threads, the audio thread included (default: 1 for seq, else the number of cores).
     #[arg(long, short = 't', value_parser = clap::value_parser!(u16).range(1..=256))]
     pub threads: Option<u16>,
@@ -67,14 +69,28 @@ impl StealArgs {
     }
 }
 
-fn parse_executor(s: &str) -> Result<ExecutorKind, String> {
-    ExecutorKind::from_name(s).ok_or_else(|| {
-        let names: Vec<&str> = ExecutorKind::ALL.iter().map(|k| k.name()).collect();
-        format!(
-            "unknown executor `{s}`; expected one of {}",
-            names.join(", ")
-        )
-    })
+/// An executor named on the command line: one of the library's, or `auto`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Executor {
+    /// Chosen by measuring ([`ExecutorChoice::auto`]).
+    Auto,
+    /// This one.
+    Kind(ExecutorKind),
+}
+
+fn parse_executor(s: &str) -> Result<Executor, String> {
+    if s == "auto" {
+        return Ok(Executor::Auto);
+    }
+    ExecutorKind::from_name(s)
+        .map(Executor::Kind)
+        .ok_or_else(|| {
+            let names: Vec<&str> = ExecutorKind::ALL.iter().map(|k| k.name()).collect();
+            format!(
+                "unknown executor `{s}`; expected one of {}, auto",
+                names.join(", ")
+            )
+        })
 }
 
 /// Parses a `--costs` value: declared, measured, or a costs file.
@@ -89,13 +105,18 @@ pub fn parse_costs(s: &str) -> Result<Costs, String> {
 impl ExecArgs {
     /// The library's executor choice.
     pub fn choice(&self) -> ExecutorChoice {
+        let kind = match self.executor {
+            Executor::Auto => ExecutorKind::Seq,
+            Executor::Kind(k) => k,
+        };
         let threads = match (self.threads, self.executor) {
             (Some(t), _) => t as usize,
-            (None, ExecutorKind::Seq) => 1,
+            (None, Executor::Kind(ExecutorKind::Seq)) | (None, Executor::Auto) => 1,
             (None, _) => fugue_exec::placement::available_cores(),
         };
         ExecutorChoice {
-            kind: self.executor,
+            kind,
+            auto: self.executor == Executor::Auto,
             threads,
             algorithm: self.algorithm,
             costs: self.costs.clone(),

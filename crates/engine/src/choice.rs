@@ -23,8 +23,11 @@ pub enum Costs {
 /// Everything that selects an executor.
 #[derive(Clone, Debug)]
 pub struct ExecutorChoice {
-    /// Which executor.
+    /// Which executor (with [`ExecutorChoice::auto`]: the one used if nothing is measured).
     pub kind: ExecutorKind,
+    /// Choose the executor by measuring candidates on the graph first
+    /// ([`crate::auto`]): `kind` and `threads` are then replaced by the fastest.
+    pub auto: bool,
     /// Threads, the calling (audio) thread included.
     pub threads: usize,
     /// The static schedule's algorithm (for [`ExecutorKind::Static`]).
@@ -52,6 +55,7 @@ impl Default for ExecutorChoice {
     fn default() -> Self {
         ExecutorChoice {
             kind: ExecutorKind::Seq,
+            auto: false,
             threads: 1,
             algorithm: Algorithm::Hlfet,
             costs: Costs::Declared,

@@ -23,6 +23,8 @@ pub struct Engine {
     profiler: Option<Box<Profiler>>,
     /// The per-cycle wake-up latency, when on ([`Engine::track_wakes`]).
     wakes: Option<Box<WakeTracker>>,
+    /// What the automatic choice measured, when it chose the executor.
+    auto: Option<crate::auto::AutoReport>,
 }
 
 /// Measures, cycle by cycle, how long after the cycle's start the last of the executor's
@@ -91,17 +93,34 @@ impl Engine {
         choice: &ExecutorChoice,
         placeholder: bool,
     ) -> Result<(Engine, Vec<String>), BuildError> {
-        let plan = Plan::compile(
-            graph,
-            &Registry::with_builtin_kinds(),
-            &CompileOptions {
-                sample_rate: rate,
-                block,
-                placeholder,
-                merge_chains: choice.merge_chains,
-            },
-        )?;
-        Engine::with_plan(graph, plan, choice)
+        let compile = || {
+            Plan::compile(
+                graph,
+                &Registry::with_builtin_kinds(),
+                &CompileOptions {
+                    sample_rate: rate,
+                    block,
+                    placeholder,
+                    merge_chains: choice.merge_chains,
+                },
+            )
+        };
+        let plan = compile()?;
+        if !choice.auto {
+            return Engine::with_plan(graph, plan, choice);
+        }
+        // The trials run on a plan of their own: the one that plays starts fresh.
+        let mut trial = compile()?;
+        let (chosen, report) = crate::auto::choose(graph, &mut trial, choice)?;
+        drop(trial);
+        let (mut engine, warnings) = Engine::with_plan(graph, plan, &chosen)?;
+        engine.auto = Some(report);
+        Ok((engine, warnings))
+    }
+
+    /// What [`ExecutorChoice::auto`] measured and chose, when it was asked for.
+    pub fn auto_report(&self) -> Option<&crate::auto::AutoReport> {
+        self.auto.as_ref()
     }
 
     /// Builds the executor of `choice` for `plan`, compiled from `graph` (which a static
@@ -120,6 +139,7 @@ impl Engine {
                 last_steals,
                 profiler: None,
                 wakes: None,
+                auto: None,
             },
             warnings,
         ))

@@ -35,6 +35,7 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
+pub mod auto;
 pub mod backend;
 mod blocks;
 mod calibrate;

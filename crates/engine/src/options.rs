@@ -176,6 +176,9 @@ pub struct RunReport {
     /// The profile, when [`RunOptions::profile`] asked for it (jack backend: of the cycles
     /// run at the last buffer size).
     pub profile: Option<crate::ProfileReport>,
+    /// What the automatic executor choice measured and chose ([`ExecutorChoice::auto`];
+    /// JACK backend: at the first buffer size).
+    pub auto: Option<crate::auto::AutoReport>,
 }
 
 impl RunReport {

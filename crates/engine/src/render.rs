@@ -129,6 +129,9 @@ pub struct RenderSummary {
     pub warnings: Vec<String>,
     /// The profile, when [`RenderOptions::profile`] asked for it.
     pub profile: Option<crate::ProfileReport>,
+    /// What the automatic executor choice measured and chose
+    /// ([`crate::ExecutorChoice::auto`]).
+    pub auto: Option<crate::auto::AutoReport>,
 }
 
 impl RenderSummary {
@@ -491,6 +494,7 @@ pub fn render(
         panics: engine.plan.take_panics(),
         warnings,
         profile: engine.profile_report(),
+        auto: engine.auto_report().cloned(),
     })
 }
 

@@ -213,6 +213,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         Some(o) => o.commit(tmp)?,
     }
+    if let Some(a) = &summary.auto {
+        eprintln!("fugue: {}", a.line());
+    }
     for w in &summary.warnings {
         crate::util::warning(w);
     }
@@ -233,8 +236,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         &format!(
             "{}, {} with {} thread(s), {} frames at {} Hz, offline render",
             args.graph.display(),
-            options.executor.kind,
-            options.executor.threads,
+            summary
+                .auto
+                .as_ref()
+                .map_or(options.executor.kind, |a| a.chosen().kind),
+            summary
+                .auto
+                .as_ref()
+                .map_or(options.executor.threads, |a| a.chosen().threads),
             args.buffer,
             args.rate
         ),

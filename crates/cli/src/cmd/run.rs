@@ -174,6 +174,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     };
     crate::warn::report(&graph_warnings, false)?;
+    if let Some(a) = &report.auto {
+        eprintln!("fugue: {}", a.line());
+    }
     for w in &report.warnings {
         crate::util::warning(w);
     }

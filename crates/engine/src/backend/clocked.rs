@@ -198,6 +198,7 @@ pub(crate) fn run(
         warnings,
         panics: engine.plan.take_panics(),
         csv_error: outcome.csv_error,
+        auto: engine.auto_report().cloned(),
         profile: engine.profile_report(),
     })
 }

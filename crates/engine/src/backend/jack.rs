@@ -252,6 +252,7 @@ pub(crate) fn run(
         &options.executor_for_period(rate, block),
         options.placeholder,
     )?;
+    let auto = engine.auto_report().cloned();
     engine.track_wakes();
     if options.profile {
         engine.enable_profile();
@@ -408,5 +409,6 @@ pub(crate) fn run(
         panics,
         csv_error: outcome.csv_error,
         profile,
+        auto,
     })
 }
