@@ -117,6 +117,7 @@ impl ExecArgs {
         ExecutorChoice {
             kind,
             auto: self.executor == Executor::Auto,
+            auto_cycles: None,
             threads,
             algorithm: self.algorithm,
             costs: self.costs.clone(),

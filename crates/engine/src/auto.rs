@@ -81,7 +81,9 @@ impl AutoReport {
             .iter()
             .map(|k| format!("{} {:.1} µs", k.label, k.median_ns / 1000.0))
             .collect();
-        let why = if self.chosen == 0 {
+        let why = if self.candidates.len() == 1 {
+            "the run is too short (or the machine too small) to measure the others".to_string()
+        } else if self.chosen == 0 {
             match self.candidates[1..]
                 .iter()
                 .min_by(|a, b| a.median_ns.total_cmp(&b.median_ns))
@@ -92,7 +94,7 @@ impl AutoReport {
                     best.label,
                     seq.median_ns / best.median_ns
                 ),
-                None => "this machine has one core".to_string(),
+                None => "no other candidate".to_string(),
             }
         } else {
             format!("x{:.2} over seq", seq.median_ns / c.median_ns)
@@ -164,7 +166,28 @@ pub fn choose(
     execs[0].run_cycle(trial);
     let one = t0.elapsed().max(Duration::from_micros(1));
     let per_cycle = period.map_or(one, |p| p.max(one));
-    let total = (BUDGET.as_secs_f64() / per_cycle.as_secs_f64()) as usize;
+    // The budget: BUDGET, or a tenth of the run when its length is known.
+    let mut budget = BUDGET.as_secs_f64();
+    if let Some(n) = choice.auto_cycles {
+        budget = budget.min(n as f64 * per_cycle.as_secs_f64() / 10.0);
+    }
+    let total = (budget / per_cycle.as_secs_f64()) as usize;
+    if total < MIN_CYCLES * cands.len() || cands.len() == 1 {
+        // Too short a run to measure (or nothing to choose from): seq, untried.
+        let report = AutoReport {
+            candidates: vec![Candidate {
+                label: cands[0].0.clone(),
+                kind: cands[0].1.kind,
+                threads: 1,
+                median_ns: one.as_nanos() as f64,
+                cycles: 1,
+            }],
+            chosen: 0,
+            paced,
+            took: started.elapsed(),
+        };
+        return Ok((cands[0].1.clone(), report));
+    }
     let per_round = (total / (cands.len() * ROUNDS)).clamp(MIN_CYCLES.div_ceil(ROUNDS), 2000);
     let mut times: Vec<Vec<u64>> = vec![Vec::with_capacity(per_round * ROUNDS); cands.len()];
     for _ in 0..ROUNDS {

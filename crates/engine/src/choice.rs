@@ -28,6 +28,10 @@ pub struct ExecutorChoice {
     /// Choose the executor by measuring candidates on the graph first
     /// ([`crate::auto`]): `kind` and `threads` are then replaced by the fastest.
     pub auto: bool,
+    /// How many cycles the engine is expected to run (`None`: no end known): the automatic
+    /// choice spends at most a tenth of their time on its trials, and chooses seq without
+    /// trials when that is too short to measure.
+    pub auto_cycles: Option<u64>,
     /// Threads, the calling (audio) thread included.
     pub threads: usize,
     /// The static schedule's algorithm (for [`ExecutorKind::Static`]).
@@ -56,6 +60,7 @@ impl Default for ExecutorChoice {
         ExecutorChoice {
             kind: ExecutorKind::Seq,
             auto: false,
+            auto_cycles: None,
             threads: 1,
             algorithm: Algorithm::Hlfet,
             costs: Costs::Declared,

@@ -353,20 +353,6 @@ pub fn render(
             "the sample rate must be at least 1 Hz".into(),
         ));
     }
-    let (mut engine, mut warnings) = Engine::build(
-        graph,
-        options.sample_rate as f64,
-        options.block,
-        &options.executor,
-        options.placeholder,
-    )
-    .map_err(Box::new)?;
-    if engine.plan.n_outputs() == 0 {
-        return Err(RenderError::NoSink);
-    }
-    if options.profile {
-        engine.enable_profile();
-    }
     let input = match &options.input {
         Some(p) => read_input(p, options.sample_rate)?,
         None => Vec::new(),
@@ -384,6 +370,23 @@ pub fn render(
         )));
     }
     let total = (seconds * options.sample_rate as f64).round() as u64;
+    // The automatic choice, if asked for, knows how many cycles the render has.
+    let mut choice = options.executor.clone();
+    choice.auto_cycles = Some(total.div_ceil(options.block.max(1) as u64));
+    let (mut engine, mut warnings) = Engine::build(
+        graph,
+        options.sample_rate as f64,
+        options.block,
+        &choice,
+        options.placeholder,
+    )
+    .map_err(Box::new)?;
+    if engine.plan.n_outputs() == 0 {
+        return Err(RenderError::NoSink);
+    }
+    if options.profile {
+        engine.enable_profile();
+    }
     let channels = engine.plan.n_outputs();
     let writer = match &options.output {
         Output::Wav(path) => {

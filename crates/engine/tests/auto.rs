@@ -90,3 +90,18 @@ fn a_period_paces_the_trials() {
         "seq is always a candidate"
     );
 }
+
+/// A run too short for trials worth a tenth of it stays with seq, untried, and says so.
+#[test]
+fn a_short_run_is_not_measured() {
+    let graph = fugue_graph::gen::rake(12);
+    let choice = ExecutorChoice {
+        auto_cycles: Some(10),
+        ..auto()
+    };
+    let (engine, _) = Engine::build(&graph, 48_000.0, 256, &choice, false).unwrap();
+    let r = engine.auto_report().unwrap();
+    assert_eq!(r.candidates.len(), 1);
+    assert_eq!(r.chosen().kind, ExecutorKind::Seq);
+    assert!(r.line().contains("too short"), "{}", r.line());
+}

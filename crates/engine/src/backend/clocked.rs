@@ -76,7 +76,10 @@ pub(crate) fn run(
             "the sample rate and the buffer size must be at least 1".into(),
         ));
     }
-    let choice = options.executor_for_period(rate, block);
+    let mut choice = options.executor_for_period(rate, block);
+    choice.auto_cycles = options
+        .duration
+        .map(|d| (d.as_secs_f64() * rate as f64 / block.max(1) as f64).ceil() as u64);
     let (mut engine, mut warnings) =
         Engine::build(graph, rate as f64, block, &choice, options.placeholder)?;
     engine.track_wakes();
