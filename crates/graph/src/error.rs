@@ -98,6 +98,14 @@ fn cycle_text(nodes: &[String]) -> String {
 /// An error while reading a graph file: always names the file and, where there is one, the place.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
+    /// The file is larger than [`crate::read::MAX_FILE_BYTES`].
+    #[error("{file} is larger than {} MiB, the most a graph file may have; is it a graph file?", .limit >> 20)]
+    TooLarge {
+        /// The file.
+        file: String,
+        /// The limit, in bytes.
+        limit: u64,
+    },
     /// The file could not be opened or read.
     #[error("cannot read {file}")]
     Io {
