@@ -28,7 +28,9 @@ pub struct Args {
     /// Seed of the random priorities (random, and the random run inside best and optimal).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Time limit of the exact search (optimal), in seconds.
+    /// Time limit of the algorithm, in seconds: the exact search returns the best schedule it
+    /// found by then; ETF or CPFD that run out of time give way to HLFET (best leaves them out),
+    /// and a warning says so.
     #[arg(long, default_value_t = 10.0)]
     pub time_limit: f64,
     /// Communication cost of every edge, paid when its two tasks run on different processors
@@ -105,7 +107,17 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         seed: a.seed,
         time_limit,
     };
+    let spinner = util::spinner(&format!(
+        "scheduling {} nodes with {} (time limit {} s)",
+        g.len(),
+        a.algorithm,
+        a.time_limit
+    ));
     let out = fugue_sched::run(&g, a.algorithm, &opts)?;
+    spinner.finish_and_clear();
+    if let Some(note) = &out.note {
+        util::warning(note);
+    }
     let s = &out.schedule;
     fugue_sched::verify(&g, s).context("internal error: the schedule is invalid")?;
     let m = Metrics::new(&g, s, processors);
