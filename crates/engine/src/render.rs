@@ -257,6 +257,11 @@ fn read_input(path: &Path, rate: u32) -> Result<Vec<Vec<f32>>, RenderError> {
     })
 }
 
+/// The number of channels a WAV file's header gives, when it is a WAV file `hound` reads.
+pub fn wav_channels(path: &Path) -> Option<u16> {
+    Some(hound::WavReader::open(path).ok()?.spec().channels)
+}
+
 /// Why [`read_wav`] refused its input.
 #[derive(Debug)]
 pub enum WavInputError {

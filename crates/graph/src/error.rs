@@ -76,6 +76,15 @@ pub enum GraphError {
         /// Node names along the cycle; the last one leads back to the first.
         nodes: Vec<String>,
     },
+    /// The same edge (same ports of the same two nodes) written twice: its signal would be
+    /// summed twice (+6 dB).
+    #[error("edge `{}`.{} -> `{}`.{} is written twice{}; a second edge between the same ports adds the signal again (+6 dB): remove one", .edge.0, .edge.1, .edge.2, .edge.3, first.map(|l| format!(" (first at line {})", l.line)).unwrap_or_default())]
+    DuplicateEdge {
+        /// Source node, its output port (from 1), destination node, its input port (from 1).
+        edge: Box<(String, usize, String, usize)>,
+        /// Where the first one was, when known.
+        first: Option<Location>,
+    },
     /// A cost that is negative or not finite.
     #[error("cost {value} of {what} is not a finite number >= 0")]
     BadCost {

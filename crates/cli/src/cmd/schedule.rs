@@ -85,6 +85,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     }
     // Fail before a long search rather than after it.
     let gantt_out = match &a.gantt {
+        Some(p) if !p.extension().is_some_and(|e| e.eq_ignore_ascii_case("svg")) => {
+            return Err(util::usage(format!(
+                "--gantt {}: the Gantt chart is drawn as SVG only; name the file with .svg (convert it with e.g. `rsvg-convert` for PNG)",
+                p.display()
+            )))
+        }
         Some(p) => {
             let mut inputs = vec![a.file.as_path()];
             if let Costs::File(c) = &a.costs {
@@ -205,7 +211,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
 
 fn num(x: f64) -> String {
     let s = format!("{x:.6}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
+    match s.trim_end_matches('0').trim_end_matches('.') {
+        "-0" => "0".to_string(),
+        t => t.to_string(),
+    }
 }
 
 fn opt(x: Option<f64>) -> String {

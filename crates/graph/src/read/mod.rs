@@ -145,3 +145,23 @@ pub(crate) fn finish(
         error: e.error,
     })
 }
+
+/// Fills the place of the first edge into a [`GraphError::DuplicateEdge`] from the builder
+/// (`offsets[i]`: where edge `i` is written in `text`).
+pub(crate) fn with_first_edge(
+    mut error: crate::error::GraphError,
+    builder: &GraphBuilder,
+    text: &str,
+    offsets: &[usize],
+) -> crate::error::GraphError {
+    if let crate::error::GraphError::DuplicateEdge { edge, first } = &mut error {
+        let (src, src_port, dst, dst_port) = &**edge;
+        let (s, d) = (builder.find(src), builder.find(dst));
+        if let (Some(s), Some(d)) = (s, d) {
+            if let Some(i) = builder.find_edge(s, *src_port - 1, d, *dst_port - 1) {
+                *first = offsets.get(i).map(|&o| location_of(text, o));
+            }
+        }
+    }
+    error
+}
