@@ -20,9 +20,10 @@ pub struct ExecArgs {
     /// Threads, the audio thread included (default: 1 for seq, else the number of cores).
     #[arg(long, short = 't', value_parser = clap::value_parser!(u16).range(1..=256))]
     pub threads: Option<u16>,
-    /// Static schedule algorithm (with --executor static): hlfet, etf, cpfd, random, optimal, best.
-    #[arg(long, default_value = "hlfet")]
-    pub algorithm: Algorithm,
+    /// Static schedule algorithm (with --executor static): hlfet, etf, cpfd, random, optimal,
+    /// best [default: hlfet].
+    #[arg(long)]
+    pub algorithm: Option<Algorithm>,
     /// Node costs for the static schedule: declared (from the file), measured (calibrated
     /// now), or a CSV file `node,cost` written by `fugue calibrate`.
     #[arg(long, default_value = "declared", value_parser = parse_costs)]
@@ -103,6 +104,17 @@ pub fn parse_costs(s: &str) -> Result<Costs, String> {
 }
 
 impl ExecArgs {
+    /// Flags that the chosen executor ignores: `--algorithm` without `--executor static`.
+    pub fn warnings(&self) -> Vec<String> {
+        match self.algorithm {
+            Some(a) if self.executor != ExecutorKind::Static => vec![format!(
+                "--algorithm {a} applies to --executor static only; it is ignored with --executor {}",
+                self.executor
+            )],
+            _ => Vec::new(),
+        }
+    }
+
     /// The library's executor choice.
     pub fn choice(&self) -> ExecutorChoice {
         let kind = match self.executor {
@@ -119,7 +131,7 @@ impl ExecArgs {
             auto: self.executor == Executor::Auto,
             auto_cycles: None,
             threads,
-            algorithm: self.algorithm,
+            algorithm: self.algorithm.unwrap_or(Algorithm::Hlfet),
             costs: self.costs.clone(),
             seed: self.seed,
             time_limit: Duration::from_secs(2),

@@ -106,6 +106,20 @@ pub fn progress_bar(total: u64, template: &str) -> indicatif::ProgressBar {
     bar
 }
 
+/// A spinner on standard error saying `what` and the time spent, ticking on its own thread
+/// (hidden when standard error is not a terminal); `finish_and_clear` removes it.
+pub fn spinner(what: &str) -> indicatif::ProgressBar {
+    let bar =
+        indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} {msg}: {elapsed}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+    );
+    bar.set_message(what.to_string());
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    bar
+}
+
 /// A value parser for a whole number from 1 to `max`: `0`, `-2` or `x` are refused with a
 /// sentence that says what is accepted.
 pub fn count(max: u64) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {

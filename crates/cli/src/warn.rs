@@ -55,6 +55,34 @@ pub fn graph_warnings(graph: &TaskGraph, file: &Path) -> Vec<String> {
     out
 }
 
+/// What an input file given to a render suggests is a mistake: `--input` on a graph with no
+/// `source` node (the file is never read), and a file with fewer channels than the sources'
+/// ports (the ports beyond the file's channels read silence).
+pub fn input_warnings(graph: &TaskGraph, input: Option<&Path>) -> Vec<String> {
+    let Some(input) = input else {
+        return Vec::new();
+    };
+    let ports: usize = (0..graph.len())
+        .filter(|&v| graph.node(v).kind == "source")
+        .map(|v| graph.outputs(v))
+        .sum();
+    if ports == 0 {
+        return vec![format!(
+            "--input {}: the graph has no source node, so the file is not read",
+            input.display()
+        )];
+    }
+    match fugue_engine::wav_channels(input) {
+        Some(ch) if usize::from(ch) < ports => vec![format!(
+            "--input {} has {ch} channel{} but the graph's source nodes have {ports} ports; ports {}..{ports} read silence",
+            input.display(),
+            if ch == 1 { "" } else { "s" },
+            usize::from(ch) + 1
+        )],
+        _ => Vec::new(),
+    }
+}
+
 /// What the rendered audio suggests went wrong: a float file that peaks above 0 dBFS
 /// (samples beyond ±1.0 clip when played or converted), clipped samples in an integer file,
 /// and silence (with the likely cause when the graph has `source` nodes and no input was

@@ -47,6 +47,8 @@ mod ratio;
 mod registry;
 
 pub use error::NodeError;
-pub use node::{isolated, sum_inputs, DspNode, Io, NodeContext, Processor, SUM_GROUP};
+pub use node::{
+    isolated, sum_inputs, DspNode, Io, NodeContext, Processor, MAX_NODE_MEMORY, SUM_GROUP,
+};
 pub use ratio::Ratio;
 pub use registry::{Constructor, Registry};

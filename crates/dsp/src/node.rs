@@ -102,7 +102,18 @@ pub trait DspNode: Send {
 
     /// A fresh processor in its initial state (may allocate: it sizes all its memory here).
     fn processor(&self) -> Box<dyn Processor>;
+
+    /// Bytes of memory that each processor from [`DspNode::processor`] holds besides the
+    /// plan's buffers (delay lines, filter buffers); the plan compiler counts them against its
+    /// memory budget. Default: 0.
+    fn memory(&self) -> usize {
+        0
+    }
 }
+
+/// The most memory one node's processor may hold (a delay line): 64 MiB. Kinds refuse an
+/// attribute that would need more, naming the figure, instead of allocating it.
+pub const MAX_NODE_MEMORY: usize = 64 << 20;
 
 /// Boxes a processor on cache lines of its own.
 ///
@@ -146,6 +157,12 @@ pub trait Processor: Send {
     /// Returns to the initial state (phase, filter memory, delay lines, random seed), so that
     /// the following cycles equal those of a fresh processor.
     fn reset(&mut self);
+
+    /// Bytes this processor holds on the heap (delay lines, work buffers); see
+    /// [`DspNode::memory`]. Default: 0.
+    fn memory(&self) -> usize {
+        0
+    }
 }
 
 /// Input ports summed one after the other before their sums are combined (see [`sum_inputs`]).

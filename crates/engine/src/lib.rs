@@ -61,7 +61,8 @@ pub use options::{
 pub use placement::place_audio_thread;
 pub use profile::{ProfileReport, Profiler};
 pub use render::{
-    render, Bits, Output, Progress, RenderError, RenderOptions, RenderSummary, DEFAULT_SECONDS,
+    read_wav, render, wav_channels, Bits, Output, Progress, RenderError, RenderOptions,
+    RenderSummary, WavInputError, DEFAULT_SECONDS, MAX_INPUT_SAMPLES,
 };
 pub use run::run;
 pub use schedule::lists_from_unit_schedule;

@@ -239,44 +239,90 @@ fn wav_format(path: &Path) -> Option<String> {
     None
 }
 
+/// The most samples (all channels together) an input WAV file may hold: 2^27 (512 MiB as
+/// 32-bit floats; 23 minutes of stereo at 48 kHz). Larger files are refused before their
+/// samples are read.
+pub const MAX_INPUT_SAMPLES: u64 = 1 << 27;
+
 /// The input file's channels, at the render's rate.
 fn read_input(path: &Path, rate: u32) -> Result<Vec<Vec<f32>>, RenderError> {
     let err = |reason: String| RenderError::Input {
         path: path.to_path_buf(),
         reason,
     };
-    let reader = hound::WavReader::open(path).map_err(|e| match e {
-        hound::Error::FormatError(_) | hound::Error::Unsupported => err(match wav_format(path) {
+    let file = std::fs::File::open(path).map_err(|e| err(e.to_string()))?;
+    read_wav(std::io::BufReader::new(file), rate).map_err(|e| match e {
+        WavInputError::Format(e) => err(match wav_format(path) {
             Some(f) => format!("it is a WAV file of {f}; {INPUT_FORMATS}"),
             None => format!("it is not a WAV file ({e}); {INPUT_FORMATS}"),
         }),
-        e => err(e.to_string()),
+        WavInputError::Other(reason) => err(reason),
+    })
+}
+
+/// The number of channels a WAV file's header gives, when it is a WAV file `hound` reads.
+pub fn wav_channels(path: &Path) -> Option<u16> {
+    Some(hound::WavReader::open(path).ok()?.spec().channels)
+}
+
+/// Why [`read_wav`] refused its input.
+#[derive(Debug)]
+pub enum WavInputError {
+    /// Not a WAV file, or one whose samples `hound` does not read (the text says why).
+    Format(String),
+    /// A readable WAV file that cannot be used: wrong rate, too long, truncated, unreadable.
+    Other(String),
+}
+
+/// Reads a WAV stream into one vector per channel; its rate must be `rate`, and it may hold
+/// at most [`MAX_INPUT_SAMPLES`] samples (checked from its header before any sample is read;
+/// a header that claims more samples than the stream has gives an error, not a long read).
+pub fn read_wav<R: std::io::Read>(r: R, rate: u32) -> Result<Vec<Vec<f32>>, WavInputError> {
+    let reader = hound::WavReader::new(r).map_err(|e| match e {
+        hound::Error::FormatError(_) | hound::Error::Unsupported => {
+            WavInputError::Format(e.to_string())
+        }
+        e => WavInputError::Other(e.to_string()),
     })?;
     let spec = reader.spec();
     if spec.sample_rate != rate {
-        return Err(err(format!(
+        return Err(WavInputError::Other(format!(
             "it is at {} Hz but the render runs at {rate} Hz; pass --rate {}",
             spec.sample_rate, spec.sample_rate
         )));
     }
-    let ch = spec.channels as usize;
-    let samples: Vec<f32> = match spec.sample_format {
-        hound::SampleFormat::Float => reader.into_samples::<f32>().collect::<Result<_, _>>(),
+    let total = u64::from(reader.len());
+    if total > MAX_INPUT_SAMPLES {
+        return Err(WavInputError::Other(format!(
+            "it holds {total} samples, more than the limit of {MAX_INPUT_SAMPLES} ({} MiB as 32-bit floats); cut it shorter",
+            (MAX_INPUT_SAMPLES * 4) >> 20
+        )));
+    }
+    let ch = usize::from(spec.channels).max(1);
+    // Capacity from the header, but not more than a second or so ahead of the samples
+    // actually read: a header may lie.
+    let frames = (total as usize / ch).min(1 << 16);
+    let mut out = vec![Vec::with_capacity(frames); ch];
+    let mut push = |i: usize, v: f32| out[i % ch].push(v);
+    let bad = |e: hound::Error| WavInputError::Other(e.to_string());
+    match spec.sample_format {
+        hound::SampleFormat::Float => {
+            for (i, s) in reader.into_samples::<f32>().enumerate() {
+                push(i, s.map_err(bad)?);
+            }
+        }
         hound::SampleFormat::Int => {
-            let scale = 1.0 / (1u64 << (spec.bits_per_sample - 1)) as f32;
-            reader
-                .into_samples::<i32>()
-                .map(|s| s.map(|v| v as f32 * scale))
-                .collect::<Result<_, _>>()
+            let bits = u32::from(spec.bits_per_sample).clamp(1, 32);
+            let scale = 1.0 / (1u64 << (bits - 1)) as f32;
+            for (i, s) in reader.into_samples::<i32>().enumerate() {
+                push(i, s.map_err(bad)? as f32 * scale);
+            }
         }
     }
-    .map_err(|e| err(e.to_string()))?;
-    let frames = samples.len() / ch.max(1);
-    let mut out = vec![Vec::with_capacity(frames); ch];
-    for frame in samples.chunks_exact(ch) {
-        for (c, &s) in frame.iter().enumerate() {
-            out[c].push(s);
-        }
+    // A last, incomplete frame is dropped, as before.
+    let whole = out.iter().map(Vec::len).min().unwrap_or(0);
+    for c in &mut out {
+        c.truncate(whole);
     }
     Ok(out)
 }

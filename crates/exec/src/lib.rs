@@ -43,8 +43,8 @@ pub use executors::{
     build, BuildError, ExecOptions, ExecutorKind, SeqExecutor, SpinBudget, DEFAULT_WAKE_LEAD,
 };
 pub use plan::{
-    CompileError, CompileOptions, Plan, TaskPanic, JOIN_FANIN, NO_SLOT, SPLIT_MIN_FRAMES,
-    SPLIT_MIN_INPUTS, SPLIT_PARTS,
+    CompileError, CompileOptions, Plan, TaskPanic, JOIN_FANIN, MEMORY_LIMIT, NO_SLOT,
+    SPLIT_MIN_FRAMES, SPLIT_MIN_INPUTS, SPLIT_PARTS,
 };
 
 /// Runs whole cycles of a [`Plan`].

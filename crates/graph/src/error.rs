@@ -76,6 +76,15 @@ pub enum GraphError {
         /// Node names along the cycle; the last one leads back to the first.
         nodes: Vec<String>,
     },
+    /// The same edge (same ports of the same two nodes) written twice: its signal would be
+    /// summed twice (+6 dB).
+    #[error("edge `{}`.{} -> `{}`.{} is written twice{}; a second edge between the same ports adds the signal again (+6 dB): remove one", .edge.0, .edge.1, .edge.2, .edge.3, first.map(|l| format!(" (first at line {})", l.line)).unwrap_or_default())]
+    DuplicateEdge {
+        /// Source node, its output port (from 1), destination node, its input port (from 1).
+        edge: Box<(String, usize, String, usize)>,
+        /// Where the first one was, when known.
+        first: Option<Location>,
+    },
     /// A cost that is negative or not finite.
     #[error("cost {value} of {what} is not a finite number >= 0")]
     BadCost {
@@ -98,6 +107,14 @@ fn cycle_text(nodes: &[String]) -> String {
 /// An error while reading a graph file: always names the file and, where there is one, the place.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
+    /// The file is larger than [`crate::read::MAX_FILE_BYTES`].
+    #[error("{file} is larger than {} MiB, the most a graph file may have; is it a graph file?", .limit >> 20)]
+    TooLarge {
+        /// The file.
+        file: String,
+        /// The limit, in bytes.
+        limit: u64,
+    },
     /// The file could not be opened or read.
     #[error("cannot read {file}")]
     Io {

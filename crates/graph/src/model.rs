@@ -146,6 +146,8 @@ pub struct Edge {
 pub struct GraphBuilder {
     nodes: Vec<Node>,
     edges: Vec<Edge>,
+    /// Each edge's (src, src_port, dst, dst_port), to find duplicates.
+    edge_ids: std::collections::HashMap<(NodeId, usize, NodeId, usize), EdgeId>,
     names: NameMap,
     deadline: Option<f64>,
 }
@@ -206,7 +208,26 @@ impl GraphBuilder {
         self.deadline = Some(deadline);
     }
 
-    /// Adds an edge between 0-based ports; checks the ports against declared counts.
+    /// The edge already added between these 0-based ports, if any.
+    pub fn find_edge(
+        &self,
+        src: NodeId,
+        src_port: usize,
+        dst: NodeId,
+        dst_port: usize,
+    ) -> Option<EdgeId> {
+        self.edge_ids.get(&(src, src_port, dst, dst_port)).copied()
+    }
+
+    /// Sets the communication cost of an edge added earlier (a reader merging a repeated
+    /// edge, as DOT's `strict` asks).
+    pub fn set_edge_comm(&mut self, id: EdgeId, comm: f64) {
+        self.edges[id].comm = comm;
+    }
+
+    /// Adds an edge between 0-based ports; checks the ports against declared counts, and
+    /// refuses an edge between the same ports as one added before
+    /// ([`GraphError::DuplicateEdge`], `first` left for the reader to fill).
     pub fn add_edge(
         &mut self,
         src: NodeId,
@@ -244,7 +265,19 @@ impl GraphBuilder {
                 }
             }
         }
+        if self.find_edge(src, src_port, dst, dst_port).is_some() {
+            return Err(GraphError::DuplicateEdge {
+                edge: Box::new((
+                    self.nodes[src].name.clone(),
+                    src_port + 1,
+                    self.nodes[dst].name.clone(),
+                    dst_port + 1,
+                )),
+                first: None,
+            });
+        }
         let id = self.edges.len();
+        self.edge_ids.insert((src, src_port, dst, dst_port), id);
         self.edges.push(Edge {
             src,
             src_port,
@@ -510,6 +543,12 @@ impl TaskGraph {
         GraphBuilder {
             nodes: self.nodes.clone(),
             edges: self.edges.clone(),
+            edge_ids: self
+                .edges
+                .iter()
+                .enumerate()
+                .map(|(i, e)| ((e.src, e.src_port, e.dst, e.dst_port), i))
+                .collect(),
             names: self.names.clone(),
             deadline: self.deadline,
         }

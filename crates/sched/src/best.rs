@@ -3,34 +3,61 @@
 use fugue_graph::TaskGraph;
 
 use crate::schedule::{lt, Schedule};
-use crate::Algorithm;
+use crate::{Algorithm, Deadline};
 
 /// Runs HLFET, ETF, CPFD (on at most `p` processors) and random (with `seed`) and returns the
 /// shortest schedule that passes [`crate::verify`], with the algorithm that made it (ties go to
 /// the first in that order).
 pub fn best(g: &TaskGraph, p: usize, seed: u64) -> (Algorithm, Schedule) {
-    let runs = [
-        (Algorithm::Hlfet, crate::hlfet(g, p)),
-        (Algorithm::Etf, crate::etf(g, p)),
-        (Algorithm::Cpfd, crate::cpfd(g, p)),
-        (Algorithm::Random, crate::random(g, p, seed)),
-    ];
-    shortest(g, runs)
+    let (a, s, _) = best_within(g, p, seed, Deadline::NONE);
+    (a, s)
+}
+
+/// [`best`] within `deadline`: HLFET and random always run; ETF and CPFD run until the
+/// deadline, and those that did not finish are left out and returned.
+pub fn best_within(
+    g: &TaskGraph,
+    p: usize,
+    seed: u64,
+    deadline: Deadline,
+) -> (Algorithm, Schedule, Vec<Algorithm>) {
+    let mut missed = Vec::new();
+    let mut runs = vec![(Algorithm::Hlfet, crate::hlfet(g, p))];
+    match crate::etf_within(g, p, deadline) {
+        Some(s) => runs.push((Algorithm::Etf, s)),
+        None => missed.push(Algorithm::Etf),
+    }
+    match crate::cpfd_within(g, p, deadline) {
+        Some(s) => runs.push((Algorithm::Cpfd, s)),
+        None => missed.push(Algorithm::Cpfd),
+    }
+    runs.push((Algorithm::Random, crate::random(g, p, seed)));
+    let (a, s) = shortest(g, runs);
+    (a, s, missed)
 }
 
 /// The shortest schedule without duplication among HLFET, ETF, random and CPFD (when CPFD's
-/// schedule duplicates nothing): the exact search's first incumbent.
-pub(crate) fn best_without_duplication(g: &TaskGraph, p: usize, seed: u64) -> Schedule {
-    let mut runs = vec![
-        (Algorithm::Hlfet, crate::hlfet(g, p)),
-        (Algorithm::Etf, crate::etf(g, p)),
-        (Algorithm::Random, crate::random(g, p, seed)),
-    ];
-    let c = crate::cpfd(g, p);
-    if !c.has_duplicates() {
-        runs.push((Algorithm::Cpfd, c));
+/// schedule duplicates nothing), those of ETF and CPFD only when they finish by `deadline`:
+/// the exact search's first incumbent; also the heuristics that did not finish.
+pub(crate) fn best_without_duplication_within(
+    g: &TaskGraph,
+    p: usize,
+    seed: u64,
+    deadline: Deadline,
+) -> (Schedule, Vec<Algorithm>) {
+    let mut missed = Vec::new();
+    let mut runs = vec![(Algorithm::Hlfet, crate::hlfet(g, p))];
+    match crate::etf_within(g, p, deadline) {
+        Some(s) => runs.push((Algorithm::Etf, s)),
+        None => missed.push(Algorithm::Etf),
     }
-    shortest(g, runs).1
+    runs.push((Algorithm::Random, crate::random(g, p, seed)));
+    match crate::cpfd_within(g, p, deadline) {
+        Some(c) if !c.has_duplicates() => runs.push((Algorithm::Cpfd, c)),
+        Some(_) => {}
+        None => missed.push(Algorithm::Cpfd),
+    }
+    (shortest(g, runs).1, missed)
 }
 
 fn shortest(

@@ -44,6 +44,7 @@
 use fugue_graph::{analysis, NodeId, TaskGraph};
 
 use crate::schedule::{arrival, le, lt, Schedule, Slot};
+use crate::Deadline;
 
 /// The CPN-dominant sequence of `g` (see the module documentation).
 pub fn cpn_dominant_sequence(g: &TaskGraph) -> Vec<NodeId> {
@@ -140,6 +141,7 @@ struct Cpfd<'g> {
     procs: Vec<Vec<Slot>>,
     copies: Vec<Vec<(usize, f64)>>,
     bound: Option<usize>,
+    deadline: Deadline,
 }
 
 /// Earliest start `>= ready` of a task of length `w` in the idle gaps of `slots` (sorted), and
@@ -157,12 +159,13 @@ fn earliest_gap(slots: &[Slot], ready: f64, w: f64) -> (f64, usize) {
 }
 
 impl<'g> Cpfd<'g> {
-    fn new(g: &'g TaskGraph, bound: Option<usize>) -> Self {
+    fn new(g: &'g TaskGraph, bound: Option<usize>, deadline: Deadline) -> Self {
         Cpfd {
             g,
             procs: Vec::new(),
             copies: vec![Vec::new(); g.len()],
             bound,
+            deadline,
         }
     }
 
@@ -283,41 +286,59 @@ impl<'g> Cpfd<'g> {
         self.procs[trial.p] = trial.slots;
     }
 
-    fn run(mut self) -> Schedule {
+    /// The schedule, or `None` when the deadline passed (checked at every node).
+    fn run(mut self) -> Option<Schedule> {
         for n in cpn_dominant_sequence(self.g) {
+            if self.deadline.passed() {
+                return None;
+            }
             self.schedule_node(n);
         }
         let mut s = Schedule {
             processors: self.procs,
         };
         s.sort();
-        s
+        Some(s)
     }
 }
 
 /// CPFD on an unbounded number of processors, as in the paper: the schedule uses as many
 /// processors as the algorithm opens.
 pub fn cpfd_unbounded(g: &TaskGraph) -> Schedule {
-    Cpfd::new(g, None).run()
+    Cpfd::new(g, None, Deadline::NONE)
+        .run()
+        .expect("no deadline")
 }
 
 /// CPFD restricted to at most `p` processors: every processor in use is a candidate, plus one
 /// empty processor while fewer than `p` are in use.
 pub fn cpfd_bounded(g: &TaskGraph, p: usize) -> Schedule {
-    Cpfd::new(g, Some(p.max(1))).run()
+    Cpfd::new(g, Some(p.max(1)), Deadline::NONE)
+        .run()
+        .expect("no deadline")
 }
 
 /// CPFD on at most `p` processors: the shorter of [`cpfd_bounded`] and [`map_onto`] applied to
 /// [`cpfd_unbounded`] (see the module documentation).
 pub fn cpfd(g: &TaskGraph, p: usize) -> Schedule {
+    cpfd_within(g, p, Deadline::NONE).expect("no deadline")
+}
+
+/// [`cpfd`] within `deadline`: `None` when the bounded schedule is not complete by then;
+/// when the unbounded one is not, the bounded schedule alone; when the removal of useless
+/// duplicates is cut short, the merged schedule with the duplicates left in it.
+pub fn cpfd_within(g: &TaskGraph, p: usize, deadline: Deadline) -> Option<Schedule> {
     let p = p.max(1);
-    let bounded = cpfd_bounded(g, p);
-    let merged = map_onto(g, &cpfd_unbounded(g), p);
-    if lt(merged.makespan(), bounded.makespan()) {
+    let bounded = Cpfd::new(g, Some(p), deadline).run()?;
+    let Some(unbounded) = Cpfd::new(g, None, deadline).run() else {
+        return Some(bounded);
+    };
+    let merged = map_onto_within(g, &unbounded, p, deadline);
+    Some(if lt(merged.makespan(), bounded.makespan()) {
         merged
     } else {
         bounded
-    }
+    })
 }
 
 /// A copy in the merged order: real processor, task, and its start in the unbounded schedule.
@@ -363,6 +384,12 @@ fn simulate(g: &TaskGraph, order: &[Copy], skip: &[bool], p: usize) -> Option<Sc
 ///
 /// `s` must be a valid schedule of `g` (see [`crate::verify`]).
 pub fn map_onto(g: &TaskGraph, s: &Schedule, p: usize) -> Schedule {
+    map_onto_within(g, s, p, Deadline::NONE)
+}
+
+/// [`map_onto`], whose removal of useless duplicates stops at `deadline` (the schedule stays
+/// valid, with the duplicates not yet tried).
+fn map_onto_within(g: &TaskGraph, s: &Schedule, p: usize, deadline: Deadline) -> Schedule {
     let p = p.max(1);
     let clusters: Vec<&Vec<Slot>> = s.processors.iter().filter(|v| !v.is_empty()).collect();
     let mut by_load: Vec<usize> = (0..clusters.len()).collect();
@@ -423,6 +450,9 @@ pub fn map_onto(g: &TaskGraph, s: &Schedule, p: usize) -> Schedule {
         let t = order[i].task;
         if count[t] < 2 {
             continue;
+        }
+        if deadline.passed() {
+            break;
         }
         skip[i] = true;
         match simulate(g, &order, &skip, np) {

@@ -12,6 +12,7 @@
 //! A ready node's data-ready time on each processor is fixed once its last predecessor is
 //! placed, so it is computed once; a step then costs `O(ready x P)`.
 
+use crate::Deadline;
 use fugue_graph::{analysis, NodeId, TaskGraph};
 
 use crate::list::{self, Placer};
@@ -19,6 +20,11 @@ use crate::schedule::{le, lt, Schedule};
 
 /// Schedules `g` on `p` processors (at least 1) with ETF.
 pub fn etf(g: &TaskGraph, p: usize) -> Schedule {
+    etf_within(g, p, Deadline::NONE).expect("no deadline")
+}
+
+/// [`etf`], or `None` when `deadline` passes first (checked at every task placed).
+pub fn etf_within(g: &TaskGraph, p: usize, deadline: Deadline) -> Option<Schedule> {
     let sl = list::quantize(&analysis::static_levels(g));
     let mut pl = Placer::new(g, p);
     let np = pl.avail.len();
@@ -35,6 +41,9 @@ pub fn etf(g: &TaskGraph, p: usize) -> Schedule {
         }
         if ready.is_empty() {
             break;
+        }
+        if deadline.passed() {
+            return None;
         }
         // (index in ready, processor, start)
         let mut best: Option<(usize, usize, f64)> = None;
@@ -64,5 +73,5 @@ pub fn etf(g: &TaskGraph, p: usize) -> Schedule {
         fresh.clear();
         pl.place(t, proc_, s, &mut fresh);
     }
-    pl.schedule
+    Some(pl.schedule)
 }

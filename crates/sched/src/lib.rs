@@ -27,7 +27,7 @@
 
 use std::fmt;
 use std::str::FromStr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use fugue_graph::TaskGraph;
 use thiserror::Error;
@@ -46,8 +46,8 @@ mod schedule;
 
 pub use best::best;
 pub use costs::{parse_costs, CostsError};
-pub use cpfd::{cpfd, cpfd_bounded, cpfd_unbounded};
-pub use etf::etf;
+pub use cpfd::{cpfd, cpfd_bounded, cpfd_unbounded, cpfd_within};
+pub use etf::{etf, etf_within};
 pub use hlfet::hlfet;
 pub use metrics::Metrics;
 pub use optimal::{optimal, OptimalOutcome};
@@ -116,6 +116,31 @@ impl FromStr for Algorithm {
     }
 }
 
+/// The moment after which a scheduler stops and gives what it has: see [`run`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Deadline(Option<Instant>);
+
+impl Deadline {
+    /// No deadline: run to the end.
+    pub const NONE: Deadline = Deadline(None);
+
+    /// `limit` from now (no deadline when that is beyond the clock's range).
+    pub fn after(limit: Duration) -> Deadline {
+        Deadline(Instant::now().checked_add(limit))
+    }
+
+    /// Whether the deadline has passed.
+    #[inline]
+    pub fn passed(self) -> bool {
+        self.0.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// The instant, if any.
+    pub fn instant(self) -> Option<Instant> {
+        self.0
+    }
+}
+
 /// Parameters of [`run`].
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -123,7 +148,7 @@ pub struct Options {
     pub processors: usize,
     /// Seed of the random priorities (random, and the random run inside best and optimal).
     pub seed: u64,
-    /// Time limit of the exact search.
+    /// Time limit of every algorithm (see [`run`]).
     pub time_limit: Duration,
 }
 
@@ -159,27 +184,68 @@ pub struct Outcome {
     /// The best known lower bound on the makespan: the search's for [`Algorithm::Optimal`],
     /// else [`metrics::lower_bound`].
     pub lower_bound: f64,
+    /// What the time limit cut short, in a sentence, when it did: which algorithm did not
+    /// finish and whose schedule was returned instead.
+    pub note: Option<String>,
 }
 
-/// Runs one algorithm on `g`.
+/// Runs one algorithm on `g` within `opts.time_limit`.
+///
+/// HLFET and random are the fallbacks (`O(e + n log n)`) and always finish. ETF and CPFD
+/// check the clock at every task they place; one that runs out of time gives way to HLFET's
+/// schedule, and [`Outcome::note`] says so. [`Algorithm::Best`] keeps the shortest schedule of
+/// the heuristics that finished in time. [`Algorithm::Optimal`] gives half the limit to its
+/// first incumbent (the heuristics, as for best) and searches until the limit; it returns the
+/// best schedule found. Checks are frequent enough that the call ends within a small fraction
+/// of the limit past it, plus the fallback's time.
 pub fn run(g: &TaskGraph, algorithm: Algorithm, opts: &Options) -> Result<Outcome, SchedError> {
     let p = opts.processors;
     if p == 0 {
         return Err(SchedError::NoProcessors);
     }
+    let start = Instant::now();
+    let deadline = Deadline::after(opts.time_limit);
     let lb = metrics::lower_bound(g, p);
+    let limit = opts.time_limit.as_secs_f64();
+    let fell_back = |a: Algorithm| {
+        format!(
+            "{a} did not finish within the time limit of {limit} s; the schedule is HLFET's (raise --time-limit for {a}'s)"
+        )
+    };
+    let mut note = None;
     let (chosen, schedule, optimal, lower_bound) = match algorithm {
         Algorithm::Hlfet => (algorithm, hlfet(g, p), None, lb),
-        Algorithm::Etf => (algorithm, etf(g, p), None, lb),
-        Algorithm::Cpfd => (algorithm, cpfd(g, p), None, lb),
+        Algorithm::Etf => match etf_within(g, p, deadline) {
+            Some(s) => (algorithm, s, None, lb),
+            None => {
+                note = Some(fell_back(algorithm));
+                (Algorithm::Hlfet, hlfet(g, p), None, lb)
+            }
+        },
+        Algorithm::Cpfd => match cpfd_within(g, p, deadline) {
+            Some(s) => (algorithm, s, None, lb),
+            None => {
+                note = Some(fell_back(algorithm));
+                (Algorithm::Hlfet, hlfet(g, p), None, lb)
+            }
+        },
         Algorithm::Random => (algorithm, random(g, p, opts.seed), None, lb),
         Algorithm::Best => {
-            let (a, s) = best(g, p, opts.seed);
+            let (a, s, missed) = best::best_within(g, p, opts.seed, deadline);
+            note = missed_note(&missed, limit);
             (a, s, None, lb)
         }
         Algorithm::Optimal => {
-            let inc = best::best_without_duplication(g, p, opts.seed);
-            let o = optimal::optimal_from(g, p, opts.time_limit, inc);
+            let (inc, missed) = best::best_without_duplication_within(
+                g,
+                p,
+                opts.seed,
+                Deadline::after(opts.time_limit / 2),
+            );
+            note = missed_note(&missed, limit / 2.0)
+                .map(|n| format!("{n}; the exact search started from the others"));
+            let left = opts.time_limit.saturating_sub(start.elapsed());
+            let o = optimal::optimal_from(g, p, left, inc);
             (algorithm, o.schedule, Some(o.proven), o.lower_bound.max(lb))
         }
     };
@@ -189,5 +255,19 @@ pub fn run(g: &TaskGraph, algorithm: Algorithm, opts: &Options) -> Result<Outcom
         schedule,
         optimal,
         lower_bound,
+        note,
     })
+}
+
+/// "etf and cpfd did not finish within ..." when some heuristics of best ran out of time.
+fn missed_note(missed: &[Algorithm], limit: f64) -> Option<String> {
+    if missed.is_empty() {
+        return None;
+    }
+    let names: Vec<&str> = missed.iter().map(|a| a.name()).collect();
+    Some(format!(
+        "{} did not finish within the time limit of {limit} s and {} left out",
+        names.join(" and "),
+        if missed.len() == 1 { "was" } else { "were" }
+    ))
 }

@@ -71,8 +71,14 @@ pub struct OptimalOutcome {
 /// Finds an optimal schedule of `g` on `p` processors without duplication, or the best one
 /// within `time_limit`, starting from the best non-duplicating heuristic's schedule.
 pub fn optimal(g: &TaskGraph, p: usize, time_limit: Duration) -> OptimalOutcome {
-    let incumbent = crate::best::best_without_duplication(g, p, 0);
-    optimal_from(g, p, time_limit, incumbent)
+    let t0 = Instant::now();
+    let (incumbent, _) = crate::best::best_without_duplication_within(
+        g,
+        p,
+        0,
+        crate::Deadline::after(time_limit / 2),
+    );
+    optimal_from(g, p, time_limit.saturating_sub(t0.elapsed()), incumbent)
 }
 
 /// Like [`optimal`] with a given incumbent, which must be a valid schedule of `g` on at most

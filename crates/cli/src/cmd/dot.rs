@@ -26,7 +26,14 @@ pub struct Args {
     /// The input's format, instead of guessing it from the extension: ag, stg or dot.
     #[arg(long, value_parser = util::parse_format)]
     pub format: Option<Format>,
+    /// Seconds that Graphviz may take to draw the graph before it is stopped.
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub timeout: u64,
 }
+
+/// Graphs with more nodes than this get a warning before Graphviz draws them: its layout is
+/// worse than quadratic, and a few thousand nodes already take minutes.
+pub const DRAW_WARN_NODES: usize = 2_000;
 
 /// Runs `fugue dot`.
 pub fn run(a: Args) -> anyhow::Result<()> {
@@ -53,6 +60,15 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     match ext.as_str() {
         "dot" | "gv" => out.write(text.as_bytes()),
         "svg" | "png" | "pdf" => {
+            if g.len() > DRAW_WARN_NODES {
+                util::warning(format!(
+                    "{} has {} nodes; Graphviz may take minutes to draw more than {DRAW_WARN_NODES} (it is stopped after --timeout {} s); `-o {}.dot` writes the DOT text at once",
+                    a.file.display(),
+                    g.len(),
+                    a.timeout,
+                    path.with_extension("").display()
+                ));
+            }
             let tmp = out.temp()?;
             let child = Command::new("dot")
                 .arg(format!("-T{ext}"))
@@ -69,20 +85,47 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 ),
                 Err(e) => return Err(e).context("cannot run Graphviz's `dot`"),
             };
-            child
-                .stdin
-                .take()
-                .expect("piped")
-                .write_all(text.as_bytes())
-                .context("cannot send the graph to Graphviz")?;
-            let res = child
-                .wait_with_output()
-                .context("Graphviz's `dot` failed")?;
-            if !res.status.success() {
-                anyhow::bail!(
-                    "Graphviz's `dot` failed: {}",
-                    String::from_utf8_lossy(&res.stderr).trim()
-                );
+            // Feed and drain Graphviz on their own threads, so that the wait below can stop it.
+            let mut stdin = child.stdin.take().expect("piped");
+            let feeder = std::thread::spawn(move || stdin.write_all(text.as_bytes()));
+            let mut stderr = child.stderr.take().expect("piped");
+            let drainer = std::thread::spawn(move || {
+                let mut e = String::new();
+                let _ = std::io::Read::read_to_string(&mut stderr, &mut e);
+                e
+            });
+            let spinner = util::spinner(&format!("Graphviz is drawing {} nodes", g.len()));
+            let started = std::time::Instant::now();
+            let status = loop {
+                if let Some(st) = child.try_wait().context("Graphviz's `dot` failed")? {
+                    break st;
+                }
+                if started.elapsed().as_secs() >= a.timeout || crate::signals::received().is_some()
+                {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    spinner.finish_and_clear();
+                    if let Some(sig) = crate::signals::received() {
+                        anyhow::bail!("stopped by signal {sig} while Graphviz was drawing");
+                    }
+                    anyhow::bail!(
+                        "Graphviz did not draw {} ({} nodes) within --timeout {} s and was stopped; raise --timeout, or write DOT text with `-o {}.dot`",
+                        a.file.display(),
+                        g.len(),
+                        a.timeout,
+                        path.with_extension("").display()
+                    );
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            };
+            spinner.finish_and_clear();
+            let err_text = drainer.join().unwrap_or_default();
+            let fed = feeder.join();
+            if !status.success() {
+                anyhow::bail!("Graphviz's `dot` failed: {}", err_text.trim());
+            }
+            if let Ok(Err(e)) = fed {
+                return Err(e).context("cannot send the graph to Graphviz");
             }
             out.commit(tmp)
         }

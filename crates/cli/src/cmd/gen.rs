@@ -54,9 +54,31 @@ pub struct Args {
     /// Smallest and largest node cost (wcet, microseconds) of random graphs, as `LO,HI`.
     #[arg(long, default_value = "1,20")]
     pub costs: String,
-    /// Overwrite the output file if it exists.
+    /// Overwrite the output file if it exists, and generate a graph larger than the limits
+    /// (1,000,000 nodes, 10,000,000 edges expected).
     #[arg(long)]
     pub force: bool,
+}
+
+/// The most nodes `fugue gen` makes without `--force`.
+pub const MAX_NODES: f64 = 1_000_000.0;
+/// The most edges (expected, for random shapes) `fugue gen` makes without `--force`.
+pub const MAX_EDGES: f64 = 10_000_000.0;
+
+/// Refuses a graph of `nodes` nodes and `edges` (expected) edges beyond the limits unless
+/// `force`.
+fn check_size(nodes: f64, edges: f64, force: bool) -> anyhow::Result<()> {
+    if force || (nodes <= MAX_NODES && edges <= MAX_EDGES) {
+        return Ok(());
+    }
+    let (what, n, max) = if nodes > MAX_NODES {
+        ("nodes", nodes, MAX_NODES)
+    } else {
+        ("edges (expected)", edges, MAX_EDGES)
+    };
+    Err(util::usage(format!(
+        "this graph would have {n:.0} {what}, more than the limit of {max:.0}; pass --force to generate it anyway"
+    )))
 }
 
 /// Runs `fugue gen`.
@@ -85,6 +107,34 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             }
         }
     };
+    // The size, checked before anything is generated.
+    let (nodes, edges) = match a.shape {
+        Shape::Line => {
+            let n = need(a.nodes, "--nodes", 2)? as f64;
+            (n, n)
+        }
+        Shape::Diamond => match (a.depth, a.nodes) {
+            (Some(d), _) if d <= 20 => {
+                let n = gen::diamond_nodes(d) as f64;
+                (n, 2.0 * n)
+            }
+            (_, Some(n)) => (n as f64, 2.0 * n as f64),
+            _ => (0.0, 0.0),
+        },
+        Shape::Rake => {
+            let n = 3.0 * a.branches as f64 + 2.0;
+            (n, n)
+        }
+        Shape::Layered => {
+            let n = a.layers as f64 * a.width as f64;
+            (n, n * a.width as f64 * a.p)
+        }
+        Shape::Random => {
+            let n = need(a.nodes, "--nodes", 1)? as f64;
+            (n, n * (n - 1.0) / 2.0 * a.p)
+        }
+    };
+    check_size(nodes, edges, a.force)?;
     let g = match a.shape {
         Shape::Line => gen::line(need(a.nodes, "--nodes", 2)?),
         Shape::Diamond => {

@@ -137,6 +137,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
 
 /// A cost without trailing zeros (`15`, `12.5`, `0.125`).
 fn num(x: f64) -> String {
-    let s = format!("{x:.3}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
+    // `+ 0.0` turns -0 into 0 (an empty sum is -0 in IEEE arithmetic).
+    let s = format!("{:.3}", x + 0.0);
+    match s.trim_end_matches('0').trim_end_matches('.') {
+        "-0" => "0".to_string(),
+        t => t.to_string(),
+    }
 }

@@ -118,7 +118,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let graph = util::read_graph(&args.graph, args.format)?;
     // With --strict, fail before rendering; otherwise the warnings are said after a render
     // that succeeded (a render that fails says only why).
-    let graph_warnings = crate::warn::graph_warnings(&graph, &args.graph);
+    let mut graph_warnings = crate::warn::graph_warnings(&graph, &args.graph);
+    graph_warnings.extend(args.exec.warnings());
+    graph_warnings.extend(crate::warn::input_warnings(&graph, args.input.as_deref()));
     if args.strict {
         crate::warn::report(&graph_warnings, true)?;
     }

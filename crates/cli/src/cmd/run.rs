@@ -22,12 +22,12 @@ pub struct Args {
     /// cycles paced by absolute-time sleeps at --rate and --buffer, outputs discarded).
     #[arg(long, default_value = "jack", value_parser = ["jack", "clocked"])]
     pub backend: String,
-    /// Sample rate in Hz (clocked backend).
-    #[arg(long, default_value_t = 48_000, value_parser = clap::value_parser!(u32).range(1..=1_536_000))]
-    pub rate: u32,
-    /// Frames per cycle (clocked backend).
-    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
-    pub buffer: u64,
+    /// Sample rate in Hz (clocked backend; JACK uses the server's) [default: 48000].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_536_000))]
+    pub rate: Option<u32>,
+    /// Frames per cycle (clocked backend; JACK uses the server's) [default: 256].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+    pub buffer: Option<u64>,
     /// Stop after this many seconds of wall time [default: run until Ctrl-C, SIGTERM or
     /// SIGHUP]. The clocked backend runs round(seconds × rate / buffer) cycles, fewer when
     /// cycles overran: it stops when the time is up.
@@ -99,15 +99,29 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let graph = util::read_graph(&args.graph, args.format)?;
     // With --strict, fail before running; otherwise the warnings are said after a run that
     // started (one that fails says only why).
-    let graph_warnings = crate::warn::graph_warnings(&graph, &args.graph);
+    let mut graph_warnings = crate::warn::graph_warnings(&graph, &args.graph);
+    graph_warnings.extend(args.exec.warnings());
+    if args.backend == "jack" {
+        for (flag, given) in [
+            ("--rate", args.rate.is_some()),
+            ("--buffer", args.buffer.is_some()),
+        ] {
+            if given {
+                graph_warnings.push(format!(
+                    "{flag} applies to the clocked backend only; the JACK backend runs at the server's rate and buffer size"
+                ));
+            }
+        }
+    }
     if args.strict {
         crate::warn::report(&graph_warnings, true)?;
     }
+    let rate = args.rate.unwrap_or(48_000);
+    let buffer = args.buffer.unwrap_or(256);
     // The clocked backend's cycle is known before the run; JACK's is the server's, unknown
     // until connected: any length above zero is accepted there.
-    let cycle = format!("one cycle of {} frames at {} Hz", args.buffer, args.rate);
-    let unit =
-        (args.backend != "jack").then(|| (args.buffer as f64 / f64::from(args.rate), &*cycle));
+    let cycle = format!("one cycle of {buffer} frames at {rate} Hz");
+    let unit = (args.backend != "jack").then(|| (buffer as f64 / f64::from(rate), &*cycle));
     if let Some(d) = args.seconds {
         util::check_seconds(d, 604_800.0, unit)?;
     }
@@ -128,8 +142,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     } else {
         Backend::Clocked {
-            rate: args.rate,
-            block: args.buffer as usize,
+            rate,
+            block: buffer as usize,
         }
     };
     let options = RunOptions {

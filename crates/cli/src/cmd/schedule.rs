@@ -28,7 +28,9 @@ pub struct Args {
     /// Seed of the random priorities (random, and the random run inside best and optimal).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Time limit of the exact search (optimal), in seconds.
+    /// Time limit of the algorithm, in seconds: the exact search returns the best schedule it
+    /// found by then; ETF or CPFD that run out of time give way to HLFET (best leaves them out),
+    /// and a warning says so.
     #[arg(long, default_value_t = 10.0)]
     pub time_limit: f64,
     /// Communication cost of every edge, paid when its two tasks run on different processors
@@ -83,6 +85,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     }
     // Fail before a long search rather than after it.
     let gantt_out = match &a.gantt {
+        Some(p) if !p.extension().is_some_and(|e| e.eq_ignore_ascii_case("svg")) => {
+            return Err(util::usage(format!(
+                "--gantt {}: the Gantt chart is drawn as SVG only; name the file with .svg (convert it with e.g. `rsvg-convert` for PNG)",
+                p.display()
+            )))
+        }
         Some(p) => {
             let mut inputs = vec![a.file.as_path()];
             if let Costs::File(c) = &a.costs {
@@ -105,7 +113,17 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         seed: a.seed,
         time_limit,
     };
+    let spinner = util::spinner(&format!(
+        "scheduling {} nodes with {} (time limit {} s)",
+        g.len(),
+        a.algorithm,
+        a.time_limit
+    ));
     let out = fugue_sched::run(&g, a.algorithm, &opts)?;
+    spinner.finish_and_clear();
+    if let Some(note) = &out.note {
+        util::warning(note);
+    }
     let s = &out.schedule;
     fugue_sched::verify(&g, s).context("internal error: the schedule is invalid")?;
     let m = Metrics::new(&g, s, processors);
@@ -193,7 +211,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
 
 fn num(x: f64) -> String {
     let s = format!("{x:.6}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
+    match s.trim_end_matches('0').trim_end_matches('.') {
+        "-0" => "0".to_string(),
+        t => t.to_string(),
+    }
 }
 
 fn opt(x: Option<f64>) -> String {

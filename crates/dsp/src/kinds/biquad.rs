@@ -89,6 +89,10 @@ pub struct Biquad {
 }
 
 impl Processor for Biquad {
+    fn memory(&self) -> usize {
+        self.buf.len() * std::mem::size_of::<f32>()
+    }
+
     fn process(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
         let Some(o) = outputs.first_mut() else { return };
         sum_inputs(inputs, &mut self.buf);

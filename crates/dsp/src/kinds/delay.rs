@@ -35,6 +35,20 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
     let dry = attrs::or(ctx, "dry", 1.0)? as f32;
     let volume = attrs::volume(ctx)?;
     let len = ((time * ctx.sample_rate).round() as usize).max(1);
+    let bytes = len.saturating_add(ctx.block) * std::mem::size_of::<f32>();
+    if bytes > crate::MAX_NODE_MEMORY {
+        return Err(attrs::bad(
+            ctx,
+            "time",
+            &time.to_string(),
+            &format!(
+                "needs a delay line of {} MiB at {} Hz, more than the limit of {} MiB per node; shorten the delay or lower the rate",
+                bytes.div_ceil(1 << 20),
+                ctx.sample_rate,
+                crate::MAX_NODE_MEMORY >> 20
+            ),
+        ));
+    }
     super::simple(
         ctx,
         Delay {
@@ -60,6 +74,10 @@ pub struct Delay {
 }
 
 impl Processor for Delay {
+    fn memory(&self) -> usize {
+        (self.line.len() + self.buf.len()) * std::mem::size_of::<f32>()
+    }
+
     fn process(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
         let Some(o) = outputs.first_mut() else { return };
         sum_inputs(inputs, &mut self.buf);

@@ -114,6 +114,10 @@ impl Karplus {
 }
 
 impl Processor for Karplus {
+    fn memory(&self) -> usize {
+        (self.line.len() + self.buf.len()) * std::mem::size_of::<f32>()
+    }
+
     fn process(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
         sum_inputs(inputs, &mut self.buf);
         let n = self.line.len();

@@ -86,6 +86,9 @@ impl<P: Processor + Clone + 'static> DspNode for Simple<P> {
         // The frame-parallel kinds (mix, gain) scale the sum of their inputs.
         self.frame_parallel
     }
+    fn memory(&self) -> usize {
+        self.proto.memory()
+    }
     fn processor(&self) -> Box<dyn Processor> {
         let mut p = self.proto.clone();
         p.reset();

@@ -36,6 +36,10 @@ pub struct Mod {
 }
 
 impl Processor for Mod {
+    fn memory(&self) -> usize {
+        self.buf.len() * std::mem::size_of::<f32>()
+    }
+
     fn process(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
         let Some(o) = outputs.first_mut() else { return };
         if let [single] = inputs {

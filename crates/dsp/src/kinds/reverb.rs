@@ -123,6 +123,14 @@ pub struct Reverb {
 }
 
 impl Processor for Reverb {
+    fn memory(&self) -> usize {
+        let lines = |c: &Channel| {
+            c.combs.iter().map(|x| x.buf.len()).sum::<usize>()
+                + c.allpasses.iter().map(|x| x.buf.len()).sum::<usize>()
+        };
+        (lines(&self.left) + lines(&self.right) + 3 * self.buf.len()) * std::mem::size_of::<f32>()
+    }
+
     fn process(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
         sum_inputs(inputs, &mut self.buf);
         // Each channel runs in place on the scaled input; `buf` keeps the dry signal.

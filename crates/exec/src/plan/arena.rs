@@ -37,6 +37,16 @@ impl Layout {
         b
     }
 
+    /// Bytes that a buffer of `len` samples takes in the arena.
+    pub fn bytes_of(len: usize) -> usize {
+        len.div_ceil(2 * LINE).max(1) * 2 * LINE * std::mem::size_of::<f32>()
+    }
+
+    /// Bytes of the arena laid out so far.
+    pub fn bytes(&self) -> usize {
+        self.lines * LINE * std::mem::size_of::<f32>()
+    }
+
     pub fn finish(self) -> Arena {
         let pairs = self.lines.div_ceil(2).max(1);
         let boxed: Box<[Pair]> = vec![Pair([0.0; 2 * LINE]); pairs].into_boxed_slice();

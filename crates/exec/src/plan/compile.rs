@@ -85,6 +85,29 @@ pub enum CompileError {
     /// Bad options.
     #[error("invalid options: {0}")]
     Options(String),
+    /// The plan would need more memory than [`MEMORY_LIMIT`].
+    #[error("the graph needs {} MiB of memory at {block} frames per cycle ({what}), more than the limit of {} MiB; lower --buffer, or use fewer ports, nodes or shorter delays", mib(*.needed), mib(*.limit))]
+    TooLarge {
+        /// Bytes needed (at least; counted until the limit was passed).
+        needed: usize,
+        /// The limit, in bytes.
+        limit: usize,
+        /// The engine's block, in frames.
+        block: usize,
+        /// What takes the memory, e.g. "buffers of 1000001 ports".
+        what: String,
+    },
+}
+
+/// The most memory a compiled plan may take: audio buffers (one per output port, engine
+/// channel and summed input, each a block long) plus the memory that the nodes' processors
+/// hold (delay lines, counted twice: prototype and processor): 512 MiB. The compiler checks it
+/// before allocating and returns [`CompileError::TooLarge`] instead.
+pub const MEMORY_LIMIT: usize = 512 << 20;
+
+/// Bytes as whole MiB, rounded up.
+fn mib(bytes: usize) -> usize {
+    bytes.div_ceil(1 << 20)
 }
 
 impl CompileOptions {
@@ -117,7 +140,7 @@ impl Plan {
     ) -> Result<Plan, CompileError> {
         Ok(Prepared::new(graph, registry, options)?
             .resolve_rates(registry, options)?
-            .lay_out_buffers(options)
+            .lay_out_buffers(options)?
             .build_tasks(options))
     }
 }
@@ -196,6 +219,9 @@ impl<'g> Prepared<'g> {
         let mut node_block = vec![0usize; n];
         let mut dsp: Vec<Option<Box<dyn DspNode>>> = (0..n).map(|_| None).collect();
         let mut placeholders = Vec::new();
+        // Memory the processors hold, checked node by node: at most one node's worth
+        // (`MAX_NODE_MEMORY`) is allocated beyond the limit before it is refused.
+        let mut node_memory = 0usize;
         for &v in order {
             let node = graph.node(v);
             let mut rate: Option<Ratio> = None;
@@ -280,6 +306,18 @@ impl<'g> Prepared<'g> {
                     used,
                 });
             }
+            node_memory = node_memory.saturating_add(d.memory().saturating_mul(2));
+            if node_memory > MEMORY_LIMIT {
+                return Err(CompileError::TooLarge {
+                    needed: node_memory,
+                    limit: MEMORY_LIMIT,
+                    block: options.block,
+                    what: format!(
+                        "delay lines and work buffers of its nodes, counted up to node `{}`",
+                        node.name
+                    ),
+                });
+            }
             out_rate[v] = orate;
             node_rate[v] = rate;
             node_block[v] = block;
@@ -293,6 +331,7 @@ impl<'g> Prepared<'g> {
             node_block,
             dsp,
             placeholders,
+            node_memory,
         })
     }
 }
@@ -309,12 +348,14 @@ struct Rated<'g> {
     dsp: Vec<Option<Box<dyn DspNode>>>,
     /// Nodes of unknown kind built as silent placeholders.
     placeholders: Vec<String>,
+    /// Bytes that the nodes' prototypes and processors hold.
+    node_memory: usize,
 }
 
 impl<'g> Rated<'g> {
     /// Pass 3: buffers for output ports, engine channels, scratch sums and silence, and each
     /// input port resolved to the buffer it reads.
-    fn lay_out_buffers(self, options: &CompileOptions) -> Laid<'g> {
+    fn lay_out_buffers(self, options: &CompileOptions) -> Result<Laid<'g>, CompileError> {
         let graph = self.prepared.graph();
         let order = &self.prepared.order;
         let (dsp, node_block, out_block) = (&self.dsp, &self.node_block, &self.out_block);
@@ -375,10 +416,38 @@ impl<'g> Rated<'g> {
                     .collect();
             }
             if !matches!(d.io(), Io::Sink { .. }) {
+                // Checked before the node's buffers are laid out: a node may declare a
+                // million ports.
+                let needed = Layout::bytes_of(out_block[v])
+                    .saturating_mul(d.outputs())
+                    .saturating_add(layout.bytes())
+                    .saturating_add(self.node_memory);
+                if needed > MEMORY_LIMIT {
+                    return Err(CompileError::TooLarge {
+                        needed,
+                        limit: MEMORY_LIMIT,
+                        block: options.block,
+                        what: format!(
+                            "audio buffers; {} MiB for the {} output port(s) of node `{}`",
+                            mib(Layout::bytes_of(out_block[v]).saturating_mul(d.outputs())),
+                            d.outputs(),
+                            graph.node(v).name
+                        ),
+                    });
+                }
                 port_buf[v] = (0..d.outputs())
                     .map(|_| layout.alloc(out_block[v]))
                     .collect();
             }
+        }
+        let needed = layout.bytes().saturating_add(self.node_memory);
+        if needed > MEMORY_LIMIT {
+            return Err(CompileError::TooLarge {
+                needed,
+                limit: MEMORY_LIMIT,
+                block: options.block,
+                what: "audio buffers, delay lines and work buffers".into(),
+            });
         }
         for &v in order {
             let d = dsp[v].as_ref().expect("built above");
@@ -451,7 +520,7 @@ impl<'g> Rated<'g> {
             in_range[v] = (start, in_ports.len() as u32 - start);
         }
 
-        Laid {
+        Ok(Laid {
             rated: self,
             layout,
             out_bufs,
@@ -461,7 +530,7 @@ impl<'g> Rated<'g> {
             in_ports,
             sum_srcs,
             in_range,
-        }
+        })
     }
 }
 

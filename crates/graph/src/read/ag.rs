@@ -435,11 +435,13 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
                     };
                     let src = resolve(from.0, from.1)?;
                     let dst = resolve(to.0, to.1)?;
-                    g.add_edge(src, from.2 - 1, dst, to.2 - 1, 0.0).map_err(|error| {
+                    let added = g.add_edge(src, from.2 - 1, dst, to.2 - 1, 0.0);
+                    added.map_err(|error| {
                         let at = match &error {
                             GraphError::PortOutOfRange { direction: Direction::Input, .. } => to.1,
                             _ => from.1,
                         };
+                        let error = super::with_first_edge(error, &g, text, &edge_pos);
                         ReadError::Graph { file: file.into(), location: p.loc(at), error }
                     })?;
                     edge_pos.push(from.1);
@@ -478,11 +480,26 @@ fn parse_port(p: &mut Parser<'_>, node: &str) -> Result<usize, ReadError> {
 
 fn parse_node_body(p: &mut Parser<'_>, name: &str) -> Result<Node, ReadError> {
     let mut node = Node::new(name, "");
+    // Attributes given so far and where, to refuse one given twice.
+    let mut given: Vec<(String, usize)> = Vec::new();
     loop {
         let (t, at) = p.next()?;
         let key = match t {
             Tok::RBrace => return Ok(node),
-            Tok::Ident(k) => k,
+            Tok::Ident(k) => {
+                if let Some((_, first)) = given.iter().find(|(g, _)| g == k) {
+                    let first = p.loc(*first);
+                    return Err(p.lx.err(
+                        at,
+                        format!(
+                            "attribute `{k}` of node `{name}` is given twice (first at line {}, column {}); keep one",
+                            first.line, first.column
+                        ),
+                    ));
+                }
+                given.push((k.to_string(), at));
+                k
+            }
             other => {
                 return Err(p.lx.err(
                     at,

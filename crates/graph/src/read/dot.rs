@@ -59,7 +59,15 @@ fn lex(text: &str, file: &str) -> Result<Vec<(Tok, usize)>, ReadError> {
             i += 1;
             continue;
         }
-        if b[i..].starts_with(b"//") || (c == b'#' && (i == 0 || b[i - 1] == b'\n')) {
+        // `#` first on a line (after blanks): C preprocessor output, which Graphviz ignores.
+        let line_start = || {
+            b[..i]
+                .iter()
+                .rev()
+                .take_while(|&&x| x != b'\n')
+                .all(|&x| x == b' ' || x == b'\t' || x == b'\r')
+        };
+        if b[i..].starts_with(b"//") || (c == b'#' && line_start()) {
             while i < b.len() && b[i] != b'\n' {
                 i += 1;
             }
@@ -164,7 +172,8 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
     let mut k = 0;
     let err = |pos: usize, m: String| syntax(file, location_of(text, pos), m);
     let id_is = |t: &Tok, w: &str| matches!(t, Tok::Id(s) if s.eq_ignore_ascii_case(w));
-    if id_is(&toks[k].0, "strict") {
+    let strict = id_is(&toks[k].0, "strict");
+    if strict {
         k += 1;
     }
     if id_is(&toks[k].0, "graph") {
@@ -437,12 +446,32 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
     for (a, b, attrs, pos) in &edges {
         let comm = weight(attrs, *pos, &format!("edge `{a}` -> `{b}`"))?.unwrap_or(0.0);
         let (src, dst) = (g.find(a).expect("declared"), g.find(b).expect("declared"));
-        g.add_edge(src, 0, dst, 0, comm)
-            .map_err(|e: GraphError| ReadError::Graph {
-                file: file.into(),
-                location: location_of(text, *pos),
-                error: e,
-            })?;
+        if strict {
+            // `strict`: a repeated edge is the same edge, its attributes merged (Graphviz).
+            if let Some(id) = g.find_edge(src, 0, dst, 0) {
+                if weight(attrs, *pos, "")?.is_some() {
+                    g.set_edge_comm(id, comm);
+                }
+                continue;
+            }
+        }
+        let added = g.add_edge(src, 0, dst, 0, comm);
+        added.map_err(|e: GraphError| {
+            let e = super::with_first_edge(e, &g, text, &offsets);
+            let e = match e {
+                GraphError::DuplicateEdge { .. } => ReadError::Syntax {
+                    file: file.into(),
+                    location: location_of(text, *pos),
+                    message: format!("{e}, or write `strict digraph` to merge repeated edges"),
+                },
+                e => ReadError::Graph {
+                    file: file.into(),
+                    location: location_of(text, *pos),
+                    error: e,
+                },
+            };
+            e
+        })?;
         offsets.push(*pos);
     }
     finish(g, file, text, &offsets)

@@ -54,15 +54,35 @@ pub fn read_file(path: &Path, format: Option<Format>) -> Result<TaskGraph, ReadE
             })
         }
     };
-    let bytes = std::fs::read(path).map_err(|source| ReadError::Io {
+    let io = |source| ReadError::Io {
         file: file.clone(),
         source,
-    })?;
+    };
+    // Read at most one byte past the limit, so that /dev/zero or a FIFO stops.
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| {
+            use std::io::Read as _;
+            f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)
+        })
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(ReadError::TooLarge {
+            file,
+            limit: MAX_FILE_BYTES,
+        });
+    }
     read_bytes(&bytes, format, &file)
 }
 
-/// Reads a graph from bytes; `file` is the name used in error messages.
+/// The largest graph file [`read_file`] reads: 256 MiB (a line of a million nodes written by
+/// `fugue gen` takes about 60 MB). Reading stops one byte past it.
+pub const MAX_FILE_BYTES: u64 = 256 << 20;
+
+/// Reads a graph from bytes; `file` is the name used in error messages. A UTF-8 byte-order
+/// mark at the start is skipped.
 pub fn read_bytes(bytes: &[u8], format: Format, file: &str) -> Result<TaskGraph, ReadError> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let text = match std::str::from_utf8(bytes) {
         Ok(t) => t,
         Err(e) => {
@@ -124,4 +144,24 @@ pub(crate) fn finish(
         ),
         error: e.error,
     })
+}
+
+/// Fills the place of the first edge into a [`GraphError::DuplicateEdge`] from the builder
+/// (`offsets[i]`: where edge `i` is written in `text`).
+pub(crate) fn with_first_edge(
+    mut error: crate::error::GraphError,
+    builder: &GraphBuilder,
+    text: &str,
+    offsets: &[usize],
+) -> crate::error::GraphError {
+    if let crate::error::GraphError::DuplicateEdge { edge, first } = &mut error {
+        let (src, src_port, dst, dst_port) = &**edge;
+        let (s, d) = (builder.find(src), builder.find(dst));
+        if let (Some(s), Some(d)) = (s, d) {
+            if let Some(i) = builder.find_edge(s, *src_port - 1, d, *dst_port - 1) {
+                *first = offsets.get(i).map(|&o| location_of(text, o));
+            }
+        }
+    }
+    error
 }

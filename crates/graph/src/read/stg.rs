@@ -147,12 +147,12 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
                 location: location_of(text, at),
                 error: GraphError::UnknownNode { name: name.into() },
             })?;
-            g.add_edge(src, 0, dst, 0, 0.0)
-                .map_err(|e| ReadError::Graph {
-                    file: file.into(),
-                    location: location_of(text, at),
-                    error: e,
-                })?;
+            let added = g.add_edge(src, 0, dst, 0, 0.0);
+            added.map_err(|e| ReadError::Graph {
+                file: file.into(),
+                location: location_of(text, at),
+                error: super::with_first_edge(e, &g, text, &edge_places),
+            })?;
             edge_places.push(at);
         }
     }

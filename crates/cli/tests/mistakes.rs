@@ -1,0 +1,216 @@
+//! Mistakes that used to be accepted silently: refused with file:line:col where the result
+//! cannot be what was meant (a repeated attribute or edge), warned about otherwise (`--strict`
+//! makes the warnings errors); and inputs that used to be refused and are valid (a UTF-8
+//! byte-order mark, DOT `#` lines, `strict digraph` repeating an edge).
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{example, folder, fugue, stderr, stdout};
+
+fn write(name: &str, file: &str, text: &str) -> PathBuf {
+    let p = folder("mistakes", name).join(file);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn s(p: &std::path::Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn a_repeated_attribute_is_an_error_at_its_place() {
+    let g = write(
+        "attr",
+        "g.ag",
+        "o = { kind: \"osc\", freq: 440,\n  freq: 220, };\ns = { kind: \"sink\", };\no.1 -> s.1;\n",
+    );
+    let o = fugue(&["info", s(&g)]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains(
+            "g.ag:2:3: attribute `freq` of node `o` is given twice (first at line 1, column 20)"
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_repeated_edge_is_an_error_at_its_place() {
+    let g = write(
+        "edge",
+        "g.ag",
+        "o = { kind: \"osc\", freq: 440, };\ns = { kind: \"sink\", };\no.1 -> s.1;\no.1 -> s.1;\n",
+    );
+    let o = fugue(&["info", s(&g)]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("g.ag:4:1:"), "{e}");
+    assert!(
+        e.contains("edge `o`.1 -> `s`.1 is written twice (first at line 3)"),
+        "{e}"
+    );
+    // Two edges on different ports stay distinct edges.
+    let g2 = write(
+        "edge2",
+        "g.ag",
+        "o = { kind: \"osc\", freq: 440, };\ns = { kind: \"sink\", in: 2, };\no.1 -> s.1;\no.1 -> s.2;\n",
+    );
+    assert!(fugue(&["info", s(&g2)]).status.success());
+    // DOT: an error, unless the graph is strict, where the edge is merged as Graphviz does.
+    let d = write(
+        "edge3",
+        "g.dot",
+        "digraph g {\n a -> b;\n a -> b [Weight=3];\n}\n",
+    );
+    let o = fugue(&["info", s(&d)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("g.dot:3:"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("strict digraph"), "{}", stderr(&o));
+    let d = write(
+        "edge4",
+        "g.dot",
+        "strict digraph g {\n a -> b;\n a -> b [Weight=3];\n}\n",
+    );
+    let o = fugue(&["info", s(&d), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["edges"], 1, "{v}");
+}
+
+#[test]
+fn a_byte_order_mark_and_dot_hash_lines_are_accepted() {
+    let g = write(
+        "bom",
+        "g.ag",
+        "\u{feff}o = { kind: \"osc\", freq: 440, };\ns = { kind: \"sink\", };\no.1 -> s.1;\n",
+    );
+    let o = fugue(&["info", s(&g)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let d = write(
+        "hash",
+        "g.dot",
+        "\u{feff}# 1 \"g.dot.in\"\ndigraph g {\n  # 3 \"g.dot.in\"\n a -> b;\n}\n",
+    );
+    let o = fugue(&["info", s(&d)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn an_empty_graph_has_total_work_0() {
+    let g = write("empty", "g.ag", "// nothing\n");
+    let o = fugue(&["info", s(&g)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stdout(&o).contains("-0"), "{}", stdout(&o));
+}
+
+#[test]
+fn input_mistakes_are_warned_about_and_strict_refuses_them() {
+    let d = folder("mistakes", "input");
+    let out = d.join("x.wav");
+    // A mono input.
+    let input = d.join("mono.wav");
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: 48_000,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
+    let mut w = hound::WavWriter::create(&input, spec).unwrap();
+    for i in 0..4800 {
+        w.write_sample(((i % 100) * 100) as i16).unwrap();
+    }
+    w.finalize().unwrap();
+    // No source in the graph: the input is never read.
+    let o = fugue(&[
+        "render",
+        &example("synth.ag"),
+        "-o",
+        s(&out),
+        "--seconds",
+        "0.1",
+        "--input",
+        s(&input),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the graph has no source node"),
+        "{}",
+        stderr(&o)
+    );
+    // A two-port source fed a mono file.
+    let g = d.join("stereo.ag");
+    std::fs::write(
+        &g,
+        "i = { kind: \"source\", out: 2, };\ns = { kind: \"sink\", in: 2, };\ni.1 -> s.1;\ni.2 -> s.2;\n",
+    )
+    .unwrap();
+    let o = fugue(&[
+        "render",
+        s(&g),
+        "-o",
+        s(&out),
+        "--force",
+        "--input",
+        s(&input),
+        "--strict",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "has 1 channel but the graph's source nodes have 2 ports; ports 2..2 read silence"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn flags_that_do_nothing_are_warned_about() {
+    let d = folder("mistakes", "flags");
+    let out = d.join("x.wav");
+    let o = fugue(&[
+        "render",
+        &example("synth.ag"),
+        "-o",
+        s(&out),
+        "--seconds",
+        "0.1",
+        "--algorithm",
+        "cpfd",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--algorithm cpfd applies to --executor static only"),
+        "{}",
+        stderr(&o)
+    );
+    // JACK takes the server's rate and buffer: with --strict the warning stops the run first.
+    let o = fugue(&[
+        "run",
+        &example("synth.ag"),
+        "--backend",
+        "jack",
+        "--buffer",
+        "128",
+        "--strict",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--buffer applies to the clocked backend only"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_gantt_chart_not_named_svg_is_refused() {
+    let d = folder("mistakes", "gantt");
+    let png = d.join("g.png");
+    let o = fugue(&["schedule", &example("rake.ag"), "--gantt", s(&png)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("drawn as SVG only"), "{}", stderr(&o));
+    assert!(!png.exists());
+}

@@ -1,0 +1,181 @@
+//! Small files that ask for huge resources are refused before anything large is allocated or
+//! read, with the figure and the limit (docs/limits.md): buffers and delay lines against the
+//! plan's memory budget, graph and WAV files against their size limits, `gen` against its
+//! size limits.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{folder, fugue, stderr};
+
+/// Fails unless `o` exited with `code` and its only line of standard error contains every
+/// one of `words`.
+fn refused(o: &std::process::Output, code: i32, words: &[&str]) {
+    let e = stderr(o);
+    assert_eq!(o.status.code(), Some(code), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+    for w in words {
+        assert!(e.contains(w), "`{w}` not in {e}");
+    }
+}
+
+#[test]
+fn a_million_ports_are_refused_with_the_figure_and_the_limit() {
+    let d = folder("resource_limits", "ports");
+    let g = d.join("big.ag");
+    std::fs::write(
+        &g,
+        "o = { kind: \"osc\", freq: 440, out: 1000000, };\ns = { kind: \"sink\", };\no.1 -> s.1;\n",
+    )
+    .unwrap();
+    let g = g.to_str().unwrap();
+    let out = d.join("x.wav");
+    let out = out.to_str().unwrap();
+    let start = Instant::now();
+    for (cmd, extra) in [
+        ("render", vec!["-o", out, "--seconds", "1"]),
+        ("calibrate", vec![]),
+        ("run", vec!["--backend", "clocked", "--seconds", "1"]),
+    ] {
+        for buffer in ["512", "8192"] {
+            let mut args = vec![cmd, g, "--buffer", buffer];
+            args.extend(&extra);
+            let o = fugue(&args);
+            refused(
+                &o,
+                1,
+                &["big.ag", "MiB of memory", "limit of 512 MiB", "node `o`"],
+            );
+        }
+    }
+    assert!(!std::path::Path::new(out).exists());
+    assert!(start.elapsed() < Duration::from_secs(30));
+}
+
+#[test]
+fn a_wide_mix_at_a_huge_buffer_is_refused() {
+    let d = folder("resource_limits", "wide");
+    let g = d.join("rake.ag");
+    let o = fugue(&[
+        "gen",
+        "rake",
+        "--branches",
+        "3333",
+        "-o",
+        g.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = d.join("x.wav");
+    let o = fugue(&[
+        "render",
+        g.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--buffer",
+        "1048576",
+        "--seconds",
+        "30",
+    ]);
+    refused(&o, 1, &["rake.ag", "1048576 frames", "limit of 512 MiB"]);
+}
+
+#[test]
+fn long_delay_lines_count_against_the_budget() {
+    let d = folder("resource_limits", "delays");
+    let mut text = String::from("o = { kind: \"osc\", freq: 440, };\ns = { kind: \"sink\", };\n");
+    for i in 0..100 {
+        text +=
+            &format!("d{i} = {{ kind: \"delay\", time: 60, }};\no.1 -> d{i}.1;\nd{i}.1 -> s.1;\n");
+    }
+    let g = d.join("delays.ag");
+    std::fs::write(&g, text).unwrap();
+    let out = d.join("x.wav");
+    let o = fugue(&["render", g.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    refused(&o, 1, &["delays.ag", "delay lines", "limit of 512 MiB"]);
+    // One delay line alone beyond the per-node limit (60 s at 1.5 MHz): the attribute is named.
+    let g1 = d.join("one.ag");
+    std::fs::write(
+        &g1,
+        "o = { kind: \"osc\", freq: 440, };\nd = { kind: \"delay\", time: 60, };\ns = { kind: \"sink\", };\no.1 -> d.1 -> s.1;\n",
+    )
+    .unwrap();
+    let o = fugue(&[
+        "render",
+        g1.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--rate",
+        "1536000",
+    ]);
+    refused(&o, 1, &["node `d`", "`time`", "limit of 64 MiB per node"]);
+}
+
+#[test]
+fn an_endless_graph_file_is_read_only_up_to_the_limit() {
+    let start = Instant::now();
+    let o = fugue(&["info", "--format", "ag", "/dev/zero"]);
+    refused(&o, 1, &["/dev/zero", "larger than 256 MiB"]);
+    assert!(start.elapsed() < Duration::from_secs(30));
+}
+
+#[test]
+fn an_endless_wav_input_is_refused() {
+    let d = folder("resource_limits", "wav");
+    let out = d.join("x.wav");
+    let o = fugue(&[
+        "render",
+        &common::example("echo.ag"),
+        "-o",
+        out.to_str().unwrap(),
+        "--input",
+        "/dev/zero",
+    ]);
+    refused(&o, 1, &["/dev/zero", "not a WAV file"]);
+    // A header that claims more samples than the limit: refused before reading them.
+    let mut wav = Vec::new();
+    wav.extend_from_slice(b"RIFF");
+    wav.extend_from_slice(&u32::MAX.to_le_bytes());
+    wav.extend_from_slice(b"WAVEfmt ");
+    wav.extend_from_slice(&16u32.to_le_bytes());
+    wav.extend_from_slice(&1u16.to_le_bytes()); // PCM
+    wav.extend_from_slice(&1u16.to_le_bytes()); // mono
+    wav.extend_from_slice(&48_000u32.to_le_bytes());
+    wav.extend_from_slice(&96_000u32.to_le_bytes());
+    wav.extend_from_slice(&2u16.to_le_bytes());
+    wav.extend_from_slice(&16u16.to_le_bytes());
+    wav.extend_from_slice(b"data");
+    wav.extend_from_slice(&(u32::MAX - 1).to_le_bytes());
+    let input = d.join("huge.wav");
+    std::fs::write(&input, wav).unwrap();
+    let o = fugue(&[
+        "render",
+        &common::example("echo.ag"),
+        "-o",
+        out.to_str().unwrap(),
+        "--input",
+        input.to_str().unwrap(),
+        "--force",
+    ]);
+    refused(&o, 1, &["huge.wav", "more than the limit of 134217728"]);
+}
+
+#[test]
+fn gen_refuses_huge_sizes_without_force() {
+    let d = folder("resource_limits", "gen");
+    let out = d.join("x.ag");
+    let out = out.to_str().unwrap();
+    for args in [
+        vec!["gen", "line", "-n", "1000000000", "-o", out],
+        vec!["gen", "random", "-n", "100000", "-o", out],
+        vec!["gen", "diamond", "--depth", "20", "-o", out],
+        vec!["gen", "rake", "--branches", "100000000", "-o", out],
+        vec![
+            "gen", "layered", "--layers", "100000", "--width", "1000", "-o", out,
+        ],
+    ] {
+        let o = fugue(&args);
+        refused(&o, 2, &["more than the limit of", "--force"]);
+        assert!(!std::path::Path::new(out).exists());
+    }
+}

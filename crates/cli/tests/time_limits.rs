@@ -1,0 +1,98 @@
+//! `fugue schedule --time-limit` bounds every algorithm (the heuristics fall back to HLFET or
+//! are left out, and say so), and `fugue dot` stops Graphviz after `--timeout` with a warning
+//! about the size first. The bounds asserted are generous (1.5 x the limit + 3 s): they test
+//! the guarantee, not the speed.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{folder, fugue, stderr, stdout};
+
+/// A line of 10,000 nodes in a fresh folder (CPFD alone takes far longer than 2 s on it).
+fn line(name: &str) -> String {
+    let d = folder("time_limits", name);
+    let g = d.join("line.ag");
+    let o = fugue(&["gen", "line", "-n", "10000", "-o", g.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    g.to_str().unwrap().to_string()
+}
+
+#[test]
+fn every_algorithm_keeps_the_time_limit() {
+    let g = line("algorithms");
+    let limit = 2.0;
+    for algo in ["cpfd", "best", "optimal", "etf"] {
+        let start = Instant::now();
+        let o = fugue(&["schedule", &g, "-a", algo, "-p", "2", "--time-limit", "2"]);
+        let took = start.elapsed();
+        assert!(o.status.success(), "{algo}: {}", stderr(&o));
+        assert!(
+            took < Duration::from_secs_f64(1.5 * limit + 3.0),
+            "{algo} took {took:?} with --time-limit {limit}"
+        );
+        assert!(stdout(&o).contains("makespan"), "{algo}: {}", stdout(&o));
+        if algo == "cpfd" {
+            let e = stderr(&o);
+            assert!(
+                e.contains(
+                    "cpfd did not finish within the time limit of 2 s; the schedule is HLFET's"
+                ),
+                "{e}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_zero_time_limit_still_gives_a_valid_schedule() {
+    let g = line("zero");
+    let o = fugue(&["schedule", &g, "-a", "best", "--time-limit", "0", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["chosen"], "hlfet", "{v}");
+    assert!(stderr(&o).contains("left out"), "{}", stderr(&o));
+}
+
+#[test]
+fn graphviz_is_stopped_after_the_timeout_and_a_large_graph_is_warned_about() {
+    if std::process::Command::new("dot")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        common::skip(
+            "graphviz_is_stopped_after_the_timeout",
+            "Graphviz's dot is not installed",
+        );
+        return;
+    }
+    let d = folder("time_limits", "dot");
+    let g = d.join("rake.ag");
+    let o = fugue(&[
+        "gen",
+        "rake",
+        "--branches",
+        "3333",
+        "-o",
+        g.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = d.join("rake.svg");
+    let start = Instant::now();
+    let o = fugue(&[
+        "dot",
+        g.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--timeout",
+        "1",
+    ]);
+    let took = start.elapsed();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("10001 nodes; Graphviz may take minutes"), "{e}");
+    assert!(e.contains("within --timeout 1 s and was stopped"), "{e}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    assert!(!out.exists());
+}
