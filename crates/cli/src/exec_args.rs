@@ -79,6 +79,15 @@ pub enum Executor {
     Kind(ExecutorKind),
 }
 
+impl std::fmt::Display for Executor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Executor::Auto => f.write_str("auto"),
+            Executor::Kind(k) => write!(f, "{k}"),
+        }
+    }
+}
+
 fn parse_executor(s: &str) -> Result<Executor, String> {
     if s == "auto" {
         return Ok(Executor::Auto);
@@ -107,7 +116,7 @@ impl ExecArgs {
     /// Flags that the chosen executor ignores: `--algorithm` without `--executor static`.
     pub fn warnings(&self) -> Vec<String> {
         match self.algorithm {
-            Some(a) if self.executor != ExecutorKind::Static => vec![format!(
+            Some(a) if self.executor != Executor::Kind(ExecutorKind::Static) => vec![format!(
                 "--algorithm {a} applies to --executor static only; it is ignored with --executor {}",
                 self.executor
             )],
