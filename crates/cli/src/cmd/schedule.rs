@@ -84,19 +84,23 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         }
     }
     // Fail before a long search rather than after it.
+    // The destination first (a directory, a device or a pipe is said as such), then the
+    // name: a file named for another format is refused.
     let gantt_out = match &a.gantt {
-        Some(p) if !p.extension().is_some_and(|e| e.eq_ignore_ascii_case("svg")) => {
-            return Err(util::usage(format!(
-                "--gantt {}: the Gantt chart is drawn as SVG only; name the file with .svg (convert it with e.g. `rsvg-convert` for PNG)",
-                p.display()
-            )))
-        }
         Some(p) => {
             let mut inputs = vec![a.file.as_path()];
             if let Costs::File(c) = &a.costs {
                 inputs.push(c);
             }
-            Some(Output::check(p, a.force, &inputs)?)
+            let out = Output::check(p, a.force, &inputs)?;
+            let special = std::fs::metadata(p).is_ok_and(|m| !m.is_file());
+            if !special && !p.extension().is_some_and(|e| e.eq_ignore_ascii_case("svg")) {
+                return Err(util::usage(format!(
+                    "--gantt {}: the Gantt chart is drawn as SVG only; name the file with .svg (convert it with e.g. `rsvg-convert` for PNG)",
+                    p.display()
+                )));
+            }
+            Some(out)
         }
         None => None,
     };
