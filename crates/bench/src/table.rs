@@ -228,6 +228,7 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
                 block: buffer,
                 placeholder: false,
                 merge_chains: c.tuning.merge_chains,
+                ..Default::default()
             };
             // One plan for every runner (reset before each run): the runners then work on the
             // same memory, and no one gains or loses by where its buffers happen to lie.
