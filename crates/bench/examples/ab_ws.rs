@@ -51,6 +51,7 @@ fn main() {
         block,
         placeholder: false,
         merge_chains: true,
+        ..Default::default()
     };
     let mut plan = Plan::compile(gg, &reg, &opts).unwrap();
     let mut reference = SeqReference::new(gg, &reg, &opts).unwrap();

@@ -121,6 +121,7 @@ fn main() {
                 block,
                 placeholder: false,
                 merge_chains: true,
+                ..Default::default()
             },
         )
         .unwrap_or_else(|e| {

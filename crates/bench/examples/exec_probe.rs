@@ -17,6 +17,7 @@ fn main() {
                     block: 64,
                     placeholder: false,
                     merge_chains: true,
+                    ..Default::default()
                 },
             )
             .unwrap();

@@ -31,6 +31,7 @@ fn main() {
         block: 512,
         placeholder: false,
         merge_chains: true,
+        ..Default::default()
     };
     let mut plan = Plan::compile(&g, &reg, &opts).expect("compiles");
     let mut reference = SeqReference::new(&g, &reg, &opts).expect("compiles");

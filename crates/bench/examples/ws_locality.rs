@@ -34,6 +34,7 @@ fn main() {
         block,
         placeholder: false,
         merge_chains: true,
+        ..Default::default()
     };
     let mut a = Plan::compile(&g, &reg, &opts).expect("the graph compiles");
     let mut b = Plan::compile(&g, &reg, &opts).expect("the graph compiles");

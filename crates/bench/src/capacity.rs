@@ -166,6 +166,7 @@ pub fn run(c: &CapacityConfig, progress: &mut dyn Progress) -> Result<CapacityRe
         block: c.buffer,
         placeholder: false,
         merge_chains: true,
+        ..Default::default()
     };
     let mut plans = plans_for(&graph, &options, cores.len())
         .with_context(|| format!("cannot compile {}", c.graph))?;
@@ -311,6 +312,7 @@ mod tests {
             block: 64,
             placeholder: false,
             merge_chains: true,
+            ..Default::default()
         };
         let cores = probe_cores(2);
         let mut plans = plans_for(&g, &options, cores.len()).unwrap();

@@ -164,6 +164,7 @@ mod tests {
             block: 64,
             placeholder: false,
             merge_chains: true,
+            ..Default::default()
         };
         let mut timed = Plan::compile(&g, &reg, &opts).unwrap();
         let mut ws = fugue_exec::build(

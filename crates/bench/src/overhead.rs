@@ -286,6 +286,7 @@ pub fn run(c: &OverheadConfig, progress: &mut dyn Progress) -> Result<OverheadRe
         block: EMPTY_BLOCK,
         placeholder: false,
         merge_chains: c.tuning.merge_chains,
+        ..Default::default()
     };
     let mut plan = Plan::compile(&empty, &Probe::registry(), &options)
         .context("cannot compile the empty graph")?;

@@ -62,6 +62,9 @@ pub struct TableConfig {
     pub output: Option<PathBuf>,
     /// Overwrite the files of an existing output folder.
     pub force: bool,
+    /// Sub-blocks per cycle for every executor but seq (pipelining; seq, the baseline, runs
+    /// the plan unpipelined): `Sub(1)` for none.
+    pub pipeline: fugue_engine::Pipeline,
 }
 
 /// One configuration: a graph, a buffer size, an executor, and its runs.
@@ -194,6 +197,13 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
     if !(c.seconds.is_finite() && c.seconds > 0.0) {
         return config("--seconds must be positive");
     }
+    if let fugue_engine::Pipeline::Sub(n) = c.pipeline {
+        if let Some(&b) = c.buffers.iter().find(|&&b| n == 0 || !b.is_multiple_of(n)) {
+            return config(format!(
+                "--pipeline {n} does not divide the buffer of {b} frames; choose a divisor of every buffer (1 turns pipelining off) or auto"
+            ));
+        }
+    }
     let mut runners = parse_runners(&c.executors, &[Runner::Rayon])?;
     runners.retain(|&r| r != Runner::SEQ);
     runners.insert(0, Runner::SEQ);
@@ -228,11 +238,27 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
                 block: buffer,
                 placeholder: false,
                 merge_chains: c.tuning.merge_chains,
+                ..Default::default()
             };
             // One plan for every runner (reset before each run): the runners then work on the
             // same memory, and no one gains or loses by where its buffers happen to lie.
             let mut plan = Plan::compile(graph, &reg, &opts)
                 .with_context(|| format!("cannot compile {path}"))?;
+            // The other runners' plan when pipelined (seq keeps the plain one: the baseline).
+            let sub_blocks = c.pipeline.choose(&plan, threads);
+            let mut piped =
+                if sub_blocks > 1 {
+                    let o = CompileOptions {
+                        pipeline: sub_blocks,
+                        pipeline_segments: threads,
+                        ..opts.clone()
+                    };
+                    Some(Plan::compile(graph, &reg, &o).map_err(|e| {
+                        BenchError::Config(format!("{path} at buffer {buffer}: {e}"))
+                    })?)
+                } else {
+                    None
+                };
             let spec = Spec {
                 threads,
                 algorithm: c.algorithm,
@@ -242,7 +268,11 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
             };
             let mut execs = Vec::new();
             for &r in &runners {
-                let (e, w) = build_executor(r, graph, &plan, &spec)
+                let p = match &piped {
+                    Some(p) if r != Runner::SEQ => p,
+                    _ => &plan,
+                };
+                let (e, w) = build_executor(r, graph, p, &spec)
                     .with_context(|| format!("{} on {path}", r.name()))?;
                 warnings.extend(w);
                 execs.push((r, e));
@@ -263,7 +293,11 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
             for run in 1..=c.runs {
                 for (k, (r, e)) in execs.iter_mut().enumerate() {
                     settle();
-                    let mut s = match timed_run(e.as_mut(), &mut plan, &reference) {
+                    let p = match &mut piped {
+                        Some(p) if *r != Runner::SEQ => p,
+                        _ => &mut plan,
+                    };
+                    let mut s = match timed_run(e.as_mut(), p, &reference) {
                         Ok(s) => s,
                         Err(cycle) => {
                             let who = format!(
@@ -272,7 +306,7 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
                                 r.threads_text(threads),
                                 path
                             );
-                            return Err(wrong_output(graph, &reg, &opts, &plan, cycle, &who));
+                            return Err(wrong_output(graph, &reg, &opts, p, cycle, &who));
                         }
                     };
                     let wall: u64 = s.iter().sum();
@@ -293,6 +327,9 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
             let nodes = graph.len();
             let seq_runs = per[0].clone();
             let mut line = format!("{shape} ({nodes} nodes) buffer {buffer}:");
+            if sub_blocks > 1 {
+                let _ = write!(line, " (pipelined: {sub_blocks} sub-blocks but seq)");
+            }
             for ((r, _), runs) in execs.iter().zip(per) {
                 let _ = write!(
                     line,
@@ -581,6 +618,7 @@ mod tests {
             },
             output: None,
             force: false,
+            pipeline: fugue_engine::Pipeline::Sub(1),
         };
         let r = run(&c, &mut NoProgress).unwrap();
         assert_eq!(r.runners[0], Runner::SEQ);
@@ -617,6 +655,7 @@ mod tests {
             tuning: Tuning::default(),
             output: None,
             force: false,
+            pipeline: fugue_engine::Pipeline::Sub(1),
         };
         assert!(run(&c, &mut NoProgress).unwrap_err().is_config());
     }

@@ -18,6 +18,7 @@ fn probe_cycles_do_not_allocate() {
             block: 16,
             placeholder: false,
             merge_chains: true,
+            ..Default::default()
         },
     )
     .unwrap();

@@ -16,6 +16,7 @@ fn empty_plan(g: &fugue_graph::TaskGraph) -> (Probe, fugue_graph::TaskGraph, Pla
             block: 1,
             placeholder: false,
             merge_chains: true,
+            ..Default::default()
         },
     )
     .unwrap();
@@ -163,6 +164,7 @@ fn rayon_output_is_bit_identical_to_seq() {
         block: 64,
         placeholder: false,
         merge_chains: true,
+        ..Default::default()
     };
     let mut a = Plan::compile(&g, &reg, &opts).unwrap();
     let mut b = Plan::compile(&g, &reg, &opts).unwrap();

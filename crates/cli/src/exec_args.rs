@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use fugue_engine::{Costs, ExecutorChoice};
+use fugue_engine::{Costs, ExecutorChoice, Pipeline};
 use fugue_exec::{ExecOptions, ExecutorKind};
 use fugue_sched::Algorithm;
 
@@ -50,6 +50,49 @@ pub struct ExecArgs {
     /// wakes them) [default: 100].
     #[arg(long, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub wake_lead_us: Option<u64>,
+    /// Pipelining: cut each cycle's buffer into N sub-blocks, so that a line of nodes cut
+    /// into one segment per thread runs on several threads at once (N must divide the
+    /// buffer; 1: off), or auto (N from the graph's critical path, the threads and the
+    /// buffer: 1 when the graph has parallelism enough). Same output, same latency; not with
+    /// --profile.
+    #[arg(long, default_value = "1", value_parser = parse_pipeline)]
+    pub pipeline: Pipeline,
+}
+
+/// Parses a `--pipeline` value: a number of sub-blocks (at least 1) or `auto`.
+pub fn parse_pipeline(s: &str) -> Result<Pipeline, String> {
+    if s == "auto" {
+        return Ok(Pipeline::Auto);
+    }
+    match s.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(Pipeline::Sub(n)),
+        _ => Err(format!(
+            "`{s}` is not a number of sub-blocks: give a whole number of at least 1 (1 turns pipelining off) that divides the buffer, or auto"
+        )),
+    }
+}
+
+/// Checks `--pipeline` against the buffer (when known before the run) and `--profile`: one
+/// sentence (a usage error) when the sub-blocks do not divide the buffer, or when a pipelined
+/// run is to be profiled.
+pub fn check_pipeline(
+    pipeline: Pipeline,
+    buffer: Option<usize>,
+    profile: bool,
+) -> anyhow::Result<()> {
+    if let (Pipeline::Sub(n), Some(buffer)) = (pipeline, buffer) {
+        if n > 1 && !buffer.is_multiple_of(n) {
+            return Err(crate::util::usage(format!(
+                "--pipeline {n} does not divide the buffer of {buffer} frames; choose a divisor of the buffer (1 turns pipelining off) or auto"
+            )));
+        }
+    }
+    if profile && pipeline != Pipeline::Sub(1) {
+        return Err(crate::util::usage(
+            "--profile cannot be used with --pipeline: a pipelined task runs once per sub-block and the profile keeps one record per task; profile without --pipeline",
+        ));
+    }
+    Ok(())
 }
 
 /// The work-stealing flag shared by `render`, `run` and the benchmarks.
@@ -147,6 +190,7 @@ impl ExecArgs {
             pin: self.pin,
             rt: self.rt,
             merge_chains: !self.no_merge_chains,
+            pipeline: self.pipeline,
             options: {
                 let mut o = ExecOptions::default();
                 self.steal.apply(&mut o);

@@ -4,10 +4,12 @@
 //! The sine is a degree-11 odd polynomial (Taylor series of `sin(2πy)`) on `y ∈ [-¼, ¼]`,
 //! after folding `x ∈ [-½, ½]` with `sin(π - θ) = sin θ`; its truncation error is below
 //! 6e-8, so with `f32` rounding the result is within about 3e-7 of the true sine. Phases are
-//! kept in `f64` turns wrapped to `[0, 1)`, so that an oscillator stays exact after hours.
-//! Within a block, every eighth sample's phase is computed as `phase + k * increment` in `f64`
-//! (no error accumulates) and reduced to `[-½, ½]`; the seven samples after it add `j *
-//! increment` in `f32` and are reduced again. The loops have no per-sample branch and
+//! kept in `f64` turns wrapped to `[0, 1)` at fixed sample indices, so that an oscillator stays
+//! exact after hours. Every eighth sample's phase (at fixed sample indices too) is computed as
+//! `phase + k * increment` in `f64` (no error accumulates) and reduced to `[-½, ½]`; the seven
+//! samples after it add `j * increment` in `f32` and are reduced again. Each sample's value
+//! depends only on its index: a block computed in one call or in several gives the same bits.
+//! The loops have no per-sample branch and
 //! vectorise (eight `f32` lanes with AVX2, chosen at run time).
 
 /// 1.5 * 2^52: adding and subtracting it rounds an `f64` of magnitude below 2^51 to the
@@ -56,11 +58,23 @@ pub fn wrap(p: f64) -> f64 {
     }
 }
 
-/// A sine phase accumulator in turns, kept in `f64` and wrapped to `[0, 1)`.
+/// Samples per phase epoch: the phase of sample `m` of epoch `e` is `base_e + m * inc`, and
+/// `base_(e+1) = wrap(base_e + EPOCH * inc)`. Epochs start at absolute sample indices (multiples
+/// of `EPOCH` counted from the start or the last reset), so the phase of every sample depends
+/// only on its index, never on how the samples were cut into calls; and `m * inc` stays small
+/// enough (below 2^20 turns at Nyquist) that the `f64` phase is exact to about 1e-10 turns
+/// after any time.
+const EPOCH: u32 = 1 << 20;
+
+/// A sine phase accumulator in turns, kept in `f64` and wrapped to `[0, 1)` at every epoch
+/// (see [`EPOCH`]). The phase of each sample is a function of its index alone: a block
+/// processed in one call or in any number of consecutive calls gives the same bits.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Phasor {
-    /// Current phase, turns in `[0, 1)`.
-    pub phase: f64,
+    /// Phase at the start of the current epoch, turns in `[0, 1)`.
+    pub base: f64,
+    /// Samples since the start of the current epoch (below [`EPOCH`]).
+    pub pos: u32,
     /// Phase increment per sample, turns (`freq / sample_rate`).
     pub inc: f64,
 }
@@ -69,42 +83,76 @@ impl Phasor {
     /// A phasor at `phase` turns, advancing `freq / sample_rate` turns per sample.
     pub fn new(freq: f64, sample_rate: f64, phase: f64) -> Self {
         Phasor {
-            phase: wrap(phase),
+            base: wrap(phase),
+            pos: 0,
             inc: freq / sample_rate,
         }
     }
 
+    /// The phase of the next sample, turns in `[0, 1)`.
+    pub fn phase(&self) -> f64 {
+        wrap(self.base + f64::from(self.pos) * self.inc)
+    }
+
+    /// Advances by `n` samples, which do not cross the end of the epoch.
     #[inline]
-    fn advance(&mut self, n: usize) {
-        self.phase = wrap(self.phase + n as f64 * self.inc);
+    fn step(&mut self, n: usize) {
+        self.pos += n as u32;
+        if self.pos == EPOCH {
+            self.base = wrap(self.base + f64::from(EPOCH) * self.inc);
+            self.pos = 0;
+        }
+    }
+
+    /// How many of `n` samples fit before the end of the current epoch.
+    #[inline]
+    fn room(&self, n: usize) -> usize {
+        ((EPOCH - self.pos) as usize).min(n)
     }
 
     /// Writes `gain * sin(2π phase_k)` for the next `out.len()` samples and advances.
     #[inline]
-    pub fn sine(&mut self, out: &mut [f32], gain: f32) {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2, checked just above.
-            unsafe { sine_avx2(self.phase, self.inc, out, gain) };
-            self.advance(out.len());
-            return;
+    pub fn sine(&mut self, mut out: &mut [f32], gain: f32) {
+        while !out.is_empty() {
+            let (now, later) = out.split_at_mut(self.room(out.len()));
+            let (p0, start) = (self.base, self.pos as usize);
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU has AVX2, checked just above.
+                unsafe { sine_avx2(p0, self.inc, start, now, gain) };
+                self.step(now.len());
+                out = later;
+                continue;
+            }
+            sine_body(p0, self.inc, start, now, gain);
+            self.step(now.len());
+            out = later;
         }
-        sine_body(self.phase, self.inc, out, gain);
-        self.advance(out.len());
     }
 
-    /// Writes `gain * input_k * sin(2π phase_k)` (ring modulation) and advances.
+    /// Writes `gain * input_k * sin(2π phase_k)` (ring modulation) for the next
+    /// `min(input.len(), out.len())` samples and advances by as many.
     #[inline]
-    pub fn modulate(&mut self, input: &[f32], out: &mut [f32], gain: f32) {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2, checked just above.
-            unsafe { modulate_avx2(self.phase, self.inc, input, out, gain) };
-            self.advance(out.len());
-            return;
+    pub fn modulate(&mut self, mut input: &[f32], mut out: &mut [f32], gain: f32) {
+        let n = input.len().min(out.len());
+        (input, out) = (&input[..n], &mut out[..n]);
+        while !out.is_empty() {
+            let k = self.room(out.len());
+            let (now, later) = out.split_at_mut(k);
+            let (x, rest) = input.split_at(k);
+            let (p0, start) = (self.base, self.pos as usize);
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU has AVX2, checked just above.
+                unsafe { modulate_avx2(p0, self.inc, start, x, now, gain) };
+                self.step(k);
+                (input, out) = (rest, later);
+                continue;
+            }
+            modulate_body(p0, self.inc, start, x, now, gain);
+            self.step(k);
+            (input, out) = (rest, later);
         }
-        modulate_body(self.phase, self.inc, input, out, gain);
-        self.advance(out.len());
     }
 }
 
@@ -112,10 +160,12 @@ impl Phasor {
 // time, with AVX2 (eight lanes instead of four). Without fast-math the compiler neither
 // reorders nor fuses the operations, so both versions give bit-identical results.
 
-/// Samples per phase anchor: each run of `ANCHOR` samples starts from a phase computed in
-/// `f64`, and its samples add `k * inc` (`k < ANCHOR`) in `f32`, so that the per-sample work is
-/// all `f32` (eight lanes with AVX2) while the phase error stays below `ANCHOR * |inc| * 6e-8`
-/// turns (2.4e-7 at Nyquist, 1e-8 for 440 Hz at 48 kHz).
+/// Samples per phase anchor: each run of `ANCHOR` samples that starts at a multiple of
+/// `ANCHOR` within its epoch takes its phase from one value computed in `f64` (the *anchor*),
+/// and its samples add `k * inc` (`k < ANCHOR`) in `f32`, so that the per-sample work is all
+/// `f32` (eight lanes with AVX2) while the phase error stays below `ANCHOR * |inc| * 6e-8`
+/// turns (2.4e-7 at Nyquist, 1e-8 for 440 Hz at 48 kHz). Anchors sit at fixed sample indices,
+/// so a call that starts or ends inside a run computes the same values as one that covers it.
 const ANCHOR: usize = 8;
 
 /// 1.5 * 2^23: rounds an `f32` of magnitude below 2^22 to the nearest integer.
@@ -126,43 +176,59 @@ fn centred32(x: f32) -> f32 {
     x - ((x + ROUND32) - ROUND32)
 }
 
+/// The phase of the anchor at sample `a` of an epoch that starts at phase `p0`, centred.
 #[inline(always)]
-fn sine_body(p0: f64, inc: f64, out: &mut [f32], gain: f32) {
-    let n = out.len();
-    let (chunks, rest) = out.split_at_mut(n / ANCHOR * ANCHOR);
+fn anchor(p0: f64, inc: f64, a: usize) -> f32 {
+    centred(p0 + f64::from(a as i32) * inc) as f32
+}
+
+/// Calls `f(k, phase)` for every sample `k` of `0..n`, sample `start + k` of its epoch (which
+/// starts at phase `p0`), with its phase centred to `[-½, ½]` turns: the anchor of its run of
+/// [`ANCHOR`] plus its offset in the run, so that a sample's phase does not depend on `start`
+/// or `n`. The whole runs in the middle are the vectorised loop.
+#[inline(always)]
+fn phases(p0: f64, inc: f64, start: usize, n: usize, mut f: impl FnMut(usize, f32)) {
     let inc32 = inc as f32;
     let steps: [f32; ANCHOR] = std::array::from_fn(|k| k as f32 * inc32);
-    for (j, chunk) in chunks.chunks_exact_mut(ANCHOR).enumerate() {
-        let anchor = centred(p0 + ((j * ANCHOR) as i32) as f64 * inc) as f32;
-        for (o, s) in chunk.iter_mut().zip(&steps) {
-            *o = gain * sin_turns(centred32(anchor + s));
+    let lead = start % ANCHOR;
+    // The first run, entered in its middle.
+    let head = if lead == 0 { 0 } else { (ANCHOR - lead).min(n) };
+    if head > 0 {
+        let a = anchor(p0, inc, start - lead);
+        for k in 0..head {
+            f(k, centred32(a + steps[lead + k]));
         }
     }
-    let base = chunks.len();
-    for (k, o) in rest.iter_mut().enumerate() {
-        *o = gain * sin_turns(centred(p0 + ((base + k) as i32) as f64 * inc) as f32);
+    let whole = (n - head) / ANCHOR * ANCHOR;
+    for j in (head..head + whole).step_by(ANCHOR) {
+        let a = anchor(p0, inc, start + j);
+        for (k, s) in steps.iter().enumerate() {
+            f(j + k, centred32(a + s));
+        }
+    }
+    // The last run, left in its middle.
+    let tail = head + whole;
+    if tail < n {
+        let a = anchor(p0, inc, start + tail);
+        for k in tail..n {
+            f(k, centred32(a + steps[k - tail]));
+        }
     }
 }
 
 #[inline(always)]
-fn modulate_body(p0: f64, inc: f64, input: &[f32], out: &mut [f32], gain: f32) {
+fn sine_body(p0: f64, inc: f64, start: usize, out: &mut [f32], gain: f32) {
+    let n = out.len();
+    phases(p0, inc, start, n, |k, p| out[k] = gain * sin_turns(p));
+}
+
+#[inline(always)]
+fn modulate_body(p0: f64, inc: f64, start: usize, input: &[f32], out: &mut [f32], gain: f32) {
     let n = out.len().min(input.len());
-    let whole = n / ANCHOR * ANCHOR;
-    let inc32 = inc as f32;
-    let steps: [f32; ANCHOR] = std::array::from_fn(|k| k as f32 * inc32);
-    for (j, (chunk, x)) in out[..whole]
-        .chunks_exact_mut(ANCHOR)
-        .zip(input[..whole].chunks_exact(ANCHOR))
-        .enumerate()
-    {
-        let anchor = centred(p0 + ((j * ANCHOR) as i32) as f64 * inc) as f32;
-        for ((o, s), i) in chunk.iter_mut().zip(&steps).zip(x) {
-            *o = gain * *i * sin_turns(centred32(anchor + s));
-        }
-    }
-    for k in whole..n {
-        out[k] = gain * input[k] * sin_turns(centred(p0 + (k as i32) as f64 * inc) as f32);
-    }
+    let (input, out) = (&input[..n], &mut out[..n]);
+    phases(p0, inc, start, n, |k, p| {
+        out[k] = gain * input[k] * sin_turns(p)
+    });
 }
 
 /// [`sine_body`] compiled for AVX2.
@@ -171,8 +237,8 @@ fn modulate_body(p0: f64, inc: f64, input: &[f32], out: &mut [f32], gain: f32) {
 /// The CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn sine_avx2(p0: f64, inc: f64, out: &mut [f32], gain: f32) {
-    sine_body(p0, inc, out, gain);
+unsafe fn sine_avx2(p0: f64, inc: f64, start: usize, out: &mut [f32], gain: f32) {
+    sine_body(p0, inc, start, out, gain);
 }
 
 /// [`modulate_body`] compiled for AVX2.
@@ -181,8 +247,15 @@ unsafe fn sine_avx2(p0: f64, inc: f64, out: &mut [f32], gain: f32) {
 /// The CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn modulate_avx2(p0: f64, inc: f64, input: &[f32], out: &mut [f32], gain: f32) {
-    modulate_body(p0, inc, input, out, gain);
+unsafe fn modulate_avx2(
+    p0: f64,
+    inc: f64,
+    start: usize,
+    input: &[f32],
+    out: &mut [f32],
+    gain: f32,
+) {
+    modulate_body(p0, inc, start, input, out, gain);
 }
 
 /// A small seeded random generator (xorshift64*): fast, deterministic, never allocates.
@@ -247,13 +320,14 @@ mod tests {
             let inc = rng.bipolar() as f64 * 0.6;
             let input: Vec<f32> = (0..509).map(|_| rng.bipolar()).collect();
             let (mut a, mut b) = (vec![0.0f32; 509], vec![0.0f32; 509]);
-            sine_body(p0, inc, &mut a, 0.7);
+            let start = (rng.next_u64() % 64) as usize;
+            sine_body(p0, inc, start, &mut a, 0.7);
             // SAFETY: AVX2 is present (checked above).
-            unsafe { sine_avx2(p0, inc, &mut b, 0.7) };
+            unsafe { sine_avx2(p0, inc, start, &mut b, 0.7) };
             assert_eq!(a, b);
-            modulate_body(p0, inc, &input, &mut a, 0.7);
+            modulate_body(p0, inc, start, &input, &mut a, 0.7);
             // SAFETY: as above.
-            unsafe { modulate_avx2(p0, inc, &input, &mut b, 0.7) };
+            unsafe { modulate_avx2(p0, inc, start, &input, &mut b, 0.7) };
             assert_eq!(a, b);
         }
     }

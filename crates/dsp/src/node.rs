@@ -150,6 +150,15 @@ impl<P: Processor> Processor for Isolated<P> {
 /// outputs of a resampler). `process` **must write every sample of every output** (buffers
 /// hold the previous cycle's data: nothing is cleared for it), and must never allocate, free,
 /// lock, block or do I/O.
+///
+/// A cycle may also come in several calls on consecutive parts of the block, in order (the
+/// plan's pipelining cuts each cycle into sub-blocks, see `CompileOptions::pipeline` in
+/// `fugue-exec`): the slices are then those frames of every buffer, and the samples must be
+/// the same, bit for bit, as those of one call on the whole block. A processor's result may
+/// depend on each sample's index since the start, never on where a call starts or ends (no
+/// per-call rounding of a phase, no per-call block of its own). Every built-in kind but the
+/// resampler, which changes the rate, keeps this (`cuts_do_not_change_the_output` in
+/// `tests/golden.rs`); the plan never pipelines a graph that changes rates.
 pub trait Processor: Send {
     /// Computes one cycle.
     fn process(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]);

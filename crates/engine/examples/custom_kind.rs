@@ -113,6 +113,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         block: 480,
         placeholder: false,
         merge_chains: true,
+        ..Default::default()
     };
     let plan = Plan::compile(&graph, &registry, &options)?;
     let (mut engine, _) = Engine::with_plan(&graph, plan, &ExecutorChoice::default())?;

@@ -38,6 +38,7 @@ pub fn calibrate(
             block,
             placeholder: false,
             merge_chains: true,
+            ..CompileOptions::default()
         },
     )?;
     // Per graph node (a sum split into groups is several tasks: their times add up).

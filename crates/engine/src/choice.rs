@@ -20,6 +20,56 @@ pub enum Costs {
     File(PathBuf),
 }
 
+/// Sub-blocks per cycle (pipelining, see [`fugue_exec::Plan`], "Pipelining").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pipeline {
+    /// This many sub-blocks (1: no pipelining); must divide the block.
+    Sub(usize),
+    /// Chosen from the plan's critical path, the threads and the block
+    /// ([`Pipeline::choose`]).
+    Auto,
+}
+
+impl Pipeline {
+    /// Sub-blocks per thread that [`Pipeline::Auto`] aims at: with `n` sub-blocks and as many
+    /// segments as threads, a line keeps about `n / segments` sub-blocks ahead of each thread.
+    pub const AUTO_SUBS_PER_THREAD: usize = 2;
+    /// The shortest sub-block [`Pipeline::Auto`] makes, frames: shorter ones cost more in
+    /// synchronisation than they give.
+    pub const AUTO_MIN_FRAMES: usize = 32;
+
+    /// The sub-blocks for `plan` (compiled without pipelining) run on `threads` threads at
+    /// its block: 1 with one thread, or when the plan already has enough parallelism (its
+    /// total cost at least `threads` times its critical path: every thread can be kept busy
+    /// without it); otherwise the largest divisor of the block up to
+    /// [`Pipeline::AUTO_SUBS_PER_THREAD`] per thread whose sub-blocks keep at least
+    /// [`Pipeline::AUTO_MIN_FRAMES`] frames (1 if none).
+    pub fn choose(self, plan: &fugue_exec::Plan, threads: usize) -> usize {
+        let n = match self {
+            Pipeline::Sub(n) => return n,
+            Pipeline::Auto => threads * Self::AUTO_SUBS_PER_THREAD,
+        };
+        let cp = plan.critical_path_cost();
+        if threads <= 1 || plan.total_cost() >= threads as f64 * cp {
+            return 1;
+        }
+        let block = plan.block();
+        (2..=n)
+            .rev()
+            .find(|&d| block.is_multiple_of(d) && block / d >= Self::AUTO_MIN_FRAMES)
+            .unwrap_or(1)
+    }
+}
+
+impl std::fmt::Display for Pipeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Pipeline::Sub(n) => write!(f, "{n}"),
+            Pipeline::Auto => f.write_str("auto"),
+        }
+    }
+}
+
 /// Everything that selects an executor.
 #[derive(Clone, Debug)]
 pub struct ExecutorChoice {
@@ -53,6 +103,9 @@ pub struct ExecutorChoice {
     /// node, for comparing executors on the graph as written
     /// ([`fugue_exec::CompileOptions::merge_chains`]).
     pub merge_chains: bool,
+    /// Sub-blocks per cycle (pipelining; [`fugue_exec::CompileOptions::pipeline`]), cutting
+    /// chains into as many segments as threads. Default: 1 (none).
+    pub pipeline: Pipeline,
 }
 
 impl Default for ExecutorChoice {
@@ -70,6 +123,7 @@ impl Default for ExecutorChoice {
             rt: None,
             options: ExecOptions::default(),
             merge_chains: true,
+            pipeline: Pipeline::Sub(1),
         }
     }
 }

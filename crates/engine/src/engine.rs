@@ -93,7 +93,7 @@ impl Engine {
         choice: &ExecutorChoice,
         placeholder: bool,
     ) -> Result<(Engine, Vec<String>), BuildError> {
-        let compile = || {
+        let compile = |pipeline: usize| {
             Plan::compile(
                 graph,
                 &Registry::with_builtin_kinds(),
@@ -102,10 +102,22 @@ impl Engine {
                     block,
                     placeholder,
                     merge_chains: choice.merge_chains,
+                    pipeline,
+                    pipeline_segments: choice.threads,
                 },
             )
         };
-        let plan = compile()?;
+        let (plan, pipeline) = match choice.pipeline {
+            crate::Pipeline::Sub(n) => (compile(n)?, n),
+            crate::Pipeline::Auto => {
+                let plain = compile(1)?;
+                match choice.pipeline.choose(&plain, choice.threads) {
+                    1 => (plain, 1),
+                    n => (compile(n)?, n),
+                }
+            }
+        };
+        let compile = || compile(pipeline);
         if !choice.auto {
             return Engine::with_plan(graph, plan, choice);
         }
@@ -189,9 +201,12 @@ impl Engine {
     }
 
     /// Turns the per-node, per-worker profile on (control thread; allocates what the
-    /// profile will use). Every later [`Engine::run_cycle`] is recorded.
+    /// profile will use). Every later [`Engine::run_cycle`] is recorded. A pipelined plan
+    /// ([`fugue_exec::Plan::pipeline`]` > 1`) is not profiled: its tasks run once per
+    /// sub-block with one record each, so the profile stays off ([`Engine::profile_report`]
+    /// returns `None`); the command line refuses `--profile` with `--pipeline`.
     pub fn enable_profile(&mut self) {
-        if self.profiler.is_none() {
+        if self.profiler.is_none() && self.plan.pipeline() == 1 {
             self.profiler = Some(Box::new(Profiler::new(
                 &mut self.plan,
                 self.executor.as_mut(),
@@ -238,6 +253,9 @@ pub fn build_executor(
     };
     let executor = fugue_exec::build(choice.kind, plan, threads, lists, &opts)?;
     let mut warnings = executor.warnings().to_vec();
+    if let Some(note) = plan.pipeline_note() {
+        warnings.push(note.to_string());
+    }
     warnings.sort();
     warnings.dedup();
     Ok((executor, warnings))

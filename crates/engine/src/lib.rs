@@ -52,7 +52,7 @@ pub mod stats;
 mod wav;
 
 pub use calibrate::{calibrate, Calibration};
-pub use choice::{BuildError, Costs, ExecutorChoice};
+pub use choice::{BuildError, Costs, ExecutorChoice, Pipeline};
 pub use cycle::CycleBody;
 pub use engine::{build_executor, Engine};
 pub use options::{

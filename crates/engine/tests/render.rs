@@ -116,6 +116,7 @@ fn compile(g: &TaskGraph, block: usize) -> Plan {
         block,
         placeholder: false,
         merge_chains: true,
+        ..Default::default()
     };
     Plan::compile(g, &Registry::with_builtin_kinds(), &opts).unwrap()
 }

@@ -46,8 +46,16 @@ fn no_executor_allocates_after_the_first_cycle() {
         wake_lead: std::time::Duration::from_micros(100),
         ..opts.clone()
     };
-    for (opts, profiled) in [(&opts, false), (&paced, true)] {
-        for (name, g) in &graphs {
+    // Pipelined plans too (4 sub-blocks, lines cut into 2 segments), unprofiled (the engine
+    // never profiles a pipelined plan).
+    let graphs_piped = [
+        ("line", fugue_graph::gen::line(12)),
+        ("rake", fugue_graph::gen::rake(8)),
+        ("diamond", fugue_graph::gen::diamond(3)),
+    ];
+    for (opts, profiled, pipeline) in [(&opts, false, 1), (&paced, true, 1), (&opts, false, 4)] {
+        let graphs = if pipeline > 1 { &graphs_piped } else { &graphs };
+        for (name, g) in graphs {
             for kind in ExecutorKind::ALL {
                 // The mutex/condvar work-sharing executor is the documented exception (it locks and
                 // blocks), but it must not allocate either.
@@ -60,6 +68,8 @@ fn no_executor_allocates_after_the_first_cycle() {
                             block: 64,
                             placeholder: false,
                             merge_chains: true,
+                            pipeline,
+                            ..Default::default()
                         },
                     )
                     .unwrap();
@@ -97,8 +107,8 @@ fn no_executor_allocates_after_the_first_cycle() {
                     let me = unsafe { libc::pthread_self() } as usize;
                     assert_eq!(
                         n, 0,
-                        "{kind} on {name} with {threads} threads (profiled and paced: {profiled}) \
-                     allocated or freed {n} times in {cycles} cycles (last on thread {}, the main \
+                        "{kind} on {name} with {threads} threads (profiled and paced: {profiled}, \
+                     {pipeline} sub-blocks) allocated or freed {n} times in {cycles} cycles (last on thread {}, the main \
                      thread is {me}; last allocation size {})",
                         who, size
                     );

@@ -52,6 +52,7 @@ fn render_at(
         block,
         placeholder: false,
         merge_chains,
+        ..Default::default()
     };
     let mut plan = Plan::compile(g, &reg, &copts).expect("compiles");
     let lists = (kind == ExecutorKind::Static).then(|| round_robin(&plan, threads));
@@ -188,6 +189,7 @@ fn wide_joins_split_by_frames_match_seq_bit_for_bit() {
             block: 512,
             placeholder: false,
             merge_chains: true,
+            ..Default::default()
         };
         let Ok(plan) = Plan::compile(&g, &reg, &copts) else {
             continue;
@@ -244,6 +246,7 @@ fn a_panicking_node_is_silenced_and_the_engine_goes_on() {
                 block: 32,
                 placeholder: false,
                 merge_chains: true,
+                ..Default::default()
             },
         )
         .unwrap();
@@ -420,6 +423,7 @@ fn stress(g: &TaskGraph) {
                 block: 1,
                 placeholder: false,
                 merge_chains: true,
+                ..Default::default()
             },
         )
         .unwrap();
@@ -431,6 +435,7 @@ fn stress(g: &TaskGraph) {
                 block: 1,
                 placeholder: false,
                 merge_chains: true,
+                ..Default::default()
             },
         )
         .unwrap();
@@ -468,6 +473,7 @@ fn split_sums_match_whole_sums_on_the_corpus() {
         block: 64,
         placeholder: false,
         merge_chains: true,
+        ..Default::default()
     };
     let mut checked = 0;
     for f in &files {

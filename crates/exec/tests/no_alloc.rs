@@ -42,6 +42,7 @@ fn cycles_allocate_nothing(src: &str, name: &str, block: usize, cycles: usize) {
         block,
         placeholder: false,
         merge_chains: true,
+        ..Default::default()
     };
     let mut plan = Plan::compile(&g, &Registry::with_builtin_kinds(), &opts).unwrap();
     let mut ex = SeqExecutor::new();
@@ -111,6 +112,7 @@ fn sequential_cycles_of_corpus_graphs_allocate_nothing() {
                 block: 64,
                 placeholder: false,
                 merge_chains: true,
+                ..Default::default()
             };
             let mut plan = Plan::compile(&g, &Registry::with_builtin_kinds(), &opts).unwrap();
             let mut ex = SeqExecutor::new();

@@ -12,6 +12,7 @@ fn opts(rate: f64, block: usize) -> CompileOptions {
         block,
         placeholder: false,
         merge_chains: true,
+        ..Default::default()
     }
 }
 

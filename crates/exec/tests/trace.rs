@@ -22,6 +22,7 @@ fn compile(g: &TaskGraph, merge_chains: bool) -> Plan {
             block: 64,
             placeholder: false,
             merge_chains,
+            ..Default::default()
         },
     )
     .unwrap()

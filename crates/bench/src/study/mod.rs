@@ -396,6 +396,7 @@ fn check_run(
         block: report.block,
         placeholder: false,
         merge_chains: choice.merge_chains,
+        ..Default::default()
     };
     let recorded = report.records.iter().map(|r| (r.cycle, r.output_hash));
     match check_hashes(graph, &reg, &opts, recorded)? {

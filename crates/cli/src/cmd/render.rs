@@ -130,6 +130,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let unit = format!("one sample at {} Hz", args.rate);
         util::check_seconds(s, 86_400.0, Some((1.0 / f64::from(args.rate), &unit)))?;
     }
+    crate::exec_args::check_pipeline(
+        args.exec.pipeline,
+        Some(args.buffer as usize),
+        args.profile.is_some(),
+    )?;
     let profile_dir = profile_dir(&args.profile, args.force)?;
     let tmp = match &out {
         None => Temp::new(

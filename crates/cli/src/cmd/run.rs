@@ -126,6 +126,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         util::check_seconds(d, 604_800.0, unit)?;
     }
     let duration = args.seconds.map(Duration::from_secs_f64);
+    // The JACK server chooses its buffer: checked when the plan is compiled.
+    let known_buffer = (args.backend != "jack").then_some(buffer as usize);
+    crate::exec_args::check_pipeline(args.exec.pipeline, known_buffer, args.profile.is_some())?;
     let profile_dir = crate::cmd::render::profile_dir(&args.profile, args.force)?;
     let stats_out = match &args.stats {
         Some(p) => Some(Output::check(p, args.force, &[args.graph.as_path()])?),

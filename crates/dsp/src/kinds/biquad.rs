@@ -95,7 +95,8 @@ impl Processor for Biquad {
 
     fn process(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
         let Some(o) = outputs.first_mut() else { return };
-        sum_inputs(inputs, &mut self.buf);
+        let n = o.len();
+        sum_inputs(inputs, &mut self.buf[..n]);
         let [b0, b1, b2, a1, a2] = self.c;
         let [mut z1, mut z2] = self.z;
         for (y, &x) in o.iter_mut().zip(&self.buf) {

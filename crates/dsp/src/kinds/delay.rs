@@ -80,7 +80,7 @@ impl Processor for Delay {
 
     fn process(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
         let Some(o) = outputs.first_mut() else { return };
-        sum_inputs(inputs, &mut self.buf);
+        sum_inputs(inputs, &mut self.buf[..o.len()]);
         let n = self.line.len();
         let mut k = 0;
         // Walk the ring in runs that do not wrap, so the inner loop has no branch.

@@ -119,9 +119,15 @@ impl Processor for Karplus {
     }
 
     fn process(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
-        sum_inputs(inputs, &mut self.buf);
+        // The frames of this call: those of the outputs (or of the inputs, with no output).
+        let frames = outputs
+            .first()
+            .map(|o| o.len())
+            .or_else(|| inputs.first().map(|i| i.len()))
+            .unwrap_or(self.buf.len());
+        sum_inputs(inputs, &mut self.buf[..frames]);
         let n = self.line.len();
-        for k in 0..self.buf.len() {
+        for k in 0..frames {
             if self.countdown == 0 {
                 self.pluck();
                 self.countdown = self.every;
@@ -135,7 +141,7 @@ impl Processor for Karplus {
             self.buf[k] = y * self.volume;
         }
         let Some(o) = outputs.first_mut() else { return };
-        o.copy_from_slice(&self.buf[..o.len()]);
+        o.copy_from_slice(&self.buf[..frames]);
         fan_out(outputs);
     }
 

@@ -3,7 +3,9 @@
 //!
 //! - Ports: every output port carries the sum of the inputs times `volume` (default 1.0), so
 //!   that the audio is the same whatever the timing.
-//! - `wcet` (required): the time to compute each cycle, in microseconds (the node's cost).
+//! - `wcet` (required): the time to compute each cycle, in microseconds (the node's cost). A
+//!   call on part of the block (a pipelined cycle cuts it into sub-blocks) computes for that
+//!   fraction of the time.
 //!
 //! It computes, it does not sleep: a chain of dependent multiply-adds behind
 //! [`std::hint::black_box`] (which the optimiser cannot remove) runs in batches of 64 until
@@ -39,6 +41,7 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
         ctx,
         Load {
             budget: Duration::from_nanos((wcet * 1000.0).round() as u64),
+            block: ctx.block.max(1),
             acc: 1.0,
             volume,
         },
@@ -49,13 +52,15 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
 #[derive(Clone, Debug)]
 pub struct Load {
     budget: Duration,
+    /// Frames of a whole cycle (the budget's).
+    block: usize,
     acc: f64,
     volume: f32,
 }
 
 impl Load {
     /// Computes until `budget` has passed; returns the number of batches run.
-    fn burn(&mut self) -> u64 {
+    fn burn(&mut self, budget: Duration) -> u64 {
         let start = Instant::now();
         let mut batches = 0;
         let mut acc = self.acc;
@@ -64,7 +69,7 @@ impl Load {
                 acc = black_box(acc * 0.999_999_9 + 1e-7);
             }
             batches += 1;
-            if start.elapsed() >= self.budget {
+            if start.elapsed() >= budget {
                 break;
             }
         }
@@ -76,7 +81,18 @@ impl Load {
 impl Processor for Load {
     fn process(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
         if !self.budget.is_zero() {
-            black_box(self.burn());
+            // The share of the cycle's budget for the frames of this call.
+            let frames = outputs
+                .first()
+                .map(|o| o.len())
+                .or_else(|| inputs.first().map(|i| i.len()))
+                .unwrap_or(self.block);
+            let budget = if frames >= self.block {
+                self.budget
+            } else {
+                self.budget.mul_f64(frames as f64 / self.block as f64)
+            };
+            black_box(self.burn(budget));
         }
         let Some(o) = outputs.first_mut() else { return };
         sum_inputs(inputs, o);

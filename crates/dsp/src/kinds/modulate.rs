@@ -45,8 +45,9 @@ impl Processor for Mod {
         if let [single] = inputs {
             self.phasor.modulate(single, o, self.volume);
         } else {
-            sum_inputs(inputs, &mut self.buf);
-            self.phasor.modulate(&self.buf, o, self.volume);
+            let n = o.len();
+            sum_inputs(inputs, &mut self.buf[..n]);
+            self.phasor.modulate(&self.buf[..n], o, self.volume);
         }
         fan_out(outputs);
     }

@@ -7,7 +7,7 @@
 //!
 //! Output sample `n` (counted from the start or the last reset) is
 //! `volume * sin(2π (phase + n * freq / rate))`, within 1e-6 at any time: the phase is kept
-//! in `f64` turns and wrapped to `[0, 1)` every cycle, so it does not drift, and the sine is
+//! in `f64` turns and wrapped to `[0, 1)` at fixed sample indices, so it does not drift, and the sine is
 //! evaluated by [`crate::fast::sin_turns`].
 
 use crate::fast::Phasor;

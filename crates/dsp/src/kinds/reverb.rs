@@ -132,15 +132,22 @@ impl Processor for Reverb {
     }
 
     fn process(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
-        sum_inputs(inputs, &mut self.buf);
+        // The frames of this call: those of the outputs (or of the inputs, with no output).
+        let frames = outputs
+            .first()
+            .map(|o| o.len())
+            .or_else(|| inputs.first().map(|i| i.len()))
+            .unwrap_or(self.buf.len());
+        sum_inputs(inputs, &mut self.buf[..frames]);
+        let (out_l, out_r) = (&mut self.out_l[..frames], &mut self.out_r[..frames]);
         // Each channel runs in place on the scaled input; `buf` keeps the dry signal.
-        for (l, &x) in self.out_l.iter_mut().zip(&self.buf) {
+        for (l, &x) in out_l.iter_mut().zip(&self.buf) {
             *l = x * INPUT_GAIN;
         }
-        self.out_r.copy_from_slice(&self.out_l);
+        out_r.copy_from_slice(out_l);
         let (fb, damp) = (self.feedback, self.damp);
-        run_in_place(&mut self.left, &mut self.out_l, fb, damp);
-        run_in_place(&mut self.right, &mut self.out_r, fb, damp);
+        run_in_place(&mut self.left, out_l, fb, damp);
+        run_in_place(&mut self.right, out_r, fb, damp);
         let (wet1, wet2, dry) = (self.wet1, self.wet2, self.dry);
         let n = outputs.len();
         for (j, o) in outputs.iter_mut().enumerate() {

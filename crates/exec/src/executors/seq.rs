@@ -2,7 +2,8 @@
 
 use crate::{Executor, Plan};
 
-/// Runs the tasks in topological order on the calling thread.
+/// Runs the tasks in topological order on the calling thread (a pipelined plan: its units in
+/// order, sub-block by sub-block).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SeqExecutor;
 
@@ -19,6 +20,12 @@ impl Executor for SeqExecutor {
         // SAFETY: this thread is the only one running tasks of `plan`, which it holds by
         // `&mut`, so no other thread runs its tasks and no reference from `Plan::output` is
         // alive.
-        unsafe { plan.run_all_tasks() };
+        unsafe {
+            if plan.pipeline() > 1 {
+                plan.run_all_units();
+            } else {
+                plan.run_all_tasks();
+            }
+        }
     }
 }

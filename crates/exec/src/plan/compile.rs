@@ -5,7 +5,8 @@
 //! Prepared::new        options checked, wide sums split into groups, topological order
 //!   .resolve_rates     each node's rate and block (resamplers), its control-side node
 //!   .lay_out_buffers   one buffer per output port, engine channels, scratch sums, silence
-//!   .build_tasks       tasks, successors, counts, levels, processors; units (chains merged)
+//!   .build_tasks       tasks, successors, counts, levels, processors; units (chains merged,
+//!                      cut into segments and sub-blocks when pipelined)
 //! ```
 //!
 //! Control thread only: every pass allocates.
@@ -17,7 +18,7 @@ use thiserror::Error;
 use super::arena::{Buf, Layout};
 use super::regroup::{self, Regrouped};
 use super::task::TaskCell;
-use super::units::{by_level, Units, SPLIT_MIN_FRAMES, SPLIT_MIN_INPUTS, SPLIT_PARTS};
+use super::units::{by_level, Pipelining, Units, SPLIT_MIN_FRAMES, SPLIT_MIN_INPUTS, SPLIT_PARTS};
 use super::{next_layout_id, InPort, Plan, TaskInfo};
 
 /// What [`Plan::compile`] needs besides the graph.
@@ -32,16 +33,29 @@ pub struct CompileOptions {
     /// Merge chains of tasks into units (see [`Plan`], "Units"); `false` makes one unit per
     /// task, for executors that must see the graph node by node.
     pub merge_chains: bool,
+    /// Sub-blocks per cycle (pipelining, see [`Plan`], "Pipelining"): 1 runs every unit on the
+    /// whole block (no pipelining); `n > 1` cuts the block into `n` sub-blocks of `block / n`
+    /// frames and every unit into `n` units, one per sub-block. Must divide the block. A graph
+    /// that changes rates (a resampler) is not pipelined ([`Plan::pipeline_note`] says so).
+    pub pipeline: usize,
+    /// With pipelining: chains of tasks whose cost exceeds the plan's total cost divided by
+    /// this number are cut into segments of about that cost (a line of nodes is one chain: cut
+    /// into 2 segments of 4 sub-blocks, two threads have work at once). 0 or 1: chains are
+    /// not cut. Usually the number of threads.
+    pub pipeline_segments: usize,
 }
 
 impl Default for CompileOptions {
-    /// 48 kHz, 512 frames, no placeholders, chains merged.
+    /// 48 kHz, 512 frames, no placeholders, chains merged, no pipelining (2 segments when
+    /// pipelining is asked for).
     fn default() -> Self {
         CompileOptions {
             sample_rate: 48_000.0,
             block: 512,
             placeholder: false,
             merge_chains: true,
+            pipeline: 1,
+            pipeline_segments: 2,
         }
     }
 }
@@ -97,6 +111,14 @@ pub enum CompileError {
         /// What takes the memory, e.g. "buffers of 1000001 ports".
         what: String,
     },
+    /// The number of sub-blocks of pipelining is 0 or does not divide the block.
+    #[error("a pipeline of {pipeline} sub-blocks does not divide the block of {block} frames; choose a divisor of the block (1 turns pipelining off)")]
+    Pipeline {
+        /// The sub-blocks asked for.
+        pipeline: usize,
+        /// The block, frames.
+        block: usize,
+    },
 }
 
 /// The most memory a compiled plan may take: audio buffers (one per output port, engine
@@ -124,6 +146,12 @@ impl CompileOptions {
                 "the block must be 1 to 1048576 frames, not {}",
                 self.block
             )));
+        }
+        if self.pipeline == 0 || !self.block.is_multiple_of(self.pipeline) {
+            return Err(CompileError::Pipeline {
+                pipeline: self.pipeline,
+                block: self.block,
+            });
         }
         Ok(())
     }
@@ -571,11 +599,27 @@ impl Laid<'_> {
             prepared,
             node_rate,
             node_block,
+            out_block,
             mut dsp,
             placeholders,
             ..
         } = rated;
         let graph = prepared.graph();
+        // Pipelining cuts every buffer into the same sub-blocks: only a graph whose every
+        // node runs at the engine's rate and block can be cut so, sample for sample.
+        let rate_changer = (0..graph.len())
+            .find(|&v| node_block[v] != options.block || out_block[v] != options.block);
+        let (pipeline, pipeline_note) = match rate_changer {
+            Some(v) if options.pipeline > 1 => (
+                1,
+                Some(format!(
+                    "not pipelined: node `{}` ({}) changes the rate, and sub-blocks cannot be cut at the same samples on both sides of it",
+                    graph.node(v).name,
+                    graph.node(v).kind
+                )),
+            ),
+            _ => (options.pipeline, None),
+        };
         let order = &prepared.order;
         let task_of_node = &prepared.task_of_node;
         let n = graph.len();
@@ -612,12 +656,27 @@ impl Laid<'_> {
             && graph.in_edges(v).len() >= SPLIT_MIN_INPUTS
             // A sum split into groups (the node and its groups share its cost) is not
             // split by frames as well.
-            && prepared.share(v) == 1.0;
+            && prepared.share(v) == 1.0
+            // Pipelined sub-blocks already spread the join's frames.
+            && pipeline == 1;
             let parts = if split { SPLIT_PARTS } else { 1 };
             let part_cells = n + extra_cells.len();
             for _ in 1..parts {
                 extra_cells.push(TaskCell::new(d.processor(), ins.1, outs.1));
                 cell_task.push(t as u32);
+            }
+            // A stateless task, pipelined: each sub-block beyond the first has a processor of
+            // its own, so that the sub-blocks may run at the same time.
+            let stateless = pipeline > 1
+                && d.frame_parallel()
+                && d.io() == Io::None
+                && d.rate_ratio() == Ratio::ONE;
+            let sub_cells = n + extra_cells.len();
+            if stateless {
+                for _ in 1..pipeline {
+                    extra_cells.push(TaskCell::new(d.processor(), ins.1, outs.1));
+                    cell_task.push(t as u32);
+                }
             }
             tasks.push(TaskInfo {
                 node: prepared.origin(v),
@@ -634,6 +693,8 @@ impl Laid<'_> {
                 block: node_block[v],
                 parts: parts as u32,
                 part_cells: part_cells as u32,
+                stateless,
+                sub_cells: sub_cells as u32,
             });
             cells.push(TaskCell::new(d.processor(), ins.1, outs.1));
         }
@@ -645,7 +706,16 @@ impl Laid<'_> {
         let sinks = (0..n as u32)
             .filter(|&t| tasks[t as usize].succ.1 == 0)
             .collect();
-        let units = Units::new(&tasks, &succ, options.merge_chains);
+        let total: f64 = tasks.iter().map(|t| t.cost).sum();
+        let pipelining = Pipelining {
+            subs: pipeline as u32,
+            max_cost: if options.pipeline_segments > 1 && total > 0.0 {
+                total / options.pipeline_segments as f64
+            } else {
+                f64::INFINITY
+            },
+        };
+        let units = Units::new(&tasks, &succ, options.merge_chains, pipelining);
         let task_edges = graph
             .edges()
             .iter()
@@ -685,6 +755,8 @@ impl Laid<'_> {
             sample_rate: options.sample_rate,
             block: options.block,
             placeholders,
+            pipeline,
+            pipeline_note,
             profiling: false,
             times: (0..n_cells)
                 .map(|_| std::cell::UnsafeCell::new(crate::trace::TaskTime::default()))

@@ -55,6 +55,11 @@ struct TaskInfo {
     /// The cell of part 1 (parts 1.. have cells `part_cells..part_cells + parts - 1`; part 0
     /// uses the task's own cell).
     part_cells: u32,
+    /// Pipelined and frame-parallel: sub-block `k >= 1` runs with cell `sub_cells + k - 1`
+    /// (its own processor), and the sub-blocks of its units are not chained.
+    stateless: bool,
+    /// See `stateless`.
+    sub_cells: u32,
 }
 
 /// A compiled graph, ready to run.
@@ -93,6 +98,20 @@ struct TaskInfo {
 /// end of one of its buffers does not take lines that the other core writes). Engine input
 /// channels ([`Plan::set_input`]) feed `source` tasks; `sink` tasks write the engine output
 /// channels ([`Plan::output`]).
+///
+/// Pipelining ([`CompileOptions::pipeline`]` = n > 1`; Letz, Orlarey and Fober, "Work Stealing
+/// Scheduler for Automatic Parallelization in Faust", LAC 2010, section 3): the cycle's block
+/// is cut into `n` sub-blocks of `block / n` frames. Chains longer than the plan's cost divided
+/// by [`CompileOptions::pipeline_segments`] are first cut into segments of about that cost;
+/// then every unit (segment) `s` becomes `n` units `(s, k)`, each running the segment's
+/// tasks on frames `[k b / n, (k + 1) b / n)` of every buffer ([`Plan::unit_sub`]). `(s, k)`
+/// precedes `(s, k + 1)` (a task's processor carries its state from one sub-block to the next;
+/// a stateless, frame-parallel segment has a processor per sub-block instead and its
+/// sub-blocks are independent), and every edge `s -> t` becomes `(s, k) -> (t, k)`: `t` works
+/// on sub-block `k` while `s` works on `k + 1`. The output is the same, bit for bit (every
+/// kind computes the same samples whatever the cuts of its calls, see
+/// [`fugue_dsp::Processor`]), and the latency too: a cycle still ends when every unit has
+/// run. A graph that changes rates is not pipelined ([`Plan::pipeline_note`]).
 pub struct Plan {
     tasks: Vec<TaskInfo>,
     /// The tasks' cells, then the cells of parts 1.. of split tasks.
@@ -119,6 +138,10 @@ pub struct Plan {
     sample_rate: f64,
     block: usize,
     placeholders: Vec<String>,
+    /// Sub-blocks per cycle (1: not pipelined).
+    pipeline: usize,
+    /// Why the pipelining asked for was not applied.
+    pipeline_note: Option<String>,
     /// Record each task's run ([`Plan::set_profiling`]).
     profiling: bool,
     /// Each cell's record of its last profiled run (written by the thread running the cell).
@@ -242,6 +265,43 @@ impl Plan {
     /// The task of graph node `node` (of a split sum: the task that sums its groups).
     pub fn task_of(&self, node: NodeId) -> usize {
         self.task_of_node[node] as usize
+    }
+
+    /// Sub-blocks per cycle: 1 when the plan is not pipelined (see [`Plan`], "Pipelining").
+    pub fn pipeline(&self) -> usize {
+        self.pipeline
+    }
+
+    /// Why the pipelining that [`CompileOptions::pipeline`] asked for was not applied (a graph
+    /// that changes rates), as one sentence; `None` when it was, or was not asked for.
+    pub fn pipeline_note(&self) -> Option<&str> {
+        self.pipeline_note.as_deref()
+    }
+
+    /// Which sub-block of the cycle unit `u` computes, of how many: `(0, 1)` when the plan is
+    /// not pipelined; `(k, n)` for frames `[k b / n, (k + 1) b / n)` of a block of `b` frames.
+    #[inline]
+    pub fn unit_sub(&self, u: usize) -> (usize, usize) {
+        let ui = &self.units.info[u];
+        (ui.sub as usize, ui.subs as usize)
+    }
+
+    /// The cost of the longest path of the unit graph (by [`Plan::unit_cost`]): no executor
+    /// can run a cycle in less, whatever its threads. With [`Plan::total_cost`], how much
+    /// parallelism the plan has.
+    pub fn critical_path_cost(&self) -> f64 {
+        let n = self.n_units();
+        let mut finish = vec![0.0f64; n];
+        let mut best = 0.0f64;
+        // Units are numbered in a topological order.
+        for u in 0..n {
+            let f = finish[u] + f64::from(self.unit_cost(u));
+            best = best.max(f);
+            for &v in self.unit_successors(u) {
+                finish[v as usize] = finish[v as usize].max(f);
+            }
+        }
+        best
     }
 
     /// Whether chains are merged into units ([`CompileOptions::merge_chains`]).
@@ -400,7 +460,8 @@ impl Plan {
     /// The unit graph as a [`TaskGraph`] for the static schedulers: node `u` is unit `u`
     /// (named after its first task's node, cost the sum of its tasks' costs given by `costs`,
     /// indexed by the node of `graph` (the graph compiled), times each task's share of its node
-    /// (a sum split into groups), shared equally by the parts of a task split by frames), one
+    /// (a sum split into groups), shared equally by the parts of a task split by frames and
+    /// by the sub-blocks of a pipelined unit), one
     /// edge per pair of dependent units with the largest communication cost of the graph edges
     /// between their tasks.
     pub fn unit_graph(&self, graph: &TaskGraph, costs: &[f64]) -> TaskGraph {
@@ -408,7 +469,7 @@ impl Plan {
         for u in 0..self.n_units() {
             let ts = self.unit_tasks(u);
             let head = self.node_of(ts[0] as usize);
-            let parts = f64::from(self.units.info[u].parts);
+            let parts = f64::from(self.units.info[u].parts * self.units.info[u].subs);
             let cost: f64 = ts
                 .iter()
                 .map(|&t| costs[self.node_of(t as usize)] * self.tasks[t as usize].share)

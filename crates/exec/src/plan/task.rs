@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use arrayvec::ArrayVec;
 use fugue_dsp::Processor;
 
-use super::units::part_frames;
+use super::units::{part_frames, sub_frames};
 use super::Plan;
 use crate::trace::{now, worker_index, TaskTime};
 
@@ -281,9 +281,15 @@ impl Plan {
     pub fn panicked(&self, i: usize) -> bool {
         let t = &self.tasks[i];
         let parts = t.part_cells as usize..(t.part_cells + t.parts - 1) as usize;
+        let subs = if t.stateless {
+            t.sub_cells as usize..t.sub_cells as usize + self.pipeline - 1
+        } else {
+            0..0
+        };
         self.cells[i].panicked.load(Ordering::Relaxed)
             || self.cells[parts]
                 .iter()
+                .chain(&self.cells[subs])
                 .any(|c| c.panicked.load(Ordering::Relaxed))
     }
 
@@ -326,7 +332,23 @@ impl Plan {
         }
     }
 
-    /// Runs unit `u`: its tasks, in order, on the calling thread.
+    /// Runs every unit in order on the calling thread: the sequential executor's cycle for a
+    /// pipelined plan (the same samples as [`Plan::run_all_tasks`], sub-block by sub-block).
+    ///
+    /// # Safety
+    /// As [`Plan::run_all_tasks`].
+    #[inline(never)]
+    pub unsafe fn run_all_units(&self) {
+        for u in 0..self.n_units() {
+            // SAFETY: units are numbered in a topological order, so every predecessor unit ran
+            // earlier in this loop, on this thread; no other thread runs units (the caller's
+            // contract).
+            unsafe { self.run_unit(u) };
+        }
+    }
+
+    /// Runs unit `u`: its tasks, in order, on the calling thread (of a pipelined plan: on the
+    /// unit's sub-block of every buffer, [`Plan::unit_sub`]).
     ///
     /// # Safety
     /// As [`Plan::run_task`], for the unit: every predecessor unit has completed in this
@@ -351,6 +373,31 @@ impl Plan {
             unsafe { self.run_frames(t, c, Some(frames)) };
             return;
         }
+        if ui.subs > 1 {
+            let frames = sub_frames(self.block, ui.sub as usize, ui.subs as usize);
+            for &t in self.unit_tasks(u) {
+                let t = t as usize;
+                let task = &self.tasks[t];
+                let c = if ui.sub == 0 || !task.stateless {
+                    t
+                } else {
+                    (task.sub_cells + ui.sub - 1) as usize
+                };
+                // SAFETY: the caller's contract for unit `u`, sub-block `k`: the predecessors
+                // of the first task are last tasks of predecessor units (complete, visible),
+                // which include the same segment's sub-block `k - 1` unless its tasks are
+                // stateless; each later task's only predecessor is the task before it, run
+                // just before on this thread. Cell `c`: the task's own cell is used by one
+                // sub-block at a time (sub-block `k` waits for `k - 1`, which waits for
+                // `k - 2`...: a chain of units); a stateless task's sub-blocks each have a
+                // cell of their own. Frames: sub-block `k` of every buffer, which no other
+                // unit running now touches (the other sub-blocks of this segment and of its
+                // neighbours touch other frames; a task's successors read sub-block `k` only
+                // in their own sub-block `k`, a successor unit that does not run now).
+                unsafe { self.run_frames(t, c, Some(frames)) };
+            }
+            return;
+        }
         for &t in self.unit_tasks(u) {
             // SAFETY: the predecessors of the first task are last tasks of predecessor units
             // (complete, visible: the caller's contract); each later task's only predecessor
@@ -363,7 +410,9 @@ impl Plan {
 
     /// Turns the per-task profile on or off: while on, every run of a task records when it
     /// started and ended and which thread ran it ([`Plan::task_times`]), at the cost of two
-    /// clock reads and a store per task. The records lie side by side in one array, apart
+    /// clock reads and a store per task. A pipelined plan ([`Plan::pipeline`]` > 1`) runs a
+    /// task several times per cycle with one cell: its record is then its last sub-block's
+    /// run only (the engine refuses to profile a pipelined plan). The records lie side by side in one array, apart
     /// from the cells (whose lines the running threads only read).
     pub fn set_profiling(&mut self, on: bool) {
         self.profiling = on;

@@ -29,6 +29,47 @@ pub(super) struct UnitInfo {
     /// Which part of its task's frames this unit computes, of how many (0 of 1: all).
     pub(super) part: u32,
     pub(super) parts: u32,
+    /// Which sub-block of a pipelined cycle this unit computes, of how many (0 of 1: all).
+    pub(super) sub: u32,
+    pub(super) subs: u32,
+}
+
+/// How [`Units::new`] pipelines (see `Plan`, "Pipelining").
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Pipelining {
+    /// Sub-blocks per cycle (1: not pipelined).
+    pub(super) subs: u32,
+    /// When pipelined, chains that cost more are cut into segments of about this cost.
+    pub(super) max_cost: f64,
+}
+
+/// Frames `[a, b)` of sub-block `k` of `n` of a block of `block` frames (`n` divides it).
+#[inline]
+pub(super) fn sub_frames(block: usize, k: usize, n: usize) -> (usize, usize) {
+    let len = block / n;
+    (k * len, (k + 1) * len)
+}
+
+/// Cuts a chain of tasks whose costs are `costs` into consecutive pieces of about `max_cost`
+/// each: as many pieces as the chain's cost needs (never more than its tasks), each task in
+/// the piece its middle falls in. Returns each piece's length.
+fn cut_chain(costs: &[f64], max_cost: f64) -> Vec<usize> {
+    let total: f64 = costs.iter().sum();
+    // (An infinite `max_cost`, or a chain of no cost: one piece.)
+    if total.is_nan() || total <= max_cost * (1.0 + 1e-9) {
+        return vec![costs.len()];
+    }
+    let k = ((total / max_cost - 1e-9).ceil() as usize).clamp(1, costs.len());
+    let piece = total / k as f64;
+    let mut lens = vec![0usize; k];
+    let mut acc = 0.0;
+    for &c in costs {
+        let i = (((acc + c / 2.0) / piece) as usize).min(k - 1);
+        lens[i] += 1;
+        acc += c;
+    }
+    lens.retain(|&l| l > 0);
+    lens
 }
 
 /// The units of a plan: the graph the executors schedule (see [`Plan`], "Units").
@@ -102,7 +143,12 @@ impl Units {
     /// predecessor counts) into units: with `merge`, maximal chains `t1 -> t2 -> ... -> tk`
     /// where each `ti` (i < k) has `t(i+1)` as its only successor and `t(i+1)` has `ti` as its
     /// only predecessor; without, one unit per task.
-    pub(super) fn new(tasks: &[TaskInfo], succ: &[u32], merge: bool) -> Units {
+    ///
+    /// Pipelined (`pipe.subs > 1`): chains that cost more than `pipe.max_cost` are cut into
+    /// segments first, then every unit `s` becomes `pipe.subs` units `(s, k)` numbered
+    /// `s * subs + k` (a topological order), with edges `(s, k) -> (s, k + 1)` (unless every
+    /// task of `s` is stateless) and `(s, k) -> (t, k)` for each edge `s -> t`.
+    pub(super) fn new(tasks: &[TaskInfo], succ: &[u32], merge: bool, pipe: Pipelining) -> Units {
         let n = tasks.len();
         // Parts of each task's frames (a split task is a unit per part; only with `merge`).
         let parts = |t: usize| if merge { tasks[t].parts } else { 1 };
@@ -131,14 +177,16 @@ impl Units {
                         initial: 0,
                         part,
                         parts: parts(head),
+                        sub: 0,
+                        subs: 1,
                     });
                 }
                 continue;
             }
             let mut t = head;
+            let mut chain = Vec::new();
             loop {
-                unit_of_task[t] = u;
-                unit_tasks.push(t as u32);
+                chain.push(t as u32);
                 let ss = succ_of(t);
                 if merge
                     && ss.len() == 1
@@ -150,13 +198,33 @@ impl Units {
                     break;
                 }
             }
-            info.push(UnitInfo {
-                tasks: (first, unit_tasks.len() as u32 - first),
-                succ: (0, 0),
-                initial: 0,
-                part: 0,
-                parts: 1,
-            });
+            // Pipelined: a long chain becomes several segments (consecutive units).
+            let lens = if pipe.subs > 1 {
+                let costs: Vec<f64> = chain.iter().map(|&t| tasks[t as usize].cost).collect();
+                cut_chain(&costs, pipe.max_cost)
+            } else {
+                vec![chain.len()]
+            };
+            let mut rest = &chain[..];
+            for len in lens {
+                let (piece, more) = rest.split_at(len);
+                rest = more;
+                let u = info.len() as u32;
+                let first = unit_tasks.len() as u32;
+                for &t in piece {
+                    unit_of_task[t as usize] = u;
+                    unit_tasks.push(t);
+                }
+                info.push(UnitInfo {
+                    tasks: (first, len as u32),
+                    succ: (0, 0),
+                    initial: 0,
+                    part: 0,
+                    parts: 1,
+                    sub: 0,
+                    subs: 1,
+                });
+            }
         }
         // Successors of a unit: the units of its last task's successors, each the head of
         // its own unit (a task with several predecessors, or whose predecessor has several
@@ -178,6 +246,12 @@ impl Units {
             ss.dedup();
             usucc.extend_from_slice(&ss);
             ui.succ = (s0, ss.len() as u32);
+        }
+        if pipe.subs > 1 {
+            (info, usucc) = pipelined(&info, &usucc, &unit_tasks, tasks, pipe.subs);
+            for u in unit_of_task.iter_mut() {
+                *u *= pipe.subs;
+            }
         }
         for &v in &usucc {
             info[v as usize].initial += 1;
@@ -290,7 +364,8 @@ impl Units {
             .iter()
             .map(|ui| {
                 let ts = &unit_tasks[ui.tasks.0 as usize..(ui.tasks.0 + ui.tasks.1) as usize];
-                ts.iter().map(|&t| tasks[t as usize].cost).sum::<f64>() / f64::from(ui.parts)
+                ts.iter().map(|&t| tasks[t as usize].cost).sum::<f64>()
+                    / f64::from(ui.parts * ui.subs)
             })
             .collect();
         let dominated = dominated_costs(&info, &usucc, &cost);
@@ -313,6 +388,44 @@ impl Units {
             cost: cost.iter().map(|&c| c as f32).collect(),
         }
     }
+}
+
+/// The pipelined unit graph of units `info` with successors `succ` (see [`Units::new`]): unit
+/// `s` becomes units `s * subs + k`, `k < subs`.
+fn pipelined(
+    info: &[UnitInfo],
+    succ: &[u32],
+    unit_tasks: &[u32],
+    tasks: &[TaskInfo],
+    subs: u32,
+) -> (Vec<UnitInfo>, Vec<u32>) {
+    let mut pinfo = Vec::with_capacity(info.len() * subs as usize);
+    let mut psucc = Vec::with_capacity((succ.len() + info.len()) * subs as usize);
+    for (s, ui) in info.iter().enumerate() {
+        let ts = &unit_tasks[ui.tasks.0 as usize..(ui.tasks.0 + ui.tasks.1) as usize];
+        // A segment of stateless tasks has a processor per sub-block: its sub-blocks are
+        // independent. Otherwise the processors carry state from one sub-block to the next.
+        let chained = !ts.iter().all(|&t| tasks[t as usize].stateless);
+        let next = &succ[ui.succ.0 as usize..(ui.succ.0 + ui.succ.1) as usize];
+        for k in 0..subs {
+            let s0 = psucc.len() as u32;
+            if chained && k + 1 < subs {
+                psucc.push(s as u32 * subs + k + 1);
+            }
+            psucc.extend(next.iter().map(|&v| v * subs + k));
+            // Increasing: `s * subs + k + 1` is below every `v * subs + k` with `v > s`.
+            pinfo.push(UnitInfo {
+                tasks: ui.tasks,
+                succ: (s0, psucc.len() as u32 - s0),
+                initial: 0,
+                part: 0,
+                parts: 1,
+                sub: k,
+                subs,
+            });
+        }
+    }
+    (pinfo, psucc)
 }
 
 /// For each unit of a DAG numbered in a topological order (successors `succ[info[u].succ]`),

@@ -212,6 +212,7 @@ mod tests {
             block: 64,
             placeholder: false,
             merge_chains: true,
+            ..Default::default()
         };
         let plan = Plan::compile(&fugue_graph::gen::rake(33), &reg, &opts).unwrap();
         let src = plan.unit_sources();

@@ -487,6 +487,11 @@ pub struct TableArgs {
     /// Overwrite the files of an existing output folder.
     #[arg(long)]
     pub force: bool,
+    /// Pipelining for every executor but seq (the baseline runs unpipelined): N sub-blocks
+    /// per cycle (must divide every buffer; 1: off), or auto (from each graph's critical
+    /// path, the threads and the buffer).
+    #[arg(long, default_value = "1", value_parser = crate::exec_args::parse_pipeline)]
+    pub pipeline: fugue_engine::Pipeline,
 }
 
 /// Runs `fugue bench table` ([`fugue_bench::table`]).
@@ -513,6 +518,7 @@ fn run_table(args: TableArgs) -> anyhow::Result<()> {
         tuning: args.tuning.tuning(),
         output: args.output,
         force: args.force,
+        pipeline: args.pipeline,
     };
     let result = fugue_bench::table::run(&config, &mut Terminal::default())?;
     print!("{}", result.markdown());
