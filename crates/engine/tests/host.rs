@@ -373,3 +373,26 @@ fn a_panicking_graph_is_silenced_and_the_others_play_on() {
         host.finish().unwrap();
     }
 }
+
+#[test]
+fn offline_partitioned_mix_is_the_sum_of_the_solos() {
+    // The session has at most four graphs loaded at once.
+    check_session(
+        Mode::Partitioned,
+        HostBackend::Offline,
+        4,
+        128,
+        "offline-partitioned",
+    );
+}
+
+#[test]
+fn clocked_separate_mix_is_the_sum_of_the_solos() {
+    check_session(
+        Mode::Separate,
+        HostBackend::Clocked,
+        2,
+        1024,
+        "clocked-separate",
+    );
+}

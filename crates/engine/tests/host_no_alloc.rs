@@ -27,9 +27,13 @@ fn host_cycles_with_swaps_do_not_allocate() {
         fugue_graph::write::to_ag(&fugue_graph::gen::rake(10)),
     )
     .unwrap();
-    for mode in [Mode::Shared, Mode::Separate, Mode::Shared] {
+    for (mode, threads) in [
+        (Mode::Shared, 2),
+        (Mode::Separate, 2),
+        (Mode::Partitioned, 3),
+    ] {
         let mut host = Host::start(HostOptions {
-            threads: 2,
+            threads,
             mode,
             block: 128,
             record: Some(dir.join("mix.wav")),

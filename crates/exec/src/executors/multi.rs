@@ -275,9 +275,11 @@ impl MultiState {
 
     /// Thread `w`'s part of a cycle: runs work until no unit is left.
     fn cycle(&self, w: usize) {
-        let g = self.thread_group[w].load(Ordering::Relaxed);
         let mut idle = 0u32;
         loop {
+            // Read afresh each time: a thread still looking when the next cycle starts
+            // must serve the group it has in that cycle, or its group could wait forever.
+            let g = self.thread_group[w].load(Ordering::Relaxed);
             if let Some(mut item) = self.find(w, g) {
                 idle = 0;
                 while let Some(next) = self.run_item(w, item) {
