@@ -15,8 +15,6 @@ use std::time::{Duration, Instant};
 use common::{example, folder, fugue, stderr, stdout};
 use serde_json::Value;
 
-const BLOCK: usize = 512;
-
 fn read_wav(path: &Path) -> Vec<Vec<f32>> {
     let r = hound::WavReader::open(path).unwrap();
     let ch = r.spec().channels as usize;
@@ -51,7 +49,30 @@ fn small_graphs(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn scripted_clocked_session_records_the_sum_of_the_solo_renders() {
-    let dir = folder("host", "session");
+    session("session", &["--backend", "clocked", "--buffer", "512"]);
+}
+
+fn jack_server_running() -> bool {
+    jack::set_logger(jack::LoggerType::None);
+    jack::Client::new("fugue-probe", jack::ClientOptions::NO_START_SERVER).is_ok()
+}
+
+#[test]
+fn scripted_jack_session_records_the_sum_of_the_solo_renders() {
+    if !jack_server_running() {
+        eprintln!("SKIPPED scripted_jack_session_records_the_sum_of_the_solo_renders: no JACK server is running (scripts/test.sh starts one with the dummy driver)");
+        return;
+    }
+    session(
+        "jack-session",
+        &["--backend", "jack", "--client-name", "fugue-host-cli-test"],
+    );
+}
+
+/// The session of the specification through `fugue host --script` with `backend` (flags):
+/// three graphs loaded, one unloaded, another loaded, 50 load/unload pairs while playing.
+fn session(test: &str, backend: &[&str]) {
+    let dir = folder("host", test);
     let g = small_graphs(&dir);
     let mut script = String::new();
     let mut files: HashMap<String, PathBuf> = HashMap::new();
@@ -74,16 +95,13 @@ fn scripted_clocked_session_records_the_sum_of_the_solo_renders() {
         }
         script.push_str(&format!("unload {name}\n"));
     }
-    script.push_str("wait 0.05\nstats\nquit\n");
+    script.push_str("wait 0.05\nstats\nmode\nquit\n");
     let script_path = dir.join("session.txt");
     std::fs::write(&script_path, &script).unwrap();
     let mix = dir.join("mix.wav");
-    let o = fugue(&[
-        "host",
-        "--backend",
-        "clocked",
-        "--buffer",
-        &BLOCK.to_string(),
+    let mut args = vec!["host"];
+    args.extend_from_slice(backend);
+    args.extend_from_slice(&[
         "--threads",
         "2",
         "--script",
@@ -92,10 +110,12 @@ fn scripted_clocked_session_records_the_sum_of_the_solo_renders() {
         mix.to_str().unwrap(),
         "--json",
     ]);
+    let o = fugue(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     // (id, name, adopted, removed)
     let mut spans: Vec<(u64, String, u64, Option<u64>)> = Vec::new();
     let mut host_stats = None;
+    let mut mode = None;
     for line in stdout(&o).lines() {
         let v: Value = serde_json::from_str(line).unwrap();
         assert_eq!(v["ok"], true, "{line}");
@@ -112,32 +132,38 @@ fn scripted_clocked_session_records_the_sum_of_the_solo_renders() {
                     Some(v["cycle"].as_u64().unwrap());
             }
             "stats" => host_stats = Some(v),
+            "mode" => mode = Some(v),
             _ => {}
         }
     }
     assert_eq!(spans.len(), 54);
     let st = host_stats.unwrap();
+    let mode = mode.unwrap();
+    let block = mode["buffer"].as_u64().unwrap() as usize;
+    let rate = mode["rate"].as_u64().unwrap();
     assert_eq!(st["swap_misses"], 0, "a cycle with a swap missed: {st}");
     assert_eq!(st["record_drops"], 0, "{st}");
     let got = read_wav(&mix);
-    let cycles = got[0].len() / BLOCK;
-    assert_eq!(got[0].len(), cycles * BLOCK);
+    let cycles = got[0].len() / block;
+    assert_eq!(got[0].len(), cycles * block);
     // Each file's solo render, long enough for its longest span.
     let mut solos: HashMap<PathBuf, Vec<Vec<f32>>> = HashMap::new();
     for (_, name, from, to) in &spans {
         let n = to.unwrap_or(cycles as u64) - from;
         let f = &files[name];
-        let have = solos.get(f).map_or(0, |s| s[0].len() / BLOCK);
+        let have = solos.get(f).map_or(0, |s| s[0].len() / block);
         if have < n as usize {
             let out = dir.join("solo.wav");
-            let seconds = ((n + 2) as f64 * BLOCK as f64 / 48_000.0).to_string();
+            let seconds = ((n + 2) as f64 * block as f64 / rate as f64).to_string();
             let r = fugue(&[
                 "render",
                 f.to_str().unwrap(),
                 "-o",
                 out.to_str().unwrap(),
                 "--buffer",
-                &BLOCK.to_string(),
+                &block.to_string(),
+                "--rate",
+                &rate.to_string(),
                 "--seconds",
                 &seconds,
                 "--force",
@@ -147,7 +173,7 @@ fn scripted_clocked_session_records_the_sum_of_the_solo_renders() {
         }
     }
     spans.sort_by_key(|s| s.0);
-    let mut want = vec![vec![0.0f32; cycles * BLOCK]; 2];
+    let mut want = vec![vec![0.0f32; cycles * block]; 2];
     for c in 0..cycles as u64 {
         for (_, name, from, to) in &spans {
             if c < *from || c >= to.unwrap_or(u64::MAX) {
@@ -156,14 +182,14 @@ fn scripted_clocked_session_records_the_sum_of_the_solo_renders() {
             let s = &solos[&files[name]];
             let k = (c - from) as usize;
             for (ch, src) in s.iter().enumerate() {
-                let src = &src[k * BLOCK..(k + 1) * BLOCK];
+                let src = &src[k * block..(k + 1) * block];
                 let targets: Vec<usize> = if s.len() == 1 {
                     vec![0, 1]
                 } else {
                     vec![ch % 2]
                 };
                 for t in targets {
-                    let dst = &mut want[t][c as usize * BLOCK..(c as usize + 1) * BLOCK];
+                    let dst = &mut want[t][c as usize * block..(c as usize + 1) * block];
                     for (d, &x) in dst.iter_mut().zip(src) {
                         *d += x;
                     }
@@ -175,7 +201,7 @@ fn scripted_clocked_session_records_the_sum_of_the_solo_renders() {
         if let Some((i, a, b)) = fugue_testkit::bits::first_difference(&got[ch], &want[ch]) {
             panic!(
                 "channel {ch}, frame {i} (cycle {}): recorded {a}, expected {b}",
-                i / BLOCK
+                i / block
             );
         }
     }

@@ -51,9 +51,14 @@ fn graphs(dir: &Path) -> Vec<(&'static str, PathBuf)> {
 
 /// Each sink channel of `file` rendered alone, sequentially, for `cycles` cycles.
 fn solo(file: &Path, cycles: usize, block: usize) -> Vec<Vec<f32>> {
+    solo_at(file, cycles, block, RATE)
+}
+
+/// As [`solo`], at `rate` Hz.
+fn solo_at(file: &Path, cycles: usize, block: usize, rate: u32) -> Vec<Vec<f32>> {
     let g = fugue_graph::read::read_file(file, None).unwrap();
     let (mut e, _) =
-        Engine::build(&g, RATE as f64, block, &ExecutorChoice::default(), false).unwrap();
+        Engine::build(&g, rate as f64, block, &ExecutorChoice::default(), false).unwrap();
     let mut out = vec![Vec::with_capacity(cycles * block); e.plan.n_outputs()];
     for _ in 0..cycles {
         e.run_cycle();
@@ -73,6 +78,7 @@ fn expected_mix(
     cycles: u64,
     block: usize,
     channels: usize,
+    rate: u32,
 ) -> Vec<Vec<f32>> {
     // (id, name, adopted, removed)
     let mut spans: Vec<(u32, String, u64, u64)> = Vec::new();
@@ -93,7 +99,9 @@ fn expected_mix(
         let n = (to - from) as usize;
         let file = &files[name];
         let key = (name.clone(), n as u64);
-        let s = solos.entry(key).or_insert_with(|| solo(file, n, block));
+        let s = solos
+            .entry(key)
+            .or_insert_with(|| solo_at(file, n, block, rate));
         let _ = s;
     }
     for c in 0..cycles {
@@ -178,6 +186,9 @@ fn check_session(mode: Mode, backend: HostBackend, threads: usize, block: usize,
         ..HostOptions::default()
     })
     .unwrap();
+    // The JACK backend runs at the server's buffer size.
+    let block = host.options().block;
+    let rate = host.options().rate;
     let files = session(&mut host, &dir, Duration::from_millis(40));
     let log = host.log().to_vec();
     let report = host.finish().unwrap();
@@ -186,9 +197,9 @@ fn check_session(mode: Mode, backend: HostBackend, threads: usize, block: usize,
     let cycles = report.stats.cycles;
     assert_eq!(report.recorded_frames, cycles * block as u64, "{test}");
     assert_eq!(got[0].len() as u64, cycles * block as u64, "{test}");
-    let want = expected_mix(&log, &files, cycles, block, 2);
+    let want = expected_mix(&log, &files, cycles, block, 2, rate);
     fugue_testkit::bits::assert_same_channels(&got, &want, test);
-    if backend == HostBackend::Clocked {
+    if backend != HostBackend::Offline {
         assert_eq!(
             report.stats.swap_misses, 0,
             "{test}: a cycle with a swap missed its deadline ({:?})",
@@ -395,4 +406,22 @@ fn clocked_separate_mix_is_the_sum_of_the_solos() {
         1024,
         "clocked-separate",
     );
+}
+
+fn jack_server_running() -> bool {
+    jack::set_logger(jack::LoggerType::None);
+    jack::Client::new("fugue-probe", jack::ClientOptions::NO_START_SERVER).is_ok()
+}
+
+#[test]
+fn jack_shared_mix_is_the_sum_of_the_solos() {
+    if !jack_server_running() {
+        eprintln!("SKIPPED jack_shared_mix_is_the_sum_of_the_solos: no JACK server is running (scripts/test.sh starts one with the dummy driver)");
+        return;
+    }
+    let backend = HostBackend::Jack {
+        client_name: "fugue-host-test".into(),
+        connect: false,
+    };
+    check_session(Mode::Shared, backend, 2, 0, "jack-shared");
 }

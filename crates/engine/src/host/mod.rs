@@ -29,6 +29,7 @@
 //! with [`HostOptions::strict`].
 
 mod audio;
+mod jack;
 mod stats;
 
 use std::path::{Path, PathBuf};
@@ -98,6 +99,13 @@ pub enum HostBackend {
     Offline,
     /// An audio thread woken every period by absolute-time sleeps.
     Clocked,
+    /// A JACK client: the server's rate and buffer size, one output port per channel.
+    Jack {
+        /// The client's name.
+        client_name: String,
+        /// Connect the output ports to the system's playback ports.
+        connect: bool,
+    },
 }
 
 /// How to start a host.
@@ -296,6 +304,11 @@ struct Entry {
 enum Driver {
     /// On the control thread.
     Offline(Box<HostAudio>),
+    /// In a JACK client's process callback.
+    Jack {
+        active: Option<jack::Active>,
+        gone: Arc<AtomicBool>,
+    },
     /// On its own thread, which hands it back when stopped.
     Thread {
         handle: Option<JoinHandle<Box<HostAudio>>>,
@@ -348,6 +361,16 @@ impl Host {
 
     /// Starts a host whose graphs may use the kinds of `registry`.
     pub fn with_registry(options: HostOptions, registry: Registry) -> Result<Host, HostError> {
+        let mut options = options;
+        let jack_client = match &options.backend {
+            HostBackend::Jack { client_name, .. } => {
+                let (client, rate, block) = jack::open(client_name)?;
+                options.rate = rate;
+                options.block = block;
+                Some(client)
+            }
+            _ => None,
+        };
         if options.rate == 0 || options.block == 0 || options.threads == 0 {
             return Err(HostError::Options(
                 "the sample rate, the buffer size and the threads must be at least 1".into(),
@@ -391,9 +414,17 @@ impl Host {
             }
             None => None,
         };
-        let driver = match options.backend {
-            HostBackend::Offline => Driver::Offline(audio),
-            HostBackend::Clocked => start_clocked(audio, &options)?,
+        let driver = match (&options.backend, jack_client) {
+            (HostBackend::Jack { connect, .. }, Some(client)) => {
+                let (active, gone, w) = jack::activate(client, audio, options.channels, *connect)?;
+                warnings.extend(w);
+                Driver::Jack {
+                    active: Some(active),
+                    gone,
+                }
+            }
+            (HostBackend::Offline, _) => Driver::Offline(audio),
+            _ => start_clocked(audio, &options)?,
         };
         Ok(Host {
             options,
@@ -708,6 +739,17 @@ impl Host {
                 }
                 Ok(())
             }
+            Driver::Jack { gone, .. } => {
+                let end = Instant::now() + d;
+                while Instant::now() < end {
+                    // Relaxed: see `jack::Notifications`.
+                    if gone.load(Ordering::Relaxed) {
+                        return Err(HostError::AudioGone);
+                    }
+                    std::thread::sleep((end - Instant::now()).min(Duration::from_millis(50)));
+                }
+                Ok(())
+            }
             Driver::Done => Err(HostError::AudioGone),
         }
     }
@@ -778,6 +820,12 @@ impl Host {
                         return Err(HostError::AudioGone);
                     }
                 }
+                Driver::Jack { gone, .. } => {
+                    // Relaxed: see `jack::Notifications`.
+                    if gone.load(Ordering::Relaxed) || start.elapsed() > ANSWER_TIMEOUT {
+                        return Err(HostError::AudioGone);
+                    }
+                }
                 _ => return Err(HostError::AudioGone),
             }
             std::thread::sleep(Duration::from_micros(200));
@@ -794,6 +842,7 @@ impl Host {
                 stop.store(true, Ordering::Relaxed);
                 handle.and_then(|h| h.join().ok())
             }
+            Driver::Jack { active, .. } => active.and_then(jack::close),
             Driver::Done => None,
         };
         let cycles = self.stats.snapshot().cycles;
@@ -825,11 +874,19 @@ impl Host {
 
 impl Drop for Host {
     fn drop(&mut self) {
-        if let Driver::Thread { handle, stop } = &mut self.driver {
-            stop.store(true, Ordering::Relaxed);
-            if let Some(h) = handle.take() {
-                let _ = h.join();
+        match &mut self.driver {
+            Driver::Thread { handle, stop } => {
+                stop.store(true, Ordering::Relaxed);
+                if let Some(h) = handle.take() {
+                    let _ = h.join();
+                }
             }
+            Driver::Jack { active, .. } => {
+                if let Some(a) = active.take() {
+                    drop(jack::close(a));
+                }
+            }
+            _ => {}
         }
     }
 }

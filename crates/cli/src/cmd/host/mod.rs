@@ -26,10 +26,17 @@ use parse::{Command, HELP};
 /// Arguments of `fugue host`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// clocked (an audio thread paced by absolute-time sleeps at --rate and --buffer) or
-    /// offline (no clock: `wait` runs its cycles at once, as fast as possible; deterministic).
-    #[arg(long, default_value = "clocked", value_parser = ["clocked", "offline"])]
+    /// clocked (an audio thread paced by absolute-time sleeps at --rate and --buffer), jack
+    /// (a JACK client at the server's rate and buffer size) or offline (no clock: `wait` runs
+    /// its cycles at once, as fast as possible; deterministic).
+    #[arg(long, default_value = "clocked", value_parser = ["clocked", "jack", "offline"])]
     pub backend: String,
+    /// Connect the output ports to the system playback ports (jack backend).
+    #[arg(long)]
+    pub connect: bool,
+    /// Name of the JACK client.
+    #[arg(long, default_value = "fugue-host")]
+    pub client_name: String,
     /// Sample rate in Hz.
     #[arg(long, default_value_t = 48_000, value_parser = clap::value_parser!(u32).range(1..=1_536_000))]
     pub rate: u32,
@@ -264,6 +271,7 @@ impl Session {
                 let backend = match o.backend {
                     HostBackend::Offline => "offline",
                     HostBackend::Clocked => "clocked",
+                    HostBackend::Jack { .. } => "jack",
                 };
                 self.ok(
                     format!(
@@ -334,6 +342,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let mode = Mode::from_name(&args.mode).expect("clap checks the mode");
     let backend = match args.backend.as_str() {
         "offline" => HostBackend::Offline,
+        "jack" => HostBackend::Jack {
+            client_name: args.client_name.clone(),
+            connect: args.connect,
+        },
         _ => HostBackend::Clocked,
     };
     let script = match &args.script {
