@@ -77,7 +77,7 @@ pub(crate) fn open(name: &str) -> Result<(j::Client, u32, usize), HostError> {
         }
         Err(e) => return Err(HostError::Options(format!("JACK: {e}"))),
     };
-    let rate = client.sample_rate() as u32;
+    let rate = client.sample_rate();
     let block = client.buffer_size() as usize;
     Ok((client, rate, block))
 }
