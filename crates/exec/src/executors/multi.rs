@@ -26,8 +26,10 @@
 //! - A unit's counter reaching zero is reset to its initial value by the thread that brought
 //!   it to zero (every decrement of this cycle on it is done), then the unit is ready. Work
 //!   items in deques were pushed during this cycle by threads that had seen its tables.
-//! - Every run unit decrements the units left (AcqRel): the calling thread's Acquire load
-//!   that reads zero sees every write of the cycle (the decrements form one release sequence).
+//! - Every run unit is subtracted from the units left (AcqRel), by the thread that ran it,
+//!   before that thread next looks at the count: the calling thread's Acquire load that
+//!   reads zero sees every write of the cycle (the subtractions form one release sequence),
+//!   and the count reaches zero only when every unit has run.
 //!   A worker that is still looking when the next cycle starts takes part in it, and sees its
 //!   tables by the same claims.
 
@@ -58,7 +60,7 @@ pub struct Tenant {
     /// One counter per activation slot of the plan ([`Plan::n_slots`]).
     counts: Box<[AtomicU32]>,
     /// [`now`] ticks spent running this tenant's units since [`Tenant::take_busy_ticks`].
-    busy: CachePadded<AtomicU64>,
+    busy: u64,
     /// The partition group it runs in.
     group: usize,
     /// Whether cycles run it.
@@ -87,7 +89,7 @@ impl Tenant {
         Tenant {
             plan,
             counts,
-            busy: CachePadded::new(AtomicU64::new(0)),
+            busy: 0,
             group: 0,
             enabled: true,
         }
@@ -111,7 +113,7 @@ impl Tenant {
     /// [`now`] ticks spent running this tenant's units since the last call. Between cycles.
     #[inline]
     pub fn take_busy_ticks(&mut self) -> u64 {
-        std::mem::take(self.busy.get_mut())
+        std::mem::take(&mut self.busy)
     }
 
     /// Sets the partition group this tenant runs in (between cycles; see
@@ -150,8 +152,14 @@ struct MultiState {
     groups: Box<[Group]>,
     /// Per thread: its group.
     thread_group: Box<[AtomicUsize]>,
-    /// Units left in the cycle.
+    /// Units left in the cycle. Each thread subtracts the units it ran in one go when it
+    /// runs out of work (not one by one: the line would travel between the cores at every
+    /// unit).
     remaining: CachePadded<AtomicUsize>,
+    /// Per thread, per tenant index: [`now`] ticks spent running its units this cycle. Each
+    /// thread writes only its own row; the calling thread folds them into the tenants after
+    /// the cycle.
+    busy: Box<[CachePadded<[AtomicU64; MAX_TENANTS]>]>,
     /// Whether to account busy time per tenant.
     timing: bool,
 }
@@ -200,7 +208,7 @@ impl MultiState {
     }
 
     /// Runs work item `item` on thread `w`; returns a ready successor to run next, if any
-    /// (the others are pushed on `w`'s deque).
+    /// (the others are pushed on `w`'s deque). The caller counts the unit as run.
     #[inline]
     fn run_item(&self, w: usize, item: u32) -> Option<u32> {
         let k = (item >> UNIT_BITS) as usize;
@@ -216,8 +224,13 @@ impl MultiState {
         // reference is alive.
         unsafe { plan.run_unit(u) };
         if self.timing {
-            t.busy
-                .fetch_add(now().wrapping_sub(start), Ordering::Relaxed);
+            // Relaxed: only this thread writes its row; the calling thread reads it after the
+            // cycle's end (ordered by the units-left protocol).
+            let cell = &self.busy[w][k];
+            cell.store(
+                cell.load(Ordering::Relaxed) + now().wrapping_sub(start),
+                Ordering::Relaxed,
+            );
         }
         let mut next = None;
         for (&s, &slot) in plan.unit_successors(u).iter().zip(plan.unit_succ_slots(u)) {
@@ -242,8 +255,6 @@ impl MultiState {
                 c = parent as usize;
             }
         }
-        // AcqRel: see the module protocol (the calling thread's Acquire load of zero).
-        self.remaining.fetch_sub(1, Ordering::AcqRel);
         next
     }
 
@@ -276,16 +287,25 @@ impl MultiState {
     /// Thread `w`'s part of a cycle: runs work until no unit is left.
     fn cycle(&self, w: usize) {
         let mut idle = 0u32;
+        let mut ran = 0usize;
         loop {
             // Read afresh each time: a thread still looking when the next cycle starts
             // must serve the group it has in that cycle, or its group could wait forever.
             let g = self.thread_group[w].load(Ordering::Relaxed);
             if let Some(mut item) = self.find(w, g) {
                 idle = 0;
+                ran += 1;
                 while let Some(next) = self.run_item(w, item) {
                     item = next;
+                    ran += 1;
                 }
                 continue;
+            }
+            if ran > 0 {
+                // AcqRel: see the module protocol (the calling thread's Acquire load of
+                // zero sees every unit's writes: the subtractions form one release sequence).
+                self.remaining.fetch_sub(ran, Ordering::AcqRel);
+                ran = 0;
             }
             // Acquire: see the module protocol.
             if self.remaining.load(Ordering::Acquire) == 0 {
@@ -350,6 +370,9 @@ impl SharedPool {
                 .collect(),
             thread_group: (0..threads).map(|_| AtomicUsize::new(0)).collect(),
             remaining: CachePadded::new(AtomicUsize::new(0)),
+            busy: (0..threads)
+                .map(|_| CachePadded::new(std::array::from_fn(|_| AtomicU64::new(0))))
+                .collect(),
             timing,
         };
         if threads == 1 {
@@ -460,5 +483,16 @@ impl SharedPool {
         s.cycle(0);
         // Nothing of the cycle is referenced past here: the workers only follow the tables
         // after a claim, and every source has been claimed.
+        if s.timing {
+            for (k, t) in tenants.iter_mut().enumerate() {
+                let t: &mut Tenant = t.as_mut();
+                let mut sum = 0u64;
+                for row in s.busy.iter() {
+                    // Relaxed: ordered after the workers' writes by the units-left protocol.
+                    sum += row[k].swap(0, Ordering::Relaxed);
+                }
+                t.busy += sum;
+            }
+        }
     }
 }
