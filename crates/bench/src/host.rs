@@ -552,12 +552,11 @@ pub fn write(
     let mut md = String::new();
     md.push_str("# The shared-runtime study (`fugue bench host`)\n\n");
     md.push_str(&format!(
-        "Command: `{command}`\n\nCommit {} ({}), {}, fugue {}, {}.\n\nMachine: {}. Load average at the end: {}.\n\n",
+        "Command: `{command}`\n\nCommit {} ({}), {}, fugue {}.\n\nMachine: {}. Load average at the end: {}.\n\n",
         v.short_commit,
         v.date,
         v.rustc,
         v.fugue,
-        if force { "results replaced" } else { "first run in this folder" },
         Machine::detect(),
         crate::machine::load_average().unwrap_or_else(|| "?".into())
     ));
