@@ -425,3 +425,56 @@ fn jack_shared_mix_is_the_sum_of_the_solos() {
     };
     check_session(Mode::Shared, backend, 2, 0, "jack-shared");
 }
+
+#[test]
+fn admission_warns_past_80_percent_of_the_period_and_strict_refuses() {
+    let dir = tmp("admission");
+    let g = graphs(&dir);
+    // A period of 5.2 µs on one thread: synth after synth, the predicted cycle grows past
+    // 80% of it.
+    let options = HostOptions {
+        rate: 1_536_000,
+        block: 8,
+        threads: 1,
+        ..HostOptions::default()
+    };
+    let mut host = Host::start(options.clone()).unwrap();
+    let mut warned = None;
+    for i in 0..60 {
+        let r = host.load(&format!("s{i}"), &g[2].1).unwrap();
+        if let Some(w) = r.warning.clone() {
+            assert!(r.predicted_ns as f64 > 0.8 * r.period_ns as f64, "{r:?}");
+            warned = Some((i, w));
+            break;
+        }
+        assert!(r.predicted_ns as f64 <= 0.8 * r.period_ns as f64, "{r:?}");
+    }
+    let (n, w) = warned.expect("no warning after 60 graphs");
+    assert!(w.contains("% of the") && w.contains("period"), "{w}");
+    host.finish().unwrap();
+    let mut host = Host::start(HostOptions {
+        strict: true,
+        ..options
+    })
+    .unwrap();
+    let mut refused = None;
+    for i in 0..=n + 5 {
+        if let Err(e) = host.load(&format!("s{i}"), &g[2].1) {
+            refused = Some(e.to_string());
+            break;
+        }
+    }
+    let e = refused.expect("--strict refuses");
+    assert!(e.contains("not loaded (--strict)"), "{e}");
+    assert!(host.list().len() <= n + 5);
+    host.finish().unwrap();
+    // A light graph at a long period is admitted without a word.
+    let mut host = Host::start(HostOptions {
+        strict: true,
+        block: 4096,
+        ..HostOptions::default()
+    })
+    .unwrap();
+    assert_eq!(host.load("mono", &g[0].1).unwrap().warning, None);
+    host.finish().unwrap();
+}
