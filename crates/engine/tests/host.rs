@@ -422,8 +422,41 @@ fn jack_shared_mix_is_the_sum_of_the_solos() {
     let backend = HostBackend::Jack {
         client_name: "fugue-host-test".into(),
         connect: false,
+        per_graph_ports: false,
     };
     check_session(Mode::Shared, backend, 2, 0, "jack-shared");
+}
+
+#[test]
+fn jack_per_graph_ports_come_and_go_with_their_graphs() {
+    if !jack_server_running() {
+        eprintln!("SKIPPED jack_per_graph_ports_come_and_go_with_their_graphs: no JACK server is running (scripts/test.sh starts one with the dummy driver)");
+        return;
+    }
+    let dir = tmp("jack-ports");
+    let g = graphs(&dir);
+    let mut host = Host::start(HostOptions {
+        backend: HostBackend::Jack {
+            client_name: "fugue-host-ports".into(),
+            connect: false,
+            per_graph_ports: true,
+        },
+        ..HostOptions::default()
+    })
+    .unwrap();
+    let (probe, _) =
+        jack::Client::new("fugue-port-probe", jack::ClientOptions::NO_START_SERVER).unwrap();
+    let ports = |pattern: &str| probe.ports(Some(pattern), None, jack::PortFlags::empty());
+    host.load("mono", &g[0].1).unwrap();
+    host.load("duo", &g[1].1).unwrap();
+    assert_eq!(ports("fugue-host-ports:mono_out_").len(), 1);
+    assert_eq!(ports("fugue-host-ports:duo_out_").len(), 2);
+    assert_eq!(ports("fugue-host-ports:out_").len(), 2);
+    host.wait(Duration::from_millis(100)).unwrap();
+    host.unload("duo").unwrap();
+    assert!(ports("fugue-host-ports:duo_out_").is_empty());
+    assert_eq!(ports("fugue-host-ports:mono_out_").len(), 1);
+    host.finish().unwrap();
 }
 
 #[test]

@@ -31,6 +31,8 @@ pub(crate) struct Slot {
     /// Silenced after a panic.
     pub(crate) silenced: bool,
     pub(crate) stats: Arc<GraphStats>,
+    /// Its own JACK output ports (`--ports per-graph`), or none.
+    pub(crate) ports: Vec<::jack::Port<::jack::AudioOut>>,
 }
 
 impl AsMut<Tenant> for Box<Slot> {
@@ -353,6 +355,14 @@ impl HostAudio {
         };
         if !sent {
             self.stats.record_drops.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Calls `f` with every loaded graph (JACK: to fill its own ports). Never allocates.
+    #[inline]
+    pub(crate) fn for_each_slot(&mut self, mut f: impl FnMut(&mut Slot)) {
+        for s in self.slots.iter_mut() {
+            f(s);
         }
     }
 

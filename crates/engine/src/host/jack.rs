@@ -33,6 +33,22 @@ impl j::ProcessHandler for Process {
         for (o, m) in self.outs.iter_mut().zip(self.audio.mix()) {
             o.as_mut_slice(ps).copy_from_slice(m);
         }
+        // Each graph's own ports: its sinks with its gain (silence once silenced).
+        self.audio.for_each_slot(|s| {
+            let plan = s.tenant.plan();
+            for (ch, port) in s.ports.iter_mut().enumerate() {
+                let out = port.as_mut_slice(ps);
+                if s.silenced {
+                    out.fill(0.0);
+                } else if s.gain == 1.0 {
+                    out.copy_from_slice(plan.output(ch));
+                } else {
+                    for (o, &x) in out.iter_mut().zip(plan.output(ch)) {
+                        *o = s.gain * x;
+                    }
+                }
+            }
+        });
         j::Control::Continue
     }
 }

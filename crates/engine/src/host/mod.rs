@@ -105,6 +105,9 @@ pub enum HostBackend {
         client_name: String,
         /// Connect the output ports to the system's playback ports.
         connect: bool,
+        /// Give each graph its own output ports too (`NAME_out_1`, ...: its sinks with its
+        /// gain), registered at load and removed at unload; the mix stays on `out_N`.
+        per_graph_ports: bool,
     },
 }
 
@@ -542,6 +545,7 @@ impl Host {
             }
             _ => None,
         };
+        let ports = self.register_ports(name, channels)?;
         let units = plan.n_units();
         let id = self.next_id;
         self.next_id += 1;
@@ -553,6 +557,7 @@ impl Host {
             gain: 1.0,
             silenced: false,
             stats: stats.clone(),
+            ports,
         });
         self.send(ToAudio::Load(slot))?;
         let cycle = loop {
@@ -562,10 +567,11 @@ impl Host {
             }
             match self.answer()? {
                 FromAudio::Adopted { id: got, cycle } if got == id => break cycle,
-                FromAudio::Refused(_) => {
+                ev @ FromAudio::Refused(_) => {
+                    self.release(ev);
                     return Err(HostError::Full(format!(
                         "the host holds at most {MAX_TENANTS} graphs; unload one first"
-                    )))
+                    )));
                 }
                 _ => {}
             }
@@ -644,7 +650,14 @@ impl Host {
                 break audio.cycle;
             }
             match self.answer()? {
-                FromAudio::Removed { id: got, cycle, .. } if got == id => break cycle,
+                FromAudio::Removed {
+                    id: got,
+                    cycle,
+                    slot,
+                } if got == id => {
+                    self.release(FromAudio::Removed { id, cycle, slot });
+                    break cycle;
+                }
                 FromAudio::Unknown { id: got } if got == id => {
                     return Err(HostError::UnknownName(name.to_string()))
                 }
@@ -802,10 +815,64 @@ impl Host {
     /// Frees what the audio thread handed back (offline backend: the graphs removed by
     /// the cycles run since).
     fn collect(&mut self) {
-        while self.queues.from_audio.pop().is_some() {}
+        while let Some(ev) = self.queues.from_audio.pop() {
+            self.release(ev);
+        }
     }
 
-    /// The next event from the audio thread (frees what it hands back).
+    /// The graph's own JACK ports (`--ports per-graph`), or none.
+    fn register_ports(
+        &self,
+        name: &str,
+        channels: usize,
+    ) -> Result<Vec<::jack::Port<::jack::AudioOut>>, HostError> {
+        let (
+            HostBackend::Jack {
+                per_graph_ports: true,
+                ..
+            },
+            Driver::Jack {
+                active: Some(active),
+                ..
+            },
+        ) = (&self.options.backend, &self.driver)
+        else {
+            return Ok(Vec::new());
+        };
+        (0..channels)
+            .map(|c| {
+                active
+                    .as_client()
+                    .register_port(
+                        &format!("{name}_out_{}", c + 1),
+                        ::jack::AudioOut::default(),
+                    )
+                    .map_err(|e| {
+                        HostError::Options(format!("JACK: cannot add a port for `{name}`: {e}"))
+                    })
+            })
+            .collect()
+    }
+
+    /// Frees what an event hands back, unregistering a removed graph's own ports.
+    fn release(&self, ev: FromAudio) {
+        let slot = match ev {
+            FromAudio::Removed { slot, .. } | FromAudio::Refused(slot) => slot,
+            _ => return,
+        };
+        let mut slot = slot;
+        if let Driver::Jack {
+            active: Some(active),
+            ..
+        } = &self.driver
+        {
+            for p in slot.ports.drain(..) {
+                let _ = active.as_client().unregister_port(p);
+            }
+        }
+    }
+
+    /// The next event from the audio thread.
     fn answer(&mut self) -> Result<FromAudio, HostError> {
         let start = Instant::now();
         loop {

@@ -37,6 +37,10 @@ pub struct Args {
     /// Name of the JACK client.
     #[arg(long, default_value = "fugue-host")]
     pub client_name: String,
+    /// JACK output ports: mix (the mix on out_1, out_2, ...) or per-graph (also each graph's
+    /// own ports, NAME_out_1, ..., added at load and removed at unload).
+    #[arg(long, default_value = "mix", value_parser = ["mix", "per-graph"])]
+    pub ports: String,
     /// Sample rate in Hz.
     #[arg(long, default_value_t = 48_000, value_parser = clap::value_parser!(u32).range(1..=1_536_000))]
     pub rate: u32,
@@ -345,6 +349,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "jack" => HostBackend::Jack {
             client_name: args.client_name.clone(),
             connect: args.connect,
+            per_graph_ports: args.ports == "per-graph",
         },
         _ => HostBackend::Clocked,
     };
