@@ -117,12 +117,17 @@ fn name(word: &str) -> Result<String, String> {
     Ok(word.to_string())
 }
 
-/// A word as quoted in an error: at most 40 characters.
+/// A word as quoted in an error: at most 40 characters, control characters shown as `?`
+/// (a reply stays one line).
 fn shorten(word: &str) -> String {
+    let clean = |c: char| if c.is_control() { '?' } else { c };
     if word.chars().count() > 40 {
-        format!("{}...", word.chars().take(40).collect::<String>())
+        format!(
+            "{}...",
+            word.chars().take(40).map(clean).collect::<String>()
+        )
     } else {
-        word.to_string()
+        word.chars().map(clean).collect()
     }
 }
 
@@ -299,6 +304,17 @@ mod tests {
             let e = parse(line).unwrap_err();
             assert!(e.contains(want), "{line}: {e}");
             assert!(!e.contains('\n'), "{line}: {e}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Any line parses or fails with one short line; never a panic.
+        #[test]
+        fn any_line_gives_a_command_or_one_line_of_error(line in "\\PC{0,80}|[ a-z0-9\"#\\\\.\t\r-]{0,40}") {
+            if let Err(e) = parse(&line) {
+                proptest::prop_assert!(!e.contains('\n') && !e.contains('\r'), "{e:?}");
+                proptest::prop_assert!(e.len() < 400, "{e:?}");
+            }
         }
     }
 
