@@ -12,6 +12,8 @@
 //!   one point or the whole sweep;
 //! - [`pool`]: the task pool's policies against the sequential program and rayon on
 //!   quicksort, Mandelbrot, Voronoi and a spawn tree, written as a folder with plots;
+//! - [`host`]: the shared-runtime study: N instances of a graph on one host in each mode,
+//!   offline throughput and fairness, real-time misses and the largest N held;
 //! - [`study`]: the scheduling study (graphs × executors × threads × buffers × load, in real
 //!   time), written as a folder with plots and an HTML report.
 //!
@@ -29,6 +31,7 @@
 pub mod capacity;
 pub mod check;
 pub mod error;
+pub mod host;
 pub mod machine;
 pub mod overhead;
 pub mod peers;

@@ -100,6 +100,20 @@ enum Command {
         "fugue run g.ag --backend clocked --seconds 30 --stats cycles.csv",
     ))]
     Run(cmd::run::Args),
+    /// Many graphs on one pool of threads, loaded and unloaded while it plays, from a shell, a script or a socket.
+    #[command(after_help = examples!(
+        "fugue host                                     # an interactive prompt: load a examples/synth.ag, ...",
+        "fugue host --script session.txt --record mix.wav",
+        "fugue host --control /tmp/fugue.sock & fugue ctl /tmp/fugue.sock load a examples/pluck.ag",
+        "fugue host --mode separate --threads 2 --backend offline --script s.txt --json",
+    ))]
+    Host(cmd::host::Args),
+    /// Send one command to a `fugue host --control SOCKET` and print its reply.
+    #[command(after_help = examples!(
+        "fugue ctl /tmp/fugue.sock list",
+        "fugue ctl /tmp/fugue.sock gain a -6",
+    ))]
+    Ctl(cmd::host::CtlArgs),
     /// The task pool's demos: quicksort, Mandelbrot, Voronoi (time, tasks, steals, CPU use).
     #[command(after_help = examples!(
         "fugue pool quicksort -n 10000000 --policy steal --threads 2",
@@ -154,6 +168,8 @@ fn main() -> ExitCode {
         Command::Schedule(a) => cmd::schedule::run(a),
         Command::Render(a) => cmd::render::run(a),
         Command::Run(a) => cmd::run::run(a),
+        Command::Host(a) => cmd::host::run(a),
+        Command::Ctl(a) => cmd::host::ctl(a),
         Command::Calibrate(a) => cmd::calibrate::run(a),
         Command::Pool(a) => cmd::pool::run(a),
         Command::Profile(a) => cmd::profile::run(a),

@@ -76,6 +76,25 @@ impl BlockSender {
     }
 }
 
+impl BlockSender {
+    /// As [`BlockSender::send_with`], but never waits: returns `false` (and does not call
+    /// `fill`) when the writer is [`CAPACITY`] blocks behind or has stopped; the block is
+    /// then lost. For real-time threads.
+    pub fn try_send_with(&mut self, fill: impl FnOnce(&mut [f32]) -> usize) -> bool {
+        let Ok(mut guard) = self.producer.try_acquire(self.next) else {
+            return false;
+        };
+        let written = fill(bytemuck::cast_slice_mut(
+            &mut guard[HEADER..HEADER + 4 * self.samples],
+        ));
+        let written = written.min(self.samples);
+        guard[..HEADER].copy_from_slice(&(written as u64).to_le_bytes());
+        guard.commit();
+        self.next += 1;
+        true
+    }
+}
+
 impl BlockReceiver {
     /// The next block in order, or `None` when the sender is gone and every block was read.
     pub fn recv(&mut self) -> Option<Block<'_>> {

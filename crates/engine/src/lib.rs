@@ -42,6 +42,7 @@ mod calibrate;
 mod choice;
 mod cycle;
 mod engine;
+pub mod host;
 mod options;
 mod placement;
 pub mod profile;

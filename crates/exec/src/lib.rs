@@ -40,7 +40,8 @@ pub mod trace;
 mod loom_tests;
 
 pub use executors::{
-    build, BuildError, ExecOptions, ExecutorKind, SeqExecutor, SpinBudget, DEFAULT_WAKE_LEAD,
+    build, BuildError, ExecOptions, ExecutorKind, SeqExecutor, SharedPool, SpinBudget, Tenant,
+    DEFAULT_WAKE_LEAD,
 };
 pub use plan::{
     CompileError, CompileOptions, Plan, TaskPanic, JOIN_FANIN, MEMORY_LIMIT, NO_SLOT,

@@ -5,6 +5,7 @@ pub mod calibrate;
 pub mod completions;
 pub mod dot;
 pub mod gen;
+pub mod host;
 pub mod info;
 pub mod kinds;
 pub mod pool;

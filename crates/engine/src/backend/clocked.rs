@@ -22,7 +22,7 @@ use crate::placement::place_audio_thread;
 use crate::stats::Summary;
 
 /// Monotonic clock now, in ns.
-fn now_ns() -> u64 {
+pub(crate) fn now_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -33,7 +33,7 @@ fn now_ns() -> u64 {
 }
 
 /// Sleeps until the monotonic clock reads `t_ns` (returns at once if it already does).
-fn sleep_until(t_ns: u64) {
+pub(crate) fn sleep_until(t_ns: u64) {
     let ts = libc::timespec {
         tv_sec: (t_ns / 1_000_000_000) as libc::time_t,
         tv_nsec: (t_ns % 1_000_000_000) as libc::c_long,

@@ -16,6 +16,8 @@
 //! order). The protocols are written down in `docs/executors.md`.
 
 pub mod levels;
+#[cfg(not(loom))]
+pub mod multi;
 mod seq;
 pub mod share;
 pub mod static_list;
@@ -24,6 +26,8 @@ pub mod ws;
 use std::time::Duration;
 
 pub use levels::Levels;
+#[cfg(not(loom))]
+pub use multi::{SharedPool, Tenant};
 pub use seq::SeqExecutor;
 pub use share::{ShareLock, WorkSharing};
 pub use static_list::StaticSchedule;

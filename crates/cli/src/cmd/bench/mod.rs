@@ -2,6 +2,7 @@
 //! fugue-bench, which measures (checking results before their time counts); this module
 //! prints the results and the progress.
 
+pub mod host;
 pub mod pool;
 pub mod ring;
 
@@ -77,6 +78,13 @@ pub enum BenchCommand {
         "fugue bench profile-cost --graph diamond --executor ws --threads 2 --pairs 40",
     ))]
     ProfileCost(ProfileCostArgs),
+    /// The shared-runtime study: N instances of a graph on one host in each mode (shared,
+    /// partitioned, separate): offline throughput and fairness, real-time misses.
+    #[command(after_help = examples!(
+        "fugue bench host --offline-only --offline-seconds 0.5 -o bench-results/host --force",
+        "fugue bench host --graphs rateau101 --buffers 512 --seconds 10",
+    ))]
+    Host(host::Args),
     /// (internal) A producer process of `fugue bench ring --processes`.
     #[command(hide = true)]
     RingProducer(ring::ProducerArgs),
@@ -87,6 +95,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     match args.command {
         BenchCommand::Ring(a) => ring::run(a),
         BenchCommand::Pool(a) => pool::run(a),
+        BenchCommand::Host(a) => host::run(a),
         BenchCommand::Overhead(a) => run_overhead(a),
         BenchCommand::Table(a) => run_table(a),
         BenchCommand::Study(a) => run_study(a),

@@ -1,0 +1,129 @@
+//! `fugue bench host`: N instances of a graph on one host in each mode
+//! ([`fugue_bench::host`]): offline throughput and fairness, real-time misses and the largest
+//! N each mode holds.
+
+use std::path::PathBuf;
+
+use fugue_bench::host::{default_graphs, heavy_graph, HostBenchConfig};
+use fugue_engine::host::Mode;
+
+use super::Terminal;
+use crate::util::usage;
+
+/// Arguments of `fugue bench host`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Graphs, comma-separated: rateau101 (the generated rake of 101 nodes), heavyK (K chains
+    /// of noise, biquads and a reverb), or a graph file [default: rateau101,heavy6].
+    #[arg(long, value_delimiter = ',')]
+    pub graphs: Option<Vec<String>>,
+    /// Largest instance count (N runs from 1).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub max_instances: u64,
+    /// Modes, comma-separated [default: shared,partitioned,separate].
+    #[arg(long, value_delimiter = ',', value_parser = ["shared", "partitioned", "separate"])]
+    pub modes: Option<Vec<String>>,
+    /// Threads of the pool (of each instance in separate mode) [default: one per core].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub threads: Option<u64>,
+    /// Wall seconds of each offline point.
+    #[arg(long, default_value_t = 1.0)]
+    pub offline_seconds: f64,
+    /// Buffer sizes of the real-time runs (clocked backend), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "128,512")]
+    pub buffers: Vec<u64>,
+    /// Seconds of each real-time run.
+    #[arg(long, default_value_t = 10.0)]
+    pub seconds: f64,
+    /// Leave out the real-time part.
+    #[arg(long)]
+    pub offline_only: bool,
+    /// Output folder.
+    #[arg(short, long, default_value = "host-bench")]
+    pub output: PathBuf,
+    /// Replace the files of an existing output folder.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Runs `fugue bench host`.
+pub fn run(a: Args) -> anyhow::Result<()> {
+    for (flag, v) in [
+        ("--offline-seconds", a.offline_seconds),
+        ("--seconds", a.seconds),
+    ] {
+        if !(v.is_finite() && v > 0.0 && v <= 3600.0) {
+            return Err(usage(format!("{flag} must be between 0 and 3600, not {v}")));
+        }
+    }
+    if a.buffers.iter().any(|&b| b == 0 || b > 65_536) {
+        return Err(usage("--buffers: each size must be between 1 and 65536"));
+    }
+    let graphs = match &a.graphs {
+        None => default_graphs(),
+        Some(names) => names
+            .iter()
+            .map(|n| {
+                if n == "rateau101" {
+                    Ok(default_graphs().remove(0))
+                } else if let Some(k) = n.strip_prefix("heavy").and_then(|k| k.parse().ok()) {
+                    Ok((n.clone(), heavy_graph(k)))
+                } else {
+                    let p = PathBuf::from(n);
+                    let g = crate::util::read_graph(&p, None)?;
+                    let name = p
+                        .file_stem()
+                        .map(|s| s.to_string_lossy().into_owned())
+                        .unwrap_or_else(|| n.clone());
+                    Ok((name, g))
+                }
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?,
+    };
+    let config = HostBenchConfig {
+        instances: (1..=a.max_instances as usize).collect(),
+        modes: match &a.modes {
+            Some(m) => m.iter().filter_map(|m| Mode::from_name(m)).collect(),
+            None => Mode::ALL.to_vec(),
+        },
+        threads: a
+            .threads
+            .map(|t| t as usize)
+            .unwrap_or_else(|| fugue_exec::placement::available_cores().max(1)),
+        offline_seconds: a.offline_seconds,
+        buffers: if a.offline_only {
+            Vec::new()
+        } else {
+            a.buffers.iter().map(|&b| b as usize).collect()
+        },
+        rt_seconds: a.seconds,
+        ..HostBenchConfig::default()
+    };
+    let bench = fugue_bench::host::run(&config, &graphs, &mut Terminal::default())?;
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    fugue_bench::host::write(&a.output, &config, &bench, &command, a.force)?;
+    for (g, _) in &graphs {
+        let at = |m: Mode, n: usize| bench.offline_point(g, m, n).map(|p| p.aggregate());
+        if let (Some(s1), Some(s8)) = (
+            at(Mode::Shared, 1),
+            at(Mode::Shared, config.instances.len()),
+        ) {
+            println!(
+                "{g}: shared at N={} runs {:.2}x its aggregate at N=1",
+                config.instances.len(),
+                s8 / s1
+            );
+        }
+        if let (Some(s4), Some(p4)) = (at(Mode::Shared, 4), at(Mode::Separate, 4)) {
+            println!(
+                "{g}: at N=4 shared runs {:.2}x the aggregate of separate",
+                s4 / p4
+            );
+        }
+    }
+    for ((g, m, buf), n) in bench.max_held() {
+        println!("{g}: {m} holds N={n} at {buf} frames with no miss");
+    }
+    println!("wrote {}", a.output.display());
+    Ok(())
+}

@@ -1,0 +1,327 @@
+//! The host's command language: one command per line, words separated by spaces, a word
+//! with spaces written in double quotes (`load a "my graph.ag"`, `\"` and `\\` inside), `#`
+//! starting a comment. [`parse`] is a pure function from a line to a [`Command`], with one
+//! clear sentence for every error.
+
+use std::path::PathBuf;
+
+/// A host command.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    /// `load NAME FILE`
+    Load {
+        /// The graph's name in the host.
+        name: String,
+        /// Its file.
+        file: PathBuf,
+    },
+    /// `unload NAME`
+    Unload {
+        /// The graph.
+        name: String,
+    },
+    /// `gain NAME DB`
+    Gain {
+        /// The graph.
+        name: String,
+        /// Its gain, dB.
+        db: f64,
+    },
+    /// `list`
+    List,
+    /// `stats [NAME]`
+    Stats {
+        /// The graph, or the whole host.
+        name: Option<String>,
+    },
+    /// `mode`
+    Mode,
+    /// `wait SECONDS`
+    Wait {
+        /// How long to let the host play.
+        seconds: f64,
+    },
+    /// `help`
+    Help,
+    /// `quit`
+    Quit,
+}
+
+/// The longest `wait`, seconds (a day).
+pub const MAX_WAIT: f64 = 86_400.0;
+
+/// One line per command, for `help`.
+pub const HELP: &str = "commands: load NAME FILE | unload NAME | gain NAME DB | list | stats [NAME] | mode | wait SECONDS | help | quit";
+
+/// Splits a line into words (double quotes group, `\"` and `\\` escape inside quotes, `#`
+/// outside quotes starts a comment).
+fn words(line: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        None => return Err("a quoted word is not closed; end it with \"".into()),
+                        Some('"') => break,
+                        Some('\\') => match chars.next() {
+                            Some(e @ ('"' | '\\')) => cur.push(e),
+                            Some(e) => {
+                                cur.push('\\');
+                                cur.push(e);
+                            }
+                            None => {
+                                return Err("a quoted word is not closed; end it with \"".into())
+                            }
+                        },
+                        Some(c) => cur.push(c),
+                    }
+                }
+            }
+            '#' if !in_word => break,
+            c if c.is_whitespace() => {
+                if in_word {
+                    out.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            c => {
+                in_word = true;
+                cur.push(c);
+            }
+        }
+    }
+    if in_word {
+        out.push(cur);
+    }
+    Ok(out)
+}
+
+/// Checks a graph name: letters, digits, `_`, `-`, `.`; at most 64 characters.
+fn name(word: &str) -> Result<String, String> {
+    if word.is_empty()
+        || word.len() > 64
+        || !word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+    {
+        return Err(format!(
+            "`{}` is not a graph name; use up to 64 letters, digits, `_`, `-` or `.`",
+            shorten(word)
+        ));
+    }
+    Ok(word.to_string())
+}
+
+/// A word as quoted in an error: at most 40 characters, control characters shown as `?`
+/// (a reply stays one line).
+fn shorten(word: &str) -> String {
+    let clean = |c: char| if c.is_control() { '?' } else { c };
+    if word.chars().count() > 40 {
+        format!(
+            "{}...",
+            word.chars().take(40).map(clean).collect::<String>()
+        )
+    } else {
+        word.chars().map(clean).collect()
+    }
+}
+
+/// Parses one line. `Ok(None)`: nothing to do (empty, or a comment).
+pub fn parse(line: &str) -> Result<Option<Command>, String> {
+    let w = words(line)?;
+    let Some(verb) = w.first() else {
+        return Ok(None);
+    };
+    let args = &w[1..];
+    let usage = |form: &str| -> String { format!("`{verb}` takes {form}") };
+    let exact = |n: usize, form: &str| -> Result<(), String> {
+        if args.len() == n {
+            Ok(())
+        } else if args.len() < n {
+            Err(format!("{}; something is missing", usage(form)))
+        } else {
+            Err(format!(
+                "{}; `{}` is one word too many",
+                usage(form),
+                shorten(&args[n])
+            ))
+        }
+    };
+    let cmd = match verb.as_str() {
+        "load" => {
+            exact(2, "a NAME and a FILE: load NAME FILE")?;
+            Command::Load {
+                name: name(&args[0])?,
+                file: PathBuf::from(&args[1]),
+            }
+        }
+        "unload" => {
+            exact(1, "a NAME: unload NAME")?;
+            Command::Unload {
+                name: name(&args[0])?,
+            }
+        }
+        "gain" => {
+            exact(2, "a NAME and a gain in dB: gain NAME DB")?;
+            let db: f64 = args[1]
+                .trim_end_matches("dB")
+                .trim_end_matches("db")
+                .parse()
+                .ok()
+                .filter(|d: &f64| d.is_finite() && (-200.0..=40.0).contains(d))
+                .ok_or_else(|| {
+                    format!(
+                        "`{}` is not a gain; give a number of dB from -200 to 40",
+                        shorten(&args[1])
+                    )
+                })?;
+            Command::Gain {
+                name: name(&args[0])?,
+                db,
+            }
+        }
+        "list" => {
+            exact(0, "no argument")?;
+            Command::List
+        }
+        "stats" => {
+            if args.len() > 1 {
+                return Err(format!(
+                    "`stats` takes at most a NAME: stats [NAME]; `{}` is one word too many",
+                    shorten(&args[1])
+                ));
+            }
+            Command::Stats {
+                name: args.first().map(|a| name(a)).transpose()?,
+            }
+        }
+        "mode" => {
+            exact(0, "no argument")?;
+            Command::Mode
+        }
+        "wait" => {
+            exact(1, "a number of SECONDS: wait SECONDS")?;
+            let seconds: f64 = args[0]
+                .trim_end_matches('s')
+                .parse()
+                .ok()
+                .filter(|s: &f64| s.is_finite() && (0.0..=MAX_WAIT).contains(s))
+                .ok_or_else(|| {
+                    format!(
+                        "`{}` is not a duration; give seconds from 0 to {MAX_WAIT}",
+                        shorten(&args[0])
+                    )
+                })?;
+            Command::Wait { seconds }
+        }
+        "help" | "?" => Command::Help,
+        "quit" | "exit" => {
+            exact(0, "no argument")?;
+            Command::Quit
+        }
+        other => {
+            return Err(format!(
+                "unknown command `{}`; `help` lists the commands",
+                shorten(other)
+            ))
+        }
+    };
+    Ok(Some(cmd))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_parse() {
+        assert_eq!(parse("").unwrap(), None);
+        assert_eq!(parse("   # a comment").unwrap(), None);
+        assert_eq!(
+            parse("load a graphs/x.ag").unwrap(),
+            Some(Command::Load {
+                name: "a".into(),
+                file: "graphs/x.ag".into()
+            })
+        );
+        assert_eq!(
+            parse("load a \"my graph.ag\"  # there").unwrap(),
+            Some(Command::Load {
+                name: "a".into(),
+                file: "my graph.ag".into()
+            })
+        );
+        assert_eq!(
+            parse("gain a -6").unwrap(),
+            Some(Command::Gain {
+                name: "a".into(),
+                db: -6.0
+            })
+        );
+        assert_eq!(
+            parse("gain a -3.5dB").unwrap(),
+            Some(Command::Gain {
+                name: "a".into(),
+                db: -3.5
+            })
+        );
+        assert_eq!(
+            parse("wait 0.5").unwrap(),
+            Some(Command::Wait { seconds: 0.5 })
+        );
+        assert_eq!(parse("stats").unwrap(), Some(Command::Stats { name: None }));
+        assert_eq!(
+            parse("stats b").unwrap(),
+            Some(Command::Stats {
+                name: Some("b".into())
+            })
+        );
+        assert_eq!(parse("quit").unwrap(), Some(Command::Quit));
+        assert_eq!(parse("\tlist ").unwrap(), Some(Command::List));
+    }
+
+    #[test]
+    fn errors_are_one_clear_sentence() {
+        let cases = [
+            ("frobnicate", "unknown command `frobnicate`"),
+            ("load a", "`load` takes a NAME and a FILE"),
+            ("load a b c", "`c` is one word too many"),
+            ("unload", "something is missing"),
+            ("gain a loud", "`loud` is not a gain"),
+            ("gain a inf", "is not a gain"),
+            ("wait -1", "is not a duration"),
+            ("wait NaN", "is not a duration"),
+            ("load a \"x.ag", "not closed"),
+            ("unload a/b", "is not a graph name"),
+            ("stats a b", "one word too many"),
+        ];
+        for (line, want) in cases {
+            let e = parse(line).unwrap_err();
+            assert!(e.contains(want), "{line}: {e}");
+            assert!(!e.contains('\n'), "{line}: {e}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Any line parses or fails with one short line; never a panic.
+        #[test]
+        fn any_line_gives_a_command_or_one_line_of_error(line in "\\PC{0,80}|[ a-z0-9\"#\\\\.\t\r-]{0,40}") {
+            if let Err(e) = parse(&line) {
+                proptest::prop_assert!(!e.contains('\n') && !e.contains('\r'), "{e:?}");
+                proptest::prop_assert!(e.len() < 400, "{e:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn long_words_are_shortened_in_errors() {
+        let line = format!("x{}", "y".repeat(10_000));
+        let e = parse(&line).unwrap_err();
+        assert!(e.len() < 200, "{}", e.len());
+    }
+}

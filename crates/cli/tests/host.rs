@@ -1,0 +1,398 @@
+//! `fugue host`: a scripted session with the clocked backend records, sample for sample, the
+//! sum of each graph's solo `fugue render` over the cycles it was loaded; bad input is one
+//! clear line and the host plays on; `--strict` stops at the first failure with a valid
+//! recording; the control socket survives bad clients.
+
+mod common;
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{example, folder, fugue, stderr, stdout};
+use serde_json::Value;
+
+fn read_wav(path: &Path) -> Vec<Vec<f32>> {
+    let r = hound::WavReader::open(path).unwrap();
+    let ch = r.spec().channels as usize;
+    let s: Vec<f32> = r.into_samples::<f32>().map(|x| x.unwrap()).collect();
+    (0..ch)
+        .map(|c| s.iter().skip(c).step_by(ch).copied().collect())
+        .collect()
+}
+
+fn small_graphs(dir: &Path) -> Vec<PathBuf> {
+    let mono = dir.join("mono.ag");
+    std::fs::write(
+        &mono,
+        "o = { kind: \"osc\", freq: 440, volume: 0.3, }; s = { kind: \"sink\", }; o.1 -> s.1;",
+    )
+    .unwrap();
+    let duo = dir.join("duo.ag");
+    std::fs::write(
+        &duo,
+        "a = { kind: \"osc\", freq: 220, volume: 0.2, }; b = { kind: \"noise\", volume: 0.1, seed: 5, };\n\
+         f = { kind: \"biquad\", type: \"lowpass\", freq: 900.0, q: 1.5, };\n\
+         s = { kind: \"sink\", in: 2, }; a.1 -> f.1 -> s.1; b.1 -> s.2;",
+    )
+    .unwrap();
+    vec![
+        mono,
+        duo,
+        PathBuf::from(example("synth.ag")),
+        PathBuf::from(example("pluck.ag")),
+    ]
+}
+
+#[test]
+fn scripted_clocked_session_records_the_sum_of_the_solo_renders() {
+    session("session", &["--backend", "clocked", "--buffer", "512"]);
+}
+
+fn jack_server_running() -> bool {
+    jack::set_logger(jack::LoggerType::None);
+    jack::Client::new("fugue-probe", jack::ClientOptions::NO_START_SERVER).is_ok()
+}
+
+#[test]
+fn scripted_jack_session_records_the_sum_of_the_solo_renders() {
+    if !jack_server_running() {
+        eprintln!("SKIPPED scripted_jack_session_records_the_sum_of_the_solo_renders: no JACK server is running (scripts/test.sh starts one with the dummy driver)");
+        return;
+    }
+    session(
+        "jack-session",
+        &["--backend", "jack", "--client-name", "fugue-host-cli-test"],
+    );
+}
+
+/// The session of the specification through `fugue host --script` with `backend` (flags):
+/// three graphs loaded, one unloaded, another loaded, 50 load/unload pairs while playing.
+fn session(test: &str, backend: &[&str]) {
+    let dir = folder("host", test);
+    let g = small_graphs(&dir);
+    let mut script = String::new();
+    let mut files: HashMap<String, PathBuf> = HashMap::new();
+    let mut load = |script: &mut String, name: &str, f: &PathBuf| {
+        files.insert(name.to_string(), f.clone());
+        script.push_str(&format!("load {name} {}\n", f.display()));
+    };
+    load(&mut script, "mono", &g[0]);
+    script.push_str("wait 0.05\n");
+    load(&mut script, "duo", &g[1]);
+    load(&mut script, "synth", &g[2]);
+    script.push_str("wait 0.05\nunload duo\nwait 0.03\n");
+    load(&mut script, "pluck", &g[3]);
+    script.push_str("wait 0.05\n");
+    for i in 0..50 {
+        let name = format!("x{i}");
+        load(&mut script, &name, &g[[0, 1, 0, 1, 3][i % 5]]);
+        if i % 3 == 0 {
+            script.push_str("wait 0.02\n");
+        }
+        script.push_str(&format!("unload {name}\n"));
+    }
+    script.push_str("wait 0.05\nstats\nmode\nquit\n");
+    let script_path = dir.join("session.txt");
+    std::fs::write(&script_path, &script).unwrap();
+    let mix = dir.join("mix.wav");
+    let mut args = vec!["host"];
+    args.extend_from_slice(backend);
+    args.extend_from_slice(&[
+        "--threads",
+        "2",
+        "--script",
+        script_path.to_str().unwrap(),
+        "--record",
+        mix.to_str().unwrap(),
+        "--json",
+    ]);
+    let o = fugue(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // (id, name, adopted, removed)
+    let mut spans: Vec<(u64, String, u64, Option<u64>)> = Vec::new();
+    let mut host_stats = None;
+    let mut mode = None;
+    for line in stdout(&o).lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["ok"], true, "{line}");
+        match v["command"].as_str().unwrap() {
+            "load" => spans.push((
+                v["id"].as_u64().unwrap(),
+                v["name"].as_str().unwrap().to_string(),
+                v["cycle"].as_u64().unwrap(),
+                None,
+            )),
+            "unload" => {
+                let id = v["id"].as_u64().unwrap();
+                spans.iter_mut().find(|s| s.0 == id).unwrap().3 =
+                    Some(v["cycle"].as_u64().unwrap());
+            }
+            "stats" => host_stats = Some(v),
+            "mode" => mode = Some(v),
+            _ => {}
+        }
+    }
+    assert_eq!(spans.len(), 54);
+    let st = host_stats.unwrap();
+    let mode = mode.unwrap();
+    let block = mode["buffer"].as_u64().unwrap() as usize;
+    let rate = mode["rate"].as_u64().unwrap();
+    assert_eq!(st["swap_misses"], 0, "a cycle with a swap missed: {st}");
+    assert_eq!(st["record_drops"], 0, "{st}");
+    let got = read_wav(&mix);
+    let cycles = got[0].len() / block;
+    assert_eq!(got[0].len(), cycles * block);
+    // Each file's solo render, long enough for its longest span.
+    let mut solos: HashMap<PathBuf, Vec<Vec<f32>>> = HashMap::new();
+    for (_, name, from, to) in &spans {
+        let n = to.unwrap_or(cycles as u64) - from;
+        let f = &files[name];
+        let have = solos.get(f).map_or(0, |s| s[0].len() / block);
+        if have < n as usize {
+            let out = dir.join("solo.wav");
+            let seconds = ((n + 2) as f64 * block as f64 / rate as f64).to_string();
+            let r = fugue(&[
+                "render",
+                f.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+                "--buffer",
+                &block.to_string(),
+                "--rate",
+                &rate.to_string(),
+                "--seconds",
+                &seconds,
+                "--force",
+            ]);
+            assert!(r.status.success(), "{}", stderr(&r));
+            solos.insert(f.clone(), read_wav(&out));
+        }
+    }
+    spans.sort_by_key(|s| s.0);
+    let mut want = vec![vec![0.0f32; cycles * block]; 2];
+    for c in 0..cycles as u64 {
+        for (_, name, from, to) in &spans {
+            if c < *from || c >= to.unwrap_or(u64::MAX) {
+                continue;
+            }
+            let s = &solos[&files[name]];
+            let k = (c - from) as usize;
+            for (ch, src) in s.iter().enumerate() {
+                let src = &src[k * block..(k + 1) * block];
+                let targets: Vec<usize> = if s.len() == 1 {
+                    vec![0, 1]
+                } else {
+                    vec![ch % 2]
+                };
+                for t in targets {
+                    let dst = &mut want[t][c as usize * block..(c as usize + 1) * block];
+                    for (d, &x) in dst.iter_mut().zip(src) {
+                        *d += x;
+                    }
+                }
+            }
+        }
+    }
+    for ch in 0..2 {
+        if let Some((i, a, b)) = fugue_testkit::bits::first_difference(&got[ch], &want[ch]) {
+            panic!(
+                "channel {ch}, frame {i} (cycle {}): recorded {a}, expected {b}",
+                i / block
+            );
+        }
+    }
+    assert!(got[0].iter().any(|&x| x != 0.0));
+}
+
+#[test]
+fn bad_input_is_one_clear_line_and_the_host_plays_on() {
+    let dir = folder("host", "bad");
+    let g = small_graphs(&dir);
+    let bad = dir.join("bad.ag");
+    std::fs::write(
+        &bad,
+        "o = { kind: \"osc\", freq: 440, };\ns = { kind: \"sink\" };\n",
+    )
+    .unwrap();
+    let script = format!(
+        "load a {}\nload b {}\nfrobnicate\nload c\nunload zz\ngain a loud\nwait 0.05\nload d {}\nstats a\nlist\n",
+        g[0].display(),
+        bad.display(),
+        g[1].display()
+    );
+    let s = dir.join("s.txt");
+    std::fs::write(&s, &script).unwrap();
+    let mix = dir.join("mix.wav");
+    let o = fugue(&[
+        "host",
+        "--backend",
+        "offline",
+        "--script",
+        s.to_str().unwrap(),
+        "--record",
+        mix.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains("error:")).collect();
+    assert_eq!(lines.len(), 5, "{err}");
+    assert!(
+        lines[0].contains("s.txt:2:") && lines[0].contains("bad.ag:2:"),
+        "{err}"
+    );
+    assert!(lines[1].contains("unknown command `frobnicate`"), "{err}");
+    assert!(lines[2].contains("`load` takes a NAME and a FILE"), "{err}");
+    assert!(lines[3].contains("no graph named `zz`"), "{err}");
+    assert!(lines[4].contains("`loud` is not a gain"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let out = stdout(&o);
+    assert!(out.contains("loaded d (id 2)"), "{out}");
+    assert!(out.contains("2 loaded: a"), "{out}");
+    let w = read_wav(&mix);
+    assert!(w[0].len() >= 9 * 256 && w[0].iter().any(|&x| x != 0.0));
+
+    // --strict: stops at the first failure, exit status 1, the recording valid.
+    let o = fugue(&[
+        "host",
+        "--backend",
+        "offline",
+        "--script",
+        s.to_str().unwrap(),
+        "--record",
+        mix.to_str().unwrap(),
+        "--strict",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(!stdout(&o).contains("loaded d"));
+    let w = read_wav(&mix);
+    assert_eq!(w.len(), 2);
+}
+
+/// A host on a control socket, for the socket tests; killed when dropped.
+struct Running {
+    child: std::process::Child,
+    socket: PathBuf,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_host(dir: &Path, extra: &[&str]) -> Running {
+    let socket = dir.join("ctl.sock");
+    let mut args = vec![
+        "host".to_string(),
+        "--backend".into(),
+        "clocked".into(),
+        "--control".into(),
+        socket.to_str().unwrap().into(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let child = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while UnixStream::connect(&socket).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the host did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Running { child, socket }
+}
+
+fn ctl(sock: &Path, words: &[&str]) -> (bool, String) {
+    let mut args = vec!["ctl", sock.to_str().unwrap()];
+    args.extend_from_slice(words);
+    let o = fugue(&args);
+    (o.status.success(), stdout(&o).trim().to_string())
+}
+
+fn cycles(sock: &Path) -> u64 {
+    let (ok, r) = ctl(sock, &["stats"]);
+    assert!(ok, "{r}");
+    r.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn the_control_socket_survives_bad_clients() {
+    let dir = folder("host", "socket");
+    let g = small_graphs(&dir);
+    let h = start_host(&dir, &["--buffer", "256"]);
+    let (ok, r) = ctl(&h.socket, &["load", "a", g[0].to_str().unwrap()]);
+    assert!(ok && r.starts_with("loaded a"), "{r}");
+    // 1 MB without a newline, then a newline: one refusal, then the client goes on.
+    {
+        let mut s = UnixStream::connect(&h.socket).unwrap();
+        s.write_all(&vec![b'x'; 1 << 20]).unwrap();
+        s.write_all(b"\nlist\n").unwrap();
+        s.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut reply = String::new();
+        s.read_to_string(&mut reply).unwrap();
+        let lines: Vec<&str> = reply.lines().collect();
+        assert_eq!(lines.len(), 2, "{reply}");
+        assert!(lines[0].contains("longer than"), "{reply}");
+        assert!(lines[1].starts_with("1 loaded: a"), "{reply}");
+    }
+    // Invalid UTF-8.
+    {
+        let mut s = UnixStream::connect(&h.socket).unwrap();
+        s.write_all(b"load \xff\xfe b\n").unwrap();
+        s.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut reply = String::new();
+        s.read_to_string(&mut reply).unwrap();
+        assert!(reply.contains("not valid UTF-8"), "{reply}");
+    }
+    // Disconnects mid-command, and mid-megabyte.
+    for _ in 0..3 {
+        let mut s = UnixStream::connect(&h.socket).unwrap();
+        s.write_all(b"load b ").unwrap();
+        drop(s);
+        let mut s = UnixStream::connect(&h.socket).unwrap();
+        let _ = s.write_all(&vec![b'y'; 300_000]);
+        drop(s);
+    }
+    let before = cycles(&h.socket);
+    std::thread::sleep(Duration::from_millis(300));
+    let after = cycles(&h.socket);
+    assert!(after > before + 20, "playback stalled: {before} -> {after}");
+    let (ok, r) = ctl(&h.socket, &["list"]);
+    assert!(ok && r.starts_with("1 loaded: a"), "{r}");
+    let (ok, r) = ctl(&h.socket, &["frob"]);
+    assert!(!ok && r.contains("unknown command"), "{r}");
+    let (ok, r) = ctl(&h.socket, &["quit"]);
+    assert!(ok && r == "bye", "{r}");
+    let mut h = h;
+    let status = h.child.wait().unwrap();
+    assert!(status.success());
+    assert!(!h.socket.exists(), "the socket file is left behind");
+}
+
+#[test]
+fn ctrl_c_stops_cleanly_and_keeps_the_recording_valid() {
+    let dir = folder("host", "sigint");
+    let g = small_graphs(&dir);
+    let mix = dir.join("mix.wav");
+    let mut h = start_host(&dir, &["--record", mix.to_str().unwrap()]);
+    let (ok, r) = ctl(&h.socket, &["load", "a", g[0].to_str().unwrap()]);
+    assert!(ok, "{r}");
+    std::thread::sleep(Duration::from_millis(200));
+    // SAFETY: kill has no memory-safety preconditions; the pid is our child's.
+    unsafe { libc::kill(h.child.id() as i32, libc::SIGINT) };
+    let status = h.child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    let w = read_wav(&mix);
+    assert!(w[0].len() > 4800 && w[0].iter().any(|&x| x != 0.0));
+}

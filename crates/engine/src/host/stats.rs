@@ -1,0 +1,231 @@
+//! The host's statistics: per graph and for the whole host, kept in atomics that the audio
+//! thread updates once per cycle (never allocating) and the control thread reads at any time.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Histogram buckets: 8 per power of two of nanoseconds.
+const SUB: u32 = 8;
+const BUCKETS: usize = 64 * SUB as usize;
+
+/// The bucket of `ns`.
+fn bucket(ns: u64) -> usize {
+    let ns = ns.max(1);
+    let e = 63 - ns.leading_zeros();
+    let sub = if e >= 3 {
+        ((ns >> (e - 3)) & (SUB as u64 - 1)) as u32
+    } else {
+        0
+    };
+    (e * SUB + sub) as usize
+}
+
+/// The largest value that bucket `b` holds.
+fn bucket_top(b: usize) -> u64 {
+    let e = b as u32 / SUB;
+    let sub = b as u64 % SUB as u64;
+    if e < 3 {
+        return (1u64 << (e + 1)) - 1;
+    }
+    let base = 1u64 << e;
+    let step = 1u64 << (e - 3);
+    base + (sub + 1) * step - 1
+}
+
+/// A running distribution of durations: count, sum, maximum and a log-linear histogram
+/// (12.5% resolution) for percentiles. Updated by one thread, read by any.
+#[derive(Debug)]
+pub(crate) struct Durations {
+    count: AtomicU64,
+    sum: AtomicU64,
+    max: AtomicU64,
+    hist: Box<[AtomicU64]>,
+}
+
+impl Durations {
+    pub(crate) fn new() -> Self {
+        Durations {
+            count: AtomicU64::new(0),
+            sum: AtomicU64::new(0),
+            max: AtomicU64::new(0),
+            hist: (0..BUCKETS).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    /// Adds one duration. Never allocates.
+    #[inline]
+    pub(crate) fn add(&self, ns: u64) {
+        // Relaxed: statistics, read as a whole only approximately while running.
+        self.count.fetch_add(1, Ordering::Relaxed);
+        self.sum.fetch_add(ns, Ordering::Relaxed);
+        self.max.fetch_max(ns, Ordering::Relaxed);
+        self.hist[bucket(ns)].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// (count, mean, p99, max) in ns.
+    pub(crate) fn read(&self) -> (u64, f64, u64, u64) {
+        let count = self.count.load(Ordering::Relaxed);
+        let sum = self.sum.load(Ordering::Relaxed);
+        let max = self.max.load(Ordering::Relaxed);
+        let mean = if count > 0 {
+            sum as f64 / count as f64
+        } else {
+            0.0
+        };
+        let total: u64 = self.hist.iter().map(|h| h.load(Ordering::Relaxed)).sum();
+        let want = (total as f64 * 0.99).ceil() as u64;
+        let mut seen = 0;
+        let mut p99 = 0;
+        for (b, h) in self.hist.iter().enumerate() {
+            seen += h.load(Ordering::Relaxed);
+            if seen >= want && total > 0 {
+                p99 = bucket_top(b).min(max);
+                break;
+            }
+        }
+        (count, mean, p99, max)
+    }
+}
+
+/// One graph's statistics, shared between the audio thread (writer) and the control thread.
+#[derive(Debug)]
+pub(crate) struct GraphStats {
+    /// The graph's share of each cycle it ran in: the time its tasks ran, ns.
+    pub(crate) share: Durations,
+    /// Cycles it ran in that missed their deadline.
+    pub(crate) misses: AtomicU64,
+    /// Tasks of it that panicked (it was silenced at the first).
+    pub(crate) panics: AtomicU64,
+}
+
+impl GraphStats {
+    pub(crate) fn new() -> Self {
+        GraphStats {
+            share: Durations::new(),
+            misses: AtomicU64::new(0),
+            panics: AtomicU64::new(0),
+        }
+    }
+
+    pub(crate) fn snapshot(&self) -> GraphStatsSnapshot {
+        let (cycles, mean, p99, max) = self.share.read();
+        GraphStatsSnapshot {
+            cycles,
+            mean_ns: mean,
+            p99_ns: p99,
+            max_ns: max,
+            misses: self.misses.load(Ordering::Relaxed),
+            panics: self.panics.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// What [`Host::stats`](crate::host::Host::stats) says of a graph.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GraphStatsSnapshot {
+    /// Cycles it ran in.
+    pub cycles: u64,
+    /// Mean time its tasks ran per cycle, ns (summed over threads: its share of the cycle).
+    pub mean_ns: f64,
+    /// 99th percentile of that, ns (12.5% resolution).
+    pub p99_ns: u64,
+    /// Largest, ns.
+    pub max_ns: u64,
+    /// Cycles it ran in that missed their deadline.
+    pub misses: u64,
+    /// Tasks of it that panicked.
+    pub panics: u64,
+}
+
+/// The whole host's statistics.
+#[derive(Debug)]
+pub(crate) struct HostStats {
+    /// Each cycle's duration, from its start to its mix being out.
+    pub(crate) cycle: Durations,
+    pub(crate) misses: AtomicU64,
+    /// Cycles that adopted or removed a graph.
+    pub(crate) swap_cycles: AtomicU64,
+    /// Of those, the ones that missed their deadline.
+    pub(crate) swap_misses: AtomicU64,
+    /// Recorded blocks dropped because the writer was behind.
+    pub(crate) record_drops: AtomicU64,
+    /// Cycles that started more than a period late (clocked backend).
+    pub(crate) overruns: AtomicU64,
+}
+
+impl HostStats {
+    pub(crate) fn new() -> Self {
+        HostStats {
+            cycle: Durations::new(),
+            misses: AtomicU64::new(0),
+            swap_cycles: AtomicU64::new(0),
+            swap_misses: AtomicU64::new(0),
+            record_drops: AtomicU64::new(0),
+            overruns: AtomicU64::new(0),
+        }
+    }
+
+    pub(crate) fn snapshot(&self) -> HostStatsSnapshot {
+        let (cycles, mean, p99, max) = self.cycle.read();
+        HostStatsSnapshot {
+            cycles,
+            mean_ns: mean,
+            p99_ns: p99,
+            max_ns: max,
+            misses: self.misses.load(Ordering::Relaxed),
+            swap_cycles: self.swap_cycles.load(Ordering::Relaxed),
+            swap_misses: self.swap_misses.load(Ordering::Relaxed),
+            record_drops: self.record_drops.load(Ordering::Relaxed),
+            overruns: self.overruns.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// What [`Host::host_stats`](crate::host::Host::host_stats) says of the whole host.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct HostStatsSnapshot {
+    /// Cycles run.
+    pub cycles: u64,
+    /// Mean cycle duration, ns.
+    pub mean_ns: f64,
+    /// 99th percentile, ns (12.5% resolution).
+    pub p99_ns: u64,
+    /// Largest, ns.
+    pub max_ns: u64,
+    /// Cycles that missed their deadline.
+    pub misses: u64,
+    /// Cycles that adopted or removed a graph.
+    pub swap_cycles: u64,
+    /// Of those, the ones that missed their deadline.
+    pub swap_misses: u64,
+    /// Recorded blocks dropped because the writer was behind (real-time backends).
+    pub record_drops: u64,
+    /// Cycles that started more than a period late (clocked backend).
+    pub overruns: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_hold_their_values() {
+        for ns in [1u64, 2, 3, 7, 8, 9, 100, 1000, 12_345, 1 << 40] {
+            let b = bucket(ns);
+            assert!(bucket_top(b) >= ns, "{ns}");
+            assert!(b == 0 || bucket_top(b - 1) < ns, "{ns}");
+        }
+    }
+
+    #[test]
+    fn p99_is_near() {
+        let d = Durations::new();
+        for i in 1..=1000u64 {
+            d.add(i * 1000);
+        }
+        let (n, mean, p99, max) = d.read();
+        assert_eq!(n, 1000);
+        assert!((mean - 500_500.0).abs() < 1.0);
+        assert!((990_000..=990_000 * 9 / 8).contains(&p99), "{p99}");
+        assert_eq!(max, 1_000_000);
+    }
+}

@@ -1,0 +1,513 @@
+//! The multi-graph host: the recorded mix of a scripted session (graphs loaded and unloaded
+//! while playing) is, sample for sample, the sum of each graph's solo render over the cycles
+//! it was loaded, in every mode and with the clocked backend; a panicking graph is silenced
+//! and the others play on; bad input leaves the host playing.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use fugue_engine::host::{Host, HostBackend, HostEvent, HostOptions, Mode};
+use fugue_engine::{Engine, ExecutorChoice};
+
+const RATE: u32 = 48_000;
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+/// A fresh temporary folder for one test.
+fn tmp(test: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("fugue-host-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Writes the small graphs of the sessions into `dir`; returns name -> file.
+fn graphs(dir: &Path) -> Vec<(&'static str, PathBuf)> {
+    let mono = dir.join("mono.ag");
+    std::fs::write(
+        &mono,
+        "o = { kind: \"osc\", freq: 440, volume: 0.3, }; s = { kind: \"sink\", }; o.1 -> s.1;",
+    )
+    .unwrap();
+    let duo = dir.join("duo.ag");
+    std::fs::write(
+        &duo,
+        "a = { kind: \"osc\", freq: 220, volume: 0.2, }; b = { kind: \"osc\", freq: 331, volume: 0.2, };\n\
+         f = { kind: \"biquad\", type: \"lowpass\", freq: 900.0, q: 1.5, };\n\
+         n = { kind: \"noise\", volume: 0.1, seed: 3, };\n\
+         s = { kind: \"sink\", in: 2, }; a.1 -> f.1 -> s.1; b.1 -> s.2; n.1 -> s.2;",
+    )
+    .unwrap();
+    vec![
+        ("mono", mono),
+        ("duo", duo),
+        ("synth", examples().join("synth.ag")),
+        ("pluck", examples().join("pluck.ag")),
+    ]
+}
+
+/// Each sink channel of `file` rendered alone, sequentially, for `cycles` cycles.
+fn solo(file: &Path, cycles: usize, block: usize) -> Vec<Vec<f32>> {
+    solo_at(file, cycles, block, RATE)
+}
+
+/// As [`solo`], at `rate` Hz.
+fn solo_at(file: &Path, cycles: usize, block: usize, rate: u32) -> Vec<Vec<f32>> {
+    let g = fugue_graph::read::read_file(file, None).unwrap();
+    let (mut e, _) =
+        Engine::build(&g, rate as f64, block, &ExecutorChoice::default(), false).unwrap();
+    let mut out = vec![Vec::with_capacity(cycles * block); e.plan.n_outputs()];
+    for _ in 0..cycles {
+        e.run_cycle();
+        for (ch, o) in out.iter_mut().enumerate() {
+            o.extend_from_slice(e.plan.output(ch));
+        }
+    }
+    out
+}
+
+/// The mix that the host's log says it played: for each cycle, the graphs loaded then, in
+/// id order, each contributing its solo cycle `c - adopted` (mono to every channel, else
+/// channel `ch % channels`), added to silence in that order.
+fn expected_mix(
+    log: &[HostEvent],
+    files: &HashMap<String, PathBuf>,
+    cycles: u64,
+    block: usize,
+    channels: usize,
+    rate: u32,
+) -> Vec<Vec<f32>> {
+    // (id, name, adopted, removed)
+    let mut spans: Vec<(u32, String, u64, u64)> = Vec::new();
+    for ev in log {
+        match ev {
+            HostEvent::Adopted { name, id, cycle } => {
+                spans.push((*id, name.clone(), *cycle, cycles))
+            }
+            HostEvent::Removed { id, cycle, .. } => {
+                spans.iter_mut().find(|s| s.0 == *id).unwrap().3 = *cycle;
+            }
+        }
+    }
+    spans.sort_by_key(|s| s.0);
+    let mut solos: HashMap<(String, u64), Vec<Vec<f32>>> = HashMap::new();
+    let mut mix = vec![vec![0.0f32; cycles as usize * block]; channels];
+    for (_, name, from, to) in &spans {
+        let n = (to - from) as usize;
+        let file = &files[name];
+        let key = (name.clone(), n as u64);
+        let s = solos
+            .entry(key)
+            .or_insert_with(|| solo_at(file, n, block, rate));
+        let _ = s;
+    }
+    for c in 0..cycles {
+        for (_, name, from, to) in &spans {
+            if c < *from || c >= *to {
+                continue;
+            }
+            let s = &solos[&(name.clone(), to - from)];
+            let k = (c - from) as usize;
+            for (ch, src) in s.iter().enumerate() {
+                let src = &src[k * block..(k + 1) * block];
+                let targets: Vec<usize> = if s.len() == 1 {
+                    (0..channels).collect()
+                } else {
+                    vec![ch % channels]
+                };
+                for t in targets {
+                    let dst = &mut mix[t][c as usize * block..(c as usize + 1) * block];
+                    for (d, &x) in dst.iter_mut().zip(src) {
+                        *d += x;
+                    }
+                }
+            }
+        }
+    }
+    mix
+}
+
+fn read_wav(path: &Path) -> Vec<Vec<f32>> {
+    let r = hound::WavReader::open(path).unwrap();
+    let ch = r.spec().channels as usize;
+    let s: Vec<f32> = r.into_samples::<f32>().map(|x| x.unwrap()).collect();
+    (0..ch)
+        .map(|c| s.iter().skip(c).step_by(ch).copied().collect())
+        .collect()
+}
+
+/// The session of the specification: three graphs loaded, one unloaded, another loaded,
+/// then 50 load/unload pairs while playing. Returns the host's log, cycles and the files.
+fn session(host: &mut Host, dir: &Path, pause: Duration) -> HashMap<String, PathBuf> {
+    let g = graphs(dir);
+    let mut files = HashMap::new();
+    for (n, f) in &g {
+        files.insert(n.to_string(), f.clone());
+    }
+    host.load("mono", &g[0].1).unwrap();
+    host.wait(pause).unwrap();
+    host.load("duo", &g[1].1).unwrap();
+    host.load("synth", &g[2].1).unwrap();
+    host.wait(pause).unwrap();
+    host.unload("duo").unwrap();
+    host.wait(pause).unwrap();
+    host.load("pluck", &g[3].1).unwrap();
+    host.wait(pause).unwrap();
+    for i in 0..50 {
+        let (base, file) = &g[[0, 1, 0, 1, 3][i % 5]];
+        let name = format!("{base}{i}");
+        files.insert(name.clone(), file.clone());
+        host.load(&name, file).unwrap();
+        if i % 3 == 0 {
+            host.wait(pause).unwrap();
+        }
+        host.unload(&name).unwrap();
+        if i % 2 == 0 {
+            host.wait(pause / 2).unwrap();
+        }
+    }
+    host.wait(pause).unwrap();
+    files
+}
+
+fn check_session(mode: Mode, backend: HostBackend, threads: usize, block: usize, test: &str) {
+    let dir = tmp(test);
+    let out = dir.join("mix.wav");
+    let mut host = Host::start(HostOptions {
+        backend: backend.clone(),
+        rate: RATE,
+        block,
+        threads,
+        mode,
+        record: Some(out.clone()),
+        ..HostOptions::default()
+    })
+    .unwrap();
+    // The JACK backend runs at the server's buffer size.
+    let block = host.options().block;
+    let rate = host.options().rate;
+    let files = session(&mut host, &dir, Duration::from_millis(40));
+    let log = host.log().to_vec();
+    let report = host.finish().unwrap();
+    assert_eq!(report.stats.record_drops, 0, "{test}: blocks were dropped");
+    let got = read_wav(&out);
+    let cycles = report.stats.cycles;
+    assert_eq!(report.recorded_frames, cycles * block as u64, "{test}");
+    assert_eq!(got[0].len() as u64, cycles * block as u64, "{test}");
+    let want = expected_mix(&log, &files, cycles, block, 2, rate);
+    fugue_testkit::bits::assert_same_channels(&got, &want, test);
+    if backend != HostBackend::Offline {
+        assert_eq!(
+            report.stats.swap_misses, 0,
+            "{test}: a cycle with a swap missed its deadline ({:?})",
+            report.stats
+        );
+        assert!(report.stats.swap_cycles >= 100, "{:?}", report.stats);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn offline_shared_mix_is_the_sum_of_the_solos() {
+    check_session(Mode::Shared, HostBackend::Offline, 2, 256, "offline-shared");
+}
+
+#[test]
+fn offline_separate_mix_is_the_sum_of_the_solos() {
+    check_session(
+        Mode::Separate,
+        HostBackend::Offline,
+        2,
+        128,
+        "offline-separate",
+    );
+}
+
+#[test]
+fn offline_shared_on_three_threads_is_exact_too() {
+    check_session(Mode::Shared, HostBackend::Offline, 3, 64, "offline-shared3");
+}
+
+#[test]
+fn clocked_shared_mix_is_the_sum_of_the_solos() {
+    check_session(
+        Mode::Shared,
+        HostBackend::Clocked,
+        2,
+        1024,
+        "clocked-shared",
+    );
+}
+
+#[test]
+fn partitioned_refuses_more_graphs_than_threads() {
+    let dir = tmp("partition");
+    let g = graphs(&dir);
+    let mut host = Host::start(HostOptions {
+        threads: 2,
+        mode: Mode::Partitioned,
+        ..HostOptions::default()
+    })
+    .unwrap();
+    host.load("a", &g[0].1).unwrap();
+    host.load("b", &g[1].1).unwrap();
+    let e = host.load("c", &g[2].1).unwrap_err().to_string();
+    assert!(e.contains("partitioned"), "{e}");
+    host.wait(Duration::from_millis(100)).unwrap();
+    assert_eq!(host.stats("a").unwrap().cycles, 19);
+    host.finish().unwrap();
+}
+
+#[test]
+fn bad_input_leaves_the_host_playing() {
+    let dir = tmp("bad");
+    let g = graphs(&dir);
+    let bad = dir.join("bad.ag");
+    std::fs::write(
+        &bad,
+        "o = { kind: \"osc\", freq: 440, };\ns = { kind: \"sink\" };\n",
+    )
+    .unwrap();
+    let mut host = Host::start(HostOptions::default()).unwrap();
+    host.load("mono", &g[0].1).unwrap();
+    let e = host.load("bad", &bad).unwrap_err().to_string();
+    assert!(e.contains("bad.ag:2:"), "{e}");
+    let e = host.load("mono", &g[1].1).unwrap_err().to_string();
+    assert!(e.contains("loaded already"), "{e}");
+    let e = host.unload("nope").unwrap_err().to_string();
+    assert!(e.contains("no graph named `nope`"), "{e}");
+    assert!(host.set_gain("mono", f64::NAN).is_err());
+    host.wait(Duration::from_millis(50)).unwrap();
+    assert!(host.last_mix().unwrap()[0].iter().any(|&x| x != 0.0));
+    assert_eq!(host.list().len(), 1);
+    host.finish().unwrap();
+}
+
+#[test]
+fn gain_scales_a_graph() {
+    let dir = tmp("gain");
+    let g = graphs(&dir);
+    let mut host = Host::start(HostOptions::default()).unwrap();
+    host.load("mono", &g[0].1).unwrap();
+    host.run_cycles(3).unwrap();
+    let before: Vec<f32> = host.last_mix().unwrap()[0].clone();
+    host.set_gain("mono", -6.0).unwrap();
+    host.run_cycles(1).unwrap();
+    let want = solo(&g[0].1, 4, 256);
+    let k = 10f64.powf(-6.0 / 20.0) as f32;
+    let last = &host.last_mix().unwrap()[0];
+    for (i, &x) in last.iter().enumerate() {
+        assert_eq!(x, k * want[0][3 * 256 + i]);
+    }
+    assert_eq!(before, want[0][2 * 256..3 * 256].to_vec());
+    host.finish().unwrap();
+}
+
+mod bomb {
+    use fugue_dsp::{DspNode, NodeContext, NodeError, Processor};
+
+    struct Bomb {
+        cycle: u32,
+    }
+
+    impl Processor for Bomb {
+        fn process(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
+            self.cycle += 1;
+            if self.cycle == 5 {
+                panic!("boom");
+            }
+            outputs[0].copy_from_slice(inputs[0]);
+        }
+        fn reset(&mut self) {
+            self.cycle = 0;
+        }
+    }
+
+    struct Node;
+
+    impl DspNode for Node {
+        fn inputs(&self) -> usize {
+            1
+        }
+        fn outputs(&self) -> usize {
+            1
+        }
+        fn processor(&self) -> Box<dyn Processor> {
+            Box::new(Bomb { cycle: 0 })
+        }
+    }
+
+    pub fn build(_ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
+        Ok(Box::new(Node))
+    }
+}
+
+#[test]
+fn a_panicking_graph_is_silenced_and_the_others_play_on() {
+    let dir = tmp("panic");
+    let g = graphs(&dir);
+    let bombf = dir.join("bomb.ag");
+    std::fs::write(
+        &bombf,
+        "o = { kind: \"osc\", freq: 440, }; b = { kind: \"bomb\", }; s = { kind: \"sink\", }; o.1 -> b.1 -> s.1;",
+    )
+    .unwrap();
+    let mut reg = fugue_dsp::Registry::with_builtin_kinds();
+    reg.register("bomb", bomb::build);
+    for mode in Mode::ALL {
+        let mut host = Host::with_registry(
+            HostOptions {
+                threads: 2,
+                mode,
+                ..HostOptions::default()
+            },
+            reg.clone(),
+        )
+        .unwrap();
+        host.load("bomb", &bombf).unwrap();
+        host.load("mono", &g[0].1).unwrap();
+        host.run_cycles(20).unwrap();
+        let s = host.stats("bomb").unwrap();
+        assert_eq!(s.panics, 1, "{mode}");
+        assert!(host.list()[0].silenced, "{mode}");
+        assert_eq!(host.stats("mono").unwrap().panics, 0, "{mode}");
+        // The mix is the other graph alone.
+        let want = solo(&g[0].1, 20, 256);
+        assert_eq!(
+            host.last_mix().unwrap()[0],
+            want[0][19 * 256..].to_vec(),
+            "{mode}"
+        );
+        host.finish().unwrap();
+    }
+}
+
+#[test]
+fn offline_partitioned_mix_is_the_sum_of_the_solos() {
+    // The session has at most four graphs loaded at once.
+    check_session(
+        Mode::Partitioned,
+        HostBackend::Offline,
+        4,
+        128,
+        "offline-partitioned",
+    );
+}
+
+#[test]
+fn clocked_separate_mix_is_the_sum_of_the_solos() {
+    check_session(
+        Mode::Separate,
+        HostBackend::Clocked,
+        2,
+        1024,
+        "clocked-separate",
+    );
+}
+
+fn jack_server_running() -> bool {
+    jack::set_logger(jack::LoggerType::None);
+    jack::Client::new("fugue-probe", jack::ClientOptions::NO_START_SERVER).is_ok()
+}
+
+#[test]
+fn jack_shared_mix_is_the_sum_of_the_solos() {
+    if !jack_server_running() {
+        eprintln!("SKIPPED jack_shared_mix_is_the_sum_of_the_solos: no JACK server is running (scripts/test.sh starts one with the dummy driver)");
+        return;
+    }
+    let backend = HostBackend::Jack {
+        client_name: "fugue-host-test".into(),
+        connect: false,
+        per_graph_ports: false,
+    };
+    check_session(Mode::Shared, backend, 2, 0, "jack-shared");
+}
+
+#[test]
+fn jack_per_graph_ports_come_and_go_with_their_graphs() {
+    if !jack_server_running() {
+        eprintln!("SKIPPED jack_per_graph_ports_come_and_go_with_their_graphs: no JACK server is running (scripts/test.sh starts one with the dummy driver)");
+        return;
+    }
+    let dir = tmp("jack-ports");
+    let g = graphs(&dir);
+    let mut host = Host::start(HostOptions {
+        backend: HostBackend::Jack {
+            client_name: "fugue-host-ports".into(),
+            connect: false,
+            per_graph_ports: true,
+        },
+        ..HostOptions::default()
+    })
+    .unwrap();
+    let (probe, _) =
+        jack::Client::new("fugue-port-probe", jack::ClientOptions::NO_START_SERVER).unwrap();
+    let ports = |pattern: &str| probe.ports(Some(pattern), None, jack::PortFlags::empty());
+    host.load("mono", &g[0].1).unwrap();
+    host.load("duo", &g[1].1).unwrap();
+    assert_eq!(ports("fugue-host-ports:mono_out_").len(), 1);
+    assert_eq!(ports("fugue-host-ports:duo_out_").len(), 2);
+    assert_eq!(ports("fugue-host-ports:out_").len(), 2);
+    host.wait(Duration::from_millis(100)).unwrap();
+    host.unload("duo").unwrap();
+    assert!(ports("fugue-host-ports:duo_out_").is_empty());
+    assert_eq!(ports("fugue-host-ports:mono_out_").len(), 1);
+    host.finish().unwrap();
+}
+
+#[test]
+fn admission_warns_past_80_percent_of_the_period_and_strict_refuses() {
+    let dir = tmp("admission");
+    let g = graphs(&dir);
+    // A period of 5.2 µs on one thread: synth after synth, the predicted cycle grows past
+    // 80% of it.
+    let options = HostOptions {
+        rate: 1_536_000,
+        block: 8,
+        threads: 1,
+        ..HostOptions::default()
+    };
+    let mut host = Host::start(options.clone()).unwrap();
+    let mut warned = None;
+    for i in 0..60 {
+        let r = host.load(&format!("s{i}"), &g[2].1).unwrap();
+        if let Some(w) = r.warning.clone() {
+            assert!(r.predicted_ns as f64 > 0.8 * r.period_ns as f64, "{r:?}");
+            warned = Some((i, w));
+            break;
+        }
+        assert!(r.predicted_ns as f64 <= 0.8 * r.period_ns as f64, "{r:?}");
+    }
+    let (n, w) = warned.expect("no warning after 60 graphs");
+    assert!(w.contains("% of the") && w.contains("period"), "{w}");
+    host.finish().unwrap();
+    let mut host = Host::start(HostOptions {
+        strict: true,
+        ..options
+    })
+    .unwrap();
+    let mut refused = None;
+    for i in 0..=n + 5 {
+        if let Err(e) = host.load(&format!("s{i}"), &g[2].1) {
+            refused = Some(e.to_string());
+            break;
+        }
+    }
+    let e = refused.expect("--strict refuses");
+    assert!(e.contains("not loaded (--strict)"), "{e}");
+    assert!(host.list().len() <= n + 5);
+    host.finish().unwrap();
+    // A light graph at a long period is admitted without a word.
+    let mut host = Host::start(HostOptions {
+        strict: true,
+        block: 4096,
+        ..HostOptions::default()
+    })
+    .unwrap();
+    assert_eq!(host.load("mono", &g[0].1).unwrap().warning, None);
+    host.finish().unwrap();
+}

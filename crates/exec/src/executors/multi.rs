@@ -1,0 +1,498 @@
+//! Many plans on one pool: [`SharedPool`] runs, once per cycle, every unit of every
+//! [`Tenant`] handed to it, on one set of threads (the calling thread and `threads - 1`
+//! workers), with work stealing across plans. This is the runtime of the multi-graph host
+//! (after Marquet et al., "CalMAR: a multi-application dataflow runtime": one thread per core
+//! shared by every loaded application).
+//!
+//! Each tenant keeps its own plan and its own activation counters; a work item is the pair
+//! (tenant, unit) packed into a `u32` ([`MAX_TENANTS`] tenants of at most [`MAX_UNITS`] units).
+//! A cycle proceeds as the single-plan work stealing of Letz et al.: threads claim source
+//! units from a shared cursor, run a unit, decrement its successors' counters, run one ready
+//! successor next and push the others on their own deque (Chase–Lev, fixed capacity), pop
+//! their own deque LIFO and steal from the others FIFO. The cycle ends when the count of
+//! units left reaches zero.
+//!
+//! Partitions ([`SharedPool::set_partition`]): threads and tenants may be split into groups;
+//! a thread then runs only units of tenants of its group (the `partitioned` mode of the host).
+//! With one group (the default) every thread runs every tenant's units.
+//!
+//! Protocol, and why it loses nothing:
+//! - The calling thread publishes the cycle (tenant table, each group's source table), then
+//!   stores each group's source cursor `(n_sources << 32) | 0` with Release, then the units
+//!   left with Release, then bumps the pool's epoch. A claim is a `fetch_add` (Acquire) on a
+//!   group's cursor: a claim that reads an index below the count read it from the release
+//!   sequence of this cycle's store (at the end of the previous cycle every source had been
+//!   claimed, so its cursor's index was at or past its count), so it sees the tables.
+//! - A unit's counter reaching zero is reset to its initial value by the thread that brought
+//!   it to zero (every decrement of this cycle on it is done), then the unit is ready. Work
+//!   items in deques were pushed during this cycle by threads that had seen its tables.
+//! - Every run unit is subtracted from the units left (AcqRel), by the thread that ran it,
+//!   before that thread next looks at the count: the calling thread's Acquire load that
+//!   reads zero sees every write of the cycle (the subtractions form one release sequence),
+//!   and the count reaches zero only when every unit has run.
+//!   A worker that is still looking when the next cycle starts takes part in it, and sees its
+//!   tables by the same claims.
+
+use std::sync::atomic::AtomicPtr;
+
+use crossbeam_utils::CachePadded;
+
+use crate::executors::ExecOptions;
+use crate::runtime::deque::{Deque, Steal};
+use crate::runtime::pool::{Pool, Work};
+use crate::trace::now;
+use crate::{Plan, NO_SLOT};
+use fugue_sync::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+
+/// Tenants a cycle may run at most.
+pub const MAX_TENANTS: usize = 64;
+
+/// Units a tenant may have at most.
+pub const MAX_UNITS: usize = 1 << 26;
+
+/// Bits of a work item that hold the unit.
+const UNIT_BITS: u32 = 26;
+
+/// A plan with its own activation counters and its busy-time account: what a
+/// [`SharedPool`] runs.
+pub struct Tenant {
+    plan: Plan,
+    /// One counter per activation slot of the plan ([`Plan::n_slots`]).
+    counts: Box<[AtomicU32]>,
+    /// [`now`] ticks spent running this tenant's units since [`Tenant::take_busy_ticks`].
+    busy: u64,
+    /// The partition group it runs in.
+    group: usize,
+    /// Whether cycles run it.
+    enabled: bool,
+}
+
+impl std::fmt::Debug for Tenant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tenant")
+            .field("units", &self.plan.n_units())
+            .field("group", &self.group)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Tenant {
+    /// A tenant for `plan` (control thread; allocates its counters).
+    ///
+    /// # Panics
+    /// If the plan has more than [`MAX_UNITS`] units.
+    pub fn new(plan: Plan) -> Tenant {
+        assert!(plan.n_units() <= MAX_UNITS, "a plan of too many units");
+        let counts = (0..plan.n_slots())
+            .map(|c| AtomicU32::new(plan.slot_initial(c)))
+            .collect();
+        Tenant {
+            plan,
+            counts,
+            busy: 0,
+            group: 0,
+            enabled: true,
+        }
+    }
+
+    /// The plan.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// The plan, to set inputs and read outputs between cycles.
+    pub fn plan_mut(&mut self) -> &mut Plan {
+        &mut self.plan
+    }
+
+    /// The plan back (control thread).
+    pub fn into_plan(self) -> Plan {
+        self.plan
+    }
+
+    /// [`now`] ticks spent running this tenant's units since the last call. Between cycles.
+    #[inline]
+    pub fn take_busy_ticks(&mut self) -> u64 {
+        std::mem::take(&mut self.busy)
+    }
+
+    /// Sets the partition group this tenant runs in (between cycles; see
+    /// [`SharedPool::set_partition`]).
+    pub fn set_group(&mut self, group: usize) {
+        self.group = group;
+    }
+
+    /// Turns the tenant off or on: [`SharedPool::run_cycle`] skips a tenant that is off
+    /// (between cycles).
+    pub fn set_enabled(&mut self, on: bool) {
+        self.enabled = on;
+    }
+
+    /// Whether cycles run it ([`Tenant::set_enabled`]).
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+}
+
+/// One partition group's view of a cycle.
+struct Group {
+    /// `(n_sources << 32) | next`: the next source to claim.
+    cursor: CachePadded<AtomicU64>,
+    /// Tenants of the group this cycle (their indices in the tenant table).
+    n: AtomicUsize,
+    members: Box<[AtomicU32]>,
+    /// `prefix[k]`: sources of the group's members before member `k`.
+    prefix: Box<[AtomicU32]>,
+}
+
+struct MultiState {
+    deques: Box<[Deque]>,
+    /// The cycle's tenants.
+    tenants: Box<[AtomicPtr<Tenant>]>,
+    groups: Box<[Group]>,
+    /// Per thread: its group.
+    thread_group: Box<[AtomicUsize]>,
+    /// Units left in the cycle. Each thread subtracts the units it ran in one go when it
+    /// runs out of work (not one by one: the line would travel between the cores at every
+    /// unit).
+    remaining: CachePadded<AtomicUsize>,
+    /// Per thread, per tenant index: [`now`] ticks spent running its units this cycle. Each
+    /// thread writes only its own row; the calling thread folds them into the tenants after
+    /// the cycle.
+    busy: Box<[CachePadded<[AtomicU64; MAX_TENANTS]>]>,
+    /// Whether to account busy time per tenant.
+    timing: bool,
+}
+
+impl MultiState {
+    /// The tenant of table index `k`.
+    ///
+    /// # Safety
+    /// Called during a cycle for a `k` read from a claim or a work item of this cycle (see
+    /// the module's protocol): the pointer is one that the calling thread stored for this
+    /// cycle, to a tenant it holds by `&mut` until the cycle ends.
+    #[inline]
+    unsafe fn tenant(&self, k: usize) -> &Tenant {
+        let p = self.tenants[k].load(Ordering::Relaxed);
+        // SAFETY: the caller's contract: the pointer is valid and published for this cycle.
+        unsafe { &*p }
+    }
+
+    /// Claims a source unit of group `g`, as a work item.
+    #[inline]
+    fn claim_source(&self, g: usize) -> Option<u32> {
+        let group = &self.groups[g];
+        // Relaxed pre-check: skip the RMW when every source is claimed.
+        let c = group.cursor.load(Ordering::Relaxed);
+        if (c & 0xffff_ffff) >= (c >> 32) {
+            return None;
+        }
+        // Acquire: pairs with the Release store of this cycle's cursor (module protocol).
+        let c = group.cursor.fetch_add(1, Ordering::Acquire);
+        let (total, i) = ((c >> 32) as u32, (c & 0xffff_ffff) as u32);
+        if i >= total {
+            return None;
+        }
+        let n = group.n.load(Ordering::Relaxed);
+        // The member whose range holds source `i`.
+        let mut m = 0;
+        while m + 1 < n && group.prefix[m + 1].load(Ordering::Relaxed) <= i {
+            m += 1;
+        }
+        let k = group.members[m].load(Ordering::Relaxed) as usize;
+        let j = i - group.prefix[m].load(Ordering::Relaxed);
+        // SAFETY: `k` was read after a claim of this cycle (module protocol).
+        let t = unsafe { self.tenant(k) };
+        let u = t.plan.unit_sources()[j as usize];
+        Some(((k as u32) << UNIT_BITS) | u)
+    }
+
+    /// Runs work item `item` on thread `w`; returns a ready successor to run next, if any
+    /// (the others are pushed on `w`'s deque). The caller counts the unit as run.
+    #[inline]
+    fn run_item(&self, w: usize, item: u32) -> Option<u32> {
+        let k = (item >> UNIT_BITS) as usize;
+        let u = (item & ((1 << UNIT_BITS) - 1)) as usize;
+        // SAFETY: `item` comes from a claim or a deque of this cycle (module protocol).
+        let t = unsafe { self.tenant(k) };
+        let plan = &t.plan;
+        let start = if self.timing { now() } else { 0 };
+        // SAFETY: the unit is ready: every predecessor unit brought its counter to zero
+        // after running (AcqRel decrements, so their writes happen-before), or it is a source
+        // claimed once; each item is taken by exactly one thread (claim, pop or steal); the
+        // plan is held by `&mut` by the calling thread for the whole cycle, so no output
+        // reference is alive.
+        unsafe { plan.run_unit(u) };
+        if self.timing {
+            // Relaxed: only this thread writes its row; the calling thread reads it after the
+            // cycle's end (ordered by the units-left protocol).
+            let cell = &self.busy[w][k];
+            cell.store(
+                cell.load(Ordering::Relaxed) + now().wrapping_sub(start),
+                Ordering::Relaxed,
+            );
+        }
+        let mut next = None;
+        for (&s, &slot) in plan.unit_successors(u).iter().zip(plan.unit_succ_slots(u)) {
+            let mut c = slot as usize;
+            loop {
+                // AcqRel: the last decrement sees every predecessor's writes (Acquire of
+                // their Release decrements) and publishes ours.
+                if t.counts[c].fetch_sub(1, Ordering::AcqRel) != 1 {
+                    break;
+                }
+                // Every decrement of this cycle on `c` is done: ready it for the next.
+                t.counts[c].store(plan.slot_initial(c), Ordering::Relaxed);
+                let parent = plan.slot_parent(c);
+                if parent == NO_SLOT {
+                    let ready = ((k as u32) << UNIT_BITS) | s;
+                    match next {
+                        None => next = Some(ready),
+                        Some(_) => self.deques[w].push(ready),
+                    }
+                    break;
+                }
+                c = parent as usize;
+            }
+        }
+        next
+    }
+
+    /// Finds work for thread `w` of group `g`: its own deque, then a source, then a steal.
+    #[inline]
+    fn find(&self, w: usize, g: usize) -> Option<u32> {
+        if let Some(i) = self.deques[w].pop() {
+            return Some(i);
+        }
+        if let Some(i) = self.claim_source(g) {
+            return Some(i);
+        }
+        let n = self.deques.len();
+        for d in 1..n {
+            let v = (w + d) % n;
+            if self.thread_group[v].load(Ordering::Relaxed) != g {
+                continue;
+            }
+            loop {
+                match self.deques[v].steal() {
+                    Steal::Success(i) => return Some(i),
+                    Steal::Empty => break,
+                    Steal::Retry => continue,
+                }
+            }
+        }
+        None
+    }
+
+    /// Thread `w`'s part of a cycle: runs work until no unit is left.
+    fn cycle(&self, w: usize) {
+        let mut idle = 0u32;
+        let mut ran = 0usize;
+        loop {
+            // Read afresh each time: a thread still looking when the next cycle starts
+            // must serve the group it has in that cycle, or its group could wait forever.
+            let g = self.thread_group[w].load(Ordering::Relaxed);
+            if let Some(mut item) = self.find(w, g) {
+                idle = 0;
+                ran += 1;
+                while let Some(next) = self.run_item(w, item) {
+                    item = next;
+                    ran += 1;
+                }
+                continue;
+            }
+            if ran > 0 {
+                // AcqRel: see the module protocol (the calling thread's Acquire load of
+                // zero sees every unit's writes: the subtractions form one release sequence).
+                self.remaining.fetch_sub(ran, Ordering::AcqRel);
+                ran = 0;
+            }
+            // Acquire: see the module protocol.
+            if self.remaining.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            idle += 1;
+            if idle < 64 {
+                std::hint::spin_loop();
+            } else {
+                // Let a thread we wait for run (the machine may have fewer cores than
+                // threads, or other work).
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
+impl Work for MultiState {
+    fn work(&self, worker: usize) {
+        self.cycle(worker);
+    }
+}
+
+/// One pool of threads that runs many plans per cycle (see the module's documentation).
+pub struct SharedPool {
+    pool: Option<Pool<MultiState>>,
+    /// The state, when the pool has no workers (one thread).
+    alone: Option<MultiState>,
+    unit_capacity: usize,
+}
+
+impl std::fmt::Debug for SharedPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedPool")
+            .field("threads", &self.threads())
+            .field("unit_capacity", &self.unit_capacity)
+            .finish()
+    }
+}
+
+impl SharedPool {
+    /// A pool of `threads` threads (the calling one included) for cycles of at most
+    /// `unit_capacity` units in all tenants together. Accounts each tenant's busy time when
+    /// `timing` (two clock reads per unit). Control thread; allocates and starts the workers.
+    pub fn new(threads: usize, unit_capacity: usize, timing: bool, opts: &ExecOptions) -> Self {
+        let threads = threads.max(1);
+        let opts = opts.adapted_to(threads);
+        let state = MultiState {
+            deques: (0..threads)
+                .map(|_| Deque::with_capacity(unit_capacity.max(2)))
+                .collect(),
+            tenants: (0..MAX_TENANTS)
+                .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+                .collect(),
+            groups: (0..threads)
+                .map(|_| Group {
+                    cursor: CachePadded::new(AtomicU64::new(0)),
+                    n: AtomicUsize::new(0),
+                    members: (0..MAX_TENANTS).map(|_| AtomicU32::new(0)).collect(),
+                    prefix: (0..=MAX_TENANTS).map(|_| AtomicU32::new(0)).collect(),
+                })
+                .collect(),
+            thread_group: (0..threads).map(|_| AtomicUsize::new(0)).collect(),
+            remaining: CachePadded::new(AtomicUsize::new(0)),
+            busy: (0..threads)
+                .map(|_| CachePadded::new(std::array::from_fn(|_| AtomicU64::new(0))))
+                .collect(),
+            timing,
+        };
+        if threads == 1 {
+            SharedPool {
+                pool: None,
+                alone: Some(state),
+                unit_capacity,
+            }
+        } else {
+            SharedPool {
+                pool: Some(Pool::new(threads, state, &opts)),
+                alone: None,
+                unit_capacity,
+            }
+        }
+    }
+
+    /// Threads, the calling one included.
+    pub fn threads(&self) -> usize {
+        self.state().deques.len()
+    }
+
+    /// Units a cycle may hold at most (all tenants together).
+    pub fn unit_capacity(&self) -> usize {
+        self.unit_capacity
+    }
+
+    /// Problems met placing the workers (pinning or priority refused), said once.
+    pub fn warnings(&self) -> &[String] {
+        self.pool.as_ref().map_or(&[], |p| &p.warnings)
+    }
+
+    fn state(&self) -> &MultiState {
+        match (&self.pool, &self.alone) {
+            (Some(p), _) => p.work(),
+            (None, Some(s)) => s,
+            (None, None) => unreachable!("a pool has its state"),
+        }
+    }
+
+    /// Splits the threads into groups: thread `w` runs only tenants of group `groups[w]`
+    /// ([`Tenant::set_group`]). Between cycles. Every group that a tenant names must have a
+    /// thread, and thread 0 (the calling one) waits for all groups anyway.
+    ///
+    /// # Panics
+    /// If `groups` does not have one entry per thread, or names a group past the threads.
+    pub fn set_partition(&mut self, groups: &[usize]) {
+        let s = self.state();
+        assert_eq!(groups.len(), s.deques.len(), "one group per thread");
+        for (w, &g) in groups.iter().enumerate() {
+            assert!(g < s.groups.len(), "a group past the threads");
+            s.thread_group[w].store(g, Ordering::Relaxed);
+        }
+    }
+
+    /// Runs one cycle of every tenant of `tenants`, in parallel, and returns when all are
+    /// done. Never allocates, locks or blocks.
+    ///
+    /// # Panics
+    /// With more than [`MAX_TENANTS`] tenants, more units than the pool's capacity, or a
+    /// tenant of a group that has no thread.
+    pub fn run_cycle<T: AsMut<Tenant>>(&mut self, tenants: &mut [T]) {
+        assert!(tenants.len() <= MAX_TENANTS, "too many tenants");
+        let s = self.state();
+        let mut total = 0usize;
+        for g in s.groups.iter() {
+            g.n.store(0, Ordering::Relaxed);
+        }
+        for (k, t) in tenants.iter_mut().enumerate() {
+            let t: &mut Tenant = t.as_mut();
+            if !t.enabled {
+                continue;
+            }
+            total += t.plan.n_units();
+            let g = &s.groups[t.group];
+            let m = g.n.load(Ordering::Relaxed);
+            g.members[m].store(k as u32, Ordering::Relaxed);
+            g.n.store(m + 1, Ordering::Relaxed);
+            s.tenants[k].store(t as *mut Tenant, Ordering::Relaxed);
+        }
+        assert!(
+            total <= self.unit_capacity,
+            "more units than the pool holds"
+        );
+        if total == 0 {
+            return;
+        }
+        for g in s.groups.iter() {
+            let n = g.n.load(Ordering::Relaxed);
+            let mut sum = 0u32;
+            for m in 0..n {
+                g.prefix[m].store(sum, Ordering::Relaxed);
+                let k = g.members[m].load(Ordering::Relaxed) as usize;
+                let p = s.tenants[k].load(Ordering::Relaxed);
+                // SAFETY: stored just above from a `&mut Tenant` that lives until we return.
+                sum += unsafe { &*p }.plan.unit_sources().len() as u32;
+            }
+            g.prefix[n].store(sum, Ordering::Relaxed);
+            // Release: publishes the tables to the claims of this cycle (module protocol).
+            g.cursor.store((sum as u64) << 32, Ordering::Release);
+        }
+        // Release: a worker that reads a nonzero count before the epoch bump sees the tables
+        // through its claims anyway; this orders the count after the cursors.
+        s.remaining.store(total, Ordering::Release);
+        if let Some(p) = &self.pool {
+            p.start_cycle();
+        }
+        s.cycle(0);
+        // Nothing of the cycle is referenced past here: the workers only follow the tables
+        // after a claim, and every source has been claimed.
+        if s.timing {
+            for (k, t) in tenants.iter_mut().enumerate() {
+                let t: &mut Tenant = t.as_mut();
+                let mut sum = 0u64;
+                for row in s.busy.iter() {
+                    // Relaxed: ordered after the workers' writes by the units-left protocol.
+                    sum += row[k].swap(0, Ordering::Relaxed);
+                }
+                t.busy += sum;
+            }
+        }
+    }
+}
