@@ -23,7 +23,7 @@ mkdir -p "$out"
 cargo build --release -q -p fugue
 f=$PWD/target/release/fugue
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap 'kill "${pid:-}" 2>/dev/null; rm -rf "$work"' EXIT
 
 has_host() { "$f" host --help >/dev/null 2>&1; }
 
@@ -40,7 +40,7 @@ sample_rss() { # pid -> appends one row per 10 s until the process ends
 if has_host; then
     mode=host
     sock=$work/host.sock
-    "$f" host --backend clocked --buffer 128 --threads 2 --control "$sock" --seconds "$secs" \
+    "$f" host --backend clocked --buffer 128 --threads 2 --control "$sock" \
         >"$out/host.log" 2>&1 </dev/null &
     pid=$!
     for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
@@ -53,7 +53,7 @@ if has_host; then
             0) "$f" gen line --nodes $((5 + RANDOM % 60)) -o "$work/g$i.ag" >/dev/null 2>&1 ;;
             1) "$f" gen diamond --depth $((1 + RANDOM % 3)) -o "$work/g$i.ag" >/dev/null 2>&1 ;;
             2) "$f" gen rake --branches $((2 + RANDOM % 10)) -o "$work/g$i.ag" >/dev/null 2>&1 ;;
-            3) "$f" gen random --nodes $((5 + RANDOM % 30)) -p 0.2 -o "$work/g$i.ag" >/dev/null 2>&1 ;;
+            3) "$f" gen random --nodes $((5 + RANDOM % 30)) --probability 0.2 -o "$work/g$i.ag" >/dev/null 2>&1 ;;
         esac
         shapes+=("$work/g$i.ag")
     done

@@ -16,9 +16,9 @@ pub enum Shape {
     Diamond,
     /// `--branches` chains `osc -> mod -> mod` merged by one mix (the corpus's `rateau`).
     Rake,
-    /// `--layers` layers of `--width` nodes, edges between consecutive layers with probability `-p`.
+    /// `--layers` layers of `--width` nodes, edges between consecutive layers with probability `--probability`.
     Layered,
-    /// The corpus's random DAG: `--nodes` nodes in random order, each forward edge with probability `-p`.
+    /// The corpus's random DAG: `--nodes` nodes in random order, each forward edge with probability `--probability`.
     Random,
 }
 
