@@ -47,7 +47,7 @@ pub struct ExecArgs {
     pub steal: StealArgs,
     /// Real-time backends: workers sleeping between cycles wake this many µs before the
     /// next cycle's expected start and spin until it starts (0: they sleep until the cycle
-    /// wakes them) [default: 100].
+    /// wakes them) [default: 50].
     #[arg(long, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub wake_lead_us: Option<u64>,
     /// Pipelining: cut each cycle's buffer into N sub-blocks, so that a line of nodes cut

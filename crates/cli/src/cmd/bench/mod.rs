@@ -175,7 +175,7 @@ pub struct TuningArgs {
     pub pin: bool,
     /// With --period-us: workers sleeping between cycles wake this many µs before the next
     /// cycle's expected start and spin until it starts (0: they sleep until the cycle wakes
-    /// them) [default: the executors', 100].
+    /// them) [default: the executors', 50].
     #[arg(long, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub wake_lead_us: Option<u64>,
 }
