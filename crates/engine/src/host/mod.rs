@@ -337,9 +337,14 @@ pub struct Host {
     next_id: u32,
     driver: Driver,
     recorder: Option<Recorder>,
-    log: Vec<HostEvent>,
+    /// The last [`LOG_KEPT`] adoptions and removals (a host that plays for days must not
+    /// grow with every load).
+    log: std::collections::VecDeque<HostEvent>,
     warnings: Vec<String>,
 }
+
+/// How many adoptions and removals [`Host::log`] keeps (the oldest go first).
+pub const LOG_KEPT: usize = 4096;
 
 impl std::fmt::Debug for Host {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -438,7 +443,7 @@ impl Host {
             next_id: 1,
             driver,
             recorder,
-            log: Vec::new(),
+            log: std::collections::VecDeque::with_capacity(LOG_KEPT),
             warnings,
         })
     }
@@ -453,9 +458,17 @@ impl Host {
         &self.options
     }
 
-    /// Every adoption and removal so far, in order.
-    pub fn log(&self) -> &[HostEvent] {
-        &self.log
+    /// The adoptions and removals so far, in order: the last [`LOG_KEPT`] of them.
+    pub fn log(&self) -> Vec<HostEvent> {
+        self.log.iter().cloned().collect()
+    }
+
+    /// Appends to the log, dropping its oldest event when it is full.
+    fn note(&mut self, event: HostEvent) {
+        if self.log.len() == LOG_KEPT {
+            self.log.pop_front();
+        }
+        self.log.push_back(event);
     }
 
     /// Things to say once.
@@ -577,7 +590,7 @@ impl Host {
                 _ => {}
             }
         };
-        self.log.push(HostEvent::Adopted {
+        self.note(HostEvent::Adopted {
             name: name.to_string(),
             id,
             cycle,
@@ -666,7 +679,7 @@ impl Host {
             }
         };
         let e = self.graphs.remove(i);
-        self.log.push(HostEvent::Removed {
+        self.note(HostEvent::Removed {
             name: e.name,
             id,
             cycle,
