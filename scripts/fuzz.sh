@@ -6,7 +6,7 @@
 set -euo pipefail
 secs="${1:-120}"
 cd "$(dirname "$0")/../fuzz"
-for t in ${FUZZ_TARGETS:-ag stg dot wav pool_ffi study_spec}; do
+for t in ${FUZZ_TARGETS:-ag stg dot wav pool_ffi study_spec host_command}; do
     mkdir -p "corpus/$t"
     work="$(mktemp -d)"
     cargo +nightly fuzz run -j 1 "$t" "$work" "corpus/$t" -- \

@@ -29,6 +29,7 @@
 //! with [`HostOptions::strict`].
 
 mod audio;
+pub mod command;
 mod jack;
 mod stats;
 

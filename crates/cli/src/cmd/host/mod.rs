@@ -6,7 +6,7 @@
 //! error and the host goes on; `--strict` stops at the first failure (exit status 1). The
 //! recording is closed properly whatever ends the host (`quit`, Ctrl-C, end of the script).
 
-pub mod parse;
+pub use fugue_engine::host::command as parse;
 mod socket;
 
 use std::io::{BufRead, IsTerminal, Write};
