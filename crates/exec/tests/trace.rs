@@ -63,6 +63,10 @@ fn wide_mix(n: usize) -> TaskGraph {
     fugue_graph::read::ag::parse(&src, "wide.ag").unwrap()
 }
 
+/// Tolerance of an order between time stamps taken on two threads, in ticks (well under a
+/// microsecond at any time-stamp counter rate in use).
+const SKEW: u64 = 1000;
+
 #[test]
 fn records_follow_the_graph_and_stay_inside_the_cycle() {
     for (name, g) in graphs() {
@@ -84,9 +88,15 @@ fn records_follow_the_graph_and_stay_inside_the_cycle() {
                     plan.task_times(|c, t| times[c] = t);
                     exec.worker_wakes(&mut wakes);
                     let what = format!("{kind} on {name} (merge {merge}), cycle {cycle}");
+                    // Across threads, order holds within SKEW: the time-stamp counters of
+                    // two cores agree to tens of nanoseconds (in a VM too), and a counter
+                    // read is not ordered with the memory accesses around it.
+                    let skew = |w: u32| if w == 0 { 0 } else { SKEW };
                     for (c, t) in times.iter().enumerate() {
                         assert!(
-                            start <= t.start && t.start <= t.end && t.end <= end,
+                            start <= t.start + skew(t.worker)
+                                && t.start <= t.end
+                                && t.end <= end + skew(t.worker),
                             "{what}: cell {c} ran {t:?} outside the cycle {start}..{end}"
                         );
                         assert!((t.worker as usize) < threads, "{what}: cell {c} {t:?}");
@@ -96,8 +106,13 @@ fn records_follow_the_graph_and_stay_inside_the_cycle() {
                         for &s in plan.successors(task) {
                             for d in 0..plan.n_cells() {
                                 if plan.cell_task(d) == s as usize {
+                                    let slack = if times[c].worker == times[d].worker {
+                                        0
+                                    } else {
+                                        SKEW
+                                    };
                                     assert!(
-                                        times[c].end <= times[d].start,
+                                        times[c].end <= times[d].start + slack,
                                         "{what}: {} ({:?}) ended after its successor {} ({:?}) started",
                                         plan.name(task),
                                         times[c],
@@ -113,7 +128,7 @@ fn records_follow_the_graph_and_stay_inside_the_cycle() {
                     // it), never before its start.
                     for w in wakes.iter().flatten() {
                         assert!(
-                            start <= *w,
+                            start <= *w + SKEW,
                             "{what}: a worker woke at {w}, before the cycle's start {start} (end {end})"
                         );
                     }
