@@ -345,7 +345,7 @@ pub struct Host {
 }
 
 /// How many adoptions and removals [`Host::log`] keeps (the oldest go first).
-pub const LOG_KEPT: usize = 4096;
+pub const LOG_KEPT: usize = 256;
 
 impl std::fmt::Debug for Host {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
