@@ -23,7 +23,7 @@ mkdir -p "$out"
 cargo build --release -q -p fugue
 f=$PWD/target/release/fugue
 work=$(mktemp -d)
-trap 'kill "${pid:-}" 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill "${pid:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
 
 has_host() { "$f" host --help >/dev/null 2>&1; }
 
