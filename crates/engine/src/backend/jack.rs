@@ -293,23 +293,7 @@ pub(crate) fn run(
         )
         .map_err(jerr)?;
     if connect {
-        let playback = active.as_client().ports(
-            None,
-            Some(j::jack_sys::FLOAT_MONO_AUDIO),
-            j::PortFlags::IS_INPUT | j::PortFlags::IS_PHYSICAL,
-        );
-        if playback.is_empty() {
-            warnings.push("--connect: the JACK server has no playback ports".into());
-        }
-        for (i, name) in out_names.iter().enumerate() {
-            if playback.is_empty() {
-                break;
-            }
-            let dst = &playback[i % playback.len()];
-            if let Err(e) = active.as_client().connect_ports_by_name(name, dst) {
-                warnings.push(format!("cannot connect {name} to {dst}: {e}"));
-            }
-        }
+        connect_to_playback(active.as_client(), &out_names, &mut warnings);
     }
     let start = Instant::now();
     let stop = options.stop.clone();
@@ -411,4 +395,29 @@ pub(crate) fn run(
         profile,
         auto,
     })
+}
+
+/// Connects each of `names` (output ports of `client`) to the server's physical playback
+/// ports, in turn (the i-th to playback port i mod their number); what fails is said in
+/// `warnings`. Used by `--connect` of `run` and of the host.
+pub(crate) fn connect_to_playback(
+    client: &j::Client,
+    names: &[String],
+    warnings: &mut Vec<String>,
+) {
+    let playback = client.ports(
+        None,
+        Some(j::jack_sys::FLOAT_MONO_AUDIO),
+        j::PortFlags::IS_INPUT | j::PortFlags::IS_PHYSICAL,
+    );
+    if playback.is_empty() {
+        warnings.push("--connect: the JACK server has no playback ports".into());
+        return;
+    }
+    for (i, name) in names.iter().enumerate() {
+        let dst = &playback[i % playback.len()];
+        if let Err(e) = client.connect_ports_by_name(name, dst) {
+            warnings.push(format!("cannot connect {name} to {dst}: {e}"));
+        }
+    }
 }

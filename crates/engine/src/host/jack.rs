@@ -124,23 +124,7 @@ pub(crate) fn activate(
         .map_err(jerr)?;
     let mut warnings = Vec::new();
     if connect {
-        let playback = active.as_client().ports(
-            None,
-            Some(j::jack_sys::FLOAT_MONO_AUDIO),
-            j::PortFlags::IS_INPUT | j::PortFlags::IS_PHYSICAL,
-        );
-        if playback.is_empty() {
-            warnings.push("--connect: the JACK server has no playback ports".into());
-        }
-        for (i, name) in names.iter().enumerate() {
-            if playback.is_empty() {
-                break;
-            }
-            let dst = &playback[i % playback.len()];
-            if let Err(e) = active.as_client().connect_ports_by_name(name, dst) {
-                warnings.push(format!("cannot connect {name} to {dst}: {e}"));
-            }
-        }
+        crate::backend::jack::connect_to_playback(active.as_client(), &names, &mut warnings);
     }
     Ok((active, gone, warnings))
 }
