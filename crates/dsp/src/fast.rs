@@ -113,6 +113,12 @@ impl Phasor {
     /// Writes `gain * sin(2π phase_k)` for the next `out.len()` samples and advances.
     #[inline]
     pub fn sine(&mut self, mut out: &mut [f32], gain: f32) {
+        // The usual call, within one epoch: one loop, no split (short calls, as a pipelined
+        // cycle makes, pay no more per sample than long ones).
+        if (self.pos as usize) + out.len() < EPOCH as usize {
+            self.sine_within(out, gain);
+            return;
+        }
         while !out.is_empty() {
             let (now, later) = out.split_at_mut(self.room(out.len()));
             let (p0, start) = (self.base, self.pos as usize);
@@ -136,6 +142,11 @@ impl Phasor {
     pub fn modulate(&mut self, mut input: &[f32], mut out: &mut [f32], gain: f32) {
         let n = input.len().min(out.len());
         (input, out) = (&input[..n], &mut out[..n]);
+        // The usual call, within one epoch (see `sine`).
+        if (self.pos as usize) + n < EPOCH as usize {
+            self.modulate_within(input, out, gain);
+            return;
+        }
         while !out.is_empty() {
             let k = self.room(out.len());
             let (now, later) = out.split_at_mut(k);
@@ -153,6 +164,37 @@ impl Phasor {
             self.step(k);
             (input, out) = (rest, later);
         }
+    }
+
+    /// [`Phasor::sine`] of samples that end before the epoch does.
+    #[inline]
+    fn sine_within(&mut self, out: &mut [f32], gain: f32) {
+        let (p0, start) = (self.base, self.pos as usize);
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2, checked just above.
+            unsafe { sine_avx2(p0, self.inc, start, out, gain) };
+            self.pos += out.len() as u32;
+            return;
+        }
+        sine_body(p0, self.inc, start, out, gain);
+        self.pos += out.len() as u32;
+    }
+
+    /// [`Phasor::modulate`] of samples that end before the epoch does (`input` and `out` of
+    /// one length).
+    #[inline]
+    fn modulate_within(&mut self, input: &[f32], out: &mut [f32], gain: f32) {
+        let (p0, start) = (self.base, self.pos as usize);
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2, checked just above.
+            unsafe { modulate_avx2(p0, self.inc, start, input, out, gain) };
+            self.pos += out.len() as u32;
+            return;
+        }
+        modulate_body(p0, self.inc, start, input, out, gain);
+        self.pos += out.len() as u32;
     }
 }
 
@@ -182,52 +224,63 @@ fn anchor(p0: f64, inc: f64, a: usize) -> f32 {
     centred(p0 + f64::from(a as i32) * inc) as f32
 }
 
-/// Calls `f(k, phase)` for every sample `k` of `0..n`, sample `start + k` of its epoch (which
-/// starts at phase `p0`), with its phase centred to `[-½, ½]` turns: the anchor of its run of
-/// [`ANCHOR`] plus its offset in the run, so that a sample's phase does not depend on `start`
-/// or `n`. The whole runs in the middle are the vectorised loop.
+/// The centred phases of the [`ANCHOR`] samples of the run whose anchor phase is `a`.
 #[inline(always)]
-fn phases(p0: f64, inc: f64, start: usize, n: usize, mut f: impl FnMut(usize, f32)) {
+fn run_phases(a: f32, steps: &[f32; ANCHOR]) -> [f32; ANCHOR] {
+    std::array::from_fn(|k| centred32(a + steps[k]))
+}
+
+/// Calls `f(k, ph)` for consecutive pieces of the samples `0..n`, samples `start + k..` of
+/// their epoch (which starts at phase `p0`): `ph` holds the phases of samples `k..k +
+/// ph.len()`, centred to `[-½, ½]` turns, each the anchor of its run of [`ANCHOR`] plus its
+/// offset in the run, so that a sample's phase does not depend on `start` or `n`. The whole
+/// runs in the middle come as arrays of [`ANCHOR`] phases, so that the callers' loops over
+/// them have a fixed length and vectorise; the call costs the same per sample whatever its
+/// length (a pipelined cycle cuts blocks into short calls).
+#[inline(always)]
+fn phases(p0: f64, inc: f64, start: usize, n: usize, mut f: impl FnMut(usize, &[f32])) {
     let inc32 = inc as f32;
     let steps: [f32; ANCHOR] = std::array::from_fn(|k| k as f32 * inc32);
     let lead = start % ANCHOR;
     // The first run, entered in its middle.
     let head = if lead == 0 { 0 } else { (ANCHOR - lead).min(n) };
     if head > 0 {
-        let a = anchor(p0, inc, start - lead);
-        for k in 0..head {
-            f(k, centred32(a + steps[lead + k]));
-        }
+        let ph = run_phases(anchor(p0, inc, start - lead), &steps);
+        f(0, &ph[lead..lead + head]);
     }
-    let whole = (n - head) / ANCHOR * ANCHOR;
-    for j in (head..head + whole).step_by(ANCHOR) {
-        let a = anchor(p0, inc, start + j);
-        for (k, s) in steps.iter().enumerate() {
-            f(j + k, centred32(a + s));
-        }
+    let whole = (n - head) / ANCHOR;
+    for r in 0..whole {
+        let j = head + r * ANCHOR;
+        let ph = run_phases(anchor(p0, inc, start + j), &steps);
+        f(j, &ph);
     }
     // The last run, left in its middle.
-    let tail = head + whole;
+    let tail = head + whole * ANCHOR;
     if tail < n {
-        let a = anchor(p0, inc, start + tail);
-        for k in tail..n {
-            f(k, centred32(a + steps[k - tail]));
-        }
+        let ph = run_phases(anchor(p0, inc, start + tail), &steps);
+        f(tail, &ph[..n - tail]);
     }
 }
 
 #[inline(always)]
 fn sine_body(p0: f64, inc: f64, start: usize, out: &mut [f32], gain: f32) {
     let n = out.len();
-    phases(p0, inc, start, n, |k, p| out[k] = gain * sin_turns(p));
+    phases(p0, inc, start, n, |k, ph| {
+        for (o, &p) in out[k..k + ph.len()].iter_mut().zip(ph) {
+            *o = gain * sin_turns(p);
+        }
+    });
 }
 
 #[inline(always)]
 fn modulate_body(p0: f64, inc: f64, start: usize, input: &[f32], out: &mut [f32], gain: f32) {
     let n = out.len().min(input.len());
     let (input, out) = (&input[..n], &mut out[..n]);
-    phases(p0, inc, start, n, |k, p| {
-        out[k] = gain * input[k] * sin_turns(p)
+    phases(p0, inc, start, n, |k, ph| {
+        let (o, x) = (&mut out[k..k + ph.len()], &input[k..k + ph.len()]);
+        for ((o, &x), &p) in o.iter_mut().zip(x).zip(ph) {
+            *o = gain * x * sin_turns(p);
+        }
     });
 }
 
