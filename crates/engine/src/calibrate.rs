@@ -46,6 +46,8 @@ pub fn calibrate(
     let cycles = cycles.max(1);
     let mut samples = vec![Vec::with_capacity(cycles); n];
     let mut cycle = vec![0.0f64; n];
+    // As the executors run them: denormals flushed (`fugue_exec::denormals`).
+    let _flush = fugue_exec::denormals::FlushDenormals::new();
     for c in 0..cycles + cycles / 10 + 1 {
         cycle.fill(0.0);
         for t in 0..plan.len() {

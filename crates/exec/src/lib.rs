@@ -10,7 +10,7 @@
 //! [`SeqExecutor`] runs the tasks in topological order on the calling thread: the reference
 //! that every parallel executor ([`executors`]: work stealing, work sharing, levels, static
 //! lists) must match bit for bit. [`placement`] pins threads and sets their priority.
-//! [`fault`] is the test-only switch that breaks a named executor on purpose. The
+//! [`denormals`] keeps denormal floats out of every thread that runs tasks. [`fault`] is the test-only switch that breaks a named executor on purpose. The
 //! crate does not know static schedulers: a static schedule arrives as per-thread unit lists.
 //!
 //! ```
@@ -29,6 +29,7 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
+pub mod denormals;
 pub mod executors;
 pub mod fault;
 pub mod placement;

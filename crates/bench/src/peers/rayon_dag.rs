@@ -46,6 +46,8 @@ impl RayonDag {
             .num_threads(threads)
             .thread_name(|i| format!("rayon-peer-{i}"))
             .start_handler(move |i| {
+                // As fugue's workers (the outputs must match seq's bit for bit).
+                fugue_exec::denormals::flush_denormals_on_this_thread();
                 if pin {
                     let _ = fugue_exec::placement::pin_current(cores[i % cores.len()]);
                 }

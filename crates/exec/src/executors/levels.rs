@@ -148,6 +148,7 @@ impl Executor for Levels {
     }
 
     fn run_cycle(&mut self, plan: &mut Plan) {
+        let _flush = crate::denormals::FlushDenormals::new();
         if crate::executors::run_if_sequential(plan) {
             return;
         }

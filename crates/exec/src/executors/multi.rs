@@ -436,6 +436,7 @@ impl SharedPool {
     /// tenant of a group that has no thread.
     pub fn run_cycle<T: AsMut<Tenant>>(&mut self, tenants: &mut [T]) {
         assert!(tenants.len() <= MAX_TENANTS, "too many tenants");
+        let _flush = crate::denormals::FlushDenormals::new();
         let s = self.state();
         let mut total = 0usize;
         for g in s.groups.iter() {

@@ -17,6 +17,7 @@ impl SeqExecutor {
 impl Executor for SeqExecutor {
     #[inline]
     fn run_cycle(&mut self, plan: &mut Plan) {
+        let _flush = crate::denormals::FlushDenormals::new();
         // SAFETY: this thread is the only one running tasks of `plan`, which it holds by
         // `&mut`, so no other thread runs its tasks and no reference from `Plan::output` is
         // alive.

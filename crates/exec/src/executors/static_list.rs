@@ -338,6 +338,7 @@ impl Executor for StaticSchedule {
     }
 
     fn run_cycle(&mut self, plan: &mut Plan) {
+        let _flush = crate::denormals::FlushDenormals::new();
         if crate::executors::run_if_sequential(plan) {
             return;
         }

@@ -482,6 +482,7 @@ impl Executor for WorkStealing {
     }
 
     fn run_cycle(&mut self, plan: &mut Plan) {
+        let _flush = crate::denormals::FlushDenormals::new();
         if crate::executors::run_if_sequential(plan) {
             return;
         }

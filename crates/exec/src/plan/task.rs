@@ -89,7 +89,10 @@ impl Plan {
     /// Runs task `i` for the current cycle: sums its multi-edge inputs, then calls its
     /// processor. A processor that panics has its outputs silenced for the cycle; the task is
     /// flagged ([`Plan::panicked`]) and its first message kept for [`Plan::take_panics`].
-    /// Never allocates, locks or blocks (unless the processor panics).
+    /// Never allocates, locks or blocks (unless the processor panics). It computes in the
+    /// calling thread's floating-point mode: the executors flush denormals
+    /// ([`crate::denormals`]), so a caller that runs tasks itself holds a
+    /// [`FlushDenormals`](crate::denormals::FlushDenormals) to get the same bits.
     ///
     /// # Safety
     /// 1. Every predecessor of `i` has completed in this cycle, and its writes happen-before
@@ -313,7 +316,8 @@ impl Plan {
         v
     }
 
-    /// Runs every task in order on the calling thread: the sequential executor's cycle, also
+    /// Runs every task in order on the calling thread, denormals flushed
+    /// ([`crate::denormals`]): the sequential executor's cycle, also
     /// run by the parallel executors for a sequential plan ([`Plan::is_sequential`]). Never
     /// inlined, so that every executor runs a sequential plan through this one copy of the
     /// loop: copies inlined in each executor ran the same work at different speeds
@@ -324,6 +328,7 @@ impl Plan {
     /// [`Plan::output`] is alive (hold the plan by `&mut`).
     #[inline(never)]
     pub unsafe fn run_all_tasks(&self) {
+        let _flush = crate::denormals::FlushDenormals::new();
         for i in 0..self.len() {
             // SAFETY: tasks are stored in topological order, so every predecessor of `i` ran
             // earlier in this loop, on this thread (program order gives happens-before); no
@@ -332,13 +337,14 @@ impl Plan {
         }
     }
 
-    /// Runs every unit in order on the calling thread: the sequential executor's cycle for a
+    /// Runs every unit in order on the calling thread, denormals flushed: the sequential executor's cycle for a
     /// pipelined plan (the same samples as [`Plan::run_all_tasks`], sub-block by sub-block).
     ///
     /// # Safety
     /// As [`Plan::run_all_tasks`].
     #[inline(never)]
     pub unsafe fn run_all_units(&self) {
+        let _flush = crate::denormals::FlushDenormals::new();
         for u in 0..self.n_units() {
             // SAFETY: units are numbered in a topological order, so every predecessor unit ran
             // earlier in this loop, on this thread; no other thread runs units (the caller's

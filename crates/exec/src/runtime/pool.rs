@@ -118,6 +118,7 @@ impl<W: Work> Pool<W> {
                 let (placement, report) = (placement.clone(), report.clone());
                 fugue_sync::thread::spawn(format!("fugue-worker-{w}"), move || {
                     set_worker_index(w as u32);
+                    crate::denormals::flush_denormals_on_this_thread();
                     #[cfg(not(loom))]
                     {
                         let mut problems = Vec::new();
