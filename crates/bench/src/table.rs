@@ -105,10 +105,25 @@ pub struct TableResult {
     pub wall: Duration,
 }
 
-/// Runs `reference.len()` cycles from a reset plan, timing each; after each cycle's time is
+/// How long each timed run first runs untimed cycles ([`timed_run`]).
+const WARM_WALL: Duration = Duration::from_millis(50);
+
+/// Runs `reference.len()` cycles from a reset plan (after untimed ones, see the body), timing each; after each cycle's time is
 /// taken, compares the hash of its output with `reference`'s (seq's, cycle by cycle).
 /// `Err(cycle)`: the first cycle (from 1) that differed; the plan still holds its output.
 fn timed_run(exec: &mut dyn Executor, plan: &mut Plan, reference: &[u64]) -> Result<Vec<u64>, u64> {
+    // Untimed cycles first, for at least `WARM_WALL`: the workers parked during `settle`, and
+    // the kernel may wake one on the core of the thread that woke it, where it waits for that
+    // thread's time slice (milliseconds) before the balancer moves it. A run of short cycles
+    // (a 30 µs cycle, 2 s of audio: 6 ms in all) would measure that transient, not the
+    // executor.
+    plan.reset();
+    let warm = Instant::now();
+    let mut n = 0;
+    while n < 10 || warm.elapsed() < WARM_WALL {
+        exec.run_cycle(plan);
+        n += 1;
+    }
     plan.reset();
     let mut samples = Vec::with_capacity(reference.len());
     for (c, &expected) in reference.iter().enumerate() {
