@@ -12,11 +12,14 @@ use fugue_sched::Algorithm;
 pub struct ExecArgs {
     /// Executor: seq, static, ws (work stealing), ws-affinity (work stealing, tasks kept on the
     /// thread that ran them last), share (work sharing, mutex), share-spin
-    /// (work sharing, spinlock), levels (fork/join by levels), or auto (measures seq, ws and
-    /// static at each thread count on the graph for under a second and keeps the fastest;
-    /// seq unless another gains 3 %; says what it chose).
-    #[arg(long, short = 'e', default_value = "seq", value_parser = parse_executor)]
-    pub executor: Executor,
+    /// (work sharing, spinlock), levels (fork/join by levels), or auto (measures seq, and ws
+    /// and static at each thread count, pipelined too when the graph is short of parallelism
+    /// and, in a render, running two cycles as one, on the graph for a bounded time (under
+    /// 0.6 s, at most a twentieth of a render), and keeps the fastest; seq unless another
+    /// gains 3 %; says what it chose) [default: auto for render and run, seq for profile and
+    /// the benchmarks].
+    #[arg(long, short = 'e', value_parser = parse_executor)]
+    pub executor: Option<Executor>,
     /// Threads, the audio thread included (default: 1 for seq, else the number of cores).
     #[arg(long, short = 't', value_parser = clap::value_parser!(u16).range(1..=256))]
     pub threads: Option<u16>,
@@ -54,9 +57,9 @@ pub struct ExecArgs {
     /// into one segment per thread runs on several threads at once (N must divide the
     /// buffer; 1: off), or auto (N from the graph's critical path, the threads and the
     /// buffer: 1 when the graph has parallelism enough). Same output, same latency; not with
-    /// --profile.
-    #[arg(long, default_value = "1", value_parser = parse_pipeline)]
-    pub pipeline: Pipeline,
+    /// --profile [default: 1; with --executor auto, candidates are tried both ways, N as auto].
+    #[arg(long, value_parser = parse_pipeline)]
+    pub pipeline: Option<Pipeline>,
 }
 
 /// Parses a `--pipeline` value: a number of sub-blocks (at least 1) or `auto`.
@@ -76,10 +79,13 @@ pub fn parse_pipeline(s: &str) -> Result<Pipeline, String> {
 /// sentence (a usage error) when the sub-blocks do not divide the buffer, or when a pipelined
 /// run is to be profiled.
 pub fn check_pipeline(
-    pipeline: Pipeline,
+    pipeline: Option<Pipeline>,
     buffer: Option<usize>,
     profile: bool,
 ) -> anyhow::Result<()> {
+    let Some(pipeline) = pipeline else {
+        return Ok(());
+    };
     if let (Pipeline::Sub(n), Some(buffer)) = (pipeline, buffer) {
         if n > 1 && !buffer.is_multiple_of(n) {
             return Err(crate::util::usage(format!(
@@ -157,30 +163,58 @@ pub fn parse_costs(s: &str) -> Result<Costs, String> {
 
 impl ExecArgs {
     /// Flags that the chosen executor ignores: `--algorithm` without `--executor static`.
-    pub fn warnings(&self) -> Vec<String> {
+    /// `default` is the executor used when none is named.
+    pub fn warnings(&self, default: Executor) -> Vec<String> {
+        let e = self.executor.unwrap_or(default);
         match self.algorithm {
-            Some(a) if self.executor != Executor::Kind(ExecutorKind::Static) => vec![format!(
-                "--algorithm {a} applies to --executor static only; it is ignored with --executor {}",
-                self.executor
-            )],
+            Some(a) if e != Executor::Kind(ExecutorKind::Static) => {
+                let how = if self.executor.is_none() {
+                    " (the default)"
+                } else {
+                    ""
+                };
+                vec![format!(
+                    "--algorithm {a} applies to --executor static only; it is ignored with --executor {e}{how}"
+                )]
+            }
             _ => Vec::new(),
         }
     }
 
-    /// The library's executor choice.
+    /// Whether to say what the automatic choice chose: always when `--executor auto` was
+    /// given; as the default, when it measured something (a run too short to measure stays
+    /// with seq without a word).
+    pub fn says_auto(&self, report: &fugue_engine::auto::AutoReport) -> bool {
+        self.executor == Some(Executor::Auto) || report.candidates.len() > 1
+    }
+
+    /// The library's executor choice, seq when no executor was named (the profile and the
+    /// benchmarks).
     pub fn choice(&self) -> ExecutorChoice {
-        let kind = match self.executor {
+        self.choice_or(Executor::Kind(ExecutorKind::Seq), false)
+    }
+
+    /// The library's executor choice, `default` when no executor was named. With `profile`
+    /// (a profiled run), `auto` tries no pipelined candidate (the profile needs whole tasks).
+    pub fn choice_or(&self, default: Executor, profile: bool) -> ExecutorChoice {
+        let executor = self.executor.unwrap_or(default);
+        let kind = match executor {
             Executor::Auto => ExecutorKind::Seq,
             Executor::Kind(k) => k,
         };
-        let threads = match (self.threads, self.executor) {
+        let pipeline = match (self.pipeline, executor) {
+            (Some(p), _) => p,
+            (None, Executor::Auto) if !profile => Pipeline::Auto,
+            (None, _) => Pipeline::Sub(1),
+        };
+        let threads = match (self.threads, executor) {
             (Some(t), _) => t as usize,
             (None, Executor::Kind(ExecutorKind::Seq)) | (None, Executor::Auto) => 1,
             (None, _) => fugue_exec::placement::available_cores(),
         };
         ExecutorChoice {
             kind,
-            auto: self.executor == Executor::Auto,
+            auto: executor == Executor::Auto,
             auto_cycles: None,
             threads,
             algorithm: self.algorithm.unwrap_or(Algorithm::Hlfet),
@@ -190,7 +224,9 @@ impl ExecArgs {
             pin: self.pin,
             rt: self.rt,
             merge_chains: !self.no_merge_chains,
-            pipeline: self.pipeline,
+            pipeline,
+            overlap: 1,
+            auto_overlap: false,
             options: {
                 let mut o = ExecOptions::default();
                 self.steal.apply(&mut o);

@@ -41,13 +41,15 @@ fn profile_writes_the_report_files() {
     }
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("profile.json")).unwrap()).unwrap();
-    // 0.3 s at 48 kHz in blocks of 128: 113 cycles.
-    assert_eq!(json["cycles"], 113);
+    // 0.3 s at 48 kHz in blocks of 128: 113 cycles; `--seconds` is wall time, so a cycle
+    // late on a loaded machine can cost one or two of them.
+    let cycles = json["cycles"].as_u64().unwrap();
+    assert!((105..=113).contains(&cycles), "{cycles} cycles");
     assert_eq!(json["threads"], 2);
     let nodes = json["nodes"].as_array().unwrap();
     let csv = std::fs::read_to_string(out.join("nodes.csv")).unwrap();
     assert_eq!(csv.lines().count(), nodes.len() + 1);
-    assert!(nodes.iter().all(|n| n["calls"] == 113));
+    assert!(nodes.iter().all(|n| n["calls"] == cycles));
     assert!(json["slowest_cycles"]
         .as_array()
         .is_some_and(|v| !v.is_empty()));

@@ -103,6 +103,8 @@ fn a_full_disk_loses_only_the_statistics_file() {
         "16",
         "--seconds",
         "1",
+        "--executor",
+        "seq",
         "--stats",
         csv.to_str().unwrap(),
     ]);

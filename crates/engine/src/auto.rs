@@ -1,13 +1,19 @@
 //! The executor that chooses itself ([`ExecutorChoice::auto`]): before the first cycle, each
-//! candidate (seq; work stealing and the HLFET static schedule at each thread count from 2 to
-//! the cores this process may use, at most [`MAX_THREADS`]) runs the real plan for a bounded
-//! time, and the fastest is kept, unless it gains less than [`MIN_GAIN`] over seq (then seq:
-//! a graph too small to gain stays sequential).
+//! candidate runs the real plan for a bounded time, and the fastest is kept, unless it gains
+//! less than [`MIN_GAIN`] over seq (then seq: a graph too small to gain stays sequential).
+//! The candidates: seq; work stealing and the HLFET static schedule at each thread count
+//! from 2 to the cores this process may use (at most [`MAX_THREADS`]); at the most threads,
+//! both again pipelined ([`crate::Pipeline`]) when the graph's parallelism is short of the
+//! threads, and, offline ([`ExecutorChoice::auto_overlap`]), both running [`OVERLAP`]
+//! cycles as one so that a cycle's first nodes start while the previous cycle's last ones
+//! finish ([`ExecutorChoice::overlap`]). Candidates are compared by their time per cycle of
+//! the block asked for; every one of them computes the same samples.
 //!
-//! The trials run on a plan compiled apart from the one that will play, so the played audio
+//! The trials run on plans compiled apart from the one that will play, so the played audio
 //! starts from the first sample exactly as the chosen executor alone would make it. With a
 //! known period ([`fugue_exec::ExecOptions::period`]: the real-time backends) the trial
-//! cycles are paced at it, as they will run (workers waking for each cycle); offline they run
+//! cycles are paced at it (at most [`MAX_TRIAL_PERIOD`]), as they will run (workers waking for
+//! each cycle); offline they run
 //! back to back. Rounds are interleaved (every candidate once, then again), so that a slow
 //! spell of the machine falls on all of them; the figure of a candidate is the median of its
 //! cycle times.
@@ -18,7 +24,7 @@ use fugue_exec::{ExecutorKind, Plan};
 use fugue_graph::TaskGraph;
 use fugue_sched::Algorithm;
 
-use crate::choice::{BuildError, ExecutorChoice};
+use crate::choice::{BuildError, ExecutorChoice, Pipeline};
 use crate::engine::build_executor;
 
 /// The most threads a candidate gets.
@@ -28,12 +34,24 @@ pub const MAX_THREADS: usize = 8;
 /// chosen: 3 %.
 pub const MIN_GAIN: f64 = 0.03;
 
-/// How long all trials together take at most (paced trials at long periods excepted: every
-/// candidate runs at least [`MIN_CYCLES`] cycles).
+/// How long all trials together take at most; with a known length, at most the run itself
+/// when paced, and a twentieth of it offline.
 pub const BUDGET: Duration = Duration::from_millis(600);
 
-/// Cycles each candidate runs at least (over all rounds).
+/// Cycles each candidate runs at least (over all rounds) offline: a run too short for this
+/// stays with seq, untried.
 pub const MIN_CYCLES: usize = 24;
+
+/// Cycles each candidate runs at least when the trials are paced at a period: a run too
+/// short for this stays with seq, untried.
+pub const MIN_PACED_CYCLES: usize = 12;
+
+/// The longest period trials are paced at: 4 ms (a longer one would make the trials of a
+/// 2048-frame buffer take seconds, and measure the same wake-ups).
+pub const MAX_TRIAL_PERIOD: Duration = Duration::from_millis(4);
+
+/// The share of a run of known length that the trials may take.
+const RUN_SHARE: f64 = 0.05;
 
 /// Rounds over the candidates.
 const ROUNDS: usize = 3;
@@ -41,13 +59,18 @@ const ROUNDS: usize = 3;
 /// One candidate's result.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Candidate {
-    /// `seq`, `ws 2t`, `static 2t`...
+    /// `seq`, `ws 2t`, `static 2t pipeline 4`, `ws 2t overlap 2`...
     pub label: String,
     /// Its executor.
     pub kind: ExecutorKind,
     /// Its threads.
     pub threads: usize,
-    /// Median cycle time, ns.
+    /// Sub-blocks per cycle of the block asked for (1: not pipelined).
+    pub pipeline: usize,
+    /// Cycles run as one (offline only; 1: none; see [`ExecutorChoice::overlap`]).
+    pub overlap: usize,
+    /// Median time per cycle of the block asked for, ns (a candidate with overlap `k` runs
+    /// cycles of `k` blocks: its median cycle divided by `k`).
     pub median_ns: f64,
     /// Cycles timed.
     pub cycles: usize,
@@ -109,10 +132,20 @@ impl AutoReport {
     }
 }
 
-/// The candidates for `choice` on a machine with `cores` cores.
-fn candidates(choice: &ExecutorChoice, cores: usize) -> Vec<(String, ExecutorChoice)> {
+/// A candidate to try: its label, its choice (`auto` off, `pipeline` a number, `overlap`
+/// set).
+type Trial = (String, ExecutorChoice);
+
+/// The candidates for `choice` on a machine with `cores` cores, `plain` being the graph's
+/// plan compiled without pipelining: seq; ws and static at each thread count from 2;
+/// pipelined ws and static at the most threads, unless `choice.pipeline` is `Sub(1)` or the
+/// plan has parallelism enough ([`Pipeline::choose`]); with `choice.auto_overlap`, ws and
+/// static at the most threads running two cycles as one.
+fn candidates(choice: &ExecutorChoice, cores: usize, plain: &Plan) -> Vec<Trial> {
     let base = ExecutorChoice {
         auto: false,
+        pipeline: Pipeline::Sub(1),
+        overlap: 1,
         ..choice.clone()
     };
     let mut out = vec![(
@@ -123,62 +156,144 @@ fn candidates(choice: &ExecutorChoice, cores: usize) -> Vec<(String, ExecutorCho
             ..base.clone()
         },
     )];
-    for t in 2..=cores.min(MAX_THREADS) {
-        out.push((
-            format!("ws {t}t"),
-            ExecutorChoice {
-                kind: ExecutorKind::Ws,
-                threads: t,
-                ..base.clone()
-            },
-        ));
-        out.push((
-            format!("static {t}t"),
-            ExecutorChoice {
-                kind: ExecutorKind::Static,
-                threads: t,
-                algorithm: Algorithm::Hlfet,
-                ..base.clone()
-            },
-        ));
+    let most = cores.min(MAX_THREADS);
+    let parallel = |t: usize, pipeline: usize, overlap: usize| {
+        let mut tail = String::new();
+        if pipeline > 1 {
+            tail += &format!(" pipeline {pipeline}");
+        }
+        if overlap > 1 {
+            tail += &format!(" overlap {overlap}");
+        }
+        [
+            (
+                format!("ws {t}t{tail}"),
+                ExecutorChoice {
+                    kind: ExecutorKind::Ws,
+                    threads: t,
+                    pipeline: Pipeline::Sub(pipeline),
+                    overlap,
+                    ..base.clone()
+                },
+            ),
+            (
+                format!("static {t}t{tail}"),
+                ExecutorChoice {
+                    kind: ExecutorKind::Static,
+                    threads: t,
+                    algorithm: Algorithm::Hlfet,
+                    pipeline: Pipeline::Sub(pipeline),
+                    overlap,
+                    ..base.clone()
+                },
+            ),
+        ]
+    };
+    for t in 2..=most {
+        out.extend(parallel(t, 1, 1));
+    }
+    if most >= 2 {
+        let sub = match choice.pipeline {
+            Pipeline::Sub(n) => n,
+            Pipeline::Auto => Pipeline::Auto.choose(plain, most),
+        };
+        if sub > 1 {
+            out.extend(parallel(most, sub, 1));
+        }
+        if choice.auto_overlap && choice.options.period.is_none() {
+            out.extend(parallel(most, sub, OVERLAP));
+        }
     }
     out
 }
 
-/// Measures the candidates on `trial` (a plan compiled from `graph` apart from the one that
-/// will play) and returns the choice to build, with the report. Control thread; allocates.
+/// Cycles an overlapping candidate runs as one.
+pub const OVERLAP: usize = 2;
+
+/// Compiles the graph's plan for a candidate: `(pipeline, overlap, threads)` gives a plan of
+/// `overlap` blocks per cycle cut into `pipeline * overlap` sub-blocks, chains cut into
+/// `threads` segments ([`crate::Engine::build`]).
+pub type Compile<'a> = dyn Fn(usize, usize, usize) -> Result<Plan, BuildError> + 'a;
+
+/// Measures the candidates (each on a plan compiled by `compile` apart from the one that will
+/// play; `plain` is the graph's plan without pipelining, which decides whether pipelined
+/// candidates are worth trying) and returns the choice to build, with the report. Control
+/// thread; allocates.
 pub fn choose(
     graph: &TaskGraph,
-    trial: &mut Plan,
+    compile: &Compile<'_>,
+    plain: &Plan,
     choice: &ExecutorChoice,
 ) -> Result<(ExecutorChoice, AutoReport), BuildError> {
     let started = Instant::now();
     let cores = fugue_exec::placement::available_cores();
-    let cands = candidates(choice, cores);
-    let period = choice.options.period;
+    let mut cands = candidates(choice, cores, plain);
+    // Trials are paced at the period, or at MAX_TRIAL_PERIOD when it is longer (the workers
+    // park between cycles either way, and wake ahead of the paced start as they will).
+    let period = choice.options.period.map(|p| p.min(MAX_TRIAL_PERIOD));
     let paced = period.is_some();
+    // One trial plan per (pipeline, overlap, threads) that some candidate needs; a candidate
+    // whose pipelining the plan refused (a graph that changes rates) is dropped.
+    let mut plans: Vec<((usize, usize, usize), Plan)> = Vec::new();
+    let mut plan_of = Vec::with_capacity(cands.len());
+    let mut kept = Vec::with_capacity(cands.len());
+    for (label, c) in cands.drain(..) {
+        let sub = match c.pipeline {
+            Pipeline::Sub(n) => n,
+            Pipeline::Auto => 1,
+        };
+        let key = (
+            sub,
+            c.overlap,
+            if sub * c.overlap > 1 { c.threads } else { 1 },
+        );
+        let k = match plans.iter().position(|(k, _)| *k == key) {
+            Some(k) => k,
+            None => {
+                let p = compile(key.0, key.1, key.2)?;
+                if p.pipeline() != key.0 * key.1 {
+                    continue;
+                }
+                plans.push((key, p));
+                plans.len() - 1
+            }
+        };
+        plan_of.push(k);
+        kept.push((label, c));
+    }
+    let cands = kept;
     let mut execs = Vec::with_capacity(cands.len());
-    for (_, c) in &cands {
-        execs.push(build_executor(graph, trial, c)?.0);
+    for ((_, c), &k) in cands.iter().zip(&plan_of) {
+        let mut c = c.clone();
+        c.options.period = period;
+        execs.push(build_executor(graph, &plans[k].1, &c)?.0);
     }
     // Cycles per candidate per round: from one cycle's time (seq's), within the budget.
     let t0 = Instant::now();
-    execs[0].run_cycle(trial);
+    execs[0].run_cycle(&mut plans[plan_of[0]].1);
     let one = t0.elapsed().max(Duration::from_micros(1));
     let per_cycle = period.map_or(one, |p| p.max(one));
-    // The budget: BUDGET, or a tenth of the run when its length is known.
+    // The budget: BUDGET, and with a known length, at most the run itself when paced (the
+    // trials delay a real-time run's start), a share of it offline (they take from it).
     let mut budget = BUDGET.as_secs_f64();
     if let Some(n) = choice.auto_cycles {
-        budget = budget.min(n as f64 * per_cycle.as_secs_f64() / 10.0);
+        let run = match choice.options.period {
+            Some(p) => n as f64 * p.as_secs_f64(),
+            None => n as f64 * per_cycle.as_secs_f64() * RUN_SHARE,
+        };
+        budget = budget.min(run);
     }
+    let least = if paced { MIN_PACED_CYCLES } else { MIN_CYCLES };
     let total = (budget / per_cycle.as_secs_f64()) as usize;
-    if total < MIN_CYCLES * cands.len() || cands.len() == 1 {
+    if total < least * cands.len() || cands.len() == 1 {
         // Too short a run to measure (or nothing to choose from): seq, untried.
         let report = AutoReport {
             candidates: vec![Candidate {
                 label: cands[0].0.clone(),
                 kind: cands[0].1.kind,
                 threads: 1,
+                pipeline: 1,
+                overlap: 1,
                 median_ns: one.as_nanos() as f64,
                 cycles: 1,
             }],
@@ -188,16 +303,20 @@ pub fn choose(
         };
         return Ok((cands[0].1.clone(), report));
     }
-    let per_round = (total / (cands.len() * ROUNDS)).clamp(MIN_CYCLES.div_ceil(ROUNDS), 2000);
+    let per_round = (total / (cands.len() * ROUNDS)).clamp(least.div_ceil(ROUNDS), 2000);
     let mut times: Vec<Vec<u64>> = vec![Vec::with_capacity(per_round * ROUNDS); cands.len()];
     for _ in 0..ROUNDS {
         for (k, exec) in execs.iter_mut().enumerate() {
+            let plan = &mut plans[plan_of[k]].1;
+            let overlap = cands[k].1.overlap.max(1);
+            // A candidate running several blocks per cycle runs as many fewer cycles.
+            let cycles = per_round.div_ceil(overlap);
             // Two untimed cycles: the workers start or wake, the caches fill.
             for _ in 0..2 {
-                exec.run_cycle(trial);
+                exec.run_cycle(plan);
             }
             let mut next = Instant::now();
-            for _ in 0..per_round {
+            for _ in 0..cycles {
                 if let Some(p) = period {
                     next += p;
                     let now = Instant::now();
@@ -208,8 +327,8 @@ pub fn choose(
                     }
                 }
                 let t = Instant::now();
-                exec.run_cycle(trial);
-                times[k].push(t.elapsed().as_nanos() as u64);
+                exec.run_cycle(plan);
+                times[k].push(t.elapsed().as_nanos() as u64 / overlap as u64);
             }
         }
     }
@@ -226,6 +345,11 @@ pub fn choose(
             label: label.clone(),
             kind: c.kind,
             threads: c.threads,
+            pipeline: match c.pipeline {
+                Pipeline::Sub(n) => n,
+                Pipeline::Auto => 1,
+            },
+            overlap: c.overlap,
             median_ns,
             cycles: n,
         });

@@ -4,14 +4,26 @@
 //! Each ring item holds one block: its frame count (`u64`, little-endian) and then
 //! `block * channels` interleaved `f32` samples. The computing thread writes the samples
 //! straight into the slot's memory and commits it; the writer reads them in place and
-//! releases the slot. Both sides wait by parking (neither is a real-time thread here): the
-//! computing thread waits when the writer is [`CAPACITY`] blocks behind, the writer when it
-//! has written everything produced so far. After construction nothing is allocated.
+//! releases the slot. The computing thread waits (parking) only when the writer is a whole
+//! ring behind. The writer, when it has written everything produced so far, sleeps for
+//! [`WRITER_NAP`] and then writes every block that arrived meanwhile: it takes a small
+//! fraction of a core, wakes a few hundred times a second whatever the cycle length, and the
+//! computing thread never pays for waking it. The ring holds [`BYTES`] of blocks (at least
+//! [`MIN_BLOCKS`]), many naps' worth of cycles. After construction nothing is allocated.
 
 use fugue_ring::{Consumer, NextError, Options, Padding, Producer, ReadGuard, Strategy};
 
+/// The ring's size in bytes, about (blocks of [`MIN_BLOCKS`] or more).
+pub(crate) const BYTES: usize = 4 << 20;
+
+/// Blocks in flight at least.
+pub(crate) const MIN_BLOCKS: usize = 16;
+
 /// Blocks in flight at most.
-pub(crate) const CAPACITY: usize = 16;
+const MAX_BLOCKS: usize = 4096;
+
+/// How long the writer sleeps when it has caught up.
+pub(crate) const WRITER_NAP: std::time::Duration = std::time::Duration::from_millis(2);
 
 const HEADER: usize = 8;
 
@@ -47,7 +59,12 @@ pub(crate) fn block_channel(frames: usize, channels: usize) -> (BlockSender, Blo
         strategy: Strategy::Park,
         padding: Padding::CacheLine,
     };
-    let (producer, consumer) = fugue_ring::ordered_with(CAPACITY, HEADER + 4 * samples, options);
+    let item = HEADER + 4 * samples;
+    let blocks = (BYTES / item)
+        .clamp(MIN_BLOCKS, MAX_BLOCKS)
+        .next_power_of_two()
+        .min(MAX_BLOCKS);
+    let (producer, consumer) = fugue_ring::ordered_with(blocks, item, options);
     (
         BlockSender {
             producer,
@@ -78,7 +95,7 @@ impl BlockSender {
 
 impl BlockSender {
     /// As [`BlockSender::send_with`], but never waits: returns `false` (and does not call
-    /// `fill`) when the writer is [`CAPACITY`] blocks behind or has stopped; the block is
+    /// `fill`) when the writer is a whole ring behind or has stopped; the block is
     /// then lost. For real-time threads.
     pub fn try_send_with(&mut self, fill: impl FnOnce(&mut [f32]) -> usize) -> bool {
         let Ok(mut guard) = self.producer.try_acquire(self.next) else {
@@ -98,6 +115,14 @@ impl BlockSender {
 impl BlockReceiver {
     /// The next block in order, or `None` when the sender is gone and every block was read.
     pub fn recv(&mut self) -> Option<Block<'_>> {
+        loop {
+            match self.consumer.ready() {
+                Ok(true) => break,
+                Ok(false) => std::thread::sleep(WRITER_NAP),
+                // Gone: `next` below says so without waiting.
+                Err(_) => break,
+            }
+        }
         match self.consumer.next() {
             Ok(guard) => {
                 let mut n = [0u8; HEADER];
@@ -149,7 +174,7 @@ mod tests {
         drop(rx);
         // Free slots may still be filled; once the ring is full the sender learns that the
         // writer is gone instead of waiting forever.
-        let sent = (0..=CAPACITY).take_while(|_| tx.send_with(|_| 4)).count();
-        assert!(sent <= CAPACITY, "sent {sent}");
+        let sent = (0..=MAX_BLOCKS).take_while(|_| tx.send_with(|_| 4)).count();
+        assert!(sent <= MAX_BLOCKS, "sent {sent}");
     }
 }

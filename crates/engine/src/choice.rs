@@ -78,9 +78,9 @@ pub struct ExecutorChoice {
     /// Choose the executor by measuring candidates on the graph first
     /// ([`crate::auto`]): `kind` and `threads` are then replaced by the fastest.
     pub auto: bool,
-    /// How many cycles the engine is expected to run (`None`: no end known): the automatic
-    /// choice spends at most a tenth of their time on its trials, and chooses seq without
-    /// trials when that is too short to measure.
+    /// How many cycles the engine is expected to run (`None`: no end known): offline (no
+    /// period), the automatic choice spends at most a twentieth of their time on its trials,
+    /// and chooses seq without trials when that is too short to measure.
     pub auto_cycles: Option<u64>,
     /// Threads, the calling (audio) thread included.
     pub threads: usize,
@@ -104,8 +104,19 @@ pub struct ExecutorChoice {
     /// ([`fugue_exec::CompileOptions::merge_chains`]).
     pub merge_chains: bool,
     /// Sub-blocks per cycle (pipelining; [`fugue_exec::CompileOptions::pipeline`]), cutting
-    /// chains into as many segments as threads. Default: 1 (none).
+    /// chains into as many segments as threads. Default: 1 (none). With
+    /// [`ExecutorChoice::auto`]: `Sub(1)` tries no pipelined candidate, `Sub(n)` tries them
+    /// with `n` sub-blocks, `Auto` with [`Pipeline::choose`]'s.
     pub pipeline: Pipeline,
+    /// Cycles run as one, offline (where no deadline holds): the plan is compiled for
+    /// `overlap` blocks per cycle, pipelined into `overlap` sub-blocks of one block (each cut
+    /// again by `pipeline`), so that the first nodes of one block run while the last nodes
+    /// of the block before finish. The samples are the same as without; a graph that changes
+    /// rates is not pipelined, and then runs without overlap. Default: 1 (none).
+    pub overlap: usize,
+    /// With [`ExecutorChoice::auto`]: also try candidates with overlap (offline renders only,
+    /// where a cycle of several blocks has no deadline to miss). Default: off.
+    pub auto_overlap: bool,
 }
 
 impl Default for ExecutorChoice {
@@ -124,6 +135,8 @@ impl Default for ExecutorChoice {
             options: ExecOptions::default(),
             merge_chains: true,
             pipeline: Pipeline::Sub(1),
+            overlap: 1,
+            auto_overlap: false,
         }
     }
 }

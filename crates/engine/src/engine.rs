@@ -93,38 +93,55 @@ impl Engine {
         choice: &ExecutorChoice,
         placeholder: bool,
     ) -> Result<(Engine, Vec<String>), BuildError> {
-        let compile = |pipeline: usize| {
+        // A plan of `overlap` blocks per cycle, cut into `pipeline * overlap` sub-blocks and
+        // chains into `threads` segments.
+        let compile = |pipeline: usize, overlap: usize, threads: usize| {
             Plan::compile(
                 graph,
                 &Registry::with_builtin_kinds(),
                 &CompileOptions {
                     sample_rate: rate,
-                    block,
+                    block: block * overlap,
                     placeholder,
                     merge_chains: choice.merge_chains,
-                    pipeline,
-                    pipeline_segments: choice.threads,
+                    pipeline: pipeline * overlap,
+                    pipeline_segments: threads,
                 },
             )
+            .map_err(BuildError::from)
         };
-        let (plan, pipeline) = match choice.pipeline {
-            crate::Pipeline::Sub(n) => (compile(n)?, n),
-            crate::Pipeline::Auto => {
-                let plain = compile(1)?;
-                match choice.pipeline.choose(&plain, choice.threads) {
-                    1 => (plain, 1),
-                    n => (compile(n)?, n),
+        // The plan of a choice that does not measure: its overlap falls back to none when the
+        // plan refuses to be pipelined (a graph that changes rates).
+        let settled = |c: &ExecutorChoice| -> Result<Plan, BuildError> {
+            let overlap = c.overlap.max(1);
+            let sub = match c.pipeline {
+                crate::Pipeline::Sub(n) => n,
+                crate::Pipeline::Auto => {
+                    let plain = compile(1, 1, c.threads)?;
+                    match c.pipeline.choose(&plain, c.threads) {
+                        1 if overlap == 1 => return Ok(plain),
+                        n => n,
+                    }
                 }
+            };
+            let plan = compile(sub, overlap, c.threads)?;
+            if overlap > 1 && plan.pipeline() != sub * overlap {
+                return compile(sub, 1, c.threads);
             }
+            Ok(plan)
         };
-        let compile = || compile(pipeline);
         if !choice.auto {
+            let plan = settled(choice)?;
             return Engine::with_plan(graph, plan, choice);
         }
-        // The trials run on a plan of their own: the one that plays starts fresh.
-        let mut trial = compile()?;
-        let (chosen, report) = crate::auto::choose(graph, &mut trial, choice)?;
-        drop(trial);
+        // The trials run on plans of their own: the one that plays starts fresh.
+        let plain = compile(1, 1, 1)?;
+        let (chosen, report) = crate::auto::choose(graph, &compile, &plain, choice)?;
+        let plan = if chosen.overlap <= 1 && chosen.pipeline == crate::Pipeline::Sub(1) {
+            plain
+        } else {
+            settled(&chosen)?
+        };
         let (mut engine, warnings) = Engine::with_plan(graph, plan, &chosen)?;
         engine.auto = Some(report);
         Ok((engine, warnings))

@@ -105,3 +105,103 @@ fn a_short_run_is_not_measured() {
     assert_eq!(r.chosen().kind, ExecutorKind::Seq);
     assert!(r.line().contains("too short"), "{}", r.line());
 }
+
+/// A line has no parallelism: with `Pipeline::Auto`, auto also tries ws and static
+/// pipelined; offline with `auto_overlap`, it also tries them running two cycles as one.
+/// Whatever it keeps plays seq's samples from the first one.
+#[test]
+fn a_line_gets_pipelined_and_overlapping_candidates() {
+    let cores = fugue_exec::placement::available_cores().min(fugue_engine::auto::MAX_THREADS);
+    if cores < 2 {
+        println!("one core: no parallel candidate to look at");
+        return;
+    }
+    let graph = fugue_graph::gen::line(40);
+    let choice = ExecutorChoice {
+        pipeline: fugue_engine::Pipeline::Auto,
+        auto_overlap: true,
+        ..auto()
+    };
+    let (mut chosen, _) = Engine::build(&graph, 48_000.0, 256, &choice, false).unwrap();
+    let r = chosen.auto_report().unwrap().clone();
+    let labels: Vec<&str> = r.candidates.iter().map(|c| c.label.as_str()).collect();
+    for want in [
+        format!("ws {cores}t pipeline"),
+        format!("static {cores}t pipeline"),
+    ] {
+        assert!(labels.iter().any(|l| l.starts_with(&want)), "{labels:?}");
+    }
+    assert!(
+        labels.iter().any(|l| l.ends_with(" overlap 2")),
+        "{labels:?}"
+    );
+    for c in &r.candidates {
+        assert!(c.cycles >= 1 && c.median_ns > 0.0, "{c:?}");
+    }
+    // The played plan is the chosen candidate's.
+    let k = r.chosen();
+    assert_eq!(chosen.plan.block(), 256 * k.overlap);
+    assert_eq!(chosen.plan.pipeline(), k.pipeline * k.overlap);
+    // Same samples as seq, whatever the choice (an overlapping cycle is two of seq's).
+    let (mut seq, _) =
+        Engine::build(&graph, 48_000.0, 256, &ExecutorChoice::default(), false).unwrap();
+    for cycle in 0..20 {
+        chosen.run_cycle();
+        let got = chosen.plan.output(0).to_vec();
+        for (i, part) in got.chunks(256).enumerate() {
+            seq.run_cycle();
+            assert_eq!(part, seq.plan.output(0), "cycle {cycle}, block {i}, {k:?}");
+        }
+    }
+}
+
+/// `overlap` runs cycles of several blocks, pipelined by block: the same samples as seq. A
+/// graph that changes rates cannot be pipelined: it runs without overlap.
+#[test]
+fn overlapping_cycles_play_seqs_samples() {
+    let graph = fugue_graph::gen::diamond(3);
+    for (kind, threads) in [
+        (ExecutorKind::Ws, 2),
+        (ExecutorKind::Static, 2),
+        (ExecutorKind::Seq, 1),
+    ] {
+        let choice = ExecutorChoice {
+            kind,
+            threads,
+            overlap: 3,
+            pipeline: fugue_engine::Pipeline::Sub(2),
+            ..ExecutorChoice::default()
+        };
+        let (mut e, _) = Engine::build(&graph, 48_000.0, 64, &choice, false).unwrap();
+        assert_eq!(e.plan.block(), 192);
+        assert_eq!(e.plan.pipeline(), 6);
+        let (mut seq, _) =
+            Engine::build(&graph, 48_000.0, 64, &ExecutorChoice::default(), false).unwrap();
+        for cycle in 0..30 {
+            e.run_cycle();
+            let got = e.plan.output(0).to_vec();
+            for (i, part) in got.chunks(64).enumerate() {
+                seq.run_cycle();
+                assert_eq!(part, seq.plan.output(0), "{kind} cycle {cycle}, block {i}");
+            }
+        }
+    }
+    let resampling = fugue_graph::read::ag::parse(
+        "o = { kind: \"osc\", freq: 440, };  r = { kind: \"resampler\", ratio: 2, };  s = { kind: \"sink\", };  o.1 -> r.1;  r.1 -> s.1;",
+        "inline.ag",
+    )
+    .unwrap();
+    let choice = ExecutorChoice {
+        kind: ExecutorKind::Ws,
+        threads: 2,
+        overlap: 2,
+        ..ExecutorChoice::default()
+    };
+    let (e, _) = Engine::build(&resampling, 48_000.0, 64, &choice, false).unwrap();
+    assert_eq!(
+        e.plan.block(),
+        64,
+        "no overlap for a graph that changes rates"
+    );
+    assert_eq!(e.plan.pipeline(), 1);
+}

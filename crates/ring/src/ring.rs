@@ -383,6 +383,19 @@ impl Consumer {
         }
     }
 
+    /// Whether the next item is there now (`Ok(true)`: [`try_next`](Self::try_next) returns
+    /// it), not yet (`Ok(false)`), or never will be (every producer is gone without committing
+    /// it). Reads two words; takes nothing. For a consumer that waits its own way (sleeping
+    /// between looks, so that a producer never pays for waking it).
+    #[inline]
+    pub fn ready(&self) -> Result<bool, TryNextError> {
+        match self.poll() {
+            Poll::Ready(_) => Ok(true),
+            Poll::Empty => Ok(false),
+            Poll::Disconnected => Err(TryNextError::Disconnected { missing: self.next }),
+        }
+    }
+
     /// The next item if it is there now; never waits, allocates or locks.
     #[inline]
     pub fn try_next(&mut self) -> Result<ReadGuard<'_>, TryNextError> {

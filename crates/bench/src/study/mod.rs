@@ -170,10 +170,33 @@ fn executor_names() -> String {
         .map(|k| k.name().to_string())
         .collect();
     v.push("static-ALGORITHM (static-hlfet, static-etf, static-cpfd, static-random, static-optimal, static-best)".into());
+    v.push(format!(
+        "{AUTO} (chooses among seq, ws and static by measuring them first)"
+    ));
     v.join(", ")
 }
 
+/// Whether the executor of this name runs on threads of its own choosing (one configuration
+/// per graph, buffer and load, whatever the spec's thread counts): seq (one) and auto.
+fn single(name: &str) -> bool {
+    name == "seq" || name == AUTO
+}
+
+/// The spec's name of the executor that chooses itself ([`ExecutorChoice::auto`]).
+const AUTO: &str = "auto";
+
 fn choice_for(name: &str, threads: usize, rt: bool) -> Result<ExecutorChoice, BenchError> {
+    if name == AUTO {
+        // Measures its candidates (paced at the run's period) before the run, and plays the
+        // one it keeps; pipelined ones too when the graph is short of parallelism.
+        return Ok(ExecutorChoice {
+            auto: true,
+            threads: 1,
+            pipeline: fugue_engine::Pipeline::Auto,
+            rt: rt.then_some(80),
+            ..ExecutorChoice::default()
+        });
+    }
     let (kind, algo) = match name.strip_prefix("static-") {
         Some(a) => (ExecutorKind::Static, Some(a)),
         None => (
@@ -317,11 +340,12 @@ fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
         })
         .collect::<Result<_, BenchError>>()
         .map_err(|e| BenchError::Config(format!("{file}: {e}")))?;
-    // The configurations: seq once per graph/buffer/load, others once per thread count.
+    // The configurations: seq and auto once per graph/buffer/load, others once per thread
+    // count.
     let mut configs = Vec::new();
     for gi in 0..graphs.len() {
         for e in &execs {
-            let threads: Vec<usize> = if e.name == "seq" {
+            let threads: Vec<usize> = if single(&e.name) {
                 vec![1]
             } else {
                 spec.threads.clone()
@@ -759,7 +783,7 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
     // dashed and hollow.
     let multi = spec.threads.len() > 1;
     let label = |c: &Config| {
-        if multi && c.exec.name != "seq" {
+        if multi && !single(&c.exec.name) {
             format!("{} {}t", c.exec.name, c.threads)
         } else {
             c.exec.name.clone()
@@ -771,7 +795,7 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
         let name = label(c);
         if !series.iter().any(|e| e.name == name) {
             colors.push(color(c.exec.order));
-            let later = c.exec.name != "seq" && spec.threads.first() != Some(&c.threads);
+            let later = !single(&c.exec.name) && spec.threads.first() != Some(&c.threads);
             series.push(Exec {
                 order: series.len(),
                 name,

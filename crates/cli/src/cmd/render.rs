@@ -119,7 +119,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // With --strict, fail before rendering; otherwise the warnings are said after a render
     // that succeeded (a render that fails says only why).
     let mut graph_warnings = crate::warn::graph_warnings(&graph, &args.graph);
-    graph_warnings.extend(args.exec.warnings());
+    graph_warnings.extend(args.exec.warnings(crate::exec_args::Executor::Auto));
     graph_warnings.extend(crate::warn::input_warnings(&graph, args.input.as_deref()));
     if args.strict {
         crate::warn::report(&graph_warnings, true)?;
@@ -158,7 +158,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         output: fugue_engine::Output::Wav(tmp.path().to_path_buf()),
         placeholder: args.placeholder,
         cancel: Some(cancel),
-        executor: args.exec.choice(),
+        executor: {
+            let profile = args.profile.is_some();
+            let mut c = args
+                .exec
+                .choice_or(crate::exec_args::Executor::Auto, profile);
+            // Offline, cycles may overlap (same samples): auto tries it, unless profiled.
+            c.auto_overlap = !profile;
+            c
+        },
         profile: args.profile.is_some(),
     };
     let (start, mut bar) = (Instant::now(), None);
@@ -221,7 +229,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Some(o) => o.commit(tmp)?,
     }
     if let Some(a) = &summary.auto {
-        eprintln!("fugue: {}", a.line());
+        if args.exec.says_auto(a) {
+            eprintln!("fugue: {}", a.line());
+        }
     }
     for w in &summary.warnings {
         crate::util::warning(w);

@@ -100,7 +100,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // With --strict, fail before running; otherwise the warnings are said after a run that
     // started (one that fails says only why).
     let mut graph_warnings = crate::warn::graph_warnings(&graph, &args.graph);
-    graph_warnings.extend(args.exec.warnings());
+    graph_warnings.extend(args.exec.warnings(crate::exec_args::Executor::Auto));
     if args.backend == "jack" {
         for (flag, given) in [
             ("--rate", args.rate.is_some()),
@@ -151,7 +151,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let options = RunOptions {
         backend,
-        executor: args.exec.choice(),
+        executor: args
+            .exec
+            .choice_or(crate::exec_args::Executor::Auto, args.profile.is_some()),
         duration,
         deadline: if args.deadline == "double" {
             Deadline::Double
@@ -192,7 +194,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     crate::warn::report(&graph_warnings, false)?;
     if let Some(a) = &report.auto {
-        eprintln!("fugue: {}", a.line());
+        if args.exec.says_auto(a) {
+            eprintln!("fugue: {}", a.line());
+        }
     }
     for w in &report.warnings {
         crate::util::warning(w);
