@@ -15,7 +15,7 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 echo "method,graph,rate,buffer,seconds,run,wall_s,x_realtime,checked" > "$OUT/raw.csv"
 for r in $(seq 0 $((RUNS - 1))); do
-  line=$(./target/release/fugue render "$GRAPH" -o "$TMP/out.wav" --force --rate 44100 --buffer 512 --seconds "$SECONDS_OF_AUDIO")
+  line=$(./target/release/fugue render "$GRAPH" -o "$TMP/out.wav" --force --rate 44100 --buffer 512 --seconds "$SECONDS_OF_AUDIO" --executor seq)
   echo "$line" >&2
   wall=$(echo "$line" | sed -E 's/.* in ([0-9.]+) s \(.*/\1/')
   x=$(echo "$line" | sed -E 's/.*\(([0-9.]+)x real time\).*/\1/')
