@@ -34,9 +34,15 @@ pub struct ExecArgs {
     /// Seed of the random schedule.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Pin thread i to core i (mod the number of cores).
+    /// Pin thread i to core i (mod the number of cores). The default in real time (`run`, and
+    /// `profile` on the clocked backend): there the threads sleep between cycles, and two of
+    /// them woken on one core stay there (the kernel does not spread threads that are mostly
+    /// asleep), which halves a parallel executor; offline, threads are not pinned unless asked.
     #[arg(long)]
     pub pin: bool,
+    /// Do not pin threads in real time (see --pin).
+    #[arg(long, conflicts_with = "pin")]
+    pub no_pin: bool,
     /// Schedule the graph node by node instead of merging chains of nodes into units (for
     /// comparing executors on the graph as written).
     #[arg(long)]
@@ -179,6 +185,12 @@ impl ExecArgs {
             }
             _ => Vec::new(),
         }
+    }
+
+    /// Whether threads are pinned: always with `--pin`; in real time (`realtime`) unless
+    /// `--no-pin`.
+    pub fn pin_for(&self, realtime: bool) -> bool {
+        self.pin || (realtime && !self.no_pin)
     }
 
     /// Whether to say what the automatic choice chose: always when `--executor auto` was

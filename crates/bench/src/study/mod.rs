@@ -185,7 +185,12 @@ fn single(name: &str) -> bool {
 /// The spec's name of the executor that chooses itself ([`ExecutorChoice::auto`]).
 const AUTO: &str = "auto";
 
-fn choice_for(name: &str, threads: usize, rt: bool) -> Result<ExecutorChoice, BenchError> {
+fn choice_for(
+    name: &str,
+    threads: usize,
+    rt: bool,
+    pin: bool,
+) -> Result<ExecutorChoice, BenchError> {
     if name == AUTO {
         // Measures its candidates (paced at the run's period) before the run, and plays the
         // one it keeps; pipelined ones too when the graph is short of parallelism.
@@ -194,6 +199,7 @@ fn choice_for(name: &str, threads: usize, rt: bool) -> Result<ExecutorChoice, Be
             threads: 1,
             pipeline: fugue_engine::Pipeline::Auto,
             rt: rt.then_some(80),
+            pin,
             ..ExecutorChoice::default()
         });
     }
@@ -225,6 +231,7 @@ fn choice_for(name: &str, threads: usize, rt: bool) -> Result<ExecutorChoice, Be
             threads
         },
         rt: rt.then_some(80),
+        pin,
         ..ExecutorChoice::default()
     };
     if let Some(a) = algo {
@@ -332,7 +339,7 @@ fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
         .iter()
         .enumerate()
         .map(|(order, name)| {
-            choice_for(name, 2, false).map(|_| Exec {
+            choice_for(name, 2, false, false).map(|_| Exec {
                 order,
                 name: name.clone(),
                 later_threads: false,
@@ -591,7 +598,7 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
                     describe(&graphs, cfg),
                     rep + 1
                 )));
-                let choice = choice_for(&cfg.exec.name, cfg.threads, spec.rt)?;
+                let choice = choice_for(&cfg.exec.name, cfg.threads, spec.rt, spec.pin)?;
                 if jack {
                     // The server's buffer size is the configuration's (its sample rate is the server's).
                     let ok = std::process::Command::new("jack_bufsize")

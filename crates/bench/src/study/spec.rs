@@ -41,6 +41,9 @@ pub struct Spec {
     /// Run the workers at real-time priority (80) where permitted.
     #[serde(default)]
     pub rt: bool,
+    /// Pin thread i to core i, as `fugue run` does by default (default true).
+    #[serde(default = "default_pin")]
+    pub pin: bool,
     /// The buffer size of the histograms (default: the middle one).
     #[serde(default)]
     pub histogram_buffer: Option<usize>,
@@ -64,7 +67,7 @@ pub const REQUIRED: [&str; 6] = [
 ];
 
 /// Every field of a spec, required ones first.
-pub const FIELDS: [&str; 16] = [
+pub const FIELDS: [&str; 17] = [
     "graphs",
     "executors",
     "threads",
@@ -78,6 +81,7 @@ pub const FIELDS: [&str; 16] = [
     "rate",
     "deadline",
     "rt",
+    "pin",
     "histogram_buffer",
     "repeats",
     "max_spread_pct",
@@ -152,6 +156,10 @@ fn default_backend() -> String {
 fn default_rate() -> u32 {
     44_100
 }
+fn default_pin() -> bool {
+    true
+}
+
 fn default_deadline() -> String {
     "period".into()
 }

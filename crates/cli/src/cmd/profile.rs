@@ -77,7 +77,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(dir) = &args.output {
         check_dir(dir, args.force)?;
     }
-    let choice = args.exec.choice();
+    let mut choice = args.exec.choice();
+    choice.pin = args.exec.pin_for(args.backend != "offline");
     let what = format!(
         "{}, {} with {} thread(s), {} frames at {} Hz, {}",
         args.graph.display(),

@@ -151,9 +151,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let options = RunOptions {
         backend,
-        executor: args
-            .exec
-            .choice_or(crate::exec_args::Executor::Auto, args.profile.is_some()),
+        executor: {
+            let mut c = args
+                .exec
+                .choice_or(crate::exec_args::Executor::Auto, args.profile.is_some());
+            c.pin = args.exec.pin_for(true);
+            c
+        },
         duration,
         deadline: if args.deadline == "double" {
             Deadline::Double

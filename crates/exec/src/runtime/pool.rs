@@ -69,6 +69,63 @@ const MIN_AHEAD_SLEEP_NS: u64 = 30_000;
 /// the lead is added) before sleeping until woken: the backend's own wake-up may be late.
 const AHEAD_SPIN_PAST_NS: u64 = 100_000;
 
+/// The longest lead a worker learns ([`Lead`]): a quarter of the period, and at most this.
+const MAX_LEARNED_LEAD_NS: u64 = 2_000_000;
+
+/// The least lead is also at least the period divided by this (at most
+/// [`MAX_PERIOD_LEAD_NS`]): after a long period, a processor that has just woken runs the
+/// first microseconds of a cycle slowly (on the 2-vCPU virtual machine measured, a 2048-frame
+/// cycle of rateau101.ag on two threads took a median 148 µs with a 50 µs lead, against 93 µs
+/// with 1 ms, while the workers were in time either way; `bench-results/profile/`), and
+/// spinning a twentieth of the period warms it for 5 % of a core.
+const PERIOD_LEAD_SHARE: u64 = 20;
+
+/// The most lead [`PERIOD_LEAD_SHARE`] gives.
+const MAX_PERIOD_LEAD_NS: u64 = 1_000_000;
+
+/// A worker's own lead over the expected start of the next cycle, learned from its wake-ups:
+/// the lead asked for ([`ExecOptions::wake_lead`]), or a twentieth of the period when that is
+/// more ([`PERIOD_LEAD_SHARE`]), is the least; each time the worker wakes
+/// after the cycle has started (its timer, or the processor it runs on, woke it too late:
+/// on a virtual machine an idle processor can take a hundred microseconds and more to run
+/// again after a long period) the lead doubles, up to a quarter of the period and at most
+/// [`MAX_LEARNED_LEAD_NS`]; each cycle it was in time, the lead shrinks by a sixty-fourth of
+/// its excess over the least. So a worker spins only as long before each cycle as its
+/// wake-ups need.
+struct Lead {
+    least: u64,
+    most: u64,
+    now: u64,
+}
+
+impl Lead {
+    fn new(ahead: Ahead) -> Lead {
+        // No lead asked for: the workers sleep until the cycle wakes them.
+        let least = if ahead.lead_ns == 0 {
+            0
+        } else {
+            ahead
+                .lead_ns
+                .max((ahead.period_ns / PERIOD_LEAD_SHARE).min(MAX_PERIOD_LEAD_NS))
+        };
+        Lead {
+            least,
+            most: (ahead.period_ns / 4).min(MAX_LEARNED_LEAD_NS).max(least),
+            now: least,
+        }
+    }
+
+    /// The worker woke after the cycle had started.
+    fn late(&mut self) {
+        self.now = self.now.saturating_mul(2).clamp(self.least, self.most);
+    }
+
+    /// The worker was spinning when the cycle started.
+    fn in_time(&mut self) {
+        self.now -= (self.now - self.least) / 64;
+    }
+}
+
 /// A pool of `threads - 1` workers serving `W` (the audio thread is the `threads`-th).
 pub struct Pool<W: Work> {
     shared: Arc<Shared<W>>,
@@ -218,10 +275,11 @@ impl<W: Work> Pool<W> {
 
 fn worker_loop<W: Work>(shared: &Shared<W>, w: usize, start: u32) {
     let mut seen = start;
+    let mut lead = shared.ahead.map(Lead::new);
     loop {
-        match shared.ahead {
-            Some(ahead) => wait_ahead(shared, ahead, seen),
-            None => shared
+        match (shared.ahead, lead.as_mut()) {
+            (Some(ahead), Some(lead)) => wait_ahead(shared, ahead, lead, seen),
+            _ => shared
                 .epoch
                 .wait_until(shared.budget, || shared.epoch.seq() != seen),
         }
@@ -243,8 +301,8 @@ fn worker_loop<W: Work>(shared: &Shared<W>, w: usize, start: u32) {
 /// The wait between periodic cycles: sleep until `lead` before the next cycle's expected
 /// start (one period after the last start), spin from there until it starts, and sleep until
 /// woken if it has not started well past that time. A cycle that starts during the first
-/// sleep ends it at once (the sleep is on the epoch's futex).
-fn wait_ahead<W: Work>(shared: &Shared<W>, ahead: Ahead, seen: u32) {
+/// sleep ends it at once (the sleep is on the epoch's futex). The lead adapts ([`Lead`]).
+fn wait_ahead<W: Work>(shared: &Shared<W>, ahead: Ahead, lead: &mut Lead, seen: u32) {
     let changed = || shared.epoch.seq() != seen;
     if changed() {
         return;
@@ -253,13 +311,18 @@ fn wait_ahead<W: Work>(shared: &Shared<W>, ahead: Ahead, seen: u32) {
         .last_start
         .load(Ordering::Relaxed)
         .saturating_add(ahead.period_ns);
-    let wake_at = expected.saturating_sub(ahead.lead_ns);
-    if now_ns().saturating_add(MIN_AHEAD_SLEEP_NS) < wake_at
-        && shared.epoch.sleep_until(wake_at, changed)
-    {
-        return;
+    let wake_at = expected.saturating_sub(lead.now);
+    if now_ns().saturating_add(MIN_AHEAD_SLEEP_NS) < wake_at {
+        // Woken by the cycle's start, or awake only after it: late.
+        if shared.epoch.sleep_until(wake_at, changed) || changed() {
+            if lead.least > 0 {
+                lead.late();
+            }
+            return;
+        }
+        lead.in_time();
     }
-    let spin_until = expected + ahead.lead_ns.max(AHEAD_SPIN_PAST_NS);
+    let spin_until = expected + lead.now.max(AHEAD_SPIN_PAST_NS);
     let budget = SpinBudget {
         spins: shared.budget.spins,
         time: Duration::from_nanos(spin_until.saturating_sub(now_ns())),
