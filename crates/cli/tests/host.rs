@@ -1,7 +1,8 @@
 //! `fugue host`: a scripted session with the clocked backend records, sample for sample, the
 //! sum of each graph's solo `fugue render` over the cycles it was loaded; bad input is one
 //! clear line and the host plays on; `--strict` stops at the first failure with a valid
-//! recording; the control socket survives bad clients.
+//! recording; the control socket survives bad clients; `--pipeline` records the same mix as
+//! without it, in every mode, and one that does not divide the buffer is refused.
 
 mod common;
 
@@ -69,11 +70,10 @@ fn scripted_jack_session_records_the_sum_of_the_solo_renders() {
     );
 }
 
-/// The session of the specification through `fugue host --script` with `backend` (flags):
-/// three graphs loaded, one unloaded, another loaded, 50 load/unload pairs while playing.
-fn session(test: &str, backend: &[&str]) {
-    let dir = folder("host", test);
-    let g = small_graphs(&dir);
+/// The script of the session of the specification, on the graphs `g`: three graphs loaded,
+/// one unloaded, another loaded, 50 load/unload pairs while playing. Returns it with the
+/// file of each name.
+fn session_script(g: &[PathBuf]) -> (String, HashMap<String, PathBuf>) {
     let mut script = String::new();
     let mut files: HashMap<String, PathBuf> = HashMap::new();
     let mut load = |script: &mut String, name: &str, f: &PathBuf| {
@@ -96,6 +96,14 @@ fn session(test: &str, backend: &[&str]) {
         script.push_str(&format!("unload {name}\n"));
     }
     script.push_str("wait 0.05\nstats\nmode\nquit\n");
+    (script, files)
+}
+
+/// The session of the specification through `fugue host --script` with `backend` (flags).
+fn session(test: &str, backend: &[&str]) {
+    let dir = folder("host", test);
+    let g = small_graphs(&dir);
+    let (script, files) = session_script(&g);
     let script_path = dir.join("session.txt");
     std::fs::write(&script_path, &script).unwrap();
     let mix = dir.join("mix.wav");
@@ -396,4 +404,93 @@ fn ctrl_c_stops_cleanly_and_keeps_the_recording_valid() {
     assert_eq!(status.code(), Some(130), "{status:?}");
     let w = read_wav(&mix);
     assert!(w[0].len() > 4800 && w[0].iter().any(|&x| x != 0.0));
+}
+
+/// The session recorded with `--pipeline 4` and `--pipeline auto` is, sample for sample, the
+/// session recorded without pipelining, in every mode (offline backend: the same cycles).
+#[test]
+fn pipelined_sessions_record_the_unpipelined_mix() {
+    let dir = folder("host", "pipelined");
+    let g = small_graphs(&dir);
+    let (script, _) = session_script(&g);
+    let script_path = dir.join("session.txt");
+    std::fs::write(&script_path, &script).unwrap();
+    for (mode, threads) in [("shared", "2"), ("partitioned", "4"), ("separate", "2")] {
+        let mut plain: Option<Vec<Vec<f32>>> = None;
+        for pipeline in ["1", "4", "auto"] {
+            let mix = dir.join(format!("{mode}-{pipeline}.wav"));
+            let o = fugue(&[
+                "host",
+                "--backend",
+                "offline",
+                "--buffer",
+                "128",
+                "--mode",
+                mode,
+                "--threads",
+                threads,
+                "--pipeline",
+                pipeline,
+                "--script",
+                script_path.to_str().unwrap(),
+                "--record",
+                mix.to_str().unwrap(),
+                "--json",
+            ]);
+            assert!(o.status.success(), "{mode} {pipeline}: {}", stderr(&o));
+            let subs: Vec<u64> = stdout(&o)
+                .lines()
+                .map(|l| serde_json::from_str::<Value>(l).unwrap())
+                .filter(|v| v["command"] == "load")
+                .map(|v| v["pipeline"].as_u64().unwrap())
+                .collect();
+            assert_eq!(subs.len(), 54, "{mode} {pipeline}");
+            match pipeline {
+                "1" => assert!(subs.iter().all(|&n| n == 1)),
+                "4" => assert!(subs.iter().all(|&n| n == 4), "{mode}: {subs:?}"),
+                _ => assert!(subs.iter().any(|&n| n > 1), "{mode}: {subs:?}"),
+            }
+            let got = read_wav(&mix);
+            match &plain {
+                None => {
+                    assert!(got[0].iter().any(|&x| x != 0.0), "{mode}: silence");
+                    plain = Some(got);
+                }
+                Some(want) => {
+                    assert_eq!(got.len(), want.len());
+                    for ch in 0..want.len() {
+                        if let Some((i, a, b)) =
+                            fugue_testkit::bits::first_difference(&got[ch], &want[ch])
+                        {
+                            panic!(
+                                "{mode}, --pipeline {pipeline}: channel {ch}, frame {i}: {a}, unpipelined {b}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_pipeline_that_does_not_divide_the_buffer_is_refused() {
+    for (p, want) in [
+        ("3", "--pipeline 3 does not divide the buffer of 256 frames"),
+        ("0", "`0` is not a number of sub-blocks"),
+    ] {
+        let o = fugue(&[
+            "host",
+            "--backend",
+            "offline",
+            "--buffer",
+            "256",
+            "--pipeline",
+            p,
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{p}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains(want), "{p}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
 }

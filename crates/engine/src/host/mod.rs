@@ -27,6 +27,14 @@
 //! **Admission.** Each graph's cost is measured at load; `load` warns
 //! ([`LoadReport::warning`]) when the predicted cycle passes 80% of the period, and refuses
 //! with [`HostOptions::strict`].
+//!
+//! **Pipelining.** With [`HostOptions::pipeline`], every graph is compiled with its buffer
+//! cut into sub-blocks ([`fugue_exec::CompileOptions::pipeline`]), its chains cut into as
+//! many segments as the threads it runs on (the pool's in `shared` mode, its share in
+//! `partitioned` mode, its executor's in `separate` mode); [`Pipeline::Auto`] chooses per
+//! graph ([`Pipeline::choose`]). The output is the same, sample for sample. A graph that
+//! cannot be pipelined (it changes rates) loads unpipelined and [`LoadReport::pipeline_note`]
+//! says why.
 
 mod audio;
 pub mod command;
@@ -52,6 +60,7 @@ use stats::{GraphStats, HostStats};
 pub use stats::{GraphStatsSnapshot, HostStatsSnapshot};
 
 use crate::blocks::{block_channel, BlockReceiver};
+use crate::Pipeline;
 use fugue_exec::Executor as _;
 
 /// How the loaded graphs share the threads.
@@ -138,6 +147,10 @@ pub struct HostOptions {
     pub unit_capacity: usize,
     /// Options of the threads.
     pub exec: ExecOptions,
+    /// Sub-blocks per cycle of every graph loaded (pipelining): `Sub(n)`, where `n` divides
+    /// the block (1: off), or `Auto` (chosen per graph from its plain plan and the threads
+    /// it runs on). See the module's documentation.
+    pub pipeline: Pipeline,
 }
 
 impl Default for HostOptions {
@@ -155,6 +168,7 @@ impl Default for HostOptions {
             placeholder: false,
             unit_capacity: 1 << 16,
             exec: ExecOptions::default(),
+            pipeline: Pipeline::Sub(1),
         }
     }
 }
@@ -219,6 +233,10 @@ pub struct LoadReport {
     pub period_ns: u64,
     /// Said when the predicted cycle passes 80% of the period.
     pub warning: Option<String>,
+    /// Sub-blocks per cycle it was compiled with (1: not pipelined).
+    pub pipeline: usize,
+    /// Why it was not pipelined as asked (it changes rates), when it was not.
+    pub pipeline_note: Option<String>,
 }
 
 /// What [`Host::unload`] did.
@@ -253,6 +271,8 @@ pub struct GraphInfo {
     pub adopted: u64,
     /// Silenced after a panic.
     pub silenced: bool,
+    /// Sub-blocks per cycle (1: not pipelined).
+    pub pipeline: usize,
 }
 
 /// An adoption or a removal, in the host's log ([`Host::log`]).
@@ -302,6 +322,7 @@ struct Entry {
     cost_ns: u64,
     adopted: u64,
     stats: Arc<GraphStats>,
+    pipeline: usize,
 }
 
 /// Where the audio side lives.
@@ -331,6 +352,8 @@ struct Recorder {
 /// The control side of a running host (see the module's documentation).
 pub struct Host {
     options: HostOptions,
+    /// [`HostOptions::pipeline`] fitted to the block ([`fit_pipeline`]).
+    pipeline: Pipeline,
     registry: Registry,
     queues: Arc<Queues>,
     stats: Arc<HostStats>,
@@ -390,13 +413,32 @@ impl Host {
                 "the host needs at least one output channel".into(),
             ));
         }
+        let mut warnings = Vec::new();
+        let (pipeline, note) = fit_pipeline(options.pipeline, options.block);
+        match (note, jack_client.is_some()) {
+            (None, _) => {}
+            // JACK chooses the block: the pipeline follows it.
+            (Some(note), true) => warnings.push(note),
+            (Some(_), false) => {
+                let Pipeline::Sub(n) = options.pipeline else {
+                    unreachable!("auto always fits")
+                };
+                return Err(HostError::Options(if n == 0 {
+                    "a pipeline of 0 sub-blocks is not possible; give a number of sub-blocks of at least 1 (1 turns pipelining off), or auto".to_string()
+                } else {
+                    format!(
+                        "a pipeline of {n} sub-blocks does not divide the block of {} frames; choose a divisor of the block (1 turns pipelining off), or auto",
+                        options.block
+                    )
+                }));
+            }
+        }
         let queues = Arc::new(Queues::new());
         let stats = Arc::new(HostStats::new());
         let mut exec = options.exec.clone();
         if options.backend != HostBackend::Offline && exec.period.is_none() {
             exec.period = Some(Duration::from_nanos(options.period_ns()));
         }
-        let mut warnings = Vec::new();
         let runtime = match options.mode {
             Mode::Shared | Mode::Partitioned => {
                 let pool = SharedPool::new(options.threads, options.unit_capacity, true, &exec);
@@ -437,6 +479,7 @@ impl Host {
         };
         Ok(Host {
             options,
+            pipeline,
             registry,
             queues,
             stats,
@@ -505,17 +548,9 @@ impl Host {
                 self.graphs.len()
             )));
         }
-        let mut plan = Plan::compile(
-            graph,
-            &self.registry,
-            &CompileOptions {
-                sample_rate: self.options.rate as f64,
-                block: self.options.block,
-                placeholder: self.options.placeholder,
-                merge_chains: true,
-                ..CompileOptions::default()
-            },
-        )?;
+        let mut plan = self.compile(graph, self.threads_of_new_graph())?;
+        let pipeline = plan.pipeline();
+        let pipeline_note = plan.pipeline_note().map(str::to_string);
         let units: usize = self.graphs.iter().map(|e| e.units).sum();
         if units + plan.n_units() > self.options.unit_capacity {
             return Err(HostError::Full(format!(
@@ -607,6 +642,7 @@ impl Host {
             cost_ns,
             adopted: cycle,
             stats,
+            pipeline,
         });
         Ok(LoadReport {
             id,
@@ -615,6 +651,50 @@ impl Host {
             predicted_ns,
             period_ns,
             warning,
+            pipeline,
+            pipeline_note,
+        })
+    }
+
+    /// The threads a graph loaded now runs on: the pool's (`shared`), its share of them
+    /// (`partitioned`: the last of the graphs then loaded), or its executor's (`separate`).
+    fn threads_of_new_graph(&self) -> usize {
+        let t = self.options.threads.max(1);
+        match self.options.mode {
+            Mode::Shared | Mode::Separate => t,
+            Mode::Partitioned => {
+                let n = self.graphs.len() + 1;
+                (t - (n - 1) * t / n).max(1)
+            }
+        }
+    }
+
+    /// Compiles `graph` at the host's rate and block, pipelined as
+    /// [`HostOptions::pipeline`] says for a graph that runs on `threads` threads.
+    fn compile(&self, graph: &TaskGraph, threads: usize) -> Result<Plan, HostError> {
+        let compile = |pipeline: usize| {
+            Plan::compile(
+                graph,
+                &self.registry,
+                &CompileOptions {
+                    sample_rate: self.options.rate as f64,
+                    block: self.options.block,
+                    placeholder: self.options.placeholder,
+                    merge_chains: true,
+                    pipeline,
+                    pipeline_segments: threads,
+                },
+            )
+        };
+        Ok(match self.pipeline {
+            Pipeline::Sub(n) => compile(n)?,
+            Pipeline::Auto => {
+                let plain = compile(1)?;
+                match Pipeline::Auto.choose(&plain, threads) {
+                    1 => plain,
+                    n => compile(n)?,
+                }
+            }
         })
     }
 
@@ -724,6 +804,7 @@ impl Host {
                 cost_ns: e.cost_ns,
                 adopted: e.adopted,
                 silenced: e.stats.snapshot().panics > 0,
+                pipeline: e.pipeline,
             })
             .collect()
     }
@@ -970,6 +1051,28 @@ impl Drop for Host {
             }
             _ => {}
         }
+    }
+}
+
+/// `pipeline` fitted to `block`: the same when its sub-blocks divide the block (or it is
+/// auto); otherwise the largest divisor of the block below it (at least 1), with a note
+/// that says so. A pipeline of 0 becomes 1.
+fn fit_pipeline(pipeline: Pipeline, block: usize) -> (Pipeline, Option<String>) {
+    match pipeline {
+        Pipeline::Sub(n) if n == 0 || !block.is_multiple_of(n) => {
+            let d = (1..=n)
+                .rev()
+                .find(|&d| block.is_multiple_of(d))
+                .unwrap_or(1);
+            (
+                Pipeline::Sub(d),
+                Some(format!(
+                    "a pipeline of {n} sub-blocks does not divide the buffer of {block} frames: {d} sub-block{} instead (the largest divisor of the buffer up to {n})",
+                    if d == 1 { "" } else { "s" }
+                )),
+            )
+        }
+        p => (p, None),
     }
 }
 

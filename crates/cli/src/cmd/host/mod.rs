@@ -78,6 +78,13 @@ pub struct Args {
     /// Run nodes of unknown kind as silence.
     #[arg(long)]
     pub placeholder: bool,
+    /// Pipelining of every graph loaded: cut each cycle's buffer into N sub-blocks, so that
+    /// a line of nodes cut into one segment per thread (the threads the graph runs on) runs
+    /// on several threads at once (N must divide the buffer; 1: off), or auto (N per graph
+    /// from its critical path, its threads and the buffer). Same output. A graph that
+    /// changes rates (a resampler) loads unpipelined, and its load reply says why.
+    #[arg(long, default_value = "1", value_parser = crate::exec_args::parse_pipeline)]
+    pub pipeline: fugue_engine::Pipeline,
 }
 
 /// Arguments of `fugue ctl`.
@@ -169,6 +176,12 @@ impl Session {
                     us(r.predicted_ns as f64),
                     us(r.period_ns as f64)
                 );
+                if r.pipeline > 1 {
+                    text.push_str(&format!("; pipelined in {} sub-blocks", r.pipeline));
+                }
+                if let Some(note) = &r.pipeline_note {
+                    text.push_str(&format!("; {note}"));
+                }
                 if let Some(w) = &r.warning {
                     text.push_str(&format!("; warning: {w}"));
                 }
@@ -176,7 +189,8 @@ impl Session {
                     text,
                     json!({"command": "load", "name": name, "file": file, "id": r.id,
                         "cycle": r.cycle, "cost_ns": r.cost_ns, "predicted_ns": r.predicted_ns,
-                        "period_ns": r.period_ns, "warning": r.warning}),
+                        "period_ns": r.period_ns, "warning": r.warning,
+                        "pipeline": r.pipeline, "pipeline_note": r.pipeline_note}),
                 )
             }
             Command::Unload { name } => {
@@ -206,7 +220,7 @@ impl Session {
                         .iter()
                         .map(|g| {
                             format!(
-                                "{} (id {}, {} tasks, {} ch, {} dB, cost {}, from cycle {}{})",
+                                "{} (id {}, {} tasks, {} ch, {} dB, cost {}, from cycle {}{}{})",
                                 g.name,
                                 g.id,
                                 g.tasks,
@@ -214,6 +228,11 @@ impl Session {
                                 g.gain_db,
                                 us(g.cost_ns as f64),
                                 g.adopted,
+                                if g.pipeline > 1 {
+                                    format!(", {} sub-blocks", g.pipeline)
+                                } else {
+                                    String::new()
+                                },
                                 if g.silenced { ", silenced" } else { "" }
                             )
                         })
@@ -225,7 +244,8 @@ impl Session {
                     .map(|g| {
                         json!({"name": g.name, "id": g.id, "file": g.file, "tasks": g.tasks,
                             "channels": g.channels, "gain_db": g.gain_db, "cost_ns": g.cost_ns,
-                            "adopted": g.adopted, "silenced": g.silenced})
+                            "adopted": g.adopted, "silenced": g.silenced,
+                            "pipeline": g.pipeline})
                     })
                     .collect();
                 self.ok(text, json!({"command": "list", "graphs": graphs}))
@@ -279,17 +299,18 @@ impl Session {
                 };
                 self.ok(
                     format!(
-                        "mode {}, {} threads, {backend} at {} Hz, {} frames ({} period), {} channels",
+                        "mode {}, {} threads, {backend} at {} Hz, {} frames ({} period), {} channels, pipeline {}",
                         o.mode,
                         o.threads,
                         o.rate,
                         o.block,
                         us(o.period_ns() as f64),
-                        o.channels
+                        o.channels,
+                        o.pipeline
                     ),
                     json!({"command": "mode", "mode": o.mode.name(), "threads": o.threads,
                         "backend": backend, "rate": o.rate, "buffer": o.block,
-                        "channels": o.channels}),
+                        "channels": o.channels, "pipeline": o.pipeline.to_string()}),
                 )
             }
             Command::Wait { seconds } => {
@@ -359,6 +380,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ),
         None => None,
     };
+    // The JACK server chooses the buffer: a pipeline that does not divide it falls back to
+    // the largest divisor below it, with a warning.
+    let known_buffer = (args.backend != "jack").then_some(args.buffer as usize);
+    crate::exec_args::check_pipeline(args.pipeline, known_buffer, false)?;
     let stop = crate::signals::stop_flag();
     let options = HostOptions {
         backend,
@@ -373,6 +398,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         strict: args.strict,
         record: args.record.clone(),
         placeholder: args.placeholder,
+        pipeline: args.pipeline,
         ..HostOptions::default()
     };
     let host = Host::start(options).map_err(|e| util::usage(e.to_string()))?;
