@@ -494,3 +494,98 @@ fn a_pipeline_that_does_not_divide_the_buffer_is_refused() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+/// `fugue host --backend jack` follows a buffer-size change while it waits for commands
+/// (`jack_bufsize 256` on a JACK server of the test's own): `mode` says the new size, the
+/// cycles go on, standard error says what was done, and the recording is not silent after
+/// the change.
+#[test]
+fn a_jack_host_follows_a_buffer_size_change_while_idle() {
+    use fugue_testkit::jackd::{has, DummyServer};
+    if !has("jack_bufsize") {
+        common::skip(
+            "a_jack_host_follows_a_buffer_size_change_while_idle",
+            "jack_bufsize is not installed (Debian package jackd2)",
+        );
+        return;
+    }
+    let server = match DummyServer::start("cli-resize", 44_100, 128) {
+        Ok(s) => s,
+        Err(why) => {
+            common::skip("a_jack_host_follows_a_buffer_size_change_while_idle", &why);
+            return;
+        }
+    };
+    let dir = folder("host", "jack-resize");
+    let g = small_graphs(&dir);
+    let socket = dir.join("ctl.sock");
+    let mix = dir.join("mix.wav");
+    let child = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args(["host", "--backend", "jack"])
+        .args(["--client-name", "fugue-cli-resize"])
+        .args(["--threads", "2", "--pipeline", "4", "--control"])
+        .arg(&socket)
+        .arg("--record")
+        .arg(&mix)
+        .env("JACK_DEFAULT_SERVER", server.name())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Killed if the test fails half-way.
+    let mut h = Running {
+        child,
+        socket: socket.clone(),
+    };
+    let start = Instant::now();
+    while UnixStream::connect(&socket).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the host did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (ok, r) = ctl(&socket, &["load", "a", g[0].to_str().unwrap()]);
+    assert!(ok && r.contains("pipelined in 4 sub-blocks"), "{r}");
+    let (ok, r) = ctl(&socket, &["load", "b", g[1].to_str().unwrap()]);
+    assert!(ok, "{r}");
+    let (_, r) = ctl(&socket, &["mode"]);
+    assert!(r.contains("128 frames"), "{r}");
+    std::thread::sleep(Duration::from_millis(200));
+    server.set_buffer(256).unwrap();
+    // No command for a while: the host follows the change on its own.
+    std::thread::sleep(Duration::from_millis(600));
+    let (_, r) = ctl(&socket, &["mode"]);
+    assert!(r.contains("256 frames"), "{r}");
+    let before = cycles(&socket);
+    std::thread::sleep(Duration::from_millis(300));
+    let after = cycles(&socket);
+    assert!(after > before + 10, "playback stalled: {before} -> {after}");
+    let (ok, r) = ctl(&socket, &["stats"]);
+    assert!(ok && r.contains("1 buffer-size changes followed"), "{r}");
+    let (ok, r) = ctl(&socket, &["list"]);
+    assert!(
+        ok && r.starts_with("2 loaded: a") && r.contains("4 sub-blocks"),
+        "{r}"
+    );
+    let (ok, _) = ctl(&socket, &["quit"]);
+    assert!(ok);
+    let mut err = String::new();
+    h.child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = h.child.wait().unwrap();
+    assert!(status.success(), "{err}");
+    assert!(
+        err.contains("host: JACK buffer size 128 -> 256 frames: 2 graphs compiled again"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    let w = read_wav(&mix);
+    let tail = &w[0][w[0].len() - 8820..];
+    assert!(tail.iter().any(|&x| x != 0.0), "silence after the change");
+}

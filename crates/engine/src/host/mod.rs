@@ -35,6 +35,11 @@
 //! graph ([`Pipeline::choose`]). The output is the same, sample for sample. A graph that
 //! cannot be pipelined (it changes rates) loads unpipelined and [`LoadReport::pipeline_note`]
 //! says why.
+//!
+//! **JACK buffer-size changes** are followed: [`Host::poll`] (called by every command, by
+//! [`Host::wait`], and by an idle shell) compiles every loaded graph again at the new size and
+//! hands the whole set to the process callback, which adopts it at a cycle boundary; the
+//! graphs restart from their first sample at the new size (see `jack.rs`).
 
 mod audio;
 pub mod command;
@@ -55,12 +60,12 @@ use fugue_exec::{
 use fugue_graph::TaskGraph;
 use thiserror::Error;
 
-use audio::{FromAudio, HostAudio, Queues, Runtime, Slot, ToAudio};
+use audio::{FromAudio, GraphSet, HostAudio, Queues, Runtime, Slot, ToAudio};
 use stats::{GraphStats, HostStats};
 pub use stats::{GraphStatsSnapshot, HostStatsSnapshot};
 
 use crate::blocks::{block_channel, BlockReceiver};
-use crate::Pipeline;
+use crate::{ExecutorChoice, Pipeline};
 use fugue_exec::Executor as _;
 
 /// How the loaded graphs share the threads.
@@ -323,6 +328,21 @@ struct Entry {
     adopted: u64,
     stats: Arc<GraphStats>,
     pipeline: usize,
+    /// The graph, to compile again at a new buffer size.
+    graph: TaskGraph,
+    /// Its own executor and threads (`separate` mode).
+    executor: Option<(ExecutorKind, usize)>,
+}
+
+/// A graph compiled and measured, ready for the audio thread ([`Host::build_slot`]).
+struct Built {
+    slot: Box<Slot>,
+    cost_ns: u64,
+    tasks: usize,
+    units: usize,
+    channels: usize,
+    pipeline: usize,
+    pipeline_note: Option<String>,
 }
 
 /// Where the audio side lives.
@@ -333,6 +353,9 @@ enum Driver {
     Jack {
         active: Option<jack::Active>,
         gone: Arc<AtomicBool>,
+        /// Buffer-size changes (the size announced, the sets of graphs in transit) and the
+        /// request to end the process thread.
+        shared: Arc<jack::Shared>,
     },
     /// On its own thread, which hands it back when stopped.
     Thread {
@@ -365,6 +388,14 @@ pub struct Host {
     /// grow with every load).
     log: std::collections::VecDeque<HostEvent>,
     warnings: Vec<String>,
+    /// The buffer size of the set of graphs that the audio thread plays, as far as the
+    /// control thread knows (JACK: a set offered at another size may be on its way).
+    audio_block: usize,
+    /// The buffer size of the set offered to the JACK callback and not yet known to be
+    /// adopted.
+    pending: Option<usize>,
+    /// What happened since [`Host::take_notices`] was last called.
+    notices: Vec<String>,
 }
 
 /// How many adoptions and removals [`Host::log`] keeps (the oldest go first).
@@ -451,9 +482,11 @@ impl Host {
             options.mode,
             runtime,
             queues.clone(),
-            options.channels,
-            options.block,
-            options.period_ns(),
+            Box::new(GraphSet::new(
+                options.block,
+                options.channels,
+                options.period_ns(),
+            )),
             stats.clone(),
         ));
         let recorder = match &options.record {
@@ -467,17 +500,25 @@ impl Host {
         };
         let driver = match (&options.backend, jack_client) {
             (HostBackend::Jack { connect, .. }, Some(client)) => {
-                let (active, gone, w) = jack::activate(client, audio, options.channels, *connect)?;
+                let shared = Arc::new(jack::Shared::default());
+                // Relaxed: read by the control thread only.
+                shared.wanted.store(options.block as u32, Ordering::Relaxed);
+                let (active, gone, w) =
+                    jack::activate(client, audio, options.channels, *connect, shared.clone())?;
                 warnings.extend(w);
                 Driver::Jack {
                     active: Some(active),
                     gone,
+                    shared,
                 }
             }
             (HostBackend::Offline, _) => Driver::Offline(audio),
             _ => start_clocked(audio, &options)?,
         };
         Ok(Host {
+            audio_block: options.block,
+            pending: None,
+            notices: Vec::new(),
             options,
             pipeline,
             registry,
@@ -535,6 +576,7 @@ impl Host {
         graph: &TaskGraph,
         file: &str,
     ) -> Result<LoadReport, HostError> {
+        self.poll()?;
         self.check_name(name)?;
         if self.graphs.len() >= MAX_TENANTS {
             return Err(HostError::Full(format!(
@@ -548,18 +590,12 @@ impl Host {
                 self.graphs.len()
             )));
         }
-        let mut plan = self.compile(graph, self.threads_of_new_graph())?;
-        let pipeline = plan.pipeline();
-        let pipeline_note = plan.pipeline_note().map(str::to_string);
-        let units: usize = self.graphs.iter().map(|e| e.units).sum();
-        if units + plan.n_units() > self.options.unit_capacity {
-            return Err(HostError::Full(format!(
-                "the host's pool holds {} units and this graph has {} more than the room left; unload a graph first",
-                self.options.unit_capacity,
-                units + plan.n_units() - self.options.unit_capacity
-            )));
-        }
-        let cost_ns = measure_cost(&mut plan);
+        let threads = self.threads_of_new_graph();
+        let executor = self.executor_of_new_graph();
+        let stats = Arc::new(GraphStats::new());
+        let id = self.next_id;
+        let mut built = self.build_slot(graph, id, threads, executor, stats.clone())?;
+        let cost_ns = built.cost_ns;
         let period_ns = self.options.period_ns();
         let predicted_ns = self.predict(cost_ns);
         let warning = (predicted_ns as f64 > 0.8 * period_ns as f64).then(|| {
@@ -573,57 +609,56 @@ impl Host {
         if let (true, Some(w)) = (self.options.strict, &warning) {
             return Err(HostError::Refused(format!("{w}; not loaded (--strict)")));
         }
-        let tasks = plan.len();
-        let channels = plan.n_outputs();
-        let executor = match self.options.mode {
-            Mode::Separate => {
-                let kind = if self.options.threads > 1 {
-                    ExecutorKind::Ws
-                } else {
-                    ExecutorKind::Seq
-                };
-                let mut exec = self.options.exec.clone();
-                if self.options.backend != HostBackend::Offline && exec.period.is_none() {
-                    exec.period = Some(Duration::from_nanos(period_ns));
-                }
-                let e = fugue_exec::build(kind, &plan, self.options.threads, None, &exec)
-                    .map_err(|e| HostError::Options(e.to_string()))?;
-                self.warnings.extend(e.warnings().iter().cloned());
-                self.warnings.sort();
-                self.warnings.dedup();
-                Some(e)
-            }
-            _ => None,
-        };
-        let ports = self.register_ports(name, channels)?;
-        let units = plan.n_units();
-        let id = self.next_id;
+        built.slot.ports = self.register_ports(name, built.channels)?;
         self.next_id += 1;
-        let stats = Arc::new(GraphStats::new());
-        let slot = Box::new(Slot {
-            id,
-            tenant: Tenant::new(plan),
-            executor,
-            gain: 1.0,
-            silenced: false,
-            stats: stats.clone(),
-            ports,
-        });
-        self.send(ToAudio::Load(slot))?;
+        let started = Instant::now();
+        let mut slot = built.slot;
         let cycle = loop {
+            self.send(ToAudio::Load(slot))?;
             if let Driver::Offline(audio) = &self.driver {
                 // Adopted at the start of the next cycle run.
                 break audio.cycle;
             }
-            match self.answer()? {
-                FromAudio::Adopted { id: got, cycle } if got == id => break cycle,
-                ev @ FromAudio::Refused(_) => {
-                    self.release(ev);
-                    return Err(HostError::Full(format!(
-                        "the host holds at most {MAX_TENANTS} graphs; unload one first"
-                    )));
+            let back = loop {
+                match self.answer()? {
+                    FromAudio::Adopted { id: got, cycle } if got == id => break Ok(cycle),
+                    FromAudio::Stale(back) if back.id == id => break Err(back),
+                    ev @ FromAudio::Refused(_) => {
+                        self.release(ev);
+                        return Err(HostError::Full(format!(
+                            "the host holds at most {MAX_TENANTS} graphs; unload one first"
+                        )));
+                    }
+                    ev => self.release(ev),
                 }
-                _ => {}
+            };
+            match back {
+                Ok(cycle) => break cycle,
+                // Compiled at a buffer size that does not play now: a JACK buffer-size change
+                // crossed the load. Once the host follows it, compile again at the new size
+                // (or resend, when the new size's set is still on its way).
+                Err(back) => {
+                    if started.elapsed() > ANSWER_TIMEOUT {
+                        self.release(FromAudio::Refused(back));
+                        return Err(HostError::AudioGone);
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                    self.poll()?;
+                    slot = if back.tenant.plan().block() == self.options.block {
+                        back
+                    } else {
+                        let mut back = back;
+                        let ports = std::mem::take(&mut back.ports);
+                        drop(back);
+                        let mut again =
+                            self.build_slot(graph, id, threads, executor, stats.clone())?;
+                        again.slot.ports = ports;
+                        built.cost_ns = again.cost_ns;
+                        built.pipeline = again.pipeline;
+                        built.pipeline_note = again.pipeline_note;
+                        again.slot
+                    };
+                }
             }
         };
         self.note(HostEvent::Adopted {
@@ -636,24 +671,121 @@ impl Host {
             id,
             file: file.to_string(),
             gain_db: 0.0,
-            tasks,
-            units,
-            channels,
-            cost_ns,
+            tasks: built.tasks,
+            units: built.units,
+            channels: built.channels,
+            cost_ns: built.cost_ns,
             adopted: cycle,
             stats,
-            pipeline,
+            pipeline: built.pipeline,
+            graph: graph.clone(),
+            executor,
         });
         Ok(LoadReport {
             id,
             cycle,
-            cost_ns,
+            cost_ns: built.cost_ns,
             predicted_ns,
             period_ns,
             warning,
-            pipeline,
-            pipeline_note,
+            pipeline: built.pipeline,
+            pipeline_note: built.pipeline_note,
         })
+    }
+
+    /// Compiles `graph` as graph `id` at the host's block for `threads` threads, checks that
+    /// the pool has room for its units, measures its cost (then resets it: it starts fresh)
+    /// and builds its own executor when it has one (`separate` mode): what the audio thread
+    /// adopts. Control thread.
+    fn build_slot(
+        &mut self,
+        graph: &TaskGraph,
+        id: u32,
+        threads: usize,
+        executor: Option<(ExecutorKind, usize)>,
+        stats: Arc<GraphStats>,
+    ) -> Result<Built, HostError> {
+        let mut plan = self.compile(graph, threads)?;
+        let units: usize = self
+            .graphs
+            .iter()
+            .filter(|e| e.id != id)
+            .map(|e| e.units)
+            .sum();
+        if units + plan.n_units() > self.options.unit_capacity {
+            return Err(HostError::Full(format!(
+                "the host's pool holds {} units and this graph has {} more than the room left; unload a graph first",
+                self.options.unit_capacity,
+                units + plan.n_units() - self.options.unit_capacity
+            )));
+        }
+        let cost_ns = measure_cost(&mut plan);
+        let executor = match executor {
+            Some((kind, threads)) => {
+                let choice = ExecutorChoice {
+                    kind,
+                    threads,
+                    options: self.graph_exec_options(),
+                    ..ExecutorChoice::default()
+                };
+                let (e, warnings) = crate::engine::build_executor(graph, &plan, &choice)
+                    .map_err(|e| HostError::Options(e.to_string()))?;
+                // The pipeline's note goes in the load reply.
+                let note = plan.pipeline_note();
+                self.warnings
+                    .extend(warnings.into_iter().filter(|w| Some(w.as_str()) != note));
+                self.warnings.sort();
+                self.warnings.dedup();
+                Some(e)
+            }
+            None => None,
+        };
+        Ok(Built {
+            cost_ns,
+            tasks: plan.len(),
+            units: plan.n_units(),
+            channels: plan.n_outputs(),
+            pipeline: plan.pipeline(),
+            pipeline_note: plan.pipeline_note().map(str::to_string),
+            slot: Box::new(Slot {
+                id,
+                tenant: Tenant::new(plan),
+                executor,
+                gain: 1.0,
+                silenced: false,
+                stats,
+                ports: Vec::new(),
+            }),
+        })
+    }
+
+    /// The executor of a graph loaded now, with its threads, when it has one of its own
+    /// (`separate` mode: work stealing on `threads` threads, or seq on one).
+    fn executor_of_new_graph(&self) -> Option<(ExecutorKind, usize)> {
+        match self.options.mode {
+            Mode::Separate => {
+                let t = self.options.threads.max(1);
+                Some((
+                    if t > 1 {
+                        ExecutorKind::Ws
+                    } else {
+                        ExecutorKind::Seq
+                    },
+                    t,
+                ))
+            }
+            Mode::Shared | Mode::Partitioned => None,
+        }
+    }
+
+    /// The options of a graph's own executor: the host's, with the period of the block when
+    /// a clock paces the cycles.
+    fn graph_exec_options(&self) -> ExecOptions {
+        let mut exec = self.options.exec.clone();
+        if self.options.backend != HostBackend::Offline && exec.period.is_none() {
+            exec.period = Some(Duration::from_nanos(self.options.period_ns()));
+        }
+        exec
     }
 
     /// The threads a graph loaded now runs on: the pool's (`shared`), its share of them
@@ -735,7 +867,7 @@ impl Host {
 
     /// Removes graph `name` at the next cycle boundary and frees it here.
     pub fn unload(&mut self, name: &str) -> Result<UnloadReport, HostError> {
-        self.collect();
+        self.poll()?;
         let i = self.index(name)?;
         let id = self.graphs[i].id;
         self.send(ToAudio::Unload(id))?;
@@ -756,7 +888,7 @@ impl Host {
                 FromAudio::Unknown { id: got } if got == id => {
                     return Err(HostError::UnknownName(name.to_string()))
                 }
-                _ => {}
+                ev => self.release(ev),
             }
         };
         let e = self.graphs.remove(i);
@@ -779,13 +911,9 @@ impl Host {
                 "the gain must be a finite number of dB, not {db}"
             )));
         }
+        self.poll()?;
         let i = self.index(name)?;
-        let linear = if db == 0.0 {
-            1.0
-        } else {
-            10f64.powf(db / 20.0) as f32
-        };
-        self.send(ToAudio::Gain(self.graphs[i].id, linear))?;
+        self.send(ToAudio::Gain(self.graphs[i].id, gain_of(db)))?;
         self.graphs[i].gain_db = db;
         Ok(())
     }
@@ -848,18 +976,167 @@ impl Host {
                 }
                 Ok(())
             }
-            Driver::Jack { gone, .. } => {
+            Driver::Jack { .. } => {
                 let end = Instant::now() + d;
                 while Instant::now() < end {
-                    // Relaxed: see `jack::Notifications`.
-                    if gone.load(Ordering::Relaxed) {
-                        return Err(HostError::AudioGone);
-                    }
+                    // Follows a buffer-size change while playing.
+                    self.poll()?;
                     std::thread::sleep((end - Instant::now()).min(Duration::from_millis(50)));
                 }
-                Ok(())
+                self.poll()
             }
             Driver::Done => Err(HostError::AudioGone),
+        }
+    }
+
+    /// Services the audio side from the control thread: frees what the audio thread handed
+    /// back and, under JACK, follows a buffer-size change (every loaded graph compiled again
+    /// at the new size and handed over as one set; see `jack.rs`). Every command calls it,
+    /// and so does [`Host::wait`]; a shell that waits for commands calls it while idle.
+    /// Commands are never in flight while it runs, so loads and unloads and a change of size
+    /// are serialised here.
+    pub fn poll(&mut self) -> Result<(), HostError> {
+        self.collect();
+        let resize = match &self.driver {
+            Driver::Jack { gone, shared, .. } => {
+                // Relaxed: see `jack::Notifications`.
+                if gone.load(Ordering::Relaxed) {
+                    return Err(HostError::AudioGone);
+                }
+                shared.clone()
+            }
+            _ => return Ok(()),
+        };
+        if let Some(b) = self.pending {
+            if let Some(old) = resize.handoff.collect() {
+                // The set of size `b` was adopted.
+                self.pending = None;
+                self.audio_block = b;
+                self.free_set(old);
+            }
+        }
+        // Relaxed: the size alone; the sets travel through the handoff.
+        let wanted = resize.wanted.load(Ordering::Relaxed) as usize;
+        if let Some(b) = self.pending {
+            if b == wanted {
+                // On its way.
+                return Ok(());
+            }
+            match resize.handoff.withdraw() {
+                // Never adopted: the audio thread still plays at `audio_block`.
+                Some(set) => self.free_set(set),
+                None => {
+                    // Taken just now: the callback retires the old set right after.
+                    let start = Instant::now();
+                    let old = loop {
+                        if let Some(old) = resize.handoff.collect() {
+                            break old;
+                        }
+                        if start.elapsed() > ANSWER_TIMEOUT {
+                            return Err(HostError::AudioGone);
+                        }
+                        std::thread::yield_now();
+                    };
+                    self.audio_block = b;
+                    self.free_set(old);
+                }
+            }
+            self.pending = None;
+        }
+        if wanted == 0 || wanted == self.audio_block {
+            self.set_block(self.audio_block);
+            return Ok(());
+        }
+        let set = self.build_set(wanted)?;
+        if resize.handoff.offer(set).is_err() {
+            // Cannot happen: nothing is pending, and every retired set was collected.
+            return Err(HostError::AudioGone);
+        }
+        self.pending = Some(wanted);
+        Ok(())
+    }
+
+    /// What happened on its own since the last call (a JACK buffer-size change followed,
+    /// and how), one sentence each.
+    pub fn take_notices(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notices)
+    }
+
+    /// Makes `block` the size that graphs are compiled at, with the pipeline fitted to it.
+    /// Returns the note when the pipeline asked for does not divide it.
+    fn set_block(&mut self, block: usize) -> Option<String> {
+        self.options.block = block;
+        let (pipeline, note) = fit_pipeline(self.options.pipeline, block);
+        self.pipeline = pipeline;
+        note
+    }
+
+    /// Every loaded graph compiled again at `block` frames (same ids, gains, executors and
+    /// pipelining), as one set for the JACK callback. A graph that cannot be compiled at
+    /// that size, or no longer fits in the pool, is unloaded with a notice.
+    fn build_set(&mut self, block: usize) -> Result<Box<GraphSet>, HostError> {
+        let note = self.set_block(block);
+        let mut set = Box::new(GraphSet::new(
+            block,
+            self.options.channels,
+            self.options.period_ns(),
+        ));
+        let mut said = format!(
+            "JACK buffer size {} -> {block} frames: {} graph{} compiled again",
+            self.audio_block,
+            self.graphs.len(),
+            if self.graphs.len() == 1 { "" } else { "s" }
+        );
+        if let Some(note) = note {
+            said.push_str(&format!(" ({note})"));
+        }
+        let mut i = 0;
+        while i < self.graphs.len() {
+            let n = self.graphs.len();
+            let t = self.options.threads.max(1);
+            let threads = match self.options.mode {
+                Mode::Partitioned => ((i + 1) * t / n - i * t / n).max(1),
+                Mode::Shared | Mode::Separate => t,
+            };
+            let e = &self.graphs[i];
+            let (graph, id, executor, stats) = (e.graph.clone(), e.id, e.executor, e.stats.clone());
+            match self.build_slot(&graph, id, threads, executor, stats) {
+                Ok(mut built) => {
+                    let e = &mut self.graphs[i];
+                    built.slot.gain = gain_of(e.gain_db);
+                    e.cost_ns = built.cost_ns;
+                    e.units = built.units;
+                    e.pipeline = built.pipeline;
+                    set.slots.push(built.slot);
+                    i += 1;
+                }
+                Err(err) => {
+                    // Not in the new set, it stops with the old one, which takes its ports.
+                    let e = self.graphs.remove(i);
+                    said.push_str(&format!("; `{}` unloaded: {err}", e.name));
+                }
+            }
+        }
+        // Each graph was checked against the others' units as they were: the whole set must
+        // fit too (the pool's deques hold this many).
+        while self.graphs.iter().map(|e| e.units).sum::<usize>() > self.options.unit_capacity {
+            let e = self.graphs.pop().expect("units come from graphs");
+            drop(set.slots.pop());
+            said.push_str(&format!(
+                "; `{}` unloaded: the pool holds {} units and the graphs have more at this size",
+                e.name, self.options.unit_capacity
+            ));
+        }
+        self.notices.push(said);
+        Ok(set)
+    }
+
+    /// Frees a set the JACK callback retired or never took, unregistering the ports still
+    /// in it (those of graphs that the set replacing it did not hold).
+    fn free_set(&self, set: Box<GraphSet>) {
+        let mut set = set;
+        for slot in set.slots.drain(..) {
+            self.release(FromAudio::Refused(slot));
         }
     }
 
@@ -953,7 +1230,10 @@ impl Host {
     /// Frees what an event hands back, unregistering a removed graph's own ports.
     fn release(&self, ev: FromAudio) {
         let slot = match ev {
-            FromAudio::Removed { slot, .. } | FromAudio::Refused(slot) => slot,
+            FromAudio::Removed { slot, .. }
+            | FromAudio::Refused(slot)
+            | FromAudio::Stale(slot)
+            | FromAudio::Discarded(slot) => slot,
             _ => return,
         };
         let mut slot = slot;
@@ -1005,7 +1285,7 @@ impl Host {
                 stop.store(true, Ordering::Relaxed);
                 handle.and_then(|h| h.join().ok())
             }
-            Driver::Jack { active, .. } => active.and_then(jack::close),
+            Driver::Jack { active, shared, .. } => active.and_then(|a| jack::close(a, &shared)),
             Driver::Done => None,
         };
         let cycles = self.stats.snapshot().cycles;
@@ -1044,13 +1324,22 @@ impl Drop for Host {
                     let _ = h.join();
                 }
             }
-            Driver::Jack { active, .. } => {
+            Driver::Jack { active, shared, .. } => {
                 if let Some(a) = active.take() {
-                    drop(jack::close(a));
+                    drop(jack::close(a, shared));
                 }
             }
             _ => {}
         }
+    }
+}
+
+/// The linear gain of `db` decibels (exactly 1 at 0 dB).
+fn gain_of(db: f64) -> f32 {
+    if db == 0.0 {
+        1.0
+    } else {
+        10f64.powf(db / 20.0) as f32
     }
 }
 

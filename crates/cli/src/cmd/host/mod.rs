@@ -27,7 +27,8 @@ use parse::{Command, HELP};
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// clocked (an audio thread paced by absolute-time sleeps at --rate and --buffer), jack
-    /// (a JACK client at the server's rate and buffer size) or offline (no clock: `wait` runs
+    /// (a JACK client at the server's rate and buffer size; when the server changes its
+    /// buffer size, every graph is compiled again at the new size) or offline (no clock: `wait` runs
     /// its cycles at once, as fast as possible; deterministic).
     #[arg(long, default_value = "clocked", value_parser = ["clocked", "jack", "offline"])]
     pub backend: String,
@@ -82,7 +83,9 @@ pub struct Args {
     /// a line of nodes cut into one segment per thread (the threads the graph runs on) runs
     /// on several threads at once (N must divide the buffer; 1: off), or auto (N per graph
     /// from its critical path, its threads and the buffer). Same output. A graph that
-    /// changes rates (a resampler) loads unpipelined, and its load reply says why.
+    /// changes rates (a resampler) loads unpipelined, and its load reply says why. Under
+    /// JACK, an N that does not divide the server's buffer falls back to the largest divisor
+    /// below it.
     #[arg(long, default_value = "1", value_parser = crate::exec_args::parse_pipeline)]
     pub pipeline: fugue_engine::Pipeline,
 }
@@ -131,10 +134,26 @@ impl Session {
         };
         let verb = verb(&cmd);
         let r = self.run(cmd);
+        self.say_notices();
         Some(match r {
             Ok(r) => r,
             Err(e) => self.error(verb, util::message(&anyhow::Error::from(e))),
         })
+    }
+
+    /// Says on standard error what the host did on its own since the last command (a JACK
+    /// buffer-size change followed).
+    fn say_notices(&mut self) {
+        for n in self.host.take_notices() {
+            eprintln!("host: {n}");
+        }
+    }
+
+    /// Between commands: lets the host follow a JACK buffer-size change, and says so.
+    fn idle(&mut self) {
+        // A server that went away shows in the next command's reply.
+        let _ = self.host.poll();
+        self.say_notices();
     }
 
     fn error(&self, verb: &str, msg: String) -> Reply {
@@ -271,7 +290,7 @@ impl Session {
                 let s = self.host.host_stats();
                 self.ok(
                     format!(
-                        "host: {} cycles, {} graphs, cycle mean {}, p99 {}, max {}; {} deadline misses ({} of {} cycles with a swap), {} overruns, {} recorded blocks dropped",
+                        "host: {} cycles, {} graphs, cycle mean {}, p99 {}, max {}; {} deadline misses ({} of {} cycles with a swap), {} overruns, {} recorded blocks dropped{}",
                         s.cycles,
                         self.host.list().len(),
                         us(s.mean_ns),
@@ -281,13 +300,22 @@ impl Session {
                         s.swap_misses,
                         s.swap_cycles,
                         s.overruns,
-                        s.record_drops
+                        s.record_drops,
+                        if s.resizes > 0 || s.resize_cycles > 0 {
+                            format!(
+                                "; {} buffer-size changes followed, {} silent cycles while compiling for them",
+                                s.resizes, s.resize_cycles
+                            )
+                        } else {
+                            String::new()
+                        }
                     ),
                     json!({"command": "stats", "cycles": s.cycles, "graphs": self.host.list().len(),
                         "mean_ns": s.mean_ns, "p99_ns": s.p99_ns, "max_ns": s.max_ns,
                         "misses": s.misses, "swap_cycles": s.swap_cycles,
                         "swap_misses": s.swap_misses, "overruns": s.overruns,
-                        "record_drops": s.record_drops}),
+                        "record_drops": s.record_drops, "resizes": s.resizes,
+                        "resize_cycles": s.resize_cycles}),
                 )
             }
             Command::Mode => {
@@ -478,7 +506,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                             break;
                         }
                     }
-                    Err(mpsc::RecvTimeoutError::Timeout) => {}
+                    Err(mpsc::RecvTimeoutError::Timeout) => session.idle(),
                     Err(mpsc::RecvTimeoutError::Disconnected) => break,
                 }
             }
@@ -487,12 +515,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let report = session.host.finish().map_err(anyhow::Error::from)?;
     let s = report.stats;
     eprintln!(
-        "host: {} cycles, {} deadline misses ({} of {} cycles with a swap), {} overruns{}",
+        "host: {} cycles, {} deadline misses ({} of {} cycles with a swap), {} overruns{}{}",
         s.cycles,
         s.misses,
         s.swap_misses,
         s.swap_cycles,
         s.overruns,
+        if s.resizes > 0 {
+            format!(", {} buffer-size changes followed", s.resizes)
+        } else {
+            String::new()
+        },
         match &args.record {
             Some(p) => format!(
                 "; recorded {} frames to {}{}",
