@@ -589,3 +589,82 @@ fn a_jack_host_follows_a_buffer_size_change_while_idle() {
     let tail = &w[0][w[0].len() - 8820..];
     assert!(tail.iter().any(|&x| x != 0.0), "silence after the change");
 }
+
+/// `--executor auto` in separate mode says at each load what it measured and chose (a JSON
+/// field too); a named executor in the shared or partitioned mode is one sentence and exit
+/// status 2, and auto there is the pool.
+#[test]
+fn host_executors_in_separate_mode_and_refused_in_the_pool_modes() {
+    let dir = folder("host", "executor");
+    let g = small_graphs(&dir);
+    let s = dir.join("s.txt");
+    std::fs::write(
+        &s,
+        format!(
+            "load a {}\nload b {}\nwait 0.05\nmode\nlist\n",
+            g[2].display(),
+            g[0].display()
+        ),
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "host",
+            "--backend",
+            "offline",
+            "--threads",
+            "2",
+            "--script",
+            s.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        fugue(&args)
+    };
+    let o = run(&["--mode", "separate"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let first = out.lines().next().unwrap();
+    assert!(
+        first.starts_with("loaded a") && first.contains("; executor auto: chose "),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("mode separate") && l.ends_with("executor auto")),
+        "{out}"
+    );
+    let o = run(&["--mode", "separate", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let loads: Vec<Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["command"] == "load")
+        .collect();
+    assert_eq!(loads.len(), 2);
+    for v in &loads {
+        let chosen = v["executor"].as_str().unwrap();
+        let line = v["auto"].as_str().unwrap();
+        assert!(line.contains(&format!("chose {chosen},")), "{v}");
+    }
+    let o = run(&["--mode", "separate", "--executor", "static", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("\"executor\":\"static 2t\""),
+        "{}",
+        stdout(&o)
+    );
+
+    for mode in ["shared", "partitioned"] {
+        let o = run(&["--mode", mode, "--executor", "ws"]);
+        assert_eq!(o.status.code(), Some(2), "{mode}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains(&format!("executor ws does not apply to {mode} mode")),
+            "{err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        let o = run(&["--mode", mode, "--executor", "auto"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(stdout(&o).contains("executor pool"), "{}", stdout(&o));
+    }
+}

@@ -7,8 +7,11 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use fugue_engine::host::{Host, HostBackend, HostEvent, HostOptions, LoadReport, Mode};
+use fugue_engine::host::{
+    GraphExecutor, Host, HostBackend, HostEvent, HostOptions, LoadReport, Mode,
+};
 use fugue_engine::{Engine, ExecutorChoice, Pipeline};
+use fugue_exec::ExecutorKind;
 
 const RATE: u32 = 48_000;
 
@@ -611,4 +614,100 @@ fn admission_warns_past_80_percent_of_the_period_and_strict_refuses() {
     .unwrap();
     assert_eq!(host.load("mono", &g[0].1).unwrap().warning, None);
     host.finish().unwrap();
+}
+
+/// In separate mode each graph gets its own executor: measured at load by default (the reply
+/// says what was chosen and why), or the one named; the pool modes refuse a named executor.
+#[test]
+fn separate_mode_executors_are_measured_or_named_and_the_pool_modes_refuse_a_name() {
+    let dir = tmp("executors");
+    let g = graphs(&dir);
+    let mut host = Host::start(HostOptions {
+        threads: 2,
+        mode: Mode::Separate,
+        ..HostOptions::default()
+    })
+    .unwrap();
+    let r = host.load("synth", &g[2].1).unwrap();
+    let line = r.auto.expect("auto says what it chose");
+    assert!(line.starts_with("executor auto: chose "), "{line}");
+    if fugue_exec::placement::available_cores() >= 2 {
+        assert!(line.contains("seq") && line.contains("ws 2t"), "{line}");
+    }
+    let chosen = r.executor.expect("an executor of its own");
+    assert!(
+        line.contains(&format!("chose {chosen},")),
+        "{line} / {chosen}"
+    );
+    assert_eq!(host.list()[0].executor.as_deref(), Some(chosen.as_str()));
+    // The choice never uses more threads than the host's.
+    assert!(
+        chosen == "seq" || chosen.ends_with(" 2t"),
+        "{chosen} on a host of 2 threads"
+    );
+    host.run_cycles(8).unwrap();
+    let want = solo(&g[2].1, 8, 256);
+    assert_eq!(host.last_mix().unwrap()[0], want[0][7 * 256..].to_vec());
+    host.finish().unwrap();
+
+    for (kind, label) in [
+        (ExecutorKind::Ws, "ws 2t"),
+        (ExecutorKind::Static, "static 2t"),
+        (ExecutorKind::Seq, "seq"),
+    ] {
+        let mut host = Host::start(HostOptions {
+            threads: 2,
+            mode: Mode::Separate,
+            executor: GraphExecutor::Kind(kind),
+            ..HostOptions::default()
+        })
+        .unwrap();
+        let r = host.load("duo", &g[1].1).unwrap();
+        assert_eq!(r.executor.as_deref(), Some(label));
+        assert_eq!(r.auto, None);
+        host.run_cycles(5).unwrap();
+        let want = solo(&g[1].1, 5, 256);
+        assert_eq!(host.last_mix().unwrap()[1], want[1][4 * 256..].to_vec());
+        host.finish().unwrap();
+    }
+
+    // Paced at a long period, the trials do not fit in the budget: seq, and the reply says so.
+    let mut host = Host::start(HostOptions {
+        backend: HostBackend::Clocked,
+        threads: 2,
+        mode: Mode::Separate,
+        block: 1024,
+        ..HostOptions::default()
+    })
+    .unwrap();
+    let r = host.load("mono", &g[0].1).unwrap();
+    assert_eq!(r.executor.as_deref(), Some("seq"));
+    let line = r.auto.unwrap();
+    assert!(
+        line.contains("not measured") && line.contains("100 ms"),
+        "{line}"
+    );
+    host.finish().unwrap();
+
+    for mode in [Mode::Shared, Mode::Partitioned] {
+        let e = Host::start(HostOptions {
+            mode,
+            executor: GraphExecutor::Kind(ExecutorKind::Ws),
+            ..HostOptions::default()
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains(&format!("executor ws does not apply to {mode} mode")),
+            "{e}"
+        );
+        let mut host = Host::start(HostOptions {
+            mode,
+            ..HostOptions::default()
+        })
+        .unwrap();
+        let r = host.load("mono", &g[0].1).unwrap();
+        assert_eq!((r.executor, r.auto), (None, None), "{mode}");
+        host.finish().unwrap();
+    }
 }

@@ -7,9 +7,9 @@
 //!   ([`fugue_exec::SharedPool`]).
 //! - [`Mode::Partitioned`]: the same pool with its threads split among the graphs; each
 //!   graph runs only on its share (refused when graphs outnumber threads).
-//! - [`Mode::Separate`]: each graph on its own work-stealing executor of `threads` threads,
-//!   as that many independent engines would run (the audio thread runs them one after the
-//!   other).
+//! - [`Mode::Separate`]: each graph on its own executor of `threads` threads (measured at
+//!   load, or named: [`HostOptions::executor`]), as that many independent engines would run
+//!   (the audio thread runs them one after the other).
 //!
 //! **Live changes.** [`Host::load`] reads and compiles the graph on the control thread (the
 //! caller's), measures its cost (a few sequential cycles, then [`fugue_exec::Plan::reset`], so
@@ -35,6 +35,14 @@
 //! graph ([`Pipeline::choose`]). The output is the same, sample for sample. A graph that
 //! cannot be pipelined (it changes rates) loads unpipelined and [`LoadReport::pipeline_note`]
 //! says why.
+//!
+//! **Executors.** In `separate` mode each graph runs on an executor of its own
+//! ([`HostOptions::executor`]): a named one on `threads` threads, or (the default)
+//! [`GraphExecutor::Auto`]: at each load the candidates are measured on the graph on the
+//! control thread, on a plan of their own, within [`HostOptions::auto_budget`]
+//! ([`crate::auto::choose`], as `render`/`run` do, paced at the period under a clock), and the
+//! fastest that uses at most `threads` threads is kept ([`LoadReport::auto`] says what it
+//! measured). In the pool modes the executor is the pool: only `Auto` is accepted there.
 //!
 //! **JACK buffer-size changes** are followed: [`Host::poll`] (called by every command, by
 //! [`Host::wait`], and by an idle shell) compiles every loaded graph again at the new size and
@@ -105,6 +113,32 @@ impl std::fmt::Display for Mode {
     }
 }
 
+/// Which executor runs each graph that has one of its own (`separate` mode).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GraphExecutor {
+    /// `separate` mode: chosen at each load by measuring the candidates on the graph (see the
+    /// module's documentation). `shared` and `partitioned` modes: the host's pool, the only
+    /// executor they have.
+    #[default]
+    Auto,
+    /// This executor on [`HostOptions::threads`] threads (`separate` mode only).
+    Kind(ExecutorKind),
+}
+
+impl std::fmt::Display for GraphExecutor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GraphExecutor::Auto => f.write_str("auto"),
+            GraphExecutor::Kind(k) => write!(f, "{k}"),
+        }
+    }
+}
+
+/// How long the measurements of [`GraphExecutor::Auto`] take at most per load, by default:
+/// the trials run on the control thread while the loaded graphs play, and on a machine of few
+/// cores they compete with the audio thread (see `docs/host.md`, "Executors").
+pub const AUTO_BUDGET: Duration = Duration::from_millis(100);
+
 /// What paces the host's cycles.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum HostBackend {
@@ -156,6 +190,10 @@ pub struct HostOptions {
     /// the block (1: off), or `Auto` (chosen per graph from its plain plan and the threads
     /// it runs on). See the module's documentation.
     pub pipeline: Pipeline,
+    /// Each graph's own executor (`separate` mode; the pool modes accept only `Auto`).
+    pub executor: GraphExecutor,
+    /// How long [`GraphExecutor::Auto`] measures at most per load ([`AUTO_BUDGET`]).
+    pub auto_budget: Duration,
 }
 
 impl Default for HostOptions {
@@ -174,6 +212,8 @@ impl Default for HostOptions {
             unit_capacity: 1 << 16,
             exec: ExecOptions::default(),
             pipeline: Pipeline::Sub(1),
+            executor: GraphExecutor::Auto,
+            auto_budget: AUTO_BUDGET,
         }
     }
 }
@@ -242,6 +282,12 @@ pub struct LoadReport {
     pub pipeline: usize,
     /// Why it was not pipelined as asked (it changes rates), when it was not.
     pub pipeline_note: Option<String>,
+    /// Its own executor and threads (`separate` mode), as `ws 2t` or `seq`; `None` in the
+    /// pool modes.
+    pub executor: Option<String>,
+    /// With [`GraphExecutor::Auto`] in `separate` mode: what was measured and chosen, one
+    /// line.
+    pub auto: Option<String>,
 }
 
 /// What [`Host::unload`] did.
@@ -278,6 +324,8 @@ pub struct GraphInfo {
     pub silenced: bool,
     /// Sub-blocks per cycle (1: not pipelined).
     pub pipeline: usize,
+    /// Its own executor and threads (`separate` mode), as `ws 2t` or `seq`.
+    pub executor: Option<String>,
 }
 
 /// An adoption or a removal, in the host's log ([`Host::log`]).
@@ -343,6 +391,40 @@ struct Built {
     channels: usize,
     pipeline: usize,
     pipeline_note: Option<String>,
+    /// Its own executor and threads.
+    executor: Option<(ExecutorKind, usize)>,
+    /// What the automatic choice measured, when it chose.
+    auto: Option<String>,
+}
+
+/// How a graph gets its executor ([`Host::build_slot`]).
+#[derive(Clone, Copy, Debug)]
+enum ExecutorPlan {
+    /// None of its own: it runs on the host's pool.
+    Pool,
+    /// This one, on this many threads.
+    Fixed(ExecutorKind, usize),
+    /// Measured now ([`GraphExecutor::Auto`]).
+    Measure,
+}
+
+impl ExecutorPlan {
+    /// The same executor again (compiled again at a new buffer size: not measured again).
+    fn again(chosen: Option<(ExecutorKind, usize)>) -> ExecutorPlan {
+        match chosen {
+            Some((k, t)) => ExecutorPlan::Fixed(k, t),
+            None => ExecutorPlan::Pool,
+        }
+    }
+}
+
+/// An executor and its threads as reports name them: `seq`, `ws 2t`.
+fn executor_label(kind: ExecutorKind, threads: usize) -> String {
+    if threads <= 1 {
+        kind.to_string()
+    } else {
+        format!("{kind} {threads}t")
+    }
 }
 
 /// Where the audio side lives.
@@ -425,6 +507,11 @@ impl Host {
     /// Starts a host whose graphs may use the kinds of `registry`.
     pub fn with_registry(options: HostOptions, registry: Registry) -> Result<Host, HostError> {
         let mut options = options;
+        if let (GraphExecutor::Kind(k), Mode::Shared | Mode::Partitioned) =
+            (options.executor, options.mode)
+        {
+            return Err(HostError::Options(pool_mode_executor(options.mode, k)));
+        }
         let jack_client = match &options.backend {
             HostBackend::Jack { client_name, .. } => {
                 let (client, rate, block) = jack::open(client_name)?;
@@ -444,6 +531,7 @@ impl Host {
                 "the host needs at least one output channel".into(),
             ));
         }
+
         let mut warnings = Vec::new();
         let (pipeline, note) = fit_pipeline(options.pipeline, options.block);
         match (note, jack_client.is_some()) {
@@ -591,10 +679,17 @@ impl Host {
             )));
         }
         let threads = self.threads_of_new_graph();
-        let executor = self.executor_of_new_graph();
+        let plan = match (self.options.mode, self.options.executor) {
+            (Mode::Shared | Mode::Partitioned, _) => ExecutorPlan::Pool,
+            (Mode::Separate, GraphExecutor::Auto) => ExecutorPlan::Measure,
+            (Mode::Separate, GraphExecutor::Kind(k)) => {
+                ExecutorPlan::Fixed(k, if k == ExecutorKind::Seq { 1 } else { threads })
+            }
+        };
         let stats = Arc::new(GraphStats::new());
         let id = self.next_id;
-        let mut built = self.build_slot(graph, id, threads, executor, stats.clone())?;
+        let mut built = self.build_slot(graph, id, threads, plan, stats.clone())?;
+        let executor = ExecutorPlan::again(built.executor);
         let cost_ns = built.cost_ns;
         let period_ns = self.options.period_ns();
         let predicted_ns = self.predict(cost_ns);
@@ -679,7 +774,7 @@ impl Host {
             stats,
             pipeline: built.pipeline,
             graph: graph.clone(),
-            executor,
+            executor: built.executor,
         });
         Ok(LoadReport {
             id,
@@ -690,19 +785,21 @@ impl Host {
             warning,
             pipeline: built.pipeline,
             pipeline_note: built.pipeline_note,
+            executor: built.executor.map(|(k, t)| executor_label(k, t)),
+            auto: built.auto,
         })
     }
 
     /// Compiles `graph` as graph `id` at the host's block for `threads` threads, checks that
     /// the pool has room for its units, measures its cost (then resets it: it starts fresh)
-    /// and builds its own executor when it has one (`separate` mode): what the audio thread
-    /// adopts. Control thread.
+    /// and builds its own executor when it has one (`separate` mode; chosen by measuring
+    /// with [`ExecutorPlan::Measure`]): what the audio thread adopts. Control thread.
     fn build_slot(
         &mut self,
         graph: &TaskGraph,
         id: u32,
         threads: usize,
-        executor: Option<(ExecutorKind, usize)>,
+        executor: ExecutorPlan,
         stats: Arc<GraphStats>,
     ) -> Result<Built, HostError> {
         let mut plan = self.compile(graph, threads)?;
@@ -720,7 +817,15 @@ impl Host {
             )));
         }
         let cost_ns = measure_cost(&mut plan);
-        let executor = match executor {
+        let (chosen, auto) = match executor {
+            ExecutorPlan::Pool => (None, None),
+            ExecutorPlan::Fixed(k, t) => (Some((k, t)), None),
+            ExecutorPlan::Measure => {
+                let (k, t, line) = self.measure_executors(graph, threads, cost_ns)?;
+                (Some((k, t)), Some(line))
+            }
+        };
+        let executor = match chosen {
             Some((kind, threads)) => {
                 let choice = ExecutorChoice {
                     kind,
@@ -747,6 +852,8 @@ impl Host {
             channels: plan.n_outputs(),
             pipeline: plan.pipeline(),
             pipeline_note: plan.pipeline_note().map(str::to_string),
+            executor: chosen,
+            auto,
             slot: Box::new(Slot {
                 id,
                 tenant: Tenant::new(plan),
@@ -759,23 +866,74 @@ impl Host {
         })
     }
 
-    /// The executor of a graph loaded now, with its threads, when it has one of its own
-    /// (`separate` mode: work stealing on `threads` threads, or seq on one).
-    fn executor_of_new_graph(&self) -> Option<(ExecutorKind, usize)> {
-        match self.options.mode {
-            Mode::Separate => {
-                let t = self.options.threads.max(1);
-                Some((
-                    if t > 1 {
-                        ExecutorKind::Ws
-                    } else {
-                        ExecutorKind::Seq
-                    },
-                    t,
-                ))
+    /// [`GraphExecutor::Auto`]: measures the candidates on `graph` ([`crate::auto::choose`],
+    /// on a plan compiled apart, so that the one that plays starts fresh), paced at the
+    /// period under a clock, within [`HostOptions::auto_budget`], and keeps the fastest that
+    /// runs on at most `threads` threads (seq unless another gains
+    /// [`crate::auto::MIN_GAIN`]). Returns it with the line that says what was measured.
+    /// `cost_ns` is the graph's sequential cycle.
+    fn measure_executors(
+        &self,
+        graph: &TaskGraph,
+        threads: usize,
+        cost_ns: u64,
+    ) -> Result<(ExecutorKind, usize, String), HostError> {
+        let options = self.graph_exec_options();
+        let per_cycle = options
+            .period
+            .map_or(0, |p| p.as_nanos() as u64)
+            .max(cost_ns)
+            .max(1);
+        let budget = self.options.auto_budget;
+        // The automatic choice spends at most a tenth of the run it is told of: a run of ten
+        // budgets.
+        let cycles = (10 * budget.as_nanos() / per_cycle as u128).max(1) as u64;
+        let choice = ExecutorChoice {
+            auto: true,
+            auto_cycles: Some(cycles),
+            threads,
+            options,
+            ..ExecutorChoice::default()
+        };
+        let mut trial = self.compile(graph, threads)?;
+        let (_, mut report) = crate::auto::choose(graph, &mut trial, &choice)
+            .map_err(|e| HostError::Options(e.to_string()))?;
+        drop(trial);
+        if report.candidates.len() == 1 {
+            let c = report.chosen();
+            if fugue_exec::placement::available_cores() < 2 {
+                return Ok((
+                    c.kind,
+                    c.threads,
+                    "executor auto: seq, the only candidate on one core".to_string(),
+                ));
             }
-            Mode::Shared | Mode::Partitioned => None,
+            return Ok((
+                c.kind,
+                c.threads,
+                format!(
+                    "executor auto: seq, not measured: {} cycles of {:.0} µs for each candidate do not fit in the {} ms the trials may take (name an executor to choose another)",
+                    crate::auto::MIN_CYCLES,
+                    per_cycle as f64 / 1e3,
+                    budget.as_millis()
+                ),
+            ));
         }
+        // Within the host's threads (the candidates go up to the cores).
+        let seq = report.candidates[0].median_ns;
+        let best = (1..report.candidates.len())
+            .filter(|&i| report.candidates[i].threads <= threads)
+            .min_by(|&a, &b| {
+                report.candidates[a]
+                    .median_ns
+                    .total_cmp(&report.candidates[b].median_ns)
+            });
+        report.chosen = match best {
+            Some(i) if report.candidates[i].median_ns <= seq * (1.0 - crate::auto::MIN_GAIN) => i,
+            _ => 0,
+        };
+        let c = report.chosen();
+        Ok((c.kind, c.threads, report.line()))
     }
 
     /// The options of a graph's own executor: the host's, with the period of the block when
@@ -933,6 +1091,7 @@ impl Host {
                 adopted: e.adopted,
                 silenced: e.stats.snapshot().panics > 0,
                 pipeline: e.pipeline,
+                executor: e.executor.map(|(k, t)| executor_label(k, t)),
             })
             .collect()
     }
@@ -1099,7 +1258,8 @@ impl Host {
                 Mode::Shared | Mode::Separate => t,
             };
             let e = &self.graphs[i];
-            let (graph, id, executor, stats) = (e.graph.clone(), e.id, e.executor, e.stats.clone());
+            let executor = ExecutorPlan::again(e.executor);
+            let (graph, id, stats) = (e.graph.clone(), e.id, e.stats.clone());
             match self.build_slot(&graph, id, threads, executor, stats) {
                 Ok(mut built) => {
                     let e = &mut self.graphs[i];
@@ -1332,6 +1492,17 @@ impl Drop for Host {
             _ => {}
         }
     }
+}
+
+/// Why a named executor does not apply to pool mode `mode`: one sentence.
+fn pool_mode_executor(mode: Mode, kind: ExecutorKind) -> String {
+    let how = match mode {
+        Mode::Partitioned => "each graph runs on its share of the host's one pool of threads (work stealing within the share, re-split at every load and unload)",
+        _ => "every graph runs on the host's one pool of threads, stealing work across graphs",
+    };
+    format!(
+        "executor {kind} does not apply to {mode} mode: {how}; use separate mode to give each graph an executor of its own, or leave the executor auto"
+    )
 }
 
 /// The linear gain of `db` decibels (exactly 1 at 0 dB).

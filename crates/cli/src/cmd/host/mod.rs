@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use fugue_engine::host::{Host, HostBackend, HostError, HostOptions, Mode};
+use fugue_engine::host::{GraphExecutor, Host, HostBackend, HostError, HostOptions, Mode};
 use serde_json::json;
 
 use crate::util;
@@ -53,7 +53,7 @@ pub struct Args {
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
     pub threads: Option<u64>,
     /// shared (one pool for all graphs), partitioned (the threads split among the graphs) or
-    /// separate (one pool of --threads per graph).
+    /// separate (an executor of --threads threads per graph: --executor).
     #[arg(long, default_value = "shared", value_parser = ["shared", "partitioned", "separate"])]
     pub mode: String,
     /// Output channels of the mix.
@@ -88,6 +88,19 @@ pub struct Args {
     /// below it.
     #[arg(long, default_value = "1", value_parser = crate::exec_args::parse_pipeline)]
     pub pipeline: fugue_engine::Pipeline,
+    /// Each graph's own executor, in separate mode: auto (measures seq, ws and static on the
+    /// graph at each load, for at most --auto-budget-ms, paced at the period with a clock,
+    /// and keeps the fastest on at most --threads threads; seq unless another gains 3 %; the
+    /// load reply says what it chose), or seq, static, ws, ws-affinity, share, share-spin,
+    /// levels on --threads threads. In shared and partitioned modes the graphs run on the
+    /// host's pool: only auto (the pool) is accepted there.
+    #[arg(long, short = 'e', default_value = "auto", value_parser = crate::exec_args::parse_executor)]
+    pub executor: crate::exec_args::Executor,
+    /// How long --executor auto measures at most at each load, in ms, up to 600 (the loaded
+    /// graphs play on meanwhile). Trials paced at the period need 24 periods per candidate
+    /// (3 candidates on 2 cores); when they do not fit, the graph gets seq, unmeasured.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub auto_budget_ms: u64,
 }
 
 /// Arguments of `fugue ctl`.
@@ -195,6 +208,11 @@ impl Session {
                     us(r.predicted_ns as f64),
                     us(r.period_ns as f64)
                 );
+                match (&r.auto, &r.executor) {
+                    (Some(line), _) => text.push_str(&format!("; {line}")),
+                    (None, Some(e)) => text.push_str(&format!("; executor {e}")),
+                    (None, None) => {}
+                }
                 if r.pipeline > 1 {
                     text.push_str(&format!("; pipelined in {} sub-blocks", r.pipeline));
                 }
@@ -209,7 +227,8 @@ impl Session {
                     json!({"command": "load", "name": name, "file": file, "id": r.id,
                         "cycle": r.cycle, "cost_ns": r.cost_ns, "predicted_ns": r.predicted_ns,
                         "period_ns": r.period_ns, "warning": r.warning,
-                        "pipeline": r.pipeline, "pipeline_note": r.pipeline_note}),
+                        "pipeline": r.pipeline, "pipeline_note": r.pipeline_note,
+                        "executor": r.executor, "auto": r.auto}),
                 )
             }
             Command::Unload { name } => {
@@ -239,7 +258,7 @@ impl Session {
                         .iter()
                         .map(|g| {
                             format!(
-                                "{} (id {}, {} tasks, {} ch, {} dB, cost {}, from cycle {}{}{})",
+                                "{} (id {}, {} tasks, {} ch, {} dB, cost {}, from cycle {}{}{}{})",
                                 g.name,
                                 g.id,
                                 g.tasks,
@@ -247,6 +266,10 @@ impl Session {
                                 g.gain_db,
                                 us(g.cost_ns as f64),
                                 g.adopted,
+                                match &g.executor {
+                                    Some(e) => format!(", {e}"),
+                                    None => String::new(),
+                                },
                                 if g.pipeline > 1 {
                                     format!(", {} sub-blocks", g.pipeline)
                                 } else {
@@ -264,7 +287,7 @@ impl Session {
                         json!({"name": g.name, "id": g.id, "file": g.file, "tasks": g.tasks,
                             "channels": g.channels, "gain_db": g.gain_db, "cost_ns": g.cost_ns,
                             "adopted": g.adopted, "silenced": g.silenced,
-                            "pipeline": g.pipeline})
+                            "pipeline": g.pipeline, "executor": g.executor})
                     })
                     .collect();
                 self.ok(text, json!({"command": "list", "graphs": graphs}))
@@ -325,20 +348,26 @@ impl Session {
                     HostBackend::Clocked => "clocked",
                     HostBackend::Jack { .. } => "jack",
                 };
+                let executor = match o.mode {
+                    Mode::Separate => o.executor.to_string(),
+                    Mode::Shared | Mode::Partitioned => "pool".to_string(),
+                };
                 self.ok(
                     format!(
-                        "mode {}, {} threads, {backend} at {} Hz, {} frames ({} period), {} channels, pipeline {}",
+                        "mode {}, {} threads, {backend} at {} Hz, {} frames ({} period), {} channels, pipeline {}, executor {}",
                         o.mode,
                         o.threads,
                         o.rate,
                         o.block,
                         us(o.period_ns() as f64),
                         o.channels,
-                        o.pipeline
+                        o.pipeline,
+                        executor
                     ),
                     json!({"command": "mode", "mode": o.mode.name(), "threads": o.threads,
                         "backend": backend, "rate": o.rate, "buffer": o.block,
-                        "channels": o.channels, "pipeline": o.pipeline.to_string()}),
+                        "channels": o.channels, "pipeline": o.pipeline.to_string(),
+                        "executor": executor}),
                 )
             }
             Command::Wait { seconds } => {
@@ -427,6 +456,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         record: args.record.clone(),
         placeholder: args.placeholder,
         pipeline: args.pipeline,
+        executor: match args.executor {
+            crate::exec_args::Executor::Auto => GraphExecutor::Auto,
+            crate::exec_args::Executor::Kind(k) => GraphExecutor::Kind(k),
+        },
+        auto_budget: Duration::from_millis(args.auto_budget_ms),
         ..HostOptions::default()
     };
     let host = Host::start(options).map_err(|e| util::usage(e.to_string()))?;
