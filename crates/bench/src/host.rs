@@ -13,8 +13,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use fugue_engine::host::{Host, HostBackend, HostOptions, Mode};
+use fugue_engine::host::{GraphExecutor, Host, HostBackend, HostOptions, Mode};
 use fugue_engine::{Engine, ExecutorChoice};
+use fugue_exec::ExecutorKind;
 use fugue_graph::TaskGraph;
 
 use crate::error::BenchError;
@@ -191,6 +192,13 @@ fn start(
         block,
         threads: c.threads,
         mode,
+        // Separate mode as n independent engines: work stealing on every graph, not measured
+        // at each load.
+        executor: match mode {
+            Mode::Separate if c.threads > 1 => GraphExecutor::Kind(ExecutorKind::Ws),
+            Mode::Separate => GraphExecutor::Kind(ExecutorKind::Seq),
+            Mode::Shared | Mode::Partitioned => GraphExecutor::Auto,
+        },
         ..HostOptions::default()
     })
     .map_err(|e| BenchError::Failed(e.to_string()))

@@ -143,7 +143,7 @@ impl std::fmt::Display for Executor {
     }
 }
 
-fn parse_executor(s: &str) -> Result<Executor, String> {
+pub(crate) fn parse_executor(s: &str) -> Result<Executor, String> {
     if s == "auto" {
         return Ok(Executor::Auto);
     }

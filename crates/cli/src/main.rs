@@ -106,6 +106,8 @@ enum Command {
         "fugue host --script session.txt --record mix.wav",
         "fugue host --control /tmp/fugue.sock & fugue ctl /tmp/fugue.sock load a examples/pluck.ag",
         "fugue host --mode separate --threads 2 --backend offline --script s.txt --json",
+        "fugue host --pipeline auto --buffer 512        # every graph pipelined where it helps",
+        "fugue host --mode separate --executor ws       # each graph on its own work-stealing executor",
     ))]
     Host(cmd::host::Args),
     /// Send one command to a `fugue host --control SOCKET` and print its reply.

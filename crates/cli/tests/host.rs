@@ -1,7 +1,8 @@
 //! `fugue host`: a scripted session with the clocked backend records, sample for sample, the
 //! sum of each graph's solo `fugue render` over the cycles it was loaded; bad input is one
 //! clear line and the host plays on; `--strict` stops at the first failure with a valid
-//! recording; the control socket survives bad clients.
+//! recording; the control socket survives bad clients; `--pipeline` records the same mix as
+//! without it, in every mode, and one that does not divide the buffer is refused.
 
 mod common;
 
@@ -69,11 +70,10 @@ fn scripted_jack_session_records_the_sum_of_the_solo_renders() {
     );
 }
 
-/// The session of the specification through `fugue host --script` with `backend` (flags):
-/// three graphs loaded, one unloaded, another loaded, 50 load/unload pairs while playing.
-fn session(test: &str, backend: &[&str]) {
-    let dir = folder("host", test);
-    let g = small_graphs(&dir);
+/// The script of the session of the specification, on the graphs `g`: three graphs loaded,
+/// one unloaded, another loaded, 50 load/unload pairs while playing. Returns it with the
+/// file of each name.
+fn session_script(g: &[PathBuf]) -> (String, HashMap<String, PathBuf>) {
     let mut script = String::new();
     let mut files: HashMap<String, PathBuf> = HashMap::new();
     let mut load = |script: &mut String, name: &str, f: &PathBuf| {
@@ -96,6 +96,14 @@ fn session(test: &str, backend: &[&str]) {
         script.push_str(&format!("unload {name}\n"));
     }
     script.push_str("wait 0.05\nstats\nmode\nquit\n");
+    (script, files)
+}
+
+/// The session of the specification through `fugue host --script` with `backend` (flags).
+fn session(test: &str, backend: &[&str]) {
+    let dir = folder("host", test);
+    let g = small_graphs(&dir);
+    let (script, files) = session_script(&g);
     let script_path = dir.join("session.txt");
     std::fs::write(&script_path, &script).unwrap();
     let mix = dir.join("mix.wav");
@@ -396,4 +404,267 @@ fn ctrl_c_stops_cleanly_and_keeps_the_recording_valid() {
     assert_eq!(status.code(), Some(130), "{status:?}");
     let w = read_wav(&mix);
     assert!(w[0].len() > 4800 && w[0].iter().any(|&x| x != 0.0));
+}
+
+/// The session recorded with `--pipeline 4` and `--pipeline auto` is, sample for sample, the
+/// session recorded without pipelining, in every mode (offline backend: the same cycles).
+#[test]
+fn pipelined_sessions_record_the_unpipelined_mix() {
+    let dir = folder("host", "pipelined");
+    let g = small_graphs(&dir);
+    let (script, _) = session_script(&g);
+    let script_path = dir.join("session.txt");
+    std::fs::write(&script_path, &script).unwrap();
+    for (mode, threads) in [("shared", "2"), ("partitioned", "4"), ("separate", "2")] {
+        let mut plain: Option<Vec<Vec<f32>>> = None;
+        for pipeline in ["1", "4", "auto"] {
+            let mix = dir.join(format!("{mode}-{pipeline}.wav"));
+            let o = fugue(&[
+                "host",
+                "--backend",
+                "offline",
+                "--buffer",
+                "128",
+                "--mode",
+                mode,
+                "--threads",
+                threads,
+                "--pipeline",
+                pipeline,
+                "--script",
+                script_path.to_str().unwrap(),
+                "--record",
+                mix.to_str().unwrap(),
+                "--json",
+            ]);
+            assert!(o.status.success(), "{mode} {pipeline}: {}", stderr(&o));
+            let subs: Vec<u64> = stdout(&o)
+                .lines()
+                .map(|l| serde_json::from_str::<Value>(l).unwrap())
+                .filter(|v| v["command"] == "load")
+                .map(|v| v["pipeline"].as_u64().unwrap())
+                .collect();
+            assert_eq!(subs.len(), 54, "{mode} {pipeline}");
+            match pipeline {
+                "1" => assert!(subs.iter().all(|&n| n == 1)),
+                "4" => assert!(subs.iter().all(|&n| n == 4), "{mode}: {subs:?}"),
+                _ => assert!(subs.iter().any(|&n| n > 1), "{mode}: {subs:?}"),
+            }
+            let got = read_wav(&mix);
+            match &plain {
+                None => {
+                    assert!(got[0].iter().any(|&x| x != 0.0), "{mode}: silence");
+                    plain = Some(got);
+                }
+                Some(want) => {
+                    assert_eq!(got.len(), want.len());
+                    for ch in 0..want.len() {
+                        if let Some((i, a, b)) =
+                            fugue_testkit::bits::first_difference(&got[ch], &want[ch])
+                        {
+                            panic!(
+                                "{mode}, --pipeline {pipeline}: channel {ch}, frame {i}: {a}, unpipelined {b}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_pipeline_that_does_not_divide_the_buffer_is_refused() {
+    for (p, want) in [
+        ("3", "--pipeline 3 does not divide the buffer of 256 frames"),
+        ("0", "`0` is not a number of sub-blocks"),
+    ] {
+        let o = fugue(&[
+            "host",
+            "--backend",
+            "offline",
+            "--buffer",
+            "256",
+            "--pipeline",
+            p,
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{p}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains(want), "{p}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+/// `fugue host --backend jack` follows a buffer-size change while it waits for commands
+/// (`jack_bufsize 256` on a JACK server of the test's own): `mode` says the new size, the
+/// cycles go on, standard error says what was done, and the recording is not silent after
+/// the change.
+#[test]
+fn a_jack_host_follows_a_buffer_size_change_while_idle() {
+    use fugue_testkit::jackd::{has, DummyServer};
+    if !has("jack_bufsize") {
+        common::skip(
+            "a_jack_host_follows_a_buffer_size_change_while_idle",
+            "jack_bufsize is not installed (Debian package jackd2)",
+        );
+        return;
+    }
+    let server = match DummyServer::start("cli-resize", 44_100, 128) {
+        Ok(s) => s,
+        Err(why) => {
+            common::skip("a_jack_host_follows_a_buffer_size_change_while_idle", &why);
+            return;
+        }
+    };
+    let dir = folder("host", "jack-resize");
+    let g = small_graphs(&dir);
+    let socket = dir.join("ctl.sock");
+    let mix = dir.join("mix.wav");
+    let child = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args(["host", "--backend", "jack"])
+        .args(["--client-name", "fugue-cli-resize"])
+        .args(["--threads", "2", "--pipeline", "4", "--control"])
+        .arg(&socket)
+        .arg("--record")
+        .arg(&mix)
+        .env("JACK_DEFAULT_SERVER", server.name())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Killed if the test fails half-way.
+    let mut h = Running {
+        child,
+        socket: socket.clone(),
+    };
+    let start = Instant::now();
+    while UnixStream::connect(&socket).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the host did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (ok, r) = ctl(&socket, &["load", "a", g[0].to_str().unwrap()]);
+    assert!(ok && r.contains("pipelined in 4 sub-blocks"), "{r}");
+    let (ok, r) = ctl(&socket, &["load", "b", g[1].to_str().unwrap()]);
+    assert!(ok, "{r}");
+    let (_, r) = ctl(&socket, &["mode"]);
+    assert!(r.contains("128 frames"), "{r}");
+    std::thread::sleep(Duration::from_millis(200));
+    server.set_buffer(256).unwrap();
+    // No command for a while: the host follows the change on its own.
+    std::thread::sleep(Duration::from_millis(600));
+    let (_, r) = ctl(&socket, &["mode"]);
+    assert!(r.contains("256 frames"), "{r}");
+    let before = cycles(&socket);
+    std::thread::sleep(Duration::from_millis(300));
+    let after = cycles(&socket);
+    assert!(after > before + 10, "playback stalled: {before} -> {after}");
+    let (ok, r) = ctl(&socket, &["stats"]);
+    assert!(ok && r.contains("1 buffer-size changes followed"), "{r}");
+    let (ok, r) = ctl(&socket, &["list"]);
+    assert!(
+        ok && r.starts_with("2 loaded: a") && r.contains("4 sub-blocks"),
+        "{r}"
+    );
+    let (ok, _) = ctl(&socket, &["quit"]);
+    assert!(ok);
+    let mut err = String::new();
+    h.child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = h.child.wait().unwrap();
+    assert!(status.success(), "{err}");
+    assert!(
+        err.contains("host: JACK buffer size 128 -> 256 frames: 2 graphs compiled again"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    let w = read_wav(&mix);
+    let tail = &w[0][w[0].len() - 8820..];
+    assert!(tail.iter().any(|&x| x != 0.0), "silence after the change");
+}
+
+/// `--executor auto` in separate mode says at each load what it measured and chose (a JSON
+/// field too); a named executor in the shared or partitioned mode is one sentence and exit
+/// status 2, and auto there is the pool.
+#[test]
+fn host_executors_in_separate_mode_and_refused_in_the_pool_modes() {
+    let dir = folder("host", "executor");
+    let g = small_graphs(&dir);
+    let s = dir.join("s.txt");
+    std::fs::write(
+        &s,
+        format!(
+            "load a {}\nload b {}\nwait 0.05\nmode\nlist\n",
+            g[2].display(),
+            g[0].display()
+        ),
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "host",
+            "--backend",
+            "offline",
+            "--threads",
+            "2",
+            "--script",
+            s.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        fugue(&args)
+    };
+    let o = run(&["--mode", "separate"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let first = out.lines().next().unwrap();
+    assert!(
+        first.starts_with("loaded a") && first.contains("; executor auto: chose "),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("mode separate") && l.ends_with("executor auto")),
+        "{out}"
+    );
+    let o = run(&["--mode", "separate", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let loads: Vec<Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["command"] == "load")
+        .collect();
+    assert_eq!(loads.len(), 2);
+    for v in &loads {
+        let chosen = v["executor"].as_str().unwrap();
+        let line = v["auto"].as_str().unwrap();
+        assert!(line.contains(&format!("chose {chosen},")), "{v}");
+    }
+    let o = run(&["--mode", "separate", "--executor", "static", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("\"executor\":\"static 2t\""),
+        "{}",
+        stdout(&o)
+    );
+
+    for mode in ["shared", "partitioned"] {
+        let o = run(&["--mode", mode, "--executor", "ws"]);
+        assert_eq!(o.status.code(), Some(2), "{mode}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains(&format!("executor ws does not apply to {mode} mode")),
+            "{err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        let o = run(&["--mode", mode, "--executor", "auto"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(stdout(&o).contains("executor pool"), "{}", stdout(&o));
+    }
 }

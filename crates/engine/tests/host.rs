@@ -1,14 +1,17 @@
 //! The multi-graph host: the recorded mix of a scripted session (graphs loaded and unloaded
 //! while playing) is, sample for sample, the sum of each graph's solo render over the cycles
-//! it was loaded, in every mode and with the clocked backend; a panicking graph is silenced
-//! and the others play on; bad input leaves the host playing.
+//! it was loaded, in every mode and with the clocked backend, pipelined or not; a panicking
+//! graph is silenced and the others play on; bad input leaves the host playing.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use fugue_engine::host::{Host, HostBackend, HostEvent, HostOptions, Mode};
-use fugue_engine::{Engine, ExecutorChoice};
+use fugue_engine::host::{
+    GraphExecutor, Host, HostBackend, HostEvent, HostOptions, LoadReport, Mode,
+};
+use fugue_engine::{Engine, ExecutorChoice, Pipeline};
+use fugue_exec::ExecutorKind;
 
 const RATE: u32 = 48_000;
 
@@ -140,27 +143,33 @@ fn read_wav(path: &Path) -> Vec<Vec<f32>> {
 }
 
 /// The session of the specification: three graphs loaded, one unloaded, another loaded,
-/// then 50 load/unload pairs while playing. Returns the host's log, cycles and the files.
-fn session(host: &mut Host, dir: &Path, pause: Duration) -> HashMap<String, PathBuf> {
+/// then 50 load/unload pairs while playing. Returns the files, and the load reports in
+/// `reports`.
+fn session(
+    host: &mut Host,
+    dir: &Path,
+    pause: Duration,
+    reports: &mut Vec<LoadReport>,
+) -> HashMap<String, PathBuf> {
     let g = graphs(dir);
     let mut files = HashMap::new();
     for (n, f) in &g {
         files.insert(n.to_string(), f.clone());
     }
-    host.load("mono", &g[0].1).unwrap();
+    reports.push(host.load("mono", &g[0].1).unwrap());
     host.wait(pause).unwrap();
-    host.load("duo", &g[1].1).unwrap();
-    host.load("synth", &g[2].1).unwrap();
+    reports.push(host.load("duo", &g[1].1).unwrap());
+    reports.push(host.load("synth", &g[2].1).unwrap());
     host.wait(pause).unwrap();
     host.unload("duo").unwrap();
     host.wait(pause).unwrap();
-    host.load("pluck", &g[3].1).unwrap();
+    reports.push(host.load("pluck", &g[3].1).unwrap());
     host.wait(pause).unwrap();
     for i in 0..50 {
         let (base, file) = &g[[0, 1, 0, 1, 3][i % 5]];
         let name = format!("{base}{i}");
         files.insert(name.clone(), file.clone());
-        host.load(&name, file).unwrap();
+        reports.push(host.load(&name, file).unwrap());
         if i % 3 == 0 {
             host.wait(pause).unwrap();
         }
@@ -174,6 +183,19 @@ fn session(host: &mut Host, dir: &Path, pause: Duration) -> HashMap<String, Path
 }
 
 fn check_session(mode: Mode, backend: HostBackend, threads: usize, block: usize, test: &str) {
+    check_pipelined_session(mode, backend, threads, block, Pipeline::Sub(1), test);
+}
+
+/// [`check_session`] with every graph pipelined as `pipeline` says; the expected mix is
+/// still the sum of the unpipelined solo renders. Returns the load reports.
+fn check_pipelined_session(
+    mode: Mode,
+    backend: HostBackend,
+    threads: usize,
+    block: usize,
+    pipeline: Pipeline,
+    test: &str,
+) -> Vec<LoadReport> {
     let dir = tmp(test);
     let out = dir.join("mix.wav");
     let mut host = Host::start(HostOptions {
@@ -183,13 +205,15 @@ fn check_session(mode: Mode, backend: HostBackend, threads: usize, block: usize,
         threads,
         mode,
         record: Some(out.clone()),
+        pipeline,
         ..HostOptions::default()
     })
     .unwrap();
     // The JACK backend runs at the server's buffer size.
     let block = host.options().block;
     let rate = host.options().rate;
-    let files = session(&mut host, &dir, Duration::from_millis(40));
+    let mut reports = Vec::new();
+    let files = session(&mut host, &dir, Duration::from_millis(40), &mut reports);
     let log = host.log().to_vec();
     let report = host.finish().unwrap();
     assert_eq!(report.stats.record_drops, 0, "{test}: blocks were dropped");
@@ -208,6 +232,86 @@ fn check_session(mode: Mode, backend: HostBackend, threads: usize, block: usize,
         assert!(report.stats.swap_cycles >= 100, "{:?}", report.stats);
     }
     let _ = std::fs::remove_dir_all(&dir);
+    reports
+}
+
+/// Pipelined by 4 or automatically, in every mode, the recorded session is still, sample for
+/// sample, the sum of the unpipelined solo renders: the same mix as without pipelining.
+#[test]
+fn offline_pipelined_mix_is_the_unpipelined_mix() {
+    for (mode, threads) in [
+        (Mode::Shared, 2),
+        (Mode::Partitioned, 4),
+        (Mode::Separate, 2),
+    ] {
+        for pipeline in [Pipeline::Sub(4), Pipeline::Auto] {
+            let test = format!("offline-{mode}-pipeline-{pipeline}");
+            let reports =
+                check_pipelined_session(mode, HostBackend::Offline, threads, 128, pipeline, &test);
+            match pipeline {
+                Pipeline::Sub(n) => assert!(
+                    reports
+                        .iter()
+                        .all(|r| r.pipeline == n && r.pipeline_note.is_none()),
+                    "{test}: {reports:?}"
+                ),
+                // The one-oscillator graph is a line: auto cuts it.
+                Pipeline::Auto => assert!(
+                    reports.iter().any(|r| r.pipeline > 1),
+                    "{test}: nothing was pipelined"
+                ),
+            }
+        }
+    }
+}
+
+#[test]
+fn clocked_pipelined_shared_mix_is_the_sum_of_the_solos() {
+    check_pipelined_session(
+        Mode::Shared,
+        HostBackend::Clocked,
+        2,
+        1024,
+        Pipeline::Sub(4),
+        "clocked-shared-pipelined",
+    );
+}
+
+/// A graph that changes rates loads unpipelined, says why, and plays as its solo render; a
+/// pipeline that does not divide the block is refused at start.
+#[test]
+fn a_graph_that_changes_rates_loads_unpipelined_and_says_why() {
+    let dir = tmp("rates");
+    let rates = dir.join("rates.ag");
+    std::fs::write(
+        &rates,
+        "o = { kind: \"osc\", freq: 440, }; r = { kind: \"resampler\", ratio: 0.5, };\n\
+         s = { kind: \"sink\", }; o.1 -> r.1; r.1 -> s.1;",
+    )
+    .unwrap();
+    let mut host = Host::start(HostOptions {
+        threads: 2,
+        pipeline: Pipeline::Sub(4),
+        ..HostOptions::default()
+    })
+    .unwrap();
+    let r = host.load("rates", &rates).unwrap();
+    assert_eq!(r.pipeline, 1);
+    let note = r.pipeline_note.expect("a note");
+    assert!(note.contains("`r`") && note.contains("rate"), "{note}");
+    host.run_cycles(5).unwrap();
+    let want = solo(&rates, 5, 256);
+    assert_eq!(host.last_mix().unwrap()[0], want[0][4 * 256..].to_vec());
+    host.finish().unwrap();
+    for (n, want) in [(3, "does not divide the block of 256"), (0, "0 sub-blocks")] {
+        let e = Host::start(HostOptions {
+            pipeline: Pipeline::Sub(n),
+            ..HostOptions::default()
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains(want), "{e}");
+    }
 }
 
 #[test]
@@ -510,4 +614,100 @@ fn admission_warns_past_80_percent_of_the_period_and_strict_refuses() {
     .unwrap();
     assert_eq!(host.load("mono", &g[0].1).unwrap().warning, None);
     host.finish().unwrap();
+}
+
+/// In separate mode each graph gets its own executor: measured at load by default (the reply
+/// says what was chosen and why), or the one named; the pool modes refuse a named executor.
+#[test]
+fn separate_mode_executors_are_measured_or_named_and_the_pool_modes_refuse_a_name() {
+    let dir = tmp("executors");
+    let g = graphs(&dir);
+    let mut host = Host::start(HostOptions {
+        threads: 2,
+        mode: Mode::Separate,
+        ..HostOptions::default()
+    })
+    .unwrap();
+    let r = host.load("synth", &g[2].1).unwrap();
+    let line = r.auto.expect("auto says what it chose");
+    assert!(line.starts_with("executor auto: chose "), "{line}");
+    if fugue_exec::placement::available_cores() >= 2 {
+        assert!(line.contains("seq") && line.contains("ws 2t"), "{line}");
+    }
+    let chosen = r.executor.expect("an executor of its own");
+    assert!(
+        line.contains(&format!("chose {chosen},")),
+        "{line} / {chosen}"
+    );
+    assert_eq!(host.list()[0].executor.as_deref(), Some(chosen.as_str()));
+    // The choice never uses more threads than the host's.
+    assert!(
+        chosen == "seq" || chosen.ends_with(" 2t"),
+        "{chosen} on a host of 2 threads"
+    );
+    host.run_cycles(8).unwrap();
+    let want = solo(&g[2].1, 8, 256);
+    assert_eq!(host.last_mix().unwrap()[0], want[0][7 * 256..].to_vec());
+    host.finish().unwrap();
+
+    for (kind, label) in [
+        (ExecutorKind::Ws, "ws 2t"),
+        (ExecutorKind::Static, "static 2t"),
+        (ExecutorKind::Seq, "seq"),
+    ] {
+        let mut host = Host::start(HostOptions {
+            threads: 2,
+            mode: Mode::Separate,
+            executor: GraphExecutor::Kind(kind),
+            ..HostOptions::default()
+        })
+        .unwrap();
+        let r = host.load("duo", &g[1].1).unwrap();
+        assert_eq!(r.executor.as_deref(), Some(label));
+        assert_eq!(r.auto, None);
+        host.run_cycles(5).unwrap();
+        let want = solo(&g[1].1, 5, 256);
+        assert_eq!(host.last_mix().unwrap()[1], want[1][4 * 256..].to_vec());
+        host.finish().unwrap();
+    }
+
+    // Paced at a long period, the trials do not fit in the budget: seq, and the reply says so.
+    let mut host = Host::start(HostOptions {
+        backend: HostBackend::Clocked,
+        threads: 2,
+        mode: Mode::Separate,
+        block: 1024,
+        ..HostOptions::default()
+    })
+    .unwrap();
+    let r = host.load("mono", &g[0].1).unwrap();
+    assert_eq!(r.executor.as_deref(), Some("seq"));
+    let line = r.auto.unwrap();
+    assert!(
+        line.contains("not measured") && line.contains("100 ms"),
+        "{line}"
+    );
+    host.finish().unwrap();
+
+    for mode in [Mode::Shared, Mode::Partitioned] {
+        let e = Host::start(HostOptions {
+            mode,
+            executor: GraphExecutor::Kind(ExecutorKind::Ws),
+            ..HostOptions::default()
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains(&format!("executor ws does not apply to {mode} mode")),
+            "{e}"
+        );
+        let mut host = Host::start(HostOptions {
+            mode,
+            ..HostOptions::default()
+        })
+        .unwrap();
+        let r = host.load("mono", &g[0].1).unwrap();
+        assert_eq!((r.executor, r.auto), (None, None), "{mode}");
+        host.finish().unwrap();
+    }
 }

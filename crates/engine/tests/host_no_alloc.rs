@@ -1,10 +1,11 @@
 //! The host's cycles allocate and free nothing on the audio thread, including the cycles
 //! that adopt and remove graphs (the boxes travel back to the control thread, which frees
-//! them), in every mode.
+//! them), in every mode, pipelined or not.
 
 use std::time::Duration;
 
 use fugue_engine::host::{Host, HostOptions, Mode};
+use fugue_engine::Pipeline;
 
 #[global_allocator]
 static GLOBAL: fugue_testkit::alloc::Counting = fugue_testkit::alloc::Counting;
@@ -27,15 +28,19 @@ fn host_cycles_with_swaps_do_not_allocate() {
         fugue_graph::write::to_ag(&fugue_graph::gen::rake(10)),
     )
     .unwrap();
-    for (mode, threads) in [
-        (Mode::Shared, 2),
-        (Mode::Separate, 2),
-        (Mode::Partitioned, 3),
+    for (mode, threads, pipeline) in [
+        (Mode::Shared, 2, Pipeline::Sub(1)),
+        (Mode::Separate, 2, Pipeline::Sub(1)),
+        (Mode::Partitioned, 3, Pipeline::Sub(1)),
+        (Mode::Shared, 2, Pipeline::Sub(4)),
+        (Mode::Separate, 2, Pipeline::Sub(4)),
+        (Mode::Partitioned, 3, Pipeline::Auto),
     ] {
         let mut host = Host::start(HostOptions {
             threads,
             mode,
             block: 128,
+            pipeline,
             record: Some(dir.join("mix.wav")),
             ..HostOptions::default()
         })
@@ -60,7 +65,13 @@ fn host_cycles_with_swaps_do_not_allocate() {
             r.unwrap();
             total += n;
         }
-        assert_eq!(total, 0, "{mode}: the audio thread allocated or freed");
+        assert_eq!(
+            total, 0,
+            "{mode}, pipeline {pipeline}: the audio thread allocated or freed"
+        );
+        if pipeline == Pipeline::Sub(4) {
+            assert!(host.list().iter().all(|g| g.pipeline == 4));
+        }
         assert!(host.host_stats().swap_cycles >= 40);
         host.finish().unwrap();
     }

@@ -7,10 +7,12 @@
 //! - [`bits`]: audio compared bit for bit (one helper for every test whose docs say
 //!   "identical");
 //! - [`corpus`]: where the reference graphs are (`../shared/data`), and a visible, counted
-//!   skip when they are absent (a failure when `FUGUE_REQUIRE_CORPUS` is set).
+//!   skip when they are absent (a failure when `FUGUE_REQUIRE_CORPUS` is set);
+//! - [`jackd`]: a JACK server with the dummy driver, private to one test.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod alloc;
 pub mod bits;
 pub mod corpus;
+pub mod jackd;

@@ -12,7 +12,8 @@
 //!
 //! Protocol: the control thread publishes into `pending` only when both `pending` and
 //! `retired` are empty, so the callback, which retires exactly one engine per engine it
-//! takes, always finds `retired` empty.
+//! takes, always finds `retired` empty. The multi-graph host hands its whole set of graphs
+//! over through the same [`Handoff`] when JACK's buffer size changes.
 
 use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
@@ -27,32 +28,51 @@ use crate::engine::Engine;
 use crate::options::{EndReason, RunError, RunOptions, RunReport};
 use crate::stats::Summary;
 
-/// The two one-slot mailboxes between the control thread and the process callback.
-#[derive(Debug, Default)]
-pub struct Handoff {
-    pending: AtomicPtr<Engine>,
-    retired: AtomicPtr<Engine>,
+/// The two one-slot mailboxes between the control thread and the process callback, for
+/// whatever the callback runs: an [`Engine`] here, the host's whole set of graphs in the
+/// multi-graph host.
+pub struct Handoff<T: Send = Engine> {
+    pending: AtomicPtr<T>,
+    retired: AtomicPtr<T>,
 }
 
-impl Handoff {
-    /// Control thread: offers `engine` to the callback. Returns it back when a previous one
+impl<T: Send> Default for Handoff<T> {
+    fn default() -> Self {
+        Handoff {
+            pending: AtomicPtr::new(ptr::null_mut()),
+            retired: AtomicPtr::new(ptr::null_mut()),
+        }
+    }
+}
+
+impl<T: Send> std::fmt::Debug for Handoff<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handoff")
+            .field("pending", &self.pending)
+            .field("retired", &self.retired)
+            .finish()
+    }
+}
+
+impl<T: Send> Handoff<T> {
+    /// Control thread: offers `value` to the callback. Returns it back when a previous one
     /// is still pending or retired (try again after [`Handoff::collect`]).
-    pub fn offer(&self, engine: Box<Engine>) -> Result<(), Box<Engine>> {
-        // Acquire pairs with the callback's Release in `take`: an engine it retired is seen.
+    pub fn offer(&self, value: Box<T>) -> Result<(), Box<T>> {
+        // Acquire pairs with the callback's Release in `retire`: a value it retired is seen.
         if !self.pending.load(Ordering::Acquire).is_null()
             || !self.retired.load(Ordering::Acquire).is_null()
         {
-            return Err(engine);
+            return Err(value);
         }
-        // Release pairs with the callback's Acquire swap in `take`: the engine's contents
-        // happen before the callback uses them.
-        self.pending.store(Box::into_raw(engine), Ordering::Release);
+        // Release pairs with the callback's Acquire swap in `take_pending`: the value's
+        // contents happen before the callback uses them.
+        self.pending.store(Box::into_raw(value), Ordering::Release);
         Ok(())
     }
 
-    /// Control thread: takes back an engine that is still pending (not yet taken), to replace
+    /// Control thread: takes back a value that is still pending (not yet taken), to replace
     /// it with a newer one.
-    pub fn withdraw(&self) -> Option<Box<Engine>> {
+    pub fn withdraw(&self) -> Option<Box<T>> {
         // AcqRel: pairs with `offer`'s Release and the callback's swap; whoever swaps the
         // pointer out owns it.
         let p = self.pending.swap(ptr::null_mut(), Ordering::AcqRel);
@@ -61,37 +81,50 @@ impl Handoff {
         (!p.is_null()).then(|| unsafe { Box::from_raw(p) })
     }
 
-    /// Control thread: takes the engine the callback retired, to free it here.
-    pub fn collect(&self) -> Option<Box<Engine>> {
-        // AcqRel: pairs with the callback's Release store in `take`.
+    /// Control thread: takes the value the callback retired, to free it here.
+    pub fn collect(&self) -> Option<Box<T>> {
+        // AcqRel: pairs with the callback's Release store in `retire`.
         let p = self.retired.swap(ptr::null_mut(), Ordering::AcqRel);
-        // SAFETY: a non-null `retired` came from `Box::into_raw` (an engine first offered or
+        // SAFETY: a non-null `retired` came from `Box::into_raw` (a value first offered or
         // first installed by the control thread), and the swap made this thread its owner.
         (!p.is_null()).then(|| unsafe { Box::from_raw(p) })
     }
 
-    /// Callback: swaps a pending engine into `current`, retiring the old one. Never
-    /// allocates or frees. Returns whether a new engine was installed.
+    /// Callback: swaps a pending value into `current`, retiring the old one. Never
+    /// allocates or frees. Returns whether a new value was installed.
     #[inline]
-    pub fn take(&self, current: &mut Option<Box<Engine>>) -> bool {
-        // AcqRel: Acquire pairs with `offer`'s Release store.
-        let p = self.pending.swap(ptr::null_mut(), Ordering::AcqRel);
-        if p.is_null() {
+    pub fn take(&self, current: &mut Option<Box<T>>) -> bool {
+        let Some(new) = self.take_pending() else {
             return false;
-        }
-        // SAFETY: `p` came from `Box::into_raw` in `offer`; the swap made this thread its
-        // only owner. Rebuilding the box does not allocate.
-        let new = unsafe { Box::from_raw(p) };
+        };
         if let Some(old) = current.replace(new) {
-            // Release pairs with the Acquire in `collect`/`offer`. `retired` is empty here:
-            // `offer` published only when it was, and one engine is retired per engine taken.
-            self.retired.store(Box::into_raw(old), Ordering::Release);
+            self.retire(old);
         }
         true
     }
+
+    /// Callback: takes the pending value, if any; the caller installs it and hands the one
+    /// it replaces to [`Handoff::retire`]. Never allocates or frees.
+    #[inline]
+    pub fn take_pending(&self) -> Option<Box<T>> {
+        // AcqRel: Acquire pairs with `offer`'s Release store.
+        let p = self.pending.swap(ptr::null_mut(), Ordering::AcqRel);
+        // SAFETY: a non-null `p` came from `Box::into_raw` in `offer`; the swap made this
+        // thread its only owner. Rebuilding the box does not allocate.
+        (!p.is_null()).then(|| unsafe { Box::from_raw(p) })
+    }
+
+    /// Callback: hands the value that a taken one replaced back to the control thread
+    /// ([`Handoff::collect`]). Call it once per value taken. Never allocates or frees.
+    #[inline]
+    pub fn retire(&self, old: Box<T>) {
+        // Release pairs with the Acquire in `collect`/`offer`. `retired` is empty here:
+        // `offer` published only when it was, and one value is retired per value taken.
+        self.retired.store(Box::into_raw(old), Ordering::Release);
+    }
 }
 
-impl Drop for Handoff {
+impl<T: Send> Drop for Handoff<T> {
     fn drop(&mut self) {
         drop(self.withdraw());
         drop(self.collect());
@@ -107,6 +140,8 @@ struct Shared {
     /// The buffer size JACK announced last.
     wanted_block: AtomicU32,
     silent: AtomicU64,
+    /// Ends the process thread before deactivation.
+    quit: Quit,
 }
 
 struct Notifications {
@@ -175,6 +210,9 @@ struct Process {
 impl j::ProcessHandler for Process {
     fn process(&mut self, _: &j::Client, ps: &j::ProcessScope) -> j::Control {
         let started = Instant::now();
+        if self.shared.quit.now() {
+            return j::Control::Quit;
+        }
         let frames = ps.n_frames() as usize;
         self.clock.cycle(ps.last_frame_time(), frames);
         if self
@@ -221,6 +259,60 @@ impl j::ProcessHandler for Process {
         j::Control::Continue
     }
 }
+
+/// Ends a JACK client's process thread from inside before the client is deactivated.
+///
+/// JACK 2 creates its client threads with asynchronous cancellation and, on deactivation,
+/// cancels the process thread (`JackClient::Deactivate`, `JackPosixThread::Kill`): it must,
+/// since that thread waits for the next cycle on a futex, which no deferred cancellation
+/// reaches. Cancelled while inside a Rust callback, the thread unwinds by a forced unwind
+/// that the `jack` crate's `catch_unwind` stops, and glibc aborts the process ("FATAL:
+/// exception not rethrown"; seen in about one deactivation in three of a busy host). So the
+/// control thread first asks the callback to quit ([`Quit::ask_and_wait`]); the callback
+/// returns [`j::Control::Quit`] at its next cycle ([`Quit::now`]), and JACK ends the thread
+/// itself from its own frames (`JackClient::End`). Deactivation then has no running callback
+/// to cancel.
+#[derive(Debug, Default)]
+pub(crate) struct Quit {
+    asked: AtomicBool,
+    done: AtomicBool,
+}
+
+impl Quit {
+    /// Callback: whether to return [`j::Control::Quit`] now (then recorded as done). Never
+    /// allocates or blocks.
+    #[inline]
+    pub(crate) fn now(&self) -> bool {
+        // Acquire/Release: nothing is published with these flags but the request and its
+        // answer; the orderings only keep the answer after the request.
+        if self.asked.load(Ordering::Acquire) {
+            self.done.store(true, Ordering::Release);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Control thread: asks the callback to quit and waits at most `timeout` for it to
+    /// answer (a server that no longer calls it never does). Returns whether it answered.
+    pub(crate) fn ask_and_wait(&self, timeout: Duration) -> bool {
+        self.asked.store(true, Ordering::Release);
+        let start = Instant::now();
+        while !self.done.load(Ordering::Acquire) {
+            if start.elapsed() > timeout {
+                return false;
+            }
+            std::thread::sleep(Duration::from_micros(500));
+        }
+        // The callback has returned Quit, or is about to: let JACK end the thread.
+        std::thread::sleep(Duration::from_millis(5));
+        true
+    }
+}
+
+/// How long the control thread waits for a process callback to quit before deactivating
+/// anyway: a few periods of the longest buffers.
+pub(crate) const QUIT_TIMEOUT: Duration = Duration::from_millis(500);
 
 /// Runs `graph` as a JACK client.
 pub(crate) fn run(
@@ -361,6 +453,7 @@ pub(crate) fn run(
         // are left to the end of the process.
         std::mem::forget(active);
     } else {
+        shared.quit.ask_and_wait(QUIT_TIMEOUT);
         match active.deactivate() {
             Ok((client, _, mut process)) => {
                 if let Some(e) = process.engine.as_mut() {

@@ -3,7 +3,10 @@
 //! ([`HostAudio::run_cycle`]) never allocates, frees, locks or waits for the control thread:
 //! graphs arrive and leave as boxes through preallocated lock-free queues
 //! (`crossbeam_queue::ArrayQueue`), the list of loaded graphs has its capacity reserved, and
-//! a removed graph travels back to the control thread, which frees it.
+//! a removed graph travels back to the control thread, which frees it. Under JACK a buffer-size
+//! change replaces the whole [`GraphSet`] (every graph recompiled at the new size, the mix
+//! buffers, the deadline) at a cycle boundary ([`HostAudio::adopt`]); the old set goes back to
+//! the control thread too.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -51,13 +54,20 @@ pub(crate) enum ToAudio {
     Gain(u32, f32),
 }
 
-/// From the audio thread to the control thread: one per `Load` or `Unload`.
+/// From the audio thread to the control thread: one per `Load` or `Unload`, and one per
+/// graph that a new [`GraphSet`] held but that was unloaded before the set was adopted.
 pub(crate) enum FromAudio {
     /// Graph `id` runs from `cycle` on.
     Adopted { id: u32, cycle: u64 },
     /// The graph could not be adopted (no room); here it is back, to free.
     #[allow(dead_code)] // The box is carried only to be dropped on the control thread.
     Refused(Box<Slot>),
+    /// The graph was compiled at another buffer size than the one that plays now (a JACK
+    /// buffer-size change crossed its load); here it is back, to compile again or resend.
+    Stale(Box<Slot>),
+    /// A new set held this graph, unloaded before the set was adopted; here it is, to free.
+    #[allow(dead_code)] // The box is carried only to be dropped on the control thread.
+    Discarded(Box<Slot>),
     /// Graph `id` ran last in `cycle - 1`; here it is, to free.
     Removed {
         id: u32,
@@ -98,28 +108,54 @@ pub(crate) enum Runtime {
     Separate,
 }
 
+/// What plays at one buffer size: the loaded graphs, the mix buffers and the deadline. The
+/// JACK host replaces it as a whole when the server's buffer size changes (one box: it
+/// travels as one pointer through [`crate::backend::jack::Handoff`]).
+pub(crate) struct GraphSet {
+    /// Frames per cycle: every plan's block, and the mix buffers' length.
+    pub(crate) block: usize,
+    /// The cycle's deadline (the period), ns.
+    pub(crate) deadline_ns: u64,
+    /// Loaded graphs, in increasing id; capacity [`MAX_TENANTS`], never exceeded. Boxed:
+    /// a graph travels as one pointer, and its tenant stays put while workers run it.
+    #[allow(clippy::vec_box)]
+    pub(crate) slots: Vec<Box<Slot>>,
+    /// The mix, one buffer per host channel.
+    mix: Vec<Vec<f32>>,
+}
+
+impl GraphSet {
+    /// An empty set for cycles of `block` frames, `channels` mix channels (control thread;
+    /// allocates the mix and room for [`MAX_TENANTS`] graphs).
+    pub(crate) fn new(block: usize, channels: usize, deadline_ns: u64) -> Self {
+        GraphSet {
+            block,
+            deadline_ns,
+            slots: Vec::with_capacity(MAX_TENANTS),
+            mix: vec![vec![0.0; block]; channels.max(1)],
+        }
+    }
+}
+
 /// The audio side.
 pub(crate) struct HostAudio {
     pub(crate) mode: Mode,
     runtime: Runtime,
-    /// Loaded graphs, in increasing id; capacity [`MAX_TENANTS`], never exceeded. Boxed:
-    /// a graph travels as one pointer, and its tenant stays put while workers run it.
-    #[allow(clippy::vec_box)]
-    slots: Vec<Box<Slot>>,
+    /// The graphs and the mix.
+    set: Box<GraphSet>,
     queues: Arc<Queues>,
     /// The next cycle to run.
     pub(crate) cycle: u64,
-    /// The mix, one buffer per host channel.
-    mix: Vec<Vec<f32>>,
-    block: usize,
     /// Scratch: the thread groups of a partition.
     groups: Vec<usize>,
     pub(crate) stats: Arc<HostStats>,
     calibration: Calibration,
     ns_per_tick: f64,
-    deadline_ns: u64,
-    /// Where the mix is recorded, interleaved.
+    /// Where the mix is recorded, interleaved, in blocks of at most `record_frames` frames.
     pub(crate) record: Option<BlockSender>,
+    /// The most frames a recorded block holds (the block the host started with: a larger
+    /// block after a JACK buffer-size change is sent in pieces).
+    pub(crate) record_frames: usize,
     /// Wait for the writer when it is behind (offline), rather than drop the block.
     pub(crate) record_waits: bool,
 }
@@ -129,9 +165,7 @@ impl HostAudio {
         mode: Mode,
         runtime: Runtime,
         queues: Arc<Queues>,
-        channels: usize,
-        block: usize,
-        deadline_ns: u64,
+        set: Box<GraphSet>,
         stats: Arc<HostStats>,
     ) -> Self {
         let threads = match &runtime {
@@ -141,16 +175,14 @@ impl HostAudio {
         HostAudio {
             mode,
             runtime,
-            slots: Vec::with_capacity(MAX_TENANTS),
+            record_frames: set.block,
+            set,
             queues,
             cycle: 0,
-            mix: vec![vec![0.0; block]; channels.max(1)],
-            block,
             groups: vec![0; threads],
             stats,
             calibration: Calibration::start(),
             ns_per_tick: 1.0,
-            deadline_ns,
             record: None,
             record_waits: false,
         }
@@ -158,7 +190,53 @@ impl HostAudio {
 
     /// The mix of the last cycle, one buffer per channel.
     pub(crate) fn mix(&self) -> &[Vec<f32>] {
-        &self.mix
+        &self.set.mix
+    }
+
+    /// Frames per cycle of the set that plays.
+    #[inline]
+    pub(crate) fn block(&self) -> usize {
+        self.set.block
+    }
+
+    /// Adopts `new` (the same graphs compiled at another buffer size) at this cycle
+    /// boundary and returns the set it replaces, for the control thread to free. What the
+    /// audio thread owns passes from each old graph to its new self: its gain, its silence
+    /// after a panic, its JACK ports. A graph of `new` that is no longer loaded (unloaded
+    /// after the set was built) goes back to the control thread. Never allocates or frees.
+    pub(crate) fn adopt(&mut self, new: Box<GraphSet>) -> Box<GraphSet> {
+        let mut new = new;
+        let mut i = 0;
+        while i < new.slots.len() {
+            let id = new.slots[i].id;
+            match self.set.slots.iter_mut().find(|s| s.id == id) {
+                Some(old) => {
+                    let s = &mut new.slots[i];
+                    s.gain = old.gain;
+                    if old.silenced {
+                        s.silenced = true;
+                        s.tenant.set_enabled(false);
+                    }
+                    // Swapping with the new graph's empty list moves the ports without
+                    // allocating.
+                    std::mem::swap(&mut s.ports, &mut old.ports);
+                    i += 1;
+                }
+                None => {
+                    // `remove` shifts the rest down: no allocation, and the order (the mix
+                    // order) is kept.
+                    let slot = new.slots.remove(i);
+                    self.reply(FromAudio::Discarded(slot));
+                }
+            }
+        }
+        let old = std::mem::replace(&mut self.set, new);
+        if self.mode == Mode::Partitioned {
+            self.partition();
+        }
+        // Relaxed: a statistic.
+        self.stats.resizes.fetch_add(1, Ordering::Relaxed);
+        old
     }
 
     /// Applies the commands waiting: the cycle boundary. Returns whether a graph was
@@ -169,13 +247,17 @@ impl HostAudio {
         while let Some(cmd) = self.queues.to_audio.pop() {
             match cmd {
                 ToAudio::Load(slot) => {
-                    if self.slots.len() >= MAX_TENANTS {
+                    if slot.tenant.plan().block() != self.set.block {
+                        self.reply(FromAudio::Stale(slot));
+                        continue;
+                    }
+                    if self.set.slots.len() >= MAX_TENANTS {
                         self.reply(FromAudio::Refused(slot));
                         continue;
                     }
                     let id = slot.id;
                     // Ids increase, so pushing keeps the list in id order.
-                    self.slots.push(slot);
+                    self.set.slots.push(slot);
                     swapped = true;
                     changed = true;
                     self.reply(FromAudio::Adopted {
@@ -183,9 +265,9 @@ impl HostAudio {
                         cycle: self.cycle,
                     });
                 }
-                ToAudio::Unload(id) => match self.slots.iter().position(|s| s.id == id) {
+                ToAudio::Unload(id) => match self.set.slots.iter().position(|s| s.id == id) {
                     Some(i) => {
-                        let slot = self.slots.remove(i);
+                        let slot = self.set.slots.remove(i);
                         swapped = true;
                         changed = true;
                         self.reply(FromAudio::Removed {
@@ -197,7 +279,7 @@ impl HostAudio {
                     None => self.reply(FromAudio::Unknown { id }),
                 },
                 ToAudio::Gain(id, g) => {
-                    if let Some(s) = self.slots.iter_mut().find(|s| s.id == id) {
+                    if let Some(s) = self.set.slots.iter_mut().find(|s| s.id == id) {
                         s.gain = g;
                     }
                 }
@@ -216,12 +298,12 @@ impl HostAudio {
             return;
         };
         let t = self.groups.len();
-        let n = self.slots.len().clamp(1, t);
+        let n = self.set.slots.len().clamp(1, t);
         for (w, g) in self.groups.iter_mut().enumerate() {
             *g = w * n / t;
         }
         pool.set_partition(&self.groups);
-        for (i, s) in self.slots.iter_mut().enumerate() {
+        for (i, s) in self.set.slots.iter_mut().enumerate() {
             s.tenant.set_group(i.min(n - 1));
         }
     }
@@ -245,10 +327,11 @@ impl HostAudio {
         if self.cycle.is_multiple_of(256) {
             self.ns_per_tick = self.calibration.ns_per_tick();
         }
+        let set = &mut *self.set;
         match &mut self.runtime {
-            Runtime::Pool(pool) => pool.run_cycle(&mut self.slots),
+            Runtime::Pool(pool) => pool.run_cycle(&mut set.slots),
             Runtime::Separate => {
-                for s in self.slots.iter_mut() {
+                for s in set.slots.iter_mut() {
                     if s.silenced {
                         continue;
                     }
@@ -263,11 +346,11 @@ impl HostAudio {
                 }
             }
         }
-        for m in self.mix.iter_mut() {
+        for m in set.mix.iter_mut() {
             m.fill(0.0);
         }
-        let channels = self.mix.len();
-        for s in self.slots.iter_mut() {
+        let channels = set.mix.len();
+        for s in set.slots.iter_mut() {
             if s.silenced {
                 continue;
             }
@@ -297,17 +380,17 @@ impl HostAudio {
                 };
                 if n == 1 {
                     // A mono graph goes to every channel.
-                    for dst in self.mix.iter_mut() {
+                    for dst in set.mix.iter_mut() {
                         mix_one(dst);
                     }
                 } else {
-                    mix_one(&mut self.mix[ch % channels]);
+                    mix_one(&mut set.mix[ch % channels]);
                 }
             }
         }
         let duration = started.elapsed().as_nanos() as u64;
-        let missed = duration > self.deadline_ns;
-        for s in self.slots.iter_mut() {
+        let missed = duration > set.deadline_ns;
+        for s in set.slots.iter_mut() {
             if matches!(self.runtime, Runtime::Pool(_)) && !s.silenced {
                 let ticks = s.tenant.take_busy_ticks();
                 s.stats.share.add((ticks as f64 * self.ns_per_tick) as u64);
@@ -332,36 +415,43 @@ impl HostAudio {
         swapped
     }
 
-    /// Sends the mix, interleaved, to the recorder.
+    /// Sends the mix, interleaved, to the recorder: in pieces of at most `record_frames`
+    /// frames (one, unless a JACK buffer-size change made the block larger).
     fn send_record(&mut self) {
         let Some(tx) = self.record.as_mut() else {
             return;
         };
-        let mix = &self.mix;
-        let block = self.block;
-        let fill = |out: &mut [f32]| {
-            let ch = mix.len();
-            for (f, frame) in out.chunks_exact_mut(ch).take(block).enumerate() {
-                for (c, x) in frame.iter_mut().enumerate() {
-                    *x = mix[c][f];
+        let mix = &self.set.mix;
+        let block = self.set.block;
+        let piece = self.record_frames.max(1);
+        let mut from = 0;
+        while from < block {
+            let frames = piece.min(block - from);
+            let fill = |out: &mut [f32]| {
+                let ch = mix.len();
+                for (f, frame) in out.chunks_exact_mut(ch).take(frames).enumerate() {
+                    for (c, x) in frame.iter_mut().enumerate() {
+                        *x = mix[c][from + f];
+                    }
                 }
+                frames * ch
+            };
+            let sent = if self.record_waits {
+                tx.send_with(fill)
+            } else {
+                tx.try_send_with(fill)
+            };
+            if !sent {
+                self.stats.record_drops.fetch_add(1, Ordering::Relaxed);
             }
-            block * ch
-        };
-        let sent = if self.record_waits {
-            tx.send_with(fill)
-        } else {
-            tx.try_send_with(fill)
-        };
-        if !sent {
-            self.stats.record_drops.fetch_add(1, Ordering::Relaxed);
+            from += frames;
         }
     }
 
     /// Calls `f` with every loaded graph (JACK: to fill its own ports). Never allocates.
     #[inline]
     pub(crate) fn for_each_slot(&mut self, mut f: impl FnMut(&mut Slot)) {
-        for s in self.slots.iter_mut() {
+        for s in self.set.slots.iter_mut() {
             f(s);
         }
     }
@@ -369,6 +459,97 @@ impl HostAudio {
     /// Takes every loaded graph out (control thread, at the end).
     #[allow(clippy::vec_box)]
     pub(crate) fn drain(&mut self) -> Vec<Box<Slot>> {
-        std::mem::take(&mut self.slots)
+        std::mem::take(&mut self.set.slots)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fugue_exec::{CompileOptions, ExecOptions, Plan};
+
+    fn slot(id: u32, block: usize) -> Box<Slot> {
+        let g = fugue_graph::read::ag::parse(
+            "o = { kind: \"osc\", freq: 440, }; s = { kind: \"sink\", }; o.1 -> s.1;",
+            "mono.ag",
+        )
+        .unwrap();
+        let plan = Plan::compile(
+            &g,
+            &fugue_dsp::Registry::with_builtin_kinds(),
+            &CompileOptions {
+                block,
+                ..CompileOptions::default()
+            },
+        )
+        .unwrap();
+        Box::new(Slot {
+            id,
+            tenant: Tenant::new(plan),
+            executor: None,
+            gain: 1.0,
+            silenced: false,
+            stats: Arc::new(GraphStats::new()),
+            ports: Vec::new(),
+        })
+    }
+
+    fn events(q: &Queues) -> Vec<String> {
+        std::iter::from_fn(|| q.from_audio.pop())
+            .map(|e| match e {
+                FromAudio::Adopted { id, .. } => format!("adopted {id}"),
+                FromAudio::Refused(s) => format!("refused {}", s.id),
+                FromAudio::Stale(s) => format!("stale {}", s.id),
+                FromAudio::Discarded(s) => format!("discarded {}", s.id),
+                FromAudio::Removed { id, .. } => format!("removed {id}"),
+                FromAudio::Unknown { id } => format!("unknown {id}"),
+            })
+            .collect()
+    }
+
+    /// A buffer-size change as the audio thread sees it: a graph compiled at another size is
+    /// sent back as stale; the new set takes over the old graphs' gains and silences; a graph
+    /// of the new set that was unloaded meanwhile goes back; the old set comes back whole.
+    #[test]
+    fn adopting_a_new_set_carries_what_the_audio_thread_owns() {
+        let queues = Arc::new(Queues::new());
+        let pool = SharedPool::new(1, 1024, false, &ExecOptions::default());
+        let mut audio = HostAudio::new(
+            Mode::Partitioned,
+            Runtime::Pool(Box::new(pool)),
+            queues.clone(),
+            Box::new(GraphSet::new(128, 2, 1_000_000)),
+            Arc::new(HostStats::new()),
+        );
+        for s in [slot(1, 128), slot(2, 128), slot(3, 128), slot(4, 256)] {
+            assert!(queues.to_audio.push(ToAudio::Load(s)).is_ok());
+        }
+        assert!(queues.to_audio.push(ToAudio::Gain(2, 0.5)).is_ok());
+        audio.run_cycle(Instant::now());
+        assert_eq!(
+            events(&queues),
+            ["adopted 1", "adopted 2", "adopted 3", "stale 4"]
+        );
+        audio.set.slots[0].silenced = true;
+        // Graph 3 is unloaded after the new set was built with it.
+        assert!(queues.to_audio.push(ToAudio::Unload(3)).is_ok());
+        audio.run_cycle(Instant::now());
+        assert_eq!(events(&queues), ["removed 3"]);
+        let mut new = Box::new(GraphSet::new(256, 2, 2_000_000));
+        new.slots.extend([slot(1, 256), slot(2, 256), slot(3, 256)]);
+        let old = audio.adopt(new);
+        assert_eq!(events(&queues), ["discarded 3"]);
+        assert_eq!(old.block, 128);
+        assert_eq!(old.slots.len(), 2);
+        assert_eq!(audio.block(), 256);
+        let ids: Vec<u32> = audio.set.slots.iter().map(|s| s.id).collect();
+        assert_eq!(ids, [1, 2]);
+        assert!(audio.set.slots[0].silenced && !audio.set.slots[0].tenant.enabled());
+        assert_eq!(audio.set.slots[1].gain, 0.5);
+        audio.run_cycle(Instant::now());
+        assert_eq!(audio.mix()[0].len(), 256);
+        // Graph 2 alone plays (graph 1 is silenced), at half gain.
+        assert!(audio.mix()[0].iter().any(|&x| x != 0.0));
+        assert_eq!(audio.stats.resizes.load(Ordering::Relaxed), 1);
     }
 }

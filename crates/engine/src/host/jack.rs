@@ -1,32 +1,83 @@
 //! The host as a JACK client: the process callback runs one host cycle and copies the mix to
 //! the output ports `out_1`, `out_2`, ... (one per host channel). The graphs are compiled at
-//! the server's rate and buffer size. A buffer-size change is not followed: the callback then
-//! outputs silence (and counts the cycle as a miss) until the size comes back.
+//! the server's rate and buffer size.
+//!
+//! **Buffer-size changes** are followed as `fugue run` follows them
+//! ([`crate::backend::jack`]), for the whole set of graphs: JACK's `buffer_size` callback only
+//! records the new size ([`Shared::wanted`]). The control thread sees it
+//! ([`Host::poll`](super::Host::poll), called by every command and while waiting),
+//! recompiles every loaded graph at the new size (same ids, gains, mode and pipelining; a
+//! pipeline that no longer divides the size falls back to the largest divisor below it),
+//! builds their executors, and offers the new [`GraphSet`] through [`Shared::handoff`]. The
+//! process callback, finding a buffer of another size than the set that plays, takes the new
+//! set at that cycle boundary ([`HostAudio::adopt`]: gains, silences and per-graph ports pass
+//! from each old graph to its new self) and retires the old one, which the control thread
+//! frees. Until a set of the right size arrives the callback outputs silence, counted as
+//! resize cycles (`HostStatsSnapshot::resize_cycles`), not as cycles or misses; it still
+//! answers commands, refusing as stale a graph compiled at a size that does not play now
+//! (the control thread compiles it again at the new size and resends it). The callback never
+//! allocates, frees, locks or waits.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
 use ::jack as j;
 
-use super::audio::HostAudio;
+use super::audio::{GraphSet, HostAudio};
 use super::HostError;
+use crate::backend::jack::{Handoff, Quit, QUIT_TIMEOUT};
+
+/// What the control thread and the callbacks share: the buffer size announced and the sets
+/// of graphs that follow it, and the request to end the process thread.
+#[derive(Debug, Default)]
+pub(crate) struct Shared {
+    /// The buffer size JACK announced last (0: none yet).
+    pub(crate) wanted: AtomicU32,
+    /// The set of graphs recompiled at that size, on its way to the callback; the set it
+    /// replaced, on its way back.
+    pub(crate) handoff: Handoff<GraphSet>,
+    /// Ends the process thread before deactivation ([`crate::backend::jack::Quit`]).
+    pub(crate) quit: Quit,
+}
 
 /// The JACK side of a host.
 pub(crate) struct Process {
     pub(crate) audio: Box<HostAudio>,
     outs: Vec<j::Port<j::AudioOut>>,
-    block: usize,
+    shared: Arc<Shared>,
 }
 
 impl j::ProcessHandler for Process {
     fn process(&mut self, _: &j::Client, ps: &j::ProcessScope) -> j::Control {
         let started = Instant::now();
-        if ps.n_frames() as usize != self.block {
+        if self.shared.quit.now() {
+            return j::Control::Quit;
+        }
+        let frames = ps.n_frames() as usize;
+        if frames != self.audio.block() {
+            if let Some(new) = self.shared.handoff.take_pending() {
+                let old = self.audio.adopt(new);
+                self.shared.handoff.retire(old);
+            }
+        }
+        if frames != self.audio.block() {
             for o in self.outs.iter_mut() {
                 o.as_mut_slice(ps).fill(0.0);
             }
-            self.audio.stats.misses.fetch_add(1, Ordering::Relaxed);
+            self.audio.for_each_slot(|s| {
+                for port in s.ports.iter_mut() {
+                    port.as_mut_slice(ps).fill(0.0);
+                }
+            });
+            // Commands are still answered (a load compiled at another size comes back as
+            // stale), so that the control thread never waits on a silent callback.
+            self.audio.apply_commands();
+            // Relaxed: a statistic.
+            self.audio
+                .stats
+                .resize_cycles
+                .fetch_add(1, Ordering::Relaxed);
             return j::Control::Continue;
         }
         self.audio.run_cycle(started);
@@ -49,6 +100,13 @@ impl j::ProcessHandler for Process {
                 }
             }
         });
+        j::Control::Continue
+    }
+
+    fn buffer_size(&mut self, _: &j::Client, size: j::Frames) -> j::Control {
+        // Relaxed: the control thread polls it; the graphs themselves travel through the
+        // handoff. Nothing else here: this callback must not allocate.
+        self.shared.wanted.store(size, Ordering::Relaxed);
         j::Control::Continue
     }
 }
@@ -106,6 +164,7 @@ pub(crate) fn activate(
     audio: Box<HostAudio>,
     channels: usize,
     connect: bool,
+    shared: Arc<Shared>,
 ) -> Result<(Active, Arc<AtomicBool>, Vec<String>), HostError> {
     let jerr = |e: j::Error| HostError::Options(format!("JACK: {e}"));
     let outs = (0..channels)
@@ -114,13 +173,19 @@ pub(crate) fn activate(
         .map_err(jerr)?;
     let names: Vec<String> = outs.iter().filter_map(|p| p.name().ok()).collect();
     let gone = Arc::new(AtomicBool::new(false));
-    let block = client.buffer_size() as usize;
     let notifications = Notifications {
         gone: gone.clone(),
         audio_stats: audio.stats.clone(),
     };
     let active = client
-        .activate_async(notifications, Process { audio, outs, block })
+        .activate_async(
+            notifications,
+            Process {
+                audio,
+                outs,
+                shared,
+            },
+        )
         .map_err(jerr)?;
     let mut warnings = Vec::new();
     if connect {
@@ -129,7 +194,8 @@ pub(crate) fn activate(
     Ok((active, gone, warnings))
 }
 
-/// Deactivates the client and hands the audio side back.
-pub(crate) fn close(active: Active) -> Option<Box<HostAudio>> {
+/// Ends the process thread, deactivates the client and hands the audio side back.
+pub(crate) fn close(active: Active, shared: &Shared) -> Option<Box<HostAudio>> {
+    shared.quit.ask_and_wait(QUIT_TIMEOUT);
     active.deactivate().ok().map(|(_, _, p)| p.audio)
 }

@@ -7,9 +7,9 @@
 //!   ([`fugue_exec::SharedPool`]).
 //! - [`Mode::Partitioned`]: the same pool with its threads split among the graphs; each
 //!   graph runs only on its share (refused when graphs outnumber threads).
-//! - [`Mode::Separate`]: each graph on its own work-stealing executor of `threads` threads,
-//!   as that many independent engines would run (the audio thread runs them one after the
-//!   other).
+//! - [`Mode::Separate`]: each graph on its own executor of `threads` threads (measured at
+//!   load, or named: [`HostOptions::executor`]), as that many independent engines would run
+//!   (the audio thread runs them one after the other).
 //!
 //! **Live changes.** [`Host::load`] reads and compiles the graph on the control thread (the
 //! caller's), measures its cost (a few sequential cycles, then [`fugue_exec::Plan::reset`], so
@@ -27,6 +27,27 @@
 //! **Admission.** Each graph's cost is measured at load; `load` warns
 //! ([`LoadReport::warning`]) when the predicted cycle passes 80% of the period, and refuses
 //! with [`HostOptions::strict`].
+//!
+//! **Pipelining.** With [`HostOptions::pipeline`], every graph is compiled with its buffer
+//! cut into sub-blocks ([`fugue_exec::CompileOptions::pipeline`]), its chains cut into as
+//! many segments as the threads it runs on (the pool's in `shared` mode, its share in
+//! `partitioned` mode, its executor's in `separate` mode); [`Pipeline::Auto`] chooses per
+//! graph ([`Pipeline::choose`]). The output is the same, sample for sample. A graph that
+//! cannot be pipelined (it changes rates) loads unpipelined and [`LoadReport::pipeline_note`]
+//! says why.
+//!
+//! **Executors.** In `separate` mode each graph runs on an executor of its own
+//! ([`HostOptions::executor`]): a named one on `threads` threads, or (the default)
+//! [`GraphExecutor::Auto`]: at each load the candidates are measured on the graph on the
+//! control thread, on a plan of their own, within [`HostOptions::auto_budget`]
+//! ([`crate::auto::choose`], as `render`/`run` do, paced at the period under a clock), and the
+//! fastest that uses at most `threads` threads is kept ([`LoadReport::auto`] says what it
+//! measured). In the pool modes the executor is the pool: only `Auto` is accepted there.
+//!
+//! **JACK buffer-size changes** are followed: [`Host::poll`] (called by every command, by
+//! [`Host::wait`], and by an idle shell) compiles every loaded graph again at the new size and
+//! hands the whole set to the process callback, which adopts it at a cycle boundary; the
+//! graphs restart from their first sample at the new size (see `jack.rs`).
 
 mod audio;
 pub mod command;
@@ -47,11 +68,12 @@ use fugue_exec::{
 use fugue_graph::TaskGraph;
 use thiserror::Error;
 
-use audio::{FromAudio, HostAudio, Queues, Runtime, Slot, ToAudio};
+use audio::{FromAudio, GraphSet, HostAudio, Queues, Runtime, Slot, ToAudio};
 use stats::{GraphStats, HostStats};
 pub use stats::{GraphStatsSnapshot, HostStatsSnapshot};
 
 use crate::blocks::{block_channel, BlockReceiver};
+use crate::{ExecutorChoice, Pipeline};
 use fugue_exec::Executor as _;
 
 /// How the loaded graphs share the threads.
@@ -90,6 +112,32 @@ impl std::fmt::Display for Mode {
         f.write_str(self.name())
     }
 }
+
+/// Which executor runs each graph that has one of its own (`separate` mode).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GraphExecutor {
+    /// `separate` mode: chosen at each load by measuring the candidates on the graph (see the
+    /// module's documentation). `shared` and `partitioned` modes: the host's pool, the only
+    /// executor they have.
+    #[default]
+    Auto,
+    /// This executor on [`HostOptions::threads`] threads (`separate` mode only).
+    Kind(ExecutorKind),
+}
+
+impl std::fmt::Display for GraphExecutor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GraphExecutor::Auto => f.write_str("auto"),
+            GraphExecutor::Kind(k) => write!(f, "{k}"),
+        }
+    }
+}
+
+/// How long the measurements of [`GraphExecutor::Auto`] take at most per load, by default:
+/// the trials run on the control thread while the loaded graphs play, and on a machine of few
+/// cores they compete with the audio thread (see `docs/host.md`, "Executors").
+pub const AUTO_BUDGET: Duration = Duration::from_millis(100);
 
 /// What paces the host's cycles.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -138,6 +186,14 @@ pub struct HostOptions {
     pub unit_capacity: usize,
     /// Options of the threads.
     pub exec: ExecOptions,
+    /// Sub-blocks per cycle of every graph loaded (pipelining): `Sub(n)`, where `n` divides
+    /// the block (1: off), or `Auto` (chosen per graph from its plain plan and the threads
+    /// it runs on). See the module's documentation.
+    pub pipeline: Pipeline,
+    /// Each graph's own executor (`separate` mode; the pool modes accept only `Auto`).
+    pub executor: GraphExecutor,
+    /// How long [`GraphExecutor::Auto`] measures at most per load ([`AUTO_BUDGET`]).
+    pub auto_budget: Duration,
 }
 
 impl Default for HostOptions {
@@ -155,6 +211,9 @@ impl Default for HostOptions {
             placeholder: false,
             unit_capacity: 1 << 16,
             exec: ExecOptions::default(),
+            pipeline: Pipeline::Sub(1),
+            executor: GraphExecutor::Auto,
+            auto_budget: AUTO_BUDGET,
         }
     }
 }
@@ -219,6 +278,16 @@ pub struct LoadReport {
     pub period_ns: u64,
     /// Said when the predicted cycle passes 80% of the period.
     pub warning: Option<String>,
+    /// Sub-blocks per cycle it was compiled with (1: not pipelined).
+    pub pipeline: usize,
+    /// Why it was not pipelined as asked (it changes rates), when it was not.
+    pub pipeline_note: Option<String>,
+    /// Its own executor and threads (`separate` mode), as `ws 2t` or `seq`; `None` in the
+    /// pool modes.
+    pub executor: Option<String>,
+    /// With [`GraphExecutor::Auto`] in `separate` mode: what was measured and chosen, one
+    /// line.
+    pub auto: Option<String>,
 }
 
 /// What [`Host::unload`] did.
@@ -253,6 +322,10 @@ pub struct GraphInfo {
     pub adopted: u64,
     /// Silenced after a panic.
     pub silenced: bool,
+    /// Sub-blocks per cycle (1: not pipelined).
+    pub pipeline: usize,
+    /// Its own executor and threads (`separate` mode), as `ws 2t` or `seq`.
+    pub executor: Option<String>,
 }
 
 /// An adoption or a removal, in the host's log ([`Host::log`]).
@@ -302,6 +375,56 @@ struct Entry {
     cost_ns: u64,
     adopted: u64,
     stats: Arc<GraphStats>,
+    pipeline: usize,
+    /// The graph, to compile again at a new buffer size.
+    graph: TaskGraph,
+    /// Its own executor and threads (`separate` mode).
+    executor: Option<(ExecutorKind, usize)>,
+}
+
+/// A graph compiled and measured, ready for the audio thread ([`Host::build_slot`]).
+struct Built {
+    slot: Box<Slot>,
+    cost_ns: u64,
+    tasks: usize,
+    units: usize,
+    channels: usize,
+    pipeline: usize,
+    pipeline_note: Option<String>,
+    /// Its own executor and threads.
+    executor: Option<(ExecutorKind, usize)>,
+    /// What the automatic choice measured, when it chose.
+    auto: Option<String>,
+}
+
+/// How a graph gets its executor ([`Host::build_slot`]).
+#[derive(Clone, Copy, Debug)]
+enum ExecutorPlan {
+    /// None of its own: it runs on the host's pool.
+    Pool,
+    /// This one, on this many threads.
+    Fixed(ExecutorKind, usize),
+    /// Measured now ([`GraphExecutor::Auto`]).
+    Measure,
+}
+
+impl ExecutorPlan {
+    /// The same executor again (compiled again at a new buffer size: not measured again).
+    fn again(chosen: Option<(ExecutorKind, usize)>) -> ExecutorPlan {
+        match chosen {
+            Some((k, t)) => ExecutorPlan::Fixed(k, t),
+            None => ExecutorPlan::Pool,
+        }
+    }
+}
+
+/// An executor and its threads as reports name them: `seq`, `ws 2t`.
+fn executor_label(kind: ExecutorKind, threads: usize) -> String {
+    if threads <= 1 {
+        kind.to_string()
+    } else {
+        format!("{kind} {threads}t")
+    }
 }
 
 /// Where the audio side lives.
@@ -312,6 +435,9 @@ enum Driver {
     Jack {
         active: Option<jack::Active>,
         gone: Arc<AtomicBool>,
+        /// Buffer-size changes (the size announced, the sets of graphs in transit) and the
+        /// request to end the process thread.
+        shared: Arc<jack::Shared>,
     },
     /// On its own thread, which hands it back when stopped.
     Thread {
@@ -331,6 +457,8 @@ struct Recorder {
 /// The control side of a running host (see the module's documentation).
 pub struct Host {
     options: HostOptions,
+    /// [`HostOptions::pipeline`] fitted to the block ([`fit_pipeline`]).
+    pipeline: Pipeline,
     registry: Registry,
     queues: Arc<Queues>,
     stats: Arc<HostStats>,
@@ -342,6 +470,14 @@ pub struct Host {
     /// grow with every load).
     log: std::collections::VecDeque<HostEvent>,
     warnings: Vec<String>,
+    /// The buffer size of the set of graphs that the audio thread plays, as far as the
+    /// control thread knows (JACK: a set offered at another size may be on its way).
+    audio_block: usize,
+    /// The buffer size of the set offered to the JACK callback and not yet known to be
+    /// adopted.
+    pending: Option<usize>,
+    /// What happened since [`Host::take_notices`] was last called.
+    notices: Vec<String>,
 }
 
 /// How many adoptions and removals [`Host::log`] keeps (the oldest go first).
@@ -371,6 +507,11 @@ impl Host {
     /// Starts a host whose graphs may use the kinds of `registry`.
     pub fn with_registry(options: HostOptions, registry: Registry) -> Result<Host, HostError> {
         let mut options = options;
+        if let (GraphExecutor::Kind(k), Mode::Shared | Mode::Partitioned) =
+            (options.executor, options.mode)
+        {
+            return Err(HostError::Options(pool_mode_executor(options.mode, k)));
+        }
         let jack_client = match &options.backend {
             HostBackend::Jack { client_name, .. } => {
                 let (client, rate, block) = jack::open(client_name)?;
@@ -390,13 +531,33 @@ impl Host {
                 "the host needs at least one output channel".into(),
             ));
         }
+
+        let mut warnings = Vec::new();
+        let (pipeline, note) = fit_pipeline(options.pipeline, options.block);
+        match (note, jack_client.is_some()) {
+            (None, _) => {}
+            // JACK chooses the block: the pipeline follows it.
+            (Some(note), true) => warnings.push(note),
+            (Some(_), false) => {
+                let Pipeline::Sub(n) = options.pipeline else {
+                    unreachable!("auto always fits")
+                };
+                return Err(HostError::Options(if n == 0 {
+                    "a pipeline of 0 sub-blocks is not possible; give a number of sub-blocks of at least 1 (1 turns pipelining off), or auto".to_string()
+                } else {
+                    format!(
+                        "a pipeline of {n} sub-blocks does not divide the block of {} frames; choose a divisor of the block (1 turns pipelining off), or auto",
+                        options.block
+                    )
+                }));
+            }
+        }
         let queues = Arc::new(Queues::new());
         let stats = Arc::new(HostStats::new());
         let mut exec = options.exec.clone();
         if options.backend != HostBackend::Offline && exec.period.is_none() {
             exec.period = Some(Duration::from_nanos(options.period_ns()));
         }
-        let mut warnings = Vec::new();
         let runtime = match options.mode {
             Mode::Shared | Mode::Partitioned => {
                 let pool = SharedPool::new(options.threads, options.unit_capacity, true, &exec);
@@ -409,9 +570,11 @@ impl Host {
             options.mode,
             runtime,
             queues.clone(),
-            options.channels,
-            options.block,
-            options.period_ns(),
+            Box::new(GraphSet::new(
+                options.block,
+                options.channels,
+                options.period_ns(),
+            )),
             stats.clone(),
         ));
         let recorder = match &options.record {
@@ -425,18 +588,27 @@ impl Host {
         };
         let driver = match (&options.backend, jack_client) {
             (HostBackend::Jack { connect, .. }, Some(client)) => {
-                let (active, gone, w) = jack::activate(client, audio, options.channels, *connect)?;
+                let shared = Arc::new(jack::Shared::default());
+                // Relaxed: read by the control thread only.
+                shared.wanted.store(options.block as u32, Ordering::Relaxed);
+                let (active, gone, w) =
+                    jack::activate(client, audio, options.channels, *connect, shared.clone())?;
                 warnings.extend(w);
                 Driver::Jack {
                     active: Some(active),
                     gone,
+                    shared,
                 }
             }
             (HostBackend::Offline, _) => Driver::Offline(audio),
             _ => start_clocked(audio, &options)?,
         };
         Ok(Host {
+            audio_block: options.block,
+            pending: None,
+            notices: Vec::new(),
             options,
+            pipeline,
             registry,
             queues,
             stats,
@@ -492,6 +664,7 @@ impl Host {
         graph: &TaskGraph,
         file: &str,
     ) -> Result<LoadReport, HostError> {
+        self.poll()?;
         self.check_name(name)?;
         if self.graphs.len() >= MAX_TENANTS {
             return Err(HostError::Full(format!(
@@ -505,26 +678,19 @@ impl Host {
                 self.graphs.len()
             )));
         }
-        let mut plan = Plan::compile(
-            graph,
-            &self.registry,
-            &CompileOptions {
-                sample_rate: self.options.rate as f64,
-                block: self.options.block,
-                placeholder: self.options.placeholder,
-                merge_chains: true,
-                ..CompileOptions::default()
-            },
-        )?;
-        let units: usize = self.graphs.iter().map(|e| e.units).sum();
-        if units + plan.n_units() > self.options.unit_capacity {
-            return Err(HostError::Full(format!(
-                "the host's pool holds {} units and this graph has {} more than the room left; unload a graph first",
-                self.options.unit_capacity,
-                units + plan.n_units() - self.options.unit_capacity
-            )));
-        }
-        let cost_ns = measure_cost(&mut plan);
+        let threads = self.threads_of_new_graph();
+        let plan = match (self.options.mode, self.options.executor) {
+            (Mode::Shared | Mode::Partitioned, _) => ExecutorPlan::Pool,
+            (Mode::Separate, GraphExecutor::Auto) => ExecutorPlan::Measure,
+            (Mode::Separate, GraphExecutor::Kind(k)) => {
+                ExecutorPlan::Fixed(k, if k == ExecutorKind::Seq { 1 } else { threads })
+            }
+        };
+        let stats = Arc::new(GraphStats::new());
+        let id = self.next_id;
+        let mut built = self.build_slot(graph, id, threads, plan, stats.clone())?;
+        let executor = ExecutorPlan::again(built.executor);
+        let cost_ns = built.cost_ns;
         let period_ns = self.options.period_ns();
         let predicted_ns = self.predict(cost_ns);
         let warning = (predicted_ns as f64 > 0.8 * period_ns as f64).then(|| {
@@ -538,57 +704,56 @@ impl Host {
         if let (true, Some(w)) = (self.options.strict, &warning) {
             return Err(HostError::Refused(format!("{w}; not loaded (--strict)")));
         }
-        let tasks = plan.len();
-        let channels = plan.n_outputs();
-        let executor = match self.options.mode {
-            Mode::Separate => {
-                let kind = if self.options.threads > 1 {
-                    ExecutorKind::Ws
-                } else {
-                    ExecutorKind::Seq
-                };
-                let mut exec = self.options.exec.clone();
-                if self.options.backend != HostBackend::Offline && exec.period.is_none() {
-                    exec.period = Some(Duration::from_nanos(period_ns));
-                }
-                let e = fugue_exec::build(kind, &plan, self.options.threads, None, &exec)
-                    .map_err(|e| HostError::Options(e.to_string()))?;
-                self.warnings.extend(e.warnings().iter().cloned());
-                self.warnings.sort();
-                self.warnings.dedup();
-                Some(e)
-            }
-            _ => None,
-        };
-        let ports = self.register_ports(name, channels)?;
-        let units = plan.n_units();
-        let id = self.next_id;
+        built.slot.ports = self.register_ports(name, built.channels)?;
         self.next_id += 1;
-        let stats = Arc::new(GraphStats::new());
-        let slot = Box::new(Slot {
-            id,
-            tenant: Tenant::new(plan),
-            executor,
-            gain: 1.0,
-            silenced: false,
-            stats: stats.clone(),
-            ports,
-        });
-        self.send(ToAudio::Load(slot))?;
+        let started = Instant::now();
+        let mut slot = built.slot;
         let cycle = loop {
+            self.send(ToAudio::Load(slot))?;
             if let Driver::Offline(audio) = &self.driver {
                 // Adopted at the start of the next cycle run.
                 break audio.cycle;
             }
-            match self.answer()? {
-                FromAudio::Adopted { id: got, cycle } if got == id => break cycle,
-                ev @ FromAudio::Refused(_) => {
-                    self.release(ev);
-                    return Err(HostError::Full(format!(
-                        "the host holds at most {MAX_TENANTS} graphs; unload one first"
-                    )));
+            let back = loop {
+                match self.answer()? {
+                    FromAudio::Adopted { id: got, cycle } if got == id => break Ok(cycle),
+                    FromAudio::Stale(back) if back.id == id => break Err(back),
+                    ev @ FromAudio::Refused(_) => {
+                        self.release(ev);
+                        return Err(HostError::Full(format!(
+                            "the host holds at most {MAX_TENANTS} graphs; unload one first"
+                        )));
+                    }
+                    ev => self.release(ev),
                 }
-                _ => {}
+            };
+            match back {
+                Ok(cycle) => break cycle,
+                // Compiled at a buffer size that does not play now: a JACK buffer-size change
+                // crossed the load. Once the host follows it, compile again at the new size
+                // (or resend, when the new size's set is still on its way).
+                Err(back) => {
+                    if started.elapsed() > ANSWER_TIMEOUT {
+                        self.release(FromAudio::Refused(back));
+                        return Err(HostError::AudioGone);
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                    self.poll()?;
+                    slot = if back.tenant.plan().block() == self.options.block {
+                        back
+                    } else {
+                        let mut back = back;
+                        let ports = std::mem::take(&mut back.ports);
+                        drop(back);
+                        let mut again =
+                            self.build_slot(graph, id, threads, executor, stats.clone())?;
+                        again.slot.ports = ports;
+                        built.cost_ns = again.cost_ns;
+                        built.pipeline = again.pipeline;
+                        built.pipeline_note = again.pipeline_note;
+                        again.slot
+                    };
+                }
             }
         };
         self.note(HostEvent::Adopted {
@@ -601,20 +766,225 @@ impl Host {
             id,
             file: file.to_string(),
             gain_db: 0.0,
-            tasks,
-            units,
-            channels,
-            cost_ns,
+            tasks: built.tasks,
+            units: built.units,
+            channels: built.channels,
+            cost_ns: built.cost_ns,
             adopted: cycle,
             stats,
+            pipeline: built.pipeline,
+            graph: graph.clone(),
+            executor: built.executor,
         });
         Ok(LoadReport {
             id,
             cycle,
-            cost_ns,
+            cost_ns: built.cost_ns,
             predicted_ns,
             period_ns,
             warning,
+            pipeline: built.pipeline,
+            pipeline_note: built.pipeline_note,
+            executor: built.executor.map(|(k, t)| executor_label(k, t)),
+            auto: built.auto,
+        })
+    }
+
+    /// Compiles `graph` as graph `id` at the host's block for `threads` threads, checks that
+    /// the pool has room for its units, measures its cost (then resets it: it starts fresh)
+    /// and builds its own executor when it has one (`separate` mode; chosen by measuring
+    /// with [`ExecutorPlan::Measure`]): what the audio thread adopts. Control thread.
+    fn build_slot(
+        &mut self,
+        graph: &TaskGraph,
+        id: u32,
+        threads: usize,
+        executor: ExecutorPlan,
+        stats: Arc<GraphStats>,
+    ) -> Result<Built, HostError> {
+        let mut plan = self.compile(graph, threads)?;
+        let units: usize = self
+            .graphs
+            .iter()
+            .filter(|e| e.id != id)
+            .map(|e| e.units)
+            .sum();
+        if units + plan.n_units() > self.options.unit_capacity {
+            return Err(HostError::Full(format!(
+                "the host's pool holds {} units and this graph has {} more than the room left; unload a graph first",
+                self.options.unit_capacity,
+                units + plan.n_units() - self.options.unit_capacity
+            )));
+        }
+        let cost_ns = measure_cost(&mut plan);
+        let (chosen, auto) = match executor {
+            ExecutorPlan::Pool => (None, None),
+            ExecutorPlan::Fixed(k, t) => (Some((k, t)), None),
+            ExecutorPlan::Measure => {
+                let (k, t, line) = self.measure_executors(graph, threads, cost_ns)?;
+                (Some((k, t)), Some(line))
+            }
+        };
+        let executor = match chosen {
+            Some((kind, threads)) => {
+                let choice = ExecutorChoice {
+                    kind,
+                    threads,
+                    options: self.graph_exec_options(),
+                    ..ExecutorChoice::default()
+                };
+                let (e, warnings) = crate::engine::build_executor(graph, &plan, &choice)
+                    .map_err(|e| HostError::Options(e.to_string()))?;
+                // The pipeline's note goes in the load reply.
+                let note = plan.pipeline_note();
+                self.warnings
+                    .extend(warnings.into_iter().filter(|w| Some(w.as_str()) != note));
+                self.warnings.sort();
+                self.warnings.dedup();
+                Some(e)
+            }
+            None => None,
+        };
+        Ok(Built {
+            cost_ns,
+            tasks: plan.len(),
+            units: plan.n_units(),
+            channels: plan.n_outputs(),
+            pipeline: plan.pipeline(),
+            pipeline_note: plan.pipeline_note().map(str::to_string),
+            executor: chosen,
+            auto,
+            slot: Box::new(Slot {
+                id,
+                tenant: Tenant::new(plan),
+                executor,
+                gain: 1.0,
+                silenced: false,
+                stats,
+                ports: Vec::new(),
+            }),
+        })
+    }
+
+    /// [`GraphExecutor::Auto`]: measures the candidates on `graph` ([`crate::auto::choose`],
+    /// on a plan compiled apart, so that the one that plays starts fresh), paced at the
+    /// period under a clock, within [`HostOptions::auto_budget`], and keeps the fastest that
+    /// runs on at most `threads` threads (seq unless another gains
+    /// [`crate::auto::MIN_GAIN`]). Returns it with the line that says what was measured.
+    /// `cost_ns` is the graph's sequential cycle.
+    fn measure_executors(
+        &self,
+        graph: &TaskGraph,
+        threads: usize,
+        cost_ns: u64,
+    ) -> Result<(ExecutorKind, usize, String), HostError> {
+        let options = self.graph_exec_options();
+        let per_cycle = options
+            .period
+            .map_or(0, |p| p.as_nanos() as u64)
+            .max(cost_ns)
+            .max(1);
+        let budget = self.options.auto_budget;
+        // The automatic choice spends at most a tenth of the run it is told of: a run of ten
+        // budgets.
+        let cycles = (10 * budget.as_nanos() / per_cycle as u128).max(1) as u64;
+        let choice = ExecutorChoice {
+            auto: true,
+            auto_cycles: Some(cycles),
+            threads,
+            options,
+            ..ExecutorChoice::default()
+        };
+        let mut trial = self.compile(graph, threads)?;
+        let (_, mut report) = crate::auto::choose(graph, &mut trial, &choice)
+            .map_err(|e| HostError::Options(e.to_string()))?;
+        drop(trial);
+        if report.candidates.len() == 1 {
+            let c = report.chosen();
+            if fugue_exec::placement::available_cores() < 2 {
+                return Ok((
+                    c.kind,
+                    c.threads,
+                    "executor auto: seq, the only candidate on one core".to_string(),
+                ));
+            }
+            return Ok((
+                c.kind,
+                c.threads,
+                format!(
+                    "executor auto: seq, not measured: {} cycles of {:.0} µs for each candidate do not fit in the {} ms the trials may take (name an executor to choose another)",
+                    crate::auto::MIN_CYCLES,
+                    per_cycle as f64 / 1e3,
+                    budget.as_millis()
+                ),
+            ));
+        }
+        // Within the host's threads (the candidates go up to the cores).
+        let seq = report.candidates[0].median_ns;
+        let best = (1..report.candidates.len())
+            .filter(|&i| report.candidates[i].threads <= threads)
+            .min_by(|&a, &b| {
+                report.candidates[a]
+                    .median_ns
+                    .total_cmp(&report.candidates[b].median_ns)
+            });
+        report.chosen = match best {
+            Some(i) if report.candidates[i].median_ns <= seq * (1.0 - crate::auto::MIN_GAIN) => i,
+            _ => 0,
+        };
+        let c = report.chosen();
+        Ok((c.kind, c.threads, report.line()))
+    }
+
+    /// The options of a graph's own executor: the host's, with the period of the block when
+    /// a clock paces the cycles.
+    fn graph_exec_options(&self) -> ExecOptions {
+        let mut exec = self.options.exec.clone();
+        if self.options.backend != HostBackend::Offline && exec.period.is_none() {
+            exec.period = Some(Duration::from_nanos(self.options.period_ns()));
+        }
+        exec
+    }
+
+    /// The threads a graph loaded now runs on: the pool's (`shared`), its share of them
+    /// (`partitioned`: the last of the graphs then loaded), or its executor's (`separate`).
+    fn threads_of_new_graph(&self) -> usize {
+        let t = self.options.threads.max(1);
+        match self.options.mode {
+            Mode::Shared | Mode::Separate => t,
+            Mode::Partitioned => {
+                let n = self.graphs.len() + 1;
+                (t - (n - 1) * t / n).max(1)
+            }
+        }
+    }
+
+    /// Compiles `graph` at the host's rate and block, pipelined as
+    /// [`HostOptions::pipeline`] says for a graph that runs on `threads` threads.
+    fn compile(&self, graph: &TaskGraph, threads: usize) -> Result<Plan, HostError> {
+        let compile = |pipeline: usize| {
+            Plan::compile(
+                graph,
+                &self.registry,
+                &CompileOptions {
+                    sample_rate: self.options.rate as f64,
+                    block: self.options.block,
+                    placeholder: self.options.placeholder,
+                    merge_chains: true,
+                    pipeline,
+                    pipeline_segments: threads,
+                },
+            )
+        };
+        Ok(match self.pipeline {
+            Pipeline::Sub(n) => compile(n)?,
+            Pipeline::Auto => {
+                let plain = compile(1)?;
+                match Pipeline::Auto.choose(&plain, threads) {
+                    1 => plain,
+                    n => compile(n)?,
+                }
+            }
         })
     }
 
@@ -655,7 +1025,7 @@ impl Host {
 
     /// Removes graph `name` at the next cycle boundary and frees it here.
     pub fn unload(&mut self, name: &str) -> Result<UnloadReport, HostError> {
-        self.collect();
+        self.poll()?;
         let i = self.index(name)?;
         let id = self.graphs[i].id;
         self.send(ToAudio::Unload(id))?;
@@ -676,7 +1046,7 @@ impl Host {
                 FromAudio::Unknown { id: got } if got == id => {
                     return Err(HostError::UnknownName(name.to_string()))
                 }
-                _ => {}
+                ev => self.release(ev),
             }
         };
         let e = self.graphs.remove(i);
@@ -699,13 +1069,9 @@ impl Host {
                 "the gain must be a finite number of dB, not {db}"
             )));
         }
+        self.poll()?;
         let i = self.index(name)?;
-        let linear = if db == 0.0 {
-            1.0
-        } else {
-            10f64.powf(db / 20.0) as f32
-        };
-        self.send(ToAudio::Gain(self.graphs[i].id, linear))?;
+        self.send(ToAudio::Gain(self.graphs[i].id, gain_of(db)))?;
         self.graphs[i].gain_db = db;
         Ok(())
     }
@@ -724,6 +1090,8 @@ impl Host {
                 cost_ns: e.cost_ns,
                 adopted: e.adopted,
                 silenced: e.stats.snapshot().panics > 0,
+                pipeline: e.pipeline,
+                executor: e.executor.map(|(k, t)| executor_label(k, t)),
             })
             .collect()
     }
@@ -767,18 +1135,168 @@ impl Host {
                 }
                 Ok(())
             }
-            Driver::Jack { gone, .. } => {
+            Driver::Jack { .. } => {
                 let end = Instant::now() + d;
                 while Instant::now() < end {
-                    // Relaxed: see `jack::Notifications`.
-                    if gone.load(Ordering::Relaxed) {
-                        return Err(HostError::AudioGone);
-                    }
+                    // Follows a buffer-size change while playing.
+                    self.poll()?;
                     std::thread::sleep((end - Instant::now()).min(Duration::from_millis(50)));
                 }
-                Ok(())
+                self.poll()
             }
             Driver::Done => Err(HostError::AudioGone),
+        }
+    }
+
+    /// Services the audio side from the control thread: frees what the audio thread handed
+    /// back and, under JACK, follows a buffer-size change (every loaded graph compiled again
+    /// at the new size and handed over as one set; see `jack.rs`). Every command calls it,
+    /// and so does [`Host::wait`]; a shell that waits for commands calls it while idle.
+    /// Commands are never in flight while it runs, so loads and unloads and a change of size
+    /// are serialised here.
+    pub fn poll(&mut self) -> Result<(), HostError> {
+        self.collect();
+        let resize = match &self.driver {
+            Driver::Jack { gone, shared, .. } => {
+                // Relaxed: see `jack::Notifications`.
+                if gone.load(Ordering::Relaxed) {
+                    return Err(HostError::AudioGone);
+                }
+                shared.clone()
+            }
+            _ => return Ok(()),
+        };
+        if let Some(b) = self.pending {
+            if let Some(old) = resize.handoff.collect() {
+                // The set of size `b` was adopted.
+                self.pending = None;
+                self.audio_block = b;
+                self.free_set(old);
+            }
+        }
+        // Relaxed: the size alone; the sets travel through the handoff.
+        let wanted = resize.wanted.load(Ordering::Relaxed) as usize;
+        if let Some(b) = self.pending {
+            if b == wanted {
+                // On its way.
+                return Ok(());
+            }
+            match resize.handoff.withdraw() {
+                // Never adopted: the audio thread still plays at `audio_block`.
+                Some(set) => self.free_set(set),
+                None => {
+                    // Taken just now: the callback retires the old set right after.
+                    let start = Instant::now();
+                    let old = loop {
+                        if let Some(old) = resize.handoff.collect() {
+                            break old;
+                        }
+                        if start.elapsed() > ANSWER_TIMEOUT {
+                            return Err(HostError::AudioGone);
+                        }
+                        std::thread::yield_now();
+                    };
+                    self.audio_block = b;
+                    self.free_set(old);
+                }
+            }
+            self.pending = None;
+        }
+        if wanted == 0 || wanted == self.audio_block {
+            self.set_block(self.audio_block);
+            return Ok(());
+        }
+        let set = self.build_set(wanted)?;
+        if resize.handoff.offer(set).is_err() {
+            // Cannot happen: nothing is pending, and every retired set was collected.
+            return Err(HostError::AudioGone);
+        }
+        self.pending = Some(wanted);
+        Ok(())
+    }
+
+    /// What happened on its own since the last call (a JACK buffer-size change followed,
+    /// and how), one sentence each.
+    pub fn take_notices(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notices)
+    }
+
+    /// Makes `block` the size that graphs are compiled at, with the pipeline fitted to it.
+    /// Returns the note when the pipeline asked for does not divide it.
+    fn set_block(&mut self, block: usize) -> Option<String> {
+        self.options.block = block;
+        let (pipeline, note) = fit_pipeline(self.options.pipeline, block);
+        self.pipeline = pipeline;
+        note
+    }
+
+    /// Every loaded graph compiled again at `block` frames (same ids, gains, executors and
+    /// pipelining), as one set for the JACK callback. A graph that cannot be compiled at
+    /// that size, or no longer fits in the pool, is unloaded with a notice.
+    fn build_set(&mut self, block: usize) -> Result<Box<GraphSet>, HostError> {
+        let note = self.set_block(block);
+        let mut set = Box::new(GraphSet::new(
+            block,
+            self.options.channels,
+            self.options.period_ns(),
+        ));
+        let mut said = format!(
+            "JACK buffer size {} -> {block} frames: {} graph{} compiled again",
+            self.audio_block,
+            self.graphs.len(),
+            if self.graphs.len() == 1 { "" } else { "s" }
+        );
+        if let Some(note) = note {
+            said.push_str(&format!(" ({note})"));
+        }
+        let mut i = 0;
+        while i < self.graphs.len() {
+            let n = self.graphs.len();
+            let t = self.options.threads.max(1);
+            let threads = match self.options.mode {
+                Mode::Partitioned => ((i + 1) * t / n - i * t / n).max(1),
+                Mode::Shared | Mode::Separate => t,
+            };
+            let e = &self.graphs[i];
+            let executor = ExecutorPlan::again(e.executor);
+            let (graph, id, stats) = (e.graph.clone(), e.id, e.stats.clone());
+            match self.build_slot(&graph, id, threads, executor, stats) {
+                Ok(mut built) => {
+                    let e = &mut self.graphs[i];
+                    built.slot.gain = gain_of(e.gain_db);
+                    e.cost_ns = built.cost_ns;
+                    e.units = built.units;
+                    e.pipeline = built.pipeline;
+                    set.slots.push(built.slot);
+                    i += 1;
+                }
+                Err(err) => {
+                    // Not in the new set, it stops with the old one, which takes its ports.
+                    let e = self.graphs.remove(i);
+                    said.push_str(&format!("; `{}` unloaded: {err}", e.name));
+                }
+            }
+        }
+        // Each graph was checked against the others' units as they were: the whole set must
+        // fit too (the pool's deques hold this many).
+        while self.graphs.iter().map(|e| e.units).sum::<usize>() > self.options.unit_capacity {
+            let e = self.graphs.pop().expect("units come from graphs");
+            drop(set.slots.pop());
+            said.push_str(&format!(
+                "; `{}` unloaded: the pool holds {} units and the graphs have more at this size",
+                e.name, self.options.unit_capacity
+            ));
+        }
+        self.notices.push(said);
+        Ok(set)
+    }
+
+    /// Frees a set the JACK callback retired or never took, unregistering the ports still
+    /// in it (those of graphs that the set replacing it did not hold).
+    fn free_set(&self, set: Box<GraphSet>) {
+        let mut set = set;
+        for slot in set.slots.drain(..) {
+            self.release(FromAudio::Refused(slot));
         }
     }
 
@@ -872,7 +1390,10 @@ impl Host {
     /// Frees what an event hands back, unregistering a removed graph's own ports.
     fn release(&self, ev: FromAudio) {
         let slot = match ev {
-            FromAudio::Removed { slot, .. } | FromAudio::Refused(slot) => slot,
+            FromAudio::Removed { slot, .. }
+            | FromAudio::Refused(slot)
+            | FromAudio::Stale(slot)
+            | FromAudio::Discarded(slot) => slot,
             _ => return,
         };
         let mut slot = slot;
@@ -924,7 +1445,7 @@ impl Host {
                 stop.store(true, Ordering::Relaxed);
                 handle.and_then(|h| h.join().ok())
             }
-            Driver::Jack { active, .. } => active.and_then(jack::close),
+            Driver::Jack { active, shared, .. } => active.and_then(|a| jack::close(a, &shared)),
             Driver::Done => None,
         };
         let cycles = self.stats.snapshot().cycles;
@@ -963,13 +1484,55 @@ impl Drop for Host {
                     let _ = h.join();
                 }
             }
-            Driver::Jack { active, .. } => {
+            Driver::Jack { active, shared, .. } => {
                 if let Some(a) = active.take() {
-                    drop(jack::close(a));
+                    drop(jack::close(a, shared));
                 }
             }
             _ => {}
         }
+    }
+}
+
+/// Why a named executor does not apply to pool mode `mode`: one sentence.
+fn pool_mode_executor(mode: Mode, kind: ExecutorKind) -> String {
+    let how = match mode {
+        Mode::Partitioned => "each graph runs on its share of the host's one pool of threads (work stealing within the share, re-split at every load and unload)",
+        _ => "every graph runs on the host's one pool of threads, stealing work across graphs",
+    };
+    format!(
+        "executor {kind} does not apply to {mode} mode: {how}; use separate mode to give each graph an executor of its own, or leave the executor auto"
+    )
+}
+
+/// The linear gain of `db` decibels (exactly 1 at 0 dB).
+fn gain_of(db: f64) -> f32 {
+    if db == 0.0 {
+        1.0
+    } else {
+        10f64.powf(db / 20.0) as f32
+    }
+}
+
+/// `pipeline` fitted to `block`: the same when its sub-blocks divide the block (or it is
+/// auto); otherwise the largest divisor of the block below it (at least 1), with a note
+/// that says so. A pipeline of 0 becomes 1.
+fn fit_pipeline(pipeline: Pipeline, block: usize) -> (Pipeline, Option<String>) {
+    match pipeline {
+        Pipeline::Sub(n) if n == 0 || !block.is_multiple_of(n) => {
+            let d = (1..=n)
+                .rev()
+                .find(|&d| block.is_multiple_of(d))
+                .unwrap_or(1);
+            (
+                Pipeline::Sub(d),
+                Some(format!(
+                    "a pipeline of {n} sub-blocks does not divide the buffer of {block} frames: {d} sub-block{} instead (the largest divisor of the buffer up to {n})",
+                    if d == 1 { "" } else { "s" }
+                )),
+            )
+        }
+        p => (p, None),
     }
 }
 

@@ -150,6 +150,11 @@ pub(crate) struct HostStats {
     pub(crate) record_drops: AtomicU64,
     /// Cycles that started more than a period late (clocked backend).
     pub(crate) overruns: AtomicU64,
+    /// JACK cycles left silent after a buffer-size change, while the graphs were being
+    /// recompiled at the new size (not counted as cycles, nor as misses).
+    pub(crate) resize_cycles: AtomicU64,
+    /// Sets of graphs recompiled at a new buffer size and adopted.
+    pub(crate) resizes: AtomicU64,
 }
 
 impl HostStats {
@@ -161,6 +166,8 @@ impl HostStats {
             swap_misses: AtomicU64::new(0),
             record_drops: AtomicU64::new(0),
             overruns: AtomicU64::new(0),
+            resize_cycles: AtomicU64::new(0),
+            resizes: AtomicU64::new(0),
         }
     }
 
@@ -176,6 +183,8 @@ impl HostStats {
             swap_misses: self.swap_misses.load(Ordering::Relaxed),
             record_drops: self.record_drops.load(Ordering::Relaxed),
             overruns: self.overruns.load(Ordering::Relaxed),
+            resize_cycles: self.resize_cycles.load(Ordering::Relaxed),
+            resizes: self.resizes.load(Ordering::Relaxed),
         }
     }
 }
@@ -201,6 +210,11 @@ pub struct HostStatsSnapshot {
     pub record_drops: u64,
     /// Cycles that started more than a period late (clocked backend).
     pub overruns: u64,
+    /// JACK cycles left silent after a buffer-size change while the graphs were being
+    /// recompiled at the new size (neither cycles run nor deadline misses).
+    pub resize_cycles: u64,
+    /// JACK buffer-size changes followed: sets of graphs recompiled and adopted.
+    pub resizes: u64,
 }
 
 #[cfg(test)]

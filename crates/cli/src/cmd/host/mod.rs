@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use fugue_engine::host::{Host, HostBackend, HostError, HostOptions, Mode};
+use fugue_engine::host::{GraphExecutor, Host, HostBackend, HostError, HostOptions, Mode};
 use serde_json::json;
 
 use crate::util;
@@ -27,7 +27,8 @@ use parse::{Command, HELP};
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// clocked (an audio thread paced by absolute-time sleeps at --rate and --buffer), jack
-    /// (a JACK client at the server's rate and buffer size) or offline (no clock: `wait` runs
+    /// (a JACK client at the server's rate and buffer size; when the server changes its
+    /// buffer size, every graph is compiled again at the new size) or offline (no clock: `wait` runs
     /// its cycles at once, as fast as possible; deterministic).
     #[arg(long, default_value = "clocked", value_parser = ["clocked", "jack", "offline"])]
     pub backend: String,
@@ -52,7 +53,7 @@ pub struct Args {
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
     pub threads: Option<u64>,
     /// shared (one pool for all graphs), partitioned (the threads split among the graphs) or
-    /// separate (one pool of --threads per graph).
+    /// separate (an executor of --threads threads per graph: --executor).
     #[arg(long, default_value = "shared", value_parser = ["shared", "partitioned", "separate"])]
     pub mode: String,
     /// Output channels of the mix.
@@ -78,6 +79,28 @@ pub struct Args {
     /// Run nodes of unknown kind as silence.
     #[arg(long)]
     pub placeholder: bool,
+    /// Pipelining of every graph loaded: cut each cycle's buffer into N sub-blocks, so that
+    /// a line of nodes cut into one segment per thread (the threads the graph runs on) runs
+    /// on several threads at once (N must divide the buffer; 1: off), or auto (N per graph
+    /// from its critical path, its threads and the buffer). Same output. A graph that
+    /// changes rates (a resampler) loads unpipelined, and its load reply says why. Under
+    /// JACK, an N that does not divide the server's buffer falls back to the largest divisor
+    /// below it.
+    #[arg(long, default_value = "1", value_parser = crate::exec_args::parse_pipeline)]
+    pub pipeline: fugue_engine::Pipeline,
+    /// Each graph's own executor, in separate mode: auto (measures seq, ws and static on the
+    /// graph at each load, for at most --auto-budget-ms, paced at the period with a clock,
+    /// and keeps the fastest on at most --threads threads; seq unless another gains 3 %; the
+    /// load reply says what it chose), or seq, static, ws, ws-affinity, share, share-spin,
+    /// levels on --threads threads. In shared and partitioned modes the graphs run on the
+    /// host's pool: only auto (the pool) is accepted there.
+    #[arg(long, short = 'e', default_value = "auto", value_parser = crate::exec_args::parse_executor)]
+    pub executor: crate::exec_args::Executor,
+    /// How long --executor auto measures at most at each load, in ms, up to 600 (the loaded
+    /// graphs play on meanwhile). Trials paced at the period need 24 periods per candidate
+    /// (3 candidates on 2 cores); when they do not fit, the graph gets seq, unmeasured.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub auto_budget_ms: u64,
 }
 
 /// Arguments of `fugue ctl`.
@@ -124,10 +147,26 @@ impl Session {
         };
         let verb = verb(&cmd);
         let r = self.run(cmd);
+        self.say_notices();
         Some(match r {
             Ok(r) => r,
             Err(e) => self.error(verb, util::message(&anyhow::Error::from(e))),
         })
+    }
+
+    /// Says on standard error what the host did on its own since the last command (a JACK
+    /// buffer-size change followed).
+    fn say_notices(&mut self) {
+        for n in self.host.take_notices() {
+            eprintln!("host: {n}");
+        }
+    }
+
+    /// Between commands: lets the host follow a JACK buffer-size change, and says so.
+    fn idle(&mut self) {
+        // A server that went away shows in the next command's reply.
+        let _ = self.host.poll();
+        self.say_notices();
     }
 
     fn error(&self, verb: &str, msg: String) -> Reply {
@@ -169,6 +208,17 @@ impl Session {
                     us(r.predicted_ns as f64),
                     us(r.period_ns as f64)
                 );
+                match (&r.auto, &r.executor) {
+                    (Some(line), _) => text.push_str(&format!("; {line}")),
+                    (None, Some(e)) => text.push_str(&format!("; executor {e}")),
+                    (None, None) => {}
+                }
+                if r.pipeline > 1 {
+                    text.push_str(&format!("; pipelined in {} sub-blocks", r.pipeline));
+                }
+                if let Some(note) = &r.pipeline_note {
+                    text.push_str(&format!("; {note}"));
+                }
                 if let Some(w) = &r.warning {
                     text.push_str(&format!("; warning: {w}"));
                 }
@@ -176,7 +226,9 @@ impl Session {
                     text,
                     json!({"command": "load", "name": name, "file": file, "id": r.id,
                         "cycle": r.cycle, "cost_ns": r.cost_ns, "predicted_ns": r.predicted_ns,
-                        "period_ns": r.period_ns, "warning": r.warning}),
+                        "period_ns": r.period_ns, "warning": r.warning,
+                        "pipeline": r.pipeline, "pipeline_note": r.pipeline_note,
+                        "executor": r.executor, "auto": r.auto}),
                 )
             }
             Command::Unload { name } => {
@@ -206,7 +258,7 @@ impl Session {
                         .iter()
                         .map(|g| {
                             format!(
-                                "{} (id {}, {} tasks, {} ch, {} dB, cost {}, from cycle {}{})",
+                                "{} (id {}, {} tasks, {} ch, {} dB, cost {}, from cycle {}{}{}{})",
                                 g.name,
                                 g.id,
                                 g.tasks,
@@ -214,6 +266,15 @@ impl Session {
                                 g.gain_db,
                                 us(g.cost_ns as f64),
                                 g.adopted,
+                                match &g.executor {
+                                    Some(e) => format!(", {e}"),
+                                    None => String::new(),
+                                },
+                                if g.pipeline > 1 {
+                                    format!(", {} sub-blocks", g.pipeline)
+                                } else {
+                                    String::new()
+                                },
                                 if g.silenced { ", silenced" } else { "" }
                             )
                         })
@@ -225,7 +286,8 @@ impl Session {
                     .map(|g| {
                         json!({"name": g.name, "id": g.id, "file": g.file, "tasks": g.tasks,
                             "channels": g.channels, "gain_db": g.gain_db, "cost_ns": g.cost_ns,
-                            "adopted": g.adopted, "silenced": g.silenced})
+                            "adopted": g.adopted, "silenced": g.silenced,
+                            "pipeline": g.pipeline, "executor": g.executor})
                     })
                     .collect();
                 self.ok(text, json!({"command": "list", "graphs": graphs}))
@@ -251,7 +313,7 @@ impl Session {
                 let s = self.host.host_stats();
                 self.ok(
                     format!(
-                        "host: {} cycles, {} graphs, cycle mean {}, p99 {}, max {}; {} deadline misses ({} of {} cycles with a swap), {} overruns, {} recorded blocks dropped",
+                        "host: {} cycles, {} graphs, cycle mean {}, p99 {}, max {}; {} deadline misses ({} of {} cycles with a swap), {} overruns, {} recorded blocks dropped{}",
                         s.cycles,
                         self.host.list().len(),
                         us(s.mean_ns),
@@ -261,13 +323,22 @@ impl Session {
                         s.swap_misses,
                         s.swap_cycles,
                         s.overruns,
-                        s.record_drops
+                        s.record_drops,
+                        if s.resizes > 0 || s.resize_cycles > 0 {
+                            format!(
+                                "; {} buffer-size changes followed, {} silent cycles while compiling for them",
+                                s.resizes, s.resize_cycles
+                            )
+                        } else {
+                            String::new()
+                        }
                     ),
                     json!({"command": "stats", "cycles": s.cycles, "graphs": self.host.list().len(),
                         "mean_ns": s.mean_ns, "p99_ns": s.p99_ns, "max_ns": s.max_ns,
                         "misses": s.misses, "swap_cycles": s.swap_cycles,
                         "swap_misses": s.swap_misses, "overruns": s.overruns,
-                        "record_drops": s.record_drops}),
+                        "record_drops": s.record_drops, "resizes": s.resizes,
+                        "resize_cycles": s.resize_cycles}),
                 )
             }
             Command::Mode => {
@@ -277,19 +348,26 @@ impl Session {
                     HostBackend::Clocked => "clocked",
                     HostBackend::Jack { .. } => "jack",
                 };
+                let executor = match o.mode {
+                    Mode::Separate => o.executor.to_string(),
+                    Mode::Shared | Mode::Partitioned => "pool".to_string(),
+                };
                 self.ok(
                     format!(
-                        "mode {}, {} threads, {backend} at {} Hz, {} frames ({} period), {} channels",
+                        "mode {}, {} threads, {backend} at {} Hz, {} frames ({} period), {} channels, pipeline {}, executor {}",
                         o.mode,
                         o.threads,
                         o.rate,
                         o.block,
                         us(o.period_ns() as f64),
-                        o.channels
+                        o.channels,
+                        o.pipeline,
+                        executor
                     ),
                     json!({"command": "mode", "mode": o.mode.name(), "threads": o.threads,
                         "backend": backend, "rate": o.rate, "buffer": o.block,
-                        "channels": o.channels}),
+                        "channels": o.channels, "pipeline": o.pipeline.to_string(),
+                        "executor": executor}),
                 )
             }
             Command::Wait { seconds } => {
@@ -359,6 +437,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ),
         None => None,
     };
+    // The JACK server chooses the buffer: a pipeline that does not divide it falls back to
+    // the largest divisor below it, with a warning.
+    let known_buffer = (args.backend != "jack").then_some(args.buffer as usize);
+    crate::exec_args::check_pipeline(args.pipeline, known_buffer, false)?;
     let stop = crate::signals::stop_flag();
     let options = HostOptions {
         backend,
@@ -373,6 +455,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         strict: args.strict,
         record: args.record.clone(),
         placeholder: args.placeholder,
+        pipeline: args.pipeline,
+        executor: match args.executor {
+            crate::exec_args::Executor::Auto => GraphExecutor::Auto,
+            crate::exec_args::Executor::Kind(k) => GraphExecutor::Kind(k),
+        },
+        auto_budget: Duration::from_millis(args.auto_budget_ms),
         ..HostOptions::default()
     };
     let host = Host::start(options).map_err(|e| util::usage(e.to_string()))?;
@@ -452,7 +540,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                             break;
                         }
                     }
-                    Err(mpsc::RecvTimeoutError::Timeout) => {}
+                    Err(mpsc::RecvTimeoutError::Timeout) => session.idle(),
                     Err(mpsc::RecvTimeoutError::Disconnected) => break,
                 }
             }
@@ -461,12 +549,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let report = session.host.finish().map_err(anyhow::Error::from)?;
     let s = report.stats;
     eprintln!(
-        "host: {} cycles, {} deadline misses ({} of {} cycles with a swap), {} overruns{}",
+        "host: {} cycles, {} deadline misses ({} of {} cycles with a swap), {} overruns{}{}",
         s.cycles,
         s.misses,
         s.swap_misses,
         s.swap_cycles,
         s.overruns,
+        if s.resizes > 0 {
+            format!(", {} buffer-size changes followed", s.resizes)
+        } else {
+            String::new()
+        },
         match &args.record {
             Some(p) => format!(
                 "; recorded {} frames to {}{}",
