@@ -251,7 +251,7 @@ pub fn choose(
             Some(k) => k,
             None => {
                 let p = compile(key.0, key.1, key.2)?;
-                if p.pipeline() != key.0 * key.1 {
+                if key.0 * key.1 > 1 && p.pipeline() != key.0 * key.1 {
                     continue;
                 }
                 plans.push((key, p));

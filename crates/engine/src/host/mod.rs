@@ -885,9 +885,13 @@ impl Host {
             .max(cost_ns)
             .max(1);
         let budget = self.options.auto_budget;
-        // The automatic choice spends at most a tenth of the run it is told of: a run of ten
-        // budgets.
-        let cycles = (10 * budget.as_nanos() / per_cycle as u128).max(1) as u64;
+        // The automatic choice spends, paced, at most the run it is told of, and offline a
+        // twentieth of it: a run of one budget, or of twenty.
+        let cycles = match options.period {
+            Some(_) => budget.as_nanos() / per_cycle as u128,
+            None => 20 * budget.as_nanos() / per_cycle as u128,
+        }
+        .max(1) as u64;
         let choice = ExecutorChoice {
             auto: true,
             auto_cycles: Some(cycles),
@@ -895,10 +899,20 @@ impl Host {
             options,
             ..ExecutorChoice::default()
         };
-        let mut trial = self.compile(graph, threads)?;
-        let (_, mut report) = crate::auto::choose(graph, &mut trial, &choice)
+        // Every candidate's trial plan is the host's own compile of the graph (pipelined as
+        // the host's --pipeline says) on the candidate's threads.
+        let plain = self.compile(graph, 1)?;
+        let compile = |_: usize, _: usize, t: usize| {
+            self.compile(graph, t).map_err(|e| match e {
+                HostError::Compile(e) => crate::choice::BuildError::Compile(e),
+                other => crate::choice::BuildError::Executor(fugue_exec::BuildError::BadSchedule(
+                    other.to_string(),
+                )),
+            })
+        };
+        let (_, mut report) = crate::auto::choose(graph, &compile, &plain, &choice)
             .map_err(|e| HostError::Options(e.to_string()))?;
-        drop(trial);
+        drop(plain);
         if report.candidates.len() == 1 {
             let c = report.chosen();
             if fugue_exec::placement::available_cores() < 2 {
@@ -913,7 +927,11 @@ impl Host {
                 c.threads,
                 format!(
                     "executor auto: seq, not measured: {} cycles of {:.0} µs for each candidate do not fit in the {} ms the trials may take (name an executor to choose another)",
-                    crate::auto::MIN_CYCLES,
+                    if choice.options.period.is_some() {
+                        crate::auto::MIN_PACED_CYCLES
+                    } else {
+                        crate::auto::MIN_CYCLES
+                    },
                     per_cycle as f64 / 1e3,
                     budget.as_millis()
                 ),
@@ -1608,6 +1626,9 @@ fn start_clocked(mut audio: Box<HostAudio>, options: &HostOptions) -> Result<Dri
     let stop = Arc::new(AtomicBool::new(false));
     let rate = options.rate as u128;
     let block = options.block as u128;
+    // With pinned workers ([`HostOptions::exec`]'s placement), the audio thread takes the
+    // first core (worker i takes core i); a refusal is said by the workers already.
+    let core = options.exec.placement.cores.first().copied();
     let handle = {
         let stop = stop.clone();
         std::thread::Builder::new()
@@ -1615,6 +1636,9 @@ fn start_clocked(mut audio: Box<HostAudio>, options: &HostOptions) -> Result<Dri
             .spawn(move || {
                 // SAFETY: PR_SET_TIMERSLACK takes a plain integer; no pointer.
                 unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+                if let Some(c) = core {
+                    let _ = fugue_exec::placement::pin_current(c);
+                }
                 let period_num = block * 1_000_000_000;
                 let mut base = crate::backend::clocked::now_ns() + 1_000_000;
                 let mut k: u64 = 0;

@@ -79,6 +79,14 @@ pub struct Args {
     /// Run nodes of unknown kind as silence.
     #[arg(long)]
     pub placeholder: bool,
+    /// Pin the audio thread to the first core and worker i to core i (the default with the
+    /// clocked and JACK backends: threads that sleep between cycles can otherwise end up on
+    /// one core, where a parallel pool runs no faster than one thread).
+    #[arg(long)]
+    pub pin: bool,
+    /// Do not pin threads (see --pin).
+    #[arg(long, conflicts_with = "pin")]
+    pub no_pin: bool,
     /// Pipelining of every graph loaded: cut each cycle's buffer into N sub-blocks, so that
     /// a line of nodes cut into one segment per thread (the threads the graph runs on) runs
     /// on several threads at once (N must divide the buffer; 1: off), or auto (N per graph
@@ -440,7 +448,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // The JACK server chooses the buffer: a pipeline that does not divide it falls back to
     // the largest divisor below it, with a warning.
     let known_buffer = (args.backend != "jack").then_some(args.buffer as usize);
-    crate::exec_args::check_pipeline(args.pipeline, known_buffer, false)?;
+    crate::exec_args::check_pipeline(Some(args.pipeline), known_buffer, false)?;
     let stop = crate::signals::stop_flag();
     let options = HostOptions {
         backend,
@@ -461,6 +469,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             crate::exec_args::Executor::Kind(k) => GraphExecutor::Kind(k),
         },
         auto_budget: Duration::from_millis(args.auto_budget_ms),
+        exec: {
+            let mut o = HostOptions::default().exec;
+            if args.pin || (args.backend != "offline" && !args.no_pin) {
+                o.placement.cores = fugue_exec::placement::allowed_cores().to_vec();
+            }
+            o
+        },
         ..HostOptions::default()
     };
     let host = Host::start(options).map_err(|e| util::usage(e.to_string()))?;
