@@ -199,6 +199,15 @@ fn start(
             Mode::Separate => GraphExecutor::Kind(ExecutorKind::Seq),
             Mode::Shared | Mode::Partitioned => GraphExecutor::Auto,
         },
+        // Threads pinned (the audio thread to the first core, worker i to core i), offline
+        // too: after the pause between points, the kernel can leave a worker woken on its
+        // waker's core for seconds, and a point would measure that instead of the mode (two
+        // runs of the same point differed by 2x unpinned).
+        exec: {
+            let mut o = HostOptions::default().exec;
+            o.placement.cores = fugue_exec::placement::allowed_cores().to_vec();
+            o
+        },
         ..HostOptions::default()
     })
     .map_err(|e| BenchError::Failed(e.to_string()))
@@ -274,6 +283,9 @@ pub fn run(
     progress: &mut dyn Progress,
 ) -> Result<HostBench, BenchError> {
     let mut out = HostBench::default();
+    // Offline points run their cycles on this thread: on the first core, beside the pinned
+    // workers (see `start`); a refusal leaves it where it is.
+    let _ = fugue_exec::placement::pin_current(fugue_exec::placement::allowed_cores()[0]);
     let total = graphs.len() * c.modes.len() * c.instances.len() * (1 + c.buffers.len());
     progress.event(Event::Start {
         total: total as u64,
