@@ -471,8 +471,87 @@ impl Figure for Throughput<'_> {
     }
 }
 
+/// Deadline misses (percent of the run's cycles) against N, one panel per graph and buffer
+/// size, one line per mode; a run with no miss is drawn at 0.
+struct Misses<'a> {
+    bench: &'a HostBench,
+    /// (graph, buffer) of each panel.
+    panels: Vec<(String, usize)>,
+}
+
+impl Figure for Misses<'_> {
+    fn draw<DB: plotters::prelude::DrawingBackend>(&self, root: Area<DB>) -> Result<(), String>
+    where
+        DB::ErrorType: 'static,
+    {
+        use plotters::prelude::*;
+        root.fill(&WHITE).map_err(err)?;
+        let areas = root.split_evenly((1, self.panels.len().max(1)));
+        for (area, (g, b)) in areas.iter().zip(&self.panels) {
+            let pts: Vec<&RtPoint> = self
+                .bench
+                .realtime
+                .iter()
+                .filter(|p| &p.graph == g && p.buffer == *b)
+                .collect();
+            let pct = |p: &RtPoint| 100.0 * p.misses as f64 / p.cycles.max(1) as f64;
+            let hi_n = pts.iter().map(|p| p.n).max().unwrap_or(1) as f64;
+            let hi = pts.iter().map(|p| pct(p)).fold(0.0, f64::max).max(1.0) * 1.2;
+            let mut chart = ChartBuilder::on(area)
+                .caption(format!("{g}, {b} frames: misses"), ("sans-serif", 20))
+                .margin(12)
+                .x_label_area_size(40)
+                .y_label_area_size(60)
+                .build_cartesian_2d(0.5..hi_n + 0.5, 0.0..hi)
+                .map_err(err)?;
+            chart
+                .configure_mesh()
+                .x_desc("instances")
+                .y_desc("cycles that missed (%)")
+                .draw()
+                .map_err(err)?;
+            for m in Mode::ALL {
+                let col = mode_color(m);
+                let line: Vec<(f64, f64)> = pts
+                    .iter()
+                    .filter(|p| p.mode == m)
+                    .map(|p| (p.n as f64, pct(p)))
+                    .collect();
+                if line.is_empty() {
+                    continue;
+                }
+                chart
+                    .draw_series(LineSeries::new(
+                        line.clone(),
+                        ShapeStyle::from(&col).stroke_width(2),
+                    ))
+                    .map_err(err)?
+                    .label(m.name())
+                    .legend(move |(x, y)| {
+                        PathElement::new([(x, y), (x + 18, y)], col.stroke_width(2))
+                    });
+                chart
+                    .draw_series(
+                        line.iter()
+                            .map(|&(x, y)| Circle::new((x, y), 3, col.filled())),
+                    )
+                    .map_err(err)?;
+            }
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::UpperLeft)
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .draw()
+                .map_err(err)?;
+        }
+        root.present().map_err(err)
+    }
+}
+
 /// Writes the study into `dir`: `README.md` (command, commit, machine, findings), `raw.csv`
-/// (one row per measurement), `summary.csv` (one row per point), `throughput.svg/png`.
+/// (one row per measurement), `summary.csv` (one row per point), `throughput.svg/png`, and
+/// with a real-time part `misses.svg/png`.
 pub fn write(
     dir: &Path,
     c: &HostBenchConfig,
@@ -482,7 +561,13 @@ pub fn write(
 ) -> Result<(), BenchError> {
     report::refuse_existing(
         dir,
-        &["README.md", "raw.csv", "summary.csv", "throughput.svg"],
+        &[
+            "README.md",
+            "raw.csv",
+            "summary.csv",
+            "throughput.svg",
+            "misses.svg",
+        ],
         force,
     )?;
     report::create_dir(dir)?;
@@ -568,6 +653,20 @@ pub fn write(
             },
         )?;
     }
+    if !b.realtime.is_empty() {
+        let mut panels: Vec<(String, usize)> = Vec::new();
+        for p in &b.realtime {
+            if !panels.iter().any(|(g, k)| g == &p.graph && *k == p.buffer) {
+                panels.push((p.graph.clone(), p.buffer));
+            }
+        }
+        plot::write_both(
+            dir,
+            "misses",
+            (480 * panels.len().max(1) as u32, 400),
+            &Misses { bench: b, panels },
+        )?;
+    }
     let v = Versions::detect();
     let mut md = String::new();
     md.push_str("# The shared-runtime study (`fugue bench host`)\n\n");
@@ -640,7 +739,7 @@ pub fn write(
             md.push_str(&format!("- {g}, {m}, N={n}: {why}\n"));
         }
     }
-    md.push_str("\nFiles: `raw.csv` (one row per instance and point, and per real-time run), `summary.csv`, `throughput.svg`/`.png`.\n");
+    md.push_str("\nFiles: `raw.csv` (one row per instance and point, and per real-time run), `summary.csv`, `throughput.svg`/`.png` (aggregate against N per mode), `misses.svg`/`.png` (real time: the share of cycles that missed against N, per graph and buffer).\n");
     report::write_atomic(&dir.join("README.md"), md.as_bytes())
 }
 
@@ -679,6 +778,10 @@ mod tests {
             "throughput.svg",
             "throughput.png",
         ] {
+            assert!(dir.join(f).exists(), "{f}");
+        }
+        assert!(!b.realtime.is_empty());
+        for f in ["misses.svg", "misses.png"] {
             assert!(dir.join(f).exists(), "{f}");
         }
         let _ = std::fs::remove_dir_all(&dir);
