@@ -144,6 +144,16 @@ pub struct RtPoint {
     pub cycles: u64,
     /// Of those, the ones that missed their deadline.
     pub misses: u64,
+    /// Cycles the clock dropped because one started more than a period late (the audio
+    /// thread resynchronises): xruns as much as misses.
+    pub overruns: u64,
+}
+
+impl RtPoint {
+    /// Misses and dropped cycles: the run held its N when this is zero.
+    pub fn missed(&self) -> u64 {
+        self.misses + self.overruns
+    }
 }
 
 /// What the study measured.
@@ -165,7 +175,7 @@ impl HostBench {
             let e = m
                 .entry((p.graph.clone(), p.mode.name(), p.buffer))
                 .or_insert(0);
-            if p.misses == 0 {
+            if p.missed() == 0 {
                 *e = (*e).max(p.n);
             }
         }
@@ -376,8 +386,9 @@ pub fn run(
                         n,
                         cycles: s1.cycles - s0.cycles,
                         misses: s1.misses - s0.misses,
+                        overruns: s1.overruns - s0.overruns,
                     };
-                    missed = p.misses > 0;
+                    missed = p.missed() > 0;
                     out.realtime.push(p);
                     progress.event(Event::StepDone);
                 }
@@ -494,7 +505,7 @@ impl Figure for Misses<'_> {
                 .iter()
                 .filter(|p| &p.graph == g && p.buffer == *b)
                 .collect();
-            let pct = |p: &RtPoint| 100.0 * p.misses as f64 / p.cycles.max(1) as f64;
+            let pct = |p: &RtPoint| 100.0 * p.missed() as f64 / p.cycles.max(1) as f64;
             let hi_n = pts.iter().map(|p| p.n).max().unwrap_or(1) as f64;
             let hi = pts.iter().map(|p| pct(p)).fold(0.0, f64::max).max(1.0) * 1.2;
             let mut chart = ChartBuilder::on(area)
@@ -507,7 +518,7 @@ impl Figure for Misses<'_> {
             chart
                 .configure_mesh()
                 .x_desc("instances")
-                .y_desc("cycles that missed (%)")
+                .y_desc("cycles missed or dropped (%)")
                 .draw()
                 .map_err(err)?;
             for m in Mode::ALL {
@@ -582,6 +593,7 @@ pub fn write(
         "seconds",
         "share_ns",
         "misses",
+        "overruns",
     ]);
     for p in &b.offline {
         for (i, s) in p.shares_ns.iter().enumerate() {
@@ -595,6 +607,7 @@ pub fn write(
                 p.cycles.to_string(),
                 format!("{:.6}", p.seconds),
                 format!("{s:.0}"),
+                String::new(),
                 String::new(),
             ]);
         }
@@ -611,6 +624,7 @@ pub fn write(
             format!("{:.3}", c.rt_seconds),
             String::new(),
             p.misses.to_string(),
+            p.overruns.to_string(),
         ]);
     }
     raw.write(&dir.join("raw.csv"))?;
@@ -719,17 +733,17 @@ pub fn write(
         }
     }
     if !b.realtime.is_empty() {
-        md.push_str("\n## Real time: the largest N held with no deadline miss\n\n| graph | mode | buffer | N held |\n|---|---|---:|---:|\n");
+        md.push_str("\n## Real time: the largest N held with no deadline miss\n\nA run holds its N when no cycle missed its deadline and none was dropped (an overrun: a cycle that started more than a period late, after which the clock resynchronises).\n\n| graph | mode | buffer | N held |\n|---|---|---:|---:|\n");
         for ((g, m, buf), n) in b.max_held() {
             md.push_str(&format!("| {g} | {m} | {buf} | {n} |\n"));
         }
         md.push_str(
-            "\n| graph | mode | buffer | N | cycles | misses |\n|---|---|---:|---:|---:|---:|\n",
+            "\n| graph | mode | buffer | N | cycles | misses | overruns |\n|---|---|---:|---:|---:|---:|---:|\n",
         );
         for p in &b.realtime {
             md.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} |\n",
-                p.graph, p.mode, p.buffer, p.n, p.cycles, p.misses
+                "| {} | {} | {} | {} | {} | {} | {} |\n",
+                p.graph, p.mode, p.buffer, p.n, p.cycles, p.misses, p.overruns
             ));
         }
     }
