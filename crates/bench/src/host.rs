@@ -413,6 +413,72 @@ fn mode_color(m: Mode) -> plotters::style::RGBColor {
     }
 }
 
+/// One panel: a line per mode through `points` (mode, instances, value), the instances on x.
+struct Panel<'a> {
+    caption: String,
+    y_desc: &'a str,
+    y_label_size: u32,
+    legend: plotters::prelude::SeriesLabelPosition,
+    points: Vec<(Mode, usize, f64)>,
+}
+
+impl Panel<'_> {
+    fn draw<DB: plotters::prelude::DrawingBackend>(self, area: &Area<DB>) -> Result<(), String>
+    where
+        DB::ErrorType: 'static,
+    {
+        use plotters::prelude::*;
+        let hi_n = self.points.iter().map(|p| p.1).max().unwrap_or(1) as f64;
+        let hi = self.points.iter().map(|p| p.2).fold(0.0, f64::max);
+        let mut chart = ChartBuilder::on(area)
+            .caption(self.caption, ("sans-serif", 20))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(self.y_label_size)
+            .build_cartesian_2d(0.5..hi_n + 0.5, 0.0..hi.max(1.0) * 1.2)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc("instances")
+            .y_desc(self.y_desc)
+            .draw()
+            .map_err(err)?;
+        for m in Mode::ALL {
+            let col = mode_color(m);
+            let line: Vec<(f64, f64)> = self
+                .points
+                .iter()
+                .filter(|p| p.0 == m)
+                .map(|p| (p.1 as f64, p.2))
+                .collect();
+            if line.is_empty() {
+                continue;
+            }
+            chart
+                .draw_series(LineSeries::new(
+                    line.clone(),
+                    ShapeStyle::from(&col).stroke_width(2),
+                ))
+                .map_err(err)?
+                .label(m.name())
+                .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], col.stroke_width(2)));
+            chart
+                .draw_series(
+                    line.iter()
+                        .map(|&(x, y)| Circle::new((x, y), 3, col.filled())),
+                )
+                .map_err(err)?;
+        }
+        chart
+            .configure_series_labels()
+            .position(self.legend)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()
+            .map_err(err)
+    }
+}
+
 impl Figure for Throughput<'_> {
     fn draw<DB: plotters::prelude::DrawingBackend>(&self, root: Area<DB>) -> Result<(), String>
     where
@@ -422,61 +488,20 @@ impl Figure for Throughput<'_> {
         root.fill(&WHITE).map_err(err)?;
         let areas = root.split_evenly((1, self.graphs.len().max(1)));
         for (area, g) in areas.iter().zip(&self.graphs) {
-            let pts: Vec<&OfflinePoint> = self
-                .bench
-                .offline
-                .iter()
-                .filter(|p| &p.graph == g)
-                .collect();
-            let hi_n = pts.iter().map(|p| p.n).max().unwrap_or(1) as f64;
-            let hi = pts.iter().map(|p| p.aggregate()).fold(0.0, f64::max) * 1.2;
-            let mut chart = ChartBuilder::on(area)
-                .caption(format!("{g}: aggregate throughput"), ("sans-serif", 20))
-                .margin(12)
-                .x_label_area_size(40)
-                .y_label_area_size(70)
-                .build_cartesian_2d(0.5..hi_n + 0.5, 0.0..hi.max(1.0))
-                .map_err(err)?;
-            chart
-                .configure_mesh()
-                .x_desc("instances")
-                .y_desc("instance-cycles per second")
-                .draw()
-                .map_err(err)?;
-            for m in Mode::ALL {
-                let col = mode_color(m);
-                let line: Vec<(f64, f64)> = pts
+            Panel {
+                caption: format!("{g}: aggregate throughput"),
+                y_desc: "instance-cycles per second",
+                y_label_size: 70,
+                legend: SeriesLabelPosition::LowerRight,
+                points: self
+                    .bench
+                    .offline
                     .iter()
-                    .filter(|p| p.mode == m)
-                    .map(|p| (p.n as f64, p.aggregate()))
-                    .collect();
-                if line.is_empty() {
-                    continue;
-                }
-                chart
-                    .draw_series(LineSeries::new(
-                        line.clone(),
-                        ShapeStyle::from(&col).stroke_width(2),
-                    ))
-                    .map_err(err)?
-                    .label(m.name())
-                    .legend(move |(x, y)| {
-                        PathElement::new([(x, y), (x + 18, y)], col.stroke_width(2))
-                    });
-                chart
-                    .draw_series(
-                        line.iter()
-                            .map(|&(x, y)| Circle::new((x, y), 3, col.filled())),
-                    )
-                    .map_err(err)?;
+                    .filter(|p| &p.graph == g)
+                    .map(|p| (p.mode, p.n, p.aggregate()))
+                    .collect(),
             }
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::LowerRight)
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .draw()
-                .map_err(err)?;
+            .draw(area)?;
         }
         root.present().map_err(err)
     }
@@ -499,62 +524,26 @@ impl Figure for Misses<'_> {
         root.fill(&WHITE).map_err(err)?;
         let areas = root.split_evenly((1, self.panels.len().max(1)));
         for (area, (g, b)) in areas.iter().zip(&self.panels) {
-            let pts: Vec<&RtPoint> = self
-                .bench
-                .realtime
-                .iter()
-                .filter(|p| &p.graph == g && p.buffer == *b)
-                .collect();
-            let pct = |p: &RtPoint| 100.0 * p.missed() as f64 / p.cycles.max(1) as f64;
-            let hi_n = pts.iter().map(|p| p.n).max().unwrap_or(1) as f64;
-            let hi = pts.iter().map(|p| pct(p)).fold(0.0, f64::max).max(1.0) * 1.2;
-            let mut chart = ChartBuilder::on(area)
-                .caption(format!("{g}, {b} frames: misses"), ("sans-serif", 20))
-                .margin(12)
-                .x_label_area_size(40)
-                .y_label_area_size(60)
-                .build_cartesian_2d(0.5..hi_n + 0.5, 0.0..hi)
-                .map_err(err)?;
-            chart
-                .configure_mesh()
-                .x_desc("instances")
-                .y_desc("cycles missed or dropped (%)")
-                .draw()
-                .map_err(err)?;
-            for m in Mode::ALL {
-                let col = mode_color(m);
-                let line: Vec<(f64, f64)> = pts
+            Panel {
+                caption: format!("{g}, {b} frames: misses"),
+                y_desc: "cycles missed or dropped (%)",
+                y_label_size: 60,
+                legend: SeriesLabelPosition::UpperLeft,
+                points: self
+                    .bench
+                    .realtime
                     .iter()
-                    .filter(|p| p.mode == m)
-                    .map(|p| (p.n as f64, pct(p)))
-                    .collect();
-                if line.is_empty() {
-                    continue;
-                }
-                chart
-                    .draw_series(LineSeries::new(
-                        line.clone(),
-                        ShapeStyle::from(&col).stroke_width(2),
-                    ))
-                    .map_err(err)?
-                    .label(m.name())
-                    .legend(move |(x, y)| {
-                        PathElement::new([(x, y), (x + 18, y)], col.stroke_width(2))
-                    });
-                chart
-                    .draw_series(
-                        line.iter()
-                            .map(|&(x, y)| Circle::new((x, y), 3, col.filled())),
-                    )
-                    .map_err(err)?;
+                    .filter(|p| &p.graph == g && p.buffer == *b)
+                    .map(|p| {
+                        (
+                            p.mode,
+                            p.n,
+                            100.0 * p.missed() as f64 / p.cycles.max(1) as f64,
+                        )
+                    })
+                    .collect(),
             }
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperLeft)
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .draw()
-                .map_err(err)?;
+            .draw(area)?;
         }
         root.present().map_err(err)
     }
