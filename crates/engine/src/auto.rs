@@ -2,7 +2,8 @@
 //! candidate runs the real plan for a bounded time, and the fastest is kept, unless it gains
 //! less than [`MIN_GAIN`] over seq (then seq: a graph too small to gain stays sequential).
 //! The candidates: seq; work stealing and the HLFET static schedule at each thread count
-//! from 2 to the cores this process may use (at most [`MAX_THREADS`]); at the most threads,
+//! from 2 to the cores this process may use (at most [`MAX_THREADS`]), when the graph has
+//! parallelism enough to gain [`MIN_GAIN`] (not a line of nodes); at the most threads,
 //! both again pipelined ([`crate::Pipeline`]) when the graph's parallelism is short of the
 //! threads, and, offline ([`ExecutorChoice::auto_overlap`]), both running [`OVERLAP`]
 //! cycles as one so that a cycle's first nodes start while the previous cycle's last ones
@@ -15,8 +16,10 @@
 //! cycles are paced at it (at most [`MAX_TRIAL_PERIOD`]), as they will run (workers waking for
 //! each cycle); offline they run
 //! back to back. Rounds are interleaved (every candidate once, then again), so that a slow
-//! spell of the machine falls on all of them; the figure of a candidate is the median of its
-//! cycle times.
+//! spell of the machine falls on all of them; the figure of a candidate is the mean of its
+//! cycle times, the slowest [`TRIM`] of them left out: the mean, because a run is judged by
+//! it (a candidate whose workers now and then wake late pays for it there), and trimmed, so
+//! that one cycle the machine took away from the process does not decide the choice.
 
 use std::time::{Duration, Instant};
 
@@ -30,7 +33,7 @@ use crate::engine::build_executor;
 /// The most threads a candidate gets.
 pub const MAX_THREADS: usize = 8;
 
-/// A parallel candidate must be at least this much faster than seq (median cycle time) to be
+/// A parallel candidate must be at least this much faster than seq (mean cycle time) to be
 /// chosen: 3 %.
 pub const MIN_GAIN: f64 = 0.03;
 
@@ -56,6 +59,9 @@ const RUN_SHARE: f64 = 0.05;
 /// Rounds over the candidates.
 const ROUNDS: usize = 3;
 
+/// The share of a candidate's slowest trial cycles left out of its mean: 2 %.
+pub const TRIM: f64 = 0.02;
+
 /// One candidate's result.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Candidate {
@@ -69,11 +75,23 @@ pub struct Candidate {
     pub pipeline: usize,
     /// Cycles run as one (offline only; 1: none; see [`ExecutorChoice::overlap`]).
     pub overlap: usize,
-    /// Median time per cycle of the block asked for, ns (a candidate with overlap `k` runs
-    /// cycles of `k` blocks: its median cycle divided by `k`).
-    pub median_ns: f64,
+    /// Mean time per cycle of the block asked for, ns, the slowest [`TRIM`] of its trial
+    /// cycles left out (a candidate with overlap `k` runs cycles of `k` blocks: its cycle
+    /// divided by `k`).
+    pub mean_ns: f64,
     /// Cycles timed.
     pub cycles: usize,
+}
+
+/// Why seq was kept without trials.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Untried {
+    /// The run is too short to measure the candidates within its share of time.
+    Short,
+    /// One core: there is no parallel candidate.
+    OneCore,
+    /// The graph has no parallelism to gain from (a line of nodes) and pipelining is off.
+    NoParallelism,
 }
 
 /// What the automatic choice measured and chose.
@@ -87,6 +105,9 @@ pub struct AutoReport {
     pub paced: bool,
     /// How long the trials took.
     pub took: Duration,
+    /// Why seq was kept without trials, when it was (then `candidates` is seq alone, timed
+    /// over one cycle).
+    pub untried: Option<Untried>,
 }
 
 impl AutoReport {
@@ -95,36 +116,55 @@ impl AutoReport {
         &self.candidates[self.chosen]
     }
 
-    /// One line: what was chosen and why.
-    pub fn line(&self) -> String {
+    /// Why the chosen candidate was kept, in words: `x1.40 over seq`, or why seq stayed.
+    pub fn why(&self) -> String {
         let c = self.chosen();
         let seq = &self.candidates[0];
-        let others: Vec<String> = self
-            .candidates
-            .iter()
-            .map(|k| format!("{} {:.1} µs", k.label, k.median_ns / 1000.0))
-            .collect();
-        let why = if self.candidates.len() == 1 {
-            "the run is too short (or the machine too small) to measure the others".to_string()
+        if let Some(u) = self.untried {
+            match u {
+                Untried::Short => "the run is too short to measure the others",
+                Untried::OneCore => "the only candidate on one core",
+                Untried::NoParallelism => {
+                    "the graph has no parallelism to gain from and pipelining is off"
+                }
+            }
+            .to_string()
         } else if self.chosen == 0 {
             match self.candidates[1..]
                 .iter()
-                .min_by(|a, b| a.median_ns.total_cmp(&b.median_ns))
+                .min_by(|a, b| a.mean_ns.total_cmp(&b.mean_ns))
             {
                 Some(best) => format!(
                     "no parallel executor gained {:.0} % over it (best {}: x{:.2})",
                     MIN_GAIN * 100.0,
                     best.label,
-                    seq.median_ns / best.median_ns
+                    seq.mean_ns / best.mean_ns
                 ),
                 None => "no other candidate".to_string(),
             }
         } else {
-            format!("x{:.2} over seq", seq.median_ns / c.median_ns)
-        };
+            format!("x{:.2} over seq", seq.mean_ns / c.mean_ns)
+        }
+    }
+
+    /// One line: what was chosen and why, with every candidate's figure.
+    pub fn line(&self) -> String {
+        if self.untried.is_some() {
+            return format!(
+                "executor auto: chose {}, {}",
+                self.chosen().label,
+                self.why()
+            );
+        }
+        let others: Vec<String> = self
+            .candidates
+            .iter()
+            .map(|k| format!("{} {:.1} µs", k.label, k.mean_ns / 1000.0))
+            .collect();
         format!(
-            "executor auto: chose {}, {why}; median cycle over {:.2} s of {} trials: {}",
-            c.label,
+            "executor auto: chose {}, {}; mean cycle over {:.2} s of {} trials: {}",
+            self.chosen().label,
+            self.why(),
             self.took.as_secs_f64(),
             if self.paced { "paced" } else { "back-to-back" },
             others.join(", ")
@@ -137,7 +177,8 @@ impl AutoReport {
 type Trial = (String, ExecutorChoice);
 
 /// The candidates for `choice` on a machine with `cores` cores, `plain` being the graph's
-/// plan compiled without pipelining: seq; ws and static at each thread count from 2;
+/// plan compiled without pipelining: seq; ws and static at each thread count from 2 (unless
+/// the plan's parallelism is under [`MIN_GAIN`]: a line);
 /// pipelined ws and static at the most threads, unless `choice.pipeline` is `Sub(1)` or the
 /// plan has parallelism enough ([`Pipeline::choose`]); with `choice.auto_overlap`, ws and
 /// static at the most threads running two cycles as one.
@@ -189,8 +230,15 @@ fn candidates(choice: &ExecutorChoice, cores: usize, plain: &Plan) -> Vec<Trial>
             ),
         ]
     };
-    for t in 2..=most {
-        out.extend(parallel(t, 1, 1));
+    // Unpipelined, no executor can beat seq by more than the plan's parallelism (its total
+    // cost over its critical path): a line of nodes has none, and trying it anyway would only
+    // let the noise of the trials choose a second thread that idles.
+    let (total, cp) = (plain.total_cost(), plain.critical_path_cost());
+    let can_gain = !(cp > 0.0 && total.is_finite()) || total / cp >= 1.0 / (1.0 - MIN_GAIN);
+    if can_gain {
+        for t in 2..=most {
+            out.extend(parallel(t, 1, 1));
+        }
     }
     if most >= 2 {
         let sub = match choice.pipeline {
@@ -287,14 +335,22 @@ pub fn choose(
     let total = (budget / per_cycle.as_secs_f64()) as usize;
     if total < least * cands.len() || cands.len() == 1 {
         // Too short a run to measure (or nothing to choose from): seq, untried.
+        let untried = if cands.len() > 1 {
+            Untried::Short
+        } else if cores.min(MAX_THREADS) < 2 {
+            Untried::OneCore
+        } else {
+            Untried::NoParallelism
+        };
         let report = AutoReport {
+            untried: Some(untried),
             candidates: vec![Candidate {
                 label: cands[0].0.clone(),
                 kind: cands[0].1.kind,
                 threads: 1,
                 pipeline: 1,
                 overlap: 1,
-                median_ns: one.as_nanos() as f64,
+                mean_ns: one.as_nanos() as f64,
                 cycles: 1,
             }],
             chosen: 0,
@@ -336,11 +392,7 @@ pub fn choose(
     for ((label, c), mut ts) in cands.iter().zip(times) {
         ts.sort_unstable();
         let n = ts.len();
-        let median_ns = if n % 2 == 1 {
-            ts[n / 2] as f64
-        } else {
-            (ts[n / 2 - 1] + ts[n / 2]) as f64 / 2.0
-        };
+        let mean_ns = trimmed_mean(&ts);
         out.push(Candidate {
             label: label.clone(),
             kind: c.kind,
@@ -350,23 +402,47 @@ pub fn choose(
                 Pipeline::Auto => 1,
             },
             overlap: c.overlap,
-            median_ns,
+            mean_ns,
             cycles: n,
         });
     }
     let best = (0..out.len())
-        .min_by(|&a, &b| out[a].median_ns.total_cmp(&out[b].median_ns))
+        .min_by(|&a, &b| out[a].mean_ns.total_cmp(&out[b].mean_ns))
         .unwrap_or(0);
-    let chosen = if best != 0 && out[best].median_ns <= out[0].median_ns * (1.0 - MIN_GAIN) {
+    let chosen = if best != 0 && out[best].mean_ns <= out[0].mean_ns * (1.0 - MIN_GAIN) {
         best
     } else {
         0
     };
     let report = AutoReport {
+        untried: None,
         chosen,
         candidates: out,
         paced,
         took: started.elapsed(),
     };
     Ok((cands[chosen].1.clone(), report))
+}
+
+/// The mean of `sorted` (ascending) without its slowest [`TRIM`] (rounded down: nothing is
+/// left out of fewer than 50).
+fn trimmed_mean(sorted: &[u64]) -> f64 {
+    let keep = sorted.len() - (sorted.len() as f64 * TRIM) as usize;
+    let kept = &sorted[..keep.max(1).min(sorted.len())];
+    kept.iter().map(|&t| t as f64).sum::<f64>() / kept.len().max(1) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_trimmed_mean_leaves_out_the_slowest_two_percent() {
+        let mut ts: Vec<u64> = vec![10; 98];
+        ts.extend([1000, 5000]);
+        assert_eq!(trimmed_mean(&ts), 10.0);
+        // Under 50 cycles, none is left out.
+        assert_eq!(trimmed_mean(&[10, 20, 30, 100]), 40.0);
+        assert_eq!(trimmed_mean(&[7]), 7.0);
+    }
 }

@@ -680,13 +680,18 @@ fn separate_mode_executors_are_measured_or_named_and_the_pool_modes_refuse_a_nam
         ..HostOptions::default()
     })
     .unwrap();
-    let r = host.load("mono", &g[0].1).unwrap();
+    let r = host.load("duo", &g[1].1).unwrap();
     assert_eq!(r.executor.as_deref(), Some("seq"));
     let line = r.auto.unwrap();
     assert!(
         line.contains("not measured") && line.contains("100 ms"),
         "{line}"
     );
+    // A line of nodes has nothing to gain from a second thread: seq, and the reply says why.
+    let r = host.load("mono", &g[0].1).unwrap();
+    assert_eq!(r.executor.as_deref(), Some("seq"));
+    let line = r.auto.unwrap();
+    assert!(line.contains("no parallelism"), "{line}");
     host.finish().unwrap();
 
     for mode in [Mode::Shared, Mode::Partitioned] {

@@ -34,8 +34,8 @@ pub fn create_dir(dir: &Path) -> Result<(), BenchError> {
         .map_err(|e| BenchError::io(format!("cannot create {}", dir.display()), e))
 }
 
-/// A CSV text: a header line, then one line per row (cells are written as they are: the
-/// harnesses' cells hold no commas).
+/// A CSV text (RFC 4180): a header line, then one line per row; a cell holding a comma, a
+/// double quote or a line break is quoted, its quotes doubled.
 #[derive(Clone, Debug)]
 pub struct Csv(String);
 
@@ -50,7 +50,7 @@ impl Csv {
     where
         I::Item: Display,
     {
-        let cells: Vec<String> = cells.into_iter().map(|c| c.to_string()).collect();
+        let cells: Vec<String> = cells.into_iter().map(|c| quote(&c.to_string())).collect();
         self.0.push_str(&cells.join(","));
         self.0.push('\n');
     }
@@ -66,7 +66,29 @@ impl Csv {
     }
 }
 
+/// A CSV cell: `cell` as it is, or in double quotes (its own doubled) when it holds a comma,
+/// a double quote or a line break.
+fn quote(cell: &str) -> String {
+    if cell.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", cell.replace('"', "\"\""))
+    } else {
+        cell.to_string()
+    }
+}
+
 /// `value` with `digits` decimals, or an empty cell when absent.
 pub fn opt(value: Option<f64>, digits: usize) -> String {
     value.map_or(String::new(), |x| format!("{x:.digits$}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_with_commas_or_quotes_are_quoted() {
+        let mut c = Csv::new(&["a", "b", "c"]);
+        c.row(["plain", "one, two", "say \"x\""]);
+        assert_eq!(c.as_str(), "a,b,c\nplain,\"one, two\",\"say \"\"x\"\"\"\n");
+    }
 }

@@ -526,6 +526,8 @@ fn stop_load(load: Load) {
 /// One run's results, before the repeats are put together.
 struct Run {
     summary: fugue_engine::Summary,
+    /// What `auto` chose for this repeat (its candidate's label); empty for the others.
+    chose: String,
     overruns: u64,
     expected_cycles: u64,
     period_us: f64,
@@ -685,6 +687,11 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
                 }
                 runs.entry(cfg.clone()).or_default().push(Run {
                     summary: report.summary.clone(),
+                    chose: report
+                        .auto
+                        .as_ref()
+                        .map(|a| a.chosen().label.clone())
+                        .unwrap_or_default(),
                     overruns: report.xruns,
                     expected_cycles: expected,
                     period_us,
@@ -742,6 +749,7 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
         "trusted",
         "doubt",
         "verified",
+        "chose",
     ]);
     for r in &rows {
         let us = |ns: f64| format!("{:.2}", ns / 1000.0);
@@ -782,6 +790,7 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
             r.doubt.is_none().to_string(),
             r.doubt.clone().unwrap_or_default(),
             r.verified.to_string(),
+            r.chose.join("; "),
         ]);
     }
     csv.write(&out.join("summary.csv"))?;
@@ -821,6 +830,8 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
             ..c.clone()
         }
     };
+    // Before the relabelling: names as the spec gives them, with their thread counts apart.
+    let auto = page::auto_check(&rows, &names);
     let rows: Vec<Row> = rows
         .iter()
         .map(|r| Row {
@@ -889,6 +900,7 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
         took: started.elapsed(),
         hist_buffer,
         wake: &wake,
+        auto: auto.as_ref(),
     };
     report::write_atomic(&out.join("README.md"), page::readme(&info).as_bytes())?;
     let html = page::report_html(&ctx, &figures, &info);
@@ -955,7 +967,9 @@ fn aggregate(
         let mut doubt = None;
         if let Some(sp) = speedup {
             let width = widths[cfg.graph];
-            doubt = if sp > cfg.threads as f64 * BOUND_SLACK {
+            // auto's configuration has one thread; the candidate it plays may have up to
+            // the cores (bounded just below).
+            doubt = if cfg.exec.name != AUTO && sp > cfg.threads as f64 * BOUND_SLACK {
                 Some(format!(
                     "speedup ×{sp:.2} above its {} threads: impossible, the timing was disturbed",
                     cfg.threads
@@ -999,6 +1013,11 @@ fn aggregate(
             // `check_run` passed for every repeat: every recorded cycle equalled seq's (a
             // difference fails the study).
             verified: true,
+            chose: reps
+                .iter()
+                .filter(|r| !r.chose.is_empty())
+                .map(|r| r.chose.clone())
+                .collect(),
             expected_cycles: mid.expected_cycles,
             period_us: mid.period_us,
             speedup,
@@ -1020,7 +1039,7 @@ mod tests {
         let spec = dir.join("spec.toml");
         std::fs::write(
             &spec,
-            "graphs = [\"gen:line:6\"]\nexecutors = [\"seq\", \"ws\"]\nthreads = [2]\nbuffers = [256]\nloads = [\"idle\"]\nseconds = 0.1\n",
+            "graphs = [\"gen:line:6\"]\nexecutors = [\"seq\", \"ws\", \"auto\"]\nthreads = [2]\nbuffers = [256]\nloads = [\"idle\"]\nseconds = 0.1\n",
         )
         .unwrap();
         let config = StudyConfig {
@@ -1032,17 +1051,26 @@ mod tests {
             stop: Arc::new(AtomicBool::new(false)),
         };
         let r = run(&config, &mut NoProgress).unwrap();
-        assert_eq!((r.runs, r.configurations), (4, 2));
+        assert_eq!((r.runs, r.configurations), (6, 3));
         // 0.1 s at the default 44.1 kHz and 256 frames: 17 cycles a run, each checked.
-        assert_eq!(r.checked_cycles, 4 * 17);
+        assert_eq!(r.checked_cycles, 6 * 17);
         let summary = std::fs::read_to_string(r.output.join("summary.csv")).unwrap();
         let rows: Vec<&str> = summary.lines().skip(1).collect();
-        assert_eq!(rows.len(), 2, "{summary}");
+        assert_eq!(rows.len(), 3, "{summary}");
+        // The last column, `chose`, is auto's alone.
         assert!(
-            rows[0].starts_with("line6,seq,1,256,idle,5804.99,2,") && rows[0].ends_with(",true"),
+            rows[0].starts_with("line6,seq,1,256,idle,5804.99,2,") && rows[0].ends_with(",true,"),
             "{summary}"
         );
         assert!(rows[1].starts_with("line6,ws,2,256,idle,"), "{summary}");
+        // A run of 17 cycles is too short for auto's trials: seq, untried, each repeat.
+        assert!(
+            rows[2].starts_with("line6,auto,1,256,idle,") && rows[2].ends_with(",true,seq; seq"),
+            "{summary}"
+        );
+        let readme = std::fs::read_to_string(r.output.join("README.md")).unwrap();
+        assert!(readme.contains("## auto against the others"), "{readme}");
+        assert!(readme.contains("| line6 | 256 | idle |"), "{readme}");
         for f in [
             "README.md",
             "report.html",

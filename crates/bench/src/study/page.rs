@@ -39,6 +39,8 @@ pub struct Info<'a> {
     pub hist_buffer: usize,
     /// The wake-up latency per executor ([`wake_table`]).
     pub wake: &'a Table,
+    /// `auto` against the executors it replaces ([`auto_check`]), when the spec has `auto`.
+    pub auto: Option<&'a AutoCheck>,
 }
 
 impl Info<'_> {
@@ -115,6 +117,93 @@ pub fn wake_table(rows: &[Row]) -> Table {
     t
 }
 
+/// How close `auto` must come to the best executor's mean cycle (5 %) ...
+pub const AUTO_BEST_MARGIN: f64 = 0.05;
+/// ... and to seq's (3 %), at each graph, buffer size and load.
+pub const AUTO_SEQ_MARGIN: f64 = 0.03;
+
+/// `auto` against the executors it replaces: a row per graph, buffer size and load, and a
+/// sentence counting the rows that meet both margins.
+pub struct AutoCheck {
+    /// The rows.
+    pub table: Table,
+    /// `N of M (graph, buffer, load) ...`.
+    pub sentence: String,
+}
+
+/// Compares `auto` with the others at each graph, buffer size and load where it ran: its
+/// mean cycle (median repeat) against the fastest other configuration's (any executor and
+/// thread count, flagged or not: auto competes with every figure measured beside it) and
+/// against seq's, with what it chose in each repeat. `None` when no configuration is `auto`.
+pub fn auto_check(rows: &[Row], names: &[String]) -> Option<AutoCheck> {
+    let autos: Vec<&Row> = rows.iter().filter(|r| r.cfg.exec.name == "auto").collect();
+    if autos.is_empty() {
+        return None;
+    }
+    let mut t = Table::new([
+        ("graph", Align::Left),
+        ("buffer", Align::Right),
+        ("load", Align::Left),
+        ("seq (µs)", Align::Right),
+        ("best other (µs)", Align::Right),
+        ("auto (µs)", Align::Right),
+        ("auto / best", Align::Right),
+        ("auto / seq", Align::Right),
+        ("auto chose (each repeat)", Align::Left),
+        ("within both", Align::Left),
+    ]);
+    let mut ok = 0;
+    for a in &autos {
+        let same = |r: &&Row| {
+            r.cfg.graph == a.cfg.graph && r.cfg.buffer == a.cfg.buffer && r.cfg.load == a.cfg.load
+        };
+        let others: Vec<&Row> = rows
+            .iter()
+            .filter(same)
+            .filter(|r| r.cfg.exec.name != "auto")
+            .collect();
+        let Some(best) = others
+            .iter()
+            .min_by(|x, y| x.s.mean_ns.total_cmp(&y.s.mean_ns))
+        else {
+            continue;
+        };
+        let seq = others.iter().find(|r| r.cfg.exec.name == "seq");
+        let to_best = a.s.mean_ns / best.s.mean_ns;
+        let to_seq = seq.map(|s| a.s.mean_ns / s.s.mean_ns);
+        let good =
+            to_best <= 1.0 + AUTO_BEST_MARGIN && to_seq.is_none_or(|x| x <= 1.0 + AUTO_SEQ_MARGIN);
+        ok += usize::from(good);
+        let us = |ns: f64| format!("{:.2}", ns / 1000.0);
+        let who = if best.cfg.exec.name == "seq" {
+            "seq".to_string()
+        } else {
+            format!("{} {}t", best.cfg.exec.name, best.cfg.threads)
+        };
+        t.row(vec![
+            names.get(a.cfg.graph).cloned().unwrap_or_default(),
+            a.cfg.buffer.to_string(),
+            a.cfg.load.clone(),
+            seq.map_or(String::new(), |s| us(s.s.mean_ns)),
+            format!("{who} {}", us(best.s.mean_ns)),
+            us(a.s.mean_ns),
+            format!("{to_best:.3}"),
+            to_seq.map_or(String::new(), |x| format!("{x:.3}")),
+            a.chose.join("; "),
+            if good { "yes" } else { "no" }.to_string(),
+        ]);
+    }
+    let n = t.len();
+    Some(AutoCheck {
+        table: t,
+        sentence: format!(
+            "auto's mean cycle (median repeat) came within {:.0} % of the fastest other configuration's and within {:.0} % of seq's at {ok} of {n} (graph, buffer size, load).",
+            AUTO_BEST_MARGIN * 100.0,
+            AUTO_SEQ_MARGIN * 100.0,
+        ),
+    })
+}
+
 /// The README of the study's folder.
 pub fn readme(info: &Info<'_>) -> String {
     let spec = info.spec;
@@ -140,16 +229,17 @@ pub fn readme(info: &Info<'_>) -> String {
          - Backend: {}, {} Hz, {} s per run, deadline = {} ({}), {} configurations x {} repeats in {:.0} s\n\
          - Graphs:\n{}\n\
          ## Paced, not back to back\n\n{}\n\n\
-         ## Wake-up latency\n\n{}\n\n{}\n\
+         ## Wake-up latency\n\n{}\n\n{}\n{}\
          ## Files\n\n\
          - `summary.csv`: one row per configuration: the repeats, the mean cycle time (median \
          repeat, with the smallest and largest repeat and their spread in %), median, p99, max \
          cycle time (µs) of the median repeat, deadline misses and miss rate, overruns (cycles \
          that started more than a period late), records dropped by a full statistics ring, \
          steals, the wake-up latency of the median repeat (median and p99, µs), the speedup over seq (median of the repeats paired with seq's, with the \
-         smallest and largest), `trusted` and `doubt` (why a figure is not stated as a finding), \
-         and `verified` (every timed cycle's output equalled seq's, bit for bit: a difference \
-         fails the study, which then writes nothing).\n\
+         smallest and largest), `trusted`, `doubt` (why a figure is not stated as a finding), \
+         `verified` (every timed cycle's output equalled seq's, bit for bit: a difference \
+         fails the study, which then writes nothing), and `chose` (for `auto`, the candidate \
+         it kept in each repeat, in the order they ran).\n\
          - `raw.csv.gz`: one row per cycle of every run (`graph,executor,threads,buffer,load,repeat,cycle,start_ns,duration_ns,deadline_ns,missed,late_ns,frames,steals,wake_ns`; `wake_ns` is the cycle's wake-up latency, 0 with one thread).\n\
          - `speedup`, `percentiles`, `misses`, `histogram-GRAPH` as `.svg` and `.png`.\n\
          - `report.html`: all of it on one page.\n\n\
@@ -177,6 +267,14 @@ pub fn readme(info: &Info<'_>) -> String {
             "No executor ran on more than one thread.\n".to_string()
         } else {
             info.wake.markdown()
+        },
+        match info.auto {
+            Some(a) => format!(
+                "\n## auto against the others\n\n{}\n\n{}",
+                a.sentence,
+                a.table.markdown()
+            ),
+            None => String::new(),
         },
         info.spec_text,
     )
@@ -387,6 +485,13 @@ pub fn report_html(ctx: &PlotCtx<'_>, figures: &[String], info: &Info<'_>) -> St
             info.wake.html()
         }
     ));
+    if let Some(a) = info.auto {
+        h.push_str(&format!(
+            "<h2>auto against the others</h2><p>{}</p>{}\n",
+            esc(&a.sentence),
+            a.table.html()
+        ));
+    }
     // The summary table, per graph.
     h.push_str("<h2>Summary</h2><p>Times in µs, of the median repeat; spread: (largest - smallest) / median of the repeats' means. Green: the fastest trusted mean of its graph, buffer and load; red: deadline misses; grey italics: not to be trusted (the note says why).</p>\n");
     for (g, gname) in ctx.names.iter().enumerate() {

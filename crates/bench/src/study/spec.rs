@@ -212,6 +212,9 @@ pub struct Row {
     pub overruns: u64,
     /// Whether its output equals seq's, bit for bit.
     pub verified: bool,
+    /// For `auto`: the candidate it chose in each repeat, in the order they ran (`seq`,
+    /// `ws 2t`, `static 2t pipeline 4`...); empty for the other executors.
+    pub chose: Vec<String>,
     /// Cycles a run of `seconds` should have.
     pub expected_cycles: u64,
     /// The buffer period, µs.

@@ -56,6 +56,11 @@ pub struct Args {
     /// that reaches no sink, a peak above 0 dBFS, clipped samples, silent output.
     #[arg(long)]
     pub strict: bool,
+    /// Print the report as one JSON object instead of the summary line (on standard error
+    /// when the audio goes to standard output): the figures, and under `auto` what the
+    /// automatic choice chose, why, and every candidate's mean trial cycle.
+    #[arg(long)]
+    pub json: bool,
     /// The executor that runs the cycles.
     #[command(flatten)]
     pub exec: crate::exec_args::ExecArgs,
@@ -286,6 +291,29 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         summary.wall.as_secs_f64(),
         summary.realtime_factor(),
     );
+    let line = if args.json {
+        let played = summary.auto.as_ref().map(|a| a.chosen());
+        serde_json::json!({
+            "graph": args.graph.display().to_string(),
+            "output": shown.to_string(),
+            "frames": summary.frames,
+            "channels": summary.channels,
+            "sample_rate": summary.sample_rate,
+            "buffer": args.buffer,
+            "format": format,
+            "peak_dbfs": summary.peak_dbfs(),
+            "clipped": summary.clipped,
+            "audio_s": summary.audio_seconds(),
+            "wall_s": summary.wall.as_secs_f64(),
+            "realtime_factor": summary.realtime_factor(),
+            "executor": played.map_or(options.executor.kind.to_string(), |c| c.kind.to_string()),
+            "threads": played.map_or(options.executor.threads, |c| c.threads),
+            "auto": summary.auto.as_ref().map(crate::exec_args::auto_json),
+        })
+        .to_string()
+    } else {
+        line
+    };
     // With the audio on standard output, the summary goes to standard error.
     if to_stdout {
         eprintln!("{line}");

@@ -62,6 +62,11 @@ pub struct Args {
     /// that reaches no sink.
     #[arg(long)]
     pub strict: bool,
+    /// Print the report as one JSON object on standard output instead of the summary line:
+    /// the cycle statistics, and under `auto` what the automatic choice chose, why, and every
+    /// candidate's mean trial cycle.
+    #[arg(long)]
+    pub json: bool,
     /// The executor that runs the cycles.
     #[command(flatten)]
     pub exec: crate::exec_args::ExecArgs,
@@ -242,15 +247,46 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         String::new()
     };
-    println!(
-        "{} at {} Hz, {} frames ({} deadline {}): {}{xruns}{dropped}{changes}",
-        args.graph.display(),
-        report.sample_rate,
-        report.block,
-        args.deadline,
-        us(s.deadline_ns as f64),
-        line(s),
-    );
+    if args.json {
+        let us = |ns: f64| ns / 1000.0;
+        let played = report.auto.as_ref().map(|a| a.chosen());
+        let json = serde_json::json!({
+            "graph": args.graph.display().to_string(),
+            "backend": args.backend,
+            "sample_rate": report.sample_rate,
+            "buffer": report.block,
+            "executor": played.map_or(options.executor.kind.to_string(), |c| c.kind.to_string()),
+            "threads": played.map_or(options.executor.threads, |c| c.threads),
+            "deadline": args.deadline,
+            "deadline_us": us(s.deadline_ns as f64),
+            "cycles": s.cycles,
+            "mean_us": us(s.mean_ns),
+            "median_us": us(s.median_ns as f64),
+            "p99_us": us(s.p99_ns as f64),
+            "max_us": us(s.max_ns as f64),
+            "misses": s.misses,
+            "miss_rate": s.miss_rate(),
+            "overruns": report.xruns,
+            "dropped": s.dropped,
+            "steals": s.steals,
+            "wake_median_us": us(s.wake_median_ns as f64),
+            "wake_p99_us": us(s.wake_p99_ns as f64),
+            "buffer_changes": report.buffer_changes,
+            "silent_cycles": report.silent_cycles,
+            "auto": report.auto.as_ref().map(crate::exec_args::auto_json),
+        });
+        println!("{json}");
+    } else {
+        println!(
+            "{} at {} Hz, {} frames ({} deadline {}): {}{xruns}{dropped}{changes}",
+            args.graph.display(),
+            report.sample_rate,
+            report.block,
+            args.deadline,
+            us(s.deadline_ns as f64),
+            line(s),
+        );
+    }
     // The per-cycle statistics, after the summary: a file that cannot be written (a full
     // disk) loses no more than the file.
     let mut stats_note = String::new();

@@ -913,14 +913,10 @@ impl Host {
         let (_, mut report) = crate::auto::choose(graph, &compile, &plain, &choice)
             .map_err(|e| HostError::Options(e.to_string()))?;
         drop(plain);
-        if report.candidates.len() == 1 {
+        if let Some(u) = report.untried {
             let c = report.chosen();
-            if fugue_exec::placement::available_cores() < 2 {
-                return Ok((
-                    c.kind,
-                    c.threads,
-                    "executor auto: seq, the only candidate on one core".to_string(),
-                ));
+            if u != crate::auto::Untried::Short {
+                return Ok((c.kind, c.threads, report.line()));
             }
             return Ok((
                 c.kind,
@@ -938,16 +934,16 @@ impl Host {
             ));
         }
         // Within the host's threads (the candidates go up to the cores).
-        let seq = report.candidates[0].median_ns;
+        let seq = report.candidates[0].mean_ns;
         let best = (1..report.candidates.len())
             .filter(|&i| report.candidates[i].threads <= threads)
             .min_by(|&a, &b| {
                 report.candidates[a]
-                    .median_ns
-                    .total_cmp(&report.candidates[b].median_ns)
+                    .mean_ns
+                    .total_cmp(&report.candidates[b].mean_ns)
             });
         report.chosen = match best {
-            Some(i) if report.candidates[i].median_ns <= seq * (1.0 - crate::auto::MIN_GAIN) => i,
+            Some(i) if report.candidates[i].mean_ns <= seq * (1.0 - crate::auto::MIN_GAIN) => i,
             _ => 0,
         };
         let c = report.chosen();
