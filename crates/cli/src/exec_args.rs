@@ -16,7 +16,7 @@ pub struct ExecArgs {
     /// and static at each thread count, pipelined too when the graph is short of parallelism
     /// and, in a render, running two cycles as one, on the graph for a bounded time (under
     /// 0.6 s, at most a twentieth of a render), and keeps the fastest; seq unless another
-    /// gains 3 %; says what it chose) [default: auto for render and run, seq for profile and
+    /// gains 5 %; says what it chose) [default: auto for render and run, seq for profile and
     /// the benchmarks].
     #[arg(long, short = 'e', value_parser = parse_executor)]
     pub executor: Option<Executor>,

@@ -67,6 +67,44 @@ pub fn pin_current(core: usize) -> Result<(), PlacementError> {
     }
 }
 
+/// The calling thread's CPU set as it was before [`pin_current_for_now`] pinned it, put back
+/// when dropped (on the same thread: the guard is not `Send`).
+#[must_use = "the thread is unpinned when the guard is dropped"]
+pub struct Unpin {
+    set: libc::cpu_set_t,
+    /// Not `Send`: the set is restored on the thread that was pinned.
+    _thread: std::marker::PhantomData<*const ()>,
+}
+
+impl Drop for Unpin {
+    fn drop(&mut self) {
+        // SAFETY: pid 0 = this thread (the guard cannot leave it); `set` is a valid
+        // cpu_set_t of the size passed, read by sched_getaffinity.
+        unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &self.set) };
+    }
+}
+
+/// Pins the calling thread to `core` until the returned guard is dropped, which puts back
+/// the CPU set it had: for a thread that must stand where another one will run for a while
+/// (the control thread measuring executors where the audio thread will play them).
+pub fn pin_current_for_now(core: usize) -> Result<Unpin, PlacementError> {
+    // SAFETY: `cpu_set_t` is plain data; zeroed is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: pid 0 = this thread; `set` is a valid cpu_set_t of the size passed.
+    let r = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if r != 0 {
+        return Err(PlacementError::Pin {
+            core,
+            source: std::io::Error::last_os_error(),
+        });
+    }
+    pin_current(core)?;
+    Ok(Unpin {
+        set,
+        _thread: std::marker::PhantomData,
+    })
+}
+
 /// Gives the calling thread SCHED_FIFO real-time priority `priority` (1-99). Fails when the
 /// system refuses (no CAP_SYS_NICE / rtprio limit).
 pub fn set_realtime_current(priority: i32) -> Result<(), PlacementError> {
@@ -116,4 +154,39 @@ pub fn allowed_cores() -> &'static [usize] {
             cores
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cores the calling thread may run on now.
+    fn current() -> Vec<usize> {
+        // SAFETY: `cpu_set_t` is plain data; zeroed is the empty set.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: pid 0 = this thread; `set` is a valid cpu_set_t of the size passed.
+        let r =
+            unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+        assert_eq!(r, 0);
+        // SAFETY: `c` is within the set's bit range.
+        (0..8 * std::mem::size_of::<libc::cpu_set_t>())
+            .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+            .collect()
+    }
+
+    #[test]
+    fn a_thread_pinned_for_now_gets_its_cores_back() {
+        // A thread of its own: the test harness's thread keeps its set whatever happens.
+        std::thread::spawn(|| {
+            let before = current();
+            let core = *before.last().unwrap();
+            {
+                let _unpin = pin_current_for_now(core).unwrap();
+                assert_eq!(current(), vec![core]);
+            }
+            assert_eq!(current(), before);
+        })
+        .join()
+        .unwrap();
+    }
 }

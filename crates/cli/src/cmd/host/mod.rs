@@ -98,7 +98,7 @@ pub struct Args {
     pub pipeline: fugue_engine::Pipeline,
     /// Each graph's own executor, in separate mode: auto (measures seq, ws and static on the
     /// graph at each load, for at most --auto-budget-ms, paced at the period with a clock,
-    /// and keeps the fastest on at most --threads threads; seq unless another gains 3 %; the
+    /// and keeps the fastest on at most --threads threads; seq unless another gains 5 %; the
     /// load reply says what it chose), or seq, static, ws, ws-affinity, share, share-spin,
     /// levels on --threads threads. In shared and partitioned modes the graphs run on the
     /// host's pool: only auto (the pool) is accepted there.
