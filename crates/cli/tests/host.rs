@@ -14,16 +14,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{example, folder, fugue, stderr, stdout};
+use fugue_testkit::wav;
 use serde_json::Value;
-
-fn read_wav(path: &Path) -> Vec<Vec<f32>> {
-    let r = hound::WavReader::open(path).unwrap();
-    let ch = r.spec().channels as usize;
-    let s: Vec<f32> = r.into_samples::<f32>().map(|x| x.unwrap()).collect();
-    (0..ch)
-        .map(|c| s.iter().skip(c).step_by(ch).copied().collect())
-        .collect()
-}
 
 fn small_graphs(dir: &Path) -> Vec<PathBuf> {
     let mono = dir.join("mono.ag");
@@ -151,7 +143,7 @@ fn session(test: &str, backend: &[&str]) {
     let rate = mode["rate"].as_u64().unwrap();
     assert_eq!(st["swap_misses"], 0, "a cycle with a swap missed: {st}");
     assert_eq!(st["record_drops"], 0, "{st}");
-    let got = read_wav(&mix);
+    let got = wav::channels(&mix);
     let cycles = got[0].len() / block;
     assert_eq!(got[0].len(), cycles * block);
     // Each file's solo render, long enough for its longest span.
@@ -177,7 +169,7 @@ fn session(test: &str, backend: &[&str]) {
                 "--force",
             ]);
             assert!(r.status.success(), "{}", stderr(&r));
-            solos.insert(f.clone(), read_wav(&out));
+            solos.insert(f.clone(), wav::channels(&out));
         }
     }
     spans.sort_by_key(|s| s.0);
@@ -260,7 +252,7 @@ fn bad_input_is_one_clear_line_and_the_host_plays_on() {
     let out = stdout(&o);
     assert!(out.contains("loaded d (id 2)"), "{out}");
     assert!(out.contains("2 loaded: a"), "{out}");
-    let w = read_wav(&mix);
+    let w = wav::channels(&mix);
     assert!(w[0].len() >= 9 * 256 && w[0].iter().any(|&x| x != 0.0));
 
     // --strict: stops at the first failure, exit status 1, the recording valid.
@@ -276,7 +268,7 @@ fn bad_input_is_one_clear_line_and_the_host_plays_on() {
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(!stdout(&o).contains("loaded d"));
-    let w = read_wav(&mix);
+    let w = wav::channels(&mix);
     assert_eq!(w.len(), 2);
 }
 
@@ -310,15 +302,20 @@ fn start_host(dir: &Path, extra: &[&str]) -> Running {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    wait_for(&socket);
+    Running { child, socket }
+}
+
+/// Waits (at most 20 s) until the host listens on `socket`.
+fn wait_for(socket: &Path) {
     let start = Instant::now();
-    while UnixStream::connect(&socket).is_err() {
+    while UnixStream::connect(socket).is_err() {
         assert!(
             start.elapsed() < Duration::from_secs(20),
             "the host did not start"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    Running { child, socket }
 }
 
 fn ctl(sock: &Path, words: &[&str]) -> (bool, String) {
@@ -402,7 +399,7 @@ fn ctrl_c_stops_cleanly_and_keeps_the_recording_valid() {
     let status = h.child.wait().unwrap();
     // Stopped by a signal: the conventional 128 + 2, the recording complete.
     assert_eq!(status.code(), Some(130), "{status:?}");
-    let w = read_wav(&mix);
+    let w = wav::channels(&mix);
     assert!(w[0].len() > 4800 && w[0].iter().any(|&x| x != 0.0));
 }
 
@@ -450,7 +447,7 @@ fn pipelined_sessions_record_the_unpipelined_mix() {
                 "4" => assert!(subs.iter().all(|&n| n == 4), "{mode}: {subs:?}"),
                 _ => assert!(subs.iter().any(|&n| n > 1), "{mode}: {subs:?}"),
             }
-            let got = read_wav(&mix);
+            let got = wav::channels(&mix);
             match &plain {
                 None => {
                     assert!(got[0].iter().any(|&x| x != 0.0), "{mode}: silence");
@@ -538,14 +535,7 @@ fn a_jack_host_follows_a_buffer_size_change_while_idle() {
         child,
         socket: socket.clone(),
     };
-    let start = Instant::now();
-    while UnixStream::connect(&socket).is_err() {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "the host did not start"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for(&socket);
     let (ok, r) = ctl(&socket, &["load", "a", g[0].to_str().unwrap()]);
     assert!(ok && r.contains("pipelined in 4 sub-blocks"), "{r}");
     let (ok, r) = ctl(&socket, &["load", "b", g[1].to_str().unwrap()]);
@@ -585,7 +575,7 @@ fn a_jack_host_follows_a_buffer_size_change_while_idle() {
         "{err}"
     );
     assert!(!err.contains("panicked"), "{err}");
-    let w = read_wav(&mix);
+    let w = wav::channels(&mix);
     let tail = &w[0][w[0].len() - 8820..];
     assert!(tail.iter().any(|&x| x != 0.0), "silence after the change");
 }

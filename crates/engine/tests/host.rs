@@ -133,15 +133,6 @@ fn expected_mix(
     mix
 }
 
-fn read_wav(path: &Path) -> Vec<Vec<f32>> {
-    let r = hound::WavReader::open(path).unwrap();
-    let ch = r.spec().channels as usize;
-    let s: Vec<f32> = r.into_samples::<f32>().map(|x| x.unwrap()).collect();
-    (0..ch)
-        .map(|c| s.iter().skip(c).step_by(ch).copied().collect())
-        .collect()
-}
-
 /// The session of the specification: three graphs loaded, one unloaded, another loaded,
 /// then 50 load/unload pairs while playing. Returns the files, and the load reports in
 /// `reports`.
@@ -217,7 +208,7 @@ fn check_pipelined_session(
     let log = host.log().to_vec();
     let report = host.finish().unwrap();
     assert_eq!(report.stats.record_drops, 0, "{test}: blocks were dropped");
-    let got = read_wav(&out);
+    let got = fugue_testkit::wav::channels(&out);
     let cycles = report.stats.cycles;
     assert_eq!(report.recorded_frames, cycles * block as u64, "{test}");
     assert_eq!(got[0].len() as u64, cycles * block as u64, "{test}");

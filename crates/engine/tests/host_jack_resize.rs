@@ -7,21 +7,11 @@
 //! The test runs its own JACK server (the dummy driver, under a private name), so that the
 //! change of size disturbs no other test; without jackd it says it is skipped.
 
-use std::path::Path;
 use std::time::Duration;
 
 use fugue_engine::host::{Host, HostBackend, HostOptions, Mode};
 use fugue_engine::Pipeline;
 use fugue_testkit::jackd::{has, DummyServer};
-
-fn read_wav(path: &Path) -> Vec<Vec<f32>> {
-    let r = hound::WavReader::open(path).unwrap();
-    let ch = r.spec().channels as usize;
-    let s: Vec<f32> = r.into_samples::<f32>().map(|x| x.unwrap()).collect();
-    (0..ch)
-        .map(|c| s.iter().skip(c).step_by(ch).copied().collect())
-        .collect()
-}
 
 /// One test only in this binary: it sets `JACK_DEFAULT_SERVER` for the whole process.
 #[test]
@@ -146,7 +136,7 @@ fn the_host_follows_a_jack_buffer_size_change() {
         host.wait(Duration::from_millis(100)).unwrap();
         let report = host.finish().unwrap();
         // The recording's last 0.2 s (at 256 frames per cycle) is the mix, not silence.
-        let got = read_wav(&wav);
+        let got = fugue_testkit::wav::channels(&wav);
         assert!(report.recorded_frames > 0);
         let tail = &got[0][got[0].len() - 8820..];
         assert!(

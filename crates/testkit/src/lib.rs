@@ -8,7 +8,8 @@
 //!   "identical");
 //! - [`corpus`]: where the reference graphs are (`../shared/data`), and a visible, counted
 //!   skip when they are absent (a failure when `FUGUE_REQUIRE_CORPUS` is set);
-//! - [`jackd`]: a JACK server with the dummy driver, private to one test.
+//! - [`jackd`]: a JACK server with the dummy driver, private to one test;
+//! - [`wav`]: a float WAV file read back as channels.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -16,3 +17,4 @@ pub mod alloc;
 pub mod bits;
 pub mod corpus;
 pub mod jackd;
+pub mod wav;
