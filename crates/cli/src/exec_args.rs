@@ -251,6 +251,16 @@ impl ExecArgs {
     }
 }
 
+/// The executor and threads that played: the one `auto` chose when it chose, else `choice`'s.
+pub fn played(
+    choice: &ExecutorChoice,
+    auto: Option<&fugue_engine::auto::AutoReport>,
+) -> (fugue_exec::ExecutorKind, usize) {
+    auto.map_or((choice.kind, choice.threads), |a| {
+        (a.chosen().kind, a.chosen().threads)
+    })
+}
+
 /// What the automatic choice measured and chose, for the `--json` reports of `run` and
 /// `render`: the chosen candidate, why, whether the trials were paced, how long they took,
 /// and every candidate's mean cycle (µs, the slowest 2 % left out) over its trial cycles.

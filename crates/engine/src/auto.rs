@@ -420,14 +420,7 @@ pub fn choose(
             cycles: n,
         });
     }
-    let best = (0..out.len())
-        .min_by(|&a, &b| out[a].mean_ns.total_cmp(&out[b].mean_ns))
-        .unwrap_or(0);
-    let chosen = if best != 0 && out[best].mean_ns <= out[0].mean_ns * (1.0 - MIN_GAIN) {
-        best
-    } else {
-        0
-    };
+    let chosen = keep(&out, |_| true);
     let report = AutoReport {
         untried: None,
         chosen,
@@ -436,6 +429,17 @@ pub fn choose(
         took: started.elapsed(),
     };
     Ok((cands[chosen].1.clone(), report))
+}
+
+/// The candidate to keep among `candidates` (seq first): the fastest of those that `fit`,
+/// unless it gains less than [`MIN_GAIN`] over seq; then seq (0).
+pub fn keep(candidates: &[Candidate], fits: impl Fn(&Candidate) -> bool) -> usize {
+    let seq = candidates[0].mean_ns;
+    (1..candidates.len())
+        .filter(|&i| fits(&candidates[i]))
+        .min_by(|&a, &b| candidates[a].mean_ns.total_cmp(&candidates[b].mean_ns))
+        .filter(|&i| candidates[i].mean_ns <= seq * (1.0 - MIN_GAIN))
+        .unwrap_or(0)
 }
 
 /// The mean of `sorted` (ascending) without its slowest [`TRIM`] (rounded down: nothing is

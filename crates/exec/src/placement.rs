@@ -88,16 +88,7 @@ impl Drop for Unpin {
 /// the CPU set it had: for a thread that must stand where another one will run for a while
 /// (the control thread measuring executors where the audio thread will play them).
 pub fn pin_current_for_now(core: usize) -> Result<Unpin, PlacementError> {
-    // SAFETY: `cpu_set_t` is plain data; zeroed is the empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: pid 0 = this thread; `set` is a valid cpu_set_t of the size passed.
-    let r = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-    if r != 0 {
-        return Err(PlacementError::Pin {
-            core,
-            source: std::io::Error::last_os_error(),
-        });
-    }
+    let set = current_set().map_err(|source| PlacementError::Pin { core, source })?;
     pin_current(core)?;
     Ok(Unpin {
         set,
@@ -134,20 +125,7 @@ pub fn available_cores() -> usize {
 pub fn allowed_cores() -> &'static [usize] {
     static CORES: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
     CORES.get_or_init(|| {
-        // SAFETY: `cpu_set_t` is plain data; zeroed is the empty set.
-        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        // SAFETY: pid 0 = this thread; `set` is a valid cpu_set_t of the size passed.
-        let r =
-            unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-        let bits = 8 * std::mem::size_of::<libc::cpu_set_t>();
-        let cores: Vec<usize> = if r == 0 {
-            // SAFETY: `c` is within the set's bit range.
-            (0..bits)
-                .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let cores = current_set().map(|s| cores_of(&s)).unwrap_or_default();
         if cores.is_empty() {
             (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect()
         } else {
@@ -156,22 +134,34 @@ pub fn allowed_cores() -> &'static [usize] {
     })
 }
 
+/// The calling thread's CPU set.
+fn current_set() -> std::io::Result<libc::cpu_set_t> {
+    // SAFETY: `cpu_set_t` is plain data; zeroed is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: pid 0 = this thread; `set` is a valid cpu_set_t of the size passed.
+    let r = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if r == 0 {
+        Ok(set)
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// The cores in `set`, in increasing order.
+fn cores_of(set: &libc::cpu_set_t) -> Vec<usize> {
+    // SAFETY: `c` is within the set's bit range.
+    (0..8 * std::mem::size_of::<libc::cpu_set_t>())
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, set) })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// The cores the calling thread may run on now.
     fn current() -> Vec<usize> {
-        // SAFETY: `cpu_set_t` is plain data; zeroed is the empty set.
-        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        // SAFETY: pid 0 = this thread; `set` is a valid cpu_set_t of the size passed.
-        let r =
-            unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-        assert_eq!(r, 0);
-        // SAFETY: `c` is within the set's bit range.
-        (0..8 * std::mem::size_of::<libc::cpu_set_t>())
-            .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
-            .collect()
+        cores_of(&current_set().unwrap())
     }
 
     #[test]

@@ -183,7 +183,7 @@ fn single(name: &str) -> bool {
 }
 
 /// The spec's name of the executor that chooses itself ([`ExecutorChoice::auto`]).
-const AUTO: &str = "auto";
+pub(crate) const AUTO: &str = "auto";
 
 fn choice_for(
     name: &str,
@@ -526,8 +526,8 @@ fn stop_load(load: Load) {
 /// One run's results, before the repeats are put together.
 struct Run {
     summary: fugue_engine::Summary,
-    /// What `auto` chose for this repeat (its candidate's label); empty for the others.
-    chose: String,
+    /// What `auto` chose for this repeat (its candidate's label); `None` for the others.
+    chose: Option<String>,
     overruns: u64,
     expected_cycles: u64,
     period_us: f64,
@@ -687,11 +687,7 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
                 }
                 runs.entry(cfg.clone()).or_default().push(Run {
                     summary: report.summary.clone(),
-                    chose: report
-                        .auto
-                        .as_ref()
-                        .map(|a| a.chosen().label.clone())
-                        .unwrap_or_default(),
+                    chose: report.auto.as_ref().map(|a| a.chosen().label.clone()),
                     overruns: report.xruns,
                     expected_cycles: expected,
                     period_us,
@@ -1013,11 +1009,7 @@ fn aggregate(
             // `check_run` passed for every repeat: every recorded cycle equalled seq's (a
             // difference fails the study).
             verified: true,
-            chose: reps
-                .iter()
-                .filter(|r| !r.chose.is_empty())
-                .map(|r| r.chose.clone())
-                .collect(),
+            chose: reps.iter().filter_map(|r| r.chose.clone()).collect(),
             expected_cycles: mid.expected_cycles,
             period_us: mid.period_us,
             speedup,

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use super::spec::{PlotCtx, Row, Spec};
+use super::AUTO;
 use crate::report::table::escape as esc;
 use crate::report::{Align, Table};
 use crate::stats::{median, min_max};
@@ -136,7 +137,7 @@ pub struct AutoCheck {
 /// thread count, flagged or not: auto competes with every figure measured beside it) and
 /// against seq's, with what it chose in each repeat. `None` when no configuration is `auto`.
 pub fn auto_check(rows: &[Row], names: &[String]) -> Option<AutoCheck> {
-    let autos: Vec<&Row> = rows.iter().filter(|r| r.cfg.exec.name == "auto").collect();
+    let autos: Vec<&Row> = rows.iter().filter(|r| r.cfg.exec.name == AUTO).collect();
     if autos.is_empty() {
         return None;
     }
@@ -160,7 +161,7 @@ pub fn auto_check(rows: &[Row], names: &[String]) -> Option<AutoCheck> {
         let others: Vec<&Row> = rows
             .iter()
             .filter(same)
-            .filter(|r| r.cfg.exec.name != "auto")
+            .filter(|r| r.cfg.exec.name != AUTO)
             .collect();
         let Some(best) = others
             .iter()

@@ -252,20 +252,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             p.node, p.message
         ));
     }
+    let (kind, threads) = crate::exec_args::played(&options.executor, summary.auto.as_ref());
     crate::cmd::profile::emit(
         summary.profile.as_ref(),
         profile_dir.as_deref(),
         &format!(
             "{}, {} with {} thread(s), {} frames at {} Hz, offline render",
             args.graph.display(),
-            summary
-                .auto
-                .as_ref()
-                .map_or(options.executor.kind, |a| a.chosen().kind),
-            summary
-                .auto
-                .as_ref()
-                .map_or(options.executor.threads, |a| a.chosen().threads),
+            kind,
+            threads,
             args.buffer,
             args.rate
         ),
@@ -280,19 +275,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         String::new()
     };
-    let line = format!(
-        "{shown}: {} frames, {} channel{}, {} Hz {format}, peak {:.1} dBFS{clipped}, {:.2} s of audio in {:.3} s ({:.1}x real time)",
-        summary.frames,
-        summary.channels,
-        if summary.channels == 1 { "" } else { "s" },
-        summary.sample_rate,
-        summary.peak_dbfs(),
-        summary.audio_seconds(),
-        summary.wall.as_secs_f64(),
-        summary.realtime_factor(),
-    );
     let line = if args.json {
-        let played = summary.auto.as_ref().map(|a| a.chosen());
         serde_json::json!({
             "graph": args.graph.display().to_string(),
             "output": shown.to_string(),
@@ -306,13 +289,23 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             "audio_s": summary.audio_seconds(),
             "wall_s": summary.wall.as_secs_f64(),
             "realtime_factor": summary.realtime_factor(),
-            "executor": played.map_or(options.executor.kind.to_string(), |c| c.kind.to_string()),
-            "threads": played.map_or(options.executor.threads, |c| c.threads),
+            "executor": kind.to_string(),
+            "threads": threads,
             "auto": summary.auto.as_ref().map(crate::exec_args::auto_json),
         })
         .to_string()
     } else {
-        line
+        format!(
+            "{shown}: {} frames, {} channel{}, {} Hz {format}, peak {:.1} dBFS{clipped}, {:.2} s of audio in {:.3} s ({:.1}x real time)",
+            summary.frames,
+            summary.channels,
+            if summary.channels == 1 { "" } else { "s" },
+            summary.sample_rate,
+            summary.peak_dbfs(),
+            summary.audio_seconds(),
+            summary.wall.as_secs_f64(),
+            summary.realtime_factor(),
+        )
     };
     // With the audio on standard output, the summary goes to standard error.
     if to_stdout {

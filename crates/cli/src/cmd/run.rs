@@ -247,16 +247,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         String::new()
     };
+    let (kind, threads) = crate::exec_args::played(&options.executor, report.auto.as_ref());
     if args.json {
         let us = |ns: f64| ns / 1000.0;
-        let played = report.auto.as_ref().map(|a| a.chosen());
         let json = serde_json::json!({
             "graph": args.graph.display().to_string(),
             "backend": args.backend,
             "sample_rate": report.sample_rate,
             "buffer": report.block,
-            "executor": played.map_or(options.executor.kind.to_string(), |c| c.kind.to_string()),
-            "threads": played.map_or(options.executor.threads, |c| c.threads),
+            "executor": kind.to_string(),
+            "threads": threads,
             "deadline": args.deadline,
             "deadline_us": us(s.deadline_ns as f64),
             "cycles": s.cycles,
@@ -312,8 +312,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         &format!(
             "{}, {} with {} thread(s), {} frames at {} Hz, {} backend",
             args.graph.display(),
-            options.executor.kind,
-            options.executor.threads,
+            kind,
+            threads,
             report.block,
             report.sample_rate,
             args.backend

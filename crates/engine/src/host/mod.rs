@@ -934,18 +934,7 @@ impl Host {
             ));
         }
         // Within the host's threads (the candidates go up to the cores).
-        let seq = report.candidates[0].mean_ns;
-        let best = (1..report.candidates.len())
-            .filter(|&i| report.candidates[i].threads <= threads)
-            .min_by(|&a, &b| {
-                report.candidates[a]
-                    .mean_ns
-                    .total_cmp(&report.candidates[b].mean_ns)
-            });
-        report.chosen = match best {
-            Some(i) if report.candidates[i].mean_ns <= seq * (1.0 - crate::auto::MIN_GAIN) => i,
-            _ => 0,
-        };
+        report.chosen = crate::auto::keep(&report.candidates, |c| c.threads <= threads);
         let c = report.chosen();
         Ok((c.kind, c.threads, report.line()))
     }
