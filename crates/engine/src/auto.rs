@@ -179,6 +179,14 @@ impl AutoReport {
 /// set).
 type Trial = (String, ExecutorChoice);
 
+/// A candidate's sub-blocks per cycle (its `pipeline` is always a number; 1 otherwise).
+fn subs(c: &ExecutorChoice) -> usize {
+    match c.pipeline {
+        Pipeline::Sub(n) => n,
+        Pipeline::Auto => 1,
+    }
+}
+
 /// The candidates for `choice` on a machine with `cores` cores, `plain` being the graph's
 /// plan compiled without pipelining: seq; ws and static at each thread count from 2 (unless
 /// the plan's parallelism is under [`MIN_GAIN`]: a line);
@@ -300,10 +308,7 @@ pub fn choose(
     let mut plan_of = Vec::with_capacity(cands.len());
     let mut kept = Vec::with_capacity(cands.len());
     for (label, c) in cands.drain(..) {
-        let sub = match c.pipeline {
-            Pipeline::Sub(n) => n,
-            Pipeline::Auto => 1,
-        };
+        let sub = subs(&c);
         let key = (
             sub,
             c.overlap,
@@ -411,10 +416,7 @@ pub fn choose(
             label: label.clone(),
             kind: c.kind,
             threads: c.threads,
-            pipeline: match c.pipeline {
-                Pipeline::Sub(n) => n,
-                Pipeline::Auto => 1,
-            },
+            pipeline: subs(c),
             overlap: c.overlap,
             mean_ns,
             cycles: n,
