@@ -284,5 +284,6 @@ pub fn auto_json(a: &fugue_engine::auto::AutoReport) -> serde_json::Value {
             "mean_us": k.mean_ns / 1000.0,
             "cycles": k.cycles,
         })).collect::<Vec<_>>(),
+        "left_out": a.left_out,
     })
 }

@@ -111,6 +111,9 @@ pub struct AutoReport {
     /// Why seq was kept without trials, when it was (then `candidates` is seq alone, timed
     /// over one cycle).
     pub untried: Option<Untried>,
+    /// The candidates left untried because the run is too short to try them all (the most
+    /// promising by the plan's costs were tried).
+    pub left_out: Vec<String>,
 }
 
 impl AutoReport {
@@ -164,8 +167,17 @@ impl AutoReport {
             .iter()
             .map(|k| format!("{} {:.1} µs", k.label, k.mean_ns / 1000.0))
             .collect();
+        let untried = if self.left_out.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; the run is too short to try {} more ({})",
+                self.left_out.len(),
+                self.left_out.join(", ")
+            )
+        };
         format!(
-            "executor auto: chose {}, {}; mean cycle over {:.2} s of {} trials: {}",
+            "executor auto: chose {}, {}; mean cycle over {:.2} s of {} trials: {}{untried}",
             self.chosen().label,
             self.why(),
             self.took.as_secs_f64(),
@@ -266,6 +278,23 @@ fn candidates(choice: &ExecutorChoice, cores: usize, plain: &Plan) -> Vec<Trial>
     out
 }
 
+/// The indices of the `n` candidates of `cands` (seq, at index 0, left out) predicted the
+/// fastest by the plan's costs: the larger of the work over the threads and the critical path
+/// over the blocks run at once (sub-blocks times overlapped cycles), each thread weighing a
+/// little (at equal prediction, fewer threads); ties keep the candidates' order.
+fn most_promising(cands: &[Trial], plain: &Plan, n: usize) -> Vec<usize> {
+    let (total, cp) = (plain.total_cost(), plain.critical_path_cost());
+    let predicted = |c: &ExecutorChoice| {
+        let t = c.threads.max(1) as f64;
+        let k = (subs(c) * c.overlap.max(1)) as f64;
+        (total / t).max(cp / k) * (1.0 + 0.01 * t)
+    };
+    let mut order: Vec<usize> = (1..cands.len()).collect();
+    order.sort_by(|&a, &b| predicted(&cands[a].1).total_cmp(&predicted(&cands[b].1)));
+    order.truncate(n);
+    order
+}
+
 /// Cycles an overlapping candidate runs as one.
 pub const OVERLAP: usize = 2;
 
@@ -352,6 +381,33 @@ pub fn choose(
     }
     let least = if paced { MIN_PACED_CYCLES } else { MIN_CYCLES };
     let total = (budget / per_cycle.as_secs_f64()) as usize;
+    // A run too short to try every candidate tries the most promising ones that fit (by the
+    // plan's costs: the work over the threads, or the critical path), seq always among them.
+    let mut left_out = Vec::new();
+    let (mut cands, mut execs, mut plan_of) = (cands, execs, plan_of);
+    let fit = total / least.max(1);
+    if cands.len() > fit && fit >= 2 {
+        let keep = most_promising(&cands, plain, fit - 1);
+        let mut k = 0;
+        cands.retain(|(label, _)| {
+            let kept = k == 0 || keep.contains(&k);
+            if !kept {
+                left_out.push(label.clone());
+            }
+            k += 1;
+            kept
+        });
+        let mut k = 0;
+        execs.retain(|_| {
+            k += 1;
+            k == 1 || keep.contains(&(k - 1))
+        });
+        let mut k = 0;
+        plan_of.retain(|_| {
+            k += 1;
+            k == 1 || keep.contains(&(k - 1))
+        });
+    }
     if total < least * cands.len() || cands.len() == 1 {
         // Too short a run to measure (or nothing to choose from): seq, untried.
         let untried = if cands.len() > 1 {
@@ -375,6 +431,7 @@ pub fn choose(
             chosen: 0,
             paced,
             took: started.elapsed(),
+            left_out: Vec::new(),
         };
         return Ok((cands[0].1.clone(), report));
     }
@@ -429,6 +486,7 @@ pub fn choose(
         candidates: out,
         paced,
         took: started.elapsed(),
+        left_out,
     };
     Ok((cands[chosen].1.clone(), report))
 }
@@ -464,5 +522,51 @@ mod tests {
         // Under 50 cycles, none is left out.
         assert_eq!(trimmed_mean(&[10, 20, 30, 100]), 40.0);
         assert_eq!(trimmed_mean(&[7]), 7.0);
+    }
+
+    /// On a wide graph (a rake of 101 nodes), a run too short for every candidate tries
+    /// those with the most threads first, and never a pipelined one before an unpipelined one
+    /// that the costs predict as fast.
+    #[test]
+    fn a_short_run_tries_the_most_promising_candidates() {
+        let g = fugue_graph::read::ag::parse(
+            &{
+                let mut s =
+                    String::from("a = { kind: \"osc\", freq: 440, };\ns = { kind: \"sink\", };\n");
+                for i in 0..40 {
+                    s += &format!(
+                        "g{i} = {{ kind: \"gain\", volume: 0.5, }};\na.1 -> g{i}.1 -> s.1;\n"
+                    );
+                }
+                s
+            },
+            "rake.ag",
+        )
+        .unwrap();
+        let reg = fugue_dsp::Registry::with_builtin_kinds();
+        let plain = fugue_exec::Plan::compile(
+            &g,
+            &reg,
+            &fugue_exec::CompileOptions {
+                sample_rate: 48_000.0,
+                block: 256,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let choice = ExecutorChoice::default();
+        let cands = candidates(&choice, 8, &plain);
+        assert!(
+            cands.len() > 4,
+            "{:?}",
+            cands.iter().map(|c| &c.0).collect::<Vec<_>>()
+        );
+        let keep = most_promising(&cands, &plain, 3);
+        assert_eq!(keep.len(), 3);
+        assert!(!keep.contains(&0), "seq is always tried, not ranked");
+        let most = cands[1..].iter().map(|c| c.1.threads).max().unwrap();
+        for &k in &keep {
+            assert_eq!(cands[k].1.threads, most, "{} ranked first", cands[k].0);
+        }
     }
 }

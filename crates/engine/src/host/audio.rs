@@ -172,6 +172,12 @@ impl HostAudio {
             Runtime::Pool(p) => p.threads(),
             Runtime::Separate => 1,
         };
+        // The ticks' rate, measured over a few milliseconds before the first cycle (refined
+        // every 256 cycles from the same start): busy times are right from the first cycle,
+        // on any machine.
+        let calibration = Calibration::start();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let ns_per_tick = calibration.ns_per_tick();
         HostAudio {
             mode,
             runtime,
@@ -181,8 +187,8 @@ impl HostAudio {
             cycle: 0,
             groups: vec![0; threads],
             stats,
-            calibration: Calibration::start(),
-            ns_per_tick: 1.0,
+            calibration,
+            ns_per_tick,
             record: None,
             record_waits: false,
         }
@@ -324,10 +330,11 @@ impl HostAudio {
     /// a graph. Never allocates, frees, locks, or waits for the control thread.
     pub(crate) fn run_cycle(&mut self, started: Instant) -> bool {
         let swapped = self.apply_commands();
-        if self.cycle.is_multiple_of(256) {
+        if self.cycle.is_multiple_of(256) && self.cycle > 0 {
             self.ns_per_tick = self.calibration.ns_per_tick();
         }
         let set = &mut *self.set;
+        let parallel_start = now();
         match &mut self.runtime {
             Runtime::Pool(pool) => pool.run_cycle(&mut set.slots),
             Runtime::Separate => {
@@ -346,6 +353,10 @@ impl HostAudio {
                 }
             }
         }
+        let parallel_ticks = now().wrapping_sub(parallel_start);
+        self.stats
+            .parallel
+            .add((parallel_ticks as f64 * self.ns_per_tick) as u64);
         for m in set.mix.iter_mut() {
             m.fill(0.0);
         }
@@ -357,7 +368,7 @@ impl HostAudio {
             let plan = s.tenant.plan();
             // A panic silences the graph from this cycle on (its processors are not run
             // again, so they cannot panic again).
-            if (0..plan.len()).any(|i| plan.panicked(i)) {
+            if plan.any_panicked() {
                 s.silenced = true;
                 s.tenant.set_enabled(false);
                 // Relaxed: a statistic.

@@ -141,6 +141,9 @@ pub struct GraphStatsSnapshot {
 pub(crate) struct HostStats {
     /// Each cycle's duration, from its start to its mix being out.
     pub(crate) cycle: Durations,
+    /// Each cycle's parallel part: from the start of the graphs' run to the end of the last
+    /// one (the rest of the cycle is the audio thread's alone: commands, mix, statistics).
+    pub(crate) parallel: Durations,
     pub(crate) misses: AtomicU64,
     /// Cycles that adopted or removed a graph.
     pub(crate) swap_cycles: AtomicU64,
@@ -161,6 +164,7 @@ impl HostStats {
     pub(crate) fn new() -> Self {
         HostStats {
             cycle: Durations::new(),
+            parallel: Durations::new(),
             misses: AtomicU64::new(0),
             swap_cycles: AtomicU64::new(0),
             swap_misses: AtomicU64::new(0),
@@ -176,6 +180,7 @@ impl HostStats {
         HostStatsSnapshot {
             cycles,
             mean_ns: mean,
+            parallel_mean_ns: self.parallel.read().1,
             p99_ns: p99,
             max_ns: max,
             misses: self.misses.load(Ordering::Relaxed),
@@ -196,6 +201,9 @@ pub struct HostStatsSnapshot {
     pub cycles: u64,
     /// Mean cycle duration, ns.
     pub mean_ns: f64,
+    /// Mean duration of the cycles' parallel part (the graphs' run, on every thread), ns; the
+    /// rest of [`HostStatsSnapshot::mean_ns`] is the audio thread's alone.
+    pub parallel_mean_ns: f64,
     /// 99th percentile, ns (12.5% resolution).
     pub p99_ns: u64,
     /// Largest, ns.

@@ -50,6 +50,10 @@ pub const MAX_TENANTS: usize = 64;
 /// Units a tenant may have at most.
 pub const MAX_UNITS: usize = 1 << 26;
 
+/// A thread that found no work pauses `2^min(k, IDLE_BACKOFF_SHIFT)` spin-loop hints before
+/// its `k+1`-th look (at most 32: a microsecond or two).
+const IDLE_BACKOFF_SHIFT: u32 = 5;
+
 /// Bits of a work item that hold the unit.
 const UNIT_BITS: u32 = 26;
 
@@ -134,15 +138,54 @@ impl Tenant {
     }
 }
 
+impl AsMut<Tenant> for Tenant {
+    fn as_mut(&mut self) -> &mut Tenant {
+        self
+    }
+}
+
 /// One partition group's view of a cycle.
 struct Group {
-    /// `(n_sources << 32) | next`: the next source to claim.
-    cursor: CachePadded<AtomicU64>,
+    /// Per member slot: `(n_sources << 32) | next`, the next source of that member to claim
+    /// (slots past the members: no source).
+    cursors: Box<[CachePadded<AtomicU64>]>,
+    /// Member slots whose cursors the last cycle set (the next one clears those it leaves
+    /// unused). Written by the calling thread only.
+    used: AtomicUsize,
+    /// `(cycle << 16) | n`: the cycle's number and how many of `whole_list`'s entries it
+    /// runs whole (one word, so that a thread reads both of one cycle).
+    whole: CachePadded<AtomicU64>,
+    /// The tenants (table indices) that this cycle runs whole, each by one thread.
+    whole_list: Box<[AtomicU32]>,
+    /// Per entry of `whole_list`: the last cycle whose entry was claimed (`fetch_max`).
+    whole_claim: Box<[CachePadded<AtomicU64>]>,
+    /// Threads of the group.
+    threads: AtomicUsize,
     /// Tenants of the group this cycle (their indices in the tenant table).
     n: AtomicUsize,
     members: Box<[AtomicU32]>,
-    /// `prefix[k]`: sources of the group's members before member `k`.
-    prefix: Box<[AtomicU32]>,
+}
+
+impl Group {
+    /// Splits this cycle's members (`members[..n]`) into the tenants run whole (moved to
+    /// `whole_list`; returns how many) and those run in parts (left in `members`, `n`
+    /// updated). A group of one thread runs every tenant whole: in order, with no claim,
+    /// counter or deque per unit, as a sequential engine does. A group of several runs them
+    /// in parts, so that a thread done early (or a core slowed by the machine's other work)
+    /// is made up for by the others, unit by unit, while each tenant's home thread runs most
+    /// of its units ([`MultiState::claim_source`]).
+    fn split_members(&self) -> usize {
+        let n = self.n.load(Ordering::Relaxed);
+        if self.threads.load(Ordering::Relaxed) > 1 {
+            return 0;
+        }
+        for m in 0..n {
+            let k = self.members[m].load(Ordering::Relaxed);
+            self.whole_list[m].store(k, Ordering::Relaxed);
+        }
+        self.n.store(0, Ordering::Relaxed);
+        n
+    }
 }
 
 struct MultiState {
@@ -152,6 +195,8 @@ struct MultiState {
     groups: Box<[Group]>,
     /// Per thread: its group.
     thread_group: Box<[AtomicUsize]>,
+    /// Per thread: its rank among its group's threads (where its own whole tenants start).
+    thread_rank: Box<[AtomicUsize]>,
     /// Units left in the cycle. Each thread subtracts the units it ran in one go when it
     /// runs out of work (not one by one: the line would travel between the cores at every
     /// unit).
@@ -162,6 +207,8 @@ struct MultiState {
     busy: Box<[CachePadded<[AtomicU64; MAX_TENANTS]>]>,
     /// Whether to account busy time per tenant.
     timing: bool,
+    /// More threads than cores: a thread that finds no work yields its core.
+    oversubscribed: bool,
 }
 
 impl MultiState {
@@ -178,33 +225,110 @@ impl MultiState {
         unsafe { &*p }
     }
 
-    /// Claims a source unit of group `g`, as a work item.
+    /// Claims a source unit of group `g` for thread `w`, as a work item: first of the members
+    /// it is home to (slots `rank`, `rank + threads`, ...: a tenant's units then run on the
+    /// same thread cycle after cycle, its buffers and state in that core's cache, while the
+    /// load is even), then of any other member, from the next slot on.
     #[inline]
-    fn claim_source(&self, g: usize) -> Option<u32> {
+    fn claim_source(&self, w: usize, g: usize) -> Option<u32> {
         let group = &self.groups[g];
+        // Relaxed, and possibly of another cycle: a slot past this cycle's members has no
+        // source, and a member missed here is found at the next look (a thread looks until
+        // the cycle ends).
+        let n = group.n.load(Ordering::Relaxed);
+        if n == 0 {
+            return None;
+        }
+        let t = group.threads.load(Ordering::Relaxed).max(1);
+        let rank = self.thread_rank[w].load(Ordering::Relaxed);
+        let mut m = rank;
+        while m < n {
+            if let Some(i) = self.claim_in(group, m) {
+                return Some(i);
+            }
+            m += t;
+        }
+        (1..=n)
+            .map(|d| (rank + d) % n)
+            .filter(|m| m % t != rank)
+            .find_map(|m| self.claim_in(group, m))
+    }
+
+    /// Claims a source of the member in slot `m` of `group`, as a work item.
+    #[inline]
+    fn claim_in(&self, group: &Group, m: usize) -> Option<u32> {
+        let cursor = group.cursors.get(m)?;
         // Relaxed pre-check: skip the RMW when every source is claimed.
-        let c = group.cursor.load(Ordering::Relaxed);
+        let c = cursor.load(Ordering::Relaxed);
         if (c & 0xffff_ffff) >= (c >> 32) {
             return None;
         }
         // Acquire: pairs with the Release store of this cycle's cursor (module protocol).
-        let c = group.cursor.fetch_add(1, Ordering::Acquire);
+        let c = cursor.fetch_add(1, Ordering::Acquire);
         let (total, i) = ((c >> 32) as u32, (c & 0xffff_ffff) as u32);
         if i >= total {
             return None;
         }
-        let n = group.n.load(Ordering::Relaxed);
-        // The member whose range holds source `i`.
-        let mut m = 0;
-        while m + 1 < n && group.prefix[m + 1].load(Ordering::Relaxed) <= i {
-            m += 1;
-        }
+        // Read after the claim: this cycle's member of the slot.
         let k = group.members[m].load(Ordering::Relaxed) as usize;
-        let j = i - group.prefix[m].load(Ordering::Relaxed);
         // SAFETY: `k` was read after a claim of this cycle (module protocol).
         let t = unsafe { self.tenant(k) };
-        let u = t.plan.unit_sources()[j as usize];
+        let u = t.plan.unit_sources()[i as usize];
         Some(((k as u32) << UNIT_BITS) | u)
+    }
+
+    /// Claims a tenant that group `g` runs whole this cycle (a group of one thread: see
+    /// [`Group::split_members`]), from the entry at thread `w`'s rank on. Returns its table
+    /// index.
+    #[inline]
+    fn claim_whole(&self, w: usize, g: usize) -> Option<usize> {
+        let group = &self.groups[g];
+        // Acquire: pairs with the Release store of this cycle's word (module protocol).
+        let word = group.whole.load(Ordering::Acquire);
+        let (cycle, n) = (word >> 16, (word & 0xffff) as usize);
+        if n == 0 {
+            return None;
+        }
+        let rank = self.thread_rank[w].load(Ordering::Relaxed);
+        (0..n).map(|d| (rank + d) % n).find_map(|p| {
+            // Relaxed pre-check: skip the RMW of an entry already taken this cycle.
+            if group.whole_claim[p].load(Ordering::Relaxed) >= cycle {
+                return None;
+            }
+            // AcqRel: exactly one thread raises an entry to this cycle; a thread that read an
+            // older cycle's word never claims (module protocol).
+            (group.whole_claim[p].fetch_max(cycle, Ordering::AcqRel) < cycle)
+                .then(|| group.whole_list[p].load(Ordering::Relaxed) as usize)
+        })
+    }
+
+    /// Runs tenant `k` whole on thread `w`: every unit in order, no counter touched; returns
+    /// its units.
+    #[inline]
+    fn run_whole(&self, w: usize, k: usize) -> usize {
+        // SAFETY: `k` was claimed this cycle (module protocol).
+        let t = unsafe { self.tenant(k) };
+        let plan = &t.plan;
+        let start = if self.timing { now() } else { 0 };
+        // SAFETY: this thread claimed the tenant for this cycle, so no other thread runs any
+        // of its units; the plan is held by `&mut` by the calling thread until the cycle
+        // ends, so no output reference is alive.
+        unsafe {
+            if plan.pipeline() > 1 {
+                plan.run_all_units();
+            } else {
+                plan.run_all_tasks();
+            }
+        }
+        if self.timing {
+            // Relaxed: as in `run_item`.
+            let cell = &self.busy[w][k];
+            cell.store(
+                cell.load(Ordering::Relaxed) + now().wrapping_sub(start),
+                Ordering::Relaxed,
+            );
+        }
+        plan.n_units()
     }
 
     /// Runs work item `item` on thread `w`; returns a ready successor to run next, if any
@@ -264,7 +388,7 @@ impl MultiState {
         if let Some(i) = self.deques[w].pop() {
             return Some(i);
         }
-        if let Some(i) = self.claim_source(g) {
+        if let Some(i) = self.claim_source(w, g) {
             return Some(i);
         }
         let n = self.deques.len();
@@ -292,6 +416,11 @@ impl MultiState {
             // Read afresh each time: a thread still looking when the next cycle starts
             // must serve the group it has in that cycle, or its group could wait forever.
             let g = self.thread_group[w].load(Ordering::Relaxed);
+            if let Some(k) = self.claim_whole(w, g) {
+                idle = 0;
+                ran += self.run_whole(w, k);
+                continue;
+            }
             if let Some(mut item) = self.find(w, g) {
                 idle = 0;
                 ran += 1;
@@ -312,12 +441,16 @@ impl MultiState {
                 return;
             }
             idle += 1;
-            if idle < 64 {
-                std::hint::spin_loop();
-            } else {
-                // Let a thread we wait for run (the machine may have fewer cores than
-                // threads, or other work).
+            if self.oversubscribed && idle >= 64 {
+                // Let a thread we wait for run (the machine has fewer cores than threads).
                 std::thread::yield_now();
+            } else {
+                // Back off before looking again: a thread that polls the other threads'
+                // deques and cursors without pause takes their cache lines away from their
+                // owners at every look, and slows the units they run.
+                for _ in 0..(1u32 << idle.min(IDLE_BACKOFF_SHIFT)) {
+                    std::hint::spin_loop();
+                }
             }
         }
     }
@@ -335,6 +468,8 @@ pub struct SharedPool {
     /// The state, when the pool has no workers (one thread).
     alone: Option<MultiState>,
     unit_capacity: usize,
+    /// Cycles run (the number of the last one; see [`Group::whole`]).
+    cycle: u64,
 }
 
 impl std::fmt::Debug for SharedPool {
@@ -362,30 +497,43 @@ impl SharedPool {
                 .collect(),
             groups: (0..threads)
                 .map(|_| Group {
-                    cursor: CachePadded::new(AtomicU64::new(0)),
+                    cursors: (0..MAX_TENANTS)
+                        .map(|_| CachePadded::new(AtomicU64::new(0)))
+                        .collect(),
+                    used: AtomicUsize::new(0),
+                    whole: CachePadded::new(AtomicU64::new(0)),
+                    whole_list: (0..MAX_TENANTS).map(|_| AtomicU32::new(0)).collect(),
+                    whole_claim: (0..MAX_TENANTS)
+                        .map(|_| CachePadded::new(AtomicU64::new(0)))
+                        .collect(),
+                    threads: AtomicUsize::new(0),
                     n: AtomicUsize::new(0),
                     members: (0..MAX_TENANTS).map(|_| AtomicU32::new(0)).collect(),
-                    prefix: (0..=MAX_TENANTS).map(|_| AtomicU32::new(0)).collect(),
                 })
                 .collect(),
             thread_group: (0..threads).map(|_| AtomicUsize::new(0)).collect(),
+            thread_rank: (0..threads).map(AtomicUsize::new).collect(),
             remaining: CachePadded::new(AtomicUsize::new(0)),
             busy: (0..threads)
                 .map(|_| CachePadded::new(std::array::from_fn(|_| AtomicU64::new(0))))
                 .collect(),
             timing,
+            oversubscribed: threads > crate::placement::available_cores(),
         };
+        state.groups[0].threads.store(threads, Ordering::Relaxed);
         if threads == 1 {
             SharedPool {
                 pool: None,
                 alone: Some(state),
                 unit_capacity,
+                cycle: 0,
             }
         } else {
             SharedPool {
                 pool: Some(Pool::new(threads, state, &opts)),
                 alone: None,
                 unit_capacity,
+                cycle: 0,
             }
         }
     }
@@ -422,9 +570,15 @@ impl SharedPool {
     pub fn set_partition(&mut self, groups: &[usize]) {
         let s = self.state();
         assert_eq!(groups.len(), s.deques.len(), "one group per thread");
+        for group in s.groups.iter() {
+            group.threads.store(0, Ordering::Relaxed);
+        }
         for (w, &g) in groups.iter().enumerate() {
             assert!(g < s.groups.len(), "a group past the threads");
             s.thread_group[w].store(g, Ordering::Relaxed);
+            let rank = s.groups[g].threads.load(Ordering::Relaxed);
+            s.thread_rank[w].store(rank, Ordering::Relaxed);
+            s.groups[g].threads.store(rank + 1, Ordering::Relaxed);
         }
     }
 
@@ -437,6 +591,8 @@ impl SharedPool {
     pub fn run_cycle<T: AsMut<Tenant>>(&mut self, tenants: &mut [T]) {
         assert!(tenants.len() <= MAX_TENANTS, "too many tenants");
         let _flush = crate::denormals::FlushDenormals::new();
+        self.cycle += 1;
+        let cycle = self.cycle;
         let s = self.state();
         let mut total = 0usize;
         for g in s.groups.iter() {
@@ -462,18 +618,24 @@ impl SharedPool {
             return;
         }
         for g in s.groups.iter() {
+            let whole = g.split_members();
             let n = g.n.load(Ordering::Relaxed);
-            let mut sum = 0u32;
             for m in 0..n {
-                g.prefix[m].store(sum, Ordering::Relaxed);
                 let k = g.members[m].load(Ordering::Relaxed) as usize;
                 let p = s.tenants[k].load(Ordering::Relaxed);
                 // SAFETY: stored just above from a `&mut Tenant` that lives until we return.
-                sum += unsafe { &*p }.plan.unit_sources().len() as u32;
+                let sources = unsafe { &*p }.plan.unit_sources().len() as u64;
+                // Release: publishes the tables to the claims of this cycle (module protocol).
+                g.cursors[m].store(sources << 32, Ordering::Release);
             }
-            g.prefix[n].store(sum, Ordering::Relaxed);
-            // Release: publishes the tables to the claims of this cycle (module protocol).
-            g.cursor.store((sum as u64) << 32, Ordering::Release);
+            // Slots the last cycle used and this one does not: no source.
+            for c in g.cursors[n..g.used.load(Ordering::Relaxed).max(n)].iter() {
+                c.store(0, Ordering::Relaxed);
+            }
+            g.used.store(n, Ordering::Relaxed);
+            // Release: publishes the tables to the whole claims of this cycle.
+            g.whole
+                .store((cycle << 16) | whole as u64, Ordering::Release);
         }
         // Release: a worker that reads a nonzero count before the epoch bump sees the tables
         // through its claims anyway; this orders the count after the cursors.

@@ -732,6 +732,7 @@ impl Laid<'_> {
         });
         let n_cells = cells.len();
         Plan {
+            any_panic: std::sync::atomic::AtomicBool::new(false),
             #[cfg(loom)]
             access,
             units,

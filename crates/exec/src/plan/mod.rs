@@ -116,6 +116,9 @@ pub struct Plan {
     tasks: Vec<TaskInfo>,
     /// The tasks' cells, then the cells of parts 1.. of split tasks.
     cells: Box<[TaskCell]>,
+    /// Set when any processor panicked (and stays set until [`Plan::reset`]): what
+    /// [`Plan::any_panicked`] reads in one load.
+    any_panic: std::sync::atomic::AtomicBool,
     /// The task of each cell.
     cell_task: Vec<u32>,
     succ: Vec<u32>,

@@ -269,6 +269,7 @@ impl Plan {
         let cell = &self.cells[c];
         // Relaxed: the flag is read by the control side under `&mut self` or as a hint; the
         // message itself is handed over by the `&mut self` of `take_panics`.
+        self.any_panic.store(true, Ordering::Relaxed);
         if !cell.panicked.swap(true, Ordering::Relaxed) {
             let msg = payload
                 .downcast_ref::<&str>()
@@ -278,6 +279,13 @@ impl Plan {
             // SAFETY: only the thread using cell `c` writes the message [run_frames 2].
             unsafe { *cell.message.get() = Some(msg) };
         }
+    }
+
+    /// Whether any processor has panicked since compile or [`Plan::reset`] (one load, where
+    /// [`Plan::panicked`] reads every task's flags).
+    #[inline]
+    pub fn any_panicked(&self) -> bool {
+        self.any_panic.load(Ordering::Relaxed)
     }
 
     /// Whether the processor of task `i` has panicked since compile or [`Plan::reset`].
@@ -452,6 +460,7 @@ impl Plan {
     /// and messages cleared. The next cycles equal those of a freshly compiled plan.
     pub fn reset(&mut self) {
         self.arena.clear();
+        *self.any_panic.get_mut() = false;
         for cell in self.cells.iter_mut() {
             cell.processor.get_mut().reset();
             *cell.panicked.get_mut() = false;

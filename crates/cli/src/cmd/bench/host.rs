@@ -13,8 +13,9 @@ use crate::util::usage;
 /// Arguments of `fugue bench host`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Graphs, comma-separated: rateau101 (the generated rake of 101 nodes), heavyK (K chains
-    /// of noise, biquads and a reverb), or a graph file [default: rateau101,heavy6].
+    /// Graphs, comma-separated: rateau101 (the corpus's rake of 101 nodes, generated),
+    /// heavyK (K chains of noise, biquads and a reverb), gen:SHAPE:N, or a graph file
+    /// [default: rateau101,heavy6].
     #[arg(long, value_delimiter = ',')]
     pub graphs: Option<Vec<String>>,
     /// Largest instance count (N runs from 1).
@@ -23,9 +24,10 @@ pub struct Args {
     /// Modes, comma-separated [default: shared,partitioned,separate].
     #[arg(long, value_delimiter = ',', value_parser = ["shared", "partitioned", "separate"])]
     pub modes: Option<Vec<String>>,
-    /// Threads of the pool (of each instance in separate mode) [default: one per core].
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
-    pub threads: Option<u64>,
+    /// Threads of the pool (of each instance in separate mode), comma-separated: the study
+    /// runs at each, with its ceiling [default: one per core].
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub threads: Option<Vec<u64>>,
     /// Wall seconds of each offline point.
     #[arg(long, default_value_t = 1.0)]
     pub offline_seconds: f64,
@@ -68,6 +70,23 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                     Ok(default_graphs().remove(0))
                 } else if let Some(k) = n.strip_prefix("heavy").and_then(|k| k.parse().ok()) {
                     Ok((n.clone(), heavy_graph(k)))
+                } else if let Some(spec) = n.strip_prefix("gen:") {
+                    let (shape, size) = spec.split_once(':').unwrap_or((spec, ""));
+                    let size: usize = size.parse().map_err(|_| {
+                        usage(format!("--graphs: `{n}` is not gen:SHAPE:N (N a number)"))
+                    })?;
+                    if size == 0 || size > 10_000 {
+                        return Err(usage(format!(
+                            "--graphs: `{n}`: N must be between 1 and 10000"
+                        )));
+                    }
+                    fugue_bench::shapes::generated(shape, size)
+                        .map(|(_, g)| (n.clone(), g))
+                        .ok_or_else(|| {
+                            usage(format!(
+                                "--graphs: `{n}`: unknown shape `{shape}`; expected line, diamond or rake"
+                            ))
+                        })
                 } else {
                     let p = PathBuf::from(n);
                     let g = crate::util::read_graph(&p, None)?;
@@ -86,10 +105,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             Some(m) => m.iter().filter_map(|m| Mode::from_name(m)).collect(),
             None => Mode::ALL.to_vec(),
         },
-        threads: a
-            .threads
-            .map(|t| t as usize)
-            .unwrap_or_else(|| fugue_exec::placement::available_cores().max(1)),
+        threads: match &a.threads {
+            Some(t) => t.iter().map(|&t| t as usize).collect(),
+            None => vec![fugue_exec::placement::available_cores().max(1)],
+        },
         offline_seconds: a.offline_seconds,
         buffers: if a.offline_only {
             Vec::new()
@@ -102,27 +121,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let bench = fugue_bench::host::run(&config, &graphs, &mut Terminal::default())?;
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     fugue_bench::host::write(&a.output, &config, &bench, &command, a.force)?;
-    for (g, _) in &graphs {
-        let at = |m: Mode, n: usize| bench.offline_point(g, m, n).map(|p| p.aggregate());
-        if let (Some(s1), Some(s8)) = (
-            at(Mode::Shared, 1),
-            at(Mode::Shared, config.instances.len()),
-        ) {
-            println!(
-                "{g}: shared at N={} runs {:.2}x its aggregate at N=1",
-                config.instances.len(),
-                s8 / s1
-            );
-        }
-        if let (Some(s4), Some(p4)) = (at(Mode::Shared, 4), at(Mode::Separate, 4)) {
-            println!(
-                "{g}: at N=4 shared runs {:.2}x the aggregate of separate",
-                s4 / p4
-            );
-        }
+    for line in fugue_bench::host::findings(&bench) {
+        println!("{line}");
     }
-    for ((g, m, buf), n) in bench.max_held() {
-        println!("{g}: {m} holds N={n} at {buf} frames with no miss");
+    for ((g, t, m, buf), n) in bench.max_held() {
+        println!("{g}: {m} on {t} threads holds N={n} at {buf} frames with no miss");
     }
     println!("wrote {}", a.output.display());
     Ok(())
