@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The loom models of fugue's lock-free protocols, run by CI (scripts/test.sh):
 # - the executors (crates/exec/src/loom_tests.rs): the sleep/wake signal, the deque, the
-#   source ranges, and ws, share, share-spin, levels and static run whole for two cycles;
+#   source ranges, and ws, share, share-spin, levels and static run whole for two cycles,
+#   and the host's shared pool (tenants in parts and whole);
 # - the ordered ring's slot protocol and parking (crates/ring/tests/loom.rs);
 # - the task pool's deque and sleep protocol (crates/pool/src/loom_tests.rs);
 # each with its protocols' broken variants (fugue_sync::fault) shown to be caught.

@@ -43,8 +43,6 @@ mod loom_tests;
 pub use executors::{
     build, BuildError, ExecOptions, ExecutorKind, SeqExecutor, SpinBudget, DEFAULT_WAKE_LEAD,
 };
-// The multi-plan pool is not modelled under loom (the executors' models cover its protocol).
-#[cfg(not(loom))]
 pub use executors::{SharedPool, Tenant};
 pub use plan::{
     CompileError, CompileOptions, Plan, TaskPanic, JOIN_FANIN, MEMORY_LIMIT, NO_SLOT,

@@ -12,6 +12,9 @@
 //!   access (`Plan::run_task` under loom), so loom reports a task that runs without
 //!   happens-before from its predecessors or from the previous cycle; each cycle's output must
 //!   equal the sequential executor's bit for bit.
+//! - The shared pool of the multi-graph host ([`crate::SharedPool`]): two threads, two
+//!   cycles, tenants in parts (home claims, steals) and whole (a partition of one thread per
+//!   group), each tenant's output checked against seq.
 //! - Each protocol's broken variant (a `fugue_sync::fault` switch) is caught by its model:
 //!   the `*_catches_*` tests run the model again in a child process with the switch on.
 

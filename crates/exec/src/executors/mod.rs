@@ -16,7 +16,6 @@
 //! order). The protocols are written down in `docs/executors.md`.
 
 pub mod levels;
-#[cfg(not(loom))]
 pub mod multi;
 mod seq;
 pub mod share;
@@ -26,7 +25,6 @@ pub mod ws;
 use std::time::Duration;
 
 pub use levels::Levels;
-#[cfg(not(loom))]
 pub use multi::{SharedPool, Tenant};
 pub use seq::SeqExecutor;
 pub use share::{ShareLock, WorkSharing};

@@ -443,13 +443,19 @@ impl MultiState {
             idle += 1;
             if self.oversubscribed && idle >= 64 {
                 // Let a thread we wait for run (the machine has fewer cores than threads).
-                std::thread::yield_now();
+                fugue_sync::yield_now();
             } else {
                 // Back off before looking again: a thread that polls the other threads'
                 // deques and cursors without pause takes their cache lines away from their
-                // owners at every look, and slows the units they run.
-                for _ in 0..(1u32 << idle.min(IDLE_BACKOFF_SHIFT)) {
-                    std::hint::spin_loop();
+                // owners at every look, and slows the units they run. (Under loom, one
+                // hint: a yield to the model's other threads.)
+                let spins = if cfg!(loom) {
+                    1
+                } else {
+                    1u32 << idle.min(IDLE_BACKOFF_SHIFT)
+                };
+                for _ in 0..spins {
+                    fugue_sync::spin_hint();
                 }
             }
         }
