@@ -39,9 +39,9 @@ pub mod auto;
 pub mod backend;
 mod blocks;
 mod calibrate;
-mod choice;
 mod cycle;
 mod engine;
+mod executor_choice;
 pub mod host;
 mod options;
 mod placement;
@@ -53,9 +53,9 @@ pub mod stats;
 mod wav;
 
 pub use calibrate::{calibrate, Calibration};
-pub use choice::{BuildError, Costs, ExecutorChoice, Pipeline};
 pub use cycle::CycleBody;
 pub use engine::{build_executor, Engine};
+pub use executor_choice::{BuildError, Costs, ExecutorChoice, Pipeline};
 pub use options::{
     Backend, Deadline, EndReason, RunError, RunOptions, RunReport, JACK_CLIENT_NAME_MAX,
 };
