@@ -116,11 +116,11 @@ pub const JOIN_FANIN: usize = 4;
 pub const JOIN_FANIN: usize = 2;
 
 /// Wide stateless joins are split by frames: a task of a frame-parallel kind
-/// ([`DspNode::frame_parallel`], e.g. `mix`) fed by at least [`SPLIT_MIN_INPUTS`] edges, at a
-/// block of at least [`SPLIT_MIN_FRAMES`] frames, becomes this many units when chains are
-/// merged, each computing its share of the block's frames with a processor of its own. The
-/// join that every branch waits for then runs on several threads at once, each reading its
-/// share of the branches' buffers.
+/// ([`DspNode::frame_parallel`](fugue_dsp::DspNode::frame_parallel), e.g. `mix`) fed by at
+/// least [`SPLIT_MIN_INPUTS`] edges, at a block of at least [`SPLIT_MIN_FRAMES`] frames,
+/// becomes this many units when chains are merged, each computing its share of the block's
+/// frames with a processor of its own. The join that every branch waits for then runs on
+/// several threads at once, each reading its share of the branches' buffers.
 pub const SPLIT_PARTS: usize = 2;
 
 /// See [`SPLIT_PARTS`].
