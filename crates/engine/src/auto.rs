@@ -29,8 +29,8 @@ use fugue_exec::{ExecutorKind, Plan};
 use fugue_graph::TaskGraph;
 use fugue_sched::Algorithm;
 
-use crate::choice::{BuildError, ExecutorChoice, Pipeline};
 use crate::engine::build_executor;
+use crate::executor_choice::{BuildError, ExecutorChoice, Pipeline};
 
 /// The most threads a candidate gets.
 pub const MAX_THREADS: usize = 8;

@@ -6,7 +6,7 @@ use fugue_dsp::Registry;
 use fugue_exec::{CompileOptions, Plan};
 use fugue_graph::TaskGraph;
 
-use crate::choice::BuildError;
+use crate::executor_choice::BuildError;
 
 /// One node's measured cost.
 #[derive(Clone, Debug, PartialEq)]

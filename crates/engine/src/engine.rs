@@ -6,7 +6,7 @@ use fugue_dsp::Registry;
 use fugue_exec::{CompileOptions, Executor, ExecutorKind, Plan};
 use fugue_graph::TaskGraph;
 
-use crate::choice::{BuildError, ExecutorChoice};
+use crate::executor_choice::{BuildError, ExecutorChoice};
 use crate::profile::{ProfileReport, Profiler};
 use crate::schedule::static_lists;
 use fugue_exec::trace::{now, Calibration};

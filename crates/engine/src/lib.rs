@@ -12,6 +12,21 @@
 //!   travels through a single-producer ordered ring to a statistics thread ([`stats`]).
 //! - [`calibrate`]: each node's measured cost (median and 99th percentile per cycle), for
 //!   static schedules.
+//! - [`auto`]: the executor chosen by measuring ([`ExecutorChoice::auto`], the default of
+//!   `fugue render` and `fugue run`): candidate executors and thread counts run the real plan
+//!   for a bounded time before the first cycle, and the fastest plays.
+//! - [`profile`]: the per-node, per-worker profile of a run ([`Profiler`], recorded on the
+//!   audio thread without allocating; [`ProfileReport`]: node times, wake-ups, busy and idle
+//!   time, the slowest cycles; rendered as text, CSV and SVG Gantt charts).
+//! - [`host`]: the multi-graph host (`fugue host`): graphs loaded and unloaded while it plays,
+//!   compiled on the control thread and adopted at a cycle boundary, run together by one
+//!   shared pool of threads ([`fugue_exec::SharedPool`], whole or partitioned among the
+//!   graphs) or each by an executor of its own; its commands, JACK driver and statistics.
+//!
+//! "Pool" names four things in fugue: the task pool (the crate `fugue-pool`, for fork/join
+//! programs that are not audio graphs; not used here), each parallel executor's own worker
+//! pool (private to `fugue-exec`), the host's shared pool ([`fugue_exec::SharedPool`]), and
+//! the task pool's benchmark (`fugue_bench::pool`); `docs/pool.md` tells them apart.
 //!
 //! Runnable examples (`crates/engine/examples/`): `embed` builds an engine in a program and
 //! feeds and reads it cycle by cycle, as an audio callback would
@@ -39,9 +54,9 @@ pub mod auto;
 pub mod backend;
 mod blocks;
 mod calibrate;
-mod choice;
 mod cycle;
 mod engine;
+mod executor_choice;
 pub mod host;
 mod options;
 mod placement;
@@ -53,9 +68,9 @@ pub mod stats;
 mod wav;
 
 pub use calibrate::{calibrate, Calibration};
-pub use choice::{BuildError, Costs, ExecutorChoice, Pipeline};
 pub use cycle::CycleBody;
 pub use engine::{build_executor, Engine};
+pub use executor_choice::{BuildError, Costs, ExecutorChoice, Pipeline};
 pub use options::{
     Backend, Deadline, EndReason, RunError, RunOptions, RunReport, JACK_CLIENT_NAME_MAX,
 };

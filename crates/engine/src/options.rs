@@ -16,7 +16,7 @@ use std::time::Duration;
 use fugue_exec::TaskPanic;
 use thiserror::Error;
 
-use crate::choice::{BuildError, ExecutorChoice};
+use crate::executor_choice::{BuildError, ExecutorChoice};
 use crate::stats::{start_stats, CycleMeter, CycleRecord, StatsOptions, StatsThread, Summary};
 
 /// Which deadline a cycle is held to.

@@ -1,6 +1,6 @@
 //! Where the thread that runs the cycles goes: the one place that places it.
 
-use crate::choice::ExecutorChoice;
+use crate::executor_choice::ExecutorChoice;
 
 /// Places the calling thread, the one that runs the cycles (the audio thread), as `choice`
 /// asks: pinned to the first core the process may use when `pin` (the workers take the next

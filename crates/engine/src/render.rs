@@ -10,8 +10,8 @@ use fugue_graph::TaskGraph;
 use thiserror::Error;
 
 use crate::blocks::{block_channel, BlockReceiver};
-use crate::choice::{BuildError, ExecutorChoice};
 use crate::engine::Engine;
+use crate::executor_choice::{BuildError, ExecutorChoice};
 use crate::placement::place_audio_thread;
 
 /// Length of a render when neither the options nor an input file give one, in seconds.

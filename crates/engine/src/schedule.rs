@@ -6,7 +6,7 @@ use fugue_exec::Plan;
 use fugue_graph::TaskGraph;
 
 use crate::calibrate::calibrate;
-use crate::choice::{BuildError, Costs, ExecutorChoice};
+use crate::executor_choice::{BuildError, Costs, ExecutorChoice};
 
 /// A static schedule of `plan` (compiled from `graph`) on `threads` threads as `choice`
 /// asks: the per-thread unit lists.

@@ -9,9 +9,18 @@
 //!
 //! [`SeqExecutor`] runs the tasks in topological order on the calling thread: the reference
 //! that every parallel executor ([`executors`]: work stealing, work sharing, levels, static
-//! lists) must match bit for bit. [`placement`] pins threads and sets their priority.
-//! [`denormals`] keeps denormal floats out of every thread that runs tasks. [`fault`] is the test-only switch that breaks a named executor on purpose. The
-//! crate does not know static schedulers: a static schedule arrives as per-thread unit lists.
+//! lists) must match bit for bit. Each parallel executor owns a worker pool: `threads - 1`
+//! persistent threads, woken once per cycle (the protocols are in `docs/executors.md`).
+//! `SharedPool` (in [`executors`]) is the shared pool of the multi-graph host: one set of
+//! threads that runs, each cycle, the units of many plans (tenants) at once, stealing across
+//! them. [`placement`] pins threads and sets their priority. [`denormals`] keeps denormal
+//! floats out of every thread that runs tasks. [`fault`] is the test-only switch that breaks
+//! a named executor on purpose. The crate does not know static schedulers: a static schedule
+//! arrives as per-thread unit lists.
+//!
+//! Neither pool is the task pool of the crate `fugue-pool` (`scope`/`spawn`/`join` for
+//! fork/join programs), which the executors do not use; `docs/pool.md` tells the four things
+//! called "pool" apart.
 //!
 //! ```
 //! use fugue_exec::{CompileOptions, Executor, Plan, SeqExecutor};

@@ -18,6 +18,11 @@
 //! The policies, the `steal` protocol with its proof sketch, the C ABI's semantics and the
 //! memory-ordering guarantees are in `docs/pool.md`.
 //!
+//! This is the task pool. The audio engine does not run on it: each of `fugue-exec`'s
+//! parallel executors has a worker pool of its own, the multi-graph host runs on
+//! `fugue_exec::SharedPool`, and `fugue_bench::pool` is this pool's benchmark
+//! (`docs/pool.md`, "Four things called pool").
+//!
 //! # Guarantees
 //! Every task queued runs exactly once. What a thread did before it spawned a task
 //! happens-before the task starts; what a scope's tasks did happens-before the scope returns;

@@ -32,9 +32,9 @@
 //! [`TypedProducer::try_acquire`] and [`TypedWriteGuard::write`], which never allocate, lock
 //! or block; on [`TryAcquireError::Full`] it keeps the number and counts a miss.
 
+mod access;
 mod error;
 pub mod mutex;
-mod primitive;
 mod region;
 mod ring;
 #[cfg(not(loom))]

@@ -5,7 +5,7 @@
 use std::alloc::{self, Layout};
 use std::ptr::NonNull;
 
-use crate::primitive::AccessTrack;
+use crate::access::AccessTrack;
 use fugue_sync::{AtomicU32, AtomicU64};
 
 /// The size of the alignment unit used to keep data written by different cores apart.

@@ -1,6 +1,6 @@
 //! loom models of the slot protocol: two producers, capacity 1 and 2, acquire / commit /
 //! abandon / next / release. loom explores the interleavings (and, through the per-slot
-//! access tracking in `primitive`, checks that slot bytes are never accessed by a writer and a
+//! access tracking in `access`, checks that slot bytes are never accessed by a writer and a
 //! reader without happens-before). Each model asserts that every item is delivered exactly
 //! once, in order, with its own payload, and loom reports a deadlock if every thread waits.
 //! With `Strategy::Park` every wait parks at once through the real parking protocol on the

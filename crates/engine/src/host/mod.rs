@@ -904,8 +904,8 @@ impl Host {
         let plain = self.compile(graph, 1)?;
         let compile = |_: usize, _: usize, t: usize| {
             self.compile(graph, t).map_err(|e| match e {
-                HostError::Compile(e) => crate::choice::BuildError::Compile(e),
-                other => crate::choice::BuildError::Executor(fugue_exec::BuildError::BadSchedule(
+                HostError::Compile(e) => crate::BuildError::Compile(e),
+                other => crate::BuildError::Executor(fugue_exec::BuildError::BadSchedule(
                     other.to_string(),
                 )),
             })

@@ -12,7 +12,7 @@ use std::cell::UnsafeCell;
 use crossbeam_utils::CachePadded;
 
 use crate::executors::ExecOptions;
-use crate::runtime::common::Common;
+use crate::runtime::activation::Common;
 use crate::runtime::pool::{Pool, Work};
 use crate::runtime::signal::SpinBudget;
 use crate::{Executor, Plan};

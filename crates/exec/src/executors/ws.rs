@@ -22,7 +22,7 @@ use crossbeam_queue::ArrayQueue;
 use crossbeam_utils::CachePadded;
 
 use crate::executors::ExecOptions;
-use crate::runtime::common::Common;
+use crate::runtime::activation::Common;
 use crate::runtime::deque::{Deque, Steal};
 use crate::runtime::pool::{Pool, Work};
 use crate::runtime::signal::SpinBudget;

@@ -116,11 +116,11 @@ pub const JOIN_FANIN: usize = 4;
 pub const JOIN_FANIN: usize = 2;
 
 /// Wide stateless joins are split by frames: a task of a frame-parallel kind
-/// ([`DspNode::frame_parallel`], e.g. `mix`) fed by at least [`SPLIT_MIN_INPUTS`] edges, at a
-/// block of at least [`SPLIT_MIN_FRAMES`] frames, becomes this many units when chains are
-/// merged, each computing its share of the block's frames with a processor of its own. The
-/// join that every branch waits for then runs on several threads at once, each reading its
-/// share of the branches' buffers.
+/// ([`DspNode::frame_parallel`](fugue_dsp::DspNode::frame_parallel), e.g. `mix`) fed by at
+/// least [`SPLIT_MIN_INPUTS`] edges, at a block of at least [`SPLIT_MIN_FRAMES`] frames,
+/// becomes this many units when chains are merged, each computing its share of the block's
+/// frames with a processor of its own. The join that every branch waits for then runs on
+/// several threads at once, each reading its share of the branches' buffers.
 pub const SPLIT_PARTS: usize = 2;
 
 /// See [`SPLIT_PARTS`].
@@ -149,104 +149,13 @@ impl Units {
     /// `s * subs + k` (a topological order), with edges `(s, k) -> (s, k + 1)` (unless every
     /// task of `s` is stateless) and `(s, k) -> (t, k)` for each edge `s -> t`.
     pub(super) fn new(tasks: &[TaskInfo], succ: &[u32], merge: bool, pipe: Pipelining) -> Units {
-        let n = tasks.len();
-        // Parts of each task's frames (a split task is a unit per part; only with `merge`).
-        let parts = |t: usize| if merge { tasks[t].parts } else { 1 };
-        let succ_of = |t: usize| {
-            &succ[tasks[t].succ.0 as usize..(tasks[t].succ.0 + tasks[t].succ.1) as usize]
-        };
-        let mut unit_of_task = vec![u32::MAX; n];
-        let mut unit_tasks = Vec::with_capacity(n);
-        let mut info = Vec::new();
-        // Heads come in increasing task order: a task absorbed into a chain follows its
-        // chain's head in the topological order, so it is visited after the head's unit.
-        for head in 0..n {
-            if unit_of_task[head] != u32::MAX {
-                continue;
-            }
-            let u = info.len() as u32;
-            let first = unit_tasks.len() as u32;
-            if parts(head) > 1 {
-                // A split task: one unit per part, consecutive, never part of a chain.
-                unit_of_task[head] = u;
-                unit_tasks.push(head as u32);
-                for part in 0..parts(head) {
-                    info.push(UnitInfo {
-                        tasks: (first, 1),
-                        succ: (0, 0),
-                        initial: 0,
-                        part,
-                        parts: parts(head),
-                        sub: 0,
-                        subs: 1,
-                    });
-                }
-                continue;
-            }
-            let mut t = head;
-            let mut chain = Vec::new();
-            loop {
-                chain.push(t as u32);
-                let ss = succ_of(t);
-                if merge
-                    && ss.len() == 1
-                    && tasks[ss[0] as usize].initial == 1
-                    && parts(ss[0] as usize) == 1
-                {
-                    t = ss[0] as usize;
-                } else {
-                    break;
-                }
-            }
-            // Pipelined: a long chain becomes several segments (consecutive units).
-            let lens = if pipe.subs > 1 {
-                let costs: Vec<f64> = chain.iter().map(|&t| tasks[t as usize].cost).collect();
-                cut_chain(&costs, pipe.max_cost)
-            } else {
-                vec![chain.len()]
-            };
-            let mut rest = &chain[..];
-            for len in lens {
-                let (piece, more) = rest.split_at(len);
-                rest = more;
-                let u = info.len() as u32;
-                let first = unit_tasks.len() as u32;
-                for &t in piece {
-                    unit_of_task[t as usize] = u;
-                    unit_tasks.push(t);
-                }
-                info.push(UnitInfo {
-                    tasks: (first, len as u32),
-                    succ: (0, 0),
-                    initial: 0,
-                    part: 0,
-                    parts: 1,
-                    sub: 0,
-                    subs: 1,
-                });
-            }
-        }
-        // Successors of a unit: the units of its last task's successors, each the head of
-        // its own unit (a task with several predecessors, or whose predecessor has several
-        // successors, starts a unit), so they are distinct; every part of a split successor.
-        // A unit's count is its number of predecessor units (one per part of a split
-        // predecessor).
-        let mut usucc = Vec::new();
-        for ui in info.iter_mut() {
-            let last = unit_tasks[(ui.tasks.0 + ui.tasks.1 - 1) as usize] as usize;
-            let s0 = usucc.len() as u32;
-            let mut ss: Vec<u32> = succ_of(last)
-                .iter()
-                .flat_map(|&s| {
-                    let u0 = unit_of_task[s as usize];
-                    u0..u0 + parts(s as usize)
-                })
-                .collect();
-            ss.sort_unstable();
-            ss.dedup();
-            usucc.extend_from_slice(&ss);
-            ui.succ = (s0, ss.len() as u32);
-        }
+        let graph = Tasks { tasks, succ, merge };
+        let Grouped {
+            mut info,
+            unit_tasks,
+            mut unit_of_task,
+        } = graph.group(pipe);
+        let mut usucc = graph.unit_successors(&mut info, &unit_tasks, &unit_of_task);
         if pipe.subs > 1 {
             (info, usucc) = pipelined(&info, &usucc, &unit_tasks, tasks, pipe.subs);
             for u in unit_of_task.iter_mut() {
@@ -257,106 +166,16 @@ impl Units {
             info[v as usize].initial += 1;
         }
         let nu = info.len();
-        // Counter slots. Predecessors of each unit in increasing order; a unit with more than
-        // JOIN_FANIN of them gets groups of JOIN_FANIN consecutive predecessors (a predecessor
-        // decrements its group's slot; the group's last decrements the parent), level upon
-        // level until at most JOIN_FANIN remain for the unit's own counter.
-        let mut preds: Vec<Vec<(u32, u32)>> = vec![Vec::new(); nu]; // (pred unit, edge index)
-        for (u, ui) in info.iter().enumerate() {
-            for k in ui.succ.0..ui.succ.0 + ui.succ.1 {
-                preds[usucc[k as usize] as usize].push((u as u32, k));
-            }
-        }
-        let mut slot_initial: Vec<u32> = info.iter().map(|ui| ui.initial).collect();
-        let mut slot_parent = vec![NO_SLOT; nu];
-        let mut succ_slot: Vec<u32> = usucc.clone(); // by default: the successor's own slot
-        for (v, pv) in preds.iter().enumerate() {
-            if pv.len() <= JOIN_FANIN {
-                continue;
-            }
-            // Leaves: the edges, in groups; each level's entries are "who decrements": an edge
-            // (to redirect) or a slot (to give a parent).
-            enum Entry {
-                Edge(u32),
-                Slot(u32),
-            }
-            let mut entries: Vec<Entry> = pv.iter().map(|&(_, k)| Entry::Edge(k)).collect();
-            while entries.len() > JOIN_FANIN {
-                let mut next = Vec::new();
-                for group in entries.chunks(JOIN_FANIN) {
-                    let g = slot_initial.len() as u32;
-                    slot_initial.push(group.len() as u32);
-                    slot_parent.push(NO_SLOT); // set when the next level is known
-                    for e in group {
-                        match *e {
-                            Entry::Edge(k) => succ_slot[k as usize] = g,
-                            Entry::Slot(c) => slot_parent[c as usize] = g,
-                        }
-                    }
-                    next.push(Entry::Slot(g));
-                }
-                entries = next;
-            }
-            // The top level's entries decrement the unit's own counter.
-            slot_initial[v] = entries.len() as u32;
-            for e in &entries {
-                match *e {
-                    Entry::Edge(k) => succ_slot[k as usize] = v as u32,
-                    Entry::Slot(c) => slot_parent[c as usize] = v as u32,
-                }
-            }
-        }
-        let mut level = vec![0u32; nu];
-        for u in 0..nu {
-            let (s0, l) = info[u].succ;
-            for &v in &usucc[s0 as usize..(s0 + l) as usize] {
-                level[v as usize] = level[v as usize].max(level[u] + 1);
-            }
-        }
-        let (level_order, level_starts) = by_level(&level);
+        let Slots {
+            slot_initial,
+            slot_parent,
+            succ_slot,
+        } = counter_slots(&info, &usucc);
+        let (level_order, level_starts) = by_level(&levels(&info, &usucc));
         let sources: Vec<u32> = (0..nu as u32)
             .filter(|&u| info[u as usize].initial == 0)
             .collect();
-        // The sources by the successors they feed (see `Plan::unit_sources_by_join`).
-        let first_succ = |u: u32| {
-            let (s0, l) = info[u as usize].succ;
-            (l > 0).then(|| usucc[s0 as usize])
-        };
-        // Per unit: the sources whose first successor it is.
-        let mut feeding = vec![0usize; nu];
-        for &u in &sources {
-            if let Some(f) = first_succ(u) {
-                feeding[f as usize] += 1;
-            }
-        }
-        // The sources as the leaves of the forest that links each unit to its first successor,
-        // depth first from the sinks (each unit's children: those that have children of their
-        // own, then the others, each by number): the sources of one join are neighbours, and
-        // so are those of joins that feed one join (the two groups of a block of a split sum).
-        let mut children: Vec<Vec<u32>> = vec![Vec::new(); nu];
-        for u in 0..nu as u32 {
-            if let Some(f) = first_succ(u) {
-                children[f as usize].push(u);
-            }
-        }
-        let inner: Vec<bool> = children.iter().map(|c| !c.is_empty()).collect();
-        for c in &mut children {
-            c.sort_by_key(|&x| (!inner[x as usize], x));
-        }
-        let mut sources_by_join = Vec::with_capacity(sources.len());
-        let mut stack: Vec<u32> = (0..nu as u32)
-            .rev()
-            .filter(|&u| first_succ(u).is_none())
-            .collect();
-        while let Some(u) = stack.pop() {
-            if info[u as usize].initial == 0 {
-                sources_by_join.push(u);
-            }
-            stack.extend(children[u as usize].iter().rev());
-        }
-        debug_assert_eq!(sources_by_join.len(), sources.len());
-        // Stable: a source that alone feeds its first successor goes to the back.
-        sources_by_join.sort_by_key(|&u| first_succ(u).is_none_or(|f| feeding[f as usize] == 1));
+        let sources_by_join = sources_by_join(&info, &usucc, &sources);
         let sinks = (0..nu as u32)
             .filter(|&u| info[u as usize].succ.1 == 0)
             .collect();
@@ -388,6 +207,291 @@ impl Units {
             cost: cost.iter().map(|&c| c as f32).collect(),
         }
     }
+}
+
+/// The task graph that [`Units::new`] groups: the tasks, their successors, and whether
+/// chains are merged.
+struct Tasks<'a> {
+    tasks: &'a [TaskInfo],
+    succ: &'a [u32],
+    merge: bool,
+}
+
+/// The tasks grouped into units, before the units' successors are known.
+struct Grouped {
+    /// The units, with no successors and no counts yet.
+    info: Vec<UnitInfo>,
+    /// The tasks of each unit, unit after unit (`info[u].tasks` indexes it).
+    unit_tasks: Vec<u32>,
+    /// Per task: its unit (the first part's, for a split task).
+    unit_of_task: Vec<u32>,
+}
+
+impl Tasks<'_> {
+    /// Parts of task `t`'s frames (a split task is a unit per part; only with `merge`).
+    fn parts(&self, t: usize) -> u32 {
+        if self.merge {
+            self.tasks[t].parts
+        } else {
+            1
+        }
+    }
+
+    /// The distinct successors of task `t`.
+    fn succ_of(&self, t: usize) -> &[u32] {
+        let (s0, l) = self.tasks[t].succ;
+        &self.succ[s0 as usize..(s0 + l) as usize]
+    }
+
+    /// Groups the tasks into units: a unit per part of a split task; otherwise a chain from
+    /// each head (cut into segments when pipelined), or with `merge` off a unit per task.
+    fn group(&self, pipe: Pipelining) -> Grouped {
+        let n = self.tasks.len();
+        let mut g = Grouped {
+            info: Vec::new(),
+            unit_tasks: Vec::with_capacity(n),
+            unit_of_task: vec![u32::MAX; n],
+        };
+        // Heads come in increasing task order: a task absorbed into a chain follows its
+        // chain's head in the topological order, so it is visited after the head's unit.
+        for head in 0..n {
+            if g.unit_of_task[head] != u32::MAX {
+                continue;
+            }
+            if self.parts(head) > 1 {
+                // A split task: one unit per part, consecutive, never part of a chain.
+                let (u, first) = (g.info.len() as u32, g.unit_tasks.len() as u32);
+                g.unit_of_task[head] = u;
+                g.unit_tasks.push(head as u32);
+                for part in 0..self.parts(head) {
+                    g.info.push(UnitInfo {
+                        tasks: (first, 1),
+                        succ: (0, 0),
+                        initial: 0,
+                        part,
+                        parts: self.parts(head),
+                        sub: 0,
+                        subs: 1,
+                    });
+                }
+                continue;
+            }
+            let chain = self.chain_from(head);
+            // Pipelined: a long chain becomes several segments (consecutive units).
+            let lens = if pipe.subs > 1 {
+                let costs: Vec<f64> = chain.iter().map(|&t| self.tasks[t as usize].cost).collect();
+                cut_chain(&costs, pipe.max_cost)
+            } else {
+                vec![chain.len()]
+            };
+            let mut rest = &chain[..];
+            for len in lens {
+                let (piece, more) = rest.split_at(len);
+                rest = more;
+                let (u, first) = (g.info.len() as u32, g.unit_tasks.len() as u32);
+                for &t in piece {
+                    g.unit_of_task[t as usize] = u;
+                    g.unit_tasks.push(t);
+                }
+                g.info.push(UnitInfo {
+                    tasks: (first, len as u32),
+                    succ: (0, 0),
+                    initial: 0,
+                    part: 0,
+                    parts: 1,
+                    sub: 0,
+                    subs: 1,
+                });
+            }
+        }
+        g
+    }
+
+    /// The chain that starts at task `head`: with `merge`, followed while a task's only
+    /// successor has it as its only predecessor and is not split; without, `head` alone.
+    fn chain_from(&self, head: usize) -> Vec<u32> {
+        let mut t = head;
+        let mut chain = Vec::new();
+        loop {
+            chain.push(t as u32);
+            let ss = self.succ_of(t);
+            if self.merge
+                && ss.len() == 1
+                && self.tasks[ss[0] as usize].initial == 1
+                && self.parts(ss[0] as usize) == 1
+            {
+                t = ss[0] as usize;
+            } else {
+                break;
+            }
+        }
+        chain
+    }
+
+    /// Sets each unit's successors (`info[u].succ`) and returns the successor lists.
+    ///
+    /// Successors of a unit: the units of its last task's successors, each the head of its
+    /// own unit (a task with several predecessors, or whose predecessor has several
+    /// successors, starts a unit), so they are distinct; every part of a split successor.
+    /// A unit's count is its number of predecessor units (one per part of a split
+    /// predecessor).
+    fn unit_successors(
+        &self,
+        info: &mut [UnitInfo],
+        unit_tasks: &[u32],
+        unit_of_task: &[u32],
+    ) -> Vec<u32> {
+        let mut usucc = Vec::new();
+        for ui in info.iter_mut() {
+            let last = unit_tasks[(ui.tasks.0 + ui.tasks.1 - 1) as usize] as usize;
+            let s0 = usucc.len() as u32;
+            let mut ss: Vec<u32> = self
+                .succ_of(last)
+                .iter()
+                .flat_map(|&s| {
+                    let u0 = unit_of_task[s as usize];
+                    u0..u0 + self.parts(s as usize)
+                })
+                .collect();
+            ss.sort_unstable();
+            ss.dedup();
+            usucc.extend_from_slice(&ss);
+            ui.succ = (s0, ss.len() as u32);
+        }
+        usucc
+    }
+}
+
+/// The activation counter slots of a unit graph (see `Units::slot_initial`).
+struct Slots {
+    slot_initial: Vec<u32>,
+    slot_parent: Vec<u32>,
+    succ_slot: Vec<u32>,
+}
+
+/// The counter slots of units `info` with successors `succ` and their counts set.
+///
+/// Predecessors of each unit in increasing order; a unit with more than [`JOIN_FANIN`] of
+/// them gets groups of `JOIN_FANIN` consecutive predecessors (a predecessor decrements its
+/// group's slot; the group's last decrements the parent), level upon level until at most
+/// `JOIN_FANIN` remain for the unit's own counter.
+fn counter_slots(info: &[UnitInfo], succ: &[u32]) -> Slots {
+    let nu = info.len();
+    let mut preds: Vec<Vec<(u32, u32)>> = vec![Vec::new(); nu]; // (pred unit, edge index)
+    for (u, ui) in info.iter().enumerate() {
+        for k in ui.succ.0..ui.succ.0 + ui.succ.1 {
+            preds[succ[k as usize] as usize].push((u as u32, k));
+        }
+    }
+    let mut slots = Slots {
+        slot_initial: info.iter().map(|ui| ui.initial).collect(),
+        slot_parent: vec![NO_SLOT; nu],
+        succ_slot: succ.to_vec(), // by default: the successor's own slot
+    };
+    for (v, pv) in preds.iter().enumerate() {
+        if pv.len() > JOIN_FANIN {
+            slots.join_tree(v, pv);
+        }
+    }
+    slots
+}
+
+impl Slots {
+    /// Gives unit `v`, whose predecessors are `pv` (unit, edge index), its tree of group
+    /// counters.
+    fn join_tree(&mut self, v: usize, pv: &[(u32, u32)]) {
+        // Leaves: the edges, in groups; each level's entries are "who decrements": an edge
+        // (to redirect) or a slot (to give a parent).
+        enum Entry {
+            Edge(u32),
+            Slot(u32),
+        }
+        let mut entries: Vec<Entry> = pv.iter().map(|&(_, k)| Entry::Edge(k)).collect();
+        while entries.len() > JOIN_FANIN {
+            let mut next = Vec::new();
+            for group in entries.chunks(JOIN_FANIN) {
+                let g = self.slot_initial.len() as u32;
+                self.slot_initial.push(group.len() as u32);
+                self.slot_parent.push(NO_SLOT); // set when the next level is known
+                for e in group {
+                    match *e {
+                        Entry::Edge(k) => self.succ_slot[k as usize] = g,
+                        Entry::Slot(c) => self.slot_parent[c as usize] = g,
+                    }
+                }
+                next.push(Entry::Slot(g));
+            }
+            entries = next;
+        }
+        // The top level's entries decrement the unit's own counter.
+        self.slot_initial[v] = entries.len() as u32;
+        for e in &entries {
+            match *e {
+                Entry::Edge(k) => self.succ_slot[k as usize] = v as u32,
+                Entry::Slot(c) => self.slot_parent[c as usize] = v as u32,
+            }
+        }
+    }
+}
+
+/// The topological level of each unit of `info` (numbered in a topological order, with
+/// successors `succ`): 0 for a source, else one more than its deepest predecessor's.
+fn levels(info: &[UnitInfo], succ: &[u32]) -> Vec<u32> {
+    let nu = info.len();
+    let mut level = vec![0u32; nu];
+    for u in 0..nu {
+        let (s0, l) = info[u].succ;
+        for &v in &succ[s0 as usize..(s0 + l) as usize] {
+            level[v as usize] = level[v as usize].max(level[u] + 1);
+        }
+    }
+    level
+}
+
+/// The sources by the successors they feed (see `Plan::unit_sources_by_join`).
+///
+/// The sources as the leaves of the forest that links each unit to its first successor,
+/// depth first from the sinks (each unit's children: those that have children of their own,
+/// then the others, each by number): the sources of one join are neighbours, and so are
+/// those of joins that feed one join (the two groups of a block of a split sum). Then,
+/// stably, a source that alone feeds its first successor goes to the back.
+fn sources_by_join(info: &[UnitInfo], succ: &[u32], sources: &[u32]) -> Vec<u32> {
+    let nu = info.len();
+    let first_succ = |u: u32| {
+        let (s0, l) = info[u as usize].succ;
+        (l > 0).then(|| succ[s0 as usize])
+    };
+    // Per unit: the sources whose first successor it is.
+    let mut feeding = vec![0usize; nu];
+    for &u in sources {
+        if let Some(f) = first_succ(u) {
+            feeding[f as usize] += 1;
+        }
+    }
+    let mut children: Vec<Vec<u32>> = vec![Vec::new(); nu];
+    for u in 0..nu as u32 {
+        if let Some(f) = first_succ(u) {
+            children[f as usize].push(u);
+        }
+    }
+    let inner: Vec<bool> = children.iter().map(|c| !c.is_empty()).collect();
+    for c in &mut children {
+        c.sort_by_key(|&x| (!inner[x as usize], x));
+    }
+    let mut by_join = Vec::with_capacity(sources.len());
+    let mut stack: Vec<u32> = (0..nu as u32)
+        .rev()
+        .filter(|&u| first_succ(u).is_none())
+        .collect();
+    while let Some(u) = stack.pop() {
+        if info[u as usize].initial == 0 {
+            by_join.push(u);
+        }
+        stack.extend(children[u as usize].iter().rev());
+    }
+    debug_assert_eq!(by_join.len(), sources.len());
+    by_join.sort_by_key(|&u| first_succ(u).is_none_or(|f| feeding[f as usize] == 1));
+    by_join
 }
 
 /// The pipelined unit graph of units `info` with successors `succ` (see [`Units::new`]): unit

@@ -161,267 +161,303 @@ fn lex(text: &str, file: &str) -> Result<Vec<(Tok, usize)>, ReadError> {
 /// An edge as read: source, destination, attributes, byte offset.
 type EdgeDecl = (String, String, Vec<(String, String)>, usize);
 
+/// Attributes as read: `key = value` pairs in file order.
+type Attrs = Vec<(String, String)>;
+
 struct NodeDecl {
     pos: usize,
-    attrs: Vec<(String, String)>,
+    attrs: Attrs,
+}
+
+/// The body of a digraph as read: nodes in order of first mention, their declarations, the
+/// edges, and the `node [...]` and `edge [...]` defaults in force.
+#[derive(Default)]
+struct Body {
+    order: Vec<String>,
+    decls: HashMap<String, NodeDecl>,
+    edges: Vec<EdgeDecl>,
+    node_defaults: Attrs,
+    edge_defaults: Attrs,
+}
+
+impl Body {
+    /// Declares node `name` (first mentioned at byte `pos`) with the node defaults, unless it
+    /// is declared already.
+    fn mention(&mut self, name: &str, pos: usize) {
+        if !self.decls.contains_key(name) {
+            self.order.push(name.to_string());
+            let attrs = self.node_defaults.clone();
+            self.decls.insert(name.to_string(), NodeDecl { pos, attrs });
+        }
+    }
+}
+
+/// Whether `t` is the keyword `w` (DOT keywords are case-insensitive).
+fn id_is(t: &Tok, w: &str) -> bool {
+    matches!(t, Tok::Id(s) if s.eq_ignore_ascii_case(w))
+}
+
+/// A cursor over the tokens of one DOT text (which ends with [`Tok::Eof`], never passed).
+struct Parser<'a> {
+    toks: Vec<(Tok, usize)>,
+    k: usize,
+    text: &'a str,
+    file: &'a str,
+}
+
+impl Parser<'_> {
+    fn err(&self, pos: usize, m: String) -> ReadError {
+        syntax(self.file, location_of(self.text, pos), m)
+    }
+
+    /// The current token.
+    fn tok(&self) -> &Tok {
+        &self.toks[self.k].0
+    }
+
+    /// The current token's byte offset.
+    fn at(&self) -> usize {
+        self.toks[self.k].1
+    }
+
+    /// An error at the current token: `what` then "found" the token.
+    fn found(&self, what: &str) -> ReadError {
+        self.err(self.at(), format!("{what}, found {}", describe(self.tok())))
+    }
+
+    /// `[strict] digraph [name] {`; returns whether the graph is strict.
+    fn header(&mut self) -> Result<bool, ReadError> {
+        let strict = id_is(self.tok(), "strict");
+        if strict {
+            self.k += 1;
+        }
+        if id_is(self.tok(), "graph") {
+            return Err(self.err(
+                self.at(),
+                "expected `digraph`: undirected graphs are not task graphs".into(),
+            ));
+        }
+        if !id_is(self.tok(), "digraph") {
+            return Err(self.found("expected `digraph`"));
+        }
+        self.k += 1;
+        if let Tok::Id(_) = self.tok() {
+            self.k += 1;
+        }
+        if *self.tok() != Tok::LBrace {
+            return Err(self.found("expected `{` after `digraph`"));
+        }
+        self.k += 1;
+        Ok(strict)
+    }
+
+    /// Attribute lists `[k = v, ...] [...]`, none or several.
+    fn attrs(&mut self) -> Result<Attrs, ReadError> {
+        let mut attrs = Vec::new();
+        while *self.tok() == Tok::LBracket {
+            self.k += 1;
+            loop {
+                match self.tok() {
+                    Tok::RBracket => {
+                        self.k += 1;
+                        break;
+                    }
+                    Tok::Comma | Tok::Semi => self.k += 1,
+                    Tok::Id(key) => {
+                        let key = key.clone();
+                        self.k += 1;
+                        if *self.tok() != Tok::Eq {
+                            return Err(
+                                self.found(&format!("expected `=` after attribute `{key}`"))
+                            );
+                        }
+                        self.k += 1;
+                        let Tok::Id(v) = self.tok() else {
+                            return Err(
+                                self.found(&format!("expected a value for attribute `{key}`"))
+                            );
+                        };
+                        attrs.push((key, v.clone()));
+                        self.k += 1;
+                    }
+                    _ => return Err(self.found("expected an attribute `key=value` or `]`")),
+                }
+            }
+        }
+        Ok(attrs)
+    }
+
+    /// The statements up to the digraph's closing `}`, and the end of the file after it.
+    fn body(&mut self) -> Result<Body, ReadError> {
+        let mut body = Body::default();
+        loop {
+            let at = self.at();
+            match self.tok() {
+                Tok::RBrace => {
+                    self.k += 1;
+                    break;
+                }
+                Tok::Semi => self.k += 1,
+                Tok::Eof => {
+                    return Err(self.err(
+                        at,
+                        "unexpected end of file: expected `}` to close the digraph".into(),
+                    ))
+                }
+                Tok::LBrace => return Err(self.err(at, "subgraphs are not supported".into())),
+                t @ Tok::Id(name) => {
+                    if id_is(t, "subgraph") {
+                        return Err(self.err(at, "subgraphs are not supported".into()));
+                    }
+                    let name = name.clone();
+                    self.k += 1;
+                    self.statement(name, at, &mut body)?;
+                }
+                other => {
+                    return Err(self.err(
+                        at,
+                        format!("expected a statement, found {}", describe(other)),
+                    ))
+                }
+            }
+        }
+        if *self.tok() != Tok::Eof {
+            return Err(self.found("expected the end of the file after the digraph"));
+        }
+        Ok(body)
+    }
+
+    /// The rest of a statement that starts with the ID `name` at byte `at`: default
+    /// attributes (`node [...]`), a graph attribute (`key = value`), an edge chain or a node.
+    fn statement(&mut self, name: String, at: usize, body: &mut Body) -> Result<(), ReadError> {
+        if ["graph", "node", "edge"]
+            .iter()
+            .any(|w| name.eq_ignore_ascii_case(w))
+            && *self.tok() == Tok::LBracket
+        {
+            let attrs = self.attrs()?;
+            match name.to_ascii_lowercase().as_str() {
+                "node" => body.node_defaults.extend(attrs),
+                "edge" => body.edge_defaults.extend(attrs),
+                _ => {}
+            }
+            return Ok(());
+        }
+        match self.tok() {
+            Tok::Eq => {
+                // graph attribute `key = value`
+                self.k += 1;
+                if !matches!(self.tok(), Tok::Id(_)) {
+                    return Err(self.found(&format!("expected a value after `{name} =`")));
+                }
+                self.k += 1;
+            }
+            Tok::Colon => {
+                return Err(self.err(self.at(), "ports (`node:port`) are not supported".into()))
+            }
+            Tok::UArrow => {
+                return Err(self.err(
+                    self.at(),
+                    "expected `->`: `--` is for undirected graphs".into(),
+                ))
+            }
+            Tok::Arrow => self.edge_chain(name, at, body)?,
+            _ => {
+                let attrs = self.attrs()?;
+                match body.decls.get_mut(&name) {
+                    Some(d) => d.attrs.extend(attrs),
+                    None => {
+                        body.mention(&name, at);
+                        body.decls
+                            .get_mut(&name)
+                            .expect("declared")
+                            .attrs
+                            .extend(attrs);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// An edge chain `name -> b -> c [...]` after its first node `name` (at byte `at`): every
+    /// node mentioned is declared, and each link becomes an edge with the edge defaults and
+    /// the chain's attributes.
+    fn edge_chain(&mut self, name: String, at: usize, body: &mut Body) -> Result<(), ReadError> {
+        let mut chain = vec![(name, at)];
+        while *self.tok() == Tok::Arrow {
+            self.k += 1;
+            match self.tok() {
+                Tok::Id(n) => chain.push((n.clone(), self.at())),
+                _ => return Err(self.found("expected a node name after `->`")),
+            }
+            self.k += 1;
+        }
+        let mut attrs = body.edge_defaults.clone();
+        attrs.extend(self.attrs()?);
+        for (n, pos) in &chain {
+            body.mention(n, *pos);
+        }
+        for w in chain.windows(2) {
+            body.edges
+                .push((w[0].0.clone(), w[1].0.clone(), attrs.clone(), w[0].1));
+        }
+        Ok(())
+    }
 }
 
 /// Parses weighted DOT text; `file` names it in error messages.
 pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
     let toks = lex(text, file)?;
-    let mut k = 0;
-    let err = |pos: usize, m: String| syntax(file, location_of(text, pos), m);
-    let id_is = |t: &Tok, w: &str| matches!(t, Tok::Id(s) if s.eq_ignore_ascii_case(w));
-    let strict = id_is(&toks[k].0, "strict");
-    if strict {
-        k += 1;
-    }
-    if id_is(&toks[k].0, "graph") {
-        return Err(err(
-            toks[k].1,
-            "expected `digraph`: undirected graphs are not task graphs".into(),
-        ));
-    }
-    if !id_is(&toks[k].0, "digraph") {
-        return Err(err(
-            toks[k].1,
-            format!("expected `digraph`, found {}", describe(&toks[k].0)),
-        ));
-    }
-    k += 1;
-    if let Tok::Id(_) = toks[k].0 {
-        k += 1;
-    }
-    if toks[k].0 != Tok::LBrace {
-        return Err(err(
-            toks[k].1,
-            format!(
-                "expected `{{` after `digraph`, found {}",
-                describe(&toks[k].0)
-            ),
-        ));
-    }
-    k += 1;
-
-    let mut order: Vec<String> = Vec::new();
-    let mut decls: HashMap<String, NodeDecl> = HashMap::new();
-    let mut edges: Vec<EdgeDecl> = Vec::new();
-    let mut node_defaults: Vec<(String, String)> = Vec::new();
-    let mut edge_defaults: Vec<(String, String)> = Vec::new();
-
-    let parse_attrs = |k: &mut usize| -> Result<Vec<(String, String)>, ReadError> {
-        let mut attrs = Vec::new();
-        while toks[*k].0 == Tok::LBracket {
-            *k += 1;
-            loop {
-                match &toks[*k].0 {
-                    Tok::RBracket => {
-                        *k += 1;
-                        break;
-                    }
-                    Tok::Comma | Tok::Semi => *k += 1,
-                    Tok::Id(key) => {
-                        let key = key.clone();
-                        *k += 1;
-                        if toks[*k].0 != Tok::Eq {
-                            return Err(err(
-                                toks[*k].1,
-                                format!(
-                                    "expected `=` after attribute `{key}`, found {}",
-                                    describe(&toks[*k].0)
-                                ),
-                            ));
-                        }
-                        *k += 1;
-                        let Tok::Id(v) = &toks[*k].0 else {
-                            return Err(err(
-                                toks[*k].1,
-                                format!(
-                                    "expected a value for attribute `{key}`, found {}",
-                                    describe(&toks[*k].0)
-                                ),
-                            ));
-                        };
-                        attrs.push((key, v.clone()));
-                        *k += 1;
-                    }
-                    other => {
-                        return Err(err(
-                            toks[*k].1,
-                            format!(
-                                "expected an attribute `key=value` or `]`, found {}",
-                                describe(other)
-                            ),
-                        ))
-                    }
-                }
-            }
-        }
-        Ok(attrs)
+    let mut parser = Parser {
+        toks,
+        k: 0,
+        text,
+        file,
     };
-
-    loop {
-        let (t, at) = (&toks[k].0, toks[k].1);
-        match t {
-            Tok::RBrace => {
-                k += 1;
-                break;
-            }
-            Tok::Semi => {
-                k += 1;
-                continue;
-            }
-            Tok::Eof => {
-                return Err(err(
-                    at,
-                    "unexpected end of file: expected `}` to close the digraph".into(),
-                ))
-            }
-            Tok::LBrace => return Err(err(at, "subgraphs are not supported".into())),
-            Tok::Id(name) => {
-                if id_is(t, "subgraph") {
-                    return Err(err(at, "subgraphs are not supported".into()));
-                }
-                let name = name.clone();
-                k += 1;
-                if ["graph", "node", "edge"]
-                    .iter()
-                    .any(|w| name.eq_ignore_ascii_case(w))
-                    && toks[k].0 == Tok::LBracket
-                {
-                    let attrs = parse_attrs(&mut k)?;
-                    match name.to_ascii_lowercase().as_str() {
-                        "node" => node_defaults.extend(attrs),
-                        "edge" => edge_defaults.extend(attrs),
-                        _ => {}
-                    }
-                    continue;
-                }
-                match &toks[k].0 {
-                    Tok::Eq => {
-                        // graph attribute `key = value`
-                        k += 1;
-                        if !matches!(toks[k].0, Tok::Id(_)) {
-                            return Err(err(
-                                toks[k].1,
-                                format!(
-                                    "expected a value after `{name} =`, found {}",
-                                    describe(&toks[k].0)
-                                ),
-                            ));
-                        }
-                        k += 1;
-                    }
-                    Tok::Colon => {
-                        return Err(err(
-                            toks[k].1,
-                            "ports (`node:port`) are not supported".into(),
-                        ))
-                    }
-                    Tok::UArrow => {
-                        return Err(err(
-                            toks[k].1,
-                            "expected `->`: `--` is for undirected graphs".into(),
-                        ))
-                    }
-                    Tok::Arrow => {
-                        let mut chain = vec![(name, at)];
-                        while toks[k].0 == Tok::Arrow {
-                            k += 1;
-                            match &toks[k].0 {
-                                Tok::Id(n) => chain.push((n.clone(), toks[k].1)),
-                                other => {
-                                    return Err(err(
-                                        toks[k].1,
-                                        format!(
-                                            "expected a node name after `->`, found {}",
-                                            describe(other)
-                                        ),
-                                    ))
-                                }
-                            }
-                            k += 1;
-                        }
-                        let mut attrs = edge_defaults.clone();
-                        attrs.extend(parse_attrs(&mut k)?);
-                        for (n, pos) in &chain {
-                            if !decls.contains_key(n) {
-                                order.push(n.clone());
-                                decls.insert(
-                                    n.clone(),
-                                    NodeDecl {
-                                        pos: *pos,
-                                        attrs: node_defaults.clone(),
-                                    },
-                                );
-                            }
-                        }
-                        for w in chain.windows(2) {
-                            edges.push((w[0].0.clone(), w[1].0.clone(), attrs.clone(), w[0].1));
-                        }
-                    }
-                    _ => {
-                        let attrs = parse_attrs(&mut k)?;
-                        match decls.get_mut(&name) {
-                            Some(d) => d.attrs.extend(attrs),
-                            None => {
-                                let mut all = node_defaults.clone();
-                                all.extend(attrs);
-                                order.push(name.clone());
-                                decls.insert(
-                                    name,
-                                    NodeDecl {
-                                        pos: at,
-                                        attrs: all,
-                                    },
-                                );
-                            }
-                        }
-                    }
-                }
-            }
-            other => {
-                return Err(err(
-                    at,
-                    format!("expected a statement, found {}", describe(other)),
-                ))
-            }
-        }
-    }
-    if toks[k].0 != Tok::Eof {
-        return Err(err(
-            toks[k].1,
-            format!(
-                "expected the end of the file after the digraph, found {}",
-                describe(&toks[k].0)
-            ),
-        ));
-    }
-
-    let weight =
-        |attrs: &[(String, String)], pos: usize, what: &str| -> Result<Option<f64>, ReadError> {
-            match attrs
-                .iter()
-                .rev()
-                .find(|(key, _)| key.eq_ignore_ascii_case("weight"))
-            {
-                None => Ok(None),
-                Some((_, v)) => crate::model::parse_number(v)
-                    .filter(|x| *x >= 0.0)
-                    .map(Some)
-                    .ok_or_else(|| {
-                        err(
-                            pos,
-                            format!("the Weight of {what} must be a number >= 0, found `{v}`"),
-                        )
-                    }),
-            }
-        };
+    let strict = parser.header()?;
+    let body = parser.body()?;
     let mut g = GraphBuilder::new();
-    for name in &order {
-        let d = &decls[name];
+    add_nodes(&mut g, &body, text, file)?;
+    let offsets = add_edges(&mut g, &body.edges, strict, text, file)?;
+    finish(g, file, text, &offsets)
+}
+
+/// The `Weight` of `what` (declared at byte `pos`) among `attrs`: the last one given, a
+/// number >= 0, or `None`.
+fn weight(
+    attrs: &[(String, String)],
+    pos: usize,
+    what: &str,
+    text: &str,
+    file: &str,
+) -> Result<Option<f64>, ReadError> {
+    match attrs
+        .iter()
+        .rev()
+        .find(|(key, _)| key.eq_ignore_ascii_case("weight"))
+    {
+        None => Ok(None),
+        Some((_, v)) => crate::model::parse_number(v)
+            .filter(|x| *x >= 0.0)
+            .map(Some)
+            .ok_or_else(|| {
+                syntax(
+                    file,
+                    location_of(text, pos),
+                    format!("the Weight of {what} must be a number >= 0, found `{v}`"),
+                )
+            }),
+    }
+}
+
+/// Adds the nodes in order of first mention: `Weight` is the cost, `kind` the kind (default
+/// `task`), any other attribute a string (the last one of a key wins).
+fn add_nodes(g: &mut GraphBuilder, body: &Body, text: &str, file: &str) -> Result<(), ReadError> {
+    for name in &body.order {
+        let d = &body.decls[name];
         let mut node = Node::new(name.clone(), "task");
-        if let Some(w) = weight(&d.attrs, d.pos, &format!("node `{name}`"))? {
+        if let Some(w) = weight(&d.attrs, d.pos, &format!("node `{name}`"), text, file)? {
             node = node.with_cost(w);
         }
         for (key, v) in &d.attrs {
@@ -442,14 +478,27 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
             error: e,
         })?;
     }
+    Ok(())
+}
+
+/// Adds the edges (port 1 to port 1, `Weight` the communication cost); in a `strict` graph a
+/// repeated edge is the same edge. Returns each added edge's byte offset.
+fn add_edges(
+    g: &mut GraphBuilder,
+    edges: &[EdgeDecl],
+    strict: bool,
+    text: &str,
+    file: &str,
+) -> Result<Vec<usize>, ReadError> {
     let mut offsets = Vec::with_capacity(edges.len());
-    for (a, b, attrs, pos) in &edges {
-        let comm = weight(attrs, *pos, &format!("edge `{a}` -> `{b}`"))?.unwrap_or(0.0);
+    for (a, b, attrs, pos) in edges {
+        let what = format!("edge `{a}` -> `{b}`");
+        let comm = weight(attrs, *pos, &what, text, file)?.unwrap_or(0.0);
         let (src, dst) = (g.find(a).expect("declared"), g.find(b).expect("declared"));
         if strict {
             // `strict`: a repeated edge is the same edge, its attributes merged (Graphviz).
             if let Some(id) = g.find_edge(src, 0, dst, 0) {
-                if weight(attrs, *pos, "")?.is_some() {
+                if weight(attrs, *pos, "", text, file)?.is_some() {
                     g.set_edge_comm(id, comm);
                 }
                 continue;
@@ -457,8 +506,8 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
         }
         let added = g.add_edge(src, 0, dst, 0, comm);
         added.map_err(|e: GraphError| {
-            let e = super::with_first_edge(e, &g, text, &offsets);
-            let e = match e {
+            let e = super::with_first_edge(e, g, text, &offsets);
+            match e {
                 GraphError::DuplicateEdge { .. } => ReadError::Syntax {
                     file: file.into(),
                     location: location_of(text, *pos),
@@ -469,10 +518,9 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
                     location: location_of(text, *pos),
                     error: e,
                 },
-            };
-            e
+            }
         })?;
         offsets.push(*pos);
     }
-    finish(g, file, text, &offsets)
+    Ok(offsets)
 }

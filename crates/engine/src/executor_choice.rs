@@ -1,6 +1,9 @@
 //! What selects an executor: [`ExecutorChoice`], the one type that says which executor runs
 //! a graph, with how many threads, placed how, and for static schedules the algorithm and
-//! the costs it schedules with (declared in the file, measured now, or read from a file).
+//! the costs it schedules with (declared in the file, measured now, or read from a file),
+//! its pipelining ([`Pipeline`]), and the errors of building an engine from it
+//! ([`BuildError`]). With [`ExecutorChoice::auto`] set, [`crate::auto`] measures candidates on
+//! the graph and replaces the choice's executor and threads by the fastest.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -14,7 +17,7 @@ use thiserror::Error;
 pub enum Costs {
     /// The costs the graph file declares (`wcet`, `.stg` times, `Weight`).
     Declared,
-    /// Measured now by [`calibrate`] at the run's block size.
+    /// Measured now by [`calibrate`](crate::calibrate()) at the run's block size.
     Measured,
     /// A CSV file `node,cost` (as written by `fugue calibrate`).
     File(PathBuf),
