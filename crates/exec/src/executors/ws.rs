@@ -23,7 +23,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::executors::ExecOptions;
 use crate::runtime::common::Common;
-use crate::runtime::deque::{Deque, Steal};
+use crate::runtime::{Deque, Steal};
 use crate::runtime::pool::{Pool, Work};
 use crate::runtime::signal::SpinBudget;
 use crate::runtime::sources::{source_cuts, SourceRanges};
