@@ -34,6 +34,7 @@ pub use static_list::StaticSchedule;
 pub use ws::WorkStealing;
 
 pub use crate::placement::Placement;
+pub use crate::runtime::pool::Workers;
 pub use crate::runtime::signal::SpinBudget;
 use crate::{Executor, Plan};
 

@@ -24,7 +24,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::executors::ExecOptions;
 use crate::runtime::common::Common;
-use crate::runtime::pool::{Pool, Work};
+use crate::runtime::pool::{Pool, Work, Workers};
 use crate::runtime::signal::SpinBudget;
 use crate::{Executor, Plan};
 use fugue_sync::{AtomicU32, AtomicU64, Ordering};
@@ -321,20 +321,8 @@ impl StaticSchedule {
 }
 
 impl Executor for StaticSchedule {
-    fn warnings(&self) -> &[String] {
-        &self.pool.warnings
-    }
-
-    fn threads(&self) -> usize {
-        self.pool.threads()
-    }
-
-    fn set_profiling(&mut self, on: bool) {
-        self.pool.set_profiling(on);
-    }
-
-    fn worker_wakes(&self, out: &mut [Option<u64>]) {
-        self.pool.wakes(out);
+    fn workers(&self) -> Option<&dyn Workers> {
+        Some(&self.pool)
     }
 
     fn run_cycle(&mut self, plan: &mut Plan) {

@@ -23,10 +23,10 @@ use crossbeam_utils::CachePadded;
 
 use crate::executors::ExecOptions;
 use crate::runtime::common::Common;
-use crate::runtime::{Deque, Steal};
-use crate::runtime::pool::{Pool, Work};
+use crate::runtime::pool::{Pool, Work, Workers};
 use crate::runtime::signal::SpinBudget;
 use crate::runtime::sources::{source_cuts, SourceRanges};
+use crate::runtime::{Deque, Steal};
 use crate::{Executor, Plan};
 use fugue_sync::{AtomicBool, AtomicU32, Ordering};
 
@@ -453,20 +453,8 @@ impl WorkStealing {
 }
 
 impl Executor for WorkStealing {
-    fn warnings(&self) -> &[String] {
-        &self.pool.warnings
-    }
-
-    fn threads(&self) -> usize {
-        self.pool.threads()
-    }
-
-    fn set_profiling(&mut self, on: bool) {
-        self.pool.set_profiling(on);
-    }
-
-    fn worker_wakes(&self, out: &mut [Option<u64>]) {
-        self.pool.wakes(out);
+    fn workers(&self) -> Option<&dyn Workers> {
+        Some(&self.pool)
     }
 
     fn thread_steals(&self, out: &mut [u64]) {
