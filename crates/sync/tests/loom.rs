@@ -44,11 +44,7 @@ impl Config for Fixed {
         self.pop().map(|t| t as usize)
     }
     fn grab(&self) -> Steal<usize> {
-        match self.steal() {
-            Steal::Success(t) => Steal::Success(t as usize),
-            Steal::Empty => Steal::Empty,
-            Steal::Retry => Steal::Retry,
-        }
+        self.steal().map(|t| t as usize)
     }
 }
 
@@ -65,11 +61,7 @@ impl Config for Pointers {
         unsafe { self.pop() }.map(|p| p as usize)
     }
     fn grab(&self) -> Steal<usize> {
-        match self.steal() {
-            Steal::Success(p) => Steal::Success(p as usize),
-            Steal::Empty => Steal::Empty,
-            Steal::Retry => Steal::Retry,
-        }
+        self.steal().map(|p| p as usize)
     }
 }
 

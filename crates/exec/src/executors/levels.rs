@@ -136,10 +136,9 @@ impl Executor for Levels {
     }
 
     fn run_cycle(&mut self, plan: &mut Plan) {
-        let _flush = crate::denormals::FlushDenormals::new();
-        if crate::executors::run_if_sequential(plan) {
+        let Some(_flush) = crate::executors::begin_cycle(plan) else {
             return;
-        }
+        };
         let st = self.pool.work();
         let n = plan.n_unit_levels();
         assert!(

@@ -470,10 +470,9 @@ impl Executor for WorkStealing {
     }
 
     fn run_cycle(&mut self, plan: &mut Plan) {
-        let _flush = crate::denormals::FlushDenormals::new();
-        if crate::executors::run_if_sequential(plan) {
+        let Some(_flush) = crate::executors::begin_cycle(plan) else {
             return;
-        }
+        };
         // The pool's field alone, so that `self.cuts` can be written below.
         let st: &WsState = self.pool.work();
         assert!(

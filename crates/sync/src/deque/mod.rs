@@ -40,6 +40,18 @@ pub enum Steal<T> {
     Retry,
 }
 
+impl<T> Steal<T> {
+    /// The same outcome with the item passed through `f`.
+    #[inline]
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Steal<U> {
+        match self {
+            Steal::Empty => Steal::Empty,
+            Steal::Success(item) => Steal::Success(f(item)),
+            Steal::Retry => Steal::Retry,
+        }
+    }
+}
+
 /// The deque. One owner thread calls `push` and `pop`; any thread calls
 /// [`steal`](Self::steal). The defaults are the real-time executors' configuration: a fixed
 /// capacity and symmetric fences.

@@ -101,23 +101,77 @@ fn a_bounded_deque_hands_the_item_back() {
     assert_eq!(d.len(), 3);
 }
 
-#[test]
-fn fixed_stress_every_item_exactly_once() {
-    const N: u32 = 200_000;
-    let d = Arc::new(Deque::<u32>::with_capacity(1024));
-    let seen: Arc<Vec<AtomicU8>> = Arc::new((0..N).map(|_| AtomicU8::new(0)).collect());
+/// The stress tests' view of a deque: items are `usize`s below 2^32.
+trait Owned: Send + Sync + 'static {
+    /// The owner's push.
+    fn put(&self, i: usize);
+    /// The owner's pop.
+    fn take(&self) -> Option<usize>;
+    /// A thief's steal.
+    fn grab(&self) -> Steal<usize>;
+    /// The number of items (a hint).
+    fn count(&self) -> usize;
+}
+
+impl Owned for Deque<u32> {
+    fn put(&self, i: usize) {
+        self.push(i as u32);
+    }
+    fn take(&self) -> Option<usize> {
+        self.pop().map(|x| x as usize)
+    }
+    fn grab(&self) -> Steal<usize> {
+        self.steal().map(|x| x as usize)
+    }
+    fn count(&self) -> usize {
+        self.len()
+    }
+}
+
+impl Owned for PtrDeque {
+    fn put(&self, i: usize) {
+        // SAFETY: the stress test calls `put` and `take` from the owner thread only.
+        unsafe { self.push(p(i)).unwrap() };
+    }
+    fn take(&self) -> Option<usize> {
+        // SAFETY: as above.
+        unsafe { self.pop() }.map(ix)
+    }
+    fn grab(&self) -> Steal<usize> {
+        self.steal().map(ix)
+    }
+    fn count(&self) -> usize {
+        self.len()
+    }
+}
+
+/// The owner pushes `n` items in bursts of `burst(next)` (while fewer than `in_flight` are
+/// held) and pops `pops(burst)` after each, then drains the deque; two thieves steal
+/// throughout. Every item is taken exactly once.
+fn stress<D: Owned>(
+    d: D,
+    n: usize,
+    in_flight: usize,
+    burst: impl Fn(usize) -> usize,
+    pops: impl Fn(usize) -> usize,
+) {
+    let d = Arc::new(d);
+    let seen: Arc<Vec<AtomicU8>> = Arc::new((0..n).map(|_| AtomicU8::new(0)).collect());
     let done = Arc::new(AtomicBool::new(false));
+    let mark = |x: usize| {
+        seen[x].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    };
     let thieves: Vec<_> = (0..2)
         .map(|_| {
             let (d, seen, done) = (d.clone(), seen.clone(), done.clone());
             std::thread::spawn(move || loop {
-                match d.steal() {
+                match d.grab() {
                     Steal::Success(x) => {
-                        seen[x as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        seen[x].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     }
                     Steal::Retry => {}
                     Steal::Empty => {
-                        if done.load(std::sync::atomic::Ordering::Acquire) {
+                        if done.load(std::sync::atomic::Ordering::Acquire) && d.count() == 0 {
                             break;
                         }
                         std::hint::spin_loop();
@@ -126,22 +180,23 @@ fn fixed_stress_every_item_exactly_once() {
             })
         })
         .collect();
-    let mut next = 0u32;
-    while next < N {
-        // Keep at most 1000 items in flight (the capacity bound of the executors).
-        let burst = (N - next).min(7);
-        if d.len() < 1000 {
+    let mut next = 0;
+    while next < n {
+        let burst = (n - next).min(burst(next));
+        if d.count() < in_flight {
             for _ in 0..burst {
-                d.push(next);
+                d.put(next);
                 next += 1;
             }
         }
-        if let Some(x) = d.pop() {
-            seen[x as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        for _ in 0..pops(burst) {
+            if let Some(x) = d.take() {
+                mark(x);
+            }
         }
     }
-    while let Some(x) = d.pop() {
-        seen[x as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    while let Some(x) = d.take() {
+        mark(x);
     }
     done.store(true, std::sync::atomic::Ordering::Release);
     for t in thieves {
@@ -153,55 +208,26 @@ fn fixed_stress_every_item_exactly_once() {
 }
 
 #[test]
+fn fixed_stress_every_item_exactly_once() {
+    // At most 1000 items in flight (the capacity bound of the executors), bursts of 7, one
+    // pop after each.
+    stress(
+        Deque::<u32>::with_capacity(1024),
+        200_000,
+        1000,
+        |_| 7,
+        |_| 1,
+    );
+}
+
+#[test]
 fn growing_stress_every_item_exactly_once() {
-    const N: usize = 300_000;
-    let d = Arc::new(PtrDeque::growing(4, None));
-    let seen: Arc<Vec<AtomicU8>> = Arc::new((0..N).map(|_| AtomicU8::new(0)).collect());
-    let done = Arc::new(AtomicBool::new(false));
-    let thieves: Vec<_> = (0..2)
-        .map(|_| {
-            let (d, seen, done) = (d.clone(), seen.clone(), done.clone());
-            std::thread::spawn(move || loop {
-                match d.steal() {
-                    Steal::Success(x) => {
-                        seen[ix(x)].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    }
-                    Steal::Retry => {}
-                    Steal::Empty => {
-                        if done.load(std::sync::atomic::Ordering::Acquire) && d.is_empty() {
-                            break;
-                        }
-                        std::hint::spin_loop();
-                    }
-                }
-            })
-        })
-        .collect();
-    let mut next = 0;
-    while next < N {
-        // Bursts of varying size make the ring grow and shrink in use.
-        let burst = (N - next).min(1 + next % 61);
-        for _ in 0..burst {
-            // SAFETY: this thread is the deque's only owner.
-            unsafe { d.push(p(next)).unwrap() };
-            next += 1;
-        }
-        for _ in 0..(burst / 2) {
-            // SAFETY: as above.
-            if let Some(x) = unsafe { d.pop() } {
-                seen[ix(x)].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            }
-        }
-    }
-    // SAFETY: as above.
-    while let Some(x) = unsafe { d.pop() } {
-        seen[ix(x)].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    }
-    done.store(true, std::sync::atomic::Ordering::Release);
-    for t in thieves {
-        t.join().unwrap();
-    }
-    for (i, s) in seen.iter().enumerate() {
-        assert_eq!(s.load(std::sync::atomic::Ordering::Relaxed), 1, "item {i}");
-    }
+    // Bursts of varying size make the ring grow and shrink in use.
+    stress(
+        PtrDeque::growing(4, None),
+        300_000,
+        usize::MAX,
+        |next| 1 + next % 61,
+        |burst| burst / 2,
+    );
 }
