@@ -131,15 +131,10 @@ impl Levels {
 }
 
 impl Executor for Levels {
-    fn workers(&self) -> Option<&dyn Workers> {
-        Some(&self.pool)
-    }
-
     fn run_cycle(&mut self, plan: &mut Plan) {
-        let Some(_flush) = crate::executors::begin_cycle(plan) else {
+        let Some((_flush, st)) = crate::executors::begin_cycle(plan, &self.pool) else {
             return;
         };
-        let st = self.pool.work();
         let n = plan.n_unit_levels();
         assert!(
             n <= st.claim.len(),
@@ -162,5 +157,9 @@ impl Executor for Levels {
         self.pool.start_cycle();
         let st = self.pool.work();
         st.serve();
+    }
+
+    fn workers(&self) -> Option<&dyn Workers> {
+        Some(&self.pool)
     }
 }

@@ -36,6 +36,7 @@ pub use ws::WorkStealing;
 use crate::denormals::FlushDenormals;
 pub use crate::placement::Placement;
 pub use crate::runtime::pool::Workers;
+use crate::runtime::pool::{Pool, Work};
 pub use crate::runtime::signal::SpinBudget;
 use crate::{Executor, Plan};
 
@@ -188,15 +189,19 @@ impl std::fmt::Display for ExecutorKind {
     }
 }
 
-/// The start of a parallel executor's `run_cycle`: subnormal numbers are flushed to zero on
-/// the calling thread until the returned guard drops, and a plan whose units form a single
-/// chain (nothing could run in parallel) runs at once on the calling thread, without waking
-/// any worker. Returns the guard, or `None` when the cycle has run.
+/// The start of a parallel executor's `run_cycle` on `pool`: subnormal numbers are flushed to
+/// zero on the calling thread until the returned guard drops, and a plan whose units form a
+/// single chain (nothing could run in parallel) runs at once on the calling thread, without
+/// waking any worker. Returns the guard and the pool's work state, or `None` when the cycle
+/// has run.
 #[inline]
-pub(crate) fn begin_cycle(plan: &mut Plan) -> Option<FlushDenormals> {
+pub(crate) fn begin_cycle<'p, W: Work>(
+    plan: &mut Plan,
+    pool: &'p Pool<W>,
+) -> Option<(FlushDenormals, &'p W)> {
     let flush = FlushDenormals::new();
     if !plan.is_sequential() {
-        return Some(flush);
+        return Some((flush, pool.work()));
     }
     // SAFETY: `&mut Plan`: no other thread runs its tasks (an executor's workers only touch a
     // plan published by a cycle start, and none is started here) and no output reference is

@@ -204,20 +204,11 @@ impl WorkSharing {
 }
 
 impl Executor for WorkSharing {
-    fn workers(&self) -> Option<&dyn Workers> {
-        Some(&self.pool)
-    }
-
     fn run_cycle(&mut self, plan: &mut Plan) {
-        let Some(_flush) = crate::executors::begin_cycle(plan) else {
+        let Some((_flush, st)) = crate::executors::begin_cycle(plan, &self.pool) else {
             return;
         };
-        let st = self.pool.work();
-        assert!(
-            st.common.begin(plan),
-            "plan larger than the executor was built for"
-        );
-        if plan.unit_sources().is_empty() {
+        if !st.common.begin(plan) {
             return;
         }
         match &st.queue {
@@ -228,8 +219,11 @@ impl Executor for WorkSharing {
             Queue::Spin(s) => s.with(|v| v.extend_from_slice(plan.unit_sources())),
         }
         self.pool.start_cycle();
-        let st = self.pool.work();
         st.serve(0);
         st.common.wait_finished(st.idle_budget);
+    }
+
+    fn workers(&self) -> Option<&dyn Workers> {
+        Some(&self.pool)
     }
 }

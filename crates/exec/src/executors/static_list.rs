@@ -321,20 +321,11 @@ impl StaticSchedule {
 }
 
 impl Executor for StaticSchedule {
-    fn workers(&self) -> Option<&dyn Workers> {
-        Some(&self.pool)
-    }
-
     fn run_cycle(&mut self, plan: &mut Plan) {
-        let Some(_flush) = crate::executors::begin_cycle(plan) else {
+        let Some((_flush, st)) = crate::executors::begin_cycle(plan, &self.pool) else {
             return;
         };
-        let st = self.pool.work();
-        assert!(
-            st.common.begin(plan),
-            "plan larger than the executor was built for"
-        );
-        if plan.n_units() == 0 {
+        if !st.common.begin(plan) {
             return;
         }
         // Cycle numbers start at 1: the cursors' initial tag 0 never matches a cycle.
@@ -347,9 +338,12 @@ impl Executor for StaticSchedule {
         // reads this cycle number; the epoch bump below publishes them too.
         st.cycle.store(c, Ordering::Release);
         self.pool.start_cycle();
-        let st = self.pool.work();
         st.serve(0);
         st.common.wait_finished(st.budget);
+    }
+
+    fn workers(&self) -> Option<&dyn Workers> {
+        Some(&self.pool)
     }
 }
 

@@ -470,16 +470,11 @@ impl Executor for WorkStealing {
     }
 
     fn run_cycle(&mut self, plan: &mut Plan) {
-        let Some(_flush) = crate::executors::begin_cycle(plan) else {
+        // The pool's field alone, so that `self.cuts` can be written below.
+        let Some((_flush, st)) = crate::executors::begin_cycle(plan, &self.pool) else {
             return;
         };
-        // The pool's field alone, so that `self.cuts` can be written below.
-        let st: &WsState = self.pool.work();
-        assert!(
-            st.common.begin(plan),
-            "plan larger than the executor was built for"
-        );
-        if plan.unit_sources().is_empty() {
+        if !st.common.begin(plan) {
             return;
         }
         if st.common.layout_changed() {
