@@ -17,6 +17,33 @@
 //!
 //! The loom models of both configurations are in `crates/sync/tests/loom.rs`
 //! (`scripts/loom.sh`).
+//!
+//! # Example
+//! ```
+//! use fugue_sync::deque::{Asymmetric, Deque, Growing, Steal};
+//!
+//! // The executors' configuration (the defaults): fixed capacity, symmetric fences.
+//! let d = Deque::<u32>::with_capacity(4);
+//! d.push(1);
+//! d.push(2);
+//! assert_eq!(d.steal(), Steal::Success(1)); // a thief takes the oldest item
+//! assert_eq!(d.pop(), Some(2)); // the owner the newest
+//! assert_eq!(d.steal(), Steal::Empty);
+//!
+//! // The pool's: a growing ring (here from one slot, at most two items), asymmetric fences.
+//! let mut jobs = [0u8; 3];
+//! let p = jobs.as_mut_ptr();
+//! let (a, b, c) = (p, p.wrapping_add(1), p.wrapping_add(2));
+//! let g = Deque::<*mut u8, Growing<*mut u8>, Asymmetric>::growing(1, Some(2));
+//! // SAFETY: this thread is the only one that pushes and pops.
+//! unsafe {
+//!     assert_eq!(g.push(a), Ok(true)); // it was empty
+//!     assert_eq!(g.push(b), Ok(false)); // the ring grew
+//!     assert_eq!(g.push(c), Err(c)); // the limit hands the item back
+//!     assert_eq!(g.pop(), Some(b));
+//! }
+//! assert_eq!(g.steal(), Steal::Success(a));
+//! ```
 
 mod buffer;
 mod fences;
