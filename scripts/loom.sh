@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The loom models of fugue's lock-free protocols, run by CI (scripts/test.sh):
-# - the executors (crates/exec/src/loom_tests.rs): the sleep/wake signal, the deque, the
-#   source ranges, and ws, share, share-spin, levels and static run whole for two cycles,
-#   and the host's shared pool (tenants in parts and whole);
+# - the Chase-Lev deque in both of its configurations, the executors' fixed one and the
+#   pool's growing one (crates/sync/tests/loom.rs);
+# - the executors (crates/exec/src/loom_tests.rs): the sleep/wake signal, the source
+#   ranges, and ws, share, share-spin, levels and static run whole for two cycles, and the
+#   host's shared pool (tenants in parts and whole);
 # - the ordered ring's slot protocol and parking (crates/ring/tests/loom.rs);
-# - the task pool's deque and sleep protocol (crates/pool/src/loom_tests.rs);
+# - the task pool's sleep protocol with its deque (crates/pool/src/loom_tests.rs);
 # each with its protocols' broken variants (fugue_sync::fault) shown to be caught.
 # Each model sets its own bound on preemptions per execution, chosen to keep the whole run
 # within a few minutes on two cores; LOOM_MAX_PREEMPTIONS=N overrides them all (deeper and
@@ -23,6 +25,7 @@ run() {
     cargo test --release "$@" 2>&1 | tee -a "$log" | grep -v '^$'
 }
 start=$(date +%s)
+run -p fugue-sync --test loom -- "$@"
 run -p fugue-exec --lib loom -- "$@"
 run -p fugue-ring --test loom -- "$@"
 run -p fugue-pool --lib loom -- "$@"

@@ -311,39 +311,9 @@ unsafe fn modulate_avx2(
     modulate_body(p0, inc, start, input, out, gain);
 }
 
-/// A small seeded random generator (xorshift64*): fast, deterministic, never allocates.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Rng(u64);
-
-impl Rng {
-    /// A generator from a seed (any value; zero is remapped).
-    pub fn new(seed: u64) -> Self {
-        // Mix the seed (splitmix64 finaliser) so that nearby seeds give unrelated streams.
-        let mut z = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        Rng(if z == 0 { 0x2545_f491_4f6c_dd1d } else { z })
-    }
-
-    /// The next 64 random bits.
-    #[inline]
-    pub fn next_u64(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    /// A uniform sample in `[-1, 1)`.
-    #[inline]
-    pub fn bipolar(&mut self) -> f32 {
-        // 24 random bits → [0, 2^24) → [-1, 1).
-        ((self.next_u64() >> 40) as f32) * (1.0 / 8_388_608.0) - 1.0
-    }
-}
+/// The small seeded random generator (xorshift64*) of the noise processors: fast,
+/// deterministic, never allocates. It is fugue-sync's, shared with the task pool.
+pub use fugue_sync::Rng;
 
 #[cfg(test)]
 mod tests {

@@ -335,14 +335,13 @@ mod tests {
         reference(&partial, frames)
     }
 
-    /// Pseudo-random values (xorshift from `seed`) of very different magnitudes, so that the
-    /// order of the additions shows in the sums.
-    fn values(mut seed: u32) -> impl FnMut() -> f32 {
+    /// Pseudo-random values (the seeded generator of `fast`) of very different magnitudes, so
+    /// that the order of the additions shows in the sums.
+    fn values(seed: u64) -> impl FnMut() -> f32 {
+        let mut rng = crate::fast::Rng::new(seed);
         move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
-            (seed as f32 / u32::MAX as f32 - 0.5) * [1e-4, 1.0, 1e4][(seed % 3) as usize]
+            let x = rng.next_u64() as u32;
+            (x as f32 / u32::MAX as f32 - 0.5) * [1e-4, 1.0, 1e4][(x % 3) as usize]
         }
     }
 

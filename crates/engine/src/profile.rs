@@ -1100,12 +1100,10 @@ mod tests {
     #[test]
     fn quantiles_are_within_the_bucket_precision() {
         // A spread of values from 1 to about 10^9, deterministic.
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rng = fugue_dsp::fast::Rng::new(0x9e37_79b9_7f4a_7c15);
         let mut values: Vec<u64> = (0..20_000)
             .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+                let x = rng.next_u64();
                 1 + (x % 1000) * (1 + (x >> 40) % 1_000_000)
             })
             .collect();

@@ -69,10 +69,18 @@ pub trait Executor {
     /// when all are done.
     fn run_cycle(&mut self, plan: &mut Plan);
 
+    /// The worker pool that runs the cycles with the calling thread, if any: the methods
+    /// about threads below answer from it by default ([`warnings`](Self::warnings),
+    /// [`threads`](Self::threads), [`set_profiling`](Self::set_profiling),
+    /// [`worker_wakes`](Self::worker_wakes)). None by default: the calling thread alone.
+    fn workers(&self) -> Option<&dyn executors::Workers> {
+        None
+    }
+
     /// What building the executor could not do as asked (pinning or real-time priority
-    /// refused, ...), each to be said once. None by default.
+    /// refused, ...), each to be said once. Its pool's by default, else none.
     fn warnings(&self) -> &[String] {
-        &[]
+        self.workers().map_or(&[], |w| w.warnings())
     }
 
     /// Units taken from another thread's queue since the executor was built (0 for
@@ -81,15 +89,17 @@ pub trait Executor {
         0
     }
 
-    /// Threads that run cycles, the calling thread included.
+    /// Threads that run cycles, the calling thread included: its pool's, else 1.
     fn threads(&self) -> usize {
-        1
+        self.workers().map_or(1, |w| w.threads())
     }
 
     /// Turns on or off the workers' wake-up records ([`Executor::worker_wakes`]). Between
     /// cycles; the plan's own records are turned on by [`Plan::set_profiling`].
     fn set_profiling(&mut self, on: bool) {
-        let _ = on;
+        if let Some(w) = self.workers() {
+            w.set_profiling(on);
+        }
     }
 
     /// Between cycles, with the profile on: for each thread `w` of `out` (up to
@@ -99,7 +109,10 @@ pub trait Executor {
     /// cycle only after it ended, before this call, shows with a time after the end: callers
     /// compare with the end they measured. Never allocates.
     fn worker_wakes(&self, out: &mut [Option<u64>]) {
-        out.fill(None);
+        match self.workers() {
+            Some(w) => w.wakes(out),
+            None => out.fill(None),
+        }
     }
 
     /// Units each thread took from another thread's queue since the executor was built,

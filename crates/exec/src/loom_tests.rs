@@ -3,7 +3,8 @@
 //! preemptions per execution, 2 unless set), with the futex modelled by a mutex and a
 //! condition variable so that a lost wake-up is a deadlock that loom reports.
 //!
-//! - The building blocks: the sleep/wake signal, the Chase-Lev deque, the source ranges.
+//! - The building blocks: the sleep/wake signal and the source ranges (the Chase-Lev deque's
+//!   own models, for this crate's fixed configuration too, are in `crates/sync/tests/loom.rs`).
 //! - The executors themselves: `ws`, `share`, `share-spin`, `levels` and `static`, built by
 //!   [`crate::build`] on a compiled plan and run for two cycles by the model's main thread
 //!   (the audio thread) with one worker, with spin budgets of zero so that every wait goes
@@ -21,7 +22,6 @@
 use loom::sync::Arc;
 use loom::thread;
 
-use crate::runtime::deque::{Deque, Steal};
 use crate::runtime::signal::{Signal, SpinBudget};
 use crate::{build, CompileOptions, ExecOptions, Executor, ExecutorKind, Plan, SeqExecutor};
 use fugue_sync::fault::expect_caught;
@@ -87,34 +87,6 @@ fn loom_signal_two_waiters_two_signallers() {
         for w in waiters {
             w.join().unwrap();
         }
-    });
-}
-
-/// The deque: owner pushes two tasks and pops while a thief steals; each task is taken
-/// exactly once.
-#[test]
-fn loom_deque_each_task_once() {
-    model(|| {
-        let d = Arc::new(Deque::with_capacity(2));
-        d.push(1);
-        d.push(2);
-        let d2 = d.clone();
-        let thief = thread::spawn(move || loop {
-            match d2.steal() {
-                Steal::Success(t) => return Some(t),
-                Steal::Empty => return None,
-                Steal::Retry => thread::yield_now(),
-            }
-        });
-        let mut mine = Vec::new();
-        while let Some(t) = d.pop() {
-            mine.push(t);
-        }
-        let stolen = thief.join().unwrap();
-        let mut all = mine.clone();
-        all.extend(stolen);
-        all.sort();
-        assert_eq!(all, vec![1, 2], "owner took {mine:?}, thief {stolen:?}");
     });
 }
 

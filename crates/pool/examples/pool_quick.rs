@@ -123,15 +123,8 @@ fn qsort_rayon(v: &mut [u32]) {
 }
 
 fn input(n: usize) -> Vec<u32> {
-    let mut x = 0x2545_F491_4F6C_DD1Du64;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 32) as u32
-        })
-        .collect()
+    let mut rng = fugue_sync::Rng::new(0x2545_F491_4F6C_DD1D);
+    (0..n).map(|_| (rng.next_u64() >> 32) as u32).collect()
 }
 
 fn check_sorted(v: &[u32]) {

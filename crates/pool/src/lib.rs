@@ -66,8 +66,6 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
-mod barrier;
-pub mod deque;
 mod error;
 pub mod ffi;
 mod job;
@@ -78,7 +76,6 @@ mod queues;
 mod scope;
 pub mod sleep;
 mod stats;
-mod util;
 mod worker;
 
 pub use error::{BuildError, SpawnError, UnknownPolicy};

@@ -1,92 +1,36 @@
 //! loom models of the pool's lock-free protocols (run with `scripts/loom.sh`, which CI runs, i.e.
-//! `RUSTFLAGS="--cfg loom" cargo test -p fugue-pool --release --lib loom`): the Chase–Lev
-//! deque (exactly once, with a growth) and the `steal` sleep/wake protocol with fugue-sync's
-//! futex model, where a lost wake-up is a deadlock that loom reports.
+//! `RUSTFLAGS="--cfg loom" cargo test -p fugue-pool --release --lib loom`): the `steal`
+//! sleep/wake protocol with the pool's deque and fugue-sync's futex model, where a lost
+//! wake-up is a deadlock that loom reports. The deque's own models (exactly once, with a
+//! growth, in this crate's configuration) are in `crates/sync/tests/loom.rs`.
 
 use loom::sync::Arc;
 use loom::thread;
 
-use crate::deque::{Deque, Steal};
+use fugue_sync::deque::Steal;
+
+use crate::job::JobHeader;
+use crate::queues::JobDeque;
 use crate::sleep::Sleep;
 
 /// A fake item pointer (never dereferenced).
-fn item(i: usize) -> *mut u8 {
-    i as *mut u8
+fn item(i: usize) -> *mut JobHeader {
+    i as *mut JobHeader
 }
 
 /// Records what a thread took; panics on a duplicate.
-fn take(seen: &mut [bool], p: *mut u8) {
+fn take(seen: &mut [bool], p: *mut JobHeader) {
     let i = p as usize;
     assert!((1..seen.len()).contains(&i), "bogus item {i}");
     assert!(!seen[i], "item {i} taken twice");
     seen[i] = true;
 }
 
-/// The owner pushes two items into a one-slot ring (the second push grows it) and pops; a
-/// thief steals concurrently. Every item is taken exactly once.
-#[test]
-fn loom_deque_exactly_once_with_growth() {
-    loom::model(|| {
-        let d = Arc::new(Deque::<u8>::new(1, None));
-        let d2 = d.clone();
-        let thief = thread::spawn(move || {
-            let mut got = Vec::new();
-            for _ in 0..2 {
-                match d2.steal() {
-                    Steal::Success(p) => got.push(p as usize),
-                    Steal::Retry => {}
-                    Steal::Empty => {}
-                }
-            }
-            got
-        });
-        let mut seen = [false; 3];
-        // SAFETY: this thread is the deque's only owner.
-        unsafe {
-            d.push(item(1)).unwrap();
-            d.push(item(2)).unwrap();
-            if let Some(p) = d.pop() {
-                take(&mut seen, p);
-            }
-        }
-        for p in thief.join().unwrap() {
-            take(&mut seen, p as *mut u8);
-        }
-        // SAFETY: as above (the thief is gone).
-        while let Some(p) = unsafe { d.pop() } {
-            take(&mut seen, p);
-        }
-        assert!(seen[1] && seen[2], "an item was lost: {seen:?}");
-    });
-}
-
-/// The race for the last item: the owner pops while a thief steals; exactly one gets it.
-#[test]
-fn loom_deque_last_item_race() {
-    loom::model(|| {
-        let d = Arc::new(Deque::<u8>::new(2, None));
-        // SAFETY: this thread is the deque's only owner.
-        unsafe { d.push(item(1)).unwrap() };
-        let d2 = d.clone();
-        let thief = thread::spawn(move || loop {
-            match d2.steal() {
-                Steal::Success(p) => return Some(p as usize),
-                Steal::Empty => return None,
-                Steal::Retry => thread::yield_now(),
-            }
-        });
-        // SAFETY: as above.
-        let mine = unsafe { d.pop() }.map(|p| p as usize);
-        let theirs = thief.join().unwrap();
-        assert!(mine.is_some() != theirs.is_some(), "{mine:?} {theirs:?}");
-    });
-}
-
 /// A thief that searches and parks, and a spawner that pushes one item and notifies: the
 /// thief always gets the item (a lost wake-up would leave it parked forever: a deadlock).
 fn sleep_model() {
     loom::model(|| {
-        let d = Arc::new(Deque::<u8>::new(2, None));
+        let d = Arc::new(JobDeque::growing(2, None));
         let sleep = Arc::new(Sleep::new());
         let (d2, s2) = (d.clone(), sleep.clone());
         let thief = thread::spawn(move || loop {
@@ -129,7 +73,7 @@ fn loom_sleep_two_thieves_local_pushes() {
     let mut b = loom::model::Builder::new();
     b.preemption_bound = Some(2);
     b.check(|| {
-        let d = Arc::new(Deque::<u8>::new(2, None));
+        let d = Arc::new(JobDeque::growing(2, None));
         let sleep = Arc::new(Sleep::new());
         let done = Arc::new(fugue_sync::AtomicBool::new(false));
         let thieves: Vec<_> = (0..2)
@@ -175,7 +119,7 @@ fn loom_sleep_two_thieves_local_pushes() {
         sleep.wake_all();
         for t in thieves {
             for p in t.join().unwrap() {
-                take(&mut seen, p as *mut u8);
+                take(&mut seen, p as *mut JobHeader);
             }
         }
         assert!(seen[1] && seen[2], "an item was lost: {seen:?}");

@@ -11,13 +11,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering as StdOrder
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use fugue_sync::{AtomicUsize as SyncUsize, Ordering};
+use fugue_sync::deque::{Asymmetric, Deque, Growing, Steal};
+use fugue_sync::{AtomicUsize as SyncUsize, CachePadded, Ordering, Rng};
 
-use crate::deque::{Deque, Steal};
 use crate::job::{JobHeader, JobRef};
 use crate::policy::Policy;
 use crate::sleep::Sleep;
-use crate::util::{CachePadded, XorShift};
 
 /// `lifo-spin`'s idle sleep.
 const LIFO_SPIN_SLEEP: Duration = Duration::from_millis(2);
@@ -29,12 +28,17 @@ const BACKOFF_MAX_NS: u64 = 2_000_000;
 /// The initial capacity of a `steal` deque's ring (it grows as needed).
 const DEQUE_INITIAL: usize = 256;
 
+/// A `steal` worker's deque of job pointers (`fugue_sync::deque`): a growing ring, bounded by
+/// the pool's capacity when it has one; asymmetric fences, so that the owner's frequent `pop`
+/// pays a compiler fence and the thieves' rare `steal` the `membarrier` call.
+pub(crate) type JobDeque = Deque<*mut JobHeader, Growing<*mut JobHeader>, Asymmetric>;
+
 /// A worker's own state that the policies use.
 pub(crate) struct Local {
     /// The worker's index.
     pub index: usize,
     /// The victim order.
-    pub rng: XorShift,
+    pub rng: Rng,
     /// `steal-backoff-local`'s current sleep, in nanoseconds.
     pub backoff_ns: u64,
 }
@@ -120,7 +124,7 @@ enum Kind {
         idle: LockedIdle,
     },
     Steal {
-        deques: Box<[CachePadded<Deque<JobHeader>>]>,
+        deques: Box<[CachePadded<JobDeque>]>,
         injector: Mutex<VecDeque<JobRef>>,
         /// The injector's length, written under its lock, read without it as a hint (and by
         /// the sleep protocol's re-check).
@@ -190,7 +194,7 @@ impl Queues {
             }),
             Policy::Steal => Kind::Steal {
                 deques: (0..nthreads)
-                    .map(|_| CachePadded::new(Deque::new(DEQUE_INITIAL, cap)))
+                    .map(|_| CachePadded::new(JobDeque::growing(DEQUE_INITIAL, cap)))
                     .collect(),
                 injector: Mutex::new(VecDeque::new()),
                 injected: CachePadded::new(SyncUsize::new(0)),
@@ -384,7 +388,7 @@ impl Queues {
                         continue;
                     }
                     let d = &deques[v];
-                    while !d.is_empty() {
+                    loop {
                         match d.steal() {
                             Steal::Success(p) => {
                                 // More work behind it: pass the wake-up on (see `sleep.rs`).
@@ -524,7 +528,7 @@ impl Queues {
 
     /// Worker `i`'s lock-free deque and the sleep state, under `steal` (the fast path of
     /// `join`).
-    pub(crate) fn steal_parts(&self, i: usize) -> Option<(&Deque<JobHeader>, &Sleep)> {
+    pub(crate) fn steal_parts(&self, i: usize) -> Option<(&JobDeque, &Sleep)> {
         match &self.kind {
             Kind::Steal { deques, sleep, .. } => Some((&deques[i], sleep)),
             _ => None,

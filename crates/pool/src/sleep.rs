@@ -48,12 +48,10 @@
 //! parallelism, best effort. A task that blocks its worker until another task queued on that
 //! same worker has run therefore relies on a thief being awake, as in rayon.
 //!
-//! The loom model in `loom_tests.rs` checks this with the deque of `deque.rs` and fugue-sync's
-//! futex model, in which a lost wake-up is a deadlock.
+//! The loom model in `loom_tests.rs` checks this with the pool's deque (`fugue_sync::deque`)
+//! and fugue-sync's futex model, in which a lost wake-up is a deadlock.
 
-use fugue_sync::{fence, futex, AtomicU32, Ordering};
-
-use crate::util::CachePadded;
+use fugue_sync::{fence, futex, AtomicU32, CachePadded, Ordering};
 
 /// The sleep state shared by the workers of one `steal` pool.
 #[derive(Default)]

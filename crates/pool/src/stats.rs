@@ -155,7 +155,7 @@ pub(crate) struct Snapshot {
 }
 
 impl Snapshot {
-    pub(crate) fn take(threads: &[crate::util::CachePadded<Counters>], outside: &Counters) -> Self {
+    pub(crate) fn take(threads: &[fugue_sync::CachePadded<Counters>], outside: &Counters) -> Self {
         let (cpu_user, cpu_system) = process_cpu_time();
         let now = now_ns();
         Snapshot {

@@ -6,15 +6,13 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
-use crate::deque::Deque;
-use crate::job::JobHeader;
 use crate::job::{JobRef, StackJob};
 use crate::latch::{CoreLatch, LockLatch};
 use crate::policy::Policy;
-use crate::queues::{Back, Found, Local, Queues};
+use crate::queues::{Back, Found, JobDeque, Local, Queues};
 use crate::sleep::Sleep;
 use crate::stats::{bump, Counters};
-use crate::util::{CachePadded, XorShift};
+use fugue_sync::{CachePadded, Rng};
 
 /// `steal`'s spin budget before parking: rounds of one search each, separated by
 /// `2^min(round, 6)` spin hints (about 800 hints in all, some tens of microseconds).
@@ -143,7 +141,7 @@ pub(crate) struct WorkerThread {
     local: UnsafeCell<Local>,
     /// This worker's deque and the sleep state under `steal` (the registry, which owns them,
     /// outlives the worker): `join`'s fast path.
-    fast: Option<(*const Deque<JobHeader>, *const Sleep)>,
+    fast: Option<(*const JobDeque, *const Sleep)>,
     /// The scope of the task running on this thread and the counts it has reserved and not
     /// spent (`scope.rs`); null when no scope task runs.
     pub(crate) credit: Cell<(*const (), usize)>,
@@ -186,14 +184,14 @@ impl WorkerThread {
         let fast = registry
             .queues
             .steal_parts(index)
-            .map(|(d, s)| (d as *const Deque<JobHeader>, s as *const Sleep));
+            .map(|(d, s)| (d as *const JobDeque, s as *const Sleep));
         let w = WorkerThread {
             index,
             fast,
             credit: Cell::new((std::ptr::null(), 0)),
             local: UnsafeCell::new(Local {
                 index,
-                rng: XorShift::new(index as u64 + 1),
+                rng: Rng::new(index as u64 + 1),
                 backoff_ns: Queues::initial_backoff_ns(),
             }),
             registry,

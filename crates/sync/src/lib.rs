@@ -11,9 +11,14 @@
 //! - [`Mutex`] and [`Condvar`] (the blocking work-sharing baseline) and [`thread::spawn`]
 //!   (worker threads), so that whole executors run inside a model;
 //! - [`fault`]: test-only switches that break one protocol step each, so that a model can be
-//!   shown to catch the broken variant (always off outside loom builds).
+//!   shown to catch the broken variant (always off outside loom builds);
+//! - built on them: [`deque`], the one Chase–Lev work-stealing deque (fixed capacity for the
+//!   real-time executors, growing for the task pool), and [`CachePadded`];
+//! - and [`Rng`], the small seeded random generator of the noise processors and of the
+//!   thieves' victim order.
 //!
-//! Used by `fugue-exec` (the executors' sleep/wake), `fugue-ring` (parking) and `fugue-pool`.
+//! Used by `fugue-exec` (the executors' sleep/wake and deques), `fugue-ring` (parking),
+//! `fugue-pool` (deques, sleep/wake) and `fugue-dsp` (the generator).
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -30,11 +35,16 @@ pub use std::sync::atomic::{
 #[cfg(not(loom))]
 pub use std::sync::{Arc, Condvar, Mutex};
 
+pub mod deque;
 pub mod fault;
 pub mod futex;
+mod pad;
+mod rng;
 pub mod thread;
 
 pub use futex::Futex;
+pub use pad::CachePadded;
+pub use rng::Rng;
 
 /// One iteration of a busy-wait loop: the processor's spin hint, a yield under loom so that
 /// models of spin loops terminate.

@@ -70,14 +70,16 @@ impl<'s> Spawner<'s> for Inline {
     }
 }
 
-/// A xorshift64 generator: the inputs are the same on every run and every machine.
+/// The generator of the benchmarks' inputs (quicksort's values, Voronoi's seeds): xorshift64,
+/// kept apart from `fugue_sync::Rng` so that the inputs stay the same as in the recorded runs
+/// of `bench-results/`, on every run and every machine.
 #[derive(Clone, Debug)]
-pub struct XorShift(u64);
+pub struct BenchInputRng(u64);
 
-impl XorShift {
+impl BenchInputRng {
     /// A generator from `seed` (0 is replaced by a fixed odd constant).
-    pub fn new(seed: u64) -> XorShift {
-        XorShift(if seed == 0 {
+    pub fn new(seed: u64) -> BenchInputRng {
+        BenchInputRng(if seed == 0 {
             0x2545_F491_4F6C_DD1D
         } else {
             seed
@@ -105,7 +107,7 @@ impl XorShift {
 
 /// `n` pseudo-random `u32`s (the same for the same `n`).
 pub fn quicksort_input(n: usize) -> Vec<u32> {
-    let mut r = XorShift::new(0x9E37_79B9_7F4A_7C15);
+    let mut r = BenchInputRng::new(0x9E37_79B9_7F4A_7C15);
     (0..n).map(|_| (r.next_u64() >> 32) as u32).collect()
 }
 
@@ -395,7 +397,7 @@ pub struct Voronoi {
 impl Voronoi {
     /// `n` seeds placed and set moving pseudo-randomly (the same for the same arguments).
     pub fn random(width: usize, height: usize, n: usize, seed: u64) -> Voronoi {
-        let mut r = XorShift::new(seed);
+        let mut r = BenchInputRng::new(seed);
         let seeds = (0..n)
             .map(|_| Seed {
                 x: r.below(width as u64) as i64,

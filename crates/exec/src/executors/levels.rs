@@ -13,7 +13,7 @@
 use crossbeam_utils::CachePadded;
 
 use crate::executors::ExecOptions;
-use crate::runtime::pool::{Pool, Work};
+use crate::runtime::pool::{Pool, Work, Workers};
 use crate::runtime::signal::{Signal, SpinBudget};
 use crate::{Executor, Plan};
 use fugue_sync::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
@@ -131,28 +131,10 @@ impl Levels {
 }
 
 impl Executor for Levels {
-    fn warnings(&self) -> &[String] {
-        &self.pool.warnings
-    }
-
-    fn threads(&self) -> usize {
-        self.pool.threads()
-    }
-
-    fn set_profiling(&mut self, on: bool) {
-        self.pool.set_profiling(on);
-    }
-
-    fn worker_wakes(&self, out: &mut [Option<u64>]) {
-        self.pool.wakes(out);
-    }
-
     fn run_cycle(&mut self, plan: &mut Plan) {
-        let _flush = crate::denormals::FlushDenormals::new();
-        if crate::executors::run_if_sequential(plan) {
+        let Some((_flush, st)) = crate::executors::begin_cycle(plan, &self.pool) else {
             return;
-        }
-        let st = self.pool.work();
+        };
         let n = plan.n_unit_levels();
         assert!(
             n <= st.claim.len(),
@@ -175,5 +157,9 @@ impl Executor for Levels {
         self.pool.start_cycle();
         let st = self.pool.work();
         st.serve();
+    }
+
+    fn workers(&self) -> Option<&dyn Workers> {
+        Some(&self.pool)
     }
 }

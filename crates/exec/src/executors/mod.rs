@@ -31,7 +31,10 @@ pub use share::{ShareLock, WorkSharing};
 pub use static_list::StaticSchedule;
 pub use ws::WorkStealing;
 
+use crate::denormals::FlushDenormals;
 pub use crate::placement::Placement;
+pub use crate::runtime::pool::Workers;
+use crate::runtime::pool::{Pool, Work};
 pub use crate::runtime::signal::SpinBudget;
 use crate::{Executor, Plan};
 
@@ -184,19 +187,25 @@ impl std::fmt::Display for ExecutorKind {
     }
 }
 
-/// Runs `plan` on the calling thread, without waking any worker, when its units form a single
-/// chain (nothing could run in parallel). Returns whether it did. For the parallel executors'
-/// `run_cycle`.
+/// The start of a parallel executor's `run_cycle` on `pool`: subnormal numbers are flushed to
+/// zero on the calling thread until the returned guard drops, and a plan whose units form a
+/// single chain (nothing could run in parallel) runs at once on the calling thread, without
+/// waking any worker. Returns the guard and the pool's work state, or `None` when the cycle
+/// has run.
 #[inline]
-pub(crate) fn run_if_sequential(plan: &mut Plan) -> bool {
+pub(crate) fn begin_cycle<'p, W: Work>(
+    plan: &mut Plan,
+    pool: &'p Pool<W>,
+) -> Option<(FlushDenormals, &'p W)> {
+    let flush = FlushDenormals::new();
     if !plan.is_sequential() {
-        return false;
+        return Some((flush, pool.work()));
     }
     // SAFETY: `&mut Plan`: no other thread runs its tasks (an executor's workers only touch a
     // plan published by a cycle start, and none is started here) and no output reference is
     // alive.
     unsafe { plan.run_all_tasks() };
-    true
+    None
 }
 
 /// Why [`build`] made no executor.

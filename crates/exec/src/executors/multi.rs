@@ -38,8 +38,8 @@ use std::sync::atomic::AtomicPtr;
 use crossbeam_utils::CachePadded;
 
 use crate::executors::ExecOptions;
-use crate::runtime::deque::{Deque, Steal};
 use crate::runtime::pool::{Pool, Work};
+use crate::runtime::{Deque, Steal};
 use crate::trace::now;
 use crate::{Plan, NO_SLOT};
 use fugue_sync::{AtomicU32, AtomicU64, AtomicUsize, Ordering};

@@ -13,7 +13,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::executors::ExecOptions;
 use crate::runtime::activation::Common;
-use crate::runtime::pool::{Pool, Work};
+use crate::runtime::pool::{Pool, Work, Workers};
 use crate::runtime::signal::SpinBudget;
 use crate::{Executor, Plan};
 use fugue_sync::{spin_hint, yield_now, AtomicBool, Condvar, Mutex, Ordering};
@@ -204,33 +204,11 @@ impl WorkSharing {
 }
 
 impl Executor for WorkSharing {
-    fn warnings(&self) -> &[String] {
-        &self.pool.warnings
-    }
-
-    fn threads(&self) -> usize {
-        self.pool.threads()
-    }
-
-    fn set_profiling(&mut self, on: bool) {
-        self.pool.set_profiling(on);
-    }
-
-    fn worker_wakes(&self, out: &mut [Option<u64>]) {
-        self.pool.wakes(out);
-    }
-
     fn run_cycle(&mut self, plan: &mut Plan) {
-        let _flush = crate::denormals::FlushDenormals::new();
-        if crate::executors::run_if_sequential(plan) {
+        let Some((_flush, st)) = crate::executors::begin_cycle(plan, &self.pool) else {
             return;
-        }
-        let st = self.pool.work();
-        assert!(
-            st.common.begin(plan),
-            "plan larger than the executor was built for"
-        );
-        if plan.unit_sources().is_empty() {
+        };
+        if !st.common.begin(plan) {
             return;
         }
         match &st.queue {
@@ -241,8 +219,11 @@ impl Executor for WorkSharing {
             Queue::Spin(s) => s.with(|v| v.extend_from_slice(plan.unit_sources())),
         }
         self.pool.start_cycle();
-        let st = self.pool.work();
         st.serve(0);
         st.common.wait_finished(st.idle_budget);
+    }
+
+    fn workers(&self) -> Option<&dyn Workers> {
+        Some(&self.pool)
     }
 }

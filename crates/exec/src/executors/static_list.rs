@@ -24,7 +24,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::executors::ExecOptions;
 use crate::runtime::activation::Common;
-use crate::runtime::pool::{Pool, Work};
+use crate::runtime::pool::{Pool, Work, Workers};
 use crate::runtime::signal::SpinBudget;
 use crate::{Executor, Plan};
 use fugue_sync::{AtomicU32, AtomicU64, Ordering};
@@ -321,33 +321,11 @@ impl StaticSchedule {
 }
 
 impl Executor for StaticSchedule {
-    fn warnings(&self) -> &[String] {
-        &self.pool.warnings
-    }
-
-    fn threads(&self) -> usize {
-        self.pool.threads()
-    }
-
-    fn set_profiling(&mut self, on: bool) {
-        self.pool.set_profiling(on);
-    }
-
-    fn worker_wakes(&self, out: &mut [Option<u64>]) {
-        self.pool.wakes(out);
-    }
-
     fn run_cycle(&mut self, plan: &mut Plan) {
-        let _flush = crate::denormals::FlushDenormals::new();
-        if crate::executors::run_if_sequential(plan) {
+        let Some((_flush, st)) = crate::executors::begin_cycle(plan, &self.pool) else {
             return;
-        }
-        let st = self.pool.work();
-        assert!(
-            st.common.begin(plan),
-            "plan larger than the executor was built for"
-        );
-        if plan.n_units() == 0 {
+        };
+        if !st.common.begin(plan) {
             return;
         }
         // Cycle numbers start at 1: the cursors' initial tag 0 never matches a cycle.
@@ -360,9 +338,12 @@ impl Executor for StaticSchedule {
         // reads this cycle number; the epoch bump below publishes them too.
         st.cycle.store(c, Ordering::Release);
         self.pool.start_cycle();
-        let st = self.pool.work();
         st.serve(0);
         st.common.wait_finished(st.budget);
+    }
+
+    fn workers(&self) -> Option<&dyn Workers> {
+        Some(&self.pool)
     }
 }
 

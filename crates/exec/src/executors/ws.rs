@@ -23,10 +23,10 @@ use crossbeam_utils::CachePadded;
 
 use crate::executors::ExecOptions;
 use crate::runtime::activation::Common;
-use crate::runtime::deque::{Deque, Steal};
-use crate::runtime::pool::{Pool, Work};
+use crate::runtime::pool::{Pool, Work, Workers};
 use crate::runtime::signal::SpinBudget;
 use crate::runtime::sources::{source_cuts, SourceRanges};
+use crate::runtime::{Deque, Steal};
 use crate::{Executor, Plan};
 use fugue_sync::{AtomicBool, AtomicU32, Ordering};
 
@@ -453,20 +453,8 @@ impl WorkStealing {
 }
 
 impl Executor for WorkStealing {
-    fn warnings(&self) -> &[String] {
-        &self.pool.warnings
-    }
-
-    fn threads(&self) -> usize {
-        self.pool.threads()
-    }
-
-    fn set_profiling(&mut self, on: bool) {
-        self.pool.set_profiling(on);
-    }
-
-    fn worker_wakes(&self, out: &mut [Option<u64>]) {
-        self.pool.wakes(out);
+    fn workers(&self) -> Option<&dyn Workers> {
+        Some(&self.pool)
     }
 
     fn thread_steals(&self, out: &mut [u64]) {
@@ -482,17 +470,11 @@ impl Executor for WorkStealing {
     }
 
     fn run_cycle(&mut self, plan: &mut Plan) {
-        let _flush = crate::denormals::FlushDenormals::new();
-        if crate::executors::run_if_sequential(plan) {
-            return;
-        }
         // The pool's field alone, so that `self.cuts` can be written below.
-        let st: &WsState = self.pool.work();
-        assert!(
-            st.common.begin(plan),
-            "plan larger than the executor was built for"
-        );
-        if plan.unit_sources().is_empty() {
+        let Some((_flush, st)) = crate::executors::begin_cycle(plan, &self.pool) else {
+            return;
+        };
+        if !st.common.begin(plan) {
             return;
         }
         if st.common.layout_changed() {

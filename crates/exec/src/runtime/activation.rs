@@ -50,11 +50,16 @@ impl Common {
 
     /// Prepares a cycle of `plan` (audio thread, before starting the workers): publishes the
     /// plan, and re-initialises the counters when the plan is not the one of the last cycle.
-    /// Returns false if the plan has more tasks than the executor was built for.
+    /// Returns whether the plan has a unit to run (an empty plan's cycle is over at once).
+    ///
+    /// # Panics
+    /// If the plan has more tasks than the executor was built for.
+    #[must_use]
     pub fn begin(&self, plan: &Plan) -> bool {
-        if plan.n_slots() > self.counters.len() {
-            return false;
-        }
+        assert!(
+            plan.n_slots() <= self.counters.len(),
+            "plan larger than the executor was built for"
+        );
         let p = plan as *const Plan as *mut Plan;
         if self.plan.load(Ordering::Relaxed) != p
             || self.layout.load(Ordering::Relaxed) != plan.layout_id()
@@ -74,7 +79,8 @@ impl Common {
         // Relaxed: published by the epoch bump (SeqCst) that starts the cycle.
         self.sinks_left
             .store(plan.unit_sinks().len() as u32, Ordering::Relaxed);
-        true
+        // A plan with units has a source unit (the unit graph has no cycle).
+        !plan.unit_sources().is_empty()
     }
 
     /// Whether the last [`Common::begin`] re-initialised the counters for a new plan or layout

@@ -5,7 +5,14 @@
 //! source ranges that deal a cycle's first units among threads.
 
 pub(crate) mod activation;
-pub(crate) mod deque;
 pub(crate) mod pool;
 pub(crate) mod signal;
 pub(crate) mod sources;
+
+pub(crate) use fugue_sync::deque::Steal;
+
+/// The executors' work-stealing deque of unit indices (`fugue_sync::deque`): fixed capacity,
+/// sized when the executor is built so that it never overflows (each unit is pushed at most
+/// once per cycle) and never allocates after construction; symmetric SeqCst fences, so that
+/// no real-time thread makes a system call to steal.
+pub(crate) type Deque = fugue_sync::deque::Deque<u32>;

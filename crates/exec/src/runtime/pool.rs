@@ -247,19 +247,42 @@ impl<W: Work> Pool<W> {
         }
         self.shared.epoch.notify();
     }
+}
+
+/// What an executor's worker pool answers whatever work it serves: the [`Executor`]'s
+/// methods about its threads, which a parallel executor hands to its pool by returning it
+/// from [`Executor::workers`].
+///
+/// [`Executor`]: crate::Executor
+/// [`Executor::workers`]: crate::Executor::workers
+pub trait Workers {
+    /// Problems met while placing threads (pinning or priority refused), each said once.
+    fn warnings(&self) -> &[String];
 
     /// Threads, the calling one included.
-    pub fn threads(&self) -> usize {
+    fn threads(&self) -> usize;
+
+    /// Turns the workers' wake-up records on or off.
+    fn set_profiling(&self, on: bool);
+
+    /// For each worker `w` of `out`: when it woke for the last cycle started, or `None`.
+    fn wakes(&self, out: &mut [Option<u64>]);
+}
+
+impl<W: Work> Workers for Pool<W> {
+    fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    fn threads(&self) -> usize {
         self.shared.wakes.len()
     }
 
-    /// Turns the workers' wake-up records on or off.
-    pub fn set_profiling(&self, on: bool) {
+    fn set_profiling(&self, on: bool) {
         self.shared.profiling.store(on, Ordering::Relaxed);
     }
 
-    /// For each worker `w` of `out`: when it woke for the last cycle started, or `None`.
-    pub fn wakes(&self, out: &mut [Option<u64>]) {
+    fn wakes(&self, out: &mut [Option<u64>]) {
         let epoch = self.shared.epoch.seq();
         for (w, o) in out.iter_mut().enumerate() {
             *o = match self.shared.wakes.get(w) {
