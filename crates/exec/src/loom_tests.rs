@@ -346,8 +346,8 @@ fn loom_static_catches_no_wake() {
     );
 }
 
-/// The shared pool of the multi-graph host with two threads, for two cycles, on `n` diamond
-/// tenants: shared (every tenant in parts, each thread starting with the tenants it is home
+/// The shared pool of the multi-graph host with two threads, for two cycles, on `n` tenants of
+/// the graph `text`: shared (every tenant in parts, each thread starting with the tenants it is home
 /// to and helping with the others) or partitioned (one thread per group, each group's tenants
 /// run whole, one after the other): each tenant's output equals the sequential executor's bit
 /// for bit at every cycle, so no unit ran twice, early, or not at all, and every run follows
@@ -390,10 +390,10 @@ fn shared_pool_model(n: usize, partitioned: bool) {
 
 #[test]
 fn loom_shared_pool_two_tenants_in_parts() {
-    shared_pool_model(2, false);
+    shared_pool_model(2, false, VEE);
 }
 
 #[test]
 fn loom_shared_pool_partitioned_whole_tenants() {
-    shared_pool_model(3, true);
+    shared_pool_model(3, true, DIAMOND);
 }
