@@ -10,6 +10,9 @@
 //! - [`run()`]: real time through a [`backend`] (JACK, or `clocked` without an audio server),
 //!   one measured cycle per buffer period ([`CycleBody`]); each cycle's [`CycleRecord`]
 //!   travels through a single-producer ordered ring to a statistics thread ([`stats`]).
+//! - [`lint`]: warnings about a graph, a render's input or its output that still work.
+//! - [`output`]: output files written safely (never replaced unless asked, never half
+//!   written: a temporary file and a rename).
 //! - [`calibrate`]: each node's measured cost (median and 99th percentile per cycle), for
 //!   static schedules.
 //!
@@ -43,7 +46,9 @@ mod choice;
 mod cycle;
 mod engine;
 pub mod host;
+pub mod lint;
 mod options;
+pub mod output;
 mod placement;
 pub mod profile;
 mod render;

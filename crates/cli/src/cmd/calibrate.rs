@@ -8,8 +8,8 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 
-use crate::output::Output;
 use crate::util;
+use fugue_engine::output::OutputFile;
 
 /// Arguments of `fugue calibrate`.
 #[derive(clap::Args, Debug)]
@@ -52,7 +52,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let graph = util::read_graph(&args.graph, args.format)?;
     // Refuse before measuring, not after.
     let out = match &args.output {
-        Some(o) => Some(Output::check(o, args.force, &[args.graph.as_path()])?),
+        Some(o) => Some(OutputFile::check(o, args.force, &[args.graph.as_path()])?),
         None => None,
     };
     let cal = fugue_engine::calibrate(

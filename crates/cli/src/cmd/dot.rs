@@ -7,8 +7,8 @@ use std::process::{Command, Stdio};
 use anyhow::Context as _;
 use fugue_graph::Format;
 
-use crate::output::Output;
 use crate::util;
+use fugue_engine::output::OutputFile;
 
 /// Arguments of `fugue dot`.
 #[derive(clap::Args, Debug)]
@@ -52,13 +52,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
-    let out = Output::check(&path, a.force, &[a.file.as_path()])?;
+    let out = OutputFile::check(&path, a.force, &[a.file.as_path()])?;
     if out.is_stream() && !["svg", "png", "pdf"].contains(&ext.as_str()) {
         // A pipe or a device named without a known extension gets DOT text.
         ext = "dot".into();
     }
     match ext.as_str() {
-        "dot" | "gv" => out.write(text.as_bytes()),
+        "dot" | "gv" => Ok(out.write(text.as_bytes())?),
         "svg" | "png" | "pdf" => {
             if g.len() > DRAW_WARN_NODES {
                 util::warning(format!(
@@ -127,7 +127,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             if let Ok(Err(e)) = fed {
                 return Err(e).context("cannot send the graph to Graphviz");
             }
-            out.commit(tmp)
+            Ok(out.commit(tmp)?)
         }
         _ => Err(util::usage(format!(
             "{}: unknown output type `{ext}`; expected .dot, .gv, .svg, .png or .pdf",

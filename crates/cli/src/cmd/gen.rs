@@ -165,7 +165,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         Shape::Layered => gen::layered(a.layers, a.width, a.p, costs, a.seed),
         Shape::Random => gen::random_dag(need(a.nodes, "--nodes", 1)?, a.p, costs, a.seed),
     };
-    let out = crate::output::Output::check(&a.output, a.force, &[])?;
+    let out = fugue_engine::output::OutputFile::check(&a.output, a.force, &[])?;
     if a.output.extension().is_none_or(|e| e != "ag") && !out.is_stream() {
         return Err(util::usage(format!(
             "{}: the output of fugue gen is an .ag file",

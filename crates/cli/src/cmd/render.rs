@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use fugue_engine::{Bits, Progress, RenderError, RenderOptions};
 
-use crate::output::Output;
-use crate::signals::{self, Temp};
+use crate::signals;
 use crate::util;
+use fugue_engine::output::{OutputFile, Temp};
 
 /// Arguments of `fugue render`.
 #[derive(clap::Args, Debug)]
@@ -88,7 +88,7 @@ fn show_progress(start: Instant, bar: &mut Option<indicatif::ProgressBar>, p: Pr
 
 /// Where the WAV goes: standard output (`-o -`, `None`) or a checked output file: a
 /// regular file named `.wav`, or a named pipe or a character device written directly.
-fn check_output(args: &Args) -> anyhow::Result<Option<Output>> {
+fn check_output(args: &Args) -> anyhow::Result<Option<OutputFile>> {
     let output = &args.output;
     if output.as_os_str() == "-" {
         if std::io::stdout().is_terminal() {
@@ -103,7 +103,7 @@ fn check_output(args: &Args) -> anyhow::Result<Option<Output>> {
     if let fugue_engine::Costs::File(p) = &args.exec.costs {
         inputs.push(p);
     }
-    let out = Output::check(output, args.force, &inputs)?;
+    let out = OutputFile::check(output, args.force, &inputs)?;
     let wav = output
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("wav"));
@@ -125,7 +125,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // that succeeded (a render that fails says only why).
     let mut graph_warnings = crate::warn::graph_warnings(&graph, &args.graph);
     graph_warnings.extend(args.exec.warnings(crate::exec_args::Executor::Auto));
-    graph_warnings.extend(crate::warn::input_warnings(&graph, args.input.as_deref()));
+    if let Some(input) = &args.input {
+        let lints = fugue_engine::lint::input(&graph, input);
+        graph_warnings.extend(lints.iter().map(|w| w.to_string()));
+    }
     if args.strict {
         crate::warn::report(&graph_warnings, true)?;
     }
@@ -210,13 +213,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     };
     let mut audio = graph_warnings;
-    audio.extend(crate::warn::render_warnings(
-        &summary,
-        bits,
-        &shown,
-        &graph,
-        args.input.is_some(),
-    ));
+    let had_input = args.input.is_some();
+    let lints = fugue_engine::lint::audio(&summary, bits, &shown, &graph, had_input);
+    audio.extend(lints.iter().map(|w| w.to_string()));
     if let Err(e) = crate::warn::report(&audio, args.strict) {
         return Err(e.context(format!("{shown} was not written")));
     }
@@ -231,7 +230,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             drop(tmp);
             copied.context("cannot write the WAV data to standard output")?;
         }
-        Some(o) => o.commit(tmp)?,
+        Some(o) => {
+            signals::not_polled();
+            o.commit(tmp)?
+        }
     }
     if let Some(a) = &summary.auto {
         if args.exec.says_auto(a) {

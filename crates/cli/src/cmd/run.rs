@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 
 use fugue_engine::{Backend, Deadline, EndReason, RunOptions, StatsOptions, Summary};
 
-use crate::output::Output;
 use crate::signals;
 use crate::util;
+use fugue_engine::output::OutputFile;
 
 /// Arguments of `fugue run`.
 #[derive(clap::Args, Debug)]
@@ -136,7 +136,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     crate::exec_args::check_pipeline(args.exec.pipeline, known_buffer, args.profile.is_some())?;
     let profile_dir = crate::cmd::render::profile_dir(&args.profile, args.force)?;
     let stats_out = match &args.stats {
-        Some(p) => Some(Output::check(p, args.force, &[args.graph.as_path()])?),
+        Some(p) => Some(OutputFile::check(p, args.force, &[args.graph.as_path()])?),
         None => None,
     };
     let tmp = match &stats_out {
@@ -294,7 +294,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let shown = out.path().display();
         if let Some(e) = &report.csv_error {
             drop(t);
-            let why = if fugue_bench::report::is_disk_full(e) {
+            let why = if fugue_engine::output::is_disk_full(e) {
                 format!("the disk is full ({e})")
             } else {
                 e.to_string()
@@ -303,6 +303,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 "cannot write the per-cycle statistics to {shown}: {why}; the summary above is complete"
             );
         }
+        signals::not_polled();
         out.commit(t)?;
         stats_note = format!("; per-cycle statistics in {shown}");
     }

@@ -9,8 +9,8 @@ use fugue_engine::Costs;
 use fugue_graph::{analysis, Format, TaskGraph};
 use fugue_sched::{gantt, Algorithm, Metrics, Options};
 
-use crate::output::Output;
 use crate::util;
+use fugue_engine::output::OutputFile;
 
 /// Arguments of `fugue schedule`.
 #[derive(clap::Args, Debug)]
@@ -92,7 +92,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             if let Costs::File(c) = &a.costs {
                 inputs.push(c);
             }
-            let out = Output::check(p, a.force, &inputs)?;
+            let out = OutputFile::check(p, a.force, &inputs)?;
             let special = std::fs::metadata(p).is_ok_and(|m| !m.is_file());
             if !special && !p.extension().is_some_and(|e| e.eq_ignore_ascii_case("svg")) {
                 return Err(util::usage(format!(
