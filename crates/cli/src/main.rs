@@ -22,7 +22,6 @@ macro_rules! examples {
 }
 
 mod cmd;
-mod costs;
 mod exec_args;
 /// The checked output file (the name the commands use).
 mod output {

@@ -43,6 +43,7 @@ pub mod backend;
 mod blocks;
 mod calibrate;
 mod choice;
+pub mod costs;
 mod cycle;
 mod engine;
 pub mod host;

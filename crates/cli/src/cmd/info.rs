@@ -41,7 +41,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let mut g = util::read_graph(&a.file, a.format)?;
     crate::warn::report(&crate::warn::graph_warnings(&g, &a.file), a.strict)?;
     let format = a.format.or_else(|| Format::from_path(&a.file));
-    let origin = crate::costs::apply(&mut g, &a.costs, format, a.rate, a.buffer as usize)?;
+    let origin = a
+        .costs
+        .apply(&mut g, format, f64::from(a.rate), a.buffer as usize)?;
     let unit = origin.unit;
     let sources = g.sources();
     let sinks = g.sinks();

@@ -106,7 +106,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     };
     let mut g = util::read_graph(&a.file, a.format)?;
     let format = a.format.or_else(|| Format::from_path(&a.file));
-    let origin = crate::costs::apply(&mut g, &a.costs, format, a.rate, a.buffer as usize)?;
+    let origin = a
+        .costs
+        .apply(&mut g, format, f64::from(a.rate), a.buffer as usize)?;
     if let Some(c) = a.comm_cost {
         g.set_comm_costs(c);
     }
@@ -231,7 +233,7 @@ fn print_text(
     out: &fugue_sched::Outcome,
     m: &Metrics,
     optimal_text: &str,
-    origin: &crate::costs::CostOrigin,
+    origin: &fugue_engine::costs::CostOrigin,
     processors: usize,
 ) {
     let s = &out.schedule;
