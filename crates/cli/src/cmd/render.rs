@@ -116,6 +116,34 @@ fn check_output(args: &Args) -> anyhow::Result<Option<OutputFile>> {
     Ok(Some(out))
 }
 
+/// While it lives, panics print nothing: a processor that panics is silenced by the engine
+/// and reported after the render in one line. A panic that unwinds through the render itself
+/// (a bug) is said when it passes, and the previous hook comes back.
+struct QuietPanics {
+    last: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl QuietPanics {
+    fn install() -> QuietPanics {
+        let last = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let keep = last.clone();
+        std::panic::set_hook(Box::new(move |info| {
+            *keep.lock().unwrap_or_else(|e| e.into_inner()) = info.to_string();
+        }));
+        QuietPanics { last }
+    }
+}
+
+impl Drop for QuietPanics {
+    fn drop(&mut self) {
+        let _ = std::panic::take_hook();
+        if std::thread::panicking() {
+            let msg = self.last.lock().unwrap_or_else(|e| e.into_inner());
+            eprintln!("fugue: internal error: {msg}");
+        }
+    }
+}
+
 /// Runs `fugue render`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let out = check_output(&args)?;
@@ -178,23 +206,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         profile: args.profile.is_some(),
     };
     let (start, mut bar) = (Instant::now(), None);
-    // A processor that panics is silenced by the engine and reported below in one line: keep
-    // the default hook from printing a trace meanwhile. Any other panic becomes an error.
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        fugue_engine::render(&graph, &options, |p| show_progress(start, &mut bar, p))
-    }));
-    std::panic::set_hook(hook);
+    let quiet = QuietPanics::install();
+    let result = fugue_engine::render(&graph, &options, |p| show_progress(start, &mut bar, p));
+    drop(quiet);
     bar.iter().for_each(|b| b.finish_and_clear());
-    let result = result.unwrap_or_else(|payload| {
-        let msg = payload
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_default();
-        Err(RenderError::Options(format!("internal error: {msg}")))
-    });
     let summary = match result {
         Ok(s) => s,
         Err(e) => {
