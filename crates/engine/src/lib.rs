@@ -10,6 +10,7 @@
 //! - [`run()`]: real time through a [`backend`] (JACK, or `clocked` without an audio server),
 //!   one measured cycle per buffer period ([`CycleBody`]); each cycle's [`CycleRecord`]
 //!   travels through a single-producer ordered ring to a statistics thread ([`stats`]).
+//! - [`report`]: what the commands report, as values that serialize to their JSON.
 //! - [`lint`]: warnings about a graph, a render's input or its output that still work.
 //! - [`output`]: output files written safely (never replaced unless asked, never half
 //!   written: a temporary file and a rename).
@@ -53,6 +54,7 @@ pub mod output;
 mod placement;
 pub mod profile;
 mod render;
+pub mod report;
 mod run;
 mod schedule;
 pub mod stats;

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
+use fugue_engine::report::RenderReport;
 use fugue_engine::{Bits, Progress, RenderError, RenderOptions};
 
 use crate::signals;
@@ -282,47 +283,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             args.rate
         ),
     )?;
-    let format = match bits {
-        Bits::I16 => "16-bit",
-        Bits::I24 => "24-bit",
-        Bits::F32 => "32-bit float",
-    };
-    let clipped = if summary.clipped > 0 {
-        format!(", {} samples clipped", summary.clipped)
-    } else {
-        String::new()
-    };
+    let report = RenderReport::new(
+        &args.graph,
+        &shown,
+        args.buffer,
+        bits,
+        &summary,
+        (kind, threads),
+    );
     let line = if args.json {
-        serde_json::json!({
-            "graph": args.graph.display().to_string(),
-            "output": shown.to_string(),
-            "frames": summary.frames,
-            "channels": summary.channels,
-            "sample_rate": summary.sample_rate,
-            "buffer": args.buffer,
-            "format": format,
-            "peak_dbfs": summary.peak_dbfs(),
-            "clipped": summary.clipped,
-            "audio_s": summary.audio_seconds(),
-            "wall_s": summary.wall.as_secs_f64(),
-            "realtime_factor": summary.realtime_factor(),
-            "executor": kind.to_string(),
-            "threads": threads,
-            "auto": summary.auto.as_ref().map(crate::exec_args::auto_json),
-        })
-        .to_string()
+        serde_json::to_string(&report)?
     } else {
-        format!(
-            "{shown}: {} frames, {} channel{}, {} Hz {format}, peak {:.1} dBFS{clipped}, {:.2} s of audio in {:.3} s ({:.1}x real time)",
-            summary.frames,
-            summary.channels,
-            if summary.channels == 1 { "" } else { "s" },
-            summary.sample_rate,
-            summary.peak_dbfs(),
-            summary.audio_seconds(),
-            summary.wall.as_secs_f64(),
-            summary.realtime_factor(),
-        )
+        report.to_string()
     };
     // With the audio on standard output, the summary goes to standard error.
     if to_stdout {

@@ -4,7 +4,8 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use fugue_engine::{Backend, Deadline, EndReason, RunOptions, StatsOptions, Summary};
+use fugue_engine::report::{cycles_line, RunSummary};
+use fugue_engine::{Backend, Deadline, EndReason, RunOptions, StatsOptions};
 
 use crate::signals;
 use crate::util;
@@ -70,33 +71,6 @@ pub struct Args {
     /// The executor that runs the cycles.
     #[command(flatten)]
     pub exec: crate::exec_args::ExecArgs,
-}
-
-fn us(ns: f64) -> String {
-    format!("{:.1} µs", ns / 1000.0)
-}
-
-/// One line of statistics (with the threads' wake-up latency when other threads took part).
-fn line(s: &Summary) -> String {
-    let wake = if s.woken > 0 {
-        format!(
-            ", wake-up median {}, p99 {}",
-            us(s.wake_median_ns as f64),
-            us(s.wake_p99_ns as f64)
-        )
-    } else {
-        String::new()
-    };
-    format!(
-        "cycles {}, mean {}, median {}, p99 {}, max {}, deadline misses {} ({:.2} %){wake}",
-        s.cycles,
-        us(s.mean_ns),
-        us(s.median_ns as f64),
-        us(s.p99_ns as f64),
-        us(s.max_ns as f64),
-        s.misses,
-        s.miss_rate() * 100.0
-    )
 }
 
 /// Runs `fugue run`.
@@ -183,7 +157,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let mut shown = false;
     let result = fugue_engine::run(&graph, &options, |s| {
         if terminal && last.elapsed() >= Duration::from_secs(1) {
-            eprint!("\r\x1b[2K{}", line(s));
+            eprint!("\r\x1b[2K{}", cycles_line(s));
             let _ = std::io::stderr().flush();
             last = Instant::now();
             shown = true;
@@ -216,76 +190,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             p.node, p.message
         ));
     }
-    let s = &report.summary;
-    let xruns = if args.backend == "jack" {
-        // Cycles the server's clock went through while the client was active but did not
-        // run it (it fell behind real time); only exact when the buffer size did not change.
-        let skipped = report
-            .server_cycles()
-            .map_or(0, |c| c.saturating_sub(report.cycles_run()));
-        if skipped > 0 {
-            format!(
-                ", JACK xruns {} ({skipped} server cycles skipped)",
-                report.xruns
-            )
-        } else {
-            format!(", JACK xruns {}", report.xruns)
-        }
-    } else {
-        format!(", overruns {}", report.xruns)
-    };
-    let dropped = if s.dropped > 0 {
-        format!(", {} records dropped (statistics ring full)", s.dropped)
-    } else {
-        String::new()
-    };
-    let changes = if report.buffer_changes > 0 {
-        format!(
-            ", {} buffer-size change(s), {} silent cycle(s)",
-            report.buffer_changes, report.silent_cycles
-        )
-    } else {
-        String::new()
-    };
-    let (kind, threads) = crate::exec_args::played(&options.executor, report.auto.as_ref());
+    let played = crate::exec_args::played(&options.executor, report.auto.as_ref());
+    let summary = RunSummary::new(&args.graph, &args.backend, &args.deadline, &report, played);
     if args.json {
-        let us = |ns: f64| ns / 1000.0;
-        let json = serde_json::json!({
-            "graph": args.graph.display().to_string(),
-            "backend": args.backend,
-            "sample_rate": report.sample_rate,
-            "buffer": report.block,
-            "executor": kind.to_string(),
-            "threads": threads,
-            "deadline": args.deadline,
-            "deadline_us": us(s.deadline_ns as f64),
-            "cycles": s.cycles,
-            "mean_us": us(s.mean_ns),
-            "median_us": us(s.median_ns as f64),
-            "p99_us": us(s.p99_ns as f64),
-            "max_us": us(s.max_ns as f64),
-            "misses": s.misses,
-            "miss_rate": s.miss_rate(),
-            "overruns": report.xruns,
-            "dropped": s.dropped,
-            "steals": s.steals,
-            "wake_median_us": us(s.wake_median_ns as f64),
-            "wake_p99_us": us(s.wake_p99_ns as f64),
-            "buffer_changes": report.buffer_changes,
-            "silent_cycles": report.silent_cycles,
-            "auto": report.auto.as_ref().map(crate::exec_args::auto_json),
-        });
-        println!("{json}");
+        println!("{}", serde_json::to_string(&summary)?);
     } else {
-        println!(
-            "{} at {} Hz, {} frames ({} deadline {}): {}{xruns}{dropped}{changes}",
-            args.graph.display(),
-            report.sample_rate,
-            report.block,
-            args.deadline,
-            us(s.deadline_ns as f64),
-            line(s),
-        );
+        println!("{summary}");
     }
     // The per-cycle statistics, after the summary: a file that cannot be written (a full
     // disk) loses no more than the file.
@@ -313,8 +223,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         &format!(
             "{}, {} with {} thread(s), {} frames at {} Hz, {} backend",
             args.graph.display(),
-            kind,
-            threads,
+            played.0,
+            played.1,
             report.block,
             report.sample_rate,
             args.backend
@@ -329,14 +239,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             };
             anyhow::bail!(
                 "the JACK server stopped{why} after {} cycles; the statistics so far were kept{stats_note}",
-                s.cycles
+                report.summary.cycles
             )
         }
         EndReason::Stopped => {
             signals::say(&format!(
                 "{} after {} cycles{stats_note}",
                 signals::interrupted(),
-                s.cycles
+                report.summary.cycles
             ));
             Ok(())
         }

@@ -5,9 +5,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use fugue_engine::report::ScheduleReport;
 use fugue_engine::Costs;
-use fugue_graph::{analysis, Format, TaskGraph};
-use fugue_sched::{gantt, Algorithm, Metrics, Options};
+use fugue_graph::{analysis, Format};
+use fugue_sched::{gantt, Algorithm, Options};
 
 use crate::util;
 use fugue_engine::output::OutputFile;
@@ -130,172 +131,30 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if let Some(note) = &out.note {
         util::warning(note);
     }
-    let s = &out.schedule;
-    fugue_sched::verify(&g, s).context("internal error: the schedule is invalid")?;
-    let m = Metrics::new(&g, s, processors);
-    let (cp_len, cp) = analysis::critical_path(&g, true);
-    let unit = origin.unit;
-    let optimal_text = match out.optimal {
-        None => "not applicable (heuristic)".to_string(),
-        Some(true) => "proven".to_string(),
-        Some(false) => format!(
-            "not proven within {} s (lower bound {})",
-            a.time_limit,
-            num(out.lower_bound)
-        ),
-    };
+    fugue_sched::verify(&g, &out.schedule).context("internal error: the schedule is invalid")?;
+    let report = ScheduleReport::new(&g, &a.file, &out, processors, a.time_limit, &origin);
     if a.json {
-        let mut tasks = Vec::new();
-        for (p, sl) in s.slots() {
-            tasks.push(serde_json::json!({
-                "task": g.node(sl.task).name,
-                "processor": p,
-                "start": sl.start,
-                "finish": sl.finish,
-            }));
-        }
-        let v = serde_json::json!({
-            "file": a.file.display().to_string(),
-            "algorithm": out.algorithm.name(),
-            "chosen": out.chosen.name(),
-            "processors": processors,
-            "processors_used": s.used_processors(),
-            "makespan": m.makespan,
-            "lower_bound": out.lower_bound.max(m.lower_bound),
-            "nsl": m.nsl,
-            "speedup": m.speedup,
-            "efficiency": m.efficiency,
-            "optimal": out.optimal,
-            "critical_path": cp_len,
-            "critical_path_computation_only": m.cp_length,
-            "critical_path_nodes": cp.iter().map(|&n| g.node(n).name.as_str()).collect::<Vec<_>>(),
-            "total_work": m.total_work,
-            "duplicates": s.has_duplicates(),
-            "time_unit": unit,
-            "costs": origin.kind,
-            "cost_source": origin.source,
-            "tasks": tasks,
-        });
-        println!("{v}");
+        println!("{}", serde_json::to_string(&report)?);
     } else {
-        print_text(&a, &g, &out, &m, &optimal_text, &origin, processors);
+        print!("{report}");
     }
-    if let Some(path) = &a.gantt {
-        let title = format!(
-            "{} — {}{} on {} processors — makespan {}",
-            a.file
-                .file_name()
-                .map(|f| f.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            out.algorithm,
-            if out.algorithm == Algorithm::Best {
-                format!(" ({})", out.chosen)
-            } else {
-                String::new()
-            },
-            processors,
-            num(m.makespan)
-        );
+    if let (Some(path), Some(o)) = (&a.gantt, &gantt_out) {
+        let critical = analysis::critical_path(&g, true).1;
         let svg = gantt::svg(
             &g,
-            s,
+            &out.schedule,
             &gantt::GanttOptions {
-                title,
-                unit: unit.to_string(),
-                critical: cp,
+                title: report.gantt_title(),
+                unit: origin.unit.to_string(),
+                critical,
             },
         );
-        if let Some(o) = &gantt_out {
-            o.write(svg.as_bytes())?;
-        }
+        o.write(svg.as_bytes())?;
         if !a.json {
             println!("gantt chart    {}", path.display());
         }
     }
     Ok(())
-}
-
-fn num(x: f64) -> String {
-    let s = format!("{x:.6}");
-    match s.trim_end_matches('0').trim_end_matches('.') {
-        "-0" => "0".to_string(),
-        t => t.to_string(),
-    }
-}
-
-fn opt(x: Option<f64>) -> String {
-    x.map_or("n/a".into(), |v| format!("{v:.4}"))
-}
-
-fn print_text(
-    a: &Args,
-    g: &TaskGraph,
-    out: &fugue_sched::Outcome,
-    m: &Metrics,
-    optimal_text: &str,
-    origin: &fugue_engine::costs::CostOrigin,
-    processors: usize,
-) {
-    let s = &out.schedule;
-    let unit = origin.unit;
-    println!(
-        "file           {} ({} tasks, {} edges)",
-        a.file.display(),
-        g.len(),
-        g.edges().len()
-    );
-    let chosen = if out.algorithm == Algorithm::Best {
-        format!(" (kept {})", out.chosen)
-    } else {
-        String::new()
-    };
-    println!("algorithm      {}{chosen}", out.algorithm);
-    println!(
-        "processors     {} ({} used)",
-        processors,
-        s.used_processors()
-    );
-    println!("costs          {}", origin.source);
-    let width = g
-        .nodes()
-        .iter()
-        .map(|n| n.name.chars().count())
-        .max()
-        .unwrap_or(4)
-        .clamp(4, 40);
-    for (p, slots) in s.processors.iter().enumerate() {
-        println!();
-        println!("P{p}  ({} tasks)", slots.len());
-        if slots.is_empty() {
-            continue;
-        }
-        println!("  {:<width$}  {:>12}  {:>12}", "task", "start", "finish");
-        for sl in slots {
-            println!(
-                "  {:<width$}  {:>12}  {:>12}",
-                g.node(sl.task).name,
-                num(sl.start),
-                num(sl.finish)
-            );
-        }
-    }
-    println!();
-    println!("makespan       {} {unit}", num(m.makespan));
-    println!(
-        "lower bound    {} {unit}",
-        num(out.lower_bound.max(m.lower_bound))
-    );
-    println!("NSL            {}", opt(m.nsl));
-    println!("speedup        {}", opt(m.speedup));
-    println!("efficiency     {}", opt(m.efficiency));
-    println!("optimal        {optimal_text}");
-    if s.has_duplicates() {
-        println!(
-            "duplicates     yes ({} copies for {} tasks)",
-            s.num_slots(),
-            g.len()
-        );
-    }
 }
 
 #[cfg(test)]
