@@ -11,6 +11,7 @@
 //!   one measured cycle per buffer period ([`CycleBody`]); each cycle's [`CycleRecord`]
 //!   travels through a single-producer ordered ring to a statistics thread ([`stats`]).
 //! - [`report`]: what the commands report, as values that serialize to their JSON.
+//! - [`graphviz`]: a graph drawn by Graphviz, stopped after a time limit.
 //! - [`lint`]: warnings about a graph, a render's input or its output that still work.
 //! - [`output`]: output files written safely (never replaced unless asked, never half
 //!   written: a temporary file and a rename).
@@ -47,6 +48,7 @@ mod choice;
 pub mod costs;
 mod cycle;
 mod engine;
+pub mod graphviz;
 pub mod host;
 pub mod lint;
 mod options;

@@ -7,9 +7,13 @@
 //! - [`RenderReport`], [`RunSummary`]: a render's and a real-time run's figures, with what the
 //!   automatic executor choice chose ([`crate::auto::AutoReport`] serializes as its `auto`
 //!   object).
+//! - [`calibration`]: a calibration's table and costs file.
+//! - [`kinds`]: a registry's kinds as text and Markdown (`docs/nodes.md`).
 //! - [`profile`]: the profile's JSON and the folder `--profile=DIR` writes.
 
+pub mod calibration;
 mod graph;
+pub mod kinds;
 pub mod profile;
 mod run;
 
