@@ -38,6 +38,35 @@ pub fn report(warnings: &[String], strict: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Says what the engine reported beside a render or a run: what the automatic choice chose
+/// (when `says_auto`), its warnings, the nodes of unknown kind played as silence, and the
+/// processors that panicked.
+pub fn engine_notes(
+    says_auto: bool,
+    auto: Option<&fugue_engine::auto::AutoReport>,
+    warnings: &[String],
+    placeholders: &[String],
+    panics: &[fugue_exec::TaskPanic],
+) {
+    if let Some(a) = auto.filter(|_| says_auto) {
+        eprintln!("fugue: {}", a.line());
+    }
+    for w in warnings {
+        crate::util::warning(w);
+    }
+    for name in placeholders {
+        crate::util::warning(format_args!(
+            "node `{name}` has an unknown kind; it was rendered as silence (--placeholder)"
+        ));
+    }
+    for p in panics {
+        crate::util::warning(format_args!(
+            "node `{}` failed ({}); its output was silenced",
+            p.node, p.message
+        ));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

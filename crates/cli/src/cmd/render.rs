@@ -145,33 +145,25 @@ impl Drop for QuietPanics {
     }
 }
 
-/// Runs `fugue render`.
+/// Runs `fugue render`: the flags checked, the options made, one render, the WAV given its
+/// name, the report printed.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let out = check_output(&args)?;
-    let to_stdout = out.is_none();
     let graph = util::read_graph(&args.graph, args.format)?;
     // With --strict, fail before rendering; otherwise the warnings are said after a render
     // that succeeded (a render that fails says only why).
-    let mut graph_warnings = crate::warn::graph_warnings(&graph, &args.graph);
-    graph_warnings.extend(args.exec.warnings(crate::exec_args::Executor::Auto));
+    let mut warnings = crate::warn::graph_warnings(&graph, &args.graph);
+    warnings.extend(args.exec.warnings(crate::exec_args::Executor::Auto));
     if let Some(input) = &args.input {
         let lints = fugue_engine::lint::input(&graph, input);
-        graph_warnings.extend(lints.iter().map(|w| w.to_string()));
+        warnings.extend(lints.iter().map(|w| w.to_string()));
     }
     if args.strict {
-        crate::warn::report(&graph_warnings, true)?;
+        crate::warn::report(&warnings, true)?;
     }
     let bits =
         Bits::from_bits(args.bits).ok_or_else(|| util::usage("--bits must be 16, 24 or 32"))?;
-    if let Some(s) = args.seconds {
-        let unit = format!("one sample at {} Hz", args.rate);
-        util::check_seconds(s, 86_400.0, Some((1.0 / f64::from(args.rate), &unit)))?;
-    }
-    crate::exec_args::check_pipeline(
-        args.exec.pipeline,
-        Some(args.buffer as usize),
-        args.profile.is_some(),
-    )?;
+    let mut options = options(&args, bits)?;
     let profile_dir = profile_dir(&args.profile, args.force)?;
     let tmp = match &out {
         None => Temp::new(
@@ -180,32 +172,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ),
         Some(o) => o.temp()?,
     };
-    let shown = if to_stdout {
-        "standard output".to_string()
-    } else {
-        args.output.display().to_string()
+    let shown = match &out {
+        None => "standard output".to_string(),
+        Some(_) => args.output.display().to_string(),
     };
-    let cancel = signals::stop_flag();
-    let options = RenderOptions {
-        sample_rate: args.rate,
-        block: args.buffer as usize,
-        seconds: args.seconds,
-        bits,
-        input: args.input.clone(),
-        output: fugue_engine::Output::Wav(tmp.path().to_path_buf()),
-        placeholder: args.placeholder,
-        cancel: Some(cancel),
-        executor: {
-            let profile = args.profile.is_some();
-            let mut c = args
-                .exec
-                .choice_or(crate::exec_args::Executor::Auto, profile);
-            // Offline, cycles may overlap (same samples): auto tries it, unless profiled.
-            c.auto_overlap = !profile;
-            c
-        },
-        profile: args.profile.is_some(),
-    };
+    options.output = fugue_engine::Output::Wav(tmp.path().to_path_buf());
     let (start, mut bar) = (Instant::now(), None);
     let quiet = QuietPanics::install();
     let result = fugue_engine::render(&graph, &options, |p| show_progress(start, &mut bar, p));
@@ -228,61 +199,32 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             });
         }
     };
-    let mut audio = graph_warnings;
     let had_input = args.input.is_some();
     let lints = fugue_engine::lint::audio(&summary, bits, &shown, &graph, had_input);
-    audio.extend(lints.iter().map(|w| w.to_string()));
-    if let Err(e) = crate::warn::report(&audio, args.strict) {
+    warnings.extend(lints.iter().map(|w| w.to_string()));
+    if let Err(e) = crate::warn::report(&warnings, args.strict) {
         return Err(e.context(format!("{shown} was not written")));
     }
-    match &out {
-        None => {
-            signals::not_polled();
-            let copied = std::fs::File::open(tmp.path()).and_then(|mut f| {
-                let mut out = std::io::stdout().lock();
-                std::io::copy(&mut f, &mut out)?;
-                out.flush()
-            });
-            drop(tmp);
-            copied.context("cannot write the WAV data to standard output")?;
-        }
-        Some(o) => {
-            signals::not_polled();
-            o.commit(tmp)?
-        }
-    }
-    if let Some(a) = &summary.auto {
-        if args.exec.says_auto(a) {
-            eprintln!("fugue: {}", a.line());
-        }
-    }
-    for w in &summary.warnings {
-        crate::util::warning(w);
-    }
-    for name in &summary.placeholders {
-        util::warning(format_args!(
-            "node `{name}` has an unknown kind; it was rendered as silence (--placeholder)"
-        ));
-    }
-    for p in &summary.panics {
-        util::warning(format_args!(
-            "node `{}` failed ({}); its output was silenced",
-            p.node, p.message
-        ));
-    }
+    write_out(out.as_ref(), tmp)?;
+    let says_auto = summary
+        .auto
+        .as_ref()
+        .is_some_and(|a| args.exec.says_auto(a));
+    crate::warn::engine_notes(
+        says_auto,
+        summary.auto.as_ref(),
+        &summary.warnings,
+        &summary.placeholders,
+        &summary.panics,
+    );
     let (kind, threads) = crate::exec_args::played(&options.executor, summary.auto.as_ref());
-    crate::cmd::profile::emit(
-        summary.profile.as_ref(),
-        profile_dir.as_deref(),
-        &format!(
-            "{}, {} with {} thread(s), {} frames at {} Hz, offline render",
-            args.graph.display(),
-            kind,
-            threads,
-            args.buffer,
-            args.rate
-        ),
-    )?;
+    let what = format!(
+        "{}, {kind} with {threads} thread(s), {} frames at {} Hz, offline render",
+        args.graph.display(),
+        args.buffer,
+        args.rate
+    );
+    crate::cmd::profile::emit(summary.profile.as_ref(), profile_dir.as_deref(), &what)?;
     let report = RenderReport::new(
         &args.graph,
         &shown,
@@ -297,12 +239,54 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         report.to_string()
     };
     // With the audio on standard output, the summary goes to standard error.
-    if to_stdout {
+    if out.is_none() {
         eprintln!("{line}");
     } else {
         println!("{line}");
     }
     Ok(())
+}
+
+/// The render's options from the flags (checked); the WAV's path is set by the caller.
+fn options(args: &Args, bits: Bits) -> anyhow::Result<RenderOptions> {
+    if let Some(s) = args.seconds {
+        let unit = format!("one sample at {} Hz", args.rate);
+        util::check_seconds(s, 86_400.0, Some((1.0 / f64::from(args.rate), &unit)))?;
+    }
+    let profile = args.profile.is_some();
+    crate::exec_args::check_pipeline(args.exec.pipeline, Some(args.buffer as usize), profile)?;
+    let mut executor = args
+        .exec
+        .choice_or(crate::exec_args::Executor::Auto, profile);
+    // Offline, cycles may overlap (same samples): auto tries it, unless profiled.
+    executor.auto_overlap = !profile;
+    Ok(RenderOptions {
+        sample_rate: args.rate,
+        block: args.buffer as usize,
+        seconds: args.seconds,
+        bits,
+        input: args.input.clone(),
+        output: fugue_engine::Output::Discard,
+        placeholder: args.placeholder,
+        cancel: Some(signals::stop_flag()),
+        executor,
+        profile,
+    })
+}
+
+/// Gives the finished WAV `tmp` its name, or copies it to standard output (`out` is `None`).
+fn write_out(out: Option<&OutputFile>, tmp: Temp) -> anyhow::Result<()> {
+    signals::not_polled();
+    let Some(o) = out else {
+        let copied = std::fs::File::open(tmp.path()).and_then(|mut f| {
+            let mut out = std::io::stdout().lock();
+            std::io::copy(&mut f, &mut out)?;
+            out.flush()
+        });
+        drop(tmp);
+        return copied.context("cannot write the WAV data to standard output");
+    };
+    Ok(o.commit(tmp)?)
 }
 
 /// The folder of `--profile=DIR` (`None` for a bare `--profile`), checked before running.

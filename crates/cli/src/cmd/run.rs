@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use fugue_engine::report::{cycles_line, RunSummary};
-use fugue_engine::{Backend, Deadline, EndReason, RunOptions, StatsOptions};
+use fugue_engine::{Backend, Deadline, EndReason, RunError, RunOptions, RunReport, StatsOptions};
 
 use crate::signals;
 use crate::util;
@@ -73,123 +73,40 @@ pub struct Args {
     pub exec: crate::exec_args::ExecArgs,
 }
 
-/// Runs `fugue run`.
+/// Runs `fugue run`: the flags checked, the options made, one run, its report printed.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let graph = util::read_graph(&args.graph, args.format)?;
     // With --strict, fail before running; otherwise the warnings are said after a run that
     // started (one that fails says only why).
-    let mut graph_warnings = crate::warn::graph_warnings(&graph, &args.graph);
-    graph_warnings.extend(args.exec.warnings(crate::exec_args::Executor::Auto));
-    if args.backend == "jack" {
-        for (flag, given) in [
-            ("--rate", args.rate.is_some()),
-            ("--buffer", args.buffer.is_some()),
-        ] {
-            if given {
-                graph_warnings.push(format!(
-                    "{flag} applies to the clocked backend only; the JACK backend runs at the server's rate and buffer size"
-                ));
-            }
-        }
-    }
+    let warnings = warnings(&args, &graph);
     if args.strict {
-        crate::warn::report(&graph_warnings, true)?;
+        crate::warn::report(&warnings, true)?;
     }
-    let rate = args.rate.unwrap_or(48_000);
-    let buffer = args.buffer.unwrap_or(256);
-    // The clocked backend's cycle is known before the run; JACK's is the server's, unknown
-    // until connected: any length above zero is accepted there.
-    let cycle = format!("one cycle of {buffer} frames at {rate} Hz");
-    let unit = (args.backend != "jack").then(|| (buffer as f64 / f64::from(rate), &*cycle));
-    if let Some(d) = args.seconds {
-        util::check_seconds(d, 604_800.0, unit)?;
-    }
-    let duration = args.seconds.map(Duration::from_secs_f64);
-    // The JACK server chooses its buffer: checked when the plan is compiled.
-    let known_buffer = (args.backend != "jack").then_some(buffer as usize);
-    crate::exec_args::check_pipeline(args.exec.pipeline, known_buffer, args.profile.is_some())?;
+    let mut options = options(&args)?;
     let profile_dir = crate::cmd::render::profile_dir(&args.profile, args.force)?;
     let stats_out = match &args.stats {
         Some(p) => Some(OutputFile::check(p, args.force, &[args.graph.as_path()])?),
         None => None,
     };
-    let tmp = match &stats_out {
-        Some(o) => Some(o.temp()?),
-        None => None,
-    };
-    let backend = if args.backend == "jack" {
-        Backend::Jack {
-            connect: args.connect,
-            client_name: args.client_name.clone(),
-        }
-    } else {
-        Backend::Clocked {
-            rate,
-            block: buffer as usize,
-        }
-    };
-    let options = RunOptions {
-        backend,
-        executor: {
-            let mut c = args
-                .exec
-                .choice_or(crate::exec_args::Executor::Auto, args.profile.is_some());
-            c.pin = args.exec.pin_for(true);
-            c
-        },
-        duration,
-        deadline: if args.deadline == "double" {
-            Deadline::Double
-        } else {
-            Deadline::Period
-        },
-        stats: StatsOptions {
-            csv: tmp.as_ref().map(|t| t.path().to_path_buf()),
-            keep_records: false,
-            hash_outputs: false,
-        },
-        stop: Some(signals::stop_flag()),
-        placeholder: args.placeholder,
-        profile: args.profile.is_some(),
-    };
-    let terminal = std::io::stderr().is_terminal();
-    let mut last = Instant::now();
-    let mut shown = false;
-    let result = fugue_engine::run(&graph, &options, |s| {
-        if terminal && last.elapsed() >= Duration::from_secs(1) {
-            eprint!("\r\x1b[2K{}", cycles_line(s));
-            let _ = std::io::stderr().flush();
-            last = Instant::now();
-            shown = true;
-        }
-    });
-    if shown {
-        eprint!("\r\x1b[2K");
-    }
-    let report = match result {
+    let tmp = stats_out.as_ref().map(OutputFile::temp).transpose()?;
+    options.stats.csv = tmp.as_ref().map(|t| t.path().to_path_buf());
+    let report = match play(&graph, &options) {
         Ok(r) => r,
         Err(e) => {
             drop(tmp);
-            return Err(
-                anyhow::Error::new(e).context(format!("cannot run {}", args.graph.display()))
-            );
+            let e = anyhow::Error::new(e);
+            return Err(e.context(format!("cannot run {}", args.graph.display())));
         }
     };
-    crate::warn::report(&graph_warnings, false)?;
-    if let Some(a) = &report.auto {
-        if args.exec.says_auto(a) {
-            eprintln!("fugue: {}", a.line());
-        }
-    }
-    for w in &report.warnings {
-        crate::util::warning(w);
-    }
-    for p in &report.panics {
-        util::warning(format_args!(
-            "node `{}` failed ({}); its output was silenced",
-            p.node, p.message
-        ));
-    }
+    crate::warn::report(&warnings, false)?;
+    let says_auto = report.auto.as_ref().is_some_and(|a| args.exec.says_auto(a));
+    crate::warn::engine_notes(
+        says_auto,
+        report.auto.as_ref(),
+        &report.warnings,
+        &[],
+        &report.panics,
+    );
     let played = crate::exec_args::played(&options.executor, report.auto.as_ref());
     let summary = RunSummary::new(&args.graph, &args.backend, &args.deadline, &report, played);
     if args.json {
@@ -217,19 +134,106 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         out.commit(t)?;
         stats_note = format!("; per-cycle statistics in {shown}");
     }
-    crate::cmd::profile::emit(
-        report.profile.as_ref(),
-        profile_dir.as_deref(),
-        &format!(
-            "{}, {} with {} thread(s), {} frames at {} Hz, {} backend",
-            args.graph.display(),
-            played.0,
-            played.1,
-            report.block,
-            report.sample_rate,
-            args.backend
-        ),
-    )?;
+    let (kind, threads) = played;
+    let what = format!(
+        "{}, {kind} with {threads} thread(s), {} frames at {} Hz, {} backend",
+        args.graph.display(),
+        report.block,
+        report.sample_rate,
+        args.backend
+    );
+    crate::cmd::profile::emit(report.profile.as_ref(), profile_dir.as_deref(), &what)?;
+    end(&report, &stats_note)
+}
+
+/// What the flags and the graph suggest is a mistake: the graph's lints, flags the executor
+/// ignores, `--rate` and `--buffer` under JACK.
+fn warnings(args: &Args, graph: &fugue_graph::TaskGraph) -> Vec<String> {
+    let mut warnings = crate::warn::graph_warnings(graph, &args.graph);
+    warnings.extend(args.exec.warnings(crate::exec_args::Executor::Auto));
+    if args.backend == "jack" {
+        for (flag, given) in [
+            ("--rate", args.rate.is_some()),
+            ("--buffer", args.buffer.is_some()),
+        ] {
+            if given {
+                warnings.push(format!(
+                    "{flag} applies to the clocked backend only; the JACK backend runs at the server's rate and buffer size"
+                ));
+            }
+        }
+    }
+    warnings
+}
+
+/// The run's options from the flags (checked); the statistics file is set by the caller.
+fn options(args: &Args) -> anyhow::Result<RunOptions> {
+    let rate = args.rate.unwrap_or(48_000);
+    let buffer = args.buffer.unwrap_or(256);
+    let jack = args.backend == "jack";
+    // The clocked backend's cycle is known before the run; JACK's is the server's, unknown
+    // until connected: any length above zero is accepted there.
+    let cycle = format!("one cycle of {buffer} frames at {rate} Hz");
+    let unit = (!jack).then(|| (buffer as f64 / f64::from(rate), &*cycle));
+    if let Some(d) = args.seconds {
+        util::check_seconds(d, 604_800.0, unit)?;
+    }
+    // The JACK server chooses its buffer: checked when the plan is compiled.
+    let known_buffer = (!jack).then_some(buffer as usize);
+    let profile = args.profile.is_some();
+    crate::exec_args::check_pipeline(args.exec.pipeline, known_buffer, profile)?;
+    let mut executor = args
+        .exec
+        .choice_or(crate::exec_args::Executor::Auto, profile);
+    executor.pin = args.exec.pin_for(true);
+    Ok(RunOptions {
+        backend: if jack {
+            Backend::Jack {
+                connect: args.connect,
+                client_name: args.client_name.clone(),
+            }
+        } else {
+            Backend::Clocked {
+                rate,
+                block: buffer as usize,
+            }
+        },
+        executor,
+        duration: args.seconds.map(Duration::from_secs_f64),
+        deadline: if args.deadline == "double" {
+            Deadline::Double
+        } else {
+            Deadline::Period
+        },
+        stats: StatsOptions::default(),
+        stop: Some(signals::stop_flag()),
+        placeholder: args.placeholder,
+        profile,
+    })
+}
+
+/// Runs `graph`, the statistics so far on one line of a terminal, redrawn every second.
+fn play(graph: &fugue_graph::TaskGraph, options: &RunOptions) -> Result<RunReport, RunError> {
+    let terminal = std::io::stderr().is_terminal();
+    let mut last = Instant::now();
+    let mut shown = false;
+    let result = fugue_engine::run(graph, options, |s| {
+        if terminal && last.elapsed() >= Duration::from_secs(1) {
+            eprint!("\r\x1b[2K{}", cycles_line(s));
+            let _ = std::io::stderr().flush();
+            last = Instant::now();
+            shown = true;
+        }
+    });
+    if shown {
+        eprint!("\r\x1b[2K");
+    }
+    result
+}
+
+/// How the run ended: an error when the JACK server stopped, a line after a signal.
+fn end(report: &RunReport, stats_note: &str) -> anyhow::Result<()> {
+    let cycles = report.summary.cycles;
     match &report.end {
         EndReason::ServerGone(reason) => {
             let why = if reason.is_empty() {
@@ -238,15 +242,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 format!(" ({reason})")
             };
             anyhow::bail!(
-                "the JACK server stopped{why} after {} cycles; the statistics so far were kept{stats_note}",
-                report.summary.cycles
+                "the JACK server stopped{why} after {cycles} cycles; the statistics so far were kept{stats_note}"
             )
         }
         EndReason::Stopped => {
             signals::say(&format!(
-                "{} after {} cycles{stats_note}",
-                signals::interrupted(),
-                report.summary.cycles
+                "{} after {cycles} cycles{stats_note}",
+                signals::interrupted()
             ));
             Ok(())
         }
