@@ -4,11 +4,10 @@
 //! `render --profile`.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use anyhow::Context as _;
 use fugue_engine::report::profile;
-use fugue_engine::{Backend, Output, ProfileReport, RenderOptions, RunOptions, StatsOptions};
+use fugue_engine::ProfileReport;
 
 use crate::util;
 
@@ -54,7 +53,8 @@ pub struct Args {
 /// Runs `fugue profile`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let graph = util::read_graph(&args.graph, args.format)?;
-    let (unit_seconds, unit) = if args.backend == "offline" {
+    let offline = args.backend == "offline";
+    let (unit_seconds, unit) = if offline {
         (
             1.0 / f64::from(args.rate),
             format!("one sample at {} Hz", args.rate),
@@ -69,50 +69,28 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(dir) = &args.output {
         check_dir(dir, args.force)?;
     }
-    let mut choice = args.exec.choice();
-    choice.pin = args.exec.pin_for(args.backend != "offline");
+    let mut executor = args.exec.choice();
+    executor.pin = args.exec.pin_for(!offline);
     let what = format!(
         "{}, {} with {} thread(s), {} frames at {} Hz, {}",
         args.graph.display(),
-        choice.kind,
-        choice.threads,
+        executor.kind,
+        executor.threads,
         args.buffer,
         args.rate,
         args.backend
     );
-    let (report, warnings) = if args.backend == "offline" {
-        let options = RenderOptions {
-            sample_rate: args.rate,
-            block: args.buffer as usize,
-            seconds: Some(args.seconds),
-            output: Output::Discard,
-            placeholder: args.placeholder,
-            cancel: Some(crate::signals::stop_flag()),
-            executor: choice,
-            profile: true,
-            ..RenderOptions::default()
-        };
-        let s = fugue_engine::render(&graph, &options, |_| {})
-            .with_context(|| format!("cannot profile {}", args.graph.display()))?;
-        (s.profile, s.warnings)
-    } else {
-        let options = RunOptions {
-            backend: Backend::Clocked {
-                rate: args.rate,
-                block: args.buffer as usize,
-            },
-            executor: choice,
-            duration: Some(Duration::from_secs_f64(args.seconds)),
-            stats: StatsOptions::default(),
-            stop: Some(crate::signals::stop_flag()),
-            placeholder: args.placeholder,
-            profile: true,
-            ..RunOptions::default()
-        };
-        let r = fugue_engine::run(&graph, &options, |_| {})
-            .with_context(|| format!("cannot profile {}", args.graph.display()))?;
-        (r.profile, r.warnings)
+    let recording = profile::Recording {
+        offline,
+        rate: args.rate,
+        buffer: args.buffer as usize,
+        seconds: args.seconds,
+        placeholder: args.placeholder,
+        executor,
+        stop: Some(crate::signals::stop_flag()),
     };
+    let (report, warnings) = profile::record(&graph, &recording)
+        .with_context(|| format!("cannot profile {}", args.graph.display()))?;
     for w in &warnings {
         crate::util::warning(w);
     }

@@ -1,4 +1,4 @@
-//! The profile ([`ProfileReport`]) as JSON, and the folder that `fugue profile -o DIR`,
+//! Recording a profile ([`record`]), the profile ([`ProfileReport`]) as JSON, and the folder that `fugue profile -o DIR`,
 //! `run --profile=DIR` and `render --profile=DIR` write: [`FILES`].
 
 use std::path::Path;
@@ -249,4 +249,72 @@ impl<'a> ProfileJson<'a> {
             slowest_cycles: r.slowest.iter().map(TimelineJson::from).collect(),
         }
     }
+}
+
+/// A run made to record a profile: offline (cycles back to back, as a render runs them) or
+/// clocked (paced at the buffer period, as a backend runs them).
+#[derive(Clone, Debug)]
+pub struct Recording {
+    /// Offline rather than clocked.
+    pub offline: bool,
+    /// Sample rate, Hz.
+    pub rate: u32,
+    /// Frames per cycle.
+    pub buffer: usize,
+    /// Seconds of audio.
+    pub seconds: f64,
+    /// Nodes of unknown kind played as silence.
+    pub placeholder: bool,
+    /// The executor.
+    pub executor: crate::ExecutorChoice,
+    /// A request to stop early.
+    pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+}
+
+/// Why a recording failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// The offline render failed.
+    #[error(transparent)]
+    Render(#[from] crate::RenderError),
+    /// The clocked run failed.
+    #[error(transparent)]
+    Run(#[from] crate::RunError),
+}
+
+/// Runs `graph` as `r` says with the profile on; returns the profile (`None` if no cycle
+/// was recorded) and the engine's warnings.
+pub fn record(
+    graph: &fugue_graph::TaskGraph,
+    r: &Recording,
+) -> Result<(Option<ProfileReport>, Vec<String>), RecordError> {
+    if r.offline {
+        let options = crate::RenderOptions {
+            sample_rate: r.rate,
+            block: r.buffer,
+            seconds: Some(r.seconds),
+            output: crate::Output::Discard,
+            placeholder: r.placeholder,
+            cancel: r.stop.clone(),
+            executor: r.executor.clone(),
+            profile: true,
+            ..crate::RenderOptions::default()
+        };
+        let s = crate::render(graph, &options, |_| {})?;
+        return Ok((s.profile, s.warnings));
+    }
+    let options = crate::RunOptions {
+        backend: crate::Backend::Clocked {
+            rate: r.rate,
+            block: r.buffer,
+        },
+        executor: r.executor.clone(),
+        duration: Some(std::time::Duration::from_secs_f64(r.seconds)),
+        stop: r.stop.clone(),
+        placeholder: r.placeholder,
+        profile: true,
+        ..crate::RunOptions::default()
+    };
+    let report = crate::run(graph, &options, |_| {})?;
+    Ok((report.profile, report.warnings))
 }
