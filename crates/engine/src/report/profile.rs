@@ -1,5 +1,6 @@
-//! Recording a profile ([`record`]), the profile ([`ProfileReport`]) as JSON, and the folder that `fugue profile -o DIR`,
-//! `run --profile=DIR` and `render --profile=DIR` write: [`FILES`].
+//! Recording a profile ([`record`]), the profile ([`ProfileReport`]) as JSON, and the folder
+//! that `fugue profile -o DIR`, `run --profile=DIR` and `render --profile=DIR` write:
+//! [`FILES`].
 
 use std::path::Path;
 
