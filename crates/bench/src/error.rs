@@ -94,6 +94,16 @@ boxed_from!(
     Pool: fugue_pool::BuildError,
 );
 
+impl From<fugue_engine::output::OutputError> for BenchError {
+    fn from(e: fugue_engine::output::OutputError) -> Self {
+        use fugue_engine::output::OutputError;
+        match e {
+            OutputError::Io { what, source } => BenchError::Io { what, source },
+            e => BenchError::Output(e.to_string()),
+        }
+    }
+}
+
 impl BenchError {
     /// Whether the error comes from the configuration (the command line's usage errors):
     /// [`BenchError::Config`], or a graph file of an unknown format, also under context.

@@ -146,3 +146,89 @@ mod tests {
         assert!(lo <= r.median_ratio() && r.median_ratio() <= hi);
     }
 }
+
+/// A measurement with what was measured: `bench profile-cost --json`'s object, and its text
+/// (`Display`).
+#[derive(Debug, serde::Serialize)]
+pub struct ProfileCostReport<'a> {
+    /// The graph's label.
+    pub graph: &'a str,
+    /// Where it came from.
+    pub source: &'a str,
+    /// The executor.
+    pub executor: String,
+    /// Its threads.
+    pub threads: usize,
+    /// Frames per cycle.
+    pub buffer: usize,
+    /// Pairs of blocks.
+    pub pairs: usize,
+    /// Cycles per block.
+    pub cycles_per_block: usize,
+    /// Median over the plain blocks of their mean cycle, µs.
+    pub median_off_us: f64,
+    /// Median over the profiled blocks of their mean cycle, µs.
+    pub median_on_us: f64,
+    /// Median of the per-pair ratios.
+    pub median_ratio: f64,
+    /// Smallest ratio.
+    pub ratio_min: f64,
+    /// Largest ratio.
+    pub ratio_max: f64,
+    /// Every pair's ratio.
+    pub ratios: &'a [f64],
+    /// Cycles whose outputs were compared.
+    pub checked_cycles: u64,
+}
+
+impl<'a> ProfileCostReport<'a> {
+    /// The report of `r`, measured as `cfg` says on the graph `label` (from `source`).
+    pub fn new(
+        r: &'a ProfileCost,
+        cfg: &ProfileCostConfig,
+        label: &'a str,
+        source: &'a str,
+    ) -> Self {
+        let (ratio_min, ratio_max) = r.range();
+        ProfileCostReport {
+            graph: label,
+            source,
+            executor: cfg.choice.kind.to_string(),
+            threads: cfg.choice.threads.max(1),
+            buffer: cfg.buffer,
+            pairs: cfg.pairs,
+            cycles_per_block: cfg.cycles,
+            median_off_us: median(&r.off_ns) / 1000.0,
+            median_on_us: median(&r.on_ns) / 1000.0,
+            median_ratio: r.median_ratio(),
+            ratio_min,
+            ratio_max,
+            ratios: &r.ratios,
+            checked_cycles: r.checked,
+        }
+    }
+}
+
+impl std::fmt::Display for ProfileCostReport<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "{} ({}), {} with {} thread(s), {} frames",
+            self.graph, self.source, self.executor, self.threads, self.buffer
+        )?;
+        writeln!(
+            f,
+            "mean cycle, median of {} blocks of {} cycles: {:.2} µs plain, {:.2} µs profiled",
+            self.pairs, self.cycles_per_block, self.median_off_us, self.median_on_us
+        )?;
+        write!(
+            f,
+            "profiled / plain: median {:.3} (range {:.3}-{:.3}): the profile costs {:+.1} % of the cycle; outputs identical over {} cycles",
+            self.median_ratio,
+            self.ratio_min,
+            self.ratio_max,
+            (self.median_ratio - 1.0) * 100.0,
+            self.checked_cycles
+        )
+    }
+}

@@ -260,30 +260,3 @@ pub fn played(
         (a.chosen().kind, a.chosen().threads)
     })
 }
-
-/// What the automatic choice measured and chose, for the `--json` reports of `run` and
-/// `render`: the chosen candidate, why, whether the trials were paced, how long they took,
-/// and every candidate's mean cycle (µs, the slowest 2 % left out) over its trial cycles.
-pub fn auto_json(a: &fugue_engine::auto::AutoReport) -> serde_json::Value {
-    let c = a.chosen();
-    serde_json::json!({
-        "chose": c.label,
-        "kind": c.kind.to_string(),
-        "threads": c.threads,
-        "pipeline": c.pipeline,
-        "overlap": c.overlap,
-        "why": a.why(),
-        "paced": a.paced,
-        "trials_s": a.took.as_secs_f64(),
-        "candidates": a.candidates.iter().map(|k| serde_json::json!({
-            "label": k.label,
-            "kind": k.kind.to_string(),
-            "threads": k.threads,
-            "pipeline": k.pipeline,
-            "overlap": k.overlap,
-            "mean_us": k.mean_ns / 1000.0,
-            "cycles": k.cycles,
-        })).collect::<Vec<_>>(),
-        "left_out": a.left_out,
-    })
-}

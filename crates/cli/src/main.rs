@@ -22,9 +22,11 @@ macro_rules! examples {
 }
 
 mod cmd;
-mod costs;
 mod exec_args;
-mod output;
+/// The checked output file (the name the commands use).
+mod output {
+    pub use fugue_engine::output::OutputFile as Output;
+}
 mod signals;
 mod util;
 mod warn;

@@ -7,11 +7,10 @@
 //! [`stop_flag`]: the first signal then only sets it, the command ends its work, keeps what
 //! is complete, says what happened ([`say`]) and returns; `main` exits with the signal's
 //! code. Any other command, or a second signal, ends the process at once: the temporary
-//! files registered ([`Temp`]) are removed first, so no half-written file is left.
+//! files registered ([`fugue_engine::output::Temp`]) are removed first, so no half-written file is left.
 
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
@@ -21,8 +20,6 @@ static SIGNAL: AtomicI32 = AtomicI32::new(0);
 static POLLED: AtomicBool = AtomicBool::new(false);
 /// Whether the command said what the signal did to it.
 static SAID: AtomicBool = AtomicBool::new(false);
-/// The temporary files in use, with the output each one is for.
-static TEMPS: Mutex<Vec<(PathBuf, String)>> = Mutex::new(Vec::new());
 
 /// The stop request that every handled signal sets.
 fn flag() -> &'static Arc<AtomicBool> {
@@ -54,13 +51,7 @@ pub fn install() {
 /// Ends the process at once on `sig`: removes the temporary files, says which outputs were
 /// not written, exits with 128 + `sig`.
 fn exit_now(sig: i32) -> ! {
-    let temps = std::mem::take(&mut *TEMPS.lock().unwrap_or_else(|e| e.into_inner()));
-    let mut lost: Vec<String> = Vec::new();
-    for (tmp, shown) in temps {
-        if std::fs::remove_file(&tmp).is_ok() && !lost.contains(&shown) {
-            lost.push(shown);
-        }
-    }
+    let lost = fugue_engine::output::remove_temps();
     let what = if lost.is_empty() {
         String::new()
     } else {
@@ -123,45 +114,4 @@ pub fn say(msg: &str) {
 /// Whether [`say`] was called.
 pub fn said() -> bool {
     SAID.load(Ordering::SeqCst)
-}
-
-/// A temporary file for the output `shown`: removed when dropped (unless it was given its
-/// name, [`Temp::keep`]) and when a signal ends the process.
-#[derive(Debug)]
-pub struct Temp {
-    path: PathBuf,
-    armed: bool,
-}
-
-impl Temp {
-    /// Registers the temporary name `path`, for the output `shown`.
-    pub fn new(path: PathBuf, shown: &Path) -> Temp {
-        TEMPS
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push((path.clone(), shown.display().to_string()));
-        Temp { path, armed: true }
-    }
-
-    /// The temporary name.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// Forgets the file: it was renamed (or removed) by its writer.
-    pub fn keep(mut self) {
-        self.armed = false;
-    }
-}
-
-impl Drop for Temp {
-    fn drop(&mut self) {
-        TEMPS
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .retain(|(p, _)| p != &self.path);
-        if self.armed {
-            let _ = std::fs::remove_file(&self.path);
-        }
-    }
 }

@@ -2,9 +2,8 @@
 
 use std::path::Path;
 
+use fugue_engine::output::OutputError;
 use fugue_graph::{Format, ReadError, TaskGraph};
-
-use crate::output::Output;
 
 /// A usage error: exit code 2.
 #[derive(Debug)]
@@ -24,11 +23,17 @@ pub fn usage(msg: impl Into<String>) -> anyhow::Error {
 }
 
 /// The exit code for an error: 128 + the signal's number after SIGINT, SIGTERM or SIGHUP;
-/// 2 for usage errors (a benchmark's configuration errors included), 1 for everything else.
+/// 2 for usage errors (an output file that exists without `--force`, a benchmark's configuration errors included), 1 for everything else.
 pub fn exit_code(e: &anyhow::Error) -> u8 {
     if let Some(sig) = crate::signals::received() {
         (128 + sig) as u8
     } else if e.chain().any(|c| c.downcast_ref::<Usage>().is_some())
+        || e.chain().any(|c| {
+            matches!(
+                c.downcast_ref::<OutputError>(),
+                Some(OutputError::Exists(_))
+            )
+        })
         || e.chain().any(|c| {
             c.downcast_ref::<fugue_bench::BenchError>()
                 .is_some_and(|b| b.is_config())
@@ -68,10 +73,10 @@ pub fn read_graph(path: &Path, format: Option<Format>) -> anyhow::Result<TaskGra
     })
 }
 
-/// Writes `bytes` to `path` ([`Output`]): refuses to replace an existing file unless
-/// `force`.
+/// Writes `bytes` to `path` ([`fugue_engine::output::OutputFile`]): refuses to replace an
+/// existing file unless `force`.
 pub fn write_atomic(path: &Path, force: bool, bytes: &[u8]) -> anyhow::Result<()> {
-    Output::check(path, force, &[])?.write(bytes)
+    Ok(fugue_engine::output::OutputFile::check(path, force, &[])?.write(bytes)?)
 }
 
 /// Checks a `--seconds` value: a number from the length of one `unit` (`unit_seconds` long:

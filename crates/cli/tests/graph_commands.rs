@@ -257,3 +257,72 @@ fn structural_errors_are_said_once() {
     let err = stderr(&o);
     assert_eq!(err.matches("unknown node").count(), 1, "{err}");
 }
+
+/// `fugue schedule FILE` with the options every schedule test shares, and `more`.
+fn schedule(
+    file: &std::path::Path,
+    algorithm: &str,
+    processors: &str,
+    more: &[&str],
+) -> std::process::Output {
+    let mut args = vec![
+        "schedule",
+        file.to_str().unwrap(),
+        "-a",
+        algorithm,
+        "-p",
+        processors,
+        "--time-limit",
+        "2",
+        "--json",
+    ];
+    args.extend_from_slice(more);
+    fugue(&args)
+}
+
+#[test]
+fn schedule_writes_a_gantt_chart_and_refuses_to_overwrite_it() {
+    let Some(f) = data("sched/kwok-ahmad-9.dot") else {
+        return;
+    };
+    let dir = tmpdir("schedule-gantt");
+    let out = dir.join("g.svg");
+    let gantt = out.to_str().unwrap();
+    let o = schedule(&f, "cpfd", "4", &["--gantt", gantt]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let svg = std::fs::read_to_string(&out).unwrap();
+    assert!(svg.contains("<svg") && svg.contains(">n9<") && svg.contains("critical-path task"));
+    let o = schedule(&f, "hlfet", "2", &["--gantt", gantt]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--force"), "{}", stderr(&o));
+    let o = schedule(&f, "hlfet", "2", &["--gantt", gantt, "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn schedule_bad_arguments_and_costs_are_reported() {
+    let Some(f) = data("sched/kwok-ahmad-9.dot") else {
+        return;
+    };
+    assert_eq!(schedule(&f, "etf", "0", &[]).status.code(), Some(2));
+    assert_eq!(
+        schedule(&f, "etf", "2", &["--comm-cost=-1"]).status.code(),
+        Some(2)
+    );
+    let dir = tmpdir("schedule-costs");
+    let csv = dir.join("c.csv");
+    std::fs::write(&csv, "node,cost\nn1,2\nnope,3\n").unwrap();
+    let costs = csv.to_str().unwrap();
+    let o = schedule(&f, "etf", "2", &["--costs", costs]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("c.csv:3: the graph has no node `nope`"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::write(&csv, "n1,0.5\n").unwrap();
+    let o = schedule(&f, "optimal", "3", &["--costs", costs, "--comm-cost", "0"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::remove_dir_all(dir).unwrap();
+}

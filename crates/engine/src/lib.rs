@@ -10,6 +10,11 @@
 //! - [`run()`]: real time through a [`backend`] (JACK, or `clocked` without an audio server),
 //!   one measured cycle per buffer period ([`CycleBody`]); each cycle's [`CycleRecord`]
 //!   travels through a single-producer ordered ring to a statistics thread ([`stats`]).
+//! - [`report`]: what the commands report, as values that serialize to their JSON.
+//! - [`graphviz`]: a graph drawn by Graphviz, stopped after a time limit.
+//! - [`lint`]: warnings about a graph, a render's input or its output that still work.
+//! - [`output`]: output files written safely (never replaced unless asked, never half
+//!   written: a temporary file and a rename).
 //! - [`calibrate`]: each node's measured cost (median and 99th percentile per cycle), for
 //!   static schedules.
 //! - [`auto`]: the executor chosen by measuring ([`ExecutorChoice::auto`], the default of
@@ -54,14 +59,19 @@ pub mod auto;
 pub mod backend;
 mod blocks;
 mod calibrate;
+pub mod costs;
 mod cycle;
 mod engine;
 mod executor_choice;
+pub mod graphviz;
 pub mod host;
+pub mod lint;
 mod options;
+pub mod output;
 mod placement;
 pub mod profile;
 mod render;
+pub mod report;
 mod run;
 mod schedule;
 pub mod stats;

@@ -226,9 +226,12 @@ pub enum RunError {
     /// A JACK call failed.
     #[error("JACK: {0}")]
     Jack(String),
-    /// Bad options.
+    /// Bad options (a duration, a sample rate or a buffer size out of range).
     #[error("{0}")]
     Options(String),
+    /// A thread of the run (the audio thread) panicked.
+    #[error("the {0} thread panicked")]
+    ThreadPanicked(&'static str),
     /// A file or thread could not be created.
     #[error("{what}: {source}")]
     Io {

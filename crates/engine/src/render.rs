@@ -160,9 +160,24 @@ pub enum RenderError {
     /// The graph has no `sink`, so there is nothing to write.
     #[error("the graph has no sink node, so there is nothing to render; connect the audio to a node of kind \"sink\"")]
     NoSink,
-    /// Bad options.
+    /// Bad options (a sample rate or a length out of range).
     #[error("{0}")]
     Options(String),
+    /// The graph has more output channels than a WAV file can hold.
+    #[error("{0} channels are too many for a WAV file")]
+    TooManyChannels(usize),
+    /// A thread could not be started.
+    #[error("{what}: {source}")]
+    Io {
+        /// What failed.
+        what: String,
+        /// The reason.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A thread of the render (the WAV writer) panicked.
+    #[error("the {0} thread panicked")]
+    ThreadPanicked(&'static str),
     /// The input file could not be read.
     #[error("cannot read input {path}: {reason}")]
     Input {
@@ -437,9 +452,8 @@ pub fn render(
     let writer = match &options.output {
         Output::Wav(path) => {
             let spec = hound::WavSpec {
-                channels: u16::try_from(channels).map_err(|_| {
-                    RenderError::Options(format!("{channels} channels are too many for a WAV file"))
-                })?,
+                channels: u16::try_from(channels)
+                    .map_err(|_| RenderError::TooManyChannels(channels))?,
                 sample_rate: options.sample_rate,
                 bits_per_sample: match options.bits {
                     Bits::I16 => 16,
@@ -467,7 +481,10 @@ pub fn render(
     let writer_thread = std::thread::Builder::new()
         .name("fugue-wav-writer".into())
         .spawn(move || write_blocks(rx, writer, bits))
-        .map_err(|e| RenderError::Options(format!("cannot start the writer thread: {e}")))?;
+        .map_err(|source| RenderError::Io {
+            what: "cannot start the writer thread".into(),
+            source,
+        })?;
 
     warnings.extend(place_audio_thread(&options.executor));
     // The audio thread's refusals repeat the workers' (real-time priority, say).
@@ -519,7 +536,7 @@ pub fn render(
     drop(tx);
     let written = writer_thread
         .join()
-        .map_err(|_| RenderError::Options("the writer thread panicked".into()))?;
+        .map_err(|_| RenderError::ThreadPanicked("writer"))?;
     result?;
     let written = written.map_err(|e| RenderError::Write {
         path: match &options.output {

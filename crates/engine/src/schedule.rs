@@ -5,8 +5,7 @@
 use fugue_exec::Plan;
 use fugue_graph::TaskGraph;
 
-use crate::calibrate::calibrate;
-use crate::executor_choice::{BuildError, Costs, ExecutorChoice};
+use crate::executor_choice::{BuildError, ExecutorChoice};
 
 /// A static schedule of `plan` (compiled from `graph`) on `threads` threads as `choice`
 /// asks: the per-thread unit lists.
@@ -17,21 +16,9 @@ pub(crate) fn static_lists(
     threads: usize,
 ) -> Result<Vec<Vec<u32>>, BuildError> {
     let mut g = graph.clone();
-    match &choice.costs {
-        Costs::Declared => {}
-        Costs::Measured => {
-            let c = calibrate(graph, plan.sample_rate(), plan.block(), 200)?;
-            g.set_costs(&c.iter().map(|x| x.wcet_us).collect::<Vec<_>>());
-        }
-        Costs::File(path) => {
-            let text = std::fs::read_to_string(path).map_err(|source| BuildError::CostsIo {
-                path: path.clone(),
-                source,
-            })?;
-            let c = fugue_sched::parse_costs(&text, &path.display().to_string(), &g)?;
-            g.set_costs(&c);
-        }
-    }
+    choice
+        .costs
+        .apply(&mut g, None, plan.sample_rate(), plan.block())?;
     // The schedulers see the unit graph: chains are one task each, at the sum of their
     // costs (they run back to back on one thread whatever the schedule says).
     let ug = plan.unit_graph(&g, &g.costs());

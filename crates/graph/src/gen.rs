@@ -284,3 +284,157 @@ pub fn random_dag(n: usize, p: f64, costs: CostRange, seed: u64) -> TaskGraph {
     let costs: Vec<f64> = (0..n).map(|_| draw_cost(&mut rng, costs)).collect();
     audio_from_dag(&preds, &names, &costs, &mut rng)
 }
+
+/// The most nodes a generator makes unless told to go beyond ([`Shape::check_size`]).
+pub const MAX_NODES: f64 = 1_000_000.0;
+/// The most edges (expected, for random shapes) a generator makes unless told to go beyond.
+pub const MAX_EDGES: f64 = 10_000_000.0;
+
+/// A shape to generate, with its sizes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Shape {
+    /// [`line`] of `nodes` nodes.
+    Line {
+        /// Nodes (at least 2).
+        nodes: usize,
+    },
+    /// [`diamond`] of this depth.
+    Diamond {
+        /// Levels of splits (1 to 20).
+        depth: usize,
+    },
+    /// [`rake`] of this many branches.
+    Rake {
+        /// Branches (at least 1).
+        branches: usize,
+    },
+    /// [`layered`].
+    Layered {
+        /// Layers.
+        layers: usize,
+        /// Nodes per layer.
+        width: usize,
+        /// Edge probability.
+        p: f64,
+        /// Node costs.
+        costs: CostRange,
+        /// Seed.
+        seed: u64,
+    },
+    /// [`random_dag`].
+    Random {
+        /// Nodes (at least 1).
+        nodes: usize,
+        /// Edge probability.
+        p: f64,
+        /// Node costs.
+        costs: CostRange,
+        /// Seed.
+        seed: u64,
+    },
+}
+
+/// A graph larger than [`MAX_NODES`] or [`MAX_EDGES`].
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("this graph would have {count:.0} {what}, more than the limit of {max:.0}")]
+pub struct TooLarge {
+    /// `nodes` or `edges (expected)`.
+    pub what: &'static str,
+    /// How many.
+    pub count: f64,
+    /// The limit.
+    pub max: f64,
+}
+
+/// The depth of the diamond whose size is nearest to `nodes` (1 to 20).
+pub fn nearest_diamond(nodes: usize) -> usize {
+    (1..=20)
+        .min_by_key(|&d| diamond_nodes(d).abs_diff(nodes))
+        .unwrap_or(1)
+}
+
+impl Shape {
+    /// Nodes and (expected, for random shapes) edges of the graph.
+    pub fn size(&self) -> (f64, f64) {
+        match *self {
+            Shape::Line { nodes } => (nodes as f64, nodes as f64),
+            Shape::Diamond { depth } => {
+                let n = diamond_nodes(depth.min(20)) as f64;
+                (n, 2.0 * n)
+            }
+            Shape::Rake { branches } => {
+                let n = 3.0 * branches as f64 + 2.0;
+                (n, n)
+            }
+            Shape::Layered {
+                layers, width, p, ..
+            } => {
+                let n = layers as f64 * width as f64;
+                (n, n * width as f64 * p)
+            }
+            Shape::Random { nodes, p, .. } => {
+                let n = nodes as f64;
+                (n, n * (n - 1.0) / 2.0 * p)
+            }
+        }
+    }
+
+    /// Refuses a graph beyond [`MAX_NODES`] nodes or [`MAX_EDGES`] edges.
+    pub fn check_size(&self) -> Result<(), TooLarge> {
+        let (nodes, edges) = self.size();
+        if nodes > MAX_NODES {
+            Err(TooLarge {
+                what: "nodes",
+                count: nodes,
+                max: MAX_NODES,
+            })
+        } else if edges > MAX_EDGES {
+            Err(TooLarge {
+                what: "edges (expected)",
+                count: edges,
+                max: MAX_EDGES,
+            })
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The graph.
+    pub fn generate(&self) -> TaskGraph {
+        match *self {
+            Shape::Line { nodes } => line(nodes),
+            Shape::Diamond { depth } => diamond(depth),
+            Shape::Rake { branches } => rake(branches),
+            Shape::Layered {
+                layers,
+                width,
+                p,
+                costs,
+                seed,
+            } => layered(layers, width, p, costs, seed),
+            Shape::Random {
+                nodes,
+                p,
+                costs,
+                seed,
+            } => random_dag(nodes, p, costs, seed),
+        }
+    }
+}
+
+impl std::str::FromStr for CostRange {
+    type Err = String;
+
+    /// `LO,HI` with `0 <= LO <= HI`.
+    fn from_str(s: &str) -> Result<CostRange, String> {
+        let parts: Vec<Option<f64>> = s.split(',').map(|s| s.trim().parse().ok()).collect();
+        match parts.as_slice() {
+            [Some(lo), Some(hi)] if *lo >= 0.0 && hi >= lo && hi.is_finite() => {
+                Ok(CostRange { lo: *lo, hi: *hi })
+            }
+            _ => Err(format!(
+                "--costs `{s}` must be two numbers LO,HI with 0 <= LO <= HI"
+            )),
+        }
+    }
+}

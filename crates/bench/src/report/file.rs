@@ -1,289 +1,31 @@
-//! Output files: what stands at an output path, the temporary name a file is written under,
-//! and the step that gives a finished temporary file its name.
-//!
-//! Every output is written whole into a temporary file first. A regular file (new, or
-//! replaced as a whole) then gets its name by a rename in its own folder, so no half-written
-//! file ever stands under the name. A named pipe (FIFO) or a character device (`/dev/null`,
-//! a pipe a player reads) is never replaced: the finished bytes are written into it. A
-//! directory, a block device, a socket and a symbolic link to nothing are refused; a symbolic
-//! link to a file stays a link, and the file it points to is the one replaced.
-//!
-//! Temporary names are hidden and short (`.fugue-PID-N.part`, whatever the length of the
-//! final name, so a final name of up to 255 bytes works). The ones a process left behind when
-//! it died are removed by the next one that writes into the same folder.
+//! Output files, written by [`fugue_engine::output`]: what stands at an output path, the
+//! temporary name a file is written under, and the step that gives a finished temporary file
+//! its name. The functions here return the benchmarks' error.
 
-use std::io::Write as _;
-use std::os::unix::fs::FileTypeExt as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
 use crate::error::BenchError;
 
-/// How long a dead process's temporary file is left alone before it is removed (a guard
-/// against a writer whose process id this process cannot see, in another pid namespace).
-const STALE_AFTER: Duration = Duration::from_secs(60);
+pub use fugue_engine::output::{is_disk_full, Destination};
 
-/// What an output path names, and so how it is written.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Destination {
-    /// Nothing stands there: a new regular file is created.
-    New(PathBuf),
-    /// A regular file, replaced as a whole (for a symbolic link, the file it points to).
-    File(PathBuf),
-    /// A named pipe or a character device: written directly, never replaced.
-    Stream(PathBuf),
-}
-
-impl Destination {
-    /// The path the bytes go to (a symbolic link resolved).
-    pub fn path(&self) -> &Path {
-        match self {
-            Destination::New(p) | Destination::File(p) | Destination::Stream(p) => p,
-        }
-    }
-
-    /// Whether the destination is a named pipe or a character device.
-    pub fn is_stream(&self) -> bool {
-        matches!(self, Destination::Stream(_))
-    }
-}
-
-/// An I/O error about `path`, with "the disk is full" said when it is.
-fn write_error(path: &Path, e: std::io::Error) -> BenchError {
-    BenchError::io(format!("cannot write {}", path.display()), e)
-}
-
-/// Whether `e` says the file system is full (ENOSPC) or the user's quota is spent (EDQUOT).
-pub fn is_disk_full(e: &std::io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT))
-}
-
-/// Looks at what stands at `path` and says how an output there is written; refuses (with a
-/// sentence naming the path) a directory, a block device, a socket, or a symbolic link to
-/// nothing.
+/// Says how an output at `path` is written ([`fugue_engine::output::destination`]).
 pub fn destination(path: &Path) -> Result<Destination, BenchError> {
-    let shown = path.display();
-    let meta = match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(Destination::New(path.to_path_buf()))
-        }
-        Err(e) => return Err(write_error(path, e)),
-        Ok(m) => m,
-    };
-    let (resolved, meta) = if meta.file_type().is_symlink() {
-        match std::fs::metadata(path) {
-            Ok(m) => (
-                std::fs::canonicalize(path).map_err(|e| write_error(path, e))?,
-                m,
-            ),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let to = std::fs::read_link(path)
-                    .map(|t| t.display().to_string())
-                    .unwrap_or_default();
-                return Err(BenchError::Output(format!(
-                    "{shown} is a symbolic link to {to}, which does not exist; remove the link or name another file"
-                )));
-            }
-            Err(e) => return Err(write_error(path, e)),
-        }
-    } else {
-        (path.to_path_buf(), meta)
-    };
-    let ft = meta.file_type();
-    if ft.is_file() {
-        return Ok(Destination::File(resolved));
-    }
-    if ft.is_fifo() || ft.is_char_device() {
-        return Ok(Destination::Stream(resolved));
-    }
-    if ft.is_dir() {
-        return Err(BenchError::Output(format!(
-            "{shown} is a directory; name a file (in it, for example)"
-        )));
-    }
-    let what = if ft.is_block_device() {
-        "a block device"
-    } else if ft.is_socket() {
-        "a socket"
-    } else {
-        "not a regular file"
-    };
-    Err(BenchError::Output(format!(
-        "{shown} is {what}; outputs are written to regular files, named pipes and character devices only"
-    )))
+    Ok(fugue_engine::output::destination(path)?)
 }
 
-/// A new temporary name for an output to `path`: hidden, in the same folder (so that the
-/// rename that ends the write stays in one file system), or in the system's temporary folder
-/// when `path` is a named pipe or a device. Removes the temporary files of dead processes
-/// from that folder first.
+/// A new temporary name for an output to `path` ([`fugue_engine::output::temp_path`]).
 pub fn temp_path(path: &Path) -> Result<PathBuf, BenchError> {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let dest = destination(path)?;
-    let dir = if dest.is_stream() {
-        std::env::temp_dir()
-    } else {
-        match dest.path().parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        }
-    };
-    if !dir.is_dir() {
-        return Err(BenchError::Output(format!(
-            "cannot write {}: folder {} does not exist",
-            path.display(),
-            dir.display()
-        )));
-    }
-    remove_stale(&dir, path);
-    // Relaxed: a counter that only has to give distinct numbers.
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    Ok(dir.join(format!(".fugue-{}-{n}.part", std::process::id())))
+    Ok(fugue_engine::output::temp_path(path)?)
 }
 
-/// Gives the finished temporary file `tmp` its name `path`: a rename onto a regular file (or
-/// the file a link points to), a copy into a named pipe or a device. `tmp` is gone after.
+/// Gives the finished temporary file `tmp` its name `path`
+/// ([`fugue_engine::output::commit`]).
 pub fn commit(tmp: &Path, path: &Path) -> Result<(), BenchError> {
-    let res = match destination(path) {
-        Ok(Destination::Stream(dest)) => std::fs::File::open(tmp)
-            .and_then(|mut from| {
-                let mut to = std::fs::OpenOptions::new().write(true).open(&dest)?;
-                std::io::copy(&mut from, &mut to)?;
-                to.flush()
-            })
-            .map_err(|e| write_error(path, e)),
-        Ok(d) => std::fs::rename(tmp, d.path()).map_err(|e| write_error(path, e)),
-        Err(e) => Err(e),
-    };
-    // After a rename the name is gone already; after a failure or a copy it is removed.
-    let _ = std::fs::remove_file(tmp);
-    res
+    Ok(fugue_engine::output::commit(tmp, path)?)
 }
 
-/// Writes `bytes` to `path`: a regular file through a temporary file and a rename, so that
-/// no half-written file ever stands under the final name; a named pipe or a device directly.
+/// Writes `bytes` to `path` through a temporary file and a rename
+/// ([`fugue_engine::output::write_atomic`]).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BenchError> {
-    if let Destination::Stream(dest) = destination(path)? {
-        return std::fs::OpenOptions::new()
-            .write(true)
-            .open(dest)
-            .and_then(|mut f| f.write_all(bytes))
-            .map_err(|e| write_error(path, e));
-    }
-    let tmp = temp_path(path)?;
-    let res = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()
-    })();
-    if let Err(e) = res {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(write_error(path, e));
-    }
-    commit(&tmp, path)
-}
-
-/// The process id in a temporary name: `.fugue-PID-N.part…`, or the older form
-/// `.NAME.PID.part` of an output named `NAME`.
-fn owner(file: &str, name: &str) -> Option<i32> {
-    if let Some(rest) = file.strip_prefix(".fugue-") {
-        let (pid, rest) = rest.split_once('-')?;
-        let (n, _) = rest.split_once(".part")?;
-        n.parse::<u64>().ok()?;
-        return pid.parse().ok();
-    }
-    let pid = file
-        .strip_prefix('.')?
-        .strip_prefix(name)?
-        .strip_prefix('.')?
-        .strip_suffix(".part")?;
-    pid.parse().ok()
-}
-
-/// Whether the process `pid` is alive (or cannot be told apart from one that is).
-fn alive(pid: i32) -> bool {
-    if pid <= 0 {
-        return true;
-    }
-    // SAFETY: kill with signal 0 sends nothing; it only checks that the process exists.
-    let r = unsafe { libc::kill(pid, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
-}
-
-/// Removes from `dir` the temporary files that processes now dead left there while writing
-/// (for `path`, in the older naming): regular files only, untouched for a while.
-fn remove_stale(dir: &Path, path: &Path) {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let me = std::process::id() as i32;
-    for e in entries.flatten() {
-        let file = e.file_name();
-        let Some(pid) = owner(&file.to_string_lossy(), &name) else {
-            continue;
-        };
-        if pid == me || alive(pid) {
-            continue;
-        }
-        let old = std::fs::symlink_metadata(e.path()).is_ok_and(|m| {
-            m.is_file()
-                && m.modified()
-                    .ok()
-                    .and_then(|t| t.elapsed().ok())
-                    .is_some_and(|age| age >= STALE_AFTER)
-        });
-        if old {
-            let _ = std::fs::remove_file(e.path());
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn temporary_names_are_short_and_recognised() {
-        let long = "x".repeat(250) + ".wav";
-        let tmp = temp_path(&std::env::temp_dir().join(&long)).unwrap();
-        let file = tmp.file_name().unwrap().to_string_lossy().into_owned();
-        assert!(file.len() < 40, "{file}");
-        assert_eq!(owner(&file, &long), Some(std::process::id() as i32));
-        assert_eq!(owner(".fugue-12-3.part.svg", "a"), Some(12));
-        assert_eq!(owner(".out.wav.77.part", "out.wav"), Some(77));
-        assert_eq!(owner(".other.wav.77.part", "out.wav"), None);
-        assert_eq!(owner("out.wav", "out.wav"), None);
-    }
-
-    #[test]
-    fn what_stands_at_a_path() {
-        let d = std::env::temp_dir().join(format!("fugue-dest-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        let file = d.join("f.txt");
-        assert_eq!(destination(&file).unwrap(), Destination::New(file.clone()));
-        std::fs::write(&file, "x").unwrap();
-        assert!(matches!(destination(&file).unwrap(), Destination::File(_)));
-        assert!(destination(Path::new("/dev/null")).unwrap().is_stream());
-        let e = destination(&d).unwrap_err().to_string();
-        assert!(e.contains("is a directory"), "{e}");
-        let link = d.join("dangling");
-        std::os::unix::fs::symlink(d.join("nowhere"), &link).unwrap();
-        let e = destination(&link).unwrap_err().to_string();
-        assert!(e.contains("does not exist"), "{e}");
-        let good = d.join("good");
-        std::os::unix::fs::symlink(&file, &good).unwrap();
-        write_atomic(&good, b"y").unwrap();
-        assert!(std::fs::symlink_metadata(&good)
-            .unwrap()
-            .file_type()
-            .is_symlink());
-        assert_eq!(std::fs::read(&file).unwrap(), b"y");
-        std::fs::remove_dir_all(&d).unwrap();
-    }
+    Ok(fugue_engine::output::write_atomic(path, bytes)?)
 }

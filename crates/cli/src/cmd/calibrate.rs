@@ -3,13 +3,13 @@
 //! worst case, which a finite measurement cannot give) that `fugue schedule --costs`
 //! and `fugue render --executor static --costs` read.
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
+use fugue_engine::report::calibration;
 
-use crate::output::Output;
 use crate::util;
+use fugue_engine::output::OutputFile;
 
 /// Arguments of `fugue calibrate`.
 #[derive(clap::Args, Debug)]
@@ -37,22 +37,12 @@ pub struct Args {
     pub force: bool,
 }
 
-/// The CSV text of a calibration: header `node,cost`, then one row per node in graph order,
-/// cost = the 99th percentile in µs.
-pub fn costs_csv(cal: &[fugue_engine::Calibration]) -> String {
-    let mut s = String::from("node,cost\n");
-    for c in cal {
-        let _ = writeln!(s, "{},{:.3}", c.node, c.wcet_us);
-    }
-    s
-}
-
 /// Runs `fugue calibrate`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let graph = util::read_graph(&args.graph, args.format)?;
     // Refuse before measuring, not after.
     let out = match &args.output {
-        Some(o) => Some(Output::check(o, args.force, &[args.graph.as_path()])?),
+        Some(o) => Some(OutputFile::check(o, args.force, &[args.graph.as_path()])?),
         None => None,
     };
     let cal = fugue_engine::calibrate(
@@ -62,43 +52,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.cycles as usize,
     )
     .with_context(|| format!("cannot calibrate {}", args.graph.display()))?;
-    let wn = graph
-        .nodes()
-        .iter()
-        .map(|n| n.name.len())
-        .max()
-        .unwrap_or(4)
-        .max(4);
-    let wk = graph
-        .nodes()
-        .iter()
-        .map(|n| n.kind.len())
-        .max()
-        .unwrap_or(4)
-        .max(4);
-    let mut text = format!(
-        "{:<wn$}  {:<wk$}  {:>10}  {:>10}\n",
-        "node", "kind", "median µs", "p99 µs"
-    );
-    let (mut sum_med, mut sum_wcet) = (0.0, 0.0);
-    for (v, c) in cal.iter().enumerate() {
-        let _ = writeln!(
-            text,
-            "{:<wn$}  {:<wk$}  {:>10.3}  {:>10.3}",
-            c.node,
-            graph.node(v).kind,
-            c.median_us,
-            c.wcet_us
-        );
-        sum_med += c.median_us;
-        sum_wcet += c.wcet_us;
-    }
-    let _ = writeln!(
-        text,
-        "{:<wn$}  {:<wk$}  {:>10.3}  {:>10.3}",
-        "total", "", sum_med, sum_wcet
-    );
-    print!("{text}");
+    print!("{}", calibration::table(&graph, &cal));
     println!(
         "{} nodes, buffer {} at {} Hz, {} cycles; the costs are the 99th percentiles (not worst cases: the longest cycle is not measured)",
         cal.len(),
@@ -107,7 +61,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.cycles
     );
     if let Some(out) = &out {
-        out.write(costs_csv(&cal).as_bytes())?;
+        out.write(calibration::costs_csv(&cal).as_bytes())?;
         println!("wrote {}", out.path().display());
     }
     Ok(())

@@ -1,14 +1,13 @@
 //! `fugue dot FILE [-o OUT]`.
 
-use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::time::Duration;
 
-use anyhow::Context as _;
+use fugue_engine::graphviz::{self, Drawing};
 use fugue_graph::Format;
 
-use crate::output::Output;
 use crate::util;
+use fugue_engine::output::OutputFile;
 
 /// Arguments of `fugue dot`.
 #[derive(clap::Args, Debug)]
@@ -52,13 +51,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
-    let out = Output::check(&path, a.force, &[a.file.as_path()])?;
+    let out = OutputFile::check(&path, a.force, &[a.file.as_path()])?;
     if out.is_stream() && !["svg", "png", "pdf"].contains(&ext.as_str()) {
         // A pipe or a device named without a known extension gets DOT text.
         ext = "dot".into();
     }
     match ext.as_str() {
-        "dot" | "gv" => out.write(text.as_bytes()),
+        "dot" | "gv" => Ok(out.write(text.as_bytes())?),
         "svg" | "png" | "pdf" => {
             if g.len() > DRAW_WARN_NODES {
                 util::warning(format!(
@@ -70,64 +69,20 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 ));
             }
             let tmp = out.temp()?;
-            let child = Command::new("dot")
-                .arg(format!("-T{ext}"))
-                .arg("-o")
-                .arg(tmp.path())
-                .stdin(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn();
-            let mut child = match child {
-                Ok(c) => c,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => anyhow::bail!(
-                    "Graphviz's `dot` program was not found; install Graphviz (Debian/Ubuntu: `sudo apt-get install graphviz`, macOS: `brew install graphviz`) or write DOT text with `-o {}.dot`",
-                    path.with_extension("").display()
-                ),
-                Err(e) => return Err(e).context("cannot run Graphviz's `dot`"),
-            };
-            // Feed and drain Graphviz on their own threads, so that the wait below can stop it.
-            let mut stdin = child.stdin.take().expect("piped");
-            let feeder = std::thread::spawn(move || stdin.write_all(text.as_bytes()));
-            let mut stderr = child.stderr.take().expect("piped");
-            let drainer = std::thread::spawn(move || {
-                let mut e = String::new();
-                let _ = std::io::Read::read_to_string(&mut stderr, &mut e);
-                e
-            });
             let spinner = util::spinner(&format!("Graphviz is drawing {} nodes", g.len()));
-            let started = std::time::Instant::now();
-            let status = loop {
-                if let Some(st) = child.try_wait().context("Graphviz's `dot` failed")? {
-                    break st;
-                }
-                if started.elapsed().as_secs() >= a.timeout || crate::signals::received().is_some()
-                {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    spinner.finish_and_clear();
-                    if let Some(sig) = crate::signals::received() {
-                        anyhow::bail!("stopped by signal {sig} while Graphviz was drawing");
-                    }
-                    anyhow::bail!(
-                        "Graphviz did not draw {} ({} nodes) within --timeout {} s and was stopped; raise --timeout, or write DOT text with `-o {}.dot`",
-                        a.file.display(),
-                        g.len(),
-                        a.timeout,
-                        path.with_extension("").display()
-                    );
-                }
-                std::thread::sleep(std::time::Duration::from_millis(20));
+            let drawing = Drawing {
+                dot: text,
+                format: &ext,
+                to: tmp.path(),
+                file: &a.file,
+                nodes: g.len(),
+                output: &path,
+                timeout: Duration::from_secs(a.timeout),
             };
+            let drawn = graphviz::draw(drawing, crate::signals::received);
             spinner.finish_and_clear();
-            let err_text = drainer.join().unwrap_or_default();
-            let fed = feeder.join();
-            if !status.success() {
-                anyhow::bail!("Graphviz's `dot` failed: {}", err_text.trim());
-            }
-            if let Ok(Err(e)) = fed {
-                return Err(e).context("cannot send the graph to Graphviz");
-            }
-            out.commit(tmp)
+            drawn?;
+            Ok(out.commit(tmp)?)
         }
         _ => Err(util::usage(format!(
             "{}: unknown output type `{ext}`; expected .dot, .gv, .svg, .png or .pdf",

@@ -60,27 +60,6 @@ pub struct Args {
     pub force: bool,
 }
 
-/// The most nodes `fugue gen` makes without `--force`.
-pub const MAX_NODES: f64 = 1_000_000.0;
-/// The most edges (expected, for random shapes) `fugue gen` makes without `--force`.
-pub const MAX_EDGES: f64 = 10_000_000.0;
-
-/// Refuses a graph of `nodes` nodes and `edges` (expected) edges beyond the limits unless
-/// `force`.
-fn check_size(nodes: f64, edges: f64, force: bool) -> anyhow::Result<()> {
-    if force || (nodes <= MAX_NODES && edges <= MAX_EDGES) {
-        return Ok(());
-    }
-    let (what, n, max) = if nodes > MAX_NODES {
-        ("nodes", nodes, MAX_NODES)
-    } else {
-        ("edges (expected)", edges, MAX_EDGES)
-    };
-    Err(util::usage(format!(
-        "this graph would have {n:.0} {what}, more than the limit of {max:.0}; pass --force to generate it anyway"
-    )))
-}
-
 /// Runs `fugue gen`.
 pub fn run(a: Args) -> anyhow::Result<()> {
     if !(0.0..=1.0).contains(&a.p) {
@@ -89,60 +68,43 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             a.p
         )));
     }
-    let costs = {
-        let parts: Vec<Option<f64>> = a
-            .costs
-            .split(',')
-            .map(|s| s.trim().parse::<f64>().ok())
-            .collect();
-        match parts.as_slice() {
-            [Some(lo), Some(hi)] if *lo >= 0.0 && hi >= lo && hi.is_finite() => {
-                CostRange { lo: *lo, hi: *hi }
-            }
-            _ => {
-                return Err(util::usage(format!(
-                    "--costs `{}` must be two numbers LO,HI with 0 <= LO <= HI",
-                    a.costs
-                )))
-            }
-        }
-    };
+    let costs: CostRange = a.costs.parse().map_err(util::usage)?;
+    let shape = shape(&a, costs)?;
     // The size, checked before anything is generated.
-    let (nodes, edges) = match a.shape {
-        Shape::Line => {
-            let n = need(a.nodes, "--nodes", 2)? as f64;
-            (n, n)
-        }
-        Shape::Diamond => match (a.depth, a.nodes) {
-            (Some(d), _) if d <= 20 => {
-                let n = gen::diamond_nodes(d) as f64;
-                (n, 2.0 * n)
-            }
-            (_, Some(n)) => (n as f64, 2.0 * n as f64),
-            _ => (0.0, 0.0),
+    if !a.force {
+        shape
+            .check_size()
+            .map_err(|e| util::usage(format!("{e}; pass --force to generate it anyway")))?;
+    }
+    let out = fugue_engine::output::OutputFile::check(&a.output, a.force, &[])?;
+    if a.output.extension().is_none_or(|e| e != "ag") && !out.is_stream() {
+        return Err(util::usage(format!(
+            "{}: the output of fugue gen is an .ag file",
+            a.output.display()
+        )));
+    }
+    let g = shape.generate();
+    out.write(fugue_graph::write::to_ag(&g).as_bytes())?;
+    eprintln!(
+        "wrote {} ({} nodes, {} edges)",
+        a.output.display(),
+        g.len(),
+        g.edges().len()
+    );
+    Ok(())
+}
+
+/// The shape the flags ask for (usage errors for what is missing or out of range).
+fn shape(a: &Args, costs: CostRange) -> anyhow::Result<gen::Shape> {
+    let (p, seed) = (a.p, a.seed);
+    Ok(match a.shape {
+        Shape::Line => gen::Shape::Line {
+            nodes: need(a.nodes, "--nodes", 2)?,
         },
-        Shape::Rake => {
-            let n = 3.0 * a.branches as f64 + 2.0;
-            (n, n)
-        }
-        Shape::Layered => {
-            let n = a.layers as f64 * a.width as f64;
-            (n, n * a.width as f64 * a.p)
-        }
-        Shape::Random => {
-            let n = need(a.nodes, "--nodes", 1)? as f64;
-            (n, n * (n - 1.0) / 2.0 * a.p)
-        }
-    };
-    check_size(nodes, edges, a.force)?;
-    let g = match a.shape {
-        Shape::Line => gen::line(need(a.nodes, "--nodes", 2)?),
         Shape::Diamond => {
             let depth = match (a.depth, a.nodes) {
                 (Some(d), _) => d,
-                (None, Some(n)) => (1..=20)
-                    .min_by_key(|&d| gen::diamond_nodes(d).abs_diff(n))
-                    .unwrap_or(1),
+                (None, Some(n)) => gen::nearest_diamond(n),
                 (None, None) => {
                     return Err(util::usage(
                         "fugue gen diamond needs --depth D or --nodes N",
@@ -154,32 +116,26 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                     "--depth {depth} is out of range 1..=20"
                 )));
             }
-            gen::diamond(depth)
+            gen::Shape::Diamond { depth }
         }
-        Shape::Rake => {
-            if a.branches == 0 {
-                return Err(util::usage("--branches must be at least 1"));
-            }
-            gen::rake(a.branches)
-        }
-        Shape::Layered => gen::layered(a.layers, a.width, a.p, costs, a.seed),
-        Shape::Random => gen::random_dag(need(a.nodes, "--nodes", 1)?, a.p, costs, a.seed),
-    };
-    let out = crate::output::Output::check(&a.output, a.force, &[])?;
-    if a.output.extension().is_none_or(|e| e != "ag") && !out.is_stream() {
-        return Err(util::usage(format!(
-            "{}: the output of fugue gen is an .ag file",
-            a.output.display()
-        )));
-    }
-    out.write(fugue_graph::write::to_ag(&g).as_bytes())?;
-    eprintln!(
-        "wrote {} ({} nodes, {} edges)",
-        a.output.display(),
-        g.len(),
-        g.edges().len()
-    );
-    Ok(())
+        Shape::Rake if a.branches == 0 => return Err(util::usage("--branches must be at least 1")),
+        Shape::Rake => gen::Shape::Rake {
+            branches: a.branches,
+        },
+        Shape::Layered => gen::Shape::Layered {
+            layers: a.layers,
+            width: a.width,
+            p,
+            costs,
+            seed,
+        },
+        Shape::Random => gen::Shape::Random {
+            nodes: need(a.nodes, "--nodes", 1)?,
+            p,
+            costs,
+            seed,
+        },
+    })
 }
 
 fn need(v: Option<usize>, flag: &str, min: usize) -> anyhow::Result<usize> {

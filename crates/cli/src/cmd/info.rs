@@ -1,10 +1,10 @@
 //! `fugue info FILE [--json]`.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use fugue_engine::report::GraphInfo;
 use fugue_engine::Costs;
-use fugue_graph::{analysis, Format};
+use fugue_graph::Format;
 
 use crate::util;
 
@@ -41,106 +41,14 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let mut g = util::read_graph(&a.file, a.format)?;
     crate::warn::report(&crate::warn::graph_warnings(&g, &a.file), a.strict)?;
     let format = a.format.or_else(|| Format::from_path(&a.file));
-    let origin = crate::costs::apply(&mut g, &a.costs, format, a.rate, a.buffer as usize)?;
-    let unit = origin.unit;
-    let sources = g.sources();
-    let sinks = g.sinks();
-    let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
-    for n in g.nodes() {
-        *kinds
-            .entry(if n.kind.is_empty() {
-                "(none)".into()
-            } else {
-                n.kind.clone()
-            })
-            .or_default() += 1;
-    }
-    let work = analysis::total_work(&g);
-    let (cp, cp_nodes) = analysis::critical_path(&g, false);
-    let (cp_comm, _) = analysis::critical_path(&g, true);
-    let depth = analysis::depth(&g);
-    let (width, method) = analysis::width(&g);
-    let exact = method == analysis::WidthMethod::Exact;
-    let cp_names: Vec<&str> = cp_nodes.iter().map(|&i| g.node(i).name.as_str()).collect();
+    let origin = a
+        .costs
+        .apply(&mut g, format, f64::from(a.rate), a.buffer as usize)?;
+    let info = GraphInfo::new(&g, &a.file, &origin);
     if a.json {
-        let v = serde_json::json!({
-            "file": a.file.display().to_string(),
-            "nodes": g.len(),
-            "edges": g.edges().len(),
-            "sources": sources.len(),
-            "sinks": sinks.len(),
-            "kinds": kinds,
-            "total_work": work,
-            "costs": origin.kind,
-            "cost_source": origin.source,
-            "cost_unit": unit,
-            "critical_path": cp,
-            "critical_path_with_comm": cp_comm,
-            "critical_path_nodes": cp_names,
-            "depth": depth,
-            "width": width,
-            "width_exact": exact,
-            "parallelism": if cp > 0.0 { work / cp } else { 0.0 },
-            "deadline": g.deadline(),
-        });
-        println!("{v}");
+        println!("{}", serde_json::to_string(&info)?);
     } else {
-        let names = |ids: &[usize]| {
-            let mut s: Vec<&str> = ids
-                .iter()
-                .take(8)
-                .map(|&i| g.node(i).name.as_str())
-                .collect();
-            if ids.len() > 8 {
-                s.push("...");
-            }
-            s.join(", ")
-        };
-        println!("file           {}", a.file.display());
-        println!("nodes          {}", g.len());
-        println!("edges          {}", g.edges().len());
-        println!("sources        {} ({})", sources.len(), names(&sources));
-        println!("sinks          {} ({})", sinks.len(), names(&sinks));
-        let k: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
-        println!("kinds          {}", k.join(", "));
-        println!("costs          {}", origin.source);
-        println!("total work     {} {unit}", num(work));
-        println!(
-            "critical path  {} {unit} ({} nodes{})",
-            num(cp),
-            cp_nodes.len(),
-            if cp_comm != cp {
-                format!("; {} with communication", num(cp_comm))
-            } else {
-                String::new()
-            }
-        );
-        println!(
-            "parallelism    {:.3} (total work / critical path)",
-            if cp > 0.0 { work / cp } else { 0.0 }
-        );
-        println!("depth          {depth}");
-        println!(
-            "width          {width}{}",
-            if exact {
-                ""
-            } else {
-                " (widest level; a lower bound)"
-            }
-        );
-        if let Some(d) = g.deadline() {
-            println!("deadline       {d}");
-        }
+        print!("{info}");
     }
     Ok(())
-}
-
-/// A cost without trailing zeros (`15`, `12.5`, `0.125`).
-fn num(x: f64) -> String {
-    // `+ 0.0` turns -0 into 0 (an empty sum is -0 in IEEE arithmetic).
-    let s = format!("{:.3}", x + 0.0);
-    match s.trim_end_matches('0').trim_end_matches('.') {
-        "-0" => "0".to_string(),
-        t => t.to_string(),
-    }
 }

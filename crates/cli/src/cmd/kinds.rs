@@ -1,9 +1,7 @@
 //! `fugue kinds`: every node kind, its ports and attributes, from the registry's
 //! descriptions (`fugue kinds --markdown` is `docs/nodes.md`).
 
-use std::fmt::Write as _;
-
-use fugue_dsp::kinds::doc::KindDoc;
+use fugue_engine::report::kinds::{markdown, text};
 
 /// Arguments of `fugue kinds`.
 #[derive(clap::Args, Debug)]
@@ -13,68 +11,16 @@ pub struct Args {
     pub markdown: bool,
 }
 
-/// The kinds of the built-in registry, in name order.
-fn kinds() -> Vec<KindDoc> {
-    let reg = fugue_dsp::Registry::with_builtin_kinds();
-    reg.names()
-        .iter()
-        .filter_map(|n| reg.doc(n).copied())
-        .collect()
-}
-
-/// The kinds as text, one block per kind.
-pub fn text() -> String {
-    let mut t = String::new();
-    for k in kinds() {
-        let _ = writeln!(t, "{}: {}", k.name, k.summary);
-        let _ = writeln!(t, "  inputs       {}", k.inputs);
-        let _ = writeln!(t, "  outputs      {}", k.outputs);
-        for (i, (a, what)) in k.attributes.iter().enumerate() {
-            let head = if i == 0 { "attributes" } else { "" };
-            let _ = writeln!(t, "  {head:<12} {a}: {what}");
-        }
-        t.push('\n');
-    }
-    t.push_str(
-        "Every node may also give kind, in and out (its port counts) and wcet (its cost, µs).\n",
-    );
-    t
-}
-
-/// The kinds as Markdown: the text of docs/nodes.md.
-pub fn markdown() -> String {
-    let mut t = String::from(
-        "# Node kinds\n\n\
-         Written by `fugue kinds --markdown` from the registry's descriptions; a test checks that \
-         this file is the command's output.\n\n\
-         Every node may also give `kind`, `in` and `out` (its port counts; the graph's edges \
-         count too) and `wcet` (its cost in µs, for static schedules; 1 when absent). \"Summed\": \
-         the kind processes the sum of its input ports. Attributes a node gives that its kind \
-         does not read are reported as warnings.\n\n\
-         | kind | what it is | inputs | outputs |\n|---|---|---|---|\n",
-    );
-    let all = kinds();
-    for k in &all {
-        let _ = writeln!(
-            t,
-            "| [`{0}`](#{0}) | {1} | {2} | {3} |",
-            k.name, k.summary, k.inputs, k.outputs
-        );
-    }
-    for k in &all {
-        let _ = write!(t, "\n## {}\n\n{}.\n\n", k.name, k.summary);
-        let _ = writeln!(t, "- inputs: {}", k.inputs);
-        let _ = writeln!(t, "- outputs: {}", k.outputs);
-        t.push_str("\n| attribute | meaning |\n|---|---|\n");
-        for (a, what) in k.attributes {
-            let _ = writeln!(t, "| `{a}` | {what} |");
-        }
-    }
-    t
-}
-
 /// Runs `fugue kinds`.
 pub fn run(a: Args) -> anyhow::Result<()> {
-    print!("{}", if a.markdown { markdown() } else { text() });
+    let reg = fugue_dsp::Registry::with_builtin_kinds();
+    print!(
+        "{}",
+        if a.markdown {
+            markdown(&reg)
+        } else {
+            text(&reg)
+        }
+    );
     Ok(())
 }

@@ -5,11 +5,12 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
+use fugue_engine::report::RenderReport;
 use fugue_engine::{Bits, Progress, RenderError, RenderOptions};
 
-use crate::output::Output;
-use crate::signals::{self, Temp};
+use crate::signals;
 use crate::util;
+use fugue_engine::output::{OutputFile, Temp};
 
 /// Arguments of `fugue render`.
 #[derive(clap::Args, Debug)]
@@ -88,7 +89,7 @@ fn show_progress(start: Instant, bar: &mut Option<indicatif::ProgressBar>, p: Pr
 
 /// Where the WAV goes: standard output (`-o -`, `None`) or a checked output file: a
 /// regular file named `.wav`, or a named pipe or a character device written directly.
-fn check_output(args: &Args) -> anyhow::Result<Option<Output>> {
+fn check_output(args: &Args) -> anyhow::Result<Option<OutputFile>> {
     let output = &args.output;
     if output.as_os_str() == "-" {
         if std::io::stdout().is_terminal() {
@@ -103,7 +104,7 @@ fn check_output(args: &Args) -> anyhow::Result<Option<Output>> {
     if let fugue_engine::Costs::File(p) = &args.exec.costs {
         inputs.push(p);
     }
-    let out = Output::check(output, args.force, &inputs)?;
+    let out = OutputFile::check(output, args.force, &inputs)?;
     let wav = output
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("wav"));
@@ -116,30 +117,53 @@ fn check_output(args: &Args) -> anyhow::Result<Option<Output>> {
     Ok(Some(out))
 }
 
-/// Runs `fugue render`.
+/// While it lives, panics print nothing: a processor that panics is silenced by the engine
+/// and reported after the render in one line. A panic that unwinds through the render itself
+/// (a bug) is said when it passes, and the previous hook comes back.
+struct QuietPanics {
+    last: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl QuietPanics {
+    fn install() -> QuietPanics {
+        let last = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let keep = last.clone();
+        std::panic::set_hook(Box::new(move |info| {
+            *keep.lock().unwrap_or_else(|e| e.into_inner()) = info.to_string();
+        }));
+        QuietPanics { last }
+    }
+}
+
+impl Drop for QuietPanics {
+    fn drop(&mut self) {
+        let _ = std::panic::take_hook();
+        if std::thread::panicking() {
+            let msg = self.last.lock().unwrap_or_else(|e| e.into_inner());
+            eprintln!("fugue: internal error: {msg}");
+        }
+    }
+}
+
+/// Runs `fugue render`: the flags checked, the options made, one render, the WAV given its
+/// name, the report printed.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let out = check_output(&args)?;
-    let to_stdout = out.is_none();
     let graph = util::read_graph(&args.graph, args.format)?;
     // With --strict, fail before rendering; otherwise the warnings are said after a render
     // that succeeded (a render that fails says only why).
-    let mut graph_warnings = crate::warn::graph_warnings(&graph, &args.graph);
-    graph_warnings.extend(args.exec.warnings(crate::exec_args::Executor::Auto));
-    graph_warnings.extend(crate::warn::input_warnings(&graph, args.input.as_deref()));
+    let mut warnings = crate::warn::graph_warnings(&graph, &args.graph);
+    warnings.extend(args.exec.warnings(crate::exec_args::Executor::Auto));
+    if let Some(input) = &args.input {
+        let lints = fugue_engine::lint::input(&graph, input);
+        warnings.extend(lints.iter().map(|w| w.to_string()));
+    }
     if args.strict {
-        crate::warn::report(&graph_warnings, true)?;
+        crate::warn::report(&warnings, true)?;
     }
     let bits =
         Bits::from_bits(args.bits).ok_or_else(|| util::usage("--bits must be 16, 24 or 32"))?;
-    if let Some(s) = args.seconds {
-        let unit = format!("one sample at {} Hz", args.rate);
-        util::check_seconds(s, 86_400.0, Some((1.0 / f64::from(args.rate), &unit)))?;
-    }
-    crate::exec_args::check_pipeline(
-        args.exec.pipeline,
-        Some(args.buffer as usize),
-        args.profile.is_some(),
-    )?;
+    let mut options = options(&args, bits)?;
     let profile_dir = profile_dir(&args.profile, args.force)?;
     let tmp = match &out {
         None => Temp::new(
@@ -148,50 +172,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ),
         Some(o) => o.temp()?,
     };
-    let shown = if to_stdout {
-        "standard output".to_string()
-    } else {
-        args.output.display().to_string()
+    let shown = match &out {
+        None => "standard output".to_string(),
+        Some(_) => args.output.display().to_string(),
     };
-    let cancel = signals::stop_flag();
-    let options = RenderOptions {
-        sample_rate: args.rate,
-        block: args.buffer as usize,
-        seconds: args.seconds,
-        bits,
-        input: args.input.clone(),
-        output: fugue_engine::Output::Wav(tmp.path().to_path_buf()),
-        placeholder: args.placeholder,
-        cancel: Some(cancel),
-        executor: {
-            let profile = args.profile.is_some();
-            let mut c = args
-                .exec
-                .choice_or(crate::exec_args::Executor::Auto, profile);
-            // Offline, cycles may overlap (same samples): auto tries it, unless profiled.
-            c.auto_overlap = !profile;
-            c
-        },
-        profile: args.profile.is_some(),
-    };
+    options.output = fugue_engine::Output::Wav(tmp.path().to_path_buf());
     let (start, mut bar) = (Instant::now(), None);
-    // A processor that panics is silenced by the engine and reported below in one line: keep
-    // the default hook from printing a trace meanwhile. Any other panic becomes an error.
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        fugue_engine::render(&graph, &options, |p| show_progress(start, &mut bar, p))
-    }));
-    std::panic::set_hook(hook);
+    let quiet = QuietPanics::install();
+    let result = fugue_engine::render(&graph, &options, |p| show_progress(start, &mut bar, p));
+    drop(quiet);
     bar.iter().for_each(|b| b.finish_and_clear());
-    let result = result.unwrap_or_else(|payload| {
-        let msg = payload
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_default();
-        Err(RenderError::Options(format!("internal error: {msg}")))
-    });
     let summary = match result {
         Ok(s) => s,
         Err(e) => {
@@ -209,111 +199,94 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             });
         }
     };
-    let mut audio = graph_warnings;
-    audio.extend(crate::warn::render_warnings(
-        &summary,
-        bits,
-        &shown,
-        &graph,
-        args.input.is_some(),
-    ));
-    if let Err(e) = crate::warn::report(&audio, args.strict) {
+    let had_input = args.input.is_some();
+    let lints = fugue_engine::lint::audio(&summary, bits, &shown, &graph, had_input);
+    warnings.extend(lints.iter().map(|w| w.to_string()));
+    if let Err(e) = crate::warn::report(&warnings, args.strict) {
         return Err(e.context(format!("{shown} was not written")));
     }
-    match &out {
-        None => {
-            signals::not_polled();
-            let copied = std::fs::File::open(tmp.path()).and_then(|mut f| {
-                let mut out = std::io::stdout().lock();
-                std::io::copy(&mut f, &mut out)?;
-                out.flush()
-            });
-            drop(tmp);
-            copied.context("cannot write the WAV data to standard output")?;
-        }
-        Some(o) => o.commit(tmp)?,
-    }
-    if let Some(a) = &summary.auto {
-        if args.exec.says_auto(a) {
-            eprintln!("fugue: {}", a.line());
-        }
-    }
-    for w in &summary.warnings {
-        crate::util::warning(w);
-    }
-    for name in &summary.placeholders {
-        util::warning(format_args!(
-            "node `{name}` has an unknown kind; it was rendered as silence (--placeholder)"
-        ));
-    }
-    for p in &summary.panics {
-        util::warning(format_args!(
-            "node `{}` failed ({}); its output was silenced",
-            p.node, p.message
-        ));
-    }
+    write_out(out.as_ref(), tmp)?;
+    let says_auto = summary
+        .auto
+        .as_ref()
+        .is_some_and(|a| args.exec.says_auto(a));
+    crate::warn::engine_notes(
+        says_auto,
+        summary.auto.as_ref(),
+        &summary.warnings,
+        &summary.placeholders,
+        &summary.panics,
+    );
     let (kind, threads) = crate::exec_args::played(&options.executor, summary.auto.as_ref());
-    crate::cmd::profile::emit(
-        summary.profile.as_ref(),
-        profile_dir.as_deref(),
-        &format!(
-            "{}, {} with {} thread(s), {} frames at {} Hz, offline render",
-            args.graph.display(),
-            kind,
-            threads,
-            args.buffer,
-            args.rate
-        ),
-    )?;
-    let format = match bits {
-        Bits::I16 => "16-bit",
-        Bits::I24 => "24-bit",
-        Bits::F32 => "32-bit float",
-    };
-    let clipped = if summary.clipped > 0 {
-        format!(", {} samples clipped", summary.clipped)
-    } else {
-        String::new()
-    };
+    let what = format!(
+        "{}, {kind} with {threads} thread(s), {} frames at {} Hz, offline render",
+        args.graph.display(),
+        args.buffer,
+        args.rate
+    );
+    crate::cmd::profile::emit(summary.profile.as_ref(), profile_dir.as_deref(), &what)?;
+    let report = RenderReport::new(
+        &args.graph,
+        &shown,
+        args.buffer,
+        bits,
+        &summary,
+        (kind, threads),
+    );
     let line = if args.json {
-        serde_json::json!({
-            "graph": args.graph.display().to_string(),
-            "output": shown.to_string(),
-            "frames": summary.frames,
-            "channels": summary.channels,
-            "sample_rate": summary.sample_rate,
-            "buffer": args.buffer,
-            "format": format,
-            "peak_dbfs": summary.peak_dbfs(),
-            "clipped": summary.clipped,
-            "audio_s": summary.audio_seconds(),
-            "wall_s": summary.wall.as_secs_f64(),
-            "realtime_factor": summary.realtime_factor(),
-            "executor": kind.to_string(),
-            "threads": threads,
-            "auto": summary.auto.as_ref().map(crate::exec_args::auto_json),
-        })
-        .to_string()
+        serde_json::to_string(&report)?
     } else {
-        format!(
-            "{shown}: {} frames, {} channel{}, {} Hz {format}, peak {:.1} dBFS{clipped}, {:.2} s of audio in {:.3} s ({:.1}x real time)",
-            summary.frames,
-            summary.channels,
-            if summary.channels == 1 { "" } else { "s" },
-            summary.sample_rate,
-            summary.peak_dbfs(),
-            summary.audio_seconds(),
-            summary.wall.as_secs_f64(),
-            summary.realtime_factor(),
-        )
+        report.to_string()
     };
     // With the audio on standard output, the summary goes to standard error.
-    if to_stdout {
+    if out.is_none() {
         eprintln!("{line}");
     } else {
         println!("{line}");
     }
     Ok(())
+}
+
+/// The render's options from the flags (checked); the WAV's path is set by the caller.
+fn options(args: &Args, bits: Bits) -> anyhow::Result<RenderOptions> {
+    if let Some(s) = args.seconds {
+        let unit = format!("one sample at {} Hz", args.rate);
+        util::check_seconds(s, 86_400.0, Some((1.0 / f64::from(args.rate), &unit)))?;
+    }
+    let profile = args.profile.is_some();
+    crate::exec_args::check_pipeline(args.exec.pipeline, Some(args.buffer as usize), profile)?;
+    let mut executor = args
+        .exec
+        .choice_or(crate::exec_args::Executor::Auto, profile);
+    // Offline, cycles may overlap (same samples): auto tries it, unless profiled.
+    executor.auto_overlap = !profile;
+    Ok(RenderOptions {
+        sample_rate: args.rate,
+        block: args.buffer as usize,
+        seconds: args.seconds,
+        bits,
+        input: args.input.clone(),
+        output: fugue_engine::Output::Discard,
+        placeholder: args.placeholder,
+        cancel: Some(signals::stop_flag()),
+        executor,
+        profile,
+    })
+}
+
+/// Gives the finished WAV `tmp` its name, or copies it to standard output (`out` is `None`).
+fn write_out(out: Option<&OutputFile>, tmp: Temp) -> anyhow::Result<()> {
+    signals::not_polled();
+    let Some(o) = out else {
+        let copied = std::fs::File::open(tmp.path()).and_then(|mut f| {
+            let mut out = std::io::stdout().lock();
+            std::io::copy(&mut f, &mut out)?;
+            out.flush()
+        });
+        drop(tmp);
+        return copied.context("cannot write the WAV data to standard output");
+    };
+    Ok(o.commit(tmp)?)
 }
 
 /// The folder of `--profile=DIR` (`None` for a bare `--profile`), checked before running.

@@ -4,11 +4,12 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use fugue_engine::{Backend, Deadline, EndReason, RunOptions, StatsOptions, Summary};
+use fugue_engine::report::{cycles_line, RunSummary};
+use fugue_engine::{Backend, Deadline, EndReason, RunError, RunOptions, RunReport, StatsOptions};
 
-use crate::output::Output;
 use crate::signals;
 use crate::util;
+use fugue_engine::output::OutputFile;
 
 /// Arguments of `fugue run`.
 #[derive(clap::Args, Debug)]
@@ -72,220 +73,46 @@ pub struct Args {
     pub exec: crate::exec_args::ExecArgs,
 }
 
-fn us(ns: f64) -> String {
-    format!("{:.1} µs", ns / 1000.0)
-}
-
-/// One line of statistics (with the threads' wake-up latency when other threads took part).
-fn line(s: &Summary) -> String {
-    let wake = if s.woken > 0 {
-        format!(
-            ", wake-up median {}, p99 {}",
-            us(s.wake_median_ns as f64),
-            us(s.wake_p99_ns as f64)
-        )
-    } else {
-        String::new()
-    };
-    format!(
-        "cycles {}, mean {}, median {}, p99 {}, max {}, deadline misses {} ({:.2} %){wake}",
-        s.cycles,
-        us(s.mean_ns),
-        us(s.median_ns as f64),
-        us(s.p99_ns as f64),
-        us(s.max_ns as f64),
-        s.misses,
-        s.miss_rate() * 100.0
-    )
-}
-
-/// Runs `fugue run`.
+/// Runs `fugue run`: the flags checked, the options made, one run, its report printed.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let graph = util::read_graph(&args.graph, args.format)?;
     // With --strict, fail before running; otherwise the warnings are said after a run that
     // started (one that fails says only why).
-    let mut graph_warnings = crate::warn::graph_warnings(&graph, &args.graph);
-    graph_warnings.extend(args.exec.warnings(crate::exec_args::Executor::Auto));
-    if args.backend == "jack" {
-        for (flag, given) in [
-            ("--rate", args.rate.is_some()),
-            ("--buffer", args.buffer.is_some()),
-        ] {
-            if given {
-                graph_warnings.push(format!(
-                    "{flag} applies to the clocked backend only; the JACK backend runs at the server's rate and buffer size"
-                ));
-            }
-        }
-    }
+    let warnings = warnings(&args, &graph);
     if args.strict {
-        crate::warn::report(&graph_warnings, true)?;
+        crate::warn::report(&warnings, true)?;
     }
-    let rate = args.rate.unwrap_or(48_000);
-    let buffer = args.buffer.unwrap_or(256);
-    // The clocked backend's cycle is known before the run; JACK's is the server's, unknown
-    // until connected: any length above zero is accepted there.
-    let cycle = format!("one cycle of {buffer} frames at {rate} Hz");
-    let unit = (args.backend != "jack").then(|| (buffer as f64 / f64::from(rate), &*cycle));
-    if let Some(d) = args.seconds {
-        util::check_seconds(d, 604_800.0, unit)?;
-    }
-    let duration = args.seconds.map(Duration::from_secs_f64);
-    // The JACK server chooses its buffer: checked when the plan is compiled.
-    let known_buffer = (args.backend != "jack").then_some(buffer as usize);
-    crate::exec_args::check_pipeline(args.exec.pipeline, known_buffer, args.profile.is_some())?;
+    let mut options = options(&args)?;
     let profile_dir = crate::cmd::render::profile_dir(&args.profile, args.force)?;
     let stats_out = match &args.stats {
-        Some(p) => Some(Output::check(p, args.force, &[args.graph.as_path()])?),
+        Some(p) => Some(OutputFile::check(p, args.force, &[args.graph.as_path()])?),
         None => None,
     };
-    let tmp = match &stats_out {
-        Some(o) => Some(o.temp()?),
-        None => None,
-    };
-    let backend = if args.backend == "jack" {
-        Backend::Jack {
-            connect: args.connect,
-            client_name: args.client_name.clone(),
-        }
-    } else {
-        Backend::Clocked {
-            rate,
-            block: buffer as usize,
-        }
-    };
-    let options = RunOptions {
-        backend,
-        executor: {
-            let mut c = args
-                .exec
-                .choice_or(crate::exec_args::Executor::Auto, args.profile.is_some());
-            c.pin = args.exec.pin_for(true);
-            c
-        },
-        duration,
-        deadline: if args.deadline == "double" {
-            Deadline::Double
-        } else {
-            Deadline::Period
-        },
-        stats: StatsOptions {
-            csv: tmp.as_ref().map(|t| t.path().to_path_buf()),
-            keep_records: false,
-            hash_outputs: false,
-        },
-        stop: Some(signals::stop_flag()),
-        placeholder: args.placeholder,
-        profile: args.profile.is_some(),
-    };
-    let terminal = std::io::stderr().is_terminal();
-    let mut last = Instant::now();
-    let mut shown = false;
-    let result = fugue_engine::run(&graph, &options, |s| {
-        if terminal && last.elapsed() >= Duration::from_secs(1) {
-            eprint!("\r\x1b[2K{}", line(s));
-            let _ = std::io::stderr().flush();
-            last = Instant::now();
-            shown = true;
-        }
-    });
-    if shown {
-        eprint!("\r\x1b[2K");
-    }
-    let report = match result {
+    let tmp = stats_out.as_ref().map(OutputFile::temp).transpose()?;
+    options.stats.csv = tmp.as_ref().map(|t| t.path().to_path_buf());
+    let report = match play(&graph, &options) {
         Ok(r) => r,
         Err(e) => {
             drop(tmp);
-            return Err(
-                anyhow::Error::new(e).context(format!("cannot run {}", args.graph.display()))
-            );
+            let e = anyhow::Error::new(e);
+            return Err(e.context(format!("cannot run {}", args.graph.display())));
         }
     };
-    crate::warn::report(&graph_warnings, false)?;
-    if let Some(a) = &report.auto {
-        if args.exec.says_auto(a) {
-            eprintln!("fugue: {}", a.line());
-        }
-    }
-    for w in &report.warnings {
-        crate::util::warning(w);
-    }
-    for p in &report.panics {
-        util::warning(format_args!(
-            "node `{}` failed ({}); its output was silenced",
-            p.node, p.message
-        ));
-    }
-    let s = &report.summary;
-    let xruns = if args.backend == "jack" {
-        // Cycles the server's clock went through while the client was active but did not
-        // run it (it fell behind real time); only exact when the buffer size did not change.
-        let skipped = report
-            .server_cycles()
-            .map_or(0, |c| c.saturating_sub(report.cycles_run()));
-        if skipped > 0 {
-            format!(
-                ", JACK xruns {} ({skipped} server cycles skipped)",
-                report.xruns
-            )
-        } else {
-            format!(", JACK xruns {}", report.xruns)
-        }
-    } else {
-        format!(", overruns {}", report.xruns)
-    };
-    let dropped = if s.dropped > 0 {
-        format!(", {} records dropped (statistics ring full)", s.dropped)
-    } else {
-        String::new()
-    };
-    let changes = if report.buffer_changes > 0 {
-        format!(
-            ", {} buffer-size change(s), {} silent cycle(s)",
-            report.buffer_changes, report.silent_cycles
-        )
-    } else {
-        String::new()
-    };
-    let (kind, threads) = crate::exec_args::played(&options.executor, report.auto.as_ref());
+    crate::warn::report(&warnings, false)?;
+    let says_auto = report.auto.as_ref().is_some_and(|a| args.exec.says_auto(a));
+    crate::warn::engine_notes(
+        says_auto,
+        report.auto.as_ref(),
+        &report.warnings,
+        &[],
+        &report.panics,
+    );
+    let played = crate::exec_args::played(&options.executor, report.auto.as_ref());
+    let summary = RunSummary::new(&args.graph, &args.backend, &args.deadline, &report, played);
     if args.json {
-        let us = |ns: f64| ns / 1000.0;
-        let json = serde_json::json!({
-            "graph": args.graph.display().to_string(),
-            "backend": args.backend,
-            "sample_rate": report.sample_rate,
-            "buffer": report.block,
-            "executor": kind.to_string(),
-            "threads": threads,
-            "deadline": args.deadline,
-            "deadline_us": us(s.deadline_ns as f64),
-            "cycles": s.cycles,
-            "mean_us": us(s.mean_ns),
-            "median_us": us(s.median_ns as f64),
-            "p99_us": us(s.p99_ns as f64),
-            "max_us": us(s.max_ns as f64),
-            "misses": s.misses,
-            "miss_rate": s.miss_rate(),
-            "overruns": report.xruns,
-            "dropped": s.dropped,
-            "steals": s.steals,
-            "wake_median_us": us(s.wake_median_ns as f64),
-            "wake_p99_us": us(s.wake_p99_ns as f64),
-            "buffer_changes": report.buffer_changes,
-            "silent_cycles": report.silent_cycles,
-            "auto": report.auto.as_ref().map(crate::exec_args::auto_json),
-        });
-        println!("{json}");
+        println!("{}", serde_json::to_string(&summary)?);
     } else {
-        println!(
-            "{} at {} Hz, {} frames ({} deadline {}): {}{xruns}{dropped}{changes}",
-            args.graph.display(),
-            report.sample_rate,
-            report.block,
-            args.deadline,
-            us(s.deadline_ns as f64),
-            line(s),
-        );
+        println!("{summary}");
     }
     // The per-cycle statistics, after the summary: a file that cannot be written (a full
     // disk) loses no more than the file.
@@ -294,7 +121,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let shown = out.path().display();
         if let Some(e) = &report.csv_error {
             drop(t);
-            let why = if fugue_bench::report::is_disk_full(e) {
+            let why = if fugue_engine::output::is_disk_full(e) {
                 format!("the disk is full ({e})")
             } else {
                 e.to_string()
@@ -303,22 +130,110 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 "cannot write the per-cycle statistics to {shown}: {why}; the summary above is complete"
             );
         }
+        signals::not_polled();
         out.commit(t)?;
         stats_note = format!("; per-cycle statistics in {shown}");
     }
-    crate::cmd::profile::emit(
-        report.profile.as_ref(),
-        profile_dir.as_deref(),
-        &format!(
-            "{}, {} with {} thread(s), {} frames at {} Hz, {} backend",
-            args.graph.display(),
-            kind,
-            threads,
-            report.block,
-            report.sample_rate,
-            args.backend
-        ),
-    )?;
+    let (kind, threads) = played;
+    let what = format!(
+        "{}, {kind} with {threads} thread(s), {} frames at {} Hz, {} backend",
+        args.graph.display(),
+        report.block,
+        report.sample_rate,
+        args.backend
+    );
+    crate::cmd::profile::emit(report.profile.as_ref(), profile_dir.as_deref(), &what)?;
+    end(&report, &stats_note)
+}
+
+/// What the flags and the graph suggest is a mistake: the graph's lints, flags the executor
+/// ignores, `--rate` and `--buffer` under JACK.
+fn warnings(args: &Args, graph: &fugue_graph::TaskGraph) -> Vec<String> {
+    let mut warnings = crate::warn::graph_warnings(graph, &args.graph);
+    warnings.extend(args.exec.warnings(crate::exec_args::Executor::Auto));
+    if args.backend == "jack" {
+        for (flag, given) in [
+            ("--rate", args.rate.is_some()),
+            ("--buffer", args.buffer.is_some()),
+        ] {
+            if given {
+                warnings.push(format!(
+                    "{flag} applies to the clocked backend only; the JACK backend runs at the server's rate and buffer size"
+                ));
+            }
+        }
+    }
+    warnings
+}
+
+/// The run's options from the flags (checked); the statistics file is set by the caller.
+fn options(args: &Args) -> anyhow::Result<RunOptions> {
+    let rate = args.rate.unwrap_or(48_000);
+    let buffer = args.buffer.unwrap_or(256);
+    let jack = args.backend == "jack";
+    // The clocked backend's cycle is known before the run; JACK's is the server's, unknown
+    // until connected: any length above zero is accepted there.
+    let cycle = format!("one cycle of {buffer} frames at {rate} Hz");
+    let unit = (!jack).then(|| (buffer as f64 / f64::from(rate), &*cycle));
+    if let Some(d) = args.seconds {
+        util::check_seconds(d, 604_800.0, unit)?;
+    }
+    // The JACK server chooses its buffer: checked when the plan is compiled.
+    let known_buffer = (!jack).then_some(buffer as usize);
+    let profile = args.profile.is_some();
+    crate::exec_args::check_pipeline(args.exec.pipeline, known_buffer, profile)?;
+    let mut executor = args
+        .exec
+        .choice_or(crate::exec_args::Executor::Auto, profile);
+    executor.pin = args.exec.pin_for(true);
+    Ok(RunOptions {
+        backend: if jack {
+            Backend::Jack {
+                connect: args.connect,
+                client_name: args.client_name.clone(),
+            }
+        } else {
+            Backend::Clocked {
+                rate,
+                block: buffer as usize,
+            }
+        },
+        executor,
+        duration: args.seconds.map(Duration::from_secs_f64),
+        deadline: if args.deadline == "double" {
+            Deadline::Double
+        } else {
+            Deadline::Period
+        },
+        stats: StatsOptions::default(),
+        stop: Some(signals::stop_flag()),
+        placeholder: args.placeholder,
+        profile,
+    })
+}
+
+/// Runs `graph`, the statistics so far on one line of a terminal, redrawn every second.
+fn play(graph: &fugue_graph::TaskGraph, options: &RunOptions) -> Result<RunReport, RunError> {
+    let terminal = std::io::stderr().is_terminal();
+    let mut last = Instant::now();
+    let mut shown = false;
+    let result = fugue_engine::run(graph, options, |s| {
+        if terminal && last.elapsed() >= Duration::from_secs(1) {
+            eprint!("\r\x1b[2K{}", cycles_line(s));
+            let _ = std::io::stderr().flush();
+            last = Instant::now();
+            shown = true;
+        }
+    });
+    if shown {
+        eprint!("\r\x1b[2K");
+    }
+    result
+}
+
+/// How the run ended: an error when the JACK server stopped, a line after a signal.
+fn end(report: &RunReport, stats_note: &str) -> anyhow::Result<()> {
+    let cycles = report.summary.cycles;
     match &report.end {
         EndReason::ServerGone(reason) => {
             let why = if reason.is_empty() {
@@ -327,15 +242,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 format!(" ({reason})")
             };
             anyhow::bail!(
-                "the JACK server stopped{why} after {} cycles; the statistics so far were kept{stats_note}",
-                s.cycles
+                "the JACK server stopped{why} after {cycles} cycles; the statistics so far were kept{stats_note}"
             )
         }
         EndReason::Stopped => {
             signals::say(&format!(
-                "{} after {} cycles{stats_note}",
-                signals::interrupted(),
-                s.cycles
+                "{} after {cycles} cycles{stats_note}",
+                signals::interrupted()
             ));
             Ok(())
         }

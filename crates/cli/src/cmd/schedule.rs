@@ -5,12 +5,13 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use fugue_engine::report::ScheduleReport;
 use fugue_engine::Costs;
-use fugue_graph::{analysis, Format, TaskGraph};
-use fugue_sched::{gantt, Algorithm, Metrics, Options};
+use fugue_graph::{analysis, Format};
+use fugue_sched::{gantt, Algorithm, Options};
 
-use crate::output::Output;
 use crate::util;
+use fugue_engine::output::OutputFile;
 
 /// Arguments of `fugue schedule`.
 #[derive(clap::Args, Debug)]
@@ -92,7 +93,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             if let Costs::File(c) = &a.costs {
                 inputs.push(c);
             }
-            let out = Output::check(p, a.force, &inputs)?;
+            let out = OutputFile::check(p, a.force, &inputs)?;
             let special = std::fs::metadata(p).is_ok_and(|m| !m.is_file());
             if !special && !p.extension().is_some_and(|e| e.eq_ignore_ascii_case("svg")) {
                 return Err(util::usage(format!(
@@ -106,7 +107,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     };
     let mut g = util::read_graph(&a.file, a.format)?;
     let format = a.format.or_else(|| Format::from_path(&a.file));
-    let origin = crate::costs::apply(&mut g, &a.costs, format, a.rate, a.buffer as usize)?;
+    let origin = a
+        .costs
+        .apply(&mut g, format, f64::from(a.rate), a.buffer as usize)?;
     if let Some(c) = a.comm_cost {
         g.set_comm_costs(c);
     }
@@ -128,265 +131,28 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if let Some(note) = &out.note {
         util::warning(note);
     }
-    let s = &out.schedule;
-    fugue_sched::verify(&g, s).context("internal error: the schedule is invalid")?;
-    let m = Metrics::new(&g, s, processors);
-    let (cp_len, cp) = analysis::critical_path(&g, true);
-    let unit = origin.unit;
-    let optimal_text = match out.optimal {
-        None => "not applicable (heuristic)".to_string(),
-        Some(true) => "proven".to_string(),
-        Some(false) => format!(
-            "not proven within {} s (lower bound {})",
-            a.time_limit,
-            num(out.lower_bound)
-        ),
-    };
+    fugue_sched::verify(&g, &out.schedule).context("internal error: the schedule is invalid")?;
+    let report = ScheduleReport::new(&g, &a.file, &out, processors, a.time_limit, &origin);
     if a.json {
-        let mut tasks = Vec::new();
-        for (p, sl) in s.slots() {
-            tasks.push(serde_json::json!({
-                "task": g.node(sl.task).name,
-                "processor": p,
-                "start": sl.start,
-                "finish": sl.finish,
-            }));
-        }
-        let v = serde_json::json!({
-            "file": a.file.display().to_string(),
-            "algorithm": out.algorithm.name(),
-            "chosen": out.chosen.name(),
-            "processors": processors,
-            "processors_used": s.used_processors(),
-            "makespan": m.makespan,
-            "lower_bound": out.lower_bound.max(m.lower_bound),
-            "nsl": m.nsl,
-            "speedup": m.speedup,
-            "efficiency": m.efficiency,
-            "optimal": out.optimal,
-            "critical_path": cp_len,
-            "critical_path_computation_only": m.cp_length,
-            "critical_path_nodes": cp.iter().map(|&n| g.node(n).name.as_str()).collect::<Vec<_>>(),
-            "total_work": m.total_work,
-            "duplicates": s.has_duplicates(),
-            "time_unit": unit,
-            "costs": origin.kind,
-            "cost_source": origin.source,
-            "tasks": tasks,
-        });
-        println!("{v}");
+        println!("{}", serde_json::to_string(&report)?);
     } else {
-        print_text(&a, &g, &out, &m, &optimal_text, &origin, processors);
+        print!("{report}");
     }
-    if let Some(path) = &a.gantt {
-        let title = format!(
-            "{} — {}{} on {} processors — makespan {}",
-            a.file
-                .file_name()
-                .map(|f| f.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            out.algorithm,
-            if out.algorithm == Algorithm::Best {
-                format!(" ({})", out.chosen)
-            } else {
-                String::new()
-            },
-            processors,
-            num(m.makespan)
-        );
+    if let (Some(path), Some(o)) = (&a.gantt, &gantt_out) {
+        let critical = analysis::critical_path(&g, true).1;
         let svg = gantt::svg(
             &g,
-            s,
+            &out.schedule,
             &gantt::GanttOptions {
-                title,
-                unit: unit.to_string(),
-                critical: cp,
+                title: report.gantt_title(),
+                unit: origin.unit.to_string(),
+                critical,
             },
         );
-        if let Some(o) = &gantt_out {
-            o.write(svg.as_bytes())?;
-        }
+        o.write(svg.as_bytes())?;
         if !a.json {
             println!("gantt chart    {}", path.display());
         }
     }
     Ok(())
-}
-
-fn num(x: f64) -> String {
-    let s = format!("{x:.6}");
-    match s.trim_end_matches('0').trim_end_matches('.') {
-        "-0" => "0".to_string(),
-        t => t.to_string(),
-    }
-}
-
-fn opt(x: Option<f64>) -> String {
-    x.map_or("n/a".into(), |v| format!("{v:.4}"))
-}
-
-fn print_text(
-    a: &Args,
-    g: &TaskGraph,
-    out: &fugue_sched::Outcome,
-    m: &Metrics,
-    optimal_text: &str,
-    origin: &crate::costs::CostOrigin,
-    processors: usize,
-) {
-    let s = &out.schedule;
-    let unit = origin.unit;
-    println!(
-        "file           {} ({} tasks, {} edges)",
-        a.file.display(),
-        g.len(),
-        g.edges().len()
-    );
-    let chosen = if out.algorithm == Algorithm::Best {
-        format!(" (kept {})", out.chosen)
-    } else {
-        String::new()
-    };
-    println!("algorithm      {}{chosen}", out.algorithm);
-    println!(
-        "processors     {} ({} used)",
-        processors,
-        s.used_processors()
-    );
-    println!("costs          {}", origin.source);
-    let width = g
-        .nodes()
-        .iter()
-        .map(|n| n.name.chars().count())
-        .max()
-        .unwrap_or(4)
-        .clamp(4, 40);
-    for (p, slots) in s.processors.iter().enumerate() {
-        println!();
-        println!("P{p}  ({} tasks)", slots.len());
-        if slots.is_empty() {
-            continue;
-        }
-        println!("  {:<width$}  {:>12}  {:>12}", "task", "start", "finish");
-        for sl in slots {
-            println!(
-                "  {:<width$}  {:>12}  {:>12}",
-                g.node(sl.task).name,
-                num(sl.start),
-                num(sl.finish)
-            );
-        }
-    }
-    println!();
-    println!("makespan       {} {unit}", num(m.makespan));
-    println!(
-        "lower bound    {} {unit}",
-        num(out.lower_bound.max(m.lower_bound))
-    );
-    println!("NSL            {}", opt(m.nsl));
-    println!("speedup        {}", opt(m.speedup));
-    println!("efficiency     {}", opt(m.efficiency));
-    println!("optimal        {optimal_text}");
-    if s.has_duplicates() {
-        println!(
-            "duplicates     yes ({} copies for {} tasks)",
-            s.num_slots(),
-            g.len()
-        );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn data(rel: &str) -> Option<PathBuf> {
-        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../shared/data")
-            .join(rel);
-        if p.exists() {
-            Some(p)
-        } else {
-            println!("skipped: {} is absent", p.display());
-            None
-        }
-    }
-
-    fn args(file: PathBuf, algorithm: Algorithm, processors: usize) -> Args {
-        Args {
-            file,
-            algorithm,
-            processors: Some(processors),
-            seed: 0,
-            time_limit: 2.0,
-            comm_cost: None,
-            costs: Costs::Declared,
-            buffer: 512,
-            rate: 48_000,
-            json: true,
-            gantt: None,
-            force: false,
-            format: None,
-        }
-    }
-
-    fn scratch(name: &str) -> PathBuf {
-        let d =
-            std::env::temp_dir().join(format!("fugue-schedule-test-{}-{name}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        d
-    }
-
-    #[test]
-    fn writes_a_gantt_chart_and_refuses_to_overwrite_it() {
-        let Some(f) = data("sched/kwok-ahmad-9.dot") else {
-            return;
-        };
-        let dir = scratch("gantt");
-        let out = dir.join("g.svg");
-        let mut a = args(f.clone(), Algorithm::Cpfd, 4);
-        a.gantt = Some(out.clone());
-        run(a).unwrap();
-        let svg = std::fs::read_to_string(&out).unwrap();
-        assert!(svg.contains("<svg") && svg.contains(">n9<") && svg.contains("critical-path task"));
-        let mut again = args(f.clone(), Algorithm::Hlfet, 2);
-        again.gantt = Some(out.clone());
-        let e = run(again).unwrap_err();
-        assert_eq!(util::exit_code(&e), 2);
-        assert!(e.to_string().contains("--force"));
-        let mut forced = args(f, Algorithm::Hlfet, 2);
-        forced.gantt = Some(out.clone());
-        forced.force = true;
-        run(forced).unwrap();
-        std::fs::remove_dir_all(dir).unwrap();
-    }
-
-    #[test]
-    fn bad_arguments_and_costs_are_reported() {
-        let Some(f) = data("sched/kwok-ahmad-9.dot") else {
-            return;
-        };
-        let e = run(args(f.clone(), Algorithm::Etf, 0)).unwrap_err();
-        assert_eq!(util::exit_code(&e), 2);
-        let mut neg = args(f.clone(), Algorithm::Etf, 2);
-        neg.comm_cost = Some(-1.0);
-        assert_eq!(util::exit_code(&run(neg).unwrap_err()), 2);
-        let dir = scratch("costs");
-        let csv = dir.join("c.csv");
-        std::fs::write(&csv, "node,cost\nn1,2\nnope,3\n").unwrap();
-        let mut c = args(f.clone(), Algorithm::Etf, 2);
-        c.costs = Costs::File(csv.clone());
-        let e = run(c).unwrap_err();
-        assert_eq!(util::exit_code(&e), 1);
-        assert!(
-            util::message(&e).contains("c.csv:3: the graph has no node `nope`"),
-            "{e:#}"
-        );
-        std::fs::write(&csv, "n1,0.5\n").unwrap();
-        let mut ok = args(f, Algorithm::Optimal, 3);
-        ok.costs = Costs::File(csv.clone());
-        ok.comm_cost = Some(0.0);
-        run(ok).unwrap();
-        std::fs::remove_dir_all(dir).unwrap();
-    }
 }

@@ -180,7 +180,7 @@ pub(crate) fn run(
     }
     let done = audio
         .join()
-        .map_err(|_| RunError::Options("the audio thread panicked".into()))?;
+        .map_err(|_| RunError::ThreadPanicked("audio"))?;
     let outcome = stats.finish();
     let mut engine = done.engine;
     warnings.extend(done.warnings);

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use fugue_bench::capacity::CapacityConfig;
 use fugue_bench::overhead::{GraphSource, OverheadConfig, Shape};
+use fugue_bench::profile_cost::ProfileCostReport;
 use fugue_bench::study::StudyConfig;
 use fugue_bench::table::TableConfig;
 use fugue_bench::{Event, Progress};
@@ -287,39 +288,11 @@ fn run_profile_cost(args: ProfileCostArgs) -> anyhow::Result<()> {
         warmup: args.warmup as usize,
     };
     let r = fugue_bench::profile_cost::run(&loaded.graph, &config)?;
-    let (lo, hi) = r.range();
-    let off = fugue_bench::stats::median(&r.off_ns) / 1000.0;
-    let on = fugue_bench::stats::median(&r.on_ns) / 1000.0;
-    let who = format!(
-        "{} ({}), {} with {} thread(s), {} frames",
-        loaded.label,
-        loaded.source,
-        config.choice.kind,
-        config.choice.threads.max(1),
-        config.buffer
-    );
+    let report = ProfileCostReport::new(&r, &config, &loaded.label, &loaded.source);
     if args.json {
-        let v = serde_json::json!({
-            "graph": loaded.label, "source": loaded.source,
-            "executor": config.choice.kind.to_string(), "threads": config.choice.threads.max(1),
-            "buffer": config.buffer, "pairs": config.pairs, "cycles_per_block": config.cycles,
-            "median_off_us": off, "median_on_us": on,
-            "median_ratio": r.median_ratio(), "ratio_min": lo, "ratio_max": hi,
-            "ratios": r.ratios, "checked_cycles": r.checked,
-        });
-        println!("{v:#}");
+        println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        println!("{who}");
-        println!(
-            "mean cycle, median of {} blocks of {} cycles: {off:.2} µs plain, {on:.2} µs profiled",
-            config.pairs, config.cycles
-        );
-        println!(
-            "profiled / plain: median {:.3} (range {lo:.3}-{hi:.3}): the profile costs {:+.1} % of the cycle; outputs identical over {} cycles",
-            r.median_ratio(),
-            (r.median_ratio() - 1.0) * 100.0,
-            r.checked
-        );
+        println!("{report}");
     }
     Ok(())
 }

@@ -1,0 +1,132 @@
+//! Where a graph's node costs come from: declared in the file (`wcet` in `.ag`, µs; task
+//! times in `.stg`; `Weight` in `.dot`; the default 1 where the file gives none), measured now
+//! ([`calibrate`](crate::calibrate)'s 99th percentile), or a costs file (`node,cost`). One
+//! resolution for the static schedules, `info` and `schedule`.
+
+use std::path::PathBuf;
+
+use fugue_graph::{Format, TaskGraph};
+
+use crate::{BuildError, Costs};
+
+/// Cycles that [`Costs::Measured`] measures each node over.
+pub const MEASURE_CYCLES: usize = 200;
+
+/// The costs' origin and unit, said beside every figure made from them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CostOrigin {
+    /// Where they come from, in words.
+    pub source: String,
+    /// `µs`, or `cost units` when they are not times.
+    pub unit: &'static str,
+    /// `declared`, `default`, `mixed`, `measured` or `file`.
+    pub kind: &'static str,
+}
+
+/// Why the costs could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum CostsError {
+    /// The costs file could not be read.
+    #[error("cannot read costs file {}", .path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The reason.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The costs file is malformed.
+    #[error(transparent)]
+    Parse(#[from] fugue_sched::CostsError),
+    /// The measurement failed (a node that cannot be built, ...).
+    #[error("cannot measure the node costs (--costs measured)")]
+    Measure(#[source] Box<BuildError>),
+}
+
+impl From<CostsError> for BuildError {
+    fn from(e: CostsError) -> Self {
+        match e {
+            CostsError::Read { path, source } => BuildError::CostsIo { path, source },
+            CostsError::Parse(e) => BuildError::Costs(e),
+            CostsError::Measure(e) => *e,
+        }
+    }
+}
+
+impl Costs {
+    /// Sets the costs of `g` as `self` says (measured: at `rate` Hz and `buffer` frames) and
+    /// says where they came from. `format`: the file's, which gives the unit of declared
+    /// costs.
+    pub fn apply(
+        &self,
+        g: &mut TaskGraph,
+        format: Option<Format>,
+        rate: f64,
+        buffer: usize,
+    ) -> Result<CostOrigin, CostsError> {
+        Ok(match self {
+            Costs::Declared => declared(g, format),
+            Costs::Measured => {
+                let cal = crate::calibrate(g, rate, buffer, MEASURE_CYCLES)
+                    .map_err(|e| CostsError::Measure(Box::new(e)))?;
+                g.set_costs(&cal.iter().map(|c| c.wcet_us).collect::<Vec<_>>());
+                CostOrigin {
+                    source: format!(
+                        "measured now: each node's 99th percentile over {MEASURE_CYCLES} cycles at {buffer} frames, {rate} Hz (µs)"
+                    ),
+                    unit: "µs",
+                    kind: "measured",
+                }
+            }
+            Costs::File(path) => {
+                let text = std::fs::read_to_string(path).map_err(|source| CostsError::Read {
+                    path: path.clone(),
+                    source,
+                })?;
+                let c = fugue_sched::parse_costs(&text, &path.display().to_string(), g)?;
+                g.set_costs(&c);
+                CostOrigin {
+                    source: format!(
+                        "from {} (µs, as fugue calibrate writes them)",
+                        path.display()
+                    ),
+                    unit: "µs",
+                    kind: "file",
+                }
+            }
+        })
+    }
+}
+
+/// The origin of the costs that `g`'s file declares.
+fn declared(g: &TaskGraph, format: Option<Format>) -> CostOrigin {
+    let declared = g.nodes().iter().filter(|n| n.cost_declared).count();
+    let all = g.len();
+    let time = format == Some(Format::Ag);
+    if declared == all && all > 0 {
+        CostOrigin {
+            source: if time {
+                "declared in the file (wcet, µs)".into()
+            } else {
+                "declared in the file (its own units)".into()
+            },
+            unit: if time { "µs" } else { "cost units" },
+            kind: "declared",
+        }
+    } else if declared == 0 {
+        CostOrigin {
+            source: "default 1 per node (the file declares none): counts of nodes, not times; --costs measured measures them".into(),
+            unit: "cost units",
+            kind: "default",
+        }
+    } else {
+        CostOrigin {
+            source: format!(
+                "{declared} of {all} declared in the file, the other {} default 1: cost units, not times",
+                all - declared
+            ),
+            unit: "cost units",
+            kind: "mixed",
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! Drawing a graph's DOT text with Graphviz's `dot` program (SVG, PNG, PDF), stopped after a
+//! time limit or on request.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// What to draw, and where.
+#[derive(Clone, Debug)]
+pub struct Drawing<'a> {
+    /// The DOT text.
+    pub dot: String,
+    /// The output format: `svg`, `png` or `pdf`.
+    pub format: &'a str,
+    /// The file Graphviz writes (a temporary file, given its name by the caller).
+    pub to: &'a Path,
+    /// The graph file, for the messages.
+    pub file: &'a Path,
+    /// Its nodes, for the messages.
+    pub nodes: usize,
+    /// The output as named (the messages suggest `-o NAME.dot` beside it).
+    pub output: &'a Path,
+    /// How long Graphviz may take.
+    pub timeout: Duration,
+}
+
+/// Why Graphviz did not draw the graph.
+#[derive(Debug, thiserror::Error)]
+pub enum DrawError {
+    /// The `dot` program is not installed.
+    #[error("Graphviz's `dot` program was not found; install Graphviz (Debian/Ubuntu: `sudo apt-get install graphviz`, macOS: `brew install graphviz`) or write DOT text with `-o {}.dot`", .0.display())]
+    NotFound(PathBuf),
+    /// It could not be started.
+    #[error("cannot run Graphviz's `dot`")]
+    Spawn(#[source] std::io::Error),
+    /// Waiting for it failed.
+    #[error("Graphviz's `dot` failed")]
+    Wait(#[source] std::io::Error),
+    /// It failed, saying this.
+    #[error("Graphviz's `dot` failed: {0}")]
+    Failed(String),
+    /// The graph could not be sent to it.
+    #[error("cannot send the graph to Graphviz")]
+    Feed(#[source] std::io::Error),
+    /// A signal came while it was drawing.
+    #[error("stopped by signal {0} while Graphviz was drawing")]
+    Signal(i32),
+    /// It took longer than the time limit.
+    #[error("Graphviz did not draw {} ({nodes} nodes) within --timeout {secs} s and was stopped; raise --timeout, or write DOT text with `-o {}.dot`", .file.display(), .stem.display())]
+    Timeout {
+        /// The graph file.
+        file: PathBuf,
+        /// Its nodes.
+        nodes: usize,
+        /// The time limit, s.
+        secs: u64,
+        /// The output without its extension.
+        stem: PathBuf,
+    },
+}
+
+/// Draws `d` with Graphviz; `stop` says (with the signal's number) when to stop it early.
+pub fn draw(d: Drawing<'_>, stop: impl Fn() -> Option<i32>) -> Result<(), DrawError> {
+    let stem = d.output.with_extension("");
+    let child = Command::new("dot")
+        .arg(format!("-T{}", d.format))
+        .arg("-o")
+        .arg(d.to)
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(DrawError::NotFound(stem))
+        }
+        Err(e) => return Err(DrawError::Spawn(e)),
+    };
+    // Feed and drain Graphviz on their own threads, so that the wait below can stop it.
+    let mut stdin = child.stdin.take().expect("piped");
+    let dot = d.dot;
+    let feeder = std::thread::spawn(move || stdin.write_all(dot.as_bytes()));
+    let mut stderr = child.stderr.take().expect("piped");
+    let drainer = std::thread::spawn(move || {
+        let mut e = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut e);
+        e
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().map_err(DrawError::Wait)? {
+            break st;
+        }
+        let signal = stop();
+        if started.elapsed() >= d.timeout || signal.is_some() {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(match signal {
+                Some(sig) => DrawError::Signal(sig),
+                None => DrawError::Timeout {
+                    file: d.file.to_path_buf(),
+                    nodes: d.nodes,
+                    secs: d.timeout.as_secs(),
+                    stem,
+                },
+            });
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let err_text = drainer.join().unwrap_or_default();
+    let fed = feeder.join();
+    if !status.success() {
+        return Err(DrawError::Failed(err_text.trim().to_string()));
+    }
+    match fed {
+        Ok(Err(e)) => Err(DrawError::Feed(e)),
+        _ => Ok(()),
+    }
+}

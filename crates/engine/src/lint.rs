@@ -1,0 +1,256 @@
+//! Warnings about a graph, an input file or a rendered output that still work: what they
+//! suggest is a mistake. [`lint`] looks at a graph (what every front end that loads one
+//! says), [`input`] at the WAV file given to a render, [`audio`] at what a render produced.
+//! Each warning is a [`Warning`], said in one sentence by its `Display`.
+
+use std::path::{Path, PathBuf};
+
+use fugue_dsp::Registry;
+use fugue_graph::TaskGraph;
+
+use crate::{Bits, RenderSummary};
+
+/// What looks like a mistake.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Warning {
+    /// A node has an attribute that its kind does not read (a misspelling, most often).
+    UnreadAttribute {
+        /// The node's name.
+        node: String,
+        /// The attribute.
+        attr: String,
+        /// The node's kind.
+        kind: String,
+        /// The attributes the kind reads, comma-separated.
+        reads: String,
+    },
+    /// A node whose outputs reach no `sink`: computed every cycle and never heard.
+    Unheard {
+        /// The node's name.
+        node: String,
+        /// Its kind (empty: none).
+        kind: String,
+    },
+    /// An input file given to a graph that has no `source` node: it is not read.
+    InputNotRead {
+        /// The input file.
+        input: PathBuf,
+    },
+    /// An input file with fewer channels than the graph's `source` ports: the other ports
+    /// read silence.
+    InputChannels {
+        /// The input file.
+        input: PathBuf,
+        /// Its channels.
+        channels: u16,
+        /// The source nodes' output ports.
+        ports: usize,
+    },
+    /// The rendered output is silent.
+    Silent {
+        /// The output, as shown to the user.
+        output: String,
+        /// Whether the graph has `source` nodes and no input was given (the likely cause).
+        no_input: bool,
+    },
+    /// A float output that peaks above 0 dBFS.
+    Peak {
+        /// The output, as shown to the user.
+        output: String,
+        /// The peak in dBFS.
+        dbfs: f64,
+    },
+    /// Samples of an integer output clipped to ±1.0.
+    Clipped {
+        /// The output, as shown to the user.
+        output: String,
+        /// How many.
+        samples: u64,
+        /// The peak in dBFS, before clipping.
+        dbfs: f64,
+    },
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Warning::UnreadAttribute { node, attr, kind, reads } => write!(
+                f,
+                "node `{node}` has attribute `{attr}`, which kind {kind} does not read (it reads {reads}; every node may also give kind, in, out and wcet)"
+            ),
+            Warning::Unheard { node, kind } => write!(
+                f,
+                "node `{node}` ({}) reaches no sink: it is computed every cycle and never heard; connect it or remove it",
+                if kind.is_empty() { "no kind" } else { kind }
+            ),
+            Warning::InputNotRead { input } => write!(
+                f,
+                "--input {}: the graph has no source node, so the file is not read",
+                input.display()
+            ),
+            Warning::InputChannels { input, channels, ports } => write!(
+                f,
+                "--input {} has {channels} channel{} but the graph's source nodes have {ports} ports; ports {}..{ports} read silence",
+                input.display(),
+                if *channels == 1 { "" } else { "s" },
+                usize::from(*channels) + 1
+            ),
+            Warning::Silent { output, no_input } => write!(
+                f,
+                "{output} is silent (every sample is 0){}",
+                if *no_input {
+                    "; the graph's source nodes read silence without --input FILE.wav"
+                } else {
+                    ""
+                }
+            ),
+            Warning::Peak { output, dbfs } => write!(
+                f,
+                "{output} peaks at {dbfs:+.1} dBFS: its samples beyond ±1.0 will clip when played or converted to integers; lower a volume in the graph"
+            ),
+            Warning::Clipped { output, samples, dbfs } => write!(
+                f,
+                "{output}: {samples} samples were clipped to ±1.0 (peak {dbfs:+.1} dBFS before clipping); lower a volume in the graph, or render with --bits 32"
+            ),
+        }
+    }
+}
+
+/// What a graph itself suggests is a mistake: an attribute that its node's kind (known to
+/// `registry`) does not read, and a node whose outputs reach no `sink`. Graphs without `sink`
+/// nodes (task graphs: .stg, .dot) get only the first.
+pub fn lint(graph: &TaskGraph, registry: &Registry) -> Vec<Warning> {
+    let mut out = Vec::new();
+    for n in graph.nodes() {
+        let Some(doc) = registry.doc(&n.kind) else {
+            continue;
+        };
+        for (attr, _) in &n.attrs {
+            if !doc.reads(attr) {
+                out.push(Warning::UnreadAttribute {
+                    node: n.name.clone(),
+                    attr: attr.clone(),
+                    kind: doc.name.to_string(),
+                    reads: doc.attribute_names().to_string(),
+                });
+            }
+        }
+    }
+    let is_sink: Vec<bool> = graph.nodes().iter().map(|n| n.kind == "sink").collect();
+    if is_sink.iter().any(|&s| s) {
+        // Walk back from the sinks: every node reached feeds one.
+        let mut heard = is_sink.clone();
+        let mut stack: Vec<usize> = (0..graph.len()).filter(|&i| is_sink[i]).collect();
+        while let Some(v) = stack.pop() {
+            for &(p, _) in graph.preds(v) {
+                if !heard[p] {
+                    heard[p] = true;
+                    stack.push(p);
+                }
+            }
+        }
+        for (i, n) in graph.nodes().iter().enumerate() {
+            if !heard[i] {
+                out.push(Warning::Unheard {
+                    node: n.name.clone(),
+                    kind: n.kind.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// What an input file given to a render of `graph` suggests is a mistake: a graph with no
+/// `source` node (the file is never read), and a file with fewer channels than the sources'
+/// ports.
+pub fn input(graph: &TaskGraph, input: &Path) -> Vec<Warning> {
+    let ports: usize = (0..graph.len())
+        .filter(|&v| graph.node(v).kind == "source")
+        .map(|v| graph.outputs(v))
+        .sum();
+    if ports == 0 {
+        return vec![Warning::InputNotRead {
+            input: input.to_path_buf(),
+        }];
+    }
+    match crate::wav_channels(input) {
+        Some(channels) if usize::from(channels) < ports => vec![Warning::InputChannels {
+            input: input.to_path_buf(),
+            channels,
+            ports,
+        }],
+        _ => Vec::new(),
+    }
+}
+
+/// What the rendered audio (`s`, written as `bits` to `output`) suggests went wrong: silence
+/// (with the likely cause when `graph` has `source` nodes and no input was given), a float
+/// file that peaks above 0 dBFS, clipped samples in an integer file.
+pub fn audio(
+    s: &RenderSummary,
+    bits: Bits,
+    output: &str,
+    graph: &TaskGraph,
+    had_input: bool,
+) -> Vec<Warning> {
+    let mut out = Vec::new();
+    let output = output.to_string();
+    if s.frames > 0 && s.channels > 0 && s.peak == 0.0 {
+        let sources = graph.nodes().iter().any(|n| n.kind == "source");
+        out.push(Warning::Silent {
+            output: output.clone(),
+            no_input: sources && !had_input,
+        });
+    } else if bits == Bits::F32 && s.peak > 1.0 {
+        out.push(Warning::Peak {
+            output: output.clone(),
+            dbfs: s.peak_dbfs(),
+        });
+    }
+    if s.clipped > 0 {
+        out.push(Warning::Clipped {
+            output,
+            samples: s.clipped,
+            dbfs: s.peak_dbfs(),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn graph(text: &str) -> TaskGraph {
+        fugue_graph::read::ag::parse(text, "t.ag").unwrap()
+    }
+
+    #[test]
+    fn a_misspelt_attribute_and_a_dead_node_are_named() {
+        let g = graph(
+            "o = { kind: \"osc\", freq: 440, volme: 0.5, };  d = { kind: \"osc\", freq: 3, };  s = { kind: \"sink\", };  o.1 -> s.1;",
+        );
+        let w: Vec<String> = lint(&g, &Registry::with_builtin_kinds())
+            .iter()
+            .map(|w| w.to_string())
+            .collect();
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(
+            w[0].starts_with("node `o` has attribute `volme`, which kind osc does not read (it reads freq, phase, volume;"),
+            "{}",
+            w[0]
+        );
+        assert!(
+            w[1].starts_with("node `d` (osc) reaches no sink"),
+            "{}",
+            w[1]
+        );
+    }
+
+    #[test]
+    fn a_clean_graph_has_no_warning() {
+        let g = graph("o = { kind: \"osc\", freq: 440, volume: 0.5, wcet: 3, };  s = { kind: \"sink\", };  o.1 -> s.1;");
+        assert!(lint(&g, &Registry::with_builtin_kinds()).is_empty());
+    }
+}

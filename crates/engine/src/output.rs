@@ -1,0 +1,473 @@
+//! Output files: what stands at an output path, the temporary name a file is written under,
+//! the step that gives a finished temporary file its name, and [`OutputFile`], an output path
+//! named by a user, checked before any work is done.
+//!
+//! Every output is written whole into a temporary file first. A regular file (new, or
+//! replaced as a whole, only when asked: `force`) then gets its name by a rename in its own
+//! folder, so no half-written file ever stands under the name. A named pipe (FIFO) or a
+//! character device (`/dev/null`, a pipe a player reads) is never replaced: the finished
+//! bytes are written into it. A directory, a block device, a socket, a symbolic link to
+//! nothing, a folder that does not exist, and an output that is one of the command's input
+//! files are refused with one sentence naming the path; a symbolic link to a file stays a
+//! link, and the file it points to is the one replaced.
+//!
+//! Temporary names are hidden and short (`.fugue-PID-N.part`, whatever the length of the
+//! final name, so a final name of up to 255 bytes works). The ones a process left behind when
+//! it died are removed by the next one that writes into the same folder; the ones in use are
+//! registered ([`Temp`]) so that a process ending on a signal can remove them first
+//! ([`remove_temps`]).
+
+use std::io::Write as _;
+use std::os::unix::fs::FileTypeExt as _;
+use std::os::unix::fs::MetadataExt as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// How long a dead process's temporary file is left alone before it is removed (a guard
+/// against a writer whose process id this process cannot see, in another pid namespace).
+const STALE_AFTER: Duration = Duration::from_secs(60);
+
+/// What an output path names, and so how it is written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Destination {
+    /// Nothing stands there: a new regular file is created.
+    New(PathBuf),
+    /// A regular file, replaced as a whole (for a symbolic link, the file it points to).
+    File(PathBuf),
+    /// A named pipe or a character device: written directly, never replaced.
+    Stream(PathBuf),
+}
+
+impl Destination {
+    /// The path the bytes go to (a symbolic link resolved).
+    pub fn path(&self) -> &Path {
+        match self {
+            Destination::New(p) | Destination::File(p) | Destination::Stream(p) => p,
+        }
+    }
+
+    /// Whether the destination is a named pipe or a character device.
+    pub fn is_stream(&self) -> bool {
+        matches!(self, Destination::Stream(_))
+    }
+}
+
+/// Why an output could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    /// A regular file stands at the path and replacing it was not asked for.
+    #[error("{} already exists; pass --force to overwrite it", .0.display())]
+    Exists(PathBuf),
+    /// The output is one of the command's input files.
+    #[error("{} is the input file {}; name another output file", .path.display(), .input.display())]
+    IsInput {
+        /// The output path as given.
+        path: PathBuf,
+        /// The input file it is.
+        input: PathBuf,
+    },
+    /// The path names something that cannot be written as asked: a directory, a block
+    /// device, a socket, a symbolic link to nothing, a folder that does not exist.
+    #[error("{0}")]
+    Refused(String),
+    /// A file could not be created, written or renamed.
+    #[error("{what}")]
+    Io {
+        /// What failed (names the file; says when the disk is full).
+        what: String,
+        /// The reason.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl OutputError {
+    /// An I/O error about `what`, with "the disk is full" added when it is.
+    pub fn io(what: impl Into<String>, source: std::io::Error) -> OutputError {
+        let mut what = what.into();
+        if is_disk_full(&source) {
+            what.push_str(": the disk is full");
+        }
+        OutputError::Io { what, source }
+    }
+}
+
+/// An I/O error about `path`, with "the disk is full" said when it is.
+fn write_error(path: &Path, e: std::io::Error) -> OutputError {
+    OutputError::io(format!("cannot write {}", path.display()), e)
+}
+
+/// Whether `e` says the file system is full (ENOSPC) or the user's quota is spent (EDQUOT).
+pub fn is_disk_full(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT))
+}
+
+/// Looks at what stands at `path` and says how an output there is written; refuses (with a
+/// sentence naming the path) a directory, a block device, a socket, or a symbolic link to
+/// nothing.
+pub fn destination(path: &Path) -> Result<Destination, OutputError> {
+    let shown = path.display();
+    let meta = match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Destination::New(path.to_path_buf()))
+        }
+        Err(e) => return Err(write_error(path, e)),
+        Ok(m) => m,
+    };
+    let (resolved, meta) = if meta.file_type().is_symlink() {
+        match std::fs::metadata(path) {
+            Ok(m) => (
+                std::fs::canonicalize(path).map_err(|e| write_error(path, e))?,
+                m,
+            ),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let to = std::fs::read_link(path)
+                    .map(|t| t.display().to_string())
+                    .unwrap_or_default();
+                return Err(OutputError::Refused(format!(
+                    "{shown} is a symbolic link to {to}, which does not exist; remove the link or name another file"
+                )));
+            }
+            Err(e) => return Err(write_error(path, e)),
+        }
+    } else {
+        (path.to_path_buf(), meta)
+    };
+    let ft = meta.file_type();
+    if ft.is_file() {
+        return Ok(Destination::File(resolved));
+    }
+    if ft.is_fifo() || ft.is_char_device() {
+        return Ok(Destination::Stream(resolved));
+    }
+    if ft.is_dir() {
+        return Err(OutputError::Refused(format!(
+            "{shown} is a directory; name a file (in it, for example)"
+        )));
+    }
+    let what = if ft.is_block_device() {
+        "a block device"
+    } else if ft.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    };
+    Err(OutputError::Refused(format!(
+        "{shown} is {what}; outputs are written to regular files, named pipes and character devices only"
+    )))
+}
+
+/// A new temporary name for an output to `path`: hidden, in the same folder (so that the
+/// rename that ends the write stays in one file system), or in the system's temporary folder
+/// when `path` is a named pipe or a device. Removes the temporary files of dead processes
+/// from that folder first.
+pub fn temp_path(path: &Path) -> Result<PathBuf, OutputError> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let dest = destination(path)?;
+    let dir = if dest.is_stream() {
+        std::env::temp_dir()
+    } else {
+        match dest.path().parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        }
+    };
+    if !dir.is_dir() {
+        return Err(OutputError::Refused(format!(
+            "cannot write {}: folder {} does not exist",
+            path.display(),
+            dir.display()
+        )));
+    }
+    remove_stale(&dir, path);
+    // Relaxed: a counter that only has to give distinct numbers.
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    Ok(dir.join(format!(".fugue-{}-{n}.part", std::process::id())))
+}
+
+/// Gives the finished temporary file `tmp` its name `path`: a rename onto a regular file (or
+/// the file a link points to), a copy into a named pipe or a device. `tmp` is gone after.
+pub fn commit(tmp: &Path, path: &Path) -> Result<(), OutputError> {
+    let res = match destination(path) {
+        Ok(Destination::Stream(dest)) => std::fs::File::open(tmp)
+            .and_then(|mut from| {
+                let mut to = std::fs::OpenOptions::new().write(true).open(&dest)?;
+                std::io::copy(&mut from, &mut to)?;
+                to.flush()
+            })
+            .map_err(|e| write_error(path, e)),
+        Ok(d) => std::fs::rename(tmp, d.path()).map_err(|e| write_error(path, e)),
+        Err(e) => Err(e),
+    };
+    // After a rename the name is gone already; after a failure or a copy it is removed.
+    let _ = std::fs::remove_file(tmp);
+    res
+}
+
+/// Writes `bytes` to `path`: a regular file through a temporary file and a rename, so that
+/// no half-written file ever stands under the final name; a named pipe or a device directly.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
+    if let Destination::Stream(dest) = destination(path)? {
+        return std::fs::OpenOptions::new()
+            .write(true)
+            .open(dest)
+            .and_then(|mut f| f.write_all(bytes))
+            .map_err(|e| write_error(path, e));
+    }
+    let tmp = temp_path(path)?;
+    let res = (|| -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()
+    })();
+    if let Err(e) = res {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(write_error(path, e));
+    }
+    commit(&tmp, path)
+}
+
+/// The process id in a temporary name: `.fugue-PID-N.part…`, or the older form
+/// `.NAME.PID.part` of an output named `NAME`.
+fn owner(file: &str, name: &str) -> Option<i32> {
+    if let Some(rest) = file.strip_prefix(".fugue-") {
+        let (pid, rest) = rest.split_once('-')?;
+        let (n, _) = rest.split_once(".part")?;
+        n.parse::<u64>().ok()?;
+        return pid.parse().ok();
+    }
+    let pid = file
+        .strip_prefix('.')?
+        .strip_prefix(name)?
+        .strip_prefix('.')?
+        .strip_suffix(".part")?;
+    pid.parse().ok()
+}
+
+/// Whether the process `pid` is alive (or cannot be told apart from one that is).
+fn alive(pid: i32) -> bool {
+    if pid <= 0 {
+        return true;
+    }
+    // SAFETY: kill with signal 0 sends nothing; it only checks that the process exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+/// Removes from `dir` the temporary files that processes now dead left there while writing
+/// (for `path`, in the older naming): regular files only, untouched for a while.
+fn remove_stale(dir: &Path, path: &Path) {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let me = std::process::id() as i32;
+    for e in entries.flatten() {
+        let file = e.file_name();
+        let Some(pid) = owner(&file.to_string_lossy(), &name) else {
+            continue;
+        };
+        if pid == me || alive(pid) {
+            continue;
+        }
+        let old = std::fs::symlink_metadata(e.path()).is_ok_and(|m| {
+            m.is_file()
+                && m.modified()
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age >= STALE_AFTER)
+        });
+        if old {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// The temporary files in use, with the output each one is for.
+static TEMPS: Mutex<Vec<(PathBuf, String)>> = Mutex::new(Vec::new());
+
+/// Removes every temporary file in use ([`Temp`]) and returns the outputs that were not
+/// written because of it, each named once (for a process about to end on a signal).
+pub fn remove_temps() -> Vec<String> {
+    let temps = std::mem::take(&mut *TEMPS.lock().unwrap_or_else(|e| e.into_inner()));
+    let mut lost: Vec<String> = Vec::new();
+    for (tmp, shown) in temps {
+        if std::fs::remove_file(&tmp).is_ok() && !lost.contains(&shown) {
+            lost.push(shown);
+        }
+    }
+    lost
+}
+
+/// A temporary file for the output `shown`: removed when dropped (unless it was given its
+/// name, [`Temp::keep`]) and by [`remove_temps`].
+#[derive(Debug)]
+pub struct Temp {
+    path: PathBuf,
+    armed: bool,
+}
+
+impl Temp {
+    /// Registers the temporary name `path`, for the output `shown`.
+    pub fn new(path: PathBuf, shown: &Path) -> Temp {
+        TEMPS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((path.clone(), shown.display().to_string()));
+        Temp { path, armed: true }
+    }
+
+    /// The temporary name.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Forgets the file: it was renamed (or removed) by its writer.
+    pub fn keep(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for Temp {
+    fn drop(&mut self) {
+        TEMPS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|(p, _)| p != &self.path);
+        if self.armed {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// An output path named by a user, checked before any work is done.
+#[derive(Debug)]
+pub struct OutputFile {
+    /// The path as given.
+    path: PathBuf,
+    /// What stands there.
+    dest: Destination,
+}
+
+/// The first of `inputs` that is the same file as `dest` (same device and inode).
+fn same_file<'a>(dest: &Path, inputs: &[&'a Path]) -> Option<&'a Path> {
+    let out = std::fs::metadata(dest).ok()?;
+    inputs
+        .iter()
+        .copied()
+        .find(|i| std::fs::metadata(i).is_ok_and(|m| m.dev() == out.dev() && m.ino() == out.ino()))
+}
+
+impl OutputFile {
+    /// Checks that `path` may be written (see the module's documentation): an existing
+    /// regular file only with `force`, never one of `inputs` (the files the command reads).
+    pub fn check(path: &Path, force: bool, inputs: &[&Path]) -> Result<OutputFile, OutputError> {
+        let dest = destination(path)?;
+        if let Destination::File(p) = &dest {
+            if let Some(input) = same_file(p, inputs) {
+                return Err(OutputError::IsInput {
+                    path: path.to_path_buf(),
+                    input: input.to_path_buf(),
+                });
+            }
+            if !force {
+                return Err(OutputError::Exists(path.to_path_buf()));
+            }
+        }
+        // The folder exists (the temporary name is not used).
+        temp_path(path)?;
+        Ok(OutputFile {
+            path: path.to_path_buf(),
+            dest,
+        })
+    }
+
+    /// The path as given.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether the output is a named pipe or a character device, written directly.
+    pub fn is_stream(&self) -> bool {
+        self.dest.is_stream()
+    }
+
+    /// A new temporary file for this output, removed unless [`OutputFile::commit`] gives it
+    /// its name.
+    pub fn temp(&self) -> Result<Temp, OutputError> {
+        Ok(Temp::new(temp_path(&self.path)?, &self.path))
+    }
+
+    /// Gives the finished temporary file its name (a rename, or a copy into a pipe or a
+    /// device).
+    pub fn commit(&self, tmp: Temp) -> Result<(), OutputError> {
+        let res = commit(tmp.path(), &self.path);
+        tmp.keep();
+        res
+    }
+
+    /// Writes `bytes` (through a registered temporary file for a regular file).
+    pub fn write(&self, bytes: &[u8]) -> Result<(), OutputError> {
+        if self.is_stream() {
+            return write_atomic(&self.path, bytes);
+        }
+        let tmp = self.temp()?;
+        std::fs::File::create(tmp.path())
+            .and_then(|mut f| {
+                f.write_all(bytes)?;
+                f.sync_all()
+            })
+            .map_err(|e| write_error(&self.path, e))?;
+        self.commit(tmp)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temporary_names_are_short_and_recognised() {
+        let long = "x".repeat(250) + ".wav";
+        let tmp = temp_path(&std::env::temp_dir().join(&long)).unwrap();
+        let file = tmp.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(file.len() < 40, "{file}");
+        assert_eq!(owner(&file, &long), Some(std::process::id() as i32));
+        assert_eq!(owner(".fugue-12-3.part.svg", "a"), Some(12));
+        assert_eq!(owner(".out.wav.77.part", "out.wav"), Some(77));
+        assert_eq!(owner(".other.wav.77.part", "out.wav"), None);
+        assert_eq!(owner("out.wav", "out.wav"), None);
+    }
+
+    #[test]
+    fn what_stands_at_a_path() {
+        let d = std::env::temp_dir().join(format!("fugue-dest-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        let file = d.join("f.txt");
+        assert_eq!(destination(&file).unwrap(), Destination::New(file.clone()));
+        std::fs::write(&file, "x").unwrap();
+        assert!(matches!(destination(&file).unwrap(), Destination::File(_)));
+        assert!(destination(Path::new("/dev/null")).unwrap().is_stream());
+        let e = destination(&d).unwrap_err().to_string();
+        assert!(e.contains("is a directory"), "{e}");
+        let link = d.join("dangling");
+        std::os::unix::fs::symlink(d.join("nowhere"), &link).unwrap();
+        let e = destination(&link).unwrap_err().to_string();
+        assert!(e.contains("does not exist"), "{e}");
+        let good = d.join("good");
+        std::os::unix::fs::symlink(&file, &good).unwrap();
+        write_atomic(&good, b"y").unwrap();
+        assert!(std::fs::symlink_metadata(&good)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read(&file).unwrap(), b"y");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}

@@ -1,0 +1,387 @@
+//! A graph's summary and a static schedule of it.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+use fugue_graph::{analysis, TaskGraph};
+use fugue_sched::{Algorithm, Metrics, Outcome};
+use serde::Serialize;
+
+use super::trimmed;
+use crate::costs::CostOrigin;
+
+/// A graph's summary: nodes, edges, sources, sinks, kinds, work, critical path, depth and
+/// width (`fugue info`; `Display` is its text).
+#[derive(Serialize)]
+pub struct GraphInfo {
+    /// The graph file.
+    pub file: String,
+    /// Nodes.
+    pub nodes: usize,
+    /// Edges.
+    pub edges: usize,
+    /// Nodes without predecessors.
+    pub sources: usize,
+    /// Nodes without successors.
+    pub sinks: usize,
+    /// Nodes per kind (`(none)` for nodes without one).
+    pub kinds: BTreeMap<String, usize>,
+    /// The sum of the node costs.
+    pub total_work: f64,
+    /// The costs' origin: `declared`, `default`, `mixed`, `measured` or `file`.
+    pub costs: &'static str,
+    /// Where the costs come from, in words.
+    pub cost_source: String,
+    /// Their unit.
+    pub cost_unit: &'static str,
+    /// The critical path's length (computation only).
+    pub critical_path: f64,
+    /// The critical path's length with the edges' communication costs.
+    pub critical_path_with_comm: f64,
+    /// The nodes on the critical path.
+    pub critical_path_nodes: Vec<String>,
+    /// Levels of the graph.
+    pub depth: usize,
+    /// The most nodes that can run at once (or the widest level, a lower bound).
+    pub width: usize,
+    /// Whether `width` is exact.
+    pub width_exact: bool,
+    /// Total work over the critical path.
+    pub parallelism: f64,
+    /// The deadline the file declares.
+    pub deadline: Option<f64>,
+    /// The first sources' and sinks' names, for the text.
+    #[serde(skip)]
+    names: [String; 2],
+}
+
+/// The names of the first eight of `ids`, then `...` when there are more.
+fn names(g: &TaskGraph, ids: &[usize]) -> String {
+    let mut s: Vec<&str> = ids
+        .iter()
+        .take(8)
+        .map(|&i| g.node(i).name.as_str())
+        .collect();
+    if ids.len() > 8 {
+        s.push("...");
+    }
+    s.join(", ")
+}
+
+impl GraphInfo {
+    /// The summary of `g` (read from `file`, its costs from `origin`).
+    pub fn new(g: &TaskGraph, file: &Path, origin: &CostOrigin) -> GraphInfo {
+        let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
+        for n in g.nodes() {
+            let kind = if n.kind.is_empty() { "(none)" } else { &n.kind };
+            *kinds.entry(kind.to_string()).or_default() += 1;
+        }
+        let work = analysis::total_work(g);
+        let (cp, cp_nodes) = analysis::critical_path(g, false);
+        let (width, method) = analysis::width(g);
+        let (sources, sinks) = (g.sources(), g.sinks());
+        GraphInfo {
+            file: file.display().to_string(),
+            nodes: g.len(),
+            edges: g.edges().len(),
+            sources: sources.len(),
+            sinks: sinks.len(),
+            kinds,
+            total_work: work,
+            costs: origin.kind,
+            cost_source: origin.source.clone(),
+            cost_unit: origin.unit,
+            critical_path: cp,
+            critical_path_with_comm: analysis::critical_path(g, true).0,
+            critical_path_nodes: cp_nodes.iter().map(|&i| g.node(i).name.clone()).collect(),
+            depth: analysis::depth(g),
+            width,
+            width_exact: method == analysis::WidthMethod::Exact,
+            parallelism: if cp > 0.0 { work / cp } else { 0.0 },
+            deadline: g.deadline(),
+            names: [names(g, &sources), names(g, &sinks)],
+        }
+    }
+}
+
+impl fmt::Display for GraphInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let num = |x: f64| trimmed(x, 3);
+        let unit = self.cost_unit;
+        writeln!(f, "file           {}", self.file)?;
+        writeln!(f, "nodes          {}", self.nodes)?;
+        writeln!(f, "edges          {}", self.edges)?;
+        writeln!(f, "sources        {} ({})", self.sources, self.names[0])?;
+        writeln!(f, "sinks          {} ({})", self.sinks, self.names[1])?;
+        let k: Vec<String> = self.kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        writeln!(f, "kinds          {}", k.join(", "))?;
+        writeln!(f, "costs          {}", self.cost_source)?;
+        writeln!(f, "total work     {} {unit}", num(self.total_work))?;
+        let comm = if self.critical_path_with_comm != self.critical_path {
+            format!("; {} with communication", num(self.critical_path_with_comm))
+        } else {
+            String::new()
+        };
+        writeln!(
+            f,
+            "critical path  {} {unit} ({} nodes{comm})",
+            num(self.critical_path),
+            self.critical_path_nodes.len(),
+        )?;
+        writeln!(
+            f,
+            "parallelism    {:.3} (total work / critical path)",
+            self.parallelism
+        )?;
+        writeln!(f, "depth          {}", self.depth)?;
+        let bound = if self.width_exact {
+            ""
+        } else {
+            " (widest level; a lower bound)"
+        };
+        writeln!(f, "width          {}{bound}", self.width)?;
+        if let Some(d) = self.deadline {
+            writeln!(f, "deadline       {d}")?;
+        }
+        Ok(())
+    }
+}
+
+/// One task of a schedule: on which processor, from when to when.
+#[derive(Serialize)]
+pub struct ScheduledTask {
+    /// The node's name.
+    pub task: String,
+    /// The processor.
+    pub processor: usize,
+    /// Start time.
+    pub start: f64,
+    /// Finish time.
+    pub finish: f64,
+}
+
+/// A static schedule with its metrics (`fugue schedule`; `Display` is its text).
+#[derive(Serialize)]
+pub struct ScheduleReport {
+    /// The graph file.
+    pub file: String,
+    /// The algorithm asked for.
+    pub algorithm: &'static str,
+    /// The one whose schedule was kept (`best` keeps the shortest).
+    pub chosen: &'static str,
+    /// Processors available.
+    pub processors: usize,
+    /// Processors the schedule uses.
+    pub processors_used: usize,
+    /// The schedule's length.
+    pub makespan: f64,
+    /// The best lower bound known.
+    pub lower_bound: f64,
+    /// Normalized schedule length.
+    pub nsl: Option<f64>,
+    /// Total work over makespan.
+    pub speedup: Option<f64>,
+    /// Speedup per processor.
+    pub efficiency: Option<f64>,
+    /// Whether the schedule is proven optimal (`None`: a heuristic).
+    pub optimal: Option<bool>,
+    /// The critical path's length, communication included.
+    pub critical_path: f64,
+    /// The critical path's length, computation only.
+    pub critical_path_computation_only: f64,
+    /// The nodes on the critical path.
+    pub critical_path_nodes: Vec<String>,
+    /// The sum of the node costs.
+    pub total_work: f64,
+    /// Whether a task runs more than once (CPFD duplicates).
+    pub duplicates: bool,
+    /// The costs' unit.
+    pub time_unit: &'static str,
+    /// The costs' origin.
+    pub costs: &'static str,
+    /// Where the costs come from, in words.
+    pub cost_source: String,
+    /// Every task copy, processor by processor in start order.
+    pub tasks: Vec<ScheduledTask>,
+    /// The rest of the text.
+    #[serde(skip)]
+    text: Text,
+}
+
+/// What the text of a schedule says beside the figures.
+struct Text {
+    /// Processors in the schedule.
+    lanes: usize,
+    /// The graph's tasks.
+    tasks: usize,
+    /// Its edges.
+    edges: usize,
+    /// The width of the task column.
+    width: usize,
+    /// The search's time limit, s.
+    time_limit: f64,
+    /// The search's own lower bound.
+    search_bound: f64,
+}
+
+impl ScheduleReport {
+    /// The report of `out`, a schedule of `g` (read from `file`, costs from `origin`) on
+    /// `processors` processors, searched within `time_limit` seconds.
+    pub fn new(
+        g: &TaskGraph,
+        file: &Path,
+        out: &Outcome,
+        processors: usize,
+        time_limit: f64,
+        origin: &CostOrigin,
+    ) -> ScheduleReport {
+        let s = &out.schedule;
+        let m = Metrics::new(g, s, processors);
+        let (cp_len, cp) = analysis::critical_path(g, true);
+        let width = g
+            .nodes()
+            .iter()
+            .map(|n| n.name.chars().count())
+            .max()
+            .unwrap_or(4)
+            .clamp(4, 40);
+        ScheduleReport {
+            file: file.display().to_string(),
+            algorithm: out.algorithm.name(),
+            chosen: out.chosen.name(),
+            processors,
+            processors_used: s.used_processors(),
+            makespan: m.makespan,
+            lower_bound: out.lower_bound.max(m.lower_bound),
+            nsl: m.nsl,
+            speedup: m.speedup,
+            efficiency: m.efficiency,
+            optimal: out.optimal,
+            critical_path: cp_len,
+            critical_path_computation_only: m.cp_length,
+            critical_path_nodes: cp.iter().map(|&n| g.node(n).name.clone()).collect(),
+            total_work: m.total_work,
+            duplicates: s.has_duplicates(),
+            time_unit: origin.unit,
+            costs: origin.kind,
+            cost_source: origin.source.clone(),
+            tasks: s
+                .slots()
+                .map(|(p, sl)| ScheduledTask {
+                    task: g.node(sl.task).name.clone(),
+                    processor: p,
+                    start: sl.start,
+                    finish: sl.finish,
+                })
+                .collect(),
+            text: Text {
+                lanes: s.processors.len(),
+                tasks: g.len(),
+                edges: g.edges().len(),
+                width,
+                time_limit,
+                search_bound: out.lower_bound,
+            },
+        }
+    }
+
+    /// The title of the schedule's Gantt chart.
+    pub fn gantt_title(&self) -> String {
+        let name = Path::new(&self.file)
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        format!(
+            "{name} — {}{} on {} processors — makespan {}",
+            self.algorithm,
+            self.kept(" ({})"),
+            self.processors,
+            trimmed(self.makespan, 6)
+        )
+    }
+
+    /// `how` around the kept algorithm's name when `best` chose, else nothing.
+    fn kept(&self, how: &str) -> String {
+        if self.algorithm == Algorithm::Best.name() {
+            how.replace("{}", self.chosen)
+        } else {
+            String::new()
+        }
+    }
+}
+
+impl fmt::Display for ScheduleReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let num = |x: f64| trimmed(x, 6);
+        let opt = |x: Option<f64>| x.map_or("n/a".into(), |v| format!("{v:.4}"));
+        let Text {
+            lanes,
+            tasks,
+            edges,
+            width,
+            time_limit,
+            search_bound,
+        } = self.text;
+        let unit = self.time_unit;
+        writeln!(
+            f,
+            "file           {} ({tasks} tasks, {edges} edges)",
+            self.file
+        )?;
+        writeln!(
+            f,
+            "algorithm      {}{}",
+            self.algorithm,
+            self.kept(" (kept {})")
+        )?;
+        writeln!(
+            f,
+            "processors     {} ({} used)",
+            self.processors, self.processors_used
+        )?;
+        writeln!(f, "costs          {}", self.cost_source)?;
+        for p in 0..lanes {
+            let slots: Vec<&ScheduledTask> =
+                self.tasks.iter().filter(|t| t.processor == p).collect();
+            writeln!(f)?;
+            writeln!(f, "P{p}  ({} tasks)", slots.len())?;
+            if slots.is_empty() {
+                continue;
+            }
+            writeln!(f, "  {:<width$}  {:>12}  {:>12}", "task", "start", "finish")?;
+            for t in slots {
+                writeln!(
+                    f,
+                    "  {:<width$}  {:>12}  {:>12}",
+                    t.task,
+                    num(t.start),
+                    num(t.finish)
+                )?;
+            }
+        }
+        writeln!(f)?;
+        writeln!(f, "makespan       {} {unit}", num(self.makespan))?;
+        writeln!(f, "lower bound    {} {unit}", num(self.lower_bound))?;
+        writeln!(f, "NSL            {}", opt(self.nsl))?;
+        writeln!(f, "speedup        {}", opt(self.speedup))?;
+        writeln!(f, "efficiency     {}", opt(self.efficiency))?;
+        let optimal = match self.optimal {
+            None => "not applicable (heuristic)".to_string(),
+            Some(true) => "proven".to_string(),
+            Some(false) => format!(
+                "not proven within {time_limit} s (lower bound {})",
+                num(search_bound)
+            ),
+        };
+        writeln!(f, "optimal        {optimal}")?;
+        if self.duplicates {
+            writeln!(
+                f,
+                "duplicates     yes ({} copies for {tasks} tasks)",
+                self.tasks.len()
+            )?;
+        }
+        Ok(())
+    }
+}

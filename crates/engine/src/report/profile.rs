@@ -1,0 +1,321 @@
+//! Recording a profile ([`record`]), the profile ([`ProfileReport`]) as JSON, and the folder
+//! that `fugue profile -o DIR`, `run --profile=DIR` and `render --profile=DIR` write:
+//! [`FILES`].
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::output::{write_atomic, OutputError};
+use crate::profile::{Bar, ChainStep, NodeRow, Timeline, WorkerRow};
+use crate::ProfileReport;
+
+/// Files a profile folder holds.
+pub const FILES: [&str; 5] = [
+    "profile.txt",
+    "nodes.csv",
+    "profile.json",
+    "median-cycle.svg",
+    "slowest-cycle.svg",
+];
+
+/// Why a profile folder cannot be written.
+#[derive(Debug, thiserror::Error)]
+pub enum FolderError {
+    /// The path names something other than a folder.
+    #[error("{} is not a folder; --profile and -o take a folder for the report", .0.display())]
+    NotAFolder(std::path::PathBuf),
+    /// A report's file is there and replacing it was not asked for.
+    #[error("{} already exists; pass --force to overwrite it", .0.display())]
+    Exists(std::path::PathBuf),
+}
+
+/// Refuses a report folder that holds a report already (unless `force`) or that is not a
+/// folder.
+pub fn check_folder(dir: &Path, force: bool) -> Result<(), FolderError> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(FolderError::NotAFolder(dir.to_path_buf()));
+    }
+    match FILES.iter().map(|f| dir.join(f)).find(|p| p.exists()) {
+        Some(p) if !force => Err(FolderError::Exists(p)),
+        _ => Ok(()),
+    }
+}
+
+/// Writes `report` into the folder `dir` ([`FILES`]), titled `what`.
+pub fn write(report: &ProfileReport, dir: &Path, what: &str) -> Result<(), OutputError> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| OutputError::io(format!("cannot create {}", dir.display()), e))?;
+    let text = format!("{what}\n{}", report.text());
+    write_atomic(&dir.join("profile.txt"), text.as_bytes())?;
+    write_atomic(&dir.join("nodes.csv"), report.nodes_csv().as_bytes())?;
+    let json = serde_json::to_string_pretty(&ProfileJson::new(report, what))
+        .expect("a profile serializes");
+    write_atomic(&dir.join("profile.json"), json.as_bytes())?;
+    let figures = [
+        (
+            "median-cycle.svg",
+            report.median.as_ref(),
+            "close to the median",
+        ),
+        ("slowest-cycle.svg", report.slowest.first(), "the slowest"),
+    ];
+    for (file, timeline, which) in figures {
+        if let Some(t) = timeline {
+            let title = format!(
+                "{what}: cycle {} ({:.1} µs, {which})",
+                t.index,
+                t.duration_ns as f64 / 1e3
+            );
+            write_atomic(&dir.join(file), report.gantt_svg(t, &title).as_bytes())?;
+        }
+    }
+    Ok(())
+}
+
+/// A node's row.
+#[derive(Serialize)]
+struct NodeJson<'a> {
+    node: &'a str,
+    kind: &'a str,
+    calls: u64,
+    min_ns: u64,
+    mean_ns: f64,
+    p99_ns: u64,
+    max_ns: u64,
+}
+
+impl<'a> From<&'a NodeRow> for NodeJson<'a> {
+    fn from(n: &'a NodeRow) -> Self {
+        NodeJson {
+            node: &n.name,
+            kind: &n.kind,
+            calls: n.calls,
+            min_ns: n.min_ns,
+            mean_ns: n.mean_ns,
+            p99_ns: n.p99_ns,
+            max_ns: n.max_ns,
+        }
+    }
+}
+
+/// A thread's row.
+#[derive(Serialize)]
+struct ThreadJson {
+    thread: usize,
+    woke: u64,
+    ran: u64,
+    wake_median_ns: u64,
+    wake_p99_ns: u64,
+    wake_max_ns: u64,
+    first_task_median_ns: u64,
+    first_task_p99_ns: u64,
+    busy_mean_ns: f64,
+    idle_mean_ns: f64,
+    steals: u64,
+}
+
+impl From<&WorkerRow> for ThreadJson {
+    fn from(w: &WorkerRow) -> Self {
+        ThreadJson {
+            thread: w.worker,
+            woke: w.woke,
+            ran: w.ran,
+            wake_median_ns: w.wake_median_ns,
+            wake_p99_ns: w.wake_p99_ns,
+            wake_max_ns: w.wake_max_ns,
+            first_task_median_ns: w.first_median_ns,
+            first_task_p99_ns: w.first_p99_ns,
+            busy_mean_ns: w.busy_mean_ns,
+            idle_mean_ns: w.idle_mean_ns,
+            steals: w.steals,
+        }
+    }
+}
+
+/// A task's bar in a cycle's timeline.
+#[derive(Serialize)]
+struct BarJson<'a> {
+    node: &'a str,
+    thread: usize,
+    start_ns: u64,
+    end_ns: u64,
+}
+
+impl<'a> From<&'a Bar> for BarJson<'a> {
+    fn from(b: &'a Bar) -> Self {
+        BarJson {
+            node: &b.node,
+            thread: b.worker,
+            start_ns: b.start_ns,
+            end_ns: b.end_ns,
+        }
+    }
+}
+
+/// A step of a cycle's critical chain.
+#[derive(Serialize)]
+struct StepJson<'a> {
+    node: &'a str,
+    thread: usize,
+    start_ns: u64,
+    run_ns: u64,
+    wait_ns: u64,
+    wait_cause: &'static str,
+    thread_woke_ns: Option<u64>,
+}
+
+impl<'a> From<&'a ChainStep> for StepJson<'a> {
+    fn from(c: &'a ChainStep) -> Self {
+        StepJson {
+            node: &c.node,
+            thread: c.worker,
+            start_ns: c.start_ns,
+            run_ns: c.run_ns,
+            wait_ns: c.wait_ns,
+            wait_cause: c.wait_cause(),
+            thread_woke_ns: c.worker_woke_ns,
+        }
+    }
+}
+
+/// One cycle's timeline.
+#[derive(Serialize)]
+struct TimelineJson<'a> {
+    cycle: u64,
+    duration_ns: u64,
+    tail_ns: u64,
+    wakes_ns: &'a [Option<u64>],
+    tasks: Vec<BarJson<'a>>,
+    chain: Vec<StepJson<'a>>,
+}
+
+impl<'a> From<&'a Timeline> for TimelineJson<'a> {
+    fn from(t: &'a Timeline) -> Self {
+        TimelineJson {
+            cycle: t.index,
+            duration_ns: t.duration_ns,
+            tail_ns: t.tail_ns,
+            wakes_ns: &t.wakes,
+            tasks: t.bars.iter().map(BarJson::from).collect(),
+            chain: t.chain.iter().map(StepJson::from).collect(),
+        }
+    }
+}
+
+/// The profile as `profile.json` holds it.
+#[derive(Serialize)]
+pub struct ProfileJson<'a> {
+    run: &'a str,
+    threads: usize,
+    cycles: u64,
+    cycle_mean_ns: f64,
+    cycle_median_ns: u64,
+    cycle_p99_ns: u64,
+    cycle_max_ns: u64,
+    nodes_total_ns: f64,
+    overhead_ns: f64,
+    before_first_task_ns: f64,
+    after_last_task_ns: f64,
+    profile_own_ns: f64,
+    worker_wake_p99_ns: u64,
+    process_cpu_cores: f64,
+    nodes: Vec<NodeJson<'a>>,
+    threads_detail: Vec<ThreadJson>,
+    median_cycle: Option<TimelineJson<'a>>,
+    slowest_cycles: Vec<TimelineJson<'a>>,
+}
+
+impl<'a> ProfileJson<'a> {
+    /// The JSON of `r`, a profile of the run `what`.
+    pub fn new(r: &'a ProfileReport, what: &'a str) -> Self {
+        ProfileJson {
+            run: what,
+            threads: r.threads,
+            cycles: r.cycles,
+            cycle_mean_ns: r.cycle_mean_ns,
+            cycle_median_ns: r.cycle_median_ns,
+            cycle_p99_ns: r.cycle_p99_ns,
+            cycle_max_ns: r.cycle_max_ns,
+            nodes_total_ns: r.work_mean_ns,
+            overhead_ns: r.overhead_mean_ns(),
+            before_first_task_ns: r.head_mean_ns,
+            after_last_task_ns: r.tail_mean_ns,
+            profile_own_ns: r.own_mean_ns,
+            worker_wake_p99_ns: r.worker_wake_p99_ns(),
+            process_cpu_cores: r.cpu_cores,
+            nodes: r.nodes.iter().map(NodeJson::from).collect(),
+            threads_detail: r.workers.iter().map(ThreadJson::from).collect(),
+            median_cycle: r.median.as_ref().map(TimelineJson::from),
+            slowest_cycles: r.slowest.iter().map(TimelineJson::from).collect(),
+        }
+    }
+}
+
+/// A run made to record a profile: offline (cycles back to back, as a render runs them) or
+/// clocked (paced at the buffer period, as a backend runs them).
+#[derive(Clone, Debug)]
+pub struct Recording {
+    /// Offline rather than clocked.
+    pub offline: bool,
+    /// Sample rate, Hz.
+    pub rate: u32,
+    /// Frames per cycle.
+    pub buffer: usize,
+    /// Seconds of audio.
+    pub seconds: f64,
+    /// Nodes of unknown kind played as silence.
+    pub placeholder: bool,
+    /// The executor.
+    pub executor: crate::ExecutorChoice,
+    /// A request to stop early.
+    pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+}
+
+/// Why a recording failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// The offline render failed.
+    #[error(transparent)]
+    Render(#[from] crate::RenderError),
+    /// The clocked run failed.
+    #[error(transparent)]
+    Run(#[from] crate::RunError),
+}
+
+/// Runs `graph` as `r` says with the profile on; returns the profile (`None` if no cycle
+/// was recorded) and the engine's warnings.
+pub fn record(
+    graph: &fugue_graph::TaskGraph,
+    r: &Recording,
+) -> Result<(Option<ProfileReport>, Vec<String>), RecordError> {
+    if r.offline {
+        let options = crate::RenderOptions {
+            sample_rate: r.rate,
+            block: r.buffer,
+            seconds: Some(r.seconds),
+            output: crate::Output::Discard,
+            placeholder: r.placeholder,
+            cancel: r.stop.clone(),
+            executor: r.executor.clone(),
+            profile: true,
+            ..crate::RenderOptions::default()
+        };
+        let s = crate::render(graph, &options, |_| {})?;
+        return Ok((s.profile, s.warnings));
+    }
+    let options = crate::RunOptions {
+        backend: crate::Backend::Clocked {
+            rate: r.rate,
+            block: r.buffer,
+        },
+        executor: r.executor.clone(),
+        duration: Some(std::time::Duration::from_secs_f64(r.seconds)),
+        stop: r.stop.clone(),
+        placeholder: r.placeholder,
+        profile: true,
+        ..crate::RunOptions::default()
+    };
+    let report = crate::run(graph, &options, |_| {})?;
+    Ok((report.profile, report.warnings))
+}

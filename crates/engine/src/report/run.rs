@@ -1,0 +1,347 @@
+//! The figures of a render and of a real-time run, and what `auto` chose.
+
+use std::path::Path;
+
+use fugue_exec::ExecutorKind;
+use serde::{Serialize, Serializer};
+
+use super::us;
+use crate::auto::{AutoReport, Candidate};
+use crate::{Bits, RenderSummary, RunReport, Summary};
+
+/// Serializes a value by its `Display` (an executor's name).
+fn display<T: std::fmt::Display, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(v)
+}
+
+/// One candidate of the automatic choice, as its `--json` object.
+#[derive(Serialize)]
+struct CandidateJson<'a> {
+    label: &'a str,
+    #[serde(serialize_with = "display")]
+    kind: ExecutorKind,
+    threads: usize,
+    pipeline: usize,
+    overlap: usize,
+    mean_us: f64,
+    cycles: usize,
+}
+
+impl<'a> From<&'a Candidate> for CandidateJson<'a> {
+    fn from(k: &'a Candidate) -> Self {
+        CandidateJson {
+            label: &k.label,
+            kind: k.kind,
+            threads: k.threads,
+            pipeline: k.pipeline,
+            overlap: k.overlap,
+            mean_us: us(k.mean_ns),
+            cycles: k.cycles,
+        }
+    }
+}
+
+/// What the automatic choice measured and chose: the chosen candidate, why, whether the
+/// trials were paced, how long they took, and every candidate's mean cycle (µs, the slowest
+/// 2 % left out) over its trial cycles.
+#[derive(Serialize)]
+struct AutoJson<'a> {
+    chose: &'a str,
+    #[serde(serialize_with = "display")]
+    kind: ExecutorKind,
+    threads: usize,
+    pipeline: usize,
+    overlap: usize,
+    why: String,
+    paced: bool,
+    trials_s: f64,
+    candidates: Vec<CandidateJson<'a>>,
+    /// The candidates a short run had no room to try.
+    left_out: &'a [String],
+}
+
+impl Serialize for AutoReport {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let c = self.chosen();
+        AutoJson {
+            chose: &c.label,
+            kind: c.kind,
+            threads: c.threads,
+            pipeline: c.pipeline,
+            overlap: c.overlap,
+            why: self.why(),
+            paced: self.paced,
+            trials_s: self.took.as_secs_f64(),
+            candidates: self.candidates.iter().map(CandidateJson::from).collect(),
+            left_out: &self.left_out,
+        }
+        .serialize(s)
+    }
+}
+
+/// A finished render: `render --json`'s object, and its summary line (`Display`).
+#[derive(Serialize)]
+pub struct RenderReport<'a> {
+    /// The graph file.
+    pub graph: String,
+    /// Where the WAV went (`standard output`, or the file).
+    pub output: String,
+    /// Frames written per channel.
+    pub frames: u64,
+    /// Channels written.
+    pub channels: usize,
+    /// Sample rate in Hz.
+    pub sample_rate: u32,
+    /// Frames per cycle.
+    pub buffer: u64,
+    /// `16-bit`, `24-bit` or `32-bit float`.
+    pub format: &'static str,
+    /// The peak, dBFS.
+    pub peak_dbfs: f64,
+    /// Samples clipped.
+    pub clipped: u64,
+    /// Seconds of audio.
+    pub audio_s: f64,
+    /// Seconds of wall time.
+    pub wall_s: f64,
+    /// Seconds of audio per second of wall time.
+    pub realtime_factor: f64,
+    /// The executor that played.
+    #[serde(serialize_with = "display")]
+    pub executor: ExecutorKind,
+    /// Its threads.
+    pub threads: usize,
+    /// What the automatic choice chose, when it chose.
+    pub auto: Option<&'a AutoReport>,
+}
+
+impl<'a> RenderReport<'a> {
+    /// The report of the render of `graph` into `output` summed up by `s`, written as
+    /// `bits`, at `buffer` frames per cycle, played by `executor` on `threads` threads.
+    pub fn new(
+        graph: &Path,
+        output: &str,
+        buffer: u64,
+        bits: Bits,
+        s: &'a RenderSummary,
+        (executor, threads): (ExecutorKind, usize),
+    ) -> Self {
+        RenderReport {
+            graph: graph.display().to_string(),
+            output: output.to_string(),
+            frames: s.frames,
+            channels: s.channels,
+            sample_rate: s.sample_rate,
+            buffer,
+            format: match bits {
+                Bits::I16 => "16-bit",
+                Bits::I24 => "24-bit",
+                Bits::F32 => "32-bit float",
+            },
+            peak_dbfs: s.peak_dbfs(),
+            clipped: s.clipped,
+            audio_s: s.audio_seconds(),
+            wall_s: s.wall.as_secs_f64(),
+            realtime_factor: s.realtime_factor(),
+            executor,
+            threads,
+            auto: s.auto.as_ref(),
+        }
+    }
+}
+
+impl std::fmt::Display for RenderReport<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: {} frames, {} channel{}, {} Hz {}, peak {:.1} dBFS",
+            self.output,
+            self.frames,
+            self.channels,
+            if self.channels == 1 { "" } else { "s" },
+            self.sample_rate,
+            self.format,
+            self.peak_dbfs,
+        )?;
+        if self.clipped > 0 {
+            write!(f, ", {} samples clipped", self.clipped)?;
+        }
+        write!(
+            f,
+            ", {:.2} s of audio in {:.3} s ({:.1}x real time)",
+            self.audio_s, self.wall_s, self.realtime_factor
+        )
+    }
+}
+
+/// `ns` as `12.3 µs`.
+fn us_text(ns: f64) -> String {
+    format!("{:.1} µs", us(ns))
+}
+
+/// One line of cycle statistics (with the threads' wake-up latency when other threads took
+/// part).
+pub fn cycles_line(s: &Summary) -> String {
+    let wake = if s.woken > 0 {
+        format!(
+            ", wake-up median {}, p99 {}",
+            us_text(s.wake_median_ns as f64),
+            us_text(s.wake_p99_ns as f64)
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "cycles {}, mean {}, median {}, p99 {}, max {}, deadline misses {} ({:.2} %){wake}",
+        s.cycles,
+        us_text(s.mean_ns),
+        us_text(s.median_ns as f64),
+        us_text(s.p99_ns as f64),
+        us_text(s.max_ns as f64),
+        s.misses,
+        s.miss_rate() * 100.0
+    )
+}
+
+/// A real-time run's figures: `run --json`'s object, and its summary line (`Display`).
+#[derive(Serialize)]
+pub struct RunSummary<'a> {
+    /// The graph file.
+    pub graph: String,
+    /// `jack` or `clocked`.
+    pub backend: &'a str,
+    /// Sample rate in Hz.
+    pub sample_rate: u32,
+    /// Frames per cycle (the last one, under JACK).
+    pub buffer: usize,
+    /// The executor that played.
+    #[serde(serialize_with = "display")]
+    pub executor: ExecutorKind,
+    /// Its threads.
+    pub threads: usize,
+    /// `period` or `double`.
+    pub deadline: &'a str,
+    /// A cycle's deadline, µs.
+    pub deadline_us: f64,
+    /// Cycles measured.
+    pub cycles: u64,
+    /// Mean cycle, µs.
+    pub mean_us: f64,
+    /// Median cycle, µs.
+    pub median_us: f64,
+    /// 99th percentile, µs.
+    pub p99_us: f64,
+    /// Longest cycle, µs.
+    pub max_us: f64,
+    /// Cycles past their deadline.
+    pub misses: u64,
+    /// Their share.
+    pub miss_rate: f64,
+    /// JACK xruns, or the clocked backend's overruns.
+    pub overruns: u64,
+    /// Records the statistics ring dropped.
+    pub dropped: u64,
+    /// Tasks stolen.
+    pub steals: u64,
+    /// Median wake-up latency of the threads, µs.
+    pub wake_median_us: f64,
+    /// Its 99th percentile, µs.
+    pub wake_p99_us: f64,
+    /// Buffer-size changes (JACK).
+    pub buffer_changes: u32,
+    /// Cycles left silent around them.
+    pub silent_cycles: u64,
+    /// What the automatic choice chose, when it chose.
+    pub auto: Option<&'a AutoReport>,
+    /// Server cycles the client did not run (JACK), for the text.
+    #[serde(skip)]
+    skipped: u64,
+    /// The statistics, for the text.
+    #[serde(skip)]
+    summary: &'a Summary,
+}
+
+impl<'a> RunSummary<'a> {
+    /// The figures of the run of `graph` on `backend` (`jack` or `clocked`) with the
+    /// `deadline` rule, played by `executor` on `threads` threads.
+    pub fn new(
+        graph: &Path,
+        backend: &'a str,
+        deadline: &'a str,
+        r: &'a RunReport,
+        (executor, threads): (ExecutorKind, usize),
+    ) -> Self {
+        let s = &r.summary;
+        RunSummary {
+            graph: graph.display().to_string(),
+            backend,
+            sample_rate: r.sample_rate,
+            buffer: r.block,
+            executor,
+            threads,
+            deadline,
+            deadline_us: us(s.deadline_ns as f64),
+            cycles: s.cycles,
+            mean_us: us(s.mean_ns),
+            median_us: us(s.median_ns as f64),
+            p99_us: us(s.p99_ns as f64),
+            max_us: us(s.max_ns as f64),
+            misses: s.misses,
+            miss_rate: s.miss_rate(),
+            overruns: r.xruns,
+            dropped: s.dropped,
+            steals: s.steals,
+            wake_median_us: us(s.wake_median_ns as f64),
+            wake_p99_us: us(s.wake_p99_ns as f64),
+            buffer_changes: r.buffer_changes,
+            silent_cycles: r.silent_cycles,
+            auto: r.auto.as_ref(),
+            // Cycles the server's clock went through while the client was active but did
+            // not run it (it fell behind real time); only exact when the buffer size did not
+            // change.
+            skipped: r
+                .server_cycles()
+                .map_or(0, |c| c.saturating_sub(r.cycles_run())),
+            summary: s,
+        }
+    }
+}
+
+impl std::fmt::Display for RunSummary<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} at {} Hz, {} frames ({} deadline {}): {}",
+            self.graph,
+            self.sample_rate,
+            self.buffer,
+            self.deadline,
+            us_text(self.summary.deadline_ns as f64),
+            cycles_line(self.summary),
+        )?;
+        match (self.backend, self.skipped) {
+            ("jack", 0) => write!(f, ", JACK xruns {}", self.overruns)?,
+            ("jack", n) => write!(
+                f,
+                ", JACK xruns {} ({n} server cycles skipped)",
+                self.overruns
+            )?,
+            _ => write!(f, ", overruns {}", self.overruns)?,
+        }
+        if self.dropped > 0 {
+            write!(
+                f,
+                ", {} records dropped (statistics ring full)",
+                self.dropped
+            )?;
+        }
+        if self.buffer_changes > 0 {
+            write!(
+                f,
+                ", {} buffer-size change(s), {} silent cycle(s)",
+                self.buffer_changes, self.silent_cycles
+            )?;
+        }
+        Ok(())
+    }
+}
