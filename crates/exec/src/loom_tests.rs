@@ -352,12 +352,12 @@ fn loom_static_catches_no_wake() {
 /// run whole, one after the other): each tenant's output equals the sequential executor's bit
 /// for bit at every cycle, so no unit ran twice, early, or not at all, and every run follows
 /// its previous cycle's (tracked accesses).
-fn shared_pool_model(n: usize, partitioned: bool) {
+fn shared_pool_model(n: usize, partitioned: bool, text: &'static str) {
     model_bounded(1, move || {
         let mut tenants: Vec<crate::Tenant> = (0..n)
-            .map(|_| crate::Tenant::new(compile(DIAMOND)))
+            .map(|_| crate::Tenant::new(compile(text)))
             .collect();
-        let mut reference = compile(DIAMOND);
+        let mut reference = compile(text);
         let opts = ExecOptions {
             idle_budget: SpinBudget::NONE,
             steal_budget: SpinBudget::NONE,
