@@ -77,7 +77,7 @@ pub const AUTO_BUDGET: Duration = Duration::from_millis(100);
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum HostBackend {
     /// No clock: cycles run on the control thread, as fast as possible, while it waits
-    /// ([`Host::wait`]). Deterministic.
+    /// ([`Host::wait`](super::Host::wait)). Deterministic.
     #[default]
     Offline,
     /// An audio thread woken every period by absolute-time sleeps.

@@ -43,7 +43,7 @@ pub enum HostError {
     },
 }
 
-/// What [`Host::load`] did.
+/// What [`Host::load`](super::Host::load) did.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LoadReport {
     /// The host's number for the graph (the mix adds graphs in increasing id).
@@ -65,12 +65,12 @@ pub struct LoadReport {
     /// Its own executor and threads (`separate` mode), as `ws 2t` or `seq`; `None` in the
     /// pool modes.
     pub executor: Option<String>,
-    /// With [`GraphExecutor::Auto`] in `separate` mode: what was measured and chosen, one
-    /// line.
+    /// With [`GraphExecutor::Auto`](super::GraphExecutor::Auto) in `separate` mode: what
+    /// was measured and chosen, one line.
     pub auto: Option<String>,
 }
 
-/// What [`Host::unload`] did.
+/// What [`Host::unload`](super::Host::unload) did.
 #[derive(Clone, Debug, PartialEq)]
 pub struct UnloadReport {
     /// The graph's id.
@@ -81,7 +81,7 @@ pub struct UnloadReport {
     pub stats: GraphStatsSnapshot,
 }
 
-/// A loaded graph, as [`Host::list`] shows it.
+/// A loaded graph, as [`Host::list`](super::Host::list) shows it.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct GraphInfo {
     /// Its name.
@@ -108,7 +108,7 @@ pub struct GraphInfo {
     pub executor: Option<String>,
 }
 
-/// An adoption or a removal, in the host's log ([`Host::log`]).
+/// An adoption or a removal, in the host's log ([`Host::log`](super::Host::log)).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HostEvent {
     /// Graph `id` (`name`) runs from `cycle` on.

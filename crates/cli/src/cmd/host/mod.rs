@@ -376,14 +376,28 @@ fn say_report(report: &HostReport, record: Option<&Path>) {
     );
 }
 
+/// Sends `line` to the control loop and returns its reply (`None`: the host is gone).
+fn ask(tx: &mpsc::Sender<Request>, line: String) -> Option<String> {
+    let (rtx, rrx) = mpsc::channel();
+    tx.send(Request { line, reply: rtx }).ok()?;
+    rrx.recv().ok()
+}
+
+/// Sends `line` and prints its reply; false when the shell ends there (the line quits, or
+/// the host is gone).
+fn forward(tx: &mpsc::Sender<Request>, line: String) -> bool {
+    let quits = matches!(command::parse(&line), Ok(Some(Command::Quit)));
+    match ask(tx, line) {
+        Some(r) if !r.is_empty() => println!("{r}"),
+        Some(_) => {}
+        None => return false,
+    }
+    !quits
+}
+
 /// The interactive prompt (a terminal: line editing and history) or, when standard input is
 /// not a terminal, its lines.
 fn prompt_lines(tx: mpsc::Sender<Request>, json: bool) {
-    let ask = |line: String| -> Option<String> {
-        let (rtx, rrx) = mpsc::channel();
-        tx.send(Request { line, reply: rtx }).ok()?;
-        rrx.recv().ok()
-    };
     if std::io::stdin().is_terminal() {
         let Ok(mut rl) = rustyline::DefaultEditor::new() else {
             return;
@@ -397,19 +411,13 @@ fn prompt_lines(tx: mpsc::Sender<Request>, json: bool) {
                     if !line.trim().is_empty() {
                         let _ = rl.add_history_entry(line.as_str());
                     }
-                    let quits = matches!(command::parse(&line), Ok(Some(Command::Quit)));
-                    match ask(line) {
-                        Some(r) if !r.is_empty() => println!("{r}"),
-                        Some(_) => {}
-                        None => return,
-                    }
-                    if quits {
+                    if !forward(&tx, line) {
                         return;
                     }
                 }
                 // Ctrl-C or Ctrl-D at the prompt: quit cleanly.
                 Err(_) => {
-                    let _ = ask("quit".into());
+                    let _ = ask(&tx, "quit".into());
                     return;
                 }
             }
@@ -424,20 +432,11 @@ fn prompt_lines(tx: mpsc::Sender<Request>, json: bool) {
                 Ok(0) | Err(_) => return,
                 Ok(_) => {}
             }
-            let line = match std::str::from_utf8(&buf) {
-                Ok(l) => l.to_string(),
-                Err(_) => {
-                    println!("error: the line is not valid UTF-8; write commands in UTF-8");
-                    continue;
-                }
+            let Ok(line) = std::str::from_utf8(&buf) else {
+                println!("error: the line is not valid UTF-8; write commands in UTF-8");
+                continue;
             };
-            let quits = matches!(command::parse(&line), Ok(Some(Command::Quit)));
-            match ask(line) {
-                Some(r) if !r.is_empty() => println!("{r}"),
-                Some(_) => {}
-                None => return,
-            }
-            if quits {
+            if !forward(&tx, line.to_string()) {
                 return;
             }
         }
