@@ -13,31 +13,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{example, folder, fugue, stderr, stdout};
+use common::{folder, fugue, stderr, stdout};
+use fugue_testkit::host::{expected_mix, Span};
 use fugue_testkit::wav;
 use serde_json::Value;
 
+/// The graphs of the sessions ([`fugue_testkit::host::graphs`]): mono, duo, synth, pluck.
 fn small_graphs(dir: &Path) -> Vec<PathBuf> {
-    let mono = dir.join("mono.ag");
-    std::fs::write(
-        &mono,
-        "o = { kind: \"osc\", freq: 440, volume: 0.3, }; s = { kind: \"sink\", }; o.1 -> s.1;",
-    )
-    .unwrap();
-    let duo = dir.join("duo.ag");
-    std::fs::write(
-        &duo,
-        "a = { kind: \"osc\", freq: 220, volume: 0.2, }; b = { kind: \"noise\", volume: 0.1, seed: 5, };\n\
-         f = { kind: \"biquad\", type: \"lowpass\", freq: 900.0, q: 1.5, };\n\
-         s = { kind: \"sink\", in: 2, }; a.1 -> f.1 -> s.1; b.1 -> s.2;",
-    )
-    .unwrap();
-    vec![
-        mono,
-        duo,
-        PathBuf::from(example("synth.ag")),
-        PathBuf::from(example("pluck.ag")),
-    ]
+    fugue_testkit::host::graphs(dir)
+        .into_iter()
+        .map(|(_, f)| f)
+        .collect()
 }
 
 #[test]
@@ -172,31 +158,18 @@ fn session(test: &str, backend: &[&str]) {
             solos.insert(f.clone(), wav::channels(&out));
         }
     }
-    spans.sort_by_key(|s| s.0);
-    let mut want = vec![vec![0.0f32; cycles * block]; 2];
-    for c in 0..cycles as u64 {
-        for (_, name, from, to) in &spans {
-            if c < *from || c >= to.unwrap_or(u64::MAX) {
-                continue;
-            }
-            let s = &solos[&files[name]];
-            let k = (c - from) as usize;
-            for (ch, src) in s.iter().enumerate() {
-                let src = &src[k * block..(k + 1) * block];
-                let targets: Vec<usize> = if s.len() == 1 {
-                    vec![0, 1]
-                } else {
-                    vec![ch % 2]
-                };
-                for t in targets {
-                    let dst = &mut want[t][c as usize * block..(c as usize + 1) * block];
-                    for (d, &x) in dst.iter_mut().zip(src) {
-                        *d += x;
-                    }
-                }
-            }
-        }
-    }
+    let with_solos: Vec<(Span, &[Vec<f32>])> = spans
+        .iter()
+        .map(|(id, name, from, to)| {
+            let span = Span {
+                id: *id,
+                from: *from,
+                to: to.unwrap_or(cycles as u64),
+            };
+            (span, solos[&files[name]].as_slice())
+        })
+        .collect();
+    let want = expected_mix(&with_solos, cycles as u64, block, 2);
     for ch in 0..2 {
         if let Some((i, a, b)) = fugue_testkit::bits::first_difference(&got[ch], &want[ch]) {
             panic!(

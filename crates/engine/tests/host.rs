@@ -12,45 +12,9 @@ use fugue_engine::host::{
 };
 use fugue_engine::{Engine, ExecutorChoice, Pipeline};
 use fugue_exec::ExecutorKind;
+use fugue_testkit::host::{expected_mix, fresh_dir, graphs, Span};
 
 const RATE: u32 = 48_000;
-
-fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
-}
-
-/// A fresh temporary folder for one test.
-fn tmp(test: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("fugue-host-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// Writes the small graphs of the sessions into `dir`; returns name -> file.
-fn graphs(dir: &Path) -> Vec<(&'static str, PathBuf)> {
-    let mono = dir.join("mono.ag");
-    std::fs::write(
-        &mono,
-        "o = { kind: \"osc\", freq: 440, volume: 0.3, }; s = { kind: \"sink\", }; o.1 -> s.1;",
-    )
-    .unwrap();
-    let duo = dir.join("duo.ag");
-    std::fs::write(
-        &duo,
-        "a = { kind: \"osc\", freq: 220, volume: 0.2, }; b = { kind: \"osc\", freq: 331, volume: 0.2, };\n\
-         f = { kind: \"biquad\", type: \"lowpass\", freq: 900.0, q: 1.5, };\n\
-         n = { kind: \"noise\", volume: 0.1, seed: 3, };\n\
-         s = { kind: \"sink\", in: 2, }; a.1 -> f.1 -> s.1; b.1 -> s.2; n.1 -> s.2;",
-    )
-    .unwrap();
-    vec![
-        ("mono", mono),
-        ("duo", duo),
-        ("synth", examples().join("synth.ag")),
-        ("pluck", examples().join("pluck.ag")),
-    ]
-}
 
 /// Each sink channel of `file` rendered alone, sequentially, for `cycles` cycles.
 fn solo(file: &Path, cycles: usize, block: usize) -> Vec<Vec<f32>> {
@@ -72,10 +36,9 @@ fn solo_at(file: &Path, cycles: usize, block: usize, rate: u32) -> Vec<Vec<f32>>
     out
 }
 
-/// The mix that the host's log says it played: for each cycle, the graphs loaded then, in
-/// id order, each contributing its solo cycle `c - adopted` (mono to every channel, else
-/// channel `ch % channels`), added to silence in that order.
-fn expected_mix(
+/// The mix that the host's log says it played ([`expected_mix`]), each graph's solo render
+/// made at `rate` Hz for the cycles it was loaded.
+fn expected_mix_of_log(
     log: &[HostEvent],
     files: &HashMap<String, PathBuf>,
     cycles: u64,
@@ -83,54 +46,39 @@ fn expected_mix(
     channels: usize,
     rate: u32,
 ) -> Vec<Vec<f32>> {
-    // (id, name, adopted, removed)
-    let mut spans: Vec<(u32, String, u64, u64)> = Vec::new();
+    let mut spans: Vec<(Span, String)> = Vec::new();
     for ev in log {
         match ev {
-            HostEvent::Adopted { name, id, cycle } => {
-                spans.push((*id, name.clone(), *cycle, cycles))
-            }
+            HostEvent::Adopted { name, id, cycle } => spans.push((
+                Span {
+                    id: *id as u64,
+                    from: *cycle,
+                    to: cycles,
+                },
+                name.clone(),
+            )),
             HostEvent::Removed { id, cycle, .. } => {
-                spans.iter_mut().find(|s| s.0 == *id).unwrap().3 = *cycle;
+                spans
+                    .iter_mut()
+                    .find(|s| s.0.id == *id as u64)
+                    .unwrap()
+                    .0
+                    .to = *cycle;
             }
         }
     }
-    spans.sort_by_key(|s| s.0);
     let mut solos: HashMap<(String, u64), Vec<Vec<f32>>> = HashMap::new();
-    let mut mix = vec![vec![0.0f32; cycles as usize * block]; channels];
-    for (_, name, from, to) in &spans {
-        let n = (to - from) as usize;
-        let file = &files[name];
-        let key = (name.clone(), n as u64);
-        let s = solos
-            .entry(key)
-            .or_insert_with(|| solo_at(file, n, block, rate));
-        let _ = s;
+    for (s, name) in &spans {
+        let n = s.to - s.from;
+        solos
+            .entry((name.clone(), n))
+            .or_insert_with(|| solo_at(&files[name], n as usize, block, rate));
     }
-    for c in 0..cycles {
-        for (_, name, from, to) in &spans {
-            if c < *from || c >= *to {
-                continue;
-            }
-            let s = &solos[&(name.clone(), to - from)];
-            let k = (c - from) as usize;
-            for (ch, src) in s.iter().enumerate() {
-                let src = &src[k * block..(k + 1) * block];
-                let targets: Vec<usize> = if s.len() == 1 {
-                    (0..channels).collect()
-                } else {
-                    vec![ch % channels]
-                };
-                for t in targets {
-                    let dst = &mut mix[t][c as usize * block..(c as usize + 1) * block];
-                    for (d, &x) in dst.iter_mut().zip(src) {
-                        *d += x;
-                    }
-                }
-            }
-        }
-    }
-    mix
+    let with_solos: Vec<(Span, &[Vec<f32>])> = spans
+        .iter()
+        .map(|(s, name)| (*s, solos[&(name.clone(), s.to - s.from)].as_slice()))
+        .collect();
+    expected_mix(&with_solos, cycles, block, channels)
 }
 
 /// The session of the specification: three graphs loaded, one unloaded, another loaded,
@@ -187,7 +135,7 @@ fn check_pipelined_session(
     pipeline: Pipeline,
     test: &str,
 ) -> Vec<LoadReport> {
-    let dir = tmp(test);
+    let dir = fresh_dir(test);
     let out = dir.join("mix.wav");
     let mut host = Host::start(HostOptions {
         backend: backend.clone(),
@@ -212,7 +160,7 @@ fn check_pipelined_session(
     let cycles = report.stats.cycles;
     assert_eq!(report.recorded_frames, cycles * block as u64, "{test}");
     assert_eq!(got[0].len() as u64, cycles * block as u64, "{test}");
-    let want = expected_mix(&log, &files, cycles, block, 2, rate);
+    let want = expected_mix_of_log(&log, &files, cycles, block, 2, rate);
     fugue_testkit::bits::assert_same_channels(&got, &want, test);
     if backend != HostBackend::Offline {
         assert_eq!(
@@ -272,7 +220,7 @@ fn clocked_pipelined_shared_mix_is_the_sum_of_the_solos() {
 /// pipeline that does not divide the block is refused at start.
 #[test]
 fn a_graph_that_changes_rates_loads_unpipelined_and_says_why() {
-    let dir = tmp("rates");
+    let dir = fresh_dir("rates");
     let rates = dir.join("rates.ag");
     std::fs::write(
         &rates,
@@ -339,7 +287,7 @@ fn clocked_shared_mix_is_the_sum_of_the_solos() {
 
 #[test]
 fn partitioned_refuses_more_graphs_than_threads() {
-    let dir = tmp("partition");
+    let dir = fresh_dir("partition");
     let g = graphs(&dir);
     let mut host = Host::start(HostOptions {
         threads: 2,
@@ -358,7 +306,7 @@ fn partitioned_refuses_more_graphs_than_threads() {
 
 #[test]
 fn bad_input_leaves_the_host_playing() {
-    let dir = tmp("bad");
+    let dir = fresh_dir("bad");
     let g = graphs(&dir);
     let bad = dir.join("bad.ag");
     std::fs::write(
@@ -383,7 +331,7 @@ fn bad_input_leaves_the_host_playing() {
 
 #[test]
 fn gain_scales_a_graph() {
-    let dir = tmp("gain");
+    let dir = fresh_dir("gain");
     let g = graphs(&dir);
     let mut host = Host::start(HostOptions::default()).unwrap();
     host.load("mono", &g[0].1).unwrap();
@@ -442,7 +390,7 @@ mod bomb {
 
 #[test]
 fn a_panicking_graph_is_silenced_and_the_others_play_on() {
-    let dir = tmp("panic");
+    let dir = fresh_dir("panic");
     let g = graphs(&dir);
     let bombf = dir.join("bomb.ag");
     std::fs::write(
@@ -528,7 +476,7 @@ fn jack_per_graph_ports_come_and_go_with_their_graphs() {
         eprintln!("SKIPPED jack_per_graph_ports_come_and_go_with_their_graphs: no JACK server is running (scripts/test.sh starts one with the dummy driver)");
         return;
     }
-    let dir = tmp("jack-ports");
+    let dir = fresh_dir("jack-ports");
     let g = graphs(&dir);
     let mut host = Host::start(HostOptions {
         backend: HostBackend::Jack {
@@ -556,7 +504,7 @@ fn jack_per_graph_ports_come_and_go_with_their_graphs() {
 
 #[test]
 fn admission_warns_past_80_percent_of_the_period_and_strict_refuses() {
-    let dir = tmp("admission");
+    let dir = fresh_dir("admission");
     let g = graphs(&dir);
     // A period of 5.2 µs on one thread: synth after synth, the predicted cycle grows past
     // 80% of it.
@@ -611,7 +559,7 @@ fn admission_warns_past_80_percent_of_the_period_and_strict_refuses() {
 /// says what was chosen and why), or the one named; the pool modes refuse a named executor.
 #[test]
 fn separate_mode_executors_are_measured_or_named_and_the_pool_modes_refuse_a_name() {
-    let dir = tmp("executors");
+    let dir = fresh_dir("executors");
     let g = graphs(&dir);
     let mut host = Host::start(HostOptions {
         threads: 2,

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use fugue_engine::host::{Host, HostBackend, HostOptions, Mode};
 use fugue_engine::Pipeline;
+use fugue_testkit::host;
 use fugue_testkit::jackd::{has, DummyServer};
 
 /// One test only in this binary: it sets `JACK_DEFAULT_SERVER` for the whole process.
@@ -30,23 +31,9 @@ fn the_host_follows_a_jack_buffer_size_change() {
     // Before any thread of this process opens a JACK client.
     std::env::set_var("JACK_DEFAULT_SERVER", server.name());
     jack::set_logger(jack::LoggerType::None);
-    let dir = std::env::temp_dir().join(format!("fugue-host-resize-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let mono = dir.join("mono.ag");
-    std::fs::write(
-        &mono,
-        "o = { kind: \"osc\", freq: 440, volume: 0.3, }; s = { kind: \"sink\", }; o.1 -> s.1;",
-    )
-    .unwrap();
-    let duo = dir.join("duo.ag");
-    std::fs::write(
-        &duo,
-        "a = { kind: \"osc\", freq: 220, volume: 0.2, }; n = { kind: \"noise\", volume: 0.1, seed: 3, };\n\
-         f = { kind: \"biquad\", type: \"lowpass\", freq: 900.0, q: 1.5, };\n\
-         s = { kind: \"sink\", in: 2, }; a.1 -> f.1 -> s.1; n.1 -> s.2;",
-    )
-    .unwrap();
+    let dir = host::fresh_dir("resize");
+    let mono = host::write(&dir, "mono.ag", host::MONO);
+    let duo = host::write(&dir, "duo.ag", host::DUO);
     let (probe, _) =
         jack::Client::new("fugue-resize-probe", jack::ClientOptions::NO_START_SERVER).unwrap();
     for (mode, threads, pipeline) in [

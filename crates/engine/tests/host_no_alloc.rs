@@ -13,8 +13,7 @@ static GLOBAL: fugue_testkit::alloc::Counting = fugue_testkit::alloc::Counting;
 /// One test only in this binary, so no other test allocates while we count.
 #[test]
 fn host_cycles_with_swaps_do_not_allocate() {
-    let dir = std::env::temp_dir().join(format!("fugue-host-noalloc-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fugue_testkit::host::fresh_dir("noalloc");
     let a = dir.join("a.ag");
     std::fs::write(
         &a,

@@ -8,6 +8,8 @@
 //!   "identical");
 //! - [`corpus`]: where the reference graphs are (`../shared/data`), and a visible, counted
 //!   skip when they are absent (a failure when `FUGUE_REQUIRE_CORPUS` is set);
+//! - [`host`]: the fixtures of the multi-graph host's tests (its small graphs, a fresh
+//!   folder, the mix it should record);
 //! - [`jackd`]: a JACK server with the dummy driver, private to one test;
 //! - [`wav`]: a float WAV file read back as channels.
 
@@ -16,5 +18,6 @@
 pub mod alloc;
 pub mod bits;
 pub mod corpus;
+pub mod host;
 pub mod jackd;
 pub mod wav;

@@ -1,7 +1,8 @@
 //! The host's command language: one command per line, words separated by spaces, a word
 //! with spaces written in double quotes (`load a "my graph.ag"`, `\"` and `\\` inside), `#`
 //! starting a comment. [`parse`] is a pure function from a line to a [`Command`], with one
-//! clear sentence for every error.
+//! clear sentence for every error; [`quote`] is the inverse of its splitting into words
+//! ([`words`]): the line that splits into the words given (what `fugue ctl` sends).
 
 use std::path::PathBuf;
 
@@ -47,6 +48,23 @@ pub enum Command {
     Quit,
 }
 
+impl Command {
+    /// The command's verb, as its replies name it (`load`, `stats`, ...).
+    pub fn verb(&self) -> &'static str {
+        match self {
+            Command::Load { .. } => "load",
+            Command::Unload { .. } => "unload",
+            Command::Gain { .. } => "gain",
+            Command::List => "list",
+            Command::Stats { .. } => "stats",
+            Command::Mode => "mode",
+            Command::Wait { .. } => "wait",
+            Command::Help => "help",
+            Command::Quit => "quit",
+        }
+    }
+}
+
 /// The longest `wait`, seconds (a day).
 pub const MAX_WAIT: f64 = 86_400.0;
 
@@ -55,7 +73,7 @@ pub const HELP: &str = "commands: load NAME FILE | unload NAME | gain NAME DB | 
 
 /// Splits a line into words (double quotes group, `\"` and `\\` escape inside quotes, `#`
 /// outside quotes starts a comment).
-fn words(line: &str) -> Result<Vec<String>, String> {
+pub fn words(line: &str) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut in_word = false;
@@ -99,6 +117,32 @@ fn words(line: &str) -> Result<Vec<String>, String> {
         out.push(cur);
     }
     Ok(out)
+}
+
+/// The line that [`words`] splits into `words`: each word as it is when that is safe,
+/// otherwise in double quotes (`\"` and `\\` escaped inside): an empty word, or one with
+/// whitespace, a quote or a `#` in it.
+pub fn quote<S: AsRef<str>>(words: &[S]) -> String {
+    let mut line = String::new();
+    for (i, w) in words.iter().enumerate() {
+        let w = w.as_ref();
+        if i > 0 {
+            line.push(' ');
+        }
+        if w.is_empty() || w.contains(|c: char| c.is_whitespace() || c == '"' || c == '#') {
+            line.push('"');
+            for c in w.chars() {
+                if c == '"' || c == '\\' {
+                    line.push('\\');
+                }
+                line.push(c);
+            }
+            line.push('"');
+        } else {
+            line.push_str(w);
+        }
+    }
+    line
 }
 
 /// Checks a graph name: letters, digits, `_`, `-`, `.`; at most 64 characters.
@@ -316,6 +360,39 @@ mod tests {
                 proptest::prop_assert!(e.len() < 400, "{e:?}");
             }
         }
+    }
+
+    proptest::proptest! {
+        /// Quoting is the inverse of splitting: any words, quoted into a line, split back
+        /// into the same words.
+        #[test]
+        fn quoted_words_split_back_into_the_same_words(
+            ws in proptest::collection::vec("\\PC{0,12}|[ a-z\"#\\\\\t\n]{0,8}|\\\\*\"?\\\\*", 0..6)
+        ) {
+            let line = quote(&ws);
+            proptest::prop_assert_eq!(words(&line), Ok(ws), "{}", line);
+        }
+    }
+
+    #[test]
+    fn quoting_keeps_plain_words_and_quotes_the_others() {
+        assert_eq!(quote(&["load", "a", "x.ag"]), "load a x.ag");
+        assert_eq!(
+            quote(&["load", "a", "my graph.ag"]),
+            "load a \"my graph.ag\""
+        );
+        assert_eq!(
+            quote(&["a\"b", "", "#c", "d\\e"]),
+            "\"a\\\"b\" \"\" \"#c\" d\\e"
+        );
+        let cmd = parse(&quote(&["load", "a", "my \"graph\" #1.ag"])).unwrap();
+        assert_eq!(
+            cmd,
+            Some(Command::Load {
+                name: "a".into(),
+                file: "my \"graph\" #1.ag".into()
+            })
+        );
     }
 
     #[test]

@@ -120,7 +120,7 @@ impl GraphStats {
 }
 
 /// What [`Host::stats`](crate::host::Host::stats) says of a graph.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct GraphStatsSnapshot {
     /// Cycles it ran in.
     pub cycles: u64,
@@ -195,7 +195,7 @@ impl HostStats {
 }
 
 /// What [`Host::host_stats`](crate::host::Host::host_stats) says of the whole host.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct HostStatsSnapshot {
     /// Cycles run.
     pub cycles: u64,

@@ -5,23 +5,23 @@
 //! Every command gets one line of reply (JSON with `--json`). A command that fails prints its
 //! error and the host goes on; `--strict` stops at the first failure (exit status 1). The
 //! recording is closed properly whatever ends the host (`quit`, Ctrl-C, end of the script).
+//! The commands are executed by the engine ([`fugue_engine::host::session`]); this module
+//! reads their lines and prints their replies.
 
-pub use fugue_engine::host::command as parse;
 mod socket;
 
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Context as _;
-use fugue_engine::host::{GraphExecutor, Host, HostBackend, HostError, HostOptions, Mode};
-use serde_json::json;
+use fugue_engine::host::command::{self, Command, HELP};
+use fugue_engine::host::session::{Reply, Session};
+use fugue_engine::host::{GraphExecutor, Host, HostBackend, HostOptions, HostReport, Mode};
 
 use crate::util;
-use parse::{Command, HELP};
 
 /// Arguments of `fugue host`.
 #[derive(clap::Args, Debug)]
@@ -127,309 +127,37 @@ pub(crate) struct Request {
     pub(crate) reply: mpsc::Sender<String>,
 }
 
-/// The host and how to reply.
-struct Session {
-    host: Host,
+/// The session and how its replies are printed.
+struct Shell {
+    session: Session,
     json: bool,
-    stop: Arc<AtomicBool>,
 }
 
-/// A command's outcome.
-struct Reply {
-    ok: bool,
-    line: String,
-    quit: bool,
-}
-
-fn us(ns: f64) -> String {
-    format!("{:.1} µs", ns / 1e3)
-}
-
-impl Session {
-    /// Executes one line; never fails (a failure is a reply).
+impl Shell {
+    /// Executes one line; `None` when it holds no command.
     fn execute(&mut self, line: &str) -> Option<Reply> {
-        let cmd = match parse::parse(line) {
-            Ok(Some(c)) => c,
-            Ok(None) => return None,
-            Err(e) => return Some(self.error("parse", e)),
-        };
-        let verb = verb(&cmd);
-        let r = self.run(cmd);
+        let reply = self.session.execute(line);
         self.say_notices();
-        Some(match r {
-            Ok(r) => r,
-            Err(e) => self.error(verb, util::message(&anyhow::Error::from(e))),
-        })
+        reply
     }
 
     /// Says on standard error what the host did on its own since the last command (a JACK
     /// buffer-size change followed).
     fn say_notices(&mut self) {
-        for n in self.host.take_notices() {
+        for n in self.session.take_notices() {
             eprintln!("host: {n}");
         }
     }
 
     /// Between commands: lets the host follow a JACK buffer-size change, and says so.
     fn idle(&mut self) {
-        // A server that went away shows in the next command's reply.
-        let _ = self.host.poll();
+        self.session.idle();
         self.say_notices();
     }
-
-    fn error(&self, verb: &str, msg: String) -> Reply {
-        Reply {
-            ok: false,
-            line: if self.json {
-                json!({"ok": false, "command": verb, "error": msg}).to_string()
-            } else {
-                format!("error: {msg}")
-            },
-            quit: false,
-        }
-    }
-
-    fn ok(&self, text: String, value: serde_json::Value) -> Result<Reply, HostError> {
-        let line = if self.json {
-            let mut v = value;
-            v["ok"] = json!(true);
-            v.to_string()
-        } else {
-            text
-        };
-        Ok(Reply {
-            ok: true,
-            line,
-            quit: false,
-        })
-    }
-
-    fn run(&mut self, cmd: Command) -> Result<Reply, HostError> {
-        match cmd {
-            Command::Load { name, file } => {
-                let r = self.host.load(&name, &file)?;
-                let mut text = format!(
-                    "loaded {name} (id {}) at cycle {}: cost {}, predicted cycle {} of a {} period",
-                    r.id,
-                    r.cycle,
-                    us(r.cost_ns as f64),
-                    us(r.predicted_ns as f64),
-                    us(r.period_ns as f64)
-                );
-                match (&r.auto, &r.executor) {
-                    (Some(line), _) => text.push_str(&format!("; {line}")),
-                    (None, Some(e)) => text.push_str(&format!("; executor {e}")),
-                    (None, None) => {}
-                }
-                if r.pipeline > 1 {
-                    text.push_str(&format!("; pipelined in {} sub-blocks", r.pipeline));
-                }
-                if let Some(note) = &r.pipeline_note {
-                    text.push_str(&format!("; {note}"));
-                }
-                if let Some(w) = &r.warning {
-                    text.push_str(&format!("; warning: {w}"));
-                }
-                self.ok(
-                    text,
-                    json!({"command": "load", "name": name, "file": file, "id": r.id,
-                        "cycle": r.cycle, "cost_ns": r.cost_ns, "predicted_ns": r.predicted_ns,
-                        "period_ns": r.period_ns, "warning": r.warning,
-                        "pipeline": r.pipeline, "pipeline_note": r.pipeline_note,
-                        "executor": r.executor, "auto": r.auto}),
-                )
-            }
-            Command::Unload { name } => {
-                let r = self.host.unload(&name)?;
-                self.ok(
-                    format!(
-                        "unloaded {name} (id {}) at cycle {} after {} cycles",
-                        r.id, r.cycle, r.stats.cycles
-                    ),
-                    json!({"command": "unload", "name": name, "id": r.id, "cycle": r.cycle,
-                        "cycles": r.stats.cycles}),
-                )
-            }
-            Command::Gain { name, db } => {
-                self.host.set_gain(&name, db)?;
-                self.ok(
-                    format!("gain of {name}: {db} dB"),
-                    json!({"command": "gain", "name": name, "db": db}),
-                )
-            }
-            Command::List => {
-                let list = self.host.list();
-                let text = if list.is_empty() {
-                    "no graph is loaded".to_string()
-                } else {
-                    let items: Vec<String> = list
-                        .iter()
-                        .map(|g| {
-                            format!(
-                                "{} (id {}, {} tasks, {} ch, {} dB, cost {}, from cycle {}{}{}{})",
-                                g.name,
-                                g.id,
-                                g.tasks,
-                                g.channels,
-                                g.gain_db,
-                                us(g.cost_ns as f64),
-                                g.adopted,
-                                match &g.executor {
-                                    Some(e) => format!(", {e}"),
-                                    None => String::new(),
-                                },
-                                if g.pipeline > 1 {
-                                    format!(", {} sub-blocks", g.pipeline)
-                                } else {
-                                    String::new()
-                                },
-                                if g.silenced { ", silenced" } else { "" }
-                            )
-                        })
-                        .collect();
-                    format!("{} loaded: {}", list.len(), items.join(", "))
-                };
-                let graphs: Vec<_> = list
-                    .iter()
-                    .map(|g| {
-                        json!({"name": g.name, "id": g.id, "file": g.file, "tasks": g.tasks,
-                            "channels": g.channels, "gain_db": g.gain_db, "cost_ns": g.cost_ns,
-                            "adopted": g.adopted, "silenced": g.silenced,
-                            "pipeline": g.pipeline, "executor": g.executor})
-                    })
-                    .collect();
-                self.ok(text, json!({"command": "list", "graphs": graphs}))
-            }
-            Command::Stats { name: Some(name) } => {
-                let s = self.host.stats(&name)?;
-                self.ok(
-                    format!(
-                        "{name}: {} cycles, share of the cycle mean {}, p99 {}, max {}; {} deadline misses, {} panics",
-                        s.cycles,
-                        us(s.mean_ns),
-                        us(s.p99_ns as f64),
-                        us(s.max_ns as f64),
-                        s.misses,
-                        s.panics
-                    ),
-                    json!({"command": "stats", "name": name, "cycles": s.cycles,
-                        "mean_ns": s.mean_ns, "p99_ns": s.p99_ns, "max_ns": s.max_ns,
-                        "misses": s.misses, "panics": s.panics}),
-                )
-            }
-            Command::Stats { name: None } => {
-                let s = self.host.host_stats();
-                self.ok(
-                    format!(
-                        "host: {} cycles, {} graphs, cycle mean {}, p99 {}, max {}; {} deadline misses ({} of {} cycles with a swap), {} overruns, {} recorded blocks dropped{}",
-                        s.cycles,
-                        self.host.list().len(),
-                        us(s.mean_ns),
-                        us(s.p99_ns as f64),
-                        us(s.max_ns as f64),
-                        s.misses,
-                        s.swap_misses,
-                        s.swap_cycles,
-                        s.overruns,
-                        s.record_drops,
-                        if s.resizes > 0 || s.resize_cycles > 0 {
-                            format!(
-                                "; {} buffer-size changes followed, {} silent cycles while compiling for them",
-                                s.resizes, s.resize_cycles
-                            )
-                        } else {
-                            String::new()
-                        }
-                    ),
-                    json!({"command": "stats", "cycles": s.cycles, "graphs": self.host.list().len(),
-                        "mean_ns": s.mean_ns, "p99_ns": s.p99_ns, "max_ns": s.max_ns,
-                        "misses": s.misses, "swap_cycles": s.swap_cycles,
-                        "swap_misses": s.swap_misses, "overruns": s.overruns,
-                        "record_drops": s.record_drops, "resizes": s.resizes,
-                        "resize_cycles": s.resize_cycles}),
-                )
-            }
-            Command::Mode => {
-                let o = self.host.options();
-                let backend = match o.backend {
-                    HostBackend::Offline => "offline",
-                    HostBackend::Clocked => "clocked",
-                    HostBackend::Jack { .. } => "jack",
-                };
-                let executor = match o.mode {
-                    Mode::Separate => o.executor.to_string(),
-                    Mode::Shared | Mode::Partitioned => "pool".to_string(),
-                };
-                self.ok(
-                    format!(
-                        "mode {}, {} threads, {backend} at {} Hz, {} frames ({} period), {} channels, pipeline {}, executor {}",
-                        o.mode,
-                        o.threads,
-                        o.rate,
-                        o.block,
-                        us(o.period_ns() as f64),
-                        o.channels,
-                        o.pipeline,
-                        executor
-                    ),
-                    json!({"command": "mode", "mode": o.mode.name(), "threads": o.threads,
-                        "backend": backend, "rate": o.rate, "buffer": o.block,
-                        "channels": o.channels, "pipeline": o.pipeline.to_string(),
-                        "executor": executor}),
-                )
-            }
-            Command::Wait { seconds } => {
-                // In slices, so that Ctrl-C is noticed.
-                let end = Instant::now() + Duration::from_secs_f64(seconds);
-                loop {
-                    // Relaxed: a request flag.
-                    if self.stop.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let left = end.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        break;
-                    }
-                    self.host.wait(left.min(Duration::from_millis(100)))?;
-                    if self.host.options().backend == HostBackend::Offline
-                        && left <= Duration::from_millis(100)
-                    {
-                        break;
-                    }
-                }
-                let cycle = self.host.cycle();
-                self.ok(
-                    format!("waited {seconds} s; at cycle {cycle}"),
-                    json!({"command": "wait", "seconds": seconds, "cycle": cycle}),
-                )
-            }
-            Command::Help => self.ok(HELP.to_string(), json!({"command": "help", "help": HELP})),
-            Command::Quit => {
-                let mut r = self.ok("bye".into(), json!({"command": "quit"}))?;
-                r.quit = true;
-                Ok(r)
-            }
-        }
-    }
 }
 
-fn verb(c: &Command) -> &'static str {
-    match c {
-        Command::Load { .. } => "load",
-        Command::Unload { .. } => "unload",
-        Command::Gain { .. } => "gain",
-        Command::List => "list",
-        Command::Stats { .. } => "stats",
-        Command::Mode => "mode",
-        Command::Wait { .. } => "wait",
-        Command::Help => "help",
-        Command::Quit => "quit",
-    }
-}
-
-/// `fugue host`.
-pub fn run(args: Args) -> anyhow::Result<()> {
-    let mode = Mode::from_name(&args.mode).expect("clap checks the mode");
+/// The host's options from the command line.
+fn host_options(args: &Args) -> HostOptions {
     let backend = match args.backend.as_str() {
         "offline" => HostBackend::Offline,
         "jack" => HostBackend::Jack {
@@ -439,18 +167,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         },
         _ => HostBackend::Clocked,
     };
-    let script = match &args.script {
-        Some(p) => Some(
-            std::fs::read(p).with_context(|| format!("cannot read the script {}", p.display()))?,
-        ),
-        None => None,
-    };
-    // The JACK server chooses the buffer: a pipeline that does not divide it falls back to
-    // the largest divisor below it, with a warning.
-    let known_buffer = (args.backend != "jack").then_some(args.buffer as usize);
-    crate::exec_args::check_pipeline(Some(args.pipeline), known_buffer, false)?;
-    let stop = crate::signals::stop_flag();
-    let options = HostOptions {
+    HostOptions {
         backend,
         rate: args.rate,
         block: args.buffer as usize,
@@ -458,7 +175,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .threads
             .map(|t| t as usize)
             .unwrap_or_else(|| fugue_exec::placement::available_cores().max(1)),
-        mode,
+        mode: Mode::from_name(&args.mode).expect("clap checks the mode"),
         channels: args.channels as usize,
         strict: args.strict,
         record: args.record.clone(),
@@ -477,92 +194,157 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             o
         },
         ..HostOptions::default()
+    }
+}
+
+/// How the commands went.
+#[derive(Default)]
+struct Outcome {
+    /// A command failed.
+    failed: bool,
+    /// A command asked the host to stop.
+    quit: bool,
+}
+
+/// `fugue host`.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let script = match &args.script {
+        Some(p) => Some(
+            std::fs::read(p).with_context(|| format!("cannot read the script {}", p.display()))?,
+        ),
+        None => None,
     };
-    let host = Host::start(options).map_err(|e| util::usage(e.to_string()))?;
+    // The JACK server chooses the buffer: a pipeline that does not divide it falls back to
+    // the largest divisor below it, with a warning.
+    let known_buffer = (args.backend != "jack").then_some(args.buffer as usize);
+    crate::exec_args::check_pipeline(Some(args.pipeline), known_buffer, false)?;
+    let stop = crate::signals::stop_flag();
+    let host = Host::start(host_options(&args)).map_err(|e| util::usage(e.to_string()))?;
     // Placement problems are said, never fatal: the host plays without them.
     crate::warn::report(host.warnings(), false)?;
-    let mut session = Session {
-        host,
+    let mut shell = Shell {
+        session: Session::new(host, stop.clone()),
         json: args.json,
-        stop: stop.clone(),
     };
-    let mut failed = false;
-    let mut quit = false;
-    let stdout = std::io::stdout();
-    // The script.
+    let mut outcome = Outcome::default();
     if let (Some(bytes), Some(path)) = (&script, &args.script) {
-        for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
-            if quit || stop.load(Ordering::Relaxed) || (failed && args.strict) {
-                break;
-            }
-            let reply = match std::str::from_utf8(line) {
-                Ok(l) => session.execute(l),
-                Err(_) => Some(session.error(
-                    "parse",
-                    "the line is not valid UTF-8; write commands in UTF-8".into(),
-                )),
-            };
-            let Some(r) = reply else { continue };
-            if r.ok {
-                let _ = writeln!(stdout.lock(), "{}", r.line);
-            } else {
-                failed = true;
-                if args.json {
-                    let _ = writeln!(stdout.lock(), "{}", r.line);
-                } else {
-                    eprintln!("{}:{}: {}", path.display(), i + 1, r.line);
-                }
-            }
-            quit |= r.quit;
-        }
+        run_script(&mut shell, bytes, path, args.strict, &stop, &mut outcome);
     }
     // Then the interactive shell or standard input (without a script), and the socket.
-    let stopped = quit || (failed && args.strict) || stop.load(Ordering::Relaxed);
+    let stopped = outcome.quit || (outcome.failed && args.strict) || stop.load(Ordering::Relaxed);
     if !stopped {
-        let (tx, rx) = mpsc::channel::<Request>();
-        let mut sources = 0;
-        let _socket = match &args.control {
-            Some(path) => {
-                sources += 1;
-                Some(socket::serve(path, tx.clone())?)
-            }
-            None => None,
-        };
-        if script.is_none() {
-            sources += 1;
-            let tx = tx.clone();
-            let json = args.json;
-            std::thread::Builder::new()
-                .name("fugue-shell".into())
-                .spawn(move || shell(tx, json))
-                .context("cannot start the shell")?;
+        serve(&mut shell, &args, script.is_none(), &stop, &mut outcome)?;
+    }
+    let report = shell
+        .session
+        .into_host()
+        .finish()
+        .map_err(anyhow::Error::from)?;
+    say_report(&report, args.record.as_deref());
+    if outcome.failed && args.strict {
+        anyhow::bail!("a command failed and --strict stops there");
+    }
+    Ok(())
+}
+
+/// Executes the script's lines, printing each reply (a failure on standard error, after the
+/// script's name and line, unless in JSON), until one quits, the user stops the host, or
+/// (`strict`) one fails.
+fn run_script(
+    shell: &mut Shell,
+    bytes: &[u8],
+    path: &Path,
+    strict: bool,
+    stop: &AtomicBool,
+    outcome: &mut Outcome,
+) {
+    let stdout = std::io::stdout();
+    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        // Relaxed: a request flag.
+        if outcome.quit || stop.load(Ordering::Relaxed) || (outcome.failed && strict) {
+            break;
         }
-        drop(tx);
-        if sources > 0 {
-            loop {
-                if stop.load(Ordering::Relaxed) {
-                    break;
-                }
-                match rx.recv_timeout(Duration::from_millis(100)) {
-                    Ok(req) => {
-                        let Some(r) = session.execute(&req.line) else {
-                            let _ = req.reply.send(String::new());
-                            continue;
-                        };
-                        failed |= !r.ok;
-                        let _ = req.reply.send(r.line);
-                        if r.quit || (!r.ok && args.strict) {
-                            break;
-                        }
-                    }
-                    Err(mpsc::RecvTimeoutError::Timeout) => session.idle(),
-                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        let reply = match std::str::from_utf8(line) {
+            Ok(l) => shell.execute(l),
+            Err(_) => Some(Reply::failed(
+                "parse",
+                "the line is not valid UTF-8; write commands in UTF-8",
+            )),
+        };
+        let Some(r) = reply else { continue };
+        let text = r.line(shell.json);
+        if r.ok {
+            let _ = writeln!(stdout.lock(), "{text}");
+        } else {
+            outcome.failed = true;
+            if shell.json {
+                let _ = writeln!(stdout.lock(), "{text}");
+            } else {
+                eprintln!("{}:{}: {text}", path.display(), i + 1);
+            }
+        }
+        outcome.quit |= r.quits();
+    }
+}
+
+/// Takes commands from the control socket (`--control`) and, with `prompt`, from the
+/// interactive shell or standard input, one at a time, until one quits, the user stops the
+/// host, every source is gone, or (`--strict`) one fails.
+fn serve(
+    shell: &mut Shell,
+    args: &Args,
+    prompt: bool,
+    stop: &AtomicBool,
+    outcome: &mut Outcome,
+) -> anyhow::Result<()> {
+    let (tx, rx) = mpsc::channel::<Request>();
+    let mut sources = 0;
+    let _socket = match &args.control {
+        Some(path) => {
+            sources += 1;
+            Some(socket::serve(path, tx.clone())?)
+        }
+        None => None,
+    };
+    if prompt {
+        sources += 1;
+        let tx = tx.clone();
+        let json = args.json;
+        std::thread::Builder::new()
+            .name("fugue-shell".into())
+            .spawn(move || prompt_lines(tx, json))
+            .context("cannot start the shell")?;
+    }
+    drop(tx);
+    if sources == 0 {
+        return Ok(());
+    }
+    loop {
+        // Relaxed: a request flag.
+        if stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(req) => {
+                let Some(r) = shell.execute(&req.line) else {
+                    let _ = req.reply.send(String::new());
+                    continue;
+                };
+                outcome.failed |= !r.ok;
+                let _ = req.reply.send(r.line(shell.json));
+                if r.quits() || (!r.ok && args.strict) {
+                    return Ok(());
                 }
             }
+            Err(mpsc::RecvTimeoutError::Timeout) => shell.idle(),
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
         }
     }
-    let report = session.host.finish().map_err(anyhow::Error::from)?;
-    let s = report.stats;
+}
+
+/// Says on standard error what the finished host did (`record`: where it recorded).
+fn say_report(report: &HostReport, record: Option<&Path>) {
+    let s = &report.stats;
     eprintln!(
         "host: {} cycles, {} deadline misses ({} of {} cycles with a swap), {} overruns{}{}",
         s.cycles,
@@ -575,7 +357,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         } else {
             String::new()
         },
-        match &args.record {
+        match record {
             Some(p) => format!(
                 "; recorded {} frames to {}{}",
                 report.recorded_frames,
@@ -592,20 +374,30 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             None => String::new(),
         }
     );
-    if failed && args.strict {
-        anyhow::bail!("a command failed and --strict stops there");
+}
+
+/// Sends `line` to the control loop and returns its reply (`None`: the host is gone).
+fn ask(tx: &mpsc::Sender<Request>, line: String) -> Option<String> {
+    let (rtx, rrx) = mpsc::channel();
+    tx.send(Request { line, reply: rtx }).ok()?;
+    rrx.recv().ok()
+}
+
+/// Sends `line` and prints its reply; false when the shell ends there (the line quits, or
+/// the host is gone).
+fn forward(tx: &mpsc::Sender<Request>, line: String) -> bool {
+    let quits = matches!(command::parse(&line), Ok(Some(Command::Quit)));
+    match ask(tx, line) {
+        Some(r) if !r.is_empty() => println!("{r}"),
+        Some(_) => {}
+        None => return false,
     }
-    Ok(())
+    !quits
 }
 
 /// The interactive prompt (a terminal: line editing and history) or, when standard input is
 /// not a terminal, its lines.
-fn shell(tx: mpsc::Sender<Request>, json: bool) {
-    let ask = |line: String| -> Option<String> {
-        let (rtx, rrx) = mpsc::channel();
-        tx.send(Request { line, reply: rtx }).ok()?;
-        rrx.recv().ok()
-    };
+fn prompt_lines(tx: mpsc::Sender<Request>, json: bool) {
     if std::io::stdin().is_terminal() {
         let Ok(mut rl) = rustyline::DefaultEditor::new() else {
             return;
@@ -619,19 +411,13 @@ fn shell(tx: mpsc::Sender<Request>, json: bool) {
                     if !line.trim().is_empty() {
                         let _ = rl.add_history_entry(line.as_str());
                     }
-                    let quits = matches!(parse::parse(&line), Ok(Some(Command::Quit)));
-                    match ask(line) {
-                        Some(r) if !r.is_empty() => println!("{r}"),
-                        Some(_) => {}
-                        None => return,
-                    }
-                    if quits {
+                    if !forward(&tx, line) {
                         return;
                     }
                 }
                 // Ctrl-C or Ctrl-D at the prompt: quit cleanly.
                 Err(_) => {
-                    let _ = ask("quit".into());
+                    let _ = ask(&tx, "quit".into());
                     return;
                 }
             }
@@ -646,20 +432,11 @@ fn shell(tx: mpsc::Sender<Request>, json: bool) {
                 Ok(0) | Err(_) => return,
                 Ok(_) => {}
             }
-            let line = match std::str::from_utf8(&buf) {
-                Ok(l) => l.to_string(),
-                Err(_) => {
-                    println!("error: the line is not valid UTF-8; write commands in UTF-8");
-                    continue;
-                }
+            let Ok(line) = std::str::from_utf8(&buf) else {
+                println!("error: the line is not valid UTF-8; write commands in UTF-8");
+                continue;
             };
-            let quits = matches!(parse::parse(&line), Ok(Some(Command::Quit)));
-            match ask(line) {
-                Some(r) if !r.is_empty() => println!("{r}"),
-                Some(_) => {}
-                None => return,
-            }
-            if quits {
+            if !forward(&tx, line.to_string()) {
                 return;
             }
         }
@@ -668,18 +445,7 @@ fn shell(tx: mpsc::Sender<Request>, json: bool) {
 
 /// `fugue ctl`.
 pub fn ctl(args: CtlArgs) -> anyhow::Result<()> {
-    let line = args
-        .command
-        .iter()
-        .map(|w| {
-            if w.is_empty() || w.contains(char::is_whitespace) || w.contains('"') {
-                format!("\"{}\"", w.replace('\\', "\\\\").replace('"', "\\\""))
-            } else {
-                w.clone()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ");
+    let line = command::quote(&args.command);
     let reply = socket::send(&args.socket, &line)?;
     println!("{reply}");
     let failed = reply.starts_with("error:")

@@ -1,0 +1,320 @@
+//! The drivers: what runs the audio side (offline on the control thread, a clocked thread
+//! of its own, or a JACK client's process callback), how each is started, waited for and
+//! stopped, and the recording's writer thread.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use fugue_exec::SharedPool;
+
+use super::audio::{GraphSet, HostAudio, Queues, Runtime};
+use super::stats::HostStats;
+use super::{jack, Host, HostBackend, HostError, HostOptions, HostReport, Mode};
+use crate::blocks::{block_channel, BlockReceiver};
+
+/// Where the audio side lives.
+pub(super) enum Driver {
+    /// On the control thread.
+    Offline(Box<HostAudio>),
+    /// In a JACK client's process callback.
+    Jack {
+        active: Option<jack::Active>,
+        gone: Arc<AtomicBool>,
+        /// Buffer-size changes (the size announced, the sets of graphs in transit) and the
+        /// request to end the process thread.
+        shared: Arc<jack::Shared>,
+    },
+    /// On its own thread, which hands it back when stopped.
+    Thread {
+        handle: Option<JoinHandle<Box<HostAudio>>>,
+        stop: Arc<AtomicBool>,
+    },
+    /// Stopped.
+    Done,
+}
+
+/// The recording's writer thread.
+pub(super) struct Recorder {
+    handle: JoinHandle<Result<u64, String>>,
+    path: PathBuf,
+}
+
+/// What [`start`] started: the driver and the recording.
+pub(super) struct Started {
+    pub(super) driver: Driver,
+    pub(super) recorder: Option<Recorder>,
+}
+
+/// Opens the JACK client when `options` name the JACK backend, and takes the server's rate
+/// and buffer size into `options`.
+pub(super) fn open_jack(options: &mut HostOptions) -> Result<Option<::jack::Client>, HostError> {
+    let HostBackend::Jack { client_name, .. } = &options.backend else {
+        return Ok(None);
+    };
+    let (client, rate, block) = jack::open(client_name)?;
+    options.rate = rate;
+    options.block = block;
+    Ok(Some(client))
+}
+
+/// Builds the audio side of a host of `options` (the pool in the pool modes, the recording)
+/// and starts the driver that runs it: offline, the clocked thread, or the JACK client
+/// `jack_client` (opened by [`open_jack`]). Things to say once go to `warnings`.
+pub(super) fn start(
+    options: &HostOptions,
+    jack_client: Option<::jack::Client>,
+    queues: Arc<Queues>,
+    stats: Arc<HostStats>,
+    warnings: &mut Vec<String>,
+) -> Result<Started, HostError> {
+    let exec = options.exec_paced();
+    let runtime = match options.mode {
+        Mode::Shared | Mode::Partitioned => {
+            let pool = SharedPool::new(options.threads, options.unit_capacity, true, &exec);
+            warnings.extend(pool.warnings().iter().cloned());
+            Runtime::Pool(Box::new(pool))
+        }
+        Mode::Separate => Runtime::Separate,
+    };
+    let mut audio = Box::new(HostAudio::new(
+        options.mode,
+        runtime,
+        queues,
+        Box::new(GraphSet::new(
+            options.block,
+            options.channels,
+            options.period_ns(),
+        )),
+        stats,
+    ));
+    let recorder = match &options.record {
+        Some(path) => {
+            let (tx, rx) = block_channel(options.block, options.channels);
+            audio.record = Some(tx);
+            audio.record_waits = options.backend == HostBackend::Offline;
+            Some(start_recorder(path, rx, options.rate, options.channels)?)
+        }
+        None => None,
+    };
+    let driver = match (&options.backend, jack_client) {
+        (HostBackend::Jack { connect, .. }, Some(client)) => {
+            let shared = Arc::new(jack::Shared::default());
+            // Relaxed: read by the control thread only.
+            shared.wanted.store(options.block as u32, Ordering::Relaxed);
+            let (active, gone, w) =
+                jack::activate(client, audio, options.channels, *connect, shared.clone())?;
+            warnings.extend(w);
+            Driver::Jack {
+                active: Some(active),
+                gone,
+                shared,
+            }
+        }
+        (HostBackend::Offline, _) => Driver::Offline(audio),
+        _ => start_clocked(audio, options)?,
+    };
+    Ok(Started { driver, recorder })
+}
+
+impl Host {
+    /// [`Host::cycle`].
+    pub(super) fn driver_cycle(&self) -> u64 {
+        match &self.driver {
+            Driver::Offline(a) => a.cycle,
+            _ => self.stats.snapshot().cycles,
+        }
+    }
+
+    /// [`Host::wait`]: offline, runs the cycles now; with a clock, sleeps while the audio
+    /// thread plays (under JACK, following a buffer-size change meanwhile).
+    pub(super) fn play_for(&mut self, d: Duration) -> Result<(), HostError> {
+        match &mut self.driver {
+            Driver::Offline(_) => {
+                let n = (d.as_secs_f64() * self.options.rate as f64 / self.options.block as f64)
+                    .round() as u64;
+                self.run_cycles(n)?;
+                self.collect();
+                Ok(())
+            }
+            Driver::Thread { handle, .. } => {
+                let end = Instant::now() + d;
+                while Instant::now() < end {
+                    if handle.as_ref().is_none_or(|h| h.is_finished()) {
+                        return Err(HostError::AudioGone);
+                    }
+                    std::thread::sleep((end - Instant::now()).min(Duration::from_millis(50)));
+                }
+                Ok(())
+            }
+            Driver::Jack { .. } => {
+                let end = Instant::now() + d;
+                while Instant::now() < end {
+                    // Follows a buffer-size change while playing.
+                    self.poll()?;
+                    std::thread::sleep((end - Instant::now()).min(Duration::from_millis(50)));
+                }
+                self.poll()
+            }
+            Driver::Done => Err(HostError::AudioGone),
+        }
+    }
+
+    /// [`Host::finish`]: stops the driver, frees every graph, and closes the recording.
+    pub(super) fn stop(mut self) -> Result<HostReport, HostError> {
+        let audio = match std::mem::replace(&mut self.driver, Driver::Done) {
+            Driver::Offline(a) => Some(a),
+            Driver::Thread { handle, stop } => {
+                // Relaxed: a request polled once per cycle.
+                stop.store(true, Ordering::Relaxed);
+                handle.and_then(|h| h.join().ok())
+            }
+            Driver::Jack { active, shared, .. } => active.and_then(|a| jack::close(a, &shared)),
+            Driver::Done => None,
+        };
+        let cycles = self.stats.snapshot().cycles;
+        if let Some(mut a) = audio {
+            drop(a.drain());
+            // Closing the sender ends the recording.
+            a.record = None;
+        }
+        while self.queues.from_audio.pop().is_some() {}
+        let mut recorded_frames = 0;
+        if let Some(r) = self.recorder.take() {
+            recorded_frames = r
+                .handle
+                .join()
+                .map_err(|_| HostError::Options("the recording thread panicked".into()))?
+                .map_err(|reason| HostError::Io {
+                    what: format!("cannot write {}", r.path.display()),
+                    source: std::io::Error::other(reason),
+                })?;
+        }
+        Ok(HostReport {
+            stats: self.stats.snapshot(),
+            cycles,
+            warnings: self.warnings.clone(),
+            recorded_frames,
+        })
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        match &mut self.driver {
+            Driver::Thread { handle, stop } => {
+                stop.store(true, Ordering::Relaxed);
+                if let Some(h) = handle.take() {
+                    let _ = h.join();
+                }
+            }
+            Driver::Jack { active, shared, .. } => {
+                if let Some(a) = active.take() {
+                    drop(jack::close(a, shared));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Starts the recording's writer thread.
+fn start_recorder(
+    path: &Path,
+    mut rx: BlockReceiver,
+    rate: u32,
+    channels: usize,
+) -> Result<Recorder, HostError> {
+    let spec = hound::WavSpec {
+        channels: channels as u16,
+        sample_rate: rate,
+        bits_per_sample: 32,
+        sample_format: hound::SampleFormat::Float,
+    };
+    let mut writer = hound::WavWriter::create(path, spec).map_err(|e| HostError::Io {
+        what: format!("cannot create {}", path.display()),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    let handle = std::thread::Builder::new()
+        .name("fugue-host-record".into())
+        .spawn(move || {
+            let mut frames = 0u64;
+            let mut failed = None;
+            while let Some(block) = rx.recv() {
+                if failed.is_some() {
+                    continue;
+                }
+                let data = block.data();
+                for &x in data {
+                    if let Err(e) = writer.write_sample(x) {
+                        failed = Some(e.to_string());
+                        break;
+                    }
+                }
+                frames += (data.len() / channels) as u64;
+            }
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            writer.finalize().map_err(|e| e.to_string())?;
+            Ok(frames)
+        })
+        .map_err(|source| HostError::Io {
+            what: "cannot start the recording thread".into(),
+            source,
+        })?;
+    Ok(Recorder {
+        handle,
+        path: path.to_path_buf(),
+    })
+}
+
+/// Starts the clocked audio thread: it wakes at `start + k × period` and runs one cycle.
+fn start_clocked(mut audio: Box<HostAudio>, options: &HostOptions) -> Result<Driver, HostError> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let rate = options.rate as u128;
+    let block = options.block as u128;
+    // With pinned workers ([`HostOptions::exec`]'s placement), the audio thread takes the
+    // first core (worker i takes core i); a refusal is said by the workers already.
+    let core = options.exec.placement.cores.first().copied();
+    let handle = {
+        let stop = stop.clone();
+        std::thread::Builder::new()
+            .name("fugue-host".into())
+            .spawn(move || {
+                // SAFETY: PR_SET_TIMERSLACK takes a plain integer; no pointer.
+                unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+                if let Some(c) = core {
+                    let _ = fugue_exec::placement::pin_current(c);
+                }
+                let period_num = block * 1_000_000_000;
+                let mut base = crate::backend::clocked::now_ns() + 1_000_000;
+                let mut k: u64 = 0;
+                // Relaxed: a request polled once per cycle; nothing is published with it.
+                while !stop.load(Ordering::Relaxed) {
+                    let target = base + (k as u128 * period_num / rate) as u64;
+                    crate::backend::clocked::sleep_until(target);
+                    audio.run_cycle(Instant::now());
+                    k += 1;
+                    let next = base + (k as u128 * period_num / rate) as u64;
+                    let now = crate::backend::clocked::now_ns();
+                    if now > next + (period_num / rate) as u64 {
+                        audio.stats.overruns.fetch_add(1, Ordering::Relaxed);
+                        base = now;
+                        k = 0;
+                    }
+                }
+                audio
+            })
+            .map_err(|source| HostError::Io {
+                what: "cannot start the audio thread".into(),
+                source,
+            })?
+    };
+    Ok(Driver::Thread {
+        handle: Some(handle),
+        stop,
+    })
+}

@@ -1,0 +1,508 @@
+//! Loading and admission: a graph compiled at the host's block, checked against the room
+//! left (graphs, units, threads of a partition), measured, given its executor, admitted
+//! against the period, and handed to the audio thread; and its removal.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use fugue_exec::executors::multi::MAX_TENANTS;
+use fugue_exec::{CompileOptions, Executor as _, ExecutorKind, Plan, SeqExecutor, Tenant};
+use fugue_graph::TaskGraph;
+
+use super::audio::{FromAudio, Slot, ToAudio};
+use super::report::executor_label;
+use super::stats::GraphStats;
+use super::{
+    Driver, GraphExecutor, Host, HostError, HostEvent, LoadReport, Mode, UnloadReport,
+    ANSWER_TIMEOUT,
+};
+use crate::{ExecutorChoice, Pipeline};
+
+/// A loaded graph, as the control thread keeps it.
+pub(super) struct Entry {
+    pub(super) name: String,
+    pub(super) id: u32,
+    pub(super) file: String,
+    pub(super) gain_db: f64,
+    pub(super) tasks: usize,
+    pub(super) units: usize,
+    pub(super) channels: usize,
+    pub(super) cost_ns: u64,
+    pub(super) adopted: u64,
+    pub(super) stats: Arc<GraphStats>,
+    pub(super) pipeline: usize,
+    /// The graph, to compile again at a new buffer size.
+    pub(super) graph: TaskGraph,
+    /// Its own executor and threads (`separate` mode).
+    pub(super) executor: Option<(ExecutorKind, usize)>,
+}
+
+/// A graph compiled and measured, ready for the audio thread ([`Host::build_slot`]).
+pub(super) struct Built {
+    pub(super) slot: Box<Slot>,
+    pub(super) cost_ns: u64,
+    pub(super) tasks: usize,
+    pub(super) units: usize,
+    pub(super) channels: usize,
+    pub(super) pipeline: usize,
+    pub(super) pipeline_note: Option<String>,
+    /// Its own executor and threads.
+    pub(super) executor: Option<(ExecutorKind, usize)>,
+    /// What the automatic choice measured, when it chose.
+    pub(super) auto: Option<String>,
+}
+
+/// How a graph gets its executor ([`Host::build_slot`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) enum ExecutorPlan {
+    /// None of its own: it runs on the host's pool.
+    Pool,
+    /// This one, on this many threads.
+    Fixed(ExecutorKind, usize),
+    /// Measured now ([`GraphExecutor::Auto`]).
+    Measure,
+}
+
+impl ExecutorPlan {
+    /// The same executor again (compiled again at a new buffer size: not measured again).
+    pub(super) fn again(chosen: Option<(ExecutorKind, usize)>) -> ExecutorPlan {
+        match chosen {
+            Some((k, t)) => ExecutorPlan::Fixed(k, t),
+            None => ExecutorPlan::Pool,
+        }
+    }
+}
+
+/// Cycles run to measure a graph's cost at load.
+const CALIBRATION_CYCLES: usize = 9;
+
+impl Host {
+    /// [`Host::load_graph`]: admits `graph` as `name` and hands it to the audio thread.
+    pub(super) fn add(
+        &mut self,
+        name: &str,
+        graph: &TaskGraph,
+        file: &str,
+    ) -> Result<LoadReport, HostError> {
+        self.poll()?;
+        self.check_name(name)?;
+        self.check_room()?;
+        let threads = self.threads_of_new_graph();
+        let plan = match (self.options.mode, self.options.executor) {
+            (Mode::Shared | Mode::Partitioned, _) => ExecutorPlan::Pool,
+            (Mode::Separate, GraphExecutor::Auto) => ExecutorPlan::Measure,
+            (Mode::Separate, GraphExecutor::Kind(k)) => {
+                ExecutorPlan::Fixed(k, if k == ExecutorKind::Seq { 1 } else { threads })
+            }
+        };
+        let stats = Arc::new(GraphStats::new());
+        let id = self.next_id;
+        let mut built = self.build_slot(graph, id, threads, plan, stats.clone())?;
+        let executor = ExecutorPlan::again(built.executor);
+        let period_ns = self.options.period_ns();
+        let (predicted_ns, warning) = self.admit(name, built.cost_ns)?;
+        built.slot.ports = self.register_ports(name, built.channels)?;
+        self.next_id += 1;
+        let started = Instant::now();
+        let mut slot = built.slot;
+        let cycle = loop {
+            self.send(ToAudio::Load(slot))?;
+            if let Driver::Offline(audio) = &self.driver {
+                // Adopted at the start of the next cycle run.
+                break audio.cycle;
+            }
+            let back = loop {
+                match self.answer()? {
+                    FromAudio::Adopted { id: got, cycle } if got == id => break Ok(cycle),
+                    FromAudio::Stale(back) if back.id == id => break Err(back),
+                    ev @ FromAudio::Refused(_) => {
+                        self.release(ev);
+                        return Err(HostError::Full(format!(
+                            "the host holds at most {MAX_TENANTS} graphs; unload one first"
+                        )));
+                    }
+                    ev => self.release(ev),
+                }
+            };
+            match back {
+                Ok(cycle) => break cycle,
+                // Compiled at a buffer size that does not play now: a JACK buffer-size change
+                // crossed the load. Once the host follows it, compile again at the new size
+                // (or resend, when the new size's set is still on its way).
+                Err(back) => {
+                    if started.elapsed() > ANSWER_TIMEOUT {
+                        self.release(FromAudio::Refused(back));
+                        return Err(HostError::AudioGone);
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                    self.poll()?;
+                    slot = if back.tenant.plan().block() == self.options.block {
+                        back
+                    } else {
+                        let mut back = back;
+                        let ports = std::mem::take(&mut back.ports);
+                        drop(back);
+                        let mut again =
+                            self.build_slot(graph, id, threads, executor, stats.clone())?;
+                        again.slot.ports = ports;
+                        built.cost_ns = again.cost_ns;
+                        built.pipeline = again.pipeline;
+                        built.pipeline_note = again.pipeline_note;
+                        again.slot
+                    };
+                }
+            }
+        };
+        self.note(HostEvent::Adopted {
+            name: name.to_string(),
+            id,
+            cycle,
+        });
+        self.graphs.push(Entry {
+            name: name.to_string(),
+            id,
+            file: file.to_string(),
+            gain_db: 0.0,
+            tasks: built.tasks,
+            units: built.units,
+            channels: built.channels,
+            cost_ns: built.cost_ns,
+            adopted: cycle,
+            stats,
+            pipeline: built.pipeline,
+            graph: graph.clone(),
+            executor: built.executor,
+        });
+        Ok(LoadReport {
+            id,
+            cycle,
+            cost_ns: built.cost_ns,
+            predicted_ns,
+            period_ns,
+            warning,
+            pipeline: built.pipeline,
+            pipeline_note: built.pipeline_note,
+            executor: built.executor.map(|(k, t)| executor_label(k, t)),
+            auto: built.auto,
+        })
+    }
+
+    /// Refuses a graph more when the host holds as many as it can, or (`partitioned`) as
+    /// many as it has threads.
+    fn check_room(&self) -> Result<(), HostError> {
+        if self.graphs.len() >= MAX_TENANTS {
+            return Err(HostError::Full(format!(
+                "the host holds at most {MAX_TENANTS} graphs; unload one first"
+            )));
+        }
+        if self.options.mode == Mode::Partitioned && self.graphs.len() >= self.options.threads {
+            return Err(HostError::Refused(format!(
+                "partitioned mode gives each graph at least one of the {} threads, and {} graphs are loaded; unload one, add --threads, or use --mode shared",
+                self.options.threads,
+                self.graphs.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Admission of graph `name` of cost `cost_ns`: the cycle predicted with it, and the
+    /// warning when that passes 80% of the period (a refusal with
+    /// [`HostOptions::strict`](super::HostOptions::strict)).
+    fn admit(&self, name: &str, cost_ns: u64) -> Result<(u64, Option<String>), HostError> {
+        let period_ns = self.options.period_ns();
+        let predicted_ns = self.predict(cost_ns);
+        let warning = (predicted_ns as f64 > 0.8 * period_ns as f64).then(|| {
+            format!(
+                "with `{name}` the cycle is predicted to take {:.0} µs, {:.0}% of the {:.0} µs period",
+                predicted_ns as f64 / 1e3,
+                predicted_ns as f64 * 100.0 / period_ns as f64,
+                period_ns as f64 / 1e3
+            )
+        });
+        if let (true, Some(w)) = (self.options.strict, &warning) {
+            return Err(HostError::Refused(format!("{w}; not loaded (--strict)")));
+        }
+        Ok((predicted_ns, warning))
+    }
+
+    /// Compiles `graph` as graph `id` at the host's block for `threads` threads, checks that
+    /// the pool has room for its units, measures its cost (then resets it: it starts fresh)
+    /// and builds its own executor when it has one (`separate` mode; chosen by measuring
+    /// with [`ExecutorPlan::Measure`]): what the audio thread adopts. Control thread.
+    pub(super) fn build_slot(
+        &mut self,
+        graph: &TaskGraph,
+        id: u32,
+        threads: usize,
+        executor: ExecutorPlan,
+        stats: Arc<GraphStats>,
+    ) -> Result<Built, HostError> {
+        let mut plan = self.compile(graph, threads)?;
+        let units: usize = self
+            .graphs
+            .iter()
+            .filter(|e| e.id != id)
+            .map(|e| e.units)
+            .sum();
+        if units + plan.n_units() > self.options.unit_capacity {
+            return Err(HostError::Full(format!(
+                "the host's pool holds {} units and this graph has {} more than the room left; unload a graph first",
+                self.options.unit_capacity,
+                units + plan.n_units() - self.options.unit_capacity
+            )));
+        }
+        let cost_ns = measure_cost(&mut plan);
+        let (chosen, auto) = match executor {
+            ExecutorPlan::Pool => (None, None),
+            ExecutorPlan::Fixed(k, t) => (Some((k, t)), None),
+            ExecutorPlan::Measure => {
+                let (k, t, line) = self.measure_executors(graph, threads, cost_ns)?;
+                (Some((k, t)), Some(line))
+            }
+        };
+        let executor = match chosen {
+            Some((kind, threads)) => {
+                let choice = ExecutorChoice {
+                    kind,
+                    threads,
+                    options: self.options.exec_paced(),
+                    ..ExecutorChoice::default()
+                };
+                let (e, warnings) = crate::engine::build_executor(graph, &plan, &choice)
+                    .map_err(|e| HostError::Options(e.to_string()))?;
+                // The pipeline's note goes in the load reply.
+                let note = plan.pipeline_note();
+                self.warnings
+                    .extend(warnings.into_iter().filter(|w| Some(w.as_str()) != note));
+                self.warnings.sort();
+                self.warnings.dedup();
+                Some(e)
+            }
+            None => None,
+        };
+        Ok(Built {
+            cost_ns,
+            tasks: plan.len(),
+            units: plan.n_units(),
+            channels: plan.n_outputs(),
+            pipeline: plan.pipeline(),
+            pipeline_note: plan.pipeline_note().map(str::to_string),
+            executor: chosen,
+            auto,
+            slot: Box::new(Slot {
+                id,
+                tenant: Tenant::new(plan),
+                executor,
+                gain: 1.0,
+                silenced: false,
+                stats,
+                ports: Vec::new(),
+            }),
+        })
+    }
+
+    /// [`GraphExecutor::Auto`]: measures the candidates on `graph` ([`crate::auto::choose`],
+    /// on a plan compiled apart, so that the one that plays starts fresh), paced at the
+    /// period under a clock, within [`HostOptions::auto_budget`], and keeps the fastest that
+    /// runs on at most `threads` threads (seq unless another gains
+    /// [`crate::auto::MIN_GAIN`]). Returns it with the line that says what was measured.
+    /// `cost_ns` is the graph's sequential cycle.
+    fn measure_executors(
+        &self,
+        graph: &TaskGraph,
+        threads: usize,
+        cost_ns: u64,
+    ) -> Result<(ExecutorKind, usize, String), HostError> {
+        let options = self.options.exec_paced();
+        let per_cycle = options
+            .period
+            .map_or(0, |p| p.as_nanos() as u64)
+            .max(cost_ns)
+            .max(1);
+        let budget = self.options.auto_budget;
+        // The automatic choice spends, paced, at most the run it is told of, and offline a
+        // twentieth of it: a run of one budget, or of twenty.
+        let cycles = match options.period {
+            Some(_) => budget.as_nanos() / per_cycle as u128,
+            None => 20 * budget.as_nanos() / per_cycle as u128,
+        }
+        .max(1) as u64;
+        let choice = ExecutorChoice {
+            auto: true,
+            auto_cycles: Some(cycles),
+            threads,
+            options,
+            ..ExecutorChoice::default()
+        };
+        // Every candidate's trial plan is the host's own compile of the graph (pipelined as
+        // the host's --pipeline says) on the candidate's threads.
+        let plain = self.compile(graph, 1)?;
+        let compile = |_: usize, _: usize, t: usize| {
+            self.compile(graph, t).map_err(|e| match e {
+                HostError::Compile(e) => crate::BuildError::Compile(e),
+                other => crate::BuildError::Executor(fugue_exec::BuildError::BadSchedule(
+                    other.to_string(),
+                )),
+            })
+        };
+        let (_, mut report) = crate::auto::choose(graph, &compile, &plain, &choice)
+            .map_err(|e| HostError::Options(e.to_string()))?;
+        drop(plain);
+        if let Some(u) = report.untried {
+            let c = report.chosen();
+            if u != crate::auto::Untried::Short {
+                return Ok((c.kind, c.threads, report.line()));
+            }
+            return Ok((
+                c.kind,
+                c.threads,
+                format!(
+                    "executor auto: seq, not measured: {} cycles of {:.0} µs for each candidate do not fit in the {} ms the trials may take (name an executor to choose another)",
+                    if choice.options.period.is_some() {
+                        crate::auto::MIN_PACED_CYCLES
+                    } else {
+                        crate::auto::MIN_CYCLES
+                    },
+                    per_cycle as f64 / 1e3,
+                    budget.as_millis()
+                ),
+            ));
+        }
+        // Within the host's threads (the candidates go up to the cores).
+        report.chosen = crate::auto::keep(&report.candidates, |c| c.threads <= threads);
+        let c = report.chosen();
+        Ok((c.kind, c.threads, report.line()))
+    }
+
+    /// The threads a graph loaded now runs on: the pool's (`shared`), its share of them
+    /// (`partitioned`: the last of the graphs then loaded), or its executor's (`separate`).
+    fn threads_of_new_graph(&self) -> usize {
+        let t = self.options.threads.max(1);
+        match self.options.mode {
+            Mode::Shared | Mode::Separate => t,
+            Mode::Partitioned => {
+                let n = self.graphs.len() + 1;
+                (t - (n - 1) * t / n).max(1)
+            }
+        }
+    }
+
+    /// Compiles `graph` at the host's rate and block, pipelined as
+    /// [`HostOptions::pipeline`] says for a graph that runs on `threads` threads.
+    fn compile(&self, graph: &TaskGraph, threads: usize) -> Result<Plan, HostError> {
+        let compile = |pipeline: usize| {
+            Plan::compile(
+                graph,
+                &self.registry,
+                &CompileOptions {
+                    sample_rate: self.options.rate as f64,
+                    block: self.options.block,
+                    placeholder: self.options.placeholder,
+                    merge_chains: true,
+                    pipeline,
+                    pipeline_segments: threads,
+                },
+            )
+        };
+        Ok(match self.pipeline {
+            Pipeline::Sub(n) => compile(n)?,
+            Pipeline::Auto => {
+                let plain = compile(1)?;
+                match Pipeline::Auto.choose(&plain, threads) {
+                    1 => plain,
+                    n => compile(n)?,
+                }
+            }
+        })
+    }
+
+    /// The cycle predicted with one more graph of cost `cost_ns`, ns.
+    fn predict(&self, cost_ns: u64) -> u64 {
+        let t = self.options.threads.max(1) as u64;
+        let sum: u64 = self.graphs.iter().map(|e| e.cost_ns).sum::<u64>() + cost_ns;
+        match self.options.mode {
+            Mode::Shared | Mode::Separate => sum.div_ceil(t),
+            Mode::Partitioned => {
+                // Each graph on about t / n threads.
+                let n = self.graphs.len() as u64 + 1;
+                let worst = self
+                    .graphs
+                    .iter()
+                    .map(|e| e.cost_ns)
+                    .chain([cost_ns])
+                    .max()
+                    .unwrap_or(0);
+                (worst * n).div_ceil(t).max(worst.div_ceil(t))
+            }
+        }
+    }
+
+    pub(super) fn check_name(&self, name: &str) -> Result<(), HostError> {
+        if self.graphs.iter().any(|e| e.name == name) {
+            return Err(HostError::NameTaken(name.to_string()));
+        }
+        Ok(())
+    }
+
+    pub(super) fn index(&self, name: &str) -> Result<usize, HostError> {
+        self.graphs
+            .iter()
+            .position(|e| e.name == name)
+            .ok_or_else(|| HostError::UnknownName(name.to_string()))
+    }
+
+    /// [`Host::unload`]: removes graph `name` at the next cycle boundary and frees it here.
+    pub(super) fn remove(&mut self, name: &str) -> Result<UnloadReport, HostError> {
+        self.poll()?;
+        let i = self.index(name)?;
+        let id = self.graphs[i].id;
+        self.send(ToAudio::Unload(id))?;
+        let cycle = loop {
+            if let Driver::Offline(audio) = &self.driver {
+                // Removed at the start of the next cycle run.
+                break audio.cycle;
+            }
+            match self.answer()? {
+                FromAudio::Removed {
+                    id: got,
+                    cycle,
+                    slot,
+                } if got == id => {
+                    self.release(FromAudio::Removed { id, cycle, slot });
+                    break cycle;
+                }
+                FromAudio::Unknown { id: got } if got == id => {
+                    return Err(HostError::UnknownName(name.to_string()))
+                }
+                ev => self.release(ev),
+            }
+        };
+        let e = self.graphs.remove(i);
+        self.note(HostEvent::Removed {
+            name: e.name,
+            id,
+            cycle,
+        });
+        Ok(UnloadReport {
+            id,
+            cycle,
+            stats: e.stats.snapshot(),
+        })
+    }
+}
+
+/// The median time of a few sequential cycles of `plan`, ns; then the plan is reset, so
+/// that the graph starts fresh when it is adopted.
+fn measure_cost(plan: &mut Plan) -> u64 {
+    let mut seq = SeqExecutor::new();
+    let mut times: Vec<u64> = (0..CALIBRATION_CYCLES)
+        .map(|_| {
+            let t = Instant::now();
+            seq.run_cycle(plan);
+            t.elapsed().as_nanos() as u64
+        })
+        .collect();
+    plan.reset();
+    times.sort_unstable();
+    times[times.len() / 2]
+}

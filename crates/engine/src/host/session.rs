@@ -1,0 +1,540 @@
+//! Commands executed: a [`Session`] runs each [`Command`] of the command language against
+//! its [`Host`] and answers with a [`Reply`], one line of text ([`Reply`]'s `Display`) or
+//! of JSON ([`Reply::json`]). A command that fails is a reply too; the host goes on.
+//!
+//! The JSON of a reply is an object with `ok`, the `command` it answers and that command's
+//! fields (`error` when it failed), keys in alphabetical order.
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::command::{self, Command, HELP};
+use super::{GraphInfo, GraphStatsSnapshot, Host, HostBackend, HostError, HostStatsSnapshot, Mode};
+
+/// A command's outcome.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Reply {
+    /// Whether the command succeeded.
+    pub ok: bool,
+    /// What it did, or why it failed.
+    #[serde(flatten)]
+    pub outcome: Outcome,
+}
+
+/// What a command did, or why it failed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Outcome {
+    /// It succeeded.
+    Done(Answer),
+    /// It failed.
+    Failed {
+        /// The command's verb (`parse` when the line was not a command).
+        command: &'static str,
+        /// One sentence.
+        error: String,
+    },
+}
+
+/// What a command that succeeded did.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "command", rename_all = "snake_case")]
+pub enum Answer {
+    /// `load NAME FILE`
+    Load {
+        /// The graph's name.
+        name: String,
+        /// Its file, as given.
+        file: String,
+        /// The host's number for it.
+        id: u32,
+        /// The first cycle it runs in.
+        cycle: u64,
+        /// Its measured cost per cycle, ns.
+        cost_ns: u64,
+        /// The cycle predicted with it, ns.
+        predicted_ns: u64,
+        /// The buffer period, ns.
+        period_ns: u64,
+        /// Said when the predicted cycle passes 80% of the period.
+        warning: Option<String>,
+        /// Sub-blocks per cycle (1: not pipelined).
+        pipeline: usize,
+        /// Why it was not pipelined as asked.
+        pipeline_note: Option<String>,
+        /// Its own executor (`separate` mode).
+        executor: Option<String>,
+        /// What the automatic choice of its executor measured.
+        auto: Option<String>,
+    },
+    /// `unload NAME`
+    Unload {
+        /// The graph's name.
+        name: String,
+        /// Its id.
+        id: u32,
+        /// The first cycle it no longer ran in.
+        cycle: u64,
+        /// Cycles it ran in.
+        cycles: u64,
+    },
+    /// `gain NAME DB`
+    Gain {
+        /// The graph's name.
+        name: String,
+        /// Its gain, dB.
+        db: f64,
+    },
+    /// `list`
+    List {
+        /// The loaded graphs, in load order.
+        graphs: Vec<GraphInfo>,
+    },
+    /// `stats NAME`
+    #[serde(rename = "stats")]
+    GraphStats {
+        /// The graph's name.
+        name: String,
+        /// Its statistics.
+        #[serde(flatten)]
+        stats: GraphStatsSnapshot,
+    },
+    /// `stats`
+    #[serde(rename = "stats")]
+    HostStats {
+        /// Graphs loaded.
+        graphs: usize,
+        /// The whole host's statistics.
+        #[serde(flatten)]
+        stats: HostStatsSnapshot,
+    },
+    /// `mode`
+    Mode {
+        /// How the graphs share the threads.
+        mode: &'static str,
+        /// The threads.
+        threads: usize,
+        /// What paces the cycles: `offline`, `clocked` or `jack`.
+        backend: &'static str,
+        /// Sample rate, Hz.
+        rate: u32,
+        /// Frames per cycle.
+        buffer: usize,
+        /// The buffer period, ns (text only).
+        #[serde(skip)]
+        period_ns: u64,
+        /// Output channels of the mix.
+        channels: usize,
+        /// Sub-blocks per cycle, or `auto`.
+        pipeline: String,
+        /// Each graph's executor: `pool` in the pool modes.
+        executor: String,
+    },
+    /// `wait SECONDS`
+    Wait {
+        /// How long it let the host play.
+        seconds: f64,
+        /// The cycle it got to.
+        cycle: u64,
+    },
+    /// `help`
+    Help {
+        /// The commands.
+        help: &'static str,
+    },
+    /// `quit`
+    Quit,
+}
+
+impl Reply {
+    /// A reply of success.
+    pub fn done(answer: Answer) -> Reply {
+        Reply {
+            ok: true,
+            outcome: Outcome::Done(answer),
+        }
+    }
+
+    /// A reply of failure: command `verb` failed, `error` says why.
+    pub fn failed(verb: &'static str, error: impl Into<String>) -> Reply {
+        Reply {
+            ok: false,
+            outcome: Outcome::Failed {
+                command: verb,
+                error: error.into(),
+            },
+        }
+    }
+
+    /// Whether the command asks the host to stop (`quit`).
+    pub fn quits(&self) -> bool {
+        matches!(self.outcome, Outcome::Done(Answer::Quit))
+    }
+
+    /// The reply as one line of JSON.
+    pub fn json(&self) -> String {
+        // Through a `Value`, whose objects keep their keys in order: a reply's keys come out
+        // sorted, whatever the order of its fields.
+        match serde_json::to_value(self) {
+            Ok(v) => v.to_string(),
+            Err(e) => serde_json::json!({"ok": false, "error": e.to_string()}).to_string(),
+        }
+    }
+
+    /// The reply as one line: JSON with `json`, else text.
+    pub fn line(&self, json: bool) -> String {
+        if json {
+            self.json()
+        } else {
+            self.to_string()
+        }
+    }
+}
+
+/// The reply as one line of text (`error: ...` when the command failed).
+impl fmt::Display for Reply {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.outcome {
+            Outcome::Done(a) => a.fmt(f),
+            Outcome::Failed { error, .. } => write!(f, "error: {error}"),
+        }
+    }
+}
+
+/// A duration of `ns` nanoseconds in µs, one decimal.
+fn us(ns: f64) -> String {
+    format!("{:.1} µs", ns / 1e3)
+}
+
+impl fmt::Display for Answer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Answer::Load { .. } => write_load(self, f),
+            Answer::Unload {
+                name,
+                id,
+                cycle,
+                cycles,
+            } => write!(
+                f,
+                "unloaded {name} (id {id}) at cycle {cycle} after {cycles} cycles"
+            ),
+            Answer::Gain { name, db } => write!(f, "gain of {name}: {db} dB"),
+            Answer::List { graphs } => write_list(graphs, f),
+            Answer::GraphStats { name, stats: s } => write!(
+                f,
+                "{name}: {} cycles, share of the cycle mean {}, p99 {}, max {}; {} deadline misses, {} panics",
+                s.cycles,
+                us(s.mean_ns),
+                us(s.p99_ns as f64),
+                us(s.max_ns as f64),
+                s.misses,
+                s.panics
+            ),
+            Answer::HostStats { graphs, stats } => write_host_stats(*graphs, stats, f),
+            Answer::Mode {
+                mode,
+                threads,
+                backend,
+                rate,
+                buffer,
+                period_ns,
+                channels,
+                pipeline,
+                executor,
+            } => write!(
+                f,
+                "mode {mode}, {threads} threads, {backend} at {rate} Hz, {buffer} frames ({} period), {channels} channels, pipeline {pipeline}, executor {executor}",
+                us(*period_ns as f64),
+            ),
+            Answer::Wait { seconds, cycle } => write!(f, "waited {seconds} s; at cycle {cycle}"),
+            Answer::Help { help } => f.write_str(help),
+            Answer::Quit => f.write_str("bye"),
+        }
+    }
+}
+
+/// The text of a `load` reply.
+fn write_load(a: &Answer, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    let Answer::Load {
+        name,
+        id,
+        cycle,
+        cost_ns,
+        predicted_ns,
+        period_ns,
+        warning,
+        pipeline,
+        pipeline_note,
+        executor,
+        auto,
+        ..
+    } = a
+    else {
+        return Ok(());
+    };
+    write!(
+        f,
+        "loaded {name} (id {id}) at cycle {cycle}: cost {}, predicted cycle {} of a {} period",
+        us(*cost_ns as f64),
+        us(*predicted_ns as f64),
+        us(*period_ns as f64)
+    )?;
+    match (auto, executor) {
+        (Some(line), _) => write!(f, "; {line}")?,
+        (None, Some(e)) => write!(f, "; executor {e}")?,
+        (None, None) => {}
+    }
+    if *pipeline > 1 {
+        write!(f, "; pipelined in {pipeline} sub-blocks")?;
+    }
+    if let Some(note) = pipeline_note {
+        write!(f, "; {note}")?;
+    }
+    if let Some(w) = warning {
+        write!(f, "; warning: {w}")?;
+    }
+    Ok(())
+}
+
+/// The text of a `list` reply.
+fn write_list(graphs: &[GraphInfo], f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    if graphs.is_empty() {
+        return f.write_str("no graph is loaded");
+    }
+    write!(f, "{} loaded: ", graphs.len())?;
+    for (i, g) in graphs.iter().enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        write!(
+            f,
+            "{} (id {}, {} tasks, {} ch, {} dB, cost {}, from cycle {}",
+            g.name,
+            g.id,
+            g.tasks,
+            g.channels,
+            g.gain_db,
+            us(g.cost_ns as f64),
+            g.adopted
+        )?;
+        if let Some(e) = &g.executor {
+            write!(f, ", {e}")?;
+        }
+        if g.pipeline > 1 {
+            write!(f, ", {} sub-blocks", g.pipeline)?;
+        }
+        if g.silenced {
+            f.write_str(", silenced")?;
+        }
+        f.write_str(")")?;
+    }
+    Ok(())
+}
+
+/// The text of a `stats` reply for the whole host.
+fn write_host_stats(
+    graphs: usize,
+    s: &HostStatsSnapshot,
+    f: &mut fmt::Formatter<'_>,
+) -> fmt::Result {
+    write!(
+        f,
+        "host: {} cycles, {graphs} graphs, cycle mean {}, p99 {}, max {}; {} deadline misses ({} of {} cycles with a swap), {} overruns, {} recorded blocks dropped",
+        s.cycles,
+        us(s.mean_ns),
+        us(s.p99_ns as f64),
+        us(s.max_ns as f64),
+        s.misses,
+        s.swap_misses,
+        s.swap_cycles,
+        s.overruns,
+        s.record_drops,
+    )?;
+    if s.resizes > 0 || s.resize_cycles > 0 {
+        write!(
+            f,
+            "; {} buffer-size changes followed, {} silent cycles while compiling for them",
+            s.resizes, s.resize_cycles
+        )?;
+    }
+    Ok(())
+}
+
+/// A host and the commands executed on it (see the module's documentation).
+#[derive(Debug)]
+pub struct Session {
+    host: Host,
+    stop: Arc<AtomicBool>,
+}
+
+impl Session {
+    /// A session on `host`; a `wait` ends early once `stop` is set (Ctrl-C).
+    pub fn new(host: Host, stop: Arc<AtomicBool>) -> Session {
+        Session { host, stop }
+    }
+
+    /// The host.
+    pub fn host(&self) -> &Host {
+        &self.host
+    }
+
+    /// The host, to change.
+    pub fn host_mut(&mut self) -> &mut Host {
+        &mut self.host
+    }
+
+    /// The host, for [`Host::finish`].
+    pub fn into_host(self) -> Host {
+        self.host
+    }
+
+    /// Parses and executes one line; `None` when it holds no command (empty, a comment).
+    /// Never fails: a failure is a reply.
+    pub fn execute(&mut self, line: &str) -> Option<Reply> {
+        match command::parse(line) {
+            Ok(Some(cmd)) => Some(self.run(cmd)),
+            Ok(None) => None,
+            Err(e) => Some(Reply::failed("parse", e)),
+        }
+    }
+
+    /// Executes `cmd`; never fails (a failure is a reply).
+    pub fn run(&mut self, cmd: Command) -> Reply {
+        let verb = cmd.verb();
+        match self.answer(cmd) {
+            Ok(a) => Reply::done(a),
+            Err(e) => Reply::failed(verb, message(&e)),
+        }
+    }
+
+    /// What the host did on its own since the last call (a JACK buffer-size change
+    /// followed), one sentence each ([`Host::take_notices`]).
+    pub fn take_notices(&mut self) -> Vec<String> {
+        self.host.take_notices()
+    }
+
+    /// Between commands: lets the host follow a JACK buffer-size change
+    /// ([`Host::poll`]); [`Session::take_notices`] then says what it did. A server that went
+    /// away shows in the next command's reply.
+    pub fn idle(&mut self) {
+        let _ = self.host.poll();
+    }
+
+    fn answer(&mut self, cmd: Command) -> Result<Answer, HostError> {
+        Ok(match cmd {
+            Command::Load { name, file } => {
+                let r = self.host.load(&name, &file)?;
+                Answer::Load {
+                    file: file.display().to_string(),
+                    name,
+                    id: r.id,
+                    cycle: r.cycle,
+                    cost_ns: r.cost_ns,
+                    predicted_ns: r.predicted_ns,
+                    period_ns: r.period_ns,
+                    warning: r.warning,
+                    pipeline: r.pipeline,
+                    pipeline_note: r.pipeline_note,
+                    executor: r.executor,
+                    auto: r.auto,
+                }
+            }
+            Command::Unload { name } => {
+                let r = self.host.unload(&name)?;
+                Answer::Unload {
+                    name,
+                    id: r.id,
+                    cycle: r.cycle,
+                    cycles: r.stats.cycles,
+                }
+            }
+            Command::Gain { name, db } => {
+                self.host.set_gain(&name, db)?;
+                Answer::Gain { name, db }
+            }
+            Command::List => Answer::List {
+                graphs: self.host.list(),
+            },
+            Command::Stats { name: Some(name) } => Answer::GraphStats {
+                stats: self.host.stats(&name)?,
+                name,
+            },
+            Command::Stats { name: None } => Answer::HostStats {
+                stats: self.host.host_stats(),
+                graphs: self.host.list().len(),
+            },
+            Command::Mode => self.mode(),
+            Command::Wait { seconds } => {
+                self.wait(seconds)?;
+                Answer::Wait {
+                    seconds,
+                    cycle: self.host.cycle(),
+                }
+            }
+            Command::Help => Answer::Help { help: HELP },
+            Command::Quit => Answer::Quit,
+        })
+    }
+
+    /// The answer to `mode`.
+    fn mode(&self) -> Answer {
+        let o = self.host.options();
+        Answer::Mode {
+            mode: o.mode.name(),
+            threads: o.threads,
+            backend: match o.backend {
+                HostBackend::Offline => "offline",
+                HostBackend::Clocked => "clocked",
+                HostBackend::Jack { .. } => "jack",
+            },
+            rate: o.rate,
+            buffer: o.block,
+            period_ns: o.period_ns(),
+            channels: o.channels,
+            pipeline: o.pipeline.to_string(),
+            executor: match o.mode {
+                Mode::Separate => o.executor.to_string(),
+                Mode::Shared | Mode::Partitioned => "pool".to_string(),
+            },
+        }
+    }
+
+    /// Lets the host play for `seconds`, in slices, so that a stop request is noticed.
+    fn wait(&mut self, seconds: f64) -> Result<(), HostError> {
+        let end = Instant::now() + Duration::from_secs_f64(seconds);
+        loop {
+            // Relaxed: a request flag.
+            if self.stop.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            let left = end.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(());
+            }
+            self.host.wait(left.min(Duration::from_millis(100)))?;
+            if self.host.options().backend == HostBackend::Offline
+                && left <= Duration::from_millis(100)
+            {
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// An error as one sentence: its causes joined with `: `, user text quoted in it cut to a
+/// readable length ([`fugue_graph::error::shorten_quotes`]).
+pub fn message(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut s = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cause = c.source();
+    }
+    fugue_graph::error::shorten_quotes(&s).into_owned()
+}

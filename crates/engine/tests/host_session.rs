@@ -1,0 +1,234 @@
+//! The host's command session: each command's reply as one line of text and one line of
+//! JSON (keys in alphabetical order), a failure as a reply, the host playing on.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use fugue_engine::host::command::HELP;
+use fugue_engine::host::session::Session;
+use fugue_engine::host::{Host, HostOptions};
+use fugue_testkit::host::{fresh_dir, graphs};
+use serde_json::Value;
+
+fn session() -> Session {
+    let host = Host::start(HostOptions {
+        threads: 2,
+        ..HostOptions::default()
+    })
+    .unwrap();
+    Session::new(host, Arc::new(AtomicBool::new(false)))
+}
+
+/// The reply to `line`, as text and as JSON.
+fn ask(s: &mut Session, line: &str) -> (bool, String, String) {
+    let r = s.execute(line).expect("a reply");
+    (r.ok, r.to_string(), r.json())
+}
+
+#[test]
+fn replies_in_text_and_json() {
+    let dir = fresh_dir("session");
+    let g = graphs(&dir);
+    let mono = g[0].1.display().to_string();
+    let mut s = session();
+    assert!(s.execute("").is_none());
+    assert!(s.execute("  # a comment").is_none());
+
+    let (ok, text, json) = ask(&mut s, &format!("load mono {mono}"));
+    assert!(ok, "{text}");
+    assert!(
+        text.starts_with("loaded mono (id 1) at cycle 0: cost "),
+        "{text}"
+    );
+    assert!(text.ends_with(" of a 5333.3 µs period"), "{text}");
+    let v: Value = serde_json::from_str(&json).unwrap();
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "auto",
+            "command",
+            "cost_ns",
+            "cycle",
+            "executor",
+            "file",
+            "id",
+            "name",
+            "ok",
+            "period_ns",
+            "pipeline",
+            "pipeline_note",
+            "predicted_ns",
+            "warning"
+        ]
+    );
+    assert!(json.starts_with("{\"auto\":null,\"command\":\"load\",\"cost_ns\":"));
+    assert!(json.ends_with(&format!(
+        ",\"cycle\":0,\"executor\":null,\"file\":{},\"id\":1,\"name\":\"mono\",\"ok\":true,\"period_ns\":5333333,\"pipeline\":1,\"pipeline_note\":null,\"predicted_ns\":{},\"warning\":null}}",
+        Value::from(mono.clone()),
+        v["predicted_ns"]
+    )));
+
+    let (ok, text, json) = ask(&mut s, "wait 0.1");
+    assert!(ok);
+    assert_eq!(text, "waited 0.1 s; at cycle 19");
+    assert_eq!(
+        json,
+        "{\"command\":\"wait\",\"cycle\":19,\"ok\":true,\"seconds\":0.1}"
+    );
+
+    let (_, text, json) = ask(&mut s, "gain mono -6");
+    assert_eq!(text, "gain of mono: -6 dB");
+    assert_eq!(
+        json,
+        "{\"command\":\"gain\",\"db\":-6.0,\"name\":\"mono\",\"ok\":true}"
+    );
+
+    let (_, text, json) = ask(&mut s, "list");
+    assert!(
+        text.starts_with("1 loaded: mono (id 1, 2 tasks, 1 ch, -6 dB, cost "),
+        "{text}"
+    );
+    assert!(text.ends_with(" µs, from cycle 0)"), "{text}");
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["command"], "list");
+    let g0 = v["graphs"][0].as_object().unwrap();
+    let keys: Vec<&str> = g0.keys().map(|k| k.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "adopted", "channels", "cost_ns", "executor", "file", "gain_db", "id", "name",
+            "pipeline", "silenced", "tasks"
+        ]
+    );
+    assert_eq!(g0["file"], Value::from(mono));
+    assert_eq!(g0["gain_db"], -6.0);
+
+    let (_, text, json) = ask(&mut s, "stats mono");
+    assert!(
+        text.starts_with("mono: 19 cycles, share of the cycle mean "),
+        "{text}"
+    );
+    assert!(text.ends_with("; 0 deadline misses, 0 panics"), "{text}");
+    let v: Value = serde_json::from_str(&json).unwrap();
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+    assert_eq!(
+        keys,
+        ["command", "cycles", "max_ns", "mean_ns", "misses", "name", "ok", "p99_ns", "panics"]
+    );
+    assert_eq!(v["command"], "stats");
+
+    let (_, text, json) = ask(&mut s, "stats");
+    assert!(
+        text.starts_with("host: 19 cycles, 1 graphs, cycle mean "),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("; 0 deadline misses (0 of 1 cycles with a swap), 0 overruns, 0 recorded blocks dropped"),
+        "{text}"
+    );
+    let v: Value = serde_json::from_str(&json).unwrap();
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "command",
+            "cycles",
+            "graphs",
+            "max_ns",
+            "mean_ns",
+            "misses",
+            "ok",
+            "overruns",
+            "p99_ns",
+            "record_drops",
+            "resize_cycles",
+            "resizes",
+            "swap_cycles",
+            "swap_misses"
+        ]
+    );
+
+    let (_, text, json) = ask(&mut s, "mode");
+    assert_eq!(
+        text,
+        "mode shared, 2 threads, offline at 48000 Hz, 256 frames (5333.3 µs period), 2 channels, pipeline 1, executor pool"
+    );
+    assert_eq!(
+        json,
+        "{\"backend\":\"offline\",\"buffer\":256,\"channels\":2,\"command\":\"mode\",\"executor\":\"pool\",\"mode\":\"shared\",\"ok\":true,\"pipeline\":\"1\",\"rate\":48000,\"threads\":2}"
+    );
+
+    let (_, text, json) = ask(&mut s, "unload mono");
+    assert_eq!(text, "unloaded mono (id 1) at cycle 19 after 19 cycles");
+    assert_eq!(
+        json,
+        "{\"command\":\"unload\",\"cycle\":19,\"cycles\":19,\"id\":1,\"name\":\"mono\",\"ok\":true}"
+    );
+    let (_, text, _) = ask(&mut s, "list");
+    assert_eq!(text, "no graph is loaded");
+
+    let (ok, text, json) = ask(&mut s, "help");
+    assert!(ok);
+    assert_eq!(text, HELP);
+    assert_eq!(
+        json,
+        serde_json::json!({"command": "help", "help": HELP, "ok": true}).to_string()
+    );
+
+    let r = s.execute("quit").unwrap();
+    assert!(r.quits());
+    assert_eq!(
+        (r.to_string(), r.json()),
+        (
+            "bye".to_string(),
+            "{\"command\":\"quit\",\"ok\":true}".to_string()
+        )
+    );
+    s.into_host().finish().unwrap();
+}
+
+#[test]
+fn a_failure_is_a_reply_and_the_host_plays_on() {
+    let dir = fresh_dir("session-errors");
+    let g = graphs(&dir);
+    let mut s = session();
+    let (ok, text, json) = ask(&mut s, "frobnicate");
+    assert!(!ok);
+    assert_eq!(
+        text,
+        "error: unknown command `frobnicate`; `help` lists the commands"
+    );
+    assert_eq!(
+        json,
+        "{\"command\":\"parse\",\"error\":\"unknown command `frobnicate`; `help` lists the commands\",\"ok\":false}"
+    );
+    let (ok, text, json) = ask(&mut s, "unload zz");
+    assert!(!ok);
+    assert_eq!(
+        text,
+        "error: no graph named `zz` is loaded; `list` shows the loaded graphs"
+    );
+    assert_eq!(
+        json,
+        "{\"command\":\"unload\",\"error\":\"no graph named `zz` is loaded; `list` shows the loaded graphs\",\"ok\":false}"
+    );
+    let bad = fugue_testkit::host::write(
+        &dir,
+        "bad.ag",
+        "o = { kind: \"osc\", };\ns = { kind: \"sink\" };\n",
+    );
+    let (ok, text, _) = ask(&mut s, &format!("load b {}", bad.display()));
+    assert!(
+        !ok && text.starts_with("error: ") && text.contains("bad.ag:2:"),
+        "{text}"
+    );
+    let (ok, text, _) = ask(&mut s, &format!("load a {}", g[0].1.display()));
+    assert!(ok, "{text}");
+    let (ok, text, _) = ask(&mut s, &format!("load a {}", g[1].1.display()));
+    assert!(!ok && text.contains("loaded already"), "{text}");
+    let (ok, text, _) = ask(&mut s, "wait 0.01");
+    assert!(ok, "{text}");
+    assert!(s.host().last_mix().unwrap()[0].iter().any(|&x| x != 0.0));
+    s.into_host().finish().unwrap();
+}
