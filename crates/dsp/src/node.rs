@@ -1,5 +1,7 @@
 //! The node model: control-side [`DspNode`]s and real-time [`Processor`]s.
 
+use std::path::{Path, PathBuf};
+
 use fugue_graph::Node;
 
 use crate::Ratio;
@@ -25,6 +27,10 @@ pub struct NodeContext<'a> {
     pub engine_rate: f64,
     /// The engine's frames per cycle.
     pub engine_block: usize,
+    /// The folder of the file the graph was read from ([`fugue_graph::TaskGraph::folder`]),
+    /// when it came from one: a kind that reads a file names it relative to the graph
+    /// ([`NodeContext::resolve`]).
+    pub folder: Option<&'a Path>,
 }
 
 impl NodeContext<'_> {
@@ -36,6 +42,17 @@ impl NodeContext<'_> {
     /// The node's kind.
     pub fn kind(&self) -> &str {
         &self.node.kind
+    }
+
+    /// `path` as a file attribute names it: an absolute path as it is, a relative one against
+    /// the graph's [`folder`](NodeContext::folder) (against the working directory when the
+    /// graph came from no file).
+    pub fn resolve(&self, path: impl AsRef<Path>) -> PathBuf {
+        let path = path.as_ref();
+        match self.folder {
+            Some(folder) if path.is_relative() => folder.join(path),
+            _ => path.to_path_buf(),
+        }
     }
 }
 

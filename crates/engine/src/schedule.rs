@@ -2,16 +2,18 @@
 //! from a file), a schedule of the plan's unit graph from `fugue-sched`, and the adapter from
 //! that schedule to the executor's per-thread unit lists.
 
+use fugue_dsp::Registry;
 use fugue_exec::Plan;
 use fugue_graph::TaskGraph;
 
 use crate::calibrate::calibrate;
 use crate::choice::{BuildError, Costs, ExecutorChoice};
 
-/// A static schedule of `plan` (compiled from `graph`) on `threads` threads as `choice`
-/// asks: the per-thread unit lists.
+/// A static schedule of `plan` (compiled from `graph` with the kinds of `registry`) on
+/// `threads` threads as `choice` asks: the per-thread unit lists.
 pub(crate) fn static_lists(
     graph: &TaskGraph,
+    registry: &Registry,
     plan: &Plan,
     choice: &ExecutorChoice,
     threads: usize,
@@ -20,7 +22,7 @@ pub(crate) fn static_lists(
     match &choice.costs {
         Costs::Declared => {}
         Costs::Measured => {
-            let c = calibrate(graph, plan.sample_rate(), plan.block(), 200)?;
+            let c = calibrate(graph, registry, plan.sample_rate(), plan.block(), 200)?;
             g.set_costs(&c.iter().map(|x| x.wcet_us).collect::<Vec<_>>());
         }
         Costs::File(path) => {

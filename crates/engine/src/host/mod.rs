@@ -833,8 +833,9 @@ impl Host {
                     options: self.graph_exec_options(),
                     ..ExecutorChoice::default()
                 };
-                let (e, warnings) = crate::engine::build_executor(graph, &plan, &choice)
-                    .map_err(|e| HostError::Options(e.to_string()))?;
+                let (e, warnings) =
+                    crate::engine::build_executor(graph, &self.registry, &plan, &choice)
+                        .map_err(|e| HostError::Options(e.to_string()))?;
                 // The pipeline's note goes in the load reply.
                 let note = plan.pipeline_note();
                 self.warnings
@@ -910,7 +911,7 @@ impl Host {
                 )),
             })
         };
-        let (_, mut report) = crate::auto::choose(graph, &compile, &plain, &choice)
+        let (_, mut report) = crate::auto::choose(graph, &self.registry, &compile, &plain, &choice)
             .map_err(|e| HostError::Options(e.to_string()))?;
         drop(plain);
         if let Some(u) = report.untried {
