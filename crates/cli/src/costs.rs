@@ -60,8 +60,14 @@ pub fn apply(
         }
         Costs::Measured => {
             let cycles = 200;
-            let cal = fugue_engine::calibrate(g, f64::from(rate), buffer, cycles)
-                .context("cannot measure the node costs (--costs measured)")?;
+            let cal = fugue_engine::calibrate(
+                g,
+                &crate::util::registry(),
+                f64::from(rate),
+                buffer,
+                cycles,
+            )
+            .context("cannot measure the node costs (--costs measured)")?;
             g.set_costs(&cal.iter().map(|c| c.wcet_us).collect::<Vec<_>>());
             CostOrigin {
                 source: format!(

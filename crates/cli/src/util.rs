@@ -6,6 +6,12 @@ use fugue_graph::{Format, ReadError, TaskGraph};
 
 use crate::output::Output;
 
+/// The node kinds every command builds graphs with: the built-in ones (kinds loaded at run
+/// time register here).
+pub fn registry() -> fugue_dsp::Registry {
+    fugue_dsp::Registry::with_builtin_kinds()
+}
+
 /// A usage error: exit code 2.
 #[derive(Debug)]
 pub struct Usage(pub String);

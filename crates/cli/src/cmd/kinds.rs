@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use fugue_dsp::kinds::doc::KindDoc;
+use fugue_dsp::Registry;
 
 /// Arguments of `fugue kinds`.
 #[derive(clap::Args, Debug)]
@@ -13,19 +13,10 @@ pub struct Args {
     pub markdown: bool,
 }
 
-/// The kinds of the built-in registry, in name order.
-fn kinds() -> Vec<KindDoc> {
-    let reg = fugue_dsp::Registry::with_builtin_kinds();
-    reg.names()
-        .iter()
-        .filter_map(|n| reg.doc(n).copied())
-        .collect()
-}
-
-/// The kinds as text, one block per kind.
-pub fn text() -> String {
+/// The kinds of `reg` as text, one block per described kind, in name order.
+pub fn text(reg: &Registry) -> String {
     let mut t = String::new();
-    for k in kinds() {
+    for k in reg.docs() {
         let _ = writeln!(t, "{}: {}", k.name, k.summary);
         let _ = writeln!(t, "  inputs       {}", k.inputs);
         let _ = writeln!(t, "  outputs      {}", k.outputs);
@@ -41,8 +32,8 @@ pub fn text() -> String {
     t
 }
 
-/// The kinds as Markdown: the text of docs/nodes.md.
-pub fn markdown() -> String {
+/// The kinds of `reg` as Markdown (of the built-in kinds: the text of docs/nodes.md).
+pub fn markdown(reg: &Registry) -> String {
     let mut t = String::from(
         "# Node kinds\n\n\
          Written by `fugue kinds --markdown` from the registry's descriptions; a test checks that \
@@ -53,7 +44,7 @@ pub fn markdown() -> String {
          does not read are reported as warnings.\n\n\
          | kind | what it is | inputs | outputs |\n|---|---|---|---|\n",
     );
-    let all = kinds();
+    let all = reg.docs();
     for k in &all {
         let _ = writeln!(
             t,
@@ -66,7 +57,7 @@ pub fn markdown() -> String {
         let _ = writeln!(t, "- inputs: {}", k.inputs);
         let _ = writeln!(t, "- outputs: {}", k.outputs);
         t.push_str("\n| attribute | meaning |\n|---|---|\n");
-        for (a, what) in k.attributes {
+        for (a, what) in k.attributes.iter() {
             let _ = writeln!(t, "| `{a}` | {what} |");
         }
     }
@@ -75,6 +66,14 @@ pub fn markdown() -> String {
 
 /// Runs `fugue kinds`.
 pub fn run(a: Args) -> anyhow::Result<()> {
-    print!("{}", if a.markdown { markdown() } else { text() });
+    let reg = crate::util::registry();
+    print!(
+        "{}",
+        if a.markdown {
+            markdown(&reg)
+        } else {
+            text(&reg)
+        }
+    );
     Ok(())
 }

@@ -173,6 +173,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             c
         },
         profile: args.profile.is_some(),
+        registry: crate::util::registry(),
     };
     let (start, mut bar) = (Instant::now(), None);
     // A processor that panics is silenced by the engine and reported below in one line: keep

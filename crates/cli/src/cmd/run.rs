@@ -177,6 +177,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         stop: Some(signals::stop_flag()),
         placeholder: args.placeholder,
         profile: args.profile.is_some(),
+        registry: crate::util::registry(),
     };
     let terminal = std::io::stderr().is_terminal();
     let mut last = Instant::now();
