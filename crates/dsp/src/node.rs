@@ -319,7 +319,45 @@ pub(crate) fn fan_out(outputs: &mut [&mut [f32]]) {
 
 #[cfg(test)]
 mod tests {
-    use super::{sum_after, sum_inputs, SUM_GROUP};
+    use super::{sum_after, sum_inputs, NodeContext, SUM_GROUP};
+    use crate::Ratio;
+    use fugue_graph::{Node, Value};
+    use std::path::{Path, PathBuf};
+
+    #[test]
+    fn a_file_attribute_is_found_in_the_graph_folder() {
+        let node = Node::new("t", "table")
+            .with_attr("file", Value::Str("sub/x.txt".into()))
+            .with_attr("abs", Value::Str("/tmp/y.txt".into()))
+            .with_attr("empty", Value::Str(String::new()));
+        let mut ctx = NodeContext {
+            node: &node,
+            inputs: 0,
+            outputs: 1,
+            in_edges: 0,
+            sample_rate: 48_000.0,
+            block: 64,
+            rate: Ratio::ONE,
+            engine_rate: 48_000.0,
+            engine_block: 64,
+            folder: Some(Path::new("/graphs/here")),
+        };
+        let file = |ctx: &NodeContext<'_>, a: &str| crate::attrs::file(ctx, a);
+        assert_eq!(
+            file(&ctx, "file").unwrap(),
+            Some(PathBuf::from("/graphs/here/sub/x.txt"))
+        );
+        assert_eq!(
+            file(&ctx, "abs").unwrap(),
+            Some(PathBuf::from("/tmp/y.txt"))
+        );
+        assert_eq!(file(&ctx, "none").unwrap(), None);
+        let e = file(&ctx, "empty").unwrap_err().to_string();
+        assert!(e.contains("`empty`") && e.contains("name of a file"), "{e}");
+        // A graph made in memory: relative to the working directory.
+        ctx.folder = None;
+        assert_eq!(ctx.resolve("sub/x.txt"), PathBuf::from("sub/x.txt"));
+    }
 
     /// The rule, written as stated: left to right up to `SUM_GROUP` inputs; up to twice as
     /// many, the sum of the first `SUM_GROUP` plus the sum of the others; beyond, the sums of
