@@ -111,12 +111,12 @@ pub fn probe(
 /// One copy of `graph`'s plan per probed core.
 pub fn plans_for(
     graph: &TaskGraph,
+    registry: &fugue_dsp::Registry,
     options: &CompileOptions,
     cores: usize,
 ) -> Result<Vec<Plan>, BenchError> {
-    let reg = fugue_dsp::Registry::with_builtin_kinds();
     (0..cores)
-        .map(|_| Plan::compile(graph, &reg, options).map_err(BenchError::from))
+        .map(|_| Plan::compile(graph, registry, options).map_err(BenchError::from))
         .collect()
 }
 
@@ -136,6 +136,8 @@ pub struct CapacityConfig {
     pub seconds: f64,
     /// Length of one probe.
     pub window: Duration,
+    /// The kinds the graph's nodes are built by.
+    pub registry: fugue_dsp::Registry,
 }
 
 /// The probes over time.
@@ -168,7 +170,7 @@ pub fn run(c: &CapacityConfig, progress: &mut dyn Progress) -> Result<CapacityRe
         merge_chains: true,
         ..Default::default()
     };
-    let mut plans = plans_for(&graph, &options, cores.len())
+    let mut plans = plans_for(&graph, &c.registry, &options, cores.len())
         .with_context(|| format!("cannot compile {}", c.graph))?;
     let started = Instant::now();
     let mut probes: Vec<(f64, Capacity)> = Vec::new();
@@ -294,6 +296,7 @@ mod tests {
             threads: 2,
             seconds: 0.05,
             window: Duration::from_millis(10),
+            registry: fugue_dsp::Registry::with_builtin_kinds(),
         };
         let r = run(&c, &mut crate::progress::NoProgress).unwrap();
         assert!(!r.probes.is_empty());
@@ -315,7 +318,13 @@ mod tests {
             ..Default::default()
         };
         let cores = probe_cores(2);
-        let mut plans = plans_for(&g, &options, cores.len()).unwrap();
+        let mut plans = plans_for(
+            &g,
+            &fugue_dsp::Registry::with_builtin_kinds(),
+            &options,
+            cores.len(),
+        )
+        .unwrap();
         let c = probe(&mut plans, &cores, Duration::from_millis(5)).unwrap();
         assert_eq!(c.median_ns.len(), cores.len());
         assert!(c.median_ns.iter().all(|&m| m > 0.0));

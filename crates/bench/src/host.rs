@@ -78,11 +78,14 @@ pub struct HostBenchConfig {
     pub buffers: Vec<usize>,
     /// Length of each real-time run, s.
     pub rt_seconds: f64,
+    /// The kinds the graphs' nodes are built by.
+    pub registry: fugue_dsp::Registry,
 }
 
 impl Default for HostBenchConfig {
     /// N = 1..8, every mode, one thread per core, 48 kHz; offline at 256 frames for 1 s a
-    /// point (and as long for the ceiling); real time at 128 and 512 frames for 10 s a run.
+    /// point (and as long for the ceiling); real time at 128 and 512 frames for 10 s a run;
+    /// the built-in kinds.
     fn default() -> Self {
         HostBenchConfig {
             instances: (1..=8).collect(),
@@ -93,6 +96,7 @@ impl Default for HostBenchConfig {
             offline_seconds: 1.0,
             buffers: vec![128, 512],
             rt_seconds: 10.0,
+            registry: fugue_dsp::Registry::with_builtin_kinds(),
         }
     }
 }
@@ -271,7 +275,7 @@ fn start(
     backend: HostBackend,
     block: usize,
 ) -> Result<Host, BenchError> {
-    Host::start(HostOptions {
+    let options = HostOptions {
         backend,
         rate: c.rate,
         block,
@@ -294,8 +298,8 @@ fn start(
             o
         },
         ..HostOptions::default()
-    })
-    .map_err(|e| BenchError::Failed(e.to_string()))
+    };
+    Host::with_registry(options, c.registry.clone()).map_err(|e| BenchError::Failed(e.to_string()))
 }
 
 /// Loads `n` instances; `Ok(false)` when the host refuses (partitioned, too many).
@@ -325,6 +329,7 @@ fn check_mix(
         .map_err(|e| BenchError::Failed(e.to_string()))?;
     let (mut e, _) = Engine::build(
         graph,
+        &c.registry,
         c.rate as f64,
         c.offline_buffer,
         &ExecutorChoice::default(),
@@ -408,11 +413,19 @@ fn ceiling(
     let handles: Vec<_> = (0..threads)
         .map(|i| {
             let (graph, barrier, stop) = (graph.clone(), barrier.clone(), stop.clone());
+            let registry = c.registry.clone();
             let core = cores[i % cores.len()];
             let (rate, block) = (c.rate as f64, c.offline_buffer);
             std::thread::spawn(move || -> Result<(Vec<u64>, u64), String> {
                 let _ = fugue_exec::placement::pin_current(core);
-                let built = Engine::build(&graph, rate, block, &ExecutorChoice::default(), false);
+                let built = Engine::build(
+                    &graph,
+                    &registry,
+                    rate,
+                    block,
+                    &ExecutorChoice::default(),
+                    false,
+                );
                 let mut hashes = Vec::with_capacity(CHECKED);
                 let mut engine = match built {
                     Ok((mut e, _)) => {

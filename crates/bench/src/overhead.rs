@@ -288,8 +288,9 @@ pub fn run(c: &OverheadConfig, progress: &mut dyn Progress) -> Result<OverheadRe
         merge_chains: c.tuning.merge_chains,
         ..Default::default()
     };
-    let mut plan = Plan::compile(&empty, &Probe::registry(), &options)
-        .context("cannot compile the empty graph")?;
+    let registry = Probe::registry();
+    let mut plan =
+        Plan::compile(&empty, &registry, &options).context("cannot compile the empty graph")?;
     let mut options = c.tuning.options();
     let pace = match c.period_us {
         Some(p) => {
@@ -307,6 +308,7 @@ pub fn run(c: &OverheadConfig, progress: &mut dyn Progress) -> Result<OverheadRe
         costs: Costs::Declared,
         pin: c.tuning.pin,
         options,
+        registry,
     };
     let edges_file = if runners.contains(&Runner::Tbb) {
         let p = std::env::temp_dir().join(format!("fugue-dag-{}.txt", std::process::id()));

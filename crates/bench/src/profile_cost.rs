@@ -30,6 +30,8 @@ pub struct ProfileCostConfig {
     pub cycles: usize,
     /// Untimed cycles of each engine before the first block.
     pub warmup: usize,
+    /// The kinds the graph's nodes are built by.
+    pub registry: fugue_dsp::Registry,
 }
 
 /// The result.
@@ -77,9 +79,16 @@ pub fn run(graph: &TaskGraph, cfg: &ProfileCostConfig) -> Result<ProfileCost, Be
         return failed("--pairs and --cycles must be at least 1");
     }
     let build = || {
-        Engine::build(graph, cfg.rate, cfg.buffer, &cfg.choice, false)
-            .map(|(e, _)| e)
-            .map_err(|e| BenchError::Failed(format!("cannot build the engine: {e}")))
+        Engine::build(
+            graph,
+            &cfg.registry,
+            cfg.rate,
+            cfg.buffer,
+            &cfg.choice,
+            false,
+        )
+        .map(|(e, _)| e)
+        .map_err(|e| BenchError::Failed(format!("cannot build the engine: {e}")))
     };
     let (mut off, mut on) = (build()?, build()?);
     on.enable_profile();
@@ -137,6 +146,7 @@ mod tests {
             pairs: 3,
             cycles: 20,
             warmup: 5,
+            registry: fugue_dsp::Registry::with_builtin_kinds(),
         };
         let r = run(&g, &cfg).unwrap();
         assert_eq!(r.ratios.len(), 3);

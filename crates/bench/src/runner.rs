@@ -155,6 +155,9 @@ pub struct Spec {
     pub pin: bool,
     /// Wait budgets.
     pub options: ExecOptions,
+    /// The kinds the plan's nodes were built by (a static schedule of measured costs builds
+    /// them again).
+    pub registry: fugue_dsp::Registry,
 }
 
 /// An executor built for a plan, and the warnings to say once.
@@ -179,7 +182,12 @@ pub fn build_executor(
                 options: spec.options.clone(),
                 ..ExecutorChoice::default()
             };
-            Ok(fugue_engine::build_executor(graph, plan, &choice)?)
+            Ok(fugue_engine::build_executor(
+                graph,
+                &spec.registry,
+                plan,
+                &choice,
+            )?)
         }
         Runner::Rayon => match RayonDag::with_pinning(plan, spec.threads, spec.pin) {
             Ok(r) => {

@@ -65,6 +65,8 @@ pub struct TableConfig {
     /// Sub-blocks per cycle for every executor but seq (pipelining; seq, the baseline, runs
     /// the plan unpipelined): `Sub(1)` for none.
     pub pipeline: fugue_engine::Pipeline,
+    /// The kinds the graphs' nodes are built by.
+    pub registry: fugue_dsp::Registry,
 }
 
 /// One configuration: a graph, a buffer size, an executor, and its runs.
@@ -246,7 +248,7 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
         Vec::new()
     };
     let probing = probe_cores.len() > 1;
-    let reg = fugue_dsp::Registry::with_builtin_kinds();
+    let reg = &c.registry;
     let load_before = load_average();
     let started = Instant::now();
     let mut cells: Vec<Cell> = Vec::new();
@@ -264,7 +266,7 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
             };
             // One plan for every runner (reset before each run): the runners then work on the
             // same memory, and no one gains or loses by where its buffers happen to lie.
-            let mut plan = Plan::compile(graph, &reg, &opts)
+            let mut plan = Plan::compile(graph, reg, &opts)
                 .with_context(|| format!("cannot compile {path}"))?;
             // The other runners' plan when pipelined (seq keeps the plain one: the baseline).
             let sub_blocks = c.pipeline.choose(&plan, threads);
@@ -275,7 +277,7 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
                         pipeline_segments: threads,
                         ..opts.clone()
                     };
-                    Some(Plan::compile(graph, &reg, &o).map_err(|e| {
+                    Some(Plan::compile(graph, reg, &o).map_err(|e| {
                         BenchError::Config(format!("{path} at buffer {buffer}: {e}"))
                     })?)
                 } else {
@@ -287,6 +289,7 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
                 costs: c.costs.clone(),
                 pin: c.tuning.pin,
                 options: options.clone(),
+                registry: reg.clone(),
             };
             let mut execs = Vec::new();
             for &r in &runners {
@@ -300,7 +303,7 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
                 execs.push((r, e));
             }
             let mut probe_plans = if probing {
-                capacity::plans_for(graph, &opts, probe_cores.len())
+                capacity::plans_for(graph, reg, &opts, probe_cores.len())
                     .with_context(|| format!("cannot compile {path}"))?
             } else {
                 Vec::new()
@@ -309,7 +312,7 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
             let mut per: Vec<Vec<CycleStats>> = vec![Vec::new(); execs.len()];
             // Seq's output hash of every cycle, on its own plan (untimed): every executor's
             // cycles must equal it.
-            let reference = reference_hashes(graph, &reg, &opts, cycles)
+            let reference = reference_hashes(graph, reg, &opts, cycles)
                 .with_context(|| format!("cannot compile {path}"))?;
             let skip = warm_up(cycles);
             for run in 1..=c.runs {
@@ -328,7 +331,7 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
                                 r.threads_text(threads),
                                 path
                             );
-                            return Err(wrong_output(graph, &reg, &opts, p, cycle, &who));
+                            return Err(wrong_output(graph, reg, &opts, p, cycle, &who));
                         }
                     };
                     let wall: u64 = s.iter().sum();
@@ -641,6 +644,7 @@ mod tests {
             output: None,
             force: false,
             pipeline: fugue_engine::Pipeline::Sub(1),
+            registry: fugue_dsp::Registry::with_builtin_kinds(),
         };
         let r = run(&c, &mut NoProgress).unwrap();
         assert_eq!(r.runners[0], Runner::SEQ);
@@ -678,6 +682,7 @@ mod tests {
             output: None,
             force: false,
             pipeline: fugue_engine::Pipeline::Sub(1),
+            registry: fugue_dsp::Registry::with_builtin_kinds(),
         };
         assert!(run(&c, &mut NoProgress).unwrap_err().is_config());
     }

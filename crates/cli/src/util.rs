@@ -5,6 +5,12 @@ use std::path::Path;
 use fugue_engine::output::OutputError;
 use fugue_graph::{Format, ReadError, TaskGraph};
 
+/// The node kinds every command builds graphs with: the built-in ones (kinds loaded at run
+/// time register here).
+pub fn registry() -> fugue_dsp::Registry {
+    fugue_dsp::Registry::with_builtin_kinds()
+}
+
 /// A usage error: exit code 2.
 #[derive(Debug)]
 pub struct Usage(pub String);

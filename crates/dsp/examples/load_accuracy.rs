@@ -32,6 +32,7 @@ fn main() {
             rate: Ratio::ONE,
             engine_rate: 48_000.0,
             engine_block: 64,
+            folder: None,
         };
         let Some(build) = reg.get("load") else {
             eprintln!("load_accuracy: the `load` kind is not registered");

@@ -1,5 +1,7 @@
 //! Reading node attributes, with errors that name the node and the attribute.
 
+use std::path::PathBuf;
+
 use crate::{NodeContext, NodeError};
 
 /// The attribute `attr` as a number: `Ok(None)` when absent, an error when it is not a number.
@@ -125,4 +127,20 @@ pub fn seed(ctx: &NodeContext<'_>) -> Result<u64, NodeError> {
 /// The standard `volume` attribute (default 1.0), as `f32`.
 pub fn volume(ctx: &NodeContext<'_>) -> Result<f32, NodeError> {
     Ok(or(ctx, "volume", 1.0)? as f32)
+}
+
+/// The attribute `attr` as a file name: `Ok(None)` when absent, an error when empty. A
+/// relative name is resolved against the graph's folder ([`NodeContext::resolve`]), so that
+/// a graph and the files it names move together.
+pub fn file(ctx: &NodeContext<'_>, attr: &str) -> Result<Option<PathBuf>, NodeError> {
+    match ctx.node.attr(attr) {
+        None => Ok(None),
+        Some(v) => {
+            let name = v.as_str();
+            if name.is_empty() {
+                return Err(bad(ctx, attr, "", "is empty; give the name of a file"));
+            }
+            Ok(Some(ctx.resolve(&*name)))
+        }
+    }
 }

@@ -12,9 +12,10 @@
 //!   [`Processor::process`] fills every output buffer from its input buffers once per cycle
 //!   and never allocates, locks or blocks; all its memory is sized when it is made.
 //!
-//! Constructors receive a [`NodeContext`]: the node (name, kind, attributes, port counts) and
+//! Constructors receive a [`NodeContext`]: the node (name, kind, attributes, port counts),
 //! the sample rate and block size **at that node**, which differ from the engine's downstream
-//! of a `resampler`.
+//! of a `resampler`, and the folder of the graph's file, against which a file that a node
+//! names is found ([`NodeContext::resolve`]).
 //!
 //! # Conventions shared by the kinds
 //!
@@ -32,10 +33,11 @@
 //! The kinds, one module each, are listed in [`kinds`] (and, as data, in
 //! [`kinds::doc::BUILTIN_DOCS`], which `fugue kinds` and `docs/nodes.md` print);
 //! [`Registry::with_builtin_kinds`] knows them all. A program adds its own kinds to a
-//! registry with [`Registry::register`] or [`Registry::register_documented`] and compiles its
-//! graph with that registry (`fugue_exec::Plan::compile`, then `fugue_engine::Engine::with_plan`;
-//! the engine's `custom_kind` example shows it). A new built-in kind is one module and one
-//! line in [`kinds::BUILTIN`] and in [`kinds::doc::BUILTIN_DOCS`].
+//! registry with [`Registry::register`] or [`Registry::register_documented`] (a constructor
+//! is a closure, which may hold state: a program compiled or a plugin loaded at run time) and
+//! hands that registry to the engine (`fugue_engine::Engine::build`, `fugue_engine::render`,
+//! the host; the engine's `custom_kind` and `runtime_kind` examples show it). A new built-in
+//! kind is one module and one line in [`kinds::BUILTIN`] and in [`kinds::doc::BUILTIN_DOCS`].
 
 pub mod attrs;
 pub mod convert;

@@ -1,5 +1,7 @@
 //! The node model: control-side [`DspNode`]s and real-time [`Processor`]s.
 
+use std::path::{Path, PathBuf};
+
 use fugue_graph::Node;
 
 use crate::Ratio;
@@ -25,6 +27,10 @@ pub struct NodeContext<'a> {
     pub engine_rate: f64,
     /// The engine's frames per cycle.
     pub engine_block: usize,
+    /// The folder of the file the graph was read from ([`fugue_graph::TaskGraph::folder`]),
+    /// when it came from one: a kind that reads a file names it relative to the graph
+    /// ([`NodeContext::resolve`]).
+    pub folder: Option<&'a Path>,
 }
 
 impl NodeContext<'_> {
@@ -36,6 +42,17 @@ impl NodeContext<'_> {
     /// The node's kind.
     pub fn kind(&self) -> &str {
         &self.node.kind
+    }
+
+    /// `path` as a file attribute names it: an absolute path as it is, a relative one against
+    /// the graph's [`folder`](NodeContext::folder) (against the working directory when the
+    /// graph came from no file).
+    pub fn resolve(&self, path: impl AsRef<Path>) -> PathBuf {
+        let path = path.as_ref();
+        match self.folder {
+            Some(folder) if path.is_relative() => folder.join(path),
+            _ => path.to_path_buf(),
+        }
     }
 }
 
@@ -302,7 +319,45 @@ pub(crate) fn fan_out(outputs: &mut [&mut [f32]]) {
 
 #[cfg(test)]
 mod tests {
-    use super::{sum_after, sum_inputs, SUM_GROUP};
+    use super::{sum_after, sum_inputs, NodeContext, SUM_GROUP};
+    use crate::Ratio;
+    use fugue_graph::{Node, Value};
+    use std::path::{Path, PathBuf};
+
+    #[test]
+    fn a_file_attribute_is_found_in_the_graph_folder() {
+        let node = Node::new("t", "table")
+            .with_attr("file", Value::Str("sub/x.txt".into()))
+            .with_attr("abs", Value::Str("/tmp/y.txt".into()))
+            .with_attr("empty", Value::Str(String::new()));
+        let mut ctx = NodeContext {
+            node: &node,
+            inputs: 0,
+            outputs: 1,
+            in_edges: 0,
+            sample_rate: 48_000.0,
+            block: 64,
+            rate: Ratio::ONE,
+            engine_rate: 48_000.0,
+            engine_block: 64,
+            folder: Some(Path::new("/graphs/here")),
+        };
+        let file = |ctx: &NodeContext<'_>, a: &str| crate::attrs::file(ctx, a);
+        assert_eq!(
+            file(&ctx, "file").unwrap(),
+            Some(PathBuf::from("/graphs/here/sub/x.txt"))
+        );
+        assert_eq!(
+            file(&ctx, "abs").unwrap(),
+            Some(PathBuf::from("/tmp/y.txt"))
+        );
+        assert_eq!(file(&ctx, "none").unwrap(), None);
+        let e = file(&ctx, "empty").unwrap_err().to_string();
+        assert!(e.contains("`empty`") && e.contains("name of a file"), "{e}");
+        // A graph made in memory: relative to the working directory.
+        ctx.folder = None;
+        assert_eq!(ctx.resolve("sub/x.txt"), PathBuf::from("sub/x.txt"));
+    }
 
     /// The rule, written as stated: left to right up to `SUM_GROUP` inputs; up to twice as
     /// many, the sum of the first `SUM_GROUP` plus the sum of the others; beyond, the sums of

@@ -1,15 +1,34 @@
 //! The registry: kind names to constructors.
+//!
+//! A constructor is a shared closure, not a function pointer, so that it can carry state: a
+//! kind compiled or loaded at run time (a Faust program, an LV2 plugin) registers a closure
+//! that holds its factory, shared by every node of that kind. Kind names and descriptions are
+//! owned ([`Cow`]), so that they can come from a file read at run time.
+
+use std::borrow::Cow;
+use std::sync::Arc;
 
 use crate::kinds;
 use crate::kinds::doc::KindDoc;
 use crate::{DspNode, NodeContext, NodeError};
 
-/// Builds the control-side node of one kind from a graph node (see [`NodeContext`]).
-pub type Constructor = fn(&NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError>;
+/// Builds the control-side node of one kind from a graph node (see [`NodeContext`]). Shared:
+/// a [`Registry`] and its clones call the same closure, possibly from several threads.
+pub type Constructor =
+    Arc<dyn Fn(&NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> + Send + Sync>;
+
+/// One registered kind.
+#[derive(Clone)]
+struct Kind {
+    name: Cow<'static, str>,
+    constructor: Constructor,
+    doc: Option<KindDoc>,
+}
 
 /// Maps kind names to [`Constructor`]s, and to what each kind reads ([`KindDoc`]) when it
 /// is known. A program adds its own kinds with [`Registry::register`] (see the engine's
-/// `custom_kind` example); nothing in fugue needs editing.
+/// `custom_kind` and `runtime_kind` examples); nothing in fugue needs editing. Cloning a
+/// registry shares its constructors.
 ///
 /// ```
 /// let reg = fugue_dsp::Registry::with_builtin_kinds();
@@ -17,9 +36,32 @@ pub type Constructor = fn(&NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeErro
 /// assert!(reg.names().contains(&"biquad"));
 /// assert!(reg.doc("osc").unwrap().reads("freq"));
 /// ```
-#[derive(Clone, Debug, Default)]
+///
+/// A kind whose constructor carries state (here a gain chosen at run time):
+///
+/// ```
+/// use fugue_dsp::{kinds, Registry};
+///
+/// let mut reg = Registry::new();
+/// let gain = String::from("gain");
+/// reg.register(format!("my-{gain}"), move |ctx| {
+///     // Any state the closure owns is reachable here.
+///     assert!(!gain.is_empty());
+///     kinds::gain::build(ctx)
+/// });
+/// assert_eq!(reg.names(), ["my-gain"]);
+/// ```
+#[derive(Clone, Default)]
 pub struct Registry {
-    kinds: Vec<(&'static str, Constructor, Option<KindDoc>)>,
+    kinds: Vec<Kind>,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry")
+            .field("kinds", &self.names())
+            .finish()
+    }
 }
 
 impl Registry {
@@ -28,54 +70,91 @@ impl Registry {
         Self::default()
     }
 
-    /// A registry that knows every kind of [`kinds::BUILTIN`].
+    /// A registry that knows every kind of [`kinds::BUILTIN`], each with its description.
     pub fn with_builtin_kinds() -> Self {
         let mut r = Registry::new();
-        for &(name, c) in kinds::BUILTIN {
-            r.insert(name, c, kinds::doc::builtin_doc(name).copied());
+        for &(name, build) in kinds::BUILTIN {
+            r.insert(
+                Cow::Borrowed(name),
+                Arc::new(build),
+                kinds::doc::builtin_doc(name).cloned(),
+            );
         }
         r
     }
 
     /// Adds (or replaces) the kind `name`, with no description of its attributes.
-    pub fn register(&mut self, name: &'static str, constructor: Constructor) {
-        self.insert(name, constructor, None);
+    pub fn register<F>(&mut self, name: impl Into<Cow<'static, str>>, constructor: F)
+    where
+        F: Fn(&NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> + Send + Sync + 'static,
+    {
+        self.insert(name.into(), Arc::new(constructor), None);
     }
 
     /// Adds (or replaces) the kind `doc.name`, described by `doc`: `fugue kinds`-style
     /// listings show it, and an attribute it does not list can be reported as unread.
-    pub fn register_documented(&mut self, constructor: Constructor, doc: KindDoc) {
-        self.insert(doc.name, constructor, Some(doc));
+    pub fn register_documented<F>(&mut self, constructor: F, doc: KindDoc)
+    where
+        F: Fn(&NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> + Send + Sync + 'static,
+    {
+        self.insert(doc.name.clone(), Arc::new(constructor), Some(doc));
     }
 
-    fn insert(&mut self, name: &'static str, constructor: Constructor, doc: Option<KindDoc>) {
-        match self.kinds.iter_mut().find(|(n, _, _)| *n == name) {
-            Some(slot) => *slot = (name, constructor, doc),
-            None => self.kinds.push((name, constructor, doc)),
+    /// Adds (or replaces) the kind `name` with a constructor that is already shared (several
+    /// registries, or several names, calling the same closure), and its description if any.
+    pub fn register_shared(
+        &mut self,
+        name: impl Into<Cow<'static, str>>,
+        constructor: Constructor,
+        doc: Option<KindDoc>,
+    ) {
+        self.insert(name.into(), constructor, doc);
+    }
+
+    fn insert(&mut self, name: Cow<'static, str>, constructor: Constructor, doc: Option<KindDoc>) {
+        let kind = Kind {
+            name,
+            constructor,
+            doc,
+        };
+        match self.kinds.iter_mut().find(|k| k.name == kind.name) {
+            Some(slot) => *slot = kind,
+            None => self.kinds.push(kind),
         }
     }
 
+    fn find(&self, kind: &str) -> Option<&Kind> {
+        self.kinds.iter().find(|k| k.name == kind)
+    }
+
     /// The constructor of `kind`.
-    pub fn get(&self, kind: &str) -> Option<Constructor> {
-        self.kinds
-            .iter()
-            .find(|(n, _, _)| *n == kind)
-            .map(|&(_, c, _)| c)
+    pub fn get(&self, kind: &str) -> Option<&Constructor> {
+        self.find(kind).map(|k| &k.constructor)
+    }
+
+    /// Whether `kind` is registered.
+    pub fn contains(&self, kind: &str) -> bool {
+        self.find(kind).is_some()
     }
 
     /// What `kind` reads, when it was registered with a description.
     pub fn doc(&self, kind: &str) -> Option<&KindDoc> {
-        self.kinds
-            .iter()
-            .find(|(n, _, _)| *n == kind)
-            .and_then(|(_, _, d)| d.as_ref())
+        self.find(kind).and_then(|k| k.doc.as_ref())
     }
 
     /// The known kind names, sorted.
-    pub fn names(&self) -> Vec<&'static str> {
-        let mut v: Vec<_> = self.kinds.iter().map(|&(n, _, _)| n).collect();
+    pub fn names(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = self.kinds.iter().map(|k| k.name.as_ref()).collect();
         v.sort_unstable();
         v
+    }
+
+    /// The descriptions of the kinds that have one, in name order.
+    pub fn docs(&self) -> Vec<&KindDoc> {
+        self.names()
+            .into_iter()
+            .filter_map(|n| self.doc(n))
+            .collect()
     }
 
     /// Builds the node of `ctx`. An unknown kind is [`NodeError::UnknownKind`] (listing the
@@ -96,5 +175,27 @@ impl Registry {
                 known: self.names().join(", "),
             }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kind_registered_again_replaces_the_first() {
+        let mut reg = Registry::with_builtin_kinds();
+        let before = reg.names().len();
+        reg.register(String::from("osc"), crate::kinds::gain::build);
+        assert_eq!(reg.names().len(), before);
+        assert!(reg.doc("osc").is_none(), "the new osc has no description");
+    }
+
+    #[test]
+    fn clones_share_their_constructors() {
+        let mut reg = Registry::new();
+        reg.register("g", crate::kinds::gain::build);
+        let copy = reg.clone();
+        assert!(Arc::ptr_eq(reg.get("g").unwrap(), copy.get("g").unwrap()));
     }
 }

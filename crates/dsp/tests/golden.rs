@@ -25,6 +25,7 @@ fn build(n: &Node, inputs: usize, outputs: usize, rate: f64, block: usize) -> Bo
         rate: Ratio::ONE,
         engine_rate: rate,
         engine_block: block,
+        folder: None,
     };
     Registry::with_builtin_kinds().build(&ctx, false).unwrap().0
 }

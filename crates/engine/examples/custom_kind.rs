@@ -89,20 +89,20 @@ fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
 
 /// Its description: what `drive` means (an attribute it does not list would be reported as
 /// unread by the tools that check graphs).
-const DOC: KindDoc = KindDoc {
-    name: "fold",
-    summary: "a wave folder",
-    inputs: "summed",
-    outputs: "any number, each the folded signal",
-    attributes: &[
-        ("drive", "gain before folding, > 0 (default 2.0)"),
-        ("volume", "multiplied into drive (default 1.0)"),
-    ],
-};
+fn doc() -> KindDoc {
+    KindDoc::new(
+        "fold",
+        "a wave folder",
+        "summed",
+        "any number, each the folded signal",
+    )
+    .attribute("drive", "gain before folding, > 0 (default 2.0)")
+    .attribute("volume", "multiplied into drive (default 1.0)")
+}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut registry = Registry::with_builtin_kinds();
-    registry.register_documented(build, DOC);
+    registry.register_documented(build, doc());
     let graph = fugue_graph::read::ag::parse(
         r#"o = { kind: "osc", freq: 100, };  f = { kind: "fold", drive: 3.0, };  s = { kind: "sink", };
            o.1 -> f.1 -> s.1;"#,
@@ -116,7 +116,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ..Default::default()
     };
     let plan = Plan::compile(&graph, &registry, &options)?;
-    let (mut engine, _) = Engine::with_plan(&graph, plan, &ExecutorChoice::default())?;
+    let (mut engine, _) = Engine::with_plan(&graph, &registry, plan, &ExecutorChoice::default())?;
     engine.run_cycle();
     let out = engine.plan.output(0);
     let peak = out.iter().fold(0.0f32, |p, x| p.max(x.abs()));

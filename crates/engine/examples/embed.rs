@@ -6,7 +6,7 @@
 //! cargo run --release -p fugue-engine --example embed
 //! ```
 
-use fugue_engine::{Engine, ExecutorChoice};
+use fugue_engine::{Engine, ExecutorChoice, Registry};
 use fugue_exec::ExecutorKind;
 
 /// An echo on a sine: `source` (the program's input) -> `delay` -> `sink` (its output), and
@@ -31,7 +31,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         threads: 2,
         ..ExecutorChoice::default()
     };
-    let (mut engine, warnings) = Engine::build(&graph, rate, block, &choice, false)?;
+    let (mut engine, warnings) = Engine::build(
+        &graph,
+        &Registry::with_builtin_kinds(),
+        rate,
+        block,
+        &choice,
+        false,
+    )?;
     for w in warnings {
         eprintln!("warning: {w}");
     }

@@ -304,11 +304,12 @@ pub const OVERLAP: usize = 2;
 pub type Compile<'a> = dyn Fn(usize, usize, usize) -> Result<Plan, BuildError> + 'a;
 
 /// Measures the candidates (each on a plan compiled by `compile` apart from the one that will
-/// play; `plain` is the graph's plan without pipelining, which decides whether pipelined
-/// candidates are worth trying) and returns the choice to build, with the report. Control
+/// play, with the kinds of `registry`; `plain` is the graph's plan without pipelining, which
+/// decides whether pipelined candidates are worth trying) and returns the choice to build, with the report. Control
 /// thread; allocates.
 pub fn choose(
     graph: &TaskGraph,
+    registry: &fugue_dsp::Registry,
     compile: &Compile<'_>,
     plain: &Plan,
     choice: &ExecutorChoice,
@@ -362,7 +363,7 @@ pub fn choose(
     for ((_, c), &k) in cands.iter().zip(&plan_of) {
         let mut c = c.clone();
         c.options.period = period;
-        execs.push(build_executor(graph, &plans[k].1, &c)?.0);
+        execs.push(build_executor(graph, registry, &plans[k].1, &c)?.0);
     }
     // Cycles per candidate per round: from one cycle's time (seq's), within the budget.
     let t0 = Instant::now();

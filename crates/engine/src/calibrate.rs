@@ -19,20 +19,21 @@ pub struct Calibration {
     pub wcet_us: f64,
 }
 
-/// Measures each node's processing time at `block` frames: the whole graph runs
+/// Measures each node's processing time at `block` frames, the nodes built by the kinds of
+/// `registry`: the whole graph runs
 /// sequentially for `cycles` cycles (after a warm-up of `cycles / 10 + 1`), each task timed on
 /// its own. Returns, in graph node order, the median and the 99th percentile (the WCET
 /// estimate that static schedules use).
 pub fn calibrate(
     graph: &TaskGraph,
+    registry: &Registry,
     sample_rate: f64,
     block: usize,
     cycles: usize,
 ) -> Result<Vec<Calibration>, BuildError> {
-    let reg = Registry::with_builtin_kinds();
     let plan = Plan::compile(
         graph,
-        &reg,
+        registry,
         &CompileOptions {
             sample_rate,
             block,

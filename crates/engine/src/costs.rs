@@ -56,18 +56,19 @@ impl From<CostsError> for BuildError {
 impl Costs {
     /// Sets the costs of `g` as `self` says (measured: at `rate` Hz and `buffer` frames) and
     /// says where they came from. `format`: the file's, which gives the unit of declared
-    /// costs.
+    /// costs; `registry`: the kinds the graph is built with, to measure it.
     pub fn apply(
         &self,
         g: &mut TaskGraph,
         format: Option<Format>,
         rate: f64,
         buffer: usize,
+        registry: &fugue_dsp::Registry,
     ) -> Result<CostOrigin, CostsError> {
         Ok(match self {
             Costs::Declared => declared(g, format),
             Costs::Measured => {
-                let cal = crate::calibrate(g, rate, buffer, MEASURE_CYCLES)
+                let cal = crate::calibrate(g, registry, rate, buffer, MEASURE_CYCLES)
                     .map_err(|e| CostsError::Measure(Box::new(e)))?;
                 g.set_costs(&cal.iter().map(|c| c.wcet_us).collect::<Vec<_>>());
                 CostOrigin {

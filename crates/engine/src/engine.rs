@@ -80,14 +80,15 @@ impl std::fmt::Debug for Engine {
 }
 
 impl Engine {
-    /// Compiles `graph` at `rate` Hz and `block` frames (nodes of unknown kind as silence
-    /// when `placeholder`) and builds the executor of `choice` for it, with its static
-    /// schedule when it has one. Control thread; allocates. Returns the engine and the
+    /// Compiles `graph` at `rate` Hz and `block` frames, its nodes built by the kinds of
+    /// `registry` (nodes of unknown kind as silence when `placeholder`), and builds the
+    /// executor of `choice` for it, with its static schedule when it has one. Control thread; allocates. Returns the engine and the
     /// warnings to say once (pinning or priority refused for the workers). The calling
     /// thread is not placed: the thread that will run the cycles calls
     /// [`place_audio_thread`](crate::place_audio_thread).
     pub fn build(
         graph: &TaskGraph,
+        registry: &Registry,
         rate: f64,
         block: usize,
         choice: &ExecutorChoice,
@@ -98,7 +99,7 @@ impl Engine {
         let compile = |pipeline: usize, overlap: usize, threads: usize| {
             Plan::compile(
                 graph,
-                &Registry::with_builtin_kinds(),
+                registry,
                 &CompileOptions {
                     sample_rate: rate,
                     block: block * overlap,
@@ -132,17 +133,17 @@ impl Engine {
         };
         if !choice.auto {
             let plan = settled(choice)?;
-            return Engine::with_plan(graph, plan, choice);
+            return Engine::with_plan(graph, registry, plan, choice);
         }
         // The trials run on plans of their own: the one that plays starts fresh.
         let plain = compile(1, 1, 1)?;
-        let (chosen, report) = crate::auto::choose(graph, &compile, &plain, choice)?;
+        let (chosen, report) = crate::auto::choose(graph, registry, &compile, &plain, choice)?;
         let plan = if chosen.overlap <= 1 && chosen.pipeline == crate::Pipeline::Sub(1) {
             plain
         } else {
             settled(&chosen)?
         };
-        let (mut engine, warnings) = Engine::with_plan(graph, plan, &chosen)?;
+        let (mut engine, warnings) = Engine::with_plan(graph, registry, plan, &chosen)?;
         engine.auto = Some(report);
         Ok((engine, warnings))
     }
@@ -152,14 +153,16 @@ impl Engine {
         self.auto.as_ref()
     }
 
-    /// Builds the executor of `choice` for `plan`, compiled from `graph` (which a static
-    /// schedule's costs come from).
+    /// Builds the executor of `choice` for `plan`, compiled from `graph` with the kinds of
+    /// `registry` (a static schedule's costs come from the graph, or are measured on a plan
+    /// of its own built by the same kinds).
     pub fn with_plan(
         graph: &TaskGraph,
+        registry: &Registry,
         plan: Plan,
         choice: &ExecutorChoice,
     ) -> Result<(Engine, Vec<String>), BuildError> {
-        let (executor, warnings) = build_executor(graph, &plan, choice)?;
+        let (executor, warnings) = build_executor(graph, registry, &plan, choice)?;
         let last_steals = executor.steals();
         Ok((
             Engine {
@@ -247,11 +250,12 @@ impl Engine {
     }
 }
 
-/// The executor of `choice` for `plan`, compiled from `graph`, and the warnings to say once:
-/// what [`Engine::with_plan`] builds, for callers that run several executors on one plan in
-/// turn (the benchmarks).
+/// The executor of `choice` for `plan`, compiled from `graph` with the kinds of `registry`,
+/// and the warnings to say once: what [`Engine::with_plan`] builds, for callers that run
+/// several executors on one plan in turn (the benchmarks).
 pub fn build_executor(
     graph: &TaskGraph,
+    registry: &Registry,
     plan: &Plan,
     choice: &ExecutorChoice,
 ) -> Result<(Box<dyn Executor + Send>, Vec<String>), BuildError> {
@@ -264,7 +268,7 @@ pub fn build_executor(
         opts.placement.rt_priority = Some(p.clamp(1, 98));
     }
     let lists = if choice.kind == ExecutorKind::Static {
-        Some(static_lists(graph, plan, choice, threads)?)
+        Some(static_lists(graph, registry, plan, choice, threads)?)
     } else {
         None
     };

@@ -2,7 +2,10 @@
 //!
 //! - [`Engine::build`]: the one way to turn a graph and an [`ExecutorChoice`] into a compiled
 //!   plan with its executor (and its static schedule when it has one); used by the offline
-//!   render, the real-time backends, calibration and the benchmarks.
+//!   render, the real-time backends, calibration and the benchmarks. The graph's nodes are
+//!   built by the kinds of a [`Registry`] that the caller gives: the built-in kinds
+//!   ([`Registry::with_builtin_kinds`], the default of [`RenderOptions`], [`RunOptions`] and
+//!   [`host::Host::start`]) and any registered at run time.
 //! - [`place_audio_thread`]: the one place that places the thread that runs the cycles (the
 //!   first core the process may use, a real-time priority above the workers').
 //! - [`render`]: offline rendering to WAV with any executor; the sink channels' blocks go to a
@@ -36,17 +39,21 @@
 //! Runnable examples (`crates/engine/examples/`): `embed` builds an engine in a program and
 //! feeds and reads it cycle by cycle, as an audio callback would
 //! (`cargo run -p fugue-engine --example embed`); `custom_kind` adds a node kind of its own to
-//! a [`fugue_dsp::Registry`] and runs a graph that uses it, without editing fugue: compile the
-//! graph with that registry ([`fugue_exec::Plan::compile`]) and build the engine on the plan
-//! with [`Engine::with_plan`].
+//! a [`Registry`] and runs a graph that uses it, without editing fugue: compile the graph with
+//! that registry ([`fugue_exec::Plan::compile`]) and build the engine on the plan with
+//! [`Engine::with_plan`]; `runtime_kind` registers, at run time, a kind whose constructor
+//! holds state and reads a file named relative to the graph's folder, and renders a graph
+//! that uses it with [`render`].
 //!
 //! ```
-//! use fugue_engine::{Engine, ExecutorChoice};
+//! use fugue_engine::{Engine, ExecutorChoice, Registry};
 //! let g = fugue_graph::read::ag::parse(
 //!     "o = { kind: \"osc\", freq: 1000, };  s = { kind: \"sink\", };  o.1 -> s.1;",
 //!     "inline.ag",
 //! ).unwrap();
-//! let (mut engine, warnings) = Engine::build(&g, 48_000.0, 48, &ExecutorChoice::default(), false).unwrap();
+//! let kinds = Registry::with_builtin_kinds();
+//! let (mut engine, warnings) =
+//!     Engine::build(&g, &kinds, 48_000.0, 48, &ExecutorChoice::default(), false).unwrap();
 //! assert!(warnings.is_empty());
 //! engine.run_cycle();
 //! // 1 kHz at 48 kHz: a quarter period is 12 frames.
@@ -81,6 +88,7 @@ pub use calibrate::{calibrate, Calibration};
 pub use cycle::CycleBody;
 pub use engine::{build_executor, Engine};
 pub use executor_choice::{BuildError, Costs, ExecutorChoice, Pipeline};
+pub use fugue_dsp::Registry;
 pub use options::{
     Backend, Deadline, EndReason, RunError, RunOptions, RunReport, JACK_CLIENT_NAME_MAX,
 };

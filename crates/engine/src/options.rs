@@ -13,6 +13,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
+use fugue_dsp::Registry;
 use fugue_exec::TaskPanic;
 use thiserror::Error;
 
@@ -82,6 +83,8 @@ pub struct RunOptions {
     pub placeholder: bool,
     /// Collect the per-node, per-worker profile ([`RunReport::profile`]).
     pub profile: bool,
+    /// The kinds the graph's nodes are built by (the built-in ones by default).
+    pub registry: Registry,
 }
 
 impl RunOptions {
@@ -112,7 +115,7 @@ impl RunOptions {
 }
 
 impl Default for RunOptions {
-    /// Clocked at 48 kHz and 256 frames, sequential, until stopped.
+    /// Clocked at 48 kHz and 256 frames, sequential, until stopped, the built-in kinds.
     fn default() -> Self {
         RunOptions {
             backend: Backend::Clocked {
@@ -126,6 +129,7 @@ impl Default for RunOptions {
             stop: None,
             placeholder: false,
             profile: false,
+            registry: Registry::with_builtin_kinds(),
         }
     }
 }

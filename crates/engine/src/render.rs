@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use fugue_dsp::Registry;
 use fugue_exec::TaskPanic;
 use fugue_graph::TaskGraph;
 use thiserror::Error;
@@ -77,10 +78,13 @@ pub struct RenderOptions {
     pub executor: ExecutorChoice,
     /// Collect the per-node, per-worker profile ([`RenderSummary::profile`]).
     pub profile: bool,
+    /// The kinds the graph's nodes are built by (the built-in ones by default).
+    pub registry: Registry,
 }
 
 impl Default for RenderOptions {
-    /// 48 kHz, 512 frames, natural length, 32-bit float, no input, discard.
+    /// 48 kHz, 512 frames, natural length, 32-bit float, no input, discard, the built-in
+    /// kinds.
     fn default() -> Self {
         RenderOptions {
             sample_rate: 48_000,
@@ -93,6 +97,7 @@ impl Default for RenderOptions {
             cancel: None,
             executor: ExecutorChoice::default(),
             profile: false,
+            registry: Registry::with_builtin_kinds(),
         }
     }
 }
@@ -436,6 +441,7 @@ pub fn render(
     choice.auto_cycles = Some(total.div_ceil(options.block.max(1) as u64));
     let (mut engine, mut warnings) = Engine::build(
         graph,
+        &options.registry,
         options.sample_rate as f64,
         options.block,
         &choice,

@@ -2,15 +2,17 @@
 //! from a file), a schedule of the plan's unit graph from `fugue-sched`, and the adapter from
 //! that schedule to the executor's per-thread unit lists.
 
+use fugue_dsp::Registry;
 use fugue_exec::Plan;
 use fugue_graph::TaskGraph;
 
 use crate::executor_choice::{BuildError, ExecutorChoice};
 
-/// A static schedule of `plan` (compiled from `graph`) on `threads` threads as `choice`
-/// asks: the per-thread unit lists.
+/// A static schedule of `plan` (compiled from `graph` with the kinds of `registry`) on
+/// `threads` threads as `choice` asks: the per-thread unit lists.
 pub(crate) fn static_lists(
     graph: &TaskGraph,
+    registry: &Registry,
     plan: &Plan,
     choice: &ExecutorChoice,
     threads: usize,
@@ -18,7 +20,7 @@ pub(crate) fn static_lists(
     let mut g = graph.clone();
     choice
         .costs
-        .apply(&mut g, None, plan.sample_rate(), plan.block())?;
+        .apply(&mut g, None, plan.sample_rate(), plan.block(), registry)?;
     // The schedulers see the unit graph: chains are one task each, at the sum of their
     // costs (they run back to back on one thread whatever the schedule says).
     let ug = plan.unit_graph(&g, &g.costs());

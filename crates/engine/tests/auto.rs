@@ -15,7 +15,15 @@ fn auto() -> ExecutorChoice {
 #[test]
 fn every_candidate_is_measured_and_the_choice_is_explained() {
     let graph = fugue_graph::gen::rake(12);
-    let (engine, _) = Engine::build(&graph, 48_000.0, 256, &auto(), false).unwrap();
+    let (engine, _) = Engine::build(
+        &graph,
+        &fugue_engine::Registry::with_builtin_kinds(),
+        48_000.0,
+        256,
+        &auto(),
+        false,
+    )
+    .unwrap();
     let r = engine.auto_report().expect("a report");
     let cores = fugue_exec::placement::available_cores().min(fugue_engine::auto::MAX_THREADS);
     // seq, then ws and static at each thread count from 2.
@@ -52,9 +60,24 @@ fn every_candidate_is_measured_and_the_choice_is_explained() {
 #[test]
 fn the_played_audio_starts_fresh() {
     let graph = fugue_graph::gen::diamond(3);
-    let (mut chosen, _) = Engine::build(&graph, 48_000.0, 128, &auto(), false).unwrap();
-    let (mut seq, _) =
-        Engine::build(&graph, 48_000.0, 128, &ExecutorChoice::default(), false).unwrap();
+    let (mut chosen, _) = Engine::build(
+        &graph,
+        &fugue_engine::Registry::with_builtin_kinds(),
+        48_000.0,
+        128,
+        &auto(),
+        false,
+    )
+    .unwrap();
+    let (mut seq, _) = Engine::build(
+        &graph,
+        &fugue_engine::Registry::with_builtin_kinds(),
+        48_000.0,
+        128,
+        &ExecutorChoice::default(),
+        false,
+    )
+    .unwrap();
     for cycle in 0..50 {
         chosen.run_cycle();
         seq.run_cycle();
@@ -73,7 +96,15 @@ fn a_period_paces_the_trials() {
     let mut choice = auto();
     choice.options.period = Some(std::time::Duration::from_micros(500));
     let started = std::time::Instant::now();
-    let (engine, _) = Engine::build(&graph, 48_000.0, 24, &choice, false).unwrap();
+    let (engine, _) = Engine::build(
+        &graph,
+        &fugue_engine::Registry::with_builtin_kinds(),
+        48_000.0,
+        24,
+        &choice,
+        false,
+    )
+    .unwrap();
     let r = engine.auto_report().unwrap();
     assert!(r.paced);
     let cycles: usize = r.candidates.iter().map(|c| c.cycles).sum();
@@ -99,7 +130,15 @@ fn a_short_run_is_not_measured() {
         auto_cycles: Some(10),
         ..auto()
     };
-    let (engine, _) = Engine::build(&graph, 48_000.0, 256, &choice, false).unwrap();
+    let (engine, _) = Engine::build(
+        &graph,
+        &fugue_engine::Registry::with_builtin_kinds(),
+        48_000.0,
+        256,
+        &choice,
+        false,
+    )
+    .unwrap();
     let r = engine.auto_report().unwrap();
     assert_eq!(r.candidates.len(), 1);
     assert_eq!(r.chosen().kind, ExecutorKind::Seq);
@@ -122,7 +161,15 @@ fn a_line_gets_pipelined_and_overlapping_candidates() {
         auto_overlap: true,
         ..auto()
     };
-    let (mut chosen, _) = Engine::build(&graph, 48_000.0, 256, &choice, false).unwrap();
+    let (mut chosen, _) = Engine::build(
+        &graph,
+        &fugue_engine::Registry::with_builtin_kinds(),
+        48_000.0,
+        256,
+        &choice,
+        false,
+    )
+    .unwrap();
     let r = chosen.auto_report().unwrap().clone();
     let labels: Vec<&str> = r.candidates.iter().map(|c| c.label.as_str()).collect();
     for want in [
@@ -147,8 +194,15 @@ fn a_line_gets_pipelined_and_overlapping_candidates() {
     assert_eq!(chosen.plan.block(), 256 * k.overlap);
     assert_eq!(chosen.plan.pipeline(), k.pipeline * k.overlap);
     // Same samples as seq, whatever the choice (an overlapping cycle is two of seq's).
-    let (mut seq, _) =
-        Engine::build(&graph, 48_000.0, 256, &ExecutorChoice::default(), false).unwrap();
+    let (mut seq, _) = Engine::build(
+        &graph,
+        &fugue_engine::Registry::with_builtin_kinds(),
+        48_000.0,
+        256,
+        &ExecutorChoice::default(),
+        false,
+    )
+    .unwrap();
     for cycle in 0..20 {
         chosen.run_cycle();
         let got = chosen.plan.output(0).to_vec();
@@ -176,11 +230,26 @@ fn overlapping_cycles_play_seqs_samples() {
             pipeline: fugue_engine::Pipeline::Sub(2),
             ..ExecutorChoice::default()
         };
-        let (mut e, _) = Engine::build(&graph, 48_000.0, 64, &choice, false).unwrap();
+        let (mut e, _) = Engine::build(
+            &graph,
+            &fugue_engine::Registry::with_builtin_kinds(),
+            48_000.0,
+            64,
+            &choice,
+            false,
+        )
+        .unwrap();
         assert_eq!(e.plan.block(), 192);
         assert_eq!(e.plan.pipeline(), 6);
-        let (mut seq, _) =
-            Engine::build(&graph, 48_000.0, 64, &ExecutorChoice::default(), false).unwrap();
+        let (mut seq, _) = Engine::build(
+            &graph,
+            &fugue_engine::Registry::with_builtin_kinds(),
+            48_000.0,
+            64,
+            &ExecutorChoice::default(),
+            false,
+        )
+        .unwrap();
         for cycle in 0..30 {
             e.run_cycle();
             let got = e.plan.output(0).to_vec();
@@ -201,7 +270,15 @@ fn overlapping_cycles_play_seqs_samples() {
         overlap: 2,
         ..ExecutorChoice::default()
     };
-    let (e, _) = Engine::build(&resampling, 48_000.0, 64, &choice, false).unwrap();
+    let (e, _) = Engine::build(
+        &resampling,
+        &fugue_engine::Registry::with_builtin_kinds(),
+        48_000.0,
+        64,
+        &choice,
+        false,
+    )
+    .unwrap();
     assert_eq!(
         e.plan.block(),
         64,

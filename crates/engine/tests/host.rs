@@ -24,8 +24,15 @@ fn solo(file: &Path, cycles: usize, block: usize) -> Vec<Vec<f32>> {
 /// As [`solo`], at `rate` Hz.
 fn solo_at(file: &Path, cycles: usize, block: usize, rate: u32) -> Vec<Vec<f32>> {
     let g = fugue_graph::read::read_file(file, None).unwrap();
-    let (mut e, _) =
-        Engine::build(&g, rate as f64, block, &ExecutorChoice::default(), false).unwrap();
+    let (mut e, _) = Engine::build(
+        &g,
+        &fugue_engine::Registry::with_builtin_kinds(),
+        rate as f64,
+        block,
+        &ExecutorChoice::default(),
+        false,
+    )
+    .unwrap();
     let mut out = vec![Vec::with_capacity(cycles * block); e.plan.n_outputs()];
     for _ in 0..cycles {
         e.run_cycle();

@@ -34,8 +34,24 @@ fn cycle_body_and_handoff_do_not_allocate() {
             threads: if kind == ExecutorKind::Seq { 1 } else { 2 },
             ..ExecutorChoice::default()
         };
-        let (mut engine, _) = Engine::build(&graph, 44_100.0, 128, &choice, false).unwrap();
-        let (mut engine2, _) = Engine::build(&graph, 44_100.0, 128, &choice, false).unwrap();
+        let (mut engine, _) = Engine::build(
+            &graph,
+            &fugue_engine::Registry::with_builtin_kinds(),
+            44_100.0,
+            128,
+            &choice,
+            false,
+        )
+        .unwrap();
+        let (mut engine2, _) = Engine::build(
+            &graph,
+            &fugue_engine::Registry::with_builtin_kinds(),
+            44_100.0,
+            128,
+            &choice,
+            false,
+        )
+        .unwrap();
         engine.track_wakes();
         engine2.track_wakes();
         if profiled {

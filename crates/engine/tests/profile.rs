@@ -21,8 +21,24 @@ fn choice(kind: ExecutorKind) -> ExecutorChoice {
 fn the_profile_changes_no_sample_and_its_tables_add_up() {
     let graph = fugue_graph::gen::layered(5, 6, 0.4, Default::default(), 11);
     for kind in [ExecutorKind::Seq, ExecutorKind::Ws, ExecutorKind::Static] {
-        let (mut plain, _) = Engine::build(&graph, 48_000.0, 128, &choice(kind), false).unwrap();
-        let (mut profiled, _) = Engine::build(&graph, 48_000.0, 128, &choice(kind), false).unwrap();
+        let (mut plain, _) = Engine::build(
+            &graph,
+            &fugue_engine::Registry::with_builtin_kinds(),
+            48_000.0,
+            128,
+            &choice(kind),
+            false,
+        )
+        .unwrap();
+        let (mut profiled, _) = Engine::build(
+            &graph,
+            &fugue_engine::Registry::with_builtin_kinds(),
+            48_000.0,
+            128,
+            &choice(kind),
+            false,
+        )
+        .unwrap();
         profiled.enable_profile();
         assert!(plain.profile_report().is_none());
         for cycle in 0..300 {

@@ -166,9 +166,15 @@ fn each_record_carries_its_cycles_output_hash() {
     let report = run(&graph, &options, |_| {}).unwrap();
     assert_eq!(report.records.len(), 30);
     // Silent inputs, as the clocked backend feeds them: seq's hash of cycle i must be there.
-    let (mut seq, _) =
-        fugue_engine::Engine::build(&graph, 48_000.0, 64, &ExecutorChoice::default(), false)
-            .unwrap();
+    let (mut seq, _) = fugue_engine::Engine::build(
+        &graph,
+        &fugue_engine::Registry::with_builtin_kinds(),
+        48_000.0,
+        64,
+        &ExecutorChoice::default(),
+        false,
+    )
+    .unwrap();
     let mut hashes = std::collections::HashSet::new();
     for (i, r) in report.records.iter().enumerate() {
         seq.run_cycle();

@@ -145,6 +145,7 @@ fn process_of_every_kind_allocates_nothing() {
             rate: Ratio::ONE,
             engine_rate: 48_000.0,
             engine_block: 128,
+            folder: None,
         };
         let (d, _) = reg.build(&ctx, false).unwrap();
         let mut p = d.processor();

@@ -1,6 +1,7 @@
 //! The task graph: named nodes with ports and costs, and edges between ports.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 use rustc_hash::FxBuildHasher;
 
@@ -313,6 +314,8 @@ pub struct TaskGraph {
     succs: Vec<Vec<(NodeId, f64)>>,
     preds: Vec<Vec<(NodeId, f64)>>,
     topo: Vec<NodeId>,
+    /// The folder of the file the graph was read from.
+    folder: Option<PathBuf>,
 }
 
 impl PartialEq for TaskGraph {
@@ -409,6 +412,7 @@ impl TaskGraph {
             succs,
             preds,
             topo,
+            folder: None,
         })
     }
 
@@ -445,6 +449,19 @@ impl TaskGraph {
     /// The deadline the file declares, if any.
     pub fn deadline(&self) -> Option<f64> {
         self.deadline
+    }
+
+    /// The folder of the file the graph was read from ([`crate::read_file`] sets it), against
+    /// which a node's file attribute is resolved; `None` for a graph made in memory. It is no
+    /// part of the graph's equality.
+    pub fn folder(&self) -> Option<&Path> {
+        self.folder.as_deref()
+    }
+
+    /// Sets the folder that a node's file attribute is resolved against (see
+    /// [`TaskGraph::folder`]): what a caller that reads the graph's text itself says.
+    pub fn set_folder(&mut self, folder: Option<PathBuf>) {
+        self.folder = folder;
     }
 
     /// Number of input ports of a node: the declared count, or one past the highest port used.

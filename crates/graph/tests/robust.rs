@@ -333,3 +333,20 @@ fn huge_numbers_do_not_overflow() {
     )
     .is_err());
 }
+
+/// A graph read from a file knows the file's folder (a node's file attribute is found
+/// there); one read from bytes knows none, and the folder is no part of equality.
+#[test]
+fn a_graph_read_from_a_file_knows_its_folder() {
+    let dir = std::env::temp_dir().join(format!("fugue-graph-folder-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = "o = { kind: \"osc\", freq: 440, }; s = { kind: \"sink\", }; o.1 -> s.1;";
+    let file = dir.join("g.ag");
+    std::fs::write(&file, text).unwrap();
+    let g = fugue_graph::read_file(&file, None).unwrap();
+    assert_eq!(g.folder(), Some(dir.as_path()));
+    let inline = read_bytes(text.as_bytes(), Format::Ag, "inline.ag").unwrap();
+    assert_eq!(inline.folder(), None);
+    assert_eq!(g, inline);
+    let _ = std::fs::remove_dir_all(&dir);
+}

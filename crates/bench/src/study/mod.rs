@@ -78,6 +78,8 @@ pub struct StudyConfig {
     pub command: String,
     /// Set to stop: the current run ends early and the study is not written.
     pub stop: Arc<AtomicBool>,
+    /// The kinds the graphs' nodes are built by.
+    pub registry: fugue_dsp::Registry,
 }
 
 /// What the study did.
@@ -412,6 +414,7 @@ pub fn plan(args: &StudyConfig) -> Result<StudyPlan, BenchError> {
 /// and sample.
 fn check_run(
     graph: &TaskGraph,
+    reg: &fugue_dsp::Registry,
     choice: &ExecutorChoice,
     report: &fugue_engine::RunReport,
     who: &str,
@@ -421,7 +424,6 @@ fn check_run(
             "{who}: the server changed the buffer size during the run; its output cannot be checked against seq"
         ));
     }
-    let reg = fugue_dsp::Registry::with_builtin_kinds();
     let opts = fugue_exec::CompileOptions {
         sample_rate: f64::from(report.sample_rate),
         block: report.block,
@@ -430,11 +432,11 @@ fn check_run(
         ..Default::default()
     };
     let recorded = report.records.iter().map(|r| (r.cycle, r.output_hash));
-    match check_hashes(graph, &reg, &opts, recorded)? {
+    match check_hashes(graph, reg, &opts, recorded)? {
         Ok(n) => Ok(n),
         Err(HashMismatch { cycle, timed, seq }) => {
             let cycle = cycle + 1;
-            let place = replay(graph, choice, &reg, &opts, cycle, who).unwrap_or_else(|| {
+            let place = replay(graph, choice, reg, &opts, cycle, who).unwrap_or_else(|| {
                 format!(
                     "{who}: cycle {cycle}'s output differs from seq (hash {timed:016x} against {seq:016x}); run again offline, the configuration matched seq up to that cycle, so the output channel and sample are not known"
                 )
@@ -456,7 +458,8 @@ fn replay(
     cycles: u64,
     who: &str,
 ) -> Option<String> {
-    let (mut engine, _) = Engine::build(graph, opts.sample_rate, opts.block, choice, false).ok()?;
+    let (mut engine, _) =
+        Engine::build(graph, reg, opts.sample_rate, opts.block, choice, false).ok()?;
     let mut reference = SeqReference::new(graph, reg, opts).ok()?;
     for _ in 0..cycles {
         engine.run_cycle();
@@ -639,6 +642,7 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
                     stop: Some(cancel.clone()),
                     placeholder: false,
                     profile: false,
+                    registry: args.registry.clone(),
                 };
                 let result = fugue_engine::run(graph, &options, |_| {});
                 stop_load(load);
@@ -657,7 +661,7 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
                     cfg.load,
                     rep + 1
                 );
-                checked_cycles += check_run(graph, &choice, &report, &who)?;
+                checked_cycles += check_run(graph, &args.registry, &choice, &report, &who)?;
                 for r in &report.records {
                     writeln!(
                         raw,
@@ -1041,6 +1045,7 @@ mod tests {
             repeats: Some(2),
             command: "test".into(),
             stop: Arc::new(AtomicBool::new(false)),
+            registry: fugue_dsp::Registry::with_builtin_kinds(),
         };
         let r = run(&config, &mut NoProgress).unwrap();
         assert_eq!((r.runs, r.configurations), (6, 3));

@@ -47,6 +47,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let cal = fugue_engine::calibrate(
         &graph,
+        &crate::util::registry(),
         f64::from(args.rate),
         args.buffer as usize,
         args.cycles as usize,

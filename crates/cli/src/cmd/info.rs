@@ -43,7 +43,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let format = a.format.or_else(|| Format::from_path(&a.file));
     let origin = a
         .costs
-        .apply(&mut g, format, f64::from(a.rate), a.buffer as usize)?;
+        .apply(
+            &mut g,
+            format,
+            f64::from(a.rate),
+            a.buffer as usize,
+            &crate::util::registry(),
+        )?;
     let info = GraphInfo::new(&g, &a.file, &origin);
     if a.json {
         println!("{}", serde_json::to_string(&info)?);

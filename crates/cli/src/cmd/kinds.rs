@@ -13,7 +13,7 @@ pub struct Args {
 
 /// Runs `fugue kinds`.
 pub fn run(a: Args) -> anyhow::Result<()> {
-    let reg = fugue_dsp::Registry::with_builtin_kinds();
+    let reg = crate::util::registry();
     print!(
         "{}",
         if a.markdown {

@@ -271,6 +271,7 @@ fn options(args: &Args, bits: Bits) -> anyhow::Result<RenderOptions> {
         cancel: Some(signals::stop_flag()),
         executor,
         profile,
+        registry: crate::util::registry(),
     })
 }
 

@@ -209,6 +209,7 @@ fn options(args: &Args) -> anyhow::Result<RunOptions> {
         stop: Some(signals::stop_flag()),
         placeholder: args.placeholder,
         profile,
+        registry: crate::util::registry(),
     })
 }
 

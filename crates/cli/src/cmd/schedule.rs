@@ -109,7 +109,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let format = a.format.or_else(|| Format::from_path(&a.file));
     let origin = a
         .costs
-        .apply(&mut g, format, f64::from(a.rate), a.buffer as usize)?;
+        .apply(
+            &mut g,
+            format,
+            f64::from(a.rate),
+            a.buffer as usize,
+            &crate::util::registry(),
+        )?;
     if let Some(c) = a.comm_cost {
         g.set_comm_costs(c);
     }

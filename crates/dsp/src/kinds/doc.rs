@@ -2,23 +2,57 @@
 //! the warning about attributes that no kind reads. A test checks that every kind reads each
 //! attribute listed here.
 
+use std::borrow::Cow;
+
+/// A text of a description: borrowed for the built-in kinds, owned for a kind described at
+/// run time (a Faust program's parameters, an LV2 plugin's ports).
+pub type Text = Cow<'static, str>;
+
+/// `s` as a [`Text`], in constant tables.
+pub const fn text(s: &'static str) -> Text {
+    Cow::Borrowed(s)
+}
+
 /// One kind's ports and attributes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KindDoc {
     /// The kind's name (`kind: "osc"`).
-    pub name: &'static str,
+    pub name: Text,
     /// What it does, in one line.
-    pub summary: &'static str,
+    pub summary: Text,
     /// Its input ports.
-    pub inputs: &'static str,
+    pub inputs: Text,
     /// Its output ports.
-    pub outputs: &'static str,
+    pub outputs: Text,
     /// Its attributes: name and meaning (with the default, or "required"). Besides these,
     /// every node may carry `kind`, `in`, `out` (port counts) and `wcet` (its cost).
-    pub attributes: &'static [(&'static str, &'static str)],
+    pub attributes: Cow<'static, [(Text, Text)]>,
 }
 
 impl KindDoc {
+    /// A description built at run time, with no attributes yet (add them with
+    /// [`KindDoc::attribute`]).
+    pub fn new(
+        name: impl Into<Text>,
+        summary: impl Into<Text>,
+        inputs: impl Into<Text>,
+        outputs: impl Into<Text>,
+    ) -> KindDoc {
+        KindDoc {
+            name: name.into(),
+            summary: summary.into(),
+            inputs: inputs.into(),
+            outputs: outputs.into(),
+            attributes: Cow::Borrowed(&[]),
+        }
+    }
+
+    /// This description with the attribute `name` added, meaning `meaning`.
+    pub fn attribute(mut self, name: impl Into<Text>, meaning: impl Into<Text>) -> KindDoc {
+        self.attributes.to_mut().push((name.into(), meaning.into()));
+        self
+    }
+
     /// Whether the kind reads the attribute `name` (`kind`, `in`, `out` and `wcet` are read by
     /// the graph reader for every node and are not attributes of a kind).
     pub fn reads(&self, name: &str) -> bool {
@@ -27,164 +61,191 @@ impl KindDoc {
 
     /// The attributes' names, comma-separated.
     pub fn attribute_names(&self) -> String {
-        let v: Vec<&str> = self.attributes.iter().map(|(a, _)| *a).collect();
+        let v: Vec<&str> = self.attributes.iter().map(|(a, _)| a.as_ref()).collect();
         v.join(", ")
     }
 }
 
-const VOLUME: (&str, &str) = ("volume", "output gain (default 1.0)");
+const VOLUME: (Text, Text) = (text("volume"), text("output gain (default 1.0)"));
 
 /// Every built-in kind, in name order.
 pub const BUILTIN_DOCS: &[KindDoc] = &[
     KindDoc {
-        name: "biquad",
-        summary: "a second-order filter (Bristow-Johnson's cookbook)",
-        inputs: "summed",
-        outputs: "any number, each the filtered signal",
-        attributes: &[
-            ("type", "lowpass (default), highpass, bandpass or notch"),
+        name: text("biquad"),
+        summary: text("a second-order filter (Bristow-Johnson's cookbook)"),
+        inputs: text("summed"),
+        outputs: text("any number, each the filtered signal"),
+        attributes: Cow::Borrowed(&[
             (
-                "freq",
-                "cut-off or centre frequency in Hz, 0 < freq < rate/2 (required)",
-            ),
-            ("q", "quality factor > 0 (default 0.7071)"),
-            VOLUME,
-        ],
-    },
-    KindDoc {
-        name: "delay",
-        summary: "a feedback delay (echo)",
-        inputs: "summed",
-        outputs: "any number, each volume * (dry * x + wet * delayed)",
-        attributes: &[
-            ("time", "delay in seconds, 0 < time <= 60 (default 0.25)"),
-            ("feedback", "-1 < feedback < 1 (default 0.4)"),
-            ("wet", "gain of the delayed signal (default 0.5)"),
-            ("dry", "gain of the input (default 1.0)"),
-            VOLUME,
-        ],
-    },
-    KindDoc {
-        name: "gain",
-        summary: "a fixed gain",
-        inputs: "summed",
-        outputs: "any number, each the input times the gain",
-        attributes: &[
-            ("gain", "linear factor (default 1.0)"),
-            ("db", "decibels, multiplied in (default 0)"),
-            VOLUME,
-        ],
-    },
-    KindDoc {
-        name: "karplus",
-        summary: "a Karplus-Strong plucked string",
-        inputs: "summed, optional (an excitation added into the string)",
-        outputs: "any number, each the string",
-        attributes: &[
-            ("freq", "pitch in Hz, 20 <= freq < rate/2 (required)"),
-            (
-                "decay",
-                "loss per trip round the string, 0 < decay <= 1 (default 0.996)",
+                text("type"),
+                text("lowpass (default), highpass, bandpass or notch"),
             ),
             (
-                "period",
-                "seconds between plucks, 0 plucks once (default 1.0 without input)",
+                text("freq"),
+                text("cut-off or centre frequency in Hz, 0 < freq < rate/2 (required)"),
             ),
-            ("offset", "seconds before the first pluck (default 0)"),
+            (text("q"), text("quality factor > 0 (default 0.7071)")),
+            VOLUME,
+        ]),
+    },
+    KindDoc {
+        name: text("delay"),
+        summary: text("a feedback delay (echo)"),
+        inputs: text("summed"),
+        outputs: text("any number, each volume * (dry * x + wet * delayed)"),
+        attributes: Cow::Borrowed(&[
             (
-                "seed",
-                "seed of the pluck noise (default: a hash of the node's name)",
+                text("time"),
+                text("delay in seconds, 0 < time <= 60 (default 0.25)"),
             ),
-            VOLUME,
-        ],
-    },
-    KindDoc {
-        name: "load",
-        summary: "computes for its wcet each cycle (scheduling experiments with exact costs)",
-        inputs: "summed",
-        outputs: "any number, each the input times volume",
-        attributes: &[VOLUME],
-    },
-    KindDoc {
-        name: "mix",
-        summary: "a mixer",
-        inputs: "summed (any number; the corpus declares `in`)",
-        outputs: "any number, each volume * the sum",
-        attributes: &[VOLUME],
-    },
-    KindDoc {
-        name: "mod",
-        summary: "ring modulation by a sine",
-        inputs: "summed",
-        outputs: "any number, each volume * input * sin(2π(phase + n·freq/rate))",
-        attributes: &[
-            ("freq", "modulator frequency in Hz (required)"),
-            ("phase", "initial phase in turns (default 0.0)"),
-            VOLUME,
-        ],
-    },
-    KindDoc {
-        name: "noise",
-        summary: "seeded white noise",
-        inputs: "none",
-        outputs: "any number, each the same noise in [-volume, volume)",
-        attributes: &[
-            ("seed", "seed (default: a hash of the node's name)"),
-            VOLUME,
-        ],
-    },
-    KindDoc {
-        name: "osc",
-        summary: "a sine oscillator",
-        inputs: "none",
-        outputs: "any number, each the sine",
-        attributes: &[
-            ("freq", "frequency in Hz (required)"),
+            (text("feedback"), text("-1 < feedback < 1 (default 0.4)")),
             (
-                "phase",
-                "initial phase in turns, 0.25 starts at the crest (default 0.0)",
+                text("wet"),
+                text("gain of the delayed signal (default 0.5)"),
+            ),
+            (text("dry"), text("gain of the input (default 1.0)")),
+            VOLUME,
+        ]),
+    },
+    KindDoc {
+        name: text("gain"),
+        summary: text("a fixed gain"),
+        inputs: text("summed"),
+        outputs: text("any number, each the input times the gain"),
+        attributes: Cow::Borrowed(&[
+            (text("gain"), text("linear factor (default 1.0)")),
+            (text("db"), text("decibels, multiplied in (default 0)")),
+            VOLUME,
+        ]),
+    },
+    KindDoc {
+        name: text("karplus"),
+        summary: text("a Karplus-Strong plucked string"),
+        inputs: text("summed, optional (an excitation added into the string)"),
+        outputs: text("any number, each the string"),
+        attributes: Cow::Borrowed(&[
+            (
+                text("freq"),
+                text("pitch in Hz, 20 <= freq < rate/2 (required)"),
+            ),
+            (
+                text("decay"),
+                text("loss per trip round the string, 0 < decay <= 1 (default 0.996)"),
+            ),
+            (
+                text("period"),
+                text("seconds between plucks, 0 plucks once (default 1.0 without input)"),
+            ),
+            (
+                text("offset"),
+                text("seconds before the first pluck (default 0)"),
+            ),
+            (
+                text("seed"),
+                text("seed of the pluck noise (default: a hash of the node's name)"),
             ),
             VOLUME,
-        ],
+        ]),
     },
     KindDoc {
-        name: "resampler",
-        summary: "changes the sample rate of everything downstream",
-        inputs: "summed",
-        outputs: "any number, each the converted signal at rate * ratio",
-        attributes: &[
-            ("ratio", "output rate / input rate, a fraction (required)"),
-            ("conv", "zero_hold, linear or sinc (default sinc)"),
+        name: text("load"),
+        summary: text("computes for its wcet each cycle (scheduling experiments with exact costs)"),
+        inputs: text("summed"),
+        outputs: text("any number, each the input times volume"),
+        attributes: Cow::Borrowed(&[VOLUME]),
+    },
+    KindDoc {
+        name: text("mix"),
+        summary: text("a mixer"),
+        inputs: text("summed (any number; the corpus declares `in`)"),
+        outputs: text("any number, each volume * the sum"),
+        attributes: Cow::Borrowed(&[VOLUME]),
+    },
+    KindDoc {
+        name: text("mod"),
+        summary: text("ring modulation by a sine"),
+        inputs: text("summed"),
+        outputs: text("any number, each volume * input * sin(2π(phase + n·freq/rate))"),
+        attributes: Cow::Borrowed(&[
+            (text("freq"), text("modulator frequency in Hz (required)")),
+            (text("phase"), text("initial phase in turns (default 0.0)")),
             VOLUME,
-        ],
+        ]),
     },
     KindDoc {
-        name: "reverb",
-        summary: "a Freeverb-style reverb",
-        inputs: "summed",
-        outputs: "1 (mono) or 2 and more (left, right, left, ...)",
-        attributes: &[
-            ("room", "room size in [0, 1] (default 0.5)"),
-            ("damp", "high-frequency damping in [0, 1] (default 0.5)"),
-            ("wet", "reverberated gain (default 0.3)"),
-            ("dry", "input gain (default 0.7)"),
-            ("width", "stereo width in [0, 1] (default 1.0)"),
+        name: text("noise"),
+        summary: text("seeded white noise"),
+        inputs: text("none"),
+        outputs: text("any number, each the same noise in [-volume, volume)"),
+        attributes: Cow::Borrowed(&[
+            (
+                text("seed"),
+                text("seed (default: a hash of the node's name)"),
+            ),
             VOLUME,
-        ],
+        ]),
     },
     KindDoc {
-        name: "sink",
-        summary: "an output of the render: each input port is one channel",
-        inputs: "each port one output channel (sinks in file order, then ports)",
-        outputs: "none",
-        attributes: &[VOLUME],
+        name: text("osc"),
+        summary: text("a sine oscillator"),
+        inputs: text("none"),
+        outputs: text("any number, each the sine"),
+        attributes: Cow::Borrowed(&[
+            (text("freq"), text("frequency in Hz (required)")),
+            (
+                text("phase"),
+                text("initial phase in turns, 0.25 starts at the crest (default 0.0)"),
+            ),
+            VOLUME,
+        ]),
     },
     KindDoc {
-        name: "source",
-        summary: "an input of the engine: each output port is one input channel",
-        inputs: "none",
-        outputs: "each port one engine input channel (--input WAV, else silence)",
-        attributes: &[VOLUME],
+        name: text("resampler"),
+        summary: text("changes the sample rate of everything downstream"),
+        inputs: text("summed"),
+        outputs: text("any number, each the converted signal at rate * ratio"),
+        attributes: Cow::Borrowed(&[
+            (
+                text("ratio"),
+                text("output rate / input rate, a fraction (required)"),
+            ),
+            (
+                text("conv"),
+                text("zero_hold, linear or sinc (default sinc)"),
+            ),
+            VOLUME,
+        ]),
+    },
+    KindDoc {
+        name: text("reverb"),
+        summary: text("a Freeverb-style reverb"),
+        inputs: text("summed"),
+        outputs: text("1 (mono) or 2 and more (left, right, left, ...)"),
+        attributes: Cow::Borrowed(&[
+            (text("room"), text("room size in [0, 1] (default 0.5)")),
+            (
+                text("damp"),
+                text("high-frequency damping in [0, 1] (default 0.5)"),
+            ),
+            (text("wet"), text("reverberated gain (default 0.3)")),
+            (text("dry"), text("input gain (default 0.7)")),
+            (text("width"), text("stereo width in [0, 1] (default 1.0)")),
+            VOLUME,
+        ]),
+    },
+    KindDoc {
+        name: text("sink"),
+        summary: text("an output of the render: each input port is one channel"),
+        inputs: text("each port one output channel (sinks in file order, then ports)"),
+        outputs: text("none"),
+        attributes: Cow::Borrowed(&[VOLUME]),
+    },
+    KindDoc {
+        name: text("source"),
+        summary: text("an input of the engine: each output port is one input channel"),
+        inputs: text("none"),
+        outputs: text("each port one engine input channel (--input WAV, else silence)"),
+        attributes: Cow::Borrowed(&[VOLUME]),
     },
 ];
 
@@ -214,6 +275,7 @@ mod tests {
             rate: Ratio::ONE,
             engine_rate: 48_000.0,
             engine_block: 64,
+            folder: None,
         }
     }
 
@@ -234,7 +296,7 @@ mod tests {
     fn every_builtin_kind_has_a_doc_and_no_other() {
         let mut kinds: Vec<&str> = crate::kinds::BUILTIN.iter().map(|(n, _)| *n).collect();
         kinds.sort_unstable();
-        let docs: Vec<&str> = BUILTIN_DOCS.iter().map(|d| d.name).collect();
+        let docs: Vec<&str> = BUILTIN_DOCS.iter().map(|d| d.name.as_ref()).collect();
         assert_eq!(kinds, docs);
     }
 
@@ -242,20 +304,20 @@ mod tests {
     fn every_documented_attribute_is_read_by_its_kind() {
         for doc in BUILTIN_DOCS {
             let reg = crate::Registry::with_builtin_kinds();
-            let build = reg.get(doc.name).unwrap();
-            let base = valid(doc.name);
+            let build = reg.get(&doc.name).unwrap();
+            let base = valid(&doc.name);
             assert!(build(&ctx_for(&base)).is_ok(), "{}", doc.name);
-            for (attr, _) in doc.attributes {
+            for (attr, _) in doc.attributes.iter() {
                 // A value the kind cannot take: building fails naming the attribute, which
                 // proves that the kind reads it.
                 let mut n = base.clone();
-                n.attrs.retain(|(k, _)| k != attr);
+                n.attrs.retain(|(k, _)| k != attr.as_ref());
                 n.attrs.push((attr.to_string(), Value::Str(BAD.into())));
                 let e = match build(&ctx_for(&n)) {
                     Ok(_) => panic!("{}: `{attr}: {BAD}` was accepted", doc.name),
                     Err(e) => e.to_string(),
                 };
-                assert!(e.contains(attr), "{}: {e}", doc.name);
+                assert!(e.contains(attr.as_ref()), "{}: {e}", doc.name);
             }
         }
     }

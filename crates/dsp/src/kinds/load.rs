@@ -123,6 +123,7 @@ mod tests {
             rate: crate::Ratio::ONE,
             engine_rate: 48_000.0,
             engine_block: 64,
+            folder: None,
         };
         let mut p = build(&ctx).unwrap().processor();
         let (a, b) = (vec![0.25f32; 64], vec![0.5f32; 64]);

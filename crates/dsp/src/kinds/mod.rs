@@ -39,8 +39,12 @@ pub mod reverb;
 pub mod sink;
 pub mod source;
 
+/// The constructor of a built-in kind: a plain function (a [`Registry`](crate::Registry) wraps
+/// it into a shared [`Constructor`](crate::Constructor)).
+pub type Build = fn(&NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError>;
+
 /// Every built-in kind: name and constructor. Adding a kind is one module and one line here.
-pub const BUILTIN: &[(&str, crate::Constructor)] = &[
+pub const BUILTIN: &[(&str, Build)] = &[
     ("biquad", biquad::build),
     ("delay", delay::build),
     ("gain", gain::build),

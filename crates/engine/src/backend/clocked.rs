@@ -80,8 +80,14 @@ pub(crate) fn run(
     choice.auto_cycles = options
         .duration
         .map(|d| (d.as_secs_f64() * rate as f64 / block.max(1) as f64).ceil() as u64);
-    let (mut engine, mut warnings) =
-        Engine::build(graph, rate as f64, block, &choice, options.placeholder)?;
+    let (mut engine, mut warnings) = Engine::build(
+        graph,
+        &options.registry,
+        rate as f64,
+        block,
+        &choice,
+        options.placeholder,
+    )?;
     engine.track_wakes();
     if options.profile {
         engine.enable_profile();

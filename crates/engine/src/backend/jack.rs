@@ -339,6 +339,7 @@ pub(crate) fn run(
     let block = client.buffer_size() as usize;
     let (mut engine, mut warnings) = Engine::build(
         graph,
+        &options.registry,
         rate as f64,
         block,
         &options.executor_for_period(rate, block),
@@ -413,6 +414,7 @@ pub(crate) fn run(
             drop(handoff.withdraw());
             let (mut e, w) = Engine::build(
                 graph,
+                &options.registry,
                 rate as f64,
                 wanted,
                 &options.executor_for_period(rate, wanted),

@@ -268,7 +268,7 @@ impl Host {
                     options: self.options.exec_paced(),
                     ..ExecutorChoice::default()
                 };
-                let (e, warnings) = crate::engine::build_executor(graph, &plan, &choice)
+                let (e, warnings) = crate::engine::build_executor(graph, &self.registry, &plan, &choice)
                     .map_err(|e| HostError::Options(e.to_string()))?;
                 // The pipeline's note goes in the load reply.
                 let note = plan.pipeline_note();
@@ -345,7 +345,7 @@ impl Host {
                 )),
             })
         };
-        let (_, mut report) = crate::auto::choose(graph, &compile, &plain, &choice)
+        let (_, mut report) = crate::auto::choose(graph, &self.registry, &compile, &plain, &choice)
             .map_err(|e| HostError::Options(e.to_string()))?;
         drop(plain);
         if let Some(u) = report.untried {

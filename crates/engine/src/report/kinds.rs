@@ -58,7 +58,7 @@ pub fn markdown(reg: &Registry) -> String {
         let _ = writeln!(t, "- inputs: {}", k.inputs);
         let _ = writeln!(t, "- outputs: {}", k.outputs);
         t.push_str("\n| attribute | meaning |\n|---|---|\n");
-        for (a, what) in k.attributes {
+        for (a, what) in k.attributes.iter() {
             let _ = writeln!(t, "| `{a}` | {what} |");
         }
     }

@@ -296,6 +296,7 @@ impl<'g> Prepared<'g> {
                 rate,
                 engine_rate: options.sample_rate,
                 engine_block: options.block,
+                folder: self.given.folder(),
             };
             let (d, is_placeholder) = if v >= user_nodes {
                 // A group of a split sum (not a kind of the registry).

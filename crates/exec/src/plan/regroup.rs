@@ -318,6 +318,7 @@ fn sums_inputs(
         rate: Ratio::ONE,
         engine_rate: options.sample_rate,
         engine_block: options.block,
+        folder: graph.folder(),
     };
     registry
         .build(&ctx, false)

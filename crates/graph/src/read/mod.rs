@@ -72,7 +72,13 @@ pub fn read_file(path: &Path, format: Option<Format>) -> Result<TaskGraph, ReadE
             limit: MAX_FILE_BYTES,
         });
     }
-    read_bytes(&bytes, format, &file)
+    let mut graph = read_bytes(&bytes, format, &file)?;
+    // `g.ag` has the folder "": the working directory, named as such.
+    graph.set_folder(Some(match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    }));
+    Ok(graph)
 }
 
 /// The largest graph file [`read_file`] reads: 256 MiB (a line of a million nodes written by

@@ -232,6 +232,7 @@ fn run_capacity(args: CapacityArgs) -> anyhow::Result<()> {
         threads: args.threads as usize,
         seconds: args.seconds,
         window: Duration::from_millis(args.window_ms),
+        registry: crate::util::registry(),
     };
     let mut terminal = Terminal {
         json: args.json,
@@ -286,6 +287,7 @@ fn run_profile_cost(args: ProfileCostArgs) -> anyhow::Result<()> {
         pairs: args.pairs as usize,
         cycles: args.cycles as usize,
         warmup: args.warmup as usize,
+        registry: crate::util::registry(),
     };
     let r = fugue_bench::profile_cost::run(&loaded.graph, &config)?;
     let report = ProfileCostReport::new(&r, &config, &loaded.label, &loaded.source);
@@ -341,6 +343,7 @@ fn run_study(args: StudyArgs) -> anyhow::Result<()> {
         repeats: args.repeats.map(|r| r as usize),
         command: std::env::args().collect::<Vec<_>>().join(" "),
         stop: crate::signals::stop_flag(),
+        registry: crate::util::registry(),
     };
     if args.dry_run {
         print!("{}", fugue_bench::study::plan(&config)?.text());
@@ -501,6 +504,7 @@ fn run_table(args: TableArgs) -> anyhow::Result<()> {
         output: args.output,
         force: args.force,
         pipeline: args.pipeline,
+        registry: crate::util::registry(),
     };
     let result = fugue_bench::table::run(&config, &mut Terminal::default())?;
     print!("{}", result.markdown());
