@@ -22,7 +22,7 @@ use crate::error::BenchError;
 use crate::machine::{Machine, Versions};
 use crate::progress::{Event, Progress};
 use crate::report::plot::{self, err, Area, Figure};
-use crate::report::{self, Csv};
+use crate::report::{Csv, Existing, Folder};
 
 /// The heavier graph of the study: `chains` chains of noise → two biquads → reverb, mixed
 /// into a stereo sink.
@@ -406,11 +406,11 @@ struct Throughput<'a> {
 }
 
 fn mode_color(m: Mode) -> plotters::style::RGBColor {
-    match m {
-        Mode::Shared => plotters::style::RGBColor(0, 114, 178),
-        Mode::Partitioned => plotters::style::RGBColor(230, 159, 0),
-        Mode::Separate => plotters::style::RGBColor(204, 121, 167),
-    }
+    plot::color(match m {
+        Mode::Shared => 5,
+        Mode::Partitioned => 1,
+        Mode::Separate => 7,
+    })
 }
 
 /// One panel: a line per mode through `points` (mode, instances, value), the instances on x.
@@ -427,55 +427,31 @@ impl Panel<'_> {
     where
         DB::ErrorType: 'static,
     {
-        use plotters::prelude::*;
         let hi_n = self.points.iter().map(|p| p.1).max().unwrap_or(1) as f64;
         let hi = self.points.iter().map(|p| p.2).fold(0.0, f64::max);
-        let mut chart = ChartBuilder::on(area)
-            .caption(self.caption, ("sans-serif", 20))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(self.y_label_size)
-            .build_cartesian_2d(0.5..hi_n + 0.5, 0.0..hi.max(1.0) * 1.2)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc("instances")
-            .y_desc(self.y_desc)
+        let mut chart = plot::chart(
+            area,
+            self.caption,
+            20,
+            self.y_label_size,
+            0.5..hi_n + 0.5,
+            0.0..hi.max(1.0) * 1.2,
+        )?;
+        plot::mesh(&mut chart, "instances", self.y_desc)
             .draw()
             .map_err(err)?;
         for m in Mode::ALL {
-            let col = mode_color(m);
             let line: Vec<(f64, f64)> = self
                 .points
                 .iter()
                 .filter(|p| p.0 == m)
                 .map(|p| (p.1 as f64, p.2))
                 .collect();
-            if line.is_empty() {
-                continue;
+            if !line.is_empty() {
+                plot::line(&mut chart, m.name(), mode_color(m), 2, &line)?;
             }
-            chart
-                .draw_series(LineSeries::new(
-                    line.clone(),
-                    ShapeStyle::from(&col).stroke_width(2),
-                ))
-                .map_err(err)?
-                .label(m.name())
-                .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], col.stroke_width(2)));
-            chart
-                .draw_series(
-                    line.iter()
-                        .map(|&(x, y)| Circle::new((x, y), 3, col.filled())),
-                )
-                .map_err(err)?;
         }
-        chart
-            .configure_series_labels()
-            .position(self.legend)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(err)
+        plot::legend(&mut chart, self.legend)
     }
 }
 
@@ -559,18 +535,17 @@ pub fn write(
     command: &str,
     force: bool,
 ) -> Result<(), BenchError> {
-    report::refuse_existing(
+    let dir = Folder::create(
         dir,
-        &[
+        Existing::Files(&[
             "README.md",
             "raw.csv",
             "summary.csv",
             "throughput.svg",
             "misses.svg",
-        ],
+        ]),
         force,
     )?;
-    report::create_dir(dir)?;
     let mut raw = Csv::new(&[
         "phase",
         "graph",
@@ -616,7 +591,7 @@ pub fn write(
             p.overruns.to_string(),
         ]);
     }
-    raw.write(&dir.join("raw.csv"))?;
+    dir.csv("raw.csv", &raw)?;
     let mut summary = Csv::new(&[
         "graph",
         "mode",
@@ -639,15 +614,14 @@ pub fn write(
             format!("{:.3}", p.fairness()),
         ]);
     }
-    summary.write(&dir.join("summary.csv"))?;
+    dir.csv("summary.csv", &summary)?;
     let graphs: Vec<String> = {
         let mut g: Vec<String> = b.offline.iter().map(|p| p.graph.clone()).collect();
         g.dedup();
         g
     };
     if !b.offline.is_empty() {
-        plot::write_both(
-            dir,
+        dir.figure(
             "throughput",
             (560 * graphs.len().max(1) as u32, 420),
             &Throughput {
@@ -663,8 +637,7 @@ pub fn write(
                 panels.push((p.graph.clone(), p.buffer));
             }
         }
-        plot::write_both(
-            dir,
+        dir.figure(
             "misses",
             (480 * panels.len().max(1) as u32, 400),
             &Misses { bench: b, panels },
@@ -743,7 +716,7 @@ pub fn write(
         }
     }
     md.push_str("\nFiles: `raw.csv` (one row per instance and point, and per real-time run), `summary.csv`, `throughput.svg`/`.png` (aggregate against N per mode), `misses.svg`/`.png` (real time: the share of cycles that missed against N, per graph and buffer).\n");
-    report::write_atomic(&dir.join("README.md"), md.as_bytes())
+    dir.text("README.md", &md)
 }
 
 #[cfg(test)]

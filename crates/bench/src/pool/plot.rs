@@ -1,42 +1,27 @@
 //! The pool benchmark's figures: time against threads per workload, steal attempts per
 //! policy, CPU use per policy (and of an idle pool).
 
-use plotters::coord::CoordTranslate;
 use plotters::prelude::*;
 
 use super::bench::PoolBench;
 use super::PoolKind;
-use crate::report::plot::{err, Area, Figure};
+use crate::report::plot::{self, chart, err, key, legend, line, mesh, Area, Figure, GREY};
 
-/// Ten colours told apart easily (Tableau 10); one per runner, in [`PoolBench::kinds`] order.
-const PALETTE: [RGBColor; 10] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-    RGBColor(188, 189, 34),
-    RGBColor(23, 190, 207),
-];
-
+/// A runner's colour: the sequential program black, rayon grey, `steal` (the default) the
+/// strongest colour of the palette, the other policies the rest in [`Policy::ALL`] order.
+///
+/// [`Policy::ALL`]: fugue_pool::Policy::ALL
 fn color(kind: PoolKind) -> RGBColor {
     match kind {
-        PoolKind::Serial => RGBColor(0, 0, 0),
-        PoolKind::Rayon => RGBColor(127, 127, 127),
+        PoolKind::Serial => plot::color(0),
+        PoolKind::Rayon => GREY,
+        PoolKind::Fugue(fugue_pool::Policy::Steal) => plot::color(6),
         PoolKind::Fugue(p) => {
             let i = fugue_pool::Policy::ALL
                 .iter()
                 .position(|&q| q == p)
                 .unwrap_or(0);
-            // `steal`, the default, takes the strongest colour.
-            if p == fugue_pool::Policy::Steal {
-                RGBColor(214, 39, 40)
-            } else {
-                PALETTE[[0, 1, 2, 4, 5, 6, 8, 9][i % 8]]
-            }
+            plot::color([1, 2, 3, 4, 5, 7][i % 6])
         }
     }
 }
@@ -48,26 +33,6 @@ fn thread_label(x: &f64) -> String {
     } else {
         String::new()
     }
-}
-
-/// Draws the legend of `chart`'s labelled series at `position`.
-fn legend<'a, DB, CT>(
-    chart: &mut ChartContext<'a, DB, CT>,
-    position: SeriesLabelPosition,
-) -> Result<(), String>
-where
-    DB: DrawingBackend + 'a,
-    DB::ErrorType: 'static,
-    CT: CoordTranslate,
-{
-    chart
-        .configure_series_labels()
-        .position(position)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 13))
-        .draw()
-        .map_err(err)
 }
 
 /// `n` panels in rows of two.
@@ -108,17 +73,15 @@ impl Figure for Times<'_> {
                 * 1e3
                 / 1.5;
             let (lo, hi) = (lo.max(1e-3), hi.max(lo * 10.0).max(1e-2));
-            let mut chart = ChartBuilder::on(area)
-                .caption(format!("{w}: time against threads"), ("sans-serif", 22))
-                .margin(12)
-                .x_label_area_size(40)
-                .y_label_area_size(70)
-                .build_cartesian_2d(x_range(b), (lo..hi).log_scale())
-                .map_err(err)?;
-            chart
-                .configure_mesh()
-                .x_desc("threads")
-                .y_desc("median time (ms)")
+            let mut chart = chart(
+                area,
+                format!("{w}: time against threads"),
+                22,
+                70,
+                x_range(b),
+                (lo..hi).log_scale(),
+            )?;
+            mesh(&mut chart, "threads", "median time (ms)")
                 .x_labels(threads.len().max(2) * 2)
                 .x_label_formatter(&thread_label)
                 .draw()
@@ -135,9 +98,7 @@ impl Figure for Times<'_> {
                     ))
                     .map_err(err)?
                     .label("serial")
-                    .legend(|(x, y)| {
-                        PathElement::new([(x, y), (x + 18, y)], BLACK.stroke_width(2))
-                    });
+                    .legend(key(BLACK.stroke_width(2)));
             }
             for kind in b.kinds().into_iter().filter(|k| *k != PoolKind::Serial) {
                 let col = color(kind);
@@ -158,19 +119,8 @@ impl Figure for Times<'_> {
                 } else {
                     2
                 };
-                chart
-                    .draw_series(LineSeries::new(
-                        pts.iter().map(|p| (p.0, p.1)),
-                        ShapeStyle::from(&col).stroke_width(width),
-                    ))
-                    .map_err(err)?
-                    .label(kind.name())
-                    .legend(move |(x, y)| {
-                        PathElement::new(
-                            [(x, y), (x + 18, y)],
-                            ShapeStyle::from(&col).stroke_width(width),
-                        )
-                    });
+                let medians: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.1)).collect();
+                line(&mut chart, kind.name(), col, width, &medians)?;
                 chart
                     .draw_series(pts.iter().map(|p| {
                         PathElement::new(
@@ -178,9 +128,6 @@ impl Figure for Times<'_> {
                             ShapeStyle::from(&col).stroke_width(1),
                         )
                     }))
-                    .map_err(err)?;
-                chart
-                    .draw_series(pts.iter().map(|p| Circle::new((p.0, p.1), 3, col.filled())))
                     .map_err(err)?;
             }
             legend(&mut chart, SeriesLabelPosition::UpperRight)?;
@@ -215,20 +162,15 @@ impl Figure for Steals<'_> {
                 .flatten()
                 .fold(1.0, f64::max)
                 * 3.0;
-            let mut chart = ChartBuilder::on(area)
-                .caption(
-                    format!("{w}: steal attempts (solid: succeeded, dashed: failed)"),
-                    ("sans-serif", 20),
-                )
-                .margin(12)
-                .x_label_area_size(40)
-                .y_label_area_size(70)
-                .build_cartesian_2d(x_range(b), (1.0..hi).log_scale())
-                .map_err(err)?;
-            chart
-                .configure_mesh()
-                .x_desc("threads")
-                .y_desc("attempts per run + 1 (median)")
+            let mut chart = chart(
+                area,
+                format!("{w}: steal attempts (solid: succeeded, dashed: failed)"),
+                20,
+                70,
+                x_range(b),
+                (1.0..hi).log_scale(),
+            )?;
+            mesh(&mut chart, "threads", "attempts per run + 1 (median)")
                 .x_labels(threads.len().max(2) * 2)
                 .x_label_formatter(&thread_label)
                 .y_label_formatter(&|y| format!("{y:.0e}"))
@@ -254,22 +196,7 @@ impl Figure for Steals<'_> {
                 };
                 let ok = get(|s| s.steals);
                 let failed = get(|s| s.failed_steals);
-                chart
-                    .draw_series(LineSeries::new(
-                        ok.clone(),
-                        ShapeStyle::from(&col).stroke_width(2),
-                    ))
-                    .map_err(err)?
-                    .label(kind.name())
-                    .legend(move |(x, y)| {
-                        PathElement::new(
-                            [(x, y), (x + 18, y)],
-                            ShapeStyle::from(&col).stroke_width(2),
-                        )
-                    });
-                chart
-                    .draw_series(ok.iter().map(|&p| Circle::new(p, 3, col.filled())))
-                    .map_err(err)?;
+                line(&mut chart, kind.name(), col, 2, &ok)?;
                 chart
                     .draw_series(DashedLineSeries::new(
                         failed.clone(),
@@ -309,17 +236,15 @@ impl Figure for Cpu<'_> {
         let areas = panels(&root, self.workloads.len() + 1);
         let hi = (b.cores as f64).max(1.0) * 1.25;
         for (area, &w) in areas.iter().zip(self.workloads) {
-            let mut chart = ChartBuilder::on(area)
-                .caption(format!("{w}: cores kept busy"), ("sans-serif", 20))
-                .margin(12)
-                .x_label_area_size(40)
-                .y_label_area_size(60)
-                .build_cartesian_2d(x_range(b), 0.0..hi)
-                .map_err(err)?;
-            chart
-                .configure_mesh()
-                .x_desc("threads")
-                .y_desc("CPU time / wall time (median)")
+            let mut chart = chart(
+                area,
+                format!("{w}: cores kept busy"),
+                20,
+                60,
+                x_range(b),
+                0.0..hi,
+            )?;
+            mesh(&mut chart, "threads", "CPU time / wall time (median)")
                 .x_labels(threads.len().max(2) * 2)
                 .x_label_formatter(&thread_label)
                 .draw()
@@ -334,22 +259,7 @@ impl Figure for Cpu<'_> {
                             .map(|s| (t as f64, s.cores_busy))
                     })
                     .collect();
-                chart
-                    .draw_series(LineSeries::new(
-                        pts.clone(),
-                        ShapeStyle::from(&col).stroke_width(2),
-                    ))
-                    .map_err(err)?
-                    .label(kind.name())
-                    .legend(move |(x, y)| {
-                        PathElement::new(
-                            [(x, y), (x + 18, y)],
-                            ShapeStyle::from(&col).stroke_width(2),
-                        )
-                    });
-                chart
-                    .draw_series(pts.iter().map(|&p| Circle::new(p, 3, col.filled())))
-                    .map_err(err)?;
+                line(&mut chart, kind.name(), col, 2, &pts)?;
             }
             legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         }
@@ -362,18 +272,15 @@ impl Figure for Cpu<'_> {
             let top = vals.iter().copied().fold(1.0, f64::max) * 1.3;
             let n = kinds.len();
             let names: Vec<&'static str> = kinds.iter().map(|k| k.name()).collect();
-            let mut chart = ChartBuilder::on(area)
-                .caption(
-                    format!("idle pool, {} threads: share of one core", b.idle_threads),
-                    ("sans-serif", 20),
-                )
-                .margin(12)
-                .x_label_area_size(40)
-                .y_label_area_size(150)
-                .build_cartesian_2d(0.0..top, 0.0..n as f64)
-                .map_err(err)?;
-            chart
-                .configure_mesh()
+            let mut chart = chart(
+                area,
+                format!("idle pool, {} threads: share of one core", b.idle_threads),
+                20,
+                150,
+                0.0..top,
+                0.0..n as f64,
+            )?;
+            mesh(&mut chart, "% of one core (median)", "")
                 .disable_y_mesh()
                 .y_labels(n * 2 + 1)
                 .y_label_formatter(&|y| {
@@ -386,7 +293,6 @@ impl Figure for Cpu<'_> {
                         String::new()
                     }
                 })
-                .x_desc("% of one core (median)")
                 .draw()
                 .map_err(err)?;
             chart
@@ -402,7 +308,7 @@ impl Figure for Cpu<'_> {
                     Text::new(
                         format!("{v:.2}%"),
                         (v + top * 0.01, i as f64 + 0.35),
-                        ("sans-serif", 13),
+                        (plot::FONT, 13),
                     )
                 }))
                 .map_err(err)?;
