@@ -399,12 +399,6 @@ pub fn run(
     Ok(out)
 }
 
-/// Aggregate throughput against N, one panel per graph, one line per mode.
-struct Throughput<'a> {
-    bench: &'a HostBench,
-    graphs: Vec<String>,
-}
-
 fn mode_color(m: Mode) -> plotters::style::RGBColor {
     plot::color(match m {
         Mode::Shared => 5,
@@ -423,7 +417,7 @@ struct Panel<'a> {
 }
 
 impl Panel<'_> {
-    fn draw<DB: plotters::prelude::DrawingBackend>(self, area: &Area<DB>) -> Result<(), String>
+    fn draw<DB: plotters::prelude::DrawingBackend>(&self, area: &Area<DB>) -> Result<(), String>
     where
         DB::ErrorType: 'static,
     {
@@ -431,7 +425,7 @@ impl Panel<'_> {
         let hi = self.points.iter().map(|p| p.2).fold(0.0, f64::max);
         let mut chart = plot::chart(
             area,
-            self.caption,
+            &self.caption,
             20,
             self.y_label_size,
             0.5..hi_n + 0.5,
@@ -451,62 +445,57 @@ impl Panel<'_> {
                 plot::line(&mut chart, m.name(), mode_color(m), 2, &line)?;
             }
         }
-        plot::legend(&mut chart, self.legend)
+        plot::legend(&mut chart, self.legend.clone())
     }
 }
 
-impl Figure for Throughput<'_> {
+/// Panels side by side.
+struct Panels<'a>(Vec<Panel<'a>>);
+
+impl Figure for Panels<'_> {
     fn draw<DB: plotters::prelude::DrawingBackend>(&self, root: Area<DB>) -> Result<(), String>
     where
         DB::ErrorType: 'static,
     {
-        use plotters::prelude::*;
-        root.fill(&WHITE).map_err(err)?;
-        let areas = root.split_evenly((1, self.graphs.len().max(1)));
-        for (area, g) in areas.iter().zip(&self.graphs) {
-            Panel {
+        plot::grid(&root, (1, self.0.len().max(1)), |i, area| {
+            self.0.get(i).map_or(Ok(()), |p| p.draw(area))
+        })
+    }
+}
+
+/// Aggregate throughput against N, one panel per graph, one line per mode.
+fn throughput<'a>(bench: &HostBench, graphs: &[String]) -> Panels<'a> {
+    Panels(
+        graphs
+            .iter()
+            .map(|g| Panel {
                 caption: format!("{g}: aggregate throughput"),
                 y_desc: "instance-cycles per second",
                 y_label_size: 70,
-                legend: SeriesLabelPosition::LowerRight,
-                points: self
-                    .bench
+                legend: plotters::prelude::SeriesLabelPosition::LowerRight,
+                points: bench
                     .offline
                     .iter()
                     .filter(|p| &p.graph == g)
                     .map(|p| (p.mode, p.n, p.aggregate()))
                     .collect(),
-            }
-            .draw(area)?;
-        }
-        root.present().map_err(err)
-    }
+            })
+            .collect(),
+    )
 }
 
 /// Deadline misses (percent of the run's cycles) against N, one panel per graph and buffer
-/// size, one line per mode; a run with no miss is drawn at 0.
-struct Misses<'a> {
-    bench: &'a HostBench,
-    /// (graph, buffer) of each panel.
-    panels: Vec<(String, usize)>,
-}
-
-impl Figure for Misses<'_> {
-    fn draw<DB: plotters::prelude::DrawingBackend>(&self, root: Area<DB>) -> Result<(), String>
-    where
-        DB::ErrorType: 'static,
-    {
-        use plotters::prelude::*;
-        root.fill(&WHITE).map_err(err)?;
-        let areas = root.split_evenly((1, self.panels.len().max(1)));
-        for (area, (g, b)) in areas.iter().zip(&self.panels) {
-            Panel {
+/// size of `panels`, one line per mode; a run with no miss is drawn at 0.
+fn misses<'a>(bench: &HostBench, panels: &[(String, usize)]) -> Panels<'a> {
+    Panels(
+        panels
+            .iter()
+            .map(|(g, b)| Panel {
                 caption: format!("{g}, {b} frames: misses"),
                 y_desc: "cycles missed or dropped (%)",
                 y_label_size: 60,
-                legend: SeriesLabelPosition::UpperLeft,
-                points: self
-                    .bench
+                legend: plotters::prelude::SeriesLabelPosition::UpperLeft,
+                points: bench
                     .realtime
                     .iter()
                     .filter(|p| &p.graph == g && p.buffer == *b)
@@ -518,11 +507,9 @@ impl Figure for Misses<'_> {
                         )
                     })
                     .collect(),
-            }
-            .draw(area)?;
-        }
-        root.present().map_err(err)
-    }
+            })
+            .collect(),
+    )
 }
 
 /// Writes the study into `dir`: `README.md` (command, commit, machine, findings), `raw.csv`
@@ -624,10 +611,7 @@ pub fn write(
         dir.figure(
             "throughput",
             (560 * graphs.len().max(1) as u32, 420),
-            &Throughput {
-                bench: b,
-                graphs: graphs.clone(),
-            },
+            &throughput(b, &graphs),
         )?;
     }
     if !b.realtime.is_empty() {
@@ -640,7 +624,7 @@ pub fn write(
         dir.figure(
             "misses",
             (480 * panels.len().max(1) as u32, 400),
-            &Misses { bench: b, panels },
+            &misses(b, &panels),
         )?;
     }
     let v = Versions::detect();

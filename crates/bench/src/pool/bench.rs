@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use fugue_pool::Policy;
 
+use super::plot::{PoolFigure, Which};
 use super::work::{Mandelbrot, Voronoi, VoronoiAlgorithm};
 use super::{Outcome, PoolKind, Runner, Workload};
 use crate::error::{config, BenchError, Context as _};
@@ -564,11 +565,18 @@ impl PoolBench {
         }
         dir.csv("idle.csv", &idle)?;
         let workloads: Vec<&'static str> = self.workloads.iter().map(|w| w.0).collect();
-        let (bench, workloads) = (self, &workloads[..]);
-        let size = (1500, 1100);
-        dir.figure("time", size, &super::plot::Times { bench, workloads })?;
-        dir.figure("steals", size, &super::plot::Steals { bench, workloads })?;
-        dir.figure("cpu", size, &super::plot::Cpu { bench, workloads })?;
+        for (name, which) in [
+            ("time", Which::Time),
+            ("steals", Which::Steals),
+            ("cpu", Which::Cpu),
+        ] {
+            let figure = PoolFigure {
+                bench: self,
+                workloads: &workloads,
+                which,
+            };
+            dir.figure(name, (1500, 1100), &figure)?;
+        }
         dir.text("README.md", &self.readme(a))
     }
 

@@ -130,6 +130,24 @@ where
     Ok(())
 }
 
+/// Fills `root` white, splits it into `rows` × `cols` panels, draws each (`draw(i, panel)`,
+/// row by row) and presents it.
+pub fn grid<DB>(
+    root: &Area<DB>,
+    (rows, cols): (usize, usize),
+    mut draw: impl FnMut(usize, &Area<DB>) -> Result<(), String>,
+) -> Result<(), String>
+where
+    DB: DrawingBackend,
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(err)?;
+    for (i, area) in root.split_evenly((rows, cols)).iter().enumerate() {
+        draw(i, area)?;
+    }
+    root.present().map_err(err)
+}
+
 /// Draws the legend of `chart`'s labelled series at `position`.
 pub fn legend<'a, DB, CT>(
     chart: &mut ChartContext<'a, DB, CT>,

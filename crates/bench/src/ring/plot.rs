@@ -35,7 +35,6 @@ impl Figure for Throughput<'_> {
     where
         DB::ErrorType: 'static,
     {
-        root.fill(&WHITE).map_err(err)?;
         let summary = &self.sweep.summary;
         let grid = || {
             summary
@@ -49,8 +48,7 @@ impl Figure for Throughput<'_> {
             .fold(f64::INFINITY, f64::min)
             .clamp(1.0, ymax / 10.0)
             / 2.0;
-        let panels = root.split_evenly((1, 3));
-        for (i, area) in panels.iter().enumerate() {
+        plot::grid(&root, (1, 3), |i, area| {
             let producers = i + 1;
             let mut chart = chart(
                 area,
@@ -101,9 +99,7 @@ impl Figure for Throughput<'_> {
                 }
                 line(&mut chart, imp.name(), color(imp), 2, &pts)?;
             }
-            legend(&mut chart, SeriesLabelPosition::LowerRight)?;
-        }
-        root.present().map_err(err)?;
-        Ok(())
+            legend(&mut chart, SeriesLabelPosition::LowerRight)
+        })
     }
 }
