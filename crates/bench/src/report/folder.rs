@@ -69,8 +69,8 @@ impl Folder {
         Folder::open(dir)
     }
 
-    /// The folder `dir`, created (with its parents) when it is not there; a folder already
-    /// checked by [`check`].
+    /// The folder `dir`, created (with its parents) when it is not there, without the
+    /// refusals of [`check`] (for a folder checked before the run that fills it).
     pub fn open(dir: &Path) -> Result<Folder, BenchError> {
         let created = !dir.exists();
         super::create_dir(dir)?;

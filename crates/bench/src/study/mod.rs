@@ -12,6 +12,11 @@
 //! fails the study before anything but the temporary raw file, which is removed, is written;
 //! the configuration is then run again offline, cycle by cycle beside seq, to name the output
 //! channel and sample.
+//!
+//! By job: `prepare` reads and checks the spec and lists the configurations, `measure` runs
+//! and checks them and writes raw.csv.gz, `rows` puts the repeats together (summary.csv and
+//! the plotted series), `figures` draws the figures and `page` writes README.md and
+//! report.html; [`run`] calls them in that order.
 
 mod figures;
 mod measure;
