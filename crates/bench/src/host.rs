@@ -804,16 +804,18 @@ pub fn write(
     }
     if !b.offline.is_empty() {
         for (name, fraction) in [("throughput", false), ("ceiling", true)] {
-            plot::write_both(
-                dir,
-                name,
-                (560 * panels.len().max(1) as u32, 420),
-                &Throughput {
-                    bench: b,
-                    panels: panels.clone(),
-                    fraction,
-                },
-            )?;
+            let figure = Throughput {
+                bench: b,
+                panels: panels.clone(),
+                fraction,
+            };
+            for ext in ["svg", "png"] {
+                plot::write(
+                    &dir.join(format!("{name}.{ext}")),
+                    (560 * panels.len().max(1) as u32, 420),
+                    &figure,
+                )?;
+            }
         }
     }
     if !b.realtime.is_empty() {
@@ -826,12 +828,11 @@ pub fn write(
                 panels.push((p.graph.clone(), p.threads, p.buffer));
             }
         }
-        plot::write_both(
-            dir,
-            "misses",
-            (480 * panels.len().max(1) as u32, 400),
-            &Misses { bench: b, panels },
-        )?;
+        let size = (480 * panels.len().max(1) as u32, 400);
+        let figure = Misses { bench: b, panels };
+        for ext in ["svg", "png"] {
+            plot::write(&dir.join(format!("misses.{ext}")), size, &figure)?;
+        }
     }
     let mut md = readme_offline(c, b, command);
     if !b.realtime.is_empty() {

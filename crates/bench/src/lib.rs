@@ -21,7 +21,7 @@
 //! the ring peers rtrb / `ArrayQueue` / `sync_channel`), [`stats`] (median, spread,
 //! percentiles: one implementation for every harness), [`machine`] (CPU, cores, caches, load,
 //! tool versions) and [`report`] (atomic file writes, CSV, one table writer for Markdown and
-//! HTML, plots). Probes that are not harnesses live in `examples/`.
+//! HTML, the figures' palette and chart frame, the results folder every benchmark writes). Probes that are not harnesses live in `examples/`.
 //!
 //! Nothing here prints or exits: progress goes through [`Progress`], failures are
 //! [`BenchError`]s.

@@ -23,7 +23,7 @@ use crate::check::{locate, SeqReference};
 use crate::error::{config, BenchError, Context as _};
 use crate::machine::{load_average, Machine, Versions};
 use crate::progress::{Event, Progress};
-use crate::report::{self, opt, Align, Csv, Table};
+use crate::report::{folder, opt, Align, Csv, Existing, Folder, Table};
 use crate::runner::{build_executor, parse_runners, settle, Runner, Spec, Tuning};
 use crate::stats::{median, min_max, paired_ratios, spread_pct, warm_up, CycleStats, Runs as _};
 
@@ -232,7 +232,7 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
     runners.retain(|&r| r != Runner::SEQ);
     runners.insert(0, Runner::SEQ);
     if let Some(dir) = &c.output {
-        report::refuse_existing(dir, &FILES, c.force)?;
+        folder::check(dir, Existing::Files(&FILES), c.force)?;
     }
     let mut graphs: Vec<(String, String, TaskGraph)> = Vec::new();
     for s in &c.shapes {
@@ -587,7 +587,7 @@ impl TableResult {
     /// Writes README.md (with `command`, the command line), raw.csv, summary.csv and table.md
     /// into `dir`.
     pub fn write(&self, dir: &Path, command: &str) -> Result<(), BenchError> {
-        report::create_dir(dir)?;
+        let dir = Folder::open(dir)?;
         let md = self.markdown();
         let v = Versions::detect();
         let readme = format!(
@@ -608,10 +608,10 @@ impl TableResult {
             self.load.1.as_deref().unwrap_or("?"),
             self.wall.as_secs_f64(),
         );
-        report::write_atomic(&dir.join("README.md"), readme.as_bytes())?;
-        self.raw_csv().write(&dir.join("raw.csv"))?;
-        self.summary_csv().write(&dir.join("summary.csv"))?;
-        report::write_atomic(&dir.join("table.md"), md.as_bytes())
+        dir.text("README.md", &readme)?;
+        dir.csv("raw.csv", &self.raw_csv())?;
+        dir.csv("summary.csv", &self.summary_csv())?;
+        dir.text("table.md", &md)
     }
 }
 

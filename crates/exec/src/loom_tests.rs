@@ -354,9 +354,8 @@ fn loom_static_catches_no_wake() {
 /// its previous cycle's (tracked accesses).
 fn shared_pool_model(n: usize, partitioned: bool, text: &'static str) {
     model_bounded(1, move || {
-        let mut tenants: Vec<crate::Tenant> = (0..n)
-            .map(|_| crate::Tenant::new(compile(text)))
-            .collect();
+        let mut tenants: Vec<crate::Tenant> =
+            (0..n).map(|_| crate::Tenant::new(compile(text))).collect();
         let mut reference = compile(text);
         let opts = ExecOptions {
             idle_budget: SpinBudget::NONE,

@@ -12,12 +12,13 @@ use std::time::{Duration, Instant};
 
 use fugue_pool::Policy;
 
+use super::plot::{PoolFigure, Which};
 use super::work::{Mandelbrot, Voronoi, VoronoiAlgorithm};
 use super::{Outcome, PoolKind, Runner, Workload};
 use crate::error::{config, BenchError, Context as _};
 use crate::machine::{Machine, Versions};
 use crate::progress::{Event, Progress};
-use crate::report::{self, Align, Csv, Table};
+use crate::report::{self, Align, Csv, Existing, Folder, Table};
 use crate::stats::{median, Spread};
 
 const FILES: [&str; 10] = [
@@ -155,12 +156,7 @@ pub fn run(a: &PoolBenchConfig, progress: &mut dyn Progress) -> Result<PoolBench
             fugue_pool::MAX_THREADS
         ));
     }
-    let dir = &a.output;
-    if dir.exists() && !dir.is_dir() {
-        return config(format!("{} exists and is not a folder", dir.display()));
-    }
-    report::refuse_existing(dir, &FILES, a.force)?;
-    report::create_dir(dir)?;
+    Folder::create(&a.output, Existing::Files(&FILES), a.force)?;
     let started = Instant::now();
     let cores = fugue_pool::default_threads();
     let prepared: Vec<_> = a.workloads.iter().map(Workload::prepare).collect();
@@ -470,7 +466,7 @@ impl PoolBench {
 
     /// Writes the CSVs, the figures and README.md into `a.output`.
     pub fn write(&self, a: &PoolBenchConfig) -> Result<(), BenchError> {
-        let dir = &a.output;
+        let dir = Folder::open(&a.output)?;
         let mut raw = Csv::new(&[
             "repeat",
             "workload",
@@ -509,7 +505,7 @@ impl PoolBench {
                 "true".to_string(),
             ]);
         }
-        raw.write(&dir.join("raw.csv"))?;
+        dir.csv("raw.csv", &raw)?;
         let mut summary = Csv::new(&[
             "workload",
             "pool",
@@ -554,7 +550,7 @@ impl PoolBench {
                 report::opt(s.sleeps, 0),
             ]);
         }
-        summary.write(&dir.join("summary.csv"))?;
+        dir.csv("summary.csv", &summary)?;
         let mut idle = Csv::new(&["pool", "threads", "seconds_watched", "repeat", "cores_busy"]);
         for (kind, v) in &self.idle {
             for (i, x) in v.iter().enumerate() {
@@ -567,37 +563,21 @@ impl PoolBench {
                 ]);
             }
         }
-        idle.write(&dir.join("idle.csv"))?;
+        dir.csv("idle.csv", &idle)?;
         let workloads: Vec<&'static str> = self.workloads.iter().map(|w| w.0).collect();
-        report::plot::write_both(
-            dir,
-            "time",
-            (1500, 1100),
-            &super::plot::Times {
+        for (name, which) in [
+            ("time", Which::Time),
+            ("steals", Which::Steals),
+            ("cpu", Which::Cpu),
+        ] {
+            let figure = PoolFigure {
                 bench: self,
                 workloads: &workloads,
-            },
-        )?;
-        report::plot::write_both(
-            dir,
-            "steals",
-            (1500, 1100),
-            &super::plot::Steals {
-                bench: self,
-                workloads: &workloads,
-            },
-        )?;
-        report::plot::write_both(
-            dir,
-            "cpu",
-            (1500, 1100),
-            &super::plot::Cpu {
-                bench: self,
-                workloads: &workloads,
-            },
-        )?;
-        let readme = self.readme(a);
-        report::write_atomic(&dir.join("README.md"), readme.as_bytes())
+                which,
+            };
+            dir.figure(name, (1500, 1100), &figure)?;
+        }
+        dir.text("README.md", &self.readme(a))
     }
 
     fn readme(&self, a: &PoolBenchConfig) -> String {

@@ -1,8 +1,10 @@
 //! The task pool's workloads and benchmark: the sequential program, fugue's pool under each
 //! [`Policy`] and rayon run the same code ([`work`]), each result checked before its time
 //! counts; [`bench`] runs them over policies × threads × workloads and writes the results
-//! folder; [`image`] writes the demos' pictures (PNG, animated GIF).
+//! folder; [`image`] writes the demos' pictures (PNG, animated GIF) and [`animate`] draws the
+//! Voronoi demo's frames.
 
+pub mod animate;
 pub mod bench;
 pub mod image;
 mod plot;

@@ -1,31 +1,27 @@
 //! Writing results: files replaced atomically, CSV, one table writer for Markdown and HTML,
-//! and figures (SVG and PNG) through plotters.
+//! figures (SVG and PNG) through plotters, and the results folder every benchmark writes.
 
 mod file;
+pub mod folder;
 pub mod plot;
 pub mod table;
 
+pub use folder::{Existing, Folder};
 pub use table::{Align, Table};
 
 use std::fmt::Display;
 use std::path::Path;
 
-use crate::error::{config, BenchError};
+use crate::error::BenchError;
 
 pub use file::{commit, destination, is_disk_full, temp_path, write_atomic, Destination};
 
 /// Refuses (a configuration error) when one of `files` exists in `dir` and not `force`.
 pub fn refuse_existing(dir: &Path, files: &[&str], force: bool) -> Result<(), BenchError> {
-    for f in files {
-        let p = dir.join(f);
-        if p.exists() && !force {
-            return config(format!(
-                "{} already exists; pass --force to overwrite it",
-                p.display()
-            ));
-        }
+    if force {
+        return Ok(());
     }
-    Ok(())
+    folder::refuse(dir, Existing::Files(files))
 }
 
 /// Creates the folder `dir` (and its parents).

@@ -6,7 +6,7 @@ use plotters::prelude::*;
 use super::point::Impl;
 use super::sweep::{Sweep, CAPACITIES};
 use crate::machine::Cache;
-use crate::report::plot::{err, Area, Figure};
+use crate::report::plot::{self, chart, err, legend, line, mesh, Area, Figure, GREY};
 
 /// The throughput figure of a sweep.
 pub(super) struct Throughput<'a> {
@@ -17,16 +17,17 @@ pub(super) struct Throughput<'a> {
     pub stride: u64,
 }
 
+/// An implementation's colour: the mutex ring (the baseline) black, the others the palette's.
 fn color(imp: Impl) -> RGBColor {
-    match imp {
-        Impl::Spin => RGBColor(214, 39, 40),
-        Impl::Yield => RGBColor(31, 119, 180),
-        Impl::Park => RGBColor(44, 160, 44),
-        Impl::Mutex => RGBColor(0, 0, 0),
-        Impl::Arrayqueue => RGBColor(148, 103, 189),
-        Impl::Rtrb => RGBColor(255, 127, 14),
-        Impl::SyncChannel => RGBColor(140, 86, 75),
-    }
+    plot::color(match imp {
+        Impl::Mutex => 0,
+        Impl::Rtrb => 1,
+        Impl::SyncChannel => 2,
+        Impl::Park => 3,
+        Impl::Yield => 5,
+        Impl::Spin => 6,
+        Impl::Arrayqueue => 7,
+    })
 }
 
 impl Figure for Throughput<'_> {
@@ -34,7 +35,6 @@ impl Figure for Throughput<'_> {
     where
         DB::ErrorType: 'static,
     {
-        root.fill(&WHITE).map_err(err)?;
         let summary = &self.sweep.summary;
         let grid = || {
             summary
@@ -48,27 +48,21 @@ impl Figure for Throughput<'_> {
             .fold(f64::INFINITY, f64::min)
             .clamp(1.0, ymax / 10.0)
             / 2.0;
-        let panels = root.split_evenly((1, 3));
-        for (i, area) in panels.iter().enumerate() {
+        plot::grid(&root, (1, 3), |i, area| {
             let producers = i + 1;
-            let mut chart = ChartBuilder::on(area)
-                .caption(
-                    format!(
-                        "{producers} producer{} -> 1 consumer, {}-byte items",
-                        if producers == 1 { "" } else { "s" },
-                        self.item_size
-                    ),
-                    ("sans-serif", 22),
-                )
-                .margin(12)
-                .x_label_area_size(45)
-                .y_label_area_size(75)
-                .build_cartesian_2d((0.7f64..100_000f64).log_scale(), (ymin..ymax).log_scale())
-                .map_err(err)?;
-            chart
-                .configure_mesh()
-                .x_desc("capacity (slots)")
-                .y_desc("items per second")
+            let mut chart = chart(
+                area,
+                format!(
+                    "{producers} producer{} -> 1 consumer, {}-byte items",
+                    if producers == 1 { "" } else { "s" },
+                    self.item_size
+                ),
+                22,
+                75,
+                (0.7f64..100_000f64).log_scale(),
+                (ymin..ymax).log_scale(),
+            )?;
+            mesh(&mut chart, "capacity (slots)", "items per second")
                 .x_label_formatter(&|x| format!("{x:.0}"))
                 .y_label_formatter(&|y| format!("{y:.0e}"))
                 .draw()
@@ -81,14 +75,14 @@ impl Figure for Throughput<'_> {
                 chart
                     .draw_series(LineSeries::new(
                         [(slots, ymin), (slots, ymax)],
-                        ShapeStyle::from(&RGBColor(150, 150, 150)).stroke_width(2),
+                        ShapeStyle::from(&GREY).stroke_width(2),
                     ))
                     .map_err(err)?;
                 chart
                     .draw_series(std::iter::once(Text::new(
                         format!("{} ({} slots)", cache.name, slots as u64),
                         (slots * 1.1, ymax / 1.6),
-                        ("sans-serif", 14),
+                        (plot::FONT, 14),
                     )))
                     .map_err(err)?;
             }
@@ -103,33 +97,9 @@ impl Figure for Throughput<'_> {
                 if pts.is_empty() {
                     continue;
                 }
-                let col = color(imp);
-                chart
-                    .draw_series(LineSeries::new(
-                        pts.clone(),
-                        ShapeStyle::from(&col).stroke_width(2),
-                    ))
-                    .map_err(err)?
-                    .label(imp.name())
-                    .legend(move |(x, y)| {
-                        PathElement::new(
-                            [(x, y), (x + 18, y)],
-                            ShapeStyle::from(&col).stroke_width(2),
-                        )
-                    });
-                chart
-                    .draw_series(pts.iter().map(|&p| Circle::new(p, 3, col.filled())))
-                    .map_err(err)?;
+                line(&mut chart, imp.name(), color(imp), 2, &pts)?;
             }
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::LowerRight)
-                .background_style(WHITE.mix(0.8))
-                .border_style(BLACK)
-                .draw()
-                .map_err(err)?;
-        }
-        root.present().map_err(err)?;
-        Ok(())
+            legend(&mut chart, SeriesLabelPosition::LowerRight)
+        })
     }
 }

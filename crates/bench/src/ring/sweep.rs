@@ -16,7 +16,7 @@ use super::point::{padding_name, run_point, Impl, Point, ProducerCommand};
 use crate::error::{config, BenchError, Context as _};
 use crate::machine::{Machine, Versions};
 use crate::progress::{Event, Progress};
-use crate::report::{self, Align, Csv, Table};
+use crate::report::{Align, Csv, Existing, Folder, Table};
 use crate::stats::Spread;
 
 /// The capacities of the grid.
@@ -198,12 +198,7 @@ pub fn run(a: &SweepConfig, progress: &mut dyn Progress) -> Result<Sweep, BenchE
     if a.point_seconds.is_nan() || a.point_seconds <= 0.0 {
         return config("--point-seconds must be positive");
     }
-    let dir = &a.output;
-    if dir.exists() && !dir.is_dir() {
-        return config(format!("{} exists and is not a folder", dir.display()));
-    }
-    report::refuse_existing(dir, &FILES, a.force)?;
-    report::create_dir(dir)?;
+    Folder::create(&a.output, Existing::Files(&FILES), a.force)?;
     let started = Instant::now();
     // Before any run: no thread of this process is pinned yet.
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
@@ -290,7 +285,7 @@ impl Sweep {
 
     /// Writes raw.csv, summary.csv, the plots and README.md into `a.output`.
     pub fn write(&self, a: &SweepConfig) -> Result<(), BenchError> {
-        let dir = &a.output;
+        let dir = Folder::open(&a.output)?;
         let mut raw = Csv::new(&[
             "experiment",
             "impl",
@@ -324,7 +319,7 @@ impl Sweep {
                 "true".into(),
             ]);
         }
-        raw.write(&dir.join("raw.csv"))?;
+        dir.csv("raw.csv", &raw)?;
         let mut summary = Csv::new(&[
             "experiment",
             "impl",
@@ -361,7 +356,7 @@ impl Sweep {
                 "true".into(),
             ]);
         }
-        summary.write(&dir.join("summary.csv"))?;
+        dir.csv("summary.csv", &summary)?;
         let machine = Machine::detect();
         let stride = slot_stride(a.item_size, a.padding);
         let figure = super::plot::Throughput {
@@ -371,9 +366,8 @@ impl Sweep {
             caches: &machine.caches,
             stride,
         };
-        report::plot::write_both(dir, "throughput", (1800, 620), &figure)?;
-        let readme = self.readme(a, &machine, stride);
-        report::write_atomic(&dir.join("README.md"), readme.as_bytes())
+        dir.figure("throughput", (1800, 620), &figure)?;
+        dir.text("README.md", &self.readme(a, &machine, stride))
     }
 
     fn readme(&self, a: &SweepConfig, machine: &Machine, stride: u64) -> String {

@@ -318,140 +318,201 @@ pub fn report_html(ctx: &PlotCtx<'_>, figures: &[String], info: &Info<'_>) -> St
     // Readings per graph: only trusted figures are stated.
     h.push_str("<h2>What the numbers show</h2>\n");
     for (g, gname) in ctx.names.iter().enumerate() {
-        let grows: Vec<&Row> = ctx.rows.iter().filter(|r| r.cfg.graph == g).collect();
-        let trusted = |r: &&&Row| r.doubt.is_none();
-        let mut p = format!(
-            "<p><b>{}</b> ({}): ",
-            esc(gname),
-            esc(info.sources.get(g).map(String::as_str).unwrap_or(""))
-        );
-        let mut parts = Vec::new();
-        for l in ctx.loads {
-            let mut best = Vec::new();
-            for &b in ctx.buffers {
-                let winner = grows
-                    .iter()
-                    .filter(trusted)
-                    .filter(|r| r.cfg.buffer == b && &r.cfg.load == l)
-                    .min_by(|a, b| a.s.mean_ns.total_cmp(&b.s.mean_ns));
-                if let Some(w) = winner {
-                    best.push(match w.speedup {
-                        Some(sp) => format!(
-                            "{} at {b} frames ({:.0} µs, ×{sp:.2} vs seq)",
-                            w.cfg.exec.name,
-                            w.s.mean_ns / 1000.0
-                        ),
-                        None => format!(
-                            "{} at {b} frames ({:.0} µs)",
-                            w.cfg.exec.name,
-                            w.s.mean_ns / 1000.0
-                        ),
-                    });
-                }
-            }
-            if !best.is_empty() {
-                parts.push(format!(
-                    "load {l}, the fastest mean cycle (of the trusted figures) is {}",
-                    best.join(", ")
-                ));
-            }
-        }
-        p.push_str(&esc(&parts.join("; ")));
-        p.push_str(". ");
-        let misses: Vec<&&Row> = grows.iter().filter(|r| r.s.misses > 0).collect();
-        if misses.is_empty() {
-            p.push_str("No configuration missed a deadline.");
+        h.push_str(&reading(ctx, info, g, gname));
+    }
+    h.push_str(&figure_sections(ctx, figures, info));
+    h.push_str(&format!(
+        "<h2>Wake-up latency</h2><p>{}</p>{}\n",
+        esc(WAKE_TEXT),
+        if info.wake.is_empty() {
+            "<p>No executor ran on more than one thread.</p>".to_string()
         } else {
-            let mut worst = misses.clone();
-            worst.sort_by(|a, b| b.s.miss_rate().total_cmp(&a.s.miss_rate()));
-            let list: Vec<String> = worst
-                .iter()
-                .take(4)
-                .map(|r| format!("{} ({:.1} %)", where_(r), r.s.miss_rate() * 100.0))
-                .collect();
-            p.push_str(&esc(&format!(
-                "Deadlines were missed in {} of {} configurations (in their median repeat); most often by {}.",
-                misses.len(),
-                grows.len(),
-                list.join(", ")
-            )));
+            info.wake.html()
         }
-        let seq_rows: Vec<&&Row> = grows.iter().filter(|r| r.cfg.exec.name == "seq").collect();
-        if !seq_rows.is_empty() {
-            let use_of = |r: &&&Row| r.s.mean_ns / 1000.0 / r.period_us * 100.0;
-            let lo = seq_rows.iter().map(use_of).fold(f64::INFINITY, f64::min);
-            let hi = seq_rows.iter().map(use_of).fold(0.0, f64::max);
-            let range = if format!("{lo:.1}") == format!("{hi:.1}") {
-                format!("{lo:.1} %")
-            } else {
-                format!("{lo:.1} % to {hi:.1} %")
-            };
-            p.push_str(&format!(
-                " The sequential cycle takes {range} of the buffer period on average{}. ",
-                if hi < 25.0 {
-                    ", so the work per cycle is small against the cost of waking and synchronising a second thread"
-                } else {
-                    ""
-                }
-            ));
-        }
-        let mut best_par: Option<(String, f64)> = None;
-        for e in ctx.execs.iter().filter(|e| e.name != "seq") {
-            let sp: Vec<f64> = grows
+    ));
+    if let Some(a) = info.auto {
+        h.push_str(&format!(
+            "<h2>auto against the others</h2><p>{}</p>{}\n",
+            esc(&a.sentence),
+            a.table.html()
+        ));
+    }
+    // The summary table, per graph.
+    h.push_str("<h2>Summary</h2><p>Times in µs, of the median repeat; spread: (largest - smallest) / median of the repeats' means. Green: the fastest trusted mean of its graph, buffer and load; red: deadline misses; grey italics: not to be trusted (the note says why).</p>\n");
+    for (g, gname) in ctx.names.iter().enumerate() {
+        h.push_str(&summary_section(ctx, g, gname));
+    }
+    h.push_str("</body></html>\n");
+    h
+}
+
+/// Whether a row's figures are stated as findings.
+fn trusted(r: &&&Row) -> bool {
+    r.doubt.is_none()
+}
+
+/// The reading of graph `g` (`gname`): a paragraph of what its trusted figures show.
+fn reading(ctx: &PlotCtx<'_>, info: &Info<'_>, g: usize, gname: &str) -> String {
+    let grows: Vec<&Row> = ctx.rows.iter().filter(|r| r.cfg.graph == g).collect();
+    let mut p = format!(
+        "<p><b>{}</b> ({}): ",
+        esc(gname),
+        esc(info.sources.get(g).map(String::as_str).unwrap_or(""))
+    );
+    p.push_str(&esc(&fastest(ctx, &grows)));
+    p.push_str(". ");
+    p.push_str(&misses_sentence(&grows));
+    p.push_str(&seq_share(&grows));
+    p.push_str(&parallel_sentences(ctx, &grows));
+    let doubtful: Vec<&&Row> = grows.iter().filter(|r| r.doubt.is_some()).collect();
+    if !doubtful.is_empty() {
+        let list: Vec<String> = doubtful
+            .iter()
+            .take(5)
+            .map(|r| format!("{} ({})", where_(r), r.doubt.as_deref().unwrap_or_default()))
+            .collect();
+        p.push_str(&format!(
+            " <span class=\"doubt\">Not stated as findings: {} cannot be trusted, e.g. {}{}.</span>",
+            count(doubtful.len(), "figure", "figures"),
+            esc(&list.join("; ")),
+            if doubtful.len() > 5 { "; see the table" } else { "" }
+        ));
+    }
+    p.push_str("</p>\n");
+    p
+}
+
+/// Per load, the fastest trusted mean cycle at each buffer size among `grows`.
+fn fastest(ctx: &PlotCtx<'_>, grows: &[&Row]) -> String {
+    let mut parts = Vec::new();
+    for l in ctx.loads {
+        let mut best = Vec::new();
+        for &b in ctx.buffers {
+            let winner = grows
                 .iter()
                 .filter(trusted)
-                .filter(|r| r.cfg.exec.name == e.name)
-                .filter_map(|r| r.speedup)
-                .collect();
-            if sp.is_empty() {
-                continue;
-            }
-            let med = median(&sp);
-            if best_par.as_ref().is_none_or(|(_, m)| med > *m) {
-                best_par = Some((e.name.clone(), med));
+                .filter(|r| r.cfg.buffer == b && &r.cfg.load == l)
+                .min_by(|a, b| a.s.mean_ns.total_cmp(&b.s.mean_ns));
+            if let Some(w) = winner {
+                best.push(match w.speedup {
+                    Some(sp) => format!(
+                        "{} at {b} frames ({:.0} µs, ×{sp:.2} vs seq)",
+                        w.cfg.exec.name,
+                        w.s.mean_ns / 1000.0
+                    ),
+                    None => format!(
+                        "{} at {b} frames ({:.0} µs)",
+                        w.cfg.exec.name,
+                        w.s.mean_ns / 1000.0
+                    ),
+                });
             }
         }
-        if let Some((name, med)) = best_par {
-            p.push_str(&esc(&format!(
-                "The best parallel executor here is {name} (median speedup ×{med:.2} over the buffer sizes and loads, trusted figures only). "
-            )));
-        }
-        let parallel = grows
-            .iter()
-            .filter(trusted)
-            .filter(|r| r.cfg.exec.name != "seq")
-            .collect::<Vec<_>>();
-        let wins = parallel
-            .iter()
-            .filter(|r| r.speedup.unwrap_or(0.0) > 1.05)
-            .count();
-        p.push_str(&if wins == 0 {
-            "No parallel configuration beat seq by more than 5 %.".to_string()
-        } else {
-            format!(
-                "{} of {} beat seq by more than 5 %.",
-                count(wins, "parallel configuration", "parallel configurations"),
-                parallel.len()
-            )
-        });
-        let doubtful: Vec<&&Row> = grows.iter().filter(|r| r.doubt.is_some()).collect();
-        if !doubtful.is_empty() {
-            let list: Vec<String> = doubtful
-                .iter()
-                .take(5)
-                .map(|r| format!("{} ({})", where_(r), r.doubt.as_deref().unwrap_or_default()))
-                .collect();
-            p.push_str(&format!(
-                " <span class=\"doubt\">Not stated as findings: {} cannot be trusted, e.g. {}{}.</span>",
-                count(doubtful.len(), "figure", "figures"),
-                esc(&list.join("; ")),
-                if doubtful.len() > 5 { "; see the table" } else { "" }
+        if !best.is_empty() {
+            parts.push(format!(
+                "load {l}, the fastest mean cycle (of the trusted figures) is {}",
+                best.join(", ")
             ));
         }
-        p.push_str("</p>\n");
-        h.push_str(&p);
     }
+    parts.join("; ")
+}
+
+/// Which of `grows` missed deadlines, the worst first (HTML).
+fn misses_sentence(grows: &[&Row]) -> String {
+    let misses: Vec<&&Row> = grows.iter().filter(|r| r.s.misses > 0).collect();
+    if misses.is_empty() {
+        return "No configuration missed a deadline.".to_string();
+    }
+    let mut worst = misses.clone();
+    worst.sort_by(|a, b| b.s.miss_rate().total_cmp(&a.s.miss_rate()));
+    let list: Vec<String> = worst
+        .iter()
+        .take(4)
+        .map(|r| format!("{} ({:.1} %)", where_(r), r.s.miss_rate() * 100.0))
+        .collect();
+    esc(&format!(
+        "Deadlines were missed in {} of {} configurations (in their median repeat); most often by {}.",
+        misses.len(),
+        grows.len(),
+        list.join(", ")
+    ))
+}
+
+/// The share of the buffer period seq's cycle takes among `grows` (empty without seq).
+fn seq_share(grows: &[&Row]) -> String {
+    let seq_rows: Vec<&&Row> = grows.iter().filter(|r| r.cfg.exec.name == "seq").collect();
+    if seq_rows.is_empty() {
+        return String::new();
+    }
+    let use_of = |r: &&&Row| r.s.mean_ns / 1000.0 / r.period_us * 100.0;
+    let lo = seq_rows.iter().map(use_of).fold(f64::INFINITY, f64::min);
+    let hi = seq_rows.iter().map(use_of).fold(0.0, f64::max);
+    let range = if format!("{lo:.1}") == format!("{hi:.1}") {
+        format!("{lo:.1} %")
+    } else {
+        format!("{lo:.1} % to {hi:.1} %")
+    };
+    format!(
+        " The sequential cycle takes {range} of the buffer period on average{}. ",
+        if hi < 25.0 {
+            ", so the work per cycle is small against the cost of waking and synchronising a second thread"
+        } else {
+            ""
+        }
+    )
+}
+
+/// The best parallel executor among `grows` (trusted figures), and how many parallel
+/// configurations beat seq (HTML).
+fn parallel_sentences(ctx: &PlotCtx<'_>, grows: &[&Row]) -> String {
+    let mut s = String::new();
+    let mut best_par: Option<(String, f64)> = None;
+    for e in ctx.execs.iter().filter(|e| e.name != "seq") {
+        let sp: Vec<f64> = grows
+            .iter()
+            .filter(trusted)
+            .filter(|r| r.cfg.exec.name == e.name)
+            .filter_map(|r| r.speedup)
+            .collect();
+        if sp.is_empty() {
+            continue;
+        }
+        let med = median(&sp);
+        if best_par.as_ref().is_none_or(|(_, m)| med > *m) {
+            best_par = Some((e.name.clone(), med));
+        }
+    }
+    if let Some((name, med)) = best_par {
+        s.push_str(&esc(&format!(
+            "The best parallel executor here is {name} (median speedup ×{med:.2} over the buffer sizes and loads, trusted figures only). "
+        )));
+    }
+    let parallel = grows
+        .iter()
+        .filter(trusted)
+        .filter(|r| r.cfg.exec.name != "seq")
+        .collect::<Vec<_>>();
+    let wins = parallel
+        .iter()
+        .filter(|r| r.speedup.unwrap_or(0.0) > 1.05)
+        .count();
+    s.push_str(&if wins == 0 {
+        "No parallel configuration beat seq by more than 5 %.".to_string()
+    } else {
+        format!(
+            "{} of {} beat seq by more than 5 %.",
+            count(wins, "parallel configuration", "parallel configurations"),
+            parallel.len()
+        )
+    });
+    s
+}
+
+/// A heading, a reading and the image of each figure.
+fn figure_sections(ctx: &PlotCtx<'_>, figures: &[String], info: &Info<'_>) -> String {
     let no_misses = ctx.rows.iter().all(|r| r.s.misses == 0);
+    let mut h = String::new();
     for f in figures {
         let text = if f == "percentiles" {
             "Each bar runs from the median to the 99th percentile of the cycle time (median repeat); the thin whisker on the dot spans the repeats' medians; the cross is the longest cycle; the dashed line is the deadline. The y axis is logarithmic."
@@ -477,111 +538,104 @@ pub fn report_html(ctx: &PlotCtx<'_>, figures: &[String], info: &Info<'_>) -> St
             }
         ));
     }
-    h.push_str(&format!(
-        "<h2>Wake-up latency</h2><p>{}</p>{}\n",
-        esc(WAKE_TEXT),
-        if info.wake.is_empty() {
-            "<p>No executor ran on more than one thread.</p>".to_string()
-        } else {
-            info.wake.html()
-        }
-    ));
-    if let Some(a) = info.auto {
+    h
+}
+
+/// Graph `g`'s (`gname`) part of the summary: a sentence on its deadlines and its table.
+fn summary_section(ctx: &PlotCtx<'_>, g: usize, gname: &str) -> String {
+    let mut h = String::new();
+    let grows: Vec<&Row> = ctx.rows.iter().filter(|r| r.cfg.graph == g).collect();
+    let clean = grows.iter().filter(|r| r.s.misses == 0).count();
+    if let Some(worst) = grows.iter().max_by_key(|r| r.s.p99_ns) {
         h.push_str(&format!(
-            "<h2>auto against the others</h2><p>{}</p>{}\n",
-            esc(&a.sentence),
-            a.table.html()
+            "<p><b>{}</b>: {clean} of {} configurations met every deadline. The largest 99th percentile, {:.0} µs, is {} at {} frames under load {} (deadline {:.0} µs); the longest single cycle of the graph took {:.0} µs.</p>\n",
+            esc(gname),
+            grows.len(),
+            worst.s.p99_ns as f64 / 1000.0,
+            esc(&worst.cfg.exec.name),
+            worst.cfg.buffer,
+            esc(&worst.cfg.load),
+            worst.s.deadline_ns as f64 / 1000.0,
+            grows.iter().map(|r| r.s.max_ns).max().unwrap_or(0) as f64 / 1000.0
         ));
     }
-    // The summary table, per graph.
-    h.push_str("<h2>Summary</h2><p>Times in µs, of the median repeat; spread: (largest - smallest) / median of the repeats' means. Green: the fastest trusted mean of its graph, buffer and load; red: deadline misses; grey italics: not to be trusted (the note says why).</p>\n");
-    for (g, gname) in ctx.names.iter().enumerate() {
-        let grows: Vec<&Row> = ctx.rows.iter().filter(|r| r.cfg.graph == g).collect();
-        let clean = grows.iter().filter(|r| r.s.misses == 0).count();
-        if let Some(worst) = grows.iter().max_by_key(|r| r.s.p99_ns) {
-            h.push_str(&format!(
-                "<p><b>{}</b>: {clean} of {} configurations met every deadline. The largest 99th percentile, {:.0} µs, is {} at {} frames under load {} (deadline {:.0} µs); the longest single cycle of the graph took {:.0} µs.</p>\n",
-                esc(gname),
-                grows.len(),
-                worst.s.p99_ns as f64 / 1000.0,
-                esc(&worst.cfg.exec.name),
-                worst.cfg.buffer,
-                esc(&worst.cfg.load),
-                worst.s.deadline_ns as f64 / 1000.0,
-                grows.iter().map(|r| r.s.max_ns).max().unwrap_or(0) as f64 / 1000.0
-            ));
-        }
-        h.push_str(&format!("<h3>{}</h3>", esc(gname)));
-        let mut t = Table::new([
-            ("executor", Align::Left),
-            ("threads", Align::Right),
-            ("buffer", Align::Right),
-            ("load", Align::Left),
-            ("cycles", Align::Right),
-            ("mean", Align::Right),
-            ("median", Align::Right),
-            ("p99", Align::Right),
-            ("max", Align::Right),
-            ("deadline", Align::Right),
-            ("misses", Align::Right),
-            ("miss rate", Align::Right),
-            ("spread", Align::Right),
-            ("speedup (range)", Align::Right),
-            ("note", Align::Left),
-        ]);
-        for l in ctx.loads {
-            for &b in ctx.buffers {
-                let rows: Vec<&Row> = ctx
-                    .rows
-                    .iter()
-                    .filter(|r| r.cfg.graph == g && r.cfg.buffer == b && &r.cfg.load == l)
-                    .collect();
-                let best = rows
-                    .iter()
-                    .filter(|r| r.doubt.is_none())
-                    .map(|r| r.s.mean_ns)
-                    .fold(f64::INFINITY, f64::min);
-                for r in rows {
-                    let class = if r.doubt.is_some() {
-                        Some("doubt")
-                    } else if r.s.mean_ns == best {
-                        Some("best")
-                    } else if r.s.misses > 0 {
-                        Some("miss")
-                    } else {
-                        None
-                    };
-                    let us = |ns: f64| format!("{:.1}", ns / 1000.0);
-                    t.row_with_class(
-                        class,
-                        vec![
-                            r.cfg.exec.name.clone(),
-                            r.cfg.threads.to_string(),
-                            r.cfg.buffer.to_string(),
-                            r.cfg.load.clone(),
-                            r.s.cycles.to_string(),
-                            us(r.s.mean_ns),
-                            us(r.s.median_ns as f64),
-                            us(r.s.p99_ns as f64),
-                            us(r.s.max_ns as f64),
-                            format!("{:.0}", r.s.deadline_ns as f64 / 1000.0),
-                            r.s.misses.to_string(),
-                            format!("{:.2} %", r.s.miss_rate() * 100.0),
-                            format!("{:.0} %", r.spread_pct),
-                            r.speedup
-                                .map(|s| {
-                                    let (lo, hi) = min_max(&r.speedups);
-                                    format!("×{s:.2} ({lo:.2}–{hi:.2})")
-                                })
-                                .unwrap_or_default(),
-                            r.doubt.clone().unwrap_or_default(),
-                        ],
-                    );
-                }
+    h.push_str(&format!("<h3>{}</h3>", esc(gname)));
+    h.push_str(&summary_table(ctx, g).html());
+    h
+}
+
+/// Graph `g`'s summary table: a row per configuration, per load and buffer size, classed
+/// as the fastest trusted, missing deadlines or not to be trusted.
+fn summary_table(ctx: &PlotCtx<'_>, g: usize) -> Table {
+    let mut t = Table::new([
+        ("executor", Align::Left),
+        ("threads", Align::Right),
+        ("buffer", Align::Right),
+        ("load", Align::Left),
+        ("cycles", Align::Right),
+        ("mean", Align::Right),
+        ("median", Align::Right),
+        ("p99", Align::Right),
+        ("max", Align::Right),
+        ("deadline", Align::Right),
+        ("misses", Align::Right),
+        ("miss rate", Align::Right),
+        ("spread", Align::Right),
+        ("speedup (range)", Align::Right),
+        ("note", Align::Left),
+    ]);
+    for l in ctx.loads {
+        for &b in ctx.buffers {
+            let rows: Vec<&Row> = ctx
+                .rows
+                .iter()
+                .filter(|r| r.cfg.graph == g && r.cfg.buffer == b && &r.cfg.load == l)
+                .collect();
+            let best = rows
+                .iter()
+                .filter(|r| r.doubt.is_none())
+                .map(|r| r.s.mean_ns)
+                .fold(f64::INFINITY, f64::min);
+            for r in rows {
+                let class = if r.doubt.is_some() {
+                    Some("doubt")
+                } else if r.s.mean_ns == best {
+                    Some("best")
+                } else if r.s.misses > 0 {
+                    Some("miss")
+                } else {
+                    None
+                };
+                t.row_with_class(class, summary_cells(r));
             }
         }
-        h.push_str(&t.html());
     }
-    h.push_str("</body></html>\n");
-    h
+    t
+}
+
+/// The cells of `r`'s line in a summary table.
+fn summary_cells(r: &Row) -> Vec<String> {
+    let us = |ns: f64| format!("{:.1}", ns / 1000.0);
+    vec![
+        r.cfg.exec.name.clone(),
+        r.cfg.threads.to_string(),
+        r.cfg.buffer.to_string(),
+        r.cfg.load.clone(),
+        r.s.cycles.to_string(),
+        us(r.s.mean_ns),
+        us(r.s.median_ns as f64),
+        us(r.s.p99_ns as f64),
+        us(r.s.max_ns as f64),
+        format!("{:.0}", r.s.deadline_ns as f64 / 1000.0),
+        r.s.misses.to_string(),
+        format!("{:.2} %", r.s.miss_rate() * 100.0),
+        format!("{:.0} %", r.spread_pct),
+        r.speedup
+            .map(|s| {
+                let (lo, hi) = min_max(&r.speedups);
+                format!("×{s:.2} ({lo:.2}–{hi:.2})")
+            })
+            .unwrap_or_default(),
+        r.doubt.clone().unwrap_or_default(),
+    ]
 }

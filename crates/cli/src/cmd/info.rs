@@ -41,15 +41,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let mut g = util::read_graph(&a.file, a.format)?;
     crate::warn::report(&crate::warn::graph_warnings(&g, &a.file), a.strict)?;
     let format = a.format.or_else(|| Format::from_path(&a.file));
-    let origin = a
-        .costs
-        .apply(
-            &mut g,
-            format,
-            f64::from(a.rate),
-            a.buffer as usize,
-            &crate::util::registry(),
-        )?;
+    let origin = a.costs.apply(
+        &mut g,
+        format,
+        f64::from(a.rate),
+        a.buffer as usize,
+        &crate::util::registry(),
+    )?;
     let info = GraphInfo::new(&g, &a.file, &origin);
     if a.json {
         println!("{}", serde_json::to_string(&info)?);

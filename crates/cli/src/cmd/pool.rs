@@ -3,13 +3,12 @@
 //! prints its time, tasks, steals and CPU use, and writes the picture with `-o`.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use anyhow::Context as _;
-use fugue_bench::pool::image::{self, GifWriter};
-use fugue_bench::pool::work::{Mandelbrot, Voronoi, VoronoiAlgorithm};
+use fugue_bench::pool::animate::{self, frame_path, Picture, VoronoiOptions};
+use fugue_bench::pool::image;
+use fugue_bench::pool::work::{Mandelbrot, VoronoiAlgorithm};
 use fugue_bench::pool::{Outcome, PoolKind, Runner, Workload};
-use fugue_pool::{Policy, Stats};
+use fugue_pool::Policy;
 
 use crate::output::Output;
 use crate::util::usage;
@@ -257,19 +256,9 @@ fn mandelbrot(a: MandelbrotArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Where frame `i` of a PNG sequence goes: `dir/stem-0001.png`.
-fn frame_path(base: &Path, i: u64, frames: u64) -> PathBuf {
-    if frames == 1 {
-        return base.to_path_buf();
-    }
-    let stem = base.file_stem().and_then(|s| s.to_str()).unwrap_or("frame");
-    let digits = frames.to_string().len().max(4);
-    base.with_file_name(format!("{stem}-{:0digits$}.png", i + 1))
-}
-
 fn voronoi(a: VoronoiArgs) -> anyhow::Result<()> {
     check_pixels(a.width, a.height)?;
-    let format = match &a.output {
+    let picture = match &a.output {
         None => None,
         Some(o) => {
             let e = extension(o);
@@ -289,76 +278,27 @@ fn voronoi(a: VoronoiArgs) -> anyhow::Result<()> {
                 for i in 0..a.frames {
                     Output::check(&frame_path(o, i, a.frames), a.force, &[])?;
                 }
+                Some(Picture::Png(o.clone()))
             } else {
                 Output::check(o, a.force, &[])?;
+                Some(Picture::Gif {
+                    path: o.clone(),
+                    delay: a.delay as u16,
+                })
             }
-            Some((o.clone(), e))
         }
     };
     let (runner, threads) = start(&a.common)?;
-    let diagram = Voronoi::random(
-        a.width as usize,
-        a.height as usize,
-        a.seeds as usize,
-        a.random_seed,
-    );
-    let mut w = Workload::Voronoi {
-        diagram,
+    let options = VoronoiOptions {
+        width: a.width as usize,
+        height: a.height as usize,
+        seeds: a.seeds as usize,
+        random_seed: a.random_seed,
         algorithm: a.algorithm,
+        frames: a.frames,
+        picture,
     };
-    let palette = image::voronoi_palette();
-    let mut gif = match &format {
-        Some((o, e)) if e == "gif" => Some(GifWriter::create(
-            o,
-            a.width as usize,
-            a.height as usize,
-            &palette,
-            a.delay as u16,
-        )?),
-        _ => None,
-    };
-    let mut total = Outcome {
-        wall: Duration::ZERO,
-        cpu: Duration::ZERO,
-        stats: None,
-    };
-    let mut frame_times = Vec::new();
-    let prepared = w.prepare_light();
-    for i in 0..a.frames {
-        let (out, canvas) = w.run(&runner, threads, &prepared)?;
-        frame_times.push(out.wall.as_secs_f64());
-        total.wall += out.wall;
-        total.cpu += out.cpu;
-        if let Some(st) = out.stats {
-            let t = total.stats.get_or_insert_with(Stats::default);
-            t.total.tasks += st.total.tasks;
-            t.total.steals += st.total.steals;
-            t.total.failed_steals += st.total.failed_steals;
-            t.total.sleeps += st.total.sleeps;
-        }
-        let Workload::Voronoi { diagram, .. } = &mut w else {
-            unreachable!("built as Voronoi above")
-        };
-        if let (Some((o, e)), Some(c)) = (&format, canvas) {
-            let idx = image::voronoi_indices(&c, diagram);
-            if e == "gif" {
-                gif.as_mut().expect("opened for .gif").add(&idx)?;
-            } else {
-                let p = frame_path(o, i, a.frames);
-                image::write_png(
-                    &p,
-                    c.width,
-                    c.height,
-                    &image::indexed_to_rgb(&idx, &palette),
-                )
-                .with_context(|| format!("frame {} of {}", i + 1, a.frames))?;
-            }
-        }
-        diagram.step();
-    }
-    if let Some(g) = gif {
-        g.finish()?;
-    }
+    let report = animate::voronoi(&runner, threads, &options)?;
     let what = format!(
         "voronoi {}x{}, {} seeds, {} algorithm, {} frame{}",
         a.width,
@@ -368,21 +308,22 @@ fn voronoi(a: VoronoiArgs) -> anyhow::Result<()> {
         a.frames,
         if a.frames == 1 { "" } else { "s" }
     );
-    let mut line = summary(&what, &runner, threads, &total);
+    let mut line = summary(&what, &runner, threads, &report.total);
     if a.frames > 1 {
-        frame_times.sort_by(f64::total_cmp);
         line.push_str(&format!(
             "; median frame {:.2} ms",
-            frame_times[frame_times.len() / 2] * 1e3
+            report.median_frame() * 1e3
         ));
     }
-    match &format {
-        Some((o, e)) if e == "png" && a.frames > 1 => line.push_str(&format!(
+    match &options.picture {
+        Some(Picture::Png(o)) if a.frames > 1 => line.push_str(&format!(
             "; wrote {} .. {}",
             frame_path(o, 0, a.frames).display(),
             frame_path(o, a.frames - 1, a.frames).display()
         )),
-        Some((o, _)) => line.push_str(&format!("; wrote {}", o.display())),
+        Some(Picture::Png(o) | Picture::Gif { path: o, .. }) => {
+            line.push_str(&format!("; wrote {}", o.display()))
+        }
         None => {}
     }
     println!("{line}");

@@ -268,8 +268,9 @@ impl Host {
                     options: self.options.exec_paced(),
                     ..ExecutorChoice::default()
                 };
-                let (e, warnings) = crate::engine::build_executor(graph, &self.registry, &plan, &choice)
-                    .map_err(|e| HostError::Options(e.to_string()))?;
+                let (e, warnings) =
+                    crate::engine::build_executor(graph, &self.registry, &plan, &choice)
+                        .map_err(|e| HostError::Options(e.to_string()))?;
                 // The pipeline's note goes in the load reply.
                 let note = plan.pipeline_note();
                 self.warnings

@@ -1,0 +1,151 @@
+//! A results folder: made ready once (a path that is not a folder refused, the files of an
+//! earlier run kept unless `--force`), then written file by file, each file atomically.
+
+use std::path::{Path, PathBuf};
+
+use super::plot::{self, Figure};
+use super::{write_atomic, Csv};
+use crate::error::{config, BenchError};
+
+/// What of an existing folder a run refuses to replace without `--force`.
+#[derive(Clone, Copy, Debug)]
+pub enum Existing<'a> {
+    /// Any of these files.
+    Files(&'a [&'a str]),
+    /// Anything: the folder must be empty.
+    Anything,
+}
+
+/// Checks that a run may write into `dir`: refuses (a configuration error) a path that
+/// stands and is not a folder, and what `existing` names when it is there and not `force`.
+pub fn check(dir: &Path, existing: Existing<'_>, force: bool) -> Result<(), BenchError> {
+    if dir.exists() && !dir.is_dir() {
+        return config(format!("{} exists and is not a folder", dir.display()));
+    }
+    if force {
+        return Ok(());
+    }
+    refuse(dir, existing)
+}
+
+/// Refuses what `existing` names in `dir` when it is there.
+pub(super) fn refuse(dir: &Path, existing: Existing<'_>) -> Result<(), BenchError> {
+    match existing {
+        Existing::Files(files) => {
+            for f in files {
+                let p = dir.join(f);
+                if p.exists() {
+                    return config(format!(
+                        "{} already exists; pass --force to overwrite it",
+                        p.display()
+                    ));
+                }
+            }
+        }
+        Existing::Anything => {
+            if std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some()) {
+                return config(format!(
+                    "{} already exists and is not empty; pass --force to replace its files",
+                    dir.display()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A results folder.
+#[derive(Clone, Debug)]
+pub struct Folder {
+    path: PathBuf,
+    /// Whether [`Folder::open`] made it (so that a failed run can take it away again).
+    created: bool,
+}
+
+impl Folder {
+    /// [`check`]s `dir`, then opens it ([`Folder::open`]).
+    pub fn create(dir: &Path, existing: Existing<'_>, force: bool) -> Result<Folder, BenchError> {
+        check(dir, existing, force)?;
+        Folder::open(dir)
+    }
+
+    /// The folder `dir`, created (with its parents) when it is not there, without the
+    /// refusals of [`check`] (for a folder checked before the run that fills it).
+    pub fn open(dir: &Path) -> Result<Folder, BenchError> {
+        let created = !dir.exists();
+        super::create_dir(dir)?;
+        Ok(Folder {
+            path: dir.to_path_buf(),
+            created,
+        })
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The path of the file `name` in it.
+    pub fn join(&self, name: &str) -> PathBuf {
+        self.path.join(name)
+    }
+
+    /// Writes `text` as the file `name`.
+    pub fn text(&self, name: &str, text: &str) -> Result<(), BenchError> {
+        write_atomic(&self.join(name), text.as_bytes())
+    }
+
+    /// Writes `csv` as the file `name`.
+    pub fn csv(&self, name: &str, csv: &Csv) -> Result<(), BenchError> {
+        csv.write(&self.join(name))
+    }
+
+    /// Draws `figure` as `NAME.svg` and `NAME.png` at `size` pixels.
+    pub fn figure(
+        &self,
+        name: &str,
+        size: (u32, u32),
+        figure: &impl Figure,
+    ) -> Result<(), BenchError> {
+        for ext in ["svg", "png"] {
+            plot::write(&self.join(&format!("{name}.{ext}")), size, figure)?;
+        }
+        Ok(())
+    }
+
+    /// Takes the folder away again when [`Folder::open`] made it and it is still empty (after
+    /// a run that failed before writing anything).
+    pub fn remove_if_created(&self) {
+        if self.created {
+            // Only succeeds if the folder is empty.
+            let _ = std::fs::remove_dir(&self.path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn existing_files_are_kept_unless_forced() {
+        let dir = std::env::temp_dir().join(format!("fugue-folder-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let f = Folder::create(&dir, Existing::Files(&["a.csv"]), false).unwrap();
+        assert!(f.created);
+        f.text("a.csv", "x\n").unwrap();
+        let e = check(&dir, Existing::Files(&["a.csv"]), false).unwrap_err();
+        assert!(
+            e.to_string().contains("already exists; pass --force"),
+            "{e}"
+        );
+        let e = check(&dir, Existing::Anything, false).unwrap_err();
+        assert!(e.to_string().contains("is not empty"), "{e}");
+        check(&dir, Existing::Anything, true).unwrap();
+        check(&dir, Existing::Files(&["b.csv"]), false).unwrap();
+        let e = check(&dir.join("a.csv"), Existing::Anything, true).unwrap_err();
+        assert!(e.to_string().contains("is not a folder"), "{e}");
+        assert!(!Folder::open(&dir).unwrap().created);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

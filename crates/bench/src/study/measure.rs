@@ -1,0 +1,390 @@
+//! Measuring a study: every configuration run in real time, `repeats` times interleaved,
+//! each run's output checked against seq's cycle by cycle, and its cycles written to
+//! raw.csv.gz as it goes.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use fugue_engine::Engine;
+use fugue_engine::{Backend, CycleRecord, ExecutorChoice, RunOptions, StatsOptions};
+use fugue_graph::TaskGraph;
+
+use super::prepare::{choice_for, describe, Prepared};
+use super::spec::{Config, Spec};
+use crate::check::{check_hashes, HashMismatch, SeqReference};
+use crate::error::{failed, BenchError, Context as _};
+use crate::progress::{Event, Progress};
+use crate::report::{self, Folder};
+
+/// What the runs measured.
+pub(super) struct Measured {
+    /// Each configuration's runs, in the order of the repeats.
+    pub runs: BTreeMap<Config, Vec<Run>>,
+    /// Cycle times (µs) of the first repeat of each configuration at the histograms' buffer
+    /// size.
+    pub samples: BTreeMap<Config, Vec<f64>>,
+    /// Cycles whose output was compared with seq's, over every run.
+    pub checked_cycles: u64,
+}
+
+/// The gzipped raw file, written under a temporary name until every run has passed.
+struct Raw {
+    path: std::path::PathBuf,
+    tmp: std::path::PathBuf,
+    out: flate2::write::GzEncoder<std::io::BufWriter<std::fs::File>>,
+}
+
+impl Raw {
+    /// Starts `raw.csv.gz` in `dir` with its header.
+    fn create(dir: &Folder) -> Result<Raw, BenchError> {
+        let path = dir.join("raw.csv.gz");
+        let tmp = report::temp_path(&path)?;
+        let file = std::fs::File::create(&tmp).map_err(|e| Raw::error(&path, e))?;
+        let mut raw = Raw {
+            out: flate2::write::GzEncoder::new(
+                std::io::BufWriter::new(file),
+                flate2::Compression::best(),
+            ),
+            path,
+            tmp,
+        };
+        raw.line(format_args!(
+            "graph,executor,threads,buffer,load,repeat,{}",
+            fugue_engine::stats::CSV_HEADER
+        ))?;
+        Ok(raw)
+    }
+
+    fn error(path: &std::path::Path, e: std::io::Error) -> BenchError {
+        BenchError::io(format!("cannot write {}", path.display()), e)
+    }
+
+    /// Appends a line.
+    fn line(&mut self, line: std::fmt::Arguments<'_>) -> Result<(), BenchError> {
+        writeln!(self.out, "{line}").map_err(|e| Raw::error(&self.path, e))
+    }
+
+    /// Finishes the file and gives it its name.
+    fn commit(self) -> Result<(), BenchError> {
+        let Raw { path, tmp, out } = self;
+        out.finish()
+            .and_then(|mut w| w.flush())
+            .map_err(|e| Raw::error(&path, e))?;
+        report::commit(&tmp, &path)
+    }
+
+    /// Removes the temporary file.
+    fn discard(self) {
+        drop(self.out);
+        let _ = std::fs::remove_file(&self.tmp);
+    }
+}
+
+/// Runs every configuration of `p` `repeats` times, the repeats interleaved (all
+/// configurations once, then again), so that a slow spell of the machine falls on every
+/// configuration rather than on one; writes raw.csv.gz into `dir`. On any failure the
+/// temporary raw file is removed and nothing is written. Progress: one step per run.
+pub(super) fn measure(
+    p: &Prepared,
+    dir: &Folder,
+    cancel: &Arc<AtomicBool>,
+    progress: &mut dyn Progress,
+) -> Result<Measured, BenchError> {
+    let total = p.configs.len() * p.repeats;
+    progress.event(Event::Start {
+        total: total as u64,
+    });
+    let mut raw = Raw::create(dir)?;
+    let mut m = Measured {
+        runs: BTreeMap::new(),
+        samples: BTreeMap::new(),
+        checked_cycles: 0,
+    };
+    let measured = (|| -> Result<(), BenchError> {
+        let mut done = 0usize;
+        for rep in 0..p.repeats {
+            for cfg in &p.configs {
+                // Relaxed: a stop request polled.
+                if cancel.load(Ordering::Relaxed) || progress.cancelled() {
+                    return failed("interrupted; the study was not written");
+                }
+                done += 1;
+                progress.event(Event::Step(&format!(
+                    "[{done}/{total}] {}, repeat {}/{}",
+                    describe(&p.graphs, cfg),
+                    rep + 1,
+                    p.repeats
+                )));
+                m.record(p, cfg, rep, cancel, &mut raw)?;
+                progress.event(Event::StepDone);
+            }
+        }
+        Ok(())
+    })();
+    progress.event(Event::Finished);
+    match measured {
+        Ok(()) => {
+            raw.commit()?;
+            Ok(m)
+        }
+        Err(e) => {
+            raw.discard();
+            Err(e)
+        }
+    }
+}
+
+impl Measured {
+    /// Runs `cfg` once (repeat `rep`, from 0), checks its output, writes its cycles to `raw`
+    /// and keeps its results.
+    fn record(
+        &mut self,
+        p: &Prepared,
+        cfg: &Config,
+        rep: usize,
+        cancel: &Arc<AtomicBool>,
+        raw: &mut Raw,
+    ) -> Result<(), BenchError> {
+        let spec = &p.spec;
+        let (gname, graph) = &p.graphs[cfg.graph];
+        let choice = choice_for(&cfg.exec.name, cfg.threads, spec.rt, spec.pin)?;
+        let report = run_once(p, cfg, &choice, cancel)?;
+        let who = format!(
+            "bench study: executor {} ({} thread{}) on {gname} at buffer {}, {} load, repeat {}",
+            cfg.exec.name,
+            cfg.threads,
+            if cfg.threads == 1 { "" } else { "s" },
+            report.block,
+            cfg.load,
+            rep + 1
+        );
+        self.checked_cycles += check_run(graph, &choice, &report, &who)?;
+        for r in &report.records {
+            raw.line(format_args!(
+                "{gname},{},{},{},{},{},{}",
+                cfg.exec.name,
+                cfg.threads,
+                report.block,
+                cfg.load,
+                rep + 1,
+                r.csv_row()
+            ))?;
+        }
+        let expected = (spec.seconds * report.sample_rate as f64 / report.block as f64)
+            .round()
+            .max(1.0) as u64;
+        let period_us = report.block as f64 * 1e6 / report.sample_rate as f64;
+        if cfg.buffer == p.hist_buffer() && rep == 0 {
+            self.samples.insert(
+                cfg.clone(),
+                report
+                    .records
+                    .iter()
+                    .map(|r: &CycleRecord| r.duration_ns as f64 / 1000.0)
+                    .collect(),
+            );
+        }
+        self.runs.entry(cfg.clone()).or_default().push(Run {
+            summary: report.summary.clone(),
+            chose: report.auto.as_ref().map(|a| a.chosen().label.clone()),
+            overruns: report.xruns,
+            expected_cycles: expected,
+            period_us,
+        });
+        Ok(())
+    }
+}
+
+/// Runs `cfg` once in real time with `choice`, its load beside it (and, through JACK, the
+/// server's buffer size set to the configuration's first).
+fn run_once(
+    p: &Prepared,
+    cfg: &Config,
+    choice: &ExecutorChoice,
+    cancel: &Arc<AtomicBool>,
+) -> Result<fugue_engine::RunReport, BenchError> {
+    let spec = &p.spec;
+    if p.jack {
+        // The server's buffer size is the configuration's (its sample rate is the server's).
+        let ok = std::process::Command::new("jack_bufsize")
+            .arg(cfg.buffer.to_string())
+            .stdout(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            return failed(format!(
+                "cannot set the JACK buffer size to {} with jack_bufsize",
+                cfg.buffer
+            ));
+        }
+    }
+    let load = start_load(&cfg.load, spec)?;
+    let options = RunOptions {
+        backend: if p.jack {
+            Backend::Jack {
+                connect: false,
+                client_name: "fugue-study".into(),
+            }
+        } else {
+            Backend::Clocked {
+                rate: spec.rate,
+                block: cfg.buffer,
+            }
+        },
+        executor: choice.clone(),
+        duration: Some(Duration::from_secs_f64(spec.seconds)),
+        deadline: p.deadline,
+        stats: StatsOptions {
+            csv: None,
+            keep_records: true,
+            hash_outputs: true,
+        },
+        stop: Some(cancel.clone()),
+        placeholder: false,
+        profile: false,
+        registry: fugue_dsp::Registry::with_builtin_kinds(),
+    };
+    let result = fugue_engine::run(&p.graphs[cfg.graph].1, &options, |_| {});
+    stop_load(load);
+    result.with_context(|| {
+        format!(
+            "cannot run {} with {} ({} threads, {} frames)",
+            p.graphs[cfg.graph].0, cfg.exec.name, cfg.threads, cfg.buffer
+        )
+    })
+}
+
+/// Checks a real-time run of `graph` with `choice`: the output hash each record carries
+/// against seq's for the same cycle. Returns the cycles compared; the error names `who`, the
+/// cycle, and (from an offline run of the same configuration beside seq) the output channel
+/// and sample.
+fn check_run(
+    graph: &TaskGraph,
+    choice: &ExecutorChoice,
+    report: &fugue_engine::RunReport,
+    who: &str,
+) -> Result<u64, BenchError> {
+    if report.buffer_changes > 0 || report.silent_cycles > 0 {
+        return failed(format!(
+            "{who}: the server changed the buffer size during the run; its output cannot be checked against seq"
+        ));
+    }
+    let reg = fugue_dsp::Registry::with_builtin_kinds();
+    let opts = fugue_exec::CompileOptions {
+        sample_rate: f64::from(report.sample_rate),
+        block: report.block,
+        placeholder: false,
+        merge_chains: choice.merge_chains,
+        ..Default::default()
+    };
+    let recorded = report.records.iter().map(|r| (r.cycle, r.output_hash));
+    match check_hashes(graph, &reg, &opts, recorded)? {
+        Ok(n) => Ok(n),
+        Err(HashMismatch { cycle, timed, seq }) => {
+            let cycle = cycle + 1;
+            let place = replay(graph, choice, &reg, &opts, cycle, who).unwrap_or_else(|| {
+                format!(
+                    "{who}: cycle {cycle}'s output differs from seq (hash {timed:016x} against {seq:016x}); run again offline, the configuration matched seq up to that cycle, so the output channel and sample are not known"
+                )
+            });
+            failed(format!(
+                "{place}; the output is wrong, no result is written"
+            ))
+        }
+    }
+}
+
+/// Runs the configuration again offline for `cycles` cycles (from 1), each compared with seq
+/// bit for bit: the first difference, with its output channel and sample.
+fn replay(
+    graph: &TaskGraph,
+    choice: &ExecutorChoice,
+    reg: &fugue_dsp::Registry,
+    opts: &fugue_exec::CompileOptions,
+    cycles: u64,
+    who: &str,
+) -> Option<String> {
+    let (mut engine, _) =
+        Engine::build(graph, reg, opts.sample_rate, opts.block, choice, false).ok()?;
+    let mut reference = SeqReference::new(graph, reg, opts).ok()?;
+    for _ in 0..cycles {
+        engine.run_cycle();
+        if let Err(e) = reference.check(&engine.plan, who) {
+            return Some(e.to_string());
+        }
+    }
+    None
+}
+
+/// The machine load of a busy run: threads computing, or a command.
+enum Load {
+    Idle,
+    Threads(Arc<AtomicBool>, Vec<std::thread::JoinHandle<f64>>),
+    Command(std::process::Child),
+}
+
+fn start_load(load: &str, spec: &Spec) -> Result<Load, BenchError> {
+    if load == "idle" {
+        return Ok(Load::Idle);
+    }
+    if let Some(cmd) = &spec.busy_command {
+        let child = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("exec {cmd}"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .map_err(|e| BenchError::io(format!("cannot start the load command `{cmd}`"), e))?;
+        return Ok(Load::Command(child));
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let handles = (0..spec.busy_threads)
+        .map(|i| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut x = 1.0f64 + i as f64;
+                // Relaxed: a stop request polled.
+                while !stop.load(Ordering::Relaxed) {
+                    for _ in 0..10_000 {
+                        x = (x * 1.000_001 + 0.5).sqrt() + 1.0;
+                    }
+                }
+                x
+            })
+        })
+        .collect();
+    Ok(Load::Threads(stop, handles))
+}
+
+fn stop_load(load: Load) {
+    match load {
+        Load::Idle => {}
+        Load::Threads(stop, handles) => {
+            stop.store(true, Ordering::Relaxed);
+            for h in handles {
+                let _ = h.join();
+            }
+        }
+        Load::Command(mut c) => {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// One run's results, before the repeats are put together.
+pub(super) struct Run {
+    /// Its cycle statistics.
+    pub summary: fugue_engine::Summary,
+    /// What `auto` chose for this repeat (its candidate's label); `None` for the others.
+    pub chose: Option<String>,
+    /// Cycles that started more than a period late.
+    pub overruns: u64,
+    /// Cycles a run of the spec's seconds should have.
+    pub expected_cycles: u64,
+    /// The buffer period, µs.
+    pub period_us: f64,
+}

@@ -1,0 +1,258 @@
+//! Reading a study's spec: its values checked, its graphs loaded, its configurations listed,
+//! and each executor's name turned into the choice a run plays.
+
+use std::path::{Path, PathBuf};
+
+use fugue_engine::{Deadline, ExecutorChoice};
+use fugue_exec::ExecutorKind;
+use fugue_graph::TaskGraph;
+
+use super::spec::{self, Config, Exec, Spec};
+use super::{StudyConfig, AUTO, DEFAULT_REPEATS, DEFAULT_SPEC, DEFAULT_SPEC_TEXT};
+use crate::error::{config, BenchError};
+
+/// The executor names a spec accepts.
+fn executor_names() -> String {
+    let mut v: Vec<String> = ExecutorKind::ALL
+        .iter()
+        .filter(|k| **k != ExecutorKind::Static)
+        .map(|k| k.name().to_string())
+        .collect();
+    v.push("static-ALGORITHM (static-hlfet, static-etf, static-cpfd, static-random, static-optimal, static-best)".into());
+    v.push(format!(
+        "{AUTO} (chooses among seq, ws and static by measuring them first)"
+    ));
+    v.join(", ")
+}
+
+/// Whether the executor of this name runs on threads of its own choosing (one configuration
+/// per graph, buffer and load, whatever the spec's thread counts): seq (one) and auto.
+pub(super) fn single(name: &str) -> bool {
+    name == "seq" || name == AUTO
+}
+
+/// The executor choice that plays the spec's executor `name` on `threads` threads.
+pub(super) fn choice_for(
+    name: &str,
+    threads: usize,
+    rt: bool,
+    pin: bool,
+) -> Result<ExecutorChoice, BenchError> {
+    if name == AUTO {
+        // Measures its candidates (paced at the run's period) before the run, and plays the
+        // one it keeps; pipelined ones too when the graph is short of parallelism.
+        return Ok(ExecutorChoice {
+            auto: true,
+            threads: 1,
+            pipeline: fugue_engine::Pipeline::Auto,
+            rt: rt.then_some(80),
+            pin,
+            ..ExecutorChoice::default()
+        });
+    }
+    let (kind, algo) = match name.strip_prefix("static-") {
+        Some(a) => (ExecutorKind::Static, Some(a)),
+        None => (
+            match ExecutorKind::from_name(name) {
+                Some(ExecutorKind::Static) => {
+                    return config(
+                        "executor `static` in the spec: name its algorithm, as static-hlfet",
+                    )
+                }
+                Some(k) => k,
+                None => {
+                    return config(format!(
+                        "unknown executor `{name}` in the spec; expected one of {}",
+                        executor_names()
+                    ))
+                }
+            },
+            None,
+        ),
+    };
+    let mut c = ExecutorChoice {
+        kind,
+        threads: if kind == ExecutorKind::Seq {
+            1
+        } else {
+            threads
+        },
+        rt: rt.then_some(80),
+        pin,
+        ..ExecutorChoice::default()
+    };
+    if let Some(a) = algo {
+        c.algorithm = a
+            .parse()
+            .map_err(|e| BenchError::Config(format!("executor `{name}` in the spec: {e}")))?;
+    }
+    Ok(c)
+}
+
+/// A spec read and checked, with its graphs loaded and its configurations listed.
+pub(super) struct Prepared {
+    /// The spec.
+    pub spec: Spec,
+    /// Its text.
+    pub text: String,
+    /// The spec's path, or `built-in studies/default.toml`.
+    pub label: String,
+    /// The graphs, with their labels.
+    pub graphs: Vec<(String, TaskGraph)>,
+    /// Where each graph came from.
+    pub sources: Vec<String>,
+    /// The configurations, in the order they run.
+    pub configs: Vec<Config>,
+    /// Runs of each configuration.
+    pub repeats: usize,
+    /// Whether the runs play through JACK (else the clocked backend).
+    pub jack: bool,
+    /// The deadline of a cycle.
+    pub deadline: Deadline,
+}
+
+impl Prepared {
+    /// The buffer size of the histograms: the spec's, or its middle buffer size.
+    pub fn hist_buffer(&self) -> usize {
+        self.spec
+            .histogram_buffer
+            .unwrap_or(self.spec.buffers[self.spec.buffers.len() / 2])
+    }
+}
+
+/// Reads and checks the spec of `args` and lists its configurations.
+pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
+    let (text, label, spec_dir) = match &args.spec {
+        Some(p) => (
+            std::fs::read_to_string(p).map_err(|e| {
+                BenchError::io(format!("cannot read study spec {}", p.display()), e)
+            })?,
+            p.display().to_string(),
+            p.parent().map(Path::to_path_buf).unwrap_or_default(),
+        ),
+        None if Path::new(DEFAULT_SPEC).is_file() => {
+            let p = Path::new(DEFAULT_SPEC);
+            (
+                std::fs::read_to_string(p).map_err(|e| {
+                    BenchError::io(format!("cannot read study spec {}", p.display()), e)
+                })?,
+                DEFAULT_SPEC.to_string(),
+                p.parent().map(Path::to_path_buf).unwrap_or_default(),
+            )
+        }
+        None => (
+            DEFAULT_SPEC_TEXT.to_string(),
+            format!("built-in {DEFAULT_SPEC}"),
+            PathBuf::new(),
+        ),
+    };
+    let spec = spec::parse(&text, &label).map_err(BenchError::Config)?;
+    let file = &label;
+    if !(spec.seconds > 0.0 && spec.seconds <= 3600.0) {
+        return config(format!("{file}: seconds must be between 0 and 3600"));
+    }
+    for (field, empty) in [
+        ("graphs", spec.graphs.is_empty()),
+        ("executors", spec.executors.is_empty()),
+        ("threads", spec.threads.is_empty()),
+        ("buffers", spec.buffers.is_empty()),
+        ("loads", spec.loads.is_empty()),
+    ] {
+        if empty {
+            return config(format!("{file}: `{field}` needs at least one value"));
+        }
+    }
+    if spec.buffers.contains(&0) || spec.threads.contains(&0) {
+        return config(format!("{file}: buffers and threads must be at least 1"));
+    }
+    for l in &spec.loads {
+        if l != "idle" && l != "busy" {
+            return config(format!("{file}: unknown load `{l}` (idle or busy)"));
+        }
+    }
+    let jack = match spec.backend.as_str() {
+        "clocked" => false,
+        "jack" => true,
+        b => return config(format!("{file}: unknown backend `{b}` (clocked or jack)")),
+    };
+    let deadline = match spec.deadline.as_str() {
+        "period" => Deadline::Period,
+        "double" => Deadline::Double,
+        d => return config(format!("{file}: unknown deadline `{d}` (period or double)")),
+    };
+    if let Some(m) = spec.max_spread_pct {
+        if !(m.is_finite() && m > 0.0) {
+            return config(format!("{file}: max_spread_pct must be a positive number"));
+        }
+    }
+    let repeats = args.repeats.or(spec.repeats).unwrap_or(DEFAULT_REPEATS);
+    if repeats == 0 || repeats > 1000 {
+        return config(format!("{file}: repeats must be between 1 and 1000"));
+    }
+    let root = spec_dir.join(spec.root.clone().unwrap_or_else(|| ".".into()));
+    let mut graphs = Vec::new();
+    let mut sources = Vec::new();
+    for g in &spec.graphs {
+        let l = crate::shapes::load(g, None, &root)
+            .map_err(|e| BenchError::Config(format!("{file}: {e}")))?;
+        graphs.push((l.label, l.graph));
+        sources.push(l.source);
+    }
+    let execs: Vec<Exec> = spec
+        .executors
+        .iter()
+        .enumerate()
+        .map(|(order, name)| {
+            choice_for(name, 2, false, false).map(|_| Exec {
+                order,
+                name: name.clone(),
+                later_threads: false,
+            })
+        })
+        .collect::<Result<_, BenchError>>()
+        .map_err(|e| BenchError::Config(format!("{file}: {e}")))?;
+    // The configurations: seq and auto once per graph/buffer/load, others once per thread
+    // count.
+    let mut configs = Vec::new();
+    for gi in 0..graphs.len() {
+        for e in &execs {
+            let threads: Vec<usize> = if single(&e.name) {
+                vec![1]
+            } else {
+                spec.threads.clone()
+            };
+            for &t in &threads {
+                for &b in &spec.buffers {
+                    for l in &spec.loads {
+                        configs.push(Config {
+                            graph: gi,
+                            exec: e.clone(),
+                            threads: t,
+                            buffer: b,
+                            load: l.clone(),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    Ok(Prepared {
+        spec,
+        text,
+        label,
+        graphs,
+        sources,
+        configs,
+        repeats,
+        jack,
+        deadline,
+    })
+}
+
+/// A configuration in one line: graph, executor, threads, buffer, load.
+pub(super) fn describe(graphs: &[(String, TaskGraph)], c: &Config) -> String {
+    format!(
+        "{} {} t{} b{} {}",
+        graphs[c.graph].0, c.exec.name, c.threads, c.buffer, c.load
+    )
+}

@@ -1,0 +1,281 @@
+//! The study's rows: each configuration's repeats put together (the median repeat, the
+//! spread, the speedups over seq, the doubts), written as summary.csv, and the series the
+//! figures plot.
+
+use std::collections::BTreeMap;
+
+use fugue_graph::TaskGraph;
+use plotters::style::RGBColor;
+
+use super::measure::Run;
+use super::prepare::single;
+use super::spec::{Config, Exec, Row};
+use super::AUTO;
+use crate::report::plot::color;
+use crate::report::{opt, Csv};
+use crate::stats::{median, min_max, Spread};
+
+/// How far above a bound (threads, cores, the graph's width) a speedup must be to be flagged
+/// as impossible: timing noise of a percent or two around a bound says nothing.
+const BOUND_SLACK: f64 = 1.02;
+
+/// The rows of the study: per configuration, its median repeat, the repeats' spread, the
+/// speedups over seq's same repeats, and why its figures cannot be trusted when they cannot:
+/// a speedup above the thread count, the machine's cores or the graph's width (no more nodes
+/// can run at once), or repeats (its own or seq's) that spread by more than `max_spread` %.
+pub(super) fn aggregate(
+    configs: &[Config],
+    runs: &BTreeMap<Config, Vec<Run>>,
+    graphs: &[(String, TaskGraph)],
+    cores: usize,
+    max_spread: f64,
+) -> Vec<Row> {
+    let mean_us = |r: &Run| r.summary.mean_ns / 1000.0;
+    let widths: Vec<Option<usize>> = graphs
+        .iter()
+        .map(|(_, g)| {
+            let (w, method) = fugue_graph::analysis::width(g);
+            (method == fugue_graph::analysis::WidthMethod::Exact).then_some(w)
+        })
+        .collect();
+    let seq_of = |c: &Config| {
+        configs.iter().find(|s| {
+            s.exec.name == "seq" && s.graph == c.graph && s.buffer == c.buffer && s.load == c.load
+        })
+    };
+    let mut rows = Vec::new();
+    for cfg in configs {
+        let Some(reps) = runs.get(cfg).filter(|r| !r.is_empty()) else {
+            continue;
+        };
+        let means: Vec<f64> = reps.iter().map(mean_us).collect();
+        let mut order: Vec<usize> = (0..reps.len()).collect();
+        order.sort_by(|&a, &b| means[a].total_cmp(&means[b]));
+        let mid = &reps[order[(order.len() - 1) / 2]];
+        let spread = Spread::of(&means).pct();
+        let seq_reps = seq_of(cfg).and_then(|s| runs.get(s));
+        let speedups: Vec<f64> = match seq_reps {
+            Some(seq) if cfg.exec.name != "seq" => seq
+                .iter()
+                .zip(reps)
+                .filter(|(_, r)| r.summary.mean_ns > 0.0)
+                .map(|(s, r)| s.summary.mean_ns / r.summary.mean_ns)
+                .collect(),
+            _ => Vec::new(),
+        };
+        let speedup = (!speedups.is_empty()).then(|| median(&speedups));
+        let seq_spread = seq_reps
+            .map(|s| Spread::of(&s.iter().map(mean_us).collect::<Vec<_>>()).pct())
+            .unwrap_or(0.0);
+        let mut doubt = None;
+        if let Some(sp) = speedup {
+            let width = widths[cfg.graph];
+            // auto's configuration has one thread; the candidate it plays may have up to
+            // the cores (bounded just below).
+            doubt = if cfg.exec.name != AUTO && sp > cfg.threads as f64 * BOUND_SLACK {
+                Some(format!(
+                    "speedup ×{sp:.2} above its {} threads: impossible, the timing was disturbed",
+                    cfg.threads
+                ))
+            } else if sp > cores as f64 * BOUND_SLACK {
+                Some(format!(
+                    "speedup ×{sp:.2} above the machine's {cores} cores: impossible, the timing was disturbed"
+                ))
+            } else {
+                width.filter(|&w| sp > w as f64 * BOUND_SLACK).map(|w| {
+                    format!(
+                        "speedup ×{sp:.2} above the graph's width {w} (no more than {w} node{} can run at once): the timing was disturbed",
+                        if w == 1 { "" } else { "s" }
+                    )
+                })
+            };
+        }
+        if doubt.is_none() && reps.len() > 1 {
+            if spread > max_spread {
+                doubt = Some(format!(
+                    "its repeats' mean cycle times spread by {spread:.0} % (more than {max_spread:.0} %)"
+                ));
+            } else if speedup.is_some() && seq_spread > max_spread {
+                doubt = Some(format!(
+                    "seq's repeats spread by {seq_spread:.0} % (more than {max_spread:.0} %)"
+                ));
+            }
+        }
+        rows.push(Row {
+            cfg: cfg.clone(),
+            s: mid.summary.clone(),
+            means_us: means,
+            medians_us: reps
+                .iter()
+                .map(|r| r.summary.median_ns as f64 / 1000.0)
+                .collect(),
+            speedups,
+            spread_pct: spread,
+            doubt,
+            overruns: mid.overruns,
+            // `check_run` passed for every repeat: every recorded cycle equalled seq's (a
+            // difference fails the study).
+            verified: true,
+            chose: reps.iter().filter_map(|r| r.chose.clone()).collect(),
+            expected_cycles: mid.expected_cycles,
+            period_us: mid.period_us,
+            speedup,
+        });
+    }
+    rows
+}
+
+/// summary.csv: one line per row; `names` are the graphs' labels.
+pub(super) fn summary_csv(rows: &[Row], names: &[String]) -> Csv {
+    let mut csv = Csv::new(&[
+        "graph",
+        "executor",
+        "threads",
+        "buffer",
+        "load",
+        "period_us",
+        "repeats",
+        "cycles",
+        "expected_cycles",
+        "mean_us",
+        "mean_us_min",
+        "mean_us_max",
+        "spread_pct",
+        "median_us",
+        "p99_us",
+        "max_us",
+        "misses",
+        "miss_rate",
+        "overruns",
+        "dropped",
+        "steals",
+        "wake_median_us",
+        "wake_p99_us",
+        "speedup_vs_seq",
+        "speedup_min",
+        "speedup_max",
+        "trusted",
+        "doubt",
+        "verified",
+        "chose",
+    ]);
+    for r in rows {
+        let us = |ns: f64| format!("{:.2}", ns / 1000.0);
+        let (lo, hi) = min_max(&r.means_us);
+        let (slo, shi) = if r.speedups.is_empty() {
+            (None, None)
+        } else {
+            let (a, b) = min_max(&r.speedups);
+            (Some(a), Some(b))
+        };
+        csv.row([
+            names[r.cfg.graph].clone(),
+            r.cfg.exec.name.clone(),
+            r.cfg.threads.to_string(),
+            r.cfg.buffer.to_string(),
+            r.cfg.load.clone(),
+            format!("{:.2}", r.period_us),
+            r.means_us.len().to_string(),
+            r.s.cycles.to_string(),
+            r.expected_cycles.to_string(),
+            us(r.s.mean_ns),
+            format!("{lo:.2}"),
+            format!("{hi:.2}"),
+            format!("{:.1}", r.spread_pct),
+            us(r.s.median_ns as f64),
+            us(r.s.p99_ns as f64),
+            us(r.s.max_ns as f64),
+            r.s.misses.to_string(),
+            format!("{:.5}", r.s.miss_rate()),
+            r.overruns.to_string(),
+            r.s.dropped.to_string(),
+            r.s.steals.to_string(),
+            us(r.s.wake_median_ns as f64),
+            us(r.s.wake_p99_ns as f64),
+            opt(r.speedup, 3),
+            opt(slo, 3),
+            opt(shi, 3),
+            r.doubt.is_none().to_string(),
+            r.doubt.clone().unwrap_or_default(),
+            r.verified.to_string(),
+            r.chose.join("; "),
+        ]);
+    }
+    csv
+}
+
+/// The plotted series: one per executor, or per executor and thread count when the spec has
+/// several thread counts ("ws 2t", "ws 3t"): an executor's colour is its place in the spec,
+/// the same for each of its thread counts, the later ones drawn dashed and hollow; with the
+/// rows and samples relabelled to them.
+pub(super) struct Series {
+    /// The series, in the order of the configurations.
+    pub execs: Vec<Exec>,
+    /// Their colours.
+    pub colors: Vec<RGBColor>,
+    /// The rows, each under its series.
+    pub rows: Vec<Row>,
+    /// The histograms' samples, each under its series.
+    pub samples: BTreeMap<Config, Vec<f64>>,
+}
+
+impl Series {
+    /// The series of `configs` run at the spec's `threads`, and `rows` and `samples` under them.
+    pub fn of(
+        configs: &[Config],
+        threads: &[usize],
+        rows: &[Row],
+        samples: &BTreeMap<Config, Vec<f64>>,
+    ) -> Series {
+        let multi = threads.len() > 1;
+        let label = |c: &Config| {
+            if multi && !single(&c.exec.name) {
+                format!("{} {}t", c.exec.name, c.threads)
+            } else {
+                c.exec.name.clone()
+            }
+        };
+        let mut execs: Vec<Exec> = Vec::new();
+        let mut colors: Vec<RGBColor> = Vec::new();
+        for c in configs {
+            let name = label(c);
+            if !execs.iter().any(|e| e.name == name) {
+                colors.push(color(c.exec.order));
+                let later = !single(&c.exec.name) && threads.first() != Some(&c.threads);
+                execs.push(Exec {
+                    order: execs.len(),
+                    name,
+                    later_threads: later,
+                });
+            }
+        }
+        let relabel = |c: &Config| {
+            let name = label(c);
+            Config {
+                exec: execs
+                    .iter()
+                    .find(|e| e.name == name)
+                    .cloned()
+                    .unwrap_or(c.exec.clone()),
+                ..c.clone()
+            }
+        };
+        let rows = rows
+            .iter()
+            .map(|r| Row {
+                cfg: relabel(&r.cfg),
+                ..r.clone()
+            })
+            .collect();
+        let samples = samples
+            .iter()
+            .map(|(k, v)| (relabel(k), v.clone()))
+            .collect();
+        Series {
+            execs,
+            colors,
+            rows,
+            samples,
+        }
+    }
+}
