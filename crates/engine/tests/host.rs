@@ -662,3 +662,23 @@ fn separate_mode_executors_are_measured_or_named_and_the_pool_modes_refuse_a_nam
         host.finish().unwrap();
     }
 }
+
+/// The host says a graph's lints at load, as `render` does: here an attribute its kind does
+/// not read.
+#[test]
+fn load_says_the_graphs_lints() {
+    let mut host = Host::start(HostOptions {
+        backend: HostBackend::Offline,
+        ..HostOptions::default()
+    })
+    .unwrap();
+    let g = fugue_graph::read::ag::parse(
+        "o = { kind: \"osc\", freq: 440, fre: 3, }; s = { kind: \"sink\", }; o.1 -> s.1;",
+        "lint.ag",
+    )
+    .unwrap();
+    let r = host.load_graph("lint", &g, "lint.ag").unwrap();
+    let w = r.warning.unwrap_or_default();
+    assert!(w.contains("fre"), "{w}");
+    host.finish().unwrap();
+}

@@ -173,6 +173,16 @@ impl Host {
             graph: graph.clone(),
             executor: built.executor,
         });
+        // The graph's lints, as `render` and `run` say them.
+        let lints: Vec<String> = crate::lint::lint(graph, &self.registry)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let warning = match (warning, lints.is_empty()) {
+            (w, true) => w,
+            (None, false) => Some(lints.join("; ")),
+            (Some(w), false) => Some(format!("{w}; {}", lints.join("; "))),
+        };
         Ok(LoadReport {
             id,
             cycle,

@@ -56,7 +56,8 @@ pub struct LoadReport {
     pub predicted_ns: u64,
     /// The buffer period, ns.
     pub period_ns: u64,
-    /// Said when the predicted cycle passes 80% of the period.
+    /// Said when the predicted cycle passes 80% of the period, and the graph's lints
+    /// ([`crate::lint::lint`]: attributes its kinds do not read, nodes that reach no sink).
     pub warning: Option<String>,
     /// Sub-blocks per cycle it was compiled with (1: not pipelined).
     pub pipeline: usize,
