@@ -5,6 +5,9 @@
 #
 #   bash scripts/bench-scaling.sh [-t 1,2,4,8] [-s SECONDS] [-o DIR] [--quick]
 #
+# --quick: N up to the threads only, no real-time host part, a smaller table (about 5 minutes
+# on 16 cores).
+#
 # Writes into DIR (default bench-results/scaling/latest):
 #   host/      `fugue bench host`: the host's shared and partitioned modes, N = 1 .. 2T
 #              instances of rateau101 and heavy6, offline, each point as a fraction of the
@@ -83,8 +86,12 @@ fi
 for t in $(echo "$threads" | tr ',' ' '); do
     [ "$t" -lt 2 ] && continue
     echo "== one graph on $t threads" >&2
-    "$fugue" bench table --shapes line,diamond,rake --buffers 128,512,2048 --executors ws,static,levels \
-        --seconds 1 --runs 3 --threads "$t" --pin "${corpus_flag[@]}" -o "$out/table-$t" --force
+    if [ "$quick" = 1 ]; then
+        table=(--shapes diamond,rake --buffers 512,2048 --executors ws,static --seconds 0.5 --runs 3)
+    else
+        table=(--shapes line,diamond,rake --buffers 128,512,2048 --executors ws,static,levels --seconds 1 --runs 3)
+    fi
+    "$fugue" bench table "${table[@]}" --threads "$t" --pin "${corpus_flag[@]}" -o "$out/table-$t" --force
     "$fugue" bench overhead --shape diamond --nodes 100 --executor ws --threads "$t" --pin --json \
         >"$out/overhead-$t.json"
 done
