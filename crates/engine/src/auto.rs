@@ -562,12 +562,16 @@ mod tests {
             "{:?}",
             cands.iter().map(|c| &c.0).collect::<Vec<_>>()
         );
-        let keep = most_promising(&cands, &plain, 3);
-        assert_eq!(keep.len(), 3);
+        let keep = most_promising(&cands, &plain, 4);
+        assert_eq!(keep.len(), 4);
         assert!(!keep.contains(&0), "seq is always tried, not ranked");
-        let most = cands[1..].iter().map(|c| c.1.threads).max().unwrap();
-        for &k in &keep {
-            assert_eq!(cands[k].1.threads, most, "{} ranked first", cands[k].0);
-        }
+        // ws and static at 8 threads, then at 7.
+        let threads: Vec<usize> = keep.iter().map(|&k| cands[k].1.threads).collect();
+        assert_eq!(
+            threads,
+            [8, 8, 7, 7],
+            "{:?}",
+            keep.iter().map(|&k| &cands[k].0).collect::<Vec<_>>()
+        );
     }
 }
