@@ -141,6 +141,7 @@ fn replies_in_text_and_json() {
             "ok",
             "overruns",
             "p99_ns",
+            "parallel_mean_ns",
             "record_drops",
             "resize_cycles",
             "resizes",
