@@ -302,6 +302,21 @@ impl MultiState {
         })
     }
 
+    /// Adds the time since `start` ([`now`] ticks, 0 when not timing) to thread `w`'s
+    /// account of tenant `k`, when timing.
+    #[inline]
+    fn account(&self, w: usize, k: usize, start: u64) {
+        if self.timing {
+            // Relaxed: only this thread writes its row; the calling thread reads it after the
+            // cycle's end (ordered by the units-left protocol).
+            let cell = &self.busy[w][k];
+            cell.store(
+                cell.load(Ordering::Relaxed) + now().wrapping_sub(start),
+                Ordering::Relaxed,
+            );
+        }
+    }
+
     /// Runs tenant `k` whole on thread `w`: every unit in order, no counter touched; returns
     /// its units.
     #[inline]
@@ -320,14 +335,7 @@ impl MultiState {
                 plan.run_all_tasks();
             }
         }
-        if self.timing {
-            // Relaxed: as in `run_item`.
-            let cell = &self.busy[w][k];
-            cell.store(
-                cell.load(Ordering::Relaxed) + now().wrapping_sub(start),
-                Ordering::Relaxed,
-            );
-        }
+        self.account(w, k, start);
         plan.n_units()
     }
 
@@ -347,15 +355,7 @@ impl MultiState {
         // plan is held by `&mut` by the calling thread for the whole cycle, so no output
         // reference is alive.
         unsafe { plan.run_unit(u) };
-        if self.timing {
-            // Relaxed: only this thread writes its row; the calling thread reads it after the
-            // cycle's end (ordered by the units-left protocol).
-            let cell = &self.busy[w][k];
-            cell.store(
-                cell.load(Ordering::Relaxed) + now().wrapping_sub(start),
-                Ordering::Relaxed,
-            );
-        }
+        self.account(w, k, start);
         let mut next = None;
         for (&s, &slot) in plan.unit_successors(u).iter().zip(plan.unit_succ_slots(u)) {
             let mut c = slot as usize;
