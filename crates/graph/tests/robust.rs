@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use fugue_graph::gen::{self, CostRange};
 use fugue_graph::read::{ag, read_bytes, Format};
-use fugue_graph::{write, GraphError, ReadError};
+use fugue_graph::{write, GraphError, ReadError, Value};
 use proptest::prelude::*;
 
 /// The sample files, read once (a missing corpus is one counted skip, not one per case).
@@ -205,10 +205,10 @@ fn malformed_ag_inputs_name_the_place() {
     let e = err_of("a = {\n  kind: \"osc\",\n}\nb = { kind: \"sink\", };");
     assert_eq!(place(&e), (4, 1));
     assert!(e.to_string().starts_with("t.ag:4:1: expected `;`"), "{e}");
-    // missing comma after an attribute
-    let e = err_of("a = {\n  kind: \"osc\"\n};");
-    assert_eq!(place(&e), (3, 1));
-    assert!(e.to_string().contains("expected `,`"), "{e}");
+    // missing comma between two attributes
+    let e = err_of("a = {\n  kind: \"osc\"\n  freq: 220.0,\n};");
+    assert_eq!(place(&e), (3, 3));
+    assert!(e.to_string().contains("expected `,` or `}`"), "{e}");
     // bad port: 0, and beyond the declared count
     let e = err_of("a = { kind: \"osc\", };\nb = { kind: \"sink\", in: 1, };\na.1 -> b.0;");
     assert_eq!(place(&e), (3, 10));
@@ -349,4 +349,28 @@ fn a_graph_read_from_a_file_knows_its_folder() {
     assert_eq!(inline.folder(), None);
     assert_eq!(g, inline);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_comma_after_the_last_attribute_is_optional() {
+    let with = "a = { kind: \"osc\", freq: 220.0, };\nb = {\n  kind: \"sink\",\n  in: 1,\n};\na.1 -> b.1;\n";
+    let without =
+        "a = { kind: \"osc\", freq: 220.0 };\nb = {\n  kind: \"sink\",\n  in: 1\n};\na.1 -> b.1;\n";
+    let g1 = ag::parse(with, "with.ag").expect("trailing commas");
+    let g2 = ag::parse(without, "without.ag").expect("no comma after the last attribute");
+    assert_eq!(write::to_ag(&g1), write::to_ag(&g2));
+    let a = &g2.nodes()[0];
+    assert_eq!(a.kind, "osc");
+    assert_eq!(a.attrs, [("freq".to_string(), Value::Float(220.0))]);
+    assert_eq!(g2.nodes()[1].declared_inputs, Some(1));
+    // The writer's output (a comma after every attribute) reads back to the same graph.
+    let again = ag::parse(&write::to_ag(&g2), "again.ag").expect("the writer's output");
+    assert_eq!(write::to_ag(&again), write::to_ag(&g2));
+    // An empty node and a node whose only attribute has no comma.
+    assert!(ag::parse("a = {};\nb = { kind: \"osc\" };", "t.ag").is_ok());
+    // A comma alone, or two, is still an error that names the place.
+    let e = err_of("a = { kind: \"osc\",, };");
+    assert_eq!(place(&e), (1, 19));
+    let e = err_of("a = { , };");
+    assert_eq!(place(&e), (1, 7));
 }

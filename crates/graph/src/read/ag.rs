@@ -6,7 +6,7 @@
 //! ```text
 //! file      = statement* ;              statement = (node | edges | deadline) ";"
 //! node      = ident "=" "{" attribute* "}"
-//! attribute = ident ":" (float | int | string) ","        (every attribute ends with a comma)
+//! attribute = ident ":" (float | int | string) ","        (the comma is optional after the last)
 //! edges     = port_ident ("->" port_ident)+             (a.1 -> b.1 -> c.2 is two edges)
 //! port_ident= ident "." digits                          (ports are 1-based)
 //! deadline  = "deadline" "=" float
@@ -526,10 +526,21 @@ fn parse_node_body(p: &mut Parser<'_>, name: &str) -> Result<Node, ReadError> {
                 ))
             }
         };
+        // A comma ends an attribute; after the last one it may be left out.
         let (tc, at_c) = p.next()?;
-        if tc != Tok::Comma {
-            return Err(p.lx.err(at_c, format!("expected `,` after the value of `{key}` (every attribute ends with a comma), found {}", describe(&tc))));
-        }
+        let last = match tc {
+            Tok::Comma => false,
+            Tok::RBrace => true,
+            _ => {
+                return Err(p.lx.err(
+                    at_c,
+                    format!(
+                        "expected `,` or `}}` after the value of `{key}`, found {}",
+                        describe(&tc)
+                    ),
+                ))
+            }
+        };
         let bad = |what: &str| {
             p.lx.err(
                 at_v,
@@ -565,6 +576,9 @@ fn parse_node_body(p: &mut Parser<'_>, name: &str) -> Result<Node, ReadError> {
                 node.cost_declared = true;
             }
             _ => node.attrs.push((key.to_string(), value)),
+        }
+        if last {
+            return Ok(node);
         }
     }
 }
