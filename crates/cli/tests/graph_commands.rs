@@ -65,7 +65,7 @@ fn malformed_files_exit_1_with_a_place_and_no_panic() {
         ),
         (
             "nocomma.ag",
-            b"a = { kind: \"osc\" };\n",
+            b"a = { kind: \"osc\" freq: 1.0 };\n",
             "nocomma.ag:1:19:",
         ),
         (
