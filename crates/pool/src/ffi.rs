@@ -1,4 +1,4 @@
-//! The C ABI of `include/sched.h`: `sched_init` and `sched_spawn`.
+//! The C ABI of `include/fugue/sched.h`: `sched_init` and `sched_spawn`.
 //!
 //! `sched_init` builds a pool (threads from its argument, policy from `FUGUE_POOL_POLICY`,
 //! every queue bounded to `qlen`), runs the first task in a [`Scope`], and drops the pool when
@@ -85,7 +85,7 @@ fn init(nthreads: c_int, qlen: c_int, f: TaskFunc, closure: *mut c_void) -> Resu
 }
 
 /// Starts a pool, runs `f(closure, s)` in it and returns 0 when every task has finished (see
-/// `include/sched.h`); -1 with errno set on failure.
+/// `include/fugue/sched.h`); -1 with errno set on failure.
 ///
 /// # Safety
 /// `f`, when not null, is a function that may be called with `closure` and a scheduler on any

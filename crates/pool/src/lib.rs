@@ -12,8 +12,8 @@
 //!   ([`SpawnError::Full`]) instead of blocking;
 //! - per-thread [`Stats`] (tasks, spawns, steals, sleeps, idle time) and the process's CPU time
 //!   over a run ([`Pool::scope_with_stats`], [`Pool::stats`]);
-//! - a C ABI (`include/sched.h`: `sched_init`, `sched_spawn`), built as `libfugue_pool.so` and
-//!   `libfugue_pool.a`.
+//! - a C ABI (`include/fugue/sched.h`: `sched_init`, `sched_spawn`), built as
+//!   `libfugue_pool.so` and `libfugue_pool.a`, with a pkg-config file (`fugue-pool.pc`).
 //!
 //! The policies, the `steal` protocol with its proof sketch, the C ABI's semantics and the
 //! memory-ordering guarantees are in `docs/pool.md`.

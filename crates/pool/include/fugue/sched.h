@@ -1,0 +1,45 @@
+/* fugue-pool's C ABI: a pool of threads running tasks that spawn tasks.
+ *
+ * Include it as <fugue/sched.h> with -I crates/pool/include (or the flags of
+ * `pkg-config --cflags fugue-pool`): the name cannot hide the system's <sched.h>.
+ * Link with libfugue_pool.so or libfugue_pool.a (with -lpthread -ldl -lm for the static
+ * library). The scheduling policy is read from the environment variable FUGUE_POOL_POLICY
+ * (lifo-mutex, lifo-spin, steal-mutex, steal-backoff-shared, steal-backoff-local,
+ * steal-condvar, steal; default steal). See docs/pool.md. */
+#ifndef FUGUE_POOL_SCHED_H
+#define FUGUE_POOL_SCHED_H
+
+#include <unistd.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The scheduler a task runs in: pass it to sched_spawn, from any task, on any thread, until
+ * sched_init returns. */
+struct scheduler;
+
+/* A task: its closure and the scheduler it runs in. */
+typedef void (*taskfunc)(void *, struct scheduler *);
+
+/* The number of cores online. */
+static inline int sched_default_threads(void) { return sysconf(_SC_NPROCESSORS_ONLN); }
+
+/* Starts a pool of nthreads threads (nthreads <= 0: the cores this process may use), runs
+ * f(closure, s) in it, and returns 0 once every task (f and everything spawned, transitively)
+ * has finished; the threads are then stopped. Each queue holds at most qlen pending tasks.
+ * Returns -1 with errno set on failure: EINVAL for qlen <= 0, a null f, a thread count above
+ * 4096 or RLIMIT_NPROC, or an unknown FUGUE_POOL_POLICY (reported on stderr); EAGAIN when the
+ * system refuses a thread. May be called again after it returned. */
+int sched_init(int nthreads, int qlen, taskfunc f, void *closure);
+
+/* Queues f(closure, s) to run in the pool of s. Returns 0, or -1 with errno = EAGAIN when
+ * the queue that would take it already holds qlen tasks (the task is not queued: the caller
+ * may run it itself), or EINVAL for a null f or s. */
+int sched_spawn(taskfunc f, void *closure, struct scheduler *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
