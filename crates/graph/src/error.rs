@@ -39,10 +39,13 @@ impl fmt::Display for Direction {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum GraphError {
     /// An edge names a node that the graph does not declare.
-    #[error("edge refers to unknown node `{name}`")]
+    #[error("edge refers to unknown node `{name}`{}", nearest.as_ref().map(|n| format!("; did you mean `{n}`?")).unwrap_or_default())]
     UnknownNode {
         /// The name that was not found.
         name: String,
+        /// The declared name closest to it, when one is a likely misspelling
+        /// ([`crate::suggest::nearest`]).
+        nearest: Option<String>,
     },
     /// Two nodes carry the same name.
     #[error("node `{name}` is declared twice{}", first.map(|l| format!(" (first at line {})", l.line)).unwrap_or_default())]
@@ -53,7 +56,7 @@ pub enum GraphError {
         first: Option<Location>,
     },
     /// A port number is 0 or beyond the count the node declares with `in`/`out`.
-    #[error("{direction} port {port} of node `{node}` is out of range: the node declares {declared} {direction} port(s), numbered from 1")]
+    #[error("{direction} port {port} of node `{node}` is out of range: the node declares {declared} {direction} port(s), numbered from 1{}", if *declared > 0 { format!("; did you mean `{node}.{declared}`?") } else { String::new() })]
     PortOutOfRange {
         /// The node's name.
         node: String,

@@ -23,7 +23,9 @@ pub mod analysis;
 pub mod error;
 pub mod gen;
 mod model;
+mod places;
 pub mod read;
+pub mod suggest;
 pub mod write;
 
 pub use error::{Direction, GraphError, Location, ReadError};
@@ -31,4 +33,5 @@ pub use model::{
     parse_number, BuildError, Edge, EdgeId, GraphBuilder, Node, NodeId, TaskGraph, Value,
     DEFAULT_COST,
 };
+pub use places::SourcePlaces;
 pub use read::{read_file, Format};

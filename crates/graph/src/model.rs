@@ -8,6 +8,7 @@ use rustc_hash::FxBuildHasher;
 type NameMap = HashMap<String, NodeId, FxBuildHasher>;
 
 use crate::error::{Direction, GraphError};
+use crate::places::SourcePlaces;
 
 /// Index of a node in [`TaskGraph::nodes`].
 pub type NodeId = usize;
@@ -316,6 +317,8 @@ pub struct TaskGraph {
     topo: Vec<NodeId>,
     /// The folder of the file the graph was read from.
     folder: Option<PathBuf>,
+    /// Where the file writes each node (shared by clones).
+    places: Option<std::sync::Arc<SourcePlaces>>,
 }
 
 impl PartialEq for TaskGraph {
@@ -413,6 +416,7 @@ impl TaskGraph {
             preds,
             topo,
             folder: None,
+            places: None,
         })
     }
 
@@ -462,6 +466,18 @@ impl TaskGraph {
     /// [`TaskGraph::folder`]): what a caller that reads the graph's text itself says.
     pub fn set_folder(&mut self, folder: Option<PathBuf>) {
         self.folder = folder;
+    }
+
+    /// Where the file the graph was read from writes each node, its kind and attributes
+    /// (`.ag` files; `None` for other formats and graphs made in memory). It is no part of the
+    /// graph's equality.
+    pub fn places(&self) -> Option<&SourcePlaces> {
+        self.places.as_deref()
+    }
+
+    /// Sets the places of the graph's declarations (see [`TaskGraph::places`]).
+    pub fn set_places(&mut self, places: Option<SourcePlaces>) {
+        self.places = places.map(std::sync::Arc::new);
     }
 
     /// Number of input ports of a node: the declared count, or one past the highest port used.

@@ -50,7 +50,7 @@ fn all_ag_files_load_with_independent_counts() {
         let g = match read_file(p, None) {
             Ok(g) => g,
             Err(ReadError::Graph {
-                error: GraphError::UnknownNode { name },
+                error: GraphError::UnknownNode { name, .. },
                 location,
                 ..
             }) => {

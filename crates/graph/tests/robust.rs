@@ -227,7 +227,7 @@ fn malformed_ag_inputs_name_the_place() {
     // unknown node
     let e = err_of("a = { kind: \"osc\", };\na.1 -> zz.1;");
     assert!(
-        matches!(&e, ReadError::Graph { error: GraphError::UnknownNode { name }, .. } if name == "zz")
+        matches!(&e, ReadError::Graph { error: GraphError::UnknownNode { name, .. }, .. } if name == "zz")
     );
     assert_eq!(place(&e), (2, 8));
     // cycle, with the names on it
@@ -373,4 +373,47 @@ fn the_comma_after_the_last_attribute_is_optional() {
     assert_eq!(place(&e), (1, 19));
     let e = err_of("a = { , };");
     assert_eq!(place(&e), (1, 7));
+}
+
+#[test]
+fn the_ag_reader_records_where_nodes_kinds_and_attributes_are() {
+    let text = "// a comment\nosc1 = { freq: 220.0, kind: \"osc\", volume: 0.5 };\n  out = {\n    kind: \"sink\",\n  };\nosc1.1 -> out.1;\n";
+    let g = ag::parse(text, "t.ag").unwrap();
+    let places = g.places().expect("an .ag graph has places");
+    let loc = |l: Option<fugue_graph::Location>| l.map(|l| (l.line, l.column));
+    assert_eq!(loc(places.node(0)), Some((2, 1)));
+    assert_eq!(loc(places.kind(0)), Some((2, 29)), "the kind's value");
+    assert_eq!(loc(places.attr(0, 0)), Some((2, 10)), "freq");
+    assert_eq!(loc(places.attr(0, 1)), Some((2, 36)), "volume");
+    assert_eq!(loc(places.node(1)), Some((3, 3)));
+    assert_eq!(loc(places.kind(1)), Some((4, 11)));
+    assert_eq!(places.node(2), None);
+    // Places are no part of equality, and a graph made in memory has none.
+    let again = ag::parse(&write::to_ag(&g), "again.ag").unwrap();
+    assert_eq!(again, g);
+    assert!(fugue_graph::GraphBuilder::new()
+        .build()
+        .unwrap()
+        .places()
+        .is_none());
+}
+
+#[test]
+fn edges_to_near_miss_names_and_ports_suggest_the_valid_one() {
+    let e = err_of("osc1 = { kind: \"osc\" };\nout = { kind: \"sink\", in: 2 };\nosc.1 -> out.1;");
+    assert_eq!(place(&e), (3, 1));
+    assert!(
+        e.to_string()
+            .ends_with("unknown node `osc`; did you mean `osc1`?"),
+        "{e}"
+    );
+    let e = err_of("osc1 = { kind: \"osc\" };\nout = { kind: \"sink\", in: 2 };\nosc1.1 -> out.3;");
+    assert_eq!(place(&e), (3, 11));
+    assert!(e.to_string().ends_with("did you mean `out.2`?"), "{e}");
+    let e = err_of("osc1 = { kind: \"osc\" };\nout = { kind: \"sink\", in: 2 };\nosc1.0 -> out.1;");
+    assert_eq!(place(&e), (3, 6));
+    assert!(e.to_string().ends_with("did you mean `osc1.1`?"), "{e}");
+    // A name far from every declared one gets no guess.
+    let e = err_of("osc1 = { kind: \"osc\" };\nout = { kind: \"sink\" };\nzzzzzz.1 -> out.1;");
+    assert!(e.to_string().ends_with("unknown node `zzzzzz`"), "{e}");
 }

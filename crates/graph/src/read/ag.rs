@@ -21,6 +21,7 @@ use std::collections::HashMap;
 use super::{finish, location_of, syntax};
 use crate::error::{Direction, GraphError, Location, ReadError};
 use crate::model::{GraphBuilder, Node, NodeId, TaskGraph, Value};
+use crate::places::{Cursor, SourcePlaces};
 
 /// The most ports a node may declare with `in` or `out`.
 pub const MAX_PORTS: usize = 1_000_000;
@@ -347,6 +348,7 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
     let mut g = GraphBuilder::new();
     let mut node_pos: HashMap<NodeId, usize> = HashMap::new();
     let mut edge_pos: Vec<usize> = Vec::new();
+    let mut raw_places: Vec<RawPlaces> = Vec::new();
     loop {
         let (t, at) = p.next()?;
         let name = match t {
@@ -366,10 +368,12 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
                 match t3 {
                     Tok::LBrace => {
                         p.next()?;
-                        let node = parse_node_body(&mut p, name)?;
+                        let mut raw = RawPlaces { decl: at, kind: None, attrs: Vec::new() };
+                        let node = parse_node_body(&mut p, name, &mut raw)?;
                         match g.add_node(node) {
                             Ok(id) => {
                                 node_pos.insert(id, at);
+                                raw_places.push(raw);
                             }
                             Err(GraphError::DuplicateNode { name, .. }) => {
                                 let first = g.find(&name).and_then(|id| node_pos.get(&id)).map(|&p2| p.loc(p2));
@@ -430,7 +434,10 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
                         g.find(nm).ok_or_else(|| ReadError::Graph {
                             file: file.into(),
                             location: location_of(text, pos),
-                            error: GraphError::UnknownNode { name: nm.into() },
+                            error: GraphError::UnknownNode {
+                                name: nm.into(),
+                                nearest: crate::suggest::nearest(nm, g.nodes().iter().map(|n| n.name.as_str())).map(str::to_string),
+                            },
                         })
                     };
                     let src = resolve(from.0, from.1)?;
@@ -460,14 +467,39 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
             p.expect(Tok::Semi, || "after the declaration".into())?;
         }
     }
-    finish(g, file, text, &edge_pos)
+    let mut graph = finish(g, file, text, &edge_pos)?;
+    // The offsets grow through the file, so one pass turns them into places.
+    let mut cursor = Cursor::new(text);
+    let mut places = SourcePlaces::default();
+    let mut body: Vec<(usize, usize)> = Vec::new();
+    let mut found: Vec<Location> = Vec::new();
+    for r in &raw_places {
+        let decl = cursor.at(r.decl);
+        // The kind may come after other attributes: visit the node's parts in file order.
+        body.clear();
+        body.extend(r.attrs.iter().enumerate().map(|(i, &a)| (a, i + 1)));
+        body.extend(r.kind.map(|k| (k, 0)));
+        body.sort_unstable();
+        found.clear();
+        found.resize(r.attrs.len() + 1, decl);
+        for &(offset, slot) in &body {
+            found[slot] = cursor.at(offset);
+        }
+        let kind = r.kind.map(|_| found[0]);
+        places.push(decl, kind, found[1..].iter().copied());
+    }
+    graph.set_places(Some(places));
+    Ok(graph)
 }
 
 fn parse_port(p: &mut Parser<'_>, node: &str) -> Result<usize, ReadError> {
     let (t, at) = p.next()?;
     match t {
         Tok::Int(i) if i >= 1 => Ok(i as usize),
-        Tok::Int(_) => Err(p.lx.err(at, format!("port numbers of `{node}` start at 1"))),
+        Tok::Int(_) => Err(p.lx.err(
+            at,
+            format!("port numbers of `{node}` start at 1; did you mean `{node}.1`?"),
+        )),
         other => Err(p.lx.err(
             at,
             format!(
@@ -478,7 +510,19 @@ fn parse_port(p: &mut Parser<'_>, node: &str) -> Result<usize, ReadError> {
     }
 }
 
-fn parse_node_body(p: &mut Parser<'_>, name: &str) -> Result<Node, ReadError> {
+/// Where a node's parts are written: byte offsets of its name, its kind's value and the keys
+/// of its attributes (in the order of [`Node::attrs`]).
+struct RawPlaces {
+    decl: usize,
+    kind: Option<usize>,
+    attrs: Vec<usize>,
+}
+
+fn parse_node_body(
+    p: &mut Parser<'_>,
+    name: &str,
+    places: &mut RawPlaces,
+) -> Result<Node, ReadError> {
     let mut node = Node::new(name, "");
     // Attributes given so far and where, to refuse one given twice.
     let mut given: Vec<(String, usize)> = Vec::new();
@@ -549,7 +593,10 @@ fn parse_node_body(p: &mut Parser<'_>, name: &str) -> Result<Node, ReadError> {
         };
         match key {
             "kind" => match value {
-                Value::Str(s) => node.kind = s,
+                Value::Str(s) => {
+                    node.kind = s;
+                    places.kind = Some(at_v);
+                }
                 _ => return Err(bad("a string such as \"osc\"")),
             },
             "in" | "out" => {
@@ -575,7 +622,10 @@ fn parse_node_body(p: &mut Parser<'_>, name: &str) -> Result<Node, ReadError> {
                 node.cost = c;
                 node.cost_declared = true;
             }
-            _ => node.attrs.push((key.to_string(), value)),
+            _ => {
+                node.attrs.push((key.to_string(), value));
+                places.attrs.push(at);
+            }
         }
         if last {
             return Ok(node);

@@ -145,7 +145,10 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
             let src = g.find(name).ok_or_else(|| ReadError::Graph {
                 file: file.into(),
                 location: location_of(text, at),
-                error: GraphError::UnknownNode { name: name.into() },
+                error: GraphError::UnknownNode {
+                    name: name.into(),
+                    nearest: None,
+                },
             })?;
             let added = g.add_edge(src, 0, dst, 0, 0.0);
             added.map_err(|e| ReadError::Graph {

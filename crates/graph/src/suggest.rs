@@ -1,0 +1,92 @@
+//! Near misses: the valid name closest to a mistyped one, for "did you mean ...?" in messages
+//! about kinds, attributes and node names.
+
+/// The candidate closest to `word`, when one is close enough to be a likely misspelling:
+/// Jaro–Winkler similarity of at least 0.8 (which also takes `freq` for `frequency`), or a
+/// Damerau–Levenshtein distance of 1 or 2 for longer names. Ties go to the smaller edit
+/// distance, then to the first candidate. `word` itself is never suggested.
+///
+/// ```
+/// use fugue_graph::suggest::nearest;
+/// let kinds = ["osc", "mix", "sink", "biquad"];
+/// assert_eq!(nearest("oscc", kinds), Some("osc"));
+/// assert_eq!(nearest("frequency", ["freq", "volume", "phase"]), Some("freq"));
+/// assert_eq!(nearest("zzz", kinds), None);
+/// ```
+pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let mut best: Option<(&'a str, f64, usize)> = None;
+    for c in candidates {
+        if c == word || c.is_empty() {
+            continue;
+        }
+        let similarity = strsim::jaro_winkler(word, c);
+        let distance = strsim::damerau_levenshtein(word, c);
+        let short = word.chars().count().min(c.chars().count());
+        let close = similarity >= 0.8 || (short >= 4 && distance <= 2);
+        if !close {
+            continue;
+        }
+        let better = match best {
+            None => true,
+            Some((_, s, d)) => distance < d || (distance == d && similarity > s),
+        };
+        if better {
+            best = Some((c, similarity, distance));
+        }
+    }
+    best.map(|(c, _, _)| c)
+}
+
+/// `" (did you mean `NAME`?)"` for the candidate [`nearest`] to `word`, or an empty string.
+pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    nearest(word, candidates)
+        .map(|c| format!("; did you mean `{c}`?"))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn near_misses_find_their_name_and_far_ones_nothing() {
+        let kinds = [
+            "osc",
+            "mod",
+            "mix",
+            "sink",
+            "source",
+            "gain",
+            "biquad",
+            "delay",
+            "noise",
+            "karplus",
+            "reverb",
+            "load",
+            "resampler",
+        ];
+        assert_eq!(nearest("oscc", kinds), Some("osc"));
+        assert_eq!(nearest("sinc", kinds), Some("sink"));
+        assert_eq!(nearest("biqaud", kinds), Some("biquad"));
+        assert_eq!(nearest("reverv", kinds), Some("reverb"));
+        assert_eq!(nearest("resampeler", kinds), Some("resampler"));
+        assert_eq!(nearest("Gain", kinds), Some("gain"));
+        assert_eq!(nearest("compressor", kinds), None);
+        assert_eq!(
+            nearest("osc", kinds),
+            None,
+            "a valid name is not a near miss"
+        );
+        assert_eq!(nearest("x", ["osc"]), None);
+        assert_eq!(
+            nearest("frequency", ["freq", "volume", "phase"]),
+            Some("freq")
+        );
+        assert_eq!(
+            nearest("feedbak", ["time", "feedback", "wet", "dry"]),
+            Some("feedback")
+        );
+        assert_eq!(did_you_mean("oscc", kinds), "; did you mean `osc`?");
+        assert_eq!(did_you_mean("compressor", kinds), "");
+    }
+}
