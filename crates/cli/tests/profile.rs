@@ -54,6 +54,21 @@ fn profile_writes_the_report_files() {
         .as_array()
         .is_some_and(|v| !v.is_empty()));
     assert!(json["threads_detail"][1]["wake_p99_ns"].is_u64());
+    // The nodes by share of the work, the critical path and the conclusion.
+    let means: Vec<f64> = nodes
+        .iter()
+        .map(|n| n["mean_ns"].as_f64().unwrap())
+        .collect();
+    assert!(means.windows(2).all(|w| w[0] >= w[1]), "{means:?}");
+    assert!(json["critical_path_ns"].as_f64().unwrap() > 0.0);
+    assert!(!json["critical_path"].as_array().unwrap().is_empty());
+    let conclusion = json["conclusion"].as_str().unwrap();
+    assert!(
+        conclusion.contains("on any number of threads"),
+        "{conclusion}"
+    );
+    let text = std::fs::read_to_string(out.join("profile.txt")).unwrap();
+    assert!(text.trim_end().ends_with(conclusion), "{text}");
     let svg = std::fs::read_to_string(out.join("slowest-cycle.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("thread 1"));
 

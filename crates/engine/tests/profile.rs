@@ -71,8 +71,22 @@ fn the_profile_changes_no_sample_and_its_tables_add_up() {
             // The 99th percentile comes from a 2-digit histogram: within 1 % of the maximum.
             assert!(n.p99_ns as f64 <= n.max_ns as f64 * 1.01 + 1.0, "{n:?}");
         }
-        // Sorted by worst case.
-        assert!(r.nodes.windows(2).all(|w| w[0].max_ns >= w[1].max_ns));
+        // Sorted by share of the work.
+        assert!(r.nodes.windows(2).all(|w| w[0].mean_ns >= w[1].mean_ns));
+        // The critical path: a chain of tasks no longer than the work and no shorter than
+        // its longest task, said in the conclusion.
+        let cp = r.critical_path_ns();
+        assert!(!r.critical_path.is_empty(), "{kind}");
+        assert!(
+            cp <= r.work_mean_ns * 1.0001,
+            "{kind}: {cp} > {}",
+            r.work_mean_ns
+        );
+        assert!(
+            r.conclusion().contains("on any number of threads"),
+            "{}",
+            r.conclusion()
+        );
         // Work cannot exceed the threads' time, nor the cycle be shorter than its tasks.
         assert!(r.work_mean_ns <= r.threads as f64 * r.cycle_mean_ns * 1.0001);
         let busy: f64 = r.workers.iter().map(|w| w.busy_mean_ns).sum();

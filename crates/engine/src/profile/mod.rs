@@ -17,13 +17,16 @@
 //! breakdown of the slowest cycles (the chain of tasks and waits that made each one end when
 //! it did) and per-worker timelines ([`ProfileReport::gantt_svg`]).
 
+mod critical;
 mod histogram;
 mod recorder;
 mod render;
 mod report;
 
 pub use recorder::Profiler;
-pub use report::{Bar, ChainStep, NodeRow, ProfileReport, Timeline, WorkerRow};
+pub use report::{
+    Bar, ChainStep, NodeRow, PathStep, ProfileReport, Timeline, WorkerRow, CHAIN_SHOWN,
+};
 
 /// Traces of the slowest cycles kept.
 pub const SLOWEST_KEPT: usize = 5;

@@ -6,8 +6,9 @@ use std::time::Duration;
 use fugue_exec::trace::{Calibration, TaskTime};
 use fugue_exec::{Executor, Plan};
 
+use super::critical::{critical_path, sort_by_work};
 use super::histogram::{histogram, Histogram};
-use super::report::{Bar, ChainStep, NodeRow, ProfileReport, Timeline, WorkerRow};
+use super::report::{Bar, ChainStep, NodeRow, PathStep, ProfileReport, Timeline, WorkerRow};
 use super::SLOWEST_KEPT;
 
 /// How many cycles between two updates of the running median that picks the median trace.
@@ -80,6 +81,8 @@ pub struct Profiler {
     node_names: Vec<String>,
     node_kinds: Vec<String>,
     node_acc: Vec<NodeAcc>,
+    /// Each cell's total time over the cycles, ticks (for the critical path of mean times).
+    cell_sum: Vec<u64>,
     worker_acc: Vec<WorkerAcc>,
     /// This cycle's record (scratch).
     current: CycleTrace,
@@ -187,6 +190,7 @@ impl Profiler {
                     hist: histogram(),
                 })
                 .collect(),
+            cell_sum: vec![0; n_cells],
             worker_acc: (0..threads)
                 .map(|_| WorkerAcc {
                     wake: histogram(),
@@ -255,6 +259,7 @@ impl Profiler {
         for (c, t) in cur.cells.iter().enumerate() {
             let d = t.duration();
             work += d;
+            self.cell_sum[c] += d;
             self.node_scratch[self.cell_node[c] as usize] += d;
             let w = (t.worker as usize).min(self.threads - 1);
             self.busy_scratch[w] += d;
@@ -352,12 +357,19 @@ impl Profiler {
                 max_ns: ns(a.max),
             })
             .collect();
-        nodes.sort_by(|a, b| {
-            b.max_ns
-                .cmp(&a.max_ns)
-                .then(b.p99_ns.cmp(&a.p99_ns))
-                .then(a.name.cmp(&b.name))
-        });
+        sort_by_work(&mut nodes);
+        let cell_means: Vec<f64> = self
+            .cell_sum
+            .iter()
+            .map(|&t| t as f64 * k / n as f64)
+            .collect();
+        let critical_path = critical_path(&cell_means, &self.cell_preds)
+            .into_iter()
+            .map(|c| PathStep {
+                task: self.cell_labels[c].clone(),
+                mean_ns: cell_means[c],
+            })
+            .collect();
         let cycle_mean = self.cycle_sum as f64 * k / n as f64;
         let workers = self
             .worker_acc
@@ -401,6 +413,7 @@ impl Profiler {
                 0.0
             },
             nodes,
+            critical_path,
             workers,
             median: self.median.is_set().then(|| self.timeline(&self.median, k)),
             slowest: slowest.into_iter().map(|t| self.timeline(t, k)).collect(),

@@ -21,6 +21,15 @@ pub struct NodeRow {
     pub max_ns: u64,
 }
 
+/// One task of the critical path.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PathStep {
+    /// The task, named as in [`Bar::node`].
+    pub task: String,
+    /// Its mean time per cycle, ns.
+    pub mean_ns: f64,
+}
+
 /// One thread's figures (thread 0 is the one that runs the cycles).
 #[derive(Clone, Debug, PartialEq)]
 pub struct WorkerRow {
@@ -153,8 +162,11 @@ pub struct ProfileReport {
     pub own_mean_ns: f64,
     /// CPU time the whole process used per wall-clock second while profiling (cores).
     pub cpu_cores: f64,
-    /// Nodes, the worst (longest maximum) first.
+    /// Nodes, the largest share of the work (mean time per cycle) first.
     pub nodes: Vec<NodeRow>,
+    /// The critical path of the tasks' mean times, first task first: the chain of tasks
+    /// whose total no number of threads can make a cycle shorter than.
+    pub critical_path: Vec<PathStep>,
     /// Threads.
     pub workers: Vec<WorkerRow>,
     /// A cycle whose time is close to the median.
@@ -162,6 +174,9 @@ pub struct ProfileReport {
     /// The slowest cycles, the slowest first.
     pub slowest: Vec<Timeline>,
 }
+
+/// The most steps of a chain that [`Timeline::breakdown`] lists.
+pub const CHAIN_SHOWN: usize = 12;
 
 pub(super) fn us(ns: f64) -> String {
     format!("{:.1}", ns / 1000.0)
@@ -184,7 +199,79 @@ impl ProfileReport {
             .unwrap_or(0)
     }
 
-    /// The report as text: summary, nodes table, threads table, slowest cycles.
+    /// The critical path's length: the sum of its tasks' mean times, ns.
+    pub fn critical_path_ns(&self) -> f64 {
+        self.critical_path.iter().map(|s| s.mean_ns).sum()
+    }
+
+    /// What the profile says a user can do, in two sentences: how much of the work the
+    /// critical path is and so the most that threads can gain, then what limits the cycles
+    /// measured (the graph's shape, the number of threads, or overhead and waits).
+    pub fn conclusion(&self) -> String {
+        let (work, cp, cycle) = (
+            self.work_mean_ns,
+            self.critical_path_ns(),
+            self.cycle_mean_ns,
+        );
+        if work <= 0.0 || cp <= 0.0 {
+            return "conclusion: no task time was recorded, so nothing bounds the cycle but the executor itself.".into();
+        }
+        let bound = work / cp;
+        let mut o = format!(
+            "conclusion: the critical path ({} task{}, {} µs) is {:.0} % of the work ({} µs per cycle): at most {:.1}x on any number of threads.",
+            self.critical_path.len(),
+            if self.critical_path.len() == 1 { "" } else { "s" },
+            us(cp),
+            100.0 * cp / work,
+            us(work),
+            bound
+        );
+        let longest = {
+            let mut steps: Vec<&PathStep> = self.critical_path.iter().collect();
+            steps.sort_by(|a, b| b.mean_ns.total_cmp(&a.mean_ns));
+            let v: Vec<String> = steps
+                .iter()
+                .take(2)
+                .map(|s| format!("{} ({} µs)", s.task, us(s.mean_ns)))
+                .collect();
+            v.join(", ")
+        };
+        let t = self.threads.max(1) as f64;
+        // The shortest cycle this many threads allow: the path, or the work shared out.
+        let floor = cp.max(work / t);
+        let limit = if bound < 1.1 {
+            format!(" The graph is a chain: more threads cannot help; run it on one thread, or shorten the path's longest tasks: {longest}.")
+        } else if self.threads == 1 {
+            format!(" On 1 thread the cycle ({} µs) is the whole work plus overhead: more threads can make it up to {bound:.1}x shorter.", us(cycle))
+        } else if cycle <= 1.15 * floor && work / t > cp {
+            format!(
+                " The cycles ({} µs) are close to the work shared among the {} threads ({} µs): the number of threads limits them; more threads can go up to {bound:.1}x.",
+                us(cycle),
+                self.threads,
+                us(work / t)
+            )
+        } else if cycle <= 1.15 * floor {
+            format!(
+                " The cycles ({} µs) are close to the critical path: the graph's shape limits them, not the threads; to go faster, shorten the path's longest tasks: {longest}.",
+                us(cycle)
+            )
+        } else {
+            format!(
+                " The cycles ({} µs) take {:.1}x the shortest that {} threads allow ({} µs): overhead and waits limit them ({} µs of thread time per cycle; {} µs before the first task, {} µs after the last), not the graph; fewer threads or another executor may do better (see the slowest cycles' chains above).",
+                us(cycle),
+                cycle / floor,
+                self.threads,
+                us(floor),
+                us(self.overhead_mean_ns()),
+                us(self.head_mean_ns),
+                us(self.tail_mean_ns)
+            )
+        };
+        o.push_str(&limit);
+        o
+    }
+
+    /// The report as text: summary, nodes table, threads table, slowest cycles, conclusion.
     pub fn text(&self) -> String {
         let mut o = String::new();
         let _ = writeln!(
@@ -316,6 +403,8 @@ impl ProfileReport {
                 let _ = writeln!(o, "{}", t.breakdown());
             }
         }
+        let _ = writeln!(o);
+        let _ = writeln!(o, "{}", self.conclusion());
         o
     }
 
@@ -340,8 +429,8 @@ impl ProfileReport {
 }
 
 impl Timeline {
-    /// The cycle's breakdown in a few lines: its time, the chain's longest tasks and
-    /// largest waits, and what came after the last task.
+    /// The cycle's breakdown in a few lines: its time, then the chain of tasks and waits that
+    /// ended it, in time order (a long chain: its [`CHAIN_SHOWN`] largest steps).
     pub fn breakdown(&self) -> String {
         let mut o = String::new();
         let _ = write!(
@@ -360,27 +449,42 @@ impl Timeline {
             us(wait as f64),
             us(self.tail_ns as f64)
         );
-        for c in self.worst_tasks(3) {
+        // The chain in time order; a long one shows its largest steps (still in order).
+        let shown: Vec<&ChainStep> = if self.chain.len() <= CHAIN_SHOWN {
+            self.chain.iter().collect()
+        } else {
+            let mut big: Vec<(usize, &ChainStep)> = self.chain.iter().enumerate().collect();
+            big.sort_by_key(|(_, c)| std::cmp::Reverse(c.run_ns + c.wait_ns));
+            big.truncate(CHAIN_SHOWN);
+            big.sort_by_key(|&(i, _)| i);
+            big.into_iter().map(|(_, c)| c).collect()
+        };
+        for c in &shown {
+            let _ = write!(o, "    at {:>7} µs: ", us(c.start_ns as f64));
+            if c.wait_ns > 0 {
+                let _ = write!(
+                    o,
+                    "after a wait of {} µs ({}{}), ",
+                    us(c.wait_ns as f64),
+                    c.wait_cause(),
+                    c.worker_woke_ns
+                        .map(|w| format!("; thread woke at {} µs", us(w as f64)))
+                        .unwrap_or_default()
+                );
+            }
             let _ = writeln!(
                 o,
-                "    node {} on thread {}: {} µs (from {} µs)",
+                "{} on thread {} ran {} µs",
                 c.node,
                 c.worker,
-                us(c.run_ns as f64),
-                us(c.start_ns as f64)
+                us(c.run_ns as f64)
             );
         }
-        for c in self.worst_waits(3) {
+        if shown.len() < self.chain.len() {
             let _ = writeln!(
                 o,
-                "    wait of {} µs before {} on thread {}: {}{}",
-                us(c.wait_ns as f64),
-                c.node,
-                c.worker,
-                c.wait_cause(),
-                c.worker_woke_ns
-                    .map(|w| format!(" (thread woke at {} µs)", us(w as f64)))
-                    .unwrap_or_default()
+                "    ({} shorter steps of the chain not shown)",
+                self.chain.len() - shown.len()
             );
         }
         o.pop();
@@ -393,5 +497,170 @@ fn csv_field(s: &str) -> String {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(node: &str, start_ns: u64, run_ns: u64, wait_ns: u64) -> ChainStep {
+        ChainStep {
+            node: node.into(),
+            worker: 1,
+            start_ns,
+            run_ns,
+            wait_ns,
+            worker_woke_ns: None,
+        }
+    }
+
+    fn report(
+        threads: usize,
+        cycle_mean_ns: f64,
+        path: &[(&str, f64)],
+        work: f64,
+    ) -> ProfileReport {
+        ProfileReport {
+            threads,
+            cycles: 100,
+            cycle_mean_ns,
+            cycle_median_ns: cycle_mean_ns as u64,
+            cycle_p99_ns: cycle_mean_ns as u64,
+            cycle_max_ns: cycle_mean_ns as u64,
+            work_mean_ns: work,
+            head_mean_ns: 1_000.0,
+            tail_mean_ns: 2_000.0,
+            own_mean_ns: 0.0,
+            cpu_cores: 1.0,
+            nodes: Vec::new(),
+            critical_path: path
+                .iter()
+                .map(|&(task, mean_ns)| PathStep {
+                    task: task.into(),
+                    mean_ns,
+                })
+                .collect(),
+            workers: Vec::new(),
+            median: None,
+            slowest: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_chain_is_listed_in_time_order() {
+        // The longest task (b) comes second, the largest wait before c: still said in order.
+        let t = Timeline {
+            index: 7,
+            duration_ns: 100_000,
+            tail_ns: 1_000,
+            bars: Vec::new(),
+            wakes: Vec::new(),
+            chain: vec![
+                step("a", 0, 10_000, 0),
+                step("b", 10_000, 50_000, 0),
+                step("c", 80_000, 19_000, 20_000),
+            ],
+        };
+        let text = t.breakdown();
+        let at = |s: &str| text.find(s).unwrap_or_else(|| panic!("{s} in {text}"));
+        assert!(at(" a on thread") < at(" b on thread"), "{text}");
+        assert!(at(" b on thread") < at("after a wait of 20.0 µs"), "{text}");
+        assert!(at("after a wait of 20.0 µs") < at(" c on thread"), "{text}");
+        // A long chain keeps its largest steps, in time order, and says how many it left out.
+        let chain: Vec<ChainStep> = (0..30)
+            .map(|i| {
+                step(
+                    &format!("n{i}"),
+                    i * 1_000,
+                    if i % 5 == 0 { 900 } else { 10 },
+                    0,
+                )
+            })
+            .collect();
+        let t = Timeline { chain, ..t };
+        let text = t.breakdown();
+        let shown: Vec<usize> = (0..30)
+            .filter(|i| text.contains(&format!(" n{i} on thread")))
+            .collect();
+        assert_eq!(shown.len(), CHAIN_SHOWN, "{text}");
+        for big in [0, 5, 10, 15, 20, 25] {
+            assert!(shown.contains(&big), "n{big}: {text}");
+        }
+        let places: Vec<usize> = shown
+            .iter()
+            .map(|i| text.find(&format!(" n{i} on thread")).unwrap())
+            .collect();
+        assert!(
+            places.windows(2).all(|w| w[0] < w[1]),
+            "in time order: {text}"
+        );
+        assert!(
+            text.contains("(18 shorter steps of the chain not shown)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_conclusion_gives_the_bound_and_what_limits_the_cycles() {
+        // The example of a newcomer: a path of 61 % of the work.
+        let r = report(
+            4,
+            70_000.0,
+            &[("osc", 30_000.0), ("mix", 31_000.0)],
+            100_000.0,
+        );
+        let c = r.conclusion();
+        assert!(
+            c.starts_with("conclusion: the critical path (2 tasks, 61.0 µs) is 61 % of the work (100.0 µs per cycle): at most 1.6x on any number of threads."),
+            "{c}"
+        );
+        // 70 µs against a floor of 61 µs on 4 threads: the graph's shape is the limit.
+        assert!(c.contains("the graph's shape limits them"), "{c}");
+        assert!(c.contains("mix (31.0 µs), osc (30.0 µs)"), "{c}");
+        // Cycles far above the floor: overhead and waits.
+        let r = report(
+            4,
+            200_000.0,
+            &[("osc", 30_000.0), ("mix", 31_000.0)],
+            100_000.0,
+        );
+        assert!(
+            r.conclusion().contains(
+                "3.3x the shortest that 4 threads allow (61.0 µs): overhead and waits limit them"
+            ),
+            "{}",
+            r.conclusion()
+        );
+        // Few threads for a wide graph: the threads are the limit.
+        let r = report(2, 52_000.0, &[("a", 10_000.0)], 100_000.0);
+        assert!(
+            r.conclusion().contains("at most 10.0x"),
+            "{}",
+            r.conclusion()
+        );
+        assert!(
+            r.conclusion().contains("the number of threads limits them"),
+            "{}",
+            r.conclusion()
+        );
+        // One thread, and a chain.
+        let r = report(1, 110_000.0, &[("a", 25_000.0)], 100_000.0);
+        assert!(
+            r.conclusion().contains("up to 4.0x shorter"),
+            "{}",
+            r.conclusion()
+        );
+        let r = report(4, 110_000.0, &[("a", 50_000.0), ("b", 50_000.0)], 100_000.0);
+        assert!(
+            r.conclusion().contains("at most 1.0x") && r.conclusion().contains("is a chain"),
+            "{}",
+            r.conclusion()
+        );
+        // The text ends with it.
+        assert!(r.text().trim_end().ends_with(&r.conclusion()));
+        assert!(report(1, 1.0, &[], 0.0)
+            .conclusion()
+            .contains("no task time"));
     }
 }
