@@ -60,6 +60,12 @@ enum Command {
         "fugue info graph.stg --json",
     ))]
     Info(cmd::info::Args),
+    /// Check a graph against the node kinds: kinds, attributes, ports and edges, each problem with its place and the name it probably meant.
+    #[command(after_help = examples!(
+        "fugue check examples/echo.ag",
+        "fugue check my.ag --strict        # warnings (a node that reaches no sink) fail too",
+    ))]
+    Check(cmd::check::Args),
     /// Print a graph as DOT, or draw it as SVG/PNG/PDF with Graphviz.
     #[command(after_help = examples!(
         "fugue dot examples/synth.ag                 # DOT text on standard output",
@@ -166,6 +172,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Info(a) => cmd::info::run(a),
+        Command::Check(a) => cmd::check::run(a),
         Command::Dot(a) => cmd::dot::run(a),
         Command::Gen(a) => cmd::gen::run(a),
         Command::Bench(a) => cmd::bench::run(a),

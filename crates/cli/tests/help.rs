@@ -8,6 +8,7 @@ use common::{folder, fugue, stderr, stdout};
 const COMMANDS: &[&[&str]] = &[
     &[],
     &["info"],
+    &["check"],
     &["dot"],
     &["gen"],
     &["bench"],

@@ -20,11 +20,19 @@ pub fn number(ctx: &NodeContext<'_>, attr: &str) -> Result<Option<f64>, NodeErro
 
 /// The required number `attr`; `what` says what it is ("a frequency in Hz").
 pub fn required(ctx: &NodeContext<'_>, attr: &str, what: &str) -> Result<f64, NodeError> {
-    number(ctx, attr)?.ok_or_else(|| NodeError::MissingAttr {
-        node: ctx.name().to_string(),
-        kind: ctx.kind().to_string(),
-        attr: attr.to_string(),
-        what: what.to_string(),
+    number(ctx, attr)?.ok_or_else(|| {
+        // A misspelt attribute is the likely cause: name it.
+        let given = ctx.node.attrs.iter().map(|(k, _)| k.as_str());
+        let what = match fugue_graph::suggest::nearest(attr, given) {
+            Some(k) => format!("{what}; the node gives `{k}`: did you mean `{attr}`?"),
+            None => what.to_string(),
+        };
+        NodeError::MissingAttr {
+            node: ctx.name().to_string(),
+            kind: ctx.kind().to_string(),
+            attr: attr.to_string(),
+            what,
+        }
     })
 }
 

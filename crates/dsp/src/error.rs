@@ -8,7 +8,7 @@ use thiserror::Error;
 #[derive(Clone, Debug, Error, PartialEq)]
 pub enum NodeError {
     /// The node's kind is not in the registry.
-    #[error("node `{node}` has unknown kind `{kind}`; known kinds: {known} (or pass --placeholder to render unknown kinds as silence)")]
+    #[error("node `{node}` has unknown kind `{kind}`{}; known kinds: {known} (or pass --placeholder to render unknown kinds as silence)", nearest.as_ref().map(|n| format!(" (did you mean `{n}`?)")).unwrap_or_default())]
     UnknownKind {
         /// The node.
         node: String,
@@ -16,6 +16,8 @@ pub enum NodeError {
         kind: String,
         /// The known kinds, comma-separated.
         known: String,
+        /// The known kind closest to it, when one is a likely misspelling.
+        nearest: Option<String>,
     },
     /// A required attribute is absent.
     #[error("node `{node}` ({kind}) needs the attribute `{attr}` ({what})")]

@@ -173,6 +173,8 @@ impl Registry {
                 node: ctx.name().to_string(),
                 kind: ctx.kind().to_string(),
                 known: self.names().join(", "),
+                nearest: fugue_graph::suggest::nearest(ctx.kind(), self.names())
+                    .map(str::to_string),
             }),
         }
     }

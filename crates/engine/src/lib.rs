@@ -66,6 +66,7 @@ pub mod auto;
 pub mod backend;
 mod blocks;
 mod calibrate;
+pub mod check;
 pub mod costs;
 mod cycle;
 mod engine;

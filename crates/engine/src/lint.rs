@@ -23,6 +23,9 @@ pub enum Warning {
         kind: String,
         /// The attributes the kind reads, comma-separated.
         reads: String,
+        /// The attribute the kind reads that is closest to `attr`, when one is a likely
+        /// misspelling.
+        nearest: Option<String>,
     },
     /// A node whose outputs reach no `sink`: computed every cycle and never heard.
     Unheard {
@@ -74,7 +77,11 @@ pub enum Warning {
 impl std::fmt::Display for Warning {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Warning::UnreadAttribute { node, attr, kind, reads } => write!(
+            Warning::UnreadAttribute { node, attr, kind, reads, nearest: Some(near) } => write!(
+                f,
+                "node `{node}` has attribute `{attr}`, which kind {kind} does not read; did you mean `{near}`? (it reads {reads})"
+            ),
+            Warning::UnreadAttribute { node, attr, kind, reads, nearest: None } => write!(
                 f,
                 "node `{node}` has attribute `{attr}`, which kind {kind} does not read (it reads {reads}; every node may also give kind, in, out and wcet)"
             ),
@@ -116,6 +123,13 @@ impl std::fmt::Display for Warning {
     }
 }
 
+/// The attribute closest to `attr` among those of `doc` and those every node may give.
+pub fn nearest_attribute(doc: &fugue_dsp::kinds::doc::KindDoc, attr: &str) -> Option<String> {
+    let names = doc.attributes.iter().map(|(a, _)| a.as_ref());
+    fugue_graph::suggest::nearest(attr, names.chain(["kind", "in", "out", "wcet"]))
+        .map(str::to_string)
+}
+
 /// What a graph itself suggests is a mistake: an attribute that its node's kind (known to
 /// `registry`) does not read, and a node whose outputs reach no `sink`. Graphs without `sink`
 /// nodes (task graphs: .stg, .dot) get only the first.
@@ -132,6 +146,7 @@ pub fn lint(graph: &TaskGraph, registry: &Registry) -> Vec<Warning> {
                     attr: attr.clone(),
                     kind: doc.name.to_string(),
                     reads: doc.attribute_names().to_string(),
+                    nearest: nearest_attribute(doc, attr),
                 });
             }
         }

@@ -3,7 +3,8 @@
 
 /// The candidate closest to `word`, when one is close enough to be a likely misspelling:
 /// Jaro–Winkler similarity of at least 0.8 (which also takes `freq` for `frequency`), or a
-/// Damerau–Levenshtein distance of 1 or 2 for longer names. Ties go to the smaller edit
+/// Damerau–Levenshtein distance of 1 (a letter added, dropped, changed or two swapped) for
+/// names of 3 letters and more, of 2 from 4 letters. Ties go to the smaller edit
 /// distance, then to the first candidate. `word` itself is never suggested.
 ///
 /// ```
@@ -22,7 +23,8 @@ pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         let similarity = strsim::jaro_winkler(word, c);
         let distance = strsim::damerau_levenshtein(word, c);
         let short = word.chars().count().min(c.chars().count());
-        let close = similarity >= 0.8 || (short >= 4 && distance <= 2);
+        let close =
+            similarity >= 0.8 || (short >= 3 && distance == 1) || (short >= 4 && distance <= 2);
         if !close {
             continue;
         }
@@ -71,6 +73,8 @@ mod tests {
         assert_eq!(nearest("reverv", kinds), Some("reverb"));
         assert_eq!(nearest("resampeler", kinds), Some("resampler"));
         assert_eq!(nearest("Gain", kinds), Some("gain"));
+        assert_eq!(nearest("otu", ["osc", "out"]), Some("out"));
+        assert_eq!(nearest("mix", ["mod"]), None);
         assert_eq!(nearest("compressor", kinds), None);
         assert_eq!(
             nearest("osc", kinds),

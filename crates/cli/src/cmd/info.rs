@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use fugue_engine::check::What;
 use fugue_engine::report::GraphInfo;
 use fugue_engine::Costs;
 use fugue_graph::Format;
@@ -39,6 +40,21 @@ pub struct Args {
 /// Runs `fugue info`.
 pub fn run(a: Args) -> anyhow::Result<()> {
     let mut g = util::read_graph(&a.file, a.format)?;
+    // What rendering would refuse (an unknown kind, a node its kind cannot build) is an error
+    // here too, said as `fugue check` says it.
+    let refused: Vec<_> = fugue_engine::check::check(&g, &util::registry())
+        .into_iter()
+        .filter(|p| matches!(p.what, What::Kind | What::Node))
+        .collect();
+    if !refused.is_empty() {
+        crate::cmd::check::say(&refused, &a.file);
+        anyhow::bail!(
+            "{}: the graph cannot be rendered as written ({} problem{} listed above; `fugue check` lists every one)",
+            a.file.display(),
+            refused.len(),
+            if refused.len() == 1 { "" } else { "s" }
+        );
+    }
     crate::warn::report(&crate::warn::graph_warnings(&g, &a.file), a.strict)?;
     let format = a.format.or_else(|| Format::from_path(&a.file));
     let origin = a.costs.apply(

@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod calibrate;
+pub mod check;
 pub mod completions;
 pub mod dot;
 pub mod gen;

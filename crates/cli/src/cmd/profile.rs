@@ -40,7 +40,7 @@ pub struct Args {
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
     pub buffer: u64,
     /// How long to run, in seconds of audio.
-    #[arg(long, default_value_t = 5.0)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 5.0)]
     pub seconds: f64,
     /// Run nodes of unknown kind as silence (with a warning) instead of failing.
     #[arg(long)]

@@ -25,9 +25,20 @@ pub struct Args {
     /// written directly (no --force needed), never replaced.
     #[arg(short, long, value_name = "OUT.wav")]
     pub output: PathBuf,
-    /// Length in seconds [default: the --input file's length, else 10].
-    #[arg(long, visible_alias = "duration")]
+    /// Length in seconds [default: the --input file's length (plus --tail), else 10].
+    #[arg(long, visible_alias = "duration", allow_negative_numbers = true)]
     pub seconds: Option<f64>,
+    /// With --input: render this many seconds past the input's end, so that an echo's or a
+    /// reverb's tail is heard out instead of cut where the input stops (the length is then the
+    /// input's plus SECONDS).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        requires = "input",
+        conflicts_with = "seconds",
+        allow_negative_numbers = true
+    )]
+    pub tail: Option<f64>,
     /// Sample rate in Hz.
     #[arg(long, default_value_t = 48_000, value_parser = clap::value_parser!(u32).range(1..=1_536_000))]
     pub rate: u32,
@@ -260,10 +271,14 @@ fn options(args: &Args, bits: Bits) -> anyhow::Result<RenderOptions> {
         .choice_or(crate::exec_args::Executor::Auto, profile);
     // Offline, cycles may overlap (same samples): auto tries it, unless profiled.
     executor.auto_overlap = !profile;
+    let seconds = match (args.tail, &args.input) {
+        (Some(tail), Some(input)) => input_seconds(input, tail)?,
+        _ => args.seconds,
+    };
     Ok(RenderOptions {
         sample_rate: args.rate,
         block: args.buffer as usize,
-        seconds: args.seconds,
+        seconds,
         bits,
         input: args.input.clone(),
         output: fugue_engine::Output::Discard,
@@ -273,6 +288,30 @@ fn options(args: &Args, bits: Bits) -> anyhow::Result<RenderOptions> {
         profile,
         registry: crate::util::registry(),
     })
+}
+
+/// The length of a render of `input` with `tail` seconds after its end: the input's length
+/// from its header plus `tail` (checked). `None` when the header cannot be read: the render
+/// then reads the file and says what is wrong with it.
+fn input_seconds(input: &Path, tail: f64) -> anyhow::Result<Option<f64>> {
+    if !(tail.is_finite() && (0.0..=86_400.0).contains(&tail)) {
+        return Err(util::usage(format!(
+            "--tail must be a number of seconds from 0 to 86400, not {tail}"
+        )));
+    }
+    let Ok(reader) = hound::WavReader::open(input) else {
+        return Ok(None);
+    };
+    let spec = reader.spec();
+    let length = f64::from(reader.duration()) / f64::from(spec.sample_rate.max(1));
+    let total = length + tail;
+    if total > 86_400.0 {
+        return Err(util::usage(format!(
+            "--tail {tail}: {} lasts {length:.1} s, and a render may last at most 86400 s",
+            input.display()
+        )));
+    }
+    Ok(Some(total))
 }
 
 /// Gives the finished WAV `tmp` its name, or copies it to standard output (`out` is `None`).

@@ -32,7 +32,7 @@ pub struct Args {
     /// Stop after this many seconds of wall time [default: run until Ctrl-C, SIGTERM or
     /// SIGHUP]. The clocked backend runs round(seconds × rate / buffer) cycles, fewer when
     /// cycles overran: it stops when the time is up.
-    #[arg(long, visible_alias = "duration")]
+    #[arg(long, allow_negative_numbers = true, visible_alias = "duration")]
     pub seconds: Option<f64>,
     /// Write one CSV row per cycle to this file (written on Ctrl-C, SIGTERM or SIGHUP and
     /// when the server stops too). A named pipe or a character device is written directly.

@@ -257,7 +257,12 @@ impl ScheduleReport {
             nsl: m.nsl,
             speedup: m.speedup,
             efficiency: m.efficiency,
-            optimal: out.optimal,
+            // A search stopped by its time limit whose schedule meets a lower bound found
+            // elsewhere is proven all the same.
+            optimal: match out.optimal {
+                Some(false) if meets(m.makespan, out.lower_bound.max(m.lower_bound)) => Some(true),
+                o => o,
+            },
             critical_path: cp_len,
             critical_path_computation_only: m.cp_length,
             critical_path_nodes: cp.iter().map(|&n| g.node(n).name.clone()).collect(),
@@ -311,6 +316,24 @@ impl ScheduleReport {
     }
 }
 
+/// Whether a makespan equals its lower bound (to rounding): the schedule is then optimal.
+fn meets(makespan: f64, lower_bound: f64) -> bool {
+    makespan - lower_bound <= 1e-9 * makespan.abs().max(1.0)
+}
+
+/// `makespan` and `lower_bound` written with the same number of decimals: 6, or more when they
+/// differ but would read the same, so that equal figures always mean a proven optimum.
+fn same_precision(makespan: f64, lower_bound: f64) -> (String, String) {
+    let mut decimals = 6;
+    while decimals < 12
+        && !meets(makespan, lower_bound)
+        && trimmed(makespan, decimals) == trimmed(lower_bound, decimals)
+    {
+        decimals += 1;
+    }
+    (trimmed(makespan, decimals), trimmed(lower_bound, decimals))
+}
+
 impl fmt::Display for ScheduleReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let num = |x: f64| trimmed(x, 6);
@@ -361,16 +384,20 @@ impl fmt::Display for ScheduleReport {
             }
         }
         writeln!(f)?;
-        writeln!(f, "makespan       {} {unit}", num(self.makespan))?;
-        writeln!(f, "lower bound    {} {unit}", num(self.lower_bound))?;
+        let (makespan, lower_bound) = same_precision(self.makespan, self.lower_bound);
+        writeln!(f, "makespan       {makespan} {unit}")?;
+        writeln!(f, "lower bound    {lower_bound} {unit}")?;
         writeln!(f, "NSL            {}", opt(self.nsl))?;
         writeln!(f, "speedup        {}", opt(self.speedup))?;
         writeln!(f, "efficiency     {}", opt(self.efficiency))?;
+        let met = meets(self.makespan, self.lower_bound);
         let optimal = match self.optimal {
-            None => "not applicable (heuristic)".to_string(),
-            Some(true) => "proven".to_string(),
+            None if met => "proven (the makespan equals the lower bound)".to_string(),
+            None => "not known (a heuristic, above the lower bound)".to_string(),
+            Some(true) if met => "proven (the makespan equals the lower bound)".to_string(),
+            Some(true) => "proven (the search finished)".to_string(),
             Some(false) => format!(
-                "not proven within {time_limit} s (lower bound {})",
+                "not proven within {time_limit} s (the search's own lower bound is {})",
                 num(search_bound)
             ),
         };
@@ -383,5 +410,25 @@ impl fmt::Display for ScheduleReport {
             )?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_makespan_and_its_bound_read_equal_only_when_they_are() {
+        // Equal: the same figure twice, and the schedule counts as optimal.
+        assert_eq!(same_precision(12.5, 12.5), ("12.5".into(), "12.5".into()));
+        assert!(meets(12.5, 12.5));
+        assert!(meets(3.0 + 1e-12, 3.0));
+        // Different beyond the sixth decimal: more decimals until they differ.
+        let (m, b) = same_precision(1.000_000_3, 1.000_000_1);
+        assert_ne!(m, b);
+        assert_eq!((m.as_str(), b.as_str()), ("1.0000003", "1.0000001"));
+        assert!(!meets(1.000_000_3, 1.000_000_1));
+        // Far apart: six decimals at most, trimmed.
+        assert_eq!(same_precision(7.25, 6.0), ("7.25".into(), "6".into()));
     }
 }

@@ -1,0 +1,198 @@
+//! `fugue check` and `fugue info` on near-miss graphs: each message names the file, the line
+//! and column, and the valid name the graph probably meant; render says the same names.
+
+mod common;
+
+use common::{example, folder, fugue, stderr, stdout};
+
+/// Ten graphs, each with one near miss: (file, text, the place, the suggestion).
+const NEAR_MISSES: &[(&str, &str, &str, &str)] = &[
+    (
+        "kind.ag",
+        "a = { kind: \"oscc\", freq: 220.0 };\nb = { kind: \"sink\", in: 1 };\na.1 -> b.1;\n",
+        "kind.ag:1:13:",
+        "unknown kind `oscc`; did you mean `osc`?",
+    ),
+    (
+        "sink.ag",
+        "a = { kind: \"osc\", freq: 220.0 };\nb = { kind: \"sinc\", in: 1 };\na.1 -> b.1;\n",
+        "sink.ag:2:13:",
+        "unknown kind `sinc`; did you mean `sink`?",
+    ),
+    (
+        "biquad.ag",
+        "a = { kind: \"noise\" };\nf = {\n  kind: \"biqaud\",\n  freq: 800.0,\n};\nb = { kind: \"sink\" };\na.1 -> f.1 -> b.1;\n",
+        "biquad.ag:3:9:",
+        "unknown kind `biqaud`; did you mean `biquad`?",
+    ),
+    (
+        "frequency.ag",
+        "a = { kind: \"osc\", frequency: 220.0 };\nb = { kind: \"sink\", in: 1 };\na.1 -> b.1;\n",
+        "frequency.ag:1:20:",
+        "attribute `frequency`, which kind osc does not read; did you mean `freq`?",
+    ),
+    (
+        "feedback.ag",
+        "a = { kind: \"noise\" };\nd = { kind: \"delay\", time: 0.3, feedbak: 0.5 };\nb = { kind: \"sink\" };\na.1 -> d.1 -> b.1;\n",
+        "feedback.ag:2:33:",
+        "attribute `feedbak`, which kind delay does not read; did you mean `feedback`?",
+    ),
+    (
+        "volume.ag",
+        "a = { kind: \"osc\", freq: 220.0, volum: 0.5 };\nb = { kind: \"sink\" };\na.1 -> b.1;\n",
+        "volume.ag:1:33:",
+        "attribute `volum`, which kind osc does not read; did you mean `volume`?",
+    ),
+    (
+        "node.ag",
+        "osc1 = { kind: \"osc\", freq: 220.0 };\nout = { kind: \"sink\" };\nosc.1 -> out.1;\n",
+        "node.ag:3:1:",
+        "unknown node `osc`; did you mean `osc1`?",
+    ),
+    (
+        "dest.ag",
+        "osc1 = { kind: \"osc\", freq: 220.0 };\nout = { kind: \"sink\" };\nosc1.1 -> otu.1;\n",
+        "dest.ag:3:11:",
+        "unknown node `otu`; did you mean `out`?",
+    ),
+    (
+        "port.ag",
+        "a = { kind: \"osc\", freq: 220.0 };\nb = { kind: \"sink\", in: 2 };\na.1 -> b.3;\n",
+        "port.ag:3:8:",
+        "input port 3 of node `b` is out of range: the node declares 2 input port(s), numbered from 1; did you mean `b.2`?",
+    ),
+    (
+        "zero.ag",
+        "a = { kind: \"osc\", freq: 220.0, out: 1 };\nb = { kind: \"sink\", in: 2 };\na.0 -> b.1;\n",
+        "zero.ag:3:3:",
+        "did you mean `a.1`?",
+    ),
+];
+
+#[test]
+fn check_names_the_place_and_the_nearest_valid_name_of_ten_near_misses() {
+    let d = folder("check", "check-near-misses");
+    for (name, text, place, hint) in NEAR_MISSES {
+        let p = d.join(name);
+        std::fs::write(&p, text).unwrap();
+        let o = fugue(&["check", p.to_str().unwrap()]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{name}: {err}");
+        let line = err
+            .lines()
+            .find(|l| l.contains(hint))
+            .unwrap_or_else(|| panic!("{name}: no `{hint}` in:\n{err}"));
+        assert!(
+            line.contains(&format!("{}", d.join(place).display())),
+            "{name}: the place {place} in: {line}"
+        );
+        assert!(!err.contains("panicked"), "{name}: {err}");
+    }
+    std::fs::remove_dir_all(d).unwrap();
+}
+
+#[test]
+fn check_accepts_the_examples_and_task_graphs() {
+    for name in ["echo.ag", "pluck.ag", "rake.ag", "synth.ag"] {
+        let o = fugue(&["check", &example(name)]);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        assert!(
+            stdout(&o).contains("every kind, attribute and port checked"),
+            "{name}: {}",
+            stdout(&o)
+        );
+    }
+    let d = folder("check", "check-task-graph");
+    let stg = d.join("t.stg");
+    std::fs::write(&stg, "3\n0 0 0\n1 5 1 0\n2 0 1 1\n").unwrap();
+    let o = fugue(&["check", stg.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("a task graph"), "{}", stdout(&o));
+    // A node that reaches no sink is a warning; --strict makes it fail.
+    let ag = d.join("unheard.ag");
+    std::fs::write(&ag, "a = { kind: \"osc\", freq: 1.0 };\nn = { kind: \"noise\" };\nb = { kind: \"sink\" };\na.1 -> b.1;\n").unwrap();
+    let o = fugue(&["check", ag.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("unheard.ag:2:1: node `n` (noise) reaches no sink"),
+        "{}",
+        stderr(&o)
+    );
+    let o = fugue(&["check", ag.to_str().unwrap(), "--strict"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    std::fs::remove_dir_all(d).unwrap();
+}
+
+#[test]
+fn info_refuses_what_render_refuses_and_render_suggests_the_same_names() {
+    let d = folder("check", "check-info-render");
+    let kind = d.join("kind.ag");
+    std::fs::write(&kind, NEAR_MISSES[0].1).unwrap();
+    let o = fugue(&["info", kind.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("kind.ag:1:13: node `a` has unknown kind `oscc`; did you mean `osc`?"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+    let wav = d.join("o.wav");
+    let wav = wav.to_str().unwrap();
+    let o = fugue(&[
+        "render",
+        kind.to_str().unwrap(),
+        "-o",
+        wav,
+        "--seconds",
+        "0.1",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("unknown kind `oscc` (did you mean `osc`?)"),
+        "{}",
+        stderr(&o)
+    );
+    // A misspelt required attribute: render names the one the node gives.
+    let freq = d.join("frequency.ag");
+    std::fs::write(&freq, NEAR_MISSES[3].1).unwrap();
+    let o = fugue(&[
+        "render",
+        freq.to_str().unwrap(),
+        "-o",
+        wav,
+        "--seconds",
+        "0.1",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("the node gives `frequency`: did you mean `freq`?"),
+        "{}",
+        stderr(&o)
+    );
+    // A misspelt optional attribute: render warns with the suggestion, info too.
+    let vol = d.join("volume.ag");
+    std::fs::write(&vol, NEAR_MISSES[5].1).unwrap();
+    let o = fugue(&[
+        "render",
+        vol.to_str().unwrap(),
+        "-o",
+        wav,
+        "--seconds",
+        "0.1",
+        "--force",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("`volum`, which kind osc does not read; did you mean `volume`?"),
+        "{}",
+        stderr(&o)
+    );
+    let o = fugue(&["info", vol.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("did you mean `volume`?"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_dir_all(d).unwrap();
+}

@@ -1,0 +1,202 @@
+//! Checking a graph against the node kinds of a registry before anything runs it: every kind
+//! known, every attribute read by its kind, every node constructible with its attributes and
+//! ports. Each [`Problem`] names the node and, for a graph read from an `.ag` file, the line
+//! and column, with the nearest valid name when the mistake looks like a misspelling.
+//!
+//! Task graphs (`.stg`, `.dot`, or `.ag` files whose nodes give no kind or `task`) are
+//! scheduled, not rendered: their nodes are not checked against kinds.
+
+use std::fmt;
+
+use fugue_dsp::{NodeContext, NodeError, Ratio, Registry};
+use fugue_graph::{suggest, Location, NodeId, TaskGraph};
+
+use crate::lint::{self, Warning};
+
+/// How serious a [`Problem`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    /// The graph cannot be rendered or run as written.
+    Error,
+    /// It runs, but something looks like a mistake.
+    Warning,
+}
+
+/// What a [`Problem`] is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum What {
+    /// A kind that the registry does not know, or none given: rendering refuses it.
+    Kind,
+    /// An attribute that the node's kind does not read: rendering ignores it (and warns).
+    UnreadAttribute,
+    /// A node that its kind refuses to build (a bad or missing attribute value, ports the kind
+    /// does not have): rendering refuses it.
+    Node,
+    /// A node that reaches no sink.
+    Unheard,
+}
+
+/// One thing wrong with a graph.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Problem {
+    /// Error or warning.
+    pub severity: Severity,
+    /// What it is about.
+    pub what: What,
+    /// Where, in the file the graph was read from (`None`: the graph records no places).
+    pub place: Option<Location>,
+    /// What, in one sentence that names the node.
+    pub message: String,
+}
+
+impl Problem {
+    /// The problem as said to a user: `FILE:LINE:COLUMN: message`, or `FILE: message`.
+    pub fn line(&self, file: &str) -> String {
+        match self.place {
+            Some(at) => format!("{file}:{at}: {}", self.message),
+            None => format!("{file}: {}", self.message),
+        }
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// The kind that the `.stg` and `.dot` readers give every node: a task to schedule.
+pub const TASK_KIND: &str = "task";
+
+/// Whether some node of `graph` gives a kind other than [`TASK_KIND`]: a graph to render, not
+/// only to schedule.
+pub fn has_kinds(graph: &TaskGraph) -> bool {
+    graph
+        .nodes()
+        .iter()
+        .any(|n| !n.kind.is_empty() && n.kind != TASK_KIND)
+}
+
+/// The sample rate and block at which nodes are built to check them.
+const CHECK_RATE: f64 = 48_000.0;
+const CHECK_BLOCK: usize = 512;
+
+/// Every problem of `graph` against the kinds of `registry`, errors first, each group in file
+/// order: unknown or missing kinds, attributes that a node's kind does not read, nodes that
+/// their kind refuses to build (a bad or missing attribute value, ports the kind does not
+/// have), and the warnings of [`lint::lint`] (nodes that reach no sink).
+pub fn check(graph: &TaskGraph, registry: &Registry) -> Vec<Problem> {
+    let mut out = Vec::new();
+    if has_kinds(graph) {
+        for id in 0..graph.len() {
+            check_node(graph, registry, id, &mut out);
+        }
+    }
+    let places = graph.places();
+    for w in lint::lint(graph, registry) {
+        // Unread attributes were said above, as errors with their place.
+        if let Warning::Unheard { node, .. } = &w {
+            let place = graph.find(node).and_then(|id| places?.node(id));
+            out.push(Problem {
+                severity: Severity::Warning,
+                what: What::Unheard,
+                place,
+                message: w.to_string(),
+            });
+        }
+    }
+    out.sort_by_key(|p| (p.severity, p.place));
+    out
+}
+
+/// The problems of node `id`.
+fn check_node(graph: &TaskGraph, registry: &Registry, id: NodeId, out: &mut Vec<Problem>) {
+    let node = graph.node(id);
+    let places = graph.places();
+    let error = |what: What, place: Option<Location>, message: String| Problem {
+        severity: Severity::Error,
+        what,
+        place,
+        message,
+    };
+    if node.kind.is_empty() {
+        out.push(error(
+            What::Kind,
+            places.and_then(|p| p.node(id)),
+            format!(
+                "node `{}` gives no kind (write `kind: \"osc\"`, for example); known kinds: {}",
+                node.name,
+                registry.names().join(", ")
+            ),
+        ));
+        return;
+    }
+    if !registry.contains(&node.kind) {
+        let hint = match suggest::nearest(&node.kind, registry.names()) {
+            Some(near) => format!("did you mean `{near}`?"),
+            None => format!("known kinds: {}", registry.names().join(", ")),
+        };
+        out.push(error(
+            What::Kind,
+            places.and_then(|p| p.kind(id)),
+            format!(
+                "node `{}` has unknown kind `{}`; {hint}",
+                node.name, node.kind
+            ),
+        ));
+        return;
+    }
+    // The attributes that the misspelt ones probably meant.
+    let mut meant: Vec<String> = Vec::new();
+    if let Some(doc) = registry.doc(&node.kind) {
+        for (i, (attr, _)) in node.attrs.iter().enumerate() {
+            if doc.reads(attr) {
+                continue;
+            }
+            let near = lint::nearest_attribute(doc, attr);
+            let hint = match &near {
+                Some(near) => format!("did you mean `{near}`?"),
+                None => format!("it reads {}", doc.attribute_names()),
+            };
+            meant.extend(near);
+            out.push(error(
+                What::UnreadAttribute,
+                places.and_then(|p| p.attr(id, i)),
+                format!(
+                    "node `{}` has attribute `{attr}`, which kind {} does not read; {hint}",
+                    node.name, node.kind
+                ),
+            ));
+        }
+    }
+    let ctx = NodeContext {
+        node,
+        inputs: graph.inputs(id),
+        outputs: graph.outputs(id),
+        in_edges: graph.in_edges(id).len(),
+        sample_rate: CHECK_RATE,
+        block: CHECK_BLOCK,
+        rate: Ratio::ONE,
+        engine_rate: CHECK_RATE,
+        engine_block: CHECK_BLOCK,
+        folder: graph.folder(),
+    };
+    if let Err(e) = registry.build(&ctx, false) {
+        // A misspelt attribute that leaves a required one missing is said once, above.
+        if matches!(&e, NodeError::MissingAttr { attr, .. } if meant.contains(attr)) {
+            return;
+        }
+        let attr = match &e {
+            NodeError::BadAttr { attr, .. } | NodeError::MissingAttr { attr, .. } => Some(attr),
+            _ => None,
+        };
+        let place = places.and_then(|p| {
+            let index = attr.and_then(|a| node.attrs.iter().position(|(k, _)| k == a));
+            match index {
+                Some(i) => p.attr(id, i),
+                None => p.node(id),
+            }
+        });
+        out.push(error(What::Node, place, e.to_string()));
+    }
+}
