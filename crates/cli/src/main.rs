@@ -96,7 +96,7 @@ enum Command {
     /// Render a graph offline to a WAV file (no audio server needed).
     #[command(after_help = examples!(
         "fugue render examples/pluck.ag -o pluck.wav --seconds 8",
-        "fugue render examples/echo.ag -o echo.wav --input voice.wav",
+        "fugue render examples/echo.ag -o echo.wav --input voice.wav --tail 3",
         "fugue render examples/synth.ag -o - | aplay      # WAV on standard output",
         "fugue render g.ag -o g.wav --executor ws --threads 2 --strict",
     ))]
