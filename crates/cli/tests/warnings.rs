@@ -109,7 +109,7 @@ fn a_misspelt_attribute_and_an_unconnected_node_are_named() {
     assert!(o.status.success(), "{}", stderr(&o));
     let e = stderr(&o);
     assert!(
-        e.contains("g.ag: node `o` has attribute `volme`, which kind osc does not read (it reads freq, phase, volume;"),
+        e.contains("g.ag: node `o` has attribute `volme`, which kind osc does not read; did you mean `volume`? (it reads freq, phase, volume)"),
         "{e}"
     );
     assert!(
