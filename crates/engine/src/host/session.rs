@@ -370,12 +370,18 @@ fn write_host_stats(
 pub struct Session {
     host: Host,
     stop: Arc<AtomicBool>,
+    /// Offline: the seconds that every `wait` so far adds up to.
+    waited: Duration,
 }
 
 impl Session {
     /// A session on `host`; a `wait` ends early once `stop` is set (Ctrl-C).
     pub fn new(host: Host, stop: Arc<AtomicBool>) -> Session {
-        Session { host, stop }
+        Session {
+            host,
+            stop,
+            waited: Duration::ZERO,
+        }
     }
 
     /// The host.
@@ -504,8 +510,12 @@ impl Session {
         }
     }
 
-    /// Lets the host play for `seconds`, in slices, so that a stop request is noticed.
+    /// Lets the host play for `seconds`: offline in audio time ([`Session::wait_offline`]),
+    /// otherwise in wall time, in slices, so that a stop request is noticed.
     fn wait(&mut self, seconds: f64) -> Result<(), HostError> {
+        if self.host.options().backend == HostBackend::Offline {
+            return self.wait_offline(seconds);
+        }
         let end = Instant::now() + Duration::from_secs_f64(seconds);
         loop {
             // Relaxed: a request flag.
@@ -517,11 +527,32 @@ impl Session {
                 return Ok(());
             }
             self.host.wait(left.min(Duration::from_millis(100)))?;
-            if self.host.options().backend == HostBackend::Offline
-                && left <= Duration::from_millis(100)
-            {
+        }
+    }
+
+    /// Offline, the host's clock is the audio it has played, and it plays only while a
+    /// `wait` runs: with `T` the seconds that every `wait` so far adds up to, `wait` runs the
+    /// cycles up to cycle `round(T × rate / buffer)` (none when the host is there already),
+    /// as fast as they go, in slices of a second of audio so that a stop request is noticed.
+    /// The other commands apply at the start of the next cycle run. So a script's recording
+    /// holds exactly that many cycles, the same bytes at every run.
+    fn wait_offline(&mut self, seconds: f64) -> Result<(), HostError> {
+        self.waited += Duration::from_secs_f64(seconds);
+        let o = self.host.options();
+        let per_second = o.rate as f64 / o.block as f64;
+        let target = (self.waited.as_secs_f64() * per_second).round() as u64;
+        let slice = per_second.ceil().max(1.0) as u64;
+        loop {
+            // Relaxed: a request flag.
+            if self.stop.load(Ordering::Relaxed) {
                 return Ok(());
             }
+            let at = self.host.cycle();
+            if at >= target {
+                return Ok(());
+            }
+            self.host.run_cycles((target - at).min(slice))?;
+            self.host.poll()?;
         }
     }
 }
