@@ -28,8 +28,11 @@ use crate::util;
 pub struct Args {
     /// clocked (an audio thread paced by absolute-time sleeps at --rate and --buffer), jack
     /// (a JACK client at the server's rate and buffer size; when the server changes its
-    /// buffer size, every graph is compiled again at the new size) or offline (no clock: `wait` runs
-    /// its cycles at once, as fast as possible; deterministic).
+    /// buffer size, every graph is compiled again at the new size) or offline (no clock: the
+    /// host plays only while a `wait` runs, and `wait` counts audio time: after waits adding
+    /// up to T seconds the host has played round(T × rate / buffer) cycles, as fast as they
+    /// go; every other command applies at the start of the next cycle; the same script
+    /// records the same bytes at every run).
     #[arg(long, default_value = "clocked", value_parser = ["clocked", "jack", "offline"])]
     pub backend: String,
     /// Connect the output ports to the system playback ports (jack backend).
@@ -97,9 +100,10 @@ pub struct Args {
     #[arg(long, default_value = "1", value_parser = crate::exec_args::parse_pipeline)]
     pub pipeline: fugue_engine::Pipeline,
     /// Each graph's own executor, in separate mode: auto (measures seq, ws and static on the
-    /// graph at each load, for at most --auto-budget-ms, paced at the period with a clock,
-    /// and keeps the fastest on at most --threads threads; seq unless another gains 5 %; the
-    /// load reply says what it chose), or seq, static, ws, ws-affinity, share, share-spin,
+    /// graph at each load, for at most --auto-budget-ms, paced at the period with a clock;
+    /// among the candidates on at most --threads threads, the fastest candidate is kept if its
+    /// mean cycle is at least 5 % shorter than seq's, else seq; the load reply says what it
+    /// chose), or seq, static, ws, ws-affinity, share, share-spin,
     /// levels on --threads threads. In shared and partitioned modes the graphs run on the
     /// host's pool: only auto (the pool) is accepted there.
     #[arg(long, short = 'e', default_value = "auto", value_parser = crate::exec_args::parse_executor)]
