@@ -141,9 +141,9 @@ pub enum Answer {
         /// The cycle it got to.
         cycle: u64,
     },
-    /// `help`
+    /// `help [COMMAND]`
     Help {
-        /// The commands.
+        /// The commands, or what the command asked about does.
         help: &'static str,
     },
     /// `quit`
@@ -227,11 +227,13 @@ impl fmt::Display for Answer {
             Answer::List { graphs } => write_list(graphs, f),
             Answer::GraphStats { name, stats: s } => write!(
                 f,
-                "{name}: {} cycles, share of the cycle mean {}, p99 {}, max {}; {} deadline misses, {} panics",
+                "{name}: {} cycles, share of the cycle mean {}, p99 {}, max {}, of cycles of mean {}; work on all threads mean {}; {} deadline misses, {} panics",
                 s.cycles,
                 us(s.mean_ns),
                 us(s.p99_ns as f64),
                 us(s.max_ns as f64),
+                us(s.cycle_mean_ns),
+                us(s.work_mean_ns),
                 s.misses,
                 s.panics
             ),
@@ -344,12 +346,12 @@ fn write_host_stats(
 ) -> fmt::Result {
     write!(
         f,
-        "host: {} cycles, {graphs} graphs, cycle mean {}, p99 {}, max {}; {} deadline misses ({} of {} cycles with a swap), {} overruns, {} recorded blocks dropped",
+        "host: {} cycles, {graphs} graphs, cycle mean {}, p99 {}, max {}; {} ({} of {} cycles with a swap), {} overruns, {} recorded blocks dropped",
         s.cycles,
         us(s.mean_ns),
         us(s.p99_ns as f64),
         us(s.max_ns as f64),
-        s.misses,
+        s.misses_said(),
         s.swap_misses,
         s.swap_cycles,
         s.overruns,
@@ -482,7 +484,9 @@ impl Session {
                     cycle: self.host.cycle(),
                 }
             }
-            Command::Help => Answer::Help { help: HELP },
+            Command::Help { topic } => Answer::Help {
+                help: topic.and_then(command::help_of).unwrap_or(HELP),
+            },
             Command::Quit => Answer::Quit,
         })
     }
