@@ -132,7 +132,10 @@ fn the_rule_of_the_choice_is_described_one_way_everywhere() {
     for cmd in ["render", "run", "host"] {
         let o = fugue(&[cmd, "--help"]);
         let text = flat(&String::from_utf8_lossy(&o.stdout));
-        assert!(text.contains(rule), "fugue {cmd} --help does not say: {rule}");
+        assert!(
+            text.contains(rule),
+            "fugue {cmd} --help does not say: {rule}"
+        );
     }
 }
 
@@ -169,14 +172,7 @@ fn a_run_too_short_to_measure_says_that_it_kept_seq() {
         "{err}"
     );
     // And a run as short, in real time.
-    let o = fugue(&[
-        "run",
-        graph,
-        "--backend",
-        "clocked",
-        "--seconds",
-        "0.02",
-    ]);
+    let o = fugue(&["run", graph, "--backend", "clocked", "--seconds", "0.02"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(

@@ -124,3 +124,33 @@ fn offline_waits_add_up_and_commands_apply_at_the_next_cycle() {
         }
     }
 }
+
+/// The line that ends the host names the cycles that missed their deadline (the first ten,
+/// and how many in all).
+#[test]
+fn the_end_of_the_host_names_the_missed_cycles() {
+    let dir = folder("host-offline", "misses");
+    let slow = dir.join("slow.ag");
+    // 25 ms of work in a 1024-frame cycle (21.3 ms): every cycle with it misses.
+    std::fs::write(
+        &slow,
+        "w = { kind: \"load\", wcet: 25000, };\ns = { kind: \"sink\", };\nw.1 -> s.1;\n",
+    )
+    .unwrap();
+    let script = format!(
+        "wait 0.064\nload slow {}\nwait 0.32\nquit\n",
+        slow.display()
+    );
+    let o = host_with_input(
+        &["--backend", "offline", "--buffer", "1024", "--threads", "1"],
+        &script,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "host: 18 cycles, 15 deadline misses, the first 10 at cycles 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 ("
+        ),
+        "{}",
+        stderr(&o)
+    );
+}
