@@ -493,7 +493,10 @@ mod tests {
     #[test]
     fn every_command_has_its_help_and_is_listed() {
         for (verb, help) in COMMANDS {
-            assert!(help.starts_with(&format!("{verb}")), "{help}");
+            assert!(
+                help.starts_with(&format!("{verb} ")) || help.starts_with(&format!("{verb}:")),
+                "{help}"
+            );
             assert!(HELP.contains(verb), "{verb}");
             assert!(!help.contains('\n'), "{help}");
             assert_eq!(help_of(verb), Some(*help));
