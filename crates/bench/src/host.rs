@@ -116,7 +116,7 @@ pub struct OfflinePoint {
     pub cycles: u64,
     /// Wall time, s.
     pub seconds: f64,
-    /// Each instance's mean share of the cycle (the time its tasks ran), ns.
+    /// Each instance's mean work per cycle (the time its tasks ran, all threads), ns.
     pub shares_ns: Vec<f64>,
     /// The host's mean cycle, ns.
     pub cycle_ns: f64,
@@ -511,7 +511,7 @@ fn run_graph(
                 let before: Vec<_> = (0..n)
                     .map(|i| {
                         host.stats(&format!("{name}-{i}"))
-                            .map(|s| (s.cycles, s.mean_ns))
+                            .map(|s| (s.cycles, s.work_mean_ns))
                     })
                     .collect::<Result<_, _>>()
                     .map_err(|e| BenchError::Failed(e.to_string()))?;
@@ -535,7 +535,7 @@ fn run_graph(
                         let s = host.stats(&format!("{name}-{i}")).expect("loaded");
                         let (c0, m0) = before[i];
                         let dc = (s.cycles - c0).max(1) as f64;
-                        (s.mean_ns * s.cycles as f64 - m0 * c0 as f64) / dc
+                        (s.work_mean_ns * s.cycles as f64 - m0 * c0 as f64) / dc
                     })
                     .collect();
                 out.offline.push(OfflinePoint {

@@ -15,8 +15,9 @@ pub struct ExecArgs {
     /// (work sharing, spinlock), levels (fork/join by levels), or auto (measures seq, and ws
     /// and static at each thread count, pipelined too when the graph is short of parallelism
     /// and, in a render, running two cycles as one, on the graph for a bounded time (under
-    /// 0.6 s, at most a twentieth of a render), and keeps the fastest; seq unless another
-    /// gains 5 %; says what it chose) [default: auto for render and run, seq for profile and
+    /// 0.6 s, at most a twentieth of a render): the fastest candidate is kept if its mean
+    /// cycle is at least 5 % shorter than seq's, else seq; says what it chose, and when the
+    /// run is too short to measure) [default: auto for render and run, seq for profile and
     /// the benchmarks].
     #[arg(long, short = 'e', value_parser = parse_executor)]
     pub executor: Option<Executor>,
@@ -194,10 +195,12 @@ impl ExecArgs {
     }
 
     /// Whether to say what the automatic choice chose: always when `--executor auto` was
-    /// given; as the default, when it measured something (a run too short to measure stays
-    /// with seq without a word).
+    /// given; as the default, when it measured something or kept seq because the run is too
+    /// short to measure (a graph with nothing to choose from stays with seq without a word).
     pub fn says_auto(&self, report: &fugue_engine::auto::AutoReport) -> bool {
-        self.executor == Some(Executor::Auto) || report.candidates.len() > 1
+        self.executor == Some(Executor::Auto)
+            || report.candidates.len() > 1
+            || report.untried == Some(fugue_engine::auto::Untried::Short)
     }
 
     /// The library's executor choice, seq when no executor was named (the profile and the

@@ -110,3 +110,74 @@ fn json_reports_carry_the_choice_and_every_candidate() {
     check(&v);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The words with every run of whitespace made one space (help text is wrapped).
+fn flat(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The rule of the automatic choice is said in the same words by the README, the documents
+/// and every command's help, and those words are the code's ([`fugue_engine::auto::RULE`],
+/// whose figure a unit test ties to `MIN_GAIN`).
+#[test]
+fn the_rule_of_the_choice_is_described_one_way_everywhere() {
+    let rule = fugue_engine::auto::RULE;
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    for doc in ["README.md", "docs/executors.md", "docs/host.md"] {
+        let text = flat(&std::fs::read_to_string(format!("{root}/{doc}")).unwrap());
+        assert!(text.contains(rule), "{doc} does not say: {rule}");
+        assert!(!text.contains("3 % over seq"), "{doc}");
+        assert!(!text.contains("gains 5 %"), "{doc}");
+    }
+    for cmd in ["render", "run", "host"] {
+        let o = fugue(&[cmd, "--help"]);
+        let text = flat(&String::from_utf8_lossy(&o.stdout));
+        assert!(
+            text.contains(rule),
+            "fugue {cmd} --help does not say: {rule}"
+        );
+    }
+}
+
+/// A render too short to measure the candidates keeps seq and says so in one line, also
+/// without `--executor auto` and without `--json`.
+#[test]
+fn a_run_too_short_to_measure_says_that_it_kept_seq() {
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        eprintln!("SKIPPED a_run_too_short_to_measure_says_that_it_kept_seq: one core");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("fugue-auto-short-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let graph = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/rake.ag");
+    let wav = dir.join("short.wav");
+    let o = fugue(&[
+        "render",
+        graph,
+        "-o",
+        wav.to_str().unwrap(),
+        "--seconds",
+        "0.05",
+        "--force",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("executor auto"))
+        .collect();
+    assert_eq!(
+        lines,
+        ["fugue: executor auto: chose seq, the run is too short to measure the others"],
+        "{err}"
+    );
+    // And a run as short, in real time.
+    let o = fugue(&["run", graph, "--backend", "clocked", "--seconds", "0.02"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("fugue: executor auto: chose seq, the run is too short to measure the others"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use fugue_engine::host::command::HELP;
 use fugue_engine::host::session::Session;
-use fugue_engine::host::{Host, HostOptions};
+use fugue_engine::host::{GraphExecutor, Host, HostOptions, Mode};
 use fugue_testkit::host::{fresh_dir, graphs};
 use serde_json::Value;
 
@@ -114,7 +114,19 @@ fn replies_in_text_and_json() {
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
     assert_eq!(
         keys,
-        ["command", "cycles", "max_ns", "mean_ns", "misses", "name", "ok", "p99_ns", "panics"]
+        [
+            "command",
+            "cycle_mean_ns",
+            "cycles",
+            "max_ns",
+            "mean_ns",
+            "misses",
+            "name",
+            "ok",
+            "p99_ns",
+            "panics",
+            "work_mean_ns"
+        ]
     );
     assert_eq!(v["command"], "stats");
 
@@ -134,6 +146,7 @@ fn replies_in_text_and_json() {
         [
             "command",
             "cycles",
+            "first_misses",
             "graphs",
             "max_ns",
             "mean_ns",
@@ -175,6 +188,22 @@ fn replies_in_text_and_json() {
     assert_eq!(
         json,
         serde_json::json!({"command": "help", "help": HELP, "ok": true}).to_string()
+    );
+    // `help COMMAND`: that command's line, not the list again.
+    let (ok, text, _) = ask(&mut s, "help load");
+    assert!(ok);
+    assert!(
+        text.starts_with("load NAME FILE: reads the graph FILE"),
+        "{text}"
+    );
+    assert_ne!(text, HELP);
+    let (ok, text, _) = ask(&mut s, "help wait");
+    assert!(ok && text.contains("offline, in audio time"), "{text}");
+    let (ok, text, _) = ask(&mut s, "help frob");
+    assert!(!ok);
+    assert_eq!(
+        text,
+        "error: there is no command `frob`; `help` lists the commands"
     );
 
     let r = s.execute("quit").unwrap();
@@ -232,4 +261,112 @@ fn a_failure_is_a_reply_and_the_host_plays_on() {
     assert!(ok, "{text}");
     assert!(s.host().last_mix().unwrap()[0].iter().any(|&x| x != 0.0));
     s.into_host().finish().unwrap();
+}
+
+/// A session on an offline host of `threads` threads in `mode`, at `block` frames.
+fn session_of(mode: Mode, threads: usize, block: usize) -> Session {
+    let host = Host::start(HostOptions {
+        threads,
+        mode,
+        block,
+        executor: if mode == Mode::Separate {
+            GraphExecutor::Kind(fugue_exec::ExecutorKind::Ws)
+        } else {
+            GraphExecutor::Auto
+        },
+        ..HostOptions::default()
+    })
+    .unwrap();
+    Session::new(host, Arc::new(AtomicBool::new(false)))
+}
+
+/// The JSON of the reply to `line`, which must succeed.
+fn json_of(s: &mut Session, line: &str) -> Value {
+    let r = s.execute(line).expect("a reply");
+    assert!(r.ok, "{line}: {r}");
+    serde_json::from_str(&r.json()).unwrap()
+}
+
+/// A graph's share of the cycle is never larger than the cycles it ran in, whose mean is
+/// the host's own figure (the same cycles, the same clock) when it ran in all of them; the
+/// shares of the graphs add up to at most the host's cycle; its work on all threads may
+/// be larger than its share.
+#[test]
+fn a_graphs_share_of_the_cycle_fits_in_the_hosts_cycle() {
+    let dir = fresh_dir("session-shares");
+    let wide = dir.join("wide.ag");
+    let mut text =
+        String::from("m = { kind: \"mix\", in: 8, };\ns = { kind: \"sink\", };\nm.1 -> s.1;\n");
+    for i in 0..8 {
+        text.push_str(&format!(
+            "w{i} = {{ kind: \"load\", wcet: 40, }};\nw{i}.1 -> m.{};\n",
+            i + 1
+        ));
+    }
+    std::fs::write(&wide, text).unwrap();
+    let g = graphs(&dir);
+    for mode in [Mode::Shared, Mode::Partitioned, Mode::Separate] {
+        let mut s = session_of(mode, 2, 256);
+        json_of(&mut s, &format!("load a {}", wide.display()));
+        json_of(&mut s, &format!("load b {}", g[0].1.display()));
+        json_of(&mut s, "wait 0.2");
+        let host = json_of(&mut s, "stats");
+        let host_mean = host["mean_ns"].as_f64().unwrap();
+        let mut shares = 0.0;
+        for name in ["a", "b"] {
+            let v = json_of(&mut s, &format!("stats {name}"));
+            assert_eq!(v["cycles"], host["cycles"], "{mode:?} {name}: {v}");
+            let (share, cycle) = (
+                v["mean_ns"].as_f64().unwrap(),
+                v["cycle_mean_ns"].as_f64().unwrap(),
+            );
+            assert!(share > 0.0, "{mode:?} {name}: {v}");
+            assert!(share <= cycle, "{mode:?} {name}: {v}, host {host}");
+            assert!(
+                (cycle - host_mean).abs() <= 1e-6 * host_mean,
+                "{mode:?} {name}: {v}, host {host}"
+            );
+            assert!(v["max_ns"].as_u64().unwrap() <= host["max_ns"].as_u64().unwrap());
+            assert!(v["work_mean_ns"].as_f64().unwrap() > 0.0, "{v}");
+            shares += share;
+        }
+        assert!(shares <= host_mean, "{mode:?}: {shares} > {host_mean}");
+        let text = s.execute("stats a").unwrap().to_string();
+        assert!(text.contains(", of cycles of mean "), "{text}");
+        assert!(text.contains("; work on all threads mean "), "{text}");
+    }
+}
+
+/// The host's `stats` names the cycles that missed their deadline: the first ten and the
+/// count.
+#[test]
+fn missed_cycles_are_named_by_their_numbers() {
+    let dir = fresh_dir("session-misses");
+    let slow = dir.join("slow.ag");
+    // 25 ms of work in a 1024-frame cycle (21.3 ms): every cycle with it misses.
+    std::fs::write(
+        &slow,
+        "w = { kind: \"load\", wcet: 25000, };\ns = { kind: \"sink\", };\nw.1 -> s.1;\n",
+    )
+    .unwrap();
+    let mut s = session_of(Mode::Shared, 1, 1024);
+    json_of(&mut s, "wait 0.064");
+    json_of(&mut s, &format!("load slow {}", slow.display()));
+    // 0.384 s: cycle 18, the last 15 of them with the graph.
+    json_of(&mut s, "wait 0.32");
+    let v = json_of(&mut s, "stats");
+    assert_eq!(v["cycles"], 18, "{v}");
+    assert_eq!(v["misses"], 15, "{v}");
+    assert_eq!(
+        v["first_misses"],
+        serde_json::json!([3, 4, 5, 6, 7, 8, 9, 10, 11, 12]),
+        "{v}"
+    );
+    let text = s.execute("stats").unwrap().to_string();
+    assert!(
+        text.contains(
+            "; 15 deadline misses, the first 10 at cycles 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 ("
+        ),
+        "{text}"
+    );
 }

@@ -34,6 +34,9 @@ pub(crate) struct Slot {
     /// Silenced after a panic.
     pub(crate) silenced: bool,
     pub(crate) stats: Arc<GraphStats>,
+    /// [`now`] ticks its tasks ran in the current cycle (separate mode: its executor's run;
+    /// the pool modes: summed over the threads), until the cycle is accounted.
+    pub(crate) work_ticks: u64,
     /// Its own JACK output ports (`--ports per-graph`), or none.
     pub(crate) ports: Vec<::jack::Port<::jack::AudioOut>>,
 }
@@ -346,17 +349,13 @@ impl HostAudio {
                     if let Some(e) = s.executor.as_mut() {
                         e.run_cycle(s.tenant.plan_mut());
                     }
-                    let dt = now().wrapping_sub(t0);
-                    // The same account as the pool keeps.
+                    s.work_ticks = now().wrapping_sub(t0);
+                    // The same account as the pool keeps (read by the pool modes only).
                     let _ = s.tenant.take_busy_ticks();
-                    s.stats.share.add((dt as f64 * self.ns_per_tick) as u64);
                 }
             }
         }
         let parallel_ticks = now().wrapping_sub(parallel_start);
-        self.stats
-            .parallel
-            .add((parallel_ticks as f64 * self.ns_per_tick) as u64);
         for m in set.mix.iter_mut() {
             m.fill(0.0);
         }
@@ -401,20 +400,7 @@ impl HostAudio {
         }
         let duration = started.elapsed().as_nanos() as u64;
         let missed = duration > set.deadline_ns;
-        for s in set.slots.iter_mut() {
-            if matches!(self.runtime, Runtime::Pool(_)) && !s.silenced {
-                let ticks = s.tenant.take_busy_ticks();
-                s.stats.share.add((ticks as f64 * self.ns_per_tick) as u64);
-            }
-            if missed {
-                s.stats.misses.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-        // Relaxed: statistics.
-        self.stats.cycle.add(duration);
-        if missed {
-            self.stats.misses.fetch_add(1, Ordering::Relaxed);
-        }
+        self.account(duration, parallel_ticks, missed);
         if swapped {
             self.stats.swap_cycles.fetch_add(1, Ordering::Relaxed);
             if missed {
@@ -424,6 +410,47 @@ impl HostAudio {
         self.send_record();
         self.cycle += 1;
         swapped
+    }
+
+    /// The statistics of the cycle just run, of `duration` ns (the host's clock) and whose
+    /// parallel part took `parallel_ticks`: the host's, and each graph's share of it, on
+    /// the same clock. The parallel part, in ns, is at most the cycle (the tick clock's
+    /// calibration may err); each graph's share is its work ticks as a part of it, split
+    /// in proportion to the graphs' work when their tasks ran on several threads at once
+    /// (their ticks add up to more than the part's), so that the shares of a cycle add up
+    /// to at most its parallel part, never more than the cycle. Never allocates.
+    fn account(&mut self, duration: u64, parallel_ticks: u64, missed: bool) {
+        let parallel_ns = ((parallel_ticks as f64 * self.ns_per_tick) as u64).min(duration);
+        // Relaxed: statistics.
+        self.stats.parallel.add(parallel_ns);
+        let pool = matches!(self.runtime, Runtime::Pool(_));
+        let mut total = 0u64;
+        for s in self.set.slots.iter_mut() {
+            if pool {
+                // Taken even from a silenced graph, so that none is left for later.
+                s.work_ticks = s.tenant.take_busy_ticks();
+            }
+            if s.silenced {
+                s.work_ticks = 0;
+            }
+            total = total.saturating_add(s.work_ticks);
+        }
+        let per_tick = parallel_ns as f64 / total.max(parallel_ticks).max(1) as f64;
+        for s in self.set.slots.iter_mut() {
+            if !s.silenced {
+                s.stats.account(
+                    (s.work_ticks as f64 * per_tick) as u64,
+                    (s.work_ticks as f64 * self.ns_per_tick) as u64,
+                    duration,
+                    missed,
+                );
+            }
+            s.work_ticks = 0;
+        }
+        self.stats.cycle.add(duration);
+        if missed {
+            self.stats.missed(self.cycle);
+        }
     }
 
     /// Sends the mix, interleaved, to the recorder: in pieces of at most `record_frames`
@@ -501,6 +528,7 @@ mod tests {
             gain: 1.0,
             silenced: false,
             stats: Arc::new(GraphStats::new()),
+            work_ticks: 0,
             ports: Vec::new(),
         })
     }

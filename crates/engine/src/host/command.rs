@@ -42,8 +42,11 @@ pub enum Command {
         /// How long to let the host play.
         seconds: f64,
     },
-    /// `help`
-    Help,
+    /// `help [COMMAND]`
+    Help {
+        /// The command asked about (its verb), or all of them.
+        topic: Option<&'static str>,
+    },
     /// `quit`
     Quit,
 }
@@ -59,7 +62,7 @@ impl Command {
             Command::Stats { .. } => "stats",
             Command::Mode => "mode",
             Command::Wait { .. } => "wait",
-            Command::Help => "help",
+            Command::Help { .. } => "help",
             Command::Quit => "quit",
         }
     }
@@ -68,8 +71,59 @@ impl Command {
 /// The longest `wait`, seconds (a day).
 pub const MAX_WAIT: f64 = 86_400.0;
 
-/// One line per command, for `help`.
-pub const HELP: &str = "commands: load NAME FILE | unload NAME | gain NAME DB | list | stats [NAME] | mode | wait SECONDS | help | quit";
+/// Every command, for `help`: its usage, one after the other.
+pub const HELP: &str = "commands: load NAME FILE | unload NAME | gain NAME DB | list | stats [NAME] | mode | wait SECONDS | help [COMMAND] | quit; `help COMMAND` says what one does";
+
+/// Each command's verb and what `help VERB` says of it (one line).
+pub const COMMANDS: &[(&str, &str)] = &[
+    (
+        "load",
+        "load NAME FILE: reads the graph FILE (.ag, .stg or .dot), measures its cost and plays it as NAME from the next cycle; the reply names that cycle, and warns when the predicted cycle passes 80 % of the period (--strict refuses the graph)",
+    ),
+    (
+        "unload",
+        "unload NAME: stops playing graph NAME at the next cycle and frees it; the reply names that cycle and the cycles it played in",
+    ),
+    (
+        "gain",
+        "gain NAME DB: sets graph NAME's gain in the mix from the next cycle, in dB from -200 to 40 (0: as rendered)",
+    ),
+    (
+        "list",
+        "list: the graphs loaded, in load order: id, tasks, channels, gain, cost and the cycle each was adopted at",
+    ),
+    (
+        "stats",
+        "stats [NAME]: the host's cycle times, deadline misses (the first ones with their cycle numbers) and overruns; with NAME, that graph's share of the cycle, its work on all threads and its misses",
+    ),
+    (
+        "mode",
+        "mode: how the graphs share the threads, the backend, rate, buffer, channels, pipelining and executor",
+    ),
+    (
+        "wait",
+        "wait SECONDS: lets the host play for SECONDS (up to a day); offline, in audio time: the host plays only while a wait runs, up to cycle round(T x rate / buffer) after waits adding up to T seconds",
+    ),
+    (
+        "help",
+        "help [COMMAND]: the commands, or what COMMAND does",
+    ),
+    (
+        "quit",
+        "quit: stops the host (so do `exit`, Ctrl-D and Ctrl-C), closes the recording and says the cycles run and the deadline misses, with the cycle numbers of the first ones",
+    ),
+];
+
+/// What `help VERB` says (`exit` and `?` are other names of `quit` and `help`); `None`
+/// when `verb` is no command.
+pub fn help_of(verb: &str) -> Option<&'static str> {
+    let verb = match verb {
+        "exit" => "quit",
+        "?" => "help",
+        v => v,
+    };
+    COMMANDS.iter().find(|(v, _)| *v == verb).map(|(_, h)| *h)
+}
 
 /// Splits a line into words (double quotes group, `\"` and `\\` escape inside quotes, `#`
 /// outside quotes starts a comment).
@@ -175,6 +229,21 @@ fn shorten(word: &str) -> String {
     }
 }
 
+/// The verb that `word` names (`exit`: `quit`, `?`: `help`), as a `'static` string; `word`
+/// must name a command.
+fn verb_of(word: &str) -> &'static str {
+    let w = match word {
+        "exit" => "quit",
+        "?" => "help",
+        w => w,
+    };
+    COMMANDS
+        .iter()
+        .map(|(v, _)| *v)
+        .find(|v| *v == w)
+        .unwrap_or("help")
+}
+
 /// Parses one line. `Ok(None)`: nothing to do (empty, or a comment).
 pub fn parse(line: &str) -> Result<Option<Command>, String> {
     let w = words(line)?;
@@ -263,7 +332,24 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
                 })?;
             Command::Wait { seconds }
         }
-        "help" | "?" => Command::Help,
+        "help" | "?" => {
+            if args.len() > 1 {
+                return Err(format!(
+                    "`help` takes at most a COMMAND: help [COMMAND]; `{}` is one word too many",
+                    shorten(&args[1])
+                ));
+            }
+            let topic = match args.first() {
+                None => None,
+                Some(a) => Some(help_of(a).map(|_| verb_of(a)).ok_or_else(|| {
+                    format!(
+                        "there is no command `{}`; `help` lists the commands",
+                        shorten(a)
+                    )
+                })?),
+            };
+            Command::Help { topic }
+        }
         "quit" | "exit" => {
             exact(0, "no argument")?;
             Command::Quit
@@ -326,6 +412,13 @@ mod tests {
             })
         );
         assert_eq!(parse("quit").unwrap(), Some(Command::Quit));
+        assert_eq!(parse("help").unwrap(), Some(Command::Help { topic: None }));
+        assert_eq!(
+            parse("help exit").unwrap(),
+            Some(Command::Help {
+                topic: Some("quit")
+            })
+        );
         assert_eq!(parse("\tlist ").unwrap(), Some(Command::List));
     }
 
@@ -343,6 +436,8 @@ mod tests {
             ("load a \"x.ag", "not closed"),
             ("unload a/b", "is not a graph name"),
             ("stats a b", "one word too many"),
+            ("help frob", "there is no command `frob`"),
+            ("help load unload", "one word too many"),
         ];
         for (line, want) in cases {
             let e = parse(line).unwrap_err();
@@ -393,6 +488,23 @@ mod tests {
                 file: "my \"graph\" #1.ag".into()
             })
         );
+    }
+
+    #[test]
+    fn every_command_has_its_help_and_is_listed() {
+        for (verb, help) in COMMANDS {
+            assert!(
+                help.starts_with(&format!("{verb} ")) || help.starts_with(&format!("{verb}:")),
+                "{help}"
+            );
+            assert!(HELP.contains(verb), "{verb}");
+            assert!(!help.contains('\n'), "{help}");
+            assert_eq!(help_of(verb), Some(*help));
+            // A command that takes no argument parses; the others ask for theirs.
+            assert!(parse(verb).is_ok() || parse(verb).unwrap_err().contains(verb));
+        }
+        assert_eq!(help_of("exit"), help_of("quit"));
+        assert_eq!(help_of("frob"), None);
     }
 
     #[test]

@@ -307,6 +307,7 @@ impl Host {
                 gain: 1.0,
                 silenced: false,
                 stats,
+                work_ticks: 0,
                 ports: Vec::new(),
             }),
         })

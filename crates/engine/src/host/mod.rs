@@ -84,7 +84,7 @@ use stats::HostStats;
 
 pub use options::{GraphExecutor, HostBackend, HostOptions, Mode, AUTO_BUDGET};
 pub use report::{GraphInfo, HostError, HostEvent, HostReport, LoadReport, UnloadReport};
-pub use stats::{GraphStatsSnapshot, HostStatsSnapshot};
+pub use stats::{GraphStatsSnapshot, HostStatsSnapshot, MISSES_KEPT};
 
 use crate::Pipeline;
 

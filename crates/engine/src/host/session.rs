@@ -141,9 +141,9 @@ pub enum Answer {
         /// The cycle it got to.
         cycle: u64,
     },
-    /// `help`
+    /// `help [COMMAND]`
     Help {
-        /// The commands.
+        /// The commands, or what the command asked about does.
         help: &'static str,
     },
     /// `quit`
@@ -227,11 +227,13 @@ impl fmt::Display for Answer {
             Answer::List { graphs } => write_list(graphs, f),
             Answer::GraphStats { name, stats: s } => write!(
                 f,
-                "{name}: {} cycles, share of the cycle mean {}, p99 {}, max {}; {} deadline misses, {} panics",
+                "{name}: {} cycles, share of the cycle mean {}, p99 {}, max {}, of cycles of mean {}; work on all threads mean {}; {} deadline misses, {} panics",
                 s.cycles,
                 us(s.mean_ns),
                 us(s.p99_ns as f64),
                 us(s.max_ns as f64),
+                us(s.cycle_mean_ns),
+                us(s.work_mean_ns),
                 s.misses,
                 s.panics
             ),
@@ -344,12 +346,12 @@ fn write_host_stats(
 ) -> fmt::Result {
     write!(
         f,
-        "host: {} cycles, {graphs} graphs, cycle mean {}, p99 {}, max {}; {} deadline misses ({} of {} cycles with a swap), {} overruns, {} recorded blocks dropped",
+        "host: {} cycles, {graphs} graphs, cycle mean {}, p99 {}, max {}; {} ({} of {} cycles with a swap), {} overruns, {} recorded blocks dropped",
         s.cycles,
         us(s.mean_ns),
         us(s.p99_ns as f64),
         us(s.max_ns as f64),
-        s.misses,
+        s.misses_said(),
         s.swap_misses,
         s.swap_cycles,
         s.overruns,
@@ -370,12 +372,18 @@ fn write_host_stats(
 pub struct Session {
     host: Host,
     stop: Arc<AtomicBool>,
+    /// Offline: the seconds that every `wait` so far adds up to.
+    waited: Duration,
 }
 
 impl Session {
     /// A session on `host`; a `wait` ends early once `stop` is set (Ctrl-C).
     pub fn new(host: Host, stop: Arc<AtomicBool>) -> Session {
-        Session { host, stop }
+        Session {
+            host,
+            stop,
+            waited: Duration::ZERO,
+        }
     }
 
     /// The host.
@@ -476,7 +484,9 @@ impl Session {
                     cycle: self.host.cycle(),
                 }
             }
-            Command::Help => Answer::Help { help: HELP },
+            Command::Help { topic } => Answer::Help {
+                help: topic.and_then(command::help_of).unwrap_or(HELP),
+            },
             Command::Quit => Answer::Quit,
         })
     }
@@ -504,8 +514,12 @@ impl Session {
         }
     }
 
-    /// Lets the host play for `seconds`, in slices, so that a stop request is noticed.
+    /// Lets the host play for `seconds`: offline in audio time ([`Session::wait_offline`]),
+    /// otherwise in wall time, in slices, so that a stop request is noticed.
     fn wait(&mut self, seconds: f64) -> Result<(), HostError> {
+        if self.host.options().backend == HostBackend::Offline {
+            return self.wait_offline(seconds);
+        }
         let end = Instant::now() + Duration::from_secs_f64(seconds);
         loop {
             // Relaxed: a request flag.
@@ -517,11 +531,32 @@ impl Session {
                 return Ok(());
             }
             self.host.wait(left.min(Duration::from_millis(100)))?;
-            if self.host.options().backend == HostBackend::Offline
-                && left <= Duration::from_millis(100)
-            {
+        }
+    }
+
+    /// Offline, the host's clock is the audio it has played, and it plays only while a
+    /// `wait` runs: with `T` the seconds that every `wait` so far adds up to, `wait` runs the
+    /// cycles up to cycle `round(T × rate / buffer)` (none when the host is there already),
+    /// as fast as they go, in slices of a second of audio so that a stop request is noticed.
+    /// The other commands apply at the start of the next cycle run. So a script's recording
+    /// holds exactly that many cycles, the same bytes at every run.
+    fn wait_offline(&mut self, seconds: f64) -> Result<(), HostError> {
+        self.waited += Duration::from_secs_f64(seconds);
+        let o = self.host.options();
+        let per_second = o.rate as f64 / o.block as f64;
+        let target = (self.waited.as_secs_f64() * per_second).round() as u64;
+        let slice = per_second.ceil().max(1.0) as u64;
+        loop {
+            // Relaxed: a request flag.
+            if self.stop.load(Ordering::Relaxed) {
                 return Ok(());
             }
+            let at = self.host.cycle();
+            if at >= target {
+                return Ok(());
+            }
+            self.host.run_cycles((target - at).min(slice))?;
+            self.host.poll()?;
         }
     }
 }

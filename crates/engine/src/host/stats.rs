@@ -89,8 +89,13 @@ impl Durations {
 /// One graph's statistics, shared between the audio thread (writer) and the control thread.
 #[derive(Debug)]
 pub(crate) struct GraphStats {
-    /// The graph's share of each cycle it ran in: the time its tasks ran, ns.
+    /// The graph's share of each cycle it ran in, ns: the time its tasks ran, as a part of
+    /// the cycle's parallel part (see `HostAudio::account`); at most the cycle.
     pub(crate) share: Durations,
+    /// The time its tasks ran in those cycles, ns, summed over the threads (its work).
+    work: AtomicU64,
+    /// The duration of the host's cycles it ran in, ns, summed (the host's clock).
+    cycles_ns: AtomicU64,
     /// Cycles it ran in that missed their deadline.
     pub(crate) misses: AtomicU64,
     /// Tasks of it that panicked (it was silenced at the first).
@@ -101,16 +106,40 @@ impl GraphStats {
     pub(crate) fn new() -> Self {
         GraphStats {
             share: Durations::new(),
+            work: AtomicU64::new(0),
+            cycles_ns: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             panics: AtomicU64::new(0),
         }
     }
 
+    /// Adds a cycle it ran in: its `share` of the cycle and its `work`, ns, in a cycle of
+    /// `cycle_ns` that `missed` its deadline or not. Never allocates.
+    #[inline]
+    pub(crate) fn account(&self, share: u64, work: u64, cycle_ns: u64, missed: bool) {
+        // Relaxed: statistics.
+        self.work.fetch_add(work, Ordering::Relaxed);
+        self.cycles_ns.fetch_add(cycle_ns, Ordering::Relaxed);
+        self.share.add(share);
+        if missed {
+            self.misses.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
     pub(crate) fn snapshot(&self) -> GraphStatsSnapshot {
         let (cycles, mean, p99, max) = self.share.read();
+        let per_cycle = |sum: &AtomicU64| {
+            if cycles > 0 {
+                sum.load(Ordering::Relaxed) as f64 / cycles as f64
+            } else {
+                0.0
+            }
+        };
         GraphStatsSnapshot {
             cycles,
             mean_ns: mean,
+            work_mean_ns: per_cycle(&self.work),
+            cycle_mean_ns: per_cycle(&self.cycles_ns),
             p99_ns: p99,
             max_ns: max,
             misses: self.misses.load(Ordering::Relaxed),
@@ -124,12 +153,22 @@ impl GraphStats {
 pub struct GraphStatsSnapshot {
     /// Cycles it ran in.
     pub cycles: u64,
-    /// Mean time its tasks ran per cycle, ns (summed over threads: its share of the cycle).
+    /// Mean share of the cycle, ns: the time its tasks ran, as a part of the cycle's
+    /// parallel part (split in proportion to the graphs' work when their tasks ran on
+    /// several threads at once). At most [`GraphStatsSnapshot::cycle_mean_ns`]; the shares
+    /// of the graphs add up to at most the host's cycle.
     pub mean_ns: f64,
-    /// 99th percentile of that, ns (12.5% resolution).
+    /// 99th percentile of the share, ns (12.5% resolution).
     pub p99_ns: u64,
-    /// Largest, ns.
+    /// Largest share, ns.
     pub max_ns: u64,
+    /// Mean time its tasks ran per cycle, ns, summed over the threads (pool modes) or its
+    /// executor's run (separate mode): its work, which threads running at once make larger
+    /// than its share.
+    pub work_mean_ns: f64,
+    /// Mean duration of the host's cycles it ran in, ns (the clock of the host's `stats`;
+    /// the same figure when it ran in every cycle).
+    pub cycle_mean_ns: f64,
     /// Cycles it ran in that missed their deadline.
     pub misses: u64,
     /// Tasks of it that panicked.
@@ -145,6 +184,8 @@ pub(crate) struct HostStats {
     /// one (the rest of the cycle is the audio thread's alone: commands, mix, statistics).
     pub(crate) parallel: Durations,
     pub(crate) misses: AtomicU64,
+    /// The numbers of the first [`MISSES_KEPT`] cycles that missed their deadline.
+    first_misses: [AtomicU64; MISSES_KEPT],
     /// Cycles that adopted or removed a graph.
     pub(crate) swap_cycles: AtomicU64,
     /// Of those, the ones that missed their deadline.
@@ -166,6 +207,7 @@ impl HostStats {
             cycle: Durations::new(),
             parallel: Durations::new(),
             misses: AtomicU64::new(0),
+            first_misses: std::array::from_fn(|_| AtomicU64::new(0)),
             swap_cycles: AtomicU64::new(0),
             swap_misses: AtomicU64::new(0),
             record_drops: AtomicU64::new(0),
@@ -175,15 +217,35 @@ impl HostStats {
         }
     }
 
+    /// Counts cycle number `cycle` as missed, keeping its number among the first
+    /// [`MISSES_KEPT`]. Never allocates.
+    #[inline]
+    pub(crate) fn missed(&self, cycle: u64) {
+        // Relaxed: statistics; the control thread reads only the numbers below the count it
+        // loaded, each written before the count that covers it was raised on this thread,
+        // and may read a number a cycle late at worst.
+        let k = self.misses.load(Ordering::Relaxed) as usize;
+        if let Some(slot) = self.first_misses.get(k) {
+            slot.store(cycle, Ordering::Relaxed);
+        }
+        self.misses.fetch_add(1, Ordering::Release);
+    }
+
     pub(crate) fn snapshot(&self) -> HostStatsSnapshot {
         let (cycles, mean, p99, max) = self.cycle.read();
+        // Acquire: pairs with `missed`'s Release, so the numbers below the count are set.
+        let misses = self.misses.load(Ordering::Acquire);
         HostStatsSnapshot {
             cycles,
             mean_ns: mean,
             parallel_mean_ns: self.parallel.read().1,
             p99_ns: p99,
             max_ns: max,
-            misses: self.misses.load(Ordering::Relaxed),
+            misses,
+            first_misses: self.first_misses[..(misses as usize).min(MISSES_KEPT)]
+                .iter()
+                .map(|c| c.load(Ordering::Relaxed))
+                .collect(),
             swap_cycles: self.swap_cycles.load(Ordering::Relaxed),
             swap_misses: self.swap_misses.load(Ordering::Relaxed),
             record_drops: self.record_drops.load(Ordering::Relaxed),
@@ -194,8 +256,11 @@ impl HostStats {
     }
 }
 
+/// How many of the first missed cycles' numbers the host keeps.
+pub const MISSES_KEPT: usize = 10;
+
 /// What [`Host::host_stats`](crate::host::Host::host_stats) says of the whole host.
-#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct HostStatsSnapshot {
     /// Cycles run.
     pub cycles: u64,
@@ -210,6 +275,8 @@ pub struct HostStatsSnapshot {
     pub max_ns: u64,
     /// Cycles that missed their deadline.
     pub misses: u64,
+    /// The numbers of the first of them, at most [`MISSES_KEPT`], in order.
+    pub first_misses: Vec<u64>,
     /// Cycles that adopted or removed a graph.
     pub swap_cycles: u64,
     /// Of those, the ones that missed their deadline.
@@ -225,6 +292,29 @@ pub struct HostStatsSnapshot {
     pub resizes: u64,
 }
 
+impl HostStatsSnapshot {
+    /// The deadline misses in words, with the numbers of the first:
+    /// `2 deadline misses at cycles 15, 873`, or
+    /// `25 deadline misses, the first 10 at cycles 0, 1, ...`.
+    pub fn misses_said(&self) -> String {
+        let mut s = format!("{} deadline misses", self.misses);
+        if self.first_misses.is_empty() {
+            return s;
+        }
+        let list: Vec<String> = self.first_misses.iter().map(u64::to_string).collect();
+        if self.misses as usize > self.first_misses.len() {
+            s.push_str(&format!(
+                ", the first {} at cycles ",
+                self.first_misses.len()
+            ));
+        } else {
+            s.push_str(" at cycles ");
+        }
+        s.push_str(&list.join(", "));
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -236,6 +326,45 @@ mod tests {
             assert!(bucket_top(b) >= ns, "{ns}");
             assert!(b == 0 || bucket_top(b - 1) < ns, "{ns}");
         }
+    }
+
+    #[test]
+    fn the_first_missed_cycles_are_kept_with_the_count() {
+        let s = HostStats::new();
+        assert!(s.snapshot().first_misses.is_empty());
+        for c in (3..40).step_by(3) {
+            s.missed(c);
+        }
+        let snap = s.snapshot();
+        assert_eq!(snap.misses, 13);
+        assert_eq!(snap.first_misses, [3, 6, 9, 12, 15, 18, 21, 24, 27, 30]);
+        assert_eq!(
+            snap.misses_said(),
+            "13 deadline misses, the first 10 at cycles 3, 6, 9, 12, 15, 18, 21, 24, 27, 30"
+        );
+        let two = HostStatsSnapshot {
+            misses: 2,
+            first_misses: vec![15, 873],
+            ..HostStatsSnapshot::default()
+        };
+        assert_eq!(two.misses_said(), "2 deadline misses at cycles 15, 873");
+        assert_eq!(
+            HostStatsSnapshot::default().misses_said(),
+            "0 deadline misses"
+        );
+    }
+
+    #[test]
+    fn a_graphs_means_are_over_the_cycles_it_ran_in() {
+        let g = GraphStats::new();
+        g.account(10, 30, 40, false);
+        g.account(20, 50, 60, true);
+        let s = g.snapshot();
+        assert_eq!(s.cycles, 2);
+        assert!((s.mean_ns - 15.0).abs() < 1e-9);
+        assert!((s.work_mean_ns - 40.0).abs() < 1e-9);
+        assert!((s.cycle_mean_ns - 50.0).abs() < 1e-9);
+        assert_eq!(s.misses, 1);
     }
 
     #[test]

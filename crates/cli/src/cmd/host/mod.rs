@@ -8,6 +8,7 @@
 //! The commands are executed by the engine ([`fugue_engine::host::session`]); this module
 //! reads their lines and prints their replies.
 
+mod shell;
 mod socket;
 
 use std::io::{BufRead, IsTerminal, Write};
@@ -17,7 +18,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use fugue_engine::host::command::{self, Command, HELP};
+use fugue_engine::host::command::{self, Command};
 use fugue_engine::host::session::{Reply, Session};
 use fugue_engine::host::{GraphExecutor, Host, HostBackend, HostOptions, HostReport, Mode};
 
@@ -28,8 +29,11 @@ use crate::util;
 pub struct Args {
     /// clocked (an audio thread paced by absolute-time sleeps at --rate and --buffer), jack
     /// (a JACK client at the server's rate and buffer size; when the server changes its
-    /// buffer size, every graph is compiled again at the new size) or offline (no clock: `wait` runs
-    /// its cycles at once, as fast as possible; deterministic).
+    /// buffer size, every graph is compiled again at the new size) or offline (no clock: the
+    /// host plays only while a `wait` runs, and `wait` counts audio time: after waits adding
+    /// up to T seconds the host has played round(T × rate / buffer) cycles, as fast as they
+    /// go; every other command applies at the start of the next cycle; the same script
+    /// records the same bytes at every run).
     #[arg(long, default_value = "clocked", value_parser = ["clocked", "jack", "offline"])]
     pub backend: String,
     /// Connect the output ports to the system playback ports (jack backend).
@@ -97,9 +101,10 @@ pub struct Args {
     #[arg(long, default_value = "1", value_parser = crate::exec_args::parse_pipeline)]
     pub pipeline: fugue_engine::Pipeline,
     /// Each graph's own executor, in separate mode: auto (measures seq, ws and static on the
-    /// graph at each load, for at most --auto-budget-ms, paced at the period with a clock,
-    /// and keeps the fastest on at most --threads threads; seq unless another gains 5 %; the
-    /// load reply says what it chose), or seq, static, ws, ws-affinity, share, share-spin,
+    /// graph at each load, for at most --auto-budget-ms, paced at the period with a clock;
+    /// among the candidates on at most --threads threads, the fastest candidate is kept if its
+    /// mean cycle is at least 5 % shorter than seq's, else seq; the load reply says what it
+    /// chose), or seq, static, ws, ws-affinity, share, share-spin,
     /// levels on --threads threads. In shared and partitioned modes the graphs run on the
     /// host's pool: only auto (the pool) is accepted there.
     #[arg(long, short = 'e', default_value = "auto", value_parser = crate::exec_args::parse_executor)]
@@ -298,6 +303,19 @@ fn serve(
     outcome: &mut Outcome,
 ) -> anyhow::Result<()> {
     let (tx, rx) = mpsc::channel::<Request>();
+    let names = shell::Names::default();
+    let graph_names = |shell: &Shell| -> Vec<String> {
+        shell
+            .session
+            .host()
+            .list()
+            .into_iter()
+            .map(|g| g.name)
+            .collect()
+    };
+    if let Ok(mut n) = names.lock() {
+        *n = graph_names(shell);
+    }
     let mut sources = 0;
     let _socket = match &args.control {
         Some(path) => {
@@ -310,9 +328,10 @@ fn serve(
         sources += 1;
         let tx = tx.clone();
         let json = args.json;
+        let names = names.clone();
         std::thread::Builder::new()
             .name("fugue-shell".into())
-            .spawn(move || prompt_lines(tx, json))
+            .spawn(move || prompt_lines(tx, json, names))
             .context("cannot start the shell")?;
     }
     drop(tx);
@@ -331,6 +350,9 @@ fn serve(
                     continue;
                 };
                 outcome.failed |= !r.ok;
+                if let Ok(mut n) = names.lock() {
+                    *n = graph_names(shell);
+                }
                 let _ = req.reply.send(r.line(shell.json));
                 if r.quits() || (!r.ok && args.strict) {
                     return Ok(());
@@ -346,9 +368,9 @@ fn serve(
 fn say_report(report: &HostReport, record: Option<&Path>) {
     let s = &report.stats;
     eprintln!(
-        "host: {} cycles, {} deadline misses ({} of {} cycles with a swap), {} overruns{}{}",
+        "host: {} cycles, {} ({} of {} cycles with a swap), {} overruns{}{}",
         s.cycles,
-        s.misses,
+        s.misses_said(),
         s.swap_misses,
         s.swap_cycles,
         s.overruns,
@@ -395,21 +417,41 @@ fn forward(tx: &mpsc::Sender<Request>, line: String) -> bool {
     !quits
 }
 
-/// The interactive prompt (a terminal: line editing and history) or, when standard input is
-/// not a terminal, its lines.
-fn prompt_lines(tx: mpsc::Sender<Request>, json: bool) {
+/// What the interactive prompt says first.
+const BANNER: &str = "fugue host: `help` lists the commands, `help COMMAND` says what one does; Tab completes commands, graph names and files";
+
+/// The interactive prompt (a terminal: line editing, Tab completion, a history kept between
+/// sessions: [`shell`]) or, when standard input is not a terminal, its lines.
+fn prompt_lines(tx: mpsc::Sender<Request>, json: bool, names: shell::Names) {
     if std::io::stdin().is_terminal() {
-        let Ok(mut rl) = rustyline::DefaultEditor::new() else {
+        let config = rustyline::Config::builder()
+            .max_history_size(shell::HISTORY_KEPT)
+            .map(|b| b.build())
+            .unwrap_or_default();
+        let Ok(mut rl) =
+            rustyline::Editor::<shell::ShellHelper, rustyline::history::DefaultHistory>::with_config(
+                config,
+            )
+        else {
             return;
         };
+        rl.set_helper(Some(shell::ShellHelper { names }));
+        let mut history = shell::History::at(shell::history_path(
+            std::env::var("XDG_STATE_HOME").ok().as_deref(),
+            std::env::var("HOME").ok().as_deref(),
+        ));
+        for line in history.load() {
+            let _ = rl.add_history_entry(line);
+        }
         if !json {
-            println!("fugue host: {HELP}");
+            println!("{BANNER}");
         }
         loop {
             match rl.readline("fugue> ") {
                 Ok(line) => {
                     if !line.trim().is_empty() {
                         let _ = rl.add_history_entry(line.as_str());
+                        history.add(&line);
                     }
                     if !forward(&tx, line) {
                         return;

@@ -1,0 +1,156 @@
+//! `fugue host --backend offline`: `wait` counts audio time, so a script records exactly
+//! the length it asks for, and the same bytes at every run.
+
+mod common;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use common::{example, folder, fugue, stderr, stdout};
+use fugue_testkit::wav;
+
+/// Runs `fugue host ARGS` with `input` on standard input.
+fn host_with_input(args: &[&str], input: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .arg("host")
+        .args(args)
+        .env_remove(common::FAULT_VAR)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run fugue");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// Frames in the WAV file at `path` (per channel).
+fn frames(path: &Path) -> usize {
+    wav::channels(path)[0].len()
+}
+
+/// The issue's own session, from standard input: `wait 2` records 2 s of audio exactly
+/// (375 cycles of 256 frames at 48 kHz), the same bytes twice.
+#[test]
+fn an_offline_wait_records_exactly_its_audio_time_and_the_same_bytes_twice() {
+    let dir = folder("host-offline", "stdin");
+    let script = format!("load a {}\nwait 2\nquit\n", example("pluck.ag"));
+    let mut recordings = Vec::new();
+    for run in 0..2 {
+        let out = dir.join(format!("off{run}.wav"));
+        let o = host_with_input(
+            &["--backend", "offline", "--record", out.to_str().unwrap()],
+            &script,
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            stdout(&o).contains("waited 2 s; at cycle 375"),
+            "{}",
+            stdout(&o)
+        );
+        assert!(
+            stderr(&o).contains("recorded 96000 frames"),
+            "{}",
+            stderr(&o)
+        );
+        assert_eq!(frames(&out), 96_000);
+        recordings.push(std::fs::read(&out).unwrap());
+    }
+    assert!(
+        recordings[0] == recordings[1],
+        "two runs of the same script recorded different bytes"
+    );
+    assert!(wav::channels(&dir.join("off0.wav"))[0]
+        .iter()
+        .any(|&x| x != 0.0));
+}
+
+/// Waits add up in audio time: the host plays up to the cycle nearest to their sum, whatever
+/// each one's rounding; loads, gains and unloads between them apply at the next cycle; the
+/// recording is the same bytes at every run, in every mode.
+#[test]
+fn offline_waits_add_up_and_commands_apply_at_the_next_cycle() {
+    let dir = folder("host-offline", "script");
+    let script = format!(
+        "load a {}\nwait 0.2\nload b {}\ngain a -6\nwait 0.3\nunload a\nwait 0.25\nquit\n",
+        example("pluck.ag"),
+        example("synth.ag"),
+    );
+    let path = dir.join("s.txt");
+    std::fs::write(&path, &script).unwrap();
+    // 0.2 s: cycle round(37.5) = 38; 0.5 s: 94 (93.75); 0.75 s: 141 (140.625).
+    for mode in ["shared", "separate"] {
+        let mut first: Option<Vec<u8>> = None;
+        for run in 0..2 {
+            let out = dir.join(format!("{mode}{run}.wav"));
+            let o = fugue(&[
+                "host",
+                "--backend",
+                "offline",
+                "--mode",
+                mode,
+                "--threads",
+                "2",
+                "--executor",
+                if mode == "separate" { "ws" } else { "auto" },
+                "--script",
+                path.to_str().unwrap(),
+                "--record",
+                out.to_str().unwrap(),
+            ]);
+            assert!(o.status.success(), "{mode}: {}", stderr(&o));
+            let text = stdout(&o);
+            for want in [
+                "waited 0.2 s; at cycle 38",
+                "loaded b (id 2) at cycle 38",
+                "waited 0.3 s; at cycle 94",
+                "unloaded a (id 1) at cycle 94 after 94 cycles",
+                "waited 0.25 s; at cycle 141",
+            ] {
+                assert!(text.contains(want), "{mode}: {want}: {text}");
+            }
+            assert_eq!(frames(&out), 141 * 256, "{mode}");
+            let bytes = std::fs::read(&out).unwrap();
+            match &first {
+                None => first = Some(bytes),
+                Some(f) => assert!(*f == bytes, "{mode}: two runs recorded different bytes"),
+            }
+        }
+    }
+}
+
+/// The line that ends the host names the cycles that missed their deadline (the first ten,
+/// and how many in all).
+#[test]
+fn the_end_of_the_host_names_the_missed_cycles() {
+    let dir = folder("host-offline", "misses");
+    let slow = dir.join("slow.ag");
+    // 25 ms of work in a 1024-frame cycle (21.3 ms): every cycle with it misses.
+    std::fs::write(
+        &slow,
+        "w = { kind: \"load\", wcet: 25000, };\ns = { kind: \"sink\", };\nw.1 -> s.1;\n",
+    )
+    .unwrap();
+    let script = format!(
+        "wait 0.064\nload slow {}\nwait 0.32\nquit\n",
+        slow.display()
+    );
+    let o = host_with_input(
+        &["--backend", "offline", "--buffer", "1024", "--threads", "1"],
+        &script,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "host: 18 cycles, 15 deadline misses, the first 10 at cycles 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 ("
+        ),
+        "{}",
+        stderr(&o)
+    );
+}

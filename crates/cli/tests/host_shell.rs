@@ -1,0 +1,121 @@
+//! `fugue host`'s interactive shell on a terminal (a pseudo-terminal here): its banner, Tab
+//! completion of a command and of a graph file, `help COMMAND`, and the history it keeps in
+//! `$XDG_STATE_HOME/fugue/history`.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::folder;
+
+/// A pseudo-terminal: (master, slave).
+fn pty() -> (std::fs::File, OwnedFd) {
+    let (mut master, mut slave) = (0, 0);
+    // SAFETY: openpty writes the two descriptors into the integers given; the name, termios
+    // and window-size pointers may be null.
+    let r = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(r, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: both descriptors were just opened by openpty and are owned by nothing else.
+    unsafe {
+        (
+            std::fs::File::from_raw_fd(master),
+            OwnedFd::from_raw_fd(slave),
+        )
+    }
+}
+
+/// Waits until what the terminal showed contains `text`; panics after 60 s.
+fn wait_for(screen: &Mutex<String>, text: &str) {
+    let start = Instant::now();
+    while !screen.lock().unwrap().contains(text) {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the shell never showed `{text}`:\n{}",
+            screen.lock().unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn the_shell_completes_helps_and_keeps_its_history() {
+    let state = folder("host-shell", "state");
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let (mut master, slave) = pty();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args(["host", "--backend", "offline"])
+        .current_dir(root)
+        .env("XDG_STATE_HOME", &state)
+        .env("TERM", "xterm")
+        .env_remove(common::FAULT_VAR)
+        .stdin(Stdio::from(slave.try_clone().unwrap()))
+        .stdout(Stdio::from(slave))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let screen = Arc::new(Mutex::new(String::new()));
+    let reader = {
+        let mut master = master.try_clone().unwrap();
+        let screen = screen.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            // Ends with an error (EIO) once the host has closed the terminal.
+            while let Ok(n) = master.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                screen
+                    .lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        })
+    };
+    wait_for(&screen, "`help COMMAND` says what one does");
+    // `lo` + Tab completes to `load`, `examples/plu` + Tab to `examples/pluck.ag`.
+    master.write_all(b"lo\t").unwrap();
+    wait_for(&screen, "load");
+    master.write_all(b" a examples/plu\t").unwrap();
+    wait_for(&screen, "examples/pluck.ag");
+    master.write_all(b"\r").unwrap();
+    wait_for(&screen, "loaded a (id 1)");
+    master.write_all(b"help wa\t\r").unwrap();
+    wait_for(&screen, "wait SECONDS: lets the host play");
+    master.write_all(b"quit\r").unwrap();
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(status.success(), "{err}");
+    drop(master);
+    let _ = reader.join();
+    let shown = screen.lock().unwrap().clone();
+    // The banner once, and not the list of commands that `help` gives.
+    assert_eq!(
+        shown.matches("fugue host: `help` lists").count(),
+        1,
+        "{shown}"
+    );
+    assert!(!shown.contains("commands: load NAME FILE |"), "{shown}");
+    let history = std::fs::read_to_string(state.join("fugue/history")).unwrap();
+    assert_eq!(
+        history, "load a examples/pluck.ag\nhelp wait\nquit\n",
+        "{shown}"
+    );
+}
