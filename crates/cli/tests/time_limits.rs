@@ -53,6 +53,40 @@ fn every_algorithm_keeps_the_time_limit() {
     );
 }
 
+/// A layered graph of 60,000 nodes, 100 wide: hundreds of tasks ready at once (a list
+/// scheduler that scans its ready tasks at every step takes minutes on it).
+#[test]
+fn every_algorithm_keeps_the_time_limit_on_a_large_graph() {
+    let d = folder("time_limits", "large");
+    let g = d.join("layered.ag");
+    let g = g.to_str().unwrap();
+    let o = fugue(&[
+        "gen",
+        "layered",
+        "--layers",
+        "600",
+        "--width",
+        "100",
+        "--probability",
+        "0.02",
+        "-o",
+        g,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let limit = 1.0;
+    for algo in ["hlfet", "random", "etf", "cpfd", "best", "optimal"] {
+        let start = Instant::now();
+        let o = fugue(&["schedule", g, "-a", algo, "-p", "4", "--time-limit", "1"]);
+        let took = start.elapsed();
+        assert!(o.status.success(), "{algo}: {}", stderr(&o));
+        assert!(
+            took < Duration::from_secs_f64(1.5 * limit + 3.0),
+            "{algo} took {took:?} with --time-limit {limit}"
+        );
+        assert!(stdout(&o).contains("makespan"), "{algo}: {}", stdout(&o));
+    }
+}
+
 #[test]
 fn a_zero_time_limit_still_gives_a_valid_schedule() {
     let g = line("zero");

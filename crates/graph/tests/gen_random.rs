@@ -29,15 +29,16 @@ fn a_sparse_random_dag_has_the_expected_number_of_edges_in_every_part() {
 }
 
 #[test]
-fn a_million_nodes_at_one_in_a_million_take_linear_time() {
+fn sparse_probabilities_take_linear_time() {
     let start = Instant::now();
-    let g = random_dag(1_000_000, 1e-6, CostRange::default(), 1);
+    let g = random_dag(300_000, 1e-5, CostRange::default(), 1);
     let took = start.elapsed();
-    assert_eq!(g.len(), 1_000_000);
-    // About 5e5 edges expected (n^2 p / 2).
+    assert_eq!(g.len(), 300_000);
+    // About 4.5e5 edges expected (n^2 p / 2).
     let e = g.edges().len() as f64;
-    assert!((e - 5e5).abs() < 5e3, "{e} edges");
-    // Pairwise draws took minutes; the gaps take well under a second in an optimised build.
+    assert!((e - 4.5e5).abs() < 5e3, "{e} edges");
+    // One draw per pair is 4.5e10 draws: minutes. The gaps take a fraction of a second of
+    // CPU in an optimised build (the bound leaves room for a loaded machine).
     assert!(took < Duration::from_secs(30), "{took:?}");
 }
 
