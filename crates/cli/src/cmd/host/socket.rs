@@ -298,6 +298,7 @@ fn read_line(r: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<Option<
     }
 }
 
+/// Serves one client: its lines, one reply each, until it disconnects or is closed.
 fn client(stream: &UnixStream, id: u64, shared: &Shared, tx: &mpsc::Sender<Request>) {
     // A client that stops reading cannot hold the control loop: its replies time out.
     let _ = stream.set_write_timeout(Some(Duration::from_secs(5)));
@@ -315,10 +316,7 @@ fn client(stream: &UnixStream, id: u64, shared: &Shared, tx: &mpsc::Sender<Reque
                     Ok(Some(Command::Wait { seconds })) if shared.control.clocked => {
                         // Idle again once the reply is written: a quitting host waits for it.
                         shared.set_state(id, State::Waiting);
-                        match wait(seconds, shared, tx) {
-                            Some(r) => r,
-                            None => return,
-                        }
+                        wait(seconds, shared, tx)
                     }
                     _ => {
                         shared.set_state(id, State::Command);
@@ -356,8 +354,8 @@ fn ask(tx: &mpsc::Sender<Request>, line: String, waited: Option<f64>) -> Option<
 
 /// A client's `wait SECONDS` with a clock: sleeps here, in slices, until the time is up or
 /// the host stops (a signal, a `quit`); the reply says how long it waited and the cycle
-/// reached. `None` when the control loop is gone before it could say the cycle.
-fn wait(seconds: f64, shared: &Shared, tx: &mpsc::Sender<Request>) -> Option<String> {
+/// reached.
+fn wait(seconds: f64, shared: &Shared, tx: &mpsc::Sender<Request>) -> String {
     let start = Instant::now();
     let want = Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX);
     loop {
@@ -371,19 +369,17 @@ fn wait(seconds: f64, shared: &Shared, tx: &mpsc::Sender<Request>) -> Option<Str
     let waited = ((start.elapsed().as_secs_f64().min(seconds)) * 1e3).round() / 1e3;
     if !shared.stopping() {
         if let Some(r) = ask(tx, String::new(), Some(waited)) {
-            return Some(r);
+            return r;
         }
     }
     // The host is stopping: the control loop takes no more requests; the cycle it last saw.
     // Relaxed: a counter read for a report.
     let cycle = shared.control.cycle.load(Ordering::Relaxed);
-    Some(
-        Reply::done(Answer::Wait {
-            seconds: waited,
-            cycle,
-        })
-        .line(shared.control.json),
-    )
+    Reply::done(Answer::Wait {
+        seconds: waited,
+        cycle,
+    })
+    .line(shared.control.json)
 }
 
 /// Sends `line` to the host listening at `path` and returns its reply.
