@@ -81,6 +81,20 @@ pub fn not_polled() {
     POLLED.store(false, Ordering::SeqCst);
 }
 
+/// Runs `f`, a call that may block where the stop request cannot reach it (the open of a
+/// named pipe, which waits for the other end): meanwhile a signal ends the process at once,
+/// as for a command that does not poll the request (and so does one that came just before).
+pub fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    let polled = POLLED.swap(false, Ordering::SeqCst);
+    // A signal that came before the swap was taken as a request only: act on it now.
+    if let (true, Some(sig)) = (polled, received()) {
+        exit_now(sig);
+    }
+    let r = f();
+    POLLED.store(polled, Ordering::SeqCst);
+    r
+}
+
 /// The signal received, if any.
 pub fn received() -> Option<i32> {
     match SIGNAL.load(Ordering::SeqCst) {

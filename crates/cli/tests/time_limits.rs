@@ -53,6 +53,73 @@ fn every_algorithm_keeps_the_time_limit() {
     );
 }
 
+/// A layered graph of 60,000 nodes, 100 wide: hundreds of tasks ready at once (a list
+/// scheduler that scans its ready tasks at every step takes minutes on it).
+#[test]
+fn every_algorithm_keeps_the_time_limit_on_a_large_graph() {
+    let d = folder("time_limits", "large");
+    let g = d.join("layered.ag");
+    let g = g.to_str().unwrap();
+    let o = fugue(&[
+        "gen",
+        "layered",
+        "--layers",
+        "600",
+        "--width",
+        "100",
+        "--probability",
+        "0.02",
+        "-o",
+        g,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let limit = 1.0;
+    for algo in ["hlfet", "random", "etf", "cpfd", "best", "optimal"] {
+        let (ok, out, cpu, wall) =
+            measured(&["schedule", g, "-a", algo, "-p", "4", "--time-limit", "1"]);
+        assert!(ok, "{algo} failed");
+        // The processor time it took: the wall time of a loaded machine says little.
+        assert!(
+            cpu < Duration::from_secs_f64(1.5 * limit + 1.0),
+            "{algo} took {cpu:?} of CPU with --time-limit {limit}"
+        );
+        assert!(wall < Duration::from_secs(60), "{algo} took {wall:?}");
+        assert!(out.contains("makespan"), "{algo}: {out}");
+    }
+}
+
+/// Runs the `fugue` binary with `args`: whether it succeeded, its standard output, the
+/// processor time it used (user and system) and its wall time.
+fn measured(args: &[&str]) -> (bool, String, Duration, Duration) {
+    use std::io::Read as _;
+    let start = Instant::now();
+    // Reaped by `wait4` below, which also gives the processor time it used.
+    #[allow(clippy::zombie_processes)]
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = pipe.read_to_string(&mut s);
+        s
+    });
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value of that plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: the pid is our child's, not yet waited for; both pointers are valid.
+    let r = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(r, child.id() as i32);
+    let wall = start.elapsed();
+    let out = reader.join().unwrap();
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+    (ok, out, tv(usage.ru_utime) + tv(usage.ru_stime), wall)
+}
+
 #[test]
 fn a_zero_time_limit_still_gives_a_valid_schedule() {
     let g = line("zero");

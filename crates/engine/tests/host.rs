@@ -509,6 +509,43 @@ fn jack_per_graph_ports_come_and_go_with_their_graphs() {
     host.finish().unwrap();
 }
 
+/// In separate mode each graph runs on its own executor, one after the other: admission
+/// predicts the cycle with that executor. On seq a graph takes its whole cost, whatever
+/// --threads says; on a parallel executor no less than its critical path (all of it for a
+/// line of nodes).
+#[test]
+fn separate_mode_admission_predicts_with_each_graphs_executor() {
+    let dir = fresh_dir("admission-separate");
+    let g = graphs(&dir);
+    let options = HostOptions {
+        threads: 8,
+        mode: Mode::Separate,
+        executor: GraphExecutor::Kind(ExecutorKind::Seq),
+        ..HostOptions::default()
+    };
+    let mut host = Host::start(options.clone()).unwrap();
+    let a = host.load("a", &g[2].1).unwrap();
+    assert_eq!(a.executor.as_deref(), Some("seq"));
+    assert_eq!(a.predicted_ns, a.cost_ns, "{a:?}");
+    let b = host.load("b", &g[2].1).unwrap();
+    assert_eq!(b.predicted_ns, a.cost_ns + b.cost_ns, "{b:?}");
+    host.finish().unwrap();
+    let mut host = Host::start(HostOptions {
+        executor: GraphExecutor::Kind(ExecutorKind::Ws),
+        ..options
+    })
+    .unwrap();
+    let m = host.load("mono", &g[0].1).unwrap();
+    assert_eq!(m.executor.as_deref(), Some("ws 8t"));
+    assert_eq!(m.predicted_ns, m.cost_ns, "a line: {m:?}");
+    let s = host.load("synth", &g[2].1).unwrap();
+    assert!(
+        s.predicted_ns >= m.cost_ns + s.cost_ns.div_ceil(8),
+        "{s:?} after {m:?}"
+    );
+    host.finish().unwrap();
+}
+
 #[test]
 fn admission_warns_past_80_percent_of_the_period_and_strict_refuses() {
     let dir = fresh_dir("admission");

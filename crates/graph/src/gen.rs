@@ -262,7 +262,9 @@ pub fn layered(layers: usize, width: usize, p: f64, costs: CostRange, seed: u64)
 
 /// The random DAG of the 2019 corpus: `n` nodes in a random order, each forward edge (from an
 /// earlier node to a later one in that order) present with probability `p`. Nodes are named
-/// `id-K` by their place in the file, as in the corpus.
+/// `id-K` by their place in the file, as in the corpus. Below [`SPARSE_BELOW`] the edges are
+/// drawn by the gaps between them (linear in nodes plus edges; other graphs than one draw per
+/// pair gives for the same seed), else one draw per pair.
 pub fn random_dag(n: usize, p: f64, costs: CostRange, seed: u64) -> TaskGraph {
     let mut rng = SmallRng::seed_from_u64(seed);
     let n = n.max(1);
@@ -272,17 +274,60 @@ pub fn random_dag(n: usize, p: f64, costs: CostRange, seed: u64) -> TaskGraph {
         let j = rng.gen_range(0..=i);
         order.swap(i, j);
     }
-    let mut preds = vec![Vec::new(); n];
-    for (j, pj) in preds.iter_mut().enumerate() {
-        for i in 0..j {
-            if rng.gen_bool(p.clamp(0.0, 1.0)) {
-                pj.push(i);
+    let p = p.clamp(0.0, 1.0);
+    let preds = if p >= SPARSE_BELOW {
+        // One draw per pair: the graphs of the corpus's generator, seed for seed.
+        let mut preds = vec![Vec::new(); n];
+        for (j, pj) in preds.iter_mut().enumerate() {
+            for i in 0..j {
+                if rng.gen_bool(p) {
+                    pj.push(i);
+                }
             }
         }
-    }
+        preds
+    } else {
+        sparse_preds(n, p, &mut rng)
+    };
     let names: Vec<String> = order.iter().map(|k| format!("id-{k}")).collect();
     let costs: Vec<f64> = (0..n).map(|_| draw_cost(&mut rng, costs)).collect();
     audio_from_dag(&preds, &names, &costs, &mut rng)
+}
+
+/// Below this edge probability [`random_dag`] draws the gaps between edges
+/// ([`sparse_preds`]) instead of one number per pair of nodes.
+pub const SPARSE_BELOW: f64 = 1.0 / 64.0;
+
+/// The forward edges of [`random_dag`], each present with probability `p`, as predecessor
+/// lists (ascending), in time linear in nodes plus edges: the pairs `(i, j)`, `i < j`, are
+/// taken in order (by `j`, then `i`), and the number of pairs skipped before the next edge is
+/// drawn from its geometric distribution (Batagelj & Brandes, "Efficient generation of large
+/// random networks", Physical Review E 71, 036113, 2005).
+fn sparse_preds(n: usize, p: f64, rng: &mut SmallRng) -> Vec<Vec<usize>> {
+    let mut preds = vec![Vec::new(); n];
+    if p <= 0.0 || n < 2 {
+        return preds;
+    }
+    // ln(1 - p), exact for small p.
+    let ln_q = (-p).ln_1p();
+    // The next pair to consider is (next, j): the `next`-th of row j.
+    let (mut j, mut next) = (1usize, 0u64);
+    loop {
+        // 1 - u is in (0, 1]: its logarithm is finite.
+        let u: f64 = rng.gen();
+        let skip = ((1.0 - u).ln() / ln_q).floor();
+        // A skip beyond the pairs left ends the draw (the cast saturates).
+        let mut i = next.saturating_add(skip as u64);
+        while j < n && i >= j as u64 {
+            i -= j as u64;
+            j += 1;
+        }
+        if j >= n {
+            return preds;
+        }
+        preds[j].push(i as usize);
+        next = i + 1;
+    }
 }
 
 /// The most nodes a generator makes unless told to go beyond ([`Shape::check_size`]).

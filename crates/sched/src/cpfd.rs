@@ -41,6 +41,9 @@
 //!
 //! Both schedules pass [`crate::verify`]; the tests check it on every graph of the data set.
 
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
 use fugue_graph::{analysis, NodeId, TaskGraph};
 
 use crate::schedule::{arrival, le, lt, Schedule, Slot};
@@ -48,6 +51,43 @@ use crate::Deadline;
 
 /// The CPN-dominant sequence of `g` (see the module documentation).
 pub fn cpn_dominant_sequence(g: &TaskGraph) -> Vec<NodeId> {
+    cpn_dominant_sequence_within(g, Deadline::NONE).expect("no deadline")
+}
+
+/// An out-branch node ready to be listed, ordered as the sequence takes them: the largest
+/// b-level first, then the smallest t-level, then the smallest index.
+struct OutBranch {
+    b: f64,
+    t: f64,
+    x: NodeId,
+}
+
+impl PartialEq for OutBranch {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == Ordering::Equal
+    }
+}
+
+impl Eq for OutBranch {}
+
+impl PartialOrd for OutBranch {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+impl Ord for OutBranch {
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.b
+            .total_cmp(&o.b)
+            .then(o.t.total_cmp(&self.t))
+            .then(o.x.cmp(&self.x))
+    }
+}
+
+/// [`cpn_dominant_sequence`], or `None` when `deadline` passes first (checked every
+/// [`CHECK_EVERY`] nodes listed).
+fn cpn_dominant_sequence_within(g: &TaskGraph, deadline: Deadline) -> Option<Vec<NodeId>> {
     let n = g.len();
     let t = analysis::t_levels(g, true);
     let b = analysis::b_levels(g, true);
@@ -99,34 +139,46 @@ pub fn cpn_dominant_sequence(g: &TaskGraph) -> Vec<NodeId> {
         }
     }
 
-    for &c in &cp {
+    for (i, &c) in cp.iter().enumerate() {
+        if i % CHECK_EVERY == 0 && deadline.passed() {
+            return None;
+        }
         include(g, c, true, &t, &b, &mut listed, &mut seq);
     }
     // Out-branch nodes: the ready one of the largest b-level first.
     let mut missing: Vec<usize> = (0..n)
         .map(|x| g.preds(x).iter().filter(|&&(q, _)| !listed[q]).count())
         .collect();
-    let mut ready: Vec<NodeId> = (0..n).filter(|&x| !listed[x] && missing[x] == 0).collect();
-    while let Some((i, _)) = ready.iter().enumerate().max_by(|&(_, &x), &(_, &y)| {
-        b[x].total_cmp(&b[y])
-            .then(t[y].total_cmp(&t[x]))
-            .then(y.cmp(&x))
-    }) {
-        let x = ready.swap_remove(i);
+    let entry = |x: NodeId| OutBranch {
+        b: b[x],
+        t: t[x],
+        x,
+    };
+    let mut ready: BinaryHeap<OutBranch> = (0..n)
+        .filter(|&x| !listed[x] && missing[x] == 0)
+        .map(entry)
+        .collect();
+    while let Some(OutBranch { x, .. }) = ready.pop() {
+        if seq.len() % CHECK_EVERY == 0 && deadline.passed() {
+            return None;
+        }
         listed[x] = true;
         seq.push(x);
         for &(s, _) in g.succs(x) {
             if !listed[s] {
                 missing[s] -= 1;
                 if missing[s] == 0 {
-                    ready.push(s);
+                    ready.push(entry(s));
                 }
             }
         }
     }
     debug_assert_eq!(seq.len(), n);
-    seq
+    Some(seq)
 }
+
+/// How many nodes the CPN-dominant sequence lists between two looks at the clock.
+const CHECK_EVERY: usize = 256;
 
 /// A tentative placement on one processor: its slots and the copies added to it.
 #[derive(Clone)]
@@ -288,7 +340,7 @@ impl<'g> Cpfd<'g> {
 
     /// The schedule, or `None` when the deadline passed (checked at every node).
     fn run(mut self) -> Option<Schedule> {
-        for n in cpn_dominant_sequence(self.g) {
+        for n in cpn_dominant_sequence_within(self.g, self.deadline)? {
             if self.deadline.passed() {
                 return None;
             }

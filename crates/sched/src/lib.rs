@@ -197,14 +197,25 @@ pub struct Outcome {
 /// the heuristics that finished in time. [`Algorithm::Optimal`] gives half the limit to its
 /// first incumbent (the heuristics, as for best) and searches until the limit; it returns the
 /// best schedule found. Checks are frequent enough that the call ends within a small fraction
-/// of the limit past it, plus the fallback's time.
+/// of the limit past it, plus the fallback's time (HLFET's list scheduling keeps its ready
+/// tasks in a heap: `O((n + e) log n + e P)`, a fraction of a second on 200,000 tasks).
 pub fn run(g: &TaskGraph, algorithm: Algorithm, opts: &Options) -> Result<Outcome, SchedError> {
+    run_since(g, algorithm, opts, Instant::now())
+}
+
+/// [`run`], with the time limit counted from `start` (when the caller began: reading and
+/// preparing the graph count against the limit too).
+pub fn run_since(
+    g: &TaskGraph,
+    algorithm: Algorithm,
+    opts: &Options,
+    start: Instant,
+) -> Result<Outcome, SchedError> {
     let p = opts.processors;
     if p == 0 {
         return Err(SchedError::NoProcessors);
     }
-    let start = Instant::now();
-    let deadline = Deadline::after(opts.time_limit);
+    let deadline = Deadline(start.checked_add(opts.time_limit));
     let lb = metrics::lower_bound(g, p);
     let limit = opts.time_limit.as_secs_f64();
     let fell_back = |a: Algorithm| {
@@ -240,7 +251,7 @@ pub fn run(g: &TaskGraph, algorithm: Algorithm, opts: &Options) -> Result<Outcom
                 g,
                 p,
                 opts.seed,
-                Deadline::after(opts.time_limit / 2),
+                Deadline(start.checked_add(opts.time_limit / 2)),
             );
             note = missed_note(&missed, limit / 2.0)
                 .map(|n| format!("{n}; the exact search started from the others"));

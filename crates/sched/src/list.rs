@@ -1,6 +1,9 @@
 //! Shared machinery of the list schedulers without duplication (HLFET, ETF, random, the exact
 //! search): placement of tasks on processors, data-ready times, priority keys.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use fugue_graph::{NodeId, TaskGraph};
 
 use crate::schedule::{Schedule, Slot};
@@ -94,24 +97,23 @@ pub(crate) fn quantize(values: &[f64]) -> Vec<i64> {
 
 /// List scheduling by a fixed priority order, append policy: repeatedly take the ready task of
 /// the smallest `rank` and put it on the processor where it starts earliest (ties to the lowest
-/// processor index).
+/// processor index). The ready tasks wait in a binary heap by rank (ranks are distinct): each
+/// step costs `O(log n + P)` plus the task's edges, whatever the number of ready tasks.
 pub(crate) fn by_rank(g: &TaskGraph, p: usize, rank: &[usize]) -> Schedule {
     let mut pl = Placer::new(g, p);
-    let mut ready: Vec<NodeId> = g.sources();
+    let mut ready: BinaryHeap<Reverse<(usize, NodeId)>> = g
+        .sources()
+        .into_iter()
+        .map(|t| Reverse((rank[t], t)))
+        .collect();
     let mut dat = Vec::new();
     let mut fresh = Vec::new();
-    while !ready.is_empty() {
-        let (i, _) = ready
-            .iter()
-            .enumerate()
-            .min_by_key(|&(_, &t)| rank[t])
-            .expect("ready is not empty");
-        let t = ready.swap_remove(i);
+    while let Some(Reverse((_, t))) = ready.pop() {
         pl.dat(t, &mut dat);
         let (proc_, start) = pl.earliest(&dat);
         fresh.clear();
         pl.place(t, proc_, start, &mut fresh);
-        ready.extend_from_slice(&fresh);
+        ready.extend(fresh.iter().map(|&s| Reverse((rank[s], s))));
     }
     pl.schedule
 }

@@ -83,12 +83,48 @@ pub fn optimal(g: &TaskGraph, p: usize, time_limit: Duration) -> OptimalOutcome 
 
 /// Like [`optimal`] with a given incumbent, which must be a valid schedule of `g` on at most
 /// `p` processors without duplicates (otherwise HLFET's schedule is used instead).
+///
+/// The depth-first search goes one level deeper per task placed: on a large graph it runs on
+/// a thread whose stack holds [`STACK_PER_TASK`] bytes per task, so that a long time limit
+/// cannot overflow the caller's stack.
 pub fn optimal_from(
     g: &TaskGraph,
     p: usize,
     time_limit: Duration,
     incumbent: Schedule,
 ) -> OptimalOutcome {
+    if g.len() <= DEEP_SEARCH {
+        return search(g, p, time_limit, incumbent);
+    }
+    let t0 = Instant::now();
+    let stack = (1 << 20) + g.len().saturating_mul(STACK_PER_TASK);
+    std::thread::scope(|scope| {
+        let incumbent = incumbent.clone();
+        let h = std::thread::Builder::new()
+            .name("fugue-optimal".into())
+            .stack_size(stack)
+            .spawn_scoped(scope, move || search(g, p, time_limit, incumbent))
+            .ok()?;
+        Some(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+    })
+    // No thread (no memory for its stack): the incumbent, unproven.
+    .unwrap_or_else(|| OptimalOutcome {
+        lower_bound: metrics::lower_bound(g, p.max(1)),
+        schedule: incumbent,
+        proven: false,
+        nodes: 0,
+        elapsed: t0.elapsed(),
+    })
+}
+
+/// Tasks up to which the search runs on the caller's stack.
+const DEEP_SEARCH: usize = 2_000;
+
+/// Stack bytes per task of a search on its own thread (one search level per task placed).
+pub const STACK_PER_TASK: usize = 2048;
+
+/// [`optimal_from`] on the calling thread.
+fn search(g: &TaskGraph, p: usize, time_limit: Duration, incumbent: Schedule) -> OptimalOutcome {
     let t0 = Instant::now();
     let p = p.max(1);
     let incumbent = if incumbent.has_duplicates()
@@ -140,6 +176,9 @@ pub fn optimal_from(
         best_assign: None,
         nodes: 0,
         deadline,
+        // A node of the search costs about `n x P`: on large graphs, look at the clock at
+        // every node.
+        check_mask: if n >= 256 { 0 } else { 1023 },
         timed_out: false,
         est: vec![0.0; n],
         items: Vec::with_capacity(n),
@@ -215,7 +254,7 @@ fn multi_start(
     let mut key: Vec<(f64, usize)> = Vec::with_capacity(g.len());
     let mut order: Vec<usize> = Vec::with_capacity(g.len());
     for i in 0..MULTI_START_RUNS {
-        if le(best.makespan(), lb) || (i % 64 == 0 && Instant::now() >= deadline) {
+        if le(best.makespan(), lb) || Instant::now() >= deadline {
             break;
         }
         let noise = [0.02, 0.05, 0.1, 0.2][i % 4];
@@ -262,6 +301,8 @@ struct Bb<'g> {
     best_assign: Option<Vec<(usize, f64)>>,
     nodes: u64,
     deadline: Instant,
+    /// The clock is read at the search nodes whose count has these bits clear.
+    check_mask: u64,
     timed_out: bool,
     est: Vec<f64>,
     items: Vec<(f64, f64, f64)>,
@@ -526,7 +567,7 @@ impl Bb<'_> {
     /// discrepancies (the `i`-th child in the branching order costs `i`), `usize::MAX` for none.
     fn dfs(&mut self, budget: usize) {
         self.nodes += 1;
-        if self.nodes & 1023 == 0 && Instant::now() >= self.deadline {
+        if self.nodes & self.check_mask == 0 && Instant::now() >= self.deadline {
             self.timed_out = true;
         }
         if self.timed_out {

@@ -30,3 +30,47 @@ fn a_passed_deadline_stops_etf_and_cpfd_and_run_falls_back() {
     let o = run(&g, Algorithm::Cpfd, &opts).unwrap();
     assert_eq!(o.chosen, Algorithm::Hlfet);
 }
+
+/// The time limit counts from the start `run_since` is given: a limit already spent by the
+/// caller (reading the graph) leaves the heuristics no time, and the fallback is said.
+#[test]
+fn the_time_limit_counts_from_the_callers_start() {
+    let g = gen::layered(40, 8, 0.3, gen::CostRange { lo: 1.0, hi: 9.0 }, 3);
+    let opts = Options {
+        processors: 2,
+        seed: 0,
+        time_limit: Duration::from_millis(50),
+    };
+    let started = std::time::Instant::now() - Duration::from_secs(1);
+    let o = fugue_sched::run_since(&g, Algorithm::Cpfd, &opts, started).unwrap();
+    assert_eq!(o.chosen, Algorithm::Hlfet);
+    assert!(o.note.unwrap().contains("0.05 s"));
+    verify(&g, &o.schedule).unwrap();
+}
+
+/// On a wide graph (hundreds of tasks ready at once) the list schedulers and the CPN-dominant
+/// sequence keep their ready tasks in heaps: a 60,000-task graph takes well under the time
+/// that a scan of the ready tasks at every step takes (minutes in a debug build).
+#[test]
+fn wide_graphs_schedule_in_n_log_n() {
+    let g = gen::layered(600, 100, 0.02, gen::CostRange::default(), 1);
+    let start = std::time::Instant::now();
+    let s = fugue_sched::hlfet(&g, 4);
+    let r = fugue_sched::random(&g, 4, 1);
+    let order = fugue_sched::cpfd::cpn_dominant_sequence(&g);
+    let took = start.elapsed();
+    verify(&g, &s).unwrap();
+    verify(&g, &r).unwrap();
+    assert_eq!(order.len(), g.len());
+    assert!(took < Duration::from_secs(20), "{took:?}");
+}
+
+/// The exact search on a graph of thousands of tasks runs on a thread with a stack for one
+/// level per task: a long search cannot overflow the caller's stack.
+#[test]
+fn the_exact_search_on_a_large_graph_gives_a_valid_schedule() {
+    let g = gen::layered(1500, 2, 0.5, gen::CostRange { lo: 1.0, hi: 20.0 }, 5);
+    let o = fugue_sched::optimal(&g, 2, Duration::from_secs(2));
+    verify(&g, &o.schedule).unwrap();
+    assert!(o.schedule.makespan() >= o.lower_bound - 1e-9);
+}

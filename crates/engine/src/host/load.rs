@@ -35,6 +35,8 @@ pub(super) struct Entry {
     pub(super) graph: TaskGraph,
     /// Its own executor and threads (`separate` mode).
     pub(super) executor: Option<(ExecutorKind, usize)>,
+    /// Its critical path's share of its work ([`span_share`]).
+    pub(super) span: f64,
 }
 
 /// A graph compiled and measured, ready for the audio thread ([`Host::build_slot`]).
@@ -50,6 +52,8 @@ pub(super) struct Built {
     pub(super) executor: Option<(ExecutorKind, usize)>,
     /// What the automatic choice measured, when it chose.
     pub(super) auto: Option<String>,
+    /// Its critical path's share of its work ([`span_share`]).
+    pub(super) span: f64,
 }
 
 /// How a graph gets its executor ([`Host::build_slot`]).
@@ -100,7 +104,8 @@ impl Host {
         let mut built = self.build_slot(graph, id, threads, plan, stats.clone())?;
         let executor = ExecutorPlan::again(built.executor);
         let period_ns = self.options.period_ns();
-        let (predicted_ns, warning) = self.admit(name, built.cost_ns)?;
+        let (predicted_ns, warning) =
+            self.admit(name, built.cost_ns, built.executor, built.span)?;
         built.slot.ports = self.register_ports(name, built.channels)?;
         self.next_id += 1;
         let started = Instant::now();
@@ -172,6 +177,7 @@ impl Host {
             pipeline: built.pipeline,
             graph: graph.clone(),
             executor: built.executor,
+            span: built.span,
         });
         // The graph's lints, as `render` and `run` say them.
         let lints: Vec<String> = crate::lint::lint(graph, &self.registry)
@@ -218,9 +224,15 @@ impl Host {
     /// Admission of graph `name` of cost `cost_ns`: the cycle predicted with it, and the
     /// warning when that passes 80% of the period (a refusal with
     /// [`HostOptions::strict`](super::HostOptions::strict)).
-    fn admit(&self, name: &str, cost_ns: u64) -> Result<(u64, Option<String>), HostError> {
+    fn admit(
+        &self,
+        name: &str,
+        cost_ns: u64,
+        executor: Option<(ExecutorKind, usize)>,
+        span: f64,
+    ) -> Result<(u64, Option<String>), HostError> {
         let period_ns = self.options.period_ns();
-        let predicted_ns = self.predict(cost_ns);
+        let predicted_ns = self.predict(cost_ns, executor, span);
         let warning = (predicted_ns as f64 > 0.8 * period_ns as f64).then(|| {
             format!(
                 "with `{name}` the cycle is predicted to take {:.0} µs, {:.0}% of the {:.0} µs period",
@@ -262,6 +274,7 @@ impl Host {
             )));
         }
         let cost_ns = measure_cost(&mut plan);
+        let span = span_share(&plan);
         let (chosen, auto) = match executor {
             ExecutorPlan::Pool => (None, None),
             ExecutorPlan::Fixed(k, t) => (Some((k, t)), None),
@@ -300,6 +313,7 @@ impl Host {
             pipeline_note: plan.pipeline_note().map(str::to_string),
             executor: chosen,
             auto,
+            span,
             slot: Box::new(Slot {
                 id,
                 tenant: Tenant::new(plan),
@@ -428,12 +442,21 @@ impl Host {
         })
     }
 
-    /// The cycle predicted with one more graph of cost `cost_ns`, ns.
-    fn predict(&self, cost_ns: u64) -> u64 {
+    /// The cycle predicted with one more graph of cost `cost_ns` (its sequential cycle), ns,
+    /// which runs on `executor` (`separate` mode) and whose critical path is `span` of its
+    /// work. In `separate` mode the graphs run one after the other, each on its own executor
+    /// ([`own_cycle`]); on the pool they share its threads.
+    fn predict(&self, cost_ns: u64, executor: Option<(ExecutorKind, usize)>, span: f64) -> u64 {
         let t = self.options.threads.max(1) as u64;
         let sum: u64 = self.graphs.iter().map(|e| e.cost_ns).sum::<u64>() + cost_ns;
         match self.options.mode {
-            Mode::Shared | Mode::Separate => sum.div_ceil(t),
+            Mode::Separate => self
+                .graphs
+                .iter()
+                .map(|e| own_cycle(e.cost_ns, e.executor, e.span))
+                .sum::<u64>()
+                .saturating_add(own_cycle(cost_ns, executor, span)),
+            Mode::Shared => sum.div_ceil(t),
             Mode::Partitioned => {
                 // Each graph on about t / n threads.
                 let n = self.graphs.len() as u64 + 1;
@@ -500,6 +523,29 @@ impl Host {
             cycle,
             stats: e.stats.snapshot(),
         })
+    }
+}
+
+/// The share of `plan`'s work on its critical path (by the units' cost estimates), in
+/// `[0, 1]`: 1 when nothing can run in parallel.
+fn span_share(plan: &Plan) -> f64 {
+    let total = plan.total_cost();
+    if total > 0.0 && total.is_finite() {
+        (plan.critical_path_cost() / total).clamp(0.0, 1.0)
+    } else {
+        1.0
+    }
+}
+
+/// The cycle of a graph of sequential cycle `cost_ns` on its own executor: the whole work
+/// on `seq` (or one thread); else its work spread over the threads, and never less than its
+/// critical path (`span` of the work).
+fn own_cycle(cost_ns: u64, executor: Option<(ExecutorKind, usize)>, span: f64) -> u64 {
+    match executor {
+        None | Some((ExecutorKind::Seq, _)) | Some((_, 0 | 1)) => cost_ns,
+        Some((_, t)) => cost_ns
+            .div_ceil(t as u64)
+            .max((cost_ns as f64 * span).ceil() as u64),
     }
 }
 

@@ -13,13 +13,13 @@ mod socket;
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use fugue_engine::host::command::{self, Command};
-use fugue_engine::host::session::{Reply, Session};
+use fugue_engine::host::command::{self, Command, HELP};
+use fugue_engine::host::session::{Answer, Reply, Session};
 use fugue_engine::host::{GraphExecutor, Host, HostBackend, HostOptions, HostReport, Mode};
 
 use crate::util;
@@ -130,6 +130,9 @@ pub struct CtlArgs {
 pub(crate) struct Request {
     pub(crate) line: String,
     pub(crate) reply: mpsc::Sender<String>,
+    /// A `wait` that a client of the control socket waited in its own thread, this many
+    /// seconds: the reply is that of a `wait`, with the cycle reached (`line` is not read).
+    pub(crate) waited: Option<f64>,
 }
 
 /// The session and how its replies are printed.
@@ -139,9 +142,15 @@ struct Shell {
 }
 
 impl Shell {
-    /// Executes one line; `None` when it holds no command.
+    /// Executes one line; `None` when it holds no command. A `load` of a named pipe or a
+    /// device may wait for its other end in a call that no stop request can interrupt: a
+    /// signal then ends the host at once ([`crate::signals::blocking`]).
     fn execute(&mut self, line: &str) -> Option<Reply> {
-        let reply = self.session.execute(line);
+        let reply = if may_block(line) {
+            crate::signals::blocking(|| self.session.execute(line))
+        } else {
+            self.session.execute(line)
+        };
         self.say_notices();
         reply
     }
@@ -158,6 +167,17 @@ impl Shell {
     fn idle(&mut self) {
         self.session.idle();
         self.say_notices();
+    }
+}
+
+/// Whether `line` loads a file that is not a regular file (a named pipe, a device): its open
+/// or its reading may wait for a writer.
+fn may_block(line: &str) -> bool {
+    match command::parse(line) {
+        Ok(Some(Command::Load { file, .. })) => {
+            std::fs::metadata(&file).is_ok_and(|m| !m.is_file() && !m.is_dir())
+        }
+        _ => false,
     }
 }
 
@@ -223,8 +243,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // the largest divisor below it, with a warning.
     let known_buffer = (args.backend != "jack").then_some(args.buffer as usize);
     crate::exec_args::check_pipeline(Some(args.pipeline), known_buffer, false)?;
-    let stop = crate::signals::stop_flag();
+    // Until the host has started, a signal ends the process at once: opening the recording
+    // may wait for the reader of a named pipe.
     let host = Host::start(host_options(&args)).map_err(|e| util::usage(e.to_string()))?;
+    let stop = crate::signals::stop_flag();
     // Placement problems are said, never fatal: the host plays without them.
     crate::warn::report(host.warnings(), false)?;
     let mut shell = Shell {
@@ -299,7 +321,7 @@ fn serve(
     shell: &mut Shell,
     args: &Args,
     prompt: bool,
-    stop: &AtomicBool,
+    stop: &Arc<AtomicBool>,
     outcome: &mut Outcome,
 ) -> anyhow::Result<()> {
     let (tx, rx) = mpsc::channel::<Request>();
@@ -317,10 +339,17 @@ fn serve(
         *n = graph_names(shell);
     }
     let mut sources = 0;
+    let cycle = Arc::new(AtomicU64::new(shell.session.host().cycle()));
     let _socket = match &args.control {
         Some(path) => {
             sources += 1;
-            Some(socket::serve(path, tx.clone())?)
+            let control = socket::Control {
+                json: args.json,
+                clocked: args.backend != "offline",
+                stop: stop.clone(),
+                cycle: cycle.clone(),
+            };
+            Some(socket::serve(path, tx.clone(), control)?)
         }
         None => None,
     };
@@ -343,7 +372,21 @@ fn serve(
         if stop.load(Ordering::Relaxed) {
             return Ok(());
         }
-        match rx.recv_timeout(Duration::from_millis(100)) {
+        let got = rx.recv_timeout(Duration::from_millis(100));
+        // Relaxed: a counter read for a report.
+        cycle.store(shell.session.host().cycle(), Ordering::Relaxed);
+        match got {
+            Ok(Request {
+                waited: Some(seconds),
+                reply,
+                ..
+            }) => {
+                let r = Reply::done(Answer::Wait {
+                    seconds,
+                    cycle: shell.session.host().cycle(),
+                });
+                let _ = reply.send(r.line(shell.json));
+            }
             Ok(req) => {
                 let Some(r) = shell.execute(&req.line) else {
                     let _ = req.reply.send(String::new());
@@ -353,6 +396,8 @@ fn serve(
                 if let Ok(mut n) = names.lock() {
                     *n = graph_names(shell);
                 }
+                // Relaxed: a counter read for a report.
+                cycle.store(shell.session.host().cycle(), Ordering::Relaxed);
                 let _ = req.reply.send(r.line(shell.json));
                 if r.quits() || (!r.ok && args.strict) {
                     return Ok(());
@@ -401,7 +446,12 @@ fn say_report(report: &HostReport, record: Option<&Path>) {
 /// Sends `line` to the control loop and returns its reply (`None`: the host is gone).
 fn ask(tx: &mpsc::Sender<Request>, line: String) -> Option<String> {
     let (rtx, rrx) = mpsc::channel();
-    tx.send(Request { line, reply: rtx }).ok()?;
+    tx.send(Request {
+        line,
+        reply: rtx,
+        waited: None,
+    })
+    .ok()?;
     rrx.recv().ok()
 }
 

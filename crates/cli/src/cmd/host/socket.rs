@@ -1,36 +1,162 @@
 //! The control socket: a Unix socket whose clients send commands, one per line, and get one
-//! line of reply each. Each client has its own thread; the commands are executed one at a
-//! time by the host's control loop. A client cannot disturb playback: a line longer than
-//! [`MAX_LINE`] bytes is refused (and the rest of it skipped), invalid UTF-8 is refused, and
-//! a client that disconnects mid-line has that line dropped.
+//! line of reply each. The commands are executed one at a time by the host's control loop;
+//! a `wait` (with a clock) is waited in the client's own thread, so that it holds only its
+//! client, and its reply says how long it really waited (less when SIGTERM or a `quit` cut it
+//! short).
+//!
+//! A client cannot disturb playback or the other clients: a line longer than [`MAX_LINE`]
+//! bytes is refused (and the rest of it skipped), invalid UTF-8 is refused, and a client that
+//! disconnects mid-line has that line dropped. At most [`MAX_CLIENTS`] clients are served at
+//! once, each by a thread of its own: a new client past that closes the client idle longest
+//! (which is told so in one line), or, when every client is in the middle of a command, is
+//! refused in one line and closed. When the process runs out of file descriptors, the
+//! accepting thread closes the client idle longest, or backs off for [`BACKOFF`]: it never
+//! spins, and the clients already connected are served meanwhile.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
+use fugue_engine::host::command::{self, Command};
+use fugue_engine::host::session::{Answer, Reply};
 
 use super::Request;
 
 /// The longest command line a client may send, bytes.
 pub const MAX_LINE: usize = 64 * 1024;
 
-/// Removes the socket file when the host stops.
+/// The most clients served at once.
+pub const MAX_CLIENTS: usize = 64;
+
+/// How long the accepting thread pauses when it cannot accept (no file descriptor left and
+/// no idle client to close, or another error).
+pub const BACKOFF: Duration = Duration::from_millis(100);
+
+/// How long a quitting host waits for the clients in a `wait` to send their reply.
+const REPLY_GRACE: Duration = Duration::from_secs(2);
+
+/// What the control socket needs from the host.
+pub(crate) struct Control {
+    /// Replies in JSON.
+    pub(crate) json: bool,
+    /// Whether the host has a clock: then a `wait` is waited in the client's thread (offline,
+    /// a `wait` runs its cycles in the control loop).
+    pub(crate) clocked: bool,
+    /// The stop request (SIGINT, SIGTERM, SIGHUP): it cuts a `wait` short.
+    pub(crate) stop: Arc<AtomicBool>,
+    /// The host's cycle as the control loop last saw it (it updates it after every command
+    /// and while idle): the cycle a `wait` cut short by the host's end replies with.
+    pub(crate) cycle: Arc<AtomicU64>,
+}
+
+/// What a client is doing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Waiting for its next line: it may be closed to make room.
+    Idle,
+    /// A command of it is in the control loop.
+    Command,
+    /// In a `wait` of its own thread.
+    Waiting,
+}
+
+/// A connected client, as the accepting thread sees it.
+struct Client {
+    id: u64,
+    stream: Arc<UnixStream>,
+    state: State,
+    /// When it last finished a command (or connected).
+    since: Instant,
+}
+
+/// The state shared by the accepting thread, the client threads and the [`Guard`].
+struct Shared {
+    control: Control,
+    clients: Mutex<Vec<Client>>,
+    /// Set when the host stops taking commands.
+    closing: AtomicBool,
+    next_id: AtomicU64,
+}
+
+impl Shared {
+    fn clients(&self) -> MutexGuard<'_, Vec<Client>> {
+        // A client thread that panicked left the list consistent (each change is one call).
+        self.clients.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn set_state(&self, id: u64, state: State) {
+        if let Some(c) = self.clients().iter_mut().find(|c| c.id == id) {
+            c.state = state;
+            c.since = Instant::now();
+        }
+    }
+
+    fn remove(&self, id: u64) {
+        self.clients().retain(|c| c.id != id);
+    }
+
+    /// Relaxed: request flags; nothing is published with them.
+    fn stopping(&self) -> bool {
+        self.closing.load(Ordering::Relaxed) || self.control.stop.load(Ordering::Relaxed)
+    }
+
+    /// Closes the client idle longest, telling it `why` in one line; false when every
+    /// client is busy (or there is none).
+    fn close_idle_longest(clients: &mut Vec<Client>, why: &str) -> bool {
+        let Some(i) = clients
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.state == State::Idle)
+            .min_by_key(|(_, c)| c.since)
+            .map(|(i, _)| i)
+        else {
+            return false;
+        };
+        let old = clients.swap_remove(i);
+        // Never blocks the accepting thread: the client is idle, so its thread only reads,
+        // and ends on the shutdown (or on this flag's `WouldBlock`).
+        let _ = old.stream.set_nonblocking(true);
+        let _ = writeln!(&*old.stream, "{why}");
+        let _ = old.stream.shutdown(std::net::Shutdown::Both);
+        true
+    }
+}
+
+/// Removes the socket file when the host stops, after the clients in a `wait` replied.
 pub(crate) struct Guard {
     path: PathBuf,
+    shared: Arc<Shared>,
 }
 
 impl Drop for Guard {
     fn drop(&mut self) {
+        // Relaxed: a request flag; the waits poll it.
+        self.shared.closing.store(true, Ordering::Relaxed);
+        let start = Instant::now();
+        while start.elapsed() < REPLY_GRACE
+            && self
+                .shared
+                .clients()
+                .iter()
+                .any(|c| c.state == State::Waiting)
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         let _ = std::fs::remove_file(&self.path);
     }
 }
 
 /// Listens at `path` (replacing a stale socket that no host answers on) and sends each
 /// client's lines to `tx`.
-pub(crate) fn serve(path: &Path, tx: mpsc::Sender<Request>) -> anyhow::Result<Guard> {
+pub(crate) fn serve(
+    path: &Path,
+    tx: mpsc::Sender<Request>,
+    control: Control,
+) -> anyhow::Result<Guard> {
     if path.exists() {
         if UnixStream::connect(path).is_ok() {
             anyhow::bail!(
@@ -43,21 +169,98 @@ pub(crate) fn serve(path: &Path, tx: mpsc::Sender<Request>) -> anyhow::Result<Gu
     }
     let listener =
         UnixListener::bind(path).with_context(|| format!("cannot listen on {}", path.display()))?;
+    let shared = Arc::new(Shared {
+        control,
+        clients: Mutex::new(Vec::new()),
+        closing: AtomicBool::new(false),
+        next_id: AtomicU64::new(0),
+    });
+    let accepting = shared.clone();
     std::thread::Builder::new()
         .name("fugue-control".into())
-        .spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(stream) = stream else { continue };
-                let tx = tx.clone();
-                let _ = std::thread::Builder::new()
-                    .name("fugue-client".into())
-                    .spawn(move || client(stream, tx));
-            }
-        })
+        .spawn(move || accept_loop(&listener, &accepting, &tx))
         .context("cannot start the control thread")?;
     Ok(Guard {
         path: path.to_path_buf(),
+        shared,
     })
+}
+
+/// Accepts clients until the host stops taking commands.
+fn accept_loop(listener: &UnixListener, shared: &Arc<Shared>, tx: &mpsc::Sender<Request>) {
+    // Relaxed: a request flag.
+    while !shared.closing.load(Ordering::Relaxed) {
+        match listener.accept() {
+            Ok((stream, _)) => admit(stream, shared, tx),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+                ) =>
+            {
+                // No descriptor left: make room by closing the client idle longest (its
+                // thread closes its descriptor as it ends), or wait for one.
+                let closed = Shared::close_idle_longest(
+                    &mut shared.clients(),
+                    "error: closed by the host: it ran out of file descriptors, and this client was idle longest",
+                );
+                std::thread::sleep(if closed {
+                    Duration::from_millis(5)
+                } else {
+                    BACKOFF
+                });
+            }
+            Err(_) => std::thread::sleep(BACKOFF),
+        }
+    }
+}
+
+/// Serves a new client in a thread of its own, making room as the module says.
+fn admit(stream: UnixStream, shared: &Arc<Shared>, tx: &mpsc::Sender<Request>) {
+    let refuse = |stream: &UnixStream, why: &str| {
+        let _ = stream.set_nonblocking(true);
+        let _ = writeln!(&*stream, "{why}");
+    };
+    let stream = Arc::new(stream);
+    let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
+    {
+        let mut clients = shared.clients();
+        if clients.len() >= MAX_CLIENTS
+            && !Shared::close_idle_longest(
+                &mut clients,
+                &format!("error: closed by the host: it serves at most {MAX_CLIENTS} clients at once, and this one was idle longest when another came"),
+            )
+        {
+            drop(clients);
+            refuse(
+                &stream,
+                &format!("error: the host serves at most {MAX_CLIENTS} clients at once and all of them are busy; try again later"),
+            );
+            return;
+        }
+        clients.push(Client {
+            id,
+            stream: stream.clone(),
+            state: State::Idle,
+            since: Instant::now(),
+        });
+    }
+    let (s, t) = (shared.clone(), tx.clone());
+    let theirs = stream.clone();
+    let spawned = std::thread::Builder::new()
+        .name("fugue-client".into())
+        .spawn(move || {
+            client(&theirs, id, &s, &t);
+            s.remove(id);
+        });
+    if spawned.is_err() {
+        shared.remove(id);
+        refuse(
+            &stream,
+            "error: the host cannot start a thread for another client now; try again later",
+        );
+    }
 }
 
 /// Reads a line of at most [`MAX_LINE`] bytes into `buf`. `Ok(None)` at the end of the
@@ -95,12 +298,10 @@ fn read_line(r: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<Option<
     }
 }
 
-fn client(stream: UnixStream, tx: mpsc::Sender<Request>) {
-    let Ok(mut out) = stream.try_clone() else {
-        return;
-    };
+/// Serves one client: its lines, one reply each, until it disconnects or is closed.
+fn client(stream: &UnixStream, id: u64, shared: &Shared, tx: &mpsc::Sender<Request>) {
     // A client that stops reading cannot hold the control loop: its replies time out.
-    let _ = out.set_write_timeout(Some(Duration::from_secs(5)));
+    let _ = stream.set_write_timeout(Some(Duration::from_secs(5)));
     let mut reader = BufReader::new(stream);
     let mut buf = Vec::new();
     loop {
@@ -111,29 +312,74 @@ fn client(stream: UnixStream, tx: mpsc::Sender<Request>) {
             ),
             Ok(Some(true)) => match std::str::from_utf8(&buf) {
                 Err(_) => "error: the line is not valid UTF-8; write commands in UTF-8".into(),
-                Ok(line) => {
-                    let (rtx, rrx) = mpsc::channel();
-                    if tx
-                        .send(Request {
-                            line: line.to_string(),
-                            reply: rtx,
-                        })
-                        .is_err()
-                    {
-                        return;
+                Ok(line) => match command::parse(line) {
+                    Ok(Some(Command::Wait { seconds })) if shared.control.clocked => {
+                        // Idle again once the reply is written: a quitting host waits for it.
+                        shared.set_state(id, State::Waiting);
+                        wait(seconds, shared, tx)
                     }
-                    match rrx.recv() {
-                        Ok(r) if r.is_empty() => continue,
-                        Ok(r) => r,
-                        Err(_) => return,
+                    _ => {
+                        shared.set_state(id, State::Command);
+                        match ask(tx, line.to_string(), None) {
+                            Some(r) if r.is_empty() => {
+                                shared.set_state(id, State::Idle);
+                                continue;
+                            }
+                            Some(r) => r,
+                            None => return,
+                        }
                     }
-                }
+                },
             },
         };
-        if writeln!(out, "{reply}").is_err() {
+        let written = writeln!(&*stream, "{reply}");
+        shared.set_state(id, State::Idle);
+        if written.is_err() {
             return;
         }
     }
+}
+
+/// Sends `line` to the control loop and returns its reply (`None`: the host is gone).
+fn ask(tx: &mpsc::Sender<Request>, line: String, waited: Option<f64>) -> Option<String> {
+    let (rtx, rrx) = mpsc::channel();
+    tx.send(Request {
+        line,
+        reply: rtx,
+        waited,
+    })
+    .ok()?;
+    rrx.recv().ok()
+}
+
+/// A client's `wait SECONDS` with a clock: sleeps here, in slices, until the time is up or
+/// the host stops (a signal, a `quit`); the reply says how long it waited and the cycle
+/// reached.
+fn wait(seconds: f64, shared: &Shared, tx: &mpsc::Sender<Request>) -> String {
+    let start = Instant::now();
+    let want = Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX);
+    loop {
+        let left = want.saturating_sub(start.elapsed());
+        if left.is_zero() || shared.stopping() {
+            break;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(10)));
+    }
+    // Whole milliseconds: what was waited, never more than asked.
+    let waited = ((start.elapsed().as_secs_f64().min(seconds)) * 1e3).round() / 1e3;
+    if !shared.stopping() {
+        if let Some(r) = ask(tx, String::new(), Some(waited)) {
+            return r;
+        }
+    }
+    // The host is stopping: the control loop takes no more requests; the cycle it last saw.
+    // Relaxed: a counter read for a report.
+    let cycle = shared.control.cycle.load(Ordering::Relaxed);
+    Reply::done(Answer::Wait {
+        seconds: waited,
+        cycle,
+    })
+    .line(shared.control.json)
 }
 
 /// Sends `line` to the host listening at `path` and returns its reply.

@@ -1,0 +1,317 @@
+//! The host's control socket and its waits: a client's `wait` holds that client only and says
+//! how long it really waited when SIGTERM or a `quit` cuts it short; the clients are bounded
+//! (the one idle longest makes room, or a new one is refused in one line); running out of file
+//! descriptors neither spins nor stops the other clients; a `load` of a named pipe with no
+//! writer, or a `--record` into one with no reader, is ended by SIGTERM at once.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{folder, fugue, stdout};
+
+/// The most clients the host serves at once (`MAX_CLIENTS`, docs/host.md).
+const MAX_CLIENTS: usize = 64;
+
+/// A host on a control socket; killed when dropped.
+struct Running {
+    child: Child,
+    socket: PathBuf,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `fugue host --backend BACKEND --control DIR/ctl.sock`, started under a limit of `files`
+/// file descriptors when given.
+fn start(dir: &Path, backend: &str, files: Option<u32>) -> Running {
+    let socket = dir.join("ctl.sock");
+    let bin = env!("CARGO_BIN_EXE_fugue");
+    let mut cmd = match files {
+        Some(n) => {
+            let mut c = Command::new("sh");
+            c.arg("-c")
+                .arg(format!("ulimit -n {n} && exec \"$0\" \"$@\""))
+                .arg(bin);
+            c
+        }
+        None => Command::new(bin),
+    };
+    let child = cmd
+        .args(["host", "--backend", backend, "--threads", "1", "--control"])
+        .arg(&socket)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while UnixStream::connect(&socket).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the host did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Running { child, socket }
+}
+
+/// `fugue ctl SOCKET WORDS`: whether it succeeded, its reply, how long it took.
+fn ctl(sock: &Path, words: &[&str]) -> (bool, String, Duration) {
+    let mut args = vec!["ctl", sock.to_str().unwrap()];
+    args.extend_from_slice(words);
+    let start = Instant::now();
+    let o = fugue(&args);
+    (
+        o.status.success(),
+        stdout(&o).trim().to_string(),
+        start.elapsed(),
+    )
+}
+
+/// A client that sent `line` and has not read its reply yet.
+fn send(sock: &Path, line: &str) -> UnixStream {
+    let mut s = UnixStream::connect(sock).unwrap();
+    writeln!(s, "{line}").unwrap();
+    s
+}
+
+/// The next line a client gets (at most 30 s).
+fn reply(s: &UnixStream) -> String {
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut line = String::new();
+    BufReader::new(s).read_line(&mut line).unwrap();
+    line.trim_end().to_string()
+}
+
+/// The seconds in a `waited S s; at cycle C` reply.
+fn waited(r: &str) -> f64 {
+    r.strip_prefix("waited ")
+        .and_then(|t| t.split(' ').next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("not a wait's reply: {r}"))
+}
+
+fn signal(child: &Child, sig: i32) {
+    // SAFETY: kill has no memory-safety preconditions; the pid is our child's.
+    unsafe { libc::kill(child.id() as i32, sig) };
+}
+
+/// Waits at most `limit` for the child to end; its exit code and how long it took.
+fn exit_within(child: &mut Child, limit: Duration) -> (Option<i32>, Duration) {
+    let start = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return (s.code(), start.elapsed());
+        }
+        assert!(start.elapsed() < limit, "still running after {limit:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// CPU time the process `pid` used so far (user and system), from /proc/PID/stat.
+fn cpu(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // The fields after the command's name (which may hold spaces), from field 3 on.
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    // utime and stime are fields 14 and 15 (11 and 12 here).
+    Duration::from_secs_f64((f[11] + f[12]) as f64 / hz)
+}
+
+/// The share of a core the process used over `d`.
+fn load_over(pid: u32, d: Duration) -> f64 {
+    let before = cpu(pid);
+    std::thread::sleep(d);
+    (cpu(pid) - before).as_secs_f64() / d.as_secs_f64()
+}
+
+#[test]
+fn a_wait_holds_only_its_own_client_and_a_quit_cuts_it_short() {
+    let dir = folder("host_socket", "wait");
+    let mut h = start(&dir, "clocked", None);
+    let a = send(&h.socket, "wait 20");
+    std::thread::sleep(Duration::from_millis(200));
+    // The other clients get their answers at once.
+    for _ in 0..3 {
+        let (ok, r, took) = ctl(&h.socket, &["list"]);
+        assert!(ok && r == "no graph is loaded", "{r}");
+        assert!(took < Duration::from_secs(3), "list took {took:?}");
+    }
+    let (ok, r, _) = ctl(&h.socket, &["quit"]);
+    assert!(ok && r == "bye", "{r}");
+    let r = reply(&a);
+    let w = waited(&r);
+    assert!(w > 0.1 && w < 15.0, "{r}");
+    assert!(r.contains("; at cycle "), "{r}");
+    let (code, _) = exit_within(&mut h.child, Duration::from_secs(10));
+    assert_eq!(code, Some(0));
+}
+
+#[test]
+fn sigterm_cuts_a_wait_short_and_its_reply_says_how_long_it_waited() {
+    let dir = folder("host_socket", "sigterm");
+    let mut h = start(&dir, "clocked", None);
+    let a = send(&h.socket, "wait 20");
+    std::thread::sleep(Duration::from_millis(500));
+    signal(&h.child, libc::SIGTERM);
+    let r = reply(&a);
+    let w = waited(&r);
+    assert!((0.3..10.0).contains(&w), "{r}");
+    let (code, took) = exit_within(&mut h.child, Duration::from_secs(10));
+    assert_eq!(code, Some(143));
+    assert!(took < Duration::from_secs(5), "{took:?}");
+}
+
+#[test]
+fn the_clients_are_bounded() {
+    let dir = folder("host_socket", "bounded");
+    // Every client busy in a wait: one more is refused in one line and closed.
+    let mut h = start(&dir, "clocked", None);
+    let busy: Vec<UnixStream> = (0..MAX_CLIENTS)
+        .map(|_| send(&h.socket, "wait 30"))
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let mut extra = UnixStream::connect(&h.socket).unwrap();
+    // The host may have closed it already: the refusal is there to read all the same.
+    let _ = writeln!(extra, "list");
+    extra
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut all = String::new();
+    let _ = extra.read_to_string(&mut all);
+    assert_eq!(all.lines().count(), 1, "{all}");
+    assert!(
+        all.starts_with(
+            "error: the host serves at most 64 clients at once and all of them are busy"
+        ),
+        "{all}"
+    );
+    signal(&h.child, libc::SIGTERM);
+    for s in &busy[..3] {
+        assert!(waited(&reply(s)) < 20.0);
+    }
+    let (code, _) = exit_within(&mut h.child, Duration::from_secs(10));
+    assert_eq!(code, Some(143));
+    drop(h);
+
+    // Every client idle: a new one is served, and the one idle longest is closed, told why.
+    let h = start(&dir, "clocked", None);
+    let idle: Vec<UnixStream> = (0..MAX_CLIENTS)
+        .map(|_| UnixStream::connect(&h.socket).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let (ok, r, took) = ctl(&h.socket, &["list"]);
+    assert!(ok && r == "no graph is loaded", "{r}");
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    let closed = idle
+        .iter()
+        .map(|s| {
+            s.set_read_timeout(Some(Duration::from_millis(200)))
+                .unwrap();
+            let mut line = String::new();
+            let _ = BufReader::new(s).read_line(&mut line);
+            line
+        })
+        .filter(|l| l.contains("this one was idle longest"))
+        .count();
+    // The control socket that found the host up counts as one more client too.
+    assert!((1..=2).contains(&closed), "{closed} clients closed");
+}
+
+#[test]
+fn running_out_of_file_descriptors_neither_spins_nor_stops_the_clients() {
+    let dir = folder("host_socket", "emfile");
+    // 40 descriptors: far fewer than the clients that come. The idle ones make room.
+    let h = start(&dir, "offline", Some(40));
+    let idle: Vec<UnixStream> = (0..100)
+        .map(|_| UnixStream::connect(&h.socket).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_secs(1));
+    let (ok, r, took) = ctl(&h.socket, &["list"]);
+    assert!(ok && r == "no graph is loaded", "{r}");
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    let load = load_over(h.child.id(), Duration::from_secs(2));
+    assert!(
+        load < 0.25,
+        "the idle host used {:.0}% of a core",
+        load * 100.0
+    );
+    drop(idle);
+    drop(h);
+
+    // Every client busy (in a wait), and more coming: the host backs off instead of
+    // spinning, and stops at once on SIGTERM.
+    let mut h = start(&dir, "clocked", Some(40));
+    let busy: Vec<UnixStream> = (0..50).map(|_| send(&h.socket, "wait 30")).collect();
+    let pending: Vec<UnixStream> = (0..50)
+        .filter_map(|_| UnixStream::connect(&h.socket).ok())
+        .collect();
+    std::thread::sleep(Duration::from_secs(1));
+    let load = load_over(h.child.id(), Duration::from_secs(2));
+    assert!(
+        load < 0.25,
+        "the host out of descriptors used {:.0}% of a core",
+        load * 100.0
+    );
+    signal(&h.child, libc::SIGTERM);
+    let (code, _) = exit_within(&mut h.child, Duration::from_secs(10));
+    assert_eq!(code, Some(143));
+    drop((busy, pending));
+}
+
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: `c` is a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+}
+
+#[test]
+fn sigterm_ends_a_load_of_a_named_pipe_without_a_writer() {
+    let dir = folder("host_socket", "fifo-load");
+    let fifo = dir.join("g.ag");
+    mkfifo(&fifo);
+    let mut h = start(&dir, "clocked", None);
+    let _a = send(&h.socket, &format!("load g {}", fifo.display()));
+    std::thread::sleep(Duration::from_millis(500));
+    signal(&h.child, libc::SIGTERM);
+    let (code, took) = exit_within(&mut h.child, Duration::from_secs(10));
+    assert_eq!(code, Some(143));
+    assert!(took < Duration::from_secs(3), "{took:?}");
+}
+
+#[test]
+fn sigterm_ends_a_host_whose_recording_pipe_has_no_reader() {
+    let dir = folder("host_socket", "fifo-record");
+    let fifo = dir.join("rec.wav");
+    mkfifo(&fifo);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args(["host", "--backend", "clocked", "--record"])
+        .arg(&fifo)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    signal(&child, libc::SIGTERM);
+    let (code, took) = exit_within(&mut child, Duration::from_secs(10));
+    let mut err = String::new();
+    let _ = child.stderr.take().unwrap().read_to_string(&mut err);
+    // Stopped while it waited for a reader (143), or refused the pipe (1): never stuck.
+    assert!(matches!(code, Some(143) | Some(1)), "{code:?}: {err}");
+    assert!(took < Duration::from_secs(3), "{took:?}");
+}
