@@ -194,7 +194,13 @@ impl Figure for Chart<'_> {
             .collect();
         let all = || series.iter().flat_map(|(_, v)| v.iter().map(|&(_, y)| y));
         let ymax = all().fold(1.0f64, f64::max) * 2.0;
-        let ymin = all().fold(f64::INFINITY, f64::min).clamp(1.0, ymax / 10.0) / 2.0;
+        // No finished point (every run hit its budget): an empty chart with a valid range.
+        let lo = all().fold(f64::INFINITY, f64::min);
+        let ymin = if lo.is_finite() {
+            lo.max(1.0).min(ymax / 10.0)
+        } else {
+            ymax / 10.0
+        } / 2.0;
         let xmax = self.plan.counts.iter().copied().max().unwrap_or(1) as f64;
         plot::grid(&root, (1, 1), |_, area| {
             let mut chart = chart(

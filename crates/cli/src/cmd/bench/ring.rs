@@ -61,7 +61,7 @@ pub struct Args {
     /// Seconds a run may take: a run that has not transferred `--items` by then stops and is
     /// reported as not finished, with the items it did (threads only). Default: unbounded for
     /// one configuration, 10 for the sweep's producers experiment.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub max_seconds: Option<f64>,
     /// Producer counts of the sweep's producers experiment, e.g. `1,2,4,8,15` (default: 1, 2,
     /// 3, the powers of two below the cores, and the cores minus one).
