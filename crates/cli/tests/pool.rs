@@ -266,6 +266,8 @@ fn bench_pool_writes_its_folder() {
         "README.md",
         "time.svg",
         "time.png",
+        "speedup.svg",
+        "speedup.png",
         "steals.svg",
         "steals.png",
         "cpu.svg",
@@ -289,6 +291,11 @@ fn bench_pool_writes_its_folder() {
     );
     let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
     assert!(readme.contains("## Targets at 2 threads") && readme.contains("![time](time.png)"));
+    assert!(
+        readme.contains("## Speed-up against threads")
+            && readme.contains("![speedup](speedup.png)"),
+        "{readme}"
+    );
     // The folder is not overwritten without --force.
     assert_usage(
         &[
@@ -304,4 +311,44 @@ fn bench_pool_writes_its_folder() {
         "already exists; pass --force",
     );
     assert!(Path::new(&out.join("raw.csv")).exists());
+}
+
+/// Without `--threads`, the benchmark runs 1, 2, 4, ... threads up to the machine's cores.
+#[test]
+fn bench_pool_threads_default_to_the_cores() {
+    let dir = folder("bench-default-threads");
+    let out = dir.join("b");
+    let o = fugue(&[
+        "bench",
+        "pool",
+        "--scale",
+        "1024",
+        "--runs",
+        "1",
+        "--policies",
+        "steal",
+        "--workloads",
+        "spawn-tree",
+        "--idle-ms",
+        "10",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut expected = vec![1usize];
+    while expected.last().unwrap() * 2 < cores {
+        expected.push(expected.last().unwrap() * 2);
+    }
+    if cores > 1 {
+        expected.push(cores);
+    }
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let mut seen: Vec<usize> = summary
+        .lines()
+        .filter(|l| l.starts_with("spawn-tree,steal,"))
+        .map(|l| l.split(',').nth(2).unwrap().parse().unwrap())
+        .collect();
+    seen.sort_unstable();
+    assert_eq!(seen, expected, "{summary}");
 }

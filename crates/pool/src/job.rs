@@ -168,6 +168,9 @@ impl<L: Latch, F: FnOnce() -> R + Send, R: Send> StackJob<L, F, R> {
     }
 
     unsafe fn execute(this: *mut JobHeader) {
+        // Not a scope's task: a credit of scope counts held by this worker goes back first
+        // (`scope.rs`), so that this job's run does not delay the scope.
+        crate::worker::WorkerThread::give_back_current_credit();
         let this = this.cast::<Self>().cast_const();
         // SAFETY: the job runs once (contract of `JobRef::execute`) and its owner waits for the
         // latch before touching `func` or `result`: this thread has exclusive access to both.

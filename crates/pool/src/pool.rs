@@ -178,6 +178,9 @@ unsafe impl<F: Send> Send for DetachedTask<F> {}
 
 impl<F: FnOnce() + Send> Run for DetachedTask<F> {
     fn run(self) {
+        // Not a scope's task: a credit of scope counts held by this worker goes back first
+        // (`scope.rs`), so that this task's run does not delay the scope.
+        crate::worker::WorkerThread::give_back_current_credit();
         // A detached task's panic has nobody to go to: it is caught and dropped.
         let _ = catch_unwind(AssertUnwindSafe(self.f));
         // SAFETY: the pool's drop waits for every detached task, and the registry outlives the

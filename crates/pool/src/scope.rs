@@ -7,12 +7,19 @@
 //! is raised by a spawner that still holds one itself (a running task, or the owner), it cannot
 //! reach zero while a task may still spawn.
 //!
-//! Counts are reserved in batches: a task running on a worker that spawns into its own scope
-//! takes [`CREDIT_BATCH`] counts with one increment and spends them on its next spawns
-//! without touching the shared counter; it gives back its own count and the credit it did not
-//! spend with one decrement when it ends. A reserved count is in the counter before the task
-//! it stands for is queued, so the argument above holds; the counter's line, which every task
-//! of the scope writes, is written about twice per task instead of three times.
+//! Counts are reserved in batches and kept by the worker: a worker holds a credit of counts
+//! of one scope (`WorkerThread::credit`). A task that spawns into its own scope spends the
+//! credit, taking [`CREDIT_BATCH`] counts with one increment when it is empty; a task that
+//! ends adds its own count to the credit when the credit is its scope's, instead of
+//! decrementing the shared counter. The next task of the same scope on that worker spends it
+//! on its spawns. Counts in a credit are in the counter, so the argument above holds: the
+//! counter reaches zero only once every credit of the scope has been given back. A worker
+//! gives its credit back (one decrement) when it takes up a task of another scope or any
+//! other job, when it finds no work, and at every turn of a wait (`wait_until`), so a credit
+//! is held only while the worker keeps running tasks of that scope, which cannot have
+//! finished meanwhile. A scope's tasks thus write the shared counter's line, which every
+//! worker running them would otherwise write for every task, about once per
+//! `CREDIT_BATCH` tasks and when a worker runs out of them.
 
 use std::any::Any;
 use std::marker::PhantomData;
@@ -74,20 +81,37 @@ impl<'scope, F: FnOnce(&Scope<'scope>) + Send> Run for ScopeTask<'scope, F> {
         // that this task holds is given back (below).
         let scope = unsafe { &*self.scope };
         let f = self.f;
-        // This task's credit of reserved counts (see the module doc), saved and restored
-        // around it: a worker may run this task on top of another one that waits.
+        // The worker's credit (see the module doc): kept if it is this scope's, else given
+        // back and started anew for this scope.
+        let me: *const () = self.scope.cast();
         let worker = WorkerThread::current();
-        let saved = worker.map(|w| w.credit.replace((self.scope.cast(), 0)));
+        if let Some(w) = worker {
+            if w.credit.get().0 != me {
+                w.give_back_credit();
+                w.credit.set((me, 0));
+            }
+        }
         if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(scope))) {
             scope.record_panic(p);
         }
-        let unspent = match (worker, saved) {
-            (Some(w), Some(saved)) => w.credit.replace(saved).1,
-            _ => 0,
-        };
-        // SAFETY: the scope is live (as above); this is our last access to it.
-        unsafe { Scope::complete(self.scope, 1 + unspent) };
+        match worker.map(|w| (w, w.credit.get())) {
+            // The credit is still this scope's: this task's count joins it.
+            Some((w, (s, c))) if s == me => w.credit.set((me, c + 1)),
+            // A task of another scope, run on top of this one while it waited, took the
+            // credit over (having given ours back): give back this task's count alone.
+            // SAFETY: the scope is live (as above); this is our last access to it.
+            _ => unsafe { Scope::complete(self.scope, 1) },
+        }
     }
+}
+
+/// Gives back `n` counts of the scope `scope` (a worker's credit).
+///
+/// # Safety
+/// `scope` is a live scope (a `Scope` of any lifetime) and the caller holds `n` counts of it.
+pub(crate) unsafe fn give_back(scope: *const (), n: usize) {
+    // SAFETY: forwarded contract; the lifetime parameter does not change the layout.
+    unsafe { Scope::complete(scope.cast::<Scope<'static>>(), n) }
 }
 
 impl<'scope> Scope<'scope> {

@@ -142,8 +142,8 @@ pub(crate) struct WorkerThread {
     /// This worker's deque and the sleep state under `steal` (the registry, which owns them,
     /// outlives the worker): `join`'s fast path.
     fast: Option<(*const JobDeque, *const Sleep)>,
-    /// The scope of the task running on this thread and the counts it has reserved and not
-    /// spent (`scope.rs`); null when no scope task runs.
+    /// A scope and the counts of it this worker holds, reserved and not spent (`scope.rs`);
+    /// null, or any scope with zero counts, when it holds none.
     pub(crate) credit: Cell<(*const (), usize)>,
 }
 
@@ -199,6 +199,27 @@ impl WorkerThread {
         WORKER.with(|c| c.set(&w));
         w.main_loop();
         WORKER.with(|c| c.set(std::ptr::null()));
+    }
+
+    /// Gives back the counts of the worker's credit (`scope.rs`), if any.
+    #[inline]
+    pub(crate) fn give_back_credit(&self) {
+        let (s, c) = self.credit.get();
+        if c > 0 {
+            self.credit.set((std::ptr::null(), 0));
+            // SAFETY: the worker holds `c` counts of `s`, so the scope has not completed and
+            // is live; the credit no longer refers to them.
+            unsafe { crate::scope::give_back(s, c) };
+        }
+    }
+
+    /// Gives back the calling thread's credit if it is a worker (before it runs a job that is
+    /// not a scope's task).
+    #[inline]
+    pub(crate) fn give_back_current_credit() {
+        if let Some(w) = Self::current() {
+            w.give_back_credit();
+        }
     }
 
     /// Queues a job on this worker's queue.
@@ -295,6 +316,8 @@ impl WorkerThread {
                 self.execute(j);
                 continue;
             }
+            // Nothing to run: a scope's counts held here may be its last.
+            self.give_back_credit();
             // Acquire: pairs with the dropper's store; nothing is left to run (the pool's
             // drop waits for every task first).
             if reg.shutdown.load(Ordering::Acquire) {
@@ -343,6 +366,9 @@ impl WorkerThread {
         let mut idle_since: Option<u64> = None;
         let mut fails = 0u32;
         while !latch.probe() {
+            // The latch may wait for counts of this worker's credit (its own scope's, or
+            // another's that a thread waits for).
+            self.give_back_credit();
             if let Some(j) = work.then(|| self.find_work()).flatten() {
                 if let Some(t0) = idle_since.take() {
                     self.counters().idle_end(t0);

@@ -33,8 +33,9 @@ pub enum Strategy {
     /// Spin a little, then `sched_yield` between polls.
     Yield,
     /// Spin a little, then sleep on a futex; the other side wakes it (see `docs/ring.md`,
-    /// "Parking"). Every commit and release then also touches a shared event counter, so this
-    /// is for consumers that are not real-time.
+    /// "Parking"). Every commit and release then also makes a full fence and reads a wait
+    /// word, and wakes a sleeper with a system call, so this is for consumers that are not
+    /// real-time.
     Park,
 }
 
@@ -110,19 +111,32 @@ pub(crate) fn decode(word: u64) -> (u64, u64) {
     (word >> STATE_BITS, word & STATE_MASK)
 }
 
-/// The shared control block: the number of the next item to read, the counters of the
-/// parking protocol and the liveness of both sides. Fields written by the consumer and fields
+/// Producer wait words: a producer waiting for slot `s` sleeps on word `s % WAIT_WORDS`, so
+/// that a release wakes only the producers waiting for that slot (and the rare ones waiting
+/// for a slot `WAIT_WORDS` apart), not every sleeping producer.
+#[cfg(not(loom))]
+pub(crate) const WAIT_WORDS: usize = 64;
+/// Under loom: two words (two slots of a capacity-2 ring on different words, and slots 0 and
+/// 2 of a capacity-3 ring sharing one).
+#[cfg(loom)]
+pub(crate) const WAIT_WORDS: usize = 2;
+
+/// The shared control block: the number of the next item to read, the words of the parking
+/// protocol and the liveness of both sides. Fields written by the consumer and fields
 /// written by producers live on different cache lines.
 #[repr(C)]
 pub(crate) struct Control {
     /// Number of the next item the consumer will read (written by the consumer on release).
     pub(crate) next_to_read: CachePadded<AtomicU64>,
-    /// Bit 0: the consumer may be asleep on this word; bits 1..: a count bumped after a commit
-    /// in `Park` mode and when a producer handle goes away.
+    /// The consumer's sleep word. Bit 0: the consumer may be asleep on it; bits 1..: a count
+    /// bumped by whoever clears the flag to wake it.
     pub(crate) commits: CachePadded<AtomicU32>,
-    /// Bit 0: producers may be asleep on this word; bits 1..: a count bumped after a release
-    /// in `Park` mode and when the consumer goes away.
-    pub(crate) releases: CachePadded<AtomicU32>,
+    /// The number of the item the consumer waits for while its flag is set: only the
+    /// producer committing that item (or a producer handle going away) wakes it.
+    pub(crate) wanted: CachePadded<AtomicU64>,
+    /// The producers' sleep words (see [`WAIT_WORDS`]). Bit 0: a producer may be asleep on
+    /// it; bits 1..: a count bumped by the consumer when it clears the flag.
+    pub(crate) releases: [CachePadded<AtomicU32>; WAIT_WORDS],
     /// Number of live producer handles.
     pub(crate) producers: AtomicU32,
     /// 1 while the consumer exists.
@@ -134,10 +148,17 @@ impl Control {
         Control {
             next_to_read: CachePadded(AtomicU64::new(0)),
             commits: CachePadded(AtomicU32::new(0)),
-            releases: CachePadded(AtomicU32::new(0)),
+            wanted: CachePadded(AtomicU64::new(0)),
+            releases: std::array::from_fn(|_| CachePadded(AtomicU32::new(0))),
             producers: AtomicU32::new(producers),
             consumer_alive: AtomicU32::new(1),
         }
+    }
+
+    /// The word a producer waiting for `slot` sleeps on.
+    #[inline]
+    pub(crate) fn release_word(&self, slot: usize) -> &AtomicU32 {
+        &self.releases[slot % WAIT_WORDS]
     }
 }
 

@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 
 use crate::error::{AcquireError, NextError, TryAcquireError, TryNextError};
 use crate::region::{decode, encode, Region, Strategy, FREE, MAX_ITEM, READING, READY, WRITING};
-use crate::wait::{notify_consumer, notify_producers, Side, Waiter};
+use crate::wait::{
+    notify_all_producers, notify_consumer, notify_consumer_any, notify_producers, Side, Waiter,
+};
 use fugue_sync::{Arc, Ordering};
 
 /// A producer handle. Cloneable; any number of threads (and, for a shared-memory ring,
@@ -185,7 +187,8 @@ impl Producer {
     ) -> Result<WriteGuard<'_>, AcquireError> {
         let region = &*self.region;
         let control = region.control();
-        let seq = region.seq(region.slot_of(n));
+        let slot = region.slot_of(n);
+        let seq = region.seq(slot);
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut waiter = Waiter::new(region.strategy);
         loop {
@@ -208,7 +211,7 @@ impl Producer {
             }
             waiter.pause(
                 control,
-                Side::Producer,
+                Side::Producer { slot },
                 || {
                     decode(seq.load(Ordering::Relaxed)).0 >= n
                         || control.consumer_alive.load(Ordering::Relaxed) == 0
@@ -260,7 +263,7 @@ impl Drop for Producer {
         // Release pairs with the consumer's Acquire load of `producers`: every commit of this
         // handle is visible to a consumer that sees the count drop.
         control.producers.fetch_sub(1, Ordering::Release);
-        notify_consumer(control);
+        notify_consumer_any(control);
     }
 }
 
@@ -290,7 +293,7 @@ impl WriteGuard<'_> {
         let this = ManuallyDrop::new(self);
         this.finish(READY);
         if this.region.strategy == Strategy::Park {
-            notify_consumer(this.region.control());
+            notify_consumer(this.region.control(), this.n);
         }
     }
 
@@ -459,7 +462,7 @@ impl Consumer {
             let track = self.track_producers;
             waiter.pause(
                 control,
-                Side::Consumer,
+                Side::Consumer { want: self.next },
                 || {
                     seq.load(Ordering::Relaxed) == want
                         || (track && control.producers.load(Ordering::Relaxed) == 0)
@@ -500,7 +503,7 @@ impl Drop for Consumer {
         let control = self.region.control();
         // Release pairs with the producers' Acquire load in `acquire_slow`.
         control.consumer_alive.store(0, Ordering::Release);
-        notify_producers(control);
+        notify_all_producers(control);
         #[cfg(not(loom))]
         if let Some(name) = self.unlink.take() {
             // The mapping stays valid for the producers that still have it open.
@@ -560,7 +563,7 @@ impl Drop for ReadGuard<'_> {
             .store(encode(n + region.capacity(), FREE), Ordering::Release);
         consumer.next = n + 1;
         if region.strategy == Strategy::Park {
-            notify_producers(region.control());
+            notify_producers(region.control(), self.slot);
         }
     }
 }

@@ -27,7 +27,7 @@ use crate::ring::{producer_of, shm_consumer, Consumer, Producer};
 /// "FUGURING" in little-endian bytes.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"FUGURING");
 /// Version of the shared-memory layout; bumped on any change to it.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// The header at offset 0 of the shared-memory object. Written once by the creator before it
 /// stores `ready`; read-only afterwards.

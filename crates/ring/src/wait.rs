@@ -1,10 +1,11 @@
 //! Waiting: the spin / yield / park strategies and the parking protocol (docs/ring.md,
-//! "Parking"). Labels [C1]..[C3] (consumer) and [P1]..[P2] (producer) refer to that proof.
+//! "Parking"). Labels [C1]..[C3] and [F] (the sleeper) and [S1]..[S3] (the signaller) refer
+//! to that proof.
 
 use std::time::Instant;
 
 use crate::region::{Control, Strategy};
-use fugue_sync::{spin_hint, yield_now, AtomicU32, Ordering};
+use fugue_sync::{fence, spin_hint, yield_now, AtomicU32, Ordering};
 
 /// Spin iterations before `Yield` starts yielding and before `Park` starts parking.
 const SPIN_STEPS: u32 = 6;
@@ -17,13 +18,19 @@ pub(crate) struct Waiter {
     step: u32,
 }
 
-/// Which side is waiting, and so which counter it sleeps on.
+/// Which side is waiting, and so which word it sleeps on.
 #[derive(Clone, Copy)]
 pub(crate) enum Side {
-    /// The consumer waits for a commit.
-    Consumer,
-    /// A producer waits for a release.
-    Producer,
+    /// The consumer waits for the commit of item `want`.
+    Consumer {
+        /// The item it waits for.
+        want: u64,
+    },
+    /// A producer waits for the release of `slot`.
+    Producer {
+        /// The slot it waits for.
+        slot: usize,
+    },
 }
 
 impl Waiter {
@@ -32,7 +39,7 @@ impl Waiter {
     }
 
     /// Wait a little. `done` re-checks the caller's condition right before sleeping (it is
-    /// the [C3] check of the parking protocol); `deadline` bounds any sleep.
+    /// the [C2] check of the parking protocol); `deadline` bounds any sleep.
     #[inline]
     pub(crate) fn pause(
         &mut self,
@@ -96,8 +103,8 @@ fn spin_steps(control: &Control, side: Side) -> u32 {
         return SPIN_STEPS;
     }
     match side {
-        Side::Producer => 0,
-        Side::Consumer => 2,
+        Side::Producer { .. } => 0,
+        Side::Consumer { .. } => 2,
     }
 }
 
@@ -123,15 +130,21 @@ fn park(control: &Control, side: Side, done: impl Fn() -> bool, deadline: Option
         },
         None => None,
     };
-    // The consumer sleeps on `commits`, producers on `releases`.
+    // The consumer sleeps on `commits` (after naming the item it waits for), a producer on
+    // the release word of its slot.
     let word = match side {
-        Side::Consumer => &control.commits,
-        Side::Producer => &control.releases,
+        Side::Consumer { want } => {
+            // Relaxed: ordered before the signallers' reads by the fence [F] below.
+            control.wanted.store(want, Ordering::Relaxed);
+            &*control.commits
+        }
+        Side::Producer { slot } => control.release_word(slot),
     };
-    // [C1] One read-modify-write announces the sleeper (bit 0) and reads the count it sleeps
-    // on. AcqRel: if a signaller's [P1] came first, this reads its value (or a later one) and
-    // acquires what came before it, so that [C2] sees the commit or release.
-    let seen = word.fetch_or(SLEEPING, Ordering::AcqRel) | SLEEPING;
+    // [C1] Announce the sleeper (bit 0) and read the word it sleeps on.
+    let seen = word.fetch_or(SLEEPING, Ordering::Relaxed) | SLEEPING;
+    // [F] Pairs with the signaller's fence [S1]: either the signaller's read [S2] sees [C1]
+    // (and `wanted`), or the re-check [C2] sees the commit or release made before [S1].
+    fence(Ordering::SeqCst);
     // [C2] The caller's condition, re-checked; the broken variant sleeps without it.
     if fugue_sync::fault::active("ring-park-no-recheck") || !done() {
         // [C3] Returns at once if the word has changed since [C1].
@@ -139,35 +152,78 @@ fn park(control: &Control, side: Side, done: impl Fn() -> bool, deadline: Option
     }
 }
 
-/// The sleeping flag in bit 0 of `commits` and `releases`; their count is in bits 1.. .
+/// The sleeping flag in bit 0 of `commits` and of the release words; their count is in
+/// bits 1.. .
 const SLEEPING: u32 = 1;
 
-/// [P1] Advances `word`'s count (a read-modify-write, after the commit or release it
-/// announces) and [P2], if a sleeper announced itself, clears the flag and wakes up to `count`
-/// sleepers.
+/// After a commit of item `n` (Park mode): wake the consumer if it sleeps waiting for `n`.
+/// The commit's store comes before; no read-modify-write unless the consumer sleeps.
 #[inline]
-fn signal(word: &AtomicU32, count: i32) {
-    // AcqRel: Release publishes the commit or release made before; a sleeper's [C1] that
-    // reads this value (or a later one) acquires it.
-    let prev = word.fetch_add(2, Ordering::AcqRel);
-    if prev & SLEEPING != 0 {
-        // Relaxed: the flag only decides who calls wake; a sleeper that sets it again in
-        // between sleeps on a changed word and returns at once.
-        word.fetch_and(!SLEEPING, Ordering::Relaxed);
-        fugue_sync::futex::wake_shared(word, count);
+pub(crate) fn notify_consumer(control: &Control, n: u64) {
+    // [S1] Pairs with the sleeper's fence [F].
+    fence(Ordering::SeqCst);
+    // [S2] Relaxed: the fences order these reads after the sleeper's [C1] and `wanted`
+    // store, or the sleeper's re-check after our commit.
+    if control.commits.load(Ordering::Relaxed) & SLEEPING != 0
+        && control.wanted.load(Ordering::Relaxed) == n
+    {
+        wake_consumer(control);
     }
 }
 
-/// After a commit (Park mode) or when a producer handle goes away: wake the consumer if it
-/// may be asleep.
+/// When a producer handle goes away: wake the consumer if it may be asleep (it may be
+/// waiting for an item that will never come).
 #[inline]
-pub(crate) fn notify_consumer(control: &Control) {
-    signal(&control.commits, 1);
+pub(crate) fn notify_consumer_any(control: &Control) {
+    fence(Ordering::SeqCst);
+    if control.commits.load(Ordering::Relaxed) & SLEEPING != 0 {
+        wake_consumer(control);
+    }
 }
 
-/// After a release (Park mode) or when the consumer goes away: wake the producers that may
-/// be asleep.
+/// [S3] Clears the consumer's flag, and wakes it if this caller cleared it (several
+/// producers may race here; the only sleeper is the consumer, which cannot announce itself
+/// again while it sleeps, so clearing the flag is enough to change the word).
+#[cold]
+fn wake_consumer(control: &Control) {
+    let prev = control.commits.fetch_and(!SLEEPING, Ordering::Relaxed);
+    if prev & SLEEPING != 0 {
+        fugue_sync::futex::wake_shared(&control.commits, 1);
+    }
+}
+
+/// After the release of `slot` (Park mode): wake the producers sleeping on its word. Only
+/// the consumer calls this, after the release's store.
 #[inline]
-pub(crate) fn notify_producers(control: &Control) {
-    signal(&control.releases, i32::MAX);
+pub(crate) fn notify_producers(control: &Control, slot: usize) {
+    // [S1] Pairs with the sleeper's fence [F]; the broken variant reads without it.
+    if !fugue_sync::fault::active("ring-park-no-fence") {
+        fence(Ordering::SeqCst);
+    }
+    let word = control.release_word(slot);
+    // [S2]
+    if word.load(Ordering::Relaxed) & SLEEPING != 0 {
+        wake_producers(word);
+    }
+}
+
+/// When the consumer goes away: wake every producer that may be asleep.
+#[cold]
+pub(crate) fn notify_all_producers(control: &Control) {
+    fence(Ordering::SeqCst);
+    for word in &control.releases {
+        if word.load(Ordering::Relaxed) & SLEEPING != 0 {
+            wake_producers(word);
+        }
+    }
+}
+
+/// [S3] Clears the flag and bumps the count in one step (the flag is set and only this
+/// consumer clears it, so adding 1 carries bit 0 into the count), then wakes every sleeper on
+/// the word. The count makes the word differ from every value a sleeper announced before,
+/// even if another producer sets the flag again at once.
+#[cold]
+fn wake_producers(word: &AtomicU32) {
+    word.fetch_add(SLEEPING, Ordering::Relaxed);
+    fugue_sync::futex::wake_shared(word, i32::MAX);
 }

@@ -100,6 +100,86 @@ fn park_catches_no_recheck() {
     );
 }
 
+/// Three threads, parking: producer A commits item 1 while the consumer may sleep waiting for
+/// item 0 (only the commit of the item it waits for wakes it), then producer B commits
+/// item 0.
+#[test]
+fn park_consumer_woken_by_the_item_it_waits_for() {
+    model(|| {
+        let (p, mut c) = ordered_with(2, 8, opts(Strategy::Park));
+        let handles: Vec<_> = [1u64, 0]
+            .into_iter()
+            .map(|n| {
+                let p = p.clone();
+                thread::spawn(move || put(&p, n))
+            })
+            .collect();
+        drop(p);
+        take(&mut c, 0);
+        take(&mut c, 1);
+        for h in handles {
+            h.join().unwrap();
+        }
+    });
+}
+
+/// The signaller's fence [S1] is needed: releasing a slot and reading the producers' wait
+/// word without it can miss a producer that announced itself, and the model deadlocks.
+#[test]
+fn park_catches_no_fence() {
+    fugue_sync::fault::expect_caught(
+        "capacity_1_two_producers_park",
+        "ring-park-no-fence",
+        "deadlock",
+    );
+}
+
+/// Two producers asleep on one wait word at once (capacity 3, and under loom slots 0 and 2
+/// share a word): A waits for slot 0 (item 3), B for slot 2 (item 5). Each release of
+/// either slot wakes both; the one whose slot is still taken sleeps again.
+#[test]
+fn park_producers_sharing_a_wait_word() {
+    model(|| {
+        let (p, mut c) = ordered_with(3, 8, opts(Strategy::Park));
+        let handles: Vec<_> = [(0u64, 3u64), (2, 5)]
+            .into_iter()
+            .map(|(first, second)| {
+                let p = p.clone();
+                thread::spawn(move || {
+                    put(&p, first);
+                    put(&p, second);
+                })
+            })
+            .collect();
+        put(&p, 1);
+        take(&mut c, 0);
+        take(&mut c, 1);
+        put(&p, 4);
+        drop(p);
+        for n in 2..6 {
+            take(&mut c, n);
+        }
+        for h in handles {
+            h.join().unwrap();
+        }
+    });
+}
+
+/// A producer asleep waiting for a slot is woken when the consumer goes away and gets
+/// `Disconnected`.
+#[test]
+fn park_consumer_drop_wakes_a_waiting_producer() {
+    model(|| {
+        let (p, c) = ordered_with(1, 8, opts(Strategy::Park));
+        let t = thread::spawn(move || {
+            put(&p, 0);
+            assert!(p.acquire(1).is_err());
+        });
+        drop(c);
+        t.join().unwrap();
+    });
+}
+
 #[test]
 fn capacity_2_two_producers_yield() {
     two_producers(2, Strategy::Yield);

@@ -1,9 +1,9 @@
 //! `fugue bench pool`: every policy × thread counts × workloads, with the sequential program
 //! and rayon measured in the same run ([`run`]); written as a folder ([`PoolBench::write`]):
 //! raw.csv (one row per run), summary.csv (median, spread, speed-up over the sequential
-//! program, ratio to rayon), idle.csv (CPU use of an idle pool), the figures time, steals and
-//! cpu (SVG and PNG), and README.md (command, commit, machine, the targets checked, a reading
-//! of each figure).
+//! program, ratio to rayon), idle.csv (CPU use of an idle pool), the figures time, speedup,
+//! steals and cpu (SVG and PNG), and README.md (command, commit, machine, the targets checked,
+//! speed-up against threads per policy, a reading of each figure).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -21,13 +21,15 @@ use crate::progress::{Event, Progress};
 use crate::report::{self, Align, Csv, Existing, Folder, Table};
 use crate::stats::{median, Spread};
 
-const FILES: [&str; 10] = [
+const FILES: [&str; 12] = [
     "raw.csv",
     "summary.csv",
     "idle.csv",
     "README.md",
     "time.svg",
     "time.png",
+    "speedup.svg",
+    "speedup.png",
     "steals.svg",
     "steals.png",
     "cpu.svg",
@@ -53,6 +55,17 @@ pub struct PoolBenchConfig {
     pub force: bool,
     /// The command line, for the README.
     pub command: String,
+}
+
+/// The default thread counts on a machine of `cores` cores: the powers of two below the cores,
+/// then the cores (1, 2, 4, 8, 16 on 16 cores; 1, 2, 4, 6 on 6).
+pub fn default_threads(cores: usize) -> Vec<usize> {
+    let cores = cores.max(1);
+    let mut v: Vec<usize> = std::iter::successors(Some(1usize), |&t| t.checked_mul(2))
+        .take_while(|&t| t < cores)
+        .collect();
+    v.push(cores);
+    v
 }
 
 /// The default workloads: quicksort of 10 million ints (cutoff 128), Mandelbrot 1024×768
@@ -567,6 +580,7 @@ impl PoolBench {
         let workloads: Vec<&'static str> = self.workloads.iter().map(|w| w.0).collect();
         for (name, which) in [
             ("time", Which::Time),
+            ("speedup", Which::Speedup),
             ("steals", Which::Steals),
             ("cpu", Which::Cpu),
         ] {
@@ -613,7 +627,7 @@ impl PoolBench {
         for (w, d) in &self.workloads {
             let _ = writeln!(s, "- `{w}`: {d}");
         }
-        let _ = writeln!(s, "\nFiles: `raw.csv` (one row per run, with the pool's statistics), `summary.csv` (medians, spread, speed-up over the sequential program, ratio to rayon at the same thread count), `idle.csv`, `time`, `steals`, `cpu` (`.svg` and `.png`).\n");
+        let _ = writeln!(s, "\nFiles: `raw.csv` (one row per run, with the pool's statistics), `summary.csv` (medians, spread, speed-up over the sequential program, ratio to rayon at the same thread count), `idle.csv`, `time`, `speedup`, `steals`, `cpu` (`.svg` and `.png`).\n");
         let _ = writeln!(s, "## Targets at {ref_threads} threads\n");
         let _ = writeln!(s, "`steal` against the other policies: its median time must be the lowest and, run by run, its time over each other policy's (the runs of one repeat, seconds apart) must have a median of at most 1. When the workload is compute-bound the seven policies differ by less than the run-to-run variation; such a comparison is marked a tie.\n");
         let mut t = Table::new([
@@ -661,6 +675,7 @@ impl PoolBench {
             }
             let _ = writeln!(s, "{}", t.markdown());
         }
+        s.push_str(&self.speedup_section(&threads));
         let _ = writeln!(s, "## Figures and their reading\n");
         let _ = writeln!(s, "![time](time.png)\n");
         let _ = writeln!(s, "{}\n", self.reading_time(ref_threads));
@@ -668,6 +683,41 @@ impl PoolBench {
         let _ = writeln!(s, "{}\n", self.reading_steals(ref_threads));
         let _ = writeln!(s, "![cpu](cpu.png)\n");
         let _ = writeln!(s, "{}", self.reading_cpu(ref_threads));
+        s
+    }
+
+    /// Speed-up over the sequential program against threads, per workload and runner (the
+    /// table of `speedup.png`).
+    fn speedup_section(&self, threads: &[usize]) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "## Speed-up against threads\n");
+        let _ = writeln!(
+            s,
+            "The sequential program's median time over each runner's median time ({} cores).\n",
+            self.cores
+        );
+        let _ = writeln!(s, "![speedup](speedup.png)\n");
+        for (w, _) in &self.workloads {
+            let Some(serial) = self.serial(w) else {
+                continue;
+            };
+            let _ = writeln!(s, "`{w}`:\n");
+            let mut t = Table::new(
+                std::iter::once(("pool".to_string(), Align::Left))
+                    .chain(threads.iter().map(|t| (format!("{t} thr"), Align::Right))),
+            );
+            for kind in self.kinds().into_iter().filter(|k| *k != PoolKind::Serial) {
+                let mut row = vec![format!("`{}`", kind.name())];
+                for &th in threads {
+                    row.push(
+                        self.median(w, kind, th)
+                            .map_or("–".into(), |m| format!("{:.2}x", serial / m)),
+                    );
+                }
+                t.row(row);
+            }
+            let _ = writeln!(s, "{}", t.markdown());
+        }
         s
     }
 
@@ -784,5 +834,18 @@ impl PoolBench {
             idle.join(", ")
         );
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::default_threads;
+
+    #[test]
+    fn default_threads_go_up_to_the_cores() {
+        assert_eq!(default_threads(1), vec![1]);
+        assert_eq!(default_threads(2), vec![1, 2]);
+        assert_eq!(default_threads(6), vec![1, 2, 4, 6]);
+        assert_eq!(default_threads(16), vec![1, 2, 4, 8, 16]);
     }
 }

@@ -1,5 +1,5 @@
-//! The pool benchmark's figures: time against threads per workload, steal attempts per
-//! policy, CPU use per policy (and of an idle pool).
+//! The pool benchmark's figures: time and speed-up against threads per workload, steal
+//! attempts per policy, CPU use per policy (and of an idle pool).
 
 use plotters::prelude::*;
 
@@ -40,6 +40,8 @@ fn thread_label(x: &f64) -> String {
 pub(super) enum Which {
     /// Time (ms, log) against threads, one panel per workload.
     Time,
+    /// Speed-up over the sequential program against threads, one panel per workload.
+    Speedup,
     /// Steal attempts (log, +1), succeeded (solid) and failed (dashed), per policy.
     Steals,
     /// Cores kept busy against threads per workload, and an idle pool's CPU use per runner.
@@ -150,6 +152,68 @@ impl PoolFigure<'_> {
                 .map_err(err)?;
         }
         legend(&mut chart, SeriesLabelPosition::UpperRight)
+    }
+
+    /// The speed-up panel of workload `w`: the sequential program's median time over each
+    /// runner's, with the ideal (the thread count) dashed.
+    fn speedup<DB: DrawingBackend>(&self, area: &Area<DB>, w: &str) -> Result<(), String>
+    where
+        DB::ErrorType: 'static,
+    {
+        let b = self.bench;
+        let Some(serial) = b.serial(w) else {
+            return Ok(());
+        };
+        let kinds: Vec<PoolKind> = b
+            .kinds()
+            .into_iter()
+            .filter(|k| *k != PoolKind::Serial)
+            .collect();
+        let series: Vec<(PoolKind, Vec<(f64, f64)>)> = kinds
+            .iter()
+            .map(|&kind| {
+                let pts = b
+                    .thread_counts()
+                    .iter()
+                    .filter_map(|&t| b.median(w, kind, t).map(|m| (t as f64, serial / m)))
+                    .collect();
+                (kind, pts)
+            })
+            .collect();
+        let top_threads = b.thread_counts().last().copied().unwrap_or(1) as f64;
+        let hi = series
+            .iter()
+            .flat_map(|(_, v)| v.iter().map(|p| p.1))
+            .fold(top_threads.min(b.cores.max(1) as f64), f64::max)
+            * 1.15;
+        let mut chart = threads_chart(
+            area,
+            b,
+            format!("{w}: speed-up over the sequential program"),
+            0.0..hi,
+            "sequential time / median time",
+            None,
+        )?;
+        let ideal = GREY.stroke_width(1);
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(1.0, 1.0), (top_threads, top_threads)].map(|(x, y)| (x, y.min(hi))),
+                6,
+                4,
+                ideal,
+            ))
+            .map_err(err)?
+            .label("ideal")
+            .legend(key(ideal));
+        for (kind, pts) in &series {
+            let width = if matches!(kind, PoolKind::Fugue(fugue_pool::Policy::Steal)) {
+                3
+            } else {
+                2
+            };
+            line(&mut chart, kind.name(), color(*kind), width, pts)?;
+        }
+        legend(&mut chart, SeriesLabelPosition::UpperLeft)
     }
 
     /// The steals panel of workload `w`.
@@ -312,6 +376,7 @@ impl Figure for PoolFigure<'_> {
         plot::grid(&root, (n.div_ceil(2).max(1), 2), |i, area| {
             match (self.workloads.get(i), self.which) {
                 (Some(w), Which::Time) => self.time(area, w),
+                (Some(w), Which::Speedup) => self.speedup(area, w),
                 (Some(w), Which::Steals) => self.steals(area, w),
                 (Some(w), Which::Cpu) => self.cpu(area, w),
                 (None, Which::Cpu) if i == self.workloads.len() => self.idle(area),

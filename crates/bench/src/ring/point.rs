@@ -135,35 +135,57 @@ impl Outcome {
     }
 }
 
-/// The consumer's clock and early stop.
+/// The consumer's clock and early stop: with a cap, a watchdog thread raises `stopped` when
+/// the cap has passed, and the consumer looks at that flag before every item (one read of a
+/// line nobody writes until then), so that even a collapsed configuration, whose items come
+/// milliseconds apart, stops on time.
 struct Clock {
     t0: Instant,
-    cap: Option<Duration>,
     stopped: Arc<AtomicBool>,
+    watchdog: Option<(std::sync::mpsc::Sender<()>, thread::JoinHandle<()>)>,
 }
 
 impl Clock {
-    /// Whether to stop before item `n` (looked at every 256 items).
-    #[inline]
-    fn over(&self, n: u64) -> bool {
-        if n & 255 != 0 || n == 0 {
-            return false;
+    /// Starts the clock (and the watchdog, with a cap).
+    fn start(cap: Option<Duration>, stopped: &Arc<AtomicBool>) -> Clock {
+        let watchdog = cap.map(|cap| {
+            let (tx, rx) = std::sync::mpsc::channel::<()>();
+            let stop = stopped.clone();
+            let h = thread::spawn(move || {
+                if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(cap) {
+                    // Release pairs with the producers' Acquire load: they see the stop
+                    // before they see the consumer gone.
+                    stop.store(true, Ordering::Release);
+                }
+            });
+            (tx, h)
+        });
+        Clock {
+            t0: Instant::now(),
+            stopped: stopped.clone(),
+            watchdog,
         }
-        match self.cap {
-            Some(c) if self.t0.elapsed() > c => {
-                // Release pairs with the producers' Acquire load: they see the stop before
-                // they see the consumer gone.
-                self.stopped.store(true, Ordering::Release);
-                true
-            }
-            _ => false,
+    }
+
+    /// Whether the cap has passed (stop before the next item).
+    #[inline]
+    fn over(&self) -> bool {
+        // Relaxed: only this flag's value matters here.
+        self.watchdog.is_some() && self.stopped.load(Ordering::Relaxed)
+    }
+
+    /// Ends the watchdog (if the cap has not passed, it returns at once).
+    fn finish(self) {
+        if let Some((tx, h)) = self.watchdog {
+            drop(tx);
+            let _ = h.join();
         }
     }
 }
 
 /// A producer error is no error once the consumer stopped early on purpose.
 fn unless_stopped(stopped: &AtomicBool, e: impl Into<BenchError>) -> Result<Pushed, BenchError> {
-    // Acquire pairs with the Release store in `Clock::over`.
+    // Acquire pairs with the Release store of the clock's watchdog.
     if stopped.load(Ordering::Acquire) {
         Ok(Pushed::Stopped)
     } else {
@@ -320,16 +342,12 @@ pub fn measure<Q: Queue>(pt: &Point, mut q: Q) -> Result<Outcome, BenchError> {
         .collect();
     consumer_core(&pt.pin).map(pin_to).transpose()?;
     start.wait();
-    let clock = Clock {
-        t0: Instant::now(),
-        cap: pt.cap,
-        stopped: stopped.clone(),
-    };
+    let clock = Clock::start(pt.cap, &stopped);
     let mut tally = Tally::new(p);
     let mut result = Ok(());
     let mut done = items;
     for n in 0..items {
-        if clock.over(n) {
+        if clock.over() {
             done = n;
             break;
         }
@@ -349,6 +367,7 @@ pub fn measure<Q: Queue>(pt: &Point, mut q: Q) -> Result<Outcome, BenchError> {
         }
     }
     let elapsed = clock.t0.elapsed();
+    clock.finish();
     // On failure or early stop, the producers see the stop, and dropping the consumer makes
     // blocked producers return.
     stopped.store(true, Ordering::Release);

@@ -1,9 +1,10 @@
 //! The ring sweep: the grid (capacities 1..65536 × implementations × 1-3 producers), plus the
-//! padding, pinning and process experiments ([`run`]); written as a folder ([`Sweep::write`]):
-//! raw.csv (one row per run), summary.csv (median, spread, ratio to the mutex/condvar
-//! baseline), throughput.svg and throughput.png (items/s against capacity, log axes, with this
-//! machine's cache sizes as vertical lines in slots) and README.md (command, commit, machine,
-//! versions, tables).
+//! padding, pinning, process and producers experiments ([`run`]); written as a folder
+//! ([`Sweep::write`]): raw.csv (one row per run), summary.csv (median, spread, ratio to the
+//! mutex/condvar baseline), throughput.svg and throughput.png (items/s against capacity, log
+//! axes, with this machine's cache sizes as vertical lines in slots), producers.svg and
+//! producers.png (items/s against producers, [`super::producers`]) and README.md (command,
+//! commit, machine, versions, tables).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -13,6 +14,7 @@ use std::time::{Duration, Instant};
 use fugue_ring::Padding;
 
 use super::point::{padding_name, run_point, Impl, Point, ProducerCommand};
+use super::producers::{self, Plan};
 use crate::error::{config, BenchError, Context as _};
 use crate::machine::{Machine, Versions};
 use crate::progress::{Event, Progress};
@@ -25,12 +27,14 @@ const TABLE_CAPACITIES: [usize; 5] = [1, 8, 64, 1024, 65536];
 const CALIBRATION_ITEMS: u64 = 300;
 const MIN_ITEMS: u64 = 1_000;
 const MAX_ITEMS: u64 = 4_000_000;
-const FILES: [&str; 5] = [
+const FILES: [&str; 7] = [
     "raw.csv",
     "summary.csv",
     "README.md",
     "throughput.svg",
     "throughput.png",
+    "producers.svg",
+    "producers.png",
 ];
 
 /// The sweep's configuration.
@@ -52,6 +56,10 @@ pub struct SweepConfig {
     pub command: String,
     /// How the process experiment starts its producer processes.
     pub producer: ProducerCommand,
+    /// The producers experiment.
+    pub producers: Plan,
+    /// Run the producers experiment only.
+    pub only_producers: bool,
 }
 
 /// Key of a summary row: experiment, implementation, producers, capacity, padding, pinned,
@@ -104,7 +112,13 @@ fn points(a: &SweepConfig) -> Vec<(&'static str, Point)> {
         capacity,
         ..base.clone()
     };
-    let mut v = Vec::new();
+    let mut v: Vec<(&'static str, Point)> = producers::points(&a.producers, &base)
+        .into_iter()
+        .map(|p| (producers::EXPERIMENT, p))
+        .collect();
+    if a.only_producers {
+        return v;
+    }
     for producers in 1..=3 {
         for capacity in CAPACITIES {
             for imp in Impl::ALL {
@@ -198,6 +212,16 @@ pub fn run(a: &SweepConfig, progress: &mut dyn Progress) -> Result<Sweep, BenchE
     if a.point_seconds.is_nan() || a.point_seconds <= 0.0 {
         return config("--point-seconds must be positive");
     }
+    let plan = &a.producers;
+    if !(plan.max_seconds.is_finite() && plan.max_seconds > 0.0) {
+        return config("--max-seconds must be a positive number of seconds");
+    }
+    if plan.counts.is_empty() || plan.counts.contains(&0) {
+        return config("--producer-counts must list producer counts of at least 1");
+    }
+    if plan.items == 0 {
+        return config("--items must be at least 1");
+    }
     Folder::create(&a.output, Existing::Files(&FILES), a.force)?;
     let started = Instant::now();
     // Before any run: no thread of this process is pinned yet.
@@ -206,6 +230,11 @@ pub fn run(a: &SweepConfig, progress: &mut dyn Progress) -> Result<Sweep, BenchE
     // Items per point: a short calibration run, scaled to `point_seconds`.
     let mut items: Vec<u64> = Vec::with_capacity(pts.len());
     for (exp, p) in &pts {
+        if *exp == producers::EXPERIMENT {
+            // A fixed number of items, bounded in time.
+            items.push(p.items);
+            continue;
+        }
         let c = Point {
             items: CALIBRATION_ITEMS,
             ..p.clone()
@@ -366,7 +395,16 @@ impl Sweep {
             caches: &machine.caches,
             stride,
         };
-        dir.figure("throughput", (1800, 620), &figure)?;
+        if !a.only_producers {
+            dir.figure("throughput", (1800, 620), &figure)?;
+        }
+        let chart = producers::Chart {
+            sweep: self,
+            plan: &a.producers,
+            padding: padding_name(a.padding),
+            item_size: a.item_size,
+        };
+        dir.figure("producers", (1000, 620), &chart)?;
         dir.text("README.md", &self.readme(a, &machine, stride))
     }
 
@@ -393,9 +431,16 @@ impl Sweep {
             .collect();
         let _ = writeln!(s, "- caches of cpu0 (data/unified): {} (slot = {stride} bytes: sequence word + {}-byte item, padding {pad})", cache_list.join(", "), a.item_size);
         let _ = writeln!(s, "- versions: fugue {}, {}, peers crossbeam-queue 0.3, rtrb 0.3 (exact versions in Cargo.lock at the commit), std mpsc", versions.fugue, versions.rustc);
-        let _ = writeln!(s, "- {} run(s) per point (repeats are the outer loop), items per point scaled to about {}s from a {CALIBRATION_ITEMS}-item calibration run (between {MIN_ITEMS} and {MAX_ITEMS}), and a run stops early after {:.1}s (raw.csv: `items` < `planned_items`; the rate counts the items transferred); whole sweep {:.0}s", a.repeat, a.point_seconds, (4.0 * a.point_seconds).max(1.0), self.seconds);
+        let _ = writeln!(s, "- {} run(s) per point (repeats are the outer loop), items per point scaled to about {}s from a {CALIBRATION_ITEMS}-item calibration run (between {MIN_ITEMS} and {MAX_ITEMS}), and a run stops early after {:.1}s (raw.csv: `items` < `planned_items`; the rate counts the items transferred); the producers experiment runs a fixed number of items instead (its section); whole sweep {:.0}s", a.repeat, a.point_seconds, (4.0 * a.point_seconds).max(1.0), self.seconds);
         let _ = writeln!(s, "- every item of every run was verified (number and payload; order for the ordered rings; exactly once and per-producer order for the peers, which do not order items across producers); a failed check aborts the sweep\n");
-        let _ = writeln!(s, "Files: `raw.csv` (one row per run), `summary.csv` (median, min, max, ratio to the mutex/condvar ring of the same producers and capacity), `throughput.svg`/`.png` (medians; vertical lines: caches in slots).\n");
+        let producers = producers::section(self, &a.producers, pad, a.item_size);
+        if a.only_producers {
+            let _ = writeln!(s, "Files: `raw.csv` (one row per run), `summary.csv` (median, min, max), `producers.svg`/`.png` (medians of the finished points).\n");
+            let _ = writeln!(s, "![producers](producers.png)\n");
+            s.push_str(&producers);
+            return s;
+        }
+        let _ = writeln!(s, "Files: `raw.csv` (one row per run), `summary.csv` (median, min, max, ratio to the mutex/condvar ring of the same producers and capacity), `throughput.svg`/`.png` (medians; vertical lines: caches in slots), `producers.svg`/`.png` (the producers experiment).\n");
         let _ = writeln!(s, "![throughput](throughput.png)\n");
         for producers in 1..=3 {
             let _ = writeln!(
@@ -497,6 +542,8 @@ impl Sweep {
             ]);
         }
         let _ = write!(s, "{}", t.markdown());
+        let _ = writeln!(s, "\n![producers](producers.png)\n");
+        s.push_str(&producers);
         let _ = writeln!(s, "\n## Reading the numbers\n");
         let _ = writeln!(s, "- This machine has {cores} cores. One producer and the consumer fill them; 2 or 3 producers plus the consumer oversubscribe them. A spinning thread then keeps its core while the thread it waits for is not running, until the scheduler preempts it (a time slice, milliseconds): `spin` collapses by orders of magnitude, which is expected and is why `yield` and `park` exist.");
         let _ = writeln!(s, "- The peers (`arrayqueue`, `rtrb`, `sync-channel`) do not deliver items in number order across producers; the ordered rings do. The peer producers and consumers wait with the same spin-then-yield back-off as `yield` (sync-channel blocks).");
@@ -516,7 +563,7 @@ fn slot_stride(item_size: usize, padding: Padding) -> u64 {
 }
 
 /// Items per second, short: `1.23 M` or `456.7 k`.
-fn mps(x: f64) -> String {
+pub(super) fn mps(x: f64) -> String {
     if x >= 1e6 {
         format!("{:.2} M", x / 1e6)
     } else {

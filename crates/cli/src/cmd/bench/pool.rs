@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use fugue_bench::pool::bench::{default_workloads, PoolBenchConfig};
+use fugue_bench::pool::bench::{default_threads, default_workloads, PoolBenchConfig};
 use fugue_pool::Policy;
 
 use super::Terminal;
@@ -16,7 +16,7 @@ pub struct Args {
     /// Policies to measure, comma-separated (default: all seven).
     #[arg(long, value_delimiter = ',')]
     pub policies: Option<Vec<Policy>>,
-    /// Thread counts, comma-separated (default: 1 to twice the cores).
+    /// Thread counts, comma-separated (default: 1, 2, 4, ... up to the cores, and the cores).
     #[arg(long, short = 't', value_delimiter = ',', allow_negative_numbers = true, value_parser = crate::util::count(u64::MAX))]
     pub threads: Option<Vec<u64>>,
     /// Workloads, comma-separated: quicksort, mandelbrot, voronoi, spawn-tree (default: all).
@@ -45,7 +45,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let cores = fugue_pool::default_threads();
     let threads: Vec<usize> = match a.threads {
         Some(t) => t.into_iter().map(|x| x as usize).collect(),
-        None => (1..=2 * cores).collect(),
+        None => default_threads(cores),
     };
     if let Some(&t) = threads.iter().find(|&&t| t > fugue_pool::MAX_THREADS) {
         return Err(usage(format!(

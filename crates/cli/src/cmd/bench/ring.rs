@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context as _;
+use fugue_bench::ring::producers::Plan;
 use fugue_bench::ring::sweep::SweepConfig;
 use fugue_bench::ring::{Impl, Point, ProducerCommand, ProducerConfig, RingConfig};
 use fugue_ring::Padding;
@@ -43,7 +44,8 @@ pub struct Args {
     /// Print one JSON object instead of a sentence.
     #[arg(long)]
     pub json: bool,
-    /// Run the whole grid (capacities 1..65536 x implementations x 1-3 producers), write
+    /// Run the whole grid (capacities 1..65536 x implementations x 1-3 producers) and the
+    /// producers experiment (spin, yield, park and mutex at `--producer-counts`), write
     /// raw.csv, summary.csv, plots and README.md into `-o DIR`.
     #[arg(long)]
     pub sweep: bool,
@@ -56,6 +58,32 @@ pub struct Args {
     /// Replace the files of an existing `--sweep` output folder.
     #[arg(long)]
     pub force: bool,
+    /// Seconds a run may take: a run that has not transferred `--items` by then stops and is
+    /// reported as not finished, with the items it did (threads only). Default: unbounded for
+    /// one configuration, 10 for the sweep's producers experiment.
+    #[arg(long, allow_negative_numbers = true)]
+    pub max_seconds: Option<f64>,
+    /// Producer counts of the sweep's producers experiment, e.g. `1,2,4,8,15` (default: 1, 2,
+    /// 3, the powers of two below the cores, and the cores minus one).
+    #[arg(long, value_delimiter = ',', requires = "sweep")]
+    pub producer_counts: Option<Vec<usize>>,
+    /// With `--sweep`: run only the producers experiment (`--items` items per run at
+    /// `--capacity`, each run bounded by `--max-seconds`).
+    #[arg(long, requires = "sweep")]
+    pub only_producers: bool,
+}
+
+/// The run's time budget of `--max-seconds`, checked.
+fn max_seconds(v: Option<f64>) -> anyhow::Result<Option<std::time::Duration>> {
+    match v {
+        None => Ok(None),
+        Some(s) if s.is_finite() && s > 0.0 && s <= 1e9 => {
+            Ok(Some(std::time::Duration::from_secs_f64(s)))
+        }
+        Some(s) => Err(crate::util::usage(format!(
+            "--max-seconds must be a positive number of seconds, not {s}"
+        ))),
+    }
 }
 
 /// Arguments of the hidden `fugue bench ring-producer` (one producer process).
@@ -89,7 +117,17 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         "none" => Padding::None,
         _ => Padding::CacheLine,
     };
+    let max_seconds = max_seconds(a.max_seconds)?;
     if a.sweep {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let producers = Plan {
+            counts: a
+                .producer_counts
+                .unwrap_or_else(|| fugue_bench::ring::producers::default_counts(cores)),
+            capacity: a.capacity,
+            items: a.items,
+            max_seconds: max_seconds.map_or(10.0, |d| d.as_secs_f64()),
+        };
         let config = SweepConfig {
             item_size: a.item_size,
             padding,
@@ -99,6 +137,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             force: a.force,
             command: std::env::args().collect::<Vec<_>>().join(" "),
             producer: producer_command()?,
+            producers,
+            only_producers: a.only_producers,
         };
         let sweep = fugue_bench::ring::sweep::run(&config, &mut Terminal::default())?;
         sweep.write(&config)?;
@@ -114,7 +154,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         padding,
         processes: a.processes.then(producer_command).transpose()?,
         pin: a.pin,
-        cap: None,
+        cap: max_seconds,
     };
     let r = fugue_bench::ring::run(&RingConfig {
         point,
