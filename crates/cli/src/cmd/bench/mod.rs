@@ -131,7 +131,7 @@ impl Progress for Terminal {
                     eprintln!("{total} runs");
                 } else {
                     let template =
-                        "study {bar:40} {pos}/{len} runs  {elapsed} (about {eta} left)  {msg}";
+                        "study {bar:40} {pos}/{len} runs  {elapsed}  {msg}";
                     self.bar = Some(crate::util::progress_bar(total, template));
                 }
             }
@@ -351,6 +351,7 @@ fn run_study(args: StudyArgs) -> anyhow::Result<()> {
     }
     let r = fugue_bench::study::run(&config, &mut Terminal::default())?;
     println!("{}", r.sentence());
+    println!("{}", r.trust);
     Ok(())
 }
 
