@@ -285,3 +285,92 @@ impl Series {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(exec: &str, threads: usize) -> Config {
+        Config {
+            graph: 0,
+            exec: Exec {
+                order: 0,
+                name: exec.into(),
+                later_threads: false,
+            },
+            threads,
+            buffer: 64,
+            load: "idle".into(),
+        }
+    }
+
+    fn runs(medians: &[f64]) -> Vec<Run> {
+        medians
+            .iter()
+            .map(|&m| Run {
+                median_us: m,
+                summary: fugue_engine::Summary {
+                    mean_ns: m * 1000.0,
+                    ..Default::default()
+                },
+                chose: None,
+                overruns: 0,
+                expected_cycles: 100,
+                period_us: 1451.0,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_figure_is_judged_by_its_own_quantity_and_one_disturbed_repeat_of_six_is_left_out() {
+        let graphs = vec![("rake".to_string(), fugue_graph::gen::rake(4))];
+        let (seq, ws, levels) = (cfg("seq", 1), cfg("ws", 2), cfg("levels", 2));
+        let configs = vec![seq.clone(), ws.clone(), levels.clone()];
+        let mut m = BTreeMap::new();
+        // The machine slows down by half in the last three rounds: seq's own figure
+        // disagrees, but ws, run beside it each time, keeps its speedup (×1.25), but for one
+        // repeat that another job disturbed.
+        m.insert(seq, runs(&[100.0, 100.0, 100.0, 150.0, 150.0, 150.0]));
+        m.insert(ws, runs(&[80.0, 80.0, 80.0, 120.0, 120.0, 200.0]));
+        // levels' speedups really disagree: 1.25, 1.0 and 0.77, twice each.
+        m.insert(levels, runs(&[80.0, 100.0, 130.0, 120.0, 150.0, 195.0]));
+        let rows = aggregate(&configs, &m, &graphs, 2, 20.0);
+        assert!(
+            rows[0].doubt.as_deref().is_some_and(
+                |d| d.starts_with("its 6 repeats' median cycle times disagree by 40 %")
+            ),
+            "{:?}",
+            rows[0].doubt
+        );
+        assert_eq!(rows[1].speedup, Some(1.25));
+        assert_eq!(rows[1].doubt, None, "{}", rows[1].spread_pct);
+        assert_eq!(rows[1].spread_pct, 0.0);
+        assert!(
+            rows[2]
+                .doubt
+                .as_deref()
+                .is_some_and(|d| d.starts_with("its 6 repeats' speedups over seq disagree")),
+            "{:?}",
+            rows[2].doubt
+        );
+        // The same six repeats with three: the disturbed one is the range's end.
+        let mut three = BTreeMap::new();
+        three.insert(configs[0].clone(), runs(&[100.0, 100.0, 150.0]));
+        three.insert(configs[1].clone(), runs(&[80.0, 80.0, 200.0]));
+        let rows = aggregate(&configs[..2], &three, &graphs, 2, 20.0);
+        assert!(rows[1].doubt.is_some(), "{:?}", rows[1]);
+        // An impossible speedup is flagged whatever the repeats.
+        let mut fast = BTreeMap::new();
+        fast.insert(configs[0].clone(), runs(&[100.0, 100.0, 100.0]));
+        fast.insert(configs[1].clone(), runs(&[40.0, 40.0, 40.0]));
+        let rows = aggregate(&configs[..2], &fast, &graphs, 2, 20.0);
+        assert!(
+            rows[1]
+                .doubt
+                .as_deref()
+                .is_some_and(|d| d.contains("above its 2 threads")),
+            "{:?}",
+            rows[1].doubt
+        );
+    }
+}

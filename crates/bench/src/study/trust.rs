@@ -62,7 +62,7 @@ pub fn interval_pct(v: &[f64]) -> f64 {
         return 0.0;
     }
     let m = median(v);
-    if !(m > 0.0) {
+    if m.is_nan() || m <= 0.0 {
         return 0.0;
     }
     let (lo, hi) = median_interval(v);

@@ -130,8 +130,7 @@ impl Progress for Terminal {
                 if self.lines {
                     eprintln!("{total} runs");
                 } else {
-                    let template =
-                        "study {bar:40} {pos}/{len} runs  {elapsed}  {msg}";
+                    let template = "study {bar:40} {pos}/{len} runs  {elapsed}  {msg}";
                     self.bar = Some(crate::util::progress_bar(total, template));
                 }
             }
