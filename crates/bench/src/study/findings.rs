@@ -106,6 +106,9 @@ fn comparisons(ctx: &PlotCtx<'_>, grows: &[&Row]) -> Vec<String> {
                 .filter(|r| r.doubt.is_none())
                 .map(|r| format!(", seq's {}", us(cycle_us(r))))
                 .unwrap_or_default();
+            // The speedup is the median of the repeats' ratios, each against the seq run
+            // beside it; the cycles are medians over all repeats, so their ratio may differ.
+            let cycles = |c: &str| format!("median cycle over the repeats {c}{seq_text}");
             let best = here
                 .iter()
                 .filter(|r| trusted(r))
@@ -128,18 +131,18 @@ fn comparisons(ctx: &PlotCtx<'_>, grows: &[&Row]) -> Vec<String> {
             let sp = best.speedup.unwrap_or(0.0);
             let (lo, hi) = median_interval(&best.speedups);
             let name = &best.cfg.exec.name;
-            let cycle = us(cycle_us(best));
+            let cycle = cycles(&us(cycle_us(best)));
             v.push(if lo > 1.0 {
                 format!(
-                    "{at}, {name} is the fastest: ×{sp:.2} over seq (median cycle {cycle}{seq_text})."
+                    "{at}, {name} is the fastest: ×{sp:.2} over seq, repeat by repeat ({cycle})."
                 )
             } else if hi < 1.0 {
                 format!(
-                    "{at}, no parallel executor beats seq: the closest, {name}, runs at ×{sp:.2} (median cycle {cycle}{seq_text})."
+                    "{at}, no parallel executor beats seq: the closest, {name}, runs at ×{sp:.2} ({cycle})."
                 )
             } else {
                 format!(
-                    "{at}, the best parallel executor, {name}, is on a par with seq: ×{sp:.2}, its repeats from ×{lo:.2} to ×{hi:.2} (median cycle {cycle}{seq_text})."
+                    "{at}, the best parallel executor, {name}, is on a par with seq: ×{sp:.2}, its confidence interval ×{lo:.2} to ×{hi:.2} ({cycle})."
                 )
             });
         }
@@ -260,7 +263,7 @@ pub struct TrustContext<'a> {
 
 /// The closing line: how many of the figures are trusted, and what would make more of them
 /// so (a quiet machine, more repeats with the command that runs them, longer runs,
-/// real-time priority, an optimised build), or that all are.
+/// real-time priority, a release build), or that all are.
 pub fn trust_line(rows: &[Row], t: &TrustContext<'_>) -> String {
     let n = rows.len();
     let trusted = rows.iter().filter(|r| r.doubt.is_none()).count();
@@ -270,14 +273,14 @@ pub fn trust_line(rows: &[Row], t: &TrustContext<'_>) -> String {
             t.max_spread
         );
     }
-    let impossible = rows
-        .iter()
-        .filter(|r| r.doubt.as_deref().is_some_and(|d| d.contains("speedup ×")))
-        .count();
+    // The flagged figures in three kinds, each counted once.
+    let impossible_of = |r: &&Row| r.doubt.as_deref().is_some_and(|d| d.contains("speedup ×"));
+    let impossible = rows.iter().filter(impossible_of).count();
     let busy = rows
         .iter()
-        .filter(|r| r.doubt.is_some() && r.cfg.load == "busy")
+        .filter(|r| r.doubt.is_some() && !impossible_of(r) && r.cfg.load == "busy")
         .count();
+    let idle = n - trusted - impossible - busy;
     let spec = if t.spec_label.starts_with("built-in") {
         String::new()
     } else {
@@ -295,6 +298,11 @@ pub fn trust_line(rows: &[Row], t: &TrustContext<'_>) -> String {
             "{busy} ran under `busy` load, where the other threads take the cores at random moments"
         ));
     }
+    if idle > 0 {
+        why.push(format!(
+            "{idle} disagree between repeats with nothing of the study running beside them"
+        ));
+    }
     let mut how = vec![
         "on a quiet machine (no builds or other jobs beside it: they are what makes repeats disagree)".to_string(),
         format!(
@@ -307,7 +315,10 @@ pub fn trust_line(rows: &[Row], t: &TrustContext<'_>) -> String {
         how.push("with real-time priority where permitted (`rt = true`)".to_string());
     }
     if t.debug_build {
-        how.push("from an optimised build (`cargo build --release`)".to_string());
+        how.push(
+            "from a release build (`cargo build --release`; this one has debug assertions)"
+                .to_string(),
+        );
     }
     format!(
         "{trusted} of {n} figures are trusted (repeats within {:.0} %){}. To trust more of them, run the study {}.",
@@ -420,11 +431,11 @@ mod tests {
         // One sentence per buffer size and load, each naming its own buffer size.
         assert_eq!(
             s[0],
-            "At 64 frames, load idle, no parallel executor beats seq: the closest, levels, runs at ×0.91 (median cycle 44 µs, seq's 40 µs)."
+            "At 64 frames, load idle, no parallel executor beats seq: the closest, levels, runs at ×0.91 (median cycle over the repeats 44 µs, seq's 40 µs)."
         );
         assert_eq!(
             s[1],
-            "At 256 frames, load idle, ws is the fastest: ×1.33 over seq (median cycle 120 µs, seq's 160 µs)."
+            "At 256 frames, load idle, ws is the fastest: ×1.33 over seq, repeat by repeat (median cycle over the repeats 120 µs, seq's 160 µs)."
         );
         assert_eq!(s[2], "At 64 frames, load busy, no figure is trusted.");
         assert!(!text.contains("fastest mean cycle"), "{text}");
@@ -451,7 +462,7 @@ mod tests {
         let c = ctx(&par, &execs, &names, &loads);
         assert_eq!(
             sentences(&c, 0)[1],
-            "At 256 frames, load idle, the best parallel executor, levels, is on a par with seq: ×1.07, its repeats from ×0.97 to ×1.10 (median cycle 150 µs, seq's 160 µs)."
+            "At 256 frames, load idle, the best parallel executor, levels, is on a par with seq: ×1.07, its confidence interval ×0.97 to ×1.10 (median cycle over the repeats 150 µs, seq's 160 µs)."
         );
         let d = doubt_sentence(&c, 0).unwrap();
         assert!(d.starts_with("Not stated as findings: 1 figure cannot be trusted, e.g. seq at 64 frames, load busy (its 3 repeats'"), "{d}");
