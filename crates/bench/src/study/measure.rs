@@ -142,13 +142,16 @@ pub(super) fn measure(
     }
 }
 
+/// A block of runs: graph, buffer size, load.
+type BlockKey<'a> = (usize, usize, &'a str);
+
 /// The order of the configurations in round `rep` (from 0): in blocks of one graph, buffer
 /// size and load, so that seq and the executors compared with it run one right after the
 /// other (a slow spell of the machine longer than a block touches every run the block's
 /// speedups pair), each block's runs rotated by `rep` so that no executor always runs first
 /// after the load or the graph changes.
 pub(super) fn round_order(configs: &[Config], rep: usize) -> Vec<usize> {
-    let mut blocks: Vec<((usize, usize, &str), Vec<usize>)> = Vec::new();
+    let mut blocks: Vec<(BlockKey<'_>, Vec<usize>)> = Vec::new();
     for (i, c) in configs.iter().enumerate() {
         let key = (c.graph, c.buffer, c.load.as_str());
         match blocks.iter_mut().find(|(k, _)| *k == key) {
