@@ -64,8 +64,34 @@ fn a_short_study_repeats_each_run_and_says_one_line_per_run() {
     let lines: Vec<&str> = err.lines().filter(|l| l.contains(", repeat ")).collect();
     assert_eq!(lines.len(), 12, "{err}");
     assert!(
-        lines[0].starts_with("[1/12] ligne100 seq t1 b512 idle, repeat 1/3"),
+        lines[0].starts_with("[1/12] ligne100 seq t1 b512 idle, repeat 1/3, about "),
         "{err}"
+    );
+    // Every progress line ends with the time left.
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.contains(", about ") && l.ends_with(" s left")),
+        "{err}"
+    );
+    // Seq and the executor it is compared with run one after the other (a block of one
+    // graph, buffer size and load), ws first in the second round.
+    assert!(
+        lines[1].starts_with("[2/12] ligne100 ws t2 b512 idle, repeat 1/3"),
+        "{err}"
+    );
+    assert!(
+        lines[4].starts_with("[5/12] ligne100 ws t2 b512 idle, repeat 2/3"),
+        "{err}"
+    );
+    // The closing line: how many figures are trusted, and how to trust more of them (or
+    // that all are).
+    let out = stdout(&o);
+    let last = out.lines().last().unwrap_or_default();
+    assert!(
+        last.contains("figures are trusted")
+            && (last.starts_with("All ") || last.contains("--repeats 6")),
+        "{out}"
     );
     let summary = std::fs::read_to_string(d.join("out/summary.csv")).unwrap();
     let header: Vec<&str> = summary.lines().next().unwrap().split(',').collect();
@@ -95,6 +121,15 @@ fn a_short_study_repeats_each_run_and_says_one_line_per_run() {
     assert!(!html.contains("0 parallel configuration(s)"), "{html}");
     assert!(!html.contains("Commit ."), "{html}");
     assert!(html.contains("<h2>Wake-up latency</h2>"), "{html}");
+    // Readings compare at one buffer size, in whole sentences.
+    assert!(html.contains("At 512 frames, load idle, "), "{html}");
+    assert!(!html.contains("fastest mean cycle"), "{html}");
+    assert!(!html.contains("): .") && !html.contains(": . "), "{html}");
+    assert!(
+        html.contains("<b>How far to trust these figures.</b>"),
+        "{html}"
+    );
+    assert!(html.contains(last), "{html}");
     let readme = std::fs::read_to_string(d.join("out/README.md")).unwrap();
     let wake = readme
         .split("## Wake-up latency")

@@ -117,7 +117,7 @@ impl StudyFigure<'_> {
                 "Cycle time per configuration: median (dot) to p99 (bar top), max (x); dashed = deadline".to_string()
             }
             Kind::Misses => "Deadline misses per configuration (% of cycles)".to_string(),
-            Kind::Speedup => "Speedup of the mean cycle time over seq: median of the repeats, bars from the least to the most; hollow \"?\" = not to be trusted".to_string(),
+            Kind::Speedup => "Speedup of the median cycle time over seq: median of the repeats, bars from the least to the most; hollow \"?\" = not to be trusted".to_string(),
             Kind::Histogram(g, b) => format!(
                 "Distribution of cycle times, {}, {b} frames (share of cycles per bin; x axes differ)",
                 self.ctx.names[g]

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use fugue_engine::Engine;
 use fugue_engine::{Backend, CycleRecord, ExecutorChoice, RunOptions, StatsOptions};
@@ -14,6 +14,7 @@ use fugue_graph::TaskGraph;
 
 use super::prepare::{choice_for, describe, Prepared};
 use super::spec::{Config, Spec};
+use super::trust::{eta, step_line};
 use crate::check::{check_hashes, HashMismatch, SeqReference};
 use crate::error::{failed, BenchError, Context as _};
 use crate::progress::{Event, Progress};
@@ -103,21 +104,25 @@ pub(super) fn measure(
         samples: BTreeMap::new(),
         checked_cycles: 0,
     };
+    let started = Instant::now();
     let measured = (|| -> Result<(), BenchError> {
         let mut done = 0usize;
         for rep in 0..p.repeats {
-            for cfg in &p.configs {
+            for i in round_order(&p.configs, rep) {
+                let cfg = &p.configs[i];
                 // Relaxed: a stop request polled.
                 if cancel.load(Ordering::Relaxed) || progress.cancelled() {
                     return failed("interrupted; the study was not written");
                 }
+                let left = eta(started.elapsed(), done, total, p.per_run());
                 done += 1;
-                progress.event(Event::Step(&format!(
-                    "[{done}/{total}] {}, repeat {}/{}",
+                let what = format!(
+                    "{}, repeat {}/{}",
                     describe(&p.graphs, cfg),
                     rep + 1,
                     p.repeats
-                )));
+                );
+                progress.event(Event::Step(&step_line(done, total, &what, left)));
                 m.record(p, cfg, rep, cancel, &mut raw)?;
                 progress.event(Event::StepDone);
             }
@@ -134,6 +139,49 @@ pub(super) fn measure(
             raw.discard();
             Err(e)
         }
+    }
+}
+
+/// A block of runs: graph, buffer size, load.
+type BlockKey<'a> = (usize, usize, &'a str);
+
+/// The order of the configurations in round `rep` (from 0): in blocks of one graph, buffer
+/// size and load, so that seq and the executors compared with it run one right after the
+/// other (a slow spell of the machine longer than a block touches every run the block's
+/// speedups pair), each block's runs rotated by `rep` so that no executor always runs first
+/// after the load or the graph changes.
+pub(super) fn round_order(configs: &[Config], rep: usize) -> Vec<usize> {
+    let mut blocks: Vec<(BlockKey<'_>, Vec<usize>)> = Vec::new();
+    for (i, c) in configs.iter().enumerate() {
+        let key = (c.graph, c.buffer, c.load.as_str());
+        match blocks.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.push(i),
+            None => blocks.push((key, vec![i])),
+        }
+    }
+    blocks
+        .into_iter()
+        .flat_map(|(_, mut v)| {
+            let n = v.len();
+            v.rotate_left(rep % n);
+            v
+        })
+        .collect()
+}
+
+/// The median cycle time of a run's `records`, µs, the first ones left out as warm-up
+/// ([`crate::stats::warm_up`]: the first cycles after the engine's start run on cold caches
+/// and wake cores from idle, and take up to twice as long); 0 without records.
+pub(super) fn steady_median_us(records: &[CycleRecord]) -> f64 {
+    let skip = crate::stats::warm_up(records.len());
+    let v: Vec<f64> = records[skip..]
+        .iter()
+        .map(|r| r.duration_ns as f64 / 1000.0)
+        .collect();
+    if v.is_empty() {
+        0.0
+    } else {
+        crate::stats::median(&v)
     }
 }
 
@@ -188,6 +236,7 @@ impl Measured {
             );
         }
         self.runs.entry(cfg.clone()).or_default().push(Run {
+            median_us: steady_median_us(&report.records),
             summary: report.summary.clone(),
             chose: report.auto.as_ref().map(|a| a.chosen().label.clone()),
             overruns: report.xruns,
@@ -377,6 +426,9 @@ fn stop_load(load: Load) {
 
 /// One run's results, before the repeats are put together.
 pub(super) struct Run {
+    /// Its median cycle time after the warm-up ([`steady_median_us`]), µs: the figure its
+    /// repeats are compared by.
+    pub median_us: f64,
     /// Its cycle statistics.
     pub summary: fugue_engine::Summary,
     /// What `auto` chose for this repeat (its candidate's label); `None` for the others.

@@ -19,11 +19,13 @@
 //! report.html; [`run`] calls them in that order.
 
 mod figures;
+mod findings;
 mod measure;
 mod page;
 mod prepare;
 mod rows;
 pub mod spec;
+pub mod trust;
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -56,7 +58,7 @@ pub const DEFAULT_MAX_SPREAD_PCT: f64 = 20.0;
 
 /// Time a run costs beyond its seconds (building the engine, starting the load, checking the
 /// outputs against seq), for the estimate of [`plan`].
-const RUN_OVERHEAD: Duration = Duration::from_millis(250);
+pub(crate) const RUN_OVERHEAD: Duration = Duration::from_millis(100);
 
 /// The study's configuration.
 #[derive(Clone, Debug)]
@@ -95,6 +97,9 @@ pub struct StudyResult {
     pub checked_cycles: u64,
     /// Figures flagged as not to be trusted (not stated as findings).
     pub doubtful: usize,
+    /// How many figures are trusted and how to trust more of them: the report's closing
+    /// line.
+    pub trust: String,
 }
 
 impl StudyResult {
@@ -173,7 +178,7 @@ pub fn plan(args: &StudyConfig) -> Result<StudyPlan, BenchError> {
         configurations: p.configs.iter().map(|c| describe(&p.graphs, c)).collect(),
         repeats: p.repeats,
         seconds: p.spec.seconds,
-        estimate: (Duration::from_secs_f64(p.spec.seconds) + RUN_OVERHEAD) * runs,
+        estimate: p.per_run() * runs,
     })
 }
 
@@ -212,6 +217,17 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
     let hw = Machine::detect();
     let machine = format!("{}, {} cores", hw.cpu, hw.cores);
     let wake = page::wake_table(&series.rows);
+    let trust = findings::trust_line(
+        &series.rows,
+        &findings::TrustContext {
+            spec_label: &p.label,
+            repeats: p.repeats,
+            seconds: p.spec.seconds,
+            max_spread,
+            rt: p.spec.rt,
+            debug_build: cfg!(debug_assertions),
+        },
+    );
     let info = page::Info {
         command: &args.command,
         commit: commit.as_deref(),
@@ -229,6 +245,7 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
         hist_buffer: p.hist_buffer(),
         wake: &wake,
         auto: auto.as_ref(),
+        trust: &trust,
     };
     dir.text("README.md", &page::readme(&info))?;
     dir.text("report.html", &page::report_html(&ctx, &figures, &info))?;
@@ -240,6 +257,7 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
         figures: figures.len(),
         checked_cycles: m.checked_cycles,
         doubtful: series.rows.iter().filter(|r| r.doubt.is_some()).count(),
+        trust,
     })
 }
 

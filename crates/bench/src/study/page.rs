@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use super::findings::{self, count};
 use super::spec::{PlotCtx, Row, Spec};
 use super::AUTO;
 use crate::report::table::escape as esc;
@@ -42,6 +43,8 @@ pub struct Info<'a> {
     pub wake: &'a Table,
     /// `auto` against the executors it replaces ([`auto_check`]), when the spec has `auto`.
     pub auto: Option<&'a AutoCheck>,
+    /// The closing line: how far the figures can be trusted ([`findings::trust_line`]).
+    pub trust: &'a str,
 }
 
 impl Info<'_> {
@@ -222,10 +225,14 @@ pub fn readme(info: &Info<'_>) -> String {
          - Command: `{}`\n\
          - Spec: `{}` (copied below)\n\
          - {}\n\
-         - Machine: {}; shared with other jobs while the study ran, so each configuration ran \
-         {} times (repeats interleaved) and the figures are medians over the repeats, with their \
-         spread; a figure whose repeats spread by more than {:.0} %, or whose speedup exceeds the \
-         thread count, the cores or the graph's width, is flagged and not stated as a finding.\n\
+         - Machine: {}; possibly shared with other jobs while the study ran, so each \
+         configuration ran {} times (repeats interleaved, seq and the executors compared with it \
+         one after the other) and the figures are medians over the repeats: seq's median cycle \
+         time (warm-up left out), and each executor's speedup over the seq run beside it. A \
+         figure whose repeats disagree by more than {:.0} % (the confidence interval of their \
+         median, studies/README.md), or whose speedup exceeds the thread count, the cores or the \
+         graph's width, is flagged and not stated as a finding.\n\
+         - Trust: {}\n\
          - Versions: {}; fugue {}\n\
          - Backend: {}, {} Hz, {} s per run, deadline = {} ({}), {} configurations x {} repeats in {:.0} s\n\
          - Graphs:\n{}\n\
@@ -233,11 +240,13 @@ pub fn readme(info: &Info<'_>) -> String {
          ## Wake-up latency\n\n{}\n\n{}\n{}\
          ## Files\n\n\
          - `summary.csv`: one row per configuration: the repeats, the mean cycle time (median \
-         repeat, with the smallest and largest repeat and their spread in %), median, p99, max \
-         cycle time (µs) of the median repeat, deadline misses and miss rate, overruns (cycles \
+         repeat, with the smallest and largest repeat), `spread_pct` (the width of the \
+         confidence interval of the row's figure, its speedup or seq's median cycle, in % of \
+         it), median, p99, max cycle time (µs) of the median repeat (by median cycle), deadline misses and miss rate, overruns (cycles \
          that started more than a period late), records dropped by a full statistics ring, \
-         steals, the wake-up latency of the median repeat (median and p99, µs), the speedup over seq (median of the repeats paired with seq's, with the \
-         smallest and largest), `trusted`, `doubt` (why a figure is not stated as a finding), \
+         steals, the wake-up latency of the median repeat (median and p99, µs), the speedup over seq (median over the repeats of seq's median cycle divided by the \
+         executor's, each repeat paired with the seq run beside it, with the smallest and \
+         largest), `trusted`, `doubt` (why a figure is not stated as a finding), \
          `verified` (every timed cycle's output equalled seq's, bit for bit: a difference \
          fails the study, which then writes nothing), and `chose` (for `auto`, the candidate \
          it kept in each repeat, in the order they ran).\n\
@@ -251,6 +260,7 @@ pub fn readme(info: &Info<'_>) -> String {
         info.machine,
         info.repeats,
         info.max_spread,
+        info.trust,
         info.rustc,
         env!("CARGO_PKG_VERSION"),
         spec.backend,
@@ -281,26 +291,13 @@ pub fn readme(info: &Info<'_>) -> String {
     )
 }
 
-/// `n thing` or `n things`.
-fn count(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
-/// A row's short name: `ws 2t at 512 frames, load idle`.
-fn where_(r: &Row) -> String {
-    format!(
-        "{} at {} frames, load {}",
-        r.cfg.exec.name, r.cfg.buffer, r.cfg.load
-    )
-}
-
 /// report.html: the readings per graph, the figures and the summary tables.
 pub fn report_html(ctx: &PlotCtx<'_>, figures: &[String], info: &Info<'_>) -> String {
     let spec = info.spec;
     let mut h = String::new();
     h.push_str("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>fugue scheduling study</title>\n<style>body{font-family:sans-serif;max-width:1250px;margin:auto;padding:1em;color:#222}table{border-collapse:collapse;font-size:13px;margin:1em 0}td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}th{background:#eee}td.l{text-align:left}img{width:100%;border:1px solid #ddd;margin:0.5em 0}.miss{background:#fdd}.best{background:#dfd;font-weight:bold}.doubt{color:#888;font-style:italic}</style></head><body>\n");
     h.push_str(&format!(
-        "<h1>fugue scheduling study</h1>\n<p>Machine: {} (shared with other jobs during the study). Each configuration ran {} for {} s, the repeats interleaved; figures are medians over the repeats, error bars span the smallest to the largest repeat. A figure is <i>not</i> stated as a finding, and is flagged, when its speedup exceeds its thread count, the machine's {} cores or the graph's width (such a speedup is impossible: the timing was disturbed), or when its repeats (or seq's) spread by more than {:.0} %. {} Backend {}, {} Hz; a cycle misses its deadline when it takes longer than {}.</p>\n",
+        "<h1>fugue scheduling study</h1>\n<p>Machine: {} (shared with other jobs during the study). Each configuration ran {} for {} s, the repeats interleaved; figures are medians over the repeats, error bars span the smallest to the largest repeat. A figure is <i>not</i> stated as a finding, and is flagged, when its speedup exceeds its thread count, the machine's {} cores or the graph's width (such a speedup is impossible: the timing was disturbed), or when its repeats disagree by more than {:.0} % (seq: its median cycle times, warm-up left out; the others: their speedups over the seq run beside each repeat). {} Backend {}, {} Hz; a cycle misses its deadline when it takes longer than {}.</p>\n",
         esc(info.machine),
         count(info.repeats, "time", "times"),
         spec.seconds,
@@ -320,6 +317,10 @@ pub fn report_html(ctx: &PlotCtx<'_>, figures: &[String], info: &Info<'_>) -> St
     for (g, gname) in ctx.names.iter().enumerate() {
         h.push_str(&reading(ctx, info, g, gname));
     }
+    h.push_str(&format!(
+        "<p><b>How far to trust these figures.</b> {}</p>\n",
+        esc(info.trust)
+    ));
     h.push_str(&figure_sections(ctx, figures, info));
     h.push_str(&format!(
         "<h2>Wake-up latency</h2><p>{}</p>{}\n",
@@ -338,7 +339,7 @@ pub fn report_html(ctx: &PlotCtx<'_>, figures: &[String], info: &Info<'_>) -> St
         ));
     }
     // The summary table, per graph.
-    h.push_str("<h2>Summary</h2><p>Times in µs, of the median repeat; spread: (largest - smallest) / median of the repeats' means. Green: the fastest trusted mean of its graph, buffer and load; red: deadline misses; grey italics: not to be trusted (the note says why).</p>\n");
+    h.push_str("<h2>Summary</h2><p>Times in µs, of the median repeat; spread: the width of the confidence interval of the row's figure (its speedup, or seq's median cycle), in % of it. Green: the shortest trusted median cycle of its graph, buffer and load; red: deadline misses; grey italics: not to be trusted (the note says why).</p>\n");
     for (g, gname) in ctx.names.iter().enumerate() {
         h.push_str(&summary_section(ctx, g, gname));
     }
@@ -346,167 +347,21 @@ pub fn report_html(ctx: &PlotCtx<'_>, figures: &[String], info: &Info<'_>) -> St
     h
 }
 
-/// Whether a row's figures are stated as findings.
-fn trusted(r: &&&Row) -> bool {
-    r.doubt.is_none()
-}
-
-/// The reading of graph `g` (`gname`): a paragraph of what its trusted figures show.
+/// The reading of graph `g` (`gname`): a paragraph of what its trusted figures show, and
+/// which figures are not stated as findings.
 fn reading(ctx: &PlotCtx<'_>, info: &Info<'_>, g: usize, gname: &str) -> String {
-    let grows: Vec<&Row> = ctx.rows.iter().filter(|r| r.cfg.graph == g).collect();
     let mut p = format!(
         "<p><b>{}</b> ({}): ",
         esc(gname),
         esc(info.sources.get(g).map(String::as_str).unwrap_or(""))
     );
-    p.push_str(&esc(&fastest(ctx, &grows)));
-    p.push_str(". ");
-    p.push_str(&misses_sentence(&grows));
-    p.push_str(&seq_share(&grows));
-    p.push_str(&parallel_sentences(ctx, &grows));
-    let doubtful: Vec<&&Row> = grows.iter().filter(|r| r.doubt.is_some()).collect();
-    if !doubtful.is_empty() {
-        let list: Vec<String> = doubtful
-            .iter()
-            .take(5)
-            .map(|r| format!("{} ({})", where_(r), r.doubt.as_deref().unwrap_or_default()))
-            .collect();
-        p.push_str(&format!(
-            " <span class=\"doubt\">Not stated as findings: {} cannot be trusted, e.g. {}{}.</span>",
-            count(doubtful.len(), "figure", "figures"),
-            esc(&list.join("; ")),
-            if doubtful.len() > 5 { "; see the table" } else { "" }
-        ));
+    let said: Vec<String> = findings::sentences(ctx, g).iter().map(|s| esc(s)).collect();
+    p.push_str(&said.join(" "));
+    if let Some(d) = findings::doubt_sentence(ctx, g) {
+        p.push_str(&format!(" <span class=\"doubt\">{}</span>", esc(&d)));
     }
     p.push_str("</p>\n");
     p
-}
-
-/// Per load, the fastest trusted mean cycle at each buffer size among `grows`.
-fn fastest(ctx: &PlotCtx<'_>, grows: &[&Row]) -> String {
-    let mut parts = Vec::new();
-    for l in ctx.loads {
-        let mut best = Vec::new();
-        for &b in ctx.buffers {
-            let winner = grows
-                .iter()
-                .filter(trusted)
-                .filter(|r| r.cfg.buffer == b && &r.cfg.load == l)
-                .min_by(|a, b| a.s.mean_ns.total_cmp(&b.s.mean_ns));
-            if let Some(w) = winner {
-                best.push(match w.speedup {
-                    Some(sp) => format!(
-                        "{} at {b} frames ({:.0} µs, ×{sp:.2} vs seq)",
-                        w.cfg.exec.name,
-                        w.s.mean_ns / 1000.0
-                    ),
-                    None => format!(
-                        "{} at {b} frames ({:.0} µs)",
-                        w.cfg.exec.name,
-                        w.s.mean_ns / 1000.0
-                    ),
-                });
-            }
-        }
-        if !best.is_empty() {
-            parts.push(format!(
-                "load {l}, the fastest mean cycle (of the trusted figures) is {}",
-                best.join(", ")
-            ));
-        }
-    }
-    parts.join("; ")
-}
-
-/// Which of `grows` missed deadlines, the worst first (HTML).
-fn misses_sentence(grows: &[&Row]) -> String {
-    let misses: Vec<&&Row> = grows.iter().filter(|r| r.s.misses > 0).collect();
-    if misses.is_empty() {
-        return "No configuration missed a deadline.".to_string();
-    }
-    let mut worst = misses.clone();
-    worst.sort_by(|a, b| b.s.miss_rate().total_cmp(&a.s.miss_rate()));
-    let list: Vec<String> = worst
-        .iter()
-        .take(4)
-        .map(|r| format!("{} ({:.1} %)", where_(r), r.s.miss_rate() * 100.0))
-        .collect();
-    esc(&format!(
-        "Deadlines were missed in {} of {} configurations (in their median repeat); most often by {}.",
-        misses.len(),
-        grows.len(),
-        list.join(", ")
-    ))
-}
-
-/// The share of the buffer period seq's cycle takes among `grows` (empty without seq).
-fn seq_share(grows: &[&Row]) -> String {
-    let seq_rows: Vec<&&Row> = grows.iter().filter(|r| r.cfg.exec.name == "seq").collect();
-    if seq_rows.is_empty() {
-        return String::new();
-    }
-    let use_of = |r: &&&Row| r.s.mean_ns / 1000.0 / r.period_us * 100.0;
-    let lo = seq_rows.iter().map(use_of).fold(f64::INFINITY, f64::min);
-    let hi = seq_rows.iter().map(use_of).fold(0.0, f64::max);
-    let range = if format!("{lo:.1}") == format!("{hi:.1}") {
-        format!("{lo:.1} %")
-    } else {
-        format!("{lo:.1} % to {hi:.1} %")
-    };
-    format!(
-        " The sequential cycle takes {range} of the buffer period on average{}. ",
-        if hi < 25.0 {
-            ", so the work per cycle is small against the cost of waking and synchronising a second thread"
-        } else {
-            ""
-        }
-    )
-}
-
-/// The best parallel executor among `grows` (trusted figures), and how many parallel
-/// configurations beat seq (HTML).
-fn parallel_sentences(ctx: &PlotCtx<'_>, grows: &[&Row]) -> String {
-    let mut s = String::new();
-    let mut best_par: Option<(String, f64)> = None;
-    for e in ctx.execs.iter().filter(|e| e.name != "seq") {
-        let sp: Vec<f64> = grows
-            .iter()
-            .filter(trusted)
-            .filter(|r| r.cfg.exec.name == e.name)
-            .filter_map(|r| r.speedup)
-            .collect();
-        if sp.is_empty() {
-            continue;
-        }
-        let med = median(&sp);
-        if best_par.as_ref().is_none_or(|(_, m)| med > *m) {
-            best_par = Some((e.name.clone(), med));
-        }
-    }
-    if let Some((name, med)) = best_par {
-        s.push_str(&esc(&format!(
-            "The best parallel executor here is {name} (median speedup ×{med:.2} over the buffer sizes and loads, trusted figures only). "
-        )));
-    }
-    let parallel = grows
-        .iter()
-        .filter(trusted)
-        .filter(|r| r.cfg.exec.name != "seq")
-        .collect::<Vec<_>>();
-    let wins = parallel
-        .iter()
-        .filter(|r| r.speedup.unwrap_or(0.0) > 1.05)
-        .count();
-    s.push_str(&if wins == 0 {
-        "No parallel configuration beat seq by more than 5 %.".to_string()
-    } else {
-        format!(
-            "{} of {} beat seq by more than 5 %.",
-            count(wins, "parallel configuration", "parallel configurations"),
-            parallel.len()
-        )
-    });
-    s
 }
 
 /// A heading, a reading and the image of each figure.
@@ -523,7 +378,7 @@ fn figure_sections(ctx: &PlotCtx<'_>, figures: &[String], info: &Info<'_>) -> St
                 "The share of cycles that took longer than their deadline (median repeat)."
             }
         } else if f == "speedup" {
-            "The mean cycle time of seq divided by the executor's, at the same graph, buffer size and load: the median over the repeats, each paired with seq's, with error bars from the smallest to the largest. Above the dashed line the executor is faster; the dotted lines are the thread counts (no speedup can exceed them). Hollow points are flagged: not to be trusted."
+            "The median cycle time of seq divided by the executor's, at the same graph, buffer size and load: the median over the repeats, each paired with the seq run beside it, with error bars from the smallest to the largest. Above the dashed line the executor is faster; the dotted lines are the thread counts (no speedup can exceed them). Hollow points are flagged: not to be trusted."
         } else {
             "The distribution of cycle times (as the 2019 report's figures 17-19), idle and busy load overlaid, first repeat; the last bin holds every longer cycle."
         };
@@ -594,12 +449,12 @@ fn summary_table(ctx: &PlotCtx<'_>, g: usize) -> Table {
             let best = rows
                 .iter()
                 .filter(|r| r.doubt.is_none())
-                .map(|r| r.s.mean_ns)
-                .fold(f64::INFINITY, f64::min);
+                .map(|r| r.s.median_ns)
+                .min();
             for r in rows {
                 let class = if r.doubt.is_some() {
                     Some("doubt")
-                } else if r.s.mean_ns == best {
+                } else if Some(r.s.median_ns) == best {
                     Some("best")
                 } else if r.s.misses > 0 {
                     Some("miss")

@@ -118,6 +118,11 @@ impl Prepared {
             .histogram_buffer
             .unwrap_or(self.spec.buffers[self.spec.buffers.len() / 2])
     }
+
+    /// The estimated wall time of one run: its seconds and what a run costs beyond them.
+    pub fn per_run(&self) -> std::time::Duration {
+        std::time::Duration::from_secs_f64(self.spec.seconds) + super::RUN_OVERHEAD
+    }
 }
 
 /// Reads and checks the spec of `args` and lists its configurations.

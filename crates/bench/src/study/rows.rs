@@ -10,19 +10,27 @@ use plotters::style::RGBColor;
 use super::measure::Run;
 use super::prepare::single;
 use super::spec::{Config, Exec, Row};
+use super::trust::interval_pct;
 use super::AUTO;
 use crate::report::plot::color;
 use crate::report::{opt, Csv};
-use crate::stats::{median, min_max, Spread};
+use crate::stats::{median, min_max};
 
 /// How far above a bound (threads, cores, the graph's width) a speedup must be to be flagged
 /// as impossible: timing noise of a percent or two around a bound says nothing.
 const BOUND_SLACK: f64 = 1.02;
 
-/// The rows of the study: per configuration, its median repeat, the repeats' spread, the
-/// speedups over seq's same repeats, and why its figures cannot be trusted when they cannot:
-/// a speedup above the thread count, the machine's cores or the graph's width (no more nodes
-/// can run at once), or repeats (its own or seq's) that spread by more than `max_spread` %.
+/// The rows of the study: per configuration, its median repeat (by median cycle time), the
+/// speedups over the seq runs beside its repeats, the width of its figure's confidence
+/// interval, and why its figures cannot be trusted when they cannot: a speedup above the
+/// thread count, the machine's cores or the graph's width (no more nodes can run at once),
+/// or a figure whose repeats disagree by more than `max_spread` % ([`super::trust`]).
+///
+/// A parallel configuration's figure is its speedup: each repeat's median cycle time against
+/// that of the seq run of the same round, graph, buffer size and load (run in the same block,
+/// seconds apart: [`super::measure::round_order`]), so that a slow spell of the machine that
+/// touches both cancels out. seq's figure, and that of a configuration without seq beside it,
+/// is its median cycle time.
 pub(super) fn aggregate(
     configs: &[Config],
     runs: &BTreeMap<Config, Vec<Run>>,
@@ -30,7 +38,6 @@ pub(super) fn aggregate(
     cores: usize,
     max_spread: f64,
 ) -> Vec<Row> {
-    let mean_us = |r: &Run| r.summary.mean_ns / 1000.0;
     let widths: Vec<Option<usize>> = graphs
         .iter()
         .map(|(_, g)| {
@@ -48,67 +55,42 @@ pub(super) fn aggregate(
         let Some(reps) = runs.get(cfg).filter(|r| !r.is_empty()) else {
             continue;
         };
-        let means: Vec<f64> = reps.iter().map(mean_us).collect();
+        let medians: Vec<f64> = reps.iter().map(|r| r.median_us).collect();
         let mut order: Vec<usize> = (0..reps.len()).collect();
-        order.sort_by(|&a, &b| means[a].total_cmp(&means[b]));
+        order.sort_by(|&a, &b| medians[a].total_cmp(&medians[b]));
         let mid = &reps[order[(order.len() - 1) / 2]];
-        let spread = Spread::of(&means).pct();
-        let seq_reps = seq_of(cfg).and_then(|s| runs.get(s));
-        let speedups: Vec<f64> = match seq_reps {
+        let speedups: Vec<f64> = match seq_of(cfg).and_then(|s| runs.get(s)) {
             Some(seq) if cfg.exec.name != "seq" => seq
                 .iter()
                 .zip(reps)
-                .filter(|(_, r)| r.summary.mean_ns > 0.0)
-                .map(|(s, r)| s.summary.mean_ns / r.summary.mean_ns)
+                .filter(|(_, r)| r.median_us > 0.0)
+                .map(|(s, r)| s.median_us / r.median_us)
                 .collect(),
             _ => Vec::new(),
         };
         let speedup = (!speedups.is_empty()).then(|| median(&speedups));
-        let seq_spread = seq_reps
-            .map(|s| Spread::of(&s.iter().map(mean_us).collect::<Vec<_>>()).pct())
-            .unwrap_or(0.0);
-        let mut doubt = None;
-        if let Some(sp) = speedup {
-            let width = widths[cfg.graph];
-            // auto's configuration has one thread; the candidate it plays may have up to
-            // the cores (bounded just below).
-            doubt = if cfg.exec.name != AUTO && sp > cfg.threads as f64 * BOUND_SLACK {
-                Some(format!(
-                    "speedup ×{sp:.2} above its {} threads: impossible, the timing was disturbed",
-                    cfg.threads
-                ))
-            } else if sp > cores as f64 * BOUND_SLACK {
-                Some(format!(
-                    "speedup ×{sp:.2} above the machine's {cores} cores: impossible, the timing was disturbed"
-                ))
+        let spread = if speedups.is_empty() {
+            interval_pct(&medians)
+        } else {
+            interval_pct(&speedups)
+        };
+        let mut doubt = speedup.and_then(|sp| bound_doubt(cfg, sp, cores, widths[cfg.graph]));
+        if doubt.is_none() && reps.len() > 1 && spread > max_spread {
+            let what = if speedups.is_empty() {
+                "median cycle times"
             } else {
-                width.filter(|&w| sp > w as f64 * BOUND_SLACK).map(|w| {
-                    format!(
-                        "speedup ×{sp:.2} above the graph's width {w} (no more than {w} node{} can run at once): the timing was disturbed",
-                        if w == 1 { "" } else { "s" }
-                    )
-                })
+                "speedups over seq"
             };
-        }
-        if doubt.is_none() && reps.len() > 1 {
-            if spread > max_spread {
-                doubt = Some(format!(
-                    "its repeats' mean cycle times spread by {spread:.0} % (more than {max_spread:.0} %)"
-                ));
-            } else if speedup.is_some() && seq_spread > max_spread {
-                doubt = Some(format!(
-                    "seq's repeats spread by {seq_spread:.0} % (more than {max_spread:.0} %)"
-                ));
-            }
+            doubt = Some(format!(
+                "its {} repeats' {what} disagree by {spread:.0} % (more than {max_spread:.0} %)",
+                reps.len()
+            ));
         }
         rows.push(Row {
             cfg: cfg.clone(),
             s: mid.summary.clone(),
-            means_us: means,
-            medians_us: reps
-                .iter()
-                .map(|r| r.summary.median_ns as f64 / 1000.0)
-                .collect(),
+            means_us: reps.iter().map(|r| r.summary.mean_ns / 1000.0).collect(),
+            medians_us: medians,
             speedups,
             spread_pct: spread,
             doubt,
@@ -123,6 +105,30 @@ pub(super) fn aggregate(
         });
     }
     rows
+}
+
+/// Why a speedup `sp` of `cfg` is impossible, if it is: above its thread count, the
+/// machine's `cores` or the graph's `width`.
+fn bound_doubt(cfg: &Config, sp: f64, cores: usize, width: Option<usize>) -> Option<String> {
+    // auto's configuration has one thread; the candidate it plays may have up to the cores
+    // (bounded just below).
+    if cfg.exec.name != AUTO && sp > cfg.threads as f64 * BOUND_SLACK {
+        Some(format!(
+            "speedup ×{sp:.2} above its {} threads: impossible, the timing was disturbed",
+            cfg.threads
+        ))
+    } else if sp > cores as f64 * BOUND_SLACK {
+        Some(format!(
+            "speedup ×{sp:.2} above the machine's {cores} cores: impossible, the timing was disturbed"
+        ))
+    } else {
+        width.filter(|&w| sp > w as f64 * BOUND_SLACK).map(|w| {
+            format!(
+                "speedup ×{sp:.2} above the graph's width {w} (no more than {w} node{} can run at once): the timing was disturbed",
+                if w == 1 { "" } else { "s" }
+            )
+        })
+    }
 }
 
 /// summary.csv: one line per row; `names` are the graphs' labels.
@@ -277,5 +283,94 @@ impl Series {
             rows,
             samples,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(exec: &str, threads: usize) -> Config {
+        Config {
+            graph: 0,
+            exec: Exec {
+                order: 0,
+                name: exec.into(),
+                later_threads: false,
+            },
+            threads,
+            buffer: 64,
+            load: "idle".into(),
+        }
+    }
+
+    fn runs(medians: &[f64]) -> Vec<Run> {
+        medians
+            .iter()
+            .map(|&m| Run {
+                median_us: m,
+                summary: fugue_engine::Summary {
+                    mean_ns: m * 1000.0,
+                    ..Default::default()
+                },
+                chose: None,
+                overruns: 0,
+                expected_cycles: 100,
+                period_us: 1451.0,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_figure_is_judged_by_its_own_quantity_and_one_disturbed_repeat_of_six_is_left_out() {
+        let graphs = vec![("rake".to_string(), fugue_graph::gen::rake(4))];
+        let (seq, ws, levels) = (cfg("seq", 1), cfg("ws", 2), cfg("levels", 2));
+        let configs = vec![seq.clone(), ws.clone(), levels.clone()];
+        let mut m = BTreeMap::new();
+        // The machine slows down by half in the last three rounds: seq's own figure
+        // disagrees, but ws, run beside it each time, keeps its speedup (×1.25), but for one
+        // repeat that another job disturbed.
+        m.insert(seq, runs(&[100.0, 100.0, 100.0, 150.0, 150.0, 150.0]));
+        m.insert(ws, runs(&[80.0, 80.0, 80.0, 120.0, 120.0, 200.0]));
+        // levels' speedups really disagree: 1.25, 1.0 and 0.77, twice each.
+        m.insert(levels, runs(&[80.0, 100.0, 130.0, 120.0, 150.0, 195.0]));
+        let rows = aggregate(&configs, &m, &graphs, 2, 20.0);
+        assert!(
+            rows[0].doubt.as_deref().is_some_and(
+                |d| d.starts_with("its 6 repeats' median cycle times disagree by 40 %")
+            ),
+            "{:?}",
+            rows[0].doubt
+        );
+        assert_eq!(rows[1].speedup, Some(1.25));
+        assert_eq!(rows[1].doubt, None, "{}", rows[1].spread_pct);
+        assert_eq!(rows[1].spread_pct, 0.0);
+        assert!(
+            rows[2]
+                .doubt
+                .as_deref()
+                .is_some_and(|d| d.starts_with("its 6 repeats' speedups over seq disagree")),
+            "{:?}",
+            rows[2].doubt
+        );
+        // The same six repeats with three: the disturbed one is the range's end.
+        let mut three = BTreeMap::new();
+        three.insert(configs[0].clone(), runs(&[100.0, 100.0, 150.0]));
+        three.insert(configs[1].clone(), runs(&[80.0, 80.0, 200.0]));
+        let rows = aggregate(&configs[..2], &three, &graphs, 2, 20.0);
+        assert!(rows[1].doubt.is_some(), "{:?}", rows[1]);
+        // An impossible speedup is flagged whatever the repeats.
+        let mut fast = BTreeMap::new();
+        fast.insert(configs[0].clone(), runs(&[100.0, 100.0, 100.0]));
+        fast.insert(configs[1].clone(), runs(&[40.0, 40.0, 40.0]));
+        let rows = aggregate(&configs[..2], &fast, &graphs, 2, 20.0);
+        assert!(
+            rows[1]
+                .doubt
+                .as_deref()
+                .is_some_and(|d| d.contains("above its 2 threads")),
+            "{:?}",
+            rows[1].doubt
+        );
     }
 }

@@ -50,8 +50,9 @@ pub struct Spec {
     /// Runs of each configuration (default 3; `--repeats` overrides it).
     #[serde(default)]
     pub repeats: Option<usize>,
-    /// The largest spread of a configuration's repeats, in percent of their median mean
-    /// cycle time, under which its figures are stated as findings (default 20).
+    /// The widest confidence interval of a configuration's figure (its speedup, or seq's
+    /// median cycle time), in percent of the figure, under which it is stated as a finding
+    /// (default 20; see [`super::trust`]).
     #[serde(default)]
     pub max_spread_pct: Option<f64>,
 }
@@ -196,15 +197,18 @@ pub struct Config {
 pub struct Row {
     /// The configuration.
     pub cfg: Config,
-    /// The cycle statistics of its median repeat (by mean cycle time).
+    /// The cycle statistics of its median repeat (by median cycle time).
     pub s: Summary,
     /// The mean cycle time of each repeat, µs.
     pub means_us: Vec<f64>,
-    /// The median cycle time of each repeat, µs.
+    /// The median cycle time of each repeat, its warm-up left out, µs.
     pub medians_us: Vec<f64>,
-    /// The speedup of each repeat over seq's same repeat (same graph, buffer, load).
+    /// The speedup of each repeat (its median cycle time against that of seq's run of the
+    /// same round, graph, buffer and load).
     pub speedups: Vec<f64>,
-    /// (max - min) / median of the repeats' mean cycle times, in percent.
+    /// The width of its figure's confidence interval ([`super::trust::interval_pct`]) in
+    /// percent of the figure: of the speedups when it has them, else of the median cycle
+    /// times.
     pub spread_pct: f64,
     /// Why its figures cannot be trusted (not stated as findings), if they cannot.
     pub doubt: Option<String>,
@@ -219,7 +223,7 @@ pub struct Row {
     pub expected_cycles: u64,
     /// The buffer period, µs.
     pub period_us: f64,
-    /// Speedup of the mean over seq at the same graph, buffer and load: the median of
+    /// Speedup over seq at the same graph, buffer and load: the median of
     /// [`Row::speedups`].
     pub speedup: Option<f64>,
 }

@@ -130,8 +130,7 @@ impl Progress for Terminal {
                 if self.lines {
                     eprintln!("{total} runs");
                 } else {
-                    let template =
-                        "study {bar:40} {pos}/{len} runs  {elapsed} (about {eta} left)  {msg}";
+                    let template = "study {bar:40} {pos}/{len} runs  {elapsed}  {msg}";
                     self.bar = Some(crate::util::progress_bar(total, template));
                 }
             }
@@ -351,6 +350,7 @@ fn run_study(args: StudyArgs) -> anyhow::Result<()> {
     }
     let r = fugue_bench::study::run(&config, &mut Terminal::default())?;
     println!("{}", r.sentence());
+    println!("{}", r.trust);
     Ok(())
 }
 
