@@ -149,6 +149,22 @@ pub fn lint(graph: &TaskGraph) -> Vec<String> {
     out
 }
 
+/// For tests: whether libfaust can be opened. Where it cannot, says that `test` is skipped
+/// and returns false, unless `FUGUE_REQUIRE_FAUST` is set (CI): then it panics with the
+/// reason.
+pub fn available_for(test: &str) -> bool {
+    match Faust::shared() {
+        Ok(_) => true,
+        Err(e) if std::env::var_os("FUGUE_REQUIRE_FAUST").is_some() => {
+            panic!("{test}: FUGUE_REQUIRE_FAUST is set, but {e}")
+        }
+        Err(e) => {
+            eprintln!("SKIPPED {test}: {e}");
+            false
+        }
+    }
+}
+
 /// Whether `path` names a Faust program (`.dsp`).
 pub fn is_dsp(path: &Path) -> bool {
     path.extension()

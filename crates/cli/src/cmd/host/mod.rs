@@ -14,6 +14,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -219,7 +220,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let known_buffer = (args.backend != "jack").then_some(args.buffer as usize);
     crate::exec_args::check_pipeline(Some(args.pipeline), known_buffer, false)?;
     let stop = crate::signals::stop_flag();
-    let host = Host::start(host_options(&args)).map_err(|e| util::usage(e.to_string()))?;
+    let mut host = Host::with_registry(host_options(&args), util::registry())
+        .map_err(|e| util::usage(e.to_string()))?;
+    host.set_reader(Arc::new(|file: &Path| {
+        fugue_faust::is_dsp(file).then(|| fugue_faust::dsp_graph(file).map_err(|e| e.to_string()))
+    }));
     // Placement problems are said, never fatal: the host plays without them.
     crate::warn::report(host.warnings(), false)?;
     let mut shell = Shell {
