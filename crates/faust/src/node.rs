@@ -27,7 +27,9 @@ pub fn source_of(ctx: &NodeContext<'_>) -> Result<(Source, Backend), NodeError> 
         }
         (Some(f), None) => Source::file(&f, ctx.folder)
             .map_err(|e| attrs::bad(ctx, "file", &f.display().to_string(), &reason(&e)))?,
-        (None, Some(c)) => Source::code(&c, &format!("node `{}`", ctx.name()), ctx.folder),
+        // Named alike for every node, so that nodes of the same code share its factory (an
+        // error names the node besides).
+        (None, Some(c)) => Source::code(&c, "code", ctx.folder),
         (None, None) => {
             return Err(NodeError::MissingAttr {
                 node: ctx.name().to_string(),
