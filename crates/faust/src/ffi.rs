@@ -146,8 +146,8 @@ impl Lib {
         let library: Library = unsafe { libloading::os::unix::Library::open(Some(path), flags) }
             .map_err(|e| e.to_string())?
             .into();
-        // SAFETY (every `symbol` call below): each type is the declaration of that function in
-        // libfaust 2.x's C headers, named in the module's documentation.
+        // SAFETY: for every `symbol` call below, each type is the declaration of that function
+        // in libfaust 2.x's C headers, named in the module's documentation.
         let interp = unsafe {
             InterpFns {
                 create_factory: symbol(&library, "createCInterpreterDSPFactoryFromString")?,
