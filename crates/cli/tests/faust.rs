@@ -71,6 +71,16 @@ fn a_dsp_file_renders_as_a_graph_of_one_node() {
     let ch = wav::channels(&echoed);
     assert_eq!(ch.len(), 2);
     check_sound(&ch, "effects.dsp");
+    // `run` plays it (the clocked backend needs no audio server).
+    let o = fugue(&[
+        "run",
+        &example("faust/string.dsp"),
+        "--backend",
+        "clocked",
+        "--seconds",
+        "0.2",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
     // `info` describes the graph: a source, the program's node, a sink.
     let o = fugue(&["info", &example("faust/effects.dsp")]);
     assert!(o.status.success(), "{}", stderr(&o));
