@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs what fugue's build, tests and benchmarks need on a Debian/Ubuntu machine:
 # the Rust toolchain's rustfmt and clippy, Graphviz (fugue dot), the JACK server and headers
-# (fugue run --backend jack and its tests), jack_capture, oneTBB (the benchmark peer) and
-# pkg-config. Packages already present are left alone. Needs root or sudo for apt-get.
+# (fugue run --backend jack and its tests), jack_capture, oneTBB (the benchmark peer),
+# pkg-config, and Faust with libfaust (the `faust` kind, its tests and `fugue bench faust`).
+# Packages already present are left alone. Needs root or sudo for apt-get.
 set -euo pipefail
 
-packages=(graphviz jackd2 libjack-jackd2-dev jack-capture libtbb-dev pkg-config g++)
+packages=(graphviz jackd2 libjack-jackd2-dev jack-capture libtbb-dev pkg-config g++ faust libfaust2)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

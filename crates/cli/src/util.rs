@@ -8,7 +8,9 @@ use fugue_graph::{Format, ReadError, TaskGraph};
 /// The node kinds every command builds graphs with: the built-in ones (kinds loaded at run
 /// time register here).
 pub fn registry() -> fugue_dsp::Registry {
-    fugue_dsp::Registry::with_builtin_kinds()
+    let mut r = fugue_dsp::Registry::with_builtin_kinds();
+    fugue_faust::register(&mut r);
+    r
 }
 
 /// A usage error: exit code 2.
@@ -71,6 +73,10 @@ pub fn parse_format(s: &str) -> Result<Format, String> {
 
 /// Reads a graph file (format from `format`, the command's `--format`, or the extension).
 pub fn read_graph(path: &Path, format: Option<Format>) -> anyhow::Result<TaskGraph> {
+    // A Faust program is a graph of one `faust` node.
+    if format.is_none() && fugue_faust::is_dsp(path) {
+        return Ok(fugue_faust::dsp_graph(path)?);
+    }
     fugue_graph::read_file(path, format).map_err(|e| match e {
         ReadError::UnknownFormat { .. } => usage(format!(
             "{e}; name the file with one of these extensions, or give the format with --format"

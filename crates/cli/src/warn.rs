@@ -8,10 +8,12 @@ use fugue_graph::TaskGraph;
 /// What the graph itself suggests is a mistake ([`fugue_engine::lint::lint`]), each warning
 /// preceded by the file's name.
 pub fn graph_warnings(graph: &TaskGraph, file: &Path) -> Vec<String> {
-    let registry = fugue_dsp::Registry::with_builtin_kinds();
+    let registry = crate::util::registry();
     let lints = fugue_engine::lint::lint(graph, &registry);
     lints
         .iter()
+        .map(ToString::to_string)
+        .chain(fugue_faust::lint(graph))
         .map(|w| format!("{}: {w}", file.display()))
         .collect()
 }

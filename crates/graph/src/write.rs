@@ -117,7 +117,13 @@ pub fn to_ag(g: &TaskGraph) -> String {
             let _ = writeln!(s, "\twcet: {:?},", n.cost);
         }
         for (k, v) in &n.attrs {
-            let _ = writeln!(s, "\t{k}: {},", ag_value(v));
+            // A name that is not an identifier (a parameter path) is written quoted.
+            let key = if is_ag_ident(k) {
+                k.clone()
+            } else {
+                ag_value(&Value::Str(k.clone()))
+            };
+            let _ = writeln!(s, "\t{key}: {},", ag_value(v));
         }
         s.push_str("};\n");
     }

@@ -417,3 +417,23 @@ fn edges_to_near_miss_names_and_ports_suggest_the_valid_one() {
     let e = err_of("osc1 = { kind: \"osc\" };\nout = { kind: \"sink\" };\nzzzzzz.1 -> out.1;");
     assert!(e.to_string().ends_with("unknown node `zzzzzz`"), "{e}");
 }
+
+/// An attribute's name may be quoted (a parameter path, `"/synth/gain": 0.5`); the writer
+/// quotes such a name, and the file reads back the same.
+#[test]
+fn quoted_attribute_names_are_read_and_written() {
+    let g = fugue_graph::read::ag::parse(
+        "p = { kind: \"faust\", \"/synth/gain\": 0.5, freq: 220, };",
+        "q.ag",
+    )
+    .unwrap();
+    let n = g.node(0);
+    assert_eq!(n.attr("/synth/gain").and_then(|v| v.as_f64()), Some(0.5));
+    let text = fugue_graph::write::to_ag(&g);
+    assert!(text.contains("\"/synth/gain\": 0.5,"), "{text}");
+    let again = fugue_graph::read::ag::parse(&text, "q.ag").unwrap();
+    assert_eq!(again.node(0).attrs, n.attrs);
+    // Given twice, quoted or not, it is refused.
+    let e = fugue_graph::read::ag::parse("p = { \"freq\": 1, freq: 2, };", "q.ag").unwrap_err();
+    assert!(e.to_string().contains("given twice"), "{e}");
+}

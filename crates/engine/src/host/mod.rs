@@ -88,12 +88,20 @@ pub use stats::{GraphStatsSnapshot, HostStatsSnapshot, MISSES_KEPT};
 
 use crate::Pipeline;
 
+/// A reader of files in a format of its own ([`Host::set_reader`]): `None` when `file` is
+/// not one of its files, else the graph or why it could not be read (one sentence naming
+/// the file).
+pub type GraphReader = Arc<dyn Fn(&Path) -> Option<Result<TaskGraph, String>> + Send + Sync>;
+
 /// The control side of a running host (see the module's documentation).
 pub struct Host {
     options: HostOptions,
     /// [`HostOptions::pipeline`] fitted to the block (`options::fit_pipeline`).
     pipeline: Pipeline,
     registry: Registry,
+    /// Reads the files that [`Host::load`] is given in a format of its own (a Faust
+    /// program), before the graph formats.
+    reader: Option<GraphReader>,
     queues: Arc<Queues>,
     stats: Arc<HostStats>,
     graphs: Vec<Entry>,
@@ -159,6 +167,7 @@ impl Host {
             options,
             pipeline,
             registry,
+            reader: None,
             queues,
             stats,
             graphs: Vec::new(),
@@ -198,11 +207,20 @@ impl Host {
         &self.warnings
     }
 
+    /// Sets the reader that [`Host::load`] asks first: it returns `None` for a file it does
+    /// not read, which is then read as a graph file.
+    pub fn set_reader(&mut self, reader: GraphReader) {
+        self.reader = Some(reader);
+    }
+
     /// Reads `file` and loads it as `name` (see the module's documentation).
     pub fn load(&mut self, name: &str, file: &Path) -> Result<LoadReport, HostError> {
         self.collect();
         self.check_name(name)?;
-        let graph = fugue_graph::read::read_file(file, None)?;
+        let graph = match self.reader.as_ref().and_then(|r| r(file)) {
+            Some(read) => read.map_err(HostError::Refused)?,
+            None => fugue_graph::read::read_file(file, None)?,
+        };
         self.load_graph(name, &graph, &file.display().to_string())
     }
 

@@ -528,22 +528,11 @@ fn parse_node_body(
     let mut given: Vec<(String, usize)> = Vec::new();
     loop {
         let (t, at) = p.next()?;
-        let key = match t {
+        let key: String = match t {
             Tok::RBrace => return Ok(node),
-            Tok::Ident(k) => {
-                if let Some((_, first)) = given.iter().find(|(g, _)| g == k) {
-                    let first = p.loc(*first);
-                    return Err(p.lx.err(
-                        at,
-                        format!(
-                            "attribute `{k}` of node `{name}` is given twice (first at line {}, column {}); keep one",
-                            first.line, first.column
-                        ),
-                    ));
-                }
-                given.push((k.to_string(), at));
-                k
-            }
+            Tok::Ident(k) => k.to_string(),
+            // A quoted name: a parameter path, for kinds that read them (`"/synth/gain": 0.5`).
+            Tok::Str(s, e) => p.lx.unescape(s, e)?,
             other => {
                 return Err(p.lx.err(
                     at,
@@ -554,6 +543,17 @@ fn parse_node_body(
                 ))
             }
         };
+        if let Some((_, first)) = given.iter().find(|(g, _)| *g == key) {
+            let first = p.loc(*first);
+            return Err(p.lx.err(
+                at,
+                format!(
+                    "attribute `{key}` of node `{name}` is given twice (first at line {}, column {}); keep one",
+                    first.line, first.column
+                ),
+            ));
+        }
+        given.push((key.clone(), at));
         p.expect(Tok::Colon, || format!("after attribute `{key}`"))?;
         let (tv, at_v) = p.next()?;
         let value = match tv {
@@ -591,7 +591,7 @@ fn parse_node_body(
                 format!("attribute `{key}` of node `{name}` must be {what}"),
             )
         };
-        match key {
+        match key.as_str() {
             "kind" => match value {
                 Value::Str(s) => {
                     node.kind = s;

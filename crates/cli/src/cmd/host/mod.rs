@@ -245,8 +245,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     crate::exec_args::check_pipeline(Some(args.pipeline), known_buffer, false)?;
     // Until the host has started, a signal ends the process at once: opening the recording
     // may wait for the reader of a named pipe.
-    let host = Host::start(host_options(&args)).map_err(|e| util::usage(e.to_string()))?;
+    let mut host = Host::with_registry(host_options(&args), util::registry())
+        .map_err(|e| util::usage(e.to_string()))?;
     let stop = crate::signals::stop_flag();
+    host.set_reader(Arc::new(|file: &Path| {
+        fugue_faust::is_dsp(file).then(|| fugue_faust::dsp_graph(file).map_err(|e| e.to_string()))
+    }));
     // Placement problems are said, never fatal: the host plays without them.
     crate::warn::report(host.warnings(), false)?;
     let mut shell = Shell {

@@ -1,0 +1,287 @@
+//! Faust programs through the command line: `render`, `info` and the host's `load` of a
+//! `.dsp` file, the examples of `examples/faust/`, and what a user gets wrong (a syntax
+//! error, a missing file, an unknown parameter, libfaust absent).
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{example, folder, fugue, stderr, stdout};
+use fugue_testkit::wav;
+
+/// Renders `graph` for `seconds` into `out`; returns the output's channels and the standard
+/// error.
+fn render(graph: &str, out: &Path, seconds: &str, env: Option<(&str, &str)>) -> (bool, String) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_fugue"));
+    c.args([
+        "render",
+        graph,
+        "-o",
+        out.to_str().unwrap(),
+        "--seconds",
+        seconds,
+        "--force",
+    ]);
+    if let Some((k, v)) = env {
+        c.env(k, v);
+    }
+    let o = c.output().unwrap();
+    (o.status.success(), stderr(&o))
+}
+
+/// Finite, and not silent.
+fn check_sound(channels: &[Vec<f32>], what: &str) {
+    assert!(
+        channels.iter().flatten().all(|x| x.is_finite()),
+        "{what}: a sample is not finite"
+    );
+    assert!(
+        channels.iter().flatten().any(|&x| x != 0.0),
+        "{what}: silent"
+    );
+}
+
+#[test]
+fn a_dsp_file_renders_as_a_graph_of_one_node() {
+    if !fugue_faust::available_for("a_dsp_file_renders_as_a_graph_of_one_node") {
+        return;
+    }
+    let dir = folder("faust", "dsp");
+    let out = dir.join("string.wav");
+    let (ok, err) = render(&example("faust/string.dsp"), &out, "1", None);
+    assert!(ok, "{err}");
+    let ch = wav::channels(&out);
+    assert_eq!(ch.len(), 1, "one output, one channel");
+    assert_eq!(ch[0].len(), 48_000);
+    check_sound(&ch, "string.dsp");
+    // A program with inputs reads them from --input (here: the string's own render).
+    let echoed = dir.join("effects.wav");
+    let o = fugue(&[
+        "render",
+        &example("faust/effects.dsp"),
+        "--input",
+        out.to_str().unwrap(),
+        "-o",
+        echoed.to_str().unwrap(),
+        "--seconds",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ch = wav::channels(&echoed);
+    assert_eq!(ch.len(), 2);
+    check_sound(&ch, "effects.dsp");
+    // `run` plays it (the clocked backend needs no audio server).
+    let o = fugue(&[
+        "run",
+        &example("faust/string.dsp"),
+        "--backend",
+        "clocked",
+        "--seconds",
+        "0.2",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // `info` describes the graph: a source, the program's node, a sink.
+    let o = fugue(&["info", &example("faust/effects.dsp")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("faust 1, sink 1, source 1"), "{text}");
+}
+
+#[test]
+fn the_examples_render() {
+    if !fugue_faust::available_for("the_examples_render") {
+        return;
+    }
+    let dir = folder("faust", "examples");
+    for (g, channels) in [("ensemble.ag", 2), ("chain.ag", 2), ("strings32.ag", 1)] {
+        let out = dir.join(g).with_extension("wav");
+        let (ok, err) = render(&example(&format!("faust/{g}")), &out, "2", None);
+        assert!(ok, "{g}: {err}");
+        assert!(!err.contains("warning"), "{g}: {err}");
+        let ch = wav::channels(&out);
+        assert_eq!(ch.len(), channels, "{g}");
+        check_sound(&ch, g);
+    }
+}
+
+#[test]
+fn a_syntax_error_is_the_files_line_and_fausts_message() {
+    if !fugue_faust::available_for("a_syntax_error_is_the_files_line_and_fausts_message") {
+        return;
+    }
+    let dir = folder("faust", "syntax");
+    let bad = dir.join("bad.dsp");
+    std::fs::write(
+        &bad,
+        "import(\"stdfaust.lib\");\nprocess = os.osc(440) +;\n",
+    )
+    .unwrap();
+    let (ok, err) = render(bad.to_str().unwrap(), &dir.join("o.wav"), "1", None);
+    assert!(!ok);
+    assert!(err.contains("bad.dsp:2: syntax error"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    // The same program named by a graph: the node, the file, the line.
+    let g = dir.join("g.ag");
+    std::fs::write(
+        &g,
+        "p = { kind: \"faust\", file: \"bad.dsp\", }; out = { kind: \"sink\", }; p.1 -> out.1;",
+    )
+    .unwrap();
+    let o = fugue(&[
+        "render",
+        g.to_str().unwrap(),
+        "-o",
+        dir.join("g.wav").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("node `p`") && err.contains("bad.dsp:2: syntax error"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_missing_file_and_an_unknown_parameter() {
+    if !fugue_faust::available_for("a_missing_file_and_an_unknown_parameter") {
+        return;
+    }
+    let dir = folder("faust", "mistakes");
+    std::fs::copy(example("faust/string.dsp"), dir.join("string.dsp")).unwrap();
+    let g = dir.join("g.ag");
+    std::fs::write(
+        &g,
+        "p = { kind: \"faust\", file: \"nope.dsp\", }; out = { kind: \"sink\", }; p.1 -> out.1;",
+    )
+    .unwrap();
+    let o = fugue(&[
+        "render",
+        g.to_str().unwrap(),
+        "-o",
+        dir.join("g.wav").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("nope.dsp") && err.contains("cannot be read"),
+        "{err}"
+    );
+    // A missing .dsp given to render directly.
+    let o = fugue(&[
+        "render",
+        dir.join("none.dsp").to_str().unwrap(),
+        "-o",
+        dir.join("n.wav").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("none.dsp"), "{}", stderr(&o));
+    // A parameter that the program does not have: a warning that lists those it has; the
+    // others are set (a string at 440 Hz has a period of about 109 frames).
+    std::fs::write(
+        &g,
+        "p = { kind: \"faust\", file: \"string.dsp\", freqq: 440, gain: 0.25, }; out = { kind: \"sink\", }; p.1 -> out.1;",
+    )
+    .unwrap();
+    let out = dir.join("w.wav");
+    let (ok, err) = render(g.to_str().unwrap(), &out, "0.1", None);
+    assert!(ok, "{err}");
+    assert!(
+        err.contains("attribute `freqq`") && err.contains("/freq") && err.contains("/gain"),
+        "{err}"
+    );
+    assert!(!err.contains("`gain`"), "gain is a parameter: {err}");
+    // --strict makes it an error.
+    let o = fugue(&[
+        "render",
+        g.to_str().unwrap(),
+        "-o",
+        dir.join("s.wav").to_str().unwrap(),
+        "--strict",
+    ]);
+    assert!(!o.status.success());
+}
+
+#[test]
+fn without_libfaust_a_faust_node_names_the_package() {
+    let dir = folder("faust", "absent");
+    let missing = ("FUGUE_LIBFAUST", "/nonexistent/libfaust.so.2");
+    let (ok, err) = render(
+        &example("faust/string.dsp"),
+        &dir.join("a.wav"),
+        "0.1",
+        Some(missing),
+    );
+    assert!(!ok);
+    assert!(
+        err.contains("libfaust could not be loaded") && err.contains("libfaust2"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "one sentence: {err}");
+    let (ok, err) = render(
+        &example("faust/chain.ag"),
+        &dir.join("b.wav"),
+        "0.1",
+        Some(missing),
+    );
+    assert!(!ok);
+    assert!(
+        err.contains("node `pad`") && err.contains("libfaust2"),
+        "{err}"
+    );
+    // A graph without Faust nodes does not need it.
+    let (ok, err) = render(
+        &example("synth.ag"),
+        &dir.join("c.wav"),
+        "0.1",
+        Some(missing),
+    );
+    assert!(ok, "{err}");
+}
+
+#[test]
+fn the_host_loads_and_unloads_faust_graphs_while_it_plays() {
+    if !fugue_faust::available_for("the_host_loads_and_unloads_faust_graphs_while_it_plays") {
+        return;
+    }
+    let dir = folder("faust", "host");
+    let script = dir.join("session.txt");
+    let mut text = String::from("load base ");
+    text.push_str(&example("synth.ag"));
+    text.push_str("\nwait 0.1\n");
+    for i in 0..4 {
+        text.push_str(&format!(
+            "load s{i} {}\nwait 0.05\nload e{i} {}\nwait 0.05\nunload s{i}\nunload e{i}\nwait 0.02\n",
+            example("faust/string.dsp"),
+            example("faust/ensemble.ag"),
+        ));
+    }
+    text.push_str("stats\nquit\n");
+    std::fs::write(&script, text).unwrap();
+    let o = fugue(&[
+        "host",
+        "--backend",
+        "clocked",
+        "--threads",
+        "2",
+        "--script",
+        script.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut loads = 0;
+    let mut stats = None;
+    for line in stdout(&o).lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["ok"], true, "{line}");
+        match v["command"].as_str().unwrap() {
+            "load" => loads += 1,
+            "stats" => stats = Some(v),
+            _ => {}
+        }
+    }
+    assert_eq!(loads, 9);
+    let st = stats.unwrap();
+    assert!(st["swap_cycles"].as_u64().unwrap() >= 16, "{st}");
+    assert_eq!(st["swap_misses"], 0, "a cycle with a swap missed: {st}");
+}

@@ -1,0 +1,235 @@
+//! fugue-faust: Faust programs as fugue nodes.
+//!
+//! The `faust` kind runs a program of the Faust language (Orlarey, Fober, Letz; faust.grame.fr)
+//! as a node:
+//!
+//! ```text
+//! strings = { kind: "faust", file: "string.dsp", freq: 220, "/string/gain": 0.5, };
+//! tone    = { kind: "faust", code: "import(\"stdfaust.lib\"); process = os.osc(440);", };
+//! ```
+//!
+//! - `file` (relative to the graph's folder) or `code` gives the program; `backend:
+//!   "interp"` runs it in Faust's interpreter instead of compiling it with LLVM (the
+//!   interpreter is also used when the library has no LLVM backend); `volume` scales every
+//!   output. Every other attribute sets the parameter (slider, numeric entry, button, check
+//!   box) of that label or path; one that names none is reported by [`lint`].
+//! - The node's ports are the program's inputs and outputs.
+//! - The program is compiled when the graph is built (on the control thread), by libfaust,
+//!   which is opened at run time ([`Faust::shared`]): fugue builds and runs without Faust,
+//!   and only a graph with a `faust` node needs it. Every node of the same program and
+//!   options shares one compiled [`Factory`].
+//! - A node's processor is one instance of the program; its `process` calls the program's
+//!   `compute`, which neither allocates nor locks. Parameters are set when the instance is
+//!   made, between blocks.
+//!
+//! [`dsp_graph`] turns a `.dsp` file into a graph of one `faust` node wired to the engine's
+//! outputs (and inputs), for `fugue render prog.dsp` and the host's `load`.
+
+mod factory;
+pub mod ffi;
+mod node;
+pub mod ui;
+
+use std::path::{Path, PathBuf};
+
+use fugue_dsp::{NodeContext, Ratio, Registry};
+use fugue_graph::TaskGraph;
+
+pub use factory::{Backend, Factory, Faust, Source};
+pub use node::{build, factory_of, node_for_code, source_of, unknown_attributes, OWN_ATTRIBUTES};
+
+/// Why a Faust program could not be used.
+#[derive(Clone, Debug, thiserror::Error, PartialEq)]
+pub enum FaustError {
+    /// libfaust could not be opened.
+    #[error("libfaust could not be loaded ({reason}); install Faust (Debian: `apt install faust libfaust2`) to run Faust programs")]
+    Missing {
+        /// The loader's message.
+        reason: String,
+    },
+    /// The program's file could not be read.
+    #[error("cannot read the Faust program {}: {reason}", file.display())]
+    Read {
+        /// The file.
+        file: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// Faust refused the program.
+    #[error("{}", compile_message(name, message))]
+    Compile {
+        /// The program's name (its file).
+        name: String,
+        /// Faust's message.
+        message: String,
+    },
+    /// libfaust could not make an instance of a compiled program.
+    #[error("libfaust could not create an instance of the program")]
+    Instance,
+    /// A program with no output: nothing to hear.
+    #[error("the Faust program {} has no output", file.display())]
+    NoOutputs {
+        /// The file.
+        file: PathBuf,
+    },
+}
+
+/// Faust's message as `file:line: message`: Faust writes `file : line : ERROR : message`;
+/// other messages keep their words, after the program's name when they do not give it.
+fn compile_message(name: &str, message: &str) -> String {
+    let lines: Vec<String> = message
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let parts: Vec<&str> = l.splitn(4, " : ").collect();
+            match parts[..] {
+                [file, line, "ERROR", msg] if line.parse::<u32>().is_ok() => {
+                    format!("{file}:{line}: {msg}")
+                }
+                _ if l.starts_with(name) => l.to_string(),
+                _ => format!("{name}: {l}"),
+            }
+        })
+        .collect();
+    if lines.is_empty() {
+        format!("{name}: Faust refused the program (no message)")
+    } else {
+        lines.join("; ")
+    }
+}
+
+/// Adds the `faust` kind to `registry`. libfaust is opened when the first `faust` node is
+/// built, not here.
+pub fn register(registry: &mut Registry) {
+    // Without a description: the parameters a node may set depend on its program, so the
+    // engine's attribute check does not apply; [`lint`] checks them.
+    registry.register("faust", build);
+}
+
+/// A node context for `node` of `graph`, at 48 kHz (enough to find a program and its
+/// parameters).
+fn context<'a>(graph: &'a TaskGraph, v: usize) -> NodeContext<'a> {
+    NodeContext {
+        node: graph.node(v),
+        inputs: graph.inputs(v),
+        outputs: graph.outputs(v),
+        in_edges: graph.in_edges(v).len(),
+        sample_rate: 48_000.0,
+        block: 256,
+        rate: Ratio::ONE,
+        engine_rate: 48_000.0,
+        engine_block: 256,
+        folder: graph.folder(),
+    }
+}
+
+/// What `graph`'s `faust` nodes suggest is a mistake: an attribute that names none of the
+/// program's parameters, with the list of them. A node whose program cannot be compiled is
+/// left to the build, which says why.
+pub fn lint(graph: &TaskGraph) -> Vec<String> {
+    let mut out = Vec::new();
+    for v in 0..graph.len() {
+        if graph.node(v).kind != "faust" {
+            continue;
+        }
+        let ctx = context(graph, v);
+        let Ok(factory) = factory_of(&ctx) else {
+            continue;
+        };
+        for attr in unknown_attributes(&ctx, &factory) {
+            out.push(format!(
+                "node `{}` has attribute `{attr}`, which its Faust program does not have as a parameter (its parameters: {}; the kind also reads {})",
+                ctx.name(),
+                factory.param_names(),
+                OWN_ATTRIBUTES.join(", ")
+            ));
+        }
+    }
+    out
+}
+
+/// For tests: whether libfaust can be opened. Where it cannot, says that `test` is skipped
+/// and returns false, unless `FUGUE_REQUIRE_FAUST` is set (CI): then it panics with the
+/// reason.
+pub fn available_for(test: &str) -> bool {
+    match Faust::shared() {
+        Ok(_) => true,
+        Err(e) if std::env::var_os("FUGUE_REQUIRE_FAUST").is_some() => {
+            panic!("{test}: FUGUE_REQUIRE_FAUST is set, but {e}")
+        }
+        Err(e) => {
+            eprintln!("SKIPPED {test}: {e}");
+            false
+        }
+    }
+}
+
+/// Whether `path` names a Faust program (`.dsp`).
+pub fn is_dsp(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("dsp"))
+}
+
+/// The graph of the program in `file`: one `faust` node, its outputs wired to a `sink`, its
+/// inputs (if any) fed by a `source`. The program is compiled (or found compiled) to learn
+/// its ports.
+pub fn dsp_graph(file: &Path) -> Result<TaskGraph, FaustError> {
+    let faust = Faust::shared()?;
+    let source = Source::file(file, None)?;
+    let factory = faust.factory(&source, Backend::Llvm)?;
+    if factory.outputs == 0 {
+        return Err(FaustError::NoOutputs {
+            file: file.to_path_buf(),
+        });
+    }
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let quoted = format!("{name:?}");
+    let mut text = format!(
+        "dsp = {{ kind: \"faust\", file: {quoted}, }};\nout = {{ kind: \"sink\", in: {}, }};\n",
+        factory.outputs
+    );
+    if factory.inputs > 0 {
+        text.push_str(&format!(
+            "in = {{ kind: \"source\", out: {}, }};\n",
+            factory.inputs
+        ));
+        for i in 1..=factory.inputs {
+            text.push_str(&format!("in.{i} -> dsp.{i};\n"));
+        }
+    }
+    for j in 1..=factory.outputs {
+        text.push_str(&format!("dsp.{j} -> out.{j};\n"));
+    }
+    let mut graph = fugue_graph::read::ag::parse(&text, &file.display().to_string())
+        .expect("the graph written above is valid");
+    graph.set_folder(Some(match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }));
+    Ok(graph)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn faust_messages_become_file_and_line() {
+        assert_eq!(
+            compile_message(
+                "x.dsp",
+                "x.dsp : 2 : ERROR : syntax error, unexpected ENDDEF\n"
+            ),
+            "x.dsp:2: syntax error, unexpected ENDDEF"
+        );
+        assert_eq!(
+            compile_message("x.dsp", "ERROR : undefined symbol : foo"),
+            "x.dsp: ERROR : undefined symbol : foo"
+        );
+        assert!(compile_message("x.dsp", "").contains("no message"));
+    }
+}

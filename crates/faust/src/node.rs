@@ -1,0 +1,287 @@
+//! The `faust` kind: a node that runs one instance of a compiled program.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use fugue_dsp::{attrs, isolated, DspNode, NodeContext, NodeError, Processor};
+
+use crate::factory::{Backend, Factory, Instance, Source};
+use crate::ffi::Compute;
+use crate::{Faust, FaustError};
+
+/// The attributes the kind reads itself; every other one names a parameter.
+pub const OWN_ATTRIBUTES: [&str; 4] = ["file", "code", "backend", "volume"];
+
+/// What a `faust` node's attributes ask for: the program and the backend.
+pub fn source_of(ctx: &NodeContext<'_>) -> Result<(Source, Backend), NodeError> {
+    let file = attrs::file(ctx, "file")?;
+    let code = ctx.node.attr("code").map(|v| v.as_str().into_owned());
+    let source = match (file, code) {
+        (Some(_), Some(_)) => {
+            return Err(attrs::bad(
+                ctx,
+                "code",
+                "...",
+                "comes with `file`; give the program one way, not both",
+            ))
+        }
+        (Some(f), None) => Source::file(&f, ctx.folder)
+            .map_err(|e| attrs::bad(ctx, "file", &f.display().to_string(), &reason(&e)))?,
+        // Named alike for every node, so that nodes of the same code share its factory (an
+        // error names the node besides).
+        (None, Some(c)) => Source::code(&c, "code", ctx.folder),
+        (None, None) => {
+            return Err(NodeError::MissingAttr {
+                node: ctx.name().to_string(),
+                kind: ctx.kind().to_string(),
+                attr: "file".to_string(),
+                what: "a Faust program: `file` names a .dsp file, or `code` gives its text"
+                    .to_string(),
+            })
+        }
+    };
+    let backend = match attrs::choice(ctx, "backend", &["llvm", "interp"], "llvm")? {
+        "interp" => Backend::Interp,
+        _ => Backend::Llvm,
+    };
+    Ok((source, backend))
+}
+
+/// The reason of a node error about the program: `is not ...`, as [`NodeError::BadAttr`]
+/// words it after the value.
+fn reason(e: &FaustError) -> String {
+    match e {
+        FaustError::Read { reason, .. } => format!("cannot be read ({reason})"),
+        FaustError::Compile { .. } => format!("does not compile: {e}"),
+        e => format!("cannot be used: {e}"),
+    }
+}
+
+/// The program's factory for the node of `ctx` (compiled now, or found in the cache).
+pub fn factory_of(ctx: &NodeContext<'_>) -> Result<Arc<Factory>, NodeError> {
+    let faust = Faust::shared().map_err(|e| attrs::bad_ports(ctx, format!("cannot run: {e}")))?;
+    let (source, backend) = source_of(ctx)?;
+    faust.factory(&source, backend).map_err(|e| {
+        let (attr, value) = match ctx.node.attr("file") {
+            Some(f) => ("file", f.as_str().into_owned()),
+            None => ("code", "...".to_string()),
+        };
+        attrs::bad(ctx, attr, &value, &reason(&e))
+    })
+}
+
+/// The attributes of the node of `ctx` that name none of the program's parameters.
+pub fn unknown_attributes<'a>(ctx: &NodeContext<'a>, factory: &Factory) -> Vec<&'a str> {
+    ctx.node
+        .attrs
+        .iter()
+        .map(|(a, _)| a.as_str())
+        .filter(|a| !OWN_ATTRIBUTES.contains(a))
+        .filter(|a| !factory.params.iter().any(|p| p.is_input() && p.is_named(a)))
+        .collect()
+}
+
+/// Builds a `faust` node (the kind's constructor).
+pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
+    let factory = factory_of(ctx)?;
+    if ctx.inputs > factory.inputs {
+        return Err(attrs::bad_ports(
+            ctx,
+            format!(
+                "has {} input(s) (its program's), but the graph gives it {} input port(s)",
+                factory.inputs, ctx.inputs
+            ),
+        ));
+    }
+    let mut settings = Vec::new();
+    for (attr, _) in &ctx.node.attrs {
+        if OWN_ATTRIBUTES.contains(&attr.as_str()) {
+            continue;
+        }
+        // An attribute that names no parameter is said by `lint`, not refused.
+        let Some(value) = attrs::number(ctx, attr)? else {
+            continue;
+        };
+        for (i, p) in factory.params.iter().enumerate() {
+            if p.is_input() && p.is_named(attr) {
+                settings.push((i, value as f32));
+            }
+        }
+    }
+    Ok(Box::new(FaustNode {
+        factory,
+        settings: settings.into(),
+        rate: ctx.sample_rate.round() as u32,
+        block: ctx.block.max(1),
+        volume: attrs::volume(ctx)?,
+    }))
+}
+
+/// The control side of a `faust` node.
+struct FaustNode {
+    factory: Arc<Factory>,
+    /// Parameter index and value, applied to every instance after its defaults.
+    settings: Arc<[(usize, f32)]>,
+    rate: u32,
+    block: usize,
+    volume: f32,
+}
+
+impl DspNode for FaustNode {
+    fn inputs(&self) -> usize {
+        self.factory.inputs
+    }
+
+    fn outputs(&self) -> usize {
+        self.factory.outputs
+    }
+
+    fn processor(&self) -> Box<dyn Processor> {
+        // The trait gives no way to fail here: an instance that libfaust refuses (out of
+        // memory) panics, which the engine reports as the node's failure.
+        let instance = self
+            .factory
+            .instance(self.rate)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut p = FaustProcessor {
+            compute: instance.fns.compute,
+            ins: vec![std::ptr::null_mut(); self.factory.inputs].into(),
+            outs: vec![std::ptr::null_mut(); self.factory.outputs].into(),
+            zeros: vec![0.0; self.block].into(),
+            spare: vec![0.0; self.block].into(),
+            settings: self.settings.clone(),
+            volume: self.volume,
+            instance,
+        };
+        p.apply_settings();
+        isolated(p)
+    }
+}
+
+/// One instance and the pointer arrays that `compute` takes, sized when it is made.
+struct FaustProcessor {
+    instance: Instance,
+    compute: Compute,
+    settings: Arc<[(usize, f32)]>,
+    ins: Box<[*mut f32]>,
+    outs: Box<[*mut f32]>,
+    /// Silence, for an input port the engine gives no buffer.
+    zeros: Box<[f32]>,
+    /// Where an output the engine gives no buffer goes.
+    spare: Box<[f32]>,
+    volume: f32,
+}
+
+// SAFETY: the instance's memory and the pointers (into its zones and into this processor's
+// own buffers) are used only by the thread that holds the processor; libfaust instances are
+// independent of one another and of the thread that made them.
+unsafe impl Send for FaustProcessor {}
+
+impl FaustProcessor {
+    /// Writes the node's parameter values into the instance's zones.
+    fn apply_settings(&mut self) {
+        for &(i, v) in self.settings.iter() {
+            if let Some(&zone) = self.instance.zones.get(i) {
+                // SAFETY: `zone` is the address of a parameter of this live instance (from
+                // its own `buildUserInterface`), a float that `compute` reads between calls.
+                unsafe { *zone = v };
+            }
+        }
+    }
+
+    /// Runs `compute` on frames `start..start + n` of every buffer (`n` at most the block).
+    fn compute_part(
+        &mut self,
+        inputs: &[&[f32]],
+        outputs: &mut [&mut [f32]],
+        start: usize,
+        n: usize,
+    ) {
+        for (i, slot) in self.ins.iter_mut().enumerate() {
+            *slot = match inputs.get(i) {
+                // Faust only reads its inputs: the pointer is never written through.
+                Some(x) => x[start..].as_ptr().cast_mut(),
+                None => self.zeros.as_mut_ptr(),
+            };
+        }
+        for (j, slot) in self.outs.iter_mut().enumerate() {
+            *slot = match outputs.get_mut(j) {
+                Some(o) => o[start..].as_mut_ptr(),
+                None => self.spare.as_mut_ptr(),
+            };
+        }
+        // SAFETY: the instance is live; `ins` and `outs` hold exactly the program's numbers of
+        // inputs and outputs, each pointing to at least `n` floats (the slices from `start`
+        // are at least `n` long, `zeros` and `spare` are a block long and `n` is at most
+        // that); outputs are distinct mutable buffers, inputs are only read.
+        unsafe {
+            (self.compute)(
+                self.instance.dsp,
+                n as i32,
+                self.ins.as_mut_ptr(),
+                self.outs.as_mut_ptr(),
+            )
+        };
+    }
+}
+
+impl Processor for FaustProcessor {
+    fn process(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
+        let frames = outputs
+            .first()
+            .map(|o| o.len())
+            .or_else(|| inputs.first().map(|x| x.len()))
+            .unwrap_or(0);
+        let cap = self.zeros.len();
+        let mut start = 0;
+        while start < frames {
+            let n = (frames - start).min(cap);
+            self.compute_part(inputs, outputs, start, n);
+            start += n;
+        }
+        if self.volume != 1.0 {
+            for o in outputs.iter_mut() {
+                for x in o.iter_mut() {
+                    *x *= self.volume;
+                }
+            }
+        }
+    }
+
+    fn reset(&mut self) {
+        let dsp = self.instance.dsp;
+        // SAFETY: the instance is live; these reset its parameters to their defaults and
+        // clear its state (delay lines, filter memory), without allocating.
+        unsafe {
+            (self.instance.fns.reset_ui)(dsp);
+            (self.instance.fns.clear)(dsp);
+        }
+        self.apply_settings();
+    }
+}
+
+/// A `faust` node made in memory from `code` (for tests and probes): its control side, as
+/// the kind builds it.
+pub fn node_for_code(
+    code: &str,
+    backend: &str,
+    rate: f64,
+    block: usize,
+) -> Result<Box<dyn DspNode>, NodeError> {
+    let node = fugue_graph::Node::new("dsp", "faust")
+        .with_attr("code", fugue_graph::Value::Str(code.to_string()))
+        .with_attr("backend", fugue_graph::Value::Str(backend.to_string()));
+    let ctx = NodeContext {
+        node: &node,
+        inputs: 0,
+        outputs: 1,
+        in_edges: 0,
+        sample_rate: rate,
+        block,
+        rate: fugue_dsp::Ratio::ONE,
+        engine_rate: rate,
+        engine_block: block,
+        folder: Some(Path::new(".")),
+    };
+    build(&ctx)
+}
