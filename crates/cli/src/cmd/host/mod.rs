@@ -219,7 +219,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let known_buffer = (args.backend != "jack").then_some(args.buffer as usize);
     crate::exec_args::check_pipeline(Some(args.pipeline), known_buffer, false)?;
     let stop = crate::signals::stop_flag();
-    let host = Host::start(host_options(&args)).map_err(|e| util::usage(e.to_string()))?;
+    let host = Host::with_registry(host_options(&args), util::registry())
+        .map_err(|e| util::usage(e.to_string()))?;
     // Placement problems are said, never fatal: the host plays without them.
     crate::warn::report(host.warnings(), false)?;
     let mut shell = Shell {
