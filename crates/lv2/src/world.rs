@@ -60,14 +60,20 @@ impl PortInfo {
         (f64::from(self.min) * k, f64::from(self.max) * k)
     }
 
-    /// The value an unset control takes: the default (times the rate where the range is a
-    /// fraction of it), else the minimum, else 0.
+    /// The value an unset control takes: the default, else the minimum, else 0. Where the
+    /// range is a fraction of the rate, so is a default that lies in it (times the rate);
+    /// a default outside it is taken as written, in Hz (swh's plugins give theirs so).
     pub fn initial(&self, rate: f64) -> f32 {
-        let k = if self.sample_rate { rate } else { 1.0 };
         for v in [self.default, self.min] {
-            if !v.is_nan() {
-                return (f64::from(v) * k) as f32;
+            if v.is_nan() {
+                continue;
             }
+            let fraction = !(v < self.min || v > self.max);
+            return if self.sample_rate && fraction {
+                (f64::from(v) * rate) as f32
+            } else {
+                v
+            };
         }
         0.0
     }

@@ -18,7 +18,8 @@ pub struct Args {
 
 /// Runs `fugue plugins`.
 pub fn run(a: Args) -> anyhow::Result<()> {
-    let all = fugue_lv2::plugins().map_err(|e| anyhow::anyhow!("LV2 plugins {e}"))?;
+    let all = fugue_lv2::plugins()
+        .map_err(|e| anyhow::anyhow!("cannot list the LV2 plugins: fugue {e}"))?;
     let filter = a.filter.as_deref().map(str::to_lowercase);
     let chosen: Vec<&PluginInfo> = all
         .iter()
