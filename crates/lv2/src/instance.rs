@@ -35,8 +35,11 @@ pub struct Instance {
     /// node's values, outputs what the plugin last wrote).
     values: Box<[f32]>,
     atoms: Vec<AtomPort>,
-    /// Silence for an audio input given no buffer, and a sink for an output given none.
-    zeros: Box<[f32]>,
+    /// The audio inputs' copies: the plugin reads its inputs from here (`max_block` frames
+    /// each, one after the other), never from the node's input buffers, which other nodes
+    /// read at the same time and which a plugin that writes into its inputs would change.
+    inputs: Box<[f32]>,
+    /// A sink for an output given no buffer.
     scratch: Box<[f32]>,
     max_block: usize,
     sequence: u32,
@@ -99,7 +102,7 @@ impl Instance {
                     buf: vec![0u64; ATOM_BYTES / 8].into(),
                 })
                 .collect(),
-            zeros: vec![0.0; max_block].into(),
+            inputs: vec![0.0; max_block * plugin.audio(true).count()].into(),
             scratch: vec![0.0; max_block].into(),
             max_block,
             sequence: urid_of(uris::ATOM_SEQUENCE),
@@ -189,12 +192,12 @@ impl Instance {
     #[inline]
     fn run_part(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]], off: usize, n: usize) {
         for k in 0..self.audio_in.len() {
-            let data = match inputs.get(k) {
-                // The plugin reads its inputs only (fugue never connects an input and an
-                // output to the same buffer), so the pointer's constness is kept.
-                Some(x) => x[off..].as_ptr().cast_mut(),
-                None => self.zeros.as_mut_ptr(),
-            };
+            let copy = &mut self.inputs[k * self.max_block..][..n];
+            match inputs.get(k) {
+                Some(x) => copy.copy_from_slice(&x[off..off + n]),
+                None => copy.fill(0.0),
+            }
+            let data = copy.as_mut_ptr();
             self.connect(self.audio_in[k], data.cast());
         }
         for k in 0..self.audio_out.len() {
@@ -207,7 +210,7 @@ impl Instance {
         self.prepare_atoms();
         if let Some(run) = self.descriptor().run {
             // SAFETY: the instance is live and active; every audio port is connected to at
-            // least `n` frames (the node's buffers from `off`, or the instance's own
+            // least `n` frames (the node's output buffers from `off`, or the instance's own
             // `max_block` frames, `n <= max_block`); control and atom ports to its boxes.
             unsafe { run(self.handle(), n as u32) };
         }
@@ -236,7 +239,7 @@ impl Processor for Instance {
     }
 
     fn memory(&self) -> usize {
-        self.atoms.len() * ATOM_BYTES + 2 * self.max_block * 4
+        self.atoms.len() * ATOM_BYTES + (self.audio_in.len() + 1) * self.max_block * 4
     }
 }
 

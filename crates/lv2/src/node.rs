@@ -247,6 +247,6 @@ impl DspNode for Lv2Node {
             .iter()
             .filter(|p| p.kind == PortKind::Atom)
             .count();
-        atoms * crate::instance::ATOM_BYTES + 2 * self.block * 4
+        atoms * crate::instance::ATOM_BYTES + (self.audio_in + 1) * self.block * 4
     }
 }
