@@ -26,6 +26,7 @@ const COMMANDS: &[&[&str]] = &[
     &["pool", "voronoi"],
     &["calibrate"],
     &["kinds"],
+    &["plugins"],
     &["completions"],
     &["man"],
 ];

@@ -129,10 +129,10 @@ impl Features {
             f.options.as_mut_ptr().cast(),
             ptr::null_mut(),
         ];
-        for i in 0..4 {
+        for (i, data) in data.into_iter().enumerate() {
             f.features[i] = Feature {
                 uri: f.uris[i].as_ptr(),
-                data: data[i],
+                data,
             };
             f.list[i] = ptr::addr_of!(f.features[i]);
         }

@@ -270,7 +270,7 @@ impl World {
         };
         let mut plugins = Vec::with_capacity(raw.len());
         for &p in &raw {
-            // SAFETY (every call of this block): `p` is a plugin of the loaded world, and
+            // SAFETY: for every call of this block, `p` is a plugin of the loaded world and
             // its ports are that plugin's; the nodes passed are live URI nodes made above;
             // the arrays hold one value per port.
             let info = unsafe {
