@@ -434,3 +434,83 @@ fn plugins_lists_ports_controls_and_ranges_as_text_and_json() {
     assert_eq!(mix["max"], 1.0);
     assert!((mix["default"].as_f64().unwrap() - 0.9).abs() < 1e-6);
 }
+
+#[test]
+fn the_host_loads_plugin_graphs_and_says_each_bad_one_in_a_line_while_it_plays() {
+    let Some(_) = installed("the_host_loads_plugin_graphs_and_says_each_bad_one") else {
+        return;
+    };
+    let dir = folder("lv2", "host");
+    let graph = |name: &str, node: &str| {
+        graph_file(
+            &dir,
+            name,
+            &format!(
+                "o = {{ kind: \"osc\", freq: 440, }};\np = {{ kind: \"lv2\", {node} }};\ns = {{ kind: \"sink\", }};\no.1 -> p.1 -> s.1;\n"
+            ),
+        )
+    };
+    let good = graph("good", &format!("{FOVERDRIVE} drive: 2,"));
+    let unknown = graph(
+        "unknown",
+        "uri: \"http://plugin.org.uk/swh-plugins/foverdrvie\",",
+    );
+    let range = graph("range", &format!("{FOVERDRIVE} drive: 9,"));
+    let script = dir.join("s.txt");
+    std::fs::write(
+        &script,
+        format!(
+            "load a {}\nload b {}\nload c {}\nwait 0.05\nunload a\nload d {}\nwait 0.05\nlist\n",
+            good.display(),
+            unknown.display(),
+            range.display(),
+            good.display()
+        ),
+    )
+    .unwrap();
+    let mix = dir.join("mix.wav");
+    let host = |env: &[(&str, &str)]| {
+        fugue_env(
+            &[
+                "host",
+                "--backend",
+                "offline",
+                "--script",
+                script.to_str().unwrap(),
+                "--record",
+                mix.to_str().unwrap(),
+            ],
+            env,
+        )
+    };
+    let o = host(&[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains("error:")).collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(
+        lines[0].contains("s.txt:2:") && lines[0].contains("nearest installed"),
+        "{err}"
+    );
+    assert!(
+        lines[1].contains("s.txt:3:") && lines[1].contains("1 to 3"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    let out = stdout(&o);
+    assert!(out.contains("1 loaded: d"), "{out}");
+    let w = fugue_testkit::wav::channels(&mix);
+    assert!(w[0].iter().any(|&x| x != 0.0), "the host played nothing");
+    // Without lilv: every plugin graph is refused, naming the package; the host plays on.
+    let o = host(&[(fugue_lv2::LIBRARY_VAR, "/nonexistent/liblilv-0.so.0")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains("error:")).collect();
+    // The four loads, and the unload of the graph that was not loaded.
+    assert_eq!(lines.len(), 5, "{err}");
+    let lilv = lines
+        .iter()
+        .filter(|l| l.contains("install the package liblilv-0-0"));
+    assert_eq!(lilv.count(), 4, "{err}");
+    assert!(stdout(&o).contains("no graph is loaded"), "{}", stdout(&o));
+}

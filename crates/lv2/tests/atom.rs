@@ -10,7 +10,10 @@ fn an_instrument_with_a_midi_input_runs_on_empty_sequences() {
     let text = "p = { kind: \"lv2\", uri: \"http://drobilla.net/plugins/mda/EPiano\", };\n\
                 s = { kind: \"sink\", in: 2, }; p.1 -> s.1; p.2 -> s.2;";
     let graph = fugue_graph::read::ag::parse(text, "epiano.ag").unwrap();
-    if !common::installed("an_instrument_with_a_midi_input_runs_on_empty_sequences", &graph) {
+    if !common::installed(
+        "an_instrument_with_a_midi_input_runs_on_empty_sequences",
+        &graph,
+    ) {
         return;
     }
     let p = fugue_lv2::plugins()
@@ -18,8 +21,14 @@ fn an_instrument_with_a_midi_input_runs_on_empty_sequences() {
         .iter()
         .find(|p| p.uri.ends_with("mda/EPiano"))
         .unwrap();
-    assert!(p.ports.iter().any(|q| q.kind == fugue_lv2::PortKind::Atom && q.input));
-    assert!(p.required_features.iter().any(|f| f == fugue_lv2::uris::URID_MAP));
+    assert!(p
+        .ports
+        .iter()
+        .any(|q| q.kind == fugue_lv2::PortKind::Atom && q.input));
+    assert!(p
+        .required_features
+        .iter()
+        .any(|f| f == fugue_lv2::uris::URID_MAP));
     let wav = std::env::temp_dir().join(format!("fugue-lv2-epiano-{}.wav", std::process::id()));
     let s = render(
         &graph,
