@@ -144,6 +144,13 @@ enum Command {
         "fugue kinds --markdown > docs/nodes.md",
     ))]
     Kinds(cmd::kinds::Args),
+    /// List the installed LV2 plugins that an `lv2` node can use: URI, name, audio ports, controls.
+    #[command(after_help = examples!(
+        "fugue plugins",
+        "fugue plugins reverb",
+        "fugue plugins mda --json",
+    ))]
+    Plugins(cmd::plugins::Args),
     /// Print a shell completion script for fugue (bash, zsh, fish, elvish, powershell).
     #[command(after_help = examples!(
         "fugue completions bash > ~/.local/share/bash-completion/completions/fugue",
@@ -185,6 +192,7 @@ fn main() -> ExitCode {
         Command::Pool(a) => cmd::pool::run(a),
         Command::Profile(a) => cmd::profile::run(a),
         Command::Kinds(a) => cmd::kinds::run(a),
+        Command::Plugins(a) => cmd::plugins::run(a),
         Command::Completions(a) => cmd::completions::completions(a, Cli::command()),
         Command::Man(a) => cmd::completions::man(a, Cli::command()),
     };

@@ -8,9 +8,10 @@ use fugue_graph::{Format, ReadError, TaskGraph};
 /// The node kinds every command builds graphs with: the built-in ones (kinds loaded at run
 /// time register here).
 pub fn registry() -> fugue_dsp::Registry {
-    let mut r = fugue_dsp::Registry::with_builtin_kinds();
-    fugue_faust::register(&mut r);
-    r
+    let mut registry = fugue_dsp::Registry::with_builtin_kinds();
+    fugue_faust::register(&mut registry);
+    fugue_lv2::register(&mut registry, |w| warning(w));
+    registry
 }
 
 /// A usage error: exit code 2.

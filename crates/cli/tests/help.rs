@@ -27,6 +27,7 @@ const COMMANDS: &[&[&str]] = &[
     &["pool", "voronoi"],
     &["calibrate"],
     &["kinds"],
+    &["plugins"],
     &["completions"],
     &["man"],
 ];

@@ -9,6 +9,7 @@ pub mod gen;
 pub mod host;
 pub mod info;
 pub mod kinds;
+pub mod plugins;
 pub mod pool;
 pub mod profile;
 pub mod render;

@@ -1,0 +1,516 @@
+//! The `lv2` kind through the binary: a one-node graph over a WAV file renders the same
+//! samples, bit for bit, as lilv's own `lv2apply` with the same plugin and controls; the
+//! mistakes a user can make are said in one sentence each; `fugue plugins` lists what is
+//! installed. Tests that need the plugins (Debian `mda-lv2`, `swh-lv2`, `lilv-utils`) skip,
+//! saying so, where they are not installed.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{folder, fugue, skip, stderr, stdout};
+
+/// The sample rate of every file here.
+const RATE: u32 = 48_000;
+
+/// Ten plugins of different kinds, each with control values that differ from its defaults.
+const CASES: &[(&str, &[(&str, f32)])] = &[
+    // Reverbs (Ambience: a stereo pair in and out; plate: one in, two out).
+    (
+        "http://drobilla.net/plugins/mda/Ambience",
+        &[("mix", 0.5), ("size", 0.4)],
+    ),
+    (
+        "http://plugin.org.uk/swh-plugins/plate",
+        &[("time", 2.0), ("wet", 0.5)],
+    ),
+    // Delays.
+    (
+        "http://drobilla.net/plugins/mda/Delay",
+        &[("l_delay", 0.1), ("feedback", 0.5)],
+    ),
+    (
+        "http://plugin.org.uk/swh-plugins/delay_l",
+        &[("delay_time", 0.003)],
+    ),
+    // Filters (the cutoff's range is a fraction of the rate).
+    (
+        "http://plugin.org.uk/swh-plugins/lowpass_iir",
+        &[("cutoff", 2000.0), ("stages", 2.0)],
+    ),
+    (
+        "http://drobilla.net/plugins/mda/RezFilter",
+        &[("freq", 0.5), ("res", 0.3)],
+    ),
+    // Dynamics.
+    (
+        "http://plugin.org.uk/swh-plugins/sc1",
+        &[("threshold", -20.0), ("ratio", 4.0)],
+    ),
+    (
+        "http://drobilla.net/plugins/mda/Limiter",
+        &[("thresh", 0.3)],
+    ),
+    // Distortion.
+    (
+        "http://drobilla.net/plugins/mda/Overdrive",
+        &[("drive", 0.8)],
+    ),
+    (
+        "http://plugin.org.uk/swh-plugins/foverdrive",
+        &[("drive", 2.5)],
+    ),
+];
+
+/// The installed plugins, or `None` (saying why) where lilv or `lv2apply` is missing.
+fn installed(test: &str) -> Option<&'static [fugue_lv2::PluginInfo]> {
+    let lv2apply = Command::new("lv2apply").arg("--version").output();
+    if !lv2apply.is_ok_and(|o| o.status.success()) {
+        skip(test, "lv2apply (Debian lilv-utils) is not installed");
+        return None;
+    }
+    match fugue_lv2::plugins() {
+        Ok(p) => Some(p),
+        Err(e) => {
+            skip(test, &format!("lilv {e}"));
+            None
+        }
+    }
+}
+
+/// A `channels`-channel 32-bit float WAV file of `seconds`: a chord, a burst of loud noise
+/// in the middle (for the dynamics), silence at the end (for the tails), different in each
+/// channel.
+fn input(path: &Path, channels: u16, seconds: f64) {
+    let spec = hound::WavSpec {
+        channels,
+        sample_rate: RATE,
+        bits_per_sample: 32,
+        sample_format: hound::SampleFormat::Float,
+    };
+    let mut w = hound::WavWriter::create(path, spec).unwrap();
+    let frames = (seconds * f64::from(RATE)) as usize;
+    let mut seed: u32 = 0x9e37_79b9;
+    for n in 0..frames {
+        let t = n as f64 / f64::from(RATE);
+        for c in 0..channels {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            let noise = (seed as f64 / f64::from(u32::MAX) - 0.5) * 2.0;
+            let f = 220.0 * (1.0 + f64::from(c) * 0.5);
+            let x = match n * 4 / frames {
+                0 => 0.3 * (2.0 * std::f64::consts::PI * f * t).sin(),
+                1 => 0.9 * noise,
+                2 => 0.2 * (2.0 * std::f64::consts::PI * f * 3.0 * t).sin() + 0.05 * noise,
+                _ => 0.0,
+            };
+            w.write_sample(x as f32).unwrap();
+        }
+    }
+    w.finalize().unwrap();
+}
+
+/// A one-node graph: `source` (one port per plugin input) into the plugin into `sink`.
+fn one_node_graph(uri: &str, controls: &[(&str, f32)], ins: usize, outs: usize) -> String {
+    let mut g = format!("src = {{ kind: \"source\", out: {ins}, }};\n");
+    g += &format!("p = {{ kind: \"lv2\", uri: \"{uri}\",");
+    for (sym, v) in controls {
+        g += &format!(" {sym}: {v:?},");
+    }
+    g += &format!(" }};\ns = {{ kind: \"sink\", in: {outs}, }};\n");
+    for i in 1..=ins {
+        g += &format!("src.{i} -> p.{i};\n");
+    }
+    for o in 1..=outs {
+        g += &format!("p.{o} -> s.{o};\n");
+    }
+    g
+}
+
+/// The samples of a 32-bit float WAV file, interleaved, as bits.
+fn bits(path: &Path) -> Vec<u32> {
+    hound::WavReader::open(path)
+        .unwrap()
+        .into_samples::<f32>()
+        .map(|s| s.unwrap().to_bits())
+        .collect()
+}
+
+#[test]
+fn ten_plugins_render_as_lv2apply_applies_them_bit_for_bit() {
+    let Some(plugins) = installed("ten_plugins_render_as_lv2apply_applies_them_bit_for_bit") else {
+        return;
+    };
+    let dir = folder("lv2", "lv2apply");
+    let mut missing = Vec::new();
+    let mut compared = 0;
+    for (k, (uri, controls)) in CASES.iter().enumerate() {
+        let Some(p) = plugins.iter().find(|p| p.uri == *uri) else {
+            missing.push(*uri);
+            continue;
+        };
+        let (ins, outs) = (p.audio(true).count(), p.audio(false).count());
+        let wav = dir.join(format!("in{k}.wav"));
+        input(&wav, ins as u16, 0.4);
+        let graph = dir.join(format!("p{k}.ag"));
+        std::fs::write(&graph, one_node_graph(uri, controls, ins, outs)).unwrap();
+        // lv2apply runs the plugin one frame at a time: a buffer of one frame here.
+        let ours = dir.join(format!("fugue{k}.wav"));
+        let o = fugue(&[
+            "render",
+            graph.to_str().unwrap(),
+            "--input",
+            wav.to_str().unwrap(),
+            "-o",
+            ours.to_str().unwrap(),
+            "--buffer",
+            "1",
+            "--executor",
+            "seq",
+            "--bits",
+            "32",
+        ]);
+        assert!(o.status.success(), "{uri}: {}", stderr(&o));
+        let theirs = dir.join(format!("lv2apply{k}.wav"));
+        let mut c = Command::new("lv2apply");
+        c.args(["-i", wav.to_str().unwrap(), "-o", theirs.to_str().unwrap()]);
+        for (sym, v) in *controls {
+            c.args(["-c", sym, &format!("{v:?}")]);
+        }
+        let a = c.arg(uri).output().unwrap();
+        assert!(a.status.success(), "lv2apply {uri}: {}", stderr(&a));
+        let (x, y) = (bits(&ours), bits(&theirs));
+        assert_eq!(x.len(), y.len(), "{uri}: lengths");
+        assert!(x.iter().any(|&b| b != 0), "{uri}: silent");
+        let first = x.iter().zip(&y).position(|(a, b)| a != b);
+        assert_eq!(first, None, "{uri}: the samples differ from lv2apply's");
+        compared += 1;
+    }
+    if !missing.is_empty() {
+        skip(
+            "ten_plugins_render_as_lv2apply_applies_them_bit_for_bit",
+            &format!(
+                "{} of {} plugins are not installed (Debian mda-lv2, swh-lv2): {}",
+                missing.len(),
+                CASES.len(),
+                missing.join(", ")
+            ),
+        );
+    }
+    assert_eq!(compared + missing.len(), CASES.len());
+}
+
+/// Runs fugue with `env` added.
+fn fugue_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_fugue"));
+    c.args(args).env_remove(common::FAULT_VAR);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+/// Writes `graph` as `NAME.ag` in `dir`; returns its path.
+fn graph_file(dir: &Path, name: &str, graph: &str) -> PathBuf {
+    let p = dir.join(format!("{name}.ag"));
+    std::fs::write(&p, graph).unwrap();
+    p
+}
+
+/// A mono graph through `node` (the attributes of an `lv2` node) for 0.1 s.
+fn render(dir: &Path, name: &str, node: &str, env: &[(&str, &str)]) -> Output {
+    let g = graph_file(
+        dir,
+        name,
+        &format!(
+            "o = {{ kind: \"osc\", freq: 440, }};\np = {{ kind: \"lv2\", {node} }};\ns = {{ kind: \"sink\", }};\no.1 -> p.1 -> s.1;\n"
+        ),
+    );
+    let out = dir.join(format!("{name}.wav"));
+    fugue_env(
+        &[
+            "render",
+            g.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--seconds",
+            "0.1",
+            "--force",
+        ],
+        env,
+    )
+}
+
+/// The one line of standard error of a failed run, checked to be one line with no panic.
+fn one_error(o: &Output) -> String {
+    let e = stderr(o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    assert!(!e.contains("panicked"), "{e}");
+    e
+}
+
+const FOVERDRIVE: &str = "uri: \"http://plugin.org.uk/swh-plugins/foverdrive\",";
+
+#[test]
+fn an_unknown_uri_names_the_nearest_installed_ones() {
+    let Some(_) = installed("an_unknown_uri_names_the_nearest_installed_ones") else {
+        return;
+    };
+    let dir = folder("lv2", "unknown");
+    let o = render(
+        &dir,
+        "g",
+        "uri: \"http://plugin.org.uk/swh-plugins/foverdrvie\",",
+        &[],
+    );
+    let e = one_error(&o);
+    assert!(e.contains("g.ag") && e.contains("node `p`"), "{e}");
+    assert!(e.contains("is not an installed LV2 plugin"), "{e}");
+    assert!(
+        e.contains("nearest installed: http://plugin.org.uk/swh-plugins/foverdrive"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_control_out_of_range_names_the_range_and_an_unknown_one_is_warned_about() {
+    let Some(_) = installed("a_control_out_of_range_names_the_range") else {
+        return;
+    };
+    let dir = folder("lv2", "range");
+    let o = render(&dir, "g", &format!("{FOVERDRIVE} drive: 7,"), &[]);
+    let e = one_error(&o);
+    assert!(
+        e.contains("`drive` = `7` is outside the range of control `drive`") && e.contains("1 to 3"),
+        "{e}"
+    );
+    let o = render(&dir, "w", &format!("{FOVERDRIVE} drvie: 2,"), &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("attribute `drvie`, which is no control") && e.contains("its controls: drive"),
+        "{e}"
+    );
+    // The plugin does not declare itself real-time safe: said once.
+    assert_eq!(e.matches("hardRTCapable").count(), 1, "{e}");
+}
+
+#[test]
+fn without_lilv_a_graph_with_an_lv2_node_names_the_package() {
+    let dir = folder("lv2", "absent");
+    let env = [(fugue_lv2::LIBRARY_VAR, "/nonexistent/liblilv-0.so.0")];
+    let o = render(&dir, "g", FOVERDRIVE, &env);
+    let e = one_error(&o);
+    assert!(
+        e.contains("node `p`") && e.contains("install the package liblilv-0-0"),
+        "{e}"
+    );
+    // The other kinds go on working, and so does the run command's refusal.
+    let plain = graph_file(
+        &dir,
+        "plain",
+        "o = { kind: \"osc\", freq: 440, };\ns = { kind: \"sink\", };\no.1 -> s.1;",
+    );
+    let out = dir.join("plain.wav");
+    let o = fugue_env(
+        &[
+            "render",
+            plain.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--seconds",
+            "0.1",
+        ],
+        &env,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = fugue_env(&["plugins"], &env);
+    let e = one_error(&o);
+    assert!(e.contains("liblilv-0-0"), "{e}");
+}
+
+/// A bundle of two plugins described only (no binary: they are refused before one is
+/// loaded): one requires a worker, one has a CV input.
+fn fake_bundle(dir: &Path) -> PathBuf {
+    let b = dir.join("lv2/fake.lv2");
+    std::fs::create_dir_all(&b).unwrap();
+    let prefixes = "@prefix lv2: <http://lv2plug.in/ns/lv2core#> .\n\
+                    @prefix doap: <http://usefulinc.com/ns/doap#> .\n\
+                    @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n";
+    std::fs::write(
+        b.join("manifest.ttl"),
+        format!(
+            "{prefixes}\
+             <urn:fugue:test:worker> a lv2:Plugin ; lv2:binary <fake.so> ; rdfs:seeAlso <fake.ttl> .\n\
+             <urn:fugue:test:cv> a lv2:Plugin ; lv2:binary <fake.so> ; rdfs:seeAlso <fake.ttl> .\n"
+        ),
+    )
+    .unwrap();
+    let audio = "lv2:port [ a lv2:AudioPort , lv2:InputPort ; lv2:index 0 ; lv2:symbol \"in\" ; lv2:name \"In\" ] , \
+                 [ a lv2:AudioPort , lv2:OutputPort ; lv2:index 1 ; lv2:symbol \"out\" ; lv2:name \"Out\" ]";
+    std::fs::write(
+        b.join("fake.ttl"),
+        format!(
+            "{prefixes}\
+             <urn:fugue:test:worker> a lv2:Plugin ; doap:name \"Needs a worker\" ;\n\
+               lv2:requiredFeature <http://lv2plug.in/ns/ext/worker#schedule> ;\n  {audio} .\n\
+             <urn:fugue:test:cv> a lv2:Plugin ; doap:name \"Has a CV input\" ;\n  {audio} , \
+               [ a lv2:CVPort , lv2:InputPort ; lv2:index 2 ; lv2:symbol \"mod\" ; lv2:name \"Mod\" ] .\n"
+        ),
+    )
+    .unwrap();
+    dir.join("lv2")
+}
+
+#[test]
+fn a_plugin_that_needs_what_fugue_lacks_is_refused_in_one_sentence() {
+    let Some(_) = installed("a_plugin_that_needs_what_fugue_lacks_is_refused") else {
+        return;
+    };
+    let dir = folder("lv2", "unsupported");
+    let path = fake_bundle(&dir);
+    let env = [("LV2_PATH", path.to_str().unwrap())];
+    let o = render(&dir, "worker", "uri: \"urn:fugue:test:worker\",", &env);
+    let e = one_error(&o);
+    assert!(
+        e.contains("requires a worker thread (<http://lv2plug.in/ns/ext/worker#schedule>)"),
+        "{e}"
+    );
+    let o = render(&dir, "cv", "uri: \"urn:fugue:test:cv\",", &env);
+    let e = one_error(&o);
+    assert!(e.contains("port `mod` is a CV port"), "{e}");
+    // `fugue plugins` lists them all the same.
+    let o = fugue_env(&["plugins", "urn:fugue"], &env);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("urn:fugue:test:worker")
+            && out.contains("requires: http://lv2plug.in/ns/ext/worker#schedule"),
+        "{out}"
+    );
+}
+
+#[test]
+fn plugins_lists_ports_controls_and_ranges_as_text_and_json() {
+    let Some(all) = installed("plugins_lists_ports_controls_and_ranges") else {
+        return;
+    };
+    let o = fugue(&["plugins", "foverdrive"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.starts_with("http://plugin.org.uk/swh-plugins/foverdrive\n"),
+        "{out}"
+    );
+    assert!(out.contains("audio: 1 in [input], 1 out [output]"), "{out}");
+    assert!(out.contains("control drive 1..3 (default 1)"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "1 plugin matching `foverdrive` (of {})",
+            all.len()
+        )),
+        "{out}"
+    );
+    let o = fugue(&["plugins", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let list = v.as_array().unwrap();
+    assert_eq!(list.len(), all.len());
+    let amb = list
+        .iter()
+        .find(|p| p["uri"] == "http://drobilla.net/plugins/mda/Ambience")
+        .unwrap();
+    let mix = amb["ports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["symbol"] == "mix")
+        .unwrap();
+    assert_eq!(mix["kind"], "control");
+    assert_eq!(mix["min"], 0.0);
+    assert_eq!(mix["max"], 1.0);
+    assert!((mix["default"].as_f64().unwrap() - 0.9).abs() < 1e-6);
+}
+
+#[test]
+fn the_host_loads_plugin_graphs_and_says_each_bad_one_in_a_line_while_it_plays() {
+    let Some(_) = installed("the_host_loads_plugin_graphs_and_says_each_bad_one") else {
+        return;
+    };
+    let dir = folder("lv2", "host");
+    let graph = |name: &str, node: &str| {
+        graph_file(
+            &dir,
+            name,
+            &format!(
+                "o = {{ kind: \"osc\", freq: 440, }};\np = {{ kind: \"lv2\", {node} }};\ns = {{ kind: \"sink\", }};\no.1 -> p.1 -> s.1;\n"
+            ),
+        )
+    };
+    let good = graph("good", &format!("{FOVERDRIVE} drive: 2,"));
+    let unknown = graph(
+        "unknown",
+        "uri: \"http://plugin.org.uk/swh-plugins/foverdrvie\",",
+    );
+    let range = graph("range", &format!("{FOVERDRIVE} drive: 9,"));
+    let script = dir.join("s.txt");
+    std::fs::write(
+        &script,
+        format!(
+            "load a {}\nload b {}\nload c {}\nwait 0.05\nunload a\nload d {}\nwait 0.05\nlist\n",
+            good.display(),
+            unknown.display(),
+            range.display(),
+            good.display()
+        ),
+    )
+    .unwrap();
+    let mix = dir.join("mix.wav");
+    let host = |env: &[(&str, &str)]| {
+        fugue_env(
+            &[
+                "host",
+                "--backend",
+                "offline",
+                "--script",
+                script.to_str().unwrap(),
+                "--record",
+                mix.to_str().unwrap(),
+            ],
+            env,
+        )
+    };
+    let o = host(&[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains("error:")).collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(
+        lines[0].contains("s.txt:2:") && lines[0].contains("nearest installed"),
+        "{err}"
+    );
+    assert!(
+        lines[1].contains("s.txt:3:") && lines[1].contains("1 to 3"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    let out = stdout(&o);
+    assert!(out.contains("1 loaded: d"), "{out}");
+    let w = fugue_testkit::wav::channels(&mix);
+    assert!(w[0].iter().any(|&x| x != 0.0), "the host played nothing");
+    // Without lilv: every plugin graph is refused, naming the package; the host plays on.
+    let o = host(&[(fugue_lv2::LIBRARY_VAR, "/nonexistent/liblilv-0.so.0")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains("error:")).collect();
+    // The four loads, and the unload of the graph that was not loaded.
+    assert_eq!(lines.len(), 5, "{err}");
+    let lilv = lines
+        .iter()
+        .filter(|l| l.contains("install the package liblilv-0-0"));
+    assert_eq!(lilv.count(), 4, "{err}");
+    assert!(stdout(&o).contains("no graph is loaded"), "{}", stdout(&o));
+}

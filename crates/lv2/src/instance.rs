@@ -1,0 +1,267 @@
+//! One plugin instance and the memory its ports point into: the processor of an `lv2` node.
+//!
+//! Made on the control thread (instantiated, its control and atom ports connected to memory
+//! it owns, activated); run on the audio path, where it only connects the node's buffers to
+//! the audio ports, resets the atom headers and calls the plugin's `run`; deactivated and
+//! freed where it is dropped, with the plan, off the audio thread.
+
+use std::ffi::c_void;
+
+use fugue_dsp::Processor;
+
+use crate::features::{urid_of, Features};
+use crate::ffi::{Opaque, RawInstance};
+use crate::uris;
+use crate::world::{PluginInfo, PortKind, World};
+
+/// Bytes of each atom port's buffer.
+pub const ATOM_BYTES: usize = 8192;
+
+/// An atom port's buffer: 8-byte aligned, as LV2 atoms are.
+struct AtomPort {
+    index: u32,
+    input: bool,
+    buf: Box<[u64]>,
+}
+
+/// A live, activated plugin instance.
+pub struct Instance {
+    world: &'static World,
+    raw: *mut RawInstance,
+    /// The audio input and output port indices, in order (the node's ports).
+    audio_in: Box<[u32]>,
+    audio_out: Box<[u32]>,
+    /// One value per port of the plugin; the control ports point here (inputs hold the
+    /// node's values, outputs what the plugin last wrote).
+    values: Box<[f32]>,
+    atoms: Vec<AtomPort>,
+    /// The audio inputs' copies: the plugin reads its inputs from here (`max_block` frames
+    /// each, one after the other), never from the node's input buffers, which other nodes
+    /// read at the same time and which a plugin that writes into its inputs would change.
+    inputs: Box<[f32]>,
+    /// A sink for an output given no buffer.
+    scratch: Box<[f32]>,
+    max_block: usize,
+    sequence: u32,
+    chunk: u32,
+    /// Kept as long as the instance: the plugin may keep pointers into it.
+    _features: Box<Features>,
+}
+
+// SAFETY: an LV2 instance belongs to no thread: its functions may be called from any thread,
+// one call at a time, which `&mut self` guarantees; the memory its ports point into is owned
+// by this value and moves with it (boxed, so its address does not change).
+unsafe impl Send for Instance {}
+
+impl Instance {
+    /// Instantiates `plugin` (its lilv handle `raw`) at `rate` Hz for calls of at most
+    /// `max_block` frames, with the control inputs `values` (one per port, in port order),
+    /// connects its control and atom ports and activates it. `None` when the plugin's
+    /// `instantiate` fails.
+    pub fn new(
+        world: &'static World,
+        plugin: &PluginInfo,
+        raw: *const Opaque,
+        rate: f64,
+        max_block: usize,
+        values: &[f32],
+    ) -> Option<Instance> {
+        let max_block = max_block.max(1);
+        let features = Features::new(rate, max_block);
+        let instance = {
+            let _lock = world.guard();
+            // SAFETY: `raw` is a plugin of the world (never freed); the feature array is
+            // null-terminated and lives as long as the instance (kept in it); lilv's calls
+            // are serialised by the lock.
+            unsafe { (world.lilv.lilv_plugin_instantiate)(raw, rate, features.list()) }
+        };
+        if instance.is_null() {
+            return None;
+        }
+        let ports = |kind, input| {
+            plugin
+                .ports
+                .iter()
+                .filter(move |p| p.kind == kind && p.input == input)
+                .map(|p| p.index)
+                .collect::<Box<[u32]>>()
+        };
+        let mut me = Instance {
+            world,
+            raw: instance,
+            audio_in: ports(PortKind::Audio, true),
+            audio_out: ports(PortKind::Audio, false),
+            values: values.into(),
+            atoms: plugin
+                .ports
+                .iter()
+                .filter(|p| p.kind == PortKind::Atom)
+                .map(|p| AtomPort {
+                    index: p.index,
+                    input: p.input,
+                    buf: vec![0u64; ATOM_BYTES / 8].into(),
+                })
+                .collect(),
+            inputs: vec![0.0; max_block * plugin.audio(true).count()].into(),
+            scratch: vec![0.0; max_block].into(),
+            max_block,
+            sequence: urid_of(uris::ATOM_SEQUENCE),
+            chunk: urid_of(uris::ATOM_CHUNK),
+            _features: features,
+        };
+        for p in &plugin.ports {
+            let data: *mut c_void = match p.kind {
+                PortKind::Control => (&mut me.values[p.index as usize] as *mut f32).cast(),
+                PortKind::Atom => {
+                    let a = me.atoms.iter_mut().find(|a| a.index == p.index);
+                    a.map_or(std::ptr::null_mut(), |a| a.buf.as_mut_ptr().cast())
+                }
+                // Connected at every run (audio) or never (optional ports of other kinds:
+                // the node refuses a required one before it gets here).
+                _ => std::ptr::null_mut(),
+            };
+            me.connect(p.index, data);
+        }
+        me.prepare_atoms();
+        me.activate();
+        Some(me)
+    }
+
+    /// The plugin's descriptor.
+    fn descriptor(&self) -> &crate::ffi::Descriptor {
+        // SAFETY: `raw` is a live instance whose descriptor is the plugin library's static
+        // data, valid until the instance is freed.
+        unsafe { &*(*self.raw).descriptor }
+    }
+
+    /// The plugin's handle.
+    fn handle(&self) -> *mut c_void {
+        // SAFETY: `raw` is a live instance.
+        unsafe { (*self.raw).handle }
+    }
+
+    #[inline]
+    fn connect(&mut self, port: u32, data: *mut c_void) {
+        if let Some(f) = self.descriptor().connect_port {
+            // SAFETY: `port` is a port of the plugin; `data` points at memory that stays
+            // valid for as long as the plugin uses it: the instance's own boxes, or the
+            // node's buffers during this call's `run`.
+            unsafe { f(self.handle(), port, data) };
+        }
+    }
+
+    /// Resets the atom ports before a run: an input holds an empty sequence, an output a
+    /// chunk of the buffer's capacity for the plugin to write into.
+    #[inline]
+    fn prepare_atoms(&mut self) {
+        let (sequence, chunk) = (self.sequence, self.chunk);
+        for a in &mut self.atoms {
+            // Atom header (size, type) as two native-endian u32 in the first u64; an input
+            // sequence's body (unit, pad) is the second u64, all zero.
+            let (size, kind) = if a.input {
+                (8u32, sequence)
+            } else {
+                ((ATOM_BYTES - 8) as u32, chunk)
+            };
+            let mut head = [0u8; 8];
+            head[..4].copy_from_slice(&size.to_ne_bytes());
+            head[4..].copy_from_slice(&kind.to_ne_bytes());
+            a.buf[0] = u64::from_ne_bytes(head);
+            a.buf[1] = 0;
+        }
+    }
+
+    fn activate(&mut self) {
+        if let Some(f) = self.descriptor().activate {
+            let _lock = self.world.guard();
+            // SAFETY: the instance is live and not active.
+            unsafe { f(self.handle()) };
+        }
+    }
+
+    fn deactivate(&mut self) {
+        if let Some(f) = self.descriptor().deactivate {
+            let _lock = self.world.guard();
+            // SAFETY: the instance is live and active.
+            unsafe { f(self.handle()) };
+        }
+    }
+
+    /// Runs the plugin over `frames` frames from `off` of the node's buffers, at most
+    /// `max_block` of them.
+    #[inline]
+    fn run_part(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]], off: usize, n: usize) {
+        for k in 0..self.audio_in.len() {
+            let copy = &mut self.inputs[k * self.max_block..][..n];
+            match inputs.get(k) {
+                Some(x) => copy.copy_from_slice(&x[off..off + n]),
+                None => copy.fill(0.0),
+            }
+            let data = copy.as_mut_ptr();
+            self.connect(self.audio_in[k], data.cast());
+        }
+        for k in 0..self.audio_out.len() {
+            let data = match outputs.get_mut(k) {
+                Some(y) => y[off..].as_mut_ptr(),
+                None => self.scratch.as_mut_ptr(),
+            };
+            self.connect(self.audio_out[k], data.cast());
+        }
+        self.prepare_atoms();
+        if let Some(run) = self.descriptor().run {
+            // SAFETY: the instance is live and active; every audio port is connected to at
+            // least `n` frames (the node's output buffers from `off`, or the instance's own
+            // `max_block` frames, `n <= max_block`); control and atom ports to its boxes.
+            unsafe { run(self.handle(), n as u32) };
+        }
+    }
+}
+
+impl Processor for Instance {
+    fn process(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
+        let frames = outputs
+            .first()
+            .map(|o| o.len())
+            .or_else(|| inputs.first().map(|i| i.len()))
+            .unwrap_or(0);
+        let mut off = 0;
+        while off < frames {
+            let n = (frames - off).min(self.max_block);
+            self.run_part(inputs, outputs, off, n);
+            off += n;
+        }
+    }
+
+    /// Deactivates and activates the plugin: LV2's way back to the initial state.
+    fn reset(&mut self) {
+        self.deactivate();
+        self.activate();
+    }
+
+    fn memory(&self) -> usize {
+        self.atoms.len() * ATOM_BYTES + (self.audio_in.len() + 1) * self.max_block * 4
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        self.deactivate();
+        let _lock = self.world.guard();
+        // SAFETY: the instance is live, deactivated, and freed once; nothing uses it after.
+        unsafe { (self.world.lilv.lilv_instance_free)(self.raw) };
+    }
+}
+
+/// The processor of a node whose plugin could not be instantiated again (after it was once
+/// at load): silence, said at load.
+pub struct Silent;
+
+impl Processor for Silent {
+    fn process(&mut self, _inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
+        for o in outputs {
+            o.fill(0.0);
+        }
+    }
+
+    fn reset(&mut self) {}
+}

@@ -1,0 +1,74 @@
+//! fugue-lv2: the `lv2` node kind, LV2 plugins as nodes of a fugue graph.
+//!
+//! ```text
+//! verb = { kind: "lv2", uri: "http://drobilla.net/plugins/mda/Ambience", mix: 0.5, };
+//! ```
+//!
+//! - `uri` names an installed plugin (`fugue plugins` lists them); every other attribute sets
+//!   the control input of that symbol, checked against the port's range (an attribute that
+//!   names no control is warned about, with the plugin's controls); unset controls take the
+//!   plugin's defaults.
+//! - The node's input and output ports are the plugin's audio inputs and outputs, in the
+//!   plugin's port order. Control outputs are connected to memory the processor keeps; atom
+//!   (MIDI, event) inputs get an empty sequence at every run, atom outputs an empty chunk.
+//! - The plugin is instantiated when the graph is compiled (render, run, the host's `load`),
+//!   on the control thread, at the node's sample rate and for calls of at most the node's
+//!   block; activated before the first cycle; deactivated and freed where the plan is
+//!   dropped, off the audio thread. A cycle connects the node's buffers to the audio ports
+//!   and calls `run`: nothing is allocated, locked or waited for on fugue's side.
+//! - Refused at load, in one sentence each: an unknown URI (with the nearest installed ones),
+//!   a value out of a control's range, a plugin that requires a feature fugue does not
+//!   provide (fugue provides `urid:map`, `urid:unmap`, `options:options` with the block
+//!   lengths and the rate, `bufsz:boundedBlockLength`), a required port fugue cannot connect
+//!   (CV), and lilv itself absent. A plugin that does not declare `lv2:hardRTCapable` is
+//!   warned about.
+//!
+//! lilv is not linked: `liblilv-0.so.0` (Debian package `liblilv-0-0`) is opened the first
+//! time an `lv2` node is built or the plugins are listed, so fugue builds and runs without
+//! it; the environment variable `FUGUE_LIBLILV` names another file to open instead.
+
+mod features;
+mod ffi;
+mod instance;
+mod nearest;
+mod node;
+pub mod uris;
+mod world;
+
+use std::sync::Arc;
+
+use fugue_dsp::Registry;
+use thiserror::Error;
+
+pub use ffi::{LIBRARY, LIBRARY_VAR};
+pub use world::{world, PluginInfo, PortInfo, PortKind, World};
+
+/// Why LV2 plugins cannot be used.
+#[derive(Clone, Debug, Error, PartialEq)]
+pub enum Lv2Error {
+    /// lilv could not be opened.
+    #[error(
+        "needs the LV2 host library {} ({reason}); install the package liblilv-0-0",
+        ffi::LIBRARY
+    )]
+    NoLilv {
+        /// What the loader said.
+        reason: String,
+    },
+}
+
+/// The kind's name.
+pub const KIND: &str = "lv2";
+
+/// Registers the `lv2` kind in `registry`; its warnings at load (an attribute that names no
+/// control, a plugin not declared real-time safe) are said through `warn`, each once.
+/// Registering opens nothing: lilv is opened when the first `lv2` node is built.
+pub fn register(registry: &mut Registry, warn: impl Fn(&str) + Send + Sync + 'static) {
+    let kind = Arc::new(node::Kind::new(warn));
+    registry.register(KIND, move |ctx| kind.build(ctx));
+}
+
+/// The installed plugins, in URI order, or why they cannot be read.
+pub fn plugins() -> Result<&'static [PluginInfo], Lv2Error> {
+    Ok(world()?.plugins())
+}

@@ -1,0 +1,252 @@
+//! The `lv2` kind: a graph node becomes an instance of the plugin its `uri` names, its other
+//! attributes the values of the plugin's control inputs.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use fugue_dsp::{attrs, DspNode, NodeContext, NodeError, Processor};
+
+use crate::ffi::Opaque;
+use crate::instance::{Instance, Silent};
+use crate::world::{world, PluginInfo, PortKind, World};
+use crate::{nearest, uris};
+
+/// What the kind's constructor shares among its nodes: where its warnings go, and which it
+/// has said already (each once).
+pub struct Kind {
+    warn: Box<dyn Fn(&str) + Send + Sync>,
+    said: Mutex<HashSet<String>>,
+}
+
+impl Kind {
+    /// A kind that says its warnings through `warn`.
+    pub fn new(warn: impl Fn(&str) + Send + Sync + 'static) -> Kind {
+        Kind {
+            warn: Box::new(warn),
+            said: Mutex::new(HashSet::new()),
+        }
+    }
+
+    fn warn(&self, w: String) {
+        let mut said = self.said.lock().unwrap_or_else(|p| p.into_inner());
+        if said.insert(w.clone()) {
+            (self.warn)(&w);
+        }
+    }
+
+    /// The constructor: the `lv2` node of `ctx`.
+    pub fn build(self: &Arc<Self>, ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
+        let uri = match ctx.node.attr("uri") {
+            Some(v) => v.as_str().into_owned(),
+            None => {
+                return Err(NodeError::MissingAttr {
+                    node: ctx.name().to_string(),
+                    kind: ctx.kind().to_string(),
+                    attr: "uri".into(),
+                    what: "the URI of an installed LV2 plugin; `fugue plugins` lists them".into(),
+                })
+            }
+        };
+        let world = world().map_err(|e| attrs::bad_ports(ctx, e.to_string()))?;
+        let Some((plugin, raw)) = world.find(&uri) else {
+            let near = nearest::uris(world.plugins().iter().map(|p| p.uri.as_str()), &uri, 3);
+            let reason = if near.is_empty() {
+                "is not an installed LV2 plugin (no plugin is installed; Debian packages mda-lv2 and swh-lv2 hold some)".to_string()
+            } else {
+                format!(
+                    "is not an installed LV2 plugin; the nearest installed: {} (`fugue plugins` lists them all)",
+                    near.join(", ")
+                )
+            };
+            return Err(attrs::bad(ctx, "uri", &uri, &reason));
+        };
+        supported(ctx, plugin)?;
+        let audio_in = plugin.audio(true).count();
+        let audio_out = plugin.audio(false).count();
+        if ctx.inputs > audio_in {
+            return Err(attrs::bad_ports(
+                ctx,
+                format!(
+                    "is plugin <{uri}> with {audio_in} audio input(s), but the graph gives it {} input port(s)",
+                    ctx.inputs
+                ),
+            ));
+        }
+        let values = self.controls(ctx, plugin)?;
+        if !plugin.hard_rt() {
+            self.warn(format!(
+                "node `{}`: plugin <{uri}> does not declare lv2:hardRTCapable; its run may allocate or block, and cycles may miss their deadline",
+                ctx.name()
+            ));
+        }
+        let first = Instance::new(world, plugin, raw, ctx.sample_rate, ctx.block, &values)
+            .ok_or_else(|| {
+                attrs::bad_ports(
+                    ctx,
+                    format!(
+                        "could not instantiate plugin <{uri}> at {} Hz (its instantiate failed)",
+                        ctx.sample_rate
+                    ),
+                )
+            })?;
+        Ok(Box::new(Lv2Node {
+            world,
+            raw,
+            plugin: plugin.clone(),
+            name: ctx.name().to_string(),
+            values,
+            rate: ctx.sample_rate,
+            block: ctx.block,
+            audio_in,
+            audio_out,
+            first: Mutex::new(Some(first)),
+            kind: Arc::clone(self),
+        }))
+    }
+
+    /// The value of every port: each control input from its attribute (range-checked) or
+    /// its default; an attribute that names no control is warned about.
+    fn controls(&self, ctx: &NodeContext<'_>, plugin: &PluginInfo) -> Result<Vec<f32>, NodeError> {
+        let rate = ctx.sample_rate;
+        let mut values: Vec<f32> = plugin.ports.iter().map(|p| p.initial(rate)).collect();
+        for (attr, value) in &ctx.node.attrs {
+            if attr == "uri" {
+                continue;
+            }
+            let Some(port) = plugin.controls().find(|p| p.symbol == *attr) else {
+                let names: Vec<&str> = plugin.controls().map(|p| p.symbol.as_str()).collect();
+                self.warn(format!(
+                    "node `{}` has attribute `{attr}`, which is no control of plugin <{}>; its controls: {}",
+                    ctx.name(),
+                    plugin.uri,
+                    if names.is_empty() { "none".to_string() } else { names.join(", ") }
+                ));
+                continue;
+            };
+            let v = attrs::number(ctx, attr)?.expect("the attribute is present");
+            let (lo, hi) = port.range(rate);
+            if (!lo.is_nan() && v < lo) || (!hi.is_nan() && v > hi) || !v.is_finite() {
+                return Err(attrs::bad(
+                    ctx,
+                    attr,
+                    &value.as_str(),
+                    &format!(
+                        "is outside the range of control `{attr}` of plugin <{}>: {lo} to {hi}",
+                        plugin.uri
+                    ),
+                ));
+            }
+            values[port.index as usize] = v as f32;
+        }
+        Ok(values)
+    }
+}
+
+/// Refuses a plugin that requires a feature fugue does not provide, or has a port that fugue
+/// cannot connect and the plugin does not let go unconnected.
+fn supported(ctx: &NodeContext<'_>, plugin: &PluginInfo) -> Result<(), NodeError> {
+    let uri = &plugin.uri;
+    if let Some(f) = plugin
+        .required_features
+        .iter()
+        .find(|f| !uris::PROVIDED.contains(&f.as_str()))
+    {
+        return Err(attrs::bad_ports(
+            ctx,
+            format!(
+                "is plugin <{uri}>, which requires {} (<{f}>), a feature fugue does not provide",
+                uris::describe(f)
+            ),
+        ));
+    }
+    if let Some(p) = plugin
+        .ports
+        .iter()
+        .find(|p| !p.optional && matches!(p.kind, PortKind::Cv | PortKind::Other))
+    {
+        let what = if p.kind == PortKind::Cv {
+            "a CV port"
+        } else {
+            "a port of a type fugue does not know"
+        };
+        return Err(attrs::bad_ports(
+            ctx,
+            format!(
+                "is plugin <{uri}>, whose port `{}` is {what}, which fugue cannot connect and the plugin requires",
+                p.symbol
+            ),
+        ));
+    }
+    if plugin.audio(true).count() + plugin.audio(false).count() == 0 {
+        return Err(attrs::bad_ports(
+            ctx,
+            format!("is plugin <{uri}>, which has no audio port"),
+        ));
+    }
+    Ok(())
+}
+
+/// The control side of an `lv2` node.
+struct Lv2Node {
+    world: &'static World,
+    raw: *const Opaque,
+    plugin: PluginInfo,
+    name: String,
+    values: Vec<f32>,
+    rate: f64,
+    block: usize,
+    audio_in: usize,
+    audio_out: usize,
+    /// The instance made at load, for the first processor.
+    first: Mutex<Option<Instance>>,
+    /// The kind, which says a failure to instantiate the plugin again.
+    kind: Arc<Kind>,
+}
+
+// SAFETY: `raw` is a plugin of the world, which lives as long as the process and is only
+// used under its lock (`Instance::new`); the rest is Send.
+unsafe impl Send for Lv2Node {}
+
+impl DspNode for Lv2Node {
+    fn inputs(&self) -> usize {
+        self.audio_in
+    }
+
+    fn outputs(&self) -> usize {
+        self.audio_out
+    }
+
+    fn processor(&self) -> Box<dyn Processor> {
+        let first = self.first.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let instance = first.or_else(|| {
+            Instance::new(
+                self.world,
+                &self.plugin,
+                self.raw,
+                self.rate,
+                self.block,
+                &self.values,
+            )
+        });
+        match instance {
+            Some(i) => fugue_dsp::isolated(i),
+            None => {
+                self.kind.warn(format!(
+                    "node `{}`: plugin <{}> could not be instantiated again; this copy of the node plays silence",
+                    self.name, self.plugin.uri
+                ));
+                fugue_dsp::isolated(Silent)
+            }
+        }
+    }
+
+    fn memory(&self) -> usize {
+        let atoms = self
+            .plugin
+            .ports
+            .iter()
+            .filter(|p| p.kind == PortKind::Atom)
+            .count();
+        atoms * crate::instance::ATOM_BYTES + (self.audio_in + 1) * self.block * 4
+    }
+}

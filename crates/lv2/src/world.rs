@@ -1,0 +1,337 @@
+//! The LV2 world: lilv opened once per process, every installed plugin read once into a
+//! [`PluginInfo`] (what `fugue plugins` lists and what the kind checks a node against), and
+//! the lock that serialises every later call into lilv.
+
+use std::ffi::{c_char, CStr, CString};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+use serde::Serialize;
+
+use crate::ffi::{Lilv, Opaque};
+use crate::uris;
+use crate::Lv2Error;
+
+/// What a port carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PortKind {
+    /// Audio samples (`lv2:AudioPort`).
+    Audio,
+    /// One value per run (`lv2:ControlPort`).
+    Control,
+    /// Atom sequences: MIDI, events (`atom:AtomPort`).
+    Atom,
+    /// A control-voltage signal (`lv2:CVPort`).
+    Cv,
+    /// Anything else (the old event extension, ...).
+    Other,
+}
+
+/// One port of a plugin.
+#[derive(Clone, Debug, Serialize)]
+pub struct PortInfo {
+    /// Its index in the plugin.
+    pub index: u32,
+    /// Its symbol (the attribute that sets a control input).
+    pub symbol: String,
+    /// Its name.
+    pub name: String,
+    /// What it carries.
+    pub kind: PortKind,
+    /// Whether it is an input (else an output).
+    pub input: bool,
+    /// Whether the plugin runs with it unconnected (`lv2:connectionOptional`).
+    pub optional: bool,
+    /// Whether its range is a fraction of the sample rate (`lv2:sampleRate`).
+    pub sample_rate: bool,
+    /// The lowest value (controls; NaN when the plugin gives none).
+    pub min: f32,
+    /// The highest value (controls; NaN when the plugin gives none).
+    pub max: f32,
+    /// The default value (controls; NaN when the plugin gives none).
+    pub default: f32,
+}
+
+impl PortInfo {
+    /// The port's range at `rate` Hz: [`min`](PortInfo::min) and [`max`](PortInfo::max),
+    /// times the rate for a port whose range is a fraction of it.
+    pub fn range(&self, rate: f64) -> (f64, f64) {
+        let k = if self.sample_rate { rate } else { 1.0 };
+        (f64::from(self.min) * k, f64::from(self.max) * k)
+    }
+
+    /// The value an unset control takes: the default, else the minimum, else 0. Where the
+    /// range is a fraction of the rate, so is a default that lies in it (times the rate);
+    /// a default outside it is taken as written, in Hz (swh's plugins give theirs so).
+    pub fn initial(&self, rate: f64) -> f32 {
+        for v in [self.default, self.min] {
+            if v.is_nan() {
+                continue;
+            }
+            let fraction = !(v < self.min || v > self.max);
+            return if self.sample_rate && fraction {
+                (f64::from(v) * rate) as f32
+            } else {
+                v
+            };
+        }
+        0.0
+    }
+}
+
+/// One installed plugin.
+#[derive(Clone, Debug, Serialize)]
+pub struct PluginInfo {
+    /// Its URI (`uri: "..."` in a graph).
+    pub uri: String,
+    /// Its name.
+    pub name: String,
+    /// Its class ("Reverb Plugin", ...).
+    pub class: String,
+    /// Its ports, in index order.
+    pub ports: Vec<PortInfo>,
+    /// The host features it requires.
+    pub required_features: Vec<String>,
+    /// The host features it can use.
+    pub optional_features: Vec<String>,
+    /// The extension interfaces it offers (state, worker, ...).
+    pub extensions: Vec<String>,
+}
+
+impl PluginInfo {
+    /// The audio ports that are inputs (`true`) or outputs (`false`), in index order.
+    pub fn audio(&self, input: bool) -> impl Iterator<Item = &PortInfo> {
+        self.ports
+            .iter()
+            .filter(move |p| p.kind == PortKind::Audio && p.input == input)
+    }
+
+    /// The control input ports, in index order.
+    pub fn controls(&self) -> impl Iterator<Item = &PortInfo> {
+        self.ports
+            .iter()
+            .filter(|p| p.kind == PortKind::Control && p.input)
+    }
+
+    /// Whether the plugin says that its `run` is real-time safe (`lv2:hardRTCapable`).
+    pub fn hard_rt(&self) -> bool {
+        let rt = |v: &Vec<String>| v.iter().any(|f| f == uris::HARD_RT);
+        rt(&self.required_features) || rt(&self.optional_features)
+    }
+}
+
+/// lilv, its world and the plugins read from it.
+pub struct World {
+    pub(crate) lilv: Lilv,
+    /// Serialises every call into lilv and every instantiation, activation and freeing of a
+    /// plugin (lilv is not thread-safe; LV2's instantiation functions may not run
+    /// concurrently).
+    lock: Mutex<()>,
+    world: *mut Opaque,
+    /// `lilv_world_get_all_plugins`'s plugins, in the order of [`World::plugins`].
+    raw: Vec<*const Opaque>,
+    plugins: Vec<PluginInfo>,
+}
+
+// SAFETY: the world's pointers are used only under `lock` (`World::guard`) once `World::load`
+// has returned; the rest is plain data.
+unsafe impl Send for World {}
+// SAFETY: as for Send: shared access to the pointers goes through `lock`.
+unsafe impl Sync for World {}
+
+static WORLD: OnceLock<Result<World, Lv2Error>> = OnceLock::new();
+
+/// The process's LV2 world, loaded on the first call (lilv opened, every installed plugin
+/// read), or why it cannot be.
+pub fn world() -> Result<&'static World, Lv2Error> {
+    WORLD
+        .get_or_init(World::load)
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+impl World {
+    fn load() -> Result<World, Lv2Error> {
+        let lilv = Lilv::open().map_err(|reason| Lv2Error::NoLilv { reason })?;
+        // SAFETY: lilv_world_new has no preconditions; the world is never freed (it lives as
+        // long as the process, as the plugins' data that instances point into).
+        let world = unsafe { (lilv.lilv_world_new)() };
+        if world.is_null() {
+            return Err(Lv2Error::NoLilv {
+                reason: "lilv_world_new failed".into(),
+            });
+        }
+        // SAFETY: `world` is a live world; this thread is the only one that knows it.
+        unsafe { (lilv.lilv_world_load_all)(world) };
+        let mut w = World {
+            lilv,
+            lock: Mutex::new(()),
+            world,
+            raw: Vec::new(),
+            plugins: Vec::new(),
+        };
+        w.read_plugins();
+        Ok(w)
+    }
+
+    /// The lock every call into lilv takes after the world is loaded.
+    pub(crate) fn guard(&self) -> MutexGuard<'_, ()> {
+        // A panic under the lock leaves nothing half-written on fugue's side.
+        self.lock.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Every installed plugin, in lilv's order (by URI).
+    pub fn plugins(&self) -> &[PluginInfo] {
+        &self.plugins
+    }
+
+    /// The plugin of `uri` and its lilv handle.
+    pub(crate) fn find(&self, uri: &str) -> Option<(&PluginInfo, *const Opaque)> {
+        let i = self.plugins.iter().position(|p| p.uri == uri)?;
+        Some((&self.plugins[i], self.raw[i]))
+    }
+
+    /// The string of a lilv node (empty for null).
+    fn string(&self, node: *const Opaque) -> String {
+        if node.is_null() {
+            return String::new();
+        }
+        // SAFETY: `node` is a live lilv node; lilv_node_as_string returns its string (or
+        // null), valid while the node lives.
+        let s: *const c_char = unsafe { (self.lilv.lilv_node_as_string)(node) };
+        if s.is_null() {
+            return String::new();
+        }
+        // SAFETY: a non-null string from lilv is NUL-terminated.
+        unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned()
+    }
+
+    /// The string of a node that the caller owns, which it frees.
+    fn take_string(&self, node: *mut Opaque) -> String {
+        let s = self.string(node);
+        if !node.is_null() {
+            // SAFETY: the node was returned to the caller to free, and is freed once.
+            unsafe { (self.lilv.lilv_node_free)(node) };
+        }
+        s
+    }
+
+    /// The URIs of a node collection that the caller owns, which it frees.
+    fn take_strings(&self, nodes: *mut Opaque) -> Vec<String> {
+        let mut v = Vec::new();
+        if nodes.is_null() {
+            return v;
+        }
+        let l = &self.lilv;
+        // SAFETY: `nodes` is a live collection; the iterator walks it and is not used after
+        // its end; the collection is freed once, after the walk.
+        unsafe {
+            let mut it = (l.lilv_nodes_begin)(nodes);
+            while !(l.lilv_nodes_is_end)(nodes, it) {
+                v.push(self.string((l.lilv_nodes_get)(nodes, it)));
+                it = (l.lilv_nodes_next)(nodes, it);
+            }
+            (l.lilv_nodes_free)(nodes);
+        }
+        v
+    }
+
+    /// A lilv URI node of `uri` (freed by the caller).
+    fn uri(&self, uri: &str) -> *mut Opaque {
+        let c = CString::new(uri).expect("the URIs of `uris` hold no NUL");
+        // SAFETY: the world is live; lilv copies the string.
+        unsafe { (self.lilv.lilv_new_uri)(self.world, c.as_ptr()) }
+    }
+
+    /// Reads every installed plugin (at load, before the world is shared).
+    fn read_plugins(&mut self) {
+        let classes = [
+            (uris::AUDIO_PORT, PortKind::Audio),
+            (uris::CONTROL_PORT, PortKind::Control),
+            (uris::ATOM_PORT, PortKind::Atom),
+            (uris::CV_PORT, PortKind::Cv),
+        ]
+        .map(|(u, k)| (self.uri(u), k));
+        let input = self.uri(uris::INPUT_PORT);
+        let optional = self.uri(uris::CONNECTION_OPTIONAL);
+        let sample_rate = self.uri(uris::SAMPLE_RATE);
+        let l = &self.lilv;
+        // SAFETY: the world is live and loaded; `all` and the iterator are lilv's, walked to
+        // the end and not kept.
+        let raw: Vec<*const Opaque> = unsafe {
+            let all = (l.lilv_world_get_all_plugins)(self.world);
+            let mut v = Vec::new();
+            let mut it = (l.lilv_plugins_begin)(all);
+            while !(l.lilv_plugins_is_end)(all, it) {
+                v.push((l.lilv_plugins_get)(all, it));
+                it = (l.lilv_plugins_next)(all, it);
+            }
+            v
+        };
+        let mut plugins = Vec::with_capacity(raw.len());
+        for &p in &raw {
+            // SAFETY: for every call of this block, `p` is a plugin of the loaded world and
+            // its ports are that plugin's; the nodes passed are live URI nodes made above;
+            // the arrays hold one value per port.
+            let info = unsafe {
+                let n = (l.lilv_plugin_get_num_ports)(p);
+                let mut min = vec![f32::NAN; n as usize];
+                let mut max = vec![f32::NAN; n as usize];
+                let mut def = vec![f32::NAN; n as usize];
+                (l.lilv_plugin_get_port_ranges_float)(
+                    p,
+                    min.as_mut_ptr(),
+                    max.as_mut_ptr(),
+                    def.as_mut_ptr(),
+                );
+                let ports = (0..n)
+                    .map(|i| {
+                        let port = (l.lilv_plugin_get_port_by_index)(p, i);
+                        let kind = classes
+                            .iter()
+                            .find(|(c, _)| (l.lilv_port_is_a)(p, port, *c))
+                            .map_or(PortKind::Other, |&(_, k)| k);
+                        let k = i as usize;
+                        PortInfo {
+                            index: i,
+                            symbol: self.string((l.lilv_port_get_symbol)(p, port)),
+                            name: self.take_string((l.lilv_port_get_name)(p, port)),
+                            kind,
+                            input: (l.lilv_port_is_a)(p, port, input),
+                            optional: (l.lilv_port_has_property)(p, port, optional),
+                            sample_rate: (l.lilv_port_has_property)(p, port, sample_rate),
+                            min: min[k],
+                            max: max[k],
+                            default: def[k],
+                        }
+                    })
+                    .collect();
+                let class = (l.lilv_plugin_get_class)(p);
+                PluginInfo {
+                    uri: self.string((l.lilv_plugin_get_uri)(p)),
+                    name: self.take_string((l.lilv_plugin_get_name)(p)),
+                    class: if class.is_null() {
+                        String::new()
+                    } else {
+                        self.string((l.lilv_plugin_class_get_label)(class))
+                    },
+                    ports,
+                    required_features: self.take_strings((l.lilv_plugin_get_required_features)(p)),
+                    optional_features: self.take_strings((l.lilv_plugin_get_optional_features)(p)),
+                    extensions: self.take_strings((l.lilv_plugin_get_extension_data)(p)),
+                }
+            };
+            plugins.push(info);
+        }
+        for node in classes
+            .map(|(c, _)| c)
+            .into_iter()
+            .chain([input, optional, sample_rate])
+        {
+            // SAFETY: each node was made above by lilv_new_uri and is freed once.
+            unsafe { (l.lilv_node_free)(node) };
+        }
+        self.raw = raw;
+        self.plugins = plugins;
+    }
+}
