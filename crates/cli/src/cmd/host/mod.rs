@@ -18,7 +18,7 @@ use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use fugue_engine::host::command::{self, Command, HELP};
+use fugue_engine::host::command::{self, Command};
 use fugue_engine::host::session::{Answer, Reply, Session};
 use fugue_engine::host::{GraphExecutor, Host, HostBackend, HostOptions, HostReport, Mode};
 
