@@ -161,7 +161,7 @@ fn an_endless_wav_input_is_refused() {
 }
 
 #[test]
-fn gen_refuses_huge_sizes_without_force() {
+fn gen_refuses_huge_sizes_even_with_force() {
     let d = folder("resource_limits", "gen");
     let out = d.join("x.ag");
     let out = out.to_str().unwrap();
@@ -174,8 +174,15 @@ fn gen_refuses_huge_sizes_without_force() {
             "gen", "layered", "--layers", "100000", "--width", "1000", "-o", out,
         ],
     ] {
-        let o = fugue(&args);
-        refused(&o, 2, &["more than the limit of", "--force"]);
-        assert!(!std::path::Path::new(out).exists());
+        // --force overwrites an output; it does not lift the limits.
+        for force in [false, true] {
+            let mut args = args.clone();
+            if force {
+                args.push("--force");
+            }
+            let o = fugue(&args);
+            refused(&o, 2, &["more than the limit of", "docs/limits.md"]);
+            assert!(!std::path::Path::new(out).exists());
+        }
     }
 }

@@ -198,6 +198,9 @@ pub fn run(a: &SweepConfig, progress: &mut dyn Progress) -> Result<Sweep, BenchE
     if a.point_seconds.is_nan() || a.point_seconds <= 0.0 {
         return config("--point-seconds must be positive");
     }
+    if let Some(&largest) = CAPACITIES.iter().max() {
+        super::point::check_memory(largest, a.item_size)?;
+    }
     Folder::create(&a.output, Existing::Files(&FILES), a.force)?;
     let started = Instant::now();
     // Before any run: no thread of this process is pinned yet.
