@@ -221,7 +221,7 @@ impl Drop for Host {
 }
 
 /// Starts the recording's writer thread. The file's sizes are brought up to date after
-/// every second of audio ([`crate::wav::BlockWavWriter::update_sizes`]), so that a host that
+/// every quarter of a second of audio ([`crate::wav::BlockWavWriter::update_sizes`]), so that a host that
 /// is killed leaves a file that reads as what it recorded until then.
 fn start_recorder(
     path: &Path,
@@ -243,14 +243,15 @@ fn start_recorder(
         .name("fugue-host-record".into())
         .spawn(move || {
             let mut failed = None;
-            let mut next_update = u64::from(rate);
+            let every = u64::from(rate / 4).max(1);
+            let mut next_update = every;
             while let Some(block) = rx.recv() {
                 if failed.is_some() {
                     continue;
                 }
                 let mut res = writer.write(block.data());
                 if res.is_ok() && writer.frames() >= next_update {
-                    next_update = writer.frames() + u64::from(rate);
+                    next_update = writer.frames() + every;
                     res = writer.update_sizes();
                 }
                 if let Err(e) = res {
