@@ -104,9 +104,9 @@ pub fn read_bounded(path: &Path, limit: u64, what: &str) -> std::io::Result<Vec<
 
 /// `limit` bytes as people write it: `64 MiB`, `512 KiB`, `100 bytes`.
 fn size_text(limit: u64) -> String {
-    if limit >= 1 << 20 && limit % (1 << 20) == 0 {
+    if limit >= 1 << 20 && limit.is_multiple_of(1 << 20) {
         format!("{} MiB", limit >> 20)
-    } else if limit >= 1 << 10 && limit % (1 << 10) == 0 {
+    } else if limit >= 1 << 10 && limit.is_multiple_of(1 << 10) {
         format!("{} KiB", limit >> 10)
     } else {
         format!("{limit} bytes")
