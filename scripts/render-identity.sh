@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Renders every corpus graph (../shared/data/ag/**/*.ag beside the checkout, and
 # examples/*.ag) with every executor through the release `fugue render`, and writes a
-# manifest: one line per (graph, executor) with the SHA-256 of the WAV, or `refused` where
+# manifest: one line per (graph, executor) with the SHA-256 of the WAV's audio data (its
+# `data` chunk: the header's layout may change, the samples may not), or `refused` where
 # render fails (the same graphs fail with every executor). With `--check MANIFEST` it renders
 # again and compares with MANIFEST, naming every difference, and fails if there is one.
 #
@@ -43,6 +44,16 @@ graphs = sorted(glob.glob("../shared/data/ag/**/*.ag", recursive=True)) + sorted
 tmp = tempfile.mkdtemp()
 start = time.monotonic()
 
+def data_chunk(b):
+    """The bytes of a RIFF/WAVE file's `data` chunk."""
+    pos = 12
+    while pos + 8 <= len(b):
+        cid, size = b[pos:pos + 4], int.from_bytes(b[pos + 4:pos + 8], "little")
+        if cid == b"data":
+            return b[pos + 8:pos + 8 + size]
+        pos += 8 + size + (size & 1)
+    sys.exit("a WAV without a data chunk")
+
 def render(job):
     i, graph, ex = job
     wav = os.path.join(tmp, f"{i}-{ex}.wav")
@@ -53,7 +64,7 @@ def render(job):
     if p.returncode != 0:
         return graph, ex, "refused"
     with open(wav, "rb") as f:
-        digest = hashlib.sha256(f.read()).hexdigest()
+        digest = hashlib.sha256(data_chunk(f.read())).hexdigest()
     os.remove(wav)
     return graph, ex, digest
 
@@ -64,7 +75,7 @@ os.rmdir(tmp)
 settings = f"seconds={secs} rate=48000 buffer={buffer} bits=32 threads={threads}"
 with open(out, "w") as f:
     f.write(f"# fugue render identity: {len(graphs)} graphs x {len(EXECUTORS)} executors, {settings}\n")
-    f.write("# graph\texecutor\tsha256 of the WAV, or refused\n")
+    f.write("# graph\texecutor\tsha256 of the WAV's data chunk, or refused\n")
     for g, ex, h in rows:
         f.write(f"{g}\t{ex}\t{h}\n")
 wall = time.monotonic() - start

@@ -147,6 +147,12 @@ fn load_graph(source: &GraphSource) -> Result<(TaskGraph, String), BenchError> {
         }
         GraphSource::Shape(_, n) => *n,
     };
+    if n as f64 > fugue_graph::gen::MAX_NODES {
+        return crate::error::config(format!(
+            "a graph of {n} nodes is more than the limit of {} nodes on generated graphs (docs/limits.md)",
+            fugue_graph::gen::MAX_NODES
+        ));
+    }
     Ok(match source {
         GraphSource::Shape(Shape::Line, _) => {
             (fugue_graph::gen::line(n), format!("line of {n} nodes"))

@@ -37,16 +37,30 @@ pub struct Loaded {
     pub graph: TaskGraph,
 }
 
-/// The generated graph of `gen:SHAPE:N` (`line` of N nodes, `diamond` of depth N, `rake` of
-/// N branches), labelled by shape and node count.
-pub fn generated(shape: &str, n: usize) -> Option<(String, TaskGraph)> {
-    let g = match shape {
-        "line" => fugue_graph::gen::line(n),
-        "diamond" => fugue_graph::gen::diamond(n),
-        "rake" => fugue_graph::gen::rake(n),
+/// The generator's shape of `gen:SHAPE:N` (`line` of N nodes, `diamond` of depth N, `rake`
+/// of N branches); `None` for an unknown shape.
+pub fn gen_shape(shape: &str, n: usize) -> Option<fugue_graph::gen::Shape> {
+    use fugue_graph::gen::Shape;
+    Some(match shape {
+        "line" => Shape::Line { nodes: n },
+        "diamond" => Shape::Diamond { depth: n },
+        "rake" => Shape::Rake { branches: n },
         _ => return None,
-    };
-    Some((format!("{shape}{}", g.len()), g))
+    })
+}
+
+/// The generated graph of `gen:SHAPE:N` ([`gen_shape`]), labelled by shape and node count;
+/// `None` for an unknown shape. Its size is checked first, against the limits `fugue gen`
+/// keeps ([`fugue_graph::gen::Shape::check_size`]).
+pub fn generated(
+    shape: &str,
+    n: usize,
+) -> Option<Result<(String, TaskGraph), fugue_graph::gen::TooLarge>> {
+    let s = gen_shape(shape, n)?;
+    Some(s.check_size().map(|()| {
+        let g = s.generate();
+        (format!("{shape}{}", g.len()), g)
+    }))
 }
 
 /// The 2019 shape `name` (`line`, `diamond`, `rake`) as the generators make it: the corpus
@@ -58,7 +72,7 @@ pub fn corpus_shape(name: &str) -> Option<Loaded> {
         "diamond" => ("diamond", 5),
         _ => ("rake", 33),
     };
-    let (_, graph) = generated(shape, n)?;
+    let (_, graph) = generated(shape, n)?.ok()?;
     let label = Path::new(file)
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -91,10 +105,14 @@ pub fn load(name: &str, corpus: Option<&Path>, base: &Path) -> Result<Loaded, Be
                 ))
             }
         };
-        let Some((label, graph)) = generated(shape, n) else {
-            return config(format!(
-                "graph `{name}`: unknown shape `{shape}`; expected line, diamond or rake"
-            ));
+        let (label, graph) = match generated(shape, n) {
+            None => {
+                return config(format!(
+                    "graph `{name}`: unknown shape `{shape}`; expected line, diamond or rake"
+                ))
+            }
+            Some(Err(e)) => return config(format!("graph `{name}`: {e}")),
+            Some(Ok(g)) => g,
         };
         return Ok(Loaded {
             label,

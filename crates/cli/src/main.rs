@@ -3,7 +3,10 @@
 //!
 //! Exit codes: 0 success; 1 bad input or a failure while running (unreadable or invalid
 //! file, unwritable output, ...); 2 usage error (bad flag or value, unknown file type);
-//! 130, 143, 129: stopped by SIGINT (Ctrl-C), SIGTERM, SIGHUP (128 + the signal's number).
+//! 130, 143, 129: stopped by SIGINT (Ctrl-C), SIGTERM, SIGHUP (128 + the signal's number);
+//! 141: standard output is a pipe whose reader stopped (said by no message). A write error on
+//! standard output or standard error (a full disk, `/dev/full`) is said in one sentence with
+//! exit code 1 ([`stdio`]).
 
 use std::process::ExitCode;
 
@@ -16,7 +19,8 @@ macro_rules! examples {
             "Examples:\n",
             $("  ", $line, "\n",)+
             "\nExit codes: 0 success; 1 bad input or a failure while running; 2 usage error;\n",
-            "130, 143, 129: stopped by SIGINT (Ctrl-C), SIGTERM, SIGHUP."
+            "130, 143, 129: stopped by SIGINT (Ctrl-C), SIGTERM, SIGHUP.\n",
+            "1 also when standard output cannot be written; 141 when its reader stopped (a pipe)."
         )
     };
 }
@@ -28,6 +32,7 @@ mod output {
     pub use fugue_engine::output::OutputFile as Output;
 }
 mod signals;
+mod stdio;
 mod util;
 mod warn;
 
@@ -168,12 +173,20 @@ enum Command {
 
 fn main() -> ExitCode {
     restore_sigpipe();
+    stdio::install();
     signals::install();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
-            let _ = e.print();
+            if let Err(err) = e.print() {
+                let stream = if e.use_stderr() {
+                    "standard error"
+                } else {
+                    "standard output"
+                };
+                stdio::failed(stream, &err);
+            }
             return ExitCode::from(code);
         }
     };
@@ -196,6 +209,7 @@ fn main() -> ExitCode {
         Command::Completions(a) => cmd::completions::completions(a, Cli::command()),
         Command::Man(a) => cmd::completions::man(a, Cli::command()),
     };
+    stdio::flush();
     match result {
         Ok(()) => match signals::received() {
             // The command finished its work; the signal came meanwhile.

@@ -61,9 +61,35 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
 }
 
 /// The error's message: its causes joined with `: `, user text quoted in it cut to a
-/// readable length ([`fugue_graph::error::shorten_quotes`]).
+/// readable length ([`fugue_graph::error::shorten_quotes`]), and so is any very long word in
+/// it, a path say ([`shorten_words`]).
 pub fn message(e: &anyhow::Error) -> String {
-    fugue_graph::error::shorten_quotes(&format!("{e:#}")).into_owned()
+    shorten_words(&fugue_graph::error::shorten_quotes(&format!("{e:#}")))
+}
+
+/// The longest word (a run of characters without a space: a path, a number) a message shows
+/// whole.
+pub const WORD_MAX: usize = 200;
+
+/// `message` with every word of more than [`WORD_MAX`] characters cut to its first and last
+/// 80 characters with `…` between, so that a megabyte-long path stays one readable line that
+/// still shows where it starts and how it ends.
+pub fn shorten_words(message: &str) -> String {
+    let mut out = String::with_capacity(message.len().min(4096));
+    for (i, word) in message.split(' ').enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        let n = word.chars().count();
+        if n <= WORD_MAX {
+            out.push_str(word);
+        } else {
+            out.extend(word.chars().take(80));
+            out.push('…');
+            out.extend(word.chars().skip(n - 80));
+        }
+    }
+    out
 }
 
 /// Parses a `--format` value.
@@ -153,6 +179,24 @@ pub fn count(max: u64) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + 
 pub fn warning(w: impl std::fmt::Display) {
     eprintln!(
         "fugue: warning: {}",
-        fugue_graph::error::shorten_quotes(&w.to_string())
+        shorten_words(&fugue_graph::error::shorten_quotes(&w.to_string()))
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_words_keep_their_start_and_end() {
+        let path = format!("/tmp/{}/end.ag", "d".repeat(1_000_000));
+        let m = shorten_words(&format!("cannot read {path}: No such file"));
+        assert!(m.len() < 400, "{}", m.len());
+        assert!(m.starts_with("cannot read /tmp/ddd"), "{m}");
+        assert!(
+            m.contains('…') && m.ends_with("ddd/end.ag: No such file"),
+            "{m}"
+        );
+        assert_eq!(shorten_words("a short one"), "a short one");
+    }
 }

@@ -237,6 +237,8 @@ fn bad_input_is_one_clear_line_and_the_host_plays_on() {
         s.to_str().unwrap(),
         "--record",
         mix.to_str().unwrap(),
+        // The first run's recording is replaced (an existing file needs --force).
+        "--force",
         "--strict",
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));

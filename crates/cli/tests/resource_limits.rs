@@ -161,7 +161,7 @@ fn an_endless_wav_input_is_refused() {
 }
 
 #[test]
-fn gen_refuses_huge_sizes_without_force() {
+fn gen_refuses_huge_sizes_even_with_force() {
     let d = folder("resource_limits", "gen");
     let out = d.join("x.ag");
     let out = out.to_str().unwrap();
@@ -174,8 +174,105 @@ fn gen_refuses_huge_sizes_without_force() {
             "gen", "layered", "--layers", "100000", "--width", "1000", "-o", out,
         ],
     ] {
-        let o = fugue(&args);
-        refused(&o, 2, &["more than the limit of", "--force"]);
-        assert!(!std::path::Path::new(out).exists());
+        // --force overwrites an output; it does not lift the limits.
+        for force in [false, true] {
+            let mut args = args.clone();
+            if force {
+                args.push("--force");
+            }
+            let o = fugue(&args);
+            refused(&o, 2, &["more than the limit of", "docs/limits.md"]);
+            assert!(!std::path::Path::new(out).exists());
+        }
     }
+}
+
+#[test]
+fn endless_inputs_are_read_up_to_their_limit() {
+    let g = common::example("rake.ag");
+    let start = Instant::now();
+    for (args, words) in [
+        (
+            vec!["host", "--backend", "offline", "--script", "/dev/zero"],
+            [
+                "/dev/zero",
+                "larger than 16 MiB, the most a host script may have",
+            ],
+        ),
+        (
+            vec!["info", &g, "--costs", "/dev/zero"],
+            [
+                "/dev/zero",
+                "larger than 256 MiB, the most a costs file may have",
+            ],
+        ),
+        (
+            vec!["bench", "study", "/dev/zero", "--dry-run"],
+            [
+                "/dev/zero",
+                "larger than 1 MiB, the most a study spec may have",
+            ],
+        ),
+    ] {
+        let o = fugue(&args);
+        refused(&o, 1, &words);
+    }
+    assert!(start.elapsed() < Duration::from_secs(60));
+}
+
+#[test]
+fn generated_shapes_and_sizes_in_benchmarks_are_bounded() {
+    let d = folder("resource_limits", "bench");
+    let out = d.join("out");
+    let out = out.to_str().unwrap();
+    for (args, code, words) in [
+        (
+            vec!["bench", "capacity", "--graph", "gen:diamond:40"],
+            2,
+            vec!["gen:diamond:40", "more than the limit of 1000000"],
+        ),
+        (
+            vec!["bench", "table", "--shapes", "gen:diamond:40", "-o", out],
+            2,
+            vec!["gen:diamond:40", "more than the limit of 1000000"],
+        ),
+        (
+            vec!["bench", "host", "--graphs", "heavy100000000", "-o", out],
+            2,
+            vec!["heavy100000000", "between 1 and 249999"],
+        ),
+        (
+            vec!["bench", "host", "--graphs", "gen:diamond:40", "-o", out],
+            2,
+            vec!["gen:diamond:40", "more than the limit of 1000000"],
+        ),
+        (
+            vec!["bench", "ring", "--capacity", "1099511627776"],
+            2,
+            vec![
+                "--capacity 1099511627776",
+                "128 TiB",
+                "more than the limit of 1 GiB",
+            ],
+        ),
+        (
+            vec!["bench", "ring", "--item-size", "1073741824"],
+            2,
+            vec!["--item-size 1073741824", "more than the limit of 1 GiB"],
+        ),
+        (
+            vec!["bench", "ring", "--capacity", "18446744073709551615"],
+            2,
+            vec!["18446744073709551615", "more than the limit of 1 GiB"],
+        ),
+    ] {
+        let o = fugue(&args);
+        refused(&o, code, &words);
+        assert!(!std::path::Path::new(out).exists(), "{args:?}");
+    }
+    // clap's refusal of a value out of range takes more than one line (its usage tip).
+    let o = fugue(&["schedule", &common::example("rake.ag"), "-p", "4294967296"]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("must be at most 4096 (got 4294967296)"), "{e}");
 }

@@ -277,7 +277,11 @@ fn candidates(choice: &ExecutorChoice, cores: usize, plain: &Plan) -> Vec<Trial>
         if sub > 1 {
             out.extend(parallel(most, sub, 1));
         }
-        if choice.auto_overlap && choice.options.period.is_none() {
+        // Overlapped cycles make a plan of OVERLAP blocks: not beyond the largest block.
+        if choice.auto_overlap
+            && choice.options.period.is_none()
+            && plain.block().saturating_mul(OVERLAP) <= fugue_exec::MAX_BLOCK
+        {
             out.extend(parallel(most, sub, OVERLAP));
         }
     }

@@ -80,7 +80,12 @@ impl Costs {
                 }
             }
             Costs::File(path) => {
-                let text = std::fs::read_to_string(path).map_err(|source| CostsError::Read {
+                let text = fugue_graph::read::read_text_bounded(
+                    path,
+                    fugue_graph::read::MAX_FILE_BYTES,
+                    "a costs file",
+                )
+                .map_err(|source| CostsError::Read {
                     path: path.clone(),
                     source,
                 })?;

@@ -314,7 +314,7 @@ pub fn read_wav<R: std::io::Read>(r: R, rate: u32) -> Result<Vec<Vec<f32>>, WavI
     let total = u64::from(reader.len());
     if total > MAX_INPUT_SAMPLES {
         return Err(WavInputError::Other(format!(
-            "it holds {total} samples, more than the limit of {MAX_INPUT_SAMPLES} ({} MiB as 32-bit floats); cut it shorter",
+            "its header promises {total} samples, more than the limit of {MAX_INPUT_SAMPLES} ({} MiB as 32-bit floats); cut it shorter (or mend a header that promises more than the file holds)",
             (MAX_INPUT_SAMPLES * 4) >> 20
         )));
     }
@@ -324,18 +324,35 @@ pub fn read_wav<R: std::io::Read>(r: R, rate: u32) -> Result<Vec<Vec<f32>>, WavI
     let frames = (total as usize / ch).min(1 << 16);
     let mut out = vec![Vec::with_capacity(frames); ch];
     let mut push = |i: usize, v: f32| out[i % ch].push(v);
-    let bad = |e: hound::Error| WavInputError::Other(e.to_string());
+    // A sample that cannot be read: the header promised more than the file holds, or the
+    // file cannot be read there.
+    let bad = |read: usize, e: hound::Error| {
+        match e {
+        // hound says the file ended with an error that carries no system error number.
+        hound::Error::IoError(io)
+            if io.kind() == std::io::ErrorKind::UnexpectedEof || io.raw_os_error().is_none() =>
+        {
+            WavInputError::Other(format!(
+                "its header promises {total} samples but the file ends after {read}; the file is cut short or its header is wrong"
+            ))
+        }
+        hound::Error::IoError(io) => {
+            WavInputError::Other(format!("reading sample {read} of {total} failed: {io}"))
+        }
+        e => WavInputError::Other(format!("sample {read} of {total}: {e}")),
+    }
+    };
     match spec.sample_format {
         hound::SampleFormat::Float => {
             for (i, s) in reader.into_samples::<f32>().enumerate() {
-                push(i, s.map_err(bad)?);
+                push(i, s.map_err(|e| bad(i, e))?);
             }
         }
         hound::SampleFormat::Int => {
             let bits = u32::from(spec.bits_per_sample).clamp(1, 32);
             let scale = 1.0 / (1u64 << (bits - 1)) as f32;
             for (i, s) in reader.into_samples::<i32>().enumerate() {
-                push(i, s.map_err(bad)? as f32 * scale);
+                push(i, s.map_err(|e| bad(i, e))? as f32 * scale);
             }
         }
     }

@@ -1,10 +1,24 @@
-//! Block-wise WAV writing for offline render: the header is `hound`'s, the samples are
-//! converted a block at a time into one reusable byte buffer and written with one call, so
-//! the writer thread costs a small fraction of a core (a call per sample through `hound`'s
-//! `write_sample` cost about 30 instructions a sample).
+//! Block-wise WAV writing: the samples are converted a block at a time into one reusable
+//! byte buffer and written with one call, so the writer thread costs a small fraction of a
+//! core (a call per sample through `hound`'s `write_sample` cost about 30 instructions a
+//! sample).
+//!
+//! The header is one every common reader accepts: 16-bit files are plain PCM (format 1, as
+//! `hound` writes them, which Python's `wave` reads), 24-bit files `hound`'s
+//! WAVE_FORMAT_EXTENSIBLE header, and 32-bit float files IEEE float (format 3) with the
+//! `cbSize` field of a non-PCM `fmt ` chunk and a `fact` chunk holding the frame count, as
+//! the format's specification asks (an extensible header with a float sub-format makes sox
+//! warn "wave header missing extended part of fmt chunk").
+//!
+//! A file's sizes can be brought up to date while it grows ([`BlockWavWriter::update_sizes`],
+//! written at their offsets, never moving the file's position), so that a process killed
+//! while recording leaves a file that reads as the audio written until the last update. A
+//! named pipe or a device cannot be seeked: there the header says the longest length (the
+//! reader reads to the end of the stream) and is never rewritten.
 
 use std::fs::File;
-use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::io::{BufWriter, Cursor, Write};
+use std::os::unix::fs::FileExt as _;
 use std::path::Path;
 
 /// Sample formats written ([`crate::render::Bits`] as the writer sees it).
@@ -28,13 +42,64 @@ impl Format {
     }
 }
 
+/// Offset of the frame count in the `fact` chunk of a float file's header ([`header`]).
+const FACT_OFFSET: u64 = 46;
+
+/// The header of a WAV file of `spec` holding `data_bytes` bytes of samples, and the format.
+/// The data chunk's length is the header's last 4 bytes.
+fn header(spec: hound::WavSpec, data_bytes: u32) -> Result<(Vec<u8>, Format), hound::Error> {
+    let format = match (spec.sample_format, spec.bits_per_sample) {
+        (hound::SampleFormat::Float, 32) => Format::F32,
+        (hound::SampleFormat::Int, 16) => Format::I16,
+        (hound::SampleFormat::Int, 24) => Format::I24,
+        _ => return Err(hound::Error::Unsupported),
+    };
+    if format != Format::F32 {
+        // hound's header for integer samples, its data chunk last.
+        let mut c = Cursor::new(Vec::new());
+        hound::WavWriter::new(&mut c, spec)?.finalize()?;
+        let mut h = c.into_inner();
+        let n = h.len();
+        h[4..8].copy_from_slice(&((n as u32 - 8).saturating_add(data_bytes)).to_le_bytes());
+        h[n - 4..].copy_from_slice(&data_bytes.to_le_bytes());
+        return Ok((h, format));
+    }
+    let channels = spec.channels;
+    let align = u32::from(channels) * 4;
+    let frames = data_bytes / align.max(1);
+    let mut h = Vec::with_capacity(58);
+    h.extend_from_slice(b"RIFF");
+    h.extend_from_slice(&(50u32.saturating_add(data_bytes)).to_le_bytes());
+    h.extend_from_slice(b"WAVE");
+    h.extend_from_slice(b"fmt ");
+    h.extend_from_slice(&18u32.to_le_bytes());
+    h.extend_from_slice(&3u16.to_le_bytes()); // WAVE_FORMAT_IEEE_FLOAT
+    h.extend_from_slice(&channels.to_le_bytes());
+    h.extend_from_slice(&spec.sample_rate.to_le_bytes());
+    h.extend_from_slice(&(spec.sample_rate.saturating_mul(align)).to_le_bytes());
+    h.extend_from_slice(&(align as u16).to_le_bytes());
+    h.extend_from_slice(&32u16.to_le_bytes());
+    h.extend_from_slice(&0u16.to_le_bytes()); // cbSize: no extension
+    h.extend_from_slice(b"fact");
+    h.extend_from_slice(&4u32.to_le_bytes());
+    debug_assert_eq!(h.len() as u64, FACT_OFFSET);
+    h.extend_from_slice(&frames.to_le_bytes());
+    h.extend_from_slice(b"data");
+    h.extend_from_slice(&data_bytes.to_le_bytes());
+    Ok((h, format))
+}
+
 /// A WAV file being written, block by block.
 pub(crate) struct BlockWavWriter {
     file: BufWriter<File>,
     format: Format,
+    spec: hound::WavSpec,
     /// Bytes of the header: the data chunk's length is its last 4 bytes.
     header: u64,
     data_bytes: u64,
+    /// Whether the file is a regular file, whose header is rewritten with the sizes
+    /// (otherwise a stream, whose header says the longest length).
+    seekable: bool,
     bytes: Vec<u8>,
 }
 
@@ -44,23 +109,32 @@ const MAX_DATA_BYTES: u64 = u32::MAX as u64 - 1024;
 impl BlockWavWriter {
     /// Creates `path` (truncating it) with the header of `spec` and no samples yet.
     pub(crate) fn create(path: &Path, spec: hound::WavSpec) -> Result<Self, hound::Error> {
-        let format = match (spec.sample_format, spec.bits_per_sample) {
-            (hound::SampleFormat::Float, 32) => Format::F32,
-            (hound::SampleFormat::Int, 16) => Format::I16,
-            (hound::SampleFormat::Int, 24) => Format::I24,
-            _ => return Err(hound::Error::Unsupported),
-        };
-        // hound writes the header, its data chunk last, and never a `fact` chunk.
-        hound::WavWriter::create(path, spec)?.finalize()?;
-        let mut file = std::fs::OpenOptions::new().write(true).open(path)?;
-        let header = file.seek(SeekFrom::End(0))?;
+        BlockWavWriter::new(File::create(path)?, spec)
+    }
+
+    /// Writes into `file`, open for writing and empty: a regular file gets the header of
+    /// `spec` with no samples yet (its sizes updated later); a named pipe or a device, one
+    /// that says the longest length.
+    pub(crate) fn new(file: File, spec: hound::WavSpec) -> Result<Self, hound::Error> {
+        let seekable = file.metadata()?.file_type().is_file();
+        let length = if seekable { 0 } else { MAX_DATA_BYTES as u32 };
+        let (h, format) = header(spec, length)?;
+        let mut file = BufWriter::with_capacity(1 << 20, file);
+        file.write_all(&h)?;
         Ok(BlockWavWriter {
-            file: BufWriter::with_capacity(1 << 20, file),
+            file,
             format,
-            header,
+            spec,
+            header: h.len() as u64,
             data_bytes: 0,
+            seekable,
             bytes: Vec::new(),
         })
+    }
+
+    /// Frames written so far.
+    pub(crate) fn frames(&self) -> u64 {
+        self.data_bytes / (self.format.bytes() as u64 * u64::from(self.spec.channels.max(1)))
     }
 
     /// Appends interleaved samples (whole frames).
@@ -102,17 +176,31 @@ impl BlockWavWriter {
         Ok(())
     }
 
+    /// Flushes the samples written and writes their sizes into the header, so that the file
+    /// reads whole as it stands (nothing for a stream).
+    pub(crate) fn update_sizes(&mut self) -> Result<(), hound::Error> {
+        self.file.flush()?;
+        if !self.seekable {
+            return Ok(());
+        }
+        let (h, _) = header(self.spec, self.data_bytes as u32)?;
+        let file = self.file.get_ref();
+        // Written at their offsets: the file's position stays at its end.
+        file.write_all_at(&h[h.len() - 4..], self.header - 4)?;
+        file.write_all_at(&h[4..8], 4)?;
+        if self.format == Format::F32 {
+            file.write_all_at(
+                &h[FACT_OFFSET as usize..FACT_OFFSET as usize + 4],
+                FACT_OFFSET,
+            )?;
+        }
+        Ok(())
+    }
+
     /// Writes the sizes into the header and flushes.
     pub(crate) fn finalize(mut self) -> Result<(), hound::Error> {
-        self.file.flush()?;
-        let file = self.file.get_mut();
-        // RIFF size: everything after its first 8 bytes; then the data chunk's length.
-        let riff = (self.header + self.data_bytes - 8) as u32;
-        file.seek(SeekFrom::Start(4))?;
-        file.write_all(&riff.to_le_bytes())?;
-        file.seek(SeekFrom::Start(self.header - 4))?;
-        file.write_all(&(self.data_bytes as u32).to_le_bytes())?;
-        file.flush()?;
+        self.update_sizes()?;
+        self.file.get_mut().flush()?;
         Ok(())
     }
 }
@@ -122,7 +210,8 @@ mod tests {
     use super::*;
 
     /// The same samples through `hound`'s per-sample writer and through this one give the
-    /// same file, byte for byte, in every format and channel count.
+    /// same file, byte for byte, in the integer formats, and the same data chunk in float
+    /// (whose header is IEEE float with a `fact` chunk), in every channel count.
     #[test]
     fn files_equal_hounds_byte_for_byte() {
         let dir = std::env::temp_dir();
@@ -167,14 +256,61 @@ mod tests {
                     bw.write(block).unwrap();
                 }
                 bw.finalize().unwrap();
-                assert_eq!(
-                    std::fs::read(&a).unwrap(),
-                    std::fs::read(&b).unwrap(),
-                    "{bits} bits, {channels} channels"
-                );
+                let (ha, hb) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+                if bits == 32 {
+                    // hound's float header is 68 bytes (an extensible `fmt `), this one 58.
+                    assert_eq!(&ha[68..], &hb[58..], "{channels} channels");
+                    check_float_header(&hb, channels, samples.len());
+                } else {
+                    assert_eq!(ha, hb, "{bits} bits, {channels} channels");
+                }
                 let _ = std::fs::remove_file(&a);
                 let _ = std::fs::remove_file(&b);
             }
         }
+    }
+
+    /// A float file's header: RIFF size, format 3, cbSize 0, `fact` with the frame count, and
+    /// the data chunk's length.
+    fn check_float_header(b: &[u8], channels: u16, samples: usize) {
+        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
+        let u16_at = |i: usize| u16::from_le_bytes(b[i..i + 2].try_into().unwrap());
+        assert_eq!(&b[..4], b"RIFF");
+        assert_eq!(u32_at(4) as usize, b.len() - 8);
+        assert_eq!(&b[12..16], b"fmt ");
+        assert_eq!(u32_at(16), 18);
+        assert_eq!(u16_at(20), 3);
+        assert_eq!(u16_at(22), channels);
+        assert_eq!(u16_at(36), 0);
+        assert_eq!(&b[38..42], b"fact");
+        assert_eq!(u32_at(46) as usize, samples / channels as usize);
+        assert_eq!(&b[50..54], b"data");
+        assert_eq!(u32_at(54) as usize, samples * 4);
+    }
+
+    /// Sizes updated while the file grows: the file reads whole after each update; a named
+    /// pipe gets a header of the longest length and no update.
+    #[test]
+    fn sizes_are_kept_up_to_date_while_the_file_grows() {
+        let path = std::env::temp_dir().join(format!("fugue-wav-grow-{}.wav", std::process::id()));
+        let spec = hound::WavSpec {
+            channels: 2,
+            sample_rate: 48_000,
+            bits_per_sample: 32,
+            sample_format: hound::SampleFormat::Float,
+        };
+        let mut w = BlockWavWriter::create(&path, spec).unwrap();
+        let block = vec![0.25f32; 2 * 64];
+        for n in 1..=3 {
+            w.write(&block).unwrap();
+            w.update_sizes().unwrap();
+            let b = std::fs::read(&path).unwrap();
+            check_float_header(&b, 2, n * block.len());
+            let r = hound::WavReader::open(&path).unwrap();
+            assert_eq!(r.duration() as usize, n * 64);
+        }
+        assert_eq!(w.frames(), 3 * 64);
+        drop(w);
+        let _ = std::fs::remove_file(&path);
     }
 }

@@ -54,7 +54,7 @@ pub use executors::{
 };
 pub use executors::{SharedPool, Tenant};
 pub use plan::{
-    CompileError, CompileOptions, Plan, TaskPanic, JOIN_FANIN, MEMORY_LIMIT, NO_SLOT,
+    CompileError, CompileOptions, Plan, TaskPanic, JOIN_FANIN, MAX_BLOCK, MEMORY_LIMIT, NO_SLOT,
     SPLIT_MIN_FRAMES, SPLIT_MIN_INPUTS, SPLIT_PARTS,
 };
 

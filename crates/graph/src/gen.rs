@@ -404,7 +404,8 @@ impl Shape {
         match *self {
             Shape::Line { nodes } => (nodes as f64, nodes as f64),
             Shape::Diamond { depth } => {
-                let n = diamond_nodes(depth.min(20)) as f64;
+                // In floating point: a depth of 64 or more is a size, not an overflow.
+                let n = 5.0 * 2f64.powi(depth.min(4096) as i32) - 4.0;
                 (n, 2.0 * n)
             }
             Shape::Rake { branches } => {

@@ -5,6 +5,12 @@
 //! the scope has finished. The `struct scheduler *` that tasks receive is a pointer to that
 //! scope: valid from any thread until `sched_init` returns. No panic crosses the boundary:
 //! both functions catch them and fail with an errno instead.
+//!
+//! A task must return. `pthread_exit()` inside a task ends the process: glibc unwinds with a
+//! forced-unwind exception, the `catch_unwind` around the task catches and deletes it, and
+//! glibc aborts on a deleted forced unwind ("FATAL: exception not rethrown"); letting it pass
+//! through Rust frames with destructors would be undefined behaviour (RFC 2945). See
+//! `docs/pool.md`, "The C ABI".
 
 use std::ffi::{c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -116,10 +116,11 @@ pub fn write_png(path: &Path, width: usize, height: usize, rgb: &[u8]) -> Result
 }
 
 /// An animated GIF written frame by frame into a temporary file beside its path, renamed
-/// to it by [`finish`](GifWriter::finish) (removed if dropped unfinished).
+/// to it by [`finish`](GifWriter::finish) (removed if dropped unfinished, and by a process
+/// that ends on a signal: it is registered, [`fugue_engine::output::Temp`]).
 pub struct GifWriter {
     enc: Option<gif::Encoder<std::io::BufWriter<std::fs::File>>>,
-    tmp: PathBuf,
+    tmp: Option<fugue_engine::output::Temp>,
     path: PathBuf,
     width: u16,
     height: u16,
@@ -142,12 +143,12 @@ impl GifWriter {
                 path.display()
             ));
         };
-        let tmp = crate::report::temp_path(path)?;
-        let file = std::fs::File::create(&tmp)
+        let tmp = fugue_engine::output::Temp::new(crate::report::temp_path(path)?, path);
+        let file = std::fs::File::create(tmp.path())
             .map_err(|e| BenchError::io(format!("cannot write {}", path.display()), e))?;
         let mut g = GifWriter {
             enc: None,
-            tmp,
+            tmp: Some(tmp),
             path: path.to_path_buf(),
             width: w,
             height: h,
@@ -196,16 +197,19 @@ impl GifWriter {
         })?;
         file.sync_all()
             .map_err(|e| BenchError::io(format!("cannot write {}", self.path.display()), e))?;
-        crate::report::commit(&self.tmp, &self.path)
+        let tmp = self.tmp.take().expect("open until finished");
+        let res = crate::report::commit(tmp.path(), &self.path);
+        // Renamed, or removed by the failed commit.
+        tmp.keep();
+        res
     }
 }
 
 impl Drop for GifWriter {
     fn drop(&mut self) {
-        if self.enc.is_some() {
-            self.enc = None;
-            let _ = std::fs::remove_file(&self.tmp);
-        }
+        // The encoder's file is closed before its temporary name is removed (by `Temp`).
+        self.enc = None;
+        self.tmp = None;
     }
 }
 

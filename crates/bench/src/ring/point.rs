@@ -284,6 +284,7 @@ fn run_point_here(pt: &Point) -> Result<Outcome, BenchError> {
     if pt.items == 0 {
         return config("--items must be at least 1");
     }
+    check_memory(pt.capacity, pt.item_size)?;
     if let Some(cmd) = &pt.processes {
         let Some(strategy) = pt.imp.strategy() else {
             return config(format!(
@@ -308,6 +309,43 @@ fn run_point_here(pt: &Point) -> Result<Outcome, BenchError> {
         }
         Impl::Rtrb if pt.producers != 1 => config("rtrb takes exactly one producer"),
         Impl::Arrayqueue | Impl::Rtrb | Impl::SyncChannel => run_peer_sized(pt),
+    }
+}
+
+/// The most memory a ring's slots may take: `--capacity` × `--item-size` (each slot rounded
+/// up to a cache line of 128 bytes, as padded slots are).
+pub const MAX_RING_BYTES: u64 = 1 << 30;
+
+/// Refuses a ring whose slots would take more than [`MAX_RING_BYTES`], before anything is
+/// allocated, with the figure and the limit.
+pub fn check_memory(capacity: usize, item_size: usize) -> Result<(), BenchError> {
+    let slot = (item_size as u128).div_ceil(128) * 128;
+    let bytes = capacity as u128 * slot;
+    if bytes > u128::from(MAX_RING_BYTES) {
+        return config(format!(
+            "--capacity {capacity} slots of --item-size {item_size} bytes take {}, more than the limit of {} (docs/limits.md)",
+            bytes_text(bytes),
+            bytes_text(u128::from(MAX_RING_BYTES))
+        ));
+    }
+    Ok(())
+}
+
+/// `bytes` in the largest binary unit that keeps a number of at least 1: `8 TiB`, `1 GiB`.
+fn bytes_text(bytes: u128) -> String {
+    let units = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB"];
+    let mut u = 0;
+    let mut v = bytes as f64;
+    while v >= 1024.0 && u + 1 < units.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{bytes} bytes")
+    } else if v.fract() == 0.0 {
+        format!("{v:.0} {}", units[u])
+    } else {
+        format!("{v:.1} {}", units[u])
     }
 }
 
@@ -620,6 +658,15 @@ mod tests {
         assert!(run_point(&point(Impl::Yield, 1, 8, 4))
             .unwrap_err()
             .is_config());
+        // Slots beyond the memory limit, refused before anything is allocated.
+        for (capacity, item_size) in [(1usize << 40, 8), (8, 1 << 30), (usize::MAX, 8)] {
+            let e = run_point(&point(Impl::Yield, 1, capacity, item_size)).unwrap_err();
+            assert!(e.is_config(), "{e}");
+            assert!(
+                e.to_string().contains("more than the limit of 1 GiB"),
+                "{e}"
+            );
+        }
         let mut p = point(Impl::Mutex, 1, 8, 8);
         p.processes = Some(ProducerCommand {
             program: "true".into(),

@@ -222,6 +222,9 @@ pub fn run(a: &SweepConfig, progress: &mut dyn Progress) -> Result<Sweep, BenchE
     if plan.items == 0 {
         return config("--items must be at least 1");
     }
+    if let Some(&largest) = CAPACITIES.iter().max() {
+        super::point::check_memory(largest, a.item_size)?;
+    }
     Folder::create(&a.output, Existing::Files(&FILES), a.force)?;
     let started = Instant::now();
     // Before any run: no thread of this process is pinned yet.

@@ -125,13 +125,16 @@ impl Prepared {
     }
 }
 
+/// The largest study spec read (a spec is a few lines of TOML).
+pub(crate) const MAX_SPEC_BYTES: u64 = 1 << 20;
+
 /// Reads and checks the spec of `args` and lists its configurations.
 pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
     let (text, label, spec_dir) = match &args.spec {
         Some(p) => (
-            std::fs::read_to_string(p).map_err(|e| {
-                BenchError::io(format!("cannot read study spec {}", p.display()), e)
-            })?,
+            fugue_graph::read::read_text_bounded(p, MAX_SPEC_BYTES, "a study spec").map_err(
+                |e| BenchError::io(format!("cannot read study spec {}", p.display()), e),
+            )?,
             p.display().to_string(),
             p.parent().map(Path::to_path_buf).unwrap_or_default(),
         ),

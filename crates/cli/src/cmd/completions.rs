@@ -27,7 +27,10 @@ pub struct ManArgs {
 /// Prints the completion script of `cmd` for the shell.
 pub fn completions(a: Args, mut cmd: clap::Command) -> anyhow::Result<()> {
     let name = cmd.get_name().to_string();
-    clap_complete::generate(a.shell, &mut cmd, name, &mut std::io::stdout());
+    // Generated into memory first: clap_complete panics on a write error.
+    let mut out = Vec::new();
+    clap_complete::generate(a.shell, &mut cmd, name, &mut out);
+    crate::stdio::write_stdout(&out);
     Ok(())
 }
 
@@ -36,8 +39,7 @@ pub fn man(a: ManArgs, cmd: clap::Command) -> anyhow::Result<()> {
     let Some(dir) = a.dir else {
         let mut out = Vec::new();
         clap_mangen::Man::new(cmd).render(&mut out)?;
-        use std::io::Write as _;
-        std::io::stdout().write_all(&out)?;
+        crate::stdio::write_stdout(&out);
         return Ok(());
     };
     if !dir.is_dir() {

@@ -54,8 +54,8 @@ pub struct Args {
     /// Smallest and largest node cost (wcet, microseconds) of random graphs, as `LO,HI`.
     #[arg(long, default_value = "1,20")]
     pub costs: String,
-    /// Overwrite the output file if it exists, and generate a graph larger than the limits
-    /// (1,000,000 nodes, 10,000,000 edges expected).
+    /// Overwrite the output file if it exists (the size limits, 1,000,000 nodes and
+    /// 10,000,000 edges expected, hold with it too: docs/limits.md).
     #[arg(long)]
     pub force: bool,
 }
@@ -70,12 +70,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     }
     let costs: CostRange = a.costs.parse().map_err(util::usage)?;
     let shape = shape(&a, costs)?;
-    // The size, checked before anything is generated.
-    if !a.force {
-        shape
-            .check_size()
-            .map_err(|e| util::usage(format!("{e}; pass --force to generate it anyway")))?;
-    }
+    // The size, checked before anything is generated (--force only overwrites).
+    shape
+        .check_size()
+        .map_err(|e| util::usage(format!("{e} (docs/limits.md)")))?;
     let out = fugue_engine::output::OutputFile::check(&a.output, a.force, &[])?;
     if a.output.extension().is_none_or(|e| e != "ag") && !out.is_stream() {
         return Err(util::usage(format!(
@@ -123,8 +121,8 @@ fn shape(a: &Args, costs: CostRange) -> anyhow::Result<gen::Shape> {
             branches: a.branches,
         },
         Shape::Layered => gen::Shape::Layered {
-            layers: a.layers,
-            width: a.width,
+            layers: at_least(a.layers, "--layers", 1)?,
+            width: at_least(a.width, "--width", 1)?,
             p,
             costs,
             seed,
@@ -138,6 +136,12 @@ fn shape(a: &Args, costs: CostRange) -> anyhow::Result<gen::Shape> {
     })
 }
 
+/// `v` when it is at least `min`; a usage error naming `flag` otherwise.
+fn at_least(v: usize, flag: &str, min: usize) -> anyhow::Result<usize> {
+    need(Some(v), flag, min)
+}
+
+/// The value of `flag`, which this shape needs, when it is at least `min`.
 fn need(v: Option<usize>, flag: &str, min: usize) -> anyhow::Result<usize> {
     match v {
         Some(n) if n >= min => Ok(n),

@@ -52,6 +52,20 @@ pub struct Args {
 
 /// Runs `fugue profile`.
 pub fn run(args: Args) -> anyhow::Result<()> {
+    // The profile records whole cycles: a pipelined plan has none to record.
+    if let Some(p) = args
+        .exec
+        .pipeline
+        .filter(|p| *p != fugue_engine::Pipeline::Sub(1))
+    {
+        let shown = match p {
+            fugue_engine::Pipeline::Sub(n) => n.to_string(),
+            fugue_engine::Pipeline::Auto => "auto".to_string(),
+        };
+        return Err(util::usage(format!(
+            "--pipeline {shown}: the profile records whole cycles, which a pipelined run does not have; profile without --pipeline (fugue run --pipeline {shown} measures the pipelined cycles)"
+        )));
+    }
     let graph = util::read_graph(&args.graph, args.format)?;
     let offline = args.backend == "offline";
     let (unit_seconds, unit) = if offline {

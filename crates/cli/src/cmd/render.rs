@@ -130,25 +130,37 @@ fn check_output(args: &Args) -> anyhow::Result<Option<OutputFile>> {
 
 /// While it lives, panics print nothing: a processor that panics is silenced by the engine
 /// and reported after the render in one line. A panic that unwinds through the render itself
-/// (a bug) is said when it passes, and the previous hook comes back.
+/// (a bug) is said when it passes, and the previous hook comes back. A failed write to
+/// standard output or error still ends the process as everywhere ([`crate::stdio`]).
 struct QuietPanics {
     last: std::sync::Arc<std::sync::Mutex<String>>,
+    previous: Option<PanicHook>,
 }
+
+/// A panic hook, as `std::panic::take_hook` returns it.
+type PanicHook = Box<dyn Fn(&std::panic::PanicHookInfo<'_>) + Sync + Send + 'static>;
 
 impl QuietPanics {
     fn install() -> QuietPanics {
         let last = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
         let keep = last.clone();
+        let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
+            crate::stdio::on_panic(info);
             *keep.lock().unwrap_or_else(|e| e.into_inner()) = info.to_string();
         }));
-        QuietPanics { last }
+        QuietPanics {
+            last,
+            previous: Some(previous),
+        }
     }
 }
 
 impl Drop for QuietPanics {
     fn drop(&mut self) {
-        let _ = std::panic::take_hook();
+        if let Some(previous) = self.previous.take() {
+            std::panic::set_hook(previous);
+        }
         if std::thread::panicking() {
             let msg = self.last.lock().unwrap_or_else(|e| e.into_inner());
             eprintln!("fugue: internal error: {msg}");

@@ -22,10 +22,10 @@ pub struct Args {
     /// shortest of the heuristics).
     #[arg(long, short = 'a', default_value = "best")]
     pub algorithm: Algorithm,
-    /// Number of processors (the schedule uses at most this many) [default: the cores this
-    /// process may use].
-    #[arg(long, short = 'p')]
-    pub processors: Option<usize>,
+    /// Number of processors, 1 to 4096 (the schedule uses at most this many) [default: the
+    /// cores this process may use].
+    #[arg(long, short = 'p', value_parser = util::count(MAX_PROCESSORS))]
+    pub processors: Option<u64>,
     /// Seed of the random priorities (random, and the random run inside best and optimal).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -63,12 +63,17 @@ pub struct Args {
     pub format: Option<Format>,
 }
 
+/// The most processors a schedule is made for (docs/limits.md): the algorithms keep state
+/// per processor.
+pub const MAX_PROCESSORS: u64 = 4096;
+
 /// Runs `fugue schedule`.
 pub fn run(a: Args) -> anyhow::Result<()> {
     // The time limit counts from here: reading and preparing the graph count against it.
     let started = Instant::now();
     let processors = a
         .processors
+        .map(|p| p as usize)
         .unwrap_or_else(fugue_exec::placement::available_cores);
     if processors == 0 {
         return Err(util::usage("--processors must be at least 1"));

@@ -220,7 +220,9 @@ impl Drop for Host {
     }
 }
 
-/// Starts the recording's writer thread.
+/// Starts the recording's writer thread. The file's sizes are brought up to date after
+/// every quarter of a second of audio ([`crate::wav::BlockWavWriter::update_sizes`]), so that a host that
+/// is killed leaves a file that reads as what it recorded until then.
 fn start_recorder(
     path: &Path,
     mut rx: BlockReceiver,
@@ -233,31 +235,33 @@ fn start_recorder(
         bits_per_sample: 32,
         sample_format: hound::SampleFormat::Float,
     };
-    let mut writer = hound::WavWriter::create(path, spec).map_err(|e| HostError::Io {
+    let mut writer = crate::wav::BlockWavWriter::create(path, spec).map_err(|e| HostError::Io {
         what: format!("cannot create {}", path.display()),
         source: std::io::Error::other(e.to_string()),
     })?;
     let handle = std::thread::Builder::new()
         .name("fugue-host-record".into())
         .spawn(move || {
-            let mut frames = 0u64;
             let mut failed = None;
+            let every = u64::from(rate / 4).max(1);
+            let mut next_update = every;
             while let Some(block) = rx.recv() {
                 if failed.is_some() {
                     continue;
                 }
-                let data = block.data();
-                for &x in data {
-                    if let Err(e) = writer.write_sample(x) {
-                        failed = Some(e.to_string());
-                        break;
-                    }
+                let mut res = writer.write(block.data());
+                if res.is_ok() && writer.frames() >= next_update {
+                    next_update = writer.frames() + every;
+                    res = writer.update_sizes();
                 }
-                frames += (data.len() / channels) as u64;
+                if let Err(e) = res {
+                    failed = Some(e.to_string());
+                }
             }
             if let Some(e) = failed {
                 return Err(e);
             }
+            let frames = writer.frames();
             writer.finalize().map_err(|e| e.to_string())?;
             Ok(frames)
         })

@@ -217,11 +217,32 @@ impl Host {
     pub fn load(&mut self, name: &str, file: &Path) -> Result<LoadReport, HostError> {
         self.collect();
         self.check_name(name)?;
+        self.check_not_recording(file)?;
         let graph = match self.reader.as_ref().and_then(|r| r(file)) {
             Some(read) => read.map_err(HostError::Refused)?,
             None => fugue_graph::read::read_file(file, None)?,
         };
         self.load_graph(name, &graph, &file.display().to_string())
+    }
+
+    /// Refuses to read `file` when it is the file the host records to
+    /// ([`HostOptions::record`]).
+    fn check_not_recording(&self, file: &Path) -> Result<(), HostError> {
+        use std::os::unix::fs::MetadataExt as _;
+        let Some(record) = &self.options.record else {
+            return Ok(());
+        };
+        let (Ok(a), Ok(b)) = (std::fs::metadata(file), std::fs::metadata(record)) else {
+            return Ok(());
+        };
+        if a.dev() == b.dev() && a.ino() == b.ino() {
+            return Err(HostError::Refused(format!(
+                "{} is the file the host records to (--record {}); load another file",
+                file.display(),
+                record.display()
+            )));
+        }
+        Ok(())
     }
 
     /// Loads `graph` as `name`; `file` is what [`Host::list`] shows as its origin.

@@ -132,6 +132,9 @@ fn mib(bytes: usize) -> usize {
     bytes.div_ceil(1 << 20)
 }
 
+/// The most frames a plan's block may have.
+pub const MAX_BLOCK: usize = 1 << 20;
+
 impl CompileOptions {
     /// Checks the rate and block size.
     fn check(&self) -> Result<(), CompileError> {
@@ -141,9 +144,9 @@ impl CompileOptions {
                 self.sample_rate
             )));
         }
-        if self.block == 0 || self.block > 1 << 20 {
+        if self.block == 0 || self.block > MAX_BLOCK {
             return Err(CompileError::Options(format!(
-                "the block must be 1 to 1048576 frames, not {}",
+                "the block must be 1 to {MAX_BLOCK} frames, not {}",
                 self.block
             )));
         }

@@ -81,6 +81,48 @@ pub fn read_file(path: &Path, format: Option<Format>) -> Result<TaskGraph, ReadE
     Ok(graph)
 }
 
+/// Reads the file at `path` whole, refusing one larger than `limit` bytes without reading
+/// more than one byte past it (so `/dev/zero` or an endless pipe stops): the error then says
+/// the limit and what the file should be (`what`: "a costs file").
+pub fn read_bounded(path: &Path, limit: u64, what: &str) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(limit + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!(
+                "it is larger than {}, the most {what} may have",
+                size_text(limit)
+            ),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// `limit` bytes as people write it: `64 MiB`, `512 KiB`, `100 bytes`.
+fn size_text(limit: u64) -> String {
+    if limit >= 1 << 20 && limit.is_multiple_of(1 << 20) {
+        format!("{} MiB", limit >> 20)
+    } else if limit >= 1 << 10 && limit.is_multiple_of(1 << 10) {
+        format!("{} KiB", limit >> 10)
+    } else {
+        format!("{limit} bytes")
+    }
+}
+
+/// [`read_bounded`] as text: bytes that are not UTF-8 are an error.
+pub fn read_text_bounded(path: &Path, limit: u64, what: &str) -> std::io::Result<String> {
+    String::from_utf8(read_bounded(path, limit, what)?).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("it is not UTF-8 text, as {what} is"),
+        )
+    })
+}
+
 /// The largest graph file [`read_file`] reads: 256 MiB (a line of a million nodes written by
 /// `fugue gen` takes about 60 MB). Reading stops one byte past it.
 pub const MAX_FILE_BYTES: u64 = 256 << 20;

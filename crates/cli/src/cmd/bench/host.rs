@@ -68,8 +68,16 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             .map(|n| {
                 if n == "rateau101" {
                     Ok(default_graphs().remove(0))
-                } else if let Some(k) = n.strip_prefix("heavy").and_then(|k| k.parse().ok()) {
-                    Ok((n.clone(), heavy_graph(k)))
+                } else if let Some(k) = n.strip_prefix("heavy").and_then(|k| k.parse::<u64>().ok()) {
+                    // 4 nodes a chain and 2 more, within the limit on generated graphs.
+                    let max = (fugue_graph::gen::MAX_NODES as u64 - 2) / 4;
+                    if k == 0 || k > max {
+                        return Err(usage(format!(
+                            "--graphs: `{n}`: K must be between 1 and {max} (a graph of 4K+2 nodes, at most {} nodes: docs/limits.md)",
+                            fugue_graph::gen::MAX_NODES
+                        )));
+                    }
+                    Ok((n.clone(), heavy_graph(k as usize)))
                 } else if let Some(spec) = n.strip_prefix("gen:") {
                     let (shape, size) = spec.split_once(':').unwrap_or((spec, ""));
                     let size: usize = size.parse().map_err(|_| {
@@ -80,13 +88,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                             "--graphs: `{n}`: N must be between 1 and 10000"
                         )));
                     }
-                    fugue_bench::shapes::generated(shape, size)
-                        .map(|(_, g)| (n.clone(), g))
-                        .ok_or_else(|| {
-                            usage(format!(
-                                "--graphs: `{n}`: unknown shape `{shape}`; expected line, diamond or rake"
-                            ))
-                        })
+                    match fugue_bench::shapes::generated(shape, size) {
+                        Some(Ok((_, g))) => Ok((n.clone(), g)),
+                        Some(Err(e)) => Err(usage(format!("--graphs: `{n}`: {e}"))),
+                        None => Err(usage(format!(
+                            "--graphs: `{n}`: unknown shape `{shape}`; expected line, diamond or rake"
+                        ))),
+                    }
                 } else {
                     let p = PathBuf::from(n);
                     let g = crate::util::read_graph(&p, None)?;
@@ -119,6 +127,15 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         ..HostBenchConfig::default()
     };
     let bench = fugue_bench::host::run(&config, &graphs, &mut Terminal::default())?;
+    if bench.offline.is_empty() && bench.realtime.is_empty() {
+        if let Some((g, mode, n, why, t)) = bench.refused.first() {
+            anyhow::bail!(
+                "the host refused every run ({} refusals; the first: {g}, {} mode, {n} instances on {t} threads: {why}); nothing was written",
+                bench.refused.len(),
+                mode.name()
+            );
+        }
+    }
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     fugue_bench::host::write(&a.output, &config, &bench, &command, a.force)?;
     for line in fugue_bench::host::findings(&bench) {

@@ -70,9 +70,15 @@ pub struct Args {
     /// (`fugue ctl PATH COMMAND...` sends one).
     #[arg(long, value_name = "SOCKET")]
     pub control: Option<PathBuf>,
-    /// Record the mix to this WAV file (32-bit float).
+    /// Record the mix to this WAV file (32-bit float; its header is kept up to date every
+    /// second, so a host that is killed leaves a readable file) or named pipe. An existing
+    /// file is replaced only with --force; a file the host reads (the script, a graph it
+    /// loads) never.
     #[arg(long, value_name = "OUT.wav")]
     pub record: Option<PathBuf>,
+    /// Replace the --record file if it exists.
+    #[arg(long)]
+    pub force: bool,
     /// Reply in JSON, one object per line.
     #[arg(long)]
     pub json: bool,
@@ -229,16 +235,54 @@ struct Outcome {
     failed: bool,
     /// A command asked the host to stop.
     quit: bool,
+    /// A reply could not be written to standard output (the host stops there).
+    write_error: Option<std::io::Error>,
+}
+
+/// A reply that the shell's thread could not write to standard output (the host stops
+/// there, and `fugue host` fails with it).
+static PROMPT_WRITE_ERROR: std::sync::OnceLock<std::io::Error> = std::sync::OnceLock::new();
+
+/// The largest script `--script` reads (a script is lines of commands).
+pub const MAX_SCRIPT_BYTES: u64 = 16 << 20;
+
+/// Checks `--record` before anything is created: not `-` (standard output carries the
+/// replies), not an existing file without `--force`, and not a file the host reads (the
+/// script, the control socket, a graph the script loads).
+fn check_record(args: &Args, script: Option<&[u8]>) -> anyhow::Result<()> {
+    let Some(record) = &args.record else {
+        return Ok(());
+    };
+    if record.as_os_str() == "-" {
+        return Err(util::usage(
+            "--record -: standard output carries the host's replies; name a WAV file or a named pipe to record to",
+        ));
+    }
+    let mut inputs: Vec<PathBuf> = args.script.iter().chain(&args.control).cloned().collect();
+    for line in script
+        .unwrap_or_default()
+        .split(|&b| b == b'\n')
+        .filter_map(|l| std::str::from_utf8(l).ok())
+    {
+        if let Ok(Some(Command::Load { file, .. })) = command::parse(line) {
+            inputs.push(file);
+        }
+    }
+    let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+    fugue_engine::output::OutputFile::check(record, args.force, &inputs)?;
+    Ok(())
 }
 
 /// `fugue host`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let script = match &args.script {
         Some(p) => Some(
-            std::fs::read(p).with_context(|| format!("cannot read the script {}", p.display()))?,
+            fugue_graph::read::read_bounded(p, MAX_SCRIPT_BYTES, "a host script")
+                .with_context(|| format!("cannot read the script {}", p.display()))?,
         ),
         None => None,
     };
+    check_record(&args, script.as_deref())?;
     // The JACK server chooses the buffer: a pipeline that does not divide it falls back to
     // the largest divisor below it, with a warning.
     let known_buffer = (args.backend != "jack").then_some(args.buffer as usize);
@@ -262,7 +306,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         run_script(&mut shell, bytes, path, args.strict, &stop, &mut outcome);
     }
     // Then the interactive shell or standard input (without a script), and the socket.
-    let stopped = outcome.quit || (outcome.failed && args.strict) || stop.load(Ordering::Relaxed);
+    let stopped = outcome.quit
+        || (outcome.failed && args.strict)
+        || outcome.write_error.is_some()
+        || stop.load(Ordering::Relaxed);
     if !stopped {
         serve(&mut shell, &args, script.is_none(), &stop, &mut outcome)?;
     }
@@ -272,6 +319,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .finish()
         .map_err(anyhow::Error::from)?;
     say_report(&report, args.record.as_deref());
+    if let Some(e) = outcome.write_error.as_ref().or(PROMPT_WRITE_ERROR.get()) {
+        crate::stdio::failed("standard output", e);
+    }
     if outcome.failed && args.strict {
         anyhow::bail!("a command failed and --strict stops there");
     }
@@ -304,17 +354,18 @@ fn run_script(
         };
         let Some(r) = reply else { continue };
         let text = r.line(shell.json);
-        if r.ok {
-            let _ = writeln!(stdout.lock(), "{text}");
+        let written = if r.ok || shell.json {
+            writeln!(stdout.lock(), "{text}")
         } else {
-            outcome.failed = true;
-            if shell.json {
-                let _ = writeln!(stdout.lock(), "{text}");
-            } else {
-                eprintln!("{}:{}: {text}", path.display(), i + 1);
-            }
-        }
+            eprintln!("{}:{}: {text}", path.display(), i + 1);
+            Ok(())
+        };
+        outcome.failed |= !r.ok;
         outcome.quit |= r.quits();
+        if let Err(e) = written {
+            outcome.write_error = Some(e);
+            return;
+        }
     }
 }
 
@@ -464,7 +515,14 @@ fn ask(tx: &mpsc::Sender<Request>, line: String) -> Option<String> {
 fn forward(tx: &mpsc::Sender<Request>, line: String) -> bool {
     let quits = matches!(command::parse(&line), Ok(Some(Command::Quit)));
     match ask(tx, line) {
-        Some(r) if !r.is_empty() => println!("{r}"),
+        Some(r) if !r.is_empty() => {
+            if let Err(e) = writeln!(std::io::stdout(), "{r}") {
+                // The host stops, closing the recording, and then fails with the error.
+                let _ = PROMPT_WRITE_ERROR.set(e);
+                let _ = ask(tx, "quit".into());
+                return false;
+            }
+        }
         Some(_) => {}
         None => return false,
     }

@@ -157,7 +157,15 @@ pub(crate) fn serve(
     tx: mpsc::Sender<Request>,
     control: Control,
 ) -> anyhow::Result<Guard> {
-    if path.exists() {
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        use std::os::unix::fs::FileTypeExt as _;
+        // Only a socket is replaced: anything else at the path is the user's.
+        if !meta.file_type().is_socket() {
+            anyhow::bail!(
+                "{} exists and is not a socket; the control socket is created at a new path (or replaces a stale socket): choose another path",
+                path.display()
+            );
+        }
         if UnixStream::connect(path).is_ok() {
             anyhow::bail!(
                 "{} is the control socket of a running host; stop it or choose another path",

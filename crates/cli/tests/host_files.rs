@@ -1,0 +1,247 @@
+//! The host and the user's files: `--record` replaces nothing without `--force`, never a file
+//! the host reads, never writes a file named `-`; `--control` removes only a stale socket; a
+//! recording killed with SIGKILL reads as the audio written; a recording into a named pipe
+//! streams (no seek back at the end).
+
+mod common;
+
+use std::io::{BufRead as _, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::{example, folder, stderr};
+
+/// Runs fugue with `args` in the folder `dir`.
+fn fugue_in(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run fugue")
+}
+
+/// A script that loads `graph` and plays a little.
+fn script(dir: &Path, graph: &str) -> String {
+    let s = dir.join("s.txt");
+    std::fs::write(&s, format!("load a {graph}\nwait 0.05\nquit\n")).unwrap();
+    s.to_string_lossy().into_owned()
+}
+
+/// The frames a 32-bit float stereo WAV's header says it holds.
+fn declared_seconds(wav: &[u8], rate: f64) -> f64 {
+    let hound = hound::WavReader::new(std::io::Cursor::new(wav)).expect("a readable WAV");
+    hound.duration() as f64 / rate
+}
+
+#[test]
+fn record_refuses_an_existing_file_without_force() {
+    let d = folder("host_files", "existing");
+    let s = script(&d, &example("pluck.ag"));
+    std::fs::write(d.join("existing.wav"), "mine").unwrap();
+    let o = fugue_in(
+        &d,
+        &[
+            "host",
+            "--backend",
+            "offline",
+            "--script",
+            &s,
+            "--record",
+            "existing.wav",
+        ],
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("existing.wav already exists") && e.contains("--force"),
+        "{e}"
+    );
+    assert_eq!(std::fs::read(d.join("existing.wav")).unwrap(), b"mine");
+    // With --force it is replaced by the recording.
+    let o = fugue_in(
+        &d,
+        &[
+            "host",
+            "--backend",
+            "offline",
+            "--script",
+            &s,
+            "--record",
+            "existing.wav",
+            "--force",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        &std::fs::read(d.join("existing.wav")).unwrap()[..4],
+        b"RIFF"
+    );
+}
+
+#[test]
+fn record_never_replaces_a_file_the_host_reads() {
+    let d = folder("host_files", "victim");
+    std::fs::copy(example("pluck.ag"), d.join("victim.ag")).unwrap();
+    let before = std::fs::read(d.join("victim.ag")).unwrap();
+    let s = script(&d, "victim.ag");
+    for record in ["victim.ag", s.as_str()] {
+        let o = fugue_in(
+            &d,
+            &[
+                "host",
+                "--backend",
+                "offline",
+                "--script",
+                &s,
+                "--record",
+                record,
+                "--force",
+            ],
+        );
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{e}");
+        assert!(e.contains("is the input file"), "{e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+    assert_eq!(std::fs::read(d.join("victim.ag")).unwrap(), before);
+    // A `load` of the recording, typed once the host runs, is refused with a sentence.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args(["host", "--backend", "offline", "--record", "rec.wav"])
+        .current_dir(&d)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"load a rec.wav\nquit\n")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let out = common::stdout(&o);
+    assert!(
+        out.contains("rec.wav is the file the host records to"),
+        "{out}{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn record_to_dash_is_refused_and_writes_no_file() {
+    let d = folder("host_files", "dash");
+    let s = script(&d, &example("pluck.ag"));
+    let o = fugue_in(
+        &d,
+        &[
+            "host",
+            "--backend",
+            "offline",
+            "--script",
+            &s,
+            "--record",
+            "-",
+        ],
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("--record -") && e.contains("standard output"),
+        "{e}"
+    );
+    assert!(!d.join("-").exists());
+}
+
+#[test]
+fn control_never_removes_a_file_that_is_not_a_socket() {
+    let d = folder("host_files", "control");
+    std::fs::write(d.join("notes.txt"), "my notes").unwrap();
+    let o = fugue_in(
+        &d,
+        &["host", "--backend", "offline", "--control", "notes.txt"],
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("notes.txt exists and is not a socket"), "{e}");
+    assert_eq!(std::fs::read(d.join("notes.txt")).unwrap(), b"my notes");
+}
+
+#[test]
+fn a_recording_killed_with_sigkill_reads_as_the_audio_written() {
+    let d = folder("host_files", "sigkill");
+    let s = d.join("long.txt");
+    std::fs::write(
+        &s,
+        format!("load a {}\nwait 60\nquit\n", example("pluck.ag")),
+    )
+    .unwrap();
+    let wav = d.join("k.wav");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args(["host", "--backend", "clocked", "--threads", "1", "--script"])
+        .arg(&s)
+        .arg("--record")
+        .arg(&wav)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The load's reply: the host plays and records from here on.
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.contains("loaded a"), "{line}");
+    // Killed once 2.5 s of audio stand in the file (a loaded machine may record slower
+    // than real time).
+    let want = 58 + (2.5 * 8.0 * 48_000.0) as u64;
+    let start = std::time::Instant::now();
+    while std::fs::metadata(&wav).map_or(0, |m| m.len()) < want
+        && start.elapsed() < Duration::from_secs(60)
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let bytes = std::fs::read(&wav).unwrap();
+    let declared = declared_seconds(&bytes, 48_000.0);
+    let on_disk = (bytes.len() - 58) as f64 / (8.0 * 48_000.0);
+    assert!(on_disk >= 2.5, "only {on_disk} s written");
+    assert!(declared >= 2.2, "the header says {declared} s");
+    // The header is at most a quarter of a second behind what was written.
+    assert!(
+        on_disk - declared <= 0.3,
+        "{on_disk} s written, {declared} s said"
+    );
+}
+
+#[test]
+fn a_recording_into_a_named_pipe_streams() {
+    let d = folder("host_files", "fifo");
+    let fifo = d.join("rec.fifo");
+    let status = Command::new("mkfifo").arg(&fifo).status();
+    if !status.is_ok_and(|s| s.success()) {
+        common::skip("a_recording_into_a_named_pipe_streams", "mkfifo failed");
+        return;
+    }
+    let s = script(&d, &example("pluck.ag"));
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    let o = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args(["host", "--backend", "offline", "--script", &s, "--record"])
+        .arg(&fifo)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let e = stderr(&o);
+    assert!(o.status.success(), "{e}");
+    assert!(!e.contains("Illegal seek"), "{e}");
+    let bytes = reader.join().unwrap();
+    assert_eq!(&bytes[..4], b"RIFF");
+    assert!(bytes.len() > 58 + 8 * 256, "{} bytes", bytes.len());
+}

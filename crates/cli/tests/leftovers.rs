@@ -1,0 +1,124 @@
+//! What a stopped or refused command leaves and says: no temporary file after SIGTERM, one
+//! exact sentence up front instead of a late or self-contradicting one, long paths cut in
+//! messages.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{example, folder, fugue, stderr};
+
+#[test]
+fn voronoi_stopped_by_sigterm_leaves_no_temporary_file() {
+    let d = folder("leftovers", "voronoi");
+    let child = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args([
+            "pool", "voronoi", "--frames", "100000", "--width", "64", "--height", "64", "-o",
+            "v.gif",
+        ])
+        .current_dir(&d)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the temporary file to appear, then stop the command.
+    let start = Instant::now();
+    let part = || {
+        std::fs::read_dir(&d)
+            .unwrap()
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().ends_with(".part"))
+    };
+    while !part() && start.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(part(), "no temporary file appeared");
+    // SAFETY: kill sends a signal to the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
+    let left: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn profile_refuses_a_pipeline_up_front() {
+    let start = Instant::now();
+    let o = fugue(&["profile", &example("synth.ag"), "--pipeline", "2"]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("--pipeline 2") && e.contains("whole cycles"),
+        "{e}"
+    );
+    assert!(start.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn a_wav_input_whose_header_lies_is_named_exactly() {
+    let d = folder("leftovers", "lie");
+    let data = vec![0u8; 2000];
+    let mut wav = Vec::new();
+    wav.extend_from_slice(b"RIFF");
+    wav.extend_from_slice(&(36 + 20_000u32).to_le_bytes());
+    wav.extend_from_slice(b"WAVEfmt ");
+    wav.extend_from_slice(&16u32.to_le_bytes());
+    wav.extend_from_slice(&1u16.to_le_bytes());
+    wav.extend_from_slice(&1u16.to_le_bytes());
+    wav.extend_from_slice(&48_000u32.to_le_bytes());
+    wav.extend_from_slice(&96_000u32.to_le_bytes());
+    wav.extend_from_slice(&2u16.to_le_bytes());
+    wav.extend_from_slice(&16u16.to_le_bytes());
+    wav.extend_from_slice(b"data");
+    wav.extend_from_slice(&20_000u32.to_le_bytes());
+    wav.extend_from_slice(&data);
+    let input = d.join("lie.wav");
+    std::fs::write(&input, wav).unwrap();
+    let out = d.join("e.wav");
+    let o = fugue(&[
+        "render",
+        &example("echo.ag"),
+        "-o",
+        out.to_str().unwrap(),
+        "--input",
+        input.to_str().unwrap(),
+    ]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("lie.wav") && e.contains("promises 10000 samples but the file ends after 1000"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_megabyte_path_is_cut_in_messages() {
+    // As long as one argument may be (the system refuses 128 KiB).
+    let long = format!("/nowhere/{}/g.ag", "p".repeat(120_000));
+    let o = fugue(&["info", &long]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{}", e.len());
+    assert!(e.len() < 2000, "{} bytes of message", e.len());
+    assert!(
+        e.contains("/nowhere/ppp") && e.contains('…') && e.contains("ppp/g.ag"),
+        "{e}"
+    );
+}
+
+#[test]
+fn gen_layered_refuses_zero_layers_and_width() {
+    let d = folder("leftovers", "layers");
+    let out = d.join("l.ag");
+    for flag in ["--layers", "--width"] {
+        let o = fugue(&["gen", "layered", flag, "0", "-o", out.to_str().unwrap()]);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert!(e.contains(&format!("{flag} 0 is too small")), "{e}");
+        assert!(!out.exists());
+    }
+}
