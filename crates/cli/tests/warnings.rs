@@ -170,13 +170,14 @@ fn dash_writes_the_wav_to_standard_output() {
     // keeps seq), and no file named `-` was made.
     let err = stderr(&o);
     let lines: Vec<&str> = err.lines().collect();
-    assert_eq!(lines.len(), 2, "{err}");
+    let (last, before) = lines.split_last().expect("a summary");
+    assert!(last.starts_with("standard output: 4000 frames"), "{err}");
+    // One core: no candidate to measure, nothing said.
+    assert!(before.len() <= 1, "{err}");
     assert!(
-        lines[0].starts_with("fugue: executor auto: chose seq, the run is too short"),
-        "{err}"
-    );
-    assert!(
-        lines[1].starts_with("standard output: 4000 frames"),
+        before
+            .iter()
+            .all(|l| l.starts_with("fugue: executor auto: chose seq, the run is too short")),
         "{err}"
     );
     assert!(!std::path::Path::new("-").exists());
