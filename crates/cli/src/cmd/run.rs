@@ -100,8 +100,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     crate::warn::report(&warnings, false)?;
     let says_auto = report.auto.as_ref().is_some_and(|a| args.exec.says_auto(a));
+    // A run too short to measure, with auto as the default, says so once its outputs are
+    // written (a run whose statistics cannot be written says only why).
+    let short_later = says_auto
+        && args.exec.executor.is_none()
+        && report
+            .auto
+            .as_ref()
+            .is_some_and(|a| a.candidates.len() == 1);
     crate::warn::engine_notes(
-        says_auto,
+        says_auto && !short_later,
         report.auto.as_ref(),
         &report.warnings,
         &[],
@@ -133,6 +141,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         signals::not_polled();
         out.commit(t)?;
         stats_note = format!("; per-cycle statistics in {shown}");
+    }
+    if let Some(a) = report.auto.as_ref().filter(|_| short_later) {
+        eprintln!("fugue: {}", a.line());
     }
     let (kind, threads) = played;
     let what = format!(
