@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # whole process wall time, 5 runs each, 10 s of audio, buffer 256
+# Usage: bench-results/faust/measure.sh [FUGUE_BINARY] (default: the release build)
 cd "$(dirname "$0")/../.."
-F=./target/ci/fugue
+F=${1:-./target/release/fugue}
 G=examples/faust/strings32.ag
 for ex in seq ws static; do
   th=2; [ $ex = seq ] && th=1

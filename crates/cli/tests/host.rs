@@ -188,7 +188,7 @@ fn bad_input_is_one_clear_line_and_the_host_plays_on() {
     let bad = dir.join("bad.ag");
     std::fs::write(
         &bad,
-        "o = { kind: \"osc\", freq: 440, };\ns = { kind: \"sink\" };\n",
+        "o = { kind: \"osc\", freq: 440, };\ns = { kind: \"sink\",, };\n",
     )
     .unwrap();
     let script = format!(

@@ -479,6 +479,7 @@ fn the_host_loads_plugin_graphs_and_says_each_bad_one_in_a_line_while_it_plays()
                 script.to_str().unwrap(),
                 "--record",
                 mix.to_str().unwrap(),
+                "--force",
             ],
             env,
         )

@@ -104,7 +104,7 @@ fn assert_clean_failure(o: &Output, dir: &Path, before: &[String], needle: &str)
 fn bad_graphs_fail_with_one_clear_sentence_and_no_file() {
     let d = folder("bad");
     let cases = [
-        ("unknown.ag", r#"a = { kind: "theremin", }; s = { kind: "sink", }; a.1 -> s.1;"#, "unknown kind `theremin`; known kinds: biquad, delay, gain, karplus, load, lv2, mix, mod, noise, osc, resampler, reverb, sink, source"),
+        ("unknown.ag", r#"a = { kind: "theremin", }; s = { kind: "sink", }; a.1 -> s.1;"#, "unknown kind `theremin`; known kinds: biquad, delay, faust, gain, karplus, load, lv2, mix, mod, noise, osc, resampler, reverb, sink, source"),
         ("missing.ag", r#"a = { kind: "osc", }; s = { kind: "sink", }; a.1 -> s.1;"#, "node `a` (osc) needs the attribute `freq`"),
         ("nan.ag", r#"a = { kind: "osc", freq: "high", }; s = { kind: "sink", }; a.1 -> s.1;"#, "attribute `freq` = `high` is not a number"),
         ("lonely.ag", r#"a = { kind: "osc", freq: 1, }; s = { kind: "sink", in: 1, };"#, "node `s` (sink) has no input"),

@@ -252,7 +252,9 @@ mod tests {
             .collect();
         assert_eq!(w.len(), 2, "{w:?}");
         assert!(
-            w[0].starts_with("node `o` has attribute `volme`, which kind osc does not read (it reads freq, phase, volume;"),
+            w[0].starts_with(
+                "node `o` has attribute `volme`, which kind osc does not read; did you mean `volume`? (it reads freq, phase, volume"
+            ),
             "{}",
             w[0]
         );

@@ -318,7 +318,7 @@ fn bad_input_leaves_the_host_playing() {
     let bad = dir.join("bad.ag");
     std::fs::write(
         &bad,
-        "o = { kind: \"osc\", freq: 440, };\ns = { kind: \"sink\" };\n",
+        "o = { kind: \"osc\", freq: 440, };\ns = { kind: \"sink\",, };\n",
     )
     .unwrap();
     let mut host = Host::start(HostOptions::default()).unwrap();

@@ -246,7 +246,7 @@ fn a_failure_is_a_reply_and_the_host_plays_on() {
     let bad = fugue_testkit::host::write(
         &dir,
         "bad.ag",
-        "o = { kind: \"osc\", };\ns = { kind: \"sink\" };\n",
+        "o = { kind: \"osc\", };\ns = { kind: \"sink\",, };\n",
     );
     let (ok, text, _) = ask(&mut s, &format!("load b {}", bad.display()));
     assert!(
