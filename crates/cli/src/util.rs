@@ -14,6 +14,21 @@ pub fn registry() -> fugue_dsp::Registry {
     registry
 }
 
+/// Sets the costs of `g`, read from `file` (in `format`, else the format its name gives), as
+/// `costs` says: measured ones at `rate` Hz and `buffer` frames with [`registry`]'s kinds.
+/// Says where they came from.
+pub fn apply_costs(
+    costs: &fugue_engine::Costs,
+    g: &mut TaskGraph,
+    file: &Path,
+    format: Option<Format>,
+    rate: u32,
+    buffer: u64,
+) -> Result<fugue_engine::costs::CostOrigin, fugue_engine::costs::CostsError> {
+    let format = format.or_else(|| Format::from_path(file));
+    costs.apply(g, format, f64::from(rate), buffer as usize, &registry())
+}
+
 /// A usage error: exit code 2.
 #[derive(Debug)]
 pub struct Usage(pub String);

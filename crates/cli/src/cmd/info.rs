@@ -56,14 +56,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         );
     }
     crate::warn::report(&crate::warn::graph_warnings(&g, &a.file), a.strict)?;
-    let format = a.format.or_else(|| Format::from_path(&a.file));
-    let origin = a.costs.apply(
-        &mut g,
-        format,
-        f64::from(a.rate),
-        a.buffer as usize,
-        &crate::util::registry(),
-    )?;
+    let origin = util::apply_costs(&a.costs, &mut g, &a.file, a.format, a.rate, a.buffer)?;
     let info = GraphInfo::new(&g, &a.file, &origin);
     if a.json {
         println!("{}", serde_json::to_string(&info)?);

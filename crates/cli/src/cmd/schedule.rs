@@ -113,14 +113,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         None => None,
     };
     let mut g = util::read_graph(&a.file, a.format)?;
-    let format = a.format.or_else(|| Format::from_path(&a.file));
-    let origin = a.costs.apply(
-        &mut g,
-        format,
-        f64::from(a.rate),
-        a.buffer as usize,
-        &crate::util::registry(),
-    )?;
+    let origin = util::apply_costs(&a.costs, &mut g, &a.file, a.format, a.rate, a.buffer)?;
     if let Some(c) = a.comm_cost {
         g.set_comm_costs(c);
     }
