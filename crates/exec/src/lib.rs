@@ -52,7 +52,7 @@ mod loom_tests;
 pub use executors::{
     build, BuildError, ExecOptions, ExecutorKind, SeqExecutor, SpinBudget, DEFAULT_WAKE_LEAD,
 };
-pub use executors::{SharedPool, Tenant};
+pub use executors::{SharedPool, Tenant, TenantGrain};
 pub use plan::{
     CompileError, CompileOptions, Plan, TaskPanic, JOIN_FANIN, MAX_BLOCK, MEMORY_LIMIT, NO_SLOT,
     SPLIT_MIN_FRAMES, SPLIT_MIN_INPUTS, SPLIT_PARTS,

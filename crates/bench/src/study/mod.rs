@@ -299,11 +299,22 @@ mod tests {
             "{summary}"
         );
         assert!(rows[1].starts_with("line6,ws,2,256,idle,"), "{summary}");
-        // A run of 17 cycles is too short for auto's trials: seq, untried, each repeat.
-        assert!(
-            rows[2].starts_with("line6,auto,1,256,idle,") && rows[2].ends_with(",true,seq; seq"),
-            "{summary}"
-        );
+        // auto's row names its choice in each of the two repeats. What it chooses in a run
+        // of 17 clocked cycles depends on trials timed on this machine (seq, or a parallel
+        // candidate that measured 5 % faster), so the test checks that each repeat names one
+        // of the candidates, not which.
+        assert!(rows[2].starts_with("line6,auto,"), "{summary}");
+        let mut fields = rows[2].rsplit(',');
+        let chose: Vec<&str> = fields.next().unwrap().split("; ").collect();
+        // The column before, `verified`: every cycle matched seq's.
+        assert_eq!(fields.next(), Some("true"), "{summary}");
+        assert_eq!(chose.len(), 2, "{summary}");
+        for c in chose {
+            assert!(
+                c == "seq" || c.starts_with("ws ") || c.starts_with("static "),
+                "auto chose {c:?}: {summary}"
+            );
+        }
         let readme = std::fs::read_to_string(r.output.join("README.md")).unwrap();
         assert!(readme.contains("## auto against the others"), "{readme}");
         assert!(readme.contains("| line6 | 256 | idle |"), "{readme}");

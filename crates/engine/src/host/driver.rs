@@ -73,7 +73,8 @@ pub(super) fn start(
     let exec = options.exec_paced();
     let runtime = match options.mode {
         Mode::Shared | Mode::Partitioned => {
-            let pool = SharedPool::new(options.threads, options.unit_capacity, true, &exec);
+            let mut pool = SharedPool::new(options.threads, options.unit_capacity, true, &exec);
+            pool.set_grain(options.grain);
             warnings.extend(pool.warnings().iter().cloned());
             Runtime::Pool(Box::new(pool))
         }

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use fugue_exec::{ExecOptions, ExecutorKind};
+use fugue_exec::{ExecOptions, ExecutorKind, TenantGrain};
 
 use super::HostError;
 use crate::Pipeline;
@@ -128,6 +128,10 @@ pub struct HostOptions {
     pub executor: GraphExecutor,
     /// How long [`GraphExecutor::Auto`] measures at most per load ([`AUTO_BUDGET`]).
     pub auto_budget: Duration,
+    /// How the pool's groups of several threads run the graphs (shared mode, and
+    /// partitioned groups of several threads): unit by unit, each graph whole, or balanced
+    /// ([`TenantGrain`]).
+    pub grain: TenantGrain,
 }
 
 impl Default for HostOptions {
@@ -148,6 +152,7 @@ impl Default for HostOptions {
             pipeline: Pipeline::Sub(1),
             executor: GraphExecutor::Auto,
             auto_budget: AUTO_BUDGET,
+            grain: TenantGrain::default(),
         }
     }
 }

@@ -25,7 +25,7 @@ pub mod ws;
 use std::time::Duration;
 
 pub use levels::Levels;
-pub use multi::{SharedPool, Tenant};
+pub use multi::{SharedPool, Tenant, TenantGrain};
 pub use seq::SeqExecutor;
 pub use share::{ShareLock, WorkSharing};
 pub use static_list::StaticSchedule;

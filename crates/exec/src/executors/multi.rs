@@ -63,8 +63,11 @@ pub struct Tenant {
     plan: Plan,
     /// One counter per activation slot of the plan ([`Plan::n_slots`]).
     counts: Box<[AtomicU32]>,
-    /// [`now`] ticks spent running this tenant's units since [`Tenant::take_busy_ticks`].
-    busy: u64,
+    /// [`now`] ticks spent running this tenant's units since [`Tenant::take_busy_ticks`],
+    /// added by each thread once per stretch of this tenant's units it ran (not per unit, and
+    /// not in a per-thread table that the calling thread would have to read whole after every
+    /// cycle: see [`Account`]).
+    busy: CachePadded<AtomicU64>,
     /// The partition group it runs in.
     group: usize,
     /// Whether cycles run it.
@@ -93,7 +96,7 @@ impl Tenant {
         Tenant {
             plan,
             counts,
-            busy: 0,
+            busy: CachePadded::new(AtomicU64::new(0)),
             group: 0,
             enabled: true,
         }
@@ -117,7 +120,9 @@ impl Tenant {
     /// [`now`] ticks spent running this tenant's units since the last call. Between cycles.
     #[inline]
     pub fn take_busy_ticks(&mut self) -> u64 {
-        std::mem::take(&mut self.busy)
+        // Relaxed: between cycles; the threads' additions are ordered before the cycle's end
+        // by the units-left protocol (module documentation).
+        self.busy.swap(0, Ordering::Relaxed)
     }
 
     /// Sets the partition group this tenant runs in (between cycles; see
@@ -141,6 +146,51 @@ impl Tenant {
 impl AsMut<Tenant> for Tenant {
     fn as_mut(&mut self) -> &mut Tenant {
         self
+    }
+}
+
+/// How a group of several threads runs its tenants: each unit claimed apart, or each tenant
+/// whole by one thread (in order, with no claim, counter or deque per unit, as a sequential
+/// engine does). A group of one thread always runs its tenants whole.
+///
+/// The trade-off (`bench-results/scaling/`): in parts, a thread done early takes over units
+/// of the others, so a core slowed by the machine's other work delays the cycle by little, but
+/// every unit pays a claim or a pop and its successors' counters; whole, a tenant costs what
+/// it costs alone, but the cycle waits for the slowest thread's last tenant.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TenantGrain {
+    /// Every tenant in parts (units claimed from its cursor, home thread first).
+    #[default]
+    Units,
+    /// Every tenant whole, each claimed by one thread (from the thread's rank on).
+    Whole,
+    /// As many tenants as fill every thread evenly (the largest multiple of the group's
+    /// threads) run whole, each thread its home ones first; the rest, fewer than the
+    /// threads, run in parts, shared unit by unit by the threads done with their whole
+    /// tenants (one graph on two threads runs on both).
+    Balanced,
+}
+
+impl TenantGrain {
+    /// Every grain, in the order of [`TenantGrain::name`].
+    pub const ALL: [TenantGrain; 3] = [
+        TenantGrain::Units,
+        TenantGrain::Whole,
+        TenantGrain::Balanced,
+    ];
+
+    /// `units`, `whole`, `balanced`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TenantGrain::Units => "units",
+            TenantGrain::Whole => "whole",
+            TenantGrain::Balanced => "balanced",
+        }
+    }
+
+    /// The grain of that name.
+    pub fn from_name(s: &str) -> Option<TenantGrain> {
+        TenantGrain::ALL.into_iter().find(|g| g.name() == s)
     }
 }
 
@@ -174,18 +224,48 @@ impl Group {
     /// in parts, so that a thread done early (or a core slowed by the machine's other work)
     /// is made up for by the others, unit by unit, while each tenant's home thread runs most
     /// of its units ([`MultiState::claim_source`]).
-    fn split_members(&self) -> usize {
+    ///
+    /// With several threads, `grain` decides ([`TenantGrain`]): none whole, all whole, or
+    /// (balanced) the largest multiple of the threads whole, the rest in parts.
+    fn split_members(&self, grain: TenantGrain) -> usize {
         let n = self.n.load(Ordering::Relaxed);
-        if self.threads.load(Ordering::Relaxed) > 1 {
+        let threads = self.threads.load(Ordering::Relaxed);
+        let whole = if threads <= 1 {
+            n
+        } else {
+            match grain {
+                TenantGrain::Units => 0,
+                TenantGrain::Whole => n,
+                TenantGrain::Balanced => n - n % threads,
+            }
+        };
+        if whole == 0 {
             return 0;
         }
-        for m in 0..n {
+        for m in 0..whole {
             let k = self.members[m].load(Ordering::Relaxed);
             self.whole_list[m].store(k, Ordering::Relaxed);
         }
-        self.n.store(0, Ordering::Relaxed);
-        n
+        for m in whole..n {
+            let k = self.members[m].load(Ordering::Relaxed);
+            self.members[m - whole].store(k, Ordering::Relaxed);
+        }
+        self.n.store(n - whole, Ordering::Relaxed);
+        whole
     }
+}
+
+/// A thread's running account of busy time within one of its stretches of work: the tenant
+/// whose units it ran last and their ticks so far, added to that tenant's counter when the
+/// thread turns to another tenant or runs out of work. So the busy time costs one addition
+/// per stretch on a tenant's line, and after the cycle the calling thread reads one counter
+/// per tenant; a table of a cell per thread and tenant, read whole after every cycle, cost
+/// threads × tenants reads of lines other cores wrote (a part of the serial time that grew
+/// with the threads: `bench-results/scaling/`).
+struct Account {
+    /// The tenant's table index (`usize::MAX`: none yet).
+    tenant: usize,
+    ticks: u64,
 }
 
 struct MultiState {
@@ -201,10 +281,6 @@ struct MultiState {
     /// runs out of work (not one by one: the line would travel between the cores at every
     /// unit).
     remaining: CachePadded<AtomicUsize>,
-    /// Per thread, per tenant index: [`now`] ticks spent running its units this cycle. Each
-    /// thread writes only its own row; the calling thread folds them into the tenants after
-    /// the cycle.
-    busy: Box<[CachePadded<[AtomicU64; MAX_TENANTS]>]>,
     /// Whether to account busy time per tenant.
     timing: bool,
     /// More threads than cores: a thread that finds no work yields its core.
@@ -282,6 +358,13 @@ impl MultiState {
     /// index.
     #[inline]
     fn claim_whole(&self, w: usize, g: usize) -> Option<usize> {
+        let rank = self.thread_rank[w].load(Ordering::Relaxed);
+        self.claim_whole_ranked(rank, g)
+    }
+
+    /// [`MultiState::claim_whole`] for the thread of rank `rank` in group `g`.
+    #[inline]
+    fn claim_whole_ranked(&self, rank: usize, g: usize) -> Option<usize> {
         let group = &self.groups[g];
         // Acquire: pairs with the Release store of this cycle's word (module protocol).
         let word = group.whole.load(Ordering::Acquire);
@@ -289,8 +372,8 @@ impl MultiState {
         if n == 0 {
             return None;
         }
-        let rank = self.thread_rank[w].load(Ordering::Relaxed);
-        (0..n).map(|d| (rank + d) % n).find_map(|p| {
+        let t = group.threads.load(Ordering::Relaxed).max(1);
+        let claim = |p: usize| {
             // Relaxed pre-check: skip the RMW of an entry already taken this cycle.
             if group.whole_claim[p].load(Ordering::Relaxed) >= cycle {
                 return None;
@@ -299,28 +382,53 @@ impl MultiState {
             // older cycle's word never claims (module protocol).
             (group.whole_claim[p].fetch_max(cycle, Ordering::AcqRel) < cycle)
                 .then(|| group.whole_list[p].load(Ordering::Relaxed) as usize)
+        };
+        // Its home entries first (`rank`, `rank + threads`, ...: a tenant then runs on the
+        // same thread cycle after cycle, its buffers and state in that core's cache), then
+        // any other, from the next entry on.
+        (rank..n).step_by(t).find_map(claim).or_else(|| {
+            (1..=n)
+                .map(|d| (rank + d) % n)
+                .filter(|p| p % t != rank % t)
+                .find_map(claim)
         })
     }
 
-    /// Adds the time since `start` ([`now`] ticks, 0 when not timing) to thread `w`'s
-    /// account of tenant `k`, when timing.
+    /// Adds the time since `start` ([`now`] ticks, 0 when not timing) to the thread's
+    /// account `acct` of tenant `k`, when timing.
     #[inline]
-    fn account(&self, w: usize, k: usize, start: u64) {
+    fn account(&self, acct: &mut Account, k: usize, start: u64) {
         if self.timing {
-            // Relaxed: only this thread writes its row; the calling thread reads it after the
-            // cycle's end (ordered by the units-left protocol).
-            let cell = &self.busy[w][k];
-            cell.store(
-                cell.load(Ordering::Relaxed) + now().wrapping_sub(start),
-                Ordering::Relaxed,
-            );
+            let ticks = now().wrapping_sub(start);
+            if acct.tenant != k {
+                self.flush(acct);
+                acct.tenant = k;
+            }
+            acct.ticks += ticks;
+        }
+    }
+
+    /// Adds the ticks of `acct` to its tenant's busy time. Called before the thread
+    /// subtracts the units it ran from the units left, so that the cycle has not ended and the
+    /// tenant's pointer is still this cycle's (module protocol).
+    #[inline]
+    fn flush(&self, acct: &mut Account) {
+        if acct.ticks > 0 {
+            // SAFETY: `acct.tenant` is a tenant whose units this thread ran this cycle and
+            // has not yet subtracted from the units left, so the cycle is still running and
+            // the pointer is the one the calling thread stored for it (module protocol).
+            let t = unsafe { self.tenant(acct.tenant) };
+            // Relaxed: a sum read by the calling thread after the cycle's end, which the
+            // units-left protocol orders after this addition.
+            t.busy.fetch_add(acct.ticks, Ordering::Relaxed);
+            acct.ticks = 0;
         }
     }
 
     /// Runs tenant `k` whole on thread `w`: every unit in order, no counter touched; returns
     /// its units.
     #[inline]
-    fn run_whole(&self, w: usize, k: usize) -> usize {
+    fn run_whole(&self, acct: &mut Account, k: usize) -> usize {
         // SAFETY: `k` was claimed this cycle (module protocol).
         let t = unsafe { self.tenant(k) };
         let plan = &t.plan;
@@ -335,14 +443,14 @@ impl MultiState {
                 plan.run_all_tasks();
             }
         }
-        self.account(w, k, start);
+        self.account(acct, k, start);
         plan.n_units()
     }
 
     /// Runs work item `item` on thread `w`; returns a ready successor to run next, if any
     /// (the others are pushed on `w`'s deque). The caller counts the unit as run.
     #[inline]
-    fn run_item(&self, w: usize, item: u32) -> Option<u32> {
+    fn run_item(&self, w: usize, acct: &mut Account, item: u32) -> Option<u32> {
         let k = (item >> UNIT_BITS) as usize;
         let u = (item & ((1 << UNIT_BITS) - 1)) as usize;
         // SAFETY: `item` comes from a claim or a deque of this cycle (module protocol).
@@ -355,7 +463,7 @@ impl MultiState {
         // plan is held by `&mut` by the calling thread for the whole cycle, so no output
         // reference is alive.
         unsafe { plan.run_unit(u) };
-        self.account(w, k, start);
+        self.account(acct, k, start);
         let mut next = None;
         for (&s, &slot) in plan.unit_successors(u).iter().zip(plan.unit_succ_slots(u)) {
             let mut c = slot as usize;
@@ -412,25 +520,30 @@ impl MultiState {
     fn cycle(&self, w: usize) {
         let mut idle = 0u32;
         let mut ran = 0usize;
+        let mut acct = Account {
+            tenant: usize::MAX,
+            ticks: 0,
+        };
         loop {
             // Read afresh each time: a thread still looking when the next cycle starts
             // must serve the group it has in that cycle, or its group could wait forever.
             let g = self.thread_group[w].load(Ordering::Relaxed);
             if let Some(k) = self.claim_whole(w, g) {
                 idle = 0;
-                ran += self.run_whole(w, k);
+                ran += self.run_whole(&mut acct, k);
                 continue;
             }
             if let Some(mut item) = self.find(w, g) {
                 idle = 0;
                 ran += 1;
-                while let Some(next) = self.run_item(w, item) {
+                while let Some(next) = self.run_item(w, &mut acct, item) {
                     item = next;
                     ran += 1;
                 }
                 continue;
             }
             if ran > 0 {
+                self.flush(&mut acct);
                 // AcqRel: see the module protocol (the calling thread's Acquire load of
                 // zero sees every unit's writes: the subtractions form one release sequence).
                 self.remaining.fetch_sub(ran, Ordering::AcqRel);
@@ -476,6 +589,8 @@ pub struct SharedPool {
     unit_capacity: usize,
     /// Cycles run (the number of the last one; see [`Group::whole`]).
     cycle: u64,
+    /// How groups of several threads run their tenants.
+    grain: TenantGrain,
 }
 
 impl std::fmt::Debug for SharedPool {
@@ -520,9 +635,6 @@ impl SharedPool {
             thread_group: (0..threads).map(|_| AtomicUsize::new(0)).collect(),
             thread_rank: (0..threads).map(AtomicUsize::new).collect(),
             remaining: CachePadded::new(AtomicUsize::new(0)),
-            busy: (0..threads)
-                .map(|_| CachePadded::new(std::array::from_fn(|_| AtomicU64::new(0))))
-                .collect(),
             timing,
             oversubscribed: threads > crate::placement::available_cores(),
         };
@@ -533,6 +645,7 @@ impl SharedPool {
                 alone: Some(state),
                 unit_capacity,
                 cycle: 0,
+                grain: TenantGrain::default(),
             }
         } else {
             SharedPool {
@@ -540,8 +653,46 @@ impl SharedPool {
                 alone: None,
                 unit_capacity,
                 cycle: 0,
+                grain: TenantGrain::default(),
             }
         }
+    }
+
+    /// Sets how groups of several threads run their tenants (between cycles).
+    pub fn set_grain(&mut self, grain: TenantGrain) {
+        self.grain = grain;
+    }
+
+    /// How groups of several threads run their tenants.
+    pub fn grain(&self) -> TenantGrain {
+        self.grain
+    }
+
+    /// Loom model support: makes group 0 a group of `threads` threads (ranks 0, 1, ...)
+    /// whose whole list is `tenants`.
+    #[cfg(loom)]
+    pub(crate) fn loom_whole_setup(&self, threads: usize, tenants: &[u32]) {
+        let s = self.state();
+        s.groups[0].threads.store(threads, Ordering::Relaxed);
+        for (k, &t) in tenants.iter().enumerate() {
+            s.groups[0].whole_list[k].store(t, Ordering::Relaxed);
+        }
+    }
+
+    /// Loom model support: publishes cycle `cycle` with `n` whole entries (Release, as
+    /// [`SharedPool::run_cycle`] does).
+    #[cfg(loom)]
+    pub(crate) fn loom_whole_publish(&self, cycle: u64, n: usize) {
+        self.state().groups[0]
+            .whole
+            .store((cycle << 16) | n as u64, Ordering::Release);
+    }
+
+    /// Loom model support: what the thread of rank `w` claims until no whole entry is left.
+    #[cfg(loom)]
+    pub(crate) fn loom_whole_claim_all(&self, w: usize) -> Vec<usize> {
+        let s = self.state();
+        std::iter::from_fn(|| s.claim_whole_ranked(w, 0)).collect()
     }
 
     /// Threads, the calling one included.
@@ -599,6 +750,7 @@ impl SharedPool {
         let _flush = crate::denormals::FlushDenormals::new();
         self.cycle += 1;
         let cycle = self.cycle;
+        let grain = self.grain;
         let s = self.state();
         let mut total = 0usize;
         for g in s.groups.iter() {
@@ -624,7 +776,7 @@ impl SharedPool {
             return;
         }
         for g in s.groups.iter() {
-            let whole = g.split_members();
+            let whole = g.split_members(grain);
             let n = g.n.load(Ordering::Relaxed);
             for m in 0..n {
                 let k = g.members[m].load(Ordering::Relaxed) as usize;
@@ -651,17 +803,7 @@ impl SharedPool {
         }
         s.cycle(0);
         // Nothing of the cycle is referenced past here: the workers only follow the tables
-        // after a claim, and every source has been claimed.
-        if s.timing {
-            for (k, t) in tenants.iter_mut().enumerate() {
-                let t: &mut Tenant = t.as_mut();
-                let mut sum = 0u64;
-                for row in s.busy.iter() {
-                    // Relaxed: ordered after the workers' writes by the units-left protocol.
-                    sum += row[k].swap(0, Ordering::Relaxed);
-                }
-                t.busy += sum;
-            }
-        }
+        // after a claim, and every source has been claimed. Each tenant's busy time is in its
+        // own counter ([`Tenant::take_busy_ticks`]).
     }
 }

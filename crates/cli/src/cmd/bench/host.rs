@@ -21,6 +21,18 @@ pub struct Args {
     /// Largest instance count (N runs from 1).
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=64))]
     pub max_instances: u64,
+    /// Instance counts, comma-separated, instead of 1 to --max-instances (`--instances 8,16`).
+    #[arg(long, value_delimiter = ',', conflicts_with = "max_instances",
+          value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub instances: Option<Vec<u64>>,
+    /// Repeats of the offline part: each measures the ceiling again, then every point; the
+    /// README gives medians and ranges over them.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100))]
+    pub repeats: u64,
+    /// How the host's pool runs the graphs (see `fugue host --grain`): units, whole or
+    /// balanced.
+    #[arg(long, default_value = "units", value_parser = ["units", "whole", "balanced"])]
+    pub grain: String,
     /// Modes, comma-separated [default: shared,partitioned,separate].
     #[arg(long, value_delimiter = ',', value_parser = ["shared", "partitioned", "separate"])]
     pub modes: Option<Vec<String>>,
@@ -108,7 +120,17 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             .collect::<anyhow::Result<Vec<_>>>()?,
     };
     let config = HostBenchConfig {
-        instances: (1..=a.max_instances as usize).collect(),
+        instances: match &a.instances {
+            Some(list) => {
+                let mut v: Vec<usize> = list.iter().map(|&n| n as usize).collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            }
+            None => (1..=a.max_instances as usize).collect(),
+        },
+        repeats: a.repeats as usize,
+        grain: fugue_engine::host::TenantGrain::from_name(&a.grain).expect("clap checks the grain"),
         modes: match &a.modes {
             Some(m) => m.iter().filter_map(|m| Mode::from_name(m)).collect(),
             None => Mode::ALL.to_vec(),

@@ -120,6 +120,13 @@ pub struct Args {
     /// (3 candidates on 2 cores); when they do not fit, the graph gets seq, unmeasured.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=600))]
     pub auto_budget_ms: u64,
+    /// How the pool's threads share the graphs (shared mode, and partitioned groups of
+    /// several threads): units (each graph's units claimed one by one, so that a thread done
+    /// early helps the others), whole (each graph run whole by one thread, with no per-unit
+    /// claim), or balanced (graphs beyond the thread count whole, the last ones in units).
+    /// The output is the same.
+    #[arg(long, default_value = "units", value_parser = ["units", "whole", "balanced"])]
+    pub grain: String,
 }
 
 /// Arguments of `fugue ctl`.
@@ -217,6 +224,8 @@ fn host_options(args: &Args) -> HostOptions {
             crate::exec_args::Executor::Kind(k) => GraphExecutor::Kind(k),
         },
         auto_budget: Duration::from_millis(args.auto_budget_ms),
+        grain: fugue_engine::host::TenantGrain::from_name(&args.grain)
+            .expect("clap checks the grain"),
         exec: {
             let mut o = HostOptions::default().exec;
             if args.pin || (args.backend != "offline" && !args.no_pin) {

@@ -1,0 +1,100 @@
+//! The ceiling of the study: the same graph run as sequential engines side by side.
+
+use std::time::{Duration, Instant};
+
+use fugue_engine::{Engine, ExecutorChoice};
+use fugue_graph::TaskGraph;
+
+use super::{CeilingPoint, HostBenchConfig};
+use crate::error::BenchError;
+
+/// The ceiling of `graph` at `threads` threads ([`CeilingPoint`]): each engine is built on
+/// its own thread (its buffers in its own core's memory), checked against the first
+/// engine's output for the first cycles, then all start together and run cycles until
+/// the wall time of an offline point has passed.
+pub(super) fn ceiling(
+    c: &HostBenchConfig,
+    name: &str,
+    graph: &TaskGraph,
+    threads: usize,
+    repeat: usize,
+) -> Result<CeilingPoint, BenchError> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Barrier};
+    const CHECKED: usize = 3;
+    let cores = fugue_exec::placement::allowed_cores();
+    let barrier = Arc::new(Barrier::new(threads + 1));
+    let stop = Arc::new(AtomicBool::new(false));
+    let handles: Vec<_> = (0..threads)
+        .map(|i| {
+            let (graph, barrier, stop) = (graph.clone(), barrier.clone(), stop.clone());
+            let registry = c.registry.clone();
+            let core = cores[i % cores.len()];
+            let (rate, block) = (c.rate as f64, c.offline_buffer);
+            std::thread::spawn(move || -> Result<(Vec<u64>, u64), String> {
+                let _ = fugue_exec::placement::pin_current(core);
+                let built = Engine::build(
+                    &graph,
+                    &registry,
+                    rate,
+                    block,
+                    &ExecutorChoice::default(),
+                    false,
+                );
+                let mut hashes = Vec::with_capacity(CHECKED);
+                let mut engine = match built {
+                    Ok((mut e, _)) => {
+                        for _ in 0..CHECKED {
+                            e.run_cycle();
+                            hashes.push(e.plan.output_hash());
+                        }
+                        Ok(e)
+                    }
+                    Err(e) => Err(e.to_string()),
+                };
+                // Every engine meets the others here, built or not, so that none waits for
+                // ever.
+                barrier.wait();
+                let mut cycles = 0u64;
+                if let Ok(e) = engine.as_mut() {
+                    // Relaxed: a stop request; nothing is published with it.
+                    while !stop.load(Ordering::Relaxed) {
+                        e.run_cycle();
+                        cycles += 1;
+                    }
+                }
+                engine.map(|_| (hashes, cycles))
+            })
+        })
+        .collect();
+    barrier.wait();
+    let t0 = Instant::now();
+    std::thread::sleep(Duration::from_secs_f64(c.offline_seconds));
+    stop.store(true, Ordering::Relaxed);
+    let mut cycles = Vec::with_capacity(threads);
+    let mut first: Option<Vec<u64>> = None;
+    for h in handles {
+        let (hashes, n) = h
+            .join()
+            .map_err(|_| BenchError::Failed("a ceiling engine panicked".into()))?
+            .map_err(BenchError::Failed)?;
+        match &first {
+            None => first = Some(hashes),
+            Some(f) if *f != hashes => {
+                return Err(BenchError::Failed(format!(
+                    "{name}: the ceiling's engines disagree on the first {CHECKED} cycles"
+                )))
+            }
+            Some(_) => {}
+        }
+        cycles.push(n);
+    }
+    let seconds = t0.elapsed().as_secs_f64();
+    Ok(CeilingPoint {
+        graph: name.to_string(),
+        threads,
+        repeat,
+        cycles,
+        seconds,
+    })
+}

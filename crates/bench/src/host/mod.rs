@@ -1,0 +1,760 @@
+//! The shared-runtime study: N instances of a graph on one host, in each mode
+//! ([`Mode::Shared`], [`Mode::Partitioned`], [`Mode::Separate`]).
+//!
+//! - Offline, as fast as possible: the aggregate throughput (instance-cycles per second) and
+//!   each instance's share of the work (fairness: the smallest share over the largest).
+//! - Real time with the clocked backend at each buffer size: the deadline misses of each N,
+//!   and the largest N each mode holds with no miss for the whole run.
+//!
+//! Before any time counts, the host's mix of N instances is checked against N times the
+//! instance's solo render (added in load order): a host that mixes wrongly fails the bench.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use fugue_engine::host::{GraphExecutor, Host, HostBackend, HostOptions, Mode, TenantGrain};
+use fugue_engine::{Engine, ExecutorChoice};
+use fugue_exec::ExecutorKind;
+use fugue_graph::TaskGraph;
+
+use crate::error::BenchError;
+use crate::progress::{Event, Progress};
+
+mod ceiling;
+mod figures;
+mod write;
+
+pub use write::{findings, write};
+
+/// The heavier graph of the study: `chains` chains of noise → two biquads → reverb, mixed
+/// into a stereo sink.
+pub fn heavy_graph(chains: usize) -> TaskGraph {
+    let mut s = String::new();
+    s.push_str("bus = { kind: \"mix\", volume: 0.2, };\nout = { kind: \"sink\", in: 2, };\n");
+    for i in 0..chains {
+        s.push_str(&format!(
+            "n{i} = {{ kind: \"noise\", volume: 0.3, seed: {}, }};\n\
+             lp{i} = {{ kind: \"biquad\", type: \"lowpass\", freq: {}.0, q: 1.2, }};\n\
+             bp{i} = {{ kind: \"biquad\", type: \"bandpass\", freq: {}.0, q: 4.0, }};\n\
+             rv{i} = {{ kind: \"reverb\", room: 0.7, damp: 0.4, wet: 0.3, dry: 0.7, }};\n\
+             n{i}.1 -> lp{i}.1 -> bp{i}.1 -> rv{i}.1 -> bus.{};\n",
+            i + 1,
+            800 + 300 * i,
+            1200 + 250 * i,
+            i + 1
+        ));
+    }
+    s.push_str("bus.1 -> out.1;\nbus.1 -> out.2;\n");
+    fugue_graph::read::ag::parse(&s, "heavy.ag").expect("the heavy graph is valid")
+}
+
+/// The graphs the study runs by default: `rateau101` (the corpus's rake of 101 nodes, 33
+/// branches, as the generator makes it) and the heavy graph of 6 chains.
+pub fn default_graphs() -> Vec<(String, TaskGraph)> {
+    let rake = crate::shapes::corpus_shape("rake")
+        .expect("the rake shape exists")
+        .graph;
+    vec![
+        ("rateau101".to_string(), rake),
+        ("heavy6".to_string(), heavy_graph(6)),
+    ]
+}
+
+/// The study's configuration.
+#[derive(Clone, Debug)]
+pub struct HostBenchConfig {
+    /// Instance counts.
+    pub instances: Vec<usize>,
+    /// Modes.
+    pub modes: Vec<Mode>,
+    /// Thread counts of the pool (shared, partitioned) or of each instance (separate): the
+    /// whole study runs at each, with its ceiling.
+    pub threads: Vec<usize>,
+    /// Sample rate, Hz.
+    pub rate: u32,
+    /// Frames per cycle offline.
+    pub offline_buffer: usize,
+    /// Wall time of each offline point, s.
+    pub offline_seconds: f64,
+    /// Buffer sizes of the real-time runs (none: no real-time part).
+    pub buffers: Vec<usize>,
+    /// Length of each real-time run, s.
+    pub rt_seconds: f64,
+    /// Repeats of the offline part: each repeat measures the ceiling again and then every
+    /// offline point, so that each point is judged against the ceiling of its own repeat and
+    /// the README gives the median and the range over repeats.
+    pub repeats: usize,
+    /// How the host's pool runs the graphs ([`TenantGrain`]).
+    pub grain: TenantGrain,
+    /// The kinds the graphs' nodes are built by.
+    pub registry: fugue_dsp::Registry,
+}
+
+impl Default for HostBenchConfig {
+    /// N = 1..8, every mode, one thread per core, 48 kHz; offline at 256 frames for 1 s a
+    /// point (and as long for the ceiling); real time at 128 and 512 frames for 10 s a run;
+    /// the built-in kinds.
+    fn default() -> Self {
+        HostBenchConfig {
+            instances: (1..=8).collect(),
+            modes: Mode::ALL.to_vec(),
+            threads: vec![fugue_exec::placement::available_cores().max(1)],
+            rate: 48_000,
+            offline_buffer: 256,
+            offline_seconds: 1.0,
+            buffers: vec![128, 512],
+            rt_seconds: 10.0,
+            repeats: 1,
+            grain: TenantGrain::default(),
+            registry: fugue_dsp::Registry::with_builtin_kinds(),
+        }
+    }
+}
+
+/// One offline point.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OfflinePoint {
+    /// The graph.
+    pub graph: String,
+    /// Threads of the host.
+    pub threads: usize,
+    /// The mode.
+    pub mode: Mode,
+    /// Instances.
+    pub n: usize,
+    /// The repeat it belongs to (from 0).
+    pub repeat: usize,
+    /// Host cycles run.
+    pub cycles: u64,
+    /// Wall time, s.
+    pub seconds: f64,
+    /// Each instance's mean work per cycle (the time its tasks ran, all threads), ns.
+    pub shares_ns: Vec<f64>,
+    /// The host's mean cycle, ns.
+    pub cycle_ns: f64,
+    /// The mean of the cycles' parallel part (the graphs' run on every thread), ns; the rest
+    /// of the cycle is the audio thread's alone (commands, mix, statistics).
+    pub parallel_ns: f64,
+}
+
+impl OfflinePoint {
+    /// Instance-cycles per second: every instance runs once per host cycle.
+    pub fn aggregate(&self) -> f64 {
+        self.n as f64 * self.cycles as f64 / self.seconds.max(1e-9)
+    }
+
+    /// The smallest instance share over the largest (1: perfectly even).
+    pub fn fairness(&self) -> f64 {
+        let lo = self.shares_ns.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = self.shares_ns.iter().copied().fold(0.0, f64::max);
+        if hi > 0.0 {
+            lo / hi
+        } else {
+            1.0
+        }
+    }
+}
+
+/// One real-time run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RtPoint {
+    /// The graph.
+    pub graph: String,
+    /// Threads of the host.
+    pub threads: usize,
+    /// The mode.
+    pub mode: Mode,
+    /// Frames per cycle.
+    pub buffer: usize,
+    /// Instances.
+    pub n: usize,
+    /// Cycles measured.
+    pub cycles: u64,
+    /// Of those, the ones that missed their deadline.
+    pub misses: u64,
+    /// Cycles the clock dropped because one started more than a period late (the audio
+    /// thread resynchronises): xruns as much as misses.
+    pub overruns: u64,
+}
+
+impl RtPoint {
+    /// Misses and dropped cycles: the run held its N when this is zero.
+    pub fn missed(&self) -> u64 {
+        self.misses + self.overruns
+    }
+}
+
+/// The ceiling at one thread count: `threads` sequential engines of the graph side by side,
+/// each on its own thread pinned to its own core, running cycles for the same wall time as an
+/// offline point, with no synchronisation between them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CeilingPoint {
+    /// The graph.
+    pub graph: String,
+    /// Engines (and threads, and cores).
+    pub threads: usize,
+    /// The repeat it belongs to (from 0).
+    pub repeat: usize,
+    /// Cycles each engine ran.
+    pub cycles: Vec<u64>,
+    /// Wall time, s.
+    pub seconds: f64,
+}
+
+impl CeilingPoint {
+    /// Instance-cycles per second of all the engines together.
+    pub fn aggregate(&self) -> f64 {
+        self.cycles.iter().sum::<u64>() as f64 / self.seconds.max(1e-9)
+    }
+
+    /// An engine's mean cycle, ns (the wall time over its cycles, averaged over engines).
+    pub fn cycle_ns(&self) -> f64 {
+        self.threads as f64 * self.seconds * 1e9 / self.cycles.iter().sum::<u64>().max(1) as f64
+    }
+}
+
+/// What the study measured.
+#[derive(Clone, Debug, Default)]
+pub struct HostBench {
+    /// The ceiling of each (graph, thread count).
+    pub ceiling: Vec<CeilingPoint>,
+    /// Offline points (partitioned with more instances than threads is refused and absent).
+    pub offline: Vec<OfflinePoint>,
+    /// Real-time runs (per graph, mode and buffer, N grows until the first miss).
+    pub realtime: Vec<RtPoint>,
+    /// (graph, mode, N, reason, threads): what the host refused, with its reason.
+    pub refused: Vec<(String, Mode, usize, String, usize)>,
+}
+
+impl HostBench {
+    /// The largest N that ran with no miss, per (graph, threads, mode, buffer).
+    pub fn max_held(&self) -> BTreeMap<(String, usize, &'static str, usize), usize> {
+        let mut m = BTreeMap::new();
+        for p in &self.realtime {
+            let e = m
+                .entry((p.graph.clone(), p.threads, p.mode.name(), p.buffer))
+                .or_insert(0);
+            if p.missed() == 0 {
+                *e = (*e).max(p.n);
+            }
+        }
+        m
+    }
+
+    /// The summary of (graph, mode, n) at `threads` threads, over its repeats.
+    pub fn summary_of(&self, graph: &str, threads: usize, mode: Mode, n: usize) -> Option<Summary> {
+        self.summaries()
+            .into_iter()
+            .find(|s| s.graph == graph && s.threads == threads && s.mode == mode && s.n == n)
+    }
+
+    /// The ceiling of (graph, threads) in repeat `repeat`.
+    pub fn ceiling_of(&self, graph: &str, threads: usize, repeat: usize) -> Option<&CeilingPoint> {
+        self.ceiling
+            .iter()
+            .find(|c| c.graph == graph && c.threads == threads && c.repeat == repeat)
+    }
+
+    /// The ceilings of (graph, threads), one per repeat.
+    pub fn ceilings(&self, graph: &str, threads: usize) -> Vec<&CeilingPoint> {
+        self.ceiling
+            .iter()
+            .filter(|c| c.graph == graph && c.threads == threads)
+            .collect()
+    }
+
+    /// One summary per (graph, threads, mode, N), in the order they were first measured:
+    /// medians over the repeats, and the range of the fraction of the ceiling.
+    pub fn summaries(&self) -> Vec<Summary> {
+        let mut keys: Vec<(&str, usize, Mode, usize)> = Vec::new();
+        for p in &self.offline {
+            let k = (p.graph.as_str(), p.threads, p.mode, p.n);
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+        keys.into_iter()
+            .map(|(g, t, m, n)| {
+                let ps: Vec<&OfflinePoint> = self
+                    .offline
+                    .iter()
+                    .filter(|p| p.graph == g && p.threads == t && p.mode == m && p.n == n)
+                    .collect();
+                let of = |f: &dyn Fn(&OfflinePoint) -> Option<f64>| {
+                    let v: Vec<f64> = ps.iter().filter_map(|p| f(p)).collect();
+                    median(&v)
+                };
+                let fractions: Vec<f64> = ps.iter().filter_map(|p| self.fraction(p)).collect();
+                Summary {
+                    graph: g.to_string(),
+                    threads: t,
+                    mode: m,
+                    n,
+                    repeats: ps.len(),
+                    aggregate: of(&|p| Some(p.aggregate())),
+                    fraction: median(&fractions),
+                    fraction_min: fractions.iter().copied().reduce(f64::min),
+                    fraction_max: fractions.iter().copied().reduce(f64::max),
+                    fairness: of(&|p| Some(p.fairness())).unwrap_or(f64::NAN),
+                    cycle_ns: of(&|p| Some(p.cycle_ns)).unwrap_or(f64::NAN),
+                    serial_ns: of(&|p| Some(p.cycle_ns - p.parallel_ns)).unwrap_or(f64::NAN),
+                    busy: of(&|p| Some(HostBench::busy_share(p))).unwrap_or(f64::NAN),
+                    inflation: of(&|p| self.inflation(p)),
+                }
+            })
+            .collect()
+    }
+
+    /// Of the threads' time in the cycles' parallel part, the share spent running units
+    /// (the rest: looking for work and waiting for the others).
+    pub fn busy_share(p: &OfflinePoint) -> f64 {
+        p.shares_ns.iter().sum::<f64>() / (p.threads as f64 * p.parallel_ns).max(1e-9)
+    }
+
+    /// Node-time inflation: an instance's mean share of the cycle (its units' time, all
+    /// threads together) over a sequential engine's cycle in the ceiling.
+    pub fn inflation(&self, p: &OfflinePoint) -> Option<f64> {
+        let c = self.ceiling_of(&p.graph, p.threads, p.repeat)?;
+        let mean = p.shares_ns.iter().sum::<f64>() / p.shares_ns.len().max(1) as f64;
+        Some(mean / c.cycle_ns().max(1e-9))
+    }
+
+    /// An offline point's aggregate as a fraction of the ceiling at its thread count,
+    /// measured in the same repeat.
+    pub fn fraction(&self, p: &OfflinePoint) -> Option<f64> {
+        self.ceiling_of(&p.graph, p.threads, p.repeat)
+            .map(|c| p.aggregate() / c.aggregate().max(1e-9))
+    }
+}
+
+/// An offline point over its repeats: medians, and the range of the fraction of the ceiling.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    /// The graph.
+    pub graph: String,
+    /// Threads of the host.
+    pub threads: usize,
+    /// The mode.
+    pub mode: Mode,
+    /// Instances.
+    pub n: usize,
+    /// Repeats measured.
+    pub repeats: usize,
+    /// Median aggregate, instance-cycles per second.
+    pub aggregate: Option<f64>,
+    /// Median fraction of the ceiling (each repeat against its own ceiling).
+    pub fraction: Option<f64>,
+    /// Lowest fraction of the ceiling over the repeats.
+    pub fraction_min: Option<f64>,
+    /// Highest fraction of the ceiling over the repeats.
+    pub fraction_max: Option<f64>,
+    /// Median fairness.
+    pub fairness: f64,
+    /// Median host cycle, ns.
+    pub cycle_ns: f64,
+    /// Median serial part of the cycle (the audio thread alone), ns.
+    pub serial_ns: f64,
+    /// Median busy share ([`HostBench::busy_share`]).
+    pub busy: f64,
+    /// Median node-time inflation ([`HostBench::inflation`]).
+    pub inflation: Option<f64>,
+}
+
+/// The median of `v` (the mean of the middle two for an even count); `None` when empty.
+pub fn median(v: &[f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    Some(if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    })
+}
+
+fn start(
+    c: &HostBenchConfig,
+    threads: usize,
+    mode: Mode,
+    backend: HostBackend,
+    block: usize,
+) -> Result<Host, BenchError> {
+    let options = HostOptions {
+        backend,
+        rate: c.rate,
+        block,
+        threads,
+        mode,
+        grain: c.grain,
+        // Separate mode as n independent engines: work stealing on every graph, not measured
+        // at each load.
+        executor: match mode {
+            Mode::Separate if threads > 1 => GraphExecutor::Kind(ExecutorKind::Ws),
+            Mode::Separate => GraphExecutor::Kind(ExecutorKind::Seq),
+            Mode::Shared | Mode::Partitioned => GraphExecutor::Auto,
+        },
+        // Threads pinned (the audio thread to the first core, worker i to core i), offline
+        // too: after the pause between points, the kernel can leave a worker woken on its
+        // waker's core for seconds, and a point would measure that instead of the mode (two
+        // runs of the same point differed by 2x unpinned).
+        exec: {
+            let mut o = HostOptions::default().exec;
+            o.placement.cores = fugue_exec::placement::allowed_cores().to_vec();
+            o
+        },
+        ..HostOptions::default()
+    };
+    Host::with_registry(options, c.registry.clone()).map_err(|e| BenchError::Failed(e.to_string()))
+}
+
+/// Loads `n` instances; `Ok(false)` when the host refuses (partitioned, too many).
+fn load_n(
+    host: &mut Host,
+    graph: &TaskGraph,
+    name: &str,
+    n: usize,
+) -> Result<Result<(), String>, BenchError> {
+    for i in 0..n {
+        if let Err(e) = host.load_graph(&format!("{name}-{i}"), graph, name) {
+            return Ok(Err(e.to_string()));
+        }
+    }
+    Ok(Ok(()))
+}
+
+/// Checks that the host's mix of `n` fresh instances is `n` times the solo render.
+fn check_mix(
+    host: &mut Host,
+    graph: &TaskGraph,
+    n: usize,
+    c: &HostBenchConfig,
+) -> Result<(), BenchError> {
+    const CYCLES: usize = 3;
+    host.run_cycles(CYCLES as u64)
+        .map_err(|e| BenchError::Failed(e.to_string()))?;
+    let (mut e, _) = Engine::build(
+        graph,
+        &c.registry,
+        c.rate as f64,
+        c.offline_buffer,
+        &ExecutorChoice::default(),
+        false,
+    )
+    .map_err(|e| BenchError::Failed(e.to_string()))?;
+    for _ in 0..CYCLES {
+        e.run_cycle();
+    }
+    let mix = host.last_mix().expect("offline host");
+    let channels = mix.len();
+    let mut want = vec![vec![0.0f32; c.offline_buffer]; channels];
+    let outs = e.plan.n_outputs();
+    for _ in 0..n {
+        for ch in 0..outs {
+            let src = e.plan.output(ch);
+            let targets: Vec<usize> = if outs == 1 {
+                (0..channels).collect()
+            } else {
+                vec![ch % channels]
+            };
+            for t in targets {
+                for (d, &x) in want[t].iter_mut().zip(src) {
+                    *d += x;
+                }
+            }
+        }
+    }
+    if want.as_slice() != mix {
+        return Err(BenchError::Failed(format!(
+            "the host's mix of {n} instances is not {n} times the solo render"
+        )));
+    }
+    Ok(())
+}
+
+/// Runs the study on `graphs`.
+pub fn run(
+    c: &HostBenchConfig,
+    graphs: &[(String, TaskGraph)],
+    progress: &mut dyn Progress,
+) -> Result<HostBench, BenchError> {
+    let mut out = HostBench::default();
+    // Offline points run their cycles on this thread: on the first core, beside the pinned
+    // workers (see `start`); a refusal leaves it where it is.
+    let _ = fugue_exec::placement::pin_current(fugue_exec::placement::allowed_cores()[0]);
+    let repeats = c.repeats.max(1);
+    let total = c.threads.len()
+        * graphs.len()
+        * (repeats * (1 + c.modes.len() * c.instances.len())
+            + c.modes.len() * c.instances.len() * c.buffers.len());
+    progress.event(Event::Start {
+        total: total as u64,
+    });
+    for &threads in &c.threads {
+        for (name, graph) in graphs {
+            // Each repeat measures its ceiling just before its points, so that a slow spell
+            // of the machine weighs on both sides of a fraction alike.
+            for repeat in 0..repeats {
+                let r = if repeats > 1 {
+                    format!(" (repeat {}/{repeats})", repeat + 1)
+                } else {
+                    String::new()
+                };
+                progress.event(Event::Step(&format!("ceiling {name} T={threads}{r}")));
+                out.ceiling
+                    .push(ceiling::ceiling(c, name, graph, threads, repeat)?);
+                progress.event(Event::StepDone);
+                offline_points(c, threads, name, graph, repeat, &mut out, progress)?;
+            }
+            realtime_points(c, threads, name, graph, &mut out, progress)?;
+        }
+    }
+    progress.event(Event::Finished);
+    Ok(out)
+}
+
+/// The offline points of one graph at `threads` threads, in repeat `repeat`.
+fn offline_points(
+    c: &HostBenchConfig,
+    threads: usize,
+    name: &str,
+    graph: &TaskGraph,
+    repeat: usize,
+    out: &mut HostBench,
+    progress: &mut dyn Progress,
+) -> Result<(), BenchError> {
+    let name = &name.to_string();
+    {
+        for &mode in &c.modes {
+            for &n in &c.instances {
+                progress.event(Event::Step(&format!(
+                    "offline {name} T={threads} {mode} N={n}"
+                )));
+                let mut host = start(c, threads, mode, HostBackend::Offline, c.offline_buffer)?;
+                if let Err(reason) = load_n(&mut host, graph, name, n)? {
+                    out.refused.push((name.clone(), mode, n, reason, threads));
+                    progress.event(Event::StepDone);
+                    continue;
+                }
+                check_mix(&mut host, graph, n, c)?;
+                host.run_cycles(20)
+                    .map_err(|e| BenchError::Failed(e.to_string()))?;
+                let before: Vec<_> = (0..n)
+                    .map(|i| {
+                        host.stats(&format!("{name}-{i}"))
+                            .map(|s| (s.cycles, s.work_mean_ns))
+                    })
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| BenchError::Failed(e.to_string()))?;
+                let h0 = host.host_stats();
+                let t0 = Instant::now();
+                let mut cycles = 0u64;
+                while t0.elapsed().as_secs_f64() < c.offline_seconds || cycles < 20 {
+                    host.run_cycles(10)
+                        .map_err(|e| BenchError::Failed(e.to_string()))?;
+                    cycles += 10;
+                }
+                let seconds = t0.elapsed().as_secs_f64();
+                let h1 = host.host_stats();
+                let dc = (h1.cycles - h0.cycles).max(1) as f64;
+                let cycle_ns = (h1.mean_ns * h1.cycles as f64 - h0.mean_ns * h0.cycles as f64) / dc;
+                let parallel_ns = (h1.parallel_mean_ns * h1.cycles as f64
+                    - h0.parallel_mean_ns * h0.cycles as f64)
+                    / dc;
+                let shares_ns = (0..n)
+                    .map(|i| {
+                        let s = host.stats(&format!("{name}-{i}")).expect("loaded");
+                        let (c0, m0) = before[i];
+                        let dc = (s.cycles - c0).max(1) as f64;
+                        (s.work_mean_ns * s.cycles as f64 - m0 * c0 as f64) / dc
+                    })
+                    .collect();
+                out.offline.push(OfflinePoint {
+                    graph: name.clone(),
+                    threads,
+                    mode,
+                    n,
+                    repeat,
+                    cycles,
+                    seconds,
+                    shares_ns,
+                    cycle_ns,
+                    parallel_ns,
+                });
+                host.finish()
+                    .map_err(|e| BenchError::Failed(e.to_string()))?;
+                progress.event(Event::StepDone);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The real-time runs of one graph at `threads` threads: per mode and buffer size, N grows
+/// until the first run with a miss.
+fn realtime_points(
+    c: &HostBenchConfig,
+    threads: usize,
+    name: &str,
+    graph: &TaskGraph,
+    out: &mut HostBench,
+    progress: &mut dyn Progress,
+) -> Result<(), BenchError> {
+    let name = &name.to_string();
+    {
+        for &mode in &c.modes {
+            for &buffer in &c.buffers {
+                let mut missed = false;
+                for &n in &c.instances {
+                    progress.event(Event::Step(&format!(
+                        "real time {name} T={threads} {mode} {buffer} frames N={n}"
+                    )));
+                    if missed {
+                        progress.event(Event::StepDone);
+                        continue;
+                    }
+                    let mut host = start(c, threads, mode, HostBackend::Clocked, buffer)?;
+                    if let Err(reason) = load_n(&mut host, graph, name, n)? {
+                        if !out
+                            .refused
+                            .iter()
+                            .any(|r| r.0 == *name && r.1 == mode && r.2 == n && r.4 == threads)
+                        {
+                            out.refused.push((name.clone(), mode, n, reason, threads));
+                        }
+                        missed = true;
+                        progress.event(Event::StepDone);
+                        continue;
+                    }
+                    host.wait(Duration::from_millis(200))
+                        .map_err(|e| BenchError::Failed(e.to_string()))?;
+                    let s0 = host.host_stats();
+                    host.wait(Duration::from_secs_f64(c.rt_seconds))
+                        .map_err(|e| BenchError::Failed(e.to_string()))?;
+                    let s1 = host.host_stats();
+                    host.finish()
+                        .map_err(|e| BenchError::Failed(e.to_string()))?;
+                    let p = RtPoint {
+                        graph: name.clone(),
+                        threads,
+                        mode,
+                        buffer,
+                        n,
+                        cycles: s1.cycles - s0.cycles,
+                        misses: s1.misses - s0.misses,
+                        overruns: s1.overruns - s0.overruns,
+                    };
+                    missed = p.missed() > 0;
+                    out.realtime.push(p);
+                    progress.event(Event::StepDone);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tiny_study_runs_and_checks_its_mix() {
+        let c = HostBenchConfig {
+            instances: vec![1, 2, 3],
+            modes: Mode::ALL.to_vec(),
+            threads: vec![2],
+            offline_seconds: 0.02,
+            buffers: vec![512],
+            rt_seconds: 0.05,
+            ..HostBenchConfig::default()
+        };
+        let graphs = vec![("heavy2".to_string(), heavy_graph(2))];
+        let b = run(&c, &graphs, &mut crate::NoProgress).unwrap();
+        // Partitioned on 2 threads refuses 3 instances.
+        assert_eq!(b.offline.len(), 8);
+        assert!(b
+            .refused
+            .iter()
+            .any(|r| r.1 == Mode::Partitioned && r.2 == 3));
+        for p in &b.offline {
+            assert!(p.aggregate() > 0.0 && p.fairness() > 0.0, "{p:?}");
+        }
+        let dir = std::env::temp_dir().join(format!("fugue-bench-host-{}", std::process::id()));
+        write(&dir, &c, &b, "test", true).unwrap();
+        for f in [
+            "README.md",
+            "raw.csv",
+            "summary.csv",
+            "throughput.svg",
+            "throughput.png",
+        ] {
+            assert!(dir.join(f).exists(), "{f}");
+        }
+        assert!(!b.realtime.is_empty());
+        for f in ["misses.svg", "misses.png"] {
+            assert!(dir.join(f).exists(), "{f}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// With repeats, each repeat measures its own ceiling and every point is judged against
+    /// it; the summaries give the median and the range, and `summary.csv` says how many
+    /// repeats each row holds. Whole tenants give the same mix (checked by the study).
+    #[test]
+    fn repeats_give_medians_and_ranges() {
+        let c = HostBenchConfig {
+            instances: vec![2],
+            modes: vec![Mode::Shared],
+            threads: vec![2],
+            offline_seconds: 0.02,
+            buffers: Vec::new(),
+            repeats: 3,
+            grain: TenantGrain::Whole,
+            ..HostBenchConfig::default()
+        };
+        let graphs = vec![("heavy2".to_string(), heavy_graph(2))];
+        let b = run(&c, &graphs, &mut crate::NoProgress).unwrap();
+        assert_eq!(b.ceiling.len(), 3);
+        assert_eq!(b.offline.len(), 3);
+        assert_eq!(
+            b.offline.iter().map(|p| p.repeat).collect::<Vec<_>>(),
+            vec![0, 1, 2]
+        );
+        let s = b.summaries();
+        assert_eq!(s.len(), 1);
+        let s = &s[0];
+        assert_eq!(s.repeats, 3);
+        let (lo, mid, hi) = (
+            s.fraction_min.unwrap(),
+            s.fraction.unwrap(),
+            s.fraction_max.unwrap(),
+        );
+        assert!(lo <= mid && mid <= hi && lo > 0.0, "{s:?}");
+        let each: Vec<f64> = b.offline.iter().map(|p| b.fraction(p).unwrap()).collect();
+        assert_eq!(median(&each), Some(mid));
+        let dir = std::env::temp_dir().join(format!("fugue-bench-host-r-{}", std::process::id()));
+        write(&dir, &c, &b, "test", true).unwrap();
+        let csv = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
+        let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+        let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+        let col = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
+        assert_eq!(col("repeats"), "3");
+        assert_eq!(col("of_ceiling"), format!("{mid:.3}"));
+        let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+        assert!(
+            readme.contains("3 repeats") && readme.contains("Grain: whole"),
+            "{readme}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+    }
+}

@@ -1,0 +1,362 @@
+//! The study's files: README.md, raw.csv, summary.csv and the plots.
+
+use std::path::Path;
+
+use super::figures::{Misses, Throughput};
+use fugue_engine::host::Mode;
+
+use super::{median, HostBench, HostBenchConfig, Summary};
+use crate::error::BenchError;
+use crate::machine::{Machine, Versions};
+use crate::report::plot;
+use crate::report::{self, Csv};
+
+/// Writes the study into `dir`: `README.md` (command, commit, machine, findings), `raw.csv`
+/// (one row per measurement), `summary.csv` (one row per point), `throughput.svg/png`, and
+/// with a real-time part `misses.svg/png`.
+pub fn write(
+    dir: &Path,
+    c: &HostBenchConfig,
+    b: &HostBench,
+    command: &str,
+    force: bool,
+) -> Result<(), BenchError> {
+    report::refuse_existing(
+        dir,
+        &[
+            "README.md",
+            "raw.csv",
+            "summary.csv",
+            "throughput.svg",
+            "ceiling.svg",
+            "misses.svg",
+        ],
+        force,
+    )?;
+    report::create_dir(dir)?;
+    write_csvs(dir, c, b)?;
+    let mut panels: Vec<(String, usize)> = Vec::new();
+    for p in &b.offline {
+        if !panels.iter().any(|(g, t)| g == &p.graph && *t == p.threads) {
+            panels.push((p.graph.clone(), p.threads));
+        }
+    }
+    if !b.offline.is_empty() {
+        for (name, fraction) in [("throughput", false), ("ceiling", true)] {
+            let figure = Throughput {
+                bench: b,
+                panels: panels.clone(),
+                fraction,
+            };
+            for ext in ["svg", "png"] {
+                plot::write(
+                    &dir.join(format!("{name}.{ext}")),
+                    (560 * panels.len().max(1) as u32, 420),
+                    &figure,
+                )?;
+            }
+        }
+    }
+    if !b.realtime.is_empty() {
+        let mut panels: Vec<(String, usize, usize)> = Vec::new();
+        for p in &b.realtime {
+            if !panels
+                .iter()
+                .any(|(g, t, k)| g == &p.graph && *t == p.threads && *k == p.buffer)
+            {
+                panels.push((p.graph.clone(), p.threads, p.buffer));
+            }
+        }
+        let size = (480 * panels.len().max(1) as u32, 400);
+        let figure = Misses { bench: b, panels };
+        for ext in ["svg", "png"] {
+            plot::write(&dir.join(format!("misses.{ext}")), size, &figure)?;
+        }
+    }
+    let mut md = readme_offline(c, b, command);
+    if !b.realtime.is_empty() {
+        md.push_str("\n## Real time: the largest N held with no deadline miss\n\nA run holds its N when no cycle missed its deadline and none was dropped (an overrun: a cycle that started more than a period late, after which the clock resynchronises).\n\n| graph | threads | mode | buffer | N held |\n|---|---:|---|---:|---:|\n");
+        for ((g, t, m, buf), n) in b.max_held() {
+            md.push_str(&format!("| {g} | {t} | {m} | {buf} | {n} |\n"));
+        }
+        md.push_str(
+            "\n| graph | threads | mode | buffer | N | cycles | misses | overruns |\n|---|---:|---|---:|---:|---:|---:|---:|\n",
+        );
+        for p in &b.realtime {
+            md.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                p.graph, p.threads, p.mode, p.buffer, p.n, p.cycles, p.misses, p.overruns
+            ));
+        }
+    }
+    if !b.refused.is_empty() {
+        md.push_str("\n## Refused\n\n");
+        for (g, m, n, why, t) in &b.refused {
+            md.push_str(&format!("- {g}, {t} threads, {m}, N={n}: {why}\n"));
+        }
+    }
+    md.push_str("\nFiles: `raw.csv` (one row per instance and point, and per real-time run), `summary.csv`, `throughput.svg`/`.png` (aggregate against N per mode), `ceiling.svg`/`.png` (the aggregate as a fraction of the ceiling against N per mode, per graph and thread count), `misses.svg`/`.png` (real time: the share of cycles that missed against N, per graph and buffer).\n");
+    report::write_atomic(&dir.join("README.md"), md.as_bytes())
+}
+
+/// `raw.csv` (one row per instance and point, per ceiling engine, per real-time run) and
+/// `summary.csv` (one row per offline point).
+fn write_csvs(dir: &Path, c: &HostBenchConfig, b: &HostBench) -> Result<(), BenchError> {
+    let mut raw = Csv::new(&[
+        "phase",
+        "graph",
+        "mode",
+        "buffer",
+        "instances",
+        "instance",
+        "cycles",
+        "seconds",
+        "share_ns",
+        "misses",
+        "overruns",
+        "threads",
+        "repeat",
+    ]);
+    for p in &b.ceiling {
+        for (i, n) in p.cycles.iter().enumerate() {
+            raw.row([
+                "ceiling".to_string(),
+                p.graph.clone(),
+                "seq".to_string(),
+                c.offline_buffer.to_string(),
+                p.threads.to_string(),
+                i.to_string(),
+                n.to_string(),
+                format!("{:.6}", p.seconds),
+                String::new(),
+                String::new(),
+                String::new(),
+                p.threads.to_string(),
+                p.repeat.to_string(),
+            ]);
+        }
+    }
+    for p in &b.offline {
+        for (i, s) in p.shares_ns.iter().enumerate() {
+            raw.row([
+                "offline".to_string(),
+                p.graph.clone(),
+                p.mode.name().to_string(),
+                c.offline_buffer.to_string(),
+                p.n.to_string(),
+                i.to_string(),
+                p.cycles.to_string(),
+                format!("{:.6}", p.seconds),
+                format!("{s:.0}"),
+                String::new(),
+                String::new(),
+                p.threads.to_string(),
+                p.repeat.to_string(),
+            ]);
+        }
+    }
+    for p in &b.realtime {
+        raw.row([
+            "realtime".to_string(),
+            p.graph.clone(),
+            p.mode.name().to_string(),
+            p.buffer.to_string(),
+            p.n.to_string(),
+            String::new(),
+            p.cycles.to_string(),
+            format!("{:.3}", c.rt_seconds),
+            String::new(),
+            p.misses.to_string(),
+            p.overruns.to_string(),
+            p.threads.to_string(),
+            String::new(),
+        ]);
+    }
+    raw.write(&dir.join("raw.csv"))?;
+    let summaries = b.summaries();
+    let mut summary = Csv::new(&[
+        "graph",
+        "mode",
+        "instances",
+        "aggregate_per_s",
+        "vs_n1",
+        "fairness",
+        "threads",
+        "ceiling_per_s",
+        "of_ceiling",
+        "cycle_us",
+        "serial_us",
+        "busy_share",
+        "inflation",
+        "repeats",
+        "of_ceiling_min",
+        "of_ceiling_max",
+    ]);
+    let opt = |v: Option<f64>, digits: usize| v.map_or(String::new(), |f| format!("{f:.digits$}"));
+    for p in &summaries {
+        summary.row([
+            p.graph.clone(),
+            p.mode.name().to_string(),
+            p.n.to_string(),
+            opt(p.aggregate, 1),
+            opt(vs_n1(&summaries, p), 3),
+            format!("{:.3}", p.fairness),
+            p.threads.to_string(),
+            opt(ceiling_median(b, &p.graph, p.threads), 1),
+            opt(p.fraction, 3),
+            format!("{:.2}", p.cycle_ns / 1e3),
+            format!("{:.2}", p.serial_ns / 1e3),
+            format!("{:.3}", p.busy),
+            opt(p.inflation, 3),
+            p.repeats.to_string(),
+            opt(p.fraction_min, 3),
+            opt(p.fraction_max, 3),
+        ]);
+    }
+    summary.write(&dir.join("summary.csv"))
+}
+
+/// The median aggregate of `p` over that of its graph, threads and mode at N = 1.
+fn vs_n1(summaries: &[Summary], p: &Summary) -> Option<f64> {
+    let one = summaries
+        .iter()
+        .find(|q| q.graph == p.graph && q.threads == p.threads && q.mode == p.mode && q.n == 1)?;
+    Some(p.aggregate? / one.aggregate?)
+}
+
+/// The median of the ceiling's aggregate of (graph, threads) over the repeats.
+fn ceiling_median(b: &HostBench, graph: &str, threads: usize) -> Option<f64> {
+    let v: Vec<f64> = b
+        .ceilings(graph, threads)
+        .iter()
+        .map(|c| c.aggregate())
+        .collect();
+    median(&v)
+}
+
+/// The README's head and its offline part: the ceiling, every point against it, and the
+/// findings.
+fn readme_offline(c: &HostBenchConfig, b: &HostBench, command: &str) -> String {
+    let v = Versions::detect();
+    let mut md = String::new();
+    md.push_str("# The shared-runtime study (`fugue bench host`)\n\n");
+    md.push_str(&format!(
+        "Command: `{command}`\n\nCommit {} ({}), {}, fugue {}.\n\nMachine: {}. Load average at the end: {}.\n\n",
+        v.short_commit,
+        v.date,
+        v.rustc,
+        v.fugue,
+        Machine::detect(),
+        crate::machine::load_average().unwrap_or_else(|| "?".into())
+    ));
+    md.push_str(&format!(
+        "Threads: {:?}. Grain: {} (how the pool runs the graphs). Offline: {} frames, {:.2} s of wall time per point. Real time (clocked): {:?} frames, {:.1} s per run; N grows until the first run with a miss.\n\n",
+        c.threads, c.grain.name(), c.offline_buffer, c.offline_seconds, c.buffers, c.rt_seconds
+    ));
+    let repeats = c.repeats.max(1);
+    if repeats > 1 {
+        md.push_str(&format!(
+            "Offline, {repeats} repeats: each repeat measures the ceiling, then every point against it, so that a slow spell of the machine weighs on both sides of a fraction alike. Each figure below is the median over the repeats; `range` is the lowest and the highest fraction of the ceiling.\n\n"
+        ));
+    } else {
+        md.push_str(
+            "Each point is one run (no repeats, `--repeats` gives more): read the figures as indications, not as medians.\n\n",
+        );
+    }
+    md.push_str("## The ceiling\n\nAt T threads, the ceiling is T sequential engines of the same graph side by side, each on its own thread pinned to its own core (the cores the host's threads use), run in the same study for the same wall time: what the cores do with no host at all. Every offline point is given as a fraction of it.\n\n| graph | threads | repeat | ceiling (instance-cycles/s) | per engine, slowest / fastest |\n|---|---:|---:|---:|---:|\n");
+    for p in &b.ceiling {
+        let lo = p.cycles.iter().copied().min().unwrap_or(0) as f64;
+        let hi = p.cycles.iter().copied().max().unwrap_or(1).max(1) as f64;
+        md.push_str(&format!(
+            "| {} | {} | {} | {:.0} | {:.2} |\n",
+            p.graph,
+            p.threads,
+            p.repeat + 1,
+            p.aggregate(),
+            lo / hi
+        ));
+    }
+    md.push_str("\n## Offline: aggregate throughput (instance-cycles per second)\n\n");
+    md.push_str(
+        "| graph | threads | mode | N | aggregate/s | of the ceiling | range | vs N=1 | fairness | cycle µs | serial µs | busy | inflation |\n|---|---:|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n",
+    );
+    let summaries = b.summaries();
+    let two = |v: Option<f64>| v.map_or("?".to_string(), |f| format!("{f:.2}"));
+    for p in &summaries {
+        md.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {}-{} | {} | {:.2} | {:.1} | {:.1} | {:.2} | {} |\n",
+            p.graph,
+            p.threads,
+            p.mode,
+            p.n,
+            p.aggregate.map_or("?".to_string(), |a| format!("{a:.0}")),
+            two(p.fraction),
+            two(p.fraction_min),
+            two(p.fraction_max),
+            two(vs_n1(&summaries, p)),
+            p.fairness,
+            p.cycle_ns / 1e3,
+            p.serial_ns / 1e3,
+            p.busy,
+            two(p.inflation),
+        ));
+    }
+    md.push_str("\nCycle: the host's mean cycle; serial: its part on the audio thread alone (commands, mix, statistics); busy: of the threads' time in the parallel part, the share spent running units (the rest is looking for work and waiting); inflation: an instance's units' time per cycle over a sequential engine's cycle in the ceiling (1: the nodes run as fast as alone).\n");
+    md.push_str("\n## Findings\n\n");
+    for f in findings(b) {
+        md.push_str(&format!("- {f}\n"));
+    }
+    md
+}
+
+/// One sentence per (graph, threads, mode): the median fraction of the ceiling reached (with
+/// its range over the repeats), at the smallest and the largest N of at least the threads
+/// (where the host has enough graphs to fill its threads), and the lowest median of any N.
+pub fn findings(b: &HostBench) -> Vec<String> {
+    let summaries = b.summaries();
+    let mut out = Vec::new();
+    let mut keys: Vec<(&str, usize, Mode)> = Vec::new();
+    for p in &summaries {
+        let k = (p.graph.as_str(), p.threads, p.mode);
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    for (g, t, m) in keys {
+        let points: Vec<&Summary> = summaries
+            .iter()
+            .filter(|p| p.graph == g && p.threads == t && p.mode == m && p.fraction.is_some())
+            .collect();
+        let full: Vec<&&Summary> = points.iter().filter(|p| p.n >= t).collect();
+        let f = |p: &Summary| p.fraction.unwrap_or(f64::NAN);
+        let Some(worst) = points.iter().min_by(|a, b| f(a).total_cmp(&f(b))) else {
+            continue;
+        };
+        let range = |p: &Summary| {
+            if p.repeats > 1 {
+                format!(
+                    " (range {:.2}-{:.2})",
+                    p.fraction_min.unwrap_or(f64::NAN),
+                    p.fraction_max.unwrap_or(f64::NAN)
+                )
+            } else {
+                String::new()
+            }
+        };
+        let mut line = format!("{g}, {t} threads, {m}:");
+        if let (Some(first), Some(last)) = (full.first(), full.last()) {
+            line.push_str(&format!(
+                " {:.2}{} of the ceiling at N={}, {:.2}{} at N={};",
+                f(first),
+                range(first),
+                first.n,
+                f(last),
+                range(last),
+                last.n
+            ));
+        }
+        line.push_str(&format!(" lowest {:.2} (N={}).", f(worst), worst.n));
+        out.push(line);
+    }
+    out
+}
