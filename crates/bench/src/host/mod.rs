@@ -105,7 +105,7 @@ impl Default for HostBenchConfig {
             buffers: vec![128, 512],
             rt_seconds: 10.0,
             repeats: 1,
-            grain: TenantGrain::default(),
+            grain: TenantGrain::Auto,
             registry: fugue_dsp::Registry::with_builtin_kinds(),
         }
     }

@@ -152,7 +152,7 @@ impl Default for HostOptions {
             pipeline: Pipeline::Sub(1),
             executor: GraphExecutor::Auto,
             auto_budget: AUTO_BUDGET,
-            grain: TenantGrain::default(),
+            grain: TenantGrain::Auto,
         }
     }
 }

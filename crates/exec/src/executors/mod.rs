@@ -15,6 +15,7 @@
 //! whatever thread runs it; inputs fed by several edges are summed by the consumer in a fixed
 //! order). The protocols are written down in `docs/executors.md`.
 
+pub mod grain;
 pub mod levels;
 pub mod multi;
 mod seq;
@@ -24,8 +25,9 @@ pub mod ws;
 
 use std::time::Duration;
 
+pub use grain::{GrainTuner, TenantGrain};
 pub use levels::Levels;
-pub use multi::{SharedPool, Tenant, TenantGrain};
+pub use multi::{SharedPool, Tenant};
 pub use seq::SeqExecutor;
 pub use share::{ShareLock, WorkSharing};
 pub use static_list::StaticSchedule;

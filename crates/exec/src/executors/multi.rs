@@ -37,6 +37,7 @@ use std::sync::atomic::AtomicPtr;
 
 use crossbeam_utils::CachePadded;
 
+use crate::executors::grain::{GrainTuner, TenantGrain};
 use crate::executors::ExecOptions;
 use crate::runtime::pool::{Pool, Work};
 use crate::runtime::{Deque, Steal};
@@ -149,51 +150,6 @@ impl AsMut<Tenant> for Tenant {
     }
 }
 
-/// How a group of several threads runs its tenants: each unit claimed apart, or each tenant
-/// whole by one thread (in order, with no claim, counter or deque per unit, as a sequential
-/// engine does). A group of one thread always runs its tenants whole.
-///
-/// The trade-off (`bench-results/scaling/`): in parts, a thread done early takes over units
-/// of the others, so a core slowed by the machine's other work delays the cycle by little, but
-/// every unit pays a claim or a pop and its successors' counters; whole, a tenant costs what
-/// it costs alone, but the cycle waits for the slowest thread's last tenant.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum TenantGrain {
-    /// Every tenant in parts (units claimed from its cursor, home thread first).
-    #[default]
-    Units,
-    /// Every tenant whole, each claimed by one thread (from the thread's rank on).
-    Whole,
-    /// As many tenants as fill every thread evenly (the largest multiple of the group's
-    /// threads) run whole, each thread its home ones first; the rest, fewer than the
-    /// threads, run in parts, shared unit by unit by the threads done with their whole
-    /// tenants (one graph on two threads runs on both).
-    Balanced,
-}
-
-impl TenantGrain {
-    /// Every grain, in the order of [`TenantGrain::name`].
-    pub const ALL: [TenantGrain; 3] = [
-        TenantGrain::Units,
-        TenantGrain::Whole,
-        TenantGrain::Balanced,
-    ];
-
-    /// `units`, `whole`, `balanced`.
-    pub fn name(self) -> &'static str {
-        match self {
-            TenantGrain::Units => "units",
-            TenantGrain::Whole => "whole",
-            TenantGrain::Balanced => "balanced",
-        }
-    }
-
-    /// The grain of that name.
-    pub fn from_name(s: &str) -> Option<TenantGrain> {
-        TenantGrain::ALL.into_iter().find(|g| g.name() == s)
-    }
-}
-
 /// One partition group's view of a cycle.
 struct Group {
     /// Per member slot: `(n_sources << 32) | next`, the next source of that member to claim
@@ -226,7 +182,8 @@ impl Group {
     /// of its units ([`MultiState::claim_source`]).
     ///
     /// With several threads, `grain` decides ([`TenantGrain`]): none whole, all whole, or
-    /// (balanced) the largest multiple of the threads whole, the rest in parts.
+    /// (balanced) the largest multiple of the threads whole, the rest in parts (`Auto` is
+    /// resolved to one of these before).
     fn split_members(&self, grain: TenantGrain) -> usize {
         let n = self.n.load(Ordering::Relaxed);
         let threads = self.threads.load(Ordering::Relaxed);
@@ -234,7 +191,7 @@ impl Group {
             n
         } else {
             match grain {
-                TenantGrain::Units => 0,
+                TenantGrain::Units | TenantGrain::Auto => 0,
                 TenantGrain::Whole => n,
                 TenantGrain::Balanced => n - n % threads,
             }
@@ -591,6 +548,8 @@ pub struct SharedPool {
     cycle: u64,
     /// How groups of several threads run their tenants.
     grain: TenantGrain,
+    /// With [`TenantGrain::Auto`]: the measurements that choose the grain of each cycle.
+    tuner: GrainTuner,
 }
 
 impl std::fmt::Debug for SharedPool {
@@ -646,6 +605,7 @@ impl SharedPool {
                 unit_capacity,
                 cycle: 0,
                 grain: TenantGrain::default(),
+                tuner: GrainTuner::default(),
             }
         } else {
             SharedPool {
@@ -654,6 +614,7 @@ impl SharedPool {
                 unit_capacity,
                 cycle: 0,
                 grain: TenantGrain::default(),
+                tuner: GrainTuner::default(),
             }
         }
     }
@@ -661,11 +622,21 @@ impl SharedPool {
     /// Sets how groups of several threads run their tenants (between cycles).
     pub fn set_grain(&mut self, grain: TenantGrain) {
         self.grain = grain;
+        self.tuner.restart();
     }
 
-    /// How groups of several threads run their tenants.
+    /// How groups of several threads run their tenants, as set.
     pub fn grain(&self) -> TenantGrain {
         self.grain
+    }
+
+    /// The grain the cycles run with now: the one set, or with [`TenantGrain::Auto`] the one
+    /// its last measurement kept (`None` while it measures).
+    pub fn grain_in_use(&self) -> Option<TenantGrain> {
+        match self.grain {
+            TenantGrain::Auto => self.tuner.chosen(),
+            g => Some(g),
+        }
     }
 
     /// Loom model support: makes group 0 a group of `threads` threads (ranks 0, 1, ...)
@@ -725,6 +696,7 @@ impl SharedPool {
     /// # Panics
     /// If `groups` does not have one entry per thread, or names a group past the threads.
     pub fn set_partition(&mut self, groups: &[usize]) {
+        self.tuner.restart();
         let s = self.state();
         assert_eq!(groups.len(), s.deques.len(), "one group per thread");
         for group in s.groups.iter() {
@@ -750,9 +722,9 @@ impl SharedPool {
         let _flush = crate::denormals::FlushDenormals::new();
         self.cycle += 1;
         let cycle = self.cycle;
-        let grain = self.grain;
         let s = self.state();
         let mut total = 0usize;
+        let mut enabled = 0u64;
         for g in s.groups.iter() {
             g.n.store(0, Ordering::Relaxed);
         }
@@ -762,6 +734,7 @@ impl SharedPool {
                 continue;
             }
             total += t.plan.n_units();
+            enabled += 1;
             let g = &s.groups[t.group];
             let m = g.n.load(Ordering::Relaxed);
             g.members[m].store(k as u32, Ordering::Relaxed);
@@ -775,6 +748,15 @@ impl SharedPool {
         if total == 0 {
             return;
         }
+        let auto = self.grain == TenantGrain::Auto;
+        let grain = if auto {
+            // What the cycle runs on: a change of tenants starts a new measurement.
+            self.tuner.grain(((total as u64) << 8) | enabled)
+        } else {
+            self.grain
+        };
+        let started = if auto { now() } else { 0 };
+        let s = self.state();
         for g in s.groups.iter() {
             let whole = g.split_members(grain);
             let n = g.n.load(Ordering::Relaxed);
@@ -805,5 +787,8 @@ impl SharedPool {
         // Nothing of the cycle is referenced past here: the workers only follow the tables
         // after a claim, and every source has been claimed. Each tenant's busy time is in its
         // own counter ([`Tenant::take_busy_ticks`]).
+        if auto {
+            self.tuner.record(now().wrapping_sub(started));
+        }
     }
 }

@@ -29,9 +29,9 @@ pub struct Args {
     /// README gives medians and ranges over them.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100))]
     pub repeats: u64,
-    /// How the host's pool runs the graphs (see `fugue host --grain`): units, whole or
-    /// balanced.
-    #[arg(long, default_value = "units", value_parser = ["units", "whole", "balanced"])]
+    /// How the host's pool runs the graphs (see `fugue host --grain`): units, whole,
+    /// balanced or auto.
+    #[arg(long, default_value = "auto", value_parser = ["units", "whole", "balanced", "auto"])]
     pub grain: String,
     /// Modes, comma-separated [default: shared,partitioned,separate].
     #[arg(long, value_delimiter = ',', value_parser = ["shared", "partitioned", "separate"])]

@@ -123,9 +123,10 @@ pub struct Args {
     /// How the pool's threads share the graphs (shared mode, and partitioned groups of
     /// several threads): units (each graph's units claimed one by one, so that a thread done
     /// early helps the others), whole (each graph run whole by one thread, with no per-unit
-    /// claim), or balanced (graphs beyond the thread count whole, the last ones in units).
-    /// The output is the same.
-    #[arg(long, default_value = "units", value_parser = ["units", "whole", "balanced"])]
+    /// claim), balanced (as many graphs whole as fill the threads evenly, the rest in units),
+    /// or auto (measures units against balanced in blocks of cycles, keeps the faster, and
+    /// measures again every 1024 cycles and at each load or unload). The output is the same.
+    #[arg(long, default_value = "auto", value_parser = ["units", "whole", "balanced", "auto"])]
     pub grain: String,
 }
 

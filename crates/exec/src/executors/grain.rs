@@ -1,0 +1,326 @@
+//! How the shared pool's groups of several threads run their tenants ([`TenantGrain`]), and
+//! the tuner that measures which grain suits the machine ([`GrainTuner`]).
+
+/// How a group of several threads runs its tenants: each unit claimed apart, or each tenant
+/// whole by one thread (in order, with no claim, counter or deque per unit, as a sequential
+/// engine does). A group of one thread always runs its tenants whole.
+///
+/// The trade-off (`bench-results/scaling/`): in parts, a thread done early takes over units
+/// of the others, so a core slowed by the machine's other work delays the cycle by little, but
+/// every unit pays a claim or a pop and its successors' counters; whole, a tenant costs what
+/// it costs alone, but the cycle waits for the slowest thread's last tenant.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TenantGrain {
+    /// Every tenant in parts (units claimed from its cursor, home thread first).
+    #[default]
+    Units,
+    /// Every tenant whole, each claimed by one thread (from the thread's rank on).
+    Whole,
+    /// As many tenants as fill every thread evenly (the largest multiple of the group's
+    /// threads) run whole, each thread its home ones first; the rest, fewer than the
+    /// threads, run in parts, shared unit by unit by the threads done with their whole
+    /// tenants (one graph on two threads runs on both).
+    Balanced,
+    /// Measured: the pool runs blocks of cycles with units and with balanced, keeps the one
+    /// whose cycles took less time, and measures again every [`EXPLOIT_CYCLES`] cycles and
+    /// whenever the tenants or the partition change ([`GrainTuner`]). Cores of equal speed
+    /// favour balanced (no per-unit cost), cores whose speed varies favour units (the others
+    /// make up for a slow one).
+    Auto,
+}
+
+impl TenantGrain {
+    /// Every grain, in the order of [`TenantGrain::name`].
+    pub const ALL: [TenantGrain; 4] = [
+        TenantGrain::Units,
+        TenantGrain::Whole,
+        TenantGrain::Balanced,
+        TenantGrain::Auto,
+    ];
+
+    /// `units`, `whole`, `balanced`, `auto`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TenantGrain::Units => "units",
+            TenantGrain::Whole => "whole",
+            TenantGrain::Balanced => "balanced",
+            TenantGrain::Auto => "auto",
+        }
+    }
+
+    /// The grain of that name.
+    pub fn from_name(s: &str) -> Option<TenantGrain> {
+        TenantGrain::ALL.into_iter().find(|g| g.name() == s)
+    }
+}
+
+/// Cycles of one block of the tuner's measurement; its first cycle (the caches settling
+/// after a change of grain) is not counted.
+pub const BLOCK_CYCLES: usize = 32;
+
+/// The cycles counted per candidate: two blocks, less their first cycles.
+const COUNTED: usize = 2 * (BLOCK_CYCLES - 1);
+
+/// The grains the tuner compares, and the order of its blocks (A B B A: a drift of the
+/// machine's speed during the measurement weighs on both alike).
+const CANDIDATES: [TenantGrain; 2] = [TenantGrain::Units, TenantGrain::Balanced];
+const ORDER: [usize; 4] = [0, 1, 1, 0];
+
+/// Cycles the tuner keeps its choice before it measures again.
+pub const EXPLOIT_CYCLES: u32 = 1024;
+
+/// Balanced is kept only when its median cycle is at least this much shorter than units':
+/// a smaller difference is within the blocks' noise (on a machine whose cores change speed
+/// from moment to moment), and units is the grain that degrades least when the machine
+/// changes.
+pub const TUNER_MARGIN: f64 = 0.04;
+
+/// Chooses, for [`TenantGrain::Auto`], the grain of each cycle from the durations of the
+/// cycles before: blocks of [`BLOCK_CYCLES`] cycles with each candidate (A B B A), then the
+/// one whose median cycle was shorter for [`EXPLOIT_CYCLES`] cycles, then again. The median,
+/// not the mean: a cycle stretched by an interruption says nothing about the grain. Owned by
+/// the calling thread; never allocates.
+#[derive(Clone, Debug)]
+pub struct GrainTuner {
+    /// What the cycles run on (tenants, units, partition): a change starts a measurement.
+    signature: u64,
+    phase: Phase,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Phase {
+    /// Measuring: the cycle's index in the measurement, each candidate's counted cycles
+    /// and how many of them there are.
+    Measure {
+        cycle: usize,
+        times: [[u64; COUNTED]; 2],
+        counted: [usize; 2],
+    },
+    /// Keeping `grain` for `left` more cycles. With balanced kept, the last cycles are
+    /// watched (`window`, `seen` of them so far): a block of them whose median passes units'
+    /// median measured (`units`) by the margin starts a measurement at once (the machine
+    /// changed: a core slowed, which balanced cannot make up for).
+    Keep {
+        grain: TenantGrain,
+        left: u32,
+        units: u64,
+        window: [u64; BLOCK_CYCLES],
+        seen: usize,
+    },
+}
+
+impl Default for GrainTuner {
+    fn default() -> Self {
+        GrainTuner {
+            signature: u64::MAX,
+            phase: Phase::measure(),
+        }
+    }
+}
+
+impl Phase {
+    fn measure() -> Phase {
+        Phase::Measure {
+            cycle: 0,
+            times: [[0; COUNTED]; 2],
+            counted: [0; 2],
+        }
+    }
+}
+
+/// The median of `v` (sorted in place; the upper middle of an even count).
+fn median(v: &mut [u64]) -> u64 {
+    v.sort_unstable();
+    v.get(v.len() / 2).copied().unwrap_or(0)
+}
+
+impl GrainTuner {
+    /// The grain of the next cycle, which runs on `signature` (a change from the last
+    /// cycle's starts a measurement).
+    pub fn grain(&mut self, signature: u64) -> TenantGrain {
+        if signature != self.signature {
+            self.signature = signature;
+            self.restart();
+        }
+        match self.phase {
+            Phase::Measure { cycle, .. } => CANDIDATES[ORDER[cycle / BLOCK_CYCLES]],
+            Phase::Keep { grain, .. } => grain,
+        }
+    }
+
+    /// Records the duration of the cycle just run (any unit of time, the same each call).
+    pub fn record(&mut self, ticks: u64) {
+        match &mut self.phase {
+            Phase::Measure {
+                cycle,
+                times,
+                counted,
+            } => {
+                let c = ORDER[*cycle / BLOCK_CYCLES];
+                if !(*cycle).is_multiple_of(BLOCK_CYCLES) && counted[c] < COUNTED {
+                    times[c][counted[c]] = ticks;
+                    counted[c] += 1;
+                }
+                *cycle += 1;
+                if *cycle == ORDER.len() * BLOCK_CYCLES {
+                    let [mut u, mut b] = *times;
+                    let units = median(&mut u[..counted[0]]) as f64;
+                    let balanced = median(&mut b[..counted[1]]) as f64;
+                    let grain = if balanced < units * (1.0 - TUNER_MARGIN) {
+                        CANDIDATES[1]
+                    } else {
+                        CANDIDATES[0]
+                    };
+                    self.phase = Phase::Keep {
+                        grain,
+                        left: EXPLOIT_CYCLES,
+                        units: units as u64,
+                        window: [0; BLOCK_CYCLES],
+                        seen: 0,
+                    };
+                }
+            }
+            Phase::Keep {
+                grain,
+                left,
+                units,
+                window,
+                seen,
+            } => {
+                *left -= 1;
+                let mut again = *left == 0;
+                if *grain == CANDIDATES[1] {
+                    window[*seen] = ticks;
+                    *seen += 1;
+                    if *seen == BLOCK_CYCLES {
+                        *seen = 0;
+                        let now = median(&mut window[..]) as f64;
+                        again |= now > *units as f64 * (1.0 + TUNER_MARGIN);
+                    }
+                }
+                if again {
+                    self.restart();
+                }
+            }
+        }
+    }
+
+    /// The grain kept after the last measurement, or `None` while the first one runs.
+    pub fn chosen(&self) -> Option<TenantGrain> {
+        match self.phase {
+            Phase::Keep { grain, .. } => Some(grain),
+            Phase::Measure { .. } => None,
+        }
+    }
+
+    /// Starts a measurement at the next cycle.
+    pub fn restart(&mut self) {
+        self.phase = Phase::measure();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs the tuner for `cycles` cycles where a cycle with `units` takes `u` and one with
+    /// balanced takes `b`; returns the grains it chose, cycle by cycle.
+    fn drive(t: &mut GrainTuner, cycles: usize, u: u64, b: u64, sig: u64) -> Vec<TenantGrain> {
+        (0..cycles)
+            .map(|_| {
+                let g = t.grain(sig);
+                t.record(if g == TenantGrain::Units { u } else { b });
+                g
+            })
+            .collect()
+    }
+
+    #[test]
+    fn keeps_the_faster_grain_after_measuring_both() {
+        let mut t = GrainTuner::default();
+        let m = ORDER.len() * BLOCK_CYCLES;
+        let g = drive(&mut t, m, 100, 90, 7);
+        assert_eq!(
+            g.iter().filter(|&&g| g == TenantGrain::Units).count(),
+            m / 2
+        );
+        assert_eq!(t.chosen(), Some(TenantGrain::Balanced));
+        let g = drive(&mut t, 100, 100, 90, 7);
+        assert!(g.iter().all(|&g| g == TenantGrain::Balanced));
+        let mut t = GrainTuner::default();
+        drive(&mut t, m, 90, 100, 7);
+        assert_eq!(t.chosen(), Some(TenantGrain::Units));
+    }
+
+    #[test]
+    fn balanced_kept_is_measured_again_when_its_cycles_slow_down() {
+        let mut t = GrainTuner::default();
+        let m = ORDER.len() * BLOCK_CYCLES;
+        drive(&mut t, m, 100, 80, 4);
+        assert_eq!(t.chosen(), Some(TenantGrain::Balanced));
+        // Balanced's cycles now take longer than units' did: within a block, it measures.
+        drive(&mut t, BLOCK_CYCLES, 100, 120, 4);
+        assert_eq!(t.chosen(), None);
+        drive(&mut t, m, 100, 120, 4);
+        assert_eq!(t.chosen(), Some(TenantGrain::Units));
+        // Units kept is not watched: a slower spell keeps it until its keep ends.
+        drive(&mut t, BLOCK_CYCLES * 4, 200, 120, 4);
+        assert_eq!(t.chosen(), Some(TenantGrain::Units));
+    }
+
+    #[test]
+    fn a_gain_within_the_margin_keeps_units() {
+        let mut t = GrainTuner::default();
+        drive(&mut t, ORDER.len() * BLOCK_CYCLES, 1000, 990, 1);
+        assert_eq!(t.chosen(), Some(TenantGrain::Units));
+    }
+
+    #[test]
+    fn a_few_interrupted_cycles_do_not_decide() {
+        // Balanced is faster, but a few of its cycles were interrupted (a long mean).
+        let mut t = GrainTuner::default();
+        for k in 0..ORDER.len() * BLOCK_CYCLES {
+            let g = t.grain(9);
+            let d = match g {
+                TenantGrain::Balanced if k % 7 == 3 => 100_000,
+                TenantGrain::Balanced => 80,
+                _ => 100,
+            };
+            t.record(d);
+        }
+        assert_eq!(t.chosen(), Some(TenantGrain::Balanced));
+    }
+
+    #[test]
+    fn the_first_cycle_of_each_block_is_not_counted() {
+        // Each block's first cycle is very slow (a change of grain); only the rest count.
+        let mut t = GrainTuner::default();
+        for k in 0..ORDER.len() * BLOCK_CYCLES {
+            let g = t.grain(3);
+            let first = k % BLOCK_CYCLES == 0;
+            let d = match (g, first) {
+                (TenantGrain::Balanced, true) => 1_000_000,
+                (TenantGrain::Balanced, false) => 80,
+                _ => 100,
+            };
+            t.record(d);
+        }
+        assert_eq!(t.chosen(), Some(TenantGrain::Balanced));
+    }
+
+    #[test]
+    fn measures_again_after_its_keep_and_when_the_tenants_change() {
+        let mut t = GrainTuner::default();
+        let m = ORDER.len() * BLOCK_CYCLES;
+        drive(&mut t, m, 100, 90, 5);
+        assert_eq!(t.chosen(), Some(TenantGrain::Balanced));
+        // A new tenant: measured again, and now units is faster.
+        drive(&mut t, m, 80, 90, 6);
+        assert_eq!(t.chosen(), Some(TenantGrain::Units));
+        // After its keep, it measures again on its own.
+        drive(&mut t, EXPLOIT_CYCLES as usize, 80, 90, 6);
+        assert_eq!(t.chosen(), None);
+        drive(&mut t, m, 100, 50, 6);
+        assert_eq!(t.chosen(), Some(TenantGrain::Balanced));
+    }
+}
