@@ -85,27 +85,26 @@ pub struct GrainTuner {
     /// What the cycles run on (tenants, units, partition): a change starts a measurement.
     signature: u64,
     phase: Phase,
+    /// While measuring: each candidate's counted cycles, and how many there are.
+    times: [[u64; COUNTED]; 2],
+    counted: [usize; 2],
+    /// While balanced is kept: its last cycles, and how many of the block are in.
+    window: [u64; BLOCK_CYCLES],
+    seen: usize,
 }
 
 #[derive(Clone, Copy, Debug)]
 enum Phase {
-    /// Measuring: the cycle's index in the measurement, each candidate's counted cycles
-    /// and how many of them there are.
-    Measure {
-        cycle: usize,
-        times: [[u64; COUNTED]; 2],
-        counted: [usize; 2],
-    },
-    /// Keeping `grain` for `left` more cycles. With balanced kept, the last cycles are
-    /// watched (`window`, `seen` of them so far): a block of them whose median passes units'
-    /// median measured (`units`) by the margin starts a measurement at once (the machine
-    /// changed: a core slowed, which balanced cannot make up for).
+    /// Measuring: the cycle's index in the measurement.
+    Measure { cycle: usize },
+    /// Keeping `grain` for `left` more cycles. With balanced kept, its cycles are watched:
+    /// a block of them whose median passes units' measured median (`units`) by the margin
+    /// starts a measurement at once (the machine changed: a core slowed, which balanced
+    /// cannot make up for).
     Keep {
         grain: TenantGrain,
         left: u32,
         units: u64,
-        window: [u64; BLOCK_CYCLES],
-        seen: usize,
     },
 }
 
@@ -113,17 +112,11 @@ impl Default for GrainTuner {
     fn default() -> Self {
         GrainTuner {
             signature: u64::MAX,
-            phase: Phase::measure(),
-        }
-    }
-}
-
-impl Phase {
-    fn measure() -> Phase {
-        Phase::Measure {
-            cycle: 0,
+            phase: Phase::Measure { cycle: 0 },
             times: [[0; COUNTED]; 2],
             counted: [0; 2],
+            window: [0; BLOCK_CYCLES],
+            seen: 0,
         }
     }
 }
@@ -143,7 +136,7 @@ impl GrainTuner {
             self.restart();
         }
         match self.phase {
-            Phase::Measure { cycle, .. } => CANDIDATES[ORDER[cycle / BLOCK_CYCLES]],
+            Phase::Measure { cycle } => CANDIDATES[ORDER[cycle / BLOCK_CYCLES]],
             Phase::Keep { grain, .. } => grain,
         }
     }
@@ -151,50 +144,39 @@ impl GrainTuner {
     /// Records the duration of the cycle just run (any unit of time, the same each call).
     pub fn record(&mut self, ticks: u64) {
         match &mut self.phase {
-            Phase::Measure {
-                cycle,
-                times,
-                counted,
-            } => {
+            Phase::Measure { cycle } => {
                 let c = ORDER[*cycle / BLOCK_CYCLES];
-                if !(*cycle).is_multiple_of(BLOCK_CYCLES) && counted[c] < COUNTED {
-                    times[c][counted[c]] = ticks;
-                    counted[c] += 1;
+                if !(*cycle).is_multiple_of(BLOCK_CYCLES) && self.counted[c] < COUNTED {
+                    self.times[c][self.counted[c]] = ticks;
+                    self.counted[c] += 1;
                 }
                 *cycle += 1;
                 if *cycle == ORDER.len() * BLOCK_CYCLES {
-                    let [mut u, mut b] = *times;
-                    let units = median(&mut u[..counted[0]]) as f64;
-                    let balanced = median(&mut b[..counted[1]]) as f64;
-                    let grain = if balanced < units * (1.0 - TUNER_MARGIN) {
+                    let [u, b] = &mut self.times;
+                    let units = median(&mut u[..self.counted[0]]);
+                    let balanced = median(&mut b[..self.counted[1]]);
+                    let grain = if (balanced as f64) < units as f64 * (1.0 - TUNER_MARGIN) {
                         CANDIDATES[1]
                     } else {
                         CANDIDATES[0]
                     };
+                    self.seen = 0;
                     self.phase = Phase::Keep {
                         grain,
                         left: EXPLOIT_CYCLES,
-                        units: units as u64,
-                        window: [0; BLOCK_CYCLES],
-                        seen: 0,
+                        units,
                     };
                 }
             }
-            Phase::Keep {
-                grain,
-                left,
-                units,
-                window,
-                seen,
-            } => {
+            Phase::Keep { grain, left, units } => {
                 *left -= 1;
                 let mut again = *left == 0;
                 if *grain == CANDIDATES[1] {
-                    window[*seen] = ticks;
-                    *seen += 1;
-                    if *seen == BLOCK_CYCLES {
-                        *seen = 0;
-                        let now = median(&mut window[..]) as f64;
+                    self.window[self.seen] = ticks;
+                    self.seen += 1;
+                    if self.seen == BLOCK_CYCLES {
+                        self.seen = 0;
+                        let now = median(&mut self.window) as f64;
                         again |= now > *units as f64 * (1.0 + TUNER_MARGIN);
                     }
                 }
@@ -215,7 +197,8 @@ impl GrainTuner {
 
     /// Starts a measurement at the next cycle.
     pub fn restart(&mut self) {
-        self.phase = Phase::measure();
+        self.phase = Phase::Measure { cycle: 0 };
+        self.counted = [0; 2];
     }
 }
 
