@@ -180,3 +180,52 @@ fn render_and_the_clocked_run_return_the_profile_when_asked() {
     assert_eq!(p.cycles, r.summary.cycles + r.summary.dropped);
     assert_eq!(p.workers.len(), 2);
 }
+
+/// `fugue profile`'s recording states node-time inflation: a parallel executor's profile
+/// carries a sequential reference run (the nodes' total and each node's mean, matched by
+/// name), its ratio is the nodes' total over the reference's, and the text, CSV and JSON say
+/// it; a profile of seq on one thread has no reference.
+#[test]
+fn a_parallel_profile_states_node_time_inflation_against_seq() {
+    use fugue_engine::report::profile::{record, Recording, REFERENCE_SECONDS};
+    let graph = fugue_graph::gen::rake(6);
+    let recording = |kind| Recording {
+        offline: true,
+        rate: 48_000,
+        buffer: 128,
+        seconds: 0.5,
+        placeholder: false,
+        executor: choice(kind),
+        stop: None,
+    };
+    let (ws, _) = record(&graph, &recording(ExecutorKind::Ws)).unwrap();
+    let ws = ws.unwrap();
+    let seq_total = ws.seq_work_mean_ns.expect("a reference run");
+    assert!(seq_total > 0.0);
+    let f = ws.inflation().unwrap();
+    assert!((f - ws.work_mean_ns / seq_total).abs() < 1e-12 && f > 0.0);
+    assert!(ws
+        .nodes
+        .iter()
+        .all(|n| n.seq_mean_ns.is_some_and(|s| s > 0.0)));
+    assert!(ws.text().contains("node-time inflation: "), "{}", ws.text());
+    assert!(ws.text().contains("vs seq"));
+    let csv = ws.nodes_csv();
+    assert!(csv.starts_with("node,kind,calls,min_ns,mean_ns,p99_ns,max_ns,seq_mean_ns\n"));
+    assert!(csv.lines().skip(1).all(|l| !l.ends_with(',')), "{csv}");
+    let dir = std::env::temp_dir().join(format!("fugue-profile-infl-{}", std::process::id()));
+    fugue_engine::report::profile::write(&ws, &dir, "test").unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("profile.json")).unwrap()).unwrap();
+    // (JSON's decimal text round-trips to within the last bit.)
+    assert!((json["node_time_inflation"].as_f64().unwrap() - f).abs() < 1e-9);
+    assert!(json["nodes"][0]["seq_mean_ns"].as_f64().is_some());
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(REFERENCE_SECONDS > 0.0);
+
+    let (seq, _) = record(&graph, &recording(ExecutorKind::Seq)).unwrap();
+    let seq = seq.unwrap();
+    assert_eq!(seq.seq_work_mean_ns, None);
+    assert_eq!(seq.inflation(), None);
+    assert!(!seq.text().contains("node-time inflation"));
+}

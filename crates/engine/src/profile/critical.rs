@@ -76,6 +76,7 @@ mod tests {
             mean_ns,
             p99_ns: max_ns,
             max_ns,
+            seq_mean_ns: None,
         }
     }
 

@@ -355,6 +355,7 @@ impl Profiler {
                 mean_ns: a.sum as f64 * k / n as f64,
                 p99_ns: q(&a.hist, 0.99),
                 max_ns: ns(a.max),
+                seq_mean_ns: None,
             })
             .collect();
         sort_by_work(&mut nodes);
@@ -417,6 +418,7 @@ impl Profiler {
             workers,
             median: self.median.is_set().then(|| self.timeline(&self.median, k)),
             slowest: slowest.into_iter().map(|t| self.timeline(t, k)).collect(),
+            seq_work_mean_ns: None,
         }
     }
 

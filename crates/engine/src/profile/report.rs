@@ -19,6 +19,9 @@ pub struct NodeRow {
     pub p99_ns: u64,
     /// Longest, ns.
     pub max_ns: u64,
+    /// Its mean in the sequential reference run, ns, when one was made
+    /// ([`ProfileReport::with_seq_reference`]).
+    pub seq_mean_ns: Option<f64>,
 }
 
 /// One task of the critical path.
@@ -173,6 +176,9 @@ pub struct ProfileReport {
     pub median: Option<Timeline>,
     /// The slowest cycles, the slowest first.
     pub slowest: Vec<Timeline>,
+    /// The nodes' total per cycle in a sequential run of the same graph on one thread, ns,
+    /// when one was made ([`ProfileReport::with_seq_reference`]).
+    pub seq_work_mean_ns: Option<f64>,
 }
 
 /// The most steps of a chain that [`Timeline::breakdown`] lists.
@@ -183,6 +189,29 @@ pub(super) fn us(ns: f64) -> String {
 }
 
 impl ProfileReport {
+    /// Adds the figures of `seq`, a profile of the same graph run by seq on one thread:
+    /// the nodes' total per cycle, and each node's mean (matched by name), so that the
+    /// report states node-time inflation ([`ProfileReport::inflation`]).
+    pub fn with_seq_reference(&mut self, seq: &ProfileReport) {
+        self.seq_work_mean_ns = Some(seq.work_mean_ns);
+        for r in &mut self.nodes {
+            r.seq_mean_ns = seq
+                .nodes
+                .iter()
+                .find(|s| s.name == r.name)
+                .map(|s| s.mean_ns);
+        }
+    }
+
+    /// Node-time inflation: the nodes' total time per cycle over their total in the
+    /// sequential reference run (1: the nodes run as fast as on one thread alone; above:
+    /// they slow each other down, through caches, memory or the machine), when one was made.
+    pub fn inflation(&self) -> Option<f64> {
+        self.seq_work_mean_ns
+            .filter(|&s| s > 0.0)
+            .map(|s| self.work_mean_ns / s)
+    }
+
     /// The thread time per cycle not spent in tasks: `threads × mean cycle − work`, ns.
     pub fn overhead_mean_ns(&self) -> f64 {
         (self.threads as f64 * self.cycle_mean_ns - self.work_mean_ns).max(0.0)
@@ -298,21 +327,50 @@ impl ProfileReport {
             us(self.head_mean_ns),
             us(self.tail_mean_ns)
         );
+        if let (Some(seq), Some(f)) = (self.seq_work_mean_ns, self.inflation()) {
+            let why = if f > 1.1 {
+                "the nodes run slower here than alone on one thread: they share caches and memory, or move between cores"
+            } else if f < 0.9 {
+                "the nodes run faster here than alone on one thread (their data fits the caches of several cores)"
+            } else {
+                "the nodes run about as fast as alone on one thread"
+            };
+            let _ = writeln!(
+                o,
+                "node-time inflation: {f:.2}x, nodes {} µs per cycle here against {} µs in a sequential run of the same graph on one thread: {why}",
+                us(self.work_mean_ns),
+                us(seq),
+            );
+        }
         let _ = writeln!(
             o,
             "the profile itself: {} µs per cycle on the audio thread after each cycle, folding the records",
             us(self.own_mean_ns)
         );
         let _ = writeln!(o);
+        let seq = self.seq_work_mean_ns.is_some();
         let _ = writeln!(
             o,
-            "{:<24} {:<10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>7}",
-            "node", "kind", "calls", "min µs", "mean µs", "p99 µs", "max µs", "work %"
+            "{:<24} {:<10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>7}{}",
+            "node",
+            "kind",
+            "calls",
+            "min µs",
+            "mean µs",
+            "p99 µs",
+            "max µs",
+            "work %",
+            if seq { "  vs seq" } else { "" }
         );
         for r in &self.nodes {
+            let vs = match (seq, r.seq_mean_ns) {
+                (true, Some(s)) if s > 0.0 => format!(" {:>7.2}x", r.mean_ns / s),
+                (true, _) => format!(" {:>8}", "?"),
+                (false, _) => String::new(),
+            };
             let _ = writeln!(
                 o,
-                "{:<24} {:<10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>7.1}",
+                "{:<24} {:<10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>7.1}{vs}",
                 r.name,
                 r.kind,
                 r.calls,
@@ -410,18 +468,19 @@ impl ProfileReport {
 
     /// The nodes table as CSV (times in ns).
     pub fn nodes_csv(&self) -> String {
-        let mut o = String::from("node,kind,calls,min_ns,mean_ns,p99_ns,max_ns\n");
+        let mut o = String::from("node,kind,calls,min_ns,mean_ns,p99_ns,max_ns,seq_mean_ns\n");
         for r in &self.nodes {
             let _ = writeln!(
                 o,
-                "{},{},{},{},{:.0},{},{}",
+                "{},{},{},{},{:.0},{},{},{}",
                 csv_field(&r.name),
                 csv_field(&r.kind),
                 r.calls,
                 r.min_ns,
                 r.mean_ns,
                 r.p99_ns,
-                r.max_ns
+                r.max_ns,
+                r.seq_mean_ns.map_or(String::new(), |s| format!("{s:.0}"))
             );
         }
         o
@@ -544,6 +603,7 @@ mod tests {
             workers: Vec::new(),
             median: None,
             slowest: Vec::new(),
+            seq_work_mean_ns: None,
         }
     }
 

@@ -83,6 +83,7 @@ struct NodeJson<'a> {
     mean_ns: f64,
     p99_ns: u64,
     max_ns: u64,
+    seq_mean_ns: Option<f64>,
 }
 
 impl<'a> From<&'a NodeRow> for NodeJson<'a> {
@@ -95,6 +96,7 @@ impl<'a> From<&'a NodeRow> for NodeJson<'a> {
             mean_ns: n.mean_ns,
             p99_ns: n.p99_ns,
             max_ns: n.max_ns,
+            seq_mean_ns: n.seq_mean_ns,
         }
     }
 }
@@ -214,6 +216,8 @@ pub struct ProfileJson<'a> {
     cycle_p99_ns: u64,
     cycle_max_ns: u64,
     nodes_total_ns: f64,
+    seq_nodes_total_ns: Option<f64>,
+    node_time_inflation: Option<f64>,
     overhead_ns: f64,
     before_first_task_ns: f64,
     after_last_task_ns: f64,
@@ -241,6 +245,8 @@ impl<'a> ProfileJson<'a> {
             cycle_p99_ns: r.cycle_p99_ns,
             cycle_max_ns: r.cycle_max_ns,
             nodes_total_ns: r.work_mean_ns,
+            seq_nodes_total_ns: r.seq_work_mean_ns,
+            node_time_inflation: r.inflation(),
             overhead_ns: r.overhead_mean_ns(),
             before_first_task_ns: r.head_mean_ns,
             after_last_task_ns: r.tail_mean_ns,
@@ -289,9 +295,46 @@ pub enum RecordError {
     Run(#[from] crate::RunError),
 }
 
+/// The longest the sequential reference run of [`record`] takes, in seconds of audio.
+pub const REFERENCE_SECONDS: f64 = 2.0;
+
 /// Runs `graph` as `r` says with the profile on; returns the profile (`None` if no cycle
-/// was recorded) and the engine's warnings.
+/// was recorded) and the engine's warnings. When the executor is not seq on one thread, a
+/// second run (seq on one thread, the same backend, at most [`REFERENCE_SECONDS`]) is the
+/// reference of the report's node-time inflation ([`ProfileReport::with_seq_reference`]).
 pub fn record(
+    graph: &fugue_graph::TaskGraph,
+    r: &Recording,
+) -> Result<(Option<ProfileReport>, Vec<String>), RecordError> {
+    let (mut report, warnings) = record_one(graph, r)?;
+    let parallel = r.executor.auto
+        || r.executor.kind != fugue_exec::ExecutorKind::Seq
+        || r.executor.threads > 1;
+    let stopped = r
+        .stop
+        .as_ref()
+        .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
+    if let (true, false, Some(rep)) = (parallel, stopped, report.as_mut()) {
+        let mut seq = r.executor.clone();
+        seq.kind = fugue_exec::ExecutorKind::Seq;
+        seq.auto = false;
+        seq.threads = 1;
+        seq.pipeline = crate::Pipeline::Sub(1);
+        seq.overlap = 1;
+        let reference = Recording {
+            seconds: r.seconds.min(REFERENCE_SECONDS),
+            executor: seq,
+            ..r.clone()
+        };
+        if let (Some(s), _) = record_one(graph, &reference)? {
+            rep.with_seq_reference(&s);
+        }
+    }
+    Ok((report, warnings))
+}
+
+/// One run of [`record`].
+fn record_one(
     graph: &fugue_graph::TaskGraph,
     r: &Recording,
 ) -> Result<(Option<ProfileReport>, Vec<String>), RecordError> {
