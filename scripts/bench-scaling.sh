@@ -11,7 +11,7 @@
 # Writes into DIR (default bench-results/scaling/latest):
 #   host/      `fugue bench host`: the host's shared and partitioned modes, N = 1 .. 2T
 #              instances of rateau101 and heavy6, offline, each point as a fraction of the
-#              ceiling at its thread count; real time (clocked) at 128 and 512 frames at the
+#              ceiling at its thread count (medians of 3 repeats, 1 with --quick); real time (clocked) at 128 and 512 frames at the
 #              largest thread count
 #   table-T/   `fugue bench table` of the corpus shapes at T threads (speed-ups over seq, every
 #              cycle checked bit-identical to seq)
@@ -75,8 +75,13 @@ echo "== the host against its ceiling, threads $threads" >&2
 max_n=$((2 * largest))
 [ "$max_n" -gt 32 ] && max_n=32
 [ "$quick" = 1 ] && max_n=$largest
+# Three repeats (one with --quick), each against its own ceiling: medians and ranges. A
+# machine whose cores change speed from moment to moment needs them (bench-results/scaling/).
+repeats=3
+[ "$quick" = 1 ] && repeats=1
 "$fugue" bench host --graphs rateau101,heavy6 --threads "$threads" --max-instances "$max_n" \
-    --modes shared,partitioned --offline-seconds "$seconds" --offline-only -o "$out/host" --force
+    --repeats "$repeats" --modes shared,partitioned --offline-seconds "$seconds" --offline-only \
+    -o "$out/host" --force
 if [ "$quick" = 0 ]; then
     echo "== the host in real time at $largest threads" >&2
     "$fugue" bench host --graphs rateau101 --threads "$largest" --max-instances "$largest" \

@@ -360,19 +360,9 @@ pub struct Summary {
     pub inflation: Option<f64>,
 }
 
-/// The median of `v` (the mean of the middle two for an even count); `None` when empty.
+/// The median of `v` ([`crate::stats::median`]); `None` when empty.
 pub fn median(v: &[f64]) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    let m = v.len() / 2;
-    Some(if v.len() % 2 == 1 {
-        v[m]
-    } else {
-        (v[m - 1] + v[m]) / 2.0
-    })
+    (!v.is_empty()).then(|| crate::stats::median(v))
 }
 
 fn start(
@@ -749,12 +739,5 @@ mod tests {
             "{readme}"
         );
         let _ = std::fs::remove_dir_all(&dir);
-    }
-
-    #[test]
-    fn median_of_odd_and_even_counts() {
-        assert_eq!(median(&[]), None);
-        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
-        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
     }
 }
