@@ -187,7 +187,7 @@ fn render_and_the_clocked_run_return_the_profile_when_asked() {
 /// it; a profile of seq on one thread has no reference.
 #[test]
 fn a_parallel_profile_states_node_time_inflation_against_seq() {
-    use fugue_engine::report::profile::{record, Recording, REFERENCE_SECONDS};
+    use fugue_engine::report::profile::{record, Recording};
     let graph = fugue_graph::gen::rake(6);
     let recording = |kind| Recording {
         offline: true,
@@ -221,7 +221,6 @@ fn a_parallel_profile_states_node_time_inflation_against_seq() {
     assert!((json["node_time_inflation"].as_f64().unwrap() - f).abs() < 1e-9);
     assert!(json["nodes"][0]["seq_mean_ns"].as_f64().is_some());
     let _ = std::fs::remove_dir_all(&dir);
-    assert!(REFERENCE_SECONDS > 0.0);
 
     let (seq, _) = record(&graph, &recording(ExecutorKind::Seq)).unwrap();
     let seq = seq.unwrap();
