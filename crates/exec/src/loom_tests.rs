@@ -373,7 +373,9 @@ fn shared_pool_model_with(
             steal_budget: SpinBudget::NONE,
             ..Default::default()
         };
-        let mut pool = crate::SharedPool::new(2, 64, false, &opts);
+        // Partitioned: with each tenant's busy time accounted (the flush of a thread's
+        // account before it subtracts its units is part of the model).
+        let mut pool = crate::SharedPool::new(2, 64, partitioned, &opts);
         pool.set_grain(grain);
         if partitioned {
             pool.set_partition(&[0, 1]);
@@ -386,6 +388,9 @@ fn shared_pool_model_with(
             pool.run_cycle(&mut tenants);
             seq.run_cycle(&mut reference);
             for (k, t) in tenants.iter_mut().enumerate() {
+                if partitioned {
+                    assert!(t.take_busy_ticks() > 0, "tenant {k}, cycle {cycle}: no busy time");
+                }
                 let plan = t.plan_mut();
                 plan.loom_read_outputs();
                 if let Some((i, a, b)) =
