@@ -389,7 +389,10 @@ fn shared_pool_model_with(
             seq.run_cycle(&mut reference);
             for (k, t) in tenants.iter_mut().enumerate() {
                 if partitioned {
-                    assert!(t.take_busy_ticks() > 0, "tenant {k}, cycle {cycle}: no busy time");
+                    assert!(
+                        t.take_busy_ticks() > 0,
+                        "tenant {k}, cycle {cycle}: no busy time"
+                    );
                 }
                 let plan = t.plan_mut();
                 plan.loom_read_outputs();
