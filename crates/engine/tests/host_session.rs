@@ -370,3 +370,56 @@ fn missed_cycles_are_named_by_their_numbers() {
         "{text}"
     );
 }
+
+/// A `wait` cut short by a stop request (SIGTERM, SIGINT, SIGHUP in the binary) replies how
+/// long it really waited, clocked (wall time) and offline (audio played), never the seconds
+/// asked.
+#[test]
+fn a_wait_cut_short_says_how_long_it_waited() {
+    use fugue_engine::host::HostBackend;
+    use std::sync::atomic::Ordering;
+    use std::time::{Duration, Instant};
+    for backend in [HostBackend::Clocked, HostBackend::Offline] {
+        let stop = Arc::new(AtomicBool::new(false));
+        let host = Host::start(HostOptions {
+            threads: 1,
+            backend: backend.clone(),
+            ..HostOptions::default()
+        })
+        .unwrap();
+        let mut s = Session::new(host, stop.clone());
+        let stopper = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(300));
+                stop.store(true, Ordering::Relaxed);
+            })
+        };
+        let t0 = Instant::now();
+        // Offline, 20 000 s of audio cannot play in 0.3 s: the stop cuts it short too.
+        let line = if backend == HostBackend::Offline {
+            "wait 20000"
+        } else {
+            "wait 20"
+        };
+        let (ok, text, json) = ask(&mut s, line);
+        stopper.join().unwrap();
+        assert!(ok, "{text}");
+        assert!(t0.elapsed() < Duration::from_secs(10), "{backend:?}");
+        let v: Value = serde_json::from_str(&json).unwrap();
+        let waited = v["seconds"].as_f64().unwrap();
+        let asked = if backend == HostBackend::Offline {
+            20000.0
+        } else {
+            20.0
+        };
+        assert!(waited > 0.0 && waited < asked, "{backend:?}: {text}");
+        if backend == HostBackend::Clocked {
+            assert!((0.2..5.0).contains(&waited), "{text}");
+        }
+        assert!(
+            text.starts_with(&format!("waited {waited} s; at cycle ")),
+            "{text}"
+        );
+    }
+}

@@ -477,13 +477,10 @@ impl Session {
                 graphs: self.host.list().len(),
             },
             Command::Mode => self.mode(),
-            Command::Wait { seconds } => {
-                self.wait(seconds)?;
-                Answer::Wait {
-                    seconds,
-                    cycle: self.host.cycle(),
-                }
-            }
+            Command::Wait { seconds } => Answer::Wait {
+                seconds: self.wait(seconds)?,
+                cycle: self.host.cycle(),
+            },
             Command::Help { topic } => Answer::Help {
                 help: topic.and_then(command::help_of).unwrap_or(HELP),
             },
@@ -515,20 +512,24 @@ impl Session {
     }
 
     /// Lets the host play for `seconds`: offline in audio time ([`Session::wait_offline`]),
-    /// otherwise in wall time, in slices, so that a stop request is noticed.
-    fn wait(&mut self, seconds: f64) -> Result<(), HostError> {
+    /// otherwise in wall time, in slices, so that a stop request is noticed. Returns the
+    /// seconds it waited: `seconds`, or less when a stop request cut it short (whole
+    /// milliseconds, never more than asked).
+    fn wait(&mut self, seconds: f64) -> Result<f64, HostError> {
         if self.host.options().backend == HostBackend::Offline {
             return self.wait_offline(seconds);
         }
-        let end = Instant::now() + Duration::from_secs_f64(seconds);
+        let start = Instant::now();
+        let end = start + Duration::from_secs_f64(seconds);
+        let waited = || ((start.elapsed().as_secs_f64().min(seconds)) * 1e3).round() / 1e3;
         loop {
             // Relaxed: a request flag.
             if self.stop.load(Ordering::Relaxed) {
-                return Ok(());
+                return Ok(waited());
             }
             let left = end.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return Ok(());
+                return Ok(seconds);
             }
             self.host.wait(left.min(Duration::from_millis(100)))?;
         }
@@ -539,21 +540,24 @@ impl Session {
     /// cycles up to cycle `round(T × rate / buffer)` (none when the host is there already),
     /// as fast as they go, in slices of a second of audio so that a stop request is noticed.
     /// The other commands apply at the start of the next cycle run. So a script's recording
-    /// holds exactly that many cycles, the same bytes at every run.
-    fn wait_offline(&mut self, seconds: f64) -> Result<(), HostError> {
+    /// holds exactly that many cycles, the same bytes at every run. Returns `seconds`, or,
+    /// when a stop request cut it short, the audio it played (whole milliseconds).
+    fn wait_offline(&mut self, seconds: f64) -> Result<f64, HostError> {
         self.waited += Duration::from_secs_f64(seconds);
         let o = self.host.options();
         let per_second = o.rate as f64 / o.block as f64;
         let target = (self.waited.as_secs_f64() * per_second).round() as u64;
         let slice = per_second.ceil().max(1.0) as u64;
+        let first = self.host.cycle();
         loop {
+            let at = self.host.cycle();
             // Relaxed: a request flag.
             if self.stop.load(Ordering::Relaxed) {
-                return Ok(());
+                let played = (at - first) as f64 / per_second;
+                return Ok((played.min(seconds) * 1e3).round() / 1e3);
             }
-            let at = self.host.cycle();
             if at >= target {
-                return Ok(());
+                return Ok(seconds);
             }
             self.host.run_cycles((target - at).min(slice))?;
             self.host.poll()?;
