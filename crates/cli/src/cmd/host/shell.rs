@@ -24,14 +24,15 @@ const GRAPH_EXTENSIONS: &[&str] = &["ag", "stg", "dot"];
 /// starts, and the words that may replace it. The first word completes to a command; the
 /// second to a graph name (`unload`, `gain`, `stats`; from `names`) or a command (`help`);
 /// the third of `load` to a graph file (`.ag`, `.stg`, `.dot`) or a folder, looked up
-/// from the current folder.
+/// from the current folder. Words are read as the command line reads them: a word in double
+/// quotes may hold spaces (`load a "my graphs/x.ag"`), and a file whose path needs quotes is
+/// offered quoted ([`fugue_engine::host::command::quote`]).
 pub(crate) fn complete(line: &str, pos: usize, names: &[String]) -> (usize, Vec<String>) {
     let before = &line[..pos.min(line.len())];
-    let start = before.rfind(char::is_whitespace).map_or(0, |i| {
-        i + before[i..].chars().next().map_or(1, char::len_utf8)
-    });
-    let word = &before[start..];
-    let done: Vec<&str> = before[..start].split_whitespace().collect();
+    let (start, word) = current_word(before);
+    let word = word.as_str();
+    let done_words = fugue_engine::host::command::words(&before[..start]).unwrap_or_default();
+    let done: Vec<&str> = done_words.iter().map(String::as_str).collect();
     let starting = |options: &mut dyn Iterator<Item = &str>| -> Vec<String> {
         let mut v: Vec<String> = options
             .filter(|o| o.starts_with(word))
@@ -46,10 +47,45 @@ pub(crate) fn complete(line: &str, pos: usize, names: &[String]) -> (usize, Vec<
         ([], _) => starting(&mut verbs()),
         (["help" | "?"], 1) => starting(&mut verbs()),
         (["unload" | "gain" | "stats"], 1) => starting(&mut names.iter().map(String::as_str)),
-        (["load", _], 2) => files(word),
+        (["load", _], 2) => files(word)
+            .iter()
+            .map(|f| fugue_engine::host::command::quote(&[f]))
+            .collect(),
         _ => Vec::new(),
     };
     (start, found)
+}
+
+/// Where the word under the cursor starts in `before` (the line up to the cursor), and its
+/// text: a word that opens a double quote is read unescaped (`\"` and `\\`) up to the cursor
+/// or its closing quote; other words as they are.
+fn current_word(before: &str) -> (usize, String) {
+    let (mut start, mut quoted, mut escaped) = (0, false, false);
+    for (i, c) in before.char_indices() {
+        if escaped {
+            escaped = false;
+        } else if quoted && c == '\\' {
+            escaped = true;
+        } else if c == '"' {
+            quoted = !quoted;
+        } else if !quoted && c.is_whitespace() {
+            start = i + c.len_utf8();
+        }
+    }
+    let raw = &before[start..];
+    let Some(inner) = raw.strip_prefix('"') else {
+        return (start, raw.to_string());
+    };
+    let mut text = String::new();
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => text.extend(chars.next()),
+            '"' => break,
+            c => text.push(c),
+        }
+    }
+    (start, text)
 }
 
 /// The graph files and folders whose path starts with `word` (relative to the current
@@ -258,6 +294,45 @@ mod tests {
         assert_eq!(
             complete(&line, line.len(), &[]).1,
             [format!("{base}.hidden.ag")]
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// File names with spaces are offered quoted, and a quoted word (open or closed)
+    /// completes from its unquoted text.
+    #[test]
+    fn load_quotes_paths_with_spaces() {
+        let d = std::env::temp_dir().join(format!("fugue-shell-space-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("my graphs")).unwrap();
+        std::fs::write(d.join("my graphs/pad one.ag"), "").unwrap();
+        std::fs::write(d.join("plain.ag"), "").unwrap();
+        let base = format!("{}/", d.display());
+        let line = format!("load x {base}m");
+        let (start, got) = complete(&line, line.len(), &[]);
+        assert_eq!(start, 7);
+        assert_eq!(got, [format!("\"{base}my graphs/\"")]);
+        // The completed folder, quoted, then tab again: its files, quoted.
+        let line = format!("load x \"{base}my graphs/\"");
+        let (start, got) = complete(&line, line.len(), &[]);
+        assert_eq!(start, 7);
+        assert_eq!(got, [format!("\"{base}my graphs/pad one.ag\"")]);
+        // An open quote completes too; a name that needs no quotes stays bare.
+        let line = format!("load x \"{base}my graphs/p");
+        assert_eq!(
+            complete(&line, line.len(), &[]).1,
+            [format!("\"{base}my graphs/pad one.ag\"")]
+        );
+        let line = format!("load x {base}pl");
+        assert_eq!(
+            complete(&line, line.len(), &[]).1,
+            [format!("{base}plain.ag")]
+        );
+        // What was completed reads back as the command line's one word.
+        let done = format!("load x {}", got[0]);
+        assert_eq!(
+            fugue_engine::host::command::words(&done).unwrap()[2],
+            format!("{base}my graphs/pad one.ag")
         );
         let _ = std::fs::remove_dir_all(&d);
     }
