@@ -4,12 +4,13 @@
 # (fugue run --backend jack and its tests), jack_capture, oneTBB (the benchmark peer),
 # pkg-config, Faust with libfaust (the `faust` kind, its tests and `fugue bench faust`), and for
 # the `lv2` node kind the LV2 host library (liblilv-0-0, opened at run time), lilv-utils
-# (lv2apply, which the `lv2` tests compare against) and two free plugin sets (mda-lv2, swh-lv2).
+# (lv2apply, which the `lv2` tests compare against) and two free plugin sets (mda-lv2, swh-lv2),
+# and sox (the WAV header test reads every format fugue writes with `sox --i`).
 # Packages already present are left alone. Needs root or sudo for apt-get.
 set -euo pipefail
 
 packages=(graphviz jackd2 libjack-jackd2-dev jack-capture libtbb-dev pkg-config g++ faust libfaust2
-          liblilv-0-0 lilv-utils mda-lv2 swh-lv2)
+          liblilv-0-0 lilv-utils mda-lv2 swh-lv2 sox)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
