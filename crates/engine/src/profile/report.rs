@@ -189,7 +189,8 @@ pub(super) fn us(ns: f64) -> String {
 }
 
 impl ProfileReport {
-    /// Adds the figures of `seq`, a profile of the same graph run by seq on one thread:
+    /// Adds the figures of `seq`, a profile of the same graph run by seq on one thread (the
+    /// reference that [`crate::report::profile::record`] makes):
     /// the nodes' total per cycle, and each node's mean (matched by name), so that the
     /// report states node-time inflation ([`ProfileReport::inflation`]).
     pub fn with_seq_reference(&mut self, seq: &ProfileReport) {
@@ -337,7 +338,7 @@ impl ProfileReport {
             };
             let _ = writeln!(
                 o,
-                "node-time inflation: {f:.2}x, nodes {} µs per cycle here against {} µs in a sequential run of the same graph on one thread: {why}",
+                "node-time inflation: {f:.2}x, nodes {} µs per cycle here against {} µs in a sequential run of the same graph on one thread (the faster of one just before and one just after): {why}",
                 us(self.work_mean_ns),
                 us(seq),
             );

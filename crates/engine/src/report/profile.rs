@@ -295,38 +295,53 @@ pub enum RecordError {
     Run(#[from] crate::RunError),
 }
 
-/// The longest the sequential reference run of [`record`] takes, in seconds of audio.
-pub const REFERENCE_SECONDS: f64 = 2.0;
+/// The longest each of the two sequential reference runs of [`record`] takes, in seconds of
+/// audio.
+pub const REFERENCE_SECONDS: f64 = 1.0;
 
 /// Runs `graph` as `r` says with the profile on; returns the profile (`None` if no cycle
 /// was recorded) and the engine's warnings. When the executor is not seq on one thread, a
-/// second run (seq on one thread, the same backend, at most [`REFERENCE_SECONDS`]) is the
-/// reference of the report's node-time inflation ([`ProfileReport::with_seq_reference`]).
+/// sequential run of the same graph (seq on one thread, the same backend, at most
+/// [`REFERENCE_SECONDS`]) just before the profiled run and another just after are the
+/// reference of the report's node-time inflation ([`ProfileReport::with_seq_reference`]):
+/// the one whose nodes took less time, so that a moment when the machine ran slow does not
+/// pass for the nodes' own time.
 pub fn record(
     graph: &fugue_graph::TaskGraph,
     r: &Recording,
 ) -> Result<(Option<ProfileReport>, Vec<String>), RecordError> {
-    let (mut report, warnings) = record_one(graph, r)?;
     let parallel = r.executor.auto
         || r.executor.kind != fugue_exec::ExecutorKind::Seq
         || r.executor.threads > 1;
-    let stopped = r
-        .stop
-        .as_ref()
-        .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
-    if let (true, false, Some(rep)) = (parallel, stopped, report.as_mut()) {
+    let reference = parallel.then(|| {
         let mut seq = r.executor.clone();
         seq.kind = fugue_exec::ExecutorKind::Seq;
         seq.auto = false;
         seq.threads = 1;
         seq.pipeline = crate::Pipeline::Sub(1);
         seq.overlap = 1;
-        let reference = Recording {
+        Recording {
             seconds: r.seconds.min(REFERENCE_SECONDS),
             executor: seq,
             ..r.clone()
-        };
-        if let (Some(s), _) = record_one(graph, &reference)? {
+        }
+    });
+    let before = match &reference {
+        Some(rf) => record_one(graph, rf)?.0,
+        None => None,
+    };
+    let (mut report, warnings) = record_one(graph, r)?;
+    let stopped = r
+        .stop
+        .as_ref()
+        .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
+    if let (Some(rf), false, Some(rep)) = (&reference, stopped, report.as_mut()) {
+        let after = record_one(graph, rf)?.0;
+        let least = [before, after]
+            .into_iter()
+            .flatten()
+            .min_by(|a, b| a.work_mean_ns.total_cmp(&b.work_mean_ns));
+        if let Some(s) = least {
             rep.with_seq_reference(&s);
         }
     }
