@@ -452,3 +452,14 @@ fn loom_shared_pool_whole_claims_raced() {
         assert!(pool.loom_whole_claim_all(1).is_empty());
     });
 }
+
+/// Whole claims: an entry taken by a load and a store instead of one read-modify-write is
+/// taken twice in some interleaving, and the model sees it.
+#[test]
+fn loom_shared_pool_catches_a_racy_whole_claim() {
+    expect_caught(
+        "loom_tests::loom_shared_pool_whole_claims_raced",
+        "whole-claim-load-store",
+        "assertion",
+    );
+}

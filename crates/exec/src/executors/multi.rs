@@ -335,6 +335,12 @@ impl MultiState {
             if group.whole_claim[p].load(Ordering::Relaxed) >= cycle {
                 return None;
             }
+            if fugue_sync::fault::active("whole-claim-load-store") {
+                // Broken on purpose (loom): a store after the load instead of one
+                // read-modify-write, so two threads can both take the entry.
+                group.whole_claim[p].store(cycle, Ordering::Release);
+                return Some(group.whole_list[p].load(Ordering::Relaxed) as usize);
+            }
             // AcqRel: exactly one thread raises an entry to this cycle; a thread that read an
             // older cycle's word never claims (module protocol).
             (group.whole_claim[p].fetch_max(cycle, Ordering::AcqRel) < cycle)
