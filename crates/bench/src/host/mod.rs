@@ -241,13 +241,6 @@ impl HostBench {
         m
     }
 
-    /// The summary of (graph, mode, n) at `threads` threads, over its repeats.
-    pub fn summary_of(&self, graph: &str, threads: usize, mode: Mode, n: usize) -> Option<Summary> {
-        self.summaries()
-            .into_iter()
-            .find(|s| s.graph == graph && s.threads == threads && s.mode == mode && s.n == n)
-    }
-
     /// The ceiling of (graph, threads) in repeat `repeat`.
     pub fn ceiling_of(&self, graph: &str, threads: usize, repeat: usize) -> Option<&CeilingPoint> {
         self.ceiling

@@ -636,15 +636,6 @@ impl SharedPool {
         self.grain
     }
 
-    /// The grain the cycles run with now: the one set, or with [`TenantGrain::Auto`] the one
-    /// its last measurement kept (`None` while it measures).
-    pub fn grain_in_use(&self) -> Option<TenantGrain> {
-        match self.grain {
-            TenantGrain::Auto => self.tuner.chosen(),
-            g => Some(g),
-        }
-    }
-
     /// Loom model support: makes group 0 a group of `threads` threads (ranks 0, 1, ...)
     /// whose whole list is `tenants`.
     #[cfg(loom)]
