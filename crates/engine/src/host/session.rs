@@ -521,11 +521,10 @@ impl Session {
         }
         let start = Instant::now();
         let end = start + Duration::from_secs_f64(seconds);
-        let waited = || ((start.elapsed().as_secs_f64().min(seconds)) * 1e3).round() / 1e3;
         loop {
             // Relaxed: a request flag.
             if self.stop.load(Ordering::Relaxed) {
-                return Ok(waited());
+                return Ok(waited(start.elapsed().as_secs_f64(), seconds));
             }
             let left = end.saturating_duration_since(Instant::now());
             if left.is_zero() {
@@ -553,8 +552,7 @@ impl Session {
             let at = self.host.cycle();
             // Relaxed: a request flag.
             if self.stop.load(Ordering::Relaxed) {
-                let played = (at - first) as f64 / per_second;
-                return Ok((played.min(seconds) * 1e3).round() / 1e3);
+                return Ok(waited((at - first) as f64 / per_second, seconds));
             }
             if at >= target {
                 return Ok(seconds);
@@ -563,6 +561,12 @@ impl Session {
             self.host.poll()?;
         }
     }
+}
+
+/// What a `wait` of `asked` seconds replies after `elapsed` seconds: whole milliseconds,
+/// never more than asked.
+pub fn waited(elapsed: f64, asked: f64) -> f64 {
+    (elapsed.min(asked) * 1e3).round() / 1e3
 }
 
 /// An error as one sentence: its causes joined with `: `, user text quoted in it cut to a

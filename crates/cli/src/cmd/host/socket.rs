@@ -373,8 +373,7 @@ fn wait(seconds: f64, shared: &Shared, tx: &mpsc::Sender<Request>) -> String {
         }
         std::thread::sleep(left.min(Duration::from_millis(10)));
     }
-    // Whole milliseconds: what was waited, never more than asked.
-    let waited = ((start.elapsed().as_secs_f64().min(seconds)) * 1e3).round() / 1e3;
+    let waited = fugue_engine::host::session::waited(start.elapsed().as_secs_f64(), seconds);
     if !shared.stopping() {
         if let Some(r) = ask(tx, String::new(), Some(waited)) {
             return r;
