@@ -26,6 +26,17 @@ fn round_robin(plan: &Plan, threads: usize) -> Vec<Vec<u32>> {
     lists
 }
 
+/// The compile options of these tests: 8 kHz, `block` frames, chains merged or not.
+fn copts(block: usize, merge_chains: bool) -> CompileOptions {
+    CompileOptions {
+        sample_rate: 8000.0,
+        block,
+        placeholder: false,
+        merge_chains,
+        ..Default::default()
+    }
+}
+
 fn render(
     g: &TaskGraph,
     kind: ExecutorKind,
@@ -47,13 +58,7 @@ fn render_at(
     block: usize,
 ) -> Vec<Vec<f32>> {
     let reg = Registry::with_builtin_kinds();
-    let copts = CompileOptions {
-        sample_rate: 8000.0,
-        block,
-        placeholder: false,
-        merge_chains,
-        ..Default::default()
-    };
+    let copts = copts(block, merge_chains);
     let mut plan = Plan::compile(g, &reg, &copts).expect("compiles");
     let lists = (kind == ExecutorKind::Static).then(|| round_robin(&plan, threads));
     let mut exec = build(kind, &plan, threads, lists, opts).expect("builds");
@@ -184,13 +189,7 @@ fn wide_joins_split_by_frames_match_seq_bit_for_bit() {
         let Ok(g) = fugue_graph::read_file(f, None) else {
             continue;
         };
-        let copts = CompileOptions {
-            sample_rate: 8000.0,
-            block: 512,
-            placeholder: false,
-            merge_chains: true,
-            ..Default::default()
-        };
+        let copts = copts(512, true);
         let Ok(plan) = Plan::compile(&g, &reg, &copts) else {
             continue;
         };
@@ -238,18 +237,7 @@ fn a_panicking_node_is_silenced_and_the_engine_goes_on() {
     .unwrap();
     for kind in ExecutorKind::ALL {
         eprintln!("panic test: {kind}");
-        let mut plan = Plan::compile(
-            &g,
-            &reg,
-            &CompileOptions {
-                sample_rate: 8000.0,
-                block: 32,
-                placeholder: false,
-                merge_chains: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let mut plan = Plan::compile(&g, &reg, &copts(32, true)).unwrap();
         let lists = (kind == ExecutorKind::Static).then(|| round_robin(&plan, 2));
         let mut exec = build(kind, &plan, 2, lists, &quick()).unwrap();
         for cycle in 0..50 {
@@ -468,13 +456,7 @@ fn split_sums_match_whole_sums_on_the_corpus() {
         Registry::with_builtin_kinds(),
         common::whole_sums_registry(),
     );
-    let copts = CompileOptions {
-        sample_rate: 8000.0,
-        block: 64,
-        placeholder: false,
-        merge_chains: true,
-        ..Default::default()
-    };
+    let copts = copts(64, true);
     let mut checked = 0;
     for f in &files {
         let Ok(g) = fugue_graph::read_file(f, None) else {
@@ -507,7 +489,7 @@ fn split_sums_match_whole_sums_on_the_corpus() {
     eprintln!("{checked} corpus graphs with wide sums checked");
 }
 
-/// The host's shared pool, with each grain (units, whole, balanced), shared and split into
+/// The host's shared pool, with each grain (units, whole, balanced, auto), shared and split into
 /// partitions, on 1 to 4 threads and 1 to 5 tenants of different shapes: every tenant's output
 /// equals its sequential engine's, bit for bit, at every one of 60 cycles, and each cycle runs
 /// every tenant exactly once (a tenant run twice or skipped would be a cycle ahead or behind).
@@ -515,13 +497,7 @@ fn split_sums_match_whole_sums_on_the_corpus() {
 fn shared_pool_matches_seq_with_every_grain() {
     use fugue_exec::{SharedPool, Tenant, TenantGrain};
     let reg = Registry::with_builtin_kinds();
-    let copts = CompileOptions {
-        sample_rate: 8000.0,
-        block: 64,
-        placeholder: false,
-        merge_chains: true,
-        ..Default::default()
-    };
+    let copts = copts(64, true);
     let shapes = [
         fugue_graph::gen::rake(12),
         fugue_graph::gen::diamond(4),
