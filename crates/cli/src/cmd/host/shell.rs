@@ -57,8 +57,9 @@ pub(crate) fn complete(line: &str, pos: usize, names: &[String]) -> (usize, Vec<
 }
 
 /// Where the word under the cursor starts in `before` (the line up to the cursor), and its
-/// text: a word that opens a double quote is read unescaped (`\"` and `\\`) up to the cursor
-/// or its closing quote; other words as they are.
+/// text: a word that opens a double quote is read as the command line reads it
+/// ([`fugue_engine::host::command::words`]), its quote closed first when the cursor is still
+/// inside it; other words as they are.
 fn current_word(before: &str) -> (usize, String) {
     let (mut start, mut quoted, mut escaped) = (0, false, false);
     for (i, c) in before.char_indices() {
@@ -73,18 +74,18 @@ fn current_word(before: &str) -> (usize, String) {
         }
     }
     let raw = &before[start..];
-    let Some(inner) = raw.strip_prefix('"') else {
+    if !raw.starts_with('"') {
         return (start, raw.to_string());
-    };
-    let mut text = String::new();
-    let mut chars = inner.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => text.extend(chars.next()),
-            '"' => break,
-            c => text.push(c),
-        }
     }
+    let closed = if quoted {
+        format!("{raw}\"")
+    } else {
+        raw.to_string()
+    };
+    let text = fugue_engine::host::command::words(&closed)
+        .ok()
+        .and_then(|w| w.into_iter().next())
+        .unwrap_or_default();
     (start, text)
 }
 
