@@ -13,7 +13,6 @@ pub fn graph_warnings(graph: &TaskGraph, file: &Path) -> Vec<String> {
     lints
         .iter()
         .map(ToString::to_string)
-        .chain(fugue_faust::lint(graph))
         .map(|w| format!("{}: {w}", file.display()))
         .collect()
 }

@@ -285,3 +285,44 @@ fn the_host_loads_and_unloads_faust_graphs_while_it_plays() {
     assert!(st["swap_cycles"].as_u64().unwrap() >= 16, "{st}");
     assert_eq!(st["swap_misses"], 0, "a cycle with a swap missed: {st}");
 }
+
+#[test]
+fn the_host_warns_of_a_parameter_the_program_does_not_have() {
+    if !fugue_faust::available_for("the_host_warns_of_a_parameter_the_program_does_not_have") {
+        return;
+    }
+    let dir = folder("faust", "host-warning");
+    std::fs::copy(example("faust/string.dsp"), dir.join("string.dsp")).unwrap();
+    let g = dir.join("g.ag");
+    std::fs::write(
+        &g,
+        "p = { kind: \"faust\", file: \"string.dsp\", freqq: 440, gain: 0.25, }; out = { kind: \"sink\", }; p.1 -> out.1;",
+    )
+    .unwrap();
+    let script = dir.join("session.txt");
+    std::fs::write(
+        &script,
+        format!("load a {}\nwait 0.05\nquit\n", g.to_str().unwrap()),
+    )
+    .unwrap();
+    let o = fugue(&[
+        "host",
+        "--backend",
+        "offline",
+        "--script",
+        script.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let load: serde_json::Value = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|v| v["command"] == "load")
+        .unwrap();
+    assert_eq!(load["ok"], true, "{load}");
+    let w = load["warning"].as_str().unwrap_or_default();
+    assert!(
+        w.contains("attribute `freqq`") && w.contains("/freq") && !w.contains("`gain`"),
+        "{load}"
+    );
+}

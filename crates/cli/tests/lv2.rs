@@ -515,3 +515,67 @@ fn the_host_loads_plugin_graphs_and_says_each_bad_one_in_a_line_while_it_plays()
     assert_eq!(lilv.count(), 4, "{err}");
     assert!(stdout(&o).contains("no graph is loaded"), "{}", stdout(&o));
 }
+
+#[test]
+fn info_lists_a_plugins_control_outputs_and_the_profile_reports_their_values() {
+    let Some(_) = installed("info_lists_a_plugins_control_outputs") else {
+        return;
+    };
+    let dir = folder("lv2", "readings");
+    // A gate (control outputs `level` and `gate_state`) on a loud tone, and a limiter
+    // (`attenuation`, `latency`) on the same tone pushed 20 dB over its limit.
+    let g = graph_file(
+        &dir,
+        "meters",
+        "tone = { kind: \"osc\", freq: 220, volume: 0.9, };\n\
+         gate = { kind: \"lv2\", uri: \"http://plugin.org.uk/swh-plugins/gate\", lf_fc: 25, threshold: -30, };\n\
+         lim = { kind: \"lv2\", uri: \"http://plugin.org.uk/swh-plugins/fastLookaheadLimiter\", ingain: 20, limit: -6, };\n\
+         out = { kind: \"sink\", in: 3, };\n\
+         tone.1 -> gate.1 -> out.1;\n tone.1 -> lim.1;\n tone.1 -> lim.2;\n lim.1 -> out.2;\n lim.2 -> out.3;\n",
+    );
+    let o = fugue(&["info", g.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains(
+            "control outputs, reported by `fugue profile`: level (-90 to 0), gate_state (0 to 1)"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("controls: lf_fc 25 (25 to 4000)"), "{out}");
+    assert!(out.contains("threshold -30 (-70 to 20)"), "{out}");
+    let o = fugue(&["info", g.to_str().unwrap(), "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["details"][1]["node"], "lim", "{v}");
+
+    let report = dir.join("report");
+    let o = fugue(&[
+        "profile",
+        g.to_str().unwrap(),
+        "--backend",
+        "offline",
+        "--seconds",
+        "1",
+        "-o",
+        report.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("what the nodes report after the last cycle:"),
+        "{out}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(report.join("profile.json")).unwrap()).unwrap();
+    let r = &json["readings"];
+    // The tone (220 Hz, above the key filter's 25 Hz) is over the gate's threshold: the gate
+    // is open and its level is about the tone's (0.9 peak: about -1 dB).
+    let level = r["gate"]["level"].as_f64().unwrap();
+    assert!((-12.0..=3.0).contains(&level), "{r}");
+    assert!(r["gate"]["gate_state"].as_f64().unwrap() > 0.0, "{r}");
+    // The limiter takes the tone 20 dB up and holds it at -6 dB: it attenuates by well
+    // over 10 dB.
+    let att = r["lim"]["attenuation"].as_f64().unwrap();
+    assert!(att > 10.0, "{r}");
+    assert!(r["lim"]["latency"].as_f64().unwrap() >= 0.0, "{r}");
+}

@@ -126,6 +126,13 @@ pub trait DspNode: Send {
     fn memory(&self) -> usize {
         0
     }
+
+    /// Lines that describe the node beyond its kind and ports, for `fugue info` (a plugin's
+    /// name, its controls and their ranges, the control outputs it reports). Control side;
+    /// may allocate. Default: none.
+    fn describe(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// The most memory one node's processor may hold (a delay line): 64 MiB. Kinds refuse an
@@ -156,6 +163,10 @@ impl<P: Processor> Processor for Isolated<P> {
 
     fn reset(&mut self) {
         self.0.reset();
+    }
+
+    fn readings(&self) -> Vec<(String, f32)> {
+        self.0.readings()
     }
 }
 
@@ -188,6 +199,13 @@ pub trait Processor: Send {
     /// [`DspNode::memory`]. Default: 0.
     fn memory(&self) -> usize {
         0
+    }
+
+    /// What the processor reports beside its audio, by name, as it stands after the last
+    /// cycle (an LV2 plugin's control outputs: a meter, a gain reduction). Read on the
+    /// control side between cycles, never during one; it may allocate. Default: nothing.
+    fn readings(&self) -> Vec<(String, f32)> {
+        Vec::new()
     }
 }
 

@@ -17,12 +17,18 @@ use crate::{DspNode, NodeContext, NodeError};
 pub type Constructor =
     Arc<dyn Fn(&NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> + Send + Sync>;
 
+/// What a kind says of one of its nodes that still builds but looks like a mistake (a
+/// Faust node's attribute that names none of its program's parameters), one sentence each:
+/// the warnings that every front end that loads a graph says. Control side.
+pub type Linter = Arc<dyn Fn(&NodeContext<'_>) -> Vec<String> + Send + Sync>;
+
 /// One registered kind.
 #[derive(Clone)]
 struct Kind {
     name: Cow<'static, str>,
     constructor: Constructor,
     doc: Option<KindDoc>,
+    linter: Option<Linter>,
 }
 
 /// Maps kind names to [`Constructor`]s, and to what each kind reads ([`KindDoc`]) when it
@@ -116,6 +122,7 @@ impl Registry {
             name,
             constructor,
             doc,
+            linter: None,
         };
         match self.kinds.iter_mut().find(|k| k.name == kind.name) {
             Some(slot) => *slot = kind,
@@ -125,6 +132,22 @@ impl Registry {
 
     fn find(&self, kind: &str) -> Option<&Kind> {
         self.kinds.iter().find(|k| k.name == kind)
+    }
+
+    /// Gives the registered kind `kind` a [`Linter`] (replacing any it had); nothing when
+    /// `kind` is not registered.
+    pub fn set_linter<F>(&mut self, kind: &str, linter: F)
+    where
+        F: Fn(&NodeContext<'_>) -> Vec<String> + Send + Sync + 'static,
+    {
+        if let Some(k) = self.kinds.iter_mut().find(|k| k.name == kind) {
+            k.linter = Some(Arc::new(linter));
+        }
+    }
+
+    /// The [`Linter`] of `kind`, if it has one.
+    pub fn linter(&self, kind: &str) -> Option<&Linter> {
+        self.find(kind).and_then(|k| k.linter.as_ref())
     }
 
     /// The constructor of `kind`.

@@ -109,6 +109,40 @@ pub fn check(graph: &TaskGraph, registry: &Registry) -> Vec<Problem> {
     out
 }
 
+/// What each node of `graph` that its kind can build says of itself beyond its kind and
+/// ports ([`fugue_dsp::DspNode::describe`]: an LV2 plugin's name, controls and control
+/// outputs), by node name, in node order; nodes with nothing to say, and nodes that cannot
+/// be built (which [`check`] reports), are left out. Builds every node (at 48 kHz, 512
+/// frames): control side.
+pub fn details(graph: &TaskGraph, registry: &Registry) -> Vec<(String, Vec<String>)> {
+    let mut out = Vec::new();
+    for id in 0..graph.len() {
+        let node = graph.node(id);
+        if !registry.contains(&node.kind) {
+            continue;
+        }
+        let ctx = NodeContext {
+            node,
+            inputs: graph.inputs(id),
+            outputs: graph.outputs(id),
+            in_edges: graph.in_edges(id).len(),
+            sample_rate: CHECK_RATE,
+            block: CHECK_BLOCK,
+            rate: Ratio::ONE,
+            engine_rate: CHECK_RATE,
+            engine_block: CHECK_BLOCK,
+            folder: graph.folder(),
+        };
+        if let Ok(built) = registry.build(&ctx, false) {
+            let lines = built.0.describe();
+            if !lines.is_empty() {
+                out.push((node.name.clone(), lines));
+            }
+        }
+    }
+    out
+}
+
 /// The problems of node `id`.
 fn check_node(graph: &TaskGraph, registry: &Registry, id: NodeId, out: &mut Vec<Problem>) {
     let node = graph.node(id);

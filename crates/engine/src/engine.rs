@@ -237,7 +237,20 @@ impl Engine {
     /// The profile of the cycles run since [`Engine::enable_profile`] (control side;
     /// allocates), or `None` when it is off.
     pub fn profile_report(&self) -> Option<ProfileReport> {
-        self.profiler.as_ref().map(|p| p.report())
+        self.profiler.as_ref().map(|p| {
+            let mut r = p.report();
+            r.readings = self.readings();
+            r
+        })
+    }
+
+    /// What the plan's processors report beside their audio after the last cycle
+    /// ([`fugue_dsp::Processor::readings`]: an LV2 plugin's control outputs), by node.
+    /// Control side; allocates.
+    pub fn readings(&self) -> Vec<(String, Vec<(String, f32)>)> {
+        // SAFETY: the executors run the plan's tasks only inside `run_cycle`, which takes
+        // the engine by `&mut`: while this `&self` lives, no task runs.
+        unsafe { self.plan.readings() }
     }
 
     /// Steals since the previous call (or since the engine was built).

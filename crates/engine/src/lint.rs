@@ -27,6 +27,14 @@ pub enum Warning {
         /// misspelling.
         nearest: Option<String>,
     },
+    /// What a node's kind says of it ([`fugue_dsp::Linter`]: a Faust node's attribute that
+    /// names none of its program's parameters), in the kind's words.
+    OfKind {
+        /// The node's name.
+        node: String,
+        /// The kind's sentence.
+        text: String,
+    },
     /// A node whose outputs reach no `sink`: computed every cycle and never heard.
     Unheard {
         /// The node's name.
@@ -85,6 +93,7 @@ impl std::fmt::Display for Warning {
                 f,
                 "node `{node}` has attribute `{attr}`, which kind {kind} does not read (it reads {reads}; every node may also give kind, in, out and wcet)"
             ),
+            Warning::OfKind { text, .. } => f.write_str(text),
             Warning::Unheard { node, kind } => write!(
                 f,
                 "node `{node}` ({}) reaches no sink: it is computed every cycle and never heard; connect it or remove it",
@@ -131,11 +140,31 @@ pub fn nearest_attribute(doc: &fugue_dsp::kinds::doc::KindDoc, attr: &str) -> Op
 }
 
 /// What a graph itself suggests is a mistake: an attribute that its node's kind (known to
-/// `registry`) does not read, and a node whose outputs reach no `sink`. Graphs without `sink`
+/// `registry`) does not read, what a kind's [`fugue_dsp::Linter`] says of a node, and a node whose outputs reach no `sink`. Graphs without `sink`
 /// nodes (task graphs: .stg, .dot) get only the first.
 pub fn lint(graph: &TaskGraph, registry: &Registry) -> Vec<Warning> {
     let mut out = Vec::new();
-    for n in graph.nodes() {
+    for (v, n) in graph.nodes().iter().enumerate() {
+        if let Some(linter) = registry.linter(&n.kind) {
+            // At 48 kHz and 256 frames: what a kind checks of its attributes does not depend
+            // on the rate or the block.
+            let ctx = fugue_dsp::NodeContext {
+                node: n,
+                inputs: graph.inputs(v),
+                outputs: graph.outputs(v),
+                in_edges: graph.in_edges(v).len(),
+                sample_rate: 48_000.0,
+                block: 256,
+                rate: fugue_dsp::Ratio::ONE,
+                engine_rate: 48_000.0,
+                engine_block: 256,
+                folder: graph.folder(),
+            };
+            out.extend(linter(&ctx).into_iter().map(|text| Warning::OfKind {
+                node: n.name.clone(),
+                text,
+            }));
+        }
         let Some(doc) = registry.doc(&n.kind) else {
             continue;
         };

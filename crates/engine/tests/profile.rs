@@ -197,6 +197,7 @@ fn a_parallel_profile_states_node_time_inflation_against_seq() {
         placeholder: false,
         executor: choice(kind),
         stop: None,
+        registry: fugue_dsp::Registry::with_builtin_kinds(),
     };
     let (ws, _) = record(&graph, &recording(ExecutorKind::Ws)).unwrap();
     let ws = ws.unwrap();

@@ -32,6 +32,7 @@ pub mod ui;
 
 use std::path::{Path, PathBuf};
 
+use fugue_dsp::kinds::doc::KindDoc;
 use fugue_dsp::{NodeContext, Ratio, Registry};
 use fugue_graph::TaskGraph;
 
@@ -99,12 +100,53 @@ fn compile_message(name: &str, message: &str) -> String {
     }
 }
 
-/// Adds the `faust` kind to `registry`. libfaust is opened when the first `faust` node is
-/// built, not here.
+/// What `fugue kinds` says of the `faust` kind.
+pub fn doc() -> KindDoc {
+    KindDoc::new(
+        "faust",
+        "a program of the Faust language, compiled when the graph is loaded (needs libfaust)",
+        "the program's inputs",
+        "the program's outputs",
+    )
+    .attribute(
+        "file",
+        "the program's .dsp file, relative to the graph's folder (this or code is required)",
+    )
+    .attribute("code", "the program's text, instead of a file")
+    .attribute(
+        "backend",
+        "llvm (compiled to machine code, the default) or interp (Faust's interpreter)",
+    )
+    .attribute("volume", "output gain (default 1.0)")
+    .others(
+        "sets the program's parameter (slider, numeric entry, button, check box) of that label or path, e.g. freq: 220 or \"/synth/gain\": 0.5; one that names none is warned about, with the program's parameters",
+    )
+}
+
+/// Adds the `faust` kind to `registry`, described ([`doc`]) and with [`lint`]'s check of
+/// its nodes' parameters. libfaust is opened when the first `faust` node is built, not here.
 pub fn register(registry: &mut Registry) {
-    // Without a description: the parameters a node may set depend on its program, so the
-    // engine's attribute check does not apply; [`lint`] checks them.
-    registry.register("faust", build);
+    registry.register_documented(build, doc());
+    registry.set_linter("faust", lint_node);
+}
+
+/// What [`lint`] says of one `faust` node: each attribute that names none of its program's
+/// parameters. A node whose program cannot be compiled is left to the build, which says why.
+fn lint_node(ctx: &NodeContext<'_>) -> Vec<String> {
+    let Ok(factory) = factory_of(ctx) else {
+        return Vec::new();
+    };
+    unknown_attributes(ctx, &factory)
+        .into_iter()
+        .map(|attr| {
+            format!(
+                "node `{}` has attribute `{attr}`, which its Faust program does not have as a parameter (its parameters: {}; the kind also reads {})",
+                ctx.name(),
+                factory.param_names(),
+                OWN_ATTRIBUTES.join(", ")
+            )
+        })
+        .collect()
 }
 
 /// A node context for `node` of `graph`, at 48 kHz (enough to find a program and its
@@ -125,28 +167,13 @@ fn context<'a>(graph: &'a TaskGraph, v: usize) -> NodeContext<'a> {
 }
 
 /// What `graph`'s `faust` nodes suggest is a mistake: an attribute that names none of the
-/// program's parameters, with the list of them. A node whose program cannot be compiled is
-/// left to the build, which says why.
+/// program's parameters, with the list of them (what the engine's lint says of them through
+/// the registry's linter, [`register`]).
 pub fn lint(graph: &TaskGraph) -> Vec<String> {
-    let mut out = Vec::new();
-    for v in 0..graph.len() {
-        if graph.node(v).kind != "faust" {
-            continue;
-        }
-        let ctx = context(graph, v);
-        let Ok(factory) = factory_of(&ctx) else {
-            continue;
-        };
-        for attr in unknown_attributes(&ctx, &factory) {
-            out.push(format!(
-                "node `{}` has attribute `{attr}`, which its Faust program does not have as a parameter (its parameters: {}; the kind also reads {})",
-                ctx.name(),
-                factory.param_names(),
-                OWN_ATTRIBUTES.join(", ")
-            ));
-        }
-    }
-    out
+    (0..graph.len())
+        .filter(|&v| graph.node(v).kind == "faust")
+        .flat_map(|v| lint_node(&context(graph, v)))
+        .collect()
 }
 
 /// For tests: whether libfaust can be opened. Where it cannot, says that `test` is skipped

@@ -35,6 +35,8 @@ pub struct Instance {
     /// node's values, outputs what the plugin last wrote).
     values: Box<[f32]>,
     atoms: Vec<AtomPort>,
+    /// The control outputs: port index and symbol, for [`Processor::readings`].
+    control_outputs: Box<[(u32, String)]>,
     /// The audio inputs' copies: the plugin reads its inputs from here (`max_block` frames
     /// each, one after the other), never from the node's input buffers, which other nodes
     /// read at the same time and which a plugin that writes into its inputs would change.
@@ -101,6 +103,10 @@ impl Instance {
                     input: p.input,
                     buf: vec![0u64; ATOM_BYTES / 8].into(),
                 })
+                .collect(),
+            control_outputs: plugin
+                .control_outputs()
+                .map(|p| (p.index, p.symbol.clone()))
                 .collect(),
             inputs: vec![0.0; max_block * plugin.audio(true).count()].into(),
             scratch: vec![0.0; max_block].into(),
@@ -240,6 +246,14 @@ impl Processor for Instance {
 
     fn memory(&self) -> usize {
         self.atoms.len() * ATOM_BYTES + (self.audio_in.len() + 1) * self.max_block * 4
+    }
+
+    /// The control outputs, as the plugin last wrote them.
+    fn readings(&self) -> Vec<(String, f32)> {
+        self.control_outputs
+            .iter()
+            .map(|(i, symbol)| (symbol.clone(), self.values[*i as usize]))
+            .collect()
     }
 }
 

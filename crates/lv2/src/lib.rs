@@ -37,6 +37,7 @@ mod world;
 
 use std::sync::Arc;
 
+use fugue_dsp::kinds::doc::KindDoc;
 use fugue_dsp::Registry;
 use thiserror::Error;
 
@@ -65,7 +66,21 @@ pub const KIND: &str = "lv2";
 /// Registering opens nothing: lilv is opened when the first `lv2` node is built.
 pub fn register(registry: &mut Registry, warn: impl Fn(&str) + Send + Sync + 'static) {
     let kind = Arc::new(node::Kind::new(warn));
-    registry.register(KIND, move |ctx| kind.build(ctx));
+    registry.register_documented(move |ctx| kind.build(ctx), doc());
+}
+
+/// What `fugue kinds` says of the `lv2` kind.
+pub fn doc() -> KindDoc {
+    KindDoc::new(
+        KIND,
+        "an installed LV2 plugin, instantiated when the graph is loaded (needs lilv; `fugue plugins` lists the plugins)",
+        "the plugin's audio inputs, in its port order",
+        "the plugin's audio outputs, in its port order",
+    )
+    .attribute("uri", "the plugin's URI (required)")
+    .others(
+        "sets the plugin's control input of that symbol, within the port's range (`fugue plugins URI` lists them); unset controls take the plugin's defaults; one that names no control is warned about",
+    )
 }
 
 /// The installed plugins, in URI order, or why they cannot be read.

@@ -249,4 +249,46 @@ impl DspNode for Lv2Node {
             .count();
         atoms * crate::instance::ATOM_BYTES + (self.audio_in + 1) * self.block * 4
     }
+
+    /// The plugin, its controls as this node sets them, and the control outputs it reports.
+    fn describe(&self) -> Vec<String> {
+        let p = &self.plugin;
+        let range = |port: &crate::PortInfo| {
+            let (lo, hi) = port.range(self.rate);
+            if lo.is_nan() && hi.is_nan() {
+                "no range given".to_string()
+            } else {
+                format!("{} to {}", lo as f32, hi as f32)
+            }
+        };
+        let mut v = vec![format!(
+            "plugin <{}>, {} ({}): {} audio input(s), {} audio output(s)",
+            p.uri, p.name, p.class, self.audio_in, self.audio_out
+        )];
+        let controls: Vec<String> = p
+            .controls()
+            .map(|c| {
+                format!(
+                    "{} {} ({})",
+                    c.symbol,
+                    self.values[c.index as usize],
+                    range(c)
+                )
+            })
+            .collect();
+        if !controls.is_empty() {
+            v.push(format!("controls: {}", controls.join(", ")));
+        }
+        let outputs: Vec<String> = p
+            .control_outputs()
+            .map(|c| format!("{} ({})", c.symbol, range(c)))
+            .collect();
+        if !outputs.is_empty() {
+            v.push(format!(
+                "control outputs, reported by `fugue profile`: {}",
+                outputs.join(", ")
+            ));
+        }
+        v
+    }
 }

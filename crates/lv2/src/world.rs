@@ -113,6 +113,13 @@ impl PluginInfo {
             .filter(|p| p.kind == PortKind::Control && p.input)
     }
 
+    /// The control output ports (meters, gain reductions, latencies), in index order.
+    pub fn control_outputs(&self) -> impl Iterator<Item = &PortInfo> {
+        self.ports
+            .iter()
+            .filter(|p| p.kind == PortKind::Control && !p.input)
+    }
+
     /// Whether the plugin says that its `run` is real-time safe (`lv2:hardRTCapable`).
     pub fn hard_rt(&self) -> bool {
         let rt = |v: &Vec<String>| v.iter().any(|f| f == uris::HARD_RT);

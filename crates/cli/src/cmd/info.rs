@@ -57,7 +57,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     }
     crate::warn::report(&crate::warn::graph_warnings(&g, &a.file), a.strict)?;
     let origin = util::apply_costs(&a.costs, &mut g, &a.file, a.format, a.rate, a.buffer)?;
-    let info = GraphInfo::new(&g, &a.file, &origin);
+    let details = fugue_engine::check::details(&g, &util::registry());
+    let info = GraphInfo::new(&g, &a.file, &origin).with_details(details);
     if a.json {
         println!("{}", serde_json::to_string(&info)?);
     } else {

@@ -102,6 +102,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         placeholder: args.placeholder,
         executor,
         stop: Some(crate::signals::stop_flag()),
+        registry: util::registry(),
     };
     let (report, warnings) = profile::record(&graph, &recording)
         .with_context(|| format!("cannot profile {}", args.graph.display()))?;

@@ -27,6 +27,11 @@ pub struct KindDoc {
     /// Its attributes: name and meaning (with the default, or "required"). Besides these,
     /// every node may carry `kind`, `in`, `out` (port counts) and `wcet` (its cost).
     pub attributes: Cow<'static, [(Text, Text)]>,
+    /// What any other attribute does, for a kind whose attributes depend on what a node
+    /// loads (a Faust program's parameters, an LV2 plugin's controls): such a kind checks
+    /// them itself, and no attribute of it is reported as unread. `None`: the kind reads only
+    /// [`KindDoc::attributes`].
+    pub others: Option<Text>,
 }
 
 impl KindDoc {
@@ -44,7 +49,15 @@ impl KindDoc {
             inputs: inputs.into(),
             outputs: outputs.into(),
             attributes: Cow::Borrowed(&[]),
+            others: None,
         }
+    }
+
+    /// This description with every attribute not listed meaning `meaning` (see
+    /// [`KindDoc::others`]).
+    pub fn others(mut self, meaning: impl Into<Text>) -> KindDoc {
+        self.others = Some(meaning.into());
+        self
     }
 
     /// This description with the attribute `name` added, meaning `meaning`.
@@ -53,10 +66,11 @@ impl KindDoc {
         self
     }
 
-    /// Whether the kind reads the attribute `name` (`kind`, `in`, `out` and `wcet` are read by
+    /// Whether the kind reads the attribute `name`: one it lists, or any when it has
+    /// [`KindDoc::others`] (`kind`, `in`, `out` and `wcet` are read by
     /// the graph reader for every node and are not attributes of a kind).
     pub fn reads(&self, name: &str) -> bool {
-        self.attributes.iter().any(|(a, _)| *a == name)
+        self.others.is_some() || self.attributes.iter().any(|(a, _)| *a == name)
     }
 
     /// The attributes' names, comma-separated.
@@ -87,6 +101,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
             (text("q"), text("quality factor > 0 (default 0.7071)")),
             VOLUME,
         ]),
+        others: None,
     },
     KindDoc {
         name: text("delay"),
@@ -106,6 +121,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
             (text("dry"), text("gain of the input (default 1.0)")),
             VOLUME,
         ]),
+        others: None,
     },
     KindDoc {
         name: text("gain"),
@@ -117,6 +133,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
             (text("db"), text("decibels, multiplied in (default 0)")),
             VOLUME,
         ]),
+        others: None,
     },
     KindDoc {
         name: text("karplus"),
@@ -146,6 +163,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
             ),
             VOLUME,
         ]),
+        others: None,
     },
     KindDoc {
         name: text("load"),
@@ -153,6 +171,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
         inputs: text("summed"),
         outputs: text("any number, each the input times volume"),
         attributes: Cow::Borrowed(&[VOLUME]),
+        others: None,
     },
     KindDoc {
         name: text("mix"),
@@ -160,6 +179,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
         inputs: text("summed (any number; the corpus declares `in`)"),
         outputs: text("any number, each volume * the sum"),
         attributes: Cow::Borrowed(&[VOLUME]),
+        others: None,
     },
     KindDoc {
         name: text("mod"),
@@ -171,6 +191,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
             (text("phase"), text("initial phase in turns (default 0.0)")),
             VOLUME,
         ]),
+        others: None,
     },
     KindDoc {
         name: text("noise"),
@@ -184,6 +205,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
             ),
             VOLUME,
         ]),
+        others: None,
     },
     KindDoc {
         name: text("osc"),
@@ -198,6 +220,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
             ),
             VOLUME,
         ]),
+        others: None,
     },
     KindDoc {
         name: text("resampler"),
@@ -215,6 +238,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
             ),
             VOLUME,
         ]),
+        others: None,
     },
     KindDoc {
         name: text("reverb"),
@@ -232,6 +256,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
             (text("width"), text("stereo width in [0, 1] (default 1.0)")),
             VOLUME,
         ]),
+        others: None,
     },
     KindDoc {
         name: text("sink"),
@@ -239,6 +264,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
         inputs: text("each port one output channel (sinks in file order, then ports)"),
         outputs: text("none"),
         attributes: Cow::Borrowed(&[VOLUME]),
+        others: None,
     },
     KindDoc {
         name: text("source"),
@@ -246,6 +272,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
         inputs: text("none"),
         outputs: text("each port one engine input channel (--input WAV, else silence)"),
         attributes: Cow::Borrowed(&[VOLUME]),
+        others: None,
     },
 ];
 

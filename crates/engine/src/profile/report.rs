@@ -179,6 +179,9 @@ pub struct ProfileReport {
     /// The nodes' total per cycle in a sequential run of the same graph on one thread, ns,
     /// when one was made ([`ProfileReport::with_seq_reference`]).
     pub seq_work_mean_ns: Option<f64>,
+    /// What the nodes report beside their audio after the last cycle (an LV2 plugin's
+    /// control outputs): `(node, [(name, value)])`, in task order.
+    pub readings: Vec<(String, Vec<(String, f32)>)>,
 }
 
 /// The most steps of a chain that [`Timeline::breakdown`] lists.
@@ -407,6 +410,14 @@ impl ProfileReport {
             "",
             us(self.overhead_mean_ns())
         );
+        if !self.readings.is_empty() {
+            let _ = writeln!(o);
+            let _ = writeln!(o, "what the nodes report after the last cycle:");
+            for (node, values) in &self.readings {
+                let v: Vec<String> = values.iter().map(|(n, x)| format!("{n} {x}")).collect();
+                let _ = writeln!(o, "  {node:<22} {}", v.join(", "));
+            }
+        }
         let _ = writeln!(o);
         let _ = writeln!(
             o,
@@ -608,6 +619,7 @@ mod tests {
             median: None,
             slowest: Vec::new(),
             seq_work_mean_ns: None,
+            readings: Vec::new(),
         }
     }
 

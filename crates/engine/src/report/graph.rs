@@ -51,9 +51,21 @@ pub struct GraphInfo {
     pub parallelism: f64,
     /// The deadline the file declares.
     pub deadline: Option<f64>,
+    /// What nodes say of themselves beyond their kind and ports (an LV2 plugin's controls
+    /// and control outputs), by node ([`GraphInfo::with_details`]).
+    pub details: Vec<NodeDetails>,
     /// The first sources' and sinks' names, for the text.
     #[serde(skip)]
     names: [String; 2],
+}
+
+/// What one node says of itself ([`crate::check::details`]).
+#[derive(Serialize)]
+pub struct NodeDetails {
+    /// The node.
+    pub node: String,
+    /// Its lines.
+    pub lines: Vec<String>,
 }
 
 /// The names of the first eight of `ids`, then `...` when there are more.
@@ -100,8 +112,19 @@ impl GraphInfo {
             width_exact: method == analysis::WidthMethod::Exact,
             parallelism: if cp > 0.0 { work / cp } else { 0.0 },
             deadline: g.deadline(),
+            details: Vec::new(),
             names: [names(g, &sources), names(g, &sinks)],
         }
+    }
+
+    /// This summary with what the nodes say of themselves (`(node, lines)`, from
+    /// [`crate::check::details`]).
+    pub fn with_details(mut self, details: Vec<(String, Vec<String>)>) -> GraphInfo {
+        self.details = details
+            .into_iter()
+            .map(|(node, lines)| NodeDetails { node, lines })
+            .collect();
+        self
     }
 }
 
@@ -143,6 +166,12 @@ impl fmt::Display for GraphInfo {
         writeln!(f, "width          {}{bound}", self.width)?;
         if let Some(d) = self.deadline {
             writeln!(f, "deadline       {d}")?;
+        }
+        for d in &self.details {
+            for (i, line) in d.lines.iter().enumerate() {
+                let head = if i == 0 { d.node.as_str() } else { "" };
+                writeln!(f, "  {head:<12} {line}")?;
+            }
         }
         Ok(())
     }

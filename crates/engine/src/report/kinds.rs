@@ -25,6 +25,14 @@ pub fn text(reg: &Registry) -> String {
             let head = if i == 0 { "attributes" } else { "" };
             let _ = writeln!(t, "  {head:<12} {a}: {what}");
         }
+        if let Some(others) = &k.others {
+            let head = if k.attributes.is_empty() {
+                "attributes"
+            } else {
+                ""
+            };
+            let _ = writeln!(t, "  {head:<12} any other: {others}");
+        }
         t.push('\n');
     }
     t.push_str(
@@ -60,6 +68,9 @@ pub fn markdown(reg: &Registry) -> String {
         t.push_str("\n| attribute | meaning |\n|---|---|\n");
         for (a, what) in k.attributes.iter() {
             let _ = writeln!(t, "| `{a}` | {what} |");
+        }
+        if let Some(others) = &k.others {
+            let _ = writeln!(t, "| any other | {others} |");
         }
     }
     t

@@ -231,6 +231,7 @@ pub struct ProfileJson<'a> {
     threads_detail: Vec<ThreadJson>,
     median_cycle: Option<TimelineJson<'a>>,
     slowest_cycles: Vec<TimelineJson<'a>>,
+    readings: std::collections::BTreeMap<&'a str, std::collections::BTreeMap<&'a str, f32>>,
 }
 
 impl<'a> ProfileJson<'a> {
@@ -260,6 +261,14 @@ impl<'a> ProfileJson<'a> {
             threads_detail: r.workers.iter().map(ThreadJson::from).collect(),
             median_cycle: r.median.as_ref().map(TimelineJson::from),
             slowest_cycles: r.slowest.iter().map(TimelineJson::from).collect(),
+            readings: r
+                .readings
+                .iter()
+                .map(|(node, values)| {
+                    let v = values.iter().map(|(n, x)| (n.as_str(), *x)).collect();
+                    (node.as_str(), v)
+                })
+                .collect(),
         }
     }
 }
@@ -282,6 +291,8 @@ pub struct Recording {
     pub executor: crate::ExecutorChoice,
     /// A request to stop early.
     pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// The kinds the graph's nodes are built by.
+    pub registry: fugue_dsp::Registry,
 }
 
 /// Why a recording failed.
@@ -363,6 +374,7 @@ fn record_one(
             cancel: r.stop.clone(),
             executor: r.executor.clone(),
             profile: true,
+            registry: r.registry.clone(),
             ..crate::RenderOptions::default()
         };
         let s = crate::render(graph, &options, |_| {})?;
@@ -378,6 +390,7 @@ fn record_one(
         stop: r.stop.clone(),
         placeholder: r.placeholder,
         profile: true,
+        registry: r.registry.clone(),
         ..crate::RunOptions::default()
     };
     let report = crate::run(graph, &options, |_| {})?;

@@ -304,6 +304,30 @@ impl Plan {
                 .any(|c| c.panicked.load(Ordering::Relaxed))
     }
 
+    /// What the processors report beside their audio ([`Processor::readings`]), as they stand
+    /// after the last cycle: `(node, readings)` for every node that reports any, in task
+    /// order, each node once (a split task's first part). Control side; allocates.
+    ///
+    /// # Safety
+    /// No task of this plan runs during the call: no cycle is in progress (the executors run
+    /// tasks only inside `run_cycle`, which holds the plan by `&mut`).
+    pub unsafe fn readings(&self) -> Vec<(String, Vec<(String, f32)>)> {
+        let mut v = Vec::new();
+        for (c, cell) in self.cells.iter().enumerate() {
+            let i = self.cell_task[c] as usize;
+            if c != i {
+                // A part of a split task: its node was read with the task's own cell.
+                continue;
+            }
+            // SAFETY: no task runs (the caller's contract), so nothing writes the processor.
+            let r = unsafe { (*cell.processor.get()).readings() };
+            if !r.is_empty() {
+                v.push((self.tasks[i].name.clone(), r));
+            }
+        }
+        v
+    }
+
     /// The panics not reported yet (each task's first message, once).
     pub fn take_panics(&mut self) -> Vec<TaskPanic> {
         let mut v = Vec::new();
