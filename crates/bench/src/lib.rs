@@ -31,6 +31,7 @@
 pub mod capacity;
 pub mod check;
 pub mod error;
+pub mod faust;
 pub mod host;
 pub mod machine;
 pub mod overhead;

@@ -94,8 +94,13 @@ fn the_examples_render() {
         return;
     }
     let dir = folder("faust", "examples");
-    for (g, channels) in [("ensemble.ag", 2), ("chain.ag", 2), ("strings32.ag", 1)] {
-        let out = dir.join(g).with_extension("wav");
+    for (g, channels) in [
+        ("ensemble.ag", 2),
+        ("chain.ag", 2),
+        ("strings32.ag", 1),
+        ("karplus32/karplus32.ag", 2),
+    ] {
+        let out = dir.join(g.replace('/', "-")).with_extension("wav");
         let (ok, err) = render(&example(&format!("faust/{g}")), &out, "2", None);
         assert!(ok, "{g}: {err}");
         assert!(!err.contains("warning"), "{g}: {err}");
@@ -325,4 +330,94 @@ fn the_host_warns_of_a_parameter_the_program_does_not_have() {
         w.contains("attribute `freqq`") && w.contains("/freq") && !w.contains("`gain`"),
         "{load}"
     );
+}
+
+#[test]
+fn bench_faust_runs_fausts_modes_and_fugue_and_checks_their_outputs() {
+    if !fugue_faust::available_for("bench_faust_runs_fausts_modes_and_fugue") {
+        return;
+    }
+    for tool in ["faust", "g++"] {
+        if Command::new(tool).arg("--version").output().is_err() {
+            assert!(
+                std::env::var_os("FUGUE_REQUIRE_FAUST").is_none(),
+                "FUGUE_REQUIRE_FAUST is set, but {tool} is not installed"
+            );
+            common::skip(
+                "bench_faust_runs_fausts_modes_and_fugue",
+                &format!("{tool} is not installed"),
+            );
+            return;
+        }
+    }
+    let dir = folder("faust", "bench");
+    let out = dir.join("report");
+    let o = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "bench",
+            "faust",
+            "--seconds",
+            "0.2",
+            "--runs",
+            "2",
+            "--threads",
+            "1,2",
+            "-o",
+            out.to_str().unwrap(),
+            "--force",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = summary
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    // Both programs: the four Faust modes (sch and omp at 1 and 2 threads) and fugue's seq,
+    // ws and static (at 2).
+    assert_eq!(rows.len(), 2 * 9, "{summary}");
+    for r in &rows {
+        assert_eq!(r[3], "2", "two runs each: {r:?}");
+        let block: f64 = r[4].parse().unwrap();
+        assert!(block > 0.0 && block.is_finite(), "{r:?}");
+        if r[1].starts_with("fugue") {
+            // fugue's outputs are its seq's, bit for bit.
+            assert_eq!(r[12].parse::<f64>().unwrap(), 0.0, "{r:?}");
+        }
+    }
+    for p in ["karplus32", "mixer"] {
+        let base = rows
+            .iter()
+            .find(|r| r[0] == p && r[1] == "fugue seq")
+            .unwrap();
+        assert_eq!(base[7], "1.000", "seq is its own base: {base:?}");
+    }
+    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(
+        readme.contains("## karplus32") && readme.contains("## mixer"),
+        "{readme}"
+    );
+    assert!(
+        readme.contains("faust -vec -sch") && readme.contains("fugue ws"),
+        "{readme}"
+    );
+    assert!(out.join("speedup.svg").is_file() && out.join("raw.csv").is_file());
+    // The folder is not overwritten without --force.
+    let o = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "bench",
+            "faust",
+            "--seconds",
+            "0.1",
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--force"), "{}", stderr(&o));
 }

@@ -126,6 +126,10 @@ pub struct RenderSummary {
     pub clipped: u64,
     /// Time the render took.
     pub wall: Duration,
+    /// Wall time from the start of the first cycle to the last block written: `wall`
+    /// without reading the input, building the graph (compiling foreign nodes) and choosing
+    /// the executor.
+    pub cycles: Duration,
     /// Nodes of unknown kind rendered as silence.
     pub placeholders: Vec<String>,
     /// Processors that panicked (their outputs were silenced).
@@ -516,6 +520,7 @@ pub fn render(
     let mut done = 0u64;
     let mut cycle = 0u64;
     let mut result = Ok(());
+    let cycles_start = Instant::now();
     on_progress(Progress {
         frames_done: 0,
         frames_total: total,
@@ -560,6 +565,7 @@ pub fn render(
     let written = writer_thread
         .join()
         .map_err(|_| RenderError::ThreadPanicked("writer"))?;
+    let cycles_time = cycles_start.elapsed();
     result?;
     let written = written.map_err(|e| RenderError::Write {
         path: match &options.output {
@@ -579,6 +585,7 @@ pub fn render(
         peak: written.peak,
         clipped: written.clipped,
         wall: start.elapsed(),
+        cycles: cycles_time,
         placeholders: engine.plan.placeholders().to_vec(),
         panics: engine.plan.take_panics(),
         warnings,

@@ -104,6 +104,8 @@ pub struct RenderReport<'a> {
     pub audio_s: f64,
     /// Seconds of wall time.
     pub wall_s: f64,
+    /// Seconds from the first cycle to the last block written (no build, no compilation).
+    pub cycles_s: f64,
     /// Seconds of audio per second of wall time.
     pub realtime_factor: f64,
     /// The executor that played.
@@ -142,6 +144,7 @@ impl<'a> RenderReport<'a> {
             clipped: s.clipped,
             audio_s: s.audio_seconds(),
             wall_s: s.wall.as_secs_f64(),
+            cycles_s: s.cycles.as_secs_f64(),
             realtime_factor: s.realtime_factor(),
             executor,
             threads,

@@ -2,6 +2,7 @@
 //! fugue-bench, which measures (checking results before their time counts); this module
 //! prints the results and the progress.
 
+pub mod faust;
 pub mod host;
 pub mod pool;
 pub mod ring;
@@ -86,6 +87,14 @@ pub enum BenchCommand {
         "fugue bench host --graphs rateau101 --buffers 512 --seconds 10",
     ))]
     Host(host::Args),
+    /// Faust's own builds of a program (scalar, -vec, and its parallel modes -vec -sch and
+    /// -vec -omp at each thread count) against fugue on a graph of the same music, one node
+    /// per voice; outputs checked; writes CSV, a plot and a README.
+    #[command(after_help = examples!(
+        "fugue bench faust -o faust-bench                      # karplus32 and mixer",
+        "fugue bench faust --programs karplus32 --seconds 30 --runs 5 -o faust-bench --force",
+    ))]
+    Faust(faust::Args),
     /// (internal) A producer process of `fugue bench ring --processes`.
     #[command(hide = true)]
     RingProducer(ring::ProducerArgs),
@@ -97,6 +106,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         BenchCommand::Ring(a) => ring::run(a),
         BenchCommand::Pool(a) => pool::run(a),
         BenchCommand::Host(a) => host::run(a),
+        BenchCommand::Faust(a) => faust::run(a),
         BenchCommand::Overhead(a) => run_overhead(a),
         BenchCommand::Table(a) => run_table(a),
         BenchCommand::Study(a) => run_study(a),

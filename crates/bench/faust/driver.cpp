@@ -1,0 +1,135 @@
+// The driver of `fugue bench faust`: Faust compiles a program into this file (`faust -a
+// driver.cpp`, with any of its modes: scalar, -vec, -vec -sch, -vec -omp), g++ builds it,
+// and the benchmark runs it. Denormals are flushed to zero (FTZ and DAZ), as fugue does.
+//
+//   driver BLOCKS BLOCK RATE INPUT OUTPUT [NAME=VALUE ...]
+//
+// INPUT: raw 32-bit floats, interleaved, one per program input and frame ("-": silence);
+// OUTPUT: the program's outputs, raw 32-bit floats, interleaved; NAME=VALUE sets the
+// parameter of that path, short name or label. The timed part is the BLOCKS calls of
+// compute only (the inputs are read before, the outputs written after). Prints one JSON
+// object: {"ok":true,"inputs":..,"outputs":..,"blocks":..,"block":..,"compute_s":..} or
+// {"ok":false,"error":".."}.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+#include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
+
+#include "faust/dsp/dsp.h"
+#include "faust/gui/MapUI.h"
+#include "faust/gui/meta.h"
+
+// The omp mode's code calls min and max unqualified.
+using std::max;
+using std::min;
+
+<<includeIntrinsic>>
+
+<<includeclass>>
+
+static int fail(const char* what, const char* detail) {
+    printf("{\"ok\":false,\"error\":\"%s %s\"}\n", what, detail);
+    return 1;
+}
+
+static double seconds(const timespec& a, const timespec& b) {
+    return double(b.tv_sec - a.tv_sec) + double(b.tv_nsec - a.tv_nsec) * 1e-9;
+}
+
+int main(int argc, char** argv) {
+    if (argc < 6) {
+        return fail("usage:", "driver BLOCKS BLOCK RATE INPUT OUTPUT [NAME=VALUE ...]");
+    }
+    long blocks = atol(argv[1]);
+    int block = atoi(argv[2]);
+    int rate = atoi(argv[3]);
+    if (blocks <= 0 || blocks > 100000000 || block <= 0 || block > 65536 || rate <= 0) {
+        return fail("bad arguments:", "BLOCKS, BLOCK or RATE out of range");
+    }
+    // Denormals flushed to zero, as on every thread that runs a fugue plan: set before the
+    // instance (and the threads of -sch or -omp, which inherit the mode) exists. A decaying
+    // string otherwise computes in denormals for most of a long run.
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_setcsr(_mm_getcsr() | 0x8040);
+#endif
+    mydsp* dsp = new mydsp();
+    dsp->init(rate);
+    MapUI ui;
+    dsp->buildUserInterface(&ui);
+    for (int i = 6; i < argc; i++) {
+        std::string arg(argv[i]);
+        size_t eq = arg.find('=');
+        if (eq == std::string::npos) {
+            return fail("not NAME=VALUE:", argv[i]);
+        }
+        std::string name = arg.substr(0, eq);
+        if (ui.getParamZone(name) == nullptr) {
+            return fail("no such parameter:", name.c_str());
+        }
+        ui.setParamValue(name, float(atof(arg.c_str() + eq + 1)));
+    }
+    int ins = dsp->getNumInputs();
+    int outs = dsp->getNumOutputs();
+    size_t frames = size_t(blocks) * size_t(block);
+    std::vector<float> input(size_t(ins) * frames, 0.0f);
+    if (strcmp(argv[4], "-") != 0 && ins > 0) {
+        FILE* f = fopen(argv[4], "rb");
+        if (!f) {
+            return fail("cannot open the input", argv[4]);
+        }
+        size_t got = fread(input.data(), sizeof(float), input.size(), f);
+        fclose(f);
+        if (got != input.size()) {
+            return fail("the input is too short:", argv[4]);
+        }
+    }
+    std::vector<float> output(size_t(outs) * frames, 0.0f);
+    // One buffer per port and block, filled and emptied outside the timed loop.
+    std::vector<std::vector<float>> in_blocks(size_t(ins) * size_t(blocks));
+    for (long b = 0; b < blocks; b++) {
+        for (int c = 0; c < ins; c++) {
+            std::vector<float>& v = in_blocks[size_t(b) * ins + c];
+            v.resize(block);
+            for (int k = 0; k < block; k++) {
+                v[k] = input[(size_t(b) * block + k) * ins + c];
+            }
+        }
+    }
+    std::vector<std::vector<float>> out_bufs(outs, std::vector<float>(frames));
+    std::vector<float*> ip(ins > 0 ? ins : 1);
+    std::vector<float*> op(outs > 0 ? outs : 1);
+    timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (long b = 0; b < blocks; b++) {
+        for (int c = 0; c < ins; c++) {
+            ip[c] = in_blocks[size_t(b) * ins + c].data();
+        }
+        for (int c = 0; c < outs; c++) {
+            op[c] = out_bufs[c].data() + size_t(b) * block;
+        }
+        dsp->compute(block, ip.data(), op.data());
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    for (size_t k = 0; k < frames; k++) {
+        for (int c = 0; c < outs; c++) {
+            output[k * outs + c] = out_bufs[c][k];
+        }
+    }
+    FILE* f = fopen(argv[5], "wb");
+    if (!f || fwrite(output.data(), sizeof(float), output.size(), f) != output.size()) {
+        return fail("cannot write the output", argv[5]);
+    }
+    fclose(f);
+    printf("{\"ok\":true,\"inputs\":%d,\"outputs\":%d,\"blocks\":%ld,\"block\":%d,\"compute_s\":%.9f}\n",
+           ins, outs, blocks, block, seconds(t0, t1));
+    delete dsp;
+    return 0;
+}
