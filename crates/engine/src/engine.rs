@@ -94,6 +94,14 @@ impl Engine {
         choice: &ExecutorChoice,
         placeholder: bool,
     ) -> Result<(Engine, Vec<String>), BuildError> {
+        // A feedback edge delays by one block: a plan of two blocks per cycle would delay it
+        // by two. Such a graph never runs cycles as one (pipelining keeps the block).
+        let mut own = choice.clone();
+        if !graph.feedback_edges().is_empty() {
+            own.overlap = 1;
+            own.auto_overlap = false;
+        }
+        let choice = &own;
         // A plan of `overlap` blocks per cycle, cut into `pipeline * overlap` sub-blocks and
         // chains into `threads` segments.
         let compile = |pipeline: usize, overlap: usize, threads: usize| {

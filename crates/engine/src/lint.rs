@@ -145,6 +145,9 @@ pub fn nearest_attribute(doc: &fugue_dsp::kinds::doc::KindDoc, attr: &str) -> Op
 pub fn lint(graph: &TaskGraph, registry: &Registry) -> Vec<Warning> {
     let mut out = Vec::new();
     for (v, n) in graph.nodes().iter().enumerate() {
+        if graph.is_feedback_node(v) {
+            continue;
+        }
         if let Some(linter) = registry.linter(&n.kind) {
             // At 48 kHz and 256 frames: what a kind checks of its attributes does not depend
             // on the rate or the block.
@@ -185,16 +188,29 @@ pub fn lint(graph: &TaskGraph, registry: &Registry) -> Vec<Warning> {
         // Walk back from the sinks: every node reached feeds one.
         let mut heard = is_sink.clone();
         let mut stack: Vec<usize> = (0..graph.len()).filter(|&i| is_sink[i]).collect();
-        while let Some(v) = stack.pop() {
-            for &(p, _) in graph.preds(v) {
-                if !heard[p] {
-                    heard[p] = true;
-                    stack.push(p);
+        loop {
+            while let Some(v) = stack.pop() {
+                for &(p, _) in graph.preds(v) {
+                    if !heard[p] {
+                        heard[p] = true;
+                        stack.push(p);
+                    }
                 }
+            }
+            // A feedback edge carries a heard node's input back to what feeds it: the node
+            // that keeps the block is heard when the node that plays it is.
+            for f in graph.feedback_edges() {
+                if heard[f.read] && !heard[f.write] {
+                    heard[f.write] = true;
+                    stack.push(f.write);
+                }
+            }
+            if stack.is_empty() {
+                break;
             }
         }
         for (i, n) in graph.nodes().iter().enumerate() {
-            if !heard[i] {
+            if !heard[i] && !graph.is_feedback_node(i) {
                 out.push(Warning::Unheard {
                     node: n.name.clone(),
                     kind: n.kind.clone(),

@@ -74,7 +74,7 @@ pub enum GraphError {
         node: String,
     },
     /// The graph has a cycle; the names are the nodes on it, in order.
-    #[error("the graph has a cycle: {}", cycle_text(.nodes))]
+    #[error("the graph has a cycle: {}; a signal that loops back must pass a feedback edge, written `~>` instead of `->` (it carries the previous cycle's block)", cycle_text(.nodes))]
     Cycle {
         /// Node names along the cycle; the last one leads back to the first.
         nodes: Vec<String>,

@@ -143,11 +143,51 @@ pub struct Edge {
     pub comm: f64,
 }
 
+/// The kind of the node that plays a feedback edge's previous block (see [`Feedback`]).
+pub const FEEDBACK_READ: &str = "feedback-read";
+
+/// The kind of the node that keeps a feedback edge's block for the next cycle (see
+/// [`Feedback`]).
+pub const FEEDBACK_WRITE: &str = "feedback-write";
+
+/// A feedback edge, `a.1 ~> b.1`: `b`'s input carries the block that `a`'s output made in the
+/// previous cycle (zero in the first), so a graph may loop back through it.
+///
+/// The graph holds it as two nodes of its own, so that every scheduler and executor sees
+/// an acyclic graph of ordinary tasks:
+/// - `read` ([`FEEDBACK_READ`], no input): outputs the block kept in the previous cycle on
+///   its port 1, which feeds `b`'s port;
+/// - `write` ([`FEEDBACK_WRITE`], no output): keeps the block of `a`'s port (its input 1)
+///   for the next cycle;
+/// - an edge from `read`'s port 2 to `write`'s port 2 orders them (no data is read through
+///   it): in a cycle, `read` gives out the kept block before `write` replaces it. No cycle
+///   can pass through the pair, since `read` has no input.
+///
+/// Both carry the attribute `pair` (the feedback edge's index), by which the plan compiler
+/// gives them one shared block. The `.ag` and DOT writers write the edge back as `~>`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Feedback {
+    /// The node whose output is fed back.
+    pub src: NodeId,
+    /// Its output port, from 0.
+    pub src_port: usize,
+    /// The node that reads it one cycle later.
+    pub dst: NodeId,
+    /// Its input port, from 0.
+    pub dst_port: usize,
+    /// The node that plays the kept block.
+    pub read: NodeId,
+    /// The node that keeps the block.
+    pub write: NodeId,
+}
+
 /// A graph under construction; [`GraphBuilder::build`] validates it into a [`TaskGraph`].
 #[derive(Clone, Debug, Default)]
 pub struct GraphBuilder {
     nodes: Vec<Node>,
     edges: Vec<Edge>,
+    /// Feedback edges: (src, src_port, dst, dst_port), 0-based ports.
+    feedback: Vec<(NodeId, usize, NodeId, usize)>,
     /// Each edge's (src, src_port, dst, dst_port), to find duplicates.
     edge_ids: std::collections::HashMap<(NodeId, usize, NodeId, usize), EdgeId>,
     names: NameMap,
@@ -290,9 +330,91 @@ impl GraphBuilder {
         Ok(id)
     }
 
-    /// Validates the graph (acyclic) and computes its adjacency and topological order.
-    pub fn build(self) -> Result<TaskGraph, BuildError> {
-        TaskGraph::from_parts(self.nodes, self.edges, self.names, self.deadline)
+    /// Adds a feedback edge between 0-based ports (`a.1 ~> b.1`, see [`Feedback`]); checks
+    /// the ports as [`GraphBuilder::add_edge`] does and refuses one written twice.
+    pub fn add_feedback(
+        &mut self,
+        src: NodeId,
+        src_port: usize,
+        dst: NodeId,
+        dst_port: usize,
+    ) -> Result<(), GraphError> {
+        for (node, port, dir) in [
+            (src, src_port, Direction::Output),
+            (dst, dst_port, Direction::Input),
+        ] {
+            let n = &self.nodes[node];
+            let declared = match dir {
+                Direction::Input => n.declared_inputs,
+                Direction::Output => n.declared_outputs,
+            };
+            if let Some(declared) = declared {
+                if port >= declared {
+                    return Err(GraphError::PortOutOfRange {
+                        node: n.name.clone(),
+                        port: port + 1,
+                        direction: dir,
+                        declared,
+                    });
+                }
+            }
+        }
+        let key = (src, src_port, dst, dst_port);
+        if self.feedback.contains(&key) {
+            return Err(GraphError::DuplicateEdge {
+                edge: Box::new((
+                    self.nodes[src].name.clone(),
+                    src_port + 1,
+                    self.nodes[dst].name.clone(),
+                    dst_port + 1,
+                )),
+                first: None,
+            });
+        }
+        self.feedback.push(key);
+        Ok(())
+    }
+
+    /// Validates the graph (acyclic once the feedback edges are set aside) and computes its
+    /// adjacency and topological order. Each feedback edge becomes its two nodes and three
+    /// edges ([`Feedback`]), after the graph's own.
+    pub fn build(mut self) -> Result<TaskGraph, BuildError> {
+        let mut feedback = Vec::with_capacity(self.feedback.len());
+        for (i, &(src, sp, dst, dp)) in std::mem::take(&mut self.feedback).iter().enumerate() {
+            let name = format!(
+                "{}.{}~>{}.{}",
+                self.nodes[src].name,
+                sp + 1,
+                self.nodes[dst].name,
+                dp + 1
+            );
+            let hidden = |node: Node| node.with_cost(0.0).with_attr("pair", Value::Int(i as i64));
+            let read = self
+                .add_node(hidden(
+                    Node::new(name.clone(), FEEDBACK_READ).with_ports(0, 2),
+                ))
+                .map_err(|error| BuildError { error, edge: None })?;
+            let write = self
+                .add_node(hidden(
+                    Node::new(format!("{name} (kept)"), FEEDBACK_WRITE).with_ports(2, 0),
+                ))
+                .map_err(|error| BuildError { error, edge: None })?;
+            for (a, ap, b, bp) in [(src, sp, write, 0), (read, 0, dst, dp), (read, 1, write, 1)] {
+                self.add_edge(a, ap, b, bp, 0.0)
+                    .map_err(|error| BuildError { error, edge: None })?;
+            }
+            feedback.push(Feedback {
+                src,
+                src_port: sp,
+                dst,
+                dst_port: dp,
+                read,
+                write,
+            });
+        }
+        let mut g = TaskGraph::from_parts(self.nodes, self.edges, self.names, self.deadline)?;
+        g.feedback = feedback;
+        Ok(g)
     }
 }
 
@@ -319,6 +441,8 @@ pub struct TaskGraph {
     folder: Option<PathBuf>,
     /// Where the file writes each node (shared by clones).
     places: Option<std::sync::Arc<SourcePlaces>>,
+    /// The feedback edges, each with its two nodes.
+    feedback: Vec<Feedback>,
 }
 
 impl PartialEq for TaskGraph {
@@ -417,6 +541,7 @@ impl TaskGraph {
             topo,
             folder: None,
             places: None,
+            feedback: Vec::new(),
         })
     }
 
@@ -453,6 +578,16 @@ impl TaskGraph {
     /// The deadline the file declares, if any.
     pub fn deadline(&self) -> Option<f64> {
         self.deadline
+    }
+
+    /// The feedback edges (`a.1 ~> b.1`), in the order written, each with its two nodes.
+    pub fn feedback_edges(&self) -> &[Feedback] {
+        &self.feedback
+    }
+
+    /// Whether node `v` is one of a feedback edge's two nodes ([`Feedback`]).
+    pub fn is_feedback_node(&self, v: NodeId) -> bool {
+        self.feedback.iter().any(|f| f.read == v || f.write == v)
     }
 
     /// The folder of the file the graph was read from ([`crate::read_file`] sets it), against
@@ -571,18 +706,41 @@ impl TaskGraph {
         }
     }
 
-    /// A builder holding this graph's nodes, edges and deadline (to edit and rebuild).
+    /// A builder holding this graph's nodes, edges, feedback edges and deadline (to edit and
+    /// rebuild). A feedback edge's two nodes come after every other node
+    /// ([`GraphBuilder::build`] adds them last): the builder holds the feedback edge instead,
+    /// and the other nodes keep their ids.
     pub fn to_builder(&self) -> GraphBuilder {
+        let hidden = |v: NodeId| self.is_feedback_node(v);
+        let kept = self.nodes.len() - (0..self.nodes.len()).filter(|&v| hidden(v)).count();
+        debug_assert!(
+            (kept..self.nodes.len()).all(hidden),
+            "feedback nodes come last"
+        );
+        let edges: Vec<Edge> = self
+            .edges
+            .iter()
+            .filter(|e| !hidden(e.src) && !hidden(e.dst))
+            .cloned()
+            .collect();
+        let mut names = self.names.clone();
+        for n in &self.nodes[kept..] {
+            names.remove(&n.name);
+        }
         GraphBuilder {
-            nodes: self.nodes.clone(),
-            edges: self.edges.clone(),
-            edge_ids: self
-                .edges
+            nodes: self.nodes[..kept].to_vec(),
+            edge_ids: edges
                 .iter()
                 .enumerate()
                 .map(|(i, e)| ((e.src, e.src_port, e.dst, e.dst_port), i))
                 .collect(),
-            names: self.names.clone(),
+            edges,
+            feedback: self
+                .feedback
+                .iter()
+                .map(|f| (f.src, f.src_port, f.dst, f.dst_port))
+                .collect(),
+            names,
             deadline: self.deadline,
         }
     }

@@ -26,7 +26,10 @@ pub fn to_dot(g: &TaskGraph, name: &str) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "digraph {} {{", dot_id(name));
     s.push_str("\trankdir=TB;\n\tnode [shape=box, style=rounded, fontname=\"Helvetica\"];\n\tedge [fontname=\"Helvetica\", fontsize=9];\n");
-    for n in g.nodes() {
+    for (v, n) in g.nodes().iter().enumerate() {
+        if g.is_feedback_node(v) {
+            continue; // drawn as its dashed edge below
+        }
         let mut label = n.name.clone();
         if !n.kind.is_empty() {
             let _ = write!(label, "\n{}", n.kind);
@@ -47,6 +50,9 @@ pub fn to_dot(g: &TaskGraph, name: &str) -> String {
         s.push_str("];\n");
     }
     for e in g.edges() {
+        if g.is_feedback_node(e.src) || g.is_feedback_node(e.dst) {
+            continue;
+        }
         let _ = write!(
             s,
             "\t{} -> {} [Weight={:?}",
@@ -67,6 +73,16 @@ pub fn to_dot(g: &TaskGraph, name: &str) -> String {
             let _ = write!(s, ", label=\"{}\"", e.comm);
         }
         s.push_str("];\n");
+    }
+    for f in g.feedback_edges() {
+        let _ = writeln!(
+            s,
+            "\t{} -> {} [feedback=true, style=dashed, constraint=false, taillabel=\"{}\", headlabel=\"{}\", label=\"~>\"];",
+            dot_id(&g.node(f.src).name),
+            dot_id(&g.node(f.dst).name),
+            f.src_port + 1,
+            f.dst_port + 1
+        );
     }
     s.push_str("}\n");
     s
@@ -97,12 +113,15 @@ fn ag_value(v: &Value) -> String {
     }
 }
 
-/// `.ag` text: every node with its attributes, then every edge, then the deadline if any.
-/// Reading it back gives an equal graph. Node names must be `.ag` identifiers (letters,
+/// `.ag` text: every node with its attributes, then every edge (feedback edges as `~>`),
+/// then the deadline if any. Reading it back gives an equal graph. Node names must be `.ag` identifiers (letters,
 /// digits, `-`, `_`, starting with a letter or `_`); see [`is_ag_ident`].
 pub fn to_ag(g: &TaskGraph) -> String {
     let mut s = String::new();
-    for n in g.nodes() {
+    for (v, n) in g.nodes().iter().enumerate() {
+        if g.is_feedback_node(v) {
+            continue; // written as its `~>` edge below
+        }
         let _ = writeln!(s, "{} = {{", n.name);
         if !n.kind.is_empty() {
             let _ = writeln!(s, "\tkind: {},", ag_value(&Value::Str(n.kind.clone())));
@@ -128,6 +147,9 @@ pub fn to_ag(g: &TaskGraph) -> String {
         s.push_str("};\n");
     }
     for e in g.edges() {
+        if g.is_feedback_node(e.src) || g.is_feedback_node(e.dst) {
+            continue;
+        }
         let _ = writeln!(
             s,
             "{}.{} -> {}.{};",
@@ -135,6 +157,16 @@ pub fn to_ag(g: &TaskGraph) -> String {
             e.src_port + 1,
             g.node(e.dst).name,
             e.dst_port + 1
+        );
+    }
+    for f in g.feedback_edges() {
+        let _ = writeln!(
+            s,
+            "{}.{} ~> {}.{};",
+            g.node(f.src).name,
+            f.src_port + 1,
+            g.node(f.dst).name,
+            f.dst_port + 1
         );
     }
     if let Some(d) = g.deadline() {

@@ -51,6 +51,8 @@ pub struct GraphInfo {
     pub parallelism: f64,
     /// The deadline the file declares.
     pub deadline: Option<f64>,
+    /// The feedback edges (`a.1 ~> b.1`), as written.
+    pub feedback: Vec<String>,
     /// What nodes say of themselves beyond their kind and ports (an LV2 plugin's controls
     /// and control outputs), by node ([`GraphInfo::with_details`]).
     pub details: Vec<NodeDetails>,
@@ -113,6 +115,19 @@ impl GraphInfo {
             parallelism: if cp > 0.0 { work / cp } else { 0.0 },
             deadline: g.deadline(),
             details: Vec::new(),
+            feedback: g
+                .feedback_edges()
+                .iter()
+                .map(|f| {
+                    format!(
+                        "{}.{} ~> {}.{}",
+                        g.node(f.src).name,
+                        f.src_port + 1,
+                        g.node(f.dst).name,
+                        f.dst_port + 1
+                    )
+                })
+                .collect(),
             names: [names(g, &sources), names(g, &sinks)],
         }
     }
@@ -166,6 +181,14 @@ impl fmt::Display for GraphInfo {
         writeln!(f, "width          {}{bound}", self.width)?;
         if let Some(d) = self.deadline {
             writeln!(f, "deadline       {d}")?;
+        }
+        if !self.feedback.is_empty() {
+            writeln!(
+                f,
+                "feedback       {} (one block late; each is a pair of nodes in the counts above): {}",
+                self.feedback.len(),
+                self.feedback.join(", ")
+            )?;
         }
         for d in &self.details {
             for (i, line) in d.lines.iter().enumerate() {

@@ -253,6 +253,7 @@ impl<'g> Prepared<'g> {
         // Memory the processors hold, checked node by node: at most one node's worth
         // (`MAX_NODE_MEMORY`) is allocated beyond the limit before it is refused.
         let mut node_memory = 0usize;
+        let mut feedback = super::feedback::Pairs::default();
         for &v in order {
             let node = graph.node(v);
             let mut rate: Option<Ratio> = None;
@@ -304,6 +305,9 @@ impl<'g> Prepared<'g> {
             let (d, is_placeholder) = if v >= user_nodes {
                 // A group of a split sum (not a kind of the registry).
                 (regroup::group_node(&node.kind, ctx.inputs), false)
+            } else if let Some(d) = feedback.build(&ctx)? {
+                // A feedback edge's side (not a kind of the registry either).
+                (d, false)
             } else {
                 registry.build(&ctx, options.placeholder)?
             };

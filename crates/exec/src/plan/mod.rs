@@ -7,6 +7,7 @@
 
 pub(crate) mod arena;
 mod compile;
+mod feedback;
 mod regroup;
 mod task;
 mod units;

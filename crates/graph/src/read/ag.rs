@@ -7,7 +7,8 @@
 //! file      = statement* ;              statement = (node | edges | deadline) ";"
 //! node      = ident "=" "{" attribute* "}"
 //! attribute = ident ":" (float | int | string) ","        (the comma is optional after the last)
-//! edges     = port_ident ("->" port_ident)+             (a.1 -> b.1 -> c.2 is two edges)
+//! edges     = port_ident (arrow port_ident)+            (a.1 -> b.1 -> c.2 is two edges)
+//! arrow     = "->" | "~>"                               (`~>`: a feedback edge, one block late)
 //! port_ident= ident "." digits                          (ports are 1-based)
 //! deadline  = "deadline" "=" float
 //! ```
@@ -39,6 +40,8 @@ enum Tok<'a> {
     Comma,
     Semi,
     Arrow,
+    /// `~>`: a feedback edge.
+    Tilde,
     Dot,
     Eof,
 }
@@ -56,6 +59,7 @@ fn describe(t: &Tok<'_>) -> String {
         Tok::Comma => "`,`".into(),
         Tok::Semi => "`;`".into(),
         Tok::Arrow => "`->`".into(),
+        Tok::Tilde => "`~>`".into(),
         Tok::Dot => "`.`".into(),
         Tok::Eof => "the end of the file".into(),
     }
@@ -136,6 +140,10 @@ impl<'a> Lexer<'a> {
                 self.pos += 2;
                 Tok::Arrow
             }
+            b'~' if self.b.get(self.pos + 1) == Some(&b'>') => {
+                self.pos += 2;
+                Tok::Tilde
+            }
             b'"' => self.string()?,
             b'-' | b'+' | b'0'..=b'9' => self.number()?,
             c if c.is_ascii_alphabetic() || c == b'_' => {
@@ -153,7 +161,7 @@ impl<'a> Lexer<'a> {
                 let ch = self.text[start..].chars().next().unwrap_or('?');
                 return Err(self.err(
                     start,
-                    format!("unexpected character {ch:?}; expected a name, a number, a string or one of = {{ }} : , ; -> ."),
+                    format!("unexpected character {ch:?}; expected a name, a number, a string or one of = {{ }} : , ; -> ~> ."),
                 ));
             }
         };
@@ -415,14 +423,15 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
                 let mut count = 0;
                 loop {
                     let (t, at_t) = p.next()?;
-                    match t {
-                        Tok::Arrow => {}
+                    let feedback = match t {
+                        Tok::Arrow => false,
+                        Tok::Tilde => true,
                         Tok::Semi if count > 0 => break,
                         other => {
-                            let want = if count == 0 { "`->`" } else { "`->` or `;`" };
+                            let want = if count == 0 { "`->` or `~>`" } else { "`->`, `~>` or `;`" };
                             return Err(p.lx.err(at_t, format!("expected {want} in an edge statement, found {}", describe(&other))));
                         }
-                    }
+                    };
                     let (tn, at_n) = p.next()?;
                     let Tok::Ident(to_name) = tn else {
                         return Err(p.lx.err(at_n, format!("expected a port such as `node.1` after `->`, found {}", describe(&tn))));
@@ -442,7 +451,11 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
                     };
                     let src = resolve(from.0, from.1)?;
                     let dst = resolve(to.0, to.1)?;
-                    let added = g.add_edge(src, from.2 - 1, dst, to.2 - 1, 0.0);
+                    let added = if feedback {
+                        g.add_feedback(src, from.2 - 1, dst, to.2 - 1).map(|()| usize::MAX)
+                    } else {
+                        g.add_edge(src, from.2 - 1, dst, to.2 - 1, 0.0)
+                    };
                     added.map_err(|error| {
                         let at = match &error {
                             GraphError::PortOutOfRange { direction: Direction::Input, .. } => to.1,
@@ -451,7 +464,9 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
                         let error = super::with_first_edge(error, &g, text, &edge_pos);
                         ReadError::Graph { file: file.into(), location: p.loc(at), error }
                     })?;
-                    edge_pos.push(from.1);
+                    if !feedback {
+                        edge_pos.push(from.1);
+                    }
                     count += 1;
                     from = to;
                 }

@@ -481,8 +481,9 @@ fn add_nodes(g: &mut GraphBuilder, body: &Body, text: &str, file: &str) -> Resul
     Ok(())
 }
 
-/// Adds the edges (port 1 to port 1, `Weight` the communication cost); in a `strict` graph a
-/// repeated edge is the same edge. Returns each added edge's byte offset.
+/// Adds the edges (port 1 to port 1, `Weight` the communication cost; `feedback=true`: a
+/// feedback edge, `~>`); in a `strict` graph a repeated edge is the same edge. Returns each
+/// added edge's byte offset.
 fn add_edges(
     g: &mut GraphBuilder,
     edges: &[EdgeDecl],
@@ -495,6 +496,19 @@ fn add_edges(
         let what = format!("edge `{a}` -> `{b}`");
         let comm = weight(attrs, *pos, &what, text, file)?.unwrap_or(0.0);
         let (src, dst) = (g.find(a).expect("declared"), g.find(b).expect("declared"));
+        if attrs
+            .iter()
+            .any(|(k, v)| k == "feedback" && v.eq_ignore_ascii_case("true"))
+        {
+            // A feedback edge (`fugue dot` writes `~>` so): one block late, no cycle.
+            g.add_feedback(src, 0, dst, 0)
+                .map_err(|e| ReadError::Graph {
+                    file: file.into(),
+                    location: location_of(text, *pos),
+                    error: e,
+                })?;
+            continue;
+        }
         if strict {
             // `strict`: a repeated edge is the same edge, its attributes merged (Graphviz).
             if let Some(id) = g.find_edge(src, 0, dst, 0) {
