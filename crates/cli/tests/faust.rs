@@ -307,7 +307,10 @@ fn the_host_warns_of_a_parameter_the_program_does_not_have() {
     let script = dir.join("session.txt");
     std::fs::write(
         &script,
-        format!("load a {}\nwait 0.05\nquit\n", g.to_str().unwrap()),
+        format!(
+            "load a {}\nwait 0.05\nset a p gain 0.1\nset a p /string/freq 330\nset a p freqq 1\nwait 0.05\nquit\n",
+            g.to_str().unwrap()
+        ),
     )
     .unwrap();
     let o = fugue(&[
@@ -330,6 +333,18 @@ fn the_host_warns_of_a_parameter_the_program_does_not_have() {
         w.contains("attribute `freqq`") && w.contains("/freq") && !w.contains("`gain`"),
         "{load}"
     );
+    // The program's parameters are live; a name that is none of them is refused.
+    let replies: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|v: &serde_json::Value| v["command"] == "set")
+        .collect();
+    assert_eq!(replies.len(), 3, "{}", stdout(&o));
+    assert_eq!(replies[0]["ok"], true, "{:?}", replies[0]);
+    assert_eq!(replies[1]["ok"], true, "{:?}", replies[1]);
+    assert_eq!(replies[2]["ok"], false, "{:?}", replies[2]);
+    let e = replies[2]["error"].as_str().unwrap_or_default();
+    assert!(e.contains("has no parameter `freqq`"), "{e}");
 }
 
 #[test]

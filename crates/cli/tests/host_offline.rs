@@ -154,3 +154,133 @@ fn the_end_of_the_host_names_the_missed_cycles() {
         stderr(&o)
     );
 }
+
+/// `set` while the host plays offline: a script sets an oscillator's frequency to three
+/// values at three cycles, and the recording is the same bytes at every run and the samples
+/// of the same graph run cycle by cycle with the frequency set at the same cycles.
+#[test]
+fn set_changes_a_live_attribute_at_the_next_cycle_the_same_way_every_time() {
+    let dir = folder("host-offline", "set");
+    let graph = dir.join("tone.ag");
+    let text = "o = { kind: \"osc\", freq: 220, volume: 0.5, };\nf = { kind: \"biquad\", freq: 3000, };\nout = { kind: \"sink\", in: 1, };\no.1 -> f.1 -> out.1;\n";
+    std::fs::write(&graph, text).unwrap();
+    // 256-frame cycles at 48 kHz: the waits end at cycles 19, 38 and 56 (round(T x 187.5)).
+    let script = format!(
+        "load a {}\nwait 0.1\nset a o freq 330\nwait 0.1\nset a o freq 440.5\nset a f q 2\nwait 0.1\nset a o freq 110\nwait 0.1\nquit\n",
+        graph.display()
+    );
+    let mut recordings = Vec::new();
+    for run in 0..2 {
+        let out = dir.join(format!("set{run}.wav"));
+        let o = host_with_input(
+            &["--backend", "offline", "--record", out.to_str().unwrap()],
+            &script,
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            stdout(&o).contains("a: o freq = 330 from the next cycle"),
+            "{}",
+            stdout(&o)
+        );
+        recordings.push(std::fs::read(&out).unwrap());
+    }
+    assert!(
+        recordings[0] == recordings[1],
+        "two runs recorded different bytes"
+    );
+    let recorded = &wav::channels(&dir.join("set0.wav"))[0];
+    assert_eq!(recorded.len(), 75 * 256);
+
+    // The same graph, cycle by cycle, the values set between the same cycles.
+    let g = fugue_graph::read_file(&graph, None).unwrap();
+    let (mut engine, _) = fugue_engine::Engine::build(
+        &g,
+        &fugue_engine::Registry::with_builtin_kinds(),
+        48_000.0,
+        256,
+        &fugue_engine::ExecutorChoice::default(),
+        false,
+    )
+    .unwrap();
+    let live = |kind: &str, attr: &str| {
+        fugue_dsp::kinds::doc::builtin_doc(kind)
+            .unwrap()
+            .live
+            .iter()
+            .position(|a| a == attr)
+            .unwrap()
+    };
+    let (o, f) = (g.find("o").unwrap(), g.find("f").unwrap());
+    let mut expected = Vec::new();
+    for cycle in 0..75 {
+        match cycle {
+            19 => engine.plan.set_param(o, live("osc", "freq"), 330.0),
+            38 => {
+                engine.plan.set_param(o, live("osc", "freq"), 440.5);
+                engine.plan.set_param(f, live("biquad", "q"), 2.0);
+            }
+            56 => engine.plan.set_param(o, live("osc", "freq"), 110.0),
+            _ => {}
+        }
+        engine.run_cycle();
+        expected.extend_from_slice(engine.plan.output(0));
+    }
+    assert_eq!(recorded.len(), expected.len());
+    for (k, (a, b)) in recorded.iter().zip(&expected).enumerate() {
+        assert_eq!(a.to_bits(), b.to_bits(), "frame {k} (cycle {})", k / 256);
+    }
+    // And the frequency did change: the cycles after each set differ from a run without.
+    let (mut plain, _) = fugue_engine::Engine::build(
+        &g,
+        &fugue_engine::Registry::with_builtin_kinds(),
+        48_000.0,
+        256,
+        &fugue_engine::ExecutorChoice::default(),
+        false,
+    )
+    .unwrap();
+    let mut unchanged = Vec::new();
+    for _ in 0..75 {
+        plain.run_cycle();
+        unchanged.extend_from_slice(plain.plan.output(0));
+    }
+    assert_eq!(unchanged[..19 * 256], expected[..19 * 256]);
+    assert_ne!(unchanged[19 * 256..20 * 256], expected[19 * 256..20 * 256]);
+}
+
+/// What `set` refuses, one line each, the host playing on.
+#[test]
+fn set_refuses_what_cannot_change_in_one_line_each() {
+    let dir = folder("host-offline", "set-errors");
+    let graph = dir.join("tone.ag");
+    std::fs::write(
+        &graph,
+        "o = { kind: \"osc\", freq: 220, };\nf = { kind: \"biquad\", freq: 3000, };\nout = { kind: \"sink\", };\no.1 -> f.1 -> out.1;\n",
+    )
+    .unwrap();
+    let script = format!(
+        "load a {}\nset b o freq 3\nset a x freq 3\nset a o frq 3\nset a o phase 0.5\nset a f freq 100000\nset a o freq abc\nset a o freq\nwait 0.1\nquit\n",
+        graph.display()
+    );
+    let o = host_with_input(&["--backend", "offline"], &script);
+    // Replies and errors, wherever the host writes them for standard input.
+    let err = format!("{}{}", stdout(&o), stderr(&o));
+    for expected in [
+        "no graph named `b` is loaded",
+        "graph `a` has no node `x`",
+        "node `o` (kind osc) has no attribute `frq`; did you mean `freq`?",
+        "attribute `phase` of node `o` cannot change while the graph plays (the live attributes of kind osc: freq, volume)",
+        "must be between 0 and 24000 Hz",
+        "`abc` is not a number",
+        "set NAME NODE ATTR VALUE; something is missing",
+    ] {
+        assert!(err.contains(expected), "missing `{expected}` in:\n{err}");
+    }
+    assert_eq!(
+        err.lines().filter(|l| l.contains("error")).count(),
+        7,
+        "{err}"
+    );
+    // The host played on to the end of the script.
+    assert!(stdout(&o).contains("waited 0.1 s"), "{}", stdout(&o));
+}

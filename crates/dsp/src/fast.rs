@@ -89,6 +89,14 @@ impl Phasor {
         }
     }
 
+    /// Changes the frequency from the next sample on, the phase going on from where it is:
+    /// a new epoch starts here.
+    pub fn set_freq(&mut self, freq: f64, sample_rate: f64) {
+        self.base = self.phase();
+        self.pos = 0;
+        self.inc = freq / sample_rate;
+    }
+
     /// The phase of the next sample, turns in `[0, 1)`.
     pub fn phase(&self) -> f64 {
         wrap(self.base + f64::from(self.pos) * self.inc)

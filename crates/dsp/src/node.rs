@@ -133,6 +133,14 @@ pub trait DspNode: Send {
     fn describe(&self) -> Vec<String> {
         Vec::new()
     }
+
+    /// The index of attribute `attr` among the node's live parameters, which its processors
+    /// change while they play ([`Processor::set_param`]); `None` when `attr` is not live.
+    /// Default: no live parameter.
+    fn live_param(&self, attr: &str) -> Option<usize> {
+        let _ = attr;
+        None
+    }
 }
 
 /// The most memory one node's processor may hold (a delay line): 64 MiB. Kinds refuse an
@@ -167,6 +175,11 @@ impl<P: Processor> Processor for Isolated<P> {
 
     fn readings(&self) -> Vec<(String, f32)> {
         self.0.readings()
+    }
+
+    #[inline]
+    fn set_param(&mut self, param: usize, value: f64) {
+        self.0.set_param(param, value);
     }
 }
 
@@ -206,6 +219,16 @@ pub trait Processor: Send {
     /// control side between cycles, never during one; it may allocate. Default: nothing.
     fn readings(&self) -> Vec<(String, f32)> {
         Vec::new()
+    }
+
+    /// Sets the live parameter `param` (the index its node gave, [`DspNode::live_param`]) to
+    /// `value`, between two blocks: the next block computes with it, the state (phase,
+    /// filter memory, delay line) going on. Called on the audio path: it never allocates,
+    /// locks or blocks. The value was checked on the control side (the node's kind built
+    /// with it). A value set stays until it is set again ([`Processor::reset`] keeps it).
+    /// Default: nothing (no live parameter).
+    fn set_param(&mut self, param: usize, value: f64) {
+        let _ = (param, value);
     }
 }
 

@@ -1,6 +1,6 @@
 //! The host's cycles allocate and free nothing on the audio thread, including the cycles
 //! that adopt and remove graphs (the boxes travel back to the control thread, which frees
-//! them), in every mode, pipelined or not.
+//! them) and those that set live parameters, in every mode, pipelined or not.
 
 use std::time::Duration;
 
@@ -60,6 +60,12 @@ fn host_cycles_with_swaps_do_not_allocate() {
             if i == 10 {
                 host.set_gain("a", -3.0).unwrap();
             }
+            // Live parameters: the values travel to the audio thread and are set between
+            // the cycles counted below.
+            host.set_param("a", "o", "freq", 440.0 + i as f64).unwrap();
+            host.set_param("a", "f", "q", 0.5 + i as f64 / 10.0)
+                .unwrap();
+            host.set_param("a", "n", "volume", 0.5).unwrap();
             let (n, r) = fugue_testkit::alloc::count_this_thread(|| host.run_cycles(3));
             r.unwrap();
             total += n;

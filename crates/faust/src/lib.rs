@@ -119,8 +119,9 @@ pub fn doc() -> KindDoc {
     )
     .attribute("volume", "output gain (default 1.0)")
     .others(
-        "sets the program's parameter (slider, numeric entry, button, check box) of that label or path, e.g. freq: 220 or \"/synth/gain\": 0.5; one that names none is warned about, with the program's parameters",
+        "sets the program's parameter (slider, numeric entry, button, check box) of that label or path, e.g. freq: 220 or \"/synth/gain\": 0.5; one that names none is warned about, with the program's parameters; every parameter is live",
     )
+    .live(&["volume"])
 }
 
 /// Adds the `faust` kind to `registry`, described ([`doc`]) and with [`lint`]'s check of

@@ -150,11 +150,47 @@ impl DspNode for FaustNode {
             zeros: vec![0.0; self.block].into(),
             spare: vec![0.0; self.block].into(),
             settings: self.settings.clone(),
+            live: vec![f32::NAN; self.factory.params.len()].into(),
             volume: self.volume,
             instance,
         };
         p.apply_settings();
         isolated(p)
+    }
+
+    /// The program's ports and its parameters with their ranges (all live).
+    fn describe(&self) -> Vec<String> {
+        let params: Vec<String> = self
+            .factory
+            .params
+            .iter()
+            .filter(|p| p.is_input())
+            .map(|p| format!("{} ({} to {}, initially {})", p.path, p.min, p.max, p.init))
+            .collect();
+        vec![
+            format!(
+                "Faust program: {} input(s), {} output(s), {} backend",
+                self.factory.inputs,
+                self.factory.outputs,
+                self.factory.backend().name()
+            ),
+            if params.is_empty() {
+                "no parameter".to_string()
+            } else {
+                format!("parameters (live): {}", params.join(", "))
+            },
+        ]
+    }
+
+    /// Every input parameter (by label, path or path's end) and `volume`.
+    fn live_param(&self, attr: &str) -> Option<usize> {
+        if attr == "volume" {
+            return Some(self.factory.params.len());
+        }
+        self.factory
+            .params
+            .iter()
+            .position(|p| p.is_input() && p.is_named(attr))
     }
 }
 
@@ -163,6 +199,8 @@ struct FaustProcessor {
     instance: Instance,
     compute: Compute,
     settings: Arc<[(usize, f32)]>,
+    /// Each parameter's value set while playing (NaN: none), written again after a reset.
+    live: Box<[f32]>,
     ins: Box<[*mut f32]>,
     outs: Box<[*mut f32]>,
     /// Silence, for an input port the engine gives no buffer.
@@ -180,7 +218,9 @@ unsafe impl Send for FaustProcessor {}
 impl FaustProcessor {
     /// Writes the node's parameter values into the instance's zones.
     fn apply_settings(&mut self) {
-        for &(i, v) in self.settings.iter() {
+        let live = self.live.iter().enumerate().filter(|(_, v)| !v.is_nan());
+        let live: &mut dyn Iterator<Item = (usize, f32)> = &mut live.map(|(i, &v)| (i, v));
+        for (i, v) in self.settings.iter().copied().chain(live) {
             if let Some(&zone) = self.instance.zones.get(i) {
                 // SAFETY: `zone` is the address of a parameter of this live instance (from
                 // its own `buildUserInterface`), a float that `compute` reads between calls.
@@ -257,6 +297,19 @@ impl Processor for FaustProcessor {
             (self.instance.fns.clear)(dsp);
         }
         self.apply_settings();
+    }
+
+    /// Parameter `param` of the program (its zone, read by `compute` between calls), or
+    /// `volume` (the index after the last parameter).
+    fn set_param(&mut self, param: usize, value: f64) {
+        if param == self.live.len() {
+            self.volume = value as f32;
+        } else if let Some(&zone) = self.instance.zones.get(param) {
+            self.live[param] = value as f32;
+            // SAFETY: `zone` is the address of a parameter of this live instance, a float
+            // that `compute` reads between calls; no call runs now (`&mut self`).
+            unsafe { *zone = value as f32 };
+        }
     }
 }
 

@@ -248,6 +248,13 @@ impl Processor for Instance {
         self.atoms.len() * ATOM_BYTES + (self.audio_in.len() + 1) * self.max_block * 4
     }
 
+    /// Control input `param` (its port index): the plugin reads it at its next `run`.
+    fn set_param(&mut self, param: usize, value: f64) {
+        if let Some(v) = self.values.get_mut(param) {
+            *v = value as f32;
+        }
+    }
+
     /// The control outputs, as the plugin last wrote them.
     fn readings(&self) -> Vec<(String, f32)> {
         self.control_outputs

@@ -250,6 +250,14 @@ impl DspNode for Lv2Node {
         atoms * crate::instance::ATOM_BYTES + (self.audio_in + 1) * self.block * 4
     }
 
+    /// Every control input, by symbol: its port index.
+    fn live_param(&self, attr: &str) -> Option<usize> {
+        self.plugin
+            .controls()
+            .find(|p| p.symbol == attr)
+            .map(|p| p.index as usize)
+    }
+
     /// The plugin, its controls as this node sets them, and the control outputs it reports.
     fn describe(&self) -> Vec<String> {
         let p = &self.plugin;

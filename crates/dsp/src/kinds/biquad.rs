@@ -75,6 +75,10 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
             z: [0.0; 2],
             volume: volume as f64,
             buf: vec![0.0; ctx.block],
+            shape,
+            freq,
+            q,
+            rate: ctx.sample_rate,
         },
     )
 }
@@ -86,6 +90,10 @@ pub struct Biquad {
     z: [f64; 2],
     volume: f64,
     buf: Vec<f32>,
+    shape: Shape,
+    freq: f64,
+    q: f64,
+    rate: f64,
 }
 
 impl Processor for Biquad {
@@ -117,5 +125,16 @@ impl Processor for Biquad {
 
     fn reset(&mut self) {
         self.z = [0.0; 2];
+    }
+
+    /// 0: `freq`, 1: `q` (new coefficients, the filter's memory going on), 2: `volume`.
+    fn set_param(&mut self, param: usize, value: f64) {
+        match param {
+            0 => self.freq = value,
+            1 => self.q = value,
+            2 => self.volume = value,
+            _ => return,
+        }
+        self.c = coefficients(self.shape, self.freq, self.q, self.rate);
     }
 }

@@ -57,6 +57,7 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
             feedback: feedback as f32,
             wet: wet * volume,
             dry: dry * volume,
+            parts: [wet, dry, volume],
             buf: vec![0.0; ctx.block],
         },
     )
@@ -70,6 +71,8 @@ pub struct Delay {
     feedback: f32,
     wet: f32,
     dry: f32,
+    /// `wet`, `dry` and `volume` as set (the products above are what a sample uses).
+    parts: [f32; 3],
     buf: Vec<f32>,
 }
 
@@ -108,5 +111,19 @@ impl Processor for Delay {
     fn reset(&mut self) {
         self.line.fill(0.0);
         self.pos = 0;
+    }
+
+    /// 0: `feedback`, 1: `wet`, 2: `dry`, 3: `volume`.
+    fn set_param(&mut self, param: usize, value: f64) {
+        match param {
+            0 => self.feedback = value as f32,
+            1..=3 => {
+                self.parts[param - 1] = value as f32;
+                let [wet, dry, volume] = self.parts;
+                self.wet = wet * volume;
+                self.dry = dry * volume;
+            }
+            _ => {}
+        }
     }
 }

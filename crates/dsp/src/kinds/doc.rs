@@ -32,6 +32,9 @@ pub struct KindDoc {
     /// them itself, and no attribute of it is reported as unread. `None`: the kind reads only
     /// [`KindDoc::attributes`].
     pub others: Option<Text>,
+    /// The attributes that can change while the node plays (`set GRAPH NODE ATTR VALUE` in
+    /// the host), in the order of the processor's parameter indices.
+    pub live: Cow<'static, [Text]>,
 }
 
 impl KindDoc {
@@ -50,7 +53,19 @@ impl KindDoc {
             outputs: outputs.into(),
             attributes: Cow::Borrowed(&[]),
             others: None,
+            live: Cow::Borrowed(&[]),
         }
+    }
+
+    /// This description with `names` live (see [`KindDoc::live`]).
+    pub fn live(mut self, names: &[&'static str]) -> KindDoc {
+        self.live = names.iter().map(|&n| text(n)).collect::<Vec<_>>().into();
+        self
+    }
+
+    /// Whether attribute `name` is live.
+    pub fn is_live(&self, name: &str) -> bool {
+        self.live.iter().any(|a| *a == name)
     }
 
     /// This description with every attribute not listed meaning `meaning` (see
@@ -102,6 +117,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
             VOLUME,
         ]),
         others: None,
+        live: Cow::Borrowed(&[text("freq"), text("q"), text("volume")]),
     },
     KindDoc {
         name: text("delay"),
@@ -122,6 +138,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
             VOLUME,
         ]),
         others: None,
+        live: Cow::Borrowed(&[text("feedback"), text("wet"), text("dry"), text("volume")]),
     },
     KindDoc {
         name: text("gain"),
@@ -134,6 +151,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
             VOLUME,
         ]),
         others: None,
+        live: Cow::Borrowed(&[text("gain"), text("db"), text("volume")]),
     },
     KindDoc {
         name: text("karplus"),
@@ -164,6 +182,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
             VOLUME,
         ]),
         others: None,
+        live: Cow::Borrowed(&[]),
     },
     KindDoc {
         name: text("load"),
@@ -172,6 +191,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
         outputs: text("any number, each the input times volume"),
         attributes: Cow::Borrowed(&[VOLUME]),
         others: None,
+        live: Cow::Borrowed(&[]),
     },
     KindDoc {
         name: text("mix"),
@@ -180,6 +200,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
         outputs: text("any number, each volume * the sum"),
         attributes: Cow::Borrowed(&[VOLUME]),
         others: None,
+        live: Cow::Borrowed(&[text("volume")]),
     },
     KindDoc {
         name: text("mod"),
@@ -192,6 +213,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
             VOLUME,
         ]),
         others: None,
+        live: Cow::Borrowed(&[]),
     },
     KindDoc {
         name: text("noise"),
@@ -206,6 +228,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
             VOLUME,
         ]),
         others: None,
+        live: Cow::Borrowed(&[text("volume")]),
     },
     KindDoc {
         name: text("osc"),
@@ -221,6 +244,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
             VOLUME,
         ]),
         others: None,
+        live: Cow::Borrowed(&[text("freq"), text("volume")]),
     },
     KindDoc {
         name: text("resampler"),
@@ -239,6 +263,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
             VOLUME,
         ]),
         others: None,
+        live: Cow::Borrowed(&[]),
     },
     KindDoc {
         name: text("reverb"),
@@ -257,6 +282,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
             VOLUME,
         ]),
         others: None,
+        live: Cow::Borrowed(&[]),
     },
     KindDoc {
         name: text("sink"),
@@ -265,6 +291,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
         outputs: text("none"),
         attributes: Cow::Borrowed(&[VOLUME]),
         others: None,
+        live: Cow::Borrowed(&[]),
     },
     KindDoc {
         name: text("source"),
@@ -273,6 +300,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
         outputs: text("each port one engine input channel (--input WAV, else silence)"),
         attributes: Cow::Borrowed(&[VOLUME]),
         others: None,
+        live: Cow::Borrowed(&[]),
     },
 ];
 

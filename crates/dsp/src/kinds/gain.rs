@@ -12,14 +12,27 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
     let g = attrs::or(ctx, "gain", 1.0)?;
     let db = attrs::or(ctx, "db", 0.0)?;
     let volume = attrs::volume(ctx)?;
-    let factor = (g * 10f64.powf(db / 20.0)) as f32 * volume;
-    super::frame_parallel(ctx, Gain { factor })
+    let factor = factor(g, db, volume);
+    super::frame_parallel(
+        ctx,
+        Gain {
+            factor,
+            parts: [g, db, f64::from(volume)],
+        },
+    )
+}
+
+/// The factor of `gain`, `db` and `volume`.
+fn factor(gain: f64, db: f64, volume: f32) -> f32 {
+    (gain * 10f64.powf(db / 20.0)) as f32 * volume
 }
 
 /// The `gain` processor.
 #[derive(Clone, Debug)]
 pub struct Gain {
     factor: f32,
+    /// `gain`, `db` and `volume`, the live parameters 0, 1 and 2.
+    parts: [f64; 3],
 }
 
 impl Processor for Gain {
@@ -31,4 +44,12 @@ impl Processor for Gain {
     }
 
     fn reset(&mut self) {}
+
+    fn set_param(&mut self, param: usize, value: f64) {
+        if let Some(p) = self.parts.get_mut(param) {
+            *p = value;
+            let [g, db, volume] = self.parts;
+            self.factor = factor(g, db, volume as f32);
+        }
+    }
 }

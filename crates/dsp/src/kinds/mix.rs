@@ -34,6 +34,7 @@ pub fn group_after(inputs: usize) -> Box<dyn DspNode> {
 /// A node of a split sum: `inputs` ports, one output, frame-parallel, run by `proto`.
 fn group_node<P: Processor + Clone + 'static>(inputs: usize, proto: P) -> Box<dyn DspNode> {
     Box::new(super::Simple {
+        live: &[],
         inputs,
         outputs: 1,
         io: crate::Io::None,
@@ -72,4 +73,11 @@ impl Processor for Mix {
     }
 
     fn reset(&mut self) {}
+
+    /// 0: `volume`.
+    fn set_param(&mut self, param: usize, value: f64) {
+        if param == 0 {
+            self.volume = value as f32;
+        }
+    }
 }

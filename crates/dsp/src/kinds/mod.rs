@@ -62,6 +62,8 @@ pub const BUILTIN: &[(&str, Build)] = &[
 
 /// A control-side node that clones a prototype processor.
 struct Simple<P> {
+    /// The kind's live attributes ([`doc::KindDoc::live`]), in parameter order.
+    live: &'static [doc::Text],
     inputs: usize,
     outputs: usize,
     io: Io,
@@ -98,6 +100,9 @@ impl<P: Processor + Clone + 'static> DspNode for Simple<P> {
         p.reset();
         crate::isolated(p)
     }
+    fn live_param(&self, attr: &str) -> Option<usize> {
+        self.live.iter().position(|a| *a == attr)
+    }
 }
 
 /// An ordinary node with the graph's port counts.
@@ -117,12 +122,24 @@ fn frame_parallel<P: Processor + Clone + 'static>(
     ordinary(ctx, proto, true)
 }
 
+/// The live attributes of the built-in kind `kind` (none for a kind of another name).
+fn live_of(kind: &str) -> &'static [doc::Text] {
+    match doc::builtin_doc(kind) {
+        Some(d) => match &d.live {
+            std::borrow::Cow::Borrowed(l) => l,
+            std::borrow::Cow::Owned(_) => &[],
+        },
+        None => &[],
+    }
+}
+
 fn ordinary<P: Processor + Clone + 'static>(
     ctx: &NodeContext<'_>,
     proto: P,
     frame_parallel: bool,
 ) -> Result<Box<dyn DspNode>, NodeError> {
     Ok(Box::new(Simple {
+        live: live_of(ctx.kind()),
         inputs: ctx.inputs,
         outputs: ctx.outputs,
         io: Io::None,

@@ -43,4 +43,11 @@ impl Processor for Noise {
     fn reset(&mut self) {
         self.rng = Rng::new(self.seed);
     }
+
+    /// 0: `volume`.
+    fn set_param(&mut self, param: usize, value: f64) {
+        if param == 0 {
+            self.volume = value as f32;
+        }
+    }
 }

@@ -26,6 +26,7 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
             start,
             phasor: start,
             volume,
+            rate: ctx.sample_rate,
         },
     )
 }
@@ -36,6 +37,7 @@ pub struct Osc {
     start: Phasor,
     phasor: Phasor,
     volume: f32,
+    rate: f64,
 }
 
 impl Processor for Osc {
@@ -49,5 +51,17 @@ impl Processor for Osc {
 
     fn reset(&mut self) {
         self.phasor = self.start;
+    }
+
+    /// 0: `freq` (the phase goes on from where it is), 1: `volume`.
+    fn set_param(&mut self, param: usize, value: f64) {
+        match param {
+            0 => {
+                self.phasor.set_freq(value, self.rate);
+                self.start.inc = self.phasor.inc;
+            }
+            1 => self.volume = value as f32,
+            _ => {}
+        }
     }
 }

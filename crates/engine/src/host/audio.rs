@@ -55,6 +55,13 @@ pub(crate) enum ToAudio {
     Unload(u32),
     /// Set graph `id`'s linear gain.
     Gain(u32, f32),
+    /// Set live parameter `param` of node `node` of graph `id` to `value`.
+    Set {
+        id: u32,
+        node: u32,
+        param: u32,
+        value: f64,
+    },
 }
 
 /// From the audio thread to the control thread: one per `Load` or `Unload`, and one per
@@ -290,6 +297,19 @@ impl HostAudio {
                 ToAudio::Gain(id, g) => {
                     if let Some(s) = self.set.slots.iter_mut().find(|s| s.id == id) {
                         s.gain = g;
+                    }
+                }
+                ToAudio::Set {
+                    id,
+                    node,
+                    param,
+                    value,
+                } => {
+                    // Between cycles: no task of the graph runs.
+                    if let Some(s) = self.set.slots.iter_mut().find(|s| s.id == id) {
+                        s.tenant
+                            .plan_mut()
+                            .set_param(node as usize, param as usize, value);
                     }
                 }
             }

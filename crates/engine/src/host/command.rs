@@ -28,6 +28,17 @@ pub enum Command {
         /// Its gain, dB.
         db: f64,
     },
+    /// `set NAME NODE ATTR VALUE`
+    Set {
+        /// The graph.
+        name: String,
+        /// Its node.
+        node: String,
+        /// The node's live attribute.
+        attr: String,
+        /// Its new value.
+        value: f64,
+    },
     /// `list`
     List,
     /// `stats [NAME]`
@@ -58,6 +69,7 @@ impl Command {
             Command::Load { .. } => "load",
             Command::Unload { .. } => "unload",
             Command::Gain { .. } => "gain",
+            Command::Set { .. } => "set",
             Command::List => "list",
             Command::Stats { .. } => "stats",
             Command::Mode => "mode",
@@ -72,7 +84,7 @@ impl Command {
 pub const MAX_WAIT: f64 = 86_400.0;
 
 /// Every command, for `help`: its usage, one after the other.
-pub const HELP: &str = "commands: load NAME FILE | unload NAME | gain NAME DB | list | stats [NAME] | mode | wait SECONDS | help [COMMAND] | quit; `help COMMAND` says what one does";
+pub const HELP: &str = "commands: load NAME FILE | unload NAME | gain NAME DB | set NAME NODE ATTR VALUE | list | stats [NAME] | mode | wait SECONDS | help [COMMAND] | quit; `help COMMAND` says what one does";
 
 /// Each command's verb and what `help VERB` says of it (one line).
 pub const COMMANDS: &[(&str, &str)] = &[
@@ -87,6 +99,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     (
         "gain",
         "gain NAME DB: sets graph NAME's gain in the mix from the next cycle, in dB from -200 to 40 (0: as rendered)",
+    ),
+    (
+        "set",
+        "set NAME NODE ATTR VALUE: sets attribute ATTR of node NODE of graph NAME to VALUE from the next cycle, while it plays; ATTR must be live (`fugue kinds` marks them: osc freq, gain db, biquad freq and q, delay feedback and wet, a Faust program's parameters, an LV2 plugin's controls) and VALUE in its range",
     ),
     (
         "list",
@@ -296,6 +312,28 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
             Command::Gain {
                 name: name(&args[0])?,
                 db,
+            }
+        }
+        "set" => {
+            exact(
+                4,
+                "a graph, a node, an attribute and a value: set NAME NODE ATTR VALUE",
+            )?;
+            let value: f64 = args[3]
+                .parse()
+                .ok()
+                .filter(|v: &f64| v.is_finite())
+                .ok_or_else(|| {
+                    format!(
+                        "`{}` is not a number; give the attribute's new value",
+                        shorten(&args[3])
+                    )
+                })?;
+            Command::Set {
+                name: name(&args[0])?,
+                node: args[1].clone(),
+                attr: args[2].clone(),
+                value,
             }
         }
         "list" => {

@@ -89,6 +89,17 @@ pub enum Answer {
         /// Its gain, dB.
         db: f64,
     },
+    /// `set NAME NODE ATTR VALUE`
+    Set {
+        /// The graph's name.
+        name: String,
+        /// The node.
+        node: String,
+        /// The attribute.
+        attr: String,
+        /// Its new value.
+        value: f64,
+    },
     /// `list`
     List {
         /// The loaded graphs, in load order.
@@ -224,6 +235,12 @@ impl fmt::Display for Answer {
                 "unloaded {name} (id {id}) at cycle {cycle} after {cycles} cycles"
             ),
             Answer::Gain { name, db } => write!(f, "gain of {name}: {db} dB"),
+            Answer::Set {
+                name,
+                node,
+                attr,
+                value,
+            } => write!(f, "{name}: {node} {attr} = {value} from the next cycle"),
             Answer::List { graphs } => write_list(graphs, f),
             Answer::GraphStats { name, stats: s } => write!(
                 f,
@@ -464,6 +481,20 @@ impl Session {
             Command::Gain { name, db } => {
                 self.host.set_gain(&name, db)?;
                 Answer::Gain { name, db }
+            }
+            Command::Set {
+                name,
+                node,
+                attr,
+                value,
+            } => {
+                self.host.set_param(&name, &node, &attr, value)?;
+                Answer::Set {
+                    name,
+                    node,
+                    attr,
+                    value,
+                }
             }
             Command::List => Answer::List {
                 graphs: self.host.list(),

@@ -23,7 +23,8 @@ pub fn text(reg: &Registry) -> String {
         let _ = writeln!(t, "  outputs      {}", k.outputs);
         for (i, (a, what)) in k.attributes.iter().enumerate() {
             let head = if i == 0 { "attributes" } else { "" };
-            let _ = writeln!(t, "  {head:<12} {a}: {what}");
+            let live = if k.is_live(a) { " [live]" } else { "" };
+            let _ = writeln!(t, "  {head:<12} {a}: {what}{live}");
         }
         if let Some(others) = &k.others {
             let head = if k.attributes.is_empty() {
@@ -36,7 +37,7 @@ pub fn text(reg: &Registry) -> String {
         t.push('\n');
     }
     t.push_str(
-        "Every node may also give kind, in and out (its port counts) and wcet (its cost, µs).\n",
+        "Every node may also give kind, in and out (its port counts) and wcet (its cost, µs).\n[live]: the host's `set GRAPH NODE ATTR VALUE` changes it while the graph plays.\n",
     );
     t
 }
@@ -50,7 +51,9 @@ pub fn markdown(reg: &Registry) -> String {
          Every node may also give `kind`, `in` and `out` (its port counts; the graph's edges \
          count too) and `wcet` (its cost in µs, for static schedules; 1 when absent). \"Summed\": \
          the kind processes the sum of its input ports. Attributes a node gives that its kind \
-         does not read are reported as warnings.\n\n\
+         does not read are reported as warnings. A **live** attribute can change while the graph \
+         plays: `set GRAPH NODE ATTR VALUE` in the host (its shell, a script, the control socket, \
+         `fugue ctl`), from the next cycle on.\n\n\
          | kind | what it is | inputs | outputs |\n|---|---|---|---|\n",
     );
     let all = kinds(reg);
@@ -67,7 +70,8 @@ pub fn markdown(reg: &Registry) -> String {
         let _ = writeln!(t, "- outputs: {}", k.outputs);
         t.push_str("\n| attribute | meaning |\n|---|---|\n");
         for (a, what) in k.attributes.iter() {
-            let _ = writeln!(t, "| `{a}` | {what} |");
+            let live = if k.is_live(a) { " **Live.**" } else { "" };
+            let _ = writeln!(t, "| `{a}` | {what}{live} |");
         }
         if let Some(others) = &k.others {
             let _ = writeln!(t, "| any other | {others} |");

@@ -328,6 +328,22 @@ impl Plan {
         v
     }
 
+    /// Sets live parameter `param` of node `node`'s processors to `value`
+    /// ([`Processor::set_param`]): every processor of its task (a frame-parallel node's
+    /// parts and sub-blocks have their own). Between cycles (`&mut self`: no task runs); on
+    /// the audio path: it allocates, locks and waits for nothing. A node the plan does not
+    /// have is ignored.
+    pub fn set_param(&mut self, node: fugue_graph::NodeId, param: usize, value: f64) {
+        let Some(&t) = self.task_of_node.get(node) else {
+            return;
+        };
+        for (c, cell) in self.cells.iter_mut().enumerate() {
+            if self.cell_task[c] == t {
+                cell.processor.get_mut().set_param(param, value);
+            }
+        }
+    }
+
     /// The panics not reported yet (each task's first message, once).
     pub fn take_panics(&mut self) -> Vec<TaskPanic> {
         let mut v = Vec::new();

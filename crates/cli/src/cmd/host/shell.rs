@@ -46,7 +46,9 @@ pub(crate) fn complete(line: &str, pos: usize, names: &[String]) -> (usize, Vec<
     let found = match (done.as_slice(), done.len()) {
         ([], _) => starting(&mut verbs()),
         (["help" | "?"], 1) => starting(&mut verbs()),
-        (["unload" | "gain" | "stats"], 1) => starting(&mut names.iter().map(String::as_str)),
+        (["unload" | "gain" | "stats" | "set"], 1) => {
+            starting(&mut names.iter().map(String::as_str))
+        }
         (["load", _], 2) => files(word)
             .iter()
             .map(|f| fugue_engine::host::command::quote(&[f]))
