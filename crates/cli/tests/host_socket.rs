@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{folder, fugue, stdout};
+use common::{folder, fugue, stderr, stdout};
 
 /// The most clients the host serves at once (`MAX_CLIENTS`, docs/host.md).
 const MAX_CLIENTS: usize = 64;
@@ -314,4 +314,127 @@ fn sigterm_ends_a_host_whose_recording_pipe_has_no_reader() {
     // Stopped while it waited for a reader (143), or refused the pipe (1): never stuck.
     assert!(matches!(code, Some(143) | Some(1)), "{code:?}: {err}");
     assert!(took < Duration::from_secs(3), "{took:?}");
+}
+
+/// `fugue ctl SOCKET set ...` on a clocked host: three frequencies set while it plays, each
+/// answered, and no cycle missed its deadline, the cycles that changed a value included.
+#[test]
+fn ctl_sets_a_live_attribute_on_a_clocked_host_without_a_miss() {
+    let dir = folder("host-socket", "set");
+    let host = start(&dir, "clocked", None);
+    let graph = dir.join("tone.ag");
+    std::fs::write(
+        &graph,
+        "o = { kind: \"osc\", freq: 220, volume: 0.3, };\nf = { kind: \"biquad\", freq: 3000, };\nout = { kind: \"sink\", in: 1, };\no.1 -> f.1 -> out.1;\n",
+    )
+    .unwrap();
+    let (ok, r, _) = ctl(&host.socket, &["load", "a", graph.to_str().unwrap()]);
+    assert!(ok, "{r}");
+    for (freq, q) in [("330", "1"), ("440", "2"), ("550.5", "0.8")] {
+        let (ok, r, _) = ctl(&host.socket, &["set", "a", "o", "freq", freq]);
+        assert!(ok, "{r}");
+        assert_eq!(r, format!("a: o freq = {freq} from the next cycle"));
+        let (ok, r, _) = ctl(&host.socket, &["set", "a", "f", "q", q]);
+        assert!(ok, "{r}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (ok, r, _) = ctl(&host.socket, &["set", "a", "o", "phase", "0.5"]);
+    assert!(
+        !ok && r.contains("cannot change while the graph plays"),
+        "{r}"
+    );
+    // `a: N cycles, ...; M deadline misses, P panics`
+    let (ok, r, _) = ctl(&host.socket, &["stats", "a"]);
+    assert!(ok, "{r}");
+    let cycles: u64 = r
+        .strip_prefix("a: ")
+        .and_then(|t| t.split(' ').next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("{r}"));
+    assert!(cycles > 20, "{r}");
+    assert!(
+        r.contains("; 0 deadline misses"),
+        "a cycle missed its deadline: {r}"
+    );
+}
+
+/// `fugue run GRAPH --control SOCKET`: `set` changes a live attribute of the one graph it
+/// plays (named by its file), other commands and wrong names are refused in one line, `quit`
+/// stops the run, which says so and had no miss.
+#[test]
+fn a_single_run_takes_live_changes_on_its_control_socket() {
+    let dir = folder("host-socket", "run-control");
+    let graph = dir.join("tone.ag");
+    std::fs::write(
+        &graph,
+        "o = { kind: \"osc\", freq: 220, volume: 0.3, };\nout = { kind: \"sink\", in: 1, };\no.1 -> out.1;\n",
+    )
+    .unwrap();
+    let socket = dir.join("run.sock");
+    let _ = std::fs::remove_file(&socket);
+    let child = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args([
+            "run",
+            graph.to_str().unwrap(),
+            "--backend",
+            "clocked",
+            "--seconds",
+            "30",
+        ])
+        .args(["-e", "seq", "--control", socket.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while UnixStream::connect(&socket).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the run did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for freq in ["330", "440", "550"] {
+        let (ok, r, _) = ctl(&socket, &["set", "tone", "o", "freq", freq]);
+        assert!(ok, "{r}");
+        assert_eq!(r, format!("tone: o freq = {freq} from the next cycle"));
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    for (words, expected) in [
+        (
+            &["set", "other", "o", "freq", "1"][..],
+            "this run plays one graph, `tone`",
+        ),
+        (
+            &["set", "tone", "o", "phase", "1"][..],
+            "cannot change while the graph plays",
+        ),
+        (
+            &["set", "tone", "o", "freq", "-1e400"][..],
+            "is not a number",
+        ),
+        (
+            &["load", "a", "b.ag"][..],
+            "`load` is a command of `fugue host`",
+        ),
+    ] {
+        let (ok, r, _) = ctl(&socket, words);
+        assert!(!ok && r.contains(expected), "{words:?}: {r}");
+    }
+    let (ok, r, _) = ctl(&socket, &["quit"]);
+    assert!(ok, "{r}");
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("stopped by `quit` on the control socket"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stdout(&o).contains("deadline misses 0 (0.00 %)"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!socket.exists(), "the socket is removed at the end");
 }

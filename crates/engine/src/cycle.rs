@@ -16,6 +16,8 @@ pub struct CycleBody {
     pub deadline_periods: u32,
     /// Hash each cycle's output into its record ([`CycleRecord::output_hash`]).
     pub hash_outputs: bool,
+    /// Live parameter changes to set before each cycle ([`crate::live`]).
+    pub live: Option<crate::live::LiveQueue>,
 }
 
 impl CycleBody {
@@ -34,6 +36,14 @@ impl CycleBody {
         mut fill_input: impl FnMut(usize, &mut [f32]),
         mut take_output: impl FnMut(usize, &[f32]),
     ) -> CycleRecord {
+        if let Some(q) = &self.live {
+            // Lock-free pops; between cycles, so no task runs.
+            while let Some(s) = q.pop() {
+                engine
+                    .plan
+                    .set_param(s.node as usize, s.param as usize, s.value);
+            }
+        }
         for ch in 0..engine.plan.n_inputs() {
             fill_input(ch, engine.plan.input_mut(ch));
         }

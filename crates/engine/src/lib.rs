@@ -74,6 +74,7 @@ mod executor_choice;
 pub mod graphviz;
 pub mod host;
 pub mod lint;
+pub mod live;
 mod options;
 pub mod output;
 mod placement;

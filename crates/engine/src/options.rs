@@ -85,6 +85,8 @@ pub struct RunOptions {
     pub profile: bool,
     /// The kinds the graph's nodes are built by (the built-in ones by default).
     pub registry: Registry,
+    /// Live parameter changes, set before the cycle after they arrive ([`crate::live`]).
+    pub live: Option<crate::live::LiveQueue>,
 }
 
 impl RunOptions {
@@ -130,6 +132,7 @@ impl Default for RunOptions {
             placeholder: false,
             profile: false,
             registry: Registry::with_builtin_kinds(),
+            live: None,
         }
     }
 }

@@ -59,10 +59,12 @@ fn cycle_body_and_handoff_do_not_allocate() {
             engine2.enable_profile();
         }
         let (stats, meter) = start_stats(StatsOptions::default()).unwrap();
+        let live = fugue_engine::live::queue();
         let mut body = CycleBody {
             meter,
             deadline_periods: 1,
             hash_outputs: true,
+            live: Some(live.clone()),
         };
         let handoff = Handoff::default();
         let mut current = Some(Box::new(engine));
@@ -88,6 +90,18 @@ fn cycle_body_and_handoff_do_not_allocate() {
                 if i == 1000 {
                     // The callback swaps the new engine in and retires the old one.
                     assert!(handoff.take(&mut current));
+                }
+                if i % 100 == 0 {
+                    // A live change for every node (the rake's oscillators take their
+                    // frequency; the others have no parameter 0 and ignore it), set by
+                    // the cycle body before the next cycle.
+                    for node in 0..graph.len() as u32 {
+                        let _ = live.push(fugue_engine::live::LiveSet {
+                            node,
+                            param: 0,
+                            value: 100.0 + f64::from(i),
+                        });
+                    }
                 }
                 cycle(&mut body, &mut current, &mut sink);
             }

@@ -68,6 +68,11 @@ pub struct Args {
     /// candidate's mean trial cycle.
     #[arg(long)]
     pub json: bool,
+    /// Take live changes on this Unix socket while the graph plays: `fugue ctl SOCKET set
+    /// NAME NODE ATTR VALUE` (NAME: the graph file's name without its extension; ATTR a live
+    /// attribute, `fugue kinds` marks them) sets it from the next cycle; `quit` stops the run.
+    #[arg(long, value_name = "SOCKET")]
+    pub control: Option<PathBuf>,
     /// The executor that runs the cycles.
     #[command(flatten)]
     pub exec: crate::exec_args::ExecArgs,
@@ -83,6 +88,31 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         crate::warn::report(&warnings, true)?;
     }
     let mut options = options(&args)?;
+    let quit = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let _control = match &args.control {
+        Some(path) => {
+            let queue = fugue_engine::live::queue();
+            options.live = Some(queue.clone());
+            let name = args
+                .graph
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let at = (
+                args.rate.unwrap_or(48_000),
+                args.buffer.unwrap_or(256) as usize,
+            );
+            Some(crate::cmd::run_control::start(
+                path,
+                &graph,
+                &name,
+                at,
+                queue,
+                (signals::stop_flag(), quit.clone()),
+            )?)
+        }
+        None => None,
+    };
     let profile_dir = crate::cmd::render::profile_dir(&args.profile, args.force)?;
     let stats_out = match &args.stats {
         Some(p) => Some(OutputFile::check(p, args.force, &[args.graph.as_path()])?),
@@ -154,6 +184,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.backend
     );
     crate::cmd::profile::emit(report.profile.as_ref(), profile_dir.as_deref(), &what)?;
+    // Relaxed: set by the control thread, which is done with it.
+    if quit.load(std::sync::atomic::Ordering::Relaxed) {
+        eprintln!(
+            "fugue: stopped by `quit` on the control socket after {} cycles{stats_note}",
+            report.summary.cycles
+        );
+        return Ok(());
+    }
     end(&report, &stats_note)
 }
 
@@ -221,6 +259,7 @@ fn options(args: &Args) -> anyhow::Result<RunOptions> {
         placeholder: args.placeholder,
         profile,
         registry: crate::util::registry(),
+        live: None,
     })
 }
 

@@ -97,6 +97,7 @@ pub(crate) fn run(
         meter,
         deadline_periods: options.deadline.periods(),
         hash_outputs: options.stats.hash_outputs,
+        live: options.live.clone(),
     };
     let max_cycles = options.duration.map(|d| {
         (d.as_secs_f64() * rate as f64 / block as f64)

@@ -369,6 +369,7 @@ pub(crate) fn run(
             meter,
             deadline_periods: options.deadline.periods(),
             hash_outputs: options.stats.hash_outputs,
+            live: options.live.clone(),
         },
         engine: Some(Box::new(engine)),
         handoff: handoff.clone(),

@@ -290,76 +290,17 @@ impl Host {
     ) -> Result<(), HostError> {
         self.poll()?;
         let i = self.index(name)?;
-        let graph = &self.graphs[i].graph;
-        let v = match graph.find(node) {
-            Some(v) if !graph.is_feedback_node(v) => v,
-            _ => {
-                let near = fugue_graph::suggest::nearest(
-                    node,
-                    (0..graph.len())
-                        .filter(|&v| !graph.is_feedback_node(v))
-                        .map(|v| graph.node(v).name.as_str()),
-                );
-                return Err(HostError::Options(format!(
-                    "graph `{name}` has no node `{node}`{}",
-                    near.map(|n| format!("; did you mean `{n}`?"))
-                        .unwrap_or_default()
-                )));
-            }
-        };
-        if let Some(doc) = self.registry.doc(&graph.node(v).kind) {
-            if !doc.reads(attr) {
-                let near = crate::lint::nearest_attribute(doc, attr);
-                return Err(HostError::Options(format!(
-                    "node `{node}` (kind {}) has no attribute `{attr}`{}",
-                    doc.name,
-                    near.map(|n| format!("; did you mean `{n}`?"))
-                        .unwrap_or_default()
-                )));
-            }
-        }
-        let mut changed = graph.node(v).clone();
-        let number = fugue_graph::Value::Float(value);
-        match changed.attrs.iter_mut().find(|(a, _)| a == attr) {
-            Some((_, old)) => *old = number,
-            None => changed.attrs.push((attr.to_string(), number)),
-        }
-        let ctx = fugue_dsp::NodeContext {
-            node: &changed,
-            inputs: graph.inputs(v),
-            outputs: graph.outputs(v),
-            in_edges: graph.in_edges(v).len(),
-            sample_rate: self.options.rate as f64,
-            block: self.options.block,
-            rate: fugue_dsp::Ratio::ONE,
-            engine_rate: self.options.rate as f64,
-            engine_block: self.options.block,
-            folder: graph.folder(),
-        };
-        let kind = changed.kind.clone();
-        let built = self
-            .registry
-            .build(&ctx, false)
-            .map_err(|e| HostError::Options(format!("set {name} {node} {attr} {value}: {e}")))?;
-        let Some(param) = built.0.live_param(attr) else {
-            if self.registry.doc(&kind).is_some_and(|d| d.others.is_some()) {
-                // A kind whose attributes are what a node loads (a program's parameters, a
-                // plugin's controls): `attr` names none of this node's.
-                return Err(HostError::Options(format!(
-                    "node `{node}` (kind {kind}) has no parameter `{attr}` to change; `fugue info` on the graph lists its parameters"
-                )));
-            }
-            let live = match self.registry.doc(&kind) {
-                Some(d) if !d.live.is_empty() => {
-                    let v: Vec<&str> = d.live.iter().map(|a| a.as_ref()).collect();
-                    format!("the live attributes of kind {kind}: {}", v.join(", "))
-                }
-                _ => format!("kind {kind} has no live attribute"),
-            };
-            return Err(HostError::Options(format!(
-                "attribute `{attr}` of node `{node}` cannot change while the graph plays ({live}); `fugue kinds` marks them"
-            )));
-        };
+        let c = crate::live::check(
+            &self.graphs[i].graph,
+            &self.registry,
+            self.options.rate as f64,
+            self.options.block,
+            node,
+            attr,
+            value,
+        )
+        .map_err(|e| HostError::Options(format!("set {name} {node} {attr}: {e}")))?;
+        let (v, param, changed) = (c.node, c.param, c.changed);
         self.send(ToAudio::Set {
             id: self.graphs[i].id,
             node: v as u32,

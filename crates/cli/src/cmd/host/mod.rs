@@ -9,7 +9,7 @@
 //! reads their lines and prints their replies.
 
 mod shell;
-mod socket;
+pub(crate) mod socket;
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};

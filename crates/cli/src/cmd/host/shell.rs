@@ -251,7 +251,11 @@ mod tests {
     #[test]
     fn commands_complete_first() {
         assert_eq!(complete("lo", 2, &[]), (0, vec!["load".to_string()]));
-        assert_eq!(complete("  s", 3, &[]), (2, vec!["stats".to_string()]));
+        assert_eq!(
+            complete("  s", 3, &[]),
+            (2, vec!["set".to_string(), "stats".to_string()])
+        );
+        assert_eq!(complete("  st", 4, &[]), (2, vec!["stats".to_string()]));
         let (_, all) = complete("", 0, &[]);
         assert!(all.contains(&"quit".to_string()) && all.contains(&"exit".to_string()));
         assert_eq!(complete("zz", 2, &[]).1, Vec::<String>::new());

@@ -1,0 +1,154 @@
+//! `fugue run GRAPH --control SOCKET`: the run's control socket, the host's socket
+//! (`cmd::host::socket`: bounded clients, bounded lines) answering `set NAME NODE ATTR
+//! VALUE` for the one graph it plays (NAME: the graph file's name without its extension),
+//! and `quit`. A change is checked here ([`fugue_engine::live::check`]) and queued for the
+//! audio thread, which sets it before its next cycle.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
+
+use fugue_engine::host::command::{self, Command};
+use fugue_engine::host::session::{Answer, Reply};
+use fugue_engine::live::{LiveQueue, LiveSet};
+use fugue_graph::TaskGraph;
+
+use crate::cmd::host::socket::{self, Control, Guard};
+use crate::cmd::host::Request;
+
+/// What the control thread knows of the run.
+struct Run {
+    graph: TaskGraph,
+    name: String,
+    rate: f64,
+    block: usize,
+    registry: fugue_dsp::Registry,
+    queue: LiveQueue,
+    stop: Arc<AtomicBool>,
+    quit: Arc<AtomicBool>,
+}
+
+/// Listens at `path` for the run of `graph` (known as `name`) at `rate` Hz and `block`
+/// frames; changes go to `queue`, a `quit` sets `stop` and `quit`. The socket is removed
+/// when the guard is dropped.
+pub(crate) fn start(
+    path: &Path,
+    graph: &TaskGraph,
+    name: &str,
+    (rate, block): (u32, usize),
+    queue: LiveQueue,
+    (stop, quit): (Arc<AtomicBool>, Arc<AtomicBool>),
+) -> anyhow::Result<Guard> {
+    let (tx, rx) = mpsc::channel::<Request>();
+    let guard = socket::serve(
+        path,
+        tx,
+        Control {
+            json: false,
+            clocked: true,
+            stop: stop.clone(),
+            cycle: Arc::new(AtomicU64::new(0)),
+        },
+    )?;
+    let run = Run {
+        graph: graph.clone(),
+        name: name.to_string(),
+        rate: f64::from(rate),
+        block,
+        registry: crate::util::registry(),
+        queue,
+        stop,
+        quit,
+    };
+    std::thread::Builder::new()
+        .name("fugue-run-control".into())
+        .spawn(move || {
+            for req in rx {
+                let reply = run.answer(&req);
+                let _ = req.reply.send(reply.line(false));
+            }
+        })?;
+    Ok(guard)
+}
+
+impl Run {
+    fn answer(&self, req: &Request) -> Reply {
+        if let Some(seconds) = req.waited {
+            // A client's `wait`, waited in its own thread.
+            return Reply::done(Answer::Wait { seconds, cycle: 0 });
+        }
+        let cmd = match command::parse(&req.line) {
+            Ok(Some(c)) => c,
+            Ok(None) => {
+                return Reply::failed(
+                    "help",
+                    "an empty line; send set NAME NODE ATTR VALUE or quit",
+                )
+            }
+            Err(e) => return Reply::failed("help", e),
+        };
+        match cmd {
+            Command::Set {
+                name,
+                node,
+                attr,
+                value,
+            } => {
+                if name != self.name {
+                    return Reply::failed(
+                        "set",
+                        format!(
+                            "this run plays one graph, `{}`: set {} NODE ATTR VALUE",
+                            self.name, self.name
+                        ),
+                    );
+                }
+                let checked = fugue_engine::live::check(
+                    &self.graph,
+                    &self.registry,
+                    self.rate,
+                    self.block,
+                    &node,
+                    &attr,
+                    value,
+                );
+                match checked {
+                    Err(e) => Reply::failed("set", e),
+                    Ok(c) => {
+                        let set = LiveSet {
+                            node: c.node as u32,
+                            param: c.param as u32,
+                            value,
+                        };
+                        if self.queue.push(set).is_err() {
+                            return Reply::failed(
+                                "set",
+                                "the audio thread has not taken the changes sent before (is the run stopped?); try again",
+                            );
+                        }
+                        Reply::done(Answer::Set {
+                            name,
+                            node,
+                            attr,
+                            value,
+                        })
+                    }
+                }
+            }
+            Command::Quit => {
+                // Relaxed: request flags, polled once per cycle and read after the run.
+                self.quit.store(true, Ordering::Relaxed);
+                self.stop.store(true, Ordering::Relaxed);
+                Reply::done(Answer::Quit)
+            }
+            other => Reply::failed(
+                other.verb(),
+                format!(
+                    "`{}` is a command of `fugue host`; the control socket of `fugue run` takes set {} NODE ATTR VALUE and quit",
+                    other.verb(),
+                    self.name
+                ),
+            ),
+        }
+    }
+}

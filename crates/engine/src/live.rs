@@ -1,0 +1,135 @@
+//! Live parameters: a node attribute changed while its graph plays. The control side checks
+//! the change ([`check`]: the node's kind built with the new value, the attribute's index
+//! among the node's live parameters) and sends it to the audio thread, which sets it between
+//! two cycles ([`fugue_exec::Plan::set_param`]). The host sends it through its command
+//! queue; `fugue run --control` through a [`LiveQueue`], which the backends drain before
+//! every cycle ([`crate::CycleBody`]).
+
+use std::sync::Arc;
+
+use crossbeam_queue::ArrayQueue;
+use fugue_dsp::{NodeContext, Ratio, Registry};
+use fugue_graph::{NodeId, TaskGraph, Value};
+
+/// One change for the audio thread: live parameter `param` of node `node` to `value`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LiveSet {
+    /// The node.
+    pub node: u32,
+    /// Its live parameter ([`fugue_dsp::DspNode::live_param`]).
+    pub param: u32,
+    /// The new value.
+    pub value: f64,
+}
+
+/// Changes in flight to the audio thread: bounded and lock-free on both sides.
+pub type LiveQueue = Arc<ArrayQueue<LiveSet>>;
+
+/// Changes a [`LiveQueue`] holds before the audio thread takes them (a full queue refuses
+/// the next change: the audio thread has not run a cycle for as many changes).
+pub const LIVE_QUEUE: usize = 256;
+
+/// An empty [`LiveQueue`].
+pub fn queue() -> LiveQueue {
+    Arc::new(ArrayQueue::new(LIVE_QUEUE))
+}
+
+/// A change checked: the node, its changed copy, and the parameter's index.
+#[derive(Clone, Debug)]
+pub struct Checked {
+    /// The node's id.
+    pub node: NodeId,
+    /// The node with the attribute at its new value.
+    pub changed: fugue_graph::Node,
+    /// The parameter's index.
+    pub param: usize,
+}
+
+/// Checks setting attribute `attr` of node `node` of `graph` to `value` while it plays at
+/// `rate` Hz and `block` frames: the node exists (not one of a feedback edge's), its kind has
+/// the attribute, builds with the new value (the kind says what is wrong with it) and says
+/// it is live. `Err` is one sentence.
+pub fn check(
+    graph: &TaskGraph,
+    registry: &Registry,
+    rate: f64,
+    block: usize,
+    node: &str,
+    attr: &str,
+    value: f64,
+) -> Result<Checked, String> {
+    if !value.is_finite() {
+        return Err(format!("`{value}` is not a finite number"));
+    }
+    let v = match graph.find(node) {
+        Some(v) if !graph.is_feedback_node(v) => v,
+        _ => {
+            let near = fugue_graph::suggest::nearest(
+                node,
+                (0..graph.len())
+                    .filter(|&v| !graph.is_feedback_node(v))
+                    .map(|v| graph.node(v).name.as_str()),
+            );
+            return Err(format!(
+                "the graph has no node `{node}`{}",
+                near.map(|n| format!("; did you mean `{n}`?"))
+                    .unwrap_or_default()
+            ));
+        }
+    };
+    let kind = graph.node(v).kind.clone();
+    let doc = registry.doc(&kind);
+    if let Some(doc) = doc {
+        if !doc.reads(attr) {
+            let near = crate::lint::nearest_attribute(doc, attr);
+            return Err(format!(
+                "node `{node}` (kind {kind}) has no attribute `{attr}`{}",
+                near.map(|n| format!("; did you mean `{n}`?"))
+                    .unwrap_or_default()
+            ));
+        }
+    }
+    let mut changed = graph.node(v).clone();
+    let number = Value::Float(value);
+    match changed.attrs.iter_mut().find(|(a, _)| a == attr) {
+        Some((_, old)) => *old = number,
+        None => changed.attrs.push((attr.to_string(), number)),
+    }
+    let ctx = NodeContext {
+        node: &changed,
+        inputs: graph.inputs(v),
+        outputs: graph.outputs(v),
+        in_edges: graph.in_edges(v).len(),
+        sample_rate: rate,
+        block,
+        rate: Ratio::ONE,
+        engine_rate: rate,
+        engine_block: block,
+        folder: graph.folder(),
+    };
+    let (built, _) = registry.build(&ctx, false).map_err(|e| e.to_string())?;
+    let Some(param) = built.live_param(attr) else {
+        if doc.is_some_and(|d| d.others.is_some()) {
+            // A kind whose attributes are what a node loads (a program's parameters, a
+            // plugin's controls): `attr` names none of this node's.
+            return Err(format!(
+                "node `{node}` (kind {kind}) has no parameter `{attr}` to change; `fugue info` on the graph lists its parameters"
+            ));
+        }
+        let live = match doc {
+            Some(d) if !d.live.is_empty() => {
+                let v: Vec<&str> = d.live.iter().map(|a| a.as_ref()).collect();
+                format!("the live attributes of kind {kind}: {}", v.join(", "))
+            }
+            _ => format!("kind {kind} has no live attribute"),
+        };
+        return Err(format!(
+            "attribute `{attr}` of node `{node}` cannot change while the graph plays ({live}); `fugue kinds` marks them"
+        ));
+    };
+    Ok(Checked {
+        node: v,
+        changed,
+        param,
+    })
+}
