@@ -193,15 +193,19 @@ fn set_changes_a_live_attribute_at_the_next_cycle_the_same_way_every_time() {
 
     // The same graph, cycle by cycle, the values set between the same cycles.
     let g = fugue_graph::read_file(&graph, None).unwrap();
-    let (mut engine, _) = fugue_engine::Engine::build(
-        &g,
-        &fugue_engine::Registry::with_builtin_kinds(),
-        48_000.0,
-        256,
-        &fugue_engine::ExecutorChoice::default(),
-        false,
-    )
-    .unwrap();
+    let seq = || {
+        fugue_engine::Engine::build(
+            &g,
+            &fugue_engine::Registry::with_builtin_kinds(),
+            48_000.0,
+            256,
+            &fugue_engine::ExecutorChoice::default(),
+            false,
+        )
+        .unwrap()
+        .0
+    };
+    let mut engine = seq();
     let live = |kind: &str, attr: &str| {
         fugue_dsp::kinds::doc::builtin_doc(kind)
             .unwrap()
@@ -230,15 +234,7 @@ fn set_changes_a_live_attribute_at_the_next_cycle_the_same_way_every_time() {
         assert_eq!(a.to_bits(), b.to_bits(), "frame {k} (cycle {})", k / 256);
     }
     // And the frequency did change: the cycles after each set differ from a run without.
-    let (mut plain, _) = fugue_engine::Engine::build(
-        &g,
-        &fugue_engine::Registry::with_builtin_kinds(),
-        48_000.0,
-        256,
-        &fugue_engine::ExecutorChoice::default(),
-        false,
-    )
-    .unwrap();
+    let mut plain = seq();
     let mut unchanged = Vec::new();
     for _ in 0..75 {
         plain.run_cycle();
@@ -267,7 +263,7 @@ fn set_refuses_what_cannot_change_in_one_line_each() {
     let err = format!("{}{}", stdout(&o), stderr(&o));
     for expected in [
         "no graph named `b` is loaded",
-        "graph `a` has no node `x`",
+        "set a x freq: the graph has no node `x`",
         "node `o` (kind osc) has no attribute `frq`; did you mean `freq`?",
         "attribute `phase` of node `o` cannot change while the graph plays (the live attributes of kind osc: freq, volume)",
         "must be between 0 and 24000 Hz",

@@ -53,15 +53,21 @@ fn start(dir: &Path, backend: &str, files: Option<u32>) -> Running {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    wait_for(&socket);
+    Running { child, socket }
+}
+
+/// Waits (at most 20 s) until something answers on `socket`.
+fn wait_for(socket: &Path) {
     let start = Instant::now();
-    while UnixStream::connect(&socket).is_err() {
+    while UnixStream::connect(socket).is_err() {
         assert!(
             start.elapsed() < Duration::from_secs(20),
-            "the host did not start"
+            "nothing listens on {}",
+            socket.display()
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    Running { child, socket }
 }
 
 /// `fugue ctl SOCKET WORDS`: whether it succeeded, its reply, how long it took.
@@ -387,14 +393,7 @@ fn a_single_run_takes_live_changes_on_its_control_socket() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    while UnixStream::connect(&socket).is_err() {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "the run did not start"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for(&socket);
     for freq in ["330", "440", "550"] {
         let (ok, r, _) = ctl(&socket, &["set", "tone", "o", "freq", freq]);
         assert!(ok, "{r}");

@@ -33,7 +33,25 @@ pub struct NodeContext<'a> {
     pub folder: Option<&'a Path>,
 }
 
-impl NodeContext<'_> {
+impl<'a> NodeContext<'a> {
+    /// The context of node `v` of `graph` (its ports and edges as the graph has them), at
+    /// the engine's `rate` Hz and `block` frames, with no resampler upstream: what the
+    /// control-side tools (checks, lints, live changes) build a node with.
+    pub fn of(graph: &'a fugue_graph::TaskGraph, v: usize, rate: f64, block: usize) -> Self {
+        NodeContext {
+            node: graph.node(v),
+            inputs: graph.inputs(v),
+            outputs: graph.outputs(v),
+            in_edges: graph.in_edges(v).len(),
+            sample_rate: rate,
+            block,
+            rate: Ratio::ONE,
+            engine_rate: rate,
+            engine_block: block,
+            folder: graph.folder(),
+        }
+    }
+
     /// The node's name.
     pub fn name(&self) -> &str {
         &self.node.name

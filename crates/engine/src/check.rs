@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use fugue_dsp::{NodeContext, NodeError, Ratio, Registry};
+use fugue_dsp::{NodeContext, NodeError, Registry};
 use fugue_graph::{suggest, Location, NodeId, TaskGraph};
 
 use crate::lint::{self, Warning};
@@ -122,18 +122,7 @@ pub fn details(graph: &TaskGraph, registry: &Registry) -> Vec<(String, Vec<Strin
         if !registry.contains(&node.kind) {
             continue;
         }
-        let ctx = NodeContext {
-            node,
-            inputs: graph.inputs(id),
-            outputs: graph.outputs(id),
-            in_edges: graph.in_edges(id).len(),
-            sample_rate: CHECK_RATE,
-            block: CHECK_BLOCK,
-            rate: Ratio::ONE,
-            engine_rate: CHECK_RATE,
-            engine_block: CHECK_BLOCK,
-            folder: graph.folder(),
-        };
+        let ctx = NodeContext::of(graph, id, CHECK_RATE, CHECK_BLOCK);
         if let Ok(built) = registry.build(&ctx, false) {
             let lines = built.0.describe();
             if !lines.is_empty() {
@@ -204,18 +193,7 @@ fn check_node(graph: &TaskGraph, registry: &Registry, id: NodeId, out: &mut Vec<
             ));
         }
     }
-    let ctx = NodeContext {
-        node,
-        inputs: graph.inputs(id),
-        outputs: graph.outputs(id),
-        in_edges: graph.in_edges(id).len(),
-        sample_rate: CHECK_RATE,
-        block: CHECK_BLOCK,
-        rate: Ratio::ONE,
-        engine_rate: CHECK_RATE,
-        engine_block: CHECK_BLOCK,
-        folder: graph.folder(),
-    };
+    let ctx = NodeContext::of(graph, id, CHECK_RATE, CHECK_BLOCK);
     if let Err(e) = registry.build(&ctx, false) {
         // A misspelt attribute that leaves a required one missing is said once, above.
         if matches!(&e, NodeError::MissingAttr { attr, .. } if meant.contains(attr)) {

@@ -151,18 +151,7 @@ pub fn lint(graph: &TaskGraph, registry: &Registry) -> Vec<Warning> {
         if let Some(linter) = registry.linter(&n.kind) {
             // At 48 kHz and 256 frames: what a kind checks of its attributes does not depend
             // on the rate or the block.
-            let ctx = fugue_dsp::NodeContext {
-                node: n,
-                inputs: graph.inputs(v),
-                outputs: graph.outputs(v),
-                in_edges: graph.in_edges(v).len(),
-                sample_rate: 48_000.0,
-                block: 256,
-                rate: fugue_dsp::Ratio::ONE,
-                engine_rate: 48_000.0,
-                engine_block: 256,
-                folder: graph.folder(),
-            };
+            let ctx = fugue_dsp::NodeContext::of(graph, v, 48_000.0, 256);
             out.extend(linter(&ctx).into_iter().map(|text| Warning::OfKind {
                 node: n.name.clone(),
                 text,

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use crossbeam_queue::ArrayQueue;
-use fugue_dsp::{NodeContext, Ratio, Registry};
+use fugue_dsp::{NodeContext, Registry};
 use fugue_graph::{NodeId, TaskGraph, Value};
 
 /// One change for the audio thread: live parameter `param` of node `node` to `value`.
@@ -97,15 +97,7 @@ pub fn check(
     }
     let ctx = NodeContext {
         node: &changed,
-        inputs: graph.inputs(v),
-        outputs: graph.outputs(v),
-        in_edges: graph.in_edges(v).len(),
-        sample_rate: rate,
-        block,
-        rate: Ratio::ONE,
-        engine_rate: rate,
-        engine_block: block,
-        folder: graph.folder(),
+        ..NodeContext::of(graph, v, rate, block)
     };
     let (built, _) = registry.build(&ctx, false).map_err(|e| e.to_string())?;
     let Some(param) = built.live_param(attr) else {

@@ -21,9 +21,9 @@ const COMB: &str = r#"
 
 const BLOCK: usize = 256;
 
-/// `cycles` blocks of the graph's output, with an impulse at frame 0 and another at 5000.
-fn render(graph: &fugue_graph::TaskGraph, choice: &ExecutorChoice, cycles: usize) -> Vec<f32> {
-    let (mut engine, _) = Engine::build(
+/// An engine of `graph` at 48 kHz and [`BLOCK`] frames.
+fn engine(graph: &fugue_graph::TaskGraph, choice: &ExecutorChoice) -> Engine {
+    Engine::build(
         graph,
         &Registry::with_builtin_kinds(),
         48_000.0,
@@ -31,7 +31,13 @@ fn render(graph: &fugue_graph::TaskGraph, choice: &ExecutorChoice, cycles: usize
         choice,
         false,
     )
-    .unwrap();
+    .unwrap()
+    .0
+}
+
+/// `cycles` blocks of the graph's output, with an impulse at frame 0 and another at 5000.
+fn render(graph: &fugue_graph::TaskGraph, choice: &ExecutorChoice, cycles: usize) -> Vec<f32> {
+    let mut engine = engine(graph, choice);
     let mut out = Vec::with_capacity(cycles * BLOCK);
     for c in 0..cycles {
         let input: Vec<f32> = (0..BLOCK)
@@ -110,24 +116,10 @@ fn every_executor_and_thread_count_loops_back_as_seq_does() {
 fn two_plans_of_one_graph_keep_their_own_loops_and_a_reset_clears_them() {
     let g = graph();
     let one = render(&g, &ExecutorChoice::default(), 10);
-    let (mut a, _) = Engine::build(
-        &g,
-        &Registry::with_builtin_kinds(),
-        48_000.0,
-        BLOCK,
-        &ExecutorChoice::default(),
-        false,
-    )
-    .unwrap();
-    let (mut b, _) = Engine::build(
-        &g,
-        &Registry::with_builtin_kinds(),
-        48_000.0,
-        BLOCK,
-        &ExecutorChoice::default(),
-        false,
-    )
-    .unwrap();
+    let (mut a, mut b) = (
+        engine(&g, &ExecutorChoice::default()),
+        engine(&g, &ExecutorChoice::default()),
+    );
     let mut impulse = vec![0.0f32; BLOCK];
     impulse[0] = 1.0;
     let silence = vec![0.0f32; BLOCK];

@@ -33,7 +33,7 @@ pub mod ui;
 use std::path::{Path, PathBuf};
 
 use fugue_dsp::kinds::doc::KindDoc;
-use fugue_dsp::{NodeContext, Ratio, Registry};
+use fugue_dsp::{NodeContext, Registry};
 use fugue_graph::TaskGraph;
 
 pub use factory::{Backend, Factory, Faust, Source};
@@ -152,19 +152,8 @@ fn lint_node(ctx: &NodeContext<'_>) -> Vec<String> {
 
 /// A node context for `node` of `graph`, at 48 kHz (enough to find a program and its
 /// parameters).
-fn context<'a>(graph: &'a TaskGraph, v: usize) -> NodeContext<'a> {
-    NodeContext {
-        node: graph.node(v),
-        inputs: graph.inputs(v),
-        outputs: graph.outputs(v),
-        in_edges: graph.in_edges(v).len(),
-        sample_rate: 48_000.0,
-        block: 256,
-        rate: Ratio::ONE,
-        engine_rate: 48_000.0,
-        engine_block: 256,
-        folder: graph.folder(),
-    }
+fn context(graph: &TaskGraph, v: usize) -> NodeContext<'_> {
+    NodeContext::of(graph, v, 48_000.0, 256)
 }
 
 /// What `graph`'s `faust` nodes suggest is a mistake: an attribute that names none of the

@@ -287,26 +287,7 @@ impl GraphBuilder {
                 value: comm,
             });
         }
-        for (node, port, dir) in [
-            (src, src_port, Direction::Output),
-            (dst, dst_port, Direction::Input),
-        ] {
-            let n = &self.nodes[node];
-            let declared = match dir {
-                Direction::Input => n.declared_inputs,
-                Direction::Output => n.declared_outputs,
-            };
-            if let Some(declared) = declared {
-                if port >= declared {
-                    return Err(GraphError::PortOutOfRange {
-                        node: n.name.clone(),
-                        port: port + 1,
-                        direction: dir,
-                        declared,
-                    });
-                }
-            }
-        }
+        self.check_ports(src, src_port, dst, dst_port)?;
         if self.find_edge(src, src_port, dst, dst_port).is_some() {
             return Err(GraphError::DuplicateEdge {
                 edge: Box::new((
@@ -330,10 +311,9 @@ impl GraphBuilder {
         Ok(id)
     }
 
-    /// Adds a feedback edge between 0-based ports (`a.1 ~> b.1`, see [`Feedback`]); checks
-    /// the ports as [`GraphBuilder::add_edge`] does and refuses one written twice.
-    pub fn add_feedback(
-        &mut self,
+    /// Refuses ports beyond the counts the two nodes declare.
+    fn check_ports(
+        &self,
         src: NodeId,
         src_port: usize,
         dst: NodeId,
@@ -359,6 +339,19 @@ impl GraphBuilder {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Adds a feedback edge between 0-based ports (`a.1 ~> b.1`, see [`Feedback`]); checks
+    /// the ports as [`GraphBuilder::add_edge`] does and refuses one written twice.
+    pub fn add_feedback(
+        &mut self,
+        src: NodeId,
+        src_port: usize,
+        dst: NodeId,
+        dst_port: usize,
+    ) -> Result<(), GraphError> {
+        self.check_ports(src, src_port, dst, dst_port)?;
         let key = (src, src_port, dst, dst_port);
         if self.feedback.contains(&key) {
             return Err(GraphError::DuplicateEdge {
