@@ -34,13 +34,11 @@ pub fn queue() -> LiveQueue {
     Arc::new(ArrayQueue::new(LIVE_QUEUE))
 }
 
-/// A change checked: the node, its changed copy, and the parameter's index.
-#[derive(Clone, Debug)]
+/// A change checked: the node and the parameter's index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Checked {
     /// The node's id.
     pub node: NodeId,
-    /// The node with the attribute at its new value.
-    pub changed: fugue_graph::Node,
     /// The parameter's index.
     pub param: usize,
 }
@@ -90,11 +88,7 @@ pub fn check(
         }
     }
     let mut changed = graph.node(v).clone();
-    let number = Value::Float(value);
-    match changed.attrs.iter_mut().find(|(a, _)| a == attr) {
-        Some((_, old)) => *old = number,
-        None => changed.attrs.push((attr.to_string(), number)),
-    }
+    changed.set_attr(attr, Value::Float(value));
     let ctx = NodeContext {
         node: &changed,
         ..NodeContext::of(graph, v, rate, block)
@@ -119,9 +113,5 @@ pub fn check(
             "attribute `{attr}` of node `{node}` cannot change while the graph plays ({live}); `fugue kinds` marks them"
         ));
     };
-    Ok(Checked {
-        node: v,
-        changed,
-        param,
-    })
+    Ok(Checked { node: v, param })
 }

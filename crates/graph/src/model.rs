@@ -115,6 +115,15 @@ impl Node {
         self
     }
 
+    /// Sets attribute `key` to `value`: the one [`Node::attr`] reads (the last, when it is
+    /// written twice), or a new one.
+    pub fn set_attr(&mut self, key: &str, value: Value) {
+        match self.attrs.iter_mut().rev().find(|(k, _)| k == key) {
+            Some((_, old)) => *old = value,
+            None => self.attrs.push((key.to_string(), value)),
+        }
+    }
+
     /// The attribute `key`, if present (the last one wins when written twice).
     pub fn attr(&self, key: &str) -> Option<&Value> {
         self.attrs
@@ -289,15 +298,7 @@ impl GraphBuilder {
         }
         self.check_ports(src, src_port, dst, dst_port)?;
         if self.find_edge(src, src_port, dst, dst_port).is_some() {
-            return Err(GraphError::DuplicateEdge {
-                edge: Box::new((
-                    self.nodes[src].name.clone(),
-                    src_port + 1,
-                    self.nodes[dst].name.clone(),
-                    dst_port + 1,
-                )),
-                first: None,
-            });
+            return Err(self.written_twice(src, src_port, dst, dst_port));
         }
         let id = self.edges.len();
         self.edge_ids.insert((src, src_port, dst, dst_port), id);
@@ -309,6 +310,25 @@ impl GraphBuilder {
             comm,
         });
         Ok(id)
+    }
+
+    /// The error of an edge written twice (`first` left for the reader to fill).
+    fn written_twice(
+        &self,
+        src: NodeId,
+        src_port: usize,
+        dst: NodeId,
+        dst_port: usize,
+    ) -> GraphError {
+        GraphError::DuplicateEdge {
+            edge: Box::new((
+                self.nodes[src].name.clone(),
+                src_port + 1,
+                self.nodes[dst].name.clone(),
+                dst_port + 1,
+            )),
+            first: None,
+        }
     }
 
     /// Refuses ports beyond the counts the two nodes declare.
@@ -354,15 +374,7 @@ impl GraphBuilder {
         self.check_ports(src, src_port, dst, dst_port)?;
         let key = (src, src_port, dst, dst_port);
         if self.feedback.contains(&key) {
-            return Err(GraphError::DuplicateEdge {
-                edge: Box::new((
-                    self.nodes[src].name.clone(),
-                    src_port + 1,
-                    self.nodes[dst].name.clone(),
-                    dst_port + 1,
-                )),
-                first: None,
-            });
+            return Err(self.written_twice(src, src_port, dst, dst_port));
         }
         self.feedback.push(key);
         Ok(())
@@ -546,6 +558,12 @@ impl TaskGraph {
     /// One node.
     pub fn node(&self, id: NodeId) -> &Node {
         &self.nodes[id]
+    }
+
+    /// Sets attribute `key` of node `id` to `value` (adds it when the node has none): the
+    /// attributes are no part of the graph's structure, which stays as it is.
+    pub fn set_attr(&mut self, id: NodeId, key: &str, value: Value) {
+        self.nodes[id].set_attr(key, value);
     }
 
     /// All edges, in declaration order.
@@ -769,4 +787,20 @@ fn find_cycle(indeg: &[usize], out_edges: &[Vec<EdgeId>], edges: &[Edge]) -> (Ve
         .find(|&ei| edges[ei].dst == b)
         .expect("edge on cycle");
     (cycle, edge)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_attr_changes_the_value_attr_reads() {
+        let mut n = Node::new("o", "osc")
+            .with_attr("freq", Value::Int(1))
+            .with_attr("freq", Value::Int(2));
+        n.set_attr("freq", Value::Float(3.0));
+        assert_eq!(n.attr("freq"), Some(&Value::Float(3.0)));
+        n.set_attr("volume", Value::Float(0.5));
+        assert_eq!(n.attr("volume"), Some(&Value::Float(0.5)));
+    }
 }

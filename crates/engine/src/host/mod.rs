@@ -300,20 +300,16 @@ impl Host {
             value,
         )
         .map_err(|e| HostError::Options(format!("set {name} {node} {attr}: {e}")))?;
-        let (v, param, changed) = (c.node, c.param, c.changed);
         self.send(ToAudio::Set {
             id: self.graphs[i].id,
-            node: v as u32,
-            param: param as u32,
+            node: c.node as u32,
+            param: c.param as u32,
             value,
         })?;
         // The graph kept for recompilation takes the value.
-        let mut b = self.graphs[i].graph.to_builder();
-        *b.node_mut(v) = changed;
-        if let Ok(mut g) = b.build() {
-            g.set_folder(self.graphs[i].graph.folder().map(Into::into));
-            self.graphs[i].graph = g;
-        }
+        self.graphs[i]
+            .graph
+            .set_attr(c.node, attr, fugue_graph::Value::Float(value));
         Ok(())
     }
 
