@@ -216,16 +216,26 @@ struct FaustProcessor {
 unsafe impl Send for FaustProcessor {}
 
 impl FaustProcessor {
-    /// Writes the node's parameter values into the instance's zones.
+    /// Writes the node's parameter values into the instance's zones, then the values set
+    /// while playing.
     fn apply_settings(&mut self) {
-        let live = self.live.iter().enumerate().filter(|(_, v)| !v.is_nan());
-        let live: &mut dyn Iterator<Item = (usize, f32)> = &mut live.map(|(i, &v)| (i, v));
-        for (i, v) in self.settings.iter().copied().chain(live) {
-            if let Some(&zone) = self.instance.zones.get(i) {
-                // SAFETY: `zone` is the address of a parameter of this live instance (from
-                // its own `buildUserInterface`), a float that `compute` reads between calls.
-                unsafe { *zone = v };
+        for &(i, v) in self.settings.iter() {
+            self.write_zone(i, v);
+        }
+        for (i, &v) in self.live.iter().enumerate() {
+            if !v.is_nan() {
+                self.write_zone(i, v);
             }
+        }
+    }
+
+    /// Writes `value` into parameter `i`'s zone (nothing for an index beyond them).
+    fn write_zone(&self, i: usize, value: f32) {
+        if let Some(&zone) = self.instance.zones.get(i) {
+            // SAFETY: `zone` is the address of a parameter of this live instance (from its
+            // own `buildUserInterface`), a float that `compute` reads between calls; no call
+            // runs now (the processor is held by `&mut` where this is called).
+            unsafe { *zone = value };
         }
     }
 
@@ -304,11 +314,9 @@ impl Processor for FaustProcessor {
     fn set_param(&mut self, param: usize, value: f64) {
         if param == self.live.len() {
             self.volume = value as f32;
-        } else if let Some(&zone) = self.instance.zones.get(param) {
-            self.live[param] = value as f32;
-            // SAFETY: `zone` is the address of a parameter of this live instance, a float
-            // that `compute` reads between calls; no call runs now (`&mut self`).
-            unsafe { *zone = value as f32 };
+        } else if let Some(kept) = self.live.get_mut(param) {
+            *kept = value as f32;
+            self.write_zone(param, value as f32);
         }
     }
 }

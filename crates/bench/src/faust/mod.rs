@@ -159,6 +159,16 @@ impl Contender {
         }
     }
 
+    /// Whose output its output is checked against: Faust's scalar build for Faust's
+    /// modes, fugue's seq for fugue's executors (each its own reference).
+    pub fn reference(self) -> Contender {
+        if self.faust_flags().is_some() {
+            Contender::FaustScalar
+        } else {
+            Contender::FugueSeq
+        }
+    }
+
     /// The file name of its build.
     fn file(self) -> &'static str {
         match self {
@@ -532,6 +542,8 @@ pub fn run(c: &FaustBenchConfig, say: &mut dyn FnMut(&str)) -> Result<FaustBench
     for run in 1..=c.runs {
         for (p, prep) in c.programs.iter().zip(&prepared) {
             say(&format!("{}: run {run} of {}", p.name, c.runs));
+            // This run's outputs of Faust's scalar build and of fugue's seq.
+            let mut refs: [Option<Vec<f32>>; 2] = [None, None];
             for contender in Contender::ALL {
                 for &t in &threads {
                     if (t > 1 && !contender.parallel())
@@ -603,47 +615,6 @@ pub fn run(c: &FaustBenchConfig, say: &mut dyn FnMut(&str)) -> Result<FaustBench
                     } else {
                         read_wav(&out)?
                     };
-                    let reference = if contender.faust_flags().is_some() {
-                        Contender::FaustScalar
-                    } else {
-                        Contender::FugueSeq
-                    };
-                    let diff = if contender == reference {
-                        0.0
-                    } else {
-                        let rf = c.work.join(output_name(&p.name, reference, 1));
-                        let r = if reference == Contender::FaustScalar {
-                            read_raw(&rf)?
-                        } else {
-                            read_wav(&rf)?
-                        };
-                        let bits_equal = r.len() == samples.len()
-                            && r.iter()
-                                .zip(&samples)
-                                .all(|(a, b)| a.to_bits() == b.to_bits());
-                        let d = if bits_equal {
-                            0.0
-                        } else {
-                            max_diff(&r, &samples)
-                        };
-                        if reference == Contender::FugueSeq && !bits_equal {
-                            return Err(BenchError::Failed(format!(
-                                "{}: fugue {} on {t} threads differs from its seq (largest difference {d:e}); its times do not count",
-                                p.name,
-                                contender.file()
-                            )));
-                        }
-                        if d > c.tolerance {
-                            // Faust's own result: kept, and marked in the tables.
-                            say(&format!(
-                                "{}: {} on {t} threads, run {run}: differs from Faust's scalar build by {d:e}, beyond the tolerance {:e}",
-                                p.name,
-                                contender.label(),
-                                c.tolerance
-                            ));
-                        }
-                        d
-                    };
                     if !samples.iter().all(|x| x.is_finite()) {
                         return Err(BenchError::Failed(format!(
                             "{}: {} on {t} threads wrote a non-finite sample",
@@ -651,6 +622,50 @@ pub fn run(c: &FaustBenchConfig, say: &mut dyn FnMut(&str)) -> Result<FaustBench
                             contender.label()
                         )));
                     }
+                    // The reference of this run (Faust's scalar build, fugue's seq) runs
+                    // first among its contenders and is kept in memory for them.
+                    let faust = contender.faust_flags().is_some();
+                    let diff = match (
+                        &refs[usize::from(!faust)],
+                        contender == contender.reference(),
+                    ) {
+                        (_, true) => 0.0,
+                        (None, false) => {
+                            return Err(BenchError::Failed(format!(
+                                "{}: {} ran before its reference",
+                                p.name,
+                                contender.label()
+                            )))
+                        }
+                        (Some(r), false) => {
+                            let bits_equal = r.len() == samples.len()
+                                && r.iter()
+                                    .zip(&samples)
+                                    .all(|(a, b)| a.to_bits() == b.to_bits());
+                            let d = if bits_equal {
+                                0.0
+                            } else {
+                                max_diff(r, &samples)
+                            };
+                            if !faust && !bits_equal {
+                                return Err(BenchError::Failed(format!(
+                                    "{}: fugue {} on {t} threads differs from its seq (largest difference {d:e}); its times do not count",
+                                    p.name,
+                                    contender.file()
+                                )));
+                            }
+                            if d > c.tolerance {
+                                // Faust's own result: kept, and marked in the tables.
+                                say(&format!(
+                                    "{}: {} on {t} threads, run {run}: differs from Faust's scalar build by {d:e}, beyond the tolerance {:e}",
+                                    p.name,
+                                    contender.label(),
+                                    c.tolerance
+                                ));
+                            }
+                            d
+                        }
+                    };
                     bench.samples.push(Sample {
                         program: p.name.clone(),
                         contender,
@@ -660,13 +675,15 @@ pub fn run(c: &FaustBenchConfig, say: &mut dyn FnMut(&str)) -> Result<FaustBench
                         block_us,
                         max_diff: diff,
                     });
+                    if contender == contender.reference() {
+                        refs[usize::from(!faust)] = Some(samples);
+                    }
                 }
             }
             if run == 1 {
-                let faust =
-                    read_raw(&c.work.join(output_name(&p.name, Contender::FaustScalar, 1)))?;
-                let fugue = read_wav(&c.work.join(output_name(&p.name, Contender::FugueSeq, 1)))?;
-                bench.cross.push((p.name.clone(), max_diff(&faust, &fugue)));
+                if let [Some(faust), Some(fugue)] = &refs {
+                    bench.cross.push((p.name.clone(), max_diff(faust, fugue)));
+                }
             }
         }
     }
