@@ -50,6 +50,35 @@ pub enum Backend {
         /// The client's name.
         client_name: String,
     },
+    /// JACK when a server is running, else the ALSA device (with the rate, block and
+    /// periods asked), else an error that says what to do ([`RunError::NoBackend`]).
+    Auto {
+        /// As [`Backend::Jack`]'s.
+        connect: bool,
+        /// As [`Backend::Jack`]'s.
+        client_name: String,
+        /// As [`Backend::Alsa`]'s.
+        device: String,
+        /// As [`Backend::Alsa`]'s.
+        rate: u32,
+        /// As [`Backend::Alsa`]'s.
+        block: usize,
+        /// As [`Backend::Alsa`]'s.
+        periods: u32,
+    },
+    /// An ALSA playback device (a sound card, or PulseAudio and PipeWire through their ALSA
+    /// plugins): the rate and period size asked of it, the graph compiled at what it grants,
+    /// cycles paced by the device (see [`crate::backend::alsa`]).
+    Alsa {
+        /// The device's ALSA name (`default`, `hw:0`, `plughw:1,0`, `null`, ...).
+        device: String,
+        /// Sample rate asked, in Hz.
+        rate: u32,
+        /// Frames per cycle asked (the device's period size).
+        block: usize,
+        /// Periods in the device's buffer asked (its latency: `periods × block` frames).
+        periods: u32,
+    },
     /// No audio server: cycles paced by absolute-time sleeps at the buffer period, on a
     /// real-time thread where the executor choice asks for one and the system permits.
     Clocked {
@@ -87,6 +116,10 @@ pub struct RunOptions {
     pub registry: Registry,
     /// Live parameter changes, set before the cycle after they arrive ([`crate::live`]).
     pub live: Option<crate::live::LiveQueue>,
+    /// Called once on the calling thread, before the first cycle, with a line saying what
+    /// the audio device was asked and granted (ALSA backend), so that it is seen when the
+    /// run starts. The line is also [`RunReport::device`].
+    pub announce: Option<fn(&str)>,
 }
 
 impl RunOptions {
@@ -133,6 +166,7 @@ impl Default for RunOptions {
             profile: false,
             registry: Registry::with_builtin_kinds(),
             live: None,
+            announce: None,
         }
     }
 }
@@ -146,6 +180,8 @@ pub enum EndReason {
     Stopped,
     /// The audio server shut down (its reason).
     ServerGone(String),
+    /// The audio device failed and could not be recovered (ALSA's reason).
+    DeviceLost(String),
 }
 
 /// What a run did.
@@ -157,9 +193,14 @@ pub struct RunReport {
     pub records: Vec<CycleRecord>,
     /// Why the run ended.
     pub end: EndReason,
-    /// JACK's xrun count (jack backend); cycles that started more than one period late and
-    /// were rescheduled (clocked backend).
+    /// JACK's xrun count (jack backend); the device's underruns, each recovered (ALSA
+    /// backend); cycles that started more than one period late and were rescheduled
+    /// (clocked backend).
     pub xruns: u64,
+    /// What the audio device was asked and granted (ALSA backend), in words.
+    pub device: Option<String>,
+    /// The backend that ran: `jack`, `alsa` or `clocked` (what [`Backend::Auto`] found).
+    pub backend: &'static str,
     /// The sample rate, Hz.
     pub sample_rate: u32,
     /// Frames per cycle (the last one used).
@@ -233,6 +274,13 @@ pub enum RunError {
     /// A JACK call failed.
     #[error("JACK: {0}")]
     Jack(String),
+    /// The ALSA device could not be opened or set up (the sentence names it and says why).
+    #[error("{0}")]
+    Alsa(String),
+    /// [`Backend::Auto`] found neither a JACK server nor a usable ALSA device (ALSA's
+    /// reason).
+    #[error("no JACK server is running and {0}; start JACK (`jackd -d alsa &`, or `jackd -d dummy -r 48000 -p 256 &` to play silently), choose an ALSA device with --device NAME, or use --backend clocked")]
+    NoBackend(String),
     /// Bad options (a duration, a sample rate or a buffer size out of range).
     #[error("{0}")]
     Options(String),

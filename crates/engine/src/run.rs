@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use fugue_graph::TaskGraph;
 
-use crate::backend::{clocked, jack};
+use crate::backend::{alsa, clocked, jack};
 use crate::options::{Backend, RunError, RunOptions, RunReport};
 use crate::stats::Summary;
 
@@ -26,9 +26,43 @@ pub fn run(
     }
     match &options.backend {
         Backend::Clocked { rate, block } => clocked::run(graph, options, *rate, *block, on_tick),
+        Backend::Alsa {
+            device,
+            rate,
+            block,
+            periods,
+        } => alsa::run(graph, options, device, (*rate, *block, *periods), on_tick),
+        Backend::Auto {
+            connect,
+            client_name,
+            device,
+            rate,
+            block,
+            periods,
+        } => {
+            let mut on_tick = on_tick;
+            match jack::run(graph, options, *connect, client_name, &mut on_tick) {
+                Err(RunError::NoServer | RunError::NoLibrary(_)) => {
+                    match alsa::run(graph, options, device, (*rate, *block, *periods), on_tick) {
+                        Err(RunError::Alsa(why)) => Err(RunError::NoBackend(lower_first(&why))),
+                        r => r,
+                    }
+                }
+                r => r,
+            }
+        }
         Backend::Jack {
             connect,
             client_name,
         } => jack::run(graph, options, *connect, client_name, on_tick),
+    }
+}
+
+/// `s` with its first letter in lower case (a sentence made part of another).
+fn lower_first(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_lowercase().chain(c).collect(),
+        None => String::new(),
     }
 }

@@ -1,4 +1,4 @@
-//! `fugue run GRAPH --backend jack|clocked`: real-time runs, measured per cycle.
+//! `fugue run GRAPH --backend auto|jack|alsa|clocked`: real-time runs, measured per cycle.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -19,14 +19,26 @@ pub struct Args {
     /// The graph's format, instead of guessing it from the extension: ag, stg or dot.
     #[arg(long, value_parser = util::parse_format)]
     pub format: Option<fugue_graph::Format>,
-    /// jack (a JACK client; the server's rate and buffer size) or clocked (no audio server:
-    /// cycles paced by absolute-time sleeps at --rate and --buffer, outputs discarded).
-    #[arg(long, default_value = "jack", value_parser = ["jack", "clocked"])]
+    /// auto (JACK when a server is running, else ALSA's --device), jack (a JACK client; the
+    /// server's rate and buffer size), alsa (an ALSA playback device: --device, asked for
+    /// --rate and --buffer, the run at what it grants) or clocked (no audio server: cycles
+    /// paced by absolute-time sleeps at --rate and --buffer, outputs discarded).
+    #[arg(long, default_value = "auto", value_parser = ["auto", "jack", "alsa", "clocked"])]
     pub backend: String,
-    /// Sample rate in Hz (clocked backend; JACK uses the server's) [default: 48000].
+    /// The ALSA playback device (alsa backend, and auto without a JACK server): `default`
+    /// (the desktop's sound server or the first card), `hw:0`, `plughw:1,0`, `null` (plays
+    /// nothing, paced by the clock)... `aplay -L` lists them.
+    #[arg(long, default_value = "default")]
+    pub device: String,
+    /// Periods in the ALSA device's buffer asked (its latency: periods × buffer frames).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(2..=16))]
+    pub periods: u32,
+    /// Sample rate in Hz (clocked backend; asked of the ALSA device; JACK uses the server's)
+    /// [default: 48000].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_536_000))]
     pub rate: Option<u32>,
-    /// Frames per cycle (clocked backend; JACK uses the server's) [default: 256].
+    /// Frames per cycle (clocked backend; the period asked of the ALSA device; JACK uses the
+    /// server's) [default: 256].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
     pub buffer: Option<u64>,
     /// Stop after this many seconds of wall time [default: run until Ctrl-C, SIGTERM or
@@ -146,7 +158,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         &report.panics,
     );
     let played = crate::exec_args::played(&options.executor, report.auto.as_ref());
-    let summary = RunSummary::new(&args.graph, &args.backend, &args.deadline, &report, played);
+    let summary = RunSummary::new(&args.graph, report.backend, &args.deadline, &report, played);
     if args.json {
         println!("{}", serde_json::to_string(&summary)?);
     } else {
@@ -181,7 +193,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.graph.display(),
         report.block,
         report.sample_rate,
-        args.backend
+        report.backend
     );
     crate::cmd::profile::emit(report.profile.as_ref(), profile_dir.as_deref(), &what)?;
     // Relaxed: set by the control thread, which is done with it.
@@ -207,9 +219,20 @@ fn warnings(args: &Args, graph: &fugue_graph::TaskGraph) -> Vec<String> {
         ] {
             if given {
                 warnings.push(format!(
-                    "{flag} applies to the clocked backend only; the JACK backend runs at the server's rate and buffer size"
+                    "{flag} applies to the clocked and ALSA backends only; the JACK backend runs at the server's rate and buffer size"
                 ));
             }
+        }
+    }
+    let alsa = matches!(args.backend.as_str(), "alsa" | "auto");
+    for (flag, given) in [
+        ("--device", args.device != "default"),
+        ("--periods", args.periods != 2),
+    ] {
+        if given && !alsa {
+            warnings.push(format!(
+                "{flag} applies to the ALSA backend only (--backend alsa, or auto without a JACK server)"
+            ));
         }
     }
     warnings
@@ -219,16 +242,18 @@ fn warnings(args: &Args, graph: &fugue_graph::TaskGraph) -> Vec<String> {
 fn options(args: &Args) -> anyhow::Result<RunOptions> {
     let rate = args.rate.unwrap_or(48_000);
     let buffer = args.buffer.unwrap_or(256);
-    let jack = args.backend == "jack";
-    // The clocked backend's cycle is known before the run; JACK's is the server's, unknown
-    // until connected: any length above zero is accepted there.
+    let clocked = args.backend == "clocked";
+    // The clocked backend's cycle is known before the run; JACK's is the server's and an
+    // ALSA device's what it grants, unknown until connected: any length above zero is
+    // accepted there.
     let cycle = format!("one cycle of {buffer} frames at {rate} Hz");
-    let unit = (!jack).then(|| (buffer as f64 / f64::from(rate), &*cycle));
+    let unit = clocked.then(|| (buffer as f64 / f64::from(rate), &*cycle));
     if let Some(d) = args.seconds {
         util::check_seconds(d, 604_800.0, unit)?;
     }
-    // The JACK server chooses its buffer: checked when the plan is compiled.
-    let known_buffer = (!jack).then_some(buffer as usize);
+    // The JACK server and the ALSA device choose the buffer: checked when the plan is
+    // compiled.
+    let known_buffer = clocked.then_some(buffer as usize);
     let profile = args.profile.is_some();
     crate::exec_args::check_pipeline(args.exec.pipeline, known_buffer, profile)?;
     let mut executor = args
@@ -236,16 +261,29 @@ fn options(args: &Args) -> anyhow::Result<RunOptions> {
         .choice_or(crate::exec_args::Executor::Auto, profile);
     executor.pin = args.exec.pin_for(true);
     Ok(RunOptions {
-        backend: if jack {
-            Backend::Jack {
+        backend: match args.backend.as_str() {
+            "jack" => Backend::Jack {
                 connect: args.connect,
                 client_name: args.client_name.clone(),
-            }
-        } else {
-            Backend::Clocked {
+            },
+            "alsa" => Backend::Alsa {
+                device: args.device.clone(),
                 rate,
                 block: buffer as usize,
-            }
+                periods: args.periods,
+            },
+            "auto" => Backend::Auto {
+                connect: args.connect,
+                client_name: args.client_name.clone(),
+                device: args.device.clone(),
+                rate,
+                block: buffer as usize,
+                periods: args.periods,
+            },
+            _ => Backend::Clocked {
+                rate,
+                block: buffer as usize,
+            },
         },
         executor,
         duration: args.seconds.map(Duration::from_secs_f64),
@@ -260,6 +298,7 @@ fn options(args: &Args) -> anyhow::Result<RunOptions> {
         profile,
         registry: crate::util::registry(),
         live: None,
+        announce: Some(|line| eprintln!("fugue: {line}")),
     })
 }
 
@@ -296,6 +335,9 @@ fn end(report: &RunReport, stats_note: &str) -> anyhow::Result<()> {
                 "the JACK server stopped{why} after {cycles} cycles; the statistics so far were kept{stats_note}"
             )
         }
+        EndReason::DeviceLost(reason) => anyhow::bail!(
+            "{reason} after {cycles} cycles; the statistics so far were kept{stats_note}"
+        ),
         EndReason::Stopped => {
             signals::say(&format!(
                 "{} after {cycles} cycles{stats_note}",

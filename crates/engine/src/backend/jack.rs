@@ -480,6 +480,8 @@ pub(crate) fn run(
         records: outcome.records,
         end,
         xruns,
+        device: None,
+        backend: "jack",
         sample_rate: rate,
         block: built_block,
         buffer_changes,

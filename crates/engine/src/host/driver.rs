@@ -13,6 +13,7 @@ use fugue_exec::SharedPool;
 use super::audio::{GraphSet, HostAudio, Queues, Runtime};
 use super::stats::HostStats;
 use super::{jack, Host, HostBackend, HostError, HostOptions, HostReport, Mode};
+use crate::backend::alsa;
 use crate::blocks::{block_channel, BlockReceiver};
 
 /// Where the audio side lives.
@@ -60,12 +61,32 @@ pub(super) fn open_jack(options: &mut HostOptions) -> Result<Option<::jack::Clie
     Ok(Some(client))
 }
 
+/// Opens the ALSA device when `options` name the ALSA backend, and takes the rate and period
+/// it grants into `options`.
+pub(super) fn open_alsa(options: &mut HostOptions) -> Result<Option<alsa::Device>, HostError> {
+    let HostBackend::Alsa { device, periods } = &options.backend else {
+        return Ok(None);
+    };
+    let d = alsa::open(
+        device,
+        options.rate,
+        options.block,
+        *periods,
+        options.channels,
+    )
+    .map_err(|e| HostError::Options(e.to_string()))?;
+    options.rate = d.granted().rate;
+    options.block = d.granted().block;
+    Ok(Some(d))
+}
+
 /// Builds the audio side of a host of `options` (the pool in the pool modes, the recording)
-/// and starts the driver that runs it: offline, the clocked thread, or the JACK client
-/// `jack_client` (opened by [`open_jack`]). Things to say once go to `warnings`.
+/// and starts the driver that runs it: offline, the clocked thread, the JACK client or the
+/// ALSA device of `opened` (opened by [`open_jack`] and [`open_alsa`]). Things to say once
+/// go to `warnings`.
 pub(super) fn start(
     options: &HostOptions,
-    jack_client: Option<::jack::Client>,
+    opened: (Option<::jack::Client>, Option<alsa::Device>),
     queues: Arc<Queues>,
     stats: Arc<HostStats>,
     warnings: &mut Vec<String>,
@@ -100,7 +121,12 @@ pub(super) fn start(
         }
         None => None,
     };
+    let (jack_client, alsa_device) = opened;
     let driver = match (&options.backend, jack_client) {
+        (HostBackend::Alsa { .. }, _) => match alsa_device {
+            Some(d) => start_alsa(audio, d, options)?,
+            None => return Err(HostError::Options("the ALSA device is not open".into())),
+        },
         (HostBackend::Jack { connect, .. }, Some(client)) => {
             let shared = Arc::new(jack::Shared::default());
             // Relaxed: read by the control thread only.
@@ -273,6 +299,60 @@ fn start_recorder(
     Ok(Recorder {
         handle,
         path: path.to_path_buf(),
+    })
+}
+
+/// Starts the ALSA audio thread: it runs a cycle, writes the mix to `device` (waiting for
+/// room in its buffer: the device paces the cycles), and runs the next one. Underruns are
+/// counted as overruns; a device that fails ends the thread ([`HostError::AudioGone`] at
+/// the next wait).
+fn start_alsa(
+    mut audio: Box<HostAudio>,
+    device: alsa::Device,
+    options: &HostOptions,
+) -> Result<Driver, HostError> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let core = options.exec.placement.cores.first().copied();
+    let channels = options.channels;
+    let handle = {
+        let stop = stop.clone();
+        std::thread::Builder::new()
+            .name("fugue-host".into())
+            .spawn(move || {
+                // SAFETY: PR_SET_TIMERSLACK takes a plain integer; no pointer.
+                unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+                if let Some(c) = core {
+                    let _ = fugue_exec::placement::pin_current(c);
+                }
+                let mut out = alsa::Writer::new(device, channels);
+                let mut xruns = 0;
+                // Relaxed: a request polled once per cycle; nothing is published with it.
+                while !stop.load(Ordering::Relaxed) {
+                    audio.run_cycle(Instant::now());
+                    for (ch, m) in audio.mix().iter().enumerate() {
+                        out.output(ch, m);
+                    }
+                    let r = out.write(&stop);
+                    // Relaxed: a statistic.
+                    audio
+                        .stats
+                        .overruns
+                        .fetch_add(out.xruns() - xruns, Ordering::Relaxed);
+                    xruns = out.xruns();
+                    if r.is_err() {
+                        break;
+                    }
+                }
+                audio
+            })
+            .map_err(|source| HostError::Io {
+                what: "cannot start the audio thread".into(),
+                source,
+            })?
+    };
+    Ok(Driver::Thread {
+        handle: Some(handle),
+        stop,
     })
 }
 

@@ -121,6 +121,8 @@ pub struct Host {
     pending: Option<usize>,
     /// What happened since [`Host::take_notices`] was last called.
     notices: Vec<String>,
+    /// [`Host::device`].
+    device: Option<String>,
 }
 
 /// How many adoptions and removals [`Host::log`] keeps (the oldest go first).
@@ -149,14 +151,17 @@ impl Host {
         let mut options = options;
         options.check_executor()?;
         let jack_client = driver::open_jack(&mut options)?;
+        let alsa = driver::open_alsa(&mut options)?;
+        let device = alsa.as_ref().map(|d| d.granted().to_string());
         options.check()?;
         let mut warnings = Vec::new();
-        let pipeline = options.start_pipeline(jack_client.is_some(), &mut warnings)?;
+        let pipeline =
+            options.start_pipeline(jack_client.is_some() || alsa.is_some(), &mut warnings)?;
         let queues = Arc::new(Queues::new());
         let stats = Arc::new(HostStats::new());
         let started = driver::start(
             &options,
-            jack_client,
+            (jack_client, alsa),
             queues.clone(),
             stats.clone(),
             &mut warnings,
@@ -177,7 +182,13 @@ impl Host {
             recorder: started.recorder,
             log: VecDeque::with_capacity(LOG_KEPT),
             warnings,
+            device,
         })
+    }
+
+    /// What the audio device was asked and granted, in words (ALSA backend).
+    pub fn device(&self) -> Option<&str> {
+        self.device.as_deref()
     }
 
     /// The mode.

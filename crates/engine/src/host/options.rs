@@ -82,6 +82,15 @@ pub enum HostBackend {
     Offline,
     /// An audio thread woken every period by absolute-time sleeps.
     Clocked,
+    /// An ALSA playback device: asked for [`HostOptions::rate`] and
+    /// [`HostOptions::block`], the host runs at what it grants (see
+    /// [`crate::backend::alsa`]); its audio thread is paced by the device.
+    Alsa {
+        /// The device's ALSA name (`default`, `hw:0`, `null`, ...).
+        device: String,
+        /// Periods in the device's buffer asked.
+        periods: u32,
+    },
     /// A JACK client: the server's rate and buffer size, one output port per channel.
     Jack {
         /// The client's name.
@@ -191,17 +200,18 @@ impl HostOptions {
     }
 
     /// [`HostOptions::pipeline`] fitted to the block at start ([`fit_pipeline`]). Under JACK
-    /// (`jack`), the server chooses the block and the pipeline follows it, with a warning
-    /// pushed to `warnings`; otherwise a pipeline that does not fit is refused.
+    /// or ALSA (`granted`), the server or the device chooses the block and the pipeline
+    /// follows it, with a warning pushed to `warnings`; otherwise a pipeline that does not
+    /// fit is refused.
     pub(super) fn start_pipeline(
         &self,
-        jack: bool,
+        granted: bool,
         warnings: &mut Vec<String>,
     ) -> Result<Pipeline, HostError> {
         let (pipeline, note) = fit_pipeline(self.pipeline, self.block);
-        match (note, jack) {
+        match (note, granted) {
             (None, _) => {}
-            // JACK chooses the block: the pipeline follows it.
+            // JACK or the device chooses the block: the pipeline follows it.
             (Some(note), true) => warnings.push(note),
             (Some(_), false) => {
                 let Pipeline::Sub(n) = self.pipeline else {

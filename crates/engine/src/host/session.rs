@@ -528,6 +528,7 @@ impl Session {
             backend: match o.backend {
                 HostBackend::Offline => "offline",
                 HostBackend::Clocked => "clocked",
+                HostBackend::Alsa { .. } => "alsa",
                 HostBackend::Jack { .. } => "jack",
             },
             rate: o.rate,

@@ -33,9 +33,17 @@ pub struct Args {
     /// host plays only while a `wait` runs, and `wait` counts audio time: after waits adding
     /// up to T seconds the host has played round(T × rate / buffer) cycles, as fast as they
     /// go; every other command applies at the start of the next cycle; the same script
-    /// records the same bytes at every run).
-    #[arg(long, default_value = "clocked", value_parser = ["clocked", "jack", "offline"])]
+    /// records the same bytes at every run), or alsa (an ALSA playback device, --device,
+    /// asked for --rate and --buffer; the host runs at what it grants, paced by the device).
+    #[arg(long, default_value = "clocked", value_parser = ["clocked", "jack", "alsa", "offline"])]
     pub backend: String,
+    /// The ALSA playback device (alsa backend): `default`, `hw:0`, `plughw:1,0`, `null`
+    /// (plays nothing, paced by the clock)... `aplay -L` lists them.
+    #[arg(long, default_value = "default")]
+    pub device: String,
+    /// Periods in the ALSA device's buffer asked (alsa backend).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(2..=16))]
+    pub periods: u32,
     /// Connect the output ports to the system playback ports (jack backend).
     #[arg(long)]
     pub connect: bool,
@@ -204,6 +212,10 @@ fn host_options(args: &Args) -> HostOptions {
             connect: args.connect,
             per_graph_ports: args.ports == "per-graph",
         },
+        "alsa" => HostBackend::Alsa {
+            device: args.device.clone(),
+            periods: args.periods,
+        },
         _ => HostBackend::Clocked,
     };
     HostOptions {
@@ -293,9 +305,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         None => None,
     };
     check_record(&args, script.as_deref())?;
-    // The JACK server chooses the buffer: a pipeline that does not divide it falls back to
-    // the largest divisor below it, with a warning.
-    let known_buffer = (args.backend != "jack").then_some(args.buffer as usize);
+    // The JACK server or the ALSA device chooses the buffer: a pipeline that does not divide
+    // it falls back to the largest divisor below it, with a warning.
+    let known_buffer =
+        (!matches!(args.backend.as_str(), "jack" | "alsa")).then_some(args.buffer as usize);
     crate::exec_args::check_pipeline(Some(args.pipeline), known_buffer, false)?;
     // Until the host has started, a signal ends the process at once: opening the recording
     // may wait for the reader of a named pipe.
@@ -305,6 +318,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     host.set_reader(Arc::new(|file: &Path| {
         fugue_faust::is_dsp(file).then(|| fugue_faust::dsp_graph(file).map_err(|e| e.to_string()))
     }));
+    if let Some(line) = host.device() {
+        eprintln!("fugue: {line}");
+    }
     // Placement problems are said, never fatal: the host plays without them.
     crate::warn::report(host.warnings(), false)?;
     let mut shell = Shell {

@@ -1,0 +1,508 @@
+//! The ALSA backend: an ALSA playback device (a sound card through `hw:`/`plughw:`, the
+//! desktop's sound server through the `default`, `pulse` or `pipewire` plugins, or `null`,
+//! which discards what it is given), with no audio server of fugue's own.
+//!
+//! [`open`] asks the device for a sample rate, a period of `block` frames, a buffer of
+//! `periods` periods, as many channels as the graph has outputs, and 32-bit float samples
+//! (else 32-bit, else 16-bit integers); the graph is then compiled at the rate and period the
+//! device granted, and [`Granted`] says both in words. The device is opened non-blocking:
+//! opening a busy sound card fails at once instead of waiting for it.
+//!
+//! The audio thread runs a cycle, interleaves (and converts) its outputs into a buffer
+//! allocated before the first cycle, and writes them; when the device's buffer is full it
+//! waits for room (`snd_pcm_wait`, at most a few periods at a time, so that a stop request is
+//! seen). So the device's clock paces the cycles, as JACK's does. An underrun (the buffer
+//! ran empty before a cycle's write) is recovered from at once, counted as an xrun, and the
+//! run goes on; an error ALSA cannot recover from (the device unplugged) ends the run with
+//! its reason ([`crate::EndReason::DeviceLost`]). A device that takes frames faster than it
+//! could play them (`null`, a file) is paced by the clock instead: a write that would put
+//! more than the buffer ahead of the wall clock sleeps until it is not. A mono graph is
+//! played on every channel the device grants; outputs beyond its channels are left out (with
+//! a warning), and channels beyond the outputs are silent. Inputs are silent.
+
+use std::ffi::CString;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use ::alsa as a;
+use a::pcm::{Access, Format, HwParams, PCM};
+use a::{Direction, ValueOr};
+use fugue_graph::TaskGraph;
+
+use super::clocked::{now_ns, sleep_until};
+use super::paced::{self, Pacer};
+use crate::options::{RunError, RunOptions, RunReport};
+use crate::stats::Summary;
+
+/// The most periods a device's buffer may be asked to hold.
+pub const MAX_PERIODS: u32 = 16;
+
+/// A sample format the backend writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SampleFormat {
+    /// 32-bit float.
+    F32,
+    /// 32-bit signed integer.
+    S32,
+    /// 16-bit signed integer.
+    S16,
+}
+
+impl SampleFormat {
+    /// ALSA's name of the format, as `aplay` says it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SampleFormat::F32 => "FLOAT_LE",
+            SampleFormat::S32 => "S32_LE",
+            SampleFormat::S16 => "S16_LE",
+        }
+    }
+
+    fn alsa(self) -> Format {
+        match self {
+            SampleFormat::F32 => Format::float(),
+            SampleFormat::S32 => Format::s32(),
+            SampleFormat::S16 => Format::s16(),
+        }
+    }
+}
+
+/// What a device was asked and what it granted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Granted {
+    /// The device's ALSA name.
+    pub device: String,
+    /// Sample rate asked, Hz.
+    pub asked_rate: u32,
+    /// Period asked, frames.
+    pub asked_block: usize,
+    /// Periods per buffer asked.
+    pub asked_periods: u32,
+    /// Channels asked (the graph's outputs, at least one).
+    pub asked_channels: usize,
+    /// Sample rate granted, Hz: the graph runs at it.
+    pub rate: u32,
+    /// Period granted, frames: the graph's block.
+    pub block: usize,
+    /// Buffer granted, frames.
+    pub buffer: usize,
+    /// Channels granted.
+    pub channels: usize,
+    /// Sample format granted.
+    pub format: SampleFormat,
+}
+
+impl fmt::Display for Granted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "ALSA device {}: asked {} Hz, {}-frame periods, {} periods, {} channel(s); granted {} Hz, {}-frame periods, a buffer of {} frames ({:.1} ms), {} channel(s), {}",
+            self.device,
+            self.asked_rate,
+            self.asked_block,
+            self.asked_periods,
+            self.asked_channels,
+            self.rate,
+            self.block,
+            self.buffer,
+            self.buffer as f64 * 1000.0 / f64::from(self.rate.max(1)),
+            self.channels,
+            self.format.name(),
+        )
+    }
+}
+
+/// An open playback device, set up as [`Granted`] says, not yet written to.
+pub struct Device {
+    pcm: PCM,
+    granted: Granted,
+}
+
+impl fmt::Debug for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Device")
+            .field("granted", &self.granted)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Device {
+    /// What the device granted.
+    pub fn granted(&self) -> &Granted {
+        &self.granted
+    }
+}
+
+/// While it lives, ALSA's messages on the calling thread are not printed (ALSA prints its
+/// own line to standard error for an unknown device; the error returned says it once).
+struct Quiet(alsa_sys::snd_local_error_handler_t);
+
+impl Quiet {
+    fn new() -> Quiet {
+        // SAFETY: sets this thread's handler to a function of the type ALSA calls; the old
+        // one is put back by `drop`.
+        Quiet(unsafe { alsa_sys::snd_lib_error_set_local(Some(say_nothing)) })
+    }
+}
+
+impl Drop for Quiet {
+    fn drop(&mut self) {
+        // SAFETY: puts back the handler `new` replaced, on the same thread.
+        unsafe { alsa_sys::snd_lib_error_set_local(self.0) };
+    }
+}
+
+/// An ALSA error handler that prints nothing.
+unsafe extern "C" fn say_nothing(
+    _file: *const libc::c_char,
+    _line: libc::c_int,
+    _func: *const libc::c_char,
+    _err: libc::c_int,
+    _fmt: *const libc::c_char,
+    _args: *mut alsa_sys::__va_list_tag,
+) {
+}
+
+/// ALSA's reason in words, without the errno's number.
+fn reason(e: &a::Error) -> String {
+    let s = std::io::Error::from_raw_os_error(e.errno()).to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// An error of the device `name`, in one sentence.
+fn failed(name: &str, what: &str, e: &a::Error) -> RunError {
+    RunError::Alsa(format!("the ALSA device {name:?} {what}: {}", reason(e)))
+}
+
+/// Opens the playback device `name` and asks it for `rate` Hz, periods of `block` frames,
+/// `periods` periods per buffer and `channels` channels (see the module documentation).
+pub fn open(
+    name: &str,
+    rate: u32,
+    block: usize,
+    periods: u32,
+    channels: usize,
+) -> Result<Device, RunError> {
+    if rate == 0 || block == 0 {
+        return Err(RunError::Options(
+            "the sample rate and the buffer size must be at least 1".into(),
+        ));
+    }
+    if !(2..=MAX_PERIODS).contains(&periods) {
+        return Err(RunError::Options(format!(
+            "the periods per buffer must be between 2 and {MAX_PERIODS}, not {periods}"
+        )));
+    }
+    let cname = CString::new(name).map_err(|_| {
+        RunError::Options(format!("the ALSA device name {name:?} contains a NUL byte"))
+    })?;
+    // ALSA's own messages are not printed: the error returned says what failed.
+    let _quiet = Quiet::new();
+    let pcm = PCM::open(&cname, Direction::Playback, true).map_err(|e| {
+        let hint = match e.errno() {
+            libc::ENOENT | libc::ENODEV | libc::ENXIO => " (`aplay -L` lists the devices)",
+            libc::EBUSY => " (another program is using it; try the `default` device)",
+            _ => "",
+        };
+        RunError::Alsa(format!(
+            "the ALSA playback device {name:?} cannot be opened: {}{hint}",
+            reason(&e)
+        ))
+    })?;
+    let asked_channels = channels.max(1);
+    let (format, buffer, got_channels, got_rate, got_block) = {
+        let hw = HwParams::any(&pcm).map_err(|e| failed(name, "has no configuration", &e))?;
+        hw.set_access(Access::RWInterleaved)
+            .map_err(|e| failed(name, "refuses interleaved writes", &e))?;
+        let format = [SampleFormat::F32, SampleFormat::S32, SampleFormat::S16]
+            .into_iter()
+            .find(|f| hw.test_format(f.alsa()).is_ok())
+            .ok_or_else(|| {
+                RunError::Alsa(format!(
+                    "the ALSA device {name:?} takes none of FLOAT_LE, S32_LE and S16_LE samples; use a plug device (plughw:...) or `default`"
+                ))
+            })?;
+        hw.set_format(format.alsa())
+            .map_err(|e| failed(name, "refuses its own sample format", &e))?;
+        let got_channels =
+            hw.set_channels_near(asked_channels as u32)
+                .map_err(|e| failed(name, "refuses every channel count", &e))? as usize;
+        let got_rate = hw
+            .set_rate_near(rate, ValueOr::Nearest)
+            .map_err(|e| failed(name, "refuses every sample rate", &e))?;
+        let got_block = hw
+            .set_period_size_near(block as a::pcm::Frames, ValueOr::Nearest)
+            .map_err(|e| failed(name, "refuses every period size", &e))?;
+        hw.set_periods_near(periods, ValueOr::Nearest)
+            .map_err(|e| failed(name, "refuses every period count", &e))?;
+        pcm.hw_params(&hw)
+            .map_err(|e| failed(name, "refuses the configuration asked", &e))?;
+        let cur = pcm
+            .hw_params_current()
+            .map_err(|e| failed(name, "does not say its configuration", &e))?;
+        let got_block = cur.get_period_size().unwrap_or(got_block);
+        let buffer = cur
+            .get_buffer_size()
+            .map_err(|e| failed(name, "does not say its buffer size", &e))?;
+        (format, buffer, got_channels, got_rate, got_block)
+    };
+    if got_block <= 0 || buffer < got_block || got_rate == 0 || got_channels == 0 {
+        return Err(RunError::Alsa(format!(
+            "the ALSA device {name:?} granted an unusable configuration ({got_rate} Hz, periods of {got_block} frames, a buffer of {buffer} frames, {got_channels} channels)"
+        )));
+    }
+    {
+        let sw = pcm
+            .sw_params_current()
+            .map_err(|e| failed(name, "does not say its software configuration", &e))?;
+        // Playback starts once the buffer is full: the first cycles fill it back to back.
+        sw.set_start_threshold(buffer - buffer % got_block)
+            .and_then(|()| sw.set_avail_min(got_block))
+            .and_then(|()| pcm.sw_params(&sw))
+            .map_err(|e| failed(name, "refuses the start threshold asked", &e))?;
+    }
+    Ok(Device {
+        pcm,
+        granted: Granted {
+            device: name.to_string(),
+            asked_rate: rate,
+            asked_block: block,
+            asked_periods: periods,
+            asked_channels,
+            rate: got_rate,
+            block: got_block as usize,
+            buffer: buffer as usize,
+            channels: got_channels,
+            format,
+        },
+    })
+}
+
+/// The interleaved samples of one period, in the device's format.
+enum Samples {
+    F32(Vec<f32>),
+    S32(Vec<i32>),
+    S16(Vec<i16>),
+}
+
+/// The audio thread's side of a [`Device`]: the interleaving buffer, the clock guard and the
+/// xrun count. Made before the first cycle; [`Writer::output`] and [`Writer::write`] never
+/// allocate.
+pub struct Writer {
+    device: Device,
+    samples: Samples,
+    /// The graph's output channels.
+    outputs: usize,
+    /// Frames written since the first write, and when it was (ns), for the clock guard.
+    frames: u64,
+    first_ns: Option<u64>,
+    xruns: u64,
+    /// The longest wait for room, ms, before the stop request is looked at again.
+    wait_ms: u32,
+}
+
+impl Writer {
+    /// The writer of `device` for a graph (or a host's mix) of `outputs` channels.
+    pub fn new(device: Device, outputs: usize) -> Writer {
+        let g = &device.granted;
+        let n = g.block * g.channels;
+        let samples = match g.format {
+            SampleFormat::F32 => Samples::F32(vec![0.0; n]),
+            SampleFormat::S32 => Samples::S32(vec![0; n]),
+            SampleFormat::S16 => Samples::S16(vec![0; n]),
+        };
+        let period_ms = (g.block as u64 * 1000).div_ceil(u64::from(g.rate)) as u32;
+        Writer {
+            samples,
+            outputs,
+            frames: 0,
+            first_ns: None,
+            xruns: 0,
+            wait_ms: (4 * period_ms).clamp(10, 200),
+            device,
+        }
+    }
+
+    /// Recovers from `e` when ALSA can (an underrun, counted; a suspend; an interrupted
+    /// call), else says why the device failed.
+    fn recover(&mut self, e: a::Error) -> Result<(), String> {
+        let code = e.errno();
+        if code == libc::EPIPE || code == libc::ESTRPIPE {
+            self.xruns += 1;
+        }
+        if matches!(code, libc::EPIPE | libc::ESTRPIPE | libc::EINTR) {
+            if let Ok(()) = self.device.pcm.try_recover(e, true) {
+                return Ok(());
+            }
+        }
+        Err(format!(
+            "the ALSA device {:?} failed: {}",
+            self.device.granted.device,
+            reason(&e)
+        ))
+    }
+
+    /// Writes frames `[done..]` of the period; returns how many frames were taken.
+    fn write_from(&self, done: usize) -> a::Result<usize> {
+        let ch = self.device.granted.channels;
+        let pcm = &self.device.pcm;
+        // SAFETY: the device was set to this sample format by `open` (and granted it: a
+        // device that refuses a format fails `hw_params`), so each buffer's element type is
+        // the device's sample type; `io_unchecked` only skips asking the device again.
+        unsafe {
+            match &self.samples {
+                Samples::F32(b) => pcm.io_unchecked::<f32>().writei(&b[done * ch..]),
+                Samples::S32(b) => pcm.io_unchecked::<i32>().writei(&b[done * ch..]),
+                Samples::S16(b) => pcm.io_unchecked::<i16>().writei(&b[done * ch..]),
+            }
+        }
+    }
+}
+
+impl Writer {
+    /// Takes output channel `ch` of a cycle (a period of samples) into the period to write.
+    pub fn output(&mut self, ch: usize, x: &[f32]) {
+        let channels = self.device.granted.channels;
+        // A mono graph plays on every channel; otherwise output ch on channel ch.
+        let targets = if self.outputs == 1 {
+            0..channels
+        } else if ch < channels {
+            ch..ch + 1
+        } else {
+            return;
+        };
+        for c in targets {
+            match &mut self.samples {
+                Samples::F32(b) => {
+                    for (i, &v) in x.iter().enumerate() {
+                        b[i * channels + c] = v;
+                    }
+                }
+                Samples::S32(b) => {
+                    for (i, &v) in x.iter().enumerate() {
+                        b[i * channels + c] =
+                            (f64::from(v.clamp(-1.0, 1.0)) * 2_147_483_647.0) as i32;
+                    }
+                }
+                Samples::S16(b) => {
+                    for (i, &v) in x.iter().enumerate() {
+                        b[i * channels + c] = (v.clamp(-1.0, 1.0) * 32_767.0) as i16;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Writes the period taken by [`Writer::output`], waiting for room in the device's
+    /// buffer (or, for a device that does not play in real time, for the clock); returns early
+    /// when `stop` is set. `Err`: the device failed and could not be recovered, in words.
+    pub fn write(&mut self, stop: &AtomicBool) -> Result<(), String> {
+        let block = self.device.granted.block;
+        let mut done = 0;
+        while done < block {
+            match self.write_from(done) {
+                Ok(n) => done += n,
+                Err(e) if e.errno() == libc::EAGAIN => {
+                    // Relaxed: a request polled while waiting; nothing is published with it.
+                    if stop.load(Ordering::Relaxed) {
+                        return Ok(());
+                    }
+                    if let Err(e) = self.device.pcm.wait(Some(self.wait_ms)) {
+                        self.recover(e)?;
+                    }
+                }
+                Err(e) => self.recover(e)?,
+            }
+        }
+        // The clock guard: a device that took more than its buffer ahead of the wall clock
+        // does not play in real time; sleep until it would have.
+        let now = now_ns();
+        let first = *self.first_ns.get_or_insert(now);
+        self.frames += block as u64;
+        let g = &self.device.granted;
+        let ahead = self.frames.saturating_sub(g.buffer as u64);
+        let due = first + (u128::from(ahead) * 1_000_000_000 / u128::from(g.rate)) as u64;
+        if due > now {
+            sleep_until(due);
+        }
+        Ok(())
+    }
+
+    /// Underruns so far, each recovered from.
+    pub fn xruns(&self) -> u64 {
+        self.xruns
+    }
+}
+
+impl Pacer for Writer {
+    fn wait(&mut self) -> Option<u64> {
+        // The device's clock paces the run through the writes (`end_cycle`).
+        Some(0)
+    }
+
+    fn output(&mut self, ch: usize, samples: &[f32]) {
+        Writer::output(self, ch, samples);
+    }
+
+    fn end_cycle(&mut self, stop: &AtomicBool) -> Result<(), String> {
+        self.write(stop)
+    }
+
+    fn xruns(&self) -> u64 {
+        Writer::xruns(self)
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        // What is still buffered is dropped, not played out: a stopped run stops now.
+        let _ = self.device.pcm.drop();
+    }
+}
+
+/// Runs `graph` on the ALSA device `device`, asked for `rate` Hz, periods of `block` frames
+/// and `periods` periods per buffer; the graph runs at what the device grants.
+pub(crate) fn run(
+    graph: &TaskGraph,
+    options: &RunOptions,
+    device: &str,
+    (rate, block, periods): (u32, usize, u32),
+    on_tick: impl FnMut(&Summary),
+) -> Result<RunReport, RunError> {
+    let outputs = sink_channels(graph);
+    let dev = open(device, rate, block, periods, outputs)?;
+    let g = dev.granted().clone();
+    let line = g.to_string();
+    if let Some(say) = options.announce {
+        say(&line);
+    }
+    let mut report = paced::run(
+        graph,
+        options,
+        g.rate,
+        g.block,
+        Some(line),
+        move |outputs| Writer::new(dev, outputs),
+        on_tick,
+    )?;
+    if outputs > g.channels {
+        report.warnings.push(format!(
+            "the graph has {outputs} output channels and the ALSA device {} plays {}: outputs {} to {outputs} are not heard",
+            g.device,
+            g.channels,
+            g.channels + 1
+        ));
+    }
+    Ok(report)
+}
+
+/// The output channels a plan of `graph` has: its sinks' input ports.
+fn sink_channels(graph: &TaskGraph) -> usize {
+    (0..graph.len())
+        .filter(|&v| graph.node(v).kind == "sink")
+        .map(|v| graph.inputs(v))
+        .sum::<usize>()
+}

@@ -1,0 +1,72 @@
+//! The ALSA backend's audio path allocates nothing: the measured cycle body, the outputs
+//! interleaved into the device's period, and the write to the device (ALSA's `null` device,
+//! paced by the clock), under a counting global allocator. Only this thread is counted (the
+//! statistics thread and the executors' workers are covered elsewhere).
+
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use fugue_engine::backend::alsa;
+use fugue_engine::stats::{start_stats, StatsOptions};
+use fugue_engine::{CycleBody, Engine, ExecutorChoice};
+use fugue_exec::ExecutorKind;
+
+#[global_allocator]
+static GLOBAL: fugue_testkit::alloc::Counting = fugue_testkit::alloc::Counting;
+
+/// One test only in this binary, so no other test allocates while we count.
+#[test]
+fn cycles_written_to_an_alsa_device_do_not_allocate() {
+    let graph = fugue_graph::gen::rake(6);
+    for kind in [ExecutorKind::Seq, ExecutorKind::Ws] {
+        let device = alsa::open("null", 48_000, 64, 2, 2).unwrap();
+        let (rate, block) = (device.granted().rate, device.granted().block);
+        let choice = ExecutorChoice {
+            kind,
+            threads: if kind == ExecutorKind::Seq { 1 } else { 2 },
+            ..ExecutorChoice::default()
+        };
+        let (mut engine, _) = Engine::build(
+            &graph,
+            &fugue_engine::Registry::with_builtin_kinds(),
+            f64::from(rate),
+            block,
+            &choice,
+            false,
+        )
+        .unwrap();
+        let mut out = alsa::Writer::new(device, engine.plan.n_outputs());
+        let (stats, meter) = start_stats(StatsOptions::default()).unwrap();
+        let mut body = CycleBody {
+            meter,
+            deadline_periods: 1,
+            hash_outputs: true,
+            live: None,
+        };
+        let stop = AtomicBool::new(false);
+        let mut cycle = |engine: &mut Engine, out: &mut alsa::Writer| {
+            body.run(
+                engine,
+                block,
+                Instant::now(),
+                0,
+                |_, b| b.fill(0.0),
+                |ch, b| out.output(ch, b),
+            );
+            out.write(&stop).unwrap();
+        };
+        // Warm up (first-touch effects, worker start-up, the device started).
+        for _ in 0..20 {
+            cycle(&mut engine, &mut out);
+        }
+        let (n, ()) = fugue_testkit::alloc::count_this_thread(|| {
+            for _ in 0..300 {
+                cycle(&mut engine, &mut out);
+            }
+        });
+        let summary = stats.finish().summary;
+        assert_eq!(n, 0, "{kind}: {n} allocations or frees in 300 cycles");
+        assert_eq!(summary.cycles, 320, "{kind}");
+        assert_eq!(out.xruns(), 0, "{kind}");
+    }
+}
