@@ -1,4 +1,5 @@
-//! `fugue host`: a scripted session with the clocked backend records, sample for sample, the
+//! `fugue host`: a scripted session with the clocked backend (and on ALSA's null device, and
+//! JACK's when a server runs) records, sample for sample, the
 //! sum of each graph's solo `fugue render` over the cycles it was loaded; bad input is one
 //! clear line and the host plays on; `--strict` stops at the first failure with a valid
 //! recording; the control socket survives bad clients; `--pipeline` records the same mix as
@@ -29,6 +30,35 @@ fn small_graphs(dir: &Path) -> Vec<PathBuf> {
 #[test]
 fn scripted_clocked_session_records_the_sum_of_the_solo_renders() {
     session("session", &["--backend", "clocked", "--buffer", "512"]);
+}
+
+/// The same session played on ALSA's null device (paced by the clock, no sound card).
+#[test]
+fn scripted_alsa_session_records_the_sum_of_the_solo_renders() {
+    session(
+        "alsa-session",
+        &["--backend", "alsa", "--device", "null", "--buffer", "512"],
+    );
+}
+
+#[test]
+fn an_alsa_host_on_a_device_that_does_not_exist_is_one_sentence() {
+    let o = fugue(&[
+        "host",
+        "--backend",
+        "alsa",
+        "--device",
+        "fugue-no-such-device",
+        "--script",
+        "/dev/null",
+    ]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(
+        e.contains("ALSA playback device \"fugue-no-such-device\" cannot be opened"),
+        "{e}"
+    );
 }
 
 fn jack_server_running() -> bool {

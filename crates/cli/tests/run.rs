@@ -236,3 +236,90 @@ fn jackd_dying_ends_the_run_cleanly_with_statistics() {
     assert!(n > 20, "{stdout}");
     assert_eq!(rows(&csv), n);
 }
+
+/// `fugue run` with `args` and no JACK server (a server name nobody runs).
+fn run_without_jack(args: &[&str]) -> std::process::Output {
+    let g = example_graph();
+    fugue()
+        .arg("run")
+        .arg(&g)
+        .args(args)
+        .env(
+            "JACK_DEFAULT_SERVER",
+            format!("fugue-absent-{}", std::process::id()),
+        )
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn alsa_null_run_plays_its_seconds_and_says_what_the_device_granted() {
+    let csv = tmp("alsa.csv");
+    let _ = std::fs::remove_file(&csv);
+    let start = Instant::now();
+    let out = run_without_jack(&[
+        "--backend",
+        "alsa",
+        "--device",
+        "null",
+        "--seconds",
+        "1",
+        "--stats",
+        csv.to_str().unwrap(),
+    ]);
+    let took = start.elapsed();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // round(1 s × 48000 / 256) = 188 cycles, paced by the clock.
+    assert_eq!(cycles_in(&stdout), 188, "{stdout}");
+    assert_eq!(rows(&csv), 188);
+    assert!(took >= Duration::from_millis(950), "{took:?}");
+    assert!(
+        stderr.contains("ALSA device null: asked 48000 Hz, 256-frame periods, 2 periods")
+            && stderr.contains("granted 48000 Hz"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("executor auto:"), "{stderr}");
+}
+
+#[test]
+fn the_auto_backend_plays_on_alsa_when_no_jack_server_runs() {
+    let out = run_without_jack(&["--device", "null", "--seconds", "0.3", "--json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["backend"], "alsa", "{v}");
+    assert!(v["cycles"].as_u64().unwrap() > 0, "{v}");
+}
+
+#[test]
+fn no_jack_server_and_no_alsa_device_is_one_sentence_saying_what_to_do() {
+    for args in [
+        &["--device", "fugue-no-such-device", "--seconds", "1"][..],
+        &[
+            "--backend",
+            "alsa",
+            "--device",
+            "fugue-no-such-device",
+            "--seconds",
+            "1",
+        ],
+    ] {
+        let out = run_without_jack(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.contains("ALSA playback device \"fugue-no-such-device\" cannot be opened"),
+            "{stderr}"
+        );
+        if args[0] == "--device" {
+            assert!(
+                stderr.contains("no JACK server is running")
+                    && stderr.contains("--backend clocked"),
+                "{stderr}"
+            );
+        }
+    }
+}

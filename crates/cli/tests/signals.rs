@@ -106,22 +106,25 @@ fn a_stopped_render_keeps_the_old_file() {
     }
 }
 
-/// `run` stopped by any of the three signals prints its summary and writes its statistics.
+/// `run` stopped by any of the three signals prints its summary and writes its statistics,
+/// on the clocked backend and on ALSA's null device.
 #[test]
 fn a_stopped_run_keeps_its_statistics() {
-    for (sig, name) in SIGNALS {
-        let d = folder(&format!("run-{name}"));
+    let backends: [&[&str]; 2] = [
+        &["--backend", "clocked"],
+        &["--backend", "alsa", "--device", "null"],
+    ];
+    for (backend, (sig, name)) in backends
+        .into_iter()
+        .flat_map(|b| SIGNALS.into_iter().map(move |s| (b, s)))
+    {
+        let d = folder(&format!("run-{}-{name}", backend[1]));
         let csv = d.join("cycles.csv");
-        let child = spawn(&[
-            "run",
-            &example("rake.ag"),
-            "--backend",
-            "clocked",
-            "--buffer",
-            "256",
-            "--stats",
-            csv.to_str().unwrap(),
-        ]);
+        let graph = example("rake.ag");
+        let mut args = vec!["run", &graph];
+        args.extend_from_slice(backend);
+        args.extend_from_slice(&["--buffer", "256", "--stats", csv.to_str().unwrap()]);
+        let child = spawn(&args);
         wait_for("the run did not start", || {
             listing(&d).iter().any(|n| n.ends_with(".part"))
         });

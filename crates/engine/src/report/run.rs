@@ -211,8 +211,10 @@ pub fn cycles_line(s: &Summary) -> String {
 pub struct RunSummary<'a> {
     /// The graph file.
     pub graph: String,
-    /// `jack` or `clocked`.
+    /// `jack`, `alsa` or `clocked`.
     pub backend: &'a str,
+    /// What the audio device was asked and granted (ALSA), in words.
+    pub device: Option<&'a str>,
     /// Sample rate in Hz.
     pub sample_rate: u32,
     /// Frames per cycle (the last one, under JACK).
@@ -240,7 +242,7 @@ pub struct RunSummary<'a> {
     pub misses: u64,
     /// Their share.
     pub miss_rate: f64,
-    /// JACK xruns, or the clocked backend's overruns.
+    /// JACK xruns, the ALSA device's underruns, or the clocked backend's overruns.
     pub overruns: u64,
     /// Records the statistics ring dropped.
     pub dropped: u64,
@@ -265,7 +267,7 @@ pub struct RunSummary<'a> {
 }
 
 impl<'a> RunSummary<'a> {
-    /// The figures of the run of `graph` on `backend` (`jack` or `clocked`) with the
+    /// The figures of the run of `graph` on `backend` (`jack`, `alsa` or `clocked`) with the
     /// `deadline` rule, played by `executor` on `threads` threads.
     pub fn new(
         graph: &Path,
@@ -278,6 +280,7 @@ impl<'a> RunSummary<'a> {
         RunSummary {
             graph: graph.display().to_string(),
             backend,
+            device: r.device.as_deref(),
             sample_rate: r.sample_rate,
             buffer: r.block,
             executor,
@@ -329,6 +332,7 @@ impl std::fmt::Display for RunSummary<'_> {
                 ", JACK xruns {} ({n} server cycles skipped)",
                 self.overruns
             )?,
+            ("alsa", _) => write!(f, ", ALSA xruns {}", self.overruns)?,
             _ => write!(f, ", overruns {}", self.overruns)?,
         }
         if self.dropped > 0 {
