@@ -152,6 +152,14 @@ pub trait DspNode: Send {
         Vec::new()
     }
 
+    /// The largest value a live change may give parameter `param` on this node's processors,
+    /// when their memory bounds it (a delay's line holds at most `max_time`); `None`: no
+    /// such bound (the kind's own checks apply). Default: none.
+    fn live_max(&self, param: usize) -> Option<f64> {
+        let _ = param;
+        None
+    }
+
     /// The index of attribute `attr` among the node's live parameters, which its processors
     /// change while they play ([`Processor::set_param`]); `None` when `attr` is not live.
     /// Default: no live parameter.
@@ -230,6 +238,13 @@ pub trait Processor: Send {
     /// [`DspNode::memory`]. Default: 0.
     fn memory(&self) -> usize {
         0
+    }
+
+    /// [`DspNode::live_max`] of the node this processor was made for (a node that clones a
+    /// prototype processor asks it). Default: none.
+    fn live_max(&self, param: usize) -> Option<f64> {
+        let _ = param;
+        None
     }
 
     /// What the processor reports beside its audio, by name, as it stands after the last

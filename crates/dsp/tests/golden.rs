@@ -395,3 +395,130 @@ fn cuts_do_not_change_the_output() {
         }
     }
 }
+
+/// The frames of `out` that are not zero.
+fn nonzero(out: &[f32]) -> Vec<usize> {
+    (0..out.len()).filter(|&i| out[i] != 0.0).collect()
+}
+
+/// A live change of a delay's `time` moves its echo: an impulse comes back `time` later,
+/// before and after the change (the block after it fades from the old delay to the new one).
+/// The line is `max_time` long (1 s by default), and the node says so as its live bound.
+#[test]
+fn delay_time_changes_live_within_its_line() {
+    let (rate, block) = (48_000.0, 64);
+    let n = node(
+        "delay",
+        &[
+            ("time", "0.001"),
+            ("wet", "1"),
+            ("dry", "0"),
+            ("feedback", "0"),
+        ],
+    );
+    let d = build(&n, 1, 1, rate, block);
+    let time = d.live_param("time").expect("time is live");
+    assert_eq!(d.live_max(time), Some(1.0));
+    let mut p = d.processor();
+    let mut impulse = vec![0.0f32; 4 * block];
+    impulse[0] = 1.0;
+    // 48 frames of delay: the echo at frame 48.
+    let out = run(p.as_mut(), d.as_ref(), Some(&impulse), 4 * block, block);
+    assert_eq!(nonzero(&out), [48]);
+    p.set_param(time, 0.002);
+    // One block of silence carries the fade; then 96 frames of delay.
+    let silence = vec![0.0f32; block];
+    let faded = run(p.as_mut(), d.as_ref(), Some(&silence), block, block);
+    assert!(faded.iter().all(|&x| x == 0.0), "{faded:?}");
+    let out = run(p.as_mut(), d.as_ref(), Some(&impulse), 4 * block, block);
+    assert_eq!(nonzero(&out), [96]);
+    // A longer `max_time` is a longer bound.
+    let n = node("delay", &[("time", "0.5"), ("max_time", "3")]);
+    let d = build(&n, 1, 1, rate, block);
+    assert_eq!(d.live_max(time), Some(3.0));
+}
+
+/// A delay as long as its line (`time` = `max_time`) and one in a longer line compute the
+/// same samples.
+#[test]
+fn a_delay_in_a_longer_line_is_the_same_delay() {
+    let (rate, block) = (48_000.0, 128);
+    let noise: Vec<f32> = (0..48_000)
+        .map(|i| ((i * 7919 % 1000) as f32 / 500.0) - 1.0)
+        .collect();
+    let attrs = [("time", "0.01"), ("feedback", "0.6"), ("wet", "0.7")];
+    let mut exact = attrs.to_vec();
+    exact.push(("max_time", "0.01"));
+    let mut long = attrs.to_vec();
+    long.push(("max_time", "0.5"));
+    let outs: Vec<Vec<f32>> = [exact, long]
+        .iter()
+        .map(|a| {
+            let d = build(&node("delay", a), 1, 1, rate, block);
+            let mut p = d.processor();
+            run(
+                p.as_mut(),
+                d.as_ref(),
+                Some(&noise),
+                48_000 - 48_000 % block,
+                block,
+            )
+        })
+        .collect();
+    assert_eq!(outs[0], outs[1]);
+}
+
+/// `mod` frequency, `reverb` room and wet, and `karplus` decay change live: the output after
+/// the change differs from the output without it, and the kinds name them.
+#[test]
+fn mod_reverb_and_karplus_parameters_change_live() {
+    let (rate, block) = (48_000.0, 256);
+    // 4 blocks before the change, 16 after (a reverb's combs come back after 1116 frames).
+    let input: Vec<f32> = (0..20 * block)
+        .map(|i| ((i % 97) as f32 / 48.0) - 1.0)
+        .collect();
+    for (kind, attrs, attr, value) in [
+        ("mod", vec![("freq", "55")], "freq", 220.0),
+        ("reverb", vec![], "room", 0.95),
+        ("reverb", vec![], "wet", 0.9),
+        ("karplus", vec![("freq", "220")], "decay", 0.5),
+    ] {
+        let d = build(&node(kind, &attrs), 1, 1, rate, block);
+        let param = d
+            .live_param(attr)
+            .unwrap_or_else(|| panic!("{kind} {attr} is live"));
+        let mut plain = d.processor();
+        let mut changed = d.processor();
+        let a = run(
+            plain.as_mut(),
+            d.as_ref(),
+            Some(&input[..4 * block]),
+            4 * block,
+            block,
+        );
+        let b = run(
+            changed.as_mut(),
+            d.as_ref(),
+            Some(&input[..4 * block]),
+            4 * block,
+            block,
+        );
+        assert!(a == b, "{kind}: the same before the change");
+        changed.set_param(param, value);
+        let a = run(
+            plain.as_mut(),
+            d.as_ref(),
+            Some(&input[4 * block..]),
+            16 * block,
+            block,
+        );
+        let b = run(
+            changed.as_mut(),
+            d.as_ref(),
+            Some(&input[4 * block..]),
+            16 * block,
+            block,
+        );
+        assert!(a != b, "{kind} {attr}: the change is not heard");
+    }
+}

@@ -113,5 +113,15 @@ pub fn check(
             "attribute `{attr}` of node `{node}` cannot change while the graph plays ({live}); `fugue kinds` marks them"
         ));
     };
+    // A bound of the running processors' memory (a delay's line), from the node as it
+    // stands: the changed copy's own default for it may differ.
+    let here = NodeContext::of(graph, v, rate, block);
+    if let Ok((now, _)) = registry.build(&here, false) {
+        if let Some(max) = now.live_max(param).filter(|&m| value > m) {
+            return Err(format!(
+                "`{attr}` of node `{node}` can be set up to {max} while the graph plays (what its memory holds); give the node a larger bound (`fugue kinds` names it for kind {kind}) and load it again"
+            ));
+        }
+    }
     Ok(Checked { node: v, param })
 }

@@ -127,7 +127,11 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
         attributes: Cow::Borrowed(&[
             (
                 text("time"),
-                text("delay in seconds, 0 < time <= 60 (default 0.25)"),
+                text("delay in seconds, 0 < time <= max_time (default 0.25)"),
+            ),
+            (
+                text("max_time"),
+                text("the longest time a live change may set, time <= max_time <= 60 (default: time, at least 1)"),
             ),
             (text("feedback"), text("-1 < feedback < 1 (default 0.4)")),
             (
@@ -138,7 +142,13 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
             VOLUME,
         ]),
         others: None,
-        live: Cow::Borrowed(&[text("feedback"), text("wet"), text("dry"), text("volume")]),
+        live: Cow::Borrowed(&[
+            text("feedback"),
+            text("wet"),
+            text("dry"),
+            text("volume"),
+            text("time"),
+        ]),
     },
     KindDoc {
         name: text("gain"),
@@ -182,7 +192,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
             VOLUME,
         ]),
         others: None,
-        live: Cow::Borrowed(&[]),
+        live: Cow::Borrowed(&[text("decay"), text("volume")]),
     },
     KindDoc {
         name: text("load"),
@@ -213,7 +223,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
             VOLUME,
         ]),
         others: None,
-        live: Cow::Borrowed(&[]),
+        live: Cow::Borrowed(&[text("freq"), text("volume")]),
     },
     KindDoc {
         name: text("noise"),
@@ -282,7 +292,14 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
             VOLUME,
         ]),
         others: None,
-        live: Cow::Borrowed(&[]),
+        live: Cow::Borrowed(&[
+            text("room"),
+            text("damp"),
+            text("wet"),
+            text("dry"),
+            text("width"),
+            text("volume"),
+        ]),
     },
     KindDoc {
         name: text("sink"),

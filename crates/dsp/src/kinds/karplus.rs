@@ -151,4 +151,13 @@ impl Processor for Karplus {
         self.countdown = self.first;
         self.rng = Rng::new(self.seed);
     }
+
+    /// 0: `decay` (from the next frame on), 1: `volume`.
+    fn set_param(&mut self, param: usize, value: f64) {
+        match param {
+            0 => self.decay = (value * 0.5) as f32,
+            1 => self.volume = value as f32,
+            _ => {}
+        }
+    }
 }

@@ -103,6 +103,9 @@ impl<P: Processor + Clone + 'static> DspNode for Simple<P> {
     fn live_param(&self, attr: &str) -> Option<usize> {
         self.live.iter().position(|a| *a == attr)
     }
+    fn live_max(&self, param: usize) -> Option<f64> {
+        self.proto.live_max(param)
+    }
 }
 
 /// An ordinary node with the graph's port counts.

@@ -21,6 +21,7 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
             start,
             phasor: start,
             volume,
+            rate: ctx.sample_rate,
             buf: vec![0.0; ctx.block],
         },
     )
@@ -32,6 +33,7 @@ pub struct Mod {
     start: Phasor,
     phasor: Phasor,
     volume: f32,
+    rate: f64,
     buf: Vec<f32>,
 }
 
@@ -54,5 +56,17 @@ impl Processor for Mod {
 
     fn reset(&mut self) {
         self.phasor = self.start;
+    }
+
+    /// 0: `freq` (the phase goes on from where it is), 1: `volume`.
+    fn set_param(&mut self, param: usize, value: f64) {
+        match param {
+            0 => {
+                self.phasor.set_freq(value, self.rate);
+                self.start.inc = self.phasor.inc;
+            }
+            1 => self.volume = value as f32,
+            _ => {}
+        }
     }
 }

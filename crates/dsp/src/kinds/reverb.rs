@@ -57,21 +57,21 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
             })
             .collect(),
     };
-    super::simple(
-        ctx,
-        Reverb {
-            left: channel(0),
-            right: channel(SPREAD),
-            feedback: 0.7 + 0.28 * room,
-            damp: 0.4 * damp,
-            wet1: volume * wet * (width / 2.0 + 0.5),
-            wet2: volume * wet * ((1.0 - width) / 2.0),
-            dry: volume * dry,
-            buf: vec![0.0; ctx.block],
-            out_l: vec![0.0; ctx.block],
-            out_r: vec![0.0; ctx.block],
-        },
-    )
+    let mut reverb = Reverb {
+        left: channel(0),
+        right: channel(SPREAD),
+        parts: [room, damp, wet, dry, width, volume],
+        feedback: 0.0,
+        damp: 0.0,
+        wet1: 0.0,
+        wet2: 0.0,
+        dry: 0.0,
+        buf: vec![0.0; ctx.block],
+        out_l: vec![0.0; ctx.block],
+        out_r: vec![0.0; ctx.block],
+    };
+    reverb.derive();
+    super::simple(ctx, reverb)
 }
 
 #[derive(Clone, Debug)]
@@ -112,6 +112,9 @@ impl Channel {
 pub struct Reverb {
     left: Channel,
     right: Channel,
+    /// `room`, `damp`, `wet`, `dry`, `width`, `volume` as set; the gains below are derived
+    /// from them ([`Reverb::derive`]).
+    parts: [f32; 6],
     feedback: f32,
     damp: f32,
     wet1: f32,
@@ -120,6 +123,18 @@ pub struct Reverb {
     buf: Vec<f32>,
     out_l: Vec<f32>,
     out_r: Vec<f32>,
+}
+
+impl Reverb {
+    /// The comb feedback, damping and output gains from [`Reverb::parts`].
+    fn derive(&mut self) {
+        let [room, damp, wet, dry, width, volume] = self.parts;
+        self.feedback = 0.7 + 0.28 * room;
+        self.damp = 0.4 * damp;
+        self.wet1 = volume * wet * (width / 2.0 + 0.5);
+        self.wet2 = volume * wet * ((1.0 - width) / 2.0);
+        self.dry = volume * dry;
+    }
 }
 
 impl Processor for Reverb {
@@ -170,6 +185,15 @@ impl Processor for Reverb {
     fn reset(&mut self) {
         self.left.reset();
         self.right.reset();
+    }
+
+    /// 0: `room`, 1: `damp`, 2: `wet`, 3: `dry`, 4: `width`, 5: `volume` (from the next block
+    /// on; the tail in the combs goes on).
+    fn set_param(&mut self, param: usize, value: f64) {
+        if let Some(p) = self.parts.get_mut(param) {
+            *p = value as f32;
+            self.derive();
+        }
     }
 }
 
