@@ -242,6 +242,7 @@ impl ExecArgs {
             pipeline,
             overlap: 1,
             auto_overlap: false,
+            trials_in_run: false,
             options: {
                 let mut o = ExecOptions::default();
                 self.steal.apply(&mut o);

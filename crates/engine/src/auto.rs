@@ -26,7 +26,7 @@
 
 use std::time::{Duration, Instant};
 
-use fugue_exec::{ExecutorKind, Plan};
+use fugue_exec::{Executor, ExecutorKind, Plan};
 use fugue_graph::TaskGraph;
 use fugue_sched::Algorithm;
 
@@ -112,6 +112,9 @@ pub struct AutoReport {
     pub chosen: usize,
     /// Whether the trial cycles were paced at the period.
     pub paced: bool,
+    /// Whether the trial cycles were the run's first cycles, on the plan that plays
+    /// ([`ExecutorChoice::trials_in_run`]), rather than cycles run apart.
+    pub in_run: bool,
     /// How long the trials took.
     pub took: Duration,
     /// Why seq was kept without trials, when it was (then `candidates` is seq alone, timed
@@ -182,6 +185,15 @@ impl AutoReport {
                 self.left_out.join(", ")
             )
         };
+        if self.in_run {
+            return format!(
+                "executor auto: chose {}, {}; mean cycle over the run's first {:.2} s, each candidate in turn: {}{untried}",
+                self.chosen().label,
+                self.why(),
+                self.took.as_secs_f64(),
+                others.join(", ")
+            );
+        }
         format!(
             "executor auto: chose {}, {}; mean cycle over {:.2} s of {} trials: {}{untried}",
             self.chosen().label,
@@ -441,6 +453,7 @@ pub fn choose(
             }],
             chosen: 0,
             paced,
+            in_run: false,
             took: started.elapsed(),
             left_out: Vec::new(),
         };
@@ -496,10 +509,188 @@ pub fn choose(
         chosen,
         candidates: out,
         paced,
+        in_run: false,
         took: started.elapsed(),
         left_out,
     };
     Ok((cands[chosen].1.clone(), report))
+}
+
+/// Trials that are the first cycles of an offline run ([`ExecutorChoice::trials_in_run`]):
+/// every candidate runs the plan that plays, in turn, a few cycles at a time, interleaved in
+/// [`ROUNDS`] rounds, and the run goes on with the fastest ([`keep`]'s rule). Each cycle is
+/// a cycle of the run (its output is the run's output: every executor computes the same
+/// samples), so the trials cost only the difference between the candidates' cycles and the
+/// chosen one's, not cycles run apart and thrown away. Only candidates of the plan that plays
+/// are tried: with `overlap`, ws and static running that many blocks per cycle, else plain
+/// ws and static (never pipelined ones); seq runs on it too.
+pub(crate) struct InRun {
+    cands: Vec<Trial>,
+    execs: Vec<Box<dyn Executor + Send>>,
+    times: Vec<Vec<u64>>,
+    /// Timed cycles per candidate per round (each after [`IN_RUN_WARM`] untimed ones).
+    per_round: usize,
+    /// Where the trials are: round, candidate, cycle within the candidate's turn.
+    round: usize,
+    cand: usize,
+    step: usize,
+    /// Blocks per cycle of the plan.
+    overlap: usize,
+    started: Instant,
+    left_out: Vec<String>,
+}
+
+/// Untimed cycles before a candidate's timed ones in each round (its workers start or wake,
+/// the caches fill with what it touches).
+const IN_RUN_WARM: usize = 2;
+
+/// The share of a run's cycles that its trials may take at most.
+const IN_RUN_SHARE: usize = 4;
+
+impl std::fmt::Debug for InRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InRun")
+            .field("candidates", &self.cands.len())
+            .field("per_round", &self.per_round)
+            .finish_non_exhaustive()
+    }
+}
+
+impl InRun {
+    /// The trials of `choice` (auto, offline, `auto_cycles` known) on `plan`, which runs
+    /// `overlap` blocks per cycle (`plain` is the graph's unpipelined plan of one block, for
+    /// the candidates and their ranking), with their executors built, and the warnings to say
+    /// once. `None`: no trial is worth it (one core, no parallelism, or a run too short for
+    /// two candidates' trials within a quarter of its cycles): the caller measures as
+    /// [`choose`] does, or keeps seq.
+    pub(crate) fn new(
+        graph: &TaskGraph,
+        registry: &fugue_dsp::Registry,
+        plain: &Plan,
+        plan: &Plan,
+        overlap: usize,
+        choice: &ExecutorChoice,
+    ) -> Result<Option<(InRun, Vec<String>)>, BuildError> {
+        let Some(blocks) = choice.auto_cycles else {
+            return Ok(None);
+        };
+        let cores = fugue_exec::placement::available_cores();
+        let mut cands: Vec<Trial> = candidates(choice, cores, plain)
+            .into_iter()
+            .filter(|(_, c)| subs(c) == 1 && c.overlap.max(1) == overlap.max(1))
+            .collect();
+        // Seq on a plan of several blocks per cycle is seq: it heads the list either way.
+        if overlap > 1 {
+            cands.insert(0, candidates(choice, cores, plain).swap_remove(0));
+        }
+        if cands.len() < 2 {
+            return Ok(None);
+        }
+        let cycles = (blocks as usize).div_ceil(overlap.max(1));
+        let least = MIN_CYCLES.div_ceil(ROUNDS);
+        let turn = least + IN_RUN_WARM;
+        let fit = (cycles / IN_RUN_SHARE) / (turn * ROUNDS);
+        if fit < 2 {
+            return Ok(None);
+        }
+        let mut left_out = Vec::new();
+        if cands.len() > fit {
+            let keep = most_promising(&cands, plain, fit - 1);
+            let mut k = 0;
+            cands.retain(|(label, _)| {
+                let kept = k == 0 || keep.contains(&k);
+                if !kept {
+                    left_out.push(label.clone());
+                }
+                k += 1;
+                kept
+            });
+        }
+        // A longer run measures longer: a twentieth of it, within the quarter.
+        let per_round = ((cycles / 20) / (cands.len() * ROUNDS))
+            .saturating_sub(IN_RUN_WARM)
+            .clamp(least, 2000);
+        let mut execs = Vec::with_capacity(cands.len());
+        let mut warnings = Vec::new();
+        for (_, c) in &cands {
+            let (e, w) = build_executor(graph, registry, plan, c)?;
+            execs.push(e);
+            warnings.extend(w);
+        }
+        Ok(Some((
+            InRun {
+                times: vec![Vec::with_capacity(per_round * ROUNDS); cands.len()],
+                cands,
+                execs,
+                per_round,
+                round: 0,
+                cand: 0,
+                step: 0,
+                overlap: overlap.max(1),
+                started: Instant::now(),
+                left_out,
+            },
+            warnings,
+        )))
+    }
+
+    /// Runs the next cycle of the trials on `plan`; returns `true` when that was the last
+    /// one. Never allocates: the times have their room.
+    pub(crate) fn run_cycle(&mut self, plan: &mut Plan) -> bool {
+        let exec = &mut self.execs[self.cand];
+        if self.step < IN_RUN_WARM {
+            exec.run_cycle(plan);
+        } else {
+            let t = Instant::now();
+            exec.run_cycle(plan);
+            self.times[self.cand].push(t.elapsed().as_nanos() as u64 / self.overlap as u64);
+        }
+        self.step += 1;
+        if self.step == IN_RUN_WARM + self.per_round {
+            self.step = 0;
+            self.cand += 1;
+            if self.cand == self.cands.len() {
+                self.cand = 0;
+                self.round += 1;
+            }
+        }
+        self.round == ROUNDS
+    }
+
+    /// The chosen candidate's executor and choice, and the report; the other executors are
+    /// dropped (their threads end).
+    pub(crate) fn finish(self) -> (Box<dyn Executor + Send>, ExecutorChoice, AutoReport) {
+        let mut out: Vec<Candidate> = Vec::with_capacity(self.cands.len());
+        for ((label, c), mut ts) in self.cands.iter().zip(self.times) {
+            ts.sort_unstable();
+            out.push(Candidate {
+                label: label.clone(),
+                kind: c.kind,
+                threads: c.threads,
+                pipeline: 1,
+                overlap: self.overlap,
+                mean_ns: trimmed_mean(&ts),
+                cycles: ts.len(),
+            });
+        }
+        let chosen = keep(&out, |_| true);
+        let report = AutoReport {
+            untried: None,
+            chosen,
+            candidates: out,
+            paced: false,
+            in_run: true,
+            took: self.started.elapsed(),
+            left_out: self.left_out,
+        };
+        let choice = self.cands[chosen].1.clone();
+        let exec = self
+            .execs
+            .into_iter()
+            .nth(chosen)
+            .expect("one executor per candidate");
+        (exec, choice, report)
+    }
 }
 
 /// The candidate to keep among `candidates` (seq first): the fastest of those that `fit`,

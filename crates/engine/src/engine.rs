@@ -25,6 +25,9 @@ pub struct Engine {
     wakes: Option<Box<WakeTracker>>,
     /// What the automatic choice measured, when it chose the executor.
     auto: Option<crate::auto::AutoReport>,
+    /// The trials still to run as the run's first cycles
+    /// ([`ExecutorChoice::trials_in_run`]); `executor` is seq until they end.
+    trial: Option<Box<crate::auto::InRun>>,
 }
 
 /// Measures, cycle by cycle, how long after the cycle's start the last of the executor's
@@ -143,6 +146,38 @@ impl Engine {
             let plan = settled(choice)?;
             return Engine::with_plan(graph, registry, plan, choice);
         }
+        if choice.trials_in_run && choice.options.period.is_none() {
+            let plain = compile(1, 1, 1)?;
+            // With overlap allowed, the plan that plays runs OVERLAP blocks per cycle (and
+            // every parallel candidate with it), unless the graph refuses to be pipelined.
+            let overlapped = if choice.auto_overlap {
+                let k = crate::auto::OVERLAP;
+                let most = fugue_exec::placement::available_cores().min(crate::auto::MAX_THREADS);
+                let p = compile(1, k, most)?;
+                (p.pipeline() == k).then_some((p, k))
+            } else {
+                None
+            };
+            let trial = match &overlapped {
+                Some((p, k)) => crate::auto::InRun::new(graph, registry, &plain, p, *k, choice)?,
+                None => crate::auto::InRun::new(graph, registry, &plain, &plain, 1, choice)?,
+            };
+            if let Some((trial, mut warnings)) = trial {
+                let plan = overlapped.map_or(plain, |(p, _)| p);
+                let seq = ExecutorChoice {
+                    kind: ExecutorKind::Seq,
+                    threads: 1,
+                    auto: false,
+                    ..choice.clone()
+                };
+                let (mut engine, w) = Engine::with_plan(graph, registry, plan, &seq)?;
+                warnings.extend(w);
+                warnings.sort();
+                warnings.dedup();
+                engine.trial = Some(Box::new(trial));
+                return Ok((engine, warnings));
+            }
+        }
         // The trials run on plans of their own: the one that plays starts fresh.
         let plain = compile(1, 1, 1)?;
         let (chosen, report) = crate::auto::choose(graph, registry, &compile, &plain, choice)?;
@@ -156,7 +191,8 @@ impl Engine {
         Ok((engine, warnings))
     }
 
-    /// What [`ExecutorChoice::auto`] measured and chose, when it was asked for.
+    /// What [`ExecutorChoice::auto`] measured and chose, when it was asked for (with
+    /// trials in the run, once they are over: `None` before).
     pub fn auto_report(&self) -> Option<&crate::auto::AutoReport> {
         self.auto.as_ref()
     }
@@ -180,6 +216,7 @@ impl Engine {
                 profiler: None,
                 wakes: None,
                 auto: None,
+                trial: None,
             },
             warnings,
         ))
@@ -189,6 +226,12 @@ impl Engine {
     /// allocates, locks or blocks.
     #[inline]
     pub fn run_cycle(&mut self) {
+        if let Some(t) = self.trial.as_deref_mut() {
+            if t.run_cycle(&mut self.plan) {
+                self.end_trials();
+            }
+            return;
+        }
         if self.profiler.is_none() && self.wakes.is_none() {
             self.executor.run_cycle(&mut self.plan);
             return;
@@ -202,6 +245,18 @@ impl Engine {
         }
         if let Some(w) = self.wakes.as_deref_mut() {
             w.record(self.executor.as_ref(), start, end);
+        }
+    }
+
+    /// The trials are over: the chosen executor runs from the next cycle on, the others end
+    /// (their threads are joined: the run is offline).
+    #[cold]
+    fn end_trials(&mut self) {
+        if let Some(t) = self.trial.take() {
+            let (exec, _, report) = t.finish();
+            self.executor = exec;
+            self.last_steals = self.executor.steals();
+            self.auto = Some(report);
         }
     }
 

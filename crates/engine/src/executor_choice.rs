@@ -120,6 +120,13 @@ pub struct ExecutorChoice {
     /// With [`ExecutorChoice::auto`]: also try candidates with overlap (offline renders only,
     /// where a cycle of several blocks has no deadline to miss). Default: off.
     pub auto_overlap: bool,
+    /// With [`ExecutorChoice::auto`], offline and [`ExecutorChoice::auto_cycles`] known:
+    /// the trials are the run's first cycles, on the plan that plays (`crate::auto`'s
+    /// in-run trials), so that they cost little even in a short run; only candidates of that
+    /// plan are tried (with `auto_overlap`, ws and static running two blocks per cycle, and
+    /// seq; else plain ws and static, and seq). The run must not need the executor before
+    /// its cycles (the profile, the wake-up tracking). Default: off.
+    pub trials_in_run: bool,
 }
 
 impl Default for ExecutorChoice {
@@ -140,6 +147,7 @@ impl Default for ExecutorChoice {
             pipeline: Pipeline::Sub(1),
             overlap: 1,
             auto_overlap: false,
+            trials_in_run: false,
         }
     }
 }

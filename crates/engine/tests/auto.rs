@@ -286,3 +286,73 @@ fn overlapping_cycles_play_seqs_samples() {
     );
     assert_eq!(e.plan.pipeline(), 1);
 }
+
+/// The WAV's samples, all channels interleaved.
+fn wav_samples(path: &std::path::Path) -> Vec<f32> {
+    hound::WavReader::open(path)
+        .unwrap()
+        .samples::<f32>()
+        .map(|s| s.unwrap())
+        .collect()
+}
+
+/// An offline render with trials in the run: the trials are the render's first cycles, every
+/// candidate on the plan that plays (two blocks per cycle with overlap allowed, one without),
+/// and the file is seq's, sample for sample; a render too short for them measures apart.
+#[test]
+fn trials_in_the_run_render_seq_s_samples() {
+    use fugue_engine::{render, Output, RenderOptions};
+    let cores = fugue_exec::placement::available_cores().min(fugue_engine::auto::MAX_THREADS);
+    let graph = fugue_graph::gen::rake(12);
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("fugue-auto-in-run");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = |name: &str| dir.join(name);
+    let go = |choice: ExecutorChoice, seconds: f64, out: &std::path::Path| {
+        let opts = RenderOptions {
+            seconds: Some(seconds),
+            block: 128,
+            executor: choice,
+            output: Output::Wav(out.to_path_buf()),
+            ..Default::default()
+        };
+        render(&graph, &opts, |_| {}).unwrap()
+    };
+    // 6 s at 128 frames: 2250 blocks, room for every candidate's trials in a quarter.
+    go(ExecutorChoice::default(), 6.0, &file("seq.wav"));
+    let want = wav_samples(&file("seq.wav"));
+    for overlap in [false, true] {
+        let choice = ExecutorChoice {
+            trials_in_run: true,
+            auto_overlap: overlap,
+            ..auto()
+        };
+        let out = file(&format!("auto-{overlap}.wav"));
+        let s = go(choice, 6.0, &out);
+        let r = s.auto.expect("auto reports its choice");
+        if cores < 2 {
+            assert!(r.untried.is_some());
+            continue;
+        }
+        assert!(r.in_run, "{}", r.line());
+        assert!(r.line().contains("the run's first"), "{}", r.line());
+        assert_eq!(r.candidates[0].label, "seq");
+        assert!(r.candidates.len() >= 3, "{}", r.line());
+        for c in &r.candidates {
+            assert_eq!(c.pipeline, 1, "{}", r.line());
+            assert_eq!(c.overlap, if overlap { 2 } else { 1 }, "{}", r.line());
+            assert!(c.cycles >= MIN_CYCLES, "{}", r.line());
+        }
+        assert!(
+            wav_samples(&out) == want,
+            "overlap {overlap}: not seq's samples"
+        );
+    }
+    // 0.05 s: 19 blocks, too few for trials in the run: measured apart (or seq kept).
+    let choice = ExecutorChoice {
+        trials_in_run: true,
+        auto_overlap: true,
+        ..auto()
+    };
+    let s = go(choice, 0.05, &file("short.wav"));
+    assert!(!s.auto.unwrap().in_run);
+}

@@ -281,8 +281,10 @@ fn options(args: &Args, bits: Bits) -> anyhow::Result<RenderOptions> {
     let mut executor = args
         .exec
         .choice_or(crate::exec_args::Executor::Auto, profile);
-    // Offline, cycles may overlap (same samples): auto tries it, unless profiled.
+    // Offline, cycles may overlap (same samples): auto tries it, unless profiled; its
+    // trials are the render's first cycles (the profile wants one executor from the start).
     executor.auto_overlap = !profile;
+    executor.trials_in_run = !profile;
     let seconds = match (args.tail, &args.input) {
         (Some(tail), Some(input)) => input_seconds(input, tail)?,
         _ => args.seconds,

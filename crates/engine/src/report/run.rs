@@ -54,6 +54,8 @@ struct AutoJson<'a> {
     overlap: usize,
     why: String,
     paced: bool,
+    /// The trials were the run's first cycles.
+    in_run: bool,
     trials_s: f64,
     candidates: Vec<CandidateJson<'a>>,
     /// The candidates a short run had no room to try.
@@ -71,6 +73,7 @@ impl Serialize for AutoReport {
             overlap: c.overlap,
             why: self.why(),
             paced: self.paced,
+            in_run: self.in_run,
             trials_s: self.took.as_secs_f64(),
             candidates: self.candidates.iter().map(CandidateJson::from).collect(),
             left_out: &self.left_out,
