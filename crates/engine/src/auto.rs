@@ -547,6 +547,10 @@ const IN_RUN_WARM: usize = 2;
 /// The share of a run's cycles that its trials may take at most.
 const IN_RUN_SHARE: usize = 4;
 
+/// Trials in the run stop running seq once a parallel candidate's mean cycle is at most this
+/// share of seq's (after a round): far beyond [`MIN_GAIN`]'s margin and the trials' noise.
+const SEQ_BEATEN: f64 = 0.5;
+
 impl std::fmt::Debug for InRun {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("InRun")
@@ -653,8 +657,23 @@ impl InRun {
                 self.cand = 0;
                 self.round += 1;
             }
+            // Seq's cycles are the dearest of the trials: once a round shows a parallel
+            // candidate at half of seq's time or less, no later round can make seq the
+            // choice, and seq runs no more of them.
+            if self.cand == 0 && self.round < ROUNDS && self.seq_beaten() {
+                self.cand = 1;
+            }
         }
         self.round == ROUNDS
+    }
+
+    /// Whether a parallel candidate's mean so far is at most [`SEQ_BEATEN`] of seq's.
+    fn seq_beaten(&self) -> bool {
+        let mean = |t: &[u64]| t.iter().sum::<u64>() as f64 / t.len().max(1) as f64;
+        let seq = mean(&self.times[0]);
+        self.times[1..]
+            .iter()
+            .any(|t| !t.is_empty() && mean(t) <= seq * SEQ_BEATEN)
     }
 
     /// The chosen candidate's executor and choice, and the report; the other executors are

@@ -340,7 +340,13 @@ fn trials_in_the_run_render_seq_s_samples() {
         for c in &r.candidates {
             assert_eq!(c.pipeline, 1, "{}", r.line());
             assert_eq!(c.overlap, if overlap { 2 } else { 1 }, "{}", r.line());
-            assert!(c.cycles >= MIN_CYCLES, "{}", r.line());
+            // Seq runs one round only when a candidate took half its time or less.
+            let least = if c.label == "seq" {
+                MIN_CYCLES / 3
+            } else {
+                MIN_CYCLES
+            };
+            assert!(c.cycles >= least, "{}", r.line());
         }
         assert!(
             wav_samples(&out) == want,
