@@ -96,17 +96,20 @@ pub fn check(graph: &TaskGraph, registry: &Registry) -> Vec<Problem> {
     let places = graph.places();
     for w in lint::lint(graph, registry) {
         // Unread attributes were said above, as errors with their place.
-        if let Warning::Unheard { node, .. } = &w {
-            let place = graph.find(node).and_then(|id| places?.node(id));
-            out.push(Problem {
-                severity: Severity::Warning,
-                what: What::Unheard,
-                place,
-                message: w.to_string(),
-            });
-        }
+        let place = match &w {
+            Warning::Unheard { node, .. } => graph.find(node).and_then(|id| places?.node(id)),
+            Warning::UnheardMore { .. } => None,
+            _ => continue,
+        };
+        out.push(Problem {
+            severity: Severity::Warning,
+            what: What::Unheard,
+            place,
+            message: w.to_string(),
+        });
     }
-    out.sort_by_key(|p| (p.severity, p.place));
+    // By severity, then place; within a severity what has no place (a count) comes last.
+    out.sort_by_key(|p| (p.severity, p.place.is_none(), p.place));
     out
 }
 

@@ -42,6 +42,12 @@ pub enum Warning {
         /// Its kind (empty: none).
         kind: String,
     },
+    /// More nodes reach no sink than are named one by one ([`MAX_UNHEARD_NAMED`]): how many
+    /// more.
+    UnheardMore {
+        /// The nodes not named.
+        more: usize,
+    },
     /// An input file given to a graph that has no `source` node: it is not read.
     InputNotRead {
         /// The input file.
@@ -99,6 +105,12 @@ impl std::fmt::Display for Warning {
                 "node `{node}` ({}) reaches no sink: it is computed every cycle and never heard; connect it or remove it",
                 if kind.is_empty() { "no kind" } else { kind }
             ),
+            Warning::UnheardMore { more } => write!(
+                f,
+                "{more} more node{} reach{} no sink (not named one by one)",
+                if *more == 1 { "" } else { "s" },
+                if *more == 1 { "es" } else { "" }
+            ),
             Warning::InputNotRead { input } => write!(
                 f,
                 "--input {}: the graph has no source node, so the file is not read",
@@ -138,6 +150,11 @@ pub fn nearest_attribute(doc: &fugue_dsp::kinds::doc::KindDoc, attr: &str) -> Op
     fugue_graph::suggest::nearest(attr, names.chain(["kind", "in", "out", "wcet"]))
         .map(str::to_string)
 }
+
+/// The nodes that reach no sink named one warning each at most; the others are counted in one
+/// more ([`Warning::UnheardMore`]), so that a graph of a million unconnected nodes does not
+/// print a million lines.
+pub const MAX_UNHEARD_NAMED: usize = 10;
 
 /// What a graph itself suggests is a mistake: an attribute that its node's kind (known to
 /// `registry`) does not read, what a kind's [`fugue_dsp::Linter`] says of a node, and a node whose outputs reach no `sink`. Graphs without `sink`
@@ -198,13 +215,17 @@ pub fn lint(graph: &TaskGraph, registry: &Registry) -> Vec<Warning> {
                 break;
             }
         }
-        for (i, n) in graph.nodes().iter().enumerate() {
-            if !heard[i] && !graph.is_feedback_node(i) {
-                out.push(Warning::Unheard {
-                    node: n.name.clone(),
-                    kind: n.kind.clone(),
-                });
-            }
+        let mut unheard = (0..graph.len()).filter(|&i| !heard[i] && !graph.is_feedback_node(i));
+        for i in unheard.by_ref().take(MAX_UNHEARD_NAMED) {
+            let n = graph.node(i);
+            out.push(Warning::Unheard {
+                node: n.name.clone(),
+                kind: n.kind.clone(),
+            });
+        }
+        let more = unheard.count();
+        if more > 0 {
+            out.push(Warning::UnheardMore { more });
         }
     }
     out
@@ -273,6 +294,25 @@ mod tests {
 
     fn graph(text: &str) -> TaskGraph {
         fugue_graph::read::ag::parse(text, "t.ag").unwrap()
+    }
+
+    /// Past [`MAX_UNHEARD_NAMED`] dead nodes, one more warning counts the rest.
+    #[test]
+    fn many_dead_nodes_are_counted_past_the_first_few() {
+        let mut text = String::from("s = { kind: \"sink\", };\n");
+        for i in 0..25 {
+            text += &format!("d{i} = {{ kind: \"osc\", freq: 3, }};\n");
+        }
+        let w: Vec<String> = lint(&graph(&text), &Registry::with_builtin_kinds())
+            .iter()
+            .map(|w| w.to_string())
+            .collect();
+        assert_eq!(w.len(), MAX_UNHEARD_NAMED + 1, "{w:?}");
+        assert!(w[0].starts_with("node `d0` (osc) reaches no sink"), "{w:?}");
+        assert_eq!(
+            w[MAX_UNHEARD_NAMED],
+            "15 more nodes reach no sink (not named one by one)"
+        );
     }
 
     #[test]

@@ -243,7 +243,7 @@ pub fn run_since(
         Algorithm::Random => (algorithm, random(g, p, opts.seed), None, lb),
         Algorithm::Best => {
             let (a, s, missed) = best::best_within(g, p, opts.seed, deadline);
-            note = missed_note(&missed, limit);
+            note = missed_note(&missed, &format!("the time limit of {limit} s"));
             (a, s, None, lb)
         }
         Algorithm::Optimal => {
@@ -253,8 +253,14 @@ pub fn run_since(
                 opts.seed,
                 Deadline(start.checked_add(opts.time_limit / 2)),
             );
-            note = missed_note(&missed, limit / 2.0)
-                .map(|n| format!("{n}; the exact search started from the others"));
+            note = missed_note(
+                &missed,
+                &format!(
+                    "{} s, the half of the time limit of {limit} s that the heuristics get",
+                    limit / 2.0
+                ),
+            )
+            .map(|n| format!("{n}; the exact search started from the others"));
             let left = opts.time_limit.saturating_sub(start.elapsed());
             let o = optimal::optimal_from(g, p, left, inc);
             (algorithm, o.schedule, Some(o.proven), o.lower_bound.max(lb))
@@ -270,14 +276,15 @@ pub fn run_since(
     })
 }
 
-/// "etf and cpfd did not finish within ..." when some heuristics of best ran out of time.
-fn missed_note(missed: &[Algorithm], limit: f64) -> Option<String> {
+/// "etf and cpfd did not finish within `within` ..." when some heuristics of best ran out of
+/// time.
+fn missed_note(missed: &[Algorithm], within: &str) -> Option<String> {
     if missed.is_empty() {
         return None;
     }
     let names: Vec<&str> = missed.iter().map(|a| a.name()).collect();
     Some(format!(
-        "{} did not finish within the time limit of {limit} s and {} left out",
+        "{} did not finish within {within} and {} left out",
         names.join(" and "),
         if missed.len() == 1 { "was" } else { "were" }
     ))

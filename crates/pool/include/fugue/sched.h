@@ -19,7 +19,8 @@ extern "C" {
  * sched_init returns. */
 struct scheduler;
 
-/* A task: its closure and the scheduler it runs in. */
+/* A task: its closure and the scheduler it runs in. It must end by returning: pthread_exit()
+ * or a longjmp out of a task ends the process (docs/pool.md). */
 typedef void (*taskfunc)(void *, struct scheduler *);
 
 /* The number of cores online. */
