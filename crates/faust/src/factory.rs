@@ -209,6 +209,76 @@ pub struct Faust {
     /// compiled again.
     cache: Mutex<HashMap<(Source, Backend), Arc<Factory>>>,
     compiled: AtomicUsize,
+    /// Of those, the factories read from the disk cache ([`disk_cache`]).
+    from_disk: AtomicUsize,
+}
+
+/// The environment variable that names the folder where LLVM-compiled programs are kept
+/// between runs (`off` keeps none); default `$XDG_CACHE_HOME/fugue/faust`, else
+/// `~/.cache/fugue/faust`.
+pub const CACHE_ENV: &str = "FUGUE_FAUST_CACHE";
+
+/// Compiled programs kept on disk at most; past it, the oldest files are removed.
+pub const MAX_CACHED: usize = 256;
+
+/// The folder of compiled programs ([`CACHE_ENV`]), or `None` when it is off or no home is
+/// known.
+pub fn disk_cache() -> Option<PathBuf> {
+    match std::env::var_os(CACHE_ENV) {
+        Some(v) if v == "off" || v.is_empty() => None,
+        Some(v) => Some(PathBuf::from(v)),
+        None => std::env::var_os("XDG_CACHE_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))
+            .map(|d| d.join("fugue").join("faust")),
+    }
+}
+
+/// 64-bit FNV-1a of `parts` (each followed by a zero byte).
+fn fnv(parts: &[&[u8]]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for p in parts {
+        for &b in p.iter().chain(&[0u8]) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// A string that libfaust allocated, freed with its `freeCMemory`.
+fn take_c_string(p: *const c_char, free: crate::ffi::MachineFns) -> Option<String> {
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: libfaust returned a NUL-terminated string it allocated; it is copied, then
+    // freed once with libfaust's own function.
+    let s = unsafe { std::ffi::CStr::from_ptr(p) }
+        .to_string_lossy()
+        .into_owned();
+    // SAFETY: as above: `p` came from libfaust and is freed once.
+    unsafe { (free.free)(p as *mut std::ffi::c_void) };
+    Some(s)
+}
+
+/// Keeps at most [`MAX_CACHED`] files in `dir`, the oldest removed first.
+fn trim_cache(dir: &Path) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = rd
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "fmc"))
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    if files.len() <= MAX_CACHED {
+        return;
+    }
+    files.sort();
+    for (_, p) in &files[..files.len() - MAX_CACHED] {
+        let _ = std::fs::remove_file(p);
+    }
 }
 
 impl std::fmt::Debug for Faust {
@@ -246,6 +316,7 @@ impl Faust {
             compiler: Mutex::new(()),
             cache: Mutex::new(HashMap::new()),
             compiled: AtomicUsize::new(0),
+            from_disk: AtomicUsize::new(0),
         })
     }
 
@@ -260,9 +331,57 @@ impl Faust {
         self.lib.llvm.is_some()
     }
 
-    /// How many programs this has compiled (a factory found in the cache is not counted).
+    /// How many programs this has compiled or read from the disk cache (a factory found in
+    /// memory, shared by another node, is not counted).
     pub fn compilations(&self) -> usize {
         self.compiled.load(Ordering::Relaxed)
+    }
+
+    /// How many of [`Faust::compilations`] were read from the disk cache instead of
+    /// compiled.
+    pub fn disk_reads(&self) -> usize {
+        self.from_disk.load(Ordering::Relaxed)
+    }
+
+    /// The file that keeps the LLVM compilation of the program `code` (named `name`,
+    /// compiled with the arguments `argv`) in `dir`: named by the SHA-1 key of the program
+    /// with its imports inlined (libfaust's `expandCDSPFromString`, so that an edited library
+    /// makes another file), with libfaust's version and this machine's target. `None` when
+    /// the library cannot expand (or the program has an error: the compilation says it).
+    /// libfaust's lock is held by the caller.
+    fn disk_file(
+        &self,
+        dir: &Path,
+        name: &CString,
+        code: &CString,
+        argv: &[*const c_char],
+    ) -> Option<PathBuf> {
+        let m = self.lib.llvm.as_ref()?.machine?;
+        let mut sha = [0 as c_char; 128];
+        let mut error = vec![0 as c_char; ERROR_BYTES];
+        // SAFETY: the strings are NUL-terminated and outlive the call, `argv` holds
+        // `argv.len()` of them, the key buffer has room for a SHA-1 in hex and its NUL, and
+        // `error` the 4096 bytes the header asks for.
+        let expanded = unsafe {
+            (m.expand)(
+                name.as_ptr(),
+                code.as_ptr(),
+                argv.len() as i32,
+                argv.as_ptr(),
+                sha.as_mut_ptr(),
+                error.as_mut_ptr(),
+            )
+        };
+        take_c_string(expanded, m)?;
+        // SAFETY: libfaust wrote a NUL-terminated key into the zeroed buffer.
+        let key = unsafe { std::ffi::CStr::from_ptr(sha.as_ptr()) }.to_string_lossy();
+        if key.len() < 16 || !key.chars().all(|c| c.is_ascii_hexdigit()) {
+            return None;
+        }
+        // SAFETY: `getCDSPMachineTarget` takes nothing and returns a string to free.
+        let target = take_c_string(unsafe { (m.target)() }, m)?;
+        let tag = fnv(&[self.lib.version().as_bytes(), target.as_bytes()]);
+        Some(dir.join(format!("{key}-{tag:016x}.fmc")))
     }
 
     fn lock(&self) -> MutexGuard<'_, ()> {
@@ -318,7 +437,26 @@ impl Faust {
         let mut error = vec![0 as c_char; ERROR_BYTES];
         let empty = c"";
         let _lock = self.lock();
+        // LLVM's compilation kept on disk: read it back when it is there.
+        let kept = match (backend, disk_cache()) {
+            (Backend::Llvm, Some(dir)) => self.disk_file(&dir, &name, &code, &argv),
+            _ => None,
+        };
+        let machine = self.lib.llvm.as_ref().and_then(|l| l.machine);
+        let mut read = std::ptr::null_mut();
+        if let (Some(path), Some(m)) = (&kept, machine) {
+            if let Ok(p) = CString::new(path.as_os_str().as_encoded_bytes()) {
+                if path.is_file() {
+                    let mut e = vec![0 as c_char; ERROR_BYTES];
+                    // SAFETY: NUL-terminated path and empty target (this machine), and an
+                    // error buffer of the 4096 bytes asked for.
+                    read = unsafe { (m.read)(p.as_ptr(), empty.as_ptr(), e.as_mut_ptr()) };
+                }
+            }
+        }
+        let from_disk = !read.is_null();
         let handle = match (&self.lib.llvm, backend) {
+            _ if from_disk => read,
             // SAFETY: every string is NUL-terminated and outlives the call, `argv` holds
             // `argv.len()` of them, and `error` has the 4096 bytes the header asks for; the
             // empty target means this machine, -1 the highest optimisation level.
@@ -357,6 +495,24 @@ impl Faust {
             });
         }
         self.compiled.fetch_add(1, Ordering::Relaxed);
+        if from_disk {
+            self.from_disk.fetch_add(1, Ordering::Relaxed);
+        } else if let (Some(path), Some(m)) = (&kept, machine) {
+            // Kept for the next run: written beside its place, then renamed, so that no
+            // process reads half a file; a cache that cannot be written is only slower.
+            let dir = path.parent().unwrap_or(Path::new("."));
+            let tmp = path.with_extension(format!("{}.part", std::process::id()));
+            if std::fs::create_dir_all(dir).is_ok() {
+                if let Ok(t) = CString::new(tmp.as_os_str().as_encoded_bytes()) {
+                    // SAFETY: a live LLVM factory, a NUL-terminated path, the empty target.
+                    if unsafe { (m.write)(handle, t.as_ptr(), empty.as_ptr()) } {
+                        let _ = std::fs::rename(&tmp, path);
+                        trim_cache(dir);
+                    }
+                }
+                let _ = std::fs::remove_file(&tmp);
+            }
+        }
         let fns = self.fns(backend);
         // A probe instance gives the ports and the parameters.
         // SAFETY: `handle` is a live factory of this backend.
@@ -382,5 +538,81 @@ impl Faust {
             outputs,
             params,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh handle on the system's libfaust, with nothing compiled in memory.
+    fn fresh() -> Arc<Faust> {
+        let path =
+            std::env::var_os(crate::ffi::LIBFAUST_ENV).unwrap_or_else(|| "libfaust.so.2".into());
+        Faust::open(Path::new(&path)).unwrap()
+    }
+
+    /// 512 frames of a fresh instance of `f` at 48 kHz, its inputs silent: output 0.
+    fn block(f: &Arc<Factory>) -> Vec<f32> {
+        let inst = f.instance(48_000).unwrap();
+        let mut ins: Vec<Vec<f32>> = vec![vec![0.0; 512]; f.inputs];
+        let mut outs: Vec<Vec<f32>> = vec![vec![0.0; 512]; f.outputs];
+        let mut ip: Vec<*mut f32> = ins.iter_mut().map(|v| v.as_mut_ptr()).collect();
+        let mut op: Vec<*mut f32> = outs.iter_mut().map(|v| v.as_mut_ptr()).collect();
+        // SAFETY: a live instance; as many buffers of 512 frames as the program has inputs
+        // and outputs.
+        unsafe { (inst.fns.compute)(inst.dsp, 512, ip.as_mut_ptr(), op.as_mut_ptr()) };
+        outs.swap_remove(0)
+    }
+
+    /// LLVM compilations kept on disk: a program compiled by one handle is read back by a
+    /// fresh one (as by the next process) and computes the same samples; another program
+    /// gets a file of its own; `off` reads and writes nothing.
+    #[test]
+    fn a_compiled_program_is_read_back_from_the_disk_cache() {
+        if !crate::available_for("a_compiled_program_is_read_back_from_the_disk_cache") {
+            return;
+        }
+        if !fresh().has_llvm() {
+            eprintln!("SKIPPED: libfaust has no LLVM backend: nothing is kept on disk");
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("fugue-faust-cache-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        // The only test of this crate that sets it; the other tests only read it (Rust's
+        // environment functions hold one lock).
+        std::env::set_var(CACHE_ENV, &dir);
+        let code = "import(\"stdfaust.lib\"); process = os.osc(331) * 0.25 + 0.000321;";
+        let source = Source::code(code, "cache-test", None);
+        let files = || {
+            std::fs::read_dir(&dir)
+                .map(|d| d.flatten().map(|e| e.path()).collect::<Vec<_>>())
+                .unwrap_or_default()
+        };
+        let first = fresh();
+        let a = first.factory(&source, Backend::Llvm).unwrap();
+        assert_eq!((first.compilations(), first.disk_reads()), (1, 0));
+        let kept = files();
+        assert_eq!(kept.len(), 1, "{kept:?}");
+        assert!(kept[0].extension().is_some_and(|x| x == "fmc"), "{kept:?}");
+        let second = fresh();
+        let b = second.factory(&source, Backend::Llvm).unwrap();
+        assert_eq!((second.compilations(), second.disk_reads()), (1, 1));
+        assert_eq!((a.inputs, a.outputs), (b.inputs, b.outputs));
+        assert!(
+            block(&a) == block(&b),
+            "the program read back computes other samples"
+        );
+        let other = Source::code(&code.replace("331", "332"), "cache-test", None);
+        second.factory(&other, Backend::Llvm).unwrap();
+        assert_eq!(second.disk_reads(), 1);
+        assert_eq!(files().len(), 2);
+        std::env::set_var(CACHE_ENV, "off");
+        let third = fresh();
+        third.factory(&source, Backend::Llvm).unwrap();
+        assert_eq!(third.disk_reads(), 0);
+        assert_eq!(files().len(), 2);
+        std::env::remove_var(CACHE_ENV);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

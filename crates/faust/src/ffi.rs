@@ -47,6 +47,37 @@ type Plain = unsafe extern "C" fn(Handle);
 type BuildUi = unsafe extern "C" fn(Handle, *mut UiGlue);
 /// `compute(dsp, count, inputs, outputs)`.
 pub type Compute = unsafe extern "C" fn(Handle, c_int, *mut *mut f32, *mut *mut f32);
+type Expand = unsafe extern "C" fn(
+    name: *const c_char,
+    code: *const c_char,
+    argc: c_int,
+    argv: *const *const c_char,
+    sha_key: *mut c_char,
+    error: *mut c_char,
+) -> *const c_char;
+type ReadMachine =
+    unsafe extern "C" fn(path: *const c_char, target: *const c_char, error: *mut c_char) -> Handle;
+type WriteMachine =
+    unsafe extern "C" fn(factory: Handle, path: *const c_char, target: *const c_char) -> bool;
+type FreeMemory = unsafe extern "C" fn(*mut c_void);
+
+/// What keeping compiled programs on disk takes (`faust/dsp/libfaust-c.h`,
+/// `faust/dsp/llvm-dsp-c.h`): a program expanded with its imports and its SHA-1 key, a
+/// factory written to and read from a machine-code file.
+#[derive(Clone, Copy)]
+pub struct MachineFns {
+    /// `expandCDSPFromString(name, code, argc, argv, sha_key, error)`: the program with every
+    /// import inlined (freed with `free`), and its SHA-1 key (40 hex digits) in `sha_key`.
+    pub expand: Expand,
+    /// `readCDSPFactoryFromMachineFile(path, target, error)`.
+    pub read: ReadMachine,
+    /// `writeCDSPFactoryToMachineFile(factory, path, target)`.
+    pub write: WriteMachine,
+    /// `freeCMemory`.
+    pub free: FreeMemory,
+    /// `getCDSPMachineTarget()`: this machine's LLVM target (freed with `free`).
+    pub target: unsafe extern "C" fn() -> *mut c_char,
+}
 
 /// The functions of one backend's instances.
 #[derive(Clone, Copy)]
@@ -79,6 +110,8 @@ pub struct LlvmFns {
     pub create_factory: CreateLlvm,
     /// Its instances.
     pub instance: InstanceFns,
+    /// Machine-code files, when the library has them.
+    pub machine: Option<MachineFns>,
 }
 
 /// The interpreter's functions.
@@ -185,6 +218,16 @@ impl Lib {
                         compute: symbol(&library, "computeCDSPInstance")?,
                         delete_factory: symbol(&library, "deleteCDSPFactory")?,
                     },
+                    machine: (|| -> Result<MachineFns, String> {
+                        Ok(MachineFns {
+                            expand: symbol(&library, "expandCDSPFromString")?,
+                            read: symbol(&library, "readCDSPFactoryFromMachineFile")?,
+                            write: symbol(&library, "writeCDSPFactoryToMachineFile")?,
+                            free: symbol(&library, "freeCMemory")?,
+                            target: symbol(&library, "getCDSPMachineTarget")?,
+                        })
+                    })()
+                    .ok(),
                 })
             })()
         }
