@@ -97,11 +97,12 @@ pub fn load(name: &str, corpus: Option<&Path>, base: &Path) -> Result<Loaded, Be
     if let Some(g) = name.strip_prefix("gen:") {
         let mut it = g.split(':');
         let shape = it.next().unwrap_or("");
+        let most = fugue_graph::gen::MAX_NODES as usize;
         let n: usize = match it.next().and_then(|x| x.parse().ok()) {
-            Some(n) if (1..=1 << 20).contains(&n) => n,
+            Some(n) if (1..=most).contains(&n) => n,
             _ => {
                 return config(format!(
-                    "graph `{name}`: expected gen:SHAPE:N with N from 1"
+                    "graph `{name}`: expected gen:SHAPE:N with N from 1 to {most} (docs/limits.md)"
                 ))
             }
         };

@@ -96,6 +96,47 @@ fn a_wav_input_whose_header_lies_is_named_exactly() {
     );
 }
 
+/// A header with no channels names what is wrong with it, not a format the input may have;
+/// a file that ends inside its header says so.
+#[test]
+fn a_broken_wav_header_is_named_for_what_it_is() {
+    let d = folder("leftovers", "broken-header");
+    let mut wav = Vec::new();
+    wav.extend_from_slice(b"RIFF");
+    wav.extend_from_slice(&(36 + 200u32).to_le_bytes());
+    wav.extend_from_slice(b"WAVEfmt ");
+    wav.extend_from_slice(&16u32.to_le_bytes());
+    wav.extend_from_slice(&1u16.to_le_bytes());
+    wav.extend_from_slice(&0u16.to_le_bytes()); // no channels
+    wav.extend_from_slice(&48_000u32.to_le_bytes());
+    wav.extend_from_slice(&96_000u32.to_le_bytes());
+    wav.extend_from_slice(&2u16.to_le_bytes());
+    wav.extend_from_slice(&16u16.to_le_bytes());
+    wav.extend_from_slice(b"data");
+    wav.extend_from_slice(&200u32.to_le_bytes());
+    wav.extend_from_slice(&[0u8; 200]);
+    let out = d.join("e.wav");
+    for (name, bytes, words) in [
+        ("zero.wav", &wav[..], "header is not valid"),
+        ("cut.wav", &wav[..30], "the file ends inside its header"),
+    ] {
+        let input = d.join(name);
+        std::fs::write(&input, bytes).unwrap();
+        let o = fugue(&[
+            "render",
+            &example("echo.ag"),
+            "-o",
+            out.to_str().unwrap(),
+            "--input",
+            input.to_str().unwrap(),
+        ]);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{e}");
+        assert!(e.contains(name) && e.contains(words), "{e}");
+        assert!(!e.contains("the input must be"), "{e}");
+    }
+}
+
 #[test]
 fn a_megabyte_path_is_cut_in_messages() {
     // As long as one argument may be (the system refuses 128 KiB).

@@ -239,7 +239,17 @@ fn generated_shapes_and_sizes_in_benchmarks_are_bounded() {
         (
             vec!["bench", "host", "--graphs", "heavy100000000", "-o", out],
             2,
-            vec!["heavy100000000", "between 1 and 249999"],
+            vec!["heavy100000000", "between 1 and 1000", "512 MiB"],
+        ),
+        (
+            vec!["bench", "host", "--graphs", "heavy1001", "-o", out],
+            2,
+            vec!["heavy1001", "between 1 and 1000"],
+        ),
+        (
+            vec!["bench", "table", "--shapes", "gen:line:2000000", "-o", out],
+            2,
+            vec!["gen:line:2000000", "from 1 to 1000000"],
         ),
         (
             vec!["bench", "host", "--graphs", "gen:diamond:40", "-o", out],
@@ -275,4 +285,25 @@ fn generated_shapes_and_sizes_in_benchmarks_are_bounded() {
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{e}");
     assert!(e.contains("must be at most 4096 (got 4294967296)"), "{e}");
+}
+
+/// The largest buffer is a buffer like the others for the automatic choice: it renders, with
+/// no candidate of two blocks per cycle (that would be twice the largest).
+#[test]
+fn the_largest_buffer_renders_with_auto() {
+    let d = folder("resource_limits", "largest-buffer");
+    let out = d.join("x.wav");
+    let g = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/rake.ag");
+    let o = fugue(&[
+        "render",
+        g,
+        "-o",
+        out.to_str().unwrap(),
+        "--buffer",
+        "1048576",
+        "--seconds",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("2097152"), "{}", stderr(&o));
 }

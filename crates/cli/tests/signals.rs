@@ -172,3 +172,22 @@ fn a_command_without_a_stop_request_ends_at_once() {
     assert_eq!(err.trim(), "fugue: stopped by SIGTERM");
     assert!(listing(&d).is_empty());
 }
+
+/// A study spec read from a named pipe that no one writes: SIGTERM ends `bench study` at
+/// once, as it ends the other commands that read a graph from one.
+#[test]
+fn a_study_spec_that_never_comes_is_stopped_by_a_signal() {
+    let d = folder("study-fifo");
+    let fifo = d.join("spec.toml");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path; mkfifo has no other precondition.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let child = spawn(&["bench", "study", fifo.to_str().unwrap(), "--dry-run"]);
+    std::thread::sleep(Duration::from_millis(300));
+    let start = Instant::now();
+    send(&child, libc::SIGTERM);
+    let (code, _, err) = finish(child);
+    assert_eq!(code, Some(143), "{err}");
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert!(err.contains("SIGTERM"), "{err}");
+}

@@ -150,7 +150,10 @@ impl Engine {
             let plain = compile(1, 1, 1)?;
             // With overlap allowed, the plan that plays runs OVERLAP blocks per cycle (and
             // every parallel candidate with it), unless the graph refuses to be pipelined.
-            let overlapped = if choice.auto_overlap {
+            // (Not beyond the largest block: a plan of OVERLAP blocks must still be one.)
+            let overlapped = if choice.auto_overlap
+                && block.saturating_mul(crate::auto::OVERLAP) <= fugue_exec::MAX_BLOCK
+            {
                 let k = crate::auto::OVERLAP;
                 let most = fugue_exec::placement::available_cores().min(crate::auto::MAX_THREADS);
                 let p = compile(1, k, most)?;

@@ -263,6 +263,19 @@ fn wav_format(path: &Path) -> Option<String> {
     None
 }
 
+/// Whether [`wav_format`]'s words name a sample format that inputs may have
+/// ([`INPUT_FORMATS`]).
+fn supported(format: &str) -> bool {
+    [
+        "8-bit integer samples",
+        "16-bit integer samples",
+        "24-bit integer samples",
+        "32-bit integer samples",
+        "32-bit float samples",
+    ]
+    .contains(&format)
+}
+
 /// The most samples (all channels together) an input WAV file may hold: 2^27 (512 MiB as
 /// 32-bit floats; 23 minutes of stereo at 48 kHz). Larger files are refused before their
 /// samples are read.
@@ -277,6 +290,10 @@ fn read_input(path: &Path, rate: u32) -> Result<Vec<Vec<f32>>, RenderError> {
     let file = std::fs::File::open(path).map_err(|e| err(e.to_string()))?;
     read_wav(std::io::BufReader::new(file), rate).map_err(|e| match e {
         WavInputError::Format(e) => err(match wav_format(path) {
+            // A format it reads, refused all the same: the header is what is wrong.
+            Some(f) if supported(&f) => {
+                format!("its header is not valid ({e}), though it names {f}")
+            }
             Some(f) => format!("it is a WAV file of {f}; {INPUT_FORMATS}"),
             None => format!("it is not a WAV file ({e}); {INPUT_FORMATS}"),
         }),
@@ -305,6 +322,13 @@ pub fn read_wav<R: std::io::Read>(r: R, rate: u32) -> Result<Vec<Vec<f32>>, WavI
     let reader = hound::WavReader::new(r).map_err(|e| match e {
         hound::Error::FormatError(_) | hound::Error::Unsupported => {
             WavInputError::Format(e.to_string())
+        }
+        // hound says a short read in words of its own.
+        hound::Error::IoError(io)
+            if io.kind() == std::io::ErrorKind::UnexpectedEof
+                || io.to_string().contains("enough bytes") =>
+        {
+            WavInputError::Other("the file ends inside its header".to_string())
         }
         e => WavInputError::Other(e.to_string()),
     })?;

@@ -26,8 +26,15 @@ mod write;
 
 pub use write::{findings, write};
 
+/// The most chains [`heavy_graph`] makes: each holds a reverb of about 110 KiB of delay lines
+/// at 48 kHz, which a plan counts twice (the node and its processor), so 1,000 chains fit the
+/// 512 MiB a plan may use ([`fugue_exec::MEMORY_LIMIT`]) up to 96 kHz, and the graph is
+/// refused before it is built rather than after it took the memory.
+pub const MAX_HEAVY_CHAINS: usize = 1000;
+
 /// The heavier graph of the study: `chains` chains of noise → two biquads → reverb, mixed
-/// into a stereo sink.
+/// into a stereo sink. The filters' frequencies step up chain by chain and wrap every 30
+/// chains, so that they stay below the Nyquist frequency of 22.05 kHz and above.
 pub fn heavy_graph(chains: usize) -> TaskGraph {
     let mut s = String::new();
     s.push_str("bus = { kind: \"mix\", volume: 0.2, };\nout = { kind: \"sink\", in: 2, };\n");
@@ -39,8 +46,8 @@ pub fn heavy_graph(chains: usize) -> TaskGraph {
              rv{i} = {{ kind: \"reverb\", room: 0.7, damp: 0.4, wet: 0.3, dry: 0.7, }};\n\
              n{i}.1 -> lp{i}.1 -> bp{i}.1 -> rv{i}.1 -> bus.{};\n",
             i + 1,
-            800 + 300 * i,
-            1200 + 250 * i,
+            800 + 300 * (i % 30),
+            1200 + 250 * (i % 30),
             i + 1
         ));
     }
@@ -642,6 +649,23 @@ fn realtime_points(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The largest heavy graph allowed is one a plan accepts at 48 kHz: its filters below
+    /// the Nyquist frequency, its reverbs within the plan's memory.
+    #[test]
+    fn the_largest_heavy_graph_compiles() {
+        let g = heavy_graph(MAX_HEAVY_CHAINS);
+        let plan = fugue_exec::Plan::compile(
+            &g,
+            &fugue_dsp::Registry::with_builtin_kinds(),
+            &fugue_exec::CompileOptions {
+                sample_rate: 48_000.0,
+                block: 256,
+                ..Default::default()
+            },
+        );
+        assert!(plan.is_ok(), "{:?}", plan.err());
+    }
 
     #[test]
     fn a_tiny_study_runs_and_checks_its_mix() {

@@ -23,6 +23,7 @@ mod findings;
 mod measure;
 mod page;
 mod prepare;
+pub use prepare::{read_spec, MAX_SPEC_BYTES};
 mod rows;
 pub mod spec;
 pub mod trust;
@@ -66,6 +67,9 @@ pub struct StudyConfig {
     /// The spec (TOML); `None`: [`DEFAULT_SPEC`] when it is there, else the built-in
     /// [`DEFAULT_SPEC_TEXT`].
     pub spec: Option<PathBuf>,
+    /// The text of `spec`, when the caller read it already (a command line reads it where a
+    /// signal can stop the read: a named pipe may never deliver it); `None`: read here.
+    pub spec_text: Option<String>,
     /// The output folder.
     pub output: PathBuf,
     /// Replace the files of an existing, non-empty output folder.
@@ -279,6 +283,7 @@ mod tests {
         .unwrap();
         let config = StudyConfig {
             spec: Some(spec),
+            spec_text: None,
             output: dir.join("out"),
             force: false,
             repeats: Some(2),

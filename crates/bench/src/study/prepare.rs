@@ -126,24 +126,29 @@ impl Prepared {
 }
 
 /// The largest study spec read (a spec is a few lines of TOML).
-pub(crate) const MAX_SPEC_BYTES: u64 = 1 << 20;
+pub const MAX_SPEC_BYTES: u64 = 1 << 20;
+
+/// Reads the study spec `path`, at most [`MAX_SPEC_BYTES`] of it.
+pub fn read_spec(path: &Path) -> Result<String, BenchError> {
+    fugue_graph::read::read_text_bounded(path, MAX_SPEC_BYTES, "a study spec")
+        .map_err(|e| BenchError::io(format!("cannot read study spec {}", path.display()), e))
+}
 
 /// Reads and checks the spec of `args` and lists its configurations.
 pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
     let (text, label, spec_dir) = match &args.spec {
         Some(p) => (
-            fugue_graph::read::read_text_bounded(p, MAX_SPEC_BYTES, "a study spec").map_err(
-                |e| BenchError::io(format!("cannot read study spec {}", p.display()), e),
-            )?,
+            match &args.spec_text {
+                Some(t) => t.clone(),
+                None => read_spec(p)?,
+            },
             p.display().to_string(),
             p.parent().map(Path::to_path_buf).unwrap_or_default(),
         ),
         None if Path::new(DEFAULT_SPEC).is_file() => {
             let p = Path::new(DEFAULT_SPEC);
             (
-                std::fs::read_to_string(p).map_err(|e| {
-                    BenchError::io(format!("cannot read study spec {}", p.display()), e)
-                })?,
+                read_spec(p)?,
                 DEFAULT_SPEC.to_string(),
                 p.parent().map(Path::to_path_buf).unwrap_or_default(),
             )

@@ -81,12 +81,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 if n == "rateau101" {
                     Ok(default_graphs().remove(0))
                 } else if let Some(k) = n.strip_prefix("heavy").and_then(|k| k.parse::<u64>().ok()) {
-                    // 4 nodes a chain and 2 more, within the limit on generated graphs.
-                    let max = (fugue_graph::gen::MAX_NODES as u64 - 2) / 4;
+                    // Each chain's reverb counts against the memory a plan may use.
+                    let max = fugue_bench::host::MAX_HEAVY_CHAINS as u64;
                     if k == 0 || k > max {
                         return Err(usage(format!(
-                            "--graphs: `{n}`: K must be between 1 and {max} (a graph of 4K+2 nodes, at most {} nodes: docs/limits.md)",
-                            fugue_graph::gen::MAX_NODES
+                            "--graphs: `{n}`: K must be between 1 and {max} (each chain's reverb holds about 220 KiB of the {} MiB a plan may use: docs/limits.md)",
+                            fugue_exec::MEMORY_LIMIT >> 20
                         )));
                     }
                     Ok((n.clone(), heavy_graph(k as usize)))

@@ -345,8 +345,17 @@ Exit codes: 0 success; 1 bad input or a failure while running; 2 usage error;
 
 /// Runs `fugue bench study` ([`fugue_bench::study`]).
 fn run_study(args: StudyArgs) -> anyhow::Result<()> {
+    // The spec is read where a signal ends the process: a named pipe with no writer, or one
+    // that never delivers, would otherwise hold it past the stop request.
+    let spec_text = match &args.spec {
+        Some(p) => Some(crate::signals::blocking(|| {
+            fugue_bench::study::read_spec(p)
+        })?),
+        None => None,
+    };
     let config = StudyConfig {
         spec: args.spec,
+        spec_text,
         output: args.output,
         force: args.force,
         repeats: args.repeats.map(|r| r as usize),
