@@ -179,7 +179,19 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
-            if let Err(err) = e.print() {
+            // A megabyte-long argument is not echoed whole (the message, without colours).
+            let plain = e.render().to_string();
+            let printed = if e.use_stderr() && plain.len() > 4 * util::WORD_MAX {
+                use std::io::Write as _;
+                writeln!(
+                    std::io::stderr(),
+                    "{}",
+                    util::shorten_words(plain.trim_end())
+                )
+            } else {
+                e.print()
+            };
+            if let Err(err) = printed {
                 let stream = if e.use_stderr() {
                     "standard error"
                 } else {

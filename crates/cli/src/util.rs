@@ -82,30 +82,7 @@ pub fn message(e: &anyhow::Error) -> String {
     shorten_words(&fugue_graph::error::shorten_quotes(&format!("{e:#}")))
 }
 
-/// The longest word (a run of characters without a space: a path, a number) a message shows
-/// whole.
-pub const WORD_MAX: usize = 200;
-
-/// `message` with every word of more than [`WORD_MAX`] characters cut to its first and last
-/// 80 characters with `…` between, so that a megabyte-long path stays one readable line that
-/// still shows where it starts and how it ends.
-pub fn shorten_words(message: &str) -> String {
-    let mut out = String::with_capacity(message.len().min(4096));
-    for (i, word) in message.split(' ').enumerate() {
-        if i > 0 {
-            out.push(' ');
-        }
-        let n = word.chars().count();
-        if n <= WORD_MAX {
-            out.push_str(word);
-        } else {
-            out.extend(word.chars().take(80));
-            out.push('…');
-            out.extend(word.chars().skip(n - 80));
-        }
-    }
-    out
-}
+pub use fugue_graph::error::{shorten_words, WORD_MAX};
 
 /// Parses a `--format` value.
 pub fn parse_format(s: &str) -> Result<Format, String> {

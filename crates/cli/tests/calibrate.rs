@@ -175,3 +175,21 @@ fn bad_graph_is_one_clear_error() {
     assert!(e.contains("bad.ag") && e.contains("nosuchkind"), "{e}");
     assert!(!e.contains("panicked"), "{e}");
 }
+
+/// `-o -` is refused (standard output carries the table), and no file named `-` is made.
+#[test]
+fn calibrate_refuses_dash_as_output() {
+    let dir = std::env::temp_dir().join(format!("fugue-cal-dash-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let g = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/rake.ag");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args(["calibrate", g, "-o", "-"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("-o -: standard output carries the table"), "{e}");
+    assert!(!dir.join("-").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -163,3 +163,28 @@ fn gen_layered_refuses_zero_layers_and_width() {
         assert!(!out.exists());
     }
 }
+
+/// A long argument in a usage error, or a long path in a host command, is cut in the message
+/// as a long path is elsewhere.
+#[test]
+fn long_words_are_cut_in_usage_errors_and_host_replies() {
+    let long = "p".repeat(100_000);
+    let o = fugue(&["info", &example("rake.ag"), &long]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{}", e.len());
+    assert!(e.len() < 2000, "{} bytes of message", e.len());
+    assert!(e.contains("unexpected argument") && e.contains('…'), "{e}");
+    let d = folder("leftovers", "long-load");
+    let script = d.join("s.txt");
+    std::fs::write(&script, format!("load a /nowhere/{long}.ag\nquit\n")).unwrap();
+    let o = fugue(&[
+        "host",
+        "--backend",
+        "offline",
+        "--script",
+        script.to_str().unwrap(),
+    ]);
+    let all = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    assert!(all.len() < 2000, "{} bytes of replies", all.len());
+    assert!(all.contains("/nowhere/ppp") && all.contains('…'), "{all}");
+}

@@ -208,3 +208,28 @@ pub fn shorten_quotes(message: &str) -> std::borrow::Cow<'_, str> {
         None => Cow::Borrowed(message),
     }
 }
+
+/// The longest word (a run of characters without a space: a path, a number) a message shows
+/// whole.
+pub const WORD_MAX: usize = 200;
+
+/// `message` with every word of more than [`WORD_MAX`] characters cut to its first and last
+/// 80 characters with `…` between, so that a megabyte-long path stays one readable line that
+/// still shows where it starts and how it ends.
+pub fn shorten_words(message: &str) -> String {
+    let mut out = String::with_capacity(message.len().min(4096));
+    for (i, word) in message.split(' ').enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        let n = word.chars().count();
+        if n <= WORD_MAX {
+            out.push_str(word);
+        } else {
+            out.extend(word.chars().take(80));
+            out.push('…');
+            out.extend(word.chars().skip(n - 80));
+        }
+    }
+    out
+}

@@ -284,7 +284,7 @@ fn missed_note(missed: &[Algorithm], within: &str) -> Option<String> {
     }
     let names: Vec<&str> = missed.iter().map(|a| a.name()).collect();
     Some(format!(
-        "{} did not finish within {within} and {} left out",
+        "{} did not finish within {within}, and {} left out",
         names.join(" and "),
         if missed.len() == 1 { "was" } else { "were" }
     ))

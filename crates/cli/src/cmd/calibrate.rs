@@ -41,6 +41,11 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let graph = util::read_graph(&args.graph, args.format)?;
     // Refuse before measuring, not after.
+    if args.output.as_ref().is_some_and(|o| o.as_os_str() == "-") {
+        return Err(util::usage(
+            "-o -: standard output carries the table of costs; name a CSV file (or /dev/stdout to mix them)",
+        ));
+    }
     let out = match &args.output {
         Some(o) => Some(OutputFile::check(o, args.force, &[args.graph.as_path()])?),
         None => None,

@@ -211,7 +211,12 @@ impl fmt::Display for Reply {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.outcome {
             Outcome::Done(a) => a.fmt(f),
-            Outcome::Failed { error, .. } => write!(f, "error: {error}"),
+            // A megabyte-long path in a command stays one readable line.
+            Outcome::Failed { error, .. } => write!(
+                f,
+                "error: {}",
+                fugue_graph::error::shorten_words(&error.to_string())
+            ),
         }
     }
 }
