@@ -539,10 +539,30 @@ fn separate_mode_admission_predicts_with_each_graphs_executor() {
     assert_eq!(m.executor.as_deref(), Some("ws 8t"));
     assert_eq!(m.predicted_ns, m.cost_ns, "a line: {m:?}");
     let s = host.load("synth", &g[2].1).unwrap();
+    // Eight threads run no faster than the cores: the prediction counts the cores.
+    let cores = fugue_exec::placement::available_cores().clamp(1, 8) as u64;
     assert!(
-        s.predicted_ns >= m.cost_ns + s.cost_ns.div_ceil(8),
+        s.predicted_ns >= m.cost_ns + s.cost_ns.div_ceil(cores),
         "{s:?} after {m:?}"
     );
+    host.finish().unwrap();
+}
+
+/// The pool's threads beyond the cores add nothing: shared mode with 8 threads on a machine
+/// of fewer cores predicts the cost over the cores, not over 8.
+#[test]
+fn shared_mode_admission_counts_the_cores_not_the_threads() {
+    let dir = fresh_dir("admission-cores");
+    let g = graphs(&dir);
+    let cores = fugue_exec::placement::available_cores().max(1) as u64;
+    let mut host = Host::start(HostOptions {
+        threads: 64,
+        mode: Mode::Shared,
+        ..HostOptions::default()
+    })
+    .unwrap();
+    let a = host.load("a", &g[2].1).unwrap();
+    assert_eq!(a.predicted_ns, a.cost_ns.div_ceil(cores.min(64)), "{a:?}");
     host.finish().unwrap();
 }
 

@@ -445,17 +445,19 @@ impl Host {
     /// The cycle predicted with one more graph of cost `cost_ns` (its sequential cycle), ns,
     /// which runs on `executor` (`separate` mode) and whose critical path is `span` of its
     /// work. In `separate` mode the graphs run one after the other, each on its own executor
-    /// ([`own_cycle`]); on the pool they share its threads.
+    /// ([`own_cycle`]); on the pool they share its threads. Threads beyond the cores the
+    /// process may use run no faster than the cores: the prediction counts the cores.
     fn predict(&self, cost_ns: u64, executor: Option<(ExecutorKind, usize)>, span: f64) -> u64 {
-        let t = self.options.threads.max(1) as u64;
+        let cores = fugue_exec::placement::available_cores().max(1);
+        let t = self.options.threads.clamp(1, cores) as u64;
         let sum: u64 = self.graphs.iter().map(|e| e.cost_ns).sum::<u64>() + cost_ns;
         match self.options.mode {
             Mode::Separate => self
                 .graphs
                 .iter()
-                .map(|e| own_cycle(e.cost_ns, e.executor, e.span))
+                .map(|e| own_cycle(e.cost_ns, e.executor, e.span, cores))
                 .sum::<u64>()
-                .saturating_add(own_cycle(cost_ns, executor, span)),
+                .saturating_add(own_cycle(cost_ns, executor, span, cores)),
             Mode::Shared => sum.div_ceil(t),
             Mode::Partitioned => {
                 // Each graph on about t / n threads.
@@ -538,13 +540,19 @@ fn span_share(plan: &Plan) -> f64 {
 }
 
 /// The cycle of a graph of sequential cycle `cost_ns` on its own executor: the whole work
-/// on `seq` (or one thread); else its work spread over the threads, and never less than its
-/// critical path (`span` of the work).
-fn own_cycle(cost_ns: u64, executor: Option<(ExecutorKind, usize)>, span: f64) -> u64 {
+/// on `seq` (or one thread); else its work spread over the threads (at most `cores` of
+/// them: more threads than cores run no faster), and never less than its critical path
+/// (`span` of the work).
+fn own_cycle(
+    cost_ns: u64,
+    executor: Option<(ExecutorKind, usize)>,
+    span: f64,
+    cores: usize,
+) -> u64 {
     match executor {
         None | Some((ExecutorKind::Seq, _)) | Some((_, 0 | 1)) => cost_ns,
         Some((_, t)) => cost_ns
-            .div_ceil(t as u64)
+            .div_ceil(t.min(cores).max(1) as u64)
             .max((cost_ns as f64 * span).ceil() as u64),
     }
 }
