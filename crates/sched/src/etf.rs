@@ -15,7 +15,7 @@
 use crate::Deadline;
 use fugue_graph::{analysis, NodeId, TaskGraph};
 
-use crate::list::{self, Placer};
+use crate::list::{self, Dat, Placer};
 use crate::schedule::{le, lt, Schedule};
 
 /// Schedules `g` on `p` processors (at least 1) with ETF.
@@ -27,17 +27,16 @@ pub fn etf(g: &TaskGraph, p: usize) -> Schedule {
 pub fn etf_within(g: &TaskGraph, p: usize, deadline: Deadline) -> Option<Schedule> {
     let sl = list::quantize(&analysis::static_levels(g));
     let mut pl = Placer::new(g, p);
-    let np = pl.avail.len();
-    // ready tasks and their data-ready times (np per task, in `dats`)
+    // ready tasks and their data-ready times (in `dats`, aligned), a few numbers per task
     let mut ready: Vec<NodeId> = Vec::new();
-    let mut dats: Vec<f64> = Vec::new();
-    let mut tmp = Vec::new();
+    let mut dats: Vec<Dat> = Vec::new();
     let mut fresh: Vec<NodeId> = g.sources();
     loop {
         for &t in &fresh {
-            pl.dat(t, &mut tmp);
+            let mut d = Dat::default();
+            pl.dat(t, &mut d);
             ready.push(t);
-            dats.extend_from_slice(&tmp);
+            dats.push(d);
         }
         if ready.is_empty() {
             break;
@@ -48,8 +47,7 @@ pub fn etf_within(g: &TaskGraph, p: usize, deadline: Deadline) -> Option<Schedul
         // (index in ready, processor, start)
         let mut best: Option<(usize, usize, f64)> = None;
         for (i, &t) in ready.iter().enumerate() {
-            let d = &dats[i * np..i * np + np];
-            let (proc_, s) = pl.earliest(d);
+            let (proc_, s) = pl.earliest(&dats[i]);
             let better = match best {
                 None => true,
                 Some((bi, _, bs)) => {
@@ -63,13 +61,8 @@ pub fn etf_within(g: &TaskGraph, p: usize, deadline: Deadline) -> Option<Schedul
         }
         let (i, proc_, s) = best.expect("ready is not empty");
         let t = ready.swap_remove(i);
-        // keep `dats` aligned with `ready` (swap_remove moved the last entry to i)
-        let last = ready.len();
-        if i != last {
-            let (a, b) = dats.split_at_mut(last * np);
-            a[i * np..i * np + np].copy_from_slice(&b[..np]);
-        }
-        dats.truncate(last * np);
+        // `dats` stays aligned with `ready`.
+        dats.swap_remove(i);
         fresh.clear();
         pl.place(t, proc_, s, &mut fresh);
     }

@@ -416,9 +416,14 @@ impl fmt::Display for ScheduleReport {
             self.processors, self.processors_used
         )?;
         writeln!(f, "costs          {}", self.cost_source)?;
-        for p in 0..lanes {
-            let slots: Vec<&ScheduledTask> =
-                self.tasks.iter().filter(|t| t.processor == p).collect();
+        // Each processor's tasks, in one pass (not one pass over the tasks per processor).
+        let mut by_proc: Vec<Vec<&ScheduledTask>> = vec![Vec::new(); lanes];
+        for t in &self.tasks {
+            if let Some(v) = by_proc.get_mut(t.processor) {
+                v.push(t);
+            }
+        }
+        for (p, slots) in by_proc.into_iter().enumerate() {
             writeln!(f)?;
             writeln!(f, "P{p}  ({} tasks)", slots.len())?;
             if slots.is_empty() {
