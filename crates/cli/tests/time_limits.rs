@@ -88,9 +88,51 @@ fn every_algorithm_keeps_the_time_limit_on_a_large_graph() {
     }
 }
 
+/// At 4,096 processors: a list scheduler that scans every processor for every task, or ETF
+/// keeping a data-ready time per processor for every ready task, took seconds past the limit
+/// and gigabytes (ETF aborted). The list schedulers keep the limit, in bounded memory (the
+/// exact search, which compares processors pairwise to skip symmetric branches, is tested on
+/// fewer processors above).
+#[test]
+fn every_algorithm_keeps_the_time_limit_on_many_processors() {
+    let d = folder("time_limits", "many-processors");
+    let g = d.join("random.ag");
+    let g = g.to_str().unwrap();
+    let o = fugue(&[
+        "gen",
+        "random",
+        "--nodes",
+        "50000",
+        "--probability",
+        "0.00004",
+        "-o",
+        g,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let limit = 1.0;
+    for algo in ["hlfet", "etf", "cpfd", "best"] {
+        let (ok, out, cpu, wall, rss) =
+            measured_rss(&["schedule", g, "-a", algo, "-p", "4096", "--time-limit", "1"]);
+        assert!(ok, "{algo} failed");
+        assert!(
+            cpu < Duration::from_secs_f64(1.5 * limit + 1.0),
+            "{algo} took {cpu:?} of CPU with --time-limit {limit}"
+        );
+        assert!(rss < 512 << 20, "{algo} took {} MiB", rss >> 20);
+        assert!(wall < Duration::from_secs(60), "{algo} took {wall:?}");
+        assert!(out.contains("makespan"), "{algo}: {out}");
+    }
+}
+
 /// Runs the `fugue` binary with `args`: whether it succeeded, its standard output, the
 /// processor time it used (user and system) and its wall time.
 fn measured(args: &[&str]) -> (bool, String, Duration, Duration) {
+    let (ok, out, cpu, wall, _) = measured_rss(args);
+    (ok, out, cpu, wall)
+}
+
+/// [`measured`], and the largest resident set the process had, bytes.
+fn measured_rss(args: &[&str]) -> (bool, String, Duration, Duration, u64) {
     use std::io::Read as _;
     let start = Instant::now();
     // Reaped by `wait4` below, which also gives the processor time it used.
@@ -117,7 +159,8 @@ fn measured(args: &[&str]) -> (bool, String, Duration, Duration) {
     let out = reader.join().unwrap();
     let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
     let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
-    (ok, out, tv(usage.ru_utime) + tv(usage.ru_stime), wall)
+    let rss = usage.ru_maxrss.max(0) as u64 * 1024;
+    (ok, out, tv(usage.ru_utime) + tv(usage.ru_stime), wall, rss)
 }
 
 #[test]

@@ -46,7 +46,10 @@ impl Avail {
     /// The lowest processor whose available time is at most `x`.
     fn lowest_at_most(&self, x: f64) -> Option<usize> {
         // (A NaN bound finds nothing either.)
-        if self.tree[1].partial_cmp(&x).is_none_or(|o| o == std::cmp::Ordering::Greater) {
+        if self.tree[1]
+            .partial_cmp(&x)
+            .is_none_or(|o| o == std::cmp::Ordering::Greater)
+        {
             return None;
         }
         let mut i = 1;
