@@ -199,7 +199,7 @@ fn flags_that_do_nothing_are_warned_about() {
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("--buffer applies to the clocked backend only"),
+        stderr(&o).contains("--buffer applies to the clocked and ALSA backends only"),
         "{}",
         stderr(&o)
     );
