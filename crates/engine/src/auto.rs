@@ -317,6 +317,28 @@ fn most_promising(cands: &[Trial], plain: &Plan, n: usize) -> Vec<usize> {
     order
 }
 
+/// Keeps seq and the `fit - 1` most promising of `cands` ([`most_promising`]) when there are
+/// more than `fit`; returns the indices kept (in the old list) and the labels left out.
+fn keep_promising(cands: &mut Vec<Trial>, plain: &Plan, fit: usize) -> (Vec<usize>, Vec<String>) {
+    if cands.len() <= fit {
+        return ((0..cands.len()).collect(), Vec::new());
+    }
+    let mut keep = most_promising(cands, plain, fit.saturating_sub(1));
+    keep.push(0);
+    keep.sort_unstable();
+    let mut left_out = Vec::new();
+    let mut k = 0;
+    cands.retain(|(label, _)| {
+        let kept = keep.contains(&k);
+        if !kept {
+            left_out.push(label.clone());
+        }
+        k += 1;
+        kept
+    });
+    (keep, left_out)
+}
+
 /// Cycles an overlapping candidate runs as one.
 pub const OVERLAP: usize = 2;
 
@@ -406,29 +428,21 @@ pub fn choose(
     let total = (budget / per_cycle.as_secs_f64()) as usize;
     // A run too short to try every candidate tries the most promising ones that fit (by the
     // plan's costs: the work over the threads, or the critical path), seq always among them.
-    let mut left_out = Vec::new();
     let (mut cands, mut execs, mut plan_of) = (cands, execs, plan_of);
     let fit = total / least.max(1);
-    if cands.len() > fit && fit >= 2 {
-        let keep = most_promising(&cands, plain, fit - 1);
-        let mut k = 0;
-        cands.retain(|(label, _)| {
-            let kept = k == 0 || keep.contains(&k);
-            if !kept {
-                left_out.push(label.clone());
-            }
-            k += 1;
-            kept
-        });
+    let mut left_out = Vec::new();
+    if fit >= 2 {
+        let kept;
+        (kept, left_out) = keep_promising(&mut cands, plain, fit);
         let mut k = 0;
         execs.retain(|_| {
             k += 1;
-            k == 1 || keep.contains(&(k - 1))
+            kept.contains(&(k - 1))
         });
         let mut k = 0;
         plan_of.retain(|_| {
             k += 1;
-            k == 1 || keep.contains(&(k - 1))
+            kept.contains(&(k - 1))
         });
     }
     if total < least * cands.len() || cands.len() == 1 {
@@ -597,19 +611,7 @@ impl InRun {
         if fit < 2 {
             return Ok(None);
         }
-        let mut left_out = Vec::new();
-        if cands.len() > fit {
-            let keep = most_promising(&cands, plain, fit - 1);
-            let mut k = 0;
-            cands.retain(|(label, _)| {
-                let kept = k == 0 || keep.contains(&k);
-                if !kept {
-                    left_out.push(label.clone());
-                }
-                k += 1;
-                kept
-            });
-        }
+        let (_, left_out) = keep_promising(&mut cands, plain, fit);
         // A longer run measures longer: a twentieth of it, within the quarter.
         let per_round = ((cycles / 20) / (cands.len() * ROUNDS))
             .saturating_sub(IN_RUN_WARM)

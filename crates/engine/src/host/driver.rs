@@ -311,40 +311,48 @@ fn start_alsa(
     device: alsa::Device,
     options: &HostOptions,
 ) -> Result<Driver, HostError> {
-    let stop = Arc::new(AtomicBool::new(false));
     let core = options.exec.placement.cores.first().copied();
     let channels = options.channels;
+    thread_driver(move |stop| {
+        // SAFETY: PR_SET_TIMERSLACK takes a plain integer; no pointer.
+        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+        if let Some(c) = core {
+            let _ = fugue_exec::placement::pin_current(c);
+        }
+        let mut out = alsa::Writer::new(device, channels);
+        let mut xruns = 0;
+        // Relaxed: a request polled once per cycle; nothing is published with it.
+        while !stop.load(Ordering::Relaxed) {
+            audio.run_cycle(Instant::now());
+            for (ch, m) in audio.mix().iter().enumerate() {
+                out.output(ch, m);
+            }
+            let r = out.write(&stop);
+            // Relaxed: a statistic.
+            audio
+                .stats
+                .overruns
+                .fetch_add(out.xruns() - xruns, Ordering::Relaxed);
+            xruns = out.xruns();
+            if r.is_err() {
+                break;
+            }
+        }
+        audio
+    })
+}
+
+/// A driver whose audio side runs `body` on a thread of its own (`fugue-host`), which hands
+/// the audio side back when it returns (asked to by the flag it is given).
+fn thread_driver(
+    body: impl FnOnce(Arc<AtomicBool>) -> Box<HostAudio> + Send + 'static,
+) -> Result<Driver, HostError> {
+    let stop = Arc::new(AtomicBool::new(false));
     let handle = {
         let stop = stop.clone();
         std::thread::Builder::new()
             .name("fugue-host".into())
-            .spawn(move || {
-                // SAFETY: PR_SET_TIMERSLACK takes a plain integer; no pointer.
-                unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
-                if let Some(c) = core {
-                    let _ = fugue_exec::placement::pin_current(c);
-                }
-                let mut out = alsa::Writer::new(device, channels);
-                let mut xruns = 0;
-                // Relaxed: a request polled once per cycle; nothing is published with it.
-                while !stop.load(Ordering::Relaxed) {
-                    audio.run_cycle(Instant::now());
-                    for (ch, m) in audio.mix().iter().enumerate() {
-                        out.output(ch, m);
-                    }
-                    let r = out.write(&stop);
-                    // Relaxed: a statistic.
-                    audio
-                        .stats
-                        .overruns
-                        .fetch_add(out.xruns() - xruns, Ordering::Relaxed);
-                    xruns = out.xruns();
-                    if r.is_err() {
-                        break;
-                    }
-                }
-                audio
-            })
+            .spawn(move || body(stop))
             .map_err(|source| HostError::Io {
                 what: "cannot start the audio thread".into(),
                 source,
@@ -358,48 +366,34 @@ fn start_alsa(
 
 /// Starts the clocked audio thread: it wakes at `start + k × period` and runs one cycle.
 fn start_clocked(mut audio: Box<HostAudio>, options: &HostOptions) -> Result<Driver, HostError> {
-    let stop = Arc::new(AtomicBool::new(false));
     let rate = options.rate as u128;
     let block = options.block as u128;
     // With pinned workers ([`HostOptions::exec`]'s placement), the audio thread takes the
     // first core (worker i takes core i); a refusal is said by the workers already.
     let core = options.exec.placement.cores.first().copied();
-    let handle = {
-        let stop = stop.clone();
-        std::thread::Builder::new()
-            .name("fugue-host".into())
-            .spawn(move || {
-                // SAFETY: PR_SET_TIMERSLACK takes a plain integer; no pointer.
-                unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
-                if let Some(c) = core {
-                    let _ = fugue_exec::placement::pin_current(c);
-                }
-                let period_num = block * 1_000_000_000;
-                let mut base = crate::backend::clocked::now_ns() + 1_000_000;
-                let mut k: u64 = 0;
-                // Relaxed: a request polled once per cycle; nothing is published with it.
-                while !stop.load(Ordering::Relaxed) {
-                    let target = base + (k as u128 * period_num / rate) as u64;
-                    crate::backend::clocked::sleep_until(target);
-                    audio.run_cycle(Instant::now());
-                    k += 1;
-                    let next = base + (k as u128 * period_num / rate) as u64;
-                    let now = crate::backend::clocked::now_ns();
-                    if now > next + (period_num / rate) as u64 {
-                        audio.stats.overruns.fetch_add(1, Ordering::Relaxed);
-                        base = now;
-                        k = 0;
-                    }
-                }
-                audio
-            })
-            .map_err(|source| HostError::Io {
-                what: "cannot start the audio thread".into(),
-                source,
-            })?
-    };
-    Ok(Driver::Thread {
-        handle: Some(handle),
-        stop,
+    thread_driver(move |stop| {
+        // SAFETY: PR_SET_TIMERSLACK takes a plain integer; no pointer.
+        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+        if let Some(c) = core {
+            let _ = fugue_exec::placement::pin_current(c);
+        }
+        let period_num = block * 1_000_000_000;
+        let mut base = crate::backend::clocked::now_ns() + 1_000_000;
+        let mut k: u64 = 0;
+        // Relaxed: a request polled once per cycle; nothing is published with it.
+        while !stop.load(Ordering::Relaxed) {
+            let target = base + (k as u128 * period_num / rate) as u64;
+            crate::backend::clocked::sleep_until(target);
+            audio.run_cycle(Instant::now());
+            k += 1;
+            let next = base + (k as u128 * period_num / rate) as u64;
+            let now = crate::backend::clocked::now_ns();
+            if now > next + (period_num / rate) as u64 {
+                audio.stats.overruns.fetch_add(1, Ordering::Relaxed);
+                base = now;
+                k = 0;
+            }
+        }
+        audio
     })
 }
