@@ -46,6 +46,72 @@ fn voronoi_stopped_by_sigterm_leaves_no_temporary_file() {
     assert!(left.is_empty(), "left behind: {left:?}");
 }
 
+/// PNG frames are one output: a run stopped midway leaves none of them (nor any temporary
+/// file), keeps the frames an earlier run wrote, and says which were not written; a run that
+/// ends writes them all.
+#[test]
+fn voronoi_png_frames_stopped_by_sigint_leave_none() {
+    let d = folder("leftovers", "voronoi-png");
+    let old = d.join("v-000001.png");
+    std::fs::write(&old, b"an earlier frame").unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args([
+            "pool", "voronoi", "--frames", "100000", "--width", "64", "--height", "64", "-o",
+            "v.png", "--force",
+        ])
+        .current_dir(&d)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let parts = || {
+        std::fs::read_dir(&d)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".part"))
+            .count()
+    };
+    while parts() < 3 && start.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(parts() >= 3, "no frames were drawn");
+    // SAFETY: kill sends a signal to the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(130), "{e}");
+    assert!(
+        e.contains("v-000001.png .. v-100000.png not written"),
+        "{e}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["v-000001.png"], "left behind: {left:?}");
+    assert_eq!(std::fs::read(&old).unwrap(), b"an earlier frame");
+    // Three frames, to the end: all three written.
+    let o = fugue(&[
+        "pool",
+        "voronoi",
+        "--frames",
+        "3",
+        "--width",
+        "32",
+        "--height",
+        "32",
+        "-o",
+        d.join("w.png").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for i in 1..=3 {
+        assert!(d.join(format!("w-000{i}.png")).is_file());
+    }
+    assert_eq!(parts(), 0);
+}
+
 #[test]
 fn profile_refuses_a_pipeline_up_front() {
     let start = Instant::now();

@@ -76,6 +76,27 @@ pub fn frame_path(base: &Path, i: u64, frames: u64) -> PathBuf {
     base.with_file_name(format!("{stem}-{:0digits$}.png", i + 1))
 }
 
+/// The temporary name of frame `i` beside `first`, the first frame's
+/// (`.fugue-PID-N.part`): `.fugue-PID-M.part` with `M = N × 1,000,000 + i`, a name the output
+/// module recognises as this process's (so that a later run clears it if this one was
+/// killed) and that its own counter never reaches.
+fn frame_temp(first: &Path, i: u64) -> PathBuf {
+    let name = first
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let n = name
+        .strip_suffix(".part")
+        .and_then(|r| r.rsplit_once('-'))
+        .and_then(|(_, n)| n.parse::<u64>().ok())
+        .unwrap_or(0);
+    first.with_file_name(format!(
+        ".fugue-{}-{}.part",
+        std::process::id(),
+        n.saturating_mul(1_000_000).saturating_add(i)
+    ))
+}
+
 /// Draws `o.frames` frames of a random Voronoi diagram on `runner` (`threads` threads),
 /// moving the seeds between frames, and writes them as `o.picture` says.
 pub fn voronoi(
@@ -93,6 +114,18 @@ pub fn voronoi(
         Some(Picture::Gif { path, delay }) => Some(GifWriter::create(
             path, o.width, o.height, &palette, *delay,
         )?),
+        _ => None,
+    };
+    // A sequence of PNG frames is written as one output: each frame into a temporary file,
+    // all of them given their names at the end; a run that fails or is stopped leaves none
+    // (and no half of a new sequence over an old one).
+    let mut frames: Vec<(fugue_engine::output::Temp, PathBuf)> = Vec::new();
+    let frames_shown = match &o.picture {
+        Some(Picture::Png(base)) if o.frames > 1 => Some(PathBuf::from(format!(
+            "{} .. {}",
+            frame_path(base, 0, o.frames).display(),
+            frame_path(base, o.frames - 1, o.frames).display()
+        ))),
         _ => None,
     };
     let mut report = VoronoiReport {
@@ -113,13 +146,29 @@ pub fn voronoi(
         if let (Some(picture), Some(c)) = (&o.picture, canvas) {
             let idx = image::voronoi_indices(&c, diagram);
             match (picture, gif.as_mut()) {
-                (Picture::Png(base), _) => image::write_png(
-                    &frame_path(base, i, o.frames),
-                    c.width,
-                    c.height,
-                    &image::indexed_to_rgb(&idx, &palette),
-                )
-                .with_context(|| format!("frame {} of {}", i + 1, o.frames))?,
+                (Picture::Png(base), _) => {
+                    let path = frame_path(base, i, o.frames);
+                    let rgb = image::indexed_to_rgb(&idx, &palette);
+                    match &frames_shown {
+                        None => image::write_png(&path, c.width, c.height, &rgb)
+                            .with_context(|| format!("frame {} of {}", i + 1, o.frames))?,
+                        Some(shown) => {
+                            let bytes = image::encode_png(&path, c.width, c.height, &rgb)?;
+                            let name = match frames.first() {
+                                // One temporary name from the output module (which clears
+                                // the folder of dead processes' files once), the others
+                                // numbered after it.
+                                None => crate::report::temp_path(&path)?,
+                                Some((t, _)) => frame_temp(t.path(), i),
+                            };
+                            let tmp = fugue_engine::output::Temp::new(name, shown);
+                            std::fs::write(tmp.path(), &bytes).map_err(|e| {
+                                BenchError::io(format!("cannot write {}", path.display()), e)
+                            })?;
+                            frames.push((tmp, path));
+                        }
+                    }
+                }
                 (Picture::Gif { .. }, g) => g.expect("opened for a GIF above").add(&idx)?,
             }
         }
@@ -127,6 +176,10 @@ pub fn voronoi(
     }
     if let Some(g) = gif {
         g.finish()?;
+    }
+    for (tmp, path) in frames {
+        crate::report::commit(tmp.path(), &path)?;
+        tmp.keep();
     }
     Ok(report)
 }

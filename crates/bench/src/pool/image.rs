@@ -98,8 +98,14 @@ pub fn indexed_to_rgb(idx: &[u8], palette: &[u8]) -> Vec<u8> {
         .collect()
 }
 
-/// Encodes `rgb` (`width` × `height` × 3 bytes) as a PNG file at `path`.
-pub fn write_png(path: &Path, width: usize, height: usize, rgb: &[u8]) -> Result<(), BenchError> {
+/// `rgb` (`width x height` pixels, 3 bytes each) encoded as a PNG file's bytes; `path` names
+/// it in errors.
+pub fn encode_png(
+    path: &Path,
+    width: usize,
+    height: usize,
+    rgb: &[u8],
+) -> Result<Vec<u8>, BenchError> {
     let (w, h) = dims_u32(width, height)?;
     let mut bytes = Vec::new();
     {
@@ -112,7 +118,12 @@ pub fn write_png(path: &Path, width: usize, height: usize, rgb: &[u8]) -> Result
         let mut writer = enc.write_header().map_err(fail)?;
         writer.write_image_data(rgb).map_err(fail)?;
     }
-    write_atomic(path, &bytes)
+    Ok(bytes)
+}
+
+/// Writes `rgb` as a PNG file at `path`, through a temporary file and a rename.
+pub fn write_png(path: &Path, width: usize, height: usize, rgb: &[u8]) -> Result<(), BenchError> {
+    write_atomic(path, &encode_png(path, width, height, rgb)?)
 }
 
 /// An animated GIF written frame by frame into a temporary file beside its path, renamed
