@@ -9,34 +9,49 @@ use std::time::{Duration, Instant};
 
 use common::{example, folder, fugue, stderr};
 
-#[test]
-fn voronoi_stopped_by_sigterm_leaves_no_temporary_file() {
-    let d = folder("leftovers", "voronoi");
+/// The temporary files in `d`.
+fn parts(d: &std::path::Path) -> usize {
+    std::fs::read_dir(d)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".part"))
+        .count()
+}
+
+/// `fugue pool voronoi` of 100,000 frames of 64 x 64 pixels into `output` (in `d`), stopped
+/// by `sig` once `parts_first` temporary files stand in `d`.
+fn stopped_voronoi(
+    d: &std::path::Path,
+    output: &str,
+    extra: &[&str],
+    parts_first: usize,
+    sig: i32,
+) -> std::process::Output {
     let child = Command::new(env!("CARGO_BIN_EXE_fugue"))
         .args([
             "pool", "voronoi", "--frames", "100000", "--width", "64", "--height", "64", "-o",
-            "v.gif",
+            output,
         ])
-        .current_dir(&d)
+        .args(extra)
+        .current_dir(d)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait for the temporary file to appear, then stop the command.
     let start = Instant::now();
-    let part = || {
-        std::fs::read_dir(&d)
-            .unwrap()
-            .flatten()
-            .any(|e| e.file_name().to_string_lossy().ends_with(".part"))
-    };
-    while !part() && start.elapsed() < Duration::from_secs(30) {
+    while parts(d) < parts_first && start.elapsed() < Duration::from_secs(30) {
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(part(), "no temporary file appeared");
+    assert!(parts(d) >= parts_first, "no temporary file appeared");
     // SAFETY: kill sends a signal to the child this test started.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    let o = child.wait_with_output().unwrap();
+    unsafe { libc::kill(child.id() as i32, sig) };
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn voronoi_stopped_by_sigterm_leaves_no_temporary_file() {
+    let d = folder("leftovers", "voronoi");
+    let o = stopped_voronoi(&d, "v.gif", &[], 1, libc::SIGTERM);
     assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
     let left: Vec<_> = std::fs::read_dir(&d)
         .unwrap()
@@ -54,31 +69,7 @@ fn voronoi_png_frames_stopped_by_sigint_leave_none() {
     let d = folder("leftovers", "voronoi-png");
     let old = d.join("v-000001.png");
     std::fs::write(&old, b"an earlier frame").unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_fugue"))
-        .args([
-            "pool", "voronoi", "--frames", "100000", "--width", "64", "--height", "64", "-o",
-            "v.png", "--force",
-        ])
-        .current_dir(&d)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    let parts = || {
-        std::fs::read_dir(&d)
-            .unwrap()
-            .flatten()
-            .filter(|e| e.file_name().to_string_lossy().ends_with(".part"))
-            .count()
-    };
-    while parts() < 3 && start.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(parts() >= 3, "no frames were drawn");
-    // SAFETY: kill sends a signal to the child this test started.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let o = child.wait_with_output().unwrap();
+    let o = stopped_voronoi(&d, "v.png", &["--force"], 3, libc::SIGINT);
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(130), "{e}");
     assert!(
@@ -109,7 +100,7 @@ fn voronoi_png_frames_stopped_by_sigint_leave_none() {
     for i in 1..=3 {
         assert!(d.join(format!("w-000{i}.png")).is_file());
     }
-    assert_eq!(parts(), 0);
+    assert_eq!(parts(&d), 0);
 }
 
 #[test]

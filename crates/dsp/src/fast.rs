@@ -97,6 +97,13 @@ impl Phasor {
         self.inc = freq / sample_rate;
     }
 
+    /// A live change of frequency ([`Phasor::set_freq`]), with `start` (the phasor a reset
+    /// returns to) taking the same frequency, so that the value set stays after a reset.
+    pub fn retune(&mut self, start: &mut Phasor, freq: f64, sample_rate: f64) {
+        self.set_freq(freq, sample_rate);
+        start.inc = self.inc;
+    }
+
     /// The phase of the next sample, turns in `[0, 1)`.
     pub fn phase(&self) -> f64 {
         wrap(self.base + f64::from(self.pos) * self.inc)

@@ -593,14 +593,14 @@ impl InRun {
             return Ok(None);
         };
         let cores = fugue_exec::placement::available_cores();
+        // Seq (first) runs any plan; the others, those of this plan. (Seq on a plan of
+        // several blocks per cycle is seq.)
         let mut cands: Vec<Trial> = candidates(choice, cores, plain)
             .into_iter()
-            .filter(|(_, c)| subs(c) == 1 && c.overlap.max(1) == overlap.max(1))
+            .enumerate()
+            .filter(|(i, (_, c))| *i == 0 || (subs(c) == 1 && c.overlap.max(1) == overlap.max(1)))
+            .map(|(_, t)| t)
             .collect();
-        // Seq on a plan of several blocks per cycle is seq: it heads the list either way.
-        if overlap > 1 {
-            cands.insert(0, candidates(choice, cores, plain).swap_remove(0));
-        }
         if cands.len() < 2 {
             return Ok(None);
         }

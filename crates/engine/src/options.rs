@@ -277,8 +277,8 @@ pub enum RunError {
     /// The ALSA device could not be opened or set up (the sentence names it and says why).
     #[error("{0}")]
     Alsa(String),
-    /// [`Backend::Auto`] found neither a JACK server nor a usable ALSA device (ALSA's
-    /// reason).
+    /// [`Backend::Auto`] found neither a JACK server nor a usable ALSA device (the ALSA
+    /// backend's sentence, which begins in lower case: `the ALSA playback device ...`).
     #[error("no JACK server is running and {0}; start JACK (`jackd -d alsa &`, or `jackd -d dummy -r 48000 -p 256 &` to play silently), choose an ALSA device with --device NAME, or use --backend clocked")]
     NoBackend(String),
     /// Bad options (a duration, a sample rate or a buffer size out of range).

@@ -44,7 +44,7 @@ pub fn run(
             match jack::run(graph, options, *connect, client_name, &mut on_tick) {
                 Err(RunError::NoServer | RunError::NoLibrary(_)) => {
                     match alsa::run(graph, options, device, (*rate, *block, *periods), on_tick) {
-                        Err(RunError::Alsa(why)) => Err(RunError::NoBackend(lower_first(&why))),
+                        Err(RunError::Alsa(why)) => Err(RunError::NoBackend(why)),
                         r => r,
                     }
                 }
@@ -55,14 +55,5 @@ pub fn run(
             connect,
             client_name,
         } => jack::run(graph, options, *connect, client_name, on_tick),
-    }
-}
-
-/// `s` with its first letter in lower case (a sentence made part of another).
-fn lower_first(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_lowercase().chain(c).collect(),
-        None => String::new(),
     }
 }

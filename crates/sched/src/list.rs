@@ -156,6 +156,7 @@ impl<'g> Placer<'g> {
                 _ => (usize::MAX, f64::INFINITY),
             },
         };
+        // Back in: a processor's available time is the finish of its last task (`place`).
         for &(p, _) in &dat.own {
             let a = self.schedule.processors[p].last().map_or(0.0, |s| s.finish);
             self.avail.set(p, a);

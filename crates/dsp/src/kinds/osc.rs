@@ -56,10 +56,7 @@ impl Processor for Osc {
     /// 0: `freq` (the phase goes on from where it is), 1: `volume`.
     fn set_param(&mut self, param: usize, value: f64) {
         match param {
-            0 => {
-                self.phasor.set_freq(value, self.rate);
-                self.start.inc = self.phasor.inc;
-            }
+            0 => self.phasor.retune(&mut self.start, value, self.rate),
             1 => self.volume = value as f32,
             _ => {}
         }
