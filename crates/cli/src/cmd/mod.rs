@@ -14,5 +14,4 @@ pub mod pool;
 pub mod profile;
 pub mod render;
 pub mod run;
-mod run_control;
 pub mod schedule;

@@ -114,10 +114,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 args.rate.unwrap_or(48_000),
                 args.buffer.unwrap_or(256) as usize,
             );
-            Some(crate::cmd::run_control::start(
+            Some(fugue_engine::host::control::live::serve_run(
                 path,
-                &graph,
-                &name,
+                (&graph, &name, util::registry()),
                 at,
                 queue,
                 (signals::stop_flag(), quit.clone()),

@@ -53,11 +53,13 @@
 //! why one failed; `load.rs`: loading and admission; `resize.rs`: following JACK
 //! buffer-size changes; `channel.rs`: the channel to the audio thread, control side;
 //! `audio.rs`: the audio side; `driver.rs` and `jack.rs`: what runs the audio side;
-//! `command.rs`: the command language; `session.rs`: commands executed and their replies.
+//! `command.rs`: the command language; `session.rs`: commands executed and their replies;
+//! `control/`: a session driven by a script, a prompt and a control socket at once.
 
 mod audio;
 mod channel;
 pub mod command;
+pub mod control;
 mod driver;
 mod jack;
 mod load;

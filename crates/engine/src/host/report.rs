@@ -145,6 +145,44 @@ pub struct HostReport {
     pub recorded_frames: u64,
 }
 
+impl HostReport {
+    /// What the finished host did, in one line (`record`: where it recorded).
+    pub fn summary(&self, record: Option<&std::path::Path>) -> String {
+        let s = &self.stats;
+        let resizes = if s.resizes > 0 {
+            format!(", {} buffer-size changes followed", s.resizes)
+        } else {
+            String::new()
+        };
+        let recorded = match record {
+            Some(p) => {
+                let drops = if s.record_drops > 0 {
+                    format!(
+                        " ({} blocks dropped: the disk was too slow)",
+                        s.record_drops
+                    )
+                } else {
+                    String::new()
+                };
+                format!(
+                    "; recorded {} frames to {}{drops}",
+                    self.recorded_frames,
+                    p.display()
+                )
+            }
+            None => String::new(),
+        };
+        format!(
+            "{} cycles, {} ({} of {} cycles with a swap), {} overruns{resizes}{recorded}",
+            s.cycles,
+            s.misses_said(),
+            s.swap_misses,
+            s.swap_cycles,
+            s.overruns
+        )
+    }
+}
+
 /// An executor and its threads as reports name them: `seq`, `ws 2t`.
 pub(super) fn executor_label(kind: ExecutorKind, threads: usize) -> String {
     if threads <= 1 {

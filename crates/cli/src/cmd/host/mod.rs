@@ -5,22 +5,24 @@
 //! Every command gets one line of reply (JSON with `--json`). A command that fails prints its
 //! error and the host goes on; `--strict` stops at the first failure (exit status 1). The
 //! recording is closed properly whatever ends the host (`quit`, Ctrl-C, end of the script).
-//! The commands are executed by the engine ([`fugue_engine::host::session`]); this module
-//! reads their lines and prints their replies.
+//! The commands are executed by the engine ([`fugue_engine::host::session`]) and driven by
+//! its controller ([`fugue_engine::host::control`]); this module reads the terminal and
+//! prints the replies.
 
 mod shell;
-pub(crate) mod socket;
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use anyhow::Context as _;
 use fugue_engine::host::command::{self, Command};
-use fugue_engine::host::session::{Answer, Reply, Session};
-use fugue_engine::host::{GraphExecutor, Host, HostBackend, HostOptions, HostReport, Mode};
+use fugue_engine::host::control::history::{history_path, History};
+use fugue_engine::host::control::{self, socket, Controller, Hooks, Request, Watch};
+use fugue_engine::host::session::Session;
+use fugue_engine::host::{GraphExecutor, Host, HostBackend, HostOptions, Mode};
 
 use crate::util;
 
@@ -148,61 +150,6 @@ pub struct CtlArgs {
     pub command: Vec<String>,
 }
 
-/// A line to execute and where its reply goes.
-pub(crate) struct Request {
-    pub(crate) line: String,
-    pub(crate) reply: mpsc::Sender<String>,
-    /// A `wait` that a client of the control socket waited in its own thread, this many
-    /// seconds: the reply is that of a `wait`, with the cycle reached (`line` is not read).
-    pub(crate) waited: Option<f64>,
-}
-
-/// The session and how its replies are printed.
-struct Shell {
-    session: Session,
-    json: bool,
-}
-
-impl Shell {
-    /// Executes one line; `None` when it holds no command. A `load` of a named pipe or a
-    /// device may wait for its other end in a call that no stop request can interrupt: a
-    /// signal then ends the host at once ([`crate::signals::blocking`]).
-    fn execute(&mut self, line: &str) -> Option<Reply> {
-        let reply = if may_block(line) {
-            crate::signals::blocking(|| self.session.execute(line))
-        } else {
-            self.session.execute(line)
-        };
-        self.say_notices();
-        reply
-    }
-
-    /// Says on standard error what the host did on its own since the last command (a JACK
-    /// buffer-size change followed).
-    fn say_notices(&mut self) {
-        for n in self.session.take_notices() {
-            eprintln!("host: {n}");
-        }
-    }
-
-    /// Between commands: lets the host follow a JACK buffer-size change, and says so.
-    fn idle(&mut self) {
-        self.session.idle();
-        self.say_notices();
-    }
-}
-
-/// Whether `line` loads a file that is not a regular file (a named pipe, a device): its open
-/// or its reading may wait for a writer.
-fn may_block(line: &str) -> bool {
-    match command::parse(line) {
-        Ok(Some(Command::Load { file, .. })) => {
-            std::fs::metadata(&file).is_ok_and(|m| !m.is_file() && !m.is_dir())
-        }
-        _ => false,
-    }
-}
-
 /// The host's options from the command line.
 fn host_options(args: &Args) -> HostOptions {
     let backend = match args.backend.as_str() {
@@ -250,17 +197,6 @@ fn host_options(args: &Args) -> HostOptions {
     }
 }
 
-/// How the commands went.
-#[derive(Default)]
-struct Outcome {
-    /// A command failed.
-    failed: bool,
-    /// A command asked the host to stop.
-    quit: bool,
-    /// A reply could not be written to standard output (the host stops there).
-    write_error: Option<std::io::Error>,
-}
-
 /// A reply that the shell's thread could not write to standard output (the host stops
 /// there, and `fugue host` fails with it).
 static PROMPT_WRITE_ERROR: std::sync::OnceLock<std::io::Error> = std::sync::OnceLock::new();
@@ -281,19 +217,18 @@ fn check_record(args: &Args, script: Option<&[u8]>) -> anyhow::Result<()> {
         ));
     }
     let mut inputs: Vec<PathBuf> = args.script.iter().chain(&args.control).cloned().collect();
-    for line in script
-        .unwrap_or_default()
-        .split(|&b| b == b'\n')
-        .filter_map(|l| std::str::from_utf8(l).ok())
-    {
-        if let Ok(Some(Command::Load { file, .. })) = command::parse(line) {
-            inputs.push(file);
-        }
-    }
+    inputs.extend(control::script_loads(script.unwrap_or_default()));
     let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     fugue_engine::output::OutputFile::check(record, args.force, &inputs)?;
     Ok(())
 }
+
+/// What the binary lends the controller: notices on standard error, and a signal ending
+/// the process while a `load` waits for the writer of a named pipe.
+const HOOKS: Hooks = Hooks {
+    notice: |n| eprintln!("host: {n}"),
+    blocking: |f| crate::signals::blocking(f),
+};
 
 /// `fugue host`.
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -323,28 +258,23 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     // Placement problems are said, never fatal: the host plays without them.
     crate::warn::report(host.warnings(), false)?;
-    let mut shell = Shell {
-        session: Session::new(host, stop.clone()),
-        json: args.json,
-    };
-    let mut outcome = Outcome::default();
+    let mut ctl = Controller::new(
+        Session::new(host, stop.clone()),
+        args.json,
+        args.strict,
+        HOOKS,
+    );
     if let (Some(bytes), Some(path)) = (&script, &args.script) {
-        run_script(&mut shell, bytes, path, args.strict, &stop, &mut outcome);
+        let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
+        ctl.run_script(bytes, path, &stop, &mut out, &mut err);
     }
     // Then the interactive shell or standard input (without a script), and the socket.
-    let stopped = outcome.quit
-        || (outcome.failed && args.strict)
-        || outcome.write_error.is_some()
-        || stop.load(Ordering::Relaxed);
-    if !stopped {
-        serve(&mut shell, &args, script.is_none(), &stop, &mut outcome)?;
+    if !ctl.stopped(&stop) {
+        serve(&mut ctl, &args, script.is_none(), &stop)?;
     }
-    let report = shell
-        .session
-        .into_host()
-        .finish()
-        .map_err(anyhow::Error::from)?;
-    say_report(&report, args.record.as_deref());
+    let outcome = std::mem::take(&mut ctl.outcome);
+    let report = ctl.into_session().into_host().finish()?;
+    eprintln!("host: {}", report.summary(args.record.as_deref()));
     if let Some(e) = outcome.write_error.as_ref().or(PROMPT_WRITE_ERROR.get()) {
         crate::stdio::failed("standard output", e);
     }
@@ -354,198 +284,52 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Executes the script's lines, printing each reply (a failure on standard error, after the
-/// script's name and line, unless in JSON), until one quits, the user stops the host, or
-/// (`strict`) one fails.
-fn run_script(
-    shell: &mut Shell,
-    bytes: &[u8],
-    path: &Path,
-    strict: bool,
-    stop: &AtomicBool,
-    outcome: &mut Outcome,
-) {
-    let stdout = std::io::stdout();
-    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
-        // Relaxed: a request flag.
-        if outcome.quit || stop.load(Ordering::Relaxed) || (outcome.failed && strict) {
-            break;
-        }
-        let reply = match std::str::from_utf8(line) {
-            Ok(l) => shell.execute(l),
-            Err(_) => Some(Reply::failed(
-                "parse",
-                "the line is not valid UTF-8; write commands in UTF-8",
-            )),
-        };
-        let Some(r) = reply else { continue };
-        let text = r.line(shell.json);
-        let written = if r.ok || shell.json {
-            writeln!(stdout.lock(), "{text}")
-        } else {
-            eprintln!("{}:{}: {text}", path.display(), i + 1);
-            Ok(())
-        };
-        outcome.failed |= !r.ok;
-        outcome.quit |= r.quits();
-        if let Err(e) = written {
-            outcome.write_error = Some(e);
-            return;
-        }
-    }
-}
-
 /// Takes commands from the control socket (`--control`) and, with `prompt`, from the
-/// interactive shell or standard input, one at a time, until one quits, the user stops the
-/// host, every source is gone, or (`--strict`) one fails.
+/// interactive shell or standard input, one at a time ([`Controller::serve`]).
 fn serve(
-    shell: &mut Shell,
+    ctl: &mut Controller,
     args: &Args,
     prompt: bool,
     stop: &Arc<AtomicBool>,
-    outcome: &mut Outcome,
 ) -> anyhow::Result<()> {
     let (tx, rx) = mpsc::channel::<Request>();
-    let names = shell::Names::default();
-    let graph_names = |shell: &Shell| -> Vec<String> {
-        shell
-            .session
-            .host()
-            .list()
-            .into_iter()
-            .map(|g| g.name)
-            .collect()
-    };
-    if let Ok(mut n) = names.lock() {
-        *n = graph_names(shell);
-    }
-    let mut sources = 0;
-    let cycle = Arc::new(AtomicU64::new(shell.session.host().cycle()));
+    let watch = Watch::default();
+    ctl.update(&watch);
     let _socket = match &args.control {
-        Some(path) => {
-            sources += 1;
-            let control = socket::Control {
+        Some(path) => Some(socket::serve(
+            path,
+            tx.clone(),
+            socket::Control {
                 json: args.json,
                 clocked: args.backend != "offline",
                 stop: stop.clone(),
-                cycle: cycle.clone(),
-            };
-            Some(socket::serve(path, tx.clone(), control)?)
-        }
+                cycle: watch.cycle.clone(),
+            },
+        )?),
         None => None,
     };
     if prompt {
-        sources += 1;
-        let tx = tx.clone();
-        let json = args.json;
-        let names = names.clone();
+        let (tx, json, names) = (tx.clone(), args.json, watch.names.clone());
         std::thread::Builder::new()
             .name("fugue-shell".into())
             .spawn(move || prompt_lines(tx, json, names))
             .context("cannot start the shell")?;
     }
     drop(tx);
-    if sources == 0 {
-        return Ok(());
-    }
-    loop {
-        // Relaxed: a request flag.
-        if stop.load(Ordering::Relaxed) {
-            return Ok(());
-        }
-        let got = rx.recv_timeout(Duration::from_millis(100));
-        // Relaxed: a counter read for a report.
-        cycle.store(shell.session.host().cycle(), Ordering::Relaxed);
-        match got {
-            Ok(Request {
-                waited: Some(seconds),
-                reply,
-                ..
-            }) => {
-                let r = Reply::done(Answer::Wait {
-                    seconds,
-                    cycle: shell.session.host().cycle(),
-                });
-                let _ = reply.send(r.line(shell.json));
-            }
-            Ok(req) => {
-                let Some(r) = shell.execute(&req.line) else {
-                    let _ = req.reply.send(String::new());
-                    continue;
-                };
-                outcome.failed |= !r.ok;
-                if let Ok(mut n) = names.lock() {
-                    *n = graph_names(shell);
-                }
-                // Relaxed: a counter read for a report.
-                cycle.store(shell.session.host().cycle(), Ordering::Relaxed);
-                let _ = req.reply.send(r.line(shell.json));
-                if r.quits() || (!r.ok && args.strict) {
-                    return Ok(());
-                }
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) => shell.idle(),
-            Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
-        }
-    }
-}
-
-/// Says on standard error what the finished host did (`record`: where it recorded).
-fn say_report(report: &HostReport, record: Option<&Path>) {
-    let s = &report.stats;
-    eprintln!(
-        "host: {} cycles, {} ({} of {} cycles with a swap), {} overruns{}{}",
-        s.cycles,
-        s.misses_said(),
-        s.swap_misses,
-        s.swap_cycles,
-        s.overruns,
-        if s.resizes > 0 {
-            format!(", {} buffer-size changes followed", s.resizes)
-        } else {
-            String::new()
-        },
-        match record {
-            Some(p) => format!(
-                "; recorded {} frames to {}{}",
-                report.recorded_frames,
-                p.display(),
-                if s.record_drops > 0 {
-                    format!(
-                        " ({} blocks dropped: the disk was too slow)",
-                        s.record_drops
-                    )
-                } else {
-                    String::new()
-                }
-            ),
-            None => String::new(),
-        }
-    );
-}
-
-/// Sends `line` to the control loop and returns its reply (`None`: the host is gone).
-fn ask(tx: &mpsc::Sender<Request>, line: String) -> Option<String> {
-    let (rtx, rrx) = mpsc::channel();
-    tx.send(Request {
-        line,
-        reply: rtx,
-        waited: None,
-    })
-    .ok()?;
-    rrx.recv().ok()
+    ctl.serve(&rx, stop, &watch);
+    Ok(())
 }
 
 /// Sends `line` and prints its reply; false when the shell ends there (the line quits, or
 /// the host is gone).
 fn forward(tx: &mpsc::Sender<Request>, line: String) -> bool {
     let quits = matches!(command::parse(&line), Ok(Some(Command::Quit)));
-    match ask(tx, line) {
+    match Request::ask(tx, line, None) {
         Some(r) if !r.is_empty() => {
             if let Err(e) = writeln!(std::io::stdout(), "{r}") {
                 // The host stops, closing the recording, and then fails with the error.
                 let _ = PROMPT_WRITE_ERROR.set(e);
-                let _ = ask(tx, "quit".into());
+                let _ = Request::ask(tx, "quit".into(), None);
                 return false;
             }
         }
@@ -561,51 +345,9 @@ const BANNER: &str = "fugue host: `help` lists the commands, `help COMMAND` says
 /// The interactive prompt (a terminal: line editing, Tab completion, a history kept between
 /// sessions: [`shell`]) or, when standard input is not a terminal, its lines.
 fn prompt_lines(tx: mpsc::Sender<Request>, json: bool, names: shell::Names) {
-    if std::io::stdin().is_terminal() {
-        let config = rustyline::Config::builder()
-            .max_history_size(shell::HISTORY_KEPT)
-            .map(|b| b.build())
-            .unwrap_or_default();
-        let Ok(mut rl) =
-            rustyline::Editor::<shell::ShellHelper, rustyline::history::DefaultHistory>::with_config(
-                config,
-            )
-        else {
-            return;
-        };
-        rl.set_helper(Some(shell::ShellHelper { names }));
-        let mut history = shell::History::at(shell::history_path(
-            std::env::var("XDG_STATE_HOME").ok().as_deref(),
-            std::env::var("HOME").ok().as_deref(),
-        ));
-        for line in history.load() {
-            let _ = rl.add_history_entry(line);
-        }
-        if !json {
-            println!("{BANNER}");
-        }
-        loop {
-            match rl.readline("fugue> ") {
-                Ok(line) => {
-                    if !line.trim().is_empty() {
-                        let _ = rl.add_history_entry(line.as_str());
-                        history.add(&line);
-                    }
-                    if !forward(&tx, line) {
-                        return;
-                    }
-                }
-                // Ctrl-C or Ctrl-D at the prompt: quit cleanly.
-                Err(_) => {
-                    let _ = ask(&tx, "quit".into());
-                    return;
-                }
-            }
-        }
-    } else {
-        let stdin = std::io::stdin();
+    if !std::io::stdin().is_terminal() {
         let mut buf = Vec::new();
-        let mut lock = stdin.lock();
+        let mut lock = std::io::stdin().lock();
         loop {
             buf.clear();
             match lock.read_until(b'\n', &mut buf) {
@@ -621,19 +363,45 @@ fn prompt_lines(tx: mpsc::Sender<Request>, json: bool, names: shell::Names) {
             }
         }
     }
+    let Some(mut rl) = shell::editor(names) else {
+        return;
+    };
+    let mut history = History::at(history_path(
+        std::env::var("XDG_STATE_HOME").ok().as_deref(),
+        std::env::var("HOME").ok().as_deref(),
+    ));
+    for line in history.load() {
+        let _ = rl.add_history_entry(line);
+    }
+    if !json {
+        println!("{BANNER}");
+    }
+    loop {
+        history.take_warning().iter().for_each(util::warning);
+        match rl.readline("fugue> ") {
+            Ok(line) => {
+                if !line.trim().is_empty() {
+                    let _ = rl.add_history_entry(line.as_str());
+                    history.add(&line);
+                }
+                if !forward(&tx, line) {
+                    return;
+                }
+            }
+            // Ctrl-C or Ctrl-D at the prompt: quit cleanly.
+            Err(_) => {
+                let _ = Request::ask(&tx, "quit".into(), None);
+                return;
+            }
+        }
+    }
 }
 
 /// `fugue ctl`.
 pub fn ctl(args: CtlArgs) -> anyhow::Result<()> {
-    let line = command::quote(&args.command);
-    let reply = socket::send(&args.socket, &line)?;
+    let reply = socket::send(&args.socket, &command::quote(&args.command))?;
     println!("{reply}");
-    let failed = reply.starts_with("error:")
-        || serde_json::from_str::<serde_json::Value>(&reply)
-            .ok()
-            .and_then(|v| v.get("ok").and_then(|o| o.as_bool()))
-            == Some(false);
-    if failed {
+    if control::reply_failed(&reply) {
         anyhow::bail!("the host refused the command");
     }
     Ok(())

@@ -1,20 +1,21 @@
-//! `fugue run GRAPH --control SOCKET`: the run's control socket, the host's socket
-//! (`cmd::host::socket`: bounded clients, bounded lines) answering `set NAME NODE ATTR
+//! The control socket of a single run (`fugue run GRAPH --control SOCKET`): the host's
+//! socket ([`super::socket`]: bounded clients, bounded lines) answering `set NAME NODE ATTR
 //! VALUE` for the one graph it plays (NAME: the graph file's name without its extension),
-//! and `quit`. A change is checked here ([`fugue_engine::live::check`]) and queued for the
-//! audio thread, which sets it before its next cycle.
+//! and `quit`. A change is checked here ([`crate::live::check`]) and queued for the audio
+//! thread, which sets it before its next cycle.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 
-use fugue_engine::host::command::{self, Command};
-use fugue_engine::host::session::{Answer, Reply};
-use fugue_engine::live::{LiveQueue, LiveSet};
+use fugue_dsp::Registry;
 use fugue_graph::TaskGraph;
 
-use crate::cmd::host::socket::{self, Control, Guard};
-use crate::cmd::host::Request;
+use super::socket::{self, Control, Guard};
+use super::{ControlError, Request};
+use crate::host::command::{self, Command};
+use crate::host::session::{Answer, Reply};
+use crate::live::{LiveQueue, LiveSet};
 
 /// What the control thread knows of the run.
 struct Run {
@@ -22,23 +23,22 @@ struct Run {
     name: String,
     rate: f64,
     block: usize,
-    registry: fugue_dsp::Registry,
+    registry: Registry,
     queue: LiveQueue,
     stop: Arc<AtomicBool>,
     quit: Arc<AtomicBool>,
 }
 
-/// Listens at `path` for the run of `graph` (known as `name`) at `rate` Hz and `block`
-/// frames; changes go to `queue`, a `quit` sets `stop` and `quit`. The socket is removed
-/// when the guard is dropped.
-pub(crate) fn start(
+/// Listens at `path` for the run of `graph` (known as `name`, its kinds in `registry`) at
+/// `rate` Hz and `block` frames; changes go to `queue`, a `quit` sets `stop` and `quit`. The
+/// socket is removed when the guard is dropped.
+pub fn serve_run(
     path: &Path,
-    graph: &TaskGraph,
-    name: &str,
+    (graph, name, registry): (&TaskGraph, &str, Registry),
     (rate, block): (u32, usize),
     queue: LiveQueue,
     (stop, quit): (Arc<AtomicBool>, Arc<AtomicBool>),
-) -> anyhow::Result<Guard> {
+) -> Result<Guard, ControlError> {
     let (tx, rx) = mpsc::channel::<Request>();
     let guard = socket::serve(
         path,
@@ -55,7 +55,7 @@ pub(crate) fn start(
         name: name.to_string(),
         rate: f64::from(rate),
         block,
-        registry: crate::util::registry(),
+        registry,
         queue,
         stop,
         quit,
@@ -67,6 +67,10 @@ pub(crate) fn start(
                 let reply = run.answer(&req);
                 let _ = req.reply.send(reply.line(false));
             }
+        })
+        .map_err(|source| ControlError::Io {
+            what: "cannot start the control thread".into(),
+            source,
         })?;
     Ok(guard)
 }
@@ -103,7 +107,7 @@ impl Run {
                         ),
                     );
                 }
-                let checked = fugue_engine::live::check(
+                let checked = crate::live::check(
                     &self.graph,
                     &self.registry,
                     self.rate,

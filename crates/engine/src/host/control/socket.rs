@@ -20,11 +20,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use anyhow::Context as _;
-use fugue_engine::host::command::{self, Command};
-use fugue_engine::host::session::{Answer, Reply};
+use crate::host::command::{self, Command};
+use crate::host::session::{Answer, Reply};
 
-use super::Request;
+use super::{ControlError, Request};
 
 /// The longest command line a client may send, bytes.
 pub const MAX_LINE: usize = 64 * 1024;
@@ -40,17 +39,17 @@ pub const BACKOFF: Duration = Duration::from_millis(100);
 const REPLY_GRACE: Duration = Duration::from_secs(2);
 
 /// What the control socket needs from the host.
-pub(crate) struct Control {
+pub struct Control {
     /// Replies in JSON.
-    pub(crate) json: bool,
+    pub json: bool,
     /// Whether the host has a clock: then a `wait` is waited in the client's thread (offline,
     /// a `wait` runs its cycles in the control loop).
-    pub(crate) clocked: bool,
-    /// The stop request (SIGINT, SIGTERM, SIGHUP): it cuts a `wait` short.
-    pub(crate) stop: Arc<AtomicBool>,
+    pub clocked: bool,
+    /// The stop request (a signal, say): it cuts a `wait` short.
+    pub stop: Arc<AtomicBool>,
     /// The host's cycle as the control loop last saw it (it updates it after every command
     /// and while idle): the cycle a `wait` cut short by the host's end replies with.
-    pub(crate) cycle: Arc<AtomicU64>,
+    pub cycle: Arc<AtomicU64>,
 }
 
 /// What a client is doing.
@@ -127,7 +126,7 @@ impl Shared {
 }
 
 /// Removes the socket file when the host stops, after the clients in a `wait` replied.
-pub(crate) struct Guard {
+pub struct Guard {
     path: PathBuf,
     shared: Arc<Shared>,
 }
@@ -152,31 +151,34 @@ impl Drop for Guard {
 
 /// Listens at `path` (replacing a stale socket that no host answers on) and sends each
 /// client's lines to `tx`.
-pub(crate) fn serve(
+pub fn serve(
     path: &Path,
     tx: mpsc::Sender<Request>,
     control: Control,
-) -> anyhow::Result<Guard> {
+) -> Result<Guard, ControlError> {
+    let io = |what: String| move |source| ControlError::Io { what, source };
     if let Ok(meta) = std::fs::symlink_metadata(path) {
         use std::os::unix::fs::FileTypeExt as _;
         // Only a socket is replaced: anything else at the path is the user's.
         if !meta.file_type().is_socket() {
-            anyhow::bail!(
+            return Err(ControlError::Taken(format!(
                 "{} exists and is not a socket; the control socket is created at a new path (or replaces a stale socket): choose another path",
                 path.display()
-            );
+            )));
         }
         if UnixStream::connect(path).is_ok() {
-            anyhow::bail!(
+            return Err(ControlError::Taken(format!(
                 "{} is the control socket of a running host; stop it or choose another path",
                 path.display()
-            );
+            )));
         }
-        std::fs::remove_file(path)
-            .with_context(|| format!("cannot replace the stale socket {}", path.display()))?;
+        std::fs::remove_file(path).map_err(io(format!(
+            "cannot replace the stale socket {}",
+            path.display()
+        )))?;
     }
     let listener =
-        UnixListener::bind(path).with_context(|| format!("cannot listen on {}", path.display()))?;
+        UnixListener::bind(path).map_err(io(format!("cannot listen on {}", path.display())))?;
     let shared = Arc::new(Shared {
         control,
         clients: Mutex::new(Vec::new()),
@@ -187,7 +189,7 @@ pub(crate) fn serve(
     std::thread::Builder::new()
         .name("fugue-control".into())
         .spawn(move || accept_loop(&listener, &accepting, &tx))
-        .context("cannot start the control thread")?;
+        .map_err(io("cannot start the control thread".into()))?;
     Ok(Guard {
         path: path.to_path_buf(),
         shared,
@@ -328,7 +330,7 @@ fn client(stream: &UnixStream, id: u64, shared: &Shared, tx: &mpsc::Sender<Reque
                     }
                     _ => {
                         shared.set_state(id, State::Command);
-                        match ask(tx, line.to_string(), None) {
+                        match Request::ask(tx, line.to_string(), None) {
                             Some(r) if r.is_empty() => {
                                 shared.set_state(id, State::Idle);
                                 continue;
@@ -348,18 +350,6 @@ fn client(stream: &UnixStream, id: u64, shared: &Shared, tx: &mpsc::Sender<Reque
     }
 }
 
-/// Sends `line` to the control loop and returns its reply (`None`: the host is gone).
-fn ask(tx: &mpsc::Sender<Request>, line: String, waited: Option<f64>) -> Option<String> {
-    let (rtx, rrx) = mpsc::channel();
-    tx.send(Request {
-        line,
-        reply: rtx,
-        waited,
-    })
-    .ok()?;
-    rrx.recv().ok()
-}
-
 /// A client's `wait SECONDS` with a clock: sleeps here, in slices, until the time is up or
 /// the host stops (a signal, a `quit`); the reply says how long it waited and the cycle
 /// reached.
@@ -373,9 +363,9 @@ fn wait(seconds: f64, shared: &Shared, tx: &mpsc::Sender<Request>) -> String {
         }
         std::thread::sleep(left.min(Duration::from_millis(10)));
     }
-    let waited = fugue_engine::host::session::waited(start.elapsed().as_secs_f64(), seconds);
+    let waited = crate::host::session::waited(start.elapsed().as_secs_f64(), seconds);
     if !shared.stopping() {
-        if let Some(r) = ask(tx, String::new(), Some(waited)) {
+        if let Some(r) = Request::ask(tx, String::new(), Some(waited)) {
             return r;
         }
     }
@@ -390,24 +380,26 @@ fn wait(seconds: f64, shared: &Shared, tx: &mpsc::Sender<Request>) -> String {
 }
 
 /// Sends `line` to the host listening at `path` and returns its reply.
-pub(crate) fn send(path: &Path, line: &str) -> anyhow::Result<String> {
-    let mut s = UnixStream::connect(path).with_context(|| {
-        format!(
-            "cannot connect to {}; is `fugue host --control {}` running?",
-            path.display(),
-            path.display()
-        )
-    })?;
-    writeln!(s, "{line}").context("cannot send the command")?;
+pub fn send(path: &Path, line: &str) -> Result<String, ControlError> {
+    let io = |what: &str| {
+        let what = what.to_string();
+        move |source| ControlError::Io { what, source }
+    };
+    let mut s = UnixStream::connect(path).map_err(io(&format!(
+        "cannot connect to {}; is `fugue host --control {}` running?",
+        path.display(),
+        path.display()
+    )))?;
+    writeln!(s, "{line}").map_err(io("cannot send the command"))?;
     s.shutdown(std::net::Shutdown::Write)
-        .context("cannot send the command")?;
+        .map_err(io("cannot send the command"))?;
     let mut reply = String::new();
     BufReader::new(&mut s)
         .take(1 << 20)
         .read_line(&mut reply)
-        .context("cannot read the reply")?;
+        .map_err(io("cannot read the reply"))?;
     if reply.is_empty() {
-        anyhow::bail!("the host closed the connection without a reply");
+        return Err(ControlError::NoReply);
     }
     Ok(reply.trim_end().to_string())
 }

@@ -1,0 +1,327 @@
+//! Driving a [`Session`] from several sources at once: a script, an interactive prompt and
+//! the clients of a control socket ([`socket`]), one command at a time.
+//!
+//! A front end makes a [`Controller`] and runs a script through it
+//! ([`Controller::run_script`]), then hands it the lines of its other sources as
+//! [`Request`]s on a channel ([`Controller::serve`]) until one quits, the stop request is
+//! set, every source is gone, or (strict) a command fails. Every command gets one line of
+//! reply (JSON when asked). [`complete`] and [`history`] serve an interactive prompt;
+//! [`live`] is the control socket of a single run.
+
+pub mod complete;
+pub mod history;
+pub mod live;
+pub mod socket;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
+
+use super::command::{self, Command};
+use super::session::{Answer, Reply, Session};
+
+/// Why a control socket could not be served or reached.
+#[derive(Debug, thiserror::Error)]
+pub enum ControlError {
+    /// The path holds something that is not a stale socket (a file, a running host's socket).
+    #[error("{0}")]
+    Taken(String),
+    /// A socket or thread could not be created, or a client could not talk to the host.
+    #[error("{what}: {source}")]
+    Io {
+        /// What failed.
+        what: String,
+        /// The reason.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The host closed the connection without a reply.
+    #[error("the host closed the connection without a reply")]
+    NoReply,
+}
+
+/// A line to execute and where its reply goes.
+pub struct Request {
+    /// The command line.
+    pub line: String,
+    /// Where the reply goes (an empty reply: the line held no command).
+    pub reply: mpsc::Sender<String>,
+    /// A `wait` that a client of the control socket waited in its own thread, this many
+    /// seconds: the reply is that of a `wait`, with the cycle reached (`line` is not read).
+    pub waited: Option<f64>,
+}
+
+impl Request {
+    /// Sends `line` to the control loop at `tx` and returns its reply (`None`: the host is
+    /// gone).
+    pub fn ask(tx: &mpsc::Sender<Request>, line: String, waited: Option<f64>) -> Option<String> {
+        let (rtx, rrx) = mpsc::channel();
+        tx.send(Request {
+            line,
+            reply: rtx,
+            waited,
+        })
+        .ok()?;
+        rrx.recv().ok()
+    }
+}
+
+/// What the sources of commands may read of the host between commands: the names of the
+/// graphs loaded (for completion) and the cycle reached (for a `wait` cut short). The
+/// control loop updates both after every command and while idle.
+#[derive(Clone, Default)]
+pub struct Watch {
+    /// The names of the graphs loaded.
+    pub names: Arc<Mutex<Vec<String>>>,
+    /// The host's cycle.
+    pub cycle: Arc<AtomicU64>,
+}
+
+/// How the front end takes part: where the host's notices go, and how a call that may block
+/// beyond the stop request's reach is made.
+#[derive(Clone, Copy)]
+pub struct Hooks {
+    /// Says a notice (what the host did on its own: a JACK buffer-size change followed).
+    pub notice: fn(&str),
+    /// Runs a `load` of a file that is not a regular file (a named pipe, a device), whose
+    /// open may wait for a writer: the front end may let a signal end the process meanwhile.
+    pub blocking: fn(&mut dyn FnMut()),
+}
+
+impl Default for Hooks {
+    fn default() -> Hooks {
+        Hooks {
+            notice: |_| {},
+            blocking: |f| f(),
+        }
+    }
+}
+
+/// How the commands went.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// A command failed.
+    pub failed: bool,
+    /// A command asked the host to stop.
+    pub quit: bool,
+    /// A reply could not be written (the host stops there).
+    pub write_error: Option<std::io::Error>,
+}
+
+/// A session driven by a script and by requests, and how its replies are written.
+pub struct Controller {
+    session: Session,
+    /// Replies in JSON.
+    pub json: bool,
+    /// Stop at the first command that fails.
+    pub strict: bool,
+    hooks: Hooks,
+    /// How the commands went so far.
+    pub outcome: Outcome,
+}
+
+impl Controller {
+    /// A controller of `session`.
+    pub fn new(session: Session, json: bool, strict: bool, hooks: Hooks) -> Controller {
+        Controller {
+            session,
+            json,
+            strict,
+            hooks,
+            outcome: Outcome::default(),
+        }
+    }
+
+    /// The session.
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// The session, given back (to finish its host).
+    pub fn into_session(self) -> Session {
+        self.session
+    }
+
+    /// Executes one line; `None` when it holds no command.
+    pub fn execute(&mut self, line: &str) -> Option<Reply> {
+        let reply = if may_block(line) {
+            let mut reply = None;
+            (self.hooks.blocking)(&mut || reply = Some(self.session.execute(line)));
+            reply.flatten()
+        } else {
+            self.session.execute(line)
+        };
+        self.say_notices();
+        reply
+    }
+
+    fn say_notices(&mut self) {
+        for n in self.session.take_notices() {
+            (self.hooks.notice)(&n);
+        }
+    }
+
+    /// Whether the host is to stop taking commands: a command quit, failed under `strict`,
+    /// a reply could not be written, or `stop` is set.
+    pub fn stopped(&self, stop: &AtomicBool) -> bool {
+        // Relaxed: a request flag.
+        self.outcome.quit
+            || (self.outcome.failed && self.strict)
+            || self.outcome.write_error.is_some()
+            || stop.load(Ordering::Relaxed)
+    }
+
+    /// Executes the script `bytes` (read from `path`) line by line, each reply on `out` (a
+    /// failure on `err`, after the script's name and line, unless in JSON), until one quits,
+    /// `stop` is set, or (strict) one fails.
+    pub fn run_script(
+        &mut self,
+        bytes: &[u8],
+        path: &Path,
+        stop: &AtomicBool,
+        out: &mut dyn Write,
+        err: &mut dyn Write,
+    ) {
+        for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+            if self.stopped(stop) {
+                break;
+            }
+            let reply = match std::str::from_utf8(line) {
+                Ok(l) => self.execute(l),
+                Err(_) => Some(Reply::failed(
+                    "parse",
+                    "the line is not valid UTF-8; write commands in UTF-8",
+                )),
+            };
+            let Some(r) = reply else { continue };
+            let text = r.line(self.json);
+            let written = if r.ok || self.json {
+                writeln!(out, "{text}")
+            } else {
+                // The error stream's failures are the front end's to see.
+                let _ = writeln!(err, "{}:{}: {text}", path.display(), i + 1);
+                Ok(())
+            };
+            self.outcome.failed |= !r.ok;
+            self.outcome.quit |= r.quits();
+            if let Err(e) = written {
+                self.outcome.write_error = Some(e);
+                return;
+            }
+        }
+    }
+
+    /// Updates `watch` from the host.
+    pub fn update(&self, watch: &Watch) {
+        let host = self.session.host();
+        if let Ok(mut n) = watch.names.lock() {
+            *n = host.list().into_iter().map(|g| g.name).collect();
+        }
+        // Relaxed: a counter read for a report.
+        watch.cycle.store(host.cycle(), Ordering::Relaxed);
+    }
+
+    /// Executes the requests arriving on `rx`, one at a time, each reply sent back to its
+    /// source, until one quits, `stop` is set, every sender is gone, or (strict) one fails.
+    /// Between requests the host follows a JACK buffer-size change.
+    pub fn serve(&mut self, rx: &mpsc::Receiver<Request>, stop: &AtomicBool, watch: &Watch) {
+        self.update(watch);
+        loop {
+            // Relaxed: a request flag.
+            if stop.load(Ordering::Relaxed) {
+                return;
+            }
+            let got = rx.recv_timeout(Duration::from_millis(100));
+            // Relaxed: a counter read for a report.
+            watch
+                .cycle
+                .store(self.session.host().cycle(), Ordering::Relaxed);
+            match got {
+                Ok(Request {
+                    waited: Some(seconds),
+                    reply,
+                    ..
+                }) => {
+                    let r = Reply::done(Answer::Wait {
+                        seconds,
+                        cycle: self.session.host().cycle(),
+                    });
+                    let _ = reply.send(r.line(self.json));
+                }
+                Ok(req) => {
+                    let Some(r) = self.execute(&req.line) else {
+                        let _ = req.reply.send(String::new());
+                        continue;
+                    };
+                    self.outcome.failed |= !r.ok;
+                    self.update(watch);
+                    let _ = req.reply.send(r.line(self.json));
+                    if r.quits() || (!r.ok && self.strict) {
+                        return;
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    self.session.idle();
+                    self.say_notices();
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            }
+        }
+    }
+}
+
+/// Whether `line` loads a file that is not a regular file (a named pipe, a device): its open
+/// or its reading may wait for a writer.
+fn may_block(line: &str) -> bool {
+    match command::parse(line) {
+        Ok(Some(Command::Load { file, .. })) => {
+            std::fs::metadata(&file).is_ok_and(|m| !m.is_file() && !m.is_dir())
+        }
+        _ => false,
+    }
+}
+
+/// The files that the `load` commands of a script read.
+pub fn script_loads(script: &[u8]) -> Vec<PathBuf> {
+    script
+        .split(|&b| b == b'\n')
+        .filter_map(|l| std::str::from_utf8(l).ok())
+        .filter_map(|line| match command::parse(line) {
+            Ok(Some(Command::Load { file, .. })) => Some(file),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether a reply line (text or JSON) says its command failed.
+pub fn reply_failed(reply: &str) -> bool {
+    reply.starts_with("error:")
+        || serde_json::from_str::<serde_json::Value>(reply)
+            .ok()
+            .and_then(|v| v.get("ok").and_then(|o| o.as_bool()))
+            == Some(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_script_names_the_files_it_loads() {
+        let s = b"load a x.ag\ngain a -3\n\nload b \"my dir/y.ag\"\nnot a command\n\xff\n";
+        assert_eq!(
+            script_loads(s),
+            [PathBuf::from("x.ag"), PathBuf::from("my dir/y.ag")]
+        );
+    }
+
+    #[test]
+    fn failed_replies_are_recognised_in_text_and_json() {
+        assert!(reply_failed("error: no graph named `a` is loaded"));
+        assert!(reply_failed(r#"{"ok":false,"command":"gain","error":"x"}"#));
+        assert!(!reply_failed(r#"{"ok":true,"command":"list","graphs":[]}"#));
+        assert!(!reply_failed("loaded a"));
+    }
+}
