@@ -27,10 +27,6 @@ macro_rules! examples {
 
 mod cmd;
 mod exec_args;
-/// The checked output file (the name the commands use).
-mod output {
-    pub use fugue_engine::output::OutputFile as Output;
-}
 mod signals;
 mod stdio;
 mod util;

@@ -13,9 +13,10 @@ use fugue_sched::Algorithm;
 use thiserror::Error;
 
 /// Where a static schedule takes its node costs from.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub enum Costs {
     /// The costs the graph file declares (`wcet`, `.stg` times, `Weight`).
+    #[default]
     Declared,
     /// Measured now by [`calibrate`](crate::calibrate()) at the run's block size.
     Measured,
@@ -156,7 +157,7 @@ impl Default for ExecutorChoice {
 #[derive(Debug, Error)]
 pub enum BuildError {
     /// The costs file could not be read.
-    #[error("cannot read costs file {path}: {source}")]
+    #[error("cannot read costs file {path}")]
     CostsIo {
         /// The file.
         path: PathBuf,

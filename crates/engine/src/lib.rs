@@ -71,6 +71,7 @@ pub mod costs;
 mod cycle;
 mod engine;
 mod executor_choice;
+mod executor_request;
 pub mod graphviz;
 pub mod host;
 pub mod lint;
@@ -90,6 +91,7 @@ pub use calibrate::{calibrate, Calibration};
 pub use cycle::CycleBody;
 pub use engine::{build_executor, Engine};
 pub use executor_choice::{BuildError, Costs, ExecutorChoice, Pipeline};
+pub use executor_request::{check_pipeline, ExecutorRequest};
 pub use fugue_dsp::Registry;
 pub use options::{
     Backend, Deadline, EndReason, RunError, RunOptions, RunReport, JACK_CLIENT_NAME_MAX,

@@ -30,6 +30,7 @@
 mod features;
 mod ffi;
 mod instance;
+mod listing;
 mod nearest;
 mod node;
 pub mod uris;

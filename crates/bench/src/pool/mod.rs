@@ -6,6 +6,7 @@
 
 pub mod animate;
 pub mod bench;
+pub mod demo;
 pub mod image;
 mod plot;
 pub mod work;

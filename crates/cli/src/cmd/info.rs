@@ -23,7 +23,7 @@ pub struct Args {
     /// Node costs behind the work and critical path: declared (from the file; 1 per node
     /// where it gives none), measured (calibrated now at --buffer and --rate), or a CSV file
     /// `node,cost` written by `fugue calibrate`.
-    #[arg(long, default_value = "declared", value_parser = crate::exec_args::parse_costs)]
+    #[arg(long, default_value = "declared")]
     pub costs: Costs,
     /// Frames per cycle of --costs measured.
     #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]

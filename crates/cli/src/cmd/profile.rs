@@ -83,8 +83,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(dir) = &args.output {
         check_dir(dir, args.force)?;
     }
-    let mut executor = args.exec.choice();
-    executor.pin = args.exec.pin_for(!offline);
+    let exec = args.exec.request();
+    let mut executor = exec.choice();
+    executor.pin = exec.pin_for(!offline);
     let what = format!(
         "{}, {} with {} thread(s), {} frames at {} Hz, {}",
         args.graph.display(),

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
+use fugue_engine::host::GraphExecutor;
 use fugue_engine::report::RenderReport;
 use fugue_engine::{Bits, Progress, RenderError, RenderOptions};
 
@@ -176,7 +177,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // With --strict, fail before rendering; otherwise the warnings are said after a render
     // that succeeded (a render that fails says only why).
     let mut warnings = crate::warn::graph_warnings(&graph, &args.graph);
-    warnings.extend(args.exec.warnings(crate::exec_args::Executor::Auto));
+    warnings.extend(args.exec.request().warnings(GraphExecutor::Auto));
     if let Some(input) = &args.input {
         let lints = fugue_engine::lint::input(&graph, input);
         warnings.extend(lints.iter().map(|w| w.to_string()));
@@ -232,7 +233,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let says_auto = summary
         .auto
         .as_ref()
-        .is_some_and(|a| args.exec.says_auto(a));
+        .is_some_and(|a| args.exec.request().says_auto(a));
     crate::warn::engine_notes(
         says_auto,
         summary.auto.as_ref(),
@@ -240,7 +241,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         &summary.placeholders,
         &summary.panics,
     );
-    let (kind, threads) = crate::exec_args::played(&options.executor, summary.auto.as_ref());
+    let (kind, threads) = options.executor.played(summary.auto.as_ref());
     let what = format!(
         "{}, {kind} with {threads} thread(s), {} frames at {} Hz, offline render",
         args.graph.display(),
@@ -278,9 +279,7 @@ fn options(args: &Args, bits: Bits) -> anyhow::Result<RenderOptions> {
     }
     let profile = args.profile.is_some();
     crate::exec_args::check_pipeline(args.exec.pipeline, Some(args.buffer as usize), profile)?;
-    let mut executor = args
-        .exec
-        .choice_or(crate::exec_args::Executor::Auto, profile);
+    let mut executor = args.exec.request().choice_or(GraphExecutor::Auto, profile);
     // Offline, cycles may overlap (same samples): auto tries it, unless profiled; its
     // trials are the render's first cycles (the profile wants one executor from the start).
     executor.auto_overlap = !profile;

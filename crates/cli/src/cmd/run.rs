@@ -4,6 +4,7 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use fugue_engine::host::GraphExecutor;
 use fugue_engine::report::{cycles_line, RunSummary};
 use fugue_engine::{Backend, Deadline, EndReason, RunError, RunOptions, RunReport, StatsOptions};
 
@@ -140,7 +141,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     };
     crate::warn::report(&warnings, false)?;
-    let says_auto = report.auto.as_ref().is_some_and(|a| args.exec.says_auto(a));
+    let exec = args.exec.request();
+    let says_auto = report.auto.as_ref().is_some_and(|a| exec.says_auto(a));
     // A run too short to measure, with auto as the default, says so once its outputs are
     // written (a run whose statistics cannot be written says only why).
     let short_later = says_auto
@@ -156,7 +158,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         &[],
         &report.panics,
     );
-    let played = crate::exec_args::played(&options.executor, report.auto.as_ref());
+    let played = options.executor.played(report.auto.as_ref());
     let summary = RunSummary::new(&args.graph, report.backend, &args.deadline, &report, played);
     if args.json {
         println!("{}", serde_json::to_string(&summary)?);
@@ -210,7 +212,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 /// ignores, `--rate` and `--buffer` under JACK.
 fn warnings(args: &Args, graph: &fugue_graph::TaskGraph) -> Vec<String> {
     let mut warnings = crate::warn::graph_warnings(graph, &args.graph);
-    warnings.extend(args.exec.warnings(crate::exec_args::Executor::Auto));
+    warnings.extend(args.exec.request().warnings(GraphExecutor::Auto));
     if args.backend == "jack" {
         for (flag, given) in [
             ("--rate", args.rate.is_some()),
@@ -255,10 +257,9 @@ fn options(args: &Args) -> anyhow::Result<RunOptions> {
     let known_buffer = clocked.then_some(buffer as usize);
     let profile = args.profile.is_some();
     crate::exec_args::check_pipeline(args.exec.pipeline, known_buffer, profile)?;
-    let mut executor = args
-        .exec
-        .choice_or(crate::exec_args::Executor::Auto, profile);
-    executor.pin = args.exec.pin_for(true);
+    let exec = args.exec.request();
+    let mut executor = exec.choice_or(GraphExecutor::Auto, profile);
+    executor.pin = exec.pin_for(true);
     Ok(RunOptions {
         backend: match args.backend.as_str() {
             "jack" => Backend::Jack {

@@ -41,7 +41,7 @@ pub struct Args {
     /// Computation costs: declared (from the file; 1 per node where it gives none), measured
     /// (calibrated now at --buffer and --rate), or a CSV file of `node,cost` rows (written by
     /// `fugue calibrate`) that override the costs of the nodes it names.
-    #[arg(long, default_value = "declared", value_parser = crate::exec_args::parse_costs)]
+    #[arg(long, default_value = "declared")]
     pub costs: Costs,
     /// Frames per cycle of --costs measured.
     #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]

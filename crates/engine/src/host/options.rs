@@ -47,7 +47,8 @@ impl std::fmt::Display for Mode {
     }
 }
 
-/// Which executor runs each graph that has one of its own (`separate` mode).
+/// An executor as named: a kind, or `auto` (chosen by measuring). In the host, which
+/// executor runs each graph that has one of its own (`separate` mode).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum GraphExecutor {
     /// `separate` mode: chosen at each load by measuring the candidates on the graph (see the

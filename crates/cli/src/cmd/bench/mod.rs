@@ -290,7 +290,7 @@ pub struct ProfileCostArgs {
 fn run_profile_cost(args: ProfileCostArgs) -> anyhow::Result<()> {
     let loaded = fugue_bench::shapes::load(&args.graph, None, std::path::Path::new("."))?;
     let config = fugue_bench::profile_cost::ProfileCostConfig {
-        choice: args.exec.choice(),
+        choice: args.exec.request().choice(),
         rate: args.rate as f64,
         buffer: args.buffer as usize,
         pairs: args.pairs as usize,
@@ -494,7 +494,7 @@ pub struct TableArgs {
     /// Pipelining for every executor but seq (the baseline runs unpipelined): N sub-blocks
     /// per cycle (must divide every buffer; 1: off), or auto (from each graph's critical
     /// path, the threads and the buffer).
-    #[arg(long, default_value = "1", value_parser = crate::exec_args::parse_pipeline)]
+    #[arg(long, default_value = "1")]
     pub pipeline: fugue_engine::Pipeline,
 }
 

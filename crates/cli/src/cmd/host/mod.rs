@@ -114,7 +114,7 @@ pub struct Args {
     /// changes rates (a resampler) loads unpipelined, and its load reply says why. Under
     /// JACK, an N that does not divide the server's buffer falls back to the largest divisor
     /// below it.
-    #[arg(long, default_value = "1", value_parser = crate::exec_args::parse_pipeline)]
+    #[arg(long, default_value = "1")]
     pub pipeline: fugue_engine::Pipeline,
     /// Each graph's own executor, in separate mode: auto (measures seq, ws and static on the
     /// graph at each load, for at most --auto-budget-ms, paced at the period with a clock;
@@ -123,8 +123,8 @@ pub struct Args {
     /// chose), or seq, static, ws, ws-affinity, share, share-spin,
     /// levels on --threads threads. In shared and partitioned modes the graphs run on the
     /// host's pool: only auto (the pool) is accepted there.
-    #[arg(long, short = 'e', default_value = "auto", value_parser = crate::exec_args::parse_executor)]
-    pub executor: crate::exec_args::Executor,
+    #[arg(long, short = 'e', default_value = "auto")]
+    pub executor: GraphExecutor,
     /// How long --executor auto measures at most at each load, in ms, up to 600 (the loaded
     /// graphs play on meanwhile). Trials paced at the period need 24 periods per candidate
     /// (3 candidates on 2 cores); when they do not fit, the graph gets seq, unmeasured.
@@ -179,10 +179,7 @@ fn host_options(args: &Args) -> HostOptions {
         record: args.record.clone(),
         placeholder: args.placeholder,
         pipeline: args.pipeline,
-        executor: match args.executor {
-            crate::exec_args::Executor::Auto => GraphExecutor::Auto,
-            crate::exec_args::Executor::Kind(k) => GraphExecutor::Kind(k),
-        },
+        executor: args.executor,
         auto_budget: Duration::from_millis(args.auto_budget_ms),
         grain: fugue_engine::host::TenantGrain::from_name(&args.grain)
             .expect("clap checks the grain"),
