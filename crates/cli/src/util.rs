@@ -75,6 +75,16 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
     }
 }
 
+/// A command's error given to a benchmark: a usage error stays one.
+pub fn bench_error(e: anyhow::Error) -> fugue_bench::BenchError {
+    let msg = format!("{e:#}");
+    if exit_code(&e) == 2 {
+        fugue_bench::BenchError::Config(msg)
+    } else {
+        fugue_bench::BenchError::Failed(msg)
+    }
+}
+
 /// The error's message: its causes joined with `: `, user text quoted in it cut to a
 /// readable length ([`fugue_graph::error::shorten_quotes`]), and so is any very long word in
 /// it, a path say ([`shorten_words`]).

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-pub use write::{findings, write};
+pub use write::{findings, write, FILES};
 
 use crate::error::BenchError;
 
@@ -38,6 +38,71 @@ pub struct Program {
     /// Parameters set in the Faust builds (`NAME=VALUE`, as the driver takes them), so that
     /// they play what the graph plays.
     pub params: Vec<String>,
+}
+
+/// fugue's `examples` folder: in the current folder, else in the source tree fugue was built
+/// from.
+fn examples() -> Option<PathBuf> {
+    let here = PathBuf::from("examples");
+    let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    [here, built]
+        .into_iter()
+        .find(|p| p.join("faust/karplus32/karplus32.ag").is_file())
+}
+
+/// The programs to measure: those of [`default_programs`] named in `names` (both when
+/// `names` is `None` and no `other` is given; Faust's examples in `faust_examples`), and
+/// `other`, a Faust program, its fugue graph and its builds' parameters (`NAME=VALUE`).
+/// Files are checked; `faust` and `g++` must be on the PATH.
+pub fn programs(
+    names: Option<&[String]>,
+    faust_examples: &Path,
+    other: Option<(&Path, &Path, &[String])>,
+) -> Result<Vec<Program>, BenchError> {
+    for tool in ["faust", "g++"] {
+        if crate::machine::command_output(tool, &["--version"]).is_none() {
+            return Err(BenchError::Failed(format!(
+                "`fugue bench faust` needs `{tool}` on the PATH (Debian: apt install faust g++)"
+            )));
+        }
+    }
+    let mut programs = Vec::new();
+    if other.is_none() || names.is_some() {
+        let names = names.map_or(vec!["karplus32".into(), "mixer".into()], <[String]>::to_vec);
+        let examples = examples().ok_or_else(|| {
+            BenchError::Config("fugue's examples folder (examples/faust/karplus32) is not in the current folder; run from fugue's source tree, or give --dsp and --graph".into())
+        })?;
+        for p in default_programs(faust_examples, &examples) {
+            if !names.contains(&p.name) {
+                continue;
+            }
+            if !p.dsp.is_file() {
+                return Err(BenchError::Failed(format!(
+                    "{}: no such Faust program (Debian's faust package installs it; --faust-examples names another folder)",
+                    p.dsp.display()
+                )));
+            }
+            programs.push(p);
+        }
+    }
+    if let Some((dsp, graph, params)) = other {
+        if let Some(f) = [dsp, graph].into_iter().find(|f| !f.is_file()) {
+            return Err(BenchError::Failed(format!("{}: no such file", f.display())));
+        }
+        if let Some(bad) = params.iter().find(|p| !p.contains('=')) {
+            return Err(BenchError::Config(format!(
+                "--param {bad}: expected NAME=VALUE"
+            )));
+        }
+        let name = dsp.file_stem().map(|s| s.to_string_lossy().into_owned());
+        programs.push(Program {
+            name: name.unwrap_or_else(|| "program".into()),
+            dsp: dsp.to_path_buf(),
+            graph: graph.to_path_buf(),
+            params: params.to_vec(),
+        });
+    }
+    Ok(programs)
 }
 
 /// The programs measured when none is named: Faust's `karplus32` (32 strings) against
@@ -372,17 +437,14 @@ fn build(
 }
 
 /// The input of a program with `channels` inputs, `frames` long: on channel `c` a sine at
-/// 110 (c + 1) Hz, 0.25 peak, plus a little noise (a fixed xorshift), interleaved.
+/// 110 (c + 1) Hz, 0.25 peak, plus a little noise (fugue's seeded generator), interleaved.
 fn input_signal(channels: usize, frames: usize, rate: u32) -> Vec<f32> {
     let mut v = Vec::with_capacity(channels * frames);
-    let mut seed: u32 = 0x2545_f491;
+    let mut rng = fugue_sync::Rng::new(0x2545_f491);
     for n in 0..frames {
         let t = n as f64 / f64::from(rate);
         for c in 0..channels {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
-            let noise = (f64::from(seed) / f64::from(u32::MAX) - 0.5) * 0.02;
+            let noise = f64::from(rng.bipolar()) * 0.01;
             let f = 110.0 * (c + 1) as f64;
             v.push((0.25 * (2.0 * std::f64::consts::PI * f * t).sin() + noise) as f32);
         }
@@ -490,54 +552,9 @@ pub fn run(c: &FaustBenchConfig, say: &mut dyn FnMut(&str)) -> Result<FaustBench
         blocks,
         ..FaustBench::default()
     };
-    // Builds, inputs and the contenders of each program.
-    struct Prepared {
-        builds: Vec<(Contender, PathBuf)>,
-        raw_in: Option<PathBuf>,
-        wav_in: Option<PathBuf>,
-    }
     let mut prepared = Vec::new();
     for p in &c.programs {
-        say(&format!(
-            "{}: building Faust's four modes of {}",
-            p.name,
-            p.dsp.display()
-        ));
-        let built = build(p, &c.work, &driver)?;
-        for (k, _, s) in &built {
-            bench.builds.push((p.name.clone(), *k, *s));
-        }
-        // The number of inputs, from a one-block run of the scalar build.
-        let probe = run_checked(
-            Command::new(&built[0].1)
-                .args(["1", &c.block.to_string(), &c.rate.to_string(), "-"])
-                .arg(c.work.join("probe.raw"))
-                .args(&p.params),
-            &format!("the scalar build of {}", p.name),
-        )?;
-        let v: serde_json::Value = serde_json::from_slice(&probe.stdout).map_err(|_| {
-            BenchError::Failed(format!("the scalar build of {} printed no JSON", p.name))
-        })?;
-        let inputs = v["inputs"].as_u64().unwrap_or(0) as usize;
-        let (raw_in, wav_in) = if inputs > 0 {
-            let raw = c.work.join(format!("{}-input.raw", p.name));
-            let wav = c.work.join(format!("{}-input.wav", p.name));
-            write_input(
-                &raw,
-                &wav,
-                &input_signal(inputs, frames, c.rate),
-                inputs,
-                c.rate,
-            )?;
-            (Some(raw), Some(wav))
-        } else {
-            (None, None)
-        };
-        prepared.push(Prepared {
-            builds: built.into_iter().map(|(k, b, _)| (k, b)).collect(),
-            raw_in,
-            wav_in,
-        });
+        prepared.push(prepare(c, p, &driver, frames, &mut bench, say)?);
     }
     for run in 1..=c.runs {
         for (p, prep) in c.programs.iter().zip(&prepared) {
@@ -554,61 +571,7 @@ pub fn run(c: &FaustBenchConfig, say: &mut dyn FnMut(&str)) -> Result<FaustBench
                     }
                     let out = c.work.join(output_name(&p.name, contender, t));
                     let start = Instant::now();
-                    let block_us = if let Some((_, bin)) =
-                        prep.builds.iter().find(|(k, _)| *k == contender)
-                    {
-                        let o = run_checked(
-                            Command::new(bin)
-                                .env("OMP_NUM_THREADS", t.to_string())
-                                .args([blocks.to_string(), c.block.to_string(), c.rate.to_string()])
-                                .arg(prep.raw_in.as_deref().unwrap_or(Path::new("-")))
-                                .arg(&out)
-                                .args(&p.params),
-                            &format!("{} of {}", contender.label(), p.name),
-                        )?;
-                        let v: serde_json::Value =
-                            serde_json::from_slice(&o.stdout).unwrap_or_default();
-                        let Some(compute) = v["compute_s"].as_f64() else {
-                            return Err(BenchError::Failed(format!(
-                                "{} of {} printed no time",
-                                contender.label(),
-                                p.name
-                            )));
-                        };
-                        compute * 1e6 / blocks as f64
-                    } else {
-                        let exec = contender.file();
-                        let mut cmd = Command::new(&c.fugue);
-                        cmd.arg("render")
-                            .arg(&p.graph)
-                            .arg("-o")
-                            .arg(&out)
-                            .args(["--seconds", &seconds])
-                            .args(["--buffer", &c.block.to_string()])
-                            .args(["--rate", &c.rate.to_string()])
-                            .args(["-e", exec, "-t", &t.to_string(), "--force", "--json"]);
-                        if let Some(w) = &prep.wav_in {
-                            cmd.arg("--input").arg(w);
-                        }
-                        let o = run_checked(
-                            &mut cmd,
-                            &format!("fugue render -e {exec} of {}", p.name),
-                        )?;
-                        // The report is one JSON object on standard output.
-                        let json = String::from_utf8_lossy(&o.stdout);
-                        let v: serde_json::Value = json
-                            .lines()
-                            .rev()
-                            .find_map(|l| serde_json::from_str(l).ok())
-                            .unwrap_or_default();
-                        let Some(wall) = v["cycles_s"].as_f64() else {
-                            return Err(BenchError::Failed(format!(
-                                "fugue render -e {exec} of {} printed no report",
-                                p.name
-                            )));
-                        };
-                        wall * 1e6 / blocks as f64
-                    };
+                    let block_us = time(c, p, prep, (contender, t), (blocks, &seconds), &out)?;
                     let whole_s = start.elapsed().as_secs_f64();
                     let samples = if contender.faust_flags().is_some() {
                         read_raw(&out)?
@@ -625,47 +588,7 @@ pub fn run(c: &FaustBenchConfig, say: &mut dyn FnMut(&str)) -> Result<FaustBench
                     // The reference of this run (Faust's scalar build, fugue's seq) runs
                     // first among its contenders and is kept in memory for them.
                     let faust = contender.faust_flags().is_some();
-                    let diff = match (
-                        &refs[usize::from(!faust)],
-                        contender == contender.reference(),
-                    ) {
-                        (_, true) => 0.0,
-                        (None, false) => {
-                            return Err(BenchError::Failed(format!(
-                                "{}: {} ran before its reference",
-                                p.name,
-                                contender.label()
-                            )))
-                        }
-                        (Some(r), false) => {
-                            let bits_equal = r.len() == samples.len()
-                                && r.iter()
-                                    .zip(&samples)
-                                    .all(|(a, b)| a.to_bits() == b.to_bits());
-                            let d = if bits_equal {
-                                0.0
-                            } else {
-                                max_diff(r, &samples)
-                            };
-                            if !faust && !bits_equal {
-                                return Err(BenchError::Failed(format!(
-                                    "{}: fugue {} on {t} threads differs from its seq (largest difference {d:e}); its times do not count",
-                                    p.name,
-                                    contender.file()
-                                )));
-                            }
-                            if d > c.tolerance {
-                                // Faust's own result: kept, and marked in the tables.
-                                say(&format!(
-                                    "{}: {} on {t} threads, run {run}: differs from Faust's scalar build by {d:e}, beyond the tolerance {:e}",
-                                    p.name,
-                                    contender.label(),
-                                    c.tolerance
-                                ));
-                            }
-                            d
-                        }
-                    };
+                    let diff = compare(c, p, &refs, (contender, t, run), &samples, say)?;
                     bench.samples.push(Sample {
                         program: p.name.clone(),
                         contender,
@@ -688,6 +611,183 @@ pub fn run(c: &FaustBenchConfig, say: &mut dyn FnMut(&str)) -> Result<FaustBench
         }
     }
     Ok(bench)
+}
+
+/// A program's builds, inputs and contenders.
+struct Prepared {
+    builds: Vec<(Contender, PathBuf)>,
+    raw_in: Option<PathBuf>,
+    wav_in: Option<PathBuf>,
+}
+
+/// Builds Faust's modes of `p` (recorded in `bench`), asks the scalar build how many inputs
+/// it has, and writes its input of `frames` frames when it has some.
+fn prepare(
+    c: &FaustBenchConfig,
+    p: &Program,
+    driver: &Path,
+    frames: usize,
+    bench: &mut FaustBench,
+    say: &mut dyn FnMut(&str),
+) -> Result<Prepared, BenchError> {
+    say(&format!(
+        "{}: building Faust's four modes of {}",
+        p.name,
+        p.dsp.display()
+    ));
+    let built = build(p, &c.work, driver)?;
+    for (k, _, s) in &built {
+        bench.builds.push((p.name.clone(), *k, *s));
+    }
+    // The number of inputs, from a one-block run of the scalar build.
+    let probe = run_checked(
+        Command::new(&built[0].1)
+            .args(["1", &c.block.to_string(), &c.rate.to_string(), "-"])
+            .arg(c.work.join("probe.raw"))
+            .args(&p.params),
+        &format!("the scalar build of {}", p.name),
+    )?;
+    let v: serde_json::Value = serde_json::from_slice(&probe.stdout).map_err(|_| {
+        BenchError::Failed(format!("the scalar build of {} printed no JSON", p.name))
+    })?;
+    let inputs = v["inputs"].as_u64().unwrap_or(0) as usize;
+    let (raw_in, wav_in) = if inputs > 0 {
+        let raw = c.work.join(format!("{}-input.raw", p.name));
+        let wav = c.work.join(format!("{}-input.wav", p.name));
+        write_input(
+            &raw,
+            &wav,
+            &input_signal(inputs, frames, c.rate),
+            inputs,
+            c.rate,
+        )?;
+        (Some(raw), Some(wav))
+    } else {
+        (None, None)
+    };
+    Ok(Prepared {
+        builds: built.into_iter().map(|(k, b, _)| (k, b)).collect(),
+        raw_in,
+        wav_in,
+    })
+}
+
+/// Runs `contender` on `t` threads over `p` (`blocks` blocks, `seconds` long), its output
+/// to `out`; its compute time per block, µs.
+fn time(
+    c: &FaustBenchConfig,
+    p: &Program,
+    prep: &Prepared,
+    (contender, t): (Contender, usize),
+    (blocks, seconds): (usize, &str),
+    out: &Path,
+) -> Result<f64, BenchError> {
+    if let Some((_, bin)) = prep.builds.iter().find(|(k, _)| *k == contender) {
+        let o = run_checked(
+            Command::new(bin)
+                .env("OMP_NUM_THREADS", t.to_string())
+                .args([blocks.to_string(), c.block.to_string(), c.rate.to_string()])
+                .arg(prep.raw_in.as_deref().unwrap_or(Path::new("-")))
+                .arg(out)
+                .args(&p.params),
+            &format!("{} of {}", contender.label(), p.name),
+        )?;
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
+        let Some(compute) = v["compute_s"].as_f64() else {
+            return Err(BenchError::Failed(format!(
+                "{} of {} printed no time",
+                contender.label(),
+                p.name
+            )));
+        };
+        Ok(compute * 1e6 / blocks as f64)
+    } else {
+        let exec = contender.file();
+        let mut cmd = Command::new(&c.fugue);
+        cmd.arg("render")
+            .arg(&p.graph)
+            .arg("-o")
+            .arg(out)
+            .args(["--seconds", seconds])
+            .args(["--buffer", &c.block.to_string()])
+            .args(["--rate", &c.rate.to_string()])
+            .args(["-e", exec, "-t", &t.to_string(), "--force", "--json"]);
+        if let Some(w) = &prep.wav_in {
+            cmd.arg("--input").arg(w);
+        }
+        let o = run_checked(&mut cmd, &format!("fugue render -e {exec} of {}", p.name))?;
+        // The report is one JSON object on standard output.
+        let json = String::from_utf8_lossy(&o.stdout);
+        let v: serde_json::Value = json
+            .lines()
+            .rev()
+            .find_map(|l| serde_json::from_str(l).ok())
+            .unwrap_or_default();
+        let Some(wall) = v["cycles_s"].as_f64() else {
+            return Err(BenchError::Failed(format!(
+                "fugue render -e {exec} of {} printed no report",
+                p.name
+            )));
+        };
+        Ok(wall * 1e6 / blocks as f64)
+    }
+}
+
+/// The largest difference of `samples` from its reference of this run (Faust's scalar build,
+/// fugue's seq; `refs`): fugue's executors must be bit-identical to seq, and a Faust mode
+/// beyond the tolerance is said (its result kept, and marked in the tables).
+fn compare(
+    c: &FaustBenchConfig,
+    p: &Program,
+    refs: &[Option<Vec<f32>>; 2],
+    (contender, t, run): (Contender, usize, usize),
+    samples: &[f32],
+    say: &mut dyn FnMut(&str),
+) -> Result<f64, BenchError> {
+    let faust = contender.faust_flags().is_some();
+    Ok(
+        match (
+            &refs[usize::from(!faust)],
+            contender == contender.reference(),
+        ) {
+            (_, true) => 0.0,
+            (None, false) => {
+                return Err(BenchError::Failed(format!(
+                    "{}: {} ran before its reference",
+                    p.name,
+                    contender.label()
+                )))
+            }
+            (Some(r), false) => {
+                let bits_equal = r.len() == samples.len()
+                    && r.iter()
+                        .zip(samples)
+                        .all(|(a, b)| a.to_bits() == b.to_bits());
+                let d = if bits_equal {
+                    0.0
+                } else {
+                    max_diff(r, samples)
+                };
+                if !faust && !bits_equal {
+                    return Err(BenchError::Failed(format!(
+                    "{}: fugue {} on {t} threads differs from its seq (largest difference {d:e}); its times do not count",
+                    p.name,
+                    contender.file()
+                )));
+                }
+                if d > c.tolerance {
+                    // Faust's own result: kept, and marked in the tables.
+                    say(&format!(
+                    "{}: {} on {t} threads, run {run}: differs from Faust's scalar build by {d:e}, beyond the tolerance {:e}",
+                    p.name,
+                    contender.label(),
+                    c.tolerance
+                ));
+                }
+                d
+            }
+        },
+    )
 }
 
 #[cfg(test)]

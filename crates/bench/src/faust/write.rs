@@ -10,6 +10,15 @@ use crate::machine::{command_output, Machine, Versions};
 use crate::report::plot::{self, err, Area, Figure};
 use crate::report::{self, Csv};
 
+/// The files [`write`] writes.
+pub const FILES: [&str; 5] = [
+    "README.md",
+    "raw.csv",
+    "summary.csv",
+    "speedup.svg",
+    "speedup.png",
+];
+
 /// Writes the benchmark into `dir`: `README.md` (command, machine, versions, a table per
 /// program, findings), `raw.csv` (one row per run), `summary.csv` (one row per contender and
 /// thread count) and `speedup.svg`/`.png`.
@@ -20,14 +29,7 @@ pub fn write(
     command: &str,
     force: bool,
 ) -> Result<(), BenchError> {
-    let files = [
-        "README.md",
-        "raw.csv",
-        "summary.csv",
-        "speedup.svg",
-        "speedup.png",
-    ];
-    report::refuse_existing(dir, &files, force)?;
+    report::refuse_existing(dir, &FILES, force)?;
     report::create_dir(dir)?;
     let mut raw = Csv::new(&[
         "program",

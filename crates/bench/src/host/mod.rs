@@ -67,6 +67,66 @@ pub fn default_graphs() -> Vec<(String, TaskGraph)> {
     ]
 }
 
+/// The graph `name` names, with the name the study gives it: `rateau101`, `heavyK` (K
+/// chains, 1 to [`MAX_HEAVY_CHAINS`]), `gen:SHAPE:N` (N from 1 to 10,000), or a graph file
+/// read by `read` (named by its file's stem).
+pub fn named_graph(
+    name: &str,
+    read: &dyn Fn(&std::path::Path) -> Result<TaskGraph, BenchError>,
+) -> Result<(String, TaskGraph), BenchError> {
+    let config = |why: String| BenchError::Config(format!("--graphs: `{name}`{why}"));
+    if name == "rateau101" {
+        return Ok(default_graphs().remove(0));
+    }
+    if let Some(k) = name
+        .strip_prefix("heavy")
+        .and_then(|k| k.parse::<u64>().ok())
+    {
+        // Each chain's reverb counts against the memory a plan may use.
+        let max = MAX_HEAVY_CHAINS as u64;
+        if k == 0 || k > max {
+            return Err(config(format!(
+                ": K must be between 1 and {max} (each chain's reverb holds about 220 KiB of the {} MiB a plan may use: docs/limits.md)",
+                fugue_exec::MEMORY_LIMIT >> 20
+            )));
+        }
+        return Ok((name.to_string(), heavy_graph(k as usize)));
+    }
+    if let Some(spec) = name.strip_prefix("gen:") {
+        let (shape, size) = spec.split_once(':').unwrap_or((spec, ""));
+        let size: usize = size
+            .parse()
+            .map_err(|_| config(" is not gen:SHAPE:N (N a number)".into()))?;
+        if size == 0 || size > 10_000 {
+            return Err(config(": N must be between 1 and 10000".into()));
+        }
+        return match crate::shapes::generated(shape, size) {
+            Some(Ok((_, g))) => Ok((name.to_string(), g)),
+            Some(Err(e)) => Err(config(format!(": {e}"))),
+            None => Err(config(format!(
+                ": unknown shape `{shape}`; expected line, diamond or rake"
+            ))),
+        };
+    }
+    let p = std::path::Path::new(name);
+    let g = read(p)?;
+    let stem = p.file_stem().map(|s| s.to_string_lossy().into_owned());
+    Ok((stem.unwrap_or_else(|| name.to_string()), g))
+}
+
+/// When the host refused every run: why, in one sentence (`None` when something ran).
+pub fn all_refused(bench: &HostBench) -> Option<String> {
+    if !(bench.offline.is_empty() && bench.realtime.is_empty()) {
+        return None;
+    }
+    let (g, mode, n, why, t) = bench.refused.first()?;
+    Some(format!(
+        "the host refused every run ({} refusals; the first: {g}, {} mode, {n} instances on {t} threads: {why}); nothing was written",
+        bench.refused.len(),
+        mode.name()
+    ))
+}
+
 /// The study's configuration.
 #[derive(Clone, Debug)]
 pub struct HostBenchConfig {

@@ -1,9 +1,9 @@
 //! `fugue bench faust`: Faust's scalar, `-vec`, `-vec -sch` and `-vec -omp` builds of a
 //! program against fugue on a graph of the same music ([`fugue_bench::faust`]).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use fugue_bench::faust::{default_programs, FaustBenchConfig, Program};
+use fugue_bench::faust::FaustBenchConfig;
 
 use crate::util::usage;
 
@@ -53,16 +53,6 @@ pub struct Args {
     pub force: bool,
 }
 
-/// fugue's `examples` folder: in the current folder, else in the source tree this binary was
-/// built from.
-fn examples() -> Option<PathBuf> {
-    let here = PathBuf::from("examples");
-    let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
-    [here, built]
-        .into_iter()
-        .find(|p| p.join("faust/karplus32/karplus32.ag").is_file())
-}
-
 /// Runs `fugue bench faust`.
 pub fn run(a: Args) -> anyhow::Result<()> {
     if !(a.seconds.is_finite() && a.seconds > 0.0 && a.seconds <= 600.0) {
@@ -77,53 +67,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             a.tolerance
         )));
     }
-    for tool in ["faust", "g++"] {
-        if fugue_bench::machine::command_output(tool, &["--version"]).is_none() {
-            anyhow::bail!(
-                "`fugue bench faust` needs `{tool}` on the PATH (Debian: apt install faust g++)"
-            );
-        }
-    }
-    let mut programs = Vec::new();
-    if a.dsp.is_none() || a.programs.is_some() {
-        let names = a
-            .programs
-            .clone()
-            .unwrap_or_else(|| vec!["karplus32".into(), "mixer".into()]);
-        let examples = examples().ok_or_else(|| {
-            usage("fugue's examples folder (examples/faust/karplus32) is not in the current folder; run from fugue's source tree, or give --dsp and --graph")
-        })?;
-        for p in default_programs(&a.faust_examples, &examples) {
-            if names.contains(&p.name) {
-                if !p.dsp.is_file() {
-                    anyhow::bail!(
-                        "{}: no such Faust program (Debian's faust package installs it; --faust-examples names another folder)",
-                        p.dsp.display()
-                    );
-                }
-                programs.push(p);
-            }
-        }
-    }
-    if let (Some(dsp), Some(graph)) = (&a.dsp, &a.graph) {
-        for f in [dsp, graph] {
-            if !f.is_file() {
-                anyhow::bail!("{}: no such file", f.display());
-            }
-        }
-        if let Some(bad) = a.params.iter().find(|p| !p.contains('=')) {
-            return Err(usage(format!("--param {bad}: expected NAME=VALUE")));
-        }
-        programs.push(Program {
-            name: dsp
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "program".into()),
-            dsp: dsp.clone(),
-            graph: graph.clone(),
-            params: a.params.clone(),
-        });
-    }
+    let other = match (&a.dsp, &a.graph) {
+        (Some(d), Some(g)) => Some((d.as_path(), g.as_path(), a.params.as_slice())),
+        _ => None,
+    };
+    let programs = fugue_bench::faust::programs(a.programs.as_deref(), &a.faust_examples, other)?;
     let cores = fugue_exec::placement::available_cores().max(1);
     let work = std::env::temp_dir().join(format!("fugue-bench-faust-{}", std::process::id()));
     let config = FaustBenchConfig {
@@ -140,17 +88,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         tolerance: a.tolerance,
         work: work.clone(),
     };
-    fugue_bench::report::refuse_existing(
-        &a.output,
-        &[
-            "README.md",
-            "raw.csv",
-            "summary.csv",
-            "speedup.svg",
-            "speedup.png",
-        ],
-        a.force,
-    )?;
+    fugue_bench::report::refuse_existing(&a.output, &fugue_bench::faust::FILES, a.force)?;
     let result = fugue_bench::faust::run(&config, &mut |line| eprintln!("{line}"));
     let _ = std::fs::remove_dir_all(&work);
     let bench = result?;

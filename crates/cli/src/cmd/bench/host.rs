@@ -4,11 +4,11 @@
 
 use std::path::PathBuf;
 
-use fugue_bench::host::{default_graphs, heavy_graph, HostBenchConfig};
+use fugue_bench::host::{default_graphs, named_graph, HostBenchConfig};
 use fugue_engine::host::Mode;
 
 use super::Terminal;
-use crate::util::usage;
+use crate::util::{self, usage};
 
 /// Arguments of `fugue bench host`.
 #[derive(clap::Args, Debug)]
@@ -73,51 +73,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if a.buffers.iter().any(|&b| b == 0 || b > 65_536) {
         return Err(usage("--buffers: each size must be between 1 and 65536"));
     }
+    let read = |p: &std::path::Path| crate::util::read_graph(p, None).map_err(util::bench_error);
     let graphs = match &a.graphs {
         None => default_graphs(),
         Some(names) => names
             .iter()
-            .map(|n| {
-                if n == "rateau101" {
-                    Ok(default_graphs().remove(0))
-                } else if let Some(k) = n.strip_prefix("heavy").and_then(|k| k.parse::<u64>().ok()) {
-                    // Each chain's reverb counts against the memory a plan may use.
-                    let max = fugue_bench::host::MAX_HEAVY_CHAINS as u64;
-                    if k == 0 || k > max {
-                        return Err(usage(format!(
-                            "--graphs: `{n}`: K must be between 1 and {max} (each chain's reverb holds about 220 KiB of the {} MiB a plan may use: docs/limits.md)",
-                            fugue_exec::MEMORY_LIMIT >> 20
-                        )));
-                    }
-                    Ok((n.clone(), heavy_graph(k as usize)))
-                } else if let Some(spec) = n.strip_prefix("gen:") {
-                    let (shape, size) = spec.split_once(':').unwrap_or((spec, ""));
-                    let size: usize = size.parse().map_err(|_| {
-                        usage(format!("--graphs: `{n}` is not gen:SHAPE:N (N a number)"))
-                    })?;
-                    if size == 0 || size > 10_000 {
-                        return Err(usage(format!(
-                            "--graphs: `{n}`: N must be between 1 and 10000"
-                        )));
-                    }
-                    match fugue_bench::shapes::generated(shape, size) {
-                        Some(Ok((_, g))) => Ok((n.clone(), g)),
-                        Some(Err(e)) => Err(usage(format!("--graphs: `{n}`: {e}"))),
-                        None => Err(usage(format!(
-                            "--graphs: `{n}`: unknown shape `{shape}`; expected line, diamond or rake"
-                        ))),
-                    }
-                } else {
-                    let p = PathBuf::from(n);
-                    let g = crate::util::read_graph(&p, None)?;
-                    let name = p
-                        .file_stem()
-                        .map(|s| s.to_string_lossy().into_owned())
-                        .unwrap_or_else(|| n.clone());
-                    Ok((name, g))
-                }
-            })
-            .collect::<anyhow::Result<Vec<_>>>()?,
+            .map(|n| named_graph(n, &read))
+            .collect::<Result<Vec<_>, _>>()?,
     };
     let config = HostBenchConfig {
         instances: match &a.instances {
@@ -149,14 +111,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         ..HostBenchConfig::default()
     };
     let bench = fugue_bench::host::run(&config, &graphs, &mut Terminal::default())?;
-    if bench.offline.is_empty() && bench.realtime.is_empty() {
-        if let Some((g, mode, n, why, t)) = bench.refused.first() {
-            anyhow::bail!(
-                "the host refused every run ({} refusals; the first: {g}, {} mode, {n} instances on {t} threads: {why}); nothing was written",
-                bench.refused.len(),
-                mode.name()
-            );
-        }
+    if let Some(why) = fugue_bench::host::all_refused(&bench) {
+        anyhow::bail!("{why}");
     }
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     fugue_bench::host::write(&a.output, &config, &bench, &command, a.force)?;
