@@ -30,6 +30,7 @@
 
 pub mod capacity;
 pub mod check;
+pub mod cli;
 pub mod error;
 pub mod faust;
 pub mod host;

@@ -10,23 +10,29 @@
 
 use std::process::ExitCode;
 
-use clap::{CommandFactory as _, Parser, Subcommand};
+use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 
-/// A command's `after_help`: its examples, then the exit codes.
+/// A command's `after_help`: its examples ([`with_exit_codes`] adds the exit codes).
 macro_rules! examples {
-    ($($line:literal),+ $(,)?) => {
-        concat!(
-            "Examples:\n",
-            $("  ", $line, "\n",)+
-            "\nExit codes: 0 success; 1 bad input or a failure while running; 2 usage error;\n",
-            "130, 143, 129: stopped by SIGINT (Ctrl-C), SIGTERM, SIGHUP.\n",
-            "1 also when standard output cannot be written; 141 when its reader stopped (a pipe)."
-        )
+    ($($line:literal),+ $(,)?) => { concat!("Examples:\n", $("  ", $line, "\n",)+) };
+}
+
+/// The exit codes, said at the end of every command's help.
+const EXIT_CODES: &str = "\
+Exit codes: 0 success; 1 bad input or a failure while running; 2 usage error;
+130, 143, 129: stopped by SIGINT (Ctrl-C), SIGTERM, SIGHUP.
+1 also when standard output cannot be written; 141 when its reader stopped (a pipe).";
+
+/// `cmd` and every subcommand in it with the exit codes after their examples.
+fn with_exit_codes(cmd: clap::Command) -> clap::Command {
+    let help = match cmd.get_after_help() {
+        Some(h) => format!("{h}\n{EXIT_CODES}"),
+        None => EXIT_CODES.to_string(),
     };
+    cmd.after_help(help).mut_subcommands(with_exit_codes)
 }
 
 mod cmd;
-mod exec_args;
 mod signals;
 mod stdio;
 mod util;
@@ -171,7 +177,10 @@ fn main() -> ExitCode {
     restore_sigpipe();
     stdio::install();
     signals::install();
-    let cli = match Cli::try_parse() {
+    let parsed = with_exit_codes(Cli::command())
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
@@ -214,8 +223,10 @@ fn main() -> ExitCode {
         Command::Profile(a) => cmd::profile::run(a),
         Command::Kinds(a) => cmd::kinds::run(a),
         Command::Plugins(a) => cmd::plugins::run(a),
-        Command::Completions(a) => cmd::completions::completions(a, Cli::command()),
-        Command::Man(a) => cmd::completions::man(a, Cli::command()),
+        Command::Completions(a) => {
+            cmd::completions::completions(a, with_exit_codes(Cli::command()))
+        }
+        Command::Man(a) => cmd::completions::man(a, with_exit_codes(Cli::command())),
     };
     stdio::flush();
     match result {

@@ -14,21 +14,6 @@ pub fn registry() -> fugue_dsp::Registry {
     registry
 }
 
-/// Sets the costs of `g`, read from `file` (in `format`, else the format its name gives), as
-/// `costs` says: measured ones at `rate` Hz and `buffer` frames with [`registry`]'s kinds.
-/// Says where they came from.
-pub fn apply_costs(
-    costs: &fugue_engine::Costs,
-    g: &mut TaskGraph,
-    file: &Path,
-    format: Option<Format>,
-    rate: u32,
-    buffer: u64,
-) -> Result<fugue_engine::costs::CostOrigin, fugue_engine::costs::CostsError> {
-    let format = format.or_else(|| Format::from_path(file));
-    costs.apply(g, format, f64::from(rate), buffer as usize, &registry())
-}
-
 /// A usage error: exit code 2.
 #[derive(Debug)]
 pub struct Usage(pub String);
@@ -120,23 +105,9 @@ pub fn write_atomic(path: &Path, force: bool, bytes: &[u8]) -> anyhow::Result<()
     Ok(fugue_engine::output::OutputFile::check(path, force, &[])?.write(bytes)?)
 }
 
-/// Checks a `--seconds` value: a number from the length of one `unit` (`unit_seconds` long:
-/// one sample, one cycle; nothing shorter can be rendered or run; without one, any length
-/// above zero) to `max` seconds.
+/// Checks a `--seconds` value ([`fugue_engine::check_seconds`]): a usage error.
 pub fn check_seconds(s: f64, max: f64, unit: Option<(f64, &str)>) -> anyhow::Result<()> {
-    if !(s.is_finite() && s > 0.0 && s <= max) {
-        return Err(usage(format!(
-            "--seconds must be a number of seconds above 0 and up to {max}, not {s}"
-        )));
-    }
-    if let Some((unit_seconds, unit)) = unit.filter(|(u, _)| s < *u) {
-        // Rounded up, so that the value shown is accepted.
-        let shortest = (unit_seconds * 1e7).ceil() / 1e7;
-        return Err(usage(format!(
-            "--seconds {s} is shorter than {unit}; the shortest length is {shortest:.7} s"
-        )));
-    }
-    Ok(())
+    fugue_engine::check_seconds(s, max, unit).map_err(usage)
 }
 
 /// A progress bar of `total` steps on standard error, drawn with `template`.
@@ -166,17 +137,6 @@ pub fn spinner(what: &str) -> indicatif::ProgressBar {
     bar
 }
 
-/// A value parser for a whole number from 1 to `max`: `0`, `-2` or `x` are refused with a
-/// sentence that says what is accepted.
-pub fn count(max: u64) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
-    move |s: &str| match s.trim().parse::<i128>() {
-        Ok(v) if v < 1 => Err(format!("must be at least 1 (got {v})")),
-        Ok(v) if v > i128::from(max) => Err(format!("must be at most {max} (got {v})")),
-        Ok(v) => Ok(v as u64),
-        Err(_) => Err(format!("`{s}` is not a whole number")),
-    }
-}
-
 /// Prints a warning on standard error, user text quoted in it cut to a readable length.
 pub fn warning(w: impl std::fmt::Display) {
     eprintln!(
@@ -185,20 +145,11 @@ pub fn warning(w: impl std::fmt::Display) {
     );
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn long_words_keep_their_start_and_end() {
-        let path = format!("/tmp/{}/end.ag", "d".repeat(1_000_000));
-        let m = shorten_words(&format!("cannot read {path}: No such file"));
-        assert!(m.len() < 400, "{}", m.len());
-        assert!(m.starts_with("cannot read /tmp/ddd"), "{m}");
-        assert!(
-            m.contains('…') && m.ends_with("ddd/end.ag: No such file"),
-            "{m}"
-        );
-        assert_eq!(shorten_words("a short one"), "a short one");
-    }
+/// Checks `--pipeline` ([`fugue_engine::check_pipeline`]): a usage error.
+pub fn check_pipeline(
+    pipeline: Option<fugue_engine::Pipeline>,
+    buffer: Option<usize>,
+    profile: bool,
+) -> anyhow::Result<()> {
+    fugue_engine::check_pipeline(pipeline, buffer, profile).map_err(usage)
 }

@@ -5,38 +5,23 @@ use std::path::Path;
 
 use fugue_graph::TaskGraph;
 
-/// What the graph itself suggests is a mistake ([`fugue_engine::lint::lint`]), each warning
-/// preceded by the file's name.
+use crate::util::warning;
+
+/// What the graph itself suggests is a mistake ([`fugue_engine::lint::file_lints`]).
 pub fn graph_warnings(graph: &TaskGraph, file: &Path) -> Vec<String> {
-    let registry = crate::util::registry();
-    let lints = fugue_engine::lint::lint(graph, &registry);
-    lints
-        .iter()
-        .map(ToString::to_string)
-        .map(|w| format!("{}: {w}", file.display()))
-        .collect()
+    fugue_engine::lint::file_lints(graph, file, &crate::util::registry())
 }
 
-/// Says `warnings` on standard error, or with `strict` fails with the first of them (and how
-/// many more there are).
+/// Says `warnings` on standard error, or with `strict` fails with the first of them
+/// ([`fugue_engine::lint::strict_error`]).
 pub fn report(warnings: &[String], strict: bool) -> anyhow::Result<()> {
-    if strict {
-        if let Some(first) = warnings.first() {
-            let more = match warnings.len() {
-                1 => String::new(),
-                n => format!(
-                    " (and {} more warning{})",
-                    n - 1,
-                    if n == 2 { "" } else { "s" }
-                ),
-            };
-            anyhow::bail!("{first}{more}; --strict makes warnings errors");
+    match fugue_engine::lint::strict_error(warnings).filter(|_| strict) {
+        Some(e) => Err(anyhow::anyhow!(e)),
+        None => {
+            warnings.iter().for_each(warning);
+            Ok(())
         }
     }
-    for w in warnings {
-        crate::util::warning(w);
-    }
-    Ok(())
 }
 
 /// Says what the engine reported beside a render or a run: what the automatic choice chose
@@ -52,51 +37,16 @@ pub fn engine_notes(
     if let Some(a) = auto.filter(|_| says_auto) {
         eprintln!("fugue: {}", a.line());
     }
-    for w in warnings {
-        crate::util::warning(w);
-    }
+    warnings.iter().for_each(warning);
     for name in placeholders {
-        crate::util::warning(format_args!(
+        warning(format_args!(
             "node `{name}` has an unknown kind; it was rendered as silence (--placeholder)"
         ));
     }
     for p in panics {
-        crate::util::warning(format_args!(
+        warning(format_args!(
             "node `{}` failed ({}); its output was silenced",
             p.node, p.message
         ));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn strict_makes_the_first_warning_an_error() {
-        let g = fugue_graph::read::ag::parse(
-            "o = { kind: \"osc\", freq: 440, volme: 0.5, };  d = { kind: \"osc\", freq: 3, };  s = { kind: \"sink\", };  o.1 -> s.1;",
-            "t.ag",
-        )
-        .unwrap();
-        let w = graph_warnings(&g, Path::new("t.ag"));
-        assert_eq!(w.len(), 2, "{w:?}");
-        assert!(
-            w[0].starts_with("t.ag: node `o` has attribute `volme`"),
-            "{}",
-            w[0]
-        );
-        assert!(
-            w[1].starts_with("t.ag: node `d` (osc) reaches no sink"),
-            "{}",
-            w[1]
-        );
-        let e = report(&w, true).unwrap_err().to_string();
-        assert!(
-            e.ends_with("(and 1 more warning); --strict makes warnings errors"),
-            "{e}"
-        );
-        assert!(report(&w, false).is_ok());
-        assert!(report(&[], true).is_ok());
     }
 }

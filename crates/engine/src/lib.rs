@@ -72,6 +72,8 @@ mod cycle;
 mod engine;
 mod executor_choice;
 mod executor_request;
+#[cfg(feature = "clap")]
+pub mod flags;
 pub mod graphviz;
 pub mod host;
 pub mod lint;
@@ -94,7 +96,8 @@ pub use executor_choice::{BuildError, Costs, ExecutorChoice, Pipeline};
 pub use executor_request::{check_pipeline, ExecutorRequest};
 pub use fugue_dsp::Registry;
 pub use options::{
-    Backend, Deadline, EndReason, RunError, RunOptions, RunReport, JACK_CLIENT_NAME_MAX,
+    check_seconds, Backend, Deadline, EndReason, RunError, RunOptions, RunReport,
+    JACK_CLIENT_NAME_MAX,
 };
 pub use placement::place_audio_thread;
 pub use profile::{ProfileReport, Profiler};

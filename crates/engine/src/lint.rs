@@ -231,6 +231,29 @@ pub fn lint(graph: &TaskGraph, registry: &Registry) -> Vec<Warning> {
     out
 }
 
+/// [`lint`]'s warnings, each preceded by the graph file's name.
+pub fn file_lints(graph: &TaskGraph, file: &Path, registry: &Registry) -> Vec<String> {
+    lint(graph, registry)
+        .iter()
+        .map(|w| format!("{}: {w}", file.display()))
+        .collect()
+}
+
+/// The error that makes warnings fatal (`--strict`): the first of them and how many more
+/// there are; `None` when there is none.
+pub fn strict_error(warnings: &[String]) -> Option<String> {
+    let first = warnings.first()?;
+    let more = match warnings.len() {
+        1 => String::new(),
+        n => format!(
+            " (and {} more warning{})",
+            n - 1,
+            if n == 2 { "" } else { "s" }
+        ),
+    };
+    Some(format!("{first}{more}; --strict makes warnings errors"))
+}
+
 /// What an input file given to a render of `graph` suggests is a mistake: a graph with no
 /// `source` node (the file is never read), and a file with fewer channels than the sources'
 /// ports.
@@ -343,5 +366,32 @@ mod tests {
     fn a_clean_graph_has_no_warning() {
         let g = graph("o = { kind: \"osc\", freq: 440, volume: 0.5, wcet: 3, };  s = { kind: \"sink\", };  o.1 -> s.1;");
         assert!(lint(&g, &Registry::with_builtin_kinds()).is_empty());
+    }
+
+    #[test]
+    fn strict_makes_the_first_warning_an_error() {
+        let g = fugue_graph::read::ag::parse(
+            "o = { kind: \"osc\", freq: 440, volme: 0.5, };  d = { kind: \"osc\", freq: 3, };  s = { kind: \"sink\", };  o.1 -> s.1;",
+            "t.ag",
+        )
+        .unwrap();
+        let w = file_lints(&g, Path::new("t.ag"), &Registry::with_builtin_kinds());
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(
+            w[0].starts_with("t.ag: node `o` has attribute `volme`"),
+            "{}",
+            w[0]
+        );
+        assert!(
+            w[1].starts_with("t.ag: node `d` (osc) reaches no sink"),
+            "{}",
+            w[1]
+        );
+        let e = strict_error(&w).unwrap();
+        assert!(
+            e.ends_with("(and 1 more warning); --strict makes warnings errors"),
+            "{e}"
+        );
+        assert_eq!(strict_error(&[]), None);
     }
 }

@@ -297,3 +297,22 @@ pub enum RunError {
         source: std::io::Error,
     },
 }
+
+/// Checks a length asked in seconds: a number from the length of one `unit` (`unit_seconds`
+/// long: one sample, one cycle; nothing shorter can be rendered or run; without one, any
+/// length above zero) to `max` seconds. The error is one sentence about `--seconds`.
+pub fn check_seconds(s: f64, max: f64, unit: Option<(f64, &str)>) -> Result<(), String> {
+    if !(s.is_finite() && s > 0.0 && s <= max) {
+        return Err(format!(
+            "--seconds must be a number of seconds above 0 and up to {max}, not {s}"
+        ));
+    }
+    if let Some((unit_seconds, unit)) = unit.filter(|(u, _)| s < *u) {
+        // Rounded up, so that the value shown is accepted.
+        let shortest = (unit_seconds * 1e7).ceil() / 1e7;
+        return Err(format!(
+            "--seconds {s} is shorter than {unit}; the shortest length is {shortest:.7} s"
+        ));
+    }
+    Ok(())
+}

@@ -233,3 +233,21 @@ pub fn shorten_words(message: &str) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_words_keep_their_start_and_end() {
+        let path = format!("/tmp/{}/end.ag", "d".repeat(1_000_000));
+        let m = shorten_words(&format!("cannot read {path}: No such file"));
+        assert!(m.len() < 400, "{}", m.len());
+        assert!(m.starts_with("cannot read /tmp/ddd"), "{m}");
+        assert!(
+            m.contains('…') && m.ends_with("ddd/end.ag: No such file"),
+            "{m}"
+        );
+        assert_eq!(shorten_words("a short one"), "a short one");
+    }
+}

@@ -15,8 +15,6 @@ pub struct Args {
 }
 
 /// Runs `fugue plugins`.
-
-/// Runs `fugue plugins`.
 pub fn run(a: Args) -> anyhow::Result<()> {
     let all = fugue_lv2::plugins()
         .map_err(|e| anyhow::anyhow!("cannot list the LV2 plugins: fugue {e}"))?;

@@ -41,7 +41,7 @@ pub struct Common {
     #[arg(long, default_value = "steal")]
     pub policy: Policy,
     /// Worker threads (default: the cores this process may use).
-    #[arg(long, short = 't', allow_negative_numbers = true, value_parser = crate::util::count(u64::MAX))]
+    #[arg(long, short = 't', allow_negative_numbers = true, value_parser = fugue_bench::cli::count(u64::MAX))]
     pub threads: Option<u64>,
     /// Run the sequential program instead (every spawn is a call; no pool).
     #[arg(long)]
@@ -54,10 +54,10 @@ pub struct QuicksortArgs {
     #[command(flatten)]
     common: Common,
     /// Integers to sort.
-    #[arg(long, short = 'n', default_value_t = 10_000_000, allow_negative_numbers = true, value_parser = crate::util::count(1_000_000_000))]
+    #[arg(long, short = 'n', default_value_t = 10_000_000, allow_negative_numbers = true, value_parser = fugue_bench::cli::count(1_000_000_000))]
     n: u64,
     /// Slices of at most this many integers are sorted serially.
-    #[arg(long, default_value_t = 128, allow_negative_numbers = true, value_parser = crate::util::count(1_000_000_000))]
+    #[arg(long, default_value_t = 128, allow_negative_numbers = true, value_parser = fugue_bench::cli::count(1_000_000_000))]
     cutoff: u64,
 }
 
@@ -67,13 +67,13 @@ pub struct MandelbrotArgs {
     #[command(flatten)]
     common: Common,
     /// Width in pixels.
-    #[arg(long, default_value_t = 1024, allow_negative_numbers = true, value_parser = crate::util::count(MAX_SIDE))]
+    #[arg(long, default_value_t = 1024, allow_negative_numbers = true, value_parser = fugue_bench::cli::count(MAX_SIDE))]
     width: u64,
     /// Height in pixels.
-    #[arg(long, default_value_t = 768, allow_negative_numbers = true, value_parser = crate::util::count(MAX_SIDE))]
+    #[arg(long, default_value_t = 768, allow_negative_numbers = true, value_parser = fugue_bench::cli::count(MAX_SIDE))]
     height: u64,
     /// Iterations before a point counts as inside the set.
-    #[arg(long, default_value_t = 500, allow_negative_numbers = true, value_parser = crate::util::count(1_000_000))]
+    #[arg(long, default_value_t = 500, allow_negative_numbers = true, value_parser = fugue_bench::cli::count(1_000_000))]
     iterations: u64,
     /// Write the picture to this PNG file.
     #[arg(short, long)]
@@ -93,19 +93,19 @@ pub struct VoronoiArgs {
     #[arg(long, default_value = "split")]
     algorithm: VoronoiAlgorithm,
     /// Number of seeds (cells).
-    #[arg(long, default_value_t = 64, allow_negative_numbers = true, value_parser = crate::util::count(100_000))]
+    #[arg(long, default_value_t = 64, allow_negative_numbers = true, value_parser = fugue_bench::cli::count(100_000))]
     seeds: u64,
     /// Width in pixels.
-    #[arg(long, default_value_t = 1024, allow_negative_numbers = true, value_parser = crate::util::count(MAX_SIDE))]
+    #[arg(long, default_value_t = 1024, allow_negative_numbers = true, value_parser = fugue_bench::cli::count(MAX_SIDE))]
     width: u64,
     /// Height in pixels.
-    #[arg(long, default_value_t = 768, allow_negative_numbers = true, value_parser = crate::util::count(MAX_SIDE))]
+    #[arg(long, default_value_t = 768, allow_negative_numbers = true, value_parser = fugue_bench::cli::count(MAX_SIDE))]
     height: u64,
     /// Frames to draw, the seeds moving between frames.
-    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = crate::util::count(100_000))]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = fugue_bench::cli::count(100_000))]
     frames: u64,
     /// Hundredths of a second per frame of an animated GIF.
-    #[arg(long, default_value_t = 4, allow_negative_numbers = true, value_parser = crate::util::count(65_535))]
+    #[arg(long, default_value_t = 4, allow_negative_numbers = true, value_parser = fugue_bench::cli::count(65_535))]
     delay: u64,
     /// Seed of the seeds' positions and velocities.
     #[arg(long, default_value_t = 1)]

@@ -13,9 +13,9 @@ use crate::util;
 
 /// Arguments of `fugue profile`.
 #[derive(clap::Args, Debug)]
-#[command(
-    after_help = "Example:\n  fugue profile examples/rake.ag --executor ws --threads 2 --buffer 128 -o rake-profile\n\nExit codes: 0 success, 1 failure while running or writing, 2 usage error; 130, 143, 129: stopped by SIGINT (Ctrl-C), SIGTERM, SIGHUP."
-)]
+#[command(after_help = examples!(
+    "fugue profile examples/rake.ag --executor ws --threads 2 --buffer 128 -o rake-profile",
+))]
 pub struct Args {
     /// The graph to profile (.ag, .stg or .dot).
     pub graph: PathBuf,
@@ -47,7 +47,7 @@ pub struct Args {
     pub placeholder: bool,
     /// The executor that runs the cycles.
     #[command(flatten)]
-    pub exec: crate::exec_args::ExecArgs,
+    pub exec: fugue_engine::flags::ExecArgs,
 }
 
 /// Runs `fugue profile`.

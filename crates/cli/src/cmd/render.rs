@@ -76,7 +76,7 @@ pub struct Args {
     pub json: bool,
     /// The executor that runs the cycles.
     #[command(flatten)]
-    pub exec: crate::exec_args::ExecArgs,
+    pub exec: fugue_engine::flags::ExecArgs,
 }
 
 /// Parses `--bits`.
@@ -278,7 +278,7 @@ fn options(args: &Args, bits: Bits) -> anyhow::Result<RenderOptions> {
         util::check_seconds(s, 86_400.0, Some((1.0 / f64::from(args.rate), &unit)))?;
     }
     let profile = args.profile.is_some();
-    crate::exec_args::check_pipeline(args.exec.pipeline, Some(args.buffer as usize), profile)?;
+    crate::util::check_pipeline(args.exec.pipeline, Some(args.buffer as usize), profile)?;
     let mut executor = args.exec.request().choice_or(GraphExecutor::Auto, profile);
     // Offline, cycles may overlap (same samples): auto tries it, unless profiled; its
     // trials are the render's first cycles (the profile wants one executor from the start).

@@ -88,7 +88,7 @@ pub struct Args {
     pub control: Option<PathBuf>,
     /// The executor that runs the cycles.
     #[command(flatten)]
-    pub exec: crate::exec_args::ExecArgs,
+    pub exec: fugue_engine::flags::ExecArgs,
 }
 
 /// Runs `fugue run`: the flags checked, the options made, one run, its report printed.
@@ -256,7 +256,7 @@ fn options(args: &Args) -> anyhow::Result<RunOptions> {
     // compiled.
     let known_buffer = clocked.then_some(buffer as usize);
     let profile = args.profile.is_some();
-    crate::exec_args::check_pipeline(args.exec.pipeline, known_buffer, profile)?;
+    crate::util::check_pipeline(args.exec.pipeline, known_buffer, profile)?;
     let exec = args.exec.request();
     let mut executor = exec.choice_or(GraphExecutor::Auto, profile);
     executor.pin = exec.pin_for(true);

@@ -24,7 +24,7 @@ pub struct Args {
     pub algorithm: Algorithm,
     /// Number of processors, 1 to 4096 (the schedule uses at most this many) [default: the
     /// cores this process may use].
-    #[arg(long, short = 'p', value_parser = util::count(MAX_PROCESSORS))]
+    #[arg(long, short = 'p', value_parser = fugue_bench::cli::count(MAX_PROCESSORS))]
     pub processors: Option<u64>,
     /// Seed of the random priorities (random, and the random run inside best and optimal).
     #[arg(long, default_value_t = 0)]
@@ -113,7 +113,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         None => None,
     };
     let mut g = util::read_graph(&a.file, a.format)?;
-    let origin = util::apply_costs(&a.costs, &mut g, &a.file, a.format, a.rate, a.buffer)?;
+    let origin = a.costs.apply(
+        &mut g,
+        a.format.or_else(|| fugue_graph::Format::from_path(&a.file)),
+        f64::from(a.rate),
+        a.buffer as usize,
+        &util::registry(),
+    )?;
     if let Some(c) = a.comm_cost {
         g.set_comm_costs(c);
     }

@@ -241,7 +241,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // it falls back to the largest divisor below it, with a warning.
     let known_buffer =
         (!matches!(args.backend.as_str(), "jack" | "alsa")).then_some(args.buffer as usize);
-    crate::exec_args::check_pipeline(Some(args.pipeline), known_buffer, false)?;
+    crate::util::check_pipeline(Some(args.pipeline), known_buffer, false)?;
     // Until the host has started, a signal ends the process at once: opening the recording
     // may wait for the reader of a named pipe.
     let mut host = Host::with_registry(host_options(&args), util::registry())

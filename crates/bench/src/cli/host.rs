@@ -1,14 +1,16 @@
 //! `fugue bench host`: N instances of a graph on one host in each mode
-//! ([`fugue_bench::host`]): offline throughput and fairness, real-time misses and the largest
+//! ([`crate::host`]): offline throughput and fairness, real-time misses and the largest
 //! N each mode holds.
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use fugue_bench::host::{default_graphs, named_graph, HostBenchConfig};
 use fugue_engine::host::Mode;
 
-use super::Terminal;
-use crate::util::{self, usage};
+use super::Env;
+use crate::error::BenchError;
+use crate::host::{default_graphs, named_graph, HostBenchConfig};
+use crate::Progress;
 
 /// Arguments of `fugue bench host`.
 #[derive(clap::Args, Debug)]
@@ -61,24 +63,27 @@ pub struct Args {
 }
 
 /// Runs `fugue bench host`.
-pub fn run(a: Args) -> anyhow::Result<()> {
+pub fn run(a: Args, env: &Env, progress: &mut dyn Progress) -> Result<String, BenchError> {
     for (flag, v) in [
         ("--offline-seconds", a.offline_seconds),
         ("--seconds", a.seconds),
     ] {
         if !(v.is_finite() && v > 0.0 && v <= 3600.0) {
-            return Err(usage(format!("{flag} must be between 0 and 3600, not {v}")));
+            return Err(BenchError::Config(format!(
+                "{flag} must be between 0 and 3600, not {v}"
+            )));
         }
     }
     if a.buffers.iter().any(|&b| b == 0 || b > 65_536) {
-        return Err(usage("--buffers: each size must be between 1 and 65536"));
+        return Err(BenchError::Config(
+            "--buffers: each size must be between 1 and 65536".into(),
+        ));
     }
-    let read = |p: &std::path::Path| crate::util::read_graph(p, None).map_err(util::bench_error);
     let graphs = match &a.graphs {
         None => default_graphs(),
         Some(names) => names
             .iter()
-            .map(|n| named_graph(n, &read))
+            .map(|n| named_graph(n, &env.read_graph))
             .collect::<Result<Vec<_>, _>>()?,
     };
     let config = HostBenchConfig {
@@ -110,18 +115,21 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         rt_seconds: a.seconds,
         ..HostBenchConfig::default()
     };
-    let bench = fugue_bench::host::run(&config, &graphs, &mut Terminal::default())?;
-    if let Some(why) = fugue_bench::host::all_refused(&bench) {
-        anyhow::bail!("{why}");
+    let bench = crate::host::run(&config, &graphs, progress)?;
+    if let Some(why) = crate::host::all_refused(&bench) {
+        return Err(BenchError::Failed(why));
     }
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
-    fugue_bench::host::write(&a.output, &config, &bench, &command, a.force)?;
-    for line in fugue_bench::host::findings(&bench) {
-        println!("{line}");
+    crate::host::write(&a.output, &config, &bench, &env.command, a.force)?;
+    let mut out = String::new();
+    for line in crate::host::findings(&bench) {
+        let _ = writeln!(out, "{line}");
     }
     for ((g, t, m, buf), n) in bench.max_held() {
-        println!("{g}: {m} on {t} threads holds N={n} at {buf} frames with no miss");
+        let _ = writeln!(
+            out,
+            "{g}: {m} on {t} threads holds N={n} at {buf} frames with no miss"
+        );
     }
-    println!("wrote {}", a.output.display());
-    Ok(())
+    let _ = writeln!(out, "wrote {}", a.output.display());
+    Ok(out)
 }

@@ -1,31 +1,61 @@
-//! `fugue bench <subcommand>`: the flags of each benchmark become its configuration in
-//! fugue-bench, which measures (checking results before their time counts); this module
-//! prints the results and the progress.
+//! The benchmarks' command line (`fugue bench <subcommand>`, mounted by the `fugue` binary):
+//! the flags of each benchmark ([`BenchCommand`]), made its configuration and checked, the
+//! benchmark run, and its results as the text the command prints ([`run`]). Progress goes to
+//! the front end's [`Progress`]; what the front end lends (the node kinds, the stop request,
+//! reading a graph file) comes in an [`Env`].
+
+/// A command's `after_help`: its examples (the binary adds the exit codes).
+macro_rules! examples {
+    ($($line:literal),+ $(,)?) => { concat!("Examples:\n", $("  ", $line, "\n",)+) };
+}
 
 pub mod faust;
 pub mod host;
 pub mod pool;
 pub mod ring;
 
-use std::io::IsTerminal as _;
-use std::path::PathBuf;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::Duration;
 
-use fugue_bench::capacity::CapacityConfig;
-use fugue_bench::overhead::{GraphSource, OverheadConfig, Shape};
-use fugue_bench::profile_cost::ProfileCostReport;
-use fugue_bench::study::StudyConfig;
-use fugue_bench::table::TableConfig;
-use fugue_bench::{Event, Progress};
 use fugue_engine::Costs;
+use fugue_graph::TaskGraph;
 use fugue_sched::Algorithm;
 
-/// Arguments of `fugue bench`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
-    /// What to measure.
-    #[command(subcommand)]
-    pub command: BenchCommand,
+use crate::capacity::CapacityConfig;
+use crate::error::BenchError;
+use crate::overhead::{GraphSource, OverheadConfig, Shape};
+use crate::profile_cost::ProfileCostReport;
+use crate::study::StudyConfig;
+use crate::table::TableConfig;
+use crate::{Event, Progress};
+
+/// What the front end lends the benchmarks.
+pub struct Env {
+    /// The node kinds graphs are built with (built-in, Faust, LV2).
+    pub registry: fn() -> fugue_dsp::Registry,
+    /// The stop request, for a benchmark that stops on it (the study); asking for it tells
+    /// the front end that a signal is to set it rather than end the process.
+    pub stop: fn() -> Arc<AtomicBool>,
+    /// Runs a call that may block beyond the stop request's reach (reading a named pipe).
+    pub blocking: fn(&mut dyn FnMut()),
+    /// Reads a graph file (a Faust program included).
+    pub read_graph: fn(&Path) -> Result<TaskGraph, BenchError>,
+    /// The command line, for the READMEs of results folders.
+    pub command: String,
+}
+
+/// A value parser for a whole number from 1 to `max`: `0`, `-2` or `x` are refused with a
+/// sentence that says what is accepted.
+pub fn count(max: u64) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
+    move |s: &str| match s.trim().parse::<i128>() {
+        Ok(v) if v < 1 => Err(format!("must be at least 1 (got {v})")),
+        Ok(v) if v > i128::from(max) => Err(format!("must be at most {max} (got {v})")),
+        Ok(v) => Ok(v as u64),
+        Err(_) => Err(format!("`{s}` is not a whole number")),
+    }
 }
 
 /// The benchmarks.
@@ -100,55 +130,39 @@ pub enum BenchCommand {
     RingProducer(ring::ProducerArgs),
 }
 
-/// Runs `fugue bench`.
-pub fn run(args: Args) -> anyhow::Result<()> {
-    match args.command {
-        BenchCommand::Ring(a) => ring::run(a),
-        BenchCommand::Pool(a) => pool::run(a),
-        BenchCommand::Host(a) => host::run(a),
-        BenchCommand::Faust(a) => faust::run(a),
-        BenchCommand::Overhead(a) => run_overhead(a),
-        BenchCommand::Table(a) => run_table(a),
-        BenchCommand::Study(a) => run_study(a),
-        BenchCommand::Capacity(a) => run_capacity(a),
-        BenchCommand::ProfileCost(a) => run_profile_cost(a),
-        BenchCommand::RingProducer(a) => ring::run_producer(a),
+/// Runs a benchmark; what it prints on standard output, in one string (progress and
+/// warnings went to `progress` meanwhile).
+pub fn run(
+    command: BenchCommand,
+    env: &Env,
+    progress: &mut dyn Progress,
+) -> Result<String, BenchError> {
+    match command {
+        BenchCommand::Ring(a) => ring::run(a, env, progress),
+        BenchCommand::Pool(a) => pool::run(a, env, progress),
+        BenchCommand::Host(a) => host::run(a, env, progress),
+        BenchCommand::Faust(a) => faust::run(a, env, progress),
+        BenchCommand::Overhead(a) => run_overhead(a, progress),
+        BenchCommand::Table(a) => run_table(a, env, progress),
+        BenchCommand::Study(a) => run_study(a, env, progress),
+        BenchCommand::Capacity(a) => run_capacity(a, env, progress),
+        BenchCommand::ProfileCost(a) => run_profile_cost(a, env),
+        BenchCommand::RingProducer(a) => ring::run_producer(a).map(|()| String::new()),
     }
 }
 
-/// Shows a benchmark's progress: lines and warnings on standard error, capacity windows on
-/// standard output (unless JSON is printed), steps as a progress bar.
-#[derive(Default)]
-struct Terminal {
-    json: bool,
-    bar: Option<indicatif::ProgressBar>,
-    /// Standard error is not a terminal: each step is one line instead of a bar.
-    lines: bool,
-}
+/// Passes on every event but the capacity's windows (when its result is printed as JSON).
+struct NoWindows<'a>(&'a mut dyn Progress);
 
-impl Progress for Terminal {
+impl Progress for NoWindows<'_> {
     fn event(&mut self, event: Event<'_>) {
-        match event {
-            Event::Line(l) => eprintln!("{l}"),
-            Event::Warning(w) => crate::util::warning(w),
-            Event::Window { at_s, capacity } if !self.json => {
-                println!("{}", fugue_bench::capacity::window_line(at_s, capacity));
-            }
-            Event::Window { .. } => {}
-            Event::Start { total } => {
-                self.lines = !std::io::stderr().is_terminal();
-                if self.lines {
-                    eprintln!("{total} runs");
-                } else {
-                    let template = "study {bar:40} {pos}/{len} runs  {elapsed}  {msg}";
-                    self.bar = Some(crate::util::progress_bar(total, template));
-                }
-            }
-            Event::Step(m) if self.lines => eprintln!("{m}"),
-            Event::Step(m) => self.bar.iter().for_each(|b| b.set_message(m.to_string())),
-            Event::StepDone => self.bar.iter().for_each(|b| b.inc(1)),
-            Event::Finished => self.bar.take().iter().for_each(|b| b.finish_and_clear()),
+        if !matches!(event, Event::Window { .. }) {
+            self.0.event(event);
         }
+    }
+
+    fn cancelled(&self) -> bool {
+        self.0.cancelled()
     }
 }
 
@@ -174,7 +188,7 @@ pub struct TuningArgs {
     pub spins: Option<u32>,
     /// Work stealing's threshold.
     #[command(flatten)]
-    pub steal: crate::exec_args::StealArgs,
+    pub steal: fugue_engine::flags::StealArgs,
     /// Schedule the graph node by node instead of merging chains of nodes into units.
     #[arg(long)]
     pub no_merge_chains: bool,
@@ -192,8 +206,8 @@ pub struct TuningArgs {
 
 impl TuningArgs {
     /// The library's tuning.
-    pub fn tuning(&self) -> fugue_bench::runner::Tuning {
-        fugue_bench::runner::Tuning {
+    pub fn tuning(&self) -> crate::runner::Tuning {
+        crate::runner::Tuning {
             idle_spin_us: self.idle_spin_us,
             steal_spin_us: self.steal_spin_us,
             spins: self.spins,
@@ -232,8 +246,12 @@ pub struct CapacityArgs {
     pub json: bool,
 }
 
-/// Runs `fugue bench capacity` ([`fugue_bench::capacity`]).
-fn run_capacity(args: CapacityArgs) -> anyhow::Result<()> {
+/// Runs `fugue bench capacity` ([`crate::capacity`]).
+fn run_capacity(
+    args: CapacityArgs,
+    env: &Env,
+    progress: &mut dyn Progress,
+) -> Result<String, BenchError> {
     let config = CapacityConfig {
         graph: args.graph,
         buffer: args.buffer as usize,
@@ -241,19 +259,14 @@ fn run_capacity(args: CapacityArgs) -> anyhow::Result<()> {
         threads: args.threads as usize,
         seconds: args.seconds,
         window: Duration::from_millis(args.window_ms),
-        registry: crate::util::registry(),
+        registry: (env.registry)(),
     };
-    let mut terminal = Terminal {
-        json: args.json,
-        ..Terminal::default()
-    };
-    let result = fugue_bench::capacity::run(&config, &mut terminal)?;
     if args.json {
-        println!("{:#}", result.to_json(&config));
-    } else {
-        println!("{}", result.sentence(&config));
+        let result = crate::capacity::run(&config, &mut NoWindows(progress))?;
+        return Ok(format!("{:#}\n", result.to_json(&config)));
     }
-    Ok(())
+    let result = crate::capacity::run(&config, progress)?;
+    Ok(format!("{}\n", result.sentence(&config)))
 }
 
 /// Arguments of `fugue bench profile-cost`.
@@ -280,32 +293,32 @@ pub struct ProfileCostArgs {
     pub warmup: u64,
     /// The executor.
     #[command(flatten)]
-    pub exec: crate::exec_args::ExecArgs,
+    pub exec: fugue_engine::flags::ExecArgs,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
 }
 
-/// Runs `fugue bench profile-cost` ([`fugue_bench::profile_cost`]).
-fn run_profile_cost(args: ProfileCostArgs) -> anyhow::Result<()> {
-    let loaded = fugue_bench::shapes::load(&args.graph, None, std::path::Path::new("."))?;
-    let config = fugue_bench::profile_cost::ProfileCostConfig {
+/// Runs `fugue bench profile-cost` ([`crate::profile_cost`]).
+fn run_profile_cost(args: ProfileCostArgs, env: &Env) -> Result<String, BenchError> {
+    let loaded = crate::shapes::load(&args.graph, None, Path::new("."))?;
+    let config = crate::profile_cost::ProfileCostConfig {
         choice: args.exec.request().choice(),
         rate: args.rate as f64,
         buffer: args.buffer as usize,
         pairs: args.pairs as usize,
         cycles: args.cycles as usize,
         warmup: args.warmup as usize,
-        registry: crate::util::registry(),
+        registry: (env.registry)(),
     };
-    let r = fugue_bench::profile_cost::run(&loaded.graph, &config)?;
+    let r = crate::profile_cost::run(&loaded.graph, &config)?;
     let report = ProfileCostReport::new(&r, &config, &loaded.label, &loaded.source);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        println!("{report}");
+        let json = serde_json::to_string_pretty(&report)
+            .map_err(|e| BenchError::Failed(format!("cannot write the report as JSON: {e}")))?;
+        return Ok(format!("{json}\n"));
     }
-    Ok(())
+    Ok(format!("{report}\n"))
 }
 
 /// Arguments of `fugue bench study`.
@@ -339,18 +352,22 @@ Examples:
   fugue bench study --dry-run                    # the default study's runs and its length
   fugue bench study -o study-out --repeats 5     # the default study, 5 runs per configuration
   fugue bench study studies/quick.toml -o quick  # a spec of your own
+";
 
-Exit codes: 0 success; 1 bad input or a failure while running; 2 usage error;
-130, 143, 129: stopped by SIGINT (Ctrl-C), SIGTERM, SIGHUP.";
-
-/// Runs `fugue bench study` ([`fugue_bench::study`]).
-fn run_study(args: StudyArgs) -> anyhow::Result<()> {
+/// Runs `fugue bench study` ([`crate::study`]).
+fn run_study(
+    args: StudyArgs,
+    env: &Env,
+    progress: &mut dyn Progress,
+) -> Result<String, BenchError> {
     // The spec is read where a signal ends the process: a named pipe with no writer, or one
     // that never delivers, would otherwise hold it past the stop request.
     let spec_text = match &args.spec {
-        Some(p) => Some(crate::signals::blocking(|| {
-            fugue_bench::study::read_spec(p)
-        })?),
+        Some(p) => {
+            let mut text = None;
+            (env.blocking)(&mut || text = Some(crate::study::read_spec(p)));
+            Some(text.expect("the call ran")?)
+        }
         None => None,
     };
     let config = StudyConfig {
@@ -359,18 +376,15 @@ fn run_study(args: StudyArgs) -> anyhow::Result<()> {
         output: args.output,
         force: args.force,
         repeats: args.repeats.map(|r| r as usize),
-        command: std::env::args().collect::<Vec<_>>().join(" "),
-        stop: crate::signals::stop_flag(),
-        registry: crate::util::registry(),
+        command: env.command.clone(),
+        stop: (env.stop)(),
+        registry: (env.registry)(),
     };
     if args.dry_run {
-        print!("{}", fugue_bench::study::plan(&config)?.text());
-        return Ok(());
+        return Ok(crate::study::plan(&config)?.text());
     }
-    let r = fugue_bench::study::run(&config, &mut Terminal::default())?;
-    println!("{}", r.sentence());
-    println!("{}", r.trust);
-    Ok(())
+    let r = crate::study::run(&config, progress)?;
+    Ok(format!("{}\n{}\n", r.sentence(), r.trust))
 }
 
 /// Arguments of `fugue bench overhead`.
@@ -418,14 +432,14 @@ pub struct OverheadArgs {
     pub json: bool,
 }
 
-/// Runs `fugue bench overhead` ([`fugue_bench::overhead`]).
-fn run_overhead(args: OverheadArgs) -> anyhow::Result<()> {
+/// Runs `fugue bench overhead` ([`crate::overhead`]).
+fn run_overhead(args: OverheadArgs, progress: &mut dyn Progress) -> Result<String, BenchError> {
     let graph = match (args.graph, args.shape.as_deref().and_then(Shape::from_name)) {
         (Some(path), _) => GraphSource::File(path),
         (None, Some(shape)) => GraphSource::Shape(shape, args.nodes as usize),
         _ => {
-            return Err(crate::util::usage(
-                "give --shape line|diamond|rake or --graph FILE",
+            return Err(BenchError::Config(
+                "give --shape line|diamond|rake or --graph FILE".into(),
             ))
         }
     };
@@ -442,13 +456,16 @@ fn run_overhead(args: OverheadArgs) -> anyhow::Result<()> {
         tuning: args.tuning.tuning(),
         tbb: args.tbb,
     };
-    let result = fugue_bench::overhead::run(&config, &mut Terminal::default())?;
+    let result = crate::overhead::run(&config, progress)?;
     if args.json {
-        result.to_json().iter().for_each(|v| println!("{v}"));
-    } else {
-        print!("{}", result.text());
+        let mut out = String::new();
+        result
+            .to_json()
+            .iter()
+            .for_each(|v| _ = writeln!(out, "{v}"));
+        return Ok(out);
     }
-    Ok(())
+    Ok(result.text())
 }
 
 /// Arguments of `fugue bench table`.
@@ -498,8 +515,12 @@ pub struct TableArgs {
     pub pipeline: fugue_engine::Pipeline,
 }
 
-/// Runs `fugue bench table` ([`fugue_bench::table`]).
-fn run_table(args: TableArgs) -> anyhow::Result<()> {
+/// Runs `fugue bench table` ([`crate::table`]).
+fn run_table(
+    args: TableArgs,
+    env: &Env,
+    progress: &mut dyn Progress,
+) -> Result<String, BenchError> {
     let config = TableConfig {
         shapes: args
             .shapes
@@ -523,13 +544,12 @@ fn run_table(args: TableArgs) -> anyhow::Result<()> {
         output: args.output,
         force: args.force,
         pipeline: args.pipeline,
-        registry: crate::util::registry(),
+        registry: (env.registry)(),
     };
-    let result = fugue_bench::table::run(&config, &mut Terminal::default())?;
-    print!("{}", result.markdown());
+    let result = crate::table::run(&config, progress)?;
     if let Some(dir) = &config.output {
-        result.write(dir, &std::env::args().collect::<Vec<_>>().join(" "))?;
-        eprintln!("wrote {}", dir.display());
+        result.write(dir, &env.command)?;
+        progress.event(Event::Line(&format!("wrote {}", dir.display())));
     }
-    Ok(())
+    Ok(result.markdown())
 }

@@ -1,15 +1,16 @@
 //! `fugue bench ring`: the ordered ring's throughput against the mutex/condvar ring and peer
-//! queues, one configuration or `--sweep` ([`fugue_bench::ring`]).
+//! queues, one configuration or `--sweep` ([`crate::ring`]).
 
 use std::path::PathBuf;
 
-use anyhow::Context as _;
-use fugue_bench::ring::producers::Plan;
-use fugue_bench::ring::sweep::SweepConfig;
-use fugue_bench::ring::{Impl, Point, ProducerCommand, ProducerConfig, RingConfig};
 use fugue_ring::Padding;
 
-use super::Terminal;
+use super::Env;
+use crate::error::BenchError;
+use crate::ring::producers::Plan;
+use crate::ring::sweep::SweepConfig;
+use crate::ring::{Impl, Point, ProducerCommand, ProducerConfig, RingConfig};
+use crate::Progress;
 
 /// Arguments of `fugue bench ring`.
 #[derive(clap::Args, Debug)]
@@ -74,13 +75,13 @@ pub struct Args {
 }
 
 /// The run's time budget of `--max-seconds`, checked.
-fn max_seconds(v: Option<f64>) -> anyhow::Result<Option<std::time::Duration>> {
+fn max_seconds(v: Option<f64>) -> Result<Option<std::time::Duration>, BenchError> {
     match v {
         None => Ok(None),
         Some(s) if s.is_finite() && s > 0.0 && s <= 1e9 => {
             Ok(Some(std::time::Duration::from_secs_f64(s)))
         }
-        Some(s) => Err(crate::util::usage(format!(
+        Some(s) => Err(BenchError::Config(format!(
             "--max-seconds must be a positive number of seconds, not {s}"
         ))),
     }
@@ -104,15 +105,16 @@ pub struct ProducerArgs {
 }
 
 /// This binary as `fugue bench ring-producer`.
-fn producer_command() -> anyhow::Result<ProducerCommand> {
+fn producer_command() -> Result<ProducerCommand, BenchError> {
     Ok(ProducerCommand {
-        program: std::env::current_exe().context("cannot find the fugue binary to re-run")?,
+        program: std::env::current_exe()
+            .map_err(|e| BenchError::io("cannot find the fugue binary to re-run", e))?,
         args: vec!["bench".into(), "ring-producer".into()],
     })
 }
 
 /// Runs `fugue bench ring`.
-pub fn run(a: Args) -> anyhow::Result<()> {
+pub fn run(a: Args, env: &Env, progress: &mut dyn Progress) -> Result<String, BenchError> {
     let padding = match a.padding.as_str() {
         "none" => Padding::None,
         _ => Padding::CacheLine,
@@ -123,7 +125,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         let producers = Plan {
             counts: a
                 .producer_counts
-                .unwrap_or_else(|| fugue_bench::ring::producers::default_counts(cores)),
+                .unwrap_or_else(|| crate::ring::producers::default_counts(cores)),
             capacity: a.capacity,
             items: a.items,
             max_seconds: max_seconds.map_or(10.0, |d| d.as_secs_f64()),
@@ -135,15 +137,14 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             point_seconds: a.point_seconds,
             output: a.output,
             force: a.force,
-            command: std::env::args().collect::<Vec<_>>().join(" "),
+            command: env.command.clone(),
             producer: producer_command()?,
             producers,
             only_producers: a.only_producers,
         };
-        let sweep = fugue_bench::ring::sweep::run(&config, &mut Terminal::default())?;
+        let sweep = crate::ring::sweep::run(&config, progress)?;
         sweep.write(&config)?;
-        println!("{}", sweep.sentence(&config));
-        return Ok(());
+        return Ok(format!("{}\n", sweep.sentence(&config)));
     }
     let point = Point {
         imp: Impl::from_name(&a.strategy).expect("a possible value"),
@@ -156,26 +157,24 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         pin: a.pin,
         cap: max_seconds,
     };
-    let r = fugue_bench::ring::run(&RingConfig {
+    let r = crate::ring::run(&RingConfig {
         point,
         repeat: a.repeat,
     })?;
     if a.json {
-        println!("{}", r.to_json());
-    } else {
-        println!("{}", r.sentence());
+        return Ok(format!("{}\n", r.to_json()));
     }
-    Ok(())
+    Ok(format!("{}\n", r.sentence()))
 }
 
 /// `fugue bench ring-producer`: one producer process.
-pub fn run_producer(a: ProducerArgs) -> anyhow::Result<()> {
-    Ok(fugue_bench::ring::run_producer(&ProducerConfig {
+pub fn run_producer(a: ProducerArgs) -> Result<(), BenchError> {
+    crate::ring::run_producer(&ProducerConfig {
         name: a.name,
         producers: a.producers,
         index: a.index,
         items: a.items,
         item_size: a.item_size,
         pin: a.pin,
-    })?)
+    })
 }

@@ -1,8 +1,9 @@
-//! The executor flags shared by `render`, `run` and the benchmarks: what the user asks
-//! ([`fugue_engine::ExecutorRequest`]), made an executor choice by the engine.
+//! The executor's command-line flags (feature `clap`), shared by `fugue render`, `fugue run`,
+//! `fugue profile` and the benchmarks: [`ExecArgs`], what the user asks, made an
+//! [`ExecutorRequest`] and from it an executor choice.
 
-use fugue_engine::host::GraphExecutor;
-use fugue_engine::{Costs, ExecutorRequest, Pipeline};
+use crate::host::GraphExecutor;
+use crate::{Costs, ExecutorRequest, Pipeline};
 use fugue_sched::Algorithm;
 
 /// Executor selection flags.
@@ -94,13 +95,4 @@ impl ExecArgs {
             pipeline: self.pipeline,
         }
     }
-}
-
-/// Checks `--pipeline` ([`fugue_engine::check_pipeline`]): a usage error.
-pub fn check_pipeline(
-    pipeline: Option<Pipeline>,
-    buffer: Option<usize>,
-    profile: bool,
-) -> anyhow::Result<()> {
-    fugue_engine::check_pipeline(pipeline, buffer, profile).map_err(crate::util::usage)
 }

@@ -1,11 +1,13 @@
 //! `fugue bench faust`: Faust's scalar, `-vec`, `-vec -sch` and `-vec -omp` builds of a
-//! program against fugue on a graph of the same music ([`fugue_bench::faust`]).
+//! program against fugue on a graph of the same music ([`crate::faust`]).
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use fugue_bench::faust::FaustBenchConfig;
-
-use crate::util::usage;
+use super::Env;
+use crate::error::BenchError;
+use crate::faust::FaustBenchConfig;
+use crate::{Event, Progress};
 
 /// Arguments of `fugue bench faust`.
 #[derive(clap::Args, Debug)]
@@ -54,15 +56,15 @@ pub struct Args {
 }
 
 /// Runs `fugue bench faust`.
-pub fn run(a: Args) -> anyhow::Result<()> {
+pub fn run(a: Args, env: &Env, progress: &mut dyn Progress) -> Result<String, BenchError> {
     if !(a.seconds.is_finite() && a.seconds > 0.0 && a.seconds <= 600.0) {
-        return Err(usage(format!(
+        return Err(BenchError::Config(format!(
             "--seconds must be above 0 and at most 600, not {}",
             a.seconds
         )));
     }
     if !(a.tolerance.is_finite() && a.tolerance >= 0.0) {
-        return Err(usage(format!(
+        return Err(BenchError::Config(format!(
             "--tolerance must be a number of at least 0, not {}",
             a.tolerance
         )));
@@ -71,11 +73,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         (Some(d), Some(g)) => Some((d.as_path(), g.as_path(), a.params.as_slice())),
         _ => None,
     };
-    let programs = fugue_bench::faust::programs(a.programs.as_deref(), &a.faust_examples, other)?;
+    let programs = crate::faust::programs(a.programs.as_deref(), &a.faust_examples, other)?;
     let cores = fugue_exec::placement::available_cores().max(1);
     let work = std::env::temp_dir().join(format!("fugue-bench-faust-{}", std::process::id()));
     let config = FaustBenchConfig {
-        fugue: std::env::current_exe()?,
+        fugue: std::env::current_exe()
+            .map_err(|e| BenchError::io("cannot find the fugue binary to re-run", e))?,
         programs,
         threads: match &a.threads {
             Some(t) => t.iter().map(|&t| t as usize).collect(),
@@ -88,15 +91,15 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         tolerance: a.tolerance,
         work: work.clone(),
     };
-    fugue_bench::report::refuse_existing(&a.output, &fugue_bench::faust::FILES, a.force)?;
-    let result = fugue_bench::faust::run(&config, &mut |line| eprintln!("{line}"));
+    crate::report::refuse_existing(&a.output, &crate::faust::FILES, a.force)?;
+    let result = crate::faust::run(&config, &mut |line| progress.event(Event::Line(line)));
     let _ = std::fs::remove_dir_all(&work);
     let bench = result?;
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
-    fugue_bench::faust::write(&a.output, &config, &bench, &command, a.force)?;
-    for line in fugue_bench::faust::findings(&bench, config.tolerance) {
-        println!("{line}");
+    crate::faust::write(&a.output, &config, &bench, &env.command, a.force)?;
+    let mut out = String::new();
+    for line in crate::faust::findings(&bench, config.tolerance) {
+        let _ = writeln!(out, "{line}");
     }
-    println!("wrote {}", a.output.display());
-    Ok(())
+    let _ = writeln!(out, "wrote {}", a.output.display());
+    Ok(out)
 }
