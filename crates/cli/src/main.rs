@@ -136,7 +136,7 @@ enum Command {
         "fugue pool quicksort -n 10000000 --policy steal --threads 2",
         "fugue pool mandelbrot -o mandelbrot.png",
     ))]
-    Pool(cmd::pool::Args),
+    Pool(fugue_bench::cli::demo::Args),
     /// Run a graph with the per-node, per-worker profile on and report why cycles take their time.
     Profile(cmd::profile::Args),
     /// Measure each node's processing time at a buffer size; write the costs file (node,cost).
@@ -219,7 +219,9 @@ fn main() -> ExitCode {
         Command::Host(a) => cmd::host::run(a),
         Command::Ctl(a) => cmd::host::ctl(a),
         Command::Calibrate(a) => cmd::calibrate::run(a),
-        Command::Pool(a) => cmd::pool::run(a),
+        Command::Pool(a) => fugue_bench::cli::demo::run(a)
+            .map(|out| print!("{out}"))
+            .map_err(Into::into),
         Command::Profile(a) => cmd::profile::run(a),
         Command::Kinds(a) => cmd::kinds::run(a),
         Command::Plugins(a) => cmd::plugins::run(a),

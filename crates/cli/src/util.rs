@@ -14,6 +14,18 @@ pub fn registry() -> fugue_dsp::Registry {
     registry
 }
 
+/// Sets the costs of `g`, read from `file` (in `format`, else the one its name gives), as
+/// `costs` says ([`fugue_engine::Costs::apply`]), and says where they came from.
+pub fn apply_costs(
+    costs: &fugue_engine::Costs,
+    g: &mut TaskGraph,
+    (file, format): (&Path, Option<Format>),
+    (rate, buffer): (u32, u64),
+) -> Result<fugue_engine::costs::CostOrigin, fugue_engine::costs::CostsError> {
+    let format = format.or_else(|| Format::from_path(file));
+    costs.apply(g, format, f64::from(rate), buffer as usize, &registry())
+}
+
 /// A usage error: exit code 2.
 #[derive(Debug)]
 pub struct Usage(pub String);

@@ -102,8 +102,8 @@ pub use options::{
 pub use placement::place_audio_thread;
 pub use profile::{ProfileReport, Profiler};
 pub use render::{
-    read_wav, render, wav_channels, Bits, Output, Progress, RenderError, RenderOptions,
-    RenderSummary, WavInputError, DEFAULT_SECONDS, MAX_INPUT_SAMPLES,
+    read_wav, render, tail_seconds, wav_channels, Bits, Output, Progress, RenderError,
+    RenderOptions, RenderSummary, WavInputError, DEFAULT_SECONDS, MAX_INPUT_SAMPLES,
 };
 pub use run::run;
 pub use schedule::lists_from_unit_schedule;

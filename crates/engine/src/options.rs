@@ -184,6 +184,27 @@ pub enum EndReason {
     DeviceLost(String),
 }
 
+impl EndReason {
+    /// How a run of `cycles` cycles that ended this way is said: `Err` with a sentence when
+    /// it failed (the audio server or device went away), `Ok` with a sentence when it was
+    /// stopped, `Ok(None)` when its time was up. `note` ends the sentence (where the
+    /// statistics went).
+    pub fn said(&self, cycles: u64, note: &str) -> Result<Option<String>, String> {
+        let kept = format!("after {cycles} cycles; the statistics so far were kept{note}");
+        match self {
+            EndReason::ServerGone(reason) if reason.is_empty() => {
+                Err(format!("the JACK server stopped {kept}"))
+            }
+            EndReason::ServerGone(reason) => {
+                Err(format!("the JACK server stopped ({reason}) {kept}"))
+            }
+            EndReason::DeviceLost(reason) => Err(format!("{reason} {kept}")),
+            EndReason::Stopped => Ok(Some(format!("after {cycles} cycles{note}"))),
+            EndReason::Duration => Ok(None),
+        }
+    }
+}
+
 /// What a run did.
 #[derive(Debug)]
 pub struct RunReport {

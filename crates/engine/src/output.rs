@@ -397,6 +397,16 @@ impl OutputFile {
         self.dest.is_stream()
     }
 
+    /// Whether the output takes content of the format `ext` names: a stream takes any, a file
+    /// must be named `.ext` (any case).
+    pub fn takes(&self, ext: &str) -> bool {
+        self.is_stream()
+            || self
+                .path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case(ext))
+    }
+
     /// A new temporary file for this output, removed unless [`OutputFile::commit`] gives it
     /// its name.
     pub fn temp(&self) -> Result<Temp, OutputError> {

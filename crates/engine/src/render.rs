@@ -448,6 +448,29 @@ fn write_blocks(
     Ok(Written { peak, clipped })
 }
 
+/// The length of a render of `input` with `tail` seconds after its end (`--tail`): the
+/// input's length from its header plus `tail`, checked (a sentence about `--tail` when it is
+/// out of range). `None` when the header cannot be read: the render then reads the file and
+/// says what is wrong with it.
+pub fn tail_seconds(input: &Path, tail: f64) -> Result<Option<f64>, String> {
+    if !(tail.is_finite() && (0.0..=86_400.0).contains(&tail)) {
+        return Err(format!(
+            "--tail must be a number of seconds from 0 to 86400, not {tail}"
+        ));
+    }
+    let Ok(reader) = hound::WavReader::open(input) else {
+        return Ok(None);
+    };
+    let length = f64::from(reader.duration()) / f64::from(reader.spec().sample_rate.max(1));
+    if length + tail > 86_400.0 {
+        return Err(format!(
+            "--tail {tail}: {} lasts {length:.1} s, and a render may last at most 86400 s",
+            input.display()
+        ));
+    }
+    Ok(Some(length + tail))
+}
+
 /// Renders `graph` offline with the executor of `options.executor` (sequential by default)
 /// and writes the sink channels
 /// (sinks in file order, then port order) to `options.output`.

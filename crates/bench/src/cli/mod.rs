@@ -9,6 +9,7 @@ macro_rules! examples {
     ($($line:literal),+ $(,)?) => { concat!("Examples:\n", $("  ", $line, "\n",)+) };
 }
 
+pub mod demo;
 pub mod faust;
 pub mod host;
 pub mod pool;
@@ -127,7 +128,7 @@ pub enum BenchCommand {
     Faust(faust::Args),
     /// (internal) A producer process of `fugue bench ring --processes`.
     #[command(hide = true)]
-    RingProducer(ring::ProducerArgs),
+    RingProducer(crate::ring::ProducerConfig),
 }
 
 /// Runs a benchmark; what it prints on standard output, in one string (progress and
@@ -147,7 +148,7 @@ pub fn run(
         BenchCommand::Study(a) => run_study(a, env, progress),
         BenchCommand::Capacity(a) => run_capacity(a, env, progress),
         BenchCommand::ProfileCost(a) => run_profile_cost(a, env),
-        BenchCommand::RingProducer(a) => ring::run_producer(a).map(|()| String::new()),
+        BenchCommand::RingProducer(a) => crate::ring::run_producer(&a).map(|()| String::new()),
     }
 }
 

@@ -9,7 +9,7 @@ use super::Env;
 use crate::error::BenchError;
 use crate::ring::producers::Plan;
 use crate::ring::sweep::SweepConfig;
-use crate::ring::{Impl, Point, ProducerCommand, ProducerConfig, RingConfig};
+use crate::ring::{Impl, Point, ProducerCommand, RingConfig};
 use crate::Progress;
 
 /// Arguments of `fugue bench ring`.
@@ -87,23 +87,6 @@ fn max_seconds(v: Option<f64>) -> Result<Option<std::time::Duration>, BenchError
     }
 }
 
-/// Arguments of the hidden `fugue bench ring-producer` (one producer process).
-#[derive(clap::Args, Debug)]
-pub struct ProducerArgs {
-    /// Shared-memory name of the ring.
-    pub name: String,
-    /// Total number of producers.
-    pub producers: u64,
-    /// This producer's index k (it writes k, k+P, ...).
-    pub index: u64,
-    /// Items in the whole run.
-    pub items: u64,
-    /// Bytes per item.
-    pub item_size: usize,
-    /// Core to pin this process to.
-    pub pin: Option<usize>,
-}
-
 /// This binary as `fugue bench ring-producer`.
 fn producer_command() -> Result<ProducerCommand, BenchError> {
     Ok(ProducerCommand {
@@ -165,16 +148,4 @@ pub fn run(a: Args, env: &Env, progress: &mut dyn Progress) -> Result<String, Be
         return Ok(format!("{}\n", r.to_json()));
     }
     Ok(format!("{}\n", r.sentence()))
-}
-
-/// `fugue bench ring-producer`: one producer process.
-pub fn run_producer(a: ProducerArgs) -> Result<(), BenchError> {
-    crate::ring::run_producer(&ProducerConfig {
-        name: a.name,
-        producers: a.producers,
-        index: a.index,
-        items: a.items,
-        item_size: a.item_size,
-        pin: a.pin,
-    })
 }

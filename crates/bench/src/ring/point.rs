@@ -547,8 +547,9 @@ fn unique() -> u64 {
     COUNTER.fetch_add(1, Ordering::Relaxed)
 }
 
-/// One producer process of a measurement with producer processes.
-#[derive(Clone, Debug)]
+/// One producer process of a measurement with producer processes (the arguments of the
+/// hidden `fugue bench ring-producer`).
+#[derive(Clone, Debug, clap::Args)]
 pub struct ProducerConfig {
     /// Shared-memory name of the ring.
     pub name: String,

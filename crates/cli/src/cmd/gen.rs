@@ -75,7 +75,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         .check_size()
         .map_err(|e| util::usage(format!("{e} (docs/limits.md)")))?;
     let out = fugue_engine::output::OutputFile::check(&a.output, a.force, &[])?;
-    if a.output.extension().is_none_or(|e| e != "ag") && !out.is_stream() {
+    if !out.takes("ag") {
         return Err(util::usage(format!(
             "{}: the output of fugue gen is an .ag file",
             a.output.display()

@@ -56,13 +56,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         );
     }
     crate::warn::report(&crate::warn::graph_warnings(&g, &a.file), a.strict)?;
-    let origin = a.costs.apply(
-        &mut g,
-        a.format.or_else(|| fugue_graph::Format::from_path(&a.file)),
-        f64::from(a.rate),
-        a.buffer as usize,
-        &util::registry(),
-    )?;
+    let origin = util::apply_costs(&a.costs, &mut g, (&a.file, a.format), (a.rate, a.buffer))?;
     let details = fugue_engine::check::details(&g, &util::registry());
     let info = GraphInfo::new(&g, &a.file, &origin).with_details(details);
     if a.json {

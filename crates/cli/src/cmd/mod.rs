@@ -10,7 +10,6 @@ pub mod host;
 pub mod info;
 pub mod kinds;
 pub mod plugins;
-pub mod pool;
 pub mod profile;
 pub mod render;
 pub mod run;

@@ -117,10 +117,7 @@ fn check_output(args: &Args) -> anyhow::Result<Option<OutputFile>> {
         inputs.push(p);
     }
     let out = OutputFile::check(output, args.force, &inputs)?;
-    let wav = output
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("wav"));
-    if !wav && !out.is_stream() {
+    if !out.takes("wav") {
         return Err(util::usage(format!(
             "cannot write {}: render writes WAV files only; name the output with .wav, or - for standard output",
             output.display()
@@ -285,7 +282,9 @@ fn options(args: &Args, bits: Bits) -> anyhow::Result<RenderOptions> {
     executor.auto_overlap = !profile;
     executor.trials_in_run = !profile;
     let seconds = match (args.tail, &args.input) {
-        (Some(tail), Some(input)) => input_seconds(input, tail)?,
+        (Some(tail), Some(input)) => {
+            fugue_engine::tail_seconds(input, tail).map_err(util::usage)?
+        }
         _ => args.seconds,
     };
     Ok(RenderOptions {
@@ -301,30 +300,6 @@ fn options(args: &Args, bits: Bits) -> anyhow::Result<RenderOptions> {
         profile,
         registry: crate::util::registry(),
     })
-}
-
-/// The length of a render of `input` with `tail` seconds after its end: the input's length
-/// from its header plus `tail` (checked). `None` when the header cannot be read: the render
-/// then reads the file and says what is wrong with it.
-fn input_seconds(input: &Path, tail: f64) -> anyhow::Result<Option<f64>> {
-    if !(tail.is_finite() && (0.0..=86_400.0).contains(&tail)) {
-        return Err(util::usage(format!(
-            "--tail must be a number of seconds from 0 to 86400, not {tail}"
-        )));
-    }
-    let Ok(reader) = hound::WavReader::open(input) else {
-        return Ok(None);
-    };
-    let spec = reader.spec();
-    let length = f64::from(reader.duration()) / f64::from(spec.sample_rate.max(1));
-    let total = length + tail;
-    if total > 86_400.0 {
-        return Err(util::usage(format!(
-            "--tail {tail}: {} lasts {length:.1} s, and a render may last at most 86400 s",
-            input.display()
-        )));
-    }
-    Ok(Some(total))
 }
 
 /// Gives the finished WAV `tmp` its name, or copies it to standard output (`out` is `None`).

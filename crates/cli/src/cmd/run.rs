@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use fugue_engine::host::GraphExecutor;
 use fugue_engine::report::{cycles_line, RunSummary};
-use fugue_engine::{Backend, Deadline, EndReason, RunError, RunOptions, RunReport, StatsOptions};
+use fugue_engine::{Backend, Deadline, RunError, RunOptions, RunReport, StatsOptions};
 
 use crate::signals;
 use crate::util;
@@ -321,30 +321,12 @@ fn play(graph: &fugue_graph::TaskGraph, options: &RunOptions) -> Result<RunRepor
     result
 }
 
-/// How the run ended: an error when the JACK server stopped, a line after a signal.
+/// How the run ended: an error when the JACK server or the device went away, a line after
+/// a signal.
 fn end(report: &RunReport, stats_note: &str) -> anyhow::Result<()> {
-    let cycles = report.summary.cycles;
-    match &report.end {
-        EndReason::ServerGone(reason) => {
-            let why = if reason.is_empty() {
-                String::new()
-            } else {
-                format!(" ({reason})")
-            };
-            anyhow::bail!(
-                "the JACK server stopped{why} after {cycles} cycles; the statistics so far were kept{stats_note}"
-            )
-        }
-        EndReason::DeviceLost(reason) => anyhow::bail!(
-            "{reason} after {cycles} cycles; the statistics so far were kept{stats_note}"
-        ),
-        EndReason::Stopped => {
-            signals::say(&format!(
-                "{} after {cycles} cycles{stats_note}",
-                signals::interrupted()
-            ));
-            Ok(())
-        }
-        EndReason::Duration => Ok(()),
+    let said = report.end.said(report.summary.cycles, stats_note);
+    if let Some(line) = said.map_err(|e| anyhow::anyhow!(e))? {
+        signals::say(&format!("{} {line}", signals::interrupted()));
     }
+    Ok(())
 }

@@ -101,8 +101,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 inputs.push(c);
             }
             let out = OutputFile::check(p, a.force, &inputs)?;
-            let special = std::fs::metadata(p).is_ok_and(|m| !m.is_file());
-            if !special && !p.extension().is_some_and(|e| e.eq_ignore_ascii_case("svg")) {
+            if !out.takes("svg") {
                 return Err(util::usage(format!(
                     "--gantt {}: the Gantt chart is drawn as SVG only; name the file with .svg (convert it with e.g. `rsvg-convert` for PNG)",
                     p.display()
@@ -113,13 +112,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         None => None,
     };
     let mut g = util::read_graph(&a.file, a.format)?;
-    let origin = a.costs.apply(
-        &mut g,
-        a.format.or_else(|| fugue_graph::Format::from_path(&a.file)),
-        f64::from(a.rate),
-        a.buffer as usize,
-        &util::registry(),
-    )?;
+    let origin = util::apply_costs(&a.costs, &mut g, (&a.file, a.format), (a.rate, a.buffer))?;
     if let Some(c) = a.comm_cost {
         g.set_comm_costs(c);
     }

@@ -1,12 +1,15 @@
 //! `fugue pool quicksort|mandelbrot|voronoi`: the task pool's demos. Each runs one workload of
-//! [`fugue_bench::pool::demo`] on fugue's pool (or, with `--serial`, as the sequential program),
+//! [`crate::pool::demo`] on fugue's pool (or, with `--serial`, as the sequential program),
 //! prints its time, tasks, steals and CPU use, and writes the picture with `-o`.
 
 use std::path::PathBuf;
 
-use fugue_bench::pool::demo::{self, Demo, VoronoiDemo, MAX_SIDE};
-use fugue_bench::pool::work::VoronoiAlgorithm;
 use fugue_pool::Policy;
+
+use super::count;
+use crate::error::BenchError;
+use crate::pool::demo::{self, Demo, VoronoiDemo, MAX_SIDE};
+use crate::pool::work::VoronoiAlgorithm;
 
 /// Arguments of `fugue pool`.
 #[derive(clap::Args, Debug)]
@@ -41,7 +44,7 @@ pub struct Common {
     #[arg(long, default_value = "steal")]
     pub policy: Policy,
     /// Worker threads (default: the cores this process may use).
-    #[arg(long, short = 't', allow_negative_numbers = true, value_parser = fugue_bench::cli::count(u64::MAX))]
+    #[arg(long, short = 't', allow_negative_numbers = true, value_parser = count(u64::MAX))]
     pub threads: Option<u64>,
     /// Run the sequential program instead (every spawn is a call; no pool).
     #[arg(long)]
@@ -54,10 +57,10 @@ pub struct QuicksortArgs {
     #[command(flatten)]
     common: Common,
     /// Integers to sort.
-    #[arg(long, short = 'n', default_value_t = 10_000_000, allow_negative_numbers = true, value_parser = fugue_bench::cli::count(1_000_000_000))]
+    #[arg(long, short = 'n', default_value_t = 10_000_000, allow_negative_numbers = true, value_parser = count(1_000_000_000))]
     n: u64,
     /// Slices of at most this many integers are sorted serially.
-    #[arg(long, default_value_t = 128, allow_negative_numbers = true, value_parser = fugue_bench::cli::count(1_000_000_000))]
+    #[arg(long, default_value_t = 128, allow_negative_numbers = true, value_parser = count(1_000_000_000))]
     cutoff: u64,
 }
 
@@ -67,13 +70,13 @@ pub struct MandelbrotArgs {
     #[command(flatten)]
     common: Common,
     /// Width in pixels.
-    #[arg(long, default_value_t = 1024, allow_negative_numbers = true, value_parser = fugue_bench::cli::count(MAX_SIDE))]
+    #[arg(long, default_value_t = 1024, allow_negative_numbers = true, value_parser = count(MAX_SIDE))]
     width: u64,
     /// Height in pixels.
-    #[arg(long, default_value_t = 768, allow_negative_numbers = true, value_parser = fugue_bench::cli::count(MAX_SIDE))]
+    #[arg(long, default_value_t = 768, allow_negative_numbers = true, value_parser = count(MAX_SIDE))]
     height: u64,
     /// Iterations before a point counts as inside the set.
-    #[arg(long, default_value_t = 500, allow_negative_numbers = true, value_parser = fugue_bench::cli::count(1_000_000))]
+    #[arg(long, default_value_t = 500, allow_negative_numbers = true, value_parser = count(1_000_000))]
     iterations: u64,
     /// Write the picture to this PNG file.
     #[arg(short, long)]
@@ -93,19 +96,19 @@ pub struct VoronoiArgs {
     #[arg(long, default_value = "split")]
     algorithm: VoronoiAlgorithm,
     /// Number of seeds (cells).
-    #[arg(long, default_value_t = 64, allow_negative_numbers = true, value_parser = fugue_bench::cli::count(100_000))]
+    #[arg(long, default_value_t = 64, allow_negative_numbers = true, value_parser = count(100_000))]
     seeds: u64,
     /// Width in pixels.
-    #[arg(long, default_value_t = 1024, allow_negative_numbers = true, value_parser = fugue_bench::cli::count(MAX_SIDE))]
+    #[arg(long, default_value_t = 1024, allow_negative_numbers = true, value_parser = count(MAX_SIDE))]
     width: u64,
     /// Height in pixels.
-    #[arg(long, default_value_t = 768, allow_negative_numbers = true, value_parser = fugue_bench::cli::count(MAX_SIDE))]
+    #[arg(long, default_value_t = 768, allow_negative_numbers = true, value_parser = count(MAX_SIDE))]
     height: u64,
     /// Frames to draw, the seeds moving between frames.
-    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = fugue_bench::cli::count(100_000))]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = count(100_000))]
     frames: u64,
     /// Hundredths of a second per frame of an animated GIF.
-    #[arg(long, default_value_t = 4, allow_negative_numbers = true, value_parser = fugue_bench::cli::count(65_535))]
+    #[arg(long, default_value_t = 4, allow_negative_numbers = true, value_parser = count(65_535))]
     delay: u64,
     /// Seed of the seeds' positions and velocities.
     #[arg(long, default_value_t = 1)]
@@ -118,8 +121,8 @@ pub struct VoronoiArgs {
     force: bool,
 }
 
-/// Runs `fugue pool`.
-pub fn run(args: Args) -> anyhow::Result<()> {
+/// Runs `fugue pool`: the line it prints.
+pub fn run(args: Args) -> Result<String, BenchError> {
     let line = match args.demo {
         Which::Quicksort(a) => demo::quicksort(&a.common.demo(), a.n, a.cutoff)?,
         Which::Mandelbrot(a) => demo::mandelbrot(
@@ -143,8 +146,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             },
         )?,
     };
-    println!("{line}");
-    Ok(())
+    Ok(format!("{line}\n"))
 }
 
 impl Common {
