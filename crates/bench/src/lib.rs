@@ -1,7 +1,9 @@
 //! fugue-bench: every benchmark of fugue as a library, and what they share.
 //!
 //! Each harness is a function with a plain configuration struct and a typed result, which a
-//! unit test can call and which the command line (`fugue bench ...`) only fills and prints:
+//! unit test can call and which [`cli`] (the flags of `fugue bench ...` and `fugue pool ...`,
+//! which the `fugue` binary mounts) fills from the flags, checks and turns into the text
+//! printed:
 //!
 //! - [`overhead`]: the per-cycle cost of running a graph of empty, checking nodes, for each
 //!   executor and the peers (rayon, oneTBB);
@@ -15,7 +17,9 @@
 //! - [`host`]: the shared-runtime study: N instances of a graph on one host in each mode,
 //!   offline throughput and fairness, real-time misses and the largest N held;
 //! - [`study`]: the scheduling study (graphs × executors × threads × buffers × load, in real
-//!   time), written as a folder with plots and an HTML report.
+//!   time), written as a folder with plots and an HTML report;
+//! - [`faust`]: Faust's own builds of a program against fugue on a graph of the same music;
+//! - [`profile_cost`]: what the profile costs the cycle.
 //!
 //! Beside them: [`peers`] (the rayon DAG peer, the checking probe nodes, the oneTBB driver,
 //! the ring peers rtrb / `ArrayQueue` / `sync_channel`), [`stats`] (median, spread,
@@ -23,8 +27,8 @@
 //! tool versions) and [`report`] (atomic file writes, CSV, one table writer for Markdown and
 //! HTML, the figures' palette and chart frame, the results folder every benchmark writes). Probes that are not harnesses live in `examples/`.
 //!
-//! Nothing here prints or exits: progress goes through [`Progress`], failures are
-//! [`BenchError`]s.
+//! Nothing here prints or exits: progress goes through [`Progress`], results come back as
+//! values (or, from [`cli`], as the text to print), failures are [`BenchError`]s.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 

@@ -20,6 +20,9 @@
 //!   written: a temporary file and a rename).
 //! - [`calibrate`]: each node's measured cost (median and 99th percentile per cycle), for
 //!   static schedules.
+//! - [`ExecutorRequest`]: the executor's settings as a user asks them, made an
+//!   [`ExecutorChoice`] with a command's defaults; with the feature `clap`, `flags`, the
+//!   command-line flags that ask them.
 //! - [`auto`]: the executor chosen by measuring ([`ExecutorChoice::auto`], the default of
 //!   `fugue render` and `fugue run`): candidate executors and thread counts run the real plan
 //!   for a bounded time before the first cycle, and the fastest plays.
@@ -29,7 +32,9 @@
 //! - [`host`]: the multi-graph host (`fugue host`): graphs loaded and unloaded while it plays,
 //!   compiled on the control thread and adopted at a cycle boundary, run together by one
 //!   shared pool of threads ([`fugue_exec::SharedPool`], whole or partitioned among the
-//!   graphs) or each by an executor of its own; its commands, JACK driver and statistics.
+//!   graphs) or each by an executor of its own; its commands, the controller that drives a
+//!   session from a script, a prompt and a control socket (`host::control`), its JACK and
+//!   ALSA drivers and statistics.
 //!
 //! "Pool" names four things in fugue: the task pool (the crate `fugue-pool`, for fork/join
 //! programs that are not audio graphs; not used here), each parallel executor's own worker
