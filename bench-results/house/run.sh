@@ -3,7 +3,7 @@
 # NEW, measured in one run, interleaved round by round (the order alternates), on
 #   - the overhead of a 100-node diamond (`fugue bench overhead --shape diamond --nodes 100`,
 #     76 nodes, empty checking nodes) with seq and ws on 2 threads: median ns per cycle;
-#   - a sequential render of rateau101.ag (44.1 kHz, 512 frames, 30 s of audio): the
+#   - a sequential render of rateau101.ag (44.1 kHz, 512 frames, 300 s of audio): the
 #     render's wall time and its cycles' time, from `--json`.
 # Correctness before timing: the overhead bench checks its nodes' outputs; every render must
 # have the expected frames and the two binaries' WAV data must be byte-identical (else the
@@ -24,7 +24,7 @@ echo "round,binary,figure,value" > "$OUT/raw.csv"
 measure() { # round label binary
     local r=$1 label=$2 bin=$3
     "$bin" bench overhead --shape diamond --nodes 100 --executor seq,ws --threads 2 \
-        --runs 1 --cycles 20000 --warmup 2000 --json > "$TMP/o.json"
+        --runs 1 --cycles 100000 --warmup 5000 --json > "$TMP/o.json"
     python3 - "$TMP/o.json" "$r" "$label" >> "$OUT/raw.csv" <<'PY'
 import json, sys
 for line in open(sys.argv[1]):
@@ -32,11 +32,11 @@ for line in open(sys.argv[1]):
     print(f"{sys.argv[2]},{sys.argv[3]},overhead_{v['executor']}_median_ns,{v['median_ns']}")
 PY
     "$bin" render "$GRAPH" -o "$TMP/$label.wav" --force --rate 44100 --buffer 512 \
-        --seconds 30 --executor seq --json > "$TMP/r.json" 2>/dev/null
+        --seconds 300 --executor seq --json > "$TMP/r.json" 2>/dev/null
     python3 - "$TMP/r.json" "$r" "$label" >> "$OUT/raw.csv" <<'PY'
 import json, sys
 v = json.loads(open(sys.argv[1]).read())
-assert v["frames"] == 30 * 44100, v
+assert v["frames"] == 300 * 44100, v
 print(f"{sys.argv[2]},{sys.argv[3]},render_wall_s,{v['wall_s']}")
 print(f"{sys.argv[2]},{sys.argv[3]},render_cycles_s,{v['cycles_s']}")
 PY

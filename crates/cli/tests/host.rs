@@ -53,7 +53,9 @@ fn an_alsa_host_on_a_device_that_does_not_exist_is_one_sentence() {
         "/dev/null",
     ]);
     let e = stderr(&o);
-    assert_eq!(o.status.code(), Some(2), "{e}");
+    // A device that cannot be opened is a failure of the backend (exit 1), as for `fugue run`;
+    // only the host's options are usage errors.
+    assert_eq!(o.status.code(), Some(1), "{e}");
     assert_eq!(e.lines().count(), 1, "{e}");
     assert!(
         e.contains("ALSA playback device \"fugue-no-such-device\" cannot be opened"),

@@ -67,7 +67,7 @@ impl Host {
                         ::jack::AudioOut::default(),
                     )
                     .map_err(|e| {
-                        HostError::Options(format!("JACK: cannot add a port for `{name}`: {e}"))
+                        HostError::Backend(format!("JACK: cannot add a port for `{name}`: {e}"))
                     })
             })
             .collect()

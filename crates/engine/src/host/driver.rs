@@ -74,7 +74,10 @@ pub(super) fn open_alsa(options: &mut HostOptions) -> Result<Option<alsa::Device
         *periods,
         options.channels,
     )
-    .map_err(|e| HostError::Options(e.to_string()))?;
+    .map_err(|e| match e {
+        crate::RunError::Options(m) => HostError::Options(m),
+        e => HostError::Backend(e.to_string()),
+    })?;
     options.rate = d.granted().rate;
     options.block = d.granted().block;
     Ok(Some(d))
@@ -125,7 +128,7 @@ pub(super) fn start(
     let driver = match (&options.backend, jack_client) {
         (HostBackend::Alsa { .. }, _) => match alsa_device {
             Some(d) => start_alsa(audio, d, options)?,
-            None => return Err(HostError::Options("the ALSA device is not open".into())),
+            None => return Err(HostError::Backend("the ALSA device is not open".into())),
         },
         (HostBackend::Jack { connect, .. }, Some(client)) => {
             let shared = Arc::new(jack::Shared::default());
@@ -213,7 +216,7 @@ impl Host {
             recorded_frames = r
                 .handle
                 .join()
-                .map_err(|_| HostError::Options("the recording thread panicked".into()))?
+                .map_err(|_| HostError::ThreadPanicked("recording"))?
                 .map_err(|reason| HostError::Io {
                     what: format!("cannot write {}", r.path.display()),
                     source: std::io::Error::other(reason),

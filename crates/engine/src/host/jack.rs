@@ -140,16 +140,16 @@ pub(crate) fn open(name: &str) -> Result<(j::Client, u32, usize), HostError> {
     let (client, _) = match j::Client::new(name, j::ClientOptions::NO_START_SERVER) {
         Ok(c) => c,
         Err(j::Error::LibraryError(m)) => {
-            return Err(HostError::Options(format!(
+            return Err(HostError::Backend(format!(
                 "the JACK library (libjack) cannot be loaded: {m}; install libjack-jackd2-0 or use --backend clocked"
             )))
         }
         Err(j::Error::ClientError(_)) => {
-            return Err(HostError::Options(
+            return Err(HostError::Backend(
                 "no JACK server is running; start one with `jackd -d dummy -r 48000 -p 256 &` (or your sound card's driver) or use --backend clocked".into(),
             ))
         }
-        Err(e) => return Err(HostError::Options(format!("JACK: {e}"))),
+        Err(e) => return Err(HostError::Backend(format!("JACK: {e}"))),
     };
     let rate = client.sample_rate();
     let block = client.buffer_size() as usize;
@@ -166,7 +166,7 @@ pub(crate) fn activate(
     connect: bool,
     shared: Arc<Shared>,
 ) -> Result<(Active, Arc<AtomicBool>, Vec<String>), HostError> {
-    let jerr = |e: j::Error| HostError::Options(format!("JACK: {e}"));
+    let jerr = |e: j::Error| HostError::Backend(format!("JACK: {e}"));
     let outs = (0..channels)
         .map(|i| client.register_port(&format!("out_{}", i + 1), j::AudioOut::default()))
         .collect::<Result<Vec<_>, _>>()

@@ -292,8 +292,7 @@ impl Host {
                     ..ExecutorChoice::default()
                 };
                 let (e, warnings) =
-                    crate::engine::build_executor(graph, &self.registry, &plan, &choice)
-                        .map_err(|e| HostError::Options(e.to_string()))?;
+                    crate::engine::build_executor(graph, &self.registry, &plan, &choice)?;
                 // The pipeline's note goes in the load reply.
                 let note = plan.pipeline_note();
                 self.warnings
@@ -371,8 +370,8 @@ impl Host {
                 )),
             })
         };
-        let (_, mut report) = crate::auto::choose(graph, &self.registry, &compile, &plain, &choice)
-            .map_err(|e| HostError::Options(e.to_string()))?;
+        let (_, mut report) =
+            crate::auto::choose(graph, &self.registry, &compile, &plain, &choice)?;
         drop(plain);
         if let Some(u) = report.untried {
             let c = report.chosen();

@@ -312,7 +312,7 @@ impl Host {
             attr,
             value,
         )
-        .map_err(|e| HostError::Options(format!("set {name} {node} {attr}: {e}")))?;
+        .map_err(|e| HostError::Live(format!("set {name} {node} {attr}: {e}")))?;
         self.send(ToAudio::Set {
             id: self.graphs[i].id,
             node: c.node as u32,

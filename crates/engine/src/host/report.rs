@@ -29,6 +29,18 @@ pub enum HostError {
     /// Bad options.
     #[error("{0}")]
     Options(String),
+    /// The audio backend failed: the JACK server or library, the ALSA device.
+    #[error("{0}")]
+    Backend(String),
+    /// A graph's executor could not be built, or measured by the automatic choice.
+    #[error(transparent)]
+    Build(Box<crate::BuildError>),
+    /// A live value was refused (`set`).
+    #[error("{0}")]
+    Live(String),
+    /// A thread of the host panicked.
+    #[error("the {0} thread panicked")]
+    ThreadPanicked(&'static str),
     /// The audio thread stopped answering.
     #[error("the audio thread is not answering (it stopped, or is stuck)")]
     AudioGone,
@@ -41,6 +53,12 @@ pub enum HostError {
         #[source]
         source: std::io::Error,
     },
+}
+
+impl From<crate::BuildError> for HostError {
+    fn from(e: crate::BuildError) -> HostError {
+        HostError::Build(Box::new(e))
+    }
 }
 
 /// What [`Host::load`](super::Host::load) did.

@@ -22,7 +22,7 @@ use fugue_engine::host::command::{self, Command};
 use fugue_engine::host::control::history::{history_path, History};
 use fugue_engine::host::control::{self, socket, Controller, Hooks, Request, Watch};
 use fugue_engine::host::session::Session;
-use fugue_engine::host::{GraphExecutor, Host, HostBackend, HostOptions, Mode};
+use fugue_engine::host::{GraphExecutor, Host, HostBackend, HostError, HostOptions, Mode};
 
 use crate::util;
 
@@ -244,8 +244,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     crate::util::check_pipeline(Some(args.pipeline), known_buffer, false)?;
     // Until the host has started, a signal ends the process at once: opening the recording
     // may wait for the reader of a named pipe.
-    let mut host = Host::with_registry(host_options(&args), util::registry())
-        .map_err(|e| util::usage(e.to_string()))?;
+    let mut host =
+        Host::with_registry(host_options(&args), util::registry()).map_err(|e| match e {
+            HostError::Options(m) => util::usage(m),
+            e => e.into(),
+        })?;
     let stop = crate::signals::stop_flag();
     host.set_reader(Arc::new(|file: &Path| {
         fugue_faust::is_dsp(file).then(|| fugue_faust::dsp_graph(file).map_err(|e| e.to_string()))
