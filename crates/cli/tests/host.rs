@@ -12,10 +12,10 @@ use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::{folder, fugue, stderr, stdout};
-use fugue_testkit::host::{expected_mix, Span};
+use fugue_testkit::host::{expected_mix, Running, Span};
 use fugue_testkit::wav;
 use serde_json::Value;
 
@@ -279,50 +279,17 @@ fn bad_input_is_one_clear_line_and_the_host_plays_on() {
     assert_eq!(w.len(), 2);
 }
 
-/// A host on a control socket, for the socket tests; killed when dropped.
-struct Running {
-    child: std::process::Child,
-    socket: PathBuf,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
+/// `fugue host --backend clocked --control DIR/ctl.sock EXTRA...`.
 fn start_host(dir: &Path, extra: &[&str]) -> Running {
     let socket = dir.join("ctl.sock");
-    let mut args = vec![
-        "host".to_string(),
-        "--backend".into(),
-        "clocked".into(),
-        "--control".into(),
-        socket.to_str().unwrap().into(),
-    ];
-    args.extend(extra.iter().map(|s| s.to_string()));
-    let child = Command::new(env!("CARGO_BIN_EXE_fugue"))
-        .args(&args)
+    let mut c = Command::new(env!("CARGO_BIN_EXE_fugue"));
+    c.args(["host", "--backend", "clocked", "--control"])
+        .arg(&socket)
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_for(&socket);
-    Running { child, socket }
-}
-
-/// Waits (at most 20 s) until the host listens on `socket`.
-fn wait_for(socket: &Path) {
-    let start = Instant::now();
-    while UnixStream::connect(socket).is_err() {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "the host did not start"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+        .stderr(Stdio::piped());
+    Running::start(c, &socket)
 }
 
 fn ctl(sock: &Path, words: &[&str]) -> (bool, String) {
@@ -524,7 +491,8 @@ fn a_jack_host_follows_a_buffer_size_change_while_idle() {
     let g = small_graphs(&dir);
     let socket = dir.join("ctl.sock");
     let mix = dir.join("mix.wav");
-    let child = Command::new(env!("CARGO_BIN_EXE_fugue"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fugue"));
+    child
         .args(["host", "--backend", "jack"])
         .args(["--client-name", "fugue-cli-resize"])
         .args(["--threads", "2", "--pipeline", "4", "--control"])
@@ -534,15 +502,9 @@ fn a_jack_host_follows_a_buffer_size_change_while_idle() {
         .env("JACK_DEFAULT_SERVER", server.name())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::piped());
     // Killed if the test fails half-way.
-    let mut h = Running {
-        child,
-        socket: socket.clone(),
-    };
-    wait_for(&socket);
+    let mut h = Running::start(child, &socket);
     let (ok, r) = ctl(&socket, &["load", "a", g[0].to_str().unwrap()]);
     assert!(ok && r.contains("pipelined in 4 sub-blocks"), "{r}");
     let (ok, r) = ctl(&socket, &["load", "b", g[1].to_str().unwrap()]);

@@ -8,27 +8,15 @@ mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{folder, fugue, stderr, stdout};
+use fugue_testkit::host::Running;
 
 /// The most clients the host serves at once (`MAX_CLIENTS`, docs/host.md).
 const MAX_CLIENTS: usize = 64;
-
-/// A host on a control socket; killed when dropped.
-struct Running {
-    child: Child,
-    socket: PathBuf,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// `fugue host --backend BACKEND --control DIR/ctl.sock`, started under a limit of `files`
 /// file descriptors when given.
@@ -45,29 +33,12 @@ fn start(dir: &Path, backend: &str, files: Option<u32>) -> Running {
         }
         None => Command::new(bin),
     };
-    let child = cmd
-        .args(["host", "--backend", backend, "--threads", "1", "--control"])
+    cmd.args(["host", "--backend", backend, "--threads", "1", "--control"])
         .arg(&socket)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for(&socket);
-    Running { child, socket }
-}
-
-/// Waits (at most 20 s) until something answers on `socket`.
-fn wait_for(socket: &Path) {
-    let start = Instant::now();
-    while UnixStream::connect(socket).is_err() {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "nothing listens on {}",
-            socket.display()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+        .stderr(Stdio::null());
+    Running::start(cmd, &socket)
 }
 
 /// `fugue ctl SOCKET WORDS`: whether it succeeded, its reply, how long it took.
@@ -393,7 +364,7 @@ fn a_single_run_takes_live_changes_on_its_control_socket() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for(&socket);
+    fugue_testkit::host::wait_for_socket(&socket);
     for freq in ["330", "440", "550"] {
         let (ok, r, _) = ctl(&socket, &["set", "tone", "o", "freq", freq]);
         assert!(ok, "{r}");

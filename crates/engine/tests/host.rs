@@ -356,45 +356,6 @@ fn gain_scales_a_graph() {
     host.finish().unwrap();
 }
 
-mod bomb {
-    use fugue_dsp::{DspNode, NodeContext, NodeError, Processor};
-
-    struct Bomb {
-        cycle: u32,
-    }
-
-    impl Processor for Bomb {
-        fn process(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
-            self.cycle += 1;
-            if self.cycle == 5 {
-                panic!("boom");
-            }
-            outputs[0].copy_from_slice(inputs[0]);
-        }
-        fn reset(&mut self) {
-            self.cycle = 0;
-        }
-    }
-
-    struct Node;
-
-    impl DspNode for Node {
-        fn inputs(&self) -> usize {
-            1
-        }
-        fn outputs(&self) -> usize {
-            1
-        }
-        fn processor(&self) -> Box<dyn Processor> {
-            Box::new(Bomb { cycle: 0 })
-        }
-    }
-
-    pub fn build(_ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
-        Ok(Box::new(Node))
-    }
-}
-
 #[test]
 fn a_panicking_graph_is_silenced_and_the_others_play_on() {
     let dir = fresh_dir("panic");
@@ -405,8 +366,7 @@ fn a_panicking_graph_is_silenced_and_the_others_play_on() {
         "o = { kind: \"osc\", freq: 440, }; b = { kind: \"bomb\", }; s = { kind: \"sink\", }; o.1 -> b.1 -> s.1;",
     )
     .unwrap();
-    let mut reg = fugue_dsp::Registry::with_builtin_kinds();
-    reg.register("bomb", bomb::build);
+    let reg = fugue_testkit::bomb::registry(|cycle| cycle == 5);
     for mode in Mode::ALL {
         let mut host = Host::with_registry(
             HostOptions {

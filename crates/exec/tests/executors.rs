@@ -224,11 +224,7 @@ fn wide_joins_split_by_frames_match_seq_bit_for_bit() {
 
 #[test]
 fn a_panicking_node_is_silenced_and_the_engine_goes_on() {
-    let reg = {
-        let mut r = Registry::with_builtin_kinds();
-        r.register("bomb", bomb::build);
-        r
-    };
+    let reg = fugue_testkit::bomb::registry(|cycle| cycle.is_multiple_of(2));
     let g = fugue_graph::read::ag::parse(
         "o = { kind: \"osc\", freq: 440, }; b = { kind: \"bomb\", }; o2 = { kind: \"osc\", freq: 440, };\n\
          s = { kind: \"sink\", }; o.1 -> b.1; b.1 -> s.1; o2.1 -> s.2;",
@@ -255,45 +251,6 @@ fn a_panicking_node_is_silenced_and_the_engine_goes_on() {
         assert_eq!(panics.len(), 1, "{kind}: reported once");
         assert!(panics[0].message.contains("boom"), "{kind}");
         assert!(plan.take_panics().is_empty());
-    }
-}
-
-mod bomb {
-    use fugue_dsp::{DspNode, NodeContext, NodeError, Processor};
-
-    struct Bomb {
-        cycle: u32,
-    }
-
-    impl Processor for Bomb {
-        fn process(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
-            self.cycle += 1;
-            if self.cycle.is_multiple_of(2) {
-                panic!("boom");
-            }
-            outputs[0].copy_from_slice(inputs[0]);
-        }
-        fn reset(&mut self) {
-            self.cycle = 0;
-        }
-    }
-
-    struct Node;
-
-    impl DspNode for Node {
-        fn inputs(&self) -> usize {
-            1
-        }
-        fn outputs(&self) -> usize {
-            1
-        }
-        fn processor(&self) -> Box<dyn Processor> {
-            Box::new(Bomb { cycle: 0 })
-        }
-    }
-
-    pub fn build(_ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
-        Ok(Box::new(Node))
     }
 }
 

@@ -1,9 +1,53 @@
 //! Fixtures of the multi-graph host's tests (the engine's `Host`, the binary's `fugue host`
 //! and the JACK buffer-size test): a fresh folder, the small graphs their sessions load, and
 //! the mix a host should have recorded, the sum of each graph's solo render over the cycles
-//! it was loaded.
+//! it was loaded; a host process on a control socket ([`Running`]).
 
+use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+/// A host process on a control socket; killed when dropped.
+pub struct Running {
+    /// The process.
+    pub child: Child,
+    /// Its control socket.
+    pub socket: PathBuf,
+}
+
+impl Running {
+    /// Starts `command`, a `fugue host ... --control SOCKET`, and waits until it listens.
+    pub fn start(mut command: Command, socket: &Path) -> Running {
+        let child = command.spawn().expect("the host starts");
+        let running = Running {
+            child,
+            socket: socket.to_path_buf(),
+        };
+        wait_for_socket(socket);
+        running
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Waits (at most 20 s) until something answers on `socket`.
+pub fn wait_for_socket(socket: &Path) {
+    let start = Instant::now();
+    while UnixStream::connect(socket).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "nothing listens on {}",
+            socket.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
 
 /// One oscillator into a mono sink.
 pub const MONO: &str =

@@ -4,6 +4,7 @@
 //! - [`alloc::Counting`]: a global allocator that forwards to the system allocator and counts,
 //!   for the tests that prove the real-time path allocates nothing and that shutdowns leak
 //!   nothing;
+//! - `bomb` (feature `dsp`): a node kind whose processor panics;
 //! - [`bits`]: audio compared bit for bit (one helper for every test whose docs say
 //!   "identical");
 //! - [`corpus`]: where the reference graphs are (`../shared/data`), and a visible, counted
@@ -17,6 +18,8 @@
 
 pub mod alloc;
 pub mod bits;
+#[cfg(feature = "dsp")]
+pub mod bomb;
 pub mod corpus;
 pub mod host;
 pub mod jackd;
