@@ -91,14 +91,11 @@ fn input(path: &Path, channels: u16, seconds: f64) {
     };
     let mut w = hound::WavWriter::create(path, spec).unwrap();
     let frames = (seconds * f64::from(RATE)) as usize;
-    let mut seed: u32 = 0x9e37_79b9;
+    let mut rng = fugue_sync::Rng::new(0x9e37_79b9);
     for n in 0..frames {
         let t = n as f64 / f64::from(RATE);
         for c in 0..channels {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
-            let noise = (seed as f64 / f64::from(u32::MAX) - 0.5) * 2.0;
+            let noise = f64::from(rng.bipolar());
             let f = 220.0 * (1.0 + f64::from(c) * 0.5);
             let x = match n * 4 / frames {
                 0 => 0.3 * (2.0 * std::f64::consts::PI * f * t).sin(),

@@ -80,6 +80,7 @@ mod executor_request;
 #[cfg(feature = "clap")]
 pub mod flags;
 pub mod graphviz;
+mod histogram;
 pub mod host;
 pub mod lint;
 pub mod live;

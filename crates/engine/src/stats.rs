@@ -1,7 +1,8 @@
 //! Per-cycle measurements: the fixed-size [`CycleRecord`] that the audio thread pushes into a
 //! single-producer ordered ring once per cycle ([`CycleMeter`]), and the statistics thread that
-//! reads them in order, aggregates them ([`Summary`], percentiles from an HDR histogram) and
-//! optionally writes one CSV row per cycle (the data path's last step: measure).
+//! reads them in order, aggregates them ([`Summary`], percentiles within 0.1 % from the
+//! engine's histogram) and optionally writes one CSV row per cycle (the data path's last step:
+//! measure).
 //!
 //! The audio side never waits on the ring: [`CycleMeter::push`] calls `try_acquire`, and when
 //! the ring is full the record is counted as dropped ([`Summary::dropped`]) instead.
@@ -13,8 +14,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::histogram::Histogram;
 use fugue_ring::{Options, Strategy, TryNextError, TypedConsumer, TypedProducer};
-use hdrhistogram::Histogram;
 
 /// Slots of the statistics ring: 16,384 records, 5.9 s of cycles at 128 frames and 44.1 kHz
 /// and 0.4 s at 16 frames and 48 kHz, against a consumer that polls every millisecond.
@@ -166,9 +167,9 @@ pub struct Summary {
     pub cycles: u64,
     /// Mean cycle time, ns.
     pub mean_ns: f64,
-    /// Median cycle time, ns (HDR histogram, 3 significant digits).
+    /// Median cycle time, ns (within 0.1 %: three significant digits).
     pub median_ns: u64,
-    /// 99th percentile, ns (HDR histogram, 3 significant digits).
+    /// 99th percentile, ns (within 0.1 %).
     pub p99_ns: u64,
     /// Longest cycle, ns (exact).
     pub max_ns: u64,
@@ -190,7 +191,7 @@ pub struct Summary {
     /// the calling thread had run all of it leaves no figure: the cycle's time bounds its
     /// wait).
     pub woken: u64,
-    /// Median wake-up latency over those cycles, ns (HDR histogram, 3 significant digits).
+    /// Median wake-up latency over those cycles, ns (within 0.1 %).
     pub wake_median_ns: u64,
     /// 99th percentile of the wake-up latency, ns.
     pub wake_p99_ns: u64,
@@ -212,8 +213,8 @@ impl Summary {
 /// Running aggregation of records.
 #[derive(Debug)]
 pub struct Aggregator {
-    hist: Histogram<u64>,
-    wake_hist: Histogram<u64>,
+    hist: Histogram,
+    wake_hist: Histogram,
     sum: u128,
     s: Summary,
     first_start: Option<u64>,
@@ -229,12 +230,10 @@ impl Aggregator {
     /// An empty aggregation.
     pub fn new() -> Self {
         Aggregator {
-            // 1 ns to 1000 s, 3 significant digits.
-            hist: Histogram::new_with_bounds(1, 1_000_000_000_000, 3)
-                .expect("valid histogram bounds"),
-            // 1 ns to about 4.3 s (a `u32` of ns), 3 significant digits.
-            wake_hist: Histogram::new_with_bounds(1, u32::MAX as u64, 3)
-                .expect("valid histogram bounds"),
+            // Up to 1000 s, within 0.1 % (three significant digits).
+            hist: Histogram::new(10, 1_000_000_000_000),
+            // Up to about 4.3 s (a `u32` of ns), within 0.1 %.
+            wake_hist: Histogram::new(10, u32::MAX as u64),
             sum: 0,
             s: Summary::default(),
             first_start: None,
@@ -244,7 +243,7 @@ impl Aggregator {
     /// Adds one record.
     pub fn add(&mut self, r: &CycleRecord) {
         let d = r.duration_ns.max(1);
-        self.hist.saturating_record(d);
+        self.hist.record(d);
         self.sum += r.duration_ns as u128;
         if self.s.cycles == 0 || r.duration_ns < self.s.min_ns {
             self.s.min_ns = r.duration_ns;
@@ -254,7 +253,7 @@ impl Aggregator {
         self.s.misses += r.missed as u64;
         self.s.steals += r.steals as u64;
         if r.wake_ns > 0 {
-            self.wake_hist.saturating_record(r.wake_ns as u64);
+            self.wake_hist.record(r.wake_ns as u64);
             self.s.woken += 1;
             self.s.wake_max_ns = self.s.wake_max_ns.max(r.wake_ns as u64);
         }

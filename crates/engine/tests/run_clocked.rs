@@ -33,7 +33,7 @@ fn check_summary_matches(s: &Summary, rows: &[fugue_engine::CycleRecord]) {
     let mut d: Vec<u64> = rows.iter().map(|r| r.duration_ns).collect();
     d.sort_unstable();
     let exact_median = d[(d.len() - 1) / 2] as f64;
-    // HDR histogram with 3 significant digits: within 0.1 % (+1 ns), up to a neighbouring rank.
+    // The histogram keeps three significant digits: within 0.1 % (+1 ns), up to a neighbouring rank.
     let near = |v: u64, q: f64| {
         let lo = d[((d.len() - 1) as f64 * q).floor() as usize].saturating_sub(1) as f64;
         let hi = d[(((d.len() - 1) as f64 * q).ceil() as usize + 1).min(d.len() - 1)] as f64;

@@ -3,51 +3,23 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Histogram buckets: 8 per power of two of nanoseconds.
-const SUB: u32 = 8;
-const BUCKETS: usize = 64 * SUB as usize;
+use crate::histogram::Histogram;
 
-/// The bucket of `ns`.
-fn bucket(ns: u64) -> usize {
-    let ns = ns.max(1);
-    let e = 63 - ns.leading_zeros();
-    let sub = if e >= 3 {
-        ((ns >> (e - 3)) & (SUB as u64 - 1)) as u32
-    } else {
-        0
-    };
-    (e * SUB + sub) as usize
-}
-
-/// The largest value that bucket `b` holds.
-fn bucket_top(b: usize) -> u64 {
-    let e = b as u32 / SUB;
-    let sub = b as u64 % SUB as u64;
-    if e < 3 {
-        return (1u64 << (e + 1)) - 1;
-    }
-    let base = 1u64 << e;
-    let step = 1u64 << (e - 3);
-    base + (sub + 1) * step - 1
-}
-
-/// A running distribution of durations: count, sum, maximum and a log-linear histogram
-/// (12.5% resolution) for percentiles. Updated by one thread, read by any.
+/// A running distribution of durations: count, sum, maximum and a histogram at 8 buckets per
+/// power of two (12.5 %) for percentiles ([`Histogram`]). Updated by one thread (the audio
+/// thread), read by any.
 #[derive(Debug)]
 pub(crate) struct Durations {
-    count: AtomicU64,
     sum: AtomicU64,
-    max: AtomicU64,
-    hist: Box<[AtomicU64]>,
+    hist: Histogram,
 }
 
 impl Durations {
     pub(crate) fn new() -> Self {
         Durations {
-            count: AtomicU64::new(0),
             sum: AtomicU64::new(0),
-            max: AtomicU64::new(0),
-            hist: (0..BUCKETS).map(|_| AtomicU64::new(0)).collect(),
+            // Up to 1000 s.
+            hist: Histogram::new(3, 1_000_000_000_000),
         }
     }
 
@@ -55,34 +27,25 @@ impl Durations {
     #[inline]
     pub(crate) fn add(&self, ns: u64) {
         // Relaxed: statistics, read as a whole only approximately while running.
-        self.count.fetch_add(1, Ordering::Relaxed);
         self.sum.fetch_add(ns, Ordering::Relaxed);
-        self.max.fetch_max(ns, Ordering::Relaxed);
-        self.hist[bucket(ns)].fetch_add(1, Ordering::Relaxed);
+        self.hist.record(ns);
     }
 
     /// (count, mean, p99, max) in ns.
     pub(crate) fn read(&self) -> (u64, f64, u64, u64) {
-        let count = self.count.load(Ordering::Relaxed);
+        let count = self.hist.total();
         let sum = self.sum.load(Ordering::Relaxed);
-        let max = self.max.load(Ordering::Relaxed);
         let mean = if count > 0 {
             sum as f64 / count as f64
         } else {
             0.0
         };
-        let total: u64 = self.hist.iter().map(|h| h.load(Ordering::Relaxed)).sum();
-        let want = (total as f64 * 0.99).ceil() as u64;
-        let mut seen = 0;
-        let mut p99 = 0;
-        for (b, h) in self.hist.iter().enumerate() {
-            seen += h.load(Ordering::Relaxed);
-            if seen >= want && total > 0 {
-                p99 = bucket_top(b).min(max);
-                break;
-            }
-        }
-        (count, mean, p99, max)
+        (
+            count,
+            mean,
+            self.hist.value_at_quantile(0.99),
+            self.hist.max(),
+        )
     }
 }
 
@@ -320,12 +283,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn buckets_hold_their_values() {
-        for ns in [1u64, 2, 3, 7, 8, 9, 100, 1000, 12_345, 1 << 40] {
-            let b = bucket(ns);
-            assert!(bucket_top(b) >= ns, "{ns}");
-            assert!(b == 0 || bucket_top(b - 1) < ns, "{ns}");
+    fn durations_give_count_mean_p99_and_max() {
+        let d = Durations::new();
+        assert_eq!(d.read(), (0, 0.0, 0, 0));
+        for ns in 1..=100u64 {
+            d.add(ns * 1000);
         }
+        let (count, mean, p99, max) = d.read();
+        assert_eq!((count, max), (100, 100_000));
+        assert!((mean - 50_500.0).abs() < 1e-9, "{mean}");
+        // The 99th value, 99 µs, within the 12.5 % of a bucket.
+        assert!((99_000..=100_000).contains(&p99), "{p99}");
     }
 
     #[test]

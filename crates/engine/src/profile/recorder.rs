@@ -7,9 +7,10 @@ use fugue_exec::trace::{Calibration, TaskTime};
 use fugue_exec::{Executor, Plan};
 
 use super::critical::{critical_path, sort_by_work};
-use super::histogram::{histogram, Histogram};
+use super::histogram::histogram;
 use super::report::{Bar, ChainStep, NodeRow, PathStep, ProfileReport, Timeline, WorkerRow};
 use super::SLOWEST_KEPT;
+use crate::histogram::Histogram;
 
 /// How many cycles between two updates of the running median that picks the median trace.
 const MEDIAN_EVERY: u64 = 64;
@@ -271,7 +272,7 @@ impl Profiler {
             acc.min = acc.min.min(d);
             acc.max = acc.max.max(d);
             acc.sum += d;
-            acc.hist.saturating_record(d.max(1));
+            acc.hist.record(d.max(1));
         }
         for (w, acc) in self.worker_acc.iter_mut().enumerate() {
             acc.busy += self.busy_scratch[w];
@@ -279,17 +280,16 @@ impl Profiler {
             if self.first_scratch[w] != u64::MAX {
                 acc.ran += 1;
                 acc.first
-                    .saturating_record(self.first_scratch[w].saturating_sub(start_ns).max(1));
+                    .record(self.first_scratch[w].saturating_sub(start_ns).max(1));
             }
             if let Some(at) = cur.wakes.get(w).copied().flatten() {
                 acc.woke += 1;
-                acc.wake
-                    .saturating_record(at.saturating_sub(start_ns).max(1));
+                acc.wake.record(at.saturating_sub(start_ns).max(1));
             }
         }
         std::mem::swap(&mut self.steals_before, &mut self.steals_now);
         self.cycles += 1;
-        self.cycle_hist.saturating_record(duration.max(1));
+        self.cycle_hist.record(duration.max(1));
         self.cycle_sum += duration;
         self.work_sum += work;
         if first != u64::MAX {
