@@ -67,6 +67,13 @@ pub fn ordered_with(capacity: usize, item_size: usize, options: Options) -> (Pro
     ordered_aligned(capacity, item_size, 8, options)
 }
 
+/// The bytes that the slots of a ring of `capacity` items of `item_size` bytes take with
+/// `padding` (each slot: its sequence number and the item, rounded up to the padding's unit);
+/// `None` when the size overflows. What [`ordered_with`] allocates for them.
+pub fn slots_bytes(capacity: usize, item_size: usize, padding: Padding) -> Option<usize> {
+    SlotLayout::new(capacity as u64, item_size, 8, padding).map(|l| l.bytes())
+}
+
 fn ordered_aligned(
     capacity: usize,
     item_size: usize,

@@ -284,7 +284,7 @@ fn run_point_here(pt: &Point) -> Result<Outcome, BenchError> {
     if pt.items == 0 {
         return config("--items must be at least 1");
     }
-    check_memory(pt.capacity, pt.item_size)?;
+    check_memory(pt.capacity, pt.item_size, pt.padding)?;
     if let Some(cmd) = &pt.processes {
         let Some(strategy) = pt.imp.strategy() else {
             return config(format!(
@@ -312,15 +312,16 @@ fn run_point_here(pt: &Point) -> Result<Outcome, BenchError> {
     }
 }
 
-/// The most memory a ring's slots may take: `--capacity` × `--item-size` (each slot rounded
-/// up to a cache line of 128 bytes, as padded slots are).
+/// The most memory a ring's slots may take: `--capacity` slots of `--item-size` bytes, each
+/// with its sequence number and rounded up as `--padding` says
+/// ([`fugue_ring::slots_bytes`]).
 pub const MAX_RING_BYTES: u64 = 1 << 30;
 
-/// Refuses a ring whose slots would take more than [`MAX_RING_BYTES`], before anything is
-/// allocated, with the figure and the limit.
-pub fn check_memory(capacity: usize, item_size: usize) -> Result<(), BenchError> {
-    let slot = (item_size as u128).div_ceil(128) * 128;
-    let bytes = capacity as u128 * slot;
+/// Refuses a ring whose slots would take more than [`MAX_RING_BYTES`] with `padding`, before
+/// anything is allocated, with the figure and the limit.
+pub fn check_memory(capacity: usize, item_size: usize, padding: Padding) -> Result<(), BenchError> {
+    let bytes =
+        fugue_ring::slots_bytes(capacity, item_size, padding).map_or(u128::MAX, |b| b as u128);
     if bytes > u128::from(MAX_RING_BYTES) {
         return config(format!(
             "--capacity {capacity} slots of --item-size {item_size} bytes take {}, more than the limit of {} (docs/limits.md)",
@@ -595,6 +596,22 @@ pub fn run_producer(a: &ProducerConfig) -> Result<(), BenchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_memory_limit_counts_the_slots_as_padded() {
+        // 2^24 slots of 64 bytes: 1.1 GiB unpadded (72 bytes a slot), 2 GiB padded.
+        let big = 1 << 24;
+        assert!(check_memory(big, 64, Padding::None).is_err());
+        assert!(check_memory(big, 64, Padding::CacheLine).is_err());
+        // Half as many: 576 MiB unpadded, exactly the 1 GiB limit padded.
+        assert!(check_memory(big / 2, 64, Padding::None).is_ok());
+        assert!(check_memory(big / 2, 64, Padding::CacheLine).is_ok());
+        // 120-byte items: 128 bytes a slot either way.
+        assert_eq!(
+            fugue_ring::slots_bytes(4, 120, Padding::None),
+            fugue_ring::slots_bytes(4, 120, Padding::CacheLine)
+        );
+    }
 
     fn point(imp: Impl, producers: usize, capacity: usize, item_size: usize) -> Point {
         Point {

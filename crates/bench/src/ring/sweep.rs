@@ -223,7 +223,8 @@ pub fn run(a: &SweepConfig, progress: &mut dyn Progress) -> Result<Sweep, BenchE
         return config("--items must be at least 1");
     }
     if let Some(&largest) = CAPACITIES.iter().max() {
-        super::point::check_memory(largest, a.item_size)?;
+        // The padded slots, the larger ones of the sweep's two paddings.
+        super::point::check_memory(largest, a.item_size, Padding::CacheLine)?;
     }
     Folder::create(&a.output, Existing::Files(&FILES), a.force)?;
     let started = Instant::now();
