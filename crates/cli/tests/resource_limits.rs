@@ -261,7 +261,7 @@ fn generated_shapes_and_sizes_in_benchmarks_are_bounded() {
             2,
             vec![
                 "--capacity 1099511627776",
-                "128 TiB",
+                "64 TiB",
                 "more than the limit of 1 GiB",
             ],
         ),

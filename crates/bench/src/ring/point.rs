@@ -599,7 +599,7 @@ mod tests {
 
     #[test]
     fn the_memory_limit_counts_the_slots_as_padded() {
-        // 2^24 slots of 64 bytes: 1.1 GiB unpadded (72 bytes a slot), 2 GiB padded.
+        // 2^24 slots of 64-byte items: 1.1 GiB unpadded (72 bytes a slot), 2 GiB padded (128).
         let big = 1 << 24;
         assert!(check_memory(big, 64, Padding::None).is_err());
         assert!(check_memory(big, 64, Padding::CacheLine).is_err());
