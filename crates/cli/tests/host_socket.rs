@@ -408,3 +408,49 @@ fn a_single_run_takes_live_changes_on_its_control_socket() {
     );
     assert!(!socket.exists(), "the socket is removed at the end");
 }
+
+/// Under JACK the run plays at the server's rate, not the one asked: `set` checks a value
+/// against the rate granted (a biquad's frequency below half of 44.1 kHz, not of the default
+/// 48 kHz).
+#[test]
+fn a_single_run_checks_live_values_at_the_rate_the_server_granted() {
+    let server = match fugue_testkit::jackd::DummyServer::start("cli-run-granted", 44_100, 256) {
+        Ok(s) => s,
+        Err(why) => {
+            common::skip(
+                "a_single_run_checks_live_values_at_the_rate_the_server_granted",
+                &why,
+            );
+            return;
+        }
+    };
+    let dir = folder("host-socket", "run-granted");
+    let graph = dir.join("filtered.ag");
+    std::fs::write(
+        &graph,
+        "n = { kind: \"noise\", volume: 0.1, };\nf = { kind: \"biquad\", type: \"lowpass\", freq: 1000.0, };\nout = { kind: \"sink\", };\nn.1 -> f.1 -> out.1;\n",
+    )
+    .unwrap();
+    let socket = dir.join("run.sock");
+    let _ = std::fs::remove_file(&socket);
+    let child = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args(["run", graph.to_str().unwrap(), "--backend", "jack"])
+        .args(["--client-name", "fugue-run-granted", "--seconds", "30"])
+        .args(["-e", "seq", "--control", socket.to_str().unwrap()])
+        .env("JACK_DEFAULT_SERVER", server.name())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    fugue_testkit::host::wait_for_socket(&socket);
+    // Accepted at 48 kHz (below 24,000), refused at the 44.1 kHz the server runs at.
+    let (ok, r, _) = ctl(&socket, &["set", "filtered", "f", "freq", "23000"]);
+    assert!(!ok && r.contains("22050"), "{r}");
+    let (ok, r, _) = ctl(&socket, &["set", "filtered", "f", "freq", "21000"]);
+    assert!(ok, "{r}");
+    let (ok, r, _) = ctl(&socket, &["quit"]);
+    assert!(ok, "{r}");
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -29,6 +29,48 @@ pub type LiveQueue = Arc<ArrayQueue<LiveSet>>;
 /// the next change: the audio thread has not run a cycle for as many changes).
 pub const LIVE_QUEUE: usize = 256;
 
+/// The rate and block a run plays at, set once its backend granted them (a JACK server's, an
+/// ALSA device's may differ from what was asked): what the run's control socket checks a
+/// live value against ([`crate::host::control::live`]).
+#[derive(Debug, Default)]
+pub struct Granted {
+    rate: std::sync::atomic::AtomicU32,
+    block: std::sync::atomic::AtomicUsize,
+}
+
+impl Granted {
+    /// Says the run plays at `rate` Hz and `block` frames.
+    pub fn set(&self, rate: u32, block: usize) {
+        use std::sync::atomic::Ordering;
+        // Release: a reader that sees the block sees the rate stored before it.
+        self.rate.store(rate, Ordering::Relaxed);
+        self.block.store(block, Ordering::Release);
+    }
+
+    /// The rate and block, once set.
+    pub fn get(&self) -> Option<(u32, usize)> {
+        use std::sync::atomic::Ordering;
+        // Acquire: pairs with `set`'s release.
+        let block = self.block.load(Ordering::Acquire);
+        (block > 0).then(|| (self.rate.load(Ordering::Relaxed), block))
+    }
+
+    /// The rate and block, waiting at most `patience` for the backend to set them (a run
+    /// opening its device or its JACK client); `None` if it did not.
+    pub fn wait(&self, patience: std::time::Duration) -> Option<(u32, usize)> {
+        let start = std::time::Instant::now();
+        loop {
+            if let Some(g) = self.get() {
+                return Some(g);
+            }
+            if start.elapsed() >= patience {
+                return None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+}
+
 /// An empty [`LiveQueue`].
 pub fn queue() -> LiveQueue {
     Arc::new(ArrayQueue::new(LIVE_QUEUE))

@@ -116,6 +116,8 @@ pub struct RunOptions {
     pub registry: Registry,
     /// Live parameter changes, set before the cycle after they arrive ([`crate::live`]).
     pub live: Option<crate::live::LiveQueue>,
+    /// Set with the rate and block the backend granted, before the first cycle.
+    pub granted: Option<std::sync::Arc<crate::live::Granted>>,
     /// Called once on the calling thread, before the first cycle, with a line saying what
     /// the audio device was asked and granted (ALSA backend), so that it is seen when the
     /// run starts. The line is also [`RunReport::device`].
@@ -166,6 +168,7 @@ impl Default for RunOptions {
             profile: false,
             registry: Registry::with_builtin_kinds(),
             live: None,
+            granted: None,
             announce: None,
         }
     }

@@ -296,6 +296,7 @@ fn run_once(
         profile: false,
         registry: fugue_dsp::Registry::with_builtin_kinds(),
         live: None,
+        granted: None,
         announce: None,
     };
     let result = fugue_engine::run(&p.graphs[cfg.graph].1, &options, |_| {});

@@ -111,14 +111,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let at = (
+            let asked = (
                 args.rate.unwrap_or(48_000),
                 args.buffer.unwrap_or(256) as usize,
             );
+            // The backend says what it granted (JACK's rate, an ALSA device's period).
+            let granted = std::sync::Arc::new(fugue_engine::live::Granted::default());
+            options.granted = Some(granted.clone());
             Some(fugue_engine::host::control::live::serve_run(
                 path,
                 (&graph, &name, util::registry()),
-                at,
+                (asked, granted),
                 queue,
                 (signals::stop_flag(), quit.clone()),
             )?)
@@ -298,6 +301,7 @@ fn options(args: &Args) -> anyhow::Result<RunOptions> {
         profile,
         registry: crate::util::registry(),
         live: None,
+        granted: None,
         announce: Some(|line| eprintln!("fugue: {line}")),
     })
 }

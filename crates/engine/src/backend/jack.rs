@@ -361,6 +361,9 @@ pub(crate) fn run(
         .map_err(jerr)?;
     let out_names: Vec<String> = outs.iter().filter_map(|p| p.name().ok()).collect();
     let (stats, meter) = options.start_stats()?;
+    if let Some(g) = &options.granted {
+        g.set(rate, block);
+    }
     let shared = Arc::new(Shared::default());
     shared.wanted_block.store(block as u32, Ordering::Relaxed);
     let handoff = Arc::new(Handoff::default());

@@ -79,6 +79,9 @@ pub(crate) fn run<P: Pacer + 'static>(
         engine.enable_profile();
     }
     let (stats, meter) = options.start_stats()?;
+    if let Some(g) = &options.granted {
+        g.set(rate, block);
+    }
     let mut body = CycleBody {
         meter,
         deadline_periods: options.deadline.periods(),

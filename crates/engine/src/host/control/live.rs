@@ -15,14 +15,15 @@ use super::socket::{self, Control, Guard};
 use super::{ControlError, Request};
 use crate::host::command::{self, Command};
 use crate::host::session::{Answer, Reply};
-use crate::live::{LiveQueue, LiveSet};
+use crate::live::{Granted, LiveQueue, LiveSet};
 
 /// What the control thread knows of the run.
 struct Run {
     graph: TaskGraph,
     name: String,
-    rate: f64,
-    block: usize,
+    /// The rate and block asked, until the backend grants its own.
+    asked: (u32, usize),
+    granted: Arc<Granted>,
     registry: Registry,
     queue: LiveQueue,
     stop: Arc<AtomicBool>,
@@ -30,12 +31,13 @@ struct Run {
 }
 
 /// Listens at `path` for the run of `graph` (known as `name`, its kinds in `registry`) at
-/// `rate` Hz and `block` frames; changes go to `queue`, a `quit` sets `stop` and `quit`. The
+/// the rate and block `granted` holds once the backend granted them (`asked` until then);
+/// changes go to `queue`, a `quit` sets `stop` and `quit`. The
 /// socket is removed when the guard is dropped.
 pub fn serve_run(
     path: &Path,
     (graph, name, registry): (&TaskGraph, &str, Registry),
-    (rate, block): (u32, usize),
+    (asked, granted): ((u32, usize), Arc<Granted>),
     queue: LiveQueue,
     (stop, quit): (Arc<AtomicBool>, Arc<AtomicBool>),
 ) -> Result<Guard, ControlError> {
@@ -53,8 +55,8 @@ pub fn serve_run(
     let run = Run {
         graph: graph.clone(),
         name: name.to_string(),
-        rate: f64::from(rate),
-        block,
+        asked,
+        granted,
         registry,
         queue,
         stop,
@@ -107,11 +109,14 @@ impl Run {
                         ),
                     );
                 }
+                // A change that comes while the backend opens waits for what it grants.
+                let granted = self.granted.wait(std::time::Duration::from_secs(2));
+                let (rate, block) = granted.unwrap_or(self.asked);
                 let checked = crate::live::check(
                     &self.graph,
                     &self.registry,
-                    self.rate,
-                    self.block,
+                    f64::from(rate),
+                    block,
                     &node,
                     &attr,
                     value,
