@@ -335,36 +335,49 @@ fn ctl_sets_a_live_attribute_on_a_clocked_host_without_a_miss() {
     );
 }
 
+/// `fugue run DIR/NAME.ag` (the graph `text`) for 30 s with seq, `--control DIR/run.sock`
+/// and `backend` (flags and environment), started and listening: the run and its socket.
+fn start_run(
+    dir: &Path,
+    (name, text): (&str, &str),
+    backend: &[&str],
+    env: Option<(&str, &str)>,
+) -> (std::process::Child, std::path::PathBuf) {
+    let graph = dir.join(format!("{name}.ag"));
+    std::fs::write(&graph, text).unwrap();
+    let socket = dir.join("run.sock");
+    let _ = std::fs::remove_file(&socket);
+    let mut c = Command::new(env!("CARGO_BIN_EXE_fugue"));
+    c.args([
+        "run",
+        graph.to_str().unwrap(),
+        "--seconds",
+        "30",
+        "-e",
+        "seq",
+    ])
+    .args(backend)
+    .arg("--control")
+    .arg(&socket)
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    if let Some((k, v)) = env {
+        c.env(k, v);
+    }
+    let child = c.spawn().unwrap();
+    fugue_testkit::host::wait_for_socket(&socket);
+    (child, socket)
+}
+
 /// `fugue run GRAPH --control SOCKET`: `set` changes a live attribute of the one graph it
 /// plays (named by its file), other commands and wrong names are refused in one line, `quit`
 /// stops the run, which says so and had no miss.
 #[test]
 fn a_single_run_takes_live_changes_on_its_control_socket() {
     let dir = folder("host-socket", "run-control");
-    let graph = dir.join("tone.ag");
-    std::fs::write(
-        &graph,
-        "o = { kind: \"osc\", freq: 220, volume: 0.3, };\nout = { kind: \"sink\", in: 1, };\no.1 -> out.1;\n",
-    )
-    .unwrap();
-    let socket = dir.join("run.sock");
-    let _ = std::fs::remove_file(&socket);
-    let child = Command::new(env!("CARGO_BIN_EXE_fugue"))
-        .args([
-            "run",
-            graph.to_str().unwrap(),
-            "--backend",
-            "clocked",
-            "--seconds",
-            "30",
-        ])
-        .args(["-e", "seq", "--control", socket.to_str().unwrap()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    fugue_testkit::host::wait_for_socket(&socket);
+    let tone = "o = { kind: \"osc\", freq: 220, volume: 0.3, };\nout = { kind: \"sink\", in: 1, };\no.1 -> out.1;\n";
+    let (child, socket) = start_run(&dir, ("tone", tone), &["--backend", "clocked"], None);
     for freq in ["330", "440", "550"] {
         let (ok, r, _) = ctl(&socket, &["set", "tone", "o", "freq", freq]);
         assert!(ok, "{r}");
@@ -425,25 +438,13 @@ fn a_single_run_checks_live_values_at_the_rate_the_server_granted() {
         }
     };
     let dir = folder("host-socket", "run-granted");
-    let graph = dir.join("filtered.ag");
-    std::fs::write(
-        &graph,
-        "n = { kind: \"noise\", volume: 0.1, };\nf = { kind: \"biquad\", type: \"lowpass\", freq: 1000.0, };\nout = { kind: \"sink\", };\nn.1 -> f.1 -> out.1;\n",
-    )
-    .unwrap();
-    let socket = dir.join("run.sock");
-    let _ = std::fs::remove_file(&socket);
-    let child = Command::new(env!("CARGO_BIN_EXE_fugue"))
-        .args(["run", graph.to_str().unwrap(), "--backend", "jack"])
-        .args(["--client-name", "fugue-run-granted", "--seconds", "30"])
-        .args(["-e", "seq", "--control", socket.to_str().unwrap()])
-        .env("JACK_DEFAULT_SERVER", server.name())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    fugue_testkit::host::wait_for_socket(&socket);
+    let filtered = "n = { kind: \"noise\", volume: 0.1, };\nf = { kind: \"biquad\", type: \"lowpass\", freq: 1000.0, };\nout = { kind: \"sink\", };\nn.1 -> f.1 -> out.1;\n";
+    let (child, socket) = start_run(
+        &dir,
+        ("filtered", filtered),
+        &["--backend", "jack", "--client-name", "fugue-run-granted"],
+        Some(("JACK_DEFAULT_SERVER", server.name())),
+    );
     // Accepted at 48 kHz (below 24,000), refused at the 44.1 kHz the server runs at.
     let (ok, r, _) = ctl(&socket, &["set", "filtered", "f", "freq", "23000"]);
     assert!(!ok && r.contains("22050"), "{r}");
