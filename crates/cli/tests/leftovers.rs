@@ -116,27 +116,29 @@ fn profile_refuses_a_pipeline_up_front() {
     assert!(start.elapsed() < Duration::from_secs(5));
 }
 
-#[test]
-fn a_wav_input_whose_header_lies_is_named_exactly() {
-    let d = folder("leftovers", "lie");
-    let data = vec![0u8; 2000];
+/// A 16-bit PCM WAV file at 48 kHz: a header saying `channels` channels and `data_len`
+/// bytes of samples, followed by `data` (which may be shorter than the header says).
+fn pcm16(channels: u16, data_len: u32, data: &[u8]) -> Vec<u8> {
     let mut wav = Vec::new();
     wav.extend_from_slice(b"RIFF");
-    wav.extend_from_slice(&(36 + 20_000u32).to_le_bytes());
+    wav.extend_from_slice(&(36 + data_len).to_le_bytes());
     wav.extend_from_slice(b"WAVEfmt ");
     wav.extend_from_slice(&16u32.to_le_bytes());
     wav.extend_from_slice(&1u16.to_le_bytes());
-    wav.extend_from_slice(&1u16.to_le_bytes());
+    wav.extend_from_slice(&channels.to_le_bytes());
     wav.extend_from_slice(&48_000u32.to_le_bytes());
     wav.extend_from_slice(&96_000u32.to_le_bytes());
     wav.extend_from_slice(&2u16.to_le_bytes());
     wav.extend_from_slice(&16u16.to_le_bytes());
     wav.extend_from_slice(b"data");
-    wav.extend_from_slice(&20_000u32.to_le_bytes());
-    wav.extend_from_slice(&data);
-    let input = d.join("lie.wav");
-    std::fs::write(&input, wav).unwrap();
-    let out = d.join("e.wav");
+    wav.extend_from_slice(&data_len.to_le_bytes());
+    wav.extend_from_slice(data);
+    wav
+}
+
+/// `fugue render examples/echo.ag -o OUT --input INPUT`, which must fail (exit code 1): its
+/// standard error.
+fn echo_refuses(input: &std::path::Path, out: &std::path::Path) -> String {
     let o = fugue(&[
         "render",
         &example("echo.ag"),
@@ -147,6 +149,15 @@ fn a_wav_input_whose_header_lies_is_named_exactly() {
     ]);
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{e}");
+    e
+}
+
+#[test]
+fn a_wav_input_whose_header_lies_is_named_exactly() {
+    let d = folder("leftovers", "lie");
+    let input = d.join("lie.wav");
+    std::fs::write(&input, pcm16(1, 20_000, &[0u8; 2000])).unwrap();
+    let e = echo_refuses(&input, &d.join("e.wav"));
     assert!(
         e.contains("lie.wav") && e.contains("promises 10000 samples but the file ends after 1000"),
         "{e}"
@@ -158,20 +169,7 @@ fn a_wav_input_whose_header_lies_is_named_exactly() {
 #[test]
 fn a_broken_wav_header_is_named_for_what_it_is() {
     let d = folder("leftovers", "broken-header");
-    let mut wav = Vec::new();
-    wav.extend_from_slice(b"RIFF");
-    wav.extend_from_slice(&(36 + 200u32).to_le_bytes());
-    wav.extend_from_slice(b"WAVEfmt ");
-    wav.extend_from_slice(&16u32.to_le_bytes());
-    wav.extend_from_slice(&1u16.to_le_bytes());
-    wav.extend_from_slice(&0u16.to_le_bytes()); // no channels
-    wav.extend_from_slice(&48_000u32.to_le_bytes());
-    wav.extend_from_slice(&96_000u32.to_le_bytes());
-    wav.extend_from_slice(&2u16.to_le_bytes());
-    wav.extend_from_slice(&16u16.to_le_bytes());
-    wav.extend_from_slice(b"data");
-    wav.extend_from_slice(&200u32.to_le_bytes());
-    wav.extend_from_slice(&[0u8; 200]);
+    let wav = pcm16(0, 200, &[0u8; 200]);
     let out = d.join("e.wav");
     for (name, bytes, words) in [
         ("zero.wav", &wav[..], "header is not valid"),
@@ -179,16 +177,7 @@ fn a_broken_wav_header_is_named_for_what_it_is() {
     ] {
         let input = d.join(name);
         std::fs::write(&input, bytes).unwrap();
-        let o = fugue(&[
-            "render",
-            &example("echo.ag"),
-            "-o",
-            out.to_str().unwrap(),
-            "--input",
-            input.to_str().unwrap(),
-        ]);
-        let e = stderr(&o);
-        assert_eq!(o.status.code(), Some(1), "{e}");
+        let e = echo_refuses(&input, &out);
         assert!(e.contains(name) && e.contains(words), "{e}");
         assert!(!e.contains("the input must be"), "{e}");
     }
