@@ -99,6 +99,8 @@ impl From<fugue_engine::output::OutputError> for BenchError {
         use fugue_engine::output::OutputError;
         match e {
             OutputError::Io { what, source } => BenchError::Io { what, source },
+            // A file that stands there without --force: the command line's to fix.
+            e @ OutputError::Exists(_) => BenchError::Config(e.to_string()),
             e => BenchError::Output(e.to_string()),
         }
     }

@@ -1,10 +1,12 @@
 //! The task pool's demos (`fugue pool quicksort|mandelbrot|voronoi`): one workload run on
 //! fugue's pool under a policy (or as the sequential program), its picture written, and what
 //! ran said in one line: time, tasks, steals and CPU use. Sizes and output files are checked
-//! before any memory is taken or any work done.
+//! before any memory is taken or any work done (a file that exists without `force` is a
+//! configuration error).
 
 use std::path::{Path, PathBuf};
 
+use fugue_engine::output::OutputFile;
 use fugue_pool::Policy;
 
 use super::animate::{self, frame_path, Picture, VoronoiOptions};
@@ -82,17 +84,6 @@ fn check_pixels(width: u64, height: u64) -> Result<(), BenchError> {
     Ok(())
 }
 
-/// Checks an output file: one that exists is replaced only with `force` (a configuration
-/// error otherwise).
-fn check_output(path: &Path, force: bool) -> Result<(), BenchError> {
-    use fugue_engine::output::{OutputError, OutputFile};
-    match OutputFile::check(path, force, &[]) {
-        Ok(_) => Ok(()),
-        Err(e @ OutputError::Exists(_)) => Err(BenchError::Config(e.to_string())),
-        Err(e) => Err(e.into()),
-    }
-}
-
 /// The extension of `path`, lower case.
 fn extension(path: &Path) -> String {
     path.extension()
@@ -159,7 +150,7 @@ pub fn mandelbrot(
                 o.display()
             )));
         }
-        check_output(o, force)?;
+        OutputFile::check(o, force, &[])?;
     }
     let (runner, threads) = demo.start()?;
     let set = Mandelbrot {
@@ -195,11 +186,11 @@ fn voronoi_picture(v: &VoronoiDemo) -> Result<Option<Picture>, BenchError> {
     }
     if e == "png" {
         for i in 0..v.frames {
-            check_output(&frame_path(o, i, v.frames), v.force)?;
+            OutputFile::check(&frame_path(o, i, v.frames), v.force, &[])?;
         }
         return Ok(Some(Picture::Png(o.clone())));
     }
-    check_output(o, v.force)?;
+    OutputFile::check(o, v.force, &[])?;
     Ok(Some(Picture::Gif {
         path: o.clone(),
         delay: v.delay.min(u64::from(u16::MAX)) as u16,
