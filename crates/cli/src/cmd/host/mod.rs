@@ -294,7 +294,6 @@ fn serve(
 ) -> anyhow::Result<()> {
     let (tx, rx) = mpsc::channel::<Request>();
     let watch = Watch::default();
-    ctl.update(&watch);
     let _socket = match &args.control {
         Some(path) => Some(socket::serve(
             path,

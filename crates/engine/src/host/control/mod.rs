@@ -214,7 +214,7 @@ impl Controller {
     }
 
     /// Updates `watch` from the host.
-    pub fn update(&self, watch: &Watch) {
+    fn update(&self, watch: &Watch) {
         let host = self.session.host();
         if let Ok(mut n) = watch.names.lock() {
             *n = host.list().into_iter().map(|g| g.name).collect();
@@ -223,8 +223,8 @@ impl Controller {
         watch.cycle.store(host.cycle(), Ordering::Relaxed);
     }
 
-    /// Executes the requests arriving on `rx`, one at a time, each reply sent back to its
-    /// source, until one quits, `stop` is set, every sender is gone, or (strict) one fails.
+    /// Executes the requests arriving on `rx`, one at a time (`watch` updated first and after
+    /// every command), each reply sent back to its source, until one quits, `stop` is set, every sender is gone, or (strict) one fails.
     /// Between requests the host follows a JACK buffer-size change.
     pub fn serve(&mut self, rx: &mpsc::Receiver<Request>, stop: &AtomicBool, watch: &Watch) {
         self.update(watch);
