@@ -206,8 +206,9 @@ pub fn commit(tmp: &Path, path: &Path) -> Result<(), OutputError> {
     res
 }
 
-/// Writes `bytes` to `path`: a regular file through a temporary file and a rename, so that
-/// no half-written file ever stands under the final name; a named pipe or a device directly.
+/// Writes `bytes` to `path`: a regular file through a temporary file ([`Temp::create`]) and a
+/// rename, so that no half-written file ever stands under the final name (nor is left behind
+/// by a process that ends on a signal); a named pipe or a device directly.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
     if let Destination::Stream(dest) = destination(path)? {
         return std::fs::OpenOptions::new()
@@ -216,17 +217,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
             .and_then(|mut f| f.write_all(bytes))
             .map_err(|e| write_error(path, e));
     }
-    let tmp = temp_path(path)?;
-    let res = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()
-    })();
-    if let Err(e) = res {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(write_error(path, e));
-    }
-    commit(&tmp, path)
+    let (tmp, mut f) = Temp::create(temp_path(path)?, path).map_err(|e| write_error(path, e))?;
+    f.write_all(bytes)
+        .and_then(|()| f.sync_all())
+        .map_err(|e| write_error(path, e))?;
+    drop(f);
+    let res = commit(tmp.path(), path);
+    tmp.keep();
+    res
 }
 
 /// The process id in a temporary name: `.fugue-PID-N.part…`, or the older form
@@ -289,14 +287,33 @@ fn remove_stale(dir: &Path, path: &Path) {
 }
 
 /// The temporary files in use, with the output each one is for.
-static TEMPS: Mutex<Vec<(PathBuf, String)>> = Mutex::new(Vec::new());
+struct Temps {
+    files: Vec<(PathBuf, String)>,
+    /// Set by [`remove_temps`]: the process is ending, no temporary file is created after.
+    closed: bool,
+}
+
+/// The temporary files in use.
+static TEMPS: Mutex<Temps> = Mutex::new(Temps {
+    files: Vec::new(),
+    closed: false,
+});
+
+fn temps() -> std::sync::MutexGuard<'static, Temps> {
+    // A thread that panicked holding the lock left the list consistent (each change is one
+    // call).
+    TEMPS.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Removes every temporary file in use ([`Temp`]) and returns the outputs that were not
-/// written because of it, each named once (for a process about to end on a signal).
+/// written because of it, each named once (for a process about to end on a signal). From
+/// then on [`Temp::create`] creates no file: one that a thread creates meanwhile is either
+/// created before the removal (and removed) or refused.
 pub fn remove_temps() -> Vec<String> {
-    let temps = std::mem::take(&mut *TEMPS.lock().unwrap_or_else(|e| e.into_inner()));
+    let mut t = temps();
+    t.closed = true;
     let mut lost: Vec<String> = Vec::new();
-    for (tmp, shown) in temps {
+    for (tmp, shown) in std::mem::take(&mut t.files) {
         if std::fs::remove_file(&tmp).is_ok() && !lost.contains(&shown) {
             lost.push(shown);
         }
@@ -313,13 +330,30 @@ pub struct Temp {
 }
 
 impl Temp {
-    /// Registers the temporary name `path`, for the output `shown`.
+    /// Registers the temporary name `path`, for the output `shown`; its writer creates the
+    /// file. (A process that ends on a signal between the two may leave the file: a writer
+    /// of its own should use [`Temp::create`].)
     pub fn new(path: PathBuf, shown: &Path) -> Temp {
-        TEMPS
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        temps()
+            .files
             .push((path.clone(), shown.display().to_string()));
         Temp { path, armed: true }
+    }
+
+    /// Creates the temporary file `path`, for the output `shown`, and registers it, as one
+    /// step that [`remove_temps`] cannot come between: the file is removed if the process
+    /// ends on a signal, and none is created once it has begun to.
+    pub fn create(path: PathBuf, shown: &Path) -> std::io::Result<(Temp, std::fs::File)> {
+        let mut t = temps();
+        if t.closed {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::Interrupted,
+                "the process is stopping",
+            ));
+        }
+        let file = std::fs::File::create(&path)?;
+        t.files.push((path.clone(), shown.display().to_string()));
+        Ok((Temp { path, armed: true }, file))
     }
 
     /// The temporary name.
@@ -335,10 +369,7 @@ impl Temp {
 
 impl Drop for Temp {
     fn drop(&mut self) {
-        TEMPS
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .retain(|(p, _)| p != &self.path);
+        temps().files.retain(|(p, _)| p != &self.path);
         if self.armed {
             let _ = std::fs::remove_file(&self.path);
         }
@@ -421,19 +452,9 @@ impl OutputFile {
         res
     }
 
-    /// Writes `bytes` (through a registered temporary file for a regular file).
+    /// Writes `bytes` ([`write_atomic`]).
     pub fn write(&self, bytes: &[u8]) -> Result<(), OutputError> {
-        if self.is_stream() {
-            return write_atomic(&self.path, bytes);
-        }
-        let tmp = self.temp()?;
-        std::fs::File::create(tmp.path())
-            .and_then(|mut f| {
-                f.write_all(bytes)?;
-                f.sync_all()
-            })
-            .map_err(|e| write_error(&self.path, e))?;
-        self.commit(tmp)
+        write_atomic(&self.path, bytes)
     }
 }
 

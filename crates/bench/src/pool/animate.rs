@@ -2,6 +2,7 @@
 //! after frame, the seeds moving between frames, each frame written as it is drawn into an
 //! animated GIF or a PNG sequence.
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -161,10 +162,11 @@ pub fn voronoi(
                                 None => crate::report::temp_path(&path)?,
                                 Some((t, _)) => frame_temp(t.path(), i),
                             };
-                            let tmp = fugue_engine::output::Temp::new(name, shown);
-                            std::fs::write(tmp.path(), &bytes).map_err(|e| {
-                                BenchError::io(format!("cannot write {}", path.display()), e)
-                            })?;
+                            let cannot =
+                                |e| BenchError::io(format!("cannot write {}", path.display()), e);
+                            let (tmp, mut f) =
+                                fugue_engine::output::Temp::create(name, shown).map_err(cannot)?;
+                            f.write_all(&bytes).map_err(cannot)?;
                             frames.push((tmp, path));
                         }
                     }

@@ -154,8 +154,7 @@ impl GifWriter {
                 path.display()
             ));
         };
-        let tmp = fugue_engine::output::Temp::new(crate::report::temp_path(path)?, path);
-        let file = std::fs::File::create(tmp.path())
+        let (tmp, file) = fugue_engine::output::Temp::create(crate::report::temp_path(path)?, path)
             .map_err(|e| BenchError::io(format!("cannot write {}", path.display()), e))?;
         let mut g = GifWriter {
             enc: None,
