@@ -589,9 +589,16 @@ pub fn render(
         engine.run_cycle();
         let frames = (total - done).min(block as u64) as usize;
         let sent = tx.send_with(|buf| {
-            for c in 0..channels {
-                for (k, &x) in engine.plan.output(c)[..frames].iter().enumerate() {
-                    buf[k * channels + c] = x;
+            let buf = &mut buf[..frames * channels];
+            // Mono is a copy; beyond, each channel's samples every `channels` frames.
+            if channels == 1 {
+                buf.copy_from_slice(&engine.plan.output(0)[..frames]);
+            } else if channels > 1 {
+                for c in 0..channels {
+                    let out = &engine.plan.output(c)[..frames];
+                    for (frame, &x) in buf.chunks_exact_mut(channels).zip(out) {
+                        frame[c] = x;
+                    }
                 }
             }
             frames * channels

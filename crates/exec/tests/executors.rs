@@ -222,6 +222,67 @@ fn wide_joins_split_by_frames_match_seq_bit_for_bit() {
     );
 }
 
+/// A sum split into groups (a `mix` of 20 ports, each fed by an oscillator of its own) at a
+/// block of `SPLIT_GROUP_MIN_FRAMES` has its groups and the mix split by frames as well (and
+/// not one frame-part unit below it): every executor matches seq bit for bit.
+#[test]
+fn split_sums_split_by_frames_match_seq_bit_for_bit() {
+    use fugue_exec::{SPLIT_GROUP_MIN_FRAMES, SPLIT_PARTS};
+    let mut src = String::from(
+        "m = { kind: \"mix\", in: 20, volume: 0.3, };\nout = { kind: \"sink\", };\nm.1 -> out.1;\n",
+    );
+    for i in 1..=20 {
+        src += &format!(
+            "o{i} = {{ kind: \"osc\", freq: {}, }};\no{i}.1 -> m.{i};\n",
+            40.0 + 17.3 * i as f64
+        );
+    }
+    let g = fugue_graph::read::ag::parse(&src, "split-sums.ag").unwrap();
+    let reg = Registry::with_builtin_kinds();
+    let parts = |block: usize| -> Vec<(String, usize)> {
+        let plan = Plan::compile(&g, &reg, &copts(block, true)).unwrap();
+        (0..plan.n_units())
+            .filter(|&u| plan.unit_part(u).1 > 1)
+            .map(|u| {
+                let tasks = plan.unit_tasks(u);
+                assert_eq!(tasks.len(), 1, "a frame part is one task");
+                (
+                    plan.name(tasks[0] as usize).to_string(),
+                    plan.unit_part(u).1,
+                )
+            })
+            .collect()
+    };
+    let split = parts(SPLIT_GROUP_MIN_FRAMES);
+    let mut names: Vec<&str> = split.iter().map(|(n, _)| n.as_str()).collect();
+    names.dedup();
+    // The groups of ports 1-8 and 9-16 (summed into m[1-16]), of 17-20, and the mix.
+    assert_eq!(names, ["m[1-8]", "m[17-20]", "m[1-16]", "m"], "{split:?}");
+    assert!(split.iter().all(|&(_, p)| p == SPLIT_PARTS));
+    assert_eq!(split.len(), 4 * SPLIT_PARTS);
+    assert!(parts(SPLIT_GROUP_MIN_FRAMES - 16).is_empty());
+
+    let opts = quick();
+    let block = SPLIT_GROUP_MIN_FRAMES;
+    let reference = render_at(&g, ExecutorKind::Seq, 1, 3, &opts, true, block);
+    assert!(reference[0].iter().any(|&x| x != 0.0));
+    for kind in ExecutorKind::ALL
+        .into_iter()
+        .filter(|k| *k != ExecutorKind::Seq)
+    {
+        for threads in 1..=4 {
+            let got = render_at(&g, kind, threads, 3, &opts, true, block);
+            fugue_testkit::bits::assert_same_channels(
+                &got,
+                &reference,
+                &format!(
+                    "split sums with {kind} on {threads} threads at {block} frames against seq"
+                ),
+            );
+        }
+    }
+}
+
 #[test]
 fn a_panicking_node_is_silenced_and_the_engine_goes_on() {
     let reg = fugue_testkit::bomb::registry(|cycle| cycle.is_multiple_of(2));

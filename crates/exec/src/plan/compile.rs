@@ -18,7 +18,10 @@ use thiserror::Error;
 use super::arena::{Buf, Layout};
 use super::regroup::{self, Regrouped};
 use super::task::TaskCell;
-use super::units::{by_level, Pipelining, Units, SPLIT_MIN_FRAMES, SPLIT_MIN_INPUTS, SPLIT_PARTS};
+use super::units::{
+    by_level, Pipelining, Units, SPLIT_GROUP_MIN_FRAMES, SPLIT_MIN_FRAMES, SPLIT_MIN_INPUTS,
+    SPLIT_PARTS,
+};
 use super::{next_layout_id, InPort, Plan, TaskInfo};
 
 /// What [`Plan::compile`] needs besides the graph.
@@ -660,11 +663,15 @@ impl Laid<'_> {
             let split = d.frame_parallel()
             && d.io() == Io::None
             && d.rate_ratio() == Ratio::ONE
-            && node_block[v] >= SPLIT_MIN_FRAMES
-            && graph.in_edges(v).len() >= SPLIT_MIN_INPUTS
-            // A sum split into groups (the node and its groups share its cost) is not
-            // split by frames as well.
-            && prepared.share(v) == 1.0
+            && if prepared.share(v) == 1.0 {
+                node_block[v] >= SPLIT_MIN_FRAMES
+                    && graph.in_edges(v).len() >= SPLIT_MIN_INPUTS
+            } else {
+                // A sum split into groups (the node and its groups share its cost): at
+                // large blocks its parts are split by frames as well, so that the sums
+                // left after the last branch run on two threads.
+                node_block[v] >= SPLIT_GROUP_MIN_FRAMES
+            }
             // Pipelined sub-blocks already spread the join's frames.
             && pipeline == 1;
             let parts = if split { SPLIT_PARTS } else { 1 };

@@ -22,7 +22,9 @@ use units::Units;
 
 pub use compile::{CompileError, CompileOptions, MAX_BLOCK, MEMORY_LIMIT};
 pub use task::TaskPanic;
-pub use units::{JOIN_FANIN, NO_SLOT, SPLIT_MIN_FRAMES, SPLIT_MIN_INPUTS, SPLIT_PARTS};
+pub use units::{
+    JOIN_FANIN, NO_SLOT, SPLIT_GROUP_MIN_FRAMES, SPLIT_MIN_FRAMES, SPLIT_MIN_INPUTS, SPLIT_PARTS,
+};
 
 /// One input port: the buffer `process` reads; when `n_srcs >= 2`, the consumer first sums
 /// `sum_srcs[first..first + n_srcs]` (edge declaration order) into it.
@@ -87,7 +89,8 @@ struct TaskInfo {
 /// after the node and the ports whose sum they output, `mix100[1-8]`, `mix100[1-16]`: the
 /// second adds the first's sum to its own), feeding the node's own task, with the same
 /// samples bit for bit ([`fugue_dsp::sum_inputs`] sums that way). [`Plan::node_of`] maps a
-/// group's task to the node; [`Plan::len`] counts the groups.
+/// group's task to the node; [`Plan::len`] counts the groups. At blocks of at least
+/// [`SPLIT_GROUP_MIN_FRAMES`], the groups and the node are split by frames as well.
 ///
 /// Buffers: each output port has its own buffer of the node's block size; an input port with
 /// no edge reads a shared silent buffer, with one edge the producer's buffer itself, with

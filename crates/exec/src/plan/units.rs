@@ -129,6 +129,15 @@ pub const SPLIT_MIN_INPUTS: usize = 8;
 /// See [`SPLIT_PARTS`].
 pub const SPLIT_MIN_FRAMES: usize = 256;
 
+/// The parts of a wide sum split into groups (the groups and the node that adds their sums;
+/// see [`DspNode::sums_inputs`](fugue_dsp::DspNode::sums_inputs)) are split by frames into
+/// [`SPLIT_PARTS`] units too at blocks of at least this many frames. A group runs when its
+/// branches end, beside other branches; but the groups and the sums left once the last
+/// branch ends (its group, the sums of blocks, the node) form a chain that one thread would
+/// run while the others wait: split, two threads share it. Below this block, a part's few
+/// microseconds of sums are too short for what a task more costs.
+pub const SPLIT_GROUP_MIN_FRAMES: usize = 4096;
+
 /// Frames `[a, b)` of part `part` of `parts` of a block of `block` frames: parts of equal
 /// length rounded up to 16 frames (64 bytes: no two parts write one cache line), the last
 /// one shorter.
