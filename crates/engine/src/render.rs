@@ -448,6 +448,38 @@ fn write_blocks(
     Ok(Written { peak, clipped })
 }
 
+/// Writes the first `frames` frames of the `channels` buffers that `output` gives into `buf`
+/// (`frames * channels` samples), frame by frame: mono is a copy and stereo one pass over
+/// both channels (the compiler vectorises both); beyond, each channel's samples every
+/// `channels` samples.
+fn interleave<'a>(
+    channels: usize,
+    output: impl Fn(usize) -> &'a [f32],
+    frames: usize,
+    buf: &mut [f32],
+) {
+    let buf = &mut buf[..frames * channels];
+    match channels {
+        0 => {}
+        1 => buf.copy_from_slice(&output(0)[..frames]),
+        2 => {
+            let (l, r) = (&output(0)[..frames], &output(1)[..frames]);
+            for ((frame, &a), &b) in buf.chunks_exact_mut(2).zip(l).zip(r) {
+                frame[0] = a;
+                frame[1] = b;
+            }
+        }
+        _ => {
+            for c in 0..channels {
+                let out = &output(c)[..frames];
+                for (frame, &x) in buf.chunks_exact_mut(channels).zip(out) {
+                    frame[c] = x;
+                }
+            }
+        }
+    }
+}
+
 /// The length of a render of `input` with `tail` seconds after its end (`--tail`): the
 /// input's length from its header plus `tail`, checked (a sentence about `--tail` when it is
 /// out of range). `None` when the header cannot be read: the render then reads the file and
@@ -590,17 +622,8 @@ pub fn render(
         let frames = (total - done).min(block as u64) as usize;
         let sent = tx.send_with(|buf| {
             let buf = &mut buf[..frames * channels];
-            // Mono is a copy; beyond, each channel's samples every `channels` frames.
-            if channels == 1 {
-                buf.copy_from_slice(&engine.plan.output(0)[..frames]);
-            } else if channels > 1 {
-                for c in 0..channels {
-                    let out = &engine.plan.output(c)[..frames];
-                    for (frame, &x) in buf.chunks_exact_mut(channels).zip(out) {
-                        frame[c] = x;
-                    }
-                }
-            }
+            let plan = &engine.plan;
+            interleave(channels, |c| plan.output(c), frames, buf);
             frames * channels
         });
         if !sent {
@@ -650,7 +673,27 @@ pub fn render(
 
 #[cfg(test)]
 mod tests {
-    use super::peak_and_over;
+    use super::{interleave, peak_and_over};
+
+    /// Every channel count's frames hold each channel's sample in order, for a block cut
+    /// short, and nothing past the frames asked is written.
+    #[test]
+    fn interleave_puts_each_channel_in_its_place() {
+        for channels in 1..=5 {
+            let outs: Vec<Vec<f32>> = (0..channels)
+                .map(|c| (0..10).map(|k| (100 * c + k) as f32).collect())
+                .collect();
+            let frames = 7;
+            let mut buf = vec![-1.0; 10 * channels];
+            interleave(channels, |c| &outs[c][..], frames, &mut buf);
+            for k in 0..frames {
+                for c in 0..channels {
+                    assert_eq!(buf[k * channels + c], (100 * c + k) as f32, "{channels} ch");
+                }
+            }
+            assert!(buf[frames * channels..].iter().all(|&x| x == -1.0));
+        }
+    }
 
     #[test]
     fn peak_and_over_match_a_plain_loop() {
