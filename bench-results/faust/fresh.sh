@@ -2,10 +2,11 @@
 # strings32.ag (32 Karplus-Strong string nodes and a mixer) rendered to a new WAV file by seq,
 # ws and static (2 threads), and Faust's own parallel builds of karplus32.dsp (-vec -sch and
 # -vec -omp, on 1 and 2 threads, built with `fugue bench faust`'s driver), every process
-# timed whole, ROUNDS rounds interleaved. The previous round's files are removed (and the
-# disk synced) before each run, outside the timing, so that no run pays for deleting the
-# file it replaces. ws's and static's files are compared with seq's (`cmp`), and each Faust
-# build's output with its one-thread run's (`cmp`, else at most 1e-5 apart).
+# timed whole: ROUNDS rounds of fugue's three, interleaved, then ROUNDS of Faust's. The
+# previous round's files are removed (and the disk synced) before each run, outside the
+# timing, so that no run pays for deleting the file it replaces. ws's and static's files
+# are compared with seq's (`cmp`), and each Faust build's output with its one-thread run's
+# (`cmp`, else at most 1e-5 apart).
 # Faust's part is skipped (and said) where `faust` or `g++` is missing, or with NOFAUST=1.
 # Usage: bench-results/faust/fresh.sh [FUGUE] [ROUNDS] [BUFFER] [SECONDS]
 set -euo pipefail
@@ -40,28 +41,35 @@ else
 fi
 blocks=$(python3 -c "print(max(1, round($S * 48000 / $B)))")
 
-for r in $(seq 1 "$R"); do
-    for ex in seq ws static; do
-        th=2
-        [ "$ex" = seq ] && th=1
-        rm -f "$D/$ex.wav"
-        sync
-        s=$(date +%s.%N)
-        "$F" render "$G" -o "$D/$ex.wav" --seconds "$S" --buffer "$B" -e "$ex" -t "$th" >/dev/null 2>&1
-        e=$(date +%s.%N)
-        echo "fugue-$ex $th $(echo "$e - $s" | bc)"
-    done
-    cmp "$D/seq.wav" "$D/ws.wav" && cmp "$D/seq.wav" "$D/static.wav"
-    for m in "${modes[@]}"; do
-        for th in 1 2; do
-            rm -f "$D/k-$m-$th.raw"
+{
+    # fugue's rounds, then Faust's: each contender is compared with its own runs of the same
+    # rounds, and Faust's two-thread runs (which spin for seconds on two cores) do not fall
+    # between fugue's.
+    for r in $(seq 1 "$R"); do
+        for ex in seq ws static; do
+            th=2
+            [ "$ex" = seq ] && th=1
+            rm -f "$D/$ex.wav"
             sync
             s=$(date +%s.%N)
-            OMP_NUM_THREADS=$th "$D/k-$m" "$blocks" "$B" 48000 - "$D/k-$m-$th.raw" play=1 polyphony=32 >/dev/null
+            "$F" render "$G" -o "$D/$ex.wav" --seconds "$S" --buffer "$B" -e "$ex" -t "$th" >/dev/null 2>&1
             e=$(date +%s.%N)
-            echo "faust-$m $th $(echo "$e - $s" | bc)"
+            echo "fugue-$ex $th $(echo "$e - $s" | bc)"
         done
-        cmp -s "$D/k-$m-1.raw" "$D/k-$m-2.raw" || python3 - "$D/k-$m-1.raw" "$D/k-$m-2.raw" <<'EOF'
+        cmp "$D/seq.wav" "$D/ws.wav" && cmp "$D/seq.wav" "$D/static.wav"
+    done
+    rm -f "$D"/*.wav
+    for r in $(seq 1 "$R"); do
+        for m in "${modes[@]}"; do
+            for th in 1 2; do
+                rm -f "$D/k-$m-$th.raw"
+                sync
+                s=$(date +%s.%N)
+                OMP_NUM_THREADS=$th "$D/k-$m" "$blocks" "$B" 48000 - "$D/k-$m-$th.raw" play=1 polyphony=32 >/dev/null
+                e=$(date +%s.%N)
+                echo "faust-$m $th $(echo "$e - $s" | bc)"
+            done
+            cmp -s "$D/k-$m-1.raw" "$D/k-$m-2.raw" || python3 - "$D/k-$m-1.raw" "$D/k-$m-2.raw" <<'EOF'
 import array, sys
 a, b = array.array("f"), array.array("f")
 a.frombytes(open(sys.argv[1], "rb").read()); b.frombytes(open(sys.argv[2], "rb").read())
@@ -69,8 +77,9 @@ d = max((abs(x - y) for x, y in zip(a, b)), default=0.0) if len(a) == len(b) els
 if not d <= 1e-5:
     sys.exit(f"{sys.argv[2]}: {d} from the one-thread run")
 EOF
+        done
     done
-done | python3 -c '
+} | python3 -c '
 import statistics, sys
 t = {}
 for line in sys.stdin:

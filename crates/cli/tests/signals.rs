@@ -125,10 +125,14 @@ fn a_stopped_run_keeps_its_statistics() {
         args.extend_from_slice(backend);
         args.extend_from_slice(&["--buffer", "256", "--stats", csv.to_str().unwrap()]);
         let child = spawn(&args);
+        // The statistics' temporary file is there before the run starts; it holds a record
+        // (its header and a row, flushed every fifth of a second) once cycles have run.
         wait_for("the run did not start", || {
-            listing(&d).iter().any(|n| n.ends_with(".part"))
+            listing(&d).iter().any(|n| {
+                n.ends_with(".part")
+                    && std::fs::read_to_string(d.join(n)).is_ok_and(|t| t.lines().count() >= 2)
+            })
         });
-        std::thread::sleep(Duration::from_millis(300));
         send(&child, sig);
         let (code, out, err) = finish(child);
         assert_eq!(code, Some(128 + sig), "{name}: {err}");

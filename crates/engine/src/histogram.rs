@@ -26,9 +26,10 @@ pub(crate) struct Histogram {
     max: AtomicU64,
 }
 
-/// Adds `n` to a counter that only the calling thread writes.
+/// Adds `n` to a counter that only the calling thread writes: a plain load and store, no
+/// locked read-modify-write.
 #[inline]
-fn bump(c: &AtomicU64, n: u64) {
+pub(crate) fn bump(c: &AtomicU64, n: u64) {
     // Relaxed: a statistic with one writer; readers want no ordering with other data.
     c.store(c.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
 }

@@ -330,16 +330,6 @@ pub struct Temp {
 }
 
 impl Temp {
-    /// Registers the temporary name `path`, for the output `shown`; its writer creates the
-    /// file. (A process that ends on a signal between the two may leave the file: a writer
-    /// of its own should use [`Temp::create`].)
-    pub fn new(path: PathBuf, shown: &Path) -> Temp {
-        temps()
-            .files
-            .push((path.clone(), shown.display().to_string()));
-        Temp { path, armed: true }
-    }
-
     /// Creates the temporary file `path`, for the output `shown`, and registers it, as one
     /// step that [`remove_temps`] cannot come between: the file is removed if the process
     /// ends on a signal, and none is created once it has begun to.
@@ -438,10 +428,13 @@ impl OutputFile {
                 .is_some_and(|e| e.eq_ignore_ascii_case(ext))
     }
 
-    /// A new temporary file for this output, removed unless [`OutputFile::commit`] gives it
-    /// its name.
+    /// A new temporary file for this output, created empty now and registered
+    /// ([`Temp::create`]), removed unless [`OutputFile::commit`] gives it its name. Its
+    /// writer writes over it (a render with [`crate::Output::Existing`]).
     pub fn temp(&self) -> Result<Temp, OutputError> {
-        Ok(Temp::new(temp_path(&self.path)?, &self.path))
+        let (tmp, _file) = Temp::create(temp_path(&self.path)?, &self.path)
+            .map_err(|e| write_error(&self.path, e))?;
+        Ok(tmp)
     }
 
     /// Gives the finished temporary file its name (a rename, or a copy into a pipe or a

@@ -48,6 +48,11 @@ pub enum Output {
     /// A WAV file, created (or truncated) at this path. Callers that must never leave a
     /// half-written file pass a temporary name and rename it on success.
     Wav(PathBuf),
+    /// A WAV file written over the file at this path, which the caller created (a temporary
+    /// file of [`crate::output::Temp::create`]), truncated but never created: when it was
+    /// removed meanwhile (by the removal of temporary files on a signal), the render fails
+    /// instead of leaving a file behind.
+    Existing(PathBuf),
     /// Nowhere: the blocks are measured (peak) and dropped; for benchmarks.
     Discard,
 }
@@ -556,7 +561,7 @@ pub fn render(
     }
     let channels = engine.plan.n_outputs();
     let writer = match &options.output {
-        Output::Wav(path) => {
+        Output::Wav(path) | Output::Existing(path) => {
             let spec = hound::WavSpec {
                 channels: u16::try_from(channels)
                     .map_err(|_| RenderError::TooManyChannels(channels))?,
@@ -572,11 +577,13 @@ pub fn render(
                     hound::SampleFormat::Int
                 },
             };
-            let w =
-                crate::wav::BlockWavWriter::create(path, spec).map_err(|e| RenderError::Write {
+            let create = matches!(options.output, Output::Wav(_));
+            let w = crate::wav::BlockWavWriter::create(path, spec, create).map_err(|e| {
+                RenderError::Write {
                     path: path.clone(),
                     reason: write_reason(&e),
-                })?;
+                }
+            })?;
             Some(w)
         }
         Output::Discard => None,
@@ -646,7 +653,7 @@ pub fn render(
     result?;
     let written = written.map_err(|e| RenderError::Write {
         path: match &options.output {
-            Output::Wav(p) => p.clone(),
+            Output::Wav(p) | Output::Existing(p) => p.clone(),
             Output::Discard => PathBuf::from("(discarded output)"),
         },
         reason: write_reason(&e),

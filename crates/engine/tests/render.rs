@@ -295,6 +295,39 @@ fn errors_are_typed() {
     ));
 }
 
+/// `Output::Existing` writes over a file that exists (truncated) and never creates one: a
+/// missing file fails the render and is not left behind.
+#[test]
+fn an_existing_output_is_written_over_and_a_missing_one_is_not_created() {
+    let g = fugue_graph::read::ag::parse(
+        r#"o = { kind: "osc", freq: 440, }; s = { kind: "sink", }; o.1 -> s.1;"#,
+        "x.ag",
+    )
+    .unwrap();
+    let dir = std::env::temp_dir().join(format!("fugue-existing-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let there = dir.join("there.part");
+    std::fs::write(&there, vec![7u8; 1 << 20]).unwrap();
+    let opts = |p: &std::path::Path| RenderOptions {
+        output: Output::Existing(p.to_path_buf()),
+        seconds: Some(0.1),
+        ..Default::default()
+    };
+    let summary = render(&g, &opts(&there), |_| {}).unwrap();
+    assert_eq!(summary.frames, 4800);
+    // The header and 4,800 float samples: the megabyte written before is gone.
+    let len = std::fs::metadata(&there).unwrap().len();
+    assert!(len > 4800 * 4 && len < 4800 * 4 + 200, "{len} bytes");
+    assert_eq!(hound::WavReader::open(&there).unwrap().duration(), 4800);
+    let gone = dir.join("gone.part");
+    assert!(matches!(
+        render(&g, &opts(&gone), |_| {}),
+        Err(RenderError::Write { .. })
+    ));
+    assert!(!gone.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn progress_reaches_the_end() {
     let g = fugue_graph::read::ag::parse(

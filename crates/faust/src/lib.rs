@@ -18,6 +18,12 @@
 //!   which is opened at run time ([`Faust::shared`]): fugue builds and runs without Faust,
 //!   and only a graph with a `faust` node needs it. Every node of the same program and
 //!   options shares one compiled [`Factory`].
+//! - libfaust changes the process's working directory while it compiles: it looks for an
+//!   imported file by entering each library folder in turn (`chdir`) and going back after.
+//!   Meanwhile a relative path opened by another thread of the process resolves against
+//!   the wrong folder. fugue compiles on the thread that opens the graph's files, before a
+//!   render's or a run's other threads open theirs; in the host, a `load` compiles while
+//!   the audio plays, and no thread of the host opens a relative path then.
 //! - A node's processor is one instance of the program; its `process` calls the program's
 //!   `compute`, which neither allocates nor locks. Parameters are set when the instance is
 //!   made, between blocks.

@@ -186,18 +186,23 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Bits::from_bits(args.bits).ok_or_else(|| util::usage("--bits must be 16, 24 or 32"))?;
     let mut options = options(&args, bits)?;
     let profile_dir = profile_dir(&args.profile, args.force)?;
+    // The temporary file exists from here on, registered for removal on a signal; the
+    // render writes over it and never creates it again.
     let tmp = match &out {
-        None => Temp::new(
-            std::env::temp_dir().join(format!("fugue-render-{}.wav", std::process::id())),
-            Path::new("standard output"),
-        ),
+        None => {
+            let path =
+                std::env::temp_dir().join(format!("fugue-render-{}.wav", std::process::id()));
+            Temp::create(path, Path::new("standard output"))
+                .context("cannot create a temporary file for standard output")?
+                .0
+        }
         Some(o) => o.temp()?,
     };
     let shown = match &out {
         None => "standard output".to_string(),
         Some(_) => args.output.display().to_string(),
     };
-    options.output = fugue_engine::Output::Wav(tmp.path().to_path_buf());
+    options.output = fugue_engine::Output::Existing(tmp.path().to_path_buf());
     let (start, mut bar) = (Instant::now(), None);
     let quiet = QuietPanics::install();
     let result = fugue_engine::render(&graph, &options, |p| show_progress(start, &mut bar, p));

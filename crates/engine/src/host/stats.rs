@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::histogram::Histogram;
+use crate::histogram::{bump, Histogram};
 
 /// A running distribution of durations: count, sum, maximum and a histogram at 8 buckets per
 /// power of two (12.5 %) for percentiles ([`Histogram`]). Updated by one thread (the audio
@@ -23,11 +23,10 @@ impl Durations {
         }
     }
 
-    /// Adds one duration. Never allocates.
+    /// Adds one duration. Never allocates; one writer at a time, as the histogram's.
     #[inline]
     pub(crate) fn add(&self, ns: u64) {
-        // Relaxed: statistics, read as a whole only approximately while running.
-        self.sum.fetch_add(ns, Ordering::Relaxed);
+        bump(&self.sum, ns);
         self.hist.record(ns);
     }
 
@@ -80,12 +79,12 @@ impl GraphStats {
     /// `cycle_ns` that `missed` its deadline or not. Never allocates.
     #[inline]
     pub(crate) fn account(&self, share: u64, work: u64, cycle_ns: u64, missed: bool) {
-        // Relaxed: statistics.
-        self.work.fetch_add(work, Ordering::Relaxed);
-        self.cycles_ns.fetch_add(cycle_ns, Ordering::Relaxed);
+        // The audio thread is the only writer: plain loads and stores.
+        bump(&self.work, work);
+        bump(&self.cycles_ns, cycle_ns);
         self.share.add(share);
         if missed {
-            self.misses.fetch_add(1, Ordering::Relaxed);
+            bump(&self.misses, 1);
         }
     }
 
