@@ -47,14 +47,6 @@ type Plain = unsafe extern "C" fn(Handle);
 type BuildUi = unsafe extern "C" fn(Handle, *mut UiGlue);
 /// `compute(dsp, count, inputs, outputs)`.
 pub type Compute = unsafe extern "C" fn(Handle, c_int, *mut *mut f32, *mut *mut f32);
-type Expand = unsafe extern "C" fn(
-    name: *const c_char,
-    code: *const c_char,
-    argc: c_int,
-    argv: *const *const c_char,
-    sha_key: *mut c_char,
-    error: *mut c_char,
-) -> *const c_char;
 type ReadMachine =
     unsafe extern "C" fn(path: *const c_char, target: *const c_char, error: *mut c_char) -> Handle;
 type WriteMachine =
@@ -62,13 +54,10 @@ type WriteMachine =
 type FreeMemory = unsafe extern "C" fn(*mut c_void);
 
 /// What keeping compiled programs on disk takes (`faust/dsp/libfaust-c.h`,
-/// `faust/dsp/llvm-dsp-c.h`): a program expanded with its imports and its SHA-1 key, a
-/// factory written to and read from a machine-code file.
+/// `faust/dsp/llvm-dsp-c.h`): a factory written to and read from a machine-code file, and
+/// the machine's target that names it.
 #[derive(Clone, Copy)]
 pub struct MachineFns {
-    /// `expandCDSPFromString(name, code, argc, argv, sha_key, error)`: the program with every
-    /// import inlined (freed with `free`), and its SHA-1 key (40 hex digits) in `sha_key`.
-    pub expand: Expand,
     /// `readCDSPFactoryFromMachineFile(path, target, error)`.
     pub read: ReadMachine,
     /// `writeCDSPFactoryToMachineFile(factory, path, target)`.
@@ -220,7 +209,6 @@ impl Lib {
                     },
                     machine: (|| -> Result<MachineFns, String> {
                         Ok(MachineFns {
-                            expand: symbol(&library, "expandCDSPFromString")?,
                             read: symbol(&library, "readCDSPFactoryFromMachineFile")?,
                             write: symbol(&library, "writeCDSPFactoryToMachineFile")?,
                             free: symbol(&library, "freeCMemory")?,
