@@ -252,15 +252,15 @@ fn fnv(parts: &[&[u8]]) -> u64 {
 const FINGERPRINT_FILES: usize = 1024;
 const FINGERPRINT_BYTES: u64 = 64 << 20;
 
-/// A 64-bit fingerprint of everything a compilation of `source` reads: its text, name and
-/// include folders, and, for every file it may import (`import`, `library` and `component`
-/// of a quoted name, found anywhere in the text, comments included), followed through the
-/// files found, the contents (or the absence) of that name at every place libfaust looks
-/// for it: the working directory, the importing file's folder, the include folders, and
-/// Faust's library folders. A wider search than libfaust's own, so that any edit, addition
-/// or removal of a file that the compilation could read changes the fingerprint. `None` for
-/// an import of a URL, a file that cannot be read for another reason than its absence, or
-/// more than [`FINGERPRINT_FILES`] files or [`FINGERPRINT_BYTES`] bytes.
+/// A 64-bit fingerprint of everything a compilation of `source` reads: its text and name,
+/// and, for every file it may import (`import`, `library` and `component` of a quoted name,
+/// found anywhere in the text, comments included, and followed through the files found),
+/// the files of that name at every place libfaust looks for it (the working directory, the
+/// importing file's folder, the include folders, Faust's library folders): where they are,
+/// and their contents. A wider search than libfaust's own, so that any edit, addition or
+/// removal of a file that the compilation could read changes the fingerprint. `None` for an
+/// import of a URL, a file that cannot be read for another reason than its absence, or more
+/// than [`FINGERPRINT_FILES`] files or [`FINGERPRINT_BYTES`] bytes.
 ///
 /// It takes the place of libfaust's key (`expandCDSPFromString`: the program with its
 /// imports inlined, about 8 ms for a program of `stdfaust.lib`) at a fraction of the time.
@@ -296,10 +296,6 @@ fn fingerprint(source: &Source) -> Option<u64> {
     for part in [source.code.as_bytes(), source.name.as_bytes()] {
         h.write_usize(part.len());
         h.write(part);
-    }
-    for d in &dirs {
-        h.write(d.as_os_str().as_encoded_bytes());
-        h.write_u8(0);
     }
     // Every place looked at, once: its content's hash, or `None` where there is no file.
     let mut places: std::collections::BTreeMap<PathBuf, Option<u64>> =
@@ -341,15 +337,14 @@ fn fingerprint(source: &Source) -> Option<u64> {
             }
         }
     }
+    // The files found, where and what: a file added or removed anywhere libfaust looks
+    // changes this set. Places with no file are left out, so that the fingerprint does not
+    // depend on the working directory unless a file there may be read.
     for (place, content) in &places {
-        h.write(place.as_os_str().as_encoded_bytes());
-        h.write_u8(0);
-        match content {
-            Some(c) => {
-                h.write_u8(1);
-                h.write_u64(*c);
-            }
-            None => h.write_u8(0),
+        if let Some(c) = content {
+            h.write(place.as_os_str().as_encoded_bytes());
+            h.write_u8(0);
+            h.write_u64(*c);
         }
     }
     Some(h.finish())
