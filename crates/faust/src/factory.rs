@@ -257,10 +257,11 @@ const FINGERPRINT_BYTES: u64 = 64 << 20;
 /// found anywhere in the text, comments included, and followed through the files found),
 /// the files of that name at every place libfaust looks for it (the working directory, the
 /// importing file's folder, the include folders, Faust's library folders): where they are,
-/// and their contents. A wider search than libfaust's own, so that any edit, addition or
-/// removal of a file that the compilation could read changes the fingerprint. `None` for an
-/// import of a URL, a file that cannot be read for another reason than its absence, or more
-/// than [`FINGERPRINT_FILES`] files or [`FINGERPRINT_BYTES`] bytes.
+/// in the order of the search, and their contents. A wider search than libfaust's own, so
+/// that any edit, addition or removal of a file that the compilation could read, or a
+/// change of which one comes first, changes the fingerprint. `None` for an import of a URL,
+/// a file that cannot be read for another reason than its absence (or is not a regular
+/// file), or more than [`FINGERPRINT_FILES`] places or [`FINGERPRINT_BYTES`] bytes.
 ///
 /// It takes the place of libfaust's key (`expandCDSPFromString`: the program with its
 /// imports inlined, about 8 ms for a program of `stdfaust.lib`) at a fraction of the time.
@@ -298,8 +299,7 @@ fn fingerprint(source: &Source) -> Option<u64> {
         h.write(part);
     }
     // Every place looked at, once: its content's hash, or `None` where there is no file.
-    let mut places: std::collections::BTreeMap<PathBuf, Option<u64>> =
-        std::collections::BTreeMap::new();
+    let mut places: HashMap<PathBuf, Option<u64>> = HashMap::new();
     // Texts to scan: (text, the folder of the file it came from).
     let mut queue: Vec<(Vec<u8>, Option<PathBuf>)> = vec![(source.code.as_bytes().to_vec(), None)];
     let mut bytes = 0u64;
@@ -314,40 +314,63 @@ fn fingerprint(source: &Source) -> Option<u64> {
             } else {
                 folder.iter().chain(&dirs).map(|d| d.join(name)).collect()
             };
+            // The files of this name in the order of the search (which one libfaust reads
+            // depends on it), where and what; places with no file are left out, so that the
+            // fingerprint does not depend on the working directory unless a file there may
+            // be read.
             for place in candidates {
-                if places.contains_key(&place) {
-                    continue;
-                }
-                match std::fs::read(&place) {
-                    Ok(content) => {
-                        let mut fh = std::collections::hash_map::DefaultHasher::new();
-                        fh.write(&content);
-                        bytes += content.len() as u64;
-                        if places.len() >= FINGERPRINT_FILES || bytes > FINGERPRINT_BYTES {
+                let content = match places.get(&place) {
+                    Some(c) => *c,
+                    None => {
+                        let c = match read_bounded(&place, FINGERPRINT_BYTES - bytes) {
+                            Ok(Some(content)) => {
+                                bytes += content.len() as u64;
+                                let mut fh = std::collections::hash_map::DefaultHasher::new();
+                                fh.write(&content);
+                                let c = fh.finish() ^ content.len() as u64;
+                                queue.push((content, place.parent().map(Path::to_path_buf)));
+                                Some(c)
+                            }
+                            Ok(None) => None,
+                            Err(()) => return None,
+                        };
+                        if places.len() >= FINGERPRINT_FILES {
                             return None;
                         }
-                        places.insert(place.clone(), Some(fh.finish() ^ content.len() as u64));
-                        queue.push((content, place.parent().map(Path::to_path_buf)));
+                        places.insert(place.clone(), c);
+                        c
                     }
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                        places.insert(place, None);
-                    }
-                    Err(_) => return None,
+                };
+                if let Some(c) = content {
+                    h.write(place.as_os_str().as_encoded_bytes());
+                    h.write_u8(0);
+                    h.write_u64(c);
                 }
             }
         }
     }
-    // The files found, where and what: a file added or removed anywhere libfaust looks
-    // changes this set. Places with no file are left out, so that the fingerprint does not
-    // depend on the working directory unless a file there may be read.
-    for (place, content) in &places {
-        if let Some(c) = content {
-            h.write(place.as_os_str().as_encoded_bytes());
-            h.write_u8(0);
-            h.write_u64(*c);
-        }
-    }
     Some(h.finish())
+}
+
+/// The contents of the file at `path` when it holds at most `budget` bytes; `None` when
+/// there is no file; `Err` when it cannot be read, is larger, or is not a regular file.
+fn read_bounded(path: &Path, budget: u64) -> Result<Option<Vec<u8>>, ()> {
+    use std::io::Read as _;
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(_) => return Err(()),
+    };
+    let meta = file.metadata().map_err(|_| ())?;
+    if !meta.is_file() || meta.len() > budget {
+        return Err(());
+    }
+    let mut content = Vec::with_capacity(meta.len() as usize);
+    // At most `budget` bytes, whatever the file grew to since.
+    file.take(budget)
+        .read_to_end(&mut content)
+        .map_err(|_| ())?;
+    Ok(Some(content))
 }
 
 /// The quoted names of `import("...")`, `library("...")` and `component("...")` in a Faust
@@ -696,8 +719,9 @@ mod tests {
 
     /// The fingerprint changes with an edit of the program, of a file it imports (directly
     /// or through another), with a file added earlier in the search (which libfaust would
-    /// read instead) or removed; it is the same when nothing changed; an import of a URL has
-    /// none (no disk cache).
+    /// read instead) or removed, and with the order of the search where two files have one
+    /// name; it is the same when nothing changed; an import of a URL has none (no disk
+    /// cache).
     #[test]
     fn the_fingerprint_follows_every_file_a_program_may_read() {
         let root = std::env::temp_dir().join(format!("fugue-fingerprint-{}", std::process::id()));
@@ -724,6 +748,12 @@ mod tests {
         std::fs::write(first.join("mine.lib"), "f = _;").unwrap();
         let shadowed = fingerprint(&source(code)).unwrap();
         assert_ne!(shadowed, deep, "a file added earlier in the search");
+        // Two files of one name: which comes first in the search decides.
+        let swapped = Source {
+            includes: vec![second.clone(), first.clone()],
+            ..source(code)
+        };
+        assert_ne!(fingerprint(&swapped), Some(shadowed), "the search's order");
         std::fs::remove_file(first.join("mine.lib")).unwrap();
         assert_eq!(fingerprint(&source(code)), Some(deep), "and removed again");
         assert_eq!(
