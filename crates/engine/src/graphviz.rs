@@ -13,7 +13,9 @@ pub struct Drawing<'a> {
     pub dot: String,
     /// The output format: `svg`, `png` or `pdf`.
     pub format: &'a str,
-    /// The file Graphviz writes (a temporary file, given its name by the caller).
+    /// The file Graphviz writes: a temporary file that exists (created and registered by
+    /// the caller, who gives it its name), written over (never created: removed meanwhile by
+    /// a signal's cleanup, the drawing fails instead of leaving a file).
     pub to: &'a Path,
     /// The graph file, for the messages.
     pub file: &'a Path,
@@ -34,6 +36,9 @@ pub enum DrawError {
     /// It could not be started.
     #[error("cannot run Graphviz's `dot`")]
     Spawn(#[source] std::io::Error),
+    /// The file it writes could not be opened.
+    #[error("cannot open {} for Graphviz's drawing", .0.display())]
+    Output(PathBuf, #[source] std::io::Error),
     /// Waiting for it failed.
     #[error("Graphviz's `dot` failed")]
     Wait(#[source] std::io::Error),
@@ -63,11 +68,16 @@ pub enum DrawError {
 /// Draws `d` with Graphviz; `stop` says (with the signal's number) when to stop it early.
 pub fn draw(d: Drawing<'_>, stop: impl Fn() -> Option<i32>) -> Result<(), DrawError> {
     let stem = d.output.with_extension("");
+    // Graphviz writes to its standard output, this file, opened here without creating it.
+    let out = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(d.to)
+        .map_err(|e| DrawError::Output(d.to.to_path_buf(), e))?;
     let child = Command::new("dot")
         .arg(format!("-T{}", d.format))
-        .arg("-o")
-        .arg(d.to)
         .stdin(Stdio::piped())
+        .stdout(out)
         .stderr(Stdio::piped())
         .spawn();
     let mut child = match child {
@@ -116,5 +126,28 @@ pub fn draw(d: Drawing<'_>, stop: impl Fn() -> Option<i32>) -> Result<(), DrawEr
     match fed {
         Ok(Err(e)) => Err(DrawError::Feed(e)),
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The file Graphviz is to write must exist: a missing one is an error, and no file is
+    /// made (whether `dot` is installed or not).
+    #[test]
+    fn a_missing_output_is_not_created() {
+        let to = std::env::temp_dir().join(format!("fugue-draw-{}.part", std::process::id()));
+        let d = Drawing {
+            dot: "digraph { a -> b }".into(),
+            format: "svg",
+            to: &to,
+            file: Path::new("g.ag"),
+            nodes: 2,
+            output: Path::new("g.svg"),
+            timeout: Duration::from_secs(10),
+        };
+        assert!(matches!(draw(d, || None), Err(DrawError::Output(..))));
+        assert!(!to.exists());
     }
 }

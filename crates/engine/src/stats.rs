@@ -285,6 +285,10 @@ pub struct StatsOptions {
     /// Write one CSV row per cycle to this file (created or truncated; callers that must not
     /// leave a half-written file pass a temporary name and rename it).
     pub csv: Option<PathBuf>,
+    /// The file [`StatsOptions::csv`] names exists already (a temporary file created and
+    /// registered by the caller, [`crate::output::Temp::create`]): it is written over and
+    /// never created, so that one removed meanwhile by a signal's cleanup is not made again.
+    pub csv_exists: bool,
     /// Keep every record in memory and return them.
     pub keep_records: bool,
     /// Hash each cycle's output into its record ([`CycleRecord::output_hash`]), for a check
@@ -329,7 +333,14 @@ pub fn start_stats(options: StatsOptions) -> std::io::Result<(StatsThread, Cycle
         },
     );
     let csv = match &options.csv {
-        Some(p) => Some((p.clone(), std::fs::File::create(p)?)),
+        Some(p) => Some((
+            p.clone(),
+            std::fs::File::options()
+                .write(true)
+                .truncate(true)
+                .create(!options.csv_exists)
+                .open(p)?,
+        )),
         None => None,
     };
     let finish = Arc::new(AtomicBool::new(false));
@@ -491,6 +502,32 @@ pub fn read_csv(path: &Path) -> std::io::Result<Vec<CycleRecord>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A CSV file said to exist is written over, and one that is missing is not created:
+    /// the statistics do not start.
+    #[test]
+    fn an_existing_csv_is_not_created_again() {
+        let dir = std::env::temp_dir().join(format!("fugue-stats-csv-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let missing = dir.join("gone.part");
+        let options = |p: &Path| StatsOptions {
+            csv: Some(p.to_path_buf()),
+            csv_exists: true,
+            ..StatsOptions::default()
+        };
+        assert!(start_stats(options(&missing)).is_err());
+        assert!(!missing.exists());
+        let there = dir.join("there.part");
+        std::fs::write(&there, "old contents, longer than the header").unwrap();
+        let (thread, _meter) = start_stats(options(&there)).unwrap();
+        let outcome = thread.finish();
+        assert!(outcome.csv_error.is_none());
+        assert_eq!(
+            std::fs::read_to_string(&there).unwrap().trim_end(),
+            CSV_HEADER
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn csv_rows_round_trip_and_older_rows_read_without_a_wake_up() {
