@@ -13,9 +13,8 @@ pub struct Drawing<'a> {
     pub dot: String,
     /// The output format: `svg`, `png` or `pdf`.
     pub format: &'a str,
-    /// The file Graphviz writes: a temporary file that exists (created and registered by
-    /// the caller, who gives it its name), written over (never created: removed meanwhile by
-    /// a signal's cleanup, the drawing fails instead of leaving a file).
+    /// The file Graphviz writes (a temporary file, given its name by the caller), opened with
+    /// [`crate::output::open_truncated`].
     pub to: &'a Path,
     /// The graph file, for the messages.
     pub file: &'a Path,
@@ -68,11 +67,9 @@ pub enum DrawError {
 /// Draws `d` with Graphviz; `stop` says (with the signal's number) when to stop it early.
 pub fn draw(d: Drawing<'_>, stop: impl Fn() -> Option<i32>) -> Result<(), DrawError> {
     let stem = d.output.with_extension("");
-    // Graphviz writes to its standard output, this file, opened here without creating it.
-    let out = std::fs::OpenOptions::new()
-        .write(true)
-        .truncate(true)
-        .open(d.to)
+    // Graphviz writes to its standard output, this file, opened here so that a temporary
+    // file removed on a signal is not made again.
+    let out = crate::output::open_truncated(d.to)
         .map_err(|e| DrawError::Output(d.to.to_path_buf(), e))?;
     let child = Command::new("dot")
         .arg(format!("-T{}", d.format))
@@ -133,11 +130,13 @@ pub fn draw(d: Drawing<'_>, stop: impl Fn() -> Option<i32>) -> Result<(), DrawEr
 mod tests {
     use super::*;
 
-    /// The file Graphviz is to write must exist: a missing one is an error, and no file is
-    /// made (whether `dot` is installed or not).
+    /// A temporary file removed before Graphviz draws into it (as on a signal) is an error,
+    /// and no file is made again (whether `dot` is installed or not).
     #[test]
-    fn a_missing_output_is_not_created() {
+    fn a_removed_temporary_output_is_not_created_again() {
         let to = std::env::temp_dir().join(format!("fugue-draw-{}.part", std::process::id()));
+        let (tmp, _file) = crate::output::Temp::create(to.clone(), Path::new("g.svg")).unwrap();
+        std::fs::remove_file(&to).unwrap();
         let d = Drawing {
             dot: "digraph { a -> b }".into(),
             format: "svg",
@@ -149,5 +148,6 @@ mod tests {
         };
         assert!(matches!(draw(d, || None), Err(DrawError::Output(..))));
         assert!(!to.exists());
+        drop(tmp);
     }
 }

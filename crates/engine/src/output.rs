@@ -357,6 +357,22 @@ impl Temp {
     }
 }
 
+/// Opens `path` to write it from its start (truncated). A temporary file of
+/// [`Temp::create`] is written over and never created again: once [`remove_temps`] has
+/// removed it (the process ending on a signal), the open fails instead of leaving a file
+/// behind; nor is any file created after that. Any other path is created when missing.
+pub fn open_truncated(path: &Path) -> std::io::Result<std::fs::File> {
+    let create = {
+        let t = temps();
+        !t.closed && !t.files.iter().any(|(p, _)| p == path)
+    };
+    std::fs::File::options()
+        .write(true)
+        .truncate(true)
+        .create(create)
+        .open(path)
+}
+
 impl Drop for Temp {
     fn drop(&mut self) {
         temps().files.retain(|(p, _)| p != &self.path);
@@ -430,7 +446,7 @@ impl OutputFile {
 
     /// A new temporary file for this output, created empty now and registered
     /// ([`Temp::create`]), removed unless [`OutputFile::commit`] gives it its name. Its
-    /// writer writes over it (a render with [`crate::Output::Existing`]).
+    /// writer opens it with [`open_truncated`].
     pub fn temp(&self) -> Result<Temp, OutputError> {
         let (tmp, _file) = Temp::create(temp_path(&self.path)?, &self.path)
             .map_err(|e| write_error(&self.path, e))?;
@@ -454,6 +470,30 @@ impl OutputFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A registered temporary file is written over from its start, and once removed (as on
+    /// a signal) it is not made again; a path that is not one is created.
+    #[test]
+    fn a_registered_temporary_file_is_never_created_again() {
+        let dir = std::env::temp_dir().join(format!("fugue-open-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (tmp, mut f) = Temp::create(dir.join("t.part"), &dir.join("t.wav")).unwrap();
+        f.write_all(b"written before").unwrap();
+        drop(f);
+        open_truncated(tmp.path())
+            .unwrap()
+            .write_all(b"new")
+            .unwrap();
+        assert_eq!(std::fs::read(tmp.path()).unwrap(), b"new");
+        std::fs::remove_file(tmp.path()).unwrap();
+        assert!(open_truncated(tmp.path()).is_err());
+        assert!(!tmp.path().exists());
+        let other = dir.join("other.wav");
+        open_truncated(&other).unwrap();
+        assert!(other.exists());
+        drop(tmp);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn temporary_names_are_short_and_recognised() {

@@ -45,14 +45,10 @@ impl Bits {
 /// Where the audio goes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Output {
-    /// A WAV file, created (or truncated) at this path. Callers that must never leave a
-    /// half-written file pass a temporary name and rename it on success.
+    /// A WAV file, created (or truncated) at this path ([`crate::output::open_truncated`]).
+    /// Callers that must never leave a half-written file pass a temporary file of
+    /// [`crate::output::Temp::create`] and rename it on success.
     Wav(PathBuf),
-    /// A WAV file written over the file at this path, which the caller created (a temporary
-    /// file of [`crate::output::Temp::create`]), truncated but never created: when it was
-    /// removed meanwhile (by the removal of temporary files on a signal), the render fails
-    /// instead of leaving a file behind.
-    Existing(PathBuf),
     /// Nowhere: the blocks are measured (peak) and dropped; for benchmarks.
     Discard,
 }
@@ -561,7 +557,7 @@ pub fn render(
     }
     let channels = engine.plan.n_outputs();
     let writer = match &options.output {
-        Output::Wav(path) | Output::Existing(path) => {
+        Output::Wav(path) => {
             let spec = hound::WavSpec {
                 channels: u16::try_from(channels)
                     .map_err(|_| RenderError::TooManyChannels(channels))?,
@@ -577,13 +573,11 @@ pub fn render(
                     hound::SampleFormat::Int
                 },
             };
-            let create = matches!(options.output, Output::Wav(_));
-            let w = crate::wav::BlockWavWriter::create(path, spec, create).map_err(|e| {
-                RenderError::Write {
+            let w =
+                crate::wav::BlockWavWriter::create(path, spec).map_err(|e| RenderError::Write {
                     path: path.clone(),
                     reason: write_reason(&e),
-                }
-            })?;
+                })?;
             Some(w)
         }
         Output::Discard => None,
@@ -653,7 +647,7 @@ pub fn render(
     result?;
     let written = written.map_err(|e| RenderError::Write {
         path: match &options.output {
-            Output::Wav(p) | Output::Existing(p) => p.clone(),
+            Output::Wav(p) => p.clone(),
             Output::Discard => PathBuf::from("(discarded output)"),
         },
         reason: write_reason(&e),

@@ -282,13 +282,10 @@ impl Aggregator {
 /// Where the statistics thread puts the records.
 #[derive(Clone, Debug, Default)]
 pub struct StatsOptions {
-    /// Write one CSV row per cycle to this file (created or truncated; callers that must not
-    /// leave a half-written file pass a temporary name and rename it).
+    /// Write one CSV row per cycle to this file (created or truncated,
+    /// [`crate::output::open_truncated`]; callers that must not leave a half-written file pass
+    /// a temporary file of [`crate::output::Temp::create`] and rename it).
     pub csv: Option<PathBuf>,
-    /// The file [`StatsOptions::csv`] names exists already (a temporary file created and
-    /// registered by the caller, [`crate::output::Temp::create`]): it is written over and
-    /// never created, so that one removed meanwhile by a signal's cleanup is not made again.
-    pub csv_exists: bool,
     /// Keep every record in memory and return them.
     pub keep_records: bool,
     /// Hash each cycle's output into its record ([`CycleRecord::output_hash`]), for a check
@@ -333,14 +330,7 @@ pub fn start_stats(options: StatsOptions) -> std::io::Result<(StatsThread, Cycle
         },
     );
     let csv = match &options.csv {
-        Some(p) => Some((
-            p.clone(),
-            std::fs::File::options()
-                .write(true)
-                .truncate(true)
-                .create(!options.csv_exists)
-                .open(p)?,
-        )),
+        Some(p) => Some((p.clone(), crate::output::open_truncated(p)?)),
         None => None,
     };
     let finish = Arc::new(AtomicBool::new(false));
@@ -503,29 +493,31 @@ pub fn read_csv(path: &Path) -> std::io::Result<Vec<CycleRecord>> {
 mod tests {
     use super::*;
 
-    /// A CSV file said to exist is written over, and one that is missing is not created:
-    /// the statistics do not start.
+    /// The CSV file, a registered temporary file, is written over; once removed (as on a
+    /// signal), it is not made again and the statistics do not start.
     #[test]
-    fn an_existing_csv_is_not_created_again() {
+    fn a_removed_temporary_csv_is_not_created_again() {
         let dir = std::env::temp_dir().join(format!("fugue-stats-csv-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let missing = dir.join("gone.part");
-        let options = |p: &Path| StatsOptions {
-            csv: Some(p.to_path_buf()),
-            csv_exists: true,
+        let (tmp, mut f) =
+            crate::output::Temp::create(dir.join("c.part"), &dir.join("c.csv")).unwrap();
+        std::io::Write::write_all(&mut f, b"old contents, longer than the header").unwrap();
+        drop(f);
+        let options = || StatsOptions {
+            csv: Some(tmp.path().to_path_buf()),
             ..StatsOptions::default()
         };
-        assert!(start_stats(options(&missing)).is_err());
-        assert!(!missing.exists());
-        let there = dir.join("there.part");
-        std::fs::write(&there, "old contents, longer than the header").unwrap();
-        let (thread, _meter) = start_stats(options(&there)).unwrap();
+        let (thread, _meter) = start_stats(options()).unwrap();
         let outcome = thread.finish();
         assert!(outcome.csv_error.is_none());
         assert_eq!(
-            std::fs::read_to_string(&there).unwrap().trim_end(),
+            std::fs::read_to_string(tmp.path()).unwrap().trim_end(),
             CSV_HEADER
         );
+        std::fs::remove_file(tmp.path()).unwrap();
+        assert!(start_stats(options()).is_err());
+        assert!(!tmp.path().exists());
+        drop(tmp);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -107,19 +107,10 @@ pub(crate) struct BlockWavWriter {
 const MAX_DATA_BYTES: u64 = u32::MAX as u64 - 1024;
 
 impl BlockWavWriter {
-    /// Opens `path`, truncated (and created when `create`, else it must exist), with the
-    /// header of `spec` and no samples yet.
-    pub(crate) fn create(
-        path: &Path,
-        spec: hound::WavSpec,
-        create: bool,
-    ) -> Result<Self, hound::Error> {
-        let file = File::options()
-            .write(true)
-            .truncate(true)
-            .create(create)
-            .open(path)?;
-        BlockWavWriter::new(file, spec)
+    /// Opens `path` ([`crate::output::open_truncated`]: a registered temporary file is
+    /// never created again) with the header of `spec` and no samples yet.
+    pub(crate) fn create(path: &Path, spec: hound::WavSpec) -> Result<Self, hound::Error> {
+        BlockWavWriter::new(crate::output::open_truncated(path)?, spec)
     }
 
     /// Writes into `file`, open for writing and empty: a regular file gets the header of
@@ -261,7 +252,7 @@ mod tests {
                     }
                 }
                 w.finalize().unwrap();
-                let mut bw = BlockWavWriter::create(&b, spec, true).unwrap();
+                let mut bw = BlockWavWriter::create(&b, spec).unwrap();
                 for block in samples.chunks(6 * 10) {
                     bw.write(block).unwrap();
                 }
@@ -309,7 +300,7 @@ mod tests {
             bits_per_sample: 32,
             sample_format: hound::SampleFormat::Float,
         };
-        let mut w = BlockWavWriter::create(&path, spec, true).unwrap();
+        let mut w = BlockWavWriter::create(&path, spec).unwrap();
         let block = vec![0.25f32; 2 * 64];
         for n in 1..=3 {
             w.write(&block).unwrap();

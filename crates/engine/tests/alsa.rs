@@ -37,7 +37,6 @@ fn a_null_device_run_lasts_its_duration_with_one_record_per_cycle_and_auto_choos
             csv: Some(csv.clone()),
             keep_records: true,
             hash_outputs: false,
-            csv_exists: false,
         },
         ..RunOptions::default()
     };

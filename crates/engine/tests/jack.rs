@@ -46,7 +46,6 @@ fn jack_options(name: &str, secs: f64, csv: Option<PathBuf>) -> RunOptions {
             csv,
             keep_records: true,
             hash_outputs: false,
-            csv_exists: false,
         },
         ..RunOptions::default()
     }

@@ -295,37 +295,36 @@ fn errors_are_typed() {
     ));
 }
 
-/// `Output::Existing` writes over a file that exists (truncated) and never creates one: a
-/// missing file fails the render and is not left behind.
+/// A render into a registered temporary file writes over it; once the file is removed (as
+/// on a signal), the render fails and does not make it again.
 #[test]
-fn an_existing_output_is_written_over_and_a_missing_one_is_not_created() {
+fn a_render_writes_over_its_temporary_file_and_never_makes_it_again() {
     let g = fugue_graph::read::ag::parse(
         r#"o = { kind: "osc", freq: 440, }; s = { kind: "sink", }; o.1 -> s.1;"#,
         "x.ag",
     )
     .unwrap();
-    let dir = std::env::temp_dir().join(format!("fugue-existing-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let there = dir.join("there.part");
-    std::fs::write(&there, vec![7u8; 1 << 20]).unwrap();
-    let opts = |p: &std::path::Path| RenderOptions {
-        output: Output::Existing(p.to_path_buf()),
+    let (tmp, mut f) =
+        fugue_engine::output::Temp::create(scratch("over.part"), Path::new("over.wav")).unwrap();
+    std::io::Write::write_all(&mut f, &vec![7u8; 1 << 20]).unwrap();
+    drop(f);
+    let opts = RenderOptions {
+        output: Output::Wav(tmp.path().to_path_buf()),
         seconds: Some(0.1),
         ..Default::default()
     };
-    let summary = render(&g, &opts(&there), |_| {}).unwrap();
+    let summary = render(&g, &opts, |_| {}).unwrap();
     assert_eq!(summary.frames, 4800);
     // The header and 4,800 float samples: the megabyte written before is gone.
-    let len = std::fs::metadata(&there).unwrap().len();
+    let len = std::fs::metadata(tmp.path()).unwrap().len();
     assert!(len > 4800 * 4 && len < 4800 * 4 + 200, "{len} bytes");
-    assert_eq!(hound::WavReader::open(&there).unwrap().duration(), 4800);
-    let gone = dir.join("gone.part");
+    assert_eq!(hound::WavReader::open(tmp.path()).unwrap().duration(), 4800);
+    std::fs::remove_file(tmp.path()).unwrap();
     assert!(matches!(
-        render(&g, &opts(&gone), |_| {}),
+        render(&g, &opts, |_| {}),
         Err(RenderError::Write { .. })
     ));
-    assert!(!gone.exists());
-    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(!tmp.path().exists());
 }
 
 #[test]

@@ -71,7 +71,6 @@ fn clocked_run_counts_cycles_and_writes_one_row_per_cycle() {
             csv: Some(csv.clone()),
             keep_records: true,
             hash_outputs: false,
-            csv_exists: false,
         },
         ..RunOptions::default()
     };
@@ -122,7 +121,6 @@ fn a_stop_request_ends_the_run_and_keeps_the_statistics() {
             csv: Some(csv.clone()),
             keep_records: false,
             hash_outputs: false,
-            csv_exists: false,
         },
         stop: Some(stop.clone()),
         ..RunOptions::default()
@@ -162,7 +160,6 @@ fn each_record_carries_its_cycles_output_hash() {
             csv: None,
             keep_records: true,
             hash_outputs: true,
-            csv_exists: false,
         },
         ..RunOptions::default()
     };

@@ -290,7 +290,6 @@ fn run_once(
             csv: None,
             keep_records: true,
             hash_outputs: true,
-            csv_exists: false,
         },
         stop: Some(cancel.clone()),
         placeholder: false,

@@ -202,7 +202,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         None => "standard output".to_string(),
         Some(_) => args.output.display().to_string(),
     };
-    options.output = fugue_engine::Output::Existing(tmp.path().to_path_buf());
+    options.output = fugue_engine::Output::Wav(tmp.path().to_path_buf());
     let (start, mut bar) = (Instant::now(), None);
     let quiet = QuietPanics::install();
     let result = fugue_engine::render(&graph, &options, |p| show_progress(start, &mut bar, p));

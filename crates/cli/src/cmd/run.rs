@@ -135,7 +135,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let tmp = stats_out.as_ref().map(OutputFile::temp).transpose()?;
     options.stats.csv = tmp.as_ref().map(|t| t.path().to_path_buf());
-    options.stats.csv_exists = tmp.is_some();
     let report = match play(&graph, &options) {
         Ok(r) => r,
         Err(e) => {

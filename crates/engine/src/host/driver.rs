@@ -265,11 +265,10 @@ fn start_recorder(
         bits_per_sample: 32,
         sample_format: hound::SampleFormat::Float,
     };
-    let mut writer =
-        crate::wav::BlockWavWriter::create(path, spec, true).map_err(|e| HostError::Io {
-            what: format!("cannot create {}", path.display()),
-            source: std::io::Error::other(e.to_string()),
-        })?;
+    let mut writer = crate::wav::BlockWavWriter::create(path, spec).map_err(|e| HostError::Io {
+        what: format!("cannot create {}", path.display()),
+        source: std::io::Error::other(e.to_string()),
+    })?;
     let handle = std::thread::Builder::new()
         .name("fugue-host-record".into())
         .spawn(move || {
