@@ -112,3 +112,88 @@ fn a_pipelined_render_writes_the_same_file() {
         );
     }
 }
+
+/// `--overlap`: every executor writes the same file as one block per cycle (also with a
+/// pipeline and a length that ends inside a cycle); with auto or `--profile`, or a cycle
+/// beyond the largest block, one sentence and exit code 2 (0 or 17: clap's range error).
+#[test]
+fn overlapped_renders_write_the_same_file_and_bad_overlaps_are_refused() {
+    let dir = common::folder("pipeline-cli", "overlap");
+    let g = example("rake.ag");
+    let plain = dir.join("plain.wav");
+    let o = fugue(&[
+        "render",
+        &g,
+        "-o",
+        &plain.to_string_lossy(),
+        "--buffer",
+        "256",
+        "--seconds",
+        "0.51",
+        "-e",
+        "seq",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let plain = std::fs::read(&plain).unwrap();
+    for (exec, n, pipeline) in [
+        ("seq", "2", "1"),
+        ("ws", "2", "1"),
+        ("ws", "3", "2"),
+        ("static", "4", "1"),
+        ("levels", "2", "1"),
+    ] {
+        let f = dir.join(format!("{exec}-{n}-{pipeline}.wav"));
+        let o = fugue(&[
+            "render",
+            &g,
+            "-o",
+            &f.to_string_lossy(),
+            "--buffer",
+            "256",
+            "--seconds",
+            "0.51",
+            "-e",
+            exec,
+            "-t",
+            "2",
+            "--overlap",
+            n,
+            "--pipeline",
+            pipeline,
+        ]);
+        assert!(o.status.success(), "{exec} {n}: {}", stderr(&o));
+        assert!(
+            std::fs::read(&f).unwrap() == plain,
+            "{exec} --overlap {n} --pipeline {pipeline} wrote other samples"
+        );
+    }
+    let out = dir.join("bad.wav");
+    let out = out.to_string_lossy();
+    for (extra, want) in [
+        (
+            &["--overlap", "2"][..],
+            "--overlap 2 needs an executor other than auto",
+        ),
+        (
+            &["--overlap", "2", "-e", "ws", "--profile"][..],
+            "--profile cannot be used with --overlap 2",
+        ),
+        (&["--overlap", "0", "-e", "ws"][..], "--overlap"),
+        (&["--overlap", "17", "-e", "ws"][..], "--overlap"),
+        (
+            &["--overlap", "16", "-e", "ws", "--buffer", "131072"][..],
+            "makes cycles of more than 1048576 frames",
+        ),
+    ] {
+        let mut args = vec!["render", &g, "-o", &out, "--seconds", "0.1"];
+        args.extend_from_slice(extra);
+        let o = fugue(&args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains(want), "{extra:?}: {err}");
+        // (clap's own range errors add a line pointing at --help.)
+        if want != "--overlap" {
+            assert_eq!(err.trim().lines().count(), 1, "{extra:?}: {err}");
+        }
+    }
+}

@@ -19,10 +19,15 @@
 //! cycles are paced at it (at most [`MAX_TRIAL_PERIOD`]), as they will run (workers waking for
 //! each cycle); offline they run
 //! back to back. Rounds are interleaved (every candidate once, then again), so that a slow
-//! spell of the machine falls on all of them; the figure of a candidate is the mean of its
-//! cycle times, the slowest [`TRIM`] of them left out: the mean, because a run is judged by
-//! it (a candidate whose workers now and then wake late pays for it there), and trimmed, so
-//! that one cycle the machine took away from the process does not decide the choice.
+//! spell of the machine falls on all of them. In each round, a candidate's figure is the mean
+//! of its cycle times, the slowest [`TRIM`] of them left out: the mean, because a run is
+//! judged by it (a candidate whose workers now and then wake late pays for it there), and
+//! trimmed, so that one cycle the machine took away from the process does not decide the
+//! choice. Its figure over the trials is the median of its rounds' figures, so that a slow
+//! spell that falls on one candidate's turn (the machine busy elsewhere for a few
+//! milliseconds) does not decide it either: with one such spell in seq's turn, seq's mean
+//! over all its cycles would look slower than it is, and a parallel candidate that only
+//! equals it would be kept.
 
 use std::time::{Duration, Instant};
 
@@ -84,8 +89,9 @@ pub struct Candidate {
     pub pipeline: usize,
     /// Cycles run as one (offline only; 1: none; see [`ExecutorChoice::overlap`]).
     pub overlap: usize,
-    /// Mean time per cycle of the block asked for, ns, the slowest [`TRIM`] of its trial
-    /// cycles left out (a candidate with overlap `k` runs cycles of `k` blocks: its cycle
+    /// Mean time per cycle of the block asked for, ns: the median over the rounds of its
+    /// mean cycle in each round, the slowest [`TRIM`] of a round's cycles left out
+    /// ([`round_median`]; a candidate with overlap `k` runs cycles of `k` blocks: its cycle
     /// divided by `k`).
     pub mean_ns: f64,
     /// Cycles timed.
@@ -474,9 +480,9 @@ pub fn choose(
         return Ok((cands[0].1.clone(), report));
     }
     let per_round = (total / (cands.len() * ROUNDS)).clamp(least.div_ceil(ROUNDS), 2000);
-    let mut times: Vec<Vec<u64>> = vec![Vec::with_capacity(per_round * ROUNDS); cands.len()];
-    for _ in 0..ROUNDS {
-        for (k, exec) in execs.iter_mut().enumerate() {
+    let mut times = round_times(cands.len(), per_round);
+    for round in 0..ROUNDS {
+        for (k, (exec, ts)) in execs.iter_mut().zip(times.iter_mut()).enumerate() {
             let plan = &mut plans[plan_of[k]].1;
             let overlap = cands[k].1.overlap.max(1);
             // A candidate running several blocks per cycle runs as many fewer cycles.
@@ -498,15 +504,14 @@ pub fn choose(
                 }
                 let t = Instant::now();
                 exec.run_cycle(plan);
-                times[k].push(t.elapsed().as_nanos() as u64 / overlap as u64);
+                ts[round].push(t.elapsed().as_nanos() as u64 / overlap as u64);
             }
         }
     }
     let mut out: Vec<Candidate> = Vec::with_capacity(cands.len());
     for ((label, c), mut ts) in cands.iter().zip(times) {
-        ts.sort_unstable();
-        let n = ts.len();
-        let mean_ns = trimmed_mean(&ts);
+        let n = ts.iter().map(Vec::len).sum();
+        let mean_ns = round_median(&mut ts);
         out.push(Candidate {
             label: label.clone(),
             kind: c.kind,
@@ -541,7 +546,8 @@ pub fn choose(
 pub(crate) struct InRun {
     cands: Vec<Trial>,
     execs: Vec<Box<dyn Executor + Send>>,
-    times: Vec<Vec<u64>>,
+    /// Per candidate, per round: the timed cycles' times (ns per block).
+    times: Vec<Vec<Vec<u64>>>,
     /// Timed cycles per candidate per round (each after [`IN_RUN_WARM`] untimed ones).
     per_round: usize,
     /// Where the trials are: round, candidate, cycle within the candidate's turn.
@@ -625,7 +631,7 @@ impl InRun {
         }
         Ok(Some((
             InRun {
-                times: vec![Vec::with_capacity(per_round * ROUNDS); cands.len()],
+                times: round_times(cands.len(), per_round),
                 cands,
                 execs,
                 per_round,
@@ -649,7 +655,8 @@ impl InRun {
         } else {
             let t = Instant::now();
             exec.run_cycle(plan);
-            self.times[self.cand].push(t.elapsed().as_nanos() as u64 / self.overlap as u64);
+            self.times[self.cand][self.round]
+                .push(t.elapsed().as_nanos() as u64 / self.overlap as u64);
         }
         self.step += 1;
         if self.step == IN_RUN_WARM + self.per_round {
@@ -671,11 +678,17 @@ impl InRun {
 
     /// Whether a parallel candidate's mean so far is at most [`SEQ_BEATEN`] of seq's.
     fn seq_beaten(&self) -> bool {
-        let mean = |t: &[u64]| t.iter().sum::<u64>() as f64 / t.len().max(1) as f64;
-        let seq = mean(&self.times[0]);
+        let mean = |t: &[Vec<u64>]| {
+            let n: usize = t.iter().map(Vec::len).sum();
+            let sum: u64 = t.iter().flatten().sum();
+            (n > 0).then(|| sum as f64 / n as f64)
+        };
+        let Some(seq) = mean(&self.times[0]) else {
+            return false;
+        };
         self.times[1..]
             .iter()
-            .any(|t| !t.is_empty() && mean(t) <= seq * SEQ_BEATEN)
+            .any(|t| mean(t).is_some_and(|m| m <= seq * SEQ_BEATEN))
     }
 
     /// The chosen candidate's executor and choice, and the report; the other executors are
@@ -683,15 +696,14 @@ impl InRun {
     pub(crate) fn finish(self) -> (Box<dyn Executor + Send>, ExecutorChoice, AutoReport) {
         let mut out: Vec<Candidate> = Vec::with_capacity(self.cands.len());
         for ((label, c), mut ts) in self.cands.iter().zip(self.times) {
-            ts.sort_unstable();
             out.push(Candidate {
                 label: label.clone(),
                 kind: c.kind,
                 threads: c.threads,
                 pipeline: 1,
                 overlap: self.overlap,
-                mean_ns: trimmed_mean(&ts),
-                cycles: ts.len(),
+                cycles: ts.iter().map(Vec::len).sum(),
+                mean_ns: round_median(&mut ts),
             });
         }
         let chosen = keep(&out, |_| true);
@@ -725,6 +737,34 @@ pub fn keep(candidates: &[Candidate], fits: impl Fn(&Candidate) -> bool) -> usiz
         .unwrap_or(0)
 }
 
+/// Room for the times of `cands` candidates' timed cycles, `per_round` in each of
+/// [`ROUNDS`] rounds (each vector with its own capacity: pushing them never allocates).
+fn round_times(cands: usize, per_round: usize) -> Vec<Vec<Vec<u64>>> {
+    (0..cands)
+        .map(|_| (0..ROUNDS).map(|_| Vec::with_capacity(per_round)).collect())
+        .collect()
+}
+
+/// A candidate's figure from its trial cycles' times in each round: the median over the
+/// rounds that timed cycles of each round's [`trimmed_mean`] (the mean of the middle two
+/// for an even count; 0 when no round timed any). Sorts each round's times.
+pub fn round_median(rounds: &mut [Vec<u64>]) -> f64 {
+    let mut means: Vec<f64> = rounds
+        .iter_mut()
+        .filter(|r| !r.is_empty())
+        .map(|r| {
+            r.sort_unstable();
+            trimmed_mean(r)
+        })
+        .collect();
+    means.sort_by(f64::total_cmp);
+    match means.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => means[n / 2],
+        n => (means[n / 2 - 1] + means[n / 2]) / 2.0,
+    }
+}
+
 /// The mean of `sorted` (ascending) without its slowest [`TRIM`] (rounded down: nothing is
 /// left out of fewer than 50).
 fn trimmed_mean(sorted: &[u64]) -> f64 {
@@ -753,6 +793,40 @@ mod tests {
         };
         assert_eq!(keep(&[c("seq", 100.0), c("ws 2t", 94.5)], |_| true), 1);
         assert_eq!(keep(&[c("seq", 100.0), c("ws 2t", 96.0)], |_| true), 0);
+    }
+
+    /// One round of seq slowed by a spell of the machine (every cycle twice as long) does not
+    /// make seq look slower than a candidate that equals it: the rounds' median is kept, where
+    /// the mean of all cycles would have chosen the candidate.
+    #[test]
+    fn a_slow_round_does_not_decide_the_choice() {
+        let mut seq = vec![vec![100u64; 10], vec![200; 10], vec![100; 10]];
+        let mut ws = vec![vec![98u64; 10], vec![99; 10], vec![97; 10]];
+        let all = |r: &[Vec<u64>]| r.iter().flatten().sum::<u64>() as f64 / 30.0;
+        assert!(
+            all(&ws) < all(&seq) * (1.0 - MIN_GAIN),
+            "the old figure chose ws"
+        );
+        let c = |label: &str, mean_ns: f64| Candidate {
+            label: label.into(),
+            kind: ExecutorKind::Seq,
+            threads: 1,
+            pipeline: 1,
+            overlap: 1,
+            mean_ns,
+            cycles: 30,
+        };
+        let (s, w) = (round_median(&mut seq), round_median(&mut ws));
+        assert_eq!((s, w), (100.0, 98.0));
+        assert_eq!(keep(&[c("seq", s), c("ws 2t", w)], |_| true), 0);
+        // Two rounds: the mean of both; rounds without cycles do not count; none: 0.
+        assert_eq!(round_median(&mut [vec![10, 10], vec![30, 30]]), 20.0);
+        assert_eq!(round_median(&mut [vec![], vec![7], vec![]]), 7.0);
+        assert_eq!(round_median(&mut [vec![], vec![]]), 0.0);
+        // Each round trimmed on its own: 2 % of 100 cycles.
+        let mut one = vec![10u64; 98];
+        one.extend([1000, 5000]);
+        assert_eq!(round_median(&mut [one]), 10.0);
     }
 
     #[test]

@@ -128,4 +128,36 @@ fn cycle_body_and_handoff_do_not_allocate() {
         }
         inputs[0] = sink; // keep the outputs observed
     }
+    // An offline auto run whose trials are its first cycles: every trial cycle but the one
+    // that ends them (the choice made, the report written, the others' threads joined) runs
+    // without allocating, each candidate's times pushed into room made beforehand.
+    if fugue_exec::placement::available_cores() >= 2 {
+        let choice = ExecutorChoice {
+            auto: true,
+            trials_in_run: true,
+            auto_overlap: true,
+            auto_cycles: Some(4000),
+            ..ExecutorChoice::default()
+        };
+        let (mut engine, _) = Engine::build(
+            &graph,
+            &fugue_engine::Registry::with_builtin_kinds(),
+            44_100.0,
+            128,
+            &choice,
+            false,
+        )
+        .unwrap();
+        let mut trial_cycles = 0;
+        while engine.auto_report().is_none() {
+            let (n, ()) = fugue_testkit::alloc::count_this_thread(|| engine.run_cycle());
+            if engine.auto_report().is_none() {
+                assert_eq!(n, 0, "trial cycle {trial_cycles} allocated {n} times");
+            }
+            trial_cycles += 1;
+            assert!(trial_cycles < 4000, "the trials never ended");
+        }
+        assert!(engine.auto_report().unwrap().in_run);
+        assert!(trial_cycles > 50, "{trial_cycles} trial cycles");
+    }
 }

@@ -74,6 +74,13 @@ pub struct Args {
     /// automatic choice chose, why, and every candidate's mean trial cycle.
     #[arg(long)]
     pub json: bool,
+    /// Run N blocks as one cycle (offline, where no deadline holds): a block's first nodes
+    /// start while the block before finishes its last ones, so that the threads wait less at
+    /// each cycle's end. The same samples as without; not with `--executor auto` (which tries
+    /// 2 itself) nor `--profile`; a graph that changes rates or has a feedback edge runs
+    /// without it.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=16))]
+    pub overlap: u64,
     /// The executor that runs the cycles.
     #[command(flatten)]
     pub exec: fugue_engine::flags::ExecArgs,
@@ -286,6 +293,28 @@ fn options(args: &Args, bits: Bits) -> anyhow::Result<RenderOptions> {
     // trials are the render's first cycles (the profile wants one executor from the start).
     executor.auto_overlap = !profile;
     executor.trials_in_run = !profile;
+    if args.overlap > 1 {
+        let n = args.overlap;
+        if executor.auto {
+            return Err(util::usage(format!(
+                "--overlap {n} needs an executor other than auto (auto tries {} blocks per cycle itself); name one with --executor",
+                fugue_engine::auto::OVERLAP
+            )));
+        }
+        if profile {
+            return Err(util::usage(format!(
+                "--profile cannot be used with --overlap {n}: the profile keeps one record per task and block; profile without --overlap"
+            )));
+        }
+        if args.buffer.saturating_mul(n) > fugue_exec::MAX_BLOCK as u64 {
+            return Err(util::usage(format!(
+                "--overlap {n} with a buffer of {} frames makes cycles of more than {} frames; use a smaller buffer or overlap",
+                args.buffer,
+                fugue_exec::MAX_BLOCK
+            )));
+        }
+        executor.overlap = n as usize;
+    }
     let seconds = match (args.tail, &args.input) {
         (Some(tail), Some(input)) => {
             fugue_engine::tail_seconds(input, tail).map_err(util::usage)?
