@@ -348,6 +348,26 @@ fn keep_promising(cands: &mut Vec<Trial>, plain: &Plan, fit: usize) -> (Vec<usiz
 /// Cycles an overlapping candidate runs as one.
 pub const OVERLAP: usize = 2;
 
+/// [`overlap_worth`]: the fewest threads at which overlapped candidates are tried.
+pub const OVERLAP_MIN_THREADS: usize = 4;
+
+/// [`overlap_worth`]: the largest block at which overlapped candidates are tried.
+pub const OVERLAP_MAX_BLOCK: usize = 4096;
+
+/// Whether a render of blocks of `block` frames should let auto try overlapped candidates
+/// ([`ExecutorChoice::auto_overlap`]) on this machine: at least [`OVERLAP_MIN_THREADS`]
+/// threads for its candidates and blocks of at most [`OVERLAP_MAX_BLOCK`] frames. Running
+/// two blocks as one helps where each cycle's end (its last units, the threads meeting)
+/// weighs on many threads; on 2 cores it never gained, and with two large blocks in flight
+/// the cycle's buffers outgrow the caches (whole process, ws on 2 threads, 2026-11-28:
+/// rateau101 at 512, 2048, 4096 and 8192 frames 267/263/256/255 ms plain against
+/// 274/262/255/268 overlapped; strings32 at 8192 and 16384 frames 524/537 against 538/560).
+/// Trials in the render run on one plan, so choosing overlap commits every candidate to it.
+pub fn overlap_worth(block: usize) -> bool {
+    let most = fugue_exec::placement::available_cores().min(MAX_THREADS);
+    most >= OVERLAP_MIN_THREADS && block <= OVERLAP_MAX_BLOCK
+}
+
 /// Compiles the graph's plan for a candidate: `(pipeline, overlap, threads)` gives a plan of
 /// `overlap` blocks per cycle cut into `pipeline * overlap` sub-blocks, chains cut into
 /// `threads` segments ([`crate::Engine::build`]).
@@ -568,8 +588,11 @@ const IN_RUN_WARM: usize = 2;
 const IN_RUN_SHARE: usize = 4;
 
 /// Trials in the run stop running seq once a parallel candidate's mean cycle is at most this
-/// share of seq's (after a round): far beyond [`MIN_GAIN`]'s margin and the trials' noise.
-const SEQ_BEATEN: f64 = 0.5;
+/// share of seq's (after a round): six times [`MIN_GAIN`]'s margin, beyond what one round's
+/// noise moves a figure on the 2-core machine (5-15 %). Seq's turns are the dearest cycles of
+/// the trials: on 2 cores, where the best candidate of a wide graph takes 0.55-0.6 of seq's
+/// time, 0.5 kept seq running all three rounds.
+const SEQ_BEATEN: f64 = 0.7;
 
 impl std::fmt::Debug for InRun {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -667,8 +690,8 @@ impl InRun {
                 self.round += 1;
             }
             // Seq's cycles are the dearest of the trials: once a round shows a parallel
-            // candidate at half of seq's time or less, no later round can make seq the
-            // choice, and seq runs no more of them.
+            // candidate at SEQ_BEATEN of seq's time or less, the rounds to come would have to
+            // slow it by more than a third to make seq the choice, and seq runs no more.
             if self.cand == 0 && self.round < ROUNDS && self.seq_beaten() {
                 self.cand = 1;
             }
@@ -827,6 +850,16 @@ mod tests {
         let mut one = vec![10u64; 98];
         one.extend([1000, 5000]);
         assert_eq!(round_median(&mut [one]), 10.0);
+    }
+
+    /// Overlap is worth trying only with enough threads for the candidates and blocks small
+    /// enough that two in flight stay in the caches.
+    #[test]
+    fn overlap_is_tried_on_enough_cores_at_small_blocks() {
+        let many = fugue_exec::placement::available_cores().min(MAX_THREADS) >= OVERLAP_MIN_THREADS;
+        assert_eq!(overlap_worth(256), many);
+        assert_eq!(overlap_worth(OVERLAP_MAX_BLOCK), many);
+        assert!(!overlap_worth(OVERLAP_MAX_BLOCK + 1));
     }
 
     #[test]

@@ -340,7 +340,7 @@ fn trials_in_the_run_render_seq_s_samples() {
         for c in &r.candidates {
             assert_eq!(c.pipeline, 1, "{}", r.line());
             assert_eq!(c.overlap, if overlap { 2 } else { 1 }, "{}", r.line());
-            // Seq runs one round only when a candidate took half its time or less.
+            // Seq runs one round only when a candidate took at most 0.7 of its time.
             let least = if c.label == "seq" {
                 MIN_CYCLES / 3
             } else {

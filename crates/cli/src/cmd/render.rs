@@ -289,9 +289,10 @@ fn options(args: &Args, bits: Bits) -> anyhow::Result<RenderOptions> {
     let profile = args.profile.is_some();
     crate::util::check_pipeline(args.exec.pipeline, Some(args.buffer as usize), profile)?;
     let mut executor = args.exec.request().choice_or(GraphExecutor::Auto, profile);
-    // Offline, cycles may overlap (same samples): auto tries it, unless profiled; its
-    // trials are the render's first cycles (the profile wants one executor from the start).
-    executor.auto_overlap = !profile;
+    // Offline, cycles may overlap (same samples): auto tries it where it may gain
+    // (`overlap_worth`: enough cores, blocks not too large), unless profiled; its trials are
+    // the render's first cycles (the profile wants one executor from the start).
+    executor.auto_overlap = !profile && fugue_engine::auto::overlap_worth(args.buffer as usize);
     executor.trials_in_run = !profile;
     if args.overlap > 1 {
         let n = args.overlap;
