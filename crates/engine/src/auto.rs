@@ -800,12 +800,9 @@ fn trimmed_mean(sorted: &[u64]) -> f64 {
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_rule_in_words_says_the_margin_that_the_choice_uses() {
-        let said = format!("at least {:.0} % shorter than seq's", MIN_GAIN * 100.0);
-        assert!(RULE.contains(&said), "{RULE}");
-        // 5.5 % shorter: kept; 4 % shorter: seq.
-        let c = |label: &str, mean_ns: f64| Candidate {
+    /// A candidate of label `label` and figure `mean_ns` (what `keep` reads).
+    fn c(label: &str, mean_ns: f64) -> Candidate {
+        Candidate {
             label: label.into(),
             kind: ExecutorKind::Seq,
             threads: 1,
@@ -813,7 +810,14 @@ mod tests {
             overlap: 1,
             mean_ns,
             cycles: 24,
-        };
+        }
+    }
+
+    #[test]
+    fn the_rule_in_words_says_the_margin_that_the_choice_uses() {
+        let said = format!("at least {:.0} % shorter than seq's", MIN_GAIN * 100.0);
+        assert!(RULE.contains(&said), "{RULE}");
+        // 5.5 % shorter: kept; 4 % shorter: seq.
         assert_eq!(keep(&[c("seq", 100.0), c("ws 2t", 94.5)], |_| true), 1);
         assert_eq!(keep(&[c("seq", 100.0), c("ws 2t", 96.0)], |_| true), 0);
     }
@@ -830,15 +834,6 @@ mod tests {
             all(&ws) < all(&seq) * (1.0 - MIN_GAIN),
             "the old figure chose ws"
         );
-        let c = |label: &str, mean_ns: f64| Candidate {
-            label: label.into(),
-            kind: ExecutorKind::Seq,
-            threads: 1,
-            pipeline: 1,
-            overlap: 1,
-            mean_ns,
-            cycles: 30,
-        };
         let (s, w) = (round_median(&mut seq), round_median(&mut ws));
         assert_eq!((s, w), (100.0, 98.0));
         assert_eq!(keep(&[c("seq", s), c("ws 2t", w)], |_| true), 0);

@@ -18,6 +18,20 @@ use fugue_exec::ExecutorKind;
 #[global_allocator]
 static GLOBAL: fugue_testkit::alloc::Counting = fugue_testkit::alloc::Counting;
 
+/// The engine of `choice` for `graph`, at 44.1 kHz and 128 frames.
+fn build(graph: &fugue_graph::TaskGraph, choice: &ExecutorChoice) -> Engine {
+    Engine::build(
+        graph,
+        &fugue_engine::Registry::with_builtin_kinds(),
+        44_100.0,
+        128,
+        choice,
+        false,
+    )
+    .unwrap()
+    .0
+}
+
 /// One test only in this binary, so no other test allocates while we count.
 #[test]
 fn cycle_body_and_handoff_do_not_allocate() {
@@ -34,24 +48,8 @@ fn cycle_body_and_handoff_do_not_allocate() {
             threads: if kind == ExecutorKind::Seq { 1 } else { 2 },
             ..ExecutorChoice::default()
         };
-        let (mut engine, _) = Engine::build(
-            &graph,
-            &fugue_engine::Registry::with_builtin_kinds(),
-            44_100.0,
-            128,
-            &choice,
-            false,
-        )
-        .unwrap();
-        let (mut engine2, _) = Engine::build(
-            &graph,
-            &fugue_engine::Registry::with_builtin_kinds(),
-            44_100.0,
-            128,
-            &choice,
-            false,
-        )
-        .unwrap();
+        let mut engine = build(&graph, &choice);
+        let mut engine2 = build(&graph, &choice);
         engine.track_wakes();
         engine2.track_wakes();
         if profiled {
@@ -139,15 +137,7 @@ fn cycle_body_and_handoff_do_not_allocate() {
             auto_cycles: Some(4000),
             ..ExecutorChoice::default()
         };
-        let (mut engine, _) = Engine::build(
-            &graph,
-            &fugue_engine::Registry::with_builtin_kinds(),
-            44_100.0,
-            128,
-            &choice,
-            false,
-        )
-        .unwrap();
+        let mut engine = build(&graph, &choice);
         let mut trial_cycles = 0;
         while engine.auto_report().is_none() {
             let (n, ()) = fugue_testkit::alloc::count_this_thread(|| engine.run_cycle());
