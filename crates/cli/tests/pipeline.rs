@@ -197,3 +197,47 @@ fn overlapped_renders_write_the_same_file_and_bad_overlaps_are_refused() {
         }
     }
 }
+
+/// A graph with a feedback edge, or one that changes rates, runs `--overlap` as one block per
+/// cycle: the same file as seq, and a warning that says why.
+#[test]
+fn overlap_refused_by_the_graph_is_said_and_changes_nothing() {
+    let dir = common::folder("pipeline-cli", "overlap-refused");
+    let rates = dir.join("rates.ag");
+    std::fs::write(
+        &rates,
+        "o = { kind: \"osc\", freq: 440, };  r = { kind: \"resampler\", ratio: 2, };  s = { kind: \"sink\", };  o.1 -> r.1;  r.1 -> s.1;\n",
+    )
+    .unwrap();
+    let comb = example("comb.ag");
+    for (g, why) in [
+        (comb.as_str(), "the graph has a feedback edge"),
+        (&*rates.to_string_lossy(), "the graph changes sample rates"),
+    ] {
+        let render = |name: &str, extra: &[&str]| {
+            let f = dir.join(name);
+            let mut args = vec![
+                "render",
+                g,
+                "-o",
+                f.to_str().unwrap(),
+                "--force",
+                "--buffer",
+                "256",
+                "--seconds",
+                "0.3",
+            ];
+            args.extend_from_slice(extra);
+            let o = fugue(&args);
+            assert!(o.status.success(), "{g} {extra:?}: {}", stderr(&o));
+            (std::fs::read(&f).unwrap(), stderr(&o))
+        };
+        let (want, _) = render("seq.wav", &["-e", "seq"]);
+        let (got, err) = render("ws.wav", &["-e", "ws", "-t", "2", "--overlap", "2"]);
+        assert!(got == want, "{g}: other samples with --overlap 2");
+        assert!(
+            err.contains(&format!("overlap 2: {why}")) && err.contains("one block per cycle"),
+            "{g}: {err}"
+        );
+    }
+}

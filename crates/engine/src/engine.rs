@@ -100,7 +100,15 @@ impl Engine {
         // A feedback edge delays by one block: a plan of two blocks per cycle would delay it
         // by two. Such a graph never runs cycles as one (pipelining keeps the block).
         let mut own = choice.clone();
+        // What the choice asked for and the graph refused, said once.
+        let mut refused = Vec::new();
         if !graph.feedback_edges().is_empty() {
+            if own.overlap > 1 && !own.auto {
+                refused.push(format!(
+                    "overlap {}: the graph has a feedback edge (it delays by one block), so it runs one block per cycle",
+                    own.overlap
+                ));
+            }
             own.overlap = 1;
             own.auto_overlap = false;
         }
@@ -144,7 +152,17 @@ impl Engine {
         };
         if !choice.auto {
             let plan = settled(choice)?;
-            return Engine::with_plan(graph, registry, plan, choice);
+            // A plan of several blocks per cycle is pipelined by block: a graph that
+            // changes rates refuses, and runs one block per cycle.
+            if choice.overlap > 1 && plan.block() != block * choice.overlap {
+                refused.push(format!(
+                    "overlap {}: the graph changes sample rates (its plan cannot be cut by block), so it runs one block per cycle",
+                    choice.overlap
+                ));
+            }
+            let (engine, mut warnings) = Engine::with_plan(graph, registry, plan, choice)?;
+            warnings.extend(refused);
+            return Ok((engine, warnings));
         }
         if choice.trials_in_run && choice.options.period.is_none() {
             let plain = compile(1, 1, 1)?;
