@@ -27,7 +27,9 @@
 //! spell that falls on one candidate's turn (the machine busy elsewhere for a few
 //! milliseconds) does not decide it either: with one such spell in seq's turn, seq's mean
 //! over all its cycles would look slower than it is, and a parallel candidate that only
-//! equals it would be kept.
+//! equals it would be kept. A turn that runs on fewer threads than the turn before it (seq
+//! after a parallel candidate) starts with [`SETTLE`] of untimed cycles: the machine runs
+//! the thread left slower for tens of milliseconds after the others stop.
 
 use std::time::{Duration, Instant};
 
@@ -75,6 +77,14 @@ const ROUNDS: usize = 3;
 
 /// The share of a candidate's slowest trial cycles left out of its mean: 2 %.
 pub const TRIM: f64 = 0.02;
+
+/// A turn of the trials that runs on fewer threads than the turn before it (seq after a
+/// parallel candidate) runs untimed cycles for this long first. The cores that the turn
+/// before kept busy slow the one left for tens of milliseconds: on the 2-core machine, seq's
+/// paced cycles of losange156 at 128 frames took 13-18 µs for the first 12 cycles (35 ms)
+/// after static's turn, then 10.5 µs, as in its first round and in its run; timed from the
+/// start, seq's trials read 14-16 µs and a ws that runs 15 µs looked as fast.
+pub const SETTLE: Duration = Duration::from_millis(40);
 
 /// One candidate's result.
 #[derive(Clone, Debug, PartialEq)]
@@ -451,6 +461,10 @@ pub fn choose(
         budget = budget.min(run);
     }
     let least = if paced { MIN_PACED_CYCLES } else { MIN_CYCLES };
+    // Seq's turns after the first round start with SETTLE of untimed cycles: taken from the
+    // budget (down to half of it), so that the trials stay within it.
+    let settling = SETTLE.as_secs_f64() * (ROUNDS - 1) as f64;
+    let budget = (budget - settling).max(budget / 2.0);
     let total = (budget / per_cycle.as_secs_f64()) as usize;
     // A run too short to try every candidate tries the most promising ones that fit (by the
     // plan's costs: the work over the threads, or the critical path), seq always among them.
@@ -501,27 +515,47 @@ pub fn choose(
     }
     let per_round = (total / (cands.len() * ROUNDS)).clamp(least.div_ceil(ROUNDS), 2000);
     let mut times = round_times(cands.len(), per_round);
+    // Paced cycles start one period apart (the first at once); unpaced, back to back.
+    let pace = |next: &mut Option<Instant>| {
+        let (Some(p), Some(n)) = (period, next.as_mut()) else {
+            *next = Some(Instant::now());
+            return;
+        };
+        *n += p;
+        let now = Instant::now();
+        if *n > now {
+            std::thread::sleep(*n - now);
+        } else {
+            *n = now;
+        }
+    };
+    // The threads of the turn before (the build: one).
+    let mut before = 1;
     for round in 0..ROUNDS {
         for (k, (exec, ts)) in execs.iter_mut().zip(times.iter_mut()).enumerate() {
             let plan = &mut plans[plan_of[k]].1;
             let overlap = cands[k].1.overlap.max(1);
             // A candidate running several blocks per cycle runs as many fewer cycles.
             let cycles = per_round.div_ceil(overlap);
-            // Two untimed cycles: the workers start or wake, the caches fill.
-            for _ in 0..2 {
+            // Untimed: two cycles (the workers start or wake, the caches fill), and a turn on
+            // fewer threads than the one before runs them for SETTLE at least.
+            let threads = cands[k].1.threads.max(1);
+            let settle = if threads < before {
+                SETTLE
+            } else {
+                Duration::ZERO
+            };
+            before = threads;
+            let turn = Instant::now();
+            let mut next = None;
+            let mut warm = 0;
+            while warm < 2 || turn.elapsed() < settle {
+                pace(&mut next);
                 exec.run_cycle(plan);
+                warm += 1;
             }
-            let mut next = Instant::now();
             for _ in 0..cycles {
-                if let Some(p) = period {
-                    next += p;
-                    let now = Instant::now();
-                    if next > now {
-                        std::thread::sleep(next - now);
-                    } else {
-                        next = now;
-                    }
-                }
+                pace(&mut next);
                 let t = Instant::now();
                 exec.run_cycle(plan);
                 ts[round].push(t.elapsed().as_nanos() as u64 / overlap as u64);

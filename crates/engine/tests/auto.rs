@@ -120,6 +120,17 @@ fn a_period_paces_the_trials() {
         ExecutorKind::Seq,
         "seq is always a candidate"
     );
+    // With parallel candidates, seq's turns after the first round follow a turn on more
+    // threads and settle first: the trials take SETTLE twice at least, within the budget.
+    if r.untried.is_none() && r.candidates.len() > 1 {
+        let settle = fugue_engine::auto::SETTLE * 2;
+        assert!(r.took >= settle, "{:?} of trials", r.took);
+        assert!(
+            r.took <= fugue_engine::auto::BUDGET + std::time::Duration::from_millis(100),
+            "{:?} of trials",
+            r.took
+        );
+    }
 }
 
 /// A run too short for trials worth a tenth of it stays with seq, untried, and says so.
