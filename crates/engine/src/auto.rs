@@ -83,7 +83,8 @@ pub const TRIM: f64 = 0.02;
 /// before kept busy slow the one left for tens of milliseconds: on the 2-core machine, seq's
 /// paced cycles of losange156 at 128 frames took 13-18 µs for the first 12 cycles (35 ms)
 /// after static's turn, then 10.5 µs, as in its first round and in its run; timed from the
-/// start, seq's trials read 14-16 µs and a ws that runs 15 µs looked as fast.
+/// start, seq's trials read 14-16 µs and a ws that runs 15 µs looked as fast. (At most an
+/// eighth of the trials' budget per turn: a short render's trials settle less.)
 pub const SETTLE: Duration = Duration::from_millis(40);
 
 /// One candidate's result.
@@ -461,10 +462,11 @@ pub fn choose(
         budget = budget.min(run);
     }
     let least = if paced { MIN_PACED_CYCLES } else { MIN_CYCLES };
-    // Seq's turns after the first round start with SETTLE of untimed cycles: taken from the
-    // budget (down to half of it), so that the trials stay within it.
-    let settling = SETTLE.as_secs_f64() * (ROUNDS - 1) as f64;
-    let budget = (budget - settling).max(budget / 2.0);
+    // Seq's turns after the first round start with untimed cycles for SETTLE, or an eighth
+    // of the budget when that is shorter (a short render's trials): taken from the budget,
+    // so that the trials stay within it.
+    let settle = SETTLE.min(Duration::from_secs_f64(budget / 8.0));
+    let budget = budget - settle.as_secs_f64() * (ROUNDS - 1) as f64;
     let total = (budget / per_cycle.as_secs_f64()) as usize;
     // A run too short to try every candidate tries the most promising ones that fit (by the
     // plan's costs: the work over the threads, or the critical path), seq always among them.
@@ -541,7 +543,7 @@ pub fn choose(
             // fewer threads than the one before runs them for SETTLE at least.
             let threads = cands[k].1.threads.max(1);
             let settle = if threads < before {
-                SETTLE
+                settle
             } else {
                 Duration::ZERO
             };
