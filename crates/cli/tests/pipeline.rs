@@ -6,6 +6,26 @@ mod common;
 
 use common::{example, fugue, stderr};
 
+/// Renders `graph` to `out` at 256 frames for `seconds`, with the flags `extra`; checks that
+/// it succeeded and returns the file's bytes and the standard error.
+fn render(graph: &str, out: &std::path::Path, seconds: &str, extra: &[&str]) -> (Vec<u8>, String) {
+    let out_s = out.to_string_lossy();
+    let mut args = vec![
+        "render",
+        graph,
+        "-o",
+        &out_s,
+        "--buffer",
+        "256",
+        "--seconds",
+        seconds,
+    ];
+    args.extend_from_slice(extra);
+    let o = fugue(&args);
+    assert!(o.status.success(), "{graph} {extra:?}: {}", stderr(&o));
+    (std::fs::read(out).unwrap(), stderr(&o))
+}
+
 #[test]
 fn bad_pipelines_are_usage_errors_in_one_sentence() {
     let g = example("synth.ag");
@@ -69,19 +89,7 @@ fn bad_pipelines_are_usage_errors_in_one_sentence() {
 fn a_pipelined_render_writes_the_same_file() {
     let dir = common::folder("pipeline-cli", "same");
     let g = example("rake.ag");
-    let plain = dir.join("plain.wav");
-    let o = fugue(&[
-        "render",
-        &g,
-        "-o",
-        &plain.to_string_lossy(),
-        "--buffer",
-        "256",
-        "--seconds",
-        "0.5",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let plain = std::fs::read(&plain).unwrap();
+    let (plain, _) = render(&g, &dir.join("plain.wav"), "0.5", &[]);
     for (exec, n) in [
         ("seq", "4"),
         ("ws", "8"),
@@ -89,27 +97,8 @@ fn a_pipelined_render_writes_the_same_file() {
         ("levels", "auto"),
     ] {
         let f = dir.join(format!("{exec}-{n}.wav"));
-        let o = fugue(&[
-            "render",
-            &g,
-            "-o",
-            &f.to_string_lossy(),
-            "--buffer",
-            "256",
-            "--seconds",
-            "0.5",
-            "-e",
-            exec,
-            "-t",
-            "2",
-            "--pipeline",
-            n,
-        ]);
-        assert!(o.status.success(), "{exec} {n}: {}", stderr(&o));
-        assert!(
-            std::fs::read(&f).unwrap() == plain,
-            "{exec} --pipeline {n} wrote other samples"
-        );
+        let (got, _) = render(&g, &f, "0.5", &["-e", exec, "-t", "2", "--pipeline", n]);
+        assert!(got == plain, "{exec} --pipeline {n} wrote other samples");
     }
 }
 
@@ -120,21 +109,7 @@ fn a_pipelined_render_writes_the_same_file() {
 fn overlapped_renders_write_the_same_file_and_bad_overlaps_are_refused() {
     let dir = common::folder("pipeline-cli", "overlap");
     let g = example("rake.ag");
-    let plain = dir.join("plain.wav");
-    let o = fugue(&[
-        "render",
-        &g,
-        "-o",
-        &plain.to_string_lossy(),
-        "--buffer",
-        "256",
-        "--seconds",
-        "0.51",
-        "-e",
-        "seq",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let plain = std::fs::read(&plain).unwrap();
+    let (plain, _) = render(&g, &dir.join("plain.wav"), "0.51", &["-e", "seq"]);
     for (exec, n, pipeline) in [
         ("seq", "2", "1"),
         ("ws", "2", "1"),
@@ -143,15 +118,7 @@ fn overlapped_renders_write_the_same_file_and_bad_overlaps_are_refused() {
         ("levels", "2", "1"),
     ] {
         let f = dir.join(format!("{exec}-{n}-{pipeline}.wav"));
-        let o = fugue(&[
-            "render",
-            &g,
-            "-o",
-            &f.to_string_lossy(),
-            "--buffer",
-            "256",
-            "--seconds",
-            "0.51",
+        let extra = [
             "-e",
             exec,
             "-t",
@@ -160,10 +127,10 @@ fn overlapped_renders_write_the_same_file_and_bad_overlaps_are_refused() {
             n,
             "--pipeline",
             pipeline,
-        ]);
-        assert!(o.status.success(), "{exec} {n}: {}", stderr(&o));
+        ];
+        let (got, _) = render(&g, &f, "0.51", &extra);
         assert!(
-            std::fs::read(&f).unwrap() == plain,
+            got == plain,
             "{exec} --overlap {n} --pipeline {pipeline} wrote other samples"
         );
     }
@@ -214,26 +181,9 @@ fn overlap_refused_by_the_graph_is_said_and_changes_nothing() {
         (comb.as_str(), "the graph has a feedback edge"),
         (&*rates.to_string_lossy(), "the graph changes sample rates"),
     ] {
-        let render = |name: &str, extra: &[&str]| {
-            let f = dir.join(name);
-            let mut args = vec![
-                "render",
-                g,
-                "-o",
-                f.to_str().unwrap(),
-                "--force",
-                "--buffer",
-                "256",
-                "--seconds",
-                "0.3",
-            ];
-            args.extend_from_slice(extra);
-            let o = fugue(&args);
-            assert!(o.status.success(), "{g} {extra:?}: {}", stderr(&o));
-            (std::fs::read(&f).unwrap(), stderr(&o))
-        };
-        let (want, _) = render("seq.wav", &["-e", "seq"]);
-        let (got, err) = render("ws.wav", &["-e", "ws", "-t", "2", "--overlap", "2"]);
+        let (want, _) = render(g, &dir.join("seq.wav"), "0.3", &["--force", "-e", "seq"]);
+        let ws = ["--force", "-e", "ws", "-t", "2", "--overlap", "2"];
+        let (got, err) = render(g, &dir.join("ws.wav"), "0.3", &ws);
         assert!(got == want, "{g}: other samples with --overlap 2");
         assert!(
             err.contains(&format!("overlap 2: {why}")) && err.contains("one block per cycle"),
