@@ -191,3 +191,47 @@ fn overlap_refused_by_the_graph_is_said_and_changes_nothing() {
         );
     }
 }
+
+/// `render --json` says how the plan that played ran its blocks: `blocks_per_cycle` from
+/// `--overlap` (1 where the graph refused it) and `pipeline` from `--pipeline`.
+#[test]
+fn the_json_report_says_blocks_per_cycle_and_sub_blocks() {
+    let dir = common::folder("pipeline-cli", "json");
+    let rake = example("rake.ag");
+    let comb = example("comb.ag");
+    for (g, extra, blocks, subs) in [
+        (&rake, &["-e", "ws"][..], 1, 1),
+        (
+            &rake,
+            &["-e", "ws", "--overlap", "3", "--pipeline", "2"][..],
+            3,
+            2,
+        ),
+        (&rake, &["-e", "static", "--pipeline", "4"][..], 1, 4),
+        (&comb, &["-e", "ws", "--overlap", "2"][..], 1, 1),
+    ] {
+        let out = dir.join("out.wav");
+        let out = out.to_string_lossy();
+        let mut args = vec![
+            "render",
+            g,
+            "-o",
+            &out,
+            "--force",
+            "--buffer",
+            "256",
+            "--seconds",
+            "0.2",
+            "-t",
+            "2",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let o = fugue(&args);
+        assert!(o.status.success(), "{g} {extra:?}: {}", stderr(&o));
+        let json: serde_json::Value =
+            serde_json::from_slice(&o.stdout).expect("one JSON object on standard output");
+        assert_eq!(json["blocks_per_cycle"], blocks, "{g} {extra:?}: {json}");
+        assert_eq!(json["pipeline"], subs, "{g} {extra:?}: {json}");
+    }
+}

@@ -142,6 +142,12 @@ pub struct RenderSummary {
     /// What the automatic executor choice measured and chose
     /// ([`crate::ExecutorChoice::auto`]).
     pub auto: Option<crate::auto::AutoReport>,
+    /// Blocks run as one cycle by the plan that played (`--overlap`, or auto's overlapped
+    /// candidates; 1 when a graph with feedback or rate changes refused it).
+    pub blocks_per_cycle: usize,
+    /// Sub-blocks each block was cut into by the plan that played (`--pipeline`; 1: not
+    /// pipelined).
+    pub sub_blocks: usize,
 }
 
 impl RenderSummary {
@@ -656,6 +662,9 @@ pub fn render(
         frames_done: done,
         frames_total: total,
     });
+    // The plan that played (auto's choice, when it chose): blocks per cycle and sub-blocks.
+    let blocks_per_cycle = (engine.plan.block() / options.block.max(1)).max(1);
+    let sub_blocks = (engine.plan.pipeline() / blocks_per_cycle).max(1);
     Ok(RenderSummary {
         frames: done,
         channels,
@@ -669,6 +678,8 @@ pub fn render(
         warnings,
         profile: engine.profile_report(),
         auto: engine.auto_report().cloned(),
+        blocks_per_cycle,
+        sub_blocks,
     })
 }
 

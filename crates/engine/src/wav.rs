@@ -103,6 +103,11 @@ pub(crate) struct BlockWavWriter {
     bytes: Vec<u8>,
 }
 
+/// Float blocks of at least this many bytes are written to the file directly, without
+/// passing through the writer's buffer: one system call per block costs less than copying
+/// them.
+const DIRECT_BYTES: usize = 32 << 10;
+
 /// The most data bytes a WAV file's 32-bit sizes can describe, with its header.
 const MAX_DATA_BYTES: u64 = u32::MAX as u64 - 1024;
 
@@ -147,7 +152,15 @@ impl BlockWavWriter {
         match self.format {
             // Little-endian float is the file's format: the samples' own bytes.
             Format::F32 if cfg!(target_endian = "little") => {
-                self.file.write_all(bytemuck::cast_slice(samples))?;
+                let bytes: &[u8] = bytemuck::cast_slice(samples);
+                if bytes.len() >= DIRECT_BYTES {
+                    // Large blocks go to the file as they are: copying them through the
+                    // buffer first cost the writer more than the write itself.
+                    self.file.flush()?;
+                    self.file.get_mut().write_all(bytes)?;
+                } else {
+                    self.file.write_all(bytes)?;
+                }
                 self.data_bytes += n as u64;
                 return Ok(());
             }

@@ -116,6 +116,10 @@ pub struct RenderReport<'a> {
     pub executor: ExecutorKind,
     /// Its threads.
     pub threads: usize,
+    /// Blocks run as one cycle (`--overlap`; 1: one block per cycle).
+    pub blocks_per_cycle: usize,
+    /// Sub-blocks each block was cut into (`--pipeline`; 1: not pipelined).
+    pub pipeline: usize,
     /// What the automatic choice chose, when it chose.
     pub auto: Option<&'a AutoReport>,
 }
@@ -151,6 +155,8 @@ impl<'a> RenderReport<'a> {
             realtime_factor: s.realtime_factor(),
             executor,
             threads,
+            blocks_per_cycle: s.blocks_per_cycle,
+            pipeline: s.sub_blocks,
             auto: s.auto.as_ref(),
         }
     }
