@@ -52,7 +52,18 @@ pub fn check(
     if ok {
         Ok(value)
     } else {
-        Err(bad(ctx, attr, &value.to_string(), reason))
+        Err(bad(ctx, attr, &short_number(value), reason))
+    }
+}
+
+/// `value` as a short text: as written for usual magnitudes, in exponent notation beyond
+/// (`1e308`, not three hundred digits).
+pub fn short_number(value: f64) -> String {
+    let m = value.abs();
+    if m != 0.0 && m.is_finite() && !(1e-6..1e15).contains(&m) {
+        format!("{value:e}")
+    } else {
+        value.to_string()
     }
 }
 
@@ -134,7 +145,38 @@ pub fn seed(ctx: &NodeContext<'_>) -> Result<u64, NodeError> {
 
 /// The standard `volume` attribute (default 1.0), as `f32`.
 pub fn volume(ctx: &NodeContext<'_>) -> Result<f32, NodeError> {
-    Ok(or(ctx, "volume", 1.0)? as f32)
+    Ok(level(ctx, "volume", 1.0)? as f32)
+}
+
+/// The largest magnitude of a linear level (`volume`, `gain`, `wet`, `dry`): 10000, +80 dB.
+/// A larger one would overflow the samples (and a single-precision factor) to infinity.
+pub const MAX_LEVEL: f64 = 1e4;
+
+/// The largest gain in decibels (`db`): +80 dB, [`MAX_LEVEL`].
+pub const MAX_DB: f64 = 80.0;
+
+/// The linear level `attr` (or `default` when absent), within ±[`MAX_LEVEL`].
+pub fn level(ctx: &NodeContext<'_>, attr: &str, default: f64) -> Result<f64, NodeError> {
+    let v = or(ctx, attr, default)?;
+    check(
+        ctx,
+        attr,
+        v,
+        v.abs() <= MAX_LEVEL,
+        "is out of range: a level lies within -10000 to 10000 (+80 dB)",
+    )
+}
+
+/// The gain in decibels `attr` (or `default` when absent), at most [`MAX_DB`].
+pub fn decibels(ctx: &NodeContext<'_>, attr: &str, default: f64) -> Result<f64, NodeError> {
+    let v = or(ctx, attr, default)?;
+    check(
+        ctx,
+        attr,
+        v,
+        v <= MAX_DB,
+        "is out of range: a gain in dB is at most 80",
+    )
 }
 
 /// The attribute `attr` as a file name: `Ok(None)` when absent, an error when empty. A

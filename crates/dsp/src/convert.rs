@@ -157,6 +157,11 @@ impl Converter {
         })
     }
 
+    /// Bytes this converter holds (its filter table and its history).
+    pub fn memory(&self) -> usize {
+        (self.table.len() + self.hist.len()) * std::mem::size_of::<f32>()
+    }
+
     /// Input frames per cycle.
     pub fn n_in(&self) -> usize {
         self.n_in

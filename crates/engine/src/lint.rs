@@ -63,6 +63,15 @@ pub enum Warning {
         /// The source nodes' output ports.
         ports: usize,
     },
+    /// The rendered output holds samples that are not finite numbers.
+    NonFinite {
+        /// The output, as shown to the user.
+        output: String,
+        /// How many.
+        samples: u64,
+        /// Whether the file holds integers (where they were written as 0 or ±1).
+        integer: bool,
+    },
     /// The rendered output is silent.
     Silent {
         /// The output, as shown to the user.
@@ -122,6 +131,19 @@ impl std::fmt::Display for Warning {
                 input.display(),
                 if *channels == 1 { "" } else { "s" },
                 usize::from(*channels) + 1
+            ),
+            Warning::NonFinite {
+                output,
+                samples,
+                integer,
+            } => write!(
+                f,
+                "{output}: {samples} samples are not finite numbers (NaN or infinity{}): a node's output overflowed, or the input file holds them; look for a level, gain or feedback that is too large",
+                if *integer {
+                    ", written as 0 or full scale"
+                } else {
+                    ""
+                }
             ),
             Warning::Silent { output, no_input } => write!(
                 f,
@@ -289,6 +311,16 @@ pub fn audio(
 ) -> Vec<Warning> {
     let mut out = Vec::new();
     let output = output.to_string();
+    if s.non_finite > 0 {
+        // The peak and the clipped samples say nothing more (infinities count in both; a
+        // NaN in neither, which would read as silence).
+        out.push(Warning::NonFinite {
+            output,
+            samples: s.non_finite,
+            integer: bits != Bits::F32,
+        });
+        return out;
+    }
     if s.frames > 0 && s.channels > 0 && s.peak == 0.0 {
         let sources = graph.nodes().iter().any(|n| n.kind == "source");
         out.push(Warning::Silent {

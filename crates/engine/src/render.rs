@@ -125,6 +125,8 @@ pub struct RenderSummary {
     pub peak: f32,
     /// Samples clipped to ±1 by a 16- or 24-bit output.
     pub clipped: u64,
+    /// Samples that were not finite numbers (NaN or infinite: a node's output overflowed).
+    pub non_finite: u64,
     /// Time the render took.
     pub wall: Duration,
     /// Wall time from the start of the first cycle to the last block written: `wall`
@@ -403,14 +405,17 @@ pub fn read_wav<R: std::io::Read>(r: R, rate: u32) -> Result<Vec<Vec<f32>>, WavI
 struct Written {
     peak: f32,
     clipped: u64,
+    non_finite: u64,
 }
 
-/// The largest magnitude of `data` and how many samples lie beyond ±1.0, eight lanes at a
-/// time (so that the compiler can use vector instructions: `f32::max` alone, with its NaN
-/// rule, keeps a loop scalar). A NaN sample counts as neither.
-fn peak_and_over(data: &[f32]) -> (f32, u64) {
+/// The largest magnitude of `data`, how many samples lie beyond ±1.0, and how many are not
+/// finite (NaN or infinite), eight lanes at a time (so that the compiler can use vector
+/// instructions: `f32::max` alone, with its NaN rule, keeps a loop scalar). A NaN sample
+/// counts in the last only; an infinite one in all three.
+fn peak_and_over(data: &[f32]) -> (f32, u64, u64) {
     let mut m = [0.0f32; 8];
     let mut over = [0u32; 8];
+    let mut bad = [0u32; 8];
     let chunks = data.chunks_exact(8);
     let rest = chunks.remainder();
     for c in chunks {
@@ -418,16 +423,19 @@ fn peak_and_over(data: &[f32]) -> (f32, u64) {
             let a = c[i].abs();
             m[i] = if a > m[i] { a } else { m[i] };
             over[i] += (a > 1.0) as u32;
+            bad[i] += u32::from(!a.is_finite());
         }
     }
     let mut peak = m.iter().fold(0.0f32, |p, &x| if x > p { x } else { p });
     let mut n: u64 = over.iter().map(|&x| x as u64).sum();
+    let mut non_finite: u64 = bad.iter().map(|&x| x as u64).sum();
     for &x in rest {
         let a = x.abs();
         peak = if a > peak { a } else { peak };
         n += (a > 1.0) as u64;
+        non_finite += u64::from(!a.is_finite());
     }
-    (peak, n)
+    (peak, n, non_finite)
 }
 
 /// The writer thread: takes blocks in order, measures them, writes them (a block at a time).
@@ -438,9 +446,11 @@ fn write_blocks(
 ) -> Result<Written, hound::Error> {
     let mut peak = 0.0f32;
     let mut clipped = 0u64;
+    let mut non_finite = 0u64;
     while let Some(block) = rx.recv() {
         let data = block.data();
-        let (p, over) = peak_and_over(data);
+        let (p, over, bad) = peak_and_over(data);
+        non_finite += bad;
         peak = peak.max(p);
         if bits != Bits::F32 {
             clipped += over;
@@ -452,7 +462,11 @@ fn write_blocks(
     if let Some(w) = writer {
         w.finalize()?;
     }
-    Ok(Written { peak, clipped })
+    Ok(Written {
+        peak,
+        clipped,
+        non_finite,
+    })
 }
 
 /// Writes the first `frames` frames of the `channels` buffers that `output` gives into `buf`
@@ -671,6 +685,7 @@ pub fn render(
         sample_rate: options.sample_rate,
         peak: written.peak,
         clipped: written.clipped,
+        non_finite: written.non_finite,
         wall: start.elapsed(),
         cycles: cycles_time,
         placeholders: engine.plan.placeholders().to_vec(),
@@ -715,8 +730,13 @@ mod tests {
                 .collect();
             let peak = data.iter().fold(0.0f32, |p, x| p.max(x.abs()));
             let over = data.iter().filter(|x| x.abs() > 1.0).count() as u64;
-            assert_eq!(peak_and_over(&data), (peak, over), "{len} samples");
+            assert_eq!(peak_and_over(&data), (peak, over, 0), "{len} samples");
         }
-        assert_eq!(peak_and_over(&[0.5, f32::NAN, -2.0]), (2.0, 1));
+        assert_eq!(peak_and_over(&[0.5, f32::NAN, -2.0]), (2.0, 1, 1));
+        let mut data = vec![0.25f32; 20];
+        data[3] = f32::NAN;
+        data[9] = f32::NEG_INFINITY;
+        data[18] = f32::NAN;
+        assert_eq!(peak_and_over(&data), (f32::INFINITY, 1, 3));
     }
 }

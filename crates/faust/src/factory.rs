@@ -31,6 +31,10 @@ impl Backend {
     }
 }
 
+/// The largest Faust program file read: 16 MiB (a larger file, or a device, is refused
+/// without reading more).
+pub const MAX_PROGRAM_BYTES: u64 = 16 << 20;
+
 /// What to compile: the program's text, the name its messages give it, and where its
 /// `import`s are looked for.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -47,10 +51,11 @@ impl Source {
     /// The program in `file`, its imports looked for beside it, in `folder` (the graph's)
     /// and in Faust's libraries.
     pub fn file(file: &Path, folder: Option<&Path>) -> Result<Source, FaustError> {
-        let code = std::fs::read_to_string(file).map_err(|e| FaustError::Read {
-            file: file.to_path_buf(),
-            reason: e.to_string(),
-        })?;
+        let code = fugue_graph::read::read_text_bounded(file, MAX_PROGRAM_BYTES, "a Faust program")
+            .map_err(|e| FaustError::Read {
+                file: file.to_path_buf(),
+                reason: e.to_string(),
+            })?;
         let mut includes = Vec::new();
         if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
             includes.push(dir.to_path_buf());

@@ -88,8 +88,8 @@ pub enum GraphError {
         /// Where the first one was, when known.
         first: Option<Location>,
     },
-    /// A cost that is negative or not finite.
-    #[error("cost {value} of {what} is not a finite number >= 0")]
+    /// A cost that is negative, not finite or above [`crate::MAX_COST`].
+    #[error("cost {value} of {what} is not a number from 0 to 1e12")]
     BadCost {
         /// What carries the cost (a node or edge description).
         what: String,

@@ -475,11 +475,11 @@ impl std::str::FromStr for CostRange {
     fn from_str(s: &str) -> Result<CostRange, String> {
         let parts: Vec<Option<f64>> = s.split(',').map(|s| s.trim().parse().ok()).collect();
         match parts.as_slice() {
-            [Some(lo), Some(hi)] if *lo >= 0.0 && hi >= lo && hi.is_finite() => {
+            [Some(lo), Some(hi)] if *lo >= 0.0 && hi >= lo && *hi <= crate::MAX_COST => {
                 Ok(CostRange { lo: *lo, hi: *hi })
             }
             _ => Err(format!(
-                "--costs `{s}` must be two numbers LO,HI with 0 <= LO <= HI"
+                "--costs `{s}` must be two numbers LO,HI with 0 <= LO <= HI <= 1e12"
             )),
         }
     }

@@ -20,6 +20,11 @@ pub type EdgeId = usize;
 /// One unit, so that graphs without costs schedule as graphs of equal tasks.
 pub const DEFAULT_COST: f64 = 1.0;
 
+/// The largest cost a node or an edge may have: 1e12 (microseconds: eleven days). Sums of
+/// costs over any graph that fits in memory stay finite, so that schedules, critical paths
+/// and predictions are numbers.
+pub const MAX_COST: f64 = 1e12;
+
 /// An attribute value, kept as it was written.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
@@ -221,7 +226,7 @@ impl GraphBuilder {
 
     /// Adds a node; fails if its name is taken or its cost is invalid.
     pub fn add_node(&mut self, node: Node) -> Result<NodeId, GraphError> {
-        if !(node.cost.is_finite() && node.cost >= 0.0) {
+        if !(node.cost.is_finite() && (0.0..=MAX_COST).contains(&node.cost)) {
             return Err(GraphError::BadCost {
                 what: format!("node `{}`", node.name),
                 value: node.cost,
@@ -287,7 +292,7 @@ impl GraphBuilder {
         dst_port: usize,
         comm: f64,
     ) -> Result<EdgeId, GraphError> {
-        if !(comm.is_finite() && comm >= 0.0) {
+        if !(comm.is_finite() && (0.0..=MAX_COST).contains(&comm)) {
             return Err(GraphError::BadCost {
                 what: format!(
                     "edge `{}` -> `{}`",
@@ -687,7 +692,10 @@ impl TaskGraph {
     pub fn set_costs(&mut self, costs: &[f64]) {
         assert_eq!(costs.len(), self.nodes.len(), "one cost per node");
         for (n, &c) in self.nodes.iter_mut().zip(costs) {
-            assert!(c.is_finite() && c >= 0.0, "cost must be finite and >= 0");
+            assert!(
+                c.is_finite() && (0.0..=MAX_COST).contains(&c),
+                "cost must be from 0 to MAX_COST"
+            );
             n.cost = c;
             n.cost_declared = true;
         }
@@ -696,8 +704,8 @@ impl TaskGraph {
     /// Sets the communication cost of every edge to `comm` (per edge; parallel edges add up).
     pub fn set_comm_costs(&mut self, comm: f64) {
         assert!(
-            comm.is_finite() && comm >= 0.0,
-            "cost must be finite and >= 0"
+            comm.is_finite() && (0.0..=MAX_COST).contains(&comm),
+            "cost must be from 0 to MAX_COST"
         );
         for e in &mut self.edges {
             e.comm = comm;

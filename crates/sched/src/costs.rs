@@ -16,8 +16,8 @@ pub enum CostsError {
         /// The row.
         text: String,
     },
-    /// The cost is not a finite number `>= 0`.
-    #[error("{file}:{line}: the cost `{value}` of node `{node}` is not a number >= 0")]
+    /// The cost is not a number from 0 to [`fugue_graph::MAX_COST`].
+    #[error("{file}:{line}: the cost `{value}` of node `{node}` is not a number from 0 to 1e12")]
     BadCost {
         /// File name.
         file: String,
@@ -90,7 +90,7 @@ pub fn parse_costs(text: &str, file: &str, g: &TaskGraph) -> Result<Vec<f64>, Co
             });
         };
         let value: f64 = match fields[1].parse::<f64>() {
-            Ok(v) if v.is_finite() && v >= 0.0 => v,
+            Ok(v) if (0.0..=fugue_graph::MAX_COST).contains(&v) => v,
             _ => {
                 return Err(CostsError::BadCost {
                     file: file.into(),

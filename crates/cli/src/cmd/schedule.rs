@@ -85,9 +85,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         )));
     }
     if let Some(c) = a.comm_cost {
-        if !(c.is_finite() && c >= 0.0) {
+        if !(c.is_finite() && (0.0..=fugue_graph::MAX_COST).contains(&c)) {
             return Err(util::usage(format!(
-                "--comm-cost must be a number >= 0, not {c}"
+                "--comm-cost must be a number from 0 to 1e12, not {c}"
             )));
         }
     }

@@ -46,8 +46,8 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
         feedback.abs() < 1.0,
         "must be between -1 and 1 (exclusive)",
     )?;
-    let wet = attrs::or(ctx, "wet", 0.5)? as f32;
-    let dry = attrs::or(ctx, "dry", 1.0)? as f32;
+    let wet = attrs::level(ctx, "wet", 0.5)? as f32;
+    let dry = attrs::level(ctx, "dry", 1.0)? as f32;
     let volume = attrs::volume(ctx)?;
     let frames = |t: f64| ((t * ctx.sample_rate).round() as usize).max(1);
     let (len, cap) = (frames(time), frames(max_time));

@@ -95,7 +95,10 @@ impl KindDoc {
     }
 }
 
-const VOLUME: (Text, Text) = (text("volume"), text("output gain (default 1.0)"));
+const VOLUME: (Text, Text) = (
+    text("volume"),
+    text("output gain, within ±10000 (default 1.0)"),
+);
 
 /// Every built-in kind, in name order.
 pub const BUILTIN_DOCS: &[KindDoc] = &[
@@ -136,9 +139,9 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
             (text("feedback"), text("-1 < feedback < 1 (default 0.4)")),
             (
                 text("wet"),
-                text("gain of the delayed signal (default 0.5)"),
+                text("gain of the delayed signal, within ±10000 (default 0.5)"),
             ),
-            (text("dry"), text("gain of the input (default 1.0)")),
+            (text("dry"), text("gain of the input, within ±10000 (default 1.0)")),
             VOLUME,
         ]),
         others: None,
@@ -156,8 +159,8 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
         inputs: text("summed"),
         outputs: text("any number, each the input times the gain"),
         attributes: Cow::Borrowed(&[
-            (text("gain"), text("linear factor (default 1.0)")),
-            (text("db"), text("decibels, multiplied in (default 0)")),
+            (text("gain"), text("linear factor, within ±10000 (default 1.0)")),
+            (text("db"), text("decibels, at most 80, multiplied in (default 0)")),
             VOLUME,
         ]),
         others: None,
@@ -286,8 +289,8 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
                 text("damp"),
                 text("high-frequency damping in [0, 1] (default 0.5)"),
             ),
-            (text("wet"), text("reverberated gain (default 0.3)")),
-            (text("dry"), text("input gain (default 0.7)")),
+            (text("wet"), text("reverberated gain, within ±10000 (default 0.3)")),
+            (text("dry"), text("input gain, within ±10000 (default 0.7)")),
             (text("width"), text("stereo width in [0, 1] (default 1.0)")),
             VOLUME,
         ]),

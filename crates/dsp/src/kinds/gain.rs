@@ -9,8 +9,8 @@ use crate::{attrs, DspNode, NodeContext, NodeError, Processor};
 
 /// Builds a `gain` node.
 pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
-    let g = attrs::or(ctx, "gain", 1.0)?;
-    let db = attrs::or(ctx, "db", 0.0)?;
+    let g = attrs::level(ctx, "gain", 1.0)?;
+    let db = attrs::decibels(ctx, "db", 0.0)?;
     let volume = attrs::volume(ctx)?;
     let factor = factor(g, db, volume);
     super::frame_parallel(

@@ -88,6 +88,9 @@ impl DspNode for ResamplerNode {
     fn rate_ratio(&self) -> Ratio {
         self.ratio
     }
+    fn memory(&self) -> usize {
+        self.proto.conv.memory() + self.proto.buf.len() * std::mem::size_of::<f32>()
+    }
     fn io(&self) -> Io {
         Io::None
     }

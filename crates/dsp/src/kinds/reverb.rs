@@ -35,8 +35,8 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
     let room = unit("room", 0.5)?;
     let damp = unit("damp", 0.5)?;
     let width = unit("width", 1.0)?;
-    let wet = attrs::or(ctx, "wet", 0.3)? as f32;
-    let dry = attrs::or(ctx, "dry", 0.7)? as f32;
+    let wet = attrs::level(ctx, "wet", 0.3)? as f32;
+    let dry = attrs::level(ctx, "dry", 0.7)? as f32;
     let volume = attrs::volume(ctx)?;
     let scale = ctx.sample_rate / 44_100.0;
     let len = |n: usize| ((n as f64 * scale).round() as usize).max(1);

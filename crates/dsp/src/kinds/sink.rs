@@ -63,6 +63,9 @@ impl DspNode for SinkNode {
             channels: self.channels,
         }
     }
+    fn memory(&self) -> usize {
+        self.proto.converters.iter().map(Converter::memory).sum()
+    }
     fn processor(&self) -> Box<dyn Processor> {
         let mut p = self.proto.clone();
         p.reset();

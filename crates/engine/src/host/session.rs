@@ -245,7 +245,11 @@ impl fmt::Display for Answer {
                 node,
                 attr,
                 value,
-            } => write!(f, "{name}: {node} {attr} = {value} from the next cycle"),
+            } => write!(
+                f,
+                "{name}: {node} {attr} = {} from the next cycle",
+                fugue_dsp::attrs::short_number(*value)
+            ),
             Answer::List { graphs } => write_list(graphs, f),
             Answer::GraphStats { name, stats: s } => write!(
                 f,

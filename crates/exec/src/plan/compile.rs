@@ -102,6 +102,19 @@ pub enum CompileError {
     /// Bad options.
     #[error("invalid options: {0}")]
     Options(String),
+    /// A node would run at a rate beyond [`MAX_RATE_FACTOR`] times the engine's, or with a
+    /// block beyond [`MAX_BLOCK`] (resamplers in a chain multiply their ratios).
+    #[error("node `{node}` would run at {rate_hz} Hz, {factor} times the engine's rate, with blocks of {block} frames; a node may run at most {MAX_RATE_FACTOR} times the engine's rate, with blocks of at most {MAX_BLOCK} frames: lower the resamplers' ratios or the buffer")]
+    RateTooHigh {
+        /// The node.
+        node: String,
+        /// Its rate, Hz.
+        rate_hz: f64,
+        /// Its rate over the engine's.
+        factor: f64,
+        /// Its block, frames.
+        block: usize,
+    },
     /// The plan would need more memory than [`MEMORY_LIMIT`].
     #[error("the graph needs {} MiB of memory at {block} frames per cycle ({what}), more than the limit of {} MiB; lower --buffer, or use fewer ports, nodes or shorter delays", mib(*.needed), mib(*.limit))]
     TooLarge {
@@ -137,6 +150,12 @@ fn mib(bytes: usize) -> usize {
 
 /// The most frames a plan's block may have.
 pub const MAX_BLOCK: usize = 1 << 20;
+
+/// The highest rate a node may run at, as a multiple of the engine's: 4096, the largest
+/// numerator of one resampler's ratio. Resamplers in a chain multiply their ratios; beyond
+/// this a node's block and its converters' filters (whose length grows with the ratio of a
+/// conversion back to the engine's rate) would take gigabytes.
+pub const MAX_RATE_FACTOR: u64 = 4096;
 
 impl CompileOptions {
     /// Checks the rate and block size.
@@ -293,6 +312,15 @@ impl<'g> Prepared<'g> {
                     block: options.block,
                     ratio: rate.to_string(),
                 })?;
+            // Bounded before the node is built: its kind allocates by its block and rate.
+            if rate.as_f64() > MAX_RATE_FACTOR as f64 || block > MAX_BLOCK {
+                return Err(CompileError::RateTooHigh {
+                    node: node.name.clone(),
+                    rate_hz: options.sample_rate * rate.as_f64(),
+                    factor: rate.as_f64(),
+                    block,
+                });
+            }
             let ctx = NodeContext {
                 node,
                 inputs: graph.inputs(v),

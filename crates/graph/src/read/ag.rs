@@ -632,8 +632,8 @@ fn parse_node_body(
             "wcet" => {
                 let c = value
                     .as_f64()
-                    .filter(|v| *v >= 0.0)
-                    .ok_or_else(|| bad("a number >= 0 (microseconds)"))?;
+                    .filter(|v| (0.0..=crate::MAX_COST).contains(v))
+                    .ok_or_else(|| bad("a number from 0 to 1e12 (microseconds)"))?;
                 node.cost = c;
                 node.cost_declared = true;
             }

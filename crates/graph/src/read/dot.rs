@@ -424,7 +424,7 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
 }
 
 /// The `Weight` of `what` (declared at byte `pos`) among `attrs`: the last one given, a
-/// number >= 0, or `None`.
+/// number from 0 to [`crate::MAX_COST`], or `None`.
 fn weight(
     attrs: &[(String, String)],
     pos: usize,
@@ -439,13 +439,13 @@ fn weight(
     {
         None => Ok(None),
         Some((_, v)) => crate::model::parse_number(v)
-            .filter(|x| *x >= 0.0)
+            .filter(|x| (0.0..=crate::MAX_COST).contains(x))
             .map(Some)
             .ok_or_else(|| {
                 syntax(
                     file,
                     location_of(text, pos),
-                    format!("the Weight of {what} must be a number >= 0, found `{v}`"),
+                    format!("the Weight of {what} must be a number from 0 to 1e12, found `{v}`"),
                 )
             }),
     }

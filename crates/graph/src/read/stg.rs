@@ -75,12 +75,12 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
             .0
             .parse::<f64>()
             .ok()
-            .filter(|v| v.is_finite() && *v >= 0.0)
+            .filter(|v| (0.0..=crate::MAX_COST).contains(v))
             .ok_or_else(|| {
                 err(
                     toks[1].1,
                     format!(
-                        "expected a processing time (a number >= 0), found `{}`",
+                        "expected a processing time (a number from 0 to 1e12), found `{}`",
                         toks[1].0
                     ),
                 )

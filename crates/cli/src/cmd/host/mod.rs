@@ -11,7 +11,7 @@
 
 mod shell;
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc};
@@ -20,6 +20,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use fugue_engine::host::command::{self, Command};
 use fugue_engine::host::control::history::{history_path, History};
+use fugue_engine::host::control::socket::{read_bounded_line, MAX_LINE};
 use fugue_engine::host::control::{self, socket, Controller, Hooks, Request, Watch};
 use fugue_engine::host::session::Session;
 use fugue_engine::host::{GraphExecutor, Host, HostBackend, HostError, HostOptions, Mode};
@@ -348,10 +349,15 @@ fn prompt_lines(tx: mpsc::Sender<Request>, json: bool, names: shell::Names) {
         let mut buf = Vec::new();
         let mut lock = std::io::stdin().lock();
         loop {
-            buf.clear();
-            match lock.read_until(b'\n', &mut buf) {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
+            // Lines are bounded as the control socket's are: a longer one is skipped and
+            // said, never held whole.
+            match read_bounded_line(&mut lock, &mut buf, true) {
+                Ok(None) | Err(_) => return,
+                Ok(Some(false)) => {
+                    println!("error: the line is longer than {MAX_LINE} bytes; write one command per line");
+                    continue;
+                }
+                Ok(Some(true)) => {}
             }
             let Ok(line) = std::str::from_utf8(&buf) else {
                 println!("error: the line is not valid UTF-8; write commands in UTF-8");

@@ -6,6 +6,22 @@ use std::path::PathBuf;
 /// Lines the history keeps (the oldest go first).
 pub const HISTORY_KEPT: usize = 1000;
 
+/// The most bytes read from the end of the history file: a longer file (written by something
+/// else) is read from there and cut to the lines kept.
+pub const HISTORY_BYTES: u64 = 1 << 20;
+
+/// The last `max` bytes of the file at `path`, and whether anything before them was left.
+fn read_tail(path: &std::path::Path, max: u64) -> std::io::Result<(Vec<u8>, bool)> {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let mut f = std::fs::File::open(path)?;
+    let len = f.metadata()?.len();
+    let from = len.saturating_sub(max);
+    f.seek(SeekFrom::Start(from))?;
+    let mut text = Vec::new();
+    f.take(max).read_to_end(&mut text)?;
+    Ok((text, from > 0))
+}
+
 /// Where the history is kept: `$XDG_STATE_HOME/fugue/history`, else
 /// `$HOME/.local/state/fugue/history` (`None` when neither is set to an absolute path).
 pub fn history_path(xdg_state_home: Option<&str>, home: Option<&str>) -> Option<PathBuf> {
@@ -38,21 +54,27 @@ impl History {
         let Some(path) = self.path.clone() else {
             return Vec::new();
         };
-        let text = match std::fs::read(&path) {
-            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+        let (text, cut) = match read_tail(&path, HISTORY_BYTES) {
+            Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
             Err(e) => {
                 self.fail(&format!("cannot read it: {e}"));
                 return Vec::new();
             }
         };
-        let lines: Vec<String> = text
-            .lines()
+        let text = String::from_utf8_lossy(&text);
+        let mut lines: Vec<&str> = text.lines().collect();
+        if cut && !lines.is_empty() {
+            // The first line read began before the part read.
+            lines.remove(0);
+        }
+        let lines: Vec<String> = lines
+            .into_iter()
             .filter(|l| !l.trim().is_empty())
             .map(str::to_string)
             .collect();
         let kept = lines[lines.len().saturating_sub(HISTORY_KEPT)..].to_vec();
-        if kept.len() < lines.len() {
+        if cut || kept.len() < lines.len() {
             let mut text = kept.join("\n");
             text.push('\n');
             if let Err(e) = std::fs::write(&path, text) {
@@ -153,6 +175,22 @@ mod tests {
             std::fs::read_to_string(&path).unwrap().lines().count(),
             HISTORY_KEPT
         );
+        // A file of gigabytes (sparse here) is read from its last HISTORY_BYTES only, its
+        // first partial line dropped, and cut to the lines after it.
+        {
+            let f = std::fs::File::create(&path).unwrap();
+            f.set_len(3 << 30).unwrap();
+            use std::io::Write as _;
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&path)
+                .unwrap();
+            f.write_all(b"\nlist\nwait 2\n").unwrap();
+        }
+        let kept = History::at(Some(path.clone())).load();
+        assert_eq!(kept.len(), 2, "{:?}", &kept[..kept.len().min(3)]);
+        assert_eq!(kept, ["list", "wait 2"]);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "list\nwait 2\n");
         // A history that cannot be written: said once, then no more tried.
         let blocked = d.join("file");
         std::fs::write(&blocked, "").unwrap();

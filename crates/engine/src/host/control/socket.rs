@@ -277,6 +277,19 @@ fn admit(stream: UnixStream, shared: &Arc<Shared>, tx: &mpsc::Sender<Request>) {
 /// stream (a partial last line is dropped); `Ok(Some(false))` for a line too long (its rest
 /// skipped).
 fn read_line(r: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<Option<bool>> {
+    read_bounded_line(r, buf, false)
+}
+
+/// Reads a line of at most [`MAX_LINE`] bytes (without its newline) into `buf`, never
+/// holding more: `Ok(Some(true))` for a line, `Ok(Some(false))` for a line too long (`buf`
+/// empty, the rest of the line skipped), `Ok(None)` at the end of the stream. A last line
+/// without a newline is returned when `keep_partial`, else dropped (a client that
+/// disconnects in the middle of a command).
+pub fn read_bounded_line(
+    r: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    keep_partial: bool,
+) -> std::io::Result<Option<bool>> {
     buf.clear();
     let mut too_long = false;
     loop {
@@ -286,7 +299,8 @@ fn read_line(r: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<Option<
             Err(e) => return Err(e),
         };
         if avail.is_empty() {
-            return Ok(None);
+            let partial = keep_partial && (too_long || !buf.is_empty());
+            return Ok(partial.then_some(!too_long));
         }
         let (chunk, found) = match avail.iter().position(|&b| b == b'\n') {
             Some(i) => (&avail[..i], Some(i + 1)),

@@ -1,0 +1,240 @@
+//! Inputs at the edges of what fugue accepts: each is refused in one sentence that names the
+//! file and the place (or, in the host's shell, one error line while it goes on), never with
+//! a panic, an abort or memory committed beyond the limits; and output that went wrong (NaN,
+//! infinities) is said for what it is.
+
+mod common;
+
+use std::io::Write as _;
+use std::process::{Command, Stdio};
+
+use common::{folder, fugue, stderr, stdout};
+
+/// Writes `text` as `name` in a fresh folder of this file's tests; returns its path.
+fn write(name: &str, text: &str) -> String {
+    let dir = folder("bounds", name);
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+/// Asserts that `o` failed with exit code `code`, one line on standard error containing every
+/// one of `want`, and no panic.
+fn refused(o: &std::process::Output, code: i32, want: &[&str]) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(code), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    for w in want {
+        assert!(err.contains(w), "wanted `{w}` in: {err}");
+    }
+}
+
+/// Levels and gains that would overflow the samples are refused where they are written, in
+/// a graph file and in the host's `set`.
+#[test]
+fn levels_beyond_80_db_are_refused() {
+    for (name, node, want) in [
+        (
+            "volume.ag",
+            "o = { kind: \"osc\", freq: 220, volume: 1e308, };",
+            "attribute `volume` = `1e308` is out of range",
+        ),
+        (
+            "db.ag",
+            "o = { kind: \"gain\", db: 1e10, };",
+            "attribute `db` = `10000000000` is out of range",
+        ),
+        (
+            "wet.ag",
+            "o = { kind: \"delay\", wet: -20000, };",
+            "attribute `wet` = `-20000` is out of range",
+        ),
+    ] {
+        let g = write(
+            name,
+            &format!("{node}\ns = {{ kind: \"sink\", }};\no.1 -> s.1;\n"),
+        );
+        let out = folder("bounds", "levels-out").join("x.wav");
+        let o = fugue(&[
+            "render",
+            &g,
+            "-o",
+            &out.to_string_lossy(),
+            "--force",
+            "--seconds",
+            "0.1",
+        ]);
+        refused(&o, 1, &[name, want]);
+    }
+    // At the limit: accepted.
+    let g = write(
+        "edge.ag",
+        "o = { kind: \"osc\", freq: 220, volume: 10000, };\ng = { kind: \"gain\", db: 80, gain: -1e4, };\ns = { kind: \"sink\", };\no.1 -> g.1 -> s.1;\n",
+    );
+    let o = fugue(&["check", &g]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// Costs beyond 1e12 µs are refused at their place in every format and in a costs file, so
+/// that schedules never meet an infinite sum (which made `schedule` panic).
+#[test]
+fn costs_beyond_1e12_are_refused_at_their_place() {
+    let ag = write(
+        "costs.ag",
+        "a = { wcet: 1e308, };\nb = { wcet: 1e308, };\na.1 -> b.1;\n",
+    );
+    refused(
+        &fugue(&["schedule", &ag, "-p", "2"]),
+        1,
+        &["costs.ag:1:13:", "from 0 to 1e12"],
+    );
+    let stg = write("costs.stg", "2\n0 0 0\n1 1e308 1 0\n2 0 1 1\n3 0 1 2\n");
+    refused(
+        &fugue(&["info", &stg]),
+        1,
+        &["costs.stg:3", "from 0 to 1e12"],
+    );
+    let dot = write("costs.dot", "digraph { a [Weight=1e308]; b; a -> b; }\n");
+    refused(&fugue(&["info", &dot]), 1, &["costs.dot", "from 0 to 1e12"]);
+    let g = write(
+        "ok.ag",
+        "a = { wcet: 1e12, };\nb = { wcet: 1e12, };\na.1 -> b.1;\n",
+    );
+    let csv = write("huge.csv", "node,cost\na,1e308\nb,1\n");
+    refused(
+        &fugue(&["schedule", &g, "-p", "2", "--costs", &csv]),
+        1,
+        &["huge.csv:2", "from 0 to 1e12"],
+    );
+    let o = fugue(&["schedule", &g, "-p", "2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// Resamplers in a chain multiply their ratios: past 4096 times the engine's rate, or past
+/// the largest block, the node is refused before anything is allocated for it (it took
+/// gigabytes and aborted).
+#[test]
+fn chained_resamplers_beyond_the_largest_rate_are_refused() {
+    let g = write(
+        "resamplers.ag",
+        "o = { kind: \"osc\", freq: 440, };\nr = { kind: \"resampler\", ratio: 4096, };\nr2 = { kind: \"resampler\", ratio: 4096, };\ns = { kind: \"sink\", };\no.1 -> r.1 -> r2.1 -> s.1;\n",
+    );
+    let out = folder("bounds", "resamplers-out").join("x.wav");
+    let out = out.to_string_lossy();
+    for buffer in ["256", "64"] {
+        let o = fugue(&[
+            "render",
+            &g,
+            "-o",
+            &out,
+            "--force",
+            "--seconds",
+            "0.1",
+            "--buffer",
+            buffer,
+        ]);
+        refused(
+            &o,
+            1,
+            &["resamplers.ag", "a node may run at most 4096 times"],
+        );
+    }
+}
+
+/// A float input holding NaN renders, and the render says how many samples are not finite
+/// instead of calling the file silent; `--strict` refuses it.
+#[test]
+fn non_finite_samples_are_said_not_called_silence() {
+    let dir = folder("bounds", "nan");
+    let n = 4800;
+    let mut data = Vec::new();
+    for i in 0..n {
+        let x = if i % 100 == 0 { f32::NAN } else { 0.0 };
+        data.extend_from_slice(&x.to_le_bytes());
+    }
+    let mut wav = Vec::new();
+    wav.extend_from_slice(b"RIFF");
+    wav.extend_from_slice(&(36 + data.len() as u32).to_le_bytes());
+    wav.extend_from_slice(b"WAVEfmt ");
+    wav.extend_from_slice(&16u32.to_le_bytes());
+    for v in [3u16, 1] {
+        wav.extend_from_slice(&v.to_le_bytes());
+    }
+    wav.extend_from_slice(&48_000u32.to_le_bytes());
+    wav.extend_from_slice(&(48_000u32 * 4).to_le_bytes());
+    for v in [4u16, 32] {
+        wav.extend_from_slice(&v.to_le_bytes());
+    }
+    wav.extend_from_slice(b"data");
+    wav.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    wav.extend_from_slice(&data);
+    let input = dir.join("nan.wav");
+    std::fs::write(&input, wav).unwrap();
+    let g = write(
+        "pass.ag",
+        "m = { kind: \"source\", out: 1, };\ns = { kind: \"sink\", };\nm.1 -> s.1;\n",
+    );
+    let out = dir.join("out.wav");
+    let args = [
+        "render",
+        &g,
+        "--input",
+        &input.to_string_lossy(),
+        "-o",
+        &out.to_string_lossy(),
+        "--force",
+    ];
+    let o = fugue(&args);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("48 samples are not finite numbers") && !err.contains("silent"),
+        "{err}"
+    );
+    let mut strict = args.to_vec();
+    strict.push("--strict");
+    refused(&fugue(&strict), 1, &["48 samples are not finite numbers"]);
+}
+
+/// A `faust` node's `file` is read up to 16 MiB: a device is refused without reading on.
+#[test]
+fn a_faust_file_is_read_bounded() {
+    let g = write(
+        "zero.ag",
+        "a = { kind: \"faust\", file: \"/dev/zero\", };\ns = { kind: \"sink\", };\na.1 -> s.1;\n",
+    );
+    refused(
+        &fugue(&["check", &g]),
+        1,
+        &[
+            "zero.ag:1:",
+            "larger than 16 MiB, the most a Faust program may have",
+        ],
+    );
+}
+
+/// The host's standard input is read a bounded line at a time: a line of 100 KB is one error
+/// line, and the commands after it run.
+#[test]
+fn a_long_line_on_the_hosts_input_is_one_error() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args(["host", "--backend", "offline"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(&vec![b'x'; 100_000]).unwrap();
+        stdin.write_all(b"\nlist\nquit\n").unwrap();
+    }
+    let o = child.wait_with_output().unwrap();
+    let out = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        out.contains("error: the line is longer than 65536 bytes"),
+        "{out}"
+    );
+    assert!(out.contains("bye"), "{out}");
+}
