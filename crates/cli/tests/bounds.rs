@@ -238,3 +238,58 @@ fn a_long_line_on_the_hosts_input_is_one_error() {
     );
     assert!(out.contains("bye"), "{out}");
 }
+
+/// A Faust program's state is sized from its compiled code before any instance is made:
+/// one beyond what a node may hold is refused in one sentence (a delay of 2^30 samples made
+/// libfaust's 32-bit size wrap and its initialisation crash), and the state of every node
+/// counts in the plan's memory, for programs compiled now and read back from the disk cache.
+#[test]
+fn faust_state_is_bounded_before_an_instance_is_made() {
+    let dir = folder("bounds", "faust-state");
+    let cache = dir.join("cache");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_fugue"))
+            .args(args)
+            .env("FUGUE_FAUST_CACHE", &cache)
+            .output()
+            .unwrap()
+    };
+    let big = dir.join("big.dsp");
+    std::fs::write(&big, "process = @(1000000000);\n").unwrap();
+    refused(
+        &run(&["check", &big.to_string_lossy()]),
+        1,
+        &[
+            "big.dsp needs 4097 MiB of state per instance",
+            "64 MiB a node may hold",
+        ],
+    );
+    // Twelve programs of 32 MiB each, counted twice (the node and its processor): past the
+    // plan's 512 MiB, compiled and then read back.
+    let mut g = String::new();
+    for i in 1..=12 {
+        g += &format!("n{i} = {{ kind: \"faust\", code: \"process = @(5000000+{i});\", }};\n");
+    }
+    g += "s = { kind: \"sink\", in: 12, };\n";
+    for i in 1..=12 {
+        g += &format!("n{i}.1 -> s.{i};\n");
+    }
+    let graph = dir.join("many.ag");
+    std::fs::write(&graph, g).unwrap();
+    let out = dir.join("many.wav");
+    for _ in 0..2 {
+        refused(
+            &run(&[
+                "render",
+                &graph.to_string_lossy(),
+                "-o",
+                &out.to_string_lossy(),
+                "--seconds",
+                "0.1",
+            ]),
+            1,
+            &["more than the limit of 512 MiB"],
+        );
+    }
+    assert!(!out.exists());
+}

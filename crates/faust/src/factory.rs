@@ -107,6 +107,9 @@ pub struct Factory {
     pub outputs: usize,
     /// The DSP's parameters, in the order of its user interface.
     pub params: Vec<Param>,
+    /// Bytes of one instance's state and the program's tables, when known (LLVM; not the
+    /// interpreter): counted in the plan's memory.
+    pub state_bytes: Option<u64>,
 }
 
 // SAFETY: a factory handle is an address that libfaust's functions take; every call that
@@ -422,6 +425,92 @@ fn take_c_string(p: *const c_char, free: crate::ffi::MachineFns) -> Option<Strin
     Some(s)
 }
 
+/// Bytes of the largest structure that the LLVM IR `ir` declares (`%name = type { ... }` or
+/// `<{ ... }>`: a compiled program's instance, whose fields are its delay lines) plus its
+/// global variables (the program's tables).
+/// Computed in 64 bits, fields packed (no padding: a lower bound of the layout, exact for
+/// Faust's packed structures). `None` when a declaration cannot be read.
+fn state_bytes(ir: &str) -> Option<u64> {
+    let mut named: HashMap<&str, u64> = HashMap::new();
+    let mut largest = None;
+    let mut globals = 0u64;
+    for line in ir.lines() {
+        // The program's tables (`rdtable`, `rwtable`): variables of the module, one per
+        // program, written when it is initialised.
+        if line.starts_with('@') && !line.starts_with("@\"") {
+            if let Some((_, ty)) = line.split_once(" global ") {
+                let (bytes, _) = type_bytes(ty.trim(), &named)?;
+                globals = globals.checked_add(bytes)?;
+            }
+            continue;
+        }
+        let Some((name, ty)) = line.split_once(" = type ") else {
+            continue;
+        };
+        let name = name.trim();
+        if !name.starts_with('%') {
+            continue;
+        }
+        let (bytes, _) = type_bytes(ty.trim(), &named)?;
+        named.insert(name, bytes);
+        largest = largest.max(Some(bytes));
+    }
+    largest.map(|l: u64| l.saturating_add(globals))
+}
+
+/// Bytes of the LLVM type at the start of `t`, and the text after it. Named structures are
+/// looked up in `named` (declared before their use, as LLVM writes them).
+fn type_bytes<'a>(t: &'a str, named: &HashMap<&str, u64>) -> Option<(u64, &'a str)> {
+    let t = t.trim_start();
+    let (mut bytes, mut rest) = if let Some(r) = t.strip_prefix('[') {
+        // `[N x T]`
+        let (n, r) = r.trim_start().split_once(" x ")?;
+        let n: u64 = n.trim().parse().ok()?;
+        let (each, r) = type_bytes(r, named)?;
+        (n.checked_mul(each)?, r.trim_start().strip_prefix(']')?)
+    } else if let Some(r) = t.strip_prefix("<{").or_else(|| t.strip_prefix('{')) {
+        let packed = t.starts_with('<');
+        let mut sum = 0u64;
+        let mut r = r.trim_start();
+        loop {
+            if let Some(after) = r.strip_prefix('}') {
+                r = if packed {
+                    after.strip_prefix('>')?
+                } else {
+                    after
+                };
+                break;
+            }
+            let (b, after) = type_bytes(r, named)?;
+            sum = sum.checked_add(b)?;
+            r = after.trim_start();
+            r = r.strip_prefix(',').unwrap_or(r).trim_start();
+        }
+        (sum, r)
+    } else {
+        let end = t
+            .find(|c: char| c == ',' || c == ']' || c == '}' || c == '>' || c.is_whitespace())
+            .unwrap_or(t.len());
+        let (word, r) = t.split_at(end);
+        let b = match word {
+            "float" | "i32" => 4,
+            "double" | "i64" | "ptr" => 8,
+            "i16" | "half" => 2,
+            "i8" | "i1" => 1,
+            w if w.ends_with('*') => 8,
+            w if w.starts_with('%') => *named.get(w)?,
+            _ => return None,
+        };
+        (b, r)
+    };
+    // Pointers written after the type (`float*`, `%struct.X**`).
+    while let Some(r) = rest.strip_prefix('*') {
+        bytes = 8;
+        rest = r;
+    }
+    Some((bytes, rest))
+}
+
 /// Keeps at most [`MAX_CACHED`] files in `dir`, the oldest removed first.
 fn trim_cache(dir: &Path) {
     let Ok(rd) = std::fs::read_dir(dir) else {
@@ -438,6 +527,7 @@ fn trim_cache(dir: &Path) {
     files.sort();
     for (_, p) in &files[..files.len() - MAX_CACHED] {
         let _ = std::fs::remove_file(p);
+        let _ = std::fs::remove_file(p.with_extension("state"));
     }
 }
 
@@ -513,7 +603,12 @@ impl Faust {
         let key = fingerprint(source)?;
         // SAFETY: `getCDSPMachineTarget` takes nothing and returns a string to free.
         let target = take_c_string(unsafe { (m.target)() }, m)?;
-        let tag = fnv(&[self.lib.version().as_bytes(), target.as_bytes()]);
+        // (The last part: programs kept since their state's size is checked at compilation.)
+        let tag = fnv(&[
+            self.lib.version().as_bytes(),
+            target.as_bytes(),
+            b"state-checked",
+        ]);
         Some(dir.join(format!("{key:016x}-{tag:016x}.fmc")))
     }
 
@@ -587,6 +682,20 @@ impl Faust {
                 }
             }
         }
+        // The size of the state of a kept program, written beside it: without it the
+        // program is compiled again.
+        let mut kept_state = None;
+        if !read.is_null() {
+            kept_state = kept
+                .as_ref()
+                .and_then(|p| std::fs::read_to_string(p.with_extension("state")).ok())
+                .and_then(|t| t.trim().parse::<u64>().ok());
+            if kept_state.is_none() {
+                // SAFETY: the factory just read is live and has no instance.
+                unsafe { (self.fns(backend).delete_factory)(read) };
+                read = std::ptr::null_mut();
+            }
+        }
         let from_disk = !read.is_null();
         let handle = match (&self.lib.llvm, backend) {
             _ if from_disk => read,
@@ -627,15 +736,36 @@ impl Faust {
                 message,
             });
         }
+        // The size of an instance's state, read from the compiled code before any instance
+        // is made: libfaust computes it in 32 bits, so a state of 2 GiB or more wraps
+        // around, and initialising such an instance writes past its memory. A program
+        // read from the disk cache was checked when it was compiled (larger ones are not
+        // kept).
+        let mut state = kept_state;
+        if let (false, Some(m), Backend::Llvm) = (from_disk, machine, backend) {
+            // SAFETY: a live LLVM factory; the text is freed by `take_c_string`.
+            state = take_c_string(unsafe { (m.ir)(handle) }, m).and_then(|ir| state_bytes(&ir));
+            if let Some(bytes) = state.filter(|&b| b > fugue_dsp::MAX_NODE_MEMORY as u64) {
+                // SAFETY: the factory is live and has no instance.
+                unsafe { (self.fns(backend).delete_factory)(handle) };
+                return Err(FaustError::TooLarge {
+                    name: source.name.clone(),
+                    bytes,
+                });
+            }
+        }
         self.compiled.fetch_add(1, Ordering::Relaxed);
         if from_disk {
             self.from_disk.fetch_add(1, Ordering::Relaxed);
-        } else if let (Some(path), Some(m)) = (&kept, machine) {
+        } else if let (Some(path), Some(m), Some(bytes)) = (&kept, machine, state) {
             // Kept for the next run: written beside its place, then renamed, so that no
             // process reads half a file; a cache that cannot be written is only slower.
+            // The state's size first: a program is read back only with it.
             let dir = path.parent().unwrap_or(Path::new("."));
             let tmp = path.with_extension(format!("{}.part", std::process::id()));
-            if std::fs::create_dir_all(dir).is_ok() {
+            if std::fs::create_dir_all(dir).is_ok()
+                && std::fs::write(path.with_extension("state"), format!("{bytes}\n")).is_ok()
+            {
                 if let Ok(t) = CString::new(tmp.as_os_str().as_encoded_bytes()) {
                     // SAFETY: a live LLVM factory, a NUL-terminated path, the empty target.
                     if unsafe { (m.write)(handle, t.as_ptr(), empty.as_ptr()) } {
@@ -670,6 +800,7 @@ impl Faust {
             inputs,
             outputs,
             params,
+            state_bytes: state,
         })
     }
 }
@@ -677,6 +808,21 @@ impl Faust {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The instance's size from the IR, in 64 bits: a delay of 2^30 samples (which libfaust's
+    /// 32-bit size wraps to a few bytes), nested arrays, pointers and named structures.
+    #[test]
+    fn the_state_size_is_read_from_the_ir() {
+        let ir = "; ModuleID = 'x'\n%struct.dspmydsp = type <{ i32, [1073741824 x float], [6 x float], i32 }>\n";
+        assert_eq!(state_bytes(ir), Some(4 + (1 << 32) + 24 + 4));
+        let ir = "%struct.Inner = type { double, [2 x [3 x i32]] }\n%struct.dsp = type <{ %struct.Inner, float*, ptr, i8, [4 x %struct.Inner] }>\n";
+        let inner = 8 + 24;
+        assert_eq!(state_bytes(ir), Some(inner + 8 + 8 + 1 + 4 * inner));
+        let ir = "%struct.dsp = type <{ i32 }>\n@ftbl0 = internal unnamed_addr global [300000000 x float] zeroinitializer\n@\"{name}\" = internal constant [4 x i8] c\"abc\\00\"\n";
+        assert_eq!(state_bytes(ir), Some(4 + 1_200_000_000));
+        assert_eq!(state_bytes("define void @f() {\n}\n"), None);
+        assert_eq!(state_bytes("%x = type { fp128 }\n"), None);
+    }
 
     /// A fresh handle on the system's libfaust, with nothing compiled in memory.
     fn fresh() -> Arc<Faust> {
@@ -795,13 +941,21 @@ mod tests {
         let first = fresh();
         let a = first.factory(&source, Backend::Llvm).unwrap();
         assert_eq!((first.compilations(), first.disk_reads()), (1, 0));
-        let kept = files();
-        assert_eq!(kept.len(), 1, "{kept:?}");
+        // The program and the size of its state, which is read back with it.
+        let mut kept = files();
+        kept.sort();
+        assert_eq!(kept.len(), 2, "{kept:?}");
         assert!(kept[0].extension().is_some_and(|x| x == "fmc"), "{kept:?}");
+        assert!(
+            kept[1].extension().is_some_and(|x| x == "state"),
+            "{kept:?}"
+        );
+        assert!(a.state_bytes.is_some_and(|b| b > 0), "{:?}", a.state_bytes);
         let second = fresh();
         let b = second.factory(&source, Backend::Llvm).unwrap();
         assert_eq!((second.compilations(), second.disk_reads()), (1, 1));
         assert_eq!((a.inputs, a.outputs), (b.inputs, b.outputs));
+        assert_eq!(a.state_bytes, b.state_bytes);
         assert!(
             block(&a) == block(&b),
             "the program read back computes other samples"
@@ -809,12 +963,25 @@ mod tests {
         let other = Source::code(&code.replace("331", "332"), "cache-test", None);
         second.factory(&other, Backend::Llvm).unwrap();
         assert_eq!(second.disk_reads(), 1);
-        assert_eq!(files().len(), 2);
+        assert_eq!(files().len(), 4);
         std::env::set_var(CACHE_ENV, "off");
         let third = fresh();
         third.factory(&source, Backend::Llvm).unwrap();
         assert_eq!(third.disk_reads(), 0);
-        assert_eq!(files().len(), 2);
+        assert_eq!(files().len(), 4);
+        // A program kept without the size of its state is compiled again (and kept anew).
+        std::env::set_var(CACHE_ENV, &dir);
+        for f in files() {
+            if f.extension().is_some_and(|x| x == "state") {
+                std::fs::remove_file(f).unwrap();
+            }
+        }
+        let fourth = fresh();
+        fourth.factory(&source, Backend::Llvm).unwrap();
+        assert_eq!((fourth.compilations(), fourth.disk_reads()), (1, 0));
+        let fifth = fresh();
+        fifth.factory(&source, Backend::Llvm).unwrap();
+        assert_eq!(fifth.disk_reads(), 1);
         std::env::remove_var(CACHE_ENV);
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -66,6 +66,8 @@ pub struct MachineFns {
     pub free: FreeMemory,
     /// `getCDSPMachineTarget()`: this machine's LLVM target (freed with `free`).
     pub target: unsafe extern "C" fn() -> *mut c_char,
+    /// `writeCDSPFactoryToIR(factory)`: the factory's LLVM IR as text (freed with `free`).
+    pub ir: unsafe extern "C" fn(Handle) -> *mut c_char,
 }
 
 /// The functions of one backend's instances.
@@ -213,6 +215,7 @@ impl Lib {
                             write: symbol(&library, "writeCDSPFactoryToMachineFile")?,
                             free: symbol(&library, "freeCMemory")?,
                             target: symbol(&library, "getCDSPMachineTarget")?,
+                            ir: symbol(&library, "writeCDSPFactoryToIR")?,
                         })
                     })()
                     .ok(),

@@ -73,6 +73,14 @@ pub enum FaustError {
     /// libfaust could not make an instance of a compiled program.
     #[error("libfaust could not create an instance of the program")]
     Instance,
+    /// The program's state (its delay lines and tables) is larger than a node may hold.
+    #[error("the Faust program {name} needs {} MiB of state per instance (its delay lines and tables), more than the {} MiB a node may hold; shorten its delays or tables", bytes.div_ceil(1 << 20), fugue_dsp::MAX_NODE_MEMORY >> 20)]
+    TooLarge {
+        /// The program's name (its file).
+        name: String,
+        /// Bytes of one instance's state.
+        bytes: u64,
+    },
     /// A program with no output: nothing to hear.
     #[error("the Faust program {} has no output", file.display())]
     NoOutputs {

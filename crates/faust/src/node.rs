@@ -136,6 +136,12 @@ impl DspNode for FaustNode {
         self.factory.outputs
     }
 
+    fn memory(&self) -> usize {
+        self.factory
+            .state_bytes
+            .map_or(0, |b| usize::try_from(b).unwrap_or(usize::MAX))
+    }
+
     fn processor(&self) -> Box<dyn Processor> {
         // The trait gives no way to fail here: an instance that libfaust refuses (out of
         // memory) panics, which the engine reports as the node's failure.
