@@ -293,3 +293,33 @@ fn faust_state_is_bounded_before_an_instance_is_made() {
     }
     assert!(!out.exists());
 }
+
+/// A render longer than a WAV file can hold is refused before anything is rendered or
+/// written.
+#[test]
+fn a_render_beyond_4_gib_is_refused_at_once() {
+    let g = write(
+        "long.ag",
+        "a = { kind: \"osc\", freq: 440, };\ns = { kind: \"sink\", in: 8, };\na.1 -> s.1;\n",
+    );
+    let out = folder("bounds", "long-out").join("long.wav");
+    let start = std::time::Instant::now();
+    refused(
+        &fugue(&[
+            "render",
+            &g,
+            "-o",
+            &out.to_string_lossy(),
+            "-e",
+            "seq",
+            "--seconds",
+            "86400",
+            "--rate",
+            "96000",
+        ]),
+        1,
+        &["more than the 4 GiB a WAV file can hold", "--bits 16"],
+    );
+    assert!(start.elapsed().as_secs() < 20);
+    assert!(!out.exists());
+}

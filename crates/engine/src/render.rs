@@ -184,6 +184,18 @@ pub enum RenderError {
     /// The graph has more output channels than a WAV file can hold.
     #[error("{0} channels are too many for a WAV file")]
     TooManyChannels(usize),
+    /// The render would not fit in one WAV file (4 GiB of samples).
+    #[error("{frames} frames of {channels} channel(s) of {bits}-bit samples make {} MiB, more than the 4 GiB a WAV file can hold; render fewer seconds or channels, or 16-bit samples (--bits 16)", bytes.div_ceil(1 << 20))]
+    TooLong {
+        /// Frames to render.
+        frames: u64,
+        /// Channels.
+        channels: usize,
+        /// Bits per sample.
+        bits: u32,
+        /// Bytes of samples.
+        bytes: u64,
+    },
     /// A thread could not be started.
     #[error("{what}: {source}")]
     Io {
@@ -576,6 +588,25 @@ pub fn render(
         engine.enable_profile();
     }
     let channels = engine.plan.n_outputs();
+    if let Output::Wav(_) = &options.output {
+        // Said before anything is rendered or written, not after 4 GiB of it.
+        let bits = match options.bits {
+            Bits::I16 => 16u32,
+            Bits::I24 => 24,
+            Bits::F32 => 32,
+        };
+        let bytes = total
+            .saturating_mul(channels as u64)
+            .saturating_mul(u64::from(bits / 8));
+        if bytes > crate::wav::MAX_DATA_BYTES {
+            return Err(RenderError::TooLong {
+                frames: total,
+                channels,
+                bits,
+                bytes,
+            });
+        }
+    }
     let writer = match &options.output {
         Output::Wav(path) => {
             let spec = hound::WavSpec {

@@ -109,7 +109,7 @@ pub(crate) struct BlockWavWriter {
 const DIRECT_BYTES: usize = 32 << 10;
 
 /// The most data bytes a WAV file's 32-bit sizes can describe, with its header.
-const MAX_DATA_BYTES: u64 = u32::MAX as u64 - 1024;
+pub(crate) const MAX_DATA_BYTES: u64 = u32::MAX as u64 - 1024;
 
 impl BlockWavWriter {
     /// Opens `path` ([`crate::output::open_truncated`]: a registered temporary file is

@@ -540,7 +540,7 @@ fn parse_node_body(
 ) -> Result<Node, ReadError> {
     let mut node = Node::new(name, "");
     // Attributes given so far and where, to refuse one given twice.
-    let mut given: Vec<(String, usize)> = Vec::new();
+    let mut given: HashMap<String, usize> = HashMap::new();
     loop {
         let (t, at) = p.next()?;
         let key: String = match t {
@@ -558,7 +558,7 @@ fn parse_node_body(
                 ))
             }
         };
-        if let Some((_, first)) = given.iter().find(|(g, _)| *g == key) {
+        if let Some(first) = given.get(&key) {
             let first = p.loc(*first);
             return Err(p.lx.err(
                 at,
@@ -568,7 +568,7 @@ fn parse_node_body(
                 ),
             ));
         }
-        given.push((key.clone(), at));
+        given.insert(key.clone(), at);
         p.expect(Tok::Colon, || format!("after attribute `{key}`"))?;
         let (tv, at_v) = p.next()?;
         let value = match tv {
