@@ -323,3 +323,49 @@ fn a_render_beyond_4_gib_is_refused_at_once() {
     assert!(start.elapsed().as_secs() < 20);
     assert!(!out.exists());
 }
+
+/// The graphs a host plays share one memory budget (half of what the process may use): a
+/// load past it is one error line, before its memory is allocated, and the host plays on.
+#[test]
+fn the_hosts_graphs_share_one_memory_budget() {
+    let dir = folder("bounds", "host-memory");
+    let mut g = String::new();
+    for i in 0..10 {
+        g += &format!("d{i} = {{ kind: \"delay\", time: 60, max_time: 60, }};\n");
+    }
+    g += "o = { kind: \"osc\", freq: 220, };\nm = { kind: \"mix\", in: 10, };\ns = { kind: \"sink\", };\n";
+    for i in 0..10 {
+        g += &format!("o.1 -> d{i}.1;\nd{i}.1 -> m.{};\n", i + 1);
+    }
+    g += "m.1 -> s.1;\n";
+    std::fs::write(dir.join("big.ag"), g).unwrap();
+    let mut script = String::new();
+    for i in 1..=6 {
+        script += &format!("load m{i} big.ag\n");
+    }
+    script += "wait 0.05\nlist\n";
+    std::fs::write(dir.join("loads.txt"), script).unwrap();
+    // An address space of 2,000,000 KiB: the budget is half of it, room for four graphs of
+    // 230 MiB (ten delay lines of a minute, counted twice).
+    let o = Command::new("sh")
+        .current_dir(&dir)
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 2000000 && exec '{}' host --backend offline --script loads.txt",
+            env!("CARGO_BIN_EXE_fugue")
+        ))
+        .output()
+        .unwrap();
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("memory allocation"),
+        "{err}"
+    );
+    let refusals = err
+        .lines()
+        .filter(|l| l.contains("the host's graphs may hold together"))
+        .count();
+    assert!((1..=3).contains(&refusals), "{out}\n{err}");
+    assert!(out.contains("loaded m1") && out.contains("m1"), "{out}");
+}

@@ -42,7 +42,7 @@ use fugue_dsp::kinds::doc::KindDoc;
 use fugue_dsp::{NodeContext, Registry};
 use fugue_graph::TaskGraph;
 
-pub use factory::{Backend, Factory, Faust, Source};
+pub use factory::{Backend, Factory, Faust, Source, MAX_PROGRAM_BYTES};
 pub use node::{build, factory_of, node_for_code, source_of, unknown_attributes, OWN_ATTRIBUTES};
 
 /// Why a Faust program could not be used.

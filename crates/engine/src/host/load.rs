@@ -37,6 +37,41 @@ pub(super) struct Entry {
     pub(super) executor: Option<(ExecutorKind, usize)>,
     /// Its critical path's share of its work ([`span_share`]).
     pub(super) span: f64,
+    /// Bytes of its plan ([`Plan::memory`]), counted against [`memory_limit`].
+    pub(super) memory: usize,
+}
+
+/// The most memory the plans of all loaded graphs may take together: half the machine's
+/// memory, and half the process's address space where it is limited (`ulimit -v`), at
+/// least one plan's [`fugue_exec::MEMORY_LIMIT`]. A load that would pass it is refused
+/// before its memory is allocated.
+pub(crate) fn memory_limit() -> usize {
+    // SAFETY: sysconf and getrlimit only read; `lim` is a valid out-pointer.
+    let (phys, space) = unsafe {
+        let pages = libc::sysconf(libc::_SC_PHYS_PAGES);
+        let size = libc::sysconf(libc::_SC_PAGESIZE);
+        let phys = if pages > 0 && size > 0 {
+            (pages as u64).saturating_mul(size as u64)
+        } else {
+            u64::MAX
+        };
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        let space = if libc::getrlimit(libc::RLIMIT_AS, &mut lim) == 0
+            && lim.rlim_cur != libc::RLIM_INFINITY
+        {
+            lim.rlim_cur
+        } else {
+            u64::MAX
+        };
+        (phys, space)
+    };
+    let half = (phys / 2).min(space / 2);
+    usize::try_from(half)
+        .unwrap_or(usize::MAX)
+        .max(fugue_exec::MEMORY_LIMIT)
 }
 
 /// A graph compiled and measured, ready for the audio thread ([`Host::build_slot`]).
@@ -54,6 +89,8 @@ pub(super) struct Built {
     pub(super) auto: Option<String>,
     /// Its critical path's share of its work ([`span_share`]).
     pub(super) span: f64,
+    /// Bytes of its plan.
+    pub(super) memory: usize,
 }
 
 /// How a graph gets its executor ([`Host::build_slot`]).
@@ -77,8 +114,13 @@ impl ExecutorPlan {
     }
 }
 
-/// Cycles run to measure a graph's cost at load.
+/// Cycles run to measure a graph's cost at load, at most.
 const CALIBRATION_CYCLES: usize = 9;
+
+/// Time the measurement of a graph's cost goes on for at most: once its cycles have taken
+/// this long it stops (after one cycle at least), so that a graph whose cycle takes seconds
+/// holds the control loop for one cycle, not nine.
+const CALIBRATION_BUDGET: std::time::Duration = std::time::Duration::from_millis(200);
 
 impl Host {
     /// [`Host::load_graph`]: admits `graph` as `name` and hands it to the audio thread.
@@ -178,6 +220,7 @@ impl Host {
             graph: graph.clone(),
             executor: built.executor,
             span: built.span,
+            memory: built.memory,
         });
         // The graph's lints, as `render` and `run` say them.
         let lints: Vec<String> = crate::lint::lint(graph, &self.registry)
@@ -259,7 +302,7 @@ impl Host {
         executor: ExecutorPlan,
         stats: Arc<GraphStats>,
     ) -> Result<Built, HostError> {
-        let mut plan = self.compile(graph, threads)?;
+        let mut plan = self.compile(graph, id, threads)?;
         let units: usize = self
             .graphs
             .iter()
@@ -305,6 +348,7 @@ impl Host {
         };
         Ok(Built {
             cost_ns,
+            memory: plan.memory(),
             tasks: plan.len(),
             units: plan.n_units(),
             channels: plan.n_outputs(),
@@ -361,9 +405,9 @@ impl Host {
         };
         // Every candidate's trial plan is the host's own compile of the graph (pipelined as
         // the host's --pipeline says) on the candidate's threads.
-        let plain = self.compile(graph, 1)?;
+        let plain = self.compile(graph, u32::MAX, 1)?;
         let compile = |_: usize, _: usize, t: usize| {
-            self.compile(graph, t).map_err(|e| match e {
+            self.compile(graph, u32::MAX, t).map_err(|e| match e {
                 HostError::Compile(e) => crate::BuildError::Compile(e),
                 other => crate::BuildError::Executor(fugue_exec::BuildError::BadSchedule(
                     other.to_string(),
@@ -414,9 +458,18 @@ impl Host {
 
     /// Compiles `graph` at the host's rate and block, pipelined as
     /// [`HostOptions::pipeline`] says for a graph that runs on `threads` threads.
-    fn compile(&self, graph: &TaskGraph, threads: usize) -> Result<Plan, HostError> {
+    fn compile(&self, graph: &TaskGraph, id: u32, threads: usize) -> Result<Plan, HostError> {
+        // What the other graphs leave of the host's memory.
+        let limit = memory_limit();
+        let used: usize = self
+            .graphs
+            .iter()
+            .filter(|e| e.id != id)
+            .map(|e| e.memory)
+            .sum();
+        let left = limit.saturating_sub(used);
         let compile = |pipeline: usize| {
-            Plan::compile(
+            Plan::compile_within(
                 graph,
                 &self.registry,
                 &CompileOptions {
@@ -427,7 +480,21 @@ impl Host {
                     pipeline,
                     pipeline_segments: threads,
                 },
+                left,
             )
+            .map_err(|e| match e {
+                fugue_exec::CompileError::TooLarge { needed, .. }
+                    if left < fugue_exec::MEMORY_LIMIT && needed <= fugue_exec::MEMORY_LIMIT =>
+                {
+                    HostError::Full(format!(
+                        "the graphs loaded take {} MiB of the {} MiB the host's graphs may hold together (half the memory this process may use), and this one needs at least {} MiB more than is left; unload a graph first",
+                        used >> 20,
+                        limit >> 20,
+                        needed.saturating_sub(left).div_ceil(1 << 20)
+                    ))
+                }
+                e => e.into(),
+            })
         };
         Ok(match self.pipeline {
             Pipeline::Sub(n) => compile(n)?,
@@ -556,17 +623,20 @@ fn own_cycle(
     }
 }
 
-/// The median time of a few sequential cycles of `plan`, ns; then the plan is reset, so
-/// that the graph starts fresh when it is adopted.
+/// The median time of a few sequential cycles of `plan` (at most [`CALIBRATION_CYCLES`],
+/// for at most [`CALIBRATION_BUDGET`]), ns; then the plan is reset, so that the graph starts
+/// fresh when it is adopted.
 fn measure_cost(plan: &mut Plan) -> u64 {
     let mut seq = SeqExecutor::new();
-    let mut times: Vec<u64> = (0..CALIBRATION_CYCLES)
-        .map(|_| {
-            let t = Instant::now();
-            seq.run_cycle(plan);
-            t.elapsed().as_nanos() as u64
-        })
-        .collect();
+    let start = Instant::now();
+    let mut times: Vec<u64> = Vec::with_capacity(CALIBRATION_CYCLES);
+    while times.len() < CALIBRATION_CYCLES
+        && (times.is_empty() || start.elapsed() < CALIBRATION_BUDGET)
+    {
+        let t = Instant::now();
+        seq.run_cycle(plan);
+        times.push(t.elapsed().as_nanos() as u64);
+    }
     plan.reset();
     times.sort_unstable();
     times[times.len() / 2]

@@ -191,9 +191,22 @@ impl Plan {
         registry: &Registry,
         options: &CompileOptions,
     ) -> Result<Plan, CompileError> {
+        Plan::compile_within(graph, registry, options, MEMORY_LIMIT)
+    }
+
+    /// [`Plan::compile`] with at most `limit` bytes of memory (at most [`MEMORY_LIMIT`]):
+    /// what is left of a budget that other plans share (the host's graphs), checked as
+    /// [`MEMORY_LIMIT`] is, before the memory is allocated.
+    pub fn compile_within(
+        graph: &TaskGraph,
+        registry: &Registry,
+        options: &CompileOptions,
+        limit: usize,
+    ) -> Result<Plan, CompileError> {
+        let limit = limit.min(MEMORY_LIMIT);
         Ok(Prepared::new(graph, registry, options)?
-            .resolve_rates(registry, options)?
-            .lay_out_buffers(options)?
+            .resolve_rates(registry, options, limit)?
+            .lay_out_buffers(options, limit)?
             .build_tasks(options))
     }
 }
@@ -261,6 +274,7 @@ impl<'g> Prepared<'g> {
         self,
         registry: &Registry,
         options: &CompileOptions,
+        limit: usize,
     ) -> Result<Rated<'g>, CompileError> {
         let graph = self.graph();
         let order = &self.order;
@@ -374,10 +388,10 @@ impl<'g> Prepared<'g> {
                 });
             }
             node_memory = node_memory.saturating_add(d.memory().saturating_mul(2));
-            if node_memory > MEMORY_LIMIT {
+            if node_memory > limit {
                 return Err(CompileError::TooLarge {
                     needed: node_memory,
-                    limit: MEMORY_LIMIT,
+                    limit,
                     block: options.block,
                     what: format!(
                         "delay lines and work buffers of its nodes, counted up to node `{}`",
@@ -422,7 +436,11 @@ struct Rated<'g> {
 impl<'g> Rated<'g> {
     /// Pass 3: buffers for output ports, engine channels, scratch sums and silence, and each
     /// input port resolved to the buffer it reads.
-    fn lay_out_buffers(self, options: &CompileOptions) -> Result<Laid<'g>, CompileError> {
+    fn lay_out_buffers(
+        self,
+        options: &CompileOptions,
+        limit: usize,
+    ) -> Result<Laid<'g>, CompileError> {
         let graph = self.prepared.graph();
         let order = &self.prepared.order;
         let (dsp, node_block, out_block) = (&self.dsp, &self.node_block, &self.out_block);
@@ -489,10 +507,10 @@ impl<'g> Rated<'g> {
                     .saturating_mul(d.outputs())
                     .saturating_add(layout.bytes())
                     .saturating_add(self.node_memory);
-                if needed > MEMORY_LIMIT {
+                if needed > limit {
                     return Err(CompileError::TooLarge {
                         needed,
-                        limit: MEMORY_LIMIT,
+                        limit,
                         block: options.block,
                         what: format!(
                             "audio buffers; {} MiB for the {} output port(s) of node `{}`",
@@ -508,10 +526,10 @@ impl<'g> Rated<'g> {
             }
         }
         let needed = layout.bytes().saturating_add(self.node_memory);
-        if needed > MEMORY_LIMIT {
+        if needed > limit {
             return Err(CompileError::TooLarge {
                 needed,
-                limit: MEMORY_LIMIT,
+                limit,
                 block: options.block,
                 what: "audio buffers, delay lines and work buffers".into(),
             });
@@ -641,8 +659,10 @@ impl Laid<'_> {
             out_block,
             mut dsp,
             placeholders,
+            node_memory,
             ..
         } = rated;
+        let memory = layout.bytes().saturating_add(node_memory);
         let graph = prepared.graph();
         // Pipelining cuts every buffer into the same sub-blocks: only a graph whose every
         // node runs at the engine's rate and block can be cut so, sample for sample.
@@ -799,6 +819,7 @@ impl Laid<'_> {
             sample_rate: options.sample_rate,
             block: options.block,
             placeholders,
+            memory,
             pipeline,
             pipeline_note,
             profiling: false,

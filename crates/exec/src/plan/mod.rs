@@ -145,6 +145,9 @@ pub struct Plan {
     sample_rate: f64,
     block: usize,
     placeholders: Vec<String>,
+    /// Bytes of its buffers and its processors' memory, as the compiler counted them
+    /// against [`MEMORY_LIMIT`].
+    memory: usize,
     /// Sub-blocks per cycle (1: not pipelined).
     pipeline: usize,
     /// Why the pipelining asked for was not applied.
@@ -526,6 +529,12 @@ impl Plan {
     /// Frames per cycle at the engine's rate.
     pub fn block(&self) -> usize {
         self.block
+    }
+
+    /// Bytes of the plan's buffers and of its processors' memory (delay lines, tables,
+    /// work buffers), as counted against [`MEMORY_LIMIT`].
+    pub fn memory(&self) -> usize {
+        self.memory
     }
 
     /// The engine's sample rate in Hz.
