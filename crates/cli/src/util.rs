@@ -82,11 +82,22 @@ pub fn bench_error(e: anyhow::Error) -> fugue_bench::BenchError {
     }
 }
 
-/// The error's message: its causes joined with `: `, user text quoted in it cut to a
-/// readable length ([`fugue_graph::error::shorten_quotes`]), and so is any very long word in
-/// it, a path say ([`shorten_words`]).
+/// The error's message: its causes joined with `: ` (a cause that the message already says,
+/// as many errors' own sentences end with their cause, only once), user text quoted in it cut
+/// to a readable length ([`fugue_graph::error::shorten_quotes`]), and so is any very long word
+/// in it, a path say ([`shorten_words`]).
 pub fn message(e: &anyhow::Error) -> String {
-    shorten_words(&fugue_graph::error::shorten_quotes(&format!("{e:#}")))
+    let mut text = String::new();
+    for cause in e.chain() {
+        let c = cause.to_string();
+        if text.is_empty() {
+            text = c;
+        } else if !text.contains(&c) {
+            text.push_str(": ");
+            text.push_str(&c);
+        }
+    }
+    shorten_words(&fugue_graph::error::shorten_quotes(&text))
 }
 
 pub use fugue_graph::error::{shorten_words, WORD_MAX};

@@ -37,7 +37,7 @@ fn an_unknown_extension_suggests_a_flag_that_exists() {
         let e = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
         assert!(
-            e.contains("graph.txt: unknown graph format `txt`") && e.contains("--format"),
+            e.contains("graph.txt: unknown graph format `.txt`") && e.contains("--format"),
             "{args:?}: {e}"
         );
         let mut with = args.clone();

@@ -148,7 +148,7 @@ pub enum ReadError {
         error: GraphError,
     },
     /// The file's extension does not name a known format.
-    #[error("{file}: unknown graph format `{ext}`; known formats are .ag, .stg and .dot")]
+    #[error("{file}: {}; known formats are .ag, .stg and .dot", if ext.is_empty() { "the file's name has no extension to tell its graph format".to_string() } else { format!("unknown graph format `.{ext}`") })]
     UnknownFormat {
         /// The file.
         file: String,

@@ -237,6 +237,14 @@ impl Host {
             None => fugue_graph::read::read_file(file, None)?,
         };
         self.load_graph(name, &graph, &file.display().to_string())
+            .map_err(|e| match e {
+                // The graph's own faults, which name its nodes but not its file.
+                e @ (HostError::Compile(_) | HostError::Build(_)) => HostError::Graph {
+                    file: file.display().to_string(),
+                    why: Box::new(e),
+                },
+                e => e,
+            })
     }
 
     /// Refuses to read `file` when it is the file the host records to

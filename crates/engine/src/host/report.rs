@@ -35,6 +35,14 @@ pub enum HostError {
     /// A graph's executor could not be built, or measured by the automatic choice.
     #[error(transparent)]
     Build(Box<crate::BuildError>),
+    /// A graph file that could not be built (its nodes, its plan), named.
+    #[error("cannot load {file}: {why}")]
+    Graph {
+        /// The graph file.
+        file: String,
+        /// Why (not an error `source`: the message says it already, once).
+        why: Box<HostError>,
+    },
     /// A live value was refused (`set`).
     #[error("{0}")]
     Live(String),

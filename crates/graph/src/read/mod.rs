@@ -45,13 +45,17 @@ pub fn read_file(path: &Path, format: Option<Format>) -> Result<TaskGraph, ReadE
     let format = match format.or_else(|| Format::from_path(path)) {
         Some(f) => f,
         None => {
+            // A file that cannot be opened says so first: its name is likely mistyped.
+            if let Err(source) = std::fs::File::open(path) {
+                return Err(ReadError::Io { file, source });
+            }
             return Err(ReadError::UnknownFormat {
                 file,
                 ext: path
                     .extension()
                     .map(|e| e.to_string_lossy().into_owned())
                     .unwrap_or_default(),
-            })
+            });
         }
     };
     let io = |source| ReadError::Io {
