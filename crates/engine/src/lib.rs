@@ -109,7 +109,7 @@ pub use placement::place_audio_thread;
 pub use profile::{ProfileReport, Profiler};
 pub use render::{
     read_wav, render, tail_seconds, wav_channels, Bits, Output, Progress, RenderError,
-    RenderOptions, RenderSummary, WavInputError, DEFAULT_SECONDS, MAX_INPUT_SAMPLES,
+    RenderOptions, RenderSummary, WavInputError, DEFAULT_SECONDS, MAX_INPUT_SAMPLES, MAX_RATE,
 };
 pub use run::run;
 pub use schedule::lists_from_unit_schedule;

@@ -297,6 +297,9 @@ fn supported(format: &str) -> bool {
     .contains(&format)
 }
 
+/// The highest sample rate a render runs at (`--rate`), Hz.
+pub const MAX_RATE: u32 = 1_536_000;
+
 /// The most samples (all channels together) an input WAV file may hold: 2^27 (512 MiB as
 /// 32-bit floats; 23 minutes of stereo at 48 kHz). Larger files are refused before their
 /// samples are read.
@@ -354,6 +357,12 @@ pub fn read_wav<R: std::io::Read>(r: R, rate: u32) -> Result<Vec<Vec<f32>>, WavI
         e => WavInputError::Other(e.to_string()),
     })?;
     let spec = reader.spec();
+    if spec.sample_rate == 0 || spec.sample_rate > MAX_RATE {
+        return Err(WavInputError::Other(format!(
+            "its header says {} Hz, a rate fugue does not render at (1 to {MAX_RATE} Hz); convert it first (e.g. `sox IN.wav -r 48000 OUT.wav`)",
+            spec.sample_rate
+        )));
+    }
     if spec.sample_rate != rate {
         return Err(WavInputError::Other(format!(
             "it is at {} Hz but the render runs at {rate} Hz; pass --rate {}",

@@ -23,7 +23,7 @@ pub struct Args {
     #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
     pub buffer: u64,
     /// Sample rate in Hz.
-    #[arg(long, default_value_t = 48_000, value_parser = clap::value_parser!(u32).range(1..=1_536_000))]
+    #[arg(long, default_value_t = 48_000, value_parser = clap::value_parser!(u32).range(1..=fugue_engine::MAX_RATE as i64))]
     pub rate: u32,
     /// Measured cycles (after a warm-up of a tenth as many): each node is timed once per cycle.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]

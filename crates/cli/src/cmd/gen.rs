@@ -64,7 +64,7 @@ pub struct Args {
 pub fn run(a: Args) -> anyhow::Result<()> {
     if !(0.0..=1.0).contains(&a.p) {
         return Err(util::usage(format!(
-            "-p {} is not a probability between 0 and 1",
+            "--probability {} is not a probability between 0 and 1",
             a.p
         )));
     }

@@ -29,7 +29,7 @@ pub struct Args {
     #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
     pub buffer: u64,
     /// Sample rate in Hz of --costs measured.
-    #[arg(long, default_value_t = 48_000, value_parser = clap::value_parser!(u32).range(1..=1_536_000))]
+    #[arg(long, default_value_t = 48_000, value_parser = clap::value_parser!(u32).range(1..=fugue_engine::MAX_RATE as i64))]
     pub rate: u32,
     /// Fail (exit code 1) on a warning about the graph: an attribute no kind reads, a node
     /// that reaches no sink.

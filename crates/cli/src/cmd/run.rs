@@ -36,7 +36,7 @@ pub struct Args {
     pub periods: u32,
     /// Sample rate in Hz (clocked backend; asked of the ALSA device; JACK uses the server's)
     /// [default: 48000].
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_536_000))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=fugue_engine::MAX_RATE as i64))]
     pub rate: Option<u32>,
     /// Frames per cycle (clocked backend; the period asked of the ALSA device; JACK uses the
     /// server's) [default: 256].

@@ -58,7 +58,7 @@ pub struct Args {
     #[arg(long, default_value = "mix", value_parser = ["mix", "per-graph"])]
     pub ports: String,
     /// Sample rate in Hz.
-    #[arg(long, default_value_t = 48_000, value_parser = clap::value_parser!(u32).range(1..=1_536_000))]
+    #[arg(long, default_value_t = 48_000, value_parser = clap::value_parser!(u32).range(1..=fugue_engine::MAX_RATE as i64))]
     pub rate: u32,
     /// Frames per cycle.
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=65_536))]
