@@ -369,3 +369,36 @@ fn the_hosts_graphs_share_one_memory_budget() {
     assert!((1..=3).contains(&refusals), "{out}\n{err}");
     assert!(out.contains("loaded m1") && out.contains("m1"), "{out}");
 }
+
+/// An `--input` that is not a regular file (a pipe, which the render would read twice, or
+/// block on) is refused at once, without opening it.
+#[test]
+fn an_input_that_is_a_pipe_is_refused_at_once() {
+    let dir = folder("bounds", "fifo");
+    let fifo = dir.join("in.fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        common::skip(
+            "an_input_that_is_a_pipe_is_refused_at_once",
+            "mkfifo is not available",
+        );
+        return;
+    }
+    let g = write(
+        "pass.ag",
+        "m = { kind: \"source\", out: 1, };\ns = { kind: \"sink\", };\nm.1 -> s.1;\n",
+    );
+    let out = dir.join("out.wav");
+    refused(
+        &fugue(&[
+            "render",
+            &g,
+            "--input",
+            &fifo.to_string_lossy(),
+            "-o",
+            &out.to_string_lossy(),
+        ]),
+        1,
+        &["in.fifo is not a regular file", "save it to a file first"],
+    );
+}

@@ -343,8 +343,9 @@ fn ctrl_c_leaves_no_file() {
             &example("rake.ag"),
             "-o",
             out.to_str().unwrap(),
+            // Long (about 3.8 GB of samples, under what a WAV file can hold).
             "--seconds",
-            "20000",
+            "10000",
         ])
         .stderr(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

@@ -84,7 +84,7 @@ fn a_stopped_render_keeps_the_old_file() {
             "-o",
             out.to_str().unwrap(),
             "--seconds",
-            "20000",
+            "10000",
             "--force",
         ]);
         wait_for("the render did not start", || {

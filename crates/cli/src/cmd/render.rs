@@ -173,10 +173,27 @@ impl Drop for QuietPanics {
     }
 }
 
+/// Refuses an `--input` that is not a regular file (a pipe, a device, `/dev/stdin`): the
+/// render reads its header, then its samples, opening it more than once, and a pipe read
+/// once is empty (or blocks) the second time. Checked without opening it.
+fn check_input(input: &std::path::Path) -> anyhow::Result<()> {
+    match std::fs::metadata(input) {
+        Ok(m) if !m.is_file() => Err(anyhow::anyhow!(
+            "--input {} is not a regular file (a pipe, a device or a folder); the render reads a WAV file more than once: save it to a file first",
+            input.display()
+        )),
+        // A missing file is said where it is read, with the reason.
+        _ => Ok(()),
+    }
+}
+
 /// Runs `fugue render`: the flags checked, the options made, one render, the WAV given its
 /// name, the report printed.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let out = check_output(&args)?;
+    if let Some(input) = &args.input {
+        check_input(input)?;
+    }
     let graph = util::read_graph(&args.graph, args.format)?;
     // With --strict, fail before rendering; otherwise the warnings are said after a render
     // that succeeded (a render that fails says only why).
