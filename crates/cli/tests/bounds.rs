@@ -402,3 +402,39 @@ fn an_input_that_is_a_pipe_is_refused_at_once() {
         &["in.fifo is not a regular file", "save it to a file first"],
     );
 }
+
+/// A resampler's ratio may be written as the fraction it is (`"1/2"`): the same samples as
+/// `0.5`; a ratio out of range names the range and both ways to write it.
+#[test]
+fn a_ratio_may_be_written_as_a_fraction() {
+    let dir = folder("bounds", "fraction");
+    let graph = |ratio: &str| {
+        write(
+            &format!("r{}.ag", ratio.len()),
+            &format!("o = {{ kind: \"osc\", freq: 440, volume: 0.5, }};\nr = {{ kind: \"resampler\", ratio: {ratio}, }};\ns = {{ kind: \"sink\", }};\no.1 -> r.1 -> s.1;\n"),
+        )
+    };
+    let render = |g: &str, name: &str| {
+        let out = dir.join(name);
+        let o = fugue(&[
+            "render",
+            g,
+            "-o",
+            &out.to_string_lossy(),
+            "--force",
+            "--seconds",
+            "0.1",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        std::fs::read(out).unwrap()
+    };
+    assert!(render(&graph("\"1/2\""), "a.wav") == render(&graph("0.5"), "b.wav"));
+    refused(
+        &fugue(&["check", &graph("\"1e9\"")]),
+        1,
+        &[
+            "attribute `ratio` = `1000000000` is not a fraction from 1e-6 to 1e6",
+            "\"N/D\"",
+        ],
+    );
+}

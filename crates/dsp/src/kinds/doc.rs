@@ -267,7 +267,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
         attributes: Cow::Borrowed(&[
             (
                 text("ratio"),
-                text("output rate / input rate, a fraction (required)"),
+                text("output rate / input rate, a fraction: a number or \"N/D\" (required)"),
             ),
             (
                 text("conv"),

@@ -2,8 +2,8 @@
 //! "Optimization of audio graphs by resampling" (DAFx-19).
 //!
 //! - Ports: the sum of the inputs is converted; every output port carries the result.
-//! - `ratio` (required): output rate / input rate, e.g. `0.5` (downsample by 2) or `2.`; it
-//!   must be a fraction with a denominator of at most 100000.
+//! - `ratio` (required): output rate / input rate, e.g. `0.5` (downsample by 2), `2.` or
+//!   `"147/160"`; it must be a fraction from 1e-6 to 1e6 with a denominator of at most 100000.
 //! - `conv` (default `sinc`): the converter, `zero_hold`, `linear` or `sinc`
 //!   (band-limited; see [`crate::convert`] for each one's latency and quality).
 //! - `volume` (default 1.0).
@@ -21,15 +21,36 @@ use crate::{attrs, DspNode, Io, NodeContext, NodeError, Processor, Ratio};
 
 /// Builds a `resampler` node.
 pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
-    let r = attrs::required(ctx, "ratio", "output rate / input rate, e.g. 0.5 or 2")?;
-    let ratio = Ratio::from_f64(r).ok_or_else(|| {
+    // A fraction may be written as one: `ratio: "147/160"`.
+    let written = ctx.node.attr("ratio").map(|v| v.as_str().into_owned());
+    let fraction = written.as_deref().and_then(|t| {
+        let (n, d) = t.split_once('/')?;
+        Some((n.trim().parse::<u64>().ok()?, d.trim().parse::<u64>().ok()?))
+    });
+    let (ratio, shown) = match fraction {
+        Some((n, d)) => (
+            Ratio::new(n, d)
+                .filter(|q| q.as_f64() >= 1e-6 && q.as_f64() <= 1e6 && q.den() <= Ratio::MAX_DEN),
+            format!("{n}/{d}"),
+        ),
+        None => {
+            let r = attrs::required(
+                ctx,
+                "ratio",
+                "output rate / input rate, e.g. 0.5, 2 or \"147/160\"",
+            )?;
+            (Ratio::from_f64(r), attrs::short_number(r))
+        }
+    };
+    let ratio = ratio.ok_or_else(|| {
         attrs::bad(
             ctx,
             "ratio",
-            &r.to_string(),
-            "is not a positive fraction with a denominator of at most 100000",
+            &shown,
+            "is not a fraction from 1e-6 to 1e6 with a denominator of at most 100000 (a number, or \"N/D\")",
         )
     })?;
+    let r = ratio.as_f64();
     let conv = match ctx.node.attr("conv") {
         None => Conv::DEFAULT,
         Some(v) => Conv::from_name(&v.as_str()).ok_or_else(|| {
