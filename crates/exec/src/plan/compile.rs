@@ -479,6 +479,22 @@ impl<'g> Rated<'g> {
                 Io::None => {}
             }
         }
+        // The engine's channels first: a sink or a source of a million ports is named as
+        // such, not the node whose buffers come next.
+        let needed = layout.bytes().saturating_add(self.node_memory);
+        if needed > limit {
+            return Err(CompileError::TooLarge {
+                needed,
+                limit,
+                block: options.block,
+                what: format!(
+                    "audio buffers; {} MiB for the engine's {} input and {} output channel(s), the ports of its source and sink nodes",
+                    mib(layout.bytes()),
+                    inputs.len(),
+                    outputs.len()
+                ),
+            });
+        }
         // Each node's scratch sums, then its output ports, in a depth-first topological order
         // (`layout_order`): the buffers of a chain or a subtree, which one thread usually runs,
         // are neighbours in memory. In the level order of the tasks, the buffers of the two
