@@ -40,6 +40,15 @@ impl Bits {
             _ => None,
         }
     }
+
+    /// Bits per sample: 16, 24 or 32 (the inverse of [`Bits::from_bits`]).
+    pub fn bits(self) -> u16 {
+        match self {
+            Bits::I16 => 16,
+            Bits::I24 => 24,
+            Bits::F32 => 32,
+        }
+    }
 }
 
 /// Where the audio goes.
@@ -599,11 +608,7 @@ pub fn render(
     let channels = engine.plan.n_outputs();
     if let Output::Wav(_) = &options.output {
         // Said before anything is rendered or written, not after 4 GiB of it.
-        let bits = match options.bits {
-            Bits::I16 => 16u32,
-            Bits::I24 => 24,
-            Bits::F32 => 32,
-        };
+        let bits = u32::from(options.bits.bits());
         let bytes = total
             .saturating_mul(channels as u64)
             .saturating_mul(u64::from(bits / 8));
@@ -622,11 +627,7 @@ pub fn render(
                 channels: u16::try_from(channels)
                     .map_err(|_| RenderError::TooManyChannels(channels))?,
                 sample_rate: options.sample_rate,
-                bits_per_sample: match options.bits {
-                    Bits::I16 => 16,
-                    Bits::I24 => 24,
-                    Bits::F32 => 32,
-                },
+                bits_per_sample: options.bits.bits(),
                 sample_format: if options.bits == Bits::F32 {
                     hound::SampleFormat::Float
                 } else {

@@ -25,6 +25,12 @@ pub const DEFAULT_COST: f64 = 1.0;
 /// and predictions are numbers.
 pub const MAX_COST: f64 = 1e12;
 
+/// Whether `c` may be a node's or an edge's cost: a number from 0 to [`MAX_COST`] (NaN is
+/// not).
+pub fn is_cost(c: f64) -> bool {
+    (0.0..=MAX_COST).contains(&c)
+}
+
 /// An attribute value, kept as it was written.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
@@ -226,7 +232,7 @@ impl GraphBuilder {
 
     /// Adds a node; fails if its name is taken or its cost is invalid.
     pub fn add_node(&mut self, node: Node) -> Result<NodeId, GraphError> {
-        if !(node.cost.is_finite() && (0.0..=MAX_COST).contains(&node.cost)) {
+        if !is_cost(node.cost) {
             return Err(GraphError::BadCost {
                 what: format!("node `{}`", node.name),
                 value: node.cost,
@@ -292,7 +298,7 @@ impl GraphBuilder {
         dst_port: usize,
         comm: f64,
     ) -> Result<EdgeId, GraphError> {
-        if !(comm.is_finite() && (0.0..=MAX_COST).contains(&comm)) {
+        if !is_cost(comm) {
             return Err(GraphError::BadCost {
                 what: format!(
                     "edge `{}` -> `{}`",
@@ -692,10 +698,7 @@ impl TaskGraph {
     pub fn set_costs(&mut self, costs: &[f64]) {
         assert_eq!(costs.len(), self.nodes.len(), "one cost per node");
         for (n, &c) in self.nodes.iter_mut().zip(costs) {
-            assert!(
-                c.is_finite() && (0.0..=MAX_COST).contains(&c),
-                "cost must be from 0 to MAX_COST"
-            );
+            assert!(is_cost(c), "cost must be from 0 to MAX_COST");
             n.cost = c;
             n.cost_declared = true;
         }
@@ -703,10 +706,7 @@ impl TaskGraph {
 
     /// Sets the communication cost of every edge to `comm` (per edge; parallel edges add up).
     pub fn set_comm_costs(&mut self, comm: f64) {
-        assert!(
-            comm.is_finite() && (0.0..=MAX_COST).contains(&comm),
-            "cost must be from 0 to MAX_COST"
-        );
+        assert!(is_cost(comm), "cost must be from 0 to MAX_COST");
         for e in &mut self.edges {
             e.comm = comm;
         }

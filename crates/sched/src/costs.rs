@@ -90,7 +90,7 @@ pub fn parse_costs(text: &str, file: &str, g: &TaskGraph) -> Result<Vec<f64>, Co
             });
         };
         let value: f64 = match fields[1].parse::<f64>() {
-            Ok(v) if (0.0..=fugue_graph::MAX_COST).contains(&v) => v,
+            Ok(v) if fugue_graph::is_cost(v) => v,
             _ => {
                 return Err(CostsError::BadCost {
                     file: file.into(),

@@ -85,7 +85,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         )));
     }
     if let Some(c) = a.comm_cost {
-        if !(c.is_finite() && (0.0..=fugue_graph::MAX_COST).contains(&c)) {
+        if !fugue_graph::is_cost(c) {
             return Err(util::usage(format!(
                 "--comm-cost must be a number from 0 to 1e12, not {c}"
             )));

@@ -303,12 +303,7 @@ impl Host {
         stats: Arc<GraphStats>,
     ) -> Result<Built, HostError> {
         let mut plan = self.compile(graph, id, threads)?;
-        let units: usize = self
-            .graphs
-            .iter()
-            .filter(|e| e.id != id)
-            .map(|e| e.units)
-            .sum();
+        let units: usize = self.others(id).map(|e| e.units).sum();
         if units + plan.n_units() > self.options.unit_capacity {
             return Err(HostError::Full(format!(
                 "the host's pool holds {} units and this graph has {} more than the room left; unload a graph first",
@@ -456,17 +451,17 @@ impl Host {
         }
     }
 
+    /// The loaded graphs but graph `id` (all of them for an id not loaded).
+    fn others(&self, id: u32) -> impl Iterator<Item = &Entry> {
+        self.graphs.iter().filter(move |e| e.id != id)
+    }
+
     /// Compiles `graph` at the host's rate and block, pipelined as
     /// [`HostOptions::pipeline`] says for a graph that runs on `threads` threads.
     fn compile(&self, graph: &TaskGraph, id: u32, threads: usize) -> Result<Plan, HostError> {
         // What the other graphs leave of the host's memory.
         let limit = memory_limit();
-        let used: usize = self
-            .graphs
-            .iter()
-            .filter(|e| e.id != id)
-            .map(|e| e.memory)
-            .sum();
+        let used: usize = self.others(id).map(|e| e.memory).sum();
         let left = limit.saturating_sub(used);
         let compile = |pipeline: usize| {
             Plan::compile_within(

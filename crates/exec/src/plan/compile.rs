@@ -445,6 +445,13 @@ impl<'g> Rated<'g> {
         let order = &self.prepared.order;
         let (dsp, node_block, out_block) = (&self.dsp, &self.node_block, &self.out_block);
         let n = graph.len();
+        // The plan passes `limit` with `needed` bytes; `what` takes them.
+        let too_large = |needed: usize, what: String| CompileError::TooLarge {
+            needed,
+            limit,
+            block: options.block,
+            what,
+        };
         let mut layout = Layout::default();
         let max_block = node_block
             .iter()
@@ -483,17 +490,15 @@ impl<'g> Rated<'g> {
         // such, not the node whose buffers come next.
         let needed = layout.bytes().saturating_add(self.node_memory);
         if needed > limit {
-            return Err(CompileError::TooLarge {
+            return Err(too_large(
                 needed,
-                limit,
-                block: options.block,
-                what: format!(
+                format!(
                     "audio buffers; {} MiB for the engine's {} input and {} output channel(s), the ports of its source and sink nodes",
                     mib(layout.bytes()),
                     inputs.len(),
                     outputs.len()
                 ),
-            });
+            ));
         }
         // Each node's scratch sums, then its output ports, in a depth-first topological order
         // (`layout_order`): the buffers of a chain or a subtree, which one thread usually runs,
@@ -524,17 +529,15 @@ impl<'g> Rated<'g> {
                     .saturating_add(layout.bytes())
                     .saturating_add(self.node_memory);
                 if needed > limit {
-                    return Err(CompileError::TooLarge {
+                    return Err(too_large(
                         needed,
-                        limit,
-                        block: options.block,
-                        what: format!(
+                        format!(
                             "audio buffers; {} MiB for the {} output port(s) of node `{}`",
                             mib(Layout::bytes_of(out_block[v]).saturating_mul(d.outputs())),
                             d.outputs(),
                             graph.node(v).name
                         ),
-                    });
+                    ));
                 }
                 port_buf[v] = (0..d.outputs())
                     .map(|_| layout.alloc(out_block[v]))
@@ -543,12 +546,10 @@ impl<'g> Rated<'g> {
         }
         let needed = layout.bytes().saturating_add(self.node_memory);
         if needed > limit {
-            return Err(CompileError::TooLarge {
+            return Err(too_large(
                 needed,
-                limit,
-                block: options.block,
-                what: "audio buffers, delay lines and work buffers".into(),
-            });
+                "audio buffers, delay lines and work buffers".into(),
+            ));
         }
         for &v in order {
             let d = dsp[v].as_ref().expect("built above");

@@ -632,7 +632,7 @@ fn parse_node_body(
             "wcet" => {
                 let c = value
                     .as_f64()
-                    .filter(|v| (0.0..=crate::MAX_COST).contains(v))
+                    .filter(|&v| crate::is_cost(v))
                     .ok_or_else(|| bad("a number from 0 to 1e12 (microseconds)"))?;
                 node.cost = c;
                 node.cost_declared = true;

@@ -439,7 +439,7 @@ fn weight(
     {
         None => Ok(None),
         Some((_, v)) => crate::model::parse_number(v)
-            .filter(|x| (0.0..=crate::MAX_COST).contains(x))
+            .filter(|&x| crate::is_cost(x))
             .map(Some)
             .ok_or_else(|| {
                 syntax(

@@ -75,7 +75,7 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
             .0
             .parse::<f64>()
             .ok()
-            .filter(|v| (0.0..=crate::MAX_COST).contains(v))
+            .filter(|&v| crate::is_cost(v))
             .ok_or_else(|| {
                 err(
                     toks[1].1,

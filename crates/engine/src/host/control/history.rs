@@ -63,13 +63,10 @@ impl History {
             }
         };
         let text = String::from_utf8_lossy(&text);
-        let mut lines: Vec<&str> = text.lines().collect();
-        if cut && !lines.is_empty() {
-            // The first line read began before the part read.
-            lines.remove(0);
-        }
-        let lines: Vec<String> = lines
-            .into_iter()
+        let lines: Vec<String> = text
+            .lines()
+            // When cut, the first line read began before the part read.
+            .skip(usize::from(cut))
             .filter(|l| !l.trim().is_empty())
             .map(str::to_string)
             .collect();
