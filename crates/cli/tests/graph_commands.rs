@@ -326,3 +326,38 @@ fn schedule_bad_arguments_and_costs_are_reported() {
     assert!(o.status.success(), "{}", stderr(&o));
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn info_and_check_count_a_feedback_edge_as_the_file_writes_it() {
+    // A loop o -> m -> g -> out with g's output fed back to m's second input: four nodes and
+    // four edges as written; the feedback edge's pair of nodes is not the user's.
+    let d = tmpdir("feedback-counts");
+    let f = d.join("loop.ag");
+    std::fs::write(
+        &f,
+        "o = { kind: \"osc\", freq: 220, };\n\
+         g = { kind: \"gain\", gain: 0.5, };\n\
+         m = { kind: \"mix\", in: 2, };\n\
+         out = { kind: \"sink\", in: 1, };\n\
+         o.1 -> m.1;\nm.1 -> g.1;\ng.1 ~> m.2;\ng.1 -> out.1;\n",
+    )
+    .unwrap();
+    let o = fugue(&["info", "--json", f.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["nodes"], 4, "{v}");
+    assert_eq!(v["edges"], 4, "{v}");
+    assert_eq!(v["sources"], 1, "{v}");
+    assert_eq!(v["sinks"], 1, "{v}");
+    assert_eq!(v["depth"], 4, "{v}");
+    assert_eq!(v["width"], 1, "{v}");
+    assert!(v["kinds"].get("feedback-read").is_none(), "{v}");
+    assert_eq!(v["feedback"][0], "g.1 ~> m.2", "{v}");
+    let o = fugue(&["check", f.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("ok, 4 nodes, 4 edges"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}

@@ -133,9 +133,26 @@ pub fn topo_levels(g: &TaskGraph) -> Vec<usize> {
     lv
 }
 
-/// Depth: the number of nodes on the longest path counted in nodes (0 for an empty graph).
+/// Depth: the number of nodes on the longest path counted in nodes (0 for an empty graph),
+/// as the file writes the graph: a feedback edge's two nodes are not counted, and a feedback
+/// edge does not order its ends.
 pub fn depth(g: &TaskGraph) -> usize {
-    topo_levels(g).into_iter().max().map_or(0, |d| d + 1)
+    let mut lv = vec![0usize; g.len()];
+    let mut deepest = 0;
+    for &n in g.topo_order() {
+        if g.is_feedback_node(n) {
+            continue;
+        }
+        lv[n] = g
+            .preds(n)
+            .iter()
+            .filter(|&&(p, _)| !g.is_feedback_node(p))
+            .map(|&(p, _)| lv[p] + 1)
+            .max()
+            .unwrap_or(0);
+        deepest = deepest.max(lv[n] + 1);
+    }
+    deepest
 }
 
 /// Sum of all node costs.
@@ -156,7 +173,8 @@ pub enum WidthMethod {
 }
 
 /// Width: the largest number of nodes no two of which are ordered by a path (maximum
-/// antichain), the most tasks that can ever run at once.
+/// antichain), the most tasks that can ever run at once. A feedback edge's two nodes (which
+/// do no work of their own) are not counted.
 ///
 /// Exact for graphs up to [`EXACT_WIDTH_LIMIT`] nodes: by Dilworth's theorem the maximum
 /// antichain equals `n` minus a maximum matching in the bipartite graph of the transitive
@@ -164,14 +182,17 @@ pub enum WidthMethod {
 /// bound (the nodes of one level are pairwise unordered).
 pub fn width(g: &TaskGraph) -> (usize, WidthMethod) {
     let n = g.len();
-    if n == 0 {
+    if g.written_nodes() == 0 {
         return (0, WidthMethod::Exact);
     }
+    let hidden: Vec<bool> = (0..n).map(|v| g.is_feedback_node(v)).collect();
     if n > EXACT_WIDTH_LIMIT {
         let lv = topo_levels(g);
         let mut counts = vec![0usize; lv.iter().max().map_or(0, |m| m + 1)];
-        for l in lv {
-            counts[l] += 1;
+        for (v, l) in lv.into_iter().enumerate() {
+            if !hidden[v] {
+                counts[l] += 1;
+            }
         }
         return (
             counts.into_iter().max().unwrap_or(0),
@@ -185,7 +206,9 @@ pub fn width(g: &TaskGraph) -> (usize, WidthMethod) {
     for &u in g.topo_order().iter().rev() {
         for &(s, _) in g.succs(u) {
             tmp.copy_from_slice(&reach[s * words..s * words + words]);
-            tmp[s / 64] |= 1 << (s % 64);
+            if !hidden[s] {
+                tmp[s / 64] |= 1 << (s % 64);
+            }
             for (d, t) in reach[u * words..u * words + words].iter_mut().zip(&tmp) {
                 *d |= t;
             }
@@ -210,6 +233,9 @@ pub fn width(g: &TaskGraph) -> (usize, WidthMethod) {
         })
     };
     for (u, mu) in match_of_u.iter_mut().enumerate() {
+        if hidden[u] {
+            continue;
+        }
         if let Some(v) = neighbors(u).find(|&v| match_of_v[v] == usize::MAX) {
             match_of_v[v] = u;
             *mu = v;
@@ -218,7 +244,7 @@ pub fn width(g: &TaskGraph) -> (usize, WidthMethod) {
     let mut visited = vec![0u32; n];
     let mut stamp = 0u32;
     for root in 0..n {
-        if match_of_u[root] != usize::MAX {
+        if match_of_u[root] != usize::MAX || hidden[root] {
             continue;
         }
         stamp += 1;
@@ -256,5 +282,5 @@ pub fn width(g: &TaskGraph) -> (usize, WidthMethod) {
         }
     }
     let matched = match_of_u.iter().filter(|&&v| v != usize::MAX).count();
-    (n - matched, WidthMethod::Exact)
+    (g.written_nodes() - matched, WidthMethod::Exact)
 }

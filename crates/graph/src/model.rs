@@ -612,6 +612,18 @@ impl TaskGraph {
         self.feedback.iter().any(|f| f.read == v || f.write == v)
     }
 
+    /// The nodes as the file writes them: [`TaskGraph::len`] less each feedback edge's two
+    /// nodes.
+    pub fn written_nodes(&self) -> usize {
+        self.len() - 2 * self.feedback.len()
+    }
+
+    /// The edges as the file writes them: `->` edges, and each feedback edge (`~>`) once
+    /// instead of the three edges of its pair of nodes ([`Feedback`]).
+    pub fn written_edges(&self) -> usize {
+        self.edges().len() - 2 * self.feedback.len()
+    }
+
     /// The folder of the file the graph was read from ([`crate::read_file`] sets it), against
     /// which a node's file attribute is resolved; `None` for a graph made in memory. It is no
     /// part of the graph's equality.

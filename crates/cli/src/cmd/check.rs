@@ -61,8 +61,8 @@ fn verdict(g: &TaskGraph, warnings: usize) -> String {
     };
     format!(
         "ok, {} nodes, {} edges; {what}{warned}",
-        g.len(),
-        g.edges().len()
+        g.written_nodes(),
+        g.written_edges()
     )
 }
 

@@ -356,9 +356,24 @@ impl ProfileReport {
         );
         let _ = writeln!(o);
         let seq = self.seq_work_mean_ns.is_some();
+        // Columns as wide as the longest name and kind, so that the figures stay aligned.
+        let nw = self
+            .nodes
+            .iter()
+            .map(|r| r.name.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(24);
+        let kw = self
+            .nodes
+            .iter()
+            .map(|r| r.kind.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(10);
         let _ = writeln!(
             o,
-            "{:<24} {:<10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>7}{}",
+            "{:<nw$} {:<kw$} {:>8} {:>9} {:>9} {:>9} {:>9} {:>7}{}",
             "node",
             "kind",
             "calls",
@@ -377,7 +392,7 @@ impl ProfileReport {
             };
             let _ = writeln!(
                 o,
-                "{:<24} {:<10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>7.1}{vs}",
+                "{:<nw$} {:<kw$} {:>8} {:>9} {:>9} {:>9} {:>9} {:>7.1}{vs}",
                 r.name,
                 r.kind,
                 r.calls,
@@ -394,7 +409,7 @@ impl ProfileReport {
         }
         let _ = writeln!(
             o,
-            "{:<24} {:<10} {:>8} {:>9} {:>9}",
+            "{:<nw$} {:<kw$} {:>8} {:>9} {:>9}",
             "total (nodes)",
             "",
             "",
@@ -403,7 +418,7 @@ impl ProfileReport {
         );
         let _ = writeln!(
             o,
-            "{:<24} {:<10} {:>8} {:>9} {:>9}",
+            "{:<nw$} {:<kw$} {:>8} {:>9} {:>9}",
             "overhead and waits",
             "",
             "",

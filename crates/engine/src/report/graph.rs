@@ -17,9 +17,9 @@ use crate::costs::CostOrigin;
 pub struct GraphInfo {
     /// The graph file.
     pub file: String,
-    /// Nodes.
+    /// Nodes, as the file writes them (not a feedback edge's pair of nodes).
     pub nodes: usize,
-    /// Edges.
+    /// Edges, as the file writes them (each feedback edge once).
     pub edges: usize,
     /// Nodes without predecessors.
     pub sources: usize,
@@ -87,18 +87,28 @@ impl GraphInfo {
     /// The summary of `g` (read from `file`, its costs from `origin`).
     pub fn new(g: &TaskGraph, file: &Path, origin: &CostOrigin) -> GraphInfo {
         let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
-        for n in g.nodes() {
+        for n in (0..g.len())
+            .filter(|&v| !g.is_feedback_node(v))
+            .map(|v| g.node(v))
+        {
             let kind = if n.kind.is_empty() { "(none)" } else { &n.kind };
             *kinds.entry(kind.to_string()).or_default() += 1;
         }
         let work = analysis::total_work(g);
         let (cp, cp_nodes) = analysis::critical_path(g, false);
         let (width, method) = analysis::width(g);
-        let (sources, sinks) = (g.sources(), g.sinks());
+        // The feedback edges' nodes are edges to the reader: a node fed only through `~>` is
+        // no source, one read only through `~>` no sink.
+        let written = |ids: Vec<usize>| -> Vec<usize> {
+            ids.into_iter()
+                .filter(|&v| !g.is_feedback_node(v))
+                .collect()
+        };
+        let (sources, sinks) = (written(g.sources()), written(g.sinks()));
         GraphInfo {
             file: file.display().to_string(),
-            nodes: g.len(),
-            edges: g.edges().len(),
+            nodes: g.written_nodes(),
+            edges: g.written_edges(),
             sources: sources.len(),
             sinks: sinks.len(),
             kinds,
@@ -108,7 +118,11 @@ impl GraphInfo {
             cost_unit: origin.unit,
             critical_path: cp,
             critical_path_with_comm: analysis::critical_path(g, true).0,
-            critical_path_nodes: cp_nodes.iter().map(|&i| g.node(i).name.clone()).collect(),
+            critical_path_nodes: cp_nodes
+                .iter()
+                .filter(|&&i| !g.is_feedback_node(i))
+                .map(|&i| g.node(i).name.clone())
+                .collect(),
             depth: analysis::depth(g),
             width,
             width_exact: method == analysis::WidthMethod::Exact,
@@ -185,7 +199,7 @@ impl fmt::Display for GraphInfo {
         if !self.feedback.is_empty() {
             writeln!(
                 f,
-                "feedback       {} (one block late; each is a pair of nodes in the counts above): {}",
+                "feedback       {} (one block late, counted among the edges above): {}",
                 self.feedback.len(),
                 self.feedback.join(", ")
             )?;
