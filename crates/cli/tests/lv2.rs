@@ -576,3 +576,48 @@ fn info_lists_a_plugins_control_outputs_and_the_profile_reports_their_values() {
     assert!(att > 10.0, "{r}");
     assert!(r["lim"]["latency"].as_f64().unwrap() >= 0.0, "{r}");
 }
+
+#[test]
+fn a_plugin_is_never_cut_into_sub_blocks_so_pipelining_keeps_seqs_samples() {
+    let Some(_) = installed("a_plugin_is_never_cut_into_sub_blocks") else {
+        return;
+    };
+    // swh's delay_n and comb_n ramp their controls over each call: run on quarter blocks,
+    // they would give other samples than seq on whole blocks.
+    let dir = folder("lv2", "pipeline");
+    let g = graph_file(
+        &dir,
+        "line",
+        "src = { kind: \"noise\", seed: 5, volume: 0.3, };\n\
+         a = { kind: \"lv2\", uri: \"http://plugin.org.uk/swh-plugins/delay_n\", delay_time: 0.01, };\n\
+         b = { kind: \"lv2\", uri: \"http://plugin.org.uk/swh-plugins/comb_n\", };\n\
+         d = { kind: \"lv2\", uri: \"http://plugin.org.uk/swh-plugins/lowpass_iir\", cutoff: 3000, };\n\
+         out = { kind: \"sink\", };\n\
+         src.1 -> a.1 -> b.1 -> d.1;\nd.1 -> out.1;\n",
+    );
+    let run = |name: &str, extra: &[&str]| {
+        let out = dir.join(format!("{name}.wav"));
+        let mut args = vec![
+            "render",
+            g.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--seconds",
+            "1",
+            "--force",
+        ];
+        args.extend_from_slice(extra);
+        let o = fugue(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        (bits(&out), stderr(&o))
+    };
+    let (seq, _) = run("seq", &["-e", "seq"]);
+    let (piped, said) = run("ws", &["-e", "ws", "-t", "2", "--pipeline", "4"]);
+    assert!(
+        said.contains("not pipelined: node `a` (lv2) gives other samples when a block is cut into shorter calls"),
+        "{said}"
+    );
+    assert!(seq == piped, "pipelining changed an LV2 graph's samples");
+    let (auto, _) = run("auto", &[]);
+    assert!(seq == auto, "auto changed an LV2 graph's samples");
+}

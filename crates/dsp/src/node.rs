@@ -126,6 +126,16 @@ pub trait DspNode: Send {
         false
     }
 
+    /// Whether a block run as consecutive shorter calls (its first frames, then the next, on
+    /// the same processor) gives the same samples as one call on the whole block: what
+    /// pipelining needs, which cuts every cycle into sub-blocks. True of every built-in kind;
+    /// a node whose output depends on how the frames are cut into calls (a plugin that
+    /// ramps its controls over each call) says false, and a plan that holds it is not
+    /// pipelined. Default: true.
+    fn splits_in_time(&self) -> bool {
+        true
+    }
+
     /// Whether the processor sees its inputs only through their sum by [`sum_inputs`]: its
     /// outputs are the same for inputs `x1..xn` as for any inputs with the same
     /// [`sum_inputs`]. The engine may then compute the sums of the groups of [`SUM_GROUP`]

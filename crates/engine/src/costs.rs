@@ -107,7 +107,11 @@ impl Costs {
 /// The origin of the costs that `g`'s file declares.
 fn declared(g: &TaskGraph, format: Option<Format>) -> CostOrigin {
     // A feedback edge's two nodes cost nothing of their own, whatever the file declares.
-    let written = || (0..g.len()).filter(|&v| !g.is_feedback_node(v)).map(|v| g.node(v));
+    let written = || {
+        (0..g.len())
+            .filter(|&v| !g.is_feedback_node(v))
+            .map(|v| g.node(v))
+    };
     let declared = written().filter(|n| n.cost_declared).count();
     let all = g.written_nodes();
     let time = format == Some(Format::Ag);

@@ -212,6 +212,13 @@ impl DspNode for Lv2Node {
         self.audio_in
     }
 
+    fn splits_in_time(&self) -> bool {
+        // A plugin may do per call what it does not do per frame (ramp a control from its
+        // last value over the call, refresh a coefficient at each call): its samples depend
+        // on the length of the calls, so a cycle is never cut into sub-blocks for it.
+        false
+    }
+
     fn outputs(&self) -> usize {
         self.audio_out
     }

@@ -685,8 +685,13 @@ impl Laid<'_> {
         // node runs at the engine's rate and block can be cut so, sample for sample.
         let rate_changer = (0..graph.len())
             .find(|&v| node_block[v] != options.block || out_block[v] != options.block);
-        let (pipeline, pipeline_note) = match rate_changer {
-            Some(v) if options.pipeline > 1 => (
+        // A node whose samples depend on how a block is cut into calls cannot be pipelined
+        // without changing the output.
+        let whole =
+            (0..graph.len()).find(|&v| !dsp[v].as_ref().expect("built above").splits_in_time());
+        let (pipeline, pipeline_note) = match (rate_changer, whole) {
+            _ if options.pipeline <= 1 => (options.pipeline, None),
+            (Some(v), _) => (
                 1,
                 Some(format!(
                     "not pipelined: node `{}` ({}) changes the rate, and sub-blocks cannot be cut at the same samples on both sides of it",
@@ -694,7 +699,15 @@ impl Laid<'_> {
                     graph.node(v).kind
                 )),
             ),
-            _ => (options.pipeline, None),
+            (None, Some(v)) => (
+                1,
+                Some(format!(
+                    "not pipelined: node `{}` ({}) gives other samples when a block is cut into shorter calls",
+                    graph.node(v).name,
+                    graph.node(v).kind
+                )),
+            ),
+            (None, None) => (options.pipeline, None),
         };
         let order = &prepared.order;
         let task_of_node = &prepared.task_of_node;
