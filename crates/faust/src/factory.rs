@@ -511,6 +511,30 @@ fn type_bytes<'a>(t: &'a str, named: &HashMap<&str, u64>) -> Option<(u64, &'a st
     Some((bytes, rest))
 }
 
+/// The largest compiled program the disk cache reads back (larger ones are compiled again).
+const MAX_KEPT_BYTES: u64 = 64 << 20;
+
+/// The 64-bit FNV-1a checksum of the file at `path`, `None` when it cannot be read or holds
+/// more than [`MAX_KEPT_BYTES`].
+fn checksum(path: &Path) -> Option<u64> {
+    let len = std::fs::metadata(path).ok()?.len();
+    if len > MAX_KEPT_BYTES {
+        return None;
+    }
+    Some(fnv(&[&std::fs::read(path).ok()?]))
+}
+
+/// The size of the state of the program kept in `path`, read from the `.state` file beside
+/// it (`BYTES CHECKSUM`), when the file is there and still has that checksum; `None`
+/// otherwise (the program is then compiled again).
+fn kept_state(path: &Path) -> Option<u64> {
+    let text = std::fs::read_to_string(path.with_extension("state")).ok()?;
+    let (bytes, sum) = text.trim().split_once(' ')?;
+    let bytes = bytes.parse::<u64>().ok()?;
+    let sum = u64::from_str_radix(sum, 16).ok()?;
+    (checksum(path)? == sum).then_some(bytes)
+}
+
 /// Keeps at most [`MAX_CACHED`] files in `dir`, the oldest removed first.
 fn trim_cache(dir: &Path) {
     let Ok(rd) = std::fs::read_dir(dir) else {
@@ -603,11 +627,11 @@ impl Faust {
         let key = fingerprint(source)?;
         // SAFETY: `getCDSPMachineTarget` takes nothing and returns a string to free.
         let target = take_c_string(unsafe { (m.target)() }, m)?;
-        // (The last part: programs kept since their state's size is checked at compilation.)
+        // (The last part: programs kept with their state's size and their file's checksum.)
         let tag = fnv(&[
             self.lib.version().as_bytes(),
             target.as_bytes(),
-            b"state-checked",
+            b"state-and-checksum",
         ]);
         Some(dir.join(format!("{key:016x}-{tag:016x}.fmc")))
     }
@@ -672,28 +696,17 @@ impl Faust {
         };
         let machine = self.lib.llvm.as_ref().and_then(|l| l.machine);
         let mut read = std::ptr::null_mut();
-        if let (Some(path), Some(m)) = (&kept, machine) {
+        // A kept program is read back only with the size of its state and the checksum of
+        // its file, written beside it, and only when the file still has that checksum:
+        // libfaust loads the file as machine code without checking it, and a damaged one
+        // would crash the process. Otherwise it is compiled again (and kept again).
+        let kept_state = kept.as_ref().and_then(|path| kept_state(path));
+        if let (Some(path), Some(m), Some(_)) = (&kept, machine, kept_state) {
             if let Ok(p) = CString::new(path.as_os_str().as_encoded_bytes()) {
-                if path.is_file() {
-                    let mut e = vec![0 as c_char; ERROR_BYTES];
-                    // SAFETY: NUL-terminated path and empty target (this machine), and an
-                    // error buffer of the 4096 bytes asked for.
-                    read = unsafe { (m.read)(p.as_ptr(), empty.as_ptr(), e.as_mut_ptr()) };
-                }
-            }
-        }
-        // The size of the state of a kept program, written beside it: without it the
-        // program is compiled again.
-        let mut kept_state = None;
-        if !read.is_null() {
-            kept_state = kept
-                .as_ref()
-                .and_then(|p| std::fs::read_to_string(p.with_extension("state")).ok())
-                .and_then(|t| t.trim().parse::<u64>().ok());
-            if kept_state.is_none() {
-                // SAFETY: the factory just read is live and has no instance.
-                unsafe { (self.fns(backend).delete_factory)(read) };
-                read = std::ptr::null_mut();
+                let mut e = vec![0 as c_char; ERROR_BYTES];
+                // SAFETY: NUL-terminated path and empty target (this machine), and an
+                // error buffer of the 4096 bytes asked for.
+                read = unsafe { (m.read)(p.as_ptr(), empty.as_ptr(), e.as_mut_ptr()) };
             }
         }
         let from_disk = !read.is_null();
@@ -763,17 +776,26 @@ impl Faust {
             // The state's size first: a program is read back only with it.
             let dir = path.parent().unwrap_or(Path::new("."));
             let tmp = path.with_extension(format!("{}.part", std::process::id()));
-            if std::fs::create_dir_all(dir).is_ok()
-                && std::fs::write(path.with_extension("state"), format!("{bytes}\n")).is_ok()
-            {
+            let tmp_state = path.with_extension(format!("{}.state-part", std::process::id()));
+            if std::fs::create_dir_all(dir).is_ok() {
                 if let Ok(t) = CString::new(tmp.as_os_str().as_encoded_bytes()) {
                     // SAFETY: a live LLVM factory, a NUL-terminated path, the empty target.
                     if unsafe { (m.write)(handle, t.as_ptr(), empty.as_ptr()) } {
-                        let _ = std::fs::rename(&tmp, path);
-                        trim_cache(dir);
+                        // The state's size and the file's checksum first, then the file: two
+                        // processes that keep the same program at once may leave one's
+                        // checksum beside the other's file, which is then compiled again.
+                        if let Some(sum) = checksum(&tmp) {
+                            if std::fs::write(&tmp_state, format!("{bytes} {sum:016x}\n")).is_ok()
+                                && std::fs::rename(&tmp_state, path.with_extension("state")).is_ok()
+                            {
+                                let _ = std::fs::rename(&tmp, path);
+                                trim_cache(dir);
+                            }
+                        }
                     }
                 }
                 let _ = std::fs::remove_file(&tmp);
+                let _ = std::fs::remove_file(&tmp_state);
             }
         }
         let fns = self.fns(backend);
@@ -969,7 +991,8 @@ mod tests {
         third.factory(&source, Backend::Llvm).unwrap();
         assert_eq!(third.disk_reads(), 0);
         assert_eq!(files().len(), 4);
-        // A program kept without the size of its state is compiled again (and kept anew).
+        // A program kept without the size of its state and its checksum is compiled again
+        // (and kept anew).
         std::env::set_var(CACHE_ENV, &dir);
         for f in files() {
             if f.extension().is_some_and(|x| x == "state") {
@@ -982,6 +1005,24 @@ mod tests {
         let fifth = fresh();
         fifth.factory(&source, Backend::Llvm).unwrap();
         assert_eq!(fifth.disk_reads(), 1);
+        // A kept program whose file was damaged (its checksum no longer matches) is not
+        // loaded, which would crash the process, but compiled again and kept anew.
+        let kept = files()
+            .into_iter()
+            .find(|f| f.extension().is_some_and(|x| x == "fmc"))
+            .unwrap();
+        let mut bytes = std::fs::read(&kept).unwrap();
+        for b in bytes.iter_mut().skip(64).take(1536) {
+            *b = b.wrapping_mul(31).wrapping_add(7);
+        }
+        std::fs::write(&kept, &bytes).unwrap();
+        let sixth = fresh();
+        let c = sixth.factory(&source, Backend::Llvm).unwrap();
+        assert_eq!((sixth.compilations(), sixth.disk_reads()), (1, 0));
+        assert!(block(&a) == block(&c));
+        let seventh = fresh();
+        seventh.factory(&source, Backend::Llvm).unwrap();
+        assert_eq!(seventh.disk_reads(), 1);
         std::env::remove_var(CACHE_ENV);
         let _ = std::fs::remove_dir_all(&dir);
     }
