@@ -436,3 +436,104 @@ fn bench_faust_runs_fausts_modes_and_fugue_and_checks_their_outputs() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("--force"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_parameter_is_kept_in_its_range_and_what_will_not_play_is_said() {
+    if !fugue_faust::available_for("a_parameter_is_kept_in_its_range") {
+        return;
+    }
+    let dir = folder("faust", "ranges");
+    std::fs::write(
+        dir.join("w.dsp"),
+        "import(\"stdfaust.lib\");\n\
+         gain = hslider(\"gain\", 0.5, 0, 1, 0.01);\n\
+         freq = nentry(\"freq\", 440, 20, 2000, 1);\n\
+         vol = vgroup(\"vol\", hslider(\"volume\", 0.1, 0, 1, 0.01));\n\
+         process = os.osc(freq) * gain * vol;\n",
+    )
+    .unwrap();
+    let g = dir.join("g.ag");
+    let run = |graph: &str, extra: &[&str]| {
+        std::fs::write(&g, graph).unwrap();
+        let out = dir.join("g.wav");
+        let mut args = vec![
+            "render",
+            g.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--seconds",
+            "0.05",
+            "--force",
+        ];
+        args.extend_from_slice(extra);
+        fugue(&args)
+    };
+    // Beyond the slider's range: refused, with the range, as the built-in kinds refuse.
+    let o = run(
+        "d = { kind: \"faust\", file: \"w.dsp\", gain: 5, };\nout = { kind: \"sink\", };\nd.1 -> out.1;\n",
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("attribute `gain` = `5` is outside the range of parameter `/w/gain` of its Faust program: 0 to 1"),
+        "{}",
+        stderr(&o)
+    );
+    // The bounds themselves are let through; a text for an attribute that names no
+    // parameter is a warning (with its place), as a number is; an attribute of the node's own
+    // that a parameter also has is said.
+    let o = run(
+        "d = { kind: \"faust\", file: \"w.dsp\", gain: 1, freq: 2000, volume: 0.5, options: \"-double\", };\nout = { kind: \"sink\", };\nd.1 -> out.1;\n",
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains(
+            "g.ag:1:71: node `d` has attribute `options`, which its Faust program does not have"
+        ),
+        "{e}"
+    );
+    assert!(
+        e.contains("g.ag:1:58: node `d`: attribute `volume` is the node's own (the node's output gain), not its program's parameter `/w/vol/volume`"),
+        "{e}"
+    );
+    // A sound file, which fugue does not load.
+    std::fs::write(
+        dir.join("sf.dsp"),
+        "import(\"stdfaust.lib\");\nprocess = 0, ba.period(1000) : soundfile(\"snd[url:{'snd.wav'}]\", 2) : !,!,_,_;\n",
+    )
+    .unwrap();
+    let o = fugue(&["check", dir.join("sf.dsp").to_str().unwrap()]);
+    assert!(
+        stderr(&o).contains("reads the sound file `snd` (soundfile), which fugue does not load"),
+        "{}",
+        stderr(&o)
+    );
+    // Faust's messages without their noise: an empty program, a program without `process`,
+    // a library that cannot be found (with the line that imports it).
+    for (name, text, said) in [
+        (
+            "empty.dsp",
+            "",
+            "empty.dsp: the program is empty: it defines no `process`",
+        ),
+        (
+            "noproc.dsp",
+            "import(\"stdfaust.lib\");\nfoo = 1;\n",
+            "noproc.dsp: undefined symbol : process",
+        ),
+        (
+            "nolib.dsp",
+            "process = 1;\nimport(\"nosuch.lib\");\n",
+            "nolib.dsp:2: unable to open file nosuch.lib",
+        ),
+    ] {
+        let f = dir.join(name);
+        std::fs::write(&f, text).unwrap();
+        let o = fugue(&["check", f.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(1), "{name}");
+        assert!(stderr(&o).contains(said), "{name}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("????"), "{name}: {}", stderr(&o));
+    }
+}

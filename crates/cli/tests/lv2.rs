@@ -621,3 +621,86 @@ fn a_plugin_is_never_cut_into_sub_blocks_so_pipelining_keeps_seqs_samples() {
     let (auto, _) = run("auto", &[]);
     assert!(seq == auto, "auto changed an LV2 graph's samples");
 }
+
+#[test]
+fn lv2_warnings_have_places_suggestions_and_count_under_strict() {
+    let Some(_) = installed("lv2_warnings_have_places_suggestions_and_count_under_strict") else {
+        return;
+    };
+    let dir = folder("lv2", "lint");
+    // Three nodes of one plugin not declared real-time safe, a misspelt control, a
+    // control given by its name in another case, a bound written as `fugue plugins` shows
+    // it (0.45 x rate), and an instrument.
+    let g = graph_file(
+        &dir,
+        "g",
+        "src = { kind: \"osc\", freq: 220, volume: 0.5, };\n\
+         p = { kind: \"lv2\", uri: \"http://drobilla.net/plugins/mda/Combo\", drvie: 0.5, Drive: 0.3, };\n\
+         a = { kind: \"lv2\", uri: \"http://plugin.org.uk/swh-plugins/lowpass_iir\", cutoff: 21600, };\n\
+         b = { kind: \"lv2\", uri: \"http://plugin.org.uk/swh-plugins/lowpass_iir\", };\n\
+         c = { kind: \"lv2\", uri: \"http://plugin.org.uk/swh-plugins/lowpass_iir\", };\n\
+         j = { kind: \"lv2\", uri: \"http://drobilla.net/plugins/mda/JX10\", };\n\
+         out = { kind: \"sink\", in: 2, };\n\
+         src.1 -> p.1;\nsrc.1 -> p.2;\np.1 -> a.1 -> b.1 -> c.1;\nc.1 -> out.1;\nj.1 -> out.2;\n",
+    );
+    let o = fugue(&["check", g.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("g.ag:2:66: node `p` has attribute `drvie`, which is no control of plugin <http://drobilla.net/plugins/mda/Combo>; did you mean `drive`?"),
+        "{e}"
+    );
+    assert!(
+        e.contains("g.ag:2:78:") && e.contains("attribute `Drive`"),
+        "{e}"
+    );
+    assert_eq!(
+        e.matches("lowpass_iir> does not declare lv2:hardRTCapable")
+            .count(),
+        1,
+        "{e}"
+    );
+    assert!(
+        e.contains("g.ag:3:1:"),
+        "said at the plugin's first node: {e}"
+    );
+    assert!(
+        e.contains("JX10> takes events (MIDI notes) on its port `event_in`"),
+        "{e}"
+    );
+    assert!(stdout(&o).contains("(4 warnings)"), "{}", stdout(&o));
+    let o = fugue(&["check", "--strict", g.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = dir.join("g.wav");
+    let o = fugue(&[
+        "render",
+        g.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--seconds",
+        "0.1",
+        "--strict",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--strict makes warnings errors"),
+        "{}",
+        stderr(&o)
+    );
+    // An output the plugin does not have is the check's error, with its place.
+    let g = graph_file(
+        &dir,
+        "outs",
+        "src = { kind: \"noise\", volume: 0.3, };\n\
+         p = { kind: \"lv2\", uri: \"http://drobilla.net/plugins/mda/Ambience\", };\n\
+         out = { kind: \"sink\", in: 3, };\n\
+         src.1 -> p.1;\np.1 -> out.1;\np.2 -> out.2;\np.3 -> out.3;\n",
+    );
+    let o = fugue(&["check", g.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("outs.ag:2:1: node `p` (lv2) is plugin <http://drobilla.net/plugins/mda/Ambience> with 2 audio output(s), but the graph uses 3 output port(s)"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -109,11 +109,11 @@ fn a_misspelt_attribute_and_an_unconnected_node_are_named() {
     assert!(o.status.success(), "{}", stderr(&o));
     let e = stderr(&o);
     assert!(
-        e.contains("g.ag: node `o` has attribute `volme`, which kind osc does not read; did you mean `volume`? (it reads freq, phase, volume)"),
+        e.contains("g.ag:1:31: node `o` has attribute `volme`, which kind osc does not read; did you mean `volume`? (it reads freq, phase, volume)"),
         "{e}"
     );
     assert!(
-        e.contains("g.ag: node `lost` (noise) reaches no sink"),
+        e.contains("g.ag:2:1: node `lost` (noise) reaches no sink"),
         "{e}"
     );
     // info says the same; --strict makes both commands fail before doing anything.

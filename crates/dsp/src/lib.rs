@@ -53,4 +53,4 @@ pub use node::{
     isolated, sum_inputs, DspNode, Io, NodeContext, Processor, MAX_NODE_MEMORY, SUM_GROUP,
 };
 pub use ratio::Ratio;
-pub use registry::{Constructor, Linter, Registry};
+pub use registry::{Constructor, LintNote, Linter, Registry};

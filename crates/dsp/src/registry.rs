@@ -18,9 +18,33 @@ pub type Constructor =
     Arc<dyn Fn(&NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> + Send + Sync>;
 
 /// What a kind says of one of its nodes that still builds but looks like a mistake (a
-/// Faust node's attribute that names none of its program's parameters), one sentence each:
-/// the warnings that every front end that loads a graph says. Control side.
-pub type Linter = Arc<dyn Fn(&NodeContext<'_>) -> Vec<String> + Send + Sync>;
+/// Faust node's attribute that names none of its program's parameters), one [`LintNote`]
+/// each: the warnings that every front end that loads a graph says. Control side.
+pub type Linter = Arc<dyn Fn(&NodeContext<'_>) -> Vec<LintNote> + Send + Sync>;
+
+/// One warning of a [`Linter`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LintNote {
+    /// The attribute it is about, when one (its place in the file is then the warning's).
+    pub attr: Option<String>,
+    /// The warning, in one sentence that names the node.
+    pub text: String,
+}
+
+impl LintNote {
+    /// A warning about the node's attribute `attr`.
+    pub fn attr(attr: &str, text: String) -> LintNote {
+        LintNote {
+            attr: Some(attr.to_string()),
+            text,
+        }
+    }
+
+    /// A warning about the node as a whole.
+    pub fn node(text: String) -> LintNote {
+        LintNote { attr: None, text }
+    }
+}
 
 /// One registered kind.
 #[derive(Clone)]
@@ -138,7 +162,7 @@ impl Registry {
     /// `kind` is not registered.
     pub fn set_linter<F>(&mut self, kind: &str, linter: F)
     where
-        F: Fn(&NodeContext<'_>) -> Vec<String> + Send + Sync + 'static,
+        F: Fn(&NodeContext<'_>) -> Vec<LintNote> + Send + Sync + 'static,
     {
         if let Some(k) = self.kinds.iter_mut().find(|k| k.name == kind) {
             k.linter = Some(Arc::new(linter));

@@ -34,6 +34,10 @@ pub enum What {
     Node,
     /// A node that reaches no sink.
     Unheard,
+    /// What a node's kind says of it ([`fugue_dsp::Linter`]: an attribute that names none of
+    /// a Faust program's parameters or an LV2 plugin's controls, a part of the node that
+    /// will not play).
+    OfKind,
 }
 
 /// One thing wrong with a graph.
@@ -84,7 +88,8 @@ const CHECK_BLOCK: usize = 512;
 /// Every problem of `graph` against the kinds of `registry`, errors first, each group in file
 /// order: unknown or missing kinds, attributes that a node's kind does not read, nodes that
 /// their kind refuses to build (a bad or missing attribute value, ports the kind does not
-/// have), and the warnings of [`lint::lint`] (nodes that reach no sink).
+/// have), and the warnings of [`lint::lint`] (nodes that reach no sink, what a node's kind
+/// says of it).
 pub fn check(graph: &TaskGraph, registry: &Registry) -> Vec<Problem> {
     let mut out = Vec::new();
     if has_kinds(graph) {
@@ -93,18 +98,17 @@ pub fn check(graph: &TaskGraph, registry: &Registry) -> Vec<Problem> {
             check_node(graph, registry, id, &mut out);
         }
     }
-    let places = graph.places();
     for w in lint::lint(graph, registry) {
         // Unread attributes were said above, as errors with their place.
-        let place = match &w {
-            Warning::Unheard { node, .. } => graph.find(node).and_then(|id| places?.node(id)),
-            Warning::UnheardMore { .. } => None,
+        let what = match &w {
+            Warning::Unheard { .. } | Warning::UnheardMore { .. } => What::Unheard,
+            Warning::OfKind { .. } => What::OfKind,
             _ => continue,
         };
         out.push(Problem {
             severity: Severity::Warning,
-            what: What::Unheard,
-            place,
+            what,
+            place: lint::place(graph, &w),
             message: w.to_string(),
         });
     }

@@ -32,6 +32,8 @@ pub enum Warning {
     OfKind {
         /// The node's name.
         node: String,
+        /// The attribute it is about, when one.
+        attr: Option<String>,
         /// The kind's sentence.
         text: String,
     },
@@ -183,6 +185,7 @@ pub const MAX_UNHEARD_NAMED: usize = 10;
 /// nodes (task graphs: .stg, .dot) get only the first.
 pub fn lint(graph: &TaskGraph, registry: &Registry) -> Vec<Warning> {
     let mut out = Vec::new();
+    let mut said_of_kind: std::collections::HashSet<String> = Default::default();
     for (v, n) in graph.nodes().iter().enumerate() {
         if graph.is_feedback_node(v) {
             continue;
@@ -191,10 +194,17 @@ pub fn lint(graph: &TaskGraph, registry: &Registry) -> Vec<Warning> {
             // At 48 kHz and 256 frames: what a kind checks of its attributes does not depend
             // on the rate or the block.
             let ctx = fugue_dsp::NodeContext::of(graph, v, 48_000.0, 256);
-            out.extend(linter(&ctx).into_iter().map(|text| Warning::OfKind {
-                node: n.name.clone(),
-                text,
-            }));
+            for note in linter(&ctx) {
+                // Said once: a kind may say the same of every node of one plugin.
+                let w = Warning::OfKind {
+                    node: n.name.clone(),
+                    attr: note.attr,
+                    text: note.text,
+                };
+                if said_of_kind.insert(w.to_string()) {
+                    out.push(w);
+                }
+            }
         }
         let Some(doc) = registry.doc(&n.kind) else {
             continue;
@@ -257,8 +267,27 @@ pub fn lint(graph: &TaskGraph, registry: &Registry) -> Vec<Warning> {
 pub fn file_lints(graph: &TaskGraph, file: &Path, registry: &Registry) -> Vec<String> {
     lint(graph, registry)
         .iter()
-        .map(|w| format!("{}: {w}", file.display()))
+        .map(|w| match place(graph, w) {
+            Some(at) => format!("{}:{at}: {w}", file.display()),
+            None => format!("{}: {w}", file.display()),
+        })
         .collect()
+}
+
+/// Where `w` is in the file `graph` was read from: the attribute it is about, else its node;
+/// `None` for a warning about no node, or a graph that records no places.
+pub fn place(graph: &TaskGraph, w: &Warning) -> Option<fugue_graph::Location> {
+    let (node, attr) = match w {
+        Warning::UnreadAttribute { node, attr, .. } => (node, Some(attr)),
+        Warning::OfKind { node, attr, .. } => (node, attr.as_ref()),
+        Warning::Unheard { node, .. } => (node, None),
+        _ => return None,
+    };
+    let places = graph.places()?;
+    let id = graph.find(node)?;
+    attr.and_then(|a| graph.node(id).attrs.iter().position(|(k, _)| k == a))
+        .and_then(|i| places.attr(id, i))
+        .or_else(|| places.node(id))
 }
 
 /// The error that makes warnings fatal (`--strict`): the first of them and how many more
@@ -410,12 +439,12 @@ mod tests {
         let w = file_lints(&g, Path::new("t.ag"), &Registry::with_builtin_kinds());
         assert_eq!(w.len(), 2, "{w:?}");
         assert!(
-            w[0].starts_with("t.ag: node `o` has attribute `volme`"),
+            w[0].starts_with("t.ag:1:31: node `o` has attribute `volme`"),
             "{}",
             w[0]
         );
         assert!(
-            w[1].starts_with("t.ag: node `d` (osc) reaches no sink"),
+            w[1].starts_with("t.ag:1:47: node `d` (osc) reaches no sink"),
             "{}",
             w[1]
         );

@@ -110,6 +110,9 @@ pub struct Factory {
     /// Bytes of one instance's state and the program's tables, when known (LLVM; not the
     /// interpreter): counted in the plan's memory.
     pub state_bytes: Option<u64>,
+    /// The labels of the program's sound files (`soundfile`), which fugue does not load:
+    /// they play silence, and the kind's lint says so.
+    pub soundfiles: Vec<String>,
 }
 
 // SAFETY: a factory handle is an address that libfaust's functions take; every call that
@@ -740,10 +743,26 @@ impl Faust {
         if handle.is_null() {
             // SAFETY: libfaust wrote a NUL-terminated message into the zeroed buffer, whose
             // last byte it leaves 0.
-            let message = unsafe { std::ffi::CStr::from_ptr(error.as_ptr()) }
+            let mut message = unsafe { std::ffi::CStr::from_ptr(error.as_ptr()) }
                 .to_string_lossy()
                 .trim()
                 .to_string();
+            if message.is_empty() && source.code.trim().is_empty() {
+                message = "the program is empty: it defines no `process`".to_string();
+            }
+            // A library that cannot be found is said without its place: the line of the
+            // program that names it, when one does.
+            if let Some(lib) = message.strip_prefix("ERROR : unable to open file ") {
+                let quoted = format!("\"{}\"", lib.trim());
+                if let Some(line) = source.code.lines().position(|l| l.contains(&quoted)) {
+                    message = format!(
+                        "{} : {} : ERROR : unable to open file {}",
+                        source.name,
+                        line + 1,
+                        lib.trim()
+                    );
+                }
+            }
             return Err(FaustError::Compile {
                 name: source.name.clone(),
                 message,
@@ -808,12 +827,12 @@ impl Faust {
             return Err(FaustError::Instance);
         }
         // SAFETY: `dsp` is a live instance of this backend, deleted right after.
-        let (inputs, outputs, params) = unsafe {
+        let (inputs, outputs, ui) = unsafe {
             (fns.init)(dsp, 48_000);
             let io = ((fns.inputs)(dsp), (fns.outputs)(dsp));
-            let params = ui::walk(fns.build_ui, dsp).params;
+            let ui = ui::walk(fns.build_ui, dsp);
             (fns.delete)(dsp);
-            (io.0.max(0) as usize, io.1.max(0) as usize, params)
+            (io.0.max(0) as usize, io.1.max(0) as usize, ui)
         };
         Ok(Factory {
             faust: self.clone(),
@@ -821,8 +840,9 @@ impl Faust {
             backend,
             inputs,
             outputs,
-            params,
+            params: ui.params,
             state_bytes: state,
+            soundfiles: ui.soundfiles,
         })
     }
 }

@@ -39,7 +39,7 @@ pub mod ui;
 use std::path::{Path, PathBuf};
 
 use fugue_dsp::kinds::doc::KindDoc;
-use fugue_dsp::{NodeContext, Registry};
+use fugue_dsp::{LintNote, NodeContext, Registry};
 use fugue_graph::TaskGraph;
 
 pub use factory::{Backend, Factory, Faust, Source, MAX_PROGRAM_BYTES};
@@ -92,18 +92,47 @@ pub enum FaustError {
 /// Faust's message as `file:line: message`: Faust writes `file : line : ERROR : message`;
 /// other messages keep their words, after the program's name when they do not give it.
 fn compile_message(name: &str, message: &str) -> String {
+    let mut trace = false;
     let lines: Vec<String> = message
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
+        .filter(|l| {
+            // The stack trace libfaust prints after an internal error: addresses, not words.
+            if l.contains("stack trace start") {
+                trace = true;
+            }
+            let keep = !trace;
+            if l.contains("stack trace stop") {
+                trace = false;
+            }
+            keep
+        })
         .map(|l| {
             let parts: Vec<&str> = l.splitn(4, " : ").collect();
             match parts[..] {
                 [file, line, "ERROR", msg] if line.parse::<u32>().is_ok() => {
                     format!("{file}:{line}: {msg}")
                 }
-                _ if l.starts_with(name) => l.to_string(),
-                _ => format!("{name}: {l}"),
+                // No place known (`???? : -1 : ERROR : ...`).
+                [_, line, "ERROR", msg] if line.parse::<i64>().is_ok() => format!("{name}: {msg}"),
+                _ => {
+                    let l = l.strip_prefix("ERROR : ").unwrap_or(l);
+                    if let Some(rest) = l.strip_prefix("ASSERT : ") {
+                        // An internal check of Faust's compiler that failed: where, and which
+                        // version, without the request to report it and the options.
+                        let place = rest
+                            .split_once('(')
+                            .map(|(_, p)| p.split(", options").next().unwrap_or(p))
+                            .map(|p| p.trim_end_matches(')').to_string())
+                            .unwrap_or_default();
+                        format!("{name}: Faust's compiler failed one of its internal checks ({place}): this version of Faust cannot compile the program")
+                    } else if l.starts_with(name) {
+                        l.to_string()
+                    } else {
+                        format!("{name}: {l}")
+                    }
+                }
             }
         })
         .collect();
@@ -147,22 +176,57 @@ pub fn register(registry: &mut Registry) {
 
 /// What [`lint`] says of one `faust` node: each attribute that names none of its program's
 /// parameters. A node whose program cannot be compiled is left to the build, which says why.
-fn lint_node(ctx: &NodeContext<'_>) -> Vec<String> {
+fn lint_node(ctx: &NodeContext<'_>) -> Vec<LintNote> {
     let Ok(factory) = factory_of(ctx) else {
         return Vec::new();
     };
-    unknown_attributes(ctx, &factory)
+    let mut out: Vec<LintNote> = unknown_attributes(ctx, &factory)
         .into_iter()
         .map(|attr| {
-            format!(
+            LintNote::attr(attr, format!(
                 "node `{}` has attribute `{attr}`, which its Faust program does not have as a parameter (its parameters: {}; the kind also reads {})",
                 ctx.name(),
                 factory.param_names(),
                 OWN_ATTRIBUTES.join(", ")
-            )
+            ))
         })
-        .collect()
+        .collect();
+    // An attribute the kind reads itself that also names a parameter sets the kind's, not
+    // the program's.
+    for own in OWN_ATTRIBUTES {
+        if ctx.node.attr(own).is_none() {
+            continue;
+        }
+        if let Some(p) = factory
+            .params
+            .iter()
+            .find(|p| p.is_input() && p.is_named(own))
+        {
+            out.push(LintNote::attr(own, format!(
+                "node `{}`: attribute `{own}` is the node's own ({}), not its program's parameter `{}`; write \"{}\" to set that one",
+                ctx.name(),
+                OWN_ATTRIBUTE_USES[OWN_ATTRIBUTES.iter().position(|a| *a == own).expect("listed")],
+                p.path,
+                p.path
+            )));
+        }
+    }
+    for label in &factory.soundfiles {
+        out.push(LintNote::node(format!(
+            "node `{}`: its Faust program reads the sound file `{label}` (soundfile), which fugue does not load: that part of the program plays silence",
+            ctx.name()
+        )));
+    }
+    out
 }
+
+/// What each of [`OWN_ATTRIBUTES`] sets, in a few words.
+const OWN_ATTRIBUTE_USES: [&str; 4] = [
+    "the program's file",
+    "the program's text",
+    "the compiler's backend",
+    "the node's output gain",
+];
 
 /// A node context for `node` of `graph`, at 48 kHz (enough to find a program and its
 /// parameters).
@@ -177,6 +241,7 @@ pub fn lint(graph: &TaskGraph) -> Vec<String> {
     (0..graph.len())
         .filter(|&v| graph.node(v).kind == "faust")
         .flat_map(|v| lint_node(&context(graph, v)))
+        .map(|note| note.text)
         .collect()
 }
 

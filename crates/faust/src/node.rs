@@ -94,18 +94,38 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
         ));
     }
     let mut settings = Vec::new();
-    for (attr, _) in &ctx.node.attrs {
+    for (attr, given) in &ctx.node.attrs {
         if OWN_ATTRIBUTES.contains(&attr.as_str()) {
             continue;
         }
-        // An attribute that names no parameter is said by `lint`, not refused.
-        let Some(value) = attrs::number(ctx, attr)? else {
+        // An attribute that names no parameter is said by `lint`, not refused, whatever
+        // its value.
+        let named: Vec<usize> = (0..factory.params.len())
+            .filter(|&i| factory.params[i].is_input() && factory.params[i].is_named(attr))
+            .collect();
+        if named.is_empty() {
             continue;
-        };
-        for (i, p) in factory.params.iter().enumerate() {
-            if p.is_input() && p.is_named(attr) {
-                settings.push((i, value as f32));
+        }
+        let value = attrs::number(ctx, attr)?.expect("the attribute is present");
+        for i in named {
+            let p = &factory.params[i];
+            // Within the widget's range, as Faust's own interfaces keep it (a float's
+            // rounding of a bound written in the program is let through, and clamped).
+            let slack = 1e-6 * p.min.abs().max(p.max.abs()).max(1.0) as f64;
+            let (lo, hi) = (f64::from(p.min), f64::from(p.max));
+            if lo <= hi && (value < lo - slack || value > hi + slack) {
+                return Err(attrs::bad(
+                    ctx,
+                    attr,
+                    &given.as_str(),
+                    &format!(
+                        "is outside the range of parameter `{}` of its Faust program: {} to {}",
+                        p.path, p.min, p.max
+                    ),
+                ));
             }
+            let v = if lo <= hi { value.clamp(lo, hi) } else { value };
+            settings.push((i, v as f32));
         }
     }
     Ok(Box::new(FaustNode {

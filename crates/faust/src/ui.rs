@@ -64,6 +64,9 @@ pub struct Collected {
     pub params: Vec<Param>,
     /// Each parameter's zone in the instance walked.
     pub zones: Vec<*mut f32>,
+    /// The program's sound files (`soundfile("label[url:...]", n)`), by label, which fugue
+    /// does not load (they play silence).
+    pub soundfiles: Vec<String>,
 }
 
 /// The text of a C string, or "" for a null pointer.
@@ -159,11 +162,14 @@ unsafe extern "C" fn add_bargraph(
 }
 
 unsafe extern "C" fn add_soundfile(
-    _ui: *mut c_void,
-    _label: *const c_char,
+    ui: *mut c_void,
+    label: *const c_char,
     _url: *const c_char,
     _zone: *mut c_void,
 ) {
+    // SAFETY: libfaust calls back with the glue's `ui` and a label string.
+    let (c, label) = unsafe { (collected(ui), text(label)) };
+    c.soundfiles.push(label);
 }
 
 unsafe extern "C" fn declare(

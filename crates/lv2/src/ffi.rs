@@ -114,7 +114,13 @@ macro_rules! lilv_functions {
             _library: Library,
         }
 
-        impl Lilv {
+        /// The file that [`LIBRARY_VAR`] names, when it names one (an empty variable names none:
+/// opening "" would open the program itself).
+pub fn chosen() -> Option<std::ffi::OsString> {
+    std::env::var_os(LIBRARY_VAR).filter(|v| !v.is_empty())
+}
+
+impl Lilv {
             /// Looks every function up in `library`.
             ///
             /// # Safety
@@ -175,7 +181,8 @@ impl Lilv {
     /// Opens lilv: the file that [`LIBRARY_VAR`] names, else [`LIBRARY`] where the dynamic
     /// loader finds it. The error says what could not be opened or found.
     pub fn open() -> Result<Lilv, String> {
-        let name = std::env::var_os(LIBRARY_VAR).unwrap_or_else(|| LIBRARY.into());
+        // An empty variable is no choice (dlopen of "" would open the program itself).
+        let name = chosen().unwrap_or_else(|| LIBRARY.into());
         // SAFETY: loading lilv runs its initialisers, which have no preconditions; a file
         // that is not lilv is refused below when one of its functions is missing (a file
         // that exports them with other types is the user's explicit choice through

@@ -57,6 +57,18 @@ pub enum Lv2Error {
         /// What the loader said.
         reason: String,
     },
+    /// The file that `FUGUE_LIBLILV` names could not be opened as lilv.
+    #[error(
+        "cannot use {file}, which {} names, as the LV2 host library lilv ({reason}); unset it to use the system's {} (install the package liblilv-0-0)",
+        ffi::LIBRARY_VAR,
+        ffi::LIBRARY
+    )]
+    ChosenNotLilv {
+        /// The file.
+        file: String,
+        /// What the loader said.
+        reason: String,
+    },
 }
 
 /// The kind's name.
@@ -68,6 +80,7 @@ pub const KIND: &str = "lv2";
 pub fn register(registry: &mut Registry, warn: impl Fn(&str) + Send + Sync + 'static) {
     let kind = Arc::new(node::Kind::new(warn));
     registry.register_documented(move |ctx| kind.build(ctx), doc());
+    registry.set_linter(KIND, node::lint);
 }
 
 /// What `fugue kinds` says of the `lv2` kind.

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
-use fugue_dsp::{attrs, DspNode, NodeContext, NodeError, Processor};
+use fugue_dsp::{attrs, DspNode, LintNote, NodeContext, NodeError, Processor};
 
 use crate::ffi::Opaque;
 use crate::instance::{Instance, Silent};
@@ -51,7 +51,13 @@ impl Kind {
         let Some((plugin, raw)) = world.find(&uri) else {
             let near = nearest::uris(world.plugins().iter().map(|p| p.uri.as_str()), &uri, 3);
             let reason = if near.is_empty() {
-                "is not an installed LV2 plugin (no plugin is installed; Debian packages mda-lv2 and swh-lv2 hold some)".to_string()
+                match std::env::var_os("LV2_PATH") {
+                    Some(path) => format!(
+                        "is not an installed LV2 plugin (no plugin is installed in LV2_PATH={}; Debian packages mda-lv2 and swh-lv2 hold some)",
+                        path.to_string_lossy()
+                    ),
+                    None => "is not an installed LV2 plugin (no plugin is installed; Debian packages mda-lv2 and swh-lv2 hold some)".to_string(),
+                }
             } else {
                 format!(
                     "is not an installed LV2 plugin; the nearest installed: {} (`fugue plugins` lists them all)",
@@ -72,13 +78,16 @@ impl Kind {
                 ),
             ));
         }
-        let values = self.controls(ctx, plugin)?;
-        if !plugin.hard_rt() {
-            self.warn(format!(
-                "node `{}`: plugin <{uri}> does not declare lv2:hardRTCapable; its run may allocate or block, and cycles may miss their deadline",
-                ctx.name()
+        if ctx.outputs > audio_out {
+            return Err(attrs::bad_ports(
+                ctx,
+                format!(
+                    "is plugin <{uri}> with {audio_out} audio output(s), but the graph uses {} output port(s)",
+                    ctx.outputs
+                ),
             ));
         }
+        let values = self.controls(ctx, plugin)?;
         let first = Instance::new(world, plugin, raw, ctx.sample_rate, ctx.block, &values)
             .ok_or_else(|| {
                 attrs::bad_ports(
@@ -113,29 +122,31 @@ impl Kind {
             if attr == "uri" {
                 continue;
             }
+            // An attribute that names no control is said by the kind's lint ([`lint`]).
             let Some(port) = plugin.controls().find(|p| p.symbol == *attr) else {
-                let names: Vec<&str> = plugin.controls().map(|p| p.symbol.as_str()).collect();
-                self.warn(format!(
-                    "node `{}` has attribute `{attr}`, which is no control of plugin <{}>; its controls: {}",
-                    ctx.name(),
-                    plugin.uri,
-                    if names.is_empty() { "none".to_string() } else { names.join(", ") }
-                ));
                 continue;
             };
             let v = attrs::number(ctx, attr)?.expect("the attribute is present");
             let (lo, hi) = port.range(rate);
-            if (!lo.is_nan() && v < lo) || (!hi.is_nan() && v > hi) || !v.is_finite() {
+            // A bound written as the plugin's range shows it is let through (and clamped):
+            // the range is a float's rounding of the plugin's figures.
+            let slack = 1e-6 * lo.abs().max(hi.abs()).max(1.0);
+            let slack = if slack.is_finite() { slack } else { 0.0 };
+            if (!lo.is_nan() && v < lo - slack)
+                || (!hi.is_nan() && v > hi + slack)
+                || !v.is_finite()
+            {
                 return Err(attrs::bad(
                     ctx,
                     attr,
                     &value.as_str(),
                     &format!(
-                        "is outside the range of control `{attr}` of plugin <{}>: {lo} to {hi}",
-                        plugin.uri
+                        "is outside the range of control `{attr}` of plugin <{}>: {} to {}",
+                        plugin.uri, lo as f32, hi as f32
                     ),
                 ));
             }
+            let v = if lo <= hi { v.clamp(lo, hi) } else { v };
             values[port.index as usize] = v as f32;
         }
         Ok(values)
@@ -306,4 +317,61 @@ impl DspNode for Lv2Node {
         }
         v
     }
+}
+
+/// What the kind's lint says of the `lv2` node of `ctx` (the registry's linter): each
+/// attribute that names none of the plugin's controls (with the control it likely means),
+/// a plugin that does not declare itself real-time safe, and one that takes events (an
+/// instrument's notes) that fugue does not send. A node whose plugin cannot be found is left
+/// to the build, which says why.
+pub fn lint(ctx: &NodeContext<'_>) -> Vec<LintNote> {
+    let Some(uri) = ctx.node.attr("uri").map(|v| v.as_str().into_owned()) else {
+        return Vec::new();
+    };
+    let Ok(world) = world() else {
+        return Vec::new();
+    };
+    let Some((plugin, _)) = world.find(&uri) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let symbols: Vec<&str> = plugin.controls().map(|p| p.symbol.as_str()).collect();
+    for (attr, _) in &ctx.node.attrs {
+        if attr == "uri" || symbols.contains(&attr.as_str()) {
+            continue;
+        }
+        // The control meant: the same symbol in another case, the port's name given for its
+        // symbol, else the nearest symbol.
+        let meant = plugin
+            .controls()
+            .find(|p| p.symbol.eq_ignore_ascii_case(attr) || p.name.eq_ignore_ascii_case(attr))
+            .map(|p| p.symbol.as_str())
+            .or_else(|| fugue_graph::suggest::nearest(attr, symbols.iter().copied()));
+        out.push(LintNote::attr(
+            attr,
+            format!(
+                "node `{}` has attribute `{attr}`, which is no control of plugin <{uri}>{} (its controls: {})",
+                ctx.name(),
+                meant.map(|m| format!("; did you mean `{m}`?")).unwrap_or_default(),
+                if symbols.is_empty() { "none".to_string() } else { symbols.join(", ") }
+            ),
+        ));
+    }
+    // Said of the plugin, not the node: once for all its nodes.
+    if !plugin.hard_rt() {
+        out.push(LintNote::node(format!(
+            "plugin <{uri}> does not declare lv2:hardRTCapable: its run may allocate or block, so that in real time a cycle may miss its deadline"
+        )));
+    }
+    if let Some(p) = plugin
+        .ports
+        .iter()
+        .find(|p| p.input && p.kind == PortKind::Atom)
+    {
+        out.push(LintNote::node(format!(
+            "plugin <{uri}> takes events (MIDI notes) on its port `{}`, which fugue leaves empty: an instrument plays no note",
+            p.symbol
+        )));
+    }
+    out
 }

@@ -63,16 +63,24 @@ impl PortInfo {
     /// The value an unset control takes: the default, else the minimum, else 0. Where the
     /// range is a fraction of the rate, so is a default that lies in it (times the rate);
     /// a default outside it is taken as written, in Hz (swh's plugins give theirs so).
+    /// The result is kept in the port's range at `rate` (a default in Hz may pass the top of
+    /// a range that is a fraction of a low rate).
     pub fn initial(&self, rate: f64) -> f32 {
         for v in [self.default, self.min] {
             if v.is_nan() {
                 continue;
             }
             let fraction = !(v < self.min || v > self.max);
-            return if self.sample_rate && fraction {
-                (f64::from(v) * rate) as f32
+            let v = if self.sample_rate && fraction {
+                f64::from(v) * rate
             } else {
-                v
+                f64::from(v)
+            };
+            let (lo, hi) = self.range(rate);
+            return if lo <= hi {
+                v.clamp(lo, hi) as f32
+            } else {
+                v as f32
             };
         }
         0.0
@@ -159,7 +167,13 @@ pub fn world() -> Result<&'static World, Lv2Error> {
 
 impl World {
     fn load() -> Result<World, Lv2Error> {
-        let lilv = Lilv::open().map_err(|reason| Lv2Error::NoLilv { reason })?;
+        let lilv = Lilv::open().map_err(|reason| match crate::ffi::chosen() {
+            Some(file) => Lv2Error::ChosenNotLilv {
+                file: file.to_string_lossy().into_owned(),
+                reason,
+            },
+            None => Lv2Error::NoLilv { reason },
+        })?;
         // SAFETY: lilv_world_new has no preconditions; the world is never freed (it lives as
         // long as the process, as the plugins' data that instances point into).
         let world = unsafe { (lilv.lilv_world_new)() };
