@@ -61,6 +61,8 @@ fn init(nthreads: c_int, qlen: c_int, f: TaskFunc, closure: *mut c_void) -> Resu
         return Err(libc::EINVAL);
     }
     let policy = match std::env::var(POLICY_ENV) {
+        // Set but empty: as unset (`FUGUE_POOL_POLICY= ./prog`).
+        Ok(name) if name.trim().is_empty() => Policy::default(),
         Ok(name) => name.parse::<Policy>().map_err(|e| {
             eprintln!("sched_init: {e} (set {POLICY_ENV} to one of them).");
             libc::EINVAL

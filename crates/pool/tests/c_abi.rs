@@ -125,3 +125,61 @@ fn an_unknown_policy_fails_with_einval_and_one_sentence_on_stderr() {
     );
     assert!(err.contains("Invalid argument"), "errno EINVAL: {err}");
 }
+
+#[test]
+fn the_header_builds_as_c89_c99_c11_and_cpp_without_warnings_and_an_empty_policy_is_the_default() {
+    // A program of the header only (sched_default_threads, sched_init), under the strictest
+    // flags of old and new courses, as C and as C++.
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let src = dir.join("fugue-pool-header.c");
+    std::fs::write(
+        &src,
+        "#include <fugue/sched.h>\n\
+         static void t(void *c, struct scheduler *s) { (void)s; *(int *)c = 1; }\n\
+         int main(void) { int x = 0; if (sched_default_threads() <= 0) return 1;\n\
+         return sched_init(2, 4, t, &x) == 0 && x == 1 ? 0 : 1; }\n",
+    )
+    .unwrap();
+    let strict = ["-pedantic", "-Wall", "-Wextra", "-Wconversion", "-Werror"];
+    for (compiler, lang) in [
+        ("cc", "-std=c89"),
+        ("cc", "-std=c99"),
+        ("cc", "-std=c11"),
+        ("c++", "-std=c++98"),
+        ("c++", "-std=c++17"),
+    ] {
+        let exe = dir.join(format!(
+            "fugue-pool-header-{}",
+            lang.trim_start_matches("-std=")
+        ));
+        let mut c = Command::new(compiler);
+        if compiler == "c++" {
+            c.args(["-x", "c++"]);
+        }
+        c.arg(lang)
+            .args(strict)
+            .arg("-I")
+            .arg(crate_dir().join("include"))
+            .arg(&src);
+        if compiler == "c++" {
+            c.args(["-x", "none"]);
+        }
+        let out = c
+            .arg("-o")
+            .arg(&exe)
+            .arg(static_lib())
+            .args(["-lpthread", "-ldl", "-lm"])
+            .output()
+            .unwrap_or_else(|e| panic!("could not run `{compiler}` ({e})"));
+        assert!(
+            out.status.success(),
+            "{compiler} {lang}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let run = Command::new(&exe)
+            .env("FUGUE_POOL_POLICY", "")
+            .output()
+            .unwrap();
+        assert!(run.status.success(), "{compiler} {lang}: {run:?}");
+    }
+}

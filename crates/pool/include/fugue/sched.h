@@ -5,7 +5,8 @@
  * Link with libfugue_pool.so or libfugue_pool.a (with -lpthread -ldl -lm for the static
  * library). The scheduling policy is read from the environment variable FUGUE_POOL_POLICY
  * (lifo-mutex, lifo-spin, steal-mutex, steal-backoff-shared, steal-backoff-local,
- * steal-condvar, steal; default steal). See docs/pool.md. */
+ * steal-condvar, steal; default steal, also when it is set but empty). See docs/pool.md.
+ * Plain C89 (`-std=c89`, `-ansi`) as well as C99 and later, and C++. */
 #ifndef FUGUE_POOL_SCHED_H
 #define FUGUE_POOL_SCHED_H
 
@@ -19,12 +20,21 @@ extern "C" {
  * sched_init returns. */
 struct scheduler;
 
-/* A task: its closure and the scheduler it runs in. It must end by returning: pthread_exit()
- * or a longjmp out of a task ends the process (docs/pool.md). */
+/* A task: its closure and the scheduler it runs in. It must end by returning: pthread_exit(),
+ * a longjmp out of a task or a C++ exception that leaves it ends the process (docs/pool.md). */
 typedef void (*taskfunc)(void *, struct scheduler *);
 
+/* `inline` is C99's: C89 compilers get GCC's spelling, or a plain static function. */
+#if defined(__cplusplus) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L)
+#define FUGUE_SCHED_INLINE static inline
+#elif defined(__GNUC__)
+#define FUGUE_SCHED_INLINE static __inline__
+#else
+#define FUGUE_SCHED_INLINE static
+#endif
+
 /* The number of cores online. */
-static inline int sched_default_threads(void) { return sysconf(_SC_NPROCESSORS_ONLN); }
+FUGUE_SCHED_INLINE int sched_default_threads(void) { return (int)sysconf(_SC_NPROCESSORS_ONLN); }
 
 /* Starts a pool of nthreads threads (nthreads <= 0: the cores this process may use), runs
  * f(closure, s) in it, and returns 0 once every task (f and everything spawned, transitively)
