@@ -9,7 +9,9 @@
 //! - `volume` (default 1.0).
 //!
 //! Transposed direct form II with `f64` state, so that low cut-offs stay accurate; state
-//! below 1e-30 is flushed to zero after each block (no denormals in silence).
+//! below 1e-30 is flushed to zero every [`FLUSH_FRAMES`] frames of the stream (no denormals
+//! in silence), at the same frames however the stream is cut into calls, so that a block run
+//! as sub-blocks (pipelining) gives the same samples.
 
 use crate::node::{fan_out, sum_inputs};
 use crate::{attrs, DspNode, NodeContext, NodeError, Processor};
@@ -79,9 +81,13 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
             freq,
             q,
             rate: ctx.sample_rate,
+            since_flush: 0,
         },
     )
 }
+
+/// Frames between two flushes of the filter's tiny state, counted along the stream.
+pub const FLUSH_FRAMES: usize = 64;
 
 /// The `biquad` processor.
 #[derive(Clone, Debug)]
@@ -94,6 +100,8 @@ pub struct Biquad {
     freq: f64,
     q: f64,
     rate: f64,
+    /// Frames since the last flush (below [`FLUSH_FRAMES`]).
+    since_flush: usize,
 }
 
 impl Processor for Biquad {
@@ -107,17 +115,26 @@ impl Processor for Biquad {
         sum_inputs(inputs, &mut self.buf[..n]);
         let [b0, b1, b2, a1, a2] = self.c;
         let [mut z1, mut z2] = self.z;
-        for (y, &x) in o.iter_mut().zip(&self.buf) {
-            let x = x as f64;
-            let out = b0 * x + z1;
-            z1 = b1 * x - a1 * out + z2;
-            z2 = b2 * x - a2 * out;
-            *y = (out * self.volume) as f32;
-        }
-        for z in [&mut z1, &mut z2] {
-            if z.abs() < 1e-30 {
-                *z = 0.0;
+        let mut start = 0;
+        while start < n {
+            let end = (start + FLUSH_FRAMES - self.since_flush).min(n);
+            for (y, &x) in o[start..end].iter_mut().zip(&self.buf[start..end]) {
+                let x = x as f64;
+                let out = b0 * x + z1;
+                z1 = b1 * x - a1 * out + z2;
+                z2 = b2 * x - a2 * out;
+                *y = (out * self.volume) as f32;
             }
+            self.since_flush += end - start;
+            if self.since_flush == FLUSH_FRAMES {
+                self.since_flush = 0;
+                for z in [&mut z1, &mut z2] {
+                    if z.abs() < 1e-30 {
+                        *z = 0.0;
+                    }
+                }
+            }
+            start = end;
         }
         self.z = [z1, z2];
         fan_out(outputs);
@@ -125,6 +142,7 @@ impl Processor for Biquad {
 
     fn reset(&mut self) {
         self.z = [0.0; 2];
+        self.since_flush = 0;
     }
 
     /// 0: `freq`, 1: `q` (new coefficients, the filter's memory going on), 2: `volume`.
