@@ -86,14 +86,14 @@ enum Command {
         "fugue gen random --nodes 30 --probability 0.2 --seed 7 -o r.ag",
     ))]
     Gen(cmd::gen::Args),
-    /// Benchmarks: the ordered ring, executor overhead, the executor table, the scheduling study.
+    /// Benchmarks: the ordered ring, executor overhead, the executor table, the scheduling study, capacity, the pool, the host, Faust, the profile's cost.
     #[command(after_help = examples!(
         "fugue bench study --dry-run",
         "fugue bench table --executors ws,levels --buffers 128,512",
         "fugue bench capacity --seconds 20",
     ))]
     Bench(cmd::bench::Args),
-    /// Schedule a graph statically on P processors (HLFET, ETF, CPFD, random, exact, best).
+    /// Schedule a graph statically on P processors (HLFET, ETF, CPFD, random, optimal, best).
     #[command(after_help = examples!(
         "fugue schedule examples/rake.ag                       # best heuristic, every core",
         "fugue schedule graph.stg -a cpfd -p 4 --gantt g.svg",
@@ -108,7 +108,7 @@ enum Command {
         "fugue render g.ag -o g.wav --executor ws --threads 2 --strict",
     ))]
     Render(cmd::render::Args),
-    /// Run a graph in real time (JACK, or clocked without an audio server), measured per cycle.
+    /// Run a graph in real time (JACK, ALSA, or clocked without an audio server), measured per cycle.
     #[command(after_help = examples!(
         "fugue run examples/synth.ag --backend clocked --buffer 128 --seconds 10",
         "fugue run examples/synth.ag --backend jack --executor ws --threads 2 --connect",
