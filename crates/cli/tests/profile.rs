@@ -165,3 +165,55 @@ fn bad_profile_flags_are_usage_errors() {
         );
     }
 }
+
+#[test]
+fn a_report_folder_never_replaces_an_input_even_with_force() {
+    // The graph, named as one of the report's files, in the report's folder.
+    let dir = folder("profile", "inputs");
+    let graph = dir.join("profile.txt");
+    std::fs::copy(example("synth.ag"), &graph).unwrap();
+    let before = std::fs::read(&graph).unwrap();
+    let g = graph.to_str().unwrap();
+    let d = dir.to_str().unwrap();
+    let out = dir.join("y.wav");
+    let profile_arg = format!("--profile={d}");
+    for args in [
+        vec![
+            "profile",
+            g,
+            "--format",
+            "ag",
+            "-o",
+            d,
+            "--force",
+            "--seconds",
+            "0.1",
+        ],
+        vec![
+            "render",
+            g,
+            "--format",
+            "ag",
+            "-o",
+            out.to_str().unwrap(),
+            "--seconds",
+            "0.1",
+            profile_arg.as_str(),
+            "--force",
+        ],
+    ] {
+        let o = fugue(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("profile.txt is the input file")
+                && stderr(&o).contains("name another folder"),
+            "{}",
+            stderr(&o)
+        );
+        assert_eq!(
+            std::fs::read(&graph).unwrap(),
+            before,
+            "{args:?} replaced the graph"
+        );
+    }
+}

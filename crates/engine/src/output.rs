@@ -392,7 +392,7 @@ pub struct OutputFile {
 }
 
 /// The first of `inputs` that is the same file as `dest` (same device and inode).
-fn same_file<'a>(dest: &Path, inputs: &[&'a Path]) -> Option<&'a Path> {
+pub fn same_file<'a>(dest: &Path, inputs: &[&'a Path]) -> Option<&'a Path> {
     let out = std::fs::metadata(dest).ok()?;
     inputs
         .iter()

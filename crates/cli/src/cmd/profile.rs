@@ -81,7 +81,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     util::check_seconds(args.seconds, 86_400.0, Some((unit_seconds, &unit)))?;
     if let Some(dir) = &args.output {
-        check_dir(dir, args.force)?;
+        let mut inputs = vec![args.graph.as_path()];
+        if let fugue_engine::Costs::File(p) = &args.exec.costs {
+            inputs.push(p);
+        }
+        check_dir(dir, args.force, &inputs)?;
     }
     let exec = args.exec.request();
     let mut executor = exec.choice();
@@ -119,10 +123,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Refuses a report folder that holds a report already (unless `force`) or that is not a
-/// folder ([`profile::check_folder`]): a usage error.
-pub fn check_dir(dir: &Path, force: bool) -> anyhow::Result<()> {
-    profile::check_folder(dir, force).map_err(|e| util::usage(e.to_string()))
+/// Refuses a report folder that holds a report already (unless `force`), that is not a
+/// folder, or that would replace one of `inputs` ([`profile::check_folder`]): a usage error,
+/// or for an input the command reads, an error.
+pub fn check_dir(dir: &Path, force: bool, inputs: &[&Path]) -> anyhow::Result<()> {
+    profile::check_folder(dir, force, inputs).map_err(|e| match e {
+        profile::FolderError::IsInput { .. } => anyhow::anyhow!(e),
+        e => util::usage(e.to_string()),
+    })
 }
 
 /// What `run --profile` and `render --profile` do with the report: print it to standard

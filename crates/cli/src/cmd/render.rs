@@ -209,7 +209,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let bits =
         Bits::from_bits(args.bits).ok_or_else(|| util::usage("--bits must be 16, 24 or 32"))?;
     let mut options = options(&args, bits)?;
-    let profile_dir = profile_dir(&args.profile, args.force)?;
+    let mut inputs = vec![args.graph.as_path()];
+    inputs.extend(args.input.as_deref());
+    if let fugue_engine::Costs::File(p) = &args.exec.costs {
+        inputs.push(p);
+    }
+    let profile_dir = profile_dir(&args.profile, args.force, &inputs)?;
     // The temporary file exists from here on, registered for removal on a signal; the
     // render writes over it and never creates it again.
     let tmp = match &out {
@@ -369,11 +374,16 @@ fn write_out(out: Option<&OutputFile>, tmp: Temp) -> anyhow::Result<()> {
     Ok(o.commit(tmp)?)
 }
 
-/// The folder of `--profile=DIR` (`None` for a bare `--profile`), checked before running.
-pub fn profile_dir(arg: &Option<Option<PathBuf>>, force: bool) -> anyhow::Result<Option<PathBuf>> {
+/// The folder of `--profile=DIR` (`None` for a bare `--profile`), checked before running
+/// (never over one of `inputs`, the files the command reads).
+pub fn profile_dir(
+    arg: &Option<Option<PathBuf>>,
+    force: bool,
+    inputs: &[&Path],
+) -> anyhow::Result<Option<PathBuf>> {
     match arg {
         Some(Some(d)) => {
-            crate::cmd::profile::check_dir(d, force)?;
+            crate::cmd::profile::check_dir(d, force, inputs)?;
             Ok(Some(d.clone()))
         }
         _ => Ok(None),

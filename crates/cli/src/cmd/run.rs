@@ -128,7 +128,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         None => None,
     };
-    let profile_dir = crate::cmd::render::profile_dir(&args.profile, args.force)?;
+    let mut inputs = vec![args.graph.as_path()];
+    if let fugue_engine::Costs::File(p) = &args.exec.costs {
+        inputs.push(p);
+    }
+    let profile_dir = crate::cmd::render::profile_dir(&args.profile, args.force, &inputs)?;
     let stats_out = match &args.stats {
         Some(p) => Some(OutputFile::check(p, args.force, &[args.graph.as_path()])?),
         None => None,

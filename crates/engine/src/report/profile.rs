@@ -28,13 +28,32 @@ pub enum FolderError {
     /// A report's file is there and replacing it was not asked for.
     #[error("{} already exists; pass --force to overwrite it", .0.display())]
     Exists(std::path::PathBuf),
+    /// A report's file would replace one of the files the command reads (even with
+    /// `--force`).
+    #[error("{} is the input file {}; name another folder for the report", .path.display(), .input.display())]
+    IsInput {
+        /// The report's file.
+        path: std::path::PathBuf,
+        /// The input it is.
+        input: std::path::PathBuf,
+    },
 }
 
-/// Refuses a report folder that holds a report already (unless `force`) or that is not a
-/// folder.
-pub fn check_folder(dir: &Path, force: bool) -> Result<(), FolderError> {
+/// Refuses a report folder that holds a report already (unless `force`), that is not a
+/// folder, or one of whose report files is one of `inputs` (the files the command reads:
+/// never replaced, even with `force`).
+pub fn check_folder(dir: &Path, force: bool, inputs: &[&Path]) -> Result<(), FolderError> {
     if dir.exists() && !dir.is_dir() {
         return Err(FolderError::NotAFolder(dir.to_path_buf()));
+    }
+    for f in FILES {
+        let path = dir.join(f);
+        if let Some(input) = crate::output::same_file(&path, inputs) {
+            return Err(FolderError::IsInput {
+                path,
+                input: input.to_path_buf(),
+            });
+        }
     }
     match FILES.iter().map(|f| dir.join(f)).find(|p| p.exists()) {
         Some(p) if !force => Err(FolderError::Exists(p)),
