@@ -60,6 +60,10 @@ pub enum OutputError {
     /// A regular file stands at the path and replacing it was not asked for.
     #[error("{} already exists; pass --force to overwrite it", .0.display())]
     Exists(PathBuf),
+    /// A file appeared at the path while the command ran (another process wrote it), where
+    /// nothing stood when the output was checked; it is not replaced without `--force`.
+    #[error("{} appeared while this command ran (another process wrote it); it was not replaced, and this command's output was dropped: pass --force to replace it", .0.display())]
+    Appeared(PathBuf),
     /// The output is one of the command's input files.
     #[error("{} is the input file {}; name another output file", .path.display(), .input.display())]
     IsInput {
@@ -202,6 +206,51 @@ pub fn commit(tmp: &Path, path: &Path) -> Result<(), OutputError> {
         Err(e) => Err(e),
     };
     // After a rename the name is gone already; after a failure or a copy it is removed.
+    let _ = std::fs::remove_file(tmp);
+    res
+}
+
+/// Gives the temporary file `tmp` the name `dest`, where no file may stand (the output
+/// `path` as given, for messages): a rename that does not replace (`renameat2` with
+/// `RENAME_NOREPLACE`), or on a file system without it a hard link and the removal of `tmp`.
+/// A file that stands there is [`OutputError::Appeared`], and `tmp` is removed.
+fn commit_new(tmp: &Path, dest: &Path, path: &Path) -> Result<(), OutputError> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes());
+    let res = match (c(tmp), c(dest)) {
+        (Ok(from), Ok(to)) => {
+            // SAFETY: two NUL-terminated paths, relative to the working directory.
+            let rc = unsafe {
+                libc::renameat2(
+                    libc::AT_FDCWD,
+                    from.as_ptr(),
+                    libc::AT_FDCWD,
+                    to.as_ptr(),
+                    libc::RENAME_NOREPLACE,
+                )
+            };
+            let e = std::io::Error::last_os_error();
+            match (rc, e.raw_os_error()) {
+                (0, _) => Ok(()),
+                (_, Some(libc::EEXIST)) => Err(OutputError::Appeared(path.to_path_buf())),
+                // No RENAME_NOREPLACE on this file system (or this kernel): a hard link
+                // fails alike where a file stands.
+                (_, Some(libc::EINVAL) | Some(libc::ENOSYS)) => match std::fs::hard_link(tmp, dest)
+                {
+                    Ok(()) => Ok(()),
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                        Err(OutputError::Appeared(path.to_path_buf()))
+                    }
+                    Err(e) => Err(write_error(path, e)),
+                },
+                _ => Err(write_error(path, e)),
+            }
+        }
+        _ => Err(OutputError::Refused(format!(
+            "cannot write {}: its name holds a NUL byte",
+            path.display()
+        ))),
+    };
     let _ = std::fs::remove_file(tmp);
     res
 }
@@ -456,7 +505,12 @@ impl OutputFile {
     /// Gives the finished temporary file its name (a rename, or a copy into a pipe or a
     /// device).
     pub fn commit(&self, tmp: Temp) -> Result<(), OutputError> {
-        let res = commit(tmp.path(), &self.path);
+        let res = match &self.dest {
+            // Nothing stood there when the output was checked: a file that appeared since
+            // (another render to the same name) is not replaced without --force.
+            Destination::New(p) => commit_new(tmp.path(), p, &self.path),
+            _ => commit(tmp.path(), &self.path),
+        };
         tmp.keep();
         res
     }
@@ -533,5 +587,44 @@ mod tests {
             .is_symlink());
         assert_eq!(std::fs::read(&file).unwrap(), b"y");
         std::fs::remove_dir_all(&d).unwrap();
+    }
+}
+
+#[cfg(test)]
+mod appeared {
+    use super::*;
+
+    /// An output checked where nothing stood is not given its name over a file that another
+    /// process wrote there meanwhile; with --force (a file stood there when checked, and may
+    /// be replaced) it is.
+    #[test]
+    fn a_file_that_appears_meanwhile_is_not_replaced() {
+        let dir = std::env::temp_dir().join(format!("fugue-appeared-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("out.wav");
+        let out = OutputFile::check(&path, false, &[]).unwrap();
+        let tmp = out.temp().unwrap();
+        std::fs::write(tmp.path(), b"ours").unwrap();
+        std::fs::write(&path, b"theirs").unwrap();
+        let tmp_path = tmp.path().to_path_buf();
+        let e = out.commit(tmp).unwrap_err();
+        assert!(matches!(e, OutputError::Appeared(_)), "{e}");
+        assert_eq!(std::fs::read(&path).unwrap(), b"theirs");
+        assert!(!tmp_path.exists(), "the temporary file is left");
+        // Where nothing appears, the output is written.
+        std::fs::remove_file(&path).unwrap();
+        let out = OutputFile::check(&path, false, &[]).unwrap();
+        let tmp = out.temp().unwrap();
+        std::fs::write(tmp.path(), b"ours").unwrap();
+        out.commit(tmp).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"ours");
+        // With --force over a file that stood there, it is replaced.
+        let out = OutputFile::check(&path, true, &[]).unwrap();
+        let tmp = out.temp().unwrap();
+        std::fs::write(tmp.path(), b"again").unwrap();
+        out.commit(tmp).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"again");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
