@@ -159,6 +159,7 @@ lilv_functions! {
     lilv_plugin_get_port_by_index: fn(*const Opaque, u32) -> *const Opaque;
     lilv_plugin_get_port_ranges_float: fn(*const Opaque, *mut f32, *mut f32, *mut f32);
     lilv_plugin_get_required_features: fn(*const Opaque) -> *mut Opaque;
+    lilv_plugin_get_value: fn(*const Opaque, *const Opaque) -> *mut Opaque;
     lilv_plugin_get_optional_features: fn(*const Opaque) -> *mut Opaque;
     lilv_plugin_get_extension_data: fn(*const Opaque) -> *mut Opaque;
     lilv_nodes_begin: fn(*const Opaque) -> Iter;

@@ -135,6 +135,39 @@ impl PluginInfo {
     }
 }
 
+/// `rdf:type`.
+const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
+
+/// A plugin's class: lilv's label, unless it is the generic "Plugin" (lilv knows the
+/// classes only from the LV2 specification's own bundle, which is often not installed), in
+/// which case the first class of LV2's that the plugin says it is (`a lv2:ReverbPlugin`),
+/// in words ("Reverb").
+fn class_of(label: String, types: &[String]) -> String {
+    if !label.is_empty() && label != "Plugin" {
+        return label;
+    }
+    let named = types
+        .iter()
+        .filter_map(|t| t.strip_prefix("http://lv2plug.in/ns/lv2core#"))
+        .find(|t| *t != "Plugin");
+    let Some(name) = named else {
+        return label;
+    };
+    let name = name.strip_suffix("Plugin").unwrap_or(name);
+    // "MultiEQ" -> "Multi EQ": a space before an upper-case letter that follows a
+    // lower-case one.
+    let mut words = String::new();
+    let mut last_lower = false;
+    for c in name.chars() {
+        if c.is_uppercase() && last_lower {
+            words.push(' ');
+        }
+        last_lower = c.is_lowercase();
+        words.push(c);
+    }
+    words
+}
+
 /// lilv, its world and the plugins read from it.
 pub struct World {
     pub(crate) lilv: Lilv,
@@ -276,6 +309,7 @@ impl World {
         let input = self.uri(uris::INPUT_PORT);
         let optional = self.uri(uris::CONNECTION_OPTIONAL);
         let sample_rate = self.uri(uris::SAMPLE_RATE);
+        let rdf_type = self.uri(RDF_TYPE);
         let l = &self.lilv;
         // SAFETY: the world is live and loaded; `all` and the iterator are lilv's, walked to
         // the end and not kept.
@@ -331,11 +365,14 @@ impl World {
                 PluginInfo {
                     uri: self.string((l.lilv_plugin_get_uri)(p)),
                     name: self.take_string((l.lilv_plugin_get_name)(p)),
-                    class: if class.is_null() {
-                        String::new()
-                    } else {
-                        self.string((l.lilv_plugin_class_get_label)(class))
-                    },
+                    class: class_of(
+                        if class.is_null() {
+                            String::new()
+                        } else {
+                            self.string((l.lilv_plugin_class_get_label)(class))
+                        },
+                        &self.take_strings((l.lilv_plugin_get_value)(p, rdf_type)),
+                    ),
                     ports,
                     required_features: self.take_strings((l.lilv_plugin_get_required_features)(p)),
                     optional_features: self.take_strings((l.lilv_plugin_get_optional_features)(p)),
@@ -344,15 +381,38 @@ impl World {
             };
             plugins.push(info);
         }
-        for node in classes
-            .map(|(c, _)| c)
-            .into_iter()
-            .chain([input, optional, sample_rate])
+        for node in
+            classes
+                .map(|(c, _)| c)
+                .into_iter()
+                .chain([input, optional, sample_rate, rdf_type])
         {
             // SAFETY: each node was made above by lilv_new_uri and is freed once.
             unsafe { (l.lilv_node_free)(node) };
         }
         self.raw = raw;
         self.plugins = plugins;
+    }
+}
+
+#[cfg(test)]
+mod class_tests {
+    use super::class_of;
+
+    #[test]
+    fn a_generic_class_gives_way_to_the_type_the_plugin_declares() {
+        let lv2 = |t: &str| format!("http://lv2plug.in/ns/lv2core#{t}");
+        let types = [lv2("Plugin"), lv2("ReverbPlugin")];
+        assert_eq!(class_of("Plugin".into(), &types), "Reverb");
+        assert_eq!(class_of("Reverb Plugin".into(), &types), "Reverb Plugin");
+        assert_eq!(
+            class_of("Plugin".into(), &[lv2("MultiEQPlugin")]),
+            "Multi EQ"
+        );
+        assert_eq!(class_of("Plugin".into(), &[lv2("Plugin")]), "Plugin");
+        assert_eq!(
+            class_of(String::new(), &["http://example.org/x#Thing".into()]),
+            ""
+        );
     }
 }
