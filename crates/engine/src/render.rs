@@ -336,7 +336,70 @@ fn read_input(path: &Path, rate: u32) -> Result<Vec<Vec<f32>>, RenderError> {
 
 /// The number of channels a WAV file's header gives, when it is a WAV file `hound` reads.
 pub fn wav_channels(path: &Path) -> Option<u16> {
-    Some(hound::WavReader::open(path).ok()?.spec().channels)
+    let mut f = std::io::BufReader::new(std::fs::File::open(path).ok()?);
+    let head = riff_head(&mut f).ok()?;
+    let reader = hound::WavReader::new(std::io::Read::chain(&head[..], f)).ok()?;
+    Some(reader.spec().channels)
+}
+
+/// The most bytes of chunks before a WAV file's `data` chunk that [`riff_head`] reads.
+const MAX_WAV_HEAD: u64 = 16 << 20;
+
+/// A WAV stream's header up to its `data` chunk's header, as `hound` reads it: the chunks
+/// that RIFF pads to an even length (a `LIST` of odd size, which `hound` reads without its pad
+/// byte) given whole with their pad, the others as they are. A stream that is not RIFF is
+/// given back as read, for `hound` to say what it is. At most [`MAX_WAV_HEAD`] bytes are read
+/// before `data`.
+fn riff_head<R: std::io::Read>(r: &mut R) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut head = Vec::new();
+    let mut twelve = [0u8; 12];
+    let n = read_up_to(r, &mut twelve)?;
+    head.extend_from_slice(&twelve[..n]);
+    if n < 12 || &twelve[0..4] != b"RIFF" || &twelve[8..12] != b"WAVE" {
+        return Ok(head);
+    }
+    loop {
+        let mut hdr = [0u8; 8];
+        let n = read_up_to(r, &mut hdr)?;
+        head.extend_from_slice(&hdr[..n]);
+        if n < 8 || &hdr[0..4] == b"data" {
+            return Ok(head);
+        }
+        let size = u64::from(u32::from_le_bytes([hdr[4], hdr[5], hdr[6], hdr[7]]));
+        let padded = size + (size & 1);
+        if head.len() as u64 + padded > MAX_WAV_HEAD {
+            return Err(std::io::Error::other(format!(
+                "its chunk `{}` before the samples says it holds {size} bytes, more than the {} MiB read before the samples; the header is damaged, or the file is not a sound file",
+                String::from_utf8_lossy(&hdr[0..4]).escape_debug(),
+                MAX_WAV_HEAD >> 20
+            )));
+        }
+        let start = head.len();
+        r.by_ref().take(padded).read_to_end(&mut head)?;
+        if ((head.len() - start) as u64) < padded {
+            return Ok(head);
+        }
+        if size & 1 == 1 {
+            // Given to hound with its pad byte counted, so that it finds the next chunk.
+            let even = u32::try_from(padded).unwrap_or(u32::MAX);
+            head[start - 4..start].copy_from_slice(&even.to_le_bytes());
+        }
+    }
+}
+
+/// Reads into `buf` until it is full or the stream ends; returns the bytes read.
+fn read_up_to<R: std::io::Read>(r: &mut R, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
 }
 
 /// Why [`read_wav`] refused its input.
@@ -352,19 +415,22 @@ pub enum WavInputError {
 /// at most [`MAX_INPUT_SAMPLES`] samples (checked from its header before any sample is read;
 /// a header that claims more samples than the stream has gives an error, not a long read).
 pub fn read_wav<R: std::io::Read>(r: R, rate: u32) -> Result<Vec<Vec<f32>>, WavInputError> {
-    let reader = hound::WavReader::new(r).map_err(|e| match e {
-        hound::Error::FormatError(_) | hound::Error::Unsupported => {
-            WavInputError::Format(e.to_string())
-        }
-        // hound says a short read in words of its own.
-        hound::Error::IoError(io)
-            if io.kind() == std::io::ErrorKind::UnexpectedEof
-                || io.to_string().contains("enough bytes") =>
-        {
-            WavInputError::Other("the file ends inside its header".to_string())
-        }
-        e => WavInputError::Other(e.to_string()),
-    })?;
+    let mut r = r;
+    let head = riff_head(&mut r).map_err(|e| WavInputError::Other(e.to_string()))?;
+    let reader =
+        hound::WavReader::new(std::io::Read::chain(&head[..], r)).map_err(|e| match e {
+            hound::Error::FormatError(_) | hound::Error::Unsupported => {
+                WavInputError::Format(e.to_string())
+            }
+            // hound says a short read in words of its own.
+            hound::Error::IoError(io)
+                if io.kind() == std::io::ErrorKind::UnexpectedEof
+                    || io.to_string().contains("enough bytes") =>
+            {
+                WavInputError::Other("the file ends inside its header".to_string())
+            }
+            e => WavInputError::Other(e.to_string()),
+        })?;
     let spec = reader.spec();
     if spec.sample_rate == 0 || spec.sample_rate > MAX_RATE {
         return Err(WavInputError::Other(format!(
