@@ -266,3 +266,37 @@ fn quoted_text_is_cut() {
         }
     }
 }
+
+#[test]
+fn render_and_run_place_a_node_that_cannot_be_built_as_check_does() {
+    let d = common::folder("messages", "places");
+    let g = d.join("g.ag");
+    std::fs::write(
+        &g,
+        "o = { kind: \"osc\", freq: 440, };\nf = { kind: \"biquad\", freq: 90000, };\ns = { kind: \"sink\", };\no.1 -> f.1 -> s.1;\n",
+    )
+    .unwrap();
+    let g = g.to_str().unwrap();
+    let out = d.join("g.wav");
+    let o = common::fugue(&["render", g, "-o", out.to_str().unwrap(), "--seconds", "0.1"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = common::stderr(&o);
+    assert!(
+        e.contains("cannot render ")
+            && e.contains("g.ag:2:23: node `f` (biquad): attribute `freq` = `90000`"),
+        "{e}"
+    );
+    let o = common::fugue(&["run", g, "--backend", "clocked", "--seconds", "0.1"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        common::stderr(&o).contains("g.ag:2:23: node `f`"),
+        "{}",
+        common::stderr(&o)
+    );
+    let o = common::fugue(&["check", g]);
+    assert!(
+        common::stderr(&o).contains("g.ag:2:23: node `f`"),
+        "{}",
+        common::stderr(&o)
+    );
+}

@@ -140,6 +140,52 @@ pub fn details(graph: &TaskGraph, registry: &Registry) -> Vec<(String, Vec<Strin
     out
 }
 
+/// Where the file `graph` was read from writes what `e` is about: the attribute at fault, the
+/// kind of a node of unknown kind, else the node; `None` when the graph records no places.
+pub fn place_of(graph: &TaskGraph, e: &NodeError) -> Option<Location> {
+    let (node, attr) = match e {
+        NodeError::BadAttr { node, attr, .. } | NodeError::MissingAttr { node, attr, .. } => {
+            (node, Some(attr))
+        }
+        NodeError::UnknownKind { node, .. } | NodeError::BadPorts { node, .. } => (node, None),
+    };
+    let places = graph.places()?;
+    let id = graph.find(node)?;
+    if matches!(e, NodeError::UnknownKind { .. }) {
+        return places.kind(id).or_else(|| places.node(id));
+    }
+    attr.and_then(|a| graph.node(id).attrs.iter().position(|(k, _)| k == a))
+        .and_then(|i| places.attr(id, i))
+        .or_else(|| places.node(id))
+}
+
+/// The node error behind `e`, when a node of the graph could not be built: what
+/// [`place_of`] places in the file.
+pub fn node_error_of<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a NodeError> {
+    use crate::{BuildError, RenderError, RunError};
+    use fugue_exec::CompileError;
+    let build = |b: &'a BuildError| match b {
+        BuildError::Compile(CompileError::Node(n)) => Some(n),
+        _ => None,
+    };
+    if let Some(n) = e.downcast_ref::<NodeError>() {
+        return Some(n);
+    }
+    if let Some(CompileError::Node(n)) = e.downcast_ref::<CompileError>() {
+        return Some(n);
+    }
+    if let Some(b) = e.downcast_ref::<BuildError>() {
+        return build(b);
+    }
+    if let Some(RenderError::Build(b)) = e.downcast_ref::<RenderError>() {
+        return build(b);
+    }
+    if let Some(RunError::Build(b)) = e.downcast_ref::<RunError>() {
+        return build(b);
+    }
+    None
+}
+
 /// The problems of node `id`.
 fn check_node(graph: &TaskGraph, registry: &Registry, id: NodeId, out: &mut Vec<Problem>) {
     let node = graph.node(id);
@@ -206,17 +252,6 @@ fn check_node(graph: &TaskGraph, registry: &Registry, id: NodeId, out: &mut Vec<
         if matches!(&e, NodeError::MissingAttr { attr, .. } if meant.contains(attr)) {
             return;
         }
-        let attr = match &e {
-            NodeError::BadAttr { attr, .. } | NodeError::MissingAttr { attr, .. } => Some(attr),
-            _ => None,
-        };
-        let place = places.and_then(|p| {
-            let index = attr.and_then(|a| node.attrs.iter().position(|(k, _)| k == a));
-            match index {
-                Some(i) => p.attr(id, i),
-                None => p.node(id),
-            }
-        });
-        out.push(error(What::Node, place, e.to_string()));
+        out.push(error(What::Node, place_of(graph, &e), e.to_string()));
     }
 }

@@ -249,7 +249,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     anyhow::anyhow!("{}; {shown} was not written", signals::interrupted())
                 }
                 e => {
-                    anyhow::Error::new(e).context(format!("cannot render {}", args.graph.display()))
+                    // The place in the file of a node that could not be built, as `check`
+                    // gives it.
+                    let at = fugue_engine::check::node_error_of(&e)
+                        .and_then(|n| fugue_engine::check::place_of(&graph, n))
+                        .map(|l| format!(":{l}"))
+                        .unwrap_or_default();
+                    anyhow::Error::new(e)
+                        .context(format!("cannot render {}{at}", args.graph.display()))
                 }
             });
         }

@@ -143,8 +143,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Ok(r) => r,
         Err(e) => {
             drop(tmp);
+            let at = fugue_engine::check::node_error_of(&e)
+                .and_then(|n| fugue_engine::check::place_of(&graph, n))
+                .map(|l| format!(":{l}"))
+                .unwrap_or_default();
             let e = anyhow::Error::new(e);
-            return Err(e.context(format!("cannot run {}", args.graph.display())));
+            return Err(e.context(format!("cannot run {}{at}", args.graph.display())));
         }
     };
     crate::warn::report(&warnings, false)?;
