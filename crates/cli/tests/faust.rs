@@ -537,3 +537,36 @@ fn a_parameter_is_kept_in_its_range_and_what_will_not_play_is_said() {
         assert!(!stderr(&o).contains("????"), "{name}: {}", stderr(&o));
     }
 }
+
+#[test]
+fn an_import_is_found_beside_the_program_before_the_graphs_folder() {
+    if !fugue_faust::available_for("an_import_is_found_beside_the_program") {
+        return;
+    }
+    // The graph's folder and the program's own both hold a `level.lib`: the program's is read.
+    let dir = folder("faust", "imports");
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::write(dir.join("level.lib"), "lvl = 0.5;\n").unwrap();
+    std::fs::write(dir.join("sub/level.lib"), "lvl = 0.125;\n").unwrap();
+    std::fs::write(
+        dir.join("sub/m.dsp"),
+        "import(\"level.lib\");\nprocess = lvl;\n",
+    )
+    .unwrap();
+    let g = dir.join("g.ag");
+    std::fs::write(
+        &g,
+        "d = { kind: \"faust\", file: \"sub/m.dsp\", };\nout = { kind: \"sink\", };\nd.1 -> out.1;\n",
+    )
+    .unwrap();
+    let out = dir.join("g.wav");
+    let (ok, err) = render(
+        g.to_str().unwrap(),
+        &out,
+        "0.01",
+        Some(("FUGUE_FAUST_CACHE", "off")),
+    );
+    assert!(ok, "{err}");
+    let ch = wav::channels(&out);
+    assert!(ch[0].iter().all(|&x| x == 0.125), "{:?}", &ch[0][..4]);
+}

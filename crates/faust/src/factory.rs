@@ -684,9 +684,14 @@ impl Faust {
         let name = cstr(&source.name)?;
         let code = cstr(&source.code)?;
         let mut args: Vec<CString> = Vec::new();
-        for dir in &source.includes {
+        // libfaust looks in its include folders from the last given to the first (`-I a -I
+        // b` reads b's file of a name that both hold): given in reverse, the first of
+        // `includes` (the program's own folder) is looked in first, as documented. Absolute,
+        // since libfaust changes the working directory while it compiles.
+        let cwd = std::env::current_dir().unwrap_or_default();
+        for dir in source.includes.iter().rev() {
             args.push(cstr("-I")?);
-            args.push(cstr(&dir.to_string_lossy())?);
+            args.push(cstr(&cwd.join(dir).to_string_lossy())?);
         }
         let argv: Vec<*const c_char> = args.iter().map(|a| a.as_ptr()).collect();
         let mut error = vec![0 as c_char; ERROR_BYTES];
