@@ -208,6 +208,22 @@ fn gen_writes_readable_graphs_and_never_overwrites() {
         assert!(o.status.success(), "{}", stderr(&o));
         assert!(fugue(&["info", f.to_str().unwrap()]).status.success());
     }
+    // A size flag the shape does not read is refused, naming those it reads.
+    let o = fugue(&[
+        "gen",
+        "rake",
+        "--nodes",
+        "50",
+        "-o",
+        d.join("k.ag").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("fugue gen rake does not read --nodes; it reads --branches"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!d.join("k.ag").exists());
     // No temporary files left behind.
     let left: Vec<_> = std::fs::read_dir(&d)
         .unwrap()

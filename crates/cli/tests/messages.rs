@@ -300,3 +300,28 @@ fn render_and_run_place_a_node_that_cannot_be_built_as_check_does() {
         common::stderr(&o)
     );
 }
+
+#[test]
+fn ctl_to_a_file_and_a_huge_task_count_are_said_as_what_they_are() {
+    let d = common::folder("messages", "ctl");
+    let f = d.join("notes.txt");
+    std::fs::write(&f, "not a socket\n").unwrap();
+    let o = common::fugue(&["ctl", f.to_str().unwrap(), "quit"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        common::stderr(&o)
+            .contains("notes.txt is not a socket, so no `fugue host --control` listens there"),
+        "{}",
+        common::stderr(&o)
+    );
+    let g = d.join("big.stg");
+    std::fs::write(&g, "99999999999999999999\n").unwrap();
+    let o = common::fugue(&["info", g.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        common::stderr(&o)
+            .contains("big.stg:1:1: the number of tasks 99999999999999999999 is too large"),
+        "{}",
+        common::stderr(&o)
+    );
+}

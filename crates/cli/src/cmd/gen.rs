@@ -36,18 +36,18 @@ pub struct Args {
     /// Depth of a diamond (levels of splits); 5 gives the 156-node diamond.
     #[arg(long)]
     pub depth: Option<usize>,
-    /// Branches of a rake.
-    #[arg(long, short = 'k', default_value_t = 4)]
-    pub branches: usize,
-    /// Layers of a layered graph.
-    #[arg(long, default_value_t = 5)]
-    pub layers: usize,
-    /// Nodes per layer of a layered graph.
-    #[arg(long, default_value_t = 4)]
-    pub width: usize,
-    /// Edge probability (layered, random).
-    #[arg(long = "probability", visible_alias = "p", default_value_t = 0.3)]
-    pub p: f64,
+    /// Branches of a rake [default: 4].
+    #[arg(long, short = 'k')]
+    pub branches: Option<usize>,
+    /// Layers of a layered graph [default: 5].
+    #[arg(long)]
+    pub layers: Option<usize>,
+    /// Nodes per layer of a layered graph [default: 4].
+    #[arg(long)]
+    pub width: Option<usize>,
+    /// Edge probability (layered, random) [default: 0.3].
+    #[arg(long = "probability", visible_alias = "p")]
+    pub p: Option<f64>,
     /// Seed of the random generators.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -62,10 +62,11 @@ pub struct Args {
 
 /// Runs `fugue gen`.
 pub fn run(a: Args) -> anyhow::Result<()> {
-    if !(0.0..=1.0).contains(&a.p) {
+    unread(&a)?;
+    let p = a.p.unwrap_or(0.3);
+    if !(0.0..=1.0).contains(&p) {
         return Err(util::usage(format!(
-            "--probability {} is not a probability between 0 and 1",
-            a.p
+            "--probability {p} is not a probability between 0 and 1"
         )));
     }
     let costs: CostRange = a.costs.parse().map_err(util::usage)?;
@@ -92,9 +93,44 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Refuses a size flag that the shape does not read (`gen rake --nodes 50` would otherwise
+/// give a rake of the default 4 branches without a word): a usage error naming those it reads.
+fn unread(a: &Args) -> anyhow::Result<()> {
+    let given = [
+        ("--nodes", a.nodes.is_some()),
+        ("--depth", a.depth.is_some()),
+        ("--branches", a.branches.is_some()),
+        ("--layers", a.layers.is_some()),
+        ("--width", a.width.is_some()),
+        ("--probability", a.p.is_some()),
+    ];
+    let (name, reads): (&str, &[&str]) = match a.shape {
+        Shape::Line => ("line", &["--nodes"]),
+        Shape::Diamond => ("diamond", &["--depth", "--nodes"]),
+        Shape::Rake => ("rake", &["--branches"]),
+        Shape::Layered => ("layered", &["--layers", "--width", "--probability"]),
+        Shape::Random => ("random", &["--nodes", "--probability"]),
+    };
+    match given
+        .iter()
+        .find(|(flag, set)| *set && !reads.contains(flag))
+    {
+        Some((flag, _)) => Err(util::usage(format!(
+            "fugue gen {name} does not read {flag}; it reads {}{}",
+            reads.join(", "),
+            match a.shape {
+                Shape::Rake => " (a rake of k branches has 3k + 2 nodes)",
+                Shape::Layered => " (layers x width nodes)",
+                _ => "",
+            }
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// The shape the flags ask for (usage errors for what is missing or out of range).
 fn shape(a: &Args, costs: CostRange) -> anyhow::Result<gen::Shape> {
-    let (p, seed) = (a.p, a.seed);
+    let (p, seed) = (a.p.unwrap_or(0.3), a.seed);
     Ok(match a.shape {
         Shape::Line => gen::Shape::Line {
             nodes: need(a.nodes, "--nodes", 2)?,
@@ -116,13 +152,15 @@ fn shape(a: &Args, costs: CostRange) -> anyhow::Result<gen::Shape> {
             }
             gen::Shape::Diamond { depth }
         }
-        Shape::Rake if a.branches == 0 => return Err(util::usage("--branches must be at least 1")),
+        Shape::Rake if a.branches == Some(0) => {
+            return Err(util::usage("--branches must be at least 1"))
+        }
         Shape::Rake => gen::Shape::Rake {
-            branches: a.branches,
+            branches: a.branches.unwrap_or(4),
         },
         Shape::Layered => gen::Shape::Layered {
-            layers: at_least(a.layers, "--layers", 1)?,
-            width: at_least(a.width, "--width", 1)?,
+            layers: at_least(a.layers.unwrap_or(5), "--layers", 1)?,
+            width: at_least(a.width.unwrap_or(4), "--width", 1)?,
             p,
             costs,
             seed,

@@ -116,8 +116,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if let Some(c) = a.comm_cost {
         g.set_comm_costs(c);
     }
-    let time_limit = Duration::try_from_secs_f64(a.time_limit)
-        .map_err(|_| util::usage(format!("--time-limit {} is out of range", a.time_limit)))?;
+    let time_limit = Duration::try_from_secs_f64(a.time_limit).map_err(|_| {
+        util::usage(format!(
+            "--time-limit {} is out of range",
+            fugue_dsp::attrs::short_number(a.time_limit)
+        ))
+    })?;
     let opts = Options {
         processors,
         seed: a.seed,

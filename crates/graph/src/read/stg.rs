@@ -41,7 +41,14 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
             "empty file: expected the number of tasks on the first line".into(),
         ));
     };
-    if header.len() != 1 || header[0].0.parse::<usize>().is_err() {
+    if header.len() == 1 && header[0].0.bytes().all(|b| b.is_ascii_digit()) {
+        if header[0].0.parse::<usize>().is_err() {
+            return Err(err(
+                header[0].1,
+                format!("the number of tasks {} is too large", header[0].0),
+            ));
+        }
+    } else if header.len() != 1 || header[0].0.parse::<usize>().is_err() {
         return Err(err(
             header[0].1,
             "expected the number of tasks alone on the first line".into(),

@@ -28,6 +28,9 @@ pub enum ControlError {
     /// The path holds something that is not a stale socket (a file, a running host's socket).
     #[error("{0}")]
     Taken(String),
+    /// The path a client was given holds something other than a socket (a file, a folder).
+    #[error("{} is not a socket, so no `fugue host --control` listens there; give the path the host was started with", .0.display())]
+    NotASocket(std::path::PathBuf),
     /// A socket or thread could not be created, or a client could not talk to the host.
     #[error("{what}: {source}")]
     Io {

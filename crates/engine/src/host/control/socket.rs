@@ -399,8 +399,15 @@ pub fn send(path: &Path, line: &str) -> Result<String, ControlError> {
         let what = what.to_string();
         move |source| ControlError::Io { what, source }
     };
+    // A path that is there but no socket is no host's: said so, not "is it running?".
+    if let Ok(m) = std::fs::metadata(path) {
+        use std::os::unix::fs::FileTypeExt;
+        if !m.file_type().is_socket() {
+            return Err(ControlError::NotASocket(path.to_path_buf()));
+        }
+    }
     let mut s = UnixStream::connect(path).map_err(io(&format!(
-        "cannot connect to {}; is `fugue host --control {}` running?",
+        "cannot connect to {} (is `fugue host --control {}` running?)",
         path.display(),
         path.display()
     )))?;
