@@ -149,14 +149,11 @@ pub fn place_of(graph: &TaskGraph, e: &NodeError) -> Option<Location> {
         }
         NodeError::UnknownKind { node, .. } | NodeError::BadPorts { node, .. } => (node, None),
     };
-    let places = graph.places()?;
-    let id = graph.find(node)?;
     if matches!(e, NodeError::UnknownKind { .. }) {
+        let (places, id) = (graph.places()?, graph.find(node)?);
         return places.kind(id).or_else(|| places.node(id));
     }
-    attr.and_then(|a| graph.node(id).attrs.iter().position(|(k, _)| k == a))
-        .and_then(|i| places.attr(id, i))
-        .or_else(|| places.node(id))
+    lint::node_place(graph, node, attr.map(String::as_str))
 }
 
 /// The node error behind `e`, when a node of the graph could not be built: what

@@ -283,6 +283,16 @@ pub fn place(graph: &TaskGraph, w: &Warning) -> Option<fugue_graph::Location> {
         Warning::Unheard { node, .. } => (node, None),
         _ => return None,
     };
+    node_place(graph, node, attr.map(String::as_str))
+}
+
+/// Where the file `graph` was read from writes node `node`'s attribute `attr`, else the node;
+/// `None` for a node it does not have, or a graph that records no places.
+pub fn node_place(
+    graph: &TaskGraph,
+    node: &str,
+    attr: Option<&str>,
+) -> Option<fugue_graph::Location> {
     let places = graph.places()?;
     let id = graph.find(node)?;
     attr.and_then(|a| graph.node(id).attrs.iter().position(|(k, _)| k == a))

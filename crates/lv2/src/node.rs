@@ -69,23 +69,18 @@ impl Kind {
         supported(ctx, plugin)?;
         let audio_in = plugin.audio(true).count();
         let audio_out = plugin.audio(false).count();
-        if ctx.inputs > audio_in {
-            return Err(attrs::bad_ports(
-                ctx,
-                format!(
-                    "is plugin <{uri}> with {audio_in} audio input(s), but the graph gives it {} input port(s)",
-                    ctx.inputs
-                ),
-            ));
-        }
-        if ctx.outputs > audio_out {
-            return Err(attrs::bad_ports(
-                ctx,
-                format!(
-                    "is plugin <{uri}> with {audio_out} audio output(s), but the graph uses {} output port(s)",
-                    ctx.outputs
-                ),
-            ));
+        for (used, has, what, verb) in [
+            (ctx.inputs, audio_in, "input", "gives it"),
+            (ctx.outputs, audio_out, "output", "uses"),
+        ] {
+            if used > has {
+                return Err(attrs::bad_ports(
+                    ctx,
+                    format!(
+                        "is plugin <{uri}> with {has} audio {what}(s), but the graph {verb} {used} {what} port(s)"
+                    ),
+                ));
+            }
         }
         let values = self.controls(ctx, plugin)?;
         let first = Instance::new(world, plugin, raw, ctx.sample_rate, ctx.block, &values)
