@@ -687,6 +687,21 @@ fn lv2_warnings_have_places_suggestions_and_count_under_strict() {
         "{}",
         stderr(&o)
     );
+    // A whole-number control refuses a fraction, at its place.
+    let g = graph_file(
+        &dir,
+        "whole",
+        "p = { kind: \"lv2\", uri: \"http://plugin.org.uk/swh-plugins/analogueOsc\", wave: 2.5, };\nout = { kind: \"sink\", };\np.1 -> out.1;\n",
+    );
+    let o = fugue(&["check", g.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "whole.ag:1:73: node `p` (lv2): attribute `wave` = `2.5` is not a whole number"
+        ),
+        "{}",
+        stderr(&o)
+    );
     // An output the plugin does not have is the check's error, with its place.
     let g = graph_file(
         &dir,

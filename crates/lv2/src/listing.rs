@@ -27,8 +27,15 @@ fn value(v: f32) -> String {
 /// A control port: symbol, range, default and name.
 fn control(p: &PortInfo) -> String {
     let rate = if p.sample_rate { " x rate" } else { "" };
+    let what = if p.toggled {
+        ", a switch"
+    } else if p.integer {
+        ", whole numbers"
+    } else {
+        ""
+    };
     format!(
-        "{} {}..{}{rate} (default {}): {}",
+        "{} {}..{}{rate} (default {}{what}): {}",
         p.symbol,
         value(p.min),
         value(p.max),

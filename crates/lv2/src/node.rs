@@ -142,6 +142,27 @@ impl Kind {
                 ));
             }
             let v = if lo <= hi { v.clamp(lo, hi) } else { v };
+            // A switch is off or on; a whole-number control takes whole numbers.
+            let (off, on) = (
+                if lo.is_nan() { 0.0 } else { lo },
+                if hi.is_nan() { 1.0 } else { hi },
+            );
+            let refused = if port.toggled && v != off && v != on {
+                Some(format!(
+                    "is not a value of switch `{attr}` of plugin <{}>: {off} (off) or {on} (on)",
+                    plugin.uri
+                ))
+            } else if port.integer && !port.toggled && v.fract() != 0.0 {
+                Some(format!(
+                    "is not a whole number, which control `{attr}` of plugin <{}> takes",
+                    plugin.uri
+                ))
+            } else {
+                None
+            };
+            if let Some(reason) = refused {
+                return Err(attrs::bad(ctx, attr, &value.as_str(), &reason));
+            }
             values[port.index as usize] = v as f32;
         }
         Ok(values)

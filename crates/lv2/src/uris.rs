@@ -12,6 +12,10 @@ pub const INPUT_PORT: &str = "http://lv2plug.in/ns/lv2core#InputPort";
 pub const CONNECTION_OPTIONAL: &str = "http://lv2plug.in/ns/lv2core#connectionOptional";
 /// `lv2:sampleRate` (a port property: the range is a fraction of the rate).
 pub const SAMPLE_RATE: &str = "http://lv2plug.in/ns/lv2core#sampleRate";
+/// `lv2:integer`: a control that takes whole numbers.
+pub const INTEGER: &str = "http://lv2plug.in/ns/lv2core#integer";
+/// `lv2:toggled`: a control that is off (its minimum, or 0) or on (its maximum, or 1).
+pub const TOGGLED: &str = "http://lv2plug.in/ns/lv2core#toggled";
 /// `lv2:hardRTCapable`.
 pub const HARD_RT: &str = "http://lv2plug.in/ns/lv2core#hardRTCapable";
 /// `lv2:inPlaceBroken` (fugue never connects an input and an output to one buffer).

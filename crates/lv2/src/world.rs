@@ -44,6 +44,10 @@ pub struct PortInfo {
     pub optional: bool,
     /// Whether its range is a fraction of the sample rate (`lv2:sampleRate`).
     pub sample_rate: bool,
+    /// Whether it takes whole numbers only (`lv2:integer`).
+    pub integer: bool,
+    /// Whether it is a switch, off or on (`lv2:toggled`).
+    pub toggled: bool,
     /// The lowest value (controls; NaN when the plugin gives none).
     pub min: f32,
     /// The highest value (controls; NaN when the plugin gives none).
@@ -309,6 +313,8 @@ impl World {
         let input = self.uri(uris::INPUT_PORT);
         let optional = self.uri(uris::CONNECTION_OPTIONAL);
         let sample_rate = self.uri(uris::SAMPLE_RATE);
+        let integer = self.uri(uris::INTEGER);
+        let toggled = self.uri(uris::TOGGLED);
         let rdf_type = self.uri(RDF_TYPE);
         let l = &self.lilv;
         // SAFETY: the world is live and loaded; `all` and the iterator are lilv's, walked to
@@ -355,6 +361,8 @@ impl World {
                             input: (l.lilv_port_is_a)(p, port, input),
                             optional: (l.lilv_port_has_property)(p, port, optional),
                             sample_rate: (l.lilv_port_has_property)(p, port, sample_rate),
+                            integer: (l.lilv_port_has_property)(p, port, integer),
+                            toggled: (l.lilv_port_has_property)(p, port, toggled),
                             min: min[k],
                             max: max[k],
                             default: def[k],
@@ -381,12 +389,14 @@ impl World {
             };
             plugins.push(info);
         }
-        for node in
-            classes
-                .map(|(c, _)| c)
-                .into_iter()
-                .chain([input, optional, sample_rate, rdf_type])
-        {
+        for node in classes.map(|(c, _)| c).into_iter().chain([
+            input,
+            optional,
+            sample_rate,
+            integer,
+            toggled,
+            rdf_type,
+        ]) {
             // SAFETY: each node was made above by lilv_new_uri and is freed once.
             unsafe { (l.lilv_node_free)(node) };
         }
