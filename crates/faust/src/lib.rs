@@ -324,7 +324,19 @@ mod tests {
         );
         assert_eq!(
             compile_message("x.dsp", "ERROR : undefined symbol : foo"),
-            "x.dsp: ERROR : undefined symbol : foo"
+            "x.dsp: undefined symbol : foo"
+        );
+        // No place known, and an internal check of the compiler's, without its stack trace.
+        assert_eq!(
+            compile_message("x.dsp", "???? : -1 : ERROR : undefined symbol : process"),
+            "x.dsp: undefined symbol : process"
+        );
+        assert_eq!(
+            compile_message(
+                "x.dsp",
+                "ASSERT : please report this message (file: a.cpp, line: 1, version: 2.54.9, options: -lang llvm )\n====== stack trace start ======\n/lib/libfaust.so.2(+0x1) [0x2]\n====== stack trace stop ======\n"
+            ),
+            "x.dsp: Faust's compiler failed one of its internal checks (file: a.cpp, line: 1, version: 2.54.9): this version of Faust cannot compile the program"
         );
         assert!(compile_message("x.dsp", "").contains("no message"));
     }
