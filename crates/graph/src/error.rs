@@ -74,10 +74,13 @@ pub enum GraphError {
         node: String,
     },
     /// The graph has a cycle; the names are the nodes on it, in order.
-    #[error("the graph has a cycle: {}; a signal that loops back must pass a feedback edge, written `~>` instead of `->` (it carries the previous cycle's block)", cycle_text(.nodes))]
+    #[error("the graph has a cycle: {}; a signal that loops back must pass a feedback edge (it carries the previous cycle's block), {}", cycle_text(.nodes), .feedback)]
     Cycle {
         /// Node names along the cycle; the last one leads back to the first.
         nodes: Vec<String>,
+        /// How the graph's format writes a feedback edge, in words ([`FEEDBACK_AG`] for a
+        /// graph made in memory).
+        feedback: &'static str,
     },
     /// The same edge (same ports of the same two nodes) written twice: its signal would be
     /// summed twice (+6 dB).
@@ -97,6 +100,14 @@ pub enum GraphError {
         value: f64,
     },
 }
+
+/// How an `.ag` file writes a feedback edge (see [`GraphError::Cycle`]).
+pub const FEEDBACK_AG: &str = "written `~>` instead of `->`";
+/// How a DOT file writes a feedback edge.
+pub const FEEDBACK_DOT: &str = "written as an edge marked `[feedback=true]`";
+/// What an `.stg` file can do of a feedback edge: nothing.
+pub const FEEDBACK_STG: &str =
+    "which an .stg file cannot hold: write the graph as .ag, with `~>` for that edge";
 
 fn cycle_text(nodes: &[String]) -> String {
     let mut s = nodes.join(" -> ");

@@ -539,6 +539,7 @@ impl TaskGraph {
             return Err(BuildError {
                 error: GraphError::Cycle {
                     nodes: cycle.iter().map(|&i| nodes[i].name.clone()).collect(),
+                    feedback: crate::error::FEEDBACK_AG,
                 },
                 edge: Some(edge),
             });

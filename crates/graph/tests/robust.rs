@@ -234,7 +234,7 @@ fn malformed_ag_inputs_name_the_place() {
     let e = err_of("a = { kind: \"mix\", };\nb = { kind: \"mix\", };\nc = { kind: \"mix\", };\na.1 -> b.1;\nb.1 -> c.1;\nc.1 -> a.1;");
     match &e {
         ReadError::Graph {
-            error: GraphError::Cycle { nodes },
+            error: GraphError::Cycle { nodes, .. },
             ..
         } => {
             let mut n = nodes.clone();
@@ -436,4 +436,34 @@ fn quoted_attribute_names_are_read_and_written() {
     // Given twice, quoted or not, it is refused.
     let e = fugue_graph::read::ag::parse("p = { \"freq\": 1, freq: 2, };", "q.ag").unwrap_err();
     assert!(e.to_string().contains("given twice"), "{e}");
+}
+
+#[test]
+fn a_cycle_is_told_how_its_own_format_writes_a_feedback_edge() {
+    for (name, text, hint) in [
+        (
+            "c.ag",
+            "a = { kind: \"mix\", };\nb = { kind: \"mix\", };\na.1 -> b.1;\nb.1 -> a.1;\n",
+            "written `~>` instead of `->`",
+        ),
+        (
+            "c.dot",
+            "digraph g { a -> b; b -> a; }\n",
+            "written as an edge marked `[feedback=true]`",
+        ),
+        (
+            "c.stg",
+            "2\n0 1 1 1\n1 1 1 0\n",
+            "which an .stg file cannot hold: write the graph as .ag",
+        ),
+    ] {
+        let format = fugue_graph::read::Format::from_path(std::path::Path::new(name)).unwrap();
+        let e = fugue_graph::read::read_bytes(text.as_bytes(), format, name)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("the graph has a cycle") && e.contains(hint),
+            "{name}: {e}"
+        );
+    }
 }

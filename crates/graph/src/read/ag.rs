@@ -482,7 +482,7 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
             p.expect(Tok::Semi, || "after the declaration".into())?;
         }
     }
-    let mut graph = finish(g, file, text, &edge_pos)?;
+    let mut graph = finish(g, file, text, &edge_pos, crate::error::FEEDBACK_AG)?;
     // The offsets grow through the file, so one pass turns them into places.
     let mut cursor = Cursor::new(text);
     let mut places = SourcePlaces::default();

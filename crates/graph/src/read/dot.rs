@@ -420,7 +420,7 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
     let mut g = GraphBuilder::new();
     add_nodes(&mut g, &body, text, file)?;
     let offsets = add_edges(&mut g, &body.edges, strict, text, file)?;
-    finish(g, file, text, &offsets)
+    finish(g, file, text, &offsets, crate::error::FEEDBACK_DOT)
 }
 
 /// The `Weight` of `what` (declared at byte `pos`) among `attrs`: the last one given, a

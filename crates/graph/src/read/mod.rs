@@ -180,11 +180,14 @@ pub(crate) fn syntax(file: &str, location: Location, message: String) -> ReadErr
 }
 
 /// Builds the graph and maps a structural error to the place of the edge that shows it.
+/// A cycle's error says how the file's format writes a feedback edge (`feedback`, one of
+/// `crate::error::FEEDBACK_*`).
 pub(crate) fn finish(
     builder: GraphBuilder,
     file: &str,
     text: &str,
     edge_offsets: &[usize],
+    feedback: &'static str,
 ) -> Result<TaskGraph, ReadError> {
     builder.build().map_err(|e| ReadError::Graph {
         file: file.to_string(),
@@ -194,7 +197,12 @@ pub(crate) fn finish(
                 .and_then(|i: EdgeId| edge_offsets.get(i).copied())
                 .unwrap_or(text.len()),
         ),
-        error: e.error,
+        error: match e.error {
+            crate::error::GraphError::Cycle { nodes, .. } => {
+                crate::error::GraphError::Cycle { nodes, feedback }
+            }
+            other => other,
+        },
     })
 }
 

@@ -166,5 +166,5 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
             edge_places.push(at);
         }
     }
-    finish(g, file, text, &edge_places)
+    finish(g, file, text, &edge_places, crate::error::FEEDBACK_STG)
 }
