@@ -156,6 +156,12 @@ pub fn place_of(graph: &TaskGraph, e: &NodeError) -> Option<Location> {
     lint::node_place(graph, node, attr.map(String::as_str))
 }
 
+/// Where the file `graph` was read from writes the node behind error `e` (of a render or a
+/// run), when a node could not be built ([`node_error_of`], [`place_of`]).
+pub fn error_place(graph: &TaskGraph, e: &(dyn std::error::Error + 'static)) -> Option<Location> {
+    place_of(graph, node_error_of(e)?)
+}
+
 /// The node error behind `e`, when a node of the graph could not be built: what
 /// [`place_of`] places in the file.
 pub fn node_error_of<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a NodeError> {

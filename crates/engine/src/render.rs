@@ -353,25 +353,27 @@ const MAX_WAV_HEAD: u64 = 16 << 20;
 fn riff_head<R: std::io::Read>(r: &mut R) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     let mut head = Vec::new();
-    let mut twelve = [0u8; 12];
-    let n = read_up_to(r, &mut twelve)?;
-    head.extend_from_slice(&twelve[..n]);
-    if n < 12 || &twelve[0..4] != b"RIFF" || &twelve[8..12] != b"WAVE" {
+    r.by_ref().take(12).read_to_end(&mut head)?;
+    if head.len() < 12 || &head[0..4] != b"RIFF" || &head[8..12] != b"WAVE" {
         return Ok(head);
     }
     loop {
-        let mut hdr = [0u8; 8];
-        let n = read_up_to(r, &mut hdr)?;
-        head.extend_from_slice(&hdr[..n]);
-        if n < 8 || &hdr[0..4] == b"data" {
+        let at = head.len();
+        r.by_ref().take(8).read_to_end(&mut head)?;
+        let hdr = &head[at..];
+        if hdr.len() < 8 || &hdr[0..4] == b"data" {
             return Ok(head);
         }
-        let size = u64::from(u32::from_le_bytes([hdr[4], hdr[5], hdr[6], hdr[7]]));
+        let (id, size) = (
+            String::from_utf8_lossy(&hdr[0..4])
+                .escape_debug()
+                .to_string(),
+            u64::from(u32::from_le_bytes([hdr[4], hdr[5], hdr[6], hdr[7]])),
+        );
         let padded = size + (size & 1);
         if head.len() as u64 + padded > MAX_WAV_HEAD {
             return Err(std::io::Error::other(format!(
-                "its chunk `{}` before the samples says it holds {size} bytes, more than the {} MiB read before the samples; the header is damaged, or the file is not a sound file",
-                String::from_utf8_lossy(&hdr[0..4]).escape_debug(),
+                "its chunk `{id}` before the samples says it holds {size} bytes, more than the {} MiB read before the samples; the header is damaged, or the file is not a sound file",
                 MAX_WAV_HEAD >> 20
             )));
         }
@@ -386,20 +388,6 @@ fn riff_head<R: std::io::Read>(r: &mut R) -> std::io::Result<Vec<u8>> {
             head[start - 4..start].copy_from_slice(&even.to_le_bytes());
         }
     }
-}
-
-/// Reads into `buf` until it is full or the stream ends; returns the bytes read.
-fn read_up_to<R: std::io::Read>(r: &mut R, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
 }
 
 /// Why [`read_wav`] refused its input.

@@ -118,12 +118,7 @@ fn check_output(args: &Args) -> anyhow::Result<Option<OutputFile>> {
         }
         return Ok(None);
     }
-    let mut inputs = vec![args.graph.as_path()];
-    inputs.extend(args.input.as_deref());
-    if let fugue_engine::Costs::File(p) = &args.exec.costs {
-        inputs.push(p);
-    }
-    let out = OutputFile::check(output, args.force, &inputs)?;
+    let out = OutputFile::check(output, args.force, &inputs(args))?;
     if !out.takes("wav") {
         return Err(util::usage(format!(
             "cannot write {}: render writes WAV files only; name the output with .wav, or - for standard output",
@@ -209,12 +204,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let bits =
         Bits::from_bits(args.bits).ok_or_else(|| util::usage("--bits must be 16, 24 or 32"))?;
     let mut options = options(&args, bits)?;
-    let mut inputs = vec![args.graph.as_path()];
-    inputs.extend(args.input.as_deref());
-    if let fugue_engine::Costs::File(p) = &args.exec.costs {
-        inputs.push(p);
-    }
-    let profile_dir = profile_dir(&args.profile, args.force, &inputs)?;
+    let profile_dir = profile_dir(&args.profile, args.force, &inputs(&args))?;
     // The temporary file exists from here on, registered for removal on a signal; the
     // render writes over it and never creates it again.
     let tmp = match &out {
@@ -251,8 +241,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 e => {
                     // The place in the file of a node that could not be built, as `check`
                     // gives it.
-                    let at = fugue_engine::check::node_error_of(&e)
-                        .and_then(|n| fugue_engine::check::place_of(&graph, n))
+                    let at = fugue_engine::check::error_place(&graph, &e)
                         .map(|l| format!(":{l}"))
                         .unwrap_or_default();
                     anyhow::Error::new(e)
@@ -379,6 +368,16 @@ fn write_out(out: Option<&OutputFile>, tmp: Temp) -> anyhow::Result<()> {
         return copied.context("cannot write the WAV data to standard output");
     };
     Ok(o.commit(tmp)?)
+}
+
+/// The files a render reads (the graph, the input, a costs file): never an output's.
+fn inputs(args: &Args) -> Vec<&Path> {
+    let mut inputs = vec![args.graph.as_path()];
+    inputs.extend(args.input.as_deref());
+    if let fugue_engine::Costs::File(p) = &args.exec.costs {
+        inputs.push(p);
+    }
+    inputs
 }
 
 /// The folder of `--profile=DIR` (`None` for a bare `--profile`), checked before running

@@ -143,8 +143,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Ok(r) => r,
         Err(e) => {
             drop(tmp);
-            let at = fugue_engine::check::node_error_of(&e)
-                .and_then(|n| fugue_engine::check::place_of(&graph, n))
+            let at = fugue_engine::check::error_place(&graph, &e)
                 .map(|l| format!(":{l}"))
                 .unwrap_or_default();
             let e = anyhow::Error::new(e);
