@@ -17,6 +17,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export RUSTFLAGS="--cfg loom ${RUSTFLAGS:-}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/loom"
+# The models need optimised code, not the release profile's whole-program LTO, which would
+# only lengthen their builds.
+export CARGO_PROFILE_RELEASE_LTO=thin CARGO_PROFILE_RELEASE_CODEGEN_UNITS=4
 log="$CARGO_TARGET_DIR/loom-results.txt"
 mkdir -p "$CARGO_TARGET_DIR"
 : >"$log"
