@@ -174,6 +174,15 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // `fugue __faust-compile`: this program as the child that compiles a Faust program
+    // before the parent loads it (a crash of libfaust then ends only the child).
+    if std::env::args_os().nth(1).as_deref() == Some(std::ffi::OsStr::new(fugue_faust::HELPER_ARG))
+    {
+        return fugue_faust::helper_main();
+    }
+    if let Ok(me) = std::env::current_exe() {
+        fugue_faust::use_helper(me);
+    }
     restore_sigpipe();
     stdio::install();
     signals::install();

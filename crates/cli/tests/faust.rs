@@ -570,3 +570,121 @@ fn an_import_is_found_beside_the_program_before_the_graphs_folder() {
     let ch = wav::channels(&out);
     assert!(ch[0].iter().all(|&x| x == 0.125), "{:?}", &ch[0][..4]);
 }
+
+/// A compilation that crashes (here a helper that dies as libfaust does, by a segmentation
+/// fault) is the program's error, said in one sentence, and leaves no output; a helper that
+/// cannot be run, or none (`off`), compiles in the process as before.
+#[test]
+fn a_crash_while_compiling_is_the_programs_error() {
+    if !fugue_faust::available_for("a_crash_while_compiling_is_the_programs_error") {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let dir = folder("faust", "crash");
+    let helper = dir.join("crashing-helper.sh");
+    std::fs::write(&helper, "#!/bin/sh\ncat >/dev/null\nkill -SEGV $$\n").unwrap();
+    std::fs::set_permissions(&helper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let prog = dir.join("tone.dsp");
+    std::fs::write(
+        &prog,
+        "import(\"stdfaust.lib\");\nprocess = os.osc(440) * 0.1;\n",
+    )
+    .unwrap();
+    let run = |helper: &str, out: &str| {
+        let o = Command::new(env!("CARGO_BIN_EXE_fugue"))
+            .args([
+                "render",
+                prog.to_str().unwrap(),
+                "-o",
+                out,
+                "--seconds",
+                "0.1",
+            ])
+            .env("FUGUE_FAUST_CACHE", "off")
+            .env(fugue_faust::HELPER_ENV, helper)
+            .output()
+            .unwrap();
+        (o.status.code(), stderr(&o))
+    };
+    let out = dir.join("crashed.wav");
+    let (code, err) = run(helper.to_str().unwrap(), out.to_str().unwrap());
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("libfaust crashed while compiling")
+            && err.contains("tone.dsp")
+            && err.contains("segmentation fault, signal 11"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        !out.exists(),
+        "a crashed compilation left {}",
+        out.display()
+    );
+    for (helper, name) in [("off", "off.wav"), ("/nonexistent/helper", "missing.wav")] {
+        let out = dir.join(name);
+        let (code, err) = run(helper, out.to_str().unwrap());
+        assert_eq!(code, Some(0), "helper {helper}: {err}");
+        let channels = wav::channels(&out);
+        check_sound(&channels, helper);
+    }
+}
+
+/// A program on which libfaust itself crashes (Faust 2.54 on `2dKirchhoffThinPlate.dsp`, after
+/// about 18 s of compiling) is refused by the host's `load` while the audio plays on, and the
+/// host loads the next program.
+#[test]
+fn the_host_plays_on_when_libfaust_crashes_on_a_program() {
+    if !fugue_faust::available_for("the_host_plays_on_when_libfaust_crashes_on_a_program") {
+        return;
+    }
+    let crasher =
+        Path::new("/usr/share/faust/examples/physicalModeling/fds/2dKirchhoffThinPlate.dsp");
+    if !crasher.exists() {
+        eprintln!("skipped: {} is not installed", crasher.display());
+        return;
+    }
+    let dir = folder("faust", "host-crash");
+    let script = dir.join("session.txt");
+    std::fs::write(
+        &script,
+        format!(
+            "load base {}\nwait 0.05\nload k {}\nload s {}\nwait 0.05\nstats\nquit\n",
+            example("synth.ag"),
+            crasher.display(),
+            example("faust/string.dsp"),
+        ),
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args([
+            "host",
+            "--backend",
+            "clocked",
+            "--threads",
+            "2",
+            "--script",
+            script.to_str().unwrap(),
+            "--json",
+        ])
+        .env("FUGUE_FAUST_CACHE", dir.join("cache"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let replies: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // The replies to the three loads, in order: base, k, s.
+    let loads: Vec<&serde_json::Value> =
+        replies.iter().filter(|v| v["command"] == "load").collect();
+    assert_eq!(loads.len(), 3, "{}", stdout(&o));
+    assert_eq!(loads[0]["ok"], true, "{}", loads[0]);
+    assert_eq!(loads[1]["ok"], false, "{}", loads[1]);
+    let e = loads[1]["error"].as_str().unwrap_or_default();
+    assert!(e.contains("libfaust crashed while compiling"), "{e}");
+    assert_eq!(loads[2]["ok"], true, "{}", loads[2]);
+    assert_eq!(loads[2]["name"], "s", "{}", loads[2]);
+    let stats = replies.iter().find(|v| v["command"] == "stats").unwrap();
+    assert!(stats["cycles"].as_u64().unwrap_or(0) > 0, "{stats}");
+}

@@ -60,10 +60,16 @@ impl Source {
         if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
             includes.push(dir.to_path_buf());
         }
-        includes.extend(folder.map(Path::to_path_buf));
+        if let Some(folder) = folder.filter(|f| !includes.iter().any(|d| d == f)) {
+            includes.push(folder.to_path_buf());
+        }
+        // `./prog.dsp` (a program beside the graph in the working directory) is named
+        // `prog.dsp`, as it is read from the command line: the same program gives the same
+        // source, compiled once.
+        let name = file.strip_prefix(".").unwrap_or(file);
         Ok(Source {
             code,
-            name: file.display().to_string(),
+            name: name.display().to_string(),
             includes: with_libraries(includes),
         })
     }
@@ -538,6 +544,26 @@ fn kept_state(path: &Path) -> Option<u64> {
     (checksum(path)? == sum).then_some(bytes)
 }
 
+/// A temporary file of a child's compiled code (and the size of its state beside it),
+/// removed when dropped.
+struct TempCode(Option<PathBuf>);
+
+impl Drop for TempCode {
+    fn drop(&mut self) {
+        if let Some(p) = &self.0 {
+            let _ = std::fs::remove_file(p);
+            let _ = std::fs::remove_file(p.with_extension("state"));
+        }
+    }
+}
+
+/// A new temporary file name for a child's compiled code.
+fn temp_code_path() -> Option<PathBuf> {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    Some(std::env::temp_dir().join(format!(".fugue-faust-{}-{n}.fmc", std::process::id())))
+}
+
 /// Keeps at most [`MAX_CACHED`] files in `dir`, the oldest removed first.
 fn trim_cache(dir: &Path) {
     let Ok(rd) = std::fs::read_dir(dir) else {
@@ -673,8 +699,38 @@ impl Faust {
         Ok(f)
     }
 
-    /// Compiles `source` (libfaust's lock held).
+    /// Compiles `source`: in a child process first when a helper is set ([`crate::guard`]),
+    /// then here, from the code the child kept.
     fn compile(self: &Arc<Self>, source: &Source, backend: Backend) -> Result<Factory, FaustError> {
+        self.compile_at(source, backend, None, true)
+    }
+
+    /// The helper's compilation: `source` compiled in this process, its code kept at `out`
+    /// (LLVM) when given.
+    pub(crate) fn compile_alone(
+        self: &Arc<Self>,
+        source: &Source,
+        backend: Backend,
+        out: Option<&Path>,
+    ) -> Result<(), FaustError> {
+        let backend = if self.has_llvm() {
+            backend
+        } else {
+            Backend::Interp
+        };
+        self.compile_at(source, backend, out.map(Path::to_path_buf), false)
+            .map(drop)
+    }
+
+    /// Compiles `source` (takes libfaust's lock), its LLVM code kept at `keep_at` instead of
+    /// the disk cache's file when given; `guarded`: in a child process first.
+    fn compile_at(
+        self: &Arc<Self>,
+        source: &Source,
+        backend: Backend,
+        keep_at: Option<PathBuf>,
+        guarded: bool,
+    ) -> Result<Factory, FaustError> {
         let cstr = |s: &str| {
             CString::new(s).map_err(|_| FaustError::Compile {
                 name: source.name.clone(),
@@ -698,11 +754,36 @@ impl Faust {
         let empty = c"";
         let _lock = self.lock();
         // LLVM's compilation kept on disk: read it back when it is there.
-        let kept = match (backend, disk_cache()) {
-            (Backend::Llvm, Some(dir)) => self.disk_file(&dir, source),
+        let in_cache = keep_at.is_none();
+        let mut kept = match (backend, keep_at, disk_cache()) {
+            (Backend::Llvm, Some(at), _) => Some(at),
+            (Backend::Llvm, None, Some(dir)) => self.disk_file(&dir, source),
             _ => None,
         };
         let machine = self.lib.llvm.as_ref().and_then(|l| l.machine);
+        // Removes the temporary file of the child's code, whatever happens below.
+        let mut temporary = TempCode(None);
+        if guarded && kept.as_ref().and_then(|p| kept_state(p)).is_none() {
+            // Not kept yet: a child process compiles it first, its code written to the
+            // disk cache's file, or to a temporary one (LLVM).
+            let out = match (backend, machine) {
+                (Backend::Llvm, Some(_)) => kept.clone().or_else(temp_code_path),
+                _ => None,
+            };
+            match crate::guard::try_in_child(&self.lib.path, source, backend, out.as_deref())? {
+                crate::guard::Tried::Refused(e) => return Err(e),
+                crate::guard::Tried::Compiled if kept.is_none() => {
+                    temporary.0.clone_from(&out);
+                    kept = out;
+                }
+                crate::guard::Tried::Compiled => {
+                    if let Some(dir) = kept.as_deref().and_then(Path::parent) {
+                        trim_cache(dir);
+                    }
+                }
+                crate::guard::Tried::NotRun => {}
+            }
+        }
         let mut read = std::ptr::null_mut();
         // A kept program is read back only with the size of its state and the checksum of
         // its file, written beside it, and only when the file still has that checksum:
@@ -813,7 +894,9 @@ impl Faust {
                                 && std::fs::rename(&tmp_state, path.with_extension("state")).is_ok()
                             {
                                 let _ = std::fs::rename(&tmp, path);
-                                trim_cache(dir);
+                                if in_cache {
+                                    trim_cache(dir);
+                                }
                             }
                         }
                     }

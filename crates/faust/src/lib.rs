@@ -33,6 +33,7 @@
 
 mod factory;
 pub mod ffi;
+pub mod guard;
 mod node;
 pub mod ui;
 
@@ -43,6 +44,7 @@ use fugue_dsp::{LintNote, NodeContext, Registry};
 use fugue_graph::TaskGraph;
 
 pub use factory::{Backend, Factory, Faust, Source, MAX_PROGRAM_BYTES};
+pub use guard::{helper_main, use_helper, HELPER_ARG, HELPER_ENV};
 pub use node::{build, factory_of, node_for_code, source_of, unknown_attributes, OWN_ATTRIBUTES};
 
 /// Why a Faust program could not be used.
@@ -80,6 +82,24 @@ pub enum FaustError {
         name: String,
         /// Bytes of one instance's state.
         bytes: u64,
+    },
+    /// libfaust crashed while compiling the program (in the child process that compiles
+    /// programs first, [`guard`]).
+    #[error("libfaust crashed while compiling {name} ({how}); nothing of it was loaded. Faust's own `faust` command may fail on it too: this version of Faust cannot compile the program")]
+    Crashed {
+        /// The program's name (its file).
+        name: String,
+        /// How the compiling process ended: "segmentation fault, signal 11".
+        how: String,
+    },
+    /// The child process compiling the program was stopped by a signal from outside
+    /// (Ctrl-C, `kill`).
+    #[error("compiling {name} was stopped ({how})")]
+    Stopped {
+        /// The program's name (its file).
+        name: String,
+        /// The signal: "interrupted, signal 2".
+        how: String,
     },
     /// A program with no output: nothing to hear.
     #[error("the Faust program {} has no output", file.display())]
@@ -272,7 +292,13 @@ pub fn is_dsp(path: &Path) -> bool {
 /// its ports.
 pub fn dsp_graph(file: &Path) -> Result<TaskGraph, FaustError> {
     let faust = Faust::shared()?;
-    let source = Source::file(file, None)?;
+    let folder = match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    // The source that the graph's node will have (its file in the graph's folder), so that
+    // the program is compiled once.
+    let source = Source::file(file, Some(&folder))?;
     let factory = faust.factory(&source, Backend::Llvm)?;
     if factory.outputs == 0 {
         return Err(FaustError::NoOutputs {
@@ -302,10 +328,7 @@ pub fn dsp_graph(file: &Path) -> Result<TaskGraph, FaustError> {
     }
     let mut graph = fugue_graph::read::ag::parse(&text, &file.display().to_string())
         .expect("the graph written above is valid");
-    graph.set_folder(Some(match file.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    }));
+    graph.set_folder(Some(folder));
     Ok(graph)
 }
 

@@ -1,0 +1,308 @@
+//! Programs compiled first in a child process.
+//!
+//! libfaust's compiler runs inside the process that calls it, and a program that crashes it
+//! (Faust 2.54 dies with a segmentation fault on some programs, its own `faust` command too)
+//! would end that process: a render without a word, a playing host with its audio. When a
+//! helper program is set ([`use_helper`]; `fugue` sets itself, run with [`HELPER_ARG`]), a
+//! program that is not already kept on disk is compiled first by a child process, which
+//! writes the compiled code to a file (the disk cache's, or a temporary one). This process
+//! then reads the code from that file instead of compiling it: a crash ends only the child,
+//! and is reported as the program's error. A program refused by Faust is refused with the
+//! child's message, as an in-process compilation gives it. Where the compiled code cannot
+//! be written to a file (the interpreter backend), this process compiles the program again
+//! once the child has shown that it compiles.
+//!
+//! The child is started with `posix_spawn` (the standard library's `Command`), which does not
+//! copy the parent's memory: a host's audio threads take no page fault for it.
+//!
+//! [`HELPER_ENV`] changes the helper program, or turns the child off (`off`).
+
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::OnceLock;
+
+use crate::factory::{Backend, Faust, Source};
+use crate::FaustError;
+
+/// The first argument that makes `fugue` the helper: it reads a job on its standard input,
+/// compiles it and says how it went on its standard output ([`helper_main`]).
+pub const HELPER_ARG: &str = "__faust-compile";
+
+/// The environment variable that names the helper program (run with [`HELPER_ARG`]), instead
+/// of the one set by [`use_helper`]; `off` compiles every program in this process.
+pub const HELPER_ENV: &str = "FUGUE_FAUST_HELPER";
+
+/// The largest job or answer read: the program (at most [`crate::MAX_PROGRAM_BYTES`]) and a
+/// few paths, or Faust's message.
+const MAX_MESSAGE: u64 = crate::MAX_PROGRAM_BYTES + (1 << 20);
+
+static HELPER: OnceLock<PathBuf> = OnceLock::new();
+
+/// Makes `program` the helper that compiles programs first (see the module's documentation).
+/// The first call wins.
+pub fn use_helper(program: PathBuf) {
+    let _ = HELPER.set(program);
+}
+
+/// The helper program in force, if any.
+fn helper() -> Option<PathBuf> {
+    match std::env::var_os(HELPER_ENV) {
+        Some(v) if v == "off" => None,
+        Some(v) if !v.is_empty() => Some(PathBuf::from(v)),
+        _ => HELPER.get().cloned(),
+    }
+}
+
+/// How the child's compilation went.
+pub(crate) enum Tried {
+    /// No child was run (no helper, or it could not be started): compile here.
+    NotRun,
+    /// Compiled; its code is in the file asked for, when it could be written.
+    Compiled,
+    /// Faust refused the program, or its state is too large: the error, as the child gave it.
+    Refused(FaustError),
+}
+
+/// The job sent to the child.
+struct Job {
+    lib: PathBuf,
+    backend: Backend,
+    /// Where the child writes the compiled code (LLVM), or nothing.
+    out: Option<PathBuf>,
+    source: Source,
+}
+
+/// Appends `bytes` to `buf` after their length.
+fn put(buf: &mut Vec<u8>, bytes: &[u8]) {
+    buf.extend_from_slice(format!("{}\n", bytes.len()).as_bytes());
+    buf.extend_from_slice(bytes);
+}
+
+/// Reads one field that [`put`] wrote from `data` at `*at`.
+fn take<'a>(data: &'a [u8], at: &mut usize) -> Option<&'a [u8]> {
+    let rest = data.get(*at..)?;
+    let nl = rest.iter().position(|&b| b == b'\n')?;
+    let len: usize = std::str::from_utf8(&rest[..nl]).ok()?.parse().ok()?;
+    let field = rest.get(nl + 1..nl + 1 + len)?;
+    *at += nl + 1 + len;
+    Some(field)
+}
+
+impl Job {
+    fn encode(&self) -> Vec<u8> {
+        let mut buf = Vec::new();
+        put(&mut buf, self.lib.as_os_str().as_bytes());
+        put(&mut buf, self.backend.name().as_bytes());
+        put(
+            &mut buf,
+            self.out
+                .as_deref()
+                .map_or(&[][..], |p| p.as_os_str().as_bytes()),
+        );
+        put(&mut buf, self.source.name.as_bytes());
+        put(&mut buf, self.source.includes.len().to_string().as_bytes());
+        for dir in &self.source.includes {
+            put(&mut buf, dir.as_os_str().as_bytes());
+        }
+        put(&mut buf, self.source.code.as_bytes());
+        buf
+    }
+
+    fn decode(data: &[u8]) -> Option<Job> {
+        let at = &mut 0;
+        let path = |b: &[u8]| PathBuf::from(OsString::from_vec(b.to_vec()));
+        let text = |b: &[u8]| String::from_utf8(b.to_vec()).ok();
+        let lib = path(take(data, at)?);
+        let backend = match take(data, at)? {
+            b"llvm" => Backend::Llvm,
+            b"interp" => Backend::Interp,
+            _ => return None,
+        };
+        let out = Some(take(data, at)?).filter(|b| !b.is_empty()).map(path);
+        let name = text(take(data, at)?)?;
+        let n: usize = text(take(data, at)?)?.parse().ok()?;
+        let includes = (0..n.min(4096))
+            .map(|_| take(data, at).map(path))
+            .collect::<Option<Vec<_>>>()?;
+        let code = text(take(data, at)?)?;
+        Some(Job {
+            lib,
+            backend,
+            out,
+            source: Source {
+                code,
+                name,
+                includes,
+            },
+        })
+    }
+}
+
+/// Compiles `source` in a child process first (see the module's documentation), the code
+/// written to `out` when given. `lib` is the libfaust this process uses, which the child
+/// opens too.
+pub(crate) fn try_in_child(
+    lib: &Path,
+    source: &Source,
+    backend: Backend,
+    out: Option<&Path>,
+) -> Result<Tried, FaustError> {
+    let Some(program) = helper() else {
+        return Ok(Tried::NotRun);
+    };
+    let job = Job {
+        lib: lib.to_path_buf(),
+        backend,
+        out: out.map(Path::to_path_buf),
+        source: source.clone(),
+    }
+    .encode();
+    let child = Command::new(&program)
+        .arg(HELPER_ARG)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn();
+    let Ok(mut child) = child else {
+        return Ok(Tried::NotRun);
+    };
+    // The job is written by a thread of its own, so that a child that answers before it has
+    // read everything cannot block this one.
+    let stdin = child.stdin.take();
+    let writer = std::thread::Builder::new()
+        .name("fugue-faust-job".into())
+        .spawn(move || {
+            if let Some(mut s) = stdin {
+                let _ = s.write_all(&job);
+            }
+        });
+    let mut answer = Vec::new();
+    if let Some(stdout) = child.stdout.take() {
+        let _ = stdout.take(MAX_MESSAGE).read_to_end(&mut answer);
+    }
+    let status = child.wait();
+    if let Ok(w) = writer {
+        let _ = w.join();
+    }
+    let Ok(status) = status else {
+        return Ok(Tried::NotRun);
+    };
+    if let Some(signal) = status.signal() {
+        let (name, how) = (source.name.clone(), signal_name(signal));
+        // Hang-up, Ctrl-C, `kill`: the child did not fail, it was stopped.
+        return Err(if matches!(signal, 1 | 2 | 15) {
+            FaustError::Stopped { name, how }
+        } else {
+            FaustError::Crashed { name, how }
+        });
+    }
+    let answer = String::from_utf8_lossy(&answer);
+    let (word, rest) = answer.split_once('\n').unwrap_or((&answer, ""));
+    Ok(match (status.code(), word) {
+        (Some(0), "compiled") => Tried::Compiled,
+        (Some(1), "refused") => Tried::Refused(FaustError::Compile {
+            name: source.name.clone(),
+            message: rest.to_string(),
+        }),
+        (Some(1), "large") => match rest.trim().parse() {
+            Ok(bytes) => Tried::Refused(FaustError::TooLarge {
+                name: source.name.clone(),
+                bytes,
+            }),
+            Err(_) => Tried::NotRun,
+        },
+        (Some(1), "instance") => Tried::Refused(FaustError::Instance),
+        // A helper that does not speak this protocol (or could not open libfaust, which this
+        // process did): compile here, as without a helper.
+        _ => Tried::NotRun,
+    })
+}
+
+/// `signal` in words: "segmentation fault, signal 11".
+fn signal_name(signal: i32) -> String {
+    let name = match signal {
+        4 => "illegal instruction",
+        6 => "abort",
+        7 => "bus error",
+        8 => "arithmetic exception",
+        9 => "killed, perhaps for lack of memory",
+        11 => "segmentation fault",
+        1 => "hang-up",
+        2 => "interrupted",
+        15 => "terminated",
+        _ => "ended by a signal",
+    };
+    format!("{name}, signal {signal}")
+}
+
+/// The helper's side: reads a job on standard input, compiles it with the libfaust it names
+/// (the code written where it asks), and writes `compiled`, or `refused`, `large` or
+/// `instance` and the error, on standard output. Exit status 0 when compiled, 1 when
+/// refused, 2 for a job it cannot read or a libfaust it cannot open.
+pub fn helper_main() -> ExitCode {
+    let mut data = Vec::new();
+    if std::io::stdin()
+        .take(MAX_MESSAGE)
+        .read_to_end(&mut data)
+        .is_err()
+    {
+        return ExitCode::from(2);
+    }
+    let Some(job) = Job::decode(&data) else {
+        return ExitCode::from(2);
+    };
+    let Ok(faust) = Faust::open(&job.lib) else {
+        return ExitCode::from(2);
+    };
+    let (code, answer) = match faust.compile_alone(&job.source, job.backend, job.out.as_deref()) {
+        Ok(()) => (0, "compiled\n".to_string()),
+        Err(FaustError::Compile { message, .. }) => (1, format!("refused\n{message}")),
+        Err(FaustError::TooLarge { bytes, .. }) => (1, format!("large\n{bytes}")),
+        Err(FaustError::Instance) => (1, "instance\n".to_string()),
+        Err(_) => (2, String::new()),
+    };
+    let mut out = std::io::stdout().lock();
+    if out
+        .write_all(answer.as_bytes())
+        .and_then(|()| out.flush())
+        .is_err()
+    {
+        return ExitCode::from(2);
+    }
+    ExitCode::from(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_job_reads_back_as_written() {
+        let job = Job {
+            lib: PathBuf::from("/usr/lib/libfaust.so.2"),
+            backend: Backend::Interp,
+            out: Some(PathBuf::from("/tmp/a b\nc.fmc")),
+            source: Source {
+                code: "process = _ : *(0.5);\n// é 12\n".to_string(),
+                name: "dir/prog.dsp".to_string(),
+                includes: vec![PathBuf::from("/x"), PathBuf::from("rel/y")],
+            },
+        };
+        let back = Job::decode(&job.encode()).expect("decodes");
+        assert_eq!(back.lib, job.lib);
+        assert_eq!(back.backend, job.backend);
+        assert_eq!(back.out, job.out);
+        assert_eq!(back.source, job.source);
+        let none = Job { out: None, ..job };
+        assert_eq!(Job::decode(&none.encode()).expect("decodes").out, None);
+        // Cut anywhere, a job is refused rather than misread.
+        let bytes = none.encode();
+        for cut in 0..bytes.len() {
+            assert!(Job::decode(&bytes[..cut]).is_none(), "cut at {cut}");
+        }
+    }
+}
