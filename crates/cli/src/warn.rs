@@ -7,9 +7,10 @@ use fugue_graph::TaskGraph;
 
 use crate::util::warning;
 
-/// What the graph itself suggests is a mistake ([`fugue_engine::lint::file_lints`]).
-pub fn graph_warnings(graph: &TaskGraph, file: &Path) -> Vec<String> {
-    fugue_engine::lint::file_lints(graph, file, &crate::util::registry())
+/// What the graph itself suggests is a mistake ([`fugue_engine::lint::file_lints`]); for an
+/// `offline` run (a render), without what matters only in real time.
+pub fn graph_warnings(graph: &TaskGraph, file: &Path, offline: bool) -> Vec<String> {
+    fugue_engine::lint::file_lints(graph, file, &crate::util::registry(), offline)
 }
 
 /// Says `warnings` on standard error, or with `strict` fails with the first of them

@@ -291,8 +291,31 @@ fn a_control_out_of_range_names_the_range_and_an_unknown_one_is_warned_about() {
         e.contains("attribute `drvie`, which is no control") && e.contains("its controls: drive"),
         "{e}"
     );
-    // The plugin does not declare itself real-time safe: said once.
-    assert_eq!(e.matches("hardRTCapable").count(), 1, "{e}");
+    // The plugin does not declare itself real-time safe: a render, which has no deadline,
+    // does not say so (nor refuses it with --strict); `check` and `info` do, once.
+    assert_eq!(e.matches("hardRTCapable").count(), 0, "{e}");
+    let g = dir.join("s.ag");
+    std::fs::write(
+        &g,
+        format!("o = {{ kind: \"osc\", freq: 440, }};\np = {{ kind: \"lv2\", {FOVERDRIVE} }};\ns = {{ kind: \"sink\", }};\no.1 -> p.1 -> s.1;\n"),
+    )
+    .unwrap();
+    let strict = fugue(&[
+        "render",
+        g.to_str().unwrap(),
+        "-o",
+        dir.join("s.wav").to_str().unwrap(),
+        "--seconds",
+        "0.1",
+        "--strict",
+    ]);
+    assert!(strict.status.success(), "{}", stderr(&strict));
+    for cmd in ["check", "info"] {
+        let o = fugue(&[cmd, g.to_str().unwrap()]);
+        assert!(o.status.success(), "{cmd}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert_eq!(e.matches("hardRTCapable").count(), 1, "{cmd}: {e}");
+    }
 }
 
 #[test]

@@ -29,6 +29,9 @@ pub struct LintNote {
     pub attr: Option<String>,
     /// The warning, in one sentence that names the node.
     pub text: String,
+    /// Whether it matters only where cycles have a deadline (a plugin that may block): an
+    /// offline render leaves it out.
+    pub real_time: bool,
 }
 
 impl LintNote {
@@ -37,12 +40,27 @@ impl LintNote {
         LintNote {
             attr: Some(attr.to_string()),
             text,
+            real_time: false,
         }
     }
 
     /// A warning about the node as a whole.
     pub fn node(text: String) -> LintNote {
-        LintNote { attr: None, text }
+        LintNote {
+            attr: None,
+            text,
+            real_time: false,
+        }
+    }
+
+    /// A warning about the node that matters only in real time (see
+    /// [`LintNote::real_time`]).
+    pub fn real_time(text: String) -> LintNote {
+        LintNote {
+            attr: None,
+            text,
+            real_time: true,
+        }
     }
 }
 

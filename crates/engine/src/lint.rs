@@ -36,6 +36,8 @@ pub enum Warning {
         attr: Option<String>,
         /// The kind's sentence.
         text: String,
+        /// Whether it matters only in real time ([`fugue_dsp::LintNote::real_time`]).
+        real_time: bool,
     },
     /// A node whose outputs reach no `sink`: computed every cycle and never heard.
     Unheard {
@@ -200,6 +202,7 @@ pub fn lint(graph: &TaskGraph, registry: &Registry) -> Vec<Warning> {
                     node: n.name.clone(),
                     attr: note.attr,
                     text: note.text,
+                    real_time: note.real_time,
                 };
                 if said_of_kind.insert(w.to_string()) {
                     out.push(w);
@@ -263,10 +266,26 @@ pub fn lint(graph: &TaskGraph, registry: &Registry) -> Vec<Warning> {
     out
 }
 
-/// [`lint`]'s warnings, each preceded by the graph file's name.
-pub fn file_lints(graph: &TaskGraph, file: &Path, registry: &Registry) -> Vec<String> {
+/// [`lint`]'s warnings, each preceded by the graph file's name (and its place in the file);
+/// for an `offline` run, without those that matter only in real time.
+pub fn file_lints(
+    graph: &TaskGraph,
+    file: &Path,
+    registry: &Registry,
+    offline: bool,
+) -> Vec<String> {
     lint(graph, registry)
         .iter()
+        .filter(|w| {
+            !(offline
+                && matches!(
+                    w,
+                    Warning::OfKind {
+                        real_time: true,
+                        ..
+                    }
+                ))
+        })
         .map(|w| match place(graph, w) {
             Some(at) => format!("{}:{at}: {w}", file.display()),
             None => format!("{}: {w}", file.display()),
@@ -446,7 +465,12 @@ mod tests {
             "t.ag",
         )
         .unwrap();
-        let w = file_lints(&g, Path::new("t.ag"), &Registry::with_builtin_kinds());
+        let w = file_lints(
+            &g,
+            Path::new("t.ag"),
+            &Registry::with_builtin_kinds(),
+            false,
+        );
         assert_eq!(w.len(), 2, "{w:?}");
         assert!(
             w[0].starts_with("t.ag:1:31: node `o` has attribute `volme`"),

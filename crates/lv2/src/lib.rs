@@ -21,7 +21,7 @@
 //!   provide (fugue provides `urid:map`, `urid:unmap`, `options:options` with the block
 //!   lengths and the rate, `bufsz:boundedBlockLength`), a required port fugue cannot connect
 //!   (CV), and lilv itself absent. A plugin that does not declare `lv2:hardRTCapable` is
-//!   warned about.
+//!   warned about where cycles have a deadline (not in an offline render).
 //!
 //! lilv is not linked: `liblilv-0.so.0` (Debian package `liblilv-0-0`) is opened the first
 //! time an `lv2` node is built or the plugins are listed, so fugue builds and runs without

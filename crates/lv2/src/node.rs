@@ -375,7 +375,7 @@ pub fn lint(ctx: &NodeContext<'_>) -> Vec<LintNote> {
     }
     // Said of the plugin, not the node: once for all its nodes.
     if !plugin.hard_rt() {
-        out.push(LintNote::node(format!(
+        out.push(LintNote::real_time(format!(
             "plugin <{uri}> does not declare lv2:hardRTCapable: its run may allocate or block, so that in real time a cycle may miss its deadline"
         )));
     }

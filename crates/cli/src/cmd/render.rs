@@ -192,7 +192,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let graph = util::read_graph(&args.graph, args.format)?;
     // With --strict, fail before rendering; otherwise the warnings are said after a render
     // that succeeded (a render that fails says only why).
-    let mut warnings = crate::warn::graph_warnings(&graph, &args.graph);
+    let mut warnings = crate::warn::graph_warnings(&graph, &args.graph, true);
     warnings.extend(args.exec.request().warnings(GraphExecutor::Auto));
     if let Some(input) = &args.input {
         let lints = fugue_engine::lint::input(&graph, input);

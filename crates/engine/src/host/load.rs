@@ -222,9 +222,21 @@ impl Host {
             span: built.span,
             memory: built.memory,
         });
-        // The graph's lints, as `render` and `run` say them.
+        // The graph's lints, as `render` and `run` say them: offline, without those that
+        // matter only in real time.
+        let offline = matches!(self.driver, Driver::Offline(_));
         let lints: Vec<String> = crate::lint::lint(graph, &self.registry)
             .iter()
+            .filter(|w| {
+                !(offline
+                    && matches!(
+                        w,
+                        crate::lint::Warning::OfKind {
+                            real_time: true,
+                            ..
+                        }
+                    ))
+            })
             .map(ToString::to_string)
             .collect();
         let warning = match (warning, lints.is_empty()) {
