@@ -245,3 +245,47 @@ fn a_recording_into_a_named_pipe_streams() {
     assert_eq!(&bytes[..4], b"RIFF");
     assert!(bytes.len() > 58 + 8 * 256, "{} bytes", bytes.len());
 }
+
+/// A recording that cannot be written (here `/dev/full`) is said as soon as the host sees it,
+/// in one line, while the host plays on and answers the next commands; the host then ends
+/// with the error (exit status 1).
+#[test]
+fn a_recording_that_cannot_be_written_is_said_while_the_host_plays_on() {
+    if !Path::new("/dev/full").exists() {
+        eprintln!("skipped: no /dev/full");
+        return;
+    }
+    let d = folder("host_files", "full");
+    let s = d.join("s.txt");
+    std::fs::write(
+        &s,
+        format!(
+            "load a {}\nwait 1\nstats\nwait 0.5\nlist\nquit\n",
+            example("pluck.ag")
+        ),
+    )
+    .unwrap();
+    let o = fugue_in(
+        &d,
+        &[
+            "host",
+            "--backend",
+            "offline",
+            "--script",
+            s.to_str().unwrap(),
+            "--record",
+            "/dev/full",
+        ],
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    let said: Vec<&str> = e
+        .lines()
+        .filter(|l| l.contains("cannot write the recording /dev/full"))
+        .collect();
+    assert_eq!(said.len(), 1, "said once: {e}");
+    assert!(said[0].contains("playback goes on"), "{e}");
+    // The commands after it were answered: the host went on to `quit`.
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("waited 0.5 s") && out.contains("bye"), "{out}");
+}

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -41,6 +41,24 @@ pub(super) enum Driver {
 pub(super) struct Recorder {
     handle: JoinHandle<Result<u64, String>>,
     path: PathBuf,
+    /// Why writing failed, set by the writer thread when it does (it then drops what it
+    /// receives): said as a notice while the host plays on ([`Recorder::failure`]).
+    failed: Arc<OnceLock<String>>,
+    /// Whether the failure was said.
+    said: bool,
+}
+
+impl Recorder {
+    /// A sentence about the recording's failure, the first time it is asked after the
+    /// writer failed; `None` otherwise.
+    pub(super) fn failure(&mut self) -> Option<String> {
+        let reason = self.failed.get().filter(|_| !self.said)?;
+        self.said = true;
+        Some(format!(
+            "error: cannot write the recording {} ({reason}); it stops there, and playback goes on",
+            self.path.display()
+        ))
+    }
 }
 
 /// What [`start`] started: the driver and the recording.
@@ -269,6 +287,8 @@ fn start_recorder(
         what: format!("cannot create {}", path.display()),
         source: std::io::Error::other(e.to_string()),
     })?;
+    let failure = Arc::new(OnceLock::new());
+    let said = failure.clone();
     let handle = std::thread::Builder::new()
         .name("fugue-host-record".into())
         .spawn(move || {
@@ -285,6 +305,7 @@ fn start_recorder(
                     res = writer.update_sizes();
                 }
                 if let Err(e) = res {
+                    let _ = said.set(e.to_string());
                     failed = Some(e.to_string());
                 }
             }
@@ -302,6 +323,8 @@ fn start_recorder(
     Ok(Recorder {
         handle,
         path: path.to_path_buf(),
+        failed: failure,
+        said: false,
     })
 }
 

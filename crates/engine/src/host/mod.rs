@@ -387,8 +387,11 @@ impl Host {
     }
 
     /// What happened on its own since the last call (a JACK buffer-size change followed,
-    /// and how), one sentence each.
+    /// and how; a recording that could not be written), one sentence each.
     pub fn take_notices(&mut self) -> Vec<String> {
+        if let Some(n) = self.recorder.as_mut().and_then(|r| r.failure()) {
+            self.notices.push(n);
+        }
         std::mem::take(&mut self.notices)
     }
 
