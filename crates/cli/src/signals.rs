@@ -41,6 +41,8 @@ pub fn install() {
                 let first = SIGNAL.swap(sig, Ordering::SeqCst) == 0;
                 // Relaxed: a request the commands poll; nothing is published with it.
                 flag().store(true, Ordering::Relaxed);
+                // A Faust program compiling in a child process stops now, not at its end.
+                fugue_faust::stop_child();
                 if !first || !POLLED.load(Ordering::SeqCst) {
                     exit_now(sig);
                 }

@@ -621,7 +621,19 @@ fn a_crash_while_compiling_is_the_programs_error() {
         "a crashed compilation left {}",
         out.display()
     );
-    for (helper, name) in [("off", "off.wav"), ("/nonexistent/helper", "missing.wav")] {
+    // A helper that reads none of its job, for a program longer than a pipe holds: the
+    // job's write fails (EPIPE, not a SIGPIPE that would end fugue) and fugue compiles.
+    let long = format!(
+        "// {}\n{}",
+        "x".repeat(200_000),
+        std::fs::read_to_string(&prog).unwrap()
+    );
+    std::fs::write(&prog, long).unwrap();
+    for (helper, name) in [
+        ("off", "off.wav"),
+        ("/nonexistent/helper", "missing.wav"),
+        ("/bin/true", "true.wav"),
+    ] {
         let out = dir.join(name);
         let (code, err) = run(helper, out.to_str().unwrap());
         assert_eq!(code, Some(0), "helper {helper}: {err}");
@@ -687,4 +699,70 @@ fn the_host_plays_on_when_libfaust_crashes_on_a_program() {
     assert_eq!(loads[2]["name"], "s", "{}", loads[2]);
     let stats = replies.iter().find(|v| v["command"] == "stats").unwrap();
     assert!(stats["cycles"].as_u64().unwrap_or(0) > 0, "{stats}");
+}
+
+/// A program in a folder whose path has a quote (which libfaust writes unescaped into the
+/// program's description, and then fails or crashes) is refused in one sentence that names
+/// the folder; a quote in the file's own name is harmless. The interpreter's programs compile
+/// in the child too, and play as they do compiled in the process.
+#[test]
+fn odd_paths_and_the_interpreter_through_the_child() {
+    if !fugue_faust::available_for("odd_paths_and_the_interpreter_through_the_child") {
+        return;
+    }
+    let dir = folder("faust", "odd-paths");
+    let quoted = dir.join("quo\"te");
+    std::fs::create_dir_all(&quoted).unwrap();
+    let code = "import(\"stdfaust.lib\");\nprocess = os.osc(440) * 0.1;\n";
+    std::fs::write(quoted.join("p.dsp"), code).unwrap();
+    std::fs::write(dir.join("a\"b.dsp"), code).unwrap();
+    let out = dir.join("o.wav");
+    let (ok, err) = render(
+        quoted.join("p.dsp").to_str().unwrap(),
+        &out,
+        "0.1",
+        Some(("FUGUE_FAUST_CACHE", "off")),
+    );
+    assert!(!ok);
+    assert!(
+        err.contains("libfaust cannot use the folder") && err.contains("quo\\\"te"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let (ok, err) = render(
+        dir.join("a\"b.dsp").to_str().unwrap(),
+        &out,
+        "0.1",
+        Some(("FUGUE_FAUST_CACHE", "off")),
+    );
+    assert!(ok, "{err}");
+    let g = dir.join("interp.ag");
+    std::fs::write(
+        &g,
+        format!(
+            "s = {{ kind: \"faust\", file: {:?}, backend: \"interp\", }};\no = {{ kind: \"sink\", }};\ns.1 -> o.1;\n",
+            example("faust/string.dsp")
+        ),
+    )
+    .unwrap();
+    let mut outputs = Vec::new();
+    for helper in ["off", ""] {
+        let out = dir.join(format!("interp-{}.wav", outputs.len()));
+        let mut c = Command::new(env!("CARGO_BIN_EXE_fugue"));
+        c.args(["render", g.to_str().unwrap(), "-o", out.to_str().unwrap()])
+            .args(["--seconds", "1", "-e", "seq", "--force"])
+            .env("FUGUE_FAUST_CACHE", "off");
+        if helper.is_empty() {
+            c.env_remove(fugue_faust::HELPER_ENV);
+        } else {
+            c.env(fugue_faust::HELPER_ENV, helper);
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        outputs.push(std::fs::read(&out).unwrap());
+    }
+    assert!(
+        outputs[0] == outputs[1],
+        "the interpreter's program played differently through the child"
+    );
 }

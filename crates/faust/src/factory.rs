@@ -106,6 +106,8 @@ fn with_libraries(mut includes: Vec<PathBuf>) -> Vec<PathBuf> {
 pub struct Factory {
     faust: Arc<Faust>,
     handle: Handle,
+    /// The program's name, for messages.
+    name: String,
     backend: Backend,
     /// The DSP's inputs.
     pub inputs: usize,
@@ -157,7 +159,9 @@ impl Factory {
         // SAFETY: `handle` is a live factory of this backend (freed only in `drop`).
         let dsp = unsafe { (fns.create)(self.handle) };
         if dsp.is_null() {
-            return Err(FaustError::Instance);
+            return Err(FaustError::Instance {
+                name: self.name.clone(),
+            });
         }
         // SAFETY: `dsp` is a live instance of this backend.
         unsafe { (fns.init)(dsp, rate as i32) };
@@ -557,11 +561,30 @@ impl Drop for TempCode {
     }
 }
 
-/// A new temporary file name for a child's compiled code.
-fn temp_code_path() -> Option<PathBuf> {
+/// Whether files can be made in `dir` (created when missing): a file is made and removed.
+fn writable(dir: &Path) -> bool {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    if std::fs::create_dir_all(dir).is_err() {
+        return false;
+    }
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let probe = dir.join(format!(".fugue-probe-{}-{n}", std::process::id()));
+    let made = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .is_ok();
+    if made {
+        let _ = std::fs::remove_file(&probe);
+    }
+    made
+}
+
+/// A new temporary file name, with extension `ext`, for a child's compiled code.
+fn temp_code_path(ext: &str) -> Option<PathBuf> {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    Some(std::env::temp_dir().join(format!(".fugue-faust-{}-{n}.fmc", std::process::id())))
+    Some(std::env::temp_dir().join(format!(".fugue-faust-{}-{n}.{ext}", std::process::id())))
 }
 
 /// Keeps at most [`MAX_CACHED`] files in `dir`, the oldest removed first.
@@ -737,7 +760,39 @@ impl Faust {
                 message: "the program contains a NUL character".to_string(),
             })
         };
-        let name = cstr(&source.name)?;
+        // libfaust writes the name into its JSON description unescaped: a quote, backslash or
+        // control character in it (from the file's path) breaks that description, and an
+        // instance of the program cannot be made (or libfaust crashes). Given without them;
+        // its messages are given back the real name.
+        // libfaust writes its include folders, resolved, into the program's JSON description
+        // without escaping them: with a quote or a control character in one, it cannot make
+        // an instance of the program, or crashes.
+        if let Some(dir) = source.includes.iter().find(|d| {
+            let real = std::fs::canonicalize(d).unwrap_or_else(|_| d.to_path_buf());
+            real.to_string_lossy()
+                .chars()
+                .any(|c| c == '"' || c.is_control())
+        }) {
+            return Err(FaustError::Compile {
+                name: source.name.clone(),
+                message: format!(
+                    "libfaust cannot use the folder {:?} (its path has a quote or a control character, which libfaust writes unescaped into the program's description); rename the folder or move the program",
+                    dir.display().to_string()
+                ),
+            });
+        }
+        let faust_name: String = source
+            .name
+            .chars()
+            .map(|c| {
+                if c == '"' || c == '\\' || c.is_control() {
+                    '_'
+                } else {
+                    c
+                }
+            })
+            .collect();
+        let name = cstr(&faust_name)?;
         let code = cstr(&source.code)?;
         let mut args: Vec<CString> = Vec::new();
         // libfaust looks in its include folders from the last given to the first (`-I a -I
@@ -753,33 +808,42 @@ impl Faust {
         let mut error = vec![0 as c_char; ERROR_BYTES];
         let empty = c"";
         let _lock = self.lock();
-        // LLVM's compilation kept on disk: read it back when it is there.
+        // Where the compiled code is kept: the file asked for (the helper's), else, for LLVM,
+        // the disk cache's file; read back from there when it is there.
         let in_cache = keep_at.is_none();
         let mut kept = match (backend, keep_at, disk_cache()) {
-            (Backend::Llvm, Some(at), _) => Some(at),
+            (_, Some(at), _) => Some(at),
             (Backend::Llvm, None, Some(dir)) => self.disk_file(&dir, source),
             _ => None,
         };
         let machine = self.lib.llvm.as_ref().and_then(|l| l.machine);
+        let bitcode = self.lib.interp.bitcode;
         // Removes the temporary file of the child's code, whatever happens below.
         let mut temporary = TempCode(None);
         if guarded && kept.as_ref().and_then(|p| kept_state(p)).is_none() {
             // Not kept yet: a child process compiles it first, its code written to the
-            // disk cache's file, or to a temporary one (LLVM).
-            let out = match (backend, machine) {
-                (Backend::Llvm, Some(_)) => kept.clone().or_else(temp_code_path),
+            // disk cache's file when that folder can be written, else to a temporary one.
+            let out = match (backend, machine, bitcode) {
+                (Backend::Llvm, Some(_), _) => kept
+                    .clone()
+                    .filter(|p| p.parent().is_some_and(writable))
+                    .or_else(|| temp_code_path("fmc")),
+                // (libfaust reads the interpreter's code only from a file named `.fbc`.)
+                (Backend::Interp, _, Some(_)) => temp_code_path("fbc"),
                 _ => None,
             };
+            if out != kept {
+                temporary.0.clone_from(&out);
+            }
             match crate::guard::try_in_child(&self.lib.path, source, backend, out.as_deref())? {
                 crate::guard::Tried::Refused(e) => return Err(e),
-                crate::guard::Tried::Compiled if kept.is_none() => {
-                    temporary.0.clone_from(&out);
-                    kept = out;
-                }
                 crate::guard::Tried::Compiled => {
-                    if let Some(dir) = kept.as_deref().and_then(Path::parent) {
-                        trim_cache(dir);
+                    if temporary.0.is_none() {
+                        if let Some(dir) = kept.as_deref().and_then(Path::parent) {
+                            trim_cache(dir);
+                        }
                     }
+                    kept = out;
                 }
                 crate::guard::Tried::NotRun => {}
             }
@@ -790,13 +854,26 @@ impl Faust {
         // libfaust loads the file as machine code without checking it, and a damaged one
         // would crash the process. Otherwise it is compiled again (and kept again).
         let kept_state = kept.as_ref().and_then(|path| kept_state(path));
-        if let (Some(path), Some(m), Some(_)) = (&kept, machine, kept_state) {
-            if let Ok(p) = CString::new(path.as_os_str().as_encoded_bytes()) {
+        let path = kept
+            .as_ref()
+            .and_then(|p| CString::new(p.as_os_str().as_encoded_bytes()).ok());
+        match (backend, &path, machine, bitcode) {
+            (Backend::Llvm, Some(p), Some(m), _) if kept_state.is_some() => {
                 let mut e = vec![0 as c_char; ERROR_BYTES];
                 // SAFETY: NUL-terminated path and empty target (this machine), and an
                 // error buffer of the 4096 bytes asked for.
                 read = unsafe { (m.read)(p.as_ptr(), empty.as_ptr(), e.as_mut_ptr()) };
             }
+            // The interpreter's code, written by the child just now (a file of this
+            // process's own making, never one kept between runs).
+            (Backend::Interp, Some(p), _, Some(b))
+                if temporary.0.as_ref().is_some_and(|t| t.is_file()) =>
+            {
+                let mut e = vec![0 as c_char; ERROR_BYTES];
+                // SAFETY: a NUL-terminated path and an error buffer of 4096 bytes.
+                read = unsafe { (b.read)(p.as_ptr(), e.as_mut_ptr()) };
+            }
+            _ => {}
         }
         let from_disk = !read.is_null();
         let handle = match (&self.lib.llvm, backend) {
@@ -833,6 +910,9 @@ impl Faust {
                 .to_string_lossy()
                 .trim()
                 .to_string();
+            if faust_name != source.name {
+                message = message.replace(&faust_name, &source.name);
+            }
             if message.is_empty() && source.code.trim().is_empty() {
                 message = "the program is empty: it defines no `process`".to_string();
             }
@@ -874,15 +954,27 @@ impl Faust {
         }
         self.compiled.fetch_add(1, Ordering::Relaxed);
         if from_disk {
-            self.from_disk.fetch_add(1, Ordering::Relaxed);
-        } else if let (Some(path), Some(m), Some(bytes)) = (&kept, machine, state) {
+            if temporary.0.is_none() {
+                self.from_disk.fetch_add(1, Ordering::Relaxed);
+            }
+        } else if let (Backend::Interp, Some(path), Some(b)) = (backend, &kept, bitcode) {
+            // The helper's compilation of an interpreted program, for its parent to read.
+            if let Ok(t) = CString::new(path.as_os_str().as_encoded_bytes()) {
+                // SAFETY: a live interpreter factory and a NUL-terminated path.
+                unsafe { (b.write)(handle, t.as_ptr()) };
+            }
+        } else if let (Backend::Llvm, Some(path), Some(m), Some(bytes)) =
+            (backend, &kept, machine, state)
+        {
             // Kept for the next run: written beside its place, then renamed, so that no
             // process reads half a file; a cache that cannot be written is only slower.
             // The state's size first: a program is read back only with it.
             let dir = path.parent().unwrap_or(Path::new("."));
             let tmp = path.with_extension(format!("{}.part", std::process::id()));
             let tmp_state = path.with_extension(format!("{}.state-part", std::process::id()));
-            if std::fs::create_dir_all(dir).is_ok() {
+            // (libfaust says on standard error that it cannot write a file: asked only where
+            // it can.)
+            if writable(dir) {
                 if let Ok(t) = CString::new(tmp.as_os_str().as_encoded_bytes()) {
                     // SAFETY: a live LLVM factory, a NUL-terminated path, the empty target.
                     if unsafe { (m.write)(handle, t.as_ptr(), empty.as_ptr()) } {
@@ -912,7 +1004,9 @@ impl Faust {
         if dsp.is_null() {
             // SAFETY: the factory is live and has no instance.
             unsafe { (fns.delete_factory)(handle) };
-            return Err(FaustError::Instance);
+            return Err(FaustError::Instance {
+                name: source.name.clone(),
+            });
         }
         // SAFETY: `dsp` is a live instance of this backend, deleted right after.
         let (inputs, outputs, ui) = unsafe {
@@ -925,6 +1019,7 @@ impl Faust {
         Ok(Factory {
             faust: self.clone(),
             handle,
+            name: source.name.clone(),
             backend,
             inputs,
             outputs,

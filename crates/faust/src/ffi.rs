@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use libloading::Library;
 
 /// The environment variable that names the libfaust shared library to open, instead of the
-/// system's `libfaust.so.2` (tests point it at a file that does not exist).
+/// system's `libfaust.so.2` (tests point it at a file that does not exist); empty: unset.
 pub const LIBFAUST_ENV: &str = "FUGUE_LIBFAUST";
 
 /// Bytes of the error buffer that libfaust's factory functions fill (the headers ask for
@@ -52,6 +52,18 @@ type ReadMachine =
 type WriteMachine =
     unsafe extern "C" fn(factory: Handle, path: *const c_char, target: *const c_char) -> bool;
 type FreeMemory = unsafe extern "C" fn(*mut c_void);
+type ReadBitcode = unsafe extern "C" fn(path: *const c_char, error: *mut c_char) -> Handle;
+type WriteBitcode = unsafe extern "C" fn(factory: Handle, path: *const c_char) -> bool;
+
+/// An interpreter factory written to and read from a file (`faust/dsp/interpreter-dsp-c.h`),
+/// which is how a child process hands its compilation over ([`crate::guard`]).
+#[derive(Clone, Copy)]
+pub struct BitcodeFns {
+    /// `readCInterpreterDSPFactoryFromBitcodeFile(path, error)`.
+    pub read: ReadBitcode,
+    /// `writeCInterpreterDSPFactoryToBitcodeFile(factory, path)`.
+    pub write: WriteBitcode,
+}
 
 /// What keeping compiled programs on disk takes (`faust/dsp/libfaust-c.h`,
 /// `faust/dsp/llvm-dsp-c.h`): a factory written to and read from a machine-code file, and
@@ -111,6 +123,8 @@ pub struct InterpFns {
     pub create_factory: CreateInterp,
     /// Its instances.
     pub instance: InstanceFns,
+    /// Factories in files, when the library has them.
+    pub bitcode: Option<BitcodeFns>,
 }
 
 /// libfaust, opened: the library stays loaded as long as this lives (the function pointers
@@ -152,7 +166,7 @@ impl Lib {
     /// The library that [`LIBFAUST_ENV`] names, or the system's `libfaust.so.2`
     /// (`libfaust.so` as a second choice).
     pub fn open_default() -> Result<Lib, String> {
-        match std::env::var_os(LIBFAUST_ENV) {
+        match std::env::var_os(LIBFAUST_ENV).filter(|p| !p.is_empty()) {
             Some(p) => Lib::open(Path::new(&p)),
             None => Lib::open(Path::new("libfaust.so.2"))
                 .or_else(|first| Lib::open(Path::new("libfaust.so")).map_err(|_| first)),
@@ -190,6 +204,13 @@ impl Lib {
                     compute: symbol(&library, "computeCInterpreterDSPInstance")?,
                     delete_factory: symbol(&library, "deleteCInterpreterDSPFactory")?,
                 },
+                bitcode: (|| -> Result<BitcodeFns, String> {
+                    Ok(BitcodeFns {
+                        read: symbol(&library, "readCInterpreterDSPFactoryFromBitcodeFile")?,
+                        write: symbol(&library, "writeCInterpreterDSPFactoryToBitcodeFile")?,
+                    })
+                })()
+                .ok(),
             }
         };
         // SAFETY: as above.

@@ -23,6 +23,7 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::OnceLock;
 
 use crate::factory::{Backend, Faust, Source};
@@ -69,6 +70,8 @@ pub(crate) enum Tried {
 
 /// The job sent to the child.
 struct Job {
+    /// The parent's process id: a child whose parent is gone by the time it starts stops.
+    parent: u32,
     lib: PathBuf,
     backend: Backend,
     /// Where the child writes the compiled code (LLVM), or nothing.
@@ -95,6 +98,7 @@ fn take<'a>(data: &'a [u8], at: &mut usize) -> Option<&'a [u8]> {
 impl Job {
     fn encode(&self) -> Vec<u8> {
         let mut buf = Vec::new();
+        put(&mut buf, self.parent.to_string().as_bytes());
         put(&mut buf, self.lib.as_os_str().as_bytes());
         put(&mut buf, self.backend.name().as_bytes());
         put(
@@ -116,6 +120,7 @@ impl Job {
         let at = &mut 0;
         let path = |b: &[u8]| PathBuf::from(OsString::from_vec(b.to_vec()));
         let text = |b: &[u8]| String::from_utf8(b.to_vec()).ok();
+        let parent = text(take(data, at)?)?.parse().ok()?;
         let lib = path(take(data, at)?);
         let backend = match take(data, at)? {
             b"llvm" => Backend::Llvm,
@@ -130,6 +135,7 @@ impl Job {
             .collect::<Option<Vec<_>>>()?;
         let code = text(take(data, at)?)?;
         Some(Job {
+            parent,
             lib,
             backend,
             out,
@@ -154,7 +160,11 @@ pub(crate) fn try_in_child(
     let Some(program) = helper() else {
         return Ok(Tried::NotRun);
     };
+    if STOP.load(Ordering::SeqCst) {
+        return Err(stopped(source));
+    }
     let job = Job {
+        parent: std::process::id(),
         lib: lib.to_path_buf(),
         backend,
         out: out.map(Path::to_path_buf),
@@ -170,12 +180,19 @@ pub(crate) fn try_in_child(
     let Ok(mut child) = child else {
         return Ok(Tried::NotRun);
     };
+    // Seen by [`stop_child`] from here on; a stop asked meanwhile is done now.
+    CHILD.store(child.id() as i32, Ordering::SeqCst);
+    if STOP.load(Ordering::SeqCst) {
+        let _ = child.kill();
+    }
     // The job is written by a thread of its own, so that a child that answers before it has
-    // read everything cannot block this one.
+    // read everything cannot block this one. A child that stops reading makes the write fail
+    // (EPIPE): SIGPIPE, which would end this process, is blocked on that thread.
     let stdin = child.stdin.take();
     let writer = std::thread::Builder::new()
         .name("fugue-faust-job".into())
         .spawn(move || {
+            block_sigpipe();
             if let Some(mut s) = stdin {
                 let _ = s.write_all(&job);
             }
@@ -185,6 +202,7 @@ pub(crate) fn try_in_child(
         let _ = stdout.take(MAX_MESSAGE).read_to_end(&mut answer);
     }
     let status = child.wait();
+    CHILD.store(0, Ordering::SeqCst);
     if let Ok(w) = writer {
         let _ = w.join();
     }
@@ -192,9 +210,17 @@ pub(crate) fn try_in_child(
         return Ok(Tried::NotRun);
     };
     if let Some(signal) = status.signal() {
+        // What a child ended mid-write leaves beside the file it was writing.
+        if let Some(out) = out {
+            for ext in ["part", "state-part"] {
+                let _ = std::fs::remove_file(out.with_extension(format!("{}.{ext}", child.id())));
+            }
+        }
         let (name, how) = (source.name.clone(), signal_name(signal));
-        // Hang-up, Ctrl-C, `kill`: the child did not fail, it was stopped.
-        return Err(if matches!(signal, 1 | 2 | 15) {
+        // Stopped by this process, or by hang-up, Ctrl-C or `kill`: the child did not fail.
+        return Err(if STOP.load(Ordering::SeqCst) {
+            stopped(source)
+        } else if matches!(signal, 1 | 2 | 15) {
             FaustError::Stopped { name, how }
         } else {
             FaustError::Crashed { name, how }
@@ -215,11 +241,53 @@ pub(crate) fn try_in_child(
             }),
             Err(_) => Tried::NotRun,
         },
-        (Some(1), "instance") => Tried::Refused(FaustError::Instance),
+        (Some(1), "instance") => Tried::Refused(FaustError::Instance {
+            name: source.name.clone(),
+        }),
         // A helper that does not speak this protocol (or could not open libfaust, which this
         // process did): compile here, as without a helper.
         _ => Tried::NotRun,
     })
+}
+
+/// The child compiling now (its process id; 0: none).
+static CHILD: AtomicI32 = AtomicI32::new(0);
+
+/// Set by [`stop_child`]: no child is started any more.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Stops the compilation under way in a child process, and any later one: for a process
+/// that was asked to stop (a signal), whose compilation would otherwise go on to its end.
+/// The compilation then fails with [`FaustError::Stopped`]. Safe to call from any thread.
+pub fn stop_child() {
+    STOP.store(true, Ordering::SeqCst);
+    let pid = CHILD.load(Ordering::SeqCst);
+    if pid > 0 {
+        // SAFETY: kill takes plain integers. The pid is this process's child, cleared right
+        // after `wait` reaped it (a pid is not given to another process in that instant).
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+}
+
+/// The error of a compilation not started because the process is stopping.
+fn stopped(source: &Source) -> FaustError {
+    FaustError::Stopped {
+        name: source.name.clone(),
+        how: "fugue was asked to stop".to_string(),
+    }
+}
+
+/// Blocks SIGPIPE on the calling thread: a write to a closed pipe then fails with EPIPE
+/// instead of ending the process.
+fn block_sigpipe() {
+    // SAFETY: a zeroed sigset_t is a valid argument for sigemptyset, which initialises it;
+    // pthread_sigmask reads it and writes no old set (null).
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGPIPE);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
 }
 
 /// `signal` in words: "segmentation fault, signal 11".
@@ -255,6 +323,14 @@ pub fn helper_main() -> ExitCode {
     let Some(job) = Job::decode(&data) else {
         return ExitCode::from(2);
     };
+    // Ends with its parent, however the parent ends; a parent already gone: nothing to do.
+    // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number; getppid takes nothing.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+        if libc::getppid() as u32 != job.parent {
+            return ExitCode::from(2);
+        }
+    }
     let Ok(faust) = Faust::open(&job.lib) else {
         return ExitCode::from(2);
     };
@@ -262,7 +338,7 @@ pub fn helper_main() -> ExitCode {
         Ok(()) => (0, "compiled\n".to_string()),
         Err(FaustError::Compile { message, .. }) => (1, format!("refused\n{message}")),
         Err(FaustError::TooLarge { bytes, .. }) => (1, format!("large\n{bytes}")),
-        Err(FaustError::Instance) => (1, "instance\n".to_string()),
+        Err(FaustError::Instance { .. }) => (1, "instance\n".to_string()),
         Err(_) => (2, String::new()),
     };
     let mut out = std::io::stdout().lock();
@@ -283,6 +359,7 @@ mod tests {
     #[test]
     fn a_job_reads_back_as_written() {
         let job = Job {
+            parent: 4242,
             lib: PathBuf::from("/usr/lib/libfaust.so.2"),
             backend: Backend::Interp,
             out: Some(PathBuf::from("/tmp/a b\nc.fmc")),
@@ -293,6 +370,7 @@ mod tests {
             },
         };
         let back = Job::decode(&job.encode()).expect("decodes");
+        assert_eq!(back.parent, 4242);
         assert_eq!(back.lib, job.lib);
         assert_eq!(back.backend, job.backend);
         assert_eq!(back.out, job.out);

@@ -44,7 +44,7 @@ use fugue_dsp::{LintNote, NodeContext, Registry};
 use fugue_graph::TaskGraph;
 
 pub use factory::{Backend, Factory, Faust, Source, MAX_PROGRAM_BYTES};
-pub use guard::{helper_main, use_helper, HELPER_ARG, HELPER_ENV};
+pub use guard::{helper_main, stop_child, use_helper, HELPER_ARG, HELPER_ENV};
 pub use node::{build, factory_of, node_for_code, source_of, unknown_attributes, OWN_ATTRIBUTES};
 
 /// Why a Faust program could not be used.
@@ -73,8 +73,11 @@ pub enum FaustError {
         message: String,
     },
     /// libfaust could not make an instance of a compiled program.
-    #[error("libfaust could not create an instance of the program")]
-    Instance,
+    #[error("libfaust could not create an instance of the program {name}")]
+    Instance {
+        /// The program's name (its file).
+        name: String,
+    },
     /// The program's state (its delay lines and tables) is larger than a node may hold.
     #[error("the Faust program {name} needs {} MiB of state per instance (its delay lines and tables), more than the {} MiB a node may hold; shorten its delays or tables", bytes.div_ceil(1 << 20), fugue_dsp::MAX_NODE_MEMORY >> 20)]
     TooLarge {
