@@ -693,6 +693,15 @@ fn the_host_plays_on_when_libfaust_crashes_on_a_program() {
     assert_eq!(loads.len(), 3, "{}", stdout(&o));
     assert_eq!(loads[0]["ok"], true, "{}", loads[0]);
     assert_eq!(loads[1]["ok"], false, "{}", loads[1]);
+    assert_eq!(loads[1]["name"], "k", "{}", loads[1]);
+    assert!(
+        loads[1]["file"]
+            .as_str()
+            .unwrap_or_default()
+            .ends_with("2dKirchhoffThinPlate.dsp"),
+        "{}",
+        loads[1]
+    );
     let e = loads[1]["error"].as_str().unwrap_or_default();
     assert!(e.contains("libfaust crashed while compiling"), "{e}");
     assert_eq!(loads[2]["ok"], true, "{}", loads[2]);
@@ -764,5 +773,28 @@ fn odd_paths_and_the_interpreter_through_the_child() {
     assert!(
         outputs[0] == outputs[1],
         "the interpreter's program played differently through the child"
+    );
+}
+
+/// `check` counts a Faust node's output ports as the render does: an edge from a port the
+/// program does not have is an error at the node, exit status 1.
+#[test]
+fn check_counts_a_programs_output_ports() {
+    if !fugue_faust::available_for("check_counts_a_programs_output_ports") {
+        return;
+    }
+    let dir = folder("faust", "check-ports");
+    let g = dir.join("g.ag");
+    std::fs::write(
+        &g,
+        "a = { kind: \"faust\", code: \"import(\\\"stdfaust.lib\\\"); process = os.osc(440);\", };\nout = { kind: \"sink\", };\na.3 -> out.1;\n",
+    )
+    .unwrap();
+    let o = fugue(&["check", g.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("g.ag:1:1: node `a` (faust) has 1 output(s) but the graph uses 3"),
+        "{e}"
     );
 }

@@ -250,11 +250,32 @@ fn check_node(graph: &TaskGraph, registry: &Registry, id: NodeId, out: &mut Vec<
         }
     }
     let ctx = NodeContext::of(graph, id, CHECK_RATE, CHECK_BLOCK);
-    if let Err(e) = registry.build(&ctx, false) {
-        // A misspelt attribute that leaves a required one missing is said once, above.
-        if matches!(&e, NodeError::MissingAttr { attr, .. } if meant.contains(attr)) {
-            return;
+    match registry.build(&ctx, false) {
+        Err(e) => {
+            // A misspelt attribute that leaves a required one missing is said once, above.
+            if matches!(&e, NodeError::MissingAttr { attr, .. } if meant.contains(attr)) {
+                return;
+            }
+            out.push(error(What::Node, place_of(graph, &e), e.to_string()));
         }
-        out.push(error(What::Node, place_of(graph, &e), e.to_string()));
+        Ok((built, _)) => {
+            // Output ports the node does not have (a Faust program's, an LV2 plugin's,
+            // known once it is built), as the plan compiler refuses them.
+            let has = match built.io() {
+                fugue_dsp::Io::Sink { .. } => 0,
+                _ => built.outputs(),
+            };
+            let used = graph.outputs(id);
+            if has < used {
+                out.push(error(
+                    What::Node,
+                    places.and_then(|p| p.node(id)),
+                    format!(
+                        "node `{}` ({}) has {has} output(s) but the graph uses {used}",
+                        node.name, node.kind
+                    ),
+                ));
+            }
+        }
     }
 }

@@ -37,6 +37,12 @@ pub enum Outcome {
         command: &'static str,
         /// One sentence.
         error: String,
+        /// The graph it named (`load`, `unload`), in JSON replies.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        /// The file it named (`load`), as given.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        file: Option<String>,
     },
 }
 
@@ -177,8 +183,19 @@ impl Reply {
             outcome: Outcome::Failed {
                 command: verb,
                 error: error.into(),
+                name: None,
+                file: None,
             },
         }
+    }
+
+    /// This failed reply, naming the graph `name` and the file `file` its command named.
+    fn naming(mut self, graph: Option<String>, path: Option<String>) -> Reply {
+        if let Outcome::Failed { name, file, .. } = &mut self.outcome {
+            *name = graph;
+            *file = path;
+        }
+        self
     }
 
     /// Whether the command asks the host to stop (`quit`).
@@ -440,9 +457,14 @@ impl Session {
     /// Executes `cmd`; never fails (a failure is a reply).
     pub fn run(&mut self, cmd: Command) -> Reply {
         let verb = cmd.verb();
+        let (name, file) = match &cmd {
+            Command::Load { name, file } => (Some(name.clone()), Some(file.display().to_string())),
+            Command::Unload { name } => (Some(name.clone()), None),
+            _ => (None, None),
+        };
         match self.answer(cmd) {
             Ok(a) => Reply::done(a),
-            Err(e) => Reply::failed(verb, message(&e)),
+            Err(e) => Reply::failed(verb, message(&e)).naming(name, file),
         }
     }
 

@@ -90,7 +90,8 @@ pub struct Args {
     /// Replace the --record file if it exists.
     #[arg(long)]
     pub force: bool,
-    /// Reply in JSON, one object per line.
+    /// Reply in JSON, one object per line (`ok`, `command`, and what it did, or `error`:
+    /// a failed `load` or `unload` also gives the `name` and `file` it named).
     #[arg(long)]
     pub json: bool,
     /// Stop at the first command that fails (exit status 1), and refuse a graph whose
