@@ -241,7 +241,7 @@ fn a_failure_is_a_reply_and_the_host_plays_on() {
     );
     assert_eq!(
         json,
-        "{\"command\":\"unload\",\"error\":\"no graph named `zz` is loaded; `list` shows the loaded graphs\",\"ok\":false}"
+        "{\"command\":\"unload\",\"error\":\"no graph named `zz` is loaded; `list` shows the loaded graphs\",\"name\":\"zz\",\"ok\":false}"
     );
     let bad = fugue_testkit::host::write(
         &dir,
