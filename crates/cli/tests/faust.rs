@@ -798,3 +798,30 @@ fn check_counts_a_programs_output_ports() {
         "{e}"
     );
 }
+
+/// An error in a library that the program imports names the library with the folder it was
+/// read from, not only as the `import` writes it.
+#[test]
+fn an_error_in_an_imported_library_names_its_folder() {
+    if !fugue_faust::available_for("an_error_in_an_imported_library_names_its_folder") {
+        return;
+    }
+    let dir = folder("faust", "lib-error");
+    let sub = dir.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::write(sub.join("mine.lib"), "gain = *(0.5);\nbroken = +(;\n").unwrap();
+    std::fs::write(
+        sub.join("p.dsp"),
+        "import(\"mine.lib\");\nprocess = _ : gain;\n",
+    )
+    .unwrap();
+    let (ok, err) = render(
+        sub.join("p.dsp").to_str().unwrap(),
+        &dir.join("o.wav"),
+        "0.1",
+        None,
+    );
+    assert!(!ok);
+    let want = format!("{}:2:", sub.join("mine.lib").display());
+    assert!(err.contains(&want), "{want} in: {err}");
+}

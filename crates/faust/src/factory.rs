@@ -580,6 +580,27 @@ fn writable(dir: &Path) -> bool {
     made
 }
 
+/// `line` of Faust's messages, its file (`bad.lib : 2 : ERROR : ...`) given with the include
+/// folder it was read from when Faust names it without one: a bare name, not the program's,
+/// and not in the working directory (which libfaust reads first).
+fn with_library_folder(line: &str, source: &Source) -> String {
+    let Some((file, rest)) = line.split_once(" : ") else {
+        return line.to_string();
+    };
+    if file == source.name || file.contains('/') || file.is_empty() || Path::new(file).exists() {
+        return line.to_string();
+    }
+    match source
+        .includes
+        .iter()
+        .map(|d| d.join(file))
+        .find(|p| p.is_file())
+    {
+        Some(p) => format!("{} : {rest}", p.display()),
+        None => line.to_string(),
+    }
+}
+
 /// A new temporary file name, with extension `ext`, for a child's compiled code.
 fn temp_code_path(ext: &str) -> Option<PathBuf> {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
@@ -929,6 +950,13 @@ impl Faust {
                     );
                 }
             }
+            // An error in an imported library names it as imported (`bad.lib : 2 : ERROR :
+            // ...`): given with the folder it was read from.
+            let message = message
+                .lines()
+                .map(|l| with_library_folder(l, source))
+                .collect::<Vec<_>>()
+                .join("\n");
             return Err(FaustError::Compile {
                 name: source.name.clone(),
                 message,
