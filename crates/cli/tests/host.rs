@@ -538,7 +538,7 @@ fn a_jack_host_follows_a_buffer_size_change_while_idle() {
         .read_to_string(&mut err)
         .unwrap();
     let status = h.child.wait().unwrap();
-    assert!(status.success(), "{err}");
+    assert!(status.success(), "{status}: {err}");
     assert!(
         err.contains("host: JACK buffer size 128 -> 256 frames: 2 graphs compiled again"),
         "{err}"
