@@ -261,19 +261,11 @@ fn check_node(graph: &TaskGraph, registry: &Registry, id: NodeId, out: &mut Vec<
         Ok((built, _)) => {
             // Output ports the node does not have (a Faust program's, an LV2 plugin's,
             // known once it is built), as the plan compiler refuses them.
-            let has = match built.io() {
-                fugue_dsp::Io::Sink { .. } => 0,
-                _ => built.outputs(),
-            };
-            let used = graph.outputs(id);
-            if has < used {
+            if let Some(e) = fugue_exec::port_mismatch(graph, id, built.as_ref()) {
                 out.push(error(
                     What::Node,
                     places.and_then(|p| p.node(id)),
-                    format!(
-                        "node `{}` ({}) has {has} output(s) but the graph uses {used}",
-                        node.name, node.kind
-                    ),
+                    e.to_string(),
                 ));
             }
         }

@@ -266,6 +266,24 @@ pub fn lint(graph: &TaskGraph, registry: &Registry) -> Vec<Warning> {
     out
 }
 
+/// [`lint`]'s warnings for a run: for an `offline` one, without those that matter only in
+/// real time ([`fugue_dsp::LintNote::real_time`]).
+pub fn lint_run(graph: &TaskGraph, registry: &Registry, offline: bool) -> Vec<Warning> {
+    let mut out = lint(graph, registry);
+    if offline {
+        out.retain(|w| {
+            !matches!(
+                w,
+                Warning::OfKind {
+                    real_time: true,
+                    ..
+                }
+            )
+        });
+    }
+    out
+}
+
 /// [`lint`]'s warnings, each preceded by the graph file's name (and its place in the file);
 /// for an `offline` run, without those that matter only in real time.
 pub fn file_lints(
@@ -274,18 +292,8 @@ pub fn file_lints(
     registry: &Registry,
     offline: bool,
 ) -> Vec<String> {
-    lint(graph, registry)
+    lint_run(graph, registry, offline)
         .iter()
-        .filter(|w| {
-            !(offline
-                && matches!(
-                    w,
-                    Warning::OfKind {
-                        real_time: true,
-                        ..
-                    }
-                ))
-        })
         .map(|w| match place(graph, w) {
             Some(at) => format!("{}:{at}: {w}", file.display()),
             None => format!("{}: {w}", file.display()),

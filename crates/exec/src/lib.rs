@@ -54,8 +54,9 @@ pub use executors::{
 };
 pub use executors::{SharedPool, Tenant, TenantGrain};
 pub use plan::{
-    CompileError, CompileOptions, Plan, TaskPanic, JOIN_FANIN, MAX_BLOCK, MAX_RATE_FACTOR,
-    MEMORY_LIMIT, NO_SLOT, SPLIT_GROUP_MIN_FRAMES, SPLIT_MIN_FRAMES, SPLIT_MIN_INPUTS, SPLIT_PARTS,
+    port_mismatch, CompileError, CompileOptions, Plan, TaskPanic, JOIN_FANIN, MAX_BLOCK,
+    MAX_RATE_FACTOR, MEMORY_LIMIT, NO_SLOT, SPLIT_GROUP_MIN_FRAMES, SPLIT_MIN_FRAMES,
+    SPLIT_MIN_INPUTS, SPLIT_PARTS,
 };
 
 /// Runs whole cycles of a [`Plan`].

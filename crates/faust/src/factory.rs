@@ -601,6 +601,12 @@ fn with_library_folder(line: &str, source: &Source) -> String {
     }
 }
 
+/// Whether `c`, written unescaped into libfaust's JSON description of a program (its name,
+/// its include folders), breaks that description: a quote or a control character.
+fn breaks_description(c: char) -> bool {
+    c == '"' || c.is_control()
+}
+
 /// A new temporary file name, with extension `ext`, for a child's compiled code.
 fn temp_code_path(ext: &str) -> Option<PathBuf> {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
@@ -781,18 +787,12 @@ impl Faust {
                 message: "the program contains a NUL character".to_string(),
             })
         };
-        // libfaust writes the name into its JSON description unescaped: a quote, backslash or
-        // control character in it (from the file's path) breaks that description, and an
-        // instance of the program cannot be made (or libfaust crashes). Given without them;
-        // its messages are given back the real name.
         // libfaust writes its include folders, resolved, into the program's JSON description
         // without escaping them: with a quote or a control character in one, it cannot make
         // an instance of the program, or crashes.
         if let Some(dir) = source.includes.iter().find(|d| {
             let real = std::fs::canonicalize(d).unwrap_or_else(|_| d.to_path_buf());
-            real.to_string_lossy()
-                .chars()
-                .any(|c| c == '"' || c.is_control())
+            real.to_string_lossy().chars().any(breaks_description)
         }) {
             return Err(FaustError::Compile {
                 name: source.name.clone(),
@@ -802,11 +802,13 @@ impl Faust {
                 ),
             });
         }
+        // The name too, and a backslash in it would escape what follows: given without
+        // them, and its messages given back the real name.
         let faust_name: String = source
             .name
             .chars()
             .map(|c| {
-                if c == '"' || c == '\\' || c.is_control() {
+                if breaks_description(c) || c == '\\' {
                     '_'
                 } else {
                     c

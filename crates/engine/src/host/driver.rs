@@ -287,16 +287,15 @@ fn start_recorder(
         what: format!("cannot create {}", path.display()),
         source: std::io::Error::other(e.to_string()),
     })?;
-    let failure = Arc::new(OnceLock::new());
-    let said = failure.clone();
+    let failure = Arc::new(OnceLock::<String>::new());
+    let failed = failure.clone();
     let handle = std::thread::Builder::new()
         .name("fugue-host-record".into())
         .spawn(move || {
-            let mut failed = None;
             let every = u64::from(rate / 4).max(1);
             let mut next_update = every;
             while let Some(block) = rx.recv() {
-                if failed.is_some() {
+                if failed.get().is_some() {
                     continue;
                 }
                 let mut res = writer.write(block.data());
@@ -305,12 +304,11 @@ fn start_recorder(
                     res = writer.update_sizes();
                 }
                 if let Err(e) = res {
-                    let _ = said.set(e.to_string());
-                    failed = Some(e.to_string());
+                    let _ = failed.set(e.to_string());
                 }
             }
-            if let Some(e) = failed {
-                return Err(e);
+            if let Some(e) = failed.get() {
+                return Err(e.clone());
             }
             let frames = writer.frames();
             writer.finalize().map_err(|e| e.to_string())?;

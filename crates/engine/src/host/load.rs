@@ -225,18 +225,8 @@ impl Host {
         // The graph's lints, as `render` and `run` say them: offline, without those that
         // matter only in real time.
         let offline = matches!(self.driver, Driver::Offline(_));
-        let lints: Vec<String> = crate::lint::lint(graph, &self.registry)
+        let lints: Vec<String> = crate::lint::lint_run(graph, &self.registry, offline)
             .iter()
-            .filter(|w| {
-                !(offline
-                    && matches!(
-                        w,
-                        crate::lint::Warning::OfKind {
-                            real_time: true,
-                            ..
-                        }
-                    ))
-            })
             .map(ToString::to_string)
             .collect();
         let warning = match (warning, lints.is_empty()) {

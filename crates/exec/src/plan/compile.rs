@@ -63,6 +63,22 @@ impl Default for CompileOptions {
     }
 }
 
+/// [`CompileError::PortMismatch`] when node `v` of `graph`, built as `d`, has fewer output
+/// buffers than the graph's edges use (a sink writes none); `None` otherwise.
+pub fn port_mismatch(graph: &TaskGraph, v: NodeId, d: &dyn DspNode) -> Option<CompileError> {
+    let used = graph.outputs(v);
+    let has = match d.io() {
+        Io::Sink { .. } => 0,
+        _ => d.outputs(),
+    };
+    (has < used).then(|| CompileError::PortMismatch {
+        node: graph.node(v).name.clone(),
+        kind: graph.node(v).kind.clone(),
+        has,
+        used,
+    })
+}
+
 /// Why a graph could not be compiled.
 #[derive(Clone, Debug, Error, PartialEq)]
 pub enum CompileError {
@@ -374,18 +390,8 @@ impl<'g> Prepared<'g> {
                     block,
                     ratio: ratio.to_string(),
                 })?;
-            let used = graph.outputs(v);
-            let has = match d.io() {
-                Io::Sink { .. } => 0,
-                _ => d.outputs(),
-            };
-            if has < used {
-                return Err(CompileError::PortMismatch {
-                    node: node.name.clone(),
-                    kind: node.kind.clone(),
-                    has,
-                    used,
-                });
+            if let Some(e) = port_mismatch(graph, v, d.as_ref()) {
+                return Err(e);
             }
             node_memory = node_memory.saturating_add(d.memory().saturating_mul(2));
             if node_memory > limit {

@@ -20,7 +20,9 @@ use arena::{Arena, Buf};
 use task::TaskCell;
 use units::Units;
 
-pub use compile::{CompileError, CompileOptions, MAX_BLOCK, MAX_RATE_FACTOR, MEMORY_LIMIT};
+pub use compile::{
+    port_mismatch, CompileError, CompileOptions, MAX_BLOCK, MAX_RATE_FACTOR, MEMORY_LIMIT,
+};
 pub use task::TaskPanic;
 pub use units::{
     JOIN_FANIN, NO_SLOT, SPLIT_GROUP_MIN_FRAMES, SPLIT_MIN_FRAMES, SPLIT_MIN_INPUTS, SPLIT_PARTS,
