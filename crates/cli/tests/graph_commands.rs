@@ -264,6 +264,68 @@ fn dot_prints_and_draws() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+/// What `fugue dot` writes is a graph fugue reads: rendered, it gives the bytes of the graph
+/// it was written from, with no warning about Graphviz's drawing attributes; and Graphviz
+/// draws it.
+#[test]
+fn dot_output_reads_back_and_renders_the_same() {
+    let d = tmpdir("dot-back");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    for g in ["examples/pluck.ag", "examples/comb.ag", "examples/synth.ag"] {
+        let src = root.join(g);
+        let dot = d.join("g.dot");
+        let o = fugue(&[
+            "dot",
+            src.to_str().unwrap(),
+            "-o",
+            dot.to_str().unwrap(),
+            "--force",
+        ]);
+        assert!(o.status.success(), "{g}: {}", stderr(&o));
+        let mut wavs = Vec::new();
+        for (input, out) in [(&src, "a.wav"), (&dot, "b.wav")] {
+            let wav = d.join(out);
+            let o = fugue(&[
+                "render",
+                input.to_str().unwrap(),
+                "-o",
+                wav.to_str().unwrap(),
+                "--seconds",
+                "1",
+                "-e",
+                "seq",
+                "--force",
+            ]);
+            assert!(o.status.success(), "{g} ({out}): {}", stderr(&o));
+            assert!(
+                !stderr(&o).contains("warning"),
+                "{g} ({out}): {}",
+                stderr(&o)
+            );
+            wavs.push(std::fs::read(&wav).unwrap());
+        }
+        assert!(wavs[0] == wavs[1], "{g}: the DOT copy renders other bytes");
+        if Command::new("dot").arg("-V").output().is_ok() {
+            let o = Command::new("dot")
+                .args(["-Tsvg", "-o"])
+                .arg(d.join("g.svg"))
+                .arg(&dot)
+                .output()
+                .unwrap();
+            assert!(
+                o.status.success(),
+                "{g}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            assert!(
+                o.stderr.is_empty(),
+                "{g}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+    }
+}
+
 #[test]
 fn structural_errors_are_said_once() {
     let d = tmpdir("once");

@@ -533,3 +533,21 @@ fn mod_reverb_and_karplus_parameters_change_live() {
         assert!(a != b, "{kind} {attr}: the change is not heard");
     }
 }
+
+/// The DOT reader leaves Graphviz's drawing attributes out of a node's attributes; no
+/// built-in kind reads an attribute of one of those names (else a `.dot` file could not give
+/// it).
+#[test]
+fn no_builtin_kind_reads_a_graphviz_drawing_attribute() {
+    let r = Registry::with_builtin_kinds();
+    assert!(r.docs().len() >= 10);
+    for doc in r.docs() {
+        for a in fugue_graph::read::dot::DISPLAY_ATTRIBUTES {
+            assert!(
+                !doc.attribute_names().split(", ").any(|n| n == *a),
+                "kind {} reads `{a}`",
+                doc.name
+            );
+        }
+    }
+}

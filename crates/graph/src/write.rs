@@ -4,6 +4,8 @@ use std::fmt::Write as _;
 
 use crate::model::{TaskGraph, Value};
 
+/// A quoted DOT ID: `"` and `\` escaped (the reader takes `\\` as one backslash), all
+/// else as it is (a quoted string may span lines).
 fn dot_id(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
@@ -11,7 +13,6 @@ fn dot_id(s: &str) -> String {
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
             c => out.push(c),
         }
     }
@@ -19,13 +20,42 @@ fn dot_id(s: &str) -> String {
     out
 }
 
+/// A quoted label for Graphviz to show: as [`dot_id`], with line breaks as Graphviz's `\n`.
+fn dot_label(s: &str) -> String {
+    dot_id(s).replace('\n', "\\n")
+}
+
+/// An attribute value in DOT: a number unquoted (an integer as it is, a float in decimals with
+/// a point, never an exponent, which Graphviz does not read), a string quoted. The reader
+/// takes unquoted numbers back as the numbers they were.
+fn dot_value(v: &Value) -> String {
+    match v {
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => {
+            // `Display` writes the shortest decimals that read back as `f`, without exponent.
+            let t = f.to_string();
+            if t.contains('.') {
+                t
+            } else {
+                format!("{t}.0")
+            }
+        }
+        Value::Str(s) => dot_id(s),
+    }
+}
+
 /// DOT text for Graphviz: one box per node labelled with its name, kind and cost; edges
-/// labelled with their ports when a node has several. Node and edge `Weight` attributes carry
-/// the costs, so the weighted-DOT reader reads the graph's structure and costs back.
+/// labelled with their ports when a node has several. Every node's kind, ports, cost and
+/// attributes are written too (node `Weight` the cost, edge `Weight` the communication cost,
+/// edge `taillabel`/`headlabel` the ports), so the weighted-DOT reader reads back the graph
+/// it was written from.
 pub fn to_dot(g: &TaskGraph, name: &str) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "digraph {} {{", dot_id(name));
     s.push_str("\trankdir=TB;\n\tnode [shape=box, style=rounded, fontname=\"Helvetica\"];\n\tedge [fontname=\"Helvetica\", fontsize=9];\n");
+    if let Some(d) = g.deadline() {
+        let _ = writeln!(s, "\tdeadline={};", dot_value(&Value::Float(d)));
+    }
     for (v, n) in g.nodes().iter().enumerate() {
         if g.is_feedback_node(v) {
             continue; // drawn as its dashed edge below
@@ -39,13 +69,22 @@ pub fn to_dot(g: &TaskGraph, name: &str) -> String {
         }
         let _ = write!(
             s,
-            "\t{} [label={}, Weight={:?}",
+            "\t{} [label={}, kind={}",
             dot_id(&n.name),
-            dot_id(&label),
-            n.cost
+            dot_label(&label),
+            dot_id(&n.kind)
         );
-        if !n.kind.is_empty() {
-            let _ = write!(s, ", kind={}", dot_id(&n.kind));
+        if n.cost_declared {
+            let _ = write!(s, ", Weight={}", dot_value(&Value::Float(n.cost)));
+        }
+        if let Some(i) = n.declared_inputs {
+            let _ = write!(s, ", in={i}");
+        }
+        if let Some(o) = n.declared_outputs {
+            let _ = write!(s, ", out={o}");
+        }
+        for (k, v) in &n.attrs {
+            let _ = write!(s, ", {}={}", dot_id(k), dot_value(v));
         }
         s.push_str("];\n");
     }
@@ -55,13 +94,13 @@ pub fn to_dot(g: &TaskGraph, name: &str) -> String {
         }
         let _ = write!(
             s,
-            "\t{} -> {} [Weight={:?}",
+            "\t{} -> {} [Weight={}",
             dot_id(&g.node(e.src).name),
             dot_id(&g.node(e.dst).name),
-            e.comm
+            dot_value(&Value::Float(e.comm))
         );
         let multi = g.outputs(e.src) > 1 || g.inputs(e.dst) > 1;
-        if multi {
+        if multi || e.src_port > 0 || e.dst_port > 0 {
             let _ = write!(
                 s,
                 ", taillabel=\"{}\", headlabel=\"{}\"",

@@ -5,14 +5,19 @@
 //! chains `a -> b -> c`, `graph`/`node`/`edge` default attribute statements, `key = value`
 //! graph attributes, `//`, `/* */` and `#` comments, quoted and numeral IDs. A node used in
 //! an edge before (or without) its declaration is created as DOT does. Node attribute `kind`
-//! sets the node kind (default `task`); other attributes are kept as strings. Subgraphs and
-//! ports (`a:p`) are reported as unsupported. Edges use port 1 on both ends.
+//! sets the node kind (default `task`), `in` and `out` its declared ports; Graphviz's display
+//! attributes (`label`, `shape`, ... [`DISPLAY_ATTRIBUTES`]) are left out; other attributes
+//! are kept, unquoted numbers as numbers and the rest as strings. An edge's ports are its
+//! `taillabel` and `headlabel` when these are whole numbers from 1 (as `fugue dot` writes
+//! them), else port 1 on both ends. Subgraphs and ports (`a:p`) are reported as unsupported.
+//! What `fugue dot` writes reads back as the graph it was written from.
 
 use std::collections::HashMap;
 
 use super::{finish, location_of, syntax};
 use crate::error::{GraphError, ReadError};
 use crate::model::{GraphBuilder, Node, TaskGraph, Value};
+use crate::read::ag::MAX_PORTS;
 
 #[derive(Clone, Debug, PartialEq)]
 enum Tok {
@@ -113,6 +118,12 @@ fn lex(text: &str, file: &str) -> Result<Vec<(Tok, usize)>, ReadError> {
                             s.push('"');
                             i += 2;
                         }
+                        // `\\` is one backslash (as Graphviz shows it), so that a value
+                        // ending in a backslash can be written before the closing quote.
+                        Some(b'\\') if b.get(i + 1) == Some(&b'\\') => {
+                            s.push('\\');
+                            i += 2;
+                        }
                         Some(b'\\') if b.get(i + 1) == Some(&b'\n') => i += 2,
                         Some(_) => {
                             let ch = text[i..].chars().next().unwrap_or('?');
@@ -159,10 +170,20 @@ fn lex(text: &str, file: &str) -> Result<Vec<(Tok, usize)>, ReadError> {
 }
 
 /// An edge as read: source, destination, attributes, byte offset.
-type EdgeDecl = (String, String, Vec<(String, String)>, usize);
+type EdgeDecl = (String, String, Attrs, usize);
 
-/// Attributes as read: `key = value` pairs in file order.
-type Attrs = Vec<(String, String)>;
+/// One `key = value` attribute as read: the value's text (a quoted string without its
+/// quotes), its byte offset, and whether it was quoted.
+#[derive(Clone, Debug)]
+struct Attr {
+    key: String,
+    value: String,
+    pos: usize,
+    quoted: bool,
+}
+
+/// Attributes as read, in file order.
+type Attrs = Vec<Attr>;
 
 struct NodeDecl {
     pos: usize,
@@ -178,6 +199,8 @@ struct Body {
     edges: Vec<EdgeDecl>,
     node_defaults: Attrs,
     edge_defaults: Attrs,
+    /// The graph attribute `deadline`, if given.
+    deadline: Option<f64>,
 }
 
 impl Body {
@@ -277,7 +300,13 @@ impl Parser<'_> {
                                 self.found(&format!("expected a value for attribute `{key}`"))
                             );
                         };
-                        attrs.push((key, v.clone()));
+                        let pos = self.at();
+                        attrs.push(Attr {
+                            key,
+                            value: v.clone(),
+                            pos,
+                            quoted: self.text.as_bytes().get(pos) == Some(&b'"'),
+                        });
                         self.k += 1;
                     }
                     _ => return Err(self.found("expected an attribute `key=value` or `]`")),
@@ -345,10 +374,20 @@ impl Parser<'_> {
         }
         match self.tok() {
             Tok::Eq => {
-                // graph attribute `key = value`
+                // graph attribute `key = value`; `deadline` is the graph's (as in `.ag`)
                 self.k += 1;
-                if !matches!(self.tok(), Tok::Id(_)) {
+                let Tok::Id(v) = self.tok() else {
                     return Err(self.found(&format!("expected a value after `{name} =`")));
+                };
+                if name == "deadline" {
+                    let d = crate::model::parse_number(v).filter(|d| *d > 0.0);
+                    let Some(d) = d else {
+                        return Err(self.err(
+                            self.at(),
+                            format!("the deadline must be a positive number, found `{v}`"),
+                        ));
+                    };
+                    body.deadline = Some(d);
                 }
                 self.k += 1;
             }
@@ -418,15 +457,54 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
     let strict = parser.header()?;
     let body = parser.body()?;
     let mut g = GraphBuilder::new();
+    if let Some(d) = body.deadline {
+        g.set_deadline(d);
+    }
     add_nodes(&mut g, &body, text, file)?;
     let offsets = add_edges(&mut g, &body.edges, strict, text, file)?;
     finish(g, file, text, &offsets, crate::error::FEEDBACK_DOT)
 }
 
+/// Graphviz's display attributes of nodes: they say how a node is drawn, not what it
+/// computes, so the reader leaves them out of the node's attributes (a node kind is not told
+/// of a `label` or a `shape` it does not read). No built-in kind reads one of these names; a
+/// parameter of that name (of a plugin, say) is given in `.ag`.
+pub const DISPLAY_ATTRIBUTES: &[&str] = &[
+    "label",
+    "xlabel",
+    "shape",
+    "style",
+    "color",
+    "fillcolor",
+    "fontname",
+    "fontsize",
+    "fontcolor",
+    "penwidth",
+    "peripheries",
+    "fixedsize",
+    "labelloc",
+    "tooltip",
+    "URL",
+    "href",
+    "target",
+    "id",
+    "class",
+    "pos",
+    "xlp",
+    "group",
+    "sortv",
+    "ordering",
+    "comment",
+    "image",
+    "imagescale",
+    "gradientangle",
+    "nojustify",
+];
+
 /// The `Weight` of `what` (declared at byte `pos`) among `attrs`: the last one given, a
 /// number from 0 to [`crate::MAX_COST`], or `None`.
 fn weight(
-    attrs: &[(String, String)],
+    attrs: &[Attr],
     pos: usize,
     what: &str,
     text: &str,
@@ -435,24 +513,49 @@ fn weight(
     match attrs
         .iter()
         .rev()
-        .find(|(key, _)| key.eq_ignore_ascii_case("weight"))
+        .find(|a| a.key.eq_ignore_ascii_case("weight"))
     {
         None => Ok(None),
-        Some((_, v)) => crate::model::parse_number(v)
+        Some(a) => crate::model::parse_number(&a.value)
             .filter(|&x| crate::is_cost(x))
             .map(Some)
             .ok_or_else(|| {
                 syntax(
                     file,
                     location_of(text, pos),
-                    format!("the Weight of {what} must be a number from 0 to 1e12, found `{v}`"),
+                    format!(
+                        "the Weight of {what} must be a number from 0 to 1e12, found `{}`",
+                        a.value
+                    ),
                 )
             }),
     }
 }
 
+/// An attribute's value as a node attribute: an unquoted whole number an integer, an
+/// unquoted decimal number (`0.5`, `-2.`, `1e3`) a float, anything else (and anything quoted)
+/// a string. So the numbers `fugue dot` writes read back as the numbers they were.
+fn value(a: &Attr) -> Value {
+    let v = a.value.as_str();
+    let numeral = !v.is_empty()
+        && v.bytes()
+            .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'-' | b'+' | b'e' | b'E'))
+        && v.bytes().any(|c| c.is_ascii_digit());
+    if !a.quoted && numeral {
+        if let Ok(i) = v.parse::<i64>() {
+            return Value::Int(i);
+        }
+        if let Some(f) = crate::model::parse_number(v) {
+            return Value::Float(f);
+        }
+    }
+    Value::Str(a.value.clone())
+}
+
 /// Adds the nodes in order of first mention: `Weight` is the cost, `kind` the kind (default
-/// `task`), any other attribute a string (the last one of a key wins).
+/// `task`), `in` and `out` the ports declared, Graphviz's display attributes
+/// ([`DISPLAY_ATTRIBUTES`]) left out, any other attribute kept ([`value`]; the last one of a
+/// key wins).
 fn add_nodes(g: &mut GraphBuilder, body: &Body, text: &str, file: &str) -> Result<(), ReadError> {
     for name in &body.order {
         let d = &body.decls[name];
@@ -460,16 +563,35 @@ fn add_nodes(g: &mut GraphBuilder, body: &Body, text: &str, file: &str) -> Resul
         if let Some(w) = weight(&d.attrs, d.pos, &format!("node `{name}`"), text, file)? {
             node = node.with_cost(w);
         }
-        for (key, v) in &d.attrs {
-            if key.eq_ignore_ascii_case("weight") {
+        for a in &d.attrs {
+            let key = &a.key;
+            if key.eq_ignore_ascii_case("weight") || DISPLAY_ATTRIBUTES.contains(&key.as_str()) {
                 continue;
             }
             if key == "kind" {
-                node.kind = v.clone();
+                node.kind = a.value.clone();
+            } else if key == "in" || key == "out" {
+                let n = crate::model::parse_number(&a.value)
+                    .filter(|v| *v >= 0.0 && v.fract() == 0.0 && *v <= MAX_PORTS as f64)
+                    .ok_or_else(|| {
+                        syntax(
+                            file,
+                            location_of(text, a.pos),
+                            format!(
+                                "attribute `{key}` of node `{name}` must be a whole number of ports, at most {MAX_PORTS}, found `{}`",
+                                a.value
+                            ),
+                        )
+                    })? as usize;
+                if key == "in" {
+                    node.declared_inputs = Some(n);
+                } else {
+                    node.declared_outputs = Some(n);
+                }
             } else if let Some(slot) = node.attrs.iter_mut().find(|(k2, _)| k2 == key) {
-                slot.1 = Value::Str(v.clone());
+                slot.1 = value(a);
             } else {
-                node.attrs.push((key.clone(), Value::Str(v.clone())));
+                node.attrs.push((key.clone(), value(a)));
             }
         }
         g.add_node(node).map_err(|e| ReadError::Graph {
@@ -481,9 +603,34 @@ fn add_nodes(g: &mut GraphBuilder, body: &Body, text: &str, file: &str) -> Resul
     Ok(())
 }
 
-/// Adds the edges (port 1 to port 1, `Weight` the communication cost; `feedback=true`: a
-/// feedback edge, `~>`); in a `strict` graph a repeated edge is the same edge. Returns each
-/// added edge's byte offset.
+/// An edge's port at one end (0-based): its `taillabel` (source) or `headlabel`
+/// (destination) when that is a whole number from 1, as `fugue dot` writes the ports of
+/// nodes with several; else the first port. Errors when the label is a number that is not a
+/// port (0, a fraction, a negative number).
+fn port(attrs: &[Attr], key: &str, what: &str, text: &str, file: &str) -> Result<usize, ReadError> {
+    let Some(a) = attrs.iter().rev().find(|a| a.key == key) else {
+        return Ok(0);
+    };
+    let Some(v) = crate::model::parse_number(a.value.trim()) else {
+        return Ok(0); // a label in words: not a port
+    };
+    if v >= 1.0 && v.fract() == 0.0 && v <= MAX_PORTS as f64 {
+        Ok(v as usize - 1)
+    } else {
+        Err(syntax(
+            file,
+            location_of(text, a.pos),
+            format!(
+                "the `{key}` of {what} names its port: a whole number from 1 to {MAX_PORTS}, found `{}`",
+                a.value
+            ),
+        ))
+    }
+}
+
+/// Adds the edges (ports from `taillabel` and `headlabel`, see [`port`]; else port 1 to
+/// port 1; `Weight` the communication cost; `feedback=true`: a feedback edge, `~>`); in a
+/// `strict` graph a repeated edge is the same edge. Returns each added edge's byte offset.
 fn add_edges(
     g: &mut GraphBuilder,
     edges: &[EdgeDecl],
@@ -495,13 +642,15 @@ fn add_edges(
     for (a, b, attrs, pos) in edges {
         let what = format!("edge `{a}` -> `{b}`");
         let comm = weight(attrs, *pos, &what, text, file)?.unwrap_or(0.0);
+        let sp = port(attrs, "taillabel", &what, text, file)?;
+        let dp = port(attrs, "headlabel", &what, text, file)?;
         let (src, dst) = (g.find(a).expect("declared"), g.find(b).expect("declared"));
         if attrs
             .iter()
-            .any(|(k, v)| k == "feedback" && v.eq_ignore_ascii_case("true"))
+            .any(|x| x.key == "feedback" && x.value.eq_ignore_ascii_case("true"))
         {
             // A feedback edge (`fugue dot` writes `~>` so): one block late, no cycle.
-            g.add_feedback(src, 0, dst, 0)
+            g.add_feedback(src, sp, dst, dp)
                 .map_err(|e| ReadError::Graph {
                     file: file.into(),
                     location: location_of(text, *pos),
@@ -511,14 +660,14 @@ fn add_edges(
         }
         if strict {
             // `strict`: a repeated edge is the same edge, its attributes merged (Graphviz).
-            if let Some(id) = g.find_edge(src, 0, dst, 0) {
+            if let Some(id) = g.find_edge(src, sp, dst, dp) {
                 if weight(attrs, *pos, "", text, file)?.is_some() {
                     g.set_edge_comm(id, comm);
                 }
                 continue;
             }
         }
-        let added = g.add_edge(src, 0, dst, 0, comm);
+        let added = g.add_edge(src, sp, dst, dp, comm);
         added.map_err(|e: GraphError| {
             let e = super::with_first_edge(e, g, text, &offsets);
             match e {
