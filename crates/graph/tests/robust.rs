@@ -536,3 +536,51 @@ fn dot_display_attributes_ports_and_their_errors() {
         "{e}"
     );
 }
+
+/// Subgraphs group nodes: their nodes and edges are the graph's, their node defaults hold
+/// inside them only, and a subgraph in an edge stands for each of its nodes.
+#[test]
+fn dot_subgraphs_and_html_labels() {
+    let g = read_bytes(
+        b"digraph {\n node [Weight=2];\n subgraph cluster_a {\n  label=<<b>A</b>>;\n  node [Weight=5];\n  a1; a2 [label=<x<i>y</i>>];\n }\n s -> {a1 a2} -> t;\n { rank=same; u; }\n}\n",
+        Format::Dot,
+        "s.dot",
+    )
+    .unwrap();
+    let names: Vec<&str> = g.nodes().iter().map(|n| n.name.as_str()).collect();
+    assert_eq!(names, ["a1", "a2", "s", "t", "u"]);
+    let costs: Vec<f64> = g.nodes().iter().map(|n| n.cost).collect();
+    assert_eq!(costs, [5.0, 5.0, 2.0, 2.0, 2.0]);
+    let edges: Vec<(&str, &str)> = g
+        .edges()
+        .iter()
+        .map(|e| (g.node(e.src).name.as_str(), g.node(e.dst).name.as_str()))
+        .collect();
+    assert_eq!(edges, [("s", "a1"), ("s", "a2"), ("a1", "t"), ("a2", "t")]);
+    assert!(g.node(1).attrs.is_empty(), "{:?}", g.node(1).attrs);
+    let e = read_bytes(b"digraph {\n subgraph x {\n a;\n", Format::Dot, "s.dot").unwrap_err();
+    assert!(
+        e.to_string().contains("expected `}` to close a subgraph"),
+        "{e}"
+    );
+    let e = read_bytes(b"digraph { a [label=<b]; }", Format::Dot, "s.dot").unwrap_err();
+    assert!(e.to_string().contains("unterminated HTML string"), "{e}");
+    let deep = format!("digraph {{ {} a {} }}", "{".repeat(100), "}".repeat(100));
+    let e = read_bytes(deep.as_bytes(), Format::Dot, "s.dot").unwrap_err();
+    assert!(
+        e.to_string().contains("subgraphs nest deeper than 64"),
+        "{e}"
+    );
+    // A product of subgraphs is bounded before the edges are made.
+    let mut text = String::from("digraph { {");
+    for i in 0..2100 {
+        text.push_str(&format!(" a{i}"));
+    }
+    text.push_str(" } -> {");
+    for i in 0..2100 {
+        text.push_str(&format!(" b{i}"));
+    }
+    text.push_str(" } }");
+    let e = read_bytes(text.as_bytes(), Format::Dot, "s.dot").unwrap_err();
+    assert!(e.to_string().contains("more than 4000000 edges"), "{e}");
+}

@@ -9,7 +9,10 @@
 //! attributes (`label`, `shape`, ... [`DISPLAY_ATTRIBUTES`]) are left out; other attributes
 //! are kept, unquoted numbers as numbers and the rest as strings. An edge's ports are its
 //! `taillabel` and `headlabel` when these are whole numbers from 1 (as `fugue dot` writes
-//! them), else port 1 on both ends. Subgraphs and ports (`a:p`) are reported as unsupported.
+//! them), else port 1 on both ends. Subgraphs (`subgraph cluster_a { ... }`, `{ ... }`) group
+//! nodes for a drawing: their nodes and edges are the graph's, their defaults their own, and a
+//! subgraph in an edge (`a -> {b c}`) stands for each of its nodes. HTML strings (`<...>`) are
+//! read as strings. Ports (`a:p`) are reported as unsupported.
 //! What `fugue dot` writes reads back as the graph it was written from.
 
 use std::collections::HashMap;
@@ -136,6 +139,33 @@ fn lex(text: &str, file: &str) -> Result<Vec<(Tok, usize)>, ReadError> {
                 i += 1;
                 continue;
             }
+            b'<' => {
+                // An HTML string `<...>` (Graphviz's HTML-like labels), `<` and `>` nested.
+                let mut depth = 0usize;
+                let mut j = i;
+                loop {
+                    match b.get(j) {
+                        None => {
+                            return Err(err(
+                                start,
+                                "unterminated HTML string: expected a closing `>`".into(),
+                            ))
+                        }
+                        Some(b'<') => depth += 1,
+                        Some(b'>') => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        Some(_) => {}
+                    }
+                    j += 1;
+                }
+                out.push((Tok::Id(text[i + 1..j].to_string()), start));
+                i = j + 1;
+                continue;
+            }
             c if c.is_ascii_alphanumeric() || c == b'_' || c == b'.' || c == b'-' || c >= 0x80 => {
                 let mut j = i;
                 while j < b.len() {
@@ -170,7 +200,14 @@ fn lex(text: &str, file: &str) -> Result<Vec<(Tok, usize)>, ReadError> {
 }
 
 /// An edge as read: source, destination, attributes, byte offset.
-type EdgeDecl = (String, String, Attrs, usize);
+type EdgeDecl = (String, String, std::rc::Rc<Attrs>, usize);
+
+/// How deep subgraphs may nest (each level is a call of the parser).
+pub const MAX_SUBGRAPH_DEPTH: usize = 64;
+
+/// The most edges a DOT file may hold once links between subgraphs (`{a b} -> {c d}`: every
+/// node of one to every node of the other) are made.
+pub const MAX_EDGES: usize = 4_000_000;
 
 /// One `key = value` attribute as read: the value's text (a quoted string without its
 /// quotes), its byte offset, and whether it was quoted.
@@ -305,7 +342,7 @@ impl Parser<'_> {
                             key,
                             value: v.clone(),
                             pos,
-                            quoted: self.text.as_bytes().get(pos) == Some(&b'"'),
+                            quoted: matches!(self.text.as_bytes().get(pos), Some(b'"' | b'<')),
                         });
                         self.k += 1;
                     }
@@ -319,28 +356,49 @@ impl Parser<'_> {
     /// The statements up to the digraph's closing `}`, and the end of the file after it.
     fn body(&mut self) -> Result<Body, ReadError> {
         let mut body = Body::default();
+        self.statements(&mut body, 0)?;
+        if *self.tok() != Tok::Eof {
+            return Err(self.found("expected the end of the file after the digraph"));
+        }
+        Ok(body)
+    }
+
+    /// Statements up to and with the closing `}` of the digraph (`depth` 0) or of a
+    /// subgraph; returns the nodes mentioned in them, in order (a subgraph's nodes).
+    fn statements(&mut self, body: &mut Body, depth: usize) -> Result<Vec<String>, ReadError> {
+        let mut nodes = Vec::new();
         loop {
             let at = self.at();
             match self.tok() {
                 Tok::RBrace => {
                     self.k += 1;
-                    break;
+                    return Ok(nodes);
                 }
                 Tok::Semi => self.k += 1,
                 Tok::Eof => {
+                    let what = if depth == 0 {
+                        "the digraph"
+                    } else {
+                        "a subgraph"
+                    };
                     return Err(self.err(
                         at,
-                        "unexpected end of file: expected `}` to close the digraph".into(),
-                    ))
+                        format!("unexpected end of file: expected `}}` to close {what}"),
+                    ));
                 }
-                Tok::LBrace => return Err(self.err(at, "subgraphs are not supported".into())),
+                Tok::LBrace => {
+                    let first = self.subgraph(body, depth)?;
+                    self.after_subgraph(first, at, body, &mut nodes)?;
+                }
                 t @ Tok::Id(name) => {
                     if id_is(t, "subgraph") {
-                        return Err(self.err(at, "subgraphs are not supported".into()));
+                        let first = self.subgraph(body, depth)?;
+                        self.after_subgraph(first, at, body, &mut nodes)?;
+                        continue;
                     }
                     let name = name.clone();
                     self.k += 1;
-                    self.statement(name, at, &mut body)?;
+                    self.statement(name, at, body, &mut nodes)?;
                 }
                 other => {
                     return Err(self.err(
@@ -350,15 +408,61 @@ impl Parser<'_> {
                 }
             }
         }
-        if *self.tok() != Tok::Eof {
-            return Err(self.found("expected the end of the file after the digraph"));
+    }
+
+    /// A subgraph at the current token: `subgraph [name] { ... }` or `{ ... }`. Its nodes
+    /// and edges belong to the graph (a cluster only groups them in a drawing); the node and
+    /// edge defaults it sets hold inside it only. Returns its nodes, in order.
+    fn subgraph(&mut self, body: &mut Body, depth: usize) -> Result<Vec<String>, ReadError> {
+        if depth >= MAX_SUBGRAPH_DEPTH {
+            return Err(self.err(
+                self.at(),
+                format!("subgraphs nest deeper than {MAX_SUBGRAPH_DEPTH}"),
+            ));
         }
-        Ok(body)
+        if id_is(self.tok(), "subgraph") {
+            self.k += 1;
+            if let Tok::Id(_) = self.tok() {
+                self.k += 1;
+            }
+        }
+        if *self.tok() != Tok::LBrace {
+            return Err(self.found("expected `{` to open the subgraph"));
+        }
+        self.k += 1;
+        let saved = (body.node_defaults.clone(), body.edge_defaults.clone());
+        let nodes = self.statements(body, depth + 1);
+        (body.node_defaults, body.edge_defaults) = saved;
+        nodes
+    }
+
+    /// After a subgraph (started at byte `at`) that is a statement: an edge chain from its
+    /// nodes, or nothing more. Its nodes are added to `nodes`.
+    fn after_subgraph(
+        &mut self,
+        first: Vec<String>,
+        at: usize,
+        body: &mut Body,
+        nodes: &mut Vec<String>,
+    ) -> Result<(), ReadError> {
+        let first: Vec<(String, usize)> = first.into_iter().map(|n| (n, at)).collect();
+        if *self.tok() == Tok::Arrow {
+            self.edge_chain(first, body, nodes)
+        } else {
+            nodes.extend(first.into_iter().map(|(n, _)| n));
+            Ok(())
+        }
     }
 
     /// The rest of a statement that starts with the ID `name` at byte `at`: default
     /// attributes (`node [...]`), a graph attribute (`key = value`), an edge chain or a node.
-    fn statement(&mut self, name: String, at: usize, body: &mut Body) -> Result<(), ReadError> {
+    fn statement(
+        &mut self,
+        name: String,
+        at: usize,
+        body: &mut Body,
+        nodes: &mut Vec<String>,
+    ) -> Result<(), ReadError> {
         if ["graph", "node", "edge"]
             .iter()
             .any(|w| name.eq_ignore_ascii_case(w))
@@ -400,9 +504,10 @@ impl Parser<'_> {
                     "expected `->`: `--` is for undirected graphs".into(),
                 ))
             }
-            Tok::Arrow => self.edge_chain(name, at, body)?,
+            Tok::Arrow => self.edge_chain(vec![(name, at)], body, nodes)?,
             _ => {
                 let attrs = self.attrs()?;
+                nodes.push(name.clone());
                 match body.decls.get_mut(&name) {
                     Some(d) => d.attrs.extend(attrs),
                     None => {
@@ -419,27 +524,63 @@ impl Parser<'_> {
         Ok(())
     }
 
-    /// An edge chain `name -> b -> c [...]` after its first node `name` (at byte `at`): every
-    /// node mentioned is declared, and each link becomes an edge with the edge defaults and
-    /// the chain's attributes.
-    fn edge_chain(&mut self, name: String, at: usize, body: &mut Body) -> Result<(), ReadError> {
-        let mut chain = vec![(name, at)];
+    /// An edge chain `a -> b -> c [...]` after its first operand `first` (a node, or a
+    /// subgraph's nodes, each with the byte where the operand starts): an operand is a node
+    /// or a subgraph (`{b c}`: every node in it). Every node mentioned is declared, and each
+    /// link joins every node of its left operand to every node of its right one, with the
+    /// edge defaults and the chain's attributes.
+    fn edge_chain(
+        &mut self,
+        first: Vec<(String, usize)>,
+        body: &mut Body,
+        nodes: &mut Vec<String>,
+    ) -> Result<(), ReadError> {
+        for (n, pos) in &first {
+            body.mention(n, *pos);
+        }
+        let mut chain = vec![first];
         while *self.tok() == Tok::Arrow {
             self.k += 1;
-            match self.tok() {
-                Tok::Id(n) => chain.push((n.clone(), self.at())),
-                _ => return Err(self.found("expected a node name after `->`")),
-            }
-            self.k += 1;
+            let at = self.at();
+            let operand = match self.tok() {
+                Tok::LBrace => self.subgraph(body, 1)?,
+                t @ Tok::Id(_) if id_is(t, "subgraph") => self.subgraph(body, 1)?,
+                Tok::Id(n) => {
+                    let n = n.clone();
+                    self.k += 1;
+                    if *self.tok() == Tok::Colon {
+                        return Err(
+                            self.err(self.at(), "ports (`node:port`) are not supported".into())
+                        );
+                    }
+                    body.mention(&n, at);
+                    vec![n]
+                }
+                _ => return Err(self.found("expected a node name or a subgraph after `->`")),
+            };
+            chain.push(operand.into_iter().map(|n| (n, at)).collect());
         }
         let mut attrs = body.edge_defaults.clone();
         attrs.extend(self.attrs()?);
-        for (n, pos) in &chain {
-            body.mention(n, *pos);
-        }
+        let attrs = std::rc::Rc::new(attrs);
         for w in chain.windows(2) {
-            body.edges
-                .push((w[0].0.clone(), w[1].0.clone(), attrs.clone(), w[0].1));
+            // A link between subgraphs makes the product of their nodes: bounded, as a
+            // few bytes of text could otherwise ask for billions of edges.
+            let product = w[0].len() > 1 || w[1].len() > 1;
+            for (a, pos) in &w[0] {
+                for (b, _) in &w[1] {
+                    if product && body.edges.len() >= MAX_EDGES {
+                        return Err(self.err(
+                            *pos,
+                            format!("the subgraphs' edges make more than {MAX_EDGES} edges"),
+                        ));
+                    }
+                    body.edges.push((a.clone(), b.clone(), attrs.clone(), *pos));
+                }
+            }
+        }
+        for op in chain {
+            nodes.extend(op.into_iter().map(|(n, _)| n));
         }
         Ok(())
     }
