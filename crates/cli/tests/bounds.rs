@@ -40,6 +40,16 @@ fn levels_beyond_80_db_are_refused() {
             "attribute `volume` = `1e308` is out of range",
         ),
         (
+            "freq.ag",
+            "o = { kind: \"osc\", freq: 1e18, };",
+            "attribute `freq` = `1e18` is out of range: a sine's frequency lies within -1e9 to 1e9 Hz",
+        ),
+        (
+            "modfreq.ag",
+            "o = { kind: \"mod\", freq: -1e300, };",
+            "attribute `freq` = `-1e300` is out of range",
+        ),
+        (
             "db.ag",
             "o = { kind: \"gain\", db: 1e10, };",
             "attribute `db` = `10000000000` is out of range",
@@ -437,4 +447,31 @@ fn a_ratio_may_be_written_as_a_fraction() {
             "\"N/D\"",
         ],
     );
+}
+
+/// A port number beyond the most ports a node may have is refused where it is written, before
+/// any buffer is laid out (an input port of 4e9 once asked for gigabytes).
+#[test]
+fn port_numbers_beyond_the_limit_are_refused_at_their_place() {
+    for (name, text, want) in [
+        (
+            "inport.ag",
+            "o = { kind: \"osc\", freq: 440, };\ns = { kind: \"sink\", };\no.1 -> s.4000000000;\n",
+            "inport.ag:3:10: port 4000000000 of `s`: a node has at most 1000000 ports",
+        ),
+        (
+            "outport.ag",
+            "i = { kind: \"source\", };\ns = { kind: \"sink\", };\ni.1000001 -> s.1;\n",
+            "outport.ag:3:3: port 1000001 of `i`: a node has at most 1000000 ports",
+        ),
+    ] {
+        let g = write(name, text);
+        let out = folder("bounds", "ports-out").join("x.wav");
+        for args in [
+            vec!["check", g.as_str()],
+            vec!["render", &g, "-o", &out.to_string_lossy(), "--force"],
+        ] {
+            refused(&fugue(&args), 1, &[want]);
+        }
+    }
 }

@@ -148,6 +148,24 @@ pub fn volume(ctx: &NodeContext<'_>) -> Result<f32, NodeError> {
     Ok(level(ctx, "volume", 1.0)? as f32)
 }
 
+/// The largest magnitude of a sine's frequency (`osc`, `mod`): 1e9 Hz. Above any rate a node
+/// runs at (the sine aliases), and below where the phase, kept in `f64` turns, would lose
+/// its fractional part (and the samples become NaN).
+pub const MAX_SINE_FREQ: f64 = 1e9;
+
+/// The required `freq` of a sine (`osc`, `mod`), in Hz, within ±[`MAX_SINE_FREQ`] (negative
+/// and above-Nyquist frequencies alias).
+pub fn sine_freq(ctx: &NodeContext<'_>) -> Result<f64, NodeError> {
+    let f = required(ctx, "freq", "a frequency in Hz")?;
+    check(
+        ctx,
+        "freq",
+        f,
+        f.abs() <= MAX_SINE_FREQ,
+        "is out of range: a sine's frequency lies within -1e9 to 1e9 Hz",
+    )
+}
+
 /// The largest magnitude of a linear level (`volume`, `gain`, `wet`, `dry`): 10000, +80 dB.
 /// A larger one would overflow the samples (and a single-precision factor) to infinity.
 pub const MAX_LEVEL: f64 = 1e4;

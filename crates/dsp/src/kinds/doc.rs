@@ -221,7 +221,10 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
         inputs: text("summed"),
         outputs: text("any number, each volume * input * sin(2π(phase + n·freq/rate))"),
         attributes: Cow::Borrowed(&[
-            (text("freq"), text("modulator frequency in Hz (required)")),
+            (
+                text("freq"),
+                text("modulator frequency in Hz, within ±1e9 (required)"),
+            ),
             (text("phase"), text("initial phase in turns (default 0.0)")),
             VOLUME,
         ]),
@@ -249,7 +252,10 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
         inputs: text("none"),
         outputs: text("any number, each the sine"),
         attributes: Cow::Borrowed(&[
-            (text("freq"), text("frequency in Hz (required)")),
+            (
+                text("freq"),
+                text("frequency in Hz, within ±1e9; negative or above half the rate, it aliases (required)"),
+            ),
             (
                 text("phase"),
                 text("initial phase in turns, 0.25 starts at the crest (default 0.0)"),

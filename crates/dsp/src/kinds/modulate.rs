@@ -2,7 +2,7 @@
 //!
 //! - Ports: the sum of the input ports (usually one) is the input; every output port carries
 //!   `volume * input * sin(2π (phase + n * freq / rate))`.
-//! - `freq` (required): modulator frequency in Hz.
+//! - `freq` (required): modulator frequency in Hz, within ±1e9.
 //! - `volume` (default 1.0), `phase` (default 0.0, turns): as for `osc`.
 
 use crate::fast::Phasor;
@@ -11,7 +11,7 @@ use crate::{attrs, DspNode, NodeContext, NodeError, Processor};
 
 /// Builds a `mod` node.
 pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
-    let freq = attrs::required(ctx, "freq", "a frequency in Hz")?;
+    let freq = attrs::sine_freq(ctx)?;
     let volume = attrs::volume(ctx)?;
     let phase = attrs::or(ctx, "phase", 0.0)?;
     let start = Phasor::new(freq, ctx.sample_rate, phase);

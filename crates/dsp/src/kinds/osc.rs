@@ -1,7 +1,8 @@
 //! `osc`: a sine oscillator.
 //!
 //! - Ports: no input; every output port carries the sine.
-//! - `freq` (required): frequency in Hz (may be negative or above Nyquist: it aliases).
+//! - `freq` (required): frequency in Hz, within ±1e9 (may be negative or above Nyquist: it
+//!   aliases).
 //! - `volume` (default 1.0): amplitude.
 //! - `phase` (default 0.0): initial phase in turns (0.25 starts at the crest).
 //!
@@ -16,7 +17,7 @@ use crate::{attrs, DspNode, NodeContext, NodeError, Processor};
 /// Builds an `osc` node.
 pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
     attrs::no_inputs(ctx)?;
-    let freq = attrs::required(ctx, "freq", "a frequency in Hz")?;
+    let freq = attrs::sine_freq(ctx)?;
     let volume = attrs::volume(ctx)?;
     let phase = attrs::or(ctx, "phase", 0.0)?;
     let start = Phasor::new(freq, ctx.sample_rate, phase);

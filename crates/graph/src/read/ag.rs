@@ -510,6 +510,10 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
 fn parse_port(p: &mut Parser<'_>, node: &str) -> Result<usize, ReadError> {
     let (t, at) = p.next()?;
     match t {
+        Tok::Int(i) if i > MAX_PORTS as i64 => Err(p.lx.err(
+            at,
+            format!("port {i} of `{node}`: a node has at most {MAX_PORTS} ports"),
+        )),
         Tok::Int(i) if i >= 1 => Ok(i as usize),
         Tok::Int(_) => Err(p.lx.err(
             at,
