@@ -47,13 +47,18 @@ pub enum SpawnError<F> {
     /// The queue that would take the task holds its capacity of tasks already.
     #[error("the pool's queue is full")]
     Full(F),
+    /// The scope's tasks have all finished and its owner is returning: a thread that holds
+    /// no count of the scope (through the C API, a thread outside the pool that a task
+    /// started and did not wait for) spawned too late.
+    #[error("the scope's tasks have all finished")]
+    Ended(F),
 }
 
 impl<F> SpawnError<F> {
     /// The task that was not queued.
     pub fn into_inner(self) -> F {
         match self {
-            SpawnError::Full(f) => f,
+            SpawnError::Full(f) | SpawnError::Ended(f) => f,
         }
     }
 }
@@ -62,6 +67,7 @@ impl<F> fmt::Debug for SpawnError<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SpawnError::Full(_) => f.write_str("Full(..)"),
+            SpawnError::Ended(_) => f.write_str("Ended(..)"),
         }
     }
 }

@@ -15,7 +15,7 @@
 use std::ffi::{c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use crate::error::BuildError;
+use crate::error::{BuildError, SpawnError};
 use crate::policy::Policy;
 use crate::pool::PoolBuilder;
 use crate::scope::Scope;
@@ -39,6 +39,13 @@ struct SendPtr(*mut c_void);
 // SAFETY: the C API's contract: a task's closure may be used by the thread that runs it.
 unsafe impl Send for SendPtr {}
 
+/// Whether `sched_spawn` has said (once) that it was called after its scheduler's tasks had
+/// all finished.
+static ENDED_SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether `sched_spawn` has said (once) that it was given a null argument.
+static NULL_SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 fn set_errno(e: c_int) {
     // SAFETY: `__errno_location` returns this thread's errno, always valid to write.
     unsafe { *libc::__errno_location() = e };
@@ -56,8 +63,14 @@ fn run_task(f: unsafe extern "C" fn(*mut c_void, *mut scheduler), c: SendPtr, sc
 }
 
 fn init(nthreads: c_int, qlen: c_int, f: TaskFunc, closure: *mut c_void) -> Result<(), c_int> {
-    let f = f.ok_or(libc::EINVAL)?;
+    let Some(f) = f else {
+        eprintln!("sched_init: the task function f is null.");
+        return Err(libc::EINVAL);
+    };
     if qlen <= 0 {
+        eprintln!(
+            "sched_init: qlen must be at least 1 (a queue holds up to qlen tasks), not {qlen}."
+        );
         return Err(libc::EINVAL);
     }
     let policy = match std::env::var(POLICY_ENV) {
@@ -80,9 +93,12 @@ fn init(nthreads: c_int, qlen: c_int, f: TaskFunc, closure: *mut c_void) -> Resu
     if nthreads > 0 {
         b = b.threads(nthreads as usize);
     }
-    let pool = b.build().map_err(|e| match e {
-        BuildError::Spawn { .. } => libc::EAGAIN,
-        _ => libc::EINVAL,
+    let pool = b.build().map_err(|e| {
+        eprintln!("sched_init: {e}.");
+        match e {
+            BuildError::Spawn { .. } => libc::EAGAIN,
+            _ => libc::EINVAL,
+        }
     })?;
     let c = SendPtr(closure);
     pool.scope(move |s| {
@@ -119,7 +135,8 @@ pub unsafe extern "C" fn sched_init(
 }
 
 /// Queues `f(closure, s)` in the pool of `s`; 0, or -1 with errno `EAGAIN` (queue full) or
-/// `EINVAL` (null argument).
+/// `EINVAL` (null argument, or every task of `s` has finished: a thread outside the pool that
+/// no running task waits for spawned too late).
 ///
 /// # Safety
 /// `s` is a scheduler pointer that a task of a running `sched_init` received, used before that
@@ -132,6 +149,9 @@ pub unsafe extern "C" fn sched_spawn(
 ) -> c_int {
     let r = catch_unwind(AssertUnwindSafe(|| {
         let (Some(f), false) = (f, s.is_null()) else {
+            if !NULL_SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                eprintln!("sched_spawn: the task function f or the scheduler s is null.");
+            }
             return Err(libc::EINVAL);
         };
         // SAFETY: `s` points to the live scope of a running `sched_init` (our contract). The
@@ -143,7 +163,18 @@ pub unsafe extern "C" fn sched_spawn(
                 let c = c;
                 run_task(f, c, sc);
             })
-            .map_err(|_| libc::EAGAIN)
+            .map_err(|e| match e {
+                SpawnError::Full(_) => libc::EAGAIN,
+                SpawnError::Ended(_) => {
+                    // Said once: a thread may try again in a loop.
+                    if !ENDED_SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                        eprintln!(
+                            "sched_spawn: every task of this scheduler has finished and its sched_init is returning, so no task can be added; spawn from a task, or from a thread that a running task waits for."
+                        );
+                    }
+                    libc::EINVAL
+                }
+            })
     }));
     match r {
         Ok(Ok(())) => 0,

@@ -195,6 +195,12 @@ impl Pool {
         PoolBuilder::new().threads(threads).policy(policy).build()
     }
 
+    /// The pool's registry (its queues and workers).
+    #[cfg(test)]
+    pub(crate) fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
     /// A builder.
     pub fn builder() -> PoolBuilder {
         PoolBuilder::new()

@@ -140,14 +140,22 @@ impl<'scope> Scope<'scope> {
     where
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
-        if let Err(SpawnError::Full(f)) = self.try_spawn(f) {
-            if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(self))) {
-                self.record_panic(p);
+        match self.try_spawn(f) {
+            Ok(()) => {}
+            Err(SpawnError::Full(f)) => {
+                if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(self))) {
+                    self.record_panic(p);
+                }
             }
+            // Safe code spawns only from a task of the scope or its body, which hold counts.
+            Err(SpawnError::Ended(_)) => panic!("a task spawned into a scope that has ended"),
         }
     }
 
-    /// Queues `f` to run in the pool, or hands it back when its queue is full.
+    /// Queues `f` to run in the pool, or hands it back when its queue is full
+    /// ([`SpawnError::Full`]) or when the scope's tasks have all finished
+    /// ([`SpawnError::Ended`]: only a thread that holds no count of the scope, outside its
+    /// tasks, can see that).
     pub fn try_spawn<F>(&self, f: F) -> Result<(), SpawnError<F>>
     where
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
@@ -167,10 +175,21 @@ impl<'scope> Scope<'scope> {
                 }
             }
             _ => {
-                // Relaxed: the spawner holds a count itself, so this cannot race with the
-                // count reaching zero; the push (a Release in every queue) publishes the
-                // increment with the task.
-                self.pending.fetch_add(1, Ordering::Relaxed);
+                // A task (or the owner) that spawns holds a count itself, so the count is
+                // not zero. A thread outside the pool that a task started (the C API allows
+                // it) may hold none: the count is raised only while it is not zero, so a
+                // task queued here is one the owner waits for, and a spawn after the last
+                // task ended is refused instead of queued into a scope that is returning.
+                // Relaxed: the counter's modification order alone decides; the push (a
+                // Release in every queue) publishes the increment with the task.
+                let raised = self
+                    .pending
+                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                        (n > 0).then_some(n + 1)
+                    });
+                if raised.is_err() {
+                    return Err(SpawnError::Ended(f));
+                }
             }
         }
         let job = HeapJob::into_job_ref(ScopeTask { scope: self, f });
@@ -281,4 +300,65 @@ where
     };
     scope.finish(None, body);
     r.expect("the body returned, or its panic was resumed")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pool::PoolBuilder;
+    use std::sync::atomic::AtomicBool;
+
+    /// A thread outside the pool that spawns into a scope without holding a count (as the C
+    /// API lets a thread that a task started and did not wait for): every task it queued runs
+    /// before the owner returns, and a spawn after the last task ended is refused, never
+    /// queued and lost. The scope is kept alive past its end here, so that the late spawns
+    /// are defined.
+    #[test]
+    fn a_spawn_from_outside_is_waited_for_or_refused() {
+        for _ in 0..200 {
+            let pool = PoolBuilder::new().threads(2).build().unwrap();
+            let registry: &Registry = pool.registry();
+            let scope = Scope::new(registry, ScopeLatch::Lock(LockLatch::new()));
+            let ran = AtomicUsize::new(0);
+            let queued = AtomicUsize::new(0);
+            let refused = AtomicBool::new(false);
+            let started = AtomicBool::new(false);
+            std::thread::scope(|ts| {
+                let (scope, ran, queued, refused) = (&scope, &ran, &queued, &refused);
+                let started = &started;
+                ts.spawn(move || {
+                    while !started.load(Ordering::Acquire) {
+                        std::hint::spin_loop();
+                    }
+                    // Bounded, so that a scope that never refuses fails the test instead
+                    // of hanging it.
+                    for _ in 0..10_000_000 {
+                        match scope.try_spawn(move |_| {
+                            ran.fetch_add(1, Ordering::Relaxed);
+                        }) {
+                            Ok(()) => {
+                                queued.fetch_add(1, Ordering::Relaxed);
+                            }
+                            Err(SpawnError::Full(_)) => {}
+                            Err(SpawnError::Ended(_)) => break,
+                        }
+                    }
+                    refused.store(true, Ordering::Release);
+                });
+                registry.in_worker(|_| {
+                    started.store(true, Ordering::Release);
+                    for _ in 0..2000 {
+                        std::hint::spin_loop();
+                    }
+                });
+                scope.finish(None, Ok(()));
+                // Every task queued before the end has run.
+                let at_end = ran.load(Ordering::Relaxed);
+                while !refused.load(Ordering::Acquire) {
+                    std::hint::spin_loop();
+                }
+                assert_eq!(queued.load(Ordering::Relaxed), at_end);
+            });
+        }
+    }
 }

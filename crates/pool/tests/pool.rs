@@ -273,7 +273,9 @@ fn a_full_queue_hands_the_task_back_and_never_hangs() {
                             ran.fetch_add(10, Ordering::Relaxed);
                         })
                         .expect_err("a second task must not fit");
-                    let SpawnError::Full(f) = back;
+                    let SpawnError::Full(f) = back else {
+                        panic!("the scope ended while its body runs");
+                    };
                     f(s);
                     // `spawn` runs the task itself when the queue is full.
                     s.spawn(move |_| {
@@ -296,7 +298,10 @@ fn a_full_queue_hands_the_task_back_and_never_hangs() {
                             .try_spawn(move |_| {
                                 ran.fetch_add(10, Ordering::Relaxed);
                             })
-                            .expect_err("a second task must not fit");
+                            .expect_err("a second task must not fit")
+                        else {
+                            panic!("the scope ended while a task of it runs");
+                        };
                         f(s);
                     });
                 });

@@ -16,12 +16,15 @@
 extern "C" {
 #endif
 
-/* The scheduler a task runs in: pass it to sched_spawn, from any task, on any thread, until
- * sched_init returns. */
+/* The scheduler a task runs in: pass it to sched_spawn from any of its tasks, and from any
+ * other thread while a task of it is still running (a task that waits for that thread, say).
+ * Once every task has finished, a spawn from another thread is refused (EINVAL); once
+ * sched_init has returned, the pointer must not be used. */
 struct scheduler;
 
-/* A task: its closure and the scheduler it runs in. It must end by returning: pthread_exit(),
- * a longjmp out of a task or a C++ exception that leaves it ends the process (docs/pool.md). */
+/* A task: its closure and the scheduler it runs in. It must end by returning: pthread_exit()
+ * or a C++ exception that leaves it ends the process, and a longjmp out of it is undefined
+ * behaviour (docs/pool.md). */
 typedef void (*taskfunc)(void *, struct scheduler *);
 
 /* `inline` is C99's: C89 compilers get GCC's spelling, or a plain static function. */
@@ -40,13 +43,15 @@ FUGUE_SCHED_INLINE int sched_default_threads(void) { return (int)sysconf(_SC_NPR
  * f(closure, s) in it, and returns 0 once every task (f and everything spawned, transitively)
  * has finished; the threads are then stopped. Each queue holds at most qlen pending tasks.
  * Returns -1 with errno set on failure: EINVAL for qlen <= 0, a null f, a thread count above
- * 4096 or RLIMIT_NPROC, or an unknown FUGUE_POOL_POLICY (reported on stderr); EAGAIN when the
- * system refuses a thread. May be called again after it returned. */
+ * 4096 or RLIMIT_NPROC, or an unknown FUGUE_POOL_POLICY; EAGAIN when the system refuses a
+ * thread (each said in one sentence on stderr). May be called again after it returned. */
 int sched_init(int nthreads, int qlen, taskfunc f, void *closure);
 
 /* Queues f(closure, s) to run in the pool of s. Returns 0, or -1 with errno = EAGAIN when
  * the queue that would take it already holds qlen tasks (the task is not queued: the caller
- * may run it itself), or EINVAL for a null f or s. */
+ * may run it itself), or EINVAL for a null f or s, or when every task of s has finished (a
+ * spawn from a thread outside the pool that no running task waits for; said once on stderr).
+ * A task queued (0 returned) runs before sched_init returns. */
 int sched_spawn(taskfunc f, void *closure, struct scheduler *s);
 
 #ifdef __cplusplus
