@@ -549,6 +549,63 @@ fn a_jack_host_follows_a_buffer_size_change_while_idle() {
     assert!(tail.iter().any(|&x| x != 0.0), "silence after the change");
 }
 
+/// A JACK host whose server stops ends by itself at once, says why in one sentence and exits
+/// with status 1, though its standard input stays open and no command comes.
+#[test]
+fn a_jack_host_ends_when_its_server_stops() {
+    use fugue_testkit::jackd::DummyServer;
+    let server = match DummyServer::start("cli-gone", 48_000, 256) {
+        Ok(s) => s,
+        Err(why) => {
+            common::skip("a_jack_host_ends_when_its_server_stops", &why);
+            return;
+        }
+    };
+    let dir = folder("host", "jack-gone");
+    let g = small_graphs(&dir);
+    let socket = dir.join("ctl.sock");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fugue"));
+    child
+        .args(["host", "--backend", "jack"])
+        .args(["--client-name", "fugue-cli-gone", "--control"])
+        .arg(&socket)
+        .env("JACK_DEFAULT_SERVER", server.name())
+        // Kept open: the host does not end for want of commands.
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut h = Running::start(child, &socket);
+    let (ok, r) = ctl(&socket, &["load", "a", g[0].to_str().unwrap()]);
+    assert!(ok, "{r}");
+    drop(server);
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = h.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the host still runs 10 s after its server stopped"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    h.child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("fugue: the JACK server stopped (")
+            && err.contains("the host cannot play on and ends"),
+        "{err}"
+    );
+    assert_eq!(err.matches("JACK server stopped").count(), 1, "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
 /// `--executor auto` in separate mode says at each load what it measured and chose (a JSON
 /// field too); a named executor in the shared or partitioned mode is one sentence and exit
 /// status 2, and auto there is the pool.

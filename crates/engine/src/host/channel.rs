@@ -2,7 +2,6 @@
 //! queue, events read back, and what the audio thread hands back freed here (a graph's own
 //! JACK ports unregistered with it).
 
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::audio::{FromAudio, ToAudio};
@@ -109,9 +108,11 @@ impl Host {
                         return Err(HostError::AudioGone);
                     }
                 }
-                Driver::Jack { gone, .. } => {
-                    // Relaxed: see `jack::Notifications`.
-                    if gone.load(Ordering::Relaxed) || start.elapsed() > ANSWER_TIMEOUT {
+                Driver::Jack { gone, shared, .. } => {
+                    if let Some(why) = shared.stopped(gone) {
+                        return Err(HostError::JackStopped(why));
+                    }
+                    if start.elapsed() > ANSWER_TIMEOUT {
                         return Err(HostError::AudioGone);
                     }
                 }

@@ -39,6 +39,23 @@ pub(crate) struct Shared {
     pub(crate) handoff: Handoff<GraphSet>,
     /// Ends the process thread before deactivation ([`crate::backend::jack::Quit`]).
     pub(crate) quit: Quit,
+    /// Why the server closed the client, once it did (JACK's shutdown callback).
+    pub(crate) stopped: std::sync::OnceLock<String>,
+}
+
+impl Shared {
+    /// Why the JACK server went away, once it did ([`Notifications`]).
+    pub(crate) fn stopped(&self, gone: &AtomicBool) -> Option<String> {
+        // Relaxed: the flag is polled; the reason is published by its `OnceLock`.
+        gone.load(Ordering::Relaxed).then(|| {
+            let r = self.stopped.get().map(String::as_str).unwrap_or("");
+            if r.is_empty() {
+                "it closed this client".to_string()
+            } else {
+                r.trim_end_matches('.').to_string()
+            }
+        })
+    }
 }
 
 /// The JACK side of a host.
@@ -114,6 +131,7 @@ impl j::ProcessHandler for Process {
 /// Notices the server's end and counts xruns.
 pub(crate) struct Notifications {
     gone: Arc<AtomicBool>,
+    shared: Arc<Shared>,
     audio_stats: Arc<super::stats::HostStats>,
 }
 
@@ -124,8 +142,10 @@ impl j::NotificationHandler for Notifications {
         j::Control::Continue
     }
 
-    unsafe fn shutdown(&mut self, _status: j::ClientStatus, _reason: &str) {
-        // Relaxed: polled by the control thread; nothing is published with it.
+    unsafe fn shutdown(&mut self, _status: j::ClientStatus, reason: &str) {
+        // Not the process callback: JACK calls this from its own thread, once.
+        let _ = self.shared.stopped.set(reason.to_string());
+        // Relaxed: polled by the control thread; the reason is published by its `OnceLock`.
         self.gone.store(true, Ordering::Relaxed);
     }
 }
@@ -175,6 +195,7 @@ pub(crate) fn activate(
     let gone = Arc::new(AtomicBool::new(false));
     let notifications = Notifications {
         gone: gone.clone(),
+        shared: shared.clone(),
         audio_stats: audio.stats.clone(),
     };
     let active = client
@@ -194,8 +215,11 @@ pub(crate) fn activate(
     Ok((active, gone, warnings))
 }
 
-/// Ends the process thread, deactivates the client and hands the audio side back.
+/// Ends the process thread, deactivates the client and hands the audio side back. (When the
+/// server went away there is no process thread to wait for.)
 pub(crate) fn close(active: Active, shared: &Shared) -> Option<Box<HostAudio>> {
-    shared.quit.ask_and_wait(QUIT_TIMEOUT);
+    if shared.stopped.get().is_none() {
+        shared.quit.ask_and_wait(QUIT_TIMEOUT);
+    }
     active.deactivate().ok().map(|(_, _, p)| p.audio)
 }

@@ -386,6 +386,15 @@ impl Host {
         self.follow_resize()
     }
 
+    /// Under JACK, once the server went away (it stopped, or closed this client): why. The
+    /// host cannot play on; its front end ends it ([`control::Controller::serve`]).
+    pub fn jack_stopped(&self) -> Option<HostError> {
+        match &self.driver {
+            Driver::Jack { gone, shared, .. } => shared.stopped(gone).map(HostError::JackStopped),
+            _ => None,
+        }
+    }
+
     /// What happened on its own since the last call (a JACK buffer-size change followed,
     /// and how; a recording that could not be written), one sentence each.
     pub fn take_notices(&mut self) -> Vec<String> {

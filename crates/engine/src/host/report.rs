@@ -52,6 +52,9 @@ pub enum HostError {
     /// The audio thread stopped answering.
     #[error("the audio thread is not answering (it stopped, or is stuck)")]
     AudioGone,
+    /// The JACK server stopped (or closed the client): the host cannot play on.
+    #[error("the JACK server stopped ({0}); the host cannot play on and ends")]
+    JackStopped(String),
     /// A file or thread could not be created.
     #[error("{what}: {source}")]
     Io {

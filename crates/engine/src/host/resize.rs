@@ -18,9 +18,8 @@ impl Host {
     pub(super) fn follow_resize(&mut self) -> Result<(), HostError> {
         let resize = match &self.driver {
             Driver::Jack { gone, shared, .. } => {
-                // Relaxed: see `jack::Notifications`.
-                if gone.load(Ordering::Relaxed) {
-                    return Err(HostError::AudioGone);
+                if let Some(why) = shared.stopped(gone) {
+                    return Err(HostError::JackStopped(why));
                 }
                 shared.clone()
             }

@@ -280,6 +280,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(e) = outcome.write_error.as_ref().or(PROMPT_WRITE_ERROR.get()) {
         crate::stdio::failed("standard output", e);
     }
+    if let Some(lost) = outcome.lost {
+        anyhow::bail!(lost);
+    }
     if outcome.failed && args.strict {
         anyhow::bail!("a command failed and --strict stops there");
     }

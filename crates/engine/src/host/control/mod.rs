@@ -111,6 +111,9 @@ pub struct Outcome {
     pub quit: bool,
     /// A reply could not be written (the host stops there).
     pub write_error: Option<std::io::Error>,
+    /// The audio side went away for good (the JACK server stopped): said once, and the host
+    /// stops there.
+    pub lost: Option<String>,
 }
 
 /// A session driven by a script and by requests, and how its replies are written.
@@ -166,6 +169,18 @@ impl Controller {
         }
     }
 
+    /// Whether the audio side went away for good (the JACK server stopped): a failure kept in
+    /// [`Outcome::lost`], for the front end to say as the host ends.
+    fn lost(&mut self) -> bool {
+        if self.outcome.lost.is_none() {
+            if let Some(e) = self.session.host().jack_stopped() {
+                self.outcome.failed = true;
+                self.outcome.lost = Some(e.to_string());
+            }
+        }
+        self.outcome.lost.is_some()
+    }
+
     /// Whether the host is to stop taking commands: a command quit, failed under `strict`,
     /// a reply could not be written, or `stop` is set.
     pub fn stopped(&self, stop: &AtomicBool) -> bool {
@@ -173,6 +188,7 @@ impl Controller {
         self.outcome.quit
             || (self.outcome.failed && self.strict)
             || self.outcome.write_error.is_some()
+            || self.outcome.lost.is_some()
             || stop.load(Ordering::Relaxed)
     }
 
@@ -188,7 +204,7 @@ impl Controller {
         err: &mut dyn Write,
     ) {
         for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
-            if self.stopped(stop) {
+            if self.lost() || self.stopped(stop) {
                 break;
             }
             let reply = match std::str::from_utf8(line) {
@@ -261,13 +277,16 @@ impl Controller {
                     self.outcome.failed |= !r.ok;
                     self.update(watch);
                     let _ = req.reply.send(r.line(self.json));
-                    if r.quits() || (!r.ok && self.strict) {
+                    if r.quits() || (!r.ok && self.strict) || self.lost() {
                         return;
                     }
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     self.session.idle();
                     self.say_notices();
+                    if self.lost() {
+                        return;
+                    }
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => return,
             }
