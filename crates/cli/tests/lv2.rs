@@ -742,3 +742,48 @@ fn lv2_warnings_have_places_suggestions_and_count_under_strict() {
         stderr(&o)
     );
 }
+
+/// `--executor auto` on a render too short to measure keeps seq without making any other
+/// plan's processors: a plugin whose instances share process-wide state (mda VocInput's
+/// random generator) renders the bytes of `-e seq`.
+#[test]
+fn auto_that_keeps_seq_renders_seqs_bytes_with_a_plugin_of_shared_state() {
+    let test = "auto_that_keeps_seq_renders_seqs_bytes_with_a_plugin_of_shared_state";
+    let Some(plugins) = installed(test) else {
+        return;
+    };
+    let uri = "http://drobilla.net/plugins/mda/VocInput";
+    if !plugins.iter().any(|p| p.uri == uri) {
+        skip(test, "mda VocInput (Debian mda-lv2) is not installed");
+        return;
+    }
+    let dir = folder("lv2", "auto-short");
+    let g = graph_file(
+        &dir,
+        "voc.ag",
+        &format!(
+            "n = {{ kind: \"noise\", seed: 5, volume: 0.3, }};\nm = {{ kind: \"osc\", freq: 220, volume: 0.5, }};\nv = {{ kind: \"lv2\", uri: \"{uri}\", }};\no = {{ kind: \"sink\", in: 2, }};\nn.1 -> v.1;\nm.1 -> v.2;\nv.1 -> o.1;\nv.2 -> o.2;\n"
+        ),
+    );
+    let mut out = Vec::new();
+    for e in ["seq", "auto"] {
+        let wav = dir.join(format!("{e}.wav"));
+        let o = fugue(&[
+            "render",
+            g.to_str().unwrap(),
+            "-o",
+            wav.to_str().unwrap(),
+            "--seconds",
+            "1",
+            "-e",
+            e,
+            "--force",
+        ]);
+        assert!(o.status.success(), "{e}: {}", stderr(&o));
+        if e == "auto" {
+            assert!(stderr(&o).contains("chose seq"), "{}", stderr(&o));
+        }
+        out.push(std::fs::read(&wav).unwrap());
+    }
+    assert!(out[0] == out[1], "auto's render differs from seq's");
+}

@@ -413,6 +413,48 @@ pub fn choose(
     // park between cycles either way, and wake ahead of the paced start as they will).
     let period = choice.options.period.map(|p| p.min(MAX_TRIAL_PERIOD));
     let paced = period.is_some();
+    let least = if paced { MIN_PACED_CYCLES } else { MIN_CYCLES };
+    // Decided before any trial plan is compiled when nothing can be tried: one candidate, or
+    // a run whose length leaves fewer trial cycles than two candidates need (at most its
+    // cycles when paced, its share offline). Then no processor is made or run beside the
+    // plan that plays, so seq's output is the output of seq alone, even for a plugin that
+    // keeps process-wide state (a random generator shared by its instances).
+    let most_trials = choice.auto_cycles.map(|n| match period {
+        Some(_) => n as f64,
+        None => n as f64 * RUN_SHARE,
+    });
+    let untried = if cands.len() == 1 {
+        Some(if cores.min(MAX_THREADS) < 2 {
+            Untried::OneCore
+        } else {
+            Untried::NoParallelism
+        })
+    } else if most_trials.is_some_and(|t| t < (least * 2) as f64) {
+        Some(Untried::Short)
+    } else {
+        None
+    };
+    if let Some(untried) = untried {
+        let (label, seq) = cands.swap_remove(0);
+        let report = AutoReport {
+            untried: Some(untried),
+            candidates: vec![Candidate {
+                label,
+                kind: seq.kind,
+                threads: 1,
+                pipeline: 1,
+                overlap: 1,
+                mean_ns: f64::NAN,
+                cycles: 0,
+            }],
+            chosen: 0,
+            paced,
+            in_run: false,
+            took: started.elapsed(),
+            left_out: Vec::new(),
+        };
+        return Ok((seq, report));
+    }
     // One trial plan per (pipeline, overlap, threads) that some candidate needs; a candidate
     // whose pipelining the plan refused (a graph that changes rates) is dropped.
     let mut plans: Vec<((usize, usize, usize), Plan)> = Vec::new();
@@ -461,7 +503,6 @@ pub fn choose(
         };
         budget = budget.min(run);
     }
-    let least = if paced { MIN_PACED_CYCLES } else { MIN_CYCLES };
     // Seq's turns after the first round start with untimed cycles for SETTLE, or an eighth
     // of the budget when that is shorter (a short render's trials): taken from the budget,
     // so that the trials stay within it.

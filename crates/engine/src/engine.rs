@@ -164,8 +164,12 @@ impl Engine {
             warnings.extend(refused);
             return Ok((engine, warnings));
         }
+        // The graph's plain plan, compiled once: the trials in the run, or else `choose`,
+        // start from it, and it plays when nothing else is chosen (no other plan's processors
+        // are made before it).
+        let mut plain = None;
         if choice.trials_in_run && choice.options.period.is_none() {
-            let plain = compile(1, 1, 1)?;
+            let p = plain.insert(compile(1, 1, 1)?);
             // With overlap allowed, the plan that plays runs OVERLAP blocks per cycle (and
             // every parallel candidate with it), unless the graph refuses to be pipelined.
             // (Not beyond the largest block: a plan of OVERLAP blocks must still be one.)
@@ -180,10 +184,11 @@ impl Engine {
                 None
             };
             let trial = match &overlapped {
-                Some((p, k)) => crate::auto::InRun::new(graph, registry, &plain, p, *k, choice)?,
-                None => crate::auto::InRun::new(graph, registry, &plain, &plain, 1, choice)?,
+                Some((o, k)) => crate::auto::InRun::new(graph, registry, p, o, *k, choice)?,
+                None => crate::auto::InRun::new(graph, registry, p, p, 1, choice)?,
             };
             if let Some((trial, mut warnings)) = trial {
+                let plain = plain.take().expect("compiled above");
                 let plan = overlapped.map_or(plain, |(p, _)| p);
                 let seq = ExecutorChoice {
                     kind: ExecutorKind::Seq,
@@ -200,7 +205,10 @@ impl Engine {
             }
         }
         // The trials run on plans of their own: the one that plays starts fresh.
-        let plain = compile(1, 1, 1)?;
+        let plain = match plain {
+            Some(p) => p,
+            None => compile(1, 1, 1)?,
+        };
         let (chosen, report) = crate::auto::choose(graph, registry, &compile, &plain, choice)?;
         let plan = if chosen.overlap <= 1 && chosen.pipeline == crate::Pipeline::Sub(1) {
             plain
