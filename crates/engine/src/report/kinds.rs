@@ -51,7 +51,8 @@ pub fn markdown(reg: &Registry) -> String {
          Every node may also give `kind`, `in` and `out` (its port counts; the graph's edges \
          count too) and `wcet` (its cost in µs, for static schedules; 1 when absent). \"Summed\": \
          the kind processes the sum of its input ports. Attributes a node gives that its kind \
-         does not read are reported as warnings. A **live** attribute can change while the graph \
+         does not read are warnings for `render`, `run` and `info`, and errors for `fugue check`. A \
+         **live** attribute can change while the graph \
          plays: `set GRAPH NODE ATTR VALUE` in the host (its shell, a script, the control socket, \
          `fugue ctl`), from the next cycle on.\n\n\
          | kind | what it is | inputs | outputs |\n|---|---|---|---|\n",
