@@ -298,3 +298,41 @@ fn stale_temporary_files_are_removed() {
         "{left:?}"
     );
 }
+
+/// The benchmarks that write a results folder refuse it before they run (a run may take
+/// minutes): files of an earlier run without `--force`, and a path that is a file.
+#[test]
+fn bench_results_folders_are_refused_before_the_run() {
+    let d = folder("bench-before");
+    let old = d.join("old");
+    std::fs::create_dir_all(&old).unwrap();
+    std::fs::write(old.join("README.md"), "earlier").unwrap();
+    let file = d.join("afile");
+    std::fs::write(&file, "x").unwrap();
+    for (out, force, want) in [
+        (
+            &old,
+            false,
+            "README.md already exists; pass --force to overwrite it",
+        ),
+        (&file, true, "afile exists and is not a folder"),
+    ] {
+        for bench in [
+            vec!["bench", "host", "--graphs", "rateau101", "--instances", "1"],
+            vec!["bench", "faust", "--seconds", "1"],
+        ] {
+            let mut a = bench.clone();
+            a.extend(["-o", out.to_str().unwrap()]);
+            if force {
+                a.push("--force");
+            }
+            let t = std::time::Instant::now();
+            let o = fugue(&a);
+            let e = stderr(&o);
+            assert_eq!(o.status.code(), Some(2), "{a:?}: {e}");
+            assert!(e.contains(want), "{a:?}: {e}");
+            assert!(t.elapsed() < Duration::from_secs(5), "{a:?} ran first");
+        }
+    }
+    assert_eq!(std::fs::read(old.join("README.md")).unwrap(), b"earlier");
+}

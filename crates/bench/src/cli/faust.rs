@@ -91,7 +91,11 @@ pub fn run(a: Args, env: &Env, progress: &mut dyn Progress) -> Result<String, Be
         tolerance: a.tolerance,
         work: work.clone(),
     };
-    crate::report::refuse_existing(&a.output, &crate::faust::FILES, a.force)?;
+    crate::report::folder::check(
+        &a.output,
+        crate::report::Existing::Files(&crate::faust::FILES),
+        a.force,
+    )?;
     let result = crate::faust::run(&config, &mut |line| progress.event(Event::Line(line)));
     let _ = std::fs::remove_dir_all(&work);
     let bench = result?;

@@ -115,6 +115,12 @@ pub fn run(a: Args, env: &Env, progress: &mut dyn Progress) -> Result<String, Be
         rt_seconds: a.seconds,
         ..HostBenchConfig::default()
     };
+    // The folder is checked before the run, which may take minutes.
+    crate::report::folder::check(
+        &a.output,
+        crate::report::Existing::Files(&crate::host::FILES),
+        a.force,
+    )?;
     let bench = crate::host::run(&config, &graphs, progress)?;
     if let Some(why) = crate::host::all_refused(&bench) {
         return Err(BenchError::Failed(why));

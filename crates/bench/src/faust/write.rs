@@ -29,7 +29,7 @@ pub fn write(
     command: &str,
     force: bool,
 ) -> Result<(), BenchError> {
-    report::refuse_existing(dir, &FILES, force)?;
+    report::folder::check(dir, report::Existing::Files(&FILES), force)?;
     report::create_dir(dir)?;
     let mut raw = Csv::new(&[
         "program",

@@ -24,7 +24,7 @@ mod ceiling;
 mod figures;
 mod write;
 
-pub use write::{findings, write};
+pub use write::{findings, write, FILES};
 
 /// The most chains [`heavy_graph`] makes: each holds a reverb of about 110 KiB of delay lines
 /// at 48 kHz, which a plan counts twice (the node and its processor), so 1,000 chains fit the

@@ -11,6 +11,16 @@ use crate::machine::{Machine, Versions};
 use crate::report::plot;
 use crate::report::{self, Csv};
 
+/// The files a study writes: a run refuses to replace them without `--force`.
+pub const FILES: [&str; 6] = [
+    "README.md",
+    "raw.csv",
+    "summary.csv",
+    "throughput.svg",
+    "ceiling.svg",
+    "misses.svg",
+];
+
 /// Writes the study into `dir`: `README.md` (command, commit, machine, findings), `raw.csv`
 /// (one row per measurement), `summary.csv` (one row per point), `throughput.svg/png`, and
 /// with a real-time part `misses.svg/png`.
@@ -21,18 +31,7 @@ pub fn write(
     command: &str,
     force: bool,
 ) -> Result<(), BenchError> {
-    report::refuse_existing(
-        dir,
-        &[
-            "README.md",
-            "raw.csv",
-            "summary.csv",
-            "throughput.svg",
-            "ceiling.svg",
-            "misses.svg",
-        ],
-        force,
-    )?;
+    report::folder::check(dir, report::Existing::Files(&FILES), force)?;
     report::create_dir(dir)?;
     write_csvs(dir, c, b)?;
     let mut panels: Vec<(String, usize)> = Vec::new();

@@ -16,14 +16,6 @@ use crate::error::BenchError;
 
 pub use file::{commit, destination, is_disk_full, temp_path, write_atomic, Destination};
 
-/// Refuses (a configuration error) when one of `files` exists in `dir` and not `force`.
-pub fn refuse_existing(dir: &Path, files: &[&str], force: bool) -> Result<(), BenchError> {
-    if force {
-        return Ok(());
-    }
-    folder::refuse(dir, Existing::Files(files))
-}
-
 /// Creates the folder `dir` (and its parents).
 pub fn create_dir(dir: &Path) -> Result<(), BenchError> {
     std::fs::create_dir_all(dir)
