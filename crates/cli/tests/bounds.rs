@@ -247,6 +247,36 @@ fn a_long_line_on_the_hosts_input_is_one_error() {
         "{out}"
     );
     assert!(out.contains("bye"), "{out}");
+    // With --json, such a line (and one that is not UTF-8) is a JSON reply like the others.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args(["host", "--backend", "offline", "--json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(&vec![b'x'; 100_000]).unwrap();
+        stdin.write_all(b"\n\xff\xfe\nlist\nquit\n").unwrap();
+    }
+    let o = child.wait_with_output().unwrap();
+    let out = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert_eq!(lines.len(), 4, "{out}");
+    assert_eq!(lines[0]["ok"], false, "{out}");
+    assert!(lines[0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("longer than 65536 bytes"));
+    assert!(lines[1]["error"]
+        .as_str()
+        .unwrap()
+        .contains("not valid UTF-8"));
 }
 
 /// A Faust program's state is sized from its compiled code before any instance is made:

@@ -22,7 +22,7 @@ use fugue_engine::host::command::{self, Command};
 use fugue_engine::host::control::history::{history_path, History};
 use fugue_engine::host::control::socket::{read_bounded_line, MAX_LINE};
 use fugue_engine::host::control::{self, socket, Controller, Hooks, Request, Watch};
-use fugue_engine::host::session::Session;
+use fugue_engine::host::session::{Reply, Session};
 use fugue_engine::host::{GraphExecutor, Host, HostBackend, HostError, HostOptions, Mode};
 
 use crate::util;
@@ -343,6 +343,12 @@ fn forward(tx: &mpsc::Sender<Request>, line: String) -> bool {
     !quits
 }
 
+/// Says that a line of standard input could not be read as a command: the reply of a command
+/// that failed to parse (a JSON object with `--json`).
+fn unread(json: bool, why: &str) {
+    println!("{}", Reply::failed("parse", why).line(json));
+}
+
 /// What the interactive prompt says first.
 const BANNER: &str = "fugue host: `help` lists the commands, `help COMMAND` says what one does; Tab completes commands, graph names and files";
 
@@ -358,13 +364,18 @@ fn prompt_lines(tx: mpsc::Sender<Request>, json: bool, names: shell::Names) {
             match read_bounded_line(&mut lock, &mut buf, true) {
                 Ok(None) | Err(_) => return,
                 Ok(Some(false)) => {
-                    println!("error: the line is longer than {MAX_LINE} bytes; write one command per line");
+                    unread(
+                        json,
+                        &format!(
+                            "the line is longer than {MAX_LINE} bytes; write one command per line"
+                        ),
+                    );
                     continue;
                 }
                 Ok(Some(true)) => {}
             }
             let Ok(line) = std::str::from_utf8(&buf) else {
-                println!("error: the line is not valid UTF-8; write commands in UTF-8");
+                unread(json, "the line is not valid UTF-8; write commands in UTF-8");
                 continue;
             };
             if !forward(&tx, line.to_string()) {

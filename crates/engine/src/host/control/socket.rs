@@ -331,11 +331,17 @@ fn client(stream: &UnixStream, id: u64, shared: &Shared, tx: &mpsc::Sender<Reque
     loop {
         let reply = match read_line(&mut reader, &mut buf) {
             Ok(None) | Err(_) => return,
-            Ok(Some(false)) => format!(
-                "error: the line is longer than {MAX_LINE} bytes; send one command per line"
-            ),
+            Ok(Some(false)) => crate::host::session::Reply::failed(
+                "parse",
+                format!("the line is longer than {MAX_LINE} bytes; send one command per line"),
+            )
+            .line(shared.control.json),
             Ok(Some(true)) => match std::str::from_utf8(&buf) {
-                Err(_) => "error: the line is not valid UTF-8; write commands in UTF-8".into(),
+                Err(_) => crate::host::session::Reply::failed(
+                    "parse",
+                    "the line is not valid UTF-8; write commands in UTF-8",
+                )
+                .line(shared.control.json),
                 Ok(line) => match command::parse(line) {
                     Ok(Some(Command::Wait { seconds })) if shared.control.clocked => {
                         // Idle again once the reply is written: a quitting host waits for it.
