@@ -195,3 +195,43 @@ fn a_study_spec_that_never_comes_is_stopped_by_a_signal() {
     assert!(start.elapsed() < Duration::from_secs(5));
     assert!(err.contains("SIGTERM"), "{err}");
 }
+
+/// A signal stops a clocked run and a clocked host within a moment even when a period lasts
+/// seconds (8,192 frames at 1,000 Hz: 8.2 s): the audio thread's sleep looks at the stop
+/// request, it does not end the period first.
+#[test]
+fn a_long_period_does_not_delay_a_stop() {
+    let d = folder("long-period");
+    let g = d.join("n.ag");
+    std::fs::write(
+        &g,
+        "n = { kind: \"noise\", };\ns = { kind: \"sink\", };\nn.1 -> s.1;\n",
+    )
+    .unwrap();
+    let slow = ["--backend", "clocked", "--rate", "1000", "--buffer", "8192"];
+    let mut run = vec!["run", g.to_str().unwrap(), "-e", "seq"];
+    run.extend(slow);
+    let mut host = vec!["host"];
+    host.extend(slow);
+    for args in [run, host] {
+        let child = Command::new(env!("CARGO_BIN_EXE_fugue"))
+            .args(&args)
+            .env_remove(common::FAULT_VAR)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Within the first period.
+        std::thread::sleep(Duration::from_millis(800));
+        send(&child, libc::SIGINT);
+        let t = Instant::now();
+        let (code, _, err) = finish(child);
+        assert_eq!(code, Some(130), "{args:?}: {err}");
+        assert!(
+            t.elapsed() < Duration::from_secs(3),
+            "{args:?} took {:?} to stop",
+            t.elapsed()
+        );
+    }
+}

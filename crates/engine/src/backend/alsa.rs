@@ -438,7 +438,7 @@ impl Writer {
 }
 
 impl Pacer for Writer {
-    fn wait(&mut self) -> Option<u64> {
+    fn wait(&mut self, _: &AtomicBool) -> Option<u64> {
         // The device's clock paces the run through the writes (`end_cycle`).
         Some(0)
     }

@@ -51,6 +51,27 @@ pub(crate) fn sleep_until(t_ns: u64) {
     }
 }
 
+/// The longest single sleep of [`sleep_until_or`]: a stop request is seen within this
+/// (a period may be seconds long: `--rate 1000 --buffer 8192`).
+const STOP_LOOK: u64 = 20_000_000;
+
+/// Sleeps until the monotonic clock reads `t_ns`, as [`sleep_until`], looking at `stop` at
+/// least every [`STOP_LOOK`]: false when `stop` was set first (the caller ends instead of
+/// running its cycle).
+pub(crate) fn sleep_until_or(t_ns: u64, stop: &AtomicBool) -> bool {
+    loop {
+        // Relaxed: a request flag; nothing is published with it.
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return false;
+        }
+        let now = now_ns();
+        if now >= t_ns {
+            return true;
+        }
+        sleep_until(t_ns.min(now + STOP_LOOK));
+    }
+}
+
 /// The clock of a clocked run: cycle `k` is due at `base + k × period`.
 struct Clock {
     /// `block × 1e9`: the period is `period_num / rate` ns, kept exact over many cycles.
@@ -72,7 +93,7 @@ impl Clock {
 }
 
 impl Pacer for Clock {
-    fn wait(&mut self) -> Option<u64> {
+    fn wait(&mut self, stop: &AtomicBool) -> Option<u64> {
         let target = self.due(self.k);
         // A cycle due before the end runs even when this thread is a little late for it (an
         // overrun restarts the clock at the present, so a run that keeps overrunning still
@@ -80,7 +101,9 @@ impl Pacer for Clock {
         if self.end.is_some_and(|e| target >= e) {
             return None;
         }
-        sleep_until(target);
+        if !sleep_until_or(target, stop) {
+            return None;
+        }
         Some(now_ns().saturating_sub(target))
     }
 

@@ -20,8 +20,8 @@ use crate::stats::Summary;
 /// the clock or the device.
 pub(crate) trait Pacer: Send {
     /// Waits until the next cycle is due. Returns how late it starts (ns), or `None` when no
-    /// cycle is due any more (the run's time is up).
-    fn wait(&mut self) -> Option<u64>;
+    /// cycle is due any more (the run's time is up, or `stop` was set while it waited).
+    fn wait(&mut self, stop: &AtomicBool) -> Option<u64>;
     /// Takes output channel `ch` of the cycle just run.
     fn output(&mut self, ch: usize, samples: &[f32]);
     /// Ends a cycle once its outputs are taken (the device's write). `Err` ends the run: the
@@ -116,8 +116,13 @@ pub(crate) fn run<P: Pacer + 'static>(
                     if stop.load(Ordering::Relaxed) {
                         break EndReason::Stopped;
                     }
-                    let Some(late) = pacer.wait() else {
-                        break EndReason::Duration;
+                    let Some(late) = pacer.wait(&stop) else {
+                        // Relaxed: as above.
+                        break if stop.load(Ordering::Relaxed) {
+                            EndReason::Stopped
+                        } else {
+                            EndReason::Duration
+                        };
                     };
                     let started = Instant::now();
                     body.run(

@@ -5,12 +5,13 @@
 use std::time::{Duration, Instant};
 
 use super::audio::{FromAudio, ToAudio};
-use super::{Driver, Host, HostBackend, HostError, ANSWER_TIMEOUT};
+use super::{Driver, Host, HostBackend, HostError};
 
 impl Host {
     pub(super) fn send(&mut self, cmd: ToAudio) -> Result<(), HostError> {
         let mut cmd = cmd;
         let start = Instant::now();
+        let timeout = self.answer_timeout();
         loop {
             match self.queues.to_audio.push(cmd) {
                 Ok(()) => break,
@@ -19,7 +20,7 @@ impl Host {
                         // Commands pile up only between cycles run: take them now.
                         audio.apply_commands();
                         self.collect();
-                    } else if start.elapsed() > ANSWER_TIMEOUT {
+                    } else if start.elapsed() > timeout {
                         return Err(HostError::AudioGone);
                     }
                     cmd = back;
@@ -96,14 +97,14 @@ impl Host {
     /// The next event from the audio thread.
     pub(super) fn answer(&mut self) -> Result<FromAudio, HostError> {
         let start = Instant::now();
+        let timeout = self.answer_timeout();
         loop {
             if let Some(ev) = self.queues.from_audio.pop() {
                 return Ok(ev);
             }
             match &self.driver {
                 Driver::Thread { handle, .. } => {
-                    if handle.as_ref().is_none_or(|h| h.is_finished())
-                        || start.elapsed() > ANSWER_TIMEOUT
+                    if handle.as_ref().is_none_or(|h| h.is_finished()) || start.elapsed() > timeout
                     {
                         return Err(HostError::AudioGone);
                     }
@@ -112,7 +113,7 @@ impl Host {
                     if let Some(why) = shared.stopped(gone) {
                         return Err(HostError::JackStopped(why));
                     }
-                    if start.elapsed() > ANSWER_TIMEOUT {
+                    if start.elapsed() > timeout {
                         return Err(HostError::AudioGone);
                     }
                 }

@@ -407,7 +407,10 @@ fn start_clocked(mut audio: Box<HostAudio>, options: &HostOptions) -> Result<Dri
         // Relaxed: a request polled once per cycle; nothing is published with it.
         while !stop.load(Ordering::Relaxed) {
             let target = base + (k as u128 * period_num / rate) as u64;
-            crate::backend::clocked::sleep_until(target);
+            // A stop is seen within 20 ms, however long the period.
+            if !crate::backend::clocked::sleep_until_or(target, &stop) {
+                break;
+            }
             audio.run_cycle(Instant::now());
             k += 1;
             let next = base + (k as u128 * period_num / rate) as u64;

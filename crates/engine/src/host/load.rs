@@ -12,10 +12,7 @@ use fugue_graph::TaskGraph;
 use super::audio::{FromAudio, Slot, ToAudio};
 use super::report::executor_label;
 use super::stats::GraphStats;
-use super::{
-    Driver, GraphExecutor, Host, HostError, HostEvent, LoadReport, Mode, UnloadReport,
-    ANSWER_TIMEOUT,
-};
+use super::{Driver, GraphExecutor, Host, HostError, HostEvent, LoadReport, Mode, UnloadReport};
 use crate::{ExecutorChoice, Pipeline};
 
 /// A loaded graph, as the control thread keeps it.
@@ -151,6 +148,7 @@ impl Host {
         built.slot.ports = self.register_ports(name, built.channels)?;
         self.next_id += 1;
         let started = Instant::now();
+        let timeout = self.answer_timeout();
         let mut slot = built.slot;
         let cycle = loop {
             self.send(ToAudio::Load(slot))?;
@@ -177,7 +175,7 @@ impl Host {
                 // crossed the load. Once the host follows it, compile again at the new size
                 // (or resend, when the new size's set is still on its way).
                 Err(back) => {
-                    if started.elapsed() > ANSWER_TIMEOUT {
+                    if started.elapsed() > timeout {
                         self.release(FromAudio::Refused(back));
                         return Err(HostError::AudioGone);
                     }

@@ -139,10 +139,19 @@ impl std::fmt::Debug for Host {
     }
 }
 
-/// How long the control thread waits for the audio thread to take a command.
+/// How long the control thread waits for the audio thread to take a command, beyond two of
+/// its periods ([`Host::answer_timeout`]).
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl Host {
+    /// How long the control thread waits for the audio thread to take a command:
+    /// [`ANSWER_TIMEOUT`] and two periods (the audio thread takes commands at the start of a
+    /// cycle, and a period may be seconds long: `--rate 1000 --buffer 8192`).
+    pub(super) fn answer_timeout(&self) -> Duration {
+        let period = self.audio_block as f64 / f64::from(self.options.rate.max(1));
+        ANSWER_TIMEOUT + Duration::from_secs_f64(2.0 * period.min(1e6))
+    }
+
     /// Starts a host with the built-in node kinds.
     pub fn start(options: HostOptions) -> Result<Host, HostError> {
         Host::with_registry(options, Registry::with_builtin_kinds())

@@ -10,7 +10,7 @@ use super::audio::{FromAudio, GraphSet};
 use super::channel::gain_of;
 use super::load::ExecutorPlan;
 use super::options::fit_pipeline;
-use super::{Driver, Host, HostError, Mode, ANSWER_TIMEOUT};
+use super::{Driver, Host, HostError, Mode};
 
 impl Host {
     /// [`Host::poll`] under JACK: collects a set adopted, withdraws one offered at a size
@@ -46,11 +46,12 @@ impl Host {
                 None => {
                     // Taken just now: the callback retires the old set right after.
                     let start = Instant::now();
+                    let timeout = self.answer_timeout();
                     let old = loop {
                         if let Some(old) = resize.handoff.collect() {
                             break old;
                         }
-                        if start.elapsed() > ANSWER_TIMEOUT {
+                        if start.elapsed() > timeout {
                             return Err(HostError::AudioGone);
                         }
                         std::thread::yield_now();
