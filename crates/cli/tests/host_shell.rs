@@ -119,3 +119,58 @@ fn the_shell_completes_helps_and_keeps_its_history() {
         "{shown}"
     );
 }
+
+/// Ctrl-C at the shell's prompt (a key to the line editor, not a signal) stops the host as
+/// SIGINT does: its line on standard error and exit status 130.
+#[test]
+fn ctrl_c_at_the_prompt_stops_the_host_as_sigint() {
+    let state = folder("host-shell", "state-ctrl-c");
+    let (mut master, slave) = pty();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args(["host", "--backend", "offline"])
+        .env("XDG_STATE_HOME", &state)
+        .env("TERM", "xterm")
+        .env_remove(common::FAULT_VAR)
+        .stdin(Stdio::from(slave.try_clone().unwrap()))
+        .stdout(Stdio::from(slave))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let screen = Arc::new(Mutex::new(String::new()));
+    let reader = {
+        let mut master = master.try_clone().unwrap();
+        let screen = screen.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = master.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                screen
+                    .lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        })
+    };
+    wait_for(&screen, "`help COMMAND` says what one does");
+    master.write_all(b"unload a").unwrap();
+    wait_for(&screen, "unload a");
+    master.write_all(b"\x03").unwrap();
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    drop(master);
+    let _ = reader.join();
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(err.contains("stopped by SIGINT"), "{err}");
+    assert!(
+        !err.contains("no graph named"),
+        "the half-typed line ran: {err}"
+    );
+}

@@ -408,7 +408,15 @@ fn prompt_lines(tx: mpsc::Sender<Request>, json: bool, names: shell::Names) {
                     return;
                 }
             }
-            // Ctrl-C or Ctrl-D at the prompt: quit cleanly.
+            // Ctrl-C at the prompt (the terminal gives it to the line editor as a key, not
+            // as a signal): the host stops as on SIGINT, with its line and exit status 130,
+            // as Ctrl-C during a `wait` does.
+            Err(rustyline::error::ReadlineError::Interrupted) => {
+                // SAFETY: kill has no memory-safety preconditions; the pid is this process's.
+                unsafe { libc::kill(libc::getpid(), libc::SIGINT) };
+                return;
+            }
+            // Ctrl-D (the end of input) or a terminal that failed: quit cleanly.
             Err(_) => {
                 let _ = Request::ask(&tx, "quit".into(), None);
                 return;
