@@ -282,3 +282,30 @@ fn set_refuses_what_cannot_change_in_one_line_each() {
     // The host played on to the end of the script.
     assert!(stdout(&o).contains("waited 0.1 s"), "{}", stdout(&o));
 }
+
+/// A `load` whose graph has a node that cannot be built names the file, the node's place in
+/// it and the reason, as `check` and `render` do; the host goes on.
+#[test]
+fn a_refused_load_names_the_place_of_the_node() {
+    let d = folder("host-offline", "load-place");
+    let g = d.join("brange.ag");
+    std::fs::write(
+        &g,
+        "n = { kind: \"noise\", };\np = { kind: \"biquad\", freq: 30000, };\ns = { kind: \"sink\", };\nn.1 -> p.1 -> s.1;\n",
+    )
+    .unwrap();
+    let o = host_with_input(
+        &["--backend", "offline"],
+        &format!("load c {}\nlist\nquit\n", g.display()),
+    );
+    let out = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        out.contains(&format!(
+            "error: cannot load {}:2:23: node `p` (biquad): attribute `freq` = `30000`",
+            g.display()
+        )),
+        "{out}"
+    );
+    assert!(out.contains("no graph is loaded"), "{out}");
+}

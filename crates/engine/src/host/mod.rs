@@ -246,13 +246,21 @@ impl Host {
             None => fugue_graph::read::read_file(file, None)?,
         };
         self.load_graph(name, &graph, &file.display().to_string())
-            .map_err(|e| match e {
-                // The graph's own faults, which name its nodes but not its file.
-                e @ (HostError::Compile(_) | HostError::Build(_)) => HostError::Graph {
-                    file: file.display().to_string(),
+            .map_err(|e| {
+                // The graph's own faults, which name its nodes but not its file: the file,
+                // and the place of the node in it, as `check` and `render` give them.
+                let source: &(dyn std::error::Error + 'static) = match &e {
+                    HostError::Compile(c) => c,
+                    HostError::Build(b) => b.as_ref(),
+                    _ => return e,
+                };
+                let at = crate::check::error_place(&graph, source)
+                    .map(|l| format!(":{l}"))
+                    .unwrap_or_default();
+                HostError::Graph {
+                    file: format!("{}{at}", file.display()),
                     why: Box::new(e),
-                },
-                e => e,
+                }
             })
     }
 
