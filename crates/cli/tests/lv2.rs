@@ -352,8 +352,9 @@ fn without_lilv_a_graph_with_an_lv2_node_names_the_package() {
     assert!(e.contains("liblilv-0-0"), "{e}");
 }
 
-/// A bundle of two plugins described only (no binary: they are refused before one is
-/// loaded): one requires a worker, one has a CV input.
+/// A bundle of three plugins described only (no binary): one requires a worker, one has a
+/// CV input (both refused before their library is loaded), one is plain (refused when its
+/// library cannot be loaded).
 fn fake_bundle(dir: &Path) -> PathBuf {
     let b = dir.join("lv2/fake.lv2");
     std::fs::create_dir_all(&b).unwrap();
@@ -365,7 +366,8 @@ fn fake_bundle(dir: &Path) -> PathBuf {
         format!(
             "{prefixes}\
              <urn:fugue:test:worker> a lv2:Plugin ; lv2:binary <fake.so> ; rdfs:seeAlso <fake.ttl> .\n\
-             <urn:fugue:test:cv> a lv2:Plugin ; lv2:binary <fake.so> ; rdfs:seeAlso <fake.ttl> .\n"
+             <urn:fugue:test:cv> a lv2:Plugin ; lv2:binary <fake.so> ; rdfs:seeAlso <fake.ttl> .\n\
+             <urn:fugue:test:nolib> a lv2:Plugin ; lv2:binary <fake.so> ; rdfs:seeAlso <fake.ttl> .\n"
         ),
     )
     .unwrap();
@@ -378,7 +380,8 @@ fn fake_bundle(dir: &Path) -> PathBuf {
              <urn:fugue:test:worker> a lv2:Plugin ; doap:name \"Needs a worker\" ;\n\
                lv2:requiredFeature <http://lv2plug.in/ns/ext/worker#schedule> ;\n  {audio} .\n\
              <urn:fugue:test:cv> a lv2:Plugin ; doap:name \"Has a CV input\" ;\n  {audio} , \
-               [ a lv2:CVPort , lv2:InputPort ; lv2:index 2 ; lv2:symbol \"mod\" ; lv2:name \"Mod\" ] .\n"
+               [ a lv2:CVPort , lv2:InputPort ; lv2:index 2 ; lv2:symbol \"mod\" ; lv2:name \"Mod\" ] .\n\
+             <urn:fugue:test:nolib> a lv2:Plugin ; doap:name \"Has no library\" ;\n  {audio} .\n"
         ),
     )
     .unwrap();
@@ -402,6 +405,14 @@ fn a_plugin_that_needs_what_fugue_lacks_is_refused_in_one_sentence() {
     let o = render(&dir, "cv", "uri: \"urn:fugue:test:cv\",", &env);
     let e = one_error(&o);
     assert!(e.contains("port `mod` is a CV port"), "{e}");
+    let o = render(&dir, "nolib", "uri: \"urn:fugue:test:nolib\",", &env);
+    let e = one_error(&o);
+    assert!(
+        e.contains("could not load plugin <urn:fugue:test:nolib>: its library ")
+            && e.contains("fake.lv2/fake.so cannot be loaded: ")
+            && e.contains("No such file"),
+        "{e}"
+    );
     // `fugue plugins` lists them all the same.
     let o = fugue_env(&["plugins", "urn:fugue"], &env);
     assert!(o.status.success(), "{}", stderr(&o));

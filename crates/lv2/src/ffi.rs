@@ -175,6 +175,9 @@ lilv_functions! {
     lilv_port_get_symbol: fn(*const Opaque, *const Opaque) -> *const Opaque;
     lilv_port_get_name: fn(*const Opaque, *const Opaque) -> *mut Opaque;
     lilv_plugin_instantiate: fn(*const Opaque, f64, *const *const Feature) -> *mut RawInstance;
+    lilv_plugin_get_library_uri: fn(*const Opaque) -> *const Opaque;
+    lilv_file_uri_parse: fn(*const c_char, *mut *mut c_char) -> *mut c_char;
+    lilv_free: fn(*mut c_void);
     lilv_instance_free: fn(*mut RawInstance);
 }
 

@@ -83,6 +83,11 @@ impl Kind {
             }
         }
         let values = self.controls(ctx, plugin)?;
+        // The plugin's library, loaded first by us: one that cannot be loaded (a missing
+        // file, a missing symbol) is said with the loader's reason, before lilv tries it
+        // (and prints its own line). Held until the instance is made, so that lilv's load
+        // of it is not a second first load.
+        let _library = load_library(world, raw, &uri).map_err(|why| attrs::bad_ports(ctx, why))?;
         let first = Instance::new(world, plugin, raw, ctx.sample_rate, ctx.block, &values)
             .ok_or_else(|| {
                 attrs::bad_ports(
@@ -211,6 +216,32 @@ fn supported(ctx: &NodeContext<'_>, plugin: &PluginInfo) -> Result<(), NodeError
         ));
     }
     Ok(())
+}
+
+/// Loads plugin `raw`'s shared library (of `uri`), when its description names one as a file;
+/// the error says which file and the loader's reason.
+fn load_library(
+    world: &World,
+    raw: *const Opaque,
+    uri: &str,
+) -> Result<Option<libloading::Library>, String> {
+    let Some(lib) = world.library_path(raw) else {
+        return Ok(None);
+    };
+    // SAFETY: the plugin's own library, which lilv is about to load for the instance
+    // (running its initialisers) in any case.
+    match unsafe { libloading::Library::new(&lib) } {
+        Ok(l) => Ok(Some(l)),
+        Err(e) => {
+            let shown = lib.display().to_string();
+            let e = e.to_string();
+            // The loader's text often starts with the file's name again.
+            let why = e.strip_prefix(&format!("{shown}: ")).unwrap_or(&e);
+            Err(format!(
+                "could not load plugin <{uri}>: its library {shown} cannot be loaded: {why}"
+            ))
+        }
+    }
 }
 
 /// The control side of an `lv2` node.

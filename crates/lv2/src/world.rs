@@ -249,6 +249,35 @@ impl World {
         Some((&self.plugins[i], self.raw[i]))
     }
 
+    /// The file of plugin `raw`'s shared library, as its description names it (`None` when
+    /// it names none, or not as a file).
+    pub(crate) fn library_path(&self, raw: *const Opaque) -> Option<std::path::PathBuf> {
+        use std::os::unix::ffi::OsStrExt as _;
+        let _lock = self.guard();
+        // SAFETY: `raw` is a plugin of this world (never freed); the node returned belongs
+        // to the plugin (not freed here).
+        let node = unsafe { (self.lilv.lilv_plugin_get_library_uri)(raw) };
+        if node.is_null() {
+            return None;
+        }
+        // SAFETY: a live node; its string lives as long as it.
+        let uri = unsafe { (self.lilv.lilv_node_as_string)(node) };
+        if uri.is_null() {
+            return None;
+        }
+        // SAFETY: `uri` is NUL-terminated; a null hostname pointer is allowed; the path
+        // returned is lilv's to free with lilv_free, done below after it is copied.
+        let p = unsafe { (self.lilv.lilv_file_uri_parse)(uri, std::ptr::null_mut()) };
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: a non-null path from lilv is NUL-terminated.
+        let path = std::ffi::OsStr::from_bytes(unsafe { CStr::from_ptr(p) }.to_bytes()).into();
+        // SAFETY: allocated by lilv for the caller, freed once.
+        unsafe { (self.lilv.lilv_free)(p.cast()) };
+        Some(path)
+    }
+
     /// The string of a lilv node (empty for null).
     fn string(&self, node: *const Opaque) -> String {
         if node.is_null() {
