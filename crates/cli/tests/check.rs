@@ -196,3 +196,35 @@ fn info_refuses_what_render_refuses_and_render_suggests_the_same_names() {
     );
     std::fs::remove_dir_all(d).unwrap();
 }
+
+/// A DOT graph's problems have their line and column too, and a node that an edge made
+/// without a kind (a typo in an edge) is said to give none, not to be of a kind `task`.
+#[test]
+fn dot_problems_have_places_and_a_node_without_kind_is_named_so() {
+    let d = folder("check", "check-dot");
+    let p = d.join("typo.dot");
+    std::fs::write(
+        &p,
+        "digraph g {\n o [kind=osc, freq=440, volme=2];\n s [kind=sink];\n o -> x -> s;\n}\n",
+    )
+    .unwrap();
+    let o = fugue(&["check", p.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("typo.dot:2:25: node `o` has attribute `volme`, which kind osc does not read; did you mean `volume`?"),
+        "{err}"
+    );
+    assert!(
+        err.contains("typo.dot:4:7: node `x` gives no kind (a DOT node without `kind` is a `task`"),
+        "{err}"
+    );
+    let wav = d.join("t.wav");
+    let o = fugue(&["render", p.to_str().unwrap(), "-o", wav.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("typo.dot:4:7: node `x` gives no kind"),
+        "{err}"
+    );
+}

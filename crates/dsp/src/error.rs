@@ -8,7 +8,7 @@ use thiserror::Error;
 #[derive(Clone, Debug, Error, PartialEq)]
 pub enum NodeError {
     /// The node's kind is not in the registry.
-    #[error("node `{node}` has unknown kind `{kind}`{}; known kinds: {known} (or pass --placeholder to render unknown kinds as silence)", nearest.as_ref().map(|n| format!(" (did you mean `{n}`?)")).unwrap_or_default())]
+    #[error("node `{node}` {}; known kinds: {known} (or pass --placeholder to render unknown kinds as silence)", unknown_kind(kind, nearest.as_deref()))]
     UnknownKind {
         /// The node.
         node: String,
@@ -55,4 +55,19 @@ pub enum NodeError {
         /// What is wrong, e.g. "takes no input, but an edge feeds port 1".
         reason: String,
     },
+}
+
+/// What [`NodeError::UnknownKind`] says of the kind: a kind given and not known (with the
+/// likely one), none (an `.ag` node without `kind`), or `task`, which the task-graph formats
+/// give a node without one (DOT's default, every `.stg` node).
+fn unknown_kind(kind: &str, nearest: Option<&str>) -> String {
+    match (kind, nearest) {
+        ("", _) => "gives no kind".to_string(),
+        ("task", _) => {
+            "gives no kind (`task`, a node of a task graph, which only schedules read: give it `kind`)"
+                .to_string()
+        }
+        (k, Some(n)) => format!("has unknown kind `{k}` (did you mean `{n}`?)"),
+        (k, None) => format!("has unknown kind `{k}`"),
+    }
 }

@@ -199,12 +199,18 @@ fn check_node(graph: &TaskGraph, registry: &Registry, id: NodeId, out: &mut Vec<
         place,
         message,
     };
-    if node.kind.is_empty() {
+    if node.kind.is_empty() || node.kind == TASK_KIND {
+        let how = if node.kind.is_empty() {
+            "write `kind: \"osc\"`, for example"
+        } else {
+            // DOT's default kind: a node of a task graph, which only schedules read.
+            "a DOT node without `kind` is a `task`, which only schedules read; write `kind=osc`, for example"
+        };
         out.push(error(
             What::Kind,
             places.and_then(|p| p.node(id)),
             format!(
-                "node `{}` gives no kind (write `kind: \"osc\"`, for example); known kinds: {}",
+                "node `{}` gives no kind ({how}); known kinds: {}",
                 node.name,
                 registry.names().join(", ")
             ),

@@ -18,8 +18,10 @@
 use std::collections::HashMap;
 
 use super::{finish, location_of, syntax};
+use crate::error::Location;
 use crate::error::{GraphError, ReadError};
 use crate::model::{GraphBuilder, Node, TaskGraph, Value};
+use crate::places::{Cursor, SourcePlaces};
 use crate::read::ag::MAX_PORTS;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -214,6 +216,8 @@ pub const MAX_EDGES: usize = 4_000_000;
 #[derive(Clone, Debug)]
 struct Attr {
     key: String,
+    /// The key's byte offset.
+    key_pos: usize,
     value: String,
     pos: usize,
     quoted: bool,
@@ -325,6 +329,7 @@ impl Parser<'_> {
                     Tok::Comma | Tok::Semi => self.k += 1,
                     Tok::Id(key) => {
                         let key = key.clone();
+                        let key_pos = self.at();
                         self.k += 1;
                         if *self.tok() != Tok::Eq {
                             return Err(
@@ -340,6 +345,7 @@ impl Parser<'_> {
                         let pos = self.at();
                         attrs.push(Attr {
                             key,
+                            key_pos,
                             value: v.clone(),
                             pos,
                             quoted: matches!(self.text.as_bytes().get(pos), Some(b'"' | b'<')),
@@ -601,9 +607,11 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
     if let Some(d) = body.deadline {
         g.set_deadline(d);
     }
-    add_nodes(&mut g, &body, text, file)?;
+    let raw = add_nodes(&mut g, &body, text, file)?;
     let offsets = add_edges(&mut g, &body.edges, strict, text, file)?;
-    finish(g, file, text, &offsets, crate::error::FEEDBACK_DOT)
+    let mut graph = finish(g, file, text, &offsets, crate::error::FEEDBACK_DOT)?;
+    graph.set_places(Some(source_places(text, &raw)));
+    Ok(graph)
 }
 
 /// Graphviz's display attributes of nodes: they say how a node is drawn, not what it
@@ -697,10 +705,21 @@ fn value(a: &Attr) -> Value {
 /// `task`), `in` and `out` the ports declared, Graphviz's display attributes
 /// ([`DISPLAY_ATTRIBUTES`]) left out, any other attribute kept ([`value`]; the last one of a
 /// key wins).
-fn add_nodes(g: &mut GraphBuilder, body: &Body, text: &str, file: &str) -> Result<(), ReadError> {
+fn add_nodes(
+    g: &mut GraphBuilder,
+    body: &Body,
+    text: &str,
+    file: &str,
+) -> Result<Vec<RawPlaces>, ReadError> {
+    let mut places = Vec::with_capacity(body.order.len());
     for name in &body.order {
         let d = &body.decls[name];
         let mut node = Node::new(name.clone(), "task");
+        let mut place = RawPlaces {
+            decl: d.pos,
+            kind: None,
+            attrs: Vec::new(),
+        };
         if let Some(w) = weight(&d.attrs, d.pos, &format!("node `{name}`"), text, file)? {
             node = node.with_cost(w);
         }
@@ -711,6 +730,7 @@ fn add_nodes(g: &mut GraphBuilder, body: &Body, text: &str, file: &str) -> Resul
             }
             if key == "kind" {
                 node.kind = a.value.clone();
+                place.kind = Some(a.pos);
             } else if key == "in" || key == "out" {
                 let n = crate::model::parse_number(&a.value)
                     .filter(|v| *v >= 0.0 && v.fract() == 0.0 && *v <= MAX_PORTS as f64)
@@ -729,10 +749,12 @@ fn add_nodes(g: &mut GraphBuilder, body: &Body, text: &str, file: &str) -> Resul
                 } else {
                     node.declared_outputs = Some(n);
                 }
-            } else if let Some(slot) = node.attrs.iter_mut().find(|(k2, _)| k2 == key) {
-                slot.1 = value(a);
+            } else if let Some(i) = node.attrs.iter().position(|(k2, _)| k2 == key) {
+                node.attrs[i].1 = value(a);
+                place.attrs[i] = a.key_pos;
             } else {
                 node.attrs.push((key.clone(), value(a)));
+                place.attrs.push(a.key_pos);
             }
         }
         g.add_node(node).map_err(|e| ReadError::Graph {
@@ -740,8 +762,47 @@ fn add_nodes(g: &mut GraphBuilder, body: &Body, text: &str, file: &str) -> Resul
             location: location_of(text, d.pos),
             error: e,
         })?;
+        places.push(place);
     }
-    Ok(())
+    Ok(places)
+}
+
+/// Where a node's parts are written: byte offsets of its first mention, its kind's value and
+/// the keys of its attributes (in the order of [`Node::attrs`]).
+struct RawPlaces {
+    decl: usize,
+    kind: Option<usize>,
+    attrs: Vec<usize>,
+}
+
+/// The places of the nodes' parts ([`RawPlaces`]) as lines and columns: every offset sorted
+/// once, so that one pass over the text turns them all (a node's attributes may be written
+/// anywhere in the file, after other nodes').
+fn source_places(text: &str, raw: &[RawPlaces]) -> SourcePlaces {
+    let mut offsets: Vec<(usize, usize)> = Vec::new();
+    for r in raw {
+        offsets.push((r.decl, offsets.len()));
+        offsets.push((r.kind.unwrap_or(r.decl), offsets.len()));
+        for &a in &r.attrs {
+            offsets.push((a, offsets.len()));
+        }
+    }
+    let mut at = vec![Location { line: 1, column: 1 }; offsets.len()];
+    offsets.sort_unstable();
+    let mut cursor = Cursor::new(text);
+    for &(pos, slot) in &offsets {
+        at[slot] = cursor.at(pos);
+    }
+    let mut places = SourcePlaces::default();
+    let mut k = 0;
+    for r in raw {
+        let (decl, kind) = (at[k], at[k + 1]);
+        k += 2;
+        let attrs = at[k..k + r.attrs.len()].iter().copied();
+        k += r.attrs.len();
+        places.push(decl, r.kind.map(|_| kind), attrs);
+    }
+    places
 }
 
 /// An edge's port at one end (0-based): its `taillabel` (source) or `headlabel`
