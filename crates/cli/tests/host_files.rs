@@ -129,6 +129,26 @@ fn record_never_replaces_a_file_the_host_reads() {
         "{out}{}",
         stderr(&o)
     );
+    // A graph file that standard input will load later cannot be known at the start: a
+    // recording must be named .wav, so that a graph is never taken for it, even with --force.
+    let o = fugue_in(
+        &d,
+        &[
+            "host",
+            "--backend",
+            "offline",
+            "--record",
+            "victim.ag",
+            "--force",
+        ],
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("--record victim.ag: the recording is a WAV file; name it with .wav"),
+        "{e}"
+    );
+    assert_eq!(std::fs::read(d.join("victim.ag")).unwrap(), before);
 }
 
 #[test]

@@ -204,8 +204,10 @@ static PROMPT_WRITE_ERROR: std::sync::OnceLock<std::io::Error> = std::sync::Once
 pub const MAX_SCRIPT_BYTES: u64 = 16 << 20;
 
 /// Checks `--record` before anything is created: not `-` (standard output carries the
-/// replies), not an existing file without `--force`, and not a file the host reads (the
-/// script, the control socket, a graph the script loads).
+/// replies), a file named `.wav` (or a stream: a named pipe, a device), not an existing file
+/// without `--force`, and not a file the host reads (the script, the control socket, a graph
+/// the script loads; a graph loaded later from standard input or the socket cannot be known
+/// now, and the `.wav` name keeps a graph file from being taken for the recording).
 fn check_record(args: &Args, script: Option<&[u8]>) -> anyhow::Result<()> {
     let Some(record) = &args.record else {
         return Ok(());
@@ -218,7 +220,13 @@ fn check_record(args: &Args, script: Option<&[u8]>) -> anyhow::Result<()> {
     let mut inputs: Vec<PathBuf> = args.script.iter().chain(&args.control).cloned().collect();
     inputs.extend(control::script_loads(script.unwrap_or_default()));
     let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
-    fugue_engine::output::OutputFile::check(record, args.force, &inputs)?;
+    let out = fugue_engine::output::OutputFile::check(record, args.force, &inputs)?;
+    if !out.takes("wav") {
+        return Err(util::usage(format!(
+            "--record {}: the recording is a WAV file; name it with .wav (or give a named pipe)",
+            record.display()
+        )));
+    }
     Ok(())
 }
 
