@@ -256,7 +256,7 @@ fn set_refuses_what_cannot_change_in_one_line_each() {
     .unwrap();
     // A delay's time changes live up to its line (`max_time`, 1 s here), after a change too.
     let script = format!(
-        "load a {}\nset b o freq 3\nset a x freq 3\nset a o frq 3\nset a o phase 0.5\nset a f freq 100000\nset a o freq abc\nset a o freq\nset a d time 0.8\nset a d time 0.2\nset a d time 1.5\nwait 0.1\nquit\n",
+        "load a {}\nset b o freq 3\nset a x freq 3\nset a o frq 3\nset a o phase 0.5\nset a f freq 100000\nset a o freq abc\nset a o freq\nset a d time 0.8\nset a d time 0.2\nset a d time 1.5\nset a f type 3\nset a f out 2\nwait 0.1\nquit\n",
         graph.display()
     );
     let o = host_with_input(&["--backend", "offline"], &script);
@@ -271,12 +271,15 @@ fn set_refuses_what_cannot_change_in_one_line_each() {
         "`abc` is not a number",
         "set NAME NODE ATTR VALUE; something is missing",
         "`time` of node `d` can be set up to 1 while the graph plays",
+        // Not live: said so, whatever the value (not that 3 is not a type).
+        "attribute `type` of node `f` cannot change while the graph plays (the live attributes of kind biquad: freq, q, volume)",
+        "attribute `out` of node `f` cannot change while the graph plays",
     ] {
         assert!(err.contains(expected), "missing `{expected}` in:\n{err}");
     }
     assert_eq!(
         err.lines().filter(|l| l.contains("error")).count(),
-        8,
+        10,
         "{err}"
     );
     // The host played on to the end of the script.

@@ -119,7 +119,28 @@ pub fn check(
     };
     let kind = graph.node(v).kind.clone();
     let doc = registry.doc(&kind);
+    let not_live = || {
+        let live = match doc {
+            Some(d) if !d.live.is_empty() => {
+                let v: Vec<&str> = d.live.iter().map(|a| a.as_ref()).collect();
+                format!("the live attributes of kind {kind}: {}", v.join(", "))
+            }
+            _ => format!("kind {kind} has no live attribute"),
+        };
+        format!(
+            "attribute `{attr}` of node `{node}` cannot change while the graph plays ({live}); `fugue kinds` marks them"
+        )
+    };
+    // A node's ports, kind and cost are the graph's shape: never live.
+    if ["kind", "in", "out", "wcet"].contains(&attr) {
+        return Err(not_live());
+    }
     if let Some(doc) = doc {
+        // Said before the value is tried: a value the attribute could not take is beside
+        // the point when it cannot change at all.
+        if doc.others.is_none() && doc.reads(attr) && !doc.live.iter().any(|a| a.as_ref() == attr) {
+            return Err(not_live());
+        }
         if !doc.reads(attr) {
             let near = crate::lint::nearest_attribute(doc, attr);
             return Err(format!(
@@ -144,16 +165,7 @@ pub fn check(
                 "node `{node}` (kind {kind}) has no parameter `{attr}` to change; `fugue info` on the graph lists its parameters"
             ));
         }
-        let live = match doc {
-            Some(d) if !d.live.is_empty() => {
-                let v: Vec<&str> = d.live.iter().map(|a| a.as_ref()).collect();
-                format!("the live attributes of kind {kind}: {}", v.join(", "))
-            }
-            _ => format!("kind {kind} has no live attribute"),
-        };
-        return Err(format!(
-            "attribute `{attr}` of node `{node}` cannot change while the graph plays ({live}); `fugue kinds` marks them"
-        ));
+        return Err(not_live());
     };
     // A bound of the running processors' memory (a delay's line), from the node as it
     // stands: the changed copy's own default for it may differ.

@@ -102,7 +102,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     (
         "set",
-        "set NAME NODE ATTR VALUE: sets attribute ATTR of node NODE of graph NAME to VALUE from the next cycle, while it plays; ATTR must be live (`fugue kinds` marks them: osc freq, gain db, biquad freq and q, delay feedback and wet, a Faust program's parameters, an LV2 plugin's controls) and VALUE in its range",
+        "set NAME NODE ATTR VALUE: sets attribute ATTR of node NODE of graph NAME to VALUE from the next cycle, while it plays; ATTR must be live (`fugue kinds` marks them; among them every kind's volume, osc and mod freq, gain db, biquad freq and q, delay time, feedback and wet, reverb room and wet, a Faust program's parameters, an LV2 plugin's controls) and VALUE a number in its range",
     ),
     (
         "list",
@@ -325,7 +325,7 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
                 .filter(|v: &f64| v.is_finite())
                 .ok_or_else(|| {
                     format!(
-                        "`{}` is not a number; give the attribute's new value",
+                        "`{}` is not a number; `set` gives a live attribute a new number (`fugue kinds` marks the live ones)",
                         shorten(&args[3])
                     )
                 })?;

@@ -81,10 +81,10 @@ pub struct Args {
     /// (`fugue ctl PATH COMMAND...` sends one).
     #[arg(long, value_name = "SOCKET")]
     pub control: Option<PathBuf>,
-    /// Record the mix to this WAV file (32-bit float; its header is kept up to date every
-    /// second, so a host that is killed leaves a readable file) or named pipe. An existing
-    /// file is replaced only with --force; a file the host reads (the script, a graph it
-    /// loads) never.
+    /// Record the mix to this WAV file, named .wav (32-bit float; its header is kept up to
+    /// date every quarter of a second of audio, so a host that is killed leaves a readable
+    /// file), or named pipe. An existing file is replaced only with --force; a file the host
+    /// reads (the script, a graph it loads) never.
     #[arg(long, value_name = "OUT.wav")]
     pub record: Option<PathBuf>,
     /// Replace the --record file if it exists.
