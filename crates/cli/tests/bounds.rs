@@ -45,6 +45,11 @@ fn levels_beyond_80_db_are_refused() {
             "attribute `freq` = `1e18` is out of range: a sine's frequency lies within -1e9 to 1e9 Hz",
         ),
         (
+            "seed.ag",
+            "o = { kind: \"noise\", seed: 1.5, };",
+            "attribute `seed` = `1.5` must be a whole number from 0 to 9007199254740992 (2^53)",
+        ),
+        (
             "modfreq.ag",
             "o = { kind: \"mod\", freq: -1e300, };",
             "attribute `freq` = `-1e300` is out of range",

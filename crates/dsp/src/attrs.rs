@@ -132,6 +132,15 @@ pub fn no_inputs(ctx: &NodeContext<'_>) -> Result<(), NodeError> {
 /// node's name (so that two noise nodes differ, and every render is the same).
 pub fn seed(ctx: &NodeContext<'_>) -> Result<u64, NodeError> {
     if let Some(s) = number(ctx, "seed")? {
+        // Whole and exact in a double: another value would be silently rounded or clamped
+        // (-1 and 0, 1.5 and 1 gave one seed).
+        check(
+            ctx,
+            "seed",
+            s,
+            s >= 0.0 && s.fract() == 0.0 && s <= MAX_SEED as f64,
+            "must be a whole number from 0 to 9007199254740992 (2^53)",
+        )?;
         return Ok(s as u64);
     }
     // FNV-1a: stable across Rust versions, unlike `DefaultHasher`.
@@ -142,6 +151,10 @@ pub fn seed(ctx: &NodeContext<'_>) -> Result<u64, NodeError> {
     }
     Ok(h)
 }
+
+/// The largest `seed`: 2^53, the largest whole number every larger one of which a double
+/// (the graph's numbers) can no longer tell from its neighbours.
+pub const MAX_SEED: u64 = 1 << 53;
 
 /// The standard `volume` attribute (default 1.0), as `f32`.
 pub fn volume(ctx: &NodeContext<'_>) -> Result<f32, NodeError> {

@@ -190,7 +190,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
             ),
             (
                 text("seed"),
-                text("seed of the pluck noise (default: a hash of the node's name)"),
+                text("seed of the pluck noise, a whole number from 0 to 2^53 (default: a hash of the node's name)"),
             ),
             VOLUME,
         ]),
@@ -239,7 +239,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
         attributes: Cow::Borrowed(&[
             (
                 text("seed"),
-                text("seed (default: a hash of the node's name)"),
+                text("seed, a whole number from 0 to 2^53 (default: a hash of the node's name)"),
             ),
             VOLUME,
         ]),
