@@ -455,3 +455,27 @@ fn a_single_run_checks_live_values_at_the_rate_the_server_granted() {
     let o = child.wait_with_output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// `fugue ctl` takes the command as words or as one quoted argument; one with a line break
+/// (two commands) is refused before anything is sent.
+#[test]
+fn ctl_takes_a_command_as_words_or_as_one_argument() {
+    let dir = folder("host_socket", "ctl-forms");
+    std::fs::create_dir_all(dir.join("my dir")).unwrap();
+    let g = dir.join("my dir/p.ag");
+    std::fs::copy(common::example("pluck.ag"), &g).unwrap();
+    let mut h = start(&dir, "offline", None);
+    let (ok, r, _) = ctl(&h.socket, &["load", "a", g.to_str().unwrap()]);
+    assert!(ok && r.starts_with("loaded a"), "{r}");
+    let (ok, r, _) = ctl(&h.socket, &["unload a"]);
+    assert!(ok && r.starts_with("unloaded a"), "{r}");
+    let o = fugue(&["ctl", h.socket.to_str().unwrap(), "list\nquit"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("one command"), "{}", stderr(&o));
+    let (ok, r, _) = ctl(&h.socket, &["list"]);
+    assert!(ok && r == "no graph is loaded", "{r}");
+    let (ok, r, _) = ctl(&h.socket, &["quit"]);
+    assert!(ok, "{r}");
+    let (code, _) = exit_within(&mut h.child, Duration::from_secs(10));
+    assert_eq!(code, Some(0));
+}

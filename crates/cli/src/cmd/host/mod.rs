@@ -435,7 +435,18 @@ fn prompt_lines(tx: mpsc::Sender<Request>, json: bool, names: shell::Names) {
 
 /// `fugue ctl`.
 pub fn ctl(args: CtlArgs) -> anyhow::Result<()> {
-    let reply = socket::send(&args.socket, &command::quote(&args.command))?;
+    if args.command.iter().any(|w| w.contains(['\n', '\r'])) {
+        return Err(util::usage(
+            "fugue ctl sends one command: its words must not hold a line break (call it once per command)",
+        ));
+    }
+    // One argument holding the whole command (`fugue ctl S 'load a x.ag'`) is sent as the
+    // line it is; words given apart are quoted where they need it (a file name with spaces).
+    let line = match args.command.as_slice() {
+        [one] if one.trim().contains(char::is_whitespace) => one.clone(),
+        words => command::quote(words),
+    };
+    let reply = socket::send(&args.socket, &line)?;
     println!("{reply}");
     if control::reply_failed(&reply) {
         anyhow::bail!("the host refused the command");

@@ -35,7 +35,9 @@ pub const MAX_CLIENTS: usize = 64;
 /// no idle client to close, or another error).
 pub const BACKOFF: Duration = Duration::from_millis(100);
 
-/// How long a quitting host waits for the clients in a `wait` to send their reply.
+/// How long a quitting host waits for its clients to send the replies on their way (a
+/// `wait` cut short, and the reply of the command that quit, which the process's end would
+/// otherwise cut off).
 const REPLY_GRACE: Duration = Duration::from_secs(2);
 
 /// What the control socket needs from the host.
@@ -137,11 +139,7 @@ impl Drop for Guard {
         self.shared.closing.store(true, Ordering::Relaxed);
         let start = Instant::now();
         while start.elapsed() < REPLY_GRACE
-            && self
-                .shared
-                .clients()
-                .iter()
-                .any(|c| c.state == State::Waiting)
+            && self.shared.clients().iter().any(|c| c.state != State::Idle)
         {
             std::thread::sleep(Duration::from_millis(5));
         }
