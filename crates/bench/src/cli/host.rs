@@ -70,7 +70,7 @@ pub fn run(a: Args, env: &Env, progress: &mut dyn Progress) -> Result<String, Be
     ] {
         if !(v.is_finite() && v > 0.0 && v <= 3600.0) {
             return Err(BenchError::Config(format!(
-                "{flag} must be between 0 and 3600, not {v}"
+                "{flag} must be more than 0 and at most 3600 seconds, not {v}"
             )));
         }
     }

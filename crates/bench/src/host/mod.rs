@@ -109,6 +109,11 @@ pub fn named_graph(
         };
     }
     let p = std::path::Path::new(name);
+    if !p.exists() {
+        return Err(config(format!(
+            ": no such file; a graph is a file, or one of rateau101, heavyK (K chains, 1 to {MAX_HEAVY_CHAINS}) and gen:SHAPE:N (SHAPE line, diamond or rake)"
+        )));
+    }
     let g = read(p)?;
     let stem = p.file_stem().map(|s| s.to_string_lossy().into_owned());
     Ok((stem.unwrap_or_else(|| name.to_string()), g))

@@ -344,15 +344,24 @@ pub fn findings(b: &HostBench) -> Vec<String> {
         };
         let mut line = format!("{g}, {t} threads, {m}:");
         if let (Some(first), Some(last)) = (full.first(), full.last()) {
-            line.push_str(&format!(
-                " {:.2}{} of the ceiling at N={}, {:.2}{} at N={};",
-                f(first),
-                range(first),
-                first.n,
-                f(last),
-                range(last),
-                last.n
-            ));
+            if first.n == last.n {
+                line.push_str(&format!(
+                    " {:.2}{} of the ceiling at N={};",
+                    f(first),
+                    range(first),
+                    first.n
+                ));
+            } else {
+                line.push_str(&format!(
+                    " {:.2}{} of the ceiling at N={}, {:.2}{} at N={};",
+                    f(first),
+                    range(first),
+                    first.n,
+                    f(last),
+                    range(last),
+                    last.n
+                ));
+            }
         }
         line.push_str(&format!(" lowest {:.2} (N={}).", f(worst), worst.n));
         out.push(line);

@@ -135,10 +135,12 @@ impl Outcome {
     }
 }
 
-/// The consumer's clock and early stop: with a cap, a watchdog thread raises `stopped` when
-/// the cap has passed, and the consumer looks at that flag before every item (one read of a
-/// line nobody writes until then), so that even a collapsed configuration, whose items come
-/// milliseconds apart, stops on time.
+/// The consumer's clock and early stop: with a cap, a watchdog thread raises a flag of the
+/// clock's own when the cap has passed, and the consumer looks at that flag before every item
+/// (one read of a line nobody writes until then), so that even a collapsed configuration,
+/// whose items come milliseconds apart, stops on time. The producers are stopped by the
+/// consumer once it has stopped taking items, never by the watchdog: stopped first, they
+/// would leave the consumer waiting for an item that never comes.
 struct Clock {
     t0: Instant,
     stopped: Arc<AtomicBool>,
@@ -147,22 +149,22 @@ struct Clock {
 
 impl Clock {
     /// Starts the clock (and the watchdog, with a cap).
-    fn start(cap: Option<Duration>, stopped: &Arc<AtomicBool>) -> Clock {
+    fn start(cap: Option<Duration>) -> Clock {
+        let stopped = Arc::new(AtomicBool::new(false));
         let watchdog = cap.map(|cap| {
             let (tx, rx) = std::sync::mpsc::channel::<()>();
             let stop = stopped.clone();
             let h = thread::spawn(move || {
                 if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(cap) {
-                    // Release pairs with the producers' Acquire load: they see the stop
-                    // before they see the consumer gone.
-                    stop.store(true, Ordering::Release);
+                    // Relaxed: the consumer reads this flag alone.
+                    stop.store(true, Ordering::Relaxed);
                 }
             });
             (tx, h)
         });
         Clock {
             t0: Instant::now(),
-            stopped: stopped.clone(),
+            stopped,
             watchdog,
         }
     }
@@ -185,7 +187,7 @@ impl Clock {
 
 /// A producer error is no error once the consumer stopped early on purpose.
 fn unless_stopped(stopped: &AtomicBool, e: impl Into<BenchError>) -> Result<Pushed, BenchError> {
-    // Acquire pairs with the Release store of the clock's watchdog.
+    // Acquire pairs with the consumer's Release store when it stops.
     if stopped.load(Ordering::Acquire) {
         Ok(Pushed::Stopped)
     } else {
@@ -381,7 +383,7 @@ pub fn measure<Q: Queue>(pt: &Point, mut q: Q) -> Result<Outcome, BenchError> {
         .collect();
     consumer_core(&pt.pin).map(pin_to).transpose()?;
     start.wait();
-    let clock = Clock::start(pt.cap, &stopped);
+    let clock = Clock::start(pt.cap);
     let mut tally = Tally::new(p);
     let mut result = Ok(());
     let mut done = items;

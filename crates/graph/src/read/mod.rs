@@ -45,9 +45,16 @@ pub fn read_file(path: &Path, format: Option<Format>) -> Result<TaskGraph, ReadE
     let format = match format.or_else(|| Format::from_path(path)) {
         Some(f) => f,
         None => {
-            // A file that cannot be opened says so first: its name is likely mistyped.
+            // A file that cannot be opened says so first: its name is likely mistyped. A
+            // folder is not a graph file, whatever its name.
             if let Err(source) = std::fs::File::open(path) {
                 return Err(ReadError::Io { file, source });
+            }
+            if path.is_dir() {
+                return Err(ReadError::Io {
+                    file,
+                    source: std::io::Error::from(std::io::ErrorKind::IsADirectory),
+                });
             }
             return Err(ReadError::UnknownFormat {
                 file,
