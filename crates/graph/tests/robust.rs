@@ -584,3 +584,17 @@ fn dot_subgraphs_and_html_labels() {
     let e = read_bytes(text.as_bytes(), Format::Dot, "s.dot").unwrap_err();
     assert!(e.to_string().contains("more than 4000000 edges"), "{e}");
 }
+
+/// Lines that end with a lone `\r` (the old Mac convention) are lines: a `//` comment ends
+/// there, and an error is placed on its line.
+#[test]
+fn lone_carriage_returns_end_lines() {
+    let text = "o = { kind: \"osc\", freq: 440, };\r// a comment\rs = { kind: \"sink\", };\ro.1 -> s.1;\rx.1 -> s.1;\r";
+    let e = read_bytes(text.as_bytes(), Format::Ag, "cr.ag").unwrap_err();
+    assert!(e.to_string().starts_with("cr.ag:5:1: "), "{e}");
+    let g = read_bytes(&text.as_bytes()[..text.len() - 12], Format::Ag, "cr.ag").unwrap();
+    assert_eq!(g.len(), 2);
+    let dot = "digraph {\r // a comment\r a -> b;\r a -> c [Weight=x];\r}\r";
+    let e = read_bytes(dot.as_bytes(), Format::Dot, "cr.dot").unwrap_err();
+    assert!(e.to_string().starts_with("cr.dot:4:"), "{e}");
+}

@@ -139,7 +139,9 @@ pub fn read_text_bounded(path: &Path, limit: u64, what: &str) -> std::io::Result
 pub const MAX_FILE_BYTES: u64 = 256 << 20;
 
 /// Reads a graph from bytes; `file` is the name used in error messages. A UTF-8 byte-order
-/// mark at the start is skipped.
+/// mark at the start is skipped; lines may end with `\n`, `\r\n` or a lone `\r` (the old
+/// Mac convention, read as `\n`: one byte for one, so places in the text stay where they
+/// are).
 pub fn read_bytes(bytes: &[u8], format: Format, file: &str) -> Result<TaskGraph, ReadError> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let text = match std::str::from_utf8(bytes) {
@@ -154,6 +156,22 @@ pub fn read_bytes(bytes: &[u8], format: Format, file: &str) -> Result<TaskGraph,
                 "the file is not text (invalid UTF-8 byte); expected a graph in text form".into(),
             ));
         }
+    };
+    let lone_cr =
+        |i: usize| text.as_bytes()[i] == b'\r' && text.as_bytes().get(i + 1) != Some(&b'\n');
+    let owned;
+    let text = if (0..text.len()).any(lone_cr) {
+        let mut b = text.as_bytes().to_vec();
+        for i in 0..b.len() {
+            if lone_cr(i) {
+                b[i] = b'\n';
+            }
+        }
+        // One ASCII byte for another: still UTF-8.
+        owned = String::from_utf8(b).expect("ASCII replaced by ASCII");
+        owned.as_str()
+    } else {
+        text
     };
     match format {
         Format::Ag => ag::parse(text, file),
