@@ -161,12 +161,15 @@ pub fn read_bytes(bytes: &[u8], format: Format, file: &str) -> Result<TaskGraph,
         |i: usize| text.as_bytes()[i] == b'\r' && text.as_bytes().get(i + 1) != Some(&b'\n');
     let owned;
     let text = if (0..text.len()).any(lone_cr) {
-        let mut b = text.as_bytes().to_vec();
-        for i in 0..b.len() {
-            if lone_cr(i) {
-                b[i] = b'\n';
-            }
-        }
+        let b: Vec<u8> = (0..text.len())
+            .map(|i| {
+                if lone_cr(i) {
+                    b'\n'
+                } else {
+                    text.as_bytes()[i]
+                }
+            })
+            .collect();
         // One ASCII byte for another: still UTF-8.
         owned = String::from_utf8(b).expect("ASCII replaced by ASCII");
         owned.as_str()
