@@ -367,3 +367,54 @@ fn ctrl_c_leaves_no_file() {
     assert!(stderr(&o).contains("interrupted"), "{}", stderr(&o));
     assert!(listing(&d).is_empty(), "{:?}", listing(&d));
 }
+
+/// A render whose length comes from an input that holds no audio is refused in a sentence
+/// (it wrote an empty file and said nothing); with `--tail` or `--seconds` it renders.
+#[test]
+fn an_empty_input_is_refused_as_the_length_of_a_render() {
+    let d = folder("empty-input");
+    let g = write(
+        &d,
+        "src.ag",
+        "i = { kind: \"source\", };\ns = { kind: \"sink\", };\ni.1 -> s.1;\n",
+    );
+    let input = d.join("empty.wav");
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: 48_000,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
+    hound::WavWriter::create(&input, spec)
+        .unwrap()
+        .finalize()
+        .unwrap();
+    let out = d.join("out.wav");
+    let args = |extra: &[&str]| {
+        let mut a = vec![
+            "render".to_string(),
+            g.clone(),
+            "--input".into(),
+            input.display().to_string(),
+            "-o".into(),
+            out.display().to_string(),
+            "--force".into(),
+        ];
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let run = |a: Vec<String>| {
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        fugue(&a)
+    };
+    let o = run(args(&[]));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("empty.wav holds no audio (0 frames)"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+    let o = run(args(&["--tail", "0.1"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -631,7 +631,16 @@ pub fn render(
     let seconds = match options.seconds {
         Some(s) => s,
         None if options.input.is_some() => {
-            input.first().map_or(0, Vec::len) as f64 / options.sample_rate as f64
+            let frames = input.first().map_or(0, Vec::len);
+            if frames == 0 {
+                // The render's length comes from the input: an empty one would make an empty
+                // file, and say nothing.
+                return Err(RenderError::Options(format!(
+                    "--input {} holds no audio (0 frames), so the render, as long as its input, would be empty; give --seconds or --tail",
+                    options.input.as_deref().map(|p| p.display().to_string()).unwrap_or_default()
+                )));
+            }
+            frames as f64 / options.sample_rate as f64
         }
         None => DEFAULT_SECONDS,
     };
