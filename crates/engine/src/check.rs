@@ -159,7 +159,37 @@ pub fn place_of(graph: &TaskGraph, e: &NodeError) -> Option<Location> {
 /// Where the file `graph` was read from writes the node behind error `e` (of a render or a
 /// run), when a node could not be built ([`node_error_of`], [`place_of`]).
 pub fn error_place(graph: &TaskGraph, e: &(dyn std::error::Error + 'static)) -> Option<Location> {
-    place_of(graph, node_error_of(e)?)
+    if let Some(n) = node_error_of(e) {
+        return place_of(graph, n);
+    }
+    // A plan's error about one node (its ports, its rates): where the node is declared.
+    let name = compile_error_of(e)?.node()?;
+    graph.places()?.node(graph.find(name)?)
+}
+
+/// The plan compiler's error behind `e`, when the plan could not be compiled.
+fn compile_error_of<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a fugue_exec::CompileError> {
+    use crate::{BuildError, RenderError, RunError};
+    use fugue_exec::CompileError;
+    let build = |b: &'a BuildError| match b {
+        BuildError::Compile(c) => Some(c),
+        _ => None,
+    };
+    if let Some(c) = e.downcast_ref::<CompileError>() {
+        return Some(c);
+    }
+    if let Some(b) = e.downcast_ref::<BuildError>() {
+        return build(b);
+    }
+    if let Some(RenderError::Build(b)) = e.downcast_ref::<RenderError>() {
+        return build(b);
+    }
+    if let Some(RunError::Build(b)) = e.downcast_ref::<RunError>() {
+        return build(b);
+    }
+    None
 }
 
 /// The node error behind `e`, when a node of the graph could not be built: what

@@ -120,7 +120,7 @@ pub enum CompileError {
     Options(String),
     /// A node would run at a rate beyond [`MAX_RATE_FACTOR`] times the engine's, or with a
     /// block beyond [`MAX_BLOCK`] (resamplers in a chain multiply their ratios).
-    #[error("node `{node}` would run at {rate_hz} Hz, {factor} times the engine's rate, with blocks of {block} frames; a node may run at most {MAX_RATE_FACTOR} times the engine's rate, with blocks of at most {MAX_BLOCK} frames: lower the resamplers' ratios or the buffer")]
+    #[error("node `{node}` would run at {rate_hz} Hz, {factor} times the engine's rate, with blocks of {block} frames; {}", rate_too_high(*factor))]
     RateTooHigh {
         /// The node.
         node: String,
@@ -151,6 +151,33 @@ pub enum CompileError {
         /// The block, frames.
         block: usize,
     },
+}
+
+/// Which bound of [`CompileError::RateTooHigh`] a node passes, and what to lower.
+fn rate_too_high(factor: f64) -> String {
+    if factor > MAX_RATE_FACTOR as f64 {
+        format!(
+            "a node may run at most {MAX_RATE_FACTOR} times the engine's rate: lower the resamplers' ratios"
+        )
+    } else {
+        format!(
+            "its blocks may have at most {MAX_BLOCK} frames: lower the buffer (--buffer) or the resamplers' ratios"
+        )
+    }
+}
+
+impl CompileError {
+    /// The node the error is about, when it names one outside a [`NodeError`] (which
+    /// carries its own place).
+    pub fn node(&self) -> Option<&str> {
+        match self {
+            CompileError::MixedRates { node, .. }
+            | CompileError::BlockNotWhole { node, .. }
+            | CompileError::PortMismatch { node, .. }
+            | CompileError::RateTooHigh { node, .. } => Some(node),
+            _ => None,
+        }
+    }
 }
 
 /// The most memory a compiled plan may take: audio buffers (one per output port, engine
