@@ -200,6 +200,32 @@ fn host_options(args: &Args) -> HostOptions {
 /// there, and `fugue host` fails with it).
 static PROMPT_WRITE_ERROR: std::sync::OnceLock<std::io::Error> = std::sync::OnceLock::new();
 
+/// Whether the shell has a command in the host whose reply it has not printed yet.
+static PROMPT_BUSY: AtomicBool = AtomicBool::new(false);
+
+/// Clears [`PROMPT_BUSY`] when the shell is done with a command, however `forward` returns.
+struct PromptBusy;
+
+impl Drop for PromptBusy {
+    fn drop(&mut self) {
+        let _ = std::io::stdout().flush();
+        // Release: the reply's write happens-before the host sees the shell done.
+        PROMPT_BUSY.store(false, std::sync::atomic::Ordering::Release);
+    }
+}
+
+/// Waits (at most 2 s) for the shell to print the reply of its command in flight: the reply
+/// of the `quit` that ends the host, which the process's end would otherwise cut off.
+fn wait_for_prompt() {
+    let start = std::time::Instant::now();
+    // Acquire: pairs with `PromptBusy`'s Release.
+    while PROMPT_BUSY.load(std::sync::atomic::Ordering::Acquire)
+        && start.elapsed() < Duration::from_secs(2)
+    {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
 /// The largest script `--script` reads (a script is lines of commands).
 pub const MAX_SCRIPT_BYTES: u64 = 16 << 20;
 
@@ -329,6 +355,9 @@ fn serve(
     }
     drop(tx);
     ctl.serve(&rx, stop, &watch);
+    // The shell's command that is still waiting for the loop gets no reply now: it returns.
+    drop(rx);
+    wait_for_prompt();
     Ok(())
 }
 
@@ -336,6 +365,9 @@ fn serve(
 /// the host is gone).
 fn forward(tx: &mpsc::Sender<Request>, line: String) -> bool {
     let quits = matches!(command::parse(&line), Ok(Some(Command::Quit)));
+    // Until its reply is printed: the host, quitting, waits for it (`wait_for_prompt`).
+    PROMPT_BUSY.store(true, std::sync::atomic::Ordering::Release);
+    let _busy = PromptBusy;
     match Request::ask(tx, line, None) {
         Some(r) if !r.is_empty() => {
             if let Err(e) = writeln!(std::io::stdout(), "{r}") {
