@@ -56,16 +56,7 @@ pub fn check(
     }
 }
 
-/// `value` as a short text: as written for usual magnitudes, in exponent notation beyond
-/// (`1e308`, not three hundred digits).
-pub fn short_number(value: f64) -> String {
-    let m = value.abs();
-    if m != 0.0 && m.is_finite() && !(1e-6..1e15).contains(&m) {
-        format!("{value:e}")
-    } else {
-        value.to_string()
-    }
-}
+pub use fugue_graph::short_number;
 
 /// A [`NodeError::BadAttr`] for this node.
 pub fn bad(ctx: &NodeContext<'_>, attr: &str, value: &str, reason: &str) -> NodeError {

@@ -328,7 +328,8 @@ pub enum RunError {
 pub fn check_seconds(s: f64, max: f64, unit: Option<(f64, &str)>) -> Result<(), String> {
     if !(s.is_finite() && s > 0.0 && s <= max) {
         return Err(format!(
-            "--seconds must be a number of seconds above 0 and up to {max}, not {s}"
+            "--seconds must be a number of seconds above 0 and up to {max}, not {}",
+            fugue_graph::short_number(s)
         ));
     }
     if let Some((unit_seconds, unit)) = unit.filter(|(u, _)| s < *u) {

@@ -646,7 +646,8 @@ pub fn render(
     };
     if !(seconds.is_finite() && (0.0..=86_400.0).contains(&seconds)) {
         return Err(RenderError::Options(format!(
-            "the length must be between 0 and 86400 seconds, not {seconds}"
+            "the length must be between 0 and 86400 seconds, not {}",
+            fugue_graph::short_number(seconds)
         )));
     }
     let total = (seconds * options.sample_rate as f64).round() as u64;

@@ -35,3 +35,14 @@ pub use model::{
 };
 pub use places::SourcePlaces;
 pub use read::{read_file, Format};
+
+/// `value` as a short text for a message: as written for usual magnitudes, in exponent
+/// notation beyond (`1e308`, not three hundred digits).
+pub fn short_number(value: f64) -> String {
+    let m = value.abs();
+    if m != 0.0 && m.is_finite() && !(1e-6..1e15).contains(&m) {
+        format!("{value:e}")
+    } else {
+        value.to_string()
+    }
+}

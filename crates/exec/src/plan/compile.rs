@@ -186,6 +186,15 @@ impl CompileError {
 /// before allocating and returns [`CompileError::TooLarge`] instead.
 pub const MEMORY_LIMIT: usize = 512 << 20;
 
+/// Bytes in words: KiB below a MiB, else whole MiB (rounded up).
+fn size(bytes: usize) -> String {
+    if bytes < 1 << 20 {
+        format!("{} KiB", bytes.div_ceil(1 << 10))
+    } else {
+        format!("{} MiB", mib(bytes))
+    }
+}
+
 /// Bytes as whole MiB, rounded up.
 fn mib(bytes: usize) -> usize {
     bytes.div_ceil(1 << 20)
@@ -565,10 +574,10 @@ impl<'g> Rated<'g> {
                     return Err(too_large(
                         needed,
                         format!(
-                            "audio buffers; {} MiB for the {} output port(s) of node `{}`",
-                            mib(Layout::bytes_of(out_block[v]).saturating_mul(d.outputs())),
+                            "audio buffers of the nodes' ports, the limit passed at node `{}`, whose {} output port(s) take {}",
+                            graph.node(v).name,
                             d.outputs(),
-                            graph.node(v).name
+                            size(Layout::bytes_of(out_block[v]).saturating_mul(d.outputs())),
                         ),
                     ));
                 }

@@ -408,7 +408,7 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
                             _ => unreachable!("matched above"),
                         };
                         if v <= 0.0 {
-                            return Err(p.lx.err(at3, format!("the deadline must be a positive number, found {v}")));
+                            return Err(p.lx.err(at3, format!("the deadline must be a positive number, found {}", crate::short_number(v))));
                         }
                         g.set_deadline(v);
                     }
