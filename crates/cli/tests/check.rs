@@ -228,3 +228,25 @@ fn dot_problems_have_places_and_a_node_without_kind_is_named_so() {
         "{err}"
     );
 }
+
+/// `check --rate` checks the ranges that depend on the rate at the rate the graph will run
+/// at.
+#[test]
+fn check_checks_rate_dependent_ranges_at_the_rate_given() {
+    let d = folder("check", "check-rate");
+    let p = d.join("f.ag");
+    std::fs::write(
+        &p,
+        "n = { kind: \"noise\", };\nf = { kind: \"biquad\", freq: 30000, };\ns = { kind: \"sink\", };\nn.1 -> f.1 -> s.1;\n",
+    )
+    .unwrap();
+    let o = fugue(&["check", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("must be between 0 and 24000 Hz"),
+        "{}",
+        stderr(&o)
+    );
+    let o = fugue(&["check", p.to_str().unwrap(), "--rate", "96000"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

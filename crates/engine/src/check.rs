@@ -91,11 +91,17 @@ const CHECK_BLOCK: usize = 512;
 /// have), and the warnings of [`lint::lint`] (nodes that reach no sink, what a node's kind
 /// says of it).
 pub fn check(graph: &TaskGraph, registry: &Registry) -> Vec<Problem> {
+    check_at(graph, registry, CHECK_RATE)
+}
+
+/// [`check`], the nodes built at `rate` Hz (a range that depends on the rate, a filter's
+/// frequency below half of it, is checked at the rate the graph will run at).
+pub fn check_at(graph: &TaskGraph, registry: &Registry, rate: f64) -> Vec<Problem> {
     let mut out = Vec::new();
     if has_kinds(graph) {
         // A feedback edge's two nodes are the plan compiler's own (fugue_graph::Feedback).
         for id in (0..graph.len()).filter(|&v| !graph.is_feedback_node(v)) {
-            check_node(graph, registry, id, &mut out);
+            check_node(graph, registry, id, rate, &mut out);
         }
     }
     for w in lint::lint(graph, registry) {
@@ -220,7 +226,13 @@ pub fn node_error_of<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a
 }
 
 /// The problems of node `id`.
-fn check_node(graph: &TaskGraph, registry: &Registry, id: NodeId, out: &mut Vec<Problem>) {
+fn check_node(
+    graph: &TaskGraph,
+    registry: &Registry,
+    id: NodeId,
+    rate: f64,
+    out: &mut Vec<Problem>,
+) {
     let node = graph.node(id);
     let places = graph.places();
     let error = |what: What, place: Option<Location>, message: String| Problem {
@@ -285,7 +297,7 @@ fn check_node(graph: &TaskGraph, registry: &Registry, id: NodeId, out: &mut Vec<
             ));
         }
     }
-    let ctx = NodeContext::of(graph, id, CHECK_RATE, CHECK_BLOCK);
+    let ctx = NodeContext::of(graph, id, rate, CHECK_BLOCK);
     match registry.build(&ctx, false) {
         Err(e) => {
             // A misspelt attribute that leaves a required one missing is said once, above.

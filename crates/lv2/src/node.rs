@@ -141,8 +141,16 @@ impl Kind {
                     attr,
                     &value.as_str(),
                     &format!(
-                        "is outside the range of control `{attr}` of plugin <{}>: {} to {}",
-                        plugin.uri, lo as f32, hi as f32
+                        "is outside the range of control `{attr}` of plugin <{}>: {} to {}{}",
+                        plugin.uri,
+                        lo as f32,
+                        hi as f32,
+                        // A range given as a fraction of the rate holds at this rate only.
+                        if port.sample_rate {
+                            format!(" at {rate} Hz")
+                        } else {
+                            String::new()
+                        }
                     ),
                 ));
             }

@@ -19,13 +19,17 @@ pub struct Args {
     /// Fail (exit code 1) on warnings too: a node that reaches no sink.
     #[arg(long)]
     pub strict: bool,
+    /// The sample rate in Hz the nodes are checked at (ranges that depend on it: a filter's
+    /// frequency below half of it, an LV2 control given as a fraction of it).
+    #[arg(long, default_value_t = 48_000, value_parser = clap::value_parser!(u32).range(1..=fugue_engine::MAX_RATE as i64))]
+    pub rate: u32,
 }
 
 /// Runs `fugue check`: exit code 0 when the graph has no error (warnings are said), 1
 /// otherwise, each problem on its own line of standard error.
 pub fn run(a: Args) -> anyhow::Result<()> {
     let g = util::read_graph(&a.file, a.format)?;
-    let problems = check::check(&g, &util::registry());
+    let problems = check::check_at(&g, &util::registry(), f64::from(a.rate));
     say(&problems, &a.file);
     let errors = problems
         .iter()
