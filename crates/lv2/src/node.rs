@@ -217,6 +217,16 @@ fn supported(ctx: &NodeContext<'_>, plugin: &PluginInfo) -> Result<(), NodeError
             ),
         ));
     }
+    if plugin.ports.is_empty() {
+        // Its manifest names it, but no port was read: the files that describe it are
+        // missing or did not parse (lilv says where, on standard error).
+        return Err(attrs::bad_ports(
+            ctx,
+            format!(
+                "is plugin <{uri}>, whose description declares no port: the bundle's files that describe it (its .ttl files) are missing or could not be read"
+            ),
+        ));
+    }
     if plugin.audio(true).count() + plugin.audio(false).count() == 0 {
         return Err(attrs::bad_ports(
             ctx,
