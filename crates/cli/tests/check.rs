@@ -216,7 +216,7 @@ fn dot_problems_have_places_and_a_node_without_kind_is_named_so() {
         "{err}"
     );
     assert!(
-        err.contains("typo.dot:4:7: node `x` gives no kind (a DOT node without `kind` is a `task`"),
+        err.contains("typo.dot:4:7: node `x` gives no kind (`task`, a node of a task graph"),
         "{err}"
     );
     let wav = d.join("t.wav");

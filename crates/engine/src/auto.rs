@@ -680,6 +680,24 @@ impl std::fmt::Debug for InRun {
     }
 }
 
+/// How many candidates' trials fit within the share of a run of `blocks` blocks, run
+/// `overlap` blocks per cycle, that trials in the run may take ([`IN_RUN_SHARE`]).
+fn in_run_fit(blocks: u64, overlap: usize) -> usize {
+    let cycles = (blocks as usize).div_ceil(overlap.max(1));
+    let turn = MIN_CYCLES.div_ceil(ROUNDS) + IN_RUN_WARM;
+    (cycles / IN_RUN_SHARE) / (turn * ROUNDS)
+}
+
+/// Whether trials in the run ([`InRun`]) may be worth building for `choice` run `overlap`
+/// blocks per cycle: a run of known length with room for two candidates' trials. Asked
+/// before a plan is compiled for them, so that a run too short makes no processor but those
+/// that play.
+pub(crate) fn in_run_fits(choice: &ExecutorChoice, overlap: usize) -> bool {
+    choice
+        .auto_cycles
+        .is_some_and(|blocks| in_run_fit(blocks, overlap) >= 2)
+}
+
 impl InRun {
     /// The trials of `choice` (auto, offline, `auto_cycles` known) on `plan`, which runs
     /// `overlap` blocks per cycle (`plain` is the graph's unpipelined plan of one block, for
@@ -712,8 +730,7 @@ impl InRun {
         }
         let cycles = (blocks as usize).div_ceil(overlap.max(1));
         let least = MIN_CYCLES.div_ceil(ROUNDS);
-        let turn = least + IN_RUN_WARM;
-        let fit = (cycles / IN_RUN_SHARE) / (turn * ROUNDS);
+        let fit = in_run_fit(blocks, overlap);
         if fit < 2 {
             return Ok(None);
         }

@@ -245,8 +245,8 @@ fn check_node(
         let how = if node.kind.is_empty() {
             "write `kind: \"osc\"`, for example"
         } else {
-            // DOT's default kind: a node of a task graph, which only schedules read.
-            "a DOT node without `kind` is a `task`, which only schedules read; write `kind=osc`, for example"
+            // The task-graph formats' kind (DOT's default, every .stg node's).
+            "`task`, a node of a task graph, which only schedules read; give it a kind, osc for example"
         };
         out.push(error(
             What::Kind,

@@ -175,6 +175,7 @@ impl Engine {
             // (Not beyond the largest block: a plan of OVERLAP blocks must still be one.)
             let overlapped = if choice.auto_overlap
                 && block.saturating_mul(crate::auto::OVERLAP) <= fugue_exec::MAX_BLOCK
+                && crate::auto::in_run_fits(choice, crate::auto::OVERLAP)
             {
                 let k = crate::auto::OVERLAP;
                 let most = fugue_exec::placement::available_cores().min(crate::auto::MAX_THREADS);

@@ -48,7 +48,9 @@ fn dot_value(v: &Value) -> String {
 /// labelled with their ports when a node has several. Every node's kind, ports, cost and
 /// attributes are written too (node `Weight` the cost, edge `Weight` the communication cost,
 /// edge `taillabel`/`headlabel` the ports), so the weighted-DOT reader reads back the graph
-/// it was written from.
+/// it was written from; but an attribute named `weight` or like a drawing attribute
+/// ([`DISPLAY_ATTRIBUTES`](crate::read::dot::DISPLAY_ATTRIBUTES)), which DOT reads as
+/// something else, is left out and named in a comment.
 pub fn to_dot(g: &TaskGraph, name: &str) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "digraph {} {{", dot_id(name));
@@ -83,10 +85,31 @@ pub fn to_dot(g: &TaskGraph, name: &str) -> String {
         if let Some(o) = n.declared_outputs {
             let _ = write!(s, ", out={o}");
         }
+        // An attribute whose name DOT reads as something else (the cost, a drawing
+        // attribute) is not written: said in a comment, for the .ag writer keeps it.
+        let mut left = Vec::new();
         for (k, v) in &n.attrs {
+            if k.eq_ignore_ascii_case("weight")
+                || crate::read::dot::DISPLAY_ATTRIBUTES.contains(&k.as_str())
+            {
+                left.push(k.as_str());
+                continue;
+            }
             let _ = write!(s, ", {}={}", dot_id(k), dot_value(v));
         }
         s.push_str("];\n");
+        if !left.is_empty() {
+            let shown: String = left
+                .join(", ")
+                .chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .collect();
+            let _ = writeln!(
+                s,
+                "\t// not written: attributes of {} that DOT reads as a cost or a drawing's: {shown} (fugue's .ag keeps them)",
+                n.name.chars().map(|c| if c.is_control() { ' ' } else { c }).collect::<String>()
+            );
+        }
     }
     for e in g.edges() {
         if g.is_feedback_node(e.src) || g.is_feedback_node(e.dst) {

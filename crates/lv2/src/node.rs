@@ -242,13 +242,15 @@ fn load_library(
     world: &World,
     raw: *const Opaque,
     uri: &str,
-) -> Result<Option<libloading::Library>, String> {
+) -> Result<Option<libloading::os::unix::Library>, String> {
     let Some(lib) = world.library_path(raw) else {
         return Ok(None);
     };
+    use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
+    // Every symbol resolved now, as lilv opens it: a missing function is said here too.
     // SAFETY: the plugin's own library, which lilv is about to load for the instance
     // (running its initialisers) in any case.
-    match unsafe { libloading::Library::new(&lib) } {
+    match unsafe { Library::open(Some(&lib), RTLD_NOW | RTLD_LOCAL) } {
         Ok(l) => Ok(Some(l)),
         Err(e) => {
             let shown = lib.display().to_string();

@@ -322,16 +322,18 @@ mod tests {
             let ran = AtomicUsize::new(0);
             let queued = AtomicUsize::new(0);
             let refused = AtomicBool::new(false);
+            let done = AtomicBool::new(false);
             let started = AtomicBool::new(false);
             std::thread::scope(|ts| {
                 let (scope, ran, queued, refused) = (&scope, &ran, &queued, &refused);
+                let done = &done;
                 let started = &started;
                 ts.spawn(move || {
                     while !started.load(Ordering::Acquire) {
                         std::hint::spin_loop();
                     }
-                    // Bounded, so that a scope that never refuses fails the test instead
-                    // of hanging it.
+                    // Bounded, so that a scope that never refuses fails the test (below)
+                    // instead of hanging it.
                     for _ in 0..10_000_000 {
                         match scope.try_spawn(move |_| {
                             ran.fetch_add(1, Ordering::Relaxed);
@@ -340,10 +342,13 @@ mod tests {
                                 queued.fetch_add(1, Ordering::Relaxed);
                             }
                             Err(SpawnError::Full(_)) => {}
-                            Err(SpawnError::Ended(_)) => break,
+                            Err(SpawnError::Ended(_)) => {
+                                refused.store(true, Ordering::Relaxed);
+                                break;
+                            }
                         }
                     }
-                    refused.store(true, Ordering::Release);
+                    done.store(true, Ordering::Release);
                 });
                 registry.in_worker(|_| {
                     started.store(true, Ordering::Release);
@@ -354,9 +359,13 @@ mod tests {
                 scope.finish(None, Ok(()));
                 // Every task queued before the end has run.
                 let at_end = ran.load(Ordering::Relaxed);
-                while !refused.load(Ordering::Acquire) {
+                while !done.load(Ordering::Acquire) {
                     std::hint::spin_loop();
                 }
+                assert!(
+                    refused.load(Ordering::Relaxed),
+                    "a spawn after the end was not refused"
+                );
                 assert_eq!(queued.load(Ordering::Relaxed), at_end);
             });
         }

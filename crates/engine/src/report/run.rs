@@ -23,7 +23,8 @@ struct CandidateJson<'a> {
     threads: usize,
     pipeline: usize,
     overlap: usize,
-    mean_us: f64,
+    /// `null` (with `cycles` 0) for a candidate kept untried (a run too short to measure).
+    mean_us: Option<f64>,
     cycles: usize,
 }
 
@@ -35,7 +36,7 @@ impl<'a> From<&'a Candidate> for CandidateJson<'a> {
             threads: k.threads,
             pipeline: k.pipeline,
             overlap: k.overlap,
-            mean_us: us(k.mean_ns),
+            mean_us: k.mean_ns.is_finite().then(|| us(k.mean_ns)),
             cycles: k.cycles,
         }
     }

@@ -202,7 +202,7 @@ fn lex(text: &str, file: &str) -> Result<Vec<(Tok, usize)>, ReadError> {
 }
 
 /// An edge as read: source, destination, attributes, byte offset.
-type EdgeDecl = (String, String, std::rc::Rc<Attrs>, usize);
+type EdgeDecl = (u32, u32, std::rc::Rc<Attrs>, usize);
 
 /// How deep subgraphs may nest (each level is a call of the parser).
 pub const MAX_SUBGRAPH_DEPTH: usize = 64;
@@ -236,7 +236,9 @@ struct NodeDecl {
 #[derive(Default)]
 struct Body {
     order: Vec<String>,
-    decls: HashMap<String, NodeDecl>,
+    /// Each node's index in `order`.
+    index: HashMap<String, u32>,
+    decls: Vec<NodeDecl>,
     edges: Vec<EdgeDecl>,
     node_defaults: Attrs,
     edge_defaults: Attrs,
@@ -246,13 +248,17 @@ struct Body {
 
 impl Body {
     /// Declares node `name` (first mentioned at byte `pos`) with the node defaults, unless it
-    /// is declared already.
-    fn mention(&mut self, name: &str, pos: usize) {
-        if !self.decls.contains_key(name) {
-            self.order.push(name.to_string());
-            let attrs = self.node_defaults.clone();
-            self.decls.insert(name.to_string(), NodeDecl { pos, attrs });
+    /// is declared already; returns its index.
+    fn mention(&mut self, name: &str, pos: usize) -> u32 {
+        if let Some(&i) = self.index.get(name) {
+            return i;
         }
+        let i = self.order.len() as u32;
+        self.order.push(name.to_string());
+        self.index.insert(name.to_string(), i);
+        let attrs = self.node_defaults.clone();
+        self.decls.push(NodeDecl { pos, attrs });
+        i
     }
 }
 
@@ -369,15 +375,24 @@ impl Parser<'_> {
         Ok(body)
     }
 
+    /// Whether the current token is the keyword `w`: an unquoted ID (a quoted `"node"` is a
+    /// node's name, as Graphviz reads it).
+    fn keyword(&self, w: &str) -> bool {
+        id_is(self.tok(), w) && self.text.as_bytes().get(self.at()) != Some(&b'"')
+    }
+
     /// Statements up to and with the closing `}` of the digraph (`depth` 0) or of a
-    /// subgraph; returns the nodes mentioned in them, in order (a subgraph's nodes).
-    fn statements(&mut self, body: &mut Body, depth: usize) -> Result<Vec<String>, ReadError> {
+    /// subgraph; returns the nodes mentioned in them, each once, in order of first mention
+    /// (a subgraph's nodes: a set, as Graphviz takes them).
+    fn statements(&mut self, body: &mut Body, depth: usize) -> Result<Vec<u32>, ReadError> {
         let mut nodes = Vec::new();
         loop {
             let at = self.at();
             match self.tok() {
                 Tok::RBrace => {
                     self.k += 1;
+                    let mut seen = std::collections::HashSet::new();
+                    nodes.retain(|n| seen.insert(*n));
                     return Ok(nodes);
                 }
                 Tok::Semi => self.k += 1,
@@ -394,17 +409,18 @@ impl Parser<'_> {
                 }
                 Tok::LBrace => {
                     let first = self.subgraph(body, depth)?;
-                    self.after_subgraph(first, at, body, &mut nodes)?;
+                    self.after_subgraph(first, at, body, depth, &mut nodes)?;
                 }
-                t @ Tok::Id(name) => {
-                    if id_is(t, "subgraph") {
+                Tok::Id(name) => {
+                    if self.keyword("subgraph") {
                         let first = self.subgraph(body, depth)?;
-                        self.after_subgraph(first, at, body, &mut nodes)?;
+                        self.after_subgraph(first, at, body, depth, &mut nodes)?;
                         continue;
                     }
                     let name = name.clone();
+                    let quoted = self.text.as_bytes().get(at) == Some(&b'"');
                     self.k += 1;
-                    self.statement(name, at, body, &mut nodes)?;
+                    self.statement(name, quoted, at, body, depth, &mut nodes)?;
                 }
                 other => {
                     return Err(self.err(
@@ -419,14 +435,14 @@ impl Parser<'_> {
     /// A subgraph at the current token: `subgraph [name] { ... }` or `{ ... }`. Its nodes
     /// and edges belong to the graph (a cluster only groups them in a drawing); the node and
     /// edge defaults it sets hold inside it only. Returns its nodes, in order.
-    fn subgraph(&mut self, body: &mut Body, depth: usize) -> Result<Vec<String>, ReadError> {
+    fn subgraph(&mut self, body: &mut Body, depth: usize) -> Result<Vec<u32>, ReadError> {
         if depth >= MAX_SUBGRAPH_DEPTH {
             return Err(self.err(
                 self.at(),
                 format!("subgraphs nest deeper than {MAX_SUBGRAPH_DEPTH}"),
             ));
         }
-        if id_is(self.tok(), "subgraph") {
+        if self.keyword("subgraph") {
             self.k += 1;
             if let Tok::Id(_) = self.tok() {
                 self.k += 1;
@@ -442,20 +458,20 @@ impl Parser<'_> {
         nodes
     }
 
-    /// After a subgraph (started at byte `at`) that is a statement: an edge chain from its
-    /// nodes, or nothing more. Its nodes are added to `nodes`.
+    /// After a subgraph (started at byte `at`, in statements at `depth`) that is a statement:
+    /// an edge chain from its nodes, or nothing more. Its nodes are added to `nodes`.
     fn after_subgraph(
         &mut self,
-        first: Vec<String>,
+        first: Vec<u32>,
         at: usize,
         body: &mut Body,
-        nodes: &mut Vec<String>,
+        depth: usize,
+        nodes: &mut Vec<u32>,
     ) -> Result<(), ReadError> {
-        let first: Vec<(String, usize)> = first.into_iter().map(|n| (n, at)).collect();
         if *self.tok() == Tok::Arrow {
-            self.edge_chain(first, body, nodes)
+            self.edge_chain(first, at, body, depth, nodes)
         } else {
-            nodes.extend(first.into_iter().map(|(n, _)| n));
+            nodes.extend(first);
             Ok(())
         }
     }
@@ -465,13 +481,16 @@ impl Parser<'_> {
     fn statement(
         &mut self,
         name: String,
+        quoted: bool,
         at: usize,
         body: &mut Body,
-        nodes: &mut Vec<String>,
+        depth: usize,
+        nodes: &mut Vec<u32>,
     ) -> Result<(), ReadError> {
-        if ["graph", "node", "edge"]
-            .iter()
-            .any(|w| name.eq_ignore_ascii_case(w))
+        if !quoted
+            && ["graph", "node", "edge"]
+                .iter()
+                .any(|w| name.eq_ignore_ascii_case(w))
             && *self.tok() == Tok::LBracket
         {
             let attrs = self.attrs()?;
@@ -510,21 +529,15 @@ impl Parser<'_> {
                     "expected `->`: `--` is for undirected graphs".into(),
                 ))
             }
-            Tok::Arrow => self.edge_chain(vec![(name, at)], body, nodes)?,
+            Tok::Arrow => {
+                let i = body.mention(&name, at);
+                self.edge_chain(vec![i], at, body, depth, nodes)?
+            }
             _ => {
                 let attrs = self.attrs()?;
-                nodes.push(name.clone());
-                match body.decls.get_mut(&name) {
-                    Some(d) => d.attrs.extend(attrs),
-                    None => {
-                        body.mention(&name, at);
-                        body.decls
-                            .get_mut(&name)
-                            .expect("declared")
-                            .attrs
-                            .extend(attrs);
-                    }
-                }
+                let i = body.mention(&name, at);
+                nodes.push(i);
+                body.decls[i as usize].attrs.extend(attrs);
             }
         }
         Ok(())
@@ -537,20 +550,20 @@ impl Parser<'_> {
     /// edge defaults and the chain's attributes.
     fn edge_chain(
         &mut self,
-        first: Vec<(String, usize)>,
+        first: Vec<u32>,
+        first_at: usize,
         body: &mut Body,
-        nodes: &mut Vec<String>,
+        depth: usize,
+        nodes: &mut Vec<u32>,
     ) -> Result<(), ReadError> {
-        for (n, pos) in &first {
-            body.mention(n, *pos);
-        }
-        let mut chain = vec![first];
+        let mut chain = vec![(first, first_at)];
         while *self.tok() == Tok::Arrow {
             self.k += 1;
             let at = self.at();
             let operand = match self.tok() {
-                Tok::LBrace => self.subgraph(body, 1)?,
-                t @ Tok::Id(_) if id_is(t, "subgraph") => self.subgraph(body, 1)?,
+                // A subgraph in an edge nests as one in a statement does.
+                Tok::LBrace => self.subgraph(body, depth)?,
+                Tok::Id(_) if self.keyword("subgraph") => self.subgraph(body, depth)?,
                 Tok::Id(n) => {
                     let n = n.clone();
                     self.k += 1;
@@ -559,34 +572,34 @@ impl Parser<'_> {
                             self.err(self.at(), "ports (`node:port`) are not supported".into())
                         );
                     }
-                    body.mention(&n, at);
-                    vec![n]
+                    vec![body.mention(&n, at)]
                 }
                 _ => return Err(self.found("expected a node name or a subgraph after `->`")),
             };
-            chain.push(operand.into_iter().map(|n| (n, at)).collect());
+            chain.push((operand, at));
         }
         let mut attrs = body.edge_defaults.clone();
         attrs.extend(self.attrs()?);
         let attrs = std::rc::Rc::new(attrs);
         for w in chain.windows(2) {
+            let ((from, pos), (to, _)) = (&w[0], &w[1]);
             // A link between subgraphs makes the product of their nodes: bounded, as a
             // few bytes of text could otherwise ask for billions of edges.
-            let product = w[0].len() > 1 || w[1].len() > 1;
-            for (a, pos) in &w[0] {
-                for (b, _) in &w[1] {
+            let product = from.len() > 1 || to.len() > 1;
+            for &a in from {
+                for &b in to {
                     if product && body.edges.len() >= MAX_EDGES {
                         return Err(self.err(
                             *pos,
                             format!("the subgraphs' edges make more than {MAX_EDGES} edges"),
                         ));
                     }
-                    body.edges.push((a.clone(), b.clone(), attrs.clone(), *pos));
+                    body.edges.push((a, b, attrs.clone(), *pos));
                 }
             }
         }
-        for op in chain {
-            nodes.extend(op.into_iter().map(|(n, _)| n));
+        for (op, _) in chain {
+            nodes.extend(op);
         }
         Ok(())
     }
@@ -608,7 +621,7 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
         g.set_deadline(d);
     }
     let raw = add_nodes(&mut g, &body, text, file)?;
-    let offsets = add_edges(&mut g, &body.edges, strict, text, file)?;
+    let offsets = add_edges(&mut g, &body.order, &body.edges, strict, text, file)?;
     let mut graph = finish(g, file, text, &offsets, crate::error::FEEDBACK_DOT)?;
     graph.set_places(Some(source_places(text, &raw)));
     Ok(graph)
@@ -712,8 +725,7 @@ fn add_nodes(
     file: &str,
 ) -> Result<Vec<RawPlaces>, ReadError> {
     let mut places = Vec::with_capacity(body.order.len());
-    for name in &body.order {
-        let d = &body.decls[name];
+    for (name, d) in body.order.iter().zip(&body.decls) {
         let mut node = Node::new(name.clone(), "task");
         let mut place = RawPlaces {
             decl: d.pos,
@@ -835,6 +847,7 @@ fn port(attrs: &[Attr], key: &str, what: &str, text: &str, file: &str) -> Result
 /// `strict` graph a repeated edge is the same edge. Returns each added edge's byte offset.
 fn add_edges(
     g: &mut GraphBuilder,
+    names: &[String],
     edges: &[EdgeDecl],
     strict: bool,
     text: &str,
@@ -842,6 +855,7 @@ fn add_edges(
 ) -> Result<Vec<usize>, ReadError> {
     let mut offsets = Vec::with_capacity(edges.len());
     for (a, b, attrs, pos) in edges {
+        let (a, b) = (&names[*a as usize], &names[*b as usize]);
         let what = format!("edge `{a}` -> `{b}`");
         let comm = weight(attrs, *pos, &what, text, file)?.unwrap_or(0.0);
         let sp = port(attrs, "taillabel", &what, text, file)?;

@@ -454,6 +454,14 @@ fn prompt_lines(tx: mpsc::Sender<Request>, json: bool, names: shell::Names) {
             Err(rustyline::error::ReadlineError::Interrupted) => {
                 // SAFETY: kill has no memory-safety preconditions; the pid is this process's.
                 unsafe { libc::kill(libc::getpid(), libc::SIGINT) };
+                // Until the signals' thread has taken it (at most 2 s): returning first would
+                // end the host as if standard input had ended, exit status 0.
+                let start = std::time::Instant::now();
+                while crate::signals::received().is_none()
+                    && start.elapsed() < Duration::from_secs(2)
+                {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
                 return;
             }
             // Ctrl-D (the end of input) or a terminal that failed: quit cleanly.
