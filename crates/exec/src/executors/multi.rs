@@ -17,12 +17,16 @@
 //! With one group (the default) every thread runs every tenant's units.
 //!
 //! Protocol, and why it loses nothing:
-//! - The calling thread publishes the cycle (tenant table, each group's source table), then
-//!   stores each group's source cursor `(n_sources << 32) | 0` with Release, then the units
-//!   left with Release, then bumps the pool's epoch. A claim is a `fetch_add` (Acquire) on a
-//!   group's cursor: a claim that reads an index below the count read it from the release
-//!   sequence of this cycle's store (at the end of the previous cycle every source had been
-//!   claimed, so its cursor's index was at or past its count), so it sees the tables.
+//! - The calling thread stores the units left (Release), publishes the cycle (tenant table,
+//!   each group's source table), then stores each group's source cursor
+//!   `(n_sources << 32) | 0` and whole word with Release, then bumps the pool's epoch. A
+//!   claim is a `fetch_add` (Acquire) on a group's cursor: a claim that reads an index below
+//!   the count read it from the release sequence of this cycle's store (at the end of the
+//!   previous cycle every source had been claimed, so its cursor's index was at or past its
+//!   count), so it sees the tables, and the units left of this cycle: a worker still looking
+//!   since the last cycle may claim as soon as a cursor is stored, and its subtraction comes
+//!   after the count it subtracts from (stored after the cursors, the count erased it, and
+//!   the cycle never ended).
 //! - A unit's counter reaching zero is reset to its initial value by the thread that brought
 //!   it to zero (every decrement of this cycle on it is done), then the unit is ready. Work
 //!   items in deques were pushed during this cycle by threads that had seen its tables.
@@ -754,6 +758,13 @@ impl SharedPool {
         };
         let started = if auto { now() } else { 0 };
         let s = self.state();
+        // The units left first, before any claim of this cycle can be made: a worker still
+        // looking since the last cycle (which ended when its count reached zero) may claim
+        // a unit as soon as a cursor or a whole word of this cycle is published, run it and
+        // subtract it; stored after, the count would erase that subtraction and never reach
+        // zero (every thread would look for a unit that had already run).
+        // Release: the claims' Acquire (of the cursors and words stored after) see it.
+        s.remaining.store(total, Ordering::Release);
         for g in s.groups.iter() {
             let whole = g.split_members(grain);
             let n = g.n.load(Ordering::Relaxed);
@@ -774,9 +785,6 @@ impl SharedPool {
             g.whole
                 .store((cycle << 16) | whole as u64, Ordering::Release);
         }
-        // Release: a worker that reads a nonzero count before the epoch bump sees the tables
-        // through its claims anyway; this orders the count after the cursors.
-        s.remaining.store(total, Ordering::Release);
         if let Some(p) = &self.pool {
             p.start_cycle();
         }
