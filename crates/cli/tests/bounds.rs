@@ -228,12 +228,12 @@ fn a_faust_file_is_read_bounded() {
     );
 }
 
-/// The host's standard input is read a bounded line at a time: a line of 100 KB is one error
-/// line, and the commands after it run.
-#[test]
-fn a_long_line_on_the_hosts_input_is_one_error() {
+/// `fugue host --backend offline ARGS` given a line of 100 KB, then `rest`, on its standard
+/// input.
+fn host_after_a_long_line(args: &[&str], rest: &[u8]) -> std::process::Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_fugue"))
         .args(["host", "--backend", "offline"])
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -242,9 +242,16 @@ fn a_long_line_on_the_hosts_input_is_one_error() {
     {
         let mut stdin = child.stdin.take().unwrap();
         stdin.write_all(&vec![b'x'; 100_000]).unwrap();
-        stdin.write_all(b"\nlist\nquit\n").unwrap();
+        stdin.write_all(rest).unwrap();
     }
-    let o = child.wait_with_output().unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// The host's standard input is read a bounded line at a time: a line of 100 KB is one error
+/// line, and the commands after it run.
+#[test]
+fn a_long_line_on_the_hosts_input_is_one_error() {
+    let o = host_after_a_long_line(&[], b"\nlist\nquit\n");
     let out = stdout(&o);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
@@ -253,19 +260,7 @@ fn a_long_line_on_the_hosts_input_is_one_error() {
     );
     assert!(out.contains("bye"), "{out}");
     // With --json, such a line (and one that is not UTF-8) is a JSON reply like the others.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fugue"))
-        .args(["host", "--backend", "offline", "--json"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    {
-        let mut stdin = child.stdin.take().unwrap();
-        stdin.write_all(&vec![b'x'; 100_000]).unwrap();
-        stdin.write_all(b"\n\xff\xfe\nlist\nquit\n").unwrap();
-    }
-    let o = child.wait_with_output().unwrap();
+    let o = host_after_a_long_line(&["--json"], b"\n\xff\xfe\nlist\nquit\n");
     let out = stdout(&o);
     assert!(o.status.success(), "{}", stderr(&o));
     let lines: Vec<serde_json::Value> = out

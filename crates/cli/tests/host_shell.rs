@@ -49,15 +49,23 @@ fn wait_for(screen: &Mutex<String>, text: &str) {
     }
 }
 
-#[test]
-fn the_shell_completes_helps_and_keeps_its_history() {
-    let state = folder("host-shell", "state");
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    let (mut master, slave) = pty();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fugue"))
+/// `fugue host --backend offline` on a pseudo-terminal (in `dir`, its history under
+/// `state`): the child, the terminal's master side, what the terminal showed so far (kept
+/// up to date by the returned reader thread).
+fn shell(
+    dir: &std::path::Path,
+    state: &std::path::Path,
+) -> (
+    std::process::Child,
+    std::fs::File,
+    Arc<Mutex<String>>,
+    std::thread::JoinHandle<()>,
+) {
+    let (master, slave) = pty();
+    let child = Command::new(env!("CARGO_BIN_EXE_fugue"))
         .args(["host", "--backend", "offline"])
-        .current_dir(root)
-        .env("XDG_STATE_HOME", &state)
+        .current_dir(dir)
+        .env("XDG_STATE_HOME", state)
         .env("TERM", "xterm")
         .env_remove(common::FAULT_VAR)
         .stdin(Stdio::from(slave.try_clone().unwrap()))
@@ -83,6 +91,14 @@ fn the_shell_completes_helps_and_keeps_its_history() {
             }
         })
     };
+    (child, master, screen, reader)
+}
+
+#[test]
+fn the_shell_completes_helps_and_keeps_its_history() {
+    let state = folder("host-shell", "state");
+    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+    let (mut child, mut master, screen, reader) = shell(root, &state);
     wait_for(&screen, "`help COMMAND` says what one does");
     // `lo` + Tab completes to `load`, `examples/plu` + Tab to `examples/pluck.ag`.
     master.write_all(b"lo\t").unwrap();
@@ -125,34 +141,7 @@ fn the_shell_completes_helps_and_keeps_its_history() {
 #[test]
 fn ctrl_c_at_the_prompt_stops_the_host_as_sigint() {
     let state = folder("host-shell", "state-ctrl-c");
-    let (mut master, slave) = pty();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fugue"))
-        .args(["host", "--backend", "offline"])
-        .env("XDG_STATE_HOME", &state)
-        .env("TERM", "xterm")
-        .env_remove(common::FAULT_VAR)
-        .stdin(Stdio::from(slave.try_clone().unwrap()))
-        .stdout(Stdio::from(slave))
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let screen = Arc::new(Mutex::new(String::new()));
-    let reader = {
-        let mut master = master.try_clone().unwrap();
-        let screen = screen.clone();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = master.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                screen
-                    .lock()
-                    .unwrap()
-                    .push_str(&String::from_utf8_lossy(&buf[..n]));
-            }
-        })
-    };
+    let (mut child, mut master, screen, reader) = shell(&state, &state);
     wait_for(&screen, "`help COMMAND` says what one does");
     master.write_all(b"unload a").unwrap();
     wait_for(&screen, "unload a");

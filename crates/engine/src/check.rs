@@ -178,51 +178,34 @@ fn compile_error_of<'a>(
     e: &'a (dyn std::error::Error + 'static),
 ) -> Option<&'a fugue_exec::CompileError> {
     use crate::{BuildError, RenderError, RunError};
-    use fugue_exec::CompileError;
-    let build = |b: &'a BuildError| match b {
-        BuildError::Compile(c) => Some(c),
-        _ => None,
-    };
-    if let Some(c) = e.downcast_ref::<CompileError>() {
+    if let Some(c) = e.downcast_ref::<fugue_exec::CompileError>() {
         return Some(c);
     }
-    if let Some(b) = e.downcast_ref::<BuildError>() {
-        return build(b);
+    let build = if let Some(b) = e.downcast_ref::<BuildError>() {
+        b
+    } else if let Some(RenderError::Build(b)) = e.downcast_ref::<RenderError>() {
+        b
+    } else if let Some(RunError::Build(b)) = e.downcast_ref::<RunError>() {
+        b
+    } else {
+        return None;
+    };
+    match build {
+        BuildError::Compile(c) => Some(c),
+        _ => None,
     }
-    if let Some(RenderError::Build(b)) = e.downcast_ref::<RenderError>() {
-        return build(b);
-    }
-    if let Some(RunError::Build(b)) = e.downcast_ref::<RunError>() {
-        return build(b);
-    }
-    None
 }
 
 /// The node error behind `e`, when a node of the graph could not be built: what
 /// [`place_of`] places in the file.
 pub fn node_error_of<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a NodeError> {
-    use crate::{BuildError, RenderError, RunError};
-    use fugue_exec::CompileError;
-    let build = |b: &'a BuildError| match b {
-        BuildError::Compile(CompileError::Node(n)) => Some(n),
-        _ => None,
-    };
     if let Some(n) = e.downcast_ref::<NodeError>() {
         return Some(n);
     }
-    if let Some(CompileError::Node(n)) = e.downcast_ref::<CompileError>() {
-        return Some(n);
+    match compile_error_of(e)? {
+        fugue_exec::CompileError::Node(n) => Some(n),
+        _ => None,
     }
-    if let Some(b) = e.downcast_ref::<BuildError>() {
-        return build(b);
-    }
-    if let Some(RenderError::Build(b)) = e.downcast_ref::<RenderError>() {
-        return build(b);
-    }
-    if let Some(RunError::Build(b)) = e.downcast_ref::<RunError>() {
-        return build(b);
-    }
-    None
 }
 
 /// The problems of node `id`.
