@@ -199,7 +199,7 @@ pub const BUILTIN_DOCS: &[KindDoc] = &[
     },
     KindDoc {
         name: text("load"),
-        summary: text("computes for its wcet each cycle (scheduling experiments with exact costs)"),
+        summary: text("computes for its wcet each cycle, from 0 to 1000000 µs (scheduling experiments with exact costs)"),
         inputs: text("summed"),
         outputs: text("any number, each the input times volume"),
         attributes: Cow::Borrowed(&[VOLUME]),
