@@ -63,7 +63,7 @@ pub enum NodeError {
 fn unknown_kind(kind: &str, nearest: Option<&str>) -> String {
     match (kind, nearest) {
         ("", _) => "gives no kind".to_string(),
-        ("task", _) => {
+        (fugue_graph::TASK_KIND, _) => {
             "gives no kind (`task`, a node of a task graph, which only schedules read: give it `kind`)"
                 .to_string()
         }

@@ -222,6 +222,48 @@ impl AutoReport {
     }
 }
 
+/// Why seq is kept untried among `candidates` candidates on `cores` cores: a run too short
+/// to measure them, or nothing to choose from.
+fn why_untried(candidates: usize, cores: usize) -> Untried {
+    if candidates > 1 {
+        Untried::Short
+    } else if cores.min(MAX_THREADS) < 2 {
+        Untried::OneCore
+    } else {
+        Untried::NoParallelism
+    }
+}
+
+impl AutoReport {
+    /// The report of `seq` (the first candidate) kept untried for `why`, with the one cycle
+    /// timed on it when there was one (else its mean is NaN, `null` in JSON, and 0 cycles).
+    fn untried(
+        why: Untried,
+        seq: &Trial,
+        timed: Option<Duration>,
+        paced: bool,
+        started: Instant,
+    ) -> AutoReport {
+        AutoReport {
+            untried: Some(why),
+            candidates: vec![Candidate {
+                label: seq.0.clone(),
+                kind: seq.1.kind,
+                threads: 1,
+                pipeline: 1,
+                overlap: 1,
+                mean_ns: timed.map_or(f64::NAN, |t| t.as_nanos() as f64),
+                cycles: usize::from(timed.is_some()),
+            }],
+            chosen: 0,
+            paced,
+            in_run: false,
+            took: started.elapsed(),
+            left_out: Vec::new(),
+        }
+    }
+}
+
 /// A candidate to try: its label, its choice (`auto` off, `pipeline` a number, `overlap`
 /// set).
 type Trial = (String, ExecutorChoice);
@@ -423,37 +465,10 @@ pub fn choose(
         Some(_) => n as f64,
         None => n as f64 * RUN_SHARE,
     });
-    let untried = if cands.len() == 1 {
-        Some(if cores.min(MAX_THREADS) < 2 {
-            Untried::OneCore
-        } else {
-            Untried::NoParallelism
-        })
-    } else if most_trials.is_some_and(|t| t < (least * 2) as f64) {
-        Some(Untried::Short)
-    } else {
-        None
-    };
-    if let Some(untried) = untried {
-        let (label, seq) = cands.swap_remove(0);
-        let report = AutoReport {
-            untried: Some(untried),
-            candidates: vec![Candidate {
-                label,
-                kind: seq.kind,
-                threads: 1,
-                pipeline: 1,
-                overlap: 1,
-                mean_ns: f64::NAN,
-                cycles: 0,
-            }],
-            chosen: 0,
-            paced,
-            in_run: false,
-            took: started.elapsed(),
-            left_out: Vec::new(),
-        };
-        return Ok((seq, report));
+    if cands.len() == 1 || most_trials.is_some_and(|t| t < (least * 2) as f64) {
+        let why = why_untried(cands.len(), cores);
+        let report = AutoReport::untried(why, &cands[0], None, paced, started);
+        return Ok((cands.swap_remove(0).1, report));
     }
     // One trial plan per (pipeline, overlap, threads) that some candidate needs; a candidate
     // whose pipelining the plan refused (a graph that changes rates) is dropped.
@@ -530,30 +545,8 @@ pub fn choose(
     }
     if total < least * cands.len() || cands.len() == 1 {
         // Too short a run to measure (or nothing to choose from): seq, untried.
-        let untried = if cands.len() > 1 {
-            Untried::Short
-        } else if cores.min(MAX_THREADS) < 2 {
-            Untried::OneCore
-        } else {
-            Untried::NoParallelism
-        };
-        let report = AutoReport {
-            untried: Some(untried),
-            candidates: vec![Candidate {
-                label: cands[0].0.clone(),
-                kind: cands[0].1.kind,
-                threads: 1,
-                pipeline: 1,
-                overlap: 1,
-                mean_ns: one.as_nanos() as f64,
-                cycles: 1,
-            }],
-            chosen: 0,
-            paced,
-            in_run: false,
-            took: started.elapsed(),
-            left_out: Vec::new(),
-        };
+        let why = why_untried(cands.len(), cores);
+        let report = AutoReport::untried(why, &cands[0], Some(one), paced, started);
         return Ok((cands[0].1.clone(), report));
     }
     let per_round = (total / (cands.len() * ROUNDS)).clamp(least.div_ceil(ROUNDS), 2000);

@@ -69,8 +69,7 @@ impl fmt::Display for Problem {
     }
 }
 
-/// The kind that the `.stg` and `.dot` readers give every node: a task to schedule.
-pub const TASK_KIND: &str = "task";
+pub use fugue_graph::TASK_KIND;
 
 /// Whether some node of `graph` gives a kind other than [`TASK_KIND`]: a graph to render, not
 /// only to schedule.

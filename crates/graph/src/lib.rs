@@ -36,6 +36,10 @@ pub use model::{
 pub use places::SourcePlaces;
 pub use read::{read_file, Format};
 
+/// The kind that the `.stg` reader gives every node, and the `.dot` reader a node without
+/// `kind`: a task to schedule.
+pub const TASK_KIND: &str = "task";
+
 /// `value` as a short text for a message: as written for usual magnitudes, in exponent
 /// notation beyond (`1e308`, not three hundred digits).
 pub fn short_number(value: f64) -> String {

@@ -109,8 +109,8 @@ impl Host {
                         return Err(HostError::AudioGone);
                     }
                 }
-                Driver::Jack { gone, shared, .. } => {
-                    if let Some(why) = shared.stopped(gone) {
+                Driver::Jack { shared, .. } => {
+                    if let Some(why) = shared.stopped() {
                         return Err(HostError::JackStopped(why));
                     }
                     if start.elapsed() > timeout {

@@ -23,7 +23,6 @@ pub(super) enum Driver {
     /// In a JACK client's process callback.
     Jack {
         active: Option<jack::Active>,
-        gone: Arc<AtomicBool>,
         /// Buffer-size changes (the size announced, the sets of graphs in transit) and the
         /// request to end the process thread.
         shared: Arc<jack::Shared>,
@@ -152,12 +151,11 @@ pub(super) fn start(
             let shared = Arc::new(jack::Shared::default());
             // Relaxed: read by the control thread only.
             shared.wanted.store(options.block as u32, Ordering::Relaxed);
-            let (active, gone, w) =
+            let (active, w) =
                 jack::activate(client, audio, options.channels, *connect, shared.clone())?;
             warnings.extend(w);
             Driver::Jack {
                 active: Some(active),
-                gone,
                 shared,
             }
         }

@@ -18,7 +18,7 @@
 //! (the control thread compiles it again at the new size and resends it). The callback never
 //! allocates, frees, locks or waits.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -45,10 +45,8 @@ pub(crate) struct Shared {
 
 impl Shared {
     /// Why the JACK server went away, once it did ([`Notifications`]).
-    pub(crate) fn stopped(&self, gone: &AtomicBool) -> Option<String> {
-        // Relaxed: the flag is polled; the reason is published by its `OnceLock`.
-        gone.load(Ordering::Relaxed).then(|| {
-            let r = self.stopped.get().map(String::as_str).unwrap_or("");
+    pub(crate) fn stopped(&self) -> Option<String> {
+        self.stopped.get().map(|r| {
             if r.is_empty() {
                 "it closed this client".to_string()
             } else {
@@ -130,7 +128,6 @@ impl j::ProcessHandler for Process {
 
 /// Notices the server's end and counts xruns.
 pub(crate) struct Notifications {
-    gone: Arc<AtomicBool>,
     shared: Arc<Shared>,
     audio_stats: Arc<super::stats::HostStats>,
 }
@@ -143,10 +140,9 @@ impl j::NotificationHandler for Notifications {
     }
 
     unsafe fn shutdown(&mut self, _status: j::ClientStatus, reason: &str) {
-        // Not the process callback: JACK calls this from its own thread, once.
+        // Not the process callback: JACK calls this from its own thread, once. The control
+        // thread polls the reason's `OnceLock` (`Shared::stopped`).
         let _ = self.shared.stopped.set(reason.to_string());
-        // Relaxed: polled by the control thread; the reason is published by its `OnceLock`.
-        self.gone.store(true, Ordering::Relaxed);
     }
 }
 
@@ -185,16 +181,14 @@ pub(crate) fn activate(
     channels: usize,
     connect: bool,
     shared: Arc<Shared>,
-) -> Result<(Active, Arc<AtomicBool>, Vec<String>), HostError> {
+) -> Result<(Active, Vec<String>), HostError> {
     let jerr = |e: j::Error| HostError::Backend(format!("JACK: {e}"));
     let outs = (0..channels)
         .map(|i| client.register_port(&format!("out_{}", i + 1), j::AudioOut::default()))
         .collect::<Result<Vec<_>, _>>()
         .map_err(jerr)?;
     let names: Vec<String> = outs.iter().filter_map(|p| p.name().ok()).collect();
-    let gone = Arc::new(AtomicBool::new(false));
     let notifications = Notifications {
-        gone: gone.clone(),
         shared: shared.clone(),
         audio_stats: audio.stats.clone(),
     };
@@ -212,7 +206,7 @@ pub(crate) fn activate(
     if connect {
         crate::backend::jack::connect_to_playback(active.as_client(), &names, &mut warnings);
     }
-    Ok((active, gone, warnings))
+    Ok((active, warnings))
 }
 
 /// Ends the process thread, deactivates the client and hands the audio side back. (When the

@@ -407,7 +407,7 @@ impl Host {
     /// host cannot play on; its front end ends it ([`control::Controller::serve`]).
     pub fn jack_stopped(&self) -> Option<HostError> {
         match &self.driver {
-            Driver::Jack { gone, shared, .. } => shared.stopped(gone).map(HostError::JackStopped),
+            Driver::Jack { shared, .. } => shared.stopped().map(HostError::JackStopped),
             _ => None,
         }
     }

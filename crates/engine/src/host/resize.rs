@@ -17,8 +17,8 @@ impl Host {
     /// that is no longer wanted, and offers a set compiled at the size the server announced.
     pub(super) fn follow_resize(&mut self) -> Result<(), HostError> {
         let resize = match &self.driver {
-            Driver::Jack { gone, shared, .. } => {
-                if let Some(why) = shared.stopped(gone) {
+            Driver::Jack { shared, .. } => {
+                if let Some(why) = shared.stopped() {
                     return Err(HostError::JackStopped(why));
                 }
                 shared.clone()

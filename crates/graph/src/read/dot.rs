@@ -726,7 +726,7 @@ fn add_nodes(
 ) -> Result<Vec<RawPlaces>, ReadError> {
     let mut places = Vec::with_capacity(body.order.len());
     for (name, d) in body.order.iter().zip(&body.decls) {
-        let mut node = Node::new(name.clone(), "task");
+        let mut node = Node::new(name.clone(), crate::TASK_KIND);
         let mut place = RawPlaces {
             decl: d.pos,
             kind: None,

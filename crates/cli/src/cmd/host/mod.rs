@@ -214,16 +214,19 @@ impl Drop for PromptBusy {
     }
 }
 
+/// Waits, at most 2 s, until `done` holds (looking every millisecond).
+fn wait_briefly(done: impl Fn() -> bool) {
+    let start = std::time::Instant::now();
+    while !done() && start.elapsed() < Duration::from_secs(2) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
 /// Waits (at most 2 s) for the shell to print the reply of its command in flight: the reply
 /// of the `quit` that ends the host, which the process's end would otherwise cut off.
 fn wait_for_prompt() {
-    let start = std::time::Instant::now();
     // Acquire: pairs with `PromptBusy`'s Release.
-    while PROMPT_BUSY.load(std::sync::atomic::Ordering::Acquire)
-        && start.elapsed() < Duration::from_secs(2)
-    {
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    wait_briefly(|| !PROMPT_BUSY.load(std::sync::atomic::Ordering::Acquire));
 }
 
 /// The largest script `--script` reads (a script is lines of commands).
@@ -456,12 +459,7 @@ fn prompt_lines(tx: mpsc::Sender<Request>, json: bool, names: shell::Names) {
                 unsafe { libc::kill(libc::getpid(), libc::SIGINT) };
                 // Until the signals' thread has taken it (at most 2 s): returning first would
                 // end the host as if standard input had ended, exit status 0.
-                let start = std::time::Instant::now();
-                while crate::signals::received().is_none()
-                    && start.elapsed() < Duration::from_secs(2)
-                {
-                    std::thread::sleep(Duration::from_millis(1));
-                }
+                wait_briefly(|| crate::signals::received().is_some());
                 return;
             }
             // Ctrl-D (the end of input) or a terminal that failed: quit cleanly.
