@@ -463,3 +463,47 @@ fn loom_shared_pool_catches_a_racy_whole_claim() {
         "assertion",
     );
 }
+
+/// A thread still looking since the last cycle when the next one is published (the
+/// straggler: it read a count of units left that was not yet zero, and looks once more): it
+/// may claim units of the new cycle as soon as they are published, and subtracts them from
+/// the count; the calling thread claims the others and subtracts its own. Whatever the
+/// interleaving, the count ends at zero: every claim's subtraction comes after the store of
+/// the count it subtracts from, which [`crate::SharedPool::run_cycle`] makes before the claims
+/// can start (a count stored after would erase the straggler's subtraction, and the cycle
+/// would wait for units that had run).
+#[test]
+fn loom_shared_pool_straggler_counted() {
+    model_bounded(2, || {
+        let pool = Arc::new(crate::SharedPool::new(
+            1,
+            64,
+            false,
+            &ExecOptions::default(),
+        ));
+        // The last cycle has ended: no unit left, no entry to claim.
+        pool.loom_whole_setup(2, &[]);
+        pool.loom_members(&[10, 11, 12]);
+        let straggler = {
+            let pool = pool.clone();
+            thread::spawn(move || pool.loom_look(1))
+        };
+        pool.loom_publish_whole(1, 3);
+        let mine = pool.loom_look(0);
+        let theirs = straggler.join().unwrap();
+        assert_eq!(mine + theirs, 3, "every entry claimed once");
+        assert_eq!(pool.loom_units_left(), 0, "units left after every unit ran");
+    });
+}
+
+/// The count of units left stored after the cycle's claims can start: the straggler's
+/// subtraction is erased in some interleaving, and the model sees the count that never
+/// reaches zero.
+#[test]
+fn loom_shared_pool_catches_a_late_count() {
+    expect_caught(
+        "loom_tests::loom_shared_pool_straggler_counted",
+        "units-left-after-publish",
+        "units left after every unit ran",
+    );
+}

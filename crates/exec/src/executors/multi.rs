@@ -540,6 +540,51 @@ impl MultiState {
             }
         }
     }
+
+    /// Publishes a cycle of `total` units to the claims (the calling thread, after the tenant
+    /// table and the groups' members are stored): the units left, then each group's split
+    /// between tenants whole and in parts (`grain`), the source cursors of those in parts and
+    /// the word of those whole, numbered `cycle` (module protocol).
+    ///
+    /// # Safety
+    /// The tenant pointer of every group member stored for this cycle points to a tenant
+    /// that the calling thread holds by `&mut` until the cycle ends.
+    unsafe fn publish(&self, total: usize, grain: TenantGrain, cycle: u64) {
+        // The units left first, before any claim of this cycle can be made: a worker still
+        // looking since the last cycle (which ended when its count reached zero) may claim
+        // a unit as soon as a cursor or a whole word of this cycle is published, run it and
+        // subtract it; stored after, the count would erase that subtraction and never reach
+        // zero (every thread would look for a unit that had already run).
+        let late = fugue_sync::fault::active("units-left-after-publish");
+        if !late {
+            // Release: the claims' Acquire (of the cursors and words stored after) see it.
+            self.remaining.store(total, Ordering::Release);
+        }
+        for g in self.groups.iter() {
+            let whole = g.split_members(grain);
+            let n = g.n.load(Ordering::Relaxed);
+            for m in 0..n {
+                let k = g.members[m].load(Ordering::Relaxed) as usize;
+                let p = self.tenants[k].load(Ordering::Relaxed);
+                // SAFETY: a member's pointer of this cycle (the caller's contract).
+                let sources = unsafe { &*p }.plan.unit_sources().len() as u64;
+                // Release: publishes the tables to the claims of this cycle (module protocol).
+                g.cursors[m].store(sources << 32, Ordering::Release);
+            }
+            // Slots the last cycle used and this one does not: no source.
+            for c in g.cursors[n..g.used.load(Ordering::Relaxed).max(n)].iter() {
+                c.store(0, Ordering::Relaxed);
+            }
+            g.used.store(n, Ordering::Relaxed);
+            // Release: publishes the tables to the whole claims of this cycle.
+            g.whole
+                .store((cycle << 16) | whole as u64, Ordering::Release);
+        }
+        if late {
+            // Broken on purpose (loom): the count stored after the claims can start.
+            self.remaining.store(total, Ordering::Release);
+        }
+    }
 }
 
 impl Work for MultiState {
@@ -667,6 +712,44 @@ impl SharedPool {
         std::iter::from_fn(|| s.claim_whole_ranked(w, 0)).collect()
     }
 
+    /// Loom model support: makes `tenants` (table indices) this cycle's members of group 0,
+    /// to be published whole ([`SharedPool::loom_publish_whole`]).
+    #[cfg(loom)]
+    pub(crate) fn loom_members(&self, tenants: &[u32]) {
+        let g = &self.state().groups[0];
+        for (m, &k) in tenants.iter().enumerate() {
+            g.members[m].store(k, Ordering::Relaxed);
+        }
+        g.n.store(tenants.len(), Ordering::Relaxed);
+    }
+
+    /// Loom model support: publishes cycle `cycle` of `total` units, group 0's members run
+    /// whole, by the code [`SharedPool::run_cycle`] runs.
+    #[cfg(loom)]
+    pub(crate) fn loom_publish_whole(&self, cycle: u64, total: usize) {
+        // SAFETY: the members are all run whole: no tenant pointer is followed.
+        unsafe { self.state().publish(total, TenantGrain::Whole, cycle) };
+    }
+
+    /// Loom model support: one look of a thread of rank `w` in group 0, as
+    /// [`MultiState::cycle`] makes it: claims whole entries until none is left, then
+    /// subtracts them from the units left. Returns how many it claimed.
+    #[cfg(loom)]
+    pub(crate) fn loom_look(&self, w: usize) -> usize {
+        let s = self.state();
+        let ran = std::iter::from_fn(|| s.claim_whole_ranked(w, 0)).count();
+        if ran > 0 {
+            s.remaining.fetch_sub(ran, Ordering::AcqRel);
+        }
+        ran
+    }
+
+    /// Loom model support: the units left.
+    #[cfg(loom)]
+    pub(crate) fn loom_units_left(&self) -> usize {
+        self.state().remaining.load(Ordering::Acquire)
+    }
+
     /// Threads, the calling one included.
     pub fn threads(&self) -> usize {
         self.state().deques.len()
@@ -758,33 +841,9 @@ impl SharedPool {
         };
         let started = if auto { now() } else { 0 };
         let s = self.state();
-        // The units left first, before any claim of this cycle can be made: a worker still
-        // looking since the last cycle (which ended when its count reached zero) may claim
-        // a unit as soon as a cursor or a whole word of this cycle is published, run it and
-        // subtract it; stored after, the count would erase that subtraction and never reach
-        // zero (every thread would look for a unit that had already run).
-        // Release: the claims' Acquire (of the cursors and words stored after) see it.
-        s.remaining.store(total, Ordering::Release);
-        for g in s.groups.iter() {
-            let whole = g.split_members(grain);
-            let n = g.n.load(Ordering::Relaxed);
-            for m in 0..n {
-                let k = g.members[m].load(Ordering::Relaxed) as usize;
-                let p = s.tenants[k].load(Ordering::Relaxed);
-                // SAFETY: stored just above from a `&mut Tenant` that lives until we return.
-                let sources = unsafe { &*p }.plan.unit_sources().len() as u64;
-                // Release: publishes the tables to the claims of this cycle (module protocol).
-                g.cursors[m].store(sources << 32, Ordering::Release);
-            }
-            // Slots the last cycle used and this one does not: no source.
-            for c in g.cursors[n..g.used.load(Ordering::Relaxed).max(n)].iter() {
-                c.store(0, Ordering::Relaxed);
-            }
-            g.used.store(n, Ordering::Relaxed);
-            // Release: publishes the tables to the whole claims of this cycle.
-            g.whole
-                .store((cycle << 16) | whole as u64, Ordering::Release);
-        }
+        // SAFETY: every member's tenant pointer was stored above from a `&mut Tenant` that
+        // lives until this function returns, after the cycle.
+        unsafe { s.publish(total, grain, cycle) };
         if let Some(p) = &self.pool {
             p.start_cycle();
         }
