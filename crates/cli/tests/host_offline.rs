@@ -312,3 +312,62 @@ fn a_refused_load_names_the_place_of_the_node() {
     );
     assert!(out.contains("no graph is loaded"), "{out}");
 }
+
+/// A graph whose output overflows (a feedback loop with a gain of 2) is mixed as silence
+/// where its samples are not finite, beside a graph that plays on: the recording holds no
+/// such sample and the other graph's sound, `stats` counts them, and a notice names the
+/// graph once.
+#[test]
+fn samples_that_are_not_finite_are_mixed_as_silence_and_said_once() {
+    let dir = folder("host-offline", "non-finite");
+    let blow = dir.join("blow.ag");
+    std::fs::write(
+        &blow,
+        "a = { kind: \"osc\", freq: 100, };\nm = { kind: \"mix\", volume: 2, };\nout = { kind: \"sink\", in: 1, };\na.1 -> m.1;\nm.1 ~> m.2;\nm.1 -> out.1;\n",
+    )
+    .unwrap();
+    let tone = dir.join("tone.ag");
+    std::fs::write(
+        &tone,
+        "o = { kind: \"osc\", freq: 440, volume: 0.5, };\nout = { kind: \"sink\", in: 1, };\no.1 -> out.1;\n",
+    )
+    .unwrap();
+    let rec = dir.join("rec.wav");
+    let script = format!(
+        "load b {}\nload t {}\nwait 1\nstats b\nwait 0.5\nquit\n",
+        blow.display(),
+        tone.display()
+    );
+    let o = host_with_input(
+        &[
+            "--backend",
+            "offline",
+            "--buffer",
+            "16",
+            "--record",
+            rec.to_str().unwrap(),
+            "--force",
+        ],
+        &script,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("samples not finite (mixed as silence)"),
+        "{out}"
+    );
+    let err = stderr(&o);
+    assert_eq!(
+        err.matches("graph b: its output holds samples that are not finite numbers")
+            .count(),
+        1,
+        "{err}"
+    );
+    let left = &wav::channels(&rec)[0];
+    assert!(
+        left.iter().all(|x| x.is_finite()),
+        "a sample that is not finite was recorded"
+    );
+    // The tone goes on at the end, where the loop has long overflowed.
+    assert!(left[left.len() - 4800..].iter().any(|&x| x.abs() > 0.4));
+}

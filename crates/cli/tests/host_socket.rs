@@ -479,3 +479,70 @@ fn ctl_takes_a_command_as_words_or_as_one_argument() {
     let (code, _) = exit_within(&mut h.child, Duration::from_secs(10));
     assert_eq!(code, Some(0));
 }
+
+/// The control socket of `fugue run` on a file whose name is no graph name (`my tone.ag`):
+/// `set` names it as `help` says (`my_tone`), `help` answers, a last line without a newline
+/// is a command, the lines after a `quit` are not run, and a control character of a command
+/// comes back as `?`, the reply one line.
+#[test]
+fn a_single_run_of_a_file_named_with_spaces_is_controlled_by_its_written_name() {
+    let dir = folder("host-socket", "run-name");
+    let tone = "o = { kind: \"osc\", freq: 220, volume: 0.3, };\nout = { kind: \"sink\", in: 1, };\no.1 -> out.1;\n";
+    let (child, socket) = start_run(&dir, ("my tone", tone), &["--backend", "clocked"], None);
+    let (ok, r, _) = ctl(&socket, &["help"]);
+    assert!(ok && r.contains("set NAME NODE ATTR VALUE"), "{r}");
+    let (ok, r, _) = ctl(&socket, &["set", "other", "o", "freq", "1"]);
+    assert!(
+        !ok && r.contains("this run plays one graph, `my_tone`: set my_tone NODE ATTR VALUE"),
+        "{r}"
+    );
+    let (ok, r, _) = ctl(&socket, &["set", "my_tone", "o", "freq", "330"]);
+    assert!(ok, "{r}");
+    // No newline at the end, the client's side shut: still a command.
+    let mut s = UnixStream::connect(&socket).unwrap();
+    s.write_all(b"set my_tone o freq 440").unwrap();
+    s.shutdown(std::net::Shutdown::Write).unwrap();
+    assert_eq!(reply(&s), "my_tone: o freq = 440 from the next cycle");
+    let s = send(&socket, "set my_tone o\u{0} freq 1");
+    let r = reply(&s);
+    assert!(r.starts_with("error: ") && r.contains("`o?`"), "{r}");
+    // A quit and a change after it on one connection: only the quit is answered.
+    let mut s = UnixStream::connect(&socket).unwrap();
+    s.write_all(b"quit\nset my_tone o freq 550\n").unwrap();
+    s.shutdown(std::net::Shutdown::Write).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut all = String::new();
+    std::io::Read::read_to_string(&mut s, &mut all).unwrap();
+    assert_eq!(all.trim_end(), "bye", "{all}");
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// `fugue ctl` waits for a reply at most `--timeout` seconds (a `wait` command gets its own
+/// seconds more): a listener that accepts and never answers gets one sentence, exit 1.
+#[test]
+fn ctl_gives_up_on_a_socket_that_never_answers() {
+    let dir = folder("host-socket", "ctl-timeout");
+    let socket = dir.join("mute.sock");
+    let _ = std::fs::remove_file(&socket);
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    for (words, limit) in [(&["stats"][..], 0.5), (&["wait", "0.5"][..], 1.0)] {
+        let mut args = vec!["ctl", "--timeout", "0.5", socket.to_str().unwrap()];
+        args.extend_from_slice(words);
+        let start = Instant::now();
+        let o = fugue(&args);
+        let took = start.elapsed().as_secs_f64();
+        assert_eq!(o.status.code(), Some(1), "{words:?}");
+        let e = stderr(&o);
+        assert!(
+            e.contains(&format!(
+                "no reply from {} within {limit} s",
+                socket.display()
+            )) && e.contains("--timeout")
+                && e.lines().count() == 1,
+            "{words:?}: {e}"
+        );
+        assert!((limit..limit + 10.0).contains(&took), "{words:?}: {took} s");
+    }
+    drop(listener);
+}

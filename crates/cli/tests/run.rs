@@ -323,3 +323,38 @@ fn no_jack_server_and_no_alsa_device_is_one_sentence_saying_what_to_do() {
         }
     }
 }
+
+/// A feedback loop with a gain of 2 overflows within a second: the run plays those samples
+/// as silence, says how many there were, and fails under `--strict` (after its summary).
+#[test]
+fn a_run_says_what_it_played_as_silence_for_not_being_finite() {
+    let g = tmp("blow.ag");
+    std::fs::write(
+        &g,
+        "a = { kind: \"osc\", freq: 100, };\nm = { kind: \"mix\", volume: 2, };\nout = { kind: \"sink\", in: 1, };\na.1 -> m.1;\nm.1 ~> m.2;\nm.1 -> out.1;\n",
+    )
+    .unwrap();
+    for strict in [false, true] {
+        let mut c = fugue();
+        c.arg("run")
+            .arg(&g)
+            .args(["--backend", "clocked", "--seconds", "0.5", "--buffer", "16"])
+            .args(["-e", "seq"]);
+        if strict {
+            c.arg("--strict");
+        }
+        let o = c.output().unwrap();
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(if strict { 1 } else { 0 }), "{e}");
+        assert!(
+            e.contains(
+                "output samples were not finite numbers (NaN or infinity) and played as silence"
+            ),
+            "{e}"
+        );
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains("cycles"),
+            "the summary first"
+        );
+    }
+}

@@ -96,7 +96,7 @@ pub mod stats;
 mod wav;
 
 pub use calibrate::{calibrate, Calibration};
-pub use cycle::CycleBody;
+pub use cycle::{copy_finite, count_non_finite, finite_or_zero, CycleBody};
 pub use engine::{build_executor, Engine};
 pub use executor_choice::{BuildError, Costs, ExecutorChoice, Pipeline};
 pub use executor_request::{check_pipeline, ExecutorRequest};

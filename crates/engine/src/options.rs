@@ -251,6 +251,8 @@ pub struct RunReport {
     /// What the automatic executor choice measured and chose ([`ExecutorChoice::auto`];
     /// JACK backend: at the first buffer size).
     pub auto: Option<crate::auto::AutoReport>,
+    /// Output samples that were not finite numbers (NaN or infinity), played as silence.
+    pub non_finite: u64,
 }
 
 impl RunReport {

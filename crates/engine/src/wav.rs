@@ -127,6 +127,9 @@ impl BlockWavWriter {
         let (h, format) = header(spec, length)?;
         let mut file = BufWriter::with_capacity(1 << 20, file);
         file.write_all(&h)?;
+        // On disk at once: a process killed before its first update of the sizes leaves a
+        // file that reads (as no samples), not an empty one.
+        file.flush()?;
         Ok(BlockWavWriter {
             file,
             format,
@@ -302,7 +305,8 @@ mod tests {
         assert_eq!(u32_at(54) as usize, samples * 4);
     }
 
-    /// Sizes updated while the file grows: the file reads whole after each update; a named
+    /// Sizes updated while the file grows: the file reads whole from its creation on and after
+    /// each update; a named
     /// pipe gets a header of the longest length and no update.
     #[test]
     fn sizes_are_kept_up_to_date_while_the_file_grows() {
@@ -314,6 +318,10 @@ mod tests {
             sample_format: hound::SampleFormat::Float,
         };
         let mut w = BlockWavWriter::create(&path, spec).unwrap();
+        // Before any sample: the header is on disk, and the file reads as empty (a process
+        // killed now leaves a file that reads).
+        check_float_header(&std::fs::read(&path).unwrap(), 2, 0);
+        assert_eq!(hound::WavReader::open(&path).unwrap().duration(), 0);
         let block = vec![0.25f32; 2 * 64];
         for n in 1..=3 {
             w.write(&block).unwrap();

@@ -42,6 +42,7 @@ fn cycles_written_to_an_alsa_device_do_not_allocate() {
             deadline_periods: 1,
             hash_outputs: true,
             live: None,
+            non_finite: Default::default(),
         };
         let stop = AtomicBool::new(false);
         let mut cycle = |engine: &mut Engine, out: &mut alsa::Writer| {

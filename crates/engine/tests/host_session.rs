@@ -122,6 +122,7 @@ fn replies_in_text_and_json() {
             "mean_ns",
             "misses",
             "name",
+            "non_finite",
             "ok",
             "p99_ns",
             "panics",

@@ -63,6 +63,7 @@ fn cycle_body_and_handoff_do_not_allocate() {
             deadline_periods: 1,
             hash_outputs: true,
             live: Some(live.clone()),
+            non_finite: Default::default(),
         };
         let handoff = Handoff::default();
         let mut current = Some(Box::new(engine));

@@ -106,11 +106,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Some(path) => {
             let queue = fugue_engine::live::queue();
             options.live = Some(queue.clone());
-            let name = args
-                .graph
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
+            let name = fugue_engine::host::control::live::run_name(&args.graph);
             let asked = (
                 args.rate.unwrap_or(48_000),
                 args.buffer.unwrap_or(256) as usize,
@@ -207,6 +203,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         report.backend
     );
     crate::cmd::profile::emit(report.profile.as_ref(), profile_dir.as_deref(), &what)?;
+    if report.non_finite > 0 {
+        let said = non_finite_line(&args.graph, report.non_finite);
+        if args.strict {
+            anyhow::bail!("{said}; --strict makes warnings errors");
+        }
+        eprintln!("fugue: warning: {said}");
+    }
     // Relaxed: set by the control thread, which is done with it.
     if quit.load(std::sync::atomic::Ordering::Relaxed) {
         eprintln!(
@@ -330,6 +333,16 @@ fn play(graph: &fugue_graph::TaskGraph, options: &RunOptions) -> Result<RunRepor
         eprint!("\r\x1b[2K");
     }
     result
+}
+
+/// What a run says of output samples that were not finite numbers: `n` of them, played as
+/// silence.
+fn non_finite_line(graph: &std::path::Path, n: u64) -> String {
+    format!(
+        "{}: {n} output sample{} not finite numbers (NaN or infinity) and played as silence: a node's output overflowed; look for a level, gain or feedback that is too large",
+        graph.display(),
+        if n == 1 { " was" } else { "s were" }
+    )
 }
 
 /// How the run ended: an error when the JACK server or the device went away, a line after

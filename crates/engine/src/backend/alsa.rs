@@ -31,6 +31,7 @@ use fugue_graph::TaskGraph;
 
 use super::clocked::{now_ns, sleep_until};
 use super::paced::{self, Pacer};
+use crate::cycle::finite_or_zero;
 use crate::options::{RunError, RunOptions, RunReport};
 use crate::stats::Summary;
 
@@ -376,20 +377,23 @@ impl Writer {
         };
         for c in targets {
             match &mut self.samples {
+                // A sample that is not a finite number is played as silence (counted by the
+                // cycle body), not at full scale.
                 Samples::F32(b) => {
                     for (i, &v) in x.iter().enumerate() {
-                        b[i * channels + c] = v;
+                        b[i * channels + c] = finite_or_zero(v);
                     }
                 }
                 Samples::S32(b) => {
                     for (i, &v) in x.iter().enumerate() {
-                        b[i * channels + c] =
-                            (f64::from(v.clamp(-1.0, 1.0)) * 2_147_483_647.0) as i32;
+                        b[i * channels + c] = (f64::from(finite_or_zero(v).clamp(-1.0, 1.0))
+                            * 2_147_483_647.0) as i32;
                     }
                 }
                 Samples::S16(b) => {
                     for (i, &v) in x.iter().enumerate() {
-                        b[i * channels + c] = (v.clamp(-1.0, 1.0) * 32_767.0) as i16;
+                        b[i * channels + c] =
+                            (finite_or_zero(v).clamp(-1.0, 1.0) * 32_767.0) as i16;
                     }
                 }
             }

@@ -238,7 +238,7 @@ impl j::ProcessHandler for Process {
                     started,
                     0,
                     |ch, buf| buf.copy_from_slice(ins[ch].as_slice(ps)),
-                    |ch, buf| outs[ch].as_mut_slice(ps).copy_from_slice(buf),
+                    |ch, buf| crate::cycle::copy_finite(buf, outs[ch].as_mut_slice(ps)),
                 );
             }
             _ => {
@@ -367,12 +367,14 @@ pub(crate) fn run(
     let shared = Arc::new(Shared::default());
     shared.wanted_block.store(block as u32, Ordering::Relaxed);
     let handoff = Arc::new(Handoff::default());
+    let non_finite = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let process = Process {
         body: CycleBody {
             meter,
             deadline_periods: options.deadline.periods(),
             hash_outputs: options.stats.hash_outputs,
             live: options.live.clone(),
+            non_finite: non_finite.clone(),
         },
         engine: Some(Box::new(engine)),
         handoff: handoff.clone(),
@@ -479,6 +481,8 @@ pub(crate) fn run(
     warnings.sort();
     warnings.dedup();
     Ok(RunReport {
+        // Relaxed: the callback no longer runs (deactivated, or its server is gone).
+        non_finite: non_finite.load(Ordering::Relaxed),
         summary: outcome.summary,
         records: outcome.records,
         end,

@@ -87,7 +87,9 @@ pub(crate) fn run<P: Pacer + 'static>(
         deadline_periods: options.deadline.periods(),
         hash_outputs: options.stats.hash_outputs,
         live: options.live.clone(),
+        non_finite: Default::default(),
     };
+    let non_finite = body.non_finite.clone();
     let max_cycles = max_cycles(options, rate, block);
     let stop = options
         .stop
@@ -182,6 +184,8 @@ pub(crate) fn run<P: Pacer + 'static>(
         panics: engine.plan.take_panics(),
         csv_error: outcome.csv_error,
         auto: engine.auto_report().cloned(),
+        // Relaxed: the audio thread is done (joined).
+        non_finite: non_finite.load(Ordering::Relaxed),
         profile: engine.profile_report(),
     })
 }

@@ -20,6 +20,7 @@ use fugue_exec::{Executor, SharedPool, Tenant};
 use super::stats::{GraphStats, HostStats};
 use super::Mode;
 use crate::blocks::BlockSender;
+use crate::histogram::bump;
 
 /// A loaded graph, as the audio thread holds it.
 pub(crate) struct Slot {
@@ -397,8 +398,18 @@ impl HostAudio {
             let n = plan.n_outputs();
             for ch in 0..n {
                 let src = plan.output(ch);
+                // A sample that is not a finite number is mixed as silence (else it would
+                // take every graph's sound with it, and reach the device), and counted.
+                let bad = crate::cycle::count_non_finite(src);
+                if bad > 0 {
+                    bump(&s.stats.non_finite, bad as u64);
+                }
                 let mix_one = |dst: &mut [f32]| {
-                    if s.gain == 1.0 {
+                    if bad > 0 {
+                        for (d, &x) in dst.iter_mut().zip(src) {
+                            *d += s.gain * crate::cycle::finite_or_zero(x);
+                        }
+                    } else if s.gain == 1.0 {
                         for (d, &x) in dst.iter_mut().zip(src) {
                             *d += x;
                         }

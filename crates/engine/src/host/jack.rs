@@ -107,10 +107,10 @@ impl j::ProcessHandler for Process {
                 if s.silenced {
                     out.fill(0.0);
                 } else if s.gain == 1.0 {
-                    out.copy_from_slice(plan.output(ch));
+                    crate::cycle::copy_finite(plan.output(ch), out);
                 } else {
                     for (o, &x) in out.iter_mut().zip(plan.output(ch)) {
-                        *o = s.gain * x;
+                        *o = s.gain * crate::cycle::finite_or_zero(x);
                     }
                 }
             }

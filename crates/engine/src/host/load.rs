@@ -36,6 +36,9 @@ pub(super) struct Entry {
     pub(super) span: f64,
     /// Bytes of its plan ([`Plan::memory`]), counted against [`memory_limit`].
     pub(super) memory: usize,
+    /// Whether a notice said that it panicked, and that its output held samples that were
+    /// not finite numbers ([`Host::take_notices`]): each is said once.
+    pub(super) told: (bool, bool),
 }
 
 /// The most memory the plans of all loaded graphs may take together: half the machine's
@@ -219,6 +222,7 @@ impl Host {
             executor: built.executor,
             span: built.span,
             memory: built.memory,
+            told: (false, false),
         });
         // The graph's lints, as `render` and `run` say them: offline, without those that
         // matter only in real time.

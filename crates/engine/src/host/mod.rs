@@ -413,10 +413,29 @@ impl Host {
     }
 
     /// What happened on its own since the last call (a JACK buffer-size change followed,
-    /// and how; a recording that could not be written), one sentence each.
+    /// and how; a recording that could not be written; a graph that panicked, or whose
+    /// output held samples that are not finite numbers, said once per graph), one sentence
+    /// each.
     pub fn take_notices(&mut self) -> Vec<String> {
         if let Some(n) = self.recorder.as_mut().and_then(|r| r.failure()) {
             self.notices.push(n);
+        }
+        for e in self.graphs.iter_mut() {
+            let s = e.stats.snapshot();
+            if s.panics > 0 && !e.told.0 {
+                e.told.0 = true;
+                self.notices.push(format!(
+                    "graph {}: a processor panicked; the graph is silenced (the others play on): unload it",
+                    e.name
+                ));
+            }
+            if s.non_finite > 0 && !e.told.1 {
+                e.told.1 = true;
+                self.notices.push(format!(
+                    "graph {}: its output holds samples that are not finite numbers (NaN or infinity), mixed and recorded as silence: a node's output overflowed; look for a level, gain or feedback that is too large",
+                    e.name
+                ));
+            }
         }
         std::mem::take(&mut self.notices)
     }

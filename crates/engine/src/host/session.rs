@@ -229,10 +229,14 @@ impl fmt::Display for Reply {
         match &self.outcome {
             Outcome::Done(a) => a.fmt(f),
             // A megabyte-long path in a command stays one readable line.
+            // A control character a command held (a NUL, an escape) is shown as `?`.
             Outcome::Failed { error, .. } => write!(
                 f,
                 "error: {}",
-                fugue_graph::error::shorten_words(&error.to_string())
+                fugue_graph::error::shorten_words(error)
+                    .chars()
+                    .map(|c| if c.is_control() { '?' } else { c })
+                    .collect::<String>()
             ),
         }
     }
@@ -279,7 +283,11 @@ impl fmt::Display for Answer {
                 us(s.work_mean_ns),
                 s.misses,
                 s.panics
-            ),
+            )
+            .and_then(|()| match s.non_finite {
+                0 => Ok(()),
+                n => write!(f, ", {n} samples not finite (mixed as silence)"),
+            }),
             Answer::HostStats { graphs, stats } => write_host_stats(*graphs, stats, f),
             Answer::Mode {
                 mode,

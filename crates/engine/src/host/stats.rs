@@ -62,6 +62,8 @@ pub(crate) struct GraphStats {
     pub(crate) misses: AtomicU64,
     /// Tasks of it that panicked (it was silenced at the first).
     pub(crate) panics: AtomicU64,
+    /// Its output samples that were not finite numbers (NaN, infinity): mixed as silence.
+    pub(crate) non_finite: AtomicU64,
 }
 
 impl GraphStats {
@@ -72,6 +74,7 @@ impl GraphStats {
             cycles_ns: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             panics: AtomicU64::new(0),
+            non_finite: AtomicU64::new(0),
         }
     }
 
@@ -106,6 +109,7 @@ impl GraphStats {
             max_ns: max,
             misses: self.misses.load(Ordering::Relaxed),
             panics: self.panics.load(Ordering::Relaxed),
+            non_finite: self.non_finite.load(Ordering::Relaxed),
         }
     }
 }
@@ -135,6 +139,9 @@ pub struct GraphStatsSnapshot {
     pub misses: u64,
     /// Tasks of it that panicked.
     pub panics: u64,
+    /// Its output samples that were not finite numbers (NaN or infinity), mixed (and
+    /// recorded) as silence.
+    pub non_finite: u64,
 }
 
 /// The whole host's statistics.

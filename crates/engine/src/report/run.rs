@@ -268,6 +268,8 @@ pub struct RunSummary<'a> {
     pub silent_cycles: u64,
     /// What the automatic choice chose, when it chose.
     pub auto: Option<&'a AutoReport>,
+    /// Output samples that were not finite numbers (NaN or infinity), played as silence.
+    pub non_finite: u64,
     /// Server cycles the client did not run (JACK), for the text.
     #[serde(skip)]
     skipped: u64,
@@ -312,6 +314,7 @@ impl<'a> RunSummary<'a> {
             buffer_changes: r.buffer_changes,
             silent_cycles: r.silent_cycles,
             auto: r.auto.as_ref(),
+            non_finite: r.non_finite,
             // Cycles the server's clock went through while the client was active but did
             // not run it (it fell behind real time); only exact when the buffer size did not
             // change.

@@ -145,6 +145,10 @@ pub struct Args {
 /// Arguments of `fugue ctl`.
 #[derive(clap::Args, Debug)]
 pub struct CtlArgs {
+    /// How long to wait for the reply, in seconds (a `wait SECONDS` command gets its seconds
+    /// more)
+    #[arg(long, default_value_t = 60.0, value_parser = ctl_timeout)]
+    pub timeout: f64,
     /// The socket of a `fugue host --control SOCKET`.
     pub socket: PathBuf,
     /// The command and its arguments (`load a x.ag`, `stats`, `quit`, ...).
@@ -471,6 +475,14 @@ fn prompt_lines(tx: mpsc::Sender<Request>, json: bool, names: shell::Names) {
     }
 }
 
+/// `--timeout` of `fugue ctl`: seconds from 0.1 to a day.
+fn ctl_timeout(s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|t| t.is_finite() && (0.1..=86_400.0).contains(t))
+        .ok_or_else(|| format!("`{s}` is not a time limit; give seconds from 0.1 to 86400"))
+}
+
 /// `fugue ctl`.
 pub fn ctl(args: CtlArgs) -> anyhow::Result<()> {
     if args.command.iter().any(|w| w.contains(['\n', '\r'])) {
@@ -484,10 +496,14 @@ pub fn ctl(args: CtlArgs) -> anyhow::Result<()> {
         [one] if one.trim().contains(char::is_whitespace) => one.clone(),
         words => command::quote(words),
     };
-    let reply = socket::send(&args.socket, &line)?;
+    let reply = socket::send(
+        &args.socket,
+        &line,
+        std::time::Duration::from_secs_f64(args.timeout),
+    )?;
     println!("{reply}");
     if control::reply_failed(&reply) {
-        anyhow::bail!("the host refused the command");
+        anyhow::bail!("the command was refused (its reply above says why)");
     }
     Ok(())
 }

@@ -30,6 +30,36 @@ struct Run {
     quit: Arc<AtomicBool>,
 }
 
+/// What the control socket of `fugue run` answers to `help`.
+const RUN_HELP: &str = "the control socket of `fugue run` takes: set NAME NODE ATTR VALUE (a live attribute of a node; NAME is the graph's, its file's name without the extension, each character other than a letter, digit, `_`, `-` or `.` written `_`) and quit (ends the run)";
+
+/// The name that `set` commands give the graph of a `fugue run` of the file `path`: its
+/// name without the extension, each character that a graph name cannot hold (one other than
+/// an ASCII letter, digit, `_`, `-` or `.`) written `_`, at most 64 of them (`graph` when
+/// none is left).
+pub fn run_name(path: &Path) -> String {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name: String = stem
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    if name.is_empty() {
+        "graph".to_string()
+    } else {
+        name
+    }
+}
+
 /// Listens at `path` for the run of `graph` (known as `name`, its kinds in `registry`) at
 /// the rate and block `granted` holds once the backend granted them (`asked` until then);
 /// changes go to `queue`, a `quit` sets `stop` and `quit`. The
@@ -144,6 +174,7 @@ impl Run {
                     }
                 }
             }
+            Command::Help { .. } => Reply::done(Answer::Help { help: RUN_HELP }),
             Command::Quit => {
                 // Relaxed: request flags, polled once per cycle and read after the run.
                 self.quit.store(true, Ordering::Relaxed);

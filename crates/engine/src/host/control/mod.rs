@@ -43,6 +43,14 @@ pub enum ControlError {
     /// The host closed the connection without a reply.
     #[error("the host closed the connection without a reply")]
     NoReply,
+    /// No reply came within the time the client gave it.
+    #[error("no reply from {} within {seconds} s (the host may be stopped, or busy with a long command such as a large load); pass --timeout SECONDS to wait longer", .path.display())]
+    Timeout {
+        /// The socket.
+        path: std::path::PathBuf,
+        /// The time given, in seconds.
+        seconds: f64,
+    },
 }
 
 /// A line to execute and where its reply goes.

@@ -272,10 +272,10 @@ fn admit(stream: UnixStream, shared: &Arc<Shared>, tx: &mpsc::Sender<Request>) {
 }
 
 /// Reads a line of at most [`MAX_LINE`] bytes into `buf`. `Ok(None)` at the end of the
-/// stream (a partial last line is dropped); `Ok(Some(false))` for a line too long (its rest
-/// skipped).
+/// stream; `Ok(Some(false))` for a line too long (its rest skipped). A last line without a
+/// newline is a line (`printf 'stats' | nc -U SOCKET` sends one), as a shell reads one.
 fn read_line(r: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<Option<bool>> {
-    read_bounded_line(r, buf, false)
+    read_bounded_line(r, buf, true)
 }
 
 /// Reads a line of at most [`MAX_LINE`] bytes (without its newline) into `buf`, never
@@ -326,7 +326,12 @@ fn client(stream: &UnixStream, id: u64, shared: &Shared, tx: &mpsc::Sender<Reque
     let _ = stream.set_write_timeout(Some(Duration::from_secs(5)));
     let mut reader = BufReader::new(stream);
     let mut buf = Vec::new();
+    let mut quit = false;
     loop {
+        if quit {
+            // The lines after a `quit` are not commands of a host (or run) that goes on.
+            return;
+        }
         let reply = match read_line(&mut reader, &mut buf) {
             Ok(None) | Err(_) => return,
             Ok(Some(false)) => crate::host::session::Reply::failed(
@@ -346,7 +351,8 @@ fn client(stream: &UnixStream, id: u64, shared: &Shared, tx: &mpsc::Sender<Reque
                         shared.set_state(id, State::Waiting);
                         wait(seconds, shared, tx)
                     }
-                    _ => {
+                    parsed => {
+                        quit = matches!(parsed, Ok(Some(Command::Quit)));
                         shared.set_state(id, State::Command);
                         match Request::ask(tx, line.to_string(), None) {
                             Some(r) if r.is_empty() => {
@@ -397,8 +403,9 @@ fn wait(seconds: f64, shared: &Shared, tx: &mpsc::Sender<Request>) -> String {
     .line(shared.control.json)
 }
 
-/// Sends `line` to the host listening at `path` and returns its reply.
-pub fn send(path: &Path, line: &str) -> Result<String, ControlError> {
+/// Sends `line` to the host listening at `path` and returns its reply, waiting for it at
+/// most `timeout` (a `wait SECONDS` command gets its seconds more).
+pub fn send(path: &Path, line: &str, timeout: Duration) -> Result<String, ControlError> {
     let io = |what: &str| {
         let what = what.to_string();
         move |source| ControlError::Io { what, source }
@@ -415,14 +422,53 @@ pub fn send(path: &Path, line: &str) -> Result<String, ControlError> {
         path.display(),
         path.display()
     )))?;
-    writeln!(s, "{line}").map_err(io("cannot send the command"))?;
+    let timeout = match command::parse(line) {
+        Ok(Some(Command::Wait { seconds })) => timeout + Duration::from_secs_f64(seconds),
+        _ => timeout,
+    };
+    let timed_out = || ControlError::Timeout {
+        path: path.to_path_buf(),
+        seconds: (timeout.as_secs_f64() * 10.0).round() / 10.0,
+    };
+    let late = |e: &std::io::Error| {
+        matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        )
+    };
+    // A zero duration is refused by the socket: none of these is zero.
+    let timeout = timeout.max(Duration::from_millis(1));
+    s.set_write_timeout(Some(timeout))
+        .and_then(|()| s.set_read_timeout(Some(timeout)))
+        .map_err(io("cannot set the socket's time limit"))?;
+    let started = std::time::Instant::now();
+    writeln!(s, "{line}").map_err(|e| {
+        if late(&e) {
+            timed_out()
+        } else {
+            io("cannot send the command")(e)
+        }
+    })?;
     s.shutdown(std::net::Shutdown::Write)
         .map_err(io("cannot send the command"))?;
+    // What the write took comes off the time left for the reply.
+    let left = timeout.saturating_sub(started.elapsed());
+    if left.is_zero() {
+        return Err(timed_out());
+    }
+    s.set_read_timeout(Some(left))
+        .map_err(io("cannot set the socket's time limit"))?;
     let mut reply = String::new();
     BufReader::new(&mut s)
         .take(1 << 20)
         .read_line(&mut reply)
-        .map_err(io("cannot read the reply"))?;
+        .map_err(|e| {
+            if late(&e) {
+                timed_out()
+            } else {
+                io("cannot read the reply")(e)
+            }
+        })?;
     if reply.is_empty() {
         return Err(ControlError::NoReply);
     }
