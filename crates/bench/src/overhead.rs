@@ -142,6 +142,16 @@ fn load_graph(source: &GraphSource) -> Result<(TaskGraph, String), BenchError> {
     let n = match source {
         GraphSource::File(path) => {
             let g = fugue_graph::read_file(path, None)?;
+            // The probe checks each task's order against its predecessors in one cycle; a
+            // feedback edge reads the previous cycle's block, which no probe task keeps.
+            let feedback = g.feedback_edges().len();
+            if feedback > 0 {
+                return crate::error::config(format!(
+                    "{}: the overhead benchmark runs graphs without feedback edges (`~>`), and this one has {feedback}; measure it with `fugue bench table --shapes {}` or `fugue profile`",
+                    path.display(),
+                    path.display()
+                ));
+            }
             let d = format!("{} ({} nodes)", path.display(), g.len());
             return Ok((g, d));
         }

@@ -505,3 +505,128 @@ fn port_numbers_beyond_the_limit_are_refused_at_their_place() {
         }
     }
 }
+
+/// The benchmarks' counts and times are bounded before anything starts (threads, memory,
+/// sleeps), each refused in one sentence; a graph the overhead benchmark cannot probe (one
+/// with a feedback edge) too, with what measures it instead.
+#[test]
+fn benchmark_counts_and_times_are_bounded() {
+    let spec = |name: &str, extra: &str| {
+        write(
+            name,
+            &format!("graphs = [\"gen:line:4\"]\nexecutors = [\"seq\"]\nloads = [\"busy\"]\nseconds = 0.1\nrepeats = 1\n{extra}"),
+        )
+    };
+    let comb = write(
+        "comb.ag",
+        "o = { kind: \"osc\", freq: 220, };\nm = { kind: \"mix\", volume: 0.5, };\nout = { kind: \"sink\", in: 1, };\no.1 -> m.1;\nm.1 ~> m.2;\nm.1 -> out.1;\n",
+    );
+    // Each a usage error of the benchmark (exit 2), as its other flags' are.
+    let cases: Vec<(Vec<String>, i32, &str)> = vec![
+        (
+            vec![
+                "bench".into(),
+                "ring".into(),
+                "-n".into(),
+                "10".into(),
+                "--producers".into(),
+                "100000".into(),
+            ],
+            2,
+            "--producers must be from 1 to 1024, not 100000",
+        ),
+        (
+            vec![
+                "bench".into(),
+                "ring".into(),
+                "-n".into(),
+                "10".into(),
+                "--pin".into(),
+                "0,4096".into(),
+            ],
+            2,
+            "--pin 4096: this process may run on cores",
+        ),
+        (
+            vec![
+                "bench".into(),
+                "table".into(),
+                "--seconds".into(),
+                "1e9".into(),
+            ],
+            2,
+            "is not a number of seconds above 0 and at most 3600",
+        ),
+        (
+            vec![
+                "bench".into(),
+                "capacity".into(),
+                "--seconds".into(),
+                "1e12".into(),
+            ],
+            2,
+            "is not a number of seconds above 0 and at most 86400",
+        ),
+        (
+            vec![
+                "bench".into(),
+                "overhead".into(),
+                "--idle-us".into(),
+                "99999999999".into(),
+            ],
+            2,
+            "--idle-us",
+        ),
+        (
+            vec![
+                "bench".into(),
+                "overhead".into(),
+                "--graph".into(),
+                comb.clone(),
+                "--cycles".into(),
+                "10".into(),
+            ],
+            2,
+            "the overhead benchmark runs graphs without feedback edges",
+        ),
+        (
+            vec![
+                "bench".into(),
+                "study".into(),
+                spec("threads.toml", "threads = [100000]\nbuffers = [256]\n"),
+                "--dry-run".into(),
+            ],
+            2,
+            "threads must be from 1 to 256, not 100000",
+        ),
+        (
+            vec![
+                "bench".into(),
+                "study".into(),
+                spec("buffers.toml", "threads = [1]\nbuffers = [99999999]\n"),
+                "--dry-run".into(),
+            ],
+            2,
+            "buffers must be from 1 to 1048576 frames, not 99999999",
+        ),
+        (
+            vec![
+                "bench".into(),
+                "study".into(),
+                spec(
+                    "busy.toml",
+                    "threads = [1]\nbuffers = [256]\nbusy_threads = 100000\n",
+                ),
+                "--dry-run".into(),
+            ],
+            2,
+            "busy_threads must be at most 1024, not 100000",
+        ),
+    ];
+    for (args, code, want) in cases {
+        let words: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = fugue(&words);
+        refused(&o, code, &[want]);
+        assert!(stdout(&o).is_empty(), "{args:?}: {}", stdout(&o));
+    }
+}

@@ -5,7 +5,11 @@ use thiserror::Error;
 
 /// Tolerance of float comparisons between times: `a` counts as `<= b` when
 /// `a <= b + EPS * (1 + |b|)` (costs are `f64`; `.ag` costs are fractional microseconds).
-pub const EPS: f64 = 1e-9;
+/// Small enough that a node of cost 1 stays distinct from times up to `1e12` (the largest
+/// communication cost `fugue schedule --comm-cost` takes: with a tolerance of 10 at `1e10`,
+/// CPFD took starts that differ by a few nodes as equal and kept the worse), large enough for
+/// the rounding of sums of many fractional costs (`f64` keeps about `1e-16` of each).
+pub const EPS: f64 = 1e-12;
 
 /// `a <= b` within the relative tolerance [`EPS`].
 #[inline]

@@ -173,3 +173,22 @@ fn best_and_run() {
     assert_eq!(o.optimal, Some(true));
     assert_eq!(o.schedule.makespan(), 16.0);
 }
+
+/// Messages far longer than the nodes (a cost of 1 against messages up to 1e12, the largest
+/// `--comm-cost`): CPFD keeps a rake's schedule within its work on one processor, where no
+/// message is paid (its comparisons still tell starts a node apart at 1e12).
+#[test]
+fn long_messages_keep_a_rake_on_one_processor() {
+    let mut g = fugue_graph::gen::rake(4);
+    let n = g.len() as f64;
+    for comm in [1e4, 1e9, 1e10, 1e11, 1e12] {
+        g.set_comm_costs(comm);
+        let s = fugue_sched::cpfd(&g, 2);
+        verify(&g, &s).unwrap();
+        assert!(
+            s.makespan() <= n,
+            "cpfd at a message cost of {comm}: makespan {}",
+            s.makespan()
+        );
+    }
+}

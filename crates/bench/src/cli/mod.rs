@@ -236,8 +236,8 @@ pub struct CapacityArgs {
     /// Cores probed side by side (the first ones this process may use).
     #[arg(long, short = 't', default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=256))]
     pub threads: u64,
-    /// How long to follow the capacity, in seconds.
-    #[arg(long, default_value_t = 20.0)]
+    /// How long to follow the capacity, in seconds (at most a day).
+    #[arg(long, default_value_t = 20.0, value_parser = seconds_up_to_a_day)]
     pub seconds: f64,
     /// Length of one probe, in milliseconds.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(5..=60_000))]
@@ -245,6 +245,24 @@ pub struct CapacityArgs {
     /// Print one JSON object (per-window values and the summary) instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+/// A number of seconds above 0 and at most `max`, for a flag.
+fn seconds_up_to(s: &str, max: f64) -> Result<f64, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|v| *v > 0.0 && *v <= max)
+        .ok_or_else(|| format!("`{s}` is not a number of seconds above 0 and at most {max}"))
+}
+
+/// `--seconds` of `bench capacity`.
+fn seconds_up_to_a_day(s: &str) -> Result<f64, String> {
+    seconds_up_to(s, 86_400.0)
+}
+
+/// `--seconds` of `bench table`.
+fn seconds_up_to_an_hour(s: &str) -> Result<f64, String> {
+    seconds_up_to(s, 3_600.0)
 }
 
 /// Runs `fugue bench capacity` ([`crate::capacity`]).
@@ -406,7 +424,7 @@ pub struct OverheadArgs {
     #[arg(long, short = 'e', default_value = "ws")]
     pub executor: String,
     /// Sleep this long between cycles (as an audio thread waits for the next period), in µs.
-    #[arg(long, default_value_t = 0, conflicts_with = "period_us")]
+    #[arg(long, default_value_t = 0, conflicts_with = "period_us", value_parser = clap::value_parser!(u64).range(0..=10_000_000))]
     pub idle_us: u64,
     /// Start cycles every P µs, as a real-time backend starts them (the idle gap is P minus
     /// the cycle); the executors know the period and wake their workers ahead of each cycle
@@ -484,8 +502,8 @@ pub struct TableArgs {
     /// `all` (every one, and the rayon peer). `seq` is always run: it is the reference.
     #[arg(long, default_value = "all")]
     pub executors: String,
-    /// Audio seconds rendered per run.
-    #[arg(long, default_value_t = 2.0)]
+    /// Audio seconds rendered per run (at most an hour: each cycle's record is kept).
+    #[arg(long, default_value_t = 2.0, value_parser = seconds_up_to_an_hour)]
     pub seconds: f64,
     /// Runs per configuration (interleaved across executors).
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=1000))]

@@ -274,8 +274,21 @@ pub fn run_point(pt: &Point) -> Result<Outcome, BenchError> {
 }
 
 fn run_point_here(pt: &Point) -> Result<Outcome, BenchError> {
-    if pt.producers == 0 {
-        return config("--producers must be at least 1");
+    if pt.producers == 0 || pt.producers > MAX_PRODUCERS {
+        return config(format!(
+            "--producers must be from 1 to {MAX_PRODUCERS}, not {}",
+            pt.producers
+        ));
+    }
+    if let Some(pin) = &pt.pin {
+        let allowed = fugue_exec::placement::allowed_cores();
+        if let Some(&c) = pin.iter().find(|c| !allowed.contains(c)) {
+            let list: Vec<String> = allowed.iter().map(usize::to_string).collect();
+            return config(format!(
+                "--pin {c}: this process may run on cores {} only",
+                list.join(",")
+            ));
+        }
     }
     if pt.capacity == 0 {
         return config("--capacity must be at least 1");
@@ -313,6 +326,9 @@ fn run_point_here(pt: &Point) -> Result<Outcome, BenchError> {
         Impl::Arrayqueue | Impl::Rtrb | Impl::SyncChannel => run_peer_sized(pt),
     }
 }
+
+/// The most producers (threads or processes) a measurement starts.
+pub const MAX_PRODUCERS: usize = 1024;
 
 /// The most memory a ring's slots may take: `--capacity` slots of `--item-size` bytes, each
 /// with its sequence number and rounded up as `--padding` says

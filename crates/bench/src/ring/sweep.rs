@@ -209,15 +209,23 @@ pub fn run(a: &SweepConfig, progress: &mut dyn Progress) -> Result<Sweep, BenchE
     if a.repeat == 0 {
         return config("--repeat must be at least 1");
     }
-    if a.point_seconds.is_nan() || a.point_seconds <= 0.0 {
-        return config("--point-seconds must be positive");
+    if !(a.point_seconds > 0.0 && a.point_seconds <= 3600.0) {
+        return config("--point-seconds must be a number of seconds above 0 and at most 3600");
     }
     let plan = &a.producers;
     if !(plan.max_seconds.is_finite() && plan.max_seconds > 0.0) {
         return config("--max-seconds must be a positive number of seconds");
     }
-    if plan.counts.is_empty() || plan.counts.contains(&0) {
-        return config("--producer-counts must list producer counts of at least 1");
+    if plan.counts.is_empty()
+        || plan
+            .counts
+            .iter()
+            .any(|&c| c == 0 || c > super::point::MAX_PRODUCERS)
+    {
+        return config(format!(
+            "--producer-counts must list producer counts from 1 to {}",
+            super::point::MAX_PRODUCERS
+        ));
     }
     if plan.items == 0 {
         return config("--items must be at least 1");

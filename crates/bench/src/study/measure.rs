@@ -393,21 +393,37 @@ fn start_load(load: &str, spec: &Spec) -> Result<Load, BenchError> {
         return Ok(Load::Command(child));
     }
     let stop = Arc::new(AtomicBool::new(false));
-    let handles = (0..spec.busy_threads)
-        .map(|i| {
-            let stop = stop.clone();
-            std::thread::spawn(move || {
+    let mut handles = Vec::with_capacity(spec.busy_threads);
+    for i in 0..spec.busy_threads {
+        let s = stop.clone();
+        let started = std::thread::Builder::new()
+            .name("fugue-busy".into())
+            .spawn(move || {
                 let mut x = 1.0f64 + i as f64;
                 // Relaxed: a stop request polled.
-                while !stop.load(Ordering::Relaxed) {
+                while !s.load(Ordering::Relaxed) {
                     for _ in 0..10_000 {
                         x = (x * 1.000_001 + 0.5).sqrt() + 1.0;
                     }
                 }
                 x
-            })
-        })
-        .collect();
+            });
+        match started {
+            Ok(h) => handles.push(h),
+            Err(e) => {
+                // The ones started stop before the error is said.
+                stop_load(Load::Threads(stop, handles));
+                return Err(BenchError::io(
+                    format!(
+                        "cannot start busy thread {} of {}",
+                        i + 1,
+                        spec.busy_threads
+                    ),
+                    e,
+                ));
+            }
+        }
+    }
     Ok(Load::Threads(stop, handles))
 }
 

@@ -175,8 +175,26 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
             return config(format!("{file}: `{field}` needs at least one value"));
         }
     }
-    if spec.buffers.contains(&0) || spec.threads.contains(&0) {
-        return config(format!("{file}: buffers and threads must be at least 1"));
+    // The bounds of the command line's --threads and --buffer, checked before any run (and
+    // by --dry-run): a study stopped in its middle by a value it cannot run wastes the runs
+    // made before it.
+    if let Some(t) = spec.threads.iter().find(|&&t| !(1..=256).contains(&t)) {
+        return config(format!("{file}: threads must be from 1 to 256, not {t}"));
+    }
+    if let Some(b) = spec
+        .buffers
+        .iter()
+        .find(|&&b| !(1..=1_048_576).contains(&b))
+    {
+        return config(format!(
+            "{file}: buffers must be from 1 to 1048576 frames, not {b}"
+        ));
+    }
+    if spec.busy_threads > 1024 {
+        return config(format!(
+            "{file}: busy_threads must be at most 1024, not {}",
+            spec.busy_threads
+        ));
     }
     for l in &spec.loads {
         if l != "idle" && l != "busy" {
