@@ -498,6 +498,16 @@ fn a_parameter_is_kept_in_its_range_and_what_will_not_play_is_said() {
         e.contains("g.ag:1:58: node `d`: attribute `volume` is the node's own (the node's output gain), not its program's parameter `/w/vol/volume`"),
         "{e}"
     );
+    // A slider labelled `file`: a `.dsp` rendered alone (a node whose `file` names it) says
+    // nothing of it, even under --strict.
+    std::fs::write(
+        dir.join("coll.dsp"),
+        "f = hslider(\"file\", 0.5, 0, 1, 0.01);\nprocess = f * 0.1;\n",
+    )
+    .unwrap();
+    let o = fugue(&["check", dir.join("coll.dsp").to_str().unwrap(), "--strict"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
     // A sound file, which fugue does not load.
     std::fs::write(
         dir.join("sf.dsp"),
@@ -824,4 +834,63 @@ fn an_error_in_an_imported_library_names_its_folder() {
     assert!(!ok);
     let want = format!("{}:2:", sub.join("mine.lib").display());
     assert!(err.contains(&want), "{want} in: {err}");
+}
+
+/// A program that calls C functions outside the math library (`abort`, `exit` through
+/// Faust's `ffunction`) is refused in one sentence before any instance runs them: render,
+/// info and check say so with exit 1 (the process is not ended by the program), and one
+/// that calls the math library's (`sinh`) renders.
+#[test]
+fn foreign_functions_outside_the_math_library_are_refused() {
+    if !fugue_faust::available_for("foreign_functions_outside_the_math_library_are_refused") {
+        return;
+    }
+    let dir = folder("faust", "foreign");
+    for (name, text, function) in [
+        (
+            "ab.dsp",
+            "a = ffunction(int abort(), <stdlib.h>, \"\");\nprocess = a;\n",
+            "abort",
+        ),
+        (
+            "ex.dsp",
+            "f = ffunction(int exit(int), <stdlib.h>, \"\");\nprocess = f(11);\n",
+            "exit",
+        ),
+    ] {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        for cmd in ["render", "info", "check"] {
+            let mut args = vec![cmd, p.to_str().unwrap()];
+            let out = dir.join("out.wav");
+            if cmd == "render" {
+                args.extend(["-o", out.to_str().unwrap(), "--force", "--seconds", "0.1"]);
+            }
+            let o = fugue(&args);
+            let e = stderr(&o);
+            assert_eq!(o.status.code(), Some(1), "{cmd} {name}: {e}");
+            assert!(
+                e.contains(&format!(
+                    "calls `{function}`, a function of C outside the math library"
+                )),
+                "{cmd} {name}: {e}"
+            );
+        }
+    }
+    let ok = dir.join("sinh.dsp");
+    std::fs::write(
+        &ok,
+        "f = ffunction(float sinhf|sinh|sinhl (float), <math.h>, \"\");\nprocess = f(0.5) * 0.1;\n",
+    )
+    .unwrap();
+    let o = fugue(&[
+        "render",
+        ok.to_str().unwrap(),
+        "-o",
+        dir.join("sinh.wav").to_str().unwrap(),
+        "--force",
+        "--seconds",
+        "0.1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
 }

@@ -438,6 +438,104 @@ fn take_c_string(p: *const c_char, free: crate::ffi::MachineFns) -> Option<Strin
     Some(s)
 }
 
+/// The C math library's functions that a compiled program may call (each also with its
+/// `f` and `l` variants: `sinhf`, `sinhl`): C99's `<math.h>`, with POSIX's Bessel functions
+/// and GNU's `exp10` and `sincos`. Faust's libraries declare these as foreign functions.
+const MATH_FUNCTIONS: &[&str] = &[
+    "acos",
+    "acosh",
+    "asin",
+    "asinh",
+    "atan",
+    "atan2",
+    "atanh",
+    "cbrt",
+    "ceil",
+    "copysign",
+    "cos",
+    "cosh",
+    "erf",
+    "erfc",
+    "exp",
+    "exp10",
+    "exp2",
+    "expm1",
+    "fabs",
+    "fdim",
+    "floor",
+    "fma",
+    "fmax",
+    "fmin",
+    "fmod",
+    "frexp",
+    "hypot",
+    "ilogb",
+    "isinf",
+    "isnan",
+    "j0",
+    "j1",
+    "jn",
+    "ldexp",
+    "lgamma",
+    "llrint",
+    "llround",
+    "log",
+    "log10",
+    "log1p",
+    "log2",
+    "logb",
+    "lrint",
+    "lround",
+    "modf",
+    "nan",
+    "nearbyint",
+    "nextafter",
+    "nexttoward",
+    "pow",
+    "remainder",
+    "remquo",
+    "rint",
+    "round",
+    "scalbln",
+    "scalbn",
+    "sin",
+    "sincos",
+    "sinh",
+    "sqrt",
+    "tan",
+    "tanh",
+    "tgamma",
+    "trunc",
+    "y0",
+    "y1",
+    "yn",
+];
+
+/// The functions that the compiled code `ir` (LLVM IR text) declares and calls outside
+/// itself, but for LLVM's own (`llvm.*`), Faust's (`calloc` and `free`, which make and
+/// delete an instance) and the C math library's ([`MATH_FUNCTIONS`]): what
+/// a program's `ffunction`s bring in (`abort`, `exit`, `raise`: the process would run them).
+fn foreign_functions(ir: &str) -> Vec<String> {
+    let math = |n: &str| {
+        MATH_FUNCTIONS.contains(&n)
+            || n.strip_suffix(['f', 'l'])
+                .is_some_and(|b| MATH_FUNCTIONS.contains(&b))
+    };
+    let mut out: Vec<String> = ir
+        .lines()
+        .filter_map(|l| l.strip_prefix("declare "))
+        .filter_map(|l| {
+            let name = l.split_once('@')?.1.split('(').next()?.trim_matches('"');
+            // `calloc` and `free`: Faust's own code that makes and deletes an instance.
+            let own = name.starts_with("llvm.") || matches!(name, "calloc" | "free");
+            (!own && !math(name)).then(|| name.to_string())
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// Bytes of the largest structure that the LLVM IR `ir` declares (`%name = type { ... }` or
 /// `<{ ... }>`: a compiled program's instance, whose fields are its delay lines) plus its
 /// global variables (the program's tables).
@@ -538,12 +636,16 @@ fn checksum(path: &Path) -> Option<u64> {
 }
 
 /// The size of the state of the program kept in `path`, read from the `.state` file beside
-/// it (`BYTES CHECKSUM`), when the file is there and still has that checksum; `None`
-/// otherwise (the program is then compiled again).
+/// it (`BYTES CHECKSUM`), when the file is there, still has that checksum and a size that a
+/// kept program can have (at most [`fugue_dsp::MAX_NODE_MEMORY`]: larger ones are never
+/// kept); `None` otherwise (the program is then compiled again).
 fn kept_state(path: &Path) -> Option<u64> {
     let text = std::fs::read_to_string(path.with_extension("state")).ok()?;
     let (bytes, sum) = text.trim().split_once(' ')?;
-    let bytes = bytes.parse::<u64>().ok()?;
+    let bytes = bytes
+        .parse::<u64>()
+        .ok()
+        .filter(|&b| b <= fugue_dsp::MAX_NODE_MEMORY as u64)?;
     let sum = u64::from_str_radix(sum, 16).ok()?;
     (checksum(path)? == sum).then_some(bytes)
 }
@@ -972,7 +1074,19 @@ impl Faust {
         let mut state = kept_state;
         if let (false, Some(m), Backend::Llvm) = (from_disk, machine, backend) {
             // SAFETY: a live LLVM factory; the text is freed by `take_c_string`.
-            state = take_c_string(unsafe { (m.ir)(handle) }, m).and_then(|ir| state_bytes(&ir));
+            let ir = take_c_string(unsafe { (m.ir)(handle) }, m);
+            // Before any instance is made (whose initialisation may call them) and before
+            // the program is kept on disk (a kept program is not checked again).
+            let functions = ir.as_deref().map(foreign_functions).unwrap_or_default();
+            if !functions.is_empty() {
+                // SAFETY: the factory is live and has no instance.
+                unsafe { (self.fns(backend).delete_factory)(handle) };
+                return Err(FaustError::Foreign {
+                    name: source.name.clone(),
+                    functions,
+                });
+            }
+            state = ir.and_then(|ir| state_bytes(&ir));
             if let Some(bytes) = state.filter(|&b| b > fugue_dsp::MAX_NODE_MEMORY as u64) {
                 // SAFETY: the factory is live and has no instance.
                 unsafe { (self.fns(backend).delete_factory)(handle) };
@@ -1261,6 +1375,19 @@ mod tests {
         let seventh = fresh();
         seventh.factory(&source, Backend::Llvm).unwrap();
         assert_eq!(seventh.disk_reads(), 1);
+        // A size of state beyond what a kept program can have (its checksum intact) is a
+        // damaged `.state`: compiled again, with the true size.
+        for f in files() {
+            if f.extension().is_some_and(|x| x == "state") {
+                let text = std::fs::read_to_string(&f).unwrap();
+                let (_, sum) = text.trim().split_once(' ').unwrap();
+                std::fs::write(&f, format!("999999999999 {sum}\n")).unwrap();
+            }
+        }
+        let eighth = fresh();
+        let d = eighth.factory(&source, Backend::Llvm).unwrap();
+        assert_eq!((eighth.compilations(), eighth.disk_reads()), (1, 0));
+        assert_eq!(d.state_bytes, a.state_bytes);
         std::env::remove_var(CACHE_ENV);
         let _ = std::fs::remove_dir_all(&dir);
     }

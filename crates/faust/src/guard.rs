@@ -244,6 +244,10 @@ pub(crate) fn try_in_child(
         (Some(1), "instance") => Tried::Refused(FaustError::Instance {
             name: source.name.clone(),
         }),
+        (Some(1), "foreign") => Tried::Refused(FaustError::Foreign {
+            name: source.name.clone(),
+            functions: rest.split_whitespace().map(str::to_string).collect(),
+        }),
         // A helper that does not speak this protocol (or could not open libfaust, which this
         // process did): compile here, as without a helper.
         _ => Tried::NotRun,
@@ -339,6 +343,9 @@ pub fn helper_main() -> ExitCode {
         Err(FaustError::Compile { message, .. }) => (1, format!("refused\n{message}")),
         Err(FaustError::TooLarge { bytes, .. }) => (1, format!("large\n{bytes}")),
         Err(FaustError::Instance { .. }) => (1, "instance\n".to_string()),
+        Err(FaustError::Foreign { functions, .. }) => {
+            (1, format!("foreign\n{}", functions.join(" ")))
+        }
         Err(_) => (2, String::new()),
     };
     let mut out = std::io::stdout().lock();

@@ -86,6 +86,15 @@ pub enum FaustError {
         /// Bytes of one instance's state.
         bytes: u64,
     },
+    /// The compiled program calls functions outside itself (Faust's `ffunction`) that are
+    /// not the C math library's: fugue does not run them.
+    #[error("the Faust program {name} calls {}, a function of C outside the math library (Faust's `ffunction`); fugue runs only programs whose foreign functions are the C math library's (sinh, erf, fmod, ...)", functions.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", "))]
+    Foreign {
+        /// The program's name (its file).
+        name: String,
+        /// The functions, as the compiled code names them.
+        functions: Vec<String>,
+    },
     /// libfaust crashed while compiling the program (in the child process that compiles
     /// programs first, [`guard`]).
     #[error("libfaust crashed while compiling {name} ({how}); nothing of it was loaded. Faust's own `faust` command may fail on it too: this version of Faust cannot compile the program")]
@@ -215,15 +224,26 @@ fn lint_node(ctx: &NodeContext<'_>) -> Vec<LintNote> {
         })
         .collect();
     // An attribute the kind reads itself that also names a parameter sets the kind's, not
-    // the program's.
-    for own in OWN_ATTRIBUTES {
+    // the program's: said of `backend` and `volume`, which a user may have meant for the
+    // program. Not of `file` and `code`, which every node gives to name its program (a
+    // node made from a `.dsp` file too), nor when another attribute sets that parameter by
+    // its path.
+    for own in ["backend", "volume"] {
         if ctx.node.attr(own).is_none() {
             continue;
         }
+        let set_by_path = |path: &str| {
+            ctx.node.attrs.iter().any(|(k, _)| {
+                k != own
+                    && !OWN_ATTRIBUTES.contains(&k.as_str())
+                    && path.ends_with(k.trim_start_matches('/'))
+                    && k.contains('/')
+            })
+        };
         if let Some(p) = factory
             .params
             .iter()
-            .find(|p| p.is_input() && p.is_named(own))
+            .find(|p| p.is_input() && p.is_named(own) && !set_by_path(&p.path))
         {
             out.push(LintNote::attr(own, format!(
                 "node `{}`: attribute `{own}` is the node's own ({}), not its program's parameter `{}`; write \"{}\" to set that one",
