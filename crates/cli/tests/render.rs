@@ -110,6 +110,7 @@ fn bad_graphs_fail_with_one_clear_sentence_and_no_file() {
         ("lonely.ag", r#"a = { kind: "osc", freq: 1, }; s = { kind: "sink", in: 1, };"#, "node `s` (sink) has no input"),
         ("nosink.ag", r#"a = { kind: "osc", freq: 1, };"#, "has no sink node"),
         ("rates.ag", r#"a = { kind: "osc", freq: 1, }; r = { kind: "resampler", ratio: 2, }; m = { kind: "mix", }; s = { kind: "sink", }; a.1 -> r.1 -> m.1; a.1 -> m.2; m.1 -> s.1;"#, "node `m` receives inputs at different rates"),
+        ("feedback-rate.ag", r#"a = { kind: "osc", freq: 1, }; up = { kind: "resampler", ratio: 2, }; m = { kind: "mix", }; s = { kind: "sink", }; a.1 -> up.1; a.1 -> m.1; up.1 ~> m.2; m.1 -> s.1;"#, "feedback-rate.ag:1:32: feedback edge `up.1 ~> m.2` leaves node `up` at 96000 Hz, but a feedback edge carries its block at the graph's rate, 48000 Hz"),
     ];
     for (name, text, needle) in cases {
         let g = write(&d, name, text);

@@ -358,3 +358,50 @@ fn a_run_says_what_it_played_as_silence_for_not_being_finite() {
         );
     }
 }
+
+/// An audio graph without a sink plays silence: said as a warning (and refused by
+/// `--strict`), while a task graph (no kinds) is run for its cycles without one.
+#[test]
+fn a_run_of_an_audio_graph_without_a_sink_says_it_plays_silence() {
+    let g = tmp("nosink.ag");
+    std::fs::write(
+        &g,
+        "o = { kind: \"osc\", freq: 100, };\ng = { kind: \"gain\", };\no.1 -> g.1;\n",
+    )
+    .unwrap();
+    for strict in [false, true] {
+        let mut c = fugue();
+        c.arg("run")
+            .arg(&g)
+            .args(["--backend", "clocked", "--seconds", "0.1", "-e", "seq"]);
+        if strict {
+            c.arg("--strict");
+        }
+        let o = c.output().unwrap();
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(if strict { 1 } else { 0 }), "{e}");
+        assert!(
+            e.contains("the graph has no sink node, so the run plays silence"),
+            "{e}"
+        );
+    }
+    let t = tmp("tasks.stg");
+    std::fs::write(&t, "2\n0 0 0\n1 5 1 0\n2 5 1 0\n3 0 2 1 2\n").unwrap();
+    let o = fugue()
+        .arg("run")
+        .arg(&t)
+        .args([
+            "--backend",
+            "clocked",
+            "--seconds",
+            "0.1",
+            "-e",
+            "seq",
+            "--placeholder",
+            "--strict",
+        ])
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!e.contains("no sink"), "{e}");
+}

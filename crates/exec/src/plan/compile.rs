@@ -85,6 +85,19 @@ pub enum CompileError {
     /// A node could not be built (unknown kind, bad attribute, bad ports).
     #[error(transparent)]
     Node(#[from] NodeError),
+    /// A feedback edge leaves a node that runs at another rate than the graph's: the block it
+    /// keeps is played back at the graph's rate.
+    #[error("feedback edge `{edge}` leaves node `{node}` at {hz} Hz, but a feedback edge carries its block at the graph's rate, {base_hz} Hz; resample before the edge (add or move resamplers)")]
+    FeedbackRate {
+        /// The edge, as written (`up.1 ~> m.2`).
+        edge: String,
+        /// The node it leaves.
+        node: String,
+        /// That node's rate, in Hz.
+        hz: f64,
+        /// The graph's rate, in Hz.
+        base_hz: f64,
+    },
     /// The inputs of a node arrive at different sample rates.
     #[error("node `{node}` receives inputs at different rates ({rates}); all inputs of a node must come at one rate (add or move resamplers)")]
     MixedRates {
@@ -172,6 +185,7 @@ impl CompileError {
     pub fn node(&self) -> Option<&str> {
         match self {
             CompileError::MixedRates { node, .. }
+            | CompileError::FeedbackRate { node, .. }
             | CompileError::BlockNotWhole { node, .. }
             | CompileError::PortMismatch { node, .. }
             | CompileError::RateTooHigh { node, .. } => Some(node),
@@ -350,6 +364,23 @@ impl<'g> Prepared<'g> {
                 match rate {
                     None => rate = Some(r),
                     Some(r0) if r0 != r => {
+                        // The node that keeps a feedback edge's block: its source's rate
+                        // against the graph's, at which the block is played back.
+                        if let Some(f) = graph.feedback_edges().iter().find(|f| f.write == v) {
+                            let src = graph.node(f.src);
+                            return Err(CompileError::FeedbackRate {
+                                edge: format!(
+                                    "{}.{} ~> {}.{}",
+                                    src.name,
+                                    f.src_port + 1,
+                                    graph.node(f.dst).name,
+                                    f.dst_port + 1
+                                ),
+                                node: src.name.clone(),
+                                hz: out_rate[f.src].as_f64() * options.sample_rate,
+                                base_hz: options.sample_rate,
+                            });
+                        }
                         let mut seen: Vec<Ratio> = graph
                             .in_edges(v)
                             .iter()
