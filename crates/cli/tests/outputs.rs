@@ -336,3 +336,21 @@ fn bench_results_folders_are_refused_before_the_run() {
     }
     assert_eq!(std::fs::read(old.join("README.md")).unwrap(), b"earlier");
 }
+
+/// `-o /dev/stdout` with standard output a pipe (its link's target, `pipe:[N]`, is no path):
+/// written into the pipe, by every command that writes a file.
+#[test]
+fn dev_stdout_as_a_pipe_is_written_into() {
+    let rake = example("rake.ag");
+    let rake = rake.as_str();
+    for args in [
+        vec!["dot", rake, "-o", "/dev/stdout"],
+        vec!["gen", "line", "-n", "3", "-o", "/dev/stdout"],
+        vec!["render", rake, "-o", "/dev/stdout", "--seconds", "0.01"],
+    ] {
+        // `Output` pipes standard output.
+        let o = fugue(&args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        assert!(!o.stdout.is_empty(), "{args:?}");
+    }
+}

@@ -122,10 +122,15 @@ pub fn destination(path: &Path) -> Result<Destination, OutputError> {
     };
     let (resolved, meta) = if meta.file_type().is_symlink() {
         match std::fs::metadata(path) {
-            Ok(m) => (
+            // A link to a regular file: the file is the one replaced (renamed over), in its
+            // own folder.
+            Ok(m) if m.file_type().is_file() => (
                 std::fs::canonicalize(path).map_err(|e| write_error(path, e))?,
                 m,
             ),
+            // A link to a stream (`/dev/stdout` when standard output is a pipe, whose target
+            // `pipe:[N]` is no path): written through the link, as named.
+            Ok(m) => (path.to_path_buf(), m),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let to = std::fs::read_link(path)
                     .map(|t| t.display().to_string())
