@@ -89,16 +89,52 @@ impl Costs {
                     path: path.clone(),
                     source,
                 })?;
-                let c = fugue_sched::parse_costs(&text, &path.display().to_string(), g)?;
+                let (c, given) =
+                    fugue_sched::parse_costs_given(&text, &path.display().to_string(), g)?;
+                // The nodes the file is about: a feedback edge's own two cost nothing.
+                let nodes: Vec<usize> = (0..g.len()).filter(|&v| !g.is_feedback_node(v)).collect();
+                let named = nodes.iter().filter(|&&v| given[v]).count();
+                let origin = if named == nodes.len() {
+                    CostOrigin {
+                        source: format!(
+                            "from {} (µs, as fugue calibrate writes them)",
+                            path.display()
+                        ),
+                        unit: "µs",
+                        kind: "file",
+                    }
+                } else {
+                    // The others keep what the graph's file declares: times only when those
+                    // are (.ag's wcet, in µs).
+                    let rest = declared(g, format);
+                    let unit = if rest.unit == "µs" {
+                        "µs"
+                    } else {
+                        "cost units"
+                    };
+                    CostOrigin {
+                        source: format!(
+                            "from {} for {named} of {} nodes (µs), the other {} {}: {}",
+                            path.display(),
+                            nodes.len(),
+                            nodes.len() - named,
+                            if rest.kind == "default" {
+                                "default 1"
+                            } else {
+                                "as the graph's file declares them"
+                            },
+                            if unit == "µs" {
+                                "times in µs"
+                            } else {
+                                "cost units, not times (fugue calibrate writes every node's)"
+                            }
+                        ),
+                        unit,
+                        kind: "mixed",
+                    }
+                };
                 g.set_costs(&c);
-                CostOrigin {
-                    source: format!(
-                        "from {} (µs, as fugue calibrate writes them)",
-                        path.display()
-                    ),
-                    unit: "µs",
-                    kind: "file",
-                }
+                origin
             }
         })
     }

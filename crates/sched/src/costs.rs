@@ -38,6 +38,12 @@ pub enum CostsError {
         /// The node.
         node: String,
     },
+    /// The file gives no node a cost (no row `node,cost`).
+    #[error("{file}: no node is given a cost (no row `node,cost`); fugue calibrate writes one for every node")]
+    Empty {
+        /// File name.
+        file: String,
+    },
     /// The node was given a cost twice.
     #[error("{file}:{line}: node `{node}` already has a cost on line {first}")]
     Duplicate {
@@ -53,9 +59,18 @@ pub enum CostsError {
 }
 
 /// Reads costs `node,cost` (one per line) and returns one cost per node of `g`: the file's
-/// where it gives one, the graph's otherwise. Blank lines and lines starting with `#` are
+/// where it gives one, the graph's otherwise (a file that gives none is refused). Blank lines and lines starting with `#` are
 /// skipped, and so is a first row `node,cost` (a header). `file` names the text in errors.
 pub fn parse_costs(text: &str, file: &str, g: &TaskGraph) -> Result<Vec<f64>, CostsError> {
+    parse_costs_given(text, file, g).map(|(costs, _)| costs)
+}
+
+/// [`parse_costs`], with whether the file gives each node its cost.
+pub fn parse_costs_given(
+    text: &str,
+    file: &str,
+    g: &TaskGraph,
+) -> Result<(Vec<f64>, Vec<bool>), CostsError> {
     let mut costs = g.costs();
     let mut seen = vec![0usize; g.len()];
     let mut first_row = true;
@@ -111,7 +126,10 @@ pub fn parse_costs(text: &str, file: &str, g: &TaskGraph) -> Result<Vec<f64>, Co
         seen[id] = line;
         costs[id] = value;
     }
-    Ok(costs)
+    if seen.iter().all(|&l| l == 0) && (0..g.len()).any(|v| !g.is_feedback_node(v)) {
+        return Err(CostsError::Empty { file: file.into() });
+    }
+    Ok((costs, seen.iter().map(|&l| l != 0).collect()))
 }
 
 #[cfg(test)]
@@ -132,6 +150,23 @@ mod tests {
         let g = graph();
         let c = parse_costs("node,cost\n# measured\na, 0.25\n\n", "m.csv", &g).unwrap();
         assert_eq!(c, vec![0.25, 5.0]);
+    }
+
+    #[test]
+    fn a_file_that_gives_no_cost_is_refused() {
+        let g = graph();
+        for text in ["", "node,cost\n", "# nothing\n\n"] {
+            let e = parse_costs(text, "m.csv", &g).unwrap_err();
+            assert_eq!(
+                e,
+                CostsError::Empty {
+                    file: "m.csv".into()
+                },
+                "{text:?}"
+            );
+        }
+        let (_, given) = parse_costs_given("c,1\n", "m.csv", &g).unwrap();
+        assert_eq!(given, vec![false, true]);
     }
 
     #[test]
