@@ -8,7 +8,7 @@ use thiserror::Error;
 #[derive(Clone, Debug, Error, PartialEq)]
 pub enum NodeError {
     /// The node's kind is not in the registry.
-    #[error("node `{node}` {}; known kinds: {known} (or pass --placeholder to render unknown kinds as silence)", unknown_kind(kind, nearest.as_deref()))]
+    #[error("node `{node}` {}; known kinds: {known} (render, run, profile and host take --placeholder to play unknown kinds as silence)", unknown_kind(kind, nearest.as_deref()))]
     UnknownKind {
         /// The node.
         node: String,

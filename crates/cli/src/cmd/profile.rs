@@ -88,13 +88,24 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         check_dir(dir, args.force, &inputs)?;
     }
     let exec = args.exec.request();
+    // Flags the executor ignores (profile's default is seq).
+    for w in exec.warnings(fugue_engine::host::GraphExecutor::Kind(
+        fugue_exec::ExecutorKind::Seq,
+    )) {
+        crate::util::warning(&w);
+    }
     let mut executor = exec.choice();
     executor.pin = exec.pin_for(!offline);
     let what = format!(
         "{}, {} with {} thread(s), {} frames at {} Hz, {}",
         args.graph.display(),
         executor.kind,
-        executor.threads,
+        // seq runs on the calling thread, whatever --threads says.
+        if executor.kind == fugue_exec::ExecutorKind::Seq {
+            1
+        } else {
+            executor.threads
+        },
         args.buffer,
         args.rate,
         args.backend
@@ -109,8 +120,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         stop: Some(crate::signals::stop_flag()),
         registry: util::registry(),
     };
-    let (report, warnings) = profile::record(&graph, &recording)
-        .with_context(|| format!("cannot profile {}", args.graph.display()))?;
+    let (report, warnings) = profile::record(&graph, &recording).map_err(|e| {
+        // Stopped by a signal: said as a profile's, not a render's.
+        if matches!(
+            e,
+            profile::RecordError::Render(fugue_engine::RenderError::Cancelled)
+        ) {
+            anyhow::anyhow!("the profile of {} was interrupted: no report", args.graph.display())
+        } else {
+            anyhow::Error::new(e).context(format!("cannot profile {}", args.graph.display()))
+        }
+    })?;
     for w in &warnings {
         crate::util::warning(w);
     }

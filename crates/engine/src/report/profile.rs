@@ -43,7 +43,10 @@ pub enum FolderError {
 /// folder, or one of whose report files is one of `inputs` (the files the command reads:
 /// never replaced, even with `force`).
 pub fn check_folder(dir: &Path, force: bool, inputs: &[&Path]) -> Result<(), FolderError> {
-    if dir.exists() && !dir.is_dir() {
+    // A symbolic link to nothing (`exists` follows it) is no folder either: creating the
+    // folder there fails, after the run.
+    let dangling = !dir.exists() && std::fs::symlink_metadata(dir).is_ok();
+    if dangling || (dir.exists() && !dir.is_dir()) {
         return Err(FolderError::NotAFolder(dir.to_path_buf()));
     }
     for f in FILES {
