@@ -267,6 +267,18 @@ pub struct TrustContext<'a> {
 pub fn trust_line(rows: &[Row], t: &TrustContext<'_>) -> String {
     let n = rows.len();
     let trusted = rows.iter().filter(|r| r.doubt.is_none()).count();
+    if t.repeats < 2 {
+        // One run of each: no spread to judge a figure by.
+        let spec = if t.spec_label.starts_with("built-in") {
+            String::new()
+        } else {
+            format!(" {}", t.spec_label)
+        };
+        return format!(
+            "None of the {n} figures can be judged: each comes from one run, and a figure is trusted when its repeats agree within {:.0} %; run the study with repeats (`fugue bench study{spec} --repeats 3`).",
+            t.max_spread
+        );
+    }
     if trusted == n {
         return format!(
             "All {n} figures are trusted: each one's repeats agree within {:.0} %; more repeats (`--repeats`) narrow them further.",
@@ -524,6 +536,14 @@ mod tests {
         assert_eq!(
             trust_line(&all, &t),
             "All 6 figures are trusted: each one's repeats agree within 20 %; more repeats (`--repeats`) narrow them further."
+        );
+        // One run of each: nothing to judge by.
+        let once = TrustContext { repeats: 1, ..t };
+        let line = trust_line(&all, &once);
+        assert!(
+            line.starts_with("None of the 6 figures can be judged: each comes from one run")
+                && line.contains("`fugue bench study --repeats 3`"),
+            "{line}"
         );
     }
 }

@@ -181,11 +181,16 @@ impl fmt::Display for GraphInfo {
             num(self.critical_path),
             self.critical_path_nodes.len(),
         )?;
-        writeln!(
-            f,
-            "parallelism    {:.3} (total work / critical path)",
-            self.parallelism
-        )?;
+        if self.critical_path > 0.0 {
+            writeln!(
+                f,
+                "parallelism    {:.3} (total work / critical path)",
+                self.parallelism
+            )?;
+        } else {
+            // No work: the ratio has no value (as `schedule` says of its speedup).
+            writeln!(f, "parallelism    n/a (the graph has no work)")?;
+        }
         writeln!(f, "depth          {}", self.depth)?;
         let bound = if self.width_exact {
             ""
