@@ -344,7 +344,11 @@ fn the_host_warns_of_a_parameter_the_program_does_not_have() {
     assert_eq!(replies[1]["ok"], true, "{:?}", replies[1]);
     assert_eq!(replies[2]["ok"], false, "{:?}", replies[2]);
     let e = replies[2]["error"].as_str().unwrap_or_default();
-    assert!(e.contains("has no parameter `freqq`"), "{e}");
+    assert!(
+        e.contains("has attribute `freqq`, which its Faust program does not have as a parameter (its parameters: ")
+            && e.contains("/freq"),
+        "{e}"
+    );
 }
 
 #[test]

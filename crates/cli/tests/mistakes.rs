@@ -160,7 +160,37 @@ fn input_mistakes_are_warned_about_and_strict_refuses_them() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
         stderr(&o).contains(
-            "has 1 channel but the graph's source nodes have 2 ports; ports 2..2 read silence"
+            "has 1 channel but the graph's source nodes have 2 ports; port 2 reads silence"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    // A three-channel file into those two ports: its third channel is not read.
+    let three = d.join("three.wav");
+    let spec = hound::WavSpec {
+        channels: 3,
+        sample_rate: 48_000,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
+    let mut w = hound::WavWriter::create(&three, spec).unwrap();
+    for _ in 0..3 * 480 {
+        w.write_sample(0i16).unwrap();
+    }
+    w.finalize().unwrap();
+    let o = fugue(&[
+        "render",
+        s(&g),
+        "-o",
+        s(&out),
+        "--force",
+        "--input",
+        s(&three),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "has 3 channels but the graph's source nodes have 2 ports; channel 3 is not read"
         ),
         "{}",
         stderr(&o)

@@ -57,8 +57,8 @@ pub enum Warning {
         /// The input file.
         input: PathBuf,
     },
-    /// An input file with fewer channels than the graph's `source` ports: the other ports
-    /// read silence.
+    /// An input file with fewer channels than the graph's `source` ports (the other ports
+    /// read silence), or more (the others are not read).
     InputChannels {
         /// The input file.
         input: PathBuf,
@@ -129,12 +129,27 @@ impl std::fmt::Display for Warning {
                 "--input {}: the graph has no source node, so the file is not read",
                 input.display()
             ),
-            Warning::InputChannels { input, channels, ports } => write!(
+            Warning::InputChannels { input, channels, ports } if usize::from(*channels) < *ports => write!(
                 f,
-                "--input {} has {channels} channel{} but the graph's source nodes have {ports} ports; ports {}..{ports} read silence",
+                "--input {} has {channels} channel{} but the graph's source nodes have {ports} ports; {}",
                 input.display(),
                 if *channels == 1 { "" } else { "s" },
-                usize::from(*channels) + 1
+                if usize::from(*channels) + 1 == *ports {
+                    format!("port {ports} reads silence")
+                } else {
+                    format!("ports {} to {ports} read silence", usize::from(*channels) + 1)
+                }
+            ),
+            Warning::InputChannels { input, channels, ports } => write!(
+                f,
+                "--input {} has {channels} channels but the graph's source nodes have {ports} port{}; {}",
+                input.display(),
+                if *ports == 1 { "" } else { "s" },
+                if ports + 1 == usize::from(*channels) {
+                    format!("channel {channels} is not read")
+                } else {
+                    format!("channels {} to {channels} are not read", ports + 1)
+                }
             ),
             Warning::NonFinite {
                 output,
@@ -343,8 +358,8 @@ pub fn strict_error(warnings: &[String]) -> Option<String> {
 }
 
 /// What an input file given to a render of `graph` suggests is a mistake: a graph with no
-/// `source` node (the file is never read), and a file with fewer channels than the sources'
-/// ports.
+/// `source` node (the file is never read), and a file with fewer or more channels than the
+/// sources' ports.
 pub fn input(graph: &TaskGraph, input: &Path) -> Vec<Warning> {
     let ports: usize = (0..graph.len())
         .filter(|&v| graph.node(v).kind == "source")
@@ -356,7 +371,7 @@ pub fn input(graph: &TaskGraph, input: &Path) -> Vec<Warning> {
         }];
     }
     match crate::wav_channels(input) {
-        Some(channels) if usize::from(channels) < ports => vec![Warning::InputChannels {
+        Some(channels) if usize::from(channels) != ports => vec![Warning::InputChannels {
             input: input.to_path_buf(),
             channels,
             ports,

@@ -160,7 +160,16 @@ pub fn check(
     let Some(param) = built.live_param(attr) else {
         if doc.is_some_and(|d| d.others.is_some()) {
             // A kind whose attributes are what a node loads (a program's parameters, a
-            // plugin's controls): `attr` names none of this node's.
+            // plugin's controls): `attr` names none of this node's. Its linter says so with
+            // the node's parameters, as `render` and `check` say it.
+            if let Some(linter) = registry.linter(&kind) {
+                if let Some(note) = linter(&ctx)
+                    .into_iter()
+                    .find(|n| n.attr.as_deref() == Some(attr))
+                {
+                    return Err(note.text);
+                }
+            }
             return Err(format!(
                 "node `{node}` (kind {kind}) has no parameter `{attr}` to change; `fugue info` on the graph lists its parameters"
             ));

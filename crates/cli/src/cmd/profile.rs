@@ -126,7 +126,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             e,
             profile::RecordError::Render(fugue_engine::RenderError::Cancelled)
         ) {
-            anyhow::anyhow!("the profile of {} was interrupted: no report", args.graph.display())
+            anyhow::anyhow!(
+                "the profile of {} was interrupted: no report",
+                args.graph.display()
+            )
         } else {
             anyhow::Error::new(e).context(format!("cannot profile {}", args.graph.display()))
         }
