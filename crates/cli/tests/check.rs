@@ -243,7 +243,7 @@ fn check_checks_rate_dependent_ranges_at_the_rate_given() {
     let o = fugue(&["check", p.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("must be between 0 and 24000 Hz"),
+        stderr(&o).contains("must be above 0 and below 24000 Hz"),
         "{}",
         stderr(&o)
     );

@@ -267,7 +267,7 @@ fn set_refuses_what_cannot_change_in_one_line_each() {
         "set a x freq: the graph has no node `x`",
         "node `o` (kind osc) has no attribute `frq`; did you mean `freq`?",
         "attribute `phase` of node `o` cannot change while the graph plays (the live attributes of kind osc: freq, volume)",
-        "must be between 0 and 24000 Hz",
+        "must be above 0 and below 24000 Hz",
         "`abc` is not a number",
         "set NAME NODE ATTR VALUE; something is missing",
         "`time` of node `d` can be set up to 1 while the graph plays",

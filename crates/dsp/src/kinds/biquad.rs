@@ -64,7 +64,7 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
         "freq",
         freq,
         freq > 0.0 && freq < nyquist,
-        &format!("must be between 0 and {nyquist} Hz (half the rate at this node)"),
+        &format!("must be above 0 and below {nyquist} Hz (half the rate at this node)"),
     )?;
     let q = attrs::or(ctx, "q", std::f64::consts::FRAC_1_SQRT_2)?;
     attrs::check(ctx, "q", q, q > 0.0, "must be positive")?;

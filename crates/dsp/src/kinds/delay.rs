@@ -28,7 +28,7 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
         "time",
         time,
         time > 0.0 && time <= 60.0,
-        "must be a time in seconds between 0 and 60",
+        "must be a time in seconds above 0 and at most 60",
     )?;
     let max_time = attrs::or(ctx, "max_time", time.max(DEFAULT_MAX_TIME))?;
     attrs::check(
