@@ -861,6 +861,12 @@ fn foreign_functions_outside_the_math_library_are_refused() {
             "f = ffunction(int exit(int), <stdlib.h>, \"\");\nprocess = f(11);\n",
             "exit",
         ),
+        // A math function that writes through a pointer, given a number as its address.
+        (
+            "frexp.dsp",
+            "f = ffunction(float frexpf(float, int), <math.h>, \"\");\nprocess = f(0.5, 4096);\n",
+            "frexpf",
+        ),
     ] {
         let p = dir.join(name);
         std::fs::write(&p, text).unwrap();

@@ -127,9 +127,13 @@ impl BlockWavWriter {
         let (h, format) = header(spec, length)?;
         let mut file = BufWriter::with_capacity(1 << 20, file);
         file.write_all(&h)?;
-        // On disk at once: a process killed before its first update of the sizes leaves a
-        // file that reads (as no samples), not an empty one.
-        file.flush()?;
+        // A regular file: on disk at once, so that a process killed before its first update
+        // of the sizes leaves a file that reads (as no samples), not an empty one. (A stream
+        // gets it with the first samples: one that cannot be written, `/dev/full`, is then
+        // said as the recording's failure while the host plays on.)
+        if seekable {
+            file.flush()?;
+        }
         Ok(BlockWavWriter {
             file,
             format,

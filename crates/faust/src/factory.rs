@@ -439,8 +439,10 @@ fn take_c_string(p: *const c_char, free: crate::ffi::MachineFns) -> Option<Strin
 }
 
 /// The C math library's functions that a compiled program may call (each also with its
-/// `f` and `l` variants: `sinhf`, `sinhl`): C99's `<math.h>`, with POSIX's Bessel functions
-/// and GNU's `exp10` and `sincos`. Faust's libraries declare these as foreign functions.
+/// `f` and `l` variants: `sinhf`, `sinhl`): C99's `<math.h>` but for those that take a
+/// pointer (`frexp`, `modf`, `nan`, `remquo`, GNU's `sincos`: a program could pass any
+/// number as the address they write to), with POSIX's Bessel functions and GNU's `exp10`.
+/// Faust's libraries declare these as foreign functions.
 const MATH_FUNCTIONS: &[&str] = &[
     "acos",
     "acosh",
@@ -467,7 +469,6 @@ const MATH_FUNCTIONS: &[&str] = &[
     "fmax",
     "fmin",
     "fmod",
-    "frexp",
     "hypot",
     "ilogb",
     "isinf",
@@ -486,20 +487,16 @@ const MATH_FUNCTIONS: &[&str] = &[
     "logb",
     "lrint",
     "lround",
-    "modf",
-    "nan",
     "nearbyint",
     "nextafter",
     "nexttoward",
     "pow",
     "remainder",
-    "remquo",
     "rint",
     "round",
     "scalbln",
     "scalbn",
     "sin",
-    "sincos",
     "sinh",
     "sqrt",
     "tan",
@@ -510,6 +507,10 @@ const MATH_FUNCTIONS: &[&str] = &[
     "y1",
     "yn",
 ];
+
+/// Other C functions that Faust's libraries declare and that take no pointer:
+/// `arc4random` (`noises.lib`'s random seeds).
+const LIBRARY_FUNCTIONS: &[&str] = &["arc4random"];
 
 /// The functions that the compiled code `ir` (LLVM IR text) declares and calls outside
 /// itself, but for LLVM's own (`llvm.*`), Faust's (`calloc` and `free`, which make and
@@ -527,7 +528,9 @@ fn foreign_functions(ir: &str) -> Vec<String> {
         .filter_map(|l| {
             let name = l.split_once('@')?.1.split('(').next()?.trim_matches('"');
             // `calloc` and `free`: Faust's own code that makes and deletes an instance.
-            let own = name.starts_with("llvm.") || matches!(name, "calloc" | "free");
+            let own = name.starts_with("llvm.")
+                || matches!(name, "calloc" | "free")
+                || LIBRARY_FUNCTIONS.contains(&name);
             (!own && !math(name)).then(|| name.to_string())
         })
         .collect();
@@ -808,11 +811,13 @@ impl Faust {
         let key = fingerprint(source)?;
         // SAFETY: `getCDSPMachineTarget` takes nothing and returns a string to free.
         let target = take_c_string(unsafe { (m.target)() }, m)?;
-        // (The last part: programs kept with their state's size and their file's checksum.)
+        // (The last part: programs kept with their state's size and their file's checksum,
+        // and checked for foreign functions before they were kept: a program kept before
+        // that check is not read back, but compiled and checked again.)
         let tag = fnv(&[
             self.lib.version().as_bytes(),
             target.as_bytes(),
-            b"state-and-checksum",
+            b"state-and-checksum, foreign functions checked",
         ]);
         Some(dir.join(format!("{key:016x}-{tag:016x}.fmc")))
     }

@@ -88,7 +88,7 @@ pub enum FaustError {
     },
     /// The compiled program calls functions outside itself (Faust's `ffunction`) that are
     /// not the C math library's: fugue does not run them.
-    #[error("the Faust program {name} calls {}, a function of C outside the math library (Faust's `ffunction`); fugue runs only programs whose foreign functions are the C math library's (sinh, erf, fmod, ...)", functions.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", "))]
+    #[error("the Faust program {name} calls {}, {} of C outside the math library (Faust's `ffunction`); fugue runs only programs whose foreign functions are the C math library's (sinh, erf, fmod, ...)", functions.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", "), if functions.len() == 1 { "a function" } else { "functions" })]
     Foreign {
         /// The program's name (its file).
         name: String,
@@ -232,18 +232,16 @@ fn lint_node(ctx: &NodeContext<'_>) -> Vec<LintNote> {
         if ctx.node.attr(own).is_none() {
             continue;
         }
-        let set_by_path = |path: &str| {
-            ctx.node.attrs.iter().any(|(k, _)| {
-                k != own
-                    && !OWN_ATTRIBUTES.contains(&k.as_str())
-                    && path.ends_with(k.trim_start_matches('/'))
-                    && k.contains('/')
-            })
+        let set_otherwise = |p: &ui::Param| {
+            ctx.node
+                .attrs
+                .iter()
+                .any(|(k, _)| !OWN_ATTRIBUTES.contains(&k.as_str()) && p.is_named(k))
         };
         if let Some(p) = factory
             .params
             .iter()
-            .find(|p| p.is_input() && p.is_named(own) && !set_by_path(&p.path))
+            .find(|p| p.is_input() && p.is_named(own) && !set_otherwise(p))
         {
             out.push(LintNote::attr(own, format!(
                 "node `{}`: attribute `{own}` is the node's own ({}), not its program's parameter `{}`; write \"{}\" to set that one",

@@ -5,10 +5,11 @@ use thiserror::Error;
 
 /// Tolerance of float comparisons between times: `a` counts as `<= b` when
 /// `a <= b + EPS * (1 + |b|)` (costs are `f64`; `.ag` costs are fractional microseconds).
-/// Small enough that a node of cost 1 stays distinct from times up to `1e12` (the largest
-/// communication cost `fugue schedule --comm-cost` takes: with a tolerance of 10 at `1e10`,
-/// CPFD took starts that differ by a few nodes as equal and kept the worse), large enough for
-/// the rounding of sums of many fractional costs (`f64` keeps about `1e-16` of each).
+/// Small enough that starts a node of cost 1 apart stay distinct at times up to about `1e11`
+/// (at `1e12`, the largest communication cost `fugue schedule --comm-cost` takes, the
+/// tolerance is 1; with `1e-9` it was 10 at `1e10`, and CPFD took starts a few nodes apart as
+/// equal and kept the worse), large enough for the rounding of sums of many fractional costs
+/// (`f64` keeps about `1e-16` of each).
 pub const EPS: f64 = 1e-12;
 
 /// `a <= b` within the relative tolerance [`EPS`].

@@ -82,8 +82,10 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
     /// Take live changes on this Unix socket while the graph plays: `fugue ctl SOCKET set
-    /// NAME NODE ATTR VALUE` (NAME: the graph file's name without its extension; ATTR a live
-    /// attribute, `fugue kinds` marks them) sets it from the next cycle; `quit` stops the run.
+    /// NAME NODE ATTR VALUE` (NAME: the graph file's name without its extension, each
+    /// character other than a letter, digit, `_`, `-` or `.` written `_`; ATTR a live
+    /// attribute, `fugue kinds` marks them) sets it from the next cycle; `quit` stops the
+    /// run; `help` says so.
     #[arg(long, value_name = "SOCKET")]
     pub control: Option<PathBuf>,
     /// The executor that runs the cycles.
@@ -203,11 +205,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         report.backend
     );
     crate::cmd::profile::emit(report.profile.as_ref(), profile_dir.as_deref(), &what)?;
-    if report.non_finite > 0 {
-        let said = non_finite_line(&args.graph, report.non_finite);
-        if args.strict {
-            anyhow::bail!("{said}; --strict makes warnings errors");
-        }
+    // Said as a warning here; under --strict an error once the run's own end is said (a
+    // server or device that went away is the first thing to know).
+    let non_finite =
+        (report.non_finite > 0).then(|| non_finite_line(&args.graph, report.non_finite));
+    let strict_error = |said: &str| anyhow::anyhow!("{said}; --strict makes warnings errors");
+    if let Some(said) = non_finite.as_deref().filter(|_| !args.strict) {
         eprintln!("fugue: warning: {said}");
     }
     // Relaxed: set by the control thread, which is done with it.
@@ -216,9 +219,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             "fugue: stopped by `quit` on the control socket after {} cycles{stats_note}",
             report.summary.cycles
         );
-        return Ok(());
+        return match non_finite.filter(|_| args.strict) {
+            Some(said) => Err(strict_error(&said)),
+            None => Ok(()),
+        };
     }
-    end(&report, &stats_note)
+    end(&report, &stats_note)?;
+    match non_finite.filter(|_| args.strict) {
+        Some(said) => Err(strict_error(&said)),
+        None => Ok(()),
+    }
 }
 
 /// What the flags and the graph suggest is a mistake: the graph's lints, flags the executor
@@ -352,9 +362,13 @@ fn play(graph: &fugue_graph::TaskGraph, options: &RunOptions) -> Result<RunRepor
 /// silence.
 fn non_finite_line(graph: &std::path::Path, n: u64) -> String {
     format!(
-        "{}: {n} output sample{} not finite numbers (NaN or infinity) and played as silence: a node's output overflowed; look for a level, gain or feedback that is too large",
+        "{}: {n} output {} (NaN or infinity) and played as silence: a node's output overflowed; look for a level, gain or feedback that is too large",
         graph.display(),
-        if n == 1 { " was" } else { "s were" }
+        if n == 1 {
+            "sample was not a finite number"
+        } else {
+            "samples were not finite numbers"
+        }
     )
 }
 

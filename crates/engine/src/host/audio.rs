@@ -429,6 +429,17 @@ impl HostAudio {
                 }
             }
         }
+        // Finite outputs whose sum (with the gains) overflowed: silence too, so that no
+        // infinity reaches the device or the recording.
+        for m in set.mix.iter_mut() {
+            let bad = crate::cycle::count_non_finite(m);
+            if bad > 0 {
+                for x in m.iter_mut() {
+                    *x = crate::cycle::finite_or_zero(*x);
+                }
+                bump(&self.stats.mix_non_finite, bad as u64);
+            }
+        }
         let duration = started.elapsed().as_nanos() as u64;
         let missed = duration > set.deadline_ns;
         self.account(duration, parallel_ticks, missed);

@@ -110,7 +110,7 @@ impl j::ProcessHandler for Process {
                     crate::cycle::copy_finite(plan.output(ch), out);
                 } else {
                     for (o, &x) in out.iter_mut().zip(plan.output(ch)) {
-                        *o = s.gain * crate::cycle::finite_or_zero(x);
+                        *o = crate::cycle::finite_or_zero(s.gain * x);
                     }
                 }
             }

@@ -123,6 +123,8 @@ pub struct Host {
     pending: Option<usize>,
     /// What happened since [`Host::take_notices`] was last called.
     notices: Vec<String>,
+    /// Whether a notice said that the mix overflowed (said once).
+    told_mix: bool,
     /// [`Host::device`].
     device: Option<String>,
 }
@@ -181,6 +183,7 @@ impl Host {
             audio_block: options.block,
             pending: None,
             notices: Vec::new(),
+            told_mix: false,
             options,
             pipeline,
             registry,
@@ -420,16 +423,32 @@ impl Host {
         if let Some(n) = self.recorder.as_mut().and_then(|r| r.failure()) {
             self.notices.push(n);
         }
+        // Relaxed: counters, read as hints.
+        let mix = self
+            .stats
+            .mix_non_finite
+            .load(std::sync::atomic::Ordering::Relaxed);
+        if mix > 0 && !self.told_mix {
+            self.told_mix = true;
+            self.notices.push(
+                "the mix holds samples that are not finite numbers (the graphs' outputs, summed with their gains, overflowed), played and recorded as silence: lower a graph's gain".to_string(),
+            );
+        }
         for e in self.graphs.iter_mut() {
-            let s = e.stats.snapshot();
-            if s.panics > 0 && !e.told.0 {
+            // Relaxed: counters, read as hints.
+            let panics = e.stats.panics.load(std::sync::atomic::Ordering::Relaxed);
+            let non_finite = e
+                .stats
+                .non_finite
+                .load(std::sync::atomic::Ordering::Relaxed);
+            if panics > 0 && !e.told.0 {
                 e.told.0 = true;
                 self.notices.push(format!(
                     "graph {}: a processor panicked; the graph is silenced (the others play on): unload it",
                     e.name
                 ));
             }
-            if s.non_finite > 0 && !e.told.1 {
+            if non_finite > 0 && !e.told.1 {
                 e.told.1 = true;
                 self.notices.push(format!(
                     "graph {}: its output holds samples that are not finite numbers (NaN or infinity), mixed and recorded as silence: a node's output overflowed; look for a level, gain or feedback that is too large",

@@ -161,6 +161,9 @@ pub(crate) struct HostStats {
     pub(crate) swap_misses: AtomicU64,
     /// Recorded blocks dropped because the writer was behind.
     pub(crate) record_drops: AtomicU64,
+    /// Samples of the mix that were not finite numbers once the graphs' finite outputs were
+    /// summed (an overflow of the sum): played and recorded as silence.
+    pub(crate) mix_non_finite: AtomicU64,
     /// Cycles that started more than a period late (clocked backend).
     pub(crate) overruns: AtomicU64,
     /// JACK cycles left silent after a buffer-size change, while the graphs were being
@@ -180,6 +183,7 @@ impl HostStats {
             swap_cycles: AtomicU64::new(0),
             swap_misses: AtomicU64::new(0),
             record_drops: AtomicU64::new(0),
+            mix_non_finite: AtomicU64::new(0),
             overruns: AtomicU64::new(0),
             resize_cycles: AtomicU64::new(0),
             resizes: AtomicU64::new(0),

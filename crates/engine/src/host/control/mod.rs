@@ -44,7 +44,7 @@ pub enum ControlError {
     #[error("the host closed the connection without a reply")]
     NoReply,
     /// No reply came within the time the client gave it.
-    #[error("no reply from {} within {seconds} s (the host may be stopped, or busy with a long command such as a large load); pass --timeout SECONDS to wait longer", .path.display())]
+    #[error("no reply from {} within {seconds} s (the host may be stopped, or busy with a long command such as a large load, which it may still carry out); pass --timeout SECONDS to wait longer", .path.display())]
     Timeout {
         /// The socket.
         path: std::path::PathBuf,
