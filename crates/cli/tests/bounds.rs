@@ -630,3 +630,39 @@ fn benchmark_counts_and_times_are_bounded() {
         assert!(stdout(&o).is_empty(), "{args:?}: {}", stdout(&o));
     }
 }
+
+/// `--control -` is refused in one sentence (it made a socket named `-` in the current
+/// folder), and a feedback edge written twice is said with its own arrow.
+#[test]
+fn a_control_socket_named_dash_and_a_feedback_edge_written_twice() {
+    let synth = write(
+        "tone.ag",
+        "o = { kind: \"osc\", freq: 220, };\nout = { kind: \"sink\", in: 1, };\no.1 -> out.1;\n",
+    );
+    let o = fugue(&[
+        "run",
+        &synth,
+        "--backend",
+        "clocked",
+        "--seconds",
+        "0.1",
+        "--control",
+        "-",
+    ]);
+    refused(
+        &o,
+        1,
+        &["--control takes the path of a Unix socket to create, not `-`"],
+    );
+    assert!(!std::path::Path::new("-").exists());
+    let dup = write(
+        "dup.ag",
+        "a = { kind: \"mix\", };\nb = { kind: \"sink\", };\na.1 -> b.1;\na.1 ~> a.2;\na.1 ~> a.2;\n",
+    );
+    let o = fugue(&["check", &dup]);
+    refused(
+        &o,
+        1,
+        &["dup.ag:5:", "edge `a`.1 ~> `a`.2 is written twice"],
+    );
+}

@@ -204,18 +204,18 @@ impl AutoReport {
         };
         if self.in_run {
             return format!(
-                "executor auto: chose {}, {}; mean cycle over the run's first {:.2} s, each candidate in turn: {}{untried}",
+                "executor auto: chose {}, {}; mean cycle over the run's first {}, each candidate in turn: {}{untried}",
                 self.chosen().label,
                 self.why(),
-                self.took.as_secs_f64(),
+                span(self.took),
                 others.join(", ")
             );
         }
         format!(
-            "executor auto: chose {}, {}; mean cycle over {:.2} s of {} trials: {}{untried}",
+            "executor auto: chose {}, {}; mean cycle over {} of {} trials: {}{untried}",
             self.chosen().label,
             self.why(),
-            self.took.as_secs_f64(),
+            span(self.took),
             if self.paced { "paced" } else { "back-to-back" },
             others.join(", ")
         )
@@ -881,6 +881,17 @@ fn trimmed_mean(sorted: &[u64]) -> f64 {
     let keep = sorted.len() - (sorted.len() as f64 * TRIM) as usize;
     let kept = &sorted[..keep.max(1).min(sorted.len())];
     kept.iter().map(|&t| t as f64).sum::<f64>() / kept.len().max(1) as f64
+}
+
+/// A trial's span in words: seconds with two decimals, or milliseconds below a hundredth of
+/// a second (a span of a few blocks is not "0.00 s").
+fn span(d: std::time::Duration) -> String {
+    let s = d.as_secs_f64();
+    if s >= 0.01 {
+        format!("{s:.2} s")
+    } else {
+        format!("{:.2} ms", s * 1e3)
+    }
 }
 
 #[cfg(test)]

@@ -84,10 +84,12 @@ pub enum GraphError {
     },
     /// The same edge (same ports of the same two nodes) written twice: its signal would be
     /// summed twice (+6 dB).
-    #[error("edge `{}`.{} -> `{}`.{} is written twice{}; a second edge between the same ports adds the signal again (+6 dB): remove one", .edge.0, .edge.1, .edge.2, .edge.3, first.map(|l| format!(" (first at line {})", l.line)).unwrap_or_default())]
+    #[error("edge `{}`.{} {} `{}`.{} is written twice{}; a second edge between the same ports adds the signal again (+6 dB): remove one", .edge.0, .edge.1, .arrow, .edge.2, .edge.3, first.map(|l| format!(" (first at line {})", l.line)).unwrap_or_default())]
     DuplicateEdge {
         /// Source node, its output port (from 1), destination node, its input port (from 1).
         edge: Box<(String, usize, String, usize)>,
+        /// `->`, or `~>` for a feedback edge.
+        arrow: &'static str,
         /// Where the first one was, when known.
         first: Option<Location>,
     },

@@ -309,7 +309,7 @@ impl GraphBuilder {
         }
         self.check_ports(src, src_port, dst, dst_port)?;
         if self.find_edge(src, src_port, dst, dst_port).is_some() {
-            return Err(self.written_twice(src, src_port, dst, dst_port));
+            return Err(self.written_twice((src, src_port, dst, dst_port), "->"));
         }
         let id = self.edges.len();
         self.edge_ids.insert((src, src_port, dst, dst_port), id);
@@ -324,12 +324,11 @@ impl GraphBuilder {
     }
 
     /// The error of an edge written twice (`first` left for the reader to fill).
+    /// `arrow`: `->`, or `~>` for a feedback edge.
     fn written_twice(
         &self,
-        src: NodeId,
-        src_port: usize,
-        dst: NodeId,
-        dst_port: usize,
+        (src, src_port, dst, dst_port): (NodeId, usize, NodeId, usize),
+        arrow: &'static str,
     ) -> GraphError {
         GraphError::DuplicateEdge {
             edge: Box::new((
@@ -338,6 +337,7 @@ impl GraphBuilder {
                 self.nodes[dst].name.clone(),
                 dst_port + 1,
             )),
+            arrow,
             first: None,
         }
     }
@@ -385,7 +385,7 @@ impl GraphBuilder {
         self.check_ports(src, src_port, dst, dst_port)?;
         let key = (src, src_port, dst, dst_port);
         if self.feedback.contains(&key) {
-            return Err(self.written_twice(src, src_port, dst, dst_port));
+            return Err(self.written_twice(key, "~>"));
         }
         self.feedback.push(key);
         Ok(())

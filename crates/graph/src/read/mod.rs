@@ -242,7 +242,7 @@ pub(crate) fn with_first_edge(
     text: &str,
     offsets: &[usize],
 ) -> crate::error::GraphError {
-    if let crate::error::GraphError::DuplicateEdge { edge, first } = &mut error {
+    if let crate::error::GraphError::DuplicateEdge { edge, first, .. } = &mut error {
         let (src, src_port, dst, dst_port) = &**edge;
         let (s, d) = (builder.find(src), builder.find(dst));
         if let (Some(s), Some(d)) = (s, d) {

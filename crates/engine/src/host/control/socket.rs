@@ -155,6 +155,13 @@ pub fn serve(
     control: Control,
 ) -> Result<Guard, ControlError> {
     let io = |what: String| move |source| ControlError::Io { what, source };
+    if path == Path::new("-") {
+        // Read as standard input elsewhere on the command line; here it would be a socket
+        // named `-` in the current folder.
+        return Err(ControlError::Taken(
+            "--control takes the path of a Unix socket to create, not `-`: commands come over that socket (`fugue ctl SOCKET ...`); give a path such as ./fugue.sock".to_string(),
+        ));
+    }
     if let Ok(meta) = std::fs::symlink_metadata(path) {
         use std::os::unix::fs::FileTypeExt as _;
         // Only a socket is replaced: anything else at the path is the user's.
