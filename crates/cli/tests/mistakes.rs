@@ -112,17 +112,7 @@ fn input_mistakes_are_warned_about_and_strict_refuses_them() {
     let out = d.join("x.wav");
     // A mono input.
     let input = d.join("mono.wav");
-    let spec = hound::WavSpec {
-        channels: 1,
-        sample_rate: 48_000,
-        bits_per_sample: 16,
-        sample_format: hound::SampleFormat::Int,
-    };
-    let mut w = hound::WavWriter::create(&input, spec).unwrap();
-    for i in 0..4800 {
-        w.write_sample(((i % 100) * 100) as i16).unwrap();
-    }
-    w.finalize().unwrap();
+    fugue_testkit::wav::write_i16(&input, 1, 4800, |i| ((i % 100) * 100) as i16);
     // No source in the graph: the input is never read.
     let o = fugue(&[
         "render",
@@ -167,17 +157,7 @@ fn input_mistakes_are_warned_about_and_strict_refuses_them() {
     );
     // A three-channel file into those two ports: its third channel is not read.
     let three = d.join("three.wav");
-    let spec = hound::WavSpec {
-        channels: 3,
-        sample_rate: 48_000,
-        bits_per_sample: 16,
-        sample_format: hound::SampleFormat::Int,
-    };
-    let mut w = hound::WavWriter::create(&three, spec).unwrap();
-    for _ in 0..3 * 480 {
-        w.write_sample(0i16).unwrap();
-    }
-    w.finalize().unwrap();
+    fugue_testkit::wav::write_i16(&three, 3, 480, |_| 0);
     let o = fugue(&[
         "render",
         s(&g),

@@ -283,17 +283,7 @@ fn bits_placeholder_and_input() {
 
     // --input feeds the sources, and its length is the default length.
     let input = d.join("in.wav");
-    let spec = hound::WavSpec {
-        channels: 1,
-        sample_rate: 48_000,
-        bits_per_sample: 16,
-        sample_format: hound::SampleFormat::Int,
-    };
-    let mut w = hound::WavWriter::create(&input, spec).unwrap();
-    for k in 0..4800 {
-        w.write_sample(((k % 100) * 100) as i16).unwrap();
-    }
-    w.finalize().unwrap();
+    fugue_testkit::wav::write_i16(&input, 1, 4800, |k| ((k % 100) * 100) as i16);
     let thru = write(
         &d,
         "thru.ag",

@@ -324,6 +324,22 @@ fn no_jack_server_and_no_alsa_device_is_one_sentence_saying_what_to_do() {
     }
 }
 
+/// `fugue run GRAPH --backend clocked -e seq FLAGS`, then again with `--strict`: each run's
+/// output, the second's after the first's.
+fn clocked_and_strict(graph: &Path, flags: &[&str]) -> [std::process::Output; 2] {
+    [false, true].map(|strict| {
+        let mut c = fugue();
+        c.arg("run")
+            .arg(graph)
+            .args(["--backend", "clocked", "-e", "seq"])
+            .args(flags);
+        if strict {
+            c.arg("--strict");
+        }
+        c.output().unwrap()
+    })
+}
+
 /// A feedback loop with a gain of 2 overflows within a second: the run plays those samples
 /// as silence, says how many there were, and fails under `--strict` (after its summary).
 #[test]
@@ -334,16 +350,8 @@ fn a_run_says_what_it_played_as_silence_for_not_being_finite() {
         "a = { kind: \"osc\", freq: 100, };\nm = { kind: \"mix\", volume: 2, };\nout = { kind: \"sink\", in: 1, };\na.1 -> m.1;\nm.1 ~> m.2;\nm.1 -> out.1;\n",
     )
     .unwrap();
-    for strict in [false, true] {
-        let mut c = fugue();
-        c.arg("run")
-            .arg(&g)
-            .args(["--backend", "clocked", "--seconds", "0.5", "--buffer", "16"])
-            .args(["-e", "seq"]);
-        if strict {
-            c.arg("--strict");
-        }
-        let o = c.output().unwrap();
+    let runs = clocked_and_strict(&g, &["--seconds", "0.5", "--buffer", "16"]);
+    for (strict, o) in [false, true].into_iter().zip(runs) {
         let e = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(if strict { 1 } else { 0 }), "{e}");
         assert!(
@@ -369,15 +377,8 @@ fn a_run_of_an_audio_graph_without_a_sink_says_it_plays_silence() {
         "o = { kind: \"osc\", freq: 100, };\ng = { kind: \"gain\", };\no.1 -> g.1;\n",
     )
     .unwrap();
-    for strict in [false, true] {
-        let mut c = fugue();
-        c.arg("run")
-            .arg(&g)
-            .args(["--backend", "clocked", "--seconds", "0.1", "-e", "seq"]);
-        if strict {
-            c.arg("--strict");
-        }
-        let o = c.output().unwrap();
+    let runs = clocked_and_strict(&g, &["--seconds", "0.1"]);
+    for (strict, o) in [false, true].into_iter().zip(runs) {
         let e = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(if strict { 1 } else { 0 }), "{e}");
         assert!(

@@ -267,13 +267,14 @@ pub struct TrustContext<'a> {
 pub fn trust_line(rows: &[Row], t: &TrustContext<'_>) -> String {
     let n = rows.len();
     let trusted = rows.iter().filter(|r| r.doubt.is_none()).count();
+    // The spec as the command that runs it again names it (the built-in one: no name).
+    let spec = if t.spec_label.starts_with("built-in") {
+        String::new()
+    } else {
+        format!(" {}", t.spec_label)
+    };
     if t.repeats < 2 {
         // One run of each: no spread to judge a figure by.
-        let spec = if t.spec_label.starts_with("built-in") {
-            String::new()
-        } else {
-            format!(" {}", t.spec_label)
-        };
         return format!(
             "None of the {n} figures can be judged: each comes from one run, and a figure is trusted when its repeats agree within {:.0} %; run the study with repeats (`fugue bench study{spec} --repeats 3`).",
             t.max_spread
@@ -293,11 +294,6 @@ pub fn trust_line(rows: &[Row], t: &TrustContext<'_>) -> String {
         .filter(|r| r.doubt.is_some() && !impossible_of(r) && r.cfg.load == "busy")
         .count();
     let idle = n - trusted - impossible - busy;
-    let spec = if t.spec_label.starts_with("built-in") {
-        String::new()
-    } else {
-        format!(" {}", t.spec_label)
-    };
     let mut why = Vec::new();
     if impossible > 0 {
         why.push(format!(

@@ -209,7 +209,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // server or device that went away is the first thing to know).
     let non_finite =
         (report.non_finite > 0).then(|| non_finite_line(&args.graph, report.non_finite));
-    let strict_error = |said: &str| anyhow::anyhow!("{said}; --strict makes warnings errors");
     if let Some(said) = non_finite.as_deref().filter(|_| !args.strict) {
         eprintln!("fugue: warning: {said}");
     }
@@ -219,14 +218,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             "fugue: stopped by `quit` on the control socket after {} cycles{stats_note}",
             report.summary.cycles
         );
-        return match non_finite.filter(|_| args.strict) {
-            Some(said) => Err(strict_error(&said)),
-            None => Ok(()),
-        };
+    } else {
+        end(&report, &stats_note)?;
     }
-    end(&report, &stats_note)?;
     match non_finite.filter(|_| args.strict) {
-        Some(said) => Err(strict_error(&said)),
+        Some(said) => anyhow::bail!("{said}; --strict makes warnings errors"),
         None => Ok(()),
     }
 }

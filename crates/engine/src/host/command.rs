@@ -215,16 +215,19 @@ pub fn quote<S: AsRef<str>>(words: &[S]) -> String {
     line
 }
 
-/// Checks a graph name: letters, digits, `_`, `-`, `.`; at most 64 characters.
+/// The most characters a graph name holds.
+pub(crate) const MAX_NAME: usize = 64;
+
+/// Whether a graph name may hold `c`: an ASCII letter or digit, `_`, `-` or `.`.
+pub(crate) fn name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')
+}
+
+/// Checks a graph name: letters, digits, `_`, `-`, `.`; at most [`MAX_NAME`] characters.
 fn name(word: &str) -> Result<String, String> {
-    if word.is_empty()
-        || word.len() > 64
-        || !word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
-    {
+    if word.is_empty() || word.len() > MAX_NAME || !word.chars().all(name_char) {
         return Err(format!(
-            "`{}` is not a graph name; use up to 64 letters, digits, `_`, `-` or `.`",
+            "`{}` is not a graph name; use up to {MAX_NAME} letters, digits, `_`, `-` or `.`",
             shorten(word)
         ));
     }

@@ -44,14 +44,8 @@ pub fn run_name(path: &Path) -> String {
         .unwrap_or_default();
     let name: String = stem
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(64)
+        .map(|c| if command::name_char(c) { c } else { '_' })
+        .take(command::MAX_NAME)
         .collect();
     if name.is_empty() {
         "graph".to_string()

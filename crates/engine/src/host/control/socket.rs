@@ -437,25 +437,19 @@ pub fn send(path: &Path, line: &str, timeout: Duration) -> Result<String, Contro
         path: path.to_path_buf(),
         seconds: (timeout.as_secs_f64() * 10.0).round() / 10.0,
     };
-    let late = |e: &std::io::Error| {
-        matches!(
-            e.kind(),
-            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-        )
+    // An error of `what`, or the time limit's when the socket's time ran out.
+    let failed = |what: &'static str| {
+        move |e: std::io::Error| match e.kind() {
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => timed_out(),
+            _ => io(what)(e),
+        }
     };
     // A zero duration is refused by the socket: none of these is zero.
     let timeout = timeout.max(Duration::from_millis(1));
     s.set_write_timeout(Some(timeout))
-        .and_then(|()| s.set_read_timeout(Some(timeout)))
         .map_err(io("cannot set the socket's time limit"))?;
     let started = std::time::Instant::now();
-    writeln!(s, "{line}").map_err(|e| {
-        if late(&e) {
-            timed_out()
-        } else {
-            io("cannot send the command")(e)
-        }
-    })?;
+    writeln!(s, "{line}").map_err(failed("cannot send the command"))?;
     s.shutdown(std::net::Shutdown::Write)
         .map_err(io("cannot send the command"))?;
     // What the write took comes off the time left for the reply.
@@ -469,13 +463,7 @@ pub fn send(path: &Path, line: &str, timeout: Duration) -> Result<String, Contro
     BufReader::new(&mut s)
         .take(1 << 20)
         .read_line(&mut reply)
-        .map_err(|e| {
-            if late(&e) {
-                timed_out()
-            } else {
-                io("cannot read the reply")(e)
-            }
-        })?;
+        .map_err(failed("cannot read the reply"))?;
     if reply.is_empty() {
         return Err(ControlError::NoReply);
     }
