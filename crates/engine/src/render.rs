@@ -485,11 +485,24 @@ pub fn read_wav<R: std::io::Read>(r: R, rate: u32) -> Result<Vec<Vec<f32>>, WavI
     Ok(out)
 }
 
-/// The writing side's result.
-struct Written {
+/// The level of the samples rendered so far: measured by the computing thread on each block
+/// right after interleaving it, while the block is in its cache (the writer, on another
+/// core, would read it again from there, in the time of a core that an executor may be
+/// using).
+#[derive(Default)]
+struct Level {
     peak: f32,
-    clipped: u64,
+    over: u64,
     non_finite: u64,
+}
+
+impl Level {
+    fn add(&mut self, data: &[f32]) {
+        let (peak, over, bad) = peak_and_over(data);
+        self.peak = self.peak.max(peak);
+        self.over += over;
+        self.non_finite += bad;
+    }
 }
 
 /// The largest magnitude of `data`, how many samples lie beyond ±1.0, and how many are not
@@ -522,35 +535,20 @@ fn peak_and_over(data: &[f32]) -> (f32, u64, u64) {
     (peak, n, non_finite)
 }
 
-/// The writer thread: takes blocks in order, measures them, writes them (a block at a time).
+/// The writer thread: takes blocks in order and writes them (a block at a time).
 fn write_blocks(
     mut rx: BlockReceiver,
     mut writer: Option<crate::wav::BlockWavWriter>,
-    bits: Bits,
-) -> Result<Written, hound::Error> {
-    let mut peak = 0.0f32;
-    let mut clipped = 0u64;
-    let mut non_finite = 0u64;
+) -> Result<(), hound::Error> {
     while let Some(block) = rx.recv() {
-        let data = block.data();
-        let (p, over, bad) = peak_and_over(data);
-        non_finite += bad;
-        peak = peak.max(p);
-        if bits != Bits::F32 {
-            clipped += over;
-        }
         if let Some(w) = writer.as_mut() {
-            w.write(data)?;
+            w.write(block.data())?;
         }
     }
     if let Some(w) = writer {
         w.finalize()?;
     }
-    Ok(Written {
-        peak,
-        clipped,
-        non_finite,
-    })
+    Ok(())
 }
 
 /// Writes the first `frames` frames of the `channels` buffers that `output` gives into `buf`
@@ -709,10 +707,9 @@ pub fn render(
     };
     let block = engine.plan.block();
     let (mut tx, rx) = block_channel(block, channels);
-    let bits = options.bits;
     let writer_thread = std::thread::Builder::new()
         .name("fugue-wav-writer".into())
-        .spawn(move || write_blocks(rx, writer, bits))
+        .spawn(move || write_blocks(rx, writer))
         .map_err(|source| RenderError::Io {
             what: "cannot start the writer thread".into(),
             source,
@@ -724,6 +721,7 @@ pub fn render(
     warnings.dedup();
     let mut done = 0u64;
     let mut cycle = 0u64;
+    let mut level = Level::default();
     let mut result = Ok(());
     let cycles_start = Instant::now();
     on_progress(Progress {
@@ -750,6 +748,7 @@ pub fn render(
             let buf = &mut buf[..frames * channels];
             let plan = &engine.plan;
             interleave(channels, |c| plan.output(c), frames, buf);
+            level.add(buf);
             frames * channels
         });
         if !sent {
@@ -770,7 +769,7 @@ pub fn render(
         .map_err(|_| RenderError::ThreadPanicked("writer"))?;
     let cycles_time = cycles_start.elapsed();
     result?;
-    let written = written.map_err(|e| RenderError::Write {
+    written.map_err(|e| RenderError::Write {
         path: match &options.output {
             Output::Wav(p) => p.clone(),
             Output::Discard => PathBuf::from("(discarded output)"),
@@ -788,9 +787,14 @@ pub fn render(
         frames: done,
         channels,
         sample_rate: options.sample_rate,
-        peak: written.peak,
-        clipped: written.clipped,
-        non_finite: written.non_finite,
+        peak: level.peak,
+        // Samples beyond ±1 are clipped in integer files; a float file keeps them.
+        clipped: if options.bits == Bits::F32 {
+            0
+        } else {
+            level.over
+        },
+        non_finite: level.non_finite,
         wall: start.elapsed(),
         cycles: cycles_time,
         placeholders: engine.plan.placeholders().to_vec(),
