@@ -9,6 +9,10 @@ pub enum BenchError {
     /// command line).
     #[error("{0}")]
     Config(String),
+    /// An input file (a study's spec) holds something the benchmark cannot use: bad input,
+    /// not a usage error.
+    #[error("{0}")]
+    Input(String),
     /// A graph file could not be read.
     #[error(transparent)]
     Read(Box<fugue_graph::ReadError>),

@@ -210,7 +210,7 @@ fn an_unreadable_input_format_is_described() {
     );
 }
 
-/// A study spec's TOML error gives the file, line and column, in one line.
+/// A study spec's TOML error gives the file, line and column, in one line, with exit code 1.
 #[test]
 fn a_study_spec_error_has_its_place() {
     let d = folder("toml");
@@ -218,7 +218,8 @@ fn a_study_spec_error_has_its_place() {
     std::fs::write(&spec, "name = \"x\"\ngraphs = [\n  \"a.ag\",\n  3 x\n]\n").unwrap();
     let o = fugue(&["bench", "study", s(&spec), "--dry-run"]);
     let e = stderr(&o);
-    assert!(!o.status.success());
+    // Bad input, not a usage error.
+    assert_eq!(o.status.code(), Some(1), "{e}");
     assert!(
         e.starts_with(&format!("fugue: {}:4:5: ", spec.display())),
         "{e}"

@@ -108,6 +108,28 @@ pub fn is_disk_full(e: &std::io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT))
 }
 
+/// The sentence for a path one of whose folders is not a folder (ENOTDIR): names the first
+/// that is something else.
+fn not_a_folder(path: &Path) -> String {
+    let mut ancestors: Vec<&Path> = path.ancestors().skip(1).collect();
+    ancestors.reverse();
+    let culprit = ancestors
+        .into_iter()
+        .filter(|a| !a.as_os_str().is_empty())
+        .find(|a| std::fs::metadata(a).is_ok_and(|m| !m.is_dir()));
+    match culprit {
+        Some(c) => format!(
+            "cannot write {}: {} is a file, not a folder",
+            path.display(),
+            c.display()
+        ),
+        None => format!(
+            "cannot write {}: a part of the path before its name is not a folder",
+            path.display()
+        ),
+    }
+}
+
 /// Looks at what stands at `path` and says how an output there is written; refuses (with a
 /// sentence naming the path) a directory, a block device, a socket, or a symbolic link to
 /// nothing.
@@ -116,6 +138,9 @@ pub fn destination(path: &Path) -> Result<Destination, OutputError> {
     let meta = match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Ok(Destination::New(path.to_path_buf()))
+        }
+        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {
+            return Err(OutputError::Refused(not_a_folder(path)))
         }
         Err(e) => return Err(write_error(path, e)),
         Ok(m) => m,
@@ -592,6 +617,24 @@ mod tests {
             .is_symlink());
         assert_eq!(std::fs::read(&file).unwrap(), b"y");
         std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// A file where the path needs a folder is named as such, not as an OS error.
+    #[test]
+    fn a_file_in_place_of_a_folder_is_named() {
+        let dir = std::env::temp_dir().join(format!("fugue-notdir-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("afile");
+        std::fs::write(&file, b"x").unwrap();
+        let e = destination(&file.join("sub").join("x.wav"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains(&format!("{} is a file, not a folder", file.display())),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
 

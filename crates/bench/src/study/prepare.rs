@@ -89,6 +89,11 @@ pub(super) fn choice_for(
     Ok(c)
 }
 
+/// Returns `Err(BenchError::Input(msg))`: the spec file holds a value the study cannot use.
+fn invalid<T>(msg: impl Into<String>) -> Result<T, BenchError> {
+    Err(BenchError::Input(msg.into()))
+}
+
 /// A spec read and checked, with its graphs loaded and its configurations listed.
 pub(super) struct Prepared {
     /// The spec.
@@ -159,10 +164,10 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
             PathBuf::new(),
         ),
     };
-    let spec = spec::parse(&text, &label).map_err(BenchError::Config)?;
+    let spec = spec::parse(&text, &label).map_err(BenchError::Input)?;
     let file = &label;
     if !(spec.seconds > 0.0 && spec.seconds <= 3600.0) {
-        return config(format!("{file}: seconds must be between 0 and 3600"));
+        return invalid(format!("{file}: seconds must be between 0 and 3600"));
     }
     for (field, empty) in [
         ("graphs", spec.graphs.is_empty()),
@@ -172,60 +177,60 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
         ("loads", spec.loads.is_empty()),
     ] {
         if empty {
-            return config(format!("{file}: `{field}` needs at least one value"));
+            return invalid(format!("{file}: `{field}` needs at least one value"));
         }
     }
     // The bounds of the command line's --threads and --buffer, checked before any run (and
     // by --dry-run): a study stopped in its middle by a value it cannot run wastes the runs
     // made before it.
     if let Some(t) = spec.threads.iter().find(|&&t| !(1..=256).contains(&t)) {
-        return config(format!("{file}: threads must be from 1 to 256, not {t}"));
+        return invalid(format!("{file}: threads must be from 1 to 256, not {t}"));
     }
     if let Some(b) = spec
         .buffers
         .iter()
         .find(|&&b| !(1..=1_048_576).contains(&b))
     {
-        return config(format!(
+        return invalid(format!(
             "{file}: buffers must be from 1 to 1048576 frames, not {b}"
         ));
     }
     if spec.busy_threads > 1024 {
-        return config(format!(
+        return invalid(format!(
             "{file}: busy_threads must be at most 1024, not {}",
             spec.busy_threads
         ));
     }
     for l in &spec.loads {
         if l != "idle" && l != "busy" {
-            return config(format!("{file}: unknown load `{l}` (idle or busy)"));
+            return invalid(format!("{file}: unknown load `{l}` (idle or busy)"));
         }
     }
     let jack = match spec.backend.as_str() {
         "clocked" => false,
         "jack" => true,
-        b => return config(format!("{file}: unknown backend `{b}` (clocked or jack)")),
+        b => return invalid(format!("{file}: unknown backend `{b}` (clocked or jack)")),
     };
     let deadline = match spec.deadline.as_str() {
         "period" => Deadline::Period,
         "double" => Deadline::Double,
-        d => return config(format!("{file}: unknown deadline `{d}` (period or double)")),
+        d => return invalid(format!("{file}: unknown deadline `{d}` (period or double)")),
     };
     if let Some(m) = spec.max_spread_pct {
         if !(m.is_finite() && m > 0.0) {
-            return config(format!("{file}: max_spread_pct must be a positive number"));
+            return invalid(format!("{file}: max_spread_pct must be a positive number"));
         }
     }
     let repeats = args.repeats.or(spec.repeats).unwrap_or(DEFAULT_REPEATS);
     if repeats == 0 || repeats > 1000 {
-        return config(format!("{file}: repeats must be between 1 and 1000"));
+        return invalid(format!("{file}: repeats must be between 1 and 1000"));
     }
     let root = spec_dir.join(spec.root.clone().unwrap_or_else(|| ".".into()));
     let mut graphs = Vec::new();
     let mut sources = Vec::new();
     for g in &spec.graphs {
         let l = crate::shapes::load(g, None, &root)
-            .map_err(|e| BenchError::Config(format!("{file}: {e}")))?;
+            .map_err(|e| BenchError::Input(format!("{file}: {e}")))?;
         graphs.push((l.label, l.graph));
         sources.push(l.source);
     }
@@ -241,7 +246,7 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
             })
         })
         .collect::<Result<_, BenchError>>()
-        .map_err(|e| BenchError::Config(format!("{file}: {e}")))?;
+        .map_err(|e| BenchError::Input(format!("{file}: {e}")))?;
     // The configurations: seq and auto once per graph/buffer/load, others once per thread
     // count.
     let mut configs = Vec::new();
