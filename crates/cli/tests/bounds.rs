@@ -441,6 +441,12 @@ fn an_input_that_is_a_pipe_is_refused_at_once() {
         1,
         &["in.fifo is not a regular file", "save it to a file first"],
     );
+    // `-` is standard input for no input: said as such, not as a missing file named `-`.
+    refused(
+        &fugue(&["render", &g, "--input", "-", "-o", &out.to_string_lossy()]),
+        1,
+        &["--input - would be standard input", "save it to a file"],
+    );
 }
 
 /// A resampler's ratio may be written as the fraction it is (`"1/2"`): the same samples as

@@ -173,6 +173,13 @@ impl Drop for QuietPanics {
 /// once is empty (or blocks) the second time. Checked without opening it.
 fn check_input(input: &std::path::Path) -> anyhow::Result<()> {
     match std::fs::metadata(input) {
+        // `-` names standard input only for the output (`-o -`); with no file of that name
+        // here, the input is said to be a file.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && input.as_os_str() == "-" => {
+            Err(anyhow::anyhow!(
+                "--input - would be standard input, which the render cannot read: it reads a WAV file more than once; save it to a file and name that file"
+            ))
+        }
         Ok(m) if !m.is_file() => Err(anyhow::anyhow!(
             "--input {} is not a regular file (a pipe, a device or a folder); the render reads a WAV file more than once: save it to a file first",
             input.display()
