@@ -483,6 +483,23 @@ fn a_parameter_is_kept_in_its_range_and_what_will_not_play_is_said() {
         "{}",
         stderr(&o)
     );
+    // One parameter by its label and by its path: refused when the values differ (the later
+    // one was kept without a word), let through when they agree.
+    let o = run(
+        "d = { kind: \"faust\", file: \"w.dsp\", gain: 0.2, \"/w/gain\": 0.3, };\nout = { kind: \"sink\", };\nd.1 -> out.1;\n",
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("attribute `/w/gain` = `0.3` sets parameter `/w/gain` of its Faust program, which `gain` sets to 0.2 already; give it once"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(
+        "d = { kind: \"faust\", file: \"w.dsp\", gain: 0.2, \"/w/gain\": 0.2, };\nout = { kind: \"sink\", };\nd.1 -> out.1;\n",
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
     // The bounds themselves are let through; a text for an attribute that names no
     // parameter is a warning (with its place), as a number is; an attribute of the node's own
     // that a parameter also has is said.
