@@ -216,6 +216,9 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    if matches!(cli.command, Command::Run(_) | Command::Host(_)) {
+        keep_playing_on_sigpipe();
+    }
     let result = match cli.command {
         Command::Info(a) => cmd::info::run(a),
         Command::Check(a) => cmd::check::run(a),
@@ -258,6 +261,18 @@ fn main() -> ExitCode {
             eprintln!("fugue: {}", util::message(&e));
             ExitCode::from(util::exit_code(&e))
         }
+    }
+}
+
+/// `run` and `host` play on when a reader of theirs goes away (a recording into a named pipe,
+/// a control client that hung up before its reply): the write fails with EPIPE and is said
+/// as a write error, instead of SIGPIPE ending the process without a word. Their standard
+/// output closed by its reader still ends them quietly with 141 ([`stdio`]).
+fn keep_playing_on_sigpipe() {
+    // SAFETY: changing the disposition of SIGPIPE has no memory-safety preconditions; no
+    // handler is installed.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
 }
 

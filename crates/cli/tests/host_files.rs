@@ -268,7 +268,9 @@ fn a_recording_into_a_named_pipe_streams() {
 
 /// A recording that cannot be written (here `/dev/full`) is said as soon as the host sees it,
 /// in one line, while the host plays on and answers the next commands; the host then ends
-/// with the error (exit status 1).
+/// with the error (exit status 1). In real time (`clocked`): offline, the cycles of the
+/// script's waits can all run before the writer thread first tries to write, and the failure
+/// is then first seen when the host stops.
 #[test]
 fn a_recording_that_cannot_be_written_is_said_while_the_host_plays_on() {
     if !Path::new("/dev/full").exists() {
@@ -290,7 +292,7 @@ fn a_recording_that_cannot_be_written_is_said_while_the_host_plays_on() {
         &[
             "host",
             "--backend",
-            "offline",
+            "clocked",
             "--script",
             s.to_str().unwrap(),
             "--record",
@@ -308,4 +310,59 @@ fn a_recording_that_cannot_be_written_is_said_while_the_host_plays_on() {
     // The commands after it were answered: the host went on to `quit`.
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("waited 0.5 s") && out.contains("bye"), "{out}");
+    // The summary of what the host did is said all the same, with where the recording
+    // stopped.
+    assert!(
+        e.contains("host: ") && e.contains("where the recording stopped"),
+        "{e}"
+    );
+}
+
+/// A recording into a named pipe whose reader goes away is a write error said while the
+/// host plays on (SIGPIPE ended the host without a word, exit code 141).
+#[test]
+fn a_recording_pipe_whose_reader_leaves_is_said_while_the_host_plays_on() {
+    let d = folder("host_files", "fifo_reader");
+    let fifo = d.join("rec.fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: mkfifo is not available");
+        return;
+    }
+    let s = d.join("s.txt");
+    std::fs::write(
+        &s,
+        format!("load a {}\nwait 1.5\nlist\nquit\n", example("pluck.ag")),
+    )
+    .unwrap();
+    let host = std::process::Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .current_dir(&d)
+        .args(["host", "--backend", "clocked", "--script"])
+        .arg(&s)
+        .arg("--record")
+        .arg(&fifo)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader reads a little of the recording, then goes away while the host plays.
+    {
+        use std::io::Read as _;
+        let mut reader = std::fs::File::open(&fifo).unwrap();
+        let mut head = [0u8; 4096];
+        reader.read_exact(&mut head).unwrap();
+        assert_eq!(&head[..4], b"RIFF");
+    }
+    let o = host.wait_with_output().unwrap();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("cannot write the recording ")
+            && e.contains("rec.fifo (Broken pipe")
+            && e.contains("playback goes on"),
+        "{e}"
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("waited 1.5 s") && out.contains("bye"), "{out}");
+    assert!(e.contains("where the recording stopped"), "{e}");
 }

@@ -38,7 +38,8 @@ pub(super) enum Driver {
 
 /// The recording's writer thread.
 pub(super) struct Recorder {
-    handle: JoinHandle<Result<u64, String>>,
+    /// The writer thread: the frames it wrote, and why it stopped early if it did.
+    handle: JoinHandle<(u64, Option<String>)>,
     path: PathBuf,
     /// Why writing failed, set by the writer thread when it does (it then drops what it
     /// receives): said as a notice while the host plays on ([`Recorder::failure`]).
@@ -227,22 +228,20 @@ impl Host {
             a.record = None;
         }
         while self.queues.from_audio.pop().is_some() {}
-        let mut recorded_frames = 0;
+        let (mut recorded_frames, mut record_error) = (0, None);
         if let Some(r) = self.recorder.take() {
-            recorded_frames = r
+            (recorded_frames, record_error) = r
                 .handle
                 .join()
-                .map_err(|_| HostError::ThreadPanicked("recording"))?
-                .map_err(|reason| HostError::Io {
-                    what: format!("cannot write {}", r.path.display()),
-                    source: std::io::Error::other(reason),
-                })?;
+                .map_err(|_| HostError::ThreadPanicked("recording"))?;
         }
+        // A recording that failed is in the report, beside what the host did.
         Ok(HostReport {
             stats: self.stats.snapshot(),
             cycles,
             warnings: self.warnings.clone(),
             recorded_frames,
+            record_error,
         })
     }
 }
@@ -305,12 +304,14 @@ fn start_recorder(
                     let _ = failed.set(e.to_string());
                 }
             }
-            if let Some(e) = failed.get() {
-                return Err(e.clone());
-            }
             let frames = writer.frames();
-            writer.finalize().map_err(|e| e.to_string())?;
-            Ok(frames)
+            if let Some(e) = failed.get() {
+                return (frames, Some(e.clone()));
+            }
+            match writer.finalize() {
+                Ok(()) => (frames, None),
+                Err(e) => (frames, Some(e.to_string())),
+            }
         })
         .map_err(|source| HostError::Io {
             what: "cannot start the recording thread".into(),

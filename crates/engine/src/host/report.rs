@@ -172,6 +172,8 @@ pub struct HostReport {
     pub warnings: Vec<String>,
     /// Frames written to the recording.
     pub recorded_frames: u64,
+    /// Why the recording stopped before the host did (a full disk, a reader gone), if it did.
+    pub record_error: Option<String>,
 }
 
 impl HostReport {
@@ -193,8 +195,12 @@ impl HostReport {
                 } else {
                     String::new()
                 };
+                let stopped = match &self.record_error {
+                    Some(e) => format!(", where the recording stopped ({e})"),
+                    None => String::new(),
+                };
                 format!(
-                    "; recorded {} frames to {}{drops}",
+                    "; recorded {} frames to {}{drops}{stopped}",
                     self.recorded_frames,
                     p.display()
                 )

@@ -318,6 +318,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let outcome = std::mem::take(&mut ctl.outcome);
     let report = ctl.into_session().into_host().finish()?;
     eprintln!("host: {}", report.summary(args.record.as_deref()));
+    if let (Some(e), Some(path)) = (&report.record_error, &args.record) {
+        anyhow::bail!("cannot write {}: {e}", path.display());
+    }
     if let Some(e) = outcome.write_error.as_ref().or(PROMPT_WRITE_ERROR.get()) {
         crate::stdio::failed("standard output", e);
     }
