@@ -699,3 +699,35 @@ fn load_says_the_graphs_lints() {
     assert!(w.contains("fre"), "{w}");
     host.finish().unwrap();
 }
+
+/// A chain runs on one thread at a time however many the pool has: its predicted cycle is
+/// never shorter than its cost in any mode (shared and partitioned predicted the cost over
+/// the threads, and admitted with --strict a chain that then missed every deadline).
+#[test]
+fn a_chain_is_predicted_at_its_whole_cost_on_any_number_of_threads() {
+    let dir = fresh_dir("admission_chain");
+    let mut text = String::from("o = { kind: \"osc\", freq: 220, };\n");
+    let mut prev = "o".to_string();
+    for i in 0..40 {
+        text.push_str(&format!("g{i} = {{ kind: \"gain\", gain: 0.99, }};\n"));
+        text.push_str(&format!("{prev}.1 -> g{i}.1;\n"));
+        prev = format!("g{i}");
+    }
+    text.push_str(&format!(
+        "out = {{ kind: \"sink\", }};\n{prev}.1 -> out.1;\n"
+    ));
+    let chain = dir.join("chain.ag");
+    std::fs::write(&chain, text).unwrap();
+    for mode in [Mode::Shared, Mode::Partitioned, Mode::Separate] {
+        let mut host = Host::start(HostOptions {
+            mode,
+            threads: 2,
+            ..HostOptions::default()
+        })
+        .unwrap();
+        let r = host.load("chain", &chain).unwrap();
+        assert!(r.cost_ns > 0, "{mode:?}: {r:?}");
+        assert!(r.predicted_ns >= r.cost_ns, "{mode:?}: {r:?}");
+        host.finish().unwrap();
+    }
+}

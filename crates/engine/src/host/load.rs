@@ -516,6 +516,15 @@ impl Host {
         let cores = fugue_exec::placement::available_cores().max(1);
         let t = self.options.threads.clamp(1, cores) as u64;
         let sum: u64 = self.graphs.iter().map(|e| e.cost_ns).sum::<u64>() + cost_ns;
+        // No graph's cycle is shorter than its critical path, however many threads share
+        // it: a chain runs on one thread at a time.
+        let longest_path = self
+            .graphs
+            .iter()
+            .map(|e| path_ns(e.cost_ns, e.span))
+            .chain([path_ns(cost_ns, span)])
+            .max()
+            .unwrap_or(0);
         match self.options.mode {
             Mode::Separate => self
                 .graphs
@@ -523,7 +532,7 @@ impl Host {
                 .map(|e| own_cycle(e.cost_ns, e.executor, e.span, cores))
                 .sum::<u64>()
                 .saturating_add(own_cycle(cost_ns, executor, span, cores)),
-            Mode::Shared => sum.div_ceil(t),
+            Mode::Shared => sum.div_ceil(t).max(longest_path),
             Mode::Partitioned => {
                 // Each graph on about t / n threads.
                 let n = self.graphs.len() as u64 + 1;
@@ -534,7 +543,10 @@ impl Host {
                     .chain([cost_ns])
                     .max()
                     .unwrap_or(0);
-                (worst * n).div_ceil(t).max(worst.div_ceil(t))
+                (worst * n)
+                    .div_ceil(t)
+                    .max(worst.div_ceil(t))
+                    .max(longest_path)
             }
         }
     }
@@ -604,6 +616,17 @@ fn span_share(plan: &Plan) -> f64 {
     }
 }
 
+/// The critical path of a graph of sequential cycle `cost_ns` whose critical path is `span`
+/// of its work ([`span_share`]), ns: no executor runs the graph's cycle in less.
+fn path_ns(cost_ns: u64, span: f64) -> u64 {
+    let span = if span.is_finite() {
+        span.clamp(0.0, 1.0)
+    } else {
+        1.0
+    };
+    (cost_ns as f64 * span).ceil() as u64
+}
+
 /// The cycle of a graph of sequential cycle `cost_ns` on its own executor: the whole work
 /// on `seq` (or one thread); else its work spread over the threads (at most `cores` of
 /// them: more threads than cores run no faster), and never less than its critical path
@@ -618,7 +641,7 @@ fn own_cycle(
         None | Some((ExecutorKind::Seq, _)) | Some((_, 0 | 1)) => cost_ns,
         Some((_, t)) => cost_ns
             .div_ceil(t.min(cores).max(1) as u64)
-            .max((cost_ns as f64 * span).ceil() as u64),
+            .max(path_ns(cost_ns, span)),
     }
 }
 
