@@ -241,7 +241,9 @@ pub trait Processor: Send {
     fn process(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]);
 
     /// Returns to the initial state (phase, filter memory, delay lines, random seed), so that
-    /// the following cycles equal those of a fresh processor.
+    /// the following cycles equal those of a fresh processor. Called between runs, on the
+    /// control thread, never on the audio path: it may allocate (a foreign plugin's reset is
+    /// a new instance).
     fn reset(&mut self);
 
     /// Bytes this processor holds on the heap (delay lines, work buffers); see

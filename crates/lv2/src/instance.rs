@@ -24,9 +24,36 @@ struct AtomPort {
     buf: Box<[u64]>,
 }
 
+/// What makes an instance of one node's plugin: the plugin, the rate, the longest call and
+/// the node's control values as the graph gives them. Shared by the node and its instances,
+/// so that an instance can be made again from scratch ([`Instance::reset`]).
+pub struct Recipe {
+    pub(crate) world: &'static World,
+    pub(crate) raw: *const Opaque,
+    pub(crate) plugin: PluginInfo,
+    pub(crate) rate: f64,
+    pub(crate) max_block: usize,
+    pub(crate) values: Vec<f32>,
+}
+
+// SAFETY: `raw` is a plugin of the world, which lives as long as the process and is only used
+// under its lock (in `Instance::new`); the rest is plain data, read only.
+unsafe impl Send for Recipe {}
+// SAFETY: as above: nothing in a recipe is written after it is made.
+unsafe impl Sync for Recipe {}
+
+impl Recipe {
+    /// A new instance, activated; `None` when the plugin's `instantiate` fails.
+    pub fn instance(self: &std::sync::Arc<Recipe>) -> Option<Instance> {
+        Instance::new(self)
+    }
+}
+
 /// A live, activated plugin instance.
 pub struct Instance {
     world: &'static World,
+    /// How it was made: [`Processor::reset`] makes it again.
+    recipe: std::sync::Arc<Recipe>,
     raw: *mut RawInstance,
     /// The audio input and output port indices, in order (the node's ports).
     audio_in: Box<[u32]>,
@@ -56,18 +83,19 @@ pub struct Instance {
 unsafe impl Send for Instance {}
 
 impl Instance {
-    /// Instantiates `plugin` (its lilv handle `raw`) at `rate` Hz for calls of at most
-    /// `max_block` frames, with the control inputs `values` (one per port, in port order),
-    /// connects its control and atom ports and activates it. `None` when the plugin's
-    /// `instantiate` fails.
-    pub fn new(
-        world: &'static World,
-        plugin: &PluginInfo,
-        raw: *const Opaque,
-        rate: f64,
-        max_block: usize,
-        values: &[f32],
-    ) -> Option<Instance> {
+    /// Instantiates the recipe's plugin (its lilv handle `raw`) at its rate for calls of at
+    /// most `max_block` frames, with its control inputs `values` (one per port, in port
+    /// order), connects its control and atom ports and activates it. `None` when the
+    /// plugin's `instantiate` fails.
+    fn new(recipe: &std::sync::Arc<Recipe>) -> Option<Instance> {
+        let Recipe {
+            world,
+            raw,
+            ref plugin,
+            rate,
+            max_block,
+            ref values,
+        } = **recipe;
         let max_block = max_block.max(1);
         let features = Features::new(rate, max_block);
         let instance = {
@@ -90,10 +118,11 @@ impl Instance {
         };
         let mut me = Instance {
             world,
+            recipe: recipe.clone(),
             raw: instance,
             audio_in: ports(PortKind::Audio, true),
             audio_out: ports(PortKind::Audio, false),
-            values: values.into(),
+            values: values.as_slice().into(),
             atoms: plugin
                 .ports
                 .iter()
@@ -238,10 +267,19 @@ impl Processor for Instance {
         }
     }
 
-    /// Deactivates and activates the plugin: LV2's way back to the initial state.
+    /// A new instance in place of this one, made as the node made it: deactivating and
+    /// activating again, LV2's own way back, leaves the state of many plugins as it was
+    /// (delay lines, envelopes, filter memory), so the cycles after it did not equal a fresh
+    /// plan's. Called between runs, off the audio path (it allocates). Where the plugin
+    /// cannot be instantiated again, the instance is kept, deactivated and activated.
     fn reset(&mut self) {
-        self.deactivate();
-        self.activate();
+        match self.recipe.instance() {
+            Some(fresh) => *self = fresh,
+            None => {
+                self.deactivate();
+                self.activate();
+            }
+        }
     }
 
     fn memory(&self) -> usize {

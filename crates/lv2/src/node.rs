@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use fugue_dsp::{attrs, DspNode, LintNote, NodeContext, NodeError, Processor};
 
 use crate::ffi::Opaque;
-use crate::instance::{Instance, Silent};
+use crate::instance::{Instance, Recipe, Silent};
 use crate::world::{world, PluginInfo, PortKind, World};
 use crate::{nearest, uris};
 
@@ -88,24 +88,26 @@ impl Kind {
         // (and prints its own line). Held until the instance is made, so that lilv's load
         // of it is not a second first load.
         let _library = load_library(world, raw, &uri).map_err(|why| attrs::bad_ports(ctx, why))?;
-        let first = Instance::new(world, plugin, raw, ctx.sample_rate, ctx.block, &values)
-            .ok_or_else(|| {
-                attrs::bad_ports(
-                    ctx,
-                    format!(
-                        "could not instantiate plugin <{uri}> at {} Hz (its instantiate failed)",
-                        ctx.sample_rate
-                    ),
-                )
-            })?;
-        Ok(Box::new(Lv2Node {
+        let recipe = Arc::new(Recipe {
             world,
             raw,
             plugin: plugin.clone(),
-            name: ctx.name().to_string(),
-            values,
             rate: ctx.sample_rate,
-            block: ctx.block,
+            max_block: ctx.block,
+            values,
+        });
+        let first = recipe.instance().ok_or_else(|| {
+            attrs::bad_ports(
+                ctx,
+                format!(
+                    "could not instantiate plugin <{uri}> at {} Hz (its instantiate failed)",
+                    ctx.sample_rate
+                ),
+            )
+        })?;
+        Ok(Box::new(Lv2Node {
+            recipe,
+            name: ctx.name().to_string(),
             audio_in,
             audio_out,
             first: Mutex::new(Some(first)),
@@ -266,13 +268,9 @@ fn load_library(
 
 /// The control side of an `lv2` node.
 struct Lv2Node {
-    world: &'static World,
-    raw: *const Opaque,
-    plugin: PluginInfo,
+    /// The plugin, rate, block and control values every instance is made with.
+    recipe: Arc<Recipe>,
     name: String,
-    values: Vec<f32>,
-    rate: f64,
-    block: usize,
     audio_in: usize,
     audio_out: usize,
     /// The instance made at load, for the first processor.
@@ -280,10 +278,6 @@ struct Lv2Node {
     /// The kind, which says a failure to instantiate the plugin again.
     kind: Arc<Kind>,
 }
-
-// SAFETY: `raw` is a plugin of the world, which lives as long as the process and is only
-// used under its lock (`Instance::new`); the rest is Send.
-unsafe impl Send for Lv2Node {}
 
 impl DspNode for Lv2Node {
     fn inputs(&self) -> usize {
@@ -303,22 +297,13 @@ impl DspNode for Lv2Node {
 
     fn processor(&self) -> Box<dyn Processor> {
         let first = self.first.lock().unwrap_or_else(|p| p.into_inner()).take();
-        let instance = first.or_else(|| {
-            Instance::new(
-                self.world,
-                &self.plugin,
-                self.raw,
-                self.rate,
-                self.block,
-                &self.values,
-            )
-        });
+        let instance = first.or_else(|| self.recipe.instance());
         match instance {
             Some(i) => fugue_dsp::isolated(i),
             None => {
                 self.kind.warn(format!(
                     "node `{}`: plugin <{}> could not be instantiated again; this copy of the node plays silence",
-                    self.name, self.plugin.uri
+                    self.name, self.recipe.plugin.uri
                 ));
                 fugue_dsp::isolated(Silent)
             }
@@ -327,17 +312,19 @@ impl DspNode for Lv2Node {
 
     fn memory(&self) -> usize {
         let atoms = self
+            .recipe
             .plugin
             .ports
             .iter()
             .filter(|p| p.kind == PortKind::Atom)
             .count();
-        atoms * crate::instance::ATOM_BYTES + (self.audio_in + 1) * self.block * 4
+        atoms * crate::instance::ATOM_BYTES + (self.audio_in + 1) * self.recipe.max_block * 4
     }
 
     /// Every control input, by symbol: its port index.
     fn live_param(&self, attr: &str) -> Option<usize> {
-        self.plugin
+        self.recipe
+            .plugin
             .controls()
             .find(|p| p.symbol == attr)
             .map(|p| p.index as usize)
@@ -345,9 +332,9 @@ impl DspNode for Lv2Node {
 
     /// The plugin, its controls as this node sets them, and the control outputs it reports.
     fn describe(&self) -> Vec<String> {
-        let p = &self.plugin;
+        let p = &self.recipe.plugin;
         let range = |port: &crate::PortInfo| {
-            let (lo, hi) = port.range(self.rate);
+            let (lo, hi) = port.range(self.recipe.rate);
             if lo.is_nan() && hi.is_nan() {
                 "no range given".to_string()
             } else {
@@ -364,7 +351,7 @@ impl DspNode for Lv2Node {
                 format!(
                     "{} {} ({})",
                     c.symbol,
-                    self.values[c.index as usize],
+                    self.recipe.values[c.index as usize],
                     range(c)
                 )
             })
