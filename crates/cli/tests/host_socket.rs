@@ -546,3 +546,28 @@ fn ctl_gives_up_on_a_socket_that_never_answers() {
     }
     drop(listener);
 }
+
+/// A host that stops removes its socket only while it is still its own: a second host that
+/// made its socket at the same path after the first one's was removed keeps it (and its
+/// clients) when the first one quits.
+#[test]
+fn a_host_that_quits_leaves_another_hosts_socket_in_place() {
+    let a_dir = folder("host_socket", "two_hosts");
+    let mut a = start(&a_dir, "clocked", None);
+    std::fs::remove_file(&a.socket).unwrap();
+    let mut b = start(&a_dir, "clocked", None);
+    let (ok, r, _) = ctl(&b.socket, &["list"]);
+    assert!(ok && r == "no graph is loaded", "{r}");
+    // The first host's file is gone: it is stopped by a signal.
+    signal(&a.child, libc::SIGTERM);
+    let (code, _) = exit_within(&mut a.child, Duration::from_secs(10));
+    assert!(code.is_some(), "the first host did not stop");
+    assert!(
+        b.socket.exists(),
+        "the first host removed the second one's socket"
+    );
+    let (ok, r, _) = ctl(&b.socket, &["quit"]);
+    assert!(ok && r == "bye", "{r}");
+    let (code, _) = exit_within(&mut b.child, Duration::from_secs(10));
+    assert_eq!(code, Some(0));
+}

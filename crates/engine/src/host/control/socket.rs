@@ -130,7 +130,18 @@ impl Shared {
 /// Removes the socket file when the host stops, after the clients in a `wait` replied.
 pub struct Guard {
     path: PathBuf,
+    /// The socket file's device and inode when it was made: the file is removed only while
+    /// it is still this one (another host may have made its own at the path since).
+    made: Option<(u64, u64)>,
     shared: Arc<Shared>,
+}
+
+/// The device and inode of the file at `path` (not following a link).
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::symlink_metadata(path)
+        .ok()
+        .map(|m| (m.dev(), m.ino()))
 }
 
 impl Drop for Guard {
@@ -143,7 +154,9 @@ impl Drop for Guard {
         {
             std::thread::sleep(Duration::from_millis(5));
         }
-        let _ = std::fs::remove_file(&self.path);
+        if self.made.is_some() && identity(&self.path) == self.made {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }
 
@@ -197,6 +210,7 @@ pub fn serve(
         .map_err(io("cannot start the control thread".into()))?;
     Ok(Guard {
         path: path.to_path_buf(),
+        made: identity(path),
         shared,
     })
 }
