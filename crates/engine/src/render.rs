@@ -239,9 +239,13 @@ pub enum RenderError {
 }
 
 /// Why a WAV file could not be written, with "the disk is full" said when it is (ENOSPC,
-/// EDQUOT).
-fn write_reason(e: &hound::Error) -> String {
+/// EDQUOT), and the format's size limit when it was reached
+/// ([`crate::wav::BlockWavWriter::write`] refuses the block that would pass it).
+pub(crate) fn write_reason(e: &hound::Error) -> String {
     match e {
+        hound::Error::TooWide => {
+            "a WAV file holds at most 4 GiB of samples, and this one is full".to_string()
+        }
         hound::Error::IoError(io)
             if matches!(io.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT)) =>
         {
@@ -809,7 +813,19 @@ pub fn render(
 
 #[cfg(test)]
 mod tests {
-    use super::{interleave, peak_and_over};
+    use super::{interleave, peak_and_over, write_reason};
+
+    /// The WAV writer's refusal of a block past the format's 4 GiB is said as that limit
+    /// (hound's own text spoke of a sample's bits), and a full disk as such.
+    #[test]
+    fn a_full_wav_file_and_a_full_disk_are_said_as_such() {
+        assert_eq!(
+            write_reason(&hound::Error::TooWide),
+            "a WAV file holds at most 4 GiB of samples, and this one is full"
+        );
+        let full = hound::Error::IoError(std::io::Error::from_raw_os_error(libc::ENOSPC));
+        assert!(write_reason(&full).starts_with("the disk is full"));
+    }
 
     /// Every channel count's frames hold each channel's sample in order, for a block cut
     /// short, and nothing past the frames asked is written.

@@ -301,7 +301,7 @@ fn start_recorder(
                     res = writer.update_sizes();
                 }
                 if let Err(e) = res {
-                    let _ = failed.set(e.to_string());
+                    let _ = failed.set(crate::render::write_reason(&e));
                 }
             }
             let frames = writer.frames();
@@ -310,7 +310,7 @@ fn start_recorder(
             }
             match writer.finalize() {
                 Ok(()) => (frames, None),
-                Err(e) => (frames, Some(e.to_string())),
+                Err(e) => (frames, Some(crate::render::write_reason(&e))),
             }
         })
         .map_err(|source| HostError::Io {
