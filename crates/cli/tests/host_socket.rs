@@ -405,6 +405,13 @@ fn a_single_run_takes_live_changes_on_its_control_socket() {
         let (ok, r, _) = ctl(&socket, words);
         assert!(!ok && r.contains(expected), "{words:?}: {r}");
     }
+    // A `wait` says how long it waited, and no cycle (the run's socket counts none: it said
+    // "at cycle 0" whatever the run had played).
+    let (ok, r, _) = ctl(&socket, &["wait", "0.2"]);
+    assert!(
+        ok && r.starts_with("waited 0.2") && !r.contains("cycle"),
+        "{r}"
+    );
     let (ok, r, _) = ctl(&socket, &["quit"]);
     assert!(ok, "{r}");
     let o = child.wait_with_output().unwrap();

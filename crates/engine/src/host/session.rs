@@ -155,8 +155,9 @@ pub enum Answer {
     Wait {
         /// How long it let the host play.
         seconds: f64,
-        /// The cycle it got to.
-        cycle: u64,
+        /// The cycle it got to (`None` for `fugue run`'s socket, which counts no cycles).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cycle: Option<u64>,
     },
     /// `help [COMMAND]`
     Help {
@@ -304,7 +305,14 @@ impl fmt::Display for Answer {
                 "mode {mode}, {threads} threads, {backend} at {rate} Hz, {buffer} frames ({} period), {channels} channels, pipeline {pipeline}, executor {executor}",
                 us(*period_ns as f64),
             ),
-            Answer::Wait { seconds, cycle } => write!(f, "waited {seconds} s; at cycle {cycle}"),
+            Answer::Wait {
+                seconds,
+                cycle: Some(cycle),
+            } => write!(f, "waited {seconds} s; at cycle {cycle}"),
+            Answer::Wait {
+                seconds,
+                cycle: None,
+            } => write!(f, "waited {seconds} s"),
             Answer::Help { help } => f.write_str(help),
             Answer::Quit => f.write_str("bye"),
         }
@@ -549,7 +557,7 @@ impl Session {
             Command::Mode => self.mode(),
             Command::Wait { seconds } => Answer::Wait {
                 seconds: self.wait(seconds)?,
-                cycle: self.host.cycle(),
+                cycle: Some(self.host.cycle()),
             },
             Command::Help { topic } => Answer::Help {
                 help: topic.and_then(command::help_of).unwrap_or(HELP),

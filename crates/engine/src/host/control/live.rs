@@ -104,8 +104,11 @@ pub fn serve_run(
 impl Run {
     fn answer(&self, req: &Request) -> Reply {
         if let Some(seconds) = req.waited {
-            // A client's `wait`, waited in its own thread.
-            return Reply::done(Answer::Wait { seconds, cycle: 0 });
+            // A client's `wait`, waited in its own thread; the run counts no cycles here.
+            return Reply::done(Answer::Wait {
+                seconds,
+                cycle: None,
+            });
         }
         let cmd = match command::parse(&req.line) {
             Ok(Some(c)) => c,

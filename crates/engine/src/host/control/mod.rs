@@ -273,7 +273,7 @@ impl Controller {
                 }) => {
                     let r = Reply::done(Answer::Wait {
                         seconds,
-                        cycle: self.session.host().cycle(),
+                        cycle: Some(self.session.host().cycle()),
                     });
                     let _ = reply.send(r.line(self.json));
                 }

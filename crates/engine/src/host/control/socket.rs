@@ -419,7 +419,7 @@ fn wait(seconds: f64, shared: &Shared, tx: &mpsc::Sender<Request>) -> String {
     let cycle = shared.control.cycle.load(Ordering::Relaxed);
     Reply::done(Answer::Wait {
         seconds: waited,
-        cycle,
+        cycle: Some(cycle),
     })
     .line(shared.control.json)
 }
