@@ -197,12 +197,15 @@ struct Cpfd<'g> {
 }
 
 /// Earliest start `>= ready` of a task of length `w` in the idle gaps of `slots` (sorted), and
-/// the index where its slot goes.
+/// the index where its slot goes. A gap before a slot is one only if the task starts no later
+/// than that slot, exactly: the tolerance of [`le`] is relative to the times, and at large
+/// times (or for tasks far shorter than the times) it would let a short task start inside
+/// the slot it is put before.
 fn earliest_gap(slots: &[Slot], ready: f64, w: f64) -> (f64, usize) {
     let mut prev = 0.0f64;
     for (i, s) in slots.iter().enumerate() {
         let st = ready.max(prev);
-        if le(st + w, s.start) {
+        if st <= s.start && le(st + w, s.start) {
             return (st, i);
         }
         prev = prev.max(s.finish);

@@ -74,3 +74,22 @@ fn the_exact_search_on_a_large_graph_gives_a_valid_schedule() {
     verify(&g, &o.schedule).unwrap();
     assert!(o.schedule.makespan() >= o.lower_bound - 1e-9);
 }
+
+/// CPFD puts a task in an idle gap before another slot only when it starts no later than
+/// that slot: at times where the comparisons' relative tolerance exceeds a task's length (a
+/// source of 1e12, or costs of 1e-12), it put a zero-cost task inside a slot it had started
+/// after, and the schedule failed its own verification.
+#[test]
+fn cpfd_fills_no_gap_it_starts_after_at_any_scale() {
+    let graphs = [
+        "digraph {\n s [Weight=1000000000000];\n a [Weight=1];\n b [Weight=1000];\n c [Weight=0];\n s -> a;\n s -> b;\n a -> c;\n}\n",
+        "digraph {\n a [Weight=\"1e-12\"];\n b [Weight=\"1e-9\"];\n c [Weight=0];\n a -> c;\n}\n",
+    ];
+    for text in graphs {
+        let g = fugue_graph::read::dot::parse(text, "g.dot").unwrap();
+        for p in 1..=3 {
+            let s = cpfd_within(&g, p, Deadline::NONE).unwrap();
+            verify(&g, &s).unwrap_or_else(|e| panic!("{p} processors: {e}"));
+        }
+    }
+}
