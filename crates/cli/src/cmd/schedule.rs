@@ -18,7 +18,7 @@ use fugue_engine::output::OutputFile;
 pub struct Args {
     /// The graph file (.ag, .stg or .dot).
     pub file: PathBuf,
-    /// The algorithm: hlfet, etf, cpfd, random, optimal (exact branch-and-bound) or best (the
+    /// The algorithm: hlfet, etf, cpfd, random, optimal (exact branch-and-bound among the schedules that run each task once) or best (the
     /// shortest of the heuristics).
     #[arg(long, short = 'a', default_value = "best")]
     pub algorithm: Algorithm,

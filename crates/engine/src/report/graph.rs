@@ -247,7 +247,9 @@ pub struct ScheduleReport {
     pub processors_used: usize,
     /// The schedule's length.
     pub makespan: f64,
-    /// The best lower bound known.
+    /// A lower bound on the makespan of every schedule of the graph on these processors
+    /// (copies of tasks included): the computation-only critical path, the work over the
+    /// processors.
     pub lower_bound: f64,
     /// Normalized schedule length.
     pub nsl: Option<f64>,
@@ -255,8 +257,13 @@ pub struct ScheduleReport {
     pub speedup: Option<f64>,
     /// Speedup per processor.
     pub efficiency: Option<f64>,
-    /// Whether the schedule is proven optimal (`None`: a heuristic).
+    /// Whether the schedule is proven optimal (`None`: a heuristic), among the schedules
+    /// [`ScheduleReport::optimal_among`] says.
     pub optimal: Option<bool>,
+    /// The schedules the schedule is proven optimal among, when it is: `every schedule` (its
+    /// makespan equals the lower bound), or `schedules that run each task once` (the exact
+    /// search's, which copies no task: a schedule with copies, as cpfd makes, may be shorter).
+    pub optimal_among: Option<&'static str>,
     /// The critical path's length, communication included.
     pub critical_path: f64,
     /// The critical path's length, computation only.
@@ -317,6 +324,20 @@ impl ScheduleReport {
             .max()
             .unwrap_or(4)
             .clamp(4, 40);
+        // Proven for every schedule when the makespan meets the bound that holds for all;
+        // the exact search's own proof (its finish, or its bound) holds for the schedules
+        // that run each task once.
+        let (optimal, optimal_among) = if meets(m.makespan, m.lower_bound) {
+            (Some(true), Some(EVERY_SCHEDULE))
+        } else {
+            match out.optimal {
+                Some(true) => (Some(true), Some(EACH_TASK_ONCE)),
+                Some(false) if meets(m.makespan, out.lower_bound) => {
+                    (Some(true), Some(EACH_TASK_ONCE))
+                }
+                o => (o, None),
+            }
+        };
         ScheduleReport {
             file: file.display().to_string(),
             algorithm: out.algorithm.name(),
@@ -324,16 +345,12 @@ impl ScheduleReport {
             processors,
             processors_used: s.used_processors(),
             makespan: m.makespan,
-            lower_bound: out.lower_bound.max(m.lower_bound),
+            lower_bound: m.lower_bound,
             nsl: m.nsl,
             speedup: m.speedup,
             efficiency: m.efficiency,
-            // A search stopped by its time limit whose schedule meets a lower bound found
-            // elsewhere is proven all the same.
-            optimal: match out.optimal {
-                Some(false) if meets(m.makespan, out.lower_bound.max(m.lower_bound)) => Some(true),
-                o => o,
-            },
+            optimal,
+            optimal_among,
             critical_path: cp_len,
             critical_path_computation_only: m.cp_length,
             critical_path_nodes: cp.iter().map(|&n| g.node(n).name.clone()).collect(),
@@ -386,6 +403,12 @@ impl ScheduleReport {
         }
     }
 }
+
+/// [`ScheduleReport::optimal_among`]: the makespan equals the bound that holds for all.
+const EVERY_SCHEDULE: &str = "every schedule";
+
+/// [`ScheduleReport::optimal_among`]: the exact search, which copies no task, proved it.
+const EACH_TASK_ONCE: &str = "schedules that run each task once";
 
 /// Whether a makespan equals its lower bound (to rounding): the schedule is then optimal.
 fn meets(makespan: f64, lower_bound: f64) -> bool {
@@ -466,14 +489,14 @@ impl fmt::Display for ScheduleReport {
         writeln!(f, "NSL            {}", opt(self.nsl))?;
         writeln!(f, "speedup        {}", opt(self.speedup))?;
         writeln!(f, "efficiency     {}", opt(self.efficiency))?;
-        let met = meets(self.makespan, self.lower_bound);
-        let optimal = match self.optimal {
-            None if met => "proven (the makespan equals the lower bound)".to_string(),
-            None => "not known (a heuristic, above the lower bound)".to_string(),
-            Some(true) if met => "proven (the makespan equals the lower bound)".to_string(),
-            Some(true) => "proven (the search finished)".to_string(),
-            Some(false) => format!(
-                "not proven within {time_limit} s (the search's own lower bound is {})",
+        let optimal = match (self.optimal, self.optimal_among) {
+            (Some(true), Some(EVERY_SCHEDULE)) => {
+                "proven (the makespan equals the lower bound)".to_string()
+            }
+            (Some(true), _) => "proven among schedules that run each task once (the exact search's); one that copies a task onto several processors (cpfd, best) may be shorter".to_string(),
+            (None, _) => "not known (a heuristic, above the lower bound)".to_string(),
+            (Some(false), _) => format!(
+                "not proven within {time_limit} s (the search's own lower bound, for schedules that run each task once, is {})",
                 num(search_bound)
             ),
         };
