@@ -58,9 +58,53 @@ pub enum CostsError {
     },
 }
 
+/// The two fields of a costs row `node,cost` (the row trimmed), and whether the name was
+/// quoted: a name in double quotes (`""` a quote inside) is taken as written, spaces, commas
+/// and a leading `#` included, as [`csv_name`] writes it; an unquoted one is trimmed and holds
+/// no comma. `None` when the row is not two such fields.
+fn split_row(row: &str) -> Option<(String, &str, bool)> {
+    if let Some(rest) = row.strip_prefix('"') {
+        let mut name = String::new();
+        let mut chars = rest.char_indices();
+        while let Some((i, c)) = chars.next() {
+            if c != '"' {
+                name.push(c);
+                continue;
+            }
+            if rest[i + 1..].starts_with('"') {
+                name.push('"');
+                chars.next();
+                continue;
+            }
+            let cost = rest[i + 1..].trim_start().strip_prefix(',')?.trim();
+            return (!cost.contains(',')).then_some((name, cost, true));
+        }
+        return None;
+    }
+    let (name, cost) = row.split_once(',')?;
+    let cost = cost.trim();
+    (!cost.contains(',')).then(|| (name.trim().trim_matches('"').to_string(), cost, false))
+}
+
+/// A node's name as a costs file's first field: as it is, or in double quotes (a quote
+/// inside written twice) where it would not read back as itself (a comma, a quote, spaces
+/// at either end, a leading `#` that reads as a comment, a line break, or nothing).
+pub fn csv_name(name: &str) -> String {
+    let plain = !name.is_empty()
+        && name.trim() == name
+        && !name.starts_with('#')
+        && !name.contains([',', '"', '\n', '\r']);
+    if plain {
+        name.to_string()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
+}
+
 /// Reads costs `node,cost` (one per line) and returns one cost per node of `g`: the file's
 /// where it gives one, the graph's otherwise (a file that gives none is refused). Blank lines and lines starting with `#` are
-/// skipped, and so is a first row `node,cost` (a header). `file` names the text in errors.
+/// skipped, and so is a first row `node,cost` (a header) and a byte-order mark. A name may
+/// be quoted ([`csv_name`]). `file` names the text in errors.
 pub fn parse_costs(text: &str, file: &str, g: &TaskGraph) -> Result<Vec<f64>, CostsError> {
     parse_costs_given(text, file, g).map(|(costs, _)| costs)
 }
@@ -74,29 +118,32 @@ pub fn parse_costs_given(
     let mut costs = g.costs();
     let mut seen = vec![0usize; g.len()];
     let mut first_row = true;
+    // A byte-order mark before the first row is no part of it.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         let row = raw.trim();
         if row.is_empty() || row.starts_with('#') {
             continue;
         }
-        let fields: Vec<&str> = row.split(',').map(str::trim).collect();
+        let fields = split_row(row);
         let header = first_row
-            && fields.len() == 2
-            && fields[0].eq_ignore_ascii_case("node")
-            && fields[1].eq_ignore_ascii_case("cost");
+            && fields.as_ref().is_some_and(|(name, cost, quoted)| {
+                !quoted && name.eq_ignore_ascii_case("node") && cost.eq_ignore_ascii_case("cost")
+            });
         first_row = false;
         if header {
             continue;
         }
-        if fields.len() != 2 || fields[0].is_empty() {
+        let Some((name, cost, _)) = fields.filter(|(name, _, _)| !name.is_empty()) else {
             return Err(CostsError::BadRow {
                 file: file.into(),
                 line,
                 text: raw.into(),
             });
-        }
-        let name = fields[0].trim_matches('"');
+        };
+        let fields = [name.as_str(), cost];
+        let name = fields[0];
         let Some(id) = g.find(name) else {
             return Err(CostsError::UnknownNode {
                 file: file.into(),
@@ -143,6 +190,33 @@ mod tests {
         let c = b.add_node(Node::new("c", "").with_cost(5.0)).unwrap();
         b.add_edge(a, 0, c, 0, 0.0).unwrap();
         b.build().unwrap()
+    }
+
+    /// Names that a plain row would not read back (a leading `#`, a comma, a quote, spaces
+    /// at an end) are written quoted and read back as themselves; a byte-order mark before
+    /// the header is no part of it.
+    #[test]
+    fn odd_names_round_trip_through_quotes() {
+        let names = ["#s", "a,b", " sp ", "say \"hi\"", "plain"];
+        let mut b = GraphBuilder::new();
+        for n in names {
+            b.add_node(Node::new(n, "").with_cost(1.0)).unwrap();
+        }
+        let g = b.build().unwrap();
+        let mut text = String::from("\u{feff}node,cost\n");
+        for (i, n) in names.iter().enumerate() {
+            text += &format!("{},{}\n", csv_name(n), i + 2);
+        }
+        assert_eq!(csv_name("plain"), "plain");
+        assert_eq!(csv_name("#s"), "\"#s\"");
+        assert_eq!(csv_name("say \"hi\""), "\"say \"\"hi\"\"\"");
+        let c = parse_costs(&text, "m.csv", &g).unwrap();
+        assert_eq!(c, vec![2.0, 3.0, 4.0, 5.0, 6.0]);
+        // An unquoted row with a comma too many is still refused, and an unclosed quote.
+        for bad in ["a,b,2\n", "\"a,2\n"] {
+            let e = parse_costs(bad, "m.csv", &g).unwrap_err();
+            assert!(matches!(e, CostsError::BadRow { .. }), "{bad:?}: {e}");
+        }
     }
 
     #[test]

@@ -45,7 +45,7 @@ pub mod random;
 mod schedule;
 
 pub use best::best;
-pub use costs::{parse_costs, parse_costs_given, CostsError};
+pub use costs::{csv_name, parse_costs, parse_costs_given, CostsError};
 pub use cpfd::{cpfd, cpfd_bounded, cpfd_unbounded, cpfd_within};
 pub use etf::{etf, etf_within};
 pub use hlfet::hlfet;

@@ -11,7 +11,7 @@ use crate::Calibration;
 pub fn costs_csv(cal: &[Calibration]) -> String {
     let mut s = String::from("node,cost\n");
     for c in cal {
-        let _ = writeln!(s, "{},{:.3}", c.node, c.wcet_us);
+        let _ = writeln!(s, "{},{:.3}", fugue_sched::csv_name(&c.node), c.wcet_us);
     }
     s
 }
