@@ -188,7 +188,14 @@ fn draw_cost(rng: &mut SmallRng, c: CostRange) -> f64 {
     } else {
         c.lo
     };
-    (x * 1000.0).round() / 1000.0
+    // Rounded to the nanosecond for short files, unless that leaves the range (a range below
+    // a nanosecond, as `--costs 0.0001,0.0004`, rounded every cost to 0).
+    let r = (x * 1000.0).round() / 1000.0;
+    if (c.lo..=c.hi).contains(&r) {
+        r
+    } else {
+        x
+    }
 }
 
 /// Builds an audio graph from a DAG given as, for each node, its predecessor list (node

@@ -634,3 +634,22 @@ fn dot_subgraphs_in_edges_are_bounded_and_quoted_keywords_are_names() {
     let back = read_bytes(dot.as_bytes(), Format::Dot, "g.dot").unwrap();
     assert_eq!(back.node(0).cost, 2.0);
 }
+
+/// Generated costs stay in the range asked, also below a nanosecond (they were rounded to
+/// the nanosecond, so a range of 0.0001 to 0.0004 µs gave every node the cost 0).
+#[test]
+fn generated_costs_stay_in_their_range_at_any_scale() {
+    for (lo, hi) in [(0.0001, 0.0004), (1.0, 20.0), (1.0004, 1.0006), (5.0, 5.0)] {
+        let g = gen::random_dag(30, 0.3, CostRange { lo, hi }, 7);
+        let costs: Vec<f64> = g
+            .nodes()
+            .iter()
+            .filter(|n| n.cost_declared && n.kind != "sink")
+            .map(|n| n.cost)
+            .collect();
+        assert!(!costs.is_empty());
+        for c in costs {
+            assert!((lo..=hi).contains(&c), "{c} outside {lo}..{hi}");
+        }
+    }
+}
