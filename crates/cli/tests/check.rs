@@ -250,3 +250,27 @@ fn check_checks_rate_dependent_ranges_at_the_rate_given() {
     let o = fugue(&["check", p.to_str().unwrap(), "--rate", "96000"]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// An audio graph with no sink is said (render refuses it; run and the host play silence):
+/// a warning, which --strict makes an error; a task graph, sinkless by nature, is not.
+#[test]
+fn an_audio_graph_without_a_sink_is_said_and_strict_refuses_it() {
+    let d = folder("check", "nosink");
+    let g = d.join("nosink.ag");
+    std::fs::write(&g, "o = { kind: \"osc\", freq: 220, };\n").unwrap();
+    let o = fugue(&["check", g.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the graph has no sink node"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).contains("(1 warning)"), "{}", stdout(&o));
+    let o = fugue(&["check", g.to_str().unwrap(), "--strict"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let t = d.join("tasks.dot");
+    std::fs::write(&t, "digraph { a -> b; }\n").unwrap();
+    let o = fugue(&["check", t.to_str().unwrap(), "--strict"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("no sink"), "{}", stderr(&o));
+}

@@ -382,7 +382,7 @@ fn a_run_of_an_audio_graph_without_a_sink_says_it_plays_silence() {
         let e = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(if strict { 1 } else { 0 }), "{e}");
         assert!(
-            e.contains("the graph has no sink node, so the run plays silence"),
+            e.contains("the graph has no sink node, so none of it is heard"),
             "{e}"
         );
     }

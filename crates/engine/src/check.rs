@@ -34,6 +34,8 @@ pub enum What {
     Node,
     /// A node that reaches no sink.
     Unheard,
+    /// An audio graph with no sink: nothing of it is heard, and rendering refuses it.
+    NoSink,
     /// What a node's kind says of it ([`fugue_dsp::Linter`]: an attribute that names none of
     /// a Faust program's parameters or an LV2 plugin's controls, a part of the node that
     /// will not play).
@@ -107,6 +109,7 @@ pub fn check_at(graph: &TaskGraph, registry: &Registry, rate: f64) -> Vec<Proble
         // Unread attributes were said above, as errors with their place.
         let what = match &w {
             Warning::Unheard { .. } | Warning::UnheardMore { .. } => What::Unheard,
+            Warning::NoSink => What::NoSink,
             Warning::OfKind { .. } => What::OfKind,
             _ => continue,
         };

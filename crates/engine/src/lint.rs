@@ -46,6 +46,9 @@ pub enum Warning {
         /// Its kind (empty: none).
         kind: String,
     },
+    /// An audio graph (nodes of audio kinds, not a task graph's) with no `sink` node: nothing
+    /// of it is heard; `render` refuses it, `run` and the host play silence.
+    NoSink,
     /// More nodes reach no sink than are named one by one ([`MAX_UNHEARD_NAMED`]): how many
     /// more.
     UnheardMore {
@@ -117,6 +120,9 @@ impl std::fmt::Display for Warning {
                 f,
                 "node `{node}` ({}) reaches no sink: it is computed every cycle and never heard; connect it or remove it",
                 if kind.is_empty() { "no kind" } else { kind }
+            ),
+            Warning::NoSink => f.write_str(
+                "the graph has no sink node, so none of it is heard (render refuses it; run and the host play silence); connect the audio to a node of kind \"sink\"",
             ),
             Warning::UnheardMore { more } => write!(
                 f,
@@ -240,6 +246,14 @@ pub fn lint(graph: &TaskGraph, registry: &Registry) -> Vec<Warning> {
         }
     }
     let is_sink: Vec<bool> = graph.nodes().iter().map(|n| n.kind == "sink").collect();
+    // A task graph (.stg, .dot: nodes of the task kind or none) has no sink by nature.
+    let audio = graph
+        .nodes()
+        .iter()
+        .any(|n| !n.kind.is_empty() && n.kind != fugue_graph::TASK_KIND);
+    if audio && !is_sink.iter().any(|&s| s) {
+        out.push(Warning::NoSink);
+    }
     if is_sink.iter().any(|&s| s) {
         // Walk back from the sinks: every node reached feeds one.
         let mut heard = is_sink.clone();

@@ -255,19 +255,6 @@ fn warnings(args: &Args, graph: &fugue_graph::TaskGraph) -> Vec<String> {
             ));
         }
     }
-    // A task graph (.stg, .dot) is run for its cycles; an audio graph without a sink plays
-    // nothing, which `render` refuses.
-    if graph
-        .nodes()
-        .iter()
-        .any(|n| !n.kind.is_empty() && n.kind != fugue_graph::TASK_KIND)
-        && !graph.nodes().iter().any(|n| n.kind == "sink")
-    {
-        warnings.push(format!(
-            "{}: the graph has no sink node, so the run plays silence (its cycles are run and measured); connect the audio to a node of kind \"sink\"",
-            args.graph.display()
-        ));
-    }
     warnings
 }
 
