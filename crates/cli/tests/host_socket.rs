@@ -578,3 +578,31 @@ fn a_host_that_quits_leaves_another_hosts_socket_in_place() {
     let (code, _) = exit_within(&mut b.child, Duration::from_secs(10));
     assert_eq!(code, Some(0));
 }
+
+/// `fugue ctl SOCKET load NAME FILE` reads a relative FILE from where `fugue ctl` runs, not
+/// from the host's folder.
+#[test]
+fn ctl_load_reads_a_relative_file_from_where_ctl_runs() {
+    let dir = folder("host_socket", "ctl_relative");
+    let mut h = start(&dir, "clocked", None);
+    let here = dir.join("elsewhere");
+    std::fs::create_dir_all(&here).unwrap();
+    std::fs::write(
+        here.join("tone.ag"),
+        "o = { kind: \"osc\", freq: 220, volume: 0.2, };\nout = { kind: \"sink\", in: 1, };\no.1 -> out.1;\n",
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .current_dir(&here)
+        .args(["ctl"])
+        .arg(&h.socket)
+        .args(["load", "t", "tone.ag"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).starts_with("loaded t"), "{}", stdout(&o));
+    let (ok, r, _) = ctl(&h.socket, &["quit"]);
+    assert!(ok && r == "bye", "{r}");
+    let (code, _) = exit_within(&mut h.child, Duration::from_secs(10));
+    assert_eq!(code, Some(0));
+}

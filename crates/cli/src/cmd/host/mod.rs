@@ -486,6 +486,20 @@ fn ctl_timeout(s: &str) -> Result<f64, String> {
         .ok_or_else(|| format!("`{s}` is not a time limit; give seconds from 0.1 to 86400"))
 }
 
+/// The graph file a `fugue ctl ... load NAME FILE` names, as the host must read it: a
+/// relative path is the user's, from where `fugue ctl` runs, not from the host's folder
+/// (which the user may not know); made absolute when it names a file here.
+fn from_here(file: &str) -> String {
+    let path = std::path::Path::new(file);
+    if path.is_absolute() || !path.exists() {
+        return file.to_string();
+    }
+    match std::env::current_dir() {
+        Ok(dir) => dir.join(path).to_string_lossy().into_owned(),
+        Err(_) => file.to_string(),
+    }
+}
+
 /// `fugue ctl`.
 pub fn ctl(args: CtlArgs) -> anyhow::Result<()> {
     if args.command.iter().any(|w| w.contains(['\n', '\r'])) {
@@ -497,6 +511,9 @@ pub fn ctl(args: CtlArgs) -> anyhow::Result<()> {
     // line it is; words given apart are quoted where they need it (a file name with spaces).
     let line = match args.command.as_slice() {
         [one] if one.trim().contains(char::is_whitespace) => one.clone(),
+        [load, name, file] if load == "load" => {
+            command::quote(&[load.clone(), name.clone(), from_here(file)])
+        }
         words => command::quote(words),
     };
     let reply = socket::send(
