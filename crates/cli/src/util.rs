@@ -108,6 +108,34 @@ pub fn parse_format(s: &str) -> Result<Format, String> {
         .ok_or_else(|| format!("unknown format `{s}`; expected ag, stg or dot"))
 }
 
+/// The files `graph` (read from `path`) makes its nodes read: each `file` attribute (a Faust
+/// program), from the graph's folder. An output is never one of them, as it is never the
+/// graph file itself.
+pub fn graph_files(path: &Path, graph: &TaskGraph) -> Vec<std::path::PathBuf> {
+    let folder = path.parent().unwrap_or(Path::new(""));
+    graph
+        .nodes()
+        .iter()
+        .filter_map(|n| n.attr("file"))
+        .map(|f| folder.join(f.as_str().as_ref()))
+        .collect()
+}
+
+/// Refuses `output` when it is one of the files `graph` (read from `path`) makes its nodes
+/// read ([`graph_files`]), with or without --force.
+pub fn refuse_graph_files(output: &Path, path: &Path, graph: &TaskGraph) -> anyhow::Result<()> {
+    let files = graph_files(path, graph);
+    let refs: Vec<&Path> = files.iter().map(std::path::PathBuf::as_path).collect();
+    match fugue_engine::output::same_file(output, &refs) {
+        Some(input) => Err(fugue_engine::output::OutputError::IsInput {
+            path: output.to_path_buf(),
+            input: input.to_path_buf(),
+        }
+        .into()),
+        None => Ok(()),
+    }
+}
+
 /// Reads a graph file (format from `format`, the command's `--format`, or the extension).
 pub fn read_graph(path: &Path, format: Option<Format>) -> anyhow::Result<TaskGraph> {
     // A Faust program is a graph of one `faust` node.

@@ -921,3 +921,36 @@ fn foreign_functions_outside_the_math_library_are_refused() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// An output is never a file the graph's nodes read (a Faust program), even with --force:
+/// `run --stats synth.dsp --force` replaced the program with the statistics.
+#[test]
+fn an_output_is_never_a_program_the_graph_reads() {
+    if !fugue_faust::available_for("an_output_is_never_a_program_the_graph_reads") {
+        return;
+    }
+    let dir = folder("faust", "output_is_program");
+    let program = "import(\"stdfaust.lib\");\nprocess = os.osc(440) * 0.1;\n";
+    std::fs::write(dir.join("tone.dsp"), program).unwrap();
+    let g = dir.join("g.ag");
+    std::fs::write(
+        &g,
+        "t = { kind: \"faust\", file: \"tone.dsp\", };\nout = { kind: \"sink\", };\nt.1 -> out.1;\n",
+    )
+    .unwrap();
+    let stats = dir.join("tone.dsp");
+    let o = fugue(&[
+        "run",
+        g.to_str().unwrap(),
+        "--backend",
+        "clocked",
+        "--seconds",
+        "0.1",
+        "--stats",
+        stats.to_str().unwrap(),
+        "--force",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is the input file"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&stats).unwrap(), program);
+}

@@ -47,7 +47,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ));
     }
     let out = match &args.output {
-        Some(o) => Some(OutputFile::check(o, args.force, &[args.graph.as_path()])?),
+        Some(o) => {
+            crate::util::refuse_graph_files(o, &args.graph, &graph)?;
+            Some(OutputFile::check(o, args.force, &[args.graph.as_path()])?)
+        }
         None => None,
     };
     let cal = fugue_engine::calibrate(

@@ -197,6 +197,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         check_input(input)?;
     }
     let graph = util::read_graph(&args.graph, args.format)?;
+    if args.output.as_os_str() != "-" {
+        util::refuse_graph_files(&args.output, &args.graph, &graph)?;
+    }
     // With --strict, fail before rendering; otherwise the warnings are said after a render
     // that succeeded (a render that fails says only why).
     let mut warnings = crate::warn::graph_warnings(&graph, &args.graph, true);
