@@ -201,7 +201,7 @@ fn spec_mistakes_are_named_at_once() {
     let d = bare("spec-errors");
     std::fs::write(d.join("bad.toml"), "graphs = [\"line\"]\nvolume = 3\n").unwrap();
     let o = fugue_in(&d, &["bench", "study", "bad.toml", "--dry-run"]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(o.status.code(), Some(1), "bad input, not a usage error");
     let e = stderr(&o);
     assert!(
         e.contains("bad.toml: missing required field(s) executors, threads, buffers, loads, seconds; unknown field(s) volume"),
@@ -213,7 +213,7 @@ fn spec_mistakes_are_named_at_once() {
     )
     .unwrap();
     let o = fugue_in(&d, &["bench", "study", "wsx.toml", "--dry-run"]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(o.status.code(), Some(1), "bad input, not a usage error");
     let e = stderr(&o);
     assert!(
         e.contains("unknown executor `wsx` in the spec; expected one of seq, ws, ws-affinity"),

@@ -653,3 +653,22 @@ fn generated_costs_stay_in_their_range_at_any_scale() {
         }
     }
 }
+
+/// A DOT weight written as a number with a signed exponent reads as that number, unquoted as
+/// quoted (`1e-12` stopped at its minus: "expected '=' after attribute '-12'"); an arrow right
+/// after an identifier ending in `e` stays an arrow.
+#[test]
+fn dot_numbers_with_signed_exponents_read_unquoted() {
+    let g = fugue_graph::read::dot::parse(
+        "digraph { a [Weight=1e-3]; b [Weight=2.5E+2]; e -> b; a -> e; }\n",
+        "t.dot",
+    );
+    let g = match g {
+        Ok(g) => g,
+        Err(e) => panic!("{e}"),
+    };
+    let cost = |n: &str| g.node(g.find(n).unwrap()).cost;
+    assert_eq!(cost("a"), 1e-3);
+    assert_eq!(cost("b"), 250.0);
+    assert_eq!(g.edges().len(), 2);
+}

@@ -29,9 +29,18 @@ const COLOR_TASK: &str = "#6f9fd8";
 const COLOR_CRIT: &str = "#e0584f";
 const COLOR_DUP: &str = "#b9d3ee";
 
-/// `s` escaped for SVG text and attribute values.
+/// `s` escaped for SVG text and attribute values; a character XML does not allow (a control
+/// character other than tab and line breaks, U+FFFE, U+FFFF), which a name may hold, is
+/// written as U+FFFD, so that the file stays well-formed.
 pub fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
+    s.chars()
+        .map(|c| match c {
+            '\t' | '\n' | '\r' => c,
+            c if c < ' ' || c == '\u{fffe}' || c == '\u{ffff}' => '\u{fffd}',
+            c => c,
+        })
+        .collect::<String>()
+        .replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
@@ -273,6 +282,11 @@ mod tests {
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
         assert!(svg.contains(">P0<") && svg.contains(">P1<"));
         assert!(svg.contains("alpha&lt;1&gt;"), "names are escaped");
+        assert_eq!(
+            esc("a\u{1}b\tc"),
+            "a\u{fffd}b\tc",
+            "no control character in XML"
+        );
         assert!(svg.contains("time (µs)"));
         assert!(svg.contains(COLOR_CRIT) && svg.contains("critical-path task"));
         // The long name does not fit its bar: it is in the tooltip only.

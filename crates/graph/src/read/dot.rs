@@ -173,11 +173,21 @@ fn lex(text: &str, file: &str) -> Result<Vec<(Tok, usize)>, ReadError> {
                 while j < b.len() {
                     let d = b[j];
                     let arrow = d == b'-' && matches!(b.get(j + 1), Some(b'>' | b'-'));
+                    // The sign of a number's exponent (`1e-12`, `2.5E+3`): after an `e` that
+                    // follows digits (and a point, a leading minus) only.
+                    let exponent_sign = matches!(d, b'-' | b'+')
+                        && j > i + 1
+                        && matches!(b[j - 1], b'e' | b'E')
+                        && b[i..j - 1].iter().any(u8::is_ascii_digit)
+                        && b[i..j - 1].iter().enumerate().all(|(k, c)| {
+                            c.is_ascii_digit() || *c == b'.' || (k == 0 && *c == b'-')
+                        });
                     if (d.is_ascii_alphanumeric()
                         || d == b'_'
                         || d == b'.'
                         || d >= 0x80
-                        || (d == b'-' && j == i))
+                        || (d == b'-' && j == i)
+                        || exponent_sign)
                         && !(arrow && j > i)
                     {
                         j += 1;
