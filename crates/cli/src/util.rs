@@ -121,8 +121,26 @@ pub fn graph_files(path: &Path, graph: &TaskGraph) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
+/// [`OutputFile::check`](fugue_engine::output::OutputFile::check) of `output` for a command
+/// that reads `graph` from `path`: never the graph file, nor a file its nodes read
+/// ([`graph_files`]).
+pub fn check_output_of(
+    output: &Path,
+    force: bool,
+    path: &Path,
+    graph: &TaskGraph,
+) -> anyhow::Result<fugue_engine::output::OutputFile> {
+    let files = graph_files(path, graph);
+    let mut read = vec![path];
+    read.extend(files.iter().map(std::path::PathBuf::as_path));
+    Ok(fugue_engine::output::OutputFile::check(
+        output, force, &read,
+    )?)
+}
+
 /// Refuses `output` when it is one of the files `graph` (read from `path`) makes its nodes
-/// read ([`graph_files`]), with or without --force.
+/// read ([`graph_files`]), with or without --force: for a command that checks its output
+/// before it reads the graph.
 pub fn refuse_graph_files(output: &Path, path: &Path, graph: &TaskGraph) -> anyhow::Result<()> {
     let files = graph_files(path, graph);
     let refs: Vec<&Path> = files.iter().map(std::path::PathBuf::as_path).collect();

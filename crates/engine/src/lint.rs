@@ -246,15 +246,16 @@ pub fn lint(graph: &TaskGraph, registry: &Registry) -> Vec<Warning> {
         }
     }
     let is_sink: Vec<bool> = graph.nodes().iter().map(|n| n.kind == "sink").collect();
+    let has_sink = is_sink.contains(&true);
     // A task graph (.stg, .dot: nodes of the task kind or none) has no sink by nature.
     let audio = graph
         .nodes()
         .iter()
         .any(|n| !n.kind.is_empty() && n.kind != fugue_graph::TASK_KIND);
-    if audio && !is_sink.iter().any(|&s| s) {
+    if audio && !has_sink {
         out.push(Warning::NoSink);
     }
-    if is_sink.iter().any(|&s| s) {
+    if has_sink {
         // Walk back from the sinks: every node reached feeds one.
         let mut heard = is_sink.clone();
         let mut stack: Vec<usize> = (0..graph.len()).filter(|&i| is_sink[i]).collect();

@@ -246,9 +246,7 @@ pub(crate) fn write_reason(e: &hound::Error) -> String {
         hound::Error::TooWide => {
             "a WAV file holds at most 4 GiB of samples, and this one is full".to_string()
         }
-        hound::Error::IoError(io)
-            if matches!(io.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT)) =>
-        {
+        hound::Error::IoError(io) if crate::output::is_disk_full(io) => {
             format!("the disk is full ({io})")
         }
         e => e.to_string(),

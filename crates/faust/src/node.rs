@@ -94,9 +94,10 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
         ));
     }
     let mut settings: Vec<(usize, f32)> = Vec::new();
-    // The attribute that set each parameter, so that two that name one parameter (its label
-    // and its path) with different values are refused rather than the later one kept.
-    let mut set_by: Vec<Option<&str>> = vec![None; factory.params.len()];
+    // The attribute that set each parameter, and the value, so that two that name one
+    // parameter (its label and its path) with different values are refused rather than the
+    // later one kept.
+    let mut set_by: Vec<Option<(&str, f32)>> = vec![None; factory.params.len()];
     for (attr, given) in &ctx.node.attrs {
         if OWN_ATTRIBUTES.contains(&attr.as_str()) {
             continue;
@@ -128,22 +129,20 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
                 ));
             }
             let v = (if lo <= hi { value.clamp(lo, hi) } else { value }) as f32;
-            if let Some(first) = set_by[i] {
-                let before = settings.iter().rev().find(|s| s.0 == i).map(|s| s.1);
-                if before != Some(v) {
+            if let Some((first, before)) = set_by[i] {
+                if before != v {
                     return Err(attrs::bad(
                         ctx,
                         attr,
                         &given.as_str(),
                         &format!(
-                            "sets parameter `{}` of its Faust program, which `{first}` sets to {} already; give it once",
-                            p.path,
-                            before.unwrap_or(f32::NAN)
+                            "sets parameter `{}` of its Faust program, which `{first}` sets to {before} already; give it once",
+                            p.path
                         ),
                     ));
                 }
             }
-            set_by[i] = Some(attr.as_str());
+            set_by[i] = Some((attr.as_str(), v));
             settings.push((i, v));
         }
     }

@@ -51,8 +51,7 @@ impl Recipe {
 
 /// A live, activated plugin instance.
 pub struct Instance {
-    world: &'static World,
-    /// How it was made: [`Processor::reset`] makes it again.
+    /// How it was made (its plugin's world among it): [`Processor::reset`] makes it again.
     recipe: std::sync::Arc<Recipe>,
     raw: *mut RawInstance,
     /// The audio input and output port indices, in order (the node's ports).
@@ -117,7 +116,6 @@ impl Instance {
                 .collect::<Box<[u32]>>()
         };
         let mut me = Instance {
-            world,
             recipe: recipe.clone(),
             raw: instance,
             audio_in: ports(PortKind::Audio, true),
@@ -208,7 +206,7 @@ impl Instance {
 
     fn activate(&mut self) {
         if let Some(f) = self.descriptor().activate {
-            let _lock = self.world.guard();
+            let _lock = self.recipe.world.guard();
             // SAFETY: the instance is live and not active.
             unsafe { f(self.handle()) };
         }
@@ -216,7 +214,7 @@ impl Instance {
 
     fn deactivate(&mut self) {
         if let Some(f) = self.descriptor().deactivate {
-            let _lock = self.world.guard();
+            let _lock = self.recipe.world.guard();
             // SAFETY: the instance is live and active.
             unsafe { f(self.handle()) };
         }
@@ -305,9 +303,9 @@ impl Processor for Instance {
 impl Drop for Instance {
     fn drop(&mut self) {
         self.deactivate();
-        let _lock = self.world.guard();
+        let _lock = self.recipe.world.guard();
         // SAFETY: the instance is live, deactivated, and freed once; nothing uses it after.
-        unsafe { (self.world.lilv.lilv_instance_free)(self.raw) };
+        unsafe { (self.recipe.world.lilv.lilv_instance_free)(self.raw) };
     }
 }
 

@@ -142,8 +142,7 @@ pub fn parse_costs_given(
                 text: raw.into(),
             });
         };
-        let fields = [name.as_str(), cost];
-        let name = fields[0];
+        let name = name.as_str();
         let Some(id) = g.find(name) else {
             return Err(CostsError::UnknownNode {
                 file: file.into(),
@@ -151,14 +150,14 @@ pub fn parse_costs_given(
                 node: name.into(),
             });
         };
-        let value: f64 = match fields[1].parse::<f64>() {
+        let value: f64 = match cost.parse::<f64>() {
             Ok(v) if fugue_graph::is_cost(v) => v,
             _ => {
                 return Err(CostsError::BadCost {
                     file: file.into(),
                     line,
                     node: name.into(),
-                    value: fields[1].into(),
+                    value: cost.into(),
                 })
             }
         };

@@ -9,7 +9,6 @@ use anyhow::Context as _;
 use fugue_engine::report::calibration;
 
 use crate::util;
-use fugue_engine::output::OutputFile;
 
 /// Arguments of `fugue calibrate`.
 #[derive(clap::Args, Debug)]
@@ -47,10 +46,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ));
     }
     let out = match &args.output {
-        Some(o) => {
-            crate::util::refuse_graph_files(o, &args.graph, &graph)?;
-            Some(OutputFile::check(o, args.force, &[args.graph.as_path()])?)
-        }
+        Some(o) => Some(crate::util::check_output_of(
+            o,
+            args.force,
+            &args.graph,
+            &graph,
+        )?),
         None => None,
     };
     let cal = fugue_engine::calibrate(

@@ -132,10 +132,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let profile_dir = crate::cmd::render::profile_dir(&args.profile, args.force, &inputs)?;
     let stats_out = match &args.stats {
-        Some(p) => {
-            util::refuse_graph_files(p, &args.graph, &graph)?;
-            Some(OutputFile::check(p, args.force, &[args.graph.as_path()])?)
-        }
+        Some(p) => Some(util::check_output_of(p, args.force, &args.graph, &graph)?),
         None => None,
     };
     let tmp = stats_out.as_ref().map(OutputFile::temp).transpose()?;

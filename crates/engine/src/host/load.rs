@@ -619,11 +619,6 @@ fn span_share(plan: &Plan) -> f64 {
 /// The critical path of a graph of sequential cycle `cost_ns` whose critical path is `span`
 /// of its work ([`span_share`]), ns: no executor runs the graph's cycle in less.
 fn path_ns(cost_ns: u64, span: f64) -> u64 {
-    let span = if span.is_finite() {
-        span.clamp(0.0, 1.0)
-    } else {
-        1.0
-    };
     (cost_ns as f64 * span).ceil() as u64
 }
 
