@@ -255,7 +255,7 @@ fn a_long_line_on_the_hosts_input_is_one_error() {
     let out = stdout(&o);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
-        out.contains("error: the line is longer than 65536 bytes"),
+        out.contains("error: line 1 of standard input: the line is longer than 65536 bytes"),
         "{out}"
     );
     assert!(out.contains("bye"), "{out}");

@@ -305,7 +305,7 @@ fn a_refused_load_names_the_place_of_the_node() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
         out.contains(&format!(
-            "error: cannot load {}:2:23: node `p` (biquad): attribute `freq` = `30000`",
+            "error: line 1 of standard input: cannot load {}:2:23: node `p` (biquad): attribute `freq` = `30000`",
             g.display()
         )),
         "{out}"
@@ -370,4 +370,25 @@ fn samples_that_are_not_finite_are_mixed_as_silence_and_said_once() {
     );
     // The tone goes on at the end, where the loop has long overflowed.
     assert!(left[left.len() - 4800..].iter().any(|&x| x.abs() > 0.4));
+}
+
+/// Commands read from a script (standard input that is not a terminal): a failed one names
+/// its line, blank lines counted, and the host goes on to the next.
+#[test]
+fn a_scripts_failed_command_names_its_line() {
+    let o = host_with_input(
+        &["--backend", "offline"],
+        "list\n\nfrobnicate\nload a /nonexistent/x.ag\nquit\n",
+    );
+    let out = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        out.contains("error: line 3 of standard input: unknown command `frobnicate`"),
+        "{out}"
+    );
+    assert!(
+        out.contains("error: line 4 of standard input: cannot read /nonexistent/x.ag"),
+        "{out}"
+    );
+    assert!(out.contains("bye"), "{out}");
 }

@@ -371,15 +371,16 @@ fn serve(
     Ok(())
 }
 
-/// Sends `line` and prints its reply; false when the shell ends there (the line quits, or
-/// the host is gone).
-fn forward(tx: &mpsc::Sender<Request>, line: String) -> bool {
+/// Sends `line` (line `place` of standard input, when it is read as a script) and prints its
+/// reply; false when the shell ends there (the line quits, or the host is gone).
+fn forward(tx: &mpsc::Sender<Request>, line: String, place: Option<usize>) -> bool {
     let quits = matches!(command::parse(&line), Ok(Some(Command::Quit)));
     // Until its reply is printed: the host, quitting, waits for it (`wait_for_prompt`).
     PROMPT_BUSY.store(true, std::sync::atomic::Ordering::Release);
     let _busy = PromptBusy;
     match Request::ask(tx, line, None) {
         Some(r) if !r.is_empty() => {
+            let r = at_line(r, place);
             if let Err(e) = writeln!(std::io::stdout(), "{r}") {
                 // The host stops, closing the recording, and then fails with the error.
                 let _ = PROMPT_WRITE_ERROR.set(e);
@@ -395,8 +396,21 @@ fn forward(tx: &mpsc::Sender<Request>, line: String) -> bool {
 
 /// Says that a line of standard input could not be read as a command: the reply of a command
 /// that failed to parse (a JSON object with `--json`).
-fn unread(json: bool, why: &str) {
-    println!("{}", Reply::failed("parse", why).line(json));
+fn unread(json: bool, why: &str, place: usize) {
+    println!(
+        "{}",
+        at_line(Reply::failed("parse", why).line(json), Some(place))
+    );
+}
+
+/// A text reply of failure to the command at line `place` of standard input, with that line
+/// named (`error: line 3 of standard input: ...`), so that a script's mistakes can be found;
+/// any other reply (success, JSON, the interactive prompt's) as it is.
+fn at_line(reply: String, place: Option<usize>) -> String {
+    match (place, reply.strip_prefix("error: ")) {
+        (Some(n), Some(rest)) => format!("error: line {n} of standard input: {rest}"),
+        _ => reply,
+    }
 }
 
 /// What the interactive prompt says first.
@@ -408,7 +422,9 @@ fn prompt_lines(tx: mpsc::Sender<Request>, json: bool, names: shell::Names) {
     if !std::io::stdin().is_terminal() {
         let mut buf = Vec::new();
         let mut lock = std::io::stdin().lock();
+        let mut place = 0;
         loop {
+            place += 1;
             // Lines are bounded as the control socket's are: a longer one is skipped and
             // said, never held whole.
             match read_bounded_line(&mut lock, &mut buf, true) {
@@ -419,16 +435,21 @@ fn prompt_lines(tx: mpsc::Sender<Request>, json: bool, names: shell::Names) {
                         &format!(
                             "the line is longer than {MAX_LINE} bytes; write one command per line"
                         ),
+                        place,
                     );
                     continue;
                 }
                 Ok(Some(true)) => {}
             }
             let Ok(line) = std::str::from_utf8(&buf) else {
-                unread(json, "the line is not valid UTF-8; write commands in UTF-8");
+                unread(
+                    json,
+                    "the line is not valid UTF-8; write commands in UTF-8",
+                    place,
+                );
                 continue;
             };
-            if !forward(&tx, line.to_string()) {
+            if !forward(&tx, line.to_string(), Some(place)) {
                 return;
             }
         }
@@ -454,7 +475,7 @@ fn prompt_lines(tx: mpsc::Sender<Request>, json: bool, names: shell::Names) {
                     let _ = rl.add_history_entry(line.as_str());
                     history.add(&line);
                 }
-                if !forward(&tx, line) {
+                if !forward(&tx, line, None) {
                     return;
                 }
             }
