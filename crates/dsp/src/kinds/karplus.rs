@@ -1,9 +1,14 @@
 //! `karplus`: a Karplus–Strong plucked string (K. Karplus, A. Strong, "Digital synthesis of
 //! plucked-string and drum timbres", Computer Music Journal, 1983).
 //!
-//! A delay line of `round(rate / freq - ½)` frames (the averaging filter adds half a frame)
-//! is filled with seeded white noise at each pluck; every frame the line's output is averaged
-//! with the next frame, scaled by `decay` and fed back.
+//! A delay line of `n` frames is filled with seeded white noise at each pluck; every frame
+//! the line's output is averaged with the frame after it (a delay of `n - ½` frames round the
+//! loop), scaled by `decay`, passed through a first-order all-pass filter that adds the
+//! fraction of a frame left (D. Jaffe, J. O. Smith, "Extensions of the Karplus-Strong
+//! plucked-string algorithm", Computer Music Journal, 1983) and fed back. The all-pass's
+//! coefficient gives its phase delay exactly at `freq`, so that the string sounds at `freq`
+//! (within a cent) from the lowest pitch to the highest, where a whole number of frames
+//! would be up to half a frame off (a quarter of a tone at 4 kHz).
 //!
 //! - Ports: the sum of the inputs, if any, is added into the string (an excitation); every
 //!   output port carries the string's output times `volume`.
@@ -60,7 +65,7 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
     )?;
     let seed = attrs::seed(ctx)?;
     let volume = attrs::volume(ctx)?;
-    let len = ((rate / freq - 0.5).round() as usize).max(2);
+    let (len, allpass) = tuning(rate, freq);
     let (first, every) = match period {
         None => (u64::MAX, u64::MAX),
         Some(p) => {
@@ -77,6 +82,9 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
         Karplus {
             line: vec![0.0; len],
             pos: 0,
+            allpass,
+            ap_in: 0.0,
+            ap_out: 0.0,
             decay: (decay * 0.5) as f32,
             first,
             every,
@@ -89,11 +97,32 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
     )
 }
 
+/// The string's loop for a pitch of `freq` Hz at `rate`: the delay line's length `n` and the
+/// coefficient of the all-pass filter that adds the rest of the period. The period is
+/// `P = rate / freq` frames: the line and the averaging give `n - ½`, the all-pass
+/// `Δ = P + ½ - n`, kept in `[0.1, 1.1)` (where a first-order all-pass delays evenly).
+/// The coefficient `sin((1 - Δ)ω/2) / sin((1 + Δ)ω/2)`, with `ω` the pitch in radians a
+/// frame, gives a phase delay of exactly `Δ` at `ω`; it is below 1 in magnitude (stable)
+/// for every `freq` below `rate / 2`.
+fn tuning(rate: f64, freq: f64) -> (usize, f32) {
+    let period = rate / freq;
+    let len = ((period + 0.4).floor() as usize).max(2);
+    let frac = period + 0.5 - len as f64;
+    let w = std::f64::consts::TAU / period;
+    let c = ((1.0 - frac) * w / 2.0).sin() / ((1.0 + frac) * w / 2.0).sin();
+    (len, c as f32)
+}
+
 /// The `karplus` processor.
 #[derive(Clone, Debug)]
 pub struct Karplus {
     line: Vec<f32>,
     pos: usize,
+    /// The all-pass filter's coefficient ([`tuning`]).
+    allpass: f32,
+    /// The all-pass filter's last input and output.
+    ap_in: f32,
+    ap_out: f32,
     /// `decay / 2`: the averaging filter's gain.
     decay: f32,
     first: u64,
@@ -135,8 +164,11 @@ impl Processor for Karplus {
             self.countdown = self.countdown.saturating_sub(1);
             let next_pos = if self.pos + 1 == n { 0 } else { self.pos + 1 };
             let y = self.line[self.pos];
-            self.line[self.pos] =
-                super::flush(self.decay * (y + self.line[next_pos]) + self.buf[k]);
+            let avg = self.decay * (y + self.line[next_pos]);
+            let tuned = super::flush(self.allpass * (avg - self.ap_out) + self.ap_in);
+            self.ap_in = avg;
+            self.ap_out = tuned;
+            self.line[self.pos] = super::flush(tuned + self.buf[k]);
             self.pos = next_pos;
             self.buf[k] = y * self.volume;
         }
@@ -148,6 +180,8 @@ impl Processor for Karplus {
     fn reset(&mut self) {
         self.line.fill(0.0);
         self.pos = 0;
+        self.ap_in = 0.0;
+        self.ap_out = 0.0;
         self.countdown = self.first;
         self.rng = Rng::new(self.seed);
     }
