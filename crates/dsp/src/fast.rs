@@ -29,7 +29,7 @@ const C9: f32 = 42.058_693;
 #[allow(clippy::excessive_precision)]
 const C11: f32 = -15.094_643;
 
-/// `sin(2πx)` for `x ∈ [-½, ½]` (turns), within 3e-7 of the exact value.
+/// `sin(2πx)` for `x ∈ [-½, ½]` (turns), within 3e-7 of the exact value and never beyond ±1.
 #[inline(always)]
 pub fn sin_turns(x: f32) -> f32 {
     let a = x.abs();
@@ -38,7 +38,9 @@ pub fn sin_turns(x: f32) -> f32 {
     let m = if a < b { a } else { b };
     let y = m.copysign(x);
     let z = y * y;
-    y * (C1 + z * (C3 + z * (C5 + z * (C7 + z * (C9 + z * C11)))))
+    // The polynomial's rounding can pass 1 by a unit in the last place near the crest: a
+    // full-scale sine would then clip a 16-bit file and fail `--strict`.
+    (y * (C1 + z * (C3 + z * (C5 + z * (C7 + z * (C9 + z * C11)))))).clamp(-1.0, 1.0)
 }
 
 /// The fractional part of `p` relative to the nearest integer: `p - round(p) ∈ [-½, ½]`.
@@ -75,7 +77,9 @@ pub struct Phasor {
     pub base: f64,
     /// Samples since the start of the current epoch (below [`EPOCH`]).
     pub pos: u32,
-    /// Phase increment per sample, turns (`freq / sample_rate`).
+    /// Phase increment per sample, turns: `freq / sample_rate` less its nearest whole
+    /// number of turns (the same phases), in `[-½, ½]`, so that the `f32` steps between
+    /// anchors stay as exact above Nyquist as below ([`ANCHOR`]).
     pub inc: f64,
 }
 
@@ -85,7 +89,7 @@ impl Phasor {
         Phasor {
             base: wrap(phase),
             pos: 0,
-            inc: freq / sample_rate,
+            inc: centred(freq / sample_rate),
         }
     }
 
@@ -94,7 +98,7 @@ impl Phasor {
     pub fn set_freq(&mut self, freq: f64, sample_rate: f64) {
         self.base = self.phase();
         self.pos = 0;
-        self.inc = freq / sample_rate;
+        self.inc = centred(freq / sample_rate);
     }
 
     /// A live change of frequency ([`Phasor::set_freq`]), with `start` (the phasor a reset
@@ -368,6 +372,40 @@ mod tests {
             unsafe { modulate_avx2(p0, inc, start, &input, &mut b, 0.7) };
             assert_eq!(a, b);
         }
+    }
+
+    /// Every `f32` phase near the crest and the trough gives a sine within ±1.
+    #[test]
+    fn the_sine_never_passes_full_scale() {
+        for centre in [0.25f32, -0.25] {
+            let mut x = centre - 1e-3;
+            while x < centre + 1e-3 {
+                assert!(
+                    sin_turns(x).abs() <= 1.0,
+                    "sin_turns({x}) = {}",
+                    sin_turns(x)
+                );
+                x = x.next_up();
+            }
+        }
+    }
+
+    /// A frequency far above the rate gives its alias's sine: within 1e-5 over 2 s, what
+    /// `1e9 / 48000` rounded to an `f64` (2e-12 turns a sample) allows; the increment's
+    /// whole turns added in `f32` between anchors made errors of 0.1.
+    #[test]
+    fn a_frequency_above_the_rate_is_its_alias() {
+        let n = 100_000;
+        let (mut hi, mut alias) = (vec![0.0f32; n], vec![0.0f32; n]);
+        Phasor::new(1e9, 48_000.0, 0.1).sine(&mut hi, 1.0);
+        // 1e9 = 20833 * 48000 + 16000.
+        Phasor::new(16_000.0, 48_000.0, 0.1).sine(&mut alias, 1.0);
+        let worst = hi
+            .iter()
+            .zip(&alias)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        assert!(worst < 1e-5, "1e9 Hz differs from its alias by {worst}");
     }
 
     #[test]
