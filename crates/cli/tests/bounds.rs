@@ -344,8 +344,8 @@ fn a_render_beyond_4_gib_is_refused_at_once() {
     );
     let out = folder("bounds", "long-out").join("long.wav");
     let start = std::time::Instant::now();
-    refused(
-        &fugue(&[
+    let render = |seconds: &str| {
+        fugue(&[
             "render",
             &g,
             "-o",
@@ -353,10 +353,18 @@ fn a_render_beyond_4_gib_is_refused_at_once() {
             "-e",
             "seq",
             "--seconds",
-            "86400",
+            seconds,
             "--rate",
             "96000",
-        ]),
+        ])
+    };
+    // 16-bit samples would make 13 GiB: not suggested.
+    let o = render("86400");
+    refused(&o, 1, &["more than the 4 GiB a WAV file can hold"]);
+    assert!(!stderr(&o).contains("--bits"), "{}", stderr(&o));
+    // 16-bit samples would fit: suggested.
+    refused(
+        &render("1500"),
         1,
         &["more than the 4 GiB a WAV file can hold", "--bits 16"],
     );

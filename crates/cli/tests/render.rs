@@ -409,3 +409,41 @@ fn an_empty_input_is_refused_as_the_length_of_a_render() {
     let o = run(args(&["--tail", "0.1"]));
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// A graph with more channels than a WAV header can describe (a frame's bytes are a 16-bit
+/// field) is refused before rendering, with the most the format holds; 16-bit samples, half
+/// the bytes, take the same channels.
+#[test]
+fn more_channels_than_a_wav_header_holds_are_refused() {
+    let d = folder("wide");
+    let g = write(
+        &d,
+        "wide.ag",
+        r#"o = { kind: "osc", freq: 1000, }; out = { kind: "sink", in: 20000, }; o.1 -> out.1;"#,
+    );
+    let before = listing(&d);
+    let out = d.join("wide.wav");
+    let args = [
+        "render",
+        &g,
+        "-o",
+        out.to_str().unwrap(),
+        "--seconds",
+        "0.001",
+        "--buffer",
+        "16",
+    ];
+    let o = fugue(&args);
+    assert_clean_failure(
+        &o,
+        &d,
+        &before,
+        "20000 channels are too many for a WAV file of 32-bit samples at 48000 Hz, which holds at most 16383",
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let o = fugue(&[&args[..], &["--bits", "16"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let h = std::fs::read(&out).unwrap();
+    let align = u16::from_le_bytes([h[32], h[33]]);
+    assert_eq!(align, 40_000, "a frame's bytes in the header");
+}

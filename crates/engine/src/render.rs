@@ -191,10 +191,19 @@ pub enum RenderError {
     #[error("{0}")]
     Options(String),
     /// The graph has more output channels than a WAV file can hold.
-    #[error("{0} channels are too many for a WAV file")]
-    TooManyChannels(usize),
+    #[error("{channels} channels are too many for a WAV file of {bits}-bit samples at {rate} Hz, which holds at most {max}")]
+    TooManyChannels {
+        /// The graph's output channels.
+        channels: usize,
+        /// Bits per sample.
+        bits: u16,
+        /// The sample rate.
+        rate: u32,
+        /// The most the file can hold ([`crate::wav::max_channels`]).
+        max: usize,
+    },
     /// The render would not fit in one WAV file (4 GiB of samples).
-    #[error("{frames} frames of {channels} channel(s) of {bits}-bit samples make {} MiB, more than the 4 GiB a WAV file can hold; render fewer seconds or channels, or 16-bit samples (--bits 16)", bytes.div_ceil(1 << 20))]
+    #[error("{frames} frames of {channels} channel(s) of {bits}-bit samples make {} MiB, more than the 4 GiB a WAV file can hold; render fewer seconds or channels{}", bytes.div_ceil(1 << 20), if *bits > 16 && bytes / u64::from(*bits / 8) * 2 <= crate::wav::MAX_DATA_BYTES { ", or 16-bit samples (--bits 16)" } else { "" })]
     TooLong {
         /// Frames to render.
         frames: u64,
@@ -671,6 +680,15 @@ pub fn render(
     }
     let channels = engine.plan.n_outputs();
     if let Output::Wav(_) = &options.output {
+        let max = crate::wav::max_channels(options.bits.bits(), options.sample_rate);
+        if channels > max {
+            return Err(RenderError::TooManyChannels {
+                channels,
+                bits: options.bits.bits(),
+                rate: options.sample_rate,
+                max,
+            });
+        }
         // Said before anything is rendered or written, not after 4 GiB of it.
         let bits = u32::from(options.bits.bits());
         let bytes = total
@@ -688,8 +706,8 @@ pub fn render(
     let writer = match &options.output {
         Output::Wav(path) => {
             let spec = hound::WavSpec {
-                channels: u16::try_from(channels)
-                    .map_err(|_| RenderError::TooManyChannels(channels))?,
+                // Below `max_channels`, checked above.
+                channels: channels as u16,
                 sample_rate: options.sample_rate,
                 bits_per_sample: options.bits.bits(),
                 sample_format: if options.bits == Bits::F32 {

@@ -45,9 +45,21 @@ impl Format {
 /// Offset of the frame count in the `fact` chunk of a float file's header ([`header`]).
 const FACT_OFFSET: u64 = 46;
 
+/// The most channels a WAV file of `bits`-bit samples at `rate` Hz can hold: its header gives
+/// a frame's bytes in 16 bits and a second's in 32.
+pub fn max_channels(bits: u16, rate: u32) -> usize {
+    let bytes = u64::from(bits / 8).max(1);
+    let by_frame = u64::from(u16::MAX) / bytes;
+    let by_second = u64::from(u32::MAX) / (u64::from(rate.max(1)) * bytes);
+    by_frame.min(by_second) as usize
+}
+
 /// The header of a WAV file of `spec` holding `data_bytes` bytes of samples, and the format.
 /// The data chunk's length is the header's last 4 bytes.
 fn header(spec: hound::WavSpec, data_bytes: u32) -> Result<(Vec<u8>, Format), hound::Error> {
+    if usize::from(spec.channels) > max_channels(spec.bits_per_sample, spec.sample_rate) {
+        return Err(hound::Error::Unsupported);
+    }
     let format = match (spec.sample_format, spec.bits_per_sample) {
         (hound::SampleFormat::Float, 32) => Format::F32,
         (hound::SampleFormat::Int, 16) => Format::I16,
