@@ -474,7 +474,32 @@ pub fn read_wav<R: std::io::Read>(r: R, rate: u32) -> Result<Vec<Vec<f32>>, WavI
         e => WavInputError::Other(format!("sample {read} of {total}: {e}")),
     }
     };
+    let container = container_bytes(&head, spec.channels);
     match spec.sample_format {
+        // hound reads other float widths as errors at the first sample; said as a format.
+        hound::SampleFormat::Float if spec.bits_per_sample != 32 => {
+            return Err(WavInputError::Format(format!(
+                "{}-bit float samples",
+                spec.bits_per_sample
+            )));
+        }
+        // Fewer valid bits than the container holds (WAVE_FORMAT_EXTENSIBLE: 24 in 32, 20
+        // in 24, 12 in 16): the valid bits are the container's most significant ones, which
+        // hound does not read so.
+        hound::SampleFormat::Int if matches!(container, Some(b @ 2..=4) if u32::from(b) * 8 > u32::from(spec.bits_per_sample)) =>
+        {
+            let bytes = usize::from(container.unwrap_or(4));
+            read_left_justified(reader.into_inner(), total, bytes, &mut push).map_err(
+                |read| match read {
+                    Ok(read) => WavInputError::Other(format!(
+                        "its header promises {total} samples but the file ends after {read}; the file is cut short or its header is wrong"
+                    )),
+                    Err((read, io)) => WavInputError::Other(format!(
+                        "reading sample {read} of {total} failed: {io}"
+                    )),
+                },
+            )?;
+        }
         hound::SampleFormat::Float => {
             for (i, s) in reader.into_samples::<f32>().enumerate() {
                 push(i, s.map_err(|e| bad(i, e))?);
@@ -494,6 +519,58 @@ pub fn read_wav<R: std::io::Read>(r: R, rate: u32) -> Result<Vec<Vec<f32>>, WavI
         c.truncate(whole);
     }
     Ok(out)
+}
+
+/// The bytes of one sample (`block_align / channels`) in the `fmt ` chunk of the WAV header
+/// `head` (as [`riff_head`] read it).
+fn container_bytes(head: &[u8], channels: u16) -> Option<u16> {
+    let mut at = 12;
+    while at + 8 <= head.len() {
+        let size = u32::from_le_bytes(head[at + 4..at + 8].try_into().ok()?) as usize;
+        if &head[at..at + 4] == b"fmt " {
+            let align = u16::from_le_bytes(head.get(at + 20..at + 22)?.try_into().ok()?);
+            return align.checked_div(channels);
+        }
+        at = at.checked_add(8 + size + (size & 1))?;
+    }
+    None
+}
+
+/// Reads `total` integer samples of `bytes` bytes each (2 to 4) from `r`, the valid bits the
+/// most significant ones (the rest, padding, read as they are), each scaled to ±1 by its
+/// container's full scale, into `push(index, value)`. On failure, the samples read before:
+/// `Ok` when the stream ended, `Err` with the error when reading failed.
+fn read_left_justified<R: std::io::Read>(
+    mut r: R,
+    total: u64,
+    bytes: usize,
+    push: &mut impl FnMut(usize, f32),
+) -> Result<(), Result<usize, (usize, std::io::Error)>> {
+    use std::io::Read as _;
+    const CHUNK: usize = 1 << 16;
+    let mut buf = Vec::with_capacity(CHUNK * bytes);
+    let mut read = 0usize;
+    while (read as u64) < total {
+        let want = (total - read as u64).min(CHUNK as u64) as usize;
+        buf.clear();
+        (&mut r)
+            .take((want * bytes) as u64)
+            .read_to_end(&mut buf)
+            .map_err(|e| Err((read, e)))?;
+        for s in buf.chunks_exact(bytes) {
+            let mut word = [0u8; 4];
+            word[4 - bytes..].copy_from_slice(s);
+            push(
+                read,
+                i32::from_le_bytes(word) as f32 * (1.0 / 2_147_483_648.0),
+            );
+            read += 1;
+        }
+        if buf.len() < want * bytes {
+            return Err(Ok(read));
+        }
+    }
+    Ok(())
 }
 
 /// The level of the samples rendered so far: measured by the computing thread on each block
@@ -829,7 +906,73 @@ pub fn render(
 
 #[cfg(test)]
 mod tests {
-    use super::{interleave, peak_and_over, write_reason};
+    use super::{interleave, peak_and_over, read_wav, write_reason, WavInputError};
+
+    /// A mono WAVE_FORMAT_EXTENSIBLE file at 48 kHz: `valid` bits in containers of `bytes`,
+    /// the sub-format `sub` (1 integer, 3 float), the samples' bytes `data`.
+    fn extensible(bytes: u16, valid: u16, sub: u16, data: &[u8]) -> Vec<u8> {
+        let mut h = Vec::new();
+        h.extend_from_slice(b"RIFF");
+        h.extend_from_slice(&(60 + data.len() as u32).to_le_bytes());
+        h.extend_from_slice(b"WAVEfmt ");
+        h.extend_from_slice(&40u32.to_le_bytes());
+        h.extend_from_slice(&0xFFFEu16.to_le_bytes());
+        h.extend_from_slice(&1u16.to_le_bytes());
+        h.extend_from_slice(&48_000u32.to_le_bytes());
+        h.extend_from_slice(&(48_000 * u32::from(bytes)).to_le_bytes());
+        h.extend_from_slice(&bytes.to_le_bytes());
+        h.extend_from_slice(&(bytes * 8).to_le_bytes());
+        h.extend_from_slice(&22u16.to_le_bytes());
+        h.extend_from_slice(&valid.to_le_bytes());
+        h.extend_from_slice(&4u32.to_le_bytes()); // front centre
+        h.extend_from_slice(&sub.to_le_bytes());
+        h.extend_from_slice(&[
+            0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71,
+        ]);
+        h.extend_from_slice(b"data");
+        h.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        h.extend_from_slice(data);
+        h
+    }
+
+    /// Samples of fewer valid bits than their container (24 in 32, 20 in 24, 12 in 16) are
+    /// read from the container's most significant bits, as WAVE_FORMAT_EXTENSIBLE places
+    /// them; a file cut short says so; 64-bit float is refused as a format.
+    #[test]
+    fn left_justified_samples_are_read_at_their_scale() {
+        let values = [0.5f64, -0.25, 0.0, -1.0, 0.123_456_7];
+        for (bytes, valid) in [(4u16, 24u16), (3, 20), (2, 12), (4, 20)] {
+            let mut data = Vec::new();
+            for v in values {
+                let q = (v * f64::from(1u32 << (valid - 1))).round() as i64;
+                let word = (q << (u32::from(bytes) * 8 - u32::from(valid))) as i32;
+                data.extend_from_slice(&word.to_le_bytes()[..usize::from(bytes)]);
+            }
+            let file = extensible(bytes, valid, 1, &data);
+            let got = read_wav(&file[..], 48_000).unwrap();
+            assert_eq!(got.len(), 1);
+            for (g, v) in got[0].iter().zip(values) {
+                let step = 1.0 / f64::from(1u32 << (valid - 1));
+                assert!(
+                    (f64::from(*g) - v).abs() <= step,
+                    "{valid} bits in {bytes} bytes: {g} for {v}"
+                );
+            }
+            let cut = &file[..file.len() - usize::from(bytes)];
+            match read_wav(cut, 48_000) {
+                Err(WavInputError::Other(e)) => assert!(
+                    e.contains("promises 5 samples but the file ends after 4"),
+                    "{e}"
+                ),
+                r => panic!("{r:?}"),
+            }
+        }
+        let f64s = extensible(8, 64, 3, &0.5f64.to_le_bytes());
+        assert!(matches!(
+            read_wav(&f64s[..], 48_000),
+            Err(WavInputError::Format(_))
+        ));
+    }
 
     /// The WAV writer's refusal of a block past the format's 4 GiB is said as that limit
     /// (hound's own text spoke of a sample's bits), and a full disk as such.
