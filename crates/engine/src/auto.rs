@@ -3,7 +3,8 @@
 //! less than [`MIN_GAIN`] over seq (then seq: a graph too small to gain stays sequential;
 //! [`RULE`] says it in words).
 //! The candidates: seq; work stealing and the HLFET static schedule at each thread count
-//! from 2 to the cores this process may use (at most [`MAX_THREADS`]), when the graph has
+//! from 2 to the cores this process may use (at most [`MAX_THREADS`], and at most the
+//! threads asked: [`ExecutorChoice::auto_threads`]), when the graph has
 //! parallelism enough to gain [`MIN_GAIN`] (not a line of nodes); at the most threads,
 //! both again pipelined ([`crate::Pipeline`]) when the graph's parallelism is short of the
 //! threads, and, offline ([`ExecutorChoice::auto_overlap`]), both running [`OVERLAP`]
@@ -116,6 +117,8 @@ pub enum Untried {
     Short,
     /// One core: there is no parallel candidate.
     OneCore,
+    /// One thread asked (`--threads 1`): there is no parallel candidate.
+    OneThread,
     /// The graph has no parallelism to gain from (a line of nodes) and pipelining is off.
     NoParallelism,
 }
@@ -156,6 +159,7 @@ impl AutoReport {
             match u {
                 Untried::Short => "the run is too short to measure the others",
                 Untried::OneCore => "the only candidate on one core",
+                Untried::OneThread => "the only candidate on the one thread asked",
                 Untried::NoParallelism => {
                     "the graph has no parallelism to gain from and pipelining is off"
                 }
@@ -222,11 +226,13 @@ impl AutoReport {
     }
 }
 
-/// Why seq is kept untried among `candidates` candidates on `cores` cores: a run too short
-/// to measure them, or nothing to choose from.
-fn why_untried(candidates: usize, cores: usize) -> Untried {
+/// Why seq is kept untried among `candidates` candidates on `cores` cores (`asked` threads,
+/// when asked): a run too short to measure them, or nothing to choose from.
+fn why_untried(candidates: usize, cores: usize, asked: Option<usize>) -> Untried {
     if candidates > 1 {
         Untried::Short
+    } else if asked.is_some_and(|t| t < 2) {
+        Untried::OneThread
     } else if cores.min(MAX_THREADS) < 2 {
         Untried::OneCore
     } else {
@@ -297,7 +303,9 @@ fn candidates(choice: &ExecutorChoice, cores: usize, plain: &Plan) -> Vec<Trial>
             ..base.clone()
         },
     )];
-    let most = cores.min(MAX_THREADS);
+    let most = cores
+        .min(MAX_THREADS)
+        .min(choice.auto_threads.unwrap_or(usize::MAX));
     let parallel = |t: usize, pipeline: usize, overlap: usize| {
         let mut tail = String::new();
         if pipeline > 1 {
@@ -466,7 +474,7 @@ pub fn choose(
         None => n as f64 * RUN_SHARE,
     });
     if cands.len() == 1 || most_trials.is_some_and(|t| t < (least * 2) as f64) {
-        let why = why_untried(cands.len(), cores);
+        let why = why_untried(cands.len(), cores, choice.auto_threads);
         let report = AutoReport::untried(why, &cands[0], None, paced, started);
         return Ok((cands.swap_remove(0).1, report));
     }
@@ -545,7 +553,7 @@ pub fn choose(
     }
     if total < least * cands.len() || cands.len() == 1 {
         // Too short a run to measure (or nothing to choose from): seq, untried.
-        let why = why_untried(cands.len(), cores);
+        let why = why_untried(cands.len(), cores, choice.auto_threads);
         let report = AutoReport::untried(why, &cands[0], Some(one), paced, started);
         return Ok((cands[0].1.clone(), report));
     }
@@ -1002,6 +1010,18 @@ mod tests {
             "{:?}",
             cands.iter().map(|c| &c.0).collect::<Vec<_>>()
         );
+        // Threads asked (`--threads`) bound the candidates: 3 gives 2 and 3, 1 seq alone.
+        for (asked, most) in [(3, 3), (1, 1)] {
+            let bounded = ExecutorChoice {
+                pipeline: Pipeline::Auto,
+                auto_threads: Some(asked),
+                ..ExecutorChoice::default()
+            };
+            let c = candidates(&bounded, 8, &plain);
+            assert_eq!(c.iter().map(|c| c.1.threads).max(), Some(most));
+            assert_eq!(c.len() == 1, asked == 1);
+        }
+        assert_eq!(why_untried(1, 8, Some(1)), Untried::OneThread);
         let keep = most_promising(&cands, &plain, 4);
         assert_eq!(keep.len(), 4);
         assert!(!keep.contains(&0), "seq is always tried, not ranked");

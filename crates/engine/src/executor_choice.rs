@@ -128,6 +128,9 @@ pub struct ExecutorChoice {
     /// seq; else plain ws and static, and seq). The run must not need the executor before
     /// its cycles (the profile, the wake-up tracking). Default: off.
     pub trials_in_run: bool,
+    /// With [`ExecutorChoice::auto`]: the most threads a candidate gets, when they were
+    /// asked (`--threads`); `None`: one per core, at most [`crate::auto::MAX_THREADS`].
+    pub auto_threads: Option<usize>,
 }
 
 impl Default for ExecutorChoice {
@@ -149,6 +152,7 @@ impl Default for ExecutorChoice {
             overlap: 1,
             auto_overlap: false,
             trials_in_run: false,
+            auto_threads: None,
         }
     }
 }

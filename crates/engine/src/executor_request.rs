@@ -131,6 +131,7 @@ impl ExecutorRequest {
             overlap: 1,
             auto_overlap: false,
             trials_in_run: false,
+            auto_threads: self.threads.filter(|_| executor == GraphExecutor::Auto),
             options: self.options(),
         }
     }

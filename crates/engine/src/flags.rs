@@ -21,7 +21,8 @@ pub struct ExecArgs {
     /// the benchmarks].
     #[arg(long, short = 'e')]
     pub executor: Option<GraphExecutor>,
-    /// Threads, the audio thread included (default: 1 for seq, else the number of cores).
+    /// Threads, the audio thread included (default: 1 for seq, else the number of cores; with
+    /// auto, the most its candidates get).
     #[arg(long, short = 't', value_parser = clap::value_parser!(u16).range(1..=256))]
     pub threads: Option<u16>,
     /// Static schedule algorithm (with --executor static): hlfet, etf, cpfd, random, optimal,
