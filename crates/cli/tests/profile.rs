@@ -217,3 +217,62 @@ fn a_report_folder_never_replaces_an_input_even_with_force() {
         );
     }
 }
+
+/// `profile --executor auto` says what auto chose, and its header names the executor and
+/// threads that played, whatever auto chose (it chose among candidates that record whole
+/// cycles: a pipelined one recorded no profile).
+#[test]
+fn profile_with_auto_names_what_played() {
+    // A line of nodes: auto's one parallel candidate there was a pipelined one.
+    let g = folder("profile", "auto").join("line.ag");
+    let o = fugue(&[
+        "gen",
+        "line",
+        "-n",
+        "100",
+        "-o",
+        g.to_str().unwrap(),
+        "--force",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let g = g.to_string_lossy().into_owned();
+    for threads in ["1", "2"] {
+        let o = fugue(&[
+            "profile",
+            &g,
+            "--executor",
+            "auto",
+            "--threads",
+            threads,
+            "--buffer",
+            "512",
+            "--seconds",
+            "3",
+            "--backend",
+            "offline",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("executor auto: chose "),
+            "{}",
+            stderr(&o)
+        );
+        let text = stdout(&o);
+        let header = text.lines().next().unwrap_or_default();
+        let played = text.lines().nth(1).unwrap_or_default();
+        assert!(header.contains(", auto: "), "{header}");
+        // The header's threads are the ones the cycles ran on.
+        let t = header
+            .split(" with ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .unwrap_or_default();
+        assert!(
+            played.contains(&format!("on {t} thread(s)")),
+            "{header}\n{played}"
+        );
+        if threads == "1" {
+            assert!(header.contains("auto: seq with 1 thread(s)"), "{header}");
+        }
+    }
+}

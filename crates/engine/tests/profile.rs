@@ -199,7 +199,7 @@ fn a_parallel_profile_states_node_time_inflation_against_seq() {
         stop: None,
         registry: fugue_dsp::Registry::with_builtin_kinds(),
     };
-    let (ws, _) = record(&graph, &recording(ExecutorKind::Ws)).unwrap();
+    let (ws, _, _) = record(&graph, &recording(ExecutorKind::Ws)).unwrap();
     let ws = ws.unwrap();
     let seq_total = ws.seq_work_mean_ns.expect("a reference run");
     assert!(seq_total > 0.0);
@@ -223,7 +223,7 @@ fn a_parallel_profile_states_node_time_inflation_against_seq() {
     assert!(json["nodes"][0]["seq_mean_ns"].as_f64().is_some());
     let _ = std::fs::remove_dir_all(&dir);
 
-    let (seq, _) = record(&graph, &recording(ExecutorKind::Seq)).unwrap();
+    let (seq, _, _) = record(&graph, &recording(ExecutorKind::Seq)).unwrap();
     let seq = seq.unwrap();
     assert_eq!(seq.seq_work_mean_ns, None);
     assert_eq!(seq.inflation(), None);

@@ -94,33 +94,41 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     )) {
         crate::util::warning(&w);
     }
-    let mut executor = exec.choice();
-    executor.pin = exec.pin_for(!offline);
-    let what = format!(
-        "{}, {} with {} thread(s), {} frames at {} Hz, {}",
-        args.graph.display(),
-        executor.kind,
-        // seq runs on the calling thread, whatever --threads says.
-        if executor.kind == fugue_exec::ExecutorKind::Seq {
-            1
-        } else {
-            executor.threads
-        },
-        args.buffer,
-        args.rate,
-        args.backend
+    // A profile records whole cycles: auto tries no pipelined candidate.
+    let mut executor = exec.choice_or(
+        fugue_engine::host::GraphExecutor::Kind(fugue_exec::ExecutorKind::Seq),
+        true,
     );
+    executor.pin = exec.pin_for(!offline);
+    // What played: the choice, or what auto chose (known after the run).
+    let what = |auto: Option<&fugue_engine::auto::AutoReport>| {
+        let (kind, threads) = executor.played(auto);
+        format!(
+            "{}, {}{kind} with {} thread(s), {} frames at {} Hz, {}",
+            args.graph.display(),
+            if executor.auto { "auto: " } else { "" },
+            // seq runs on the calling thread, whatever --threads says.
+            if kind == fugue_exec::ExecutorKind::Seq {
+                1
+            } else {
+                threads
+            },
+            args.buffer,
+            args.rate,
+            args.backend
+        )
+    };
     let recording = profile::Recording {
         offline,
         rate: args.rate,
         buffer: args.buffer as usize,
         seconds: args.seconds,
         placeholder: args.placeholder,
-        executor,
+        executor: executor.clone(),
         stop: Some(crate::signals::stop_flag()),
         registry: util::registry(),
     };
-    let (report, warnings) = profile::record(&graph, &recording).map_err(|e| {
+    let (report, warnings, auto) = profile::record(&graph, &recording).map_err(|e| {
         // Stopped by a signal: said as a profile's, not a render's.
         if matches!(
             e,
@@ -137,7 +145,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for w in &warnings {
         crate::util::warning(w);
     }
+    if let Some(a) = &auto {
+        eprintln!("fugue: {}", a.line());
+    }
     let report = report.context("the run recorded no profile")?;
+    let what = what(auto.as_ref());
     print!("{what}\n{}", report.text());
     if let Some(dir) = &args.output {
         profile::write(&report, dir, &what)?;

@@ -332,17 +332,22 @@ pub enum RecordError {
 /// audio.
 pub const REFERENCE_SECONDS: f64 = 1.0;
 
+/// What [`record`] gives: the profile (`None` if no cycle was recorded), the engine's
+/// warnings, and what `auto` measured and chose when it chose.
+pub type Recorded = (
+    Option<ProfileReport>,
+    Vec<String>,
+    Option<crate::auto::AutoReport>,
+);
+
 /// Runs `graph` as `r` says with the profile on; returns the profile (`None` if no cycle
-/// was recorded) and the engine's warnings. When the executor is not seq on one thread, a
+/// was recorded), the engine's warnings and `auto`'s choice ([`Recorded`]). When the executor is not seq on one thread, a
 /// sequential run of the same graph (seq on one thread, the same backend, at most
 /// [`REFERENCE_SECONDS`]) just before the profiled run and another just after are the
 /// reference of the report's node-time inflation ([`ProfileReport::with_seq_reference`]):
 /// the one whose nodes took less time, so that a moment when the machine ran slow does not
 /// pass for the nodes' own time.
-pub fn record(
-    graph: &fugue_graph::TaskGraph,
-    r: &Recording,
-) -> Result<(Option<ProfileReport>, Vec<String>), RecordError> {
+pub fn record(graph: &fugue_graph::TaskGraph, r: &Recording) -> Result<Recorded, RecordError> {
     let parallel = r.executor.auto
         || r.executor.kind != fugue_exec::ExecutorKind::Seq
         || r.executor.threads > 1;
@@ -363,7 +368,7 @@ pub fn record(
         Some(rf) => record_one(graph, rf)?.0,
         None => None,
     };
-    let (mut report, warnings) = record_one(graph, r)?;
+    let (mut report, warnings, auto) = record_one(graph, r)?;
     let stopped = r
         .stop
         .as_ref()
@@ -378,14 +383,11 @@ pub fn record(
             rep.with_seq_reference(&s);
         }
     }
-    Ok((report, warnings))
+    Ok((report, warnings, auto))
 }
 
 /// One run of [`record`].
-fn record_one(
-    graph: &fugue_graph::TaskGraph,
-    r: &Recording,
-) -> Result<(Option<ProfileReport>, Vec<String>), RecordError> {
+fn record_one(graph: &fugue_graph::TaskGraph, r: &Recording) -> Result<Recorded, RecordError> {
     if r.offline {
         let options = crate::RenderOptions {
             sample_rate: r.rate,
@@ -400,7 +402,7 @@ fn record_one(
             ..crate::RenderOptions::default()
         };
         let s = crate::render(graph, &options, |_| {})?;
-        return Ok((s.profile, s.warnings));
+        return Ok((s.profile, s.warnings, s.auto));
     }
     let options = crate::RunOptions {
         backend: crate::Backend::Clocked {
@@ -416,5 +418,5 @@ fn record_one(
         ..crate::RunOptions::default()
     };
     let report = crate::run(graph, &options, |_| {})?;
-    Ok((report.profile, report.warnings))
+    Ok((report.profile, report.warnings, report.auto))
 }
