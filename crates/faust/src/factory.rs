@@ -395,14 +395,21 @@ fn read_bounded(path: &Path, budget: u64) -> Result<Option<Vec<u8>>, ()> {
 }
 
 /// The quoted names of `import("...")`, `library("...")` and `component("...")` in a Faust
-/// text (spaces allowed around the parenthesis).
+/// text (spaces and comments allowed around the parenthesis, as Faust's lexer skips them).
 fn imports(text: &[u8]) -> Vec<String> {
     let mut out = Vec::new();
-    let skip = |mut j: usize| {
-        while j < text.len() && text[j].is_ascii_whitespace() {
-            j += 1;
+    let skip = |mut j: usize| loop {
+        match (text.get(j), text.get(j + 1)) {
+            (Some(c), _) if c.is_ascii_whitespace() => j += 1,
+            (Some(b'/'), Some(b'/')) => {
+                j = memchr::memchr(b'\n', &text[j..]).map_or(text.len(), |k| j + k + 1);
+            }
+            (Some(b'/'), Some(b'*')) => {
+                j = memchr::memmem::find(&text[j + 2..], b"*/")
+                    .map_or(text.len(), |k| j + 2 + k + 2);
+            }
+            _ => return j,
         }
-        j
     };
     for word in [&b"import"[..], b"library", b"component"] {
         for at in memchr::memmem::find_iter(text, word) {
@@ -1227,6 +1234,11 @@ mod tests {
             c = component(
                 "voice.dsp");
             importx("not.lib"); import(notquoted); library "x.lib";
+            import(
+                // "old.lib"
+                "new.lib"
+            );
+            import/* a */(/* b */"between.lib");
             process = 0;"#;
         let mut got = imports(text);
         got.sort();
@@ -1234,8 +1246,10 @@ mod tests {
             got,
             [
                 "a/b.lib",
+                "between.lib",
                 "commented.lib",
                 "maths.lib",
+                "new.lib",
                 "stdfaust.lib",
                 "voice.dsp"
             ]
