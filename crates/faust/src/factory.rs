@@ -225,10 +225,13 @@ pub struct Faust {
     /// libfaust's compiler is not thread-safe: every call but an instance's `compute` and
     /// its user interface's zones holds this.
     compiler: Mutex<()>,
-    /// Every factory compiled, kept for the life of the process: a program loaded again
-    /// (a graph rebuilt, the automatic choice's trials, the host's next `load`) is not
-    /// compiled again.
-    cache: Mutex<HashMap<(Source, Backend), Arc<Factory>>>,
+    /// Every factory compiled, kept for the life of the process, with the state of the
+    /// files it may have read: a program loaded again (a graph rebuilt, the automatic
+    /// choice's trials, the host's next `load`) is not compiled again unless one of those
+    /// files changed (then the new factory takes the old one's place here; nodes of the old
+    /// one keep it). The files are looked at again only [`RECHECK`] after they last were,
+    /// so that the nodes of one graph (32 strings of one program) pay for it once.
+    cache: Mutex<HashMap<(Source, Backend), Cached>>,
     compiled: AtomicUsize,
     /// Of those, the factories read from the disk cache ([`disk_cache`]).
     from_disk: AtomicUsize,
@@ -287,6 +290,11 @@ const FINGERPRINT_BYTES: u64 = 64 << 20;
 /// It takes the place of libfaust's key (`expandCDSPFromString`: the program with its
 /// imports inlined, about 8 ms for a program of `stdfaust.lib`) at a fraction of the time.
 fn fingerprint(source: &Source) -> Option<u64> {
+    scan(source).map(|(h, _)| h)
+}
+
+/// [`fingerprint`], with every place it looked at (where a file was, or may appear).
+fn scan(source: &Source) -> Option<(u64, Vec<PathBuf>)> {
     use std::hash::Hasher as _;
     let cwd = std::env::current_dir().ok()?;
     let mut dirs: Vec<PathBuf> = vec![cwd.clone()];
@@ -370,7 +378,52 @@ fn fingerprint(source: &Source) -> Option<u64> {
             }
         }
     }
-    Some(h.finish())
+    Some((h.finish(), places.into_keys().collect()))
+}
+
+/// What a file looked like: its modification time and length; `None` where there is none.
+type Stamp = Option<(std::time::SystemTime, u64)>;
+
+fn stamp(path: &Path) -> Stamp {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.modified().ok()?, m.len()))
+}
+
+/// The files a compiled program may have read ([`scan`]'s places), as they were just before
+/// it was compiled; `None` where they cannot be known (an import of a URL, too many files).
+type Stamps = Option<Vec<(PathBuf, Stamp)>>;
+
+/// The [`Stamps`] of `source`'s files now.
+fn stamps(source: &Source) -> Stamps {
+    let (_, places) = scan(source)?;
+    Some(
+        places
+            .into_iter()
+            .map(|p| {
+                let s = stamp(&p);
+                (p, s)
+            })
+            .collect(),
+    )
+}
+
+/// A factory in [`Faust`]'s cache: the files it may have read as they were before it was
+/// compiled, and when they were last found unchanged.
+struct Cached {
+    factory: Arc<Factory>,
+    files: Stamps,
+    checked: std::time::Instant,
+}
+
+/// How long a cached factory's files are taken as unchanged after they were looked at
+/// (a graph's nodes are built well within it; an edit is seen at a load after it).
+const RECHECK: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Whether the files of `stamps` are as they were (true where they cannot be known).
+fn unchanged(stamps: &Stamps) -> bool {
+    stamps
+        .as_ref()
+        .is_none_or(|s| s.iter().all(|(p, was)| stamp(p) == *was))
 }
 
 /// The contents of the file at `path` when it holds at most `budget` bytes; `None` when
@@ -855,12 +908,28 @@ impl Faust {
         let key = (source.clone(), backend);
         // Held through the compilation: two nodes of one program compile it once.
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(f) = cache.get(&key) {
-            return Ok(f.clone());
+        if let Some(c) = cache.get_mut(&key) {
+            if c.checked.elapsed() < RECHECK {
+                return Ok(c.factory.clone());
+            }
+            if unchanged(&c.files) {
+                c.checked = std::time::Instant::now();
+                return Ok(c.factory.clone());
+            }
         }
-        let f = Arc::new(self.compile(source, backend)?);
-        cache.insert(key, f.clone());
-        Ok(f)
+        // Taken before the compilation reads the files: one edited meanwhile is seen as
+        // changed at the next load.
+        let files = stamps(source);
+        let factory = Arc::new(self.compile(source, backend)?);
+        cache.insert(
+            key,
+            Cached {
+                factory: factory.clone(),
+                files,
+                checked: std::time::Instant::now(),
+            },
+        );
+        Ok(factory)
     }
 
     /// Compiles `source`: in a child process first when a helper is set ([`crate::guard`]),
@@ -930,7 +999,18 @@ impl Faust {
             })
             .collect();
         let name = cstr(&faust_name)?;
-        let code = cstr(&source.code)?;
+        // libfaust's interpreter keeps its factories under a hash of the program's text
+        // alone (not of the files it imports), and gives back the one it has while that one
+        // lives: a comment with the fingerprint of those files makes the text differ when
+        // they do. On the last line (no line added: Faust's messages keep their line
+        // numbers, one at the end of the program included).
+        let code = match (backend, fingerprint(source)) {
+            (Backend::Interp, Some(f)) => {
+                let gap = if source.code.ends_with('\n') { "" } else { " " };
+                cstr(&format!("{}{gap}// {f:016x}", source.code))?
+            }
+            _ => cstr(&source.code)?,
+        };
         let mut args: Vec<CString> = Vec::new();
         // libfaust looks in its include folders from the last given to the first (`-I a -I
         // b` reads b's file of a name that both hold): given in reverse, the first of
@@ -965,8 +1045,12 @@ impl Faust {
                     .clone()
                     .filter(|p| p.parent().is_some_and(writable))
                     .or_else(|| temp_code_path("fmc")),
-                // (libfaust reads the interpreter's code only from a file named `.fbc`.)
-                (Backend::Interp, _, Some(_)) => temp_code_path("fbc"),
+                // The interpreter's program is compiled here again from its source once
+                // the child has compiled it without harm: the code libfaust writes for it
+                // keeps its constants to about 7 digits (a reverb's delays and coefficients
+                // came out other than the program's), and reading it back gives the
+                // factory read before under the same program text, whatever its imports
+                // became since.
                 _ => None,
             };
             if out != kept {
@@ -1205,6 +1289,14 @@ mod tests {
         assert_eq!(state_bytes("%x = type { fp128 }\n"), None);
     }
 
+    /// Held by every test that compiles: each fresh handle has a lock of its own, and
+    /// libfaust's compiler is not thread-safe.
+    static COMPILER: Mutex<()> = Mutex::new(());
+
+    fn compiler() -> MutexGuard<'static, ()> {
+        COMPILER.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// A fresh handle on the system's libfaust, with nothing compiled in memory.
     fn fresh() -> Arc<Faust> {
         let path =
@@ -1223,6 +1315,36 @@ mod tests {
         // and outputs.
         unsafe { (inst.fns.compute)(inst.dsp, 512, ip.as_mut_ptr(), op.as_mut_ptr()) };
         outs.swap_remove(0)
+    }
+
+    /// A program loaded again after a file it imports changed is compiled again (the host's
+    /// `load` after an edit of a library), and not when nothing changed.
+    #[test]
+    fn an_edited_import_is_compiled_again() {
+        if !crate::available_for("an_edited_import_is_compiled_again") {
+            return;
+        }
+        let _compiler = compiler();
+        let dir = std::env::temp_dir().join(format!("fugue-faust-edit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("level.lib"), "g = 0.25;").unwrap();
+        let source = Source {
+            code: "import(\"level.lib\"); process = g;".into(),
+            name: "edit-test".into(),
+            includes: vec![dir.clone()],
+        };
+        let faust = fresh();
+        let a = faust.factory(&source, Backend::Interp).unwrap();
+        assert_eq!(block(&a)[0], 0.25);
+        std::thread::sleep(RECHECK);
+        let same = faust.factory(&source, Backend::Interp).unwrap();
+        assert!(Arc::ptr_eq(&a, &same), "nothing changed: the same factory");
+        std::fs::write(dir.join("level.lib"), "g = 0.5;").unwrap();
+        std::thread::sleep(RECHECK);
+        let b = faust.factory(&source, Backend::Interp).unwrap();
+        assert_eq!(block(&b)[0], 0.5, "the edited library's value");
+        assert_eq!(faust.compilations(), 2);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// Every form of an import names its file; an unquoted or unparenthesised one, none.
@@ -1310,6 +1432,7 @@ mod tests {
         if !crate::available_for("a_compiled_program_is_read_back_from_the_disk_cache") {
             return;
         }
+        let _compiler = compiler();
         if !fresh().has_llvm() {
             eprintln!("SKIPPED: libfaust has no LLVM backend: nothing is kept on disk");
             return;
