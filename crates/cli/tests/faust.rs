@@ -976,3 +976,47 @@ fn an_output_is_never_a_program_the_graph_reads() {
     assert!(stderr(&o).contains("is the input file"), "{}", stderr(&o));
     assert_eq!(std::fs::read_to_string(&stats).unwrap(), program);
 }
+
+/// A program that reads a `soundfile`, run by the interpreter (which crashes running it
+/// without the file), is refused in one sentence from the child that tries it, exit 1; the
+/// LLVM backend plays it, silent there, with a warning.
+#[test]
+fn the_interpreter_refuses_a_soundfile_without_crashing() {
+    if !fugue_faust::available_for("the_interpreter_refuses_a_soundfile_without_crashing") {
+        return;
+    }
+    let dir = folder("faust", "soundfile");
+    std::fs::write(
+        dir.join("sf.dsp"),
+        "snd = soundfile(\"snd\", 1);\nprocess = 0,0 : snd : !,!,_;\n",
+    )
+    .unwrap();
+    let out = dir.join("o.wav");
+    for (backend, ok) in [(", backend: \"interp\"", false), ("", true)] {
+        let g = dir.join("sf.ag");
+        std::fs::write(
+            &g,
+            format!("sf = {{ kind: \"faust\", file: \"sf.dsp\"{backend}, }};\nout = {{ kind: \"sink\", }};\nsf.1 -> out.1;\n"),
+        )
+        .unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_fugue"))
+            .args(["render", g.to_str().unwrap(), "-o", out.to_str().unwrap()])
+            .args(["--seconds", "0.01", "--force"])
+            .env("FUGUE_FAUST_CACHE", "off")
+            .env_remove(fugue_faust::HELPER_ENV)
+            .output()
+            .unwrap();
+        let e = stderr(&o);
+        assert_eq!(o.status.success(), ok, "{backend}: {e}");
+        if ok {
+            assert!(e.contains("reads the sound file `snd`"), "{e}");
+        } else {
+            assert_eq!(o.status.code(), Some(1), "{e}");
+            assert!(
+                e.contains("libfaust crashed while compiling") && e.contains("sf.dsp"),
+                "{e}"
+            );
+            assert_eq!(e.trim().lines().count(), 1, "{e}");
+        }
+    }
+}

@@ -951,8 +951,25 @@ impl Faust {
         } else {
             Backend::Interp
         };
-        self.compile_at(source, backend, out.map(Path::to_path_buf), false)
-            .map(drop)
+        let factory = self.compile_at(source, backend, out.map(Path::to_path_buf), false)?;
+        if backend == Backend::Interp {
+            // One block run here too: libfaust's interpreter crashes running some programs
+            // (one that reads a `soundfile`, which nothing gives it), and this process is
+            // the one to end then, not fugue's.
+            let factory = Arc::new(factory);
+            let inst = factory.instance(48_000)?;
+            let frames = 64;
+            let mut ins = vec![vec![0.0f32; frames]; factory.inputs];
+            let mut outs = vec![vec![0.0f32; frames]; factory.outputs];
+            let mut ip: Vec<*mut f32> = ins.iter_mut().map(|v| v.as_mut_ptr()).collect();
+            let mut op: Vec<*mut f32> = outs.iter_mut().map(|v| v.as_mut_ptr()).collect();
+            // SAFETY: a live instance; as many buffers of `frames` frames as the program has
+            // inputs and outputs.
+            unsafe {
+                (inst.fns.compute)(inst.dsp, frames as i32, ip.as_mut_ptr(), op.as_mut_ptr())
+            };
+        }
+        Ok(())
     }
 
     /// Compiles `source` (takes libfaust's lock), its LLVM code kept at `keep_at` instead of

@@ -97,7 +97,7 @@ pub enum FaustError {
     },
     /// libfaust crashed while compiling the program (in the child process that compiles
     /// programs first, [`guard`]).
-    #[error("libfaust crashed while compiling {name} ({how}); nothing of it was loaded. Faust's own `faust` command may fail on it too: this version of Faust cannot compile the program")]
+    #[error("libfaust crashed while compiling {name} ({how}; an interpreter's program also runs one block there); nothing of it was loaded: this version of Faust cannot run the program with this backend, and Faust's own `faust` command may fail on it too")]
     Crashed {
         /// The program's name (its file).
         name: String,
