@@ -147,6 +147,7 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
         }
     }
     Ok(Box::new(FaustNode {
+        groups: shared_names(&factory.params).into(),
         factory,
         settings: settings.into(),
         rate: ctx.sample_rate.round() as u32,
@@ -155,8 +156,34 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
     }))
 }
 
+/// The sets of input parameters that one attribute names together (a label, or the end of a
+/// path, that several parameters share: `gain` of `/left/gain` and `/right/gain`), each once,
+/// in the order of their first parameter.
+fn shared_names(params: &[crate::ui::Param]) -> Vec<Box<[usize]>> {
+    let mut groups: Vec<Box<[usize]>> = Vec::new();
+    for p in params.iter().filter(|p| p.is_input()) {
+        let path = p.path.trim_start_matches('/');
+        let ends = path.match_indices('/').map(|(i, _)| &path[i + 1..]);
+        for name in std::iter::once(p.label.as_str()).chain(ends) {
+            let named: Box<[usize]> = params
+                .iter()
+                .enumerate()
+                .filter(|(_, q)| q.is_input() && q.is_named(name))
+                .map(|(i, _)| i)
+                .collect();
+            if named.len() > 1 && !groups.contains(&named) {
+                groups.push(named);
+            }
+        }
+    }
+    groups
+}
+
 /// The control side of a `faust` node.
 struct FaustNode {
+    /// The parameters that one attribute names together ([`shared_names`]): a live change
+    /// of such an attribute is parameter `params + 1 + k` of group `k`.
+    groups: Arc<[Box<[usize]>]>,
     factory: Arc<Factory>,
     /// Parameter index and value, applied to every instance after its defaults.
     settings: Arc<[(usize, f32)]>,
@@ -194,6 +221,7 @@ impl DspNode for FaustNode {
             zeros: vec![0.0; self.block].into(),
             spare: vec![0.0; self.block].into(),
             settings: self.settings.clone(),
+            groups: self.groups.clone(),
             live: vec![f32::NAN; self.factory.params.len()].into(),
             volume: self.volume,
             instance,
@@ -226,15 +254,26 @@ impl DspNode for FaustNode {
         ]
     }
 
-    /// Every input parameter (by label, path or path's end) and `volume`.
+    /// Every input parameter (by label, path or path's end), every set of them that one
+    /// name gives ([`FaustNode::groups`]), and `volume`.
     fn live_param(&self, attr: &str) -> Option<usize> {
+        let n = self.factory.params.len();
         if attr == "volume" {
-            return Some(self.factory.params.len());
+            return Some(n);
         }
-        self.factory
-            .params
-            .iter()
-            .position(|p| p.is_input() && p.is_named(attr))
+        let named: Vec<usize> = (self.factory.params.iter().enumerate())
+            .filter(|(_, p)| p.is_input() && p.is_named(attr))
+            .map(|(i, _)| i)
+            .collect();
+        match named.as_slice() {
+            [] => None,
+            [one] => Some(*one),
+            many => self
+                .groups
+                .iter()
+                .position(|g| **g == *many)
+                .map(|k| n + 1 + k),
+        }
     }
 }
 
@@ -243,6 +282,8 @@ struct FaustProcessor {
     instance: Instance,
     compute: Compute,
     settings: Arc<[(usize, f32)]>,
+    /// [`FaustNode::groups`].
+    groups: Arc<[Box<[usize]>]>,
     /// Each parameter's value set while playing (NaN: none), written again after a reset.
     live: Box<[f32]>,
     ins: Box<[*mut f32]>,
@@ -353,14 +394,23 @@ impl Processor for FaustProcessor {
         self.apply_settings();
     }
 
-    /// Parameter `param` of the program (its zone, read by `compute` between calls), or
-    /// `volume` (the index after the last parameter).
+    /// Parameter `param` of the program (its zone, read by `compute` between calls),
+    /// `volume` (the index after the last parameter), or after it every parameter of a group
+    /// ([`FaustNode::groups`]).
     fn set_param(&mut self, param: usize, value: f64) {
-        if param == self.live.len() {
+        let n = self.live.len();
+        if param == n {
             self.volume = value as f32;
-        } else if let Some(kept) = self.live.get_mut(param) {
-            *kept = value as f32;
+        } else if param < n {
+            self.live[param] = value as f32;
             self.write_zone(param, value as f32);
+        } else if let Some(len) = self.groups.get(param - n - 1).map(|g| g.len()) {
+            // By index (no copy of the group: this runs on the audio thread).
+            for j in 0..len {
+                let i = self.groups[param - n - 1][j];
+                self.live[i] = value as f32;
+                self.write_zone(i, value as f32);
+            }
         }
     }
 }

@@ -41,3 +41,32 @@ fn process_and_reset_do_not_allocate() {
         assert!(a.iter().any(|&x| x != 0.0), "{backend}: silence");
     }
 }
+
+/// A live change of a name that several parameters share (a label in two groups) sets them
+/// all, as the attribute does at load, without allocating; a full path sets its own.
+#[test]
+fn a_shared_name_sets_every_parameter_it_names_live() {
+    if !fugue_faust::available_for("a_shared_name_sets_every_parameter_it_names_live") {
+        return;
+    }
+    let code = "process = hgroup(\"left\", hslider(\"gain\", 0.1, 0, 1, 0.01)), \
+                vgroup(\"right\", hslider(\"gain\", 0.2, 0, 1, 0.01));";
+    let node = node_for_code(code, "llvm", 48_000.0, 64).unwrap();
+    let mut p = node.processor();
+    let (mut a, mut b) = (vec![0.0f32; 64], vec![0.0f32; 64]);
+    let mut run = |p: &mut Box<dyn fugue_dsp::Processor>| {
+        p.process(&[], &mut [&mut a, &mut b]);
+        (a[63], b[63])
+    };
+    assert_eq!(run(&mut p), (0.1, 0.2));
+    let both = node.live_param("gain").unwrap();
+    let (events, ()) = fugue_testkit::alloc::count_this_thread(|| p.set_param(both, 0.9));
+    assert_eq!(events, 0, "the change allocated");
+    assert_eq!(run(&mut p), (0.9, 0.9));
+    let left = node.live_param("/left/gain").unwrap();
+    p.set_param(left, 0.5);
+    assert_eq!(run(&mut p), (0.5, 0.9));
+    // A reset keeps what was set live.
+    p.reset();
+    assert_eq!(run(&mut p), (0.5, 0.9));
+}
