@@ -680,3 +680,28 @@ fn a_control_socket_named_dash_and_a_feedback_edge_written_twice() {
         &["dup.ag:5:", "edge `a`.1 ~> `a`.2 is written twice"],
     );
 }
+
+/// `calibrate` keeps one time per node and cycle: cycles that would take more than its
+/// 256 MiB are refused at once, with the most it takes, before any is measured.
+#[test]
+fn calibrate_refuses_cycles_beyond_its_memory() {
+    // Ten nodes: an oscillator, eight gains, a sink.
+    let mut text = String::from("a = { kind: \"osc\", freq: 440, };\ns = { kind: \"sink\", };\n");
+    let mut chain = String::from("a.1");
+    for i in 0..8 {
+        text += &format!("g{i} = {{ kind: \"gain\", }};\n");
+        chain += &format!(" -> g{i}.1");
+    }
+    text += &format!("{chain} -> s.1;\n");
+    let g = write("calib.ag", &text);
+    let start = std::time::Instant::now();
+    refused(
+        &fugue(&["calibrate", &g, "--buffer", "1", "--cycles", "10000000"]),
+        1,
+        &[
+            "--cycles 10000000",
+            "would take 763 MiB, more than its 256 MiB; ask at most 3355443 cycles",
+        ],
+    );
+    assert!(start.elapsed().as_secs() < 20);
+}

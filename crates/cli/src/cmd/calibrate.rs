@@ -36,6 +36,9 @@ pub struct Args {
     pub force: bool,
 }
 
+/// The most memory the measured times may take: 256 MiB.
+const MAX_SAMPLE_BYTES: u64 = 256 << 20;
+
 /// Runs `fugue calibrate`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let graph = util::read_graph(&args.graph, args.format)?;
@@ -43,6 +46,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.output.as_ref().is_some_and(|o| o.as_os_str() == "-") {
         return Err(util::usage(
             "-o -: standard output carries the table of costs; name a CSV file (or /dev/stdout to mix them)",
+        ));
+    }
+    // One time per node and measured cycle is kept (the percentiles need them all).
+    let per_cycle = graph.len().max(1) as u64 * std::mem::size_of::<f64>() as u64;
+    if per_cycle.saturating_mul(args.cycles) > MAX_SAMPLE_BYTES {
+        return Err(anyhow::anyhow!(
+            "--cycles {}: calibrate keeps one time per node and cycle, and {} cycles of the {} nodes of {} would take {} MiB, more than its {} MiB; ask at most {} cycles",
+            args.cycles,
+            args.cycles,
+            graph.len(),
+            args.graph.display(),
+            per_cycle.saturating_mul(args.cycles).div_ceil(1 << 20),
+            MAX_SAMPLE_BYTES >> 20,
+            MAX_SAMPLE_BYTES / per_cycle
         ));
     }
     let out = match &args.output {
