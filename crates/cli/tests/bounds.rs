@@ -636,6 +636,59 @@ fn benchmark_counts_and_times_are_bounded() {
             1,
             "busy_threads must be at most 1024, not 100000",
         ),
+        (
+            vec![
+                "bench".into(),
+                "study".into(),
+                spec("rate.toml", "threads = [1]\nbuffers = [256]\nrate = 0\n"),
+                "--dry-run".into(),
+            ],
+            1,
+            "rate must be from 1 to 1536000 Hz, not 0",
+        ),
+        (
+            vec![
+                "bench".into(),
+                "study".into(),
+                spec(
+                    "hist.toml",
+                    "threads = [1]\nbuffers = [256]\nhistogram_buffer = 999\n",
+                ),
+                "--dry-run".into(),
+            ],
+            1,
+            "histogram_buffer 999 is not among the buffers [256]",
+        ),
+        (
+            vec![
+                "bench".into(),
+                "study".into(),
+                spec("twice.toml", "threads = [1]\nbuffers = [256, 256]\n"),
+                "--dry-run".into(),
+            ],
+            1,
+            "`buffers` names 256 twice",
+        ),
+        (
+            vec![
+                "bench".into(),
+                "pool".into(),
+                "--threads".into(),
+                "1,1".into(),
+            ],
+            2,
+            "--threads names 1 twice",
+        ),
+        (
+            vec![
+                "bench".into(),
+                "table".into(),
+                "--shapes".into(),
+                "rake,line,rake".into(),
+            ],
+            2,
+            "--shapes names rake twice",
+        ),
     ];
     for (args, code, want) in cases {
         let words: Vec<&str> = args.iter().map(String::as_str).collect();

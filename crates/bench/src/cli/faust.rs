@@ -57,6 +57,8 @@ pub struct Args {
 
 /// Runs `fugue bench faust`.
 pub fn run(a: Args, env: &Env, progress: &mut dyn Progress) -> Result<String, BenchError> {
+    super::once_each("--programs", a.programs.as_deref())?;
+    super::once_each("--threads", a.threads.as_deref())?;
     if !(a.seconds.is_finite() && a.seconds > 0.0 && a.seconds <= 600.0) {
         return Err(BenchError::Config(format!(
             "--seconds must be above 0 and at most 600, not {}",

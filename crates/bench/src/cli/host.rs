@@ -64,6 +64,11 @@ pub struct Args {
 
 /// Runs `fugue bench host`.
 pub fn run(a: Args, env: &Env, progress: &mut dyn Progress) -> Result<String, BenchError> {
+    super::once_each("--graphs", a.graphs.as_deref())?;
+    super::once_each("--instances", a.instances.as_deref())?;
+    super::once_each("--modes", a.modes.as_deref())?;
+    super::once_each("--threads", a.threads.as_deref())?;
+    super::once_each("--buffers", Some(&a.buffers))?;
     for (flag, v) in [
         ("--offline-seconds", a.offline_seconds),
         ("--seconds", a.seconds),

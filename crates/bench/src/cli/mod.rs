@@ -370,7 +370,7 @@ Spec fields (TOML; studies/README.md describes each):
 Examples:
   fugue bench study --dry-run                    # the default study's runs and its length
   fugue bench study -o study-out --repeats 5     # the default study, 5 runs per configuration
-  fugue bench study studies/quick.toml -o quick  # a spec of your own
+  fugue bench study studies/short.toml -o short  # a spec file (studies/README.md)
 ";
 
 /// Runs `fugue bench study` ([`crate::study`]).
@@ -534,12 +534,29 @@ pub struct TableArgs {
     pub pipeline: fugue_engine::Pipeline,
 }
 
+/// Refuses a list option that names one value twice (`--threads 1,1`): its runs would be
+/// made twice and their rows could not be told apart.
+pub(crate) fn once_each<T: PartialEq + std::fmt::Display>(
+    flag: &str,
+    values: Option<&[T]>,
+) -> Result<(), BenchError> {
+    let Some(values) = values else { return Ok(()) };
+    match (values.iter().enumerate()).find(|(i, v)| values[i + 1..].contains(v)) {
+        Some((_, v)) => Err(BenchError::Config(format!(
+            "{flag} names {v} twice; name each value once"
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Runs `fugue bench table` ([`crate::table`]).
 fn run_table(
     args: TableArgs,
     env: &Env,
     progress: &mut dyn Progress,
 ) -> Result<String, BenchError> {
+    once_each("--shapes", Some(&args.shapes))?;
+    once_each("--buffers", Some(&args.buffers))?;
     let config = TableConfig {
         shapes: args
             .shapes

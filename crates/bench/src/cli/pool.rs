@@ -44,6 +44,9 @@ pub struct Args {
 
 /// Runs `fugue bench pool`.
 pub fn run(a: Args, env: &Env, progress: &mut dyn Progress) -> Result<String, BenchError> {
+    super::once_each("--policies", a.policies.as_deref())?;
+    super::once_each("--threads", a.threads.as_deref())?;
+    super::once_each("--workloads", a.workloads.as_deref())?;
     let cores = fugue_pool::default_threads();
     let threads: Vec<usize> = match a.threads {
         Some(t) => t.into_iter().map(|x| x as usize).collect(),

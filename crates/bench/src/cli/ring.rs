@@ -39,8 +39,8 @@ pub struct Args {
     /// Pin threads to cores: the consumer's core, then the producers' (cycled), e.g. `0,1`.
     #[arg(long, value_delimiter = ',')]
     pub pin: Option<Vec<usize>>,
-    /// Repeat the measurement and report the median (and the spread).
-    #[arg(long, default_value_t = 1)]
+    /// Repeat the measurement and report the median (and the spread), 1 to 1000 times.
+    #[arg(long, default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
     pub repeat: usize,
     /// Print one JSON object instead of a sentence.
     #[arg(long)]
@@ -98,6 +98,7 @@ fn producer_command() -> Result<ProducerCommand, BenchError> {
 
 /// Runs `fugue bench ring`.
 pub fn run(a: Args, env: &Env, progress: &mut dyn Progress) -> Result<String, BenchError> {
+    super::once_each("--producer-counts", a.producer_counts.as_deref())?;
     let padding = match a.padding.as_str() {
         "none" => Padding::None,
         _ => Padding::CacheLine,

@@ -130,6 +130,15 @@ impl Prepared {
     }
 }
 
+/// The first value of `values` that comes again later, as text.
+fn first_twice<T: PartialEq + ToString>(values: &[T]) -> Option<String> {
+    values
+        .iter()
+        .enumerate()
+        .find(|(i, v)| values[i + 1..].contains(v))
+        .map(|(_, v)| v.to_string())
+}
+
 /// The largest study spec read (a spec is a few lines of TOML).
 pub const MAX_SPEC_BYTES: u64 = 1 << 20;
 
@@ -194,6 +203,34 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
         return invalid(format!(
             "{file}: buffers must be from 1 to 1048576 frames, not {b}"
         ));
+    }
+    if !(1..=fugue_engine::MAX_RATE).contains(&spec.rate) {
+        return invalid(format!(
+            "{file}: rate must be from 1 to {} Hz, not {}",
+            fugue_engine::MAX_RATE,
+            spec.rate
+        ));
+    }
+    if let Some(h) = spec.histogram_buffer {
+        if !spec.buffers.contains(&h) {
+            return invalid(format!(
+                "{file}: histogram_buffer {h} is not among the buffers {:?}: the histograms are of the runs at one of them",
+                spec.buffers
+            ));
+        }
+    }
+    // A value given twice would run its configurations twice, and their rows could not be
+    // told apart.
+    for (field, twice) in [
+        ("graphs", first_twice(&spec.graphs)),
+        ("executors", first_twice(&spec.executors)),
+        ("threads", first_twice(&spec.threads)),
+        ("buffers", first_twice(&spec.buffers)),
+        ("loads", first_twice(&spec.loads)),
+    ] {
+        if let Some(v) = twice {
+            return invalid(format!("{file}: `{field}` names {v} twice"));
+        }
     }
     if spec.busy_threads > 1024 {
         return invalid(format!(
