@@ -758,3 +758,26 @@ fn calibrate_refuses_cycles_beyond_its_memory() {
     );
     assert!(start.elapsed().as_secs() < 20);
 }
+
+/// A study whose spec is one of the files it writes, in its output folder (`README.md`),
+/// is refused even with --force, and the spec is kept.
+#[test]
+fn a_study_never_writes_over_its_spec() {
+    let dir = folder("bounds", "study-spec");
+    let spec = dir.join("README.md");
+    let text = "graphs = [\"gen:line:4\"]\nexecutors = [\"seq\"]\nthreads = [1]\nbuffers = [256]\nloads = [\"idle\"]\nseconds = 0.1\nrepeats = 1\n";
+    std::fs::write(&spec, text).unwrap();
+    refused(
+        &fugue(&[
+            "bench",
+            "study",
+            spec.to_str().unwrap(),
+            "-o",
+            dir.to_str().unwrap(),
+            "--force",
+        ]),
+        1,
+        &["the study writes its own README.md", "over its spec"],
+    );
+    assert_eq!(std::fs::read_to_string(&spec).unwrap(), text);
+}

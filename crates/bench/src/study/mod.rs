@@ -28,7 +28,7 @@ mod rows;
 pub mod spec;
 pub mod trust;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -186,12 +186,42 @@ pub fn plan(args: &StudyConfig) -> Result<StudyPlan, BenchError> {
     })
 }
 
+/// Refuses, even with `--force`, an output folder where the study would write over its own
+/// spec (a spec named `README.md`, `summary.csv`, a figure's name, in that folder).
+fn refuse_replacing_spec(spec: &Path, output: &Path) -> Result<(), BenchError> {
+    let folder = match spec.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let same = std::fs::canonicalize(folder)
+        .ok()
+        .is_some_and(|f| std::fs::canonicalize(output).is_ok_and(|o| o == f));
+    let name = spec.file_name().map(|n| n.to_string_lossy().into_owned());
+    let written = name.as_deref().is_some_and(|n| {
+        ["README.md", "report.html", "summary.csv", "raw.csv.gz"].contains(&n)
+            || n.ends_with(".svg")
+            || n.ends_with(".png")
+    });
+    if same && written {
+        return Err(BenchError::Input(format!(
+            "the study writes its own {} into {}, over its spec {}; keep the spec outside the output folder, or name it otherwise",
+            name.unwrap_or_default(),
+            output.display(),
+            spec.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Runs the study and writes its folder: raw.csv.gz as the runs go, then summary.csv, the
 /// figures, README.md and report.html. Every configuration runs `repeats` times, the repeats
 /// interleaved (all configurations once, then again), so that a slow spell of the machine
 /// falls on every configuration rather than on one. Progress: one step per run.
 pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResult, BenchError> {
     let p = prepare(args)?;
+    if let Some(spec) = &args.spec {
+        refuse_replacing_spec(spec, &args.output)?;
+    }
     let dir = Folder::create(&args.output, Existing::Anything, args.force)?;
     let started = Instant::now();
     // On any failure nothing is left in the output folder (the temporary raw file is removed,
