@@ -689,6 +689,28 @@ fn benchmark_counts_and_times_are_bounded() {
             2,
             "--shapes names rake twice",
         ),
+        (
+            vec![
+                "bench".into(),
+                "profile-cost".into(),
+                "--executor".into(),
+                "auto".into(),
+            ],
+            2,
+            "--executor auto: the profile's cost is measured on one executor",
+        ),
+        (
+            vec![
+                "bench".into(),
+                "profile-cost".into(),
+                "--executor".into(),
+                "ws".into(),
+                "--pipeline".into(),
+                "2".into(),
+            ],
+            2,
+            "--pipeline 2: the profile records whole cycles",
+        ),
     ];
     for (args, code, want) in cases {
         let words: Vec<&str> = args.iter().map(String::as_str).collect();

@@ -320,6 +320,22 @@ pub struct ProfileCostArgs {
 
 /// Runs `fugue bench profile-cost` ([`crate::profile_cost`]).
 fn run_profile_cost(args: ProfileCostArgs, env: &Env) -> Result<String, BenchError> {
+    // What `fugue profile` refuses: the profile's cost is measured on one executor named, on
+    // whole cycles.
+    if args.exec.executor == Some(fugue_engine::host::GraphExecutor::Auto) {
+        return Err(BenchError::Config(
+            "--executor auto: the profile's cost is measured on one executor; name it (seq, ws, static, ...)".into(),
+        ));
+    }
+    if let Some(p) = args
+        .exec
+        .pipeline
+        .filter(|p| *p != fugue_engine::Pipeline::Sub(1))
+    {
+        return Err(BenchError::Config(format!(
+            "--pipeline {p}: the profile records whole cycles, which a pipelined run does not have; measure without --pipeline"
+        )));
+    }
     let loaded = crate::shapes::load(&args.graph, None, Path::new("."))?;
     let config = crate::profile_cost::ProfileCostConfig {
         choice: args.exec.request().choice(),
