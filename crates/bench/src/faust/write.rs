@@ -219,10 +219,13 @@ fn findings_of(rows: &[Summary]) -> Vec<String> {
         let best = |set: &[Contender]| {
             mine.iter()
                 .filter(|r| set.contains(&r.contender) && r.threads == top && r.beyond == 0)
+                // The largest speed-up over its own one-thread run; among equal ones (every
+                // contender is 1.00x at one thread) the shortest block.
                 .max_by(|a, b| {
                     a.block_speedup
                         .unwrap_or(0.0)
                         .total_cmp(&b.block_speedup.unwrap_or(0.0))
+                        .then(b.block.0.total_cmp(&a.block.0))
                 })
                 .copied()
         };
@@ -324,5 +327,44 @@ impl Figure for Speedups<'_> {
             plot::legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         }
         root.present().map_err(err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(contender: Contender, threads: usize, speedup: f64, block_us: f64) -> Summary {
+        Summary {
+            program: "p".into(),
+            contender,
+            threads,
+            runs: 1,
+            whole: (1.0, 1.0, 1.0),
+            block: (block_us, block_us, block_us),
+            whole_speedup: Some(speedup),
+            block_speedup: Some(speedup),
+            max_diff: 0.0,
+            beyond: 0,
+        }
+    }
+
+    /// At one thread every contender is 1.00x its own run: the finding names the one of
+    /// the shortest block (it named the last, the slowest).
+    #[test]
+    fn equal_speedups_are_decided_by_the_block() {
+        let rows = [
+            row(Contender::FaustSch, 1, 1.0, 7.0),
+            row(Contender::FaustOmp, 1, 1.0, 17.0),
+            row(Contender::FugueWs, 1, 1.0, 9.0),
+            row(Contender::FugueStatic, 1, 1.0, 8.0),
+        ];
+        let f = findings_of(&rows);
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].contains("(7.00 µs)") && f[0].contains("(8.00 µs)"),
+            "{}",
+            f[0]
+        );
     }
 }
