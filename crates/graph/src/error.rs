@@ -161,7 +161,7 @@ pub enum ReadError {
         error: GraphError,
     },
     /// The file's extension does not name a known format.
-    #[error("{file}: {}; known formats are .ag, .stg and .dot", if ext.is_empty() { "the file's name has no extension to tell its graph format".to_string() } else { format!("unknown graph format `.{ext}`") })]
+    #[error("{file}: {}; known formats are .ag, .stg, .dot and .dsp (a Faust program, played as one node)", if ext.is_empty() { "the file's name has no extension to tell its graph format".to_string() } else { format!("unknown graph format `.{ext}`") })]
     UnknownFormat {
         /// The file.
         file: String,

@@ -11,7 +11,7 @@ use crate::util;
 /// Arguments of `fugue check`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The graph file (.ag, .stg or .dot).
+    /// The graph file (.ag, .stg, .dot, or a Faust program .dsp).
     pub file: PathBuf,
     /// The file's format, instead of guessing it from the extension: ag, stg or dot.
     #[arg(long, value_parser = util::parse_format)]

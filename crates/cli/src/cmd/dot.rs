@@ -12,7 +12,7 @@ use fugue_engine::output::OutputFile;
 /// Arguments of `fugue dot`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The graph file (.ag, .stg or .dot).
+    /// The graph file (.ag, .stg, .dot, or a Faust program .dsp).
     pub file: PathBuf,
     /// Output file: .dot/.gv writes DOT text; .svg, .png or .pdf draws it with Graphviz. A
     /// named pipe or a character device is written directly (DOT text unless its name ends

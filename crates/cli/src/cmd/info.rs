@@ -12,7 +12,7 @@ use crate::util;
 /// Arguments of `fugue info`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The graph file (.ag, .stg or .dot).
+    /// The graph file (.ag, .stg, .dot, or a Faust program .dsp).
     pub file: PathBuf,
     /// Print one JSON object instead of text.
     #[arg(long)]

@@ -17,7 +17,7 @@ use crate::util;
     "fugue profile examples/rake.ag --executor ws --threads 2 --buffer 128 -o rake-profile",
 ))]
 pub struct Args {
-    /// The graph to profile (.ag, .stg or .dot).
+    /// The graph to profile (.ag, .stg, .dot, or a Faust program .dsp).
     pub graph: PathBuf,
     /// The graph's format, instead of guessing it from the extension: ag, stg or dot.
     #[arg(long, value_parser = util::parse_format)]

@@ -15,7 +15,7 @@ use fugue_engine::output::OutputFile;
 /// Arguments of `fugue run`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The graph to run (.ag, .stg or .dot).
+    /// The graph to run (.ag, .stg, .dot, or a Faust program .dsp).
     pub graph: PathBuf,
     /// The graph's format, instead of guessing it from the extension: ag, stg or dot.
     #[arg(long, value_parser = util::parse_format)]

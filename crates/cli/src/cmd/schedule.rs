@@ -16,7 +16,7 @@ use fugue_engine::output::OutputFile;
 /// Arguments of `fugue schedule`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The graph file (.ag, .stg or .dot).
+    /// The graph file (.ag, .stg, .dot, or a Faust program .dsp).
     pub file: PathBuf,
     /// The algorithm: hlfet, etf, cpfd, random, optimal (exact branch-and-bound among the schedules that run each task once) or best (the
     /// shortest of the heuristics).
