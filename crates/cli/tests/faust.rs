@@ -1020,3 +1020,28 @@ fn the_interpreter_refuses_a_soundfile_without_crashing() {
         }
     }
 }
+
+/// A program whose file starts with a UTF-8 byte-order mark renders, as a graph file with one
+/// does (Faust's parser took the mark for text: "syntax error ... EXTRA").
+#[test]
+fn a_program_with_a_byte_order_mark_renders() {
+    if !fugue_faust::available_for("a_program_with_a_byte_order_mark_renders") {
+        return;
+    }
+    let dir = folder("faust", "bom");
+    let p = dir.join("bom.dsp");
+    std::fs::write(&p, "\u{feff}process = 0.25;\n").unwrap();
+    let out = dir.join("bom.wav");
+    let o = fugue(&[
+        "render",
+        p.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--seconds",
+        "0.01",
+        "--force",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ch = wav::channels(&out);
+    assert!(ch[0].iter().all(|&x| x == 0.25), "{:?}", &ch[0][..4]);
+}

@@ -56,6 +56,12 @@ impl Source {
                 file: file.to_path_buf(),
                 reason: e.to_string(),
             })?;
+        // A UTF-8 byte-order mark (which some editors write) is skipped, as in a graph file;
+        // Faust's parser takes it for text.
+        let code = match code.strip_prefix('\u{feff}') {
+            Some(rest) => rest.to_string(),
+            None => code,
+        };
         let mut includes = Vec::new();
         if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
             includes.push(dir.to_path_buf());
