@@ -235,3 +235,38 @@ fn a_long_period_does_not_delay_a_stop() {
         );
     }
 }
+
+/// `bench faust` stopped while it builds Faust's programs removes its working folder (the
+/// builds' sources and binaries were left in the temporary folder).
+#[test]
+fn a_stopped_faust_benchmark_leaves_no_working_folder() {
+    if !fugue_faust::available_for("a_stopped_faust_benchmark_leaves_no_working_folder")
+        || std::process::Command::new("faust")
+            .arg("--version")
+            .output()
+            .is_err()
+    {
+        return;
+    }
+    let out = folder("bench-faust-stopped");
+    let child = spawn(&[
+        "bench",
+        "faust",
+        "--programs",
+        "karplus32",
+        "--threads",
+        "1",
+        "--seconds",
+        "0.1",
+        "--runs",
+        "1",
+        "-o",
+        out.join("out").to_str().unwrap(),
+    ]);
+    let work = std::env::temp_dir().join(format!("fugue-bench-faust-{}", child.id()));
+    wait_for("the working folder", || work.is_dir());
+    send(&child, libc::SIGINT);
+    let (code, _, err) = finish(child);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(!work.exists(), "{} left behind", work.display());
+}

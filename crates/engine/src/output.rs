@@ -393,11 +393,28 @@ pub fn remove_temps() -> Vec<String> {
     t.closed = true;
     let mut lost: Vec<String> = Vec::new();
     for (tmp, shown) in std::mem::take(&mut t.files) {
-        if std::fs::remove_file(&tmp).is_ok() && !lost.contains(&shown) {
+        let removed = if tmp.is_dir() {
+            std::fs::remove_dir_all(&tmp).is_ok()
+        } else {
+            std::fs::remove_file(&tmp).is_ok()
+        };
+        if removed && !shown.is_empty() && !lost.contains(&shown) {
             lost.push(shown);
         }
     }
     lost
+}
+
+/// Registers the working folder `dir` (a benchmark's builds), made or to be made by the
+/// caller: [`remove_temps`] removes it with what it holds; [`forget_temp_dir`] when the
+/// caller has removed it.
+pub fn register_temp_dir(dir: &Path) {
+    temps().files.push((dir.to_path_buf(), String::new()));
+}
+
+/// Forgets the working folder `dir` of [`register_temp_dir`].
+pub fn forget_temp_dir(dir: &Path) {
+    temps().files.retain(|(p, _)| p != dir);
 }
 
 /// A temporary file for the output `shown`: removed when dropped (unless it was given its

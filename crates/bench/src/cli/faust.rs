@@ -98,8 +98,11 @@ pub fn run(a: Args, env: &Env, progress: &mut dyn Progress) -> Result<String, Be
         crate::report::Existing::Files(&crate::faust::FILES),
         a.force,
     )?;
+    // Removed on a signal too (the builds of Faust's programs, a few megabytes).
+    fugue_engine::output::register_temp_dir(&work);
     let result = crate::faust::run(&config, &mut |line| progress.event(Event::Line(line)));
     let _ = std::fs::remove_dir_all(&work);
+    fugue_engine::output::forget_temp_dir(&work);
     let bench = result?;
     crate::faust::write(&a.output, &config, &bench, &env.command, a.force)?;
     let mut out = String::new();
