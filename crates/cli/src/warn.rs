@@ -32,16 +32,25 @@ pub fn engine_notes(
     says_auto: bool,
     auto: Option<&fugue_engine::auto::AutoReport>,
     warnings: &[String],
-    placeholders: &[String],
+    placeholders: (&[String], &TaskGraph, &Path),
     panics: &[fugue_exec::TaskPanic],
 ) {
     if let Some(a) = auto.filter(|_| says_auto) {
         eprintln!("fugue: {}", a.line());
     }
     warnings.iter().for_each(warning);
-    for name in placeholders {
+    let (names, graph, file) = placeholders;
+    for name in names {
+        // Where the file writes the node's kind, as the other warnings of a node say.
+        let at = fugue_engine::lint::node_place(graph, name, None)
+            .map(|l| format!("{}:{l}: ", file.display()))
+            .unwrap_or_default();
+        let kind = graph
+            .find(name)
+            .map(|v| format!(" `{}`", graph.node(v).kind))
+            .unwrap_or_default();
         warning(format_args!(
-            "node `{name}` has an unknown kind; it was rendered as silence (--placeholder)"
+            "{at}node `{name}` has an unknown kind{kind}; it was rendered as silence (--placeholder)"
         ));
     }
     for p in panics {

@@ -246,8 +246,9 @@ fn bits_placeholder_and_input() {
         "44100",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
+    // Named at its place in the file, as the other warnings of a node are.
     assert!(
-        stderr(&o).contains("node `x` has an unknown kind"),
+        stderr(&o).contains("loud.ag:1:48: node `x` has an unknown kind `theremin`"),
         "{}",
         stderr(&o)
     );

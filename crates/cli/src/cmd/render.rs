@@ -275,7 +275,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         says_auto,
         summary.auto.as_ref(),
         &summary.warnings,
-        &summary.placeholders,
+        (&summary.placeholders, &graph, &args.graph),
         &summary.panics,
     );
     let (kind, threads) = options.executor.played(summary.auto.as_ref());

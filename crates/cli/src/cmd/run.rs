@@ -163,7 +163,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         says_auto && !short_later,
         report.auto.as_ref(),
         &report.warnings,
-        &[],
+        (&[], &graph, &args.graph),
         &report.panics,
     );
     let played = options.executor.played(report.auto.as_ref());
