@@ -271,3 +271,27 @@ fn a_stopped_faust_benchmark_leaves_no_working_folder() {
     assert_eq!(code, Some(130), "{err}");
     assert!(!work.exists(), "{} left behind", work.display());
 }
+
+/// A clocked profile stopped by a signal prints the report of what it ran and says that it
+/// covers only those cycles (it read as a run of the length asked).
+#[test]
+fn a_stopped_profile_says_what_its_report_covers() {
+    let child = spawn(&[
+        "profile",
+        &example("rake.ag"),
+        "--seconds",
+        "20",
+        "--buffer",
+        "256",
+    ]);
+    std::thread::sleep(Duration::from_millis(1500));
+    send(&child, libc::SIGINT);
+    let (code, out, err) = finish(child);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(out.contains("cycles on"), "{out}");
+    assert!(
+        err.contains("the run was stopped before its end: the report covers its first")
+            && err.contains("of the 20 s asked"),
+        "{err}"
+    );
+}

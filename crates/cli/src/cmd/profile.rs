@@ -151,6 +151,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let report = report.context("the run recorded no profile")?;
     let what = what(auto.as_ref());
     print!("{what}\n{}", report.text());
+    if crate::signals::received().is_some() {
+        // A clocked run stopped by a signal ends with what it recorded: said, so that a
+        // report of a few cycles is not taken for the length asked.
+        eprintln!(
+            "fugue: the run was stopped before its end: the report covers its first {} cycles ({:.2} s of the {} s asked)",
+            report.cycles,
+            report.cycles as f64 * args.buffer as f64 / f64::from(args.rate),
+            args.seconds
+        );
+    }
     if let Some(dir) = &args.output {
         profile::write(&report, dir, &what)?;
         println!("report written to {}", dir.display());
