@@ -276,32 +276,42 @@ fn wav_format(path: &Path) -> Option<String> {
         .take(65_536)
         .read_to_end(&mut head)
         .ok()?;
+    let f = fmt_chunk(&head)?;
+    let bits = u16_at(f, 14)?;
+    let mut tag = u16_at(f, 0)?;
+    if tag == 0xFFFE {
+        // WAVE_FORMAT_EXTENSIBLE: the format is the sub-format's first two bytes.
+        tag = u16_at(f, 24)?;
+    }
+    Some(match tag {
+        1 => format!("{bits}-bit integer samples"),
+        3 => format!("{bits}-bit float samples"),
+        6 => format!("{bits}-bit A-law samples"),
+        7 => format!("{bits}-bit µ-law samples"),
+        t => format!("{bits}-bit samples in encoding {t:#06x}"),
+    })
+}
+
+/// The `fmt ` chunk of the RIFF/WAVE header `head`: its contents, from their start to the end
+/// of `head`; `None` when `head` is not RIFF/WAVE or holds no `fmt ` chunk.
+fn fmt_chunk(head: &[u8]) -> Option<&[u8]> {
     if head.len() < 12 || &head[..4] != b"RIFF" || &head[8..12] != b"WAVE" {
         return None;
     }
-    let u16_at = |i: usize| Some(u16::from_le_bytes(head.get(i..i + 2)?.try_into().ok()?));
     let mut at = 12;
     while at + 8 <= head.len() {
         let size = u32::from_le_bytes(head[at + 4..at + 8].try_into().ok()?) as usize;
         if &head[at..at + 4] == b"fmt " {
-            let f = at + 8;
-            let mut tag = u16_at(f)?;
-            let bits = u16_at(f + 14)?;
-            if tag == 0xFFFE {
-                // WAVE_FORMAT_EXTENSIBLE: the format is the sub-format's first two bytes.
-                tag = u16_at(f + 24)?;
-            }
-            return Some(match tag {
-                1 => format!("{bits}-bit integer samples"),
-                3 => format!("{bits}-bit float samples"),
-                6 => format!("{bits}-bit A-law samples"),
-                7 => format!("{bits}-bit µ-law samples"),
-                t => format!("{bits}-bit samples in encoding {t:#06x}"),
-            });
+            return Some(&head[at + 8..]);
         }
         at = at.checked_add(8 + size + (size & 1))?;
     }
     None
+}
+
+/// The little-endian `u16` at byte `i` of `bytes`, when they hold it.
+fn u16_at(bytes: &[u8], i: usize) -> Option<u16> {
+    Some(u16::from_le_bytes(bytes.get(i..i + 2)?.try_into().ok()?))
 }
 
 /// Whether [`wav_format`]'s words name a sample format that inputs may have
@@ -524,16 +534,7 @@ pub fn read_wav<R: std::io::Read>(r: R, rate: u32) -> Result<Vec<Vec<f32>>, WavI
 /// The bytes of one sample (`block_align / channels`) in the `fmt ` chunk of the WAV header
 /// `head` (as [`riff_head`] read it).
 fn container_bytes(head: &[u8], channels: u16) -> Option<u16> {
-    let mut at = 12;
-    while at + 8 <= head.len() {
-        let size = u32::from_le_bytes(head[at + 4..at + 8].try_into().ok()?) as usize;
-        if &head[at..at + 4] == b"fmt " {
-            let align = u16::from_le_bytes(head.get(at + 20..at + 22)?.try_into().ok()?);
-            return align.checked_div(channels);
-        }
-        at = at.checked_add(8 + size + (size & 1))?;
-    }
-    None
+    u16_at(fmt_chunk(head)?, 12)?.checked_div(channels)
 }
 
 /// Reads `total` integer samples of `bytes` bytes each (2 to 4) from `r`, the valid bits the

@@ -158,6 +158,20 @@ impl Factory {
         self.faust.fns(self.backend)
     }
 
+    /// `frames` frames of a fresh instance at 48 kHz, its inputs silent: its outputs (a
+    /// trial of the program off the audio path; allocates).
+    pub(crate) fn trial(self: &Arc<Self>, frames: usize) -> Result<Vec<Vec<f32>>, FaustError> {
+        let inst = self.instance(48_000)?;
+        let mut ins = vec![vec![0.0f32; frames]; self.inputs];
+        let mut outs = vec![vec![0.0f32; frames]; self.outputs];
+        let mut ip: Vec<*mut f32> = ins.iter_mut().map(|v| v.as_mut_ptr()).collect();
+        let mut op: Vec<*mut f32> = outs.iter_mut().map(|v| v.as_mut_ptr()).collect();
+        // SAFETY: a live instance; as many buffers of `frames` frames as the program has
+        // inputs and outputs.
+        unsafe { (inst.fns.compute)(inst.dsp, frames as i32, ip.as_mut_ptr(), op.as_mut_ptr()) };
+        Ok(outs)
+    }
+
     /// A new instance, initialised at `rate` Hz, and its parameters' zones.
     pub(crate) fn instance(self: &Arc<Self>, rate: u32) -> Result<Instance, FaustError> {
         let fns = self.fns();
@@ -962,18 +976,7 @@ impl Faust {
             // One block run here too: libfaust's interpreter crashes running some programs
             // (one that reads a `soundfile`, which nothing gives it), and this process is
             // the one to end then, not fugue's.
-            let factory = Arc::new(factory);
-            let inst = factory.instance(48_000)?;
-            let frames = 64;
-            let mut ins = vec![vec![0.0f32; frames]; factory.inputs];
-            let mut outs = vec![vec![0.0f32; frames]; factory.outputs];
-            let mut ip: Vec<*mut f32> = ins.iter_mut().map(|v| v.as_mut_ptr()).collect();
-            let mut op: Vec<*mut f32> = outs.iter_mut().map(|v| v.as_mut_ptr()).collect();
-            // SAFETY: a live instance; as many buffers of `frames` frames as the program has
-            // inputs and outputs.
-            unsafe {
-                (inst.fns.compute)(inst.dsp, frames as i32, ip.as_mut_ptr(), op.as_mut_ptr())
-            };
+            Arc::new(factory).trial(64)?;
         }
         Ok(())
     }
@@ -1329,15 +1332,7 @@ mod tests {
 
     /// 512 frames of a fresh instance of `f` at 48 kHz, its inputs silent: output 0.
     fn block(f: &Arc<Factory>) -> Vec<f32> {
-        let inst = f.instance(48_000).unwrap();
-        let mut ins: Vec<Vec<f32>> = vec![vec![0.0; 512]; f.inputs];
-        let mut outs: Vec<Vec<f32>> = vec![vec![0.0; 512]; f.outputs];
-        let mut ip: Vec<*mut f32> = ins.iter_mut().map(|v| v.as_mut_ptr()).collect();
-        let mut op: Vec<*mut f32> = outs.iter_mut().map(|v| v.as_mut_ptr()).collect();
-        // SAFETY: a live instance; as many buffers of 512 frames as the program has inputs
-        // and outputs.
-        unsafe { (inst.fns.compute)(inst.dsp, 512, ip.as_mut_ptr(), op.as_mut_ptr()) };
-        outs.swap_remove(0)
+        f.trial(512).unwrap().swap_remove(0)
     }
 
     /// A program loaded again after a file it imports changed is compiled again (the host's

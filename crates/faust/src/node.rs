@@ -104,9 +104,7 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
         }
         // An attribute that names no parameter is said by `lint`, not refused, whatever
         // its value.
-        let named: Vec<usize> = (0..factory.params.len())
-            .filter(|&i| factory.params[i].is_input() && factory.params[i].is_named(attr))
-            .collect();
+        let named = inputs_named(&factory.params, attr);
         if named.is_empty() {
             continue;
         }
@@ -156,6 +154,15 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
     }))
 }
 
+/// The input parameters (not bar graphs) that the attribute `name` names: its label, its
+/// path, or the end of its path ([`crate::ui::Param::is_named`]), in the program's order.
+fn inputs_named(params: &[crate::ui::Param], name: &str) -> Vec<usize> {
+    (params.iter().enumerate())
+        .filter(|(_, p)| p.is_input() && p.is_named(name))
+        .map(|(i, _)| i)
+        .collect()
+}
+
 /// The sets of input parameters that one attribute names together (a label, or the end of a
 /// path, that several parameters share: `gain` of `/left/gain` and `/right/gain`), each once,
 /// in the order of their first parameter.
@@ -165,12 +172,7 @@ fn shared_names(params: &[crate::ui::Param]) -> Vec<Box<[usize]>> {
         let path = p.path.trim_start_matches('/');
         let ends = path.match_indices('/').map(|(i, _)| &path[i + 1..]);
         for name in std::iter::once(p.label.as_str()).chain(ends) {
-            let named: Box<[usize]> = params
-                .iter()
-                .enumerate()
-                .filter(|(_, q)| q.is_input() && q.is_named(name))
-                .map(|(i, _)| i)
-                .collect();
+            let named: Box<[usize]> = inputs_named(params, name).into();
             if named.len() > 1 && !groups.contains(&named) {
                 groups.push(named);
             }
@@ -261,11 +263,7 @@ impl DspNode for FaustNode {
         if attr == "volume" {
             return Some(n);
         }
-        let named: Vec<usize> = (self.factory.params.iter().enumerate())
-            .filter(|(_, p)| p.is_input() && p.is_named(attr))
-            .map(|(i, _)| i)
-            .collect();
-        match named.as_slice() {
+        match inputs_named(&self.factory.params, attr).as_slice() {
             [] => None,
             [one] => Some(*one),
             many => self

@@ -550,15 +550,13 @@ pub struct TableArgs {
     pub pipeline: fugue_engine::Pipeline,
 }
 
-/// Refuses a list option that names one value twice (`--threads 1,1`): its runs would be
-/// made twice and their rows could not be told apart.
-pub(crate) fn once_each<T: PartialEq + std::fmt::Display>(
+/// Refuses a list option that names one value twice ([`crate::report::first_twice`]).
+pub(crate) fn once_each<T: PartialEq + ToString>(
     flag: &str,
     values: Option<&[T]>,
 ) -> Result<(), BenchError> {
-    let Some(values) = values else { return Ok(()) };
-    match (values.iter().enumerate()).find(|(i, v)| values[i + 1..].contains(v)) {
-        Some((_, v)) => Err(BenchError::Config(format!(
+    match values.and_then(crate::report::first_twice) {
+        Some(v) => Err(BenchError::Config(format!(
             "{flag} names {v} twice; name each value once"
         ))),
         None => Ok(()),

@@ -69,6 +69,17 @@ pub fn opt(value: Option<f64>, digits: usize) -> String {
     value.map_or(String::new(), |x| format!("{x:.digits$}"))
 }
 
+/// The first value of `values` that comes again later, as text: a benchmark given one value
+/// twice (`--threads 1,1`, a study's `buffers = [256, 256]`) would run its configurations
+/// twice, and its rows could not be told apart.
+pub(crate) fn first_twice<T: PartialEq + ToString>(values: &[T]) -> Option<String> {
+    values
+        .iter()
+        .enumerate()
+        .find(|(i, v)| values[i + 1..].contains(v))
+        .map(|(_, v)| v.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

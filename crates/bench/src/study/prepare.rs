@@ -10,6 +10,7 @@ use fugue_graph::TaskGraph;
 use super::spec::{self, Config, Exec, Spec};
 use super::{StudyConfig, AUTO, DEFAULT_REPEATS, DEFAULT_SPEC, DEFAULT_SPEC_TEXT};
 use crate::error::{config, BenchError};
+use crate::report;
 
 /// The executor names a spec accepts.
 fn executor_names() -> String {
@@ -130,15 +131,6 @@ impl Prepared {
     }
 }
 
-/// The first value of `values` that comes again later, as text.
-fn first_twice<T: PartialEq + ToString>(values: &[T]) -> Option<String> {
-    values
-        .iter()
-        .enumerate()
-        .find(|(i, v)| values[i + 1..].contains(v))
-        .map(|(_, v)| v.to_string())
-}
-
 /// The largest study spec read (a spec is a few lines of TOML).
 pub const MAX_SPEC_BYTES: u64 = 1 << 20;
 
@@ -219,14 +211,12 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
             ));
         }
     }
-    // A value given twice would run its configurations twice, and their rows could not be
-    // told apart.
     for (field, twice) in [
-        ("graphs", first_twice(&spec.graphs)),
-        ("executors", first_twice(&spec.executors)),
-        ("threads", first_twice(&spec.threads)),
-        ("buffers", first_twice(&spec.buffers)),
-        ("loads", first_twice(&spec.loads)),
+        ("graphs", report::first_twice(&spec.graphs)),
+        ("executors", report::first_twice(&spec.executors)),
+        ("threads", report::first_twice(&spec.threads)),
+        ("buffers", report::first_twice(&spec.buffers)),
+        ("loads", report::first_twice(&spec.loads)),
     ] {
         if let Some(v) = twice {
             return invalid(format!("{file}: `{field}` names {v} twice"));
