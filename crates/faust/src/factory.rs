@@ -413,18 +413,9 @@ fn stamp(path: &Path) -> Stamp {
 /// it was compiled; `None` where they cannot be known (an import of a URL, too many files).
 type Stamps = Option<Vec<(PathBuf, Stamp)>>;
 
-/// The [`Stamps`] of `source`'s files now.
-fn stamps(source: &Source) -> Stamps {
-    let (_, places) = scan(source)?;
-    Some(
-        places
-            .into_iter()
-            .map(|p| {
-                let s = stamp(&p);
-                (p, s)
-            })
-            .collect(),
-    )
+/// The files at `places` as they are now.
+fn stamps(places: &[PathBuf]) -> Vec<(PathBuf, Stamp)> {
+    places.iter().map(|p| (p.clone(), stamp(p))).collect()
 }
 
 /// A factory in [`Faust`]'s cache: the files it may have read as they were before it was
@@ -881,14 +872,16 @@ impl Faust {
         self.from_disk.load(Ordering::Relaxed)
     }
 
-    /// The file that keeps the LLVM compilation of `source` in `dir`: named by the
+    /// The file that keeps the LLVM compilation of a program in `dir`: named by `print`, the
     /// [`fingerprint`] of the program and of every file it may import, with libfaust's
     /// version and this machine's target. `None` when the imports cannot be fingerprinted
-    /// (see [`fingerprint`]): the program is then compiled every time. libfaust's lock is
-    /// held by the caller (libfaust changes the working directory while it compiles).
-    fn disk_file(&self, dir: &Path, source: &Source) -> Option<PathBuf> {
+    /// (see [`fingerprint`]): the program is then compiled every time. The fingerprint is
+    /// taken where no compilation runs (libfaust changes the working directory while it
+    /// compiles): under the cache's lock, which every compilation holds ([`Faust::factory`]),
+    /// or in the child, which compiles one program.
+    fn disk_file(&self, dir: &Path, print: Option<u64>) -> Option<PathBuf> {
         let m = self.lib.llvm.as_ref()?.machine?;
-        let key = fingerprint(source)?;
+        let key = print?;
         // SAFETY: `getCDSPMachineTarget` takes nothing and returns a string to free.
         let target = take_c_string(unsafe { (m.target)() }, m)?;
         // (The last part: programs kept with their state's size and their file's checksum,
@@ -938,9 +931,11 @@ impl Faust {
             }
         }
         // Taken before the compilation reads the files: one edited meanwhile is seen as
-        // changed at the next load.
-        let files = stamps(source);
-        let factory = Arc::new(self.compile(source, backend)?);
+        // changed at the next load. The same look gives the compilation its fingerprint.
+        let scanned = scan(source);
+        let files = scanned.as_ref().map(|(_, places)| stamps(places));
+        let print = scanned.map(|(h, _)| h);
+        let factory = Arc::new(self.compile(source, backend, print)?);
         cache.insert(
             key,
             Cached {
@@ -952,10 +947,15 @@ impl Faust {
         Ok(factory)
     }
 
-    /// Compiles `source`: in a child process first when a helper is set ([`crate::guard`]),
-    /// then here, from the code the child kept.
-    fn compile(self: &Arc<Self>, source: &Source, backend: Backend) -> Result<Factory, FaustError> {
-        self.compile_at(source, backend, None, true)
+    /// Compiles `source`, of fingerprint `print` ([`fingerprint`]): in a child process first
+    /// when a helper is set ([`crate::guard`]), then here, from the code the child kept.
+    fn compile(
+        self: &Arc<Self>,
+        source: &Source,
+        backend: Backend,
+        print: Option<u64>,
+    ) -> Result<Factory, FaustError> {
+        self.compile_at(source, backend, None, true, print)
     }
 
     /// The helper's compilation: `source` compiled in this process, its code kept at `out`
@@ -971,7 +971,13 @@ impl Faust {
         } else {
             Backend::Interp
         };
-        let factory = self.compile_at(source, backend, out.map(Path::to_path_buf), false)?;
+        let factory = self.compile_at(
+            source,
+            backend,
+            out.map(Path::to_path_buf),
+            false,
+            fingerprint(source),
+        )?;
         if backend == Backend::Interp {
             // One block run here too: libfaust's interpreter crashes running some programs
             // (one that reads a `soundfile`, which nothing gives it), and this process is
@@ -982,13 +988,15 @@ impl Faust {
     }
 
     /// Compiles `source` (takes libfaust's lock), its LLVM code kept at `keep_at` instead of
-    /// the disk cache's file when given; `guarded`: in a child process first.
+    /// the disk cache's file when given; `guarded`: in a child process first; `print`: its
+    /// [`fingerprint`] (none: no disk cache, no mark of its imports).
     fn compile_at(
         self: &Arc<Self>,
         source: &Source,
         backend: Backend,
         keep_at: Option<PathBuf>,
         guarded: bool,
+        print: Option<u64>,
     ) -> Result<Factory, FaustError> {
         let cstr = |s: &str| {
             CString::new(s).map_err(|_| FaustError::Compile {
@@ -1030,7 +1038,7 @@ impl Faust {
         // lives: a comment with the fingerprint of those files makes the text differ when
         // they do. On the last line (no line added: Faust's messages keep their line
         // numbers, one at the end of the program included).
-        let code = match (backend, fingerprint(source)) {
+        let code = match (backend, print) {
             (Backend::Interp, Some(f)) => {
                 let gap = if source.code.ends_with('\n') { "" } else { " " };
                 cstr(&format!("{}{gap}// {f:016x}", source.code))?
@@ -1056,7 +1064,7 @@ impl Faust {
         let in_cache = keep_at.is_none();
         let mut kept = match (backend, keep_at, disk_cache()) {
             (_, Some(at), _) => Some(at),
-            (Backend::Llvm, None, Some(dir)) => self.disk_file(&dir, source),
+            (Backend::Llvm, None, Some(dir)) => self.disk_file(&dir, print),
             _ => None,
         };
         let machine = self.lib.llvm.as_ref().and_then(|l| l.machine);
