@@ -230,9 +230,17 @@ impl BlockWavWriter {
         Ok(())
     }
 
-    /// Writes the sizes into the header and flushes.
+    /// Writes the sizes into the header and flushes. A data chunk of an odd length (24-bit
+    /// samples, an odd number of channels and of frames) is followed by the pad byte that
+    /// RIFF asks for, counted in the RIFF chunk's size but not in the data chunk's.
     pub(crate) fn finalize(mut self) -> Result<(), hound::Error> {
         self.update_sizes()?;
+        if self.seekable && self.data_bytes % 2 == 1 {
+            self.file.write_all(&[0])?;
+            self.file.flush()?;
+            let riff = (self.header - 8 + self.data_bytes + 1) as u32;
+            self.file.get_ref().write_all_at(&riff.to_le_bytes(), 4)?;
+        }
         self.file.get_mut().flush()?;
         Ok(())
     }
@@ -301,6 +309,33 @@ mod tests {
                 let _ = std::fs::remove_file(&b);
             }
         }
+    }
+
+    /// An odd data chunk (24-bit mono, odd frames) is padded to an even length: the RIFF
+    /// size counts the pad byte, the data chunk's does not, and readers see every frame.
+    #[test]
+    fn odd_data_chunk_gets_its_pad_byte() {
+        let path = std::env::temp_dir().join(format!("fugue-wav-pad-{}.wav", std::process::id()));
+        let spec = hound::WavSpec {
+            channels: 1,
+            sample_rate: 48_000,
+            bits_per_sample: 24,
+            sample_format: hound::SampleFormat::Int,
+        };
+        let mut w = BlockWavWriter::create(&path, spec).unwrap();
+        w.write(&[0.5f32; 33]).unwrap();
+        w.finalize().unwrap();
+        let b = std::fs::read(&path).unwrap();
+        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
+        assert_eq!(b.len() % 2, 0);
+        assert_eq!(u32_at(4) as usize, b.len() - 8);
+        assert_eq!(u32_at(b.len() - 1 - 99 - 4), 99);
+        assert_eq!(b[b.len() - 1], 0);
+        let mut r = hound::WavReader::open(&path).unwrap();
+        assert_eq!(r.duration(), 33);
+        let s: Vec<i32> = r.samples::<i32>().map(Result::unwrap).collect();
+        assert!(s.iter().all(|&v| v == 4_194_304), "{s:?}");
+        let _ = std::fs::remove_file(&path);
     }
 
     /// A float file's header: RIFF size, format 3, cbSize 0, `fact` with the frame count, and
