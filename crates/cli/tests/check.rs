@@ -274,3 +274,45 @@ fn an_audio_graph_without_a_sink_is_said_and_strict_refuses_it() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stderr(&o).contains("no sink"), "{}", stderr(&o));
 }
+
+/// A problem that many nodes share (the same sentence but for the node) is said in full
+/// once, the other nodes named with their places on one line; the count is of them all.
+#[test]
+fn a_problem_many_nodes_share_is_said_once_with_the_others_named() {
+    let d = folder("check", "shared-problem");
+    let g = d.join("many.ag");
+    let mut text = String::new();
+    for i in 1..=15 {
+        text.push_str(&format!("o{i} = {{ kind: \"osc\", frequency: 220.0 }};\n"));
+    }
+    text.push_str("m = { kind: \"mix\" };\ns = { kind: \"sink\" };\n");
+    for i in 1..=15 {
+        text.push_str(&format!("o{i}.1 -> m.{i};\n"));
+    }
+    text.push_str("m.1 -> s.1;\n");
+    std::fs::write(&g, text).unwrap();
+    let o = fugue(&["check", g.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.matches("did you mean `freq`").count(), 1, "{err}");
+    assert!(
+        err.contains("many.ag:1:21: node `o1` has attribute `frequency`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("many.ag: the same for 14 more nodes: `o2` (2:21), `o3` (3:21)"),
+        "{err}"
+    );
+    assert!(err.contains("`o13` (13:22), and 2 more\n"), "{err}");
+    assert!(err.contains("15 problems"), "{err}");
+    // Two nodes with the same problem are said one by one.
+    let two = d.join("two.ag");
+    std::fs::write(
+        &two,
+        "a = { kind: \"osc\", frequency: 1 };\nb = { kind: \"osc\", frequency: 2 };\nm = { kind: \"mix\" };\ns = { kind: \"sink\" };\na.1 -> m.1;\nb.1 -> m.2;\nm.1 -> s.1;\n",
+    )
+    .unwrap();
+    let err = stderr(&fugue(&["check", two.to_str().unwrap()]));
+    assert_eq!(err.matches("did you mean `freq`").count(), 2, "{err}");
+    assert!(!err.contains("the same for"), "{err}");
+}

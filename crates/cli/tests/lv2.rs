@@ -491,7 +491,7 @@ fn the_host_loads_plugin_graphs_and_says_each_bad_one_in_a_line_while_it_plays()
     std::fs::write(
         &script,
         format!(
-            "load a {}\nload b {}\nload c {}\nwait 0.05\nunload a\nload d {}\nwait 0.05\nlist\n",
+            "load a {}\nload b {}\nload c {}\nwait 0.05\nunload a\nload d {}\nwait 0.05\nlist\nset d p uri 5\nset d p wcet 5\nset d p drive x\n",
             good.display(),
             unknown.display(),
             range.display(),
@@ -519,7 +519,7 @@ fn the_host_loads_plugin_graphs_and_says_each_bad_one_in_a_line_while_it_plays()
     assert!(o.status.success(), "{}", stderr(&o));
     let err = stderr(&o);
     let lines: Vec<&str> = err.lines().filter(|l| l.contains("error:")).collect();
-    assert_eq!(lines.len(), 2, "{err}");
+    assert_eq!(lines.len(), 5, "{err}");
     assert!(
         lines[0].contains("s.txt:2:") && lines[0].contains("nearest installed"),
         "{err}"
@@ -528,6 +528,17 @@ fn the_host_loads_plugin_graphs_and_says_each_bad_one_in_a_line_while_it_plays()
         lines[1].contains("s.txt:3:") && lines[1].contains("1 to 3"),
         "{err}"
     );
+    // A plugin's URI and cost are not live, whatever the value; its controls are, and
+    // take numbers.
+    for (i, attr) in ["uri", "wcet"].iter().enumerate() {
+        assert!(
+            lines[2 + i].contains(&format!(
+                "attribute `{attr}` of node `p` cannot change while the graph plays (the live attributes of kind lv2 are the parameters its nodes load)"
+            )),
+            "{err}"
+        );
+    }
+    assert!(lines[4].contains("`x` is not a number"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
     let out = stdout(&o);
     assert!(out.contains("1 loaded: d"), "{out}");
@@ -538,8 +549,8 @@ fn the_host_loads_plugin_graphs_and_says_each_bad_one_in_a_line_while_it_plays()
     assert!(o.status.success(), "{}", stderr(&o));
     let err = stderr(&o);
     let lines: Vec<&str> = err.lines().filter(|l| l.contains("error:")).collect();
-    // The four loads, and the unload of the graph that was not loaded.
-    assert_eq!(lines.len(), 5, "{err}");
+    // The four loads, the unload of the graph that was not loaded, the three sets.
+    assert_eq!(lines.len(), 8, "{err}");
     let lilv = lines
         .iter()
         .filter(|l| l.contains("install the package liblilv-0-0"));

@@ -85,10 +85,24 @@ pub struct Checked {
     pub param: usize,
 }
 
-/// Checks setting attribute `attr` of node `node` of `graph` to `value` while it plays at
-/// `rate` Hz and `block` frames: the node exists (not one of a feedback edge's), its kind has
-/// the attribute, builds with the new value (the kind says what is wrong with it) and says
-/// it is live. `Err` is one sentence.
+/// The number a `set` gives, from the word written (`Err`: the sentence saying it is none).
+pub fn number(word: &str) -> Result<f64, String> {
+    word.parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+        .ok_or_else(|| {
+            format!(
+                "`{}` is not a number; `set` gives a live attribute a new number (`fugue kinds` marks the live ones)",
+                crate::host::command::shorten(word)
+            )
+        })
+}
+
+/// Checks setting attribute `attr` of node `node` of `graph` to `value` (a word, [`number`])
+/// while it plays at `rate` Hz and `block` frames, in this order: the node exists (not one of
+/// a feedback edge's), its kind has the attribute and says it is live, the value is a number,
+/// and the node builds with it (the kind says what is wrong with it). `Err` is one sentence,
+/// about the first of these that fails; `Ok` also gives the number.
 pub fn check(
     graph: &TaskGraph,
     registry: &Registry,
@@ -96,11 +110,8 @@ pub fn check(
     block: usize,
     node: &str,
     attr: &str,
-    value: f64,
-) -> Result<Checked, String> {
-    if !value.is_finite() {
-        return Err(format!("`{value}` is not a finite number"));
-    }
+    value: &str,
+) -> Result<(Checked, f64), String> {
     let v = match graph.find(node) {
         Some(v) if !graph.is_feedback_node(v) => v,
         _ => {
@@ -121,15 +132,19 @@ pub fn check(
     let doc = registry.doc(&kind);
     let not_live = || {
         let live = match doc {
+            Some(d) if d.others.is_some() => format!(
+                "the live attributes of kind {kind} are the parameters its nodes load); `fugue info` on the graph lists them"
+            ),
             Some(d) if !d.live.is_empty() => {
                 let v: Vec<&str> = d.live.iter().map(|a| a.as_ref()).collect();
-                format!("the live attributes of kind {kind}: {}", v.join(", "))
+                format!(
+                    "the live attributes of kind {kind}: {}); `fugue kinds` marks them",
+                    v.join(", ")
+                )
             }
-            _ => format!("kind {kind} has no live attribute"),
+            _ => format!("kind {kind} has no live attribute); `fugue kinds` marks the live ones"),
         };
-        format!(
-            "attribute `{attr}` of node `{node}` cannot change while the graph plays ({live}); `fugue kinds` marks them"
-        )
+        format!("attribute `{attr}` of node `{node}` cannot change while the graph plays ({live}")
     };
     // A node's ports, kind and cost are the graph's shape: never live.
     if ["kind", "in", "out", "wcet"].contains(&attr) {
@@ -138,7 +153,10 @@ pub fn check(
     if let Some(doc) = doc {
         // Said before the value is tried: a value the attribute could not take is beside
         // the point when it cannot change at all.
-        if doc.others.is_none() && doc.reads(attr) && !doc.live.iter().any(|a| a.as_ref() == attr) {
+        // A kind that loads its parameters (a program, a plugin): the attributes it lists
+        // (the file, the plugin's URI) are not among them.
+        let listed = doc.attributes.iter().any(|(a, _)| a == attr);
+        if (doc.others.is_none() || listed) && doc.reads(attr) && !doc.is_live(attr) {
             return Err(not_live());
         }
         if !doc.reads(attr) {
@@ -150,8 +168,14 @@ pub fn check(
             ));
         }
     }
+    // Not a number: the node as it stands says whether `attr` is one of its live
+    // parameters (a program's or a plugin's are known only once it is built), which is said
+    // first; then that the value is none.
+    let number = number(value);
     let mut changed = graph.node(v).clone();
-    changed.set_attr(attr, Value::Float(value));
+    if let Ok(x) = number {
+        changed.set_attr(attr, Value::Float(x));
+    }
     let ctx = NodeContext {
         node: &changed,
         ..NodeContext::of(graph, v, rate, block)
@@ -176,6 +200,7 @@ pub fn check(
         }
         return Err(not_live());
     };
+    let value = number?;
     // A bound of the running processors' memory (a delay's line), from the node as it
     // stands: the changed copy's own default for it may differ.
     let here = NodeContext::of(graph, v, rate, block);
@@ -186,5 +211,5 @@ pub fn check(
             ));
         }
     }
-    Ok(Checked { node: v, param })
+    Ok((Checked { node: v, param }, value))
 }

@@ -70,14 +70,74 @@ fn verdict(g: &TaskGraph, warnings: usize) -> String {
     )
 }
 
-/// Says each problem on standard error: `fugue: error: FILE:LINE:COLUMN: message`.
+/// A problem repeated for this many nodes or more (the same sentence but for the node's
+/// name: a program that does not compile, libfaust missing) is said in full once, the other
+/// nodes named with their places on one line.
+const GROUP_AT: usize = 3;
+
+/// Names listed on a repeated problem's line before "and N more".
+const GROUP_NAMES: usize = 12;
+
+/// Says each problem on standard error: `fugue: error: FILE:LINE:COLUMN: message`; a problem
+/// that [`GROUP_AT`] nodes or more share is said once, followed by one line naming the others.
 pub fn say(problems: &[Problem], file: &Path) {
     let file = file.display().to_string();
-    for p in problems {
+    let keys: Vec<_> = problems.iter().map(same_but_node).collect();
+    let mut said = vec![false; problems.len()];
+    for (i, p) in problems.iter().enumerate() {
+        if said[i] {
+            continue;
+        }
         let line = fugue_graph::error::shorten_quotes(&p.line(&file)).into_owned();
-        match p.severity {
-            Severity::Error => eprintln!("fugue: error: {line}"),
-            Severity::Warning => util::warning(line),
+        let others: Vec<usize> = match &keys[i] {
+            Some(k) => (i + 1..problems.len())
+                .filter(|&j| {
+                    problems[j].severity == p.severity
+                        && keys[j].as_ref().is_some_and(|o| o.1 == k.1)
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        let also = if others.len() + 1 >= GROUP_AT {
+            let mut names: Vec<String> = others
+                .iter()
+                .take(GROUP_NAMES)
+                .map(|&j| {
+                    said[j] = true;
+                    let name = keys[j].as_ref().map_or("", |o| o.0.as_str());
+                    match problems[j].place {
+                        Some(at) => format!("`{name}` ({at})"),
+                        None => format!("`{name}`"),
+                    }
+                })
+                .collect();
+            for &j in others.iter().skip(GROUP_NAMES) {
+                said[j] = true;
+            }
+            if others.len() > GROUP_NAMES {
+                names.push(format!("and {} more", others.len() - GROUP_NAMES));
+            }
+            Some(format!(
+                "{file}: the same for {} more nodes: {}",
+                others.len(),
+                names.join(", ")
+            ))
+        } else {
+            None
+        };
+        for line in std::iter::once(line).chain(also) {
+            match p.severity {
+                Severity::Error => eprintln!("fugue: error: {line}"),
+                Severity::Warning => util::warning(line),
+            }
         }
     }
+}
+
+/// A problem's node name and the rest of its sentence, for one that begins with the node
+/// (`` node `NAME` ... ``): problems whose rest is the same are said together.
+fn same_but_node(p: &Problem) -> Option<(String, String)> {
+    let rest = p.message.strip_prefix("node `")?;
+    let end = rest.find("` ")?;
+    Some((rest[..end].to_string(), rest[end + 2..].to_string()))
 }

@@ -36,8 +36,9 @@ pub enum Command {
         node: String,
         /// The node's live attribute.
         attr: String,
-        /// Its new value.
-        value: f64,
+        /// Its new value, as written: a number (checked with the node and the attribute,
+        /// [`crate::live::check`], so that a refusal gives the first thing wrong).
+        value: String,
     },
     /// `list`
     List,
@@ -236,7 +237,7 @@ fn name(word: &str) -> Result<String, String> {
 
 /// A word as quoted in an error: at most 40 characters, control characters shown as `?`
 /// (a reply stays one line).
-fn shorten(word: &str) -> String {
+pub(crate) fn shorten(word: &str) -> String {
     let clean = |c: char| if c.is_control() { '?' } else { c };
     if word.chars().count() > 40 {
         format!(
@@ -322,21 +323,11 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
                 4,
                 "a graph, a node, an attribute and a value: set NAME NODE ATTR VALUE",
             )?;
-            let value: f64 = args[3]
-                .parse()
-                .ok()
-                .filter(|v: &f64| v.is_finite())
-                .ok_or_else(|| {
-                    format!(
-                        "`{}` is not a number; `set` gives a live attribute a new number (`fugue kinds` marks the live ones)",
-                        shorten(&args[3])
-                    )
-                })?;
             Command::Set {
                 name: name(&args[0])?,
                 node: args[1].clone(),
                 attr: args[2].clone(),
-                value,
+                value: args[3].clone(),
             }
         }
         "list" => {

@@ -562,7 +562,13 @@ impl Host {
         self.graphs
             .iter()
             .position(|e| e.name == name)
-            .ok_or_else(|| HostError::UnknownName(name.to_string()))
+            .ok_or_else(|| self.unknown(name))
+    }
+
+    /// The error for graph `name`, not loaded, with the loaded name nearest to it.
+    fn unknown(&self, name: &str) -> HostError {
+        let near = fugue_graph::suggest::nearest(name, self.graphs.iter().map(|e| e.name.as_str()));
+        HostError::UnknownName(name.to_string(), near.map(str::to_string))
     }
 
     /// [`Host::unload`]: removes graph `name` at the next cycle boundary and frees it here.
@@ -585,9 +591,7 @@ impl Host {
                     self.release(FromAudio::Removed { id, cycle, slot });
                     break cycle;
                 }
-                FromAudio::Unknown { id: got } if got == id => {
-                    return Err(HostError::UnknownName(name.to_string()))
-                }
+                FromAudio::Unknown { id: got } if got == id => return Err(self.unknown(name)),
                 ev => self.release(ev),
             }
         };

@@ -327,11 +327,11 @@ impl Host {
         name: &str,
         node: &str,
         attr: &str,
-        value: f64,
-    ) -> Result<(), HostError> {
+        value: &str,
+    ) -> Result<f64, HostError> {
         self.poll()?;
         let i = self.index(name)?;
-        let c = crate::live::check(
+        let (c, value) = crate::live::check(
             &self.graphs[i].graph,
             &self.registry,
             self.options.rate as f64,
@@ -351,7 +351,7 @@ impl Host {
         self.graphs[i]
             .graph
             .set_attr(c.node, attr, fugue_graph::Value::Float(value));
-        Ok(())
+        Ok(value)
     }
 
     /// The loaded graphs, in load order.

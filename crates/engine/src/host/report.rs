@@ -15,8 +15,8 @@ pub enum HostError {
     #[error(transparent)]
     Compile(#[from] fugue_exec::CompileError),
     /// No graph of that name is loaded.
-    #[error("no graph named `{0}` is loaded; `list` shows the loaded graphs")]
-    UnknownName(String),
+    #[error("no graph named `{0}` is loaded{near}; `list` shows the loaded graphs", near = .1.as_ref().map(|n| format!(" (did you mean `{n}`?)")).unwrap_or_default())]
+    UnknownName(String, Option<String>),
     /// A graph of that name is loaded already.
     #[error("a graph named `{0}` is loaded already; unload it first or choose another name")]
     NameTaken(String),

@@ -146,11 +146,11 @@ impl Run {
                     block,
                     &node,
                     &attr,
-                    value,
+                    &value,
                 );
                 match checked {
                     Err(e) => Reply::failed("set", e),
-                    Ok(c) => {
+                    Ok((c, value)) => {
                         let set = LiveSet {
                             node: c.node as u32,
                             param: c.param as u32,
