@@ -327,6 +327,21 @@ impl Host {
         name: &str,
         node: &str,
         attr: &str,
+        value: f64,
+    ) -> Result<(), HostError> {
+        // Display writes the shortest digits that parse back to the same number.
+        self.set_param_word(name, node, attr, &value.to_string())
+            .map(|_| ())
+    }
+
+    /// [`Host::set_param`] with the value as written (a shell's or a socket's word): the
+    /// graph, the node and the attribute are checked before it ([`crate::live::check`]).
+    /// Returns the number set.
+    pub(crate) fn set_param_word(
+        &mut self,
+        name: &str,
+        node: &str,
+        attr: &str,
         value: &str,
     ) -> Result<f64, HostError> {
         self.poll()?;

@@ -535,7 +535,7 @@ impl Session {
                 attr,
                 value,
             } => {
-                let value = self.host.set_param(&name, &node, &attr, &value)?;
+                let value = self.host.set_param_word(&name, &node, &attr, &value)?;
                 Answer::Set {
                     name,
                     node,
