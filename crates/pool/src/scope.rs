@@ -197,18 +197,24 @@ impl<'scope> Scope<'scope> {
             Ok(()) => Ok(()),
             Err(job) => {
                 // SAFETY: the job was built just above with this type and was not queued.
-                let task = unsafe { HeapJob::<ScopeTask<'scope, F>>::into_inner(job) };
+                let ScopeTask { f, .. } =
+                    unsafe { HeapJob::<ScopeTask<'scope, F>>::into_inner(job) };
                 match worker.map(|w| w.credit.get()) {
                     // Back into the credit it came from.
                     Some((s, c)) if s == me => {
                         worker.expect("matched above").credit.set((s, c + 1))
                     }
-                    // The spawner still holds a count: this does not reach zero.
+                    // A task or the owner holds a count of its own, and this does not reach
+                    // zero; a thread outside the pool holds none: every task may have ended
+                    // since it raised the count, which was then the last one, and giving it
+                    // back ends the scope (sets the latch) as the last task would have.
                     _ => {
-                        self.pending.fetch_sub(1, Ordering::Relaxed);
+                        // SAFETY: this thread holds the count it raised above; the scope is
+                        // not touched after (it may be freed once the latch is set).
+                        unsafe { Scope::complete_one(self) };
                     }
                 }
-                Err(SpawnError::Full(task.f))
+                Err(SpawnError::Full(f))
             }
         }
     }
@@ -315,8 +321,16 @@ mod tests {
     /// are defined.
     #[test]
     fn a_spawn_from_outside_is_waited_for_or_refused() {
-        for _ in 0..200 {
-            let pool = PoolBuilder::new().threads(2).build().unwrap();
+        // Unbounded queues, and queues of one task, where the spawns from outside are also
+        // refused for a full queue (whose count, given back, may be the scope's last).
+        for i in 0..400 {
+            let builder = PoolBuilder::new().threads(1 + i % 2);
+            let builder = if i % 4 < 2 {
+                builder
+            } else {
+                builder.capacity(1)
+            };
+            let pool = builder.build().unwrap();
             let registry: &Registry = pool.registry();
             let scope = Scope::new(registry, ScopeLatch::Lock(LockLatch::new()));
             let ran = AtomicUsize::new(0);

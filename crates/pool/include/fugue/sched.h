@@ -19,7 +19,9 @@ extern "C" {
 /* The scheduler a task runs in: pass it to sched_spawn from any of its tasks, and from any
  * other thread while a task of it is still running (a task that waits for that thread, say).
  * Once every task has finished, a spawn from another thread is refused (EINVAL); once
- * sched_init has returned, the pointer must not be used. */
+ * sched_init has returned, the pointer must not be used. sched_init may return at any moment
+ * after the last task ends: a thread that may spawn late must be waited for by a task
+ * (pthread_join) so that it stops using the pointer before then. */
 struct scheduler;
 
 /* A task: its closure and the scheduler it runs in. It must end by returning: pthread_exit()
