@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{example, folder, stderr};
+use common::{example, folder, stderr, stdout};
 
 /// Runs fugue with `args` in the folder `dir`.
 fn fugue_in(dir: &Path, args: &[&str]) -> std::process::Output {
@@ -188,6 +188,48 @@ fn control_never_removes_a_file_that_is_not_a_socket() {
     assert_eq!(o.status.code(), Some(1), "{e}");
     assert!(e.contains("notes.txt exists and is not a socket"), "{e}");
     assert_eq!(std::fs::read(d.join("notes.txt")).unwrap(), b"my notes");
+    // Said before anything starts: the script does not play, the recording the --force
+    // would replace is kept, and none is made.
+    std::fs::write(d.join("take.wav"), "my take").unwrap();
+    std::fs::write(
+        d.join("s.txt"),
+        format!("load a {}\nwait 0.1\n", example("pluck.ag")),
+    )
+    .unwrap();
+    for record in ["take.wav", "new.wav"] {
+        let o = fugue_in(
+            &d,
+            &[
+                "host",
+                "--backend",
+                "offline",
+                "--script",
+                "s.txt",
+                "--control",
+                "notes.txt",
+                "--record",
+                record,
+                "--force",
+            ],
+        );
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{e}");
+        assert!(e.contains("notes.txt exists and is not a socket"), "{e}");
+        assert!(!stdout(&o).contains("loaded"), "{}", stdout(&o));
+    }
+    assert_eq!(std::fs::read(d.join("take.wav")).unwrap(), b"my take");
+    assert!(!d.join("new.wav").exists());
+    // A folder that does not exist, and a path too long for a socket's address.
+    let long = format!("{}.sock", "s".repeat(120));
+    for (path, said) in [
+        ("no/such/fugue.sock", "the folder no/such does not exist"),
+        (long.as_str(), "a socket's path holds at most 107"),
+    ] {
+        let o = fugue_in(&d, &["host", "--backend", "offline", "--control", path]);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{e}");
+        assert!(e.contains(said), "{e}");
+    }
 }
 
 #[test]

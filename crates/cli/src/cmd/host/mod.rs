@@ -279,6 +279,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ),
         None => None,
     };
+    // The control socket's path, before anything is opened or played: a path that cannot
+    // take it fails here, not after the script has played into a new recording.
+    if let Some(path) = &args.control {
+        socket::check_path(path)?;
+    }
     check_record(&args, script.as_deref())?;
     // The JACK server or the ALSA device chooses the buffer: a pipeline that does not divide
     // it falls back to the largest divisor below it, with a warning.

@@ -168,28 +168,7 @@ pub fn serve(
     control: Control,
 ) -> Result<Guard, ControlError> {
     let io = |what: String| move |source| ControlError::Io { what, source };
-    if path == Path::new("-") {
-        // Read as standard input elsewhere on the command line; here it would be a socket
-        // named `-` in the current folder.
-        return Err(ControlError::Taken(
-            "--control takes the path of a Unix socket to create, not `-`: commands come over that socket (`fugue ctl SOCKET ...`); give a path such as ./fugue.sock".to_string(),
-        ));
-    }
-    if let Ok(meta) = std::fs::symlink_metadata(path) {
-        use std::os::unix::fs::FileTypeExt as _;
-        // Only a socket is replaced: anything else at the path is the user's.
-        if !meta.file_type().is_socket() {
-            return Err(ControlError::Taken(format!(
-                "{} exists and is not a socket; the control socket is created at a new path (or replaces a stale socket): choose another path",
-                path.display()
-            )));
-        }
-        if UnixStream::connect(path).is_ok() {
-            return Err(ControlError::Taken(format!(
-                "{} is the control socket of a running host; stop it or choose another path",
-                path.display()
-            )));
-        }
+    if check_path(path)? {
         std::fs::remove_file(path).map_err(io(format!(
             "cannot replace the stale socket {}",
             path.display()
@@ -213,6 +192,57 @@ pub fn serve(
         made: identity(path),
         shared,
     })
+}
+
+/// Checks that a control socket can be made at `path`, without making it (a host checks it
+/// before it opens its recording or runs its script): not `-`, nothing but a stale socket
+/// there (a running host's is refused), a name short enough for a socket address, in a
+/// folder that exists. `Ok(true)`: a stale socket is there, which [`serve`] replaces.
+pub fn check_path(path: &Path) -> Result<bool, ControlError> {
+    if path == Path::new("-") {
+        // Read as standard input elsewhere on the command line; here it would be a socket
+        // named `-` in the current folder.
+        return Err(ControlError::Taken(
+            "--control takes the path of a Unix socket to create, not `-`: commands come over that socket (`fugue ctl SOCKET ...`); give a path such as ./fugue.sock".to_string(),
+        ));
+    }
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        use std::os::unix::fs::FileTypeExt as _;
+        // Only a socket is replaced: anything else at the path is the user's.
+        if !meta.file_type().is_socket() {
+            return Err(ControlError::Taken(format!(
+                "{} exists and is not a socket; the control socket is created at a new path (or replaces a stale socket): choose another path",
+                path.display()
+            )));
+        }
+        if UnixStream::connect(path).is_ok() {
+            return Err(ControlError::Taken(format!(
+                "{} is the control socket of a running host; stop it or choose another path",
+                path.display()
+            )));
+        }
+        return Ok(true);
+    }
+    // A socket's address holds 107 bytes of path (sun_path, with its NUL).
+    if path.as_os_str().len() > 107 {
+        return Err(ControlError::Taken(format!(
+            "{} is {} bytes long, and a socket's path holds at most 107; choose a shorter path (a relative one is measured as given)",
+            path.display(),
+            path.as_os_str().len()
+        )));
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(ControlError::Taken(format!(
+            "{}: the folder {} does not exist; the control socket is made in an existing folder",
+            path.display(),
+            parent.display()
+        )));
+    }
+    Ok(false)
 }
 
 /// Accepts clients until the host stops taking commands.
