@@ -424,3 +424,24 @@ fn a_wait_cut_short_says_how_long_it_waited() {
         );
     }
 }
+
+/// Offline, commands that fill the queue to the audio side are taken between cycles: a graph
+/// adopted among them still counts its cycle as one with a swap.
+#[test]
+fn a_swap_taken_with_a_full_queue_is_counted() {
+    let dir = fresh_dir("session-full-queue");
+    let g = graphs(&dir);
+    let mono = g[0].1.display().to_string();
+    let mut s = session();
+    let (ok, text, _) = ask(&mut s, &format!("load mono {mono}"));
+    assert!(ok, "{text}");
+    for _ in 0..200 {
+        let (ok, text, _) = ask(&mut s, "gain mono -1");
+        assert!(ok, "{text}");
+    }
+    let (ok, text, _) = ask(&mut s, "wait 0.1");
+    assert!(ok, "{text}");
+    let (_, text, json) = ask(&mut s, "stats");
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["swap_cycles"], 1, "{text}");
+}

@@ -162,6 +162,10 @@ pub(crate) struct HostAudio {
     pub(crate) stats: Arc<HostStats>,
     calibration: Calibration,
     ns_per_tick: f64,
+    /// A graph adopted or removed since the last cycle ran (commands applied between cycles,
+    /// a full queue taken offline, a silent JACK callback): the next cycle counts as one
+    /// with a swap.
+    swap_pending: bool,
     /// Where the mix is recorded, interleaved, in blocks of at most `record_frames` frames.
     pub(crate) record: Option<BlockSender>,
     /// The most frames a recorded block holds (the block the host started with: a larger
@@ -200,6 +204,7 @@ impl HostAudio {
             stats,
             calibration,
             ns_per_tick,
+            swap_pending: false,
             record: None,
             record_waits: false,
         }
@@ -257,7 +262,8 @@ impl HostAudio {
     }
 
     /// Applies the commands waiting: the cycle boundary. Returns whether a graph was
-    /// adopted or removed. Never allocates or frees.
+    /// adopted or removed (also kept for the next cycle's statistics). Never allocates or
+    /// frees.
     pub(crate) fn apply_commands(&mut self) -> bool {
         let mut swapped = false;
         let mut changed = false;
@@ -318,6 +324,7 @@ impl HostAudio {
         if changed && self.mode == Mode::Partitioned {
             self.partition();
         }
+        self.swap_pending |= swapped;
         swapped
     }
 
@@ -353,7 +360,8 @@ impl HostAudio {
     /// is recorded. `started` is when the cycle began. Returns whether it adopted or removed
     /// a graph. Never allocates, frees, locks, or waits for the control thread.
     pub(crate) fn run_cycle(&mut self, started: Instant) -> bool {
-        let swapped = self.apply_commands();
+        self.apply_commands();
+        let swapped = std::mem::take(&mut self.swap_pending);
         if self.cycle.is_multiple_of(256) && self.cycle > 0 {
             self.ns_per_tick = self.calibration.ns_per_tick();
         }
