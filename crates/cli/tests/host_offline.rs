@@ -397,3 +397,35 @@ fn a_scripts_failed_command_names_its_line() {
     );
     assert!(out.contains("bye"), "{out}");
 }
+
+/// An empty graph and a node of unknown kind played as silence (`--placeholder`) load with
+/// a warning in the reply, as `run` and `render` say them, not silently.
+#[test]
+fn an_empty_graph_and_a_placeholder_load_with_a_warning() {
+    let dir = folder("host-offline", "silent-loads");
+    let empty = dir.join("empty.ag");
+    std::fs::write(&empty, "").unwrap();
+    let unknown = dir.join("unknown.ag");
+    std::fs::write(
+        &unknown,
+        "u = { kind: \"wobble\", };\ns = { kind: \"sink\", };\nu.1 -> s.1;\n",
+    )
+    .unwrap();
+    let script = format!(
+        "load a {}\nload u {}\nquit\n",
+        empty.display(),
+        unknown.display()
+    );
+    let o = host_with_input(&["--backend", "offline", "--placeholder"], &script);
+    let out = stdout(&o);
+    assert!(
+        out.contains("warning: the graph has no node, so it is silent"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "warning: node `u` has an unknown kind `wobble`; it plays as silence (--placeholder)"
+        ),
+        "{out}"
+    );
+}

@@ -109,7 +109,7 @@ pub fn check_at(graph: &TaskGraph, registry: &Registry, rate: f64) -> Vec<Proble
         // Unread attributes were said above, as errors with their place.
         let what = match &w {
             Warning::Unheard { .. } | Warning::UnheardMore { .. } => What::Unheard,
-            Warning::NoSink => What::NoSink,
+            Warning::NoSink | Warning::Empty => What::NoSink,
             Warning::OfKind { .. } => What::OfKind,
             _ => continue,
         };

@@ -49,6 +49,9 @@ pub enum Warning {
     /// An audio graph (nodes of audio kinds, not a task graph's) with no `sink` node: nothing
     /// of it is heard; `render` refuses it, `run` and the host play silence.
     NoSink,
+    /// A graph with no node at all (an empty file): `render` refuses it, `run` and the host
+    /// play silence.
+    Empty,
     /// More nodes reach no sink than are named one by one ([`MAX_UNHEARD_NAMED`]): how many
     /// more.
     UnheardMore {
@@ -123,6 +126,9 @@ impl std::fmt::Display for Warning {
             ),
             Warning::NoSink => f.write_str(
                 "the graph has no sink node, so none of it is heard (render refuses it; run and the host play silence); connect the audio to a node of kind \"sink\"",
+            ),
+            Warning::Empty => f.write_str(
+                "the graph has no node, so it is silent (render refuses it; run and the host play silence)",
             ),
             Warning::UnheardMore { more } => write!(
                 f,
@@ -252,7 +258,9 @@ pub fn lint(graph: &TaskGraph, registry: &Registry) -> Vec<Warning> {
         .nodes()
         .iter()
         .any(|n| !n.kind.is_empty() && n.kind != fugue_graph::TASK_KIND);
-    if audio && !has_sink {
+    if graph.is_empty() {
+        out.push(Warning::Empty);
+    } else if audio && !has_sink {
         out.push(Warning::NoSink);
     }
     if has_sink {

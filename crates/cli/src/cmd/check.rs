@@ -53,7 +53,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
 
 /// What a graph without errors is.
 fn verdict(g: &TaskGraph, warnings: usize) -> String {
-    let what = if check::has_kinds(g) {
+    let what = if g.is_empty() {
+        "an empty graph"
+    } else if check::has_kinds(g) {
         "every kind, attribute and port checked"
     } else {
         "a task graph (no node gives a kind): it can be scheduled, not rendered"

@@ -144,6 +144,24 @@ impl Host {
         let stats = Arc::new(GraphStats::new());
         let id = self.next_id;
         let mut built = self.build_slot(graph, id, threads, plan, stats.clone())?;
+        // Nodes of unknown kind that play as silence (`--placeholder`), said as render says
+        // them.
+        let placeholders: Vec<String> = built
+            .slot
+            .tenant
+            .plan()
+            .placeholders()
+            .iter()
+            .map(|n| {
+                let kind = graph
+                    .find(n)
+                    .map(|v| graph.node(v).kind.as_str())
+                    .unwrap_or("");
+                format!(
+                    "node `{n}` has an unknown kind `{kind}`; it plays as silence (--placeholder)"
+                )
+            })
+            .collect();
         let executor = ExecutorPlan::again(built.executor);
         let period_ns = self.options.period_ns();
         let (predicted_ns, warning) =
@@ -230,6 +248,7 @@ impl Host {
         let lints: Vec<String> = crate::lint::lint_run(graph, &self.registry, offline)
             .iter()
             .map(ToString::to_string)
+            .chain(placeholders)
             .collect();
         let warning = match (warning, lints.is_empty()) {
             (w, true) => w,
