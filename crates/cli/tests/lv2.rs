@@ -663,6 +663,16 @@ fn a_plugin_is_never_cut_into_sub_blocks_so_pipelining_keeps_seqs_samples() {
         "{said}"
     );
     assert!(seq == piped, "pipelining changed an LV2 graph's samples");
+    // Two blocks as one cycle are pipelined by block: refused for the same reason.
+    let (overlapped, said) = run("overlap", &["-e", "ws", "-t", "2", "--overlap", "2"]);
+    assert!(
+        said.contains("overlap 2: node `a` (lv2) gives other samples when a block is cut into shorter calls, so it runs one block per cycle"),
+        "{said}"
+    );
+    assert!(
+        seq == overlapped,
+        "--overlap changed an LV2 graph's samples"
+    );
     let (auto, _) = run("auto", &[]);
     assert!(seq == auto, "auto changed an LV2 graph's samples");
 }

@@ -173,13 +173,16 @@ fn overlap_refused_by_the_graph_is_said_and_changes_nothing() {
     let rates = dir.join("rates.ag");
     std::fs::write(
         &rates,
-        "o = { kind: \"osc\", freq: 440, };  r = { kind: \"resampler\", ratio: 2, };  s = { kind: \"sink\", };  o.1 -> r.1;  r.1 -> s.1;\n",
+        "o = { kind: \"osc\", freq: 440, volume: 0.5, };  r = { kind: \"resampler\", ratio: 2, };  s = { kind: \"sink\", };  o.1 -> r.1;  r.1 -> s.1;\n",
     )
     .unwrap();
     let comb = example("comb.ag");
     for (g, why) in [
         (comb.as_str(), "the graph has a feedback edge"),
-        (&*rates.to_string_lossy(), "the graph changes sample rates"),
+        (
+            &*rates.to_string_lossy(),
+            "node `r` (resampler) changes the rate",
+        ),
     ] {
         let (want, _) = render(g, &dir.join("seq.wav"), "0.3", &["--force", "-e", "seq"]);
         let ws = ["--force", "-e", "ws", "-t", "2", "--overlap", "2"];
@@ -189,6 +192,22 @@ fn overlap_refused_by_the_graph_is_said_and_changes_nothing() {
             err.contains(&format!("overlap 2: {why}")) && err.contains("one block per cycle"),
             "{g}: {err}"
         );
+        // An option the engine could not apply fails a strict render, nothing written.
+        let strict = dir.join("strict.wav");
+        let mut args = vec![
+            "render",
+            g,
+            "-o",
+            strict.to_str().unwrap(),
+            "--seconds",
+            "0.1",
+        ];
+        args.extend_from_slice(&ws[1..]);
+        args.push("--strict");
+        let o = fugue(&args);
+        assert_eq!(o.status.code(), Some(1), "{g}: {}", stderr(&o));
+        assert!(stderr(&o).contains(why), "{g}: {}", stderr(&o));
+        assert!(!strict.exists(), "{g}");
     }
 }
 

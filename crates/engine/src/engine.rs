@@ -131,32 +131,45 @@ impl Engine {
             .map_err(BuildError::from)
         };
         // The plan of a choice that does not measure: its overlap falls back to none when the
-        // plan refuses to be pipelined (a graph that changes rates).
-        let settled = |c: &ExecutorChoice| -> Result<Plan, BuildError> {
+        // plan refuses to be pipelined (a graph that changes rates, a node whose samples
+        // depend on how a block is cut), with the plan's reason.
+        let settled = |c: &ExecutorChoice| -> Result<(Plan, Option<String>), BuildError> {
             let overlap = c.overlap.max(1);
             let sub = match c.pipeline {
                 crate::Pipeline::Sub(n) => n,
                 crate::Pipeline::Auto => {
                     let plain = compile(1, 1, c.threads)?;
                     match c.pipeline.choose(&plain, c.threads) {
-                        1 if overlap == 1 => return Ok(plain),
+                        1 if overlap == 1 => return Ok((plain, None)),
                         n => n,
                     }
                 }
             };
             let plan = compile(sub, overlap, c.threads)?;
             if overlap > 1 && plan.pipeline() != sub * overlap {
-                return compile(sub, 1, c.threads);
+                let why = plan.pipeline_note().map(str::to_string);
+                return Ok((compile(sub, 1, c.threads)?, why));
             }
-            Ok(plan)
+            Ok((plan, None))
         };
         if !choice.auto {
-            let plan = settled(choice)?;
+            let (plan, why) = settled(choice)?;
             // A plan of several blocks per cycle is pipelined by block: a graph that
-            // changes rates refuses, and runs one block per cycle.
+            // changes rates, or has a node that cannot be cut, refuses, and runs one block
+            // per cycle.
             if choice.overlap > 1 && plan.block() != block * choice.overlap {
+                let why = why
+                    .as_deref()
+                    .and_then(|w| w.strip_prefix("not pipelined: "))
+                    .map_or_else(
+                        || {
+                            "the graph changes sample rates (its plan cannot be cut by block)"
+                                .to_string()
+                        },
+                        str::to_string,
+                    );
                 refused.push(format!(
-                    "overlap {}: the graph changes sample rates (its plan cannot be cut by block), so it runs one block per cycle",
+                    "overlap {}: {why}, so it runs one block per cycle",
                     choice.overlap
                 ));
             }
@@ -214,7 +227,7 @@ impl Engine {
         let plan = if chosen.overlap <= 1 && chosen.pipeline == crate::Pipeline::Sub(1) {
             plain
         } else {
-            settled(&chosen)?
+            settled(&chosen)?.0
         };
         let (mut engine, warnings) = Engine::with_plan(graph, registry, plan, &chosen)?;
         engine.auto = Some(report);

@@ -77,8 +77,9 @@ pub struct Args {
     /// Run N blocks as one cycle (offline, where no deadline holds): a block's first nodes
     /// start while the block before finishes its last ones, so that the threads wait less at
     /// each cycle's end. The same samples as without; not with `--executor auto` (which tries
-    /// 2 itself) nor `--profile`; a graph that changes rates or has a feedback edge runs
-    /// without it.
+    /// 2 itself) nor `--profile`; a graph that changes rates, has a feedback edge or a node
+    /// whose samples depend on how a block is cut (some LV2 plugins) runs without it, with
+    /// a warning that names why.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=16))]
     pub overlap: u64,
     /// The executor that runs the cycles.
@@ -263,6 +264,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let had_input = args.input.is_some();
     let lints = fugue_engine::lint::audio(&summary, bits, &shown, &graph, had_input);
     warnings.extend(lints.iter().map(|w| w.to_string()));
+    // The engine's own (an option it could not apply, a thread it could not place) fail a
+    // strict render too; otherwise they are said below, with the executor's choice.
+    if args.strict {
+        warnings.extend(summary.warnings.iter().cloned());
+    }
     if let Err(e) = crate::warn::report(&warnings, args.strict) {
         return Err(e.context(format!("{shown} was not written")));
     }
