@@ -672,6 +672,32 @@ fn benchmark_counts_and_times_are_bounded() {
         (
             vec![
                 "bench".into(),
+                "study".into(),
+                write(
+                    "noseq.toml",
+                    "graphs = [\"gen:line:4\"]\nexecutors = [\"ws\"]\nthreads = [2]\nbuffers = [256]\nloads = [\"idle\"]\nseconds = 0.1\n",
+                ),
+                "--dry-run".into(),
+            ],
+            1,
+            "`executors` must name seq",
+        ),
+        (
+            vec![
+                "bench".into(),
+                "study".into(),
+                write(
+                    "labels.toml",
+                    "graphs = [\"gen:line:1\", \"gen:line:2\"]\nexecutors = [\"seq\"]\nthreads = [1]\nbuffers = [256]\nloads = [\"idle\"]\nseconds = 0.1\n",
+                ),
+                "--dry-run".into(),
+            ],
+            1,
+            "graphs `gen:line:1` and `gen:line:2` are both labelled `line2`",
+        ),
+        (
+            vec![
+                "bench".into(),
                 "pool".into(),
                 "--threads".into(),
                 "1,1".into(),

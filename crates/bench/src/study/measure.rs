@@ -124,6 +124,11 @@ pub(super) fn measure(
                 );
                 progress.event(Event::Step(&step_line(done, total, &what, left)));
                 m.record(p, cfg, rep, cancel, &mut raw)?;
+                // A stop during the run ends it early: its cycles are not a whole run, and
+                // the last run of the study is no exception.
+                if cancel.load(Ordering::Relaxed) || progress.cancelled() {
+                    return failed("interrupted; the study was not written");
+                }
                 progress.event(Event::StepDone);
             }
         }

@@ -41,10 +41,12 @@ pub(super) fn choice_for(
 ) -> Result<ExecutorChoice, BenchError> {
     if name == AUTO {
         // Measures its candidates (paced at the run's period) before the run, and plays the
-        // one it keeps; pipelined ones too when the graph is short of parallelism.
+        // one it keeps; pipelined ones too when the graph is short of parallelism. Its
+        // candidates use at most `threads` threads (the spec's largest count).
         return Ok(ExecutorChoice {
             auto: true,
             threads: 1,
+            auto_threads: Some(threads.max(1)),
             pipeline: fugue_engine::Pipeline::Auto,
             rt: rt.then_some(80),
             pin,
@@ -248,6 +250,11 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
             return invalid(format!("{file}: max_spread_pct must be a positive number"));
         }
     }
+    if !spec.executors.iter().any(|e| e == "seq") {
+        return invalid(format!(
+            "{file}: `executors` must name seq: every other executor's speedup is measured against the seq run beside it"
+        ));
+    }
     let repeats = args.repeats.or(spec.repeats).unwrap_or(DEFAULT_REPEATS);
     if repeats == 0 || repeats > 1000 {
         return invalid(format!("{file}: repeats must be between 1 and 1000"));
@@ -258,6 +265,13 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
     for g in &spec.graphs {
         let l = crate::shapes::load(g, None, &root)
             .map_err(|e| BenchError::Input(format!("{file}: {e}")))?;
+        // Two graphs of one label would be one in every file the study writes.
+        if let Some(i) = graphs.iter().position(|(label, _)| *label == l.label) {
+            return invalid(format!(
+                "{file}: graphs `{}` and `{g}` are both labelled `{}` (the name its figures and files take); keep one",
+                spec.graphs[i], l.label
+            ));
+        }
         graphs.push((l.label, l.graph));
         sources.push(l.source);
     }
@@ -279,7 +293,10 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
     let mut configs = Vec::new();
     for gi in 0..graphs.len() {
         for e in &execs {
-            let threads: Vec<usize> = if single(&e.name) {
+            let threads: Vec<usize> = if e.name == AUTO {
+                // auto once, its candidates bounded by the spec's largest thread count.
+                vec![spec.threads.iter().copied().max().unwrap_or(1)]
+            } else if single(&e.name) {
                 vec![1]
             } else {
                 spec.threads.clone()

@@ -75,6 +75,9 @@ pub(super) fn aggregate(
             interval_pct(&speedups)
         };
         let mut doubt = speedup.and_then(|sp| bound_doubt(cfg, sp, cores, widths[cfg.graph]));
+        if doubt.is_none() && reps.len() < 2 {
+            doubt = Some("one run: no repeats to judge it by".to_string());
+        }
         if doubt.is_none() && reps.len() > 1 && spread > max_spread {
             let what = if speedups.is_empty() {
                 "median cycle times"
