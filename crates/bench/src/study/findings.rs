@@ -150,11 +150,32 @@ fn comparisons(ctx: &PlotCtx<'_>, grows: &[&Row]) -> Vec<String> {
     v
 }
 
-/// Which of `grows` missed deadlines, the worst first.
+/// Which of `grows` missed deadlines, the worst first, and which skipped cycles
+/// (overruns).
 fn misses_sentence(grows: &[&Row]) -> String {
     let misses: Vec<&&Row> = grows.iter().filter(|r| r.s.misses > 0).collect();
+    let overran: Vec<String> = grows
+        .iter()
+        .filter(|r| r.overruns > 0)
+        .take(4)
+        .map(|r| format!("{} ({})", where_(r), r.overruns))
+        .collect();
+    let skipped = grows.iter().filter(|r| r.overruns > 0).count();
+    let overruns = if skipped == 0 {
+        String::new()
+    } else {
+        format!(
+            " The clock fell more than a period behind and skipped cycles (overruns, in the median repeat) in {skipped} of {} configurations: {}.",
+            grows.len(),
+            overran.join(", ")
+        )
+    };
     if misses.is_empty() {
-        return "No configuration missed a deadline.".to_string();
+        return if skipped == 0 {
+            "No configuration missed a deadline.".to_string()
+        } else {
+            format!("No cycle that ran missed its deadline.{overruns}")
+        };
     }
     let mut worst = misses.clone();
     worst.sort_by(|a, b| b.s.miss_rate().total_cmp(&a.s.miss_rate()));
@@ -164,7 +185,7 @@ fn misses_sentence(grows: &[&Row]) -> String {
         .map(|r| format!("{} ({:.1} %)", where_(r), r.s.miss_rate() * 100.0))
         .collect();
     format!(
-        "Deadlines were missed in {} of {} configurations (in their median repeat); most often by {}.",
+        "Deadlines were missed in {} of {} configurations (in their median repeat); most often by {}.{overruns}",
         misses.len(),
         grows.len(),
         list.join(", ")

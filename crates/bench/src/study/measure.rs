@@ -457,7 +457,7 @@ pub(super) struct Run {
     pub summary: fugue_engine::Summary,
     /// What `auto` chose for this repeat (its candidate's label); `None` for the others.
     pub chose: Option<String>,
-    /// Cycles that started more than a period late.
+    /// Times the clock fell more than a period behind and skipped ahead (cycles not run).
     pub overruns: u64,
     /// Cycles a run of the spec's seconds should have.
     pub expected_cycles: u64,

@@ -212,7 +212,7 @@ pub struct Row {
     pub spread_pct: f64,
     /// Why its figures cannot be trusted (not stated as findings), if they cannot.
     pub doubt: Option<String>,
-    /// Cycles that started more than a period late.
+    /// Times the clock fell more than a period behind and skipped ahead (cycles not run).
     pub overruns: u64,
     /// Whether its output equals seq's, bit for bit.
     pub verified: bool,
