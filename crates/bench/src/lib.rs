@@ -32,6 +32,30 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
+/// The most cycles one timed run of `bench table` or `bench study` may have (its length
+/// times its rate over its buffer): every cycle's record (a study's, about 64 bytes) or time
+/// and output hash (a table's, 16 bytes) is kept until the run ends, so a run of more would
+/// commit gigabytes. 8,388,608 cycles: 46 minutes at 48 kHz and 16 frames.
+pub const MAX_CYCLES_PER_RUN: usize = 1 << 23;
+
+/// Refuses a run of `seconds` at `rate` Hz and `buffer` frames per cycle that would have more
+/// than [`MAX_CYCLES_PER_RUN`] cycles, in one sentence that names `what` (the flags or the
+/// spec) and the figures.
+pub fn check_cycles_per_run(
+    what: &str,
+    seconds: f64,
+    rate: u32,
+    buffer: usize,
+) -> Result<(), error::BenchError> {
+    let cycles = (seconds * f64::from(rate) / buffer.max(1) as f64).ceil();
+    if cycles > MAX_CYCLES_PER_RUN as f64 {
+        return Err(error::BenchError::Config(format!(
+            "{what}: {seconds} s at {rate} Hz and {buffer} frames per cycle make {cycles:.0} cycles per run, more than the {MAX_CYCLES_PER_RUN} a run may keep (docs/limits.md); shorten the runs or raise the buffer"
+        )));
+    }
+    Ok(())
+}
+
 pub mod capacity;
 pub mod check;
 pub mod cli;

@@ -249,6 +249,9 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
     };
     let probing = probe_cores.len() > 1;
     let reg = &c.registry;
+    for &buffer in &c.buffers {
+        crate::check_cycles_per_run("bench table", c.seconds, c.rate, buffer)?;
+    }
     let load_before = load_average();
     let started = Instant::now();
     let mut cells: Vec<Cell> = Vec::new();

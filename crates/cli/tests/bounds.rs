@@ -687,6 +687,35 @@ fn benchmark_counts_and_times_are_bounded() {
                 "bench".into(),
                 "study".into(),
                 write(
+                    "cycles.toml",
+                    "graphs = [\"gen:line:4\"]\nexecutors = [\"seq\"]\nthreads = [1]\nbuffers = [1]\nloads = [\"idle\"]\nseconds = 3600\nrate = 1536000\n",
+                ),
+                "--dry-run".into(),
+            ],
+            1,
+            "cycles per run, more than the 8388608 a run may keep",
+        ),
+        (
+            vec![
+                "bench".into(),
+                "table".into(),
+                "--shapes".into(),
+                "line".into(),
+                "--buffers".into(),
+                "1".into(),
+                "--rate".into(),
+                "1536000".into(),
+                "--seconds".into(),
+                "3600".into(),
+            ],
+            2,
+            "make 5529600000 cycles per run, more than the 8388608 a run may keep",
+        ),
+        (
+            vec![
+                "bench".into(),
+                "study".into(),
+                write(
                     "labels.toml",
                     "graphs = [\"gen:line:1\", \"gen:line:2\"]\nexecutors = [\"seq\"]\nthreads = [1]\nbuffers = [256]\nloads = [\"idle\"]\nseconds = 0.1\n",
                 ),

@@ -205,6 +205,10 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
             spec.rate
         ));
     }
+    for &b in &spec.buffers {
+        crate::check_cycles_per_run(file, spec.seconds, spec.rate, b)
+            .map_err(|e| BenchError::Input(e.to_string()))?;
+    }
     if let Some(h) = spec.histogram_buffer {
         if !spec.buffers.contains(&h) {
             return invalid(format!(
