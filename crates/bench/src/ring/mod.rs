@@ -63,9 +63,8 @@ pub fn run(config: &RingConfig) -> Result<RingResult, BenchError> {
         let o = run_point(&config.point)?;
         seconds.push(o.elapsed.as_secs_f64());
         rates.push(o.rate());
-        done.push(o.items as f64);
-        // Runs over producer processes count the items after the first (see `point`).
-        finished &= config.point.processes.is_some() || o.items >= config.point.items;
+        done.push(o.transferred as f64);
+        finished &= o.transferred >= config.point.items;
     }
     Ok(RingResult {
         point: config.point.clone(),

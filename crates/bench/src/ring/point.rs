@@ -122,8 +122,11 @@ pub struct Point {
 /// What one measurement did: items transferred (all checked) and the consumer's time.
 #[derive(Clone, Copy, Debug)]
 pub struct Outcome {
-    /// Items transferred.
+    /// Items timed (over producer processes, those after the first, whose arrival starts
+    /// the clock).
     pub items: u64,
+    /// Items transferred.
+    pub transferred: u64,
     /// The consumer's time.
     pub elapsed: Duration,
 }
@@ -437,6 +440,7 @@ pub fn measure<Q: Queue>(pt: &Point, mut q: Q) -> Result<Outcome, BenchError> {
     }
     Ok(Outcome {
         items: done,
+        transferred: done,
         elapsed,
     })
 }
@@ -556,6 +560,7 @@ fn run_processes(
     // The items after item 0 against the time after item 0.
     Ok(Outcome {
         items: pt.items.saturating_sub(1).max(1),
+        transferred: pt.items,
         elapsed,
     })
 }
