@@ -295,3 +295,29 @@ fn a_stopped_profile_says_what_its_report_covers() {
         "{err}"
     );
 }
+
+/// `bench pool`, stopped by a signal while it measures, leaves no output folder where it
+/// made one (the folder is made before the runs, its files written at the end).
+#[test]
+fn a_stopped_pool_benchmark_leaves_no_empty_folder() {
+    let d = folder("pool-folder");
+    let out = d.join("out");
+    let child = spawn(&[
+        "bench",
+        "pool",
+        "--policies",
+        "steal",
+        "--workloads",
+        "quicksort",
+        "--runs",
+        "1000",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    wait_for("the output folder", || out.is_dir());
+    std::thread::sleep(Duration::from_millis(200));
+    send(&child, libc::SIGINT);
+    let (code, _, err) = finish(child);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(!out.exists(), "{:?}", listing(&out));
+}

@@ -368,6 +368,8 @@ fn remove_stale(dir: &Path, path: &Path) {
 /// The temporary files in use, with the output each one is for.
 struct Temps {
     files: Vec<(PathBuf, String)>,
+    /// Output folders made for a run: removed only while still empty.
+    empty_dirs: Vec<PathBuf>,
     /// Set by [`remove_temps`]: the process is ending, no temporary file is created after.
     closed: bool,
 }
@@ -375,6 +377,7 @@ struct Temps {
 /// The temporary files in use.
 static TEMPS: Mutex<Temps> = Mutex::new(Temps {
     files: Vec::new(),
+    empty_dirs: Vec::new(),
     closed: false,
 });
 
@@ -402,7 +405,23 @@ pub fn remove_temps() -> Vec<String> {
             lost.push(shown);
         }
     }
+    for dir in std::mem::take(&mut t.empty_dirs) {
+        // Only succeeds if the folder is empty.
+        let _ = std::fs::remove_dir(dir);
+    }
     lost
+}
+
+/// Registers the output folder `dir`, just made for a run's results: [`remove_temps`]
+/// removes it if it is still empty (a run stopped before writing into it leaves no empty
+/// folder); [`forget_empty_dir`] once the run is over.
+pub fn register_empty_dir(dir: &Path) {
+    temps().empty_dirs.push(dir.to_path_buf());
+}
+
+/// Forgets the folder of [`register_empty_dir`].
+pub fn forget_empty_dir(dir: &Path) {
+    temps().empty_dirs.retain(|p| p != dir);
 }
 
 /// Registers the working folder `dir` (a benchmark's builds), made or to be made by the

@@ -169,7 +169,8 @@ pub fn run(a: &PoolBenchConfig, progress: &mut dyn Progress) -> Result<PoolBench
             fugue_pool::MAX_THREADS
         ));
     }
-    Folder::create(&a.output, Existing::Files(&FILES), a.force)?;
+    // Made now (its path checked); taken away again if the run ends before writing into it.
+    let _made = Folder::create(&a.output, Existing::Files(&FILES), a.force)?.until_written();
     let started = Instant::now();
     let cores = fugue_pool::default_threads();
     let prepared: Vec<_> = a.workloads.iter().map(Workload::prepare).collect();

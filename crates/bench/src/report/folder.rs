@@ -121,6 +121,28 @@ impl Folder {
             let _ = std::fs::remove_dir(&self.path);
         }
     }
+
+    /// The folder, taken away when the value is dropped if [`Folder::open`] made it and
+    /// nothing was written into it: a run that fails or is stopped anywhere leaves no empty
+    /// folder behind ([`Folder::remove_if_created`]); one that wrote its files keeps it.
+    pub fn until_written(self) -> UntilWritten {
+        // A signal that ends the process at once takes it away too.
+        if self.created {
+            fugue_engine::output::register_empty_dir(&self.path);
+        }
+        UntilWritten(self)
+    }
+}
+
+/// A [`Folder`] that is taken away when dropped empty ([`Folder::until_written`]).
+#[derive(Debug)]
+pub struct UntilWritten(Folder);
+
+impl Drop for UntilWritten {
+    fn drop(&mut self) {
+        self.0.remove_if_created();
+        fugue_engine::output::forget_empty_dir(&self.0.path);
+    }
 }
 
 #[cfg(test)]

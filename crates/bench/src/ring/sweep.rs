@@ -234,7 +234,8 @@ pub fn run(a: &SweepConfig, progress: &mut dyn Progress) -> Result<Sweep, BenchE
         // The padded slots, the larger ones of the sweep's two paddings.
         super::point::check_memory(largest, a.item_size, Padding::CacheLine)?;
     }
-    Folder::create(&a.output, Existing::Files(&FILES), a.force)?;
+    // Made now (its path checked); taken away again if the run ends before writing into it.
+    let _made = Folder::create(&a.output, Existing::Files(&FILES), a.force)?.until_written();
     let started = Instant::now();
     // Before any run: no thread of this process is pinned yet.
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
