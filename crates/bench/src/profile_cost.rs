@@ -204,7 +204,12 @@ impl<'a> ProfileCostReport<'a> {
             graph: label,
             source,
             executor: cfg.choice.kind.to_string(),
-            threads: cfg.choice.threads.max(1),
+            // seq runs on one thread whatever --threads says, as `fugue profile` reports it.
+            threads: if cfg.choice.kind == fugue_exec::ExecutorKind::Seq {
+                1
+            } else {
+                cfg.choice.threads.max(1)
+            },
             buffer: cfg.buffer,
             pairs: cfg.pairs,
             cycles_per_block: cfg.cycles,

@@ -380,7 +380,7 @@ pub struct StudyArgs {
 const STUDY_HELP: &str = "\
 Spec fields (TOML; studies/README.md describes each):
   required: graphs, executors, threads, buffers, loads, seconds
-  optional: root, busy_threads, busy_command, backend, rate, deadline, rt, histogram_buffer,
+  optional: root, busy_threads, busy_command, backend, rate, deadline, rt, pin, histogram_buffer,
             repeats, max_spread_pct
 
 Examples:

@@ -170,7 +170,10 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
     let spec = spec::parse(&text, &label).map_err(BenchError::Input)?;
     let file = &label;
     if !(spec.seconds > 0.0 && spec.seconds <= 3600.0) {
-        return invalid(format!("{file}: seconds must be between 0 and 3600"));
+        return invalid(format!(
+            "{file}: seconds must be above 0 and at most 3600, not {}",
+            spec.seconds
+        ));
     }
     for (field, empty) in [
         ("graphs", spec.graphs.is_empty()),
