@@ -469,6 +469,13 @@ pub struct OverheadArgs {
 
 /// Runs `fugue bench overhead` ([`crate::overhead`]).
 fn run_overhead(args: OverheadArgs, progress: &mut dyn Progress) -> Result<String, BenchError> {
+    if args.tuning.wake_lead_us.is_some() && args.period_us.is_none() {
+        return Err(BenchError::Config(
+            "--wake-lead-us needs --period-us: workers wake ahead of a cycle's expected start only when cycles start every period".into(),
+        ));
+    }
+    let names: Vec<&str> = args.executor.split(',').map(str::trim).collect();
+    once_each("--executor", Some(&names))?;
     let graph = match (args.graph, args.shape.as_deref().and_then(Shape::from_name)) {
         (Some(path), _) => GraphSource::File(path),
         (None, Some(shape)) => GraphSource::Shape(shape, args.nodes as usize),
@@ -571,6 +578,11 @@ fn run_table(
 ) -> Result<String, BenchError> {
     once_each("--shapes", Some(&args.shapes))?;
     once_each("--buffers", Some(&args.buffers))?;
+    if args.tuning.wake_lead_us.is_some() {
+        return Err(BenchError::Config(
+            "--wake-lead-us is for paced cycles (bench overhead --period-us); bench table runs its cycles back to back".into(),
+        ));
+    }
     let config = TableConfig {
         shapes: args
             .shapes
