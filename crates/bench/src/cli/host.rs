@@ -84,6 +84,12 @@ pub fn run(a: Args, env: &Env, progress: &mut dyn Progress) -> Result<String, Be
             "--buffers: each size must be between 1 and 65536".into(),
         ));
     }
+    let cores = fugue_exec::placement::available_cores().max(1);
+    if let Some(&t) = a.threads.iter().flatten().find(|&&t| t as usize > cores) {
+        progress.event(crate::progress::Event::Warning(&format!(
+            "--threads {t} is more than the {cores} cores this process may use: the ceiling's {t} sequential engines share cores instead of running one per core, so it and the fractions of it are not a {t}-core machine's"
+        )));
+    }
     let graphs = match &a.graphs {
         None => default_graphs(),
         Some(names) => names
