@@ -424,6 +424,62 @@ fn a_plugin_that_needs_what_fugue_lacks_is_refused_in_one_sentence() {
     );
 }
 
+/// An optional CV input is given a buffer of silence: a plugin that reads it in `activate`
+/// without checking that it was connected (swh's lowpass_iir, described here with its
+/// `stages` control as an optional CV port) reads zeros instead of a null pointer.
+#[test]
+fn an_optional_cv_port_is_connected_to_silence() {
+    let Some(_) = installed("an_optional_cv_port_is_connected_to_silence") else {
+        return;
+    };
+    let library = Path::new("/usr/lib/lv2/lowpass_iir-swh.lv2/plugin-linux.so");
+    if !library.is_file() {
+        eprintln!(
+            "SKIPPED an_optional_cv_port_is_connected_to_silence: no {}",
+            library.display()
+        );
+        return;
+    }
+    let dir = folder("lv2", "cv-optional");
+    let b = dir.join("lv2/cv.lv2");
+    std::fs::create_dir_all(&b).unwrap();
+    let prefixes = "@prefix lv2: <http://lv2plug.in/ns/lv2core#> .\n\
+                    @prefix doap: <http://usefulinc.com/ns/doap#> .\n\
+                    @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n";
+    std::fs::write(
+        b.join("manifest.ttl"),
+        format!(
+            "{prefixes}<http://plugin.org.uk/swh-plugins/lowpass_iir> a lv2:Plugin ; \
+             lv2:binary <file://{}> ; rdfs:seeAlso <cv.ttl> .\n",
+            library.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        b.join("cv.ttl"),
+        format!(
+            "{prefixes}<http://plugin.org.uk/swh-plugins/lowpass_iir> a lv2:Plugin ; \
+             doap:name \"Lowpass, stages as CV\" ; lv2:optionalFeature lv2:hardRTCapable ;\n\
+             lv2:port [ a lv2:InputPort , lv2:ControlPort ; lv2:index 0 ; lv2:symbol \"cutoff\" ; \
+             lv2:name \"Cutoff\" ; lv2:minimum 1 ; lv2:maximum 20000 ; lv2:default 1000 ] , \
+             [ a lv2:InputPort , lv2:CVPort ; lv2:portProperty lv2:connectionOptional ; \
+             lv2:index 1 ; lv2:symbol \"stages\" ; lv2:name \"Stages\" ] , \
+             [ a lv2:InputPort , lv2:AudioPort ; lv2:index 2 ; lv2:symbol \"in\" ; lv2:name \"In\" ] , \
+             [ a lv2:OutputPort , lv2:AudioPort ; lv2:index 3 ; lv2:symbol \"out\" ; lv2:name \"Out\" ] .\n"
+        ),
+    )
+    .unwrap();
+    let path = dir.join("lv2");
+    let env = [("LV2_PATH", path.to_str().unwrap())];
+    let o = render(
+        &dir,
+        "cv",
+        "uri: \"http://plugin.org.uk/swh-plugins/lowpass_iir\",",
+        &env,
+    );
+    assert!(o.status.success(), "{:?}: {}", o.status, stderr(&o));
+}
+
 #[test]
 fn plugins_lists_ports_controls_and_ranges_as_text_and_json() {
     let Some(all) = installed("plugins_lists_ports_controls_and_ranges") else {

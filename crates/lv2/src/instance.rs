@@ -69,6 +69,11 @@ pub struct Instance {
     inputs: Box<[f32]>,
     /// A sink for an output given no buffer.
     scratch: Box<[f32]>,
+    /// One buffer of `max_block` frames per optional CV port (a required one is refused):
+    /// silence for an input, a sink for an output. Plugins that read an optional port
+    /// without checking that it was connected (in `activate`, say) then read zeros instead
+    /// of a null pointer.
+    cv: Box<[(u32, Box<[f32]>)]>,
     max_block: usize,
     sequence: u32,
     chunk: u32,
@@ -137,6 +142,12 @@ impl Instance {
                 .collect(),
             inputs: vec![0.0; max_block * plugin.audio(true).count()].into(),
             scratch: vec![0.0; max_block].into(),
+            cv: plugin
+                .ports
+                .iter()
+                .filter(|p| p.kind == PortKind::Cv)
+                .map(|p| (p.index, vec![0.0f32; max_block.max(1)].into_boxed_slice()))
+                .collect(),
             max_block,
             sequence: urid_of(uris::ATOM_SEQUENCE),
             chunk: urid_of(uris::ATOM_CHUNK),
@@ -149,8 +160,13 @@ impl Instance {
                     let a = me.atoms.iter_mut().find(|a| a.index == p.index);
                     a.map_or(std::ptr::null_mut(), |a| a.buf.as_mut_ptr().cast())
                 }
-                // Connected at every run (audio) or never (optional ports of other kinds:
-                // the node refuses a required one before it gets here).
+                PortKind::Cv => {
+                    let c = me.cv.iter_mut().find(|(i, _)| *i == p.index);
+                    c.map_or(std::ptr::null_mut(), |(_, b)| b.as_mut_ptr().cast())
+                }
+                // Connected at every run (audio) or never (optional ports of a type fugue
+                // does not know, whose data it cannot size: the node refuses a required
+                // one before it gets here).
                 _ => std::ptr::null_mut(),
             };
             me.connect(p.index, data);
