@@ -741,6 +741,55 @@ fn the_host_plays_on_when_libfaust_crashes_on_a_program() {
     assert!(stats["cycles"].as_u64().unwrap_or(0) > 0, "{stats}");
 }
 
+/// A compilation that runs past the time limit (`FUGUE_FAUST_TIME_LIMIT`, 1 s here, for a
+/// program of 20,000 filters in series, which takes minutes) is stopped: the host says so
+/// in one line, plays on and takes the next command.
+#[test]
+fn a_compilation_past_the_time_limit_is_stopped_and_the_host_plays_on() {
+    if !fugue_faust::available_for("a_compilation_past_the_time_limit_is_stopped") {
+        return;
+    }
+    let dir = folder("faust", "time-limit");
+    let slow = dir.join("slow.dsp");
+    std::fs::write(
+        &slow,
+        "import(\"stdfaust.lib\");\nprocess = seq(i, 20000, fi.lowpass(2, 1000 + i));\n",
+    )
+    .unwrap();
+    let script = dir.join("session.txt");
+    std::fs::write(
+        &script,
+        format!(
+            "load base {}\nload slow {}\nwait 0.05\nlist\nquit\n",
+            example("synth.ag"),
+            slow.display(),
+        ),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let o = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args([
+            "host",
+            "--backend",
+            "offline",
+            "--script",
+            script.to_str().unwrap(),
+        ])
+        .env("FUGUE_FAUST_CACHE", "off")
+        .env("FUGUE_FAUST_TIME_LIMIT", "1")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    let err = stderr(&o);
+    assert!(
+        err.contains("session.txt:2: error: compiling ")
+            && err.contains("slow.dsp took longer than 1 s, the limit, and was stopped"),
+        "{err}"
+    );
+    assert!(stdout(&o).contains("1 loaded: base"), "{}", stdout(&o));
+}
+
 /// A program in a folder whose path has a quote (which libfaust writes unescaped into the
 /// program's description, and then fails or crashes) is refused in one sentence that names
 /// the folder; a quote in the file's own name is harmless. The interpreter's programs compile

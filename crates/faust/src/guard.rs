@@ -197,12 +197,38 @@ pub(crate) fn try_in_child(
                 let _ = s.write_all(&job);
             }
         });
+    // The time limit: a watchdog kills the child when it runs past it (the end of the
+    // compilation, below, tells the watchdog to stop first).
+    let pid = child.id() as i32;
+    let timed_out = std::sync::Arc::new(AtomicBool::new(false));
+    let (done, ended) = std::sync::mpsc::channel::<()>();
+    let watchdog = time_limit().and_then(|limit| {
+        let timed_out = timed_out.clone();
+        std::thread::Builder::new()
+            .name("fugue-faust-limit".into())
+            .spawn(move || {
+                if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = ended.recv_timeout(limit) {
+                    // Only the child still compiling (cleared once it is reaped).
+                    if CHILD.load(Ordering::SeqCst) == pid {
+                        timed_out.store(true, Ordering::SeqCst);
+                        // SAFETY: kill takes plain integers; the pid is this process's
+                        // child, not reaped yet (as in `stop_child`).
+                        unsafe { libc::kill(pid, libc::SIGKILL) };
+                    }
+                }
+            })
+            .ok()
+    });
     let mut answer = Vec::new();
     if let Some(stdout) = child.stdout.take() {
         let _ = stdout.take(MAX_MESSAGE).read_to_end(&mut answer);
     }
     let status = child.wait();
     CHILD.store(0, Ordering::SeqCst);
+    drop(done);
+    if let Some(w) = watchdog {
+        let _ = w.join();
+    }
     if let Ok(w) = writer {
         let _ = w.join();
     }
@@ -220,6 +246,11 @@ pub(crate) fn try_in_child(
         // Stopped by this process, or by hang-up, Ctrl-C or `kill`: the child did not fail.
         return Err(if STOP.load(Ordering::SeqCst) {
             stopped(source)
+        } else if timed_out.load(Ordering::SeqCst) {
+            FaustError::TimedOut {
+                name,
+                seconds: time_limit().map_or(0, |l| l.as_secs()),
+            }
         } else if matches!(signal, 1 | 2 | 15) {
             FaustError::Stopped { name, how }
         } else {
@@ -251,6 +282,37 @@ pub(crate) fn try_in_child(
         // A helper that does not speak this protocol (or could not open libfaust, which this
         // process did): compile here, as without a helper.
         _ => Tried::NotRun,
+    })
+}
+
+/// The environment variable that sets the time limit of a compilation in the child process,
+/// in whole seconds (0: none; default [`DEFAULT_TIME_LIMIT`]).
+pub const TIME_LIMIT_ENV: &str = "FUGUE_FAUST_TIME_LIMIT";
+
+/// How long a compilation in the child may take, by default, before it is stopped: far
+/// beyond what a program of the 16 MiB a file may hold took here (Faust's examples compile
+/// in well under a second; the largest physical models in seconds), short enough that a
+/// host whose `load` met a compiler that never ends takes commands again.
+pub const DEFAULT_TIME_LIMIT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// The time limit of a compilation in the child ([`TIME_LIMIT_ENV`]; `None`: none). A value
+/// that is not a whole number of seconds is the default, said once on standard error.
+fn time_limit() -> Option<std::time::Duration> {
+    static LIMIT: OnceLock<Option<std::time::Duration>> = OnceLock::new();
+    *LIMIT.get_or_init(|| match std::env::var(TIME_LIMIT_ENV) {
+        Err(_) => Some(DEFAULT_TIME_LIMIT),
+        Ok(v) if v.trim().is_empty() => Some(DEFAULT_TIME_LIMIT),
+        Ok(v) => match v.trim().parse::<u64>() {
+            Ok(0) => None,
+            Ok(s) => Some(std::time::Duration::from_secs(s.min(1 << 32))),
+            Err(_) => {
+                eprintln!(
+                    "fugue: warning: {TIME_LIMIT_ENV}={v}: not a whole number of seconds; Faust compilations stop after {} s",
+                    DEFAULT_TIME_LIMIT.as_secs()
+                );
+                Some(DEFAULT_TIME_LIMIT)
+            }
+        },
     })
 }
 

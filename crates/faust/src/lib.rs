@@ -104,6 +104,15 @@ pub enum FaustError {
         /// How the compiling process ended: "segmentation fault, signal 11".
         how: String,
     },
+    /// The child process compiling the program ran past the time limit
+    /// ([`guard::TIME_LIMIT_ENV`]) and was stopped.
+    #[error("compiling {name} took longer than {seconds} s, the limit, and was stopped; nothing of it was loaded ({env}=SECONDS sets another limit, 0 none)", env = guard::TIME_LIMIT_ENV)]
+    TimedOut {
+        /// The program's name (its file).
+        name: String,
+        /// The limit, in seconds.
+        seconds: u64,
+    },
     /// The child process compiling the program was stopped by a signal from outside
     /// (Ctrl-C, `kill`).
     #[error("compiling {name} was stopped ({how})")]
