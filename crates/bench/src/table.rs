@@ -228,6 +228,9 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
             ));
         }
     }
+    for &buffer in &c.buffers {
+        crate::check_cycles_per_run("bench table", c.seconds, c.rate, buffer)?;
+    }
     let mut runners = parse_runners(&c.executors, &[Runner::Rayon])?;
     runners.retain(|&r| r != Runner::SEQ);
     runners.insert(0, Runner::SEQ);
@@ -249,9 +252,6 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
     };
     let probing = probe_cores.len() > 1;
     let reg = &c.registry;
-    for &buffer in &c.buffers {
-        crate::check_cycles_per_run("bench table", c.seconds, c.rate, buffer)?;
-    }
     let load_before = load_average();
     let started = Instant::now();
     let mut cells: Vec<Cell> = Vec::new();

@@ -208,27 +208,41 @@ pub(crate) fn try_in_child(
             .name("fugue-faust-limit".into())
             .spawn(move || {
                 if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = ended.recv_timeout(limit) {
-                    // Only the child still compiling (cleared once it is reaped).
-                    if CHILD.load(Ordering::SeqCst) == pid {
-                        timed_out.store(true, Ordering::SeqCst);
-                        // SAFETY: kill takes plain integers; the pid is this process's
-                        // child, not reaped yet (as in `stop_child`).
-                        unsafe { libc::kill(pid, libc::SIGKILL) };
-                    }
+                    timed_out.store(true, Ordering::SeqCst);
+                    // SAFETY: kill takes plain integers. The pid is this process's child,
+                    // not reaped: the compiling thread reaps it only after this thread
+                    // has ended (it waits for the child's exit without reaping it first).
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
                 }
             })
+            // A watchdog that cannot be started leaves the compilation without a limit.
             .ok()
     });
     let mut answer = Vec::new();
     if let Some(stdout) = child.stdout.take() {
         let _ = stdout.take(MAX_MESSAGE).read_to_end(&mut answer);
     }
-    let status = child.wait();
-    CHILD.store(0, Ordering::SeqCst);
-    drop(done);
     if let Some(w) = watchdog {
+        // The child's end, without reaping it (its pid stays its own until `wait` below),
+        // then the watchdog told and gone: it can never signal another process.
+        // SAFETY: a zeroed siginfo_t is a valid buffer for waitid, which fills it.
+        unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            while libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            ) == -1
+                && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
+            {
+            }
+        }
+        drop(done);
         let _ = w.join();
     }
+    let status = child.wait();
+    CHILD.store(0, Ordering::SeqCst);
     if let Ok(w) = writer {
         let _ = w.join();
     }

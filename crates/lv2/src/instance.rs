@@ -297,7 +297,8 @@ impl Processor for Instance {
     }
 
     fn memory(&self) -> usize {
-        self.atoms.len() * ATOM_BYTES + (self.audio_in.len() + 1) * self.max_block * 4
+        self.atoms.len() * ATOM_BYTES
+            + (self.audio_in.len() + 1 + self.cv.len()) * self.max_block * 4
     }
 
     /// Control input `param` (its port index): the plugin reads it at its next `run`.

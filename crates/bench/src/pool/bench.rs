@@ -135,6 +135,9 @@ pub struct Summary {
 /// The benchmark's results.
 #[derive(Clone, Debug)]
 pub struct PoolBench {
+    /// The output folder made for the run, taken away if it is dropped empty (a run that
+    /// was stopped, or results never written).
+    pub folder: std::sync::Arc<crate::report::folder::UntilWritten>,
     /// Every run.
     pub runs: Vec<Run>,
     /// Per configuration.
@@ -169,8 +172,9 @@ pub fn run(a: &PoolBenchConfig, progress: &mut dyn Progress) -> Result<PoolBench
             fugue_pool::MAX_THREADS
         ));
     }
-    // Made now (its path checked); taken away again if the run ends before writing into it.
-    let _made = Folder::create(&a.output, Existing::Files(&FILES), a.force)?.until_written();
+    // Made now (its path checked); taken away again if the run ends before writing into it
+    // (the guard lives in the results, until they are written and dropped).
+    let made = Folder::create(&a.output, Existing::Files(&FILES), a.force)?.until_written();
     let started = Instant::now();
     let cores = fugue_pool::default_threads();
     let prepared: Vec<_> = a.workloads.iter().map(Workload::prepare).collect();
@@ -266,6 +270,7 @@ pub fn run(a: &PoolBenchConfig, progress: &mut dyn Progress) -> Result<PoolBench
         })
         .collect();
     Ok(PoolBench {
+        folder: std::sync::Arc::new(made),
         runs,
         summary,
         idle,

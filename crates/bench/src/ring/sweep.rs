@@ -82,6 +82,9 @@ pub struct Run {
 /// The sweep's results.
 #[derive(Clone, Debug)]
 pub struct Sweep {
+    /// The output folder made for the run, taken away if it is dropped empty (a run that
+    /// was stopped, or results never written).
+    pub folder: std::sync::Arc<crate::report::folder::UntilWritten>,
     /// Every run.
     pub runs: Vec<Run>,
     /// Items per second per point: median, min, max, and the number of runs.
@@ -234,8 +237,9 @@ pub fn run(a: &SweepConfig, progress: &mut dyn Progress) -> Result<Sweep, BenchE
         // The padded slots, the larger ones of the sweep's two paddings.
         super::point::check_memory(largest, a.item_size, Padding::CacheLine)?;
     }
-    // Made now (its path checked); taken away again if the run ends before writing into it.
-    let _made = Folder::create(&a.output, Existing::Files(&FILES), a.force)?.until_written();
+    // Made now (its path checked); taken away again if the run ends before writing into it
+    // (the guard lives in the results, until they are written and dropped).
+    let made = Folder::create(&a.output, Existing::Files(&FILES), a.force)?.until_written();
     let started = Instant::now();
     // Before any run: no thread of this process is pinned yet.
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
@@ -290,6 +294,7 @@ pub fn run(a: &SweepConfig, progress: &mut dyn Progress) -> Result<Sweep, BenchE
         .map(|(k, v)| (k, (Spread::of(&v), v.len())))
         .collect();
     Ok(Sweep {
+        folder: std::sync::Arc::new(made),
         runs,
         summary,
         points: pts.len(),

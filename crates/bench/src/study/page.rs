@@ -242,7 +242,8 @@ pub fn readme(info: &Info<'_>) -> String {
          - `summary.csv`: one row per configuration: the repeats, the mean cycle time (median \
          repeat, with the smallest and largest repeat), `spread_pct` (the width of the \
          confidence interval of the row's figure, its speedup or seq's median cycle, in % of \
-         it), median, p99, max cycle time (µs) of the median repeat (by median cycle), deadline misses and miss rate, overruns (times a \
+         it), median, p99, max cycle time (µs) of the median repeat (by median cycle; over all its \
+         cycles, where the speedups and `spread_pct` leave the warm-up out), deadline misses and miss rate, overruns (times a \
          cycle ended more than a period past the next one's start, after which the clock skips \
          ahead: cycles not run, as an audio server's xrun), records dropped by a full statistics ring, \
          steals, the wake-up latency of the median repeat (median and p99, µs), the speedup over seq (median over the repeats of seq's median cycle divided by the \

@@ -11,7 +11,6 @@ use super::measure::Run;
 use super::prepare::single;
 use super::spec::{Config, Exec, Row};
 use super::trust::interval_pct;
-use super::AUTO;
 use crate::report::plot::color;
 use crate::report::{opt, Csv};
 use crate::stats::{median, min_max};
@@ -113,9 +112,9 @@ pub(super) fn aggregate(
 /// Why a speedup `sp` of `cfg` is impossible, if it is: above its thread count, the
 /// machine's `cores` or the graph's `width`.
 fn bound_doubt(cfg: &Config, sp: f64, cores: usize, width: Option<usize>) -> Option<String> {
-    // auto's configuration has one thread; the candidate it plays may have up to the cores
-    // (bounded just below).
-    if cfg.exec.name != AUTO && sp > cfg.threads as f64 * BOUND_SLACK {
+    // auto's configuration has the spec's largest thread count, which bounds its
+    // candidates as a thread count bounds any executor.
+    if sp > cfg.threads as f64 * BOUND_SLACK {
         Some(format!(
             "speedup ×{sp:.2} above its {} threads: impossible, the timing was disturbed",
             cfg.threads
