@@ -106,6 +106,12 @@ pub fn load(name: &str, corpus: Option<&Path>, base: &Path) -> Result<Loaded, Be
                 ))
             }
         };
+        // A line is at least a source and a sink (`fugue gen line` refuses fewer).
+        if shape == "line" && n < 2 {
+            return config(format!(
+                "graph `{name}`: a line has at least 2 nodes (a source and a sink)"
+            ));
+        }
         let (label, graph) = match generated(shape, n) {
             None => {
                 return config(format!(

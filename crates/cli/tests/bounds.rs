@@ -717,12 +717,31 @@ fn benchmark_counts_and_times_are_bounded() {
                 "study".into(),
                 write(
                     "labels.toml",
-                    "graphs = [\"gen:line:1\", \"gen:line:2\"]\nexecutors = [\"seq\"]\nthreads = [1]\nbuffers = [256]\nloads = [\"idle\"]\nseconds = 0.1\n",
+                    &format!(
+                        "graphs = [\"gen:line:4\", \"{}\"]\nexecutors = [\"seq\"]\nthreads = [1]\nbuffers = [256]\nloads = [\"idle\"]\nseconds = 0.1\n",
+                        write(
+                            "line4.ag",
+                            "o = { kind: \"osc\", freq: 220, };\ns = { kind: \"sink\", };\no.1 -> s.1;\n"
+                        )
+                    ),
                 ),
                 "--dry-run".into(),
             ],
             1,
-            "graphs `gen:line:1` and `gen:line:2` are both labelled `line2`",
+            "line4.ag` are both labelled `line4`",
+        ),
+        (
+            vec![
+                "bench".into(),
+                "study".into(),
+                write(
+                    "line1.toml",
+                    "graphs = [\"gen:line:1\"]\nexecutors = [\"seq\"]\nthreads = [1]\nbuffers = [256]\nloads = [\"idle\"]\nseconds = 0.1\n",
+                ),
+                "--dry-run".into(),
+            ],
+            1,
+            "graph `gen:line:1`: a line has at least 2 nodes",
         ),
         (
             vec![

@@ -284,6 +284,16 @@ fn a_control_out_of_range_names_the_range_and_an_unknown_one_is_warned_about() {
         e.contains("`drive` = `7` is outside the range of control `drive`") && e.contains("1 to 3"),
         "{e}"
     );
+    // A range given as a fraction of the rate, in the figures meant (0.0001 x 48000 is 4.8,
+    // not its 32-bit rounding 4.7999997).
+    let o = render(
+        &dir,
+        "cutoff",
+        "uri: \"http://plugin.org.uk/swh-plugins/lowpass_iir\", cutoff: 1,",
+        &[],
+    );
+    let e = one_error(&o);
+    assert!(e.contains(": 4.8 to 21600 at 48000 Hz"), "{e}");
     let o = render(&dir, "w", &format!("{FOVERDRIVE} drvie: 2,"), &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let e = stderr(&o);

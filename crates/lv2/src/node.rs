@@ -145,8 +145,8 @@ impl Kind {
                     &format!(
                         "is outside the range of control `{attr}` of plugin <{}>: {} to {}{}",
                         plugin.uri,
-                        lo as f32,
-                        hi as f32,
+                        six_digits(lo),
+                        six_digits(hi),
                         // A range given as a fraction of the rate holds at this rate only.
                         if port.sample_rate {
                             format!(" at {rate} Hz")
@@ -428,4 +428,15 @@ pub fn lint(ctx: &NodeContext<'_>) -> Vec<LintNote> {
         )));
     }
     out
+}
+
+/// `x` to six significant digits, as a user would write it: a bound that is a float's
+/// rounding of the plugin's figure times the rate (0.0001 x 48000 in 32 bits,
+/// 4.7999997) reads as the figure meant (4.8).
+fn six_digits(x: f64) -> f64 {
+    if x.is_finite() && x != 0.0 {
+        format!("{x:.5e}").parse().unwrap_or(x)
+    } else {
+        x
+    }
 }
