@@ -365,11 +365,28 @@ fn remove_stale(dir: &Path, path: &Path) {
     }
 }
 
-/// The temporary files in use, with the output each one is for.
+/// How [`remove_temps`] takes a registered path away.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Removal {
+    /// A temporary file ([`Temp`]).
+    File,
+    /// A working folder, with what it holds ([`register_temp_dir`]).
+    Tree,
+    /// An output folder made for a run, only while it is still empty
+    /// ([`register_empty_dir`]).
+    IfEmpty,
+}
+
+/// A path registered for removal, with the output it is for (empty: none to name).
+struct Registered {
+    path: PathBuf,
+    shown: String,
+    how: Removal,
+}
+
+/// The temporary files and folders in use.
 struct Temps {
-    files: Vec<(PathBuf, String)>,
-    /// Output folders made for a run: removed only while still empty.
-    empty_dirs: Vec<PathBuf>,
+    files: Vec<Registered>,
     /// Set by [`remove_temps`]: the process is ending, no temporary file is created after.
     closed: bool,
 }
@@ -377,7 +394,6 @@ struct Temps {
 /// The temporary files in use.
 static TEMPS: Mutex<Temps> = Mutex::new(Temps {
     files: Vec::new(),
-    empty_dirs: Vec::new(),
     closed: false,
 });
 
@@ -387,53 +403,56 @@ fn temps() -> std::sync::MutexGuard<'static, Temps> {
     TEMPS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Removes every temporary file in use ([`Temp`]) and returns the outputs that were not
-/// written because of it, each named once (for a process about to end on a signal). From
-/// then on [`Temp::create`] creates no file: one that a thread creates meanwhile is either
-/// created before the removal (and removed) or refused.
+/// Removes every temporary file in use ([`Temp`]) and registered folder, and returns the
+/// outputs that were not written because of it, each named once (for a process about to end
+/// on a signal). From then on [`Temp::create`] creates no file: one that a thread creates
+/// meanwhile is either created before the removal (and removed) or refused.
 pub fn remove_temps() -> Vec<String> {
     let mut t = temps();
     t.closed = true;
     let mut lost: Vec<String> = Vec::new();
-    for (tmp, shown) in std::mem::take(&mut t.files) {
-        let removed = if tmp.is_dir() {
-            std::fs::remove_dir_all(&tmp).is_ok()
-        } else {
-            std::fs::remove_file(&tmp).is_ok()
-        };
-        if removed && !shown.is_empty() && !lost.contains(&shown) {
-            lost.push(shown);
+    for r in std::mem::take(&mut t.files) {
+        let removed = match r.how {
+            Removal::File => std::fs::remove_file(&r.path),
+            Removal::Tree => std::fs::remove_dir_all(&r.path),
+            // Only succeeds if the folder is empty.
+            Removal::IfEmpty => std::fs::remove_dir(&r.path),
         }
-    }
-    for dir in std::mem::take(&mut t.empty_dirs) {
-        // Only succeeds if the folder is empty.
-        let _ = std::fs::remove_dir(dir);
+        .is_ok();
+        if removed && !r.shown.is_empty() && !lost.contains(&r.shown) {
+            lost.push(r.shown);
+        }
     }
     lost
 }
 
-/// Registers the output folder `dir`, just made for a run's results: [`remove_temps`]
-/// removes it if it is still empty (a run stopped before writing into it leaves no empty
-/// folder); [`forget_empty_dir`] once the run is over.
-pub fn register_empty_dir(dir: &Path) {
-    temps().empty_dirs.push(dir.to_path_buf());
+/// Registers `path` for [`remove_temps`].
+fn register(path: &Path, shown: String, how: Removal) {
+    temps().files.push(Registered {
+        path: path.to_path_buf(),
+        shown,
+        how,
+    });
 }
 
-/// Forgets the folder of [`register_empty_dir`].
-pub fn forget_empty_dir(dir: &Path) {
-    temps().empty_dirs.retain(|p| p != dir);
+/// Forgets `path`: a folder of [`register_temp_dir`] or [`register_empty_dir`], or a
+/// temporary file's name.
+pub fn forget_path(path: &Path) {
+    temps().files.retain(|r| r.path != path);
+}
+
+/// Registers the output folder `dir`, just made for a run's results: [`remove_temps`]
+/// removes it if it is still empty (a run stopped before writing into it leaves no empty
+/// folder); [`forget_path`] once the run is over.
+pub fn register_empty_dir(dir: &Path) {
+    register(dir, String::new(), Removal::IfEmpty);
 }
 
 /// Registers the working folder `dir` (a benchmark's builds), made or to be made by the
-/// caller: [`remove_temps`] removes it with what it holds; [`forget_temp_dir`] when the
-/// caller has removed it.
+/// caller: [`remove_temps`] removes it with what it holds; [`forget_path`] when the caller
+/// has removed it.
 pub fn register_temp_dir(dir: &Path) {
-    temps().files.push((dir.to_path_buf(), String::new()));
-}
-
-/// Forgets the working folder `dir` of [`register_temp_dir`].
-pub fn forget_temp_dir(dir: &Path) {
-    temps().files.retain(|(p, _)| p != dir);
+    register(dir, String::new(), Removal::Tree);
 }
 
 /// A temporary file for the output `shown`: removed when dropped (unless it was given its
@@ -457,7 +476,11 @@ impl Temp {
             ));
         }
         let file = std::fs::File::create(&path)?;
-        t.files.push((path.clone(), shown.display().to_string()));
+        t.files.push(Registered {
+            path: path.clone(),
+            shown: shown.display().to_string(),
+            how: Removal::File,
+        });
         Ok((Temp { path, armed: true }, file))
     }
 
@@ -484,7 +507,7 @@ impl Temp {
 pub fn open_truncated(path: &Path) -> std::io::Result<std::fs::File> {
     let create = {
         let t = temps();
-        !t.closed && !t.files.iter().any(|(p, _)| p == path)
+        !t.closed && !t.files.iter().any(|r| r.path == path)
     };
     let file = std::fs::File::options()
         .write(true)
@@ -499,7 +522,7 @@ pub fn open_truncated(path: &Path) -> std::io::Result<std::fs::File> {
 
 impl Drop for Temp {
     fn drop(&mut self) {
-        temps().files.retain(|(p, _)| p != &self.path);
+        forget_path(&self.path);
         if self.armed {
             let _ = std::fs::remove_file(&self.path);
         }

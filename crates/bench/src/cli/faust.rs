@@ -102,7 +102,7 @@ pub fn run(a: Args, env: &Env, progress: &mut dyn Progress) -> Result<String, Be
     fugue_engine::output::register_temp_dir(&work);
     let result = crate::faust::run(&config, &mut |line| progress.event(Event::Line(line)));
     let _ = std::fs::remove_dir_all(&work);
-    fugue_engine::output::forget_temp_dir(&work);
+    fugue_engine::output::forget_path(&work);
     let bench = result?;
     crate::faust::write(&a.output, &config, &bench, &env.command, a.force)?;
     let mut out = String::new();

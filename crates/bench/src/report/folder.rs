@@ -141,7 +141,7 @@ pub struct UntilWritten(Folder);
 impl Drop for UntilWritten {
     fn drop(&mut self) {
         self.0.remove_if_created();
-        fugue_engine::output::forget_empty_dir(&self.0.path);
+        fugue_engine::output::forget_path(&self.0.path);
     }
 }
 
