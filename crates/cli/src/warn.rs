@@ -45,12 +45,9 @@ pub fn engine_notes(
         let at = fugue_engine::lint::node_place(graph, name, None)
             .map(|l| format!("{}:{l}: ", file.display()))
             .unwrap_or_default();
-        let kind = graph
-            .find(name)
-            .map(|v| format!(" `{}`", graph.node(v).kind))
-            .unwrap_or_default();
         warning(format_args!(
-            "{at}node `{name}` has an unknown kind{kind}; it was rendered as silence (--placeholder)"
+            "{at}{}",
+            fugue_engine::lint::placeholder(graph, name, "was rendered")
         ));
     }
     for p in panics {

@@ -365,6 +365,17 @@ pub fn node_place(
         .or_else(|| places.node(id))
 }
 
+/// What is said of node `name` of `graph`, of a kind no registry knows, that `played` (`was
+/// rendered`, `plays`) as silence (`--placeholder`): by render and run, and in the host's
+/// reply to its `load`.
+pub fn placeholder(graph: &TaskGraph, name: &str, played: &str) -> String {
+    let kind = graph
+        .find(name)
+        .map(|v| format!(" `{}`", graph.node(v).kind))
+        .unwrap_or_default();
+    format!("node `{name}` has an unknown kind{kind}; it {played} as silence (--placeholder)")
+}
+
 /// The error that makes warnings fatal (`--strict`): the first of them and how many more
 /// there are; `None` when there is none.
 pub fn strict_error(warnings: &[String]) -> Option<String> {

@@ -322,10 +322,7 @@ pub fn is_dsp(path: &Path) -> bool {
 /// its ports.
 pub fn dsp_graph(file: &Path) -> Result<TaskGraph, FaustError> {
     let faust = Faust::shared()?;
-    let folder = match file.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
+    let folder = fugue_graph::read::folder_of(file).to_path_buf();
     // The source that the graph's node will have (its file in the graph's folder), so that
     // the program is compiled once.
     let source = Source::file(file, Some(&folder))?;

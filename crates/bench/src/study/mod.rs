@@ -189,10 +189,7 @@ pub fn plan(args: &StudyConfig) -> Result<StudyPlan, BenchError> {
 /// Refuses, even with `--force`, an output folder where the study would write over its own
 /// spec (a spec named `README.md`, `summary.csv`, a figure's name, in that folder).
 fn refuse_replacing_spec(spec: &Path, output: &Path) -> Result<(), BenchError> {
-    let folder = match spec.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
+    let folder = fugue_graph::read::folder_of(spec);
     let same = std::fs::canonicalize(folder)
         .ok()
         .is_some_and(|f| std::fs::canonicalize(output).is_ok_and(|o| o == f));

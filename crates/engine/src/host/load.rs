@@ -152,15 +152,7 @@ impl Host {
             .plan()
             .placeholders()
             .iter()
-            .map(|n| {
-                let kind = graph
-                    .find(n)
-                    .map(|v| graph.node(v).kind.as_str())
-                    .unwrap_or("");
-                format!(
-                    "node `{n}` has an unknown kind `{kind}`; it plays as silence (--placeholder)"
-                )
-            })
+            .map(|n| crate::lint::placeholder(graph, n, "plays"))
             .collect();
         let executor = ExecutorPlan::again(built.executor);
         let period_ns = self.options.period_ns();

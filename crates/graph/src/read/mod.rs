@@ -84,12 +84,17 @@ pub fn read_file(path: &Path, format: Option<Format>) -> Result<TaskGraph, ReadE
         });
     }
     let mut graph = read_bytes(&bytes, format, &file)?;
-    // `g.ag` has the folder "": the working directory, named as such.
-    graph.set_folder(Some(match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    }));
+    graph.set_folder(Some(folder_of(path).to_path_buf()));
     Ok(graph)
+}
+
+/// The folder that holds `path`: its parent, or `.` for a bare name (`g.ag` has the folder
+/// "", the working directory, named as such).
+pub fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
 }
 
 /// Reads the file at `path` whole, refusing one larger than `limit` bytes without reading

@@ -231,10 +231,7 @@ pub fn check_path(path: &Path) -> Result<bool, ControlError> {
             path.as_os_str().len()
         )));
     }
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
+    let parent = fugue_graph::read::folder_of(path);
     if !parent.is_dir() {
         return Err(ControlError::Taken(format!(
             "{}: the folder {} does not exist; the control socket is made in an existing folder",
