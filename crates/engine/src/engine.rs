@@ -147,7 +147,7 @@ impl Engine {
             };
             let plan = compile(sub, overlap, c.threads)?;
             if overlap > 1 && plan.pipeline() != sub * overlap {
-                let why = plan.pipeline_note().map(str::to_string);
+                let why = plan.pipeline_refusal().map(str::to_string);
                 return Ok((compile(sub, 1, c.threads)?, why));
             }
             Ok((plan, None))
@@ -158,16 +158,9 @@ impl Engine {
             // changes rates, or has a node that cannot be cut, refuses, and runs one block
             // per cycle.
             if choice.overlap > 1 && plan.block() != block * choice.overlap {
-                let why = why
-                    .as_deref()
-                    .and_then(|w| w.strip_prefix("not pipelined: "))
-                    .map_or_else(
-                        || {
-                            "the graph changes sample rates (its plan cannot be cut by block)"
-                                .to_string()
-                        },
-                        str::to_string,
-                    );
+                let why = why.unwrap_or_else(|| {
+                    "the graph changes sample rates (its plan cannot be cut by block)".to_string()
+                });
                 refused.push(format!(
                     "overlap {}: {why}, so it runs one block per cycle",
                     choice.overlap

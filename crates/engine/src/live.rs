@@ -131,20 +131,26 @@ pub fn check(
     let kind = graph.node(v).kind.clone();
     let doc = registry.doc(&kind);
     let not_live = || {
-        let live = match doc {
-            Some(d) if d.others.is_some() => format!(
-                "the live attributes of kind {kind} are the parameters its nodes load); `fugue info` on the graph lists them"
+        let (live, hint) = match doc {
+            Some(d) if d.others.is_some() => (
+                format!("the live attributes of kind {kind} are the parameters its nodes load"),
+                "`fugue info` on the graph lists them",
             ),
             Some(d) if !d.live.is_empty() => {
                 let v: Vec<&str> = d.live.iter().map(|a| a.as_ref()).collect();
-                format!(
-                    "the live attributes of kind {kind}: {}); `fugue kinds` marks them",
-                    v.join(", ")
+                (
+                    format!("the live attributes of kind {kind}: {}", v.join(", ")),
+                    "`fugue kinds` marks them",
                 )
             }
-            _ => format!("kind {kind} has no live attribute); `fugue kinds` marks the live ones"),
+            _ => (
+                format!("kind {kind} has no live attribute"),
+                "`fugue kinds` marks the live ones",
+            ),
         };
-        format!("attribute `{attr}` of node `{node}` cannot change while the graph plays ({live}")
+        format!(
+            "attribute `{attr}` of node `{node}` cannot change while the graph plays ({live}); {hint}"
+        )
     };
     // A node's ports, kind and cost are the graph's shape: never live.
     if ["kind", "in", "out", "wcet"].contains(&attr) {

@@ -200,20 +200,23 @@ pub(crate) fn try_in_child(
     // The time limit: a watchdog kills the child when it runs past it (the end of the
     // compilation, below, tells the watchdog to stop first).
     let pid = child.id() as i32;
-    let timed_out = std::sync::Arc::new(AtomicBool::new(false));
     let (done, ended) = std::sync::mpsc::channel::<()>();
+    // The watchdog returns whether it stopped the child.
     let watchdog = time_limit().and_then(|limit| {
-        let timed_out = timed_out.clone();
         std::thread::Builder::new()
             .name("fugue-faust-limit".into())
             .spawn(move || {
-                if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = ended.recv_timeout(limit) {
-                    timed_out.store(true, Ordering::SeqCst);
+                let late = matches!(
+                    ended.recv_timeout(limit),
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+                );
+                if late {
                     // SAFETY: kill takes plain integers. The pid is this process's child,
                     // not reaped: the compiling thread reaps it only after this thread
                     // has ended (it waits for the child's exit without reaping it first).
                     unsafe { libc::kill(pid, libc::SIGKILL) };
                 }
+                late
             })
             // A watchdog that cannot be started leaves the compilation without a limit.
             .ok()
@@ -222,7 +225,7 @@ pub(crate) fn try_in_child(
     if let Some(stdout) = child.stdout.take() {
         let _ = stdout.take(MAX_MESSAGE).read_to_end(&mut answer);
     }
-    if let Some(w) = watchdog {
+    let timed_out = watchdog.is_some_and(|w| {
         // The child's end, without reaping it (its pid stays its own until `wait` below),
         // then the watchdog told and gone: it can never signal another process.
         // SAFETY: a zeroed siginfo_t is a valid buffer for waitid, which fills it.
@@ -239,8 +242,8 @@ pub(crate) fn try_in_child(
             }
         }
         drop(done);
-        let _ = w.join();
-    }
+        w.join().unwrap_or(false)
+    });
     let status = child.wait();
     CHILD.store(0, Ordering::SeqCst);
     if let Ok(w) = writer {
@@ -260,7 +263,7 @@ pub(crate) fn try_in_child(
         // Stopped by this process, or by hang-up, Ctrl-C or `kill`: the child did not fail.
         return Err(if STOP.load(Ordering::SeqCst) {
             stopped(source)
-        } else if timed_out.load(Ordering::SeqCst) {
+        } else if timed_out {
             FaustError::TimedOut {
                 name,
                 seconds: time_limit().map_or(0, |l| l.as_secs()),

@@ -22,7 +22,7 @@ use super::units::{
     by_level, Pipelining, Units, SPLIT_GROUP_MIN_FRAMES, SPLIT_MIN_FRAMES, SPLIT_MIN_INPUTS,
     SPLIT_PARTS,
 };
-use super::{next_layout_id, InPort, Plan, TaskInfo};
+use super::{next_layout_id, InPort, Plan, TaskInfo, NOT_PIPELINED};
 
 /// What [`Plan::compile`] needs besides the graph.
 #[derive(Clone, Debug, PartialEq)]
@@ -767,7 +767,7 @@ impl Laid<'_> {
             (Some(v), _) => (
                 1,
                 Some(format!(
-                    "not pipelined: node `{}` ({}) changes the rate, and sub-blocks cannot be cut at the same samples on both sides of it",
+                    "{NOT_PIPELINED}node `{}` ({}) changes the rate, and sub-blocks cannot be cut at the same samples on both sides of it",
                     graph.node(v).name,
                     graph.node(v).kind
                 )),
@@ -775,7 +775,7 @@ impl Laid<'_> {
             (None, Some(v)) => (
                 1,
                 Some(format!(
-                    "not pipelined: node `{}` ({}) gives other samples when a block is cut into shorter calls",
+                    "{NOT_PIPELINED}node `{}` ({}) gives other samples when a block is cut into shorter calls",
                     graph.node(v).name,
                     graph.node(v).kind
                 )),

@@ -20,6 +20,9 @@ use arena::{Arena, Buf};
 use task::TaskCell;
 use units::Units;
 
+/// How [`Plan::pipeline_note`] begins: the rest is the reason ([`Plan::pipeline_refusal`]).
+const NOT_PIPELINED: &str = "not pipelined: ";
+
 pub use compile::{
     port_mismatch, CompileError, CompileOptions, MAX_BLOCK, MAX_RATE_FACTOR, MEMORY_LIMIT,
 };
@@ -288,6 +291,13 @@ impl Plan {
     /// that changes rates), as one sentence; `None` when it was, or was not asked for.
     pub fn pipeline_note(&self) -> Option<&str> {
         self.pipeline_note.as_deref()
+    }
+
+    /// The reason of [`Plan::pipeline_note`] alone (`node `r` (resampler) changes the
+    /// rate, ...`), for a sentence of the caller's own.
+    pub fn pipeline_refusal(&self) -> Option<&str> {
+        self.pipeline_note()
+            .map(|n| n.strip_prefix(NOT_PIPELINED).unwrap_or(n))
     }
 
     /// Which sub-block of the cycle unit `u` computes, of how many: `(0, 1)` when the plan is
