@@ -362,15 +362,18 @@ fn without_lilv_a_graph_with_an_lv2_node_names_the_package() {
     assert!(e.contains("liblilv-0-0"), "{e}");
 }
 
+/// The Turtle prefixes of the test bundles' files.
+const TTL_PREFIXES: &str = "@prefix lv2: <http://lv2plug.in/ns/lv2core#> .\n\
+                            @prefix doap: <http://usefulinc.com/ns/doap#> .\n\
+                            @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n";
+
 /// A bundle of three plugins described only (no binary): one requires a worker, one has a
 /// CV input (both refused before their library is loaded), one is plain (refused when its
 /// library cannot be loaded).
 fn fake_bundle(dir: &Path) -> PathBuf {
     let b = dir.join("lv2/fake.lv2");
     std::fs::create_dir_all(&b).unwrap();
-    let prefixes = "@prefix lv2: <http://lv2plug.in/ns/lv2core#> .\n\
-                    @prefix doap: <http://usefulinc.com/ns/doap#> .\n\
-                    @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n";
+    let prefixes = TTL_PREFIXES;
     std::fs::write(
         b.join("manifest.ttl"),
         format!(
@@ -453,9 +456,7 @@ fn an_optional_cv_port_is_connected_to_silence() {
     let dir = folder("lv2", "cv-optional");
     let b = dir.join("lv2/cv.lv2");
     std::fs::create_dir_all(&b).unwrap();
-    let prefixes = "@prefix lv2: <http://lv2plug.in/ns/lv2core#> .\n\
-                    @prefix doap: <http://usefulinc.com/ns/doap#> .\n\
-                    @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n";
+    let prefixes = TTL_PREFIXES;
     std::fs::write(
         b.join("manifest.ttl"),
         format!(
