@@ -211,21 +211,41 @@ fn non_finite_samples_are_said_not_called_silence() {
     refused(&fugue(&strict), 1, &["48 samples are not finite numbers"]);
 }
 
-/// A `faust` node's `file` is read up to 16 MiB: a device is refused without reading on.
+/// A `faust` node's `file` is a regular file read up to 16 MiB: a larger one is refused
+/// without reading on, and a device or a named pipe (which would wait for a writer) without
+/// being opened.
 #[test]
 fn a_faust_file_is_read_bounded() {
-    let g = write(
-        "zero.ag",
-        "a = { kind: \"faust\", file: \"/dev/zero\", };\ns = { kind: \"sink\", };\na.1 -> s.1;\n",
-    );
-    refused(
-        &fugue(&["check", &g]),
-        1,
-        &[
-            "zero.ag:1:",
+    let dir = folder("bounds", "faust-file");
+    let big = dir.join("big.dsp");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len((16 << 20) + 1)
+        .unwrap();
+    let pipe = dir.join("pipe.dsp");
+    let made = Command::new("mkfifo").arg(&pipe).status().unwrap();
+    assert!(made.success());
+    for (file, says) in [
+        (
+            big.display().to_string(),
             "larger than 16 MiB, the most a Faust program may have",
-        ],
-    );
+        ),
+        (
+            "/dev/zero".to_string(),
+            "it is a named pipe, a socket or a device, not a file",
+        ),
+        (
+            pipe.display().to_string(),
+            "it is a named pipe, a socket or a device, not a file",
+        ),
+        (dir.display().to_string(), "it is a folder, not a file"),
+    ] {
+        let g = write(
+            "faust-file.ag",
+            &format!("a = {{ kind: \"faust\", file: \"{file}\", }};\ns = {{ kind: \"sink\", }};\na.1 -> s.1;\n"),
+        );
+        refused(&fugue(&["check", &g]), 1, &["faust-file.ag:1:", says]);
+    }
 }
 
 /// `fugue host --backend offline ARGS` given a line of 100 KB, then `rest`, on its standard

@@ -51,6 +51,21 @@ impl Source {
     /// The program in `file`, its imports looked for beside it, in `folder` (the graph's)
     /// and in Faust's libraries.
     pub fn file(file: &Path, folder: Option<&Path>) -> Result<Source, FaustError> {
+        // A program is read again to see whether it changed (the cache's stamps): a named
+        // pipe or a device cannot be, and opening a pipe with no writer would wait forever.
+        if let Ok(meta) = std::fs::metadata(file) {
+            if !meta.is_file() {
+                let what = if meta.is_dir() {
+                    "a folder"
+                } else {
+                    "a named pipe, a socket or a device"
+                };
+                return Err(FaustError::Read {
+                    file: file.to_path_buf(),
+                    reason: format!("it is {what}, not a file"),
+                });
+            }
+        }
         let code = fugue_graph::read::read_text_bounded(file, MAX_PROGRAM_BYTES, "a Faust program")
             .map_err(|e| FaustError::Read {
                 file: file.to_path_buf(),
