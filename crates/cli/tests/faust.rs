@@ -993,6 +993,71 @@ fn foreign_functions_outside_the_math_library_are_refused() {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
+/// A program that reads a C constant or variable fugue cannot give it (Faust's `fconstant`,
+/// `fvariable`; LLVM read them as 0, the interpreter refuses them) is refused in one sentence
+/// naming them; `fSamplingFreq`, the sample rate, is given and renders.
+#[test]
+fn foreign_constants_are_refused_but_the_sample_rate() {
+    if !fugue_faust::available_for("foreign_constants_are_refused_but_the_sample_rate") {
+        return;
+    }
+    let dir = folder("faust", "foreign-constants");
+    for (name, text, says) in [
+        (
+            "k.dsp",
+            "k = fconstant(float mysteryK, <mystery.h>);\nprocess = k + 1.0;\n",
+            "reads `mysteryK`, a constant or variable of C",
+        ),
+        (
+            "v.dsp",
+            "process = fvariable(float myvar, <x.h>) + fconstant(float M_PI, <math.h>);\n",
+            "a constant or variable of C (Faust's `fconstant` or `fvariable`)",
+        ),
+    ] {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        for backend in ["llvm", "interp"] {
+            let g = dir.join(format!("{backend}-{name}.ag"));
+            std::fs::write(
+                &g,
+                format!("a = {{ kind: \"faust\", file: \"{name}\", backend: \"{backend}\", }};\ns = {{ kind: \"sink\", }};\na.1 -> s.1;\n"),
+            )
+            .unwrap();
+            let o = fugue(&["check", g.to_str().unwrap()]);
+            let e = stderr(&o);
+            assert_eq!(o.status.code(), Some(1), "{backend} {name}: {e}");
+            if backend == "llvm" {
+                assert!(e.contains(says), "{name}: {e}");
+            } else {
+                assert!(e.contains("foreign"), "{name}: {e}");
+            }
+            assert!(!e.contains("panicked"), "{e}");
+        }
+    }
+    let sr = dir.join("sr.dsp");
+    std::fs::write(
+        &sr,
+        "process = fconstant(int fSamplingFreq, <math.h>) / 96000.0;\n",
+    )
+    .unwrap();
+    let wav = dir.join("sr.wav");
+    let o = fugue(&[
+        "render",
+        sr.to_str().unwrap(),
+        "-o",
+        wav.to_str().unwrap(),
+        "--force",
+        "--seconds",
+        "0.01",
+        "--rate",
+        "48000",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let bytes = std::fs::read(&wav).unwrap();
+    let last = f32::from_le_bytes(bytes[bytes.len() - 4..].try_into().unwrap());
+    assert_eq!(last, 0.5);
+}
+
 /// An output is never a file the graph's nodes read (a Faust program), even with --force:
 /// `run --stats synth.dsp --force` replaced the program with the statistics.
 #[test]

@@ -625,6 +625,39 @@ fn foreign_functions(ir: &str) -> Vec<String> {
     out
 }
 
+/// Whether the program's text names a C constant or variable (Faust's `fconstant`,
+/// `fvariable`) other than those Faust gives itself: `fSamplingFreq` (the sample rate) and
+/// `count` (the block's length).
+fn names_foreign_constants(code: &str) -> bool {
+    ["fconstant", "fvariable"].iter().any(|word| {
+        code.match_indices(word).any(|(i, _)| {
+            let rest = code[i + word.len()..].trim_start();
+            let Some(inside) = rest.strip_prefix('(') else {
+                return false;
+            };
+            // `(TYPE NAME,`: the name is the last word before the comma.
+            let declared = inside.split(',').next().unwrap_or("");
+            let name = declared.split_whitespace().last().unwrap_or("");
+            !matches!(name, "fSamplingFreq" | "count")
+        })
+    })
+}
+
+/// The name in the interpreter's refusal of a C constant or variable (`accessing foreign
+/// constant 'K' is not allowed in this compilation mode!`).
+fn foreign_constant_named(message: &str) -> Option<String> {
+    let at = message
+        .find("foreign constant '")
+        .map(|i| i + "foreign constant '".len())
+        .or_else(|| {
+            message
+                .find("foreign variable '")
+                .map(|i| i + "foreign variable '".len())
+        })?;
+    let name = message[at..].split('\'').next()?;
+    Some(name.to_string())
+}
+
 /// Bytes of the largest structure that the LLVM IR `ir` declares (`%name = type { ... }` or
 /// `<{ ... }>`: a compiled program's instance, whose fields are its delay lines) plus its
 /// global variables (the program's tables).
@@ -900,12 +933,12 @@ impl Faust {
         // SAFETY: `getCDSPMachineTarget` takes nothing and returns a string to free.
         let target = take_c_string(unsafe { (m.target)() }, m)?;
         // (The last part: programs kept with their state's size and their file's checksum,
-        // and checked for foreign functions before they were kept: a program kept before
-        // that check is not read back, but compiled and checked again.)
+        // and checked for foreign functions and constants before they were kept: a program
+        // kept before those checks is not read back, but compiled and checked again.)
         let tag = fnv(&[
             self.lib.version().as_bytes(),
             target.as_bytes(),
-            b"state-and-checksum, foreign functions checked",
+            b"state-and-checksum, foreign functions and C constants checked",
         ]);
         Some(dir.join(format!("{key:016x}-{tag:016x}.fmc")))
     }
@@ -1230,6 +1263,37 @@ impl Faust {
                     name: source.name.clone(),
                     functions,
                 });
+            }
+            // A C constant or variable that fugue cannot give: LLVM's optimiser folds it
+            // into 0, and no trace of it is left in the code; the interpreter refuses it,
+            // so a program that names one is compiled there too, to be refused alike.
+            if names_foreign_constants(&source.code) {
+                let mut e = vec![0 as c_char; ERROR_BYTES];
+                // SAFETY: as the compilation above, with the interpreter.
+                let trial = unsafe {
+                    (self.lib.interp.create_factory)(
+                        name.as_ptr(),
+                        code.as_ptr(),
+                        argv.len() as i32,
+                        argv.as_ptr(),
+                        e.as_mut_ptr(),
+                    )
+                };
+                if trial.is_null() {
+                    // SAFETY: libfaust wrote a NUL-terminated message into the zeroed buffer.
+                    let message = unsafe { std::ffi::CStr::from_ptr(e.as_ptr()) }.to_string_lossy();
+                    if let Some(names) = foreign_constant_named(&message) {
+                        // SAFETY: the factory is live and has no instance.
+                        unsafe { (self.fns(backend).delete_factory)(handle) };
+                        return Err(FaustError::ForeignConstant {
+                            name: source.name.clone(),
+                            names: vec![names],
+                        });
+                    }
+                } else {
+                    // SAFETY: the interpreter's factory just made, with no instance.
+                    unsafe { (self.fns(Backend::Interp).delete_factory)(trial) };
+                }
             }
             state = ir.and_then(|ir| state_bytes(&ir));
             if let Some(bytes) = state.filter(|&b| b > fugue_dsp::MAX_NODE_MEMORY as u64) {

@@ -296,6 +296,10 @@ pub(crate) fn try_in_child(
             name: source.name.clone(),
             functions: rest.split_whitespace().map(str::to_string).collect(),
         }),
+        (Some(1), "constants") => Tried::Refused(FaustError::ForeignConstant {
+            name: source.name.clone(),
+            names: rest.split_whitespace().map(str::to_string).collect(),
+        }),
         // A helper that does not speak this protocol (or could not open libfaust, which this
         // process did): compile here, as without a helper.
         _ => Tried::NotRun,
@@ -424,6 +428,9 @@ pub fn helper_main() -> ExitCode {
         Err(FaustError::Instance { .. }) => (1, "instance\n".to_string()),
         Err(FaustError::Foreign { functions, .. }) => {
             (1, format!("foreign\n{}", functions.join(" ")))
+        }
+        Err(FaustError::ForeignConstant { names, .. }) => {
+            (1, format!("constants\n{}", names.join(" ")))
         }
         Err(_) => (2, String::new()),
     };

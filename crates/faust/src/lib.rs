@@ -95,6 +95,16 @@ pub enum FaustError {
         /// The functions, as the compiled code names them.
         functions: Vec<String>,
     },
+    /// The program reads C constants or variables (Faust's `fconstant`, `fvariable`) that
+    /// fugue cannot give it: the LLVM backend would read them as 0 (the interpreter refuses
+    /// them in its own words).
+    #[error("the Faust program {name} reads {}, {} of C (Faust's `fconstant` or `fvariable`) that fugue cannot give a program: it would read 0; write the value in the program instead (`fconstant(int fSamplingFreq, <math.h>)`, the sample rate, is given)", names.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", "), if names.len() == 1 { "a constant or variable" } else { "constants or variables" })]
+    ForeignConstant {
+        /// The program's name (its file).
+        name: String,
+        /// The constants and variables, as the program names them.
+        names: Vec<String>,
+    },
     /// libfaust crashed while compiling the program (in the child process that compiles
     /// programs first, [`guard`]).
     #[error("libfaust crashed while compiling {name} ({how}; an interpreter's program also runs one block there); nothing of it was loaded: this version of Faust cannot run the program with this backend, and Faust's own `faust` command may fail on it too")]
