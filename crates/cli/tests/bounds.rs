@@ -324,34 +324,52 @@ fn faust_state_is_bounded_before_an_instance_is_made() {
             "64 MiB a node may hold",
         ],
     );
+    // The interpreter's state (its heaps) is bounded alike: a delay of 10^8 samples (a heap
+    // of 2^27 reals) is refused before its 512 MiB are committed.
+    let interp = dir.join("interp.ag");
+    std::fs::write(
+        &interp,
+        "a = { kind: \"faust\", code: \"process = _ @ 100000000;\", backend: \"interp\", };\ns = { kind: \"sink\", };\na.1 -> s.1;\n",
+    )
+    .unwrap();
+    refused(
+        &run(&["check", &interp.to_string_lossy()]),
+        1,
+        &[
+            "needs 513 MiB of state per instance",
+            "64 MiB a node may hold",
+        ],
+    );
     // Twelve programs of 32 MiB each, counted twice (the node and its processor): past the
-    // plan's 512 MiB, compiled and then read back.
-    let mut g = String::new();
-    for i in 1..=12 {
-        g += &format!("n{i} = {{ kind: \"faust\", code: \"process = @(5000000+{i});\", }};\n");
+    // plan's 512 MiB, compiled and then read back; and with the interpreter.
+    for backend in ["llvm", "interp"] {
+        let mut g = String::new();
+        for i in 1..=12 {
+            g += &format!("n{i} = {{ kind: \"faust\", code: \"process = @(5000000+{i});\", backend: \"{backend}\", }};\n");
+        }
+        g += "s = { kind: \"sink\", in: 12, };\n";
+        for i in 1..=12 {
+            g += &format!("n{i}.1 -> s.{i};\n");
+        }
+        let graph = dir.join("many.ag");
+        std::fs::write(&graph, g).unwrap();
+        let out = dir.join("many.wav");
+        for _ in 0..2 {
+            refused(
+                &run(&[
+                    "render",
+                    &graph.to_string_lossy(),
+                    "-o",
+                    &out.to_string_lossy(),
+                    "--seconds",
+                    "0.1",
+                ]),
+                1,
+                &["more than the limit of 512 MiB"],
+            );
+        }
+        assert!(!out.exists());
     }
-    g += "s = { kind: \"sink\", in: 12, };\n";
-    for i in 1..=12 {
-        g += &format!("n{i}.1 -> s.{i};\n");
-    }
-    let graph = dir.join("many.ag");
-    std::fs::write(&graph, g).unwrap();
-    let out = dir.join("many.wav");
-    for _ in 0..2 {
-        refused(
-            &run(&[
-                "render",
-                &graph.to_string_lossy(),
-                "-o",
-                &out.to_string_lossy(),
-                "--seconds",
-                "0.1",
-            ]),
-            1,
-            &["more than the limit of 512 MiB"],
-        );
-    }
-    assert!(!out.exists());
 }
 
 /// A render longer than a WAV file can hold is refused before anything is rendered or

@@ -136,8 +136,8 @@ pub struct Factory {
     pub outputs: usize,
     /// The DSP's parameters, in the order of its user interface.
     pub params: Vec<Param>,
-    /// Bytes of one instance's state and the program's tables, when known (LLVM; not the
-    /// interpreter): counted in the plan's memory.
+    /// Bytes of one instance's state and the program's tables, when known (LLVM: its
+    /// structure and tables; the interpreter: its heaps): counted in the plan's memory.
     pub state_bytes: Option<u64>,
     /// The labels of the program's sound files (`soundfile`), which fugue does not load:
     /// they play silence, and the kind's lint says so.
@@ -656,6 +656,57 @@ fn foreign_constant_named(message: &str) -> Option<String> {
         })?;
     let name = message[at..].split('\'').next()?;
     Some(name.to_string())
+}
+
+/// At most the first `limit` bytes of the file at `path`, as text (lossy).
+fn read_head(path: &Path, limit: u64) -> Option<String> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(limit)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The labels of the sound files of an interpreted program, from its code's user interface
+/// (`opcode 289 kAddSoundfile offset -1 label "fSoundfile0" key "snd" ...`: the key is the
+/// label the program gave).
+fn interp_soundfiles(head: &str) -> Vec<String> {
+    head.lines()
+        .take_while(|l| *l != "static_init_block")
+        .filter(|l| l.contains(" kAddSoundfile "))
+        .filter_map(|l| {
+            let key = l.split_once(" key \"")?.1;
+            Some(key.split('"').next()?.to_string())
+        })
+        .collect()
+}
+
+/// Bytes of an interpreted program's state, from the header of its code as libfaust writes
+/// it (`interpreter_dsp_factory float` ... `int_heap_size I real_heap_size R ...`): I
+/// integers of 4 bytes and R reals of 4 (`float`) or 8 (`double`). A negative size is one
+/// that libfaust's 32-bit arithmetic wrapped: 2^31 elements or more, given as 2^31 reals.
+/// `None` when the header cannot be read.
+fn interp_heap_bytes(head: &str) -> Option<u64> {
+    let real = match head.lines().next()?.split_whitespace().nth(1)? {
+        "double" => 8u64,
+        _ => 4,
+    };
+    let line = head.lines().find(|l| l.starts_with("int_heap_size "))?;
+    let mut words = line.split_whitespace();
+    let mut size = |key: &str| -> Option<u64> {
+        words.find(|w| *w == key)?;
+        let n: i64 = words.next()?.parse().ok()?;
+        Some(u64::try_from(n).unwrap_or(1 << 31))
+    };
+    let ints = size("int_heap_size")?;
+    let reals = size("real_heap_size")?;
+    Some(
+        ints.saturating_mul(4)
+            .saturating_add(reals.saturating_mul(real)),
+    )
 }
 
 /// Bytes of the largest structure that the LLVM IR `ir` declares (`%name = type { ... }` or
@@ -1305,6 +1356,39 @@ impl Faust {
                 });
             }
         }
+        if let (false, Backend::Interp, Some(b)) = (from_disk, backend, bitcode) {
+            // The interpreter's state is its two heaps, whose sizes its code's header gives
+            // (written to a temporary file, read back, removed).
+            // The same header lists its sound files, which the interpreter crashes reading
+            // (its user interface does not name them, as LLVM's does).
+            let head = temp_code_path("fbc").and_then(|p| {
+                let t = CString::new(p.as_os_str().as_encoded_bytes()).ok()?;
+                // SAFETY: a live interpreter factory and a NUL-terminated path.
+                let written = unsafe { (b.write)(handle, t.as_ptr()) };
+                let head = written.then(|| read_head(&p, 1 << 20)).flatten();
+                let _ = std::fs::remove_file(&p);
+                head
+            });
+            let labels = head.as_deref().map(interp_soundfiles).unwrap_or_default();
+            if !labels.is_empty() {
+                // SAFETY: the factory is live and has no instance.
+                unsafe { (self.fns(backend).delete_factory)(handle) };
+                return Err(FaustError::InterpSoundfile {
+                    name: source.name.clone(),
+                    labels,
+                });
+            }
+            let bytes = head.as_deref().and_then(interp_heap_bytes);
+            if let Some(bytes) = bytes.filter(|&b| b > fugue_dsp::MAX_NODE_MEMORY as u64) {
+                // SAFETY: the factory is live and has no instance.
+                unsafe { (self.fns(backend).delete_factory)(handle) };
+                return Err(FaustError::TooLarge {
+                    name: source.name.clone(),
+                    bytes,
+                });
+            }
+            state = bytes;
+        }
         self.compiled.fetch_add(1, Ordering::Relaxed);
         if from_disk {
             if temporary.0.is_none() {
@@ -1369,6 +1453,14 @@ impl Faust {
             (fns.delete)(dsp);
             (io.0.max(0) as usize, io.1.max(0) as usize, ui)
         };
+        if backend == Backend::Interp && !ui.soundfiles.is_empty() {
+            // SAFETY: the factory is live and its probe instance was deleted.
+            unsafe { (fns.delete_factory)(handle) };
+            return Err(FaustError::InterpSoundfile {
+                name: source.name.clone(),
+                labels: ui.soundfiles,
+            });
+        }
         Ok(Factory {
             faust: self.clone(),
             handle,
@@ -1488,6 +1580,20 @@ mod tests {
     /// read instead) or removed, and with the order of the search where two files have one
     /// name; it is the same when nothing changed; an import of a URL has none (no disk
     /// cache).
+    #[test]
+    fn the_interpreters_heaps_are_read_from_its_codes_header() {
+        let head = "interpreter_dsp_factory float\nfile_version 8\nname bd\ninputs 1 outputs 1\nint_heap_size 5 real_heap_size 134217729 sr_offset 1 count_offset 2\n";
+        assert_eq!(interp_heap_bytes(head), Some(5 * 4 + 134217729 * 4));
+        let double = head.replace(" float", " double");
+        assert_eq!(interp_heap_bytes(&double), Some(5 * 4 + 134217729 * 8));
+        let wrapped = head.replace("134217729", "-2147483000");
+        assert_eq!(interp_heap_bytes(&wrapped), Some(5 * 4 + (1 << 31) * 4));
+        assert_eq!(interp_heap_bytes("interpreter_dsp_factory float\n"), None);
+        let ui = "user_interface_block\nblock_size 3\nopcode 289 kAddSoundfile offset -1 label \"fSoundfile0\" key \"snd\" value \"{'snd'}\" init 0 min 0 max 0 step 0\nstatic_init_block\nopcode 289 kAddSoundfile offset -1 label \"x\" key \"later\"\n";
+        assert_eq!(interp_soundfiles(ui), vec!["snd".to_string()]);
+        assert!(interp_soundfiles(head).is_empty());
+    }
+
     #[test]
     fn the_fingerprint_follows_every_file_a_program_may_read() {
         let root = std::env::temp_dir().join(format!("fugue-fingerprint-{}", std::process::id()));

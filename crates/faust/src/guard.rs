@@ -296,6 +296,10 @@ pub(crate) fn try_in_child(
             name: source.name.clone(),
             functions: rest.split_whitespace().map(str::to_string).collect(),
         }),
+        (Some(1), "soundfile") => Tried::Refused(FaustError::InterpSoundfile {
+            name: source.name.clone(),
+            labels: rest.lines().map(str::to_string).collect(),
+        }),
         (Some(1), "constants") => Tried::Refused(FaustError::ForeignConstant {
             name: source.name.clone(),
             names: rest.split_whitespace().map(str::to_string).collect(),
@@ -428,6 +432,9 @@ pub fn helper_main() -> ExitCode {
         Err(FaustError::Instance { .. }) => (1, "instance\n".to_string()),
         Err(FaustError::Foreign { functions, .. }) => {
             (1, format!("foreign\n{}", functions.join(" ")))
+        }
+        Err(FaustError::InterpSoundfile { labels, .. }) => {
+            (1, format!("soundfile\n{}", labels.join("\n")))
         }
         Err(FaustError::ForeignConstant { names, .. }) => {
             (1, format!("constants\n{}", names.join(" ")))

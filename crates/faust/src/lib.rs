@@ -105,6 +105,15 @@ pub enum FaustError {
         /// The constants and variables, as the program names them.
         names: Vec<String>,
     },
+    /// The program reads sound files (`soundfile`), which Faust's interpreter crashes
+    /// running without them: refused before any block runs.
+    #[error("the Faust program {name} reads the sound file {}, which fugue does not load and Faust's interpreter cannot run without (it crashes); use the LLVM backend (`backend: \"llvm\"`), where that part plays silence", labels.iter().map(|l| format!("`{l}`")).collect::<Vec<_>>().join(", "))]
+    InterpSoundfile {
+        /// The program's name (its file).
+        name: String,
+        /// The sound files' labels.
+        labels: Vec<String>,
+    },
     /// libfaust crashed while compiling the program (in the child process that compiles
     /// programs first, [`guard`]).
     #[error("libfaust crashed while compiling {name} ({how}; an interpreter's program also runs one block there); nothing of it was loaded: this version of Faust cannot run the program with this backend, and Faust's own `faust` command may fail on it too")]
