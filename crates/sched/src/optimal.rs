@@ -190,27 +190,30 @@ fn search(g: &TaskGraph, p: usize, time_limit: Duration, incumbent: Schedule) ->
     if integral {
         root_lb = (root_lb - 1e-9).ceil();
     }
-    if !bb.cut(root_lb) {
+    // Proven when a schedule meets the lower bound or a search that left nothing out ran to
+    // its end; a search cut short by the time limit proves nothing.
+    let mut proven = bb.cut(root_lb);
+    if !proven {
         // Limited discrepancy passes first (good schedules early), then the full search.
         let lds_end = t0.checked_add(time_limit.mul_f64(LDS_SHARE)).unwrap_or(far);
         bb.deadline = lds_end.min(deadline);
-        let mut complete = false;
         for k in 0..n.max(1) {
             bb.skipped = false;
             bb.dfs(k);
-            if bb.timed_out || bb.cut(root_lb) {
+            if bb.timed_out {
                 break;
             }
-            if !bb.skipped {
-                // nothing was left out: this pass was the full search
-                complete = true;
+            if bb.cut(root_lb) || !bb.skipped {
+                // the bound is met, or nothing was left out: this pass was the full search
+                proven = true;
                 break;
             }
         }
         bb.timed_out = false;
         bb.deadline = deadline;
-        if !complete && !bb.cut(root_lb) && Instant::now() < deadline {
+        if !proven && Instant::now() < deadline {
             bb.dfs(usize::MAX);
+            proven = !bb.timed_out;
         }
     }
     let schedule = match &bb.best_assign {
@@ -228,7 +231,6 @@ fn search(g: &TaskGraph, p: usize, time_limit: Duration, incumbent: Schedule) ->
             s
         }
     };
-    let proven = !bb.timed_out;
     OptimalOutcome {
         lower_bound: if proven { schedule.makespan() } else { root_lb },
         schedule,
