@@ -264,6 +264,67 @@ fn dot_prints_and_draws() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+/// Graphviz ends with fugue: a `fugue dot -o big.svg` ended by SIGTERM (which ends the
+/// command at once) leaves no `dot` drawing on its own.
+#[test]
+fn graphviz_ends_with_fugue() {
+    if Command::new("dot").arg("-V").output().is_err() {
+        return;
+    }
+    let d = tmpdir("dot-orphan");
+    let g = d.join("big.ag");
+    let o = fugue(&[
+        "gen",
+        "random",
+        "-n",
+        "3000",
+        "--probability",
+        "0.01",
+        "-o",
+        g.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args([
+            "dot",
+            g.to_str().unwrap(),
+            "-o",
+            d.join("big.svg").to_str().unwrap(),
+        ])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let children = |pid: u32| -> Vec<u32> {
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .collect()
+    };
+    let start = std::time::Instant::now();
+    let dot = loop {
+        if let Some(&c) = children(child.id()).first() {
+            break c;
+        }
+        assert!(start.elapsed().as_secs() < 20, "no Graphviz child");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    // SAFETY: kill with a live child's pid and a signal number.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    assert_eq!(child.wait().unwrap().code(), Some(143));
+    let start = std::time::Instant::now();
+    // Gone, or a zombie that init reaps.
+    while std::fs::read_to_string(format!("/proc/{dot}/stat"))
+        .is_ok_and(|s| !s.split_whitespace().nth(2).is_some_and(|st| st == "Z"))
+    {
+        assert!(
+            start.elapsed().as_secs() < 5,
+            "Graphviz ({dot}) drew on after fugue ended"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// What `fugue dot` writes is a graph fugue reads: rendered, it gives the bytes of the graph
 /// it was written from, with no warning about Graphviz's drawing attributes; and Graphviz
 /// draws it.

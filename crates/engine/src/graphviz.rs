@@ -38,6 +38,9 @@ pub enum DrawError {
     /// The file it writes could not be opened.
     #[error("cannot open {} for Graphviz's drawing", .0.display())]
     Output(PathBuf, #[source] std::io::Error),
+    /// The drawing could not be written (names the output; says when the disk is full).
+    #[error("cannot write {}{}", .0.display(), if crate::output::is_disk_full(.1) { ": the disk is full" } else { "" })]
+    Write(PathBuf, #[source] std::io::Error),
     /// Waiting for it failed.
     #[error("Graphviz's `dot` failed")]
     Wait(#[source] std::io::Error),
@@ -67,16 +70,34 @@ pub enum DrawError {
 /// Draws `d` with Graphviz; `stop` says (with the signal's number) when to stop it early.
 pub fn draw(d: Drawing<'_>, stop: impl Fn() -> Option<i32>) -> Result<(), DrawError> {
     let stem = d.output.with_extension("");
-    // Graphviz writes to its standard output, this file, opened here so that a temporary
-    // file removed on a signal is not made again.
-    let out = crate::output::open_truncated(d.to)
+    // Graphviz writes to its standard output, a pipe copied here into this file (opened here,
+    // so that a temporary file removed on a signal is not made again): its SVG writer does
+    // not check its writes, so a full disk left a cut drawing and a success.
+    let mut out = crate::output::open_truncated(d.to)
         .map_err(|e| DrawError::Output(d.to.to_path_buf(), e))?;
-    let child = Command::new("dot")
+    let mut command = Command::new("dot");
+    command
         .arg(format!("-T{}", d.format))
         .stdin(Stdio::piped())
-        .stdout(out)
-        .stderr(Stdio::piped())
-        .spawn();
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: the closure runs in the child between fork and exec and calls only prctl and
+    // getppid, which are async-signal-safe; it allocates nothing.
+    unsafe {
+        use std::os::unix::process::CommandExt as _;
+        // Graphviz ends with fugue, however fugue ends (a signal that ends it at once, a
+        // kill): it is not left drawing on its own.
+        command.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() == 1 {
+                return Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
+            }
+            Ok(())
+        });
+    }
+    let child = command.spawn();
     let mut child = match child {
         Ok(c) => c,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -88,6 +109,9 @@ pub fn draw(d: Drawing<'_>, stop: impl Fn() -> Option<i32>) -> Result<(), DrawEr
     let mut stdin = child.stdin.take().expect("piped");
     let dot = d.dot;
     let feeder = std::thread::spawn(move || stdin.write_all(dot.as_bytes()));
+    let mut stdout = child.stdout.take().expect("piped");
+    let copier =
+        std::thread::spawn(move || std::io::copy(&mut stdout, &mut out).and_then(|_| out.flush()));
     let mut stderr = child.stderr.take().expect("piped");
     let drainer = std::thread::spawn(move || {
         let mut e = String::new();
@@ -117,6 +141,17 @@ pub fn draw(d: Drawing<'_>, stop: impl Fn() -> Option<i32>) -> Result<(), DrawEr
     };
     let err_text = drainer.join().unwrap_or_default();
     let fed = feeder.join();
+    // The drawing not written whole is the error, whatever Graphviz said after it.
+    match copier.join() {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Err(DrawError::Write(d.output.to_path_buf(), e)),
+        Err(_) => {
+            return Err(DrawError::Write(
+                d.output.to_path_buf(),
+                std::io::Error::other("the copy of Graphviz's drawing failed"),
+            ))
+        }
+    }
     if !status.success() {
         return Err(DrawError::Failed(err_text.trim().to_string()));
     }
