@@ -315,7 +315,7 @@ fn graphviz_ends_with_fugue() {
     let start = std::time::Instant::now();
     // Gone, or a zombie that init reaps.
     while std::fs::read_to_string(format!("/proc/{dot}/stat"))
-        .is_ok_and(|s| !s.split_whitespace().nth(2).is_some_and(|st| st == "Z"))
+        .is_ok_and(|s| s.split_whitespace().nth(2).is_none_or(|st| st != "Z"))
     {
         assert!(
             start.elapsed().as_secs() < 5,
