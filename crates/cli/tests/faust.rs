@@ -1058,6 +1058,61 @@ fn foreign_constants_are_refused_but_the_sample_rate() {
     assert_eq!(last, 0.5);
 }
 
+/// A program that reads the block's length (`ma.BS`, which `si.bsmooth` uses) gives other
+/// samples when a cycle is cut into sub-blocks: a plan that holds it is not pipelined, and
+/// its render is seq's, bit for bit; a program that does not is pipelined as before.
+#[test]
+fn a_program_that_reads_the_blocks_length_is_not_pipelined() {
+    if !fugue_faust::available_for("a_program_that_reads_the_blocks_length_is_not_pipelined") {
+        return;
+    }
+    let dir = folder("faust", "block-length");
+    for (name, text, pipelined) in [
+        (
+            "bs.dsp",
+            "import(\"stdfaust.lib\");\nprocess = ma.BS / 1024.0;\n",
+            false,
+        ),
+        (
+            "bsmooth.dsp",
+            "import(\"stdfaust.lib\");\nprocess = os.osc(440) * (hslider(\"g\", 0.5, 0, 1, 0.01) : si.bsmooth);\n",
+            false,
+        ),
+        (
+            "osc.dsp",
+            "import(\"stdfaust.lib\");\nprocess = os.osc(440) * hslider(\"g\", 0.5, 0, 1, 0.01);\n",
+            true,
+        ),
+    ] {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        let render = |out: &str, exec: &[&str]| {
+            let wav = dir.join(out);
+            let mut args = vec![
+                "render",
+                p.to_str().unwrap(),
+                "-o",
+                wav.to_str().unwrap(),
+                "--force",
+                "--seconds",
+                "0.2",
+            ];
+            args.extend(exec);
+            let o = fugue(&args);
+            assert!(o.status.success(), "{name}: {}", stderr(&o));
+            (std::fs::read(wav).unwrap(), stderr(&o))
+        };
+        let (seq, _) = render("seq.wav", &["-e", "seq"]);
+        let (piped, e) = render("piped.wav", &["-e", "ws", "--threads", "2", "--pipeline", "4"]);
+        assert!(seq == piped, "{name}: the pipelined render differs from seq's");
+        assert_eq!(
+            e.contains("gives other samples when a block is cut into shorter calls"),
+            !pipelined,
+            "{name}: {e}"
+        );
+    }
+}
+
 /// An output is never a file the graph's nodes read (a Faust program), even with --force:
 /// `run --stats synth.dsp --force` replaced the program with the statistics.
 #[test]

@@ -151,6 +151,7 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
         rate: ctx.sample_rate.round() as u32,
         block: ctx.block.max(1),
         volume: attrs::volume(ctx)?,
+        splits: std::sync::OnceLock::new(),
     }))
 }
 
@@ -192,6 +193,56 @@ struct FaustNode {
     rate: u32,
     block: usize,
     volume: f32,
+    /// [`DspNode::splits_in_time`], found once by [`FaustNode::cut_calls_agree`].
+    splits: std::sync::OnceLock<bool>,
+}
+
+impl FaustNode {
+    /// Whether two blocks of the program, run as calls of the whole block and as calls of
+    /// 1, 3, 60 and 7 frames in turn (fresh instances with this node's settings, the same
+    /// pseudo-random inputs), give the same bits: not so for a program that reads the
+    /// block's length (`ma.BS`, `si.bsmooth`) or works per call, or one that differs from
+    /// instance to instance (`no.rnoise`'s random seeds), which a cycle cut into sub-blocks
+    /// would change. Off the audio path (allocates).
+    fn cut_calls_agree(&self) -> bool {
+        let frames = self.block;
+        if frames < 2 {
+            return true;
+        }
+        let total = 2 * frames;
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut noise = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        };
+        let inputs: Vec<Vec<f32>> = (0..self.factory.inputs)
+            .map(|_| (0..total).map(|_| noise()).collect())
+            .collect();
+        let run = |cuts: &mut dyn Iterator<Item = usize>| -> Vec<Vec<f32>> {
+            let mut p = self.processor();
+            let mut outs = vec![vec![0.0f32; total]; self.factory.outputs];
+            let mut at = 0;
+            while at < total {
+                let n = cuts
+                    .next()
+                    .unwrap_or(frames)
+                    .clamp(1, frames)
+                    .min(total - at);
+                let ins: Vec<&[f32]> = inputs.iter().map(|v| &v[at..at + n]).collect();
+                let mut o: Vec<&mut [f32]> = outs.iter_mut().map(|v| &mut v[at..at + n]).collect();
+                p.process(&ins, &mut o);
+                at += n;
+            }
+            outs
+        };
+        let whole = run(&mut std::iter::repeat(frames));
+        let cut = run(&mut [1, 3, 60, 7].into_iter().cycle());
+        (whole.iter().flatten())
+            .zip(cut.iter().flatten())
+            .all(|(a, b)| a.to_bits() == b.to_bits())
+    }
 }
 
 impl DspNode for FaustNode {
@@ -201,6 +252,10 @@ impl DspNode for FaustNode {
 
     fn outputs(&self) -> usize {
         self.factory.outputs
+    }
+
+    fn splits_in_time(&self) -> bool {
+        *self.splits.get_or_init(|| self.cut_calls_agree())
     }
 
     fn memory(&self) -> usize {
