@@ -351,6 +351,62 @@ fn the_host_warns_of_a_parameter_the_program_does_not_have() {
     );
 }
 
+/// A live `set` of a parameter by its path replaces what the graph gave it by its label, and
+/// one parameter of a label that several share is set alone (the others keep the label's
+/// value): no "give it once" refusal, and the sound follows each change.
+#[test]
+fn a_live_set_by_path_replaces_the_graphs_label() {
+    if !fugue_faust::available_for("a_live_set_by_path_replaces_the_graphs_label") {
+        return;
+    }
+    let dir = folder("faust", "live-path");
+    std::fs::write(
+        dir.join("ab.dsp"),
+        "a = hgroup(\"a\", hslider(\"gain\", 0.5, 0, 1, 0.01));\nb = hgroup(\"b\", hslider(\"gain\", 0.5, 0, 1, 0.01));\nf = hgroup(\"grp\", hslider(\"freq\", 100, 20, 2000, 1));\nprocess = a * b + f * 0.0001;\n",
+    )
+    .unwrap();
+    let g = dir.join("ab.ag");
+    std::fs::write(
+        &g,
+        "p = { kind: \"faust\", file: \"ab.dsp\", freq: 200, gain: 0.2, };\nout = { kind: \"sink\", };\np.1 -> out.1;\n",
+    )
+    .unwrap();
+    let script = dir.join("s.txt");
+    std::fs::write(
+        &script,
+        format!(
+            "load g {}\nwait 0.05\nset g p /ab/grp/freq 1000\nset g p a/gain 0.9\nwait 0.05\nset g p /ab/b/gain 0.5\nwait 0.05\nquit\n",
+            g.display()
+        ),
+    )
+    .unwrap();
+    let wav = dir.join("ab.wav");
+    let o = fugue(&[
+        "host",
+        "--backend",
+        "offline",
+        "--script",
+        script.to_str().unwrap(),
+        "--record",
+        wav.to_str().unwrap(),
+        "--force",
+    ]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!out.contains("error"), "{out}");
+    let bytes = std::fs::read(&wav).unwrap();
+    let data = bytes.windows(4).position(|w| w == b"data").unwrap() + 8;
+    let mut levels: Vec<f32> = Vec::new();
+    for c in bytes[data..].chunks_exact(4) {
+        let x = (f32::from_le_bytes(c.try_into().unwrap()) * 1e4).round() / 1e4;
+        if levels.last() != Some(&x) {
+            levels.push(x);
+        }
+    }
+    // 0.2 * 0.2 + 200e-4; then a = 0.9 (b keeps the label's 0.2) + 1000e-4; then b = 0.5.
+    assert_eq!(levels, [0.06, 0.28, 0.55], "{out}");
+}
+
 #[test]
 fn bench_faust_runs_fausts_modes_and_fugue_and_checks_their_outputs() {
     if !fugue_faust::available_for("bench_faust_runs_fausts_modes_and_fugue") {

@@ -177,6 +177,16 @@ pub trait DspNode: Send {
         let _ = attr;
         None
     }
+
+    /// The values that live parameter `param` ([`DspNode::live_param`]) changes, each by the
+    /// attribute that names it alone, for a node whose attributes may name one value in
+    /// several ways (a program's parameter by its label, its path, or a label that several
+    /// share): two live parameters that share one overlap, and a live change of one replaces
+    /// the other. Default: none (each live parameter is a value of its own).
+    fn live_parts(&self, param: usize) -> Vec<String> {
+        let _ = param;
+        Vec::new()
+    }
 }
 
 /// The most memory one node's processor may hold (a delay line): 64 MiB. Kinds refuse an

@@ -77,12 +77,18 @@ pub fn queue() -> LiveQueue {
 }
 
 /// A change checked: the node and the parameter's index.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Checked {
     /// The node's id.
     pub node: NodeId,
     /// The parameter's index.
     pub param: usize,
+    /// The node's other attributes that name a value the change sets (a program's
+    /// parameter given by its label, set now by its path): the change replaces them.
+    pub replaced: Vec<String>,
+    /// What the replaced attributes set besides (by the attribute that names each value
+    /// alone, with the value it had), to be written in their place.
+    pub restated: Vec<(String, Value)>,
 }
 
 /// The number a `set` gives, from the word written (`Err`: the sentence saying it is none).
@@ -179,6 +185,37 @@ pub fn check(
     // first; then that the value is none.
     let number = number(value);
     let mut changed = graph.node(v).clone();
+    // The node's other attributes that name a value `attr` sets (a program's parameter by
+    // its label, set now by its path): the change replaces them, rather than the node
+    // refusing two attributes that give one parameter two values.
+    // What else they set is written in their place, by the attributes that name each value
+    // alone, with the value they gave it.
+    let mut replaced: Vec<String> = Vec::new();
+    let mut restated: Vec<(String, Value)> = Vec::new();
+    if let Ok((now, _)) = registry.build(&NodeContext::of(graph, v, rate, block), false) {
+        if let Some(p) = now.live_param(attr) {
+            let parts = now.live_parts(p);
+            for (a, given) in &graph.node(v).attrs {
+                let Some(q) = now.live_param(a).filter(|_| a != attr) else {
+                    continue;
+                };
+                let theirs = now.live_parts(q);
+                let overlaps = q == p || theirs.iter().any(|x| parts.contains(x));
+                if !overlaps || replaced.contains(a) {
+                    continue;
+                }
+                replaced.push(a.clone());
+                for part in theirs.into_iter().filter(|x| !parts.contains(x)) {
+                    restated.retain(|(r, _)| *r != part);
+                    restated.push((part, given.clone()));
+                }
+            }
+        }
+    }
+    changed.attrs.retain(|(a, _)| !replaced.contains(a));
+    for (a, given) in &restated {
+        changed.set_attr(a, given.clone());
+    }
     if let Ok(x) = number {
         changed.set_attr(attr, Value::Float(x));
     }
@@ -217,5 +254,13 @@ pub fn check(
             ));
         }
     }
-    Ok((Checked { node: v, param }, value))
+    Ok((
+        Checked {
+            node: v,
+            param,
+            replaced,
+            restated,
+        },
+        value,
+    ))
 }

@@ -313,6 +313,23 @@ impl DspNode for FaustNode {
 
     /// Every input parameter (by label, path or path's end), every set of them that one
     /// name gives ([`FaustNode::groups`]), and `volume`.
+    /// The paths of the parameters that live parameter `param` sets (`volume` for itself).
+    fn live_parts(&self, param: usize) -> Vec<String> {
+        let params = &self.factory.params;
+        let n = params.len();
+        let set: Vec<usize> = match param.checked_sub(n + 1) {
+            Some(k) => self.groups.get(k).map(|g| g.to_vec()).unwrap_or_default(),
+            None => vec![param],
+        };
+        set.into_iter()
+            .map(|i| {
+                params
+                    .get(i)
+                    .map_or("volume".to_string(), |p| p.path.clone())
+            })
+            .collect()
+    }
+
     fn live_param(&self, attr: &str) -> Option<usize> {
         let n = self.factory.params.len();
         if attr == "volume" {

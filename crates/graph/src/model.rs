@@ -578,6 +578,12 @@ impl TaskGraph {
         self.nodes[id].set_attr(key, value);
     }
 
+    /// Removes every attribute `key` of node `id` (the attributes are no part of the
+    /// graph's structure).
+    pub fn remove_attr(&mut self, id: NodeId, key: &str) {
+        self.nodes[id].attrs.retain(|(k, _)| k != key);
+    }
+
     /// All edges, in declaration order.
     pub fn edges(&self) -> &[Edge] {
         &self.edges

@@ -362,10 +362,16 @@ impl Host {
             param: c.param as u32,
             value,
         })?;
-        // The graph kept for recompilation takes the value.
-        self.graphs[i]
-            .graph
-            .set_attr(c.node, attr, fugue_graph::Value::Float(value));
+        // The graph kept for recompilation takes the value (in place of the attributes
+        // that named it otherwise).
+        let kept = &mut self.graphs[i].graph;
+        for a in &c.replaced {
+            kept.remove_attr(c.node, a);
+        }
+        for (a, given) in &c.restated {
+            kept.set_attr(c.node, a, given.clone());
+        }
+        kept.set_attr(c.node, attr, fugue_graph::Value::Float(value));
         Ok(value)
     }
 
