@@ -246,6 +246,20 @@ fn a_faust_file_is_read_bounded() {
         );
         refused(&fugue(&["check", &g]), 1, &["faust-file.ag:1:", says]);
     }
+    // A program given inline (`code`) has the same bound.
+    let long = format!("process = 0;{}", " ".repeat((16 << 20) + 1));
+    let g = write(
+        "faust-code.ag",
+        &format!("a = {{ kind: \"faust\", code: \"{long}\", }};\ns = {{ kind: \"sink\", }};\na.1 -> s.1;\n"),
+    );
+    refused(
+        &fugue(&["check", &g]),
+        1,
+        &[
+            "faust-code.ag:1:",
+            "is 17 MiB long, more than the 16 MiB a Faust program may have",
+        ],
+    );
 }
 
 /// `fugue host --backend offline ARGS` given a line of 100 KB, then `rest`, on its standard

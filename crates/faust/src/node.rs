@@ -29,6 +29,18 @@ pub fn source_of(ctx: &NodeContext<'_>) -> Result<(Source, Backend), NodeError> 
             .map_err(|e| attrs::bad(ctx, "file", &f.display().to_string(), &reason(&e)))?,
         // Named alike for every node, so that nodes of the same code share its factory (an
         // error names the node besides).
+        (None, Some(c)) if c.len() as u64 > crate::MAX_PROGRAM_BYTES => {
+            return Err(attrs::bad(
+                ctx,
+                "code",
+                "...",
+                &format!(
+                    "is {} MiB long, more than the {} MiB a Faust program may have",
+                    c.len().div_ceil(1 << 20),
+                    crate::MAX_PROGRAM_BYTES >> 20
+                ),
+            ))
+        }
         (None, Some(c)) => Source::code(&c, "code", ctx.folder),
         (None, None) => {
             return Err(NodeError::MissingAttr {
