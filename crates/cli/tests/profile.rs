@@ -276,3 +276,59 @@ fn profile_with_auto_names_what_played() {
         }
     }
 }
+
+/// A node that cannot be built is said at its place in the file, as render says it, and the
+/// graph's warnings (an attribute no kind reads, a node that reaches no sink) are said after
+/// a profile that succeeded, at theirs.
+#[test]
+fn profile_says_places_and_the_graphs_warnings() {
+    let dir = folder("profile", "places");
+    let bad = dir.join("bad.ag");
+    std::fs::write(
+        &bad,
+        "a = { kind: \"delay\", time: 100000.0, };\nout = { kind: \"sink\", };\na.1 -> out.1;\n",
+    )
+    .unwrap();
+    for backend in ["offline", "clocked"] {
+        let o = fugue(&[
+            "profile",
+            bad.to_str().unwrap(),
+            "--seconds",
+            "0.1",
+            "--backend",
+            backend,
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains("cannot profile "), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("bad.ag:1:22: node `a` (delay)"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let warn = dir.join("warn.ag");
+    std::fs::write(
+        &warn,
+        "b = { kind: \"osc\", freq: 440, bogus: 1, };\nc = { kind: \"osc\", freq: 3, };\nout = { kind: \"sink\", };\nb.1 -> out.1;\n",
+    )
+    .unwrap();
+    let o = fugue(&[
+        "profile",
+        warn.to_str().unwrap(),
+        "--seconds",
+        "0.1",
+        "--backend",
+        "offline",
+    ]);
+    let e = stderr(&o);
+    assert!(o.status.success(), "{e}");
+    assert!(
+        e.contains("warn.ag:1:31: node `b` has attribute `bogus`"),
+        "{e}"
+    );
+    assert!(
+        e.contains("warn.ag:2:1: node `c` (osc) reaches no sink"),
+        "{e}"
+    );
+    let _ = stdout(&o);
+}

@@ -422,8 +422,13 @@ impl Shape {
             Shape::Layered {
                 layers, width, p, ..
             } => {
-                let n = layers as f64 * width as f64;
-                (n, n * width as f64 * p)
+                // Edges run between consecutive layers only; a node after the first layer has
+                // at least one predecessor.
+                let (layers, width) = (layers.max(1) as f64, width.max(1) as f64);
+                (
+                    layers * width,
+                    (layers - 1.0) * width * (width * p).max(1.0),
+                )
             }
             Shape::Random { nodes, p, .. } => {
                 let n = nodes as f64;
@@ -489,5 +494,39 @@ impl std::str::FromStr for CostRange {
                 "--costs `{s}` must be two numbers LO,HI with 0 <= LO <= HI <= 1e12"
             )),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A layered graph's edges run between consecutive layers: one layer has none, and the
+    /// expected count is what generating gives, within a few percent.
+    #[test]
+    fn a_layered_graphs_expected_edges_are_between_its_layers() {
+        let shape = |layers, width, p| Shape::Layered {
+            layers,
+            width,
+            p,
+            costs: CostRange::default(),
+            seed: 7,
+        };
+        assert_eq!(shape(1, 100_000, 0.3).size().1, 0.0);
+        assert!(shape(1, 100_000, 0.3).check_size().is_ok());
+        assert!(shape(2, 5000, 0.3).check_size().is_ok());
+        let s = shape(5, 40, 0.25);
+        let (nodes, edges) = s.size();
+        let g = s.generate();
+        let between = g
+            .edges()
+            .iter()
+            .filter(|e| g.node(e.src).name.starts_with('l') && g.node(e.dst).name.starts_with('l'))
+            .count() as f64;
+        assert_eq!(nodes, 200.0);
+        assert!(
+            (between - edges).abs() < 0.15 * edges,
+            "{between} against {edges}"
+        );
     }
 }

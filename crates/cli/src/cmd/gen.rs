@@ -83,7 +83,19 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         )));
     }
     let g = shape.generate();
-    out.write(fugue_graph::write::to_ag(&g).as_bytes())?;
+    let text = fugue_graph::write::to_ag(&g);
+    // What no command of fugue would read back is not written.
+    let limit = fugue_graph::read::MAX_FILE_BYTES;
+    if text.len() as u64 > limit {
+        return Err(util::usage(format!(
+            "this graph ({} nodes, {} edges) takes {} MiB as an .ag file, more than the {} MiB a graph file may have (docs/limits.md); ask for fewer nodes or edges",
+            g.len(),
+            g.edges().len(),
+            (text.len() as u64).div_ceil(1 << 20),
+            limit >> 20
+        )));
+    }
+    out.write(text.as_bytes())?;
     eprintln!(
         "wrote {} ({} nodes, {} edges)",
         a.output.display(),

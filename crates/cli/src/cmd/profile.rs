@@ -139,9 +139,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 args.graph.display()
             )
         } else {
-            anyhow::Error::new(e).context(format!("cannot profile {}", args.graph.display()))
+            // The place in the file of a node that could not be built, as render gives it.
+            let cause: &(dyn std::error::Error + 'static) = match &e {
+                profile::RecordError::Render(r) => r,
+                profile::RecordError::Run(r) => r,
+            };
+            let at = fugue_engine::check::error_place(&graph, cause)
+                .map(|l| format!(":{l}"))
+                .unwrap_or_default();
+            anyhow::Error::new(e).context(format!("cannot profile {}{at}", args.graph.display()))
         }
     })?;
+    // The graph's own warnings (an attribute no kind reads, a node that reaches no sink),
+    // as render and run say them, after a profile that succeeded.
+    for w in crate::warn::graph_warnings(&graph, &args.graph, offline) {
+        crate::util::warning(w);
+    }
     for w in &warnings {
         crate::util::warning(w);
     }
