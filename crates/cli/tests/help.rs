@@ -122,6 +122,40 @@ fn completions_and_man_pages_are_generated() {
     let o = fugue(&["man", "--dir", d.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--force"), "{}", stderr(&o));
+    // A file is not a folder; a missing folder is none.
+    let file = d.join("fugue.1");
+    let o = fugue(&["man", "--dir", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("fugue.1: is not a folder"),
+        "{}",
+        stderr(&o)
+    );
+    let o = fugue(&["man", "--dir", d.join("nope").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("nope: no such folder"),
+        "{}",
+        stderr(&o)
+    );
+    // `run --stats -` is refused: standard output carries the run's report (it wrote a file
+    // named `-`).
+    let o = fugue(&[
+        "run",
+        &common::example("synth.ag"),
+        "--backend",
+        "clocked",
+        "--seconds",
+        "0.1",
+        "--stats",
+        "-",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--stats -: standard output carries the run's report"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

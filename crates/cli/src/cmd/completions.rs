@@ -43,8 +43,13 @@ pub fn man(a: ManArgs, cmd: clap::Command) -> anyhow::Result<()> {
         return Ok(());
     };
     if !dir.is_dir() {
+        let what = if dir.exists() {
+            "is not a folder"
+        } else {
+            "no such folder"
+        };
         return Err(crate::util::usage(format!(
-            "--dir {}: no such folder",
+            "--dir {}: {what}",
             dir.display()
         )));
     }

@@ -132,6 +132,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let profile_dir = crate::cmd::render::profile_dir(&args.profile, args.force, &inputs)?;
     let stats_out = match &args.stats {
+        // `-` is standard output elsewhere (render -o -), which carries the run's report.
+        Some(p) if p.as_os_str() == "-" => {
+            return Err(util::usage(
+                "--stats -: standard output carries the run's report; name a file for the per-cycle rows (or a named pipe, or /dev/stderr)",
+            ))
+        }
         Some(p) => Some(util::check_output_of(p, args.force, &args.graph, &graph)?),
         None => None,
     };
