@@ -213,6 +213,39 @@ fn flags_that_do_nothing_are_warned_about() {
         "{}",
         stderr(&o)
     );
+    // JACK's own flags given to the clocked backend are said, as ALSA's are.
+    let o = fugue(&[
+        "run",
+        &example("synth.ag"),
+        "--backend",
+        "clocked",
+        "--connect",
+        "--client-name",
+        "foo",
+        "--strict",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--connect applies to the JACK backend only"),
+        "{}",
+        stderr(&o)
+    );
+    let o = fugue(&[
+        "run",
+        &example("synth.ag"),
+        "--backend",
+        "clocked",
+        "--client-name",
+        "foo",
+        "--seconds",
+        "0.05",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--client-name applies to the JACK backend only"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

@@ -261,6 +261,17 @@ fn warnings(args: &Args, graph: &fugue_graph::TaskGraph) -> Vec<String> {
             ));
         }
     }
+    let jack = matches!(args.backend.as_str(), "jack" | "auto");
+    for (flag, given) in [
+        ("--connect", args.connect),
+        ("--client-name", args.client_name != "fugue"),
+    ] {
+        if given && !jack {
+            warnings.push(format!(
+                "{flag} applies to the JACK backend only (--backend jack, or auto with a JACK server)"
+            ));
+        }
+    }
     warnings
 }
 
