@@ -81,17 +81,19 @@ pub fn draw(d: Drawing<'_>, stop: impl Fn() -> Option<i32>) -> Result<(), DrawEr
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    let parent = std::process::id() as libc::pid_t;
     // SAFETY: the closure runs in the child between fork and exec and calls only prctl and
     // getppid, which are async-signal-safe; it allocates nothing.
     unsafe {
         use std::os::unix::process::CommandExt as _;
         // Graphviz ends with fugue, however fugue ends (a signal that ends it at once, a
         // kill): it is not left drawing on its own.
-        command.pre_exec(|| {
+        command.pre_exec(move || {
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            if libc::getppid() == 1 {
+            // fugue gone before the request was made: the child's parent is another.
+            if libc::getppid() != parent {
                 return Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
             }
             Ok(())

@@ -192,7 +192,10 @@ pub fn check(
     // alone, with the value they gave it.
     let mut replaced: Vec<String> = Vec::new();
     let mut restated: Vec<(String, Value)> = Vec::new();
-    if let Ok((now, _)) = registry.build(&NodeContext::of(graph, v, rate, block), false) {
+    // The node as it stands (built once: a plugin's build instantiates it).
+    let here = NodeContext::of(graph, v, rate, block);
+    let now = registry.build(&here, false).ok().map(|(n, _)| n);
+    if let Some(now) = &now {
         if let Some(p) = now.live_param(attr) {
             let parts = now.live_parts(p);
             for (a, given) in &graph.node(v).attrs {
@@ -246,8 +249,7 @@ pub fn check(
     let value = number?;
     // A bound of the running processors' memory (a delay's line), from the node as it
     // stands: the changed copy's own default for it may differ.
-    let here = NodeContext::of(graph, v, rate, block);
-    if let Ok((now, _)) = registry.build(&here, false) {
+    if let Some(now) = &now {
         if let Some(max) = now.live_max(param).filter(|&m| value > m) {
             return Err(format!(
                 "`{attr}` of node `{node}` can be set up to {max} while the graph plays (what its memory holds); give the node a larger bound (`fugue kinds` names it for kind {kind}) and load it again"

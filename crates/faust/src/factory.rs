@@ -889,6 +889,23 @@ fn temp_code_path(ext: &str) -> Option<PathBuf> {
     Some(std::env::temp_dir().join(format!(".fugue-faust-{}-{n}.{ext}", std::process::id())))
 }
 
+/// A new empty file of this process's own making ([`temp_code_path`]'s name, created only
+/// where nothing is: never a link someone else left there, which libfaust would follow),
+/// for libfaust to write over; `None` when none can be made.
+fn created_temp(ext: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    (0..16).find_map(|_| {
+        let p = temp_code_path(ext)?;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&p)
+            .ok()
+            .map(|_| p)
+    })
+}
+
 /// Keeps at most [`MAX_CACHED`] files in `dir`, the oldest removed first.
 fn trim_cache(dir: &Path) {
     let Ok(rd) = std::fs::read_dir(dir) else {
@@ -1315,6 +1332,17 @@ impl Faust {
                     functions,
                 });
             }
+            state = ir.and_then(|ir| state_bytes(&ir));
+            if let Some(bytes) = state.filter(|&b| b > fugue_dsp::MAX_NODE_MEMORY as u64) {
+                // SAFETY: the factory is live and has no instance.
+                unsafe { (self.fns(backend).delete_factory)(handle) };
+                return Err(FaustError::TooLarge {
+                    name: source.name.clone(),
+                    bytes,
+                });
+            }
+        }
+        if !from_disk && backend == Backend::Llvm {
             // A C constant or variable that fugue cannot give: LLVM's optimiser folds it
             // into 0, and no trace of it is left in the code; the interpreter refuses it,
             // so a program that names one is compiled there too, to be refused alike.
@@ -1346,22 +1374,13 @@ impl Faust {
                     unsafe { (self.fns(Backend::Interp).delete_factory)(trial) };
                 }
             }
-            state = ir.and_then(|ir| state_bytes(&ir));
-            if let Some(bytes) = state.filter(|&b| b > fugue_dsp::MAX_NODE_MEMORY as u64) {
-                // SAFETY: the factory is live and has no instance.
-                unsafe { (self.fns(backend).delete_factory)(handle) };
-                return Err(FaustError::TooLarge {
-                    name: source.name.clone(),
-                    bytes,
-                });
-            }
         }
         if let (false, Backend::Interp, Some(b)) = (from_disk, backend, bitcode) {
             // The interpreter's state is its two heaps, whose sizes its code's header gives
             // (written to a temporary file, read back, removed).
             // The same header lists its sound files, which the interpreter crashes reading
             // (its user interface does not name them, as LLVM's does).
-            let head = temp_code_path("fbc").and_then(|p| {
+            let head = created_temp("fbc").and_then(|p| {
                 let t = CString::new(p.as_os_str().as_encoded_bytes()).ok()?;
                 // SAFETY: a live interpreter factory and a NUL-terminated path.
                 let written = unsafe { (b.write)(handle, t.as_ptr()) };

@@ -107,7 +107,7 @@ pub enum FaustError {
     },
     /// The program reads sound files (`soundfile`), which Faust's interpreter crashes
     /// running without them: refused before any block runs.
-    #[error("the Faust program {name} reads the sound file {}, which fugue does not load and Faust's interpreter cannot run without (it crashes); use the LLVM backend (`backend: \"llvm\"`), where that part plays silence", labels.iter().map(|l| format!("`{l}`")).collect::<Vec<_>>().join(", "))]
+    #[error("the Faust program {name} reads the sound {} {}, which fugue does not load and Faust's interpreter cannot run without (it crashes); use the LLVM backend (`backend: \"llvm\"`), where that part plays silence", if labels.len() == 1 { "file" } else { "files" }, labels.iter().map(|l| format!("`{l}`")).collect::<Vec<_>>().join(", "))]
     InterpSoundfile {
         /// The program's name (its file).
         name: String,

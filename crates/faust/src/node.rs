@@ -323,8 +323,6 @@ impl DspNode for FaustNode {
         ]
     }
 
-    /// Every input parameter (by label, path or path's end), every set of them that one
-    /// name gives ([`FaustNode::groups`]), and `volume`.
     /// The paths of the parameters that live parameter `param` sets (`volume` for itself).
     fn live_parts(&self, param: usize) -> Vec<String> {
         let params = &self.factory.params;
@@ -342,6 +340,8 @@ impl DspNode for FaustNode {
             .collect()
     }
 
+    /// Every input parameter (by label, path or path's end), every set of them that one
+    /// name gives ([`FaustNode::groups`]), and `volume`.
     fn live_param(&self, attr: &str) -> Option<usize> {
         let n = self.factory.params.len();
         if attr == "volume" {

@@ -215,6 +215,8 @@ fn search(g: &TaskGraph, p: usize, time_limit: Duration, incumbent: Schedule) ->
             bb.dfs(usize::MAX);
             proven = !bb.timed_out;
         }
+        // A schedule found before time ran out that meets the bound is optimal all the same.
+        proven |= bb.cut(root_lb);
     }
     let schedule = match &bb.best_assign {
         None => incumbent,

@@ -759,9 +759,13 @@ impl Laid<'_> {
         let rate_changer = (0..graph.len())
             .find(|&v| node_block[v] != options.block || out_block[v] != options.block);
         // A node whose samples depend on how a block is cut into calls cannot be pipelined
-        // without changing the output.
-        let whole =
-            (0..graph.len()).find(|&v| !dsp[v].as_ref().expect("built above").splits_in_time());
+        // without changing the output. Asked only of a plan that would be pipelined: a kind
+        // may find it out by running its processors (a Faust program).
+        let whole = (options.pipeline > 1 && rate_changer.is_none())
+            .then(|| {
+                (0..graph.len()).find(|&v| !dsp[v].as_ref().expect("built above").splits_in_time())
+            })
+            .flatten();
         let (pipeline, pipeline_note) = match (rate_changer, whole) {
             _ if options.pipeline <= 1 => (options.pipeline, None),
             (Some(v), _) => (
