@@ -181,3 +181,27 @@ fn a_run_too_short_to_measure_says_that_it_kept_seq() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// In real time, auto's trials take no longer than the run they delay (its untimed cycles
+/// counted too): `run --seconds 0.5` with auto reports trials of at most 0.5 s.
+#[test]
+fn autos_trials_take_no_longer_than_the_run() {
+    for seconds in ["0.2", "0.5"] {
+        let o = fugue(&[
+            "run",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/synth.ag"),
+            "--backend",
+            "clocked",
+            "--seconds",
+            seconds,
+            "--json",
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let out = String::from_utf8_lossy(&o.stdout);
+        let report: serde_json::Value =
+            serde_json::from_str(out.lines().last().unwrap_or_default()).unwrap();
+        let trials = report["auto"]["trials_s"].as_f64().unwrap();
+        let limit: f64 = seconds.parse().unwrap();
+        assert!(trials <= limit, "{seconds} s: trials {trials} s: {report}");
+    }
+}

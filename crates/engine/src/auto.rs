@@ -531,7 +531,10 @@ pub fn choose(
     // so that the trials stay within it.
     let settle = SETTLE.min(Duration::from_secs_f64(budget / 8.0));
     let budget = budget - settle.as_secs_f64() * (ROUNDS - 1) as f64;
-    let total = (budget / per_cycle.as_secs_f64()) as usize;
+    // Each candidate's turn also runs two untimed cycles, in each round: taken from the
+    // budget too (with every candidate, before the least promising are left out).
+    let warm = 2 * ROUNDS * cands.len();
+    let total = ((budget / per_cycle.as_secs_f64()) as usize).saturating_sub(warm);
     // A run too short to try every candidate tries the most promising ones that fit (by the
     // plan's costs: the work over the threads, or the critical path), seq always among them.
     let (mut cands, mut execs, mut plan_of) = (cands, execs, plan_of);
