@@ -298,7 +298,7 @@ impl<'a> RunSummary<'a> {
             executor,
             threads,
             deadline,
-            deadline_us: us(s.deadline_ns as f64),
+            deadline_us: us(deadline_ns(s, r.block as f64, r.sample_rate, deadline)),
             cycles: s.cycles,
             mean_us: us(s.mean_ns),
             median_us: us(s.median_ns as f64),
@@ -326,6 +326,17 @@ impl<'a> RunSummary<'a> {
     }
 }
 
+/// The cycles' deadline, ns: the last cycle's, or before any cycle ran (a run stopped
+/// during auto's trials) the one the rule gives the block at the rate (`double`: two
+/// periods).
+fn deadline_ns(s: &Summary, block: f64, rate: u32, rule: &str) -> f64 {
+    if s.cycles > 0 || rate == 0 {
+        return s.deadline_ns as f64;
+    }
+    let periods = if rule == "double" { 2.0 } else { 1.0 };
+    periods * block / f64::from(rate) * 1e9
+}
+
 impl std::fmt::Display for RunSummary<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
@@ -335,7 +346,12 @@ impl std::fmt::Display for RunSummary<'_> {
             self.sample_rate,
             self.buffer,
             self.deadline,
-            us_text(self.summary.deadline_ns as f64),
+            us_text(deadline_ns(
+                self.summary,
+                self.buffer as f64,
+                self.sample_rate,
+                self.deadline
+            )),
             cycles_line(self.summary),
         )?;
         match (self.backend, self.skipped) {
@@ -363,5 +379,30 @@ impl std::fmt::Display for RunSummary<'_> {
             )?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Before any cycle ran, the deadline is the rule's for the block at the rate, not 0.
+    #[test]
+    fn the_deadline_is_known_before_the_first_cycle() {
+        let none = Summary::default();
+        assert_eq!(
+            deadline_ns(&none, 256.0, 48_000, "period"),
+            256.0 / 48_000.0 * 1e9
+        );
+        assert_eq!(
+            deadline_ns(&none, 256.0, 48_000, "double"),
+            512.0 / 48_000.0 * 1e9
+        );
+        let ran = Summary {
+            cycles: 3,
+            deadline_ns: 5_000_000,
+            ..Summary::default()
+        };
+        assert_eq!(deadline_ns(&ran, 256.0, 48_000, "period"), 5e6);
     }
 }
