@@ -109,13 +109,26 @@ fn summary(what: &str, runner: &Runner, threads: usize, out: &Outcome) -> String
             st.total.tasks, st.total.steals, st.total.failed_steals, st.total.sleeps
         ));
     }
-    s.push_str(&format!(
-        "; CPU {:.3} s ({:.2} cores busy)",
-        out.cpu.as_secs_f64(),
-        out.cores_busy()
-    ));
+    // The process's CPU time counts every thread's, accounted at the scheduler's grain: over
+    // a run of a few milliseconds their ratio says nothing (3.07 cores busy was printed for
+    // the sequential program on 2 cores).
+    if out.wall >= MIN_WALL_FOR_CORES {
+        s.push_str(&format!(
+            "; CPU {:.3} s ({:.2} cores busy)",
+            out.cpu.as_secs_f64(),
+            out.cores_busy()
+        ));
+    } else {
+        s.push_str(&format!(
+            "; CPU {:.3} s (too short a run to say how many cores were busy)",
+            out.cpu.as_secs_f64()
+        ));
+    }
     s
 }
+
+/// The shortest run whose cores-busy figure [`summary`] gives.
+const MIN_WALL_FOR_CORES: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// Sorts `n` pseudo-random integers (slices of at most `cutoff` serially), checks the
 /// result, and says what ran.
