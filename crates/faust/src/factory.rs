@@ -1472,14 +1472,6 @@ impl Faust {
             (fns.delete)(dsp);
             (io.0.max(0) as usize, io.1.max(0) as usize, ui)
         };
-        if backend == Backend::Interp && !ui.soundfiles.is_empty() {
-            // SAFETY: the factory is live and its probe instance was deleted.
-            unsafe { (fns.delete_factory)(handle) };
-            return Err(FaustError::InterpSoundfile {
-                name: source.name.clone(),
-                labels: ui.soundfiles,
-            });
-        }
         Ok(Factory {
             faust: self.clone(),
             handle,
