@@ -11,7 +11,7 @@ use fugue_engine::host::{
     GraphExecutor, Host, HostBackend, HostEvent, HostOptions, LoadReport, Mode,
 };
 use fugue_engine::{Engine, ExecutorChoice, Pipeline};
-use fugue_exec::ExecutorKind;
+use fugue_exec::{ExecutorKind, TenantGrain};
 use fugue_testkit::host::{expected_mix, fresh_dir, graphs, Span};
 
 const RATE: u32 = 48_000;
@@ -367,11 +367,21 @@ fn a_panicking_graph_is_silenced_and_the_others_play_on() {
     )
     .unwrap();
     let reg = fugue_testkit::bomb::registry(|cycle| cycle == 5);
-    for mode in Mode::ALL {
+    // Separate mode runs one cycle at a time; partitioned and the whole grain run several
+    // in a row (the panic comes in the middle of a run): the recordings are the same.
+    let runs = Mode::ALL
+        .into_iter()
+        .map(|m| (m, TenantGrain::Auto))
+        .chain([(Mode::Shared, TenantGrain::Whole)]);
+    let mut recordings = Vec::new();
+    for (mode, grain) in runs {
+        let record = dir.join(format!("{mode}-{}.wav", grain.name()));
         let mut host = Host::with_registry(
             HostOptions {
                 threads: 2,
                 mode,
+                grain,
+                record: Some(record.clone()),
                 ..HostOptions::default()
             },
             reg.clone(),
@@ -392,6 +402,11 @@ fn a_panicking_graph_is_silenced_and_the_others_play_on() {
             "{mode}"
         );
         host.finish().unwrap();
+        recordings.push((mode, grain, std::fs::read(&record).unwrap()));
+    }
+    let (_, _, reference) = recordings.iter().find(|r| r.0 == Mode::Separate).unwrap();
+    for (mode, grain, r) in &recordings {
+        assert!(r == reference, "{mode}, grain {grain:?}: another recording");
     }
 }
 

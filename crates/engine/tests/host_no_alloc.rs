@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use fugue_engine::host::{Host, HostOptions, Mode};
 use fugue_engine::Pipeline;
+use fugue_exec::TenantGrain;
 
 #[global_allocator]
 static GLOBAL: fugue_testkit::alloc::Counting = fugue_testkit::alloc::Counting;
@@ -27,19 +28,22 @@ fn host_cycles_with_swaps_do_not_allocate() {
         fugue_graph::write::to_ag(&fugue_graph::gen::rake(10)),
     )
     .unwrap();
-    for (mode, threads, pipeline) in [
-        (Mode::Shared, 2, Pipeline::Sub(1)),
-        (Mode::Separate, 2, Pipeline::Sub(1)),
-        (Mode::Partitioned, 3, Pipeline::Sub(1)),
-        (Mode::Shared, 2, Pipeline::Sub(4)),
-        (Mode::Separate, 2, Pipeline::Sub(4)),
-        (Mode::Partitioned, 3, Pipeline::Auto),
+    // Partitioned (groups of one thread) and the whole grain run several cycles in a row.
+    for (mode, threads, pipeline, grain) in [
+        (Mode::Shared, 2, Pipeline::Sub(1), TenantGrain::Auto),
+        (Mode::Shared, 2, Pipeline::Sub(1), TenantGrain::Whole),
+        (Mode::Separate, 2, Pipeline::Sub(1), TenantGrain::Auto),
+        (Mode::Partitioned, 3, Pipeline::Sub(1), TenantGrain::Auto),
+        (Mode::Shared, 2, Pipeline::Sub(4), TenantGrain::Auto),
+        (Mode::Separate, 2, Pipeline::Sub(4), TenantGrain::Auto),
+        (Mode::Partitioned, 3, Pipeline::Auto, TenantGrain::Auto),
     ] {
         let mut host = Host::start(HostOptions {
             threads,
             mode,
             block: 128,
             pipeline,
+            grain,
             record: Some(dir.join("mix.wav")),
             ..HostOptions::default()
         })

@@ -570,3 +570,128 @@ fn shared_pool_matches_seq_with_every_grain() {
         }
     }
 }
+
+#[test]
+fn shared_pool_runs_of_several_cycles_match_seq() {
+    use fugue_exec::{SharedPool, Tenant, TenantGrain};
+    let reg = Registry::with_builtin_kinds();
+    let copts = copts(64, true);
+    let shapes = [
+        fugue_graph::gen::rake(12),
+        fugue_graph::gen::diamond(4),
+        fugue_graph::gen::line(9),
+        fugue_graph::gen::rake(5),
+    ];
+    for grain in TenantGrain::ALL {
+        for threads in 1..=3 {
+            for n in 1..=shapes.len() {
+                for partitioned in [false, true] {
+                    if partitioned && (threads < 2 || n < threads) {
+                        continue;
+                    }
+                    let mut tenants: Vec<Tenant> = shapes[..n]
+                        .iter()
+                        .map(|g| {
+                            let mut t = Tenant::new(Plan::compile(g, &reg, &copts).unwrap());
+                            t.set_batch(5);
+                            t
+                        })
+                        .collect();
+                    let mut seqs: Vec<Plan> = shapes[..n]
+                        .iter()
+                        .map(|g| Plan::compile(g, &reg, &copts).unwrap())
+                        .collect();
+                    let mut pool = SharedPool::new(threads, 4096, true, &ExecOptions::default());
+                    pool.set_grain(grain);
+                    if partitioned {
+                        // One group per thread, the tenants dealt round.
+                        let groups: Vec<usize> = (0..threads).collect();
+                        pool.set_partition(&groups);
+                        for (k, t) in tenants.iter_mut().enumerate() {
+                            t.set_group(k % threads);
+                        }
+                    }
+                    // Whether every tenant runs whole, so that runs hold several cycles.
+                    let whole = threads == 1
+                        || partitioned
+                        || grain == TenantGrain::Whole
+                        || (grain == TenantGrain::Balanced && n % threads == 0);
+                    // Auto runs balanced some of the time.
+                    let may = whole || (grain == TenantGrain::Auto && n % threads == 0);
+                    let mut cycle = 0;
+                    let mut several = 0;
+                    while cycle < 60 {
+                        // Runs of 1 to 7 cycles: more than the capture holds is cut to it.
+                        let ran = pool.run_cycles(&mut tenants, 1 + cycle % 7);
+                        let ctx = format!(
+                            "{grain:?} T={threads} N={n} partitioned={partitioned} cycle {cycle}"
+                        );
+                        assert!((1..=5).contains(&ran), "{ctx}: ran {ran}");
+                        if !may {
+                            assert_eq!(ran, 1, "{ctx}: a tenant in parts runs one cycle at a time");
+                        }
+                        several += usize::from(ran > 1);
+                        for (k, (t, s)) in tenants.iter_mut().zip(seqs.iter_mut()).enumerate() {
+                            assert!(t.take_busy_ticks() > 0, "{ctx}: tenant {k} ran no time");
+                            if ran > 1 {
+                                assert_eq!(t.captured(), ran, "{ctx}: tenant {k}");
+                            }
+                            for j in 0..ran {
+                                SeqExecutor::new().run_cycle(s);
+                                for ch in 0..s.n_outputs() {
+                                    let got = if ran > 1 {
+                                        t.captured_output(j, ch)
+                                    } else {
+                                        t.plan().output(ch)
+                                    };
+                                    assert!(
+                                        fugue_testkit::bits::same_bits(got, s.output(ch)),
+                                        "{ctx}: tenant {k}, cycle {} of the run, channel {ch}",
+                                        j
+                                    );
+                                }
+                            }
+                        }
+                        cycle += ran;
+                    }
+                    // Auto measures units first (runs of one): its later blocks may batch.
+                    if whole && grain != TenantGrain::Auto {
+                        assert!(
+                            several > 0,
+                            "{grain:?} T={threads} N={n}: no run of several"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_panic_in_a_run_of_several_cycles_ends_the_tenants_run_there() {
+    use fugue_exec::{SharedPool, Tenant, TenantGrain};
+    // The bomb explodes at its third cycle.
+    let reg = fugue_testkit::bomb::registry(|cycle| cycle == 3);
+    let g = fugue_graph::read::ag::parse(
+        "o = { kind: \"osc\", freq: 440, }; b = { kind: \"bomb\", }; s = { kind: \"sink\", }; o.1 -> b.1; b.1 -> s.1;",
+        "bomb.ag",
+    )
+    .unwrap();
+    let reg2 = Registry::with_builtin_kinds();
+    let other = fugue_graph::gen::rake(5);
+    let mut tenants = vec![
+        Tenant::new(Plan::compile(&g, &reg, &copts(32, true)).unwrap()),
+        Tenant::new(Plan::compile(&other, &reg2, &copts(32, true)).unwrap()),
+    ];
+    for t in tenants.iter_mut() {
+        t.set_batch(8);
+    }
+    let mut pool = SharedPool::new(2, 4096, false, &ExecOptions::default());
+    pool.set_grain(TenantGrain::Whole);
+    assert_eq!(pool.run_cycles(&mut tenants, 8), 8);
+    assert_eq!(tenants[0].captured(), 2, "the two cycles before the panic");
+    assert!(tenants[0].plan().any_panicked());
+    assert_eq!(tenants[1].captured(), 8, "the other graph ran every cycle");
+    let panics = tenants[0].plan_mut().take_panics();
+    assert_eq!(panics.len(), 1, "reported once");
+}

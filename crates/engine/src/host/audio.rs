@@ -96,6 +96,19 @@ pub(crate) enum FromAudio {
 /// room to spare) never fills.
 pub(crate) const COMMANDS: usize = 64;
 
+/// Cycles an offline run of the shared pool holds at most ([`SharedPool::run_cycles`]): one
+/// claim and one wait per run, not per cycle.
+pub(crate) const BATCH_CYCLES: usize = 16;
+
+/// Samples a graph's captured outputs of one run hold at most (256 KiB): a graph of large
+/// blocks or many channels runs fewer cycles in a row.
+const BATCH_SAMPLES: usize = 1 << 16;
+
+/// Cycles of a run of several for a graph of `outputs` channels of `block` frames.
+pub(crate) fn batch_cycles(outputs: usize, block: usize) -> usize {
+    (BATCH_SAMPLES / outputs.saturating_mul(block).max(1)).clamp(1, BATCH_CYCLES)
+}
+
 /// The two queues.
 pub(crate) struct Queues {
     pub(crate) to_audio: ArrayQueue<ToAudio>,
@@ -166,6 +179,8 @@ pub(crate) struct HostAudio {
     /// a full queue taken offline, a silent JACK callback): the next cycle counts as one
     /// with a swap.
     swap_pending: bool,
+    /// The cycle at which the ticks' rate was last refined (every 256 cycles).
+    calibrated: u64,
     /// Where the mix is recorded, interleaved, in blocks of at most `record_frames` frames.
     pub(crate) record: Option<BlockSender>,
     /// The most frames a recorded block holds (the block the host started with: a larger
@@ -204,6 +219,7 @@ impl HostAudio {
             stats,
             calibration,
             ns_per_tick,
+            calibrated: 0,
             swap_pending: false,
             record: None,
             record_waits: false,
@@ -360,15 +376,43 @@ impl HostAudio {
     /// is recorded. `started` is when the cycle began. Returns whether it adopted or removed
     /// a graph. Never allocates, frees, locks, or waits for the control thread.
     pub(crate) fn run_cycle(&mut self, started: Instant) -> bool {
+        self.run_some(1, started).1
+    }
+
+    /// Offline: `n` cycles, back to back, each as [`HostAudio::run_cycle`] runs it (the
+    /// commands waiting apply at the first), the pool running several in a row where every
+    /// graph runs whole ([`SharedPool::run_cycles`]); the mix of each cycle is recorded, and
+    /// [`HostAudio::mix`] is the last one's. Never allocates, frees, locks, or waits for the
+    /// control thread.
+    pub(crate) fn run_cycles(&mut self, n: u64) {
+        let mut left = n;
+        while left > 0 {
+            let want = left.min(BATCH_CYCLES as u64) as usize;
+            left -= self.run_some(want, Instant::now()).0 as u64;
+        }
+    }
+
+    /// Runs up to `cycles` cycles (one unless the pool can run several in a row: offline
+    /// only), started at `started`, each mixed, accounted and recorded in turn. Returns how
+    /// many ran, and whether the first adopted or removed a graph.
+    fn run_some(&mut self, cycles: usize, started: Instant) -> (usize, bool) {
         self.apply_commands();
         let swapped = std::mem::take(&mut self.swap_pending);
-        if self.cycle.is_multiple_of(256) && self.cycle > 0 {
+        if self.cycle / 256 > self.calibrated / 256 {
+            self.calibrated = self.cycle;
             self.ns_per_tick = self.calibration.ns_per_tick();
         }
         let set = &mut *self.set;
         let parallel_start = now();
-        match &mut self.runtime {
-            Runtime::Pool(pool) => pool.run_cycle(&mut set.slots),
+        let ran = match &mut self.runtime {
+            Runtime::Pool(pool) => {
+                let ran = pool.run_cycles(&mut set.slots, cycles);
+                for s in set.slots.iter_mut() {
+                    // Taken even from a silenced graph, so that none is left for later.
+                    s.work_ticks = s.tenant.take_busy_ticks();
+                }
+                ran
+            }
             Runtime::Separate => {
                 for s in set.slots.iter_mut() {
                     if s.silenced {
@@ -382,9 +426,37 @@ impl HostAudio {
                     // The same account as the pool keeps (read by the pool modes only).
                     let _ = s.tenant.take_busy_ticks();
                 }
+                1
             }
+        };
+        let parallel_ticks = now().wrapping_sub(parallel_start) / ran as u64;
+        // A cycle of a run of several costs its share of the run, and its own mix.
+        let share = started.elapsed() / ran as u32;
+        for j in 0..ran {
+            let mixed = Instant::now();
+            self.mix_cycle(j, ran);
+            let duration = (share + mixed.elapsed()).as_nanos() as u64;
+            let missed = duration > self.set.deadline_ns;
+            self.account(duration, parallel_ticks, missed, ran);
+            if swapped && j == 0 {
+                self.stats.swap_cycles.fetch_add(1, Ordering::Relaxed);
+                if missed {
+                    self.stats.swap_misses.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            self.send_record();
+            self.cycle += 1;
         }
-        let parallel_ticks = now().wrapping_sub(parallel_start);
+        for s in self.set.slots.iter_mut() {
+            s.work_ticks = 0;
+        }
+        (ran, swapped)
+    }
+
+    /// Mixes cycle `j` of a run of `ran` cycles: the plans' outputs after a run of one, the
+    /// captured ones after a run of several.
+    fn mix_cycle(&mut self, j: usize, ran: usize) {
+        let set = &mut *self.set;
         for m in set.mix.iter_mut() {
             m.fill(0.0);
         }
@@ -395,8 +467,14 @@ impl HostAudio {
             }
             let plan = s.tenant.plan();
             // A panic silences the graph from this cycle on (its processors are not run
-            // again, so they cannot panic again).
-            if plan.any_panicked() {
+            // again, so they cannot panic again). In a run of several, the cycles before the
+            // one that panicked are captured.
+            let panicked = if ran > 1 {
+                j >= s.tenant.captured()
+            } else {
+                plan.any_panicked()
+            };
+            if panicked {
                 s.silenced = true;
                 s.tenant.set_enabled(false);
                 // Relaxed: a statistic.
@@ -405,7 +483,11 @@ impl HostAudio {
             }
             let n = plan.n_outputs();
             for ch in 0..n {
-                let src = plan.output(ch);
+                let src = if ran > 1 {
+                    s.tenant.captured_output(j, ch)
+                } else {
+                    plan.output(ch)
+                };
                 // A sample that is not a finite number is mixed as silence (else it would
                 // take every graph's sound with it, and reach the device), and counted.
                 let bad = crate::cycle::count_non_finite(src);
@@ -448,18 +530,6 @@ impl HostAudio {
                 bump(&self.stats.mix_non_finite, bad as u64);
             }
         }
-        let duration = started.elapsed().as_nanos() as u64;
-        let missed = duration > set.deadline_ns;
-        self.account(duration, parallel_ticks, missed);
-        if swapped {
-            self.stats.swap_cycles.fetch_add(1, Ordering::Relaxed);
-            if missed {
-                self.stats.swap_misses.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-        self.send_record();
-        self.cycle += 1;
-        swapped
     }
 
     /// The statistics of the cycle just run, of `duration` ns (the host's clock) and whose
@@ -469,33 +539,35 @@ impl HostAudio {
     /// in proportion to the graphs' work when their tasks ran on several threads at once
     /// (their ticks add up to more than the part's), so that the shares of a cycle add up
     /// to at most its parallel part, never more than the cycle. Never allocates.
-    fn account(&mut self, duration: u64, parallel_ticks: u64, missed: bool) {
+    /// In a run of `ran` cycles, each graph's work ticks ([`Slot::work_ticks`], the run's)
+    /// count a `ran`-th to each cycle.
+    fn account(&mut self, duration: u64, parallel_ticks: u64, missed: bool, ran: usize) {
         let parallel_ns = ((parallel_ticks as f64 * self.ns_per_tick) as u64).min(duration);
         // Relaxed: statistics.
         self.stats.parallel.add(parallel_ns);
-        let pool = matches!(self.runtime, Runtime::Pool(_));
-        let mut total = 0u64;
-        for s in self.set.slots.iter_mut() {
-            if pool {
-                // Taken even from a silenced graph, so that none is left for later.
-                s.work_ticks = s.tenant.take_busy_ticks();
-            }
+        let ticks = |s: &Slot| {
             if s.silenced {
-                s.work_ticks = 0;
+                0
+            } else {
+                s.work_ticks / ran as u64
             }
-            total = total.saturating_add(s.work_ticks);
-        }
+        };
+        let total = self
+            .set
+            .slots
+            .iter()
+            .fold(0u64, |t, s| t.saturating_add(ticks(s)));
         let per_tick = parallel_ns as f64 / total.max(parallel_ticks).max(1) as f64;
-        for s in self.set.slots.iter_mut() {
+        for s in self.set.slots.iter() {
             if !s.silenced {
+                let w = ticks(s);
                 s.stats.account(
-                    (s.work_ticks as f64 * per_tick) as u64,
-                    (s.work_ticks as f64 * self.ns_per_tick) as u64,
+                    (w as f64 * per_tick) as u64,
+                    (w as f64 * self.ns_per_tick) as u64,
                     duration,
                     missed,
                 );
             }
-            s.work_ticks = 0;
         }
         self.stats.cycle.add(duration);
         if missed {

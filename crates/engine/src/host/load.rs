@@ -12,7 +12,9 @@ use fugue_graph::TaskGraph;
 use super::audio::{FromAudio, Slot, ToAudio};
 use super::report::executor_label;
 use super::stats::GraphStats;
-use super::{Driver, GraphExecutor, Host, HostError, HostEvent, LoadReport, Mode, UnloadReport};
+use super::{
+    Driver, GraphExecutor, Host, HostBackend, HostError, HostEvent, LoadReport, Mode, UnloadReport,
+};
 use crate::{ExecutorChoice, Pipeline};
 
 /// A loaded graph, as the control thread keeps it.
@@ -356,6 +358,13 @@ impl Host {
             }
             None => None,
         };
+        let mut tenant = Tenant::new(plan);
+        if executor.is_none() && self.options.backend == HostBackend::Offline {
+            // Offline, the pool runs several cycles in a row when every graph runs whole.
+            let b = super::audio::batch_cycles(tenant.plan().n_outputs(), tenant.plan().block());
+            tenant.set_batch(b);
+        }
+        let plan = tenant.plan();
         Ok(Built {
             cost_ns,
             memory: plan.memory(),
@@ -369,7 +378,7 @@ impl Host {
             span,
             slot: Box::new(Slot {
                 id,
-                tenant: Tenant::new(plan),
+                tenant,
                 executor,
                 gain: 1.0,
                 silenced: false,

@@ -72,7 +72,7 @@ mod stats;
 use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fugue_dsp::Registry;
 use fugue_graph::TaskGraph;
@@ -489,9 +489,7 @@ impl Host {
                 "only the offline backend runs cycles on demand".into(),
             ));
         };
-        for _ in 0..n {
-            audio.run_cycle(Instant::now());
-        }
+        audio.run_cycles(n);
         Ok(())
     }
 

@@ -195,6 +195,25 @@ impl GrainTuner {
         }
     }
 
+    /// Cycles from the next one on that keep the grain [`GrainTuner::grain`] gives, whatever
+    /// their durations (at least 1): up to the end of a measurement's block, of the keep, or
+    /// of the block of cycles in which a kept balanced is watched. So a run of that many
+    /// cycles may be timed as a whole and recorded as that many cycles of its mean.
+    pub fn run_length(&self) -> usize {
+        let n = match self.phase {
+            Phase::Measure { cycle } => BLOCK_CYCLES - cycle % BLOCK_CYCLES,
+            Phase::Keep { grain, left, .. } => {
+                let left = left as usize;
+                if grain == CANDIDATES[1] {
+                    left.min(BLOCK_CYCLES - self.seen)
+                } else {
+                    left
+                }
+            }
+        };
+        n.max(1)
+    }
+
     /// Starts a measurement at the next cycle.
     pub fn restart(&mut self) {
         self.phase = Phase::Measure { cycle: 0 };
@@ -249,6 +268,29 @@ mod tests {
         // Units kept is not watched: a slower spell keeps it until its keep ends.
         drive(&mut t, BLOCK_CYCLES * 4, 200, 120, 4);
         assert_eq!(t.chosen(), Some(TenantGrain::Units));
+    }
+
+    #[test]
+    fn a_run_of_its_length_keeps_one_grain() {
+        // Runs of `run_length` cycles, each recorded as its cycles' mean: every cycle of a run
+        // has the grain of its first, and the choices are those of cycle-by-cycle records.
+        let mut t = GrainTuner::default();
+        let mut by_cycle = GrainTuner::default();
+        let mut cycles = 0;
+        while cycles < 3 * EXPLOIT_CYCLES as usize {
+            let g = t.grain(2);
+            let n = t.run_length().min(7);
+            assert!(n >= 1);
+            for _ in 0..n {
+                assert_eq!(by_cycle.grain(2), g, "cycle {cycles}");
+                let d = if g == TenantGrain::Units { 100 } else { 90 };
+                by_cycle.record(d);
+                t.record(d);
+                cycles += 1;
+            }
+            assert_eq!(t.chosen(), by_cycle.chosen());
+        }
+        assert_eq!(t.chosen(), Some(TenantGrain::Balanced));
     }
 
     #[test]

@@ -77,6 +77,16 @@ pub struct Tenant {
     group: usize,
     /// Whether cycles run it.
     enabled: bool,
+    /// Its outputs of the cycles of a run of several ([`SharedPool::run_cycles`]): cycle `j`,
+    /// channel `c` at `(j * n_outputs + c) * block`. Room for `batch` cycles (none: runs of
+    /// one cycle only). Written during a run by the one thread that claimed the tenant
+    /// whole, read between runs.
+    capture: std::cell::UnsafeCell<Box<[f32]>>,
+    /// Cycles [`Tenant::capture`] has room for.
+    batch: usize,
+    /// Cycles of the last run of several whose outputs are captured: all of them, or those
+    /// before the cycle in which one of its processors panicked.
+    captured: AtomicUsize,
 }
 
 impl std::fmt::Debug for Tenant {
@@ -104,7 +114,53 @@ impl Tenant {
             busy: CachePadded::new(AtomicU64::new(0)),
             group: 0,
             enabled: true,
+            capture: std::cell::UnsafeCell::new(Box::new([])),
+            batch: 1,
+            captured: AtomicUsize::new(0),
         }
+    }
+
+    /// Makes room for the outputs of `cycles` cycles, so that [`SharedPool::run_cycles`] may
+    /// run the tenant that many cycles at a time (control thread; allocates
+    /// `cycles × outputs × block` samples).
+    pub fn set_batch(&mut self, cycles: usize) {
+        let cycles = cycles.max(1);
+        let len = if cycles > 1 {
+            cycles * self.plan.n_outputs() * self.plan.block()
+        } else {
+            0
+        };
+        *self.capture.get_mut() = vec![0.0; len].into_boxed_slice();
+        self.batch = cycles;
+    }
+
+    /// Cycles a run of several may hold ([`Tenant::set_batch`]; 1: none).
+    pub fn batch(&self) -> usize {
+        self.batch
+    }
+
+    /// Cycles of the last run of several ([`SharedPool::run_cycles`]) whose outputs are
+    /// captured ([`Tenant::captured_output`]): all of them, or, when a processor panicked in
+    /// cycle `j` of the run, `j` (the plan's panic flag stays set). Between runs.
+    pub fn captured(&self) -> usize {
+        // Relaxed: between runs; the running thread's store is ordered before the run's end
+        // by the units-left protocol (module documentation).
+        self.captured.load(Ordering::Relaxed)
+    }
+
+    /// Output `channel` of cycle `cycle` of the last run of several (`cycle` below
+    /// [`Tenant::captured`]). Between runs.
+    ///
+    /// # Panics
+    /// If `cycle` or `channel` is past what the tenant holds.
+    pub fn captured_output(&self, cycle: usize, channel: usize) -> &[f32] {
+        assert!(cycle < self.batch && channel < self.plan.n_outputs());
+        let block = self.plan.block();
+        let at = (cycle * self.plan.n_outputs() + channel) * block;
+        // SAFETY: between runs (the caller's contract, and `&self` of a tenant that runs only
+        // under the calling thread's `&mut`): no thread writes the capture.
+        let all = unsafe { &*self.capture.get() };
+        &all[at..at + block]
     }
 
     /// The plan.
@@ -190,16 +246,7 @@ impl Group {
     /// resolved to one of these before).
     fn split_members(&self, grain: TenantGrain) -> usize {
         let n = self.n.load(Ordering::Relaxed);
-        let threads = self.threads.load(Ordering::Relaxed);
-        let whole = if threads <= 1 {
-            n
-        } else {
-            match grain {
-                TenantGrain::Units | TenantGrain::Auto => 0,
-                TenantGrain::Whole => n,
-                TenantGrain::Balanced => n - n % threads,
-            }
-        };
+        let whole = self.whole_count(n, grain);
         if whole == 0 {
             return 0;
         }
@@ -213,6 +260,26 @@ impl Group {
         }
         self.n.store(n - whole, Ordering::Relaxed);
         whole
+    }
+
+    /// Whether `grain` runs every member of this cycle whole ([`Group::split_members`]).
+    fn all_whole(&self, grain: TenantGrain) -> bool {
+        let n = self.n.load(Ordering::Relaxed);
+        self.whole_count(n, grain) == n
+    }
+
+    /// How many of `n` members `grain` runs whole ([`Group::split_members`]).
+    fn whole_count(&self, n: usize, grain: TenantGrain) -> usize {
+        let threads = self.threads.load(Ordering::Relaxed);
+        if threads <= 1 {
+            n
+        } else {
+            match grain {
+                TenantGrain::Units | TenantGrain::Auto => 0,
+                TenantGrain::Whole => n,
+                TenantGrain::Balanced => n - n % threads,
+            }
+        }
     }
 }
 
@@ -242,6 +309,10 @@ struct MultiState {
     /// runs out of work (not one by one: the line would travel between the cores at every
     /// unit).
     remaining: CachePadded<AtomicUsize>,
+    /// Cycles of the current run: 1, or more when every tenant runs whole
+    /// ([`SharedPool::run_cycles`]). Stored before the run's whole words (Release), read
+    /// after a claim.
+    run: AtomicUsize,
     /// Whether to account busy time per tenant.
     timing: bool,
     /// More threads than cores: a thread that finds no work yields its core.
@@ -400,15 +471,49 @@ impl MultiState {
         let t = unsafe { self.tenant(k) };
         let plan = &t.plan;
         let start = if self.timing { now() } else { 0 };
-        // SAFETY: this thread claimed the tenant for this cycle, so no other thread runs any
-        // of its units; the plan is held by `&mut` by the calling thread until the cycle
-        // ends, so no output reference is alive.
-        unsafe {
-            if plan.pipeline() > 1 {
-                plan.run_all_units();
-            } else {
-                plan.run_all_tasks();
+        // Relaxed: stored before this run's whole word, whose Acquire load preceded the claim.
+        let run = self.run.load(Ordering::Relaxed);
+        let once = || {
+            // SAFETY: this thread claimed the tenant for this run, so no other thread runs
+            // any of its units; the plan is held by `&mut` by the calling thread until the
+            // run ends, so no output reference is alive.
+            unsafe {
+                if plan.pipeline() > 1 {
+                    plan.run_all_units();
+                } else {
+                    plan.run_all_tasks();
+                }
             }
+        };
+        if run <= 1 {
+            once();
+        } else {
+            // Cycle after cycle, each one's outputs copied to the capture; a panic ends the
+            // tenant's run (its later cycles are silent: the host silences it from the
+            // cycle that panicked on).
+            let outs = plan.n_outputs();
+            let block = plan.block();
+            let mut good = 0;
+            for j in 0..run {
+                once();
+                if plan.any_panicked() {
+                    break;
+                }
+                for c in 0..outs {
+                    // SAFETY: this thread claimed the tenant whole for the run: no other
+                    // thread runs its units or touches its capture, and the calling thread
+                    // reads them only after the run (module protocol); `set_batch` gave
+                    // the capture room for `run` cycles ([`SharedPool::run_cycles`] runs no
+                    // more), so the range is inside it.
+                    let dst = unsafe { &mut *t.capture.get() };
+                    let at = (j * outs + c) * block;
+                    dst[at..at + block].copy_from_slice(plan.output(c));
+                }
+                good = j + 1;
+            }
+            // Relaxed: read by the calling thread after the run's end, which the units-left
+            // protocol orders after this store.
+            t.captured.store(good, Ordering::Relaxed);
         }
         self.account(acct, k, start);
         plan.n_units()
@@ -649,6 +754,7 @@ impl SharedPool {
             thread_group: (0..threads).map(|_| AtomicUsize::new(0)).collect(),
             thread_rank: (0..threads).map(AtomicUsize::new).collect(),
             remaining: CachePadded::new(AtomicUsize::new(0)),
+            run: AtomicUsize::new(1),
             timing,
             oversubscribed: threads > crate::placement::available_cores(),
         };
@@ -802,6 +908,30 @@ impl SharedPool {
     /// With more than [`MAX_TENANTS`] tenants, more units than the pool's capacity, or a
     /// tenant of a group that has no thread.
     pub fn run_cycle<T: AsMut<Tenant>>(&mut self, tenants: &mut [T]) {
+        self.run(tenants, 1);
+    }
+
+    /// Runs up to `cycles` cycles of every tenant of `tenants` and returns how many ran.
+    ///
+    /// More than one only when every tenant runs whole (each by one thread: groups of one
+    /// thread, or the grain's split leaves no tenant in parts) and has room for them
+    /// ([`Tenant::set_batch`]); then each thread runs its tenants that many cycles in a row
+    /// (one claim, one wait at the end, per run instead of per cycle, and a cycle that a
+    /// core took longer over is made up by the next ones), and the outputs of cycle `j` are
+    /// [`Tenant::captured_output`]`(j, _)`, not the plan's. With one, the outputs are the
+    /// plan's, as after [`SharedPool::run_cycle`]. Nothing can be changed between the cycles
+    /// of a run (parameters, tenants): it is for offline runs. Under [`TenantGrain::Auto`] a
+    /// run stops where the tuner would change grain, and counts as that many cycles of its
+    /// mean duration. Never allocates, locks or blocks.
+    ///
+    /// # Panics
+    /// As [`SharedPool::run_cycle`].
+    pub fn run_cycles<T: AsMut<Tenant>>(&mut self, tenants: &mut [T], cycles: usize) -> usize {
+        self.run(tenants, cycles.max(1))
+    }
+
+    /// [`SharedPool::run_cycles`].
+    fn run<T: AsMut<Tenant>>(&mut self, tenants: &mut [T], cycles: usize) -> usize {
         assert!(tenants.len() <= MAX_TENANTS, "too many tenants");
         let _flush = crate::denormals::FlushDenormals::new();
         self.cycle += 1;
@@ -809,6 +939,7 @@ impl SharedPool {
         let s = self.state();
         let mut total = 0usize;
         let mut enabled = 0u64;
+        let mut room = cycles;
         for g in s.groups.iter() {
             g.n.store(0, Ordering::Relaxed);
         }
@@ -819,6 +950,7 @@ impl SharedPool {
             }
             total += t.plan.n_units();
             enabled += 1;
+            room = room.min(t.batch);
             let g = &s.groups[t.group];
             let m = g.n.load(Ordering::Relaxed);
             g.members[m].store(k as u32, Ordering::Relaxed);
@@ -830,7 +962,7 @@ impl SharedPool {
             "more units than the pool holds"
         );
         if total == 0 {
-            return;
+            return 1;
         }
         let auto = self.grain == TenantGrain::Auto;
         let grain = if auto {
@@ -839,8 +971,18 @@ impl SharedPool {
         } else {
             self.grain
         };
-        let started = if auto { now() } else { 0 };
+        if auto {
+            room = room.min(self.tuner.run_length());
+        }
         let s = self.state();
+        let run = if room > 1 && s.groups.iter().all(|g| g.all_whole(grain)) {
+            room
+        } else {
+            1
+        };
+        // Relaxed: published by the Release of the whole words (`publish`).
+        s.run.store(run, Ordering::Relaxed);
+        let started = if auto { now() } else { 0 };
         // SAFETY: every member's tenant pointer was stored above from a `&mut Tenant` that
         // lives until this function returns, after the cycle.
         unsafe { s.publish(total, grain, cycle) };
@@ -852,7 +994,11 @@ impl SharedPool {
         // after a claim, and every source has been claimed. Each tenant's busy time is in its
         // own counter ([`Tenant::take_busy_ticks`]).
         if auto {
-            self.tuner.record(now().wrapping_sub(started));
+            let mean = now().wrapping_sub(started) / run as u64;
+            for _ in 0..run {
+                self.tuner.record(mean);
+            }
         }
+        run
     }
 }
