@@ -611,13 +611,6 @@ fn shared_pool_runs_of_several_cycles_match_seq() {
                             t.set_group(k % threads);
                         }
                     }
-                    // Whether every tenant runs whole, so that runs hold several cycles.
-                    let whole = threads == 1
-                        || partitioned
-                        || grain == TenantGrain::Whole
-                        || (grain == TenantGrain::Balanced && n % threads == 0);
-                    // Auto runs balanced some of the time.
-                    let may = whole || (grain == TenantGrain::Auto && n % threads == 0);
                     let mut cycle = 0;
                     let mut several = 0;
                     while cycle < 60 {
@@ -627,9 +620,6 @@ fn shared_pool_runs_of_several_cycles_match_seq() {
                             "{grain:?} T={threads} N={n} partitioned={partitioned} cycle {cycle}"
                         );
                         assert!((1..=5).contains(&ran), "{ctx}: ran {ran}");
-                        if !may {
-                            assert_eq!(ran, 1, "{ctx}: a tenant in parts runs one cycle at a time");
-                        }
                         several += usize::from(ran > 1);
                         for (k, (t, s)) in tenants.iter_mut().zip(seqs.iter_mut()).enumerate() {
                             assert!(t.take_busy_ticks() > 0, "{ctx}: tenant {k} ran no time");
@@ -654,13 +644,10 @@ fn shared_pool_runs_of_several_cycles_match_seq() {
                         }
                         cycle += ran;
                     }
-                    // Auto measures units first (runs of one): its later blocks may batch.
-                    if whole && grain != TenantGrain::Auto {
-                        assert!(
-                            several > 0,
-                            "{grain:?} T={threads} N={n}: no run of several"
-                        );
-                    }
+                    assert!(
+                        several > 0,
+                        "{grain:?} T={threads} N={n}: no run of several"
+                    );
                 }
             }
         }
@@ -679,19 +666,30 @@ fn a_panic_in_a_run_of_several_cycles_ends_the_tenants_run_there() {
     .unwrap();
     let reg2 = Registry::with_builtin_kinds();
     let other = fugue_graph::gen::rake(5);
-    let mut tenants = vec![
-        Tenant::new(Plan::compile(&g, &reg, &copts(32, true)).unwrap()),
-        Tenant::new(Plan::compile(&other, &reg2, &copts(32, true)).unwrap()),
-    ];
-    for t in tenants.iter_mut() {
-        t.set_batch(8);
+    // Whole (one thread runs the tenant's run) and in parts (its cycles end on any thread).
+    for grain in [TenantGrain::Whole, TenantGrain::Units] {
+        let mut tenants = vec![
+            Tenant::new(Plan::compile(&g, &reg, &copts(32, false)).unwrap()),
+            Tenant::new(Plan::compile(&other, &reg2, &copts(32, false)).unwrap()),
+        ];
+        for t in tenants.iter_mut() {
+            t.set_batch(8);
+        }
+        let mut pool = SharedPool::new(2, 4096, false, &ExecOptions::default());
+        pool.set_grain(grain);
+        assert_eq!(pool.run_cycles(&mut tenants, 8), 8, "{grain:?}");
+        assert_eq!(
+            tenants[0].captured(),
+            2,
+            "{grain:?}: the two cycles before the panic"
+        );
+        assert!(tenants[0].plan().any_panicked());
+        assert_eq!(
+            tenants[1].captured(),
+            8,
+            "{grain:?}: the other graph ran every cycle"
+        );
+        let panics = tenants[0].plan_mut().take_panics();
+        assert_eq!(panics.len(), 1, "{grain:?}: reported once");
     }
-    let mut pool = SharedPool::new(2, 4096, false, &ExecOptions::default());
-    pool.set_grain(TenantGrain::Whole);
-    assert_eq!(pool.run_cycles(&mut tenants, 8), 8);
-    assert_eq!(tenants[0].captured(), 2, "the two cycles before the panic");
-    assert!(tenants[0].plan().any_panicked());
-    assert_eq!(tenants[1].captured(), 8, "the other graph ran every cycle");
-    let panics = tenants[0].plan_mut().take_panics();
-    assert_eq!(panics.len(), 1, "reported once");
 }

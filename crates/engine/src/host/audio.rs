@@ -380,8 +380,8 @@ impl HostAudio {
     }
 
     /// Offline: `n` cycles, back to back, each as [`HostAudio::run_cycle`] runs it (the
-    /// commands waiting apply at the first), the pool running several in a row where every
-    /// graph runs whole ([`SharedPool::run_cycles`]); the mix of each cycle is recorded, and
+    /// commands waiting apply at the first), the pool running several in a row
+    /// ([`SharedPool::run_cycles`]); the mix of each cycle is recorded, and
     /// [`HostAudio::mix`] is the last one's. Never allocates, frees, locks, or waits for the
     /// control thread.
     pub(crate) fn run_cycles(&mut self, n: u64) {

@@ -87,6 +87,13 @@ pub struct Tenant {
     /// Cycles of the last run of several whose outputs are captured: all of them, or those
     /// before the cycle in which one of its processors panicked.
     captured: AtomicUsize,
+    /// Units with no successor: a cycle of the tenant is done when they all ran.
+    exits: usize,
+    /// In a run of several, in parts: its exits still to run in its current cycle. The
+    /// thread that brings it to zero ends that cycle and opens the next.
+    exits_left: CachePadded<AtomicUsize>,
+    /// In a run of several, in parts: the cycle of the run it is in.
+    run_at: AtomicUsize,
 }
 
 impl std::fmt::Debug for Tenant {
@@ -108,6 +115,9 @@ impl Tenant {
         let counts = (0..plan.n_slots())
             .map(|c| AtomicU32::new(plan.slot_initial(c)))
             .collect();
+        let exits = (0..plan.n_units())
+            .filter(|&u| plan.unit_successors(u).is_empty())
+            .count();
         Tenant {
             plan,
             counts,
@@ -117,6 +127,9 @@ impl Tenant {
             capture: std::cell::UnsafeCell::new(Box::new([])),
             batch: 1,
             captured: AtomicUsize::new(0),
+            exits,
+            exits_left: CachePadded::new(AtomicUsize::new(0)),
+            run_at: AtomicUsize::new(0),
         }
     }
 
@@ -262,12 +275,6 @@ impl Group {
         whole
     }
 
-    /// Whether `grain` runs every member of this cycle whole ([`Group::split_members`]).
-    fn all_whole(&self, grain: TenantGrain) -> bool {
-        let n = self.n.load(Ordering::Relaxed);
-        self.whole_count(n, grain) == n
-    }
-
     /// How many of `n` members `grain` runs whole ([`Group::split_members`]).
     fn whole_count(&self, n: usize, grain: TenantGrain) -> usize {
         let threads = self.threads.load(Ordering::Relaxed);
@@ -309,10 +316,12 @@ struct MultiState {
     /// runs out of work (not one by one: the line would travel between the cores at every
     /// unit).
     remaining: CachePadded<AtomicUsize>,
-    /// Cycles of the current run: 1, or more when every tenant runs whole
-    /// ([`SharedPool::run_cycles`]). Stored before the run's whole words (Release), read
-    /// after a claim.
+    /// Cycles of the current run: 1, or more ([`SharedPool::run_cycles`]). Stored before the
+    /// run is published (Release), read after a claim.
     run: AtomicUsize,
+    /// Per tenant (table index) run in parts: its member slot in its group this run (where a
+    /// run of several publishes its next cycle's sources).
+    slot_of: Box<[AtomicUsize]>,
     /// Whether to account busy time per tenant.
     timing: bool,
     /// More threads than cores: a thread that finds no work yields its core.
@@ -516,7 +525,52 @@ impl MultiState {
             t.captured.store(good, Ordering::Relaxed);
         }
         self.account(acct, k, start);
-        plan.n_units()
+        plan.n_units() * run.max(1)
+    }
+
+    /// Ends cycle `j` of a run of several of tenant `k`, run in parts, on the thread that ran
+    /// its last exit: its outputs to the capture, then its next cycle's sources published
+    /// (the activation counters were reset by the threads that brought them to zero). A
+    /// panic ends the tenant's run: its later cycles' units count as run, unrun.
+    fn end_tenant_cycle(&self, k: usize, t: &Tenant) {
+        // Relaxed: stored before this run was published; `run_at` is written only by the
+        // thread that ends a cycle of the tenant, which this one follows (the exits' AcqRel
+        // countdown and the Release/Acquire of the sources' cursor).
+        let run = self.run.load(Ordering::Relaxed);
+        let j = t.run_at.load(Ordering::Relaxed);
+        let plan = &t.plan;
+        if plan.any_panicked() {
+            t.captured.store(j, Ordering::Relaxed);
+            let skipped = (run - j - 1) * plan.n_units();
+            if skipped > 0 {
+                // AcqRel, as every subtraction (module protocol). The count stays above zero:
+                // it holds this thread's units not yet subtracted.
+                self.remaining.fetch_sub(skipped, Ordering::AcqRel);
+            }
+            return;
+        }
+        let outs = plan.n_outputs();
+        let block = plan.block();
+        for c in 0..outs {
+            // SAFETY: every unit of the tenant's cycle `j` has run (its exits' countdown
+            // reached zero here) and its next cycle is not yet published: no other thread
+            // touches its outputs or its capture; `set_batch` gave the capture room for
+            // `run` cycles.
+            let dst = unsafe { &mut *t.capture.get() };
+            let at = (j * outs + c) * block;
+            dst[at..at + block].copy_from_slice(plan.output(c));
+        }
+        // Relaxed: read after the run's end (units-left protocol).
+        t.captured.store(j + 1, Ordering::Relaxed);
+        if j + 1 < run {
+            t.run_at.store(j + 1, Ordering::Relaxed);
+            t.exits_left.store(t.exits, Ordering::Relaxed);
+            let m = self.slot_of[k].load(Ordering::Relaxed);
+            let sources = plan.unit_sources().len() as u64;
+            // Release: a claim of the next cycle (Acquire) sees this cycle's writes, the
+            // reset counters and the countdown above.
+            self.groups[t.group].cursors[m].store(sources << 32, Ordering::Release);
+        }
     }
 
     /// Runs work item `item` on thread `w`; returns a ready successor to run next, if any
@@ -536,6 +590,13 @@ impl MultiState {
         // reference is alive.
         unsafe { plan.run_unit(u) };
         self.account(acct, k, start);
+        if plan.unit_successors(u).is_empty() && self.run.load(Ordering::Relaxed) > 1 {
+            // AcqRel: the thread that ends the countdown sees every exit's writes (and so
+            // every unit's of the cycle).
+            if t.exits_left.fetch_sub(1, Ordering::AcqRel) == 1 {
+                self.end_tenant_cycle(k, t);
+            }
+        }
         let mut next = None;
         for (&s, &slot) in plan.unit_successors(u).iter().zip(plan.unit_succ_slots(u)) {
             let mut c = slot as usize;
@@ -670,6 +731,7 @@ impl MultiState {
             let n = g.n.load(Ordering::Relaxed);
             for m in 0..n {
                 let k = g.members[m].load(Ordering::Relaxed) as usize;
+                self.slot_of[k].store(m, Ordering::Relaxed);
                 let p = self.tenants[k].load(Ordering::Relaxed);
                 // SAFETY: a member's pointer of this cycle (the caller's contract).
                 let sources = unsafe { &*p }.plan.unit_sources().len() as u64;
@@ -755,6 +817,7 @@ impl SharedPool {
             thread_rank: (0..threads).map(AtomicUsize::new).collect(),
             remaining: CachePadded::new(AtomicUsize::new(0)),
             run: AtomicUsize::new(1),
+            slot_of: (0..MAX_TENANTS).map(|_| AtomicUsize::new(0)).collect(),
             timing,
             oversubscribed: threads > crate::placement::available_cores(),
         };
@@ -913,11 +976,13 @@ impl SharedPool {
 
     /// Runs up to `cycles` cycles of every tenant of `tenants` and returns how many ran.
     ///
-    /// More than one only when every tenant runs whole (each by one thread: groups of one
-    /// thread, or the grain's split leaves no tenant in parts) and has room for them
-    /// ([`Tenant::set_batch`]); then each thread runs its tenants that many cycles in a row
-    /// (one claim, one wait at the end, per run instead of per cycle, and a cycle that a
-    /// core took longer over is made up by the next ones), and the outputs of cycle `j` are
+    /// More than one only when every tenant has room for them ([`Tenant::set_batch`]). Then
+    /// the threads meet once per run, not once per cycle: a tenant run whole is claimed once
+    /// and run that many cycles in a row; a tenant run in parts opens its next cycle as soon
+    /// as its own cycle is done (the thread that runs its last exit unit publishes its
+    /// sources again), while the others may still be in an earlier cycle. So a thread done
+    /// early goes on with the next cycles instead of waiting, and a cycle a core took longer
+    /// over is made up by the next ones. The outputs of cycle `j` are
     /// [`Tenant::captured_output`]`(j, _)`, not the plan's. With one, the outputs are the
     /// plan's, as after [`SharedPool::run_cycle`]. Nothing can be changed between the cycles
     /// of a run (parameters, tenants): it is for offline runs. Under [`TenantGrain::Auto`] a
@@ -951,6 +1016,13 @@ impl SharedPool {
             total += t.plan.n_units();
             enabled += 1;
             room = room.min(t.batch);
+            // Relaxed: published with the run.
+            t.run_at.store(0, Ordering::Relaxed);
+            t.exits_left.store(t.exits, Ordering::Relaxed);
+            t.captured.store(
+                usize::from(t.plan.n_units() == 0) * cycles,
+                Ordering::Relaxed,
+            );
             let g = &s.groups[t.group];
             let m = g.n.load(Ordering::Relaxed);
             g.members[m].store(k as u32, Ordering::Relaxed);
@@ -975,17 +1047,13 @@ impl SharedPool {
             room = room.min(self.tuner.run_length());
         }
         let s = self.state();
-        let run = if room > 1 && s.groups.iter().all(|g| g.all_whole(grain)) {
-            room
-        } else {
-            1
-        };
-        // Relaxed: published by the Release of the whole words (`publish`).
+        let run = room.max(1);
+        // Relaxed: published by the Release of the cursors and whole words (`publish`).
         s.run.store(run, Ordering::Relaxed);
         let started = if auto { now() } else { 0 };
         // SAFETY: every member's tenant pointer was stored above from a `&mut Tenant` that
         // lives until this function returns, after the cycle.
-        unsafe { s.publish(total, grain, cycle) };
+        unsafe { s.publish(total * run, grain, cycle) };
         if let Some(p) = &self.pool {
             p.start_cycle();
         }
