@@ -607,9 +607,9 @@ fn offline_points(
                 let t0 = Instant::now();
                 let mut cycles = 0u64;
                 while t0.elapsed().as_secs_f64() < c.offline_seconds || cycles < 20 {
-                    host.run_cycles(32)
+                    host.run_cycles(64)
                         .map_err(|e| BenchError::Failed(e.to_string()))?;
-                    cycles += 32;
+                    cycles += 64;
                 }
                 let seconds = t0.elapsed().as_secs_f64();
                 let h1 = host.host_stats();

@@ -98,7 +98,7 @@ pub(crate) const COMMANDS: usize = 64;
 
 /// Cycles an offline run of the shared pool holds at most ([`SharedPool::run_cycles`]): one
 /// claim and one wait per run, not per cycle.
-pub(crate) const BATCH_CYCLES: usize = 16;
+pub(crate) const BATCH_CYCLES: usize = 64;
 
 /// Samples a graph's captured outputs of one run hold at most (256 KiB): a graph of large
 /// blocks or many channels runs fewer cycles in a row.

@@ -195,23 +195,29 @@ impl GrainTuner {
         }
     }
 
-    /// Cycles from the next one on that keep the grain [`GrainTuner::grain`] gives, whatever
-    /// their durations (at least 1): up to the end of a measurement's block, of the keep, or
-    /// of the block of cycles in which a kept balanced is watched. So a run of that many
-    /// cycles may be timed as a whole and recorded as that many cycles of its mean.
+    /// Cycles from the next one on that may run with the grain [`GrainTuner::grain`] gives,
+    /// timed as a whole ([`GrainTuner::record_run`]; at least 1): up to the end of a
+    /// measurement's block, or of the keep.
     pub fn run_length(&self) -> usize {
         let n = match self.phase {
             Phase::Measure { cycle } => BLOCK_CYCLES - cycle % BLOCK_CYCLES,
-            Phase::Keep { grain, left, .. } => {
-                let left = left as usize;
-                if grain == CANDIDATES[1] {
-                    left.min(BLOCK_CYCLES - self.seen)
-                } else {
-                    left
-                }
-            }
+            Phase::Keep { left, .. } => left as usize,
         };
         n.max(1)
+    }
+
+    /// Records a run of `cycles` cycles (at most [`GrainTuner::run_length`]) of mean
+    /// duration `mean`: as many cycles of that duration, except that when a kept balanced's
+    /// watch starts a new measurement within the run, the run's later cycles are not
+    /// counted in it (they ran with balanced).
+    pub fn record_run(&mut self, mean: u64, cycles: usize) {
+        for _ in 0..cycles {
+            let kept = self.chosen().is_some();
+            self.record(mean);
+            if kept && self.chosen().is_none() {
+                break;
+            }
+        }
     }
 
     /// Starts a measurement at the next cycle.
@@ -272,25 +278,48 @@ mod tests {
 
     #[test]
     fn a_run_of_its_length_keeps_one_grain() {
-        // Runs of `run_length` cycles, each recorded as its cycles' mean: every cycle of a run
-        // has the grain of its first, and the choices are those of cycle-by-cycle records.
-        let mut t = GrainTuner::default();
-        let mut by_cycle = GrainTuner::default();
-        let mut cycles = 0;
-        while cycles < 3 * EXPLOIT_CYCLES as usize {
-            let g = t.grain(2);
-            let n = t.run_length().min(7);
-            assert!(n >= 1);
-            for _ in 0..n {
-                assert_eq!(by_cycle.grain(2), g, "cycle {cycles}");
+        // Runs of up to `run_length` cycles, each recorded as its cycles' mean: every cycle
+        // of a run has the grain of its first, and the choices are those of cycle-by-cycle
+        // records.
+        for most in [7, 40, usize::MAX] {
+            let mut t = GrainTuner::default();
+            let mut by_cycle = GrainTuner::default();
+            let mut cycles = 0;
+            let mut kept_balanced = false;
+            while cycles < 3 * EXPLOIT_CYCLES as usize {
+                let g = t.grain(2);
+                let n = t.run_length().min(most);
+                assert!(n >= 1);
                 let d = if g == TenantGrain::Units { 100 } else { 90 };
-                by_cycle.record(d);
-                t.record(d);
-                cycles += 1;
+                for _ in 0..n {
+                    assert_eq!(by_cycle.grain(2), g, "cycle {cycles}");
+                    by_cycle.record(d);
+                    cycles += 1;
+                }
+                t.record_run(d, n);
+                assert_eq!(t.chosen(), by_cycle.chosen());
+                kept_balanced |= t.chosen() == Some(TenantGrain::Balanced);
             }
-            assert_eq!(t.chosen(), by_cycle.chosen());
+            assert!(kept_balanced);
         }
+    }
+
+    #[test]
+    fn a_watch_that_measures_again_within_a_run_drops_the_rest_of_the_run() {
+        let mut t = GrainTuner::default();
+        drive(&mut t, ORDER.len() * BLOCK_CYCLES, 100, 80, 4);
         assert_eq!(t.chosen(), Some(TenantGrain::Balanced));
+        // A run of balanced cycles slower than units: the watch's first block measures
+        // again, and the rest of the run is not counted in the measurement.
+        let n = t.run_length();
+        assert!(n > 2 * BLOCK_CYCLES);
+        t.record_run(120, n);
+        assert_eq!(t.chosen(), None);
+        assert_eq!(
+            t.run_length(),
+            BLOCK_CYCLES,
+            "a measurement from its first cycle"
+        );
     }
 
     #[test]

@@ -62,6 +62,28 @@ const IDLE_BACKOFF_SHIFT: u32 = 5;
 /// Bits of a work item that hold the unit.
 const UNIT_BITS: u32 = 26;
 
+/// A whole entry's word is `(run << 16) | state`: `state` is [`TAKEN`] when the entry is
+/// done for run `run` (claimed, in a run of one cycle; all its cycles run, in a run of
+/// several), else `(j << 1) | busy`: its next cycle `j`, and whether a thread holds it.
+const TAKEN: u64 = 0xffff;
+
+/// What a thread claimed of a whole entry.
+enum Claim {
+    /// Tenant `k` (table index), for the run's one cycle.
+    Once(usize),
+    /// Entry `p` of group `g`, tenant `k`, from cycle `j` of run number `cur` of `run`
+    /// cycles.
+    Cycles {
+        g: usize,
+        p: usize,
+        k: usize,
+        j: usize,
+        cur: u64,
+        n: usize,
+        run: usize,
+    },
+}
+
 /// A plan with its own activation counters and its busy-time account: what a
 /// [`SharedPool`] runs.
 pub struct Tenant {
@@ -257,9 +279,9 @@ impl Group {
     /// With several threads, `grain` decides ([`TenantGrain`]): none whole, all whole, or
     /// (balanced) the largest multiple of the threads whole, the rest in parts (`Auto` is
     /// resolved to one of these before).
-    fn split_members(&self, grain: TenantGrain) -> usize {
+    fn split_members(&self, grain: TenantGrain, run: usize) -> usize {
         let n = self.n.load(Ordering::Relaxed);
-        let whole = self.whole_count(n, grain);
+        let whole = self.whole_count(n, grain, run);
         if whole == 0 {
             return 0;
         }
@@ -275,8 +297,11 @@ impl Group {
         whole
     }
 
-    /// How many of `n` members `grain` runs whole ([`Group::split_members`]).
-    fn whole_count(&self, n: usize, grain: TenantGrain) -> usize {
+    /// How many of `n` members `grain` runs whole in a run of `run` cycles
+    /// ([`Group::split_members`]). In a run of several, balanced runs every member whole
+    /// when there are at least as many as threads: their cycles are claimed one by one, the
+    /// furthest behind first ([`MultiState::claim_whole`]), so any count spreads evenly.
+    fn whole_count(&self, n: usize, grain: TenantGrain, run: usize) -> usize {
         let threads = self.threads.load(Ordering::Relaxed);
         if threads <= 1 {
             n
@@ -284,6 +309,7 @@ impl Group {
             match grain {
                 TenantGrain::Units | TenantGrain::Auto => 0,
                 TenantGrain::Whole => n,
+                TenantGrain::Balanced if run > 1 && n >= threads => n,
                 TenantGrain::Balanced => n - n % threads,
             }
         }
@@ -398,36 +424,123 @@ impl MultiState {
     /// [`Group::split_members`]), from the entry at thread `w`'s rank on. Returns its table
     /// index.
     #[inline]
-    fn claim_whole(&self, w: usize, g: usize) -> Option<usize> {
+    fn claim_whole(&self, w: usize, g: usize) -> Option<Claim> {
         let rank = self.thread_rank[w].load(Ordering::Relaxed);
-        self.claim_whole_ranked(rank, g)
+        let group = &self.groups[g];
+        // Acquire: pairs with the Release store of this run's word (module protocol).
+        let word = group.whole.load(Ordering::Acquire);
+        // Relaxed: stored before the word read above. A later run's value can be read only
+        // once this word's run has ended, when every entry is taken and no claim succeeds.
+        let run = self.run.load(Ordering::Relaxed);
+        if run <= 1 {
+            // With the word read above: a newer run's word may be published meanwhile, and
+            // its run may hold several cycles.
+            return self.claim_whole_of(rank, g, word).map(Claim::Once);
+        }
+        let (cur, n) = (word >> 16, (word & 0xffff) as usize);
+        if n == 0 {
+            return None;
+        }
+        let t = group.threads.load(Ordering::Relaxed).max(1);
+        // The cycle an entry is free for, from its word: none when it is held, done, or a
+        // later run's (a thread that read an older run's word claims nothing).
+        let free = |e: u64| -> Option<usize> {
+            let (r, state) = (e >> 16, e & TAKEN);
+            if r > cur || (r == cur && (state == TAKEN || state & 1 == 1)) {
+                None
+            } else if r < cur {
+                Some(0)
+            } else {
+                Some((state >> 1) as usize)
+            }
+        };
+        loop {
+            // The free entry furthest behind; on a tie, its home entries first (a tenant
+            // stays on one core while the load is even), then the others from the next on.
+            let mut best: Option<(usize, usize, u64)> = None;
+            let home = (rank..n).step_by(t);
+            let others = (1..=n)
+                .map(|d| (rank + d) % n)
+                .filter(|p| p % t != rank % t);
+            for p in home.chain(others) {
+                // Relaxed: a look; the claim below is the read-modify-write that counts.
+                let e = group.whole_claim[p].load(Ordering::Relaxed);
+                if let Some(j) = free(e) {
+                    if best.is_none_or(|(bj, _, _)| j < bj) {
+                        best = Some((j, p, e));
+                    }
+                }
+            }
+            let (j, p, e) = best?;
+            let held = (cur << 16) | ((j as u64) << 1) | 1;
+            // AcqRel: one thread holds an entry at a time; its claim sees the writes of the
+            // thread that ran the entry's previous cycle (its Release store of the word).
+            if group.whole_claim[p]
+                .compare_exchange(e, held, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+            {
+                let k = group.whole_list[p].load(Ordering::Relaxed) as usize;
+                return Some(Claim::Cycles {
+                    g,
+                    p,
+                    k,
+                    j,
+                    cur,
+                    n,
+                    run,
+                });
+            }
+        }
+    }
+
+    /// Whether an entry of group `g`'s first `n` is free for a cycle before `j` of run `cur`
+    /// (a tenant further behind than one at cycle `j`).
+    fn behind(&self, g: usize, cur: u64, n: usize, j: usize) -> bool {
+        let group = &self.groups[g];
+        group.whole_claim[..n].iter().any(|w| {
+            // Relaxed: a look.
+            let e = w.load(Ordering::Relaxed);
+            let (r, state) = (e >> 16, e & TAKEN);
+            r < cur && j > 0
+                || (r == cur && state != TAKEN && state & 1 == 0 && ((state >> 1) as usize) < j)
+        })
     }
 
     /// [`MultiState::claim_whole`] for the thread of rank `rank` in group `g`.
     #[inline]
+    #[cfg(loom)]
     fn claim_whole_ranked(&self, rank: usize, g: usize) -> Option<usize> {
-        let group = &self.groups[g];
         // Acquire: pairs with the Release store of this cycle's word (module protocol).
-        let word = group.whole.load(Ordering::Acquire);
+        let word = self.groups[g].whole.load(Ordering::Acquire);
+        self.claim_whole_of(rank, g, word)
+    }
+
+    /// A claim of a whole entry of group `g`, for the thread of rank `rank`, in the run of
+    /// one cycle whose word (Acquire) is `word`.
+    #[inline]
+    fn claim_whole_of(&self, rank: usize, g: usize, word: u64) -> Option<usize> {
+        let group = &self.groups[g];
         let (cycle, n) = (word >> 16, (word & 0xffff) as usize);
         if n == 0 {
             return None;
         }
         let t = group.threads.load(Ordering::Relaxed).max(1);
         let claim = |p: usize| {
+            let taken = (cycle << 16) | TAKEN;
             // Relaxed pre-check: skip the RMW of an entry already taken this cycle.
-            if group.whole_claim[p].load(Ordering::Relaxed) >= cycle {
+            if group.whole_claim[p].load(Ordering::Relaxed) >= taken {
                 return None;
             }
             if fugue_sync::fault::active("whole-claim-load-store") {
                 // Broken on purpose (loom): a store after the load instead of one
                 // read-modify-write, so two threads can both take the entry.
-                group.whole_claim[p].store(cycle, Ordering::Release);
+                group.whole_claim[p].store(taken, Ordering::Release);
                 return Some(group.whole_list[p].load(Ordering::Relaxed) as usize);
             }
             // AcqRel: exactly one thread raises an entry to this cycle; a thread that read an
-            // older cycle's word never claims (module protocol).
-            (group.whole_claim[p].fetch_max(cycle, Ordering::AcqRel) < cycle)
+            // older cycle's word never claims (module protocol: at the end of a run every
+            // entry of it is taken).
+            (group.whole_claim[p].fetch_max(taken, Ordering::AcqRel) < taken)
                 .then(|| group.whole_list[p].load(Ordering::Relaxed) as usize)
         };
         // Its home entries first (`rank`, `rank + threads`, ...: a tenant then runs on the
@@ -472,60 +585,86 @@ impl MultiState {
         }
     }
 
-    /// Runs tenant `k` whole on thread `w`: every unit in order, no counter touched; returns
-    /// its units.
+    /// Runs tenant `k` whole on this thread, once: every unit in order, no counter touched;
+    /// returns its units.
     #[inline]
     fn run_whole(&self, acct: &mut Account, k: usize) -> usize {
         // SAFETY: `k` was claimed this cycle (module protocol).
         let t = unsafe { self.tenant(k) };
-        let plan = &t.plan;
         let start = if self.timing { now() } else { 0 };
-        // Relaxed: stored before this run's whole word, whose Acquire load preceded the claim.
-        let run = self.run.load(Ordering::Relaxed);
-        let once = || {
-            // SAFETY: this thread claimed the tenant for this run, so no other thread runs
-            // any of its units; the plan is held by `&mut` by the calling thread until the
-            // run ends, so no output reference is alive.
-            unsafe {
-                if plan.pipeline() > 1 {
-                    plan.run_all_units();
-                } else {
-                    plan.run_all_tasks();
-                }
-            }
-        };
-        if run <= 1 {
-            once();
-        } else {
-            // Cycle after cycle, each one's outputs copied to the capture; a panic ends the
-            // tenant's run (its later cycles are silent: the host silences it from the
-            // cycle that panicked on).
-            let outs = plan.n_outputs();
-            let block = plan.block();
-            let mut good = 0;
-            for j in 0..run {
-                once();
-                if plan.any_panicked() {
-                    break;
-                }
-                for c in 0..outs {
-                    // SAFETY: this thread claimed the tenant whole for the run: no other
-                    // thread runs its units or touches its capture, and the calling thread
-                    // reads them only after the run (module protocol); `set_batch` gave
-                    // the capture room for `run` cycles ([`SharedPool::run_cycles`] runs no
-                    // more), so the range is inside it.
-                    let dst = unsafe { &mut *t.capture.get() };
-                    let at = (j * outs + c) * block;
-                    dst[at..at + block].copy_from_slice(plan.output(c));
-                }
-                good = j + 1;
-            }
-            // Relaxed: read by the calling thread after the run's end, which the units-left
-            // protocol orders after this store.
-            t.captured.store(good, Ordering::Relaxed);
-        }
+        // SAFETY: this thread claimed the tenant for this cycle, so no other thread runs any
+        // of its units; the plan is held by `&mut` by the calling thread until the cycle
+        // ends, so no output reference is alive.
+        unsafe { run_plan(&t.plan) };
         self.account(acct, k, start);
-        plan.n_units() * run.max(1)
+        t.plan.n_units()
+    }
+
+    /// Runs the whole entry claimed in `c` ([`Claim::Cycles`]) from its cycle `j` on, cycle
+    /// after cycle, each one's outputs copied to the tenant's capture, while no free entry
+    /// is further behind; then hands it back (its next cycle free for any thread) or marks
+    /// it done. A panic ends the tenant's run: its later cycles' units count as run, unrun.
+    /// Returns the units it ran or counted.
+    fn run_whole_cycles(&self, acct: &mut Account, c: Claim) -> usize {
+        let Claim::Cycles {
+            g,
+            p,
+            k,
+            mut j,
+            cur,
+            n,
+            run,
+        } = c
+        else {
+            return 0;
+        };
+        // SAFETY: `k` was claimed for this run (module protocol).
+        let t = unsafe { self.tenant(k) };
+        let plan = &t.plan;
+        let (outs, block, units) = (plan.n_outputs(), plan.block(), plan.n_units());
+        let word = &self.groups[g].whole_claim[p];
+        let mut ran = 0;
+        loop {
+            let start = if self.timing { now() } else { 0 };
+            // SAFETY: this thread holds the entry (its claim, or the cycles it ran since):
+            // no other thread runs any of the tenant's units; the plan is held by `&mut` by
+            // the calling thread until the run ends, so no output reference is alive.
+            unsafe { run_plan(plan) };
+            self.account(acct, k, start);
+            ran += units;
+            if plan.any_panicked() {
+                // Relaxed: read after the run's end (units-left protocol).
+                t.captured.store(j, Ordering::Relaxed);
+                // Release: the entry is done for this run.
+                word.store((cur << 16) | TAKEN, Ordering::Release);
+                return ran + (run - j - 1) * units;
+            }
+            for c in 0..outs {
+                // SAFETY: this thread holds the entry, so no other thread runs the tenant or
+                // touches its capture, and the calling thread reads them only after the run
+                // (module protocol); `set_batch` gave the capture room for `run` cycles
+                // ([`SharedPool::run_cycles`] runs no more), so the range is inside it.
+                let dst = unsafe { &mut *t.capture.get() };
+                let at = (j * outs + c) * block;
+                dst[at..at + block].copy_from_slice(plan.output(c));
+            }
+            j += 1;
+            if j == run {
+                t.captured.store(run, Ordering::Relaxed);
+                // Release: done for this run.
+                word.store((cur << 16) | TAKEN, Ordering::Release);
+                return ran;
+            }
+            // Kept while no free entry is `slack` cycles behind: a quarter of the cycles left,
+            // so that a tenant stays on one core for stretches (moving it takes its state
+            // and buffers to another core's cache), and the threads end the run together.
+            let slack = ((run - j) / 4).max(1);
+            if self.behind(g, cur, n, (j + 1).saturating_sub(slack)) {
+                // Release: the thread that claims its next cycle sees this one's writes.
+                word.store((cur << 16) | ((j as u64) << 1), Ordering::Release);
+                return ran;
+            }
+        }
     }
 
     /// Ends cycle `j` of a run of several of tenant `k`, run in parts, on the thread that ran
@@ -661,9 +800,12 @@ impl MultiState {
             // Read afresh each time: a thread still looking when the next cycle starts
             // must serve the group it has in that cycle, or its group could wait forever.
             let g = self.thread_group[w].load(Ordering::Relaxed);
-            if let Some(k) = self.claim_whole(w, g) {
+            if let Some(c) = self.claim_whole(w, g) {
                 idle = 0;
-                ran += self.run_whole(&mut acct, k);
+                ran += match c {
+                    Claim::Once(k) => self.run_whole(&mut acct, k),
+                    c => self.run_whole_cycles(&mut acct, c),
+                };
                 continue;
             }
             if let Some(mut item) = self.find(w, g) {
@@ -727,7 +869,7 @@ impl MultiState {
             self.remaining.store(total, Ordering::Release);
         }
         for g in self.groups.iter() {
-            let whole = g.split_members(grain);
+            let whole = g.split_members(grain, self.run.load(Ordering::Relaxed));
             let n = g.n.load(Ordering::Relaxed);
             for m in 0..n {
                 let k = g.members[m].load(Ordering::Relaxed) as usize;
@@ -750,6 +892,23 @@ impl MultiState {
         if late {
             // Broken on purpose (loom): the count stored after the claims can start.
             self.remaining.store(total, Ordering::Release);
+        }
+    }
+}
+
+/// Runs one cycle of `plan` on this thread, in order.
+///
+/// # Safety
+/// As [`Plan::run_all_tasks`]: no other thread runs any of its tasks meanwhile, and no
+/// reference to its outputs is alive.
+#[inline]
+unsafe fn run_plan(plan: &Plan) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        if plan.pipeline() > 1 {
+            plan.run_all_units();
+        } else {
+            plan.run_all_tasks();
         }
     }
 }
@@ -1063,9 +1222,7 @@ impl SharedPool {
         // own counter ([`Tenant::take_busy_ticks`]).
         if auto {
             let mean = now().wrapping_sub(started) / run as u64;
-            for _ in 0..run {
-                self.tuner.record(mean);
-            }
+            self.tuner.record_run(mean, run);
         }
         run
     }
