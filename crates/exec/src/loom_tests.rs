@@ -500,6 +500,47 @@ fn loom_shared_pool_whole_claims_raced() {
     });
 }
 
+/// The cycle claims of a run of several cycles (`SharedPool::run_cycles`) by the two
+/// threads of one group: three whole entries, a run of two cycles. Each cycle of each entry
+/// is run exactly once, in order, and each follows its previous one (a tracked cell per
+/// entry: a claim that did not see the previous cycle's writes is a data race).
+#[test]
+fn loom_shared_pool_cycle_claims_raced() {
+    model_bounded(1, || {
+        let pool = Arc::new(crate::SharedPool::new(
+            1,
+            64,
+            false,
+            &ExecOptions::default(),
+        ));
+        pool.loom_whole_setup(2, &[10, 11, 12]);
+        pool.loom_whole_publish(1, 3);
+        let state: Arc<Vec<loom::cell::UnsafeCell<usize>>> =
+            Arc::new((0..3).map(|_| loom::cell::UnsafeCell::new(0)).collect());
+        let other = {
+            let pool = pool.clone();
+            let state = state.clone();
+            thread::spawn(move || pool.loom_cycle_claims(1, 2, &state))
+        };
+        let mut got = pool.loom_cycle_claims(0, 2, &state);
+        got.extend(other.join().unwrap());
+        got.sort_unstable();
+        let want: Vec<(usize, usize)> = (0..3).flat_map(|p| [(p, 0), (p, 1)]).collect();
+        assert_eq!(got, want);
+    });
+}
+
+/// Cycle claims: an entry handed back with a Relaxed store lets the thread that claims its
+/// next cycle run it without seeing the previous cycle's writes, and the model sees the race.
+#[test]
+fn loom_shared_pool_catches_a_relaxed_hand_back() {
+    expect_caught(
+        "loom_tests::loom_shared_pool_cycle_claims_raced",
+        "cycle-hand-back-relaxed",
+        "Causality violation",
+    );
+}
+
 /// Whole claims: an entry taken by a load and a store instead of one read-modify-write is
 /// taken twice in some interleaving, and the model sees it.
 #[test]

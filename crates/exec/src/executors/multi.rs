@@ -426,6 +426,12 @@ impl MultiState {
     #[inline]
     fn claim_whole(&self, w: usize, g: usize) -> Option<Claim> {
         let rank = self.thread_rank[w].load(Ordering::Relaxed);
+        self.claim_whole_by_rank(rank, g)
+    }
+
+    /// [`MultiState::claim_whole`] for the thread of rank `rank` in group `g`.
+    #[inline]
+    fn claim_whole_by_rank(&self, rank: usize, g: usize) -> Option<Claim> {
         let group = &self.groups[g];
         // Acquire: pairs with the Release store of this run's word (module protocol).
         let word = group.whole.load(Ordering::Acquire);
@@ -650,21 +656,50 @@ impl MultiState {
             }
             j += 1;
             if j == run {
+                // Relaxed: read after the run's end (units-left protocol).
                 t.captured.store(run, Ordering::Relaxed);
-                // Release: done for this run.
-                word.store((cur << 16) | TAKEN, Ordering::Release);
-                return ran;
             }
-            // Kept while no free entry is `slack` cycles behind: a quarter of the cycles left,
-            // so that a tenant stays on one core for stretches (moving it takes its state
-            // and buffers to another core's cache), and the threads end the run together.
-            let slack = ((run - j) / 4).max(1);
-            if self.behind(g, cur, n, (j + 1).saturating_sub(slack)) {
-                // Release: the thread that claims its next cycle sees this one's writes.
-                word.store((cur << 16) | ((j as u64) << 1), Ordering::Release);
+            if !self.keep_or_hand_back(g, p, cur, n, j, run) {
                 return ran;
             }
         }
+    }
+
+    /// On the thread that holds whole entry `p` of group `g` (of `n`) in run `cur` of `run`
+    /// cycles, after the entry's cycle `j - 1`: marks the entry done (`j == run`), or hands
+    /// it back with its next cycle `j` free for any thread when a free entry is far enough
+    /// behind, or keeps it. Returns whether the thread keeps it (and runs cycle `j` next).
+    fn keep_or_hand_back(
+        &self,
+        g: usize,
+        p: usize,
+        cur: u64,
+        n: usize,
+        j: usize,
+        run: usize,
+    ) -> bool {
+        let word = &self.groups[g].whole_claim[p];
+        if j == run {
+            // Release: done for this run (the run's end is counted by the units left).
+            word.store((cur << 16) | TAKEN, Ordering::Release);
+            return false;
+        }
+        // Kept while no free entry is `slack` cycles behind: a quarter of the cycles left,
+        // so that a tenant stays on one core for stretches (moving it takes its state and
+        // buffers to another core's cache), and the threads end the run together.
+        let slack = ((run - j) / 4).max(1);
+        if self.behind(g, cur, n, (j + 1).saturating_sub(slack)) {
+            // Release: the thread that claims its next cycle sees this one's writes.
+            let order = if fugue_sync::fault::active("cycle-hand-back-relaxed") {
+                // Broken on purpose (loom): the next cycle's thread may not see this one's.
+                Ordering::Relaxed
+            } else {
+                Ordering::Release
+            };
+            word.store((cur << 16) | ((j as u64) << 1), order);
+            return false;
+        }
+        true
     }
 
     /// Ends cycle `j` of a run of several of tenant `k`, run in parts, on the thread that ran
@@ -1038,6 +1073,46 @@ impl SharedPool {
     pub(crate) fn loom_whole_claim_all(&self, w: usize) -> Vec<usize> {
         let s = self.state();
         std::iter::from_fn(|| s.claim_whole_ranked(w, 0)).collect()
+    }
+
+    /// Loom model support: the thread of rank `w` in group 0 claims the cycles of a run of
+    /// `run` cycles (published by [`SharedPool::loom_whole_publish`]) until none is free,
+    /// "running" cycle `j` of entry `p` by checking that `state[p]` holds `j` and writing
+    /// `j + 1` (a cell loom tracks: a cycle that does not follow the entry's previous one is
+    /// a data race), keeping or handing back each entry as the pool does. Returns the
+    /// `(entry, cycle)` pairs it ran.
+    #[cfg(loom)]
+    pub(crate) fn loom_cycle_claims(
+        &self,
+        w: usize,
+        run: usize,
+        state: &[loom::cell::UnsafeCell<usize>],
+    ) -> Vec<(usize, usize)> {
+        let s = self.state();
+        s.run.store(run, Ordering::Relaxed);
+        let mut got = Vec::new();
+        while let Some(c) = s.claim_whole_by_rank(w, 0) {
+            let Claim::Cycles {
+                p, mut j, cur, n, ..
+            } = c
+            else {
+                panic!("a run of one cycle");
+            };
+            loop {
+                state[p].with_mut(|v| {
+                    // SAFETY: loom's cell; the model checks the access.
+                    let v = unsafe { &mut *v };
+                    assert_eq!(*v, j, "entry {p}: cycle {j} after cycle {}", *v);
+                    *v = j + 1;
+                });
+                got.push((p, j));
+                j += 1;
+                if !s.keep_or_hand_back(0, p, cur, n, j, run) {
+                    break;
+                }
+            }
+        }
+        got
     }
 
     /// Loom model support: makes `tenants` (table indices) this cycle's members of group 0,
