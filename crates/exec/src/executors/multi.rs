@@ -36,6 +36,16 @@
 //!   and the count reaches zero only when every unit has run.
 //!   A worker that is still looking when the next cycle starts takes part in it, and sees its
 //!   tables by the same claims.
+//!
+//! Runs of several cycles ([`SharedPool::run_cycles`], offline): the units left count every
+//! unit of every cycle of the run. A whole tenant's entry word is `(run << 16) | state`,
+//! `state` its next cycle with a held bit, or taken: a thread claims a free entry by a
+//! compare-and-swap (AcqRel) that sets the held bit, runs its cycles, and hands it back with
+//! a Release store of its next cycle (the next holder's claim sees its writes) or marks it
+//! taken; at the run's end every entry is taken, so a thread holding an older run's word
+//! claims nothing. A tenant in parts counts down its exit units (AcqRel); the thread that
+//! ends the countdown captures the cycle's outputs and stores the tenant's source cursor
+//! again (Release), which the next cycle's claims acquire.
 
 use std::sync::atomic::AtomicPtr;
 
