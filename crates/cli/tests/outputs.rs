@@ -354,3 +354,37 @@ fn dev_stdout_as_a_pipe_is_written_into() {
         assert!(!o.stdout.is_empty(), "{args:?}");
     }
 }
+
+/// A point the host refuses (partitioned mode with more graphs than threads) is listed once
+/// in the study's README, however many repeats ran.
+#[test]
+fn bench_host_lists_a_refused_point_once() {
+    let d = folder("bench-host-refused");
+    let out = d.join("study");
+    let o = fugue(&[
+        "bench",
+        "host",
+        "--graphs",
+        "gen:line:3",
+        "--threads",
+        "1",
+        "--instances",
+        "1,2",
+        "--modes",
+        "partitioned",
+        "--offline-only",
+        "--offline-seconds",
+        "0.02",
+        "--repeats",
+        "3",
+        "-o",
+        s(&out),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+    let refused: Vec<&str> = readme
+        .lines()
+        .filter(|l| l.starts_with("- ") && l.contains("partitioned, N=2"))
+        .collect();
+    assert_eq!(refused.len(), 1, "{readme}");
+}

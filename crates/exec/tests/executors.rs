@@ -693,3 +693,54 @@ fn a_panic_in_a_run_of_several_cycles_ends_the_tenants_run_there() {
         assert_eq!(panics.len(), 1, "{grain:?}: reported once");
     }
 }
+
+#[test]
+fn a_tenant_with_no_units_in_runs_of_several_cycles() {
+    use fugue_exec::{SharedPool, Tenant, TenantGrain};
+    // A graph with no nodes (the host plays it as silence) among others, whole and in parts:
+    // every run ends, and it counts every cycle as captured.
+    let reg = Registry::with_builtin_kinds();
+    let copts = copts(32, true);
+    for grain in [
+        TenantGrain::Whole,
+        TenantGrain::Units,
+        TenantGrain::Balanced,
+    ] {
+        let graphs = [
+            fugue_graph::GraphBuilder::new().build().unwrap(),
+            fugue_graph::gen::rake(5),
+            fugue_graph::GraphBuilder::new().build().unwrap(),
+            fugue_graph::gen::line(4),
+        ];
+        let mut tenants: Vec<Tenant> = graphs
+            .iter()
+            .map(|g| {
+                let mut t = Tenant::new(Plan::compile(g, &reg, &copts).unwrap());
+                t.set_batch(6);
+                t
+            })
+            .collect();
+        let mut seqs: Vec<Plan> = graphs
+            .iter()
+            .map(|g| Plan::compile(g, &reg, &copts).unwrap())
+            .collect();
+        let mut pool = SharedPool::new(2, 4096, false, &ExecOptions::default());
+        pool.set_grain(grain);
+        for _ in 0..20 {
+            let ran = pool.run_cycles(&mut tenants, 6);
+            assert_eq!(ran, 6, "{grain:?}");
+            for (k, (t, s)) in tenants.iter().zip(seqs.iter_mut()).enumerate() {
+                assert_eq!(t.captured(), ran, "{grain:?}: tenant {k}");
+                for j in 0..ran {
+                    SeqExecutor::new().run_cycle(s);
+                    for ch in 0..s.n_outputs() {
+                        assert!(
+                            fugue_testkit::bits::same_bits(t.captured_output(j, ch), s.output(ch)),
+                            "{grain:?}: tenant {k}, cycle {j}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

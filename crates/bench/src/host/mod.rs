@@ -589,7 +589,14 @@ fn offline_points(
                 )));
                 let mut host = start(c, threads, mode, HostBackend::Offline, c.offline_buffer)?;
                 if let Err(reason) = load_n(&mut host, graph, name, n)? {
-                    out.refused.push((name.clone(), mode, n, reason, threads));
+                    // Once per point, not once per repeat.
+                    if !out
+                        .refused
+                        .iter()
+                        .any(|r| r.0 == *name && r.1 == mode && r.2 == n && r.4 == threads)
+                    {
+                        out.refused.push((name.clone(), mode, n, reason, threads));
+                    }
                     progress.event(Event::StepDone);
                     continue;
                 }

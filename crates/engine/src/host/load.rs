@@ -360,7 +360,7 @@ impl Host {
         };
         let mut tenant = Tenant::new(plan);
         if executor.is_none() && self.options.backend == HostBackend::Offline {
-            // Offline, the pool runs several cycles in a row when every graph runs whole.
+            // Offline, the pool runs several cycles in a row, each graph's outputs captured.
             let b = super::audio::batch_cycles(tenant.plan().n_outputs(), tenant.plan().block());
             tenant.set_batch(b);
         }

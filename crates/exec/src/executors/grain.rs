@@ -58,6 +58,9 @@ impl TenantGrain {
 /// after a change of grain) is not counted.
 pub const BLOCK_CYCLES: usize = 32;
 
+/// Cycles a run holds at most while the tuner measures ([`GrainTuner::run_length`]).
+const MEASURE_RUN: usize = 8;
+
 /// The cycles counted per candidate: two blocks, less their first cycles.
 const COUNTED: usize = 2 * (BLOCK_CYCLES - 1);
 
@@ -200,7 +203,11 @@ impl GrainTuner {
     /// measurement's block, or of the keep.
     pub fn run_length(&self) -> usize {
         let n = match self.phase {
-            Phase::Measure { cycle } => BLOCK_CYCLES - cycle % BLOCK_CYCLES,
+            // A block's first cycle alone (not counted), then runs of at most
+            // `MEASURE_RUN`: a block's counted cycles hold several runs' means, so that
+            // one run slowed by an interruption does not decide the median.
+            Phase::Measure { cycle } if cycle.is_multiple_of(BLOCK_CYCLES) => 1,
+            Phase::Measure { cycle } => (BLOCK_CYCLES - cycle % BLOCK_CYCLES).min(MEASURE_RUN),
             Phase::Keep { left, .. } => left as usize,
         };
         n.max(1)
@@ -317,9 +324,33 @@ mod tests {
         assert_eq!(t.chosen(), None);
         assert_eq!(
             t.run_length(),
-            BLOCK_CYCLES,
-            "a measurement from its first cycle"
+            1,
+            "a measurement from its first cycle, alone"
         );
+    }
+
+    #[test]
+    fn while_measuring_one_slow_run_does_not_decide() {
+        // Runs of `run_length` cycles: one run of balanced, in one block, is slowed by an
+        // interruption; balanced is still kept.
+        let mut t = GrainTuner::default();
+        let mut slowed = false;
+        while t.chosen().is_none() {
+            let g = t.grain(3);
+            let n = t.run_length();
+            assert!(n <= MEASURE_RUN);
+            let d = match g {
+                TenantGrain::Balanced if !slowed && n > 1 => {
+                    slowed = true;
+                    1_000
+                }
+                TenantGrain::Balanced => 80,
+                _ => 100,
+            };
+            t.record_run(d, n);
+        }
+        assert!(slowed);
+        assert_eq!(t.chosen(), Some(TenantGrain::Balanced));
     }
 
     #[test]

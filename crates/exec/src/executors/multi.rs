@@ -128,6 +128,11 @@ pub struct Tenant {
     run_at: AtomicUsize,
 }
 
+// SAFETY: the one field that is not `Sync` by itself is the capture, written only during a
+// run of [`SharedPool::run_cycles`], which holds every tenant it runs by `&mut`: while a
+// `&Tenant` can be shared, no run writes it.
+unsafe impl Sync for Tenant {}
+
 impl std::fmt::Debug for Tenant {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Tenant")
@@ -445,9 +450,10 @@ impl MultiState {
         let group = &self.groups[g];
         // Acquire: pairs with the Release store of this run's word (module protocol).
         let word = group.whole.load(Ordering::Acquire);
-        // Relaxed: stored before the word read above. A later run's value can be read only
-        // once this word's run has ended, when every entry is taken and no claim succeeds.
-        let run = self.run.load(Ordering::Relaxed);
+        // Acquire (the Release store before the word read above): a later run's value can be
+        // read only once this word's run has ended, when every entry is taken and no claim
+        // of this word succeeds.
+        let run = self.run.load(Ordering::Acquire);
         if run <= 1 {
             // With the word read above: a newer run's word may be published meanwhile, and
             // its run may hold several cycles.
@@ -1260,13 +1266,17 @@ impl SharedPool {
             total += t.plan.n_units();
             enabled += 1;
             room = room.min(t.batch);
-            // Relaxed: published with the run.
-            t.run_at.store(0, Ordering::Relaxed);
-            t.exits_left.store(t.exits, Ordering::Relaxed);
-            t.captured.store(
-                usize::from(t.plan.n_units() == 0) * cycles,
-                Ordering::Relaxed,
-            );
+            if t.plan.n_units() == 0 {
+                // Nothing to run, and nothing the units left would count: not a member (an
+                // entry held or claimed by no unit's count could outlive the run).
+                continue;
+            }
+            if cycles > 1 {
+                // Relaxed: published with the run.
+                t.run_at.store(0, Ordering::Relaxed);
+                t.exits_left.store(t.exits, Ordering::Relaxed);
+                t.captured.store(0, Ordering::Relaxed);
+            }
             let g = &s.groups[t.group];
             let m = g.n.load(Ordering::Relaxed);
             g.members[m].store(k as u32, Ordering::Relaxed);
@@ -1292,8 +1302,19 @@ impl SharedPool {
         }
         let s = self.state();
         let run = room.max(1);
-        // Relaxed: published by the Release of the cursors and whole words (`publish`).
-        s.run.store(run, Ordering::Relaxed);
+        if run > 1 {
+            // A tenant with no units has every cycle of the run captured (silence: it has
+            // no outputs).
+            for t in tenants.iter_mut() {
+                let t: &mut Tenant = t.as_mut();
+                if t.enabled && t.plan.n_units() == 0 {
+                    t.captured.store(run, Ordering::Relaxed);
+                }
+            }
+        }
+        // Release, and Acquire where a claim reads it after the run's word: the run's length
+        // goes with the word it was published with.
+        s.run.store(run, Ordering::Release);
         let started = if auto { now() } else { 0 };
         // SAFETY: every member's tenant pointer was stored above from a `&mut Tenant` that
         // lives until this function returns, after the cycle.

@@ -583,7 +583,10 @@ impl Plan {
     pub fn output(&self, channel: usize) -> &[f32] {
         let b = self.outputs[channel];
         // SAFETY: cycles run only under `&mut Plan` (`Executor::run_cycle`, `run_task`'s
-        // contract [3]), so while this shared borrow lives nothing writes the buffer.
+        // contract [3]), so while this shared borrow lives nothing writes the buffer. (In a
+        // shared pool's run of several cycles, a worker reads it between two of the plan's
+        // cycles, after the last unit of one and before the next is published: the same
+        // holds for as long as it reads.)
         unsafe { self.arena.slice(b) }
     }
 
