@@ -507,13 +507,61 @@ fn split_sums_match_whole_sums_on_the_corpus() {
     eprintln!("{checked} corpus graphs with wide sums checked");
 }
 
+/// A [`fugue_exec::Tenant`] of each graph, with room for runs of `batch` cycles, and a plan
+/// of each for the sequential executor.
+fn tenants_and_seqs(
+    graphs: &[TaskGraph],
+    reg: &Registry,
+    copts: &CompileOptions,
+    batch: usize,
+) -> (Vec<fugue_exec::Tenant>, Vec<Plan>) {
+    let tenants = graphs
+        .iter()
+        .map(|g| {
+            let mut t = fugue_exec::Tenant::new(Plan::compile(g, reg, copts).unwrap());
+            t.set_batch(batch);
+            t
+        })
+        .collect();
+    let seqs = graphs
+        .iter()
+        .map(|g| Plan::compile(g, reg, copts).unwrap())
+        .collect();
+    (tenants, seqs)
+}
+
+/// After a run of `ran` cycles: runs each sequential plan that many cycles and checks each
+/// tenant's outputs of every cycle (captured, or the plan's after a run of one) against it,
+/// bit for bit, and that every cycle is captured.
+fn check_run(tenants: &[fugue_exec::Tenant], seqs: &mut [Plan], ran: usize, ctx: &str) {
+    for (k, (t, s)) in tenants.iter().zip(seqs.iter_mut()).enumerate() {
+        if ran > 1 {
+            assert_eq!(t.captured(), ran, "{ctx}: tenant {k}");
+        }
+        for j in 0..ran {
+            SeqExecutor::new().run_cycle(s);
+            for ch in 0..s.n_outputs() {
+                let got = if ran > 1 {
+                    t.captured_output(j, ch)
+                } else {
+                    t.plan().output(ch)
+                };
+                assert!(
+                    fugue_testkit::bits::same_bits(got, s.output(ch)),
+                    "{ctx}: tenant {k}, cycle {j} of the run, channel {ch}"
+                );
+            }
+        }
+    }
+}
+
 /// The host's shared pool, with each grain (units, whole, balanced, auto), shared and split into
 /// partitions, on 1 to 4 threads and 1 to 5 tenants of different shapes: every tenant's output
 /// equals its sequential engine's, bit for bit, at every one of 60 cycles, and each cycle runs
 /// every tenant exactly once (a tenant run twice or skipped would be a cycle ahead or behind).
 #[test]
 fn shared_pool_matches_seq_with_every_grain() {
-    use fugue_exec::{SharedPool, Tenant, TenantGrain};
+    use fugue_exec::{SharedPool, TenantGrain};
     let reg = Registry::with_builtin_kinds();
     let copts = copts(64, true);
     let shapes = [
@@ -530,14 +578,7 @@ fn shared_pool_matches_seq_with_every_grain() {
                     if partitioned && threads < 2 {
                         continue;
                     }
-                    let mut tenants: Vec<Tenant> = shapes[..n]
-                        .iter()
-                        .map(|g| Tenant::new(Plan::compile(g, &reg, &copts).unwrap()))
-                        .collect();
-                    let mut seqs: Vec<Plan> = shapes[..n]
-                        .iter()
-                        .map(|g| Plan::compile(g, &reg, &copts).unwrap())
-                        .collect();
+                    let (mut tenants, mut seqs) = tenants_and_seqs(&shapes[..n], &reg, &copts, 1);
                     let mut pool = SharedPool::new(threads, 4096, true, &ExecOptions::default());
                     pool.set_grain(grain);
                     if partitioned {
@@ -573,7 +614,7 @@ fn shared_pool_matches_seq_with_every_grain() {
 
 #[test]
 fn shared_pool_runs_of_several_cycles_match_seq() {
-    use fugue_exec::{SharedPool, Tenant, TenantGrain};
+    use fugue_exec::{SharedPool, TenantGrain};
     let reg = Registry::with_builtin_kinds();
     let copts = copts(64, true);
     let shapes = [
@@ -589,18 +630,7 @@ fn shared_pool_runs_of_several_cycles_match_seq() {
                     if partitioned && (threads < 2 || n < threads) {
                         continue;
                     }
-                    let mut tenants: Vec<Tenant> = shapes[..n]
-                        .iter()
-                        .map(|g| {
-                            let mut t = Tenant::new(Plan::compile(g, &reg, &copts).unwrap());
-                            t.set_batch(5);
-                            t
-                        })
-                        .collect();
-                    let mut seqs: Vec<Plan> = shapes[..n]
-                        .iter()
-                        .map(|g| Plan::compile(g, &reg, &copts).unwrap())
-                        .collect();
+                    let (mut tenants, mut seqs) = tenants_and_seqs(&shapes[..n], &reg, &copts, 5);
                     let mut pool = SharedPool::new(threads, 4096, true, &ExecOptions::default());
                     pool.set_grain(grain);
                     if partitioned {
@@ -621,27 +651,10 @@ fn shared_pool_runs_of_several_cycles_match_seq() {
                         );
                         assert!((1..=5).contains(&ran), "{ctx}: ran {ran}");
                         several += usize::from(ran > 1);
-                        for (k, (t, s)) in tenants.iter_mut().zip(seqs.iter_mut()).enumerate() {
+                        for (k, t) in tenants.iter_mut().enumerate() {
                             assert!(t.take_busy_ticks() > 0, "{ctx}: tenant {k} ran no time");
-                            if ran > 1 {
-                                assert_eq!(t.captured(), ran, "{ctx}: tenant {k}");
-                            }
-                            for j in 0..ran {
-                                SeqExecutor::new().run_cycle(s);
-                                for ch in 0..s.n_outputs() {
-                                    let got = if ran > 1 {
-                                        t.captured_output(j, ch)
-                                    } else {
-                                        t.plan().output(ch)
-                                    };
-                                    assert!(
-                                        fugue_testkit::bits::same_bits(got, s.output(ch)),
-                                        "{ctx}: tenant {k}, cycle {} of the run, channel {ch}",
-                                        j
-                                    );
-                                }
-                            }
                         }
+                        check_run(&tenants, &mut seqs, ran, &ctx);
                         cycle += ran;
                     }
                     assert!(
@@ -696,7 +709,7 @@ fn a_panic_in_a_run_of_several_cycles_ends_the_tenants_run_there() {
 
 #[test]
 fn a_tenant_with_no_units_in_runs_of_several_cycles() {
-    use fugue_exec::{SharedPool, Tenant, TenantGrain};
+    use fugue_exec::{SharedPool, TenantGrain};
     // A graph with no nodes (the host plays it as silence) among others, whole and in parts:
     // every run ends, and it counts every cycle as captured.
     let reg = Registry::with_builtin_kinds();
@@ -712,35 +725,13 @@ fn a_tenant_with_no_units_in_runs_of_several_cycles() {
             fugue_graph::GraphBuilder::new().build().unwrap(),
             fugue_graph::gen::line(4),
         ];
-        let mut tenants: Vec<Tenant> = graphs
-            .iter()
-            .map(|g| {
-                let mut t = Tenant::new(Plan::compile(g, &reg, &copts).unwrap());
-                t.set_batch(6);
-                t
-            })
-            .collect();
-        let mut seqs: Vec<Plan> = graphs
-            .iter()
-            .map(|g| Plan::compile(g, &reg, &copts).unwrap())
-            .collect();
+        let (mut tenants, mut seqs) = tenants_and_seqs(&graphs, &reg, &copts, 6);
         let mut pool = SharedPool::new(2, 4096, false, &ExecOptions::default());
         pool.set_grain(grain);
         for _ in 0..20 {
             let ran = pool.run_cycles(&mut tenants, 6);
             assert_eq!(ran, 6, "{grain:?}");
-            for (k, (t, s)) in tenants.iter().zip(seqs.iter_mut()).enumerate() {
-                assert_eq!(t.captured(), ran, "{grain:?}: tenant {k}");
-                for j in 0..ran {
-                    SeqExecutor::new().run_cycle(s);
-                    for ch in 0..s.n_outputs() {
-                        assert!(
-                            fugue_testkit::bits::same_bits(t.captured_output(j, ch), s.output(ch)),
-                            "{grain:?}: tenant {k}, cycle {j}"
-                        );
-                    }
-                }
-            }
+            check_run(&tenants, &mut seqs, ran, &format!("{grain:?}"));
         }
     }
 }

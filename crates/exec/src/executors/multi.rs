@@ -184,11 +184,6 @@ impl Tenant {
         self.batch = cycles;
     }
 
-    /// Cycles a run of several may hold ([`Tenant::set_batch`]; 1: none).
-    pub fn batch(&self) -> usize {
-        self.batch
-    }
-
     /// Cycles of the last run of several ([`SharedPool::run_cycles`]) whose outputs are
     /// captured ([`Tenant::captured_output`]): all of them, or, when a processor panicked in
     /// cycle `j` of the run, `j` (the plan's panic flag stays set). Between runs.
@@ -205,12 +200,34 @@ impl Tenant {
     /// If `cycle` or `channel` is past what the tenant holds.
     pub fn captured_output(&self, cycle: usize, channel: usize) -> &[f32] {
         assert!(cycle < self.batch && channel < self.plan.n_outputs());
-        let block = self.plan.block();
-        let at = (cycle * self.plan.n_outputs() + channel) * block;
         // SAFETY: between runs (the caller's contract, and `&self` of a tenant that runs only
         // under the calling thread's `&mut`): no thread writes the capture.
         let all = unsafe { &*self.capture.get() };
-        &all[at..at + block]
+        &all[self.capture_range(cycle, channel)]
+    }
+
+    /// Where output `channel` of cycle `cycle` of a run lies in the capture.
+    fn capture_range(&self, cycle: usize, channel: usize) -> std::ops::Range<usize> {
+        let block = self.plan.block();
+        let at = (cycle * self.plan.n_outputs() + channel) * block;
+        at..at + block
+    }
+
+    /// Copies the plan's outputs, as its last cycle left them, to the capture as cycle
+    /// `cycle` of the run.
+    ///
+    /// # Safety
+    /// Called during a run by the one thread that ran the tenant's cycle `cycle` (whole: it
+    /// holds the entry; in parts: it ended the cycle's countdown), before the next cycle can
+    /// start: no other thread runs the tenant or touches its capture, and the calling thread
+    /// reads them only after the run. `cycle` is below the run's length, which
+    /// [`SharedPool::run_cycles`] keeps within [`Tenant::set_batch`]'s room.
+    unsafe fn capture_cycle(&self, cycle: usize) {
+        // SAFETY: the caller's contract: this thread alone touches the capture now.
+        let dst = unsafe { &mut *self.capture.get() };
+        for c in 0..self.plan.n_outputs() {
+            dst[self.capture_range(cycle, c)].copy_from_slice(self.plan.output(c));
+        }
     }
 
     /// The plan.
@@ -435,9 +452,9 @@ impl MultiState {
         Some(((k as u32) << UNIT_BITS) | u)
     }
 
-    /// Claims a tenant that group `g` runs whole this cycle (a group of one thread: see
-    /// [`Group::split_members`]), from the entry at thread `w`'s rank on. Returns its table
-    /// index.
+    /// Claims a tenant that group `g` runs whole this run ([`Group::split_members`]), from
+    /// the entry at thread `w`'s rank on: the tenant for the run's one cycle, or, in a run
+    /// of several, the free entry furthest behind, from its next cycle.
     #[inline]
     fn claim_whole(&self, w: usize, g: usize) -> Option<Claim> {
         let rank = self.thread_rank[w].load(Ordering::Relaxed);
@@ -643,7 +660,7 @@ impl MultiState {
         // SAFETY: `k` was claimed for this run (module protocol).
         let t = unsafe { self.tenant(k) };
         let plan = &t.plan;
-        let (outs, block, units) = (plan.n_outputs(), plan.block(), plan.n_units());
+        let units = plan.n_units();
         let word = &self.groups[g].whole_claim[p];
         let mut ran = 0;
         loop {
@@ -661,15 +678,8 @@ impl MultiState {
                 word.store((cur << 16) | TAKEN, Ordering::Release);
                 return ran + (run - j - 1) * units;
             }
-            for c in 0..outs {
-                // SAFETY: this thread holds the entry, so no other thread runs the tenant or
-                // touches its capture, and the calling thread reads them only after the run
-                // (module protocol); `set_batch` gave the capture room for `run` cycles
-                // ([`SharedPool::run_cycles`] runs no more), so the range is inside it.
-                let dst = unsafe { &mut *t.capture.get() };
-                let at = (j * outs + c) * block;
-                dst[at..at + block].copy_from_slice(plan.output(c));
-            }
+            // SAFETY: this thread holds the entry, and ran its cycle `j` (module protocol).
+            unsafe { t.capture_cycle(j) };
             j += 1;
             if j == run {
                 // Relaxed: read after the run's end (units-left protocol).
@@ -739,17 +749,9 @@ impl MultiState {
             }
             return;
         }
-        let outs = plan.n_outputs();
-        let block = plan.block();
-        for c in 0..outs {
-            // SAFETY: every unit of the tenant's cycle `j` has run (its exits' countdown
-            // reached zero here) and its next cycle is not yet published: no other thread
-            // touches its outputs or its capture; `set_batch` gave the capture room for
-            // `run` cycles.
-            let dst = unsafe { &mut *t.capture.get() };
-            let at = (j * outs + c) * block;
-            dst[at..at + block].copy_from_slice(plan.output(c));
-        }
+        // SAFETY: every unit of the tenant's cycle `j` has run (its exits' countdown reached
+        // zero here) and its next cycle is not yet published.
+        unsafe { t.capture_cycle(j) };
         // Relaxed: read after the run's end (units-left protocol).
         t.captured.store(j + 1, Ordering::Relaxed);
         if j + 1 < run {
@@ -1227,8 +1229,9 @@ impl SharedPool {
     /// Runs up to `cycles` cycles of every tenant of `tenants` and returns how many ran.
     ///
     /// More than one only when every tenant has room for them ([`Tenant::set_batch`]). Then
-    /// the threads meet once per run, not once per cycle: a tenant run whole is claimed once
-    /// and run that many cycles in a row; a tenant run in parts opens its next cycle as soon
+    /// the threads meet once per run, not once per cycle: the cycles of a tenant run whole
+    /// are claimed one by one, the furthest behind first, and a thread keeps its tenant for
+    /// stretches of cycles; a tenant run in parts opens its next cycle as soon
     /// as its own cycle is done (the thread that runs its last exit unit publishes its
     /// sources again), while the others may still be in an earlier cycle. So a thread done
     /// early goes on with the next cycles instead of waiting, and a cycle a core took longer
