@@ -7,10 +7,17 @@ use fugue_graph::TaskGraph;
 
 use crate::util::warning;
 
-/// What the graph itself suggests is a mistake ([`fugue_engine::lint::file_lints`]); for an
-/// `offline` run (a render), without what matters only in real time.
-pub fn graph_warnings(graph: &TaskGraph, file: &Path, offline: bool) -> Vec<String> {
-    fugue_engine::lint::file_lints(graph, file, &crate::util::registry(), offline)
+/// What the graph itself suggests is a mistake at `rate` Hz
+/// ([`fugue_engine::lint::file_lints`]); for an `offline` run (a render), without what
+/// matters only in real time.
+pub fn graph_warnings(graph: &TaskGraph, file: &Path, offline: bool, rate: u32) -> Vec<String> {
+    fugue_engine::lint::file_lints(
+        graph,
+        file,
+        &crate::util::registry(),
+        offline,
+        f64::from(rate),
+    )
 }
 
 /// Says `warnings` on standard error, or with `strict` fails with the first of them

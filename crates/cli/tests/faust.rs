@@ -1275,3 +1275,51 @@ fn a_program_with_a_byte_order_mark_renders() {
     let ch = wav::channels(&out);
     assert!(ch[0].iter().all(|&x| x == 0.25), "{:?}", &ch[0][..4]);
 }
+
+#[test]
+fn a_program_above_the_librarys_rate_is_said_out_of_tune() {
+    if !fugue_faust::available_for("a_program_above_the_librarys_rate") {
+        return;
+    }
+    let dir = folder("faust", "high-rate");
+    let out = dir.join("string.wav");
+    let program = example("faust/string.dsp");
+    let said = |o: &std::process::Output| stderr(o).contains("as if at 192000 Hz");
+    // At 192 kHz it computes as written; at 384 kHz the render succeeds and says why it is
+    // off, once, naming the program's file; with --strict it fails before rendering.
+    let args = |rate: &'static str| -> Vec<String> {
+        [
+            "render",
+            &program,
+            "-o",
+            out.to_str().unwrap(),
+            "--seconds",
+            "0.05",
+            "--force",
+            "--rate",
+            rate,
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let a = args("192000");
+    let o = fugue(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(o.status.success() && !said(&o), "{}", stderr(&o));
+    let a = args("384000");
+    let o = fugue(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(said(&o), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o).matches("as if at 192000 Hz").count(),
+        1,
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("string.dsp"), "{}", stderr(&o));
+    let mut strict = a.clone();
+    strict.push("--strict".into());
+    std::fs::remove_file(&out).unwrap();
+    let o = fugue(&strict.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(!o.status.success() && said(&o), "{}", stderr(&o));
+    assert!(!out.exists(), "--strict renders nothing");
+}

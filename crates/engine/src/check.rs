@@ -105,7 +105,7 @@ pub fn check_at(graph: &TaskGraph, registry: &Registry, rate: f64) -> Vec<Proble
             check_node(graph, registry, id, rate, &mut out);
         }
     }
-    for w in lint::lint(graph, registry) {
+    for w in lint::lint(graph, registry, rate) {
         // Unread attributes were said above, as errors with their place.
         let what = match &w {
             Warning::Unheard { .. } | Warning::UnheardMore { .. } => What::Unheard,

@@ -211,8 +211,10 @@ pub const MAX_UNHEARD_NAMED: usize = 10;
 
 /// What a graph itself suggests is a mistake: an attribute that its node's kind (known to
 /// `registry`) does not read, what a kind's [`fugue_dsp::Linter`] says of a node, and a node whose outputs reach no `sink`. Graphs without `sink`
-/// nodes (task graphs: .stg, .dot) get only the first.
-pub fn lint(graph: &TaskGraph, registry: &Registry) -> Vec<Warning> {
+/// nodes (task graphs: .stg, .dot) get only the first. The kinds' linters see the nodes at
+/// `rate` Hz, the rate the graph will run at (a Faust program may go out of tune above
+/// 192 kHz).
+pub fn lint(graph: &TaskGraph, registry: &Registry, rate: f64) -> Vec<Warning> {
     let mut out = Vec::new();
     let mut said_of_kind: std::collections::HashSet<String> = Default::default();
     for (v, n) in graph.nodes().iter().enumerate() {
@@ -220,9 +222,8 @@ pub fn lint(graph: &TaskGraph, registry: &Registry) -> Vec<Warning> {
             continue;
         }
         if let Some(linter) = registry.linter(&n.kind) {
-            // At 48 kHz and 256 frames: what a kind checks of its attributes does not depend
-            // on the rate or the block.
-            let ctx = fugue_dsp::NodeContext::of(graph, v, 48_000.0, 256);
+            // At 256 frames: what a kind checks does not depend on the block.
+            let ctx = fugue_dsp::NodeContext::of(graph, v, rate, 256);
             for note in linter(&ctx) {
                 // Said once: a kind may say the same of every node of one plugin.
                 let w = Warning::OfKind {
@@ -306,8 +307,8 @@ pub fn lint(graph: &TaskGraph, registry: &Registry) -> Vec<Warning> {
 
 /// [`lint`]'s warnings for a run: for an `offline` one, without those that matter only in
 /// real time ([`fugue_dsp::LintNote::real_time`]).
-pub fn lint_run(graph: &TaskGraph, registry: &Registry, offline: bool) -> Vec<Warning> {
-    let mut out = lint(graph, registry);
+pub fn lint_run(graph: &TaskGraph, registry: &Registry, offline: bool, rate: f64) -> Vec<Warning> {
+    let mut out = lint(graph, registry, rate);
     if offline {
         out.retain(|w| {
             !matches!(
@@ -329,8 +330,9 @@ pub fn file_lints(
     file: &Path,
     registry: &Registry,
     offline: bool,
+    rate: f64,
 ) -> Vec<String> {
-    lint_run(graph, registry, offline)
+    lint_run(graph, registry, offline, rate)
         .iter()
         .map(|w| match place(graph, w) {
             Some(at) => format!("{}:{at}: {w}", file.display()),
@@ -473,7 +475,7 @@ mod tests {
         for i in 0..25 {
             text += &format!("d{i} = {{ kind: \"osc\", freq: 3, }};\n");
         }
-        let w: Vec<String> = lint(&graph(&text), &Registry::with_builtin_kinds())
+        let w: Vec<String> = lint(&graph(&text), &Registry::with_builtin_kinds(), 48_000.0)
             .iter()
             .map(|w| w.to_string())
             .collect();
@@ -490,7 +492,7 @@ mod tests {
         let g = graph(
             "o = { kind: \"osc\", freq: 440, volme: 0.5, };  d = { kind: \"osc\", freq: 3, };  s = { kind: \"sink\", };  o.1 -> s.1;",
         );
-        let w: Vec<String> = lint(&g, &Registry::with_builtin_kinds())
+        let w: Vec<String> = lint(&g, &Registry::with_builtin_kinds(), 48_000.0)
             .iter()
             .map(|w| w.to_string())
             .collect();
@@ -512,7 +514,7 @@ mod tests {
     #[test]
     fn a_clean_graph_has_no_warning() {
         let g = graph("o = { kind: \"osc\", freq: 440, volume: 0.5, wcet: 3, };  s = { kind: \"sink\", };  o.1 -> s.1;");
-        assert!(lint(&g, &Registry::with_builtin_kinds()).is_empty());
+        assert!(lint(&g, &Registry::with_builtin_kinds(), 48_000.0).is_empty());
     }
 
     #[test]
@@ -527,6 +529,7 @@ mod tests {
             Path::new("t.ag"),
             &Registry::with_builtin_kinds(),
             false,
+            48_000.0,
         );
         assert_eq!(w.len(), 2, "{w:?}");
         assert!(

@@ -162,6 +162,10 @@ impl std::fmt::Debug for Factory {
     }
 }
 
+/// The highest rate Faust's standard library computes at: its `ma.SR` is the instance's rate
+/// bounded to 1..192,000 Hz, so a program that uses it is out of tune above.
+pub const MAX_LIBRARY_RATE: u32 = 192_000;
+
 impl Factory {
     /// The backend that compiled it.
     pub fn backend(&self) -> Backend {
@@ -176,8 +180,21 @@ impl Factory {
     /// `frames` frames of a fresh instance at 48 kHz, its inputs silent: its outputs (a
     /// trial of the program off the audio path; allocates).
     pub(crate) fn trial(self: &Arc<Self>, frames: usize) -> Result<Vec<Vec<f32>>, FaustError> {
-        let inst = self.instance(48_000)?;
-        let mut ins = vec![vec![0.0f32; frames]; self.inputs];
+        self.trial_at(48_000, frames, |_, _| 0.0)
+    }
+
+    /// `frames` frames of a fresh instance at `rate` Hz, its parameters at their defaults and
+    /// input `c`'s frame `i` at `input(c, i)`: its outputs (off the audio path; allocates).
+    fn trial_at(
+        self: &Arc<Self>,
+        rate: u32,
+        frames: usize,
+        input: impl Fn(usize, usize) -> f32,
+    ) -> Result<Vec<Vec<f32>>, FaustError> {
+        let inst = self.instance(rate)?;
+        let mut ins: Vec<Vec<f32>> = (0..self.inputs)
+            .map(|c| (0..frames).map(|i| input(c, i)).collect())
+            .collect();
         let mut outs = vec![vec![0.0f32; frames]; self.outputs];
         let mut ip: Vec<*mut f32> = ins.iter_mut().map(|v| v.as_mut_ptr()).collect();
         let mut op: Vec<*mut f32> = outs.iter_mut().map(|v| v.as_mut_ptr()).collect();
@@ -185,6 +202,39 @@ impl Factory {
         // inputs and outputs.
         unsafe { (inst.fns.compute)(inst.dsp, frames as i32, ip.as_mut_ptr(), op.as_mut_ptr()) };
         Ok(outs)
+    }
+
+    /// Whether the program computes at `rate` Hz as it does at [`MAX_LIBRARY_RATE`]: its
+    /// output at its default parameters depends on the rate up to that rate (it differs at
+    /// half of it) but not above (it is the same at `rate`), as with the standard library's
+    /// `ma.SR`, which stops at 192 kHz. False for `rate` at or below that, and for a program
+    /// whose output does not depend on the rate. Runs three instances for a few thousand
+    /// frames, their inputs an impulse then a fixed pseudo-random signal (off the audio path;
+    /// allocates).
+    pub fn stops_rate_at_library_limit(self: &Arc<Self>, rate: u32) -> Result<bool, FaustError> {
+        if rate <= MAX_LIBRARY_RATE {
+            return Ok(false);
+        }
+        const FRAMES: usize = 4096;
+        let input = |c: usize, i: usize| -> f32 {
+            if i == 0 {
+                return 1.0;
+            }
+            // A fixed sequence (an integer hash of the frame and channel), within ±0.5.
+            let mut x = (i as u32).wrapping_mul(0x9E37_79B9) ^ (c as u32).wrapping_mul(0x85EB_CA6B);
+            x ^= x >> 15;
+            x = x.wrapping_mul(0x2C1B_3C6D);
+            x ^= x >> 12;
+            (x as f32 / u32::MAX as f32) - 0.5
+        };
+        let bits = |outs: Vec<Vec<f32>>| -> Vec<u32> {
+            outs.iter().flatten().map(|v| v.to_bits()).collect()
+        };
+        let at_limit = bits(self.trial_at(MAX_LIBRARY_RATE, FRAMES, input)?);
+        if bits(self.trial_at(rate, FRAMES, input)?) != at_limit {
+            return Ok(false);
+        }
+        Ok(bits(self.trial_at(MAX_LIBRARY_RATE / 2, FRAMES, input)?) != at_limit)
     }
 
     /// A new instance, initialised at `rate` Hz, and its parameters' zones.

@@ -43,7 +43,7 @@ use fugue_dsp::kinds::doc::KindDoc;
 use fugue_dsp::{LintNote, NodeContext, Registry};
 use fugue_graph::TaskGraph;
 
-pub use factory::{Backend, Factory, Faust, Source, MAX_PROGRAM_BYTES};
+pub use factory::{Backend, Factory, Faust, Source, MAX_LIBRARY_RATE, MAX_PROGRAM_BYTES};
 pub use guard::{helper_main, stop_child, use_helper, HELPER_ARG, HELPER_ENV};
 pub use node::{build, factory_of, node_for_code, source_of, unknown_attributes, OWN_ATTRIBUTES};
 
@@ -235,7 +235,10 @@ pub fn register(registry: &mut Registry) {
 }
 
 /// What [`lint`] says of one `faust` node: each attribute that names none of its program's
-/// parameters. A node whose program cannot be compiled is left to the build, which says why.
+/// parameters, a node attribute that hides a parameter, the sound files it would read, and
+/// a program that computes above [`MAX_LIBRARY_RATE`] as if at that rate
+/// ([`Factory::stops_rate_at_library_limit`]). A node whose program cannot be compiled is
+/// left to the build, which says why.
 fn lint_node(ctx: &NodeContext<'_>) -> Vec<LintNote> {
     let Ok(factory) = factory_of(ctx) else {
         return Vec::new();
@@ -280,6 +283,17 @@ fn lint_node(ctx: &NodeContext<'_>) -> Vec<LintNote> {
             )));
         }
     }
+    let rate = ctx.sample_rate.round() as u32;
+    if let Ok(true) = factory.stops_rate_at_library_limit(rate) {
+        out.push(LintNote::node(format!(
+            "node `{}`: at {rate} Hz its Faust program computes as if at {} Hz (Faust's standard library bounds the rate it computes with, `ma.SR`, to {} Hz), so its frequencies and times are off by a factor of {:.3}; run the graph at {} Hz or below",
+            ctx.name(),
+            factory::MAX_LIBRARY_RATE,
+            factory::MAX_LIBRARY_RATE,
+            rate as f64 / factory::MAX_LIBRARY_RATE as f64,
+            factory::MAX_LIBRARY_RATE,
+        )));
+    }
     for label in &factory.soundfiles {
         out.push(LintNote::node(format!(
             "node `{}`: its Faust program reads the sound file `{label}` (soundfile), which fugue does not load: that part of the program plays silence",
@@ -297,19 +311,13 @@ const OWN_ATTRIBUTE_USES: [&str; 4] = [
     "the node's output gain",
 ];
 
-/// A node context for `node` of `graph`, at 48 kHz (enough to find a program and its
-/// parameters).
-fn context(graph: &TaskGraph, v: usize) -> NodeContext<'_> {
-    NodeContext::of(graph, v, 48_000.0, 256)
-}
-
-/// What `graph`'s `faust` nodes suggest is a mistake: an attribute that names none of the
-/// program's parameters, with the list of them (what the engine's lint says of them through
-/// the registry's linter, [`register`]).
-pub fn lint(graph: &TaskGraph) -> Vec<String> {
+/// What `graph`'s `faust` nodes suggest is a mistake when it runs at `rate` Hz: an attribute
+/// that names none of the program's parameters, with the list of them, and the rest of what
+/// the engine's lint says of them through the registry's linter ([`register`]).
+pub fn lint(graph: &TaskGraph, rate: f64) -> Vec<String> {
     (0..graph.len())
         .filter(|&v| graph.node(v).kind == "faust")
-        .flat_map(|v| lint_node(&context(graph, v)))
+        .flat_map(|v| lint_node(&NodeContext::of(graph, v, rate, 256)))
         .map(|note| note.text)
         .collect()
 }

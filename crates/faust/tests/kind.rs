@@ -109,12 +109,12 @@ fn parameters_are_set_by_label_and_path_and_unknown_ones_are_listed() {
     assert_eq!((out[0][3], out[1][100]), (0.25, 1.5));
     let g = fugue_graph::read::ag::parse(&text, "t.ag").unwrap();
     assert!(
-        fugue_faust::lint(&g).is_empty(),
+        fugue_faust::lint(&g, 48_000.0).is_empty(),
         "{:?}",
-        fugue_faust::lint(&g)
+        fugue_faust::lint(&g, 48_000.0)
     );
     let g = fugue_graph::read::ag::parse(&graph("c: 1, \"box/a\": 0.5,"), "t.ag").unwrap();
-    let w = fugue_faust::lint(&g);
+    let w = fugue_faust::lint(&g, 48_000.0);
     assert_eq!(w.len(), 1, "{w:?}");
     assert!(
         w[0].contains("attribute `c`") && w[0].contains("/box/a, /box/b"),
@@ -125,6 +125,39 @@ fn parameters_are_set_by_label_and_path_and_unknown_ones_are_listed() {
     let text = graph("a: 0.125, backend: \"interp\",");
     let out = rendered(&text, "interp", 0.01, ExecutorChoice::default());
     assert_eq!((out[0][3], out[1][100]), (0.125, 0.5));
+}
+
+#[test]
+fn a_program_bounded_to_the_library_rate_is_warned_about_above_it() {
+    if !fugue_faust::available_for("a_program_bounded_to_the_library_rate") {
+        return;
+    }
+    let graph = |code: &str| {
+        let text = format!(
+            "p = {{ kind: \"faust\", code: \"{code}\", }};\nout = {{ kind: \"sink\", in: 1, }};\np.1 -> out.1;\n"
+        );
+        fugue_graph::read::ag::parse(&text, "t.ag").unwrap()
+    };
+    let rate_of = |w: &[String]| w.iter().any(|w| w.contains("as if at 192000 Hz"));
+    // An oscillator of the standard library: its frequency is computed with ma.SR.
+    let osc = graph("import(\\\"stdfaust.lib\\\"); process = os.osc(440);");
+    for rate in [48_000.0, 192_000.0] {
+        let w = fugue_faust::lint(&osc, rate);
+        assert!(!rate_of(&w), "at {rate}: {w:?}");
+    }
+    let w = fugue_faust::lint(&osc, 384_000.0);
+    assert!(rate_of(&w), "{w:?}");
+    assert!(
+        w.iter()
+            .any(|w| w.contains("at 384000 Hz") && w.contains("2.000")),
+        "{w:?}"
+    );
+    // The rate read without the library's bound, and a program whose output does not depend
+    // on the rate: nothing to say.
+    let own = graph("process = 1.0 / fconstant(int fSamplingFreq, <math.h>);");
+    assert!(!rate_of(&fugue_faust::lint(&own, 384_000.0)));
+    let gain = graph("process = *(0.5);");
+    assert!(!rate_of(&fugue_faust::lint(&gain, 384_000.0)));
 }
 
 #[test]

@@ -55,7 +55,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             if refused.len() == 1 { "" } else { "s" }
         );
     }
-    crate::warn::report(&crate::warn::graph_warnings(&g, &a.file, false), a.strict)?;
+    crate::warn::report(
+        &crate::warn::graph_warnings(&g, &a.file, false, a.rate),
+        a.strict,
+    )?;
     let origin = util::apply_costs(&a.costs, &mut g, (&a.file, a.format), (a.rate, a.buffer))?;
     let details = fugue_engine::check::details(&g, &util::registry());
     let info = GraphInfo::new(&g, &a.file, &origin).with_details(details);

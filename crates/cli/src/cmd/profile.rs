@@ -152,7 +152,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     })?;
     // The graph's own warnings (an attribute no kind reads, a node that reaches no sink),
     // as render and run say them, after a profile that succeeded.
-    for w in crate::warn::graph_warnings(&graph, &args.graph, offline) {
+    for w in crate::warn::graph_warnings(&graph, &args.graph, offline, args.rate) {
         crate::util::warning(w);
     }
     for w in &warnings {

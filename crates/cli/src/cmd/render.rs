@@ -203,7 +203,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     // With --strict, fail before rendering; otherwise the warnings are said after a render
     // that succeeded (a render that fails says only why).
-    let mut warnings = crate::warn::graph_warnings(&graph, &args.graph, true);
+    let mut warnings = crate::warn::graph_warnings(&graph, &args.graph, true, args.rate);
     warnings.extend(args.exec.request().warnings(GraphExecutor::Auto));
     if let Some(input) = &args.input {
         let lints = fugue_engine::lint::input(&graph, input);

@@ -236,7 +236,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 /// What the flags and the graph suggest is a mistake: the graph's lints, flags the executor
 /// ignores, `--rate` and `--buffer` under JACK.
 fn warnings(args: &Args, graph: &fugue_graph::TaskGraph) -> Vec<String> {
-    let mut warnings = crate::warn::graph_warnings(graph, &args.graph, false);
+    // JACK's rate is the server's, known once connected: 48 kHz until then.
+    let rate = args.rate.unwrap_or(48_000);
+    let mut warnings = crate::warn::graph_warnings(graph, &args.graph, false, rate);
     warnings.extend(args.exec.request().warnings(GraphExecutor::Auto));
     if args.backend == "jack" {
         for (flag, given) in [

@@ -239,11 +239,12 @@ impl Host {
         // The graph's lints, as `render` and `run` say them: offline, without those that
         // matter only in real time.
         let offline = matches!(self.driver, Driver::Offline(_));
-        let lints: Vec<String> = crate::lint::lint_run(graph, &self.registry, offline)
-            .iter()
-            .map(ToString::to_string)
-            .chain(placeholders)
-            .collect();
+        let lints: Vec<String> =
+            crate::lint::lint_run(graph, &self.registry, offline, f64::from(self.options.rate))
+                .iter()
+                .map(ToString::to_string)
+                .chain(placeholders)
+                .collect();
         let warning = match (warning, lints.is_empty()) {
             (w, true) => w,
             (None, false) => Some(lints.join("; ")),
