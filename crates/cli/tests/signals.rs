@@ -296,6 +296,37 @@ fn a_stopped_profile_says_what_its_report_covers() {
     );
 }
 
+/// An offline profile stopped by a signal does the same: the report of the cycles it ran,
+/// written to its folder, and what it covers.
+#[test]
+fn a_stopped_offline_profile_keeps_its_report() {
+    let dir = folder("offline-profile");
+    let report = dir.join("report");
+    let child = spawn(&[
+        "profile",
+        &example("rake.ag"),
+        "--backend",
+        "offline",
+        "--seconds",
+        "36000",
+        "--buffer",
+        "256",
+        "-o",
+        report.to_str().unwrap(),
+    ]);
+    std::thread::sleep(Duration::from_millis(1500));
+    send(&child, libc::SIGINT);
+    let (code, out, err) = finish(child);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(out.contains("cycles on"), "{out}");
+    assert!(
+        err.contains("the run was stopped before its end: the report covers its first")
+            && err.contains("of the 36000 s asked"),
+        "{err}"
+    );
+    assert!(report.join("profile.txt").is_file(), "{:?}", listing(&dir));
+}
+
 /// `bench pool`, stopped by a signal while it measures, leaves no output folder where it
 /// made one (the folder is made before the runs, its files written at the end).
 #[test]

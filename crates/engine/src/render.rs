@@ -244,7 +244,11 @@ pub enum RenderError {
     },
     /// [`RenderOptions::cancel`] was set.
     #[error("the render was interrupted")]
-    Cancelled,
+    Cancelled {
+        /// The profile of the cycles run before, when [`RenderOptions::profile`] asked for
+        /// one and a cycle ran.
+        profile: Option<Box<crate::ProfileReport>>,
+    },
 }
 
 /// Why a WAV file could not be written, with "the disk is full" said when it is (ENOSPC,
@@ -832,7 +836,7 @@ pub fn render(
             .as_ref()
             .is_some_and(|c| c.load(Ordering::Relaxed))
         {
-            result = Err(RenderError::Cancelled);
+            result = Err(RenderError::Cancelled { profile: None });
             break;
         }
         let pos = done as usize;
@@ -866,6 +870,9 @@ pub fn render(
         .join()
         .map_err(|_| RenderError::ThreadPanicked("writer"))?;
     let cycles_time = cycles_start.elapsed();
+    if let Err(RenderError::Cancelled { profile }) = &mut result {
+        *profile = engine.profile_report().map(Box::new);
+    }
     result?;
     written.map_err(|e| RenderError::Write {
         path: match &options.output {

@@ -132,7 +132,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         // Stopped by a signal: said as a profile's, not a render's.
         if matches!(
             e,
-            profile::RecordError::Render(fugue_engine::RenderError::Cancelled)
+            profile::RecordError::Render(fugue_engine::RenderError::Cancelled { .. })
         ) {
             anyhow::anyhow!(
                 "the profile of {} was interrupted: no report",
@@ -165,8 +165,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let what = what(auto.as_ref());
     print!("{what}\n{}", report.text());
     if crate::signals::received().is_some() {
-        // A clocked run stopped by a signal ends with what it recorded: said, so that a
-        // report of a few cycles is not taken for the length asked.
+        // A run stopped by a signal ends with what it recorded: said, so that a report of a
+        // few cycles is not taken for the length asked.
         eprintln!(
             "fugue: the run was stopped before its end: the report covers its first {} cycles ({:.2} s of the {} s asked)",
             report.cycles,

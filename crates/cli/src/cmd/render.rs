@@ -246,7 +246,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 RenderError::Write { reason, .. } => {
                     anyhow::anyhow!("cannot write {shown}: {reason}")
                 }
-                RenderError::Cancelled => {
+                RenderError::Cancelled { .. } => {
                     anyhow::anyhow!("{}; {shown} was not written", signals::interrupted())
                 }
                 e => {

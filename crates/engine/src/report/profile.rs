@@ -401,8 +401,14 @@ fn record_one(graph: &fugue_graph::TaskGraph, r: &Recording) -> Result<Recorded,
             registry: r.registry.clone(),
             ..crate::RenderOptions::default()
         };
-        let s = crate::render(graph, &options, |_| {})?;
-        return Ok((s.profile, s.warnings, s.auto));
+        return match crate::render(graph, &options, |_| {}) {
+            Ok(s) => Ok((s.profile, s.warnings, s.auto)),
+            // Stopped early: the profile of the cycles it ran, as a clocked run gives it.
+            Err(crate::RenderError::Cancelled {
+                profile: Some(p), ..
+            }) if p.cycles > 0 => Ok((Some(*p), Vec::new(), None)),
+            Err(e) => Err(e.into()),
+        };
     }
     let options = crate::RunOptions {
         backend: crate::Backend::Clocked {
