@@ -374,10 +374,10 @@ fn write_list(graphs: &[GraphInfo], f: &mut fmt::Formatter<'_>) -> fmt::Result {
         }
         write!(
             f,
-            "{} (id {}, {} tasks, {} ch, {} dB, cost {}, from cycle {}",
+            "{} (id {}, {}, {} ch, {} dB, cost {}, from cycle {}",
             g.name,
             g.id,
-            g.tasks,
+            crate::report::graph::counted(g.tasks, "task"),
             g.channels,
             g.gain_db,
             us(g.cost_ns as f64),

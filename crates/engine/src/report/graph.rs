@@ -443,8 +443,10 @@ impl fmt::Display for ScheduleReport {
         let unit = self.time_unit;
         writeln!(
             f,
-            "file           {} ({tasks} tasks, {edges} edges)",
-            self.file
+            "file           {} ({}, {})",
+            self.file,
+            counted(tasks, "task"),
+            counted(edges, "edge")
         )?;
         writeln!(
             f,
@@ -467,7 +469,7 @@ impl fmt::Display for ScheduleReport {
         }
         for (p, slots) in by_proc.into_iter().enumerate() {
             writeln!(f)?;
-            writeln!(f, "P{p}  ({} tasks)", slots.len())?;
+            writeln!(f, "P{p}  ({})", counted(slots.len(), "task"))?;
             if slots.is_empty() {
                 continue;
             }
@@ -504,8 +506,12 @@ impl fmt::Display for ScheduleReport {
         if self.duplicates {
             writeln!(
                 f,
-                "duplicates     yes ({} copies for {tasks} tasks)",
-                self.tasks.len()
+                "duplicates     yes ({} for {})",
+                match self.tasks.len() {
+                    1 => "1 copy".to_string(),
+                    n => format!("{n} copies"),
+                },
+                counted(tasks, "task")
             )?;
         }
         Ok(())
@@ -529,5 +535,21 @@ mod tests {
         assert!(!meets(1.000_000_3, 1.000_000_1));
         // Far apart: six decimals at most, trimmed.
         assert_eq!(same_precision(7.25, 6.0), ("7.25".into(), "6".into()));
+    }
+
+    #[test]
+    fn counts_of_one_are_singular() {
+        assert_eq!(counted(1, "task"), "1 task");
+        assert_eq!(counted(0, "task"), "0 tasks");
+        assert_eq!(counted(7, "edge"), "7 edges");
+    }
+}
+
+/// `n` and `noun`, in the plural unless `n` is 1: "1 task", "3 tasks".
+pub(crate) fn counted(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }

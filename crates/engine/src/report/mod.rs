@@ -12,7 +12,7 @@
 //! - [`profile`]: the profile's JSON and the folder `--profile=DIR` writes.
 
 pub mod calibration;
-mod graph;
+pub(crate) mod graph;
 pub mod kinds;
 pub mod profile;
 mod run;
