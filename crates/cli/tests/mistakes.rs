@@ -257,3 +257,37 @@ fn a_gantt_chart_not_named_svg_is_refused() {
     assert!(stderr(&o).contains("drawn as SVG only"), "{}", stderr(&o));
     assert!(!png.exists());
 }
+
+/// Control characters read from a file (an escape sequence in a kind, an attribute, a name)
+/// are printed as escapes, never as themselves: a message cannot drive the terminal.
+#[test]
+fn control_characters_from_a_file_are_printed_as_escapes() {
+    let cases = [
+        (
+            "kind",
+            "digraph g {\n a [kind=\"os\u{1b}[31mc\"];\n s [kind=sink];\n a -> s;\n}\n",
+            "unknown kind `os\\u{1b}[31mc`",
+        ),
+        (
+            "attr",
+            "digraph g {\n a [kind=osc, \"fr\u{1b}eq\"=3];\n s [kind=sink];\n a -> s;\n}\n",
+            "`fr\\u{1b}eq`",
+        ),
+        (
+            "name",
+            "digraph g {\n \"a\u{7}b\" [kind=osc];\n s [kind=sink];\n \"a\u{7}b\" -> s;\n}\n",
+            "node name \"a\\u{7}b\" holds the control character U+0007",
+        ),
+    ];
+    for (name, text, said) in cases {
+        let g = write(&format!("control-{name}"), "g.dot", text);
+        let o = fugue(&["info", s(&g), "--strict"]);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{e}");
+        assert!(e.contains(said), "{name}: {e:?}");
+        assert!(
+            !e.chars().any(|c| c.is_control() && c != '\n'),
+            "{name}: {e:?}"
+        );
+    }
+}

@@ -47,6 +47,18 @@ pub enum GraphError {
         /// ([`crate::suggest::nearest`]).
         nearest: Option<String>,
     },
+    /// A node's name holds a control character (a line break, an escape): names are printed
+    /// in reports, messages and drawings, where such a character breaks the line or the
+    /// terminal.
+    #[error(
+        "node name {shown} holds the control character U+{code:04X}: a name must be printable"
+    )]
+    ControlInName {
+        /// The name, its control characters written as escapes (`"a\u{1}b"`).
+        shown: String,
+        /// The first control character.
+        code: u32,
+    },
     /// Two nodes carry the same name.
     #[error("node `{name}` is declared twice{}", first.map(|l| format!(" (first at line {})", l.line)).unwrap_or_default())]
     DuplicateNode {
@@ -186,7 +198,32 @@ pub const QUOTE_MAX: usize = 80;
 /// assert_eq!(m, format!("unknown kind `{}…` at 1:1", "x".repeat(QUOTE_MAX)));
 /// assert_eq!(shorten_quotes("node `a` twice"), "node `a` twice");
 /// ```
+///
+/// Control characters other than line breaks and tabs (an escape sequence in a name read from
+/// a file) are written as Rust escapes, so that a message cannot drive the terminal:
+///
+/// ```
+/// use fugue_graph::error::shorten_quotes;
+/// assert_eq!(shorten_quotes("kind `os\x1b[31mc`"), "kind `os\\u{1b}[31mc`");
+/// ```
 pub fn shorten_quotes(message: &str) -> std::borrow::Cow<'_, str> {
+    let escaped = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if message.chars().any(escaped) {
+        let mut text = String::with_capacity(message.len() + 16);
+        for c in message.chars() {
+            if escaped(c) {
+                text.extend(c.escape_default());
+            } else {
+                text.push(c);
+            }
+        }
+        return std::borrow::Cow::Owned(shorten_quotes_of(&text).into_owned());
+    }
+    shorten_quotes_of(message)
+}
+
+/// [`shorten_quotes`]' shortening.
+fn shorten_quotes_of(message: &str) -> std::borrow::Cow<'_, str> {
     use std::borrow::Cow;
     let mut out: Option<String> = None;
     let (mut inside, mut count) = (false, 0usize);

@@ -230,12 +230,19 @@ impl GraphBuilder {
         Self::default()
     }
 
-    /// Adds a node; fails if its name is taken or its cost is invalid.
+    /// Adds a node; fails if its name is taken or holds a control character, or its cost is
+    /// invalid.
     pub fn add_node(&mut self, node: Node) -> Result<NodeId, GraphError> {
         if !is_cost(node.cost) {
             return Err(GraphError::BadCost {
                 what: format!("node `{}`", node.name),
                 value: node.cost,
+            });
+        }
+        if let Some(c) = node.name.chars().find(|c| c.is_control()) {
+            return Err(GraphError::ControlInName {
+                shown: format!("{:?}", node.name),
+                code: u32::from(c),
             });
         }
         if self.names.contains_key(&node.name) {

@@ -316,6 +316,32 @@ fn dot_errors_and_implicit_nodes() {
     assert!(e.to_string().contains("cycle"), "{e}");
 }
 
+/// A name that holds a control character (an escape, a line break) is refused where it is
+/// declared, shown with its escapes: names are printed in messages, reports and drawings.
+#[test]
+fn names_with_control_characters_are_refused_at_their_place() {
+    for (text, code) in [
+        (&b"digraph {\n \"a\x1b[2Jb\" [kind=osc];\n}"[..], "U+001B"),
+        (b"digraph {\n x -> \"line\nbreak\";\n}", "U+000A"),
+    ] {
+        let e = read_bytes(text, Format::Dot, "d.dot").unwrap_err();
+        let m = e.to_string();
+        assert_eq!(place(&e).0, 2, "{m}");
+        assert!(
+            m.contains(code) && !m.chars().any(char::is_control),
+            "{m:?}"
+        );
+    }
+    // A label may span lines: only names are refused.
+    let g = read_bytes(
+        b"digraph {\n a [label=\"two\nlines\"];\n}",
+        Format::Dot,
+        "d.dot",
+    )
+    .unwrap();
+    assert_eq!(g.node(0).name, "a");
+}
+
 #[test]
 fn huge_numbers_do_not_overflow() {
     let e = read_bytes(b"3\n0 0 18446744073709551615\n", Format::Stg, "s.stg").unwrap_err();
