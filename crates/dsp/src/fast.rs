@@ -69,17 +69,17 @@ pub fn wrap(p: f64) -> f64 {
 const EPOCH: u32 = 1 << 20;
 
 /// A sine phase accumulator in turns, kept in `f64` and wrapped to `[0, 1)` at every epoch
-/// (see [`EPOCH`]). The phase of each sample is a function of its index alone: a block
+/// (see `EPOCH`). The phase of each sample is a function of its index alone: a block
 /// processed in one call or in any number of consecutive calls gives the same bits.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Phasor {
     /// Phase at the start of the current epoch, turns in `[0, 1)`.
     pub base: f64,
-    /// Samples since the start of the current epoch (below [`EPOCH`]).
+    /// Samples since the start of the current epoch (below `EPOCH`).
     pub pos: u32,
     /// Phase increment per sample, turns: `freq / sample_rate` less its nearest whole
     /// number of turns (the same phases), in `[-½, ½]`, so that the `f32` steps between
-    /// anchors stay as exact above Nyquist as below ([`ANCHOR`]).
+    /// anchors stay as exact above Nyquist as below (`ANCHOR`).
     pub inc: f64,
 }
 

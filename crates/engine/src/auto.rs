@@ -867,7 +867,7 @@ fn round_times(cands: usize, per_round: usize) -> Vec<Vec<Vec<u64>>> {
 }
 
 /// A candidate's figure from its trial cycles' times in each round: the median over the
-/// rounds that timed cycles of each round's [`trimmed_mean`] (the mean of the middle two
+/// rounds that timed cycles of each round's trimmed mean (the mean of the middle two
 /// for an even count; 0 when no round timed any). Sorts each round's times.
 pub fn round_median(rounds: &mut [Vec<u64>]) -> f64 {
     let mut means: Vec<f64> = rounds

@@ -199,7 +199,7 @@ pub enum RenderError {
         bits: u16,
         /// The sample rate.
         rate: u32,
-        /// The most the file can hold ([`crate::wav::max_channels`]).
+        /// The most the file can hold (for its sample format and rate).
         max: usize,
     },
     /// The render would not fit in one WAV file (4 GiB of samples).

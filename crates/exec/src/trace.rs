@@ -109,7 +109,7 @@ thread_local! {
 }
 
 /// The executor thread index of the calling thread: what a worker of a pool set with
-/// [`set_worker_index`], 0 on any other thread (the audio thread).
+/// `set_worker_index`, 0 on any other thread (the audio thread).
 #[inline]
 pub fn worker_index() -> u32 {
     WORKER.with(Cell::get)

@@ -302,7 +302,7 @@ pub fn random_dag(n: usize, p: f64, costs: CostRange, seed: u64) -> TaskGraph {
 }
 
 /// Below this edge probability [`random_dag`] draws the gaps between edges
-/// ([`sparse_preds`]) instead of one number per pair of nodes.
+/// (`sparse_preds`) instead of one number per pair of nodes.
 pub const SPARSE_BELOW: f64 = 1.0 / 64.0;
 
 /// The forward edges of [`random_dag`], each present with probability `p`, as predecessor
@@ -345,7 +345,7 @@ pub const MAX_EDGES: f64 = 10_000_000.0;
 /// A shape to generate, with its sizes.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Shape {
-    /// [`line`] of `nodes` nodes.
+    /// [`line()`] of `nodes` nodes.
     Line {
         /// Nodes (at least 2).
         nodes: usize,

@@ -7,7 +7,7 @@
 //! environment variable `FUGUE_LOOM_FAULT` (read once) is on. A model test proves that it
 //! catches a fault by running itself in a child process with the variable set and expecting
 //! the model to fail (loom reports a deadlock by aborting the process, which an in-process
-//! `should_panic` cannot catch): see [`expect_caught`].
+//! `should_panic` cannot catch): see `expect_caught` (loom builds only).
 
 /// Whether the fault switch `name` is on (always `false` outside loom builds).
 #[inline(always)]

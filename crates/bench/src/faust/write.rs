@@ -10,7 +10,7 @@ use crate::machine::{command_output, Machine, Versions};
 use crate::report::plot::{self, err, Area, Figure};
 use crate::report::{self, Csv};
 
-/// The files [`write`] writes.
+/// The files [`write()`] writes.
 pub const FILES: [&str; 5] = [
     "README.md",
     "raw.csv",

@@ -1,6 +1,6 @@
 //! The task pool's workloads and benchmark: the sequential program, fugue's pool under each
 //! [`Policy`] and rayon run the same code ([`work`]), each result checked before its time
-//! counts; [`bench`] runs them over policies × threads × workloads and writes the results
+//! counts; [`mod@bench`] runs them over policies × threads × workloads and writes the results
 //! folder; [`image`] writes the demos' pictures (PNG, animated GIF) and [`animate`] draws the
 //! Voronoi demo's frames.
 

@@ -1,9 +1,9 @@
-//! Figures through plotters: a [`Figure`] draws itself on any backend; [`write`] draws it into
+//! Figures through plotters: a [`Figure`] draws itself on any backend; [`write()`] draws it into
 //! an SVG or PNG file (chosen by the extension) through a temporary file and a rename.
 //!
 //! What every benchmark's figures share is here too: one palette ([`color`]), the frame of a
 //! chart ([`chart`]: caption, margin, label areas; [`mesh`]: axis descriptions and fonts), a
-//! labelled line with a dot at each point ([`line`]) and the legend box ([`legend`]).
+//! labelled line with a dot at each point ([`line()`]) and the legend box ([`legend`]).
 
 use std::path::Path;
 

@@ -2,8 +2,8 @@
 //!
 //! A [`Profiler`] is made on the control thread for one plan and executor (it allocates all
 //! it will use), then the audio thread calls [`Profiler::record`] after each cycle: it reads
-//! the plan's per-task records ([`Plan::task_times`]) and the workers' wake-up records
-//! ([`Executor::worker_wakes`]) and folds them into preallocated statistics, without
+//! the plan's per-task records ([`fugue_exec::Plan::task_times`]) and the workers' wake-up records
+//! ([`fugue_exec::Executor::worker_wakes`]) and folds them into preallocated statistics, without
 //! allocating, locking or blocking:
 //! - per node: calls, min, mean, p99 and max of its time in a cycle (a node split into
 //!   groups or frame parts counts the sum of its pieces);

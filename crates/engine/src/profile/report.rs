@@ -139,7 +139,7 @@ impl Timeline {
     }
 }
 
-/// What [`Profiler::report`] gives.
+/// What [`crate::profile::Profiler::report`] gives.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProfileReport {
     /// Threads, the one that runs the cycles included.

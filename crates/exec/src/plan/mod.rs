@@ -89,7 +89,7 @@ struct TaskInfo {
 /// frame-parallel kind is split by frames into [`SPLIT_PARTS`] units ([`Plan::unit_part`]).
 ///
 /// Split sums: a node whose kind sees its inputs only through their sum
-/// ([`DspNode::sums_inputs`]: `mix`, `gain`) with more than [`fugue_dsp::SUM_GROUP`] input
+/// ([`fugue_dsp::DspNode::sums_inputs`]: `mix`, `gain`) with more than [`fugue_dsp::SUM_GROUP`] input
 /// ports and edges is compiled as a tree: tasks for groups of 8 consecutive ports (named
 /// after the node and the ports whose sum they output, `mix100[1-8]`, `mix100[1-16]`: the
 /// second adds the first's sum to its own), feeding the node's own task, with the same
