@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fugue's test command: formatting, lints, then every test of the workspace.
+# fugue's test command: formatting, lints, documentation links, then every test of the workspace.
 # When jackd is installed and no JACK server runs, a server with the dummy driver (no sound
 # card) is started for the JACK tests and stopped at the end; without jackd those tests say
 # that they skip.
@@ -10,6 +10,8 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
+echo "== cargo doc (every link resolves)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 
 # (`jack_wait -c` exits 0 either way; it prints "running" or "not running".)
 if command -v jackd >/dev/null 2>&1 && ! jack_wait -c 2>/dev/null | grep -qx "running"; then
