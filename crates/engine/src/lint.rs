@@ -217,13 +217,19 @@ pub const MAX_UNHEARD_NAMED: usize = 10;
 pub fn lint(graph: &TaskGraph, registry: &Registry, rate: f64) -> Vec<Warning> {
     let mut out = Vec::new();
     let mut said_of_kind: std::collections::HashSet<String> = Default::default();
+    let ratios = rate_ratios(graph);
     for (v, n) in graph.nodes().iter().enumerate() {
         if graph.is_feedback_node(v) {
             continue;
         }
         if let Some(linter) = registry.linter(&n.kind) {
-            // At 256 frames: what a kind checks does not depend on the block.
-            let ctx = fugue_dsp::NodeContext::of(graph, v, rate, 256);
+            // At the node's own rate (a resampler upstream changes it), and 256 frames: what
+            // a kind checks does not depend on the block.
+            let ctx = fugue_dsp::NodeContext {
+                sample_rate: rate * ratios[v].as_f64(),
+                rate: ratios[v],
+                ..fugue_dsp::NodeContext::of(graph, v, rate, 256)
+            };
             for note in linter(&ctx) {
                 // Said once: a kind may say the same of every node of one plugin.
                 let w = Warning::OfKind {
@@ -303,6 +309,31 @@ pub fn lint(graph: &TaskGraph, registry: &Registry, rate: f64) -> Vec<Warning> {
         }
     }
     out
+}
+
+/// Each node's rate relative to the engine's: the product of the ratios of the `resampler`
+/// nodes on a path from a source to it (the first input's path; inputs at different rates
+/// are the plan compiler's error). A resampler whose ratio cannot be read counts as 1.
+fn rate_ratios(graph: &TaskGraph) -> Vec<fugue_dsp::Ratio> {
+    use fugue_dsp::Ratio;
+    let mut input = vec![Ratio::ONE; graph.len()];
+    let mut output = vec![Ratio::ONE; graph.len()];
+    for &v in graph.topo_order() {
+        if let Some(&(u, _)) = graph.preds(v).first() {
+            input[v] = output[u];
+        }
+        output[v] = input[v];
+        if graph.node(v).kind == "resampler" {
+            let ctx = fugue_dsp::NodeContext::of(graph, v, 48_000.0, 256);
+            if let Some(r) = fugue_dsp::kinds::resampler::ratio_of(&ctx)
+                .ok()
+                .and_then(|r| input[v].checked_mul(r))
+            {
+                output[v] = r;
+            }
+        }
+    }
+    input
 }
 
 /// [`lint`]'s warnings for a run: for an `offline` one, without those that matter only in

@@ -233,7 +233,14 @@ pub fn check(
             // plugin's controls): `attr` names none of this node's. Its linter says so with
             // the node's parameters, as `render` and `check` say it.
             if let Some(linter) = registry.linter(&kind) {
-                if let Some(note) = linter(&ctx)
+                // At 48 kHz: only its note of the attribute is wanted, not what a kind checks
+                // of the rate (a Faust program's trial above 192 kHz).
+                let at_48k = NodeContext {
+                    sample_rate: 48_000.0,
+                    engine_rate: 48_000.0,
+                    ..ctx
+                };
+                if let Some(note) = linter(&at_48k)
                     .into_iter()
                     .find(|n| n.attr.as_deref() == Some(attr))
                 {

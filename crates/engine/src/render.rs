@@ -245,9 +245,10 @@ pub enum RenderError {
     /// [`RenderOptions::cancel`] was set.
     #[error("the render was interrupted")]
     Cancelled {
-        /// The profile of the cycles run before, when [`RenderOptions::profile`] asked for
-        /// one and a cycle ran.
-        profile: Option<Box<crate::ProfileReport>>,
+        /// What was rendered before the stop (its frames, the profile of its cycles when
+        /// [`RenderOptions::profile`] asked for one, what `auto` chose, the warnings), when
+        /// the render had started its cycles.
+        partial: Option<Box<RenderSummary>>,
     },
 }
 
@@ -836,7 +837,7 @@ pub fn render(
             .as_ref()
             .is_some_and(|c| c.load(Ordering::Relaxed))
         {
-            result = Err(RenderError::Cancelled { profile: None });
+            result = Err(RenderError::Cancelled { partial: None });
             break;
         }
         let pos = done as usize;
@@ -870,25 +871,25 @@ pub fn render(
         .join()
         .map_err(|_| RenderError::ThreadPanicked("writer"))?;
     let cycles_time = cycles_start.elapsed();
-    if let Err(RenderError::Cancelled { profile }) = &mut result {
-        *profile = engine.profile_report().map(Box::new);
+    let cancelled = matches!(result, Err(RenderError::Cancelled { .. }));
+    if !cancelled {
+        result?;
+        written.map_err(|e| RenderError::Write {
+            path: match &options.output {
+                Output::Wav(p) => p.clone(),
+                Output::Discard => PathBuf::from("(discarded output)"),
+            },
+            reason: write_reason(&e),
+        })?;
+        on_progress(Progress {
+            frames_done: done,
+            frames_total: total,
+        });
     }
-    result?;
-    written.map_err(|e| RenderError::Write {
-        path: match &options.output {
-            Output::Wav(p) => p.clone(),
-            Output::Discard => PathBuf::from("(discarded output)"),
-        },
-        reason: write_reason(&e),
-    })?;
-    on_progress(Progress {
-        frames_done: done,
-        frames_total: total,
-    });
     // The plan that played (auto's choice, when it chose): blocks per cycle and sub-blocks.
     let blocks_per_cycle = (engine.plan.block() / options.block.max(1)).max(1);
     let sub_blocks = (engine.plan.pipeline() / blocks_per_cycle).max(1);
-    Ok(RenderSummary {
+    let summary = RenderSummary {
         frames: done,
         channels,
         sample_rate: options.sample_rate,
@@ -909,7 +910,14 @@ pub fn render(
         auto: engine.auto_report().cloned(),
         blocks_per_cycle,
         sub_blocks,
-    })
+    };
+    if cancelled {
+        // What was rendered until the stop (its output left unfinished).
+        return Err(RenderError::Cancelled {
+            partial: Some(Box::new(summary)),
+        });
+    }
+    Ok(summary)
 }
 
 #[cfg(test)]

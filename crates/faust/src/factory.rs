@@ -166,6 +166,68 @@ impl std::fmt::Debug for Factory {
 /// bounded to 1..192,000 Hz, so a program that uses it is out of tune above.
 pub const MAX_LIBRARY_RATE: u32 = 192_000;
 
+/// The longest [`Factory::stops_rate_at_library_limit`] runs each of its instances: a second
+/// at [`MAX_LIBRARY_RATE`].
+pub const RATE_TRIAL_FRAMES: usize = MAX_LIBRARY_RATE as usize;
+
+/// One instance of [`Factory::stops_rate_at_library_limit`]'s trial, and its last block.
+struct Trial {
+    inst: Instance,
+    outs: Vec<Vec<f32>>,
+}
+
+impl Trial {
+    fn new(
+        factory: &Arc<Factory>,
+        rate: u32,
+        class_init: bool,
+        settings: &[(usize, f32)],
+    ) -> Result<Trial, FaustError> {
+        let inst = factory.instance_with(rate, class_init)?;
+        for &(i, v) in settings {
+            if let Some(&z) = inst.zones.get(i) {
+                if !z.is_null() {
+                    // SAFETY: a zone of this live instance, which no other thread uses.
+                    unsafe { *z = v };
+                }
+            }
+        }
+        let outs = vec![Vec::new(); factory.outputs];
+        Ok(Trial { inst, outs })
+    }
+
+    /// The next block of as many frames as `ins` holds: its outputs into `self.outs`.
+    fn run(&mut self, ins: &mut [Vec<f32>]) {
+        let frames = ins.first().map_or(4096, Vec::len);
+        for o in self.outs.iter_mut() {
+            o.resize(frames, 0.0);
+        }
+        let mut ip: Vec<*mut f32> = ins.iter_mut().map(|v| v.as_mut_ptr()).collect();
+        let mut op: Vec<*mut f32> = self.outs.iter_mut().map(|v| v.as_mut_ptr()).collect();
+        // SAFETY: a live instance; as many buffers of `frames` frames as the program has
+        // inputs and outputs.
+        unsafe {
+            (self.inst.fns.compute)(
+                self.inst.dsp,
+                frames as i32,
+                ip.as_mut_ptr(),
+                op.as_mut_ptr(),
+            )
+        };
+    }
+
+    /// Whether its last block equals `other`'s (a NaN equals a NaN; 0 and -0 are equal, as
+    /// a silence multiplied by a signal's sign is still silence).
+    fn same_as(&self, other: &Trial) -> bool {
+        self.outs.iter().zip(&other.outs).all(|(a, b)| {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|(x, y)| x == y || (x.is_nan() && y.is_nan()))
+        })
+    }
+}
+
 impl Factory {
     /// The backend that compiled it.
     pub fn backend(&self) -> Backend {
@@ -180,21 +242,8 @@ impl Factory {
     /// `frames` frames of a fresh instance at 48 kHz, its inputs silent: its outputs (a
     /// trial of the program off the audio path; allocates).
     pub(crate) fn trial(self: &Arc<Self>, frames: usize) -> Result<Vec<Vec<f32>>, FaustError> {
-        self.trial_at(48_000, frames, |_, _| 0.0)
-    }
-
-    /// `frames` frames of a fresh instance at `rate` Hz, its parameters at their defaults and
-    /// input `c`'s frame `i` at `input(c, i)`: its outputs (off the audio path; allocates).
-    fn trial_at(
-        self: &Arc<Self>,
-        rate: u32,
-        frames: usize,
-        input: impl Fn(usize, usize) -> f32,
-    ) -> Result<Vec<Vec<f32>>, FaustError> {
-        let inst = self.instance(rate)?;
-        let mut ins: Vec<Vec<f32>> = (0..self.inputs)
-            .map(|c| (0..frames).map(|i| input(c, i)).collect())
-            .collect();
+        let inst = self.instance(48_000)?;
+        let mut ins = vec![vec![0.0f32; frames]; self.inputs];
         let mut outs = vec![vec![0.0f32; frames]; self.outputs];
         let mut ip: Vec<*mut f32> = ins.iter_mut().map(|v| v.as_mut_ptr()).collect();
         let mut op: Vec<*mut f32> = outs.iter_mut().map(|v| v.as_mut_ptr()).collect();
@@ -204,18 +253,26 @@ impl Factory {
         Ok(outs)
     }
 
-    /// Whether the program computes at `rate` Hz as it does at [`MAX_LIBRARY_RATE`]: its
-    /// output at its default parameters depends on the rate up to that rate (it differs at
-    /// half of it) but not above (it is the same at `rate`), as with the standard library's
-    /// `ma.SR`, which stops at 192 kHz. False for `rate` at or below that, and for a program
-    /// whose output does not depend on the rate. Runs three instances for a few thousand
-    /// frames, their inputs an impulse then a fixed pseudo-random signal (off the audio path;
-    /// allocates).
-    pub fn stops_rate_at_library_limit(self: &Arc<Self>, rate: u32) -> Result<bool, FaustError> {
+    /// Whether the program, its parameters set as `settings` says (index among
+    /// [`Factory::params`], value), computes at `rate` Hz as it does at [`MAX_LIBRARY_RATE`]:
+    /// its output depends on the rate up to that bound (it differs at half of it) but not
+    /// above (it is the same at `rate`), as with the standard library's `ma.SR`, which
+    /// stops at 192 kHz. False for `rate` at or below the bound, and for a program whose
+    /// output does not depend on the rate. Runs instances at the three rates side by side for
+    /// up to a second at the bound ([`RATE_TRIAL_FRAMES`], so that a delay of up to a second
+    /// is heard), their inputs an impulse then a fixed pseudo-random signal, and stops as soon
+    /// as the outputs above and at the bound differ. Only the instance at `rate` initialises the program's shared
+    /// tables (`classInit`), at the rate the program's other instances run at; the others
+    /// initialise themselves only. Off the audio path; allocates.
+    pub fn stops_rate_at_library_limit(
+        self: &Arc<Self>,
+        rate: u32,
+        settings: &[(usize, f32)],
+    ) -> Result<bool, FaustError> {
         if rate <= MAX_LIBRARY_RATE {
             return Ok(false);
         }
-        const FRAMES: usize = 4096;
+        const BLOCK: usize = 4096;
         let input = |c: usize, i: usize| -> f32 {
             if i == 0 {
                 return 1.0;
@@ -227,18 +284,47 @@ impl Factory {
             x ^= x >> 12;
             (x as f32 / u32::MAX as f32) - 0.5
         };
-        let bits = |outs: Vec<Vec<f32>>| -> Vec<u32> {
-            outs.iter().flatten().map(|v| v.to_bits()).collect()
-        };
-        let at_limit = bits(self.trial_at(MAX_LIBRARY_RATE, FRAMES, input)?);
-        if bits(self.trial_at(rate, FRAMES, input)?) != at_limit {
-            return Ok(false);
+        let mut ins = vec![vec![0.0f32; BLOCK]; self.inputs];
+        let [mut above, mut at_bound, mut half] = [
+            Trial::new(self, rate, true, settings)?,
+            Trial::new(self, MAX_LIBRARY_RATE, false, settings)?,
+            Trial::new(self, MAX_LIBRARY_RATE / 2, false, settings)?,
+        ];
+        // Whether the output below the bound differed from the output at it, yet.
+        let mut below = false;
+        let mut at = 0;
+        while at < RATE_TRIAL_FRAMES {
+            for (c, buf) in ins.iter_mut().enumerate() {
+                for (i, x) in buf.iter_mut().enumerate() {
+                    *x = input(c, at + i);
+                }
+            }
+            above.run(&mut ins);
+            at_bound.run(&mut ins);
+            if !above.same_as(&at_bound) {
+                // The rate counts above the bound: not bounded.
+                return Ok(false);
+            }
+            if !below {
+                half.run(&mut ins);
+                below = !half.same_as(&at_bound);
+            }
+            at += BLOCK;
         }
-        Ok(bits(self.trial_at(MAX_LIBRARY_RATE / 2, FRAMES, input)?) != at_limit)
+        Ok(below)
     }
-
     /// A new instance, initialised at `rate` Hz, and its parameters' zones.
     pub(crate) fn instance(self: &Arc<Self>, rate: u32) -> Result<Instance, FaustError> {
+        self.instance_with(rate, true)
+    }
+
+    /// [`Factory::instance`]; `class_init`: whether it also initialises the program's shared
+    /// tables (`init`), or only itself (`instanceInit`).
+    fn instance_with(
+        self: &Arc<Self>,
+        rate: u32,
+        class_init: bool,
+    ) -> Result<Instance, FaustError> {
         let fns = self.fns();
         let _lock = self.faust.lock();
         // SAFETY: `handle` is a live factory of this backend (freed only in `drop`).
@@ -248,8 +334,13 @@ impl Factory {
                 name: self.name.clone(),
             });
         }
+        let init = if class_init {
+            fns.init
+        } else {
+            fns.instance_init
+        };
         // SAFETY: `dsp` is a live instance of this backend.
-        unsafe { (fns.init)(dsp, rate as i32) };
+        unsafe { init(dsp, rate as i32) };
         // SAFETY: as above.
         let zones = unsafe { ui::walk(fns.build_ui, dsp) }.zones;
         Ok(Instance {

@@ -93,8 +93,12 @@ pub struct InstanceFns {
     pub inputs: Count,
     /// `getNumOutputs...Instance`.
     pub outputs: Count,
-    /// `init...Instance(dsp, rate)`.
+    /// `init...Instance(dsp, rate)`: the program's shared tables (`classInit`), then the
+    /// instance's constants, parameters and state.
     pub init: Init,
+    /// `instanceInit...Instance(dsp, rate)`: the instance's constants, parameters and state
+    /// only, the program's shared tables left as they are.
+    pub instance_init: Init,
     /// `instanceResetUserInterface...Instance`.
     pub reset_ui: Plain,
     /// `instanceClear...Instance`.
@@ -195,6 +199,7 @@ impl Lib {
                     inputs: symbol(&library, "getNumInputsCInterpreterDSPInstance")?,
                     outputs: symbol(&library, "getNumOutputsCInterpreterDSPInstance")?,
                     init: symbol(&library, "initCInterpreterDSPInstance")?,
+                    instance_init: symbol(&library, "instanceInitCInterpreterDSPInstance")?,
                     reset_ui: symbol(
                         &library,
                         "instanceResetUserInterfaceCInterpreterDSPInstance",
@@ -224,6 +229,7 @@ impl Lib {
                         inputs: symbol(&library, "getNumInputsCDSPInstance")?,
                         outputs: symbol(&library, "getNumOutputsCDSPInstance")?,
                         init: symbol(&library, "initCDSPInstance")?,
+                        instance_init: symbol(&library, "instanceInitCDSPInstance")?,
                         reset_ui: symbol(&library, "instanceResetUserInterfaceCDSPInstance")?,
                         clear: symbol(&library, "instanceClearCDSPInstance")?,
                         build_ui: symbol(&library, "buildUserInterfaceCDSPInstance")?,

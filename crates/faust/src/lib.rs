@@ -283,10 +283,16 @@ fn lint_node(ctx: &NodeContext<'_>) -> Vec<LintNote> {
             )));
         }
     }
+    // At the node's own rate (a resampler upstream changes it), its parameters as its
+    // attributes set them (a program silent at its defaults says nothing of its rate); a
+    // node whose attributes its build refuses is left to the build.
     let rate = ctx.sample_rate.round() as u32;
-    if let Ok(true) = factory.stops_rate_at_library_limit(rate) {
+    let bounded = node::settings_of(ctx, &factory)
+        .ok()
+        .map(|s| factory.stops_rate_at_library_limit(rate, &s));
+    if let Some(Ok(true)) = bounded {
         out.push(LintNote::node(format!(
-            "node `{}`: at {rate} Hz its Faust program computes as if at {} Hz (Faust's standard library bounds the rate it computes with, `ma.SR`, to {} Hz), so its frequencies and times are off by a factor of {:.3}; run the graph at {} Hz or below",
+            "node `{}`: at {rate} Hz its Faust program computes as if at {} Hz (Faust's standard library bounds the rate it computes with, `ma.SR`, to {} Hz), so what it derives from the rate (frequencies, delay and smoothing times) is off by a factor of {:.3}; run the graph at {} Hz or below",
             ctx.name(),
             factory::MAX_LIBRARY_RATE,
             factory::MAX_LIBRARY_RATE,

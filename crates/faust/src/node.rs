@@ -105,6 +105,24 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
             ),
         ));
     }
+    let settings = settings_of(ctx, &factory)?;
+    Ok(Box::new(FaustNode {
+        groups: shared_names(&factory.params).into(),
+        factory,
+        settings: settings.into(),
+        rate: ctx.sample_rate.round() as u32,
+        block: ctx.block.max(1),
+        volume: attrs::volume(ctx)?,
+        splits: std::sync::OnceLock::new(),
+    }))
+}
+
+/// The parameter values the attributes of the node of `ctx` set (index among the program's
+/// parameters, value), each checked against its parameter's range.
+pub fn settings_of(
+    ctx: &NodeContext<'_>,
+    factory: &Factory,
+) -> Result<Vec<(usize, f32)>, NodeError> {
     let mut settings: Vec<(usize, f32)> = Vec::new();
     // The attribute that set each parameter, and the value, so that two that name one
     // parameter (its label and its path) with different values are refused rather than the
@@ -156,15 +174,7 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
             settings.push((i, v));
         }
     }
-    Ok(Box::new(FaustNode {
-        groups: shared_names(&factory.params).into(),
-        factory,
-        settings: settings.into(),
-        rate: ctx.sample_rate.round() as u32,
-        block: ctx.block.max(1),
-        volume: attrs::volume(ctx)?,
-        splits: std::sync::OnceLock::new(),
-    }))
+    Ok(settings)
 }
 
 /// The input parameters (not bar graphs) that the attribute `name` names: its label, its

@@ -132,32 +132,86 @@ fn a_program_bounded_to_the_library_rate_is_warned_about_above_it() {
     if !fugue_faust::available_for("a_program_bounded_to_the_library_rate") {
         return;
     }
-    let graph = |code: &str| {
-        let text = format!(
-            "p = {{ kind: \"faust\", code: \"{code}\", }};\nout = {{ kind: \"sink\", in: 1, }};\np.1 -> out.1;\n"
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // Node `p` of program `code` (its attributes `attrs`), wired in -> p -> out at the
+    // engine's rate, or behind resamplers (`via`: in -> down -> p -> up -> out).
+    let graph = |code: &str, attrs: &str, via: Option<(&str, &str)>| {
+        let mut text = format!(
+            "src = {{ kind: \"noise\", }};\np = {{ kind: \"faust\", code: \"{code}\", {attrs} }};\nout = {{ kind: \"sink\", in: 1, }};\n"
         );
+        match via {
+            None => text += "src.1 -> p.1;\np.1 -> out.1;\n",
+            Some((down, up)) => {
+                text += &format!(
+                    "down = {{ kind: \"resampler\", ratio: {down}, }};\nup = {{ kind: \"resampler\", ratio: {up}, }};\nsrc.1 -> down.1 -> p.1;\np.1 -> up.1 -> out.1;\n"
+                );
+            }
+        }
         fugue_graph::read::ag::parse(&text, "t.ag").unwrap()
     };
-    let rate_of = |w: &[String]| w.iter().any(|w| w.contains("as if at 192000 Hz"));
+    let warned = |g: &fugue_graph::TaskGraph, rate: f64| {
+        let w: Vec<String> = fugue_engine::lint::lint(g, &registry(), rate)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        (w.iter().any(|w| w.contains("as if at 192000 Hz")), w)
+    };
     // An oscillator of the standard library: its frequency is computed with ma.SR.
-    let osc = graph("import(\\\"stdfaust.lib\\\"); process = os.osc(440);");
-    for rate in [48_000.0, 192_000.0] {
-        let w = fugue_faust::lint(&osc, rate);
-        assert!(!rate_of(&w), "at {rate}: {w:?}");
-    }
-    let w = fugue_faust::lint(&osc, 384_000.0);
-    assert!(rate_of(&w), "{w:?}");
+    let osc = graph(
+        "import(\\\"stdfaust.lib\\\"); process = _ * 0 + os.osc(440);",
+        "",
+        None,
+    );
+    let (said, w) = warned(&osc, 384_000.0);
+    assert!(said, "{w:?}");
     assert!(
         w.iter()
             .any(|w| w.contains("at 384000 Hz") && w.contains("2.000")),
         "{w:?}"
     );
+    assert!(!warned(&osc, 192_000.0).0);
+    // Behind resamplers that bring it to 192 kHz, the program runs at the bound: nothing to
+    // say; brought to 768 kHz, it is said at that rate.
+    let down = graph(
+        "import(\\\"stdfaust.lib\\\"); process = _ * 0 + os.osc(440);",
+        "",
+        Some(("0.5", "2")),
+    );
+    assert!(
+        !warned(&down, 384_000.0).0,
+        "{:?}",
+        warned(&down, 384_000.0).1
+    );
+    let up = graph(
+        "import(\\\"stdfaust.lib\\\"); process = _ * 0 + os.osc(440);",
+        "",
+        Some(("2", "0.5")),
+    );
+    let (said, w) = warned(&up, 384_000.0);
+    assert!(
+        said && w.iter().any(|w| w.contains("at 768000 Hz")),
+        "{w:?}"
+    );
+    // Silent at its defaults (gain 0): the node's own setting is what is tried.
+    let gain = "import(\\\"stdfaust.lib\\\"); process = _ * 0 + os.osc(440) * hslider(\\\"gain\\\", 0, 0, 1, 0.01);";
+    assert!(!warned(&graph(gain, "", None), 384_000.0).0);
+    assert!(warned(&graph(gain, "gain: 0.5,", None), 384_000.0).0);
+    // A delay of 0.3 s (its first echo long after the first blocks).
+    let echo = graph(
+        "import(\\\"stdfaust.lib\\\"); process = ef.echo(1, 0.3, 0.35);",
+        "",
+        None,
+    );
+    assert!(warned(&echo, 384_000.0).0);
     // The rate read without the library's bound, and a program whose output does not depend
     // on the rate: nothing to say.
-    let own = graph("process = 1.0 / fconstant(int fSamplingFreq, <math.h>);");
-    assert!(!rate_of(&fugue_faust::lint(&own, 384_000.0)));
-    let gain = graph("process = *(0.5);");
-    assert!(!rate_of(&fugue_faust::lint(&gain, 384_000.0)));
+    let own = graph(
+        "process = _ * 0 + 1.0 / fconstant(int fSamplingFreq, <math.h>);",
+        "",
+        None,
+    );
+    assert!(!warned(&own, 384_000.0).0);
+    assert!(!warned(&graph("process = *(0.5);", "", None), 384_000.0).0);
 }
 
 #[test]

@@ -28,7 +28,8 @@ pub struct Args {
     /// Frames per cycle of --costs measured.
     #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
     pub buffer: u64,
-    /// Sample rate in Hz of --costs measured.
+    /// Sample rate in Hz: of --costs measured, and the rate the graph's nodes are checked at
+    /// (a filter's frequency below half of it, a Faust program above 192 kHz).
     #[arg(long, default_value_t = 48_000, value_parser = clap::value_parser!(u32).range(1..=fugue_engine::MAX_RATE as i64))]
     pub rate: u32,
     /// Fail (exit code 1) on a warning about the graph: an attribute no kind reads, a node
@@ -42,7 +43,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let mut g = util::read_graph(&a.file, a.format)?;
     // What rendering would refuse (an unknown kind, a node its kind cannot build) is an error
     // here too, said as `fugue check` says it.
-    let refused: Vec<_> = fugue_engine::check::check(&g, &util::registry())
+    let refused: Vec<_> = fugue_engine::check::check_at(&g, &util::registry(), f64::from(a.rate))
         .into_iter()
         .filter(|p| matches!(p.what, What::Kind | What::Node))
         .collect();

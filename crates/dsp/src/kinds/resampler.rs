@@ -21,6 +21,13 @@ use crate::{attrs, DspNode, Io, NodeContext, NodeError, Processor, Ratio};
 
 /// Builds a `resampler` node.
 pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
+    let ratio = ratio_of(ctx)?;
+    build_rest(ctx, ratio)
+}
+
+/// The ratio (output rate / input rate) that the `resampler` node of `ctx` gives, from its
+/// `ratio` attribute (a number, or a fraction written `"N/D"`).
+pub fn ratio_of(ctx: &NodeContext<'_>) -> Result<Ratio, NodeError> {
     // A fraction may be written as one: `ratio: "147/160"`.
     let written = ctx.node.attr("ratio").map(|v| v.as_str().into_owned());
     let fraction = written.as_deref().and_then(|t| {
@@ -42,14 +49,18 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
             (Ratio::from_f64(r), attrs::short_number(r))
         }
     };
-    let ratio = ratio.ok_or_else(|| {
+    ratio.ok_or_else(|| {
         attrs::bad(
             ctx,
             "ratio",
             &shown,
             "is not a fraction from 1e-6 to 1e6 with a denominator of at most 100000 (a number, or \"N/D\")",
         )
-    })?;
+    })
+}
+
+/// Builds the rest of a `resampler` node, its ratio read.
+fn build_rest(ctx: &NodeContext<'_>, ratio: Ratio) -> Result<Box<dyn DspNode>, NodeError> {
     let r = ratio.as_f64();
     let conv = match ctx.node.attr("conv") {
         None => Conv::DEFAULT,

@@ -404,9 +404,11 @@ fn record_one(graph: &fugue_graph::TaskGraph, r: &Recording) -> Result<Recorded,
         return match crate::render(graph, &options, |_| {}) {
             Ok(s) => Ok((s.profile, s.warnings, s.auto)),
             // Stopped early: the profile of the cycles it ran, as a clocked run gives it.
-            Err(crate::RenderError::Cancelled {
-                profile: Some(p), ..
-            }) if p.cycles > 0 => Ok((Some(*p), Vec::new(), None)),
+            Err(crate::RenderError::Cancelled { partial: Some(s) })
+                if s.profile.as_ref().is_some_and(|p| p.cycles > 0) =>
+            {
+                Ok((s.profile, s.warnings, s.auto))
+            }
             Err(e) => Err(e.into()),
         };
     }
