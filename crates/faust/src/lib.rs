@@ -43,7 +43,9 @@ use fugue_dsp::kinds::doc::KindDoc;
 use fugue_dsp::{LintNote, NodeContext, Registry};
 use fugue_graph::TaskGraph;
 
-pub use factory::{Backend, Factory, Faust, Source, MAX_LIBRARY_RATE, MAX_PROGRAM_BYTES};
+pub use factory::{
+    Backend, Factory, Faust, Source, MAX_LIBRARY_RATE, MAX_PROGRAM_BYTES, RATE_TRIAL_FRAMES,
+};
 pub use guard::{helper_main, stop_child, use_helper, HELPER_ARG, HELPER_ENV};
 pub use node::{build, factory_of, node_for_code, source_of, unknown_attributes, OWN_ATTRIBUTES};
 

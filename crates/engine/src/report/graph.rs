@@ -518,6 +518,15 @@ impl fmt::Display for ScheduleReport {
     }
 }
 
+/// `n` and `noun`, in the plural unless `n` is 1: "1 task", "3 tasks".
+pub(crate) fn counted(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -542,14 +551,5 @@ mod tests {
         assert_eq!(counted(1, "task"), "1 task");
         assert_eq!(counted(0, "task"), "0 tasks");
         assert_eq!(counted(7, "edge"), "7 edges");
-    }
-}
-
-/// `n` and `noun`, in the plural unless `n` is 1: "1 task", "3 tasks".
-pub(crate) fn counted(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
     }
 }
