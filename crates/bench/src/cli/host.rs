@@ -35,6 +35,10 @@ pub struct Args {
     /// balanced or auto.
     #[arg(long, default_value = "auto", value_parser = ["units", "whole", "balanced", "auto"])]
     pub grain: String,
+    /// The real-time runs' threads at real-time priority (SCHED_FIFO PRIORITY, default 80;
+    /// the audio thread one above), as `fugue host --rt` runs them; when refused, said once.
+    #[arg(long, num_args = 0..=1, default_missing_value = "80", value_parser = clap::value_parser!(i32).range(1..=98))]
+    pub rt: Option<i32>,
     /// Modes, comma-separated [default: shared,partitioned,separate].
     #[arg(long, value_delimiter = ',', value_parser = ["shared", "partitioned", "separate"])]
     pub modes: Option<Vec<String>>,
@@ -124,6 +128,7 @@ pub fn run(a: Args, env: &Env, progress: &mut dyn Progress) -> Result<String, Be
             a.buffers.iter().map(|&b| b as usize).collect()
         },
         rt_seconds: a.seconds,
+        rt_priority: a.rt,
         ..HostBenchConfig::default()
     };
     // The folder is checked before the run, which may take minutes.

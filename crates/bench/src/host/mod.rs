@@ -158,6 +158,9 @@ pub struct HostBenchConfig {
     pub repeats: usize,
     /// How the host's pool runs the graphs ([`TenantGrain`]).
     pub grain: TenantGrain,
+    /// The real-time runs' threads at this SCHED_FIFO priority (the audio thread one
+    /// above), as `fugue host --rt` runs them; `None`: normal scheduling.
+    pub rt_priority: Option<i32>,
     /// The kinds the graphs' nodes are built by.
     pub registry: fugue_dsp::Registry,
 }
@@ -178,6 +181,7 @@ impl Default for HostBenchConfig {
             rt_seconds: 10.0,
             repeats: 1,
             grain: TenantGrain::Auto,
+            rt_priority: None,
             registry: fugue_dsp::Registry::with_builtin_kinds(),
         }
     }
@@ -437,6 +441,7 @@ fn start(
     backend: HostBackend,
     block: usize,
 ) -> Result<Host, BenchError> {
+    let clocked = matches!(backend, HostBackend::Clocked);
     let options = HostOptions {
         backend,
         rate: c.rate,
@@ -458,6 +463,9 @@ fn start(
         exec: {
             let mut o = HostOptions::default().exec;
             o.placement.cores = fugue_exec::placement::allowed_cores().to_vec();
+            if clocked {
+                o.placement.rt_priority = c.rt_priority;
+            }
             o
         },
         ..HostOptions::default()

@@ -335,13 +335,12 @@ fn start_alsa(
     options: &HostOptions,
 ) -> Result<Driver, HostError> {
     let core = options.exec.placement.cores.first().copied();
+    let rt = options.exec.placement.rt_priority;
     let channels = options.channels;
     thread_driver(move |stop| {
         // SAFETY: PR_SET_TIMERSLACK takes a plain integer; no pointer.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
-        if let Some(c) = core {
-            let _ = fugue_exec::placement::pin_current(c);
-        }
+        place_audio_thread(core, rt);
         let mut out = alsa::Writer::new(device, channels);
         let mut xruns = 0;
         // Relaxed: a request polled once per cycle; nothing is published with it.
@@ -363,6 +362,18 @@ fn start_alsa(
         }
         audio
     })
+}
+
+/// Places the calling audio thread: on `core` when the workers are pinned, and at one
+/// SCHED_FIFO priority above the workers' `rt` when they run at one. A refusal is said by the
+/// workers already (the same sentence), so it is not said again here.
+fn place_audio_thread(core: Option<usize>, rt: Option<i32>) {
+    if let Some(c) = core {
+        let _ = fugue_exec::placement::pin_current(c);
+    }
+    if let Some(p) = rt {
+        let _ = fugue_exec::placement::set_realtime_current((p + 1).clamp(2, 99));
+    }
 }
 
 /// A driver whose audio side runs `body` on a thread of its own (`fugue-host`), which hands
@@ -394,12 +405,11 @@ fn start_clocked(mut audio: Box<HostAudio>, options: &HostOptions) -> Result<Dri
     // With pinned workers ([`HostOptions::exec`]'s placement), the audio thread takes the
     // first core (worker i takes core i); a refusal is said by the workers already.
     let core = options.exec.placement.cores.first().copied();
+    let rt = options.exec.placement.rt_priority;
     thread_driver(move |stop| {
         // SAFETY: PR_SET_TIMERSLACK takes a plain integer; no pointer.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
-        if let Some(c) = core {
-            let _ = fugue_exec::placement::pin_current(c);
-        }
+        place_audio_thread(core, rt);
         let period_num = block * 1_000_000_000;
         let mut base = crate::backend::clocked::now_ns() + 1_000_000;
         let mut k: u64 = 0;

@@ -109,6 +109,11 @@ pub struct Args {
     /// Do not pin threads (see --pin).
     #[arg(long, conflicts_with = "pin")]
     pub no_pin: bool,
+    /// Run the pool's workers at real-time priority (SCHED_FIFO PRIORITY, default 80; the
+    /// clocked or ALSA audio thread one above; JACK's own thread keeps the server's) where
+    /// the system permits, so that no other process delays a cycle; when refused, said once.
+    #[arg(long, num_args = 0..=1, default_missing_value = "80", value_parser = clap::value_parser!(i32).range(1..=98))]
+    pub rt: Option<i32>,
     /// Pipelining of every graph loaded: cut each cycle's buffer into N sub-blocks, so that
     /// a line of nodes cut into one segment per thread (the threads the graph runs on) runs
     /// on several threads at once (N must divide the buffer; 1: off), or auto (N per graph
@@ -194,6 +199,7 @@ fn host_options(args: &Args) -> HostOptions {
             if args.pin || (args.backend != "offline" && !args.no_pin) {
                 o.placement.cores = fugue_exec::placement::allowed_cores().to_vec();
             }
+            o.placement.rt_priority = args.rt;
             o
         },
         ..HostOptions::default()
