@@ -739,3 +739,38 @@ fn rt_runs_the_pool_and_the_audio_thread_at_real_time_priority() {
         assert_eq!(of("fugue-host"), Some(1), "{policies:?}");
     }
 }
+
+/// `--rt` where it cannot apply is said once and dropped: offline (no deadline), and with
+/// more threads than cores (a worker spinning at SCHED_FIFO could keep the thread it waits
+/// for off every core).
+#[test]
+fn rt_where_it_cannot_apply_is_said_and_dropped() {
+    let dir = folder("host", "rt-dropped");
+    let g = small_graphs(&dir);
+    let script = dir.join("s.txt");
+    std::fs::write(
+        &script,
+        format!("load a {}\nwait 0.05\nquit\n", g[0].display()),
+    )
+    .unwrap();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let more = (cores + 1).to_string();
+    for (args, said) in [
+        (
+            vec!["--backend", "offline", "--rt"],
+            "--rt applies to the clocked, ALSA and JACK backends".to_string(),
+        ),
+        (
+            vec!["--backend", "clocked", "--rt", "--threads", &more],
+            format!("more threads ({more}) than cores ({cores})"),
+        ),
+    ] {
+        let mut all = vec!["host", "--script", script.to_str().unwrap()];
+        all.extend(args.iter().copied());
+        let o = fugue(&all);
+        let e = stderr(&o);
+        assert!(o.status.success(), "{args:?}: {e}");
+        assert_eq!(e.matches(&said).count(), 1, "{args:?}: {e}");
+        assert!(!e.contains("SCHED_FIFO) was refused"), "{args:?}: {e}");
+    }
+}

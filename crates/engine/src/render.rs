@@ -245,9 +245,9 @@ pub enum RenderError {
     /// [`RenderOptions::cancel`] was set.
     #[error("the render was interrupted")]
     Cancelled {
-        /// What was rendered before the stop (its frames, the profile of its cycles when
-        /// [`RenderOptions::profile`] asked for one, what `auto` chose, the warnings), when
-        /// the render had started its cycles.
+        /// What was rendered before the stop: its frames (those computed; the output file is
+        /// left unfinished), the profile of its cycles when [`RenderOptions::profile`] asked
+        /// for one, what `auto` chose, the warnings.
         partial: Option<Box<RenderSummary>>,
     },
 }

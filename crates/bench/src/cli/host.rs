@@ -143,6 +143,9 @@ pub fn run(a: Args, env: &Env, progress: &mut dyn Progress) -> Result<String, Be
     }
     crate::host::write(&a.output, &config, &bench, &env.command, a.force)?;
     let mut out = String::new();
+    for w in &bench.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
     for line in crate::host::findings(&bench) {
         let _ = writeln!(out, "{line}");
     }

@@ -298,6 +298,9 @@ pub struct HostBench {
     pub offline: Vec<OfflinePoint>,
     /// Real-time runs (per graph, mode and buffer, N grows until the first miss).
     pub realtime: Vec<RtPoint>,
+    /// What the hosts said once (a real-time priority refused, a thread not pinned), each
+    /// once.
+    pub warnings: Vec<String>,
     /// (graph, mode, N, reason, threads): what the host refused, with its reason.
     pub refused: Vec<(String, Mode, usize, String, usize)>,
 }
@@ -686,6 +689,11 @@ fn realtime_points(
                         continue;
                     }
                     let mut host = start(c, threads, mode, HostBackend::Clocked, buffer)?;
+                    for w in host.warnings() {
+                        if !out.warnings.contains(w) {
+                            out.warnings.push(w.clone());
+                        }
+                    }
                     if let Err(reason) = load_n(&mut host, graph, name, n)? {
                         if !out
                             .refused

@@ -88,6 +88,12 @@ pub fn write(
             ));
         }
     }
+    if !b.warnings.is_empty() {
+        md.push_str("\n## Said by the hosts\n\n");
+        for w in &b.warnings {
+            md.push_str(&format!("- {w}\n"));
+        }
+    }
     if !b.refused.is_empty() {
         md.push_str("\n## Refused\n\n");
         for (g, m, n, why, t) in &b.refused {
@@ -249,8 +255,12 @@ fn readme_offline(c: &HostBenchConfig, b: &HostBench, command: &str) -> String {
         crate::machine::load_average().unwrap_or_else(|| "?".into())
     ));
     md.push_str(&format!(
-        "Threads: {:?}. Grain: {} (how the pool runs the graphs). Offline: {} frames, {:.2} s of wall time per point. Real time (clocked): {:?} frames, {:.1} s per run; N grows until the first run with a miss.\n\n",
-        c.threads, c.grain.name(), c.offline_buffer, c.offline_seconds, c.buffers, c.rt_seconds
+        "Threads: {:?}. Grain: {} (how the pool runs the graphs). Offline: {} frames, {:.2} s of wall time per point. Real time (clocked): {:?} frames, {:.1} s per run, {}; N grows until the first run with a miss.\n\n",
+        c.threads, c.grain.name(), c.offline_buffer, c.offline_seconds, c.buffers, c.rt_seconds,
+        match c.rt_priority {
+            Some(p) => format!("the threads at SCHED_FIFO {p} and the audio thread one above (`--rt`) where granted"),
+            None => "normal priority".to_string(),
+        }
     ));
     let repeats = c.repeats.max(1);
     if repeats > 1 {

@@ -101,6 +101,55 @@ pub(super) fn open_alsa(options: &mut HostOptions) -> Result<Option<alsa::Device
     Ok(Some(d))
 }
 
+/// Settles `--rt` ([`fugue_exec::Placement::rt_priority`]) before any thread starts, so that
+/// every thread of the host (workers, each graph's executor, the audio thread) runs as one
+/// decision says and a refusal is said once, here: not offline (no deadline; its cycles run
+/// on the control thread), not with more threads than cores (a worker spinning at SCHED_FIFO
+/// for the unit of a thread it keeps off the core would never let it run), and only where a
+/// thread of this process is granted the audio thread's priority, one above the workers' (a
+/// system that grants only up to the workers' priority gets them one lower).
+pub(super) fn resolve_rt(options: &mut HostOptions, warnings: &mut Vec<String>) {
+    let Some(p) = options.exec.placement.rt_priority else {
+        return;
+    };
+    let mut set = |rt: Option<i32>, why: Option<String>| {
+        options.exec.placement.rt_priority = rt;
+        warnings.extend(why);
+    };
+    if matches!(options.backend, HostBackend::Offline) {
+        return set(None, Some("--rt applies to the clocked, ALSA and JACK backends: the offline host runs at normal priority".into()));
+    }
+    let cores = fugue_exec::placement::available_cores().max(1);
+    if options.threads > cores {
+        return set(None, Some(format!(
+            "real-time priority is not used with more threads ({}) than cores ({cores}): a worker spinning at SCHED_FIFO could keep the thread it waits for off every core; running at normal priority",
+            options.threads
+        )));
+    }
+    // Tried on a thread of its own, which ends: the control thread keeps its priority.
+    let granted = |prio: i32| -> Result<(), String> {
+        std::thread::spawn(move || {
+            fugue_exec::placement::set_realtime_current(prio).map_err(|e| e.to_string())
+        })
+        .join()
+        .unwrap_or_else(|_| Err("the thread that asked for it failed".into()))
+    };
+    let audio = (p + 1).clamp(2, 99);
+    match granted(audio) {
+        Ok(()) => {}
+        Err(e) => match granted(p) {
+            Ok(()) if p > 1 => set(
+                Some(p - 1),
+                Some(format!(
+                    "real-time priority {audio} was refused for the audio thread; it runs at {p} and the workers at {}",
+                    p - 1
+                )),
+            ),
+            _ => set(None, Some(e)),
+        },
+    }
+}
+
 /// Builds the audio side of a host of `options` (the pool in the pool modes, the recording)
 /// and starts the driver that runs it: offline, the clocked thread, the JACK client or the
 /// ALSA device of `opened` (opened by [`open_jack`] and [`open_alsa`]). Things to say once
@@ -365,8 +414,8 @@ fn start_alsa(
 }
 
 /// Places the calling audio thread: on `core` when the workers are pinned, and at one
-/// SCHED_FIFO priority above the workers' `rt` when they run at one. A refusal is said by the
-/// workers already (the same sentence), so it is not said again here.
+/// SCHED_FIFO priority above the workers' `rt` when they run at one ([`resolve_rt`] has
+/// found it granted, and said a refusal).
 fn place_audio_thread(core: Option<usize>, rt: Option<i32>) {
     if let Some(c) = core {
         let _ = fugue_exec::placement::pin_current(c);

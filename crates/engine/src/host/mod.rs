@@ -168,6 +168,7 @@ impl Host {
         let device = alsa.as_ref().map(|d| d.granted().to_string());
         options.check()?;
         let mut warnings = Vec::new();
+        driver::resolve_rt(&mut options, &mut warnings);
         let pipeline =
             options.start_pipeline(jack_client.is_some() || alsa.is_some(), &mut warnings)?;
         let queues = Arc::new(Queues::new());
