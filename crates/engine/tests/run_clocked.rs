@@ -77,8 +77,15 @@ fn clocked_run_counts_cycles_and_writes_one_row_per_cycle() {
     let mut ticks = 0;
     let report = run(&graph, &options, |_| ticks += 1).unwrap();
     assert_eq!(report.end, EndReason::Duration);
-    // round(0.5 s × 48000 / 256) = 94 cycles, exactly.
-    assert_eq!(report.summary.cycles + report.summary.dropped, 94);
+    // round(0.5 s × 48000 / 256) = 94 cycles, exactly, unless the thread was held off its
+    // core for more than a period (an overrun: the clock restarts at the present, and the
+    // cycles due meanwhile are not run; the run still ends on time).
+    let ran = report.summary.cycles + report.summary.dropped;
+    if report.xruns == 0 {
+        assert_eq!(ran, 94);
+    } else {
+        assert!(ran < 94, "{ran} cycles with {} overruns", report.xruns);
+    }
     assert_eq!(report.summary.dropped, 0);
     assert!(ticks >= 1);
     let rows = read_csv(&csv).unwrap();
