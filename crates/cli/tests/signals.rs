@@ -106,6 +106,43 @@ fn a_stopped_render_keeps_the_old_file() {
     }
 }
 
+/// A render with `--profile=DIR` stopped by a signal keeps the old output file and writes
+/// the profile of the cycles it rendered.
+#[test]
+fn a_stopped_profiled_render_keeps_its_profile() {
+    let d = folder("profiled-render");
+    let out = d.join("out.wav");
+    let report = d.join("report");
+    std::fs::write(&out, "the user's file").unwrap();
+    let child = spawn(&[
+        "render",
+        &example("rake.ag"),
+        "-o",
+        out.to_str().unwrap(),
+        "--seconds",
+        "10000",
+        "--force",
+        &format!("--profile={}", report.display()),
+    ]);
+    wait_for("the render did not start", || {
+        listing(&d).iter().any(|n| n.ends_with(".part"))
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    send(&child, libc::SIGINT);
+    let (code, _, err) = finish(child);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(err.contains("offline render stopped after"), "{err}");
+    assert!(
+        err.trim_end().ends_with(&format!(
+            "fugue: interrupted by SIGINT; {} was not written",
+            out.display()
+        )),
+        "{err}"
+    );
+    assert!(report.join("profile.txt").is_file(), "{:?}", listing(&d));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "the user's file");
+}
+
 /// `run` stopped by any of the three signals prints its summary and writes its statistics,
 /// on the clocked backend and on ALSA's null device.
 #[test]

@@ -246,7 +246,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 RenderError::Write { reason, .. } => {
                     anyhow::anyhow!("cannot write {shown}: {reason}")
                 }
-                RenderError::Cancelled { .. } => {
+                RenderError::Cancelled { partial } => {
+                    // The profile of the cycles rendered before the stop is kept, as `fugue
+                    // profile` keeps it; the audio is not.
+                    let profile = partial.and_then(|s| s.profile).filter(|p| p.cycles > 0);
+                    if let Some(p) = &profile {
+                        let what = format!(
+                            "{}, {} frames at {} Hz, offline render stopped after {} cycles",
+                            args.graph.display(),
+                            args.buffer,
+                            args.rate,
+                            p.cycles
+                        );
+                        crate::cmd::profile::emit(Some(p), profile_dir.as_deref(), &what)?;
+                    }
                     anyhow::anyhow!("{}; {shown} was not written", signals::interrupted())
                 }
                 e => {
