@@ -207,19 +207,36 @@ pub const QUOTE_MAX: usize = 80;
 /// assert_eq!(shorten_quotes("kind `os\x1b[31mc`"), "kind `os\\u{1b}[31mc`");
 /// ```
 pub fn shorten_quotes(message: &str) -> std::borrow::Cow<'_, str> {
-    let escaped = |c: char| c.is_control() && c != '\n' && c != '\t';
-    if message.chars().any(escaped) {
-        let mut text = String::with_capacity(message.len() + 16);
-        for c in message.chars() {
-            if escaped(c) {
-                text.extend(c.escape_default());
-            } else {
-                text.push(c);
-            }
+    match printable(message) {
+        std::borrow::Cow::Owned(text) => {
+            std::borrow::Cow::Owned(shorten_quotes_of(&text).into_owned())
         }
-        return std::borrow::Cow::Owned(shorten_quotes_of(&text).into_owned());
+        std::borrow::Cow::Borrowed(_) => shorten_quotes_of(message),
     }
-    shorten_quotes_of(message)
+}
+
+/// `text` with its control characters other than line breaks and tabs written as Rust
+/// escapes (`\u{1b}`), for text read from files (a plugin's name, a program's parameter)
+/// printed to a terminal.
+///
+/// ```
+/// use fugue_graph::error::printable;
+/// assert_eq!(printable("a\x07b\tc\n"), "a\\u{7}b\tc\n");
+/// ```
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let escaped = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(escaped) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if escaped(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// [`shorten_quotes`]' shortening.

@@ -66,7 +66,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if a.json {
         println!("{}", serde_json::to_string(&info)?);
     } else {
-        print!("{info}");
+        // Names read from files (a plugin's, a program's parameters) may hold control
+        // characters: printed as escapes.
+        print!("{}", fugue_graph::error::printable(&info.to_string()));
     }
     Ok(())
 }
