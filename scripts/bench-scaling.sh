@@ -11,8 +11,9 @@
 # Writes into DIR (default bench-results/scaling/latest):
 #   host/      `fugue bench host`: the host's shared and partitioned modes, N = 1 .. 2T
 #              instances of rateau101 and heavy6, offline, each point as a fraction of the
-#              ceiling at its thread count (medians of 3 repeats, 1 with --quick); real time (clocked) at 128 and 512 frames at the
-#              largest thread count
+#              ceiling at its thread count (medians of 3 repeats, 1 with --quick)
+#   host-rt/   real time (clocked) at 128 and 512 frames at the largest thread count
+#   host-rt-fifo/  the same at 8 threads (fewer on a smaller machine) with --rt (SCHED_FIFO)
 #   table-T/   `fugue bench table` of the corpus shapes at T threads (speed-ups over seq, every
 #              cycle checked bit-identical to seq)
 #   overhead-T.json  `fugue bench overhead` on the 100-node empty diamond at T threads
@@ -86,6 +87,13 @@ if [ "$quick" = 0 ]; then
     echo "== the host in real time at $largest threads" >&2
     "$fugue" bench host --graphs rateau101 --threads "$largest" --max-instances "$largest" \
         --modes shared --buffers 128,512 --seconds 10 --offline-seconds 0.1 -o "$out/host-rt" --force
+    # The same at 8 threads (the largest count below it on a smaller machine), its threads at
+    # SCHED_FIFO (`--rt`, said in its README when refused): what `fugue host --rt` holds.
+    rt_threads=$((largest < 8 ? largest : 8))
+    echo "== the host in real time at $rt_threads threads, --rt" >&2
+    "$fugue" bench host --graphs rateau101 --threads "$rt_threads" --max-instances "$rt_threads" \
+        --modes shared --buffers 128,512 --seconds 10 --offline-seconds 0.1 --rt \
+        -o "$out/host-rt-fifo" --force
 fi
 
 for t in $(echo "$threads" | tr ',' ' '); do
@@ -118,6 +126,14 @@ done
     echo "## The host against its ceiling"
     echo
     sed -n '/^## Findings/,/^## /p' "$out/host/README.md" | sed '1d;$d'
+    for rt in host-rt host-rt-fifo; do
+        [ -f "$out/$rt/README.md" ] || continue
+        echo
+        echo "## Real time ($rt)"
+        echo
+        sed -n '/^## Real time: the largest N/,/^## \(Refused\|Said\)/p' "$out/$rt/README.md" | sed '1d' | grep -v -e '^## ' -e '^Files:'
+        sed -n '/^## Said by the hosts/,/^## /p' "$out/$rt/README.md" | grep '^- ' || true
+    done
     for t in $(echo "$threads" | tr ',' ' '); do
         [ -f "$out/table-$t/table.md" ] || continue
         echo
