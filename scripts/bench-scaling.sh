@@ -131,7 +131,7 @@ done
         echo
         echo "## Real time ($rt)"
         echo
-        sed -n '/^## Real time: the largest N/,/^## \(Refused\|Said\)/p' "$out/$rt/README.md" | sed '1d' | grep -v -e '^## ' -e '^Files:'
+        sed -n '/^## Real time: the largest N/,/^## \(Refused\|Said\)/p' "$out/$rt/README.md" | sed '1d' | grep -v -e '^## ' -e '^Files:' || true
         sed -n '/^## Said by the hosts/,/^## /p' "$out/$rt/README.md" | grep '^- ' || true
     done
     for t in $(echo "$threads" | tr ',' ' '); do

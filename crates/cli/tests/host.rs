@@ -740,9 +740,9 @@ fn rt_runs_the_pool_and_the_audio_thread_at_real_time_priority() {
     }
 }
 
-/// `--rt` where it cannot apply is said once and dropped: offline (no deadline), and with
-/// more threads than cores (a worker spinning at SCHED_FIFO could keep the thread it waits
-/// for off every core).
+/// `--rt` where it cannot apply is said once and dropped: offline (no deadline), with more
+/// threads than cores (a worker spinning at SCHED_FIFO could keep the thread it waits for off
+/// every core), and in separate mode (each graph's executor would hold the next one's cores).
 #[test]
 fn rt_where_it_cannot_apply_is_said_and_dropped() {
     let dir = folder("host", "rt-dropped");
@@ -763,6 +763,10 @@ fn rt_where_it_cannot_apply_is_said_and_dropped() {
         (
             vec!["--backend", "clocked", "--rt", "--threads", &more],
             format!("more threads ({more}) than cores ({cores})"),
+        ),
+        (
+            vec!["--backend", "clocked", "--rt", "--mode", "separate"],
+            "--rt applies to the shared and partitioned pools".to_string(),
         ),
     ] {
         let mut all = vec!["host", "--script", script.to_str().unwrap()];

@@ -122,6 +122,8 @@ fn a_stopped_profiled_render_keeps_its_profile() {
         "--seconds",
         "10000",
         "--force",
+        "--executor",
+        "seq",
         &format!("--profile={}", report.display()),
     ]);
     wait_for("the render did not start", || {

@@ -258,7 +258,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                             args.rate,
                             p.cycles
                         );
-                        crate::cmd::profile::emit(Some(p), profile_dir.as_deref(), &what)?;
+                        crate::cmd::profile::emit(Some(p), profile_dir.as_deref(), &what).map_err(
+                            |e| {
+                                e.context(format!(
+                                    "{}; {shown} was not written",
+                                    signals::interrupted()
+                                ))
+                            },
+                        )?;
                     }
                     anyhow::anyhow!("{}; {shown} was not written", signals::interrupted())
                 }

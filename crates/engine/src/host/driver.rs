@@ -102,9 +102,10 @@ pub(super) fn open_alsa(options: &mut HostOptions) -> Result<Option<alsa::Device
 }
 
 /// Settles `--rt` ([`fugue_exec::Placement::rt_priority`]) before any thread starts, so that
-/// every thread of the host (workers, each graph's executor, the audio thread) runs as one
-/// decision says and a refusal is said once, here: not offline (no deadline; its cycles run
-/// on the control thread), not with more threads than cores (a worker spinning at SCHED_FIFO
+/// every thread of the host (the pool's workers, the audio thread) runs as one decision says
+/// and a refusal is said once, here: not offline (no deadline; its cycles run on the control
+/// thread), not in separate mode (each graph's executor, waiting at SCHED_FIFO for its next
+/// cycle, would hold the cores of the next graph's workers), not with more threads than cores (a worker spinning at SCHED_FIFO
 /// for the unit of a thread it keeps off the core would never let it run), and only where a
 /// thread of this process is granted the audio thread's priority, one above the workers' (a
 /// system that grants only up to the workers' priority gets them one lower).
@@ -119,6 +120,9 @@ pub(super) fn resolve_rt(options: &mut HostOptions, warnings: &mut Vec<String>) 
     if matches!(options.backend, HostBackend::Offline) {
         return set(None, Some("--rt applies to the clocked, ALSA and JACK backends: the offline host runs at normal priority".into()));
     }
+    if options.mode == Mode::Separate {
+        return set(None, Some("--rt applies to the shared and partitioned pools: in separate mode each graph's executor, waiting at SCHED_FIFO for its next cycle, would hold the cores the next graph's workers need; running at normal priority".into()));
+    }
     let cores = fugue_exec::placement::available_cores().max(1);
     if options.threads > cores {
         return set(None, Some(format!(
@@ -128,12 +132,22 @@ pub(super) fn resolve_rt(options: &mut HostOptions, warnings: &mut Vec<String>) 
     }
     // Tried on a thread of its own, which ends: the control thread keeps its priority.
     let granted = |prio: i32| -> Result<(), String> {
-        std::thread::spawn(move || {
-            fugue_exec::placement::set_realtime_current(prio).map_err(|e| e.to_string())
-        })
-        .join()
-        .unwrap_or_else(|_| Err("the thread that asked for it failed".into()))
+        std::thread::Builder::new()
+            .name("fugue-rt-probe".into())
+            .spawn(move || {
+                fugue_exec::placement::set_realtime_current(prio).map_err(|e| e.to_string())
+            })
+            .map_err(|e| format!("cannot start a thread to ask for real-time priority: {e}"))?
+            .join()
+            .unwrap_or_else(|_| Err("the thread that asked for it failed".into()))
     };
+    // Under JACK the audio thread is JACK's (its priority the server's): only the workers'.
+    if matches!(options.backend, HostBackend::Jack { .. }) {
+        if let Err(e) = granted(p) {
+            set(None, Some(e));
+        }
+        return;
+    }
     let audio = (p + 1).clamp(2, 99);
     match granted(audio) {
         Ok(()) => {}

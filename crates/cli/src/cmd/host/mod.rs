@@ -109,9 +109,10 @@ pub struct Args {
     /// Do not pin threads (see --pin).
     #[arg(long, conflicts_with = "pin")]
     pub no_pin: bool,
-    /// Run the pool's workers at real-time priority (SCHED_FIFO PRIORITY, default 80; the
-    /// clocked or ALSA audio thread one above; JACK's own thread keeps the server's) where
-    /// the system permits, so that no other process delays a cycle; when refused, said once.
+    /// Run the pool's workers (shared and partitioned modes) at real-time priority
+    /// (SCHED_FIFO PRIORITY, default 80; the clocked or ALSA audio thread one above; JACK's
+    /// own thread keeps the server's) where the system permits, so that no other process
+    /// delays a cycle; when refused, said once.
     #[arg(long, num_args = 0..=1, default_missing_value = "80", value_parser = clap::value_parser!(i32).range(1..=98))]
     pub rt: Option<i32>,
     /// Pipelining of every graph loaded: cut each cycle's buffer into N sub-blocks, so that
