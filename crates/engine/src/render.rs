@@ -825,7 +825,7 @@ pub fn render(
     let mut done = 0u64;
     let mut cycle = 0u64;
     let mut level = Level::default();
-    let mut result = Ok(());
+    let mut cancelled = false;
     let cycles_start = Instant::now();
     on_progress(Progress {
         frames_done: 0,
@@ -837,7 +837,7 @@ pub fn render(
             .as_ref()
             .is_some_and(|c| c.load(Ordering::Relaxed))
         {
-            result = Err(RenderError::Cancelled { partial: None });
+            cancelled = true;
             break;
         }
         let pos = done as usize;
@@ -871,9 +871,7 @@ pub fn render(
         .join()
         .map_err(|_| RenderError::ThreadPanicked("writer"))?;
     let cycles_time = cycles_start.elapsed();
-    let cancelled = matches!(result, Err(RenderError::Cancelled { .. }));
     if !cancelled {
-        result?;
         written.map_err(|e| RenderError::Write {
             path: match &options.output {
                 Output::Wav(p) => p.clone(),

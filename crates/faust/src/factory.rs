@@ -183,22 +183,18 @@ impl Trial {
         class_init: bool,
         settings: &[(usize, f32)],
     ) -> Result<Trial, FaustError> {
-        let inst = factory.instance_with(rate, class_init)?;
+        let mut inst = factory.instance_with(rate, class_init)?;
         for &(i, v) in settings {
-            if let Some(&z) = inst.zones.get(i) {
-                if !z.is_null() {
-                    // SAFETY: a zone of this live instance, which no other thread uses.
-                    unsafe { *z = v };
-                }
-            }
+            inst.write_zone(i, v);
         }
         let outs = vec![Vec::new(); factory.outputs];
         Ok(Trial { inst, outs })
     }
 
-    /// The next block of as many frames as `ins` holds: its outputs into `self.outs`.
-    fn run(&mut self, ins: &mut [Vec<f32>]) {
-        let frames = ins.first().map_or(4096, Vec::len);
+    /// The next `frames` frames, its inputs `ins` (one buffer of at least `frames` frames per
+    /// input of the program): its outputs into `self.outs`.
+    fn run(&mut self, ins: &mut [Vec<f32>], frames: usize) {
+        debug_assert!(ins.iter().all(|b| b.len() >= frames));
         for o in self.outs.iter_mut() {
             o.resize(frames, 0.0);
         }
@@ -242,15 +238,9 @@ impl Factory {
     /// `frames` frames of a fresh instance at 48 kHz, its inputs silent: its outputs (a
     /// trial of the program off the audio path; allocates).
     pub(crate) fn trial(self: &Arc<Self>, frames: usize) -> Result<Vec<Vec<f32>>, FaustError> {
-        let inst = self.instance(48_000)?;
-        let mut ins = vec![vec![0.0f32; frames]; self.inputs];
-        let mut outs = vec![vec![0.0f32; frames]; self.outputs];
-        let mut ip: Vec<*mut f32> = ins.iter_mut().map(|v| v.as_mut_ptr()).collect();
-        let mut op: Vec<*mut f32> = outs.iter_mut().map(|v| v.as_mut_ptr()).collect();
-        // SAFETY: a live instance; as many buffers of `frames` frames as the program has
-        // inputs and outputs.
-        unsafe { (inst.fns.compute)(inst.dsp, frames as i32, ip.as_mut_ptr(), op.as_mut_ptr()) };
-        Ok(outs)
+        let mut t = Trial::new(self, 48_000, true, &[])?;
+        t.run(&mut vec![vec![0.0f32; frames]; self.inputs], frames);
+        Ok(t.outs)
     }
 
     /// Whether the program, its parameters set as `settings` says (index among
@@ -261,9 +251,9 @@ impl Factory {
     /// output does not depend on the rate. Runs instances at the three rates side by side for
     /// up to a second at the bound ([`RATE_TRIAL_FRAMES`], so that a delay of up to a second
     /// is heard), their inputs an impulse then a fixed pseudo-random signal, and stops as soon
-    /// as the outputs above and at the bound differ. Only the instance at `rate` initialises the program's shared
-    /// tables (`classInit`), at the rate the program's other instances run at; the others
-    /// initialise themselves only. Off the audio path; allocates.
+    /// as the outputs above and at the bound differ. Only the instance at `rate` initialises
+    /// the program's shared tables (`classInit`), at the rate the program's other instances
+    /// run at; the others initialise themselves only. Off the audio path; allocates.
     pub fn stops_rate_at_library_limit(
         self: &Arc<Self>,
         rate: u32,
@@ -299,20 +289,21 @@ impl Factory {
                     *x = input(c, at + i);
                 }
             }
-            above.run(&mut ins);
-            at_bound.run(&mut ins);
+            above.run(&mut ins, BLOCK);
+            at_bound.run(&mut ins, BLOCK);
             if !above.same_as(&at_bound) {
                 // The rate counts above the bound: not bounded.
                 return Ok(false);
             }
             if !below {
-                half.run(&mut ins);
+                half.run(&mut ins, BLOCK);
                 below = !half.same_as(&at_bound);
             }
             at += BLOCK;
         }
         Ok(below)
     }
+
     /// A new instance, initialised at `rate` Hz, and its parameters' zones.
     pub(crate) fn instance(self: &Arc<Self>, rate: u32) -> Result<Instance, FaustError> {
         self.instance_with(rate, true)
@@ -384,6 +375,18 @@ pub(crate) struct Instance {
     pub(crate) dsp: Handle,
     pub(crate) fns: InstanceFns,
     pub(crate) zones: Vec<*mut f32>,
+}
+
+impl Instance {
+    /// Writes `value` into parameter `i`'s zone (nothing for an index beyond them).
+    pub(crate) fn write_zone(&mut self, i: usize, value: f32) {
+        if let Some(&zone) = self.zones.get(i) {
+            // SAFETY: `zone` is the address of a parameter of this live instance (from its
+            // own `buildUserInterface`), a float that `compute` reads between calls; no call
+            // runs now (the instance is held by `&mut`).
+            unsafe { *zone = value };
+        }
+    }
 }
 
 impl Drop for Instance {

@@ -293,13 +293,11 @@ fn lint_node(ctx: &NodeContext<'_>) -> Vec<LintNote> {
         .ok()
         .map(|s| factory.stops_rate_at_library_limit(rate, &s));
     if let Some(Ok(true)) = bounded {
+        let bound = factory::MAX_LIBRARY_RATE;
         out.push(LintNote::node(format!(
-            "node `{}`: at {rate} Hz its Faust program computes as if at {} Hz (Faust's standard library bounds the rate it computes with, `ma.SR`, to {} Hz), so what it derives from the rate (frequencies, delay and smoothing times) is off by a factor of {:.3}; run the graph at {} Hz or below",
+            "node `{}`: at {rate} Hz its Faust program computes as if at {bound} Hz (Faust's standard library bounds the rate it computes with, `ma.SR`, to {bound} Hz), so what it derives from the rate (frequencies, delay and smoothing times) is off by a factor of {:.3}; run the graph at {bound} Hz or below",
             ctx.name(),
-            factory::MAX_LIBRARY_RATE,
-            factory::MAX_LIBRARY_RATE,
-            rate as f64 / factory::MAX_LIBRARY_RATE as f64,
-            factory::MAX_LIBRARY_RATE,
+            f64::from(rate) / f64::from(bound),
         )));
     }
     for label in &factory.soundfiles {

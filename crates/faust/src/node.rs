@@ -397,22 +397,12 @@ impl FaustProcessor {
     /// while playing.
     fn apply_settings(&mut self) {
         for &(i, v) in self.settings.iter() {
-            self.write_zone(i, v);
+            self.instance.write_zone(i, v);
         }
         for (i, &v) in self.live.iter().enumerate() {
             if !v.is_nan() {
-                self.write_zone(i, v);
+                self.instance.write_zone(i, v);
             }
-        }
-    }
-
-    /// Writes `value` into parameter `i`'s zone (nothing for an index beyond them).
-    fn write_zone(&self, i: usize, value: f32) {
-        if let Some(&zone) = self.instance.zones.get(i) {
-            // SAFETY: `zone` is the address of a parameter of this live instance (from its
-            // own `buildUserInterface`), a float that `compute` reads between calls; no call
-            // runs now (the processor is held by `&mut` where this is called).
-            unsafe { *zone = value };
         }
     }
 
@@ -495,13 +485,13 @@ impl Processor for FaustProcessor {
             self.volume = value as f32;
         } else if param < n {
             self.live[param] = value as f32;
-            self.write_zone(param, value as f32);
+            self.instance.write_zone(param, value as f32);
         } else if let Some(len) = self.groups.get(param - n - 1).map(|g| g.len()) {
             // By index (no copy of the group: this runs on the audio thread).
             for j in 0..len {
                 let i = self.groups[param - n - 1][j];
                 self.live[i] = value as f32;
-                self.write_zone(i, value as f32);
+                self.instance.write_zone(i, value as f32);
             }
         }
     }

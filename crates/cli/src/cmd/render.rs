@@ -247,6 +247,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     anyhow::anyhow!("cannot write {shown}: {reason}")
                 }
                 RenderError::Cancelled { partial } => {
+                    let stopped = format!("{}; {shown} was not written", signals::interrupted());
                     // The profile of the cycles rendered before the stop is kept, as `fugue
                     // profile` keeps it; the audio is not.
                     let profile = partial.and_then(|s| s.profile).filter(|p| p.cycles > 0);
@@ -258,16 +259,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                             args.rate,
                             p.cycles
                         );
-                        crate::cmd::profile::emit(Some(p), profile_dir.as_deref(), &what).map_err(
-                            |e| {
-                                e.context(format!(
-                                    "{}; {shown} was not written",
-                                    signals::interrupted()
-                                ))
-                            },
-                        )?;
+                        crate::cmd::profile::emit(Some(p), profile_dir.as_deref(), &what)
+                            .map_err(|e| e.context(stopped.clone()))?;
                     }
-                    anyhow::anyhow!("{}; {shown} was not written", signals::interrupted())
+                    anyhow::anyhow!(stopped)
                 }
                 e => {
                     // The place in the file of a node that could not be built, as `check`

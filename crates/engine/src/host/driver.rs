@@ -105,10 +105,11 @@ pub(super) fn open_alsa(options: &mut HostOptions) -> Result<Option<alsa::Device
 /// every thread of the host (the pool's workers, the audio thread) runs as one decision says
 /// and a refusal is said once, here: not offline (no deadline; its cycles run on the control
 /// thread), not in separate mode (each graph's executor, waiting at SCHED_FIFO for its next
-/// cycle, would hold the cores of the next graph's workers), not with more threads than cores (a worker spinning at SCHED_FIFO
-/// for the unit of a thread it keeps off the core would never let it run), and only where a
-/// thread of this process is granted the audio thread's priority, one above the workers' (a
-/// system that grants only up to the workers' priority gets them one lower).
+/// cycle, would hold the cores of the next graph's workers), not with more threads than
+/// cores (a worker spinning at SCHED_FIFO for the unit of a thread it keeps off the core
+/// would never let it run), and only where a thread of this process is granted the audio
+/// thread's priority, one above the workers' (a system that grants only up to the workers'
+/// priority gets them one lower).
 pub(super) fn resolve_rt(options: &mut HostOptions, warnings: &mut Vec<String>) {
     let Some(p) = options.exec.placement.rt_priority else {
         return;
@@ -148,7 +149,7 @@ pub(super) fn resolve_rt(options: &mut HostOptions, warnings: &mut Vec<String>) 
         }
         return;
     }
-    let audio = (p + 1).clamp(2, 99);
+    let audio = crate::placement::audio_priority(p);
     match granted(audio) {
         Ok(()) => {}
         Err(e) => match granted(p) {
@@ -403,7 +404,8 @@ fn start_alsa(
     thread_driver(move |stop| {
         // SAFETY: PR_SET_TIMERSLACK takes a plain integer; no pointer.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
-        place_audio_thread(core, rt);
+        // Refusals were said by `resolve_rt`.
+        let _ = crate::placement::place_audio_thread_on(core, rt);
         let mut out = alsa::Writer::new(device, channels);
         let mut xruns = 0;
         // Relaxed: a request polled once per cycle; nothing is published with it.
@@ -425,18 +427,6 @@ fn start_alsa(
         }
         audio
     })
-}
-
-/// Places the calling audio thread: on `core` when the workers are pinned, and at one
-/// SCHED_FIFO priority above the workers' `rt` when they run at one ([`resolve_rt`] has
-/// found it granted, and said a refusal).
-fn place_audio_thread(core: Option<usize>, rt: Option<i32>) {
-    if let Some(c) = core {
-        let _ = fugue_exec::placement::pin_current(c);
-    }
-    if let Some(p) = rt {
-        let _ = fugue_exec::placement::set_realtime_current((p + 1).clamp(2, 99));
-    }
 }
 
 /// A driver whose audio side runs `body` on a thread of its own (`fugue-host`), which hands
@@ -466,13 +456,14 @@ fn start_clocked(mut audio: Box<HostAudio>, options: &HostOptions) -> Result<Dri
     let rate = options.rate as u128;
     let block = options.block as u128;
     // With pinned workers ([`HostOptions::exec`]'s placement), the audio thread takes the
-    // first core (worker i takes core i); a refusal is said by the workers already.
+    // first core (worker i takes core i); a refusal is said by the workers already, and one
+    // of real-time priority by `resolve_rt`.
     let core = options.exec.placement.cores.first().copied();
     let rt = options.exec.placement.rt_priority;
     thread_driver(move |stop| {
         // SAFETY: PR_SET_TIMERSLACK takes a plain integer; no pointer.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
-        place_audio_thread(core, rt);
+        let _ = crate::placement::place_audio_thread_on(core, rt);
         let period_num = block * 1_000_000_000;
         let mut base = crate::backend::clocked::now_ns() + 1_000_000;
         let mut k: u64 = 0;
