@@ -530,14 +530,7 @@ fn a_jack_host_follows_a_buffer_size_change_while_idle() {
     );
     let (ok, _) = ctl(&socket, &["quit"]);
     assert!(ok);
-    let mut err = String::new();
-    h.child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    let status = h.child.wait().unwrap();
+    let (status, err) = common::stderr_at_exit(&mut h.child);
     assert!(status.success(), "{status}: {err}");
     assert!(
         err.contains("host: JACK buffer size 128 -> 256 frames: 2 graphs compiled again"),
@@ -722,14 +715,7 @@ fn rt_runs_the_pool_and_the_audio_thread_at_real_time_priority() {
     let (ok, r) = ctl(&h.socket, &["quit"]);
     assert!(ok, "{r}");
     let mut h = h;
-    let status = h.child.wait().unwrap();
-    let mut err = String::new();
-    h.child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let (status, err) = common::stderr_at_exit(&mut h.child);
     assert!(status.success(), "{err}");
     if err.contains("real-time priority (SCHED_FIFO) was refused") {
         assert_eq!(err.matches("real-time priority").count(), 1, "{err}");

@@ -110,14 +110,7 @@ fn the_shell_completes_helps_and_keeps_its_history() {
     master.write_all(b"help wa\t\r").unwrap();
     wait_for(&screen, "wait SECONDS: lets the host play");
     master.write_all(b"quit\r").unwrap();
-    let status = child.wait().unwrap();
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let (status, err) = common::stderr_at_exit(&mut child);
     assert!(status.success(), "{err}");
     drop(master);
     let _ = reader.join();
@@ -146,14 +139,7 @@ fn ctrl_c_at_the_prompt_stops_the_host_as_sigint() {
     master.write_all(b"unload a").unwrap();
     wait_for(&screen, "unload a");
     master.write_all(b"\x03").unwrap();
-    let status = child.wait().unwrap();
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let (status, err) = common::stderr_at_exit(&mut child);
     drop(master);
     let _ = reader.join();
     assert_eq!(status.code(), Some(130), "{err}");

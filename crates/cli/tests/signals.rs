@@ -70,6 +70,27 @@ const SIGNALS: [(i32, &str); 3] = [
     (libc::SIGHUP, "SIGHUP"),
 ];
 
+/// A render of 10,000 s of rake.ag into `out` (in folder `d`), over a file of the user's
+/// that it is to replace, with the `extra` flags; returned once its temporary file exists.
+fn long_render(d: &Path, out: &Path, extra: &[&str]) -> Child {
+    std::fs::write(out, "the user's file").unwrap();
+    let mut args = vec![
+        "render".to_string(),
+        example("rake.ag"),
+        "-o".into(),
+        out.to_str().unwrap().into(),
+        "--seconds".into(),
+        "10000".into(),
+        "--force".into(),
+    ];
+    args.extend(extra.iter().map(|a| a.to_string()));
+    let child = spawn(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    wait_for("the render did not start", || {
+        listing(d).iter().any(|n| n.ends_with(".part"))
+    });
+    child
+}
+
 /// A render stopped by any of the three signals leaves no temporary file, keeps the file it
 /// was to replace, says so in one line and exits with 128 + the signal.
 #[test]
@@ -77,19 +98,7 @@ fn a_stopped_render_keeps_the_old_file() {
     for (sig, name) in SIGNALS {
         let d = folder(name);
         let out = d.join("out.wav");
-        std::fs::write(&out, "the user's file").unwrap();
-        let child = spawn(&[
-            "render",
-            &example("rake.ag"),
-            "-o",
-            out.to_str().unwrap(),
-            "--seconds",
-            "10000",
-            "--force",
-        ]);
-        wait_for("the render did not start", || {
-            listing(&d).iter().any(|n| n.ends_with(".part"))
-        });
+        let child = long_render(&d, &out, &[]);
         send(&child, sig);
         let (code, _, err) = finish(child);
         assert_eq!(code, Some(128 + sig), "{name}: {err}");
@@ -113,22 +122,8 @@ fn a_stopped_profiled_render_keeps_its_profile() {
     let d = folder("profiled-render");
     let out = d.join("out.wav");
     let report = d.join("report");
-    std::fs::write(&out, "the user's file").unwrap();
-    let child = spawn(&[
-        "render",
-        &example("rake.ag"),
-        "-o",
-        out.to_str().unwrap(),
-        "--seconds",
-        "10000",
-        "--force",
-        "--executor",
-        "seq",
-        &format!("--profile={}", report.display()),
-    ]);
-    wait_for("the render did not start", || {
-        listing(&d).iter().any(|n| n.ends_with(".part"))
-    });
+    let profile = format!("--profile={}", report.display());
+    let child = long_render(&d, &out, &["--executor", "seq", &profile]);
     std::thread::sleep(Duration::from_millis(300));
     send(&child, libc::SIGINT);
     let (code, _, err) = finish(child);

@@ -4,8 +4,9 @@
 // Each test binary uses its own subset of these.
 #![allow(dead_code)]
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, ExitStatus, Output};
 
 /// The test-only variable that breaks an executor on purpose (`fugue_exec::fault`).
 pub const FAULT_VAR: &str = "FUGUE_TEST_FAULT";
@@ -60,4 +61,17 @@ pub fn folder(group: &str, name: &str) -> PathBuf {
 pub fn skip(test: &str, why: &str) {
     use std::io::Write as _;
     let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
+}
+
+/// The standard error of `child` (spawned with it piped) read to its end, and its exit
+/// status once it has ended.
+pub fn stderr_at_exit(child: &mut Child) -> (ExitStatus, String) {
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .expect("standard error piped")
+        .read_to_string(&mut err)
+        .unwrap();
+    (child.wait().unwrap(), err)
 }
