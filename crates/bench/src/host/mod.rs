@@ -306,6 +306,19 @@ pub struct HostBench {
 }
 
 impl HostBench {
+    /// Records that the host refused `n` instances of `name` in `mode` on `threads` threads,
+    /// and why: once per point, not once per repeat or buffer size.
+    fn refuse(&mut self, name: &str, mode: Mode, n: usize, reason: String, threads: usize) {
+        if !self
+            .refused
+            .iter()
+            .any(|r| r.0 == name && r.1 == mode && r.2 == n && r.4 == threads)
+        {
+            self.refused
+                .push((name.to_string(), mode, n, reason, threads));
+        }
+    }
+
     /// The largest N that ran with no miss, per (graph, threads, mode, buffer).
     pub fn max_held(&self) -> BTreeMap<(String, usize, &'static str, usize), usize> {
         let mut m = BTreeMap::new();
@@ -600,14 +613,7 @@ fn offline_points(
                 )));
                 let mut host = start(c, threads, mode, HostBackend::Offline, c.offline_buffer)?;
                 if let Err(reason) = load_n(&mut host, graph, name, n)? {
-                    // Once per point, not once per repeat.
-                    if !out
-                        .refused
-                        .iter()
-                        .any(|r| r.0 == *name && r.1 == mode && r.2 == n && r.4 == threads)
-                    {
-                        out.refused.push((name.clone(), mode, n, reason, threads));
-                    }
+                    out.refuse(name, mode, n, reason, threads);
                     progress.event(Event::StepDone);
                     continue;
                 }
@@ -695,13 +701,7 @@ fn realtime_points(
                         }
                     }
                     if let Err(reason) = load_n(&mut host, graph, name, n)? {
-                        if !out
-                            .refused
-                            .iter()
-                            .any(|r| r.0 == *name && r.1 == mode && r.2 == n && r.4 == threads)
-                        {
-                            out.refused.push((name.clone(), mode, n, reason, threads));
-                        }
+                        out.refuse(name, mode, n, reason, threads);
                         missed = true;
                         progress.event(Event::StepDone);
                         continue;
