@@ -1323,3 +1323,50 @@ fn a_program_above_the_librarys_rate_is_said_out_of_tune() {
     assert!(!o.status.success() && said(&o), "{}", stderr(&o));
     assert!(!out.exists(), "--strict renders nothing");
 }
+
+#[test]
+fn a_run_under_jack_checks_the_program_at_the_servers_rate() {
+    use fugue_testkit::jackd::DummyServer;
+    let name = "a_run_under_jack_checks_the_program_at_the_servers_rate";
+    if !fugue_faust::available_for(name) {
+        return;
+    }
+    // The server's rate is known once connected: the run's warnings are the ones of the
+    // rate that played, not of the 48 kHz assumed before.
+    let server = match DummyServer::start("cli-rate", 384_000, 1024) {
+        Ok(s) => s,
+        Err(why) => {
+            common::skip(name, &why);
+            return;
+        }
+    };
+    let program = example("faust/string.dsp");
+    let run = |strict: bool| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_fugue"));
+        c.args(["run", &program, "--backend", "jack", "--seconds", "0.2"])
+            .args(["--executor", "seq", "--client-name", "fugue-cli-rate"])
+            .env("JACK_DEFAULT_SERVER", server.name());
+        if strict {
+            c.arg("--strict");
+        }
+        c.output().unwrap()
+    };
+    let o = run(false);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = stderr(&o);
+    assert!(
+        said.contains("at 384000 Hz its Faust program computes as if at 192000 Hz"),
+        "{said}"
+    );
+    assert_eq!(said.matches("as if at 192000 Hz").count(), 1, "{said}");
+    assert!(said.contains("string.dsp:1:1"), "{said}");
+    // --strict: the run's report, then the error.
+    let o = run(true);
+    assert!(!o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("at 384000 Hz"), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("--strict makes warnings errors"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -97,8 +97,11 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let graph = util::read_graph(&args.graph, args.format)?;
     // With --strict, fail before running; otherwise the warnings are said after a run that
-    // started (one that fails says only why).
-    let warnings = warnings(&args, &graph);
+    // started (one that fails says only why). JACK's rate is the server's and an ALSA
+    // device's what it grants, known once connected: 48 kHz (or the rate asked) until then,
+    // and the graph checked again at the rate that played if it differs.
+    let asked_rate = args.rate.unwrap_or(48_000);
+    let warnings = warnings(&args, &graph, asked_rate);
     if args.strict {
         crate::warn::report(&warnings, true)?;
     }
@@ -154,7 +157,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             return Err(e.context(format!("cannot run {}{at}", args.graph.display())));
         }
     };
-    crate::warn::report(&warnings, false)?;
+    let warnings = match report.sample_rate {
+        r if r != asked_rate && r > 0 => self::warnings(&args, &graph, r),
+        _ => warnings,
+    };
+    // Under --strict, what only the granted rate shows fails once the run's report is
+    // said, as a non-finite sample does.
+    let strict_late = fugue_engine::lint::strict_error(&warnings).filter(|_| args.strict);
+    if strict_late.is_none() {
+        crate::warn::report(&warnings, false)?;
+    }
     let exec = args.exec.request();
     let says_auto = report.auto.as_ref().is_some_and(|a| exec.says_auto(a));
     // A run too short to measure, with auto as the default, says so once its outputs are
@@ -227,17 +239,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         end(&report, &stats_note)?;
     }
+    if let Some(e) = strict_late {
+        anyhow::bail!(e);
+    }
     match non_finite.filter(|_| args.strict) {
         Some(said) => anyhow::bail!("{said}; --strict makes warnings errors"),
         None => Ok(()),
     }
 }
 
-/// What the flags and the graph suggest is a mistake: the graph's lints, flags the executor
-/// ignores, `--rate` and `--buffer` under JACK.
-fn warnings(args: &Args, graph: &fugue_graph::TaskGraph) -> Vec<String> {
-    // JACK's rate is the server's, known once connected: 48 kHz until then.
-    let rate = args.rate.unwrap_or(48_000);
+/// What the flags and the graph suggest is a mistake: the graph's lints at `rate` Hz, flags
+/// the executor ignores, `--rate` and `--buffer` under JACK.
+fn warnings(args: &Args, graph: &fugue_graph::TaskGraph, rate: u32) -> Vec<String> {
     let mut warnings = crate::warn::graph_warnings(graph, &args.graph, false, rate);
     warnings.extend(args.exec.request().warnings(GraphExecutor::Auto));
     if args.backend == "jack" {
