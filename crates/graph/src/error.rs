@@ -47,11 +47,12 @@ pub enum GraphError {
         /// ([`crate::suggest::nearest`]).
         nearest: Option<String>,
     },
-    /// A node's name holds a control character (a line break, an escape): names are printed
-    /// in reports, messages and drawings, where such a character breaks the line or the
-    /// terminal.
+    /// A node's name holds a control character (a line break, an escape) or a bidirectional
+    /// mark ([`unprintable`]): names are printed in reports, messages and drawings, where
+    /// such a character breaks the line or the terminal, or reorders what is shown.
     #[error(
-        "node name {shown} holds the control character U+{code:04X}: a name must be printable"
+        "node name {shown} holds the {} U+{code:04X}: a name must be printable",
+        if char::from_u32(*code).is_some_and(char::is_control) { "control character" } else { "invisible bidirectional mark" }
     )]
     ControlInName {
         /// The name, its control characters written as escapes (`"a\u{1}b"`).
@@ -200,23 +201,23 @@ pub const QUOTE_MAX: usize = 80;
 /// ```
 ///
 /// Control characters other than line breaks and tabs (an escape sequence in a name read from
-/// a file) are written as Rust escapes, so that a message cannot drive the terminal:
+/// a file) and bidirectional marks ([`unprintable`]) are written as Rust escapes, so that a
+/// message cannot drive the terminal or reorder what it shows:
 ///
 /// ```
 /// use fugue_graph::error::shorten_quotes;
 /// assert_eq!(shorten_quotes("kind `os\x1b[31mc`"), "kind `os\\u{1b}[31mc`");
 /// ```
 pub fn shorten_quotes(message: &str) -> std::borrow::Cow<'_, str> {
-    match printable(message) {
-        std::borrow::Cow::Owned(text) => {
-            std::borrow::Cow::Owned(shorten_quotes_of(&text).into_owned())
-        }
-        std::borrow::Cow::Borrowed(_) => shorten_quotes_of(message),
+    // Shortened before the escapes are written, so that no escape is cut in half.
+    match shorten_quotes_of(message) {
+        std::borrow::Cow::Owned(text) => std::borrow::Cow::Owned(printable(&text).into_owned()),
+        std::borrow::Cow::Borrowed(_) => printable(message),
     }
 }
 
-/// `text` with its control characters other than line breaks and tabs written as Rust
-/// escapes (`\u{1b}`), for text read from files (a plugin's name, a program's parameter)
+/// `text` with its control characters other than line breaks and tabs, and its bidirectional
+/// marks ([`unprintable`]), written as Rust escapes (`\u{1b}`), for text read from files (a plugin's name, a program's parameter)
 /// printed to a terminal.
 ///
 /// ```
@@ -224,7 +225,7 @@ pub fn shorten_quotes(message: &str) -> std::borrow::Cow<'_, str> {
 /// assert_eq!(printable("a\x07b\tc\n"), "a\\u{7}b\tc\n");
 /// ```
 pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    let escaped = |c: char| c.is_control() && c != '\n' && c != '\t';
+    let escaped = |c: char| unprintable(c) && c != '\n' && c != '\t';
     if !text.chars().any(escaped) {
         return std::borrow::Cow::Borrowed(text);
     }
@@ -237,6 +238,22 @@ pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
         }
     }
     std::borrow::Cow::Owned(out)
+}
+
+/// Whether `c` is a control character or one of the invisible marks that reorder the text
+/// around them on a terminal (Unicode's bidirectional embeddings, overrides, isolates and
+/// marks): either can make a name read as another.
+///
+/// ```
+/// use fugue_graph::error::unprintable;
+/// assert!(unprintable('\x1b') && unprintable('\u{202e}') && !unprintable('é'));
+/// ```
+pub fn unprintable(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
 }
 
 /// [`shorten_quotes`]' shortening.
@@ -316,5 +333,31 @@ mod tests {
             "{m}"
         );
         assert_eq!(shorten_words("a short one"), "a short one");
+    }
+
+    #[test]
+    fn a_long_quote_is_cut_before_its_escapes_are_written() {
+        // 79 letters then escapes: the quote is cut at 80 characters of the name, and every
+        // escape shown is whole.
+        let name = format!("{}\x1b\x1b\x1b\u{202e}z", "a".repeat(79));
+        let message = format!("node `{name}` is unknown");
+        let m = shorten_quotes(&message);
+        assert_eq!(m, format!("node `{}\\u{{1b}}…` is unknown", "a".repeat(79)));
+        let m = shorten_quotes("kind `a\u{202e}b\u{2066}c`");
+        assert_eq!(m, "kind `a\\u{202e}b\\u{2066}c`");
+    }
+
+    #[test]
+    fn a_bidirectional_mark_in_a_name_is_refused() {
+        let mut g = crate::model::GraphBuilder::new();
+        let e = g
+            .add_node(crate::Node::new("ab\u{202e}cd", "osc"))
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "node name \"ab\\u{202e}cd\" holds the invisible bidirectional mark U+202E: a name must be printable"
+        );
+        let e = g.add_node(crate::Node::new("a\u{7}", "osc")).unwrap_err();
+        assert!(e.to_string().contains("control character U+0007"), "{e}");
     }
 }

@@ -230,7 +230,7 @@ impl GraphBuilder {
         Self::default()
     }
 
-    /// Adds a node; fails if its name is taken or holds a control character, or its cost is
+    /// Adds a node; fails if its name is taken or holds a control character or a bidirectional mark, or its cost is
     /// invalid.
     pub fn add_node(&mut self, node: Node) -> Result<NodeId, GraphError> {
         if !is_cost(node.cost) {
@@ -239,7 +239,7 @@ impl GraphBuilder {
                 value: node.cost,
             });
         }
-        if let Some(c) = node.name.chars().find(|c| c.is_control()) {
+        if let Some(c) = node.name.chars().find(|&c| crate::error::unprintable(c)) {
             return Err(GraphError::ControlInName {
                 shown: format!("{:?}", node.name),
                 code: u32::from(c),

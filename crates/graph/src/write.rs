@@ -102,12 +102,12 @@ pub fn to_dot(g: &TaskGraph, name: &str) -> String {
             let shown: String = left
                 .join(", ")
                 .chars()
-                .map(|c| if c.is_control() { ' ' } else { c })
+                .map(|c| if crate::error::unprintable(c) { ' ' } else { c })
                 .collect();
             let _ = writeln!(
                 s,
                 "\t// not written: attributes of {} that DOT reads as a cost or a drawing's: {shown} (fugue's .ag keeps them)",
-                n.name.chars().map(|c| if c.is_control() { ' ' } else { c }).collect::<String>()
+                n.name.chars().map(|c| if crate::error::unprintable(c) { ' ' } else { c }).collect::<String>()
             );
         }
     }

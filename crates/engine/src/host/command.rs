@@ -235,10 +235,17 @@ fn name(word: &str) -> Result<String, String> {
     Ok(word.to_string())
 }
 
-/// A word as quoted in an error: at most 40 characters, control characters shown as `?`
+/// A word as quoted in an error: at most 40 characters, control characters and
+/// bidirectional marks ([`fugue_graph::error::unprintable`]) shown as `?`
 /// (a reply stays one line).
 pub(crate) fn shorten(word: &str) -> String {
-    let clean = |c: char| if c.is_control() { '?' } else { c };
+    let clean = |c: char| {
+        if fugue_graph::error::unprintable(c) {
+            '?'
+        } else {
+            c
+        }
+    };
     if word.chars().count() > 40 {
         format!(
             "{}...",

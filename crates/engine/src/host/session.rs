@@ -236,7 +236,11 @@ impl fmt::Display for Reply {
                 "error: {}",
                 fugue_graph::error::shorten_words(error)
                     .chars()
-                    .map(|c| if c.is_control() { '?' } else { c })
+                    .map(|c| if fugue_graph::error::unprintable(c) {
+                        '?'
+                    } else {
+                        c
+                    })
                     .collect::<String>()
             ),
         }
