@@ -20,6 +20,16 @@ use crate::policy::Policy;
 use crate::pool::PoolBuilder;
 use crate::scope::Scope;
 
+/// Writes one line to standard error; a standard error that cannot be written (a full disk,
+/// a closed pipe) loses the line, not the errno the caller is owed (`eprintln!` would panic,
+/// and the panic would be reported as `EIO`).
+macro_rules! say {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
 /// The opaque `struct scheduler` of the header: a [`Scope`] behind the pointer.
 #[repr(C)]
 #[allow(non_camel_case_types)]
@@ -64,25 +74,23 @@ fn run_task(f: unsafe extern "C" fn(*mut c_void, *mut scheduler), c: SendPtr, sc
 
 fn init(nthreads: c_int, qlen: c_int, f: TaskFunc, closure: *mut c_void) -> Result<(), c_int> {
     let Some(f) = f else {
-        eprintln!("sched_init: the task function f is null.");
+        say!("sched_init: the task function f is null.");
         return Err(libc::EINVAL);
     };
     if qlen <= 0 {
-        eprintln!(
-            "sched_init: qlen must be at least 1 (a queue holds up to qlen tasks), not {qlen}."
-        );
+        say!("sched_init: qlen must be at least 1 (a queue holds up to qlen tasks), not {qlen}.");
         return Err(libc::EINVAL);
     }
     let policy = match std::env::var(POLICY_ENV) {
         // Set but empty: as unset (`FUGUE_POOL_POLICY= ./prog`).
         Ok(name) if name.trim().is_empty() => Policy::default(),
         Ok(name) => name.parse::<Policy>().map_err(|e| {
-            eprintln!("sched_init: {e} (set {POLICY_ENV} to one of them).");
+            say!("sched_init: {e} (set {POLICY_ENV} to one of them).");
             libc::EINVAL
         })?,
         Err(std::env::VarError::NotPresent) => Policy::default(),
         Err(std::env::VarError::NotUnicode(_)) => {
-            eprintln!(
+            say!(
                 "sched_init: {POLICY_ENV} is not valid UTF-8; the policies are: {}.",
                 Policy::names()
             );
@@ -94,7 +102,7 @@ fn init(nthreads: c_int, qlen: c_int, f: TaskFunc, closure: *mut c_void) -> Resu
         b = b.threads(nthreads as usize);
     }
     let pool = b.build().map_err(|e| {
-        eprintln!("sched_init: {e}.");
+        say!("sched_init: {e}.");
         match e {
             BuildError::Spawn { .. } => libc::EAGAIN,
             _ => libc::EINVAL,
@@ -150,7 +158,7 @@ pub unsafe extern "C" fn sched_spawn(
     let r = catch_unwind(AssertUnwindSafe(|| {
         let (Some(f), false) = (f, s.is_null()) else {
             if !NULL_SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
-                eprintln!("sched_spawn: the task function f or the scheduler s is null.");
+                say!("sched_spawn: the task function f or the scheduler s is null.");
             }
             return Err(libc::EINVAL);
         };
@@ -168,7 +176,7 @@ pub unsafe extern "C" fn sched_spawn(
                 SpawnError::Ended(_) => {
                     // Said once: a thread may try again in a loop.
                     if !ENDED_SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
-                        eprintln!(
+                        say!(
                             "sched_spawn: every task of this scheduler has finished and its sched_init is returning, so no task can be added; spawn from a task, or from a thread that a running task waits for."
                         );
                     }

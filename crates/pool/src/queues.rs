@@ -139,6 +139,58 @@ pub(crate) struct Queues {
     /// The most tasks one queue holds (`usize::MAX`: unbounded).
     cap: usize,
     nthreads: usize,
+    /// The timed sleeps of the polling policies.
+    nap: Nap,
+}
+
+/// The timed sleep of an idle thread under the polling policies (`lifo-spin`, `steal-mutex`,
+/// `steal-backoff-*`), stretched when the threads outnumber the cores `stretch` times: each
+/// sleep lasts the policy's time times a random whole number from 1 to `2 × stretch - 1`
+/// (`stretch` on average), so that the pool's wake-ups stay at about those of one sleeper
+/// per core and thousands of idle threads do not fill the cores with wake-ups (2,048 threads
+/// sleeping 2 ms each on 2 cores had starved the pool's own start for tens of seconds). The
+/// random lengths spread the sleepers' wake-ups (threads that fell asleep together, at the
+/// pool's start, would otherwise all wake together, one stretched sleep later): new work is
+/// found by the first of them to wake, within about one policy's sleep. A stretched sleep
+/// ends at shutdown ([`Nap::ring`]).
+struct Nap {
+    stretch: u32,
+    rung: Mutex<bool>,
+    bell: Condvar,
+}
+
+impl Nap {
+    fn new(nthreads: usize) -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        Nap {
+            stretch: u32::try_from(nthreads.div_ceil(cores).max(1)).unwrap_or(1 << 20),
+            rung: Mutex::new(false),
+            bell: Condvar::new(),
+        }
+    }
+
+    /// Sleeps `d`, stretched (then until shutdown rings at most).
+    fn sleep(&self, d: Duration, rng: &mut Rng) {
+        if self.stretch == 1 {
+            std::thread::sleep(d);
+            return;
+        }
+        let times = 1 + rng.below(2 * self.stretch as usize - 1);
+        let rung = lock(&self.rung);
+        if !*rung {
+            drop(
+                self.bell
+                    .wait_timeout(rung, d.saturating_mul(times as u32))
+                    .unwrap_or_else(PoisonError::into_inner),
+            );
+        }
+    }
+
+    /// Ends the stretched sleeps, now and to come (shutdown).
+    fn ring(&self) {
+        *lock(&self.rung) = true;
+        self.bell.notify_all();
+    }
 }
 
 /// What a worker found when it came back for a job it queued (the second half of a `join`).
@@ -205,6 +257,7 @@ impl Queues {
             kind,
             cap: capn,
             nthreads,
+            nap: Nap::new(nthreads),
         }
     }
 
@@ -467,22 +520,23 @@ impl Queues {
                 }
             }
             Kind::LifoSpin { .. } => {
-                std::thread::sleep(LIFO_SPIN_SLEEP);
+                self.nap.sleep(LIFO_SPIN_SLEEP, &mut local.rng);
                 true
             }
             Kind::Locked { idle, .. } => match idle {
                 LockedIdle::Fixed => {
-                    std::thread::sleep(STEAL_MUTEX_SLEEP);
+                    self.nap.sleep(STEAL_MUTEX_SLEEP, &mut local.rng);
                     true
                 }
                 LockedIdle::SharedBackoff(ns) => {
                     let d = ns.load(StdOrdering::Relaxed);
-                    std::thread::sleep(Duration::from_nanos(d));
+                    self.nap.sleep(Duration::from_nanos(d), &mut local.rng);
                     ns.store((d * 2).min(BACKOFF_MAX_NS), StdOrdering::Relaxed);
                     true
                 }
                 LockedIdle::LocalBackoff => {
-                    std::thread::sleep(Duration::from_nanos(local.backoff_ns));
+                    self.nap
+                        .sleep(Duration::from_nanos(local.backoff_ns), &mut local.rng);
                     local.backoff_ns = (local.backoff_ns * 2).min(BACKOFF_MAX_NS);
                     true
                 }
@@ -548,6 +602,7 @@ impl Queues {
 
     /// Wakes every waiting thread (shutdown; the caller has set the shutdown flag).
     pub(crate) fn wake_all(&self) {
+        self.nap.ring();
         match &self.kind {
             Kind::Steal { sleep, .. } => sleep.wake_all(),
             Kind::LifoMutex { state, cv } => {

@@ -110,6 +110,25 @@ fn abi_errors_full_queue_foreign_threads_and_repeated_init() {
 }
 
 #[test]
+fn the_errnos_hold_when_standard_error_cannot_be_written() {
+    // The refusals' sentences go nowhere (/dev/full); the errnos are the documented ones,
+    // not EIO.
+    let exe = compile("abi");
+    for p in Policy::ALL {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("open /dev/full");
+        let out = Command::new(&exe)
+            .env("FUGUE_POOL_POLICY", p.name())
+            .stderr(full)
+            .output()
+            .expect("run abi");
+        assert!(out.status.success(), "abi checks failed under {p}: {out:?}");
+    }
+}
+
+#[test]
 fn an_unknown_policy_fails_with_einval_and_one_sentence_on_stderr() {
     let exe = compile("quicksort");
     let out = Command::new(&exe)
