@@ -66,13 +66,13 @@ fn main() {
             std::process::exit(1);
         }
     };
-    let mut ws = WorkStealing::new(&plan, 2, &ExecOptions::default());
+    let mut ws = WorkStealing::new(&plan, 2, &ExecOptions::default()).unwrap();
     for _ in 0..2000 {
         probe.begin_cycle();
         ws.run_cycle(&mut plan);
         verify(&plan, "ws warm-up");
     }
-    let mut one = WorkStealing::new(&plan, 1, &ExecOptions::default());
+    let mut one = WorkStealing::new(&plan, 1, &ExecOptions::default()).unwrap();
     let mut ones = Vec::new();
     let mut meds = [Vec::new(), Vec::new()];
     let mut ratios = Vec::new();

@@ -39,7 +39,7 @@ fn main() {
     let mut a = Plan::compile(&g, &reg, &opts).expect("the graph compiles");
     let mut b = Plan::compile(&g, &reg, &opts).expect("the graph compiles");
     let mut seq = SeqExecutor::new();
-    let mut ws = WorkStealing::new(&b, 2, &ExecOptions::default());
+    let mut ws = WorkStealing::new(&b, 2, &ExecOptions::default()).unwrap();
     // seq alone, then seq while another thread spins (as an idle worker does).
     for spinner in [false, true, false, true] {
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));

@@ -7,7 +7,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{example, fugue, stderr};
+use common::{example, fugue, stderr, stdout};
 
 fn folder(name: &str) -> PathBuf {
     common::folder("messages-cli", name)
@@ -325,4 +325,102 @@ fn ctl_to_a_file_and_a_huge_task_count_are_said_as_what_they_are() {
         "{}",
         common::stderr(&o)
     );
+}
+
+/// A worker thread that the system refuses (a process limit) is one sentence and exit code
+/// 1 for `run` and `render`, and an error line for the host's `load` (separate mode) or the
+/// host's start (its pool): never a panic. Needs root and setpriv, to run fugue as another
+/// user under `ulimit -u`.
+#[test]
+fn a_refused_worker_thread_is_one_sentence() {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let root = unsafe { libc::geteuid() == 0 };
+    let setpriv = Command::new("setpriv").arg("--help").output().is_ok();
+    if !root || !setpriv {
+        common::skip(
+            "a_refused_worker_thread_is_one_sentence",
+            "needs root and setpriv (util-linux) to run fugue as another user with few processes",
+        );
+        return;
+    }
+    let d = folder("threads-refused");
+    let script = d.join("load.txt");
+    std::fs::write(
+        &script,
+        format!("load a {}\nwait 0.05\nquit\n", example("pluck.ag")),
+    )
+    .unwrap();
+    let g = example("rake.ag");
+    let limited = |args: &[&str]| {
+        Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .args(["bash", "-c", "ulimit -u 8 && exec \"$0\" \"$@\""])
+            .arg(env!("CARGO_BIN_EXE_fugue"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    for (args, said) in [
+        (
+            &[
+                "run",
+                &g,
+                "--backend",
+                "clocked",
+                "--seconds",
+                "0.05",
+                "--executor",
+                "ws",
+            ][..],
+            "cannot run",
+        ),
+        (
+            &[
+                "render",
+                &g,
+                "-o",
+                "-",
+                "--seconds",
+                "0.05",
+                "--executor",
+                "levels",
+            ][..],
+            "cannot render",
+        ),
+        (
+            &["host", "--backend", "offline", "--script", s(&script)][..],
+            "cannot start the host's thread",
+        ),
+    ] {
+        let o = limited(&[args, &["--threads", "12"]].concat());
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {e}");
+        assert!(!e.contains("panicked"), "{args:?}: {e}");
+        assert!(
+            e.contains(said) && e.contains("thread") && e.contains("os error"),
+            "{args:?}: {e}"
+        );
+        assert_eq!(e.lines().count(), 1, "{args:?}: {e}");
+    }
+    // Separate mode: each graph has its own executor, refused at its load; the host plays on.
+    let o = limited(&[
+        "host",
+        "--backend",
+        "offline",
+        "--mode",
+        "separate",
+        "--executor",
+        "ws",
+        "--threads",
+        "12",
+        "--script",
+        s(&script),
+    ]);
+    let e = stderr(&o);
+    assert!(!e.contains("panicked"), "{e}");
+    assert!(
+        e.contains("load.txt:1: error: cannot load") && e.contains("cannot start worker thread"),
+        "{e}"
+    );
+    assert!(stdout(&o).contains("waited 0.05 s"), "{}", stdout(&o));
 }

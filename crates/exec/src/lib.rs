@@ -58,6 +58,7 @@ pub use plan::{
     MAX_RATE_FACTOR, MEMORY_LIMIT, NO_SLOT, SPLIT_GROUP_MIN_FRAMES, SPLIT_MIN_FRAMES,
     SPLIT_MIN_INPUTS, SPLIT_PARTS,
 };
+pub use runtime::pool::StartError;
 
 /// Runs whole cycles of a [`Plan`].
 ///

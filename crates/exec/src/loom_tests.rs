@@ -375,7 +375,7 @@ fn shared_pool_model_with(
         };
         // Partitioned: with each tenant's busy time accounted (the flush of a thread's
         // account before it subtracts its units is part of the model).
-        let mut pool = crate::SharedPool::new(2, 64, partitioned, &opts);
+        let mut pool = crate::SharedPool::new(2, 64, partitioned, &opts).unwrap();
         pool.set_grain(grain);
         if partitioned {
             pool.set_partition(&[0, 1]);
@@ -442,7 +442,7 @@ fn loom_shared_pool_partitioned_run_of_two_cycles() {
             steal_budget: SpinBudget::NONE,
             ..Default::default()
         };
-        let mut pool = crate::SharedPool::new(2, 64, true, &opts);
+        let mut pool = crate::SharedPool::new(2, 64, true, &opts).unwrap();
         pool.set_partition(&[0, 1]);
         for (k, t) in tenants.iter_mut().enumerate() {
             t.set_group(k % 2);
@@ -477,12 +477,7 @@ fn loom_shared_pool_partitioned_run_of_two_cycles() {
 #[test]
 fn loom_shared_pool_whole_claims_raced() {
     model_bounded(2, || {
-        let pool = Arc::new(crate::SharedPool::new(
-            1,
-            64,
-            false,
-            &ExecOptions::default(),
-        ));
+        let pool = Arc::new(crate::SharedPool::new(1, 64, false, &ExecOptions::default()).unwrap());
         pool.loom_whole_setup(2, &[10, 11, 12]);
         for cycle in 1..=2u64 {
             pool.loom_whole_publish(cycle, 3);
@@ -507,12 +502,7 @@ fn loom_shared_pool_whole_claims_raced() {
 #[test]
 fn loom_shared_pool_cycle_claims_raced() {
     model_bounded(1, || {
-        let pool = Arc::new(crate::SharedPool::new(
-            1,
-            64,
-            false,
-            &ExecOptions::default(),
-        ));
+        let pool = Arc::new(crate::SharedPool::new(1, 64, false, &ExecOptions::default()).unwrap());
         pool.loom_whole_setup(2, &[10, 11, 12]);
         pool.loom_whole_publish(1, 3);
         let state: Arc<Vec<loom::cell::UnsafeCell<usize>>> =
@@ -563,12 +553,7 @@ fn loom_shared_pool_catches_a_racy_whole_claim() {
 #[test]
 fn loom_shared_pool_straggler_counted() {
     model_bounded(2, || {
-        let pool = Arc::new(crate::SharedPool::new(
-            1,
-            64,
-            false,
-            &ExecOptions::default(),
-        ));
+        let pool = Arc::new(crate::SharedPool::new(1, 64, false, &ExecOptions::default()).unwrap());
         // The last cycle has ended: no unit left, no entry to claim.
         pool.loom_whole_setup(2, &[]);
         pool.loom_members(&[10, 11, 12]);

@@ -579,7 +579,8 @@ fn shared_pool_matches_seq_with_every_grain() {
                         continue;
                     }
                     let (mut tenants, mut seqs) = tenants_and_seqs(&shapes[..n], &reg, &copts, 1);
-                    let mut pool = SharedPool::new(threads, 4096, true, &ExecOptions::default());
+                    let mut pool =
+                        SharedPool::new(threads, 4096, true, &ExecOptions::default()).unwrap();
                     pool.set_grain(grain);
                     if partitioned {
                         // Two groups: the first thread alone, the others together.
@@ -631,7 +632,8 @@ fn shared_pool_runs_of_several_cycles_match_seq() {
                         continue;
                     }
                     let (mut tenants, mut seqs) = tenants_and_seqs(&shapes[..n], &reg, &copts, 5);
-                    let mut pool = SharedPool::new(threads, 4096, true, &ExecOptions::default());
+                    let mut pool =
+                        SharedPool::new(threads, 4096, true, &ExecOptions::default()).unwrap();
                     pool.set_grain(grain);
                     if partitioned {
                         // One group per thread, the tenants dealt round.
@@ -688,7 +690,7 @@ fn a_panic_in_a_run_of_several_cycles_ends_the_tenants_run_there() {
         for t in tenants.iter_mut() {
             t.set_batch(8);
         }
-        let mut pool = SharedPool::new(2, 4096, false, &ExecOptions::default());
+        let mut pool = SharedPool::new(2, 4096, false, &ExecOptions::default()).unwrap();
         pool.set_grain(grain);
         assert_eq!(pool.run_cycles(&mut tenants, 8), 8, "{grain:?}");
         assert_eq!(
@@ -726,7 +728,7 @@ fn a_tenant_with_no_units_in_runs_of_several_cycles() {
             fugue_graph::gen::line(4),
         ];
         let (mut tenants, mut seqs) = tenants_and_seqs(&graphs, &reg, &copts, 6);
-        let mut pool = SharedPool::new(2, 4096, false, &ExecOptions::default());
+        let mut pool = SharedPool::new(2, 4096, false, &ExecOptions::default()).unwrap();
         pool.set_grain(grain);
         for _ in 0..20 {
             let ran = pool.run_cycles(&mut tenants, 6);

@@ -674,7 +674,7 @@ mod tests {
     #[test]
     fn adopting_a_new_set_carries_what_the_audio_thread_owns() {
         let queues = Arc::new(Queues::new());
-        let pool = SharedPool::new(1, 1024, false, &ExecOptions::default());
+        let pool = SharedPool::new(1, 1024, false, &ExecOptions::default()).unwrap();
         let mut audio = HostAudio::new(
             Mode::Partitioned,
             Runtime::Pool(Box::new(pool)),

@@ -179,7 +179,15 @@ pub(super) fn start(
     let exec = options.exec_paced();
     let runtime = match options.mode {
         Mode::Shared | Mode::Partitioned => {
-            let mut pool = SharedPool::new(options.threads, options.unit_capacity, true, &exec);
+            let mut pool = SharedPool::new(options.threads, options.unit_capacity, true, &exec)
+                .map_err(|e| HostError::Io {
+                    what: format!(
+                        "cannot start the host's thread {} of {}",
+                        e.index + 1,
+                        options.threads
+                    ),
+                    source: e.source,
+                })?;
             pool.set_grain(options.grain);
             warnings.extend(pool.warnings().iter().cloned());
             Runtime::Pool(Box::new(pool))

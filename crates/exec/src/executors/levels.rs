@@ -13,7 +13,7 @@
 use crossbeam_utils::CachePadded;
 
 use crate::executors::ExecOptions;
-use crate::runtime::pool::{Pool, Work, Workers};
+use crate::runtime::pool::{Pool, StartError, Work, Workers};
 use crate::runtime::signal::{Signal, SpinBudget};
 use crate::{Executor, Plan};
 use fugue_sync::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
@@ -107,8 +107,9 @@ pub struct Levels {
 }
 
 impl Levels {
-    /// An executor with `threads` threads for plans of up to `plan.n_unit_levels()` levels.
-    pub fn new(plan: &Plan, threads: usize, opts: &ExecOptions) -> Self {
+    /// An executor with `threads` threads for plans of up to `plan.n_unit_levels()` levels;
+    /// fails when the system refuses a worker thread.
+    pub fn new(plan: &Plan, threads: usize, opts: &ExecOptions) -> Result<Self, StartError> {
         let n = plan.n_unit_levels().max(1);
         let state = LevelState {
             plan: AtomicPtr::new(std::ptr::null_mut()),
@@ -123,10 +124,10 @@ impl Levels {
             signal: Signal::new(),
             budget: opts.steal_budget,
         };
-        Levels {
-            pool: Pool::new(threads.max(1), state, opts),
+        Ok(Levels {
+            pool: Pool::new(threads.max(1), state, opts)?,
             cycle: 0,
-        }
+        })
     }
 }
 

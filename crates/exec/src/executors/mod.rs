@@ -224,6 +224,16 @@ pub enum BuildError {
     /// parse.
     #[error("{0}")]
     Fault(String),
+    /// The system refused a worker thread (a process or memory limit); the message names the
+    /// worker and the system's reason.
+    #[error("{0}")]
+    Threads(String),
+}
+
+impl From<crate::runtime::pool::StartError> for BuildError {
+    fn from(e: crate::runtime::pool::StartError) -> Self {
+        BuildError::Threads(e.to_string())
+    }
 }
 
 /// Builds an executor of `kind` with `threads` threads for `plan`. `static_lists` gives the
@@ -241,14 +251,16 @@ pub fn build(
     let opts = &opts.adapted_to(threads);
     let executor: Box<dyn Executor + Send> = match kind {
         ExecutorKind::Seq => Box::new(SeqExecutor::new()),
-        ExecutorKind::Ws => Box::new(WorkStealing::new(plan, threads, opts)),
-        ExecutorKind::WsAffinity => Box::new(WorkStealing::with_affinity(plan, threads, opts)),
-        ExecutorKind::Share => Box::new(WorkSharing::new(plan, threads, ShareLock::Mutex, opts)),
-        ExecutorKind::ShareSpin => Box::new(WorkSharing::new(plan, threads, ShareLock::Spin, opts)),
-        ExecutorKind::Levels => Box::new(Levels::new(plan, threads, opts)),
+        ExecutorKind::Ws => Box::new(WorkStealing::new(plan, threads, opts)?),
+        ExecutorKind::WsAffinity => Box::new(WorkStealing::with_affinity(plan, threads, opts)?),
+        ExecutorKind::Share => Box::new(WorkSharing::new(plan, threads, ShareLock::Mutex, opts)?),
+        ExecutorKind::ShareSpin => {
+            Box::new(WorkSharing::new(plan, threads, ShareLock::Spin, opts)?)
+        }
+        ExecutorKind::Levels => Box::new(Levels::new(plan, threads, opts)?),
         ExecutorKind::Static => {
             let lists = static_lists.ok_or(BuildError::NoSchedule)?;
-            Box::new(StaticSchedule::new(plan, lists, opts).map_err(BuildError::BadSchedule)?)
+            Box::new(StaticSchedule::new(plan, lists, opts)?)
         }
     };
     crate::fault::inject(kind.name(), executor)

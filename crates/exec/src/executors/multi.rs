@@ -53,7 +53,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::executors::grain::{GrainTuner, TenantGrain};
 use crate::executors::ExecOptions;
-use crate::runtime::pool::{Pool, Work};
+use crate::runtime::pool::{Pool, StartError, Work};
 use crate::runtime::{Deque, Steal};
 use crate::trace::now;
 use crate::{Plan, NO_SLOT};
@@ -998,8 +998,14 @@ impl std::fmt::Debug for SharedPool {
 impl SharedPool {
     /// A pool of `threads` threads (the calling one included) for cycles of at most
     /// `unit_capacity` units in all tenants together. Accounts each tenant's busy time when
-    /// `timing` (two clock reads per unit). Control thread; allocates and starts the workers.
-    pub fn new(threads: usize, unit_capacity: usize, timing: bool, opts: &ExecOptions) -> Self {
+    /// `timing` (two clock reads per unit). Control thread; allocates and starts the workers;
+    /// fails when the system refuses a worker thread.
+    pub fn new(
+        threads: usize,
+        unit_capacity: usize,
+        timing: bool,
+        opts: &ExecOptions,
+    ) -> Result<Self, StartError> {
         let threads = threads.max(1);
         let opts = opts.adapted_to(threads);
         let state = MultiState {
@@ -1034,25 +1040,19 @@ impl SharedPool {
             oversubscribed: threads > crate::placement::available_cores(),
         };
         state.groups[0].threads.store(threads, Ordering::Relaxed);
-        if threads == 1 {
-            SharedPool {
-                pool: None,
-                alone: Some(state),
-                unit_capacity,
-                cycle: 0,
-                grain: TenantGrain::default(),
-                tuner: GrainTuner::default(),
-            }
+        let (pool, alone) = if threads == 1 {
+            (None, Some(state))
         } else {
-            SharedPool {
-                pool: Some(Pool::new(threads, state, &opts)),
-                alone: None,
-                unit_capacity,
-                cycle: 0,
-                grain: TenantGrain::default(),
-                tuner: GrainTuner::default(),
-            }
-        }
+            (Some(Pool::new(threads, state, &opts)?), None)
+        };
+        Ok(SharedPool {
+            pool,
+            alone,
+            unit_capacity,
+            cycle: 0,
+            grain: TenantGrain::default(),
+            tuner: GrainTuner::default(),
+        })
     }
 
     /// Sets how groups of several threads run their tenants (between cycles).

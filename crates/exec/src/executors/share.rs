@@ -13,7 +13,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::executors::ExecOptions;
 use crate::runtime::activation::Common;
-use crate::runtime::pool::{Pool, Work, Workers};
+use crate::runtime::pool::{Pool, StartError, Work, Workers};
 use crate::runtime::signal::SpinBudget;
 use crate::{Executor, Plan};
 use fugue_sync::{spin_hint, yield_now, AtomicBool, Condvar, Mutex, Ordering};
@@ -178,8 +178,14 @@ pub struct WorkSharing {
 }
 
 impl WorkSharing {
-    /// An executor with `threads` threads sharing one queue guarded by `lock`.
-    pub fn new(plan: &Plan, threads: usize, lock: ShareLock, opts: &ExecOptions) -> Self {
+    /// An executor with `threads` threads sharing one queue guarded by `lock`; fails when the
+    /// system refuses a worker thread.
+    pub fn new(
+        plan: &Plan,
+        threads: usize,
+        lock: ShareLock,
+        opts: &ExecOptions,
+    ) -> Result<Self, StartError> {
         let threads = threads.max(1);
         let cap = plan.n_units().max(1);
         let queue = match lock {
@@ -197,9 +203,9 @@ impl WorkSharing {
             queue,
             idle_budget: opts.steal_budget,
         };
-        WorkSharing {
-            pool: Pool::new(threads, state, opts),
-        }
+        Ok(WorkSharing {
+            pool: Pool::new(threads, state, opts)?,
+        })
     }
 }
 

@@ -22,7 +22,7 @@
 
 use crossbeam_utils::CachePadded;
 
-use crate::executors::ExecOptions;
+use crate::executors::{BuildError, ExecOptions};
 use crate::runtime::activation::Common;
 use crate::runtime::pool::{Pool, Work, Workers};
 use crate::runtime::signal::SpinBudget;
@@ -245,8 +245,10 @@ impl StaticSchedule {
     /// An executor running `lists[w]` on thread `w` (thread 0 = the caller). Every task of
     /// `plan` must appear in exactly one list, and each list must be in an order compatible
     /// with the dependencies (a topological order restricted to the list), as list schedules
-    /// are; otherwise an error says which task is wrong.
-    pub fn new(plan: &Plan, lists: Vec<Vec<u32>>, opts: &ExecOptions) -> Result<Self, String> {
+    /// are; otherwise an error says which task is wrong ([`BuildError::BadSchedule`]). Fails
+    /// also when the system refuses a worker thread ([`BuildError::Threads`]).
+    pub fn new(plan: &Plan, lists: Vec<Vec<u32>>, opts: &ExecOptions) -> Result<Self, BuildError> {
+        let bad = BuildError::BadSchedule;
         let n = plan.n_units();
         let name = |u: usize| unit_name(plan, u);
         let mut seen = vec![false; n];
@@ -254,15 +256,21 @@ impl StaticSchedule {
             for &t in l {
                 let t = t as usize;
                 if t >= n {
-                    return Err(format!("task {t} is not in the plan"));
+                    return Err(bad(format!("task {t} is not in the plan")));
                 }
                 if std::mem::replace(&mut seen[t], true) {
-                    return Err(format!("task `{}` appears twice in the schedule", name(t)));
+                    return Err(bad(format!(
+                        "task `{}` appears twice in the schedule",
+                        name(t)
+                    )));
                 }
             }
         }
         if let Some(t) = seen.iter().position(|s| !s) {
-            return Err(format!("task `{}` is missing from the schedule", name(t)));
+            return Err(bad(format!(
+                "task `{}` is missing from the schedule",
+                name(t)
+            )));
         }
         // Deadlock check: simulate the lists with the dependencies.
         let mut pos = vec![0usize; lists.len()];
@@ -287,10 +295,10 @@ impl StaticSchedule {
                 let w = (0..lists.len())
                     .find(|&w| pos[w] < lists[w].len())
                     .unwrap_or(0);
-                return Err(format!(
+                return Err(bad(format!(
                     "the schedule's order deadlocks at task `{}` on thread {w}",
                     name(lists[w][pos[w]] as usize)
-                ));
+                )));
             }
         }
         let threads = lists.len().max(1);
@@ -314,7 +322,7 @@ impl StaticSchedule {
             budget: opts.steal_budget,
         };
         Ok(StaticSchedule {
-            pool: Pool::new(threads, state, opts),
+            pool: Pool::new(threads, state, opts)?,
             cycle: 0,
         })
     }

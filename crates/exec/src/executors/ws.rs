@@ -23,7 +23,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::executors::ExecOptions;
 use crate::runtime::activation::Common;
-use crate::runtime::pool::{Pool, Work, Workers};
+use crate::runtime::pool::{Pool, StartError, Work, Workers};
 use crate::runtime::signal::SpinBudget;
 use crate::runtime::sources::{source_cuts, SourceRanges};
 use crate::runtime::{Deque, Steal};
@@ -348,18 +348,27 @@ pub struct WorkStealing {
 
 impl WorkStealing {
     /// An executor with `threads` threads (the caller plus `threads - 1` workers) for plans
-    /// of up to `plan.n_units()` units.
-    pub fn new(plan: &Plan, threads: usize, opts: &ExecOptions) -> Self {
+    /// of up to `plan.n_units()` units; fails when the system refuses a worker thread.
+    pub fn new(plan: &Plan, threads: usize, opts: &ExecOptions) -> Result<Self, StartError> {
         Self::build(plan, threads, opts, false)
     }
 
     /// The same with affinity (see the module documentation): a unit made ready by one thread
     /// is posted to the thread that ran it in the previous cycle.
-    pub fn with_affinity(plan: &Plan, threads: usize, opts: &ExecOptions) -> Self {
+    pub fn with_affinity(
+        plan: &Plan,
+        threads: usize,
+        opts: &ExecOptions,
+    ) -> Result<Self, StartError> {
         Self::build(plan, threads, opts, true)
     }
 
-    fn build(plan: &Plan, threads: usize, opts: &ExecOptions, affinity: bool) -> Self {
+    fn build(
+        plan: &Plan,
+        threads: usize,
+        opts: &ExecOptions,
+        affinity: bool,
+    ) -> Result<Self, StartError> {
         let threads = threads.max(1);
         let cap = plan.n_units().max(1);
         let state = WsState {
@@ -382,8 +391,8 @@ impl WorkStealing {
             selective: AtomicU32::new(0),
             patience: (opts.min_steal * 2).min(opts.steal_budget.time),
         };
-        let pool = Pool::new(threads, state, opts);
-        WorkStealing {
+        let pool = Pool::new(threads, state, opts)?;
+        Ok(WorkStealing {
             pool,
             cuts: vec![0; threads - 1],
             min_steal_ns: if threads > 1 {
@@ -393,7 +402,7 @@ impl WorkStealing {
             },
             ns_per_cost: 0.0,
             learn_in: 0,
-        }
+        })
     }
 
     /// Updates the least dominated cost worth a steal from the time and cost of a cycle's

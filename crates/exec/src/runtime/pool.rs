@@ -126,6 +126,84 @@ impl Lead {
     }
 }
 
+/// The system refused a worker thread (a process or memory limit): no pool was made, and
+/// the workers already started have left.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot start worker thread {index} of {threads}: {source}")]
+pub struct StartError {
+    /// The worker that could not start (1-based among the workers, the audio thread apart).
+    pub index: usize,
+    /// The workers asked for.
+    pub threads: usize,
+    /// Why.
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// The workers' start: each says what it could not set up (pinning, priority), then waits
+/// for the creator's word: run, or leave (a later worker could not be started). When
+/// [`Pool::new`] returns, every worker has started and will allocate or free nothing more
+/// until the pool is dropped.
+#[cfg(not(loom))]
+#[derive(Default)]
+struct Start {
+    state: std::sync::Mutex<StartState>,
+    cv: std::sync::Condvar,
+}
+
+#[cfg(not(loom))]
+#[derive(Default)]
+struct StartState {
+    arrived: usize,
+    problems: Vec<String>,
+    /// `Some(true)`: run; `Some(false)`: leave.
+    word: Option<bool>,
+}
+
+#[cfg(not(loom))]
+impl Start {
+    fn lock(&self) -> std::sync::MutexGuard<'_, StartState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A worker has started with `problems`; returns whether it is to run.
+    fn arrive(&self, problems: Vec<String>) -> bool {
+        let mut s = self.lock();
+        s.arrived += 1;
+        s.problems.extend(problems);
+        self.cv.notify_all();
+        while s.word.is_none() {
+            s = self
+                .cv
+                .wait(s)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        s.word == Some(true)
+    }
+
+    /// Waits for `workers` to have arrived, tells them to run, and returns their problems.
+    fn run(&self, workers: usize) -> Vec<String> {
+        let mut s = self.lock();
+        while s.arrived < workers {
+            s = self
+                .cv
+                .wait(s)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        s.word = Some(true);
+        self.cv.notify_all();
+        std::mem::take(&mut s.problems)
+    }
+
+    /// Tells the workers started to leave.
+    fn abandon(&self) {
+        self.lock().word = Some(false);
+        self.cv.notify_all();
+    }
+}
+
 /// A pool of `threads - 1` workers serving `W` (the audio thread is the `threads`-th).
 pub struct Pool<W: Work> {
     shared: Arc<Shared<W>>,
@@ -136,8 +214,9 @@ pub struct Pool<W: Work> {
 
 impl<W: Work> Pool<W> {
     /// Starts `threads - 1` worker threads, which wait between cycles as `opts` says
-    /// (`idle_budget`, `period`, `wake_lead`) and are placed per `opts.placement`.
-    pub fn new(threads: usize, work: W, opts: &ExecOptions) -> Self {
+    /// (`idle_budget`, `period`, `wake_lead`) and are placed per `opts.placement`. Fails when
+    /// the system refuses a thread; the workers started by then are stopped.
+    pub fn new(threads: usize, work: W, opts: &ExecOptions) -> Result<Self, StartError> {
         let placement: &Placement = &opts.placement;
         let ahead = opts.period.filter(|p| !p.is_zero()).map(|p| Ahead {
             period_ns: p.as_nanos() as u64,
@@ -158,18 +237,17 @@ impl<W: Work> Pool<W> {
         // The epoch the workers start from, read here and not in the threads: a thread that
         // starts late must still serve every cycle begun after the pool was made.
         let start = shared.epoch.seq();
-        // Workers report placement problems, then meet the creator at a barrier: when `new`
-        // returns, every worker has started and will allocate or free nothing more until the
-        // pool is dropped (the shared report stays alive in each worker until it exits).
-        // Under loom, workers are model threads with no placement and the barrier is left
-        // out (loom has none; the models do not count allocations).
+        // Workers report placement problems, then wait for the creator's word ([`Start`]):
+        // when `new` returns, every worker has started and will allocate or free nothing
+        // more until the pool is dropped (the shared start stays alive in each worker until
+        // it exits). Under loom, workers are model threads with no placement and no start
+        // (the models do not count allocations).
         #[cfg(not(loom))]
-        let report: Arc<(std::sync::Mutex<Vec<String>>, std::sync::Barrier)> = Arc::new((
-            std::sync::Mutex::new(Vec::new()),
-            std::sync::Barrier::new(threads.max(1)),
-        ));
-        let handles = (1..threads.max(1))
-            .map(|w| {
+        let report = Arc::new(Start::default());
+        let workers = threads.max(1) - 1;
+        let mut handles = Vec::with_capacity(workers);
+        for w in 1..=workers {
+            let started = {
                 let shared = shared.clone();
                 #[cfg(not(loom))]
                 let (placement, report) = (placement.clone(), report.clone());
@@ -196,25 +274,34 @@ impl<W: Work> Pool<W> {
                                 problems.push(e.to_string());
                             }
                         }
-                        report
-                            .0
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .extend(problems);
-                        report.1.wait();
+                        if !report.arrive(problems) {
+                            return;
+                        }
                     }
                     worker_loop(&shared, w, start);
                     #[cfg(not(loom))]
                     drop(report);
                 })
-                .expect("cannot start a worker thread")
-            })
-            .collect();
+            };
+            match started {
+                Ok(h) => handles.push(h),
+                Err(source) => {
+                    #[cfg(not(loom))]
+                    report.abandon();
+                    for h in handles {
+                        let _ = h.join();
+                    }
+                    return Err(StartError {
+                        index: w,
+                        threads: workers,
+                        source,
+                    });
+                }
+            }
+        }
         #[cfg(not(loom))]
         let warnings = {
-            report.1.wait();
-            let mut warnings: Vec<String> =
-                std::mem::take(&mut *report.0.lock().unwrap_or_else(|e| e.into_inner()));
+            let mut warnings = report.run(workers);
             warnings.sort();
             warnings.dedup();
             warnings
@@ -224,11 +311,11 @@ impl<W: Work> Pool<W> {
             let _ = placement;
             Vec::new()
         };
-        Pool {
+        Ok(Pool {
             shared,
             handles,
             warnings,
-        }
+        })
     }
 
     /// The shared work state.
