@@ -60,6 +60,17 @@ pub enum GraphError {
         /// The first control character.
         code: u32,
     },
+    /// A node has more attributes than [`crate::MAX_NODE_ATTRS`].
+    #[error(
+        "node `{name}` has {count} attributes, more than the {} a node may have",
+        crate::MAX_NODE_ATTRS
+    )]
+    TooManyAttributes {
+        /// The node.
+        name: String,
+        /// Its attributes.
+        count: usize,
+    },
     /// Two nodes carry the same name.
     #[error("node `{name}` is declared twice{}", first.map(|l| format!(" (first at line {})", l.line)).unwrap_or_default())]
     DuplicateNode {

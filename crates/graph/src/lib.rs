@@ -36,6 +36,11 @@ pub use model::{
 pub use places::SourcePlaces;
 pub use read::{read_file, Format};
 
+/// The most attributes one node may have (a Faust program's parameters, an LV2 plugin's
+/// controls, with the kind's own): more is refused when the node is added, so that what
+/// looks attributes up by key stays cheap.
+pub const MAX_NODE_ATTRS: usize = 4096;
+
 /// The kind that the `.stg` reader gives every node, and the `.dot` reader a node without
 /// `kind`: a task to schedule.
 pub const TASK_KIND: &str = "task";

@@ -230,7 +230,7 @@ impl GraphBuilder {
         Self::default()
     }
 
-    /// Adds a node; fails if its name is taken or holds a control character or a bidirectional mark, or its cost is
+    /// Adds a node; fails if its name is taken or holds a control character or a bidirectional mark, if it has more than [`crate::MAX_NODE_ATTRS`] attributes, or its cost is
     /// invalid.
     pub fn add_node(&mut self, node: Node) -> Result<NodeId, GraphError> {
         if !is_cost(node.cost) {
@@ -243,6 +243,12 @@ impl GraphBuilder {
             return Err(GraphError::ControlInName {
                 shown: format!("{:?}", node.name),
                 code: u32::from(c),
+            });
+        }
+        if node.attrs.len() > crate::MAX_NODE_ATTRS {
+            return Err(GraphError::TooManyAttributes {
+                name: node.name,
+                count: node.attrs.len(),
             });
         }
         if self.names.contains_key(&node.name) {

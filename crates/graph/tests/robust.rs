@@ -698,3 +698,63 @@ fn dot_numbers_with_signed_exponents_read_unquoted() {
     assert_eq!(cost("b"), 250.0);
     assert_eq!(g.edges().len(), 2);
 }
+
+/// The DOT defaults are copied into every node declared after them: bounded in all
+/// (`MAX_DEFAULT_COPIES`), with the place where the bound is passed; drawing attributes and
+/// edge attributes the graph does not read are not kept as defaults at all.
+#[test]
+fn dot_defaults_copied_into_many_nodes_are_bounded() {
+    use fugue_graph::read::dot::{parse, MAX_DEFAULT_COPIES};
+    // About 200 kB of defaults before 20,000 nodes: 4 GB of copies, refused.
+    let defaults: Vec<String> = (0..2000)
+        .map(|i| format!("k{i}=\"{}\"", "v".repeat(100)))
+        .collect();
+    let nodes: String = (0..20_000).map(|i| format!("n{i}; ")).collect();
+    let text = format!("digraph g {{ node [{}]; {nodes}}}\n", defaults.join(", "));
+    let e = parse(&text, "d.dot").unwrap_err().to_string();
+    assert!(
+        e.starts_with("d.dot:1:")
+            && e.contains(&format!("more than {} MiB", MAX_DEFAULT_COPIES >> 20)),
+        "{e}"
+    );
+    // Drawing defaults on many nodes, and edge defaults no edge reads, cost nothing.
+    let drawing = format!("shape=box, label=\"{}\"", "v".repeat(100_000));
+    let chain: String = (0..20_000)
+        .map(|i| format!("n{i} -> n{};\n", i + 1))
+        .collect();
+    let text = format!(
+        "digraph g {{ node [{drawing}, kind=\"osc\"]; edge [{drawing}, weight=2]; {chain}}}\n"
+    );
+    let g = parse(&text, "d.dot").unwrap();
+    assert_eq!(g.len(), 20_001);
+    let n = g.node(g.find("n5").unwrap());
+    assert_eq!(n.kind, "osc");
+    assert!(n.attrs.is_empty(), "{:?}", n.attrs);
+    assert!(g.edges().iter().all(|e| e.comm == 2.0));
+}
+
+/// A node of more attributes than `MAX_NODE_ATTRS` is refused at its place, in both formats
+/// that give attributes.
+#[test]
+fn a_node_of_too_many_attributes_is_refused() {
+    let n = fugue_graph::MAX_NODE_ATTRS + 1;
+    let attrs: String = (0..n).map(|i| format!("x{i}: 1, ")).collect();
+    let e = ag::parse(&format!("a = {{ kind: \"osc\", {attrs}}};\n"), "a.ag")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("a.ag:1:1: node `a` has 4097 attributes, more than the 4096"),
+        "{e}"
+    );
+    let attrs: Vec<String> = (0..n).map(|i| format!("x{i}=1")).collect();
+    let e = fugue_graph::read::dot::parse(
+        &format!("digraph {{ a [{}]; }}\n", attrs.join(", ")),
+        "a.dot",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.starts_with("a.dot:1:") && e.contains("4097 attributes"),
+        "{e}"
+    );
+}

@@ -221,6 +221,21 @@ pub const MAX_SUBGRAPH_DEPTH: usize = 64;
 /// node of one to every node of the other) are made.
 pub const MAX_EDGES: usize = 4_000_000;
 
+/// The most bytes of attributes that the `node [...]` and `edge [...]` defaults may be copied
+/// into, counted over the whole file (each node declared after them, each edge statement,
+/// each subgraph, at [`attrs_bytes`] per copy): a few hundred kilobytes of defaults before
+/// tens of thousands of nodes would otherwise take gigabytes.
+pub const MAX_DEFAULT_COPIES: usize = 64 << 20;
+
+/// What a copy of `attrs` holds in memory, about: each attribute's key and value, and its
+/// own record.
+fn attrs_bytes(attrs: &[Attr]) -> usize {
+    attrs
+        .iter()
+        .map(|a| std::mem::size_of::<Attr>() + a.key.len() + a.value.len())
+        .sum()
+}
+
 /// One `key = value` attribute as read: the value's text (a quoted string without its
 /// quotes), its byte offset, and whether it was quoted.
 #[derive(Clone, Debug)]
@@ -254,21 +269,37 @@ struct Body {
     edge_defaults: Attrs,
     /// The graph attribute `deadline`, if given.
     deadline: Option<f64>,
+    /// The bytes the defaults were copied into so far ([`MAX_DEFAULT_COPIES`]).
+    copied: usize,
 }
 
 impl Body {
     /// Declares node `name` (first mentioned at byte `pos`) with the node defaults, unless it
-    /// is declared already; returns its index.
-    fn mention(&mut self, name: &str, pos: usize) -> u32 {
+    /// is declared already; returns its index. Fails when the defaults' copies pass
+    /// [`MAX_DEFAULT_COPIES`].
+    fn mention(&mut self, name: &str, pos: usize) -> Result<u32, String> {
         if let Some(&i) = self.index.get(name) {
-            return i;
+            return Ok(i);
         }
+        self.charge(attrs_bytes(&self.node_defaults))?;
         let i = self.order.len() as u32;
         self.order.push(name.to_string());
         self.index.insert(name.to_string(), i);
         let attrs = self.node_defaults.clone();
         self.decls.push(NodeDecl { pos, attrs });
-        i
+        Ok(i)
+    }
+
+    /// Counts `bytes` more of the defaults' copies; fails past [`MAX_DEFAULT_COPIES`].
+    fn charge(&mut self, bytes: usize) -> Result<(), String> {
+        self.copied = self.copied.saturating_add(bytes);
+        if self.copied > MAX_DEFAULT_COPIES {
+            return Err(format!(
+                "the `node [...]` and `edge [...]` defaults, copied into every node, edge statement and subgraph after them, make more than {} MiB of attributes by here; give such attributes to the nodes that need them, or shorten them",
+                MAX_DEFAULT_COPIES >> 20
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -461,6 +492,9 @@ impl Parser<'_> {
         if *self.tok() != Tok::LBrace {
             return Err(self.found("expected `{` to open the subgraph"));
         }
+        let at = self.at();
+        body.charge(attrs_bytes(&body.node_defaults) + attrs_bytes(&body.edge_defaults))
+            .map_err(|m| self.err(at, m))?;
         self.k += 1;
         let saved = (body.node_defaults.clone(), body.edge_defaults.clone());
         let nodes = self.statements(body, depth + 1);
@@ -504,9 +538,19 @@ impl Parser<'_> {
             && *self.tok() == Tok::LBracket
         {
             let attrs = self.attrs()?;
+            // Only what the graph reads is kept as a default: a node's drawing attributes and
+            // an edge's attributes other than its cost, ports and feedback mark would be left
+            // out of every node and edge anyway.
             match name.to_ascii_lowercase().as_str() {
-                "node" => body.node_defaults.extend(attrs),
-                "edge" => body.edge_defaults.extend(attrs),
+                "node" => body.node_defaults.extend(
+                    attrs
+                        .into_iter()
+                        .filter(|a| !DISPLAY_ATTRIBUTES.contains(&a.key.as_str())),
+                ),
+                "edge" => body.edge_defaults.extend(attrs.into_iter().filter(|a| {
+                    a.key.eq_ignore_ascii_case("weight")
+                        || ["taillabel", "headlabel", "feedback"].contains(&a.key.as_str())
+                })),
                 _ => {}
             }
             return Ok(());
@@ -540,12 +584,12 @@ impl Parser<'_> {
                 ))
             }
             Tok::Arrow => {
-                let i = body.mention(&name, at);
+                let i = body.mention(&name, at).map_err(|m| self.err(at, m))?;
                 self.edge_chain(vec![i], at, body, depth, nodes)?
             }
             _ => {
                 let attrs = self.attrs()?;
-                let i = body.mention(&name, at);
+                let i = body.mention(&name, at).map_err(|m| self.err(at, m))?;
                 nodes.push(i);
                 body.decls[i as usize].attrs.extend(attrs);
             }
@@ -582,12 +626,15 @@ impl Parser<'_> {
                             self.err(self.at(), "ports (`node:port`) are not supported".into())
                         );
                     }
-                    vec![body.mention(&n, at)]
+                    vec![body.mention(&n, at).map_err(|m| self.err(at, m))?]
                 }
                 _ => return Err(self.found("expected a node name or a subgraph after `->`")),
             };
             chain.push((operand, at));
         }
+        let at = self.at();
+        body.charge(attrs_bytes(&body.edge_defaults))
+            .map_err(|m| self.err(at, m))?;
         let mut attrs = body.edge_defaults.clone();
         attrs.extend(self.attrs()?);
         let attrs = std::rc::Rc::new(attrs);
@@ -745,6 +792,9 @@ fn add_nodes(
         if let Some(w) = weight(&d.attrs, d.pos, &format!("node `{name}`"), text, file)? {
             node = node.with_cost(w);
         }
+        // Each key's index in `node.attrs`: a key given again (a default, then the node's
+        // own) replaces the value, found without a search through the others.
+        let mut index: HashMap<&str, usize> = HashMap::new();
         for a in &d.attrs {
             let key = &a.key;
             if key.eq_ignore_ascii_case("weight") || DISPLAY_ATTRIBUTES.contains(&key.as_str()) {
@@ -771,10 +821,11 @@ fn add_nodes(
                 } else {
                     node.declared_outputs = Some(n);
                 }
-            } else if let Some(i) = node.attrs.iter().position(|(k2, _)| k2 == key) {
+            } else if let Some(&i) = index.get(key.as_str()) {
                 node.attrs[i].1 = value(a);
                 place.attrs[i] = a.key_pos;
             } else {
+                index.insert(key, node.attrs.len());
                 node.attrs.push((key.clone(), value(a)));
                 place.attrs.push(a.key_pos);
             }
