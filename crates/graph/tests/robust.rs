@@ -758,3 +758,39 @@ fn a_node_of_too_many_attributes_is_refused() {
         "{e}"
     );
 }
+
+/// An attribute a DOT node gives twice (a default it overrides apart), a second `.ag`
+/// deadline, and a DOT `feedback` that is neither true nor false are refused at their place.
+#[test]
+fn attributes_given_twice_and_unclear_feedback_are_refused() {
+    let dot = |t: &str| fugue_graph::read::dot::parse(t, "t.dot");
+    let e = dot("digraph { a [kind=osc, freq=1, freq=2]; }\n")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "t.dot:1:32: attribute `freq` of node `a` is given twice (first at line 1, column 24); keep one"
+    );
+    let e = dot("digraph { a [freq=1];\n a [freq=2]; }\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("t.dot:2:5: attribute `freq`"), "{e}");
+    // A default overridden by the node, and the same key in two nodes: fine.
+    let g = dot("digraph { node [freq=1]; a [freq=2]; b [freq=3]; a -> b; }\n").unwrap();
+    assert_eq!(g.node(g.find("a").unwrap()).attrs.len(), 1);
+    let e = dot("digraph { a -> b [feedback=yes]; }\n")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "t.dot:1:28: attribute `feedback` of edge `a` -> `b` must be true or false, found `yes`"
+    );
+    assert!(dot("digraph { a -> b [feedback=FALSE]; }\n").is_ok());
+    let e = ag::parse("deadline = 2;\ndeadline = 1;\n", "t.ag")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "t.ag:2:1: the deadline is given twice (first at line 1, column 1); keep one"
+    );
+}

@@ -357,6 +357,8 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
     let mut node_pos: HashMap<NodeId, usize> = HashMap::new();
     let mut edge_pos: Vec<usize> = Vec::new();
     let mut raw_places: Vec<RawPlaces> = Vec::new();
+    // Where the deadline was given, to refuse a second one.
+    let mut deadline_at: Option<usize> = None;
     loop {
         let (t, at) = p.next()?;
         let name = match t {
@@ -410,6 +412,11 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
                         if v <= 0.0 {
                             return Err(p.lx.err(at3, format!("the deadline must be a positive number, found {}", crate::short_number(v))));
                         }
+                        if let Some(first) = deadline_at {
+                            let first = p.loc(first);
+                            return Err(p.lx.err(at, format!("the deadline is given twice (first at line {}, column {}); keep one", first.line, first.column)));
+                        }
+                        deadline_at = Some(at);
                         g.set_deadline(v);
                     }
                     other => {

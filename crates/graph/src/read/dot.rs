@@ -253,7 +253,10 @@ type Attrs = Vec<Attr>;
 
 struct NodeDecl {
     pos: usize,
+    /// The defaults copied in when the node was first mentioned, then its own attributes.
     attrs: Attrs,
+    /// How many of `attrs` are defaults.
+    defaults: usize,
 }
 
 /// The body of a digraph as read: nodes in order of first mention, their declarations, the
@@ -286,7 +289,12 @@ impl Body {
         self.order.push(name.to_string());
         self.index.insert(name.to_string(), i);
         let attrs = self.node_defaults.clone();
-        self.decls.push(NodeDecl { pos, attrs });
+        let defaults = attrs.len();
+        self.decls.push(NodeDecl {
+            pos,
+            attrs,
+            defaults,
+        });
         Ok(i)
     }
 
@@ -591,7 +599,26 @@ impl Parser<'_> {
                 let attrs = self.attrs()?;
                 let i = body.mention(&name, at).map_err(|m| self.err(at, m))?;
                 nodes.push(i);
-                body.decls[i as usize].attrs.extend(attrs);
+                let decl = &mut body.decls[i as usize];
+                // A key the node itself gives twice (a default it overrides apart).
+                let mut given: HashMap<&str, usize> = decl.attrs[decl.defaults..]
+                    .iter()
+                    .map(|a| (a.key.as_str(), a.key_pos))
+                    .collect();
+                for a in &attrs {
+                    if let Some(&first) = given.get(a.key.as_str()) {
+                        let first = location_of(self.text, first);
+                        return Err(self.err(
+                            a.key_pos,
+                            format!(
+                                "attribute `{}` of node `{name}` is given twice (first at line {}, column {}); keep one",
+                                a.key, first.line, first.column
+                            ),
+                        ));
+                    }
+                    given.insert(&a.key, a.key_pos);
+                }
+                decl.attrs.extend(attrs);
             }
         }
         Ok(())
@@ -922,10 +949,22 @@ fn add_edges(
         let sp = port(attrs, "taillabel", &what, text, file)?;
         let dp = port(attrs, "headlabel", &what, text, file)?;
         let (src, dst) = (g.find(a).expect("declared"), g.find(b).expect("declared"));
-        if attrs
-            .iter()
-            .any(|x| x.key == "feedback" && x.value.eq_ignore_ascii_case("true"))
-        {
+        let feedback = match attrs.iter().rev().find(|x| x.key == "feedback") {
+            None => false,
+            Some(x) if x.value.eq_ignore_ascii_case("true") => true,
+            Some(x) if x.value.eq_ignore_ascii_case("false") => false,
+            Some(x) => {
+                return Err(syntax(
+                    file,
+                    location_of(text, x.pos),
+                    format!(
+                        "attribute `feedback` of {what} must be true or false, found `{}`",
+                        crate::error::shorten_words(&x.value)
+                    ),
+                ))
+            }
+        };
+        if feedback {
             // A feedback edge (`fugue dot` writes `~>` so): one block late, no cycle.
             g.add_feedback(src, sp, dst, dp)
                 .map_err(|e| ReadError::Graph {

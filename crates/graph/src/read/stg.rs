@@ -36,9 +36,14 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
     }
     let err = |pos: usize, msg: String| syntax(file, location_of(text, pos), msg);
     let Some(header) = lines.first() else {
+        let what = if text.trim().is_empty() {
+            "empty file"
+        } else {
+            "no task before the first `#` line"
+        };
         return Err(err(
             text.len(),
-            "empty file: expected the number of tasks on the first line".into(),
+            format!("{what}: expected the number of tasks on the first line"),
         ));
     };
     if header.len() == 1 && header[0].0.bytes().all(|b| b.is_ascii_digit()) {
