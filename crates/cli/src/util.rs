@@ -97,7 +97,9 @@ pub fn message(e: &anyhow::Error) -> String {
             text.push_str(&c);
         }
     }
-    shorten_words(&fugue_graph::error::shorten_quotes(&text))
+    // One line: a line break the message holds (a path's, a program's message) is written
+    // as its escape, as the other control characters are.
+    shorten_words(&fugue_graph::error::shorten_quotes(text.trim_end())).replace('\n', "\\n")
 }
 
 pub use fugue_graph::error::{shorten_words, WORD_MAX};

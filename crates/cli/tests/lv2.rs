@@ -391,7 +391,7 @@ fn fake_bundle(dir: &Path) -> PathBuf {
         format!(
             "{prefixes}\
              <urn:fugue:test:worker> a lv2:Plugin ; doap:name \"Needs a worker\" ;\n\
-               lv2:requiredFeature <http://lv2plug.in/ns/ext/worker#schedule> ;\n  {audio} .\n\
+               lv2:requiredFeature <http://lv2plug.in/ns/ext/worker#schedule> , <http://lv2plug.in/ns/ext/state#loadDefaultState> ;\n  {audio} .\n\
              <urn:fugue:test:cv> a lv2:Plugin ; doap:name \"Has a CV input\" ;\n  {audio} , \
                [ a lv2:CVPort , lv2:InputPort ; lv2:index 2 ; lv2:symbol \"mod\" ; lv2:name \"Mod\" ] .\n\
              <urn:fugue:test:nolib> a lv2:Plugin ; doap:name \"Has no library\" ;\n  {audio} .\n"
@@ -411,8 +411,13 @@ fn a_plugin_that_needs_what_fugue_lacks_is_refused_in_one_sentence() {
     let env = [("LV2_PATH", path.to_str().unwrap())];
     let o = render(&dir, "worker", "uri: \"urn:fugue:test:worker\",", &env);
     let e = one_error(&o);
+    // Every feature missing, in one sentence.
     assert!(
-        e.contains("requires a worker thread (<http://lv2plug.in/ns/ext/worker#schedule>)"),
+        e.contains("requires ")
+            && e.contains("a worker thread (<http://lv2plug.in/ns/ext/worker#schedule>)")
+            && e.contains("saved state (<http://lv2plug.in/ns/ext/state#loadDefaultState>)")
+            && e.contains(" and ")
+            && e.contains("features fugue does not provide"),
         "{e}"
     );
     let o = render(&dir, "cv", "uri: \"urn:fugue:test:cv\",", &env);
@@ -432,7 +437,8 @@ fn a_plugin_that_needs_what_fugue_lacks_is_refused_in_one_sentence() {
     let out = stdout(&o);
     assert!(
         out.contains("urn:fugue:test:worker")
-            && out.contains("requires: http://lv2plug.in/ns/ext/worker#schedule"),
+            && out.contains("requires: ")
+            && out.contains("http://lv2plug.in/ns/ext/worker#schedule"),
         "{out}"
     );
 }
@@ -824,6 +830,17 @@ fn lv2_warnings_have_places_suggestions_and_count_under_strict() {
         "{}",
         stderr(&o)
     );
+    // `info --rate` describes the controls at that rate: a range that follows it, and a
+    // value valid only there.
+    let g = graph_file(
+        &dir,
+        "rate",
+        "p = { kind: \"lv2\", uri: \"http://plugin.org.uk/swh-plugins/analogueOsc\", freq: 30000, };\nout = { kind: \"sink\", };\np.1 -> out.1;\n",
+    );
+    let o = fugue(&["info", g.to_str().unwrap(), "--rate", "192000"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("freq 30000 (0.192 to 95808)"), "{out}");
     // An output the plugin does not have is the check's error, with its place.
     let g = graph_file(
         &dir,

@@ -128,16 +128,16 @@ pub fn check_at(graph: &TaskGraph, registry: &Registry, rate: f64) -> Vec<Proble
 /// What each node of `graph` that its kind can build says of itself beyond its kind and
 /// ports ([`fugue_dsp::DspNode::describe`]: an LV2 plugin's name, controls and control
 /// outputs), by node name, in node order; nodes with nothing to say, and nodes that cannot
-/// be built (which [`check`] reports), are left out. Builds every node (at 48 kHz, 512
-/// frames): control side.
-pub fn details(graph: &TaskGraph, registry: &Registry) -> Vec<(String, Vec<String>)> {
+/// be built (which [`check_at`] reports), are left out. Builds every node at `rate` Hz (its
+/// controls' ranges may follow the rate), 512 frames: control side.
+pub fn details(graph: &TaskGraph, registry: &Registry, rate: f64) -> Vec<(String, Vec<String>)> {
     let mut out = Vec::new();
     for id in 0..graph.len() {
         let node = graph.node(id);
         if !registry.contains(&node.kind) {
             continue;
         }
-        let ctx = NodeContext::of(graph, id, CHECK_RATE, CHECK_BLOCK);
+        let ctx = NodeContext::of(graph, id, rate, CHECK_BLOCK);
         if let Ok(built) = registry.build(&ctx, false) {
             let lines = built.0.describe();
             if !lines.is_empty() {

@@ -152,7 +152,8 @@ pub enum FaustError {
 }
 
 /// Faust's message as `file:line: message`: Faust writes `file : line : ERROR : message`;
-/// other messages keep their words, after the program's name when they do not give it.
+/// other messages keep their words, the first after the program's name when it does not
+/// give it, the lines of one message joined by `; ` (the program named once, no `;;`).
 fn compile_message(name: &str, message: &str) -> String {
     let mut trace = false;
     let lines: Vec<String> = message
@@ -177,7 +178,7 @@ fn compile_message(name: &str, message: &str) -> String {
                     format!("{file}:{line}: {msg}")
                 }
                 // No place known (`???? : -1 : ERROR : ...`).
-                [_, line, "ERROR", msg] if line.parse::<i64>().is_ok() => format!("{name}: {msg}"),
+                [_, line, "ERROR", msg] if line.parse::<i64>().is_ok() => msg.to_string(),
                 _ => {
                     let l = l.strip_prefix("ERROR : ").unwrap_or(l);
                     if let Some(rest) = l.strip_prefix("ASSERT : ") {
@@ -188,20 +189,29 @@ fn compile_message(name: &str, message: &str) -> String {
                             .map(|(_, p)| p.split(", options").next().unwrap_or(p))
                             .map(|p| p.trim_end_matches(')').to_string())
                             .unwrap_or_default();
-                        format!("{name}: Faust's compiler failed one of its internal checks ({place}): this version of Faust cannot compile the program")
-                    } else if l.starts_with(name) {
-                        l.to_string()
+                        format!("Faust's compiler failed one of its internal checks ({place}): this version of Faust cannot compile the program")
                     } else {
-                        format!("{name}: {l}")
+                        l.to_string()
                     }
                 }
             }
         })
         .collect();
-    if lines.is_empty() {
-        format!("{name}: Faust refused the program (no message)")
-    } else {
-        lines.join("; ")
+    let lines: Vec<String> = lines
+        .iter()
+        .map(|l| {
+            l.trim_end_matches(';')
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .filter(|l| !l.is_empty())
+        .collect();
+    match lines.first() {
+        None => format!("{name}: Faust refused the program (no message)"),
+        // A message that names its place (`file:line:`) or the program stands as it is.
+        Some(first) if first.starts_with(name) => lines.join("; "),
+        Some(_) => format!("{name}: {}", lines.join("; ")),
     }
 }
 
@@ -422,5 +432,13 @@ mod tests {
             "x.dsp: Faust's compiler failed one of its internal checks (file: a.cpp, line: 1, version: 2.54.9): this version of Faust cannot compile the program"
         );
         assert!(compile_message("x.dsp", "").contains("no message"));
+        // A message of several lines: the program named once, the lines joined, no `;;`.
+        assert_eq!(
+            compile_message(
+                "type.dsp",
+                "ERROR in sequential composition A:B\nThe number of outputs [1] of A must be equal to the number of inputs [2] of B\n\nHere  A = +;\nhas 1 output\n\nwhile B = _,_;\nhas 2 inputs\n"
+            ),
+            "type.dsp: ERROR in sequential composition A:B; The number of outputs [1] of A must be equal to the number of inputs [2] of B; Here A = +; has 1 output; while B = _,_; has 2 inputs"
+        );
     }
 }

@@ -272,8 +272,17 @@ fn shorten_quotes_of(message: &str) -> std::borrow::Cow<'_, str> {
     use std::borrow::Cow;
     let mut out: Option<String> = None;
     let (mut inside, mut count) = (false, 0usize);
-    for (i, c) in message.char_indices() {
-        if c == '`' {
+    let mut i = 0;
+    while i < message.len() {
+        // One character, or one escape written by `printable` (`\u{1b}`), counted as one
+        // and never cut: a message shortened twice keeps its escapes whole.
+        let rest = &message[i..];
+        let len = match rest.strip_prefix("\\u{").and_then(|r| r.find('}')) {
+            Some(close) if close <= 6 => close + 4,
+            _ => rest.chars().next().map_or(1, char::len_utf8),
+        };
+        let unit = &message[i..i + len];
+        if unit == "`" {
             if inside && count > QUOTE_MAX {
                 if let Some(o) = out.as_mut() {
                     o.push('…');
@@ -289,9 +298,10 @@ fn shorten_quotes_of(message: &str) -> std::borrow::Cow<'_, str> {
         }
         if let Some(o) = out.as_mut() {
             if !(inside && count > QUOTE_MAX) {
-                o.push(c);
+                o.push_str(unit);
             }
         }
+        i += len;
     }
     match out {
         Some(mut o) => {
@@ -356,6 +366,13 @@ mod tests {
         assert_eq!(m, format!("node `{}\\u{{1b}}…` is unknown", "a".repeat(79)));
         let m = shorten_quotes("kind `a\u{202e}b\u{2066}c`");
         assert_eq!(m, "kind `a\\u{202e}b\\u{2066}c`");
+        // Shortened twice (a reader's message, then the command's): the escapes stay whole.
+        for letters in 60..82 {
+            let name = format!("{}\x1b\x1b\x1b{}", "x".repeat(letters), "y".repeat(10));
+            let once = shorten_quotes(&format!("found `{name}` here")).into_owned();
+            assert_eq!(shorten_quotes(&once), once, "{letters}");
+            assert!(!once.contains("\\u{1…") && !once.contains("\\u…"), "{once}");
+        }
     }
 
     #[test]

@@ -794,3 +794,39 @@ fn attributes_given_twice_and_unclear_feedback_are_refused() {
         "t.ag:2:1: the deadline is given twice (first at line 1, column 1); keep one"
     );
 }
+
+/// A node's attributes given over many statements are checked for repeats in time linear in
+/// the file (100,000 statements of one node), a drawing attribute may be given again, and a
+/// second DOT deadline is refused as in `.ag`.
+#[test]
+fn dot_repeats_are_checked_in_linear_time() {
+    let dot = |t: &str| fugue_graph::read::dot::parse(t, "t.dot");
+    let many: String = (0..4000).map(|i| format!("a [k{i}=1];\n")).collect();
+    let plain: String = "a;\n".repeat(100_000);
+    let t0 = std::time::Instant::now();
+    let g = dot(&format!("digraph {{\n{many}{plain}}}\n")).unwrap();
+    assert_eq!(g.node(g.find("a").unwrap()).attrs.len(), 4000);
+    // Linear: well under a second here; the quadratic check took minutes.
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        t0.elapsed()
+    );
+    let e = dot(&format!(
+        "digraph {{\n{}}}\n",
+        (0..5000)
+            .map(|i| format!("a [k{i}=1];\n"))
+            .collect::<String>()
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.starts_with("t.dot:4098:4: node `a` has more than the 4096"),
+        "{e}"
+    );
+    assert!(dot("digraph { a [label=x]; a [label=y, color=red]; a [color=blue]; }\n").is_ok());
+    let e = dot("digraph { deadline=2; deadline=3; }\n")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(e, "t.dot:1:23: the deadline is given twice; keep one");
+}

@@ -188,17 +188,24 @@ impl Kind {
 /// cannot connect and the plugin does not let go unconnected.
 fn supported(ctx: &NodeContext<'_>, plugin: &PluginInfo) -> Result<(), NodeError> {
     let uri = &plugin.uri;
-    if let Some(f) = plugin
+    // Every feature missing, in one sentence: naming one at a time would refuse the plugin
+    // again for the next.
+    let missing: Vec<String> = plugin
         .required_features
         .iter()
-        .find(|f| !uris::PROVIDED.contains(&f.as_str()))
-    {
+        .filter(|f| !uris::PROVIDED.contains(&f.as_str()))
+        .map(|f| format!("{} (<{f}>)", uris::describe(f)))
+        .collect();
+    if !missing.is_empty() {
+        let (them, which) = if missing.len() == 1 {
+            (missing[0].clone(), "a feature")
+        } else {
+            let (last, rest) = missing.split_last().expect("two or more");
+            (format!("{} and {last}", rest.join(", ")), "features")
+        };
         return Err(attrs::bad_ports(
             ctx,
-            format!(
-                "is plugin <{uri}>, which requires {} (<{f}>), a feature fugue does not provide",
-                uris::describe(f)
-            ),
+            format!("is plugin <{uri}>, which requires {them}, {which} fugue does not provide"),
         ));
     }
     if let Some(p) = plugin

@@ -41,9 +41,13 @@ fn static_lib() -> PathBuf {
         })
 }
 
-/// Compiles `tests/c/<name>.c` into the test's temporary folder.
+/// Compiles `tests/c/<name>.c` into the test's temporary folder, under a name of the calling
+/// thread's (tests that compile one program run side by side: neither runs the other's
+/// half-written binary).
 fn compile(name: &str) -> PathBuf {
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("fugue-pool-{name}"));
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("main").replace("::", "-");
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("fugue-pool-{name}-{test}"));
     let src = crate_dir().join("tests/c").join(format!("{name}.c"));
     let status = Command::new("cc")
         .args(["-O2", "-Wall", "-Wextra", "-std=gnu11", "-I"])

@@ -161,12 +161,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         r if r != asked_rate && r > 0 => self::warnings(&args, &graph, r),
         _ => warnings,
     };
-    // Under --strict, what only the granted rate shows fails once the run's report is
+    // Said now, whatever fails later; under --strict, what only the granted rate shows
+    // (what the asked rate showed failed before the run) fails once the run's report is
     // said, as a non-finite sample does.
-    let strict_late = fugue_engine::lint::strict_error(&warnings).filter(|_| args.strict);
-    if strict_late.is_none() {
-        crate::warn::report(&warnings, false)?;
-    }
+    crate::warn::report(&warnings, false)?;
+    let strict_late = (args.strict && !warnings.is_empty()).then(|| {
+        format!(
+            "{} at the {} Hz the run played (said above); --strict makes warnings errors",
+            match warnings.len() {
+                1 => "a warning".to_string(),
+                n => format!("{n} warnings"),
+            },
+            report.sample_rate
+        )
+    });
     let exec = args.exec.request();
     let says_auto = report.auto.as_ref().is_some_and(|a| exec.says_auto(a));
     // A run too short to measure, with auto as the default, says so once its outputs are
@@ -240,6 +248,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         end(&report, &stats_note)?;
     }
     if let Some(e) = strict_late {
+        if let Some(said) = &non_finite {
+            eprintln!("fugue: warning: {said}");
+        }
         anyhow::bail!(e);
     }
     match non_finite.filter(|_| args.strict) {

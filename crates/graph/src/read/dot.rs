@@ -255,8 +255,9 @@ struct NodeDecl {
     pos: usize,
     /// The defaults copied in when the node was first mentioned, then its own attributes.
     attrs: Attrs,
-    /// How many of `attrs` are defaults.
-    defaults: usize,
+    /// The keys the node gives itself (drawing attributes apart), and where: to refuse one
+    /// given twice, in one statement or two.
+    own: HashMap<String, usize>,
 }
 
 /// The body of a digraph as read: nodes in order of first mention, their declarations, the
@@ -289,11 +290,10 @@ impl Body {
         self.order.push(name.to_string());
         self.index.insert(name.to_string(), i);
         let attrs = self.node_defaults.clone();
-        let defaults = attrs.len();
         self.decls.push(NodeDecl {
             pos,
             attrs,
-            defaults,
+            own: HashMap::new(),
         });
         Ok(i)
     }
@@ -571,6 +571,9 @@ impl Parser<'_> {
                     return Err(self.found(&format!("expected a value after `{name} =`")));
                 };
                 if name == "deadline" {
+                    if body.deadline.is_some() {
+                        return Err(self.err(at, "the deadline is given twice; keep one".into()));
+                    }
                     let d = crate::model::parse_number(v).filter(|d| *d > 0.0);
                     let Some(d) = d else {
                         return Err(self.err(
@@ -600,13 +603,13 @@ impl Parser<'_> {
                 let i = body.mention(&name, at).map_err(|m| self.err(at, m))?;
                 nodes.push(i);
                 let decl = &mut body.decls[i as usize];
-                // A key the node itself gives twice (a default it overrides apart).
-                let mut given: HashMap<&str, usize> = decl.attrs[decl.defaults..]
-                    .iter()
-                    .map(|a| (a.key.as_str(), a.key_pos))
-                    .collect();
+                // A key the node itself gives twice (a default it overrides, and a drawing
+                // attribute, which the graph leaves out, apart).
                 for a in &attrs {
-                    if let Some(&first) = given.get(a.key.as_str()) {
+                    if DISPLAY_ATTRIBUTES.contains(&a.key.as_str()) {
+                        continue;
+                    }
+                    if let Some(&first) = decl.own.get(&a.key) {
                         let first = location_of(self.text, first);
                         return Err(self.err(
                             a.key_pos,
@@ -616,7 +619,16 @@ impl Parser<'_> {
                             ),
                         ));
                     }
-                    given.insert(&a.key, a.key_pos);
+                    if decl.own.len() >= crate::MAX_NODE_ATTRS {
+                        return Err(self.err(
+                            a.key_pos,
+                            format!(
+                                "node `{name}` has more than the {} attributes a node may have",
+                                crate::MAX_NODE_ATTRS
+                            ),
+                        ));
+                    }
+                    decl.own.insert(a.key.clone(), a.key_pos);
                 }
                 decl.attrs.extend(attrs);
             }
@@ -800,8 +812,8 @@ fn value(a: &Attr) -> Value {
 
 /// Adds the nodes in order of first mention: `Weight` is the cost, `kind` the kind (default
 /// `task`), `in` and `out` the ports declared, Graphviz's display attributes
-/// ([`DISPLAY_ATTRIBUTES`]) left out, any other attribute kept ([`value`]; the last one of a
-/// key wins).
+/// ([`DISPLAY_ATTRIBUTES`]) left out, any other attribute kept ([`value`]; the node's own
+/// value of a key replaces a default's, a key the node gives twice having been refused).
 fn add_nodes(
     g: &mut GraphBuilder,
     body: &Body,
