@@ -97,9 +97,17 @@ pub fn message(e: &anyhow::Error) -> String {
             text.push_str(&c);
         }
     }
-    // One line: a line break the message holds (a path's, a program's message) is written
-    // as its escape, as the other control characters are.
-    shorten_words(&fugue_graph::error::shorten_quotes(text.trim_end())).replace('\n', "\\n")
+    one_line(&shorten_words(&fugue_graph::error::shorten_quotes(
+        text.trim_end(),
+    )))
+}
+
+/// `text` as one printable line: its control characters and bidirectional marks written as
+/// escapes ([`fugue_graph::error::printable`]), a line break (a path's, a program's message)
+/// too, so that a file name read from the command line cannot drive the terminal or split
+/// a summary.
+pub fn one_line(text: &str) -> String {
+    fugue_graph::error::printable(text).replace('\n', "\\n")
 }
 
 pub use fugue_graph::error::{shorten_words, WORD_MAX};
@@ -212,7 +220,9 @@ pub fn spinner(what: &str) -> indicatif::ProgressBar {
 pub fn warning(w: impl std::fmt::Display) {
     eprintln!(
         "fugue: warning: {}",
-        shorten_words(&fugue_graph::error::shorten_quotes(&w.to_string()))
+        one_line(&shorten_words(&fugue_graph::error::shorten_quotes(
+            &w.to_string()
+        )))
     );
 }
 

@@ -439,3 +439,35 @@ fn a_refused_worker_thread_is_one_sentence() {
     );
     assert!(stdout(&o).contains("waited 0.05 s"), "{}", stdout(&o));
 }
+
+/// A success line names its file with the control characters escaped, as an error does: a
+/// file name cannot drive the terminal.
+#[test]
+fn a_success_line_escapes_the_control_characters_of_a_path() {
+    let d = folder("we\u{1b}[31mird");
+    let g = d.join("s.ag");
+    std::fs::copy(example("synth.ag"), &g).unwrap();
+    let o = fugue(&["check", s(&g)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        !out.contains('\u{1b}') && out.contains("we\\u{1b}[31mird/s.ag: ok"),
+        "{out}"
+    );
+    let wav = d.join("o\u{7}.wav");
+    let o = fugue(&[
+        "render",
+        s(&g),
+        "-o",
+        s(&wav),
+        "--seconds",
+        "0.02",
+        "--force",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        !out.contains('\u{7}') && out.contains("o\\u{7}.wav: "),
+        "{out}"
+    );
+}

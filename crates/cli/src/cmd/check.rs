@@ -47,7 +47,14 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             }
         );
     }
-    println!("{}: {}", a.file.display(), verdict(&g, problems.len()));
+    println!(
+        "{}",
+        util::one_line(&format!(
+            "{}: {}",
+            a.file.display(),
+            verdict(&g, problems.len())
+        ))
+    );
     Ok(())
 }
 

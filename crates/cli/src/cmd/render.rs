@@ -318,7 +318,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let line = if args.json {
         serde_json::to_string(&report)?
     } else {
-        report.to_string()
+        util::one_line(&report.to_string())
     };
     // With the audio on standard output, the summary goes to standard error.
     if out.is_none() {

@@ -197,7 +197,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.json {
         println!("{}", serde_json::to_string(&summary)?);
     } else {
-        println!("{summary}");
+        println!("{}", util::one_line(&summary.to_string()));
     }
     // The per-cycle statistics, after the summary: a file that cannot be written (a full
     // disk) loses no more than the file.

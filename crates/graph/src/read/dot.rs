@@ -223,8 +223,8 @@ pub const MAX_EDGES: usize = 4_000_000;
 
 /// The most bytes of attributes that the `node [...]` and `edge [...]` defaults may be copied
 /// into, counted over the whole file (each node declared after them, each edge statement,
-/// each subgraph, at [`attrs_bytes`] per copy): a few hundred kilobytes of defaults before
-/// tens of thousands of nodes would otherwise take gigabytes.
+/// each subgraph; each attribute's key, value and record): a few hundred kilobytes of
+/// defaults before tens of thousands of nodes would otherwise take gigabytes.
 pub const MAX_DEFAULT_COPIES: usize = 64 << 20;
 
 /// What a copy of `attrs` holds in memory, about: each attribute's key and value, and its
