@@ -91,7 +91,7 @@ pub fn run(graph: &TaskGraph, cfg: &ProfileCostConfig) -> Result<ProfileCost, Be
         .map_err(|e| BenchError::Failed(format!("cannot build the engine: {e}")))
     };
     let (mut off, mut on) = (build()?, build()?);
-    on.enable_profile();
+    on.enable_profile().map_err(BenchError::Failed)?;
     let (mut h_off, mut h_on) = (Vec::new(), Vec::new());
     // The two engines run the same cycles in step: cycle i of one against cycle i of the other.
     block(&mut off, cfg.warmup, &mut h_off);

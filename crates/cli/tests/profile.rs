@@ -332,3 +332,52 @@ fn profile_says_places_and_the_graphs_warnings() {
     );
     let _ = stdout(&o);
 }
+
+/// The profile's memory (a histogram per task, about 10 KB) counts against the run's limit,
+/// before anything is allocated: a 60,000-node chain profiles as one sentence of refusal, for
+/// `profile` and `render --profile`, where it took gigabytes (a million nodes aborted).
+#[test]
+fn a_profile_too_large_for_the_memory_limit_is_refused() {
+    let dir = folder("profile", "too-large");
+    let g = dir.join("line.ag");
+    let o = fugue(&[
+        "gen",
+        "line",
+        "-n",
+        "60000",
+        "-o",
+        g.to_str().unwrap(),
+        "--force",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let wav = dir.join("o.wav");
+    for args in [
+        &["profile", g.to_str().unwrap(), "--backend", "offline"][..],
+        &[
+            "render",
+            g.to_str().unwrap(),
+            "-o",
+            wav.to_str().unwrap(),
+            "--profile",
+            "--force",
+        ][..],
+    ] {
+        let o = fugue(
+            &[
+                args,
+                &["--seconds", "0.01", "--buffer", "16", "--executor", "seq"],
+            ]
+            .concat(),
+        );
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {e}");
+        assert!(
+            e.contains("profiling this graph needs about")
+                && e.contains("a histogram for each of its 60000 tasks")
+                && e.contains("more than the 512 MiB a run may hold"),
+            "{args:?}: {e}"
+        );
+        assert_eq!(e.trim_end().lines().count(), 1, "{args:?}: {e}");
+    }
+    assert!(!wav.exists());
+}

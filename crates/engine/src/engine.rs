@@ -323,14 +323,28 @@ impl Engine {
     /// profile will use). Every later [`Engine::run_cycle`] is recorded. A pipelined plan
     /// ([`fugue_exec::Plan::pipeline`]` > 1`) is not profiled: its tasks run once per
     /// sub-block with one record each, so the profile stays off ([`Engine::profile_report`]
-    /// returns `None`); the command line refuses `--profile` with `--pipeline`.
-    pub fn enable_profile(&mut self) {
+    /// returns `None`); the command line refuses `--profile` with `--pipeline`. Refused,
+    /// before anything is allocated, when the profile and the plan together would hold more
+    /// than [`fugue_exec::MEMORY_LIMIT`] (the sentence says how much).
+    pub fn enable_profile(&mut self) -> Result<(), String> {
         if self.profiler.is_none() && self.plan.pipeline() == 1 {
+            let needed = Profiler::bytes_for(&self.plan, self.executor.threads().max(1));
+            let plan = self.plan.memory();
+            if needed.saturating_add(plan) > fugue_exec::MEMORY_LIMIT {
+                return Err(format!(
+                    "profiling this graph needs about {} MiB (a histogram for each of its {} tasks) beside the plan's {} MiB, more than the {} MiB a run may hold; profile a smaller graph, or run it without the profile",
+                    needed.div_ceil(1 << 20),
+                    self.plan.len(),
+                    plan.div_ceil(1 << 20),
+                    fugue_exec::MEMORY_LIMIT >> 20
+                ));
+            }
             self.profiler = Some(Box::new(Profiler::new(
                 &mut self.plan,
                 self.executor.as_mut(),
             )));
         }
+        Ok(())
     }
 
     /// The profile of the cycles run since [`Engine::enable_profile`] (control side;

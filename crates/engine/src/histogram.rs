@@ -51,6 +51,11 @@ impl Histogram {
         h
     }
 
+    /// The memory its buckets hold, in bytes.
+    pub(crate) fn bytes(&self) -> usize {
+        std::mem::size_of::<Self>() + self.counts.len() * std::mem::size_of::<AtomicU64>()
+    }
+
     /// Values below this have a bucket each.
     #[inline]
     fn linear(&self) -> u64 {

@@ -759,7 +759,7 @@ pub fn render(
         return Err(RenderError::NoSink);
     }
     if options.profile {
-        engine.enable_profile();
+        engine.enable_profile().map_err(RenderError::Options)?;
     }
     let channels = engine.plan.n_outputs();
     if let Output::Wav(_) = &options.output {

@@ -53,8 +53,8 @@ fn cycle_body_and_handoff_do_not_allocate() {
         engine.track_wakes();
         engine2.track_wakes();
         if profiled {
-            engine.enable_profile();
-            engine2.enable_profile();
+            engine.enable_profile().unwrap();
+            engine2.enable_profile().unwrap();
         }
         let (stats, meter) = start_stats(StatsOptions::default()).unwrap();
         let live = fugue_engine::live::queue();

@@ -39,7 +39,7 @@ fn the_profile_changes_no_sample_and_its_tables_add_up() {
             false,
         )
         .unwrap();
-        profiled.enable_profile();
+        profiled.enable_profile().unwrap();
         assert!(plain.profile_report().is_none());
         for cycle in 0..300 {
             plain.run_cycle();

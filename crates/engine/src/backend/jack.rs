@@ -348,7 +348,7 @@ pub(crate) fn run(
     let auto = engine.auto_report().cloned();
     engine.track_wakes();
     if options.profile {
-        engine.enable_profile();
+        engine.enable_profile().map_err(RunError::Options)?;
     }
     let jerr = |e: j::Error| RunError::Jack(e.to_string());
     let ins = (0..engine.plan.n_inputs())
@@ -428,7 +428,10 @@ pub(crate) fn run(
             )?;
             e.track_wakes();
             if options.profile {
-                e.enable_profile();
+                // At the new buffer size the profile may not fit: the run plays on without.
+                if let Err(why) = e.enable_profile() {
+                    warnings.push(why);
+                }
             }
             warnings.extend(w);
             let mut e = Box::new(e);

@@ -76,7 +76,7 @@ pub(crate) fn run<P: Pacer + 'static>(
     )?;
     engine.track_wakes();
     if options.profile {
-        engine.enable_profile();
+        engine.enable_profile().map_err(RunError::Options)?;
     }
     let (stats, meter) = options.start_stats()?;
     if let Some(g) = &options.granted {

@@ -120,6 +120,18 @@ fn process_cpu() -> Duration {
 }
 
 impl Profiler {
+    /// About the memory a profiler of `plan` run by `threads` threads holds: a histogram per
+    /// node (about 10 KB each) and two per thread, and each task's and cell's records and
+    /// names. Known before anything is allocated.
+    pub fn bytes_for(plan: &Plan, threads: usize) -> usize {
+        let hist = histogram().bytes();
+        let names: usize = (0..plan.len()).map(|t| plan.name(t).len()).sum();
+        plan.len().saturating_mul(hist + 256)
+            + plan.n_cells().saturating_mul(256)
+            + names.saturating_mul(3)
+            + (2 * threads + 1) * hist
+    }
+
     /// A profiler for `plan` run by `exec` (control thread; allocates). Turns the plan's and
     /// the executor's records on.
     pub fn new(plan: &mut Plan, exec: &mut dyn Executor) -> Profiler {
