@@ -373,7 +373,7 @@ fn a_profile_too_large_for_the_memory_limit_is_refused() {
         assert_eq!(o.status.code(), Some(1), "{args:?}: {e}");
         assert!(
             e.contains("profiling this graph needs about")
-                && e.contains("a histogram for each of its 60000 tasks")
+                && e.contains("a histogram for each of its 60000 nodes")
                 && e.contains("more than the 512 MiB a run may hold"),
             "{args:?}: {e}"
         );

@@ -328,13 +328,13 @@ impl Engine {
     /// than [`fugue_exec::MEMORY_LIMIT`] (the sentence says how much).
     pub fn enable_profile(&mut self) -> Result<(), String> {
         if self.profiler.is_none() && self.plan.pipeline() == 1 {
-            let needed = Profiler::bytes_for(&self.plan, self.executor.threads().max(1));
+            let (needed, nodes) = Profiler::bytes_for(&self.plan, self.executor.threads().max(1));
             let plan = self.plan.memory();
             if needed.saturating_add(plan) > fugue_exec::MEMORY_LIMIT {
                 return Err(format!(
-                    "profiling this graph needs about {} MiB (a histogram for each of its {} tasks) beside the plan's {} MiB, more than the {} MiB a run may hold; profile a smaller graph, or run it without the profile",
+                    "profiling this graph needs about {} MiB (a histogram for each of its {} nodes) beside the plan's {} MiB, more than the {} MiB a run may hold; profile a smaller graph, or run it without the profile",
                     needed.div_ceil(1 << 20),
-                    self.plan.len(),
+                    nodes,
                     plan.div_ceil(1 << 20),
                     fugue_exec::MEMORY_LIMIT >> 20
                 ));

@@ -754,7 +754,7 @@ fn a_node_of_too_many_attributes_is_refused() {
     .unwrap_err()
     .to_string();
     assert!(
-        e.starts_with("a.dot:1:") && e.contains("4097 attributes"),
+        e.starts_with("a.dot:1:") && e.contains("has more than the 4096 attributes"),
         "{e}"
     );
 }

@@ -136,7 +136,7 @@ pub fn say(problems: &[Problem], file: &Path) {
         };
         for line in std::iter::once(line).chain(also) {
             match p.severity {
-                Severity::Error => eprintln!("fugue: error: {line}"),
+                Severity::Error => eprintln!("fugue: error: {}", util::one_line(&line)),
                 Severity::Warning => util::warning(line),
             }
         }

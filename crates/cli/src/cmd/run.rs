@@ -236,7 +236,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let non_finite =
         (report.non_finite > 0).then(|| non_finite_line(&args.graph, report.non_finite));
     if let Some(said) = non_finite.as_deref().filter(|_| !args.strict) {
-        eprintln!("fugue: warning: {said}");
+        util::warning(said);
     }
     // Relaxed: set by the control thread, which is done with it.
     if quit.load(std::sync::atomic::Ordering::Relaxed) {
@@ -249,7 +249,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     if let Some(e) = strict_late {
         if let Some(said) = &non_finite {
-            eprintln!("fugue: warning: {said}");
+            util::warning(said);
         }
         anyhow::bail!(e);
     }

@@ -430,7 +430,9 @@ pub(crate) fn run(
             if options.profile {
                 // At the new buffer size the profile may not fit: the run plays on without.
                 if let Err(why) = e.enable_profile() {
-                    warnings.push(why);
+                    warnings.push(format!(
+                        "after the buffer-size change to {wanted} frames the profile is off: {why}"
+                    ));
                 }
             }
             warnings.extend(w);

@@ -120,16 +120,25 @@ fn process_cpu() -> Duration {
 }
 
 impl Profiler {
-    /// About the memory a profiler of `plan` run by `threads` threads holds: a histogram per
-    /// node (about 10 KB each) and two per thread, and each task's and cell's records and
-    /// names. Known before anything is allocated.
-    pub fn bytes_for(plan: &Plan, threads: usize) -> usize {
+    /// About the memory a profiler of `plan` run by `threads` threads holds, and the graph
+    /// nodes it profiles: a histogram per node (about 10 KB each) and two per thread, each
+    /// task's and cell's records and names, each dependency's. Known before anything is
+    /// allocated.
+    pub fn bytes_for(plan: &Plan, threads: usize) -> (usize, usize) {
         let hist = histogram().bytes();
+        // A node's tasks (a split sum's groups) share its histogram.
+        let nodes = (0..plan.len())
+            .filter(|&t| plan.task_of(plan.node_of(t)) == t)
+            .count();
         let names: usize = (0..plan.len()).map(|t| plan.name(t).len()).sum();
-        plan.len().saturating_mul(hist + 256)
+        let edges: usize = (0..plan.len()).map(|t| plan.successors(t).len()).sum();
+        let bytes = nodes.saturating_mul(hist + 128)
+            + plan.len().saturating_mul(128)
             + plan.n_cells().saturating_mul(256)
             + names.saturating_mul(3)
-            + (2 * threads + 1) * hist
+            + edges.saturating_mul(8)
+            + (2 * threads + 1) * hist;
+        (bytes, nodes)
     }
 
     /// A profiler for `plan` run by `exec` (control thread; allocates). Turns the plan's and
