@@ -448,3 +448,44 @@ fn more_channels_than_a_wav_header_holds_are_refused() {
     let align = u16::from_le_bytes([h[32], h[33]]);
     assert_eq!(align, 40_000, "a frame's bytes in the header");
 }
+
+/// A string's pitch bound follows the rate at its node; at a rate where no pitch fits, the
+/// message says so instead of naming an empty range ("between 20 and 0.5 Hz").
+#[test]
+fn a_string_at_a_rate_too_low_for_any_pitch_says_so() {
+    let d = folder("karplus-rate");
+    let g = write(
+        &d,
+        "string.ag",
+        r#"k = { kind: "karplus", freq: 220, }; s = { kind: "sink", }; k.1 -> s.1;"#,
+    );
+    let out = d.join("out.wav");
+    let render = |rate: &str| {
+        fugue(&[
+            "render",
+            &g,
+            "-o",
+            out.to_str().unwrap(),
+            "--seconds",
+            "2",
+            "--rate",
+            rate,
+            "--force",
+        ])
+    };
+    let o = render("1");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("cannot be played at 1 Hz")
+            && stderr(&o).contains("must be above 40 Hz")
+            && !stderr(&o).contains("between 20 and 0.5"),
+        "{}",
+        stderr(&o)
+    );
+    let o = render("400");
+    assert!(
+        stderr(&o).contains("must be between 20 and 200 Hz (half the rate at this node)"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -34,7 +34,17 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
         "freq",
         freq,
         (20.0..rate / 2.0).contains(&freq),
-        &format!("must be between 20 and {} Hz", rate / 2.0),
+        &if rate > 40.0 {
+            format!(
+                "must be between 20 and {} Hz (half the rate at this node)",
+                rate / 2.0
+            )
+        } else {
+            // No pitch fits: the string needs at least 20 Hz below half the rate.
+            format!(
+                "cannot be played at {rate} Hz: a string's pitch is at least 20 Hz and below half the rate, so the rate at this node must be above 40 Hz"
+            )
+        },
     )?;
     let decay = attrs::or(ctx, "decay", 0.996)?;
     attrs::check(
