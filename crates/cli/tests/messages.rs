@@ -128,18 +128,26 @@ fn lengths_under_one_sample_or_cycle_are_refused() {
     }
 }
 
-/// Refused real-time priority is said once, not once per thread or priority. Needs root to
-/// take the capability away from the child.
-#[test]
-fn a_real_time_refusal_is_said_once() {
+/// Whether this test runs as root with setpriv (util-linux) at hand, which it needs `why`;
+/// says the test is skipped when not.
+fn root_with_setpriv(test: &str, why: &str) -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
     let root = unsafe { libc::geteuid() == 0 };
     let setpriv = Command::new("setpriv").arg("--help").output().is_ok();
     if !root || !setpriv {
-        common::skip(
-            "a_real_time_refusal_is_said_once",
-            "needs root and setpriv (util-linux) to run fugue without CAP_SYS_NICE",
-        );
+        common::skip(test, &format!("needs root and setpriv (util-linux) {why}"));
+    }
+    root && setpriv
+}
+
+/// Refused real-time priority is said once, not once per thread or priority. Needs root to
+/// take the capability away from the child.
+#[test]
+fn a_real_time_refusal_is_said_once() {
+    if !root_with_setpriv(
+        "a_real_time_refusal_is_said_once",
+        "to run fugue without CAP_SYS_NICE",
+    ) {
         return;
     }
     let d = folder("rt");
@@ -333,14 +341,10 @@ fn ctl_to_a_file_and_a_huge_task_count_are_said_as_what_they_are() {
 /// user under `ulimit -u`.
 #[test]
 fn a_refused_worker_thread_is_one_sentence() {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let root = unsafe { libc::geteuid() == 0 };
-    let setpriv = Command::new("setpriv").arg("--help").output().is_ok();
-    if !root || !setpriv {
-        common::skip(
-            "a_refused_worker_thread_is_one_sentence",
-            "needs root and setpriv (util-linux) to run fugue as another user with few processes",
-        );
+    if !root_with_setpriv(
+        "a_refused_worker_thread_is_one_sentence",
+        "to run fugue as another user with few processes",
+    ) {
         return;
     }
     // The binary, the examples and the test's folder must be reachable by that user (a
