@@ -500,3 +500,55 @@ fn info_and_check_count_a_feedback_edge_as_the_file_writes_it() {
         String::from_utf8_lossy(&o.stdout)
     );
 }
+
+/// A task graph (DOT nodes with no kind) with a feedback edge is still a task graph: `info`
+/// summarises it, with no complaint about kinds or a missing sink.
+#[test]
+fn info_of_a_task_graph_with_a_feedback_edge_needs_no_kinds() {
+    let d = tmpdir("task-feedback");
+    let f = d.join("fb.dot");
+    std::fs::write(&f, "digraph g { a -> b; a -> b [feedback=true]; }\n").unwrap();
+    let o = fugue(&["info", "--json", f.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["nodes"], 2, "{v}");
+}
+
+/// The DOT text of a graph whose Faust nodes name their programs relative to the graph's
+/// folder renders the same from another folder: `dot -o` names them from where it writes
+/// (unchanged in the graph's own folder).
+#[test]
+fn dot_output_elsewhere_still_finds_the_faust_programs() {
+    if !fugue_faust::available_for("dot_output_elsewhere_still_finds_the_faust_programs") {
+        return;
+    }
+    let d = tmpdir("dot-faust");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/faust");
+    for f in ["chain.ag", "synth.dsp", "effects.dsp"] {
+        std::fs::copy(root.join(f), d.join(f)).unwrap();
+    }
+    std::fs::create_dir_all(d.join("sub")).unwrap();
+    let render = |graph: &str, out: &str| {
+        let o = Command::new(env!("CARGO_BIN_EXE_fugue"))
+            .args(["render", graph, "-o", out, "--seconds", "0.5", "-e", "seq"])
+            .current_dir(&d)
+            .env_remove(common::FAULT_VAR)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{graph}: {}", stderr(&o));
+        std::fs::read(d.join(out)).unwrap()
+    };
+    let want = render("chain.ag", "a.wav");
+    for (dot, reads) in [("sub/c.dot", "/synth.dsp"), ("c.dot", "\"synth.dsp\"")] {
+        let o = Command::new(env!("CARGO_BIN_EXE_fugue"))
+            .args(["dot", "chain.ag", "-o", dot])
+            .current_dir(&d)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{dot}: {}", stderr(&o));
+        let text = std::fs::read_to_string(d.join(dot)).unwrap();
+        assert!(text.contains(reads), "{dot}: {text}");
+        assert!(render(dot, &format!("{dot}.wav")) == want, "{dot}");
+    }
+}

@@ -149,3 +149,26 @@ fn ctrl_c_at_the_prompt_stops_the_host_as_sigint() {
         "the half-typed line ran: {err}"
     );
 }
+
+/// A byte that is not UTF-8 typed at the prompt (a terminal set to Latin-1 typing `é`) is
+/// one error line, and the host plays on: the next command runs, and `quit` ends it with
+/// status 0.
+#[test]
+fn a_byte_that_is_not_utf8_at_the_prompt_is_an_error_line() {
+    let state = folder("host-shell", "state-latin1");
+    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+    let (mut child, mut master, screen, reader) = shell(root, &state);
+    wait_for(&screen, "`help COMMAND` says what one does");
+    master.write_all(b"load a examples/pluck.ag\r").unwrap();
+    wait_for(&screen, "loaded a (id 1)");
+    master.write_all(b"caf\xe9\r").unwrap();
+    wait_for(&screen, "error: a byte that is not UTF-8 was typed");
+    master.write_all(b"list\r").unwrap();
+    wait_for(&screen, "1 loaded: a (id 1");
+    master.write_all(b"quit\r").unwrap();
+    let (status, err) = common::stderr_at_exit(&mut child);
+    drop(master);
+    let _ = reader.join();
+    assert!(status.success(), "{err}");
+    assert!(err.contains("host: "), "{err}");
+}

@@ -76,10 +76,12 @@ pub use fugue_graph::TASK_KIND;
 /// Whether some node of `graph` gives a kind other than [`TASK_KIND`]: a graph to render, not
 /// only to schedule.
 pub fn has_kinds(graph: &TaskGraph) -> bool {
-    graph
-        .nodes()
-        .iter()
-        .any(|n| !n.kind.is_empty() && n.kind != TASK_KIND)
+    // A feedback edge's two nodes have the plan compiler's own kinds: a task graph with a
+    // feedback edge is still a task graph.
+    (0..graph.len()).any(|v| {
+        let n = graph.node(v);
+        !n.kind.is_empty() && n.kind != TASK_KIND && !graph.is_feedback_node(v)
+    })
 }
 
 /// The sample rate and block at which nodes are built to check them.

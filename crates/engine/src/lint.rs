@@ -261,10 +261,7 @@ pub fn lint(graph: &TaskGraph, registry: &Registry, rate: f64) -> Vec<Warning> {
     let is_sink: Vec<bool> = graph.nodes().iter().map(|n| n.kind == "sink").collect();
     let has_sink = is_sink.contains(&true);
     // A task graph (.stg, .dot: nodes of the task kind or none) has no sink by nature.
-    let audio = graph
-        .nodes()
-        .iter()
-        .any(|n| !n.kind.is_empty() && n.kind != fugue_graph::TASK_KIND);
+    let audio = crate::check::has_kinds(graph);
     if graph.is_empty() {
         out.push(Warning::Empty);
     } else if audio && !has_sink {

@@ -1,6 +1,6 @@
 //! `fugue dot FILE [-o OUT]`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use fugue_engine::graphviz::{self, Drawing};
@@ -36,7 +36,14 @@ pub const DRAW_WARN_NODES: usize = 2_000;
 
 /// Runs `fugue dot`.
 pub fn run(a: Args) -> anyhow::Result<()> {
-    let g = util::read_graph(&a.file, a.format)?;
+    let mut g = util::read_graph(&a.file, a.format)?;
+    // The DOT text names the files its nodes read from where it is written (the output's
+    // folder; the working directory on standard output), as a render of it will read them.
+    let written_in = match &a.output {
+        Some(path) => path.parent().unwrap_or(Path::new("")),
+        None => Path::new(""),
+    };
+    rebase_files(&mut g, a.file.parent().unwrap_or(Path::new("")), written_in);
     let name = a
         .file
         .file_stem()
@@ -88,5 +95,50 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             "{}: unknown output type `{ext}`; expected .dot, .gv, .svg, .png or .pdf",
             path.display()
         ))),
+    }
+}
+
+/// Makes the `file` attributes of `graph` (read from folder `from`), which name files from
+/// `from`, name them from folder `to`: unchanged when both are the same folder or the path is
+/// absolute, else made absolute (a relative path from `to` could pass through a link).
+fn rebase_files(graph: &mut fugue_graph::TaskGraph, from: &Path, to: &Path) {
+    let same = |a: &Path, b: &Path| {
+        let real = |p: &Path| {
+            std::fs::canonicalize(if p.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                p
+            })
+        };
+        matches!((real(a), real(b)), (Ok(a), Ok(b)) if a == b)
+    };
+    if same(from, to) {
+        return;
+    }
+    for v in 0..graph.len() {
+        let Some(fugue_graph::Value::Str(f)) = graph.node(v).attr("file").cloned() else {
+            continue;
+        };
+        let path = Path::new(&f);
+        if path.is_absolute() || f.is_empty() {
+            continue;
+        }
+        let joined = from.join(path);
+        // The file's folder resolved where it exists (the file itself may be missing: then
+        // a render says so, as it would have from the graph).
+        let absolute = match (joined.parent(), joined.file_name()) {
+            (Some(dir), Some(name)) => std::fs::canonicalize(if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            })
+            .map(|d| d.join(name))
+            .or_else(|_| std::path::absolute(&joined)),
+            _ => std::path::absolute(&joined),
+        };
+        if let Ok(absolute) = absolute {
+            let text = absolute.to_string_lossy().into_owned();
+            graph.set_attr(v, "file", fugue_graph::Value::Str(text));
+        }
     }
 }

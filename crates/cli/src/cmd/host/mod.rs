@@ -502,6 +502,20 @@ fn prompt_lines(tx: mpsc::Sender<Request>, json: bool, names: shell::Names) {
                 wait_briefly(|| crate::signals::received().is_some());
                 return;
             }
+            // A byte that is no UTF-8 (a terminal set to another encoding): the line up to it
+            // is dropped, said as standard input's lines say it, and the host plays on.
+            Err(rustyline::error::ReadlineError::Io(e))
+                if e.kind() == std::io::ErrorKind::InvalidData =>
+            {
+                println!(
+                    "{}",
+                    Reply::failed(
+                        "parse",
+                        "a byte that is not UTF-8 was typed, and the line up to it is dropped; set the terminal to UTF-8"
+                    )
+                    .line(json)
+                );
+            }
             // Ctrl-D (the end of input) or a terminal that failed: quit cleanly.
             Err(_) => {
                 let _ = Request::ask(&tx, "quit".into(), None);
