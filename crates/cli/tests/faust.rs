@@ -86,6 +86,19 @@ fn a_dsp_file_renders_as_a_graph_of_one_node() {
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(text.contains("faust 1, sink 1, source 1"), "{text}");
+    // Of a graph that sets parameters, `info` gives the values set, beside the program's
+    // defaults, and the defaults of the others.
+    let o = fugue(&["info", &example("faust/chain.ag")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("/effects/time 0.25 as set (0.01 to 1, the program's default 0.3)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("/effects/damp (0 to 1, initially 0.4)"),
+        "{text}"
+    );
 }
 
 #[test]

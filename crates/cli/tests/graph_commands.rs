@@ -224,6 +224,24 @@ fn gen_writes_readable_graphs_and_never_overwrites() {
         stderr(&o)
     );
     assert!(!d.join("k.ag").exists());
+    // A diamond's size is its depth or a node count, not both.
+    let o = fugue(&[
+        "gen",
+        "diamond",
+        "--depth",
+        "2",
+        "--nodes",
+        "5",
+        "-o",
+        d.join("k.ag").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("takes --depth D or --nodes N, not both"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!d.join("k.ag").exists());
     // No temporary files left behind.
     let left: Vec<_> = std::fs::read_dir(&d)
         .unwrap()

@@ -355,7 +355,10 @@ fn a_recording_that_cannot_be_written_is_said_while_the_host_plays_on() {
     // The summary of what the host did is said all the same, with where the recording
     // stopped.
     assert!(
-        e.contains("host: ") && e.contains("where the recording stopped"),
+        e.contains("host: ")
+            && e.contains(
+                "recorded 0 frames to /dev/full, where the recording stopped: the disk is full"
+            ),
         "{e}"
     );
 }

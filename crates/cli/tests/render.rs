@@ -489,3 +489,55 @@ fn a_string_at_a_rate_too_low_for_any_pitch_says_so() {
         stderr(&o)
     );
 }
+
+/// An input WAV whose format chunk comes after its samples (valid RIFF, which the reader
+/// cannot follow) is refused with that said, not as a header that both lacks and names a
+/// format.
+#[test]
+fn an_input_with_its_format_after_its_samples_says_so() {
+    let d = folder("fmt-after-data");
+    let g = write(
+        &d,
+        "src.ag",
+        "i = { kind: \"source\", };\ns = { kind: \"sink\", };\ni.1 -> s.1;\n",
+    );
+    let samples: Vec<u8> = (0..8i16).flat_map(|s| s.to_le_bytes()).collect();
+    let mut fmt = Vec::new();
+    for v in [1u16, 1] {
+        fmt.extend(v.to_le_bytes());
+    }
+    fmt.extend(48_000u32.to_le_bytes());
+    fmt.extend(96_000u32.to_le_bytes());
+    fmt.extend(2u16.to_le_bytes());
+    fmt.extend(16u16.to_le_bytes());
+    let mut body = b"WAVEdata".to_vec();
+    body.extend((samples.len() as u32).to_le_bytes());
+    body.extend(&samples);
+    body.extend(b"fmt ");
+    body.extend((fmt.len() as u32).to_le_bytes());
+    body.extend(&fmt);
+    let mut file = b"RIFF".to_vec();
+    file.extend((body.len() as u32).to_le_bytes());
+    file.extend(body);
+    let input = d.join("late-fmt.wav");
+    std::fs::write(&input, file).unwrap();
+    let out = d.join("out.wav");
+    let o = fugue(&[
+        "render",
+        &g,
+        "--input",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "late-fmt.wav: its format chunk (of 16-bit integer samples) comes after its samples"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stderr(&o).contains("though it names"), "{}", stderr(&o));
+    assert!(!out.exists());
+}

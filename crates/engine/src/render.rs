@@ -349,6 +349,11 @@ fn read_input(path: &Path, rate: u32) -> Result<Vec<Vec<f32>>, RenderError> {
     let file = std::fs::File::open(path).map_err(|e| err(e.to_string()))?;
     read_wav(std::io::BufReader::new(file), rate).map_err(|e| match e {
         WavInputError::Format(e) => err(match wav_format(path) {
+            // A format chunk that the reader met only after the samples (it reads the chunks
+            // in order, and the samples need the format first).
+            Some(f) if supported(&f) && e.to_string().contains("missing fmt chunk") => {
+                format!("its format chunk (of {f}) comes after its samples, where fugue does not read it; write the file again with its format chunk first")
+            }
             // A format it reads, refused all the same: the header is what is wrong.
             Some(f) if supported(&f) => {
                 format!("its header is not valid ({e}), though it names {f}")

@@ -790,14 +790,13 @@ fn names_foreign_constants(code: &str) -> bool {
 /// The name in the interpreter's refusal of a C constant or variable (`accessing foreign
 /// constant 'K' is not allowed in this compilation mode!`).
 fn foreign_constant_named(message: &str) -> Option<String> {
-    let at = message
-        .find("foreign constant '")
-        .map(|i| i + "foreign constant '".len())
-        .or_else(|| {
-            message
-                .find("foreign variable '")
-                .map(|i| i + "foreign variable '".len())
-        })?;
+    quoted_after(message, "foreign constant '")
+        .or_else(|| quoted_after(message, "foreign variable '"))
+}
+
+/// The name that `message` quotes right after `opening` (which ends with the opening quote).
+fn quoted_after(message: &str, opening: &str) -> Option<String> {
+    let at = message.find(opening)? + opening.len();
     let name = message[at..].split('\'').next()?;
     Some(name.to_string())
 }
@@ -1430,6 +1429,15 @@ impl Faust {
             }
             if message.is_empty() && source.code.trim().is_empty() {
                 message = "the program is empty: it defines no `process`".to_string();
+            }
+            // A C function that libfaust itself refuses to call (`calling foreign function
+            // 'F' is not allowed in this compilation mode!`): said as fugue says the
+            // functions it refuses.
+            if let Some(function) = quoted_after(&message, "calling foreign function '") {
+                return Err(FaustError::Foreign {
+                    name: source.name.clone(),
+                    functions: vec![function],
+                });
             }
             // A library that cannot be found is said without its place: the line of the
             // program that names it, when one does.

@@ -309,14 +309,25 @@ impl DspNode for FaustNode {
         isolated(p)
     }
 
-    /// The program's ports and its parameters with their ranges (all live).
+    /// The program's ports and its parameters with their ranges (all live), each with the
+    /// value the graph sets, if any.
     fn describe(&self) -> Vec<String> {
         let params: Vec<String> = self
             .factory
             .params
             .iter()
-            .filter(|p| p.is_input())
-            .map(|p| format!("{} ({} to {}, initially {})", p.path, p.min, p.max, p.init))
+            .enumerate()
+            .filter(|(_, p)| p.is_input())
+            .map(|(i, p)| {
+                // The last setting of a parameter is the one that applies.
+                match self.settings.iter().rev().find(|&&(k, _)| k == i) {
+                    Some(&(_, v)) => format!(
+                        "{} {v} as set ({} to {}, the program's default {})",
+                        p.path, p.min, p.max, p.init
+                    ),
+                    None => format!("{} ({} to {}, initially {})", p.path, p.min, p.max, p.init),
+                }
+            })
             .collect();
         vec![
             format!(

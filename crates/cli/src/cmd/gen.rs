@@ -149,7 +149,12 @@ fn shape(a: &Args, costs: CostRange) -> anyhow::Result<gen::Shape> {
         },
         Shape::Diamond => {
             let depth = match (a.depth, a.nodes) {
-                (Some(d), _) => d,
+                (Some(_), Some(_)) => {
+                    return Err(util::usage(
+                        "fugue gen diamond takes --depth D or --nodes N, not both (the depth sets the size)",
+                    ))
+                }
+                (Some(d), None) => d,
                 (None, Some(n)) => gen::nearest_diamond(n),
                 (None, None) => {
                     return Err(util::usage(

@@ -23,7 +23,7 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
     if ctx.outputs > 0 {
         return Err(attrs::bad_ports(
             ctx,
-            "is an output of the render and has no output port",
+            "is an output of the graph and has no output port: remove the edges that leave it",
         ));
     }
     let volume = attrs::volume(ctx)?;

@@ -363,6 +363,9 @@ fn start_recorder(
         .spawn(move || {
             let every = u64::from(rate / 4).max(1);
             let mut next_update = every;
+            // The frames the file's header counts, flushed: what a write error leaves
+            // recorded (the frames handed to the writer since may not have reached the file).
+            let mut saved = 0;
             while let Some(block) = rx.recv() {
                 if failed.get().is_some() {
                     continue;
@@ -371,6 +374,9 @@ fn start_recorder(
                 if res.is_ok() && writer.frames() >= next_update {
                     next_update = writer.frames() + every;
                     res = writer.update_sizes();
+                    if res.is_ok() {
+                        saved = writer.frames();
+                    }
                 }
                 if let Err(e) = res {
                     let _ = failed.set(crate::render::write_reason(&e));
@@ -378,11 +384,11 @@ fn start_recorder(
             }
             let frames = writer.frames();
             if let Some(e) = failed.get() {
-                return (frames, Some(e.clone()));
+                return (saved, Some(e.clone()));
             }
             match writer.finalize() {
                 Ok(()) => (frames, None),
-                Err(e) => (frames, Some(crate::render::write_reason(&e))),
+                Err(e) => (saved, Some(crate::render::write_reason(&e))),
             }
         })
         .map_err(|source| HostError::Io {

@@ -170,7 +170,8 @@ pub struct HostReport {
     pub cycles: u64,
     /// Things to say once (pinning or priority refused, ...).
     pub warnings: Vec<String>,
-    /// Frames written to the recording.
+    /// Frames written to the recording (when it stopped on an error: those its file's header
+    /// counts, flushed before the error).
     pub recorded_frames: u64,
     /// Why the recording stopped before the host did (a full disk, a reader gone), if it did.
     pub record_error: Option<String>,
@@ -196,7 +197,7 @@ impl HostReport {
                     String::new()
                 };
                 let stopped = match &self.record_error {
-                    Some(e) => format!(", where the recording stopped ({e})"),
+                    Some(e) => format!(", where the recording stopped: {e}"),
                     None => String::new(),
                 };
                 format!(

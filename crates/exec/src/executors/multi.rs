@@ -77,6 +77,12 @@ const UNIT_BITS: u32 = 26;
 /// several), else `(j << 1) | busy`: its next cycle `j`, and whether a thread holds it.
 const TAKEN: u64 = 0xffff;
 
+/// How many cycles a free entry may lag the one a thread holds, at cycle `j` of a run of
+/// `run`, before the thread turns to it: a quarter of the cycles left, at least one.
+fn slack(run: usize, j: usize) -> usize {
+    (run.saturating_sub(j) / 4).max(1)
+}
+
 /// What a thread claimed of a whole entry.
 enum Claim {
     /// Tenant `k` (table index), for the run's one cycle.
@@ -91,6 +97,9 @@ enum Claim {
         cur: u64,
         n: usize,
         run: usize,
+        /// The claiming thread's rank in the group: its home entries are `rank, rank + t,
+        /// ...` (`t` the group's threads).
+        rank: usize,
     },
 }
 
@@ -494,23 +503,35 @@ impl MultiState {
             }
         };
         loop {
-            // The free entry furthest behind; on a tie, its home entries first (a tenant
-            // stays on one core while the load is even), then the others from the next on.
-            let mut best: Option<(usize, usize, u64)> = None;
-            let home = (rank..n).step_by(t);
-            let others = (1..=n)
-                .map(|d| (rank + d) % n)
-                .filter(|p| p % t != rank % t);
-            for p in home.chain(others) {
-                // Relaxed: a look; the claim below is the read-modify-write that counts.
-                let e = group.whole_claim[p].load(Ordering::Relaxed);
-                if let Some(j) = free(e) {
-                    if best.is_none_or(|(bj, _, _)| j < bj) {
-                        best = Some((j, p, e));
+            // The free home entry furthest behind (a tenant stays on its home core, its
+            // state and buffers in that core's cache), unless another thread's free entry
+            // lags it by twice the slack of [`MultiState::keep_or_hand_back`] (that thread
+            // is slow, or has more to run) or the thread has no home entry left; then the
+            // other entry furthest behind, from the next on.
+            let furthest = |entries: &mut dyn Iterator<Item = usize>| {
+                let mut best: Option<(usize, usize, u64)> = None;
+                for p in entries {
+                    // Relaxed: a look; the claim below is the read-modify-write that counts.
+                    let e = group.whole_claim[p].load(Ordering::Relaxed);
+                    if let Some(j) = free(e) {
+                        if best.is_none_or(|(bj, _, _)| j < bj) {
+                            best = Some((j, p, e));
+                        }
                     }
                 }
-            }
-            let (j, p, e) = best?;
+                best
+            };
+            let home = furthest(&mut (rank..n).step_by(t));
+            let other = furthest(
+                &mut (1..=n)
+                    .map(|d| (rank + d) % n)
+                    .filter(|p| p % t != rank % t),
+            );
+            let (j, p, e) = match (home, other) {
+                (Some(h), Some(o)) if o.0 + 2 * slack(run, h.0) <= h.0 => o,
+                (Some(h), _) => h,
+                (None, o) => o?,
+            };
             let held = (cur << 16) | ((j as u64) << 1) | 1;
             // AcqRel: one thread holds an entry at a time; its claim sees the writes of the
             // thread that ran the entry's previous cycle (its Release store of the word).
@@ -527,16 +548,20 @@ impl MultiState {
                     cur,
                     n,
                     run,
+                    rank,
                 });
             }
         }
     }
 
-    /// Whether an entry of group `g`'s first `n` is free for a cycle before `j` of run `cur`
-    /// (a tenant further behind than one at cycle `j`).
-    fn behind(&self, g: usize, cur: u64, n: usize, j: usize) -> bool {
+    /// Whether an entry of group `g`'s first `n` is free for a cycle before `home` of run
+    /// `cur`, when it is a home entry of the thread of rank `rank`, or before `other` when it
+    /// is another's (a tenant further behind than one at that cycle).
+    fn behind(&self, g: usize, cur: u64, n: usize, rank: usize, home: usize, other: usize) -> bool {
         let group = &self.groups[g];
-        group.whole_claim[..n].iter().any(|w| {
+        let t = group.threads.load(Ordering::Relaxed).max(1);
+        group.whole_claim[..n].iter().enumerate().any(|(p, w)| {
+            let j = if p % t == rank % t { home } else { other };
             // Relaxed: a look.
             let e = w.load(Ordering::Relaxed);
             let (r, state) = (e >> 16, e & TAKEN);
@@ -653,6 +678,7 @@ impl MultiState {
             cur,
             n,
             run,
+            rank,
         } = c
         else {
             return 0;
@@ -685,7 +711,7 @@ impl MultiState {
                 // Relaxed: read after the run's end (units-left protocol).
                 t.captured.store(run, Ordering::Relaxed);
             }
-            if !self.keep_or_hand_back(g, p, cur, n, j, run) {
+            if !self.keep_or_hand_back(g, p, cur, n, j, run, rank) {
                 return ran;
             }
         }
@@ -695,6 +721,7 @@ impl MultiState {
     /// cycles, after the entry's cycle `j - 1`: marks the entry done (`j == run`), or hands
     /// it back with its next cycle `j` free for any thread when a free entry is far enough
     /// behind, or keeps it. Returns whether the thread keeps it (and runs cycle `j` next).
+    #[allow(clippy::too_many_arguments)]
     fn keep_or_hand_back(
         &self,
         g: usize,
@@ -703,6 +730,7 @@ impl MultiState {
         n: usize,
         j: usize,
         run: usize,
+        rank: usize,
     ) -> bool {
         let word = &self.groups[g].whole_claim[p];
         if j == run {
@@ -710,11 +738,20 @@ impl MultiState {
             word.store((cur << 16) | TAKEN, Ordering::Release);
             return false;
         }
-        // Kept while no free entry is `slack` cycles behind: a quarter of the cycles left,
-        // so that a tenant stays on one core for stretches (moving it takes its state and
-        // buffers to another core's cache), and the threads end the run together.
-        let slack = ((run - j) / 4).max(1);
-        if self.behind(g, cur, n, (j + 1).saturating_sub(slack)) {
+        // Kept while no free home entry of the thread is `slack` cycles behind (a quarter of
+        // the cycles left), nor another thread's entry twice that: a tenant stays on one
+        // core for stretches (moving it takes its state and buffers to another core's
+        // cache), the thread turns to its other home tenants in time, and the threads end
+        // the run together.
+        let slack = slack(run, j);
+        if self.behind(
+            g,
+            cur,
+            n,
+            rank,
+            (j + 1).saturating_sub(slack),
+            (j + 1).saturating_sub(2 * slack),
+        ) {
             // Release: the thread that claims its next cycle sees this one's writes.
             let order = if fugue_sync::fault::active("cycle-hand-back-relaxed") {
                 // Broken on purpose (loom): the next cycle's thread may not see this one's.
@@ -1125,7 +1162,7 @@ impl SharedPool {
                 });
                 got.push((p, j));
                 j += 1;
-                if !s.keep_or_hand_back(0, p, cur, n, j, run) {
+                if !s.keep_or_hand_back(0, p, cur, n, j, run, w) {
                     break;
                 }
             }
