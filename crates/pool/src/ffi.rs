@@ -84,7 +84,7 @@ fn init(nthreads: c_int, qlen: c_int, f: TaskFunc, closure: *mut c_void) -> Resu
     let policy = match std::env::var(POLICY_ENV) {
         // Set but empty: as unset (`FUGUE_POOL_POLICY= ./prog`).
         Ok(name) if name.trim().is_empty() => Policy::default(),
-        Ok(name) => name.parse::<Policy>().map_err(|e| {
+        Ok(name) => name.trim().parse::<Policy>().map_err(|e| {
             say!("sched_init: {e} (set {POLICY_ENV} to one of them).");
             libc::EINVAL
         })?,
@@ -102,7 +102,13 @@ fn init(nthreads: c_int, qlen: c_int, f: TaskFunc, closure: *mut c_void) -> Resu
         b = b.threads(nthreads as usize);
     }
     let pool = b.build().map_err(|e| {
-        say!("sched_init: {e}.");
+        match &e {
+            // The count came from the default, not the caller.
+            BuildError::TooManyThreads { limit, why, requested } if nthreads <= 0 => say!(
+                "sched_init: nthreads {nthreads} asks for one thread per core, {requested}, more than the limit of {limit} ({why}); pass a count."
+            ),
+            _ => say!("sched_init: {e}."),
+        }
         match e {
             BuildError::Spawn { .. } => libc::EAGAIN,
             _ => libc::EINVAL,

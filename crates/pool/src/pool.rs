@@ -101,17 +101,22 @@ impl PoolBuilder {
         }
         let registry = Arc::new(Registry::new(self.policy, n, self.capacity));
         let mut handles = Vec::with_capacity(n);
+        let stack = self.stack_size.unwrap_or(DEFAULT_STACK_SIZE);
         for index in 0..n {
             let r = registry.clone();
             let h = std::thread::Builder::new()
                 .name(format!("fugue-pool-{index}"))
-                .stack_size(self.stack_size.unwrap_or(DEFAULT_STACK_SIZE))
+                .stack_size(stack)
                 .spawn(move || WorkerThread::run(r, index));
             match h {
                 Ok(h) => handles.push(h),
                 Err(source) => {
                     stop(&registry, handles);
-                    return Err(BuildError::Spawn { index, source });
+                    return Err(BuildError::Spawn {
+                        index,
+                        stack,
+                        source,
+                    });
                 }
             }
         }

@@ -206,3 +206,35 @@ fn the_header_builds_as_c89_c99_c11_and_cpp_without_warnings_and_an_empty_policy
         assert!(run.status.success(), "{compiler} {lang}: {run:?}");
     }
 }
+
+/// A policy name with blanks around it is the policy (`FUGUE_POOL_POLICY=" steal"` from a
+/// quoted shell line), and the default thread count refused by RLIMIT_NPROC is said as the
+/// default's, not as a count the program passed.
+#[test]
+fn a_padded_policy_name_is_read_and_a_refused_default_count_says_so() {
+    let exe = compile("quicksort");
+    let out = Command::new(&exe)
+        .args(["-n", "1000"])
+        .env("FUGUE_POOL_POLICY", " steal\t")
+        .output()
+        .expect("run quicksort");
+    assert!(out.status.success(), "{out:?}");
+    // One thread allowed; the default asks for one per core (at least 2 where the test
+    // runs on more than one core).
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        return;
+    }
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(format!("ulimit -u 1 && exec '{}' -n 1000 -t 0", exe.display()))
+        .output()
+        .expect("run quicksort");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("sched_init: nthreads 0 asks for one thread per core")
+            && err.contains("RLIMIT_NPROC")
+            && err.contains("Invalid argument"),
+        "{err}"
+    );
+}

@@ -53,7 +53,10 @@ int sched_init(int nthreads, int qlen, taskfunc f, void *closure);
  * the queue that would take it already holds qlen tasks (the task is not queued: the caller
  * may run it itself), or EINVAL for a null f or s, or when every task of s has finished (a
  * spawn from a thread outside the pool that no running task waits for; said once on stderr).
- * A task queued (0 returned) runs before sched_init returns. */
+ * A task queued (0 returned) runs before sched_init returns. Each queued task takes about
+ * 64 bytes until it runs, and qlen bounds each queue: a queue that cannot get the memory it
+ * needs ends the process (abort), as a failed allocation does in Rust; bound the tasks in
+ * flight with qlen where memory is short. */
 int sched_spawn(taskfunc f, void *closure, struct scheduler *s);
 
 #ifdef __cplusplus
