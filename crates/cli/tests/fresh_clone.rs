@@ -219,4 +219,21 @@ fn spec_mistakes_are_named_at_once() {
         e.contains("unknown executor `wsx` in the spec; expected one of seq, ws, ws-affinity"),
         "{e}"
     );
+    // A value of the wrong type names its field, and the type in words.
+    for (value, says) in [
+        ("threads = [-1]", "neg.toml:3:12: field `threads`: invalid value: integer `-1`, expected a whole number, 0 or more"),
+        ("seconds = \"1\"", "neg.toml:3:11: field `seconds`: invalid type: string \"1\", expected a number"),
+    ] {
+        std::fs::write(
+            d.join("neg.toml"),
+            format!("graphs = [\"line\"]\nexecutors = [\"seq\"]\n{value}\nbuffers = [64]\nloads = [\"idle\"]\n{}\n",
+                if value.starts_with("threads") { "seconds = 1" } else { "threads = [2]" }),
+        )
+        .unwrap();
+        let o = fugue_in(&d, &["bench", "study", "neg.toml", "--dry-run"]);
+        assert_eq!(o.status.code(), Some(1), "{value}");
+        let e = stderr(&o);
+        assert!(e.contains(says), "{value}: {e}");
+        assert!(!e.contains("usize") && !e.contains("f64"), "{e}");
+    }
 }

@@ -570,3 +570,19 @@ fn dot_output_elsewhere_still_finds_the_faust_programs() {
         assert!(render(dot, &format!("{dot}.wav")) == want, "{dot}");
     }
 }
+
+/// A schedule of a graph with a feedback edge says what its two extra tasks are.
+#[test]
+fn a_schedule_names_the_tasks_of_a_feedback_edge() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let comb = root.join("examples/comb.ag");
+    let o = fugue(&["schedule", comb.to_str().unwrap(), "-p", "2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("(7 tasks, 8 edges)"), "{text}");
+    assert!(
+        text.contains("feedback       1 edge, each two of the tasks"),
+        "{text}"
+    );
+    assert!(text.contains("g.1~>mix.2 (kept)"), "{text}");
+}

@@ -226,7 +226,10 @@ fn a_padded_policy_name_is_read_and_a_refused_default_count_says_so() {
     }
     let out = Command::new("bash")
         .arg("-c")
-        .arg(format!("ulimit -u 1 && exec '{}' -n 1000 -t 0", exe.display()))
+        .arg(format!(
+            "ulimit -u 1 && exec '{}' -n 1000 -t 0",
+            exe.display()
+        ))
         .output()
         .expect("run quicksort");
     let err = String::from_utf8_lossy(&out.stderr);

@@ -128,13 +128,14 @@ pub fn parse(text: &str, file: &str) -> Result<Spec, String> {
 /// A TOML error as `file:line:column: message` (the place where toml's span starts).
 fn toml_error(text: &str, file: &str, e: &toml::de::Error) -> String {
     // toml's message may run over several lines: one sentence here.
-    let message = e
-        .message()
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join(": ");
+    let message = plain_types(
+        &e.message()
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(": "),
+    );
     let Some(span) = e.span() else {
         return format!("{file}: {message}");
     };
@@ -145,7 +146,43 @@ fn toml_error(text: &str, file: &str, e: &toml::de::Error) -> String {
     let before = &text[..start];
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
-    format!("{file}:{line}:{column}: {message}")
+    // The field the value belongs to: the key of its line, when the line has one.
+    let key = text
+        .lines()
+        .nth(line - 1)
+        .and_then(|l| l.split_once('='))
+        .map(|(k, _)| k.trim().trim_matches('"'))
+        .filter(|k| FIELDS.contains(k));
+    match key {
+        Some(k) => format!("{file}:{line}:{column}: field `{k}`: {message}"),
+        None => format!("{file}:{line}:{column}: {message}"),
+    }
+}
+
+/// `message` with serde's names of Rust types in words (`expected usize`: `expected a whole
+/// number, 0 or more`).
+fn plain_types(message: &str) -> String {
+    let mut out = message.to_string();
+    for (rust, words) in [
+        ("usize", "a whole number, 0 or more"),
+        ("u64", "a whole number, 0 or more"),
+        ("u32", "a whole number, 0 or more"),
+        ("u16", "a whole number, 0 or more"),
+        ("u8", "a whole number, 0 or more"),
+        ("i64", "a whole number"),
+        ("i32", "a whole number"),
+        ("f64", "a number"),
+        ("f32", "a number"),
+    ] {
+        let from = format!("expected {rust}");
+        if out.ends_with(&from)
+            || out.contains(&format!("{from} "))
+            || out.contains(&format!("{from},"))
+        {
+            out = out.replace(&from, &format!("expected {words}"));
+        }
+    }
+    out
 }
 
 pub(super) fn default_busy() -> usize {

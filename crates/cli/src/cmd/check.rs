@@ -72,10 +72,11 @@ fn verdict(g: &TaskGraph, warnings: usize) -> String {
         1 => " (1 warning)".into(),
         n => format!(" ({n} warnings)"),
     };
+    let (nodes, edges) = (g.written_nodes(), g.written_edges());
     format!(
-        "ok, {} nodes, {} edges; {what}{warned}",
-        g.written_nodes(),
-        g.written_edges()
+        "ok, {nodes} node{}, {edges} edge{}; {what}{warned}",
+        if nodes == 1 { "" } else { "s" },
+        if edges == 1 { "" } else { "s" }
     )
 }
 

@@ -96,11 +96,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         )));
     }
     out.write(text.as_bytes())?;
+    let (nodes, edges) = (g.len(), g.edges().len());
     eprintln!(
-        "wrote {} ({} nodes, {} edges)",
+        "wrote {} ({nodes} node{}, {edges} edge{})",
         a.output.display(),
-        g.len(),
-        g.edges().len()
+        if nodes == 1 { "" } else { "s" },
+        if edges == 1 { "" } else { "s" }
     );
     Ok(())
 }

@@ -301,6 +301,8 @@ struct Text {
     time_limit: f64,
     /// The search's own lower bound.
     search_bound: f64,
+    /// The graph's feedback edges (each is two of its tasks).
+    feedback: usize,
 }
 
 impl ScheduleReport {
@@ -375,6 +377,7 @@ impl ScheduleReport {
                 width,
                 time_limit,
                 search_bound: out.lower_bound,
+                feedback: g.feedback_edges().len(),
             },
         }
     }
@@ -439,6 +442,7 @@ impl fmt::Display for ScheduleReport {
             width,
             time_limit,
             search_bound,
+            feedback,
         } = self.text;
         let unit = self.time_unit;
         writeln!(
@@ -460,6 +464,13 @@ impl fmt::Display for ScheduleReport {
             self.processors, self.processors_used
         )?;
         writeln!(f, "costs          {}", self.cost_source)?;
+        if feedback > 0 {
+            writeln!(
+                f,
+                "feedback       {}, each two of the tasks: `A.p~>B.q` plays the block kept from the previous cycle, `A.p~>B.q (kept)` keeps this cycle's",
+                counted(feedback, "edge")
+            )?;
+        }
         // Each processor's tasks, in one pass (not one pass over the tasks per processor).
         let mut by_proc: Vec<Vec<&ScheduledTask>> = vec![Vec::new(); lanes];
         for t in &self.tasks {
