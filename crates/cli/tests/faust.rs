@@ -1024,6 +1024,13 @@ fn foreign_functions_outside_the_math_library_are_refused() {
             "f = ffunction(float frexpf(float, int), <math.h>, \"\");\nprocess = f(0.5, 4096);\n",
             "frexpf",
         ),
+        // Called with a constant (libfaust itself refuses it, in its own words, as it does
+        // for piano.dsp of Faust's examples).
+        (
+            "fx.dsp",
+            "f = ffunction(float getValueX(float), <piano.h>, \"\");\nprocess = f(0.5) * 0.1;\n",
+            "getValueX",
+        ),
     ] {
         let p = dir.join(name);
         std::fs::write(&p, text).unwrap();
@@ -1060,6 +1067,28 @@ fn foreign_functions_outside_the_math_library_are_refused() {
         "0.1",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
+    // A math function that Faust's interpreter does not call (`erf`) is not said to be
+    // outside the math library: the LLVM backend runs it.
+    std::fs::write(
+        dir.join("erf.dsp"),
+        "import(\"stdfaust.lib\");\nprocess = ma.erf(0.5) * 0.1;\n",
+    )
+    .unwrap();
+    let g = dir.join("erf.ag");
+    std::fs::write(
+        &g,
+        "e = { kind: \"faust\", file: \"erf.dsp\", backend: \"interp\", };\nout = { kind: \"sink\", };\ne.1 -> out.1;\n",
+    )
+    .unwrap();
+    let o = fugue(&["check", g.to_str().unwrap()]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("Faust's interpreter does not call `erff` of the C math library")
+            && e.contains("use `backend: \"llvm\"`")
+            && !e.contains("outside the math library"),
+        "{e}"
+    );
 }
 
 /// A program that reads a C constant or variable fugue cannot give it (Faust's `fconstant`,

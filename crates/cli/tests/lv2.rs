@@ -782,6 +782,20 @@ fn lv2_warnings_have_places_suggestions_and_count_under_strict() {
         e.contains("g.ag:2:78:") && e.contains("attribute `Drive`"),
         "{e}"
     );
+    // A port's name without its unit (`Frequency` of `Frequency (Hz)`) is taken as meant
+    // for the port's symbol.
+    let named = graph_file(
+        &dir,
+        "named",
+        "o = { kind: \"lv2\", uri: \"http://plugin.org.uk/swh-plugins/analogueOsc\", Frequency: 100, };\n\
+         out = { kind: \"sink\", };\no.1 -> out.1;\n",
+    );
+    let e2 = stderr(&fugue(&["check", named.to_str().unwrap()]));
+    assert!(
+        e2.contains("attribute `Frequency`, which is no control")
+            && e2.contains("did you mean `freq`?"),
+        "{e2}"
+    );
     assert_eq!(
         e.matches("lowpass_iir> does not declare lv2:hardRTCapable")
             .count(),

@@ -104,8 +104,15 @@ fn lengths_under_one_sample_or_cycle_are_refused() {
     let o = fugue(&["render", &g, "-o", s(&wav), "--seconds", "1e-9"]);
     assert!(
         stderr(&o).contains(
-            "--seconds 0.000000001 is shorter than one sample at 48000 Hz; the shortest length is 0.0000209 s"
+            "--seconds 1e-9 is shorter than one sample at 48000 Hz; the shortest length is 0.0000209 s"
         ),
+        "{}",
+        stderr(&o)
+    );
+    // A tiny length is echoed as written short, not as 300 digits.
+    let o = fugue(&["render", &g, "-o", s(&wav), "--seconds", "1e-300"]);
+    assert!(
+        stderr(&o).contains("--seconds 1e-300 is shorter than one sample"),
         "{}",
         stderr(&o)
     );

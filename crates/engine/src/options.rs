@@ -338,7 +338,8 @@ pub fn check_seconds(s: f64, max: f64, unit: Option<(f64, &str)>) -> Result<(), 
         // Rounded up, so that the value shown is accepted.
         let shortest = (unit_seconds * 1e7).ceil() / 1e7;
         return Err(format!(
-            "--seconds {s} is shorter than {unit}; the shortest length is {shortest:.7} s"
+            "--seconds {} is shorter than {unit}; the shortest length is {shortest:.7} s",
+            fugue_graph::short_number(s)
         ));
     }
     Ok(())

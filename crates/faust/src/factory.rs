@@ -747,11 +747,7 @@ const LIBRARY_FUNCTIONS: &[&str] = &["arc4random"];
 /// delete an instance) and the C math library's ([`MATH_FUNCTIONS`]): what
 /// a program's `ffunction`s bring in (`abort`, `exit`, `raise`: the process would run them).
 fn foreign_functions(ir: &str) -> Vec<String> {
-    let math = |n: &str| {
-        MATH_FUNCTIONS.contains(&n)
-            || n.strip_suffix(['f', 'l'])
-                .is_some_and(|b| MATH_FUNCTIONS.contains(&b))
-    };
+    let math = is_math;
     let mut out: Vec<String> = ir
         .lines()
         .filter_map(|l| l.strip_prefix("declare "))
@@ -767,6 +763,15 @@ fn foreign_functions(ir: &str) -> Vec<String> {
     out.sort();
     out.dedup();
     out
+}
+
+/// Whether `name` is a function of the C math library ([`MATH_FUNCTIONS`]), in any of its
+/// `float`, `double` or `long double` forms (`erff`, `erf`, `erfl`).
+fn is_math(name: &str) -> bool {
+    MATH_FUNCTIONS.contains(&name)
+        || name
+            .strip_suffix(['f', 'l'])
+            .is_some_and(|b| MATH_FUNCTIONS.contains(&b))
 }
 
 /// Whether the program's text names a C constant or variable (Faust's `fconstant`,
@@ -1434,10 +1439,16 @@ impl Faust {
             // 'F' is not allowed in this compilation mode!`): said as fugue says the
             // functions it refuses.
             if let Some(function) = quoted_after(&message, "calling foreign function '") {
-                return Err(FaustError::Foreign {
-                    name: source.name.clone(),
-                    functions: vec![function],
-                });
+                if !is_math(&function) {
+                    return Err(FaustError::Foreign {
+                        name: source.name.clone(),
+                        functions: vec![function],
+                    });
+                }
+                // A math function that only the interpreter refuses (`erf`).
+                message = format!(
+                    "Faust's interpreter does not call `{function}` of the C math library, which the LLVM backend does; use `backend: \"llvm\"`"
+                );
             }
             // A library that cannot be found is said without its place: the line of the
             // program that names it, when one does.

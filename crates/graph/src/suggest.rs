@@ -4,8 +4,9 @@
 /// The candidate closest to `word`, when one is close enough to be a likely misspelling:
 /// Jaro–Winkler similarity of at least 0.8 (which also takes `freq` for `frequency`), or a
 /// Damerau–Levenshtein distance of 1 (a letter added, dropped, changed or two swapped) for
-/// names of 3 letters and more, of 2 from 4 letters. Ties go to the smaller edit
-/// distance, then to the first candidate. `word` itself is never suggested.
+/// names of 3 letters and more, of 2 from 4 letters, compared without case (a name in the
+/// wrong case is the nearest there is). Ties go to the smaller edit distance, then to the
+/// first candidate. `word` itself is never suggested.
 ///
 /// ```
 /// use fugue_graph::suggest::nearest;
@@ -13,15 +14,19 @@
 /// assert_eq!(nearest("oscc", kinds), Some("osc"));
 /// assert_eq!(nearest("frequency", ["freq", "volume", "phase"]), Some("freq"));
 /// assert_eq!(nearest("zzz", kinds), None);
+/// assert_eq!(nearest("FREQ", ["phase", "freq"]), Some("freq"));
 /// ```
 pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let mut best: Option<(&'a str, f64, usize)> = None;
+    // Compared without case: `FREQ` is a typo of `freq` (distance 0, the nearest there is).
+    let lower = word.to_lowercase();
     for c in candidates {
         if c == word || c.is_empty() {
             continue;
         }
-        let similarity = strsim::jaro_winkler(word, c);
-        let distance = strsim::damerau_levenshtein(word, c);
+        let c_lower = c.to_lowercase();
+        let similarity = strsim::jaro_winkler(&lower, &c_lower);
+        let distance = strsim::damerau_levenshtein(&lower, &c_lower);
         let short = word.chars().count().min(c.chars().count());
         let close =
             similarity >= 0.8 || (short >= 3 && distance == 1) || (short >= 4 && distance <= 2);

@@ -402,10 +402,16 @@ pub fn lint(ctx: &NodeContext<'_>) -> Vec<LintNote> {
             continue;
         }
         // The control meant: the same symbol in another case, the port's name given for its
-        // symbol, else the nearest symbol.
+        // symbol (with or without the unit in parentheses that ends many names:
+        // `Frequency (Hz)`), else the nearest symbol.
+        let bare = |name: &str| name.split(" (").next().unwrap_or(name).trim().to_string();
         let meant = plugin
             .controls()
-            .find(|p| p.symbol.eq_ignore_ascii_case(attr) || p.name.eq_ignore_ascii_case(attr))
+            .find(|p| {
+                p.symbol.eq_ignore_ascii_case(attr)
+                    || p.name.eq_ignore_ascii_case(attr)
+                    || bare(&p.name).eq_ignore_ascii_case(attr)
+            })
             .map(|p| p.symbol.as_str())
             .or_else(|| fugue_graph::suggest::nearest(attr, symbols.iter().copied()));
         out.push(LintNote::attr(

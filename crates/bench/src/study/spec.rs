@@ -93,7 +93,7 @@ pub const FIELDS: [&str; 17] = [
 pub fn parse(text: &str, file: &str) -> Result<Spec, String> {
     let table: toml::Table = text
         .parse()
-        .map_err(|e: toml::de::Error| toml_error(text, file, &e))?;
+        .map_err(|e: toml::de::Error| toml_error(text, file, &e, false))?;
     let known = &FIELDS[..];
     let unknown: Vec<&str> = table
         .keys()
@@ -122,11 +122,13 @@ pub fn parse(text: &str, file: &str) -> Result<Spec, String> {
             problems.join("; ")
         ));
     }
-    toml::from_str(text).map_err(|e| toml_error(text, file, &e))
+    toml::from_str(text).map_err(|e| toml_error(text, file, &e, true))
 }
 
-/// A TOML error as `file:line:column: message` (the place where toml's span starts).
-fn toml_error(text: &str, file: &str, e: &toml::de::Error) -> String {
+/// A TOML error as `file:line:column: message` (the place where toml's span starts), with
+/// the field named when `typed` (an error of a value's type: the key of its line; a syntax
+/// error may be found on the line after the one at fault).
+fn toml_error(text: &str, file: &str, e: &toml::de::Error, typed: bool) -> String {
     // toml's message may run over several lines: one sentence here.
     let message = plain_types(
         &e.message()
@@ -152,7 +154,7 @@ fn toml_error(text: &str, file: &str, e: &toml::de::Error) -> String {
         .nth(line - 1)
         .and_then(|l| l.split_once('='))
         .map(|(k, _)| k.trim().trim_matches('"'))
-        .filter(|k| FIELDS.contains(k));
+        .filter(|k| typed && FIELDS.contains(k));
     match key {
         Some(k) => format!("{file}:{line}:{column}: field `{k}`: {message}"),
         None => format!("{file}:{line}:{column}: {message}"),

@@ -136,9 +136,16 @@ fn rebase_files(graph: &mut fugue_graph::TaskGraph, from: &Path, to: &Path) {
             .or_else(|_| std::path::absolute(&joined)),
             _ => std::path::absolute(&joined),
         };
-        if let Ok(absolute) = absolute {
-            let text = absolute.to_string_lossy().into_owned();
-            graph.set_attr(v, "file", fugue_graph::Value::Str(text));
+        match absolute.as_ref().map(|a| a.to_str()) {
+            Ok(Some(text)) => {
+                graph.set_attr(v, "file", fugue_graph::Value::Str(text.to_string()));
+            }
+            // A folder whose name is not UTF-8 cannot be written in a graph's text.
+            _ => util::warning(format!(
+                "node `{}`: its file `{f}` is left as the graph names it, relative to {}, which the DOT text cannot name from where it is written",
+                graph.node(v).name,
+                if from.as_os_str().is_empty() { ".".to_string() } else { from.display().to_string() }
+            )),
         }
     }
 }

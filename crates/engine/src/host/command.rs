@@ -322,7 +322,8 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
                 })?;
             Command::Gain {
                 name: name(&args[0])?,
-                db,
+                // -0 is 0 dB (said as `0 dB`, not `-0 dB`).
+                db: db + 0.0,
             }
         }
         "set" => {
@@ -432,6 +433,11 @@ mod tests {
                 db: -6.0
             })
         );
+        // -0 dB is 0 dB, said without its sign.
+        match parse("gain a -0").unwrap() {
+            Some(Command::Gain { db, .. }) => assert!(db == 0.0 && db.is_sign_positive()),
+            other => panic!("{other:?}"),
+        }
         assert_eq!(
             parse("gain a -3.5dB").unwrap(),
             Some(Command::Gain {

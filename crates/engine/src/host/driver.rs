@@ -363,8 +363,9 @@ fn start_recorder(
         .spawn(move || {
             let every = u64::from(rate / 4).max(1);
             let mut next_update = every;
-            // The frames the file's header counts, flushed: what a write error leaves
-            // recorded (the frames handed to the writer since may not have reached the file).
+            // The frames flushed with the sizes in the header (a stream: flushed): what a
+            // write error leaves recorded at least (frames handed to the writer since may not
+            // have reached the file).
             let mut saved = 0;
             while let Some(block) = rx.recv() {
                 if failed.get().is_some() {

@@ -340,8 +340,9 @@ impl Group {
 
     /// How many of `n` members `grain` runs whole in a run of `run` cycles
     /// ([`Group::split_members`]). In a run of several, balanced runs every member whole
-    /// when there are at least as many as threads: their cycles are claimed one by one, the
-    /// furthest behind first ([`MultiState::claim_whole`]), so any count spreads evenly.
+    /// when there are at least as many as threads: their cycles are claimed one by one, each
+    /// thread's home members furthest behind first, another's when it lags
+    /// ([`MultiState::claim_whole`]), so any count spreads evenly.
     fn whole_count(&self, n: usize, grain: TenantGrain, run: usize) -> usize {
         let threads = self.threads.load(Ordering::Relaxed);
         if threads <= 1 {
@@ -463,7 +464,8 @@ impl MultiState {
 
     /// Claims a tenant that group `g` runs whole this run ([`Group::split_members`]), from
     /// the entry at thread `w`'s rank on: the tenant for the run's one cycle, or, in a run
-    /// of several, the free entry furthest behind, from its next cycle.
+    /// of several, its free home entry furthest behind (another thread's when that one lags
+    /// it by twice the keep slack, or when it has no home entry left), from its next cycle.
     #[inline]
     fn claim_whole(&self, w: usize, g: usize) -> Option<Claim> {
         let rank = self.thread_rank[w].load(Ordering::Relaxed);
@@ -666,7 +668,8 @@ impl MultiState {
 
     /// Runs the whole entry claimed in `c` ([`Claim::Cycles`]) from its cycle `j` on, cycle
     /// after cycle, each one's outputs copied to the tenant's capture, while no free entry
-    /// is further behind; then hands it back (its next cycle free for any thread) or marks
+    /// lags it by more than the slack ([`MultiState::keep_or_hand_back`]); then hands it back
+    /// (its next cycle free for any thread) or marks
     /// it done. A panic ends the tenant's run: its later cycles' units count as run, unrun.
     /// Returns the units it ran or counted.
     fn run_whole_cycles(&self, acct: &mut Account, c: Claim) -> usize {
@@ -1267,7 +1270,8 @@ impl SharedPool {
     ///
     /// More than one only when every tenant has room for them ([`Tenant::set_batch`]). Then
     /// the threads meet once per run, not once per cycle: the cycles of a tenant run whole
-    /// are claimed one by one, the furthest behind first, and a thread keeps its tenant for
+    /// are claimed one by one, each thread's home tenants furthest behind first, and a
+    /// thread keeps its tenant for
     /// stretches of cycles; a tenant run in parts opens its next cycle as soon
     /// as its own cycle is done (the thread that runs its last exit unit publishes its
     /// sources again), while the others may still be in an earlier cycle. So a thread done
