@@ -585,4 +585,12 @@ fn a_schedule_names_the_tasks_of_a_feedback_edge() {
         "{text}"
     );
     assert!(text.contains("g.1~>mix.2 (kept)"), "{text}");
+    // calibrate costs them beside the nodes, and says so.
+    let o = fugue(&["calibrate", comb.to_str().unwrap(), "--cycles", "20"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("7 tasks (5 nodes, and the two of each feedback edge"),
+        "{text}"
+    );
 }

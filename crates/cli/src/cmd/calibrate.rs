@@ -80,9 +80,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     )
     .with_context(|| format!("cannot calibrate {}", args.graph.display()))?;
     print!("{}", calibration::table(&graph, &cal));
+    // A feedback edge's two tasks (the block played, the block kept) are costed beside the
+    // nodes, as a schedule counts them.
+    let feedback = graph.feedback_edges().len();
+    let tasks = if feedback == 0 {
+        format!("{} nodes", cal.len())
+    } else {
+        format!(
+            "{} tasks ({} nodes, and the two of each feedback edge: `A.p~>B.q` plays the kept block, `A.p~>B.q (kept)` keeps it)",
+            cal.len(),
+            graph.written_nodes()
+        )
+    };
     println!(
-        "{} nodes, buffer {} at {} Hz, {} cycles; the costs are the 99th percentiles (not worst cases: the longest cycle is not measured)",
-        cal.len(),
+        "{tasks}, buffer {} at {} Hz, {} cycles; the costs are the 99th percentiles (not worst cases: the longest cycle is not measured)",
         args.buffer,
         args.rate,
         args.cycles
