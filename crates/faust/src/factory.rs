@@ -747,7 +747,6 @@ const LIBRARY_FUNCTIONS: &[&str] = &["arc4random"];
 /// delete an instance) and the C math library's ([`MATH_FUNCTIONS`]): what
 /// a program's `ffunction`s bring in (`abort`, `exit`, `raise`: the process would run them).
 fn foreign_functions(ir: &str) -> Vec<String> {
-    let math = is_math;
     let mut out: Vec<String> = ir
         .lines()
         .filter_map(|l| l.strip_prefix("declare "))
@@ -757,7 +756,7 @@ fn foreign_functions(ir: &str) -> Vec<String> {
             let own = name.starts_with("llvm.")
                 || matches!(name, "calloc" | "free")
                 || LIBRARY_FUNCTIONS.contains(&name);
-            (!own && !math(name)).then(|| name.to_string())
+            (!own && !is_math(name)).then(|| name.to_string())
         })
         .collect();
     out.sort();

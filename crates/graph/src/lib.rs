@@ -31,7 +31,7 @@ pub mod write;
 pub use error::{Direction, GraphError, Location, ReadError};
 pub use model::{
     is_cost, parse_number, BuildError, Edge, EdgeId, Feedback, GraphBuilder, Node, NodeId,
-    TaskGraph, Value, DEFAULT_COST, FEEDBACK_READ, FEEDBACK_WRITE, MAX_COST,
+    TaskGraph, Value, DEFAULT_COST, FEEDBACK_READ, FEEDBACK_TASKS, FEEDBACK_WRITE, MAX_COST,
 };
 pub use places::SourcePlaces;
 pub use read::{read_file, Format};

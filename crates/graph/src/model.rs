@@ -170,6 +170,11 @@ pub const FEEDBACK_READ: &str = "feedback-read";
 /// [`Feedback`]).
 pub const FEEDBACK_WRITE: &str = "feedback-write";
 
+/// What a feedback edge's two tasks are, by the names [`GraphBuilder::build`] gives them: for
+/// the outputs that list tasks beside the nodes (a schedule, a calibration).
+pub const FEEDBACK_TASKS: &str =
+    "`A.p~>B.q` plays the block kept from the previous cycle, `A.p~>B.q (kept)` keeps this cycle's";
+
 /// A feedback edge, `a.1 ~> b.1`: `b`'s input carries the block that `a`'s output made in the
 /// previous cycle (zero in the first), so a graph may loop back through it.
 ///

@@ -380,6 +380,12 @@ impl DspNode for Lv2Node {
     }
 }
 
+/// A port's name without the unit in parentheses that ends many names (`Frequency (Hz)`:
+/// `Frequency`).
+fn bare_name(name: &str) -> &str {
+    name.split(" (").next().unwrap_or(name).trim()
+}
+
 /// What the kind's lint says of the `lv2` node of `ctx` (the registry's linter): each
 /// attribute that names none of the plugin's controls (with the control it likely means),
 /// a plugin that does not declare itself real-time safe, and one that takes events (an
@@ -404,13 +410,12 @@ pub fn lint(ctx: &NodeContext<'_>) -> Vec<LintNote> {
         // The control meant: the same symbol in another case, the port's name given for its
         // symbol (with or without the unit in parentheses that ends many names:
         // `Frequency (Hz)`), else the nearest symbol.
-        let bare = |name: &str| name.split(" (").next().unwrap_or(name).trim().to_string();
         let meant = plugin
             .controls()
             .find(|p| {
                 p.symbol.eq_ignore_ascii_case(attr)
                     || p.name.eq_ignore_ascii_case(attr)
-                    || bare(&p.name).eq_ignore_ascii_case(attr)
+                    || bare_name(&p.name).eq_ignore_ascii_case(attr)
             })
             .map(|p| p.symbol.as_str())
             .or_else(|| fugue_graph::suggest::nearest(attr, symbols.iter().copied()));

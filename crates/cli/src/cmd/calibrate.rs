@@ -82,14 +82,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     print!("{}", calibration::table(&graph, &cal));
     // A feedback edge's two tasks (the block played, the block kept) are costed beside the
     // nodes, as a schedule counts them.
-    let feedback = graph.feedback_edges().len();
-    let tasks = if feedback == 0 {
+    let tasks = if graph.feedback_edges().is_empty() {
         format!("{} nodes", cal.len())
     } else {
         format!(
-            "{} tasks ({} nodes, and the two of each feedback edge: `A.p~>B.q` plays the kept block, `A.p~>B.q (kept)` keeps it)",
+            "{} tasks ({} nodes, and the two of each feedback edge: {})",
             cal.len(),
-            graph.written_nodes()
+            graph.written_nodes(),
+            fugue_graph::FEEDBACK_TASKS
         )
     };
     println!(

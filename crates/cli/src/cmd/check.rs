@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use fugue_engine::check::{self, Problem, Severity};
+use fugue_engine::report::counted;
 use fugue_graph::{Format, TaskGraph};
 
 use crate::util;
@@ -72,11 +73,10 @@ fn verdict(g: &TaskGraph, warnings: usize) -> String {
         1 => " (1 warning)".into(),
         n => format!(" ({n} warnings)"),
     };
-    let (nodes, edges) = (g.written_nodes(), g.written_edges());
     format!(
-        "ok, {nodes} node{}, {edges} edge{}; {what}{warned}",
-        if nodes == 1 { "" } else { "s" },
-        if edges == 1 { "" } else { "s" }
+        "ok, {}, {}; {what}{warned}",
+        counted(g.written_nodes(), "node"),
+        counted(g.written_edges(), "edge")
     )
 }
 

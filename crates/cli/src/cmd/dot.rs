@@ -102,17 +102,15 @@ pub fn run(a: Args) -> anyhow::Result<()> {
 /// `from`, name them from folder `to`: unchanged when both are the same folder or the path is
 /// absolute, else made absolute (a relative path from `to` could pass through a link).
 fn rebase_files(graph: &mut fugue_graph::TaskGraph, from: &Path, to: &Path) {
-    let same = |a: &Path, b: &Path| {
-        let real = |p: &Path| {
-            std::fs::canonicalize(if p.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                p
-            })
-        };
-        matches!((real(a), real(b)), (Ok(a), Ok(b)) if a == b)
+    // A folder resolved (links followed); the empty path of a bare file name is `.`.
+    let real = |dir: &Path| {
+        std::fs::canonicalize(if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        })
     };
-    if same(from, to) {
+    if matches!((real(from), real(to)), (Ok(a), Ok(b)) if a == b) {
         return;
     }
     for v in 0..graph.len() {
@@ -127,13 +125,9 @@ fn rebase_files(graph: &mut fugue_graph::TaskGraph, from: &Path, to: &Path) {
         // The file's folder resolved where it exists (the file itself may be missing: then
         // a render says so, as it would have from the graph).
         let absolute = match (joined.parent(), joined.file_name()) {
-            (Some(dir), Some(name)) => std::fs::canonicalize(if dir.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                dir
-            })
-            .map(|d| d.join(name))
-            .or_else(|_| std::path::absolute(&joined)),
+            (Some(dir), Some(name)) => real(dir)
+                .map(|d| d.join(name))
+                .or_else(|_| std::path::absolute(&joined)),
             _ => std::path::absolute(&joined),
         };
         match absolute.as_ref().map(|a| a.to_str()) {

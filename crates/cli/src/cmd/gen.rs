@@ -96,12 +96,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         )));
     }
     out.write(text.as_bytes())?;
-    let (nodes, edges) = (g.len(), g.edges().len());
     eprintln!(
-        "wrote {} ({nodes} node{}, {edges} edge{})",
+        "wrote {} ({}, {})",
         a.output.display(),
-        if nodes == 1 { "" } else { "s" },
-        if edges == 1 { "" } else { "s" }
+        fugue_engine::report::counted(g.len(), "node"),
+        fugue_engine::report::counted(g.edges().len(), "edge")
     );
     Ok(())
 }

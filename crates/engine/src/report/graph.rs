@@ -467,8 +467,9 @@ impl fmt::Display for ScheduleReport {
         if feedback > 0 {
             writeln!(
                 f,
-                "feedback       {}, each two of the tasks: `A.p~>B.q` plays the block kept from the previous cycle, `A.p~>B.q (kept)` keeps this cycle's",
-                counted(feedback, "edge")
+                "feedback       {}, each two of the tasks: {}",
+                counted(feedback, "edge"),
+                fugue_graph::FEEDBACK_TASKS
             )?;
         }
         // Each processor's tasks, in one pass (not one pass over the tasks per processor).
@@ -530,7 +531,7 @@ impl fmt::Display for ScheduleReport {
 }
 
 /// `n` and `noun`, in the plural unless `n` is 1: "1 task", "3 tasks".
-pub(crate) fn counted(n: usize, noun: &str) -> String {
+pub fn counted(n: usize, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
     } else {

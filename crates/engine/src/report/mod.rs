@@ -17,7 +17,7 @@ pub mod kinds;
 pub mod profile;
 mod run;
 
-pub use graph::{GraphInfo, ScheduleReport, ScheduledTask};
+pub use graph::{counted, GraphInfo, ScheduleReport, ScheduledTask};
 pub use run::{cycles_line, RenderReport, RunSummary};
 
 /// Nanoseconds as microseconds.

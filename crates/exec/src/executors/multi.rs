@@ -83,6 +83,11 @@ fn slack(run: usize, j: usize) -> usize {
     (run.saturating_sub(j) / 4).max(1)
 }
 
+/// How many slacks another thread's entry must lag before a thread turns to it rather than
+/// to its own home entries: one value for the claim and the hand-back, so that an entry
+/// handed back for another's is not claimed again at once.
+const OTHERS_SLACKS: usize = 2;
+
 /// What a thread claimed of a whole entry.
 enum Claim {
     /// Tenant `k` (table index), for the run's one cycle.
@@ -530,7 +535,7 @@ impl MultiState {
                     .filter(|p| p % t != rank % t),
             );
             let (j, p, e) = match (home, other) {
-                (Some(h), Some(o)) if o.0 + 2 * slack(run, h.0) <= h.0 => o,
+                (Some(h), Some(o)) if o.0 + OTHERS_SLACKS * slack(run, h.0) <= h.0 => o,
                 (Some(h), _) => h,
                 (None, o) => o?,
             };
@@ -753,7 +758,7 @@ impl MultiState {
             n,
             rank,
             (j + 1).saturating_sub(slack),
-            (j + 1).saturating_sub(2 * slack),
+            (j + 1).saturating_sub(OTHERS_SLACKS * slack),
         ) {
             // Release: the thread that claims its next cycle sees this one's writes.
             let order = if fugue_sync::fault::active("cycle-hand-back-relaxed") {
