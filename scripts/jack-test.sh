@@ -10,10 +10,10 @@ if ! command -v jackd >/dev/null; then
     exit 1
 fi
 
-jackd -d dummy -r 44100 -p 128 >/tmp/fugue-jackd.log 2>&1 &
-JACKD_PID=$!
+source scripts/start-jackd.sh
+JACKD_PID=
 trap 'kill "$JACKD_PID" 2>/dev/null || true; wait "$JACKD_PID" 2>/dev/null || true' EXIT
-if ! jack_wait -w -t 5 >/dev/null; then
+if ! start_jackd /tmp/fugue-jackd.log; then
     echo "jackd did not start; its log:" >&2
     cat /tmp/fugue-jackd.log >&2
     exit 1

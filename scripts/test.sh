@@ -16,10 +16,10 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 # (`jack_wait -c` exits 0 either way; it prints "running" or "not running".)
 if command -v jackd >/dev/null 2>&1 && ! jack_wait -c 2>/dev/null | grep -qx "running"; then
     mkdir -p target
-    jackd -d dummy -r 44100 -p 128 >target/jackd.log 2>&1 &
-    JACKD_PID=$!
+    source scripts/start-jackd.sh
+    JACKD_PID=
     trap 'kill "$JACKD_PID" 2>/dev/null || true; wait "$JACKD_PID" 2>/dev/null || true' EXIT
-    if jack_wait -w -t 5 >/dev/null 2>&1; then
+    if start_jackd target/jackd.log; then
         echo "== started jackd (dummy driver, 44100 Hz, 128 frames) for the JACK tests"
     else
         echo "== jackd did not start; the JACK tests will skip. Its log:"
