@@ -15,15 +15,30 @@ pub fn registry() -> fugue_dsp::Registry {
 }
 
 /// Sets the costs of `g`, read from `file` (in `format`, else the one its name gives), as
-/// `costs` says ([`fugue_engine::Costs::apply`]), and says where they came from.
+/// `costs` says ([`fugue_engine::Costs::apply`]), and says where they came from. A graph
+/// that cannot be built to measure its costs is named with the place in `file` of the node
+/// at fault, as `render` names it.
 pub fn apply_costs(
     costs: &fugue_engine::Costs,
     g: &mut TaskGraph,
     (file, format): (&Path, Option<Format>),
     (rate, buffer): (u32, u64),
-) -> Result<fugue_engine::costs::CostOrigin, fugue_engine::costs::CostsError> {
+) -> anyhow::Result<fugue_engine::costs::CostOrigin> {
+    use fugue_engine::costs::CostsError;
     let format = format.or_else(|| Format::from_path(file));
-    costs.apply(g, format, f64::from(rate), buffer as usize, &registry())
+    match costs.apply(g, format, f64::from(rate), buffer as usize, &registry()) {
+        Ok(origin) => Ok(origin),
+        Err(CostsError::Measure(e)) => {
+            let at = fugue_engine::check::error_place(g, &*e)
+                .map(|l| format!(":{l}"))
+                .unwrap_or_default();
+            Err(anyhow::Error::new(*e).context(format!(
+                "cannot measure the node costs of {}{at} (--costs measured)",
+                file.display()
+            )))
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// A usage error: exit code 2.

@@ -176,6 +176,47 @@ fn bad_graph_is_one_clear_error() {
     assert!(!e.contains("panicked"), "{e}");
 }
 
+/// A node that cannot be built is named at its place in the file, by `calibrate` and by
+/// `schedule --costs measured` as by `render`.
+#[test]
+fn a_node_that_cannot_be_built_is_named_at_its_place() {
+    let d = folder("place");
+    let g = d.join("bq.ag");
+    std::fs::write(
+        &g,
+        "a = { kind: \"osc\", freq: 440, };\nb = { kind: \"biquad\", freq: 30000, };\n\
+         out = { kind: \"sink\", };\na.1 -> b.1 -> out.1;\n",
+    )
+    .unwrap();
+    let g = g.to_str().unwrap();
+    for (args, head) in [
+        (vec!["calibrate", g, "--cycles", "5"], "cannot calibrate "),
+        (
+            vec!["schedule", g, "--costs", "measured"],
+            "cannot measure the node costs of ",
+        ),
+    ] {
+        let o = fugue(&args);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {e}");
+        assert!(
+            e.contains(&format!("{head}{g}:2:23")) && e.contains("attribute `freq` = `30000`"),
+            "{args:?}: {e}"
+        );
+        assert_eq!(e.lines().count(), 1, "{args:?}: {e}");
+    }
+    // A graph that does not compile (a sink with no input): its node's place.
+    let s = d.join("sink.ag");
+    std::fs::write(&s, "out = { kind: \"sink\", };\n").unwrap();
+    let o = fugue(&["calibrate", s.to_str().unwrap(), "--cycles", "5"]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("sink.ag:1:1: node `out` (sink) has no input"),
+        "{e}"
+    );
+}
+
 /// `-o -` is refused (standard output carries the table), and no file named `-` is made.
 #[test]
 fn calibrate_refuses_dash_as_output() {

@@ -211,6 +211,48 @@ fn overlap_refused_by_the_graph_is_said_and_changes_nothing() {
     }
 }
 
+/// A node that cannot be built for the block `--overlap` makes (N buffers as one) says that
+/// block came from `--overlap`, not from the buffer asked for.
+#[test]
+fn a_node_refusing_the_overlapped_block_names_the_overlap() {
+    let dir = common::folder("pipeline-cli", "overlap-block");
+    let g = dir.join("rs.ag");
+    std::fs::write(
+        &g,
+        "o = { kind: \"osc\", freq: 440, };\nup = { kind: \"resampler\", ratio: \"3/2\", };\n\
+         dn = { kind: \"resampler\", ratio: \"2/3\", };\nout = { kind: \"sink\", };\n\
+         o.1 -> up.1 -> dn.1 -> out.1;\n",
+    )
+    .unwrap();
+    let g = g.to_str().unwrap();
+    let out = dir.join("x.wav");
+    let o = fugue(&[
+        "render",
+        g,
+        "-o",
+        out.to_str().unwrap(),
+        "--seconds",
+        "0.1",
+        "--buffer",
+        "3",
+        "-e",
+        "ws",
+        "-t",
+        "2",
+        "--overlap",
+        "3",
+    ]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains(&format!(
+            "cannot render {g}:2:27 (--overlap 3 runs 3 blocks of 3 frames as one of 9)"
+        )) && e.contains("block of 9 frames"),
+        "{e}"
+    );
+    assert!(!out.exists());
+}
+
 /// `render --json` says how the plan that played ran its blocks: `blocks_per_cycle` from
 /// `--overlap` (1 where the graph refused it) and `pipeline` from `--pipeline`.
 #[test]

@@ -5,7 +5,6 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context as _;
 use fugue_engine::report::calibration;
 
 use crate::util;
@@ -78,7 +77,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.buffer as usize,
         args.cycles as usize,
     )
-    .with_context(|| format!("cannot calibrate {}", args.graph.display()))?;
+    .map_err(|e| {
+        // The place in the file of a node that could not be built, as `render` gives it.
+        let at = fugue_engine::check::error_place(&graph, &e)
+            .map(|l| format!(":{l}"))
+            .unwrap_or_default();
+        anyhow::Error::new(e).context(format!("cannot calibrate {}{at}", args.graph.display()))
+    })?;
     print!("{}", calibration::table(&graph, &cal));
     // A feedback edge's two tasks (the block played, the block kept) are costed beside the
     // nodes, as a schedule counts them.

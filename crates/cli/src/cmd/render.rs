@@ -267,11 +267,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 e => {
                     // The place in the file of a node that could not be built, as `check`
                     // gives it.
-                    let at = fugue_engine::check::error_place(&graph, &e)
-                        .map(|l| format!(":{l}"))
-                        .unwrap_or_default();
-                    anyhow::Error::new(e)
-                        .context(format!("cannot render {}{at}", args.graph.display()))
+                    let place = fugue_engine::check::error_place(&graph, &e);
+                    let at = place.map(|l| format!(":{l}")).unwrap_or_default();
+                    // A node's error names the block it was built for: with --overlap, not
+                    // the buffer asked for.
+                    let overlap = match (place, args.overlap) {
+                        (Some(_), n) if n > 1 => format!(
+                            " (--overlap {n} runs {n} blocks of {} frames as one of {})",
+                            args.buffer,
+                            args.buffer.saturating_mul(n)
+                        ),
+                        _ => String::new(),
+                    };
+                    anyhow::Error::new(e).context(format!(
+                        "cannot render {}{at}{overlap}",
+                        args.graph.display()
+                    ))
                 }
             });
         }
