@@ -104,7 +104,9 @@ impl From<fugue_engine::output::OutputError> for BenchError {
         match e {
             OutputError::Io { what, source } => BenchError::Io { what, source },
             // A file that stands there without --force: the command line's to fix.
-            e @ OutputError::Exists(_) => BenchError::Config(e.to_string()),
+            e @ (OutputError::Exists(_) | OutputError::Format(_)) => {
+                BenchError::Config(e.to_string())
+            }
             e => BenchError::Output(e.to_string()),
         }
     }

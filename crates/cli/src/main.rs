@@ -183,7 +183,7 @@ fn main() -> ExitCode {
     if let Ok(me) = std::env::current_exe() {
         fugue_faust::use_helper(me);
     }
-    restore_sigpipe();
+    ignore_sigpipe();
     stdio::install();
     signals::install();
     let parsed = with_exit_codes(Cli::command())
@@ -216,9 +216,7 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    if matches!(cli.command, Command::Run(_) | Command::Host(_)) {
-        keep_playing_on_sigpipe();
-    }
+    let plays = matches!(cli.command, Command::Run(_) | Command::Host(_));
     let result = match cli.command {
         Command::Info(a) => cmd::info::run(a),
         Command::Check(a) => cmd::check::run(a),
@@ -257,6 +255,12 @@ fn main() -> ExitCode {
             }
             None => ExitCode::SUCCESS,
         },
+        Err(e) if !plays && stdio::reader_stopped(&e) => {
+            // A reader of an output (standard output, a named pipe) stopped before the end:
+            // quietly, as a process ended by SIGPIPE, but with its temporary files removed.
+            fugue_engine::output::remove_temps();
+            ExitCode::from(stdio::CLOSED_PIPE)
+        }
         Err(e) => {
             eprintln!("fugue: {}", util::message(&e));
             ExitCode::from(util::exit_code(&e))
@@ -264,24 +268,16 @@ fn main() -> ExitCode {
     }
 }
 
-/// `run` and `host` play on when a reader of theirs goes away (a recording into a named pipe,
-/// a control client that hung up before its reply): the write fails with EPIPE and is said
-/// as a write error, instead of SIGPIPE ending the process without a word. Their standard
-/// output closed by its reader still ends them quietly with 141 ([`stdio`]).
-fn keep_playing_on_sigpipe() {
+/// A write to a pipe whose reader stopped fails with EPIPE instead of ending the process on
+/// SIGPIPE: `run` and `host` play on when a reader of theirs goes away (a recording into a
+/// named pipe, a control client that hung up before its reply) and say it as a write error;
+/// any other command ends quietly with 141, as Unix tools do (`fugue schedule ... | head`),
+/// once its temporary files are removed ([`stdio`]). Spawned programs get SIGPIPE's default
+/// back (the standard library restores it in the child).
+fn ignore_sigpipe() {
     // SAFETY: changing the disposition of SIGPIPE has no memory-safety preconditions; no
     // handler is installed.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
-    }
-}
-
-/// Output piped into a program that stops reading (`fugue schedule ... | head`) ends the
-/// process quietly, as Unix tools do, instead of failing on a write error.
-fn restore_sigpipe() {
-    // SAFETY: setting the disposition of SIGPIPE to its default before any thread is started
-    // has no memory-safety preconditions.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

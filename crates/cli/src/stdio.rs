@@ -55,6 +55,15 @@ fn exit(stream: &str, reason: &str, pipe: bool) -> ! {
     std::process::exit(1);
 }
 
+/// Whether `e` comes from a write into a pipe whose reader stopped (EPIPE): standard output
+/// or an output that is a named pipe.
+pub fn reader_stopped(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
 /// Installs the hook of [`on_panic`] in front of the current panic hook.
 pub fn install() {
     let previous = std::panic::take_hook();

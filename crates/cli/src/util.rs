@@ -67,7 +67,7 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
         || e.chain().any(|c| {
             matches!(
                 c.downcast_ref::<OutputError>(),
-                Some(OutputError::Exists(_))
+                Some(OutputError::Exists(_) | OutputError::Format(_))
             )
         })
         || e.chain().any(|c| {

@@ -84,3 +84,67 @@ fn a_closed_pipe_ends_with_141_and_no_message() {
 fn libc_sigpipe() -> i32 {
     13
 }
+
+/// The temporary files left in `dir` (the hidden `.fugue-*` names).
+fn temporaries(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".fugue-") || n.starts_with("fugue-"))
+        .collect()
+}
+
+/// A render into standard output or into a named pipe whose reader stops early ends with 141
+/// and no message, as one ended by SIGPIPE, and leaves no temporary file behind (the render
+/// is written whole to a temporary file first: in the system's temporary folder for these).
+#[test]
+fn a_render_whose_reader_stops_leaves_no_temporary_file() {
+    let dir = common::folder("output-errors", "reader-stops");
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let graph = example("synth.ag");
+    let fifo = dir.join("f.wav");
+    let _ = std::fs::remove_file(&fifo);
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    for to in ["-", fifo.to_str().unwrap()] {
+        // A reader that takes 100 bytes and goes, with 4 seconds (1.5 MB) to come.
+        let reader = if to == "-" {
+            None
+        } else {
+            Some(
+                std::process::Command::new("head")
+                    .args(["-c", "100"])
+                    .arg(&fifo)
+                    .stdout(Stdio::null())
+                    .spawn()
+                    .expect("head"),
+            )
+        };
+        let mut child = Command::new(env!("CARGO_BIN_EXE_fugue"))
+            .args(["render", &graph, "--seconds", "4", "-e", "seq", "-o", to])
+            .env("TMPDIR", &tmp)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run fugue");
+        let mut out = child.stdout.take().unwrap();
+        if to == "-" {
+            let mut first = [0u8; 100];
+            std::io::Read::read_exact(&mut out, &mut first).unwrap();
+            assert_eq!(&first[..4], b"RIFF");
+        }
+        drop(out);
+        let o = child.wait_with_output().expect("wait for fugue");
+        if let Some(mut r) = reader {
+            r.wait().unwrap();
+        }
+        assert_eq!(o.status.code(), Some(141), "{to}: {}", stderr(&o));
+        assert_eq!(stderr(&o), "", "{to}");
+        assert_eq!(temporaries(&tmp), Vec::<String>::new(), "{to}");
+    }
+}

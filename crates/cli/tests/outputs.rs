@@ -388,3 +388,42 @@ fn bench_host_lists_a_refused_point_once() {
         .collect();
     assert_eq!(refused.len(), 1, "{readme}");
 }
+
+/// A file replaced with `--force` keeps its permissions (a private file stays private), and
+/// an existing file named for another format is refused for its name first, with or
+/// without `--force` (the same sentence: `--force` would not mend it), and left as it was.
+#[test]
+fn a_replaced_file_keeps_its_mode_and_a_misnamed_one_is_said_first() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let d = folder("mode");
+    let g = graph_in(&d);
+    let out = d.join("private.wav");
+    std::fs::write(&out, "old").unwrap();
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let o = fugue(&[
+        "render",
+        s(&g),
+        "-o",
+        s(&out),
+        "--seconds",
+        "0.05",
+        "--force",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let meta = std::fs::metadata(&out).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    assert!(meta.len() > 44);
+    let txt = d.join("notes.txt");
+    std::fs::write(&txt, "mine").unwrap();
+    for force in [false, true] {
+        let mut a = vec!["render", s(&g), "-o", s(&txt), "--seconds", "0.05"];
+        if force {
+            a.push("--force");
+        }
+        let o = fugue(&a);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert!(e.contains("render writes WAV files only"), "{e}");
+        assert_eq!(std::fs::read_to_string(&txt).unwrap(), "mine");
+    }
+}

@@ -158,6 +158,10 @@ pub fn draw(d: Drawing<'_>, stop: impl Fn() -> Option<i32>) -> Result<(), DrawEr
         return Err(DrawError::Failed(err_text.trim().to_string()));
     }
     match fed {
+        // Graphviz drew, yet stopped reading early: not a reader of fugue's output gone.
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(DrawError::Feed(
+            std::io::Error::other("Graphviz stopped reading it before its end"),
+        )),
         Ok(Err(e)) => Err(DrawError::Feed(e)),
         _ => Ok(()),
     }

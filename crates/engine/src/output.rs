@@ -72,6 +72,10 @@ pub enum OutputError {
         /// The input file it is.
         input: PathBuf,
     },
+    /// The output's name is not that of the format the command writes (a regular file not
+    /// named `.wav` for a WAV file): the command's sentence.
+    #[error("{0}")]
+    Format(String),
     /// The path names something that cannot be written as asked: a directory, a block
     /// device, a socket, a symbolic link to nothing, a folder that does not exist.
     #[error("{0}")]
@@ -198,7 +202,6 @@ pub fn destination(path: &Path) -> Result<Destination, OutputError> {
 /// when `path` is a named pipe or a device. Removes the temporary files of dead processes
 /// from that folder first.
 pub fn temp_path(path: &Path) -> Result<PathBuf, OutputError> {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
     let dest = destination(path)?;
     let dir = if dest.is_stream() {
         std::env::temp_dir()
@@ -216,9 +219,28 @@ pub fn temp_path(path: &Path) -> Result<PathBuf, OutputError> {
         )));
     }
     remove_stale(&dir, path);
+    Ok(temp_name_in(&dir))
+}
+
+/// A new temporary name in folder `dir` for an output that has no path of its own (standard
+/// output): as [`temp_path`], the temporary files of dead processes removed from `dir` first.
+pub fn temp_path_in(dir: &Path) -> PathBuf {
+    remove_stale(dir, Path::new(""));
+    temp_name_in(dir)
+}
+
+/// A new temporary name in folder `dir` ([`temp_path`]'s form): `.fugue-PID-N.part`, `N`
+/// drawn at random (from the standard library's randomly keyed hasher, over a counter), so
+/// that no other user of a shared folder such as `/tmp` can foresee the name and put a
+/// file or a link there first; [`Temp::create`] refuses a name that something already
+/// holds, whatever it is.
+fn temp_name_in(dir: &Path) -> PathBuf {
+    use std::hash::BuildHasher as _;
+    static NEXT: AtomicU64 = AtomicU64::new(0);
     // Relaxed: a counter that only has to give distinct numbers.
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    Ok(dir.join(format!(".fugue-{}-{n}.part", std::process::id())))
+    let count = NEXT.fetch_add(1, Ordering::Relaxed);
+    let n = std::hash::RandomState::new().hash_one(count);
+    dir.join(format!(".fugue-{}-{n}.part", std::process::id()))
 }
 
 /// Gives the finished temporary file `tmp` its name `path`: a rename onto a regular file (or
@@ -232,7 +254,15 @@ pub fn commit(tmp: &Path, path: &Path) -> Result<(), OutputError> {
                 to.flush()
             })
             .map_err(|e| write_error(path, e)),
-        Ok(d) => std::fs::rename(tmp, d.path()).map_err(|e| write_error(path, e)),
+        Ok(d) => {
+            // A file replaced keeps its permissions (a private file stays private).
+            if let Destination::File(old) = &d {
+                if let Ok(meta) = std::fs::metadata(old) {
+                    let _ = std::fs::set_permissions(tmp, meta.permissions());
+                }
+            }
+            std::fs::rename(tmp, d.path()).map_err(|e| write_error(path, e))
+        }
         Err(e) => Err(e),
     };
     // After a rename the name is gone already; after a failure or a copy it is removed.
@@ -466,7 +496,8 @@ pub struct Temp {
 impl Temp {
     /// Creates the temporary file `path`, for the output `shown`, and registers it, as one
     /// step that [`remove_temps`] cannot come between: the file is removed if the process
-    /// ends on a signal, and none is created once it has begun to.
+    /// ends on a signal, and none is created once it has begun to. Fails (`AlreadyExists`)
+    /// when anything stands at `path`, a symbolic link included.
     pub fn create(path: PathBuf, shown: &Path) -> std::io::Result<(Temp, std::fs::File)> {
         let mut t = temps();
         if t.closed {
@@ -475,7 +506,12 @@ impl Temp {
                 "the process is stopping",
             ));
         }
-        let file = std::fs::File::create(&path)?;
+        // A new file only: never one that stands at the name already, nor the target of a
+        // link put there.
+        let file = std::fs::File::options()
+            .write(true)
+            .create_new(true)
+            .open(&path)?;
         t.files.push(Registered {
             path: path.clone(),
             shown: shown.display().to_string(),
@@ -571,6 +607,27 @@ impl OutputFile {
         })
     }
 
+    /// [`OutputFile::check`] for an output of the format `ext` names ([`OutputFile::takes`]):
+    /// a regular file named otherwise is refused with the sentence `wrong` gives
+    /// ([`OutputError::Format`]), also where it exists and `force` was not given (the name
+    /// is the mistake to say first: `--force` would not mend it).
+    pub fn check_format(
+        path: &Path,
+        force: bool,
+        inputs: &[&Path],
+        ext: &str,
+        wrong: impl FnOnce() -> String,
+    ) -> Result<OutputFile, OutputError> {
+        let named = |p: &Path| p.extension().is_some_and(|e| e.eq_ignore_ascii_case(ext));
+        match OutputFile::check(path, force, inputs) {
+            Ok(out) if out.takes(ext) => Ok(out),
+            Ok(_) => Err(OutputError::Format(wrong())),
+            // Only a regular file exists without --force.
+            Err(OutputError::Exists(_)) if !named(path) => Err(OutputError::Format(wrong())),
+            Err(e) => Err(e),
+        }
+    }
+
     /// The path as given.
     pub fn path(&self) -> &Path {
         &self.path
@@ -622,6 +679,39 @@ impl OutputFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A temporary file is never made through what stands at its name (a link another user
+    /// put in a shared folder), and its names cannot be foreseen.
+    #[test]
+    fn a_temporary_file_is_new_and_its_name_unforeseeable() {
+        let dir = std::env::temp_dir().join(format!("fugue-new-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let victim = dir.join("victim.txt");
+        std::fs::write(&victim, b"precious").unwrap();
+        let link = dir.join(".fugue-1-2.part");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let e = Temp::create(link.clone(), &dir.join("o.wav")).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        assert!(std::fs::symlink_metadata(&link).is_ok());
+        // Two names in a row share no counter that another could count on.
+        let (a, b) = (temp_path_in(&dir), temp_path_in(&dir));
+        assert_ne!(a, b);
+        let n = |p: &Path| -> u64 {
+            let f = p.file_name().unwrap().to_str().unwrap();
+            let rest = f
+                .strip_prefix(&format!(".fugue-{}-", std::process::id()))
+                .unwrap();
+            rest.strip_suffix(".part").unwrap().parse().unwrap()
+        };
+        assert!(n(&a).abs_diff(n(&b)) > 1, "{a:?} {b:?}");
+        assert_eq!(
+            owner(a.file_name().unwrap().to_str().unwrap(), ""),
+            Some(std::process::id() as i32)
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     /// A registered temporary file is written over from its start, and once removed (as on
     /// a signal) it is not made again; a path that is not one is created.

@@ -75,13 +75,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     shape
         .check_size()
         .map_err(|e| util::usage(format!("{e} (docs/limits.md)")))?;
-    let out = fugue_engine::output::OutputFile::check(&a.output, a.force, &[])?;
-    if !out.takes("ag") {
-        return Err(util::usage(format!(
-            "{}: the output of fugue gen is an .ag file",
-            a.output.display()
-        )));
-    }
+    let out =
+        fugue_engine::output::OutputFile::check_format(&a.output, a.force, &[], "ag", || {
+            format!(
+                "{}: the output of fugue gen is an .ag file",
+                a.output.display()
+            )
+        })?;
     let g = shape.generate();
     let text = fugue_graph::write::to_ag(&g);
     // What no command of fugue would read back is not written.

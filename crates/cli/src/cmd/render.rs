@@ -119,13 +119,12 @@ fn check_output(args: &Args) -> anyhow::Result<Option<OutputFile>> {
         }
         return Ok(None);
     }
-    let out = OutputFile::check(output, args.force, &inputs(args))?;
-    if !out.takes("wav") {
-        return Err(util::usage(format!(
+    let out = OutputFile::check_format(output, args.force, &inputs(args), "wav", || {
+        format!(
             "cannot write {}: render writes WAV files only; name the output with .wav, or - for standard output",
             output.display()
-        )));
-    }
+        )
+    })?;
     Ok(Some(out))
 }
 
@@ -220,8 +219,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // render writes over it and never creates it again.
     let tmp = match &out {
         None => {
-            let path =
-                std::env::temp_dir().join(format!("fugue-render-{}.wav", std::process::id()));
+            let path = fugue_engine::output::temp_path_in(&std::env::temp_dir());
             Temp::create(path, Path::new("standard output"))
                 .context("cannot create a temporary file for standard output")?
                 .0

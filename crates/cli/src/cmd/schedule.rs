@@ -100,14 +100,18 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             if let Costs::File(c) = &a.costs {
                 inputs.push(c);
             }
-            let out = OutputFile::check(p, a.force, &inputs)?;
-            if !out.takes("svg") {
-                return Err(util::usage(format!(
+            Some(OutputFile::check_format(
+                p,
+                a.force,
+                &inputs,
+                "svg",
+                || {
+                    format!(
                     "--gantt {}: the Gantt chart is drawn as SVG only; name the file with .svg (convert it with e.g. `rsvg-convert` for PNG)",
                     p.display()
-                )));
-            }
-            Some(out)
+                )
+                },
+            )?)
         }
         None => None,
     };

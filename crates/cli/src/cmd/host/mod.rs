@@ -260,13 +260,12 @@ fn check_record(args: &Args, script: Option<&[u8]>) -> anyhow::Result<()> {
     let mut inputs: Vec<PathBuf> = args.script.iter().chain(&args.control).cloned().collect();
     inputs.extend(control::script_loads(script.unwrap_or_default()));
     let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
-    let out = fugue_engine::output::OutputFile::check(record, args.force, &inputs)?;
-    if !out.takes("wav") {
-        return Err(util::usage(format!(
+    fugue_engine::output::OutputFile::check_format(record, args.force, &inputs, "wav", || {
+        format!(
             "--record {}: the recording is a WAV file; name it with .wav (or give a named pipe)",
             record.display()
-        )));
-    }
+        )
+    })?;
     Ok(())
 }
 
