@@ -45,6 +45,20 @@ impl Format {
 /// Offset of the frame count in the `fact` chunk of a float file's header ([`header`]).
 const FACT_OFFSET: u64 = 46;
 
+/// A sample as a 16-bit integer: times 2^15, as an input file's integers are read (divided
+/// by 2^15), so that integers read and written again are the same; rounded, and clipped to
+/// -32768..=32767 (+1.0 gives 32767).
+pub(crate) fn to_i16(x: f32) -> i16 {
+    // `as` saturates: 32768 becomes 32767; NaN becomes 0.
+    (x.clamp(-1.0, 1.0) * 32_768.0).round() as i16
+}
+
+/// A sample as a 24-bit integer (in an `i32`): times 2^23, rounded, clipped to
+/// -8388608..=8388607, as [`to_i16`].
+pub(crate) fn to_i24(x: f32) -> i32 {
+    ((x.clamp(-1.0, 1.0) * 8_388_608.0).round() as i32).min(8_388_607)
+}
+
 /// The most channels a WAV file of `bits`-bit samples at `rate` Hz can hold: its header gives
 /// a frame's bytes in 16 bits and a second's in 32.
 pub fn max_channels(bits: u16, rate: u32) -> usize {
@@ -192,15 +206,13 @@ impl BlockWavWriter {
             Format::I16 => {
                 self.bytes.resize(n, 0);
                 for (b, &x) in self.bytes.chunks_exact_mut(2).zip(samples) {
-                    let v = (x.clamp(-1.0, 1.0) * 32_767.0).round() as i16;
-                    b.copy_from_slice(&v.to_le_bytes());
+                    b.copy_from_slice(&to_i16(x).to_le_bytes());
                 }
             }
             Format::I24 => {
                 self.bytes.resize(n, 0);
                 for (b, &x) in self.bytes.chunks_exact_mut(3).zip(samples) {
-                    let v = (x.clamp(-1.0, 1.0) * 8_388_607.0).round() as i32;
-                    b.copy_from_slice(&v.to_le_bytes()[..3]);
+                    b.copy_from_slice(&to_i24(x).to_le_bytes()[..3]);
                 }
             }
         }
@@ -283,12 +295,8 @@ mod tests {
                 for &x in &samples {
                     match (bits, fmt) {
                         (32, _) => w.write_sample(x).unwrap(),
-                        (16, _) => w
-                            .write_sample((x.clamp(-1.0, 1.0) * 32_767.0).round() as i16)
-                            .unwrap(),
-                        _ => w
-                            .write_sample((x.clamp(-1.0, 1.0) * 8_388_607.0).round() as i32)
-                            .unwrap(),
+                        (16, _) => w.write_sample(to_i16(x)).unwrap(),
+                        _ => w.write_sample(to_i24(x)).unwrap(),
                     }
                 }
                 w.finalize().unwrap();

@@ -204,13 +204,15 @@ fn integer_formats_clip_and_count() {
         match bits {
             Bits::I16 => {
                 assert!(sum.clipped > 1000, "{}", sum.clipped);
-                let max = r.samples::<i16>().map(|s| s.unwrap()).max().unwrap();
-                assert_eq!(max, 32_767);
+                let v: Vec<i16> = r.samples::<i16>().map(|s| s.unwrap()).collect();
+                assert_eq!(v.iter().max(), Some(&32_767));
+                assert_eq!(v.iter().min(), Some(&-32_768));
             }
             Bits::I24 => {
                 assert!(sum.clipped > 1000);
-                let max = r.samples::<i32>().map(|s| s.unwrap()).max().unwrap();
-                assert_eq!(max, 8_388_607);
+                let v: Vec<i32> = r.samples::<i32>().map(|s| s.unwrap()).collect();
+                assert_eq!(v.iter().max(), Some(&8_388_607));
+                assert_eq!(v.iter().min(), Some(&-8_388_608));
             }
             Bits::F32 => {
                 assert_eq!(sum.clipped, 0);
@@ -222,6 +224,60 @@ fn integer_formats_clip_and_count() {
             }
         }
     }
+}
+
+/// Integer samples read and written again are the same integers: a pass-through of every
+/// 16-bit value gives them back in 16 bits, times 256 in 24 bits; every 24-bit value of a
+/// stretch (and both ends) comes back in 24 bits.
+#[test]
+fn integer_samples_pass_through_unchanged() {
+    let g = fugue_graph::read::ag::parse(
+        r#"i = { kind: "source", out: 1, };  s = { kind: "sink", };  i.1 -> s.1;"#,
+        "thru1.ag",
+    )
+    .unwrap();
+    let pass = |bits_in: u16, values: &[i32], bits_out: Bits, name: &str| -> Vec<i32> {
+        let input = scratch(&format!("{name}-in.wav"));
+        let spec = hound::WavSpec {
+            channels: 1,
+            sample_rate: 48_000,
+            bits_per_sample: bits_in,
+            sample_format: hound::SampleFormat::Int,
+        };
+        let mut w = hound::WavWriter::create(&input, spec).unwrap();
+        for &v in values {
+            if bits_in == 16 {
+                w.write_sample(v as i16).unwrap();
+            } else {
+                w.write_sample(v).unwrap();
+            }
+        }
+        w.finalize().unwrap();
+        let out = scratch(&format!("{name}-out.wav"));
+        let opts = RenderOptions {
+            input: Some(input),
+            bits: bits_out,
+            output: Output::Wav(out.clone()),
+            ..Default::default()
+        };
+        let sum = render(&g, &opts, |_| {}).unwrap();
+        assert_eq!(sum.clipped, 0, "{name}");
+        let mut r = hound::WavReader::open(&out).unwrap();
+        if bits_out == Bits::I16 {
+            r.samples::<i16>().map(|s| i32::from(s.unwrap())).collect()
+        } else {
+            r.samples::<i32>().map(|s| s.unwrap()).collect()
+        }
+    };
+    let all16: Vec<i32> = (-32_768..=32_767).collect();
+    assert_eq!(pass(16, &all16, Bits::I16, "p16"), all16);
+    let times256: Vec<i32> = all16.iter().map(|v| v * 256).collect();
+    assert_eq!(pass(16, &all16, Bits::I24, "p16-24"), times256);
+    let some24: Vec<i32> = (-8_388_608..-8_388_608 + 20_000)
+        .chain(-10_000..10_000)
+        .chain(8_388_607 - 20_000..=8_388_607)
+        .collect();
+    assert_eq!(pass(24, &some24, Bits::I24, "p24"), some24);
 }
 
 /// The input file feeds the sources; its length is the render's natural length.

@@ -46,8 +46,9 @@ pub struct Args {
     /// Frames per cycle (the engine's buffer size).
     #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
     pub buffer: u64,
-    /// Output sample format: 16 or 24-bit integers (clipped to ±1, clipping reported) or
-    /// 32-bit float.
+    /// Output sample format: 16 or 24-bit integers (times 2^15 or 2^23, rounded, clipped
+    /// to the integers' range, clipping beyond ±1 reported; an integer input's samples come
+    /// back unchanged) or 32-bit float.
     #[arg(long, default_value_t = 32, value_parser = parse_bits)]
     pub bits: u16,
     /// A WAV file whose channels feed the graph's `source` nodes (sources in file order, then

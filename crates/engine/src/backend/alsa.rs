@@ -386,14 +386,15 @@ impl Writer {
                 }
                 Samples::S32(b) => {
                     for (i, &v) in x.iter().enumerate() {
+                        // Times 2^31, rounded; `as` saturates (+1.0 gives i32::MAX).
                         b[i * channels + c] = (f64::from(finite_or_zero(v).clamp(-1.0, 1.0))
-                            * 2_147_483_647.0) as i32;
+                            * 2_147_483_648.0)
+                            .round() as i32;
                     }
                 }
                 Samples::S16(b) => {
                     for (i, &v) in x.iter().enumerate() {
-                        b[i * channels + c] =
-                            (finite_or_zero(v).clamp(-1.0, 1.0) * 32_767.0) as i16;
+                        b[i * channels + c] = crate::wav::to_i16(finite_or_zero(v));
                     }
                 }
             }
