@@ -297,8 +297,8 @@ fn wav_format(path: &Path) -> Option<String> {
     })
 }
 
-/// The `fmt ` chunk of the RIFF/WAVE header `head`: its contents, from their start to the end
-/// of `head`; `None` when `head` is not RIFF/WAVE or holds no `fmt ` chunk.
+/// The `fmt ` chunk of the RIFF/WAVE header `head`: its contents, as far as `head` holds
+/// them; `None` when `head` is not RIFF/WAVE or holds no `fmt ` chunk.
 fn fmt_chunk(head: &[u8]) -> Option<&[u8]> {
     if head.len() < 12 || &head[..4] != b"RIFF" || &head[8..12] != b"WAVE" {
         return None;
@@ -307,11 +307,20 @@ fn fmt_chunk(head: &[u8]) -> Option<&[u8]> {
     while at + 8 <= head.len() {
         let size = u32::from_le_bytes(head[at + 4..at + 8].try_into().ok()?) as usize;
         if &head[at..at + 4] == b"fmt " {
-            return Some(&head[at + 8..]);
+            return Some(&head[at + 8..head.len().min(at + 8 + size)]);
         }
         at = at.checked_add(8 + size + (size & 1))?;
     }
     None
+}
+
+/// The bytes of one frame that the `fmt ` chunk `f` gives (its block align), when they agree
+/// with its channels and bits per sample (whole bytes per sample); `None` for a header that
+/// contradicts itself, left for `hound` to refuse.
+fn frame_bytes(f: &[u8]) -> Option<u64> {
+    let (channels, align, bits) = (u16_at(f, 2)?, u16_at(f, 12)?, u16_at(f, 14)?);
+    let frame = u64::from(channels) * u64::from(bits).div_ceil(8);
+    (frame > 0 && frame == u64::from(align)).then_some(frame)
 }
 
 /// The little-endian `u16` at byte `i` of `bytes`, when they hold it.
@@ -347,7 +356,12 @@ fn read_input(path: &Path, rate: u32) -> Result<Vec<Vec<f32>>, RenderError> {
         reason,
     };
     let file = std::fs::File::open(path).map_err(|e| err(e.to_string()))?;
-    read_wav(std::io::BufReader::new(file), rate).map_err(|e| match e {
+    let len = file
+        .metadata()
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len());
+    read_wav_of(std::io::BufReader::new(file), rate, len).map_err(|e| match e {
         WavInputError::Format(e) => err(match wav_format(path) {
             // A format chunk that the reader met only after the samples (it reads the chunks
             // in order, and the samples need the format first).
@@ -368,7 +382,7 @@ fn read_input(path: &Path, rate: u32) -> Result<Vec<Vec<f32>>, RenderError> {
 /// The number of channels a WAV file's header gives, when it is a WAV file `hound` reads.
 pub fn wav_channels(path: &Path) -> Option<u16> {
     let mut f = std::io::BufReader::new(std::fs::File::open(path).ok()?);
-    let head = riff_head(&mut f).ok()?;
+    let head = riff_head(&mut f, None).ok()?;
     let reader = hound::WavReader::new(std::io::Read::chain(&head[..], f)).ok()?;
     Some(reader.spec().channels)
 }
@@ -376,12 +390,19 @@ pub fn wav_channels(path: &Path) -> Option<u16> {
 /// The most bytes of chunks before a WAV file's `data` chunk that [`riff_head`] reads.
 const MAX_WAV_HEAD: u64 = 16 << 20;
 
+/// The data chunk sizes that writers to a pipe put in a header they cannot come back to:
+/// "as long as the stream" (sox's `0x7ffff000`, and the largest size).
+const STREAMED_SIZES: [u32; 2] = [0x7fff_f000, u32::MAX];
+
 /// A WAV stream's header up to its `data` chunk's header, as `hound` reads it: the chunks
 /// that RIFF pads to an even length (a `LIST` of odd size, which `hound` reads without its pad
 /// byte) given whole with their pad, the others as they are. A stream that is not RIFF is
 /// given back as read, for `hound` to say what it is. At most [`MAX_WAV_HEAD`] bytes are read
-/// before `data`.
-fn riff_head<R: std::io::Read>(r: &mut R) -> std::io::Result<Vec<u8>> {
+/// before `data`. A `fmt ` chunk too short for what it declares is refused. The `data`
+/// chunk's size is given as whole frames (a last, incomplete frame is left out), and, for a
+/// stream of `len` bytes whose header holds a size of [`STREAMED_SIZES`] larger than the
+/// stream, as the frames the stream holds.
+fn riff_head<R: std::io::Read>(r: &mut R, len: Option<u64>) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     let mut head = Vec::new();
     r.by_ref().take(12).read_to_end(&mut head)?;
@@ -392,7 +413,22 @@ fn riff_head<R: std::io::Read>(r: &mut R) -> std::io::Result<Vec<u8>> {
         let at = head.len();
         r.by_ref().take(8).read_to_end(&mut head)?;
         let hdr = &head[at..];
-        if hdr.len() < 8 || &hdr[0..4] == b"data" {
+        if hdr.len() < 8 {
+            return Ok(head);
+        }
+        if &hdr[0..4] == b"data" {
+            let size = u32::from_le_bytes([hdr[4], hdr[5], hdr[6], hdr[7]]);
+            let mut n = u64::from(size);
+            let left = len.map(|l| l.saturating_sub(head.len() as u64));
+            if let Some(left) = left.filter(|&l| n > l && STREAMED_SIZES.contains(&size)) {
+                n = left;
+            }
+            if let Some(frame) = fmt_chunk(&head).and_then(frame_bytes) {
+                n -= n % frame;
+            }
+            // `n` is at most `size`.
+            let n = u32::try_from(n).unwrap_or(size);
+            head[at + 4..at + 8].copy_from_slice(&n.to_le_bytes());
             return Ok(head);
         }
         let (id, size) = (
@@ -412,6 +448,24 @@ fn riff_head<R: std::io::Read>(r: &mut R) -> std::io::Result<Vec<u8>> {
         r.by_ref().take(padded).read_to_end(&mut head)?;
         if ((head.len() - start) as u64) < padded {
             return Ok(head);
+        }
+        if &head[at..at + 4] == b"fmt " {
+            // The fields up to the bits per sample, and WAVE_FORMAT_EXTENSIBLE's 22 more.
+            let need = if u16_at(&head[start..], 0) == Some(0xFFFE) {
+                40
+            } else {
+                16
+            };
+            if size < need {
+                return Err(std::io::Error::other(format!(
+                    "its format chunk holds {size} bytes, fewer than the {need} of {}; the header is damaged",
+                    if need == 40 {
+                        "a WAVE_FORMAT_EXTENSIBLE format"
+                    } else {
+                        "a WAV format"
+                    }
+                )));
+            }
         }
         if size & 1 == 1 {
             // Given to hound with its pad byte counted, so that it finds the next chunk.
@@ -434,8 +488,18 @@ pub enum WavInputError {
 /// at most [`MAX_INPUT_SAMPLES`] samples (checked from its header before any sample is read;
 /// a header that claims more samples than the stream has gives an error, not a long read).
 pub fn read_wav<R: std::io::Read>(r: R, rate: u32) -> Result<Vec<Vec<f32>>, WavInputError> {
+    read_wav_of(r, rate, None)
+}
+
+/// [`read_wav`] of a stream of `len` bytes, when known (a file): a header whose `data` size
+/// says "as long as the stream" ([`STREAMED_SIZES`]) reads what the file holds.
+fn read_wav_of<R: std::io::Read>(
+    r: R,
+    rate: u32,
+    len: Option<u64>,
+) -> Result<Vec<Vec<f32>>, WavInputError> {
     let mut r = r;
-    let head = riff_head(&mut r).map_err(|e| WavInputError::Other(e.to_string()))?;
+    let head = riff_head(&mut r, len).map_err(|e| WavInputError::Other(e.to_string()))?;
     let reader =
         hound::WavReader::new(std::io::Read::chain(&head[..], r)).map_err(|e| match e {
             hound::Error::FormatError(_) | hound::Error::Unsupported => {
@@ -925,7 +989,10 @@ pub fn render(
 
 #[cfg(test)]
 mod tests {
-    use super::{interleave, peak_and_over, read_wav, write_reason, WavInputError};
+    use super::{
+        interleave, peak_and_over, read_wav, read_wav_of, write_reason, WavInputError,
+        STREAMED_SIZES,
+    };
 
     /// A mono WAVE_FORMAT_EXTENSIBLE file at 48 kHz: `valid` bits in containers of `bytes`,
     /// the sub-format `sub` (1 integer, 3 float), the samples' bytes `data`.
@@ -952,6 +1019,90 @@ mod tests {
         h.extend_from_slice(&(data.len() as u32).to_le_bytes());
         h.extend_from_slice(data);
         h
+    }
+
+    /// A plain 16-bit PCM file of `channels` channels: its `fmt ` chunk `fmt_len` bytes long
+    /// (16 in a good file), its data chunk's size field `size` (the data's length in a good
+    /// file), then `data`.
+    fn pcm16(channels: u16, fmt_len: u32, size: u32, data: &[u8]) -> Vec<u8> {
+        let mut f = Vec::new();
+        f.extend_from_slice(&1u16.to_le_bytes());
+        f.extend_from_slice(&channels.to_le_bytes());
+        f.extend_from_slice(&48_000u32.to_le_bytes());
+        f.extend_from_slice(&(48_000 * 2 * u32::from(channels)).to_le_bytes());
+        f.extend_from_slice(&(2 * channels).to_le_bytes());
+        f.extend_from_slice(&16u16.to_le_bytes());
+        f.truncate(fmt_len as usize);
+        let mut h = Vec::new();
+        h.extend_from_slice(b"RIFF");
+        h.extend_from_slice(&(20 + fmt_len + data.len() as u32).to_le_bytes());
+        h.extend_from_slice(b"WAVEfmt ");
+        h.extend_from_slice(&fmt_len.to_le_bytes());
+        h.extend_from_slice(&f);
+        h.extend_from_slice(b"data");
+        h.extend_from_slice(&size.to_le_bytes());
+        h.extend_from_slice(data);
+        h
+    }
+
+    /// A data size that a writer to a pipe left ("as long as the stream") reads the frames
+    /// the file holds; a last, incomplete frame is left out; any other size larger than the
+    /// file is still an error; a `fmt ` chunk too short is said as such.
+    #[test]
+    fn streamed_sizes_partial_frames_and_short_formats() {
+        let data: Vec<u8> = (0..10i16).flat_map(|v| (v * 1000).to_le_bytes()).collect();
+        let want = |ch: usize| -> Vec<Vec<f32>> {
+            (0..ch)
+                .map(|c| {
+                    (0..10 / ch)
+                        .map(|k| ((k * ch + c) as f32 * 1000.0) / 32_768.0)
+                        .collect()
+                })
+                .collect()
+        };
+        for size in STREAMED_SIZES {
+            let file = pcm16(1, 16, size, &data);
+            let len = Some(file.len() as u64);
+            assert_eq!(read_wav_of(&file[..], 48_000, len).unwrap(), want(1));
+            // Without the stream's length, the size is taken at its word.
+            assert!(read_wav(&file[..], 48_000).is_err());
+        }
+        let file = pcm16(1, 16, 40, &data);
+        match read_wav_of(&file[..], 48_000, Some(file.len() as u64)) {
+            Err(WavInputError::Other(e)) => assert!(e.contains("promises 20 samples"), "{e}"),
+            r => panic!("{r:?}"),
+        }
+        // Stereo, 10 samples and one byte more; then 3 channels (a frame of 6 bytes): 3
+        // whole frames of the 20 bytes.
+        let mut odd = data.clone();
+        odd.push(7);
+        assert_eq!(
+            read_wav(&pcm16(2, 16, 21, &odd)[..], 48_000).unwrap(),
+            want(2)
+        );
+        let three = read_wav(&pcm16(3, 16, 20, &data)[..], 48_000).unwrap();
+        assert_eq!(three, want(3));
+        for (fmt_len, need) in [(14, "fewer than the 16 of a WAV format"), (0, "the 16")] {
+            match read_wav(&pcm16(1, fmt_len, 20, &data)[..], 48_000) {
+                Err(WavInputError::Other(e)) => assert!(
+                    e.contains(&format!("its format chunk holds {fmt_len} bytes"))
+                        && e.contains(need),
+                    "{e}"
+                ),
+                r => panic!("{fmt_len}: {r:?}"),
+            }
+        }
+        let mut ext = extensible(2, 16, 1, &data);
+        // WAVE_FORMAT_EXTENSIBLE's chunk cut to 20 bytes (its data chunk follows at once).
+        ext.drain(20 + 20..20 + 40);
+        ext[16..20].copy_from_slice(&20u32.to_le_bytes());
+        match read_wav(&ext[..], 48_000) {
+            Err(WavInputError::Other(e)) => assert!(
+                e.contains("holds 20 bytes, fewer than the 40 of a WAVE_FORMAT_EXTENSIBLE format"),
+                "{e}"
+            ),
+            r => panic!("{r:?}"),
+        }
     }
 
     /// Samples of fewer valid bits than their container (24 in 32, 20 in 24, 12 in 16) are
