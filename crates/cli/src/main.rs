@@ -35,6 +35,7 @@ fn with_exit_codes(cmd: clap::Command) -> clap::Command {
 mod cmd;
 mod signals;
 mod stdio;
+mod terminal;
 mod util;
 mod warn;
 

@@ -53,6 +53,7 @@ pub fn install() {
 /// Ends the process at once on `sig`: removes the temporary files, says which outputs were
 /// not written, exits with 128 + `sig`.
 fn exit_now(sig: i32) -> ! {
+    crate::terminal::restore();
     let lost = fugue_engine::output::remove_temps();
     let what = if lost.is_empty() {
         String::new()

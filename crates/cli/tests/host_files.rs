@@ -149,6 +149,32 @@ fn record_never_replaces_a_file_the_host_reads() {
         "{e}"
     );
     assert_eq!(std::fs::read(d.join("victim.ag")).unwrap(), before);
+    // The recording and the control socket at one path (new, or spelled two ways): refused
+    // before anything is made.
+    for (record, control) in [("same.wav", "same.wav"), ("same.wav", "./same.wav")] {
+        let o = fugue_in(
+            &d,
+            &[
+                "host",
+                "--backend",
+                "offline",
+                "--script",
+                &s,
+                "--record",
+                record,
+                "--control",
+                control,
+            ],
+        );
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert!(
+            e.contains("--record and --control both name same.wav"),
+            "{e}"
+        );
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(!d.join("same.wav").exists());
+    }
 }
 
 #[test]

@@ -61,9 +61,29 @@ fn shell(
     Arc<Mutex<String>>,
     std::thread::JoinHandle<()>,
 ) {
+    let (child, master, screen, reader, _) = shell_with(dir, state, &[]);
+    (child, master, screen, reader)
+}
+
+/// [`shell`] with more arguments to the host, and the terminal's slave side kept (to read
+/// its settings).
+#[allow(clippy::type_complexity)]
+fn shell_with(
+    dir: &std::path::Path,
+    state: &std::path::Path,
+    extra: &[&str],
+) -> (
+    std::process::Child,
+    std::fs::File,
+    Arc<Mutex<String>>,
+    std::thread::JoinHandle<()>,
+    OwnedFd,
+) {
     let (master, slave) = pty();
+    let kept = slave.try_clone().unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_fugue"))
         .args(["host", "--backend", "offline"])
+        .args(extra)
         .current_dir(dir)
         .env("XDG_STATE_HOME", state)
         .env("TERM", "xterm")
@@ -91,7 +111,61 @@ fn shell(
             }
         })
     };
-    (child, master, screen, reader)
+    (child, master, screen, reader, kept)
+}
+
+/// The local modes of the terminal whose side `fd` is.
+fn local_modes(fd: &OwnedFd) -> libc::tcflag_t {
+    use std::os::fd::AsRawFd as _;
+    // SAFETY: a zeroed termios is a valid buffer for tcgetattr, which fills it.
+    unsafe {
+        let mut t: libc::termios = std::mem::zeroed();
+        assert_eq!(libc::tcgetattr(fd.as_raw_fd(), &mut t), 0);
+        t.c_lflag
+    }
+}
+
+/// A host ended while its prompt waits (by a `quit` of its control socket, or by SIGTERM)
+/// gives the terminal back as it found it: line editing, echo and signal keys on, bracketed
+/// paste off, and its last words on a line of their own.
+#[test]
+fn a_host_ended_while_its_prompt_waits_restores_the_terminal() {
+    for how in ["ctl", "sigterm"] {
+        let state = folder("host-shell", &format!("restore-{how}"));
+        let sock = state.join("h.sock");
+        let (mut child, master, screen, reader, slave) =
+            shell_with(&state, &state, &["--control", sock.to_str().unwrap()]);
+        let before = local_modes(&slave);
+        let wanted = libc::ICANON | libc::ECHO | libc::ISIG;
+        assert_eq!(before & wanted, wanted, "{how}");
+        wait_for(&screen, "`help COMMAND` says what one does");
+        wait_for(&screen, "fugue> ");
+        assert_ne!(
+            local_modes(&slave) & wanted,
+            wanted,
+            "{how}: the prompt's raw mode"
+        );
+        if how == "ctl" {
+            let o = Command::new(env!("CARGO_BIN_EXE_fugue"))
+                .args(["ctl", sock.to_str().unwrap(), "quit"])
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{o:?}");
+        } else {
+            // SAFETY: kill takes plain integers; the child is alive until waited below.
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        }
+        let (status, err) = common::stderr_at_exit(&mut child);
+        let code = if how == "ctl" { 0 } else { 143 };
+        assert_eq!(status.code(), Some(code), "{how}: {err}");
+        assert_eq!(local_modes(&slave), before, "{how}");
+        drop(master);
+        drop(slave);
+        let _ = reader.join();
+        let shown = screen.lock().unwrap().clone();
+        let last = shown.rfind("\x1b[?2004h").unwrap_or(0);
+        assert!(shown[last..].contains("\x1b[?2004l"), "{how}: {shown:?}");
+    }
 }
 
 #[test]

@@ -138,6 +138,70 @@ fn a_wait_holds_only_its_own_client_and_a_quit_cuts_it_short() {
     assert_eq!(code, Some(0));
 }
 
+/// A client that sent a `wait` and went away frees its place at once: the host's every
+/// place taken by such clients, the next client is still answered (clocked); offline, where
+/// the wait plays in the control loop, it stops playing for no one, and the next `wait`
+/// plays its own seconds only.
+#[test]
+fn a_wait_whose_client_went_away_ends_there() {
+    let dir = folder("host_socket", "wait-gone");
+    let mut h = start(&dir, "clocked", None);
+    for _ in 0..MAX_CLIENTS {
+        drop(send(&h.socket, "wait 600"));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let (ok, r, took) = ctl(&h.socket, &["list"]);
+    assert!(ok && r == "no graph is loaded", "{r}");
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    let (ok, r, _) = ctl(&h.socket, &["quit"]);
+    assert!(ok && r == "bye", "{r}");
+    let (code, _) = exit_within(&mut h.child, Duration::from_secs(10));
+    assert_eq!(code, Some(0));
+
+    let dir = folder("host_socket", "wait-gone-offline");
+    let mut h = start(&dir, "offline", None);
+    let pluck = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/pluck.ag");
+    let (ok, r, _) = ctl(&h.socket, &["load", "p", pluck]);
+    assert!(ok, "{r}");
+    drop(send(&h.socket, "wait 86400"));
+    std::thread::sleep(Duration::from_millis(300));
+    // Idle once more: the control loop answers, and uses no core meanwhile.
+    let (ok, r, took) = ctl(&h.socket, &["list"]);
+    assert!(ok && r.contains('p'), "{r}");
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    let load = load_over(h.child.id(), Duration::from_millis(500));
+    assert!(load < 0.5, "{load:.2} of a core while no wait runs");
+    // `wait 1` plays one second of audio from where the host is (not the rest of the day).
+    let (ok, r, took) = ctl(&h.socket, &["wait", "1"]);
+    assert!(ok && waited(&r) == 1.0, "{r}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    let (ok, r, _) = ctl(&h.socket, &["quit"]);
+    assert!(ok && r == "bye", "{r}");
+    let (code, _) = exit_within(&mut h.child, Duration::from_secs(10));
+    assert_eq!(code, Some(0));
+}
+
+/// Offline, a `wait` plays in the control loop: a `quit` of another client ends it there
+/// (its reply says how much it played), and is served at once.
+#[test]
+fn offline_a_quit_cuts_another_clients_wait_short() {
+    let dir = folder("host_socket", "offline-quit");
+    let mut h = start(&dir, "offline", None);
+    let pluck = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/pluck.ag");
+    let (ok, r, _) = ctl(&h.socket, &["load", "p", pluck]);
+    assert!(ok, "{r}");
+    let a = send(&h.socket, "wait 86400");
+    std::thread::sleep(Duration::from_millis(300));
+    let (ok, r, took) = ctl(&h.socket, &["quit"]);
+    assert!(ok && r == "bye", "{r}");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    let r = reply(&a);
+    let w = waited(&r);
+    assert!(w > 0.0 && w < 86400.0, "{r}");
+    let (code, _) = exit_within(&mut h.child, Duration::from_secs(10));
+    assert_eq!(code, Some(0));
+}
+
 #[test]
 fn sigterm_cuts_a_wait_short_and_its_reply_says_how_long_it_waited() {
     let dir = folder("host_socket", "sigterm");
@@ -268,6 +332,8 @@ fn sigterm_ends_a_load_of_a_named_pipe_without_a_writer() {
     let (code, took) = exit_within(&mut h.child, Duration::from_secs(10));
     assert_eq!(code, Some(143));
     assert!(took < Duration::from_secs(3), "{took:?}");
+    // Its socket is removed on this way out too.
+    assert!(!h.socket.exists());
 }
 
 #[test]

@@ -471,6 +471,13 @@ pub fn forget_path(path: &Path) {
     temps().files.retain(|r| r.path != path);
 }
 
+/// Registers the file `path` that this process made and removes as it ends (a control
+/// socket), so that [`remove_temps`] removes it too when the process ends on a signal;
+/// [`forget_path`] before removing it.
+pub fn register_removal(path: &Path) {
+    register(path, String::new(), Removal::File);
+}
+
 /// Registers the output folder `dir`, just made for a run's results: [`remove_temps`]
 /// removes it if it is still empty (a run stopped before writing into it leaves no empty
 /// folder); [`forget_path`] once the run is over.

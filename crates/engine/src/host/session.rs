@@ -435,6 +435,10 @@ fn write_host_stats(
 pub struct Session {
     host: Host,
     stop: Arc<AtomicBool>,
+    /// Set when the source of the command running went away ([`Session::set_gone`]).
+    gone: Option<Arc<AtomicBool>>,
+    /// Set when a source sent a `quit` ([`Session::set_quit`]).
+    quit: Option<Arc<AtomicBool>>,
     /// Offline: the seconds that every `wait` so far adds up to.
     waited: Duration,
 }
@@ -445,8 +449,31 @@ impl Session {
         Session {
             host,
             stop,
+            gone: None,
+            quit: None,
             waited: Duration::ZERO,
         }
+    }
+
+    /// The flag set when the source of the command about to run goes away: its `wait` ends
+    /// there (`None`: a source that stays, such as a script).
+    pub fn set_gone(&mut self, gone: Option<Arc<AtomicBool>>) {
+        self.gone = gone;
+    }
+
+    /// The flag a source sets as it sends a `quit`: a `wait` running ends there, so that the
+    /// quit, queued behind it, is served.
+    pub fn set_quit(&mut self, quit: Option<Arc<AtomicBool>>) {
+        self.quit = quit;
+    }
+
+    /// Whether a `wait` is to end now: the stop request (a signal), its source gone, or a
+    /// `quit` waiting.
+    fn cut_short(&self) -> bool {
+        // Relaxed: request flags.
+        let set =
+            |f: &Option<Arc<AtomicBool>>| f.as_ref().is_some_and(|f| f.load(Ordering::Relaxed));
+        self.stop.load(Ordering::Relaxed) || set(&self.gone) || set(&self.quit)
     }
 
     /// The host.
@@ -595,8 +622,9 @@ impl Session {
     }
 
     /// Lets the host play for `seconds`: offline in audio time ([`Session::wait_offline`]),
-    /// otherwise in wall time, in slices, so that a stop request is noticed. Returns the
-    /// seconds it waited: `seconds`, or less when a stop request cut it short (whole
+    /// otherwise in wall time, in slices, so that a stop request, the source gone or a
+    /// `quit` waiting is noticed ([`Session::cut_short`]). Returns the seconds it waited:
+    /// `seconds`, or less when one of those cut it short (whole
     /// milliseconds, never more than asked).
     fn wait(&mut self, seconds: f64) -> Result<f64, HostError> {
         if self.host.options().backend == HostBackend::Offline {
@@ -605,8 +633,7 @@ impl Session {
         let start = Instant::now();
         let end = start + Duration::from_secs_f64(seconds);
         loop {
-            // Relaxed: a request flag.
-            if self.stop.load(Ordering::Relaxed) {
+            if self.cut_short() {
                 return Ok(waited(start.elapsed().as_secs_f64(), seconds));
             }
             let left = end.saturating_duration_since(Instant::now());
@@ -620,10 +647,11 @@ impl Session {
     /// Offline, the host's clock is the audio it has played, and it plays only while a
     /// `wait` runs: with `T` the seconds that every `wait` so far adds up to, `wait` runs the
     /// cycles up to cycle `round(T × rate / buffer)` (none when the host is there already),
-    /// as fast as they go, in slices of a second of audio so that a stop request is noticed.
+    /// as fast as they go, in slices of a second of audio so that what cuts a wait short is
+    /// noticed ([`Session::cut_short`]).
     /// The other commands apply at the start of the next cycle run. So a script's recording
     /// holds exactly that many cycles, the same bytes at every run. Returns `seconds`, or,
-    /// when a stop request cut it short, the audio it played (whole milliseconds).
+    /// when it was cut short, the audio it played (whole milliseconds).
     fn wait_offline(&mut self, seconds: f64) -> Result<f64, HostError> {
         self.waited += Duration::from_secs_f64(seconds);
         let o = self.host.options();
@@ -633,8 +661,10 @@ impl Session {
         let first = self.host.cycle();
         loop {
             let at = self.host.cycle();
-            // Relaxed: a request flag.
-            if self.stop.load(Ordering::Relaxed) {
+            if self.cut_short() {
+                // The clock stays where the audio is: a later `wait` does not play this
+                // one's rest.
+                self.waited = Duration::from_secs_f64(at as f64 / per_second);
                 return Ok(waited((at - first) as f64 / per_second, seconds));
             }
             if at >= target {

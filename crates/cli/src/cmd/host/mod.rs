@@ -257,6 +257,15 @@ fn check_record(args: &Args, script: Option<&[u8]>) -> anyhow::Result<()> {
             "--record -: standard output carries the host's replies; name a WAV file or a named pipe to record to",
         ));
     }
+    if let Some(control) = &args.control {
+        let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        if abs(control) == abs(record) {
+            return Err(util::usage(format!(
+                "--record and --control both name {}: the recording and the control socket need paths of their own",
+                record.display()
+            )));
+        }
+    }
     let mut inputs: Vec<PathBuf> = args.script.iter().chain(&args.control).cloned().collect();
     inputs.extend(control::script_loads(script.unwrap_or_default()));
     let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
@@ -326,6 +335,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if !ctl.stopped(&stop) {
         serve(&mut ctl, &args, script.is_none(), &stop)?;
     }
+    // A prompt still waiting (the host ended by a `quit` of its control socket) leaves the
+    // terminal as it found it.
+    crate::terminal::restore();
     let outcome = std::mem::take(&mut ctl.outcome);
     let report = ctl.into_session().into_host().finish()?;
     eprintln!("host: {}", report.summary(args.record.as_deref()));
@@ -363,15 +375,17 @@ fn serve(
                 clocked: args.backend != "offline",
                 stop: stop.clone(),
                 cycle: watch.cycle.clone(),
+                quit: watch.quit.clone(),
             },
         )?),
         None => None,
     };
     if prompt {
         let (tx, json, names) = (tx.clone(), args.json, watch.names.clone());
+        let quit = watch.quit.clone();
         std::thread::Builder::new()
             .name("fugue-shell".into())
-            .spawn(move || prompt_lines(tx, json, names))
+            .spawn(move || prompt_lines(tx, json, names, &quit))
             .context("cannot start the shell")?;
     }
     drop(tx);
@@ -384,8 +398,18 @@ fn serve(
 
 /// Sends `line` (line `place` of standard input, when it is read as a script) and prints its
 /// reply; false when the shell ends there (the line quits, or the host is gone).
-fn forward(tx: &mpsc::Sender<Request>, line: String, place: Option<usize>) -> bool {
+/// A `quit` sets `quit` as it is sent: a `wait` of another source running in the control
+/// loop ends, so that the quit is served at once.
+fn forward(
+    tx: &mpsc::Sender<Request>,
+    line: String,
+    place: Option<usize>,
+    quit: &AtomicBool,
+) -> bool {
     let quits = matches!(command::parse(&line), Ok(Some(Command::Quit)));
+    if quits {
+        quit.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
     // Until its reply is printed: the host, quitting, waits for it (`wait_for_prompt`).
     PROMPT_BUSY.store(true, std::sync::atomic::Ordering::Release);
     let _busy = PromptBusy;
@@ -395,6 +419,7 @@ fn forward(tx: &mpsc::Sender<Request>, line: String, place: Option<usize>) -> bo
             if let Err(e) = writeln!(std::io::stdout(), "{r}") {
                 // The host stops, closing the recording, and then fails with the error.
                 let _ = PROMPT_WRITE_ERROR.set(e);
+                quit.store(true, std::sync::atomic::Ordering::Relaxed);
                 let _ = Request::ask(tx, "quit".into(), None);
                 return false;
             }
@@ -429,7 +454,7 @@ const BANNER: &str = "fugue host: `help` lists the commands, `help COMMAND` says
 
 /// The interactive prompt (a terminal: line editing, Tab completion, a history kept between
 /// sessions: [`shell`]) or, when standard input is not a terminal, its lines.
-fn prompt_lines(tx: mpsc::Sender<Request>, json: bool, names: shell::Names) {
+fn prompt_lines(tx: mpsc::Sender<Request>, json: bool, names: shell::Names, quit: &AtomicBool) {
     if !std::io::stdin().is_terminal() {
         let mut buf = Vec::new();
         let mut lock = std::io::stdin().lock();
@@ -460,11 +485,13 @@ fn prompt_lines(tx: mpsc::Sender<Request>, json: bool, names: shell::Names) {
                 );
                 continue;
             };
-            if !forward(&tx, line.to_string(), Some(place)) {
+            if !forward(&tx, line.to_string(), Some(place), quit) {
                 return;
             }
         }
     }
+    // As the terminal is before the line editor changes it: put back however the host ends.
+    crate::terminal::save();
     let Some(mut rl) = shell::editor(names) else {
         return;
     };
@@ -486,7 +513,7 @@ fn prompt_lines(tx: mpsc::Sender<Request>, json: bool, names: shell::Names) {
                     let _ = rl.add_history_entry(line.as_str());
                     history.add(&line);
                 }
-                if !forward(&tx, line, None) {
+                if !forward(&tx, line, None, quit) {
                     return;
                 }
             }
@@ -517,6 +544,7 @@ fn prompt_lines(tx: mpsc::Sender<Request>, json: bool, names: shell::Names) {
             }
             // Ctrl-D (the end of input) or a terminal that failed: quit cleanly.
             Err(_) => {
+                quit.store(true, std::sync::atomic::Ordering::Relaxed);
                 let _ = Request::ask(&tx, "quit".into(), None);
                 return;
             }

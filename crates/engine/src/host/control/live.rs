@@ -74,6 +74,7 @@ pub fn serve_run(
             clocked: true,
             stop: stop.clone(),
             cycle: Arc::new(AtomicU64::new(0)),
+            quit: Arc::new(AtomicBool::new(false)),
         },
     )?;
     let run = Run {

@@ -62,6 +62,9 @@ pub struct Request {
     /// A `wait` that a client of the control socket waited in its own thread, this many
     /// seconds: the reply is that of a `wait`, with the cycle reached (`line` is not read).
     pub waited: Option<f64>,
+    /// Set when the source went away while its command ran: a `wait` in the control loop
+    /// (offline) ends there rather than play on for no one.
+    pub gone: Option<Arc<AtomicBool>>,
 }
 
 impl Request {
@@ -73,9 +76,41 @@ impl Request {
             line,
             reply: rtx,
             waited,
+            gone: None,
         })
         .ok()?;
         rrx.recv().ok()
+    }
+
+    /// [`Request::ask`] for a source that may go away while its command runs: `gone()` is
+    /// asked every few milliseconds until the reply comes, and once it says so the request
+    /// is marked ([`Request::gone`]). The reply still comes (`None`: the host is gone).
+    pub fn ask_while(
+        tx: &mpsc::Sender<Request>,
+        line: String,
+        mut gone: impl FnMut() -> bool,
+    ) -> Option<String> {
+        let (rtx, rrx) = mpsc::channel();
+        let flag = Arc::new(AtomicBool::new(false));
+        tx.send(Request {
+            line,
+            reply: rtx,
+            waited: None,
+            gone: Some(flag.clone()),
+        })
+        .ok()?;
+        loop {
+            match rrx.recv_timeout(Duration::from_millis(20)) {
+                Ok(r) => return Some(r),
+                Err(mpsc::RecvTimeoutError::Disconnected) => return None,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    // Relaxed: a request flag.
+                    if !flag.load(Ordering::Relaxed) && gone() {
+                        flag.store(true, Ordering::Relaxed);
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -88,6 +123,9 @@ pub struct Watch {
     pub names: Arc<Mutex<Vec<String>>>,
     /// The host's cycle.
     pub cycle: Arc<AtomicU64>,
+    /// Set by a source as it sends a `quit`: a `wait` running in the control loop ends
+    /// there, so that the quit is served now rather than after it.
+    pub quit: Arc<AtomicBool>,
 }
 
 /// How the front end takes part: where the host's notices go, and how a call that may block
@@ -255,6 +293,7 @@ impl Controller {
     /// Between requests the host follows a JACK buffer-size change.
     pub fn serve(&mut self, rx: &mpsc::Receiver<Request>, stop: &AtomicBool, watch: &Watch) {
         self.update(watch);
+        self.session.set_quit(Some(watch.quit.clone()));
         loop {
             // Relaxed: a request flag.
             if stop.load(Ordering::Relaxed) {
@@ -278,7 +317,10 @@ impl Controller {
                     let _ = reply.send(r.line(self.json));
                 }
                 Ok(req) => {
-                    let Some(r) = self.execute(&req.line) else {
+                    self.session.set_gone(req.gone.clone());
+                    let r = self.execute(&req.line);
+                    self.session.set_gone(None);
+                    let Some(r) = r else {
                         let _ = req.reply.send(String::new());
                         continue;
                     };

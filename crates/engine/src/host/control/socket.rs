@@ -52,6 +52,9 @@ pub struct Control {
     /// The host's cycle as the control loop last saw it (it updates it after every command
     /// and while idle): the cycle a `wait` cut short by the host's end replies with.
     pub cycle: Arc<AtomicU64>,
+    /// Set as a client's `quit` is sent to the control loop ([`super::Watch::quit`]): a
+    /// `wait` running there ends, so that the quit is served at once.
+    pub quit: Arc<AtomicBool>,
 }
 
 /// What a client is doing.
@@ -154,6 +157,7 @@ impl Drop for Guard {
         {
             std::thread::sleep(Duration::from_millis(5));
         }
+        crate::output::forget_path(&self.path);
         if self.made.is_some() && identity(&self.path) == self.made {
             let _ = std::fs::remove_file(&self.path);
         }
@@ -176,6 +180,10 @@ pub fn serve(
     }
     let listener =
         UnixListener::bind(path).map_err(io(format!("cannot listen on {}", path.display())))?;
+    // Removed also when a signal ends the process where the host cannot stop in order (the
+    // open of a named pipe that a `load` waits on): while the host runs, no other host
+    // replaces it (it answers).
+    crate::output::register_removal(path);
     let shared = Arc::new(Shared {
         control,
         clients: Mutex::new(Vec::new()),
@@ -397,12 +405,20 @@ fn client(stream: &UnixStream, id: u64, shared: &Shared, tx: &mpsc::Sender<Reque
                     Ok(Some(Command::Wait { seconds })) if shared.control.clocked => {
                         // Idle again once the reply is written: a quitting host waits for it.
                         shared.set_state(id, State::Waiting);
-                        wait(seconds, shared, tx)
+                        match wait(seconds, stream, shared, tx) {
+                            Some(r) => r,
+                            // The client went away: nothing to reply to, its place freed.
+                            None => return,
+                        }
                     }
                     parsed => {
                         quit = matches!(parsed, Ok(Some(Command::Quit)));
+                        if quit {
+                            // Relaxed: a request flag.
+                            shared.control.quit.store(true, Ordering::Relaxed);
+                        }
                         shared.set_state(id, State::Command);
-                        match Request::ask(tx, line.to_string(), None) {
+                        match Request::ask_while(tx, line.to_string(), || hung_up(stream, 0)) {
                             Some(r) if r.is_empty() => {
                                 shared.set_state(id, State::Idle);
                                 continue;
@@ -422,10 +438,32 @@ fn client(stream: &UnixStream, id: u64, shared: &Shared, tx: &mpsc::Sender<Reque
     }
 }
 
-/// A client's `wait SECONDS` with a clock: sleeps here, in slices, until the time is up or
+/// Whether the client at the other end of `stream` has gone (closed its socket, not only
+/// its sending side, as `fugue ctl` does once it has sent its command), waiting at most
+/// `ms` milliseconds for it.
+fn hung_up(stream: &UnixStream, ms: i32) -> bool {
+    use std::os::fd::AsRawFd as _;
+    let mut p = libc::pollfd {
+        fd: stream.as_raw_fd(),
+        // Hang-up and errors are reported whatever is asked.
+        events: 0,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd for the call's duration; the descriptor is the stream's own,
+    // open while `stream` is borrowed.
+    let n = unsafe { libc::poll(&mut p, 1, ms) };
+    n > 0 && p.revents & (libc::POLLHUP | libc::POLLERR) != 0
+}
+
+/// A client's `wait SECONDS` with a clock: waits here, in slices, until the time is up or
 /// the host stops (a signal, a `quit`); the reply says how long it waited and the cycle
-/// reached.
-fn wait(seconds: f64, shared: &Shared, tx: &mpsc::Sender<Request>) -> String {
+/// reached. `None` when the client went away meanwhile (the wait ends there).
+fn wait(
+    seconds: f64,
+    stream: &UnixStream,
+    shared: &Shared,
+    tx: &mpsc::Sender<Request>,
+) -> Option<String> {
     let start = Instant::now();
     let want = Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX);
     loop {
@@ -433,22 +471,28 @@ fn wait(seconds: f64, shared: &Shared, tx: &mpsc::Sender<Request>) -> String {
         if left.is_zero() || shared.stopping() {
             break;
         }
-        std::thread::sleep(left.min(Duration::from_millis(10)));
+        // At most 10 ms: the stop is noticed within that.
+        let ms = left.min(Duration::from_millis(10)).as_millis().max(1) as i32;
+        if hung_up(stream, ms) {
+            return None;
+        }
     }
     let waited = crate::host::session::waited(start.elapsed().as_secs_f64(), seconds);
     if !shared.stopping() {
         if let Some(r) = Request::ask(tx, String::new(), Some(waited)) {
-            return r;
+            return Some(r);
         }
     }
     // The host is stopping: the control loop takes no more requests; the cycle it last saw.
     // Relaxed: a counter read for a report.
     let cycle = shared.control.cycle.load(Ordering::Relaxed);
-    Reply::done(Answer::Wait {
-        seconds: waited,
-        cycle: Some(cycle),
-    })
-    .line(shared.control.json)
+    Some(
+        Reply::done(Answer::Wait {
+            seconds: waited,
+            cycle: Some(cycle),
+        })
+        .line(shared.control.json),
+    )
 }
 
 /// Sends `line` to the host listening at `path` and returns its reply, waiting for it at
