@@ -704,7 +704,7 @@ fn thread_policies(pid: u32) -> Vec<(String, u32)> {
 fn rt_runs_the_pool_and_the_audio_thread_at_real_time_priority() {
     let dir = folder("host", "rt");
     let g = small_graphs(&dir);
-    let h = start_host(&dir, &["--threads", "2", "--rt", "10"]);
+    let h = start_host(&dir, &["--threads", "2", "--rt=10"]);
     let (ok, r) = ctl(&h.socket, &["load", "a", g[0].to_str().unwrap()]);
     assert!(ok, "{r}");
     std::thread::sleep(Duration::from_millis(200));

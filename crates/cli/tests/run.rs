@@ -283,6 +283,49 @@ fn alsa_null_run_plays_its_seconds_and_says_what_the_device_granted() {
     assert!(stderr.contains("executor auto:"), "{stderr}");
 }
 
+/// A run of `--seconds S` lasts S seconds of wall time also when its periods are long: the
+/// device's first periods, written at once to fill its buffer, and the last cycle's period
+/// are played out before it ends (clocked: the last period passes).
+#[test]
+fn a_run_with_long_periods_lasts_its_seconds() {
+    for backend in [
+        &["--backend", "clocked"][..],
+        &["--backend", "alsa", "--device", "null"],
+    ] {
+        let start = Instant::now();
+        let mut args = backend.to_vec();
+        args.extend(["--buffer", "24000", "--seconds", "2", "-e", "seq"]);
+        let out = run_without_jack(&args);
+        let took = start.elapsed();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{backend:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(cycles_in(&stdout), 4, "{backend:?}: {stdout}");
+        // Before, 1.5 s clocked (its last period not waited for) and 1.0 s on ALSA (two of
+        // its four periods filled the buffer at once).
+        assert!(took >= Duration::from_millis(1950), "{backend:?}: {took:?}");
+        assert!(took < Duration::from_secs(6), "{backend:?}: {took:?}");
+    }
+}
+
+/// `--rt` takes its priority only as `--rt=N`: the word after a bare `--rt` is the graph.
+#[test]
+fn a_bare_rt_flag_leaves_the_next_word_to_the_graph() {
+    let g = example_graph();
+    let out = fugue()
+        .args(["run", "--rt"])
+        .arg(&g)
+        .args(["--backend", "clocked", "--seconds", "0.1", "-e", "seq"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(cycles_in(&String::from_utf8_lossy(&out.stdout)), 19);
+}
+
 #[test]
 fn the_auto_backend_plays_on_alsa_when_no_jack_server_runs() {
     let out = run_without_jack(&["--device", "null", "--seconds", "0.3", "--json"]);

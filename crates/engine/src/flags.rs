@@ -51,7 +51,7 @@ pub struct ExecArgs {
     pub no_merge_chains: bool,
     /// Run the workers at real-time priority (SCHED_FIFO PRIORITY, default 80; the audio
     /// thread one above) where the system permits; when refused, say so once and go on.
-    #[arg(long, num_args = 0..=1, default_missing_value = "80", value_parser = clap::value_parser!(i32).range(1..=98))]
+    #[arg(long, num_args = 0..=1, require_equals = true, value_name = "PRIORITY", default_missing_value = "80", value_parser = clap::value_parser!(i32).range(1..=98))]
     pub rt: Option<i32>,
     /// Work stealing's threshold.
     #[command(flatten)]

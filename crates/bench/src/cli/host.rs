@@ -37,7 +37,7 @@ pub struct Args {
     pub grain: String,
     /// The real-time runs' threads at real-time priority (SCHED_FIFO PRIORITY, default 80;
     /// the audio thread one above), as `fugue host --rt` runs them; when refused, said once.
-    #[arg(long, num_args = 0..=1, default_missing_value = "80", value_parser = clap::value_parser!(i32).range(1..=98))]
+    #[arg(long, num_args = 0..=1, require_equals = true, value_name = "PRIORITY", default_missing_value = "80", value_parser = clap::value_parser!(i32).range(1..=98))]
     pub rt: Option<i32>,
     /// Modes, comma-separated [default: shared,partitioned,separate].
     #[arg(long, value_delimiter = ',', value_parser = ["shared", "partitioned", "separate"])]

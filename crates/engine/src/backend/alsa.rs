@@ -459,6 +459,28 @@ impl Pacer for Writer {
     fn xruns(&self) -> u64 {
         Writer::xruns(self)
     }
+
+    fn finish(&mut self, stop: &AtomicBool) {
+        // The frames written play until `first` + their length: the first periods filled the
+        // buffer at once, so the run's last write came that much before its audio's end.
+        if let Some(first) = self.first_ns {
+            let rate = u128::from(self.device.granted.rate);
+            let end = first + (u128::from(self.frames) * 1_000_000_000 / rate) as u64;
+            if !super::clocked::sleep_until_or(end, stop) {
+                return;
+            }
+        }
+        // A sound card's clock may trail the wall clock a little: what it still holds, for
+        // at most 200 ms more (dropping the device drops what is left).
+        let give_up = now_ns() + 200_000_000;
+        // Relaxed: a request flag.
+        while now_ns() < give_up && !stop.load(Ordering::Relaxed) {
+            match self.device.pcm.delay() {
+                Ok(d) if d > 0 => std::thread::sleep(std::time::Duration::from_millis(2)),
+                _ => break,
+            }
+        }
+    }
 }
 
 impl Drop for Writer {

@@ -121,6 +121,11 @@ impl Pacer for Clock {
         Ok(())
     }
 
+    fn finish(&mut self, stop: &AtomicBool) {
+        // The last cycle's period ends where the next cycle would be due.
+        sleep_until_or(self.due(self.k), stop);
+    }
+
     fn xruns(&self) -> u64 {
         self.overruns
     }

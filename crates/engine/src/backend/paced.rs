@@ -29,6 +29,11 @@ pub(crate) trait Pacer: Send {
     fn end_cycle(&mut self, stop: &AtomicBool) -> Result<(), String>;
     /// Cycles that came too late for the clock or the device (each recovered from).
     fn xruns(&self) -> u64;
+    /// After the run's last cycle, when its time was up (not stopped): waits until that
+    /// cycle's period has passed and the device has played what it holds, so that a run of
+    /// `--seconds S` lasts S seconds and its last blocks are heard (returns early when `stop`
+    /// is set).
+    fn finish(&mut self, _stop: &AtomicBool) {}
 }
 
 /// What the audio thread hands back.
@@ -140,6 +145,9 @@ pub(crate) fn run<P: Pacer + 'static>(
                         break EndReason::DeviceLost(why);
                     }
                 };
+                if matches!(end, EndReason::Duration) {
+                    pacer.finish(&stop);
+                }
                 // Release pairs with the control thread's Acquire load: the thread is done.
                 finished.store(true, Ordering::Release);
                 Done {

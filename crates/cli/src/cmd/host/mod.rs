@@ -113,7 +113,7 @@ pub struct Args {
     /// (SCHED_FIFO PRIORITY, default 80; the clocked or ALSA audio thread one above; JACK's
     /// own thread keeps the server's) where the system permits, so that no other process
     /// delays a cycle; when refused, said once.
-    #[arg(long, num_args = 0..=1, default_missing_value = "80", value_parser = clap::value_parser!(i32).range(1..=98))]
+    #[arg(long, num_args = 0..=1, require_equals = true, value_name = "PRIORITY", default_missing_value = "80", value_parser = clap::value_parser!(i32).range(1..=98))]
     pub rt: Option<i32>,
     /// Pipelining of every graph loaded: cut each cycle's buffer into N sub-blocks, so that
     /// a line of nodes cut into one segment per thread (the threads the graph runs on) runs
