@@ -239,7 +239,9 @@ fn temp_name_in(dir: &Path) -> PathBuf {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     // Relaxed: a counter that only has to give distinct numbers.
     let count = NEXT.fetch_add(1, Ordering::Relaxed);
-    let n = std::hash::RandomState::new().hash_one(count);
+    // Below 10^12 (40 bits drawn): room for a writer of many files to number them after it
+    // (`N × 10^6 + i`, still a number of this form).
+    let n = std::hash::RandomState::new().hash_one(count) % 1_000_000_000_000;
     dir.join(format!(".fugue-{}-{n}.part", std::process::id()))
 }
 
