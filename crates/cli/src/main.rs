@@ -257,8 +257,8 @@ fn main() -> ExitCode {
             None => ExitCode::SUCCESS,
         },
         Err(e) if !plays && stdio::reader_stopped(&e) => {
-            // A reader of an output (standard output, a named pipe) stopped before the end:
-            // quietly, as a process ended by SIGPIPE, but with its temporary files removed.
+            // The reader of an output that is a named pipe stopped before the end: quietly,
+            // as a process ended by SIGPIPE, but with its temporary files removed.
             fugue_engine::output::remove_temps();
             ExitCode::from(stdio::CLOSED_PIPE)
         }

@@ -55,12 +55,16 @@ fn exit(stream: &str, reason: &str, pipe: bool) -> ! {
     std::process::exit(1);
 }
 
-/// Whether `e` comes from a write into a pipe whose reader stopped (EPIPE): standard output
-/// or an output that is a named pipe.
+/// Whether `e` is a write into an output named by `-o` that is a named pipe whose reader
+/// stopped (EPIPE). Nothing else counts: a socket or a child process that closed its end is
+/// an error to say (standard output's own EPIPE ends the process in [`failed`]).
 pub fn reader_stopped(e: &anyhow::Error) -> bool {
+    use fugue_engine::output::OutputError;
     e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        matches!(
+            c.downcast_ref::<OutputError>(),
+            Some(OutputError::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe
+        )
     })
 }
 

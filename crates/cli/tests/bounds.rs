@@ -703,6 +703,46 @@ fn benchmark_counts_and_times_are_bounded() {
                 "bench".into(),
                 "study".into(),
                 spec(
+                    "busy0.toml",
+                    "threads = [1]\nbuffers = [256]\nbusy_threads = 0\n",
+                ),
+                "--dry-run".into(),
+            ],
+            1,
+            "the busy load with busy_threads = 0 would be idle",
+        ),
+        (
+            vec![
+                "bench".into(),
+                "study".into(),
+                spec("slow.toml", "threads = [1]\nbuffers = [256]\nrate = 20\n"),
+                "--dry-run".into(),
+            ],
+            1,
+            "seconds 0.1 is shorter than one cycle of 256 frames at 20 Hz (12.8 s)",
+        ),
+        (
+            vec![
+                "bench".into(),
+                "study".into(),
+                write(
+                    "many.toml",
+                    &format!(
+                        "graphs = [\"gen:line:4\"]\nexecutors = [\"seq\", \"ws\"]\nloads = [\"idle\"]\nseconds = 0.1\nrepeats = 1\nthreads = [{}]\nbuffers = [{}]\n",
+                        (1..=256).map(|t| t.to_string()).collect::<Vec<_>>().join(","),
+                        (1..=1000).map(|b| b.to_string()).collect::<Vec<_>>().join(",")
+                    ),
+                ),
+                "--dry-run".into(),
+            ],
+            1,
+            "the spec asks for 257000 runs (257000 configurations of graph, executor, threads, buffer and load, once each), more than the limit of 100000",
+        ),
+        (
+            vec![
+                "bench".into(),
+                "study".into(),
+                spec(
                     "hist.toml",
                     "threads = [1]\nbuffers = [256]\nhistogram_buffer = 999\n",
                 ),
@@ -794,6 +834,22 @@ fn benchmark_counts_and_times_are_bounded() {
             ],
             1,
             "graph `gen:line:1`: a line has at least 2 nodes",
+        ),
+        (
+            vec![
+                "bench".into(),
+                "study".into(),
+                write(
+                    "nosink.toml",
+                    &format!(
+                        "graphs = [\"{}\"]\nexecutors = [\"seq\"]\nthreads = [1]\nbuffers = [256]\nloads = [\"idle\"]\nseconds = 0.1\n",
+                        write("lone.ag", "out = { kind: \"sink\", };\n")
+                    ),
+                ),
+                "--dry-run".into(),
+            ],
+            1,
+            "lone.ag` cannot run at 256 frames and 44100 Hz: node `out` (sink) has no input",
         ),
         (
             vec![

@@ -151,7 +151,12 @@ fn record_never_replaces_a_file_the_host_reads() {
     assert_eq!(std::fs::read(d.join("victim.ag")).unwrap(), before);
     // The recording and the control socket at one path (new, or spelled two ways): refused
     // before anything is made.
-    for (record, control) in [("same.wav", "same.wav"), ("same.wav", "./same.wav")] {
+    std::fs::create_dir_all(d.join("sub")).unwrap();
+    for (record, control) in [
+        ("same.wav", "same.wav"),
+        ("same.wav", "./same.wav"),
+        ("sub/../same.wav", "same.wav"),
+    ] {
         let o = fugue_in(
             &d,
             &[
@@ -169,7 +174,7 @@ fn record_never_replaces_a_file_the_host_reads() {
         let e = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{e}");
         assert!(
-            e.contains("--record and --control both name same.wav"),
+            e.contains(&format!("--record and --control both name {record}")),
             "{e}"
         );
         assert_eq!(e.lines().count(), 1, "{e}");

@@ -241,6 +241,16 @@ fn the_clients_are_bounded() {
         ),
         "{all}"
     );
+    // `fugue ctl` says that refusal, every time, whether its command was sent before the host
+    // closed or not (never a silent end).
+    for _ in 0..10 {
+        let mut args = vec!["ctl", h.socket.to_str().unwrap(), "list"];
+        args.truncate(3);
+        let o = fugue(&args);
+        let said = format!("{}{}", stdout(&o), stderr(&o));
+        assert_eq!(o.status.code(), Some(1), "{said}");
+        assert!(said.contains("all of them are busy"), "{said}");
+    }
     signal(&h.child, libc::SIGTERM);
     for s in &busy[..3] {
         assert!(waited(&reply(s)) < 20.0);

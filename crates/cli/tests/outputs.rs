@@ -413,6 +413,18 @@ fn a_replaced_file_keeps_its_mode_and_a_misnamed_one_is_said_first() {
     let meta = std::fs::metadata(&out).unwrap();
     assert_eq!(meta.permissions().mode() & 0o777, 0o600);
     assert!(meta.len() > 44);
+    // A new file gets what the umask leaves (the temporary file it was is private).
+    let fresh = d.join("fresh.wav");
+    let o = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("umask 027 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_fugue"))
+        .args(["render", s(&g), "-o", s(&fresh), "--seconds", "0.05"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mode = std::fs::metadata(&fresh).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o640);
     let txt = d.join("notes.txt");
     std::fs::write(&txt, "mine").unwrap();
     for force in [false, true] {

@@ -257,12 +257,7 @@ pub fn commit(tmp: &Path, path: &Path) -> Result<(), OutputError> {
             })
             .map_err(|e| write_error(path, e)),
         Ok(d) => {
-            // A file replaced keeps its permissions (a private file stays private).
-            if let Destination::File(old) = &d {
-                if let Ok(meta) = std::fs::metadata(old) {
-                    let _ = std::fs::set_permissions(tmp, meta.permissions());
-                }
-            }
+            give_mode(tmp, &d);
             std::fs::rename(tmp, d.path()).map_err(|e| write_error(path, e))
         }
         Err(e) => Err(e),
@@ -272,6 +267,36 @@ pub fn commit(tmp: &Path, path: &Path) -> Result<(), OutputError> {
     res
 }
 
+/// Gives the temporary file `tmp` (private while it is written, [`Temp::create`]) the
+/// permissions its destination `d` has: a file replaced keeps its own (a private file stays
+/// private), a new file gets what the process's umask leaves of read and write for all.
+fn give_mode(tmp: &Path, d: &Destination) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = match d {
+        Destination::File(old) => match std::fs::metadata(old) {
+            Ok(m) => m.permissions().mode(),
+            Err(_) => return,
+        },
+        Destination::New(_) => 0o666 & !umask(),
+        Destination::Stream(_) => return,
+    };
+    let _ = std::fs::set_permissions(tmp, std::fs::Permissions::from_mode(mode));
+}
+
+/// The process's file-creation mask, as `/proc/self/status` says it (read, not set: setting
+/// it to read it would race with other threads creating files); 0o022 where it cannot be
+/// read.
+fn umask() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        })
+        .unwrap_or(0o022)
+}
+
 /// Gives the temporary file `tmp` the name `dest`, where no file may stand (the output
 /// `path` as given, for messages): a rename that does not replace (`renameat2` with
 /// `RENAME_NOREPLACE`), or on a file system without it a hard link and the removal of `tmp`.
@@ -279,6 +304,7 @@ pub fn commit(tmp: &Path, path: &Path) -> Result<(), OutputError> {
 fn commit_new(tmp: &Path, dest: &Path, path: &Path) -> Result<(), OutputError> {
     use std::os::unix::ffi::OsStrExt;
     let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes());
+    give_mode(tmp, &Destination::New(dest.to_path_buf()));
     let res = match (c(tmp), c(dest)) {
         (Ok(from), Ok(to)) => {
             // SAFETY: two NUL-terminated paths, relative to the working directory.
@@ -516,11 +542,16 @@ impl Temp {
             ));
         }
         // A new file only: never one that stands at the name already, nor the target of a
-        // link put there.
-        let file = std::fs::File::options()
-            .write(true)
-            .create_new(true)
-            .open(&path)?;
+        // link put there; private while it is written (its destination's permissions are
+        // given as it gets its name).
+        let file = {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            std::fs::File::options()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&path)?
+        };
         t.files.push(Registered {
             path: path.clone(),
             shown: shown.display().to_string(),
@@ -704,6 +735,12 @@ mod tests {
         assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
         assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
         assert!(std::fs::symlink_metadata(&link).is_ok());
+        // Private while it is written.
+        let (t, _f) = Temp::create(temp_path_in(&dir), &dir.join("o.wav")).unwrap();
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(t.path()).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        drop(t);
         // Two names in a row share no counter that another could count on.
         let (a, b) = (temp_path_in(&dir), temp_path_in(&dir));
         assert_ne!(a, b);

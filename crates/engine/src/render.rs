@@ -426,8 +426,10 @@ fn riff_head<R: std::io::Read>(r: &mut R, len: Option<u64>) -> std::io::Result<V
             if let Some(frame) = fmt_chunk(&head).and_then(frame_bytes) {
                 n -= n % frame;
             }
-            // `n` is at most `size`.
-            let n = u32::try_from(n).unwrap_or(size);
+            // `n` is at most `size`, or at most the stream when that is larger than any size:
+            // the largest size of whole frames then.
+            let frame = fmt_chunk(&head).and_then(frame_bytes).unwrap_or(1);
+            let n = u32::try_from(n).unwrap_or(u32::MAX - (u64::from(u32::MAX) % frame) as u32);
             head[at + 4..at + 8].copy_from_slice(&n.to_le_bytes());
             return Ok(head);
         }

@@ -305,7 +305,13 @@ fn run_once(
         announce: None,
     };
     let result = fugue_engine::run(&p.graphs[cfg.graph].1, &options, |_| {});
-    stop_load(load);
+    // A load that was not there for the whole run does not make a busy figure.
+    if let Err(why) = stop_load(load) {
+        return failed(format!(
+            "{why}; the run of {} with {} ({} threads, {} frames) was not under the busy load",
+            p.graphs[cfg.graph].0, cfg.exec.name, cfg.threads, cfg.buffer
+        ));
+    }
     result.with_context(|| {
         format!(
             "cannot run {} with {} ({} threads, {} frames)",
@@ -417,7 +423,7 @@ fn start_load(load: &str, spec: &Spec) -> Result<Load, BenchError> {
             Ok(h) => handles.push(h),
             Err(e) => {
                 // The ones started stop before the error is said.
-                stop_load(Load::Threads(stop, handles));
+                let _ = stop_load(Load::Threads(stop, handles));
                 return Err(BenchError::io(
                     format!(
                         "cannot start busy thread {} of {}",
@@ -432,18 +438,28 @@ fn start_load(load: &str, spec: &Spec) -> Result<Load, BenchError> {
     Ok(Load::Threads(stop, handles))
 }
 
-fn stop_load(load: Load) {
+/// Stops `load`; `Err` (in words) when its command had ended before (it failed to start,
+/// or ran out): the run was not under the load it is labelled with.
+fn stop_load(load: Load) -> Result<(), String> {
     match load {
-        Load::Idle => {}
+        Load::Idle => Ok(()),
         Load::Threads(stop, handles) => {
             stop.store(true, Ordering::Relaxed);
             for h in handles {
                 let _ = h.join();
             }
+            Ok(())
         }
         Load::Command(mut c) => {
+            let ended = c.try_wait().ok().flatten();
             let _ = c.kill();
             let _ = c.wait();
+            match ended {
+                Some(status) => Err(format!(
+                    "the busy load's command ended before the run did ({status}); busy_command must run until it is stopped"
+                )),
+                None => Ok(()),
+            }
         }
     }
 }

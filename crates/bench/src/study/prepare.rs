@@ -136,6 +136,10 @@ impl Prepared {
 /// The largest study spec read (a spec is a few lines of TOML).
 pub const MAX_SPEC_BYTES: u64 = 1 << 20;
 
+/// The most runs a study may ask for (configurations times repeats): counted from the spec
+/// before its configurations are listed.
+pub const MAX_RUNS: usize = 100_000;
+
 /// Reads the study spec `path`, at most [`MAX_SPEC_BYTES`] of it.
 pub fn read_spec(path: &Path) -> Result<String, BenchError> {
     fugue_graph::read::read_text_bounded(path, MAX_SPEC_BYTES, "a study spec")
@@ -211,6 +215,16 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
     for &b in &spec.buffers {
         crate::check_cycles_per_run(file, spec.seconds, spec.rate, b)
             .map_err(|e| BenchError::Input(e.to_string()))?;
+        // A run is whole cycles: one shorter than a cycle would still last a whole one.
+        let period = b as f64 / f64::from(spec.rate);
+        if spec.seconds < period {
+            return invalid(format!(
+                "{file}: seconds {} is shorter than one cycle of {b} frames at {} Hz ({} s); give at least that, or a smaller buffer or a higher rate",
+                spec.seconds,
+                spec.rate,
+                fugue_graph::short_number(period)
+            ));
+        }
     }
     if let Some(h) = spec.histogram_buffer {
         if !spec.buffers.contains(&h) {
@@ -235,6 +249,19 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
         return invalid(format!(
             "{file}: busy_threads must be at most 1024, not {}",
             spec.busy_threads
+        ));
+    }
+    if spec.loads.iter().any(|l| l == "busy")
+        && spec.busy_command.is_none()
+        && spec.busy_threads == 0
+    {
+        return invalid(format!(
+            "{file}: the busy load with busy_threads = 0 would be idle; give busy_threads of 1 or more, or a busy_command"
+        ));
+    }
+    if let Some(c) = spec.busy_command.as_deref().filter(|c| c.trim().is_empty()) {
+        return invalid(format!(
+            "{file}: busy_command `{c}` is empty; name a command that keeps the machine busy until stopped, or leave it out (busy_threads then compute)"
         ));
     }
     for l in &spec.loads {
@@ -266,6 +293,32 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
     if repeats == 0 || repeats > 1000 {
         return invalid(format!("{file}: repeats must be between 1 and 1000"));
     }
+    // The runs the spec asks for, counted before anything is loaded or listed.
+    let per_graph: u128 = spec
+        .executors
+        .iter()
+        .map(|e| {
+            if e == AUTO || single(e) {
+                1
+            } else {
+                spec.threads.len() as u128
+            }
+        })
+        .sum::<u128>()
+        * spec.buffers.len() as u128
+        * spec.loads.len() as u128;
+    let configs_n = per_graph * spec.graphs.len() as u128;
+    let runs = configs_n * repeats as u128;
+    if runs > MAX_RUNS as u128 {
+        let times = if repeats == 1 {
+            "once".to_string()
+        } else {
+            format!("{repeats} times")
+        };
+        return invalid(format!(
+            "{file}: the spec asks for {runs} runs ({configs_n} configurations of graph, executor, threads, buffer and load, {times} each), more than the limit of {MAX_RUNS}; name fewer graphs, executors, threads, buffers or loads, or fewer repeats"
+        ));
+    }
     let root = spec_dir.join(spec.root.clone().unwrap_or_else(|| ".".into()));
     let mut graphs = Vec::new();
     let mut sources = Vec::new();
@@ -278,6 +331,25 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
                 "{file}: graphs `{}` and `{g}` are both labelled `{}` (the name its figures and files take); keep one",
                 spec.graphs[i], l.label
             ));
+        }
+        // A graph that cannot be built at a buffer of the study is said now (and by
+        // --dry-run), not at its first run, hours into the study.
+        for &b in &spec.buffers {
+            fugue_engine::Engine::build(
+                &l.graph,
+                &args.registry,
+                f64::from(spec.rate),
+                b,
+                &ExecutorChoice::default(),
+                false,
+            )
+            .map_err(|e| {
+                BenchError::Input(format!(
+                    "{file}: graph `{g}` cannot run at {b} frames and {} Hz: {}",
+                    spec.rate,
+                    fugue_engine::host::session::message(&e)
+                ))
+            })?;
         }
         graphs.push((l.label, l.graph));
         sources.push(l.source);

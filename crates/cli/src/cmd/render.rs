@@ -268,10 +268,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     // gives it.
                     let place = fugue_engine::check::error_place(&graph, &e);
                     let at = place.map(|l| format!(":{l}")).unwrap_or_default();
-                    // A node's error names the block it was built for: with --overlap, not
-                    // the buffer asked for.
+                    // A node's error about the block it was built for names that block:
+                    // with --overlap, not the buffer asked for.
+                    let about_block = fugue_engine::host::session::message(&e).contains("block of");
                     let overlap = match (place, args.overlap) {
-                        (Some(_), n) if n > 1 => format!(
+                        (Some(_), n) if n > 1 && about_block => format!(
                             " (--overlap {n} runs {n} blocks of {} frames as one of {})",
                             args.buffer,
                             args.buffer.saturating_mul(n)
@@ -406,6 +407,12 @@ fn write_out(out: Option<&OutputFile>, tmp: Temp) -> anyhow::Result<()> {
             out.flush()
         });
         drop(tmp);
+        if let Err(e) = &copied {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                // Its reader stopped: quietly, 141 (the temporary file is gone already).
+                crate::stdio::failed("standard output", e);
+            }
+        }
         return copied.context("cannot write the WAV data to standard output");
     };
     Ok(o.commit(tmp)?)

@@ -461,6 +461,10 @@ impl Pacer for Writer {
     }
 
     fn finish(&mut self, stop: &AtomicBool) {
+        // A run shorter than the device's start threshold never started it: start it now.
+        if self.device.pcm.state() == a::pcm::State::Prepared {
+            let _ = self.device.pcm.start();
+        }
         // The frames written play until `first` + their length: the first periods filled the
         // buffer at once, so the run's last write came that much before its audio's end.
         if let Some(first) = self.first_ns {
@@ -470,9 +474,12 @@ impl Pacer for Writer {
                 return;
             }
         }
-        // A sound card's clock may trail the wall clock a little: what it still holds, for
-        // at most 200 ms more (dropping the device drops what is left).
-        let give_up = now_ns() + 200_000_000;
+        // A sound card's clock may trail the wall clock (or restarted after an underrun):
+        // what it still holds, for at most its buffer's length and 200 ms more (dropping the
+        // device drops what is left).
+        let g = &self.device.granted;
+        let buffer_ns = (g.buffer as u64).saturating_mul(1_000_000_000) / u64::from(g.rate);
+        let give_up = now_ns() + buffer_ns + 200_000_000;
         // Relaxed: a request flag.
         while now_ns() < give_up && !stop.load(Ordering::Relaxed) {
             match self.device.pcm.delay() {

@@ -258,7 +258,14 @@ fn check_record(args: &Args, script: Option<&[u8]>) -> anyhow::Result<()> {
         ));
     }
     if let Some(control) = &args.control {
-        let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        // The folder resolved (`..`, links) and the name: one file however it is spelled.
+        let abs = |p: &Path| {
+            let folder = fugue_graph::read::folder_of(p);
+            match (std::fs::canonicalize(&folder), p.file_name()) {
+                (Ok(f), Some(n)) => f.join(n),
+                _ => std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()),
+            }
+        };
         if abs(control) == abs(record) {
             return Err(util::usage(format!(
                 "--record and --control both name {}: the recording and the control socket need paths of their own",
@@ -507,6 +514,11 @@ fn prompt_lines(tx: mpsc::Sender<Request>, json: bool, names: shell::Names, quit
     }
     loop {
         history.take_warning().iter().for_each(util::warning);
+        // A quit from elsewhere (the socket), or the host ending: no new prompt takes the
+        // terminal that is being given back.
+        if quit.load(std::sync::atomic::Ordering::Relaxed) || crate::terminal::closed() {
+            return;
+        }
         match rl.readline("fugue> ") {
             Ok(line) => {
                 if !line.trim().is_empty() {

@@ -534,7 +534,17 @@ pub fn send(path: &Path, line: &str, timeout: Duration) -> Result<String, Contro
     s.set_write_timeout(Some(timeout))
         .map_err(io("cannot set the socket's time limit"))?;
     let started = std::time::Instant::now();
-    writeln!(s, "{line}").map_err(failed("cannot send the command"))?;
+    if let Err(e) = writeln!(s, "{line}") {
+        // A host that refused this client (every place busy) wrote why and closed before
+        // the command was sent: that line is the answer.
+        let mut why = String::new();
+        let _ = s.set_read_timeout(Some(Duration::from_millis(100)));
+        let _ = BufReader::new(&mut s).take(1 << 20).read_line(&mut why);
+        if !why.trim().is_empty() {
+            return Ok(why.trim_end().to_string());
+        }
+        return Err(failed("cannot send the command")(e));
+    }
     s.shutdown(std::net::Shutdown::Write)
         .map_err(io("cannot send the command"))?;
     // What the write took comes off the time left for the reply.
