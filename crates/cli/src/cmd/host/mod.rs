@@ -261,7 +261,7 @@ fn check_record(args: &Args, script: Option<&[u8]>) -> anyhow::Result<()> {
         // The folder resolved (`..`, links) and the name: one file however it is spelled.
         let abs = |p: &Path| {
             let folder = fugue_graph::read::folder_of(p);
-            match (std::fs::canonicalize(&folder), p.file_name()) {
+            match (std::fs::canonicalize(folder), p.file_name()) {
                 (Ok(f), Some(n)) => f.join(n),
                 _ => std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()),
             }
