@@ -309,6 +309,11 @@ fn bench_results_folders_are_refused_before_the_run() {
     std::fs::write(old.join("README.md"), "earlier").unwrap();
     let file = d.join("afile");
     std::fs::write(&file, "x").unwrap();
+    let under = file.join("sub");
+    let rake = example("rake.ag");
+    let dangling = d.join("dangling");
+    let _ = std::fs::remove_file(&dangling);
+    std::os::unix::fs::symlink("/nonexistent/folder", &dangling).unwrap();
     for (out, force, want) in [
         (
             &old,
@@ -316,11 +321,33 @@ fn bench_results_folders_are_refused_before_the_run() {
             "README.md already exists; pass --force to overwrite it",
         ),
         (&file, true, "afile exists and is not a folder"),
+        (&under, true, "afile/sub: "),
+        (&dangling, true, "which does not exist; name a folder"),
     ] {
         for bench in [
             vec!["bench", "host", "--graphs", "rateau101", "--instances", "1"],
             vec!["bench", "faust", "--seconds", "1"],
+            vec![
+                "bench",
+                "table",
+                "--shapes",
+                "gen:line:3",
+                "--buffers",
+                "64",
+                "--seconds",
+                "0.01",
+                "--runs",
+                "1",
+                "--executors",
+                "ws",
+            ],
+            vec!["profile", rake.as_str(), "--seconds", "0.05"],
         ] {
+            // The profile refuses only its own files in a folder, and a file or a dangling
+            // link where its folder goes in words of its own.
+            if bench[0] == "profile" && out != &under {
+                continue;
+            }
             let mut a = bench.clone();
             a.extend(["-o", out.to_str().unwrap()]);
             if force {

@@ -197,6 +197,57 @@ pub fn destination(path: &Path) -> Result<Destination, OutputError> {
     )))
 }
 
+/// Whether the folder `dir` stands or can be made, checked before a run that fills it (so that
+/// its results are not lost after the run): `Err` with the sentence when `dir` is a symbolic
+/// link to nothing, or the nearest of its folders that stands is not a folder, or cannot be
+/// written into.
+pub fn folder_can_be_made(dir: &Path) -> Result<(), String> {
+    if !dir.exists() {
+        if let Ok(target) = std::fs::read_link(dir) {
+            return Err(format!(
+                "{} is a symbolic link to {}, which does not exist; name a folder",
+                dir.display(),
+                target.display()
+            ));
+        }
+    }
+    let stands = dir
+        .ancestors()
+        .map(|a| {
+            if a.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                a
+            }
+        })
+        .find(|a| std::fs::symlink_metadata(a).is_ok());
+    let Some(at) = stands else {
+        return Ok(());
+    };
+    if !at.is_dir() {
+        return Err(format!(
+            "cannot make the folder {}: {} is not a folder",
+            dir.display(),
+            at.display()
+        ));
+    }
+    if at != dir {
+        use std::os::unix::ffi::OsStrExt as _;
+        if let Ok(c) = std::ffi::CString::new(at.as_os_str().as_bytes()) {
+            // SAFETY: a NUL-terminated path; access only reads it.
+            if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+                return Err(format!(
+                    "cannot make the folder {}: {}: {}",
+                    dir.display(),
+                    at.display(),
+                    std::io::Error::last_os_error()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A new temporary name for an output to `path`: hidden, in the same folder (so that the
 /// rename that ends the write stays in one file system), or in the system's temporary folder
 /// when `path` is a named pipe or a device. Removes the temporary files of dead processes

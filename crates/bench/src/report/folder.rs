@@ -22,6 +22,10 @@ pub fn check(dir: &Path, existing: Existing<'_>, force: bool) -> Result<(), Benc
     if dir.exists() && !dir.is_dir() {
         return config(format!("{} exists and is not a folder", dir.display()));
     }
+    // Said before the run, not after it: its results would be lost.
+    if let Err(why) = fugue_engine::output::folder_can_be_made(dir) {
+        return config(why);
+    }
     if force {
         return Ok(());
     }

@@ -25,6 +25,9 @@ pub enum FolderError {
     /// The path names something other than a folder.
     #[error("{} is not a folder; --profile and -o take a folder for the report", .0.display())]
     NotAFolder(std::path::PathBuf),
+    /// The folder cannot be made there ([`crate::output::folder_can_be_made`]).
+    #[error("{0}")]
+    CannotMake(String),
     /// A report's file is there and replacing it was not asked for.
     #[error("{} already exists; pass --force to overwrite it", .0.display())]
     Exists(std::path::PathBuf),
@@ -49,6 +52,7 @@ pub fn check_folder(dir: &Path, force: bool, inputs: &[&Path]) -> Result<(), Fol
     if dangling || (dir.exists() && !dir.is_dir()) {
         return Err(FolderError::NotAFolder(dir.to_path_buf()));
     }
+    crate::output::folder_can_be_made(dir).map_err(FolderError::CannotMake)?;
     for f in FILES {
         let path = dir.join(f);
         if let Some(input) = crate::output::same_file(&path, inputs) {
