@@ -291,7 +291,7 @@ pub fn run(c: &OverheadConfig, progress: &mut dyn Progress) -> Result<OverheadRe
         } else {
             vec![Runner::Rayon]
         };
-    let runners = parse_runners(&c.executors, &extra)?;
+    let runners = parse_runners("--executor", &c.executors, &extra)?;
     if runners.contains(&Runner::Tbb) && tbb_path.is_none() {
         return failed("the oneTBB harness is not built: run scripts/bench-peers.sh (it compiles benches/peers/tbb/flow_graph.cpp into target/peers/tbb-flow), or give --tbb PATH");
     }
@@ -600,13 +600,34 @@ mod tests {
 
     #[test]
     fn unknown_executors_are_config_errors() {
-        let e = parse_runners("seq,nope", &[Runner::Rayon]).unwrap_err();
+        let e = parse_runners("--executor", "seq,nope", &[Runner::Rayon]).unwrap_err();
         assert!(
             e.is_config() && e.to_string().contains("unknown executor `nope`"),
             "{e}"
         );
-        assert!(parse_runners("tbb", &[Runner::Rayon])
+        assert!(parse_runners("--executor", "tbb", &[Runner::Rayon])
             .unwrap_err()
             .is_config());
+    }
+
+    /// An executor named twice, or beside `all` that holds it, is refused under the flag's
+    /// own name; so is a list that names none.
+    #[test]
+    fn executors_named_twice_are_config_errors() {
+        for (list, want) in [
+            (
+                "ws,ws",
+                "--executors names ws twice; name each executor once",
+            ),
+            ("all,ws", "--executors names ws twice (all holds it)"),
+            ("rayon,all", "--executors names rayon twice (all holds it)"),
+            ("all,all", "--executors names all twice"),
+            (",", "--executors names no executor"),
+        ] {
+            let e = parse_runners("--executors", list, &[Runner::Rayon]).unwrap_err();
+            assert!(e.is_config() && e.to_string().contains(want), "{list}: {e}");
+        }
+        let all = parse_runners("--executors", "all", &[Runner::Rayon]).unwrap();
+        assert_eq!(all.len(), ExecutorKind::ALL.len() + 1);
     }
 }

@@ -55,13 +55,33 @@ impl Runner {
 }
 
 /// Parses a comma-separated executor list (`all` = fugue's executors, then `extra`, the peers
-/// available).
-pub fn parse_runners(s: &str, extra: &[Runner]) -> Result<Vec<Runner>, BenchError> {
-    let mut v = Vec::new();
+/// available), given as option `flag`: an executor named twice (or named beside `all`, which
+/// holds it) is refused, as the other lists' repeated values are.
+pub fn parse_runners(flag: &str, s: &str, extra: &[Runner]) -> Result<Vec<Runner>, BenchError> {
+    let mut v: Vec<Runner> = Vec::new();
+    let mut all = false;
+    let twice = |name: &str, all: bool| {
+        config(format!(
+            "{flag} names {name} twice{}; name each executor once",
+            if all { " (all holds it)" } else { "" }
+        ))
+    };
     for name in s.split(',').map(str::trim).filter(|x| !x.is_empty()) {
         if name == "all" {
-            v.extend(ExecutorKind::ALL.iter().map(|&k| Runner::Fugue(k)));
-            v.extend_from_slice(extra);
+            if all {
+                return twice("all", false);
+            }
+            all = true;
+            for r in ExecutorKind::ALL
+                .iter()
+                .map(|&k| Runner::Fugue(k))
+                .chain(extra.iter().copied())
+            {
+                if v.contains(&r) {
+                    return twice(r.name(), true);
+                }
+                v.push(r);
+            }
             continue;
         }
         let r = match name {
@@ -76,7 +96,7 @@ pub fn parse_runners(s: &str, extra: &[Runner]) -> Result<Vec<Runner>, BenchErro
                         names.push("tbb");
                     }
                     return config(format!(
-                        "unknown executor `{name}` in --executor; expected {} or all",
+                        "unknown executor `{name}` in {flag}; expected {} or all",
                         names.join(", ")
                     ));
                 }
@@ -85,11 +105,13 @@ pub fn parse_runners(s: &str, extra: &[Runner]) -> Result<Vec<Runner>, BenchErro
         if (r == Runner::Tbb) && !extra.contains(&Runner::Tbb) {
             return config("the tbb peer runs empty graphs only (fugue bench overhead)");
         }
+        if v.contains(&r) {
+            return twice(name, all);
+        }
         v.push(r);
     }
-    v.dedup();
     if v.is_empty() {
-        return config("--executor names no executor");
+        return config(format!("{flag} names no executor"));
     }
     Ok(v)
 }

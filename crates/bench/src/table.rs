@@ -231,7 +231,7 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
     for &buffer in &c.buffers {
         crate::check_cycles_per_run("bench table", c.seconds, c.rate, buffer)?;
     }
-    let mut runners = parse_runners(&c.executors, &[Runner::Rayon])?;
+    let mut runners = parse_runners("--executors", &c.executors, &[Runner::Rayon])?;
     runners.retain(|&r| r != Runner::SEQ);
     runners.insert(0, Runner::SEQ);
     if let Some(dir) = &c.output {
