@@ -78,24 +78,26 @@ pub fn run(graph: &TaskGraph, cfg: &ProfileCostConfig) -> Result<ProfileCost, Be
     if cfg.pairs == 0 || cfg.cycles == 0 {
         return failed("--pairs and --cycles must be at least 1");
     }
-    let build = || {
-        Engine::build(
-            graph,
-            &cfg.registry,
-            cfg.rate,
-            cfg.buffer,
-            &cfg.choice,
-            false,
-        )
-        .map(|(e, _)| e)
-        .map_err(|e| BenchError::Failed(format!("cannot build the engine: {e}")))
+    let build = |choice: &fugue_engine::ExecutorChoice| {
+        Engine::build(graph, &cfg.registry, cfg.rate, cfg.buffer, choice, false)
+            .map(|(e, _)| e)
+            .map_err(|e| BenchError::Failed(format!("cannot build the engine: {e}")))
     };
-    let (mut off, mut on) = (build()?, build()?);
+    let (mut off, mut on) = (build(&cfg.choice)?, build(&cfg.choice)?);
+    // Every cycle of both is checked against seq's (untimed), as every benchmark checks.
+    let mut reference = build(&fugue_engine::ExecutorChoice::default())?;
     on.enable_profile().map_err(BenchError::Failed)?;
-    let (mut h_off, mut h_on) = (Vec::new(), Vec::new());
-    // The two engines run the same cycles in step: cycle i of one against cycle i of the other.
+    let (mut h_off, mut h_on, mut h_seq) = (Vec::new(), Vec::new(), Vec::new());
+    // The engines run the same cycles in step: cycle i of one against cycle i of the others.
     block(&mut off, cfg.warmup, &mut h_off);
     block(&mut on, cfg.warmup, &mut h_on);
+    block(&mut reference, cfg.warmup, &mut h_seq);
+    if h_off != h_seq {
+        return failed(format!(
+            "{}'s output differs from seq's",
+            cfg.choice.kind.name()
+        ));
+    }
     if h_off != h_on {
         return failed("the profiled engine's output differs from the plain one's");
     }
@@ -113,6 +115,14 @@ pub fn run(graph: &TaskGraph, cfg: &ProfileCostConfig) -> Result<ProfileCost, Be
             let b = block(&mut on, cfg.cycles, &mut h_on);
             (block(&mut off, cfg.cycles, &mut h_off), b)
         };
+        block(&mut reference, cfg.cycles, &mut h_seq);
+        if let Some(i) = (0..h_off.len()).find(|&i| h_off[i] != h_seq[i]) {
+            return failed(format!(
+                "pair {}, cycle {i}: {}'s output differs from seq's",
+                pair + 1,
+                cfg.choice.kind.name()
+            ));
+        }
         if let Some(i) = (0..h_off.len()).find(|&i| h_off[i] != h_on[i]) {
             return failed(format!(
                 "pair {}, cycle {i}: the profiled engine's output differs from the plain one's",
@@ -250,7 +260,7 @@ impl std::fmt::Display for ProfileCostReport<'_> {
         };
         write!(
             f,
-            "profiled / plain: median {:.3} (range {:.3}-{:.3}): {cost}; outputs identical over {} cycles",
+            "profiled / plain: median {:.3} (range {:.3}-{:.3}): {cost}; outputs identical, and identical to seq's, over {} cycles",
             self.median_ratio, self.ratio_min, self.ratio_max, self.checked_cycles
         )
     }

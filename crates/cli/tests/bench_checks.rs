@@ -190,6 +190,39 @@ fn overhead_fails_on_a_skipped_task_and_prints_nothing() {
     assert_eq!(stdout(&o).lines().count(), 3, "{}", stdout(&o));
 }
 
+/// `bench profile-cost` checks every cycle of the executor it measures against seq's, not
+/// only the profiled engine against the plain one (both would carry the same fault).
+#[test]
+fn profile_cost_fails_on_a_wrong_output() {
+    let args = [
+        "bench",
+        "profile-cost",
+        "--graph",
+        "gen:rake:10",
+        "--executor",
+        "ws",
+        "--threads",
+        "2",
+        "--pairs",
+        "2",
+        "--cycles",
+        "10",
+    ];
+    for fault in ["flip:ws", "flip:ws@30"] {
+        let o = fugue_with_fault(&args, Some(fault));
+        assert_eq!(o.status.code(), Some(1), "{fault}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("ws's output differs from seq's"),
+            "{fault}: {}",
+            stderr(&o)
+        );
+        assert_eq!(stdout(&o), "", "{fault}");
+    }
+    let o = fugue_with_fault(&args, None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("identical to seq's"), "{}", stdout(&o));
+}
+
 #[test]
 fn a_malformed_fault_value_is_refused() {
     let o = fugue_with_fault(
