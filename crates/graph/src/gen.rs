@@ -388,7 +388,7 @@ pub enum Shape {
 
 /// A graph larger than [`MAX_NODES`] or [`MAX_EDGES`].
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error("this graph would have {count:.0} {what}, more than the limit of {max:.0}")]
+#[error("this graph would have {} {what}, more than the limit of {max:.0}", count_text(*.count))]
 pub struct TooLarge {
     /// `nodes` or `edges (expected)`.
     pub what: &'static str,
@@ -396,6 +396,15 @@ pub struct TooLarge {
     pub count: f64,
     /// The limit.
     pub max: f64,
+}
+
+/// A count as words can read it: whole below 10^15, else in scientific notation (`5.4e301`).
+fn count_text(count: f64) -> String {
+    if count < 1e15 {
+        format!("{count:.0}")
+    } else {
+        format!("{count:.1e}")
+    }
 }
 
 /// The depth of the diamond whose size is nearest to `nodes` (1 to 20).
@@ -411,8 +420,9 @@ impl Shape {
         match *self {
             Shape::Line { nodes } => (nodes as f64, nodes as f64),
             Shape::Diamond { depth } => {
-                // In floating point: a depth of 64 or more is a size, not an overflow.
-                let n = 5.0 * 2f64.powi(depth.min(4096) as i32) - 4.0;
+                // In floating point: a depth of 64 or more is a size, not an overflow (and one
+                // above 1000 counts as 1000, a finite size far beyond any limit).
+                let n = 5.0 * 2f64.powi(depth.min(1000) as i32) - 4.0;
                 (n, 2.0 * n)
             }
             Shape::Rake { branches } => {
@@ -500,6 +510,24 @@ impl std::str::FromStr for CostRange {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A diamond far beyond the limit says its size in figures (it said "inf nodes").
+    #[test]
+    fn a_huge_diamonds_size_is_a_figure() {
+        let e = Shape::Diamond { depth: 1_000_000 }
+            .check_size()
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "this graph would have 5.4e301 nodes, more than the limit of 1000000"
+        );
+        let e = Shape::Diamond { depth: 18 }.check_size().unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("this graph would have 1310716 nodes"),
+            "{e}"
+        );
+    }
 
     /// A layered graph's edges run between consecutive layers: one layer has none, and the
     /// expected count is what generating gives, within a few percent.

@@ -19,6 +19,11 @@ pub enum Existing<'a> {
 /// Checks that a run may write into `dir`: refuses (a configuration error) a path that
 /// stands and is not a folder, and what `existing` names when it is there and not `force`.
 pub fn check(dir: &Path, existing: Existing<'_>, force: bool) -> Result<(), BenchError> {
+    if dir == Path::new("-") {
+        return config(
+            "-o -: the results are a folder of files, not a stream; name a folder".to_string(),
+        );
+    }
     if dir.exists() && !dir.is_dir() {
         return config(format!("{} exists and is not a folder", dir.display()));
     }
@@ -152,6 +157,16 @@ impl Drop for UntilWritten {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `-o -` names no folder (it made a folder named `-`).
+    #[test]
+    fn a_dash_is_no_results_folder() {
+        let e = check(Path::new("-"), Existing::Anything, true).unwrap_err();
+        assert!(
+            e.is_config() && e.to_string().contains("-o -: the results are a folder"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn existing_files_are_kept_unless_forced() {
