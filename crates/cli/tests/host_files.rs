@@ -182,6 +182,44 @@ fn record_never_replaces_a_file_the_host_reads() {
     }
 }
 
+/// A control socket that cannot be served when the script has played (its path taken since
+/// the host checked it) fails the host, after the recording of what the script played is
+/// closed whole and the host's line said.
+#[test]
+fn a_socket_taken_during_the_script_keeps_the_recording() {
+    let d = folder("host_files", "socket-taken");
+    std::fs::copy(example("pluck.ag"), d.join("p.ag")).unwrap();
+    std::fs::write(d.join("s.txt"), "load a p.ag\nwait 1\n").unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args([
+            "host",
+            "--backend",
+            "clocked",
+            "--script",
+            "s.txt",
+            "--record",
+            "r.wav",
+            "--control",
+            "c.sock",
+        ])
+        .current_dir(&d)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    std::fs::write(d.join("c.sock"), "taken").unwrap();
+    let o = child.wait_with_output().unwrap();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("c.sock exists and is not a socket"), "{e}");
+    assert!(e.contains("host: "), "{e}");
+    let secs = declared_seconds(&std::fs::read(d.join("r.wav")).unwrap(), 48_000.0);
+    assert!(secs > 0.9, "{secs} s recorded");
+    assert_eq!(std::fs::read(d.join("c.sock")).unwrap(), b"taken");
+}
+
 #[test]
 fn record_to_dash_is_refused_and_writes_no_file() {
     let d = folder("host_files", "dash");

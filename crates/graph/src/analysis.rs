@@ -155,9 +155,10 @@ pub fn depth(g: &TaskGraph) -> usize {
     deepest
 }
 
-/// Sum of all node costs.
+/// Sum of all node costs (0 for a graph without nodes: `Iterator::sum` of no `f64` is -0,
+/// which a report would print as `-0.0`).
 pub fn total_work(g: &TaskGraph) -> f64 {
-    g.nodes().iter().map(|n| n.cost).sum()
+    g.nodes().iter().fold(0.0, |w, n| w + n.cost)
 }
 
 /// Graphs up to this many nodes get an exact width; larger ones the widest topological level.
@@ -283,4 +284,16 @@ pub fn width(g: &TaskGraph) -> (usize, WidthMethod) {
     }
     let matched = match_of_u.iter().filter(|&&v| v != usize::MAX).count();
     (g.written_nodes() - matched, WidthMethod::Exact)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A graph without nodes has no work: 0, not -0 (printed `-0.0` in a report).
+    #[test]
+    fn an_empty_graphs_work_is_zero() {
+        let w = total_work(&crate::GraphBuilder::new().build().unwrap());
+        assert_eq!(w.to_bits(), 0.0f64.to_bits());
+    }
 }

@@ -339,15 +339,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ctl.run_script(bytes, path, &stop, &mut out, &mut err);
     }
     // Then the interactive shell or standard input (without a script), and the socket.
-    if !ctl.stopped(&stop) {
-        serve(&mut ctl, &args, script.is_none(), &stop)?;
-    }
+    // A socket that cannot be served (taken since it was checked) fails the host, after the
+    // host has finished: what the script played is recorded and said all the same.
+    let served = if ctl.stopped(&stop) {
+        Ok(())
+    } else {
+        serve(&mut ctl, &args, script.is_none(), &stop)
+    };
     // A prompt still waiting (the host ended by a `quit` of its control socket) leaves the
     // terminal as it found it.
     crate::terminal::restore();
     let outcome = std::mem::take(&mut ctl.outcome);
     let report = ctl.into_session().into_host().finish()?;
     eprintln!("host: {}", report.summary(args.record.as_deref()));
+    served?;
     if let (Some(e), Some(path)) = (&report.record_error, &args.record) {
         anyhow::bail!("cannot write {}: {e}", path.display());
     }
