@@ -29,9 +29,7 @@ pub fn apply_costs(
     match costs.apply(g, format, f64::from(rate), buffer as usize, &registry()) {
         Ok(origin) => Ok(origin),
         Err(CostsError::Measure(e)) => {
-            let at = fugue_engine::check::error_place(g, &*e)
-                .map(|l| format!(":{l}"))
-                .unwrap_or_default();
+            let at = fugue_engine::check::error_at(g, &*e);
             Err(anyhow::Error::new(*e).context(format!(
                 "cannot measure the node costs of {}{at} (--costs measured)",
                 file.display()

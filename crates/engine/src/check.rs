@@ -177,6 +177,14 @@ pub fn error_place(graph: &TaskGraph, e: &(dyn std::error::Error + 'static)) -> 
     graph.places()?.node(graph.find(name)?)
 }
 
+/// [`error_place`] as a message writes it after the file's name: `:LINE:COLUMN`, or nothing
+/// when the file records no place for `e`.
+pub fn error_at(graph: &TaskGraph, e: &(dyn std::error::Error + 'static)) -> String {
+    error_place(graph, e)
+        .map(|l| format!(":{l}"))
+        .unwrap_or_default()
+}
+
 /// The plan compiler's error behind `e`, when the plan could not be compiled.
 fn compile_error_of<'a>(
     e: &'a (dyn std::error::Error + 'static),

@@ -423,13 +423,11 @@ fn riff_head<R: std::io::Read>(r: &mut R, len: Option<u64>) -> std::io::Result<V
             if let Some(left) = left.filter(|&l| n > l && STREAMED_SIZES.contains(&size)) {
                 n = left;
             }
-            if let Some(frame) = fmt_chunk(&head).and_then(frame_bytes) {
-                n -= n % frame;
-            }
-            // `n` is at most `size`, or at most the stream when that is larger than any size:
-            // the largest size of whole frames then.
+            // Whole frames, of at most the largest size (a stream larger than any size).
             let frame = fmt_chunk(&head).and_then(frame_bytes).unwrap_or(1);
-            let n = u32::try_from(n).unwrap_or(u32::MAX - (u64::from(u32::MAX) % frame) as u32);
+            n = n.min(u64::from(u32::MAX));
+            n -= n % frame;
+            let n = n as u32;
             head[at + 4..at + 8].copy_from_slice(&n.to_le_bytes());
             return Ok(head);
         }

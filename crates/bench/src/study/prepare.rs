@@ -297,13 +297,7 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
     let per_graph: u128 = spec
         .executors
         .iter()
-        .map(|e| {
-            if e == AUTO || single(e) {
-                1
-            } else {
-                spec.threads.len() as u128
-            }
-        })
+        .map(|e| threads_of(e, &spec).len() as u128)
         .sum::<u128>()
         * spec.buffers.len() as u128
         * spec.loads.len() as u128;
@@ -372,15 +366,7 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
     let mut configs = Vec::new();
     for gi in 0..graphs.len() {
         for e in &execs {
-            let threads: Vec<usize> = if e.name == AUTO {
-                // auto once, its candidates bounded by the spec's largest thread count.
-                vec![spec.threads.iter().copied().max().unwrap_or(1)]
-            } else if single(&e.name) {
-                vec![1]
-            } else {
-                spec.threads.clone()
-            };
-            for &t in &threads {
+            for t in threads_of(&e.name, &spec) {
                 for &b in &spec.buffers {
                     for l in &spec.loads {
                         configs.push(Config {
@@ -406,6 +392,19 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
         jack,
         deadline,
     })
+}
+
+/// The thread counts a study runs executor `name` at: seq and auto once per graph, buffer
+/// and load (auto's candidates bounded by the spec's largest thread count), the others at
+/// each of the spec's.
+fn threads_of(name: &str, spec: &Spec) -> Vec<usize> {
+    if name == AUTO {
+        vec![spec.threads.iter().copied().max().unwrap_or(1)]
+    } else if single(name) {
+        vec![1]
+    } else {
+        spec.threads.clone()
+    }
 }
 
 /// A configuration in one line: graph, executor, threads, buffer, load.

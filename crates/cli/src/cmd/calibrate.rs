@@ -79,9 +79,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     )
     .map_err(|e| {
         // The place in the file of a node that could not be built, as `render` gives it.
-        let at = fugue_engine::check::error_place(&graph, &e)
-            .map(|l| format!(":{l}"))
-            .unwrap_or_default();
+        let at = fugue_engine::check::error_at(&graph, &e);
         anyhow::Error::new(e).context(format!("cannot calibrate {}{at}", args.graph.display()))
     })?;
     print!("{}", calibration::table(&graph, &cal));

@@ -144,9 +144,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 profile::RecordError::Render(r) => r,
                 profile::RecordError::Run(r) => r,
             };
-            let at = fugue_engine::check::error_place(&graph, cause)
-                .map(|l| format!(":{l}"))
-                .unwrap_or_default();
+            let at = fugue_engine::check::error_at(&graph, cause);
             anyhow::Error::new(e).context(format!("cannot profile {}{at}", args.graph.display()))
         }
     })?;

@@ -266,18 +266,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 e => {
                     // The place in the file of a node that could not be built, as `check`
                     // gives it.
-                    let place = fugue_engine::check::error_place(&graph, &e);
-                    let at = place.map(|l| format!(":{l}")).unwrap_or_default();
+                    let at = fugue_engine::check::error_at(&graph, &e);
                     // A node's error about the block it was built for names that block:
                     // with --overlap, not the buffer asked for.
-                    let about_block = fugue_engine::host::session::message(&e).contains("block of");
-                    let overlap = match (place, args.overlap) {
-                        (Some(_), n) if n > 1 && about_block => format!(
+                    let n = args.overlap;
+                    let overlap = if !at.is_empty()
+                        && n > 1
+                        && fugue_engine::host::session::message(&e).contains("block of")
+                    {
+                        format!(
                             " (--overlap {n} runs {n} blocks of {} frames as one of {})",
                             args.buffer,
                             args.buffer.saturating_mul(n)
-                        ),
-                        _ => String::new(),
+                        )
+                    } else {
+                        String::new()
                     };
                     anyhow::Error::new(e).context(format!(
                         "cannot render {}{at}{overlap}",

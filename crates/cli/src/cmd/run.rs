@@ -150,9 +150,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Ok(r) => r,
         Err(e) => {
             drop(tmp);
-            let at = fugue_engine::check::error_place(&graph, &e)
-                .map(|l| format!(":{l}"))
-                .unwrap_or_default();
+            let at = fugue_engine::check::error_at(&graph, &e);
             let e = anyhow::Error::new(e);
             return Err(e.context(format!("cannot run {}{at}", args.graph.display())));
         }

@@ -258,9 +258,7 @@ impl Host {
                     HostError::Build(b) => b.as_ref(),
                     _ => return e,
                 };
-                let at = crate::check::error_place(&graph, source)
-                    .map(|l| format!(":{l}"))
-                    .unwrap_or_default();
+                let at = crate::check::error_at(&graph, source);
                 HostError::Graph {
                     file: format!("{}{at}", file.display()),
                     why: Box::new(e),
