@@ -39,6 +39,10 @@ mod terminal;
 mod util;
 mod warn;
 
+/// Every plan's processors on cache lines of their own ([`fugue_exec::lines`]).
+#[global_allocator]
+static LINES: fugue_exec::lines::LineAllocator = fugue_exec::lines::LineAllocator;
+
 /// fugue: a parallel real-time audio-graph engine.
 #[derive(Parser, Debug)]
 #[command(

@@ -14,7 +14,7 @@
 //! `SharedPool` (in [`executors`]) is the shared pool of the multi-graph host: one set of
 //! threads that runs, each cycle, the units of many plans (tenants) at once, stealing across
 //! them. [`placement`] pins threads and sets their priority. [`denormals`] keeps denormal
-//! floats out of every thread that runs tasks. [`fault`] is the test-only switch that breaks
+//! floats out of every thread that runs tasks. [`lines`] keeps a plan's memory on cache lines of its own. [`fault`] is the test-only switch that breaks
 //! a named executor on purpose. The crate does not know static schedulers: a static schedule
 //! arrives as per-thread unit lists.
 //!
@@ -41,6 +41,7 @@
 pub mod denormals;
 pub mod executors;
 pub mod fault;
+pub mod lines;
 pub mod placement;
 mod plan;
 mod runtime;

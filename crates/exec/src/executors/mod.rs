@@ -249,19 +249,27 @@ pub fn build(
     opts: &ExecOptions,
 ) -> Result<Box<dyn Executor + Send>, BuildError> {
     let opts = &opts.adapted_to(threads);
-    let executor: Box<dyn Executor + Send> = match kind {
-        ExecutorKind::Seq => Box::new(SeqExecutor::new()),
-        ExecutorKind::Ws => Box::new(WorkStealing::new(plan, threads, opts)?),
-        ExecutorKind::WsAffinity => Box::new(WorkStealing::with_affinity(plan, threads, opts)?),
-        ExecutorKind::Share => Box::new(WorkSharing::new(plan, threads, ShareLock::Mutex, opts)?),
-        ExecutorKind::ShareSpin => {
-            Box::new(WorkSharing::new(plan, threads, ShareLock::Spin, opts)?)
-        }
-        ExecutorKind::Levels => Box::new(Levels::new(plan, threads, opts)?),
-        ExecutorKind::Static => {
-            let lists = static_lists.ok_or(BuildError::NoSchedule)?;
-            Box::new(StaticSchedule::new(plan, lists, opts)?)
-        }
-    };
+    // The threads' deques and counters on cache lines of their own (`crate::lines`).
+    let executor: Box<dyn Executor + Send> =
+        crate::lines::apart(|| -> Result<Box<dyn Executor + Send>, BuildError> {
+            Ok(match kind {
+                ExecutorKind::Seq => Box::new(SeqExecutor::new()),
+                ExecutorKind::Ws => Box::new(WorkStealing::new(plan, threads, opts)?),
+                ExecutorKind::WsAffinity => {
+                    Box::new(WorkStealing::with_affinity(plan, threads, opts)?)
+                }
+                ExecutorKind::Share => {
+                    Box::new(WorkSharing::new(plan, threads, ShareLock::Mutex, opts)?)
+                }
+                ExecutorKind::ShareSpin => {
+                    Box::new(WorkSharing::new(plan, threads, ShareLock::Spin, opts)?)
+                }
+                ExecutorKind::Levels => Box::new(Levels::new(plan, threads, opts)?),
+                ExecutorKind::Static => {
+                    let lists = static_lists.ok_or(BuildError::NoSchedule)?;
+                    Box::new(StaticSchedule::new(plan, lists, opts)?)
+                }
+            })
+        })?;
     crate::fault::inject(kind.name(), executor)
 }

@@ -1051,6 +1051,17 @@ impl SharedPool {
         timing: bool,
         opts: &ExecOptions,
     ) -> Result<Self, StartError> {
+        // The threads' deques and counters on cache lines of their own (`crate::lines`).
+        crate::lines::apart(|| Self::start(threads, unit_capacity, timing, opts))
+    }
+
+    /// [`SharedPool::new`]'s work.
+    fn start(
+        threads: usize,
+        unit_capacity: usize,
+        timing: bool,
+        opts: &ExecOptions,
+    ) -> Result<Self, StartError> {
         let threads = threads.max(1);
         let opts = opts.adapted_to(threads);
         let state = MultiState {

@@ -248,6 +248,12 @@ impl CompileOptions {
     }
 }
 
+/// The cell of a task whose node is `d`, its processor's state on cache lines of its own
+/// (`crate::lines`).
+fn cell_of(d: &dyn DspNode, ins: u32, outs: u32) -> TaskCell {
+    crate::lines::apart(|| TaskCell::new(d.processor(), ins, outs))
+}
+
 impl Plan {
     /// Compiles `graph`: builds every node through `registry`, computes rates and block sizes
     /// downstream of resamplers, lays out buffers, instantiates the processors and groups the
@@ -430,15 +436,19 @@ impl<'g> Prepared<'g> {
                 engine_block: options.block,
                 folder: self.given.folder(),
             };
-            let (d, is_placeholder) = if v >= user_nodes {
-                // A group of a split sum (not a kind of the registry).
-                (regroup::group_node(&node.kind, ctx.inputs), false)
-            } else if let Some(d) = feedback.build(&ctx)? {
-                // A feedback edge's side (not a kind of the registry either).
-                (d, false)
-            } else {
-                registry.build(&ctx, options.placeholder)?
-            };
+            // The node's state on cache lines of its own (`crate::lines`): no other
+            // processor's or plan's thread writes next to it.
+            let (d, is_placeholder) = crate::lines::apart(|| {
+                Ok::<_, CompileError>(if v >= user_nodes {
+                    // A group of a split sum (not a kind of the registry).
+                    (regroup::group_node(&node.kind, ctx.inputs), false)
+                } else if let Some(d) = feedback.build(&ctx)? {
+                    // A feedback edge's side (not a kind of the registry either).
+                    (d, false)
+                } else {
+                    registry.build(&ctx, options.placeholder)?
+                })
+            })?;
             if is_placeholder {
                 placeholders.push(node.name.clone());
             }
@@ -832,7 +842,7 @@ impl Laid<'_> {
             let parts = if split { SPLIT_PARTS } else { 1 };
             let part_cells = n + extra_cells.len();
             for _ in 1..parts {
-                extra_cells.push(TaskCell::new(d.processor(), ins.1, outs.1));
+                extra_cells.push(cell_of(d.as_ref(), ins.1, outs.1));
                 cell_task.push(t as u32);
             }
             // A stateless task, pipelined: each sub-block beyond the first has a processor of
@@ -844,7 +854,7 @@ impl Laid<'_> {
             let sub_cells = n + extra_cells.len();
             if stateless {
                 for _ in 1..pipeline {
-                    extra_cells.push(TaskCell::new(d.processor(), ins.1, outs.1));
+                    extra_cells.push(cell_of(d.as_ref(), ins.1, outs.1));
                     cell_task.push(t as u32);
                 }
             }
@@ -866,7 +876,7 @@ impl Laid<'_> {
                 stateless,
                 sub_cells: sub_cells as u32,
             });
-            cells.push(TaskCell::new(d.processor(), ins.1, outs.1));
+            cells.push(cell_of(d.as_ref(), ins.1, outs.1));
         }
         cells.extend(extra_cells);
         let (level_order, level_starts) = by_level(&level);
