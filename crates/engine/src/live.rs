@@ -220,7 +220,13 @@ pub fn check(
         changed.set_attr(a, given.clone());
     }
     if let Ok(x) = number {
-        changed.set_attr(attr, Value::Float(x));
+        // A whole number stays one, so that a kind's message quotes it as typed (`100`,
+        // not `100.0`).
+        let typed = match value.trim().parse::<i64>() {
+            Ok(i) => Value::Int(i),
+            Err(_) => Value::Float(x),
+        };
+        changed.set_attr(attr, typed);
     }
     let ctx = NodeContext {
         node: &changed,

@@ -25,8 +25,23 @@ pub fn source_of(ctx: &NodeContext<'_>) -> Result<(Source, Backend), NodeError> 
                 "comes with `file`; give the program one way, not both",
             ))
         }
-        (Some(f), None) => Source::file(&f, ctx.folder)
-            .map_err(|e| attrs::bad(ctx, "file", &f.display().to_string(), &reason(&e)))?,
+        (Some(f), None) => Source::file(&f, ctx.folder).map_err(|e| {
+            // The value as written; the path it names beside the graph, when that differs.
+            let written = ctx
+                .node
+                .attr("file")
+                .map(|v| v.as_str().into_owned())
+                .unwrap_or_default();
+            let why = match &e {
+                FaustError::Read { reason, .. }
+                    if Path::new(&written) != f.strip_prefix(".").unwrap_or(&f) =>
+                {
+                    format!("cannot be read: {}: {reason}", f.display())
+                }
+                _ => reason(&e),
+            };
+            attrs::bad(ctx, "file", &written, &why)
+        })?,
         // Named alike for every node, so that nodes of the same code share its factory (an
         // error names the node besides).
         (None, Some(c)) if c.len() as u64 > crate::MAX_PROGRAM_BYTES => {

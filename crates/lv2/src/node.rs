@@ -134,8 +134,10 @@ impl Kind {
             // the range is a float's rounding of the plugin's figures.
             let slack = 1e-6 * lo.abs().max(hi.abs()).max(1.0);
             let slack = if slack.is_finite() { slack } else { 0.0 };
-            if (!lo.is_nan() && v < lo - slack)
-                || (!hi.is_nan() && v > hi + slack)
+            // A plugin whose minimum lies above its maximum gives no range that any value
+            // could meet: it is not enforced (its default plays, and so does what is set).
+            let inverted = lo > hi;
+            if (!inverted && ((!lo.is_nan() && v < lo - slack) || (!hi.is_nan() && v > hi + slack)))
                 || !v.is_finite()
             {
                 return Err(attrs::bad(
@@ -345,7 +347,13 @@ impl DspNode for Lv2Node {
             if lo.is_nan() && hi.is_nan() {
                 "no range given".to_string()
             } else {
-                format!("{} to {}", lo as f32, hi as f32)
+                // As the range errors word it: six significant digits (4.8, not 4.7999997).
+                let inverted = if lo > hi {
+                    ", the plugin's minimum above its maximum: not enforced"
+                } else {
+                    ""
+                };
+                format!("{} to {}{inverted}", six_digits(lo), six_digits(hi))
             }
         };
         let mut v = vec![format!(
