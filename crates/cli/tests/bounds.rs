@@ -50,6 +50,11 @@ fn levels_beyond_80_db_are_refused() {
             "attribute `seed` = `1.5` must be a whole number from 0 to 9007199254740992 (2^53)",
         ),
         (
+            "seed-past.ag",
+            "o = { kind: \"noise\", seed: 9007199254740993, };",
+            "attribute `seed` = `9007199254740993` must be a whole number from 0 to 9007199254740992 (2^53)",
+        ),
+        (
             "modfreq.ag",
             "o = { kind: \"mod\", freq: -1e300, };",
             "attribute `freq` = `-1e300` is out of range",
@@ -984,4 +989,72 @@ fn a_study_never_writes_over_its_spec() {
         &["the study writes its own README.md", "over its spec"],
     );
     assert_eq!(std::fs::read_to_string(&spec).unwrap(), text);
+}
+
+/// What the graph readers refuse is quoted as written and placed where it is written.
+#[test]
+fn readers_quote_and_place_what_is_written() {
+    let two = "a = { kind: \"osc\", freq: 440, };\nb = { kind: \"sink\", };\n";
+    let cases: Vec<(&str, String, Vec<&str>)> = vec![
+        (
+            "port.ag",
+            format!("{two}a.1 -> b.99999999999999999999;\n"),
+            vec![":3:10:", "found number `99999999999999999999`"],
+        ),
+        (
+            "ports.ag",
+            "b = { kind: \"sink\", in: 12345678901234567891, };\n".to_string(),
+            vec![":1:25:", "not 12345678901234567891"],
+        ),
+        (
+            "huge.ag",
+            "a = { kind: \"osc\", freq: 1e309, };\n".to_string(),
+            vec![":1:26:", "`1e309` is too large a number"],
+        ),
+        (
+            "lone.ag",
+            format!("{two}c = {{ kind: \"biquad\", type: \"low\\ud800pass\", }};\n"),
+            vec![":3:33:", "first half of a surrogate pair"],
+        ),
+        (
+            "twice.ag",
+            "m = { kind: \"mix\", in: 2, };\nm.1 ~> m.2;\nm.1 ~> m.2;\n".to_string(),
+            vec![":3:1:", "is written twice (first at line 2)"],
+        ),
+        (
+            "comments.stg",
+            "# only\n# comments\n".to_string(),
+            vec![":1:1:", "no task before the first `#` line"],
+        ),
+        (
+            "edge.dot",
+            "digraph { a; b; a -> b [Weight=3, Weight=4]; }\n".to_string(),
+            vec![":1:35:", "attribute `Weight` of the edge is given twice"],
+        ),
+        (
+            "cost.dot",
+            "digraph { a [wcet=5, Weight=3]; }\n".to_string(),
+            vec![":1:14:", "gives its cost twice"],
+        ),
+    ];
+    for (name, text, want) in cases {
+        let g = write(name, &text);
+        let o = fugue(&["check", &g]);
+        refused(&o, 1, &want);
+    }
+    // A surrogate pair is one character.
+    let g = write(
+        "pair.ag",
+        &format!("{two}a.1 -> b.1;\nc = {{ kind: \"gain\", db: 0, note: \"\\ud83d\\ude00\", }};\n"),
+    );
+    let o = fugue(&["info", &g]);
+    assert!(!stderr(&o).contains("surrogate"), "{}", stderr(&o));
+    // `wcet` is a node's cost in .dot as in .ag.
+    let g = write("wcet.dot", "digraph { a [wcet=5]; b [wcet=2]; a -> b; }\n");
+    let o = fugue(&["info", &g]);
+    assert!(stdout(&o).contains("total work     7"), "{}", stdout(&o));
+    // A folder is no graph file, whatever its name.
+    let d = folder("bounds", "folder.ag");
+    let o = fugue(&["check", &d.to_string_lossy()]);
+    refused(&o, 1, &["it is a folder, not a file"]);
 }

@@ -594,3 +594,33 @@ fn a_schedule_names_the_tasks_of_a_feedback_edge() {
         "{text}"
     );
 }
+
+/// `-o -`: DOT text on standard output for `dot` (as with no `-o`); refused in one sentence
+/// for `profile`, whose output is a folder, and no folder named `-` is made.
+#[test]
+fn dash_as_the_output() {
+    let dir = tmpdir("dash-output");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_fugue"))
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .unwrap()
+    };
+    let rake = common::example("rake.ag");
+    let o = run(&["dot", &rake, "-o", "-"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        common::stdout(&o).starts_with("digraph"),
+        "{}",
+        common::stdout(&o)
+    );
+    let o = run(&["profile", &rake, "--seconds", "0.05", "-o", "-"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the profile is a folder of files"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.join("-").exists());
+}

@@ -124,15 +124,27 @@ pub fn no_inputs(ctx: &NodeContext<'_>) -> Result<(), NodeError> {
 pub fn seed(ctx: &NodeContext<'_>) -> Result<u64, NodeError> {
     if let Some(s) = number(ctx, "seed")? {
         // Whole and exact in a double: another value would be silently rounded or clamped
-        // (-1 and 0, 1.5 and 1 gave one seed).
-        check(
-            ctx,
-            "seed",
-            s,
-            s >= 0.0 && s.fract() == 0.0 && s <= MAX_SEED as f64,
-            "must be a whole number from 0 to 9007199254740992 (2^53)",
-        )?;
-        return Ok(s as u64);
+        // (-1 and 0, 1.5 and 1 gave one seed). A whole number is checked as written, not as
+        // its nearest double (2^53 + 1 would pass as 2^53).
+        let given = ctx.node.attr("seed").expect("the attribute is present");
+        let whole: Option<i128> = match given {
+            fugue_graph::Value::Int(i) => Some(i128::from(*i)),
+            fugue_graph::Value::Str(t) => t.trim().parse::<i128>().ok(),
+            fugue_graph::Value::Float(_) => None,
+        };
+        let ok = match whole {
+            Some(w) => (0..=i128::from(MAX_SEED)).contains(&w),
+            None => s >= 0.0 && s.fract() == 0.0 && s <= MAX_SEED as f64,
+        };
+        if !ok {
+            return Err(bad(
+                ctx,
+                "seed",
+                &given.as_str(),
+                "must be a whole number from 0 to 9007199254740992 (2^53)",
+            ));
+        }
+        return Ok(whole.map_or(s as u64, |w| w as u64));
     }
     // FNV-1a: stable across Rust versions, unlike `DefaultHasher`.
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;

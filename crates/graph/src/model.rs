@@ -391,6 +391,20 @@ impl GraphBuilder {
         Ok(())
     }
 
+    /// The index, in the order they were added, of the feedback edge from output `src_port`
+    /// of `src` to input `dst_port` of `dst` (ports from 0), if there is one.
+    pub fn find_feedback(
+        &self,
+        src: NodeId,
+        src_port: usize,
+        dst: NodeId,
+        dst_port: usize,
+    ) -> Option<usize> {
+        self.feedback
+            .iter()
+            .position(|&k| k == (src, src_port, dst, dst_port))
+    }
+
     /// Adds a feedback edge between 0-based ports (`a.1 ~> b.1`, see [`Feedback`]); checks
     /// the ports as [`GraphBuilder::add_edge`] does and refuses one written twice.
     pub fn add_feedback(

@@ -308,8 +308,9 @@ fn dot_errors_and_implicit_nodes() {
     assert_eq!(g.len(), 2);
     assert_eq!(g.node(1).cost, 2.0);
     assert_eq!(g.edges()[0].comm, 3.0);
+    // At the value, as for `in` and `out`.
     let e = read_bytes(b"digraph {\n a [Weight=x];\n}", Format::Dot, "d.dot").unwrap_err();
-    assert_eq!(place(&e), (2, 2));
+    assert_eq!(place(&e), (2, 12));
     let e = read_bytes(b"graph { a -- b }", Format::Dot, "d.dot").unwrap_err();
     assert!(e.to_string().contains("digraph"), "{e}");
     let e = read_bytes(b"digraph { a -> b; b -> a; }", Format::Dot, "d.dot").unwrap_err();

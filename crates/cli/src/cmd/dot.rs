@@ -16,7 +16,7 @@ pub struct Args {
     pub file: PathBuf,
     /// Output file: .dot/.gv writes DOT text; .svg, .png or .pdf draws it with Graphviz. A
     /// named pipe or a character device is written directly (DOT text unless its name ends
-    /// in .svg, .png or .pdf).
+    /// in .svg, .png or .pdf). Left out, or `-`: DOT text on standard output.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// Overwrite the output file if it exists.
@@ -50,7 +50,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "graph".into());
     let text = fugue_graph::write::to_dot(&g, &name);
-    let Some(path) = a.output else {
+    // `-o -` is standard output, as when `-o` is left out.
+    let Some(path) = a.output.filter(|p| p != Path::new("-")) else {
         print!("{text}");
         return Ok(());
     };

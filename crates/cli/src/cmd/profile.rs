@@ -183,6 +183,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 /// folder, or that would replace one of `inputs` ([`profile::check_folder`]): a usage error,
 /// or for an input the command reads, an error.
 pub fn check_dir(dir: &Path, force: bool, inputs: &[&Path]) -> anyhow::Result<()> {
+    if dir == Path::new("-") {
+        return Err(util::usage(
+            "-: the profile is a folder of files, not a stream; name a folder (the report is printed to standard error either way)",
+        ));
+    }
     profile::check_folder(dir, force, inputs).map_err(|e| match e {
         profile::FolderError::IsInput { .. } => anyhow::anyhow!(e),
         e => util::usage(e.to_string()),

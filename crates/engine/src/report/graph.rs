@@ -21,9 +21,9 @@ pub struct GraphInfo {
     pub nodes: usize,
     /// Edges, as the file writes them (each feedback edge once).
     pub edges: usize,
-    /// Nodes without predecessors.
+    /// Nodes without predecessors (the text says "no edge in").
     pub sources: usize,
-    /// Nodes without successors.
+    /// Nodes without successors (the text says "no edge out"; not the nodes of kind `sink`).
     pub sinks: usize,
     /// Nodes per kind (`(none)` for nodes without one).
     pub kinds: BTreeMap<String, usize>,
@@ -164,8 +164,10 @@ impl fmt::Display for GraphInfo {
         writeln!(f, "file           {}", self.file)?;
         writeln!(f, "nodes          {}", self.nodes)?;
         writeln!(f, "edges          {}", self.edges)?;
-        writeln!(f, "sources        {} ({})", self.sources, self.names[0])?;
-        writeln!(f, "sinks          {} ({})", self.sinks, self.names[1])?;
+        // Said by their edges: a node of kind `sink` is another thing (a node that reaches
+        // none is warned about).
+        writeln!(f, "no edge in     {} ({})", self.sources, self.names[0])?;
+        writeln!(f, "no edge out    {} ({})", self.sinks, self.names[1])?;
         let k: Vec<String> = self.kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
         writeln!(f, "kinds          {}", k.join(", "))?;
         writeln!(f, "costs          {}", self.cost_source)?;

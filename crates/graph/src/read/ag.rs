@@ -31,7 +31,9 @@ pub const MAX_PORTS: usize = 1_000_000;
 enum Tok<'a> {
     Ident(&'a str),
     Int(i64),
-    Float(f64),
+    /// A number with a fraction or an exponent, or a whole one beyond `i64`, with its text
+    /// (quoted as written in messages).
+    Float(f64, &'a str),
     Str(usize, usize),
     Eq,
     LBrace,
@@ -50,7 +52,7 @@ fn describe(t: &Tok<'_>) -> String {
     match t {
         Tok::Ident(s) => format!("identifier `{s}`"),
         Tok::Int(i) => format!("number `{i}`"),
-        Tok::Float(f) => format!("number `{f}`"),
+        Tok::Float(_, text) => format!("number `{text}`"),
         Tok::Str(..) => "a string".into(),
         Tok::Eq => "`=`".into(),
         Tok::LBrace => "`{`".into(),
@@ -230,8 +232,12 @@ impl<'a> Lexer<'a> {
             }
         }
         match crate::model::parse_number(s) {
-            Some(f) => Ok(Tok::Float(f)),
-            None => Err(self.err(start, format!("`{s}` is not a valid number"))),
+            Some(f) => Ok(Tok::Float(f, s)),
+            // Well formed (scanned above), so too large for a double.
+            None => Err(self.err(
+                start,
+                format!("`{s}` is too large a number (a double reaches about 1.8e308)"),
+            )),
         }
     }
 
@@ -279,12 +285,40 @@ impl<'a> Lexer<'a> {
                 Some('b') => out.push('\u{8}'),
                 Some('f') => out.push('\u{c}'),
                 Some('u') => {
-                    let hex: String = (0..4).filter_map(|_| it.next().map(|x| x.1)).collect();
-                    let code = u32::from_str_radix(&hex, 16)
-                        .ok()
-                        .filter(|_| hex.len() == 4)
-                        .ok_or_else(|| bad("expected four hex digits after \\u"))?;
-                    out.push(char::from_u32(code).unwrap_or('\u{fffd}'));
+                    let four = |it: &mut std::str::CharIndices<'_>| {
+                        let hex: String = (0..4).filter_map(|_| it.next().map(|x| x.1)).collect();
+                        u32::from_str_radix(&hex, 16)
+                            .ok()
+                            .filter(|_| hex.len() == 4)
+                            .ok_or_else(|| bad("expected four hex digits after \\u"))
+                    };
+                    let code = four(&mut it)?;
+                    let code = match code {
+                        // A high surrogate: JSON's way to write a character beyond U+FFFF
+                        // is with the low one that must follow.
+                        0xD800..=0xDBFF => {
+                            let mut ahead = it.clone();
+                            let low = match (ahead.next(), ahead.next()) {
+                                (Some((_, '\\')), Some((_, 'u'))) => Some(four(&mut ahead)?),
+                                _ => None,
+                            }
+                            .filter(|l| (0xDC00..=0xDFFF).contains(l));
+                            let Some(low) = low else {
+                                return Err(bad(&format!(
+                                    "\\u{code:04x} is the first half of a surrogate pair, and no \\uDC00-\\uDFFF follows it"
+                                )));
+                            };
+                            it = ahead;
+                            0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                        }
+                        0xDC00..=0xDFFF => {
+                            return Err(bad(&format!(
+                                "\\u{code:04x} is the second half of a surrogate pair, with no first half before it"
+                            )))
+                        }
+                        c => c,
+                    };
+                    out.push(char::from_u32(code).expect("not a surrogate, at most U+10FFFF"));
                 }
                 Some(c) => return Err(bad(&format!("unknown escape `\\{c}`"))),
                 None => return Err(bad("a `\\` ends the string")),
@@ -356,6 +390,8 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
     let mut g = GraphBuilder::new();
     let mut node_pos: HashMap<NodeId, usize> = HashMap::new();
     let mut edge_pos: Vec<usize> = Vec::new();
+    // Where each feedback edge is written, in the order they are added.
+    let mut feedback_pos: Vec<usize> = Vec::new();
     let mut raw_places: Vec<RawPlaces> = Vec::new();
     // Where the deadline was given, to refuse a second one.
     let mut deadline_at: Option<usize> = None;
@@ -402,11 +438,11 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
                             }
                         }
                     }
-                    Tok::Int(_) | Tok::Float(_) if name == "deadline" => {
+                    Tok::Int(_) | Tok::Float(..) if name == "deadline" => {
                         p.next()?;
                         let v = match t3 {
                             Tok::Int(i) => i as f64,
-                            Tok::Float(f) => f,
+                            Tok::Float(f, _) => f,
                             _ => unreachable!("matched above"),
                         };
                         if v <= 0.0 {
@@ -468,10 +504,12 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
                             GraphError::PortOutOfRange { direction: Direction::Input, .. } => to.1,
                             _ => from.1,
                         };
-                        let error = super::with_first_edge(error, &g, text, &edge_pos);
+                        let error = super::with_first_of_either(error, &g, text, &edge_pos, &feedback_pos);
                         ReadError::Graph { file: file.into(), location: p.loc(at), error }
                     })?;
-                    if !feedback {
+                    if feedback {
+                        feedback_pos.push(from.1);
+                    } else {
                         edge_pos.push(from.1);
                     }
                     count += 1;
@@ -584,7 +622,7 @@ fn parse_node_body(
         let (tv, at_v) = p.next()?;
         let value = match tv {
             Tok::Int(i) => Value::Int(i),
-            Tok::Float(f) => Value::Float(f),
+            Tok::Float(f, _) => Value::Float(f),
             Tok::Str(s, e) => Value::Str(p.lx.unescape(s, e)?),
             other => {
                 return Err(p.lx.err(
@@ -631,7 +669,12 @@ fn parse_node_body(
                     .filter(|v| *v >= 0.0 && v.fract() == 0.0)
                     .ok_or_else(|| bad("a whole number of ports"))?;
                 if v > MAX_PORTS as f64 {
-                    return Err(bad(&format!("at most {MAX_PORTS} ports, not {v}")));
+                    // The number as written (a double would round a long one).
+                    let written = match tv {
+                        Tok::Float(_, text) => text.to_string(),
+                        _ => value.as_str().into_owned(),
+                    };
+                    return Err(bad(&format!("at most {MAX_PORTS} ports, not {written}")));
                 }
                 let n = v as usize;
                 if key == "in" {

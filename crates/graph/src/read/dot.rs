@@ -1,5 +1,6 @@
 //! The weighted DOT reader: a directed Graphviz graph whose node attribute `Weight` is the
-//! computation cost and whose edge attribute `Weight` is the communication cost.
+//! computation cost (`wcet`, as in `.ag`, is read as the cost too) and whose edge attribute
+//! `Weight` is the communication cost.
 //!
 //! Supported: `digraph` (optionally `strict`, optionally named), node statements, edge
 //! chains `a -> b -> c`, `graph`/`node`/`edge` default attribute statements, `key = value`
@@ -674,8 +675,26 @@ impl Parser<'_> {
         let at = self.at();
         body.charge(attrs_bytes(&body.edge_defaults))
             .map_err(|m| self.err(at, m))?;
+        let own = self.attrs()?;
+        // A key the edge statement itself gives twice (one that overrides a default is
+        // fine), as for a node.
+        for (i, a) in own.iter().enumerate() {
+            if DISPLAY_ATTRIBUTES.contains(&a.key.as_str()) {
+                continue;
+            }
+            if let Some(first) = own[..i].iter().find(|b| b.key.eq_ignore_ascii_case(&a.key)) {
+                let first = location_of(self.text, first.key_pos);
+                return Err(self.err(
+                    a.key_pos,
+                    format!(
+                        "attribute `{}` of the edge is given twice (first at line {}, column {}); keep one",
+                        a.key, first.line, first.column
+                    ),
+                ));
+            }
+        }
         let mut attrs = body.edge_defaults.clone();
-        attrs.extend(self.attrs()?);
+        attrs.extend(own);
         let attrs = std::rc::Rc::new(attrs);
         for w in chain.windows(2) {
             let ((from, pos), (to, _)) = (&w[0], &w[1]);
@@ -778,9 +797,11 @@ fn weight(
             .filter(|&x| crate::is_cost(x))
             .map(Some)
             .ok_or_else(|| {
+                // At the value (a default's, given elsewhere, at the statement).
+                let at = if a.pos >= pos { a.pos } else { pos };
                 syntax(
                     file,
-                    location_of(text, pos),
+                    location_of(text, at),
                     format!(
                         "the Weight of {what} must be a number from 0 to 1e12, found `{}`",
                         a.value
@@ -831,12 +852,46 @@ fn add_nodes(
         if let Some(w) = weight(&d.attrs, d.pos, &format!("node `{name}`"), text, file)? {
             node = node.with_cost(w);
         }
+        // `wcet`, a node's cost in .ag, is its cost here too (once: not with `Weight`).
+        if let Some(a) = d.attrs.iter().rev().find(|a| a.key == "wcet") {
+            if let Some(w) = d
+                .attrs
+                .iter()
+                .find(|a| a.key.eq_ignore_ascii_case("weight"))
+            {
+                let first = location_of(text, w.key_pos);
+                return Err(syntax(
+                    file,
+                    location_of(text, a.key_pos),
+                    format!(
+                        "node `{name}` gives its cost twice, as `wcet` and as `{}` (line {}, column {}); keep one",
+                        w.key, first.line, first.column
+                    ),
+                ));
+            }
+            let c = crate::model::parse_number(&a.value)
+                .filter(|&x| crate::is_cost(x))
+                .ok_or_else(|| {
+                    syntax(
+                        file,
+                        location_of(text, a.pos),
+                        format!(
+                            "attribute `wcet` of node `{name}` must be a number from 0 to 1e12 (microseconds), found `{}`",
+                            a.value
+                        ),
+                    )
+                })?;
+            node = node.with_cost(c);
+        }
         // Each key's index in `node.attrs`: a key given again (a default, then the node's
         // own) replaces the value, found without a search through the others.
         let mut index: HashMap<&str, usize> = HashMap::new();
         for a in &d.attrs {
             let key = &a.key;
-            if key.eq_ignore_ascii_case("weight") || DISPLAY_ATTRIBUTES.contains(&key.as_str()) {
+            if key.eq_ignore_ascii_case("weight")
+                || key == "wcet"
+                || DISPLAY_ATTRIBUTES.contains(&key.as_str())
+            {
                 continue;
             }
             if key == "kind" {

@@ -47,14 +47,8 @@ pub fn read_file(path: &Path, format: Option<Format>) -> Result<TaskGraph, ReadE
         None => {
             // A file that cannot be opened says so first: its name is likely mistyped. A
             // folder is not a graph file, whatever its name.
-            if let Err(source) = std::fs::File::open(path) {
+            if let Err(source) = open_file(path) {
                 return Err(ReadError::Io { file, source });
-            }
-            if path.is_dir() {
-                return Err(ReadError::Io {
-                    file,
-                    source: std::io::Error::from(std::io::ErrorKind::IsADirectory),
-                });
             }
             return Err(ReadError::UnknownFormat {
                 file,
@@ -71,7 +65,7 @@ pub fn read_file(path: &Path, format: Option<Format>) -> Result<TaskGraph, ReadE
     };
     // Read at most one byte past the limit, so that /dev/zero or a FIFO stops.
     let mut bytes = Vec::new();
-    std::fs::File::open(path)
+    open_file(path)
         .and_then(|f| {
             use std::io::Read as _;
             f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)
@@ -97,15 +91,26 @@ pub fn folder_of(path: &Path) -> &Path {
     }
 }
 
+/// Opens `path` for reading; a folder (which opens, and whose read fails with the system's
+/// wording, "Is a directory") is refused with "it is a folder, not a file".
+pub fn open_file(path: &Path) -> std::io::Result<std::fs::File> {
+    let file = std::fs::File::open(path)?;
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::IsADirectory,
+            "it is a folder, not a file",
+        ));
+    }
+    Ok(file)
+}
+
 /// Reads the file at `path` whole, refusing one larger than `limit` bytes without reading
 /// more than one byte past it (so `/dev/zero` or an endless pipe stops): the error then says
 /// the limit and what the file should be (`what`: "a costs file").
 pub fn read_bounded(path: &Path, limit: u64, what: &str) -> std::io::Result<Vec<u8>> {
     use std::io::Read as _;
     let mut bytes = Vec::new();
-    std::fs::File::open(path)?
-        .take(limit + 1)
-        .read_to_end(&mut bytes)?;
+    open_file(path)?.take(limit + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
         return Err(std::io::Error::new(
             std::io::ErrorKind::FileTooLarge,
@@ -242,18 +247,39 @@ pub(crate) fn finish(
 /// Fills the place of the first edge into a [`GraphError::DuplicateEdge`] from the builder
 /// (`offsets[i]`: where edge `i` is written in `text`).
 pub(crate) fn with_first_edge(
-    mut error: crate::error::GraphError,
+    error: crate::error::GraphError,
     builder: &GraphBuilder,
     text: &str,
     offsets: &[usize],
 ) -> crate::error::GraphError {
-    if let crate::error::GraphError::DuplicateEdge { edge, first, .. } = &mut error {
+    with_first_of_either(error, builder, text, offsets, &[])
+}
+
+/// [`with_first_edge`] for a reader of feedback edges too (`feedback[i]`: where feedback edge
+/// `i` is written).
+pub(crate) fn with_first_of_either(
+    mut error: crate::error::GraphError,
+    builder: &GraphBuilder,
+    text: &str,
+    offsets: &[usize],
+    feedback: &[usize],
+) -> crate::error::GraphError {
+    if let crate::error::GraphError::DuplicateEdge {
+        edge, first, arrow, ..
+    } = &mut error
+    {
         let (src, src_port, dst, dst_port) = &**edge;
         let (s, d) = (builder.find(src), builder.find(dst));
         if let (Some(s), Some(d)) = (s, d) {
-            if let Some(i) = builder.find_edge(s, *src_port - 1, d, *dst_port - 1) {
-                *first = offsets.get(i).map(|&o| location_of(text, o));
-            }
+            let (sp, dp) = (*src_port - 1, *dst_port - 1);
+            let found = if *arrow == "~>" {
+                builder
+                    .find_feedback(s, sp, d, dp)
+                    .and_then(|i| feedback.get(i))
+            } else {
+                builder.find_edge(s, sp, d, dp).and_then(|i| offsets.get(i))
+            };
+            *first = found.map(|&o| location_of(text, o));
         }
     }
     error

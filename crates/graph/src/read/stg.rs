@@ -17,10 +17,13 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
     // Tokens with byte offsets, up to the first comment line.
     let mut lines = Vec::new();
     let mut offset = 0;
+    // Where the first comment line starts (the end of the file when there is none).
+    let mut comments = text.len();
     for line in text.split_inclusive('\n') {
         let start = offset;
         offset += line.len();
         if line.trim_start().starts_with('#') {
+            comments = start + (line.len() - line.trim_start().len());
             break;
         }
         let mut toks = Vec::new();
@@ -42,7 +45,7 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
             "no task before the first `#` line"
         };
         return Err(err(
-            text.len(),
+            comments,
             format!("{what}: expected the number of tasks on the first line"),
         ));
     };

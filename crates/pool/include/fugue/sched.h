@@ -52,7 +52,9 @@ int sched_init(int nthreads, int qlen, taskfunc f, void *closure);
 /* Queues f(closure, s) to run in the pool of s. Returns 0, or -1 with errno = EAGAIN when
  * the queue that would take it already holds qlen tasks (the task is not queued: the caller
  * may run it itself), or EINVAL for a null f or s, or when every task of s has finished (a
- * spawn from a thread outside the pool that no running task waits for; said once on stderr).
+ * spawn from a thread outside the pool that no running task waits for). Each of these two
+ * EINVAL cases is said on stderr the first time only, in a process: a program that spawns
+ * in a loop does not flood it; errno says it every time.
  * A task queued (0 returned) runs before sched_init returns. Each queued task takes about
  * 64 bytes until it runs, and qlen bounds each queue: a queue that cannot get the memory it
  * needs ends the process (abort), as a failed allocation does in Rust; bound the tasks in
