@@ -91,6 +91,17 @@ pub struct Checked {
     pub restated: Vec<(String, Value)>,
 }
 
+/// The attribute value a `set` of `word` (the number `x`) gives the node: a whole number stays
+/// one, so that messages and the graph kept for recompiling quote it as typed (`100`, not
+/// `100.0`).
+pub fn typed(word: &str, x: f64) -> Value {
+    match word.trim().parse::<i64>() {
+        // (`-0` is the float: an integer has no sign of zero.)
+        Ok(i) if !(i == 0 && word.trim().starts_with('-')) => Value::Int(i),
+        _ => Value::Float(x),
+    }
+}
+
 /// The number a `set` gives, from the word written (`Err`: the sentence saying it is none).
 pub fn number(word: &str) -> Result<f64, String> {
     word.parse::<f64>()
@@ -220,13 +231,7 @@ pub fn check(
         changed.set_attr(a, given.clone());
     }
     if let Ok(x) = number {
-        // A whole number stays one, so that a kind's message quotes it as typed (`100`,
-        // not `100.0`).
-        let typed = match value.trim().parse::<i64>() {
-            Ok(i) => Value::Int(i),
-            Err(_) => Value::Float(x),
-        };
-        changed.set_attr(attr, typed);
+        changed.set_attr(attr, typed(value, x));
     }
     let ctx = NodeContext {
         node: &changed,

@@ -14,9 +14,10 @@
 //! multiple of [`PAIR`] bytes, its start aligned to [`PAIR`] (the adjacent-line prefetcher
 //! moves lines in pairs). Every other allocation is a plain `malloc`.
 //! [`Plan::compile`](crate::Plan::compile) builds each node and its processors inside
-//! [`apart`] (not its temporaries: a graph of many nodes would pay the rounding for each), and
-//! the executors and the shared pool their threads' structures, so that what a thread writes
-//! never shares a line with another processor's state or with the rest of the program's. The `fugue` program installs it; a program that embeds the engine
+//! [`apart`] (not its own tables and temporaries: a graph of many nodes would pay the rounding
+//! for each), the executors and the shared pool their threads' structures, a tenant its
+//! counters, so that the state a thread writes while it runs does not share a line with
+//! another processor's or with the rest of the program's. The `fugue` program installs it; a program that embeds the engine
 //! installs it with
 //!
 //! ```
@@ -41,8 +42,9 @@ use std::cell::Cell;
 /// [`apart`].
 pub const PAIR: usize = 128;
 
-/// The alignment `malloc` guarantees on the 64-bit Linux targets fugue runs on.
-const MALLOC_ALIGN: usize = 16;
+/// The alignment `malloc` guarantees at least: two words (glibc's `MALLOC_ALIGNMENT`, 16 on
+/// 64-bit targets).
+const MALLOC_ALIGN: usize = 2 * std::mem::size_of::<usize>();
 
 thread_local! {
     /// How many [`apart`] calls the thread is inside. `const` and without a destructor, so
@@ -64,7 +66,8 @@ pub fn apart<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// Whether the current thread is inside [`apart`] (false while the thread is being torn down).
+/// Whether the current thread is inside [`apart`] (`try_with`: never fails for a `const`
+/// thread-local without a destructor, and would answer false rather than panic).
 fn inside() -> bool {
     DEPTH.try_with(|d| d.get() > 0).unwrap_or(false)
 }
@@ -79,8 +82,8 @@ pub struct LineAllocator;
 /// when the C library has no memory.
 fn c_alloc(size: usize, align: usize) -> *mut u8 {
     if align <= MALLOC_ALIGN && align <= size {
-        // SAFETY: `malloc` with a non-zero size (a zero-sized layout never reaches a global
-        // allocator); its result is aligned to 16, which covers `align`.
+        // SAFETY: `malloc` with a non-zero size (`align <= size` and an alignment is at
+        // least 1); its result is aligned to `MALLOC_ALIGN`, which covers `align`.
         unsafe { libc::malloc(size) as *mut u8 }
     } else {
         let mut out = std::ptr::null_mut();
@@ -102,9 +105,9 @@ fn widened(layout: Layout) -> Option<(usize, usize)> {
     Some((size, layout.align().max(PAIR)))
 }
 
-// SAFETY: every block comes from `malloc` or `posix_memalign` with at least the layout's size
-// and alignment, and every block (whichever of the two made it, inside `apart` or not) is
-// freed by `free` or resized by `realloc`, which the C library accepts for both. A block
+// SAFETY: every block comes from `malloc`, `calloc`, `posix_memalign` or `realloc` with at
+// least the layout's size and alignment, and every block (whichever made it, inside `apart`
+// or not) is freed by `free` or resized by `realloc`, which the C library accepts for all. A block
 // resized outside `apart` may lose its lines of its own, never its validity.
 unsafe impl GlobalAlloc for LineAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
@@ -120,7 +123,8 @@ unsafe impl GlobalAlloc for LineAllocator {
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         if !inside() && layout.align() <= MALLOC_ALIGN && layout.align() <= layout.size() {
-            // SAFETY: `calloc` of one block of a non-zero size, aligned to 16.
+            // SAFETY: `calloc` of one block of a non-zero size (as in `c_alloc`), aligned to
+            // `MALLOC_ALIGN`, which covers the layout's.
             return unsafe { libc::calloc(1, layout.size()) as *mut u8 };
         }
         // SAFETY: forwarded with the caller's layout.
@@ -141,7 +145,8 @@ unsafe impl GlobalAlloc for LineAllocator {
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         if !inside() && layout.align() <= MALLOC_ALIGN && layout.align() <= new_size {
             // SAFETY: `ptr` came from this allocator (the caller's contract), `new_size` is
-            // not zero, and `realloc`'s result is aligned to 16, which covers the alignment.
+            // not zero, and `realloc`'s result is aligned to `MALLOC_ALIGN`, which covers the
+            // alignment.
             return unsafe { libc::realloc(ptr as *mut libc::c_void, new_size) as *mut u8 };
         }
         // SAFETY: the caller's contract: `new_size` rounded up to the alignment does not

@@ -85,30 +85,69 @@ fn blocks_stay_valid_across_apart() {
     }
 }
 
+/// A node of one input and one output whose processors say where they lie when they run.
+struct Spot {
+    gain: f32,
+    seen: Arc<Mutex<Vec<usize>>>,
+}
+
+/// [`Spot`]'s processor.
+struct SpotProc {
+    gain: f32,
+    seen: Arc<Mutex<Vec<usize>>>,
+    said: bool,
+}
+
+impl fugue_dsp::DspNode for Spot {
+    fn inputs(&self) -> usize {
+        1
+    }
+    fn outputs(&self) -> usize {
+        1
+    }
+    fn processor(&self) -> Box<dyn fugue_dsp::Processor> {
+        Box::new(SpotProc {
+            gain: self.gain,
+            seen: self.seen.clone(),
+            said: false,
+        })
+    }
+}
+
+impl fugue_dsp::Processor for SpotProc {
+    fn process(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
+        if !self.said {
+            self.said = true;
+            self.seen.lock().unwrap().push(self as *const Self as usize);
+        }
+        for (o, &i) in outputs[0].iter_mut().zip(inputs[0]) {
+            *o = i * self.gain;
+        }
+    }
+    fn reset(&mut self) {}
+}
+
 #[test]
 fn a_plans_processors_have_lines_of_their_own() {
-    // A kind that records where each of its processors lies.
     let seen = Arc::new(Mutex::new(Vec::<usize>::new()));
-    let builtin = Registry::with_builtin_kinds();
+    let nodes = Arc::new(Mutex::new(Vec::<usize>::new()));
     let mut reg = Registry::with_builtin_kinds();
-    let s = seen.clone();
+    let (s, n) = (seen.clone(), nodes.clone());
     reg.register("spot", move |ctx| {
-        let at_gain = fugue_graph::Node {
-            kind: "gain".into(),
-            ..ctx.node.clone()
-        };
-        let here = fugue_dsp::NodeContext {
-            node: &at_gain,
-            ..*ctx
-        };
-        let (node, _) = builtin.build(&here, false)?;
-        s.lock()
-            .unwrap()
-            .push(&*node as *const dyn fugue_dsp::DspNode as *const u8 as usize);
-        Ok(node)
+        let gain = ctx
+            .node
+            .attr("gain")
+            .and_then(|v| v.as_f64())
+            .unwrap_or(1.0) as f32;
+        let node = Box::new(Spot {
+            gain,
+            seen: s.clone(),
+        });
+        n.lock().unwrap().push(&*node as *const Spot as usize);
+        Ok(node as Box<dyn fugue_dsp::DspNode>)
     });
     let src = "o = { kind: \"osc\", freq: 440, };\n\
-               a = { kind: \"spot\", db: -3, };  b = { kind: \"spot\", db: -6, };\n\
+               a = { kind: \"spot\", gain: 0.5, };  b = { kind: \"spot\", gain: 0.25, };\n\
                s = { kind: \"sink\", in: 2, };\n\
                o.1 -> a.1 -> s.1;  o.1 -> b.1 -> s.2;\n";
     let g = fugue_graph::read::ag::parse(src, "spot.ag").unwrap();
@@ -118,17 +157,68 @@ fn a_plans_processors_have_lines_of_their_own() {
         ..Default::default()
     };
     let mut plan = Plan::compile(&g, &reg, &opts).unwrap();
-    let seen = seen.lock().unwrap().clone();
-    assert_eq!(seen.len(), 2, "both processors built once");
-    for p in seen {
-        assert_eq!(p % PAIR, 0, "a processor at {p:#x} starts a pair of lines");
+    SeqExecutor::new().run_cycle(&mut plan);
+    // The nodes as built and the processors as they run.
+    let (nodes, seen) = (nodes.lock().unwrap().clone(), seen.lock().unwrap().clone());
+    assert_eq!(nodes.len(), 2, "both nodes built once");
+    assert_eq!(seen.len(), 2, "both processors ran");
+    for p in nodes.iter().chain(&seen) {
+        assert_eq!(p % PAIR, 0, "{p:#x} starts a pair of lines");
     }
     // And the plan runs as any other: the two gains of the oscillator.
-    SeqExecutor::new().run_cycle(&mut plan);
     let (l, r) = (plan.output(0).to_vec(), plan.output(1).to_vec());
     assert!(l.iter().any(|&x| x != 0.0));
-    let ratio = 10f32.powf(-3.0 / 20.0) / 10f32.powf(-6.0 / 20.0);
     for (a, b) in l.iter().zip(&r) {
-        assert!((a - b * ratio).abs() < 1e-5);
+        assert_eq!(*a, b * 2.0);
+    }
+}
+
+#[test]
+fn zeroed_and_moved_blocks_of_any_alignment() {
+    use std::alloc::{alloc, alloc_zeroed, dealloc, realloc, Layout};
+    for inside in [false, true] {
+        for align in [8, 16, 64, 4096] {
+            let layout = Layout::from_size_align(8192, align).unwrap();
+            let run = || {
+                // SAFETY: a non-zero layout; each block is written within its size and
+                // freed once with the layout it was made with.
+                unsafe {
+                    // A dirty block freed first, so that a zeroed one made in its place
+                    // shows a clearing left out.
+                    let dirty = alloc(layout);
+                    assert!(!dirty.is_null());
+                    std::ptr::write_bytes(dirty, 0xff, 8192);
+                    dealloc(dirty, layout);
+                    let z = alloc_zeroed(layout);
+                    assert!(!z.is_null());
+                    assert_eq!(z as usize % align, 0);
+                    assert!(std::slice::from_raw_parts(z, 8192).iter().all(|&b| b == 0));
+                    // Grown, then shrunk: contents kept, alignment kept.
+                    for (i, b) in std::slice::from_raw_parts_mut(z, 8192)
+                        .iter_mut()
+                        .enumerate()
+                    {
+                        *b = i as u8;
+                    }
+                    let g = realloc(z, layout, 20_000);
+                    assert!(!g.is_null());
+                    assert_eq!(g as usize % align, 0);
+                    let grown = Layout::from_size_align(20_000, align).unwrap();
+                    let k = realloc(g, grown, 100);
+                    assert!(!k.is_null());
+                    assert_eq!(k as usize % align, 0);
+                    assert!(std::slice::from_raw_parts(k, 100)
+                        .iter()
+                        .enumerate()
+                        .all(|(i, &b)| b == i as u8));
+                    dealloc(k, Layout::from_size_align(100, align).unwrap());
+                }
+            };
+            if inside {
+                apart(run)
+            } else {
+                run()
+            }
+        }
     }
 }

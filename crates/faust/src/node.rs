@@ -32,11 +32,15 @@ pub fn source_of(ctx: &NodeContext<'_>) -> Result<(Source, Backend), NodeError> 
                 .attr("file")
                 .map(|v| v.as_str().into_owned())
                 .unwrap_or_default();
+            // Compared and shown without `.` components (`././x.dsp` is `x.dsp`).
+            let plain = |p: &Path| -> std::path::PathBuf {
+                p.components()
+                    .filter(|c| *c != std::path::Component::CurDir)
+                    .collect()
+            };
             let why = match &e {
-                FaustError::Read { reason, .. }
-                    if Path::new(&written) != f.strip_prefix(".").unwrap_or(&f) =>
-                {
-                    format!("cannot be read: {}: {reason}", f.display())
+                FaustError::Read { reason, .. } if plain(Path::new(&written)) != plain(&f) => {
+                    format!("cannot be read ({}: {reason})", plain(&f).display())
                 }
                 _ => reason(&e),
             };

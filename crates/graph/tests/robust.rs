@@ -831,3 +831,53 @@ fn dot_repeats_are_checked_in_linear_time() {
         .to_string();
     assert_eq!(e, "t.dot:1:23: the deadline is given twice; keep one");
 }
+
+/// `\u` escapes in `.ag` strings are JSON's: a surrogate pair is one character, a lone half
+/// is an error at its escape, as are bad digits in the pair's second half.
+#[test]
+fn surrogate_pairs_in_ag_strings() {
+    let with = |s: &str| format!("a = {{ kind: \"k\", note: \"{s}\", }};\n");
+    let g = ag::parse(&with(r"x\ud83d\ude00y"), "s.ag").unwrap();
+    assert_eq!(g.node(0).attr("note"), Some(&Value::Str("x😀y".into())));
+    // The string's text starts at column 25.
+    for (text, col, want) in [
+        (r"\uD83D\uZZZZ", 31, "expected four hex digits"),
+        (r"\uD83D", 25, "first half of a surrogate pair"),
+        (r"\uD83Dx", 25, "first half of a surrogate pair"),
+        (r"\uD83D\u0041", 25, "first half of a surrogate pair"),
+        (r"ab\uDE00", 27, "second half of a surrogate pair"),
+        (r"\u+041", 25, "expected four hex digits"),
+    ] {
+        let e = ag::parse(&with(text), "s.ag").unwrap_err();
+        assert_eq!(place(&e), (1, col), "{text}: {e}");
+        assert!(e.to_string().contains(want), "{text}: {e}");
+    }
+}
+
+/// `.dot`: `wcet` is a node's cost as in `.ag`; the node's own cost key wins over a default's,
+/// a node may not give both itself; an edge refuses a key it is read for given twice, not a
+/// drawing one; a feedback edge written twice names the first.
+#[test]
+fn dot_costs_and_repeated_keys() {
+    let cost = |t: &str| read_bytes(t.as_bytes(), Format::Dot, "d.dot").map(|g| g.node(0).cost);
+    assert_eq!(cost("digraph { a [wcet=5]; }").unwrap(), 5.0);
+    assert_eq!(
+        cost("digraph { node [Weight=1]; a [wcet=5]; }").unwrap(),
+        5.0
+    );
+    assert_eq!(
+        cost("digraph { node [wcet=2]; a [Weight=3]; }").unwrap(),
+        3.0
+    );
+    assert_eq!(cost("digraph { node [wcet=2]; a; }").unwrap(), 2.0);
+    let e = cost("digraph { a [wcet=5, Weight=3]; }").unwrap_err();
+    assert!(e.to_string().contains("gives its cost twice"), "{e}");
+    let e = cost("digraph { a [Weight=1, weight=2]; }").unwrap_err();
+    assert!(e.to_string().contains("given twice"), "{e}");
+    let edge = |t: &str| read_bytes(t.as_bytes(), Format::Dot, "d.dot");
+    assert!(edge("digraph { a -> b [arrowhead=dot, arrowhead=vee]; }").is_ok());
+    let e = edge("digraph { a -> b [taillabel=1, taillabel=1]; }").unwrap_err();
+    assert!(e.to_string().contains("given twice"), "{e}");
+    let e = edge("digraph {\na -> a [feedback=true];\na -> a [feedback=true];\n}").unwrap_err();
+    assert!(e.to_string().contains("(first at line 2)"), "{e}");
+}

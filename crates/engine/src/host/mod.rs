@@ -341,7 +341,7 @@ impl Host {
         name: &str,
         node: &str,
         attr: &str,
-        value: &str,
+        word: &str,
     ) -> Result<f64, HostError> {
         self.poll()?;
         let i = self.index(name)?;
@@ -352,7 +352,7 @@ impl Host {
             self.options.block,
             node,
             attr,
-            value,
+            word,
         )
         .map_err(|e| HostError::Live(format!("set {name} {node} {attr}: {e}")))?;
         self.send(ToAudio::Set {
@@ -370,7 +370,7 @@ impl Host {
         for (a, given) in &c.restated {
             kept.set_attr(c.node, a, given.clone());
         }
-        kept.set_attr(c.node, attr, fugue_graph::Value::Float(value));
+        kept.set_attr(c.node, attr, crate::live::typed(word, value));
         Ok(value)
     }
 

@@ -163,9 +163,13 @@ impl Tenant {
     /// If the plan has more than [`MAX_UNITS`] units.
     pub fn new(plan: Plan) -> Tenant {
         assert!(plan.n_units() <= MAX_UNITS, "a plan of too many units");
-        let counts = (0..plan.n_slots())
-            .map(|c| AtomicU32::new(plan.slot_initial(c)))
-            .collect();
+        // Written by the threads that run the tenant, every cycle: on lines of their own
+        // (`crate::lines`), not beside another tenant's.
+        let counts = crate::lines::apart(|| {
+            (0..plan.n_slots())
+                .map(|c| AtomicU32::new(plan.slot_initial(c)))
+                .collect()
+        });
         let exits = (0..plan.n_units())
             .filter(|&u| plan.unit_successors(u).is_empty())
             .count();
@@ -194,7 +198,8 @@ impl Tenant {
         } else {
             0
         };
-        *self.capture.get_mut() = vec![0.0; len].into_boxed_slice();
+        // Written by the thread that runs the tenant's cycles (`crate::lines`).
+        *self.capture.get_mut() = crate::lines::apart(|| vec![0.0; len].into_boxed_slice());
         self.batch = cycles;
     }
 

@@ -285,27 +285,36 @@ impl<'a> Lexer<'a> {
                 Some('b') => out.push('\u{8}'),
                 Some('f') => out.push('\u{c}'),
                 Some('u') => {
-                    let four = |it: &mut std::str::CharIndices<'_>| {
+                    // Four hex digits after the `\u` at `at` (an offset in `raw`).
+                    let four = |it: &mut std::str::CharIndices<'_>, at: usize| {
                         let hex: String = (0..4).filter_map(|_| it.next().map(|x| x.1)).collect();
                         u32::from_str_radix(&hex, 16)
                             .ok()
-                            .filter(|_| hex.len() == 4)
-                            .ok_or_else(|| bad("expected four hex digits after \\u"))
+                            .filter(|_| {
+                                hex.len() == 4 && hex.bytes().all(|b| b.is_ascii_hexdigit())
+                            })
+                            .ok_or_else(|| {
+                                self.err(
+                                    start + 1 + at,
+                                    "bad escape in string: expected four hex digits after \\u"
+                                        .into(),
+                                )
+                            })
                     };
-                    let code = four(&mut it)?;
+                    let code = four(&mut it, i)?;
                     let code = match code {
                         // A high surrogate: JSON's way to write a character beyond U+FFFF
                         // is with the low one that must follow.
                         0xD800..=0xDBFF => {
                             let mut ahead = it.clone();
                             let low = match (ahead.next(), ahead.next()) {
-                                (Some((_, '\\')), Some((_, 'u'))) => Some(four(&mut ahead)?),
+                                (Some((j, '\\')), Some((_, 'u'))) => Some(four(&mut ahead, j)?),
                                 _ => None,
                             }
                             .filter(|l| (0xDC00..=0xDFFF).contains(l));
                             let Some(low) = low else {
                                 return Err(bad(&format!(
-                                    "\\u{code:04x} is the first half of a surrogate pair, and no \\uDC00-\\uDFFF follows it"
+                                    "\\u{code:04X} is the first half of a surrogate pair, and no \\uDC00-\\uDFFF follows it"
                                 )));
                             };
                             it = ahead;
@@ -313,7 +322,7 @@ impl<'a> Lexer<'a> {
                         }
                         0xDC00..=0xDFFF => {
                             return Err(bad(&format!(
-                                "\\u{code:04x} is the second half of a surrogate pair, with no first half before it"
+                                "\\u{code:04X} is the second half of a surrogate pair, with no first half before it"
                             )))
                         }
                         c => c,

@@ -610,7 +610,16 @@ impl Parser<'_> {
                     if DISPLAY_ATTRIBUTES.contains(&a.key.as_str()) {
                         continue;
                     }
-                    if let Some(&first) = decl.own.get(&a.key) {
+                    // `Weight` in any case is one key (the reader takes it so).
+                    let given = if a.key.eq_ignore_ascii_case("weight") {
+                        decl.own
+                            .iter()
+                            .find(|(k, _)| k.eq_ignore_ascii_case("weight"))
+                            .map(|(_, &at)| at)
+                    } else {
+                        decl.own.get(&a.key).copied()
+                    };
+                    if let Some(first) = given {
                         let first = location_of(self.text, first);
                         return Err(self.err(
                             a.key_pos,
@@ -678,11 +687,21 @@ impl Parser<'_> {
         let own = self.attrs()?;
         // A key the edge statement itself gives twice (one that overrides a default is
         // fine), as for a node.
+        // Only the keys an edge is read for: others (Graphviz's `arrowhead`, `dir`, ...) are
+        // left out, as Graphviz would take the last.
+        let read = |k: &str| {
+            k.eq_ignore_ascii_case("weight") || ["taillabel", "headlabel", "feedback"].contains(&k)
+        };
         for (i, a) in own.iter().enumerate() {
-            if DISPLAY_ATTRIBUTES.contains(&a.key.as_str()) {
+            if !read(&a.key) {
                 continue;
             }
-            if let Some(first) = own[..i].iter().find(|b| b.key.eq_ignore_ascii_case(&a.key)) {
+            let same = |b: &&Attr| {
+                b.key == a.key
+                    || (b.key.eq_ignore_ascii_case("weight")
+                        && a.key.eq_ignore_ascii_case("weight"))
+            };
+            if let Some(first) = own[..i].iter().find(same) {
                 let first = location_of(self.text, first.key_pos);
                 return Err(self.err(
                     a.key_pos,
@@ -849,16 +868,25 @@ fn add_nodes(
             kind: None,
             attrs: Vec::new(),
         };
-        if let Some(w) = weight(&d.attrs, d.pos, &format!("node `{name}`"), text, file)? {
-            node = node.with_cost(w);
+        // `wcet`, a node's cost in .ag, is its cost here too: the node's own key wins over a
+        // default's, and a node may not give both itself.
+        let wcet = d.attrs.iter().rev().find(|a| a.key == "wcet");
+        let own_wcet = d.own.contains_key("wcet");
+        let own_weight = d.own.keys().any(|k| k.eq_ignore_ascii_case("weight"));
+        let any_weight = d.attrs.iter().any(|a| a.key.eq_ignore_ascii_case("weight"));
+        let by_wcet = wcet.is_some() && (own_wcet || !any_weight);
+        if !by_wcet {
+            if let Some(w) = weight(&d.attrs, d.pos, &format!("node `{name}`"), text, file)? {
+                node = node.with_cost(w);
+            }
         }
-        // `wcet`, a node's cost in .ag, is its cost here too (once: not with `Weight`).
-        if let Some(a) = d.attrs.iter().rev().find(|a| a.key == "wcet") {
-            if let Some(w) = d
+        if let Some(a) = wcet.filter(|_| by_wcet) {
+            let own_w = d
                 .attrs
                 .iter()
-                .find(|a| a.key.eq_ignore_ascii_case("weight"))
-            {
+                .rev()
+                .find(|a| own_weight && a.key.eq_ignore_ascii_case("weight"));
+            if let Some(w) = own_w {
                 let first = location_of(text, w.key_pos);
                 return Err(syntax(
                     file,
@@ -1009,6 +1037,8 @@ fn add_edges(
     file: &str,
 ) -> Result<Vec<usize>, ReadError> {
     let mut offsets = Vec::with_capacity(edges.len());
+    // Where each feedback edge is written, in the order they are added.
+    let mut feedback_offsets = Vec::new();
     for (a, b, attrs, pos) in edges {
         let (a, b) = (&names[*a as usize], &names[*b as usize]);
         let what = format!("edge `{a}` -> `{b}`");
@@ -1037,8 +1067,9 @@ fn add_edges(
                 .map_err(|e| ReadError::Graph {
                     file: file.into(),
                     location: location_of(text, *pos),
-                    error: e,
+                    error: super::with_first_of_either(e, g, text, &offsets, &feedback_offsets),
                 })?;
+            feedback_offsets.push(*pos);
             continue;
         }
         if strict {
