@@ -237,6 +237,19 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
     if let Some(dir) = &c.output {
         folder::check(dir, Existing::Files(&FILES), c.force)?;
     }
+    // A corpus that no shape reads would be ignored without a word.
+    if let Some(dir) = &c.corpus {
+        if !c
+            .shapes
+            .iter()
+            .any(|s| ["line", "diamond", "rake"].contains(&s.as_str()))
+        {
+            return config(format!(
+                "--corpus {}: it is read for the shapes line, diamond and rake, and --shapes names none of them",
+                dir.display()
+            ));
+        }
+    }
     let mut graphs: Vec<(String, String, TaskGraph)> = Vec::new();
     for s in &c.shapes {
         let l = crate::shapes::load(s, c.corpus.as_deref(), Path::new(""))?;

@@ -291,3 +291,30 @@ fn control_characters_from_a_file_are_printed_as_escapes() {
         );
     }
 }
+
+/// `bench table --corpus` with shapes that none reads from it is refused, not ignored.
+#[test]
+fn a_corpus_no_shape_reads_is_refused() {
+    let o = fugue(&[
+        "bench",
+        "table",
+        "--corpus",
+        "/nonexistent",
+        "--shapes",
+        "gen:rake:4",
+        "--buffers",
+        "512",
+        "--executors",
+        "ws",
+        "--runs",
+        "1",
+        "--seconds",
+        "0.1",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--shapes names none of them"),
+        "{}",
+        stderr(&o)
+    );
+}

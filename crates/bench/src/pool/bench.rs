@@ -462,8 +462,8 @@ impl PoolBench {
         if let Some(i) = self.idle_median(steal) {
             v.push(Target {
                 what: format!(
-                    "idle: `steal` with {} threads and no work burns no core",
-                    self.idle_threads
+                    "idle: `steal` with {} and no work burns no core",
+                    fugue_engine::report::counted(self.idle_threads, "thread")
                 ),
                 measured: format!("{:.2}% of one core", i * 100.0),
                 met: Some(i < 0.01),
