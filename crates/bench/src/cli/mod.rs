@@ -365,7 +365,8 @@ pub struct StudyArgs {
     /// Output folder.
     #[arg(short, long, default_value = "bench-results/study")]
     pub output: PathBuf,
-    /// Replace the files of an existing output folder.
+    /// Replace the files of an existing output folder (an earlier study's histograms of
+    /// graphs this one does not run are removed; other files stay).
     #[arg(long)]
     pub force: bool,
     /// Runs of each configuration (interleaved); figures are medians over them, with their

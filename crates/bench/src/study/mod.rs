@@ -210,6 +210,27 @@ fn refuse_replacing_spec(spec: &Path, output: &Path) -> Result<(), BenchError> {
     Ok(())
 }
 
+/// Removes the histograms an earlier study left in `dir` (written over with `--force`) for
+/// graphs this one did not run: `histogram-GRAPH.svg`/`.png` whose figure is not in `written`.
+/// Nothing else is touched; a file that cannot be removed stays.
+fn remove_stale_histograms(dir: &Path, written: &[String]) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let stem = name
+            .strip_suffix(".svg")
+            .or_else(|| name.strip_suffix(".png"));
+        if let Some(stem) = stem.filter(|s| s.starts_with("histogram-")) {
+            if !written.iter().any(|w| w == stem) && e.file_type().is_ok_and(|t| t.is_file()) {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
 /// Runs the study and writes its folder: raw.csv.gz as the runs go, then summary.csv, the
 /// figures, README.md and report.html. Every configuration runs `repeats` times, the repeats
 /// interleaved (all configurations once, then again), so that a slow spell of the machine
@@ -243,6 +264,7 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
         cores,
     };
     let figures = figures::write_all(&dir, &ctx, &series.samples, p.hist_buffer())?;
+    remove_stale_histograms(dir.path(), &figures);
     let versions = Versions::detect();
     let commit = Some(versions.short_commit).filter(|c| !c.is_empty() && c != "unknown");
     let hw = Machine::detect();
@@ -361,6 +383,20 @@ mod tests {
         }
         let html = std::fs::read_to_string(r.output.join("report.html")).unwrap();
         assert!(html.contains("<table><tr><th>executor</th>"), "{html}");
+        // Written over with --force: an earlier study's histograms of another graph go, a
+        // file of the user's stays.
+        for f in ["histogram-old9.svg", "histogram-old9.png", "notes.txt"] {
+            std::fs::write(r.output.join(f), "x").unwrap();
+        }
+        let config = StudyConfig {
+            force: true,
+            ..config
+        };
+        let r = run(&config, &mut NoProgress).unwrap();
+        assert!(!r.output.join("histogram-old9.svg").exists());
+        assert!(!r.output.join("histogram-old9.png").exists());
+        assert!(r.output.join("notes.txt").is_file());
+        assert!(r.output.join("histogram-line6.png").is_file());
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
