@@ -12,6 +12,18 @@ use crate::report::plot::{self, chart, err, mesh, Area, Figure, FONT, GREY};
 use crate::report::Folder;
 use crate::stats::min_max;
 
+/// A tick of an axis from 0 to `max`: as many decimals as ticks about a fifth of the axis
+/// apart need to differ (an axis of 3 µs read 0, 0, 1, 2, 2 in whole microseconds).
+fn tick_label(x: f64, max: f64) -> String {
+    let step = max / 5.0;
+    let decimals = if step >= 1.0 || step <= 0.0 || !step.is_finite() {
+        0
+    } else {
+        (-step.log10()).ceil().clamp(0.0, 6.0) as usize
+    };
+    format!("{x:.decimals$}")
+}
+
 /// Histogram bins of the histogram figures: share of cycles (%) per bin of `width` µs.
 const HIST_BINS: usize = 40;
 
@@ -266,7 +278,7 @@ impl StudyFigure<'_> {
             "cycle time (µs); last bin: all longer cycles",
             "% of cycles",
         )
-        .x_label_formatter(&|x: &f64| format!("{x:.0}"))
+        .x_label_formatter(&|x: &f64| tick_label(*x, xmax))
         .y_label_formatter(&|y: &f64| format!("{y:.0}"))
         .x_labels(6)
         .y_labels(5)
@@ -615,4 +627,21 @@ pub fn write_all(
         figures.push(name);
     }
     Ok(figures)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tick_label;
+
+    #[test]
+    fn ticks_differ_on_a_short_axis() {
+        let ticks: Vec<String> = [0.0, 0.6, 1.2, 1.8, 2.4]
+            .iter()
+            .map(|&x| tick_label(x, 3.0))
+            .collect();
+        assert_eq!(ticks, ["0.0", "0.6", "1.2", "1.8", "2.4"]);
+        assert_eq!(tick_label(12.0, 60.0), "12");
+        assert_eq!(tick_label(0.02, 0.1), "0.02");
+        assert_eq!(tick_label(5.0, 0.0), "5");
+    }
 }
