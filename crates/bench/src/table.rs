@@ -650,7 +650,7 @@ mod tests {
             seconds: 0.02,
             runs: 2,
             rate: 48_000,
-            corpus: Some(dir.clone()),
+            corpus: None,
             algorithm: Algorithm::Hlfet,
             costs: Costs::Declared,
             tuning: Tuning {
