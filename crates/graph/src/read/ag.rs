@@ -513,7 +513,7 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
                             GraphError::PortOutOfRange { direction: Direction::Input, .. } => to.1,
                             _ => from.1,
                         };
-                        let error = super::with_first_of_either(error, &g, text, &edge_pos, &feedback_pos);
+                        let error = super::with_first_edge(error, &g, text, &edge_pos, &feedback_pos);
                         ReadError::Graph { file: file.into(), location: p.loc(at), error }
                     })?;
                     if feedback {

@@ -556,10 +556,9 @@ impl Parser<'_> {
                         .into_iter()
                         .filter(|a| !DISPLAY_ATTRIBUTES.contains(&a.key.as_str())),
                 ),
-                "edge" => body.edge_defaults.extend(attrs.into_iter().filter(|a| {
-                    a.key.eq_ignore_ascii_case("weight")
-                        || ["taillabel", "headlabel", "feedback"].contains(&a.key.as_str())
-                })),
+                "edge" => body
+                    .edge_defaults
+                    .extend(attrs.into_iter().filter(|a| edge_reads(&a.key))),
                 _ => {}
             }
             return Ok(());
@@ -610,16 +609,7 @@ impl Parser<'_> {
                     if DISPLAY_ATTRIBUTES.contains(&a.key.as_str()) {
                         continue;
                     }
-                    // `Weight` in any case is one key (the reader takes it so).
-                    let given = if a.key.eq_ignore_ascii_case("weight") {
-                        decl.own
-                            .iter()
-                            .find(|(k, _)| k.eq_ignore_ascii_case("weight"))
-                            .map(|(_, &at)| at)
-                    } else {
-                        decl.own.get(&a.key).copied()
-                    };
-                    if let Some(first) = given {
+                    if let Some(&first) = decl.own.get(own_key(&a.key)) {
                         let first = location_of(self.text, first);
                         return Err(self.err(
                             a.key_pos,
@@ -638,7 +628,7 @@ impl Parser<'_> {
                             ),
                         ));
                     }
-                    decl.own.insert(a.key.clone(), a.key_pos);
+                    decl.own.insert(own_key(&a.key).to_string(), a.key_pos);
                 }
                 decl.attrs.extend(attrs);
             }
@@ -689,18 +679,11 @@ impl Parser<'_> {
         // fine), as for a node.
         // Only the keys an edge is read for: others (Graphviz's `arrowhead`, `dir`, ...) are
         // left out, as Graphviz would take the last.
-        let read = |k: &str| {
-            k.eq_ignore_ascii_case("weight") || ["taillabel", "headlabel", "feedback"].contains(&k)
-        };
         for (i, a) in own.iter().enumerate() {
-            if !read(&a.key) {
+            if !edge_reads(&a.key) {
                 continue;
             }
-            let same = |b: &&Attr| {
-                b.key == a.key
-                    || (b.key.eq_ignore_ascii_case("weight")
-                        && a.key.eq_ignore_ascii_case("weight"))
-            };
+            let same = |b: &&Attr| own_key(&b.key) == own_key(&a.key);
             if let Some(first) = own[..i].iter().find(same) {
                 let first = location_of(self.text, first.key_pos);
                 return Err(self.err(
@@ -797,6 +780,25 @@ pub const DISPLAY_ATTRIBUTES: &[&str] = &[
     "nojustify",
 ];
 
+/// Whether `key` is `Weight`: the reader takes it in any case.
+fn is_weight(key: &str) -> bool {
+    key.eq_ignore_ascii_case("weight")
+}
+
+/// `key` as a node's or an edge's own keys are told apart: `Weight` in any case is one key.
+fn own_key(key: &str) -> &str {
+    if is_weight(key) {
+        "weight"
+    } else {
+        key
+    }
+}
+
+/// Whether an edge is read for `key`: its cost, its ports and its feedback mark.
+fn edge_reads(key: &str) -> bool {
+    is_weight(key) || ["taillabel", "headlabel", "feedback"].contains(&key)
+}
+
 /// The `Weight` of `what` (declared at byte `pos`) among `attrs`: the last one given, a
 /// number from 0 to [`crate::MAX_COST`], or `None`.
 fn weight(
@@ -806,11 +808,7 @@ fn weight(
     text: &str,
     file: &str,
 ) -> Result<Option<f64>, ReadError> {
-    match attrs
-        .iter()
-        .rev()
-        .find(|a| a.key.eq_ignore_ascii_case("weight"))
-    {
+    match attrs.iter().rev().find(|a| is_weight(&a.key)) {
         None => Ok(None),
         Some(a) => crate::model::parse_number(&a.value)
             .filter(|&x| crate::is_cost(x))
@@ -871,22 +869,16 @@ fn add_nodes(
         // `wcet`, a node's cost in .ag, is its cost here too: the node's own key wins over a
         // default's, and a node may not give both itself.
         let wcet = d.attrs.iter().rev().find(|a| a.key == "wcet");
+        let weight_at = d.attrs.iter().rev().find(|a| is_weight(&a.key));
         let own_wcet = d.own.contains_key("wcet");
-        let own_weight = d.own.keys().any(|k| k.eq_ignore_ascii_case("weight"));
-        let any_weight = d.attrs.iter().any(|a| a.key.eq_ignore_ascii_case("weight"));
-        let by_wcet = wcet.is_some() && (own_wcet || !any_weight);
-        if !by_wcet {
+        if !(own_wcet || weight_at.is_none()) {
             if let Some(w) = weight(&d.attrs, d.pos, &format!("node `{name}`"), text, file)? {
                 node = node.with_cost(w);
             }
         }
-        if let Some(a) = wcet.filter(|_| by_wcet) {
-            let own_w = d
-                .attrs
-                .iter()
-                .rev()
-                .find(|a| own_weight && a.key.eq_ignore_ascii_case("weight"));
-            if let Some(w) = own_w {
+        if let Some(a) = wcet.filter(|_| own_wcet || weight_at.is_none()) {
+            // Both given by the node itself (its own follow the defaults: the last `Weight`).
+            if let Some(w) = weight_at.filter(|_| d.own.contains_key("weight")) {
                 let first = location_of(text, w.key_pos);
                 return Err(syntax(
                     file,
@@ -916,10 +908,7 @@ fn add_nodes(
         let mut index: HashMap<&str, usize> = HashMap::new();
         for a in &d.attrs {
             let key = &a.key;
-            if key.eq_ignore_ascii_case("weight")
-                || key == "wcet"
-                || DISPLAY_ATTRIBUTES.contains(&key.as_str())
-            {
+            if is_weight(key) || key == "wcet" || DISPLAY_ATTRIBUTES.contains(&key.as_str()) {
                 continue;
             }
             if key == "kind" {
@@ -1067,7 +1056,7 @@ fn add_edges(
                 .map_err(|e| ReadError::Graph {
                     file: file.into(),
                     location: location_of(text, *pos),
-                    error: super::with_first_of_either(e, g, text, &offsets, &feedback_offsets),
+                    error: super::with_first_edge(e, g, text, &offsets, &feedback_offsets),
                 })?;
             feedback_offsets.push(*pos);
             continue;
@@ -1083,7 +1072,7 @@ fn add_edges(
         }
         let added = g.add_edge(src, sp, dst, dp, comm);
         added.map_err(|e: GraphError| {
-            let e = super::with_first_edge(e, g, text, &offsets);
+            let e = super::with_first_edge(e, g, text, &offsets, &feedback_offsets);
             match e {
                 GraphError::DuplicateEdge { .. } => ReadError::Syntax {
                     file: file.into(),

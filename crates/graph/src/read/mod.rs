@@ -245,19 +245,9 @@ pub(crate) fn finish(
 }
 
 /// Fills the place of the first edge into a [`GraphError::DuplicateEdge`] from the builder
-/// (`offsets[i]`: where edge `i` is written in `text`).
+/// (`offsets[i]`: where edge `i` is written in `text`; `feedback[i]`: where feedback edge `i`
+/// is, for a format that has them).
 pub(crate) fn with_first_edge(
-    error: crate::error::GraphError,
-    builder: &GraphBuilder,
-    text: &str,
-    offsets: &[usize],
-) -> crate::error::GraphError {
-    with_first_of_either(error, builder, text, offsets, &[])
-}
-
-/// [`with_first_edge`] for a reader of feedback edges too (`feedback[i]`: where feedback edge
-/// `i` is written).
-pub(crate) fn with_first_of_either(
     mut error: crate::error::GraphError,
     builder: &GraphBuilder,
     text: &str,

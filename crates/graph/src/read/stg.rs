@@ -169,7 +169,7 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
             added.map_err(|e| ReadError::Graph {
                 file: file.into(),
                 location: location_of(text, at),
-                error: super::with_first_edge(e, &g, text, &edge_places),
+                error: super::with_first_edge(e, &g, text, &edge_places, &[]),
             })?;
             edge_places.push(at);
         }
