@@ -133,6 +133,63 @@ fn a_period_paces_the_trials() {
     }
 }
 
+/// A real-time run of one second at a period longer than the trials' (2048 frames at
+/// 44.1 kHz: 46 ms, 22 cycles) is long enough for trials paced at
+/// [`fugue_engine::auto::MAX_TRIAL_PERIOD`]: the candidates are measured, not left untried
+/// because the run has fewer cycles than the trials.
+#[test]
+fn a_long_period_run_of_a_second_is_measured() {
+    let cores = fugue_exec::placement::available_cores().min(fugue_engine::auto::MAX_THREADS);
+    if cores < 2 {
+        println!("one core: no parallel candidate to measure");
+        return;
+    }
+    let graph = fugue_graph::gen::rake(12);
+    let period = std::time::Duration::from_secs_f64(2048.0 / 44_100.0);
+    let mut choice = ExecutorChoice {
+        auto_cycles: Some((44_100.0_f64 / 2048.0).ceil() as u64),
+        ..auto()
+    };
+    choice.options.period = Some(period);
+    let (engine, _) = Engine::build(
+        &graph,
+        &fugue_engine::Registry::with_builtin_kinds(),
+        44_100.0,
+        2048,
+        &choice,
+        false,
+    )
+    .unwrap();
+    let r = engine.auto_report().unwrap();
+    assert!(r.paced);
+    assert_eq!(r.untried, None, "{}", r.line());
+    assert!(r.candidates.len() > 1, "{}", r.line());
+    for c in &r.candidates {
+        assert!(c.cycles >= fugue_engine::auto::MIN_PACED_CYCLES, "{c:?}");
+    }
+    // Within the run's own length and the budget.
+    assert!(
+        r.took <= fugue_engine::auto::BUDGET + std::time::Duration::from_millis(100),
+        "{:?} of trials",
+        r.took
+    );
+    // A run of the same cycles at the trials' own period is too short: seq, untried.
+    let mut short = choice.clone();
+    short.options.period = Some(fugue_engine::auto::MAX_TRIAL_PERIOD);
+    let (engine, _) = Engine::build(
+        &graph,
+        &fugue_engine::Registry::with_builtin_kinds(),
+        44_100.0,
+        2048,
+        &short,
+        false,
+    )
+    .unwrap();
+    let r = engine.auto_report().unwrap();
+    assert_eq!(r.chosen().kind, ExecutorKind::Seq);
+    assert!(r.line().contains("too short"), "{}", r.line());
+}
+
 /// A run too short for trials worth a tenth of it stays with seq, untried, and says so.
 #[test]
 fn a_short_run_is_not_measured() {
