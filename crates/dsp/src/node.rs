@@ -148,6 +148,13 @@ pub trait DspNode: Send {
     /// A fresh processor in its initial state (may allocate: it sizes all its memory here).
     fn processor(&self) -> Box<dyn Processor>;
 
+    /// [`DspNode::processor`], or why it cannot be made (a foreign library that refuses to
+    /// instantiate it): the plan compiler calls this one and reports the reason as the
+    /// node's error. Default: the processor.
+    fn try_processor(&self) -> Result<Box<dyn Processor>, String> {
+        Ok(self.processor())
+    }
+
     /// Bytes of memory that each processor from [`DspNode::processor`] holds besides the
     /// plan's buffers (delay lines, filter buffers); the plan compiler counts them against its
     /// memory budget. Default: 0.

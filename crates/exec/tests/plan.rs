@@ -488,6 +488,57 @@ fn boom(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
     Ok(Box::new(BoomNode(ctx.outputs)))
 }
 
+/// A node whose processor cannot be made: refused (`try_processor`), or panicking.
+struct Unmade(bool);
+
+impl DspNode for Unmade {
+    fn inputs(&self) -> usize {
+        0
+    }
+    fn outputs(&self) -> usize {
+        1
+    }
+    fn processor(&self) -> Box<dyn Processor> {
+        panic!("no instance today")
+    }
+    fn try_processor(&self) -> Result<Box<dyn Processor>, String> {
+        if self.0 {
+            Err("the library refused an instance".into())
+        } else {
+            Ok(self.processor())
+        }
+    }
+}
+
+/// A processor that cannot be made is the node's compile error, with the reason (or the
+/// panic's message), not a panic of the thread that compiles.
+#[test]
+fn a_processor_that_cannot_be_made_is_a_compile_error() {
+    let src = "u = { kind: \"unmade\", };\ns = { kind: \"sink\", in: 1, };\nu.1 -> s.1;\n";
+    let g = parse(src, "t.ag").unwrap();
+    for (refused, why) in [
+        (true, "the library refused an instance"),
+        (false, "no instance today"),
+    ] {
+        let mut reg = Registry::with_builtin_kinds();
+        if refused {
+            reg.register("unmade", |_: &NodeContext<'_>| {
+                Ok(Box::new(Unmade(true)) as Box<dyn DspNode>)
+            });
+        } else {
+            reg.register("unmade", |_: &NodeContext<'_>| {
+                Ok(Box::new(Unmade(false)) as Box<dyn DspNode>)
+            });
+        }
+        let e = Plan::compile(&g, &reg, &opts(48_000.0, 64)).unwrap_err();
+        assert!(matches!(e, CompileError::Processor { .. }), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            format!("node `u`: its processor could not be made: {why}")
+        );
+    }
+}
+
 #[test]
 fn a_panicking_processor_is_silenced_and_reported_once() {
     let src = r#"

@@ -261,8 +261,9 @@ impl FaustNode {
         let inputs: Vec<Vec<f32>> = (0..self.factory.inputs)
             .map(|_| (0..total).map(|_| noise()).collect())
             .collect();
-        let run = |cuts: &mut dyn Iterator<Item = usize>| -> Vec<Vec<f32>> {
-            let mut p = self.processor();
+        // An instance libfaust refuses makes no cut: the plan's own instance says why.
+        let run = |cuts: &mut dyn Iterator<Item = usize>| -> Option<Vec<Vec<f32>>> {
+            let mut p = self.try_processor().ok()?;
             let mut outs = vec![vec![0.0f32; total]; self.factory.outputs];
             let mut at = 0;
             while at < total {
@@ -276,10 +277,14 @@ impl FaustNode {
                 p.process(&ins, &mut o);
                 at += n;
             }
-            outs
+            Some(outs)
         };
-        let whole = run(&mut std::iter::repeat(frames));
-        let cut = run(&mut [1, 3, 60, 7].into_iter().cycle());
+        let (Some(whole), Some(cut)) = (
+            run(&mut std::iter::repeat(frames)),
+            run(&mut [1, 3, 60, 7].into_iter().cycle()),
+        ) else {
+            return false;
+        };
         (whole.iter().flatten())
             .zip(cut.iter().flatten())
             .all(|(a, b)| a.to_bits() == b.to_bits())
@@ -306,12 +311,17 @@ impl DspNode for FaustNode {
     }
 
     fn processor(&self) -> Box<dyn Processor> {
-        // The trait gives no way to fail here: an instance that libfaust refuses (out of
-        // memory) panics, which the engine reports as the node's failure.
+        // Only through `try_processor` in the engine; a caller that cannot take a failure
+        // gets the reason as a panic.
+        self.try_processor().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn try_processor(&self) -> Result<Box<dyn Processor>, String> {
+        // An instance that libfaust refuses (out of memory) is the node's error.
         let instance = self
             .factory
             .instance(self.rate)
-            .unwrap_or_else(|e| panic!("{e}"));
+            .map_err(|e| e.to_string())?;
         let mut p = FaustProcessor {
             compute: instance.fns.compute,
             ins: vec![std::ptr::null_mut(); self.factory.inputs].into(),
@@ -325,7 +335,7 @@ impl DspNode for FaustNode {
             instance,
         };
         p.apply_settings();
-        isolated(p)
+        Ok(isolated(p))
     }
 
     /// The program's ports and its parameters with their ranges (all live), each with the

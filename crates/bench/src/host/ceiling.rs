@@ -33,25 +33,36 @@ pub(super) fn ceiling(
             let (rate, block) = (c.rate as f64, c.offline_buffer);
             std::thread::spawn(move || -> Result<(Vec<u64>, u64), String> {
                 let _ = fugue_exec::placement::pin_current(core);
-                let built = Engine::build(
-                    &graph,
-                    &registry,
-                    rate,
-                    block,
-                    &ExecutorChoice::default(),
-                    false,
-                );
-                let mut hashes = Vec::with_capacity(CHECKED);
-                let mut engine = match built {
-                    Ok((mut e, _)) => {
-                        for _ in 0..CHECKED {
-                            e.run_cycle();
-                            hashes.push(e.plan.output_hash());
+                // A panic while the engine is built or checked is this engine's failure: it
+                // still meets the others at the barrier below, so that none waits for ever.
+                let prepared = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    let built = Engine::build(
+                        &graph,
+                        &registry,
+                        rate,
+                        block,
+                        &ExecutorChoice::default(),
+                        false,
+                    );
+                    let mut hashes = Vec::with_capacity(CHECKED);
+                    let engine = match built {
+                        Ok((mut e, _)) => {
+                            for _ in 0..CHECKED {
+                                e.run_cycle();
+                                hashes.push(e.plan.output_hash());
+                            }
+                            Ok(e)
                         }
-                        Ok(e)
-                    }
-                    Err(e) => Err(e.to_string()),
-                };
+                        Err(e) => Err(e.to_string()),
+                    };
+                    (hashes, engine)
+                }));
+                let (hashes, mut engine) = prepared.unwrap_or_else(|_| {
+                    (
+                        Vec::new(),
+                        Err("a ceiling engine panicked while it was built".to_string()),
+                    )
+                });
                 // Every engine meets the others here, built or not, so that none waits for
                 // ever.
                 barrier.wait();
@@ -97,4 +108,55 @@ pub(super) fn ceiling(
         cycles,
         seconds,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fugue_dsp::{DspNode, NodeContext, NodeError, Processor, Registry};
+
+    /// A node whose processor cannot be made: its `processor` panics.
+    struct Broken;
+
+    impl DspNode for Broken {
+        fn inputs(&self) -> usize {
+            0
+        }
+        fn outputs(&self) -> usize {
+            1
+        }
+        fn processor(&self) -> Box<dyn Processor> {
+            panic!("no processor")
+        }
+    }
+
+    /// An engine that panics while it is built fails the ceiling with a sentence; the others
+    /// do not wait for it at the start for ever.
+    #[test]
+    fn an_engine_that_panics_while_built_fails_the_ceiling() {
+        let mut registry = Registry::with_builtin_kinds();
+        registry.register(
+            "broken",
+            |_: &NodeContext<'_>| -> Result<Box<dyn DspNode>, NodeError> { Ok(Box::new(Broken)) },
+        );
+        let graph = fugue_graph::read::ag::parse(
+            "b = { kind: \"broken\", };\nout = { kind: \"sink\", in: 1, };\nb.1 -> out.1;\n",
+            "broken.ag",
+        )
+        .unwrap();
+        let c = HostBenchConfig {
+            offline_seconds: 0.01,
+            registry,
+            ..HostBenchConfig::default()
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(ceiling(&c, "broken", &graph, 2, 0).map(|_| ()));
+        });
+        let got = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the ceiling returns");
+        let e = got.expect_err("a ceiling engine panicked");
+        assert!(e.to_string().contains("panicked"), "{e}");
+    }
 }

@@ -116,6 +116,15 @@ pub enum CompileError {
         /// Its rate ratio.
         ratio: String,
     },
+    /// A node's processor could not be made: making it panicked (a foreign library refused
+    /// to instantiate it).
+    #[error("node `{node}`: its processor could not be made: {why}")]
+    Processor {
+        /// The node.
+        node: String,
+        /// The panic's message.
+        why: String,
+    },
     /// A kind reported fewer output buffers than the graph uses.
     #[error("node `{node}` ({kind}) has {has} output(s) but the graph uses {used}")]
     PortMismatch {
@@ -248,10 +257,29 @@ impl CompileOptions {
     }
 }
 
-/// The cell of a task whose node is `d`, its processor's state on cache lines of its own
-/// (`crate::lines`).
-fn cell_of(d: &dyn DspNode, ins: u32, outs: u32) -> TaskCell {
-    crate::lines::apart(|| TaskCell::new(d.processor(), ins, outs))
+/// The cell of a task whose node is `d` (named `node`), its processor's state on cache
+/// lines of its own (`crate::lines`). A processor that cannot be made
+/// ([`DspNode::try_processor`]), or whose making panics, is the node's error (with the
+/// reason, or the panic's message), not a panic of the thread that compiles (the host's
+/// control thread goes on).
+fn cell_of(d: &dyn DspNode, node: &str, ins: u32, outs: u32) -> Result<TaskCell, CompileError> {
+    let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        crate::lines::apart(|| d.try_processor().map(|p| TaskCell::new(p, ins, outs)))
+    }));
+    let why = match made {
+        Ok(Ok(cell)) => return Ok(cell),
+        Ok(Err(why)) => why,
+        Err(payload) => payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("making it panicked")
+            .to_string(),
+    };
+    Err(CompileError::Processor {
+        node: node.to_string(),
+        why,
+    })
 }
 
 impl Plan {
@@ -276,10 +304,10 @@ impl Plan {
         limit: usize,
     ) -> Result<Plan, CompileError> {
         let limit = limit.min(MEMORY_LIMIT);
-        Ok(Prepared::new(graph, registry, options)?
+        Prepared::new(graph, registry, options)?
             .resolve_rates(registry, options, limit)?
             .lay_out_buffers(options, limit)?
-            .build_tasks(options))
+            .build_tasks(options)
     }
 }
 
@@ -739,8 +767,9 @@ struct Laid<'g> {
 
 impl Laid<'_> {
     /// Pass 4: the tasks (successors, activation counts, levels, processors, parts of tasks
-    /// split by frames), grouped into units, and the plan.
-    fn build_tasks(self, options: &CompileOptions) -> Plan {
+    /// split by frames), grouped into units, and the plan; a processor that cannot be made
+    /// is the node's error.
+    fn build_tasks(self, options: &CompileOptions) -> Result<Plan, CompileError> {
         let Laid {
             rated,
             layout,
@@ -842,7 +871,7 @@ impl Laid<'_> {
             let parts = if split { SPLIT_PARTS } else { 1 };
             let part_cells = n + extra_cells.len();
             for _ in 1..parts {
-                extra_cells.push(cell_of(d.as_ref(), ins.1, outs.1));
+                extra_cells.push(cell_of(d.as_ref(), &node.name, ins.1, outs.1)?);
                 cell_task.push(t as u32);
             }
             // A stateless task, pipelined: each sub-block beyond the first has a processor of
@@ -854,7 +883,7 @@ impl Laid<'_> {
             let sub_cells = n + extra_cells.len();
             if stateless {
                 for _ in 1..pipeline {
-                    extra_cells.push(cell_of(d.as_ref(), ins.1, outs.1));
+                    extra_cells.push(cell_of(d.as_ref(), &node.name, ins.1, outs.1)?);
                     cell_task.push(t as u32);
                 }
             }
@@ -876,7 +905,7 @@ impl Laid<'_> {
                 stateless,
                 sub_cells: sub_cells as u32,
             });
-            cells.push(cell_of(d.as_ref(), ins.1, outs.1));
+            cells.push(cell_of(d.as_ref(), &node.name, ins.1, outs.1)?);
         }
         cells.extend(extra_cells);
         let (level_order, level_starts) = by_level(&level);
@@ -911,7 +940,7 @@ impl Laid<'_> {
             &succ[s as usize..(s + l) as usize]
         });
         let n_cells = cells.len();
-        Plan {
+        Ok(Plan {
             any_panic: std::sync::atomic::AtomicBool::new(false),
             #[cfg(loom)]
             access,
@@ -943,7 +972,7 @@ impl Laid<'_> {
             times: (0..n_cells)
                 .map(|_| std::cell::UnsafeCell::new(crate::trace::TaskTime::default()))
                 .collect(),
-        }
+        })
     }
 }
 
