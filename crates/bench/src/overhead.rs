@@ -62,7 +62,7 @@ impl Shape {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum GraphSource {
     /// A generated graph of about `nodes` nodes (a line has exactly N; a diamond the nearest
-    /// of 5*2^d-4; a rake the nearest of 3k+2).
+    /// of 5*2^d-4; a rake the nearest of 3k+2; never more than the limit on generated graphs).
     Shape(Shape, usize),
     /// A graph file: its DAG, every node replaced by an empty one.
     File(PathBuf),
@@ -168,17 +168,13 @@ fn load_graph(source: &GraphSource) -> Result<(TaskGraph, String), BenchError> {
             (fugue_graph::gen::line(n), format!("line of {n} nodes"))
         }
         GraphSource::Shape(Shape::Rake, _) => {
-            let k = ((n.saturating_sub(2) as f64) / 3.0).round().max(1.0) as usize;
+            let k = rake_branches(n);
             let g = fugue_graph::gen::rake(k);
             let d = format!("rake of {k} branches ({} nodes, nearest to {n})", g.len());
             (g, d)
         }
         _ => {
-            let depth = (1..=20)
-                .min_by_key(|&d| {
-                    (fugue_graph::gen::diamond_nodes(d) as i64 - n as i64).unsigned_abs()
-                })
-                .unwrap_or(1);
+            let depth = diamond_depth(n);
             let g = fugue_graph::gen::diamond(depth);
             let d = format!(
                 "diamond of depth {depth} ({} nodes, nearest to {n})",
@@ -187,6 +183,26 @@ fn load_graph(source: &GraphSource) -> Result<(TaskGraph, String), BenchError> {
             (g, d)
         }
     })
+}
+
+/// The branches of the rake (3k + 2 nodes) nearest to `n` nodes, within the limit on
+/// generated graphs ([`fugue_graph::gen::MAX_NODES`]).
+fn rake_branches(n: usize) -> usize {
+    let most = ((fugue_graph::gen::MAX_NODES - 2.0) / 3.0).floor();
+    ((n.saturating_sub(2) as f64) / 3.0)
+        .round()
+        .clamp(1.0, most) as usize
+}
+
+/// The depth of the diamond (5 * 2^d - 4 nodes) nearest to `n` nodes, within the limit on
+/// generated graphs ([`fugue_graph::gen::MAX_NODES`]; depth 1 at least).
+fn diamond_depth(n: usize) -> usize {
+    (1..=20)
+        .filter(|&d| {
+            d == 1 || fugue_graph::gen::diamond_nodes(d) as f64 <= fugue_graph::gen::MAX_NODES
+        })
+        .min_by_key(|&d| (fugue_graph::gen::diamond_nodes(d) as i64 - n as i64).unsigned_abs())
+        .unwrap_or(1)
 }
 
 /// How the cycles of a run follow each other.
@@ -557,6 +573,20 @@ mod tests {
     use super::*;
     use crate::progress::NoProgress;
     use fugue_exec::ExecutorKind;
+
+    /// The generated shapes nearest to a size stay within the limit on generated graphs
+    /// (the nearest diamond to 1,000,000 nodes was depth 18's 1,310,716).
+    #[test]
+    fn generated_shapes_stay_within_the_limit() {
+        let max = fugue_graph::gen::MAX_NODES as usize;
+        assert_eq!(rake_branches(101), 33);
+        assert_eq!(rake_branches(2), 1);
+        assert!(3 * rake_branches(max) + 2 <= max);
+        assert_eq!(diamond_depth(156), 5);
+        assert_eq!(diamond_depth(2), 1);
+        assert_eq!(diamond_depth(max), 17);
+        assert!(fugue_graph::gen::diamond_nodes(diamond_depth(max)) <= max);
+    }
 
     #[test]
     fn every_runner_on_a_tiny_graph_is_verified() {

@@ -366,7 +366,8 @@ pub struct StudyArgs {
     #[arg(short, long, default_value = "bench-results/study")]
     pub output: PathBuf,
     /// Replace the files of an existing output folder (an earlier study's histograms of
-    /// graphs this one does not run are removed; other files stay).
+    /// graphs this one does not run, as its summary.csv names them, are removed; other files
+    /// stay).
     #[arg(long)]
     pub force: bool,
     /// Runs of each configuration (interleaved); figures are medians over them, with their
@@ -452,7 +453,7 @@ pub struct OverheadArgs {
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub cycles: u64,
     /// Untimed cycles before each run.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(0..=100_000_000))]
     pub warmup: u64,
     /// Runs per executor (interleaved); medians and spread are over runs.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]

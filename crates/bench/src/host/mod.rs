@@ -792,6 +792,19 @@ mod tests {
         for f in ["misses.svg", "misses.png"] {
             assert!(dir.join(f).exists(), "{f}");
         }
+        // Written over by a study with no real-time part: no misses plot is left from the
+        // earlier one, nor named by the README.
+        let offline_only = HostBench {
+            realtime: Vec::new(),
+            ..b.clone()
+        };
+        write(&dir, &c, &offline_only, "test", true).unwrap();
+        for f in ["misses.svg", "misses.png"] {
+            assert!(!dir.join(f).exists(), "{f}");
+        }
+        let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+        assert!(!readme.contains("misses.svg"), "{readme}");
+        assert!(dir.join("ceiling.svg").exists());
         let _ = std::fs::remove_dir_all(&dir);
     }
 

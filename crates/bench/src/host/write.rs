@@ -21,6 +21,16 @@ pub const FILES: [&str; 6] = [
     "misses.svg",
 ];
 
+/// Removes `name.svg` and `name.png` from `dir` where they are files.
+fn remove_figure(dir: &Path, name: &str) {
+    for ext in ["svg", "png"] {
+        let path = dir.join(format!("{name}.{ext}"));
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
 /// Writes the study into `dir`: `README.md` (command, commit, machine, findings), `raw.csv`
 /// (one row per measurement), `summary.csv` (one row per point), `throughput.svg/png`, and
 /// with a real-time part `misses.svg/png`.
@@ -39,6 +49,15 @@ pub fn write(
         if !panels.iter().any(|(g, t)| g == &p.graph && *t == p.threads) {
             panels.push((p.graph.clone(), p.threads));
         }
+    }
+    // A figure this study has no part for is not left from an earlier one (the folder's
+    // files are replaced: `check` refused them without --force).
+    if b.offline.is_empty() {
+        remove_figure(dir, "throughput");
+        remove_figure(dir, "ceiling");
+    }
+    if b.realtime.is_empty() {
+        remove_figure(dir, "misses");
     }
     if !b.offline.is_empty() {
         for (name, fraction) in [("throughput", false), ("ceiling", true)] {
@@ -100,7 +119,14 @@ pub fn write(
             md.push_str(&format!("- {g}, {t} threads, {m}, N={n}: {why}\n"));
         }
     }
-    md.push_str("\nFiles: `raw.csv` (one row per instance and point, and per real-time run), `summary.csv`, `throughput.svg`/`.png` (aggregate against N per mode), `ceiling.svg`/`.png` (the aggregate as a fraction of the ceiling against N per mode, per graph and thread count), `misses.svg`/`.png` (real time: the share of cycles that missed against N, per graph and buffer).\n");
+    md.push_str("\nFiles: `raw.csv` (one row per instance and point, and per real-time run), `summary.csv`");
+    if !b.offline.is_empty() {
+        md.push_str(", `throughput.svg`/`.png` (aggregate against N per mode), `ceiling.svg`/`.png` (the aggregate as a fraction of the ceiling against N per mode, per graph and thread count)");
+    }
+    if !b.realtime.is_empty() {
+        md.push_str(", `misses.svg`/`.png` (real time: the share of cycles that missed against N, per graph and buffer)");
+    }
+    md.push_str(".\n");
     report::write_atomic(&dir.join("README.md"), md.as_bytes())
 }
 

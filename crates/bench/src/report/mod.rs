@@ -64,6 +64,52 @@ fn quote(cell: &str) -> String {
     }
 }
 
+/// The first cell of every row of the CSV text `text` as [`Csv`] writes it (RFC 4180: a
+/// quoted cell may hold commas, doubled quotes and line breaks), the header line left out.
+pub fn first_column(text: &str) -> Vec<String> {
+    let mut cells = Vec::new();
+    let mut chars = text.chars().peekable();
+    let mut header = true;
+    while chars.peek().is_some() {
+        // The row's first cell.
+        let mut cell = String::new();
+        if chars.peek() == Some(&'"') {
+            chars.next();
+            while let Some(c) = chars.next() {
+                if c == '"' {
+                    if chars.peek() == Some(&'"') {
+                        chars.next();
+                        cell.push('"');
+                    } else {
+                        break;
+                    }
+                } else {
+                    cell.push(c);
+                }
+            }
+        }
+        // The rest of the row (an unquoted first cell, then the other cells), to its end.
+        let mut quoted = false;
+        let mut first = true;
+        for c in chars.by_ref() {
+            if c == '"' {
+                quoted = !quoted;
+            } else if !quoted && c == ',' {
+                first = false;
+            } else if !quoted && c == '\n' {
+                break;
+            }
+            if first && c != ',' && c != '\r' {
+                cell.push(c);
+            }
+        }
+        if !std::mem::take(&mut header) {
+            cells.push(cell);
+        }
+    }
+    cells
+}
+
 /// `value` with `digits` decimals, or an empty cell when absent.
 pub fn opt(value: Option<f64>, digits: usize) -> String {
     value.map_or(String::new(), |x| format!("{x:.digits$}"))
@@ -83,6 +129,18 @@ pub(crate) fn first_twice<T: PartialEq + ToString>(values: &[T]) -> Option<Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn first_column_reads_back_what_csv_writes() {
+        let names = ["plain", "a,b", "q\"r\"", "line\nbreak", "", "<b>x&y,\"q\""];
+        let mut csv = Csv::new(&["graph", "other"]);
+        for n in names {
+            csv.row([n, "1,\"2\"\n3"]);
+        }
+        assert_eq!(first_column(csv.as_str()), names);
+        assert!(first_column("graph,x\n").is_empty());
+        assert_eq!(first_column("graph\r\nz\r\n"), ["z"]);
+    }
 
     #[test]
     fn cells_with_commas_or_quotes_are_quoted() {

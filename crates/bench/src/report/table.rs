@@ -110,9 +110,41 @@ pub fn escape(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
+/// `s` escaped for an HTML attribute's value in double quotes: [`escape`]'s, and `"`.
+pub fn escape_attr(s: &str) -> String {
+    escape(s).replace('"', "&quot;")
+}
+
+/// The file name `name` as a relative URL: every byte but ASCII letters, digits and `-._~`
+/// percent-encoded, so that a `?`, `#`, `%` or quote in a graph's name still names its file.
+pub fn url_path(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for b in name.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn attributes_and_urls_are_escaped() {
+        assert_eq!(
+            escape_attr("<b>x&y,\"q\""),
+            "&lt;b&gt;x&amp;y,&quot;q&quot;"
+        );
+        assert_eq!(
+            url_path("histogram-<b>x&y,\"q\".svg"),
+            "histogram-%3Cb%3Ex%26y%2C%22q%22.svg"
+        );
+        assert_eq!(url_path("histogram-é 1.svg"), "histogram-%C3%A9%201.svg");
+    }
 
     fn two_by_two() -> Table {
         let mut t = Table::new([("impl", Align::Left), ("items/s", Align::Right)]);

@@ -394,9 +394,13 @@ fn start_load(load: &str, spec: &Spec) -> Result<Load, BenchError> {
         return Ok(Load::Idle);
     }
     if let Some(cmd) = &spec.busy_command {
+        use std::os::unix::process::CommandExt;
+        // A shell command (a loop, a pipeline, `cd dir && prog`), in a process group of its
+        // own, which `stop_load` ends whole.
         let child = std::process::Command::new("sh")
             .arg("-c")
-            .arg(format!("exec {cmd}"))
+            .arg(cmd)
+            .process_group(0)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -452,6 +456,13 @@ fn stop_load(load: Load) -> Result<(), String> {
         }
         Load::Command(mut c) => {
             let ended = c.try_wait().ok().flatten();
+            // The shell and every process it started (its group, led by it; the shell is not
+            // reaped yet, so its pid still names that group).
+            if let Ok(pid) = libc::pid_t::try_from(c.id()) {
+                // SAFETY: kill(2) with a negative pid signals a process group; it reads no
+                // memory of this process.
+                unsafe { libc::kill(-pid, libc::SIGKILL) };
+            }
             let _ = c.kill();
             let _ = c.wait();
             match ended {
@@ -479,4 +490,30 @@ pub(super) struct Run {
     pub expected_cycles: u64,
     /// The buffer period, µs.
     pub period_us: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec_with(cmd: &str) -> Spec {
+        let text = format!(
+            "graphs = [\"line\"]\nexecutors = [\"seq\"]\nthreads = [1]\nbuffers = [64]\nloads = [\"busy\"]\nseconds = 1\nbusy_command = {}\n",
+            toml::Value::String(cmd.into())
+        );
+        super::super::spec::parse(&text, "busy.toml").unwrap()
+    }
+
+    /// `busy_command` is a shell command: a loop runs until the run ends and is stopped with
+    /// every process it started; one that ends early is said with its own status.
+    #[test]
+    fn the_busy_command_is_a_shell_command() {
+        let load = start_load("busy", &spec_with("while true; do sleep 0.01; done")).unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        assert_eq!(stop_load(load), Ok(()));
+        let load = start_load("busy", &spec_with("exit 3")).unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        let e = stop_load(load).unwrap_err();
+        assert!(e.contains("exit status: 3"), "{e}");
+    }
 }

@@ -210,22 +210,43 @@ fn refuse_replacing_spec(spec: &Path, output: &Path) -> Result<(), BenchError> {
     Ok(())
 }
 
-/// Removes the histograms an earlier study left in `dir` (written over with `--force`) for
-/// graphs this one did not run: `histogram-GRAPH.svg`/`.png` whose figure is not in `written`.
-/// Nothing else is touched; a file that cannot be removed stays.
-fn remove_stale_histograms(dir: &Path, written: &[String]) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
+/// The largest `summary.csv` of an earlier study read for the graphs it ran (a study's has a
+/// few hundred rows; one far larger is not a study's).
+const EARLIER_SUMMARY_MAX: u64 = 16 << 20;
+
+/// The graphs an earlier study in `dir` ran, as its `summary.csv` names them (none when there
+/// is no such file, or it is not a study's summary).
+fn earlier_graphs(dir: &Path) -> Vec<String> {
+    let path = dir.join("summary.csv");
+    let small =
+        std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() <= EARLIER_SUMMARY_MAX);
+    let Some(text) = small.then(|| std::fs::read_to_string(&path).ok()).flatten() else {
+        return Vec::new();
     };
-    for e in entries.flatten() {
-        let name = e.file_name();
-        let Some(name) = name.to_str() else { continue };
-        let stem = name
-            .strip_suffix(".svg")
-            .or_else(|| name.strip_suffix(".png"));
-        if let Some(stem) = stem.filter(|s| s.starts_with("histogram-")) {
-            if !written.iter().any(|w| w == stem) && e.file_type().is_ok_and(|t| t.is_file()) {
-                let _ = std::fs::remove_file(e.path());
+    if !text.starts_with("graph,executor,") {
+        return Vec::new();
+    }
+    let mut graphs = crate::report::first_column(&text);
+    graphs.sort();
+    graphs.dedup();
+    graphs
+}
+
+/// Removes the histograms an earlier study left in `dir` (written over with `--force`) for
+/// graphs this one did not run: `histogram-GRAPH.svg`/`.png` of each graph of `earlier` (the
+/// graphs the earlier study's summary names) whose figure is not in `written`. Nothing else
+/// is touched (a file of the same pattern that no study wrote stays); a file that cannot be
+/// removed stays.
+fn remove_stale_histograms(dir: &Path, earlier: &[String], written: &[String]) {
+    for g in earlier {
+        let stem = format!("histogram-{g}");
+        if written.contains(&stem) || stem.contains(['/', '\\']) {
+            continue;
+        }
+        for ext in ["svg", "png"] {
+            let path = dir.join(format!("{stem}.{ext}"));
+            if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+                let _ = std::fs::remove_file(path);
             }
         }
     }
@@ -241,6 +262,8 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
         refuse_replacing_spec(spec, &args.output)?;
     }
     let dir = Folder::create(&args.output, Existing::Anything, args.force)?;
+    // Read before this study's summary replaces it.
+    let earlier = earlier_graphs(dir.path());
     let started = Instant::now();
     // On any failure nothing is left in the output folder (the temporary raw file is removed,
     // and the folder too when this run created it).
@@ -264,7 +287,7 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
         cores,
     };
     let figures = figures::write_all(&dir, &ctx, &series.samples, p.hist_buffer())?;
-    remove_stale_histograms(dir.path(), &figures);
+    remove_stale_histograms(dir.path(), &earlier, &figures);
     let versions = Versions::detect();
     let commit = Some(versions.short_commit).filter(|c| !c.is_empty() && c != "unknown");
     let hw = Machine::detect();
@@ -383,9 +406,19 @@ mod tests {
         }
         let html = std::fs::read_to_string(r.output.join("report.html")).unwrap();
         assert!(html.contains("<table><tr><th>executor</th>"), "{html}");
-        // Written over with --force: an earlier study's histograms of another graph go, a
-        // file of the user's stays.
-        for f in ["histogram-old9.svg", "histogram-old9.png", "notes.txt"] {
+        // Written over with --force: an earlier study's histograms of another graph (one its
+        // summary names) go; files of the user's stay, even named as a histogram.
+        let summary = r.output.join("summary.csv");
+        let mut text = std::fs::read_to_string(&summary).unwrap();
+        let row = text.lines().nth(1).unwrap().to_string();
+        text.push_str(&format!("old9{}\n", &row[row.find(',').unwrap()..]));
+        std::fs::write(&summary, text).unwrap();
+        for f in [
+            "histogram-old9.svg",
+            "histogram-old9.png",
+            "notes.txt",
+            "histogram-mine.png",
+        ] {
             std::fs::write(r.output.join(f), "x").unwrap();
         }
         let config = StudyConfig {
@@ -396,6 +429,7 @@ mod tests {
         assert!(!r.output.join("histogram-old9.svg").exists());
         assert!(!r.output.join("histogram-old9.png").exists());
         assert!(r.output.join("notes.txt").is_file());
+        assert!(r.output.join("histogram-mine.png").is_file());
         assert!(r.output.join("histogram-line6.png").is_file());
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -5,7 +5,7 @@ use std::time::Duration;
 use super::findings::{self, count};
 use super::spec::{PlotCtx, Row, Spec};
 use super::AUTO;
-use crate::report::table::escape as esc;
+use crate::report::table::{escape as esc, escape_attr, url_path};
 use crate::report::{Align, Table};
 use crate::stats::{median, min_max};
 
@@ -381,18 +381,22 @@ fn figure_sections(ctx: &PlotCtx<'_>, figures: &[String], info: &Info<'_>) -> St
             }
         } else if f == "speedup" {
             "The median cycle time of seq divided by the executor's, at the same graph, buffer size and load: the median over the repeats, each paired with the seq run beside it, with error bars from the smallest to the largest. Above the dashed line the executor is faster; the dotted lines are the thread counts (no speedup can exceed them). Hollow points are flagged: not to be trusted."
-        } else {
+        } else if ctx.loads.len() > 1 {
             "The distribution of cycle times (as the 2019 report's figures 17-19), idle and busy load overlaid, first repeat; the last bin holds every longer cycle."
+        } else {
+            "The distribution of cycle times (as the 2019 report's figures 17-19), first repeat; the last bin holds every longer cycle."
         };
         h.push_str(&format!(
-            "<h2>{}</h2><p>{}{}</p><img src=\"{f}.svg\" alt=\"{f}\">\n",
+            "<h2>{}</h2><p>{}{}</p><img src=\"{}\" alt=\"{}\">\n",
             esc(f),
             text,
             if f.starts_with("histogram") {
                 format!(" Buffer: {} frames.", info.hist_buffer)
             } else {
                 String::new()
-            }
+            },
+            url_path(&format!("{f}.svg")),
+            escape_attr(f),
         ));
     }
     h

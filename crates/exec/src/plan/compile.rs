@@ -693,15 +693,23 @@ impl<'g> Rated<'g> {
                     }
                 }
                 _ => {
+                    // The node's in-edges by port (a stable sort: edge order within a port),
+                    // walked once: a node of k ports costs k log k, not k times its edges.
+                    let mut by_port: Vec<(usize, Buf)> = graph
+                        .in_edges(v)
+                        .iter()
+                        .map(|&e| &graph.edges()[e])
+                        .map(|e| (e.dst_port, port_buf[e.src][e.src_port]))
+                        .collect();
+                    by_port.sort_by_key(|&(p, _)| p);
+                    let mut at = 0;
                     // One entry per input port (laid out above).
                     for (p, scratch) in scratch[v].iter().enumerate() {
-                        let feeding: Vec<Buf> = graph
-                            .in_edges(v)
-                            .iter()
-                            .map(|&e| &graph.edges()[e])
-                            .filter(|e| e.dst_port == p)
-                            .map(|e| port_buf[e.src][e.src_port])
-                            .collect();
+                        let from = at;
+                        while at < by_port.len() && by_port[at].0 == p {
+                            at += 1;
+                        }
+                        let feeding = &by_port[from..at];
                         let port = match feeding.len() {
                             0 => InPort {
                                 buf: Buf {
@@ -712,13 +720,13 @@ impl<'g> Rated<'g> {
                                 n_srcs: 0,
                             },
                             1 => InPort {
-                                buf: feeding[0],
+                                buf: feeding[0].1,
                                 first: 0,
                                 n_srcs: 1,
                             },
                             k => {
                                 let first = sum_srcs.len() as u32;
-                                sum_srcs.extend_from_slice(&feeding);
+                                sum_srcs.extend(feeding.iter().map(|&(_, b)| b));
                                 InPort {
                                     buf: scratch.expect("laid out above"),
                                     first,
