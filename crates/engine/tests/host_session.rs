@@ -425,6 +425,52 @@ fn a_wait_cut_short_says_how_long_it_waited() {
     }
 }
 
+/// A `load` waiting for the audio thread to take it at a long period (65,536 frames at 1 Hz:
+/// 18 hours) gives up as soon as the stop request is set, so that a signal ends the host at
+/// once; the reply says the command was not done.
+#[test]
+fn a_load_waiting_for_a_long_period_ends_on_the_stop_request() {
+    use fugue_engine::host::HostBackend;
+    use std::sync::atomic::Ordering;
+    use std::time::{Duration, Instant};
+    let dir = fresh_dir("long-period-stop");
+    let g = graphs(&dir);
+    let stop = Arc::new(AtomicBool::new(false));
+    let host = Host::start(HostOptions {
+        threads: 1,
+        backend: HostBackend::Clocked,
+        rate: 1,
+        block: 65_536,
+        ..HostOptions::default()
+    })
+    .unwrap();
+    let mut s = Session::new(host, stop.clone());
+    let stopper = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            stop.store(true, Ordering::Relaxed);
+        })
+    };
+    let t0 = Instant::now();
+    let mut reply = None;
+    // The first cycle may take the first load at once; a later one waits for the next.
+    for name in ["a", "b"] {
+        let (ok, text, _) = ask(&mut s, &format!("load {name} {}", g[0].1.display()));
+        if !ok {
+            reply = Some(text);
+            break;
+        }
+    }
+    stopper.join().unwrap();
+    let text = reply.expect("a load refused");
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+    assert!(
+        text.contains("the host is stopping; the command was not done"),
+        "{text}"
+    );
+}
+
 /// Offline, commands that fill the queue to the audio side are taken between cycles: a graph
 /// adopted among them still counts its cycle as one with a swap.
 #[test]

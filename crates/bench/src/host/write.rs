@@ -119,7 +119,9 @@ pub fn write(
             md.push_str(&format!("- {g}, {t} threads, {m}, N={n}: {why}\n"));
         }
     }
-    md.push_str("\nFiles: `raw.csv` (one row per instance and point, and per real-time run), `summary.csv`");
+    md.push_str(
+        "\nFiles: `raw.csv` (one row per instance and point, and per real-time run), `summary.csv`",
+    );
     if !b.offline.is_empty() {
         md.push_str(", `throughput.svg`/`.png` (aggregate against N per mode), `ceiling.svg`/`.png` (the aggregate as a fraction of the ceiling against N per mode, per graph and thread count)");
     }

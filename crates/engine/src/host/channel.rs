@@ -102,6 +102,9 @@ impl Host {
             if let Some(ev) = self.queues.from_audio.pop() {
                 return Ok(ev);
             }
+            if self.stopping() {
+                return Err(HostError::Stopping);
+            }
             match &self.driver {
                 Driver::Thread { handle, .. } => {
                     if handle.as_ref().is_none_or(|h| h.is_finished()) || start.elapsed() > timeout

@@ -127,6 +127,8 @@ pub struct Host {
     told_mix: bool,
     /// [`Host::device`].
     device: Option<String>,
+    /// [`Host::set_stop`]: a request that ends a wait for the audio thread's answer.
+    stop: Option<Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// How many adoptions and removals [`Host::log`] keeps (the oldest go first).
@@ -189,6 +191,7 @@ impl Host {
             pipeline,
             registry,
             reader: None,
+            stop: None,
             queues,
             stats,
             graphs: Vec::new(),
@@ -232,6 +235,21 @@ impl Host {
     /// Things to say once.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
+    }
+
+    /// Sets the stop request (a signal): a command waiting for the audio thread to take it
+    /// (a `load` at a long period) gives up when it is set, with [`HostError::Stopping`],
+    /// rather than keep the host from ending for up to a period.
+    pub fn set_stop(&mut self, stop: Arc<std::sync::atomic::AtomicBool>) {
+        self.stop = Some(stop);
+    }
+
+    /// Whether the stop request is set ([`Host::set_stop`]).
+    pub(super) fn stopping(&self) -> bool {
+        // Relaxed: a request flag; nothing is published with it.
+        self.stop
+            .as_ref()
+            .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     /// Sets the reader that [`Host::load`] asks first: it returns `None` for a file it does

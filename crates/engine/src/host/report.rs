@@ -49,6 +49,10 @@ pub enum HostError {
     /// A thread of the host panicked.
     #[error("the {0} thread panicked")]
     ThreadPanicked(&'static str),
+    /// The host is stopping (its stop request is set) while the command waited for the
+    /// audio thread to take it: the command is not done.
+    #[error("the host is stopping; the command was not done")]
+    Stopping,
     /// The audio thread stopped answering.
     #[error("the audio thread is not answering (it stopped, or is stuck)")]
     AudioGone,

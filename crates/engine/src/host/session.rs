@@ -446,6 +446,8 @@ pub struct Session {
 impl Session {
     /// A session on `host`; a `wait` ends early once `stop` is set (Ctrl-C).
     pub fn new(host: Host, stop: Arc<AtomicBool>) -> Session {
+        let mut host = host;
+        host.set_stop(stop.clone());
         Session {
             host,
             stop,
