@@ -50,7 +50,8 @@ pub fn check_cycles_per_run(
     let cycles = (seconds * f64::from(rate) / buffer.max(1) as f64).ceil();
     if cycles > MAX_CYCLES_PER_RUN as f64 {
         return Err(error::BenchError::Config(format!(
-            "{what}: {seconds} s at {rate} Hz and {buffer} frames per cycle make {cycles:.0} cycles per run, more than the {MAX_CYCLES_PER_RUN} a run may keep (docs/limits.md); shorten the runs or raise the buffer"
+            "{what}: {seconds} s at {rate} Hz and {} per cycle make {cycles:.0} cycles per run, more than the {MAX_CYCLES_PER_RUN} a run may keep (docs/limits.md); shorten the runs or raise the buffer",
+            fugue_engine::report::counted(buffer, "frame")
         )));
     }
     Ok(())

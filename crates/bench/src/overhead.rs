@@ -170,7 +170,11 @@ fn load_graph(source: &GraphSource) -> Result<(TaskGraph, String), BenchError> {
         GraphSource::Shape(Shape::Rake, _) => {
             let k = rake_branches(n);
             let g = fugue_graph::gen::rake(k);
-            let d = format!("rake of {k} branches ({} nodes, nearest to {n})", g.len());
+            let d = format!(
+                "rake of {k} branch{} ({} nodes, nearest to {n})",
+                if k == 1 { "" } else { "es" },
+                g.len()
+            );
             (g, d)
         }
         _ => {
@@ -509,8 +513,12 @@ impl OverheadResult {
         };
         let _ = writeln!(
             out,
-            "{}, empty nodes, {} threads, {} cycles (+{} warm-up) x {} runs, {pacing}; every run checked (each task once per cycle, after its predecessors)",
-            self.graph, self.threads, self.cycles, self.warmup, self.runs
+            "{}, empty nodes, {}, {} (+{} warm-up) x {}, {pacing}; every run checked (each task once per cycle, after its predecessors)",
+            self.graph,
+            fugue_engine::report::counted(self.threads, "thread"),
+            fugue_engine::report::counted(self.cycles, "cycle"),
+            self.warmup,
+            fugue_engine::report::counted(self.runs, "run")
         );
         let _ = writeln!(
             out,

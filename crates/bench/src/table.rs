@@ -584,8 +584,8 @@ impl TableResult {
         }
         let _ = writeln!(
             md,
-            "Each cell: median / p99 cycle time (medians over {} runs of {} s of audio at {} Hz), speedup against seq (the median over runs of seq's run median / the executor's run median, run i of each measured back to back), ± half the spread of the run medians ((max - min) / 2 / median). Every cycle of every run was checked bit-identical to seq.{}",
-            c.runs,
+            "Each cell: median / p99 cycle time (medians over {} of {} s of audio at {} Hz), speedup against seq (the median over runs of seq's run median / the executor's run median, run i of each measured back to back), ± half the spread of the run medians ((max - min) / 2 / median). Every cycle of every run was checked bit-identical to seq.{}",
+            fugue_engine::report::counted(c.runs, "run"),
             c.seconds,
             c.rate,
             if probing {

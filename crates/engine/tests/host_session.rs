@@ -133,11 +133,13 @@ fn replies_in_text_and_json() {
 
     let (_, text, json) = ask(&mut s, "stats");
     assert!(
-        text.starts_with("host: 19 cycles, 1 graphs, cycle mean "),
+        text.starts_with("host: 19 cycles, 1 graph, cycle mean "),
         "{text}"
     );
     assert!(
-        text.ends_with("; 0 deadline misses (0 of 1 cycles with a swap), 0 overruns, 0 recorded blocks dropped"),
+        text.ends_with(
+            "; 0 deadline misses (0 of 1 cycle with a swap), 0 overruns, 0 recorded blocks dropped"
+        ),
         "{text}"
     );
     let v: Value = serde_json::from_str(&json).unwrap();

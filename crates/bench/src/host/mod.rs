@@ -309,6 +309,16 @@ impl HostBench {
     /// Records that the host refused `n` instances of `name` in `mode` on `threads` threads,
     /// and why: once per point, not once per repeat or buffer size.
     fn refuse(&mut self, name: &str, mode: Mode, n: usize, reason: String, threads: usize) {
+        // The host's words name its own commands (`unload`, `--mode`); the study's name its
+        // flags.
+        let reason = if mode == Mode::Partitioned && n > threads {
+            format!(
+                "partitioned mode gives each instance at least one thread of its own, and N={n} is more than {}; add a thread count to --threads, or keep N in --instances within the threads",
+                fugue_engine::report::counted(threads, "thread")
+            )
+        } else {
+            reason
+        };
         if !self
             .refused
             .iter()

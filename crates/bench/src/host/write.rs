@@ -380,7 +380,7 @@ pub fn findings(b: &HostBench) -> Vec<String> {
                 String::new()
             }
         };
-        let mut line = format!("{g}, {t} threads, {m}:");
+        let mut line = format!("{g}, {}, {m}:", fugue_engine::report::counted(t, "thread"));
         if let (Some(first), Some(last)) = (full.first(), full.last()) {
             if first.n == last.n {
                 line.push_str(&format!(

@@ -146,10 +146,11 @@ impl StudyPlan {
         }
         let runs = self.configurations.len() * self.repeats;
         t.push_str(&format!(
-            "{}: {} configurations x {} repeats = {runs} runs of {} s; about {} in all\n",
+            "{}: {} x {} = {} of {} s; about {} in all\n",
             self.spec,
-            self.configurations.len(),
-            self.repeats,
+            fugue_engine::report::counted(self.configurations.len(), "configuration"),
+            fugue_engine::report::counted(self.repeats, "repeat"),
+            fugue_engine::report::counted(runs, "run"),
             self.seconds,
             duration_text(self.estimate)
         ));

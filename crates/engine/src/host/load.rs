@@ -274,9 +274,10 @@ impl Host {
         }
         if self.options.mode == Mode::Partitioned && self.graphs.len() >= self.options.threads {
             return Err(HostError::Refused(format!(
-                "partitioned mode gives each graph at least one of the {} threads, and {} graphs are loaded; unload one, add --threads, or use --mode shared",
-                self.options.threads,
-                self.graphs.len()
+                "partitioned mode gives each graph at least one thread of its own, and {} {} loaded on {}; unload one, add --threads, or use --mode shared",
+                crate::report::counted(self.graphs.len(), "graph"),
+                if self.graphs.len() == 1 { "is" } else { "are" },
+                crate::report::counted(self.options.threads, "thread")
             )));
         }
         Ok(())

@@ -213,12 +213,12 @@ impl HostReport {
             None => String::new(),
         };
         format!(
-            "{} cycles, {} ({} of {} cycles with a swap), {} overruns{resizes}{recorded}",
-            s.cycles,
+            "{}, {} ({} of {} with a swap), {}{resizes}{recorded}",
+            crate::report::counted(s.cycles as usize, "cycle"),
             s.misses_said(),
             s.swap_misses,
-            s.swap_cycles,
-            s.overruns
+            crate::report::counted(s.swap_cycles as usize, "cycle"),
+            crate::report::counted(s.overruns as usize, "overrun")
         )
     }
 }

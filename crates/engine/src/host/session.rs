@@ -265,7 +265,7 @@ impl fmt::Display for Answer {
                 f,
                 "unloaded {name} (id {id}) at cycle {cycle} after {cycles} cycles"
             ),
-            Answer::Gain { name, db } => write!(f, "gain of {name}: {db} dB"),
+            Answer::Gain { name, db } => write!(f, "gain of {name}: {} dB", plain(*db)),
             Answer::Set {
                 name,
                 node,
@@ -312,11 +312,11 @@ impl fmt::Display for Answer {
             Answer::Wait {
                 seconds,
                 cycle: Some(cycle),
-            } => write!(f, "waited {seconds} s; at cycle {cycle}"),
+            } => write!(f, "waited {} s; at cycle {cycle}", plain(*seconds)),
             Answer::Wait {
                 seconds,
                 cycle: None,
-            } => write!(f, "waited {seconds} s"),
+            } => write!(f, "waited {} s", plain(*seconds)),
             Answer::Help { help } => f.write_str(help),
             Answer::Quit => f.write_str("bye"),
         }
@@ -383,7 +383,7 @@ fn write_list(graphs: &[GraphInfo], f: &mut fmt::Formatter<'_>) -> fmt::Result {
             g.id,
             crate::report::graph::counted(g.tasks, "task"),
             g.channels,
-            g.gain_db,
+            plain(g.gain_db),
             us(g.cost_ns as f64),
             g.adopted
         )?;
@@ -401,6 +401,16 @@ fn write_list(graphs: &[GraphInfo], f: &mut fmt::Formatter<'_>) -> fmt::Result {
     Ok(())
 }
 
+/// `x` as Rust writes it, but in scientific notation when that writes hundreds of digits
+/// (`1e-320`, not 0.000...0001).
+fn plain(x: f64) -> String {
+    if x != 0.0 && x.is_finite() && !(1e-6..1e16).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        x.to_string()
+    }
+}
+
 /// The text of a `stats` reply for the whole host.
 fn write_host_stats(
     graphs: usize,
@@ -409,16 +419,17 @@ fn write_host_stats(
 ) -> fmt::Result {
     write!(
         f,
-        "host: {} cycles, {graphs} graphs, cycle mean {}, p99 {}, max {}; {} ({} of {} cycles with a swap), {} overruns, {} recorded blocks dropped",
-        s.cycles,
+        "host: {}, {}, cycle mean {}, p99 {}, max {}; {} ({} of {} with a swap), {}, {} dropped",
+        crate::report::counted(s.cycles as usize, "cycle"),
+        crate::report::counted(graphs, "graph"),
         us(s.mean_ns),
         us(s.p99_ns as f64),
         us(s.max_ns as f64),
         s.misses_said(),
         s.swap_misses,
-        s.swap_cycles,
-        s.overruns,
-        s.record_drops,
+        crate::report::counted(s.swap_cycles as usize, "cycle"),
+        crate::report::counted(s.overruns as usize, "overrun"),
+        crate::report::counted(s.record_drops as usize, "recorded block"),
     )?;
     if s.resizes > 0 || s.resize_cycles > 0 {
         write!(

@@ -270,7 +270,11 @@ impl HostStatsSnapshot {
     /// `2 deadline misses at cycles 15, 873`, or
     /// `25 deadline misses, the first 10 at cycles 0, 1, ...`.
     pub fn misses_said(&self) -> String {
-        let mut s = format!("{} deadline misses", self.misses);
+        let mut s = if self.misses == 1 {
+            "1 deadline miss".to_string()
+        } else {
+            format!("{} deadline misses", self.misses)
+        };
         if self.first_misses.is_empty() {
             return s;
         }
@@ -280,6 +284,8 @@ impl HostStatsSnapshot {
                 ", the first {} at cycles ",
                 self.first_misses.len()
             ));
+        } else if self.first_misses.len() == 1 {
+            s.push_str(" at cycle ");
         } else {
             s.push_str(" at cycles ");
         }
