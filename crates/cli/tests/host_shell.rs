@@ -246,3 +246,26 @@ fn a_byte_that_is_not_utf8_at_the_prompt_is_an_error_line() {
     assert!(status.success(), "{err}");
     assert!(err.contains("host: "), "{err}");
 }
+
+/// A line longer than 64 KiB at the prompt (a paste) is one error line, as on standard input
+/// and the socket, and the host plays on.
+#[test]
+fn a_line_longer_than_64_kib_at_the_prompt_is_an_error_line() {
+    let state = folder("host-shell", "state-long");
+    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+    let (mut child, mut master, screen, reader) = shell(root, &state);
+    wait_for(&screen, "`help COMMAND` says what one does");
+    // A bracketed paste: the line editor takes it whole, as a terminal pastes it.
+    let mut paste = b"\x1b[200~".to_vec();
+    paste.extend(std::iter::repeat_n(b'x', 70_000));
+    paste.extend_from_slice(b"\x1b[201~\r");
+    master.write_all(&paste).unwrap();
+    wait_for(&screen, "the line is longer than 65536 bytes");
+    master.write_all(b"load a examples/pluck.ag\r").unwrap();
+    wait_for(&screen, "loaded a (id 1)");
+    master.write_all(b"quit\r").unwrap();
+    let (status, err) = common::stderr_at_exit(&mut child);
+    drop(master);
+    let _ = reader.join();
+    assert!(status.success(), "{err}");
+}

@@ -525,6 +525,20 @@ fn prompt_lines(tx: mpsc::Sender<Request>, json: bool, names: shell::Names, quit
             return;
         }
         match rl.readline("fugue> ") {
+            // Bounded as standard input's and the socket's lines are: said, not run, and not
+            // kept in the history.
+            Ok(line) if line.len() > MAX_LINE => {
+                println!(
+                    "{}",
+                    Reply::failed(
+                        "parse",
+                        &format!(
+                            "the line is longer than {MAX_LINE} bytes; write one command per line"
+                        )
+                    )
+                    .line(json)
+                );
+            }
             Ok(line) => {
                 if !line.trim().is_empty() {
                     let _ = rl.add_history_entry(line.as_str());
