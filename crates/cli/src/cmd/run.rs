@@ -83,9 +83,9 @@ pub struct Args {
     pub json: bool,
     /// Take live changes on this Unix socket while the graph plays: `fugue ctl SOCKET set
     /// NAME NODE ATTR VALUE` (NAME: the graph file's name without its extension, each
-    /// character other than a letter, digit, `_`, `-` or `.` written `_`; ATTR a live
-    /// attribute, `fugue kinds` marks them) sets it from the next cycle; `quit` stops the
-    /// run; `help` says so.
+    /// character other than an ASCII letter, digit, `_`, `-` or `.` written `_`, at most
+    /// 64; ATTR a live attribute, `fugue kinds` marks them) sets it from the next cycle;
+    /// `wait SECONDS` answers after that long; `quit` stops the run; `help` says so.
     #[arg(long, value_name = "SOCKET")]
     pub control: Option<PathBuf>,
     /// The executor that runs the cycles.

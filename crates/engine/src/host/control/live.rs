@@ -31,7 +31,7 @@ struct Run {
 }
 
 /// What the control socket of `fugue run` answers to `help`.
-const RUN_HELP: &str = "the control socket of `fugue run` takes: set NAME NODE ATTR VALUE (a live attribute of a node; NAME is the graph's, its file's name without the extension, each character other than a letter, digit, `_`, `-` or `.` written `_`), wait SECONDS (answers after that long) and quit (ends the run)";
+const RUN_HELP: &str = "the control socket of `fugue run` takes: set NAME NODE ATTR VALUE (a live attribute of a node; NAME is the graph's, its file's name without the extension, each character other than an ASCII letter, digit, `_`, `-` or `.` written `_`, at most 64), wait SECONDS (answers after that long) and quit (ends the run)";
 
 /// The name that `set` commands give the graph of a `fugue run` of the file `path`: its
 /// name without the extension, each character that a graph name cannot hold (one other than
@@ -182,7 +182,7 @@ impl Run {
             other => Reply::failed(
                 other.verb(),
                 format!(
-                    "`{}` is a command of `fugue host`; the control socket of `fugue run` takes set {} NODE ATTR VALUE and quit",
+                    "`{}` is a command of `fugue host`; the control socket of `fugue run` takes set {} NODE ATTR VALUE, wait SECONDS, help and quit",
                     other.verb(),
                     self.name
                 ),
