@@ -210,6 +210,9 @@ fn capacity_text(capacity: &[f64]) -> String {
     format!("{:.2} ({lo:.2}-{hi:.2})", median(capacity))
 }
 
+/// The fewest cycles a run of the table may have (`--seconds` shorter is refused).
+pub const MIN_RUN_CYCLES: usize = 10;
+
 /// Runs the table benchmark: one line per graph and buffer to `progress`, then the warnings.
 pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, BenchError> {
     if c.shapes.is_empty() || c.buffers.is_empty() {
@@ -230,6 +233,19 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
     }
     for &buffer in &c.buffers {
         crate::check_cycles_per_run("bench table", c.seconds, c.rate, buffer)?;
+        // The run's length as the table states it: at least MIN_RUN_CYCLES cycles, so that a
+        // median and a 99th percentile mean something.
+        let cycles = c.seconds * f64::from(c.rate) / buffer as f64;
+        if cycles < MIN_RUN_CYCLES as f64 {
+            let least = MIN_RUN_CYCLES as f64 * buffer as f64 / f64::from(c.rate);
+            return config(format!(
+                "--seconds {}: a run at {buffer} frames and {} Hz would have {} cycles, fewer than the {MIN_RUN_CYCLES} a run needs; give --seconds {} at least",
+                c.seconds,
+                c.rate,
+                cycles.ceil(),
+                fugue_engine::report::trimmed(least, 6)
+            ));
+        }
     }
     let mut runners = parse_runners("--executors", &c.executors, &[Runner::Rayon])?;
     runners.retain(|&r| r != Runner::SEQ);
@@ -272,7 +288,6 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
     for (shape, path, graph) in &graphs {
         for &buffer in &c.buffers {
             let cycles = ((c.seconds * f64::from(c.rate)) / buffer as f64).ceil() as usize;
-            let cycles = cycles.max(10);
             let opts = CompileOptions {
                 sample_rate: f64::from(c.rate),
                 block: buffer,

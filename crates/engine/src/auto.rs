@@ -465,20 +465,23 @@ pub fn choose(
     let paced = period.is_some();
     let least = if paced { MIN_PACED_CYCLES } else { MIN_CYCLES };
     // Decided before any trial plan is compiled when nothing can be tried: one candidate, or
-    // a run whose length leaves fewer trial cycles than two candidates need (paced, the
-    // trial cycles that fit in the run's own length and in BUDGET, at the trials' period,
-    // which is shorter than the run's above MAX_TRIAL_PERIOD; offline, the run's share).
-    // Then no processor is made or run beside the plan that plays, so seq's output is the
-    // output of seq alone, even for a plugin that keeps process-wide state (a random
+    // a run whose length leaves fewer timed trial cycles than two candidates need, as the
+    // budget below counts them at most (paced: the cycles at the trials' period, which is
+    // shorter than the run's above MAX_TRIAL_PERIOD, that fit in the run's own length and in
+    // BUDGET, less the settling; offline: the run's share), less every turn's untimed
+    // cycles. Then no processor is made or run beside the plan that plays, so seq's output
+    // is the output of seq alone, even for a plugin that keeps process-wide state (a random
     // generator shared by its instances).
+    let untimed = (2 * ROUNDS * cands.len()) as f64;
     let most_trials = choice
         .auto_cycles
         .map(|n| match (period, choice.options.period) {
             (Some(trial), Some(run)) => {
                 let length = (n as f64 * run.as_secs_f64()).min(BUDGET.as_secs_f64());
-                length / trial.as_secs_f64().max(1e-9)
+                let settle = SETTLE.as_secs_f64().min(length / 8.0) * (ROUNDS - 1) as f64;
+                (length - settle) / trial.as_secs_f64().max(1e-9) - untimed
             }
-            _ => n as f64 * RUN_SHARE,
+            _ => n as f64 * RUN_SHARE - untimed,
         });
     if cands.len() == 1 || most_trials.is_some_and(|t| t < (least * 2) as f64) {
         let why = why_untried(cands.len(), cores, choice.auto_threads);

@@ -57,10 +57,17 @@ pub(super) fn ceiling(
                     };
                     (hashes, engine)
                 }));
-                let (hashes, mut engine) = prepared.unwrap_or_else(|_| {
+                let (hashes, mut engine) = prepared.unwrap_or_else(|payload| {
+                    let why = payload
+                        .downcast_ref::<String>()
+                        .map(String::as_str)
+                        .or_else(|| payload.downcast_ref::<&str>().copied())
+                        .unwrap_or("no message");
                     (
                         Vec::new(),
-                        Err("a ceiling engine panicked while it was built".to_string()),
+                        Err(format!(
+                            "a ceiling engine panicked while it was built: {why}"
+                        )),
                     )
                 });
                 // Every engine meets the others here, built or not, so that none waits for
@@ -161,6 +168,40 @@ mod tests {
         assert!(
             e.to_string()
                 .contains("node `b`: its processor could not be made: no processor"),
+            "{e}"
+        );
+    }
+
+    /// An engine whose build panics (here the kind's factory) fails the ceiling with the
+    /// panic's message; the others do not wait for it at the start for ever.
+    #[test]
+    fn an_engine_that_panics_while_built_fails_the_ceiling() {
+        let mut registry = Registry::with_builtin_kinds();
+        registry.register(
+            "broken",
+            |_: &NodeContext<'_>| -> Result<Box<dyn DspNode>, NodeError> { panic!("no node") },
+        );
+        let graph = fugue_graph::read::ag::parse(
+            "b = { kind: \"broken\", };\nout = { kind: \"sink\", in: 1, };\nb.1 -> out.1;\n",
+            "broken.ag",
+        )
+        .unwrap();
+        let c = HostBenchConfig {
+            offline_seconds: 0.01,
+            registry,
+            ..HostBenchConfig::default()
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(ceiling(&c, "broken", &graph, 2, 0).map(|_| ()));
+        });
+        let got = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the ceiling returns");
+        let e = got.expect_err("the ceiling fails");
+        assert!(
+            e.to_string()
+                .contains("a ceiling engine panicked while it was built: no node"),
             "{e}"
         );
     }

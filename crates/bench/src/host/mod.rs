@@ -311,7 +311,10 @@ impl HostBench {
     fn refuse(&mut self, name: &str, mode: Mode, n: usize, reason: String, threads: usize) {
         // The host's words name its own commands (`unload`, `--mode`); the study's name its
         // flags.
-        let reason = if mode == Mode::Partitioned && n > threads {
+        let reason = if mode == Mode::Partitioned
+            && n > threads
+            && reason.starts_with("partitioned mode gives each graph")
+        {
             format!(
                 "partitioned mode gives each instance at least one thread of its own, and N={n} is more than {}; add a thread count to --threads, or keep N in --instances within the threads",
                 fugue_engine::report::counted(threads, "thread")

@@ -382,6 +382,22 @@ fn replay(
     None
 }
 
+/// The process group of the busy load's command while it runs (0: none), for
+/// [`stop_busy_load`].
+static BUSY_GROUP: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// Ends the busy load's command and every process it started, if one runs: for a process
+/// that ends at once (a second signal), which would otherwise leave it running, out of the
+/// terminal's reach in its own process group.
+pub fn stop_busy_load() {
+    let group = BUSY_GROUP.swap(0, Ordering::SeqCst);
+    if group > 0 {
+        // SAFETY: kill(2) with a negative pid signals a process group; it reads no memory
+        // of this process.
+        unsafe { libc::kill(-group, libc::SIGKILL) };
+    }
+}
+
 /// The machine load of a busy run: threads computing, or a command.
 enum Load {
     Idle,
@@ -405,6 +421,11 @@ fn start_load(load: &str, spec: &Spec) -> Result<Load, BenchError> {
             .stderr(std::process::Stdio::null())
             .spawn()
             .map_err(|e| BenchError::io(format!("cannot start the load command `{cmd}`"), e))?;
+        // SeqCst: read by a signal's thread that ends the process.
+        BUSY_GROUP.store(
+            libc::pid_t::try_from(child.id()).unwrap_or(0),
+            Ordering::SeqCst,
+        );
         return Ok(Load::Command(child));
     }
     let stop = Arc::new(AtomicBool::new(false));
@@ -456,13 +477,9 @@ fn stop_load(load: Load) -> Result<(), String> {
         }
         Load::Command(mut c) => {
             let ended = c.try_wait().ok().flatten();
-            // The shell and every process it started (its group, led by it; the shell is not
-            // reaped yet, so its pid still names that group).
-            if let Ok(pid) = libc::pid_t::try_from(c.id()) {
-                // SAFETY: kill(2) with a negative pid signals a process group; it reads no
-                // memory of this process.
-                unsafe { libc::kill(-pid, libc::SIGKILL) };
-            }
+            // The shell and every process it started (its group, led by it; the shell is
+            // not reaped before the wait below, so its pid still names that group).
+            stop_busy_load();
             let _ = c.kill();
             let _ = c.wait();
             match ended {

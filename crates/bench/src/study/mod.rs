@@ -21,6 +21,7 @@
 mod figures;
 mod findings;
 mod measure;
+pub use measure::stop_busy_load;
 mod page;
 mod prepare;
 pub use prepare::{read_spec, MAX_SPEC_BYTES};

@@ -16,6 +16,11 @@ impl Host {
             match self.queues.to_audio.push(cmd) {
                 Ok(()) => break,
                 Err(back) => {
+                    if self.stopping() {
+                        // Dropped here, on the control thread, as a command never sent.
+                        drop(back);
+                        return Err(HostError::Stopping);
+                    }
                     if let Driver::Offline(audio) = &mut self.driver {
                         // Commands pile up only between cycles run: take them now.
                         audio.apply_commands();

@@ -411,12 +411,12 @@ impl Host {
             .max(1);
         let budget = self.options.auto_budget;
         // The automatic choice spends, paced, at most the run it is told of, and offline a
-        // twentieth of it: a run of one budget, or of twenty.
+        // twentieth of it: a run of one budget (whole periods of it: none when the period is
+        // longer than the budget, and then no trial), or of twenty.
         let cycles = match options.period {
             Some(_) => budget.as_nanos() / per_cycle as u128,
-            None => 20 * budget.as_nanos() / per_cycle as u128,
-        }
-        .max(1) as u64;
+            None => (20 * budget.as_nanos() / per_cycle as u128).max(1),
+        } as u64;
         let choice = ExecutorChoice {
             auto: true,
             auto_cycles: Some(cycles),
@@ -453,7 +453,13 @@ impl Host {
                     } else {
                         crate::auto::MIN_CYCLES
                     },
-                    per_cycle as f64 / 1e3,
+                    // Paced trials run at most MAX_TRIAL_PERIOD apart.
+                    match choice.options.period {
+                        Some(p) => (p.min(crate::auto::MAX_TRIAL_PERIOD).as_nanos() as u64)
+                            .max(cost_ns) as f64
+                            / 1e3,
+                        None => per_cycle as f64 / 1e3,
+                    },
                     budget.as_millis()
                 ),
             ));

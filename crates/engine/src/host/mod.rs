@@ -239,7 +239,9 @@ impl Host {
 
     /// Sets the stop request (a signal): a command waiting for the audio thread to take it
     /// (a `load` at a long period) gives up when it is set, with [`HostError::Stopping`],
-    /// rather than keep the host from ending for up to a period.
+    /// rather than keep the host from ending for up to a period. Meant for a host about to
+    /// end: a `load` given up after it was sent may still be adopted by the audio thread and
+    /// play, unlisted, until the host ends.
     pub fn set_stop(&mut self, stop: Arc<std::sync::atomic::AtomicBool>) {
         self.stop = Some(stop);
     }

@@ -401,8 +401,8 @@ fn write_list(graphs: &[GraphInfo], f: &mut fmt::Formatter<'_>) -> fmt::Result {
     Ok(())
 }
 
-/// `x` as Rust writes it, but in scientific notation when that writes hundreds of digits
-/// (`1e-320`, not 0.000...0001).
+/// `x` as Rust writes it, but in scientific notation below a millionth or from 10^16 on,
+/// where that would write many digits (`1e-320`, not 0.000...0001).
 fn plain(x: f64) -> String {
     if x != 0.0 && x.is_finite() && !(1e-6..1e16).contains(&x.abs()) {
         format!("{x:e}")

@@ -116,13 +116,13 @@ pub enum CompileError {
         /// Its rate ratio.
         ratio: String,
     },
-    /// A node's processor could not be made: making it panicked (a foreign library refused
-    /// to instantiate it).
+    /// A node's processor could not be made: its kind refused ([`DspNode::try_processor`]:
+    /// a foreign library that would not instantiate it), or making it panicked.
     #[error("node `{node}`: its processor could not be made: {why}")]
     Processor {
         /// The node.
         node: String,
-        /// The panic's message.
+        /// The kind's reason, or the panic's message.
         why: String,
     },
     /// A kind reported fewer output buffers than the graph uses.
@@ -694,7 +694,7 @@ impl<'g> Rated<'g> {
                 }
                 _ => {
                     // The node's in-edges by port (a stable sort: edge order within a port),
-                    // walked once: a node of k ports costs k log k, not k times its edges.
+                    // walked once: a node of e in-edges costs e log e, not its ports times e.
                     let mut by_port: Vec<(usize, Buf)> = graph
                         .in_edges(v)
                         .iter()

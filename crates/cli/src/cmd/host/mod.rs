@@ -134,8 +134,9 @@ pub struct Args {
     #[arg(long, short = 'e', default_value = "auto")]
     pub executor: GraphExecutor,
     /// How long --executor auto measures at most at each load, in ms, up to 600 (the loaded
-    /// graphs play on meanwhile). Trials paced at the period need 24 periods per candidate
-    /// (3 candidates on 2 cores); when they do not fit, the graph gets seq, unmeasured.
+    /// graphs play on meanwhile, in whole periods of it). Trials paced at the period, at most
+    /// 4 ms apart, take 18 cycles per candidate, 12 of them timed (3 candidates on 2 cores),
+    /// and settling cycles between turns; when they do not fit, the graph gets seq, unmeasured.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=600))]
     pub auto_budget_ms: u64,
     /// How the pool's threads share the graphs (shared mode, and partitioned groups of
@@ -532,7 +533,7 @@ fn prompt_lines(tx: mpsc::Sender<Request>, json: bool, names: shell::Names, quit
                     "{}",
                     Reply::failed(
                         "parse",
-                        &format!(
+                        format!(
                             "the line is longer than {MAX_LINE} bytes; write one command per line"
                         )
                     )
