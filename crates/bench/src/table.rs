@@ -210,7 +210,27 @@ fn capacity_text(capacity: &[f64]) -> String {
     format!("{:.2} ({lo:.2}-{hi:.2})", median(capacity))
 }
 
-/// The fewest cycles a run of the table may have (`--seconds` shorter is refused).
+/// What the README adds to the runs' length when it is shorter than [`MIN_RUN_CYCLES`] at
+/// some buffer size: how long those runs were (`; at least 10 cycles: 0.106667 s at 512
+/// frames`), or nothing.
+fn floored(c: &TableConfig) -> String {
+    let said: Vec<String> = c
+        .buffers
+        .iter()
+        .filter(|&&b| c.seconds * f64::from(c.rate) / (b as f64) < MIN_RUN_CYCLES as f64)
+        .map(|&b| {
+            let s = MIN_RUN_CYCLES as f64 * b as f64 / f64::from(c.rate);
+            format!("{} s at {b} frames", fugue_engine::report::trimmed(s, 6))
+        })
+        .collect();
+    if said.is_empty() {
+        String::new()
+    } else {
+        format!("; at least {MIN_RUN_CYCLES} cycles: {}", said.join(", "))
+    }
+}
+
+/// The fewest cycles a run of the table has (a shorter `--seconds` runs this many).
 pub const MIN_RUN_CYCLES: usize = 10;
 
 /// Runs the table benchmark: one line per graph and buffer to `progress`, then the warnings.
@@ -233,19 +253,6 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
     }
     for &buffer in &c.buffers {
         crate::check_cycles_per_run("bench table", c.seconds, c.rate, buffer)?;
-        // The run's length as the table states it: at least MIN_RUN_CYCLES cycles, so that a
-        // median and a 99th percentile mean something.
-        let cycles = c.seconds * f64::from(c.rate) / buffer as f64;
-        if cycles < MIN_RUN_CYCLES as f64 {
-            let least = MIN_RUN_CYCLES as f64 * buffer as f64 / f64::from(c.rate);
-            return config(format!(
-                "--seconds {}: a run at {buffer} frames and {} Hz would have {} cycles, fewer than the {MIN_RUN_CYCLES} a run needs; give --seconds {} at least",
-                c.seconds,
-                c.rate,
-                cycles.ceil(),
-                fugue_engine::report::trimmed(least, 6)
-            ));
-        }
     }
     let mut runners = parse_runners("--executors", &c.executors, &[Runner::Rayon])?;
     runners.retain(|&r| r != Runner::SEQ);
@@ -288,6 +295,9 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
     for (shape, path, graph) in &graphs {
         for &buffer in &c.buffers {
             let cycles = ((c.seconds * f64::from(c.rate)) / buffer as f64).ceil() as usize;
+            // At least MIN_RUN_CYCLES, so that a median and a 99th percentile mean something
+            // (the README says how long such runs were).
+            let cycles = cycles.max(MIN_RUN_CYCLES);
             let opts = CompileOptions {
                 sample_rate: f64::from(c.rate),
                 block: buffer,
@@ -599,10 +609,11 @@ impl TableResult {
         }
         let _ = writeln!(
             md,
-            "Each cell: median / p99 cycle time (medians over {} of {} s of audio at {} Hz), speedup against seq (the median over runs of seq's run median / the executor's run median, run i of each measured back to back), ± half the spread of the run medians ((max - min) / 2 / median). Every cycle of every run was checked bit-identical to seq.{}",
+            "Each cell: median / p99 cycle time (medians over {} of {} s of audio at {} Hz{}), speedup against seq (the median over runs of seq's run median / the executor's run median, run i of each measured back to back), ± half the spread of the run medians ((max - min) / 2 / median). Every cycle of every run was checked bit-identical to seq.{}",
             fugue_engine::report::counted(c.runs, "run"),
             c.seconds,
             c.rate,
+            floored(c),
             if probing {
                 format!(
                     " Capacity: after each round's seq run, cores {:?} ran seq side by side (one plan copy each, pinned) for as long; capacity = the sum over cores of the fastest core's median cycle time / this core's (2.00 = two equal cores; a core at half speed gives 1.50): the bound of any speedup in that round. Median (min-max) over rounds. \"% of capacity\": the median over rounds of speedup / capacity.",
