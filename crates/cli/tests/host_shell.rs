@@ -174,10 +174,11 @@ fn the_shell_completes_helps_and_keeps_its_history() {
     let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
     let (mut child, mut master, screen, reader) = shell(root, &state);
     wait_for(&screen, "`help COMMAND` says what one does");
-    // `lo` + Tab completes to `load`, `examples/plu` + Tab to `examples/pluck.ag`.
-    master.write_all(b"lo\t").unwrap();
+    // `lo` + Tab completes to `load ` (a second Tab keeps it), `examples/plu` + Tab to
+    // `examples/pluck.ag `.
+    master.write_all(b"lo\t\t").unwrap();
     wait_for(&screen, "load");
-    master.write_all(b" a examples/plu\t").unwrap();
+    master.write_all(b"a examples/plu\t").unwrap();
     wait_for(&screen, "examples/pluck.ag");
     master.write_all(b"\r").unwrap();
     wait_for(&screen, "loaded a (id 1)");

@@ -132,17 +132,26 @@ pub fn check(
     let v = match graph.find(node) {
         Some(v) if !graph.is_feedback_node(v) => v,
         _ => {
-            let near = fugue_graph::suggest::nearest(
-                node,
-                (0..graph.len())
-                    .filter(|&v| !graph.is_feedback_node(v))
-                    .map(|v| graph.node(v).name.as_str()),
-            );
-            return Err(format!(
-                "the graph has no node `{node}`{}",
-                near.map(|n| format!("; did you mean `{n}`?"))
-                    .unwrap_or_default()
-            ));
+            let names: Vec<&str> = (0..graph.len())
+                .filter(|&v| !graph.is_feedback_node(v))
+                .map(|v| graph.node(v).name.as_str())
+                .collect();
+            let near = fugue_graph::suggest::nearest(node, names.iter().copied());
+            // No near name: a graph of a few nodes names them (a Faust program loaded as a
+            // graph has one, `dsp`, and its sink).
+            let hint = match near {
+                Some(n) => format!("; did you mean `{n}`?"),
+                None if names.len() <= 4 => format!(
+                    "; its nodes: {}",
+                    names
+                        .iter()
+                        .map(|n| format!("`{n}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                None => String::new(),
+            };
+            return Err(format!("the graph has no node `{node}`{hint}"));
         }
     };
     let kind = graph.node(v).kind.clone();

@@ -307,7 +307,11 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
             }
         }
         "gain" => {
-            exact(2, "a NAME and a gain in dB: gain NAME DB")?;
+            // The unit may also stand apart (`gain a -6 dB`).
+            let unit = args.len() == 3 && args[2].eq_ignore_ascii_case("db");
+            if !unit {
+                exact(2, "a NAME and a gain in dB: gain NAME DB")?;
+            }
             let db: f64 = args[1]
                 .trim_end_matches("dB")
                 .trim_end_matches("db")
@@ -445,6 +449,16 @@ mod tests {
                 db: -3.5
             })
         );
+        // The unit apart too, and only the unit.
+        assert_eq!(
+            parse("gain a -6 dB").unwrap(),
+            Some(Command::Gain {
+                name: "a".into(),
+                db: -6.0
+            })
+        );
+        assert!(parse("gain a -6 dBs").is_err());
+        assert!(parse("gain a -6 dB x").is_err());
         assert_eq!(
             parse("wait 0.5").unwrap(),
             Some(Command::Wait { seconds: 0.5 })

@@ -542,8 +542,10 @@ fn prompt_lines(tx: mpsc::Sender<Request>, json: bool, names: shell::Names, quit
             }
             Ok(line) => {
                 if !line.trim().is_empty() {
-                    let _ = rl.add_history_entry(line.as_str());
-                    history.add(&line);
+                    // Without the space a completion leaves at the end.
+                    let kept = line.trim_end();
+                    let _ = rl.add_history_entry(kept);
+                    history.add(kept);
                 }
                 if !forward(&tx, line, None, quit) {
                     return;

@@ -30,7 +30,15 @@ impl Completer for ShellHelper {
         _ctx: &rustyline::Context<'_>,
     ) -> rustyline::Result<(usize, Vec<String>)> {
         let names = self.names.lock().map(|n| n.clone()).unwrap_or_default();
-        Ok(complete(line, pos, &names))
+        let (start, mut found) = complete(line, pos, &names);
+        // One candidate at the end of the line is a whole word: a space follows, so that the
+        // next word can be typed at once (not after a folder, whose files come next).
+        if let [only] = found.as_mut_slice() {
+            if pos >= line.len() && !(only.ends_with('/') || only.ends_with("/\"")) {
+                only.push(' ');
+            }
+        }
+        Ok((start, found))
     }
 }
 
@@ -47,9 +55,11 @@ impl rustyline::Helper for ShellHelper {}
 /// A line editor that completes with `names`, keeping [`HISTORY_KEPT`] lines (`None` when
 /// the terminal cannot be set up).
 pub(crate) fn editor(names: Names) -> Option<rustyline::Editor<ShellHelper, DefaultHistory>> {
+    // Completion as a shell's: the first Tab completes what all candidates share, the next
+    // lists them (cycling through them instead made a second Tab undo the first).
     let config = rustyline::Config::builder()
         .max_history_size(HISTORY_KEPT)
-        .map(|b| b.build())
+        .map(|b| b.completion_type(rustyline::CompletionType::List).build())
         .unwrap_or_default();
     let mut rl = rustyline::Editor::with_config(config).ok()?;
     rl.set_helper(Some(ShellHelper { names }));

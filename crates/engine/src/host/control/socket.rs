@@ -510,7 +510,7 @@ pub fn send(path: &Path, line: &str, timeout: Duration) -> Result<String, Contro
         }
     }
     let mut s = UnixStream::connect(path).map_err(io(&format!(
-        "cannot connect to {} (is `fugue host --control {}` running?)",
+        "cannot connect to {} (is a `fugue host` or `fugue run` with `--control {}` running?)",
         path.display(),
         path.display()
     )))?;
