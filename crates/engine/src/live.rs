@@ -246,7 +246,23 @@ pub fn check(
         node: &changed,
         ..NodeContext::of(graph, v, rate, block)
     };
-    let (built, _) = registry.build(&ctx, false).map_err(|e| e.to_string())?;
+    // The kind quotes the value as the graph holds it (`1000000000.0` for a typed `1e9`):
+    // the sentence quotes it as it was typed.
+    let (built, _) = registry.build(&ctx, false).map_err(|e| {
+        let said = e.to_string();
+        match &number {
+            Ok(x) => {
+                let typed_word = format!("`{}`", value.trim());
+                // As the graph holds it, or as Rust writes the number.
+                [typed(value, *x).as_str().into_owned(), x.to_string()]
+                    .iter()
+                    .map(|held| format!("`{held}`"))
+                    .find(|held| said.contains(held.as_str()))
+                    .map_or(said.clone(), |held| said.replacen(&held, &typed_word, 1))
+            }
+            Err(_) => said,
+        }
+    })?;
     let Some(param) = built.live_param(attr) else {
         if doc.is_some_and(|d| d.others.is_some()) {
             // A kind whose attributes are what a node loads (a program's parameters, a
