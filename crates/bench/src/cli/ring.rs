@@ -50,14 +50,14 @@ pub struct Args {
     /// raw.csv, summary.csv, plots and README.md into `-o DIR`.
     #[arg(long)]
     pub sweep: bool,
-    /// Output folder of `--sweep`.
-    #[arg(short, long, default_value = "ring-sweep")]
+    /// Output folder of `--sweep` (one configuration writes no folder).
+    #[arg(short, long, default_value = "ring-sweep", requires = "sweep")]
     pub output: PathBuf,
     /// Seconds each sweep point aims to last (items are scaled to it).
     #[arg(long, default_value_t = 0.25)]
     pub point_seconds: f64,
     /// Replace the files of an existing `--sweep` output folder.
-    #[arg(long)]
+    #[arg(long, requires = "sweep")]
     pub force: bool,
     /// Seconds a run may take: a run that has not transferred `--items` by then stops and is
     /// reported as not finished, with the items it did (threads only). Default: unbounded for
