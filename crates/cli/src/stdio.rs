@@ -28,11 +28,7 @@ fn write_failure(msg: &str) -> Option<(&'static str, &str)> {
 /// Ends the process if `info` is the panic of a failed write to standard output or error;
 /// otherwise returns (the panic goes on).
 pub fn on_panic(info: &std::panic::PanicHookInfo<'_>) {
-    let payload = info.payload();
-    let msg = payload
-        .downcast_ref::<String>()
-        .map(String::as_str)
-        .or_else(|| payload.downcast_ref::<&str>().copied());
+    let msg = fugue_exec::panic_message(info.payload());
     let Some((stream, reason)) = msg.and_then(write_failure) else {
         return;
     };

@@ -19,6 +19,15 @@ fn session() -> Session {
     Session::new(host, Arc::new(AtomicBool::new(false)))
 }
 
+/// Sets `stop` 300 ms from now, on a thread of its own (joined by the caller).
+fn stop_in_300_ms(stop: &Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
+    let stop = stop.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    })
+}
+
 /// The reply to `line`, as text and as JSON.
 fn ask(s: &mut Session, line: &str) -> (bool, String, String) {
     let r = s.execute(line).expect("a reply");
@@ -380,7 +389,6 @@ fn missed_cycles_are_named_by_their_numbers() {
 #[test]
 fn a_wait_cut_short_says_how_long_it_waited() {
     use fugue_engine::host::HostBackend;
-    use std::sync::atomic::Ordering;
     use std::time::{Duration, Instant};
     for backend in [HostBackend::Clocked, HostBackend::Offline] {
         let stop = Arc::new(AtomicBool::new(false));
@@ -391,13 +399,7 @@ fn a_wait_cut_short_says_how_long_it_waited() {
         })
         .unwrap();
         let mut s = Session::new(host, stop.clone());
-        let stopper = {
-            let stop = stop.clone();
-            std::thread::spawn(move || {
-                std::thread::sleep(Duration::from_millis(300));
-                stop.store(true, Ordering::Relaxed);
-            })
-        };
+        let stopper = stop_in_300_ms(&stop);
         let t0 = Instant::now();
         // Offline, 20 000 s of audio cannot play in 0.3 s: the stop cuts it short too.
         let line = if backend == HostBackend::Offline {
@@ -433,7 +435,6 @@ fn a_wait_cut_short_says_how_long_it_waited() {
 #[test]
 fn a_load_waiting_for_a_long_period_ends_on_the_stop_request() {
     use fugue_engine::host::HostBackend;
-    use std::sync::atomic::Ordering;
     use std::time::{Duration, Instant};
     let dir = fresh_dir("long-period-stop");
     let g = graphs(&dir);
@@ -447,13 +448,7 @@ fn a_load_waiting_for_a_long_period_ends_on_the_stop_request() {
     })
     .unwrap();
     let mut s = Session::new(host, stop.clone());
-    let stopper = {
-        let stop = stop.clone();
-        std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(300));
-            stop.store(true, Ordering::Relaxed);
-        })
-    };
+    let stopper = stop_in_300_ms(&stop);
     let t0 = Instant::now();
     let mut reply = None;
     // The first cycle may take the first load at once; a later one waits for the next.

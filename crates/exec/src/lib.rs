@@ -61,6 +61,15 @@ pub use plan::{
 };
 pub use runtime::pool::StartError;
 
+/// The message of a panic's `payload` (what `panic!` was given: a `&str` or a `String`),
+/// or `None` for any other payload.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> Option<&str> {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+}
+
 /// Runs whole cycles of a [`Plan`].
 ///
 /// `run_cycle` takes the plan by `&mut`: for the length of the cycle the executor has the

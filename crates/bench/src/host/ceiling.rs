@@ -58,11 +58,7 @@ pub(super) fn ceiling(
                     (hashes, engine)
                 }));
                 let (hashes, mut engine) = prepared.unwrap_or_else(|payload| {
-                    let why = payload
-                        .downcast_ref::<String>()
-                        .map(String::as_str)
-                        .or_else(|| payload.downcast_ref::<&str>().copied())
-                        .unwrap_or("no message");
+                    let why = fugue_exec::panic_message(payload.as_ref()).unwrap_or("no message");
                     (
                         Vec::new(),
                         Err(format!(
@@ -137,16 +133,14 @@ mod tests {
         }
     }
 
-    /// An engine that cannot be built (its processor's making panics, which the compile
-    /// reports as the node's error) fails the ceiling with a sentence; the others do not wait
-    /// for it at the start for ever.
-    #[test]
-    fn an_engine_that_cannot_be_built_fails_the_ceiling() {
+    /// The error of the ceiling at 2 threads of a graph of one node of kind `broken`, which
+    /// `broken` builds (beside the built-in kinds); the ceiling must return within 30 s (no
+    /// engine left waiting at the start).
+    fn broken_ceiling(
+        broken: impl Fn(&NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> + Send + Sync + 'static,
+    ) -> String {
         let mut registry = Registry::with_builtin_kinds();
-        registry.register(
-            "broken",
-            |_: &NodeContext<'_>| -> Result<Box<dyn DspNode>, NodeError> { Ok(Box::new(Broken)) },
-        );
+        registry.register("broken", broken);
         let graph = fugue_graph::read::ag::parse(
             "b = { kind: \"broken\", };\nout = { kind: \"sink\", in: 1, };\nb.1 -> out.1;\n",
             "broken.ag",
@@ -164,10 +158,17 @@ mod tests {
         let got = rx
             .recv_timeout(Duration::from_secs(30))
             .expect("the ceiling returns");
-        let e = got.expect_err("the ceiling fails");
+        got.expect_err("the ceiling fails").to_string()
+    }
+
+    /// An engine that cannot be built (its processor's making panics, which the compile
+    /// reports as the node's error) fails the ceiling with a sentence; the others do not wait
+    /// for it at the start for ever.
+    #[test]
+    fn an_engine_that_cannot_be_built_fails_the_ceiling() {
+        let e = broken_ceiling(|_: &NodeContext<'_>| Ok(Box::new(Broken) as Box<dyn DspNode>));
         assert!(
-            e.to_string()
-                .contains("node `b`: its processor could not be made: no processor"),
+            e.contains("node `b`: its processor could not be made: no processor"),
             "{e}"
         );
     }
@@ -176,32 +177,11 @@ mod tests {
     /// panic's message; the others do not wait for it at the start for ever.
     #[test]
     fn an_engine_that_panics_while_built_fails_the_ceiling() {
-        let mut registry = Registry::with_builtin_kinds();
-        registry.register(
-            "broken",
+        let e = broken_ceiling(
             |_: &NodeContext<'_>| -> Result<Box<dyn DspNode>, NodeError> { panic!("no node") },
         );
-        let graph = fugue_graph::read::ag::parse(
-            "b = { kind: \"broken\", };\nout = { kind: \"sink\", in: 1, };\nb.1 -> out.1;\n",
-            "broken.ag",
-        )
-        .unwrap();
-        let c = HostBenchConfig {
-            offline_seconds: 0.01,
-            registry,
-            ..HostBenchConfig::default()
-        };
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let _ = tx.send(ceiling(&c, "broken", &graph, 2, 0).map(|_| ()));
-        });
-        let got = rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the ceiling returns");
-        let e = got.expect_err("the ceiling fails");
         assert!(
-            e.to_string()
-                .contains("a ceiling engine panicked while it was built: no node"),
+            e.contains("a ceiling engine panicked while it was built: no node"),
             "{e}"
         );
     }

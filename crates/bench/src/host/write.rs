@@ -21,16 +21,6 @@ pub const FILES: [&str; 6] = [
     "misses.svg",
 ];
 
-/// Removes `name.svg` and `name.png` from `dir` where they are files.
-fn remove_figure(dir: &Path, name: &str) {
-    for ext in ["svg", "png"] {
-        let path = dir.join(format!("{name}.{ext}"));
-        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
-            let _ = std::fs::remove_file(path);
-        }
-    }
-}
-
 /// Writes the study into `dir`: `README.md` (command, commit, machine, findings), `raw.csv`
 /// (one row per measurement), `summary.csv` (one row per point), `throughput.svg/png`, and
 /// with a real-time part `misses.svg/png`.
@@ -53,11 +43,11 @@ pub fn write(
     // A figure this study has no part for is not left from an earlier one (the folder's
     // files are replaced: `check` refused them without --force).
     if b.offline.is_empty() {
-        remove_figure(dir, "throughput");
-        remove_figure(dir, "ceiling");
+        report::folder::remove_figure(dir, "throughput");
+        report::folder::remove_figure(dir, "ceiling");
     }
     if b.realtime.is_empty() {
-        remove_figure(dir, "misses");
+        report::folder::remove_figure(dir, "misses");
     }
     if !b.offline.is_empty() {
         for (name, fraction) in [("throughput", false), ("ceiling", true)] {

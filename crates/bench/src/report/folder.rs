@@ -16,6 +16,18 @@ pub enum Existing<'a> {
     Anything,
 }
 
+/// Removes the figure `name` (`NAME.svg` and `NAME.png`) from `dir` where those are
+/// regular files: a figure an earlier run wrote that this one has no part for (the folder's
+/// files are being replaced).
+pub fn remove_figure(dir: &Path, name: &str) {
+    for ext in ["svg", "png"] {
+        let path = dir.join(format!("{name}.{ext}"));
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
 /// Checks that a run may write into `dir`: refuses (a configuration error) a path that
 /// stands and is not a folder, and what `existing` names when it is there and not `force`.
 pub fn check(dir: &Path, existing: Existing<'_>, force: bool) -> Result<(), BenchError> {

@@ -418,12 +418,7 @@ impl Sweep {
         } else {
             // Not this sweep's: an earlier sweep's plot is not left beside these results
             // (the folder's files are replaced: it was refused without --force).
-            for ext in ["svg", "png"] {
-                let path = dir.path().join(format!("throughput.{ext}"));
-                if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
-                    let _ = std::fs::remove_file(path);
-                }
-            }
+            crate::report::folder::remove_figure(dir.path(), "throughput");
         }
         let chart = producers::Chart {
             sweep: self,

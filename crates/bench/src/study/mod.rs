@@ -242,14 +242,8 @@ fn earlier_graphs(dir: &Path) -> Vec<String> {
 fn remove_stale_histograms(dir: &Path, earlier: &[String], written: &[String]) {
     for g in earlier {
         let stem = format!("histogram-{g}");
-        if written.contains(&stem) || stem.contains(['/', '\\']) {
-            continue;
-        }
-        for ext in ["svg", "png"] {
-            let path = dir.join(format!("{stem}.{ext}"));
-            if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
-                let _ = std::fs::remove_file(path);
-            }
+        if !written.contains(&stem) && !stem.contains(['/', '\\']) {
+            crate::report::folder::remove_figure(dir, &stem);
         }
     }
 }

@@ -269,10 +269,7 @@ fn cell_of(d: &dyn DspNode, node: &str, ins: u32, outs: u32) -> Result<TaskCell,
     let why = match made {
         Ok(Ok(cell)) => return Ok(cell),
         Ok(Err(why)) => why,
-        Err(payload) => payload
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| payload.downcast_ref::<&str>().copied())
+        Err(payload) => crate::panic_message(payload.as_ref())
             .unwrap_or("making it panicked")
             .to_string(),
     };

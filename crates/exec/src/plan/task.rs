@@ -271,11 +271,9 @@ impl Plan {
         // message itself is handed over by the `&mut self` of `take_panics`.
         self.any_panic.store(true, Ordering::Relaxed);
         if !cell.panicked.swap(true, Ordering::Relaxed) {
-            let msg = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic with no message".to_string());
+            let msg = crate::panic_message(payload.as_ref())
+                .unwrap_or("a panic with no message")
+                .to_string();
             // SAFETY: only the thread using cell `c` writes the message [run_frames 2].
             unsafe { *cell.message.get() = Some(msg) };
         }
