@@ -472,17 +472,10 @@ pub fn choose(
     // cycles. Then no processor is made or run beside the plan that plays, so seq's output
     // is the output of seq alone, even for a plugin that keeps process-wide state (a random
     // generator shared by its instances).
-    let untimed = (2 * ROUNDS * cands.len()) as f64;
-    let most_trials = choice
-        .auto_cycles
-        .map(|n| match (period, choice.options.period) {
-            (Some(trial), Some(run)) => {
-                let length = (n as f64 * run.as_secs_f64()).min(BUDGET.as_secs_f64());
-                let settle = SETTLE.as_secs_f64().min(length / 8.0) * (ROUNDS - 1) as f64;
-                (length - settle) / trial.as_secs_f64().max(1e-9) - untimed
-            }
-            _ => n as f64 * RUN_SHARE - untimed,
-        });
+    let most_trials = choice.auto_cycles.map(|n| match period {
+        Some(trial) => timed_trial_cycles(choice, trial, cands.len()),
+        None => n as f64 * RUN_SHARE - (2 * ROUNDS * cands.len()) as f64,
+    });
     if cands.len() == 1 || most_trials.is_some_and(|t| t < (least * 2) as f64) {
         let why = why_untried(cands.len(), cores, choice.auto_threads);
         let report = AutoReport::untried(why, &cands[0], None, paced, started);
@@ -526,25 +519,8 @@ pub fn choose(
     execs[0].run_cycle(&mut plans[plan_of[0]].1);
     let one = t0.elapsed().max(Duration::from_micros(1));
     let per_cycle = period.map_or(one, |p| p.max(one));
-    // The budget: BUDGET, and with a known length, at most the run itself when paced (the
-    // trials delay a real-time run's start), a share of it offline (they take from it).
-    let mut budget = BUDGET.as_secs_f64();
-    if let Some(n) = choice.auto_cycles {
-        let run = match choice.options.period {
-            Some(p) => n as f64 * p.as_secs_f64(),
-            None => n as f64 * per_cycle.as_secs_f64() * RUN_SHARE,
-        };
-        budget = budget.min(run);
-    }
-    // Seq's turns after the first round start with untimed cycles for SETTLE, or an eighth
-    // of the budget when that is shorter (a short render's trials): taken from the budget,
-    // so that the trials stay within it.
-    let settle = SETTLE.min(Duration::from_secs_f64(budget / 8.0));
-    let budget = budget - settle.as_secs_f64() * (ROUNDS - 1) as f64;
-    // Each candidate's turn also runs two untimed cycles, in each round: taken from the
-    // budget too (with every candidate, before the least promising are left out).
-    let warm = 2 * ROUNDS * cands.len();
-    let total = ((budget / per_cycle.as_secs_f64()) as usize).saturating_sub(warm);
+    let total = timed_trial_cycles(choice, per_cycle, cands.len()).max(0.0) as usize;
+    let settle = trial_settle(choice, per_cycle);
     // A run too short to try every candidate tries the most promising ones that fit (by the
     // plan's costs: the work over the threads, or the critical path), seq always among them.
     let (mut cands, mut execs, mut plan_of) = (cands, execs, plan_of);
@@ -644,6 +620,40 @@ pub fn choose(
         left_out,
     };
     Ok((cands[chosen].1.clone(), report))
+}
+
+/// The trials' budget in seconds, cycles taking `per_cycle`: [`BUDGET`], and with a known
+/// length, at most the run itself when paced (the trials delay a real-time run's start), a
+/// share of it offline (they take from it).
+fn trial_budget(choice: &ExecutorChoice, per_cycle: Duration) -> f64 {
+    let mut budget = BUDGET.as_secs_f64();
+    if let Some(n) = choice.auto_cycles {
+        let run = match choice.options.period {
+            Some(p) => n as f64 * p.as_secs_f64(),
+            None => n as f64 * per_cycle.as_secs_f64() * RUN_SHARE,
+        };
+        budget = budget.min(run);
+    }
+    budget
+}
+
+/// How long seq's turns after the first round run untimed cycles: [`SETTLE`], or an eighth
+/// of the budget when that is shorter (a short render's trials settle less).
+fn trial_settle(choice: &ExecutorChoice, per_cycle: Duration) -> Duration {
+    SETTLE.min(Duration::from_secs_f64(
+        trial_budget(choice, per_cycle) / 8.0,
+    ))
+}
+
+/// The timed trial cycles that `cands` candidates share, cycles taking `per_cycle`: the
+/// budget ([`trial_budget`]) less seq's settling in the rounds after the first
+/// ([`trial_settle`]), over `per_cycle`, less every turn's two untimed cycles in each round.
+/// Paced, `per_cycle` is at least the trials' period, so this count at the period bounds the
+/// count at any measured cycle from above: what [`choose`] checks before compiling anything.
+fn timed_trial_cycles(choice: &ExecutorChoice, per_cycle: Duration, cands: usize) -> f64 {
+    let budget = trial_budget(choice, per_cycle)
+        - trial_settle(choice, per_cycle).as_secs_f64() * (ROUNDS - 1) as f64;
+    budget / per_cycle.as_secs_f64().max(1e-9) - (2 * ROUNDS * cands) as f64
 }
 
 /// Trials that are the first cycles of an offline run ([`ExecutorChoice::trials_in_run`]):
@@ -1046,5 +1056,48 @@ mod tests {
             "{:?}",
             keep.iter().map(|&k| &cands[k].0).collect::<Vec<_>>()
         );
+    }
+
+    #[test]
+    fn the_early_count_of_paced_trials_bounds_the_budgets_count() {
+        // A run of `n` cycles at 2048 frames (42.7 ms): trials paced at MAX_TRIAL_PERIOD.
+        let run = Duration::from_micros(42_667);
+        for n in [1u64, 10, 24, 94, 1000, 100_000] {
+            let mut choice = ExecutorChoice {
+                auto_cycles: Some(n),
+                ..ExecutorChoice::default()
+            };
+            choice.options.period = Some(run);
+            let early = timed_trial_cycles(&choice, MAX_TRIAL_PERIOD, 5);
+            for one_us in [1u64, 4_000, 4_001, 10_000, 50_000] {
+                let per_cycle = MAX_TRIAL_PERIOD.max(Duration::from_micros(one_us));
+                let later = timed_trial_cycles(&choice, per_cycle, 5);
+                assert!(
+                    early >= later,
+                    "n {n}, cycle {one_us} us: {early} < {later}"
+                );
+            }
+            // Never more than the run's own length or BUDGET allows at the period.
+            let length = (n as f64 * run.as_secs_f64()).min(BUDGET.as_secs_f64());
+            assert!(
+                early <= length / MAX_TRIAL_PERIOD.as_secs_f64(),
+                "n {n}: {early}"
+            );
+        }
+        // A 1-s run (24 cycles) leaves room for two candidates' 12 paced cycles each: the
+        // early check must not keep it on seq untried.
+        let mut second = ExecutorChoice {
+            auto_cycles: Some(24),
+            ..ExecutorChoice::default()
+        };
+        second.options.period = Some(run);
+        let t = timed_trial_cycles(&second, MAX_TRIAL_PERIOD, 5);
+        assert!(t >= (MIN_PACED_CYCLES * 2) as f64, "{t}");
+        // Offline, the budget is a share of the run: 100 cycles of 1 ms leave none.
+        let offline = ExecutorChoice {
+            auto_cycles: Some(100),
+            ..ExecutorChoice::default()
+        };
+        assert!(timed_trial_cycles(&offline, Duration::from_millis(1), 3) < 0.0);
     }
 }
