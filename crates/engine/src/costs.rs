@@ -90,7 +90,8 @@ impl Costs {
                     source,
                 })?;
                 let (c, given) =
-                    fugue_sched::parse_costs_given(&text, &path.display().to_string(), g)?;
+                    fugue_sched::parse_costs_given(&text, &path.display().to_string(), g)
+                        .map_err(|e| e.in_graph_named_file(path))?;
                 // The nodes the file is about: a feedback edge's own two cost nothing.
                 let nodes: Vec<usize> = (0..g.len()).filter(|&v| !g.is_feedback_node(v)).collect();
                 let named = nodes.iter().filter(|&&v| given[v]).count();

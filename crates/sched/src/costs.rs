@@ -44,6 +44,17 @@ pub enum CostsError {
         /// File name.
         file: String,
     },
+    /// A row does not read as costs in a file named as a graph (`.ag`, `.stg`, `.dot`,
+    /// `.gv`): most likely the graph given where its costs were asked for.
+    #[error("{file}:{line}: this is a graph file (.{ext}), not costs: a costs file has rows `node,cost` (fugue calibrate GRAPH -o costs.csv writes one)")]
+    GraphFile {
+        /// File name.
+        file: String,
+        /// Line number, from 1, of the first row that is not `node,cost` of the graph.
+        line: usize,
+        /// The file's extension, as written.
+        ext: String,
+    },
     /// The node was given a cost twice.
     #[error("{file}:{line}: node `{node}` already has a cost on line {first}")]
     Duplicate {
@@ -56,6 +67,31 @@ pub enum CostsError {
         /// The line of its first cost.
         first: usize,
     },
+}
+
+impl CostsError {
+    /// The error said of a file named `file` as a graph is (`.ag`, `.stg`, `.dot`, `.gv`):
+    /// a row that is not `node,cost` of the graph, an unknown node or a cost that is not a
+    /// number becomes [`CostsError::GraphFile`]; any other error is kept.
+    pub fn in_graph_named_file(self, file: &std::path::Path) -> CostsError {
+        let Some(ext) = file
+            .extension()
+            .and_then(|e| e.to_str())
+            .filter(|e| fugue_graph::Format::from_name(&e.to_ascii_lowercase()).is_some())
+        else {
+            return self;
+        };
+        match self {
+            CostsError::BadRow { file, line, .. }
+            | CostsError::BadCost { file, line, .. }
+            | CostsError::UnknownNode { file, line, .. } => CostsError::GraphFile {
+                file,
+                line,
+                ext: ext.to_string(),
+            },
+            other => other,
+        }
+    }
 }
 
 /// The two fields of a costs row `node,cost` (the row trimmed), and whether the name was
@@ -240,6 +276,30 @@ mod tests {
         }
         let (_, given) = parse_costs_given("c,1\n", "m.csv", &g).unwrap();
         assert_eq!(given, vec![false, true]);
+    }
+
+    #[test]
+    fn a_graph_given_as_costs_is_named_as_such() {
+        let g = graph();
+        let graph_text = "// a comment\na = { kind: \"osc\", };\n";
+        for (file, ext) in [("g.ag", "ag"), ("G.DOT", "DOT"), ("x.stg", "stg")] {
+            let e = parse_costs(graph_text, file, &g)
+                .unwrap_err()
+                .in_graph_named_file(std::path::Path::new(file));
+            assert_eq!(
+                e.to_string(),
+                format!("{file}:1: this is a graph file (.{ext}), not costs: a costs file has rows `node,cost` (fugue calibrate GRAPH -o costs.csv writes one)")
+            );
+        }
+        // A CSV keeps its own error, and so does a graph-named file that is only empty.
+        let e = parse_costs(graph_text, "m.csv", &g)
+            .unwrap_err()
+            .in_graph_named_file(std::path::Path::new("m.csv"));
+        assert!(matches!(e, CostsError::BadRow { .. }), "{e}");
+        let e = parse_costs("", "g.ag", &g)
+            .unwrap_err()
+            .in_graph_named_file(std::path::Path::new("g.ag"));
+        assert!(matches!(e, CostsError::Empty { .. }), "{e}");
     }
 
     #[test]
