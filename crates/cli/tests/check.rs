@@ -251,6 +251,88 @@ fn check_checks_rate_dependent_ranges_at_the_rate_given() {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
+/// Nodes behind resamplers are checked at their own rate and block, as render builds them:
+/// check and render agree on each graph (both accept it, or both refuse it with the same
+/// sentence), and a refused rate is said once, not again at every node after it.
+#[test]
+fn check_follows_the_rates_of_resamplers_as_render_does() {
+    let d = folder("check", "check-resampled");
+    let chain = |ratios: (&str, &str), node: &str| {
+        format!(
+            "o = {{ kind: \"osc\", freq: 440, }};\nr1 = {{ kind: \"resampler\", ratio: {}, }};\nb = {node};\nr2 = {{ kind: \"resampler\", ratio: {}, }};\ns = {{ kind: \"sink\", }};\no.1 -> r1.1 -> b.1 -> r2.1 -> s.1;\n",
+            ratios.0, ratios.1
+        )
+    };
+    let biquad = |f: u32| format!("{{ kind: \"biquad\", freq: {f}, }}");
+    let gain = "{ kind: \"gain\", volume: 1, }";
+    // (file, text, what check and render both say; None: both accept it)
+    let cases: Vec<(&str, String, Option<&str>)> = vec![
+        // 30 kHz is below half of 96 kHz, the rate after a resampler of 2.
+        ("up.ag", chain(("2", "\"1/2\""), &biquad(30_000)), None),
+        // 20 kHz is above half of 24 kHz.
+        ("down.ag", chain(("\"1/2\"", "2"), &biquad(20_000)), Some("below 12000 Hz")),
+        // 2/3 divides the block of 768 frames that 3/2 makes of 512.
+        ("thirds.ag", chain(("\"3/2\"", "\"2/3\""), gain), None),
+        // Two ratios of 4096 go past the highest rate.
+        ("high.ag", chain(("\"4096/1\"", "\"4096/1\""), gain), Some("4096 times the engine's rate")),
+        (
+            "mixed.ag",
+            "a = { kind: \"osc\", freq: 1, };\nr = { kind: \"resampler\", ratio: 2, };\nm = { kind: \"mix\", };\ns = { kind: \"sink\", };\na.1 -> r.1 -> m.1;\na.1 -> m.2;\nm.1 -> s.1;\n".into(),
+            Some("node `m` receives inputs at different rates (48000 Hz, 96000 Hz)"),
+        ),
+    ];
+    for (file, text, refused) in cases {
+        let p = d.join(file);
+        std::fs::write(&p, &text).unwrap();
+        let path = p.to_str().unwrap();
+        let check = fugue(&["check", path]);
+        let wav = d.join(format!("{file}.wav"));
+        let render = fugue(&[
+            "render",
+            path,
+            "-o",
+            wav.to_str().unwrap(),
+            "--seconds",
+            "0.05",
+            "--force",
+        ]);
+        match refused {
+            None => {
+                assert!(check.status.success(), "{file}: {}", stderr(&check));
+                assert!(render.status.success(), "{file}: {}", stderr(&render));
+            }
+            Some(said) => {
+                assert_eq!(check.status.code(), Some(1), "{file}: {}", stderr(&check));
+                assert_eq!(render.status.code(), Some(1), "{file}: {}", stderr(&render));
+                let errors: Vec<String> = stderr(&check)
+                    .lines()
+                    .filter(|l| l.starts_with("fugue: error:"))
+                    .map(String::from)
+                    .collect();
+                assert_eq!(errors.len(), 1, "{file}: {errors:?}");
+                assert!(errors[0].contains(said), "{file}: {errors:?}");
+                assert!(
+                    stderr(&render).contains(said),
+                    "{file}: {}",
+                    stderr(&render)
+                );
+            }
+        }
+    }
+    // The block at a resampler follows --buffer: 1/3 divides 513 frames, not 512.
+    let p = d.join("third.ag");
+    std::fs::write(
+        &p,
+        "o = { kind: \"osc\", freq: 440, };\nr = { kind: \"resampler\", ratio: \"1/3\", };\ns = { kind: \"sink\", };\no.1 -> r.1 -> s.1;\n",
+    )
+    .unwrap();
+    let o = fugue(&["check", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("multiple of 3"), "{}", stderr(&o));
+    let o = fugue(&["check", p.to_str().unwrap(), "--buffer", "513"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
 /// An audio graph with no sink is said (render refuses it; run and the host play silence):
 /// a warning, which --strict makes an error; a task graph, sinkless by nature, is not.
 #[test]

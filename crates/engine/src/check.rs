@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use fugue_dsp::{NodeContext, NodeError, Registry};
+use fugue_dsp::{NodeContext, NodeError, Ratio, Registry};
 use fugue_graph::{suggest, Location, NodeId, TaskGraph};
 
 use crate::lint::{self, Warning};
@@ -100,11 +100,23 @@ pub fn check(graph: &TaskGraph, registry: &Registry) -> Vec<Problem> {
 /// [`check`], the nodes built at `rate` Hz (a range that depends on the rate, a filter's
 /// frequency below half of it, is checked at the rate the graph will run at).
 pub fn check_at(graph: &TaskGraph, registry: &Registry, rate: f64) -> Vec<Problem> {
+    check_with(graph, registry, rate, CHECK_BLOCK)
+}
+
+/// [`check_at`], at an engine of `rate` Hz and `block` frames per cycle. Each node is built
+/// at its own rate and block, as the plan compiler works them out: the engine's, times the
+/// ratios of the resamplers on the way to it. So a filter after a resampler that doubles the
+/// rate may go up to the doubled rate's half, and what the compiler refuses about rates (a
+/// node whose inputs come at different rates, a block that is not a whole number of frames
+/// at a node, a rate beyond [`fugue_exec::MAX_RATE_FACTOR`] times the engine's, a feedback
+/// edge that leaves a node at another rate than the graph's) is an error here too.
+pub fn check_with(graph: &TaskGraph, registry: &Registry, rate: f64, block: usize) -> Vec<Problem> {
     let mut out = Vec::new();
     if has_kinds(graph) {
-        // A feedback edge's two nodes are the plan compiler's own (fugue_graph::Feedback).
-        for id in (0..graph.len()).filter(|&v| !graph.is_feedback_node(v)) {
-            check_node(graph, registry, id, rate, &mut out);
+        // Each node's output rate against the engine's, in topological order.
+        let mut out_rate = vec![Some(Ratio::ONE); graph.len()];
+        for &id in graph.topo_order() {
+            out_rate[id] = check_rated(graph, registry, id, &out_rate, rate, block, &mut out);
         }
     }
     for w in lint::lint(graph, registry, rate) {
@@ -125,6 +137,125 @@ pub fn check_at(graph: &TaskGraph, registry: &Registry, rate: f64) -> Vec<Proble
     // By severity, then place; within a severity what has no place (a count) comes last.
     out.sort_by_key(|p| (p.severity, p.place.is_none(), p.place));
     out
+}
+
+/// Checks node `id` at the rate its inputs come at (`out_rate`: every earlier node's output
+/// rate against the engine's, `None` where a rate was refused) in an engine of `rate` Hz and
+/// `block` frames, and returns its own output rate: its input rate times its ratio once built
+/// (a resampler's), its input rate where it cannot be built (what follows is checked as if it
+/// changed nothing), `None` where its rate is refused or comes from a refused one (what
+/// follows is built at the rates known, and no rate of it is refused again).
+#[allow(clippy::too_many_arguments)]
+fn check_rated(
+    graph: &TaskGraph,
+    registry: &Registry,
+    id: NodeId,
+    out_rate: &[Option<Ratio>],
+    rate: f64,
+    block: usize,
+    out: &mut Vec<Problem>,
+) -> Option<Ratio> {
+    use fugue_exec::CompileError;
+    let node = graph.node(id);
+    let place = graph.places().and_then(|p| p.node(id));
+    let refused = |e: CompileError| Problem {
+        severity: Severity::Error,
+        what: What::Node,
+        place,
+        message: e.to_string(),
+    };
+    let inputs: Vec<Option<Ratio>> = graph
+        .in_edges(id)
+        .iter()
+        .map(|&e| out_rate[graph.edges()[e].src])
+        .collect();
+    let known = inputs.iter().all(Option::is_some);
+    let mut seen: Vec<Ratio> = inputs.into_iter().flatten().collect();
+    let at = seen.first().copied().unwrap_or(Ratio::ONE);
+    seen.sort_by(|a, b| a.as_f64().total_cmp(&b.as_f64()));
+    seen.dedup();
+    if known && seen.len() > 1 {
+        // As the plan compiler says it: the node that keeps a feedback edge's block runs at
+        // its source's rate, played back at the graph's.
+        if let Some(f) = graph.feedback_edges().iter().find(|f| f.write == id) {
+            let src = graph.node(f.src);
+            out.push(refused(CompileError::FeedbackRate {
+                edge: format!(
+                    "{}.{} ~> {}.{}",
+                    src.name,
+                    f.src_port + 1,
+                    graph.node(f.dst).name,
+                    f.dst_port + 1
+                ),
+                node: src.name.clone(),
+                hz: out_rate[f.src].unwrap_or(Ratio::ONE).as_f64() * rate,
+                base_hz: rate,
+            }));
+        } else {
+            let rates: Vec<String> = seen
+                .iter()
+                .map(|r| format!("{} Hz", r.as_f64() * rate))
+                .collect();
+            out.push(refused(CompileError::MixedRates {
+                node: node.name.clone(),
+                rates: rates.join(", "),
+            }));
+        }
+        return None;
+    }
+    let too_high =
+        |b: usize| at.as_f64() > fugue_exec::MAX_RATE_FACTOR as f64 || b > fugue_exec::MAX_BLOCK;
+    let node_block = match at.scale(block) {
+        Some(b) if !too_high(b) => b,
+        // After a refused rate upstream, said there, not again.
+        _ if !known => return None,
+        Some(b) => {
+            out.push(refused(CompileError::RateTooHigh {
+                node: node.name.clone(),
+                rate_hz: rate * at.as_f64(),
+                factor: at.as_f64(),
+                block: b,
+            }));
+            return None;
+        }
+        None => {
+            out.push(refused(CompileError::BlockNotWhole {
+                node: node.name.clone(),
+                block,
+                ratio: at.to_string(),
+            }));
+            return None;
+        }
+    };
+    // A feedback edge's two nodes are the plan compiler's own (fugue_graph::Feedback): they
+    // pass the rate on.
+    if graph.is_feedback_node(id) {
+        return known.then_some(at);
+    }
+    let ctx = NodeContext {
+        sample_rate: rate * at.as_f64(),
+        block: node_block,
+        rate: at,
+        ..NodeContext::of(graph, id, rate, block)
+    };
+    let ratio = check_node(graph, registry, id, &ctx, out);
+    if !known {
+        return None;
+    }
+    let Some(ratio) = ratio else {
+        return Some(at);
+    };
+    match (at.checked_mul(ratio), ratio.scale(node_block)) {
+        (Some(next), Some(_)) => Some(next),
+        _ => {
+            out.push(refused(CompileError::BlockNotWhole {
+                node: node.name.clone(),
+                block: node_block,
+                ratio: ratio.to_string(),
+            }));
+            None
+        }
+    }
 }
 
 /// What each node of `graph` that its kind can build says of itself beyond its kind and
@@ -220,14 +351,15 @@ pub fn node_error_of<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a
     }
 }
 
-/// The problems of node `id`.
+/// The problems of node `id`, built in `ctx` (its rate and block); returns its rate ratio
+/// (a resampler's: its output rate over its input rate) when it could be built.
 fn check_node(
     graph: &TaskGraph,
     registry: &Registry,
     id: NodeId,
-    rate: f64,
+    ctx: &NodeContext<'_>,
     out: &mut Vec<Problem>,
-) {
+) -> Option<Ratio> {
     let node = graph.node(id);
     let places = graph.places();
     let error = |what: What, place: Option<Location>, message: String| Problem {
@@ -252,7 +384,7 @@ fn check_node(
                 registry.names().join(", ")
             ),
         ));
-        return;
+        return None;
     }
     if !registry.contains(&node.kind) {
         let hint = match suggest::nearest(&node.kind, registry.names()) {
@@ -267,7 +399,7 @@ fn check_node(
                 node.name, node.kind
             ),
         ));
-        return;
+        return None;
     }
     // The attributes that the misspelt ones probably meant.
     let mut meant: Vec<String> = Vec::new();
@@ -292,14 +424,13 @@ fn check_node(
             ));
         }
     }
-    let ctx = NodeContext::of(graph, id, rate, CHECK_BLOCK);
-    match registry.build(&ctx, false) {
+    match registry.build(ctx, false) {
         Err(e) => {
             // A misspelt attribute that leaves a required one missing is said once, above.
-            if matches!(&e, NodeError::MissingAttr { attr, .. } if meant.contains(attr)) {
-                return;
+            if !matches!(&e, NodeError::MissingAttr { attr, .. } if meant.contains(attr)) {
+                out.push(error(What::Node, place_of(graph, &e), e.to_string()));
             }
-            out.push(error(What::Node, place_of(graph, &e), e.to_string()));
+            None
         }
         Ok((built, _)) => {
             // Output ports the node does not have (a Faust program's, an LV2 plugin's,
@@ -311,6 +442,7 @@ fn check_node(
                     e.to_string(),
                 ));
             }
+            Some(built.rate_ratio())
         }
     }
 }

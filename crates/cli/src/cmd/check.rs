@@ -24,13 +24,17 @@ pub struct Args {
     /// frequency below half of it, an LV2 control given as a fraction of it).
     #[arg(long, default_value_t = 48_000, value_parser = clap::value_parser!(u32).range(1..=fugue_engine::MAX_RATE as i64))]
     pub rate: u32,
+    /// Frames per cycle the nodes are checked at (a resampler's ratio must give a whole
+    /// block at its node, as in a render or run at this buffer size).
+    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+    pub buffer: u64,
 }
 
 /// Runs `fugue check`: exit code 0 when the graph has no error (warnings are said), 1
 /// otherwise, each problem on its own line of standard error.
 pub fn run(a: Args) -> anyhow::Result<()> {
     let g = util::read_graph(&a.file, a.format)?;
-    let problems = check::check_at(&g, &util::registry(), f64::from(a.rate));
+    let problems = check::check_with(&g, &util::registry(), f64::from(a.rate), a.buffer as usize);
     say(&problems, &a.file);
     let errors = problems
         .iter()

@@ -25,7 +25,8 @@ pub struct Args {
     /// `node,cost` written by `fugue calibrate`.
     #[arg(long, default_value = "declared")]
     pub costs: Costs,
-    /// Frames per cycle of --costs measured.
+    /// Frames per cycle: of --costs measured, and the block the graph's nodes are checked at
+    /// (a resampler's ratio must give a whole block at its node).
     #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
     pub buffer: u64,
     /// Sample rate in Hz: of --costs measured, and the rate the graph's nodes are checked at
@@ -43,10 +44,15 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let mut g = util::read_graph(&a.file, a.format)?;
     // What rendering would refuse (an unknown kind, a node its kind cannot build) is an error
     // here too, said as `fugue check` says it.
-    let refused: Vec<_> = fugue_engine::check::check_at(&g, &util::registry(), f64::from(a.rate))
-        .into_iter()
-        .filter(|p| matches!(p.what, What::Kind | What::Node))
-        .collect();
+    let refused: Vec<_> = fugue_engine::check::check_with(
+        &g,
+        &util::registry(),
+        f64::from(a.rate),
+        a.buffer as usize,
+    )
+    .into_iter()
+    .filter(|p| matches!(p.what, What::Kind | What::Node))
+    .collect();
     if !refused.is_empty() {
         crate::cmd::check::say(&refused, &a.file);
         anyhow::bail!(
