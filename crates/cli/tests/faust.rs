@@ -859,6 +859,73 @@ fn a_compilation_past_the_time_limit_is_stopped_and_the_host_plays_on() {
     assert!(stdout(&o).contains("1 loaded: base"), "{}", stdout(&o));
 }
 
+/// A program whose tables LLVM would allocate with its code (a table of 200 million samples:
+/// 860 MiB) is refused once its compilation passes the memory a compilation may use, in
+/// one sentence, without the process taking that memory; and a helper that starts a process
+/// of its own (a script that does not `exec`) is stopped whole at the time limit: no
+/// process of it is left, and the compilation ends at the limit.
+#[test]
+fn a_compilation_is_bounded_in_memory_and_stopped_whole() {
+    if !fugue_faust::available_for("a_compilation_is_bounded_in_memory_and_stopped_whole") {
+        return;
+    }
+    let dir = folder("faust", "bounded");
+    let big = dir.join("big.dsp");
+    std::fs::write(&big, "process = rdtable(200000000, 0, 0);\n").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args(["check", big.to_str().unwrap()])
+        .env("FUGUE_FAUST_CACHE", "off")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("big.dsp needs more than the 512 MiB of memory a compilation may use"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    // The helper's child process: a marker in its command line names it for pgrep.
+    let marker = format!("fugue-test-helper-{}", std::process::id());
+    let helper = dir.join("helper.sh");
+    std::fs::write(
+        &helper,
+        format!("#!/bin/sh\nsh -c 'sleep 600; : {marker}'\n"),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&helper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let program = dir.join("p.dsp");
+    std::fs::write(&program, "process = _ * 0.5;\n").unwrap();
+    let started = std::time::Instant::now();
+    let o = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args(["check", program.to_str().unwrap()])
+        .env("FUGUE_FAUST_CACHE", "off")
+        .env("FUGUE_FAUST_HELPER", &helper)
+        .env("FUGUE_FAUST_TIME_LIMIT", "1")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        stderr(&o).contains("took longer than 1 s, the limit"),
+        "{}",
+        stderr(&o)
+    );
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(&marker))
+        .collect();
+    assert!(left.is_empty(), "left running: {left:?}");
+}
+
 /// A program in a folder whose path has a quote (which libfaust writes unescaped into the
 /// program's description, and then fails or crashes) is refused in one sentence that names
 /// the folder; a quote in the file's own name is harmless. The interpreter's programs compile

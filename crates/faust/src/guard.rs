@@ -20,7 +20,7 @@
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
@@ -176,6 +176,10 @@ pub(crate) fn try_in_child(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
+        // A group of its own, stopped whole (`kill_group`): a helper that starts processes
+        // of its own (a script that does not `exec`) leaves none running, and none holding
+        // the answer's pipe open past the time limit.
+        .process_group(0)
         .spawn();
     let Ok(mut child) = child else {
         return Ok(Tried::NotRun);
@@ -183,7 +187,7 @@ pub(crate) fn try_in_child(
     // Seen by [`stop_child`] from here on; a stop asked meanwhile is done now.
     CHILD.store(child.id() as i32, Ordering::SeqCst);
     if STOP.load(Ordering::SeqCst) {
-        let _ = child.kill();
+        kill_group(child.id() as i32);
     }
     // The job is written by a thread of its own, so that a child that answers before it has
     // read everything cannot block this one. A child that stops reading makes the write fail
@@ -211,10 +215,10 @@ pub(crate) fn try_in_child(
                     Err(std::sync::mpsc::RecvTimeoutError::Timeout)
                 );
                 if late {
-                    // SAFETY: kill takes plain integers. The pid is this process's child,
-                    // not reaped: the compiling thread reaps it only after this thread
-                    // has ended (it waits for the child's exit without reaping it first).
-                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                    // The child is not reaped: the compiling thread reaps it only after this
+                    // thread has ended (it waits for the child's exit without reaping it
+                    // first), so its pid, its group's id, is still its own.
+                    kill_group(pid);
                 }
                 late
             })
@@ -289,6 +293,9 @@ pub(crate) fn try_in_child(
             }),
             Err(_) => Tried::NotRun,
         },
+        (Some(1), "memory") => Tried::Refused(FaustError::CompileMemory {
+            name: source.name.clone(),
+        }),
         (Some(1), "instance") => Tried::Refused(FaustError::Instance {
             name: source.name.clone(),
         }),
@@ -341,6 +348,31 @@ fn time_limit() -> Option<std::time::Duration> {
     })
 }
 
+/// The most memory the helper may take ([`limit_memory`]): a whole `fugue check` compiles
+/// the largest examples Faust ships within a data limit of 128 MiB, but a table of a
+/// program's state is allocated with the compiled code (LLVM), before its size can be read:
+/// a table of 200 million samples took 860 MiB, one of 500 million 2 GiB. Past this, the
+/// compilation fails ([`FaustError::CompileMemory`]) instead of taking the machine's memory.
+pub const HELPER_MEMORY: u64 = 512 << 20;
+
+/// Lowers the calling process's data limit (its heap and private writable mappings,
+/// `RLIMIT_DATA`) to `bytes`, unless it is lower already. Best effort.
+fn limit_memory(bytes: u64) {
+    // SAFETY: getrlimit and setrlimit read and write a plain struct owned here.
+    unsafe {
+        let mut lim: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_DATA, &mut lim) != 0 {
+            return;
+        }
+        let soft = bytes as libc::rlim_t;
+        if lim.rlim_cur != libc::RLIM_INFINITY && lim.rlim_cur <= soft {
+            return;
+        }
+        lim.rlim_cur = soft;
+        let _ = libc::setrlimit(libc::RLIMIT_DATA, &lim);
+    }
+}
+
 /// The child compiling now (its process id; 0: none).
 static CHILD: AtomicI32 = AtomicI32::new(0);
 
@@ -354,10 +386,17 @@ pub fn stop_child() {
     STOP.store(true, Ordering::SeqCst);
     let pid = CHILD.load(Ordering::SeqCst);
     if pid > 0 {
-        // SAFETY: kill takes plain integers. The pid is this process's child, cleared right
-        // after `wait` reaped it (a pid is not given to another process in that instant).
-        unsafe { libc::kill(pid, libc::SIGKILL) };
+        // The pid is this process's child, cleared right after `wait` reaped it (a pid is
+        // not given to another process in that instant).
+        kill_group(pid);
     }
+}
+
+/// Kills the helper `pid` and every process of its group (it leads one: started with
+/// `process_group(0)`).
+fn kill_group(pid: i32) {
+    // SAFETY: kill takes plain integers; a negative pid names the process group.
+    unsafe { libc::kill(-pid, libc::SIGKILL) };
 }
 
 /// The error of a compilation not started because the process is stopping.
@@ -422,11 +461,18 @@ pub fn helper_main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
+    limit_memory(HELPER_MEMORY);
     let Ok(faust) = Faust::open(&job.lib) else {
         return ExitCode::from(2);
     };
     let (code, answer) = match faust.compile_alone(&job.source, job.backend, job.out.as_deref()) {
         Ok(()) => (0, "compiled\n".to_string()),
+        // LLVM's words when the limit refused the memory for the program's code and tables.
+        Err(FaustError::Compile { message, .. })
+            if message.contains("Unable to allocate section memory") =>
+        {
+            (1, "memory\n".to_string())
+        }
         Err(FaustError::Compile { message, .. }) => (1, format!("refused\n{message}")),
         Err(FaustError::TooLarge { bytes, .. }) => (1, format!("large\n{bytes}")),
         Err(FaustError::Instance { .. }) => (1, "instance\n".to_string()),

@@ -125,6 +125,13 @@ pub enum FaustError {
         /// How the compiling process ended: "segmentation fault, signal 11".
         how: String,
     },
+    /// The child process compiling the program ran out of the memory a compilation may use
+    /// ([`guard::HELPER_MEMORY`]): LLVM allocates a program's tables with its code.
+    #[error("compiling {name} needs more than the {} MiB of memory a compilation may use (LLVM allocates the program's tables with its code): a node holds at most {} MiB, so shorten its tables or delays ({env}=off compiles without the limit, in this process)", guard::HELPER_MEMORY >> 20, fugue_dsp::MAX_NODE_MEMORY >> 20, env = guard::HELPER_ENV)]
+    CompileMemory {
+        /// The program's name (its file).
+        name: String,
+    },
     /// The child process compiling the program ran past the time limit
     /// ([`guard::TIME_LIMIT_ENV`]) and was stopped.
     #[error("compiling {name} took longer than {seconds} s, the limit, and was stopped; nothing of it was loaded ({env}=SECONDS sets another limit, 0 none)", env = guard::TIME_LIMIT_ENV)]
