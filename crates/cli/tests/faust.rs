@@ -358,7 +358,7 @@ fn the_host_warns_of_a_parameter_the_program_does_not_have() {
     assert_eq!(replies[2]["ok"], false, "{:?}", replies[2]);
     let e = replies[2]["error"].as_str().unwrap_or_default();
     assert!(
-        e.contains("has attribute `freqq`, which its Faust program does not have as a parameter (its parameters: ")
+        e.contains("node `p` cannot set `freqq`, which its Faust program does not have as a parameter (its parameters: ")
             && e.contains("/freq"),
         "{e}"
     );

@@ -251,12 +251,12 @@ fn set_refuses_what_cannot_change_in_one_line_each() {
     let graph = dir.join("tone.ag");
     std::fs::write(
         &graph,
-        "o = { kind: \"osc\", freq: 220, };\nf = { kind: \"biquad\", freq: 3000, };\nd = { kind: \"delay\", time: 0.5, };\nout = { kind: \"sink\", };\no.1 -> f.1 -> d.1 -> out.1;\n",
+        "o = { kind: \"osc\", freq: 220, };\nf = { kind: \"biquad\", freq: 3000, };\nd = { kind: \"delay\", time: 0.5, };\ne = { kind: \"delay\", time: 0.5, max_time: 1.0, };\nout = { kind: \"sink\", };\no.1 -> f.1 -> d.1 -> e.1 -> out.1;\n",
     )
     .unwrap();
     // A delay's time changes live up to its line (`max_time`, 1 s here), after a change too.
     let script = format!(
-        "load a {}\nset b o freq 3\nset a x freq 3\nset a o frq 3\nset a o phase 0.5\nset a f freq 100000\nset a o freq abc\nset a o freq\nset a d time 0.8\nset a d time 0.2\nset a d time 1.5\nset a f type 3\nset a f out 2\nset a f type highpass\nset a y freq abc\nset a o frq abc\nset aa o freq 3\nset a f freq 1e9\nwait 0.1\nquit\n",
+        "load a {}\nset b o freq 3\nset a x freq 3\nset a o frq 3\nset a o phase 0.5\nset a f freq 100000\nset a o freq abc\nset a o freq\nset a d time 0.8\nset a d time 0.2\nset a d time 1.5\nset a f type 3\nset a f out 2\nset a f type highpass\nset a y freq abc\nset a o frq abc\nset aa o freq 3\nset a f freq 1e9\nset a e time 2\nwait 0.1\nquit\n",
         graph.display()
     );
     let o = host_with_input(&["--backend", "offline"], &script);
@@ -281,12 +281,14 @@ fn set_refuses_what_cannot_change_in_one_line_each() {
         "no graph named `aa` is loaded (did you mean `a`?)",
         // The value quoted as typed, not as the number is written back.
         "attribute `freq` = `1e9` must be above 0",
+        // Past a bound the graph gives (`max_time`), the bound is said, not blamed.
+        "set a e time: `time` of node `e` can be set up to 1 while the graph plays",
     ] {
         assert!(err.contains(expected), "missing `{expected}` in:\n{err}");
     }
     assert_eq!(
         err.lines().filter(|l| l.contains("error")).count(),
-        15,
+        16,
         "{err}"
     );
     // The host played on to the end of the script.

@@ -564,7 +564,7 @@ fn the_host_loads_plugin_graphs_and_says_each_bad_one_in_a_line_while_it_plays()
     std::fs::write(
         &script,
         format!(
-            "load a {}\nload b {}\nload c {}\nwait 0.05\nunload a\nload d {}\nwait 0.05\nlist\nset d p uri 5\nset d p wcet 5\nset d p drive x\n",
+            "load a {}\nload b {}\nload c {}\nwait 0.05\nunload a\nload d {}\nwait 0.05\nlist\nset d p uri 5\nset d p wcet 5\nset d p drive x\nset d p drvie 2\n",
             good.display(),
             unknown.display(),
             range.display(),
@@ -592,7 +592,7 @@ fn the_host_loads_plugin_graphs_and_says_each_bad_one_in_a_line_while_it_plays()
     assert!(o.status.success(), "{}", stderr(&o));
     let err = stderr(&o);
     let lines: Vec<&str> = err.lines().filter(|l| l.contains("error:")).collect();
-    assert_eq!(lines.len(), 5, "{err}");
+    assert_eq!(lines.len(), 6, "{err}");
     assert!(
         lines[0].contains("s.txt:2:") && lines[0].contains("nearest installed"),
         "{err}"
@@ -612,6 +612,12 @@ fn the_host_loads_plugin_graphs_and_says_each_bad_one_in_a_line_while_it_plays()
         );
     }
     assert!(lines[4].contains("`x` is not a number"), "{err}");
+    // A control the plugin does not have: what `set` asked, not an attribute of the node.
+    assert!(
+        lines[5].contains("node `p` cannot set `drvie`, which is no control of plugin")
+            && lines[5].contains("did you mean `drive`?"),
+        "{err}"
+    );
     assert!(!err.contains("panicked"), "{err}");
     let out = stdout(&o);
     assert!(out.contains("1 loaded: d"), "{out}");
@@ -622,8 +628,8 @@ fn the_host_loads_plugin_graphs_and_says_each_bad_one_in_a_line_while_it_plays()
     assert!(o.status.success(), "{}", stderr(&o));
     let err = stderr(&o);
     let lines: Vec<&str> = err.lines().filter(|l| l.contains("error:")).collect();
-    // The four loads, the unload of the graph that was not loaded, the three sets.
-    assert_eq!(lines.len(), 8, "{err}");
+    // The four loads, the unload of the graph that was not loaded, the four sets.
+    assert_eq!(lines.len(), 9, "{err}");
     let lilv = lines
         .iter()
         .filter(|l| l.contains("install the package liblilv-0-0"));

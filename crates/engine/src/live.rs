@@ -246,6 +246,18 @@ pub fn check(
         node: &changed,
         ..NodeContext::of(graph, v, rate, block)
     };
+    // A bound of the running processors' memory (a delay's line), from the node as it
+    // stands, before the changed node is built: past it, the kind would blame the bound
+    // (`max_time` below `time`), which cannot change while the graph plays.
+    if let (Some(now), Ok(x)) = (&now, &number) {
+        if let Some(max) = now
+            .live_param(attr)
+            .and_then(|p| now.live_max(p))
+            .filter(|&m| *x > m)
+        {
+            return Err(past_live_max(attr, node, &kind, max));
+        }
+    }
     // The kind quotes the value as the graph holds it (`1000000000.0` for a typed `1e9`):
     // the sentence quotes it as it was typed.
     let (built, _) = registry.build(&ctx, false).map_err(|e| {
@@ -280,7 +292,14 @@ pub fn check(
                     .into_iter()
                     .find(|n| n.attr.as_deref() == Some(attr))
                 {
-                    return Err(note.text);
+                    // The note is written of a graph file's attribute: here `attr` is what
+                    // `set` asked to change, which the node does not have.
+                    let given = format!("has attribute `{attr}`, which ");
+                    return Err(note.text.replacen(
+                        &given,
+                        &format!("cannot set `{attr}`, which "),
+                        1,
+                    ));
                 }
             }
             return Err(format!(
@@ -294,9 +313,7 @@ pub fn check(
     // stands: the changed copy's own default for it may differ.
     if let Some(now) = &now {
         if let Some(max) = now.live_max(param).filter(|&m| value > m) {
-            return Err(format!(
-                "`{attr}` of node `{node}` can be set up to {max} while the graph plays (what its memory holds); give the node a larger bound (`fugue kinds` names it for kind {kind}) and load it again"
-            ));
+            return Err(past_live_max(attr, node, &kind, max));
         }
     }
     Ok((
@@ -308,4 +325,12 @@ pub fn check(
         },
         value,
     ))
+}
+
+/// The sentence of a `set` of `attr` of node `node` (of kind `kind`) past `max`, the most
+/// its running processors' memory holds.
+fn past_live_max(attr: &str, node: &str, kind: &str, max: f64) -> String {
+    format!(
+        "`{attr}` of node `{node}` can be set up to {max} while the graph plays (what its memory holds); give the node a larger bound (`fugue kinds` names it for kind {kind}) and load it again"
+    )
 }
