@@ -570,6 +570,15 @@ fn a_jack_host_ends_when_its_server_stops() {
     let mut h = Running::start(child, &socket);
     let (ok, r) = ctl(&socket, &["load", "a", g[0].to_str().unwrap()]);
     assert!(ok, "{r}");
+    // A client's wait, cut short by the server's end: it did not play its time, and fails.
+    let waiter = {
+        let socket = socket.clone();
+        std::thread::spawn(move || {
+            let o = fugue(&["ctl", socket.to_str().unwrap(), "wait", "20"]);
+            (o.status.code(), format!("{}{}", stdout(&o), stderr(&o)))
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
     drop(server);
     let start = std::time::Instant::now();
     let status = loop {
@@ -597,6 +606,14 @@ fn a_jack_host_ends_when_its_server_stops() {
     );
     assert_eq!(err.matches("JACK server stopped").count(), 1, "{err}");
     assert!(!err.contains("panicked"), "{err}");
+    let (code, r) = waiter.join().unwrap();
+    assert_eq!(code, Some(1), "{r}");
+    assert!(
+        r.contains("the JACK server stopped")
+            && r.contains("the wait ended after")
+            && r.contains("of 20 s"),
+        "{r}"
+    );
 }
 
 /// `--executor auto` in separate mode says at each load what it measured and chose (a JSON

@@ -630,6 +630,45 @@ fn ctl_gives_up_on_a_socket_that_never_answers() {
     drop(listener);
 }
 
+/// A line that holds no command (a comment, blanks) is refused by `fugue ctl` itself, in
+/// one sentence, before it connects; a listener that floods bytes with no line's end is
+/// said to be no host, exit 1, its bytes not printed.
+#[test]
+fn ctl_refuses_an_empty_command_and_a_reply_that_is_no_line() {
+    let dir = folder("host-socket", "ctl-no-line");
+    let socket = dir.join("flood.sock");
+    let _ = std::fs::remove_file(&socket);
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    for words in [&["# comment"][..], &["  # indented"][..]] {
+        let mut args = vec!["ctl", socket.to_str().unwrap()];
+        args.extend_from_slice(words);
+        let o = fugue(&args);
+        assert_eq!(o.status.code(), Some(1), "{words:?}");
+        let e = stderr(&o);
+        assert!(
+            e.contains("no command to send: the line is empty or a comment")
+                && e.lines().count() == 1,
+            "{words:?}: {e}"
+        );
+    }
+    // Every connection flooded until its client goes (the thread ends with the test).
+    std::thread::spawn(move || {
+        use std::io::Write as _;
+        for mut c in listener.incoming().flatten() {
+            let chunk = vec![b'A'; 64 << 10];
+            while c.write_all(&chunk).is_ok() {}
+        }
+    });
+    let o = fugue(&["ctl", socket.to_str().unwrap(), "stats"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(o.stdout.is_empty(), "{} bytes printed", o.stdout.len());
+    let e = stderr(&o);
+    assert!(
+        e.contains("is over 1024 KiB with no line's end") && e.lines().count() == 1,
+        "{e}"
+    );
+}
+
 /// A host that stops removes its socket only while it is still its own: a second host that
 /// made its socket at the same path after the first one's was removed keeps it (and its
 /// clients) when the first one quits.

@@ -389,6 +389,7 @@ fn serve(
                 stop: stop.clone(),
                 cycle: watch.cycle.clone(),
                 quit: watch.quit.clone(),
+                lost: watch.lost.clone(),
             },
         )?),
         None => None,

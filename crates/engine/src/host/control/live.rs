@@ -75,6 +75,7 @@ pub fn serve_run(
             stop: stop.clone(),
             cycle: Arc::new(AtomicU64::new(0)),
             quit: Arc::new(AtomicBool::new(false)),
+            lost: Arc::default(),
         },
     )?;
     let run = Run {

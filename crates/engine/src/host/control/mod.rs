@@ -43,6 +43,14 @@ pub enum ControlError {
     /// The host closed the connection without a reply.
     #[error("the host closed the connection without a reply")]
     NoReply,
+    /// The line to send holds no command (nothing, or a comment): the host would skip it
+    /// and close the connection without a reply.
+    #[error("no command to send: the line is empty or a comment (`fugue ctl SOCKET help` lists the commands)")]
+    NoCommand,
+    /// What came back is no line of a host's reply: over [`MAX_REPLY`] bytes with no line's
+    /// end (something other than a `fugue host` or `fugue run` listens there).
+    #[error("the reply from {} is over {} KiB with no line's end: no `fugue host` or `fugue run` reply, so something else listens there", .0.display(), MAX_REPLY >> 10)]
+    NotAReply(std::path::PathBuf),
     /// No reply came within the time the client gave it.
     #[error("no reply from {} within {seconds} s (the host may be stopped, or busy with a long command such as a large load, which it may still carry out); pass --timeout SECONDS to wait longer", .path.display())]
     Timeout {
@@ -52,6 +60,9 @@ pub enum ControlError {
         seconds: f64,
     },
 }
+
+/// The longest reply line a client reads: a host's replies are one line each, far shorter.
+pub const MAX_REPLY: u64 = 1 << 20;
 
 /// A line to execute and where its reply goes.
 pub struct Request {
@@ -126,6 +137,9 @@ pub struct Watch {
     /// Set by a source as it sends a `quit`: a `wait` running in the control loop ends
     /// there, so that the quit is served now rather than after it.
     pub quit: Arc<AtomicBool>,
+    /// Why the audio side went away for good (the JACK server stopped), set by the control
+    /// loop before it ends: a `wait` that the host's end cuts short fails with it.
+    pub lost: Arc<std::sync::OnceLock<String>>,
 }
 
 /// How the front end takes part: where the host's notices go, and how a call that may block
@@ -278,6 +292,13 @@ impl Controller {
         }
     }
 
+    /// Puts why the audio side went away, if it did, where the waits see it ([`Watch::lost`]).
+    fn tell_lost(&self, watch: &Watch) {
+        if let Some(why) = &self.outcome.lost {
+            let _ = watch.lost.set(why.clone());
+        }
+    }
+
     /// Updates `watch` from the host.
     fn update(&self, watch: &Watch) {
         let host = self.session.host();
@@ -328,6 +349,7 @@ impl Controller {
                     self.update(watch);
                     let _ = req.reply.send(r.line(self.json));
                     if r.quits() || (!r.ok && self.strict) || self.lost() {
+                        self.tell_lost(watch);
                         return;
                     }
                 }
@@ -335,6 +357,7 @@ impl Controller {
                     self.session.idle();
                     self.say_notices();
                     if self.lost() {
+                        self.tell_lost(watch);
                         return;
                     }
                 }

@@ -55,6 +55,9 @@ pub struct Control {
     /// Set as a client's `quit` is sent to the control loop ([`super::Watch::quit`]): a
     /// `wait` running there ends, so that the quit is served at once.
     pub quit: Arc<AtomicBool>,
+    /// Why the audio side went away for good ([`super::Watch::lost`]): a `wait` cut short by
+    /// the host's end then fails with it.
+    pub lost: Arc<std::sync::OnceLock<String>>,
 }
 
 /// What a client is doing.
@@ -103,9 +106,10 @@ impl Shared {
         self.clients().retain(|c| c.id != id);
     }
 
-    /// Relaxed: request flags; nothing is published with them.
+    /// Acquire: the closing flag publishes why the host ends ([`Control::lost`], set before
+    /// the control loop ends and the flag is set); the stop request publishes nothing.
     fn stopping(&self) -> bool {
-        self.closing.load(Ordering::Relaxed) || self.control.stop.load(Ordering::Relaxed)
+        self.closing.load(Ordering::Acquire) || self.control.stop.load(Ordering::Relaxed)
     }
 
     /// Closes the client idle longest, telling it `why` in one line; false when every
@@ -149,8 +153,8 @@ fn identity(path: &Path) -> Option<(u64, u64)> {
 
 impl Drop for Guard {
     fn drop(&mut self) {
-        // Relaxed: a request flag; the waits poll it.
-        self.shared.closing.store(true, Ordering::Relaxed);
+        // Release: a request flag the waits poll, which publishes why the host ends.
+        self.shared.closing.store(true, Ordering::Release);
         let start = Instant::now();
         while start.elapsed() < REPLY_GRACE
             && self.shared.clients().iter().any(|c| c.state != State::Idle)
@@ -483,8 +487,19 @@ fn wait(
             return Some(r);
         }
     }
-    // The host is stopping: the control loop takes no more requests; the cycle it last saw.
-    // Relaxed: a counter read for a report.
+    // The host is stopping: the control loop takes no more requests. Because the audio side
+    // went away (the JACK server stopped): the wait did not play its time, and fails.
+    if let Some(why) = shared.control.lost.get() {
+        return Some(
+            Reply::failed(
+                "wait",
+                format!("{why}; the wait ended after {waited} s of {seconds} s"),
+            )
+            .line(shared.control.json),
+        );
+    }
+    // Ended by a signal or a `quit`: it replies how long it waited, and the cycle the control
+    // loop last saw. Relaxed: a counter read for a report.
     let cycle = shared.control.cycle.load(Ordering::Relaxed);
     Some(
         Reply::done(Answer::Wait {
@@ -516,6 +531,8 @@ pub fn send(path: &Path, line: &str, timeout: Duration) -> Result<String, Contro
     )))?;
     let timeout = match command::parse(line) {
         Ok(Some(Command::Wait { seconds })) => timeout + Duration::from_secs_f64(seconds),
+        // Nothing the host would answer: said here, before connecting.
+        Ok(None) => return Err(ControlError::NoCommand),
         _ => timeout,
     };
     let timed_out = || ControlError::Timeout {
@@ -539,7 +556,9 @@ pub fn send(path: &Path, line: &str, timeout: Duration) -> Result<String, Contro
         // the command was sent: that line is the answer.
         let mut why = String::new();
         let _ = s.set_read_timeout(Some(Duration::from_millis(100)));
-        let _ = BufReader::new(&mut s).take(1 << 20).read_line(&mut why);
+        let _ = BufReader::new(&mut s)
+            .take(super::MAX_REPLY)
+            .read_line(&mut why);
         if !why.trim().is_empty() {
             return Ok(why.trim_end().to_string());
         }
@@ -556,11 +575,14 @@ pub fn send(path: &Path, line: &str, timeout: Duration) -> Result<String, Contro
         .map_err(io("cannot set the socket's time limit"))?;
     let mut reply = String::new();
     BufReader::new(&mut s)
-        .take(1 << 20)
+        .take(super::MAX_REPLY)
         .read_line(&mut reply)
         .map_err(failed("cannot read the reply"))?;
     if reply.is_empty() {
         return Err(ControlError::NoReply);
+    }
+    if !reply.ends_with('\n') && reply.len() as u64 >= super::MAX_REPLY {
+        return Err(ControlError::NotAReply(path.to_path_buf()));
     }
     Ok(reply.trim_end().to_string())
 }
