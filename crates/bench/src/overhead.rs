@@ -141,7 +141,7 @@ pub struct OverheadResult {
 fn load_graph(source: &GraphSource) -> Result<(TaskGraph, String), BenchError> {
     let n = match source {
         GraphSource::File(path) => {
-            let g = fugue_graph::read_file(path, None)?;
+            let g = crate::shapes::read_file(path)?;
             // The probe checks each task's order against its predecessors in one cycle; a
             // feedback edge reads the previous cycle's block, which no probe task keeps.
             let feedback = g.feedback_edges().len();

@@ -318,3 +318,90 @@ fn a_corpus_no_shape_reads_is_refused() {
         stderr(&o)
     );
 }
+
+/// `bench host --graphs`: two files of one name are refused (they would be one row of the
+/// report, their figures merged), a graph that cannot play is said with its file and place
+/// before anything runs, and a Faust program is read as the other commands read it.
+#[test]
+fn bench_host_refuses_two_graphs_of_one_name_and_says_where_a_graph_fails() {
+    let dir = folder("mistakes", "bench-host-graphs");
+    for (sub, shape, size) in [("a", "line", ["-n", "8"]), ("b", "rake", ["-k", "3"])] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+        let p = dir.join(sub).join("g.ag");
+        let o = fugue(&["gen", shape, size[0], size[1], "-o", s(&p), "--force"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let out = dir.join("out");
+    let run = |graphs: &str| {
+        fugue(&[
+            "bench",
+            "host",
+            "--graphs",
+            graphs,
+            "--instances",
+            "1",
+            "--threads",
+            "1",
+            "--modes",
+            "shared",
+            "--offline-only",
+            "--offline-seconds",
+            "0.05",
+            "--repeats",
+            "1",
+            "-o",
+            s(&out),
+            "--force",
+        ])
+    };
+    let a = dir.join("a").join("g.ag");
+    let b = dir.join("b").join("g.ag");
+    let o = run(&format!("{},{}", s(&a), s(&b)));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("are both named `g` in the report") && e.lines().count() == 1,
+        "{e}"
+    );
+    assert!(!out.exists(), "a refused study wrote its folder");
+    let bad = dir.join("bad.ag");
+    std::fs::write(
+        &bad,
+        "o = { kind: \"osc\", freq: 440, };\nx = { kind: \"oscx\", };\ns = { kind: \"sink\", };\no.1 -> s.1;\nx.1 -> s.1;\n",
+    )
+    .unwrap();
+    let o = run(s(&bad));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("--graphs: cannot play")
+            && e.contains("bad.ag:2:13: node `x` has unknown kind `oscx`")
+            && !e.contains("ceiling"),
+        "{e}"
+    );
+    if fugue_faust::available_for("bench_host_reads_a_faust_program") {
+        let o = run(&example("faust/string.dsp"));
+        assert!(o.status.success(), "{}", stderr(&o));
+        let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+        assert!(summary.contains("\nstring,shared,1,"), "{summary}");
+        // And by the table, as render reads it (a graph of one `faust` node).
+        let table = dir.join("table");
+        let o = fugue(&[
+            "bench",
+            "table",
+            "--shapes",
+            &example("faust/string.dsp"),
+            "--executors",
+            "ws",
+            "--buffers",
+            "256",
+            "--seconds",
+            "0.05",
+            "--runs",
+            "1",
+            "-o",
+            s(&table),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+}

@@ -101,6 +101,24 @@ pub fn run(a: Args, env: &Env, progress: &mut dyn Progress) -> Result<String, Be
             .map(|n| named_graph(n, &env.read_graph))
             .collect::<Result<Vec<_>, _>>()?,
     };
+    // Each graph is a row of the report, by its name: two files of one name would be merged.
+    for (i, (label, _)) in graphs.iter().enumerate() {
+        if let Some(j) = graphs[..i].iter().position(|(l, _)| l == label) {
+            let given = |k: usize| {
+                a.graphs
+                    .as_ref()
+                    .and_then(|n| n.get(k))
+                    .cloned()
+                    .unwrap_or_else(|| label.clone())
+            };
+            return Err(BenchError::Config(format!(
+                "--graphs: `{}` and `{}` are both named `{label}` in the report (a file is named by its name without the extension); give each graph once, or rename one",
+                given(j),
+                given(i)
+            )));
+        }
+    }
+    let registry = (env.registry)();
     let config = HostBenchConfig {
         instances: match &a.instances {
             Some(list) => {
@@ -129,8 +147,32 @@ pub fn run(a: Args, env: &Env, progress: &mut dyn Progress) -> Result<String, Be
         },
         rt_seconds: a.seconds,
         rt_priority: a.rt,
+        registry,
         ..HostBenchConfig::default()
     };
+    // Every graph compiled once before anything runs (the ceiling first builds it on every
+    // thread): one that cannot play is said with its file and place, not minutes later.
+    for ((label, g), name) in graphs.iter().zip(
+        a.graphs
+            .iter()
+            .flatten()
+            .map(Some)
+            .chain(std::iter::repeat(None)),
+    ) {
+        let options = fugue_exec::CompileOptions {
+            sample_rate: f64::from(config.rate),
+            block: config.offline_buffer,
+            ..Default::default()
+        };
+        if let Err(e) = fugue_exec::Plan::compile(g, &config.registry, &options) {
+            let file = name.cloned().unwrap_or_else(|| label.clone());
+            let at = fugue_engine::check::error_at(g, &e);
+            return Err(BenchError::Config(format!(
+                "--graphs: cannot play {file}{at}: {}",
+                fugue_engine::host::session::message(&e)
+            )));
+        }
+    }
     // The folder is checked before the run, which may take minutes.
     crate::report::folder::check(
         &a.output,

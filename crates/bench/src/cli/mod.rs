@@ -138,6 +138,9 @@ pub fn run(
     env: &Env,
     progress: &mut dyn Progress,
 ) -> Result<String, BenchError> {
+    // Graph files are read as the front end reads them (a Faust program as a graph of one
+    // node), wherever a benchmark names one.
+    crate::shapes::use_reader(env.read_graph);
     match command {
         BenchCommand::Ring(a) => ring::run(a, env, progress),
         BenchCommand::Pool(a) => pool::run(a, env, progress),

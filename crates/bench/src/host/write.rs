@@ -308,7 +308,7 @@ fn readme_offline(c: &HostBenchConfig, b: &HostBench, command: &str) -> String {
         "| graph | threads | mode | N | aggregate/s | of the ceiling | range | vs N=1 | fairness | cycle µs | serial µs | busy | inflation |\n|---|---:|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n",
     );
     let summaries = b.summaries();
-    let two = |v: Option<f64>| v.map_or("?".to_string(), |f| format!("{f:.2}"));
+    let two = |v: Option<f64>| v.map_or("-".to_string(), |f| format!("{f:.2}"));
     for p in &summaries {
         md.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} | {}-{} | {} | {:.2} | {:.1} | {:.1} | {:.2} | {} |\n",
@@ -316,7 +316,7 @@ fn readme_offline(c: &HostBenchConfig, b: &HostBench, command: &str) -> String {
             p.threads,
             p.mode,
             p.n,
-            p.aggregate.map_or("?".to_string(), |a| format!("{a:.0}")),
+            p.aggregate.map_or("-".to_string(), |a| format!("{a:.0}")),
             two(p.fraction),
             two(p.fraction_min),
             two(p.fraction_max),
@@ -328,7 +328,7 @@ fn readme_offline(c: &HostBenchConfig, b: &HostBench, command: &str) -> String {
             two(p.inflation),
         ));
     }
-    md.push_str("\nCycle: the host's mean cycle; serial: its part on the audio thread alone (commands, mix, statistics); busy: of the threads' time in the parallel part, the share spent running units (the rest is looking for work and waiting); inflation: an instance's units' time per cycle over a sequential engine's cycle in the ceiling (1: the nodes run as fast as alone).\n");
+    md.push_str("\nAggregate: every instance's cycles per second together; vs N=1: the aggregate over that of one instance in the same mode and threads (`-` where N = 1 was not run); fairness: the smallest instance's work per cycle (the time its units ran, all threads) over the largest one's (every instance runs every cycle, so below 1 means one instance's nodes ran slower than another's); cycle: the host's mean cycle; serial: its part on the audio thread alone (commands, mix, statistics); busy: of the threads' time in the parallel part, the share spent running units (the rest is looking for work and waiting); inflation: an instance's units' time per cycle over a sequential engine's cycle in the ceiling (1: the nodes run as fast as alone; `-` where there is no ceiling to compare with). In `raw.csv`, `share_ns` is an instance's work per cycle, in ns.\n");
     md.push_str("\n## Findings\n\n");
     for f in findings(b) {
         md.push_str(&format!("- {f}\n"));

@@ -303,16 +303,33 @@ pub fn run(a: &SweepConfig, progress: &mut dyn Progress) -> Result<Sweep, BenchE
     })
 }
 
+/// [`Sweep::baseline`] in `summary`.
+fn baseline_in(summary: &BTreeMap<Key, (Spread, usize)>, k: &Key) -> Option<f64> {
+    let (experiment, _, producers, capacity, padding, pinned, processes) = *k;
+    let median = |k: &Key| summary.get(k).map(|(s, _)| s.median);
+    median(&(
+        experiment,
+        Impl::Mutex,
+        producers,
+        capacity,
+        padding,
+        pinned,
+        processes,
+    ))
+    .or_else(|| median(&grid(Impl::Mutex, producers, capacity, padding)))
+}
+
 /// The grid key of `imp` with `producers` and `capacity` at padding `pad`.
 fn grid(imp: Impl, producers: usize, capacity: usize, pad: &'static str) -> Key {
     ("grid", imp, producers, capacity, pad, false, false)
 }
 
 impl Sweep {
-    /// The median of the mutex/condvar ring with the same producers, capacity and padding.
+    /// The median of the mutex/condvar ring with the same producers, capacity and padding,
+    /// in the same experiment (pinned or not, threads or processes) where it ran there, else
+    /// in the grid (threads, unpinned).
     pub fn baseline(&self, k: &Key) -> Option<f64> {
-        let (_, _, producers, capacity, padding, _, _) = *k;
-        self.median(&grid(Impl::Mutex, producers, capacity, padding))
+        baseline_in(&self.summary, k)
     }
 
     /// The median items/s of a point.
@@ -462,7 +479,7 @@ impl Sweep {
             s.push_str(&producers);
             return s;
         }
-        let _ = writeln!(s, "Files: `raw.csv` (one row per run), `summary.csv` (median, min, max, ratio to the mutex/condvar ring of the same producers and capacity), `throughput.svg`/`.png` (medians; vertical lines: caches in slots), `producers.svg`/`.png` (the producers experiment).\n");
+        let _ = writeln!(s, "Files: `raw.csv` (one row per run), `summary.csv` (median, min, max, ratio to the mutex/condvar ring of the same producers and capacity, in the same experiment where it ran there, else in the grid), `throughput.svg`/`.png` (medians; vertical lines: caches in slots), `producers.svg`/`.png` (the producers experiment).\n");
         let _ = writeln!(s, "![throughput](throughput.png)\n");
         for producers in 1..=3 {
             let _ = writeln!(
@@ -590,5 +607,45 @@ pub(super) fn mps(x: f64) -> String {
         format!("{:.2} M", x / 1e6)
     } else {
         format!("{:.1} k", x / 1e3)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_experiment_is_judged_against_its_own_mutex_run() {
+        let spread = |m: f64| {
+            (
+                Spread {
+                    median: m,
+                    min: m,
+                    max: m,
+                },
+                1,
+            )
+        };
+        let mut summary = BTreeMap::new();
+        summary.insert(grid(Impl::Mutex, 1, 1024, "cacheline"), spread(4.0e6));
+        summary.insert(grid(Impl::Park, 1, 1024, "cacheline"), spread(8.0e6));
+        let producers = ("producers", Impl::Mutex, 1, 1024, "cacheline", false, false);
+        summary.insert(producers, spread(2.0e6));
+        let pinned = ("pinned", Impl::Park, 1, 1024, "cacheline", true, false);
+        summary.insert(pinned, spread(6.0e6));
+        // The producers experiment's own mutex run: its ratio is 1.
+        assert_eq!(baseline_in(&summary, &producers), Some(2.0e6));
+        let park = ("producers", Impl::Park, 1, 1024, "cacheline", false, false);
+        assert_eq!(baseline_in(&summary, &park), Some(2.0e6));
+        // An experiment that ran no mutex: the grid's.
+        assert_eq!(baseline_in(&summary, &pinned), Some(4.0e6));
+        assert_eq!(
+            baseline_in(&summary, &grid(Impl::Park, 1, 1024, "cacheline")),
+            Some(4.0e6)
+        );
+        assert_eq!(
+            baseline_in(&summary, &grid(Impl::Park, 2, 1024, "cacheline")),
+            None
+        );
     }
 }

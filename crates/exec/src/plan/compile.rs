@@ -154,7 +154,7 @@ pub enum CompileError {
         block: usize,
     },
     /// The plan would need more memory than [`MEMORY_LIMIT`].
-    #[error("the graph needs {} MiB of memory at {block} frames per cycle ({what}), more than the limit of {} MiB; lower --buffer, or use fewer ports, nodes or shorter delays", mib(*.needed), mib(*.limit))]
+    #[error("the graph needs {} MiB of memory at {block} frames per cycle ({what}), more than the limit of {} MiB; use a smaller buffer size (--buffer; a benchmark's --buffers or a study's `buffers`), or fewer ports, nodes or shorter delays", mib(*.needed), mib(*.limit))]
     TooLarge {
         /// Bytes needed (at least; counted until the limit was passed).
         needed: usize,
