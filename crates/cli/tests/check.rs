@@ -319,6 +319,48 @@ fn check_follows_the_rates_of_resamplers_as_render_does() {
             }
         }
     }
+    // After a node that cannot be built or a refused rate, what follows is not refused for
+    // it: a resampler with a bad `conv` still doubles the rate (its ratio is read), one with
+    // a misspelt `ratio` leaves the rate unknown, and so do inputs at different rates; the
+    // nodes after them are checked for their kinds and attributes, not for values that
+    // depend on the rate. Each graph: one error, the one render says first.
+    let after = |up: &str, tail: &str| {
+        format!(
+            "a = {{ kind: \"osc\", freq: 440, }};\nup = {{ kind: \"resampler\", ratio: 2, }};\nup2 = {up};\nm = {{ kind: \"mix\", }};\nb = {{ kind: \"biquad\", freq: 30000, }};\ndown = {{ kind: \"resampler\", ratio: \"1/2\", }};\ns = {{ kind: \"sink\", }};\na.1 -> up.1 -> m.1;\n{tail}\nm.1 -> b.1 -> down.1 -> s.1;\n"
+        )
+    };
+    for (file, text, said) in [
+        (
+            "conv.ag",
+            after(
+                "{ kind: \"resampler\", ratio: 2, conv: \"bogus\", }",
+                "a.1 -> up2.1 -> m.2;",
+            ),
+            "`conv`",
+        ),
+        (
+            "ratoi.ag",
+            after("{ kind: \"resampler\", ratoi: 2, }", "a.1 -> up2.1 -> m.2;"),
+            "`ratoi`",
+        ),
+        (
+            "mixed-then.ag",
+            after("{ kind: \"gain\", volume: 1, }", "a.1 -> up2.1 -> m.2;"),
+            "receives inputs at different rates",
+        ),
+    ] {
+        let p = d.join(file);
+        std::fs::write(&p, &text).unwrap();
+        let o = fugue(&["check", p.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(1), "{file}: {}", stderr(&o));
+        let errors: Vec<String> = stderr(&o)
+            .lines()
+            .filter(|l| l.starts_with("fugue: error:"))
+            .map(String::from)
+            .collect();
+        assert_eq!(errors.len(), 1, "{file}: {errors:?}");
+        assert!(errors[0].contains(said), "{file}: {errors:?}");
+    }
     // The block at a resampler follows --buffer: 1/3 divides 513 frames, not 512.
     let p = d.join("third.ag");
     std::fs::write(

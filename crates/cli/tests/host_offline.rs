@@ -433,3 +433,28 @@ fn an_empty_graph_and_a_placeholder_load_with_a_warning() {
         "{out}"
     );
 }
+
+/// A live `set` tries the changed node at the node's own rate, as its plan plays it: after a
+/// resampler that doubles the rate, a filter may go up to the doubled rate's half.
+#[test]
+fn set_checks_a_value_at_the_nodes_own_rate() {
+    let dir = folder("host-offline", "set-rate");
+    let graph = dir.join("up.ag");
+    std::fs::write(
+        &graph,
+        "n = { kind: \"noise\", };\nup = { kind: \"resampler\", ratio: 2, };\nf = { kind: \"biquad\", freq: 3000, };\ndown = { kind: \"resampler\", ratio: \"1/2\", };\nout = { kind: \"sink\", };\nn.1 -> up.1 -> f.1 -> down.1 -> out.1;\n",
+    )
+    .unwrap();
+    let script = format!(
+        "load a {}\nset a f freq 30000\nset a f freq 50000\nwait 0.05\nquit\n",
+        graph.display()
+    );
+    let o = host_with_input(&["--backend", "offline"], &script);
+    let err = format!("{}{}", stdout(&o), stderr(&o));
+    let errors: Vec<&str> = err.lines().filter(|l| l.contains("error")).collect();
+    assert_eq!(errors.len(), 1, "{err}");
+    assert!(
+        errors[0].contains("set a f freq") && errors[0].contains("below 48000 Hz"),
+        "{err}"
+    );
+}

@@ -639,8 +639,14 @@ fn ctl_refuses_an_empty_command_and_a_reply_that_is_no_line() {
     let socket = dir.join("flood.sock");
     let _ = std::fs::remove_file(&socket);
     let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
-    for words in [&["# comment"][..], &["  # indented"][..]] {
-        let mut args = vec!["ctl", socket.to_str().unwrap()];
+    // Before connecting: a path where nothing listens says the same.
+    let nowhere = dir.join("none.sock");
+    for (words, at) in [
+        (&["# comment"][..], &socket),
+        (&["  # indented"][..], &socket),
+        (&["# comment"][..], &nowhere),
+    ] {
+        let mut args = vec!["ctl", at.to_str().unwrap()];
         args.extend_from_slice(words);
         let o = fugue(&args);
         assert_eq!(o.status.code(), Some(1), "{words:?}");

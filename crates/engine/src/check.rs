@@ -203,12 +203,17 @@ fn check_rated(
         }
         return None;
     }
+    // After a refused rate or a node that could not be built upstream: the node's kind and
+    // attributes are checked, not its values (what a value may be can depend on the rate,
+    // which is not known), and no rate of it is refused (said upstream, not again).
+    if !known {
+        check_node(graph, registry, id, None, out);
+        return None;
+    }
     let too_high =
         |b: usize| at.as_f64() > fugue_exec::MAX_RATE_FACTOR as f64 || b > fugue_exec::MAX_BLOCK;
     let node_block = match at.scale(block) {
         Some(b) if !too_high(b) => b,
-        // After a refused rate upstream, said there, not again.
-        _ if !known => return None,
         Some(b) => {
             out.push(refused(CompileError::RateTooHigh {
                 node: node.name.clone(),
@@ -230,20 +235,19 @@ fn check_rated(
     // A feedback edge's two nodes are the plan compiler's own (fugue_graph::Feedback): they
     // pass the rate on.
     if graph.is_feedback_node(id) {
-        return known.then_some(at);
-    }
-    let ctx = NodeContext {
-        sample_rate: rate * at.as_f64(),
-        block: node_block,
-        rate: at,
-        ..NodeContext::of(graph, id, rate, block)
-    };
-    let ratio = check_node(graph, registry, id, &ctx, out);
-    if !known {
-        return None;
-    }
-    let Some(ratio) = ratio else {
         return Some(at);
+    }
+    let ctx = node_context(graph, id, rate, block, at, node_block);
+    let Some(ratio) = check_node(graph, registry, id, Some(&ctx), out) else {
+        // Not built (said above): a resampler's rate follows its ratio where it can be read,
+        // any other kind keeps the rate it was given.
+        if node.kind != "resampler" {
+            return Some(at);
+        }
+        return fugue_dsp::kinds::resampler::ratio_of(&ctx)
+            .ok()
+            .filter(|r| r.scale(node_block).is_some())
+            .and_then(|r| at.checked_mul(r));
     };
     match (at.checked_mul(ratio), ratio.scale(node_block)) {
         (Some(next), Some(_)) => Some(next),
@@ -258,19 +262,76 @@ fn check_rated(
     }
 }
 
+/// The context node `id` is built in at `rate` Hz and `block` frames of the engine, its rate
+/// `at` the engine's and its block `node_block`.
+pub(crate) fn node_context(
+    graph: &TaskGraph,
+    id: NodeId,
+    rate: f64,
+    block: usize,
+    at: Ratio,
+    node_block: usize,
+) -> NodeContext<'_> {
+    NodeContext {
+        sample_rate: rate * at.as_f64(),
+        block: node_block,
+        rate: at,
+        ..NodeContext::of(graph, id, rate, block)
+    }
+}
+
+/// Each node's rate against the engine's, and its block at an engine of `block` frames, as
+/// the plan compiler works them out, without building the nodes: its inputs' rate (a
+/// source's is the engine's), times the `ratio` of a `resampler` for what leaves it. `None`
+/// where it is not known: inputs at different rates, a block that is not whole, a ratio that
+/// cannot be read, or a node after one of these. For what is built at a node's own rate
+/// outside a plan (a live `set`'s trial of the changed node, `info`'s details).
+pub fn node_rates(graph: &TaskGraph, block: usize) -> Vec<Option<(Ratio, usize)>> {
+    let mut at: Vec<Option<(Ratio, usize)>> = vec![None; graph.len()];
+    let mut leaves: Vec<Option<Ratio>> = vec![None; graph.len()];
+    for &v in graph.topo_order() {
+        let mut rates = graph
+            .in_edges(v)
+            .iter()
+            .map(|&e| leaves[graph.edges()[e].src]);
+        let first = rates.next().unwrap_or(Some(Ratio::ONE));
+        let rate = first.filter(|&r| rates.all(|x| x == Some(r)));
+        at[v] = rate.and_then(|r| Some((r, r.scale(block)?)));
+        leaves[v] = at[v].and_then(|(r, b)| {
+            if graph.node(v).kind != "resampler" || graph.is_feedback_node(v) {
+                return Some(r);
+            }
+            let ctx = node_context(graph, v, CHECK_RATE, block, r, b);
+            let ratio = fugue_dsp::kinds::resampler::ratio_of(&ctx).ok()?;
+            ratio.scale(b)?;
+            r.checked_mul(ratio)
+        });
+    }
+    at
+}
+
 /// What each node of `graph` that its kind can build says of itself beyond its kind and
 /// ports ([`fugue_dsp::DspNode::describe`]: an LV2 plugin's name, controls and control
 /// outputs), by node name, in node order; nodes with nothing to say, and nodes that cannot
-/// be built (which [`check_at`] reports), are left out. Builds every node at `rate` Hz (its
-/// controls' ranges may follow the rate), 512 frames: control side.
-pub fn details(graph: &TaskGraph, registry: &Registry, rate: f64) -> Vec<(String, Vec<String>)> {
+/// be built (which [`check_with`] reports), are left out. Builds every node at its own rate
+/// and block ([`node_rates`]) in an engine of `rate` Hz and `block` frames (its controls'
+/// ranges may follow the rate); a node whose rate is not known, at the engine's. Control
+/// side.
+pub fn details(
+    graph: &TaskGraph,
+    registry: &Registry,
+    rate: f64,
+    block: usize,
+) -> Vec<(String, Vec<String>)> {
     let mut out = Vec::new();
-    for id in 0..graph.len() {
+    let rates = node_rates(graph, block);
+    for (id, known) in rates.iter().enumerate() {
         let node = graph.node(id);
         if !registry.contains(&node.kind) {
             continue;
         }
-        let ctx = NodeContext::of(graph, id, rate, CHECK_BLOCK);
+        let (at, node_block) = known.unwrap_or((Ratio::ONE, block));
+        let ctx = node_context(graph, id, rate, block, at, node_block);
         if let Ok(built) = registry.build(&ctx, false) {
             let lines = built.0.describe();
             if !lines.is_empty() {
@@ -351,13 +412,14 @@ pub fn node_error_of<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a
     }
 }
 
-/// The problems of node `id`, built in `ctx` (its rate and block); returns its rate ratio
-/// (a resampler's: its output rate over its input rate) when it could be built.
+/// The problems of node `id`: its kind and attributes, and, given `ctx` (its rate and
+/// block), what its kind says of it built there; returns its rate ratio (a resampler's: its
+/// output rate over its input rate) when it was built.
 fn check_node(
     graph: &TaskGraph,
     registry: &Registry,
     id: NodeId,
-    ctx: &NodeContext<'_>,
+    ctx: Option<&NodeContext<'_>>,
     out: &mut Vec<Problem>,
 ) -> Option<Ratio> {
     let node = graph.node(id);
@@ -424,6 +486,7 @@ fn check_node(
             ));
         }
     }
+    let ctx = ctx?;
     match registry.build(ctx, false) {
         Err(e) => {
             // A misspelt attribute that leaves a required one missing is said once, above.

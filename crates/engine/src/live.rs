@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use crossbeam_queue::ArrayQueue;
-use fugue_dsp::{NodeContext, Registry};
+use fugue_dsp::{NodeContext, Ratio, Registry};
 use fugue_graph::{NodeId, TaskGraph, Value};
 
 /// One change for the audio thread: live parameter `param` of node `node` to `value`.
@@ -212,8 +212,12 @@ pub fn check(
     // alone, with the value they gave it.
     let mut replaced: Vec<String> = Vec::new();
     let mut restated: Vec<(String, Value)> = Vec::new();
+    // At the node's own rate and block (a resampler before it changes them), as its plan
+    // built it; the engine's where they are not known.
+    let (at, node_block) = crate::check::node_rates(graph, block)[v].unwrap_or((Ratio::ONE, block));
+    let own = || crate::check::node_context(graph, v, rate, block, at, node_block);
     // The node as it stands (built once: a plugin's build instantiates it).
-    let here = NodeContext::of(graph, v, rate, block);
+    let here = own();
     let now = registry.build(&here, false).ok().map(|(n, _)| n);
     if let Some(now) = &now {
         if let Some(p) = now.live_param(attr) {
@@ -244,7 +248,7 @@ pub fn check(
     }
     let ctx = NodeContext {
         node: &changed,
-        ..NodeContext::of(graph, v, rate, block)
+        ..own()
     };
     // A bound of the running processors' memory (a delay's line), from the node as it
     // stands, before the changed node is built: past it, the kind would blame the bound

@@ -350,8 +350,16 @@ impl Factory {
             .filter(|p| p.is_input())
             .map(|p| p.path.as_str())
             .collect();
+        // A sentence stays a readable line: a program may have thousands of parameters.
+        const NAMED: usize = 64;
         if v.is_empty() {
             "none".to_string()
+        } else if v.len() > NAMED {
+            format!(
+                "{} and {} more (`fugue info` on the graph lists them all)",
+                v[..NAMED].join(", "),
+                v.len() - NAMED
+            )
         } else {
             v.join(", ")
         }

@@ -127,7 +127,7 @@ pub enum FaustError {
     },
     /// The child process compiling the program ran out of the memory a compilation may use
     /// ([`guard::HELPER_MEMORY`]): LLVM allocates a program's tables with its code.
-    #[error("compiling {name} needs more than the {} MiB of memory a compilation may use (LLVM allocates the program's tables with its code): a node holds at most {} MiB, so shorten its tables or delays ({env}=off compiles without the limit, in this process)", guard::HELPER_MEMORY >> 20, fugue_dsp::MAX_NODE_MEMORY >> 20, env = guard::HELPER_ENV)]
+    #[error("compiling {name} needs more than the {} MiB of memory a compilation may use (LLVM allocates the program's tables with its code): its tables or delays are likely past the {} MiB a node may hold, so shorten them ({env}=off compiles in this process, without this limit, for a program whose state is small)", guard::HELPER_MEMORY >> 20, fugue_dsp::MAX_NODE_MEMORY >> 20, env = guard::HELPER_ENV)]
     CompileMemory {
         /// The program's name (its file).
         name: String,

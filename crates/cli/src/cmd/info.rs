@@ -67,7 +67,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         a.strict,
     )?;
     let origin = util::apply_costs(&a.costs, &mut g, (&a.file, a.format), (a.rate, a.buffer))?;
-    let details = fugue_engine::check::details(&g, &util::registry(), f64::from(a.rate));
+    let details =
+        fugue_engine::check::details(&g, &util::registry(), f64::from(a.rate), a.buffer as usize);
     let info = GraphInfo::new(&g, &a.file, &origin).with_details(details);
     if a.json {
         println!("{}", serde_json::to_string(&info)?);

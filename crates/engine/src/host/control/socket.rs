@@ -517,6 +517,11 @@ pub fn send(path: &Path, line: &str, timeout: Duration) -> Result<String, Contro
         let what = what.to_string();
         move |source| ControlError::Io { what, source }
     };
+    // Nothing the host would answer (a comment, blanks): said here, before connecting.
+    let parsed = command::parse(line);
+    if matches!(parsed, Ok(None)) {
+        return Err(ControlError::NoCommand);
+    }
     // A path that is there but no socket is no host's: said so, not "is it running?".
     if let Ok(m) = std::fs::metadata(path) {
         use std::os::unix::fs::FileTypeExt;
@@ -529,10 +534,8 @@ pub fn send(path: &Path, line: &str, timeout: Duration) -> Result<String, Contro
         path.display(),
         path.display()
     )))?;
-    let timeout = match command::parse(line) {
+    let timeout = match parsed {
         Ok(Some(Command::Wait { seconds })) => timeout + Duration::from_secs_f64(seconds),
-        // Nothing the host would answer: said here, before connecting.
-        Ok(None) => return Err(ControlError::NoCommand),
         _ => timeout,
     };
     let timed_out = || ControlError::Timeout {
