@@ -482,3 +482,43 @@ fn a_success_line_escapes_the_control_characters_of_a_path() {
         "{out}"
     );
 }
+
+/// A study through JACK with no server running is refused before any run, in one sentence
+/// (not after the library's messages at its first run), and writes nothing.
+#[test]
+fn a_jack_study_without_a_server_is_refused_before_it_runs() {
+    if Command::new("jack_wait").arg("--help").output().is_err() {
+        common::skip(
+            "a_jack_study_without_a_server_is_refused_before_it_runs",
+            "jack_wait is not installed",
+        );
+        return;
+    }
+    let d = folder("jack-study");
+    let spec = d.join("j.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "graphs = [\"{}\"]\nexecutors = [\"seq\", \"ws\"]\nthreads = [2]\nbuffers = [256]\nloads = [\"idle\"]\nbackend = \"jack\"\nseconds = 0.05\nrepeats = 1\n",
+            example("rake.ag")
+        ),
+    )
+    .unwrap();
+    let out = d.join("out");
+    let o = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args(["bench", "study", s(&spec), "-o", s(&out)])
+        // A server of this name runs nowhere.
+        .env(
+            "JACK_DEFAULT_SERVER",
+            format!("fugue-none-{}", std::process::id()),
+        )
+        .output()
+        .unwrap();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("backend = \"jack\", but no JACK server is running") && e.lines().count() == 1,
+        "{e}"
+    );
+    assert!(!out.exists(), "a refused study wrote {}", out.display());
+}

@@ -252,6 +252,27 @@ impl Measured {
     }
 }
 
+/// Whether a JACK server answers (`jack_wait --check`), before a study through JACK runs
+/// anything: without one, its first run would fail after the library's own messages.
+pub(super) fn jack_server_answers() -> Result<(), BenchError> {
+    // It says `running` or `not running` on its standard output (its status is 0 either way).
+    let answered = std::process::Command::new("jack_wait")
+        .arg("--check")
+        .stderr(std::process::Stdio::null())
+        .output();
+    match answered {
+        Ok(o) if o.status.success() && String::from_utf8_lossy(&o.stdout).trim() == "running" => {
+            Ok(())
+        }
+        Ok(_) => failed(
+            "backend = \"jack\", but no JACK server is running (jack_wait --check found none); start one first, e.g. `jackd -d dummy -r 48000 -p 256 &`",
+        ),
+        Err(e) => failed(format!(
+            "backend = \"jack\", but jack_wait, which checks for the server, cannot be run ({e}); install JACK's tools (jackd2)"
+        )),
+    }
+}
+
 /// Runs `cfg` once in real time with `choice`, its load beside it (and, through JACK, the
 /// server's buffer size set to the configuration's first).
 fn run_once(
@@ -266,6 +287,7 @@ fn run_once(
         let ok = std::process::Command::new("jack_bufsize")
             .arg(cfg.buffer.to_string())
             .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
             .status()
             .is_ok_and(|s| s.success());
         if !ok {

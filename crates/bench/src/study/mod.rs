@@ -257,6 +257,9 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
     if let Some(spec) = &args.spec {
         refuse_replacing_spec(spec, &args.output)?;
     }
+    if p.jack {
+        measure::jack_server_answers()?;
+    }
     let dir = Folder::create(&args.output, Existing::Anything, args.force)?;
     // Read before this study's summary replaces it.
     let earlier = earlier_graphs(dir.path());
