@@ -405,3 +405,40 @@ fn bench_host_refuses_two_graphs_of_one_name_and_says_where_a_graph_fails() {
         assert!(o.status.success(), "{}", stderr(&o));
     }
 }
+
+/// `bench faust --param NAME=VALUE` with a name the program does not have is refused in one
+/// sentence before any build.
+#[test]
+fn bench_faust_refuses_a_parameter_the_program_does_not_have() {
+    if !fugue_faust::available_for("bench_faust_refuses_a_parameter_the_program_does_not_have") {
+        return;
+    }
+    let out = folder("mistakes", "bench-faust-param").join("out");
+    let o = fugue(&[
+        "bench",
+        "faust",
+        "--dsp",
+        &example("faust/string.dsp"),
+        "--graph",
+        &example("rake.ag"),
+        "--param",
+        "fraq=220",
+        "--seconds",
+        "0.05",
+        "--runs",
+        "1",
+        "--threads",
+        "1",
+        "-o",
+        s(&out),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("--param fraq=220: the Faust program")
+            && e.contains("has no parameter `fraq`")
+            && e.lines().count() == 1,
+        "{e}"
+    );
+    assert!(!out.exists());
+}

@@ -76,6 +76,9 @@ pub fn run(a: Args, env: &Env, progress: &mut dyn Progress) -> Result<String, Be
         _ => None,
     };
     let programs = crate::faust::programs(a.programs.as_deref(), &a.faust_examples, other)?;
+    if let (Some(dsp), false) = (&a.dsp, a.params.is_empty()) {
+        params_named(dsp, &a.params, env)?;
+    }
     let cores = fugue_exec::placement::available_cores().max(1);
     let work = std::env::temp_dir().join(format!("fugue-bench-faust-{}", std::process::id()));
     let config = FaustBenchConfig {
@@ -111,4 +114,30 @@ pub fn run(a: Args, env: &Env, progress: &mut dyn Progress) -> Result<String, Be
     }
     let _ = writeln!(out, "wrote {}", a.output.display());
     Ok(out)
+}
+
+/// Checks that each `--param NAME=VALUE` names a parameter of the Faust program `dsp` (read
+/// and built as the front end does), before any build: Faust's own builds would only say
+/// so in their output, after compiling.
+fn params_named(dsp: &std::path::Path, params: &[String], env: &Env) -> Result<(), BenchError> {
+    let graph = (env.read_graph)(dsp)?;
+    let registry = (env.registry)();
+    let Some(v) = (0..graph.len()).find(|&v| graph.node(v).kind == "faust") else {
+        return Ok(());
+    };
+    let ctx = fugue_dsp::NodeContext::of(&graph, v, 48_000.0, 512);
+    let (node, _) = registry
+        .build(&ctx, false)
+        .map_err(|e| BenchError::Config(format!("--dsp {}: {e}", dsp.display())))?;
+    for p in params {
+        let name = p.split_once('=').map_or(p.as_str(), |(n, _)| n.trim());
+        if node.live_param(name).is_none() {
+            return Err(BenchError::Config(format!(
+                "--param {p}: the Faust program {} has no parameter `{name}` (`fugue info {}` lists them)",
+                dsp.display(),
+                dsp.display()
+            )));
+        }
+    }
+    Ok(())
 }
