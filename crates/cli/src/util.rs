@@ -185,7 +185,7 @@ pub fn read_graph(path: &Path, format: Option<Format>) -> anyhow::Result<TaskGra
     }
     fugue_graph::read_file(path, format).map_err(|e| match e {
         ReadError::UnknownFormat { .. } => usage(format!(
-            "{e}; name the file with one of these extensions, or give the format with --format"
+            "{e}; name the file with one of these extensions (a Faust program must end in .dsp), or give a graph's format with --format ag, stg or dot"
         )),
         e => e.into(),
     })

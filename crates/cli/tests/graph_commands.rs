@@ -624,3 +624,49 @@ fn dash_as_the_output() {
     );
     assert!(!dir.join("-").exists());
 }
+
+/// Costs that are times (`wcet`, µs) stay times through `fugue dot` and back: the DOT file
+/// gives them as `wcet`, which reads as µs, while DOT's `Weight` and `.stg` times are in the
+/// file's own units.
+#[test]
+fn wcet_stays_a_time_through_dot() {
+    let d = tmpdir("wcet-dot");
+    let ag = d.join("w.ag");
+    std::fs::write(
+        &ag,
+        "a = { kind: \"osc\", freq: 440, wcet: 12.5, };\nb = { kind: \"sink\", wcet: 0, };\na.1 -> b.1;\n",
+    )
+    .unwrap();
+    let dot = d.join("w.dot");
+    let o = fugue(&[
+        "dot",
+        ag.to_str().unwrap(),
+        "-o",
+        dot.to_str().unwrap(),
+        "--force",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&dot).unwrap();
+    assert!(
+        text.contains("wcet=12.5") && !text.contains("Weight=12.5"),
+        "{text}"
+    );
+    let costs = |p: &std::path::Path| {
+        let o = fugue(&["info", p.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .find(|l| l.starts_with("costs"))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(costs(&ag).contains("(wcet, µs)"), "{}", costs(&ag));
+    assert!(costs(&dot).contains("(wcet, µs)"), "{}", costs(&dot));
+    let weight = d.join("units.dot");
+    std::fs::write(&weight, "digraph { a [Weight=3]; b [Weight=2]; a -> b; }\n").unwrap();
+    assert!(
+        costs(&weight).contains("its own units"),
+        "{}",
+        costs(&weight)
+    );
+}

@@ -1,6 +1,8 @@
 //! `fugue run`: clocked runs with their statistics, Ctrl-C, no JACK server, and the JACK
 //! server dying while a run plays (a private server, started here when jackd is installed).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -448,4 +450,85 @@ fn a_run_of_an_audio_graph_without_a_sink_says_it_plays_silence() {
         .unwrap();
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(!e.contains("no sink"), "{e}");
+}
+
+/// Under JACK with pinned threads, JACK's process thread (SCHED_FIFO, the one that runs the
+/// cycles) is pinned to the first core at its first callback, the workers being pinned to the
+/// others: left where JACK puts it, it may sit on a worker's core, which then never runs
+/// while a cycle waits for it.
+#[test]
+fn jacks_process_thread_is_pinned_to_the_audio_core() {
+    use fugue_testkit::jackd::DummyServer;
+    let server = match DummyServer::start("cli-pin", 48_000, 256) {
+        Ok(s) => s,
+        Err(why) => {
+            common::skip("jacks_process_thread_is_pinned_to_the_audio_core", &why);
+            return;
+        }
+    };
+    let allowed = |status: &str| -> Option<String> {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .map(|v| v.trim().to_string())
+    };
+    let own = allowed(&std::fs::read_to_string("/proc/self/status").unwrap()).unwrap();
+    if !own.contains(['-', ',']) {
+        common::skip(
+            "jacks_process_thread_is_pinned_to_the_audio_core",
+            "this process may use one core only",
+        );
+        return;
+    }
+    let first = own.split([',', '-']).next().unwrap().trim().to_string();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args([
+            "run",
+            &common::example("synth.ag"),
+            "--backend",
+            "jack",
+            "--seconds",
+            "2",
+            "-e",
+            "ws",
+            "-t",
+            "2",
+        ])
+        .env("JACK_DEFAULT_SERVER", server.name())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    // The threads at SCHED_FIFO (policy 1, the 41st field of `stat`) and their cores.
+    let mut fifo = Vec::new();
+    for t in std::fs::read_dir(format!("/proc/{}/task", child.id()))
+        .unwrap()
+        .flatten()
+    {
+        let stat = std::fs::read_to_string(t.path().join("stat")).unwrap_or_default();
+        // After the command's name in parentheses, fields from the 3rd on.
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest.split_whitespace().collect())
+            .unwrap_or_default();
+        if fields.get(38) == Some(&"1") {
+            let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
+            fifo.push(allowed(&status).unwrap_or_default());
+        }
+    }
+    let status = child.wait_with_output().unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    if fifo.is_empty() {
+        common::skip(
+            "jacks_process_thread_is_pinned_to_the_audio_core",
+            "the JACK server gives its clients no real-time thread here",
+        );
+        return;
+    }
+    assert_eq!(fifo, vec![first], "JACK's process thread's cores");
 }

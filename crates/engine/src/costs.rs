@@ -142,7 +142,7 @@ impl Costs {
 }
 
 /// The origin of the costs that `g`'s file declares.
-fn declared(g: &TaskGraph, format: Option<Format>) -> CostOrigin {
+fn declared(g: &TaskGraph, _format: Option<Format>) -> CostOrigin {
     // A feedback edge's two nodes cost nothing of their own, whatever the file declares.
     let written = || {
         (0..g.len())
@@ -151,7 +151,9 @@ fn declared(g: &TaskGraph, format: Option<Format>) -> CostOrigin {
     };
     let declared = written().filter(|n| n.cost_declared).count();
     let all = g.written_nodes();
-    let time = format == Some(Format::Ag);
+    // Times where every declared cost is one (`wcet`, of .ag or .dot); .stg times and DOT's
+    // `Weight` are in the file's own units.
+    let time = written().filter(|n| n.cost_declared).all(|n| n.cost_in_us);
     if declared == all && all > 0 {
         CostOrigin {
             source: if time {

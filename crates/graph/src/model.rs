@@ -90,6 +90,9 @@ pub struct Node {
     pub cost: f64,
     /// Whether the cost was given by the file (otherwise it is [`DEFAULT_COST`]).
     pub cost_declared: bool,
+    /// Whether the declared cost is a time in microseconds (`wcet`, in `.ag` or `.dot`), not
+    /// a figure in the file's own units (`Weight` in `.dot`, a task's time in `.stg`).
+    pub cost_in_us: bool,
 }
 
 impl Node {
@@ -103,13 +106,24 @@ impl Node {
             declared_outputs: None,
             cost: DEFAULT_COST,
             cost_declared: false,
+            cost_in_us: false,
         }
     }
 
-    /// Sets a declared cost.
-    pub fn with_cost(mut self, cost: f64) -> Self {
+    /// Sets a declared cost, a time in microseconds (`wcet`).
+    pub fn with_cost(mut self, us: f64) -> Self {
+        self.cost = us;
+        self.cost_declared = true;
+        self.cost_in_us = true;
+        self
+    }
+
+    /// Sets a declared cost in a file's own units, not a time (DOT's `Weight`, a task's time
+    /// in `.stg`).
+    pub fn with_units_cost(mut self, cost: f64) -> Self {
         self.cost = cost;
         self.cost_declared = true;
+        self.cost_in_us = false;
         self
     }
 

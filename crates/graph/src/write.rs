@@ -77,7 +77,10 @@ pub fn to_dot(g: &TaskGraph, name: &str) -> String {
             dot_id(&n.kind)
         );
         if n.cost_declared {
-            let _ = write!(s, ", Weight={}", dot_value(&Value::Float(n.cost)));
+            // A time as `wcet`, read back as a time; a figure in the file's own units as
+            // `Weight`.
+            let key = if n.cost_in_us { "wcet" } else { "Weight" };
+            let _ = write!(s, ", {key}={}", dot_value(&Value::Float(n.cost)));
         }
         if let Some(i) = n.declared_inputs {
             let _ = write!(s, ", in={i}");

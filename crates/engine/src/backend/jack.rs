@@ -16,7 +16,7 @@
 //! over through the same [`Handoff`] when JACK's buffer size changes.
 
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -196,6 +196,69 @@ impl ServerClock {
     }
 }
 
+/// Pins JACK's process thread, at its first callback, to the core the audio thread takes
+/// when threads are pinned (the workers take the others). Left where JACK puts it, its
+/// SCHED_FIFO thread may sit on a worker's core: that worker then cannot run until the cycle
+/// it waits for is over, and every cycle runs on JACK's thread alone.
+pub(crate) struct PinOnce {
+    core: Option<usize>,
+    /// The system's error number when the pin was refused (0: none, -1: no number).
+    failed: Arc<AtomicI32>,
+}
+
+impl PinOnce {
+    /// Pins to `core` at the first callback; nothing when `None` (threads not pinned).
+    pub(crate) fn new(core: Option<usize>) -> PinOnce {
+        // The process's cores, which the pin records first, read here, off the callback.
+        let _ = fugue_exec::placement::allowed_cores();
+        PinOnce {
+            core,
+            failed: Arc::default(),
+        }
+    }
+
+    /// Callback: pins the calling thread the first time (one system call; no allocation,
+    /// lock or wait), and records a refusal for [`PinOnce::warning`].
+    #[inline]
+    pub(crate) fn now(&mut self) {
+        if let Some(core) = self.core.take() {
+            if let Err(e) = fugue_exec::placement::pin_current(core) {
+                let errno = match &e {
+                    fugue_exec::placement::PlacementError::Pin { source, .. } => {
+                        source.raw_os_error().unwrap_or(-1)
+                    }
+                    _ => -1,
+                };
+                // Relaxed: read after the client is deactivated.
+                self.failed.store(errno, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// What [`PinOnce::warning`] reads: the refusal, shared with the control thread.
+    pub(crate) fn refusal(&self) -> (Option<usize>, Arc<AtomicI32>) {
+        (self.core, self.failed.clone())
+    }
+}
+
+/// The warning of a refused pin of JACK's process thread to `core` ([`PinOnce`]), once the
+/// callbacks have ended.
+pub(crate) fn pin_warning(core: Option<usize>, failed: &AtomicI32) -> Option<String> {
+    let core = core?;
+    // Relaxed: the callbacks have ended.
+    let errno = failed.load(Ordering::Relaxed);
+    (errno != 0).then(|| {
+        let why = if errno > 0 {
+            std::io::Error::from_raw_os_error(errno).to_string()
+        } else {
+            "refused".to_string()
+        };
+        format!(
+            "JACK's process thread could not be pinned to core {core} ({why}): a worker pinned to the core it runs on waits for it, every cycle; --no-pin leaves every thread free"
+        )
+    })
+}
+
 /// The process handler: the JACK side of [`CycleBody`].
 struct Process {
     body: CycleBody,
@@ -205,11 +268,13 @@ struct Process {
     ins: Vec<j::Port<j::AudioIn>>,
     outs: Vec<j::Port<j::AudioOut>>,
     clock: ServerClock,
+    pin: PinOnce,
 }
 
 impl j::ProcessHandler for Process {
     fn process(&mut self, _: &j::Client, ps: &j::ProcessScope) -> j::Control {
         let started = Instant::now();
+        self.pin.now();
         if self.shared.quit.now() {
             return j::Control::Quit;
         }
@@ -382,7 +447,14 @@ pub(crate) fn run(
         ins,
         outs,
         clock: ServerClock::default(),
+        pin: PinOnce::new(
+            options
+                .executor
+                .pin
+                .then(|| fugue_exec::placement::allowed_cores()[0]),
+        ),
     };
+    let (pin_core, pin_refused) = process.pin.refusal();
     let active = client
         .activate_async(
             Notifications {
@@ -481,6 +553,7 @@ pub(crate) fn run(
         }
     }
     drop(handoff.collect());
+    warnings.extend(pin_warning(pin_core, &pin_refused));
     let outcome = stats.finish();
     on_tick(&outcome.summary);
     warnings.sort();

@@ -224,8 +224,15 @@ pub(super) fn start(
             let shared = Arc::new(jack::Shared::default());
             // Relaxed: read by the control thread only.
             shared.wanted.store(options.block as u32, Ordering::Relaxed);
-            let (active, w) =
-                jack::activate(client, audio, options.channels, *connect, shared.clone())?;
+            let (active, w) = jack::activate(
+                client,
+                audio,
+                options.channels,
+                *connect,
+                shared.clone(),
+                // Where the audio thread goes when threads are pinned: the first core.
+                options.exec.placement.cores.first().copied(),
+            )?;
             warnings.extend(w);
             Driver::Jack {
                 active: Some(active),

@@ -26,7 +26,7 @@ use ::jack as j;
 
 use super::audio::{GraphSet, HostAudio};
 use super::HostError;
-use crate::backend::jack::{Handoff, Quit, QUIT_TIMEOUT};
+use crate::backend::jack::{Handoff, PinOnce, Quit, QUIT_TIMEOUT};
 
 /// What the control thread and the callbacks share: the buffer size announced and the sets
 /// of graphs that follow it, and the request to end the process thread.
@@ -61,11 +61,13 @@ pub(crate) struct Process {
     pub(crate) audio: Box<HostAudio>,
     outs: Vec<j::Port<j::AudioOut>>,
     shared: Arc<Shared>,
+    pin: PinOnce,
 }
 
 impl j::ProcessHandler for Process {
     fn process(&mut self, _: &j::Client, ps: &j::ProcessScope) -> j::Control {
         let started = Instant::now();
+        self.pin.now();
         if self.shared.quit.now() {
             return j::Control::Quit;
         }
@@ -173,14 +175,16 @@ pub(crate) fn open(name: &str) -> Result<(j::Client, u32, usize), HostError> {
 }
 
 /// Registers the output ports, activates the client and connects the ports to the system's
-/// playback ports when `connect`. Returns the active client, the flag that says the server
-/// went away, and warnings.
+/// playback ports when `connect`; JACK's process thread is pinned to `pin` at its first
+/// callback ([`PinOnce`]). Returns the active client, the flag that says the server went
+/// away, and warnings.
 pub(crate) fn activate(
     client: j::Client,
     audio: Box<HostAudio>,
     channels: usize,
     connect: bool,
     shared: Arc<Shared>,
+    pin: Option<usize>,
 ) -> Result<(Active, Vec<String>), HostError> {
     let jerr = |e: j::Error| HostError::Backend(format!("JACK: {e}"));
     let outs = (0..channels)
@@ -199,6 +203,7 @@ pub(crate) fn activate(
                 audio,
                 outs,
                 shared,
+                pin: PinOnce::new(pin),
             },
         )
         .map_err(jerr)?;

@@ -699,6 +699,7 @@ fn parse_node_body(
                     .ok_or_else(|| bad("a number from 0 to 1e12 (microseconds)"))?;
                 node.cost = c;
                 node.cost_declared = true;
+                node.cost_in_us = true;
             }
             _ => {
                 node.attrs.push((key.to_string(), value));

@@ -873,7 +873,7 @@ fn add_nodes(
         let own_wcet = d.own.contains_key("wcet");
         if !(own_wcet || weight_at.is_none()) {
             if let Some(w) = weight(&d.attrs, d.pos, &format!("node `{name}`"), text, file)? {
-                node = node.with_cost(w);
+                node = node.with_units_cost(w);
             }
         }
         if let Some(a) = wcet.filter(|_| own_wcet || weight_at.is_none()) {

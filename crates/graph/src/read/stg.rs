@@ -145,7 +145,7 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
             });
         }
         first_seen.insert(name, r.id.1);
-        g.add_node(Node::new(name, crate::TASK_KIND).with_cost(r.time))
+        g.add_node(Node::new(name, crate::TASK_KIND).with_units_cost(r.time))
             .map_err(|e| ReadError::Graph {
                 file: file.into(),
                 location: location_of(text, r.id.1),
