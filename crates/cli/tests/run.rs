@@ -532,3 +532,135 @@ fn jacks_process_thread_is_pinned_to_the_audio_core() {
     }
     assert_eq!(fifo, vec![first], "JACK's process thread's cores");
 }
+
+/// A live `set` to a JACK run stays when the server changes its buffer size: the run compiles
+/// the graph again as the changes left it, not as the file gave it.
+#[test]
+fn a_live_set_stays_through_a_jack_buffer_size_change() {
+    use fugue_testkit::jackd::{has, DummyServer};
+    if !has("jack_rec") || !has("jack_bufsize") {
+        common::skip(
+            "a_live_set_stays_through_a_jack_buffer_size_change",
+            "jack_rec or jack_bufsize is not installed (Debian package jackd2)",
+        );
+        return;
+    }
+    let server = match DummyServer::start("cli-live-resize", 48_000, 256) {
+        Ok(s) => s,
+        Err(why) => {
+            common::skip("a_live_set_stays_through_a_jack_buffer_size_change", &why);
+            return;
+        }
+    };
+    let dir = tmp("live-resize");
+    std::fs::create_dir_all(&dir).unwrap();
+    let graph = dir.join("tone.ag");
+    std::fs::write(
+        &graph,
+        "o = { kind: \"osc\", freq: 440, volume: 0.5, };\nout = { kind: \"sink\", in: 1, };\no.1 -> out.1;\n",
+    )
+    .unwrap();
+    let socket = dir.join("t.sock");
+    let _ = std::fs::remove_file(&socket);
+    let client = format!("fugue-live-{}", std::process::id());
+    let mut run = fugue()
+        .arg("run")
+        .arg(&graph)
+        .args([
+            "--backend",
+            "jack",
+            "--seconds",
+            "4",
+            "-e",
+            "seq",
+            "--control",
+        ])
+        .arg(&socket)
+        .args(["--client-name", &client])
+        .env("JACK_DEFAULT_SERVER", server.name())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    fugue_testkit::host::wait_for_socket(&socket);
+    let o = fugue()
+        .args([
+            "ctl",
+            socket.to_str().unwrap(),
+            "set",
+            "tone",
+            "o",
+            "volume",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    std::thread::sleep(Duration::from_millis(200));
+    let rec = dir.join("rec.wav");
+    let _ = std::fs::remove_file(&rec);
+    let mut recorder = Command::new("jack_rec")
+        .arg("-f")
+        .arg(&rec)
+        .args(["-d", "1.5", "-b", "16", &format!("{client}:out_1")])
+        .env("JACK_DEFAULT_SERVER", server.name())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    let resized = Command::new("jack_bufsize")
+        .arg("128")
+        .env("JACK_DEFAULT_SERVER", server.name())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(resized.success(), "jack_bufsize 128 failed");
+    assert!(recorder.wait().unwrap().success(), "jack_rec failed");
+    let _ = run.kill();
+    let _ = run.wait();
+    // jack_rec writes 16-bit integers: silence is 0, the tone at 0.5 about 16384.
+    let samples: Vec<i16> = hound::WavReader::open(&rec)
+        .unwrap()
+        .into_samples::<i16>()
+        .map(|x| x.unwrap())
+        .collect();
+    assert!(samples.len() > 24_000, "{} samples recorded", samples.len());
+    let loud = samples.iter().filter(|x| x.unsigned_abs() > 4).count();
+    assert_eq!(loud, 0, "the tone came back after the buffer-size change");
+}
+
+/// `--stats` and `--control` naming one path (however spelled) is a usage error before
+/// anything is made there.
+#[test]
+fn stats_and_control_on_one_path_are_refused() {
+    let dir = tmp("one-path");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("same.x");
+    let _ = std::fs::remove_file(&p);
+    let o = fugue()
+        .arg("run")
+        .arg(example_graph())
+        .args([
+            "--backend",
+            "clocked",
+            "--seconds",
+            "0.2",
+            "-e",
+            "seq",
+            "--control",
+        ])
+        .arg(&p)
+        .arg("--stats")
+        .arg(dir.join(".").join("same.x"))
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("--stats and --control both name") && e.lines().count() == 1,
+        "{e}"
+    );
+    assert!(!p.exists(), "something was made at {}", p.display());
+}

@@ -25,6 +25,25 @@ pub struct LiveSet {
 /// Changes in flight to the audio thread: bounded and lock-free on both sides.
 pub type LiveQueue = Arc<ArrayQueue<LiveSet>>;
 
+/// The graph of a run as its live changes left it: the control thread that checks and
+/// sends each change ([`check`]) writes it into this copy ([`apply`]), and a backend that
+/// compiles the graph again while it plays (JACK, at a new buffer size) compiles this one,
+/// so that the changes stay. Control side only (a lock).
+pub type LiveGraph = Arc<std::sync::Mutex<TaskGraph>>;
+
+/// Writes a change that [`check`] accepted (`c`, attribute `attr` set to `value` as the
+/// word `word` gave it) into `graph`: the attributes it replaces removed, those it restates
+/// written, and `attr` set.
+pub fn apply(graph: &mut TaskGraph, c: &Checked, attr: &str, word: &str, value: f64) {
+    for a in &c.replaced {
+        graph.remove_attr(c.node, a);
+    }
+    for (a, given) in &c.restated {
+        graph.set_attr(c.node, a, given.clone());
+    }
+    graph.set_attr(c.node, attr, typed(word, value));
+}
+
 /// Changes a [`LiveQueue`] holds before the audio thread takes them (a full queue refuses
 /// the next change: the audio thread has not run a cycle for as many changes).
 pub const LIVE_QUEUE: usize = 256;

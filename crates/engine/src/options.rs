@@ -118,6 +118,9 @@ pub struct RunOptions {
     pub live: Option<crate::live::LiveQueue>,
     /// Set with the rate and block the backend granted, before the first cycle.
     pub granted: Option<std::sync::Arc<crate::live::Granted>>,
+    /// The graph as the live changes left it ([`crate::live::LiveGraph`]): what the JACK
+    /// backend compiles at a new buffer size, instead of the graph the run started with.
+    pub live_graph: Option<crate::live::LiveGraph>,
     /// Called once on the calling thread, before the first cycle, with a line saying what
     /// the audio device was asked and granted (ALSA backend), so that it is seen when the
     /// run starts. The line is also [`RunReport::device`].
@@ -169,6 +172,7 @@ impl Default for RunOptions {
             registry: Registry::with_builtin_kinds(),
             live: None,
             granted: None,
+            live_graph: None,
             announce: None,
         }
     }

@@ -324,6 +324,7 @@ fn run_once(
         registry: fugue_dsp::Registry::with_builtin_kinds(),
         live: None,
         granted: None,
+        live_graph: None,
         announce: None,
     };
     let result = fugue_engine::run(&p.graphs[cfg.graph].1, &options, |_| {});

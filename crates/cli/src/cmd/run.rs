@@ -107,6 +107,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let mut options = options(&args)?;
     let quit = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // One path for two files: the socket would be made, then refused as the statistics'
+    // output.
+    if let (Some(control), Some(stats)) = (&args.control, &args.stats) {
+        if util::one_path(control, stats) {
+            return Err(util::usage(format!(
+                "--stats and --control both name {}: the statistics and the control socket need paths of their own",
+                stats.display()
+            )));
+        }
+    }
     let _control = match &args.control {
         Some(path) => {
             let queue = fugue_engine::live::queue();
@@ -119,9 +129,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             // The backend says what it granted (JACK's rate, an ALSA device's period).
             let granted = std::sync::Arc::new(fugue_engine::live::Granted::default());
             options.granted = Some(granted.clone());
+            // The changes kept for a recompilation (JACK, at a new buffer size).
+            let live_graph: fugue_engine::live::LiveGraph =
+                std::sync::Arc::new(std::sync::Mutex::new(graph.clone()));
+            options.live_graph = Some(live_graph.clone());
             Some(fugue_engine::host::control::live::serve_run(
                 path,
-                (&graph, &name, util::registry()),
+                (live_graph, &name, util::registry()),
                 (asked, granted),
                 queue,
                 (signals::stop_flag(), quit.clone()),
@@ -359,6 +373,7 @@ fn options(args: &Args) -> anyhow::Result<RunOptions> {
         registry: crate::util::registry(),
         live: None,
         granted: None,
+        live_graph: None,
         announce: Some(|line| eprintln!("fugue: {line}")),
     })
 }

@@ -490,8 +490,13 @@ pub(crate) fn run(
         let wanted = shared.wanted_block.load(Ordering::Relaxed) as usize;
         if wanted != built_block && wanted > 0 {
             drop(handoff.withdraw());
+            // The graph as the live changes left it, so that they stay.
+            let live = options
+                .live_graph
+                .as_ref()
+                .map(|g| g.lock().unwrap_or_else(|e| e.into_inner()).clone());
             let (mut e, w) = Engine::build(
-                graph,
+                live.as_ref().unwrap_or(graph),
                 &options.registry,
                 rate as f64,
                 wanted,

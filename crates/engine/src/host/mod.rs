@@ -383,14 +383,7 @@ impl Host {
         })?;
         // The graph kept for recompilation takes the value (in place of the attributes
         // that named it otherwise).
-        let kept = &mut self.graphs[i].graph;
-        for a in &c.replaced {
-            kept.remove_attr(c.node, a);
-        }
-        for (a, given) in &c.restated {
-            kept.set_attr(c.node, a, given.clone());
-        }
-        kept.set_attr(c.node, attr, crate::live::typed(word, value));
+        crate::live::apply(&mut self.graphs[i].graph, &c, attr, word, value);
         Ok(value)
     }
 

@@ -259,15 +259,7 @@ fn check_record(args: &Args, script: Option<&[u8]>) -> anyhow::Result<()> {
         ));
     }
     if let Some(control) = &args.control {
-        // The folder resolved (`..`, links) and the name: one file however it is spelled.
-        let abs = |p: &Path| {
-            let folder = fugue_graph::read::folder_of(p);
-            match (std::fs::canonicalize(folder), p.file_name()) {
-                (Ok(f), Some(n)) => f.join(n),
-                _ => std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()),
-            }
-        };
-        if abs(control) == abs(record) {
+        if util::one_path(control, record) {
             return Err(util::usage(format!(
                 "--record and --control both name {}: the recording and the control socket need paths of their own",
                 record.display()

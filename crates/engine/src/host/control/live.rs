@@ -9,7 +9,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 
 use fugue_dsp::Registry;
-use fugue_graph::TaskGraph;
 
 use super::socket::{self, Control, Guard};
 use super::{ControlError, Request};
@@ -19,7 +18,8 @@ use crate::live::{Granted, LiveQueue, LiveSet};
 
 /// What the control thread knows of the run.
 struct Run {
-    graph: TaskGraph,
+    /// The graph as the changes so far left it, shared with the backend.
+    graph: crate::live::LiveGraph,
     name: String,
     /// The rate and block asked, until the backend grants its own.
     asked: (u32, usize),
@@ -60,7 +60,7 @@ pub fn run_name(path: &Path) -> String {
 /// socket is removed when the guard is dropped.
 pub fn serve_run(
     path: &Path,
-    (graph, name, registry): (&TaskGraph, &str, Registry),
+    (graph, name, registry): (crate::live::LiveGraph, &str, Registry),
     (asked, granted): ((u32, usize), Arc<Granted>),
     queue: LiveQueue,
     (stop, quit): (Arc<AtomicBool>, Arc<AtomicBool>),
@@ -79,7 +79,7 @@ pub fn serve_run(
         },
     )?;
     let run = Run {
-        graph: graph.clone(),
+        graph,
         name: name.to_string(),
         asked,
         granted,
@@ -141,8 +141,11 @@ impl Run {
                 // A change that comes while the backend opens waits for what it grants.
                 let granted = self.granted.wait(std::time::Duration::from_secs(2));
                 let (rate, block) = granted.unwrap_or(self.asked);
+                // A thread that panicked holding the lock left the graph whole (each change
+                // is written after it was checked).
+                let mut graph = self.graph.lock().unwrap_or_else(|e| e.into_inner());
                 let checked = crate::live::check(
-                    &self.graph,
+                    &graph,
                     &self.registry,
                     f64::from(rate),
                     block,
@@ -152,11 +155,11 @@ impl Run {
                 );
                 match checked {
                     Err(e) => Reply::failed("set", e),
-                    Ok((c, value)) => {
+                    Ok((c, number)) => {
                         let set = LiveSet {
                             node: c.node as u32,
                             param: c.param as u32,
-                            value,
+                            value: number,
                         };
                         if self.queue.push(set).is_err() {
                             return Reply::failed(
@@ -164,11 +167,12 @@ impl Run {
                                 "the audio thread has not taken the changes sent before (is the run stopped?); try again",
                             );
                         }
+                        crate::live::apply(&mut graph, &c, &attr, &value, number);
                         Reply::done(Answer::Set {
                             name,
                             node,
                             attr,
-                            value,
+                            value: number,
                         })
                     }
                 }
