@@ -175,32 +175,14 @@ fn check_rated(
     seen.sort_by(|a, b| a.as_f64().total_cmp(&b.as_f64()));
     seen.dedup();
     if known && seen.len() > 1 {
-        // As the plan compiler says it: the node that keeps a feedback edge's block runs at
-        // its source's rate, played back at the graph's.
-        if let Some(f) = graph.feedback_edges().iter().find(|f| f.write == id) {
-            let src = graph.node(f.src);
-            out.push(refused(CompileError::FeedbackRate {
-                edge: format!(
-                    "{}.{} ~> {}.{}",
-                    src.name,
-                    f.src_port + 1,
-                    graph.node(f.dst).name,
-                    f.dst_port + 1
-                ),
-                node: src.name.clone(),
-                hz: out_rate[f.src].unwrap_or(Ratio::ONE).as_f64() * rate,
-                base_hz: rate,
-            }));
-        } else {
-            let rates: Vec<String> = seen
-                .iter()
-                .map(|r| format!("{} Hz", r.as_f64() * rate))
-                .collect();
-            out.push(refused(CompileError::MixedRates {
-                node: node.name.clone(),
-                rates: rates.join(", "),
-            }));
-        }
+        // As the plan compiler says it (a feedback edge's, or inputs at different rates).
+        out.push(refused(CompileError::rates_of(
+            graph,
+            id,
+            &seen,
+            |u| out_rate[u].unwrap_or(Ratio::ONE),
+            rate,
+        )));
         return None;
     }
     // After a refused rate or a node that could not be built upstream: the node's kind and

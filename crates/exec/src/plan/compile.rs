@@ -189,6 +189,45 @@ fn rate_too_high(factor: f64) -> String {
 }
 
 impl CompileError {
+    /// The error of node `v` of `graph`, whose inputs come at the rates `seen` (against the
+    /// engine's, at `sample_rate` Hz; more than one): [`CompileError::FeedbackRate`] when it
+    /// keeps a feedback edge's block (its source's rate, `source`, is not the graph's),
+    /// else [`CompileError::MixedRates`], the rates from the lowest.
+    pub fn rates_of(
+        graph: &TaskGraph,
+        v: NodeId,
+        seen: &[Ratio],
+        source: impl Fn(NodeId) -> Ratio,
+        sample_rate: f64,
+    ) -> CompileError {
+        if let Some(f) = graph.feedback_edges().iter().find(|f| f.write == v) {
+            let src = graph.node(f.src);
+            return CompileError::FeedbackRate {
+                edge: format!(
+                    "{}.{} ~> {}.{}",
+                    src.name,
+                    f.src_port + 1,
+                    graph.node(f.dst).name,
+                    f.dst_port + 1
+                ),
+                node: src.name.clone(),
+                hz: source(f.src).as_f64() * sample_rate,
+                base_hz: sample_rate,
+            };
+        }
+        let mut seen = seen.to_vec();
+        seen.sort_by(|a, b| a.as_f64().total_cmp(&b.as_f64()));
+        seen.dedup();
+        let rates: Vec<String> = seen
+            .iter()
+            .map(|r| format!("{} Hz", r.as_f64() * sample_rate))
+            .collect();
+        CompileError::MixedRates {
+            node: graph.node(v).name.clone(),
+            rates: rates.join(", "),
+        }
+    }
+
     /// The node the error is about, when it names one outside a [`NodeError`] (which
     /// carries its own place).
     pub fn node(&self) -> Option<&str> {
@@ -397,37 +436,18 @@ impl<'g> Prepared<'g> {
                     Some(r0) if r0 != r => {
                         // The node that keeps a feedback edge's block: its source's rate
                         // against the graph's, at which the block is played back.
-                        if let Some(f) = graph.feedback_edges().iter().find(|f| f.write == v) {
-                            let src = graph.node(f.src);
-                            return Err(CompileError::FeedbackRate {
-                                edge: format!(
-                                    "{}.{} ~> {}.{}",
-                                    src.name,
-                                    f.src_port + 1,
-                                    graph.node(f.dst).name,
-                                    f.dst_port + 1
-                                ),
-                                node: src.name.clone(),
-                                hz: out_rate[f.src].as_f64() * options.sample_rate,
-                                base_hz: options.sample_rate,
-                            });
-                        }
-                        let mut seen: Vec<Ratio> = graph
+                        let seen: Vec<Ratio> = graph
                             .in_edges(v)
                             .iter()
                             .map(|&e| out_rate[graph.edges()[e].src])
                             .collect();
-                        seen.dedup();
-                        seen.sort_by(|a, b| a.as_f64().total_cmp(&b.as_f64()));
-                        seen.dedup();
-                        let rates: Vec<String> = seen
-                            .iter()
-                            .map(|r| format!("{} Hz", r.as_f64() * options.sample_rate))
-                            .collect();
-                        return Err(CompileError::MixedRates {
-                            node: node.name.clone(),
-                            rates: rates.join(", "),
-                        });
+                        return Err(CompileError::rates_of(
+                            graph,
+                            v,
+                            &seen,
+                            |u| out_rate[u],
+                            options.sample_rate,
+                        ));
                     }
                     Some(_) => {}
                 }
