@@ -348,7 +348,7 @@ fn time_limit() -> Option<std::time::Duration> {
     })
 }
 
-/// The most memory the helper may take ([`limit_memory`]): a whole `fugue check` compiles
+/// The most memory the helper may take (`limit_memory`): a whole `fugue check` compiles
 /// the largest examples Faust ships within a data limit of 128 MiB, but a table of a
 /// program's state is allocated with the compiled code (LLVM), before its size can be read:
 /// a table of 200 million samples took 860 MiB, one of 500 million 2 GiB. Past this, the
