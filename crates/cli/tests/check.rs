@@ -348,6 +348,13 @@ fn check_follows_the_rates_of_resamplers_as_render_does() {
             after("{ kind: \"gain\", volume: 1, }", "a.1 -> up2.1 -> m.2;"),
             "receives inputs at different rates",
         ),
+        // A feedback edge from a node whose rate is not known: its two hidden nodes are not
+        // the registry's kinds, and are not said to be.
+        (
+            "feedback.ag",
+            "a = { kind: \"osc\", freq: 440, };\nm = { kind: \"mix\", };\nup = { kind: \"resampler\", ratoi: 2, };\ns = { kind: \"sink\", };\na.1 -> m.1 -> up.1 -> s.1;\nup.1 ~> m.2;\n".to_string(),
+            "`ratoi`",
+        ),
     ] {
         let p = d.join(file);
         std::fs::write(&p, &text).unwrap();

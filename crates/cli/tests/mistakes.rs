@@ -441,4 +441,25 @@ fn bench_faust_refuses_a_parameter_the_program_does_not_have() {
         "{e}"
     );
     assert!(!out.exists());
+    // `volume` is the node's own gain in fugue, not a parameter of the program.
+    let o = fugue(&[
+        "bench",
+        "faust",
+        "--dsp",
+        &example("faust/string.dsp"),
+        "--graph",
+        &example("rake.ag"),
+        "--param",
+        "volume=0.5",
+        "--seconds",
+        "0.05",
+        "-o",
+        s(&out),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("has no parameter `volume`"),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -534,7 +534,8 @@ fn jacks_process_thread_is_pinned_to_the_audio_core() {
 }
 
 /// A live `set` to a JACK run stays when the server changes its buffer size: the run compiles
-/// the graph again as the changes left it, not as the file gave it.
+/// the graph again as the changes left it, not as the file gave it (every tenth of a second
+/// recorded plays the tone at the volume set, the run still playing at the end).
 #[test]
 fn a_live_set_stays_through_a_jack_buffer_size_change() {
     use fugue_testkit::jackd::{has, DummyServer};
@@ -591,7 +592,7 @@ fn a_live_set_stays_through_a_jack_buffer_size_change() {
             "tone",
             "o",
             "volume",
-            "0",
+            "0.25",
         ])
         .output()
         .unwrap();
@@ -618,17 +619,26 @@ fn a_live_set_stays_through_a_jack_buffer_size_change() {
         .unwrap();
     assert!(resized.success(), "jack_bufsize 128 failed");
     assert!(recorder.wait().unwrap().success(), "jack_rec failed");
+    // Still playing (not ended by a failed recompilation), then stopped.
+    assert!(run.try_wait().unwrap().is_none(), "the run ended early");
     let _ = run.kill();
     let _ = run.wait();
-    // jack_rec writes 16-bit integers: silence is 0, the tone at 0.5 about 16384.
+    // jack_rec writes 16-bit integers: the tone at 0.25 peaks near 8192, at the file's 0.5
+    // near 16384.
     let samples: Vec<i16> = hound::WavReader::open(&rec)
         .unwrap()
         .into_samples::<i16>()
         .map(|x| x.unwrap())
         .collect();
     assert!(samples.len() > 24_000, "{} samples recorded", samples.len());
-    let loud = samples.iter().filter(|x| x.unsigned_abs() > 4).count();
-    assert_eq!(loud, 0, "the tone came back after the buffer-size change");
+    // Every 0.1 s of the recording (before and after the change) plays the tone at 0.25.
+    for (i, part) in samples.chunks(4800).filter(|c| c.len() == 4800).enumerate() {
+        let peak = part.iter().map(|x| x.unsigned_abs()).max().unwrap_or(0);
+        assert!(
+            (7_500..=8_800).contains(&peak),
+            "0.1 s part {i} peaks at {peak}: not the tone at 0.25 (the file's 0.5 is about 16384)"
+        );
+    }
 }
 
 /// `--stats` and `--control` naming one path (however spelled) is a usage error before

@@ -185,6 +185,11 @@ fn check_rated(
         )));
         return None;
     }
+    // A feedback edge's two nodes are the plan compiler's own (fugue_graph::Feedback), of no
+    // kind of the registry: they pass the rate on.
+    if graph.is_feedback_node(id) {
+        return known.then_some(at);
+    }
     // After a refused rate or a node that could not be built upstream: the node's kind and
     // attributes are checked, not its values (what a value may be can depend on the rate,
     // which is not known), and no rate of it is refused (said upstream, not again).
@@ -214,11 +219,6 @@ fn check_rated(
             return None;
         }
     };
-    // A feedback edge's two nodes are the plan compiler's own (fugue_graph::Feedback): they
-    // pass the rate on.
-    if graph.is_feedback_node(id) {
-        return Some(at);
-    }
     let ctx = node_context(graph, id, rate, block, at, node_block);
     let Some(ratio) = check_node(graph, registry, id, Some(&ctx), out) else {
         // Not built (said above): a resampler's rate follows its ratio where it can be read,

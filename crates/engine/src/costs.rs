@@ -55,8 +55,9 @@ impl From<CostsError> for BuildError {
 
 impl Costs {
     /// Sets the costs of `g` as `self` says (measured: at `rate` Hz and `buffer` frames) and
-    /// says where they came from. `format`: the file's, which gives the unit of declared
-    /// costs; `registry`: the kinds the graph is built with, to measure it.
+    /// says where they came from. `format`: the file's (the unit of declared costs is each
+    /// node's own, [`fugue_graph::Node::cost_in_us`]); `registry`: the kinds the graph is
+    /// built with, to measure it.
     pub fn apply(
         &self,
         g: &mut TaskGraph,

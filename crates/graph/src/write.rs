@@ -46,7 +46,8 @@ fn dot_value(v: &Value) -> String {
 
 /// DOT text for Graphviz: one box per node labelled with its name, kind and cost; edges
 /// labelled with their ports when a node has several. Every node's kind, ports, cost and
-/// attributes are written too (node `Weight` the cost, edge `Weight` the communication cost,
+/// attributes are written too (a node's cost as `wcet` when it is a time in µs, else as
+/// `Weight`; edge `Weight` the communication cost,
 /// edge `taillabel`/`headlabel` the ports), so the weighted-DOT reader reads back the graph
 /// it was written from; but an attribute named `weight` or like a drawing attribute
 /// ([`DISPLAY_ATTRIBUTES`](crate::read::dot::DISPLAY_ATTRIBUTES)), which DOT reads as

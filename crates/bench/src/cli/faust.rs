@@ -130,8 +130,13 @@ fn params_named(dsp: &std::path::Path, params: &[String], env: &Env) -> Result<(
         .build(&ctx, false)
         .map_err(|e| BenchError::Config(format!("--dsp {}: {e}", dsp.display())))?;
     for p in params {
-        let name = p.split_once('=').map_or(p.as_str(), |(n, _)| n.trim());
-        if node.live_param(name).is_none() {
+        // As Faust's builds take it: the name as written, and a parameter of the program
+        // (not `volume`, the node's own gain in fugue).
+        let name = p.split_once('=').map_or(p.as_str(), |(n, _)| n);
+        let of_program = node
+            .live_param(name)
+            .is_some_and(|k| node.live_parts(k) != ["volume"]);
+        if !of_program {
             return Err(BenchError::Config(format!(
                 "--param {p}: the Faust program {} has no parameter `{name}` (`fugue info {}` lists them)",
                 dsp.display(),
