@@ -179,13 +179,33 @@ pub fn refuse_graph_files(output: &Path, path: &Path, graph: &TaskGraph) -> anyh
 
 /// Reads a graph file (format from `format`, the command's `--format`, or the extension).
 pub fn read_graph(path: &Path, format: Option<Format>) -> anyhow::Result<TaskGraph> {
+    read_graph_hinted(path, format, true)
+}
+
+/// Reads a graph file named by a command that has no `--format` (the benchmarks'): the
+/// format from the extension, and an unknown one's sentence names only the extensions.
+pub fn read_graph_by_extension(path: &Path) -> anyhow::Result<TaskGraph> {
+    read_graph_hinted(path, None, false)
+}
+
+/// [`read_graph`]; an unknown format's sentence offers `--format` when `format_flag`.
+fn read_graph_hinted(
+    path: &Path,
+    format: Option<Format>,
+    format_flag: bool,
+) -> anyhow::Result<TaskGraph> {
     // A Faust program is a graph of one `faust` node.
     if format.is_none() && fugue_faust::is_dsp(path) {
         return Ok(fugue_faust::dsp_graph(path)?);
     }
     fugue_graph::read_file(path, format).map_err(|e| match e {
         ReadError::UnknownFormat { .. } => usage(format!(
-            "{e}; name the file with one of these extensions (a Faust program must end in .dsp), or give a graph's format with --format ag, stg or dot"
+            "{e}; name the file with one of these extensions (a Faust program must end in .dsp){}",
+            if format_flag {
+                ", or give a graph's format with --format ag, stg or dot"
+            } else {
+                ""
+            }
         )),
         e => e.into(),
     })

@@ -18,7 +18,7 @@ fn s(p: &Path) -> &str {
 }
 
 /// A graph file without a known extension: every command that reads one says to use
-/// --format, and accepts it.
+/// --format, and accepts it; a benchmark, which has no --format, names the extensions.
 #[test]
 fn an_unknown_extension_suggests_a_flag_that_exists() {
     let d = folder("format");
@@ -45,6 +45,15 @@ fn an_unknown_extension_suggests_a_flag_that_exists() {
         let o = fugue(&with);
         assert!(o.status.success(), "{with:?}: {}", stderr(&o));
     }
+    // A benchmark has no --format: its sentence names the extensions only.
+    let table = d.join("table");
+    let o = fugue(&["bench", "table", "--shapes", s(&g), "-o", s(&table)]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("graph.txt: unknown graph format `.txt`") && !e.contains("--format"),
+        "{e}"
+    );
 }
 
 /// A JACK client name longer than JACK allows is said to be so, not taken for a missing

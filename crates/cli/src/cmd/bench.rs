@@ -56,7 +56,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         registry: util::registry,
         stop: signals::stop_flag,
         blocking: |f| signals::blocking(f),
-        read_graph: |p| util::read_graph(p, None).map_err(util::bench_error),
+        read_graph: |p| util::read_graph_by_extension(p).map_err(util::bench_error),
         command: std::env::args().collect::<Vec<_>>().join(" "),
     };
     let out = fugue_bench::cli::run(args.command, &env, &mut Terminal::default())?;
