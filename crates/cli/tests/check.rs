@@ -251,6 +251,15 @@ fn check_checks_rate_dependent_ranges_at_the_rate_given() {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
+/// The error lines of a command's standard error (one per problem).
+fn error_lines(o: &std::process::Output) -> Vec<String> {
+    stderr(o)
+        .lines()
+        .filter(|l| l.starts_with("fugue: error:"))
+        .map(String::from)
+        .collect()
+}
+
 /// Nodes behind resamplers are checked at their own rate and block, as render builds them:
 /// check and render agree on each graph (both accept it, or both refuse it with the same
 /// sentence), and a refused rate is said once, not again at every node after it.
@@ -304,11 +313,7 @@ fn check_follows_the_rates_of_resamplers_as_render_does() {
             Some(said) => {
                 assert_eq!(check.status.code(), Some(1), "{file}: {}", stderr(&check));
                 assert_eq!(render.status.code(), Some(1), "{file}: {}", stderr(&render));
-                let errors: Vec<String> = stderr(&check)
-                    .lines()
-                    .filter(|l| l.starts_with("fugue: error:"))
-                    .map(String::from)
-                    .collect();
+                let errors = error_lines(&check);
                 assert_eq!(errors.len(), 1, "{file}: {errors:?}");
                 assert!(errors[0].contains(said), "{file}: {errors:?}");
                 assert!(
@@ -360,11 +365,7 @@ fn check_follows_the_rates_of_resamplers_as_render_does() {
         std::fs::write(&p, &text).unwrap();
         let o = fugue(&["check", p.to_str().unwrap()]);
         assert_eq!(o.status.code(), Some(1), "{file}: {}", stderr(&o));
-        let errors: Vec<String> = stderr(&o)
-            .lines()
-            .filter(|l| l.starts_with("fugue: error:"))
-            .map(String::from)
-            .collect();
+        let errors = error_lines(&o);
         assert_eq!(errors.len(), 1, "{file}: {errors:?}");
         assert!(errors[0].contains(said), "{file}: {errors:?}");
     }

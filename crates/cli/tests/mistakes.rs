@@ -414,24 +414,27 @@ fn bench_faust_refuses_a_parameter_the_program_does_not_have() {
         return;
     }
     let out = folder("mistakes", "bench-faust-param").join("out");
-    let o = fugue(&[
-        "bench",
-        "faust",
-        "--dsp",
-        &example("faust/string.dsp"),
-        "--graph",
-        &example("rake.ag"),
-        "--param",
-        "fraq=220",
-        "--seconds",
-        "0.05",
-        "--runs",
-        "1",
-        "--threads",
-        "1",
-        "-o",
-        s(&out),
-    ]);
+    let with_param = |param: &str| {
+        fugue(&[
+            "bench",
+            "faust",
+            "--dsp",
+            &example("faust/string.dsp"),
+            "--graph",
+            &example("rake.ag"),
+            "--param",
+            param,
+            "--seconds",
+            "0.05",
+            "--runs",
+            "1",
+            "--threads",
+            "1",
+            "-o",
+            s(&out),
+        ])
+    };
+    let o = with_param("fraq=220");
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let e = stderr(&o);
     assert!(
@@ -442,20 +445,7 @@ fn bench_faust_refuses_a_parameter_the_program_does_not_have() {
     );
     assert!(!out.exists());
     // `volume` is the node's own gain in fugue, not a parameter of the program.
-    let o = fugue(&[
-        "bench",
-        "faust",
-        "--dsp",
-        &example("faust/string.dsp"),
-        "--graph",
-        &example("rake.ag"),
-        "--param",
-        "volume=0.5",
-        "--seconds",
-        "0.05",
-        "-o",
-        s(&out),
-    ]);
+    let o = with_param("volume=0.5");
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("has no parameter `volume`"),
