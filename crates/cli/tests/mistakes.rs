@@ -197,6 +197,28 @@ fn flags_that_do_nothing_are_warned_about() {
         "{}",
         stderr(&o)
     );
+    // seq runs on one thread, whatever --threads says.
+    let o = fugue(&[
+        "render",
+        &example("synth.ag"),
+        "-o",
+        s(&out),
+        "--force",
+        "--seconds",
+        "0.1",
+        "-e",
+        "seq",
+        "-t",
+        "3",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "--threads 3 is ignored with --executor seq, which runs every node on one thread"
+        ),
+        "{}",
+        stderr(&o)
+    );
     // JACK takes the server's rate and buffer: with --strict the warning stops the run first.
     let o = fugue(&[
         "run",

@@ -46,22 +46,31 @@ pub struct ExecutorRequest {
 
 impl ExecutorRequest {
     /// Settings the chosen executor ignores, one sentence each: `--algorithm` without
-    /// `--executor static`. `default` is the executor used when none is named.
+    /// `--executor static`, more than one thread with `--executor seq`. `default` is the
+    /// executor used when none is named.
     pub fn warnings(&self, default: GraphExecutor) -> Vec<String> {
         let e = self.executor.unwrap_or(default);
-        match self.algorithm {
-            Some(a) if e != GraphExecutor::Kind(ExecutorKind::Static) => {
-                let how = if self.executor.is_none() {
-                    " (the default)"
-                } else {
-                    ""
-                };
-                vec![format!(
+        let how = if self.executor.is_none() {
+            " (the default)"
+        } else {
+            ""
+        };
+        let mut out = Vec::new();
+        if let Some(a) = self.algorithm {
+            if e != GraphExecutor::Kind(ExecutorKind::Static) {
+                out.push(format!(
                     "--algorithm {a} applies to --executor static only; it is ignored with --executor {e}{how}"
-                )]
+                ));
             }
-            _ => Vec::new(),
         }
+        if let Some(t) = self.threads.filter(|&t| t > 1) {
+            if e == GraphExecutor::Kind(ExecutorKind::Seq) {
+                out.push(format!(
+                    "--threads {t} is ignored with --executor {e}{how}, which runs every node on one thread; name a parallel executor (ws, static, ...) or auto to use {t}"
+                ));
+            }
+        }
+        out
     }
 
     /// Whether threads are pinned: always with `pin`; in real time (`realtime`) unless
@@ -271,6 +280,21 @@ mod tests {
         assert_eq!(ws.choice().options.min_steal, Duration::from_micros(7));
         assert_eq!(ws.warnings(GraphExecutor::Auto).len(), 1);
         assert!(ws.pin_for(true) && !ws.pin_for(false));
+        // More than one thread for seq, named or the default: said; one thread: nothing.
+        for (executor, threads, said) in [
+            (Some(GraphExecutor::Kind(ExecutorKind::Seq)), 3, 1),
+            (None, 2, 1),
+            (Some(GraphExecutor::Kind(ExecutorKind::Seq)), 1, 0),
+            (Some(GraphExecutor::Kind(ExecutorKind::Ws)), 3, 0),
+        ] {
+            let r = ExecutorRequest {
+                executor,
+                threads: Some(threads),
+                ..ExecutorRequest::default()
+            };
+            let w = r.warnings(GraphExecutor::Kind(ExecutorKind::Seq));
+            assert_eq!(w.len(), said, "{executor:?} {threads}: {w:?}");
+        }
     }
 
     #[test]
