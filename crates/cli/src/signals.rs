@@ -43,11 +43,9 @@ pub fn install() {
                 flag().store(true, Ordering::Relaxed);
                 // A Faust program compiling in a child process stops now, not at its end.
                 fugue_faust::stop_child();
-                // A study's busy load runs in a process group of its own: ended with it.
                 if !first || !POLLED.load(Ordering::SeqCst) {
+                    // A study's busy load runs in a process group of its own: ended with it.
                     fugue_bench::study::stop_busy_load();
-                }
-                if !first || !POLLED.load(Ordering::SeqCst) {
                     exit_now(sig);
                 }
             }

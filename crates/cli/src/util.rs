@@ -14,19 +14,18 @@ pub fn registry() -> fugue_dsp::Registry {
     registry
 }
 
-/// Sets the costs of `g`, read from `file` (in `format`, else the one its name gives), as
-/// `costs` says ([`fugue_engine::Costs::apply`]), and says where they came from. A graph
+/// Sets the costs of `g`, read from `file`, as `costs` says
+/// ([`fugue_engine::Costs::apply`]), and says where they came from. A graph
 /// that cannot be built to measure its costs is named with the place in `file` of the node
 /// at fault, as `render` names it.
 pub fn apply_costs(
     costs: &fugue_engine::Costs,
     g: &mut TaskGraph,
-    (file, format): (&Path, Option<Format>),
+    file: &Path,
     (rate, buffer): (u32, u64),
 ) -> anyhow::Result<fugue_engine::costs::CostOrigin> {
     use fugue_engine::costs::CostsError;
-    let format = format.or_else(|| Format::from_path(file));
-    match costs.apply(g, format, f64::from(rate), buffer as usize, &registry()) {
+    match costs.apply(g, f64::from(rate), buffer as usize, &registry()) {
         Ok(origin) => Ok(origin),
         Err(CostsError::Measure(e)) => {
             let at = fugue_engine::check::error_at(g, &*e);

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use fugue_graph::{Format, TaskGraph};
+use fugue_graph::TaskGraph;
 
 use crate::{BuildError, Costs};
 
@@ -55,19 +55,18 @@ impl From<CostsError> for BuildError {
 
 impl Costs {
     /// Sets the costs of `g` as `self` says (measured: at `rate` Hz and `buffer` frames) and
-    /// says where they came from. `format`: the file's (the unit of declared costs is each
-    /// node's own, [`fugue_graph::Node::cost_in_us`]); `registry`: the kinds the graph is
-    /// built with, to measure it.
+    /// says where they came from (the unit of declared costs is each node's own,
+    /// [`fugue_graph::Node::cost_in_us`]). `registry`: the kinds the graph is built with, to
+    /// measure it.
     pub fn apply(
         &self,
         g: &mut TaskGraph,
-        format: Option<Format>,
         rate: f64,
         buffer: usize,
         registry: &fugue_dsp::Registry,
     ) -> Result<CostOrigin, CostsError> {
         Ok(match self {
-            Costs::Declared => declared(g, format),
+            Costs::Declared => declared(g),
             Costs::Measured => {
                 let cal = crate::calibrate(g, registry, rate, buffer, MEASURE_CYCLES)
                     .map_err(|e| CostsError::Measure(Box::new(e)))?;
@@ -108,7 +107,7 @@ impl Costs {
                 } else {
                     // The others keep what the graph's file declares: times only when those
                     // are (.ag's wcet, in µs).
-                    let rest = declared(g, format);
+                    let rest = declared(g);
                     let unit = if rest.unit == "µs" {
                         "µs"
                     } else {
@@ -143,7 +142,7 @@ impl Costs {
 }
 
 /// The origin of the costs that `g`'s file declares.
-fn declared(g: &TaskGraph, _format: Option<Format>) -> CostOrigin {
+fn declared(g: &TaskGraph) -> CostOrigin {
     // A feedback edge's two nodes cost nothing of their own, whatever the file declares.
     let written = || {
         (0..g.len())

@@ -270,15 +270,18 @@ pub fn check(
         ..own()
     };
     // A bound of the running processors' memory (a delay's line), from the node as it
-    // stands, before the changed node is built: past it, the kind would blame the bound
-    // (`max_time` below `time`), which cannot change while the graph plays.
+    // stands (the changed copy's own default for it may differ), before the changed node is
+    // built: past it, the kind would blame the bound (`max_time` below `time`), which cannot
+    // change while the graph plays.
     if let (Some(now), Ok(x)) = (&now, &number) {
         if let Some(max) = now
             .live_param(attr)
             .and_then(|p| now.live_max(p))
             .filter(|&m| *x > m)
         {
-            return Err(past_live_max(attr, node, &kind, max));
+            return Err(format!(
+                "`{attr}` of node `{node}` can be set up to {max} while the graph plays (what its memory holds); give the node a larger bound (`fugue kinds` names it for kind {kind}) and load it again"
+            ));
         }
     }
     // The kind quotes the value as the graph holds it (`1000000000.0` for a typed `1e9`):
@@ -332,13 +335,6 @@ pub fn check(
         return Err(not_live());
     };
     let value = number?;
-    // A bound of the running processors' memory (a delay's line), from the node as it
-    // stands: the changed copy's own default for it may differ.
-    if let Some(now) = &now {
-        if let Some(max) = now.live_max(param).filter(|&m| value > m) {
-            return Err(past_live_max(attr, node, &kind, max));
-        }
-    }
     Ok((
         Checked {
             node: v,
@@ -348,12 +344,4 @@ pub fn check(
         },
         value,
     ))
-}
-
-/// The sentence of a `set` of `attr` of node `node` (of kind `kind`) past `max`, the most
-/// its running processors' memory holds.
-fn past_live_max(attr: &str, node: &str, kind: &str, max: f64) -> String {
-    format!(
-        "`{attr}` of node `{node}` can be set up to {max} while the graph plays (what its memory holds); give the node a larger bound (`fugue kinds` names it for kind {kind}) and load it again"
-    )
 }

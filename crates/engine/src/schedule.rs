@@ -20,7 +20,7 @@ pub(crate) fn static_lists(
     let mut g = graph.clone();
     choice
         .costs
-        .apply(&mut g, None, plan.sample_rate(), plan.block(), registry)?;
+        .apply(&mut g, plan.sample_rate(), plan.block(), registry)?;
     // The schedulers see the unit graph: chains are one task each, at the sum of their
     // costs (they run back to back on one thread whatever the schedule says).
     let ug = plan.unit_graph(&g, &g.costs());

@@ -66,7 +66,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         &crate::warn::graph_warnings(&g, &a.file, false, a.rate),
         a.strict,
     )?;
-    let origin = util::apply_costs(&a.costs, &mut g, (&a.file, a.format), (a.rate, a.buffer))?;
+    let origin = util::apply_costs(&a.costs, &mut g, &a.file, (a.rate, a.buffer))?;
     let details =
         fugue_engine::check::details(&g, &util::registry(), f64::from(a.rate), a.buffer as usize);
     let info = GraphInfo::new(&g, &a.file, &origin).with_details(details);

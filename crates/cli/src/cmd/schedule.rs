@@ -116,7 +116,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         None => None,
     };
     let mut g = util::read_graph(&a.file, a.format)?;
-    let origin = util::apply_costs(&a.costs, &mut g, (&a.file, a.format), (a.rate, a.buffer))?;
+    let origin = util::apply_costs(&a.costs, &mut g, &a.file, (a.rate, a.buffer))?;
     if let Some(c) = a.comm_cost {
         g.set_comm_costs(c);
     }

@@ -218,7 +218,7 @@ impl PinOnce {
     }
 
     /// Callback: pins the calling thread the first time (one system call; no allocation,
-    /// lock or wait), and records a refusal for [`PinOnce::warning`].
+    /// lock or wait), and records a refusal for [`pin_warning`].
     #[inline]
     pub(crate) fn now(&mut self) {
         if let Some(core) = self.core.take() {
@@ -235,7 +235,7 @@ impl PinOnce {
         }
     }
 
-    /// What [`PinOnce::warning`] reads: the refusal, shared with the control thread.
+    /// What [`pin_warning`] reads: the refusal, shared with the control thread.
     pub(crate) fn refusal(&self) -> (Option<usize>, Arc<AtomicI32>) {
         (self.core, self.failed.clone())
     }
