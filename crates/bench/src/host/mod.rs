@@ -309,19 +309,6 @@ impl HostBench {
     /// Records that the host refused `n` instances of `name` in `mode` on `threads` threads,
     /// and why: once per point, not once per repeat or buffer size.
     fn refuse(&mut self, name: &str, mode: Mode, n: usize, reason: String, threads: usize) {
-        // The host's words name its own commands (`unload`, `--mode`); the study's name its
-        // flags.
-        let reason = if mode == Mode::Partitioned
-            && n > threads
-            && reason.starts_with("partitioned mode gives each graph")
-        {
-            format!(
-                "partitioned mode gives each instance at least one thread of its own, and N={n} is more than {}; add a thread count to --threads, or keep N in --instances within the threads",
-                fugue_engine::report::counted(threads, "thread")
-            )
-        } else {
-            reason
-        };
         if !self
             .refused
             .iter()
@@ -607,6 +594,18 @@ pub fn run(
     Ok(out)
 }
 
+/// Why the host would refuse `n` instances in `mode` on `threads` threads before any is
+/// loaded: partitioned mode gives each graph at least one thread of its own. Said in the
+/// study's words (its flags), not the host's (its commands, `unload`, `--mode`).
+fn refused_up_front(mode: Mode, n: usize, threads: usize) -> Option<String> {
+    (mode == Mode::Partitioned && n > threads).then(|| {
+        format!(
+            "partitioned mode gives each instance at least one thread of its own, and N={n} is more than {}; add a thread count to --threads, or keep N in --instances within the threads",
+            fugue_engine::report::counted(threads, "thread")
+        )
+    })
+}
+
 /// The offline points of one graph at `threads` threads, in repeat `repeat`.
 fn offline_points(
     c: &HostBenchConfig,
@@ -624,6 +623,11 @@ fn offline_points(
                 progress.event(Event::Step(&format!(
                     "offline {name} T={threads} {mode} N={n}"
                 )));
+                if let Some(reason) = refused_up_front(mode, n, threads) {
+                    out.refuse(name, mode, n, reason, threads);
+                    progress.event(Event::StepDone);
+                    continue;
+                }
                 let mut host = start(c, threads, mode, HostBackend::Offline, c.offline_buffer)?;
                 if let Err(reason) = load_n(&mut host, graph, name, n)? {
                     out.refuse(name, mode, n, reason, threads);
@@ -707,6 +711,12 @@ fn realtime_points(
                         progress.event(Event::StepDone);
                         continue;
                     }
+                    if let Some(reason) = refused_up_front(mode, n, threads) {
+                        out.refuse(name, mode, n, reason, threads);
+                        missed = true;
+                        progress.event(Event::StepDone);
+                        continue;
+                    }
                     let mut host = start(c, threads, mode, HostBackend::Clocked, buffer)?;
                     for w in host.warnings() {
                         if !out.warnings.contains(w) {
@@ -750,6 +760,17 @@ fn realtime_points(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn more_partitioned_instances_than_threads_are_refused_in_the_studys_words() {
+        assert_eq!(refused_up_front(Mode::Partitioned, 2, 2), None);
+        assert_eq!(refused_up_front(Mode::Shared, 8, 2), None);
+        let why = refused_up_front(Mode::Partitioned, 3, 2).unwrap();
+        assert!(
+            why.contains("N=3 is more than 2 threads") && why.contains("--instances"),
+            "{why}"
+        );
+    }
 
     /// The largest heavy graph allowed is one a plan accepts at 48 kHz: its filters below
     /// the Nyquist frequency, its reverbs within the plan's memory.
