@@ -496,7 +496,7 @@ fn a_success_line_escapes_the_control_characters_of_a_path() {
 /// (not after the library's messages at its first run), and writes nothing.
 #[test]
 fn a_jack_study_without_a_server_is_refused_before_it_runs() {
-    if Command::new("jack_wait").arg("--help").output().is_err() {
+    if !fugue_testkit::jackd::has("jack_wait") {
         common::skip(
             "a_jack_study_without_a_server_is_refused_before_it_runs",
             "jack_wait is not installed",

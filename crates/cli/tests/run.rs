@@ -610,14 +610,7 @@ fn a_live_set_stays_through_a_jack_buffer_size_change() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(400));
-    let resized = Command::new("jack_bufsize")
-        .arg("128")
-        .env("JACK_DEFAULT_SERVER", server.name())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(resized.success(), "jack_bufsize 128 failed");
+    server.set_buffer(128).unwrap();
     assert!(recorder.wait().unwrap().success(), "jack_rec failed");
     // Still playing (not ended by a failed recompilation), then stopped.
     assert!(run.try_wait().unwrap().is_none(), "the run ended early");

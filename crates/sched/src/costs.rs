@@ -74,11 +74,10 @@ impl CostsError {
     /// a row that is not `node,cost` of the graph, an unknown node or a cost that is not a
     /// number becomes [`CostsError::GraphFile`]; any other error is kept.
     pub fn in_graph_named_file(self, file: &std::path::Path) -> CostsError {
-        let Some(ext) = file
-            .extension()
-            .and_then(|e| e.to_str())
-            .filter(|e| fugue_graph::Format::from_name(&e.to_ascii_lowercase()).is_some())
-        else {
+        let (Some(_), Some(ext)) = (
+            fugue_graph::Format::from_path(file),
+            file.extension().and_then(|e| e.to_str()),
+        ) else {
             return self;
         };
         match self {
