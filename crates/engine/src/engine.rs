@@ -9,7 +9,7 @@ use fugue_graph::TaskGraph;
 use crate::executor_choice::{BuildError, ExecutorChoice};
 use crate::profile::{ProfileReport, Profiler};
 use crate::schedule::static_lists;
-use fugue_exec::trace::{now, Calibration};
+use fugue_exec::trace::{now, now_ordered, Calibration};
 
 /// A compiled plan and its executor: what the audio thread runs, and what a buffer-size
 /// change replaces as a whole.
@@ -272,9 +272,9 @@ impl Engine {
             self.executor.run_cycle(&mut self.plan);
             return;
         }
-        let start = now();
+        let start = now_ordered();
         self.executor.run_cycle(&mut self.plan);
-        let end = now();
+        let end = now_ordered();
         if let Some(p) = self.profiler.as_deref_mut() {
             p.record(&mut self.plan, self.executor.as_ref(), start, end);
             p.add_own(now().saturating_sub(end));

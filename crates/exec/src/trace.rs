@@ -47,6 +47,30 @@ pub fn now() -> u64 {
     }
 }
 
+/// [`now`], read in program order: after every earlier instruction has completed (its
+/// loads included) and before any later one starts. The cycle's own start and end use it,
+/// so that the end is not read ahead of the load that saw the cycle's last task finish.
+/// Never allocates, locks or blocks.
+#[inline]
+pub fn now_ordered() -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_mm_lfence, _rdtsc};
+        // SAFETY: LFENCE and RDTSC have no preconditions; both exist on every x86-64
+        // processor (SSE2 is part of the architecture).
+        unsafe {
+            _mm_lfence();
+            let t = _rdtsc();
+            _mm_lfence();
+            t
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        now_ns()
+    }
+}
+
 /// Converts [`now`] ticks to nanoseconds, from two readings of both clocks taken apart.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Calibration {

@@ -251,17 +251,20 @@ impl Profiler {
     /// taken around [`Executor::run_cycle`]). Between cycles, on the thread that runs them;
     /// never allocates, locks or blocks.
     pub fn record(&mut self, plan: &mut Plan, exec: &dyn Executor, start: u64, end: u64) {
-        let (start_ns, end_ns) = (start, end);
         let cur = &mut self.current;
-        cur.start = start;
-        cur.end = end;
-        cur.index = self.cycles;
         let cells = &mut cur.cells;
         plan.task_times(|c, t| {
             if let Some(slot) = cells.get_mut(c) {
                 *slot = t;
             }
         });
+        // The cycle ends no earlier than its last task: the tasks' ends are read on other
+        // cores, whose counters may run a few ticks ahead of this one's.
+        let end = cur.cells.iter().map(|t| t.end).fold(end, u64::max);
+        let (start_ns, end_ns) = (start, end);
+        cur.start = start;
+        cur.end = end;
+        cur.index = self.cycles;
         exec.worker_wakes(&mut cur.wakes);
         // A worker that noticed the cycle only after its end did not take part in it.
         for wake in cur.wakes.iter_mut() {
