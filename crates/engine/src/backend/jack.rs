@@ -229,7 +229,7 @@ impl PinOnce {
                     }
                     _ => -1,
                 };
-                // Relaxed: read after the client is deactivated.
+                // Relaxed: one number; nothing else is published with it.
                 self.failed.store(errno, Ordering::Relaxed);
             }
         }
@@ -241,11 +241,11 @@ impl PinOnce {
     }
 }
 
-/// The warning of a refused pin of JACK's process thread to `core` ([`PinOnce`]), once the
-/// callbacks have ended.
+/// The warning of a refused pin of JACK's process thread to `core` ([`PinOnce`]): `None`
+/// while none was refused (the pin is tried once, at the first callback).
 pub(crate) fn pin_warning(core: Option<usize>, failed: &AtomicI32) -> Option<String> {
     let core = core?;
-    // Relaxed: the callbacks have ended.
+    // Relaxed: one number, stored once; nothing else is read with it.
     let errno = failed.load(Ordering::Relaxed);
     (errno != 0).then(|| {
         let why = if errno > 0 {
@@ -526,6 +526,10 @@ pub(crate) fn run(
             }
             built_block = wanted;
             buffer_changes += 1;
+            // Live values are checked at the block the run now plays.
+            if let Some(g) = &options.granted {
+                g.set(rate, wanted);
+            }
         }
         if last_tick.elapsed() >= Duration::from_millis(100) {
             on_tick(&stats.live());
@@ -607,5 +611,29 @@ pub(crate) fn connect_to_playback(
         if let Err(e) = client.connect_ports_by_name(name, dst) {
             warnings.push(format!("cannot connect {name} to {dst}: {e}"));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_pin_is_said_once_refused_and_only_then() {
+        let core = Some(3);
+        let failed = AtomicI32::new(0);
+        assert_eq!(pin_warning(core, &failed), None, "not refused yet");
+        failed.store(libc::EINVAL, Ordering::Relaxed);
+        let w = pin_warning(core, &failed).unwrap();
+        assert!(
+            w.starts_with("JACK's process thread could not be pinned to core 3 (")
+                && w.contains(&std::io::Error::from_raw_os_error(libc::EINVAL).to_string())
+                && w.ends_with("--no-pin leaves every thread free"),
+            "{w}"
+        );
+        failed.store(-1, Ordering::Relaxed);
+        assert!(pin_warning(core, &failed).unwrap().contains("(refused)"));
+        // Threads not pinned: nothing was tried.
+        assert_eq!(pin_warning(None, &failed), None);
     }
 }

@@ -26,6 +26,10 @@ pub(super) enum Driver {
         /// Buffer-size changes (the size announced, the sets of graphs in transit) and the
         /// request to end the process thread.
         shared: Arc<jack::Shared>,
+        /// The core JACK's process thread is pinned to at its first callback, and the
+        /// system's refusal if it was refused ([`PinOnce`](crate::backend::jack::PinOnce));
+        /// the core is taken once the refusal was said.
+        pin: jack::PinRefusal,
     },
     /// On its own thread, which hands it back when stopped.
     Thread {
@@ -224,7 +228,7 @@ pub(super) fn start(
             let shared = Arc::new(jack::Shared::default());
             // Relaxed: read by the control thread only.
             shared.wanted.store(options.block as u32, Ordering::Relaxed);
-            let (active, w) = jack::activate(
+            let (active, w, pin) = jack::activate(
                 client,
                 audio,
                 options.channels,
@@ -237,6 +241,7 @@ pub(super) fn start(
             Driver::Jack {
                 active: Some(active),
                 shared,
+                pin,
             }
         }
         (HostBackend::Offline, _) => Driver::Offline(audio),

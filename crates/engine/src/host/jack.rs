@@ -176,8 +176,8 @@ pub(crate) fn open(name: &str) -> Result<(j::Client, u32, usize), HostError> {
 
 /// Registers the output ports, activates the client and connects the ports to the system's
 /// playback ports when `connect`; JACK's process thread is pinned to `pin` at its first
-/// callback ([`PinOnce`]). Returns the active client, the flag that says the server went
-/// away, and warnings.
+/// callback ([`PinOnce`]). Returns the active client, warnings, and the pin's core with the
+/// refusal it records ([`PinOnce::refusal`]).
 pub(crate) fn activate(
     client: j::Client,
     audio: Box<HostAudio>,
@@ -185,7 +185,7 @@ pub(crate) fn activate(
     connect: bool,
     shared: Arc<Shared>,
     pin: Option<usize>,
-) -> Result<(Active, Vec<String>), HostError> {
+) -> Result<(Active, Vec<String>, PinRefusal), HostError> {
     let jerr = |e: j::Error| HostError::Backend(format!("JACK: {e}"));
     let outs = (0..channels)
         .map(|i| client.register_port(&format!("out_{}", i + 1), j::AudioOut::default()))
@@ -196,6 +196,8 @@ pub(crate) fn activate(
         shared: shared.clone(),
         audio_stats: audio.stats.clone(),
     };
+    let pin = PinOnce::new(pin);
+    let refusal = pin.refusal();
     let active = client
         .activate_async(
             notifications,
@@ -203,7 +205,7 @@ pub(crate) fn activate(
                 audio,
                 outs,
                 shared,
-                pin: PinOnce::new(pin),
+                pin,
             },
         )
         .map_err(jerr)?;
@@ -211,8 +213,11 @@ pub(crate) fn activate(
     if connect {
         crate::backend::jack::connect_to_playback(active.as_client(), &names, &mut warnings);
     }
-    Ok((active, warnings))
+    Ok((active, warnings, refusal))
 }
+
+/// The core JACK's process thread is pinned to, and the refusal [`PinOnce`] records.
+pub(crate) type PinRefusal = (Option<usize>, Arc<std::sync::atomic::AtomicI32>);
 
 /// Ends the process thread, deactivates the client and hands the audio side back. (When the
 /// server went away there is no process thread to wait for.)
