@@ -860,8 +860,9 @@ fn a_compilation_past_the_time_limit_is_stopped_and_the_host_plays_on() {
 }
 
 /// A program whose tables LLVM would allocate with its code (a table of 200 million samples:
-/// 860 MiB) is refused once its compilation passes the memory a compilation may use, in
-/// one sentence, without the process taking that memory; and a helper that starts a process
+/// 860 MiB) is refused once its compilation passes the memory a compilation may use (set to
+/// 512 MiB), in one sentence, without the process taking that memory; so is one whose
+/// compiler needs more than 64 MiB; and a helper that starts a process
 /// of its own (a script that does not `exec`) is stopped whole at the time limit: no
 /// process of it is left, and the compilation ends at the limit.
 #[test]
@@ -875,12 +876,39 @@ fn a_compilation_is_bounded_in_memory_and_stopped_whole() {
     let o = Command::new(env!("CARGO_BIN_EXE_fugue"))
         .args(["check", big.to_str().unwrap()])
         .env("FUGUE_FAUST_CACHE", "off")
+        .env("FUGUE_FAUST_MEMORY_LIMIT", "512")
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(
         err.contains("big.dsp needs more than the 512 MiB of memory a compilation may use"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    // A program whose compilation itself needs more than the limit (the compiler's memory,
+    // not the program's state: 600 filters in a row) is refused for memory too, whether the
+    // C++ runtime or LLVM refused the allocation or libfaust read what it did not get.
+    let long = dir.join("long.dsp");
+    std::fs::write(
+        &long,
+        "import(\"stdfaust.lib\");\nprocess = seq(i, 600, fi.lowpass(1, 1000 + i));\n",
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args(["check", long.to_str().unwrap()])
+        .env("FUGUE_FAUST_CACHE", "off")
+        .env("FUGUE_FAUST_MEMORY_LIMIT", "64")
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        (err.contains("long.dsp needs more than the 64 MiB of memory a compilation may use")
+            || err.contains(
+                "MiB of the 64 MiB a compilation may use, most likely for want of memory"
+            ))
+            && err.contains("FUGUE_FAUST_MEMORY_LIMIT=MIB sets another limit"),
         "{err}"
     );
     assert_eq!(err.trim().lines().count(), 1, "{err}");

@@ -175,7 +175,9 @@ pub(crate) fn try_in_child(
         .arg(HELPER_ARG)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        // Read when the child aborts: the C++ runtime and LLVM say there that an allocation
+        // failed.
+        .stderr(Stdio::piped())
         // A group of its own, stopped whole (`kill_group`): a helper that starts processes
         // of its own (a script that does not `exec`) leaves none running, and none holding
         // the answer's pipe open past the time limit.
@@ -225,6 +227,9 @@ pub(crate) fn try_in_child(
             // A watchdog that cannot be started leaves the compilation without a limit.
             .ok()
     });
+    // The child's standard error, its last `MAX_ERRORS` bytes kept, read to its end on a
+    // thread of its own (a child blocked writing there would never answer).
+    let errors = ChildErrors::start(child.stderr.take());
     let mut answer = Vec::new();
     if let Some(stdout) = child.stdout.take() {
         let _ = stdout.take(MAX_MESSAGE).read_to_end(&mut answer);
@@ -248,13 +253,28 @@ pub(crate) fn try_in_child(
         drop(done);
         w.join().unwrap_or(false)
     });
-    let status = child.wait();
+    let (status, peak) = reap(pid);
     CHILD.store(0, Ordering::SeqCst);
     if let Ok(w) = writer {
         let _ = w.join();
     }
     let Ok(status) = status else {
         return Ok(Tried::NotRun);
+    };
+    // The child crashed, ended as `how`: at its memory limit, most likely for want of memory
+    // (libfaust's C code reads the null pointer of an allocation the limit refused).
+    let crashed = |how: String| match memory_limit().filter(|&l| peak >= l / 10 * 9) {
+        Some(limit) => FaustError::CrashedAtLimit {
+            name: source.name.clone(),
+            how,
+            peak_mib: peak >> 20,
+            mib: limit >> 20,
+        },
+        None => FaustError::Crashed {
+            name: source.name.clone(),
+            how,
+            interp: backend == Backend::Interp,
+        },
     };
     if let Some(signal) = status.signal() {
         // What a child ended mid-write leaves beside the file it was writing.
@@ -274,8 +294,14 @@ pub(crate) fn try_in_child(
             }
         } else if matches!(signal, 1 | 2 | 15) {
             FaustError::Stopped { name, how }
+        } else if signal == libc::SIGABRT && says_out_of_memory(&errors.join().unwrap_or_default())
+        {
+            FaustError::CompileMemory {
+                name,
+                mib: limit_mib(),
+            }
         } else {
-            FaustError::Crashed { name, how }
+            crashed(how)
         });
     }
     let answer = String::from_utf8_lossy(&answer);
@@ -295,6 +321,7 @@ pub(crate) fn try_in_child(
         },
         (Some(1), "memory") => Tried::Refused(FaustError::CompileMemory {
             name: source.name.clone(),
+            mib: limit_mib(),
         }),
         (Some(1), "instance") => Tried::Refused(FaustError::Instance {
             name: source.name.clone(),
@@ -311,10 +338,74 @@ pub(crate) fn try_in_child(
             name: source.name.clone(),
             names: rest.split_whitespace().map(str::to_string).collect(),
         }),
-        // A helper that does not speak this protocol (or could not open libfaust, which this
-        // process did): compile here, as without a helper.
-        _ => Tried::NotRun,
+        // No answer and a plain ending: a helper that could not read the job or open
+        // libfaust (which this process did), before compiling anything (2), or a program
+        // that is not this protocol's helper (0): compile here, as without a helper.
+        (Some(0 | 2), "") => Tried::NotRun,
+        // Any other ending came while compiling, under the helper's limits: compiling here,
+        // without them, could take the machine's memory.
+        (code, _) => Tried::Refused(crashed(match code {
+            Some(c) => format!("exit status {c}, without an answer"),
+            None => "no exit status".to_string(),
+        })),
     })
+}
+
+/// Waits for child `pid` to end and reaps it: how it ended, and the most memory it held
+/// (its peak resident size, bytes; 0 when not known).
+fn reap(pid: i32) -> (std::io::Result<std::process::ExitStatus>, u64) {
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid buffer for wait4, which fills it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: `status` and `usage` are valid, writable, and owned here.
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if r == pid {
+            let peak = u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024;
+            return (Ok(std::process::ExitStatus::from_raw(status)), peak);
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return (Err(e), 0);
+        }
+    }
+}
+
+/// The most of the child's standard error kept (its end).
+const MAX_ERRORS: usize = 64 << 10;
+
+/// The reader of a child's standard error ([`MAX_ERRORS`] bytes kept, the rest read and
+/// dropped), on a thread of its own.
+struct ChildErrors(Option<std::sync::mpsc::Receiver<Vec<u8>>>);
+
+impl ChildErrors {
+    fn start(stderr: Option<std::process::ChildStderr>) -> ChildErrors {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let started = stderr.and_then(|mut e| {
+            std::thread::Builder::new()
+                .name("fugue-faust-errors".into())
+                .spawn(move || {
+                    let mut kept = Vec::new();
+                    let mut buf = [0u8; 8192];
+                    while let Ok(n @ 1..) = e.read(&mut buf) {
+                        kept.extend_from_slice(&buf[..n]);
+                        if kept.len() > 2 * MAX_ERRORS {
+                            kept.drain(..kept.len() - MAX_ERRORS);
+                        }
+                    }
+                    let _ = tx.send(kept);
+                })
+                .ok()
+        });
+        ChildErrors(started.map(|_| rx))
+    }
+
+    /// What the child wrote (its end), once every writer closed its standard error; nothing
+    /// after a second (a process the child started may hold it open).
+    fn join(self) -> Option<Vec<u8>> {
+        self.0
+            .and_then(|rx| rx.recv_timeout(std::time::Duration::from_secs(1)).ok())
+    }
 }
 
 /// The environment variable that sets the time limit of a compilation in the child process,
@@ -348,12 +439,59 @@ fn time_limit() -> Option<std::time::Duration> {
     })
 }
 
-/// The most memory the helper may take (`limit_memory`): a whole `fugue check` compiles
-/// the largest examples Faust ships within a data limit of 128 MiB, but a table of a
-/// program's state is allocated with the compiled code (LLVM), before its size can be read:
-/// a table of 200 million samples took 860 MiB, one of 500 million 2 GiB. Past this, the
-/// compilation fails ([`FaustError::CompileMemory`]) instead of taking the machine's memory.
-pub const HELPER_MEMORY: u64 = 512 << 20;
+/// The environment variable that sets the memory a compilation in the child process may
+/// use, in whole MiB (0: no limit; default [`DEFAULT_MEMORY_LIMIT`]).
+pub const MEMORY_LIMIT_ENV: &str = "FUGUE_FAUST_MEMORY_LIMIT";
+
+/// The most memory the helper may take by default (`limit_memory`, its data limit). The
+/// compiler's own needs vary with the program: the largest examples Faust 2.54 ships take
+/// about 720 MiB (`SAM/virtualAnalog`, LLVM). A table of a program's state is allocated with
+/// the compiled code (LLVM), before its size can be read: a table of 200 million samples took
+/// 860 MiB, one of 500 million 2 GiB. Past the limit the compilation fails
+/// ([`FaustError::CompileMemory`]) instead of taking the machine's memory.
+pub const DEFAULT_MEMORY_LIMIT: u64 = 2 << 30;
+
+/// The memory a compilation in the child may use, in bytes ([`MEMORY_LIMIT_ENV`]; `None`:
+/// no limit). A value that is not a whole number of MiB is the default, said once on
+/// standard error.
+pub fn memory_limit() -> Option<u64> {
+    static LIMIT: OnceLock<Option<u64>> = OnceLock::new();
+    *LIMIT.get_or_init(|| match std::env::var(MEMORY_LIMIT_ENV) {
+        Err(_) => Some(DEFAULT_MEMORY_LIMIT),
+        Ok(v) if v.trim().is_empty() => Some(DEFAULT_MEMORY_LIMIT),
+        Ok(v) => match v.trim().parse::<u64>() {
+            Ok(0) => None,
+            // At least 64 MiB: the helper's own process and libfaust need some to start.
+            Ok(mib) => Some(mib.clamp(64, 1 << 40) << 20),
+            Err(_) => {
+                eprintln!(
+                    "fugue: warning: {MEMORY_LIMIT_ENV}={v}: not a whole number of MiB; Faust compilations may use {} MiB",
+                    DEFAULT_MEMORY_LIMIT >> 20
+                );
+                Some(DEFAULT_MEMORY_LIMIT)
+            }
+        },
+    })
+}
+
+/// Whether what a child that aborted wrote on its standard error says it ran out of memory:
+/// the C++ runtime's words for an allocation that failed (`std::bad_alloc`, uncaught) or
+/// LLVM's (its allocator reports a failed allocation and aborts).
+fn says_out_of_memory(stderr: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(stderr);
+    [
+        "bad_alloc",
+        "LLVM ERROR: out of memory",
+        "Unable to allocate",
+    ]
+    .iter()
+    .any(|w| text.contains(w))
+}
+
+/// The memory limit in MiB, as a compilation refused for memory says it.
+fn limit_mib() -> u64 {
+    memory_limit().map_or(0, |b| b >> 20)
+}
 
 /// Lowers the calling process's data limit (its heap and private writable mappings,
 /// `RLIMIT_DATA`) to `bytes`, unless it is lower already. Best effort.
@@ -461,8 +599,16 @@ pub fn helper_main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    limit_memory(HELPER_MEMORY);
+    if let Some(bytes) = memory_limit() {
+        limit_memory(bytes);
+    }
     let Ok(faust) = Faust::open(&job.lib) else {
+        // This process's parent opened it: under a memory limit, the limit is why.
+        if memory_limit().is_some() {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(b"memory\n").and_then(|()| out.flush());
+            return ExitCode::from(1);
+        }
         return ExitCode::from(2);
     };
     let (code, answer) = match faust.compile_alone(&job.source, job.backend, job.out.as_deref()) {
@@ -501,6 +647,17 @@ pub fn helper_main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_abort_for_want_of_memory_is_told_by_its_words() {
+        let cxx = b"terminate called after throwing an instance of 'std::bad_alloc'\n  what():  std::bad_alloc\n";
+        assert!(says_out_of_memory(cxx));
+        assert!(says_out_of_memory(
+            b"LLVM ERROR: out of memory\nAllocation failed\n"
+        ));
+        assert!(!says_out_of_memory(b"Assertion `isa<X>(Val)' failed.\n"));
+        assert!(!says_out_of_memory(b""));
+    }
 
     #[test]
     fn a_job_reads_back_as_written() {

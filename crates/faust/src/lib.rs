@@ -118,19 +118,38 @@ pub enum FaustError {
     },
     /// libfaust crashed while compiling the program (in the child process that compiles
     /// programs first, [`guard`]).
-    #[error("libfaust crashed while compiling {name} ({how}; an interpreter's program also runs one block there); nothing of it was loaded: this version of Faust cannot run the program with this backend, and Faust's own `faust` command may fail on it too")]
+    #[error("libfaust crashed while compiling {name} ({how}{}); nothing of it was loaded: this version of Faust cannot run the program with this backend, and Faust's own `faust` command may fail on it too", if *interp { "; an interpreter's program also runs one block there" } else { "" })]
     Crashed {
         /// The program's name (its file).
         name: String,
         /// How the compiling process ended: "segmentation fault, signal 11".
         how: String,
+        /// The interpreter backend's: the child ran one block of the program too.
+        interp: bool,
+    },
+    /// libfaust crashed while compiling the program, having taken nearly all the memory a
+    /// compilation may use ([`guard::memory_limit`]): most likely an allocation the limit
+    /// refused, which libfaust did not check.
+    #[error("libfaust crashed while compiling {name} ({how}) after taking {peak_mib} MiB of the {mib} MiB a compilation may use, most likely for want of memory; nothing of it was loaded ({env}=MIB sets another limit, 0 none)", env = guard::MEMORY_LIMIT_ENV)]
+    CrashedAtLimit {
+        /// The program's name (its file).
+        name: String,
+        /// How the compiling process ended: "segmentation fault, signal 11".
+        how: String,
+        /// The most memory the child held, MiB.
+        peak_mib: u64,
+        /// The limit, MiB.
+        mib: u64,
     },
     /// The child process compiling the program ran out of the memory a compilation may use
-    /// ([`guard::HELPER_MEMORY`]): LLVM allocates a program's tables with its code.
-    #[error("compiling {name} needs more than the {} MiB of memory a compilation may use (LLVM allocates the program's tables with its code): its tables or delays are likely past the {} MiB a node may hold, so shorten them ({env}=off compiles in this process, without this limit, for a program whose state is small)", guard::HELPER_MEMORY >> 20, fugue_dsp::MAX_NODE_MEMORY >> 20, env = guard::HELPER_ENV)]
+    /// ([`guard::memory_limit`]): the compiler's own memory, or a program's tables, which
+    /// LLVM allocates with its code.
+    #[error("compiling {name} needs more than the {mib} MiB of memory a compilation may use ({env}=MIB sets another limit, 0 none); nothing of it was loaded: a program with tables or delay lines past the {} MiB a node may hold needs that memory to compile, and so does a very large program", fugue_dsp::MAX_NODE_MEMORY >> 20, env = guard::MEMORY_LIMIT_ENV)]
     CompileMemory {
         /// The program's name (its file).
         name: String,
+        /// The limit, in MiB.
+        mib: u64,
     },
     /// The child process compiling the program ran past the time limit
     /// ([`guard::TIME_LIMIT_ENV`]) and was stopped.
