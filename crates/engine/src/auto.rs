@@ -562,10 +562,16 @@ pub fn choose(
             *n = now;
         }
     };
+    // The trials end at the budget (the run's start waits for them), even when the machine
+    // is slower than the first cycle said (a loaded machine, late wake-ups): a round past it
+    // is left unfinished and not counted, the rounds before decide. The first round always
+    // ends: it is all there is to decide from.
+    let deadline = t0 + Duration::from_secs_f64(trial_budget(choice, per_cycle));
     // The threads of the turn before (the build: one).
     let mut before = 1;
-    for round in 0..ROUNDS {
-        for (k, (exec, ts)) in execs.iter_mut().zip(times.iter_mut()).enumerate() {
+    'rounds: for round in 0..ROUNDS {
+        for k in 0..execs.len() {
+            let (exec, ts) = (&mut execs[k], &mut times[k]);
             let plan = &mut plans[plan_of[k]].1;
             let overlap = cands[k].1.overlap.max(1);
             // A candidate running several blocks per cycle runs as many fewer cycles.
@@ -582,16 +588,31 @@ pub fn choose(
             let turn = Instant::now();
             let mut next = None;
             let mut warm = 0;
-            while warm < 2 || turn.elapsed() < settle {
-                pace(&mut next);
-                exec.run_cycle(plan);
-                warm += 1;
+            let past = || round > 0 && Instant::now() >= deadline;
+            let mut late = false;
+            while !late && (warm < 2 || turn.elapsed() < settle) {
+                late = past();
+                if !late {
+                    pace(&mut next);
+                    exec.run_cycle(plan);
+                    warm += 1;
+                }
             }
             for _ in 0..cycles {
+                late = late || past();
+                if late {
+                    break;
+                }
                 pace(&mut next);
                 let t = Instant::now();
                 exec.run_cycle(plan);
                 ts[round].push(t.elapsed().as_nanos() as u64 / overlap as u64);
+            }
+            if late {
+                for ts in times.iter_mut() {
+                    ts[round].clear();
+                }
+                break 'rounds;
             }
         }
     }

@@ -53,7 +53,18 @@ fn check_summary_matches(s: &Summary, rows: &[fugue_engine::CycleRecord]) {
 
 #[test]
 fn clocked_run_counts_cycles_and_writes_one_row_per_cycle() {
-    let graph = fugue_graph::gen::rake(8);
+    // Four branches of 300 µs each: a cycle lasts long enough for the second thread to wake
+    // inside it even on a loaded machine (a few µs of work would end before a late wake-up,
+    // which is then not the cycle's).
+    let mut text =
+        String::from("m = { kind: \"mix\", in: 4, };\ns = { kind: \"sink\", };\nm.1 -> s.1;\n");
+    for i in 0..4 {
+        text.push_str(&format!(
+            "w{i} = {{ kind: \"load\", wcet: 300, }};\nw{i}.1 -> m.{};\n",
+            i + 1
+        ));
+    }
+    let graph = fugue_graph::read::ag::parse(&text, "wide.ag").unwrap();
     let csv = tmp("clocked.csv");
     let options = RunOptions {
         backend: Backend::Clocked {
