@@ -100,12 +100,12 @@ fn a_short_study_repeats_each_run_and_says_one_line_per_run() {
         let f: Vec<&str> = row.split(',').collect();
         assert_eq!(f[col("repeats")], "3", "{row}");
         // The wake-up latency: none with one thread, or on the line (which every executor
-        // runs on the calling thread alone); some with two threads on the rake.
+        // runs on the calling thread alone). (With two threads on the rake, the worker's
+        // wake-ups are recorded when it woke inside the cycle; on a loaded machine it may
+        // wake after each of the few cycles of a repeat, and none is.)
         let wake: f64 = f[col("wake_p99_us")].parse().unwrap();
         if f[col("executor")] == "seq" || f[col("graph")] == "ligne100" {
             assert_eq!(wake, 0.0, "{row}");
-        } else {
-            assert!(wake > 0.0, "{row}");
         }
         // A speedup above the thread count is never marked as trusted.
         if let Ok(s) = f[col("speedup_vs_seq")].parse::<f64>() {

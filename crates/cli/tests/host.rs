@@ -159,7 +159,13 @@ fn session(test: &str, backend: &[&str]) {
     let mode = mode.unwrap();
     let block = mode["buffer"].as_u64().unwrap() as usize;
     let rate = mode["rate"].as_u64().unwrap();
-    assert_eq!(st["swap_misses"], 0, "a cycle with a swap missed: {st}");
+    let swaps = (st["swap_cycles"].as_u64(), st["swap_misses"].as_u64());
+    let (Some(cycles), Some(misses)) = swaps else {
+        panic!("{st}")
+    };
+    if let Err(e) = fugue_testkit::host::swaps_met(cycles, misses, 50) {
+        panic!("{e}: {st}");
+    }
     assert_eq!(st["record_drops"], 0, "{st}");
     let got = wav::channels(&mix);
     let cycles = got[0].len() / block;
@@ -719,6 +725,9 @@ fn thread_policies(pid: u32) -> Vec<(String, u32)> {
 /// system grants it; where it refuses, the host says so once and plays on.
 #[test]
 fn rt_runs_the_pool_and_the_audio_thread_at_real_time_priority() {
+    if common::one_core("rt_runs_the_pool_and_the_audio_thread_at_real_time_priority") {
+        return;
+    }
     let dir = folder("host", "rt");
     let g = small_graphs(&dir);
     let h = start_host(&dir, &["--threads", "2", "--rt=10"]);
@@ -756,7 +765,7 @@ fn rt_where_it_cannot_apply_is_said_and_dropped() {
         format!("load a {}\nwait 0.05\nquit\n", g[0].display()),
     )
     .unwrap();
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = fugue_exec::placement::available_cores();
     let more = (cores + 1).to_string();
     for (args, said) in [
         (

@@ -41,10 +41,11 @@ fn profile_writes_the_report_files() {
     }
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("profile.json")).unwrap()).unwrap();
-    // 0.3 s at 48 kHz in blocks of 128: 113 cycles; `--seconds` is wall time, so a cycle
-    // late on a loaded machine can cost one or two of them.
+    // 0.3 s at 48 kHz in blocks of 128: 113 cycles; `--seconds` is wall time, and a cycle
+    // held off its core past a period (a loaded machine) drops the cycles due meanwhile:
+    // never more than 113, most of them still.
     let cycles = json["cycles"].as_u64().unwrap();
-    assert!((105..=113).contains(&cycles), "{cycles} cycles");
+    assert!((57..=113).contains(&cycles), "{cycles} cycles");
     assert_eq!(json["threads"], 2);
     let nodes = json["nodes"].as_array().unwrap();
     let csv = std::fs::read_to_string(out.join("nodes.csv")).unwrap();

@@ -282,7 +282,10 @@ fn alsa_null_run_plays_its_seconds_and_says_what_the_device_granted() {
             && stderr.contains("granted 48000 Hz"),
         "{stderr}"
     );
-    assert!(stderr.contains("executor auto:"), "{stderr}");
+    // (On one core auto has one candidate, and says nothing.)
+    if fugue_exec::placement::available_cores() >= 2 {
+        assert!(stderr.contains("executor auto:"), "{stderr}");
+    }
 }
 
 /// A run of `--seconds S` lasts S seconds of wall time also when its periods are long: the

@@ -41,6 +41,12 @@ fn the_host_follows_a_jack_buffer_size_change() {
         (Mode::Partitioned, 3, Pipeline::Auto),
         (Mode::Separate, 2, Pipeline::Sub(1)),
     ] {
+        // Three partitions on one core take turns on it, JACK's thread waiting for the ones
+        // that are not running: the cycles crawl, which is what one core gives.
+        if mode == Mode::Partitioned && fugue_exec::placement::available_cores() < 2 {
+            eprintln!("{mode}: skipped, one core");
+            continue;
+        }
         server.set_buffer(128).unwrap();
         let wav = dir.join(format!("{mode}.wav"));
         let mut host = Host::start(HostOptions {

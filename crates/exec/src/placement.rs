@@ -114,22 +114,33 @@ pub fn set_realtime_current(priority: i32) -> Result<(), PlacementError> {
     }
 }
 
-/// Number of cores this process may run on.
+/// Number of cores this process may use at once: the cores it may run on
+/// ([`allowed_cores`]), or fewer under a CPU quota (a container's `--cpus`, a cgroup's
+/// `cpu.max`), which lets the process run only so many threads' worth of time: more threads
+/// than the quota would take turns, a cycle waiting for one that is not running.
 pub fn available_cores() -> usize {
-    allowed_cores().len()
+    machine().0.len().min(machine().1).max(1)
 }
 
 /// The cores this process may run on, in increasing order: the affinity set of the first
 /// thread that asked (or pinned itself), recorded once, so that pinning a thread to one core
 /// does not make the process look like a one-core machine to the threads created after.
 pub fn allowed_cores() -> &'static [usize] {
-    static CORES: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
-    CORES.get_or_init(|| {
+    &machine().0
+}
+
+/// The cores this process may run on and the parallelism the system grants it (the
+/// standard library's count, which a CPU quota lowers), both read once, by the first thread
+/// that asked.
+fn machine() -> &'static (Vec<usize>, usize) {
+    static MACHINE: std::sync::OnceLock<(Vec<usize>, usize)> = std::sync::OnceLock::new();
+    MACHINE.get_or_init(|| {
+        let granted = std::thread::available_parallelism().map_or(1, |n| n.get());
         let cores = current_set().map(|s| cores_of(&s)).unwrap_or_default();
         if cores.is_empty() {
-            (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect()
+            ((0..granted).collect(), granted)
         } else {
-            cores
+            (cores, granted)
         }
     })
 }

@@ -58,11 +58,9 @@ fn a_playing_host_swaps_plugin_graphs_without_a_miss_and_refuses_a_bad_one() {
     );
     assert_eq!(host.list().len(), 1, "only the first graph is left");
     let report = host.finish().unwrap();
-    assert!(report.stats.swap_cycles >= 16, "{:?}", report.stats);
-    assert_eq!(
-        report.stats.swap_misses, 0,
-        "a cycle that swapped a plugin graph missed its deadline ({:?})",
-        report.stats
-    );
+    let (cycles, misses) = (report.stats.swap_cycles, report.stats.swap_misses);
+    if let Err(e) = fugue_testkit::host::swaps_met(cycles, misses, 16) {
+        panic!("plugin graphs: {e} ({:?})", report.stats);
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -140,3 +140,23 @@ pub fn expected_mix(
     }
     mix
 }
+
+/// Whether the cycles that adopted or removed a graph met their deadlines, as a host's
+/// statistics count them (`swap_cycles`, `swap_misses`): at least `least` such cycles, and
+/// at most one in ten of them late. A swap that made its cycle late would miss in most of
+/// them; a test runner that holds the audio thread off its core for a period makes any
+/// cycle miss, a swap's as likely as another (a session of loads and unloads swaps in most
+/// of its cycles). `Err` says which.
+pub fn swaps_met(swap_cycles: u64, swap_misses: u64, least: u64) -> Result<(), String> {
+    if swap_cycles < least {
+        return Err(format!(
+            "{swap_cycles} cycles with a swap, fewer than {least}"
+        ));
+    }
+    if swap_misses * 10 > swap_cycles {
+        return Err(format!(
+            "{swap_misses} of {swap_cycles} cycles with a swap missed their deadline"
+        ));
+    }
+    Ok(())
+}

@@ -63,6 +63,16 @@ pub fn skip(test: &str, why: &str) {
     let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
 }
 
+/// Whether this machine gives the process one core (or one core's worth of time): then
+/// `test`, which needs two threads running at once, is skipped, and says so.
+pub fn one_core(test: &str) -> bool {
+    let one = fugue_exec::placement::available_cores() < 2;
+    if one {
+        skip(test, "one core, where no two threads run at once");
+    }
+    one
+}
+
 /// The standard error of `child` (spawned with it piped) read to its end, and its exit
 /// status once it has ended.
 pub fn stderr_at_exit(child: &mut Child) -> (ExitStatus, String) {

@@ -486,7 +486,10 @@ impl Profiler {
             let ready = pred.map_or(0, |p| rel(t.cells[p].end));
             let worker = tt.worker as usize;
             let wake = t.wakes.get(worker).copied().flatten().map(rel);
-            let (start, end) = (rel(tt.start), rel(tt.end));
+            // A task starts no earlier than the predecessor it waited for ended: on
+            // another core, whose counter may run a few ticks behind this one's.
+            let start = rel(tt.start).max(ready);
+            let end = rel(tt.end).max(start);
             chain.push(ChainStep {
                 node: self.cell_labels[c].clone(),
                 worker,
