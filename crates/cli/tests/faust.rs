@@ -557,6 +557,30 @@ fn a_parameter_is_kept_in_its_range_and_what_will_not_play_is_said() {
         "{}",
         stderr(&o)
     );
+    // A check box or a button is off or on: a value between is refused (it would scale
+    // what the program multiplies by it), 0 and 1 are let through.
+    std::fs::write(
+        dir.join("sw.dsp"),
+        "import(\"stdfaust.lib\");\n\
+         process = os.osc(440) * checkbox(\"on\") * (1 - button(\"mute\")) * 0.5;\n",
+    )
+    .unwrap();
+    for (attrs, said) in [
+        ("on: 0.5,", "attribute `on` = `0.5` is not 0 or 1: parameter `/sw/on` of its Faust program is a check box, off (0) or on (1)"),
+        ("mute: 0.25,", "attribute `mute` = `0.25` is not 0 or 1: parameter `/sw/mute` of its Faust program is a button, off (0) or on (1)"),
+    ] {
+        let o = run(
+            &format!("d = {{ kind: \"faust\", file: \"sw.dsp\", {attrs} }};\nout = {{ kind: \"sink\", }};\nd.1 -> out.1;\n"),
+            &[],
+        );
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    }
+    let o = run(
+        "d = { kind: \"faust\", file: \"sw.dsp\", on: 1, mute: 0, };\nout = { kind: \"sink\", };\nd.1 -> out.1;\n",
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
     // One parameter by its label and by its path: refused when the values differ (the later
     // one was kept without a word), let through when they agree.
     let o = run(

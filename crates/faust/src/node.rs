@@ -7,6 +7,7 @@ use fugue_dsp::{attrs, isolated, DspNode, NodeContext, NodeError, Processor};
 
 use crate::factory::{Backend, Factory, Instance, Source};
 use crate::ffi::Compute;
+use crate::ui::Widget;
 use crate::{Faust, FaustError};
 
 /// The attributes the kind reads itself; every other one names a parameter.
@@ -172,6 +173,24 @@ pub fn settings_of(
                     &format!(
                         "is outside the range of parameter `{}` of its Faust program: {} to {}",
                         p.path, p.min, p.max
+                    ),
+                ));
+            }
+            // A button or a check box is off or on: a value between would scale what the
+            // program multiplies by it, which no interface of Faust's can give it.
+            let switch = match p.widget {
+                Widget::Button => Some("a button"),
+                Widget::CheckBox => Some("a check box"),
+                _ => None,
+            };
+            if let Some(what) = switch.filter(|_| value != 0.0 && value != 1.0) {
+                return Err(attrs::bad(
+                    ctx,
+                    attr,
+                    &given.as_str(),
+                    &format!(
+                        "is not 0 or 1: parameter `{}` of its Faust program is {what}, off (0) or on (1)",
+                        p.path
                     ),
                 ));
             }
