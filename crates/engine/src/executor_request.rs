@@ -64,9 +64,17 @@ impl ExecutorRequest {
             }
         }
         if let Some(t) = self.threads.filter(|&t| t > 1) {
+            let cores = fugue_exec::placement::available_cores();
             if e == GraphExecutor::Kind(ExecutorKind::Seq) {
                 out.push(format!(
                     "--threads {t} is ignored with --executor {e}{how}, which runs every node on one thread; name a parallel executor (ws, static, ...) or auto to use {t}"
+                ));
+            } else if e != GraphExecutor::Auto && t > cores {
+                // (auto tries at most as many threads as there are cores.)
+                out.push(format!(
+                    "--threads {t} is more than the {cores} {} this process may use: the threads take turns on {}, and a cycle waits for a thread that is not running; --threads {cores} at most uses the machine whole",
+                    if cores == 1 { "core" } else { "cores" },
+                    if cores == 1 { "it" } else { "them" },
                 ));
             }
         }
@@ -281,11 +289,15 @@ mod tests {
         assert_eq!(ws.warnings(GraphExecutor::Auto).len(), 1);
         assert!(ws.pin_for(true) && !ws.pin_for(false));
         // More than one thread for seq, named or the default: said; one thread: nothing.
+        let cores = fugue_exec::placement::available_cores();
         for (executor, threads, said) in [
             (Some(GraphExecutor::Kind(ExecutorKind::Seq)), 3, 1),
             (None, 2, 1),
             (Some(GraphExecutor::Kind(ExecutorKind::Seq)), 1, 0),
-            (Some(GraphExecutor::Kind(ExecutorKind::Ws)), 3, 0),
+            (Some(GraphExecutor::Kind(ExecutorKind::Ws)), cores, 0),
+            // More threads than cores: said (auto tries no more than the cores).
+            (Some(GraphExecutor::Kind(ExecutorKind::Ws)), cores + 1, 1),
+            (Some(GraphExecutor::Auto), cores + 1, 0),
         ] {
             let r = ExecutorRequest {
                 executor,
