@@ -170,12 +170,10 @@ fn check_pipelined_session(
     let want = expected_mix_of_log(&log, &files, cycles, block, 2, rate);
     fugue_testkit::bits::assert_same_channels(&got, &want, test);
     if backend != HostBackend::Offline {
-        assert_eq!(
-            report.stats.swap_misses, 0,
-            "{test}: a cycle with a swap missed its deadline ({:?})",
-            report.stats
-        );
-        assert!(report.stats.swap_cycles >= 100, "{:?}", report.stats);
+        let (cycles, misses) = (report.stats.swap_cycles, report.stats.swap_misses);
+        if let Err(e) = fugue_testkit::host::swaps_met(cycles, misses, 100) {
+            panic!("{test}: {e} ({:?})", report.stats);
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
     reports

@@ -160,6 +160,9 @@ pub(crate) fn try_in_child(
     let Some(program) = helper() else {
         return Ok(Tried::NotRun);
     };
+    // Read here first, so that a value that is not a number is said by this process (the
+    // child's standard error is not shown).
+    let _ = memory_limit();
     if STOP.load(Ordering::SeqCst) {
         return Err(stopped(source));
     }
@@ -234,26 +237,17 @@ pub(crate) fn try_in_child(
     if let Some(stdout) = child.stdout.take() {
         let _ = stdout.take(MAX_MESSAGE).read_to_end(&mut answer);
     }
+    // The child's end, without reaping it (its pid, its group's id, stays its own until
+    // `reap` below); then the watchdog, told, is gone: it can never signal another process.
+    wait_exited(pid);
     let timed_out = watchdog.is_some_and(|w| {
-        // The child's end, without reaping it (its pid stays its own until `wait` below),
-        // then the watchdog told and gone: it can never signal another process.
-        // SAFETY: a zeroed siginfo_t is a valid buffer for waitid, which fills it.
-        unsafe {
-            let mut info: libc::siginfo_t = std::mem::zeroed();
-            while libc::waitid(
-                libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOWAIT,
-            ) == -1
-                && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
-            {
-            }
-        }
         drop(done);
         w.join().unwrap_or(false)
     });
-    let (status, peak) = reap(pid);
+    // What the child started and left running (a helper script's background process)
+    // would hold its standard error open: its group is stopped with it.
+    kill_group(pid);
+    let status = reap(pid);
     CHILD.store(0, Ordering::SeqCst);
     if let Ok(w) = writer {
         let _ = w.join();
@@ -261,20 +255,12 @@ pub(crate) fn try_in_child(
     let Ok(status) = status else {
         return Ok(Tried::NotRun);
     };
-    // The child crashed, ended as `how`: at its memory limit, most likely for want of memory
-    // (libfaust's C code reads the null pointer of an allocation the limit refused).
-    let crashed = |how: String| match memory_limit().filter(|&l| peak >= l / 10 * 9) {
-        Some(limit) => FaustError::CrashedAtLimit {
-            name: source.name.clone(),
-            how,
-            peak_mib: peak >> 20,
-            mib: limit >> 20,
-        },
-        None => FaustError::Crashed {
-            name: source.name.clone(),
-            how,
-            interp: backend == Backend::Interp,
-        },
+    // What the child said on its standard error (its group gone, the pipe is at its end).
+    let said = errors.join().unwrap_or_default();
+    let crashed = |how: String| FaustError::Crashed {
+        name: source.name.clone(),
+        how,
+        interp: backend == Backend::Interp,
     };
     if let Some(signal) = status.signal() {
         // What a child ended mid-write leaves beside the file it was writing.
@@ -294,8 +280,7 @@ pub(crate) fn try_in_child(
             }
         } else if matches!(signal, 1 | 2 | 15) {
             FaustError::Stopped { name, how }
-        } else if signal == libc::SIGABRT && says_out_of_memory(&errors.join().unwrap_or_default())
-        {
+        } else if signal == libc::SIGABRT && says_out_of_memory(&said) {
             FaustError::CompileMemory {
                 name,
                 mib: limit_mib(),
@@ -339,34 +324,56 @@ pub(crate) fn try_in_child(
             names: rest.split_whitespace().map(str::to_string).collect(),
         }),
         // No answer and a plain ending: a helper that could not read the job or open
-        // libfaust (which this process did), before compiling anything (2), or a program
-        // that is not this protocol's helper (0): compile here, as without a helper.
+        // libfaust (which this process did), or whose compilation failed in a way it cannot
+        // say (the code's file not written) (2), or a program that is not this protocol's
+        // helper (0): compile here, as without a helper.
         (Some(0 | 2), "") => Tried::NotRun,
         // Any other ending came while compiling, under the helper's limits: compiling here,
         // without them, could take the machine's memory.
-        (code, _) => Tried::Refused(crashed(match code {
-            Some(c) => format!("exit status {c}, without an answer"),
-            None => "no exit status".to_string(),
-        })),
+        (_, "") if says_out_of_memory(&said) => Tried::Refused(FaustError::CompileMemory {
+            name: source.name.clone(),
+            mib: limit_mib(),
+        }),
+        (code, word) => Tried::Refused(FaustError::HelperEnded {
+            name: source.name.clone(),
+            helper: program.display().to_string(),
+            how: match code {
+                Some(c) => format!("exit status {c}"),
+                None => "no exit status".to_string(),
+            },
+            answered: !word.is_empty(),
+        }),
     })
 }
 
-/// Waits for child `pid` to end and reaps it: how it ended, and the most memory it held
-/// (its peak resident size, bytes; 0 when not known).
-fn reap(pid: i32) -> (std::io::Result<std::process::ExitStatus>, u64) {
+/// Waits for child `pid` to end, without reaping it.
+fn wait_exited(pid: i32) {
+    // SAFETY: a zeroed siginfo_t is a valid buffer for waitid, which fills it.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        while libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOWAIT,
+        ) == -1
+            && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
+        {}
+    }
+}
+
+/// Reaps child `pid`, which has ended ([`wait_exited`]): how it ended.
+fn reap(pid: i32) -> std::io::Result<std::process::ExitStatus> {
     let mut status = 0;
-    // SAFETY: a zeroed rusage is a valid buffer for wait4, which fills it.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     loop {
-        // SAFETY: `status` and `usage` are valid, writable, and owned here.
-        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        // SAFETY: `status` is valid, writable, and owned here.
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
         if r == pid {
-            let peak = u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024;
-            return (Ok(std::process::ExitStatus::from_raw(status)), peak);
+            return Ok(std::process::ExitStatus::from_raw(status));
         }
         let e = std::io::Error::last_os_error();
         if e.kind() != std::io::ErrorKind::Interrupted {
-            return (Err(e), 0);
+            return Err(e);
         }
     }
 }
@@ -474,15 +481,20 @@ pub fn memory_limit() -> Option<u64> {
     })
 }
 
-/// Whether what a child that aborted wrote on its standard error says it ran out of memory:
-/// the C++ runtime's words for an allocation that failed (`std::bad_alloc`, uncaught) or
-/// LLVM's (its allocator reports a failed allocation and aborts).
+/// Whether what a child that failed wrote on its standard error says it ran out of memory:
+/// the C++ runtime's words for an allocation that failed (`std::bad_alloc`, uncaught),
+/// LLVM's (its allocator reports a failed allocation and aborts), Rust's (the helper's own)
+/// Faust's parser's (which then ends the process) or the C library's (a thread's
+/// thread-local data refused: it ends the process). Not minding case.
 fn says_out_of_memory(stderr: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(stderr);
+    let text = String::from_utf8_lossy(stderr).to_ascii_lowercase();
     [
         "bad_alloc",
-        "LLVM ERROR: out of memory",
-        "Unable to allocate",
+        "llvm error: out of memory",
+        "unable to allocate",
+        "memory allocation of",
+        "memory exhausted",
+        "cannot allocate memory",
     ]
     .iter()
     .any(|w| text.contains(w))
@@ -602,14 +614,21 @@ pub fn helper_main() -> ExitCode {
     if let Some(bytes) = memory_limit() {
         limit_memory(bytes);
     }
-    let Ok(faust) = Faust::open(&job.lib) else {
-        // This process's parent opened it: under a memory limit, the limit is why.
-        if memory_limit().is_some() {
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(b"memory\n").and_then(|()| out.flush());
-            return ExitCode::from(1);
+    let faust = match Faust::open(&job.lib) {
+        Ok(f) => f,
+        Err(e) => {
+            // This process's parent opened it: when the loader could not map it for want of
+            // memory, the limit is why; otherwise (the file changed since), not a compilation.
+            let why = e.to_string().to_ascii_lowercase();
+            if memory_limit().is_some()
+                && (why.contains("cannot allocate memory") || why.contains("failed to map"))
+            {
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(b"memory\n").and_then(|()| out.flush());
+                return ExitCode::from(1);
+            }
+            return ExitCode::from(2);
         }
-        return ExitCode::from(2);
     };
     let (code, answer) = match faust.compile_alone(&job.source, job.backend, job.out.as_deref()) {
         Ok(()) => (0, "compiled\n".to_string()),
@@ -654,6 +673,12 @@ mod tests {
         assert!(says_out_of_memory(cxx));
         assert!(says_out_of_memory(
             b"LLVM ERROR: out of memory\nAllocation failed\n"
+        ));
+        assert!(says_out_of_memory(
+            b"cannot allocate memory for thread-local data: ABORT\n"
+        ));
+        assert!(says_out_of_memory(
+            b"memory allocation of 4096 bytes failed\n"
         ));
         assert!(!says_out_of_memory(b"Assertion `isa<X>(Val)' failed.\n"));
         assert!(!says_out_of_memory(b""));

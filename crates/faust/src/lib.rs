@@ -127,28 +127,28 @@ pub enum FaustError {
         /// The interpreter backend's: the child ran one block of the program too.
         interp: bool,
     },
-    /// libfaust crashed while compiling the program, having taken nearly all the memory a
-    /// compilation may use ([`guard::memory_limit`]): most likely an allocation the limit
-    /// refused, which libfaust did not check.
-    #[error("libfaust crashed while compiling {name} ({how}) after taking {peak_mib} MiB of the {mib} MiB a compilation may use, most likely for want of memory; nothing of it was loaded ({env}=MIB sets another limit, 0 none)", env = guard::MEMORY_LIMIT_ENV)]
-    CrashedAtLimit {
+    /// The child process compiling the program ended in a way its protocol does not know
+    /// (a helper program that failed, [`guard::HELPER_ENV`]): nothing of it was loaded, and it
+    /// is not compiled in this process, without the child's limits, instead.
+    #[error("compiling {name} failed: the compiling process ({helper}) ended with {how}{}; nothing of it was loaded ({env}=off compiles in fugue's own process, without the time and memory limits)", if *answered { " and an answer fugue does not know" } else { " and no answer" }, env = guard::HELPER_ENV)]
+    HelperEnded {
         /// The program's name (its file).
         name: String,
-        /// How the compiling process ended: "segmentation fault, signal 11".
+        /// The helper program.
+        helper: String,
+        /// How it ended: "exit status 101".
         how: String,
-        /// The most memory the child held, MiB.
-        peak_mib: u64,
-        /// The limit, MiB.
-        mib: u64,
+        /// Whether it answered something (not in the protocol's words).
+        answered: bool,
     },
     /// The child process compiling the program ran out of the memory a compilation may use
     /// ([`guard::memory_limit`]): the compiler's own memory, or a program's tables, which
     /// LLVM allocates with its code.
-    #[error("compiling {name} needs more than the {mib} MiB of memory a compilation may use ({env}=MIB sets another limit, 0 none); nothing of it was loaded: a program with tables or delay lines past the {} MiB a node may hold needs that memory to compile, and so does a very large program", fugue_dsp::MAX_NODE_MEMORY >> 20, env = guard::MEMORY_LIMIT_ENV)]
+    #[error("compiling {name} needs more than {} ({env}=MIB sets another limit, 0 none); nothing of it was loaded: a program with tables or delay lines past the {} MiB a node may hold needs that memory to compile, and so does a very large program", if *mib > 0 { format!("the {mib} MiB of memory a compilation may use") } else { "the memory the system gave it (no limit of fugue's is set)".to_string() }, fugue_dsp::MAX_NODE_MEMORY >> 20, env = guard::MEMORY_LIMIT_ENV)]
     CompileMemory {
         /// The program's name (its file).
         name: String,
-        /// The limit, in MiB.
+        /// The limit, in MiB (0: none of fugue's).
         mib: u64,
     },
     /// The child process compiling the program ran past the time limit

@@ -486,10 +486,7 @@ impl Profiler {
             let ready = pred.map_or(0, |p| rel(t.cells[p].end));
             let worker = tt.worker as usize;
             let wake = t.wakes.get(worker).copied().flatten().map(rel);
-            // A task starts no earlier than the predecessor it waited for ended: on
-            // another core, whose counter may run a few ticks behind this one's.
-            let start = rel(tt.start).max(ready);
-            let end = rel(tt.end).max(start);
+            let (start, end) = (rel(tt.start), rel(tt.end));
             chain.push(ChainStep {
                 node: self.cell_labels[c].clone(),
                 worker,
@@ -501,6 +498,17 @@ impl Profiler {
             cur = pred;
         }
         chain.reverse();
+        // In time order, each step starts no earlier than the one before it ended (the task
+        // it waited for, read on another core, whose counter may run a few ticks ahead of
+        // this one's), so that the runs and waits add up to the last task's end exactly.
+        let mut before = 0;
+        for step in chain.iter_mut() {
+            let end = step.start_ns + step.run_ns;
+            step.start_ns = step.start_ns.max(before);
+            step.run_ns = end.max(step.start_ns) - step.start_ns;
+            step.wait_ns = step.start_ns - before.min(step.start_ns);
+            before = step.start_ns + step.run_ns;
+        }
         bars.sort_by_key(|b| (b.worker, b.start_ns));
         let last_end = bars.iter().map(|b| b.end_ns).max().unwrap_or(0);
         let duration = rel(t.end);
