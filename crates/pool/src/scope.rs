@@ -162,6 +162,8 @@ impl<'scope> Scope<'scope> {
     {
         let me: *const () = (self as *const Self).cast();
         let worker = WorkerThread::current_of(self.registry());
+        // Whether this call holds a count of its own besides the task's (see below).
+        let mut guarded = false;
         match worker.map(|w| w.credit.get()) {
             // A task of this scope spends its credit, reserving a batch when it has none.
             Some((s, c)) if s == me => {
@@ -180,21 +182,33 @@ impl<'scope> Scope<'scope> {
                 // it) may hold none: the count is raised only while it is not zero, so a
                 // task queued here is one the owner waits for, and a spawn after the last
                 // task ended is refused instead of queued into a scope that is returning.
+                // Two counts are raised: the task's, and one this call holds until it no
+                // longer touches the scope or the pool: the task may run and end before the
+                // push below returns, and a thread that held no count would then still be
+                // inside a pool whose owner has ended the scope and freed it.
                 // Relaxed: the counter's modification order alone decides; the push (a
                 // Release in every queue) publishes the increment with the task.
                 let raised = self
                     .pending
                     .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
-                        (n > 0).then_some(n + 1)
+                        (n > 0).then_some(n + 2)
                     });
                 if raised.is_err() {
                     return Err(SpawnError::Ended(f));
                 }
+                guarded = true;
             }
         }
         let job = HeapJob::into_job_ref(ScopeTask { scope: self, f });
         match self.registry().push(job, true) {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                if guarded {
+                    // SAFETY: this call holds the count it raised for itself; the scope is
+                    // not touched after (it may be freed once the latch is set).
+                    unsafe { Scope::complete_one(self) };
+                }
+                Ok(())
+            }
             Err(job) => {
                 // SAFETY: the job was built just above with this type and was not queued.
                 let ScopeTask { f, .. } =
@@ -209,9 +223,10 @@ impl<'scope> Scope<'scope> {
                     // since it raised the count, which was then the last one, and giving it
                     // back ends the scope (sets the latch) as the last task would have.
                     _ => {
-                        // SAFETY: this thread holds the count it raised above; the scope is
-                        // not touched after (it may be freed once the latch is set).
-                        unsafe { Scope::complete_one(self) };
+                        // SAFETY: this thread holds the counts it raised above (the task's
+                        // and its own); the scope is not touched after (it may be freed once
+                        // the latch is set).
+                        unsafe { Scope::complete(self, 2) };
                     }
                 }
                 Err(SpawnError::Full(f))
