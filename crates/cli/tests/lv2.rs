@@ -511,6 +511,14 @@ fn plugins_lists_ports_controls_and_ranges_as_text_and_json() {
     );
     assert!(out.contains("audio: 1 in [input], 1 out [output]"), "{out}");
     assert!(out.contains("control drive 1..3 (default 1)"), "{out}");
+    // A port read out with no range nor default declared: its symbol and name.
+    let o = fugue(&["plugins", "artificialLatency"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("  reads out latency: latency\n"),
+        "{}",
+        stdout(&o)
+    );
     assert!(
         out.contains(&format!(
             "1 plugin matching `foverdrive` (of {})",

@@ -24,8 +24,12 @@ fn value(v: f32) -> String {
     }
 }
 
-/// A control port: symbol, range, default and name.
+/// A control port: symbol, range, default and name (what the plugin declares of them: a port
+/// it gives no range nor default, an output most often, is its symbol and name).
 fn control(p: &PortInfo) -> String {
+    if p.min.is_nan() && p.max.is_nan() && p.default.is_nan() {
+        return format!("{}: {}", p.symbol, p.name);
+    }
     let rate = if p.sample_rate { " x rate" } else { "" };
     let what = if p.toggled {
         ", a switch"
