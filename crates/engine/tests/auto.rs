@@ -129,8 +129,11 @@ fn a_period_paces_the_trials() {
     if r.untried.is_none() && r.candidates.len() > 1 {
         let settle = fugue_engine::auto::SETTLE * 2;
         assert!(r.took >= settle, "{:?} of trials", r.took);
+        // The trials end once past the budget and a quarter (a round left out); the plans'
+        // compilation comes before them.
+        let budget = fugue_engine::auto::BUDGET;
         assert!(
-            r.took <= fugue_engine::auto::BUDGET + std::time::Duration::from_millis(100),
+            r.took <= budget + budget / 4 + std::time::Duration::from_millis(100),
             "{:?} of trials",
             r.took
         );
