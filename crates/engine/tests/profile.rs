@@ -122,6 +122,13 @@ fn the_profile_changes_no_sample_and_its_tables_add_up() {
             let svg = r.gantt_svg(t, "test");
             assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
             assert!(svg.matches("<title>").count() >= t.bars.len());
+            // Every step of the chain is drawn as its task's bar, in the chain's colour.
+            assert!(
+                svg.matches(r##"fill="#e0584f""##).count() >= c.len(),
+                "{kind}: {} of {} chain steps drawn",
+                svg.matches(r##"fill="#e0584f""##).count(),
+                c.len()
+            );
             assert!(!t.breakdown().is_empty());
         }
         let text = r.text();

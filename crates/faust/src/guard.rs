@@ -239,14 +239,17 @@ pub(crate) fn try_in_child(
     }
     // The child's end, without reaping it (its pid, its group's id, stays its own until
     // `reap` below); then the watchdog, told, is gone: it can never signal another process.
-    wait_exited(pid);
+    let exited = wait_exited(pid);
     let timed_out = watchdog.is_some_and(|w| {
         drop(done);
         w.join().unwrap_or(false)
     });
     // What the child started and left running (a helper script's background process)
-    // would hold its standard error open: its group is stopped with it.
-    kill_group(pid);
+    // would hold its standard error open: its group is stopped with it (the zombie leader,
+    // not reaped yet, keeps the group's id its own).
+    if exited {
+        kill_group(pid);
+    }
     let status = reap(pid);
     CHILD.store(0, Ordering::SeqCst);
     if let Ok(w) = writer {
@@ -347,18 +350,26 @@ pub(crate) fn try_in_child(
 }
 
 /// Waits for child `pid` to end, without reaping it.
-fn wait_exited(pid: i32) {
-    // SAFETY: a zeroed siginfo_t is a valid buffer for waitid, which fills it.
-    unsafe {
-        let mut info: libc::siginfo_t = std::mem::zeroed();
-        while libc::waitid(
-            libc::P_PID,
-            pid as libc::id_t,
-            &mut info,
-            libc::WEXITED | libc::WNOWAIT,
-        ) == -1
-            && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
-        {}
+/// Whether it did: not when the child was reaped by someone else (a process that ignores
+/// SIGCHLD), whose pid may then be another process's.
+fn wait_exited(pid: i32) -> bool {
+    loop {
+        // SAFETY: a zeroed siginfo_t is a valid buffer for waitid, which fills it.
+        let r = unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if r == 0 {
+            return true;
+        }
+        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return false;
+        }
     }
 }
 

@@ -1,7 +1,8 @@
 //! Scopes: a set of tasks that may borrow from the caller's stack, and the wait for all of them.
 //!
 //! A scope counts its pending tasks (`pending`, starting at 1 for its owner). A spawn adds one
-//! before the task is queued; a task removes one after it ran (its panic, if any, recorded
+//! before the task is queued (a spawn outside the scope's tasks adds two, and gives its own
+//! back once it no longer touches the pool); a task removes one after it ran (its panic, if any, recorded
 //! first); the owner removes its own after the body returned. The decrement that reaches zero
 //! sets the scope's latch, and the owner returns after it sees the latch set. Since the count
 //! is raised by a spawner that still holds one itself (a running task, or the owner), it cannot

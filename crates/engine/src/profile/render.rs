@@ -30,10 +30,12 @@ impl ProfileReport {
             r#"<rect width="100%" height="100%" fill="white"/><text x="{LEFT}" y="20" font-size="13">{}</text>"#,
             esc(title)
         );
+        // A step of the chain is its bar's task, found by its end (a step's start may have
+        // been moved to its predecessor's end, read on another core: see the recorder).
         let on_chain: std::collections::HashSet<(&str, usize, u64)> = t
             .chain
             .iter()
-            .map(|c| (c.node.as_str(), c.worker, c.start_ns))
+            .map(|c| (c.node.as_str(), c.worker, c.start_ns + c.run_ns))
             .collect();
         for r in 0..rows {
             let y = TOP + r as f64 * ROW;
@@ -58,7 +60,7 @@ impl ProfileReport {
         }
         for b in &t.bars {
             let y = TOP + b.worker.min(rows - 1) as f64 * ROW;
-            let crit = on_chain.contains(&(b.node.as_str(), b.worker, b.start_ns));
+            let crit = on_chain.contains(&(b.node.as_str(), b.worker, b.end_ns));
             let w = (x(b.end_ns) - x(b.start_ns)).max(0.5);
             let _ = writeln!(
                 s,

@@ -132,7 +132,7 @@ mod imp {
             // then make up for the owners' compiler fences: say why, and abort rather than
             // run an unsound pair.
             if membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0 {
-                const WHY: &[u8] = b"fugue: the membarrier system call failed after this process registered for it (a seccomp filter installed since?); the work-stealing deques' fences would no longer be sound, so the process stops; install such a filter before the first pool or executor starts, or use a policy without them (FUGUE_POOL_POLICY=steal-mutex)\n";
+                const WHY: &[u8] = b"fugue: the membarrier system call failed after this process registered for it (a seccomp filter installed since?); the work-stealing deques' fences would no longer be sound, so the process stops; install such a filter before the first pool starts, or use a pool policy without them (the C API: FUGUE_POOL_POLICY=steal-mutex)\n";
                 // SAFETY: `WHY` is a valid buffer of its length; write(2) on standard error
                 // touches no memory of ours.
                 unsafe { libc::write(2, WHY.as_ptr().cast(), WHY.len()) };
