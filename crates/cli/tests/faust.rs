@@ -902,12 +902,16 @@ fn a_compilation_is_bounded_in_memory_and_stopped_whole() {
     let dir = folder("faust", "bounded");
     let big = dir.join("big.dsp");
     std::fs::write(&big, "process = rdtable(200000000, 0, 0);\n").unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_fugue"))
-        .args(["check", big.to_str().unwrap()])
-        .env("FUGUE_FAUST_CACHE", "off")
-        .env("FUGUE_FAUST_MEMORY_LIMIT", "512")
-        .output()
-        .unwrap();
+    // `fugue check` of `dsp`, compiled anew with at most `mib` MiB.
+    let check_within = |dsp: &std::path::Path, mib: &str| {
+        Command::new(env!("CARGO_BIN_EXE_fugue"))
+            .args(["check", dsp.to_str().unwrap()])
+            .env("FUGUE_FAUST_CACHE", "off")
+            .env("FUGUE_FAUST_MEMORY_LIMIT", mib)
+            .output()
+            .unwrap()
+    };
+    let o = check_within(&big, "512");
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(
@@ -927,12 +931,7 @@ fn a_compilation_is_bounded_in_memory_and_stopped_whole() {
         "import(\"stdfaust.lib\");\nprocess = seq(i, 600, fi.lowpass(1, 1000 + i));\n",
     )
     .unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_fugue"))
-        .args(["check", long.to_str().unwrap()])
-        .env("FUGUE_FAUST_CACHE", "off")
-        .env("FUGUE_FAUST_MEMORY_LIMIT", "64")
-        .output()
-        .unwrap();
+    let o = check_within(&long, "64");
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(

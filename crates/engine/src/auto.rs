@@ -592,13 +592,14 @@ pub fn choose(
             let mut warm = 0;
             let past = || round > 0 && Instant::now() >= deadline;
             let mut late = false;
-            while !late && (warm < 2 || turn.elapsed() < settle) {
+            while warm < 2 || turn.elapsed() < settle {
                 late = past();
-                if !late {
-                    pace(&mut next);
-                    exec.run_cycle(plan);
-                    warm += 1;
+                if late {
+                    break;
                 }
+                pace(&mut next);
+                exec.run_cycle(plan);
+                warm += 1;
             }
             for _ in 0..cycles {
                 late = late || past();

@@ -307,15 +307,7 @@ fn json_of(s: &mut Session, line: &str) -> Value {
 fn a_graphs_share_of_the_cycle_fits_in_the_hosts_cycle() {
     let dir = fresh_dir("session-shares");
     let wide = dir.join("wide.ag");
-    let mut text =
-        String::from("m = { kind: \"mix\", in: 8, };\ns = { kind: \"sink\", };\nm.1 -> s.1;\n");
-    for i in 0..8 {
-        text.push_str(&format!(
-            "w{i} = {{ kind: \"load\", wcet: 40, }};\nw{i}.1 -> m.{};\n",
-            i + 1
-        ));
-    }
-    std::fs::write(&wide, text).unwrap();
+    std::fs::write(&wide, fugue_testkit::host::load_fan(8, 40)).unwrap();
     let g = graphs(&dir);
     for mode in [Mode::Shared, Mode::Partitioned, Mode::Separate] {
         let mut s = session_of(mode, 2, 256);

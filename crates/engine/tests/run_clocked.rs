@@ -56,14 +56,7 @@ fn clocked_run_counts_cycles_and_writes_one_row_per_cycle() {
     // Four branches of 300 µs each: a cycle lasts long enough for the second thread to wake
     // inside it even on a loaded machine (a few µs of work would end before a late wake-up,
     // which is then not the cycle's).
-    let mut text =
-        String::from("m = { kind: \"mix\", in: 4, };\ns = { kind: \"sink\", };\nm.1 -> s.1;\n");
-    for i in 0..4 {
-        text.push_str(&format!(
-            "w{i} = {{ kind: \"load\", wcet: 300, }};\nw{i}.1 -> m.{};\n",
-            i + 1
-        ));
-    }
+    let text = fugue_testkit::host::load_fan(4, 300);
     let graph = fugue_graph::read::ag::parse(&text, "wide.ag").unwrap();
     let csv = tmp("clocked.csv");
     let options = RunOptions {

@@ -260,11 +260,6 @@ pub(crate) fn try_in_child(
     };
     // What the child said on its standard error (its group gone, the pipe is at its end).
     let said = errors.join().unwrap_or_default();
-    let crashed = |how: String| FaustError::Crashed {
-        name: source.name.clone(),
-        how,
-        interp: backend == Backend::Interp,
-    };
     if let Some(signal) = status.signal() {
         // What a child ended mid-write leaves beside the file it was writing.
         if let Some(out) = out {
@@ -289,7 +284,11 @@ pub(crate) fn try_in_child(
                 mib: limit_mib(),
             }
         } else {
-            crashed(how)
+            FaustError::Crashed {
+                name,
+                how,
+                interp: backend == Backend::Interp,
+            }
         });
     }
     let answer = String::from_utf8_lossy(&answer);
@@ -349,9 +348,8 @@ pub(crate) fn try_in_child(
     })
 }
 
-/// Waits for child `pid` to end, without reaping it.
-/// Whether it did: not when the child was reaped by someone else (a process that ignores
-/// SIGCHLD), whose pid may then be another process's.
+/// Waits for child `pid` to end, without reaping it; whether it did (not when the child was
+/// reaped by someone else, a process that ignores SIGCHLD: its pid may then be another's).
 fn wait_exited(pid: i32) -> bool {
     loop {
         // SAFETY: a zeroed siginfo_t is a valid buffer for waitid, which fills it.
@@ -440,21 +438,31 @@ pub const DEFAULT_TIME_LIMIT: std::time::Duration = std::time::Duration::from_se
 /// that is not a whole number of seconds is the default, said once on standard error.
 fn time_limit() -> Option<std::time::Duration> {
     static LIMIT: OnceLock<Option<std::time::Duration>> = OnceLock::new();
-    *LIMIT.get_or_init(|| match std::env::var(TIME_LIMIT_ENV) {
-        Err(_) => Some(DEFAULT_TIME_LIMIT),
-        Ok(v) if v.trim().is_empty() => Some(DEFAULT_TIME_LIMIT),
-        Ok(v) => match v.trim().parse::<u64>() {
-            Ok(0) => None,
-            Ok(s) => Some(std::time::Duration::from_secs(s.min(1 << 32))),
-            Err(_) => {
-                eprintln!(
-                    "fugue: warning: {TIME_LIMIT_ENV}={v}: not a whole number of seconds; Faust compilations stop after {} s",
-                    DEFAULT_TIME_LIMIT.as_secs()
-                );
-                Some(DEFAULT_TIME_LIMIT)
-            }
-        },
+    *LIMIT.get_or_init(|| {
+        let default = DEFAULT_TIME_LIMIT.as_secs();
+        let said = format!("seconds; Faust compilations stop after {default} s");
+        limit_from_env(TIME_LIMIT_ENV, default, &said)
+            .map(|s| std::time::Duration::from_secs(s.min(1 << 32)))
     })
+}
+
+/// A limit of the child's, as the environment variable `env` sets it: a whole number
+/// (0: `None`, no limit), `default` when unset or empty, and `default` too, said once on
+/// standard error, when not a whole number (`unit_and_default` ends that sentence:
+/// "seconds; Faust compilations stop after 120 s").
+fn limit_from_env(env: &str, default: u64, unit_and_default: &str) -> Option<u64> {
+    let v = std::env::var(env).unwrap_or_default();
+    if v.trim().is_empty() {
+        return Some(default);
+    }
+    match v.trim().parse::<u64>() {
+        Ok(0) => None,
+        Ok(n) => Some(n),
+        Err(_) => {
+            eprintln!("fugue: warning: {env}={v}: not a whole number of {unit_and_default}");
+            Some(default)
+        }
+    }
 }
 
 /// The environment variable that sets the memory a compilation in the child process may
@@ -474,27 +482,17 @@ pub const DEFAULT_MEMORY_LIMIT: u64 = 2 << 30;
 /// standard error.
 pub fn memory_limit() -> Option<u64> {
     static LIMIT: OnceLock<Option<u64>> = OnceLock::new();
-    *LIMIT.get_or_init(|| match std::env::var(MEMORY_LIMIT_ENV) {
-        Err(_) => Some(DEFAULT_MEMORY_LIMIT),
-        Ok(v) if v.trim().is_empty() => Some(DEFAULT_MEMORY_LIMIT),
-        Ok(v) => match v.trim().parse::<u64>() {
-            Ok(0) => None,
-            // At least 64 MiB: the helper's own process and libfaust need some to start.
-            Ok(mib) => Some(mib.clamp(64, 1 << 40) << 20),
-            Err(_) => {
-                eprintln!(
-                    "fugue: warning: {MEMORY_LIMIT_ENV}={v}: not a whole number of MiB; Faust compilations may use {} MiB",
-                    DEFAULT_MEMORY_LIMIT >> 20
-                );
-                Some(DEFAULT_MEMORY_LIMIT)
-            }
-        },
+    *LIMIT.get_or_init(|| {
+        let default = DEFAULT_MEMORY_LIMIT >> 20;
+        let said = format!("MiB; Faust compilations may use {default} MiB");
+        // At least 64 MiB: the helper's own process and libfaust need some to start.
+        limit_from_env(MEMORY_LIMIT_ENV, default, &said).map(|mib| mib.clamp(64, 1 << 40) << 20)
     })
 }
 
 /// Whether what a child that failed wrote on its standard error says it ran out of memory:
 /// the C++ runtime's words for an allocation that failed (`std::bad_alloc`, uncaught),
-/// LLVM's (its allocator reports a failed allocation and aborts), Rust's (the helper's own)
+/// LLVM's (its allocator reports a failed allocation and aborts), Rust's (the helper's own),
 /// Faust's parser's (which then ends the process) or the C library's (a thread's
 /// thread-local data refused: it ends the process). Not minding case.
 fn says_out_of_memory(stderr: &[u8]) -> bool {

@@ -141,6 +141,21 @@ pub fn expected_mix(
     mix
 }
 
+/// A graph (`.ag` text) of `branches` `load` nodes of `wcet_us` µs each (`w0`, `w1`, ...)
+/// mixed into one sink (`m` into `s`): work that parallel threads share, at a known cost.
+pub fn load_fan(branches: usize, wcet_us: u32) -> String {
+    let mut text = format!(
+        "m = {{ kind: \"mix\", in: {branches}, }};\ns = {{ kind: \"sink\", }};\nm.1 -> s.1;\n"
+    );
+    for i in 0..branches {
+        text.push_str(&format!(
+            "w{i} = {{ kind: \"load\", wcet: {wcet_us}, }};\nw{i}.1 -> m.{};\n",
+            i + 1
+        ));
+    }
+    text
+}
+
 /// Whether the cycles that adopted or removed a graph met their deadlines, as a host's
 /// statistics count them (`swap_cycles`, `swap_misses`): at least `least` such cycles, and
 /// at most one in ten of them late. A swap that made its cycle late would miss in most of

@@ -449,9 +449,9 @@ impl Host {
     }
 
     /// What happened on its own since the last call (a JACK buffer-size change followed,
-    /// and how; JACK's process thread refused its pin; a recording that could not be written; a graph that panicked, or whose
-    /// output held samples that are not finite numbers, said once per graph), one sentence
-    /// each.
+    /// and how; JACK's process thread refused its pin; a recording that could not be
+    /// written; a graph that panicked, or whose output held samples that are not finite
+    /// numbers, said once per graph), one sentence each.
     pub fn take_notices(&mut self) -> Vec<String> {
         if let Some(n) = self.recorder.as_mut().and_then(|r| r.failure()) {
             self.notices.push(n);
