@@ -2,9 +2,10 @@
 //! candidate runs the real plan for a bounded time, and the fastest is kept, unless it gains
 //! less than [`MIN_GAIN`] over seq (then seq: a graph too small to gain stays sequential;
 //! [`RULE`] says it in words).
-//! The candidates: seq; work stealing and the HLFET static schedule at each thread count
-//! from 2 to the cores this process may use (at most [`MAX_THREADS`], and at most the
-//! threads asked: [`ExecutorChoice::auto_threads`]), when the graph has
+//! The candidates: seq; work stealing and the HLFET static schedule at 2, 4, 8... threads and
+//! at the most threads ([`thread_counts`]: the cores this process may use, at most
+//! [`MAX_THREADS`], and at most the threads asked: [`ExecutorChoice::auto_threads`]), when
+//! the graph has
 //! parallelism enough to gain [`MIN_GAIN`] (not a line of nodes); at the most threads,
 //! both again pipelined ([`crate::Pipeline`]) when the graph's parallelism is short of the
 //! threads, and, offline ([`ExecutorChoice::auto_overlap`]), both running [`OVERLAP`]
@@ -42,7 +43,26 @@ use crate::engine::build_executor;
 use crate::executor_choice::{BuildError, ExecutorChoice, Pipeline};
 
 /// The most threads a candidate gets.
-pub const MAX_THREADS: usize = 8;
+pub const MAX_THREADS: usize = 64;
+
+/// The thread counts of the parallel candidates when `most` threads may run: 2, 4, 8...
+/// below `most`, then `most` itself (none below 2). Doubling keeps the candidates few on a
+/// large machine (on 16 cores, 2, 4, 8 and 16: four counts where every count from 2 made
+/// fifteen), so that a run of a second still has room to try the most promising of them, and
+/// the most threads are always among them (on 16 cores they ran 6 of the 12 fastest
+/// configurations of the auto study's graphs and buffers).
+pub fn thread_counts(most: usize) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut t = 2;
+    while t < most {
+        out.push(t);
+        t *= 2;
+    }
+    if most >= 2 {
+        out.push(most);
+    }
+    out
+}
 
 /// A parallel candidate is chosen only when its mean cycle is at least this much shorter
 /// than seq's: 5 %, the margin that the trials' noise leaves (a smaller gain measured there
@@ -283,7 +303,7 @@ fn subs(c: &ExecutorChoice) -> usize {
 }
 
 /// The candidates for `choice` on a machine with `cores` cores, `plain` being the graph's
-/// plan compiled without pipelining: seq; ws and static at each thread count from 2 (unless
+/// plan compiled without pipelining: seq; ws and static at each of [`thread_counts`] (unless
 /// the plan's parallelism is under [`MIN_GAIN`]: a line);
 /// pipelined ws and static at the most threads, unless `choice.pipeline` is `Sub(1)` or the
 /// plan has parallelism enough ([`Pipeline::choose`]); with `choice.auto_overlap`, ws and
@@ -344,7 +364,7 @@ fn candidates(choice: &ExecutorChoice, cores: usize, plain: &Plan) -> Vec<Trial>
     let (total, cp) = (plain.total_cost(), plain.critical_path_cost());
     let can_gain = !(cp > 0.0 && total.is_finite()) || total / cp >= 1.0 / (1.0 - MIN_GAIN);
     if can_gain {
-        for t in 2..=most {
+        for t in thread_counts(most) {
             out.extend(parallel(t, 1, 1));
         }
     }
@@ -465,21 +485,31 @@ pub fn choose(
     let paced = period.is_some();
     let least = if paced { MIN_PACED_CYCLES } else { MIN_CYCLES };
     // Decided before any trial plan is compiled when nothing can be tried: one candidate, or
-    // a run whose length leaves fewer timed trial cycles than two candidates need, as the
-    // budget below counts them at most (paced: the cycles at the trials' period, which is
-    // shorter than the run's above MAX_TRIAL_PERIOD, that fit in the run's own length and in
-    // BUDGET, less the settling; offline: the run's share), less every turn's untimed
-    // cycles. Then no processor is made or run beside the plan that plays, so seq's output
-    // is the output of seq alone, even for a plugin that keeps process-wide state (a random
-    // generator shared by its instances).
+    // a run whose length leaves fewer timed trial cycles than two candidates (seq and one
+    // other) need, as the budget below counts them at most (paced: the cycles at the trials'
+    // period, which is shorter than the run's above MAX_TRIAL_PERIOD, that fit in the run's
+    // own length and in BUDGET, less the settling; offline: the run's share), less their
+    // turns' untimed cycles. Then no processor is made or run beside the plan that plays, so
+    // seq's output is the output of seq alone, even for a plugin that keeps process-wide
+    // state (a random generator shared by its instances).
     let most_trials = choice.auto_cycles.map(|n| match period {
-        Some(trial) => timed_trial_cycles(choice, trial, cands.len()),
-        None => n as f64 * RUN_SHARE - (2 * ROUNDS * cands.len()) as f64,
+        Some(trial) => timed_trial_cycles(choice, trial, 2),
+        None => n as f64 * RUN_SHARE - (2 * ROUNDS * 2) as f64,
     });
     if cands.len() == 1 || most_trials.is_some_and(|t| t < (least * 2) as f64) {
         let why = why_untried(cands.len(), cores, choice.auto_threads);
         let report = AutoReport::untried(why, &cands[0], None, paced, started);
         return Ok((cands.swap_remove(0).1, report));
+    }
+    // Paced, no more candidates can be tried than fit at the trials' period (a cycle takes at
+    // least that long): the most promising of them are kept before any plan or executor is
+    // made for the others.
+    let mut left_out = Vec::new();
+    if let (Some(trial), Some(_)) = (period, choice.auto_cycles) {
+        let fit = fitting(choice, trial, least, cands.len());
+        if fit >= 2 {
+            left_out = keep_promising(&mut cands, plain, fit).1;
+        }
     }
     // One trial plan per (pipeline, overlap, threads) that some candidate needs; a candidate
     // whose pipelining the plan refused (a graph that changes rates) is dropped.
@@ -519,16 +549,14 @@ pub fn choose(
     execs[0].run_cycle(&mut plans[plan_of[0]].1);
     let one = t0.elapsed().max(Duration::from_micros(1));
     let per_cycle = period.map_or(one, |p| p.max(one));
-    let total = timed_trial_cycles(choice, per_cycle, cands.len()).max(0.0) as usize;
     let settle = trial_settle(choice, per_cycle);
     // A run too short to try every candidate tries the most promising ones that fit (by the
     // plan's costs: the work over the threads, or the critical path), seq always among them.
     let (mut cands, mut execs, mut plan_of) = (cands, execs, plan_of);
-    let fit = total / least.max(1);
-    let mut left_out = Vec::new();
+    let fit = fitting(choice, per_cycle, least, cands.len());
     if fit >= 2 {
-        let kept;
-        (kept, left_out) = keep_promising(&mut cands, plain, fit);
+        let (kept, more) = keep_promising(&mut cands, plain, fit);
+        left_out.extend(more);
         let mut k = 0;
         execs.retain(|_| {
             k += 1;
@@ -540,6 +568,7 @@ pub fn choose(
             kept.contains(&(k - 1))
         });
     }
+    let total = timed_trial_cycles(choice, per_cycle, cands.len()).max(0.0) as usize;
     if total < least * cands.len() || cands.len() == 1 {
         // Too short a run to measure (or nothing to choose from): seq, untried.
         let why = why_untried(cands.len(), cores, choice.auto_threads);
@@ -678,6 +707,16 @@ fn timed_trial_cycles(choice: &ExecutorChoice, per_cycle: Duration, cands: usize
     let budget = trial_budget(choice, per_cycle)
         - trial_settle(choice, per_cycle).as_secs_f64() * (ROUNDS - 1) as f64;
     budget / per_cycle.as_secs_f64().max(1e-9) - (2 * ROUNDS * cands) as f64
+}
+
+/// The most candidates, at most `n`, whose trials fit when cycles take `per_cycle`: each of
+/// them gets `least` timed cycles out of [`timed_trial_cycles`] (which leaves out every turn's
+/// untimed ones, so that more candidates leave fewer); 0 when not even one fits.
+fn fitting(choice: &ExecutorChoice, per_cycle: Duration, least: usize, n: usize) -> usize {
+    (1..=n)
+        .rev()
+        .find(|&k| timed_trial_cycles(choice, per_cycle, k) >= (least * k) as f64)
+        .unwrap_or(0)
 }
 
 /// Trials that are the first cycles of an offline run ([`ExecutorChoice::trials_in_run`]):
@@ -1072,13 +1111,62 @@ mod tests {
         let keep = most_promising(&cands, &plain, 4);
         assert_eq!(keep.len(), 4);
         assert!(!keep.contains(&0), "seq is always tried, not ranked");
-        // ws and static at 8 threads, then at 7.
+        // ws and static at 8 threads, then at 4.
         let threads: Vec<usize> = keep.iter().map(|&k| cands[k].1.threads).collect();
         assert_eq!(
             threads,
-            [8, 8, 7, 7],
+            [8, 8, 4, 4],
             "{:?}",
             keep.iter().map(|&k| &cands[k].0).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn thread_counts_double_up_to_the_most() {
+        assert_eq!(thread_counts(1), Vec::<usize>::new());
+        assert_eq!(thread_counts(2), [2]);
+        assert_eq!(thread_counts(3), [2, 3]);
+        assert_eq!(thread_counts(4), [2, 4]);
+        assert_eq!(thread_counts(12), [2, 4, 8, 12]);
+        assert_eq!(thread_counts(16), [2, 4, 8, 16]);
+    }
+
+    /// A real-time run of 0.4 s at 512 frames (44.1 kHz: 34 cycles of 11.6 ms) on 16 cores
+    /// has nine candidates, more than its trials can measure: it still tries seq and the most
+    /// promising that fit (it kept seq untried, counting every candidate's untimed cycles).
+    #[test]
+    fn a_short_paced_run_on_many_cores_tries_the_candidates_that_fit() {
+        let period = Duration::from_secs_f64(512.0 / 44_100.0);
+        let mut choice = ExecutorChoice {
+            auto: true,
+            auto_cycles: Some(34),
+            ..ExecutorChoice::default()
+        };
+        choice.options.period = Some(period);
+        let g = fugue_graph::gen::rake(33);
+        let reg = fugue_dsp::Registry::with_builtin_kinds();
+        let plain = fugue_exec::Plan::compile(
+            &g,
+            &reg,
+            &fugue_exec::CompileOptions {
+                sample_rate: 44_100.0,
+                block: 512,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let cands = candidates(&choice, 16, &plain);
+        assert_eq!(cands.len(), 9, "{cands:?}");
+        assert!(timed_trial_cycles(&choice, MAX_TRIAL_PERIOD, 2) >= (2 * MIN_PACED_CYCLES) as f64);
+        let fit = fitting(&choice, MAX_TRIAL_PERIOD, MIN_PACED_CYCLES, cands.len());
+        assert!((2..cands.len()).contains(&fit), "{fit}");
+        // Each of them has its cycles, with every turn's untimed ones left out.
+        assert!(
+            timed_trial_cycles(&choice, MAX_TRIAL_PERIOD, fit) >= (fit * MIN_PACED_CYCLES) as f64
+        );
+        assert!(
+            timed_trial_cycles(&choice, MAX_TRIAL_PERIOD, fit + 1)
+                < ((fit + 1) * MIN_PACED_CYCLES) as f64
         );
     }
 

@@ -12,7 +12,7 @@ pub struct ExecArgs {
     /// Executor: seq, static, ws (work stealing), ws-affinity (work stealing, tasks kept on the
     /// thread that ran them last), share (work sharing, mutex), share-spin
     /// (work sharing, spinlock), levels (fork/join by levels), or auto (measures seq, and ws
-    /// and static at each thread count, pipelined too when the graph is short of parallelism
+    /// and static at 2, 4, 8... threads and at one per core, pipelined too when the graph is short of parallelism
     /// and, in a render on 4 cores or more at blocks up to 4096 frames, running two cycles
     /// as one, on the graph for a bounded time (under
     /// 0.6 s, at most a twentieth of a render): the fastest candidate is kept if its mean

@@ -30,8 +30,13 @@ fn every_candidate_is_measured_and_the_choice_is_explained() {
     .unwrap();
     let r = engine.auto_report().expect("a report");
     let cores = fugue_exec::placement::available_cores().min(fugue_engine::auto::MAX_THREADS);
-    // seq, then ws and static at each thread count from 2.
-    assert_eq!(r.candidates.len(), 1 + 2 * (cores - 1));
+    // seq, then ws and static at 2, 4, 8... threads and at the most.
+    let counts = fugue_engine::auto::thread_counts(cores);
+    assert_eq!(r.candidates.len(), 1 + 2 * counts.len());
+    for (i, t) in counts.iter().enumerate() {
+        assert_eq!(r.candidates[1 + 2 * i].threads, *t, "{r:?}");
+        assert_eq!(r.candidates[2 + 2 * i].threads, *t, "{r:?}");
+    }
     assert_eq!(r.candidates[0].label, "seq");
     for c in &r.candidates {
         assert!(c.cycles >= MIN_CYCLES, "{c:?}");
