@@ -454,7 +454,12 @@ impl HostAudio {
     }
 
     /// Mixes cycle `j` of a run of `ran` cycles: the plans' outputs after a run of one, the
-    /// captured ones after a run of several.
+    /// captured ones after a run of several. First without looking at the samples: any
+    /// sample that is not a finite number, in a graph's output or in a sum that overflowed,
+    /// leaves one in the mix (an infinity or a NaN plus a finite number, times a finite
+    /// gain, is never finite again), so a mix found finite once made is the mix; else it is
+    /// made again, each output's samples counted and mixed as silence where they are not
+    /// finite ([`HostAudio::mix_counted`]), the same additions in the same order.
     fn mix_cycle(&mut self, j: usize, ran: usize) {
         let set = &mut *self.set;
         for m in set.mix.iter_mut() {
@@ -488,8 +493,45 @@ impl HostAudio {
                 } else {
                     plan.output(ch)
                 };
-                // A sample that is not a finite number is mixed as silence (else it would
-                // take every graph's sound with it, and reach the device), and counted.
+                if n == 1 {
+                    // A mono graph goes to every channel.
+                    for dst in set.mix.iter_mut() {
+                        add_scaled(dst, src, s.gain);
+                    }
+                } else {
+                    add_scaled(&mut set.mix[ch % channels], src, s.gain);
+                }
+            }
+        }
+        if set.mix.iter().any(|m| m.iter().any(|x| !x.is_finite())) {
+            self.mix_counted(j, ran);
+        }
+    }
+
+    /// [`HostAudio::mix_cycle`] for a cycle some sample of which is not a finite number: the
+    /// mix made again with every output's samples counted, each such sample mixed as silence
+    /// (else it would take every graph's sound with it, and reach the device), then the sums
+    /// that overflowed silenced and counted too.
+    #[cold]
+    fn mix_counted(&mut self, j: usize, ran: usize) {
+        let set = &mut *self.set;
+        for m in set.mix.iter_mut() {
+            m.fill(0.0);
+        }
+        let channels = set.mix.len();
+        for s in set.slots.iter_mut() {
+            // A graph that panicked in this cycle was silenced by the first pass.
+            if s.silenced {
+                continue;
+            }
+            let plan = s.tenant.plan();
+            let n = plan.n_outputs();
+            for ch in 0..n {
+                let src = if ran > 1 {
+                    s.tenant.captured_output(j, ch)
+                } else {
+                    plan.output(ch)
+                };
                 let bad = crate::cycle::count_non_finite(src);
                 if bad > 0 {
                     bump(&s.stats.non_finite, bad as u64);
@@ -499,18 +541,11 @@ impl HostAudio {
                         for (d, &x) in dst.iter_mut().zip(src) {
                             *d += s.gain * crate::cycle::finite_or_zero(x);
                         }
-                    } else if s.gain == 1.0 {
-                        for (d, &x) in dst.iter_mut().zip(src) {
-                            *d += x;
-                        }
                     } else {
-                        for (d, &x) in dst.iter_mut().zip(src) {
-                            *d += s.gain * x;
-                        }
+                        add_scaled(dst, src, s.gain);
                     }
                 };
                 if n == 1 {
-                    // A mono graph goes to every channel.
                     for dst in set.mix.iter_mut() {
                         mix_one(dst);
                     }
@@ -623,17 +658,37 @@ impl HostAudio {
     }
 }
 
+/// `dst += gain * src`, frame by frame (`dst += src` at a gain of 1: the same sums as the
+/// multiplication by 1 would give, without it).
+#[inline]
+fn add_scaled(dst: &mut [f32], src: &[f32], gain: f32) {
+    if gain == 1.0 {
+        for (d, &x) in dst.iter_mut().zip(src) {
+            *d += x;
+        }
+    } else {
+        for (d, &x) in dst.iter_mut().zip(src) {
+            *d += gain * x;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use fugue_exec::{CompileOptions, ExecOptions, Plan};
 
     fn slot(id: u32, block: usize) -> Box<Slot> {
-        let g = fugue_graph::read::ag::parse(
+        slot_of(
+            id,
+            block,
             "o = { kind: \"osc\", freq: 440, }; s = { kind: \"sink\", }; o.1 -> s.1;",
-            "mono.ag",
         )
-        .unwrap();
+    }
+
+    /// A slot of the graph `text` (.ag).
+    fn slot_of(id: u32, block: usize, text: &str) -> Box<Slot> {
+        let g = fugue_graph::read::ag::parse(text, "mono.ag").unwrap();
         let plan = Plan::compile(
             &g,
             &fugue_dsp::Registry::with_builtin_kinds(),
@@ -666,6 +721,105 @@ mod tests {
                 FromAudio::Unknown { id } => format!("unknown {id}"),
             })
             .collect()
+    }
+
+    /// An osc through gains of `volumes`, in a line, to the sink.
+    fn loud(volumes: &[f32]) -> String {
+        let mut text = String::from("o = { kind: \"osc\", freq: 440, }; s = { kind: \"sink\", };");
+        let mut from = "o".to_string();
+        for (i, v) in volumes.iter().enumerate() {
+            text += &format!(" g{i} = {{ kind: \"gain\", volume: {v}, }}; {from}.1 -> g{i}.1;");
+            from = format!("g{i}");
+        }
+        text + &format!(" {from}.1 -> s.1;")
+    }
+
+    /// The host's mix of one cycle of `graphs` (mono, at gain 1), and each graph's output.
+    fn mix_of(graphs: &[String]) -> (HostAudio, Vec<Vec<f32>>) {
+        let queues = Arc::new(Queues::new());
+        let pool = SharedPool::new(1, 1024, false, &ExecOptions::default()).unwrap();
+        let mut audio = HostAudio::new(
+            Mode::Partitioned,
+            Runtime::Pool(Box::new(pool)),
+            queues.clone(),
+            Box::new(GraphSet::new(256, 2, 1_000_000)),
+            Arc::new(HostStats::new()),
+        );
+        for (i, g) in graphs.iter().enumerate() {
+            assert!(queues
+                .to_audio
+                .push(ToAudio::Load(slot_of(i as u32 + 1, 256, g)))
+                .is_ok());
+        }
+        audio.run_cycle(Instant::now());
+        let outs = audio
+            .set
+            .slots
+            .iter()
+            .map(|s| s.tenant.plan().output(0).to_vec())
+            .collect();
+        (audio, outs)
+    }
+
+    /// Outputs with samples that are not finite numbers are mixed as silence there and
+    /// counted for their graph; finite outputs whose sum overflows are silenced in the mix and
+    /// counted as the mix's; finite outputs are summed in the graphs' order, as they were.
+    #[test]
+    fn samples_that_are_not_finite_are_mixed_as_silence_and_counted() {
+        let non_finite =
+            |a: &HostAudio, i: usize| a.set.slots[i].stats.non_finite.load(Ordering::Relaxed);
+        let mix_non_finite = |a: &HostAudio| a.stats.mix_non_finite.load(Ordering::Relaxed);
+        // Two finite graphs: the plain sums.
+        let (a, outs) = mix_of(&[loud(&[0.5]), loud(&[0.25])]);
+        for m in a.mix() {
+            for (f, &x) in m.iter().enumerate() {
+                assert_eq!(x.to_bits(), (0.0 + outs[0][f] + outs[1][f]).to_bits());
+            }
+        }
+        assert_eq!(
+            (non_finite(&a, 0), non_finite(&a, 1), mix_non_finite(&a)),
+            (0, 0, 0)
+        );
+        // An output overflowed to infinities (1e40 times the osc) beside a finite one.
+        let (a, outs) = mix_of(&[loud(&[1e4; 10]), loud(&[0.5])]);
+        let bad = outs[0].iter().filter(|x| !x.is_finite()).count() as u64;
+        assert!(bad > 0 && bad < 256, "{bad}");
+        for m in a.mix() {
+            for (f, &x) in m.iter().enumerate() {
+                let first = if outs[0][f].is_finite() {
+                    outs[0][f]
+                } else {
+                    0.0
+                };
+                assert_eq!(
+                    x.to_bits(),
+                    (0.0 + first + outs[1][f]).to_bits(),
+                    "frame {f}"
+                );
+            }
+        }
+        assert_eq!(
+            (non_finite(&a, 0), non_finite(&a, 1), mix_non_finite(&a)),
+            (bad, 0, 0)
+        );
+        // Two finite outputs of 2e38 at their peaks, whose sum overflows there.
+        let big = loud(&[1e4, 1e4, 1e4, 1e4, 1e4, 1e4, 1e4, 1e4, 1e4, 200.0]);
+        let (a, outs) = mix_of(&[big.clone(), big]);
+        assert!(outs.iter().flatten().all(|x| x.is_finite()));
+        let over = outs[0]
+            .iter()
+            .zip(&outs[1])
+            .filter(|(x, y)| !(0.0 + **x + **y).is_finite())
+            .count() as u64;
+        assert!(over > 0, "no sum overflowed");
+        for m in a.mix() {
+            assert!(m.iter().all(|x| x.is_finite()));
+        }
+        // Counted on each of the two channels the mono graphs reach.
+        assert_eq!(
+            (non_finite(&a, 0), non_finite(&a, 1), mix_non_finite(&a)),
+            (0, 0, 2 * over)
+        );
     }
 
     /// A buffer-size change as the audio thread sees it: a graph compiled at another size is
