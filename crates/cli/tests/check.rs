@@ -448,3 +448,44 @@ fn a_problem_many_nodes_share_is_said_once_with_the_others_named() {
     assert_eq!(err.matches("did you mean `freq`").count(), 2, "{err}");
     assert!(!err.contains("the same for"), "{err}");
 }
+
+/// The nodes' memory is summed as render sums it: a graph of long delays that render refuses
+/// for its memory is refused by check with the same sentence, placed at the node where the
+/// sum passed the limit, and a graph under it passes both.
+#[test]
+fn check_sums_the_nodes_memory_as_render_does() {
+    let d = folder("check", "check-memory");
+    let graph = |delays: usize| {
+        let mut text =
+            String::from("o = { kind: \"osc\", freq: 440, };\ns = { kind: \"sink\", };\n");
+        for i in 1..=delays {
+            text += &format!("d{i} = {{ kind: \"delay\", time: 60, max_time: 60, }};\no.1 -> d{i}.1;\nd{i}.1 -> s.1;\n");
+        }
+        text
+    };
+    // A 60-s line at 48 kHz is 11 MiB, counted twice: 24 of them pass 512 MiB at the 24th.
+    let big = d.join("big.ag");
+    std::fs::write(&big, graph(24)).unwrap();
+    let o = fugue(&["check", big.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let lines = error_lines(&o);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].contains("big.ag:72:1:"), "{lines:?}");
+    let out = d.join("big.wav");
+    let r = fugue(&[
+        "render",
+        big.to_str().unwrap(),
+        "--seconds",
+        "0.01",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+    let said = "the graph needs 528 MiB of memory at 512 frames per cycle (delay lines and work buffers of its nodes, counted up to node `d24`), more than the limit of 512 MiB";
+    assert!(lines[0].contains(said), "{lines:?}");
+    assert!(stderr(&r).contains(said), "{}", stderr(&r));
+    let small = d.join("small.ag");
+    std::fs::write(&small, graph(23)).unwrap();
+    let o = fugue(&["check", small.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -115,8 +115,37 @@ pub fn check_with(graph: &TaskGraph, registry: &Registry, rate: f64, block: usiz
     if has_kinds(graph) {
         // Each node's output rate against the engine's, in topological order.
         let mut out_rate = vec![Some(Ratio::ONE); graph.len()];
+        let mut memory = NodeMemory::default();
         for &id in graph.topo_order() {
-            out_rate[id] = check_rated(graph, registry, id, &out_rate, rate, block, &mut out);
+            out_rate[id] = check_rated(
+                graph,
+                registry,
+                id,
+                &out_rate,
+                (rate, block),
+                &mut memory,
+                &mut out,
+            );
+        }
+        // What the nodes' processors hold, summed as the plan compiler sums it (each counted
+        // twice: the node's prototype and its processor), against the limit it applies: a
+        // graph that check passes is not refused by render for it.
+        if let Some((id, needed)) = memory.over {
+            out.push(Problem {
+                severity: Severity::Error,
+                what: What::Node,
+                place: graph.places().and_then(|p| p.node(id)),
+                message: fugue_exec::CompileError::TooLarge {
+                    needed,
+                    limit: fugue_exec::MEMORY_LIMIT,
+                    block,
+                    what: format!(
+                        "delay lines and work buffers of its nodes, counted up to node `{}`",
+                        graph.node(id).name
+                    ),
+                }
+                .to_string(),
+            });
         }
     }
     for w in lint::lint(graph, registry, rate) {
@@ -139,20 +168,38 @@ pub fn check_with(graph: &TaskGraph, registry: &Registry, rate: f64, block: usiz
     out
 }
 
+/// The memory of the nodes built so far (bytes, counted twice as the plan compiler counts
+/// it), and the node at which it first passed [`fugue_exec::MEMORY_LIMIT`], with the sum
+/// there.
+#[derive(Default)]
+struct NodeMemory {
+    sum: usize,
+    over: Option<(NodeId, usize)>,
+}
+
+impl NodeMemory {
+    /// Adds node `id`'s `bytes`.
+    fn add(&mut self, id: NodeId, bytes: usize) {
+        self.sum = self.sum.saturating_add(bytes.saturating_mul(2));
+        if self.over.is_none() && self.sum > fugue_exec::MEMORY_LIMIT {
+            self.over = Some((id, self.sum));
+        }
+    }
+}
+
 /// Checks node `id` at the rate its inputs come at (`out_rate`: every earlier node's output
 /// rate against the engine's, `None` where a rate was refused) in an engine of `rate` Hz and
-/// `block` frames, and returns its own output rate: its input rate times its ratio once built
+/// `block` frames (`engine`), adds what it holds to `memory`, and returns its own output rate: its input rate times its ratio once built
 /// (a resampler's), its input rate where it cannot be built (what follows is checked as if it
 /// changed nothing), `None` where its rate is refused or comes from a refused one (what
 /// follows is built at the rates known, and no rate of it is refused again).
-#[allow(clippy::too_many_arguments)]
 fn check_rated(
     graph: &TaskGraph,
     registry: &Registry,
     id: NodeId,
     out_rate: &[Option<Ratio>],
-    rate: f64,
-    block: usize,
+    (rate, block): (f64, usize),
+    memory: &mut NodeMemory,
     out: &mut Vec<Problem>,
 ) -> Option<Ratio> {
     use fugue_exec::CompileError;
@@ -220,7 +267,7 @@ fn check_rated(
         }
     };
     let ctx = node_context(graph, id, rate, block, at, node_block);
-    let Some(ratio) = check_node(graph, registry, id, Some(&ctx), out) else {
+    let Some((ratio, bytes)) = check_node(graph, registry, id, Some(&ctx), out) else {
         // Not built (said above): a resampler's rate follows its ratio where it can be read,
         // any other kind keeps the rate it was given.
         if node.kind != "resampler" {
@@ -231,6 +278,7 @@ fn check_rated(
             .filter(|r| r.scale(node_block).is_some())
             .and_then(|r| at.checked_mul(r));
     };
+    memory.add(id, bytes);
     match (at.checked_mul(ratio), ratio.scale(node_block)) {
         (Some(next), Some(_)) => Some(next),
         _ => {
@@ -396,14 +444,15 @@ pub fn node_error_of<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a
 
 /// The problems of node `id`: its kind and attributes, and, given `ctx` (its rate and
 /// block), what its kind says of it built there; returns its rate ratio (a resampler's: its
-/// output rate over its input rate) when it was built.
+/// output rate over its input rate) and the memory its processor holds
+/// ([`fugue_dsp::DspNode::memory`]) when it was built.
 fn check_node(
     graph: &TaskGraph,
     registry: &Registry,
     id: NodeId,
     ctx: Option<&NodeContext<'_>>,
     out: &mut Vec<Problem>,
-) -> Option<Ratio> {
+) -> Option<(Ratio, usize)> {
     let node = graph.node(id);
     let places = graph.places();
     let error = |what: What, place: Option<Location>, message: String| Problem {
@@ -487,7 +536,7 @@ fn check_node(
                     e.to_string(),
                 ));
             }
-            Some(built.rate_ratio())
+            Some((built.rate_ratio(), built.memory()))
         }
     }
 }
