@@ -489,3 +489,57 @@ fn check_sums_the_nodes_memory_as_render_does() {
     let o = fugue(&["check", small.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// The two sides of a feedback edge (`~>`) are the graph's own nodes: a file that gives their
+/// kinds itself (an unordered pair sharing a block by `pair`) is refused by render, as check
+/// refuses it, at the node's kind.
+#[test]
+fn a_file_cannot_give_the_kinds_of_a_feedback_edges_sides() {
+    let d = folder("check", "check-feedback-kinds");
+    let p = d.join("fb.ag");
+    std::fs::write(
+        &p,
+        "n = { kind: \"noise\", seed: 3, };\nw = { kind: \"feedback-write\", pair: 0, };\nr = { kind: \"feedback-read\", pair: 0, };\ns = { kind: \"sink\", };\nn.1 -> w.1;\nr.1 -> s.1;\n",
+    )
+    .unwrap();
+    let o = fugue(&["check", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("fb.ag:2:13: node `w` has unknown kind `feedback-write`"),
+        "{}",
+        stderr(&o)
+    );
+    let out = d.join("fb.wav");
+    for cmd in ["render", "profile"] {
+        let mut args = vec![cmd, p.to_str().unwrap(), "--seconds", "0.05"];
+        if cmd == "render" {
+            args.extend(["-o", out.to_str().unwrap()]);
+        } else {
+            args.extend(["--backend", "offline"]);
+        }
+        let o = fugue(&args);
+        assert_eq!(o.status.code(), Some(1), "{cmd}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("unknown kind `feedback-"),
+            "{cmd}: {}",
+            stderr(&o)
+        );
+    }
+    assert!(!out.exists());
+    // A feedback edge written as one still plays.
+    let ok = d.join("loop.ag");
+    std::fs::write(
+        &ok,
+        "n = { kind: \"noise\", seed: 3, };\ng = { kind: \"mix\", in: 2, };\ns = { kind: \"sink\", };\nn.1 -> g.1;\ng.1 ~> g.2;\ng.1 -> s.1;\n",
+    )
+    .unwrap();
+    let o = fugue(&[
+        "render",
+        ok.to_str().unwrap(),
+        "--seconds",
+        "0.05",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -487,7 +487,14 @@ impl<'g> Prepared<'g> {
                 Ok::<_, CompileError>(if v >= user_nodes {
                     // A group of a split sum (not a kind of the registry).
                     (regroup::group_node(&node.kind, ctx.inputs), false)
-                } else if let Some(d) = feedback.build(&ctx)? {
+                } else if let Some(d) = if self.given.is_feedback_node(self.origin(v)) {
+                    feedback.build(&ctx)?
+                } else {
+                    // A node of the file that gives a feedback side's kind is of no kind
+                    // the registry knows, as check says: the two sides of a feedback edge
+                    // are the graph's own, ordered by it, and share their block by `pair`.
+                    None
+                } {
                     // A feedback edge's side (not a kind of the registry either).
                     (d, false)
                 } else {
