@@ -22,10 +22,22 @@ pub fn apply_costs(
     costs: &fugue_engine::Costs,
     g: &mut TaskGraph,
     file: &Path,
+    at: (u32, u64),
+) -> anyhow::Result<fugue_engine::costs::CostOrigin> {
+    apply_costs_within(costs, g, file, at, fugue_engine::costs::MEASURE_BUDGET)
+}
+
+/// [`apply_costs`], measured costs taking at most `budget`
+/// ([`fugue_engine::Costs::apply_within`]).
+pub fn apply_costs_within(
+    costs: &fugue_engine::Costs,
+    g: &mut TaskGraph,
+    file: &Path,
     (rate, buffer): (u32, u64),
+    budget: std::time::Duration,
 ) -> anyhow::Result<fugue_engine::costs::CostOrigin> {
     use fugue_engine::costs::CostsError;
-    match costs.apply(g, f64::from(rate), buffer as usize, &registry()) {
+    match costs.apply_within(g, f64::from(rate), buffer as usize, &registry(), budget) {
         Ok(origin) => Ok(origin),
         Err(CostsError::Measure(e)) => {
             let at = fugue_engine::check::error_at(g, &*e);

@@ -670,3 +670,35 @@ fn wcet_stays_a_time_through_dot() {
         costs(&weight)
     );
 }
+
+/// Measured costs are bounded in time: a node of 100 ms a cycle is measured over the cycles
+/// that fit in half of `schedule`'s time limit (not 200 cycles, 20 s), and the costs' line
+/// says how many.
+#[test]
+fn measured_costs_fit_in_the_time_limit() {
+    let d = tmpdir("measured-budget");
+    let p = d.join("slow.ag");
+    std::fs::write(
+        &p,
+        "o = { kind: \"osc\", freq: 1, };\nl = { kind: \"load\", wcet: 100000, };\ns = { kind: \"sink\", };\no.1 -> l.1 -> s.1;\n",
+    )
+    .unwrap();
+    let t = std::time::Instant::now();
+    let o = fugue(&[
+        "schedule",
+        p.to_str().unwrap(),
+        "--costs",
+        "measured",
+        "--time-limit",
+        "1",
+    ]);
+    let took = t.elapsed();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        out.contains("cycles (of 200: the 0.5 s that measuring may take ran out)"),
+        "{out}"
+    );
+    // About 0.5 s of measuring; 20 s if it were not bounded.
+    assert!(took < std::time::Duration::from_secs(10), "{took:?}");
+}

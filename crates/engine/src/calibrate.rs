@@ -1,6 +1,6 @@
 //! Measured node costs for static schedules.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use fugue_dsp::Registry;
 use fugue_exec::{CompileOptions, Plan};
@@ -31,6 +31,21 @@ pub fn calibrate(
     block: usize,
     cycles: usize,
 ) -> Result<Vec<Calibration>, BuildError> {
+    Ok(calibrate_within(graph, registry, sample_rate, block, cycles, Duration::MAX)?.0)
+}
+
+/// [`calibrate`] within `budget` of measuring: the warm-up ends once it has taken a tenth of
+/// it, the measured cycles once the whole of it is spent (a graph whose cycle takes seconds,
+/// a `load` node of a long `wcet`), after one cycle of each at least. Returns the
+/// calibrations and the cycles measured.
+pub fn calibrate_within(
+    graph: &TaskGraph,
+    registry: &Registry,
+    sample_rate: f64,
+    block: usize,
+    cycles: usize,
+    budget: Duration,
+) -> Result<(Vec<Calibration>, usize), BuildError> {
     let plan = Plan::compile(
         graph,
         registry,
@@ -49,7 +64,9 @@ pub fn calibrate(
     let mut cycle = vec![0.0f64; n];
     // As the executors run them: denormals flushed (`fugue_exec::denormals`).
     let _flush = fugue_exec::denormals::FlushDenormals::new();
-    for c in 0..cycles + cycles / 10 + 1 {
+    let started = Instant::now();
+    let spent = |part: u32| started.elapsed() >= budget / part;
+    let mut run = |timed: bool| {
         cycle.fill(0.0);
         for t in 0..plan.len() {
             let t0 = Instant::now();
@@ -58,11 +75,22 @@ pub fn calibrate(
             unsafe { plan.run_task(t) };
             cycle[plan.node_of(t)] += t0.elapsed().as_secs_f64() * 1e6;
         }
-        if c > cycles / 10 {
+        if timed {
             for (s, &dt) in samples.iter_mut().zip(&cycle) {
                 s.push(dt);
             }
         }
+    };
+    for w in 0..cycles / 10 + 1 {
+        if w > 0 && spent(10) {
+            break;
+        }
+        run(false);
+    }
+    let mut measured = 0;
+    while measured < cycles && (measured == 0 || !spent(1)) {
+        run(true);
+        measured += 1;
     }
     let mut out = Vec::with_capacity(n);
     for (node, mut s) in samples.into_iter().enumerate() {
@@ -74,5 +102,5 @@ pub fn calibrate(
             wcet_us: pick(0.99),
         });
     }
-    Ok(out)
+    Ok((out, measured))
 }

@@ -4,6 +4,7 @@
 //! resolution for the static schedules, `info` and `schedule`.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use fugue_graph::TaskGraph;
 
@@ -11,6 +12,12 @@ use crate::{BuildError, Costs};
 
 /// Cycles that [`Costs::Measured`] measures each node over.
 pub const MEASURE_CYCLES: usize = 200;
+
+/// How long [`Costs::Measured`] measures at most ([`Costs::apply`]): fewer cycles than
+/// [`MEASURE_CYCLES`] for a graph whose cycle takes longer than a hundredth of it (one cycle
+/// at least), so that a few lines of `load` nodes of long `wcet` do not hold `info` or
+/// `schedule` for minutes.
+pub const MEASURE_BUDGET: Duration = Duration::from_secs(2);
 
 /// The costs' origin and unit, said beside every figure made from them.
 #[derive(Clone, Debug, PartialEq)]
@@ -65,15 +72,40 @@ impl Costs {
         buffer: usize,
         registry: &fugue_dsp::Registry,
     ) -> Result<CostOrigin, CostsError> {
+        self.apply_within(g, rate, buffer, registry, MEASURE_BUDGET)
+    }
+
+    /// [`Costs::apply`], measured costs taking at most `budget` (at most
+    /// [`MEASURE_BUDGET`]; one cycle at least): a command with a time limit of its own
+    /// (`schedule --time-limit`) measures within it.
+    pub fn apply_within(
+        &self,
+        g: &mut TaskGraph,
+        rate: f64,
+        buffer: usize,
+        registry: &fugue_dsp::Registry,
+        budget: Duration,
+    ) -> Result<CostOrigin, CostsError> {
         Ok(match self {
             Costs::Declared => declared(g),
             Costs::Measured => {
-                let cal = crate::calibrate(g, registry, rate, buffer, MEASURE_CYCLES)
-                    .map_err(|e| CostsError::Measure(Box::new(e)))?;
+                let budget = budget.min(MEASURE_BUDGET);
+                let (cal, measured) =
+                    crate::calibrate_within(g, registry, rate, buffer, MEASURE_CYCLES, budget)
+                        .map_err(|e| CostsError::Measure(Box::new(e)))?;
                 g.set_costs(&cal.iter().map(|c| c.wcet_us).collect::<Vec<_>>());
+                let cut = if measured < MEASURE_CYCLES {
+                    format!(
+                        " (of {MEASURE_CYCLES}: the {} s that measuring may take ran out)",
+                        fugue_dsp::attrs::short_number(budget.as_secs_f64())
+                    )
+                } else {
+                    String::new()
+                };
                 CostOrigin {
                     source: format!(
-                        "measured now: each node's 99th percentile over {MEASURE_CYCLES} cycles at {buffer} frames, {rate} Hz (µs)"
+                        "measured now: each node's 99th percentile over {measured} cycle{}{cut} at {buffer} frames, {rate} Hz (µs)",
+                        if measured == 1 { "" } else { "s" }
                     ),
                     unit: "µs",
                     kind: "measured",

@@ -95,7 +95,7 @@ mod schedule;
 pub mod stats;
 mod wav;
 
-pub use calibrate::{calibrate, Calibration};
+pub use calibrate::{calibrate, calibrate_within, Calibration};
 pub use cycle::{copy_finite, count_non_finite, finite_or_zero, CycleBody};
 pub use engine::{build_executor, Engine};
 pub use executor_choice::{BuildError, Costs, ExecutorChoice, Pipeline};

@@ -115,17 +115,24 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         }
         None => None,
     };
-    let mut g = util::read_graph(&a.file, a.format)?;
-    let origin = util::apply_costs(&a.costs, &mut g, &a.file, (a.rate, a.buffer))?;
-    if let Some(c) = a.comm_cost {
-        g.set_comm_costs(c);
-    }
     let time_limit = Duration::try_from_secs_f64(a.time_limit).map_err(|_| {
         util::usage(format!(
             "--time-limit {} is out of range",
             fugue_dsp::attrs::short_number(a.time_limit)
         ))
     })?;
+    let mut g = util::read_graph(&a.file, a.format)?;
+    // Measured costs take at most half the time limit (the schedule the rest).
+    let origin = util::apply_costs_within(
+        &a.costs,
+        &mut g,
+        &a.file,
+        (a.rate, a.buffer),
+        time_limit / 2,
+    )?;
+    if let Some(c) = a.comm_cost {
+        g.set_comm_costs(c);
+    }
     let opts = Options {
         processors,
         seed: a.seed,
