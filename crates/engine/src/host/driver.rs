@@ -379,11 +379,15 @@ fn start_recorder(
             // write error leaves recorded at least (frames handed to the writer since may not
             // have reached the file).
             let mut saved = 0;
+            // The file reached the most a WAV file holds: every block before the one refused
+            // was written whole, and the header is brought up to them at the end.
+            let mut full = false;
             while let Some(block) = rx.recv() {
                 if failed.get().is_some() {
                     continue;
                 }
                 let mut res = writer.write(block.data());
+                full = matches!(res, Err(hound::Error::TooWide));
                 if res.is_ok() && writer.frames() >= next_update {
                     next_update = writer.frames() + every;
                     res = writer.update_sizes();
@@ -397,6 +401,9 @@ fn start_recorder(
             }
             let frames = writer.frames();
             if let Some(e) = failed.get() {
+                if full && writer.finalize().is_ok() {
+                    return (frames, Some(e.clone()));
+                }
                 return (saved, Some(e.clone()));
             }
             match writer.finalize() {
