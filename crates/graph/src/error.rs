@@ -38,14 +38,17 @@ impl fmt::Display for Direction {
 /// A structural fault of a graph, found while it is built or validated.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum GraphError {
-    /// An edge names a node that the graph does not declare.
-    #[error("edge refers to unknown node `{name}`{}", nearest.as_ref().map(|n| format!("; did you mean `{n}`?")).unwrap_or_default())]
+    /// An edge names a node that the graph does not declare, or declares only after the
+    /// edge (`.ag` declares nodes before their edges).
+    #[error("{}", unknown_node_text(name, nearest.as_deref(), *later))]
     UnknownNode {
         /// The name that was not found.
         name: String,
         /// The declared name closest to it, when one is a likely misspelling
         /// ([`crate::suggest::nearest`]).
         nearest: Option<String>,
+        /// Where the node is declared, when that is after the edge.
+        later: Option<Location>,
     },
     /// A node's name holds a control character (a line break, an escape) or a bidirectional
     /// mark ([`unprintable`]): names are printed in reports, messages and drawings, where
@@ -134,6 +137,19 @@ pub const FEEDBACK_DOT: &str = "written as an edge marked `[feedback=true]`";
 /// What an `.stg` file can do of a feedback edge: nothing.
 pub const FEEDBACK_STG: &str =
     "which an .stg file cannot hold: write the graph as .ag, with `~>` for that edge";
+
+/// The message of [`GraphError::UnknownNode`]: a node declared after the edge says where,
+/// else the likely misspelling, if any.
+fn unknown_node_text(name: &str, nearest: Option<&str>, later: Option<Location>) -> String {
+    match (later, nearest) {
+        (Some(l), _) => format!(
+            "edge refers to node `{name}`, which is declared later (line {}); declare nodes before their edges",
+            l.line
+        ),
+        (None, Some(n)) => format!("edge refers to unknown node `{name}`; did you mean `{n}`?"),
+        (None, None) => format!("edge refers to unknown node `{name}`"),
+    }
+}
 
 fn cycle_text(nodes: &[String]) -> String {
     let mut s = nodes.join(" -> ");

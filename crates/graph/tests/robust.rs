@@ -881,3 +881,138 @@ fn dot_costs_and_repeated_keys() {
     let e = edge("digraph {\na -> a [feedback=true];\na -> a [feedback=true];\n}").unwrap_err();
     assert!(e.to_string().contains("(first at line 2)"), "{e}");
 }
+
+/// `.stg` numbers are written in digits only: a sign, which Rust's number parsing takes, is
+/// refused at its place in every numeric field (`+1` was a task apart from `1`, and a
+/// predecessor `+1` did not find task `1`); leading zeros still name the same task.
+#[test]
+fn stg_numbers_are_digits_only() {
+    let stg = |t: &str| read_bytes(t.as_bytes(), Format::Stg, "s.stg");
+    let msg = |t: &str| stg(t).unwrap_err().to_string();
+    assert_eq!(
+        msg("3\n0 0 0\n+1 5 1 0\n1 5 1 0\n2 1 2 +1 1\n"),
+        "s.stg:3:1: expected a task id (a whole number >= 0, in digits only), found `+1`"
+    );
+    assert_eq!(
+        msg("3\n0 0 0\n1 5 1 0\n2 1 1 +1\n"),
+        "s.stg:4:7: expected a predecessor id (a whole number >= 0, in digits only), found `+1`"
+    );
+    assert_eq!(
+        msg("3\n0 0 0\n1 5 +1 0\n"),
+        "s.stg:3:5: expected the number of predecessors (a whole number >= 0, in digits only), found `+1`"
+    );
+    assert!(
+        msg("+3\n0 0 0\n").starts_with("s.stg:1:1: expected the number of tasks on the first line"),
+        "{}",
+        msg("+3\n0 0 0\n")
+    );
+    for time in ["+5", "-0", "1e3", "inf", "NaN", "."] {
+        let m = msg(&format!("3\n0 0 0\n1 {time} 1 0\n"));
+        assert!(
+            m.starts_with("s.stg:3:3: expected a processing time"),
+            "{time}: {m}"
+        );
+    }
+    assert!(msg("3\n0 0 0\n1 99999999999999999999 1 0\n").contains("s.stg:3:3:"));
+    let m = msg("3\n0 0 99999999999999999999\n");
+    assert_eq!(
+        m,
+        "s.stg:2:5: the number of predecessors `99999999999999999999` is too large"
+    );
+    // Leading zeros and a decimal time are fine: `01` is task 1.
+    let g = stg("3\n0 0 0\n01 2.5 1 000\n2 1 1 1\n").unwrap();
+    assert_eq!((g.len(), g.edges().len()), (3, 2));
+    assert_eq!(g.node(g.find("1").unwrap()).cost, 2.5);
+}
+
+/// DOT graph attributes in `graph [...]` are the graph's, as `key = value` statements are
+/// (the deadline was dropped); a subgraph's, which Graphviz scopes to the subgraph, may not
+/// set the whole graph's deadline, and is refused at its place.
+#[test]
+fn dot_graph_attribute_statements_set_the_deadline() {
+    let dot = |t: &str| fugue_graph::read::dot::parse(t, "t.dot");
+    assert_eq!(
+        dot("digraph { graph [deadline=5]; a -> b }")
+            .unwrap()
+            .deadline(),
+        Some(5.0)
+    );
+    assert_eq!(
+        dot("digraph { GRAPH [label=x, deadline=\"2.5\"] a -> b }")
+            .unwrap()
+            .deadline(),
+        Some(2.5)
+    );
+    assert_eq!(
+        dot("digraph { deadline=5; a -> b }").unwrap().deadline(),
+        Some(5.0)
+    );
+    let e = dot("digraph { deadline=2; graph [deadline=3]; }")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(e, "t.dot:1:30: the deadline is given twice; keep one");
+    let e = dot("digraph {\n graph [deadline=-1];\n}")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "t.dot:2:18: the deadline must be a positive number, found `-1`"
+    );
+    for (text, place) in [
+        (
+            "digraph {\n subgraph cluster_a { deadline=5; a }\n a -> b\n}",
+            "2:23",
+        ),
+        ("digraph {\n { graph [deadline=5] a }\n a -> b\n}", "2:11"),
+        ("digraph {\n a -> { deadline=5; b }\n}", "2:9"),
+    ] {
+        let e = dot(text).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!(
+                "t.dot:{place}: a `deadline` inside a subgraph would hold for the subgraph only"
+            )),
+            "{text}: {e}"
+        );
+    }
+    // A subgraph's other graph attributes (drawing ones) are left out, as at the top level.
+    let g =
+        dot("digraph { subgraph cluster_a { label=\"A\"; graph [color=red] a } a -> b }").unwrap();
+    assert_eq!((g.len(), g.deadline()), (2, None));
+}
+
+/// An `.ag` edge that names a node declared later in the file says where, and that nodes
+/// come before their edges (it said "unknown node"); an undeclared one is still unknown.
+#[test]
+fn ag_edge_before_its_node_names_the_declaration() {
+    let e = ag::parse(
+        "i = { kind: \"osc\", };\ni.1 -> o.1;\n// o comes\no = { kind: \"sink\", };\n",
+        "fwd.ag",
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "fwd.ag:2:8: edge refers to node `o`, which is declared later (line 4); declare nodes before their edges"
+    );
+    assert!(matches!(
+        &e,
+        ReadError::Graph { error: GraphError::UnknownNode { later: Some(l), .. }, .. } if l.line == 4
+    ));
+    // The source too; `o = {` only as a declaration (not an attribute, a string or a port).
+    let e = ag::parse(
+        "o.1 -> s.1;\ns = { kind: \"sink\", o: 1, t: \"o = {\", };\no = { kind: \"osc\", };\n",
+        "fwd.ag",
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(
+        e,
+        "fwd.ag:1:1: edge refers to node `o`, which is declared later (line 3); declare nodes before their edges"
+    );
+    let e = ag::parse(
+        "s = { kind: \"sink\", o: 1, t: \"o = {\", };\no.1 -> s.1;\n",
+        "fwd.ag",
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(e, "fwd.ag:2:1: edge refers to unknown node `o`");
+}

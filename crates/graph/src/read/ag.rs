@@ -498,6 +498,7 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
                             error: GraphError::UnknownNode {
                                 name: nm.into(),
                                 nearest: crate::suggest::nearest(nm, g.nodes().iter().map(|n| n.name.as_str())).map(str::to_string),
+                                later: declared_after(text, pos, nm).map(|d| location_of(text, d)),
                             },
                         })
                     };
@@ -559,6 +560,28 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
     }
     graph.set_places(Some(places));
     Ok(graph)
+}
+
+/// Where node `name` is declared (`name = {`) after byte `from` of `text`, which starts a
+/// token, if it is: an edge that names the node before its declaration is told so. The text
+/// after `from` is read as tokens, up to the first that does not lex.
+fn declared_after(text: &str, from: usize, name: &str) -> Option<usize> {
+    let mut lx = Lexer {
+        text,
+        b: text.as_bytes(),
+        pos: from,
+        file: "",
+    };
+    // The two tokens before the current one, the earlier first.
+    let mut before = [(Tok::Eof, 0), (Tok::Eof, 0)];
+    loop {
+        let (t, at) = lx.next().ok()?;
+        match (before[0].0, before[1].0, t) {
+            (_, _, Tok::Eof) => return None,
+            (Tok::Ident(n), Tok::Eq, Tok::LBrace) if n == name => return Some(before[0].1),
+            _ => before = [before[1], (t, at)],
+        }
+    }
 }
 
 fn parse_port(p: &mut Parser<'_>, node: &str) -> Result<usize, ReadError> {

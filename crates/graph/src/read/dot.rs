@@ -3,17 +3,19 @@
 //! `Weight` is the communication cost.
 //!
 //! Supported: `digraph` (optionally `strict`, optionally named), node statements, edge
-//! chains `a -> b -> c`, `graph`/`node`/`edge` default attribute statements, `key = value`
-//! graph attributes, `//`, `/* */` and `#` comments, quoted and numeral IDs. A node used in
-//! an edge before (or without) its declaration is created as DOT does. Node attribute `kind`
-//! sets the node kind (default `task`), `in` and `out` its declared ports; Graphviz's display
-//! attributes (`label`, `shape`, ... [`DISPLAY_ATTRIBUTES`]) are left out; other attributes
-//! are kept, unquoted numbers as numbers and the rest as strings. An edge's ports are its
-//! `taillabel` and `headlabel` when these are whole numbers from 1 (as `fugue dot` writes
-//! them), else port 1 on both ends. Subgraphs (`subgraph cluster_a { ... }`, `{ ... }`) group
-//! nodes for a drawing: their nodes and edges are the graph's, their defaults their own, and a
-//! subgraph in an edge (`a -> {b c}`) stands for each of its nodes. HTML strings (`<...>`) are
-//! read as strings. Ports (`a:p`) are reported as unsupported.
+//! chains `a -> b -> c`, `node`/`edge` default attribute statements, graph attributes
+//! (`key = value` or `graph [key = value]`: the graph reads `deadline`, which a subgraph may
+//! not give, Graphviz scoping it to the subgraph), `//`, `/* */` and `#` comments, quoted and
+//! numeral IDs. A node used in an edge before (or without) its declaration is created as
+//! DOT does. Node attribute `kind` sets the node kind (default `task`), `in` and `out` its
+//! declared ports; Graphviz's display attributes (`label`, `shape`, ...
+//! [`DISPLAY_ATTRIBUTES`]) are left out; other attributes are kept, unquoted numbers as
+//! numbers and the rest as strings. An edge's ports are its `taillabel` and `headlabel`
+//! when these are whole numbers from 1 (as `fugue dot` writes them), else port 1 on both
+//! ends. Subgraphs (`subgraph cluster_a { ... }`, `{ ... }`) group nodes for a drawing:
+//! their nodes and edges are the graph's, their defaults their own, and a subgraph in an
+//! edge (`a -> {b c}`) stands for each of its nodes. HTML strings (`<...>`) are read as
+//! strings. Ports (`a:p`) are reported as unsupported.
 //! What `fugue dot` writes reads back as the graph it was written from.
 
 use std::collections::HashMap;
@@ -559,30 +561,24 @@ impl Parser<'_> {
                 "edge" => body
                     .edge_defaults
                     .extend(attrs.into_iter().filter(|a| edge_reads(&a.key))),
-                _ => {}
+                // `graph [k = v]` sets graph attributes, as `k = v` statements do.
+                _ => {
+                    for a in &attrs {
+                        self.graph_attr(&a.key, a.key_pos, &a.value, a.pos, body, depth)?;
+                    }
+                }
             }
             return Ok(());
         }
         match self.tok() {
             Tok::Eq => {
-                // graph attribute `key = value`; `deadline` is the graph's (as in `.ag`)
+                // graph attribute `key = value`
                 self.k += 1;
                 let Tok::Id(v) = self.tok() else {
                     return Err(self.found(&format!("expected a value after `{name} =`")));
                 };
-                if name == "deadline" {
-                    if body.deadline.is_some() {
-                        return Err(self.err(at, "the deadline is given twice; keep one".into()));
-                    }
-                    let d = crate::model::parse_number(v).filter(|d| *d > 0.0);
-                    let Some(d) = d else {
-                        return Err(self.err(
-                            self.at(),
-                            format!("the deadline must be a positive number, found `{v}`"),
-                        ));
-                    };
-                    body.deadline = Some(d);
-                }
+                let v = v.clone();
+                self.graph_attr(&name, at, &v, self.at(), body, depth)?;
                 self.k += 1;
             }
             Tok::Colon => {
@@ -633,6 +629,44 @@ impl Parser<'_> {
                 decl.attrs.extend(attrs);
             }
         }
+        Ok(())
+    }
+
+    /// A graph attribute `key = value` (the key at byte `key_at`, the value at `value_at`),
+    /// given by a statement or in `graph [...]` at subgraph `depth` (0: the digraph's own).
+    /// The graph reads `deadline` (as in `.ag`), given once, at the top level: Graphviz scopes
+    /// a subgraph's graph attributes to the subgraph, so one there cannot be the whole
+    /// graph's and is refused. Other graph attributes (drawing ones: `label`, `rankdir`, ...)
+    /// are left out.
+    fn graph_attr(
+        &self,
+        key: &str,
+        key_at: usize,
+        value: &str,
+        value_at: usize,
+        body: &mut Body,
+        depth: usize,
+    ) -> Result<(), ReadError> {
+        if key != "deadline" {
+            return Ok(());
+        }
+        if depth > 0 {
+            return Err(self.err(
+                key_at,
+                "a `deadline` inside a subgraph would hold for the subgraph only (Graphviz scopes a subgraph's graph attributes to it); give the deadline at the top level of the digraph".into(),
+            ));
+        }
+        if body.deadline.is_some() {
+            return Err(self.err(key_at, "the deadline is given twice; keep one".into()));
+        }
+        let d = crate::model::parse_number(value).filter(|d| *d > 0.0);
+        let Some(d) = d else {
+            return Err(self.err(
+                value_at,
+                format!("the deadline must be a positive number, found `{value}`"),
+            ));
+        };
+        body.deadline = Some(d);
         Ok(())
     }
 

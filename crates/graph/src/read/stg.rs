@@ -4,7 +4,9 @@
 //! dummy tasks, so it is not trusted: rows are read until the first line starting with `#`
 //! or the end of the file. Each row is `id processing_time n_predecessors pred_id...`.
 //! Task 0 and the last task are dummy entry/exit tasks of time 0; they are kept as nodes
-//! (cost 0), named by their ids like every task. Communication costs are 0.
+//! (cost 0), named by their ids like every task. Communication costs are 0. Ids, counts and
+//! predecessor ids are whole numbers in digits only (no sign; leading zeros are the same id),
+//! processing times digits with an optional decimal point.
 
 use std::collections::HashMap;
 
@@ -49,17 +51,25 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
             format!("{what}: expected the number of tasks on the first line"),
         ));
     };
-    if header.len() == 1 && header[0].0.bytes().all(|b| b.is_ascii_digit()) {
-        if header[0].0.parse::<usize>().is_err() {
-            return Err(err(
-                header[0].1,
-                format!("the number of tasks {} is too large", header[0].0),
-            ));
-        }
-    } else if header.len() != 1 || header[0].0.parse::<usize>().is_err() {
+    if header.len() != 1 {
         return Err(err(
             header[0].1,
             "expected the number of tasks alone on the first line".into(),
+        ));
+    }
+    if !is_digits(header[0].0) {
+        return Err(err(
+            header[0].1,
+            format!(
+                "expected the number of tasks on the first line (a whole number, in digits only), found `{}`",
+                header[0].0
+            ),
+        ));
+    }
+    if header[0].0.parse::<usize>().is_err() {
+        return Err(err(
+            header[0].1,
+            format!("the number of tasks {} is too large", header[0].0),
         ));
     }
     struct Row<'t> {
@@ -71,12 +81,16 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
     for toks in &lines[1..] {
         let int = |i: usize, what: &str| -> Result<u64, ReadError> {
             let (t, at) = toks[i];
-            t.parse::<u64>().map_err(|_| {
-                err(
+            // Digits only: Rust's parsing also takes a leading `+`, which would make `+1` a
+            // task apart from `1` (ids are names, told apart as written but for leading zeros).
+            if !is_digits(t) {
+                return Err(err(
                     at,
-                    format!("expected {what} (a whole number >= 0), found `{t}`"),
-                )
-            })
+                    format!("expected {what} (a whole number >= 0, in digits only), found `{t}`"),
+                ));
+            }
+            t.parse::<u64>()
+                .map_err(|_| err(at, format!("{what} `{t}` is too large")))
         };
         if toks.len() < 3 {
             let at = toks.last().map_or(0, |t| t.1 + t.0.len());
@@ -86,16 +100,18 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
             ));
         }
         int(0, "a task id")?;
-        let time = toks[1]
-            .0
-            .parse::<f64>()
-            .ok()
+        // Digits with at most one decimal point: no sign, exponent, `inf` or `NaN`, which
+        // Rust's parsing takes.
+        let decimal = is_digits(&toks[1].0.replacen('.', "", 1));
+        let time = Some(toks[1].0)
+            .filter(|_| decimal)
+            .and_then(|t| t.parse::<f64>().ok())
             .filter(|&v| crate::is_cost(v))
             .ok_or_else(|| {
                 err(
                     toks[1].1,
                     format!(
-                        "expected a processing time (a number from 0 to 1e12), found `{}`",
+                        "expected a processing time (a number from 0 to 1e12, in digits with an optional decimal point), found `{}`",
                         toks[1].0
                     ),
                 )
@@ -163,6 +179,7 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
                 error: GraphError::UnknownNode {
                     name: name.into(),
                     nearest: None,
+                    later: None,
                 },
             })?;
             let added = g.add_edge(src, 0, dst, 0, 0.0);
@@ -175,4 +192,9 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
         }
     }
     finish(g, file, text, &edge_places, crate::error::FEEDBACK_STG)
+}
+
+/// Whether `t` is one or more ASCII digits: how the format writes its whole numbers.
+fn is_digits(t: &str) -> bool {
+    !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())
 }
