@@ -117,6 +117,11 @@ pub fn optimal_from(
     })
 }
 
+/// Seconds per step of a search node's bound (`n p log2 p` steps), an upper estimate: the
+/// root bound of 200,000 tasks on 4,096 processors took 3.7 s on the 2-core machine, 0.37 ns
+/// a step.
+const BOUND_STEP_SECONDS: f64 = 1e-9;
+
 /// Tasks up to which the search runs on the caller's stack.
 const DEEP_SEARCH: usize = 2_000;
 
@@ -151,6 +156,28 @@ fn search(g: &TaskGraph, p: usize, time_limit: Duration, incumbent: Schedule) ->
         root_lb0,
         t0.checked_add(time_limit / 10).unwrap_or(far),
     );
+    // The incumbent meets the graph's lower bound (a line of tasks, or a graph as wide as
+    // the processors): proven with no search. Else, a search node's bound costs about
+    // `n p log p` steps (every task's head against every processor's load): when the time left
+    // cannot pay for one (a graph of 200,000 tasks on 4,096 processors: 3.7 s), the incumbent
+    // is kept, unproven, rather than the time limit passed several times over.
+    let proven_now = le(incumbent.makespan(), root_lb0);
+    let one_bound = Duration::from_secs_f64(
+        n as f64 * p as f64 * (p as f64).log2().max(1.0) * BOUND_STEP_SECONDS,
+    );
+    if proven_now || t0.elapsed().saturating_add(one_bound) > time_limit {
+        return OptimalOutcome {
+            lower_bound: if proven_now {
+                incumbent.makespan()
+            } else {
+                root_lb0
+            },
+            schedule: incumbent,
+            proven: proven_now,
+            nodes: 0,
+            elapsed: t0.elapsed(),
+        };
+    }
     let integral =
         g.nodes().iter().all(|x| is_int(x.cost)) && g.edges().iter().all(|e| is_int(e.comm));
     let zero_comm = g.edges().iter().all(|e| e.comm == 0.0);

@@ -93,3 +93,32 @@ fn cpfd_fills_no_gap_it_starts_after_at_any_scale() {
         }
     }
 }
+
+/// The exact search does not start when the time left cannot pay for one bound of its root
+/// (about `n p log p` steps): the incumbent is kept, unproven, and no node is searched; and
+/// an incumbent that meets the graph's lower bound (a line) is proven with no search at all,
+/// however many tasks and processors.
+#[test]
+fn the_exact_search_starts_only_when_its_first_bound_fits() {
+    let line = gen::line(50_000);
+    let o = fugue_sched::optimal::optimal_from(
+        &line,
+        1024,
+        Duration::from_millis(100),
+        fugue_sched::hlfet(&line, 1024),
+    );
+    assert!(o.proven);
+    assert_eq!(o.nodes, 0);
+    verify(&line, &o.schedule).unwrap();
+    // A wide graph: 20,000 tasks on 64 processors, about 8 ms a bound; 1 ms is left.
+    let wide = gen::layered(200, 100, 0.05, gen::CostRange { lo: 1.0, hi: 9.0 }, 3);
+    let o = fugue_sched::optimal::optimal_from(
+        &wide,
+        64,
+        Duration::from_millis(1),
+        fugue_sched::hlfet(&wide, 64),
+    );
+    assert_eq!(o.nodes, 0);
+    assert!(!o.proven || o.lower_bound >= o.schedule.makespan(), "{o:?}");
+    verify(&wide, &o.schedule).unwrap();
+}
