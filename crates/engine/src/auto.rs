@@ -501,16 +501,6 @@ pub fn choose(
         let report = AutoReport::untried(why, &cands[0], None, paced, started);
         return Ok((cands.swap_remove(0).1, report));
     }
-    // Paced, no more candidates can be tried than fit at the trials' period (a cycle takes at
-    // least that long): the most promising of them are kept before any plan or executor is
-    // made for the others.
-    let mut left_out = Vec::new();
-    if let (Some(trial), Some(_)) = (period, choice.auto_cycles) {
-        let fit = fitting(choice, trial, least, cands.len());
-        if fit >= 2 {
-            left_out = keep_promising(&mut cands, plain, fit).1;
-        }
-    }
     // One trial plan per (pipeline, overlap, threads) that some candidate needs; a candidate
     // whose pipelining the plan refused (a graph that changes rates) is dropped.
     let mut plans: Vec<((usize, usize, usize), Plan)> = Vec::new();
@@ -537,7 +527,23 @@ pub fn choose(
         plan_of.push(k);
         kept.push((label, c));
     }
-    let cands = kept;
+    let mut cands = kept;
+    // Paced, no more candidates can be tried than fit at the trials' period (a cycle takes at
+    // least that long): the most promising of those left (a pipelined candidate the plan
+    // refused is gone) are kept before an executor is made for the others.
+    let mut left_out = Vec::new();
+    if let Some(trial) = period {
+        let fit = fitting(choice, trial, least, cands.len());
+        if fit >= 2 {
+            let kept;
+            (kept, left_out) = keep_promising(&mut cands, plain, fit);
+            let mut k = 0;
+            plan_of.retain(|_| {
+                k += 1;
+                kept.contains(&(k - 1))
+            });
+        }
+    }
     let mut execs = Vec::with_capacity(cands.len());
     for ((_, c), &k) in cands.iter().zip(&plan_of) {
         let mut c = c.clone();

@@ -235,6 +235,10 @@ fn check_rated(
     // A feedback edge's two nodes are the plan compiler's own (fugue_graph::Feedback), of no
     // kind of the registry: they pass the rate on.
     if graph.is_feedback_node(id) {
+        // Each side holds the edge's block (32-bit samples), as the compiler counts it.
+        if let Some(b) = at.scale(block).filter(|_| known) {
+            memory.add(id, b.saturating_mul(4));
+        }
         return known.then_some(at);
     }
     // After a refused rate or a node that could not be built upstream: the node's kind and

@@ -184,7 +184,9 @@ impl Engine {
                 && crate::auto::in_run_fits(choice, crate::auto::OVERLAP)
             {
                 let k = crate::auto::OVERLAP;
-                let most = fugue_exec::placement::available_cores().min(crate::auto::MAX_THREADS);
+                let most = fugue_exec::placement::available_cores()
+                    .min(crate::auto::MAX_THREADS)
+                    .min(choice.auto_threads.unwrap_or(usize::MAX));
                 let p = compile(1, k, most)?;
                 (p.pipeline() == k).then_some((p, k))
             } else {

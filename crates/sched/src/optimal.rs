@@ -162,9 +162,10 @@ fn search(g: &TaskGraph, p: usize, time_limit: Duration, incumbent: Schedule) ->
     // cannot pay for one (a graph of 200,000 tasks on 4,096 processors: 3.7 s), the incumbent
     // is kept, unproven, rather than the time limit passed several times over.
     let proven_now = le(incumbent.makespan(), root_lb0);
-    let one_bound = Duration::from_secs_f64(
+    let one_bound = Duration::try_from_secs_f64(
         n as f64 * p as f64 * (p as f64).log2().max(1.0) * BOUND_STEP_SECONDS,
-    );
+    )
+    .unwrap_or(Duration::MAX);
     if proven_now || t0.elapsed().saturating_add(one_bound) > time_limit {
         return OptimalOutcome {
             lower_bound: if proven_now {

@@ -420,6 +420,9 @@ impl Host {
         let choice = ExecutorChoice {
             auto: true,
             auto_cycles: Some(cycles),
+            // No candidate beyond the graph's threads: one it could not keep would take a
+            // place among those a short budget can try.
+            auto_threads: Some(threads),
             threads,
             options,
             ..ExecutorChoice::default()
@@ -464,7 +467,7 @@ impl Host {
                 ),
             ));
         }
-        // Within the host's threads (the candidates go up to the cores).
+        // Within the host's threads (as the candidates are: a guard).
         report.chosen = crate::auto::keep(&report.candidates, |c| c.threads <= threads);
         let c = report.chosen();
         Ok((c.kind, c.threads, report.line()))

@@ -174,8 +174,12 @@ impl std::fmt::Display for RenderReport<'_> {
             if self.channels == 1 { "" } else { "s" },
             self.sample_rate,
             self.format,
-            // A peak just under full scale rounds to 0.0, not -0.0 (-0.0 + 0.0 is 0.0).
-            (self.peak_dbfs * 10.0).round() / 10.0 + 0.0,
+            // A peak just under full scale reads 0.0, not -0.0.
+            if self.peak_dbfs > -0.05 && self.peak_dbfs <= 0.0 {
+                0.0
+            } else {
+                self.peak_dbfs
+            },
         )?;
         if self.clipped > 0 {
             write!(f, ", {} samples clipped", self.clipped)?;
