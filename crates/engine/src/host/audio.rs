@@ -181,6 +181,10 @@ pub(crate) struct HostAudio {
     swap_pending: bool,
     /// The cycle at which the ticks' rate was last refined (every 256 cycles).
     calibrated: u64,
+    /// The last cycle's mix held a sample that was not a finite number: this one is made
+    /// counted at once ([`HostAudio::mix_counted`]), not twice (a graph that went NaN
+    /// usually stays so).
+    counted: bool,
     /// Where the mix is recorded, interleaved, in blocks of at most `record_frames` frames.
     pub(crate) record: Option<BlockSender>,
     /// The most frames a recorded block holds (the block the host started with: a larger
@@ -220,6 +224,7 @@ impl HostAudio {
             calibration,
             ns_per_tick,
             calibrated: 0,
+            counted: false,
             swap_pending: false,
             record: None,
             record_waits: false,
@@ -459,8 +464,10 @@ impl HostAudio {
     /// leaves one in the mix (an infinity or a NaN plus a finite number, times a finite
     /// gain, is never finite again), so a mix found finite once made is the mix; else it is
     /// made again, each output's samples counted and mixed as silence where they are not
-    /// finite ([`HostAudio::mix_counted`]), the same additions in the same order.
+    /// finite ([`HostAudio::mix_counted`]), the same additions in the same order. After such
+    /// a cycle, the next is made counted at once, until one is finite again.
     fn mix_cycle(&mut self, j: usize, ran: usize) {
+        let counted = self.counted;
         let set = &mut *self.set;
         for m in set.mix.iter_mut() {
             m.fill(0.0);
@@ -486,6 +493,9 @@ impl HostAudio {
                 s.stats.panics.fetch_add(1, Ordering::Relaxed);
                 continue;
             }
+            if counted {
+                continue;
+            }
             let n = plan.n_outputs();
             for ch in 0..n {
                 let src = if ran > 1 {
@@ -503,17 +513,18 @@ impl HostAudio {
                 }
             }
         }
-        if set.mix.iter().any(|m| m.iter().any(|x| !x.is_finite())) {
-            self.mix_counted(j, ran);
+        if counted || set.mix.iter().any(|m| m.iter().any(|x| !x.is_finite())) {
+            self.counted = self.mix_counted(j, ran);
         }
     }
 
     /// [`HostAudio::mix_cycle`] for a cycle some sample of which is not a finite number: the
     /// mix made again with every output's samples counted, each such sample mixed as silence
     /// (else it would take every graph's sound with it, and reach the device), then the sums
-    /// that overflowed silenced and counted too.
+    /// that overflowed silenced and counted too. Returns whether any sample was not finite.
     #[cold]
-    fn mix_counted(&mut self, j: usize, ran: usize) {
+    fn mix_counted(&mut self, j: usize, ran: usize) -> bool {
+        let mut any = false;
         let set = &mut *self.set;
         for m in set.mix.iter_mut() {
             m.fill(0.0);
@@ -534,6 +545,7 @@ impl HostAudio {
                 };
                 let bad = crate::cycle::count_non_finite(src);
                 if bad > 0 {
+                    any = true;
                     bump(&s.stats.non_finite, bad as u64);
                 }
                 let mix_one = |dst: &mut [f32]| {
@@ -559,12 +571,14 @@ impl HostAudio {
         for m in set.mix.iter_mut() {
             let bad = crate::cycle::count_non_finite(m);
             if bad > 0 {
+                any = true;
                 for x in m.iter_mut() {
                     *x = crate::cycle::finite_or_zero(*x);
                 }
                 bump(&self.stats.mix_non_finite, bad as u64);
             }
         }
+        any
     }
 
     /// The statistics of the cycle just run, of `duration` ns (the host's clock) and whose
@@ -802,6 +816,32 @@ mod tests {
             (non_finite(&a, 0), non_finite(&a, 1), mix_non_finite(&a)),
             (bad, 0, 0)
         );
+        // The next cycle is made counted at once, with the same result.
+        assert!(a.counted);
+        let mut a = a;
+        a.run_cycle(Instant::now());
+        let outs: Vec<Vec<f32>> = a
+            .set
+            .slots
+            .iter()
+            .map(|s| s.tenant.plan().output(0).to_vec())
+            .collect();
+        let more = outs[0].iter().filter(|x| !x.is_finite()).count() as u64;
+        for m in a.mix() {
+            for (f, &x) in m.iter().enumerate() {
+                let first = if outs[0][f].is_finite() {
+                    outs[0][f]
+                } else {
+                    0.0
+                };
+                assert_eq!(
+                    x.to_bits(),
+                    (0.0 + first + outs[1][f]).to_bits(),
+                    "frame {f}"
+                );
+            }
+        }
+        assert_eq!(non_finite(&a, 0), bad + more);
         // Two finite outputs of 2e38 at their peaks, whose sum overflows there.
         let big = loud(&[1e4, 1e4, 1e4, 1e4, 1e4, 1e4, 1e4, 1e4, 1e4, 200.0]);
         let (a, outs) = mix_of(&[big.clone(), big]);
