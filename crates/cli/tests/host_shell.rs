@@ -270,3 +270,29 @@ fn a_line_longer_than_64_kib_at_the_prompt_is_an_error_line() {
     let _ = reader.join();
     assert!(status.success(), "{err}");
 }
+
+/// Under `--strict`, a line the prompt refuses (a byte that is not UTF-8) is a failed command
+/// like any other: the host stops there, exit status 1.
+#[test]
+fn strict_stops_at_a_line_the_prompt_refuses() {
+    let state = folder("host-shell", "state-strict");
+    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+    let (mut child, mut master, screen, reader, _) = shell_with(root, &state, &["--strict"]);
+    wait_for(&screen, "`help COMMAND` says what one does");
+    master.write_all(b"caf\xe9\r").unwrap();
+    wait_for(&screen, "error: a byte that is not UTF-8 was typed");
+    // It ends by itself (a host that plays on is killed, and the test fails).
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("the host played on after the refused line");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (status, err) = common::stderr_at_exit(&mut child);
+    drop(master);
+    let _ = reader.join();
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(err.contains("--strict stops there"), "{err}");
+}

@@ -91,7 +91,8 @@ pub struct Args {
     #[arg(long)]
     pub force: bool,
     /// Reply in JSON, one object per line (`ok`, `command`, and what it did, or `error`:
-    /// a failed `load` or `unload` also gives the `name` and `file` it named).
+    /// a failed `load` or `unload` also gives the `name` and `file` it named; a failed line
+    /// of the script or of standard input, its `line` and `source`).
     #[arg(long)]
     pub json: bool,
     /// Stop at the first command that fails (exit status 1), and refuse a graph whose
@@ -212,6 +213,14 @@ fn host_options(args: &Args) -> HostOptions {
 /// there, and `fugue host` fails with it).
 static PROMPT_WRITE_ERROR: std::sync::OnceLock<std::io::Error> = std::sync::OnceLock::new();
 
+/// Set when the shell refused a line of its own (not UTF-8, too long), which never reached
+/// the host: a command that failed, for `--strict`.
+static PROMPT_REFUSED: AtomicBool = AtomicBool::new(false);
+
+/// Standard input that could not be read, and the line the shell was reading: the host stops
+/// there, and `fugue host` fails with it (the commands after it are lost).
+static INPUT_READ_ERROR: std::sync::OnceLock<(usize, std::io::Error)> = std::sync::OnceLock::new();
+
 /// Whether the shell has a command in the host whose reply it has not printed yet.
 static PROMPT_BUSY: AtomicBool = AtomicBool::new(false);
 
@@ -278,6 +287,18 @@ fn check_record(args: &Args, script: Option<&[u8]>) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The byte-order mark that some editors write at the start of a UTF-8 file.
+const BOM: &[u8] = "\u{feff}".as_bytes();
+
+/// A script without the byte-order mark it may start with (invisible, it would make the
+/// first command unknown).
+fn without_bom(mut bytes: Vec<u8>) -> Vec<u8> {
+    if bytes.starts_with(BOM) {
+        bytes.drain(..BOM.len());
+    }
+    bytes
+}
+
 /// What the binary lends the controller: notices on standard error, and a signal ending
 /// the process while a `load` waits for the writer of a named pipe.
 const HOOKS: Hooks = Hooks {
@@ -288,10 +309,10 @@ const HOOKS: Hooks = Hooks {
 /// `fugue host`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let script = match &args.script {
-        Some(p) => Some(
+        Some(p) => Some(without_bom(
             fugue_graph::read::read_bounded(p, MAX_SCRIPT_BYTES, "a host script")
                 .with_context(|| format!("cannot read the script {}", p.display()))?,
-        ),
+        )),
         None => None,
     };
     // The control socket's path, before anything is opened or played: a path that cannot
@@ -352,10 +373,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(e) = outcome.write_error.as_ref().or(PROMPT_WRITE_ERROR.get()) {
         crate::stdio::failed("standard output", e);
     }
+    if let Some((line, e)) = INPUT_READ_ERROR.get() {
+        anyhow::bail!(
+            "cannot read line {line} of standard input: {e}; the host stopped there, its commands lost"
+        );
+    }
     if let Some(lost) = outcome.lost {
         anyhow::bail!(lost);
     }
-    if outcome.failed && args.strict {
+    // Relaxed: set by the shell's thread before it asked the host to stop, which the control
+    // loop's end follows.
+    let refused = PROMPT_REFUSED.load(std::sync::atomic::Ordering::Relaxed);
+    if (outcome.failed || refused) && args.strict {
         anyhow::bail!("a command failed and --strict stops there");
     }
     Ok(())
@@ -387,11 +416,11 @@ fn serve(
         None => None,
     };
     if prompt {
-        let (tx, json, names) = (tx.clone(), args.json, watch.names.clone());
+        let (tx, json, strict, names) = (tx.clone(), args.json, args.strict, watch.names.clone());
         let quit = watch.quit.clone();
         std::thread::Builder::new()
             .name("fugue-shell".into())
-            .spawn(move || prompt_lines(tx, json, names, &quit))
+            .spawn(move || prompt_lines(tx, (json, strict), names, &quit))
             .context("cannot start the shell")?;
     }
     drop(tx);
@@ -445,12 +474,26 @@ fn unread(json: bool, why: &str, place: usize) {
     );
 }
 
-/// A text reply of failure to the command at line `place` of standard input, with that line
-/// named (`error: line 3 of standard input: ...`), so that a script's mistakes can be found;
-/// any other reply (success, JSON, the interactive prompt's) as it is.
+/// Counts a line that the shell refused itself (`unread`, or the prompt's own refusals) as a
+/// failed command: under `--strict` the host stops there, as at a command that failed, and
+/// the shell ends (false).
+fn refused(tx: &mpsc::Sender<Request>, strict: bool, quit: &AtomicBool) -> bool {
+    // Relaxed: read after the control loop has ended, which the quit below leads to.
+    PROMPT_REFUSED.store(true, std::sync::atomic::Ordering::Relaxed);
+    if strict {
+        quit.store(true, std::sync::atomic::Ordering::Relaxed);
+        let _ = Request::ask(tx, "quit".into(), None);
+    }
+    !strict
+}
+
+/// A reply of failure to the command at line `place` of standard input, with that line named
+/// (`error: line 3 of standard input: ...`; in JSON, `line` and `source`), so that a script's
+/// mistakes can be found; any other reply (success, the interactive prompt's) as it is.
 fn at_line(reply: String, place: Option<usize>) -> String {
     match (place, reply.strip_prefix("error: ")) {
         (Some(n), Some(rest)) => format!("error: line {n} of standard input: {rest}"),
+        (Some(n), None) if reply.starts_with('{') => control::json_at(&reply, "standard input", n),
         _ => reply,
     }
 }
@@ -460,7 +503,12 @@ const BANNER: &str = "fugue host: `help` lists the commands, `help COMMAND` says
 
 /// The interactive prompt (a terminal: line editing, Tab completion, a history kept between
 /// sessions: [`shell`]) or, when standard input is not a terminal, its lines.
-fn prompt_lines(tx: mpsc::Sender<Request>, json: bool, names: shell::Names, quit: &AtomicBool) {
+fn prompt_lines(
+    tx: mpsc::Sender<Request>,
+    (json, strict): (bool, bool),
+    names: shell::Names,
+    quit: &AtomicBool,
+) {
     if !std::io::stdin().is_terminal() {
         let mut buf = Vec::new();
         let mut lock = std::io::stdin().lock();
@@ -470,7 +518,15 @@ fn prompt_lines(tx: mpsc::Sender<Request>, json: bool, names: shell::Names, quit
             // Lines are bounded as the control socket's are: a longer one is skipped and
             // said, never held whole.
             match read_bounded_line(&mut lock, &mut buf, true) {
-                Ok(None) | Err(_) => return,
+                Ok(None) => return,
+                // Input lost (standard input is a folder, a device that failed): the host
+                // stops, as without a script it could read, and fails with it.
+                Err(e) => {
+                    let _ = INPUT_READ_ERROR.set((place, e));
+                    quit.store(true, std::sync::atomic::Ordering::Relaxed);
+                    let _ = Request::ask(&tx, "quit".into(), None);
+                    return;
+                }
                 Ok(Some(false)) => {
                     unread(
                         json,
@@ -479,16 +535,27 @@ fn prompt_lines(tx: mpsc::Sender<Request>, json: bool, names: shell::Names, quit
                         ),
                         place,
                     );
+                    if !refused(&tx, strict, quit) {
+                        return;
+                    }
                     continue;
                 }
                 Ok(Some(true)) => {}
             }
-            let Ok(line) = std::str::from_utf8(&buf) else {
+            // An invisible byte-order mark before the first command is no part of it.
+            let bytes = match buf.strip_prefix(BOM) {
+                Some(rest) if place == 1 => rest,
+                _ => &buf[..],
+            };
+            let Ok(line) = std::str::from_utf8(bytes) else {
                 unread(
                     json,
                     "the line is not valid UTF-8; write commands in UTF-8",
                     place,
                 );
+                if !refused(&tx, strict, quit) {
+                    return;
+                }
                 continue;
             };
             if !forward(&tx, line.to_string(), Some(place), quit) {
@@ -532,6 +599,9 @@ fn prompt_lines(tx: mpsc::Sender<Request>, json: bool, names: shell::Names, quit
                     )
                     .line(json)
                 );
+                if !refused(&tx, strict, quit) {
+                    return;
+                }
             }
             Ok(line) => {
                 if !line.trim().is_empty() {
@@ -568,6 +638,9 @@ fn prompt_lines(tx: mpsc::Sender<Request>, json: bool, names: shell::Names, quit
                     )
                     .line(json)
                 );
+                if !refused(&tx, strict, quit) {
+                    return;
+                }
             }
             // Ctrl-D (the end of input) or a terminal that failed: quit cleanly.
             Err(_) => {
@@ -603,15 +676,26 @@ fn from_here(file: &str) -> String {
 
 /// `fugue ctl`.
 pub fn ctl(args: CtlArgs) -> anyhow::Result<()> {
+    // Only blanks (`fugue ctl S ''`): no command at all, as a comment is, not a command
+    // named ``.
+    if args.command.iter().all(|w| w.trim().is_empty()) {
+        return Err(control::ControlError::NoCommand.into());
+    }
     if args.command.iter().any(|w| w.contains(['\n', '\r'])) {
         return Err(util::usage(
             "fugue ctl sends one command: its words must not hold a line break (call it once per command)",
         ));
     }
     // One argument holding the whole command (`fugue ctl S 'load a x.ag'`) is sent as the
-    // line it is; words given apart are quoted where they need it (a file name with spaces).
+    // line it is (a `load`'s file made absolute as below: its words read as the host reads
+    // them); words given apart are quoted where they need it (a file name with spaces).
     let line = match args.command.as_slice() {
-        [one] if one.trim().contains(char::is_whitespace) => one.clone(),
+        [one] if one.trim().contains(char::is_whitespace) => match command::parse(one) {
+            Ok(Some(Command::Load { name, file })) => {
+                command::quote(&["load".to_string(), name, from_here(&file.to_string_lossy())])
+            }
+            _ => one.clone(),
+        },
         [load, name, file] if load == "load" => {
             command::quote(&[load.clone(), name.clone(), from_here(file)])
         }

@@ -40,9 +40,9 @@ pub enum ControlError {
         #[source]
         source: std::io::Error,
     },
-    /// The host closed the connection without a reply.
-    #[error("the host closed the connection without a reply")]
-    NoReply,
+    /// The host at this socket closed the connection without a reply.
+    #[error("the host at {} closed the connection without a reply", .0.display())]
+    NoReply(std::path::PathBuf),
     /// The line to send holds no command (nothing, or a comment): the host would skip it
     /// and close the connection without a reply.
     #[error("no command to send: the line is empty or a comment (`fugue ctl SOCKET help` lists the commands)")]
@@ -253,7 +253,8 @@ impl Controller {
     }
 
     /// Executes the script `bytes` (read from `path`) line by line, each reply on `out` (a
-    /// failure on `err`, after the script's name and line, unless in JSON), until one quits,
+    /// failure on `err`, after the script's name and line; in JSON on `out`, with `line` and
+    /// `source` added: [`json_at`]), until one quits,
     /// `stop` is set, or (strict) one fails.
     pub fn run_script(
         &mut self,
@@ -276,8 +277,15 @@ impl Controller {
             };
             let Some(r) = reply else { continue };
             let text = r.line(self.json);
-            let written = if r.ok || self.json {
+            let written = if r.ok {
                 writeln!(out, "{text}")
+            } else if self.json {
+                // The failure's place, as the text's `SCRIPT:LINE:` gives it.
+                writeln!(
+                    out,
+                    "{}",
+                    json_at(&text, &path.display().to_string(), i + 1)
+                )
             } else {
                 // The error stream's failures are the front end's to see.
                 let _ = writeln!(err, "{}:{}: {text}", path.display(), i + 1);
@@ -390,6 +398,20 @@ pub fn script_loads(script: &[u8]) -> Vec<PathBuf> {
         .collect()
 }
 
+/// A JSON reply line that says its command failed, with where the command was added: `line`
+/// (its number, from 1) and `source` (the script's path, or `standard input`), so that a
+/// failure can be found as the text's `SCRIPT:LINE:` finds it. Any other line as it is.
+pub fn json_at(reply: &str, source: &str, line: usize) -> String {
+    match serde_json::from_str::<serde_json::Value>(reply) {
+        Ok(serde_json::Value::Object(mut o)) if o.get("ok") == Some(&false.into()) => {
+            o.insert("line".into(), line.into());
+            o.insert("source".into(), source.into());
+            serde_json::Value::Object(o).to_string()
+        }
+        _ => reply.to_string(),
+    }
+}
+
 /// Whether a reply line (text or JSON) says its command failed.
 pub fn reply_failed(reply: &str) -> bool {
     reply.starts_with("error:")
@@ -410,6 +432,18 @@ mod tests {
             script_loads(s),
             [PathBuf::from("x.ag"), PathBuf::from("my dir/y.ag")]
         );
+    }
+
+    #[test]
+    fn a_failed_json_reply_gets_its_place_and_others_stay() {
+        let failed = r#"{"command":"load","error":"x","file":"g.ag","name":"a","ok":false}"#;
+        assert_eq!(
+            json_at(failed, "s.txt", 3),
+            r#"{"command":"load","error":"x","file":"g.ag","line":3,"name":"a","ok":false,"source":"s.txt"}"#
+        );
+        let done = r#"{"command":"list","graphs":[],"ok":true}"#;
+        assert_eq!(json_at(done, "s.txt", 3), done);
+        assert_eq!(json_at("error: x", "s.txt", 3), "error: x");
     }
 
     #[test]

@@ -209,7 +209,8 @@ pub fn serve(
 /// Checks that a control socket can be made at `path`, without making it (a host checks it
 /// before it opens its recording or runs its script): not `-`, nothing but a stale socket
 /// there (a running host's is refused), a name short enough for a socket address, in a
-/// folder that exists. `Ok(true)`: a stale socket is there, which [`serve`] replaces.
+/// folder that exists and that this process may write. `Ok(true)`: a stale socket is there,
+/// which [`serve`] replaces.
 pub fn check_path(path: &Path) -> Result<bool, ControlError> {
     if path == Path::new("-") {
         // Read as standard input elsewhere on the command line; here it would be a socket
@@ -233,6 +234,8 @@ pub fn check_path(path: &Path) -> Result<bool, ControlError> {
                 path.display()
             )));
         }
+        // Replacing it removes a file of the folder and adds one.
+        writable(path)?;
         return Ok(true);
     }
     // A socket's address holds 107 bytes of path (sun_path, with its NUL).
@@ -244,14 +247,68 @@ pub fn check_path(path: &Path) -> Result<bool, ControlError> {
         )));
     }
     let parent = fugue_graph::read::folder_of(path);
-    if !parent.is_dir() {
-        return Err(ControlError::Taken(format!(
-            "{}: the folder {} does not exist; the control socket is made in an existing folder",
+    let folder = |why: String| ControlError::Taken(format!("{}: {why}", path.display()));
+    match std::fs::metadata(parent) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => {
+            return Err(folder(format!(
+                "{} is not a folder; the control socket is made in a folder",
+                parent.display()
+            )))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(folder(format!(
+                "the folder {} does not exist; the control socket is made in an existing folder",
+                parent.display()
+            )))
+        }
+        Err(e) => {
+            return Err(folder(format!(
+                "cannot reach the folder {}: {e}; the control socket is made in a folder the host can reach",
+                parent.display()
+            )))
+        }
+    }
+    writable(path)?;
+    Ok(false)
+}
+
+/// Checks that this process may make the socket `path` in its folder: refused now, before
+/// the host plays, rather than when it is bound, after the script and into the recording.
+fn writable(path: &Path) -> Result<(), ControlError> {
+    let parent = fugue_graph::read::folder_of(path);
+    may_add_to(parent).map_err(|e| {
+        ControlError::Taken(format!(
+            "{}: no file can be made in the folder {}: {e}; choose a path in a folder this user may write",
             path.display(),
             parent.display()
-        )));
+        ))
+    })
+}
+
+/// Whether this process may add a file to the folder `dir` (write and search it), by its
+/// effective user and groups, as the kernel will judge the socket's creation; a read-only
+/// file system is refused too.
+fn may_add_to(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt as _;
+    // A path from the command line holds no NUL byte; were there one, the bind would say so.
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return Ok(());
+    };
+    // SAFETY: `c` is a NUL-terminated path that lives through the call; faccessat only reads it.
+    let r = unsafe {
+        libc::faccessat(
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            libc::W_OK | libc::X_OK,
+            libc::AT_EACCESS,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
     }
-    Ok(false)
 }
 
 /// Accepts clients until the host stops taking commands.
@@ -582,7 +639,7 @@ pub fn send(path: &Path, line: &str, timeout: Duration) -> Result<String, Contro
         .read_line(&mut reply)
         .map_err(failed("cannot read the reply"))?;
     if reply.is_empty() {
-        return Err(ControlError::NoReply);
+        return Err(ControlError::NoReply(path.to_path_buf()));
     }
     if !reply.ends_with('\n') && reply.len() as u64 >= super::MAX_REPLY {
         return Err(ControlError::NotAReply(path.to_path_buf()));
