@@ -50,12 +50,16 @@ pub enum GraphError {
         /// Where the node is declared, when that is after the edge.
         later: Option<Location>,
     },
-    /// A node's name holds a control character (a line break, an escape) or a bidirectional
-    /// mark ([`unprintable`]): names are printed in reports, messages and drawings, where
+    /// A node's name holds a control character (a line break, an escape), a bidirectional
+    /// mark or a character that shows as nothing ([`unprintable`]): names are printed in reports, messages and drawings, where
     /// such a character breaks the line or the terminal, or reorders what is shown.
     #[error(
         "node name {shown} holds the {} U+{code:04X}: a name must be printable",
-        if char::from_u32(*code).is_some_and(char::is_control) { "control character" } else { "invisible bidirectional mark" }
+        match char::from_u32(*code) {
+            Some(c) if c.is_control() => "control character",
+            Some('\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}') => "invisible character",
+            _ => "invisible bidirectional mark",
+        }
     )]
     ControlInName {
         /// The name, its control characters written as escapes (`"a\u{1}b"`).
@@ -267,19 +271,26 @@ pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-/// Whether `c` is a control character or one of the invisible marks that reorder the text
+/// Whether `c` is a control character, one of the invisible marks that reorder the text
 /// around them on a terminal (Unicode's bidirectional embeddings, overrides, isolates and
-/// marks): either can make a name read as another.
+/// marks), or a character that shows as nothing (zero-width spaces and joiners, the word
+/// joiner, the byte-order mark): any of them can make a name read as another.
 ///
 /// ```
 /// use fugue_graph::error::unprintable;
 /// assert!(unprintable('\x1b') && unprintable('\u{202e}') && !unprintable('é'));
+/// assert!(unprintable('\u{feff}') && unprintable('\u{200b}'));
 /// ```
 pub fn unprintable(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
-            '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+            '\u{061c}'
+                | '\u{200b}'..='\u{200f}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2060}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{feff}'
         )
 }
 
