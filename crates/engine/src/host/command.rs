@@ -312,9 +312,12 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
             if !unit {
                 exact(2, "a NAME and a gain in dB: gain NAME DB")?;
             }
-            let db: f64 = args[1]
-                .trim_end_matches("dB")
-                .trim_end_matches("db")
+            // One unit at most (`-6dB`; `-6dBdB` is no gain).
+            let a = args[1].as_str();
+            let db: f64 = a
+                .strip_suffix("dB")
+                .or_else(|| a.strip_suffix("db"))
+                .unwrap_or(a)
                 .parse()
                 .ok()
                 .filter(|d: &f64| d.is_finite() && (-200.0..=40.0).contains(d))
@@ -363,8 +366,10 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
         }
         "wait" => {
             exact(1, "a number of SECONDS: wait SECONDS")?;
+            // One unit at most (`0.5s`; `0.5ss` is no time).
             let seconds: f64 = args[0]
-                .trim_end_matches('s')
+                .strip_suffix('s')
+                .unwrap_or(&args[0])
                 .parse()
                 .ok()
                 .filter(|s: &f64| s.is_finite() && (0.0..=MAX_WAIT).contains(s))
@@ -458,6 +463,14 @@ mod tests {
             })
         );
         assert!(parse("gain a -6 dBs").is_err());
+        // One unit at most.
+        assert!(parse("gain a 3dbdB").is_err());
+        assert!(parse("gain a 3dBdB").is_err());
+        assert!(parse("wait 0.1ss").is_err());
+        assert_eq!(
+            parse("wait 0.5s").unwrap(),
+            Some(Command::Wait { seconds: 0.5 })
+        );
         assert!(parse("gain a -6 dB x").is_err());
         assert_eq!(
             parse("wait 0.5").unwrap(),
