@@ -498,11 +498,7 @@ impl HostAudio {
             }
             let n = plan.n_outputs();
             for ch in 0..n {
-                let src = if ran > 1 {
-                    s.tenant.captured_output(j, ch)
-                } else {
-                    plan.output(ch)
-                };
+                let src = output_of(&s.tenant, j, ran, ch);
                 if n == 1 {
                     // A mono graph goes to every channel.
                     for dst in set.mix.iter_mut() {
@@ -538,11 +534,7 @@ impl HostAudio {
             let plan = s.tenant.plan();
             let n = plan.n_outputs();
             for ch in 0..n {
-                let src = if ran > 1 {
-                    s.tenant.captured_output(j, ch)
-                } else {
-                    plan.output(ch)
-                };
+                let src = output_of(&s.tenant, j, ran, ch);
                 let bad = crate::cycle::count_non_finite(src);
                 if bad > 0 {
                     any = true;
@@ -669,6 +661,16 @@ impl HostAudio {
     #[allow(clippy::vec_box)]
     pub(crate) fn drain(&mut self) -> Vec<Box<Slot>> {
         std::mem::take(&mut self.set.slots)
+    }
+}
+
+/// Channel `ch` of `tenant`'s output in cycle `j` of a run of `ran` cycles: the captured one
+/// after a run of several, the plan's after a run of one.
+fn output_of(tenant: &Tenant, j: usize, ran: usize, ch: usize) -> &[f32] {
+    if ran > 1 {
+        tenant.captured_output(j, ch)
+    } else {
+        tenant.plan().output(ch)
     }
 }
 
