@@ -149,13 +149,17 @@ struct Notifications {
 }
 
 impl j::NotificationHandler for Notifications {
+    deferred_notifications!();
+
     fn xrun(&mut self, _: &j::Client) -> j::Control {
+        defer_cancellation();
         // Relaxed: a counter read at the end.
         self.shared.xruns.fetch_add(1, Ordering::Relaxed);
         j::Control::Continue
     }
 
     unsafe fn shutdown(&mut self, _status: j::ClientStatus, reason: &str) {
+        defer_cancellation();
         if let Ok(mut r) = self.shared.reason.lock() {
             *r = reason.to_string();
         }
@@ -335,12 +339,21 @@ impl j::ProcessHandler for Process {
 /// exception not rethrown"; seen in about one deactivation in three of a busy host). So the
 /// control thread first asks the callback to quit ([`Quit::ask_and_wait`]); the callback
 /// returns [`j::Control::Quit`] at its next cycle ([`Quit::now`]), and JACK ends the thread
-/// itself from its own frames (`JackClient::End`). Deactivation then has no running callback
-/// to cancel.
+/// itself from its own frames (`JackClient::End`). The control thread waits for that thread
+/// to be gone (its task leaves `/proc/self/task`: a thread preempted between its answer and
+/// its end, as on a loaded machine, is still in the `jack` crate's frames). Deactivation then
+/// has no running callback to cancel.
+///
+/// The notification thread is cancelled the same way when the client closes
+/// (`JackSocketClientChannel::Stop`), and notifications (a graph reorder, a port registered
+/// by another client) can arrive at any time: every notification callback first makes its
+/// thread's cancellation deferred ([`defer_cancellation`]).
 #[derive(Debug, Default)]
 pub(crate) struct Quit {
     asked: AtomicBool,
     done: AtomicBool,
+    /// The process thread's kernel thread id, recorded at its first callback (0: none yet).
+    tid: AtomicI32,
 }
 
 impl Quit {
@@ -348,6 +361,12 @@ impl Quit {
     /// allocates or blocks.
     #[inline]
     pub(crate) fn now(&self) -> bool {
+        // Relaxed: the id is read by the control thread after `done`, whose Release/Acquire
+        // pair orders it.
+        if self.tid.load(Ordering::Relaxed) == 0 {
+            // SAFETY: gettid has no preconditions and cannot fail.
+            self.tid.store(unsafe { libc::gettid() }, Ordering::Relaxed);
+        }
         // Acquire/Release: nothing is published with these flags but the request and its
         // answer; the orderings only keep the answer after the request.
         if self.asked.load(Ordering::Acquire) {
@@ -369,11 +388,89 @@ impl Quit {
             }
             std::thread::sleep(Duration::from_micros(500));
         }
-        // The callback has returned Quit, or is about to: let JACK end the thread.
-        std::thread::sleep(Duration::from_millis(5));
+        // The callback has returned Quit, or is about to: JACK ends the thread once it is
+        // back in JACK's frames. Wait for it to be gone, as long again at most.
+        let tid = self.tid.load(Ordering::Relaxed);
+        let tasks = std::path::Path::new("/proc/self/task");
+        if tid > 0 && tasks.is_dir() {
+            let task = tasks.join(tid.to_string());
+            let start = Instant::now();
+            while task.exists() && start.elapsed() <= timeout {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        } else {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         true
     }
 }
+
+/// Makes the calling thread's cancellation deferred: a `pthread_cancel` then takes effect at
+/// the thread's next cancellation point only, for JACK's notification thread its next read of
+/// the server's socket, in JACK's frames. Called at the top of every notification callback
+/// ([`Quit`] says why). Never for the process thread: it waits for its cycles on a futex,
+/// which is no cancellation point, so that JACK could no longer end it.
+pub(crate) fn defer_cancellation() {
+    // glibc and musl: PTHREAD_CANCEL_DEFERRED is 0. The libc crate does not declare the call.
+    const PTHREAD_CANCEL_DEFERRED: libc::c_int = 0;
+    extern "C" {
+        fn pthread_setcanceltype(kind: libc::c_int, old: *mut libc::c_int) -> libc::c_int;
+    }
+    let mut old = 0;
+    // SAFETY: sets the calling thread's own cancellation type, a valid value, and writes the
+    // old type to a local; it is no cancellation point when deferring.
+    unsafe { pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &mut old) };
+}
+
+/// The notification callbacks a handler does not otherwise need, each deferring its thread's
+/// cancellation first ([`defer_cancellation`]); `xrun` and `shutdown` are the handler's own.
+macro_rules! deferred_notifications {
+    () => {
+        fn freewheel(&mut self, _: &::jack::Client, _: bool) {
+            $crate::backend::jack::defer_cancellation();
+        }
+
+        fn sample_rate(&mut self, _: &::jack::Client, _: ::jack::Frames) -> ::jack::Control {
+            $crate::backend::jack::defer_cancellation();
+            ::jack::Control::Continue
+        }
+
+        fn client_registration(&mut self, _: &::jack::Client, _: &str, _: bool) {
+            $crate::backend::jack::defer_cancellation();
+        }
+
+        fn port_registration(&mut self, _: &::jack::Client, _: ::jack::PortId, _: bool) {
+            $crate::backend::jack::defer_cancellation();
+        }
+
+        fn port_rename(
+            &mut self,
+            _: &::jack::Client,
+            _: ::jack::PortId,
+            _: &str,
+            _: &str,
+        ) -> ::jack::Control {
+            $crate::backend::jack::defer_cancellation();
+            ::jack::Control::Continue
+        }
+
+        fn ports_connected(
+            &mut self,
+            _: &::jack::Client,
+            _: ::jack::PortId,
+            _: ::jack::PortId,
+            _: bool,
+        ) {
+            $crate::backend::jack::defer_cancellation();
+        }
+
+        fn graph_reorder(&mut self, _: &::jack::Client) -> ::jack::Control {
+            $crate::backend::jack::defer_cancellation();
+            ::jack::Control::Continue
+        }
+    };
+}
+pub(crate) use deferred_notifications;
 
 /// How long the control thread waits for a process callback to quit before deactivating
 /// anyway: a few periods of the longest buffers.

@@ -135,13 +135,17 @@ pub(crate) struct Notifications {
 }
 
 impl j::NotificationHandler for Notifications {
+    crate::backend::jack::deferred_notifications!();
+
     fn xrun(&mut self, _: &j::Client) -> j::Control {
+        crate::backend::jack::defer_cancellation();
         // Relaxed: a counter.
         self.audio_stats.overruns.fetch_add(1, Ordering::Relaxed);
         j::Control::Continue
     }
 
     unsafe fn shutdown(&mut self, _status: j::ClientStatus, reason: &str) {
+        crate::backend::jack::defer_cancellation();
         // Not the process callback: JACK calls this from its own thread, once. The control
         // thread polls the reason's `OnceLock` (`Shared::stopped`).
         let _ = self.shared.stopped.set(reason.to_string());
