@@ -122,6 +122,13 @@ fn init(nthreads: c_int, qlen: c_int, f: TaskFunc, closure: *mut c_void) -> Resu
     Ok(())
 }
 
+/// The threads `sched_init(0, ...)` starts: the cores this process may use (its CPU
+/// affinity and quota, [`crate::default_threads`]), at least 1, at most `INT_MAX`.
+#[no_mangle]
+pub extern "C" fn sched_default_threads() -> c_int {
+    c_int::try_from(crate::pool::default_threads()).unwrap_or(c_int::MAX)
+}
+
 /// Starts a pool, runs `f(closure, s)` in it and returns 0 when every task has finished (see
 /// `include/fugue/sched.h`); -1 with errno set on failure.
 ///

@@ -241,3 +241,53 @@ fn a_padded_policy_name_is_read_and_a_refused_default_count_says_so() {
         "{err}"
     );
 }
+
+/// `sched_default_threads()` is the count `sched_init(0, ...)` starts, the cores the process
+/// may use: the test's own count, and 1 under `taskset -c 0` (not the cores online).
+#[test]
+fn the_default_thread_count_is_the_cores_the_process_may_use() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let src = dir.join("fugue-pool-default-threads.c");
+    std::fs::write(
+        &src,
+        "#include <stdio.h>\n#include <fugue/sched.h>\n\
+         int main(void) { printf(\"%d\\n\", sched_default_threads()); return 0; }\n",
+    )
+    .unwrap();
+    let exe = dir.join("fugue-pool-default-threads");
+    let status = Command::new("cc")
+        .args(["-std=c99", "-Wall", "-Werror", "-I"])
+        .arg(crate_dir().join("include"))
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .arg(static_lib())
+        .args(["-lpthread", "-ldl", "-lm"])
+        .status()
+        .expect("run cc");
+    assert!(status.success());
+    let count = |cmd: &mut Command| -> usize {
+        let out = cmd.output().expect("run the program");
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+    };
+    assert_eq!(
+        count(&mut Command::new(&exe)),
+        fugue_pool::default_threads()
+    );
+    if fugue_pool::default_threads() >= 2 && on_path("taskset") {
+        assert_eq!(
+            count(Command::new("taskset").args(["-c", "0"]).arg(&exe)),
+            1
+        );
+    }
+}
+
+/// Whether `cmd` is on the `PATH`.
+fn on_path(cmd: &str) -> bool {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {cmd} >/dev/null"))
+        .status()
+        .is_ok_and(|s| s.success())
+}

@@ -10,7 +10,7 @@
 #ifndef FUGUE_POOL_SCHED_H
 #define FUGUE_POOL_SCHED_H
 
-#include <unistd.h>
+#include <unistd.h> /* kept for the programs that got sysconf from it */
 
 #ifdef __cplusplus
 extern "C" {
@@ -29,17 +29,10 @@ struct scheduler;
  * behaviour (docs/pool.md). */
 typedef void (*taskfunc)(void *, struct scheduler *);
 
-/* `inline` is C99's: C89 compilers get GCC's spelling, or a plain static function. */
-#if defined(__cplusplus) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L)
-#define FUGUE_SCHED_INLINE static inline
-#elif defined(__GNUC__)
-#define FUGUE_SCHED_INLINE static __inline__
-#else
-#define FUGUE_SCHED_INLINE static
-#endif
-
-/* The number of cores online. */
-FUGUE_SCHED_INLINE int sched_default_threads(void) { return (int)sysconf(_SC_NPROCESSORS_ONLN); }
+/* The number of threads sched_init starts for nthreads <= 0: the cores this process may
+ * use (its CPU affinity and CPU quota), at least 1. Not the cores online: a process limited
+ * to 4 of 64 cores (taskset, a container's cpuset or --cpus) gets 4. */
+int sched_default_threads(void);
 
 /* Starts a pool of nthreads threads (nthreads <= 0: the cores this process may use), runs
  * f(closure, s) in it, and returns 0 once every task (f and everything spawned, transitively)
