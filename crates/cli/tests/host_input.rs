@@ -3,7 +3,8 @@
 //! fails the host; a byte-order mark before the first command is skipped; a JSON error names
 //! its line; `fugue ctl` reads a one-argument `load` as the host would, refuses a blank
 //! command and names the socket that gave no reply; `--control` in a folder where no socket
-//! can be made is refused before anything plays.
+//! can be made is refused before anything plays; a `wait` of standard input, with a clock,
+//! leaves the control socket served.
 
 mod common;
 
@@ -335,4 +336,52 @@ fn control_in_a_folder_where_no_socket_can_be_made_is_refused_at_once() {
         "{e}"
     );
     assert!(!wav.exists(), "the recording was made");
+}
+
+/// With a clock, a `wait` read from standard input is waited in the shell's own thread, as a
+/// socket client's is: the control socket's clients are answered meanwhile (not after the
+/// wait), and the `wait` still replies with the time it waited and the cycle reached.
+#[test]
+fn a_wait_of_standard_input_leaves_the_control_socket_served() {
+    let dir = folder("host-input", "shell-wait-aside");
+    let socket = dir.join("ctl.sock");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args([
+            "host",
+            "--backend",
+            "clocked",
+            "--threads",
+            "1",
+            "--control",
+        ])
+        .arg(&socket)
+        .env_remove(common::FAULT_VAR)
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run fugue");
+    let mut input = child.stdin.take().unwrap();
+    fugue_testkit::host::wait_for_socket(&socket);
+    writeln!(input, "wait 4").unwrap();
+    input.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let asked = Instant::now();
+    let o = fugue(&["ctl", socket.to_str().unwrap(), "list"]);
+    let took = asked.elapsed();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        took < Duration::from_millis(2500),
+        "the socket's `list` waited {took:?} for the shell's `wait`"
+    );
+    writeln!(input, "quit").unwrap();
+    drop(input);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let first = text.lines().next().unwrap_or_default();
+    assert!(first.starts_with("waited 4 s; at cycle "), "{text}");
+    let cycle: u64 = first.rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(cycle > 0, "{text}");
 }

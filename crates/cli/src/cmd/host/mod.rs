@@ -418,37 +418,103 @@ fn serve(
     if prompt {
         let (tx, json, strict, names) = (tx.clone(), args.json, args.strict, watch.names.clone());
         let quit = watch.quit.clone();
+        let aside = ShellWait {
+            clocked: args.backend != "offline",
+            json,
+            stop: stop.clone(),
+            quit: watch.quit.clone(),
+            cycle: watch.cycle.clone(),
+            lost: watch.lost.clone(),
+        };
         std::thread::Builder::new()
             .name("fugue-shell".into())
-            .spawn(move || prompt_lines(tx, (json, strict), names, &quit))
+            .spawn(move || prompt_lines(tx, (json, strict), names, &quit, &aside))
             .context("cannot start the shell")?;
     }
     drop(tx);
     ctl.serve(&rx, stop, &watch);
+    // Release: pairs with the shell's Acquire in `ShellWait::stopping`.
+    SERVED.store(true, std::sync::atomic::Ordering::Release);
     // The shell's command that is still waiting for the loop gets no reply now: it returns.
     drop(rx);
     wait_for_prompt();
     Ok(())
 }
 
+/// Set once the control loop has ended: a `wait` of the shell's own thread ends there.
+static SERVED: AtomicBool = AtomicBool::new(false);
+
+/// What the shell's `wait` needs when the host has a clock: it is waited in the shell's own
+/// thread ([`control::wait_aside`]), as a control socket client's is, so that the control
+/// loop serves the socket's clients meanwhile. (Offline, a `wait` runs the cycles, in the
+/// control loop.)
+struct ShellWait {
+    clocked: bool,
+    json: bool,
+    /// The stop request (a signal).
+    stop: Arc<AtomicBool>,
+    /// Set by a source as it sends a `quit` ([`Watch::quit`]).
+    quit: Arc<AtomicBool>,
+    /// [`Watch::cycle`].
+    cycle: Arc<std::sync::atomic::AtomicU64>,
+    /// [`Watch::lost`].
+    lost: Arc<std::sync::OnceLock<String>>,
+}
+
+impl ShellWait {
+    /// Whether the host is stopping: a signal, a `quit` from any source, or the control
+    /// loop's end.
+    fn stopping(&self) -> bool {
+        // Relaxed: request flags; Acquire: pairs with `serve`'s Release.
+        self.stop.load(std::sync::atomic::Ordering::Relaxed)
+            || self.quit.load(std::sync::atomic::Ordering::Relaxed)
+            || SERVED.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Waits `seconds` here and returns the `wait`'s reply.
+    fn wait(&self, seconds: f64, tx: &mpsc::Sender<Request>) -> Option<String> {
+        control::wait_aside(
+            seconds,
+            tx,
+            &control::Aside {
+                json: self.json,
+                stopping: &|| self.stopping(),
+                cycle: &self.cycle,
+                lost: &self.lost,
+            },
+            |d| {
+                std::thread::sleep(d);
+                false
+            },
+        )
+    }
+}
+
 /// Sends `line` (line `place` of standard input, when it is read as a script) and prints its
 /// reply; false when the shell ends there (the line quits, or the host is gone).
 /// A `quit` sets `quit` as it is sent: a `wait` of another source running in the control
-/// loop ends, so that the quit is served at once.
+/// loop ends, so that the quit is served at once. A `wait` of a host with a clock is waited
+/// here ([`ShellWait`]).
 fn forward(
     tx: &mpsc::Sender<Request>,
     line: String,
     place: Option<usize>,
     quit: &AtomicBool,
+    aside: &ShellWait,
 ) -> bool {
-    let quits = matches!(command::parse(&line), Ok(Some(Command::Quit)));
+    let parsed = command::parse(&line);
+    let quits = matches!(parsed, Ok(Some(Command::Quit)));
     if quits {
         quit.store(true, std::sync::atomic::Ordering::Relaxed);
     }
     // Until its reply is printed: the host, quitting, waits for it (`wait_for_prompt`).
     PROMPT_BUSY.store(true, std::sync::atomic::Ordering::Release);
     let _busy = PromptBusy;
-    match Request::ask(tx, line, None) {
+    let reply = match parsed {
+        Ok(Some(Command::Wait { seconds })) if aside.clocked => aside.wait(seconds, tx),
+        _ => Request::ask(tx, line, None),
+    };
+    match reply {
         Some(r) if !r.is_empty() => {
             let r = at_line(r, place);
             if let Err(e) = writeln!(std::io::stdout(), "{r}") {
@@ -508,6 +574,7 @@ fn prompt_lines(
     (json, strict): (bool, bool),
     names: shell::Names,
     quit: &AtomicBool,
+    aside: &ShellWait,
 ) {
     if !std::io::stdin().is_terminal() {
         let mut buf = Vec::new();
@@ -558,7 +625,7 @@ fn prompt_lines(
                 }
                 continue;
             };
-            if !forward(&tx, line.to_string(), Some(place), quit) {
+            if !forward(&tx, line.to_string(), Some(place), quit, aside) {
                 return;
             }
         }
@@ -610,7 +677,7 @@ fn prompt_lines(
                     let _ = rl.add_history_entry(kept);
                     history.add(kept);
                 }
-                if !forward(&tx, line, None, quit) {
+                if !forward(&tx, line, None, quit, aside) {
                     return;
                 }
             }

@@ -142,6 +142,71 @@ pub struct Watch {
     pub lost: Arc<std::sync::OnceLock<String>>,
 }
 
+/// What a `wait` waited outside the control loop ([`wait_aside`]) needs from the host.
+pub struct Aside<'a> {
+    /// Replies in JSON.
+    pub json: bool,
+    /// Whether the host is stopping (a signal, a `quit`, the control loop's end): the wait
+    /// ends there.
+    pub stopping: &'a dyn Fn() -> bool,
+    /// The host's cycle as the control loop last saw it ([`Watch::cycle`]).
+    pub cycle: &'a AtomicU64,
+    /// Why the audio side went away for good, if it did ([`Watch::lost`]).
+    pub lost: &'a std::sync::OnceLock<String>,
+}
+
+/// A `wait SECONDS` of a host with a clock, waited in the thread of the source that sent it
+/// (a client of the control socket, the prompt), so that the control loop goes on serving the
+/// other sources meanwhile: waits until the time is up or the host stops, and returns the
+/// reply of a `wait`, which says how long it really waited and the cycle reached (from the
+/// control loop, or, when it has ended, the cycle it last saw). A wait that the audio side's
+/// end cut short fails with the reason. `pause(d)` waits at most `d` and says whether the
+/// source went away: then the wait ends with no reply (`None`).
+pub fn wait_aside(
+    seconds: f64,
+    tx: &mpsc::Sender<Request>,
+    host: &Aside<'_>,
+    mut pause: impl FnMut(Duration) -> bool,
+) -> Option<String> {
+    let start = std::time::Instant::now();
+    let want = Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX);
+    loop {
+        let left = want.saturating_sub(start.elapsed());
+        if left.is_zero() || (host.stopping)() {
+            break;
+        }
+        if pause(left.min(Duration::from_millis(10))) {
+            return None;
+        }
+    }
+    let waited = super::session::waited(start.elapsed().as_secs_f64(), seconds);
+    if !(host.stopping)() {
+        if let Some(r) = Request::ask(tx, String::new(), Some(waited)) {
+            return Some(r);
+        }
+    }
+    // The host is stopping: the control loop takes no more requests. Because the audio side
+    // went away (the JACK server stopped): the wait did not play its time, and fails.
+    if let Some(why) = host.lost.get() {
+        return Some(
+            Reply::failed(
+                "wait",
+                format!("{why}; the wait ended after {waited} s of {seconds} s"),
+            )
+            .line(host.json),
+        );
+    }
+    // Ended by a signal or a `quit`. Relaxed: a counter read for a report.
+    let cycle = host.cycle.load(Ordering::Relaxed);
+    Some(
+        Reply::done(Answer::Wait {
+            seconds: waited,
+            cycle: Some(cycle),
+        })
+        .line(host.json),
+    )
+}
+
 /// How the front end takes part: where the host's notices go, and how a call that may block
 /// beyond the stop request's reach is made.
 #[derive(Clone, Copy)]

@@ -21,7 +21,7 @@ use std::sync::{mpsc, Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::host::command::{self, Command};
-use crate::host::session::{Answer, Reply};
+use crate::host::session::Reply;
 
 use super::{ControlError, Request};
 
@@ -451,13 +451,13 @@ fn client(stream: &UnixStream, id: u64, shared: &Shared, tx: &mpsc::Sender<Reque
         }
         let reply = match read_line(&mut reader, &mut buf) {
             Ok(None) | Err(_) => return,
-            Ok(Some(false)) => crate::host::session::Reply::failed(
+            Ok(Some(false)) => Reply::failed(
                 "parse",
                 format!("the line is longer than {MAX_LINE} bytes; send one command per line"),
             )
             .line(shared.control.json),
             Ok(Some(true)) => match std::str::from_utf8(&buf) {
-                Err(_) => crate::host::session::Reply::failed(
+                Err(_) => Reply::failed(
                     "parse",
                     "the line is not valid UTF-8; write commands in UTF-8",
                 )
@@ -516,54 +516,25 @@ fn hung_up(stream: &UnixStream, ms: i32) -> bool {
     n > 0 && p.revents & (libc::POLLHUP | libc::POLLERR) != 0
 }
 
-/// A client's `wait SECONDS` with a clock: waits here, in slices, until the time is up or
-/// the host stops (a signal, a `quit`); the reply says how long it waited and the cycle
-/// reached. `None` when the client went away meanwhile (the wait ends there).
+/// A client's `wait SECONDS` with a clock, waited in the client's thread
+/// ([`super::wait_aside`]); `None` when the client went away meanwhile (the wait ends there).
 fn wait(
     seconds: f64,
     stream: &UnixStream,
     shared: &Shared,
     tx: &mpsc::Sender<Request>,
 ) -> Option<String> {
-    let start = Instant::now();
-    let want = Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX);
-    loop {
-        let left = want.saturating_sub(start.elapsed());
-        if left.is_zero() || shared.stopping() {
-            break;
-        }
-        // At most 10 ms: the stop is noticed within that.
-        let ms = left.min(Duration::from_millis(10)).as_millis().max(1) as i32;
-        if hung_up(stream, ms) {
-            return None;
-        }
-    }
-    let waited = crate::host::session::waited(start.elapsed().as_secs_f64(), seconds);
-    if !shared.stopping() {
-        if let Some(r) = Request::ask(tx, String::new(), Some(waited)) {
-            return Some(r);
-        }
-    }
-    // The host is stopping: the control loop takes no more requests. Because the audio side
-    // went away (the JACK server stopped): the wait did not play its time, and fails.
-    if let Some(why) = shared.control.lost.get() {
-        return Some(
-            Reply::failed(
-                "wait",
-                format!("{why}; the wait ended after {waited} s of {seconds} s"),
-            )
-            .line(shared.control.json),
-        );
-    }
-    // Ended by a signal or a `quit`: it replies how long it waited, and the cycle the control
-    // loop last saw. Relaxed: a counter read for a report.
-    let cycle = shared.control.cycle.load(Ordering::Relaxed);
-    Some(
-        Reply::done(Answer::Wait {
-            seconds: waited,
-            cycle: Some(cycle),
-        })
-        .line(shared.control.json),
+    super::wait_aside(
+        seconds,
+        tx,
+        &super::Aside {
+            json: shared.control.json,
+            stopping: &|| shared.stopping(),
+            cycle: &shared.control.cycle,
+            lost: &shared.control.lost,
+        },
+        // At most 10 ms at a time: the stop is noticed within that.
+        |d| hung_up(stream, d.as_millis().clamp(1, 10) as i32),
     )
 }
 
