@@ -4,7 +4,8 @@
 //! its line; `fugue ctl` reads a one-argument `load` as the host would, refuses a blank
 //! command and names the socket that gave no reply; `--control` in a folder where no socket
 //! can be made is refused before anything plays; a `wait` of standard input, with a clock,
-//! leaves the control socket served.
+//! leaves the control socket served; a line a socket client sent that the socket refuses
+//! counts for `--strict`.
 
 mod common;
 
@@ -384,4 +385,43 @@ fn a_wait_of_standard_input_leaves_the_control_socket_served() {
     assert!(first.starts_with("waited 4 s; at cycle "), "{text}");
     let cycle: u64 = first.rsplit(' ').next().unwrap().parse().unwrap();
     assert!(cycle > 0, "{text}");
+}
+
+/// A line that the control socket refuses itself (not UTF-8 here) fails as a command that
+/// failed does: its client gets the reason, and a `--strict` host stops there, exit status 1.
+#[test]
+fn strict_stops_at_a_line_the_control_socket_refuses() {
+    use std::io::{BufRead, BufReader};
+    let dir = folder("host-input", "socket-refused-strict");
+    let socket = dir.join("ctl.sock");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_fugue"));
+    cmd.args(["host", "--backend", "offline", "--threads", "1", "--strict"])
+        .arg("--control")
+        .arg(&socket)
+        .env_remove(common::FAULT_VAR)
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut h = Running::start(cmd, &socket);
+    let mut stream = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+    stream.write_all(b"list \xff\xfe\n").unwrap();
+    let mut reply = String::new();
+    BufReader::new(&stream).read_line(&mut reply).unwrap();
+    assert!(reply.contains("not valid UTF-8"), "{reply}");
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = h.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the strict host did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(status.code(), Some(1));
+    let mut err = String::new();
+    std::io::Read::read_to_string(h.child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(err.contains("--strict"), "{err}");
 }

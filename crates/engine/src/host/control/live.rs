@@ -105,6 +105,9 @@ pub fn serve_run(
 
 impl Run {
     fn answer(&self, req: &Request) -> Reply {
+        if let Some(r) = &req.refused {
+            return r.clone();
+        }
         if let Some(seconds) = req.waited {
             // A client's `wait`, waited in its own thread; the run counts no cycles here.
             return Reply::done(Answer::Wait {

@@ -76,6 +76,10 @@ pub struct Request {
     /// Set when the source went away while its command ran: a `wait` in the control loop
     /// (offline) ends there rather than play on for no one.
     pub gone: Option<Arc<AtomicBool>>,
+    /// A line the source refused itself (not UTF-8, too long), with its reply of failure: the
+    /// control loop counts it as a command that failed (`--strict` stops there) and sends the
+    /// reply back (`line` is not read).
+    pub refused: Option<Reply>,
 }
 
 impl Request {
@@ -88,6 +92,22 @@ impl Request {
             reply: rtx,
             waited,
             gone: None,
+            refused: None,
+        })
+        .ok()?;
+        rrx.recv().ok()
+    }
+
+    /// Tells the control loop at `tx` that the source refused a line, with `reply`
+    /// ([`Request::refused`]), and returns the reply to send (`None`: the host is gone).
+    pub fn refuse(tx: &mpsc::Sender<Request>, reply: Reply) -> Option<String> {
+        let (rtx, rrx) = mpsc::channel();
+        tx.send(Request {
+            line: String::new(),
+            reply: rtx,
+            waited: None,
+            gone: None,
+            refused: Some(reply),
         })
         .ok()?;
         rrx.recv().ok()
@@ -108,6 +128,7 @@ impl Request {
             reply: rtx,
             waited: None,
             gone: Some(flag.clone()),
+            refused: None,
         })
         .ok()?;
         loop {
@@ -409,6 +430,17 @@ impl Controller {
                         cycle: Some(self.session.host().cycle()),
                     });
                     let _ = reply.send(r.line(self.json));
+                }
+                Ok(Request {
+                    refused: Some(r),
+                    reply,
+                    ..
+                }) => {
+                    self.outcome.failed = true;
+                    let _ = reply.send(r.line(self.json));
+                    if self.strict {
+                        return;
+                    }
                 }
                 Ok(req) => {
                     self.session.set_gone(req.gone.clone());

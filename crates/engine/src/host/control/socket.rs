@@ -449,19 +449,27 @@ fn client(stream: &UnixStream, id: u64, shared: &Shared, tx: &mpsc::Sender<Reque
             // The lines after a `quit` are not commands of a host (or run) that goes on.
             return;
         }
+        // A line refused here still counts as a command that failed (`--strict`).
+        let refuse = |why: String| {
+            shared.set_state(id, State::Command);
+            Request::refuse(tx, Reply::failed("parse", why))
+        };
         let reply = match read_line(&mut reader, &mut buf) {
             Ok(None) | Err(_) => return,
-            Ok(Some(false)) => Reply::failed(
-                "parse",
-                format!("the line is longer than {MAX_LINE} bytes; send one command per line"),
-            )
-            .line(shared.control.json),
+            Ok(Some(false)) => match refuse(format!(
+                "the line is longer than {MAX_LINE} bytes; send one command per line"
+            )) {
+                Some(r) => r,
+                None => return,
+            },
             Ok(Some(true)) => match std::str::from_utf8(&buf) {
-                Err(_) => Reply::failed(
-                    "parse",
-                    "the line is not valid UTF-8; write commands in UTF-8",
-                )
-                .line(shared.control.json),
+                Err(_) => {
+                    match refuse("the line is not valid UTF-8; write commands in UTF-8".to_string())
+                    {
+                        Some(r) => r,
+                        None => return,
+                    }
+                }
                 Ok(line) => match command::parse(line) {
                     Ok(Some(Command::Wait { seconds })) if shared.control.clocked => {
                         // Idle again once the reply is written: a quitting host waits for it.
