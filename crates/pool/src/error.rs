@@ -26,7 +26,7 @@ pub enum BuildError {
     #[error("a queue capacity must be at least 1 (0 requested)")]
     ZeroCapacity,
     /// The system refused to start a thread.
-    #[error("could not start worker thread {index}: {source} (each worker reserves a stack of {} MiB of address space, and counts as a process against RLIMIT_NPROC)", stack >> 20)]
+    #[error("could not start worker thread {index}: {source} (each worker reserves a stack of {} MiB of address space, and its allocator up to 64 MiB more with glibc, and counts as a process against RLIMIT_NPROC)", stack >> 20)]
     Spawn {
         /// The worker's index.
         index: usize,

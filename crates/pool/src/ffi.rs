@@ -22,12 +22,44 @@ use crate::scope::Scope;
 
 /// Writes one line to standard error; a standard error that cannot be written (a full disk,
 /// a closed pipe) loses the line, not the errno the caller is owed (`eprintln!` would panic,
-/// and the panic would be reported as `EIO`).
+/// and the panic would be reported as `EIO`). See [`say_line`] for the closed pipe.
 macro_rules! say {
-    ($($t:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($t)*);
-    }};
+    ($($t:tt)*) => {
+        say_line(format_args!($($t)*))
+    };
+}
+
+/// Writes `line` and a line's end to standard error. A C program keeps SIGPIPE's default
+/// action (a Rust program ignores it), so a write to a pipe whose reader has gone would end
+/// the process before the caller gets its errno: SIGPIPE is blocked in this thread for the
+/// write, and the one the write raised, unless one was already pending, is taken back.
+fn say_line(line: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    // SAFETY: the signal sets are plain values initialised by sigemptyset before use; the
+    // calls change this thread's own mask only, and restore it.
+    unsafe {
+        let mut pipe: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        let mut pending: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut pipe);
+        libc::sigaddset(&mut pipe, libc::SIGPIPE);
+        let blocked = libc::pthread_sigmask(libc::SIG_BLOCK, &pipe, &mut old) == 0;
+        libc::sigemptyset(&mut pending);
+        let was_pending =
+            libc::sigpending(&mut pending) == 0 && libc::sigismember(&pending, libc::SIGPIPE) == 1;
+        let _ = writeln!(std::io::stderr(), "{line}");
+        if blocked {
+            if !was_pending {
+                let now = libc::timespec {
+                    tv_sec: 0,
+                    tv_nsec: 0,
+                };
+                // -1 with EAGAIN when the write raised none.
+                libc::sigtimedwait(&pipe, std::ptr::null_mut(), &now);
+            }
+            libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        }
+    }
 }
 
 /// The opaque `struct scheduler` of the header: a [`Scope`] behind the pointer.

@@ -242,19 +242,13 @@ fn a_padded_policy_name_is_read_and_a_refused_default_count_says_so() {
     );
 }
 
-/// `sched_default_threads()` is the count `sched_init(0, ...)` starts, the cores the process
-/// may use: the test's own count, and 1 under `taskset -c 0` (not the cores online).
-#[test]
-fn the_default_thread_count_is_the_cores_the_process_may_use() {
+/// Compiles the C program `text` (C99, warnings as errors) against the header and the static
+/// library, into the test's temporary folder as `name`.
+fn compile_text(name: &str, text: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    let src = dir.join("fugue-pool-default-threads.c");
-    std::fs::write(
-        &src,
-        "#include <stdio.h>\n#include <fugue/sched.h>\n\
-         int main(void) { printf(\"%d\\n\", sched_default_threads()); return 0; }\n",
-    )
-    .unwrap();
-    let exe = dir.join("fugue-pool-default-threads");
+    let src = dir.join(format!("{name}.c"));
+    std::fs::write(&src, text).unwrap();
+    let exe = dir.join(name);
     let status = Command::new("cc")
         .args(["-std=c99", "-Wall", "-Werror", "-I"])
         .arg(crate_dir().join("include"))
@@ -265,7 +259,19 @@ fn the_default_thread_count_is_the_cores_the_process_may_use() {
         .args(["-lpthread", "-ldl", "-lm"])
         .status()
         .expect("run cc");
-    assert!(status.success());
+    assert!(status.success(), "cc failed to compile {}", src.display());
+    exe
+}
+
+/// `sched_default_threads()` is the count `sched_init(0, ...)` starts, the cores the process
+/// may use: the test's own count, and 1 under `taskset -c 0` (not the cores online).
+#[test]
+fn the_default_thread_count_is_the_cores_the_process_may_use() {
+    let exe = compile_text(
+        "fugue-pool-default-threads",
+        "#include <stdio.h>\n#include <fugue/sched.h>\n\
+         int main(void) { printf(\"%d\\n\", sched_default_threads()); return 0; }\n",
+    );
     let count = |cmd: &mut Command| -> usize {
         let out = cmd.output().expect("run the program");
         assert!(out.status.success(), "{out:?}");
@@ -281,6 +287,36 @@ fn the_default_thread_count_is_the_cores_the_process_may_use() {
             1
         );
     }
+}
+
+/// A C program keeps SIGPIPE's default action: with its standard error a pipe nobody reads,
+/// the sentence of a refused call is lost, but the call still returns -1 with its errno
+/// (the write does not end the process), and a SIGPIPE already pending stays pending.
+#[test]
+fn a_refusal_said_to_a_closed_pipe_still_returns_its_errno() {
+    let exe = compile_text(
+        "fugue-pool-closed-stderr",
+        "#define _POSIX_C_SOURCE 200809L\n\
+         #include <errno.h>\n#include <signal.h>\n#include <unistd.h>\n#include <fugue/sched.h>\n\
+         static void nop(void *c, struct scheduler *s) { (void)c; (void)s; }\n\
+         int main(void) {\n\
+           int p[2]; sigset_t set, pending; int r1, e1, r2, e2;\n\
+           if (pipe(p) != 0) return 10;\n\
+           close(p[0]); dup2(p[1], 2); close(p[1]);\n\
+           errno = 0; r1 = sched_init(2, 0, nop, 0); e1 = errno;\n\
+           errno = 0; r2 = sched_spawn(0, 0, 0); e2 = errno;\n\
+           if (r1 != -1 || e1 != EINVAL) return 11;\n\
+           if (r2 != -1 || e2 != EINVAL) return 12;\n\
+           /* A SIGPIPE of the program's own, blocked and pending, is left to it. */\n\
+           sigemptyset(&set); sigaddset(&set, SIGPIPE);\n\
+           sigprocmask(SIG_BLOCK, &set, 0); raise(SIGPIPE);\n\
+           sched_init(2, 0, nop, 0);\n\
+           sigpending(&pending);\n\
+           return sigismember(&pending, SIGPIPE) == 1 ? 0 : 13;\n\
+         }\n",
+    );
+    let out = Command::new(&exe).output().expect("run the program");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
 }
 
 /// Whether `cmd` is on the `PATH`.

@@ -26,12 +26,14 @@ struct scheduler;
 
 /* A task: its closure and the scheduler it runs in. It must end by returning: pthread_exit()
  * or a C++ exception that leaves it ends the process, and a longjmp out of it is undefined
- * behaviour (docs/pool.md). */
+ * behaviour (docs/pool.md). A child that fork() makes in a task has no pool: it may call
+ * only async-signal-safe functions until it calls exec or _exit. */
 typedef void (*taskfunc)(void *, struct scheduler *);
 
-/* The number of threads sched_init starts for nthreads <= 0: the cores this process may
- * use (its CPU affinity and CPU quota), at least 1. Not the cores online: a process limited
- * to 4 of 64 cores (taskset, a container's cpuset or --cpus) gets 4. */
+/* The number of threads sched_init starts for nthreads <= 0 from this thread: the cores
+ * the calling thread may run on (its CPU affinity, which the pool's threads inherit) within
+ * the process's CPU quota, at least 1. Not the cores online: a process limited to 4 of 64
+ * cores (taskset, a container's cpuset or --cpus) gets 4. */
 int sched_default_threads(void);
 
 /* Starts a pool of nthreads threads (nthreads <= 0: the cores this process may use), runs
