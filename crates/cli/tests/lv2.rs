@@ -443,6 +443,91 @@ fn a_plugin_that_needs_what_fugue_lacks_is_refused_in_one_sentence() {
     );
 }
 
+/// A description whose ports are not numbered 0 to N - 1 (a huge `lv2:index`, which made
+/// lilv write past an array and crash the process even for graphs that used other plugins,
+/// or a gap) is refused when used, in one sentence, and listed as malformed; a plugin that
+/// requires an option fugue does not pass is refused too.
+#[test]
+fn a_malformed_description_is_refused_and_harms_no_other_plugin() {
+    let Some(_) = installed("a_malformed_description_is_refused") else {
+        return;
+    };
+    let dir = folder("lv2", "malformed");
+    let b = dir.join("lv2/bad.lv2");
+    std::fs::create_dir_all(&b).unwrap();
+    let prefixes = TTL_PREFIXES;
+    let plugins = ["far", "gap", "option"];
+    let manifest: String = plugins
+        .iter()
+        .map(|p| format!("<urn:fugue:test:{p}> a lv2:Plugin ; lv2:binary <bad.so> ; rdfs:seeAlso <bad.ttl> .\n"))
+        .collect();
+    std::fs::write(b.join("manifest.ttl"), format!("{prefixes}{manifest}")).unwrap();
+    let port = |i: u64, io: &str, sym: &str| {
+        format!("[ a lv2:AudioPort , lv2:{io}Port ; lv2:index {i} ; lv2:symbol \"{sym}\" ; lv2:name \"{sym}\" ]")
+    };
+    std::fs::write(
+        b.join("bad.ttl"),
+        format!(
+            "{prefixes}@prefix opts: <http://lv2plug.in/ns/ext/options#> .\n\
+             <urn:fugue:test:far> a lv2:Plugin ; doap:name \"Far\" ; lv2:port {} , {} .\n\
+             <urn:fugue:test:gap> a lv2:Plugin ; doap:name \"Gap\" ; lv2:port {} , {} .\n\
+             <urn:fugue:test:option> a lv2:Plugin ; doap:name \"Option\" ; \
+             opts:requiredOption <http://lv2plug.in/ns/ext/buf-size#sequenceSize> ; lv2:port {} , {} .\n",
+            port(0, "Input", "in"),
+            port(4_000_000_000, "Output", "out"),
+            port(0, "Input", "in"),
+            port(5, "Output", "out"),
+            port(0, "Input", "in"),
+            port(1, "Output", "out"),
+        ),
+    )
+    .unwrap();
+    // The installed plugins come after the bad bundle: a graph of one of them still renders.
+    let path = format!("{}:/usr/lib/lv2", dir.join("lv2").display());
+    let env = [("LV2_PATH", path.as_str())];
+    let o = fugue_env(&["plugins", "urn:fugue"], &env);
+    assert!(o.status.success(), "{:?}: {}", o.status, stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("malformed description, cannot be used: its 2 ports should have lv2:index 0 to 1, but one has 4000000000")
+            && out.contains("but one has 5")
+            && out.contains("requires the options: http://lv2plug.in/ns/ext/buf-size#sequenceSize"),
+        "{out}"
+    );
+    let o = render(&dir, "far", "uri: \"urn:fugue:test:far\",", &env);
+    let e = one_error(&o);
+    assert!(
+        e.contains("whose description is malformed (its 2 ports should have lv2:index 0 to 1, but one has 4000000000)"),
+        "{e}"
+    );
+    let o = render(&dir, "option", "uri: \"urn:fugue:test:option\",", &env);
+    let e = one_error(&o);
+    assert!(
+        e.contains(
+            "requires the option <http://lv2plug.in/ns/ext/buf-size#sequenceSize> at instantiation"
+        ),
+        "{e}"
+    );
+    // A relative folder in LV2_PATH (lilv itself crashes on one).
+    let o = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .current_dir(&dir)
+        .env("LV2_PATH", "lv2")
+        .args(["plugins", "urn:fugue"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{:?}: {}", o.status, stderr(&o));
+    assert!(stdout(&o).contains("3 plugins matching"), "{}", stdout(&o));
+    if Path::new("/usr/lib/lv2/amp-swh.lv2").is_dir() {
+        let o = render(
+            &dir,
+            "amp",
+            "uri: \"http://plugin.org.uk/swh-plugins/amp\",",
+            &env,
+        );
+        assert!(o.status.success(), "{:?}: {}", o.status, stderr(&o));
+    }
+}
+
 /// An optional CV input is given a buffer of silence: a plugin that reads it in `activate`
 /// without checking that it was connected (swh's lowpass_iir, described here with its
 /// `stages` control as an optional CV port) reads zeros instead of a null pointer.

@@ -179,6 +179,9 @@ lilv_functions! {
     lilv_file_uri_parse: fn(*const c_char, *mut *mut c_char) -> *mut c_char;
     lilv_free: fn(*mut c_void);
     lilv_instance_free: fn(*mut RawInstance);
+    lilv_world_get: fn(*mut Opaque, *const Opaque, *const Opaque, *const Opaque) -> *mut Opaque;
+    lilv_world_set_option: fn(*mut Opaque, *const c_char, *const Opaque);
+    lilv_new_string: fn(*mut Opaque, *const c_char) -> *mut Opaque;
 }
 
 impl Lilv {

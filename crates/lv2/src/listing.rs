@@ -66,6 +66,10 @@ impl fmt::Display for PluginInfo {
             format!(" ({})", self.class)
         };
         writeln!(out, "  {}{class}", self.name)?;
+        if let Some(why) = &self.malformed {
+            writeln!(out, "  malformed description, cannot be used: {why}")?;
+            return writeln!(out);
+        }
         writeln!(
             out,
             "  audio: {} in [{}], {} out [{}]",
@@ -95,6 +99,13 @@ impl fmt::Display for PluginInfo {
         }
         if !self.required_features.is_empty() {
             writeln!(out, "  requires: {}", self.required_features.join(", "))?;
+        }
+        if !self.required_options.is_empty() {
+            writeln!(
+                out,
+                "  requires the options: {}",
+                self.required_options.join(", ")
+            )?;
         }
         if !self.hard_rt() {
             writeln!(out, "  not declared real-time safe (lv2:hardRTCapable)")?;

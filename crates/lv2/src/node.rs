@@ -190,6 +190,12 @@ impl Kind {
 /// cannot connect and the plugin does not let go unconnected.
 fn supported(ctx: &NodeContext<'_>, plugin: &PluginInfo) -> Result<(), NodeError> {
     let uri = &plugin.uri;
+    if let Some(why) = &plugin.malformed {
+        return Err(attrs::bad_ports(
+            ctx,
+            format!("is plugin <{uri}>, whose description is malformed ({why}), so its ports cannot be read; the bundle's .ttl files need fixing"),
+        ));
+    }
     // Every feature missing, in one sentence: naming one at a time would refuse the plugin
     // again for the next.
     let missing: Vec<String> = plugin
@@ -208,6 +214,26 @@ fn supported(ctx: &NodeContext<'_>, plugin: &PluginInfo) -> Result<(), NodeError
         return Err(attrs::bad_ports(
             ctx,
             format!("is plugin <{uri}>, which requires {them}, {which} fugue does not provide"),
+        ));
+    }
+    let options: Vec<&String> = plugin
+        .required_options
+        .iter()
+        .filter(|o| !uris::OPTIONS_PASSED.contains(&o.as_str()))
+        .collect();
+    if !options.is_empty() {
+        let them = options
+            .iter()
+            .map(|o| format!("<{o}>"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(attrs::bad_ports(
+            ctx,
+            format!(
+                "is plugin <{uri}>, which requires the option{} {them} at instantiation, {} fugue does not pass (it passes the block lengths and the sample rate)",
+                if options.len() == 1 { "" } else { "s" },
+                if options.len() == 1 { "one" } else { "ones" },
+            ),
         ));
     }
     if let Some(p) = plugin
@@ -230,11 +256,12 @@ fn supported(ctx: &NodeContext<'_>, plugin: &PluginInfo) -> Result<(), NodeError
     }
     if plugin.ports.is_empty() {
         // Its manifest names it, but no port was read: the files that describe it are
-        // missing or did not parse (lilv says where, on standard error).
+        // missing, did not parse, or describe a port lilv refuses (lilv says which, on
+        // standard error).
         return Err(attrs::bad_ports(
             ctx,
             format!(
-                "is plugin <{uri}>, whose description declares no port: the bundle's files that describe it (its .ttl files) are missing or could not be read"
+                "is plugin <{uri}>, of which no port could be read: the bundle's files that describe it (its .ttl files) are missing, could not be parsed, or describe a port that lilv refuses (a bad symbol, say; lilv's message above says which)"
             ),
         ));
     }

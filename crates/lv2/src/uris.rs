@@ -48,6 +48,14 @@ pub const MIN_BLOCK: &str = "http://lv2plug.in/ns/ext/buf-size#minBlockLength";
 pub const NOMINAL_BLOCK: &str = "http://lv2plug.in/ns/ext/buf-size#nominalBlockLength";
 /// `param:sampleRate`.
 pub const PARAM_SAMPLE_RATE: &str = "http://lv2plug.in/ns/ext/parameters#sampleRate";
+/// `opts:requiredOption`: an option the host must pass at instantiation.
+pub const REQUIRED_OPTION: &str = "http://lv2plug.in/ns/ext/options#requiredOption";
+/// `lv2:port`.
+pub const PORT: &str = "http://lv2plug.in/ns/lv2core#port";
+/// `lv2:index`.
+pub const INDEX: &str = "http://lv2plug.in/ns/lv2core#index";
+/// The options fugue passes at instantiation (`options:options`).
+pub const OPTIONS_PASSED: &[&str] = &[MIN_BLOCK, MAX_BLOCK, NOMINAL_BLOCK, PARAM_SAMPLE_RATE];
 
 /// The features a plugin may require and fugue provides (or, for properties of the plugin
 /// itself that some plugins list as required features, satisfies).

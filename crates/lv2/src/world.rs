@@ -108,6 +108,11 @@ pub struct PluginInfo {
     pub optional_features: Vec<String>,
     /// The extension interfaces it offers (state, worker, ...).
     pub extensions: Vec<String>,
+    /// The options it requires the host to pass (`opts:requiredOption`).
+    pub required_options: Vec<String>,
+    /// Why its description is unusable, when it is: its ports' indices are not 0 to N - 1
+    /// (then none of its ports is read: lilv would index an array by them).
+    pub malformed: Option<String>,
 }
 
 impl PluginInfo {
@@ -218,6 +223,17 @@ impl World {
             return Err(Lv2Error::NoLilv {
                 reason: "lilv_world_new failed".into(),
             });
+        }
+        if let Some(path) = absolute_lv2_path(std::env::var_os("LV2_PATH")) {
+            let option = CString::new("http://drobilla.net/ns/lilv#lv2-path")
+                .expect("no NUL in the option's URI");
+            // SAFETY: `world` is live and known to this thread only; the node is made for
+            // the call (lilv copies it) and freed once.
+            unsafe {
+                let value = (lilv.lilv_new_string)(world, path.as_ptr());
+                (lilv.lilv_world_set_option)(world, option.as_ptr(), value);
+                (lilv.lilv_node_free)(value);
+            }
         }
         // SAFETY: `world` is a live world; this thread is the only one that knows it.
         unsafe { (lilv.lilv_world_load_all)(world) };
@@ -330,6 +346,58 @@ impl World {
         unsafe { (self.lilv.lilv_new_uri)(self.world, c.as_ptr()) }
     }
 
+    /// Why plugin `p`'s ports cannot be read, if they cannot: lilv numbers them by their
+    /// `lv2:index`, which must run from 0 to N - 1, each once, for N ports ([`MAX_PORTS`] at
+    /// most). Read from the description's statements, not through lilv's port list, which
+    /// allocates by the largest index and crashes on a huge one.
+    ///
+    /// # Safety
+    /// `p` is a plugin of this loaded world; `port` and `index` are the live URI nodes of
+    /// `lv2:port` and `lv2:index`.
+    unsafe fn port_indices_malformed(
+        &self,
+        p: *const Opaque,
+        port: *const Opaque,
+        index: *const Opaque,
+    ) -> Option<String> {
+        let l = &self.lilv;
+        // SAFETY: (all calls) the world is live; `p` is its plugin; the collections and
+        // nodes returned to the caller are freed once, after use.
+        unsafe {
+            // Through the plugin, which loads the files that describe it first (a query of
+            // the world would see only the manifest's statements).
+            let ports = (l.lilv_plugin_get_value)(p, port);
+            if ports.is_null() {
+                return None;
+            }
+            let mut seen = Vec::new();
+            let mut bad = None;
+            let mut it = (l.lilv_nodes_begin)(ports);
+            while !(l.lilv_nodes_is_end)(ports, it) {
+                let node = (l.lilv_nodes_get)(ports, it);
+                let i = (l.lilv_world_get)(self.world, node, index, std::ptr::null());
+                let text = self.take_string(i);
+                match text.trim().parse::<u64>() {
+                    Ok(v) => seen.push(v),
+                    Err(_) => {
+                        bad = Some(if text.is_empty() {
+                            "a port has no lv2:index".to_string()
+                        } else {
+                            format!("a port's lv2:index is `{text}`, not a whole number")
+                        });
+                        break;
+                    }
+                }
+                it = (l.lilv_nodes_next)(ports, it);
+            }
+            (l.lilv_nodes_free)(ports);
+            if bad.is_some() {
+                return bad;
+            }
+            ports_numbered(&mut seen)
+        }
+    }
+
     /// Reads every installed plugin (at load, before the world is shared).
     fn read_plugins(&mut self) {
         let classes = [
@@ -345,6 +413,9 @@ impl World {
         let integer = self.uri(uris::INTEGER);
         let toggled = self.uri(uris::TOGGLED);
         let rdf_type = self.uri(RDF_TYPE);
+        let required_option = self.uri(uris::REQUIRED_OPTION);
+        let port_uri = self.uri(uris::PORT);
+        let index_uri = self.uri(uris::INDEX);
         let l = &self.lilv;
         // SAFETY: the world is live and loaded; `all` and the iterator are lilv's, walked to
         // the end and not kept.
@@ -360,20 +431,30 @@ impl World {
         };
         let mut plugins = Vec::with_capacity(raw.len());
         for &p in &raw {
+            // SAFETY: `p` is a plugin of the loaded world; the nodes are live URI nodes.
+            let malformed = unsafe { self.port_indices_malformed(p, port_uri, index_uri) };
             // SAFETY: for every call of this block, `p` is a plugin of the loaded world and
             // its ports are that plugin's; the nodes passed are live URI nodes made above;
             // the arrays hold one value per port.
             let info = unsafe {
-                let n = (l.lilv_plugin_get_num_ports)(p);
+                // A malformed description's ports are not read at all: lilv would make an
+                // array as long as the largest index and write past it for a gap.
+                let n = if malformed.is_some() {
+                    0
+                } else {
+                    (l.lilv_plugin_get_num_ports)(p)
+                };
                 let mut min = vec![f32::NAN; n as usize];
                 let mut max = vec![f32::NAN; n as usize];
                 let mut def = vec![f32::NAN; n as usize];
-                (l.lilv_plugin_get_port_ranges_float)(
-                    p,
-                    min.as_mut_ptr(),
-                    max.as_mut_ptr(),
-                    def.as_mut_ptr(),
-                );
+                if n > 0 {
+                    (l.lilv_plugin_get_port_ranges_float)(
+                        p,
+                        min.as_mut_ptr(),
+                        max.as_mut_ptr(),
+                        def.as_mut_ptr(),
+                    );
+                }
                 let ports = (0..n)
                     .map(|i| {
                         let port = (l.lilv_plugin_get_port_by_index)(p, i);
@@ -414,6 +495,9 @@ impl World {
                     required_features: self.take_strings((l.lilv_plugin_get_required_features)(p)),
                     optional_features: self.take_strings((l.lilv_plugin_get_optional_features)(p)),
                     extensions: self.take_strings((l.lilv_plugin_get_extension_data)(p)),
+                    required_options: self
+                        .take_strings((l.lilv_plugin_get_value)(p, required_option)),
+                    malformed,
                 }
             };
             plugins.push(info);
@@ -425,12 +509,104 @@ impl World {
             integer,
             toggled,
             rdf_type,
+            required_option,
+            port_uri,
+            index_uri,
         ]) {
             // SAFETY: each node was made above by lilv_new_uri and is freed once.
             unsafe { (l.lilv_node_free)(node) };
         }
         self.raw = raw;
         self.plugins = plugins;
+    }
+}
+
+/// `LV2_PATH` with its relative folders made absolute (from the current folder), when it
+/// has one: lilv takes such a folder for a URI and crashes on it. `None` when there is
+/// nothing to change (unset, or every folder absolute or under `~`, which lilv expands), or
+/// the path cannot be passed (a NUL, not UTF-8).
+fn absolute_lv2_path(var: Option<std::ffi::OsString>) -> Option<CString> {
+    let var = var?.into_string().ok()?;
+    let mut changed = false;
+    let parts: Vec<String> = var
+        .split(':')
+        .map(|part| {
+            let p = std::path::Path::new(part);
+            if part.is_empty() || p.is_absolute() || part.starts_with('~') {
+                part.to_string()
+            } else {
+                changed = true;
+                std::path::absolute(p)
+                    .map_or_else(|_| part.to_string(), |a| a.display().to_string())
+            }
+        })
+        .collect();
+    if !changed {
+        return None;
+    }
+    CString::new(parts.join(":")).ok()
+}
+
+/// The most ports a plugin may have (mda and swh plugins have at most a few dozen).
+pub const MAX_PORTS: u64 = 1 << 16;
+
+/// Why ports of indices `seen` (in any order) are not numbered 0 to N - 1 each once, for N
+/// at most [`MAX_PORTS`]; `None` when they are.
+fn ports_numbered(seen: &mut [u64]) -> Option<String> {
+    let n = seen.len() as u64;
+    if n > MAX_PORTS {
+        return Some(format!("it declares {n} ports, more than {MAX_PORTS}"));
+    }
+    seen.sort_unstable();
+    if let Some(w) = seen.windows(2).find(|w| w[0] == w[1]) {
+        return Some(format!("two of its ports have lv2:index {}", w[0]));
+    }
+    match seen.last() {
+        Some(&last) if last >= n => Some(format!(
+            "its {n} port{} should have lv2:index 0 to {}, but one has {last}",
+            if n == 1 { "" } else { "s" },
+            n - 1
+        )),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod port_tests {
+    use super::{absolute_lv2_path, ports_numbered};
+
+    #[test]
+    fn relative_folders_of_lv2_path_are_made_absolute() {
+        assert_eq!(absolute_lv2_path(None), None);
+        assert_eq!(absolute_lv2_path(Some("/usr/lib/lv2:~/.lv2".into())), None);
+        let here = std::env::current_dir().unwrap();
+        let got = absolute_lv2_path(Some("rel:/usr/lib/lv2::~/.lv2".into())).unwrap();
+        assert_eq!(
+            got.to_str().unwrap(),
+            format!("{}:/usr/lib/lv2::~/.lv2", here.join("rel").display())
+        );
+    }
+
+    #[test]
+    fn ports_must_be_numbered_from_0_without_gaps_or_repeats() {
+        assert_eq!(ports_numbered(&mut []), None);
+        assert_eq!(ports_numbered(&mut [2, 0, 1]), None);
+        assert_eq!(
+            ports_numbered(&mut [0, 4_000_000_000]).as_deref(),
+            Some("its 2 ports should have lv2:index 0 to 1, but one has 4000000000")
+        );
+        assert_eq!(
+            ports_numbered(&mut [0, 2]).as_deref(),
+            Some("its 2 ports should have lv2:index 0 to 1, but one has 2")
+        );
+        assert_eq!(
+            ports_numbered(&mut [1, 0, 1]).as_deref(),
+            Some("two of its ports have lv2:index 1")
+        );
+        assert_eq!(
+            ports_numbered(&mut vec![0; 70_000]).as_deref(),
+            Some("it declares 70000 ports, more than 65536")
+        );
     }
 }
 
