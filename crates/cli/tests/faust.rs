@@ -617,6 +617,30 @@ fn a_parameter_is_kept_in_its_range_and_what_will_not_play_is_said() {
         e.contains("g.ag:1:58: node `d`: attribute `volume` is the node's own (the node's output gain), not its program's parameter `/w/vol/volume`"),
         "{e}"
     );
+    // Sliders labelled `in` and `wcet`: the graph reads those attributes (ports, cost), and
+    // says so when given; the path still sets the slider.
+    std::fs::write(
+        dir.join("io.dsp"),
+        "process = hslider(\"in\", 0.5, 0, 1, 0.1) * hslider(\"wcet\", 0.5, 0, 1, 0.1);\n",
+    )
+    .unwrap();
+    let o = run(
+        "d = { kind: \"faust\", file: \"io.dsp\", in: 0, wcet: 0, };\nout = { kind: \"sink\", };\nd.1 -> out.1;\n",
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("node `d`: attribute `in` is the graph's (the node's input ports), not its program's parameter `/io/in`, which it leaves at 0.5; write \"/io/in\" to set that one")
+            && e.contains("node `d`: attribute `wcet` is the graph's (the node's cost in µs), not its program's parameter `/io/wcet`"),
+        "{e}"
+    );
+    let o = run(
+        "d = { kind: \"faust\", file: \"io.dsp\", wcet: 3, \"/io/wcet\": 0, };\nout = { kind: \"sink\", };\nd.1 -> out.1;\n",
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("is the graph's"), "{}", stderr(&o));
     // A slider labelled `file`: a `.dsp` rendered alone (a node whose `file` names it) says
     // nothing of it, even under --strict.
     std::fs::write(

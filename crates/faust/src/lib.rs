@@ -321,6 +321,38 @@ fn lint_node(ctx: &NodeContext<'_>) -> Vec<LintNote> {
             )));
         }
     }
+    // The attributes the graph itself reads (a node's ports and cost) never reach the
+    // program: said when the program has a parameter of that name, which the user may have
+    // meant (and which its path still sets).
+    let graphs = [
+        ("in", ctx.node.declared_inputs.is_some(), "the node's input ports"),
+        ("out", ctx.node.declared_outputs.is_some(), "the node's output ports"),
+        ("wcet", ctx.node.cost_declared, "the node's cost in µs"),
+    ];
+    for (attr, given, what) in graphs {
+        if !given {
+            continue;
+        }
+        let set_otherwise = |p: &ui::Param| {
+            ctx.node
+                .attrs
+                .iter()
+                .any(|(k, _)| !OWN_ATTRIBUTES.contains(&k.as_str()) && p.is_named(k))
+        };
+        if let Some(p) = factory
+            .params
+            .iter()
+            .find(|p| p.is_input() && p.is_named(attr) && !set_otherwise(p))
+        {
+            out.push(LintNote::node(format!(
+                "node `{}`: attribute `{attr}` is the graph's ({what}), not its program's parameter `{}`, which it leaves at {}; write \"{}\" to set that one",
+                ctx.name(),
+                p.path,
+                p.init,
+                p.path
+            )));
+        }
+    }
     // At the node's own rate (a resampler upstream changes it), its parameters as its
     // attributes set them (a program silent at its defaults says nothing of its rate); a
     // node whose attributes its build refuses is left to the build.
