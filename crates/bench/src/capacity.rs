@@ -174,7 +174,8 @@ pub fn run(c: &CapacityConfig, progress: &mut dyn Progress) -> Result<CapacityRe
         .with_context(|| format!("cannot compile {}", c.graph))?;
     let started = Instant::now();
     let mut probes: Vec<(f64, Capacity)> = Vec::new();
-    while started.elapsed().as_secs_f64() < c.seconds {
+    // One window at least, however short the time asked: the result is made of them.
+    loop {
         let at = started.elapsed().as_secs_f64();
         let cap = probe(&mut plans, &cores, c.window)?;
         progress.event(Event::Window {
@@ -182,6 +183,9 @@ pub fn run(c: &CapacityConfig, progress: &mut dyn Progress) -> Result<CapacityRe
             capacity: &cap,
         });
         probes.push((at, cap));
+        if started.elapsed().as_secs_f64() >= c.seconds {
+            break;
+        }
     }
     Ok(CapacityResult { cores, probes })
 }
@@ -233,9 +237,10 @@ impl CapacityResult {
     /// The summary in one sentence.
     pub fn sentence(&self, c: &CapacityConfig) -> String {
         format!(
-            "capacity of {} cores over {} windows of {} ms ({} at buffer {}): p10 {:.2}, median {:.2}, p90 {:.2}; {:.0} % of windows at >= {:.2} (every core at 95 % of the fastest or better)",
+            "capacity of {} cores over {} window{} of {} ms ({} at buffer {}): p10 {:.2}, median {:.2}, p90 {:.2}; {:.0} % of windows at >= {:.2} (every core at 95 % of the fastest or better)",
             self.cores.len(),
             self.probes.len(),
+            if self.probes.len() == 1 { "" } else { "s" },
             c.window.as_millis(),
             c.graph,
             c.buffer,
@@ -300,6 +305,18 @@ mod tests {
         };
         let r = run(&c, &mut crate::progress::NoProgress).unwrap();
         assert!(!r.probes.is_empty());
+        // A time shorter than a window still gives one.
+        let tiny = CapacityConfig {
+            seconds: 1e-300,
+            ..c.clone()
+        };
+        let t = run(&tiny, &mut crate::progress::NoProgress).unwrap();
+        assert_eq!(t.probes.len(), 1);
+        assert!(
+            t.sentence(&tiny).contains("over 1 window of"),
+            "{}",
+            t.sentence(&tiny)
+        );
         let q = r.quantile(0.5);
         assert!(q >= 1.0 - 1e-12 && q <= r.cores.len() as f64 + 1e-12, "{q}");
         let v = r.to_json(&c);

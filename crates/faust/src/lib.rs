@@ -325,8 +325,16 @@ fn lint_node(ctx: &NodeContext<'_>) -> Vec<LintNote> {
     // program: said when the program has a parameter of that name, which the user may have
     // meant (and which its path still sets).
     let graphs = [
-        ("in", ctx.node.declared_inputs.is_some(), "the node's input ports"),
-        ("out", ctx.node.declared_outputs.is_some(), "the node's output ports"),
+        (
+            "in",
+            ctx.node.declared_inputs.is_some(),
+            "the node's input ports",
+        ),
+        (
+            "out",
+            ctx.node.declared_outputs.is_some(),
+            "the node's output ports",
+        ),
         ("wcet", ctx.node.cost_declared, "the node's cost in µs"),
     ];
     for (attr, given, what) in graphs {

@@ -56,7 +56,7 @@ impl Csv {
 
 /// A CSV cell: `cell` as it is, or in double quotes (its own doubled) when it holds a comma,
 /// a double quote or a line break.
-fn quote(cell: &str) -> String {
+pub(crate) fn quote(cell: &str) -> String {
     if cell.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", cell.replace('"', "\"\""))
     } else {

@@ -215,13 +215,17 @@ impl Measured {
             rep + 1
         );
         self.checked_cycles += check_run(graph, &choice, &report, &who)?;
+        // Quoted as summary.csv's cells are (a graph's file name may hold a comma).
+        let (gcell, ecell, lcell) = (
+            report::quote(gname),
+            report::quote(&cfg.exec.name),
+            report::quote(&cfg.load.to_string()),
+        );
         for r in &report.records {
             raw.line(format_args!(
-                "{gname},{},{},{},{},{},{}",
-                cfg.exec.name,
+                "{gcell},{ecell},{},{},{lcell},{},{}",
                 cfg.threads,
                 report.block,
-                cfg.load,
                 rep + 1,
                 r.csv_row()
             ))?;

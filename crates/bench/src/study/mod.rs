@@ -341,6 +341,54 @@ mod tests {
     use super::*;
     use crate::progress::NoProgress;
 
+    /// A graph whose file name holds a comma is one quoted cell in raw.csv.gz, as in
+    /// summary.csv: every row has the header's fields.
+    #[test]
+    fn raw_rows_quote_a_graph_name_with_a_comma() {
+        use std::io::Read as _;
+        let dir = std::env::temp_dir().join(format!("fugue-study-quote-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("a,b.ag"),
+            "o = { kind: \"osc\", freq: 440, };\ns = { kind: \"sink\", };\no.1 -> s.1;\n",
+        )
+        .unwrap();
+        let spec = dir.join("spec.toml");
+        std::fs::write(
+            &spec,
+            "graphs = [\"a,b.ag\"]\nexecutors = [\"seq\"]\nthreads = [1]\nbuffers = [256]\nloads = [\"idle\"]\nseconds = 0.05\n",
+        )
+        .unwrap();
+        let config = StudyConfig {
+            spec: Some(spec),
+            spec_text: None,
+            output: dir.join("out"),
+            force: false,
+            repeats: Some(1),
+            command: "test".into(),
+            stop: Arc::new(AtomicBool::new(false)),
+            registry: fugue_dsp::Registry::with_builtin_kinds(),
+        };
+        let r = run(&config, &mut NoProgress).unwrap();
+        let mut text = String::new();
+        flate2::read::GzDecoder::new(std::fs::File::open(r.output.join("raw.csv.gz")).unwrap())
+            .read_to_string(&mut text)
+            .unwrap();
+        let mut lines = text.lines();
+        let fields = lines.next().unwrap().split(',').count();
+        let mut rows = 0;
+        for line in lines {
+            let rest = line
+                .strip_prefix("\"a,b\",seq,")
+                .unwrap_or_else(|| panic!("{line}"));
+            assert_eq!(rest.split(',').count() + 2, fields, "{line}");
+            rows += 1;
+        }
+        assert!(rows > 0);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn a_tiny_study_writes_its_summary() {
         let dir = std::env::temp_dir().join(format!("fugue-study-test-{}", std::process::id()));
