@@ -430,6 +430,47 @@ fn bench_host_refuses_two_graphs_of_one_name_and_says_where_a_graph_fails() {
 
 /// `bench faust --param NAME=VALUE` with a name the program does not have is refused in one
 /// sentence before any build.
+/// Lists with an empty name are refused as such (not as a name given twice), and a point
+/// too short to hold cycles is refused before anything runs, its number shown short.
+#[test]
+fn bench_refuses_empty_names_and_points_too_short() {
+    for (args, said) in [
+        (
+            vec!["bench", "host", "--graphs", ",", "--offline-only"],
+            "--graphs holds an empty name",
+        ),
+        (
+            vec!["bench", "table", "--shapes", "line,,rake"],
+            "--shapes holds an empty name",
+        ),
+        (
+            vec![
+                "bench",
+                "host",
+                "--offline-only",
+                "--offline-seconds",
+                "1e-7",
+            ],
+            "--offline-seconds must be from 0.01 to 3600 seconds, not 1e-7",
+        ),
+        (
+            vec![
+                "bench",
+                "host",
+                "--offline-only",
+                "--offline-seconds",
+                "1e300",
+            ],
+            "--offline-seconds must be from 0.01 to 3600 seconds, not 1e300",
+        ),
+    ] {
+        let o = fugue(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(said), "{args:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    }
+}
+
 #[test]
 fn bench_faust_refuses_a_parameter_the_program_does_not_have() {
     if !fugue_faust::available_for("bench_faust_refuses_a_parameter_the_program_does_not_have") {

@@ -231,18 +231,20 @@ pub fn folder_can_be_made(dir: &Path) -> Result<(), String> {
             at.display()
         ));
     }
-    if at != dir {
-        use std::os::unix::ffi::OsStrExt as _;
-        if let Ok(c) = std::ffi::CString::new(at.as_os_str().as_bytes()) {
-            // SAFETY: a NUL-terminated path; access only reads it.
-            if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
-                return Err(format!(
-                    "cannot make the folder {}: {}: {}",
+    use std::os::unix::ffi::OsStrExt as _;
+    if let Ok(c) = std::ffi::CString::new(at.as_os_str().as_bytes()) {
+        // SAFETY: a NUL-terminated path; access only reads it.
+        if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+            let why = std::io::Error::last_os_error();
+            return Err(if at == dir {
+                format!("cannot write into the folder {}: {why}", dir.display())
+            } else {
+                format!(
+                    "cannot make the folder {}: {}: {why}",
                     dir.display(),
-                    at.display(),
-                    std::io::Error::last_os_error()
-                ));
-            }
+                    at.display()
+                )
+            });
         }
     }
     Ok(())

@@ -46,7 +46,8 @@ pub struct Args {
     /// runs at each, with its ceiling [default: one per core].
     #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..=256))]
     pub threads: Option<Vec<u64>>,
-    /// Wall seconds of each offline point.
+    /// Wall seconds of each offline point (0.01 to 3600; a point runs 64 cycles at least,
+    /// so a graph of slow cycles takes longer).
     #[arg(long, default_value_t = 1.0)]
     pub offline_seconds: f64,
     /// Buffer sizes of the real-time runs (clocked backend), comma-separated.
@@ -73,13 +74,16 @@ pub fn run(a: Args, env: &Env, progress: &mut dyn Progress) -> Result<String, Be
     super::once_each("--modes", a.modes.as_deref())?;
     super::once_each("--threads", a.threads.as_deref())?;
     super::once_each("--buffers", Some(&a.buffers))?;
+    // At least 10 ms: a shorter window holds a few cycles at most, and the ceiling's engines
+    // may not even start (its fractions were 1.8, or 10^15 where one ran none).
     for (flag, v) in [
         ("--offline-seconds", a.offline_seconds),
         ("--seconds", a.seconds),
     ] {
-        if !(v.is_finite() && v > 0.0 && v <= 3600.0) {
+        if !(v.is_finite() && (0.01..=3600.0).contains(&v)) {
             return Err(BenchError::Config(format!(
-                "{flag} must be more than 0 and at most 3600 seconds, not {v}"
+                "{flag} must be from 0.01 to 3600 seconds, not {}",
+                super::shown(v)
             )));
         }
     }

@@ -567,11 +567,26 @@ pub(crate) fn once_each<T: PartialEq + ToString>(
     flag: &str,
     values: Option<&[T]>,
 ) -> Result<(), BenchError> {
+    if values.is_some_and(|v| v.iter().any(|x| x.to_string().trim().is_empty())) {
+        return Err(BenchError::Config(format!(
+            "{flag} holds an empty name (two commas in a row, or one at an end); name each value between the commas"
+        )));
+    }
     match values.and_then(crate::report::first_twice) {
         Some(v) => Err(BenchError::Config(format!(
             "{flag} names {v} twice; name each value once"
         ))),
         None => Ok(()),
+    }
+}
+
+/// A number as a message shows it: in scientific notation when very large or very small (a
+/// 1e300 written out is 301 digits).
+pub(crate) fn shown(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && !(1e-3..1e6).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
     }
 }
 

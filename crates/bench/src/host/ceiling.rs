@@ -104,6 +104,11 @@ pub(super) fn ceiling(
         cycles.push(n);
     }
     let seconds = t0.elapsed().as_secs_f64();
+    if cycles.contains(&0) {
+        return Err(BenchError::Failed(format!(
+            "{name}: an engine of the ceiling ran no cycle in {seconds:.3} s, so there is no ceiling to compare with; give the points more time (--offline-seconds)"
+        )));
+    }
     Ok(CeilingPoint {
         graph: name.to_string(),
         threads,
