@@ -91,5 +91,118 @@ pub fn run(r: &TbbRun<'_>) -> Result<(CycleStats, Option<f64>), BenchError> {
         min_ns: f("min_ns")?,
         mean_ns: f("mean_ns")?,
     };
+    check_reply(&v, r, &stats).map_err(|why| {
+        BenchError::Failed(format!(
+            "the oneTBB harness {harness} {why}, so its times are not comparable"
+        ))
+    })?;
     Ok((stats, v["worker_share"].as_f64()))
+}
+
+/// Refuses a reply that is not of the run asked (another count of cycles, threads or nodes,
+/// where it says them) or whose times are impossible (not finite, not positive, or out of
+/// order: min <= median <= p99 <= max, mean within min and max).
+fn check_reply(v: &serde_json::Value, r: &TbbRun<'_>, s: &CycleStats) -> Result<(), String> {
+    if s.cycles != r.cycles {
+        return Err(format!(
+            "timed {} cycles where {} were asked",
+            s.cycles, r.cycles
+        ));
+    }
+    if let Some(t) = v["threads"].as_u64() {
+        if t as usize != r.threads {
+            return Err(format!("ran {t} threads where {} were asked", r.threads));
+        }
+    }
+    if let Some(n) = v["nodes"].as_u64() {
+        // The edge list's second line: nodes and edges ([`super::edge_list`]).
+        let want = std::fs::read_to_string(r.edges).ok().and_then(|t| {
+            t.lines()
+                .nth(1)?
+                .split_whitespace()
+                .next()?
+                .parse::<u64>()
+                .ok()
+        });
+        if let Some(w) = want.filter(|&w| w != n) {
+            return Err(format!("ran {n} nodes where the graph has {w}"));
+        }
+    }
+    let times = [s.min_ns, s.median_ns, s.p99_ns, s.max_ns, s.mean_ns];
+    if times.iter().any(|t| !(t.is_finite() && *t > 0.0)) {
+        return Err("reported a time that is not a positive number".to_string());
+    }
+    let ordered = s.min_ns <= s.median_ns
+        && s.median_ns <= s.p99_ns
+        && s.p99_ns <= s.max_ns
+        && (s.min_ns..=s.max_ns).contains(&s.mean_ns);
+    if !ordered {
+        return Err("reported times out of order (min, median, p99, max, mean)".to_string());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A harness that answers with `json` whatever it is asked.
+    fn fake(dir: &Path, name: &str, json: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt as _;
+        let path = dir.join(name);
+        std::fs::write(&path, format!("#!/bin/sh\necho '{json}'\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    /// A reply of another run (threads, nodes, cycles) or of impossible times is refused; the
+    /// run asked, with ordered times, is taken.
+    #[test]
+    fn a_reply_of_another_run_or_impossible_times_is_refused() {
+        let dir = std::env::temp_dir().join(format!("fugue-tbb-reply-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let edges = dir.join("g.edges");
+        std::fs::write(&edges, "fugue-dag 1\n3 2\n0 1\n1 2\n").unwrap();
+        let reply = |threads: u32, nodes: u32, cycles: u32, median: f64| {
+            format!(
+                "{{\"ok\":true,\"executor\":\"tbb\",\"threads\":{threads},\"nodes\":{nodes},\"cycles\":{cycles},\"median_ns\":{median},\"p99_ns\":900,\"max_ns\":1000,\"min_ns\":100,\"mean_ns\":400}}"
+            )
+        };
+        let run_with = |name: &str, json: &str| {
+            let h = fake(&dir, name, json);
+            run(&TbbRun {
+                harness: &h,
+                edges: &edges,
+                threads: 2,
+                cycles: 5,
+                warmup: 1,
+                idle_us: 0,
+                pin: false,
+            })
+        };
+        assert!(run_with("good", &reply(2, 3, 5, 300.0)).is_ok());
+        for (name, json, said) in [
+            (
+                "threads",
+                reply(64, 3, 5, 300.0),
+                "ran 64 threads where 2 were asked",
+            ),
+            (
+                "nodes",
+                reply(2, 4, 5, 300.0),
+                "ran 4 nodes where the graph has 3",
+            ),
+            (
+                "cycles",
+                reply(2, 3, 6, 300.0),
+                "timed 6 cycles where 5 were asked",
+            ),
+            ("negative", reply(2, 3, 5, -10.0), "not a positive number"),
+            ("order", reply(2, 3, 5, 950.0), "out of order"),
+        ] {
+            let e = run_with(name, &json).unwrap_err().to_string();
+            assert!(e.contains(said), "{name}: {e}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -189,10 +189,43 @@ pub fn write(path: &Path, size: (u32, u32), figure: &impl Figure) -> Result<(), 
     };
     if let Err(message) = res {
         let _ = std::fs::remove_file(&tmp);
+        // A file that could not be written (a full disk) is said as the system says it, not
+        // as the drawing library's nested debug output.
+        let message =
+            os_reason(&message).map_or(message, |r| format!("cannot write the file: {r}"));
         return Err(BenchError::Plot {
             path: path.to_path_buf(),
             message,
         });
     }
     super::commit(&tmp, path)
+}
+
+/// The system's sentence inside a drawing library's error text, when it holds one (`... error:
+/// "No space left on device (os error 28)" ...` or `... No space left on device (os error
+/// 28) ...`).
+fn os_reason(message: &str) -> Option<String> {
+    let at = message.find("(os error ")?;
+    let end = at + message[at..].find(')')? + 1;
+    let start = message[..at].rfind(['"', ':', '(']).map_or(0, |i| i + 1);
+    let reason = message[start..end].trim();
+    (!reason.is_empty()).then(|| reason.to_string())
+}
+
+#[cfg(test)]
+mod os_reason_tests {
+    use super::os_reason;
+
+    #[test]
+    fn the_systems_sentence_is_taken_from_a_nested_error() {
+        assert_eq!(
+            os_reason("backend error: Drawing backend error: ImageError(IoError(Custom { kind: Other, error: \"No space left on device (os error 28)\" }))").as_deref(),
+            Some("No space left on device (os error 28)")
+        );
+        assert_eq!(
+            os_reason("Drawing backend error: Io: Permission denied (os error 13)").as_deref(),
+            Some("Permission denied (os error 13)")
+        );
+        assert_eq!(os_reason("a font is missing"), None);
+    }
 }
