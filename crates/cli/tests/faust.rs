@@ -1259,6 +1259,12 @@ fn foreign_constants_are_refused_but_the_sample_rate() {
             "process = fvariable(float myvar, <x.h>) + fconstant(float M_PI, <math.h>);\n",
             "a constant or variable of C (Faust's `fconstant` or `fvariable`)",
         ),
+        // The sample rate read as a variable: 0 under LLVM, so refused as the others.
+        (
+            "srv.dsp",
+            "process = fvariable(int fSamplingFreq, <math.h>) / 96000.0;\n",
+            "reads `fSamplingFreq`, a constant or variable of C",
+        ),
     ] {
         let p = dir.join(name);
         std::fs::write(&p, text).unwrap();

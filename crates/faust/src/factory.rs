@@ -782,10 +782,11 @@ fn is_math(name: &str) -> bool {
 }
 
 /// Whether the program's text names a C constant or variable (Faust's `fconstant`,
-/// `fvariable`) other than those Faust gives itself: `fSamplingFreq` (the sample rate) and
-/// `count` (the block's length).
+/// `fvariable`) other than those Faust gives itself: `fSamplingFreq` (the sample rate) as a
+/// constant, and `count` (the block's length, the standard library's `ma.BS`). (Read as a
+/// variable, `fSamplingFreq` is 0 under LLVM: refused too.)
 fn names_foreign_constants(code: &str) -> bool {
-    ["fconstant", "fvariable"].iter().any(|word| {
+    ["fconstant", "fvariable"].iter().any(|&word| {
         code.match_indices(word).any(|(i, _)| {
             let rest = code[i + word.len()..].trim_start();
             let Some(inside) = rest.strip_prefix('(') else {
@@ -794,7 +795,7 @@ fn names_foreign_constants(code: &str) -> bool {
             // `(TYPE NAME,`: the name is the last word before the comma.
             let declared = inside.split(',').next().unwrap_or("");
             let name = declared.split_whitespace().last().unwrap_or("");
-            !matches!(name, "fSamplingFreq" | "count")
+            !(name == "count" || (word == "fconstant" && name == "fSamplingFreq"))
         })
     })
 }
