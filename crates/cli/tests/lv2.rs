@@ -528,6 +528,42 @@ fn a_malformed_description_is_refused_and_harms_no_other_plugin() {
     }
 }
 
+/// A plugin is not run below 8 kHz (some swh plugins end the process there): refused in
+/// one sentence with the rate it would run at.
+#[test]
+fn a_plugin_is_not_run_below_8_khz() {
+    let Some(_) = installed("a_plugin_is_not_run_below_8_khz") else {
+        return;
+    };
+    if !Path::new("/usr/lib/lv2/amp-swh.lv2").is_dir() {
+        eprintln!("SKIPPED a_plugin_is_not_run_below_8_khz: swh-lv2 is not installed");
+        return;
+    }
+    let dir = folder("lv2", "low-rate");
+    let g = graph_file(
+        &dir,
+        "low",
+        "o = { kind: \"osc\", freq: 100, };\np = { kind: \"lv2\", uri: \"http://plugin.org.uk/swh-plugins/amp\", };\ns = { kind: \"sink\", };\no.1 -> p.1 -> s.1;\n",
+    );
+    let out = dir.join("low.wav");
+    let o = fugue(&[
+        "render",
+        g.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--rate",
+        "500",
+        "--seconds",
+        "0.1",
+        "--force",
+    ]);
+    let e = one_error(&o);
+    assert!(
+        e.contains("which would run at 500 Hz") && e.contains("at 8000 Hz or more"),
+        "{e}"
+    );
+}
+
 /// An optional CV input is given a buffer of silence: a plugin that reads it in `activate`
 /// without checking that it was connected (swh's lowpass_iir, described here with its
 /// `stages` control as an optional CV port) reads zeros instead of a null pointer.

@@ -67,6 +67,15 @@ impl Kind {
             return Err(attrs::bad(ctx, "uri", &uri, &reason));
         };
         supported(ctx, plugin)?;
+        if ctx.sample_rate < MIN_RATE {
+            return Err(attrs::bad_ports(
+                ctx,
+                format!(
+                    "is plugin <{uri}>, which would run at {} Hz (the graph's rate, through the resamplers before it); LV2 plugins are written for audio rates, and some divide by zero or crash below a few kHz, so fugue runs them at {MIN_RATE} Hz or more",
+                    ctx.sample_rate
+                ),
+            ));
+        }
         let audio_in = plugin.audio(true).count();
         let audio_out = plugin.audio(false).count();
         for (used, has, what, verb) in [
@@ -185,6 +194,10 @@ impl Kind {
         Ok(values)
     }
 }
+
+/// The lowest rate a plugin is run at, Hz: the lowest of the rates LV2 hosts commonly offer
+/// (at 1 kHz and below, swh's retroFlange, gverb and others end the process).
+pub const MIN_RATE: f64 = 8000.0;
 
 /// Refuses a plugin that requires a feature fugue does not provide, or has a port that fugue
 /// cannot connect and the plugin does not let go unconnected.
