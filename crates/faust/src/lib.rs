@@ -335,7 +335,11 @@ fn lint_node(ctx: &NodeContext<'_>) -> Vec<LintNote> {
             ctx.node.declared_outputs.is_some(),
             "the node's output ports",
         ),
-        ("wcet", ctx.node.cost_declared, "the node's cost in µs"),
+        (
+            "wcet",
+            ctx.node.cost_declared && ctx.node.cost_in_us,
+            "the node's cost in µs",
+        ),
     ];
     for (attr, given, what) in graphs {
         if !given {

@@ -323,6 +323,7 @@ impl j::ProcessHandler for Process {
     }
 
     fn buffer_size(&mut self, _: &j::Client, size: j::Frames) -> j::Control {
+        self.shared.quit.defer_unless_process_thread();
         // Relaxed: the control thread polls it; the plan itself travels through `Handoff`.
         self.shared.wanted_block.store(size, Ordering::Relaxed);
         j::Control::Continue
@@ -347,13 +348,23 @@ impl j::ProcessHandler for Process {
 /// The notification thread is cancelled the same way when the client closes
 /// (`JackSocketClientChannel::Stop`), and notifications (a graph reorder, a port registered
 /// by another client) can arrive at any time: every notification callback first makes its
-/// thread's cancellation deferred ([`defer_cancellation`]).
+/// thread's cancellation deferred ([`defer_cancellation`]); `buffer_size`, which JACK 2 also
+/// calls once on the process thread, only off it ([`Quit::defer_unless_process_thread`]).
 #[derive(Debug, Default)]
 pub(crate) struct Quit {
     asked: AtomicBool,
     done: AtomicBool,
+    /// Set when the callback runs again after it answered: a library that keeps the thread
+    /// (JACK1, PipeWire's libjack), which the control thread then does not wait to end.
+    again: AtomicBool,
     /// The process thread's kernel thread id, recorded at its first callback (0: none yet).
     tid: AtomicI32,
+}
+
+/// The calling thread's kernel thread id.
+fn thread_id() -> i32 {
+    // SAFETY: gettid has no preconditions and cannot fail.
+    unsafe { libc::syscall(libc::SYS_gettid) as i32 }
 }
 
 impl Quit {
@@ -364,16 +375,29 @@ impl Quit {
         // Relaxed: the id is read by the control thread after `done`, whose Release/Acquire
         // pair orders it.
         if self.tid.load(Ordering::Relaxed) == 0 {
-            // SAFETY: gettid has no preconditions and cannot fail.
-            self.tid.store(unsafe { libc::gettid() }, Ordering::Relaxed);
+            self.tid.store(thread_id(), Ordering::Relaxed);
         }
         // Acquire/Release: nothing is published with these flags but the request and its
         // answer; the orderings only keep the answer after the request.
         if self.asked.load(Ordering::Acquire) {
-            self.done.store(true, Ordering::Release);
+            if self.done.swap(true, Ordering::AcqRel) {
+                // Relaxed: a flag polled by the control thread.
+                self.again.store(true, Ordering::Relaxed);
+            }
             true
         } else {
             false
+        }
+    }
+
+    /// For the `buffer_size` callback: JACK 2 calls it once on the process thread before the
+    /// first cycle (not deferred: see [`defer_cancellation`]), then on the notification
+    /// thread, which is deferred as the other notification callbacks are.
+    pub(crate) fn defer_unless_process_thread(&self) {
+        // Relaxed: the id is this value's own, written once by the process thread.
+        let process = self.tid.load(Ordering::Relaxed);
+        if process != 0 && process != thread_id() {
+            defer_cancellation();
         }
     }
 
@@ -395,7 +419,9 @@ impl Quit {
         if tid > 0 && tasks.is_dir() {
             let task = tasks.join(tid.to_string());
             let start = Instant::now();
-            while task.exists() && start.elapsed() <= timeout {
+            // Relaxed: a flag; the wait only ends sooner with it.
+            while task.exists() && !self.again.load(Ordering::Relaxed) && start.elapsed() <= timeout
+            {
                 std::thread::sleep(Duration::from_micros(200));
             }
         } else {

@@ -121,6 +121,7 @@ impl j::ProcessHandler for Process {
     }
 
     fn buffer_size(&mut self, _: &j::Client, size: j::Frames) -> j::Control {
+        self.shared.quit.defer_unless_process_thread();
         // Relaxed: the control thread polls it; the graphs themselves travel through the
         // handoff. Nothing else here: this callback must not allocate.
         self.shared.wanted.store(size, Ordering::Relaxed);
