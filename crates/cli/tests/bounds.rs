@@ -989,6 +989,23 @@ fn a_study_never_writes_over_its_spec() {
         &["the study writes its own README.md", "over its spec"],
     );
     assert_eq!(std::fs::read_to_string(&spec).unwrap(), text);
+    // The same spec through a symbolic link from elsewhere.
+    let link = folder("bounds", "study-spec-link").join("spec.toml");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&spec, &link).unwrap();
+    refused(
+        &fugue(&[
+            "bench",
+            "study",
+            link.to_str().unwrap(),
+            "-o",
+            dir.to_str().unwrap(),
+            "--force",
+        ]),
+        1,
+        &["the study writes its own README.md", "over its spec"],
+    );
+    assert_eq!(std::fs::read_to_string(&spec).unwrap(), text);
 }
 
 /// What the graph readers refuse is quoted as written and placed where it is written.

@@ -191,11 +191,14 @@ pub fn plan(args: &StudyConfig) -> Result<StudyPlan, BenchError> {
 /// Refuses, even with `--force`, an output folder where the study would write over its own
 /// spec (a spec named `README.md`, `summary.csv`, a figure's name, in that folder).
 fn refuse_replacing_spec(spec: &Path, output: &Path) -> Result<(), BenchError> {
-    let folder = fugue_graph::read::folder_of(spec);
+    // The file itself, through any symbolic link to it (a link elsewhere to the output's
+    // README.md is that README.md).
+    let real = std::fs::canonicalize(spec).unwrap_or_else(|_| spec.to_path_buf());
+    let folder = fugue_graph::read::folder_of(&real);
     let same = std::fs::canonicalize(folder)
         .ok()
         .is_some_and(|f| std::fs::canonicalize(output).is_ok_and(|o| o == f));
-    let name = spec.file_name().map(|n| n.to_string_lossy().into_owned());
+    let name = real.file_name().map(|n| n.to_string_lossy().into_owned());
     let written = name.as_deref().is_some_and(|n| {
         ["README.md", "report.html", "summary.csv", "raw.csv.gz"].contains(&n)
             || n.ends_with(".svg")
