@@ -301,17 +301,7 @@ fn lint_node(ctx: &NodeContext<'_>) -> Vec<LintNote> {
         if ctx.node.attr(own).is_none() {
             continue;
         }
-        let set_otherwise = |p: &ui::Param| {
-            ctx.node
-                .attrs
-                .iter()
-                .any(|(k, _)| !OWN_ATTRIBUTES.contains(&k.as_str()) && p.is_named(k))
-        };
-        if let Some(p) = factory
-            .params
-            .iter()
-            .find(|p| p.is_input() && p.is_named(own) && !set_otherwise(p))
-        {
+        if let Some(p) = hidden_parameter(ctx, &factory, own) {
             out.push(LintNote::attr(own, format!(
                 "node `{}`: attribute `{own}` is the node's own ({}), not its program's parameter `{}`; write \"{}\" to set that one",
                 ctx.name(),
@@ -345,17 +335,7 @@ fn lint_node(ctx: &NodeContext<'_>) -> Vec<LintNote> {
         if !given {
             continue;
         }
-        let set_otherwise = |p: &ui::Param| {
-            ctx.node
-                .attrs
-                .iter()
-                .any(|(k, _)| !OWN_ATTRIBUTES.contains(&k.as_str()) && p.is_named(k))
-        };
-        if let Some(p) = factory
-            .params
-            .iter()
-            .find(|p| p.is_input() && p.is_named(attr) && !set_otherwise(p))
-        {
+        if let Some(p) = hidden_parameter(ctx, &factory, attr) {
             out.push(LintNote::node(format!(
                 "node `{}`: attribute `{attr}` is the graph's ({what}), not its program's parameter `{}`, which it leaves at {}; write \"{}\" to set that one",
                 ctx.name(),
@@ -387,6 +367,25 @@ fn lint_node(ctx: &NodeContext<'_>) -> Vec<LintNote> {
         )));
     }
     out
+}
+
+/// The program's input parameter named `attr` that no other attribute of the node sets (by
+/// its path), which an attribute `attr` read by the kind or the graph hides.
+fn hidden_parameter<'f>(
+    ctx: &NodeContext<'_>,
+    factory: &'f Factory,
+    attr: &str,
+) -> Option<&'f ui::Param> {
+    let set_otherwise = |p: &ui::Param| {
+        ctx.node
+            .attrs
+            .iter()
+            .any(|(k, _)| !OWN_ATTRIBUTES.contains(&k.as_str()) && p.is_named(k))
+    };
+    factory
+        .params
+        .iter()
+        .find(|p| p.is_input() && p.is_named(attr) && !set_otherwise(p))
 }
 
 /// What each of [`OWN_ATTRIBUTES`] sets, in a few words.

@@ -344,6 +344,20 @@ mod tests {
     use super::*;
     use crate::progress::NoProgress;
 
+    /// A study of `spec` into `dir`/out, `repeats` times.
+    fn test_config(spec: std::path::PathBuf, dir: &Path, repeats: usize) -> StudyConfig {
+        StudyConfig {
+            spec: Some(spec),
+            spec_text: None,
+            output: dir.join("out"),
+            force: false,
+            repeats: Some(repeats),
+            command: "test".into(),
+            stop: Arc::new(AtomicBool::new(false)),
+            registry: fugue_dsp::Registry::with_builtin_kinds(),
+        }
+    }
+
     /// A graph whose file name holds a comma is one quoted cell in raw.csv.gz, as in
     /// summary.csv: every row has the header's fields.
     #[test]
@@ -363,17 +377,7 @@ mod tests {
             "graphs = [\"a,b.ag\"]\nexecutors = [\"seq\"]\nthreads = [1]\nbuffers = [256]\nloads = [\"idle\"]\nseconds = 0.05\n",
         )
         .unwrap();
-        let config = StudyConfig {
-            spec: Some(spec),
-            spec_text: None,
-            output: dir.join("out"),
-            force: false,
-            repeats: Some(1),
-            command: "test".into(),
-            stop: Arc::new(AtomicBool::new(false)),
-            registry: fugue_dsp::Registry::with_builtin_kinds(),
-        };
-        let r = run(&config, &mut NoProgress).unwrap();
+        let r = run(&test_config(spec, &dir, 1), &mut NoProgress).unwrap();
         let mut text = String::new();
         flate2::read::GzDecoder::new(std::fs::File::open(r.output.join("raw.csv.gz")).unwrap())
             .read_to_string(&mut text)
@@ -403,16 +407,7 @@ mod tests {
             "graphs = [\"gen:line:6\"]\nexecutors = [\"seq\", \"ws\", \"auto\"]\nthreads = [2]\nbuffers = [256]\nloads = [\"idle\"]\nseconds = 0.1\n",
         )
         .unwrap();
-        let config = StudyConfig {
-            spec: Some(spec),
-            spec_text: None,
-            output: dir.join("out"),
-            force: false,
-            repeats: Some(2),
-            command: "test".into(),
-            stop: Arc::new(AtomicBool::new(false)),
-            registry: fugue_dsp::Registry::with_builtin_kinds(),
-        };
+        let config = test_config(spec, &dir, 2);
         let r = run(&config, &mut NoProgress).unwrap();
         assert_eq!((r.runs, r.configurations), (6, 3));
         // 0.1 s at the default 44.1 kHz and 256 frames: 17 cycles a run, each checked.
