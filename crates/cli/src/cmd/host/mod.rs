@@ -213,10 +213,6 @@ fn host_options(args: &Args) -> HostOptions {
 /// there, and `fugue host` fails with it).
 static PROMPT_WRITE_ERROR: std::sync::OnceLock<std::io::Error> = std::sync::OnceLock::new();
 
-/// Set when the shell refused a line of its own (not UTF-8, too long), which never reached
-/// the host: a command that failed, for `--strict`.
-static PROMPT_REFUSED: AtomicBool = AtomicBool::new(false);
-
 /// Standard input that could not be read, and the line the shell was reading: the host stops
 /// there, and `fugue host` fails with it (the commands after it are lost).
 static INPUT_READ_ERROR: std::sync::OnceLock<(usize, std::io::Error)> = std::sync::OnceLock::new();
@@ -381,10 +377,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(lost) = outcome.lost {
         anyhow::bail!(lost);
     }
-    // Relaxed: set by the shell's thread before it asked the host to stop, which the control
-    // loop's end follows.
-    let refused = PROMPT_REFUSED.load(std::sync::atomic::Ordering::Relaxed);
-    if (outcome.failed || refused) && args.strict {
+    if outcome.failed && args.strict {
         anyhow::bail!("a command failed and --strict stops there");
     }
     Ok(())
@@ -531,25 +524,26 @@ fn forward(
     !quits
 }
 
-/// Says that a line of standard input could not be read as a command: the reply of a command
-/// that failed to parse (a JSON object with `--json`).
-fn unread(json: bool, why: &str, place: usize) {
-    println!(
-        "{}",
-        at_line(Reply::failed("parse", why).line(json), Some(place))
-    );
-}
-
-/// Counts a line that the shell refused itself (`unread`, or the prompt's own refusals) as a
-/// failed command: under `--strict` the host stops there, as at a command that failed, and
-/// the shell ends (false).
-fn refused(tx: &mpsc::Sender<Request>, strict: bool, quit: &AtomicBool) -> bool {
-    // Relaxed: read after the control loop has ended, which the quit below leads to.
-    PROMPT_REFUSED.store(true, std::sync::atomic::Ordering::Relaxed);
+/// A line that the shell could not take as a command (not UTF-8, too long), `why`: sent to
+/// the control loop as a refusal ([`Request::refuse`]), which counts it as a command that
+/// failed, as the control socket's refusals are (under `--strict` the host stops there), and
+/// its reply printed, naming line `place` of standard input. False when the shell ends there
+/// (strict). Under `--strict` the quit request is set first: a `wait` of another source
+/// running in the control loop ends, so that the stop comes at once.
+fn refuse(
+    tx: &mpsc::Sender<Request>,
+    (json, strict): (bool, bool),
+    why: &str,
+    place: Option<usize>,
+    quit: &AtomicBool,
+) -> bool {
     if strict {
         quit.store(true, std::sync::atomic::Ordering::Relaxed);
-        let _ = Request::ask(tx, "quit".into(), None);
     }
+    let failed = Reply::failed("parse", why);
+    // The host gone: said all the same.
+    let reply = Request::refuse(tx, failed.clone()).unwrap_or_else(|| failed.line(json));
+    println!("{}", at_line(reply, place));
     !strict
 }
 
@@ -595,14 +589,10 @@ fn prompt_lines(
                     return;
                 }
                 Ok(Some(false)) => {
-                    unread(
-                        json,
-                        &format!(
-                            "the line is longer than {MAX_LINE} bytes; write one command per line"
-                        ),
-                        place,
+                    let why = format!(
+                        "the line is longer than {MAX_LINE} bytes; write one command per line"
                     );
-                    if !refused(&tx, strict, quit) {
+                    if !refuse(&tx, (json, strict), &why, Some(place), quit) {
                         return;
                     }
                     continue;
@@ -615,12 +605,8 @@ fn prompt_lines(
                 _ => &buf[..],
             };
             let Ok(line) = std::str::from_utf8(bytes) else {
-                unread(
-                    json,
-                    "the line is not valid UTF-8; write commands in UTF-8",
-                    place,
-                );
-                if !refused(&tx, strict, quit) {
+                let why = "the line is not valid UTF-8; write commands in UTF-8";
+                if !refuse(&tx, (json, strict), why, Some(place), quit) {
                     return;
                 }
                 continue;
@@ -656,17 +642,9 @@ fn prompt_lines(
             // Bounded as standard input's and the socket's lines are: said, not run, and not
             // kept in the history.
             Ok(line) if line.len() > MAX_LINE => {
-                println!(
-                    "{}",
-                    Reply::failed(
-                        "parse",
-                        format!(
-                            "the line is longer than {MAX_LINE} bytes; write one command per line"
-                        )
-                    )
-                    .line(json)
-                );
-                if !refused(&tx, strict, quit) {
+                let why =
+                    format!("the line is longer than {MAX_LINE} bytes; write one command per line");
+                if !refuse(&tx, (json, strict), &why, None, quit) {
                     return;
                 }
             }
@@ -697,15 +675,8 @@ fn prompt_lines(
             Err(rustyline::error::ReadlineError::Io(e))
                 if e.kind() == std::io::ErrorKind::InvalidData =>
             {
-                println!(
-                    "{}",
-                    Reply::failed(
-                        "parse",
-                        "a byte that is not UTF-8 was typed, and the line up to it is dropped; set the terminal to UTF-8"
-                    )
-                    .line(json)
-                );
-                if !refused(&tx, strict, quit) {
+                let why = "a byte that is not UTF-8 was typed, and the line up to it is dropped; set the terminal to UTF-8";
+                if !refuse(&tx, (json, strict), why, None, quit) {
                     return;
                 }
             }

@@ -86,28 +86,29 @@ impl Request {
     /// Sends `line` to the control loop at `tx` and returns its reply (`None`: the host is
     /// gone).
     pub fn ask(tx: &mpsc::Sender<Request>, line: String, waited: Option<f64>) -> Option<String> {
+        Request::round_trip(tx, line, waited, None)
+    }
+
+    /// Tells the control loop at `tx` that the source refused a line, with `reply`
+    /// ([`Request::refused`]), and returns the reply to send (`None`: the host is gone).
+    pub fn refuse(tx: &mpsc::Sender<Request>, reply: Reply) -> Option<String> {
+        Request::round_trip(tx, String::new(), None, Some(reply))
+    }
+
+    /// Sends a request of no `gone` flag and waits for its reply (`None`: the host is gone).
+    fn round_trip(
+        tx: &mpsc::Sender<Request>,
+        line: String,
+        waited: Option<f64>,
+        refused: Option<Reply>,
+    ) -> Option<String> {
         let (rtx, rrx) = mpsc::channel();
         tx.send(Request {
             line,
             reply: rtx,
             waited,
             gone: None,
-            refused: None,
-        })
-        .ok()?;
-        rrx.recv().ok()
-    }
-
-    /// Tells the control loop at `tx` that the source refused a line, with `reply`
-    /// ([`Request::refused`]), and returns the reply to send (`None`: the host is gone).
-    pub fn refuse(tx: &mpsc::Sender<Request>, reply: Reply) -> Option<String> {
-        let (rtx, rrx) = mpsc::channel();
-        tx.send(Request {
-            line: String::new(),
-            reply: rtx,
-            waited: None,
-            gone: None,
-            refused: Some(reply),
+            refused,
         })
         .ok()?;
         rrx.recv().ok()
