@@ -231,23 +231,42 @@ pub fn folder_can_be_made(dir: &Path) -> Result<(), String> {
             at.display()
         ));
     }
-    use std::os::unix::ffi::OsStrExt as _;
-    if let Ok(c) = std::ffi::CString::new(at.as_os_str().as_bytes()) {
-        // SAFETY: a NUL-terminated path; access only reads it.
-        if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
-            let why = std::io::Error::last_os_error();
-            return Err(if at == dir {
-                format!("cannot write into the folder {}: {why}", dir.display())
-            } else {
-                format!(
-                    "cannot make the folder {}: {}: {why}",
-                    dir.display(),
-                    at.display()
-                )
-            });
+    may_add_to(at).map_err(|why| {
+        if at == dir {
+            format!("cannot write into the folder {}: {why}", dir.display())
+        } else {
+            format!(
+                "cannot make the folder {}: {}: {why}",
+                dir.display(),
+                at.display()
+            )
         }
+    })
+}
+
+/// Whether this process may add a file to the folder `dir` (write and search it), by its
+/// effective user and groups, as the kernel will judge the file's creation; a read-only file
+/// system is refused too.
+pub fn may_add_to(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt as _;
+    // A path from the command line holds no NUL byte; were there one, the creation would say so.
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return Ok(());
+    };
+    // SAFETY: `c` is a NUL-terminated path that lives through the call; faccessat only reads it.
+    let r = unsafe {
+        libc::faccessat(
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            libc::W_OK | libc::X_OK,
+            libc::AT_EACCESS,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
     }
-    Ok(())
 }
 
 /// A new temporary name for an output to `path`: hidden, in the same folder (so that the

@@ -277,38 +277,13 @@ pub fn check_path(path: &Path) -> Result<bool, ControlError> {
 /// the host plays, rather than when it is bound, after the script and into the recording.
 fn writable(path: &Path) -> Result<(), ControlError> {
     let parent = fugue_graph::read::folder_of(path);
-    may_add_to(parent).map_err(|e| {
+    crate::output::may_add_to(parent).map_err(|e| {
         ControlError::Taken(format!(
             "{}: no file can be made in the folder {}: {e}; choose a path in a folder this user may write",
             path.display(),
             parent.display()
         ))
     })
-}
-
-/// Whether this process may add a file to the folder `dir` (write and search it), by its
-/// effective user and groups, as the kernel will judge the socket's creation; a read-only
-/// file system is refused too.
-fn may_add_to(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::ffi::OsStrExt as _;
-    // A path from the command line holds no NUL byte; were there one, the bind would say so.
-    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
-        return Ok(());
-    };
-    // SAFETY: `c` is a NUL-terminated path that lives through the call; faccessat only reads it.
-    let r = unsafe {
-        libc::faccessat(
-            libc::AT_FDCWD,
-            c.as_ptr(),
-            libc::W_OK | libc::X_OK,
-            libc::AT_EACCESS,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
 }
 
 /// Accepts clients until the host stops taking commands.
@@ -454,31 +429,19 @@ fn client(stream: &UnixStream, id: u64, shared: &Shared, tx: &mpsc::Sender<Reque
             shared.set_state(id, State::Command);
             Request::refuse(tx, Reply::failed("parse", why))
         };
+        // `None`: the client went away (its place freed) or the host is gone.
         let reply = match read_line(&mut reader, &mut buf) {
-            Ok(None) | Err(_) => return,
-            Ok(Some(false)) => match refuse(format!(
+            Ok(None) | Err(_) => None,
+            Ok(Some(false)) => refuse(format!(
                 "the line is longer than {MAX_LINE} bytes; send one command per line"
-            )) {
-                Some(r) => r,
-                None => return,
-            },
+            )),
             Ok(Some(true)) => match std::str::from_utf8(&buf) {
-                Err(_) => {
-                    match refuse("the line is not valid UTF-8; write commands in UTF-8".to_string())
-                    {
-                        Some(r) => r,
-                        None => return,
-                    }
-                }
+                Err(_) => refuse("the line is not valid UTF-8; write commands in UTF-8".into()),
                 Ok(line) => match command::parse(line) {
                     Ok(Some(Command::Wait { seconds })) if shared.control.clocked => {
                         // Idle again once the reply is written: a quitting host waits for it.
                         shared.set_state(id, State::Waiting);
-                        match wait(seconds, stream, shared, tx) {
-                            Some(r) => r,
-                            // The client went away: nothing to reply to, its place freed.
-                            None => return,
-                        }
+                        wait(seconds, stream, shared, tx)
                     }
                     parsed => {
                         quit = matches!(parsed, Ok(Some(Command::Quit)));
@@ -492,13 +455,13 @@ fn client(stream: &UnixStream, id: u64, shared: &Shared, tx: &mpsc::Sender<Reque
                                 shared.set_state(id, State::Idle);
                                 continue;
                             }
-                            Some(r) => r,
-                            None => return,
+                            r => r,
                         }
                     }
                 },
             },
         };
+        let Some(reply) = reply else { return };
         let written = writeln!(&*stream, "{reply}");
         shared.set_state(id, State::Idle);
         if written.is_err() {
