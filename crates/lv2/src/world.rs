@@ -321,6 +321,12 @@ impl World {
 
     /// The URIs of a node collection that the caller owns, which it frees.
     fn take_strings(&self, nodes: *mut Opaque) -> Vec<String> {
+        self.take_each(nodes, |node| self.string(node))
+    }
+
+    /// `f` of each node of a collection that the caller owns, which it frees (none for null).
+    /// `f` gets nodes that live until it returns.
+    fn take_each<T>(&self, nodes: *mut Opaque, mut f: impl FnMut(*const Opaque) -> T) -> Vec<T> {
         let mut v = Vec::new();
         if nodes.is_null() {
             return v;
@@ -331,7 +337,7 @@ impl World {
         unsafe {
             let mut it = (l.lilv_nodes_begin)(nodes);
             while !(l.lilv_nodes_is_end)(nodes, it) {
-                v.push(self.string((l.lilv_nodes_get)(nodes, it)));
+                v.push(f((l.lilv_nodes_get)(nodes, it)));
                 it = (l.lilv_nodes_next)(nodes, it);
             }
             (l.lilv_nodes_free)(nodes);
@@ -347,9 +353,9 @@ impl World {
     }
 
     /// Why plugin `p`'s ports cannot be read, if they cannot: lilv numbers them by their
-    /// `lv2:index`, which must run from 0 to N - 1, each once, for N ports ([`MAX_PORTS`] at
-    /// most). Read from the description's statements, not through lilv's port list, which
-    /// allocates by the largest index and crashes on a huge one.
+    /// `lv2:index`, which must run from 0 to N - 1 for N ports ([`MAX_PORTS`] at most;
+    /// [`ports_numbered`]). Read from the description's statements, not through lilv's port
+    /// list, which allocates by the largest index and crashes on a huge one.
     ///
     /// # Safety
     /// `p` is a plugin of this loaded world; `port` and `index` are the live URI nodes of
@@ -361,41 +367,30 @@ impl World {
         index: *const Opaque,
     ) -> Option<String> {
         let l = &self.lilv;
-        // SAFETY: (all calls) the world is live; `p` is its plugin; the collections and
-        // nodes returned to the caller are freed once, after use.
-        unsafe {
-            // Through the plugin, which loads the files that describe it first (a query of
-            // the world would see only the manifest's statements).
-            let ports = (l.lilv_plugin_get_value)(p, port);
-            if ports.is_null() {
-                return None;
-            }
-            let mut seen = Vec::new();
-            let mut bad = None;
-            let mut it = (l.lilv_nodes_begin)(ports);
-            while !(l.lilv_nodes_is_end)(ports, it) {
-                let node = (l.lilv_nodes_get)(ports, it);
-                let i = (l.lilv_world_get)(self.world, node, index, std::ptr::null());
-                let text = self.take_string(i);
-                match text.trim().parse::<u64>() {
-                    Ok(v) => seen.push(v),
-                    Err(_) => {
-                        bad = Some(if text.is_empty() {
-                            "a port has no lv2:index".to_string()
-                        } else {
-                            format!("a port's lv2:index is `{text}`, not a whole number")
-                        });
-                        break;
-                    }
+        // Through the plugin, which loads the files that describe it first (a query of the
+        // world would see only the manifest's statements).
+        // SAFETY: the world is live and `p` is its plugin; the collection is the caller's,
+        // freed once by `take_each`.
+        let ports = unsafe { (l.lilv_plugin_get_value)(p, port) };
+        let texts = self.take_each(ports, |node| {
+            // SAFETY: the world is live, `node` one of its nodes for this call; the index
+            // node returned is the caller's, freed once by `take_string`.
+            let i = unsafe { (l.lilv_world_get)(self.world, node, index, std::ptr::null()) };
+            self.take_string(i)
+        });
+        let mut seen = Vec::with_capacity(texts.len());
+        for text in texts {
+            match text.trim().parse::<u64>() {
+                Ok(v) => seen.push(v),
+                Err(_) if text.is_empty() => return Some("a port has no lv2:index".to_string()),
+                Err(_) => {
+                    return Some(format!(
+                        "a port's lv2:index is `{text}`, not a whole number"
+                    ))
                 }
-                it = (l.lilv_nodes_next)(ports, it);
             }
-            (l.lilv_nodes_free)(ports);
-            if bad.is_some() {
-                return bad;
-            }
-            ports_numbered(&mut seen)
         }
+        ports_numbered(&mut seen)
     }
 
     /// Reads every installed plugin (at load, before the world is shared).
