@@ -375,6 +375,7 @@ pub fn run(c: &OverheadConfig, progress: &mut dyn Progress) -> Result<OverheadRe
                         let (stats, worker_share) = tbb::run(&tbb::TbbRun {
                             harness: tbb_path.as_deref().expect("checked above"),
                             edges: edges_file.as_deref().expect("written above"),
+                            nodes: plan.len(),
                             threads: c.threads,
                             cycles: c.cycles,
                             warmup: c.warmup,
