@@ -785,6 +785,24 @@ mod tests {
         let non_finite =
             |a: &HostAudio, i: usize| a.set.slots[i].stats.non_finite.load(Ordering::Relaxed);
         let mix_non_finite = |a: &HostAudio| a.stats.mix_non_finite.load(Ordering::Relaxed);
+        // Every channel of the mix is the first output, silent where it is not finite, plus
+        // the second, added in that order.
+        let mixed_with_the_first_silenced_where_not_finite = |a: &HostAudio, outs: &[Vec<f32>]| {
+            for m in a.mix() {
+                for (f, &x) in m.iter().enumerate() {
+                    let first = if outs[0][f].is_finite() {
+                        outs[0][f]
+                    } else {
+                        0.0
+                    };
+                    assert_eq!(
+                        x.to_bits(),
+                        (0.0 + first + outs[1][f]).to_bits(),
+                        "frame {f}"
+                    );
+                }
+            }
+        };
         // Two finite graphs: the plain sums.
         let (a, outs) = mix_of(&[loud(&[0.5]), loud(&[0.25])]);
         for m in a.mix() {
@@ -800,20 +818,7 @@ mod tests {
         let (a, outs) = mix_of(&[loud(&[1e4; 10]), loud(&[0.5])]);
         let bad = outs[0].iter().filter(|x| !x.is_finite()).count() as u64;
         assert!(bad > 0 && bad < 256, "{bad}");
-        for m in a.mix() {
-            for (f, &x) in m.iter().enumerate() {
-                let first = if outs[0][f].is_finite() {
-                    outs[0][f]
-                } else {
-                    0.0
-                };
-                assert_eq!(
-                    x.to_bits(),
-                    (0.0 + first + outs[1][f]).to_bits(),
-                    "frame {f}"
-                );
-            }
-        }
+        mixed_with_the_first_silenced_where_not_finite(&a, &outs);
         assert_eq!(
             (non_finite(&a, 0), non_finite(&a, 1), mix_non_finite(&a)),
             (bad, 0, 0)
@@ -829,20 +834,7 @@ mod tests {
             .map(|s| s.tenant.plan().output(0).to_vec())
             .collect();
         let more = outs[0].iter().filter(|x| !x.is_finite()).count() as u64;
-        for m in a.mix() {
-            for (f, &x) in m.iter().enumerate() {
-                let first = if outs[0][f].is_finite() {
-                    outs[0][f]
-                } else {
-                    0.0
-                };
-                assert_eq!(
-                    x.to_bits(),
-                    (0.0 + first + outs[1][f]).to_bits(),
-                    "frame {f}"
-                );
-            }
-        }
+        mixed_with_the_first_silenced_where_not_finite(&a, &outs);
         assert_eq!(non_finite(&a, 0), bad + more);
         // Two finite outputs of 2e38 at their peaks, whose sum overflows there.
         let big = loud(&[1e4, 1e4, 1e4, 1e4, 1e4, 1e4, 1e4, 1e4, 1e4, 200.0]);
