@@ -146,6 +146,39 @@ fn study_fails_on_a_wrong_output_and_writes_nothing() {
     }
 }
 
+/// A study whose spec asks for more threads than the process has cores says so once, and
+/// runs.
+#[test]
+fn study_says_when_its_threads_outnumber_the_cores() {
+    let dir = folder("study-threads");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let t = cores + 1;
+    let spec = dir.join("many.toml");
+    std::fs::write(
+        &spec,
+        format!("graphs = [\"gen:diamond:2\"]\nexecutors = [\"seq\", \"ws\"]\nthreads = [{t}]\nbuffers = [256]\nloads = [\"idle\"]\nseconds = 0.05\nrate = 48000\nrepeats = 1\n"),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = fugue_with_fault(
+        &[
+            "bench",
+            "study",
+            &spec.to_string_lossy(),
+            "-o",
+            &out.to_string_lossy(),
+        ],
+        None,
+    );
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    let said = format!(
+        "threads {t} in {} is more than the {cores} cores this process may use",
+        spec.display()
+    );
+    assert_eq!(err.matches(&said).count(), 1, "{err}");
+}
+
 #[test]
 fn overhead_fails_on_a_skipped_task_and_prints_nothing() {
     let args = [

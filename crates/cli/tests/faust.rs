@@ -943,6 +943,18 @@ fn a_compilation_is_bounded_in_memory_and_stopped_whole() {
         "{err}"
     );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
+    // A limit below what the helper needs to start is raised to that, and said.
+    let small = dir.join("small.dsp");
+    std::fs::write(&small, "process = _;\n").unwrap();
+    let o = check_within(&small, "10");
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("FUGUE_FAUST_MEMORY_LIMIT=10: below the 64 MiB a Faust compilation needs")
+            && err.contains("they may use 64 MiB"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
     // A program whose compilation itself needs more than the limit (the compiler's memory,
     // not the program's state: 600 filters in a row) is refused for memory too (the C++
     // runtime's std::bad_alloc, or the C library's words, read on the child's standard

@@ -477,17 +477,40 @@ pub const MEMORY_LIMIT_ENV: &str = "FUGUE_FAUST_MEMORY_LIMIT";
 /// ([`FaustError::CompileMemory`]) instead of taking the machine's memory.
 pub const DEFAULT_MEMORY_LIMIT: u64 = 2 << 30;
 
+/// The least memory limit, in MiB: the helper's own process and libfaust need some to start.
+const MIN_MEMORY_MIB: u64 = 64;
+
+/// The largest memory limit, in MiB (2^40 MiB: its number of bytes still fits 64 bits).
+const MAX_MEMORY_MIB: u64 = 1 << 40;
+
 /// The memory a compilation in the child may use, in bytes ([`MEMORY_LIMIT_ENV`]; `None`:
-/// no limit). A value that is not a whole number of MiB is the default, said once on
-/// standard error.
+/// no limit). A value that is not a whole number of MiB is the default, and one below
+/// [`MIN_MEMORY_MIB`] or above [`MAX_MEMORY_MIB`] that bound, each said once on standard
+/// error.
 pub fn memory_limit() -> Option<u64> {
     static LIMIT: OnceLock<Option<u64>> = OnceLock::new();
     *LIMIT.get_or_init(|| {
         let default = DEFAULT_MEMORY_LIMIT >> 20;
         let said = format!("MiB; Faust compilations may use {default} MiB");
-        // At least 64 MiB: the helper's own process and libfaust need some to start.
-        limit_from_env(MEMORY_LIMIT_ENV, default, &said).map(|mib| mib.clamp(64, 1 << 40) << 20)
+        limit_from_env(MEMORY_LIMIT_ENV, default, &said).map(|mib| {
+            let used = bounded_mib(mib);
+            if used < mib {
+                eprintln!(
+                    "fugue: warning: {MEMORY_LIMIT_ENV}={mib}: more MiB than a limit can say; Faust compilations may use {used} MiB"
+                );
+            } else if used > mib {
+                eprintln!(
+                    "fugue: warning: {MEMORY_LIMIT_ENV}={mib}: below the {MIN_MEMORY_MIB} MiB a Faust compilation needs to start (0: no limit); they may use {used} MiB"
+                );
+            }
+            used << 20
+        })
     })
+}
+
+/// `mib` within [`MIN_MEMORY_MIB`]..=[`MAX_MEMORY_MIB`].
+fn bounded_mib(mib: u64) -> u64 {
+    mib.clamp(MIN_MEMORY_MIB, MAX_MEMORY_MIB)
 }
 
 /// Whether what a child that failed wrote on its standard error says it ran out of memory:

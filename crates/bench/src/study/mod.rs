@@ -263,6 +263,13 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
     if p.jack {
         measure::jack_server_answers()?;
     }
+    let cores = fugue_exec::placement::available_cores().max(1);
+    if let Some(&t) = p.spec.threads.iter().find(|&&t| t > cores) {
+        progress.event(crate::progress::Event::Warning(&format!(
+            "threads {t} in {} is more than the {cores} cores this process may use: those configurations' threads take turns on the cores, and their figures are not a {t}-core machine's",
+            p.label
+        )));
+    }
     let dir = Folder::create(&args.output, Existing::Anything, args.force)?;
     // Read before this study's summary replaces it.
     let earlier = earlier_graphs(dir.path());
@@ -271,7 +278,6 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
     // and the folder too when this run created it).
     let m = measure(&p, &dir, &args.stop, progress).inspect_err(|_| dir.remove_if_created())?;
     let max_spread = p.spec.max_spread_pct.unwrap_or(DEFAULT_MAX_SPREAD_PCT);
-    let cores = fugue_exec::placement::available_cores();
     let rows = aggregate(&p.configs, &m.runs, &p.graphs, cores, max_spread);
     let names: Vec<String> = p.graphs.iter().map(|(n, _)| n.clone()).collect();
     dir.csv("summary.csv", &summary_csv(&rows, &names))?;
