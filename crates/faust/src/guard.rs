@@ -484,9 +484,9 @@ const MIN_MEMORY_MIB: u64 = 64;
 const MAX_MEMORY_MIB: u64 = 1 << 40;
 
 /// The memory a compilation in the child may use, in bytes ([`MEMORY_LIMIT_ENV`]; `None`:
-/// no limit). A value that is not a whole number of MiB is the default, and one below
-/// [`MIN_MEMORY_MIB`] or above [`MAX_MEMORY_MIB`] that bound, each said once on standard
-/// error.
+/// no limit). A value that is not a whole number of MiB is the default, one below 64 MiB (what
+/// the helper needs to start) is 64 MiB, and one of more MiB than 64 bits of bytes hold is the
+/// most they hold, each said once on standard error.
 pub fn memory_limit() -> Option<u64> {
     static LIMIT: OnceLock<Option<u64>> = OnceLock::new();
     *LIMIT.get_or_init(|| {
