@@ -147,12 +147,16 @@ fn study_fails_on_a_wrong_output_and_writes_nothing() {
 }
 
 /// A study whose spec asks for more threads than the process has cores says so once, and
-/// runs.
+/// runs; one whose only executor runs on one thread says nothing of them.
 #[test]
 fn study_says_when_its_threads_outnumber_the_cores() {
     let dir = folder("study-threads");
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let t = cores + 1;
+    if t > 256 {
+        // A spec's threads are at most 256.
+        return;
+    }
     let spec = dir.join("many.toml");
     std::fs::write(
         &spec,
@@ -177,6 +181,26 @@ fn study_says_when_its_threads_outnumber_the_cores() {
         spec.display()
     );
     assert_eq!(err.matches(&said).count(), 1, "{err}");
+    // seq alone: one thread, whatever the spec's threads.
+    std::fs::write(
+        &spec,
+        format!("graphs = [\"gen:diamond:2\"]\nexecutors = [\"seq\"]\nthreads = [{t}]\nbuffers = [256]\nloads = [\"idle\"]\nseconds = 0.05\nrate = 48000\nrepeats = 1\n"),
+    )
+    .unwrap();
+    let o = fugue_with_fault(
+        &[
+            "bench",
+            "study",
+            &spec.to_string_lossy(),
+            "-o",
+            &out.to_string_lossy(),
+            "--force",
+        ],
+        None,
+    );
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(!err.contains("is more than the"), "{err}");
 }
 
 #[test]

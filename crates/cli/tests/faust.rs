@@ -951,7 +951,7 @@ fn a_compilation_is_bounded_in_memory_and_stopped_whole() {
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(
         err.contains("FUGUE_FAUST_MEMORY_LIMIT=10: below the 64 MiB a Faust compilation needs")
-            && err.contains("they may use 64 MiB"),
+            && err.contains("Faust compilations may use 64 MiB"),
         "{err}"
     );
     assert_eq!(err.trim().lines().count(), 1, "{err}");

@@ -480,13 +480,13 @@ pub const DEFAULT_MEMORY_LIMIT: u64 = 2 << 30;
 /// The least memory limit, in MiB: the helper's own process and libfaust need some to start.
 const MIN_MEMORY_MIB: u64 = 64;
 
-/// The largest memory limit, in MiB (2^40 MiB: its number of bytes still fits 64 bits).
+/// The largest memory limit, in MiB (2^40 MiB, 1 EiB).
 const MAX_MEMORY_MIB: u64 = 1 << 40;
 
 /// The memory a compilation in the child may use, in bytes ([`MEMORY_LIMIT_ENV`]; `None`:
 /// no limit). A value that is not a whole number of MiB is the default, one below 64 MiB (what
-/// the helper needs to start) is 64 MiB, and one of more MiB than 64 bits of bytes hold is the
-/// most they hold, each said once on standard error.
+/// the helper needs to start) is 64 MiB, and one above 2^40 MiB (1 EiB) is 2^40 MiB, each said
+/// once on standard error.
 pub fn memory_limit() -> Option<u64> {
     static LIMIT: OnceLock<Option<u64>> = OnceLock::new();
     *LIMIT.get_or_init(|| {
@@ -496,11 +496,11 @@ pub fn memory_limit() -> Option<u64> {
             let used = bounded_mib(mib);
             if used < mib {
                 eprintln!(
-                    "fugue: warning: {MEMORY_LIMIT_ENV}={mib}: more MiB than a limit can say; Faust compilations may use {used} MiB"
+                    "fugue: warning: {MEMORY_LIMIT_ENV}={mib}: above the largest limit, {MAX_MEMORY_MIB} MiB (1 EiB); Faust compilations may use {used} MiB"
                 );
             } else if used > mib {
                 eprintln!(
-                    "fugue: warning: {MEMORY_LIMIT_ENV}={mib}: below the {MIN_MEMORY_MIB} MiB a Faust compilation needs to start (0: no limit); they may use {used} MiB"
+                    "fugue: warning: {MEMORY_LIMIT_ENV}={mib}: below the {MIN_MEMORY_MIB} MiB a Faust compilation needs to start (0: no limit); Faust compilations may use {used} MiB"
                 );
             }
             used << 20

@@ -264,7 +264,8 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
         measure::jack_server_answers()?;
     }
     let cores = fugue_exec::placement::available_cores().max(1);
-    if let Some(&t) = p.spec.threads.iter().find(|&&t| t > cores) {
+    // The configurations' own counts: seq runs on one thread whatever the spec's threads.
+    if let Some(t) = p.configs.iter().map(|c| c.threads).find(|&t| t > cores) {
         progress.event(crate::progress::Event::Warning(&format!(
             "threads {t} in {} is more than the {cores} cores this process may use: those configurations' threads take turns on the cores, and their figures are not a {t}-core machine's",
             p.label

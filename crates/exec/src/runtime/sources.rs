@@ -143,14 +143,8 @@ impl SourceRanges {
 /// source itself): near-equal ranges, each cut moved by at most a quarter of a range to the
 /// nearest place where two neighbouring sources feed different successors, so that the
 /// branches of a join stay in one range and no join waits for the last source of another
-/// thread's range (the one its owner takes last, or a thief steals at the very end). When
-/// the sources do not divide evenly, the last ranges are the longer ones: the sources that
-/// run in the cycle's last round are then the last of the dealing order, the branches that no
-/// other source joins (a rake's lone branch, which feeds the final mix directly), while the
-/// other threads sum the joins whose branches are done; a longer range in the middle made a
-/// join's branch the cycle's last source, and every sum after that join waited for it (on 16
-/// cores, rateau101 at 512 frames on 8 threads: `bench-results/scaling/2026-11-30o-16cores/`).
-/// Audio thread, when the plan's units change: no allocation.
+/// thread's range (the one its owner takes last, or a thief steals at the very end). Audio
+/// thread, when the plan's units change: no allocation.
 pub(crate) fn source_cuts(plan: &Plan, cuts: &mut [u32]) {
     let src = plan.unit_sources_by_join();
     let succ = |i: usize| plan.unit_successors(src[i] as usize);
@@ -159,7 +153,7 @@ pub(crate) fn source_cuts(plan: &Plan, cuts: &mut [u32]) {
     let reach = (m / (4 * t)).max(1);
     let mut prev = 0;
     for (k, cut) in cuts.iter_mut().enumerate() {
-        let ideal = equal_cut(m, t, k);
+        let ideal = ((k + 1) * m + t / 2) / t;
         let mut best = ideal;
         if ideal > 0 && ideal < m && !boundary(ideal) {
             for d in 1..=reach {
@@ -177,13 +171,6 @@ pub(crate) fn source_cuts(plan: &Plan, cuts: &mut [u32]) {
         *cut = best as u32;
         prev = best;
     }
-}
-
-/// The end of range `k` of `m` sources dealt to `t` threads in ranges of equal length, the
-/// last `m mod t` ranges one longer.
-fn equal_cut(m: usize, t: usize, k: usize) -> usize {
-    let (q, r) = (m / t, m % t);
-    (k + 1) * q + (k + 1 + r).saturating_sub(t)
 }
 
 #[cfg(all(test, not(loom)))]
@@ -246,7 +233,7 @@ mod tests {
             assert_eq!(order, (0..33).collect::<Vec<_>>());
             assert!(cuts.windows(2).all(|w| w[0] <= w[1]), "{threads}: {cuts:?}");
             for (k, &c) in cuts.iter().enumerate() {
-                let ideal = equal_cut(33, threads, k);
+                let ideal = ((k + 1) * 33 + threads / 2) / threads;
                 let reach = (33 / (4 * threads)).max(1);
                 assert!(c.abs_diff(ideal) <= reach, "{threads}: {cuts:?}");
             }
@@ -257,11 +244,6 @@ mod tests {
             }
             if threads == 4 {
                 assert_eq!(cuts, [8, 16, 24]);
-            }
-            if threads == 5 {
-                // Ranges of 6, 6, 7, 7, 7 (thread 0's first source is run at once): the lone
-                // branch ends the last and longest.
-                assert_eq!(cuts, [6, 12, 19, 26]);
             }
             let r = SourceRanges::new(threads);
             r.deal_at(1, &at, 33);
