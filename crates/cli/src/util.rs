@@ -157,16 +157,18 @@ pub fn graph_files(path: &Path, graph: &TaskGraph) -> Vec<std::path::PathBuf> {
 
 /// [`OutputFile::check`](fugue_engine::output::OutputFile::check) of `output` for a command
 /// that reads `graph` from `path`: never the graph file, nor a file its nodes read
-/// ([`graph_files`]).
+/// ([`graph_files`]), nor one of `also` (the command's other inputs: a costs file).
 pub fn check_output_of(
     output: &Path,
     force: bool,
     path: &Path,
     graph: &TaskGraph,
+    also: &[&Path],
 ) -> anyhow::Result<fugue_engine::output::OutputFile> {
     let files = graph_files(path, graph);
     let mut read = vec![path];
     read.extend(files.iter().map(std::path::PathBuf::as_path));
+    read.extend_from_slice(also);
     Ok(fugue_engine::output::OutputFile::check(
         output, force, &read,
     )?)

@@ -235,6 +235,90 @@ fn the_input_is_not_overwritten() {
     assert!(stderr(&o).contains("is the input file"), "{}", stderr(&o));
 }
 
+/// `run --stats` never replaces the costs file the run reads, even with --force; and a
+/// `--profile` folder that is, or would write, another output of the command is refused
+/// before the run, even with --force, while an output that merely lies in it is fine.
+#[test]
+fn the_costs_file_and_the_profile_folder_are_not_other_outputs() {
+    let d = folder("costs-profile");
+    let g = graph_in(&d);
+    let costs = d.join("costs.csv");
+    std::fs::write(&costs, "osc1,5\n").unwrap();
+    let o = fugue(&[
+        "run",
+        s(&g),
+        "--backend",
+        "clocked",
+        "-e",
+        "static",
+        "--seconds",
+        "0.02",
+        "--costs",
+        s(&costs),
+        "--stats",
+        s(&costs),
+        "--force",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is the input file"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&costs).unwrap(), "osc1,5\n");
+    let pd = d.join("pd");
+    std::fs::create_dir(&pd).unwrap();
+    let stats = pd.join("nodes.csv");
+    let profile = format!("--profile={}", s(&pd));
+    let o = fugue(&[
+        "run",
+        s(&g),
+        "--backend",
+        "clocked",
+        "-e",
+        "seq",
+        "--seconds",
+        "0.02",
+        "--stats",
+        s(&stats),
+        &profile,
+        "--force",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("is a file of the report and also the command's output"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stats.exists());
+    let same = d.join("same.wav");
+    let o = fugue(&[
+        "render",
+        s(&g),
+        "--seconds",
+        "0.01",
+        "-o",
+        s(&same),
+        &format!("--profile={}", s(&same)),
+        "--force",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("is the report's folder and also the command's output"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!same.exists());
+    let inside = pd.join("out.wav");
+    let o = fugue(&[
+        "render",
+        s(&g),
+        "--seconds",
+        "0.01",
+        "-o",
+        s(&inside),
+        &profile,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(inside.is_file() && pd.join("profile.txt").is_file());
+}
+
 /// A name of 255 bytes (the limit of most file systems) can be written: the temporary name
 /// is short whatever the final one.
 #[test]

@@ -686,6 +686,29 @@ pub struct OutputFile {
     dest: Destination,
 }
 
+/// Where `path` lies, whether or not it exists: the canonical path of its longest existing
+/// ancestor (symbolic links and `..` resolved), followed by the rest of `path` as written. Two
+/// paths that name one place, one of them not made yet, compare equal.
+pub fn lies_at(path: &Path) -> PathBuf {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut existing = abs.as_path();
+    let mut rest = Vec::new();
+    while std::fs::symlink_metadata(existing).is_err() {
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name);
+                existing = parent;
+            }
+            _ => break,
+        }
+    }
+    let mut at = std::fs::canonicalize(existing).unwrap_or_else(|_| existing.to_path_buf());
+    for name in rest.iter().rev() {
+        at.push(name);
+    }
+    at
+}
+
 /// The first of `inputs` that is the same file as `dest` (same device and inode).
 pub fn same_file<'a>(dest: &Path, inputs: &[&'a Path]) -> Option<&'a Path> {
     let out = std::fs::metadata(dest).ok()?;

@@ -155,8 +155,16 @@ fn unknown_node_text(name: &str, nearest: Option<&str>, later: Option<Location>)
     }
 }
 
+/// Nodes of a cycle named before "... N more".
+const CYCLE_NAMES: usize = 12;
+
+/// The cycle `a -> b -> ... -> a`, its first [`CYCLE_NAMES`] nodes named and the others
+/// counted (a cycle through a million nodes is one short line, not a list of them all).
 fn cycle_text(nodes: &[String]) -> String {
-    let mut s = nodes.join(" -> ");
+    let mut s = nodes[..nodes.len().min(CYCLE_NAMES)].join(" -> ");
+    if nodes.len() > CYCLE_NAMES {
+        s.push_str(&format!(" -> ... {} more", nodes.len() - CYCLE_NAMES));
+    }
     if let Some(first) = nodes.first() {
         s.push_str(" -> ");
         s.push_str(first);
@@ -414,5 +422,17 @@ mod tests {
         );
         let e = g.add_node(crate::Node::new("a\u{7}", "osc")).unwrap_err();
         assert!(e.to_string().contains("control character U+0007"), "{e}");
+    }
+
+    /// A cycle through many nodes names the first twelve and counts the others.
+    #[test]
+    fn a_long_cycle_is_said_in_one_short_line() {
+        let nodes: Vec<String> = (0..1000).map(|i| format!("n{i}")).collect();
+        let text = cycle_text(&nodes);
+        assert!(text.starts_with("n0 -> n1 -> "), "{text}");
+        assert!(text.ends_with("n11 -> ... 988 more -> n0"), "{text}");
+        assert!(text.len() < 200, "{text}");
+        let short: Vec<String> = ["a", "b"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(cycle_text(&short), "a -> b -> a");
     }
 }

@@ -6,7 +6,9 @@
 /// Damerau–Levenshtein distance of 1 (a letter added, dropped, changed or two swapped) for
 /// names of 3 letters and more, of 2 from 4 letters, compared without case (a name in the
 /// wrong case is the nearest there is). Ties go to the smaller edit distance, then to the
-/// first candidate. `word` itself is never suggested.
+/// first candidate. `word` itself is never suggested. Names longer than [`MAX_CHARS`]
+/// characters are neither looked up nor suggested, and only the first [`MAX_CANDIDATES`]
+/// candidates are looked at.
 ///
 /// ```
 /// use fugue_graph::suggest::nearest;
@@ -17,11 +19,17 @@
 /// assert_eq!(nearest("FREQ", ["phase", "freq"]), Some("freq"));
 /// ```
 pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    // Each comparison takes time in the product of the two lengths: a name longer than
+    // `MAX_CHARS` is no typo anyone wants spelled back, and past `MAX_CANDIDATES` names the
+    // rest are not looked at, so that a huge name or graph cannot hold up the message.
+    if word.len() > MAX_CHARS * 4 || word.chars().count() > MAX_CHARS {
+        return None;
+    }
     let mut best: Option<(&'a str, f64, usize)> = None;
     // Compared without case: `FREQ` is a typo of `freq` (distance 0, the nearest there is).
     let lower = word.to_lowercase();
-    for c in candidates {
-        if c == word || c.is_empty() {
+    for c in candidates.into_iter().take(MAX_CANDIDATES) {
+        if c == word || c.is_empty() || c.len() > MAX_CHARS * 4 || c.chars().count() > MAX_CHARS {
             continue;
         }
         let c_lower = c.to_lowercase();
@@ -44,6 +52,12 @@ pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
     best.map(|(c, _, _)| c)
 }
 
+/// The longest name [`nearest`] compares, in characters.
+pub const MAX_CHARS: usize = 64;
+
+/// The most candidates [`nearest`] looks at (the first ones).
+pub const MAX_CANDIDATES: usize = 20_000;
+
 /// `" (did you mean `NAME`?)"` for the candidate [`nearest`] to `word`, or an empty string.
 pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
     nearest(word, candidates)
@@ -54,6 +68,16 @@ pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A name of 100,000 characters is no typo to look up (each comparison costs the product
+    /// of the lengths: this took minutes), nor a candidate to suggest.
+    #[test]
+    fn huge_names_are_neither_looked_up_nor_suggested() {
+        let long = "x".repeat(100_000);
+        let near = format!("{long}y");
+        assert_eq!(nearest(&near, [long.as_str(), "osc"]), None);
+        assert_eq!(nearest("oscc", [long.as_str(), "osc"]), Some("osc"));
+    }
 
     #[test]
     fn near_misses_find_their_name_and_far_ones_nothing() {

@@ -179,16 +179,18 @@ pub struct TuningArgs {
     /// Static schedule algorithm (for static): hlfet, etf, cpfd, random, optimal, best.
     #[arg(long, default_value = "hlfet")]
     pub algorithm: Algorithm,
-    /// Between cycles, how long workers spin before parking, in µs [default: the executors'].
-    #[arg(long)]
-    pub idle_spin_us: Option<u64>,
-    /// Inside a cycle, how long a thread with nothing to do spins before sleeping, in µs
+    /// Between cycles, how long workers spin before parking, in µs, at most a second
     /// [default: the executors'].
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub idle_spin_us: Option<u64>,
+    /// Inside a cycle, how long a thread with nothing to do spins before sleeping, in µs, at
+    /// most a second [default: the executors'].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub steal_spin_us: Option<u64>,
     /// Busy-wait iterations (CPU relax hint) before a waiting thread starts yielding
-    /// (sched_yield) for the rest of its budget [default: the executors'].
-    #[arg(long)]
+    /// (sched_yield) for the rest of its budget, at most 100 million [default: the
+    /// executors'].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100_000_000))]
     pub spins: Option<u32>,
     /// Work stealing's threshold.
     #[command(flatten)]

@@ -67,6 +67,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             args.force,
             &args.graph,
             &graph,
+            &[],
         )?),
         None => None,
     };

@@ -97,6 +97,16 @@ const GROUP_NAMES: usize = 12;
 pub fn say(problems: &[Problem], file: &Path) {
     let file = file.display().to_string();
     let keys: Vec<_> = problems.iter().map(same_but_node).collect();
+    // The problems that share a sentence but for the node, in order: one pass, so that many
+    // different problems cost no more than many alike.
+    let mut groups: std::collections::HashMap<(bool, &str), Vec<usize>> =
+        std::collections::HashMap::new();
+    for (j, k) in keys.iter().enumerate() {
+        if let Some(k) = k {
+            let error = problems[j].severity == Severity::Error;
+            groups.entry((error, k.1.as_str())).or_default().push(j);
+        }
+    }
     let mut said = vec![false; problems.len()];
     for (i, p) in problems.iter().enumerate() {
         if said[i] {
@@ -104,12 +114,13 @@ pub fn say(problems: &[Problem], file: &Path) {
         }
         let line = fugue_graph::error::shorten_quotes(&p.line(&file)).into_owned();
         let others: Vec<usize> = match &keys[i] {
-            Some(k) => (i + 1..problems.len())
-                .filter(|&j| {
-                    problems[j].severity == p.severity
-                        && keys[j].as_ref().is_some_and(|o| o.1 == k.1)
-                })
-                .collect(),
+            Some(k) => {
+                let error = p.severity == Severity::Error;
+                let group = &groups[&(error, k.1.as_str())];
+                // The members after this one (a group this short is said member by member).
+                let at = group.partition_point(|&j| j <= i);
+                group[at..].to_vec()
+            }
             None => Vec::new(),
         };
         let also = if others.len() + 1 >= GROUP_AT {

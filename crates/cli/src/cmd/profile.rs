@@ -85,7 +85,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         if let fugue_engine::Costs::File(p) = &args.exec.costs {
             inputs.push(p);
         }
-        check_dir(dir, args.force, &inputs)?;
+        check_dir(dir, args.force, &inputs, &[])?;
     }
     let exec = args.exec.request();
     // Flags the executor ignores (profile's default is seq).
@@ -182,13 +182,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 /// Refuses a report folder that holds a report already (unless `force`), that is not a
 /// folder, or that would replace one of `inputs` ([`profile::check_folder`]): a usage error,
 /// or for an input the command reads, an error.
-pub fn check_dir(dir: &Path, force: bool, inputs: &[&Path]) -> anyhow::Result<()> {
+pub fn check_dir(
+    dir: &Path,
+    force: bool,
+    inputs: &[&Path],
+    outputs: &[&Path],
+) -> anyhow::Result<()> {
     if dir == Path::new("-") {
         return Err(util::usage(
             "-: the profile is a folder of files, not a stream; name a folder (the report is printed to standard error either way)",
         ));
     }
-    profile::check_folder(dir, force, inputs).map_err(|e| match e {
+    profile::check_folder(dir, force, inputs, outputs).map_err(|e| match e {
         profile::FolderError::IsInput { .. } => anyhow::anyhow!(e),
         e => util::usage(e.to_string()),
     })

@@ -215,7 +215,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let bits =
         Bits::from_bits(args.bits).ok_or_else(|| util::usage("--bits must be 16, 24 or 32"))?;
     let mut options = options(&args, bits)?;
-    let profile_dir = profile_dir(&args.profile, args.force, &inputs(&args))?;
+    let outputs: Vec<&Path> = Some(args.output.as_path())
+        .filter(|o| o.as_os_str() != "-")
+        .into_iter()
+        .collect();
+    let profile_dir = profile_dir(&args.profile, args.force, &inputs(&args), &outputs)?;
     // The temporary file exists from here on, registered for removal on a signal; the
     // render writes over it and never creates it again.
     let tmp = match &out {
@@ -437,10 +441,11 @@ pub fn profile_dir(
     arg: &Option<Option<PathBuf>>,
     force: bool,
     inputs: &[&Path],
+    outputs: &[&Path],
 ) -> anyhow::Result<Option<PathBuf>> {
     match arg {
         Some(Some(d)) => {
-            crate::cmd::profile::check_dir(d, force, inputs)?;
+            crate::cmd::profile::check_dir(d, force, inputs, outputs)?;
             Ok(Some(d.clone()))
         }
         _ => Ok(None),

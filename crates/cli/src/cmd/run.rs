@@ -1,7 +1,7 @@
 //! `fugue run GRAPH --backend auto|jack|alsa|clocked`: real-time runs, measured per cycle.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use fugue_engine::host::GraphExecutor;
@@ -147,7 +147,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let fugue_engine::Costs::File(p) = &args.exec.costs {
         inputs.push(p);
     }
-    let profile_dir = crate::cmd::render::profile_dir(&args.profile, args.force, &inputs)?;
+    let outputs: Vec<&Path> = [&args.stats, &args.control]
+        .into_iter()
+        .flatten()
+        .map(PathBuf::as_path)
+        .filter(|o| o.as_os_str() != "-")
+        .collect();
+    let profile_dir =
+        crate::cmd::render::profile_dir(&args.profile, args.force, &inputs, &outputs)?;
     let stats_out = match &args.stats {
         // `-` is standard output elsewhere (render -o -), which carries the run's report.
         Some(p) if p.as_os_str() == "-" => {
@@ -155,7 +162,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 "--stats -: standard output carries the run's report; name a file for the per-cycle rows (or a named pipe, or /dev/stderr)",
             ))
         }
-        Some(p) => Some(util::check_output_of(p, args.force, &args.graph, &graph)?),
+        Some(p) => Some(util::check_output_of(
+            p,
+            args.force,
+            &args.graph,
+            &graph,
+            &inputs[1..],
+        )?),
         None => None,
     };
     let tmp = stats_out.as_ref().map(OutputFile::temp).transpose()?;

@@ -32,9 +32,20 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
     if ctx.rate != Ratio::ONE {
         for _ in 0..channels {
             let c = Converter::new(Conv::DEFAULT, ctx.rate.recip(), ctx.block).map_err(|e| {
+                let why = match e {
+                    crate::convert::ConvError::NotDivisible => format!(
+                        "its block of {} frames does not convert to a whole number of the engine's frames",
+                        ctx.block
+                    ),
+                    crate::convert::ConvError::TooManyPhases => format!(
+                        "it runs at {} of the engine rate, and converting back takes more than the {} phases a sinc converter may have; give the resampler before it a simpler ratio",
+                        ctx.rate,
+                        crate::convert::MAX_PHASES
+                    ),
+                };
                 attrs::bad_ports(
                     ctx,
-                    format!("cannot be converted back to the engine rate ({e:?})"),
+                    format!("cannot be converted back to the engine rate: {why}"),
                 )
             })?;
             converters.push(c);

@@ -31,6 +31,17 @@ pub enum FolderError {
     /// A report's file is there and replacing it was not asked for.
     #[error("{} already exists; pass --force to overwrite it", .0.display())]
     Exists(std::path::PathBuf),
+    /// The folder, or one of the report's files, is also another output of the command
+    /// (even with `--force`: one would replace the other).
+    #[error("{} {} also the command's output {}; name another folder for the report", .path.display(), if *.folder { "is the report's folder and" } else { "is a file of the report and" }, .output.display())]
+    IsOutput {
+        /// The folder or the report's file.
+        path: std::path::PathBuf,
+        /// The other output.
+        output: std::path::PathBuf,
+        /// Whether `path` is the folder itself.
+        folder: bool,
+    },
     /// A report's file would replace one of the files the command reads (even with
     /// `--force`).
     #[error("{} is the input file {}; name another folder for the report", .path.display(), .input.display())]
@@ -43,9 +54,35 @@ pub enum FolderError {
 }
 
 /// Refuses a report folder that holds a report already (unless `force`), that is not a
-/// folder, or one of whose report files is one of `inputs` (the files the command reads:
-/// never replaced, even with `force`).
-pub fn check_folder(dir: &Path, force: bool, inputs: &[&Path]) -> Result<(), FolderError> {
+/// folder, one of whose report files is one of `inputs` (the files the command reads: never
+/// replaced, even with `force`), or that is, or holds as a report file, one of `outputs` (the
+/// command's other outputs, which may not exist yet: compared by where they lie).
+pub fn check_folder(
+    dir: &Path,
+    force: bool,
+    inputs: &[&Path],
+    outputs: &[&Path],
+) -> Result<(), FolderError> {
+    let dir_at = crate::output::lies_at(dir);
+    for &o in outputs {
+        let o_at = crate::output::lies_at(o);
+        let clash = if o_at == dir_at {
+            Some((dir.to_path_buf(), true))
+        } else {
+            FILES
+                .iter()
+                .map(|f| dir.join(f))
+                .find(|p| crate::output::lies_at(p) == o_at)
+                .map(|p| (p, false))
+        };
+        if let Some((path, folder)) = clash {
+            return Err(FolderError::IsOutput {
+                path,
+                output: o.to_path_buf(),
+                folder,
+            });
+        }
+    }
     // A symbolic link to nothing (`exists` follows it) is no folder either: creating the
     // folder there fails, after the run.
     let dangling = !dir.exists() && std::fs::symlink_metadata(dir).is_ok();
