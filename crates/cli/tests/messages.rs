@@ -531,3 +531,63 @@ fn a_jack_study_without_a_server_is_refused_before_it_runs() {
     );
     assert!(!out.exists(), "a refused study wrote {}", out.display());
 }
+
+/// A refused number is shown as it reads, not as its 301 digits: `1e300`.
+#[test]
+fn a_huge_refused_number_is_shown_short() {
+    let g = example("echo.ag");
+    let dir = folder("huge-number");
+    for (args, said) in [
+        (
+            vec!["schedule", g.as_str(), "--comm-cost", "1e300"],
+            "--comm-cost must be a number from 0 to 1e12, not 1e300",
+        ),
+        (
+            vec![
+                "gen",
+                "random",
+                "--probability",
+                "1e300",
+                "-o",
+                s(&dir.join("g.ag")),
+            ],
+            "--probability 1e300 is not a probability between 0 and 1",
+        ),
+    ] {
+        let o = fugue(&args);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert!(e.contains(said), "{args:?}: {e}");
+    }
+}
+
+/// A sink's refusals say what is wrong in words: a rate it cannot convert back from (not the
+/// converter's error's name), and an `out` count it was given (not edges that do not exist).
+#[test]
+fn a_sink_says_why_in_words() {
+    let dir = folder("sink-words");
+    let slow = dir.join("slow.ag");
+    std::fs::write(
+        &slow,
+        "a = { kind: \"osc\", freq: 1 };\nr = { kind: \"resampler\", ratio: \"1/5000\", conv: \"zero_hold\" };\nb = { kind: \"sink\" };\na.1 -> r.1;\nr.1 -> b.1;\n",
+    )
+    .unwrap();
+    let o = fugue(&["check", s(&slow), "--buffer", "5000"]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("it runs at 1/5000 of the engine rate, and converting back takes more than the 4096 phases"),
+        "{e}"
+    );
+    assert!(!e.contains("TooManyPhases"), "{e}");
+    let out = dir.join("out.ag");
+    std::fs::write(
+        &out,
+        "a = { kind: \"osc\", freq: 440 };\nb = { kind: \"sink\", out: 5 };\na.1 -> b.1;\n",
+    )
+    .unwrap();
+    let o = fugue(&["check", s(&out)]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("remove its `out: 5`"), "{e}");
+}

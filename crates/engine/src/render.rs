@@ -753,7 +753,8 @@ fn interleave<'a>(
 pub fn tail_seconds(input: &Path, tail: f64) -> Result<Option<f64>, String> {
     if !(tail.is_finite() && (0.0..=86_400.0).contains(&tail)) {
         return Err(format!(
-            "--tail must be a number of seconds from 0 to 86400, not {tail}"
+            "--tail must be a number of seconds from 0 to 86400, not {}",
+            crate::report::shown(tail)
         ));
     }
     let Ok(reader) = hound::WavReader::open(input) else {

@@ -582,15 +582,7 @@ pub(crate) fn once_each<T: PartialEq + ToString>(
     }
 }
 
-/// A number as a message shows it: in scientific notation when very large or very small (a
-/// 1e300 written out is 301 digits).
-pub(crate) fn shown(v: f64) -> String {
-    if v != 0.0 && v.is_finite() && !(1e-3..1e6).contains(&v.abs()) {
-        format!("{v:e}")
-    } else {
-        format!("{v}")
-    }
-}
+pub(crate) use fugue_engine::report::shown;
 
 /// Runs `fugue bench table` ([`crate::table`]).
 fn run_table(

@@ -66,7 +66,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let p = a.p.unwrap_or(0.3);
     if !(0.0..=1.0).contains(&p) {
         return Err(util::usage(format!(
-            "--probability {p} is not a probability between 0 and 1"
+            "--probability {} is not a probability between 0 and 1",
+            fugue_engine::report::shown(p)
         )));
     }
     let costs: CostRange = a.costs.parse().map_err(util::usage)?;

@@ -81,13 +81,14 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if !(a.time_limit.is_finite() && a.time_limit >= 0.0) {
         return Err(util::usage(format!(
             "--time-limit must be a number of seconds >= 0, not {}",
-            a.time_limit
+            fugue_engine::report::shown(a.time_limit)
         )));
     }
     if let Some(c) = a.comm_cost {
         if !fugue_graph::is_cost(c) {
             return Err(util::usage(format!(
-                "--comm-cost must be a number from 0 to 1e12, not {c}"
+                "--comm-cost must be a number from 0 to 1e12, not {}",
+                fugue_engine::report::shown(c)
             )));
         }
     }

@@ -23,7 +23,13 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
     if ctx.outputs > 0 {
         return Err(attrs::bad_ports(
             ctx,
-            "is an output of the graph and has no output port: remove the edges that leave it",
+            match ctx.node.declared_outputs {
+                // Declared: an `out` count, whether or not an edge leaves it.
+                Some(n) if n > 0 => format!(
+                    "is an output of the graph and has no output port: remove its `out: {n}` (and any edge that leaves it)"
+                ),
+                _ => "is an output of the graph and has no output port: remove the edges that leave it".to_string(),
+            },
         ));
     }
     let volume = attrs::volume(ctx)?;

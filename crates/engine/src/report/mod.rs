@@ -25,6 +25,16 @@ fn us(ns: f64) -> f64 {
     ns / 1000.0
 }
 
+/// A number as a message shows it: in scientific notation when very large or very small (a
+/// 1e300 written out is 301 digits), as written otherwise.
+pub fn shown(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && !(1e-3..1e6).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
 /// A number without trailing zeros, at most `decimals` of them (`15`, `12.5`, `0.125`); `-0`
 /// is said `0`.
 pub fn trimmed(x: f64, decimals: usize) -> String {
