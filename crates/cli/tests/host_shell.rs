@@ -225,6 +225,33 @@ fn ctrl_c_at_the_prompt_stops_the_host_as_sigint() {
     );
 }
 
+/// Lines that reach the terminal together (typed ahead while a command runs, or pasted) all
+/// run, in order, and a Ctrl-D after them ends the host: none is dropped between two reads
+/// of the prompt.
+#[test]
+fn lines_typed_ahead_at_the_prompt_all_run() {
+    let state = folder("host-shell", "state-ahead");
+    let (mut child, mut master, screen, reader) = shell(&state, &state);
+    wait_for(&screen, "`help COMMAND` says what one does");
+    master.write_all(b"mode\rhelp quit\rlist\r\x04").unwrap();
+    wait_for(&screen, "no graph is loaded");
+    let (status, err) = common::stderr_at_exit(&mut child);
+    drop(master);
+    let _ = reader.join();
+    assert!(status.success(), "{err}");
+    let shown = screen.lock().unwrap().clone();
+    let at = |t: &str| {
+        shown
+            .find(t)
+            .unwrap_or_else(|| panic!("`{t}` never shown:\n{shown}"))
+    };
+    assert!(at("mode shared") < at("quit: stops the host"), "{shown}");
+    assert!(
+        at("quit: stops the host") < at("no graph is loaded"),
+        "{shown}"
+    );
+}
+
 /// A byte that is not UTF-8 typed at the prompt (a terminal set to Latin-1 typing `é`) is
 /// one error line, and the host plays on: the next command runs, and `quit` ends it with
 /// status 0.
