@@ -224,19 +224,6 @@ fn read_graph_hinted(
     })
 }
 
-/// Whether `a` and `b` name one file, however each is spelled (the folder resolved: `..`,
-/// links; then the name), whether or not it exists yet.
-pub fn one_path(a: &Path, b: &Path) -> bool {
-    let abs = |p: &Path| {
-        let folder = fugue_graph::read::folder_of(p);
-        match (std::fs::canonicalize(folder), p.file_name()) {
-            (Ok(f), Some(n)) => f.join(n),
-            _ => std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()),
-        }
-    };
-    abs(a) == abs(b)
-}
-
 /// Writes `bytes` to `path` ([`fugue_engine::output::OutputFile`]): refuses to replace an
 /// existing file unless `force`.
 pub fn write_atomic(path: &Path, force: bool, bytes: &[u8]) -> anyhow::Result<()> {

@@ -262,6 +262,12 @@ fn the_costs_file_and_the_profile_folder_are_not_other_outputs() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("is the input file"), "{}", stderr(&o));
     assert_eq!(std::fs::read_to_string(&costs).unwrap(), "osc1,5\n");
+    // Refused before the run, as a usage error, saying `said`.
+    let refused = |o: &std::process::Output, said: &str| {
+        let e = stderr(o);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert!(e.contains(said), "{e}");
+    };
     let pd = d.join("pd");
     std::fs::create_dir(&pd).unwrap();
     let stats = pd.join("nodes.csv");
@@ -280,12 +286,7 @@ fn the_costs_file_and_the_profile_folder_are_not_other_outputs() {
         &profile,
         "--force",
     ]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("is a file of the report and also the command's output"),
-        "{}",
-        stderr(&o)
-    );
+    refused(&o, "is a file of the report and also the command's output");
     assert!(!stats.exists());
     let same = d.join("same.wav");
     let o = fugue(&[
@@ -298,12 +299,7 @@ fn the_costs_file_and_the_profile_folder_are_not_other_outputs() {
         &format!("--profile={}", s(&same)),
         "--force",
     ]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("is the report's folder and also the command's output"),
-        "{}",
-        stderr(&o)
-    );
+    refused(&o, "is the report's folder and also the command's output");
     assert!(!same.exists());
     let inside = pd.join("out.wav");
     let o = fugue(&[

@@ -686,27 +686,38 @@ pub struct OutputFile {
     dest: Destination,
 }
 
-/// Where `path` lies, whether or not it exists: the canonical path of its longest existing
-/// ancestor (symbolic links and `..` resolved), followed by the rest of `path` as written. Two
-/// paths that name one place, one of them not made yet, compare equal.
+/// Where `path` lies, whether or not it exists yet: its folder resolved (the canonical path of
+/// the folder's longest existing ancestor, so `..` and symbolic links are followed there, then
+/// the rest as written), then its own name, not followed (an output written there replaces a
+/// link, not its target).
 pub fn lies_at(path: &Path) -> PathBuf {
     let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let mut existing = abs.as_path();
-    let mut rest = Vec::new();
-    while std::fs::symlink_metadata(existing).is_err() {
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name);
-                existing = parent;
-            }
-            _ => break,
+    let (Some(name), Some(mut folder)) = (abs.file_name(), abs.parent()) else {
+        return abs;
+    };
+    let mut rest = vec![name];
+    let mut at = loop {
+        match std::fs::canonicalize(folder) {
+            Ok(f) => break f,
+            Err(_) => match (folder.parent(), folder.file_name()) {
+                (Some(parent), Some(n)) => {
+                    rest.push(n);
+                    folder = parent;
+                }
+                _ => break folder.to_path_buf(),
+            },
         }
-    }
-    let mut at = std::fs::canonicalize(existing).unwrap_or_else(|_| existing.to_path_buf());
-    for name in rest.iter().rev() {
-        at.push(name);
+    };
+    for n in rest.iter().rev() {
+        at.push(n);
     }
     at
+}
+
+/// Whether `a` and `b` name one file, however each is spelled ([`lies_at`]), whether or not
+/// it exists yet.
+pub fn one_path(a: &Path, b: &Path) -> bool {
+    lies_at(a) == lies_at(b)
 }
 
 /// The first of `inputs` that is the same file as `dest` (same device and inode).

@@ -110,7 +110,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // One path for two files: the socket would be made, then refused as the statistics'
     // output.
     if let (Some(control), Some(stats)) = (&args.control, &args.stats) {
-        if util::one_path(control, stats) {
+        if fugue_engine::output::one_path(control, stats) {
             return Err(util::usage(format!(
                 "--stats and --control both name {}: the statistics and the control socket need paths of their own",
                 stats.display()

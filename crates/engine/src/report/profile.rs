@@ -63,18 +63,19 @@ pub fn check_folder(
     inputs: &[&Path],
     outputs: &[&Path],
 ) -> Result<(), FolderError> {
-    let dir_at = crate::output::lies_at(dir);
+    // The folder and its report's files, with where each lies (once), and whether it is the
+    // folder.
+    let places: Vec<(std::path::PathBuf, std::path::PathBuf, bool)> =
+        std::iter::once((dir.to_path_buf(), true))
+            .chain(FILES.iter().map(|f| (dir.join(f), false)))
+            .map(|(p, folder)| (crate::output::lies_at(&p), p, folder))
+            .collect();
     for &o in outputs {
         let o_at = crate::output::lies_at(o);
-        let clash = if o_at == dir_at {
-            Some((dir.to_path_buf(), true))
-        } else {
-            FILES
-                .iter()
-                .map(|f| dir.join(f))
-                .find(|p| crate::output::lies_at(p) == o_at)
-                .map(|p| (p, false))
-        };
+        let clash = places
+            .iter()
+            .find(|(at, _, _)| *at == o_at)
+            .map(|(_, p, folder)| (p.clone(), *folder));
         if let Some((path, folder)) = clash {
             return Err(FolderError::IsOutput {
                 path,

@@ -264,7 +264,7 @@ fn check_record(args: &Args, script: Option<&[u8]>) -> anyhow::Result<()> {
         ));
     }
     if let Some(control) = &args.control {
-        if util::one_path(control, record) {
+        if fugue_engine::output::one_path(control, record) {
             return Err(util::usage(format!(
                 "--record and --control both name {}: the recording and the control socket need paths of their own",
                 record.display()
