@@ -493,7 +493,7 @@ pub fn memory_limit() -> Option<u64> {
         let default = DEFAULT_MEMORY_LIMIT >> 20;
         let said = format!("MiB; Faust compilations may use {default} MiB");
         limit_from_env(MEMORY_LIMIT_ENV, default, &said).map(|mib| {
-            let used = bounded_mib(mib);
+            let used = mib.clamp(MIN_MEMORY_MIB, MAX_MEMORY_MIB);
             if used < mib {
                 eprintln!(
                     "fugue: warning: {MEMORY_LIMIT_ENV}={mib}: above the largest limit, {MAX_MEMORY_MIB} MiB (1 EiB); Faust compilations may use {used} MiB"
@@ -506,11 +506,6 @@ pub fn memory_limit() -> Option<u64> {
             used << 20
         })
     })
-}
-
-/// `mib` within [`MIN_MEMORY_MIB`]..=[`MAX_MEMORY_MIB`].
-fn bounded_mib(mib: u64) -> u64 {
-    mib.clamp(MIN_MEMORY_MIB, MAX_MEMORY_MIB)
 }
 
 /// Whether what a child that failed wrote on its standard error says it ran out of memory:

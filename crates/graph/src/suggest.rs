@@ -22,14 +22,15 @@ pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
     // Each comparison takes time in the product of the two lengths: a name longer than
     // `MAX_CHARS` is no typo anyone wants spelled back, and past `MAX_CANDIDATES` names the
     // rest are not looked at, so that a huge name or graph cannot hold up the message.
-    if word.len() > MAX_CHARS * 4 || word.chars().count() > MAX_CHARS {
+    let too_long = |s: &str| s.len() > MAX_CHARS * 4 || s.chars().count() > MAX_CHARS;
+    if too_long(word) {
         return None;
     }
     let mut best: Option<(&'a str, f64, usize)> = None;
     // Compared without case: `FREQ` is a typo of `freq` (distance 0, the nearest there is).
     let lower = word.to_lowercase();
     for c in candidates.into_iter().take(MAX_CANDIDATES) {
-        if c == word || c.is_empty() || c.len() > MAX_CHARS * 4 || c.chars().count() > MAX_CHARS {
+        if c == word || c.is_empty() || too_long(c) {
             continue;
         }
         let c_lower = c.to_lowercase();
