@@ -510,14 +510,53 @@ fn loom_shared_pool_cycle_claims_raced() {
         let other = {
             let pool = pool.clone();
             let state = state.clone();
-            thread::spawn(move || pool.loom_cycle_claims(1, 2, &state))
+            thread::spawn(move || pool.loom_cycle_claims(1, 2, &state, None))
         };
-        let mut got = pool.loom_cycle_claims(0, 2, &state);
+        let mut got = pool.loom_cycle_claims(0, 2, &state, None);
         got.extend(other.join().unwrap());
         got.sort_unstable();
         let want: Vec<(usize, usize)> = (0..3).flat_map(|p| [(p, 0), (p, 1)]).collect();
         assert_eq!(got, want);
     });
+}
+
+/// Cycle claims with a request: one thread asks for the entry it did not claim first (as a
+/// thread ahead asks for an entry that a slow thread holds). Whichever way the two threads
+/// interleave (the asked entry held, handed back on request, taken in a switch, or claimed
+/// by the other thread first), each cycle of each entry runs once, in order, after the
+/// entry's previous cycle, on a cell loom tracks.
+#[test]
+fn loom_shared_pool_asked_entries_switch() {
+    model_bounded(1, || {
+        let pool = Arc::new(crate::SharedPool::new(1, 64, false, &ExecOptions::default()).unwrap());
+        pool.loom_whole_setup(2, &[10, 11]);
+        pool.loom_whole_publish(1, 2);
+        let state: Arc<Vec<loom::cell::UnsafeCell<usize>>> =
+            Arc::new((0..2).map(|_| loom::cell::UnsafeCell::new(0)).collect());
+        let other = {
+            let pool = pool.clone();
+            let state = state.clone();
+            thread::spawn(move || pool.loom_cycle_claims(1, 3, &state, None))
+        };
+        let mut got = pool.loom_cycle_claims(0, 3, &state, Some(1));
+        got.extend(other.join().unwrap());
+        got.sort_unstable();
+        let want: Vec<(usize, usize)> = (0..2).flat_map(|p| [(p, 0), (p, 1), (p, 2)]).collect();
+        assert_eq!(got, want);
+    });
+}
+
+/// Cycle claims with a request: the entry that a thread hands back as it switches to the one
+/// it asked for, handed back with a Relaxed store, lets the thread that claims its next
+/// cycle run it without seeing the previous cycle's writes; the model reaches the switch and
+/// sees the race.
+#[test]
+fn loom_shared_pool_catches_a_relaxed_switch() {
+    expect_caught(
+        "loom_tests::loom_shared_pool_asked_entries_switch",
+        "switch-hand-back-relaxed",
+        "Causality violation",
+    );
 }
 
 /// Cycle claims: an entry handed back with a Relaxed store lets the thread that claims its

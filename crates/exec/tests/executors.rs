@@ -737,3 +737,84 @@ fn a_tenant_with_no_units_in_runs_of_several_cycles() {
         }
     }
 }
+
+/// A processor that copies its input to its output after spinning for 20 µs, or 200 µs on
+/// the pool's worker 1: a graph that contains it runs ten times slower there than on the
+/// calling thread.
+struct SlowOnWorker1;
+
+impl fugue_dsp::Processor for SlowOnWorker1 {
+    fn process(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
+        let spin = if fugue_exec::trace::worker_index() == 1 {
+            200
+        } else {
+            20
+        };
+        let start = std::time::Instant::now();
+        while start.elapsed() < std::time::Duration::from_micros(spin) {
+            std::hint::spin_loop();
+        }
+        outputs[0].copy_from_slice(inputs[0]);
+    }
+    fn reset(&mut self) {}
+}
+
+/// A node of [`SlowOnWorker1`]: one input, one output.
+struct SlowNode;
+
+impl fugue_dsp::DspNode for SlowNode {
+    fn inputs(&self) -> usize {
+        1
+    }
+    fn outputs(&self) -> usize {
+        1
+    }
+    fn processor(&self) -> Box<dyn fugue_dsp::Processor> {
+        Box::new(SlowOnWorker1)
+    }
+}
+
+/// Two graphs run whole on two threads, one of which runs them several times slower: the
+/// thread that gets ahead asks for the graph the slow one holds, which hands it over (the
+/// pool's handovers count it), and every cycle of every graph still equals its sequential
+/// engine's, bit for bit, and is captured once.
+#[test]
+fn a_graph_held_by_a_slow_thread_is_taken_over_by_the_faster_one() {
+    use fugue_exec::{SharedPool, TenantGrain};
+    let mut reg = Registry::with_builtin_kinds();
+    reg.register(
+        "slow1",
+        |_: &fugue_dsp::NodeContext<'_>| -> Result<Box<dyn fugue_dsp::DspNode>, fugue_dsp::NodeError> {
+            Ok(Box::new(SlowNode))
+        },
+    );
+    let graphs: Vec<TaskGraph> = [440, 660]
+        .iter()
+        .map(|f| {
+            fugue_graph::read::ag::parse(
+                &format!(
+                    "o = {{ kind: \"osc\", freq: {f}, }}; x = {{ kind: \"slow1\", }}; s = {{ kind: \"sink\", }}; o.1 -> x.1; x.1 -> s.1;"
+                ),
+                "slow.ag",
+            )
+            .unwrap()
+        })
+        .collect();
+    let copts = copts(32, false);
+    let (mut tenants, mut seqs) = tenants_and_seqs(&graphs, &reg, &copts, 64);
+    let mut pool = SharedPool::new(2, 4096, false, &ExecOptions::default()).unwrap();
+    pool.set_grain(TenantGrain::Whole);
+    // Until a handover, after 4 runs at least (the worker may be slow to start, or kept off
+    // its core by the other tests).
+    let mut run = 0;
+    while run < 4 || (pool.handovers() == 0 && run < 40) {
+        let ran = pool.run_cycles(&mut tenants, 64);
+        assert_eq!(ran, 64);
+        check_run(&tenants, &mut seqs, ran, &format!("run {run}"));
+        run += 1;
+    }
+    assert!(
+        pool.handovers() > 0,
+        "no graph changed threads in {run} runs of 64 cycles with one thread ten times slower"
+    );
+}

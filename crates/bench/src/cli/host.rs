@@ -46,7 +46,7 @@ pub struct Args {
     /// runs at each, with its ceiling [default: one per core].
     #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..=256))]
     pub threads: Option<Vec<u64>>,
-    /// Wall seconds of each offline point (0.01 to 3600; a point runs 64 cycles at least,
+    /// Wall seconds of each offline point (0.01 to 3600; a point runs 20 cycles at least,
     /// so a graph of slow cycles takes longer).
     #[arg(long, default_value_t = 1.0)]
     pub offline_seconds: f64,

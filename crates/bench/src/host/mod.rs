@@ -12,7 +12,9 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use fugue_engine::host::{GraphExecutor, Host, HostBackend, HostOptions, Mode, TenantGrain};
+use fugue_engine::host::{
+    GraphExecutor, Host, HostBackend, HostOptions, Mode, TenantGrain, BATCH_CYCLES,
+};
 use fugue_engine::{Engine, ExecutorChoice};
 use fugue_exec::ExecutorKind;
 use fugue_graph::TaskGraph;
@@ -635,8 +637,10 @@ fn offline_points(
                     continue;
                 }
                 check_mix(&mut host, graph, n, c)?;
+                let warm = Instant::now();
                 host.run_cycles(20)
                     .map_err(|e| BenchError::Failed(e.to_string()))?;
+                let per_cycle = warm.elapsed().as_secs_f64() / 20.0;
                 let before: Vec<_> = (0..n)
                     .map(|i| {
                         host.stats(&format!("{name}-{i}"))
@@ -644,13 +648,17 @@ fn offline_points(
                     })
                     .collect::<Result<_, _>>()
                     .map_err(|e| BenchError::Failed(e.to_string()))?;
+                // Cycles per call: as many as the host runs in a row (its runs end at a
+                // call's end), or an eighth of the point's time at the warm-up's pace.
+                let chunk = (c.offline_seconds / 8.0 / per_cycle.max(1e-9))
+                    .clamp(20.0, BATCH_CYCLES as f64) as u64;
                 let h0 = host.host_stats();
                 let t0 = Instant::now();
                 let mut cycles = 0u64;
                 while t0.elapsed().as_secs_f64() < c.offline_seconds || cycles < 20 {
-                    host.run_cycles(64)
+                    host.run_cycles(chunk)
                         .map_err(|e| BenchError::Failed(e.to_string()))?;
-                    cycles += 64;
+                    cycles += chunk;
                 }
                 let seconds = t0.elapsed().as_secs_f64();
                 let h1 = host.host_stats();

@@ -97,12 +97,16 @@ pub(crate) enum FromAudio {
 pub(crate) const COMMANDS: usize = 64;
 
 /// Cycles an offline run of the shared pool holds at most ([`SharedPool::run_cycles`]): one
-/// claim and one wait per run, not per cycle.
-pub(crate) const BATCH_CYCLES: usize = 64;
+/// claim and one wait per run, not per cycle, and room for the graphs to drift apart. A
+/// thread that the system takes off its core for a time slice (milliseconds) while it runs
+/// a graph holds that graph back; the others run ahead meanwhile, and take the held graph
+/// over once it is free, only while the run lasts: a run must outlast several slices
+/// (`docs/host.md`, "Offline: several cycles in a row").
+pub const BATCH_CYCLES: usize = 1024;
 
-/// Samples a graph's captured outputs of one run hold at most (256 KiB): a graph of large
+/// Samples a graph's captured outputs of one run hold at most (2 MiB): a graph of large
 /// blocks or many channels runs fewer cycles in a row.
-const BATCH_SAMPLES: usize = 1 << 16;
+const BATCH_SAMPLES: usize = 1 << 19;
 
 /// Cycles of a run of several for a graph of `outputs` channels of `block` frames.
 pub(crate) fn batch_cycles(outputs: usize, block: usize) -> usize {

@@ -84,6 +84,7 @@ use load::Entry;
 use report::executor_label;
 use stats::HostStats;
 
+pub use audio::BATCH_CYCLES;
 pub use fugue_exec::TenantGrain;
 pub use options::{GraphExecutor, HostBackend, HostOptions, Mode, AUTO_BUDGET};
 pub use report::{GraphInfo, HostError, HostEvent, HostReport, LoadReport, UnloadReport};

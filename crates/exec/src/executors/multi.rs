@@ -108,6 +108,54 @@ enum Claim {
     },
 }
 
+/// What the thread that holds a whole entry in a run of several does after one of its
+/// cycles ([`MultiState::keep_or_hand_back`]).
+enum Next {
+    /// Runs the entry's next cycle.
+    Keep,
+    /// Handed the entry back, or marked it done: looks for work again.
+    Left,
+    /// Handed the entry back because another thread asked for it: looks for work again,
+    /// leaving that entry to the asker for a while.
+    Asked,
+    /// Claimed entry `q` (tenant `kq`), which it had asked for, at its cycle `jq`, and
+    /// handed its own back: runs `q` next.
+    Switch { q: usize, kq: usize, jq: usize },
+}
+
+/// How many cycles an entry that another thread holds must lag the one a thread holds, at
+/// cycle `j` of a run of `run`, before the thread asks for it: a sixteenth of the cycles
+/// left, at least two.
+fn ask_lag(run: usize, j: usize) -> usize {
+    (run.saturating_sub(j) / 16).max(2)
+}
+
+/// Over how many of its own cycles at least a thread watches an entry that lags it before
+/// it asks for it ([`MultiState::keep_or_hand_back`]): it asks once the entry ran a quarter
+/// fewer cycles than its own over that stretch, and at least two fewer.
+const WATCH_CYCLES: usize = 8;
+
+/// Every how many of its cycles a thread that holds a whole entry looks at where the
+/// entries that others hold are ([`MultiState::held_behind`]): each look reads a cache line
+/// per entry that its holder writes at every cycle.
+const LOOK_EVERY: usize = 4;
+
+/// After how many of its own cycles a thread starts watching a lagging entry afresh.
+const WATCH_MAX_CYCLES: usize = 64;
+
+/// What the thread that holds a whole entry knows of the entries that lag it.
+#[derive(Default)]
+struct Watch {
+    /// The entry it asked for, not yet handed back.
+    asked: Option<usize>,
+    /// An entry that lags it, that entry's cycle and its own when it first saw it lag.
+    look: Option<(usize, usize, usize)>,
+}
+
+/// For how many of its own last cycle's time a thread that handed an entry over on request
+/// leaves it to the thread that asked (which takes it at the end of its current cycle).
+const ASKED_CYCLES: u64 = 4;
+
 /// A plan with its own activation counters and its busy-time account: what a
 /// [`SharedPool`] runs.
 pub struct Tenant {
@@ -311,6 +359,16 @@ struct Group {
     whole_list: Box<[AtomicU32]>,
     /// Per entry of `whole_list`: the last cycle whose entry was claimed (`fetch_max`).
     whole_claim: Box<[CachePadded<AtomicU64>]>,
+    /// Per entry of `whole_list`, in a run of several: the run's number when a thread asked
+    /// its holder to hand it over ([`MultiState::keep_or_hand_back`]), else an older run's
+    /// or 0. A hint: it decides when the holder hands the entry back, never who may claim it.
+    whole_ask: Box<[CachePadded<AtomicU64>]>,
+    /// Per entry of `whole_list`, in a run of several: `(run << 16) | j`, the next cycle `j`
+    /// of the entry while a thread keeps it, stored by that thread after each cycle (apart
+    /// from `whole_claim`, which the threads read at every cycle's end and which changes only
+    /// when the entry changes hands). Read by [`MultiState::held_behind`] every
+    /// [`LOOK_EVERY`] cycles.
+    whole_at: Box<[CachePadded<AtomicU64>]>,
     /// Threads of the group.
     threads: AtomicUsize,
     /// Tenants of the group this cycle (their indices in the tenant table).
@@ -404,6 +462,8 @@ struct MultiState {
     timing: bool,
     /// More threads than cores: a thread that finds no work yields its core.
     oversubscribed: bool,
+    /// Whole entries handed over on request ([`Next::Asked`]) since the pool started.
+    handovers: CachePadded<AtomicU64>,
 }
 
 impl MultiState {
@@ -477,14 +537,14 @@ impl MultiState {
     /// of several, its free home entry furthest behind (another thread's when that one lags
     /// it by twice the keep slack, or when it has no home entry left), from its next cycle.
     #[inline]
-    fn claim_whole(&self, w: usize, g: usize) -> Option<Claim> {
+    fn claim_whole(&self, w: usize, g: usize, skip: Option<usize>) -> Option<Claim> {
         let rank = self.thread_rank[w].load(Ordering::Relaxed);
-        self.claim_whole_by_rank(rank, g)
+        self.claim_whole_by_rank(rank, g, skip)
     }
 
     /// [`MultiState::claim_whole`] for the thread of rank `rank` in group `g`.
     #[inline]
-    fn claim_whole_by_rank(&self, rank: usize, g: usize) -> Option<Claim> {
+    fn claim_whole_by_rank(&self, rank: usize, g: usize, skip: Option<usize>) -> Option<Claim> {
         let group = &self.groups[g];
         // Acquire: pairs with the Release store of this run's word (module protocol).
         let word = group.whole.load(Ordering::Acquire);
@@ -522,7 +582,7 @@ impl MultiState {
             // other entry furthest behind, from the next on.
             let furthest = |entries: &mut dyn Iterator<Item = usize>| {
                 let mut best: Option<(usize, usize, u64)> = None;
-                for p in entries {
+                for p in entries.filter(|&p| Some(p) != skip) {
                     // Relaxed: a look; the claim below is the read-modify-write that counts.
                     let e = group.whole_claim[p].load(Ordering::Relaxed);
                     if let Some(j) = free(e) {
@@ -677,16 +737,17 @@ impl MultiState {
     }
 
     /// Runs the whole entry claimed in `c` ([`Claim::Cycles`]) from its cycle `j` on, cycle
-    /// after cycle, each one's outputs copied to the tenant's capture, while no free entry
-    /// lags it by more than the slack ([`MultiState::keep_or_hand_back`]); then hands it back
-    /// (its next cycle free for any thread) or marks
-    /// it done. A panic ends the tenant's run: its later cycles' units count as run, unrun.
-    /// Returns the units it ran or counted.
-    fn run_whole_cycles(&self, acct: &mut Account, c: Claim) -> usize {
+    /// after cycle, each one's outputs copied to the tenant's capture, while
+    /// [`MultiState::keep_or_hand_back`] keeps it; then hands it back (its next cycle free for
+    /// any thread), marks it done, or turns to the entry it had asked for. A panic ends the
+    /// tenant's run: its later cycles' units count as run, unrun. Returns the units it ran or
+    /// counted, and the entry it handed back because another thread asked for it, with the
+    /// tick until which it leaves that entry to the asker.
+    fn run_whole_cycles(&self, acct: &mut Account, c: Claim) -> (usize, Option<(usize, u64)>) {
         let Claim::Cycles {
             g,
-            p,
-            k,
+            mut p,
+            mut k,
             mut j,
             cur,
             n,
@@ -694,28 +755,32 @@ impl MultiState {
             rank,
         } = c
         else {
-            return 0;
+            return (0, None);
         };
-        // SAFETY: `k` was claimed for this run (module protocol).
-        let t = unsafe { self.tenant(k) };
-        let plan = &t.plan;
-        let units = plan.n_units();
-        let word = &self.groups[g].whole_claim[p];
+        let mut watch = Watch::default();
         let mut ran = 0;
         loop {
-            let start = if self.timing { now() } else { 0 };
+            // SAFETY: `k` was claimed for this run (module protocol): by the claim, or by
+            // the switch below.
+            let t = unsafe { self.tenant(k) };
+            let plan = &t.plan;
+            let units = plan.n_units();
+            let start = now();
             // SAFETY: this thread holds the entry (its claim, or the cycles it ran since):
             // no other thread runs any of the tenant's units; the plan is held by `&mut` by
             // the calling thread until the run ends, so no output reference is alive.
             unsafe { run_plan(plan) };
-            self.account(acct, k, start);
+            let end = now();
+            if self.timing {
+                self.account(acct, k, start);
+            }
             ran += units;
             if plan.any_panicked() {
                 // Relaxed: read after the run's end (units-left protocol).
                 t.captured.store(j, Ordering::Relaxed);
                 // Release: the entry is done for this run.
-                word.store((cur << 16) | TAKEN, Ordering::Release);
-                return ran + (run - j - 1) * units;
+                self.groups[g].whole_claim[p].store((cur << 16) | TAKEN, Ordering::Release);
+                return (ran + (run - j - 1) * units, None);
             }
             // SAFETY: this thread holds the entry, and ran its cycle `j` (module protocol).
             unsafe { t.capture_cycle(j) };
@@ -724,16 +789,39 @@ impl MultiState {
                 // Relaxed: read after the run's end (units-left protocol).
                 t.captured.store(run, Ordering::Relaxed);
             }
-            if !self.keep_or_hand_back(g, p, cur, n, j, run, rank) {
-                return ran;
+            match self.keep_or_hand_back(g, p, cur, n, j, run, rank, &mut watch) {
+                Next::Keep => {}
+                Next::Left => return (ran, None),
+                Next::Asked => {
+                    // Left to the asker for about two of its cycles (at this entry's pace).
+                    let until = end.wrapping_add(ASKED_CYCLES * end.wrapping_sub(start));
+                    return (ran, Some((p, until)));
+                }
+                Next::Switch { q, kq, jq } => {
+                    (p, k, j) = (q, kq, jq);
+                    watch = Watch::default();
+                }
             }
         }
     }
 
     /// On the thread that holds whole entry `p` of group `g` (of `n`) in run `cur` of `run`
-    /// cycles, after the entry's cycle `j - 1`: marks the entry done (`j == run`), or hands
-    /// it back with its next cycle `j` free for any thread when a free entry is far enough
-    /// behind, or keeps it. Returns whether the thread keeps it (and runs cycle `j` next).
+    /// cycles, after the entry's cycle `j - 1`, what it does next ([`Next`]):
+    /// - marks the entry done when `j == run`;
+    /// - hands it back when another thread asked for it (`whole_ask`);
+    /// - takes the entry it asked for (`watch.asked`) once its holder handed it back and it
+    ///   is still behind, and hands its own back;
+    /// - hands it back, its next cycle `j` free for any thread, when a free entry is far
+    ///   enough behind (below);
+    /// - else keeps it, and asks for an entry another thread holds that lags it by
+    ///   [`ask_lag`] cycles and advanced a quarter fewer cycles than this one (two at least)
+    ///   over the last [`WATCH_CYCLES`] or more: that thread is slower, or was taken off its core, and
+    ///   the run ends only when every entry has run its cycles, so the entry furthest behind
+    ///   is best run by the thread that is ahead. (With as many tenants as threads no entry
+    ///   is ever free, and a thread that the system runs half the time would otherwise hold
+    ///   its tenant back to half speed, and every other tenant with it at the run's end.) A
+    ///   lag alone is no reason: threads of one speed keep the lag they have, and would hand
+    ///   their tenants to each other at every cycle.
     #[allow(clippy::too_many_arguments)]
     fn keep_or_hand_back(
         &self,
@@ -744,12 +832,55 @@ impl MultiState {
         j: usize,
         run: usize,
         rank: usize,
-    ) -> bool {
-        let word = &self.groups[g].whole_claim[p];
+        watch: &mut Watch,
+    ) -> Next {
+        let group = &self.groups[g];
+        let word = &group.whole_claim[p];
         if j == run {
             // Release: done for this run (the run's end is counted by the units left).
             word.store((cur << 16) | TAKEN, Ordering::Release);
-            return false;
+            return Next::Left;
+        }
+        let free = (cur << 16) | ((j as u64) << 1);
+        // Relaxed: a hint; the claim of the entry is its word's read-modify-write.
+        if group.whole_ask[p].load(Ordering::Relaxed) == cur {
+            group.whole_ask[p].store(0, Ordering::Relaxed);
+            // Release: the thread that claims its next cycle sees this one's writes.
+            word.store(free, Ordering::Release);
+            // Relaxed: a count read between runs.
+            self.handovers.fetch_add(1, Ordering::Relaxed);
+            return Next::Asked;
+        }
+        if let Some(q) = watch.asked.take() {
+            // Relaxed: a look; the claim is the compare-and-swap.
+            let e = group.whole_claim[q].load(Ordering::Relaxed);
+            let (r, state) = (e >> 16, e & TAKEN);
+            // Its next cycle when it is free (an older run's word: not claimed in this run
+            // yet, free from its first cycle).
+            let jq = if r < cur { 0 } else { (state >> 1) as usize };
+            if r == cur && state != TAKEN && state & 1 == 1 {
+                // Still held: asked for, not handed back yet.
+                watch.asked = Some(q);
+            } else if (r < cur || r == cur && state != TAKEN) && jq < j {
+                let held = (cur << 16) | ((jq as u64) << 1) | 1;
+                // AcqRel: as every claim of a whole entry (see `claim_whole_by_rank`).
+                if group.whole_claim[q]
+                    .compare_exchange(e, held, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    // Release: as every hand-back.
+                    let order = if fugue_sync::fault::active("switch-hand-back-relaxed") {
+                        // Broken on purpose (loom): the next cycle's thread may not see
+                        // this one's.
+                        Ordering::Relaxed
+                    } else {
+                        Ordering::Release
+                    };
+                    word.store(free, order);
+                    let kq = group.whole_list[q].load(Ordering::Relaxed) as usize;
+                    return Next::Switch { q, kq, jq };
+                }
+            }
         }
         // Kept while no free home entry of the thread is `slack` cycles behind (a quarter of
         // the cycles left), nor another thread's entry twice that: a tenant stays on one
@@ -772,10 +903,68 @@ impl MultiState {
             } else {
                 Ordering::Release
             };
-            word.store((cur << 16) | ((j as u64) << 1), order);
-            return false;
+            word.store(free, order);
+            return Next::Left;
         }
-        true
+        if watch.asked.is_none() && j.is_multiple_of(LOOK_EVERY) {
+            let lagging = self.held_behind(g, cur, n, p, j.saturating_sub(ask_lag(run, j)));
+            watch.look = match (lagging, watch.look) {
+                (Some((q, jq)), Some((q0, jq0, j0))) if q == q0 && jq >= jq0 && j >= j0 => {
+                    // Over `w` cycles of this entry, `q` ran `w - d`.
+                    let w = j - j0;
+                    let d = w.saturating_sub(jq - jq0);
+                    if w >= WATCH_CYCLES && d >= (w / 4).max(3) {
+                        // Relaxed: a hint (see `whole_ask`).
+                        group.whole_ask[q].store(cur, Ordering::Relaxed);
+                        watch.asked = Some(q);
+                        None
+                    } else if w >= WATCH_MAX_CYCLES {
+                        Some((q, jq, j))
+                    } else {
+                        watch.look
+                    }
+                }
+                (Some((q, jq)), _) => Some((q, jq, j)),
+                (None, _) => None,
+            };
+        }
+        // Relaxed: the entry's progress, for the other threads' looks (`held_behind`).
+        group.whole_at[p].store((cur << 16) | j as u64, Ordering::Relaxed);
+        Next::Keep
+    }
+
+    /// The entry of group `g`'s first `n` in run `cur`, other than `p`, that a thread holds
+    /// at a cycle before `before`: the one furthest behind, and its cycle.
+    fn held_behind(
+        &self,
+        g: usize,
+        cur: u64,
+        n: usize,
+        p: usize,
+        before: usize,
+    ) -> Option<(usize, usize)> {
+        let group = &self.groups[g];
+        let mut best: Option<(usize, usize)> = None;
+        for (q, w) in group.whole_claim[..n].iter().enumerate() {
+            // Relaxed: a look.
+            let e = w.load(Ordering::Relaxed);
+            let (r, state) = (e >> 16, e & TAKEN);
+            if q == p || r != cur || state == TAKEN || state & 1 == 0 {
+                continue;
+            }
+            // Where its holder is: its last progress stored in this run, else where it
+            // claimed it.
+            let at = group.whole_at[q].load(Ordering::Relaxed);
+            let jq = if at >> 16 == cur {
+                ((at & 0xffff) as usize).max((state >> 1) as usize)
+            } else {
+                (state >> 1) as usize
+            };
+            if jq < before && best.is_none_or(|(bj, _)| jq < bj) {
+                best = Some((jq, q));
+            }
+        }
+        best.map(|(jq, q)| (q, jq))
     }
 
     /// Ends cycle `j` of a run of several of tenant `k`, run in parts, on the thread that ran
@@ -899,15 +1088,25 @@ impl MultiState {
             tenant: usize::MAX,
             ticks: 0,
         };
+        // An entry this thread handed over on request, left to the asker until a tick.
+        let mut handed: Option<(usize, u64)> = None;
         loop {
             // Read afresh each time: a thread still looking when the next cycle starts
             // must serve the group it has in that cycle, or its group could wait forever.
             let g = self.thread_group[w].load(Ordering::Relaxed);
-            if let Some(c) = self.claim_whole(w, g) {
+            let skip = handed.and_then(|(p, until)| (now() < until).then_some(p));
+            if skip.is_none() {
+                handed = None;
+            }
+            if let Some(c) = self.claim_whole(w, g, skip) {
                 idle = 0;
                 ran += match c {
                     Claim::Once(k) => self.run_whole(&mut acct, k),
-                    c => self.run_whole_cycles(&mut acct, c),
+                    c => {
+                        let (units, h) = self.run_whole_cycles(&mut acct, c);
+                        handed = h;
+                        units
+                    }
                 };
                 continue;
             }
@@ -1087,6 +1286,12 @@ impl SharedPool {
                     whole_claim: (0..MAX_TENANTS)
                         .map(|_| CachePadded::new(AtomicU64::new(0)))
                         .collect(),
+                    whole_ask: (0..MAX_TENANTS)
+                        .map(|_| CachePadded::new(AtomicU64::new(0)))
+                        .collect(),
+                    whole_at: (0..MAX_TENANTS)
+                        .map(|_| CachePadded::new(AtomicU64::new(0)))
+                        .collect(),
                     threads: AtomicUsize::new(0),
                     n: AtomicUsize::new(0),
                     members: (0..MAX_TENANTS).map(|_| AtomicU32::new(0)).collect(),
@@ -1099,6 +1304,7 @@ impl SharedPool {
             slot_of: (0..MAX_TENANTS).map(|_| AtomicUsize::new(0)).collect(),
             timing,
             oversubscribed: threads > crate::placement::available_cores(),
+            handovers: CachePadded::new(AtomicU64::new(0)),
         };
         state.groups[0].threads.store(threads, Ordering::Relaxed);
         let (pool, alone) = if threads == 1 {
@@ -1166,17 +1372,30 @@ impl SharedPool {
         w: usize,
         run: usize,
         state: &[loom::cell::UnsafeCell<usize>],
+        ask: Option<usize>,
     ) -> Vec<(usize, usize)> {
         let s = self.state();
         s.run.store(run, Ordering::Relaxed);
         let mut got = Vec::new();
-        while let Some(c) = s.claim_whole_by_rank(w, 0) {
+        let mut ask = ask;
+        while let Some(c) = s.claim_whole_by_rank(w, 0, None) {
             let Claim::Cycles {
-                p, mut j, cur, n, ..
+                mut p,
+                mut j,
+                cur,
+                n,
+                ..
             } = c
             else {
                 panic!("a run of one cycle");
             };
+            let mut watch = Watch::default();
+            // Asks for entry `q` once, as a thread that saw it lag would.
+            if let Some(q) = ask.filter(|&q| q != p) {
+                s.groups[0].whole_ask[q].store(cur, Ordering::Relaxed);
+                watch.asked = Some(q);
+                ask = None;
+            }
             loop {
                 state[p].with_mut(|v| {
                     // SAFETY: loom's cell; the model checks the access.
@@ -1186,8 +1405,10 @@ impl SharedPool {
                 });
                 got.push((p, j));
                 j += 1;
-                if !s.keep_or_hand_back(0, p, cur, n, j, run, w) {
-                    break;
+                match s.keep_or_hand_back(0, p, cur, n, j, run, w, &mut watch) {
+                    Next::Keep => {}
+                    Next::Left | Next::Asked => break,
+                    Next::Switch { q, jq, .. } => (p, j) = (q, jq),
                 }
             }
         }
@@ -1240,6 +1461,14 @@ impl SharedPool {
     /// Units a cycle may hold at most (all tenants together).
     pub fn unit_capacity(&self) -> usize {
         self.unit_capacity
+    }
+
+    /// How many times, in runs of several cycles, a thread that fell behind (slower, or
+    /// taken off its core) handed a graph it ran whole to a thread ahead that asked for it,
+    /// since the pool started. Read between runs.
+    pub fn handovers(&self) -> u64 {
+        // Relaxed: a count; the caller holds the pool between runs.
+        self.state().handovers.load(Ordering::Relaxed)
     }
 
     /// Problems met placing the workers (pinning or priority refused), said once.
@@ -1356,13 +1585,27 @@ impl SharedPool {
             return 1;
         }
         let auto = self.grain == TenantGrain::Auto;
-        let grain = if auto {
+        // Under `auto`, a run of several cycles with at least as many tenants as threads in
+        // every group of several threads runs them whole (`balanced`), unmeasured: a tenant
+        // that a thread taken off its core holds back is then handed to a thread that is
+        // ahead ([`MultiState::keep_or_hand_back`]), which the tuner's short measuring runs
+        // cannot show (`docs/host.md`, "The grain").
+        let whole_run = auto
+            && room > 1
+            && s.groups.iter().all(|g| {
+                let t = g.threads.load(Ordering::Relaxed);
+                t <= 1 || g.n.load(Ordering::Relaxed) >= t
+            });
+        let tuned = auto && !whole_run;
+        let grain = if whole_run {
+            TenantGrain::Balanced
+        } else if tuned {
             // What the cycle runs on: a change of tenants starts a new measurement.
             self.tuner.grain(((total as u64) << 8) | enabled)
         } else {
             self.grain
         };
-        if auto {
+        if tuned {
             room = room.min(self.tuner.run_length());
         }
         let s = self.state();
@@ -1380,7 +1623,7 @@ impl SharedPool {
         // Release, and Acquire where a claim reads it after the run's word: the run's length
         // goes with the word it was published with.
         s.run.store(run, Ordering::Release);
-        let started = if auto { now() } else { 0 };
+        let started = if tuned { now() } else { 0 };
         // SAFETY: every member's tenant pointer was stored above from a `&mut Tenant` that
         // lives until this function returns, after the cycle.
         unsafe { s.publish(total * run, grain, cycle) };
@@ -1391,7 +1634,7 @@ impl SharedPool {
         // Nothing of the cycle is referenced past here: the workers only follow the tables
         // after a claim, and every source has been claimed. Each tenant's busy time is in its
         // own counter ([`Tenant::take_busy_ticks`]).
-        if auto {
+        if tuned {
             let mean = now().wrapping_sub(started) / run as u64;
             self.tuner.record_run(mean, run);
         }
