@@ -8,7 +8,10 @@
 /// The trade-off (`bench-results/scaling/`): in parts, a thread done early takes over units
 /// of the others, so a core slowed by the machine's other work delays the cycle by little, but
 /// every unit pays a claim or a pop and its successors' counters; whole, a tenant costs what
-/// it costs alone, but the cycle waits for the slowest thread's last tenant.
+/// it costs alone, but the cycle waits for the slowest thread's last tenant. In runs of
+/// several cycles (offline), a tenant run whole that a slow thread holds back is handed to a
+/// thread ahead that asks for it, so with as many tenants as threads whole tenants keep up
+/// with a slowed core too.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TenantGrain {
     /// Every tenant in parts (units claimed from its cursor, home thread first).
@@ -21,7 +24,10 @@ pub enum TenantGrain {
     /// threads, run in parts, shared unit by unit by the threads done with their whole
     /// tenants (one graph on two threads runs on both).
     Balanced,
-    /// Measured: the pool runs blocks of cycles with units and with balanced, keeps the one
+    /// Balanced in runs of several cycles when every group of several threads has at least
+    /// as many tenants as threads (every tenant then runs whole, and a slow thread's tenant is
+    /// handed over). Otherwise measured: the pool runs blocks of cycles with units and with
+    /// balanced, keeps the one
     /// whose cycles took less time, and measures again every [`EXPLOIT_CYCLES`] cycles and
     /// whenever the tenants or the partition change ([`GrainTuner`]). Cores of equal speed
     /// favour balanced (no per-unit cost), cores whose speed varies favour units (the others

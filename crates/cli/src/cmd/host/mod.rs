@@ -144,7 +144,8 @@ pub struct Args {
     /// several threads): units (each graph's units claimed one by one, so that a thread done
     /// early helps the others), whole (each graph run whole by one thread, with no per-unit
     /// claim), balanced (as many graphs whole as fill the threads evenly, the rest in units),
-    /// or auto (measures units against balanced in blocks of cycles, keeps the faster, and
+    /// or auto (offline, with at least as many graphs as threads: balanced, every graph whole;
+    /// otherwise measures units against balanced in blocks of cycles, keeps the faster, and
     /// measures again every 1024 cycles and at each load or unload). The output is the same.
     #[arg(long, default_value = "auto", value_parser = ["units", "whole", "balanced", "auto"])]
     pub grain: String,
