@@ -104,6 +104,14 @@ pub(crate) const COMMANDS: usize = 64;
 /// (`docs/host.md`, "Offline: several cycles in a row").
 pub const BATCH_CYCLES: usize = 1024;
 
+/// Wall time an offline run of several cycles takes at most, about (50 ms): several of the
+/// system scheduler's time slices, and short enough for a stop to be noticed at once
+/// ([`HostAudio::run_cycles`]).
+const RUN_WALL_NS: u64 = 50_000_000;
+
+/// Cycles of the first offline run, before the pace is known.
+const FIRST_RUN_CYCLES: u64 = 64;
+
 /// Samples a graph's captured outputs of one run hold at most (2 MiB): a graph of large
 /// blocks or many channels runs fewer cycles in a row.
 const BATCH_SAMPLES: usize = 1 << 19;
@@ -185,6 +193,9 @@ pub(crate) struct HostAudio {
     swap_pending: bool,
     /// The cycle at which the ticks' rate was last refined (every 256 cycles).
     calibrated: u64,
+    /// Offline: the wall nanoseconds per cycle of the last run of several (0: none yet),
+    /// which sizes the next ([`RUN_WALL_NS`]).
+    run_cycle_ns: u64,
     /// The last cycle's mix held a sample that was not a finite number: this one is made
     /// counted at once ([`HostAudio::mix_counted`]), not twice (a graph that went NaN
     /// usually stays so).
@@ -228,6 +239,7 @@ impl HostAudio {
             calibration,
             ns_per_tick,
             calibrated: 0,
+            run_cycle_ns: 0,
             counted: false,
             swap_pending: false,
             record: None,
@@ -393,12 +405,27 @@ impl HostAudio {
     /// ([`SharedPool::run_cycles`]); the mix of each cycle is recorded, and
     /// [`HostAudio::mix`] is the last one's. Never allocates, frees, locks, or waits for the
     /// control thread.
-    pub(crate) fn run_cycles(&mut self, n: u64) {
+    ///
+    /// Each run holds at most [`BATCH_CYCLES`], and as many as take about [`RUN_WALL_NS`] at
+    /// the last run's pace (the first: [`FIRST_RUN_CYCLES`]). With `until`, no run starts
+    /// after that instant. Returns the cycles run.
+    pub(crate) fn run_cycles(&mut self, n: u64, until: Option<Instant>) -> u64 {
         let mut left = n;
         while left > 0 {
-            let want = left.min(BATCH_CYCLES as u64) as usize;
-            left -= self.run_some(want, Instant::now()).0 as u64;
+            let fit = match self.run_cycle_ns {
+                0 => FIRST_RUN_CYCLES,
+                ns => (RUN_WALL_NS / ns).max(1),
+            };
+            let want = left.min(BATCH_CYCLES as u64).min(fit) as usize;
+            let started = Instant::now();
+            let ran = self.run_some(want, started).0;
+            self.run_cycle_ns = (started.elapsed().as_nanos() as u64 / ran as u64).max(1);
+            left -= ran as u64;
+            if until.is_some_and(|u| Instant::now() >= u) {
+                break;
+            }
         }
+        n - left
     }
 
     /// Runs up to `cycles` cycles (one unless the pool can run several in a row: offline

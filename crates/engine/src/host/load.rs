@@ -361,15 +361,22 @@ impl Host {
             None => None,
         };
         let mut tenant = Tenant::new(plan);
+        // Bytes of the capture below, counted with the plan's against the host's limit.
+        let mut capture = 0;
         if executor.is_none() && self.options.backend == HostBackend::Offline {
-            // Offline, the pool runs several cycles in a row, each graph's outputs captured.
-            let b = super::audio::batch_cycles(tenant.plan().n_outputs(), tenant.plan().block());
+            // Offline, the pool runs several cycles in a row, each graph's outputs captured
+            // (at most 2 MiB: `batch_cycles`).
+            let (outputs, block) = (tenant.plan().n_outputs(), tenant.plan().block());
+            let b = super::audio::batch_cycles(outputs, block);
             tenant.set_batch(b);
+            if b > 1 {
+                capture = b * outputs * block * std::mem::size_of::<f32>();
+            }
         }
         let plan = tenant.plan();
         Ok(Built {
             cost_ns,
-            memory: plan.memory(),
+            memory: plan.memory() + capture,
             tasks: plan.len(),
             units: plan.n_units(),
             channels: plan.n_outputs(),

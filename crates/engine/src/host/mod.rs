@@ -72,7 +72,7 @@ mod stats;
 use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use fugue_dsp::Registry;
 use fugue_graph::TaskGraph;
@@ -513,8 +513,20 @@ impl Host {
                 "only the offline backend runs cycles on demand".into(),
             ));
         };
-        audio.run_cycles(n);
+        audio.run_cycles(n, None);
         Ok(())
+    }
+
+    /// Offline backend: as [`Host::run_cycles`], but starts no run of the pool after `wall`
+    /// (a run lasts about 50 ms at most), so that a caller can look at other things between
+    /// calls. Returns the cycles run, at least one. Other backends: an error.
+    pub fn run_cycles_for(&mut self, n: u64, wall: Duration) -> Result<u64, HostError> {
+        let Driver::Offline(audio) = &mut self.driver else {
+            return Err(HostError::Options(
+                "only the offline backend runs cycles on demand".into(),
+            ));
+        };
+        Ok(audio.run_cycles(n, Some(Instant::now() + wall)))
     }
 
     /// Offline backend: the last cycle's mix, one buffer per channel.

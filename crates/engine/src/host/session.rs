@@ -660,9 +660,8 @@ impl Session {
     /// Offline, the host's clock is the audio it has played, and it plays only while a
     /// `wait` runs: with `T` the seconds that every `wait` so far adds up to, `wait` runs the
     /// cycles up to cycle `round(T × rate / buffer)` (none when the host is there already),
-    /// as fast as they go, in slices of a second of audio (or of the pool's longest run of
-    /// cycles, if longer) so that what cuts a wait short is noticed
-    /// ([`Session::cut_short`]).
+    /// as fast as they go, in stretches of about 100 ms of wall time so that what cuts a wait
+    /// short is noticed ([`Session::cut_short`]).
     /// The other commands apply at the start of the next cycle run. So a script's recording
     /// holds exactly that many cycles, the same bytes at every run. Returns `seconds`, or,
     /// when it was cut short, the audio it played (whole milliseconds).
@@ -671,9 +670,6 @@ impl Session {
         let o = self.host.options();
         let per_second = o.rate as f64 / o.block as f64;
         let target = (self.waited.as_secs_f64() * per_second).round() as u64;
-        // A second of audio, or a whole run of the pool if that is longer (runs end at a
-        // slice's end).
-        let slice = (per_second.ceil() as u64).max(super::audio::BATCH_CYCLES as u64);
         let first = self.host.cycle();
         loop {
             let at = self.host.cycle();
@@ -686,7 +682,8 @@ impl Session {
             if at >= target {
                 return Ok(seconds);
             }
-            self.host.run_cycles((target - at).min(slice))?;
+            self.host
+                .run_cycles_for(target - at, Duration::from_millis(100))?;
             self.host.poll()?;
         }
     }
