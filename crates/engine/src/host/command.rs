@@ -312,11 +312,17 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
             if !unit {
                 exact(2, "a NAME and a gain in dB: gain NAME DB")?;
             }
-            // One unit at most (`-6dB`; `-6dBdB` is no gain).
+            // One unit at most (`-6dB`, or `-6 dB`; `-6dBdB` and `-6dB dB` are no gain).
             let a = args[1].as_str();
-            let db: f64 = a
-                .strip_suffix("dB")
-                .or_else(|| a.strip_suffix("db"))
+            let stripped = a.strip_suffix("dB").or_else(|| a.strip_suffix("db"));
+            if unit && stripped.is_some() {
+                return Err(format!(
+                    "`{} {}` gives the unit twice; give a number of dB from -200 to 40",
+                    shorten(&args[1]),
+                    shorten(&args[2])
+                ));
+            }
+            let db: f64 = stripped
                 .unwrap_or(a)
                 .parse()
                 .ok()
@@ -379,7 +385,10 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
                         shorten(&args[0])
                     )
                 })?;
-            Command::Wait { seconds }
+            // -0 is 0 s (said as `0 s`).
+            Command::Wait {
+                seconds: seconds + 0.0,
+            }
         }
         "help" | "?" => {
             if args.len() > 1 {
@@ -467,6 +476,13 @@ mod tests {
         assert!(parse("gain a 3dbdB").is_err());
         assert!(parse("gain a 3dBdB").is_err());
         assert!(parse("wait 0.1ss").is_err());
+        // -0 s is 0 s, said without its sign.
+        match parse("wait -0s").unwrap() {
+            Some(Command::Wait { seconds }) => {
+                assert!(seconds == 0.0 && seconds.is_sign_positive())
+            }
+            other => panic!("{other:?}"),
+        }
         assert_eq!(
             parse("wait 0.5s").unwrap(),
             Some(Command::Wait { seconds: 0.5 })
@@ -503,6 +519,8 @@ mod tests {
             ("unload", "something is missing"),
             ("gain a loud", "`loud` is not a gain"),
             ("gain a inf", "is not a gain"),
+            ("gain a -6dB dB", "`-6dB dB` gives the unit twice"),
+            ("gain a -6db DB", "gives the unit twice"),
             ("wait -1", "is not a duration"),
             ("wait NaN", "is not a duration"),
             ("load a \"x.ag", "not closed"),

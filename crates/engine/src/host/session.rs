@@ -274,7 +274,8 @@ impl fmt::Display for Answer {
             } => write!(
                 f,
                 "{name}: {node} {attr} = {} from the next cycle",
-                fugue_dsp::attrs::short_number(*value)
+                // -0 is said as 0.
+                fugue_dsp::attrs::short_number(*value + 0.0)
             ),
             Answer::List { graphs } => write_list(graphs, f),
             Answer::GraphStats { name, stats: s } => write!(
@@ -404,6 +405,8 @@ fn write_list(graphs: &[GraphInfo], f: &mut fmt::Formatter<'_>) -> fmt::Result {
 /// `x` as Rust writes it, but in scientific notation below a millionth or from 10^16 on,
 /// where that would write many digits (`1e-320`, not 0.000...0001).
 fn plain(x: f64) -> String {
+    // -0 is said as 0.
+    let x = x + 0.0;
     if x != 0.0 && x.is_finite() && !(1e-6..1e16).contains(&x.abs()) {
         format!("{x:e}")
     } else {
@@ -706,4 +709,26 @@ pub fn message(e: &(dyn std::error::Error + 'static)) -> String {
         cause = c.source();
     }
     fugue_graph::error::shorten_quotes(&s).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn negative_zero_is_said_as_zero() {
+        assert_eq!(plain(-0.0), "0");
+        let set = Answer::Set {
+            name: "a".into(),
+            node: "n".into(),
+            attr: "volume".into(),
+            value: -0.0,
+        };
+        assert_eq!(set.to_string(), "a: n volume = 0 from the next cycle");
+        let gain = Answer::Gain {
+            name: "a".into(),
+            db: -0.0,
+        };
+        assert_eq!(gain.to_string(), "gain of a: 0 dB");
+    }
 }
