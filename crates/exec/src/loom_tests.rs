@@ -522,8 +522,8 @@ fn loom_shared_pool_cycle_claims_raced() {
 
 /// Cycle claims with a request: one thread asks for the entry it did not claim first (as a
 /// thread ahead asks for an entry that a slow thread holds). Whichever way the two threads
-/// interleave (the asked entry held, handed back on request, taken in a switch, or claimed
-/// by the other thread first), each cycle of each entry runs once, in order, after the
+/// interleave with one preemption (the asked entry held, handed back on request, taken in a
+/// switch, or claimed by the other thread first), each cycle of each entry runs once, in order, after the
 /// entry's previous cycle, on a cell loom tracks.
 #[test]
 fn loom_shared_pool_asked_entries_switch() {

@@ -781,6 +781,11 @@ impl fugue_dsp::DspNode for SlowNode {
 #[test]
 fn a_graph_held_by_a_slow_thread_is_taken_over_by_the_faster_one() {
     use fugue_exec::{SharedPool, TenantGrain};
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        // One core: the worker may never run while the calling thread does.
+        eprintln!("skipped: one core");
+        return;
+    }
     let mut reg = Registry::with_builtin_kinds();
     reg.register(
         "slow1",

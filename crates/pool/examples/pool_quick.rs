@@ -224,7 +224,7 @@ fn main() {
     let only = arg("--only");
     let workloads: Vec<&str> = ["join-tree", "spawn-tree", "quicksort"]
         .into_iter()
-        .filter(|w| only.as_deref().map_or(true, |o| o == *w))
+        .filter(|w| only.as_deref().is_none_or(|o| o == *w))
         .collect();
     println!(
         "threads {threads}, runs {runs} (interleaved: one run of every pool in turn), \

@@ -197,13 +197,13 @@ fn tree_size(seed: u64, depth: u32) -> usize {
 fn random_tree<'s>(s: &Scope<'s>, seed: u64, depth: u32, count: &'s AtomicUsize) {
     count.fetch_add(1, Ordering::Relaxed);
     let r = mix(seed);
-    if r % 7 == 0 {
+    if r.is_multiple_of(7) {
         std::thread::sleep(Duration::from_micros(r % 300));
     }
     let kids = if depth == 0 { 0 } else { r % 4 };
     let child = |k: u64| mix(seed ^ (k + 1));
     match kids {
-        2 if (r >> 8) % 2 == 0 => {
+        2 if (r >> 8).is_multiple_of(2) => {
             join(
                 || random_tree(s, child(0), depth - 1, count),
                 || random_tree(s, child(1), depth - 1, count),

@@ -110,9 +110,9 @@ impl fmt::Display for Pretty {
             write!(f, "{}s", d.as_secs())
         } else if d >= Duration::from_secs(1) {
             write!(f, "{}s", d.as_secs_f64())
-        } else if d.subsec_nanos() % 1_000_000 == 0 {
+        } else if d.subsec_nanos().is_multiple_of(1_000_000) {
             write!(f, "{}ms", d.as_millis())
-        } else if d.subsec_nanos() % 1_000 == 0 {
+        } else if d.subsec_nanos().is_multiple_of(1_000) {
             write!(f, "{}µs", d.as_micros())
         } else {
             write!(f, "{d:?}")

@@ -452,7 +452,9 @@ impl Consumer {
             polls = polls.wrapping_add(1);
             // Reading the clock costs tens of nanoseconds: spinners look at it every 64 polls.
             if let (Some(d), Some(t)) = (deadline, timeout) {
-                if (region.strategy != Strategy::Spin || polls % 64 == 0) && Instant::now() >= d {
+                if (region.strategy != Strategy::Spin || polls.is_multiple_of(64))
+                    && Instant::now() >= d
+                {
                     return Err(NextError::Timeout {
                         missing: self.next,
                         waited: t,

@@ -116,6 +116,9 @@ const FIRST_RUN_CYCLES: u64 = 64;
 /// blocks or many channels runs fewer cycles in a row.
 const BATCH_SAMPLES: usize = 1 << 19;
 
+/// Bytes of a graph's capture at most ([`BATCH_SAMPLES`] samples).
+pub(crate) const CAPTURE_BYTES: usize = BATCH_SAMPLES * std::mem::size_of::<f32>();
+
 /// Cycles of a run of several for a graph of `outputs` channels of `block` frames.
 pub(crate) fn batch_cycles(outputs: usize, block: usize) -> usize {
     (BATCH_SAMPLES / outputs.saturating_mul(block).max(1)).clamp(1, BATCH_CYCLES)
@@ -407,11 +410,15 @@ impl HostAudio {
     /// control thread.
     ///
     /// Each run holds at most [`BATCH_CYCLES`], and as many as take about [`RUN_WALL_NS`] at
-    /// the last run's pace (the first: [`FIRST_RUN_CYCLES`]). With `until`, no run starts
+    /// the last run's pace (the first, and the first after commands: [`FIRST_RUN_CYCLES`]). With `until`, no run starts
     /// after that instant. Returns the cycles run.
     pub(crate) fn run_cycles(&mut self, n: u64, until: Option<Instant>) -> u64 {
         let mut left = n;
         while left > 0 {
+            if !self.queues.to_audio.is_empty() {
+                // A graph may come or go at this run's start: its pace is not known.
+                self.run_cycle_ns = 0;
+            }
             let fit = match self.run_cycle_ns {
                 0 => FIRST_RUN_CYCLES,
                 ns => (RUN_WALL_NS / ns).max(1),

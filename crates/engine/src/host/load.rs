@@ -36,7 +36,8 @@ pub(super) struct Entry {
     pub(super) executor: Option<(ExecutorKind, usize)>,
     /// Its critical path's share of its work ([`span_share`]).
     pub(super) span: f64,
-    /// Bytes of its plan ([`Plan::memory`]), counted against [`memory_limit`].
+    /// Bytes of its plan ([`Plan::memory`]) and, offline, of its outputs' capture, counted
+    /// against [`memory_limit`].
     pub(super) memory: usize,
     /// Whether a notice said that it panicked, and that its output held samples that were
     /// not finite numbers ([`Host::take_notices`]): each is said once.
@@ -504,7 +505,15 @@ impl Host {
         // What the other graphs leave of the host's memory.
         let limit = memory_limit();
         let used: usize = self.others(id).map(|e| e.memory).sum();
-        let left = limit.saturating_sub(used);
+        // Offline, the graph's capture comes on top of its plan (2 MiB at most).
+        let capture = if self.options.backend == HostBackend::Offline
+            && self.options.mode != Mode::Separate
+        {
+            super::audio::CAPTURE_BYTES
+        } else {
+            0
+        };
+        let left = limit.saturating_sub(used).saturating_sub(capture);
         let compile = |pipeline: usize| {
             Plan::compile_within(
                 graph,

@@ -519,7 +519,8 @@ impl Host {
 
     /// Offline backend: as [`Host::run_cycles`], but starts no run of the pool after `wall`
     /// (a run lasts about 50 ms at most), so that a caller can look at other things between
-    /// calls. Returns the cycles run, at least one. Other backends: an error.
+    /// calls. Returns the cycles run (at least one when `n` is not 0). Other backends: an
+    /// error.
     pub fn run_cycles_for(&mut self, n: u64, wall: Duration) -> Result<u64, HostError> {
         let Driver::Offline(audio) = &mut self.driver else {
             return Err(HostError::Options(

@@ -132,7 +132,7 @@ fn ask_lag(run: usize, j: usize) -> usize {
 
 /// Over how many of its own cycles at least a thread watches an entry that lags it before
 /// it asks for it ([`MultiState::keep_or_hand_back`]): it asks once the entry ran a quarter
-/// fewer cycles than its own over that stretch, and at least two fewer.
+/// fewer cycles than its own over that stretch, and at least three fewer.
 const WATCH_CYCLES: usize = 8;
 
 /// Every how many of its cycles a thread that holds a whole entry looks at where the
@@ -146,8 +146,9 @@ const WATCH_MAX_CYCLES: usize = 64;
 /// What the thread that holds a whole entry knows of the entries that lag it.
 #[derive(Default)]
 struct Watch {
-    /// The entry it asked for, not yet handed back.
-    asked: Option<usize>,
+    /// The entry it asked for, not yet handed back, and that entry's word when it asked
+    /// (held by the thread it asked).
+    asked: Option<(usize, u64)>,
     /// An entry that lags it, that entry's cycle and its own when it first saw it lag.
     look: Option<(usize, usize, usize)>,
 }
@@ -239,7 +240,11 @@ impl Tenant {
     /// Makes room for the outputs of `cycles` cycles, so that [`SharedPool::run_cycles`] may
     /// run the tenant that many cycles at a time (control thread; allocates
     /// `cycles × outputs × block` samples).
+    ///
+    /// # Panics
+    /// If `cycles` is `1 << 14` or more (a run's cycle is held in 15 bits of a claim word).
     pub fn set_batch(&mut self, cycles: usize) {
+        assert!(cycles < 1 << 14, "a batch of too many cycles");
         let cycles = cycles.max(1);
         let len = if cycles > 1 {
             cycles * self.plan.n_outputs() * self.plan.block()
@@ -536,6 +541,8 @@ impl MultiState {
     /// the entry at thread `w`'s rank on: the tenant for the run's one cycle, or, in a run
     /// of several, its free home entry furthest behind (another thread's when that one lags
     /// it by twice the keep slack, or when it has no home entry left), from its next cycle.
+    /// In a run of several, entry `skip` is left alone (one this thread handed over on
+    /// request a moment ago, left to the thread that asked).
     #[inline]
     fn claim_whole(&self, w: usize, g: usize, skip: Option<usize>) -> Option<Claim> {
         let rank = self.thread_rank[w].load(Ordering::Relaxed);
@@ -611,6 +618,12 @@ impl MultiState {
                 .compare_exchange(e, held, Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok()
             {
+                // Relaxed: a hint. An ask left from before the entry was handed back for
+                // another reason is answered by this claim (its holder would otherwise hand
+                // it back after one cycle).
+                if group.whole_ask[p].load(Ordering::Relaxed) == cur {
+                    group.whole_ask[p].store(0, Ordering::Relaxed);
+                }
                 let k = group.whole_list[p].load(Ordering::Relaxed) as usize;
                 return Some(Claim::Cycles {
                     g,
@@ -766,9 +779,10 @@ impl MultiState {
             let plan = &t.plan;
             let units = plan.n_units();
             let start = now();
-            // SAFETY: this thread holds the entry (its claim, or the cycles it ran since):
-            // no other thread runs any of the tenant's units; the plan is held by `&mut` by
-            // the calling thread until the run ends, so no output reference is alive.
+            // SAFETY: this thread holds the entry (its claim or its switch to it, and the
+            // cycles it ran since): no other thread runs any of the tenant's units; the plan
+            // is held by `&mut` by the calling thread until the run ends, so no output
+            // reference is alive.
             unsafe { run_plan(plan) };
             let end = now();
             if self.timing {
@@ -793,7 +807,7 @@ impl MultiState {
                 Next::Keep => {}
                 Next::Left => return (ran, None),
                 Next::Asked => {
-                    // Left to the asker for about two of its cycles (at this entry's pace).
+                    // Left to the asker for four of this thread's last cycle's time.
                     let until = end.wrapping_add(ASKED_CYCLES * end.wrapping_sub(start));
                     return (ran, Some((p, until)));
                 }
@@ -814,7 +828,7 @@ impl MultiState {
     /// - hands it back, its next cycle `j` free for any thread, when a free entry is far
     ///   enough behind (below);
     /// - else keeps it, and asks for an entry another thread holds that lags it by
-    ///   [`ask_lag`] cycles and advanced a quarter fewer cycles than this one (two at least)
+    ///   [`ask_lag`] cycles and advanced a quarter fewer cycles than this one (three at least)
     ///   over the last [`WATCH_CYCLES`] or more: that thread is slower, or was taken off its core, and
     ///   the run ends only when every entry has run its cycles, so the entry furthest behind
     ///   is best run by the thread that is ahead. (With as many tenants as threads no entry
@@ -851,17 +865,20 @@ impl MultiState {
             self.handovers.fetch_add(1, Ordering::Relaxed);
             return Next::Asked;
         }
-        if let Some(q) = watch.asked.take() {
+        if let Some((q, seen)) = watch.asked.take() {
             // Relaxed: a look; the claim is the compare-and-swap.
             let e = group.whole_claim[q].load(Ordering::Relaxed);
             let (r, state) = (e >> 16, e & TAKEN);
             // Its next cycle when it is free (an older run's word: not claimed in this run
             // yet, free from its first cycle).
             let jq = if r < cur { 0 } else { (state >> 1) as usize };
-            if r == cur && state != TAKEN && state & 1 == 1 {
-                // Still held: asked for, not handed back yet.
-                watch.asked = Some(q);
-            } else if (r < cur || r == cur && state != TAKEN) && jq < j {
+            let held = r == cur && state != TAKEN && state & 1 == 1;
+            let is_free = r < cur || r == cur && state != TAKEN && state & 1 == 0;
+            if held && e == seen {
+                // Still held by the thread asked: not handed back yet. (Held by another
+                // since, or done: the ask is dropped.)
+                watch.asked = Some((q, seen));
+            } else if is_free && jq < j {
                 let held = (cur << 16) | ((jq as u64) << 1) | 1;
                 // AcqRel: as every claim of a whole entry (see `claim_whole_by_rank`).
                 if group.whole_claim[q]
@@ -877,6 +894,9 @@ impl MultiState {
                         Ordering::Release
                     };
                     word.store(free, order);
+                    // Relaxed: a hint; the ask is answered (its holder may have handed it
+                    // back for its own reasons, before it saw the ask).
+                    group.whole_ask[q].store(0, Ordering::Relaxed);
                     let kq = group.whole_list[q].load(Ordering::Relaxed) as usize;
                     return Next::Switch { q, kq, jq };
                 }
@@ -916,7 +936,8 @@ impl MultiState {
                     if w >= WATCH_CYCLES && d >= (w / 4).max(3) {
                         // Relaxed: a hint (see `whole_ask`).
                         group.whole_ask[q].store(cur, Ordering::Relaxed);
-                        watch.asked = Some(q);
+                        // Relaxed: a look; the switch compares it.
+                        watch.asked = Some((q, group.whole_claim[q].load(Ordering::Relaxed)));
                         None
                     } else if w >= WATCH_MAX_CYCLES {
                         Some((q, jq, j))
@@ -1393,7 +1414,7 @@ impl SharedPool {
             // Asks for entry `q` once, as a thread that saw it lag would.
             if let Some(q) = ask.filter(|&q| q != p) {
                 s.groups[0].whole_ask[q].store(cur, Ordering::Relaxed);
-                watch.asked = Some(q);
+                watch.asked = Some((q, s.groups[0].whole_claim[q].load(Ordering::Relaxed)));
                 ask = None;
             }
             loop {
@@ -1531,7 +1552,9 @@ impl SharedPool {
     /// plan's, as after [`SharedPool::run_cycle`]. Nothing can be changed between the cycles
     /// of a run (parameters, tenants): it is for offline runs. Under [`TenantGrain::Auto`] a
     /// run stops where the tuner would change grain, and counts as that many cycles of its
-    /// mean duration. Never allocates, locks or blocks.
+    /// mean duration, unless every group of several threads has at least as many tenants as
+    /// threads: then it runs them whole ([`TenantGrain::Balanced`]), unmeasured. Never
+    /// allocates, locks or blocks.
     ///
     /// # Panics
     /// As [`SharedPool::run_cycle`].
