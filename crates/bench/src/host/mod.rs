@@ -213,6 +213,9 @@ pub struct OfflinePoint {
     /// The mean of the cycles' parallel part (the graphs' run on every thread), ns; the rest
     /// of the cycle is the audio thread's alone (commands, mix, statistics).
     pub parallel_ns: f64,
+    /// Graphs handed over from a thread that fell behind during the point
+    /// ([`fugue_engine::host::HostStatsSnapshot::handovers`]).
+    pub handovers: u64,
 }
 
 impl OfflinePoint {
@@ -387,6 +390,8 @@ impl HostBench {
                     serial_ns: of(&|p| Some(p.cycle_ns - p.parallel_ns)).unwrap_or(f64::NAN),
                     busy: of(&|p| Some(HostBench::busy_share(p))).unwrap_or(f64::NAN),
                     inflation: of(&|p| self.inflation(p)),
+                    handovers_per_s: of(&|p| Some(p.handovers as f64 / p.seconds.max(1e-9)))
+                        .unwrap_or(f64::NAN),
                 }
             })
             .collect()
@@ -445,6 +450,8 @@ pub struct Summary {
     pub busy: f64,
     /// Median node-time inflation ([`HostBench::inflation`]).
     pub inflation: Option<f64>,
+    /// Median hand-overs per second ([`OfflinePoint::handovers`]).
+    pub handovers_per_s: f64,
 }
 
 /// The median of `v` ([`crate::stats::median`]); `None` when empty.
@@ -686,6 +693,7 @@ fn offline_points(
                     shares_ns,
                     cycle_ns,
                     parallel_ns,
+                    handovers: h1.handovers - h0.handovers,
                 });
                 host.finish()
                     .map_err(|e| BenchError::Failed(e.to_string()))?;

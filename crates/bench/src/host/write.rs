@@ -110,7 +110,7 @@ pub fn write(
         }
     }
     md.push_str(
-        "\nFiles: `raw.csv` (one row per instance and point, and per real-time run), `summary.csv`",
+        "\nFiles: `raw.csv` (one row per instance and point, and per real-time run), `summary.csv` (its `handovers_per_s`: graphs handed by a thread that fell behind to one ahead, per second, `docs/host.md`)",
     );
     if !b.offline.is_empty() {
         md.push_str(", `throughput.svg`/`.png` (aggregate against N per mode), `ceiling.svg`/`.png` (the aggregate as a fraction of the ceiling against N per mode, per graph and thread count)");
@@ -214,6 +214,7 @@ fn write_csvs(dir: &Path, c: &HostBenchConfig, b: &HostBench) -> Result<(), Benc
         "repeats",
         "of_ceiling_min",
         "of_ceiling_max",
+        "handovers_per_s",
     ]);
     let opt = |v: Option<f64>, digits: usize| v.map_or(String::new(), |f| format!("{f:.digits$}"));
     for p in &summaries {
@@ -234,6 +235,7 @@ fn write_csvs(dir: &Path, c: &HostBenchConfig, b: &HostBench) -> Result<(), Benc
             p.repeats.to_string(),
             opt(p.fraction_min, 3),
             opt(p.fraction_max, 3),
+            format!("{:.1}", p.handovers_per_s),
         ]);
     }
     summary.write(&dir.join("summary.csv"))

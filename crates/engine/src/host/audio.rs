@@ -450,6 +450,10 @@ impl HostAudio {
         let ran = match &mut self.runtime {
             Runtime::Pool(pool) => {
                 let ran = pool.run_cycles(&mut set.slots, cycles);
+                // Relaxed: a counter read for a report.
+                self.stats
+                    .handovers
+                    .store(pool.handovers(), Ordering::Relaxed);
                 for s in set.slots.iter_mut() {
                     // Taken even from a silenced graph, so that none is left for later.
                     s.work_ticks = s.tenant.take_busy_ticks();

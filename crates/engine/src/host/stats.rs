@@ -171,6 +171,8 @@ pub(crate) struct HostStats {
     pub(crate) resize_cycles: AtomicU64,
     /// Sets of graphs recompiled at a new buffer size and adopted.
     pub(crate) resizes: AtomicU64,
+    /// The shared pool's hand-overs so far ([`fugue_exec::SharedPool::handovers`]).
+    pub(crate) handovers: AtomicU64,
 }
 
 impl HostStats {
@@ -187,6 +189,7 @@ impl HostStats {
             overruns: AtomicU64::new(0),
             resize_cycles: AtomicU64::new(0),
             resizes: AtomicU64::new(0),
+            handovers: AtomicU64::new(0),
         }
     }
 
@@ -225,6 +228,7 @@ impl HostStats {
             overruns: self.overruns.load(Ordering::Relaxed),
             resize_cycles: self.resize_cycles.load(Ordering::Relaxed),
             resizes: self.resizes.load(Ordering::Relaxed),
+            handovers: self.handovers.load(Ordering::Relaxed),
         }
     }
 }
@@ -263,6 +267,10 @@ pub struct HostStatsSnapshot {
     pub resize_cycles: u64,
     /// JACK buffer-size changes followed: sets of graphs recompiled and adopted.
     pub resizes: u64,
+    /// Offline, in runs of several cycles: how many times a thread that fell behind (slower,
+    /// or taken off its core) handed a graph it ran whole to a thread ahead that asked for it
+    /// (shared and partitioned modes; `docs/host.md`, "Offline: several cycles in a row").
+    pub handovers: u64,
 }
 
 impl HostStatsSnapshot {
