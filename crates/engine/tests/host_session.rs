@@ -160,6 +160,7 @@ fn replies_in_text_and_json() {
             "cycles",
             "first_misses",
             "graphs",
+            "handovers",
             "max_ns",
             "mean_ns",
             "misses",
