@@ -501,21 +501,31 @@ fn loom_shared_pool_whole_claims_raced() {
 /// entry: a claim that did not see the previous cycle's writes is a data race).
 #[test]
 fn loom_shared_pool_cycle_claims_raced() {
-    model_bounded(1, || {
+    cycle_claims_raced(&[10, 11, 12], 2, None);
+}
+
+/// Two threads of one group claim the cycles of a run of `run` cycles of whole entries
+/// (tenants `tenants`), thread 0 asking for entry `ask` first when given, under loom with
+/// one preemption: every cycle of every entry runs exactly once, in order, after the entry's
+/// previous one (a tracked cell per entry).
+fn cycle_claims_raced(tenants: &'static [u32], run: usize, ask: Option<usize>) {
+    model_bounded(1, move || {
+        let n = tenants.len();
         let pool = Arc::new(crate::SharedPool::new(1, 64, false, &ExecOptions::default()).unwrap());
-        pool.loom_whole_setup(2, &[10, 11, 12]);
-        pool.loom_whole_publish(1, 3);
+        pool.loom_whole_setup(2, tenants);
+        pool.loom_whole_publish(1, n);
         let state: Arc<Vec<loom::cell::UnsafeCell<usize>>> =
-            Arc::new((0..3).map(|_| loom::cell::UnsafeCell::new(0)).collect());
+            Arc::new((0..n).map(|_| loom::cell::UnsafeCell::new(0)).collect());
         let other = {
             let pool = pool.clone();
             let state = state.clone();
-            thread::spawn(move || pool.loom_cycle_claims(1, 2, &state, None))
+            thread::spawn(move || pool.loom_cycle_claims(1, run, &state, None))
         };
-        let mut got = pool.loom_cycle_claims(0, 2, &state, None);
+        let mut got = pool.loom_cycle_claims(0, run, &state, ask);
         got.extend(other.join().unwrap());
         got.sort_unstable();
-        let want: Vec<(usize, usize)> = (0..3).flat_map(|p| [(p, 0), (p, 1)]).collect();
+        let want: Vec<(usize, usize)> =
+            (0..n).flat_map(|p| (0..run).map(move |j| (p, j))).collect();
         assert_eq!(got, want);
     });
 }
@@ -527,23 +537,7 @@ fn loom_shared_pool_cycle_claims_raced() {
 /// entry's previous cycle, on a cell loom tracks.
 #[test]
 fn loom_shared_pool_asked_entries_switch() {
-    model_bounded(1, || {
-        let pool = Arc::new(crate::SharedPool::new(1, 64, false, &ExecOptions::default()).unwrap());
-        pool.loom_whole_setup(2, &[10, 11]);
-        pool.loom_whole_publish(1, 2);
-        let state: Arc<Vec<loom::cell::UnsafeCell<usize>>> =
-            Arc::new((0..2).map(|_| loom::cell::UnsafeCell::new(0)).collect());
-        let other = {
-            let pool = pool.clone();
-            let state = state.clone();
-            thread::spawn(move || pool.loom_cycle_claims(1, 3, &state, None))
-        };
-        let mut got = pool.loom_cycle_claims(0, 3, &state, Some(1));
-        got.extend(other.join().unwrap());
-        got.sort_unstable();
-        let want: Vec<(usize, usize)> = (0..2).flat_map(|p| [(p, 0), (p, 1), (p, 2)]).collect();
-        assert_eq!(got, want);
-    });
+    cycle_claims_raced(&[10, 11], 3, Some(1));
 }
 
 /// Cycle claims with a request: the entry that a thread hands back as it switches to the one

@@ -508,13 +508,7 @@ impl Host {
     /// applied at the start of the first). Nothing is freed here: what the cycles hand back
     /// is freed by the next command or [`Host::wait`]. Other backends: an error.
     pub fn run_cycles(&mut self, n: u64) -> Result<(), HostError> {
-        let Driver::Offline(audio) = &mut self.driver else {
-            return Err(HostError::Options(
-                "only the offline backend runs cycles on demand".into(),
-            ));
-        };
-        audio.run_cycles(n, None);
-        Ok(())
+        self.run_offline(n, None).map(|_| ())
     }
 
     /// Offline backend: as [`Host::run_cycles`], but starts no run of the pool after `wall`
@@ -522,12 +516,18 @@ impl Host {
     /// calls. Returns the cycles run (at least one when `n` is not 0). Other backends: an
     /// error.
     pub fn run_cycles_for(&mut self, n: u64, wall: Duration) -> Result<u64, HostError> {
+        self.run_offline(n, Some(Instant::now() + wall))
+    }
+
+    /// [`Host::run_cycles`] and [`Host::run_cycles_for`]: the offline driver's
+    /// [`audio::HostAudio::run_cycles`].
+    fn run_offline(&mut self, n: u64, until: Option<Instant>) -> Result<u64, HostError> {
         let Driver::Offline(audio) = &mut self.driver else {
             return Err(HostError::Options(
                 "only the offline backend runs cycles on demand".into(),
             ));
         };
-        Ok(audio.run_cycles(n, Some(Instant::now() + wall)))
+        Ok(audio.run_cycles(n, until))
     }
 
     /// Offline backend: the last cycle's mix, one buffer per channel.

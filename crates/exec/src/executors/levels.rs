@@ -115,12 +115,8 @@ impl Levels {
             plan: AtomicPtr::new(std::ptr::null_mut()),
             n_levels: AtomicU32::new(0),
             level: CachePadded::new(AtomicU64::new(0)),
-            claim: (0..n)
-                .map(|_| CachePadded::new(AtomicU64::new(0)))
-                .collect(),
-            done: (0..n)
-                .map(|_| CachePadded::new(AtomicU64::new(0)))
-                .collect(),
+            claim: crate::runtime::padded_zeros(n),
+            done: crate::runtime::padded_zeros(n),
             signal: Signal::new(),
             budget: opts.steal_budget,
         };

@@ -77,6 +77,27 @@ const UNIT_BITS: u32 = 26;
 /// several), else `(j << 1) | busy`: its next cycle `j`, and whether a thread holds it.
 const TAKEN: u64 = 0xffff;
 
+/// The cycle a whole entry of word `e` is free for in run `cur`: none when it is held, done,
+/// or a later run's (a thread that read an older run's word claims nothing); 0 for an older
+/// run's word (not claimed in this run yet).
+fn free_at(e: u64, cur: u64) -> Option<usize> {
+    let (r, state) = (e >> 16, e & TAKEN);
+    if r > cur || (r == cur && (state == TAKEN || state & 1 == 1)) {
+        None
+    } else if r < cur {
+        Some(0)
+    } else {
+        Some((state >> 1) as usize)
+    }
+}
+
+/// The cycle at which a thread claimed the whole entry of word `e` in run `cur`, while it
+/// holds it; none when it is free, done, or another run's.
+fn held_at(e: u64, cur: u64) -> Option<usize> {
+    let (r, state) = (e >> 16, e & TAKEN);
+    (r == cur && state != TAKEN && state & 1 == 1).then_some((state >> 1) as usize)
+}
+
 /// How many cycles a free entry may lag the one a thread holds, at cycle `j` of a run of
 /// `run`, before the thread turns to it: a quarter of the cycles left, at least one.
 fn slack(run: usize, j: usize) -> usize {
@@ -569,18 +590,6 @@ impl MultiState {
             return None;
         }
         let t = group.threads.load(Ordering::Relaxed).max(1);
-        // The cycle an entry is free for, from its word: none when it is held, done, or a
-        // later run's (a thread that read an older run's word claims nothing).
-        let free = |e: u64| -> Option<usize> {
-            let (r, state) = (e >> 16, e & TAKEN);
-            if r > cur || (r == cur && (state == TAKEN || state & 1 == 1)) {
-                None
-            } else if r < cur {
-                Some(0)
-            } else {
-                Some((state >> 1) as usize)
-            }
-        };
         loop {
             // The free home entry furthest behind (a tenant stays on its home core, its
             // state and buffers in that core's cache), unless another thread's free entry
@@ -592,7 +601,7 @@ impl MultiState {
                 for p in entries.filter(|&p| Some(p) != skip) {
                     // Relaxed: a look; the claim below is the read-modify-write that counts.
                     let e = group.whole_claim[p].load(Ordering::Relaxed);
-                    if let Some(j) = free(e) {
+                    if let Some(j) = free_at(e, cur) {
                         if best.is_none_or(|(bj, _, _)| j < bj) {
                             best = Some((j, p, e));
                         }
@@ -648,10 +657,7 @@ impl MultiState {
         group.whole_claim[..n].iter().enumerate().any(|(p, w)| {
             let j = if p % t == rank % t { home } else { other };
             // Relaxed: a look.
-            let e = w.load(Ordering::Relaxed);
-            let (r, state) = (e >> 16, e & TAKEN);
-            r < cur && j > 0
-                || (r == cur && state != TAKEN && state & 1 == 0 && ((state >> 1) as usize) < j)
+            free_at(w.load(Ordering::Relaxed), cur).is_some_and(|f| f < j)
         })
     }
 
@@ -784,10 +790,7 @@ impl MultiState {
             // is held by `&mut` by the calling thread until the run ends, so no output
             // reference is alive.
             unsafe { run_plan(plan) };
-            let end = now();
-            if self.timing {
-                self.account(acct, k, start);
-            }
+            self.account(acct, k, start);
             ran += units;
             if plan.any_panicked() {
                 // Relaxed: read after the run's end (units-left protocol).
@@ -808,6 +811,7 @@ impl MultiState {
                 Next::Left => return (ran, None),
                 Next::Asked => {
                     // Left to the asker for four of this thread's last cycle's time.
+                    let end = now();
                     let until = end.wrapping_add(ASKED_CYCLES * end.wrapping_sub(start));
                     return (ran, Some((p, until)));
                 }
@@ -868,17 +872,11 @@ impl MultiState {
         if let Some((q, seen)) = watch.asked.take() {
             // Relaxed: a look; the claim is the compare-and-swap.
             let e = group.whole_claim[q].load(Ordering::Relaxed);
-            let (r, state) = (e >> 16, e & TAKEN);
-            // Its next cycle when it is free (an older run's word: not claimed in this run
-            // yet, free from its first cycle).
-            let jq = if r < cur { 0 } else { (state >> 1) as usize };
-            let held = r == cur && state != TAKEN && state & 1 == 1;
-            let is_free = r < cur || r == cur && state != TAKEN && state & 1 == 0;
-            if held && e == seen {
+            if e == seen && held_at(e, cur).is_some() {
                 // Still held by the thread asked: not handed back yet. (Held by another
                 // since, or done: the ask is dropped.)
                 watch.asked = Some((q, seen));
-            } else if is_free && jq < j {
+            } else if let Some(jq) = free_at(e, cur).filter(|&jq| jq < j) {
                 let held = (cur << 16) | ((jq as u64) << 1) | 1;
                 // AcqRel: as every claim of a whole entry (see `claim_whole_by_rank`).
                 if group.whole_claim[q]
@@ -968,18 +966,16 @@ impl MultiState {
         let mut best: Option<(usize, usize)> = None;
         for (q, w) in group.whole_claim[..n].iter().enumerate() {
             // Relaxed: a look.
-            let e = w.load(Ordering::Relaxed);
-            let (r, state) = (e >> 16, e & TAKEN);
-            if q == p || r != cur || state == TAKEN || state & 1 == 0 {
+            let Some(claimed) = held_at(w.load(Ordering::Relaxed), cur).filter(|_| q != p) else {
                 continue;
-            }
+            };
             // Where its holder is: its last progress stored in this run, else where it
             // claimed it.
             let at = group.whole_at[q].load(Ordering::Relaxed);
             let jq = if at >> 16 == cur {
-                ((at & 0xffff) as usize).max((state >> 1) as usize)
+                ((at & 0xffff) as usize).max(claimed)
             } else {
-                (state >> 1) as usize
+                claimed
             };
             if jq < before && best.is_none_or(|(bj, _)| jq < bj) {
                 best = Some((jq, q));
@@ -1298,21 +1294,13 @@ impl SharedPool {
                 .collect(),
             groups: (0..threads)
                 .map(|_| Group {
-                    cursors: (0..MAX_TENANTS)
-                        .map(|_| CachePadded::new(AtomicU64::new(0)))
-                        .collect(),
+                    cursors: crate::runtime::padded_zeros(MAX_TENANTS),
                     used: AtomicUsize::new(0),
                     whole: CachePadded::new(AtomicU64::new(0)),
                     whole_list: (0..MAX_TENANTS).map(|_| AtomicU32::new(0)).collect(),
-                    whole_claim: (0..MAX_TENANTS)
-                        .map(|_| CachePadded::new(AtomicU64::new(0)))
-                        .collect(),
-                    whole_ask: (0..MAX_TENANTS)
-                        .map(|_| CachePadded::new(AtomicU64::new(0)))
-                        .collect(),
-                    whole_at: (0..MAX_TENANTS)
-                        .map(|_| CachePadded::new(AtomicU64::new(0)))
-                        .collect(),
+                    whole_claim: crate::runtime::padded_zeros(MAX_TENANTS),
+                    whole_ask: crate::runtime::padded_zeros(MAX_TENANTS),
+                    whole_at: crate::runtime::padded_zeros(MAX_TENANTS),
                     threads: AtomicUsize::new(0),
                     n: AtomicUsize::new(0),
                     members: (0..MAX_TENANTS).map(|_| AtomicU32::new(0)).collect(),

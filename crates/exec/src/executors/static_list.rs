@@ -314,9 +314,7 @@ impl StaticSchedule {
                     CachePadded::new(AtomicU32::new(initial))
                 })
                 .collect(),
-            cursors: (0..lists.len())
-                .map(|_| CachePadded::new(AtomicU64::new(0)))
-                .collect(),
+            cursors: crate::runtime::padded_zeros(lists.len()),
             cycle: CachePadded::new(AtomicU32::new(0)),
             lists,
             budget: opts.steal_budget,

@@ -42,9 +42,7 @@ impl Common {
             sinks_left: CachePadded::new(AtomicU32::new(0)),
             done: Signal::new(),
             changed: AtomicBool::new(false),
-            steals: (0..threads)
-                .map(|_| CachePadded::new(AtomicU64::new(0)))
-                .collect(),
+            steals: crate::runtime::padded_zeros(threads),
         }
     }
 

@@ -16,3 +16,10 @@ pub(crate) use fugue_sync::deque::Steal;
 /// once per cycle) and never allocates after construction; symmetric SeqCst fences, so that
 /// no real-time thread makes a system call to steal.
 pub(crate) type Deque = fugue_sync::deque::Deque<u32>;
+
+/// `n` counters at zero, each on cache lines of its own (written by different threads).
+pub(crate) fn padded_zeros(n: usize) -> Box<[crossbeam_utils::CachePadded<fugue_sync::AtomicU64>]> {
+    (0..n)
+        .map(|_| crossbeam_utils::CachePadded::new(fugue_sync::AtomicU64::new(0)))
+        .collect()
+}

@@ -47,9 +47,7 @@ impl SourceRanges {
     /// Ranges for `threads` threads, all empty.
     pub fn new(threads: usize) -> Self {
         SourceRanges {
-            ranges: (0..threads.max(1))
-                .map(|_| CachePadded::new(AtomicU64::new(0)))
-                .collect(),
+            ranges: crate::runtime::padded_zeros(threads.max(1)),
         }
     }
 
