@@ -292,7 +292,13 @@ fn host_after_a_long_line(args: &[&str], rest: &[u8]) -> std::process::Output {
 fn a_long_line_on_the_hosts_input_is_one_error() {
     let o = host_after_a_long_line(&[], b"\nlist\nquit\n");
     let out = stdout(&o);
-    assert!(o.status.success(), "{}", stderr(&o));
+    // A command failed: the host played on, and the run fails as it ends.
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(" failed") && stderr(&o).contains("the host ran the others"),
+        "{}",
+        stderr(&o)
+    );
     assert!(
         out.contains("error: line 1 of standard input: the line is longer than 65536 bytes"),
         "{out}"
@@ -301,7 +307,7 @@ fn a_long_line_on_the_hosts_input_is_one_error() {
     // With --json, such a line (and one that is not UTF-8) is a JSON reply like the others.
     let o = host_after_a_long_line(&["--json"], b"\n\xff\xfe\nlist\nquit\n");
     let out = stdout(&o);
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let lines: Vec<serde_json::Value> = out
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
@@ -462,7 +468,13 @@ fn the_hosts_graphs_share_one_memory_budget() {
         .output()
         .unwrap();
     let (out, err) = (stdout(&o), stderr(&o));
-    assert!(o.status.success(), "{out}\n{err}");
+    // A command failed: the host played on, and the run fails as it ends.
+    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
+    assert!(
+        stderr(&o).contains(" failed") && stderr(&o).contains("the host ran the others"),
+        "{}",
+        stderr(&o)
+    );
     assert!(
         !err.contains("panicked") && !err.contains("memory allocation"),
         "{err}"

@@ -339,7 +339,13 @@ fn the_host_warns_of_a_parameter_the_program_does_not_have() {
         script.to_str().unwrap(),
         "--json",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    // A command failed: the host played on, and the run fails as it ends.
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(" failed") && stderr(&o).contains("the host ran the others"),
+        "{}",
+        stderr(&o)
+    );
     let load: serde_json::Value = stdout(&o)
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
@@ -835,7 +841,13 @@ fn the_host_plays_on_when_libfaust_crashes_on_a_program() {
         .env("FUGUE_FAUST_CACHE", dir.join("cache"))
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+    // A command failed: the host played on, and the run fails as it ends.
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(" failed") && stderr(&o).contains("the host ran the others"),
+        "{}",
+        stderr(&o)
+    );
     let replies: Vec<serde_json::Value> = stdout(&o)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -901,7 +913,13 @@ fn a_compilation_past_the_time_limit_is_stopped_and_the_host_plays_on() {
         .env("FUGUE_FAUST_TIME_LIMIT", "1")
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+    // A command failed: the host played on, and the run fails as it ends.
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(" failed") && stderr(&o).contains("the host ran the others"),
+        "{}",
+        stderr(&o)
+    );
     assert!(started.elapsed() < std::time::Duration::from_secs(60));
     let err = stderr(&o);
     assert!(

@@ -247,8 +247,16 @@ fn bad_input_is_one_clear_line_and_the_host_plays_on() {
         "--record",
         mix.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    // The host played on, and the failures fail the run as it ends, in one last line.
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let err = stderr(&o);
+    assert!(
+        err.lines()
+            .last()
+            .is_some_and(|l| l.contains("5 commands of the script")
+                && l.contains("failed, the first at line 2")),
+        "{err}"
+    );
     let lines: Vec<&str> = err.lines().filter(|l| l.contains("error:")).collect();
     assert_eq!(lines.len(), 5, "{err}");
     assert!(

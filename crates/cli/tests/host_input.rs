@@ -69,10 +69,15 @@ fn strict_stops_at_a_line_the_shell_refuses() {
         assert!(!out.contains("waited"), "the wait after it ran: {out}");
         assert!(err.contains("--strict stops there"), "{err}");
         assert!(!err.contains("panicked"), "{err}");
-        // Without --strict: said, and the host plays on.
+        // Without --strict: said, the host plays on, and the run fails as it ends.
         let o = host_with_input(&["--backend", "offline"], input);
-        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
         assert!(stdout(&o).contains(said) && stdout(&o).contains("waited"));
+        assert!(
+            stderr(&o).contains("the command at line 2 of standard input failed"),
+            "{}",
+            stderr(&o)
+        );
     }
     // As an unknown command at the same place does.
     let unknown = format!("load a {pluck}\nfrob\nwait 0.01\nquit\n");
@@ -144,10 +149,20 @@ fn a_json_error_names_its_line() {
     std::fs::write(&script, session).unwrap();
     let path = script.to_str().unwrap();
     let o = fugue(&["host", "--backend", "offline", "--json", "--script", path]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("2 commands of the script"),
+        "{}",
+        stderr(&o)
+    );
     let from_script = json_lines(&stdout(&o));
     let o = host_with_input(&["--backend", "offline", "--json"], session.as_bytes());
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("2 commands of standard input failed, the first at line 2"),
+        "{}",
+        stderr(&o)
+    );
     let from_input = json_lines(&stdout(&o));
     for (lines, source) in [(from_script, path), (from_input, "standard input")] {
         assert_eq!(lines.len(), 4, "{lines:?}");

@@ -311,7 +311,8 @@ fn a_refused_load_names_the_place_of_the_node() {
         &format!("load c {}\nlist\nquit\n", g.display()),
     );
     let out = stdout(&o);
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(out.contains("no graph is loaded"), "{out}");
     assert!(
         out.contains(&format!(
             "error: line 1 of standard input: cannot load {}:2:23: node `p` (biquad): attribute `freq` = `30000`",
@@ -390,7 +391,12 @@ fn a_scripts_failed_command_names_its_line() {
         "list\n\nfrobnicate\nload a /nonexistent/x.ag\nquit\n",
     );
     let out = stdout(&o);
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("2 commands of standard input failed, the first at line 3"),
+        "{}",
+        stderr(&o)
+    );
     assert!(
         out.contains("error: line 3 of standard input: unknown command `frobnicate`"),
         "{out}"

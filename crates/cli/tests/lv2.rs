@@ -718,7 +718,13 @@ fn the_host_loads_plugin_graphs_and_says_each_bad_one_in_a_line_while_it_plays()
         )
     };
     let o = host(&[]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    // A command failed: the host played on, and the run fails as it ends.
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(" failed") && stderr(&o).contains("the host ran the others"),
+        "{}",
+        stderr(&o)
+    );
     let err = stderr(&o);
     let lines: Vec<&str> = err.lines().filter(|l| l.contains("error:")).collect();
     assert_eq!(lines.len(), 6, "{err}");
@@ -754,7 +760,7 @@ fn the_host_loads_plugin_graphs_and_says_each_bad_one_in_a_line_while_it_plays()
     assert!(w[0].iter().any(|&x| x != 0.0), "the host played nothing");
     // Without lilv: every plugin graph is refused, naming the package; the host plays on.
     let o = host(&[(fugue_lv2::LIBRARY_VAR, "/nonexistent/liblilv-0.so.0")]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let err = stderr(&o);
     let lines: Vec<&str> = err.lines().filter(|l| l.contains("error:")).collect();
     // The four loads, the unload of the graph that was not loaded, the four sets.

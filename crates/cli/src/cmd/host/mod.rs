@@ -3,7 +3,8 @@
 //! `fugue ctl`, which sends one command to that socket.
 //!
 //! Every command gets one line of reply (JSON with `--json`). A command that fails prints its
-//! error and the host goes on; `--strict` stops at the first failure (exit status 1). The
+//! error and the host goes on (a script's or standard input's failures then end it with exit
+//! status 1); `--strict` stops at the first failure (exit status 1). The
 //! recording is closed properly whatever ends the host (`quit`, Ctrl-C, end of the script).
 //! The commands are executed by the engine ([`fugue_engine::host::session`]) and driven by
 //! its controller ([`fugue_engine::host::control`]); this module reads the terminal and
@@ -96,7 +97,8 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
     /// Stop at the first command that fails (exit status 1), and refuse a graph whose
-    /// predicted cycle passes 80% of the period.
+    /// predicted cycle passes 80% of the period. (Without it, the host plays on after a
+    /// failed command; a script's or standard input's failures end it with exit status 1.)
     #[arg(long)]
     pub strict: bool,
     /// Run nodes of unknown kind as silence.
@@ -381,7 +383,50 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if outcome.failed && args.strict {
         anyhow::bail!("a command failed and --strict stops there");
     }
+    // A script's failures (or those of standard input read as one) were said as they came,
+    // the host playing on; they fail the run as it ends, so that whatever ran the script
+    // learns of them. The prompt's and the socket's clients' failures were said to whoever
+    // typed or sent them.
+    let stdin_failures = *STDIN_FAILURES.lock().unwrap_or_else(|e| e.into_inner());
+    let failures = match &args.script {
+        Some(path) => Some((
+            outcome.script_failures,
+            format!("the script {}", path.display()),
+        )),
+        None => Some((stdin_failures, "standard input".to_string())),
+    };
+    if let Some((f, source)) = failures.filter(|(f, _)| f.count > 0) {
+        anyhow::bail!(failures_said(f, &source));
+    }
     Ok(())
+}
+
+/// The sentence that ends a host whose script (or standard input, `source`) had commands
+/// that failed, `f`.
+fn failures_said(f: control::Failures, source: &str) -> String {
+    let first = f.first.unwrap_or(0);
+    if f.count == 1 {
+        format!("the command at line {first} of {source} failed (said above); the host ran the others, and --strict stops at the first failure")
+    } else {
+        format!("{} commands of {source} failed, the first at line {first} (said above); the host ran the others, and --strict stops at the first failure", f.count)
+    }
+}
+
+/// The commands of standard input, read as a script (not a terminal), that failed.
+static STDIN_FAILURES: std::sync::Mutex<control::Failures> =
+    std::sync::Mutex::new(control::Failures {
+        count: 0,
+        first: None,
+    });
+
+/// Counts a failure of the command at line `place` of standard input (none: the prompt's).
+fn stdin_failed(place: Option<usize>) {
+    if let Some(line) = place {
+        STDIN_FAILURES
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .add(line);
+    }
 }
 
 /// Takes commands from the control socket (`--control`) and, with `prompt`, from the
@@ -510,6 +555,9 @@ fn forward(
     };
     match reply {
         Some(r) if !r.is_empty() => {
+            if control::reply_failed(&r) {
+                stdin_failed(place);
+            }
             let r = at_line(r, place);
             if let Err(e) = writeln!(std::io::stdout(), "{r}") {
                 // The host stops, closing the recording, and then fails with the error.
@@ -541,6 +589,7 @@ fn refuse(
     if strict {
         quit.store(true, std::sync::atomic::Ordering::Relaxed);
     }
+    stdin_failed(place);
     let failed = Reply::failed("parse", why);
     // The host gone: said all the same.
     let reply = Request::refuse(tx, failed.clone()).unwrap_or_else(|| failed.line(json));

@@ -249,11 +249,31 @@ impl Default for Hooks {
     }
 }
 
+/// The commands of one source that failed: how many, and the line of the first.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Failures {
+    /// How many failed.
+    pub count: usize,
+    /// The line (from 1) of the first that failed.
+    pub first: Option<usize>,
+}
+
+impl Failures {
+    /// Counts a failure at line `line`.
+    pub fn add(&mut self, line: usize) {
+        self.count += 1;
+        self.first.get_or_insert(line);
+    }
+}
+
 /// How the commands went.
 #[derive(Debug, Default)]
 pub struct Outcome {
     /// A command failed.
     pub failed: bool,
+    /// The script's commands that failed ([`Controller::run_script`]): the host played on,
+    /// and a front end says them as it ends.
+    pub script_failures: Failures,
     /// A command asked the host to stop.
     pub quit: bool,
     /// A reply could not be written (the host stops there).
@@ -379,6 +399,9 @@ impl Controller {
                 Ok(())
             };
             self.outcome.failed |= !r.ok;
+            if !r.ok {
+                self.outcome.script_failures.add(i + 1);
+            }
             self.outcome.quit |= r.quits();
             if let Err(e) = written {
                 self.outcome.write_error = Some(e);
