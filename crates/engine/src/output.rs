@@ -453,6 +453,14 @@ fn owner(file: &str, name: &str) -> Option<i32> {
     pid.parse().ok()
 }
 
+/// Whether `file` (a name in some folder) is a temporary file of this module's naming
+/// (`.fugue-PID-N.part`) that a process now dead left behind while it wrote: no part of what
+/// the folder holds for its user (a run killed with SIGKILL leaves one).
+pub fn is_dead_temp(file: &str) -> bool {
+    let me = std::process::id() as i32;
+    file.starts_with(".fugue-") && owner(file, "").is_some_and(|pid| pid != me && !alive(pid))
+}
+
 /// Whether the process `pid` is alive (or cannot be told apart from one that is).
 fn alive(pid: i32) -> bool {
     if pid <= 0 {

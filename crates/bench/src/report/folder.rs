@@ -64,7 +64,16 @@ pub(super) fn refuse(dir: &Path, existing: Existing<'_>) -> Result<(), BenchErro
             }
         }
         Existing::Anything => {
-            if std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some()) {
+            // A dead run's temporary file (killed while it wrote) is not the user's: a folder
+            // holding only such files is taken as empty.
+            let holds = |mut d: std::fs::ReadDir| {
+                d.any(|e| {
+                    e.map_or(true, |e| {
+                        !fugue_engine::output::is_dead_temp(&e.file_name().to_string_lossy())
+                    })
+                })
+            };
+            if std::fs::read_dir(dir).is_ok_and(holds) {
                 return config(format!(
                     "{} already exists and is not empty; pass --force to replace its files",
                     dir.display()
@@ -199,6 +208,28 @@ mod tests {
         let e = check(&dir.join("a.csv"), Existing::Anything, true).unwrap_err();
         assert!(e.to_string().contains("is not a folder"), "{e}");
         assert!(!Folder::open(&dir).unwrap().created);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A run killed while it wrote leaves its temporary file: a rerun without `--force` is
+    /// not refused for it, where a live writer's file, or any other, still counts.
+    #[test]
+    fn a_dead_runs_temporary_file_is_no_content() {
+        let dir = std::env::temp_dir().join(format!("fugue-folder-dead-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        std::fs::write(dir.join(format!(".fugue-{dead}-123.part")), "x").unwrap();
+        check(&dir, Existing::Anything, false).unwrap();
+        let live = dir.join(format!(".fugue-{}-7.part", std::process::id()));
+        std::fs::write(&live, "x").unwrap();
+        let e = check(&dir, Existing::Anything, false).unwrap_err();
+        assert!(e.to_string().contains("is not empty"), "{e}");
+        std::fs::remove_file(&live).unwrap();
+        std::fs::write(dir.join(".fugue-notes"), "x").unwrap();
+        assert!(check(&dir, Existing::Anything, false).is_err());
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
