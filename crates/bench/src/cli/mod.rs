@@ -454,8 +454,9 @@ pub struct OverheadArgs {
     /// (--wake-lead-us). The table adds the process's CPU use.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub period_us: Option<u64>,
-    /// Timed cycles per run.
-    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    /// Timed cycles per run (each one's time is kept until the run ends: at most
+    /// 8,388,608, as `bench table`'s runs).
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=crate::MAX_CYCLES_PER_RUN as u64))]
     pub cycles: u64,
     /// Untimed cycles before each run.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(0..=100_000_000))]
