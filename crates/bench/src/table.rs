@@ -629,6 +629,14 @@ impl TableResult {
     /// Writes README.md (with `command`, the command line), raw.csv, summary.csv and table.md
     /// into `dir`.
     pub fn write(&self, dir: &Path, command: &str) -> Result<(), BenchError> {
+        // One set: a failure midway leaves the folder's earlier files as they were.
+        let together = fugue_engine::output::Together::open();
+        self.write_files(dir, command)?;
+        Ok(together.commit()?)
+    }
+
+    /// [`Self::write`]'s files, each given its name when the set is.
+    fn write_files(&self, dir: &Path, command: &str) -> Result<(), BenchError> {
         let dir = Folder::open(dir)?;
         let md = self.markdown();
         let v = Versions::detect();

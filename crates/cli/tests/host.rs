@@ -391,6 +391,32 @@ fn ctrl_c_stops_cleanly_and_keeps_the_recording_valid() {
     assert!(w[0].len() > 4800 && w[0].iter().any(|&x| x != 0.0));
 }
 
+/// A script whose command failed, stopped by SIGINT during a later `wait`: the signal is what
+/// ended it (status 130, said as such), not the failure, and the script's rest did not run.
+#[test]
+fn a_signal_after_a_failed_command_is_said_as_the_signal() {
+    let dir = folder("host", "sigint-failed");
+    let script = dir.join("s.txt");
+    std::fs::write(&script, "gain x 1\nwait 30\nlist\n").unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args(["host", "--backend", "clocked", "--script"])
+        .arg(&script)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    // SAFETY: kill has no memory-safety preconditions; the pid is our child's.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(err.contains("s.txt:1: error: no graph named `x`"), "{err}");
+    assert!(err.contains("stopped by SIGINT"), "{err}");
+    assert!(!err.contains("the host ran the others"), "{err}");
+    assert!(!stdout(&o).contains("no graph is loaded"), "{}", stdout(&o));
+}
+
 /// The session recorded with `--pipeline 4` and `--pipeline auto` is, sample for sample, the
 /// session recorded without pipelining, in every mode (offline backend: the same cycles).
 #[test]

@@ -319,7 +319,19 @@ fn temp_name_in(dir: &Path) -> PathBuf {
 
 /// Gives the finished temporary file `tmp` its name `path`: a rename onto a regular file (or
 /// the file a link points to), a copy into a named pipe or a device. `tmp` is gone after.
+/// While a [`Together`] is open on this thread, a regular file's rename waits for its
+/// [`Together::commit`] (`tmp` moves to a name of its own meanwhile).
 pub fn commit(tmp: &Path, path: &Path) -> Result<(), OutputError> {
+    if TOGETHER.with(|t| t.borrow().is_some()) {
+        if let Ok(Destination::File(_) | Destination::New(_)) = destination(path) {
+            return defer(tmp, path);
+        }
+    }
+    commit_now(tmp, path)
+}
+
+/// [`commit`], now.
+fn commit_now(tmp: &Path, path: &Path) -> Result<(), OutputError> {
     let res = match destination(path) {
         Ok(Destination::Stream(dest)) => std::fs::File::open(tmp)
             .and_then(|mut from| {
@@ -337,6 +349,99 @@ pub fn commit(tmp: &Path, path: &Path) -> Result<(), OutputError> {
     // After a rename the name is gone already; after a failure or a copy it is removed.
     let _ = std::fs::remove_file(tmp);
     res
+}
+
+std::thread_local! {
+    /// The files of the open [`Together`] of this thread: each one's temporary name, with its
+    /// final path.
+    static TOGETHER: std::cell::RefCell<Option<Vec<(PathBuf, PathBuf)>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Keeps the finished temporary file `tmp` of `path` for the open [`Together`]: moved to a
+/// temporary name of its own (the writer forgets and removes the name it used) and registered,
+/// so that a process ending on a signal removes it too.
+fn defer(tmp: &Path, path: &Path) -> Result<(), OutputError> {
+    let dir = tmp.parent().unwrap_or(Path::new("."));
+    let staged = temp_name_in(dir);
+    // Registered first: a signal between the two steps finds the file under either name.
+    register(&staged, path.display().to_string(), Removal::File);
+    if let Err(e) = std::fs::rename(tmp, &staged) {
+        forget_path(&staged);
+        let _ = std::fs::remove_file(tmp);
+        return Err(write_error(path, e));
+    }
+    TOGETHER.with(|t| {
+        if let Some(files) = t.borrow_mut().as_mut() {
+            files.push((staged, path.to_path_buf()));
+        }
+    });
+    Ok(())
+}
+
+/// Files that get their names together: while it is open, every regular file this thread
+/// finishes ([`commit`], [`write_atomic`]) waits under its temporary name; [`Together::commit`]
+/// then renames them all, one after the other, and dropping it without that removes them. A
+/// results folder then never holds half of a new set of files beside half of an older one
+/// when its writing fails midway (a full disk, a figure that cannot be drawn).
+#[derive(Debug)]
+pub struct Together {
+    /// Whether this one opened the set (a nested one leaves it to the outer).
+    outer: bool,
+    /// Not `Send`: the set belongs to the thread that opened it.
+    _thread: std::marker::PhantomData<*const ()>,
+}
+
+impl Together {
+    /// Opens a set on this thread (within an open one: part of it).
+    pub fn open() -> Together {
+        let outer = TOGETHER.with(|t| {
+            let mut t = t.borrow_mut();
+            let outer = t.is_none();
+            if outer {
+                *t = Some(Vec::new());
+            }
+            outer
+        });
+        Together {
+            outer,
+            _thread: std::marker::PhantomData,
+        }
+    }
+
+    /// Gives every file of the set its name, in the order they were finished; the first that
+    /// fails ends it (the files after it are removed) and is returned.
+    pub fn commit(self) -> Result<(), OutputError> {
+        if !self.outer {
+            return Ok(());
+        }
+        let files = TOGETHER.with(|t| t.borrow_mut().take()).unwrap_or_default();
+        let mut res = Ok(());
+        for (staged, path) in files {
+            forget_path(&staged);
+            if res.is_ok() {
+                res = commit_now(&staged, &path);
+            } else {
+                let _ = std::fs::remove_file(&staged);
+            }
+        }
+        res
+    }
+}
+
+impl Drop for Together {
+    fn drop(&mut self) {
+        if !self.outer {
+            return;
+        }
+        // Not committed (the writing failed): the set's files are removed, the older ones
+        // left as they were.
+        let files = TOGETHER.with(|t| t.borrow_mut().take()).unwrap_or_default();
+        for (staged, _) in files {
+            forget_path(&staged);
+            let _ = std::fs::remove_file(&staged);
+        }
+    }
 }
 
 /// Gives the temporary file `tmp` (private while it is written, [`Temp::create`]) the
@@ -833,6 +938,50 @@ impl OutputFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The files of a [`Together`] get their names only when it is committed; dropped, it
+    /// leaves what stood there before and no temporary file.
+    #[test]
+    fn files_written_together_appear_together() {
+        let dir = std::env::temp_dir().join(format!("fugue-together-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let (a, b) = (dir.join("a.csv"), dir.join("b.md"));
+        std::fs::write(&a, "old a").unwrap();
+        let names = |d: &Path| {
+            let mut v: Vec<String> = std::fs::read_dir(d)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            v.sort();
+            v
+        };
+        {
+            let t = Together::open();
+            write_atomic(&a, b"new a").unwrap();
+            // A nested set is part of the outer one.
+            let inner = Together::open();
+            write_atomic(&b, b"new b").unwrap();
+            inner.commit().unwrap();
+            assert_eq!(std::fs::read_to_string(&a).unwrap(), "old a");
+            assert!(!b.exists());
+            drop(t);
+        }
+        assert_eq!(names(&dir), ["a.csv"]);
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "old a");
+        let t = Together::open();
+        write_atomic(&a, b"new a").unwrap();
+        write_atomic(&b, b"new b").unwrap();
+        assert!(!b.exists());
+        t.commit().unwrap();
+        assert_eq!(names(&dir), ["a.csv", "b.md"]);
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "new a");
+        assert_eq!(std::fs::read_to_string(&b).unwrap(), "new b");
+        // Without a set, a file gets its name at once.
+        write_atomic(&b, b"at once").unwrap();
+        assert_eq!(std::fs::read_to_string(&b).unwrap(), "at once");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     /// A temporary file is never made through what stands at its name (a link another user
     /// put in a shared folder), and its names cannot be foreseen.

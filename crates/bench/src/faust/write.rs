@@ -29,6 +29,20 @@ pub fn write(
     command: &str,
     force: bool,
 ) -> Result<(), BenchError> {
+    // One set: a failure midway leaves the folder's earlier files as they were.
+    let together = fugue_engine::output::Together::open();
+    write_files(dir, c, b, command, force)?;
+    Ok(together.commit()?)
+}
+
+/// [`write`]'s files, each given its name when the set is.
+fn write_files(
+    dir: &Path,
+    c: &FaustBenchConfig,
+    b: &FaustBench,
+    command: &str,
+    force: bool,
+) -> Result<(), BenchError> {
     report::folder::check(dir, report::Existing::Files(&FILES), force)?;
     report::create_dir(dir)?;
     let mut raw = Csv::new(&[

@@ -485,6 +485,14 @@ impl PoolBench {
 
     /// Writes the CSVs, the figures and README.md into `a.output`.
     pub fn write(&self, a: &PoolBenchConfig) -> Result<(), BenchError> {
+        // One set: a failure midway leaves the folder's earlier files as they were.
+        let together = fugue_engine::output::Together::open();
+        self.write_files(a)?;
+        Ok(together.commit()?)
+    }
+
+    /// [`Self::write`]'s files, each given its name when the set is.
+    fn write_files(&self, a: &PoolBenchConfig) -> Result<(), BenchError> {
         let dir = Folder::open(&a.output)?;
         let mut raw = Csv::new(&[
             "repeat",

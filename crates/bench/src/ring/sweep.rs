@@ -349,6 +349,14 @@ impl Sweep {
 
     /// Writes raw.csv, summary.csv, the plots and README.md into `a.output`.
     pub fn write(&self, a: &SweepConfig) -> Result<(), BenchError> {
+        // One set: a failure midway leaves the folder's earlier files as they were.
+        let together = fugue_engine::output::Together::open();
+        self.write_files(a)?;
+        Ok(together.commit()?)
+    }
+
+    /// [`Self::write`]'s files, each given its name when the set is.
+    fn write_files(&self, a: &SweepConfig) -> Result<(), BenchError> {
         let dir = Folder::open(&a.output)?;
         let mut raw = Csv::new(&[
             "experiment",

@@ -275,6 +275,9 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
     // Read before this study's summary replaces it.
     let earlier = earlier_graphs(dir.path());
     let started = Instant::now();
+    // The study's files are one set: a failure midway leaves the folder's earlier files as
+    // they were.
+    let together = fugue_engine::output::Together::open();
     // On any failure nothing is left in the output folder (the temporary raw file is removed,
     // and the folder too when this run created it).
     let m = measure(&p, &dir, &args.stop, progress).inspect_err(|_| dir.remove_if_created())?;
@@ -334,6 +337,7 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
     };
     dir.text("README.md", &page::readme(&info))?;
     dir.text("report.html", &page::report_html(&ctx, &figures, &info))?;
+    together.commit()?;
     Ok(StudyResult {
         output: args.output.clone(),
         runs: p.configs.len() * p.repeats,
