@@ -149,7 +149,14 @@ impl BlockWavWriter {
     /// that says the longest length.
     pub(crate) fn new(file: File, spec: hound::WavSpec) -> Result<Self, hound::Error> {
         let seekable = file.metadata()?.file_type().is_file();
-        let length = if seekable { 0 } else { MAX_DATA_BYTES as u32 };
+        // A stream's longest length, in whole frames (a reader may check that the data
+        // chunk holds a whole number of them).
+        let frame = u64::from(spec.bits_per_sample / 8) * u64::from(spec.channels.max(1));
+        let length = if seekable {
+            0
+        } else {
+            (MAX_DATA_BYTES / frame.max(1) * frame.max(1)) as u32
+        };
         let (h, format) = header(spec, length)?;
         let mut file = BufWriter::with_capacity(1 << 20, file);
         file.write_all(&h)?;
@@ -242,6 +249,20 @@ impl BlockWavWriter {
         Ok(())
     }
 
+    /// After a write that failed (a full disk): cuts a regular file to the header and the
+    /// first `frames` frames (those its sizes last said, [`BlockWavWriter::update_sizes`]),
+    /// so that no part of a block the header does not count is left after them; what the
+    /// writer still holds is dropped, not written. Nothing for a stream.
+    pub(crate) fn cut_to(self, frames: u64) -> std::io::Result<()> {
+        let frame = self.format.bytes() as u64 * u64::from(self.spec.channels.max(1));
+        let (file, _unwritten) = self.file.into_parts();
+        if !self.seekable {
+            return Ok(());
+        }
+        let data = (frames * frame).min(self.data_bytes);
+        file.set_len(self.header + data + data % 2)
+    }
+
     /// Writes the sizes into the header and flushes. A data chunk of an odd length (24-bit
     /// samples, an odd number of channels and of frames) is followed by the pad byte that
     /// RIFF asks for, counted in the RIFF chunk's size but not in the data chunk's.
@@ -261,6 +282,62 @@ impl BlockWavWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// After a failed write, the file is cut to the frames its header last counted: nothing
+    /// of a later block is left after them, and it reads as those frames.
+    #[test]
+    fn a_cut_file_ends_with_the_frames_its_header_counts() {
+        let path = std::env::temp_dir().join(format!("fugue-wav-cut-{}.wav", std::process::id()));
+        let spec = hound::WavSpec {
+            channels: 2,
+            sample_rate: 48_000,
+            bits_per_sample: 24,
+            sample_format: hound::SampleFormat::Int,
+        };
+        let mut w = BlockWavWriter::create(&path, spec).unwrap();
+        w.write(&[0.25; 2 * 101]).unwrap();
+        w.update_sizes().unwrap();
+        let saved = w.frames();
+        w.write(&[0.75; 2 * 5000]).unwrap();
+        w.cut_to(saved).unwrap();
+        let len = std::fs::metadata(&path).unwrap().len();
+        let r = hound::WavReader::open(&path).unwrap();
+        assert_eq!(r.duration(), 101);
+        let got: Vec<i32> = r.into_samples::<i32>().collect::<Result<_, _>>().unwrap();
+        assert_eq!(got.len(), 2 * 101);
+        // The header and 101 frames of 6 bytes: nothing after them.
+        assert_eq!(len, header(spec, 0).unwrap().0.len() as u64 + 101 * 6);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// A stream's header says the longest length in whole frames.
+    #[test]
+    fn a_streams_length_is_whole_frames() {
+        for (bits, channels) in [(16u16, 1u16), (24, 2), (32, 3), (24, 5)] {
+            let (reader, writer) = std::io::pipe().unwrap();
+            let file = File::from(std::os::fd::OwnedFd::from(writer));
+            let spec = hound::WavSpec {
+                channels,
+                sample_rate: 48_000,
+                bits_per_sample: bits,
+                sample_format: if bits == 32 {
+                    hound::SampleFormat::Float
+                } else {
+                    hound::SampleFormat::Int
+                },
+            };
+            let w = BlockWavWriter::new(file, spec).unwrap();
+            let h = header(spec, 0).unwrap().0.len();
+            drop(w);
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut { reader }, &mut bytes).unwrap();
+            assert_eq!(bytes.len(), h);
+            let data = u32::from_le_bytes(bytes[h - 4..h].try_into().unwrap());
+            let frame = u32::from(bits / 8) * u32::from(channels);
+            assert_eq!(data % frame, 0, "{bits} bits, {channels} channels: {data}");
+            assert!(u64::from(data) > MAX_DATA_BYTES - u64::from(frame));
+        }
+    }
 
     /// The same samples through `hound`'s per-sample writer and through this one give the
     /// same file, byte for byte, in the integer formats, and the same data chunk in float

@@ -401,9 +401,17 @@ fn start_recorder(
             }
             let frames = writer.frames();
             if let Some(e) = failed.get() {
-                if full && writer.finalize().is_ok() {
-                    return (frames, Some(e.clone()));
+                if full {
+                    let kept = if writer.finalize().is_ok() {
+                        frames
+                    } else {
+                        saved
+                    };
+                    return (kept, Some(e.clone()));
                 }
+                // The file holds what the header last said, and nothing of the blocks after
+                // (the one that failed may be partly written).
+                let _ = writer.cut_to(saved);
                 return (saved, Some(e.clone()));
             }
             match writer.finalize() {
