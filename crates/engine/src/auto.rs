@@ -360,8 +360,13 @@ fn candidates(choice: &ExecutorChoice, cores: usize, plain: &Plan) -> Vec<Trial>
     };
     // Unpipelined, no executor can beat seq by more than the plan's parallelism (its total
     // cost over its critical path): a line of nodes has none, and trying it anyway would only
-    // let the noise of the trials choose a second thread that idles.
-    let (total, cp) = (plain.total_cost(), plain.critical_path_cost());
+    // let the noise of the trials choose a second thread that idles. A plan pipelined already
+    // (the host compiles every candidate's as its --pipeline says) runs its sub-blocks of one
+    // path at once: its path is that much shorter.
+    let (total, cp) = (
+        plain.total_cost(),
+        plain.critical_path_cost() / plain.pipeline().max(1) as f64,
+    );
     let can_gain = !(cp > 0.0 && total.is_finite()) || total / cp >= 1.0 / (1.0 - MIN_GAIN);
     if can_gain {
         for t in thread_counts(most) {

@@ -217,9 +217,10 @@ impl FromStr for Pipeline {
             return Ok(Pipeline::Auto);
         }
         match s.parse::<usize>() {
-            Ok(n) if n >= 1 => Ok(Pipeline::Sub(n)),
+            Ok(n) if (1..=fugue_exec::MAX_PIPELINE).contains(&n) => Ok(Pipeline::Sub(n)),
             _ => Err(format!(
-                "`{s}` is not a number of sub-blocks: give a whole number of at least 1 (1 turns pipelining off) that divides the buffer, or auto"
+                "`{s}` is not a number of sub-blocks: give a whole number from 1 to {} (1 turns pipelining off) that divides the buffer, or auto",
+                fugue_exec::MAX_PIPELINE
             )),
         }
     }
@@ -241,6 +242,34 @@ impl FromStr for Costs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A pipeline is 1 to `MAX_PIPELINE` sub-blocks, or auto.
+    #[test]
+    fn pipelines_are_bounded() {
+        assert_eq!("4".parse::<Pipeline>(), Ok(Pipeline::Sub(4)));
+        let most = fugue_exec::MAX_PIPELINE;
+        assert_eq!(
+            most.to_string().parse::<Pipeline>(),
+            Ok(Pipeline::Sub(most))
+        );
+        for bad in ["0", "-1", "x", &(most + 1).to_string(), "1048576"] {
+            let e = bad.parse::<Pipeline>().unwrap_err();
+            assert!(e.contains("from 1 to 256"), "{bad}: {e}");
+        }
+        // The plan compiler refuses it too (a pipeline given by a study's spec, a library).
+        let g = fugue_graph::gen::line(3);
+        let e = fugue_exec::Plan::compile(
+            &g,
+            &fugue_dsp::Registry::with_builtin_kinds(),
+            &fugue_exec::CompileOptions {
+                block: 1024,
+                pipeline: 512,
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("more than the 256"), "{e}");
+    }
 
     #[test]
     fn names_read_back() {

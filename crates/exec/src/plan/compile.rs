@@ -265,6 +265,11 @@ fn mib(bytes: usize) -> usize {
 /// The most frames a plan's block may have.
 pub const MAX_BLOCK: usize = 1 << 20;
 
+/// The most sub-blocks a block may be pipelined into ([`CompileOptions::pipeline`]): the
+/// plan's units grow with the sub-blocks, and their ordering with their square, while more
+/// sub-blocks than a few per thread gain nothing.
+pub const MAX_PIPELINE: usize = 256;
+
 /// The highest rate a node may run at, as a multiple of the engine's: 4096, the largest
 /// numerator of one resampler's ratio. Resamplers in a chain multiply their ratios; beyond
 /// this a node's block and its converters' filters (whose length grows with the ratio of a
@@ -284,6 +289,12 @@ impl CompileOptions {
             return Err(CompileError::Options(format!(
                 "the block must be 1 to {MAX_BLOCK} frames, not {}",
                 self.block
+            )));
+        }
+        if self.pipeline > MAX_PIPELINE {
+            return Err(CompileError::Options(format!(
+                "a pipeline of {} sub-blocks is more than the {MAX_PIPELINE} a block may be cut into",
+                self.pipeline
             )));
         }
         if self.pipeline == 0 || !self.block.is_multiple_of(self.pipeline) {

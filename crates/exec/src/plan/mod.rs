@@ -24,7 +24,8 @@ use units::Units;
 const NOT_PIPELINED: &str = "not pipelined: ";
 
 pub use compile::{
-    port_mismatch, CompileError, CompileOptions, MAX_BLOCK, MAX_RATE_FACTOR, MEMORY_LIMIT,
+    port_mismatch, CompileError, CompileOptions, MAX_BLOCK, MAX_PIPELINE, MAX_RATE_FACTOR,
+    MEMORY_LIMIT,
 };
 pub use task::TaskPanic;
 pub use units::{

@@ -191,7 +191,16 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
             edge_places.push(at);
         }
     }
-    finish(g, file, text, &edge_places, crate::error::FEEDBACK_STG)
+    let mut graph = finish(g, file, text, &edge_places, crate::error::FEEDBACK_STG)?;
+    // Each task's place, its id at the start of its row: what a message about a task names
+    // (the rows are in the text's order, the nodes in the rows').
+    let mut places = crate::places::SourcePlaces::default();
+    let mut cursor = crate::places::Cursor::new(text);
+    for r in &rows {
+        places.push(cursor.at(r.id.1), None, []);
+    }
+    graph.set_places(Some(places));
+    Ok(graph)
 }
 
 /// Whether `t` is one or more ASCII digits: how the format writes its whole numbers.
