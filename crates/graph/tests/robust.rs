@@ -291,6 +291,10 @@ fn stg_does_not_trust_the_first_line() {
     let text = "99\n0 0 0\n1 5 1 0\n2 0 1 1\n# comment\n";
     let g = read_bytes(text.as_bytes(), Format::Stg, "s.stg").unwrap();
     assert_eq!(g.len(), 3);
+    // Each task's place is its row's id, for the messages about it.
+    let places = g.places().expect("a task graph's places");
+    let at = |id| places.node(id).map(|l| (l.line, l.column));
+    assert_eq!((at(0), at(2)), (Some((2, 1)), Some((4, 1))));
     let e = read_bytes(b"3\n0 0 0\n1 5 2 0\n", Format::Stg, "s.stg").unwrap_err();
     assert!(e.to_string().starts_with("s.stg:3:"), "{e}");
     let e = read_bytes(b"3\n0 0 0\n1 5 1 7\n", Format::Stg, "s.stg").unwrap_err();
