@@ -464,3 +464,43 @@ fn set_checks_a_value_at_the_nodes_own_rate() {
         "{err}"
     );
 }
+
+/// A flag that the chosen backend or mode does not read is said as a warning, not passed
+/// over; the host plays on.
+#[test]
+fn flags_the_backend_does_not_read_are_said() {
+    let o = host_with_input(
+        &[
+            "--backend",
+            "offline",
+            "--ports",
+            "per-graph",
+            "--device",
+            "hw:9",
+            "--mode",
+            "separate",
+            "--grain",
+            "whole",
+        ],
+        "quit\n",
+    );
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains(
+            "warning: --ports applies to the jack backend; the offline backend does not read it"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("warning: --device applies to the alsa backend"),
+        "{err}"
+    );
+    assert!(
+        err.contains("warning: --grain applies to the shared and partitioned pools"),
+        "{err}"
+    );
+    // Nothing said when the flags are the backend's own, or left as they are.
+    let o = host_with_input(&["--backend", "offline"], "quit\n");
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+}

@@ -167,6 +167,41 @@ pub struct CtlArgs {
     pub command: Vec<String>,
 }
 
+/// The flags given that the chosen backend or mode does not read (each changed from its
+/// default): said as warnings, as a flag of another command is refused, so that a mistake in
+/// the command line is not passed over in silence.
+fn unread_flags(args: &Args) -> Vec<String> {
+    let backend = args.backend.as_str();
+    let mut unread = Vec::new();
+    let mut not_read = |given: bool, flag: &str, by: &str| {
+        if given {
+            unread.push(format!(
+                "{flag} applies to the {by}; the {backend} backend does not read it"
+            ));
+        }
+    };
+    if backend != "jack" {
+        not_read(args.connect, "--connect", "jack backend");
+        not_read(
+            args.client_name != "fugue-host",
+            "--client-name",
+            "jack backend",
+        );
+        not_read(args.ports != "mix", "--ports", "jack backend");
+    }
+    if backend != "alsa" {
+        not_read(args.device != "default", "--device", "alsa backend");
+        not_read(args.periods != 2, "--periods", "alsa backend");
+    }
+    if args.mode == "separate" && args.grain != "auto" {
+        unread.push(
+            "--grain applies to the shared and partitioned pools; in separate mode each graph has its executor"
+                .to_string(),
+        );
+    }
+    unread
+}
+
 /// The host's options from the command line.
 fn host_options(args: &Args) -> HostOptions {
     let backend = match args.backend.as_str() {
@@ -320,6 +355,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         socket::check_path(path)?;
     }
     check_record(&args, script.as_deref())?;
+    unread_flags(&args).iter().for_each(util::warning);
     // The JACK server or the ALSA device chooses the buffer: a pipeline that does not divide
     // it falls back to the largest divisor below it, with a warning.
     let known_buffer =
