@@ -73,6 +73,7 @@ mod latch;
 mod policy;
 mod pool;
 mod queues;
+mod quota;
 mod scope;
 pub mod sleep;
 mod stats;

@@ -20,10 +20,30 @@ pub const DEFAULT_STACK_SIZE: usize = 32 << 20;
 /// The most threads a pool accepts.
 pub const MAX_THREADS: usize = 4096;
 
-/// The number of threads a pool gets by default: the cores this process may use
-/// (`std::thread::available_parallelism`), 1 if that is unknown.
+/// The number of threads a pool gets by default: the cores the calling thread may run on
+/// (`std::thread::available_parallelism`), within the process's CPU quota rounded up (1.5
+/// CPUs give 2 threads, which together run the 1.5 the quota grants, where one would run
+/// 1), 1 if that is unknown.
 pub fn default_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, NonZeroUsize::get)
+    let granted = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
+    // The standard library rounds a quota down: where it is a fraction, up to the next
+    // whole CPU, within the cores the thread may run on.
+    match crate::quota::cpus() {
+        Some(q) if q.fract() > 0.0 && (q.ceil() as usize) > granted => (q.ceil() as usize)
+            .min(affinity_cores().unwrap_or(granted))
+            .max(granted),
+        _ => granted,
+    }
+}
+
+/// The cores the calling thread may run on (its affinity), when it can be read.
+fn affinity_cores() -> Option<usize> {
+    // SAFETY: `cpu_set_t` is plain data; zeroed is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: pid 0 = this thread; `set` is a valid cpu_set_t of the size passed.
+    let r = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    // SAFETY: `set` was filled by the call above.
+    (r == 0).then(|| unsafe { libc::CPU_COUNT(&set) } as usize)
 }
 
 /// Builds a [`Pool`].

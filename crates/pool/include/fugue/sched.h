@@ -32,7 +32,7 @@ typedef void (*taskfunc)(void *, struct scheduler *);
 
 /* The number of threads sched_init starts for nthreads <= 0 from this thread: the cores
  * the calling thread may run on (its CPU affinity, which the pool's threads inherit) within
- * the process's CPU quota, at least 1. Not the cores online: a process limited to 4 of 64
+ * the process's CPU quota rounded up (a quota of 1.5 CPUs gives 2), at least 1. Not the cores online: a process limited to 4 of 64
  * cores (taskset, a container's cpuset or --cpus) gets 4. */
 int sched_default_threads(void);
 
