@@ -278,76 +278,83 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
     // The study's files are one set: a failure midway leaves the folder's earlier files as
     // they were.
     let together = fugue_engine::output::Together::open();
-    // On any failure nothing is left in the output folder (the temporary raw file is removed,
-    // and the folder too when this run created it).
-    let m = measure(&p, &dir, &args.stop, progress).inspect_err(|_| dir.remove_if_created())?;
-    let max_spread = p.spec.max_spread_pct.unwrap_or(DEFAULT_MAX_SPREAD_PCT);
-    let rows = aggregate(&p.configs, &m.runs, &p.graphs, cores, max_spread);
-    let names: Vec<String> = p.graphs.iter().map(|(n, _)| n.clone()).collect();
-    dir.csv("summary.csv", &summary_csv(&rows, &names))?;
-    // Before the relabelling: names as the spec gives them, with their thread counts apart.
-    let auto = page::auto_check(&rows, &names);
-    let series = Series::of(&p.configs, &p.spec.threads, &rows, &m.samples);
-    let ctx = PlotCtx {
-        rows: &series.rows,
-        names: &names,
-        execs: &series.execs,
-        colors: &series.colors,
-        buffers: &p.spec.buffers,
-        loads: &p.spec.loads,
-        threads: &p.spec.threads,
-        cores,
-    };
-    let figures = figures::write_all(&dir, &ctx, &series.samples, p.hist_buffer())?;
-    remove_stale_histograms(dir.path(), &earlier, &figures);
-    let versions = Versions::detect();
-    let commit = Some(versions.short_commit).filter(|c| !c.is_empty() && c != "unknown");
-    let hw = Machine::detect();
-    let machine = format!("{}, {} cores", hw.cpu, hw.cores);
-    let wake = page::wake_table(&series.rows);
-    let trust = findings::trust_line(
-        &series.rows,
-        &findings::TrustContext {
+    // On any failure nothing is left in the output folder: the temporary raw file and the
+    // set's files are removed, and the folder too when this run created it.
+    let written = measure(&p, &dir, &args.stop, progress).and_then(|m| {
+        let max_spread = p.spec.max_spread_pct.unwrap_or(DEFAULT_MAX_SPREAD_PCT);
+        let rows = aggregate(&p.configs, &m.runs, &p.graphs, cores, max_spread);
+        let names: Vec<String> = p.graphs.iter().map(|(n, _)| n.clone()).collect();
+        dir.csv("summary.csv", &summary_csv(&rows, &names))?;
+        // Before the relabelling: names as the spec gives them, with their thread counts apart.
+        let auto = page::auto_check(&rows, &names);
+        let series = Series::of(&p.configs, &p.spec.threads, &rows, &m.samples);
+        let ctx = PlotCtx {
+            rows: &series.rows,
+            names: &names,
+            execs: &series.execs,
+            colors: &series.colors,
+            buffers: &p.spec.buffers,
+            loads: &p.spec.loads,
+            threads: &p.spec.threads,
+            cores,
+        };
+        let figures = figures::write_all(&dir, &ctx, &series.samples, p.hist_buffer())?;
+        remove_stale_histograms(dir.path(), &earlier, &figures);
+        let versions = Versions::detect();
+        let commit = Some(versions.short_commit).filter(|c| !c.is_empty() && c != "unknown");
+        let hw = Machine::detect();
+        let machine = format!("{}, {} cores", hw.cpu, hw.cores);
+        let wake = page::wake_table(&series.rows);
+        let trust = findings::trust_line(
+            &series.rows,
+            &findings::TrustContext {
+                spec_label: &p.label,
+                repeats: p.repeats,
+                seconds: p.spec.seconds,
+                max_spread,
+                rt: p.spec.rt,
+                debug_build: cfg!(debug_assertions),
+            },
+        );
+        let info = page::Info {
+            command: &args.command,
+            commit: commit.as_deref(),
+            machine: &machine,
+            rustc: &versions.rustc,
+            spec: &p.spec,
             spec_label: &p.label,
+            spec_text: &p.text,
+            sources: &p.sources,
+            names: &names,
             repeats: p.repeats,
-            seconds: p.spec.seconds,
             max_spread,
-            rt: p.spec.rt,
-            debug_build: cfg!(debug_assertions),
-        },
-    );
-    let info = page::Info {
-        command: &args.command,
-        commit: commit.as_deref(),
-        machine: &machine,
-        rustc: &versions.rustc,
-        spec: &p.spec,
-        spec_label: &p.label,
-        spec_text: &p.text,
-        sources: &p.sources,
-        names: &names,
-        repeats: p.repeats,
-        max_spread,
-        configurations: p.configs.len(),
-        took: started.elapsed(),
-        hist_buffer: p.hist_buffer(),
-        wake: &wake,
-        auto: auto.as_ref(),
-        trust: &trust,
-    };
-    dir.text("README.md", &page::readme(&info))?;
-    dir.text("report.html", &page::report_html(&ctx, &figures, &info))?;
-    together.commit()?;
-    Ok(StudyResult {
-        output: args.output.clone(),
-        runs: p.configs.len() * p.repeats,
-        configurations: p.configs.len(),
-        seconds: started.elapsed().as_secs_f64(),
-        figures: figures.len(),
-        checked_cycles: m.checked_cycles,
-        doubtful: series.rows.iter().filter(|r| r.doubt.is_some()).count(),
-        trust,
-    })
+            configurations: p.configs.len(),
+            took: started.elapsed(),
+            hist_buffer: p.hist_buffer(),
+            wake: &wake,
+            auto: auto.as_ref(),
+            trust: &trust,
+        };
+        dir.text("README.md", &page::readme(&info))?;
+        dir.text("report.html", &page::report_html(&ctx, &figures, &info))?;
+        Ok(StudyResult {
+            output: args.output.clone(),
+            runs: p.configs.len() * p.repeats,
+            configurations: p.configs.len(),
+            seconds: started.elapsed().as_secs_f64(),
+            figures: figures.len(),
+            checked_cycles: m.checked_cycles,
+            doubtful: series.rows.iter().filter(|r| r.doubt.is_some()).count(),
+            trust,
+        })
+    });
+    match written.and_then(|r| together.commit().map(|()| r).map_err(BenchError::from)) {
+        Ok(r) => Ok(r),
+        Err(e) => {
+            dir.remove_if_created();
+            Err(e)
+        }
+    }
 }
 
 #[cfg(test)]
