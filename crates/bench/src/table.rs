@@ -629,10 +629,7 @@ impl TableResult {
     /// Writes README.md (with `command`, the command line), raw.csv, summary.csv and table.md
     /// into `dir`.
     pub fn write(&self, dir: &Path, command: &str) -> Result<(), BenchError> {
-        // One set: a failure midway leaves the folder's earlier files as they were.
-        let together = fugue_engine::output::Together::open();
-        self.write_files(dir, command)?;
-        Ok(together.commit()?)
+        crate::report::folder::as_one_set(dir, || self.write_files(dir, command))
     }
 
     /// [`Self::write`]'s files, each given its name when the set is.

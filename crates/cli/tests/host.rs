@@ -398,18 +398,32 @@ fn a_signal_after_a_failed_command_is_said_as_the_signal() {
     let dir = folder("host", "sigint-failed");
     let script = dir.join("s.txt");
     std::fs::write(&script, "gain x 1\nwait 30\nlist\n").unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_fugue"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fugue"))
         .args(["host", "--backend", "clocked", "--script"])
         .arg(&script)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(800));
+    // Once the failure is said, the host has its signal handlers and waits.
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stderr.take().unwrap()));
+    let mut err = String::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        err += &line;
+        err.push('\n');
+        if line.contains("s.txt:1: error") {
+            break;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(100));
     // SAFETY: kill has no memory-safety preconditions; the pid is our child's.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    for line in lines {
+        err += &line.unwrap();
+        err.push('\n');
+    }
     let o = child.wait_with_output().unwrap();
-    let err = stderr(&o);
     assert_eq!(o.status.code(), Some(130), "{err}");
     assert!(err.contains("s.txt:1: error: no graph named `x`"), "{err}");
     assert!(err.contains("stopped by SIGINT"), "{err}");

@@ -360,13 +360,9 @@ fn candidates(choice: &ExecutorChoice, cores: usize, plain: &Plan) -> Vec<Trial>
     };
     // Unpipelined, no executor can beat seq by more than the plan's parallelism (its total
     // cost over its critical path): a line of nodes has none, and trying it anyway would only
-    // let the noise of the trials choose a second thread that idles. A plan pipelined already
-    // (the host compiles every candidate's as its --pipeline says) runs its sub-blocks of one
-    // path at once: its path is that much shorter.
-    let (total, cp) = (
-        plain.total_cost(),
-        plain.critical_path_cost() / plain.pipeline().max(1) as f64,
-    );
+    // let the noise of the trials choose a second thread that idles. (A plan pipelined as
+    // every candidate's is, the host's, counts the sub-blocks in its path already.)
+    let (total, cp) = (plain.total_cost(), plain.critical_path_cost());
     let can_gain = !(cp > 0.0 && total.is_finite()) || total / cp >= 1.0 / (1.0 - MIN_GAIN);
     if can_gain {
         for t in thread_counts(most) {
@@ -460,8 +456,10 @@ pub fn overlap_worth(block: usize) -> bool {
 pub type Compile<'a> = dyn Fn(usize, usize, usize) -> Result<Plan, BuildError> + 'a;
 
 /// Measures the candidates (each on a plan compiled by `compile` apart from the one that will
-/// play, with the kinds of `registry`; `plain` is the graph's plan without pipelining, which
-/// decides whether pipelined candidates are worth trying) and returns the choice to build, with the report. Control
+/// play, with the kinds of `registry`; `plain` is the graph's plan without pipelining, or,
+/// where `compile` pipelines every candidate alike (the host's --pipeline), pipelined as they
+/// are on the most threads: it decides whether parallel and pipelined candidates are worth
+/// trying) and returns the choice to build, with the report. Control
 /// thread; allocates.
 pub fn choose(
     graph: &TaskGraph,

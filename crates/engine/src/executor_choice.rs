@@ -46,12 +46,13 @@ impl Pipeline {
     /// its block: 1 with one thread, or when the plan already has enough parallelism (its
     /// total cost at least `threads` times its critical path: every thread can be kept busy
     /// without it); otherwise the largest divisor of the block up to
-    /// [`Pipeline::AUTO_SUBS_PER_THREAD`] per thread whose sub-blocks keep at least
+    /// [`Pipeline::AUTO_SUBS_PER_THREAD`] per thread (at most [`fugue_exec::MAX_PIPELINE`])
+    /// whose sub-blocks keep at least
     /// [`Pipeline::AUTO_MIN_FRAMES`] frames (1 if none).
     pub fn choose(self, plan: &fugue_exec::Plan, threads: usize) -> usize {
         let n = match self {
             Pipeline::Sub(n) => return n,
-            Pipeline::Auto => threads * Self::AUTO_SUBS_PER_THREAD,
+            Pipeline::Auto => (threads * Self::AUTO_SUBS_PER_THREAD).min(fugue_exec::MAX_PIPELINE),
         };
         let cp = plan.critical_path_cost();
         if threads <= 1 || plan.total_cost() >= threads as f64 * cp {

@@ -256,19 +256,23 @@ mod tests {
             let e = bad.parse::<Pipeline>().unwrap_err();
             assert!(e.contains("from 1 to 256"), "{bad}: {e}");
         }
-        // The plan compiler refuses it too (a pipeline given by a study's spec, a library).
+        // The plan compiler bounds the sub-blocks of a pipeline times the cycles overlapped
+        // (a library's options).
         let g = fugue_graph::gen::line(3);
-        let e = fugue_exec::Plan::compile(
-            &g,
-            &fugue_dsp::Registry::with_builtin_kinds(),
-            &fugue_exec::CompileOptions {
-                block: 1024,
-                pipeline: 512,
-                ..Default::default()
-            },
-        )
-        .unwrap_err();
-        assert!(e.to_string().contains("more than the 256"), "{e}");
+        let compile = |pipeline| {
+            fugue_exec::Plan::compile(
+                &g,
+                &fugue_dsp::Registry::with_builtin_kinds(),
+                &fugue_exec::CompileOptions {
+                    block: 1 << 16,
+                    pipeline,
+                    ..Default::default()
+                },
+            )
+        };
+        compile(256 * 16).unwrap();
+        let e = compile(2 * 256 * 16).unwrap_err();
+        assert!(e.to_string().contains("more than the 4096"), "{e}");
     }
 
     #[test]

@@ -352,10 +352,42 @@ fn commit_now(tmp: &Path, path: &Path) -> Result<(), OutputError> {
 }
 
 std::thread_local! {
-    /// The files of the open [`Together`] of this thread: each one's temporary name, with its
-    /// final path.
-    static TOGETHER: std::cell::RefCell<Option<Vec<(PathBuf, PathBuf)>>> =
+    /// What the open [`Together`] of this thread does as it is committed.
+    static TOGETHER: std::cell::RefCell<Option<Vec<InSet>>> =
         const { std::cell::RefCell::new(None) };
+}
+
+/// A step of a [`Together`]'s commit.
+#[derive(Debug)]
+enum InSet {
+    /// A finished file's temporary name, with its final path.
+    Name(PathBuf, PathBuf),
+    /// A file of an earlier set that this one has no part for, removed
+    /// ([`remove_with_set`]).
+    Remove(PathBuf),
+}
+
+/// Removes the regular file `path` (an earlier run's file that this one replaces by nothing):
+/// at once, or while a [`Together`] is open on this thread, as it is committed (dropped
+/// uncommitted, the file stays).
+pub fn remove_with_set(path: &Path) {
+    let deferred = TOGETHER.with(|t| match t.borrow_mut().as_mut() {
+        Some(steps) => {
+            steps.push(InSet::Remove(path.to_path_buf()));
+            true
+        }
+        None => false,
+    });
+    if !deferred {
+        remove_regular(path);
+    }
+}
+
+/// Removes `path` when it is a regular file (not what a link points to, not a folder).
+fn remove_regular(path: &Path) {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
+        let _ = std::fs::remove_file(path);
+    }
 }
 
 /// Keeps the finished temporary file `tmp` of `path` for the open [`Together`]: moved to a
@@ -372,18 +404,21 @@ fn defer(tmp: &Path, path: &Path) -> Result<(), OutputError> {
         return Err(write_error(path, e));
     }
     TOGETHER.with(|t| {
-        if let Some(files) = t.borrow_mut().as_mut() {
-            files.push((staged, path.to_path_buf()));
+        if let Some(steps) = t.borrow_mut().as_mut() {
+            steps.push(InSet::Name(staged, path.to_path_buf()));
         }
     });
     Ok(())
 }
 
 /// Files that get their names together: while it is open, every regular file this thread
-/// finishes ([`commit`], [`write_atomic`]) waits under its temporary name; [`Together::commit`]
-/// then renames them all, one after the other, and dropping it without that removes them. A
-/// results folder then never holds half of a new set of files beside half of an older one
-/// when its writing fails midway (a full disk, a figure that cannot be drawn).
+/// finishes ([`commit`], [`write_atomic`]) waits under its temporary name, and every removal
+/// of [`remove_with_set`] waits too; [`Together::commit`] then renames them all, one after the
+/// other, and dropping it without that removes the new files and leaves the old ones. A
+/// results folder whose writing fails midway (a full disk, a figure that cannot be drawn)
+/// keeps its earlier set of files whole; only a failure or a signal during the renames
+/// themselves (a few system calls) can leave it mixed. (A new file of [`OutputFile::commit`],
+/// which must not replace one that appeared meanwhile, gets its name at once.)
 #[derive(Debug)]
 pub struct Together {
     /// Whether this one opened the set (a nested one leaves it to the outer).
@@ -409,20 +444,27 @@ impl Together {
         }
     }
 
-    /// Gives every file of the set its name, in the order they were finished; the first that
-    /// fails ends it (the files after it are removed) and is returned.
+    /// Gives every file of the set its name and removes what the set removes, in the order
+    /// they came; the first rename that fails ends it (the files after it are removed, the
+    /// removals after it not made) and is returned.
     pub fn commit(self) -> Result<(), OutputError> {
         if !self.outer {
             return Ok(());
         }
-        let files = TOGETHER.with(|t| t.borrow_mut().take()).unwrap_or_default();
+        let steps = TOGETHER.with(|t| t.borrow_mut().take()).unwrap_or_default();
         let mut res = Ok(());
-        for (staged, path) in files {
-            forget_path(&staged);
-            if res.is_ok() {
-                res = commit_now(&staged, &path);
-            } else {
-                let _ = std::fs::remove_file(&staged);
+        for step in steps {
+            match step {
+                InSet::Name(staged, path) => {
+                    forget_path(&staged);
+                    if res.is_ok() {
+                        res = commit_now(&staged, &path);
+                    } else {
+                        let _ = std::fs::remove_file(&staged);
+                    }
+                }
+                InSet::Remove(path) if res.is_ok() => remove_regular(&path),
+                InSet::Remove(_) => {}
             }
         }
         res
@@ -436,10 +478,12 @@ impl Drop for Together {
         }
         // Not committed (the writing failed): the set's files are removed, the older ones
         // left as they were.
-        let files = TOGETHER.with(|t| t.borrow_mut().take()).unwrap_or_default();
-        for (staged, _) in files {
-            forget_path(&staged);
-            let _ = std::fs::remove_file(&staged);
+        let steps = TOGETHER.with(|t| t.borrow_mut().take()).unwrap_or_default();
+        for step in steps {
+            if let InSet::Name(staged, _) = step {
+                forget_path(&staged);
+                let _ = std::fs::remove_file(&staged);
+            }
         }
     }
 }
@@ -558,12 +602,18 @@ fn owner(file: &str, name: &str) -> Option<i32> {
     pid.parse().ok()
 }
 
-/// Whether `file` (a name in some folder) is a temporary file of this module's naming
-/// (`.fugue-PID-N.part`) that a process now dead left behind while it wrote: no part of what
-/// the folder holds for its user (a run killed with SIGKILL leaves one).
-pub fn is_dead_temp(file: &str) -> bool {
+/// Whether `path` is a temporary file of this module's naming (`.fugue-PID-N.part`, a
+/// regular file) that a process now dead left behind while it wrote: no part of what its
+/// folder holds for its user (a run killed with SIGKILL leaves one).
+pub fn is_dead_temp(path: &Path) -> bool {
     let me = std::process::id() as i32;
-    file.starts_with(".fugue-") && owner(file, "").is_some_and(|pid| pid != me && !alive(pid))
+    let file = path
+        .file_name()
+        .map(|f| f.to_string_lossy())
+        .unwrap_or_default();
+    file.starts_with(".fugue-")
+        && owner(&file, "").is_some_and(|pid| pid != me && !alive(pid))
+        && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
 }
 
 /// Whether the process `pid` is alive (or cannot be told apart from one that is).
@@ -969,11 +1019,18 @@ mod tests {
         }
         assert_eq!(names(&dir), ["a.csv"]);
         assert_eq!(std::fs::read_to_string(&a).unwrap(), "old a");
+        // A removal waits for the set too: dropped, the file stays.
+        let c = dir.join("c.svg");
+        std::fs::write(&c, "old c").unwrap();
+        drop((Together::open(), remove_with_set(&c)));
+        assert!(c.exists());
         let t = Together::open();
         write_atomic(&a, b"new a").unwrap();
+        remove_with_set(&c);
         write_atomic(&b, b"new b").unwrap();
-        assert!(!b.exists());
+        assert!(!b.exists() && c.exists());
         t.commit().unwrap();
+        assert!(!c.exists());
         assert_eq!(names(&dir), ["a.csv", "b.md"]);
         assert_eq!(std::fs::read_to_string(&a).unwrap(), "new a");
         assert_eq!(std::fs::read_to_string(&b).unwrap(), "new b");

@@ -29,10 +29,7 @@ pub fn write(
     command: &str,
     force: bool,
 ) -> Result<(), BenchError> {
-    // One set: a failure midway leaves the folder's earlier files as they were.
-    let together = fugue_engine::output::Together::open();
-    write_files(dir, c, b, command, force)?;
-    Ok(together.commit()?)
+    report::folder::as_one_set(dir, || write_files(dir, c, b, command, force))
 }
 
 /// [`write`]'s files, each given its name when the set is.

@@ -21,11 +21,27 @@ pub enum Existing<'a> {
 /// files are being replaced).
 pub fn remove_figure(dir: &Path, name: &str) {
     for ext in ["svg", "png"] {
-        let path = dir.join(format!("{name}.{ext}"));
-        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
-            let _ = std::fs::remove_file(path);
-        }
+        // With the run's set of files, when they are written as one
+        // ([`fugue_engine::output::Together`]): a run that fails leaves the earlier set whole.
+        fugue_engine::output::remove_with_set(&dir.join(format!("{name}.{ext}")));
     }
+}
+
+/// Writes a run's files into `dir` with `write`, as one set
+/// ([`fugue_engine::output::Together`]): a failure midway leaves the folder's earlier files
+/// as they were, and takes away the folder when this call found none and it is left empty.
+pub fn as_one_set(
+    dir: &Path,
+    write: impl FnOnce() -> Result<(), BenchError>,
+) -> Result<(), BenchError> {
+    let made = !dir.exists();
+    let together = fugue_engine::output::Together::open();
+    let res = write().and_then(|()| Ok(together.commit()?));
+    if res.is_err() && made {
+        // Only succeeds if the folder is empty.
+        let _ = std::fs::remove_dir(dir);
+    }
+    res
 }
 
 /// Checks that a run may write into `dir`: refuses (a configuration error) a path that
@@ -67,11 +83,7 @@ pub(super) fn refuse(dir: &Path, existing: Existing<'_>) -> Result<(), BenchErro
             // A dead run's temporary file (killed while it wrote) is not the user's: a folder
             // holding only such files is taken as empty.
             let holds = |mut d: std::fs::ReadDir| {
-                d.any(|e| {
-                    e.map_or(true, |e| {
-                        !fugue_engine::output::is_dead_temp(&e.file_name().to_string_lossy())
-                    })
-                })
+                d.any(|e| e.map_or(true, |e| !fugue_engine::output::is_dead_temp(&e.path())))
             };
             if std::fs::read_dir(dir).is_ok_and(holds) {
                 return config(format!(

@@ -349,10 +349,7 @@ impl Sweep {
 
     /// Writes raw.csv, summary.csv, the plots and README.md into `a.output`.
     pub fn write(&self, a: &SweepConfig) -> Result<(), BenchError> {
-        // One set: a failure midway leaves the folder's earlier files as they were.
-        let together = fugue_engine::output::Together::open();
-        self.write_files(a)?;
-        Ok(together.commit()?)
+        crate::report::folder::as_one_set(&a.output, || self.write_files(a))
     }
 
     /// [`Self::write`]'s files, each given its name when the set is.

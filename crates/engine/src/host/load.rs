@@ -436,8 +436,10 @@ impl Host {
             ..ExecutorChoice::default()
         };
         // Every candidate's trial plan is the host's own compile of the graph (pipelined as
-        // the host's --pipeline says) on the candidate's threads.
-        let plain = self.compile(graph, u32::MAX, 1)?;
+        // the host's --pipeline says) on the candidate's threads; the plan that decides which
+        // candidates are worth trying is the one on the graph's threads, its sub-blocks cut
+        // into as many segments (a pipelined line has their parallelism).
+        let plain = self.compile(graph, u32::MAX, threads)?;
         let compile = |_: usize, _: usize, t: usize| {
             self.compile(graph, u32::MAX, t).map_err(|e| match e {
                 HostError::Compile(e) => crate::BuildError::Compile(e),

@@ -265,10 +265,14 @@ fn mib(bytes: usize) -> usize {
 /// The most frames a plan's block may have.
 pub const MAX_BLOCK: usize = 1 << 20;
 
-/// The most sub-blocks a block may be pipelined into ([`CompileOptions::pipeline`]): the
-/// plan's units grow with the sub-blocks, and their ordering with their square, while more
-/// sub-blocks than a few per thread gain nothing.
+/// The most sub-blocks a user may ask a block to be pipelined into (`--pipeline N`; an
+/// automatic choice stays within it too): more than a few per thread gain nothing.
 pub const MAX_PIPELINE: usize = 256;
+
+/// The most sub-blocks a plan's block may be cut into ([`CompileOptions::pipeline`]: a
+/// pipeline times the cycles overlapped in one block, at most 16): the plan's units grow with
+/// the sub-blocks, and their ordering with their square (a million took minutes).
+pub const MAX_SUB_BLOCKS: usize = 16 * MAX_PIPELINE;
 
 /// The highest rate a node may run at, as a multiple of the engine's: 4096, the largest
 /// numerator of one resampler's ratio. Resamplers in a chain multiply their ratios; beyond
@@ -291,9 +295,9 @@ impl CompileOptions {
                 self.block
             )));
         }
-        if self.pipeline > MAX_PIPELINE {
+        if self.pipeline > MAX_SUB_BLOCKS {
             return Err(CompileError::Options(format!(
-                "a pipeline of {} sub-blocks is more than the {MAX_PIPELINE} a block may be cut into",
+                "a block cut into {} sub-blocks is more than the {MAX_SUB_BLOCKS} a plan may have",
                 self.pipeline
             )));
         }

@@ -25,7 +25,7 @@ const NOT_PIPELINED: &str = "not pipelined: ";
 
 pub use compile::{
     port_mismatch, CompileError, CompileOptions, MAX_BLOCK, MAX_PIPELINE, MAX_RATE_FACTOR,
-    MEMORY_LIMIT,
+    MAX_SUB_BLOCKS, MEMORY_LIMIT,
 };
 pub use task::TaskPanic;
 pub use units::{
