@@ -708,7 +708,7 @@ fn write_blocks(
             w.write(block.data())?;
         }
     }
-    if let Some(w) = writer {
+    if let Some(mut w) = writer {
         w.finalize()?;
     }
     Ok(())

@@ -123,6 +123,8 @@ pub(crate) struct BlockWavWriter {
     /// Bytes of the header: the data chunk's length is its last 4 bytes.
     header: u64,
     data_bytes: u64,
+    /// The data bytes the header says (its last update of the sizes).
+    said_bytes: u64,
     /// Whether the file is a regular file, whose header is rewritten with the sizes
     /// (otherwise a stream, whose header says the longest length).
     seekable: bool,
@@ -173,6 +175,7 @@ impl BlockWavWriter {
             spec,
             header: h.len() as u64,
             data_bytes: 0,
+            said_bytes: 0,
             seekable,
             bytes: Vec::new(),
         })
@@ -246,27 +249,27 @@ impl BlockWavWriter {
                 FACT_OFFSET,
             )?;
         }
+        self.said_bytes = self.data_bytes;
         Ok(())
     }
 
     /// After a write that failed (a full disk): cuts a regular file to the header and the
-    /// first `frames` frames (those its sizes last said, [`BlockWavWriter::update_sizes`]),
-    /// so that no part of a block the header does not count is left after them; what the
-    /// writer still holds is dropped, not written. Nothing for a stream.
-    pub(crate) fn cut_to(self, frames: u64) -> std::io::Result<()> {
-        let frame = self.format.bytes() as u64 * u64::from(self.spec.channels.max(1));
+    /// frames its sizes last said ([`BlockWavWriter::update_sizes`]), so that no part of a
+    /// block the header does not count is left after them; what the writer still holds is
+    /// dropped, not written. Nothing for a stream.
+    pub(crate) fn cut(self) -> std::io::Result<()> {
         let (file, _unwritten) = self.file.into_parts();
         if !self.seekable {
             return Ok(());
         }
-        let data = (frames * frame).min(self.data_bytes);
+        let data = self.said_bytes;
         file.set_len(self.header + data + data % 2)
     }
 
     /// Writes the sizes into the header and flushes. A data chunk of an odd length (24-bit
     /// samples, an odd number of channels and of frames) is followed by the pad byte that
     /// RIFF asks for, counted in the RIFF chunk's size but not in the data chunk's.
-    pub(crate) fn finalize(mut self) -> Result<(), hound::Error> {
+    pub(crate) fn finalize(&mut self) -> Result<(), hound::Error> {
         self.update_sizes()?;
         if self.seekable && self.data_bytes % 2 == 1 {
             self.file.write_all(&[0])?;
@@ -297,9 +300,9 @@ mod tests {
         let mut w = BlockWavWriter::create(&path, spec).unwrap();
         w.write(&[0.25; 2 * 101]).unwrap();
         w.update_sizes().unwrap();
-        let saved = w.frames();
+        assert_eq!(w.frames(), 101);
         w.write(&[0.75; 2 * 5000]).unwrap();
-        w.cut_to(saved).unwrap();
+        w.cut().unwrap();
         let len = std::fs::metadata(&path).unwrap().len();
         let r = hound::WavReader::open(&path).unwrap();
         assert_eq!(r.duration(), 101);

@@ -400,23 +400,24 @@ fn start_recorder(
                 }
             }
             let frames = writer.frames();
+            // After a failure, the file holds what the header last said, and nothing of the
+            // blocks after (the one that failed may be partly written).
+            let cut = |writer: crate::wav::BlockWavWriter| {
+                let _ = writer.cut();
+            };
             if let Some(e) = failed.get() {
-                if full {
-                    let kept = if writer.finalize().is_ok() {
-                        frames
-                    } else {
-                        saved
-                    };
-                    return (kept, Some(e.clone()));
+                if full && writer.finalize().is_ok() {
+                    return (frames, Some(e.clone()));
                 }
-                // The file holds what the header last said, and nothing of the blocks after
-                // (the one that failed may be partly written).
-                let _ = writer.cut_to(saved);
+                cut(writer);
                 return (saved, Some(e.clone()));
             }
             match writer.finalize() {
                 Ok(()) => (frames, None),
-                Err(e) => (saved, Some(crate::render::write_reason(&e))),
+                Err(e) => {
+                    cut(writer);
+                    (saved, Some(crate::render::write_reason(&e)))
+                }
             }
         })
         .map_err(|source| HostError::Io {
