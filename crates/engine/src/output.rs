@@ -606,14 +606,20 @@ fn owner(file: &str, name: &str) -> Option<i32> {
 /// regular file) that a process now dead left behind while it wrote: no part of what its
 /// folder holds for its user (a run killed with SIGKILL leaves one).
 pub fn is_dead_temp(path: &Path) -> bool {
-    let me = std::process::id() as i32;
     let file = path
         .file_name()
         .map(|f| f.to_string_lossy())
         .unwrap_or_default();
     file.starts_with(".fugue-")
-        && owner(&file, "").is_some_and(|pid| pid != me && !alive(pid))
+        && dead_owner(&file, "")
         && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
+}
+
+/// Whether `file` is a temporary name ([`owner`], for an output named `name` in the older
+/// form) of another process, now dead.
+fn dead_owner(file: &str, name: &str) -> bool {
+    let me = std::process::id() as i32;
+    owner(file, name).is_some_and(|pid| pid != me && !alive(pid))
 }
 
 /// Whether the process `pid` is alive (or cannot be told apart from one that is).
@@ -636,13 +642,8 @@ fn remove_stale(dir: &Path, path: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
-    let me = std::process::id() as i32;
     for e in entries.flatten() {
-        let file = e.file_name();
-        let Some(pid) = owner(&file.to_string_lossy(), &name) else {
-            continue;
-        };
-        if pid == me || alive(pid) {
+        if !dead_owner(&e.file_name().to_string_lossy(), &name) {
             continue;
         }
         let old = std::fs::symlink_metadata(e.path()).is_ok_and(|m| {

@@ -13,11 +13,7 @@ use std::path::{Path, PathBuf};
 pub(crate) fn cpus() -> Option<f64> {
     let groups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
     let mut least: Option<f64> = None;
-    let mut take = |q: Option<f64>| {
-        if let Some(q) = q {
-            least = Some(least.map_or(q, |l: f64| l.min(q)));
-        }
-    };
+    let mut take = |q: Option<f64>| least = smaller(least, q);
     for line in groups.lines() {
         let mut parts = line.splitn(3, ':');
         let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
@@ -42,12 +38,18 @@ fn walk(mount: &Path, path: &str, read: fn(&Path) -> Option<f64>) -> Option<f64>
     let mut dir: PathBuf = mount.join(path.trim_start_matches('/'));
     let mut least: Option<f64> = None;
     loop {
-        if let Some(q) = read(&dir) {
-            least = Some(least.map_or(q, |l: f64| l.min(q)));
-        }
+        least = smaller(least, read(&dir));
         if dir == mount || !dir.pop() || !dir.starts_with(mount) {
             return least;
         }
+    }
+}
+
+/// The smaller of two quotas, either of which may be none.
+fn smaller(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 

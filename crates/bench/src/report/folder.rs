@@ -30,13 +30,13 @@ pub fn remove_figure(dir: &Path, name: &str) {
 /// Writes a run's files into `dir` with `write`, as one set
 /// ([`fugue_engine::output::Together`]): a failure midway leaves the folder's earlier files
 /// as they were, and takes away the folder when this call found none and it is left empty.
-pub fn as_one_set(
+pub fn as_one_set<T>(
     dir: &Path,
-    write: impl FnOnce() -> Result<(), BenchError>,
-) -> Result<(), BenchError> {
+    write: impl FnOnce() -> Result<T, BenchError>,
+) -> Result<T, BenchError> {
     let made = !dir.exists();
     let together = fugue_engine::output::Together::open();
-    let res = write().and_then(|()| Ok(together.commit()?));
+    let res = write().and_then(|r| Ok(together.commit().map(|()| r)?));
     if res.is_err() && made {
         // Only succeeds if the folder is empty.
         let _ = std::fs::remove_dir(dir);

@@ -276,11 +276,10 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
     let earlier = earlier_graphs(dir.path());
     let started = Instant::now();
     // The study's files are one set: a failure midway leaves the folder's earlier files as
-    // they were.
-    let together = fugue_engine::output::Together::open();
-    // On any failure nothing is left in the output folder: the temporary raw file and the
-    // set's files are removed, and the folder too when this run created it.
-    let written = measure(&p, &dir, &args.stop, progress).and_then(|m| {
+    // they were; on any failure nothing new is left in the output folder (the temporary raw
+    // file and the set's files are removed, and the folder too when this run created it).
+    let written = crate::report::folder::as_one_set(dir.path(), || {
+        let m = measure(&p, &dir, &args.stop, progress)?;
         let max_spread = p.spec.max_spread_pct.unwrap_or(DEFAULT_MAX_SPREAD_PCT);
         let rows = aggregate(&p.configs, &m.runs, &p.graphs, cores, max_spread);
         let names: Vec<String> = p.graphs.iter().map(|(n, _)| n.clone()).collect();
@@ -348,13 +347,7 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
             trust,
         })
     });
-    match written.and_then(|r| together.commit().map(|()| r).map_err(BenchError::from)) {
-        Ok(r) => Ok(r),
-        Err(e) => {
-            dir.remove_if_created();
-            Err(e)
-        }
-    }
+    written.inspect_err(|_| dir.remove_if_created())
 }
 
 #[cfg(test)]

@@ -400,25 +400,18 @@ fn start_recorder(
                 }
             }
             let frames = writer.frames();
-            // After a failure, the file holds what the header last said, and nothing of the
+            // After a failure, the file is cut to what the header last said: nothing of the
             // blocks after (the one that failed may be partly written).
-            let cut = |writer: crate::wav::BlockWavWriter| {
-                let _ = writer.cut();
+            let why = match failed.get() {
+                Some(e) if full && writer.finalize().is_ok() => return (frames, Some(e.clone())),
+                Some(e) => e.clone(),
+                None => match writer.finalize() {
+                    Ok(()) => return (frames, None),
+                    Err(e) => crate::render::write_reason(&e),
+                },
             };
-            if let Some(e) = failed.get() {
-                if full && writer.finalize().is_ok() {
-                    return (frames, Some(e.clone()));
-                }
-                cut(writer);
-                return (saved, Some(e.clone()));
-            }
-            match writer.finalize() {
-                Ok(()) => (frames, None),
-                Err(e) => {
-                    cut(writer);
-                    (saved, Some(crate::render::write_reason(&e)))
-                }
-            }
+            let _ = writer.cut();
+            (saved, Some(why))
         })
         .map_err(|source| HostError::Io {
             what: "cannot start the recording thread".into(),

@@ -423,20 +423,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // the host playing on; they fail the run as it ends, so that whatever ran the script
     // learns of them. The prompt's and the socket's clients' failures were said to whoever
     // typed or sent them.
-    let stdin_failures = *STDIN_FAILURES.lock().unwrap_or_else(|e| e.into_inner());
-    let failures = match &args.script {
-        Some(path) => Some((
+    let (f, source) = match &args.script {
+        Some(path) => (
             outcome.script_failures,
             format!("the script {}", path.display()),
-        )),
-        None => Some((stdin_failures, "standard input".to_string())),
+        ),
+        None => (
+            *STDIN_FAILURES.lock().unwrap_or_else(|e| e.into_inner()),
+            "standard input".to_string(),
+        ),
     };
     // Stopped by a signal: that is what ends the run, and `main` says it (the commands
     // after the failures did not all run).
-    if let Some((f, source)) = failures
-        .filter(|(f, _)| f.count > 0)
-        .filter(|_| crate::signals::received().is_none())
-    {
+    if f.count > 0 && crate::signals::received().is_none() {
         anyhow::bail!(failures_said(f, &source));
     }
     Ok(())
