@@ -218,6 +218,15 @@ fn a_missing_file_and_an_unknown_parameter() {
         "--strict",
     ]);
     assert!(!o.status.success());
+    // `check` counts it as an error, as an attribute a built-in kind does not read.
+    let o = fugue(&["check", g.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("error: ")
+            && stderr(&o).contains("g.ag:1:42: node `p` has attribute `freqq`"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

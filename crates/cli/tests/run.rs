@@ -670,3 +670,65 @@ fn stats_and_control_on_one_path_are_refused() {
     );
     assert!(!p.exists(), "something was made at {}", p.display());
 }
+
+/// The run's control socket, as the host's: a line with no command (blank, a comment) gets
+/// no reply, and a `wait` that the run's end cuts short names no cycle (a run counts none
+/// for its replies).
+#[test]
+fn the_run_socket_skips_blank_lines_and_a_cut_wait_names_no_cycle() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::os::unix::net::UnixStream;
+    let dir = tmp("run-socket-lines");
+    std::fs::create_dir_all(&dir).unwrap();
+    let graph = dir.join("tone.ag");
+    std::fs::write(
+        &graph,
+        "o = { kind: \"osc\", freq: 440, volume: 0.5, };\nout = { kind: \"sink\", in: 1, };\no.1 -> out.1;\n",
+    )
+    .unwrap();
+    let socket = dir.join("r.sock");
+    let _ = std::fs::remove_file(&socket);
+    let mut run = fugue()
+        .arg("run")
+        .arg(&graph)
+        .args([
+            "--backend",
+            "clocked",
+            "--seconds",
+            "30",
+            "-e",
+            "seq",
+            "--control",
+        ])
+        .arg(&socket)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    fugue_testkit::host::wait_for_socket(&socket);
+    let mut s = UnixStream::connect(&socket).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(b"\n   \n# a comment\nset tone o volume 0.25\n")
+        .unwrap();
+    let mut lines = BufReader::new(s.try_clone().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    assert!(
+        first == "tone: o volume = 0.25 from the next cycle",
+        "the first reply is the set's: {first}"
+    );
+    // A wait cut short by the run's end (a quit from another client).
+    s.write_all(b"wait 20\n").unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let q = fugue()
+        .args(["ctl", socket.to_str().unwrap(), "quit"])
+        .output()
+        .unwrap();
+    assert!(q.status.success(), "{}", String::from_utf8_lossy(&q.stdout));
+    let waited = lines.next().unwrap().unwrap();
+    assert!(
+        waited.starts_with("waited ") && !waited.contains("cycle"),
+        "{waited}"
+    );
+    let st = run.wait().unwrap();
+    assert!(st.success(), "{st:?}");
+}

@@ -32,6 +32,10 @@ pub struct LintNote {
     /// Whether it matters only where cycles have a deadline (a plugin that may block): an
     /// offline render leaves it out.
     pub real_time: bool,
+    /// Whether it says that the node does not read the attribute (a name that is none of a
+    /// program's parameters or a plugin's controls): `fugue check` counts it as an error,
+    /// as it does an attribute a built-in kind does not read.
+    pub unread: bool,
 }
 
 impl LintNote {
@@ -41,6 +45,16 @@ impl LintNote {
             attr: Some(attr.to_string()),
             text,
             real_time: false,
+            unread: false,
+        }
+    }
+
+    /// A warning that the node does not read its attribute `attr` (see
+    /// [`LintNote::unread`]).
+    pub fn unread(attr: &str, text: String) -> LintNote {
+        LintNote {
+            unread: true,
+            ..LintNote::attr(attr, text)
         }
     }
 
@@ -50,6 +64,7 @@ impl LintNote {
             attr: None,
             text,
             real_time: false,
+            unread: false,
         }
     }
 
@@ -60,6 +75,7 @@ impl LintNote {
             attr: None,
             text,
             real_time: true,
+            unread: false,
         }
     }
 }

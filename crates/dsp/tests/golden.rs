@@ -358,7 +358,6 @@ fn cuts_do_not_change_the_output() {
 }
 
 fn cuts_do_not_change(x: &[f32], block: usize, blocks: usize) {
-    let frames = block * blocks;
     let mut rng = fugue_dsp::fast::Rng::new(11);
     for (n, inputs) in every_kind() {
         if n.kind == "resampler" {
@@ -366,45 +365,131 @@ fn cuts_do_not_change(x: &[f32], block: usize, blocks: usize) {
         }
         let input = (inputs > 0 || n.kind == "source").then_some(x);
         let d = build(&n, inputs, outputs(&n), 48_000.0, block);
-        let whole = run(d.processor().as_mut(), d.as_ref(), input, frames, block);
+        let whole = play(d.as_ref(), input, block, blocks, &[], |_| Vec::new());
         for trial in 0..8 {
-            let mut p = d.processor();
-            let mut out = vec![0.0f32; frames];
-            for b in 0..blocks {
-                // Cut points in (0, block), sorted; trial 0 cuts in 4 equal sub-blocks.
-                let mut cuts: Vec<usize> = if trial == 0 {
-                    vec![128, 256, 384]
-                } else {
-                    let k = 1 + (rng.next_u64() % 6) as usize;
-                    (0..k)
-                        .map(|_| 1 + (rng.next_u64() % (block as u64 - 1)) as usize)
-                        .collect()
-                };
-                cuts.push(0);
-                cuts.push(block);
-                cuts.sort_unstable();
-                cuts.dedup();
-                for w in cuts.windows(2) {
-                    let (a, e) = (b * block + w[0], b * block + w[1]);
-                    let slice: Vec<&[f32]> = match input {
-                        Some(x) => vec![&x[a..e]],
-                        None => vec![],
-                    };
-                    let mut outs: [&mut [f32]; 1] = [&mut out[a..e]];
-                    p.process(&slice, &mut outs);
-                }
-            }
-            let differ = whole
-                .iter()
-                .zip(&out)
-                .position(|(p, q)| p.to_bits() != q.to_bits());
-            assert_eq!(
-                differ, None,
-                "kind {}: cut calls differ from whole calls (trial {trial})",
+            let out = play(d.as_ref(), input, block, blocks, &[], |_| {
+                random_cuts(&mut rng, trial, block)
+            });
+            assert_same(&whole, &out, &format!("kind {} (trial {trial})", n.kind));
+        }
+    }
+}
+
+/// Cut points in (0, block): trial 0 cuts in 4 equal sub-blocks, the others at 1 to 6 random
+/// places.
+fn random_cuts(rng: &mut fugue_dsp::fast::Rng, trial: usize, block: usize) -> Vec<usize> {
+    if trial == 0 {
+        return vec![block / 4, block / 2, 3 * block / 4];
+    }
+    let k = 1 + (rng.next_u64() % 6) as usize;
+    (0..k)
+        .map(|_| 1 + (rng.next_u64() % (block as u64 - 1)) as usize)
+        .collect()
+}
+
+/// `blocks` blocks of a fresh processor of `d`, each block in the calls that `cuts` (of the
+/// block's index) gives, with the live changes `(block, param, value)` made before their
+/// blocks, as the engine makes them at a cycle's start.
+fn play(
+    d: &dyn DspNode,
+    input: Option<&[f32]>,
+    block: usize,
+    blocks: usize,
+    changes: &[(usize, usize, f64)],
+    mut cuts: impl FnMut(usize) -> Vec<usize>,
+) -> Vec<f32> {
+    let mut p = d.processor();
+    let mut out = vec![0.0f32; block * blocks];
+    for b in 0..blocks {
+        for &(_, param, value) in changes.iter().filter(|c| c.0 == b) {
+            p.set_param(param, value);
+        }
+        let mut cuts = cuts(b);
+        cuts.push(0);
+        cuts.push(block);
+        cuts.sort_unstable();
+        cuts.dedup();
+        for w in cuts.windows(2) {
+            let (a, e) = (b * block + w[0], b * block + w[1]);
+            let slice: Vec<&[f32]> = match input {
+                Some(x) => vec![&x[a..e]],
+                None => vec![],
+            };
+            let mut outs: [&mut [f32]; 1] = [&mut out[a..e]];
+            p.process(&slice, &mut outs);
+        }
+    }
+    out
+}
+
+fn assert_same(whole: &[f32], cut: &[f32], what: &str) {
+    let differ = whole
+        .iter()
+        .zip(cut)
+        .position(|(p, q)| p.to_bits() != q.to_bits());
+    assert_eq!(differ, None, "{what}: cut calls differ from whole calls");
+}
+
+/// Live changes made between blocks give the same samples whether the blocks come whole or
+/// cut into calls (a pipelined plan): every live parameter of every kind, changed twice
+/// (once in two successive blocks), including a delay's `time`, whose change fades over
+/// the next block.
+#[test]
+fn live_changes_do_not_depend_on_cuts() {
+    let (block, blocks) = (256, 10);
+    let x = signal(block * blocks);
+    let mut rng = fugue_dsp::fast::Rng::new(5);
+    // Values that every kind holding the attribute accepts.
+    let values: &[(&str, f64, f64)] = &[
+        ("time", 0.001, 0.0021),
+        ("feedback", 0.3, -0.5),
+        ("freq", 330.0, 1250.0),
+        ("q", 2.0, 0.7),
+        ("db", -6.0, 2.0),
+        ("gain", 0.5, 1.5),
+        ("room", 0.5, 0.9),
+        ("volume", 0.5, 0.8),
+        ("wet", 0.3, 0.9),
+        ("dry", 0.7, 0.2),
+        ("decay", 0.9, 0.99),
+        ("damp", 0.2, 0.6),
+        ("width", 0.5, 0.0),
+    ];
+    let mut changed = 0;
+    for (n, inputs) in every_kind() {
+        if n.kind == "resampler" {
+            continue;
+        }
+        let input = (inputs > 0 || n.kind == "source").then_some(&x[..]);
+        let d = build(&n, inputs, outputs(&n), 48_000.0, block);
+        let doc = fugue_dsp::kinds::doc::builtin_doc(&n.kind).expect("a built-in kind");
+        for attr in doc.live.iter() {
+            assert!(
+                values.iter().any(|v| v.0 == attr),
+                "kind {}: no values for its live `{attr}`",
                 n.kind
             );
         }
+        for &(attr, a, b) in values {
+            let Some(param) = d.live_param(attr) else {
+                continue;
+            };
+            changed += 1;
+            let changes = [(2, param, a), (5, param, b), (6, param, a)];
+            let whole = play(d.as_ref(), input, block, blocks, &changes, |_| Vec::new());
+            for trial in 0..6 {
+                let out = play(d.as_ref(), input, block, blocks, &changes, |_| {
+                    random_cuts(&mut rng, trial, block)
+                });
+                assert_same(
+                    &whole,
+                    &out,
+                    &format!("kind {}, live {attr} (trial {trial})", n.kind),
+                );
+            }
+        }
     }
+    assert!(changed >= 8, "only {changed} live parameters were changed");
 }
 
 /// The frames of `out` that are not zero.

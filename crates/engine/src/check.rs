@@ -149,15 +149,19 @@ pub fn check_with(graph: &TaskGraph, registry: &Registry, rate: f64, block: usiz
         }
     }
     for w in lint::lint(graph, registry, rate) {
-        // Unread attributes were said above, as errors with their place.
-        let what = match &w {
-            Warning::Unheard { .. } | Warning::UnheardMore { .. } => What::Unheard,
-            Warning::NoSink | Warning::Empty => What::NoSink,
-            Warning::OfKind { .. } => What::OfKind,
+        // Unread attributes of the built-in kinds were said above, as errors with their
+        // place; those of a program's or a plugin's node are errors too.
+        let (what, severity) = match &w {
+            Warning::Unheard { .. } | Warning::UnheardMore { .. } => {
+                (What::Unheard, Severity::Warning)
+            }
+            Warning::NoSink | Warning::Empty => (What::NoSink, Severity::Warning),
+            Warning::OfKind { unread: true, .. } => (What::UnreadAttribute, Severity::Error),
+            Warning::OfKind { .. } => (What::OfKind, Severity::Warning),
             _ => continue,
         };
         out.push(Problem {
-            severity: Severity::Warning,
+            severity,
             what,
             place: lint::place(graph, &w),
             message: w.to_string(),

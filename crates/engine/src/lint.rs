@@ -38,6 +38,9 @@ pub enum Warning {
         text: String,
         /// Whether it matters only in real time ([`fugue_dsp::LintNote::real_time`]).
         real_time: bool,
+        /// Whether it says the node does not read the attribute
+        /// ([`fugue_dsp::LintNote::unread`]): an error for `fugue check`.
+        unread: bool,
     },
     /// A node whose outputs reach no `sink`: computed every cycle and never heard.
     Unheard {
@@ -237,6 +240,7 @@ pub fn lint(graph: &TaskGraph, registry: &Registry, rate: f64) -> Vec<Warning> {
                     attr: note.attr,
                     text: note.text,
                     real_time: note.real_time,
+                    unread: note.unread,
                 };
                 if said_of_kind.insert(w.to_string()) {
                     out.push(w);

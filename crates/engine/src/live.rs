@@ -123,15 +123,18 @@ pub fn typed(word: &str, x: f64) -> Value {
 
 /// The number a `set` gives, from the word written (`Err`: the sentence saying it is none).
 pub fn number(word: &str) -> Result<f64, String> {
-    word.parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite())
-        .ok_or_else(|| {
-            format!(
-                "`{}` is not a number; `set` gives a live attribute a new number (`fugue kinds` marks the live ones)",
-                crate::host::command::shorten(word)
-            )
-        })
+    match word.parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        // (`inf`, or more digits than a number holds: `1e400`.)
+        Ok(v) if v.is_infinite() => Err(format!(
+            "`{}` is beyond the largest number (about 1.8e308); `set` gives a live attribute a finite number",
+            crate::host::command::shorten(word)
+        )),
+        _ => Err(format!(
+            "`{}` is not a number; `set` gives a live attribute a new number (`fugue kinds` marks the live ones)",
+            crate::host::command::shorten(word)
+        )),
+    }
 }
 
 /// Checks setting attribute `attr` of node `node` of `graph` to `value` (a word, [`number`])
@@ -344,4 +347,26 @@ pub fn check(
         },
         value,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::number;
+
+    #[test]
+    fn a_set_value_is_a_finite_number() {
+        assert_eq!(number("0.25"), Ok(0.25));
+        assert_eq!(number("-1e3"), Ok(-1000.0));
+        for word in ["nan", "loud", ""] {
+            assert!(
+                number(word).unwrap_err().contains("is not a number"),
+                "{word}"
+            );
+        }
+        let digits = "9".repeat(400);
+        for word in ["inf", "-1e400", digits.as_str()] {
+            let e = number(word).unwrap_err();
+            assert!(e.contains("is beyond the largest number"), "{word}: {e}");
+        }
+    }
 }

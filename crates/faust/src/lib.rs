@@ -284,7 +284,7 @@ fn lint_node(ctx: &NodeContext<'_>) -> Vec<LintNote> {
     let mut out: Vec<LintNote> = unknown_attributes(ctx, &factory)
         .into_iter()
         .map(|attr| {
-            LintNote::attr(attr, format!(
+            LintNote::unread(attr, format!(
                 "node `{}` has attribute `{attr}`, which its Faust program does not have as a parameter (its parameters: {}; the kind also reads {})",
                 ctx.name(),
                 factory.param_names(),

@@ -467,7 +467,7 @@ pub fn lint(ctx: &NodeContext<'_>) -> Vec<LintNote> {
             })
             .map(|p| p.symbol.as_str())
             .or_else(|| fugue_graph::suggest::nearest(attr, symbols.iter().copied()));
-        out.push(LintNote::attr(
+        out.push(LintNote::unread(
             attr,
             format!(
                 "node `{}` has attribute `{attr}`, which is no control of plugin <{uri}>{} (its controls: {})",
@@ -476,6 +476,35 @@ pub fn lint(ctx: &NodeContext<'_>) -> Vec<LintNote> {
                 if symbols.is_empty() { "none".to_string() } else { symbols.join(", ") }
             ),
         ));
+    }
+    // The attributes the graph itself reads (a node's ports and cost) never reach the
+    // plugin: said when the plugin has a control of that symbol, which the user may have
+    // meant, and which no attribute can set (it keeps its default).
+    let graphs = [
+        (
+            "in",
+            ctx.node.declared_inputs.is_some(),
+            "the node's input ports",
+        ),
+        (
+            "out",
+            ctx.node.declared_outputs.is_some(),
+            "the node's output ports",
+        ),
+        (
+            "wcet",
+            ctx.node.cost_declared && ctx.node.cost_in_us,
+            "the node's cost in µs",
+        ),
+    ];
+    for (attr, given, what) in graphs {
+        if let Some(p) = plugin.controls().find(|p| given && p.symbol == attr) {
+            out.push(LintNote::node(format!(
+                "node `{}`: attribute `{attr}` is the graph's ({what}), not control `{attr}` of plugin <{uri}>, which no attribute can set: it keeps its default, {}",
+                ctx.name(),
+                six_digits(f64::from(p.initial(ctx.sample_rate))),
+            )));
+        }
     }
     // Said of the plugin, not the node: once for all its nodes.
     if !plugin.hard_rt() {

@@ -54,6 +54,8 @@ pub const REQUIRED_OPTION: &str = "http://lv2plug.in/ns/ext/options#requiredOpti
 pub const PORT: &str = "http://lv2plug.in/ns/lv2core#port";
 /// `lv2:index`.
 pub const INDEX: &str = "http://lv2plug.in/ns/lv2core#index";
+/// `lv2:symbol`: a port's symbol (a C identifier).
+pub const SYMBOL: &str = "http://lv2plug.in/ns/lv2core#symbol";
 /// The options fugue passes at instantiation (`options:options`).
 pub const OPTIONS_PASSED: &[&str] = &[MIN_BLOCK, MAX_BLOCK, NOMINAL_BLOCK, PARAM_SAMPLE_RATE];
 

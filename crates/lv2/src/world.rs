@@ -354,17 +354,19 @@ impl World {
 
     /// Why plugin `p`'s ports cannot be read, if they cannot: lilv numbers them by their
     /// `lv2:index`, which must run from 0 to N - 1 for N ports ([`MAX_PORTS`] at most;
-    /// [`ports_numbered`]). Read from the description's statements, not through lilv's port
-    /// list, which allocates by the largest index and crashes on a huge one.
+    /// [`ports_numbered`]), and refuses a port whose `lv2:symbol` is missing or no C
+    /// identifier ([`symbol_is_valid`]; lilv would print its own error for it at every
+    /// command that reads the installed plugins). Read from the description's statements,
+    /// not through lilv's port list, which allocates by the largest index and crashes on a
+    /// huge one.
     ///
     /// # Safety
-    /// `p` is a plugin of this loaded world; `port` and `index` are the live URI nodes of
-    /// `lv2:port` and `lv2:index`.
+    /// `p` is a plugin of this loaded world; `port`, `index` and `symbol` are the live URI
+    /// nodes of `lv2:port`, `lv2:index` and `lv2:symbol`.
     unsafe fn port_indices_malformed(
         &self,
         p: *const Opaque,
-        port: *const Opaque,
-        index: *const Opaque,
+        [port, index, symbol]: [*const Opaque; 3],
     ) -> Option<String> {
         let l = &self.lilv;
         // Through the plugin, which loads the files that describe it first (a query of the
@@ -373,13 +375,27 @@ impl World {
         // freed once by `take_each`.
         let ports = unsafe { (l.lilv_plugin_get_value)(p, port) };
         let texts = self.take_each(ports, |node| {
-            // SAFETY: the world is live, `node` one of its nodes for this call; the index
-            // node returned is the caller's, freed once by `take_string`.
-            let i = unsafe { (l.lilv_world_get)(self.world, node, index, std::ptr::null()) };
-            self.take_string(i)
+            // SAFETY: the world is live, `node` one of its nodes for this call; the nodes
+            // returned are the caller's, freed once by `take_string`.
+            let [i, s] = [index, symbol].map(|what| unsafe {
+                (l.lilv_world_get)(self.world, node, what, std::ptr::null())
+            });
+            (
+                self.take_string(i),
+                (!s.is_null()).then(|| self.take_string(s)),
+            )
         });
         let mut seen = Vec::with_capacity(texts.len());
-        for text in texts {
+        for (text, symbol) in texts {
+            match symbol {
+                None => return Some("a port has no lv2:symbol".to_string()),
+                Some(s) if !symbol_is_valid(&s) => {
+                    return Some(format!(
+                        "a port's lv2:symbol is `{s}`, which is not a C identifier (letters, digits and `_`, not starting with a digit)"
+                    ))
+                }
+                Some(_) => {}
+            }
             match text.trim().parse::<u64>() {
                 Ok(v) => seen.push(v),
                 Err(_) if text.is_empty() => return Some("a port has no lv2:index".to_string()),
@@ -411,6 +427,7 @@ impl World {
         let required_option = self.uri(uris::REQUIRED_OPTION);
         let port_uri = self.uri(uris::PORT);
         let index_uri = self.uri(uris::INDEX);
+        let symbol_uri = self.uri(uris::SYMBOL);
         let l = &self.lilv;
         // SAFETY: the world is live and loaded; `all` and the iterator are lilv's, walked to
         // the end and not kept.
@@ -427,7 +444,8 @@ impl World {
         let mut plugins = Vec::with_capacity(raw.len());
         for &p in &raw {
             // SAFETY: `p` is a plugin of the loaded world; the nodes are live URI nodes.
-            let malformed = unsafe { self.port_indices_malformed(p, port_uri, index_uri) };
+            let malformed =
+                unsafe { self.port_indices_malformed(p, [port_uri, index_uri, symbol_uri]) };
             // SAFETY: for every call of this block, `p` is a plugin of the loaded world and
             // its ports are that plugin's; the nodes passed are live URI nodes made above;
             // the arrays hold one value per port.
@@ -507,6 +525,7 @@ impl World {
             required_option,
             port_uri,
             index_uri,
+            symbol_uri,
         ]) {
             // SAFETY: each node was made above by lilv_new_uri and is freed once.
             unsafe { (l.lilv_node_free)(node) };
@@ -545,6 +564,15 @@ fn absolute_lv2_path(var: Option<std::ffi::OsString>) -> Option<CString> {
 /// The most ports a plugin may have (mda and swh plugins have at most a few dozen).
 pub const MAX_PORTS: u64 = 1 << 16;
 
+/// Whether `s` is a port symbol lilv takes: a C identifier (an ASCII letter or `_`, then
+/// letters, digits and `_`).
+fn symbol_is_valid(s: &str) -> bool {
+    let mut c = s.bytes();
+    c.next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && c.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
 /// Why ports of indices `seen` (in any order) are not numbered 0 to N - 1, for N at most
 /// [`MAX_PORTS`] distinct indices; `None` when they are. An index given twice is let
 /// through, as lilv takes it (the same port described in two bundles' files).
@@ -567,7 +595,17 @@ fn ports_numbered(seen: &mut Vec<u64>) -> Option<String> {
 
 #[cfg(test)]
 mod port_tests {
-    use super::{absolute_lv2_path, ports_numbered};
+    use super::{absolute_lv2_path, ports_numbered, symbol_is_valid};
+
+    #[test]
+    fn port_symbols_are_c_identifiers() {
+        for ok in ["gain", "_x", "Cutoff_2", "a9"] {
+            assert!(symbol_is_valid(ok), "{ok}");
+        }
+        for bad in ["", "a-b", "9lives", "h\u{e9}llo", "a b", "-"] {
+            assert!(!symbol_is_valid(bad), "{bad}");
+        }
+    }
 
     #[test]
     fn relative_folders_of_lv2_path_are_made_absolute() {

@@ -5,7 +5,7 @@
 //!   `x + feedback * d`.
 //! - `time` (default 0.25): delay in seconds, `0 < time <= max_time`; rounded to whole frames
 //!   at the node's rate, at least one. Live: a change fades from the old delay to the new one
-//!   over the next block.
+//!   over the next block (the node's block of frames, however the engine cuts it into calls).
 //! - `max_time` (default `time`, at least [`DEFAULT_MAX_TIME`]): the delay line's length, the
 //!   longest `time` a live change may set; at most 60 s.
 //! - `feedback` (default 0.4): `-1 < feedback < 1`.
@@ -77,6 +77,7 @@ pub fn build(ctx: &NodeContext<'_>) -> Result<Box<dyn DspNode>, NodeError> {
             pos: 0,
             len,
             from: None,
+            faded: 0,
             rate: ctx.sample_rate,
             feedback: feedback as f32,
             wet: wet * volume,
@@ -96,8 +97,11 @@ pub struct Delay {
     /// The delay in frames, `1..=line.len()`: a frame reads what went in `len` frames before.
     len: usize,
     /// The delay before a live change of `time`, for the block after it: the output fades
-    /// from the old read position to the new one over that block (no click).
+    /// from the old read position to the new one over that block's frames (no click), in one
+    /// call or in several when the engine pipelines the block.
     from: Option<usize>,
+    /// Frames of the fade already played (it ends when they make a block, `buf.len()`).
+    faded: usize,
     rate: f64,
     feedback: f32,
     wet: f32,
@@ -139,17 +143,31 @@ impl Processor for Delay {
                 }
             }
             Some(old) => {
+                let block = self.buf.len();
                 let mut q = (w + n - old) % n;
-                let step = 1.0 / frames as f32;
+                // The same step and the same t for each frame of the block, whether the
+                // block comes in one call or in sub-blocks.
+                let step = 1.0 / block as f32;
+                let fading = (block - self.faded).min(frames);
                 for k in 0..frames {
-                    let t = (k + 1) as f32 * step;
                     let x = self.buf[k];
-                    let out = (1.0 - t) * self.line[q] + t * self.line[r];
+                    let out = if k < fading {
+                        let t = (self.faded + k + 1) as f32 * step;
+                        (1.0 - t) * self.line[q] + t * self.line[r]
+                    } else {
+                        self.line[r]
+                    };
                     self.line[w] = super::flush(x + self.feedback * out);
                     o[k] = self.dry * x + self.wet * out;
                     w = if w + 1 == n { 0 } else { w + 1 };
                     r = if r + 1 == n { 0 } else { r + 1 };
                     q = if q + 1 == n { 0 } else { q + 1 };
+                }
+                self.faded += fading;
+                if self.faded < block {
+                    self.from = Some(old);
+                } else {
+                    self.faded = 0;
                 }
             }
         }
@@ -161,6 +179,7 @@ impl Processor for Delay {
         self.line.fill(0.0);
         self.pos = 0;
         self.from = None;
+        self.faded = 0;
     }
 
     fn live_max(&self, param: usize) -> Option<f64> {
@@ -181,8 +200,15 @@ impl Processor for Delay {
             4 => {
                 let len = ((value * self.rate).round() as usize).clamp(1, self.line.len());
                 if len != self.len {
-                    // Two changes before a block fade from the delay that played.
-                    self.from.get_or_insert(self.len);
+                    // Two changes before a block fade from the delay that played; a change
+                    // within a fade (a block's calls cut by a change) starts a fade of its
+                    // own from the delay it was fading to.
+                    if self.faded > 0 {
+                        self.from = Some(self.len);
+                        self.faded = 0;
+                    } else {
+                        self.from.get_or_insert(self.len);
+                    }
                     self.len = len;
                 }
             }

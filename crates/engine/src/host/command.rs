@@ -307,11 +307,12 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
             }
         }
         "gain" => {
-            // The unit may also stand apart (`gain a -6 dB`).
-            let unit = args.len() == 3 && args[2].eq_ignore_ascii_case("db");
-            if !unit {
-                exact(2, "a NAME and a gain in dB: gain NAME DB")?;
-            }
+            // The unit may also stand apart (`gain a -6 dB`): a word after it is too many.
+            let unit = args.len() >= 3 && args[2].eq_ignore_ascii_case("db");
+            exact(
+                if unit { 3 } else { 2 },
+                "a NAME and a gain in dB: gain NAME DB",
+            )?;
             // One unit at most (`-6dB`, or `-6 dB`; `-6dBdB` and `-6dB dB` are no gain).
             let a = args[1].as_str();
             let stripped = a.strip_suffix("dB").or_else(|| a.strip_suffix("db"));
@@ -521,6 +522,8 @@ mod tests {
             ("gain a inf", "is not a gain"),
             ("gain a -6dB dB", "`-6dB dB` gives the unit twice"),
             ("gain a -6db DB", "gives the unit twice"),
+            ("gain a -6 dB extra", "`extra` is one word too many"),
+            ("gain a -6 extra", "`extra` is one word too many"),
             ("wait -1", "is not a duration"),
             ("wait NaN", "is not a duration"),
             ("load a \"x.ag", "not closed"),

@@ -487,7 +487,7 @@ fn serve(
                 json: args.json,
                 clocked: args.backend != "offline",
                 stop: stop.clone(),
-                cycle: watch.cycle.clone(),
+                cycle: Some(watch.cycle.clone()),
                 quit: watch.quit.clone(),
                 lost: watch.lost.clone(),
             },
@@ -558,7 +558,7 @@ impl ShellWait {
             &control::Aside {
                 json: self.json,
                 stopping: &|| self.stopping(),
-                cycle: &self.cycle,
+                cycle: Some(&self.cycle),
                 lost: &self.lost,
             },
             |d| {

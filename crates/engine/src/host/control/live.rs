@@ -5,7 +5,7 @@
 //! thread, which sets it before its next cycle.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 
 use fugue_dsp::Registry;
@@ -73,7 +73,7 @@ pub fn serve_run(
             json: false,
             clocked: true,
             stop: stop.clone(),
-            cycle: Arc::new(AtomicU64::new(0)),
+            cycle: None,
             quit: Arc::new(AtomicBool::new(false)),
             lost: Arc::default(),
         },
@@ -92,8 +92,10 @@ pub fn serve_run(
         .name("fugue-run-control".into())
         .spawn(move || {
             for req in rx {
-                let reply = run.answer(&req);
-                let _ = req.reply.send(reply.line(false));
+                // A line with no command (blank, a comment) has an empty reply, as the
+                // host's: nothing is written back.
+                let reply = run.answer(&req).map_or_else(String::new, |r| r.line(false));
+                let _ = req.reply.send(reply);
             }
         })
         .map_err(|source| ControlError::Io {
@@ -104,27 +106,28 @@ pub fn serve_run(
 }
 
 impl Run {
-    fn answer(&self, req: &Request) -> Reply {
+    /// The reply to `req`; `None` for a line that holds no command.
+    fn answer(&self, req: &Request) -> Option<Reply> {
         if let Some(r) = &req.refused {
-            return r.clone();
+            return Some(r.clone());
         }
         if let Some(seconds) = req.waited {
             // A client's `wait`, waited in its own thread; the run counts no cycles here.
-            return Reply::done(Answer::Wait {
+            return Some(Reply::done(Answer::Wait {
                 seconds,
                 cycle: None,
-            });
+            }));
         }
         let cmd = match command::parse(&req.line) {
             Ok(Some(c)) => c,
-            Ok(None) => {
-                return Reply::failed(
-                    "help",
-                    "an empty line; send set NAME NODE ATTR VALUE or quit",
-                )
-            }
-            Err(e) => return Reply::failed("help", e),
+            Ok(None) => return None,
+            Err(e) => return Some(Reply::failed("help", e)),
         };
+        Some(self.run(cmd))
+    }
+
+    /// The reply to a command.
+    fn run(&self, cmd: Command) -> Reply {
         match cmd {
             Command::Set {
                 name,

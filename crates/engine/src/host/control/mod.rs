@@ -171,8 +171,9 @@ pub struct Aside<'a> {
     /// Whether the host is stopping (a signal, a `quit`, the control loop's end): the wait
     /// ends there.
     pub stopping: &'a dyn Fn() -> bool,
-    /// The host's cycle as the control loop last saw it ([`Watch::cycle`]).
-    pub cycle: &'a AtomicU64,
+    /// The host's cycle as the control loop last saw it ([`Watch::cycle`]); `None` where
+    /// none is counted (a run's control socket): the reply then names no cycle.
+    pub cycle: Option<&'a AtomicU64>,
     /// Why the audio side went away for good, if it did ([`Watch::lost`]).
     pub lost: &'a std::sync::OnceLock<String>,
 }
@@ -219,11 +220,11 @@ pub fn wait_aside(
         );
     }
     // Ended by a signal or a `quit`. Relaxed: a counter read for a report.
-    let cycle = host.cycle.load(Ordering::Relaxed);
+    let cycle = host.cycle.map(|c| c.load(Ordering::Relaxed));
     Some(
         Reply::done(Answer::Wait {
             seconds: waited,
-            cycle: Some(cycle),
+            cycle,
         })
         .line(host.json),
     )

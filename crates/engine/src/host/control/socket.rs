@@ -50,8 +50,9 @@ pub struct Control {
     /// The stop request (a signal, say): it cuts a `wait` short.
     pub stop: Arc<AtomicBool>,
     /// The host's cycle as the control loop last saw it (it updates it after every command
-    /// and while idle): the cycle a `wait` cut short by the host's end replies with.
-    pub cycle: Arc<AtomicU64>,
+    /// and while idle): the cycle a `wait` cut short by the host's end replies with; `None`
+    /// where no cycle is counted for the replies (`fugue run --control`).
+    pub cycle: Option<Arc<AtomicU64>>,
     /// Set as a client's `quit` is sent to the control loop ([`super::Watch::quit`]): a
     /// `wait` running there ends, so that the quit is served at once.
     pub quit: Arc<AtomicBool>,
@@ -501,7 +502,7 @@ fn wait(
         &super::Aside {
             json: shared.control.json,
             stopping: &|| shared.stopping(),
-            cycle: &shared.control.cycle,
+            cycle: shared.control.cycle.as_deref(),
             lost: &shared.control.lost,
         },
         // At most 10 ms at a time: the stop is noticed within that.
