@@ -37,6 +37,18 @@ fn example_graph() -> PathBuf {
     p
 }
 
+/// `DIR/tone.ag`: a sine at 0.5 into a sink (the folder made first).
+fn tone_graph(dir: &Path) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let graph = dir.join("tone.ag");
+    std::fs::write(
+        &graph,
+        "o = { kind: \"osc\", freq: 440, volume: 0.5, };\nout = { kind: \"sink\", in: 1, };\no.1 -> out.1;\n",
+    )
+    .unwrap();
+    graph
+}
+
 fn rows(csv: &Path) -> usize {
     std::fs::read_to_string(csv).unwrap().lines().count() - 1
 }
@@ -557,13 +569,7 @@ fn a_live_set_stays_through_a_jack_buffer_size_change() {
         }
     };
     let dir = tmp("live-resize");
-    std::fs::create_dir_all(&dir).unwrap();
-    let graph = dir.join("tone.ag");
-    std::fs::write(
-        &graph,
-        "o = { kind: \"osc\", freq: 440, volume: 0.5, };\nout = { kind: \"sink\", in: 1, };\no.1 -> out.1;\n",
-    )
-    .unwrap();
+    let graph = tone_graph(&dir);
     let socket = dir.join("t.sock");
     let _ = std::fs::remove_file(&socket);
     let client = format!("fugue-live-{}", std::process::id());
@@ -679,13 +685,7 @@ fn the_run_socket_skips_blank_lines_and_a_cut_wait_names_no_cycle() {
     use std::io::{BufRead, BufReader, Write};
     use std::os::unix::net::UnixStream;
     let dir = tmp("run-socket-lines");
-    std::fs::create_dir_all(&dir).unwrap();
-    let graph = dir.join("tone.ag");
-    std::fs::write(
-        &graph,
-        "o = { kind: \"osc\", freq: 440, volume: 0.5, };\nout = { kind: \"sink\", in: 1, };\no.1 -> out.1;\n",
-    )
-    .unwrap();
+    let graph = tone_graph(&dir);
     let socket = dir.join("r.sock");
     let _ = std::fs::remove_file(&socket);
     let mut run = fugue()

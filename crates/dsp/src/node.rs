@@ -52,6 +52,30 @@ impl<'a> NodeContext<'a> {
         }
     }
 
+    /// The attributes that the graph reads itself and no kind sees (`in`, `out`: the node's
+    /// ports; `wcet`: its cost in µs), each with whether this node gives it and what it is,
+    /// for a kind whose parameters are named by others (a program's, a plugin's) to say that
+    /// one of that name cannot be set by it.
+    pub fn graph_attributes(&self) -> [(&'static str, bool, &'static str); 3] {
+        [
+            (
+                "in",
+                self.node.declared_inputs.is_some(),
+                "the node's input ports",
+            ),
+            (
+                "out",
+                self.node.declared_outputs.is_some(),
+                "the node's output ports",
+            ),
+            (
+                "wcet",
+                self.node.cost_declared && self.node.cost_in_us,
+                "the node's cost in µs",
+            ),
+        ]
+    }
+
     /// The node's name.
     pub fn name(&self) -> &str {
         &self.node.name

@@ -314,24 +314,7 @@ fn lint_node(ctx: &NodeContext<'_>) -> Vec<LintNote> {
     // The attributes the graph itself reads (a node's ports and cost) never reach the
     // program: said when the program has a parameter of that name, which the user may have
     // meant (and which its path still sets).
-    let graphs = [
-        (
-            "in",
-            ctx.node.declared_inputs.is_some(),
-            "the node's input ports",
-        ),
-        (
-            "out",
-            ctx.node.declared_outputs.is_some(),
-            "the node's output ports",
-        ),
-        (
-            "wcet",
-            ctx.node.cost_declared && ctx.node.cost_in_us,
-            "the node's cost in µs",
-        ),
-    ];
-    for (attr, given, what) in graphs {
+    for (attr, given, what) in ctx.graph_attributes() {
         if !given {
             continue;
         }

@@ -480,24 +480,7 @@ pub fn lint(ctx: &NodeContext<'_>) -> Vec<LintNote> {
     // The attributes the graph itself reads (a node's ports and cost) never reach the
     // plugin: said when the plugin has a control of that symbol, which the user may have
     // meant, and which no attribute can set (it keeps its default).
-    let graphs = [
-        (
-            "in",
-            ctx.node.declared_inputs.is_some(),
-            "the node's input ports",
-        ),
-        (
-            "out",
-            ctx.node.declared_outputs.is_some(),
-            "the node's output ports",
-        ),
-        (
-            "wcet",
-            ctx.node.cost_declared && ctx.node.cost_in_us,
-            "the node's cost in µs",
-        ),
-    ];
-    for (attr, given, what) in graphs {
+    for (attr, given, what) in ctx.graph_attributes() {
         if let Some(p) = plugin.controls().find(|p| given && p.symbol == attr) {
             out.push(LintNote::node(format!(
                 "node `{}`: attribute `{attr}` is the graph's ({what}), not control `{attr}` of plugin <{uri}>, which no attribute can set: it keeps its default, {}",
