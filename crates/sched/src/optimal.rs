@@ -6,9 +6,15 @@
 //! `max(processor free, data ready)`. Every schedule can be left-shifted into one that this
 //! generates, and the search only generates each such schedule in one order: the sequence of
 //! `(start, task index)` pairs must increase (a child that would start before the last placed
-//! task, or at the same time with a smaller index, is not generated). Replaying an optimal
-//! schedule in `(start, index)` order until nothing moves gives an optimal schedule with that
-//! property, so the restriction loses no optimum. Processor symmetry: of the processors that
+//! task, or at the same time with a smaller index, is not generated), except that a task of
+//! cost 0 lets the next one start at its own start with any index. Replaying an optimal
+//! schedule in order of start, at one start its tasks of cost 0 first (in an order their
+//! processors and dependencies allow: two tasks of one processor, or a task and its
+//! successor, start at one time only when the first costs 0), then the others by index,
+//! until nothing moves, gives an optimal schedule with that property, so the restriction
+//! loses no optimum. (Without that exception, a task of cost 0 that must precede a task of
+//! lower index on its processor, both starting at one time, could only go to another
+//! processor, and a schedule longer than the optimum was proven optimal.) Processor symmetry: of the processors that
 //! run nothing yet, only the first is tried; without communication costs, of processors free
 //! at the same time, only the first is tried (they are then interchangeable).
 //!
@@ -392,6 +398,16 @@ impl Bb<'_> {
         }
     }
 
+    /// What a task starting at the floor's time must exceed in `index + 1`: the last placed
+    /// task's index + 1, or 0 (anything) before the first task and after a task of cost 0.
+    fn floor_rank(&self) -> usize {
+        if self.n_done == 0 || self.cost[self.floor.1] == 0.0 {
+            0
+        } else {
+            self.floor.1 + 1
+        }
+    }
+
     /// Lower bound on the makespan of every completion of the current partial schedule.
     fn bound(&mut self) -> f64 {
         let floor = self.floor_time();
@@ -518,10 +534,9 @@ impl Bb<'_> {
     /// case this subtree holds nothing the other did not (records this state otherwise).
     fn seen_before(&mut self) -> bool {
         let key = self.state_key();
-        let floor = (
-            self.floor_time(),
-            if self.n_done == 0 { 0 } else { self.floor.1 },
-        );
+        // An earlier floor, or one of a lower rank at the same time, lets through every
+        // continuation that a later one does.
+        let floor = (self.floor_time(), self.floor_rank());
         match self.seen.get_mut(&key) {
             Some(old) => {
                 if old.0 < floor.0 || (old.0 == floor.0 && old.1 <= floor.1) {
@@ -622,6 +637,7 @@ impl Bb<'_> {
             return;
         }
         let first_empty = (0..self.p).find(|&q| self.used[q] == 0);
+        let rank = self.floor_rank();
         let mut kids: Vec<(f64, NodeId, usize)> = Vec::new();
         for t in 0..n {
             if self.done[t] || self.missing[t] != 0 {
@@ -646,7 +662,7 @@ impl Bb<'_> {
                 let s = dat.max(self.avail[q]);
                 if self.n_done > 0 {
                     let f = self.floor.0;
-                    if lt(s, f) || (le(s, f) && t < self.floor.1) {
+                    if lt(s, f) || (le(s, f) && t + 1 < rank) {
                         continue;
                     }
                 }

@@ -90,6 +90,41 @@ proptest! {
         let brute = brute_force(&g, procs);
         prop_assert!((o.schedule.makespan() - brute).abs() < 1e-6, "b&b {} brute {}", o.schedule.makespan(), brute);
     }
+
+    /// Tasks of cost 0 (what a feedback edge's ends become, or a DOT node of weight 0): a
+    /// task of cost 0 and the task after it on its processor start at one time, in the
+    /// order of the processor, not of their indices.
+    #[test]
+    fn exact_matches_brute_force_with_tasks_of_cost_0(n in 2usize..7, p in 0.2f64..0.8, seed in any::<u64>(),
+                                                      zeros in 1u8..=255, comm in prop_oneof![Just(0.0), 1.0f64..8.0],
+                                                      procs in 1usize..4) {
+        let g = reversed(&graph(1, n, 1, p, seed, comm), zeros);
+        let o = fugue_sched::optimal(&g, procs, Duration::from_secs(5));
+        verify(&g, &o.schedule).unwrap();
+        prop_assert!(o.proven);
+        let brute = brute_force(&g, procs);
+        prop_assert!((o.schedule.makespan() - brute).abs() < 1e-6, "b&b {} brute {}", o.schedule.makespan(), brute);
+    }
+}
+
+/// `g` with its nodes in the reverse order (edges then go from higher indices to lower, so
+/// that a task's successors may have lower indices), node `t` of cost 0 where bit `t mod 8`
+/// of `zeros` is set.
+fn reversed(g: &TaskGraph, zeros: u8) -> TaskGraph {
+    let n = g.len();
+    let mut b = fugue_graph::GraphBuilder::new();
+    for t in (0..n).rev() {
+        let mut node = g.node(t).clone();
+        if (zeros >> (t % 8)) & 1 == 1 {
+            node.cost = 0.0;
+        }
+        b.add_node(node).unwrap();
+    }
+    for e in g.edges() {
+        b.add_edge(n - 1 - e.src, e.src_port, n - 1 - e.dst, e.dst_port, e.comm)
+            .unwrap();
+    }
+    b.build().unwrap()
 }
 
 /// The best makespan over every topological order and every processor assignment, each task
@@ -139,4 +174,27 @@ fn brute_force(g: &TaskGraph, p: usize) -> f64 {
     let mut best = f64::INFINITY;
     rec(g, p, &mut vec![None; g.len()], &mut vec![0.0; p], &mut best);
     best
+}
+
+/// A task of cost 0 (`r`, last) that must run just before its successor of a lower index
+/// (`b`) on one processor: the optimum on two processors is the one-processor schedule, 4,
+/// where the search had proven 8 (r alone on the second processor).
+#[test]
+fn a_task_of_cost_0_runs_before_a_lower_index_on_its_processor() {
+    let mut b = fugue_graph::GraphBuilder::new();
+    for (name, cost) in [("a", 1.0), ("b", 1.0), ("c", 1.0), ("d", 1.0), ("r", 0.0)] {
+        let mut node = fugue_graph::Node::new(name, "task");
+        node.cost = cost;
+        b.add_node(node).unwrap();
+    }
+    for (s, d) in [(0, 1), (1, 2), (1, 3), (4, 1)] {
+        b.add_edge(s, 0, d, 0, 5.0).unwrap();
+    }
+    let g = b.build().unwrap();
+    for procs in [1, 2, 3] {
+        let o = fugue_sched::optimal(&g, procs, Duration::from_secs(5));
+        verify(&g, &o.schedule).unwrap();
+        assert!(o.proven);
+        assert_eq!(o.schedule.makespan(), 4.0, "P={procs}");
+    }
 }
