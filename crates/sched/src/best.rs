@@ -9,31 +9,36 @@ use crate::{Algorithm, Deadline};
 /// shortest schedule that passes [`crate::verify`], with the algorithm that made it (ties go to
 /// the first in that order).
 pub fn best(g: &TaskGraph, p: usize, seed: u64) -> (Algorithm, Schedule) {
-    let (a, s, _) = best_within(g, p, seed, Deadline::NONE);
+    let (a, s, _, _) = best_within(g, p, seed, Deadline::NONE);
     (a, s)
 }
 
 /// [`best`] within `deadline`: HLFET and random always run; ETF and CPFD run until the
-/// deadline, and those that did not finish are left out and returned.
+/// deadline, and those that did not finish are left out and returned; also what the
+/// deadline cut short of CPFD's schedule, when it was made all the same.
 pub fn best_within(
     g: &TaskGraph,
     p: usize,
     seed: u64,
     deadline: Deadline,
-) -> (Algorithm, Schedule, Vec<Algorithm>) {
+) -> (Algorithm, Schedule, Vec<Algorithm>, Option<crate::CpfdCut>) {
     let mut missed = Vec::new();
     let mut runs = vec![(Algorithm::Hlfet, crate::hlfet(g, p))];
     match crate::etf_within(g, p, deadline) {
         Some(s) => runs.push((Algorithm::Etf, s)),
         None => missed.push(Algorithm::Etf),
     }
-    match crate::cpfd_within(g, p, deadline) {
-        Some(s) => runs.push((Algorithm::Cpfd, s)),
+    let mut cut = None;
+    match crate::cpfd_within_cut(g, p, deadline) {
+        Some((s, c)) => {
+            runs.push((Algorithm::Cpfd, s));
+            cut = c;
+        }
         None => missed.push(Algorithm::Cpfd),
     }
     runs.push((Algorithm::Random, crate::random(g, p, seed)));
     let (a, s) = shortest(g, runs);
-    (a, s, missed)
+    (a, s, missed, cut)
 }
 
 /// The shortest schedule without duplication among HLFET, ETF, random and CPFD (when CPFD's

@@ -379,20 +379,51 @@ pub fn cpfd(g: &TaskGraph, p: usize) -> Schedule {
     cpfd_within(g, p, Deadline::NONE).expect("no deadline")
 }
 
+/// What a deadline cut short of a CPFD schedule that was still made ([`cpfd_within_cut`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpfdCut {
+    /// The schedule on unbounded processors was not complete: the schedule is the bounded
+    /// phase's alone.
+    Unbounded,
+    /// The removal of useless duplicates from the merged schedule stopped before it tried
+    /// them all: some may be left in it, or, when the bounded schedule is kept, the merged
+    /// one might have been the shorter.
+    Duplicates,
+}
+
+impl std::fmt::Display for CpfdCut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CpfdCut::Unbounded => "its second phase (the schedule on unbounded processors, merged onto the processors) did not finish, and the schedule is its first phase's",
+            CpfdCut::Duplicates => "its removal of useless duplicates from its second phase's schedule stopped before it tried them all",
+        })
+    }
+}
+
 /// [`cpfd`] within `deadline`: `None` when the bounded schedule is not complete by then;
 /// when the unbounded one is not, the bounded schedule alone; when the removal of useless
 /// duplicates is cut short, the merged schedule with the duplicates left in it.
 pub fn cpfd_within(g: &TaskGraph, p: usize, deadline: Deadline) -> Option<Schedule> {
+    cpfd_within_cut(g, p, deadline).map(|(s, _)| s)
+}
+
+/// [`cpfd_within`], with what the deadline cut short of the schedule returned, if anything.
+pub fn cpfd_within_cut(
+    g: &TaskGraph,
+    p: usize,
+    deadline: Deadline,
+) -> Option<(Schedule, Option<CpfdCut>)> {
     let p = p.max(1);
     let bounded = Cpfd::new(g, Some(p), deadline).run()?;
     let Some(unbounded) = Cpfd::new(g, None, deadline).run() else {
-        return Some(bounded);
+        return Some((bounded, Some(CpfdCut::Unbounded)));
     };
-    let merged = map_onto_within(g, &unbounded, p, deadline);
+    let (merged, cut) = map_onto_within(g, &unbounded, p, deadline);
+    let cut = cut.then_some(CpfdCut::Duplicates);
     Some(if lt(merged.makespan(), bounded.makespan()) {
-        merged
+        (merged, cut)
     } else {
-        bounded
+        (bounded, cut)
     })
 }
 
@@ -439,12 +470,12 @@ fn simulate(g: &TaskGraph, order: &[Copy], skip: &[bool], p: usize) -> Option<Sc
 ///
 /// `s` must be a valid schedule of `g` (see [`crate::verify`]).
 pub fn map_onto(g: &TaskGraph, s: &Schedule, p: usize) -> Schedule {
-    map_onto_within(g, s, p, Deadline::NONE)
+    map_onto_within(g, s, p, Deadline::NONE).0
 }
 
 /// [`map_onto`], whose removal of useless duplicates stops at `deadline` (the schedule stays
-/// valid, with the duplicates not yet tried).
-fn map_onto_within(g: &TaskGraph, s: &Schedule, p: usize, deadline: Deadline) -> Schedule {
+/// valid, with the duplicates not yet tried); also whether it stopped there.
+fn map_onto_within(g: &TaskGraph, s: &Schedule, p: usize, deadline: Deadline) -> (Schedule, bool) {
     let p = p.max(1);
     let clusters: Vec<&Vec<Slot>> = s.processors.iter().filter(|v| !v.is_empty()).collect();
     let mut by_load: Vec<usize> = (0..clusters.len()).collect();
@@ -501,12 +532,14 @@ fn map_onto_within(g: &TaskGraph, s: &Schedule, p: usize, deadline: Deadline) ->
     for c in &order {
         count[c.task] += 1;
     }
+    let mut cut = false;
     for i in (0..order.len()).rev() {
         let t = order[i].task;
         if count[t] < 2 {
             continue;
         }
         if deadline.passed() {
+            cut = true;
             break;
         }
         skip[i] = true;
@@ -519,5 +552,36 @@ fn map_onto_within(g: &TaskGraph, s: &Schedule, p: usize, deadline: Deadline) ->
         }
     }
     best.drop_empty_processors();
-    best
+    (best, cut)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fork whose branches each get a copy of the root on unbounded processors: merged onto
+    /// two, one processor holds two clusters and the copy of the root they both had is tried
+    /// for removal, which a passed deadline stops (and says).
+    #[test]
+    fn a_passed_deadline_stops_the_removal_of_duplicates_and_says_so() {
+        let mut b = fugue_graph::GraphBuilder::new();
+        for (name, cost) in [("a", 1.0), ("b", 5.0), ("c", 5.0), ("d", 5.0)] {
+            let mut n = fugue_graph::Node::new(name, "task");
+            n.cost = cost;
+            b.add_node(n).unwrap();
+        }
+        for d in 1..4 {
+            b.add_edge(0, 0, d, 0, 10.0).unwrap();
+        }
+        let g = b.build().unwrap();
+        let u = cpfd_unbounded(&g);
+        assert!(u.has_duplicates());
+        let (whole, cut) = map_onto_within(&g, &u, 2, Deadline::NONE);
+        assert!(!cut);
+        crate::verify(&g, &whole).unwrap();
+        let past = Deadline::after(std::time::Duration::ZERO);
+        let (s, cut) = map_onto_within(&g, &u, 2, past);
+        assert!(cut);
+        crate::verify(&g, &s).unwrap();
+    }
 }

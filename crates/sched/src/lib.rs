@@ -46,7 +46,7 @@ mod schedule;
 
 pub use best::best;
 pub use costs::{csv_name, parse_costs, parse_costs_given, CostsError};
-pub use cpfd::{cpfd, cpfd_bounded, cpfd_unbounded, cpfd_within};
+pub use cpfd::{cpfd, cpfd_bounded, cpfd_unbounded, cpfd_within, cpfd_within_cut, CpfdCut};
 pub use etf::{etf, etf_within};
 pub use hlfet::hlfet;
 pub use metrics::Metrics;
@@ -233,8 +233,11 @@ pub fn run_since(
                 (Algorithm::Hlfet, hlfet(g, p), None, lb)
             }
         },
-        Algorithm::Cpfd => match cpfd_within(g, p, deadline) {
-            Some(s) => (algorithm, s, None, lb),
+        Algorithm::Cpfd => match cpfd_within_cut(g, p, deadline) {
+            Some((s, cut)) => {
+                note = cut.map(|c| format!("cpfd was cut short by the time limit of {limit} s: {c} (raise --time-limit for its whole schedule)"));
+                (algorithm, s, None, lb)
+            }
             None => {
                 note = Some(fell_back(algorithm));
                 (Algorithm::Hlfet, hlfet(g, p), None, lb)
@@ -242,8 +245,15 @@ pub fn run_since(
         },
         Algorithm::Random => (algorithm, random(g, p, opts.seed), None, lb),
         Algorithm::Best => {
-            let (a, s, missed) = best::best_within(g, p, opts.seed, deadline);
+            let (a, s, missed, cut) = best::best_within(g, p, opts.seed, deadline);
             note = missed_note(&missed, &format!("the time limit of {limit} s"));
+            if let (Algorithm::Cpfd, Some(c)) = (a, cut) {
+                let said = format!("cpfd, whose schedule is kept, was cut short by the time limit of {limit} s: {c}");
+                note = Some(match note {
+                    Some(n) => format!("{n}; {said}"),
+                    None => said,
+                });
+            }
             (a, s, None, lb)
         }
         Algorithm::Optimal => {
