@@ -554,6 +554,25 @@ fn dot_display_attributes_ports_and_their_errors() {
             .starts_with("d.dot:2:20: the `headlabel` of edge `a` -> `b` names its port"),
         "{e}"
     );
+    // A label in words is a drawing's, at a node of one port; at a node that declares
+    // several, it names none of them.
+    let g = read_bytes(
+        b"digraph {\n a -> b [taillabel=\"left\", headlabel=\"in 2\"];\n}",
+        Format::Dot,
+        "d.dot",
+    )
+    .unwrap();
+    assert_eq!((g.edges()[0].src_port, g.edges()[0].dst_port), (0, 0));
+    let e = read_bytes(
+        b"digraph {\n a [out=3];\n a -> b [taillabel=\"out 2\"];\n}",
+        Format::Dot,
+        "d.dot",
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "d.dot:3:20: the `taillabel` of edge `a` -> `b` is `out 2`, which names no port, and the node at that end declares 3 output ports; give the port's number, from 1 to 3"
+    );
     let e = read_bytes(b"digraph {\n a [in=1.5];\n}", Format::Dot, "d.dot").unwrap_err();
     assert!(
         e.to_string()

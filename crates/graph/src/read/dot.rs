@@ -12,7 +12,7 @@
 //! [`DISPLAY_ATTRIBUTES`]) are left out; other attributes are kept, unquoted numbers as
 //! numbers and the rest as strings. An edge's ports are its `taillabel` and `headlabel`
 //! when these are whole numbers from 1 (as `fugue dot` writes them), else port 1 on both
-//! ends. Subgraphs (`subgraph cluster_a { ... }`, `{ ... }`) group nodes for a drawing:
+//! ends (a label in words at a node that declares several ports on that side is an error). Subgraphs (`subgraph cluster_a { ... }`, `{ ... }`) group nodes for a drawing:
 //! their nodes and edges are the graph's, their defaults their own, and a subgraph in an
 //! edge (`a -> {b c}`) stands for each of its nodes. HTML strings (`<...>`) are read as
 //! strings. Ports (`a:p`) are reported as unsupported.
@@ -1026,13 +1026,33 @@ fn source_places(text: &str, raw: &[RawPlaces]) -> SourcePlaces {
 /// An edge's port at one end (0-based): its `taillabel` (source) or `headlabel`
 /// (destination) when that is a whole number from 1, as `fugue dot` writes the ports of
 /// nodes with several; else the first port. Errors when the label is a number that is not a
-/// port (0, a fraction, a negative number).
-fn port(attrs: &[Attr], key: &str, what: &str, text: &str, file: &str) -> Result<usize, ReadError> {
+/// port (0, a fraction, a negative number), and when it is a label in words (which a drawing
+/// may give an edge) at the end of a node that declares several ports on that side
+/// (`declared`: its `out` for the tail, its `in` for the head), which one could not tell.
+fn port(
+    attrs: &[Attr],
+    (key, declared): (&str, Option<usize>),
+    what: &str,
+    text: &str,
+    file: &str,
+) -> Result<usize, ReadError> {
     let Some(a) = attrs.iter().rev().find(|a| a.key == key) else {
         return Ok(0);
     };
     let Some(v) = crate::model::parse_number(a.value.trim()) else {
-        return Ok(0); // a label in words: not a port
+        return match declared {
+            Some(n) if n > 1 => Err(syntax(
+                file,
+                location_of(text, a.pos),
+                format!(
+                    "the `{key}` of {what} is `{}`, which names no port, and the node at that end declares {n} {} ports; give the port's number, from 1 to {n}",
+                    crate::error::shorten_words(&a.value),
+                    if key == "taillabel" { "output" } else { "input" }
+                ),
+            )),
+            // A label in words at a node of one port: that port.
+            _ => Ok(0),
+        };
     };
     if v >= 1.0 && v.fract() == 0.0 && v <= MAX_PORTS as f64 {
         Ok(v as usize - 1)
@@ -1066,9 +1086,11 @@ fn add_edges(
         let (a, b) = (&names[*a as usize], &names[*b as usize]);
         let what = format!("edge `{a}` -> `{b}`");
         let comm = weight(attrs, *pos, &what, text, file)?.unwrap_or(0.0);
-        let sp = port(attrs, "taillabel", &what, text, file)?;
-        let dp = port(attrs, "headlabel", &what, text, file)?;
         let (src, dst) = (g.find(a).expect("declared"), g.find(b).expect("declared"));
+        let outs = g.nodes()[src].declared_outputs;
+        let ins = g.nodes()[dst].declared_inputs;
+        let sp = port(attrs, ("taillabel", outs), &what, text, file)?;
+        let dp = port(attrs, ("headlabel", ins), &what, text, file)?;
         let feedback = match attrs.iter().rev().find(|x| x.key == "feedback") {
             None => false,
             Some(x) if x.value.eq_ignore_ascii_case("true") => true,
