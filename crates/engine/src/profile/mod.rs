@@ -25,7 +25,7 @@ mod report;
 
 pub use recorder::Profiler;
 pub use report::{
-    Bar, ChainStep, NodeRow, PathStep, ProfileReport, Timeline, WorkerRow, CHAIN_SHOWN,
+    Bar, ChainStep, NodeRow, Pacing, PathStep, ProfileReport, Timeline, WorkerRow, CHAIN_SHOWN,
 };
 
 /// Traces of the slowest cycles kept.

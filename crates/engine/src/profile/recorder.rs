@@ -443,6 +443,7 @@ impl Profiler {
             median: self.median.is_set().then(|| self.timeline(&self.median, k)),
             slowest: slowest.into_iter().map(|t| self.timeline(t, k)).collect(),
             seq_work_mean_ns: None,
+            pacing: None,
             readings: Vec::new(),
         }
     }

@@ -182,6 +182,22 @@ pub struct ProfileReport {
     /// What the nodes report beside their audio after the last cycle (an LV2 plugin's
     /// control outputs): `(node, [(name, value)])`, in task order.
     pub readings: Vec<(String, Vec<(String, f32)>)>,
+    /// How a run paced at the period kept pace, when the profile is of one
+    /// ([`ProfileReport::with_pacing`]).
+    pub pacing: Option<Pacing>,
+}
+
+/// How a run paced at the buffer period (clocked) kept pace: the cycles it was asked to run,
+/// the cycles that started more than a period late (the clock then skips the periods they
+/// missed, so fewer cycles run in the time), and the cycles longer than their deadline.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pacing {
+    /// Cycles the run's length holds at the period.
+    pub asked: u64,
+    /// Cycles that started more than one period late and were rescheduled.
+    pub late: u64,
+    /// Cycles longer than their deadline.
+    pub misses: u64,
 }
 
 /// The most steps of a chain that [`Timeline::breakdown`] lists.
@@ -192,6 +208,24 @@ pub(super) fn us(ns: f64) -> String {
 }
 
 impl ProfileReport {
+    /// Adds how the paced run that was profiled kept pace ([`Pacing`]).
+    pub fn with_pacing(&mut self, pacing: Pacing) {
+        self.pacing = Some(pacing);
+    }
+
+    /// A sentence on the cycles a paced run did not run or finished late, when there were
+    /// any: `None` when it kept pace.
+    pub fn pacing_note(&self) -> Option<String> {
+        let p = self.pacing?;
+        if p.late == 0 && p.misses == 0 && self.cycles >= p.asked {
+            return None;
+        }
+        Some(format!(
+            "paced at the period, the run did not keep pace: {} of the {} cycles asked ran ({} started more than a period late, and the clock skipped the periods they missed), {} missed its deadline; the machine was busy or the graph too heavy for the period",
+            self.cycles, p.asked, p.late, p.misses
+        ))
+    }
+
     /// Adds the figures of `seq`, a profile of the same graph run by seq on one thread (the
     /// reference that [`crate::report::profile::record`] makes):
     /// the nodes' total per cycle, and each node's mean (matched by name), so that the
@@ -321,6 +355,9 @@ impl ProfileReport {
             us(self.cycle_max_ns as f64),
             self.cpu_cores
         );
+        if let Some(note) = self.pacing_note() {
+            let _ = writeln!(o, "{note}");
+        }
         let span = self.threads as f64 * self.cycle_mean_ns;
         let pct = |x: f64| if span > 0.0 { 100.0 * x / span } else { 0.0 };
         let _ = writeln!(
@@ -634,8 +671,36 @@ mod tests {
             median: None,
             slowest: Vec::new(),
             seq_work_mean_ns: None,
+            pacing: None,
             readings: Vec::new(),
         }
+    }
+
+    /// A paced run that ran fewer cycles than asked, or late, says so in the report's text;
+    /// one that kept pace, or an offline one, says nothing of it.
+    #[test]
+    fn a_paced_run_that_fell_behind_says_so() {
+        let mut r = report(1, 1000.0, &[("a", 900.0)], 900.0);
+        r.cycles = 475;
+        assert_eq!(r.pacing_note(), None);
+        r.with_pacing(Pacing {
+            asked: 475,
+            late: 0,
+            misses: 0,
+        });
+        assert_eq!(r.pacing_note(), None);
+        r.with_pacing(Pacing {
+            asked: 480,
+            late: 4,
+            misses: 1,
+        });
+        let note = r.pacing_note().unwrap();
+        assert!(
+            note.contains("475 of the 480 cycles asked ran (4 started more than a period late")
+                && note.contains("1 missed its deadline"),
+            "{note}"
+        );
+        assert!(r.text().contains(&note));
     }
 
     #[test]

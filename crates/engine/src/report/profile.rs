@@ -269,6 +269,14 @@ impl<'a> From<&'a Timeline> for TimelineJson<'a> {
     }
 }
 
+/// [`crate::profile::Pacing`] in `profile.json`.
+#[derive(Serialize)]
+struct PacingJson {
+    cycles_asked: u64,
+    cycles_late: u64,
+    deadline_misses: u64,
+}
+
 /// The profile as `profile.json` holds it.
 #[derive(Serialize)]
 pub struct ProfileJson<'a> {
@@ -288,6 +296,8 @@ pub struct ProfileJson<'a> {
     profile_own_ns: f64,
     worker_wake_p99_ns: u64,
     process_cpu_cores: f64,
+    /// A paced run's cycles asked, started late and missed (`null` offline).
+    pacing: Option<PacingJson>,
     nodes: Vec<NodeJson<'a>>,
     critical_path_ns: f64,
     critical_path: Vec<&'a str>,
@@ -318,6 +328,11 @@ impl<'a> ProfileJson<'a> {
             profile_own_ns: r.own_mean_ns,
             worker_wake_p99_ns: r.worker_wake_p99_ns(),
             process_cpu_cores: r.cpu_cores,
+            pacing: r.pacing.map(|p| PacingJson {
+                cycles_asked: p.asked,
+                cycles_late: p.late,
+                deadline_misses: p.misses,
+            }),
             nodes: r.nodes.iter().map(NodeJson::from).collect(),
             critical_path_ns: r.critical_path_ns(),
             critical_path: r.critical_path.iter().map(|s| s.task.as_str()).collect(),
@@ -468,5 +483,13 @@ fn record_one(graph: &fugue_graph::TaskGraph, r: &Recording) -> Result<Recorded,
         ..crate::RunOptions::default()
     };
     let report = crate::run(graph, &options, |_| {})?;
-    Ok((report.profile, report.warnings, report.auto))
+    let mut profile = report.profile;
+    if let Some(p) = profile.as_mut() {
+        p.with_pacing(crate::profile::Pacing {
+            asked: (r.seconds * f64::from(r.rate) / r.buffer as f64).round() as u64,
+            late: report.xruns,
+            misses: report.summary.misses,
+        });
+    }
+    Ok((profile, report.warnings, report.auto))
 }
