@@ -1081,6 +1081,29 @@ fn odd_paths_and_the_interpreter_through_the_child() {
         Some(("FUGUE_FAUST_CACHE", "off")),
     );
     assert!(ok, "{err}");
+    // Control characters in a program's own name (the graph made of it quotes them), and a
+    // name that is not UTF-8 (said, not read as a missing file).
+    for name in ["c\u{1}x.dsp", "c\u{1b}x.dsp", "c\u{7f}x.dsp"] {
+        std::fs::write(dir.join(name), code).unwrap();
+        let (ok, err) = render(dir.join(name).to_str().unwrap(), &out, "0.1", None);
+        assert!(ok, "{name:?}: {err}");
+    }
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let bad = dir.join(std::ffi::OsStr::from_bytes(b"bad\xffname.dsp"));
+        std::fs::write(&bad, code).unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_fugue"))
+            .arg("check")
+            .arg(&bad)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1));
+        assert!(
+            stderr(&o).contains("its file name is not UTF-8 text"),
+            "{}",
+            stderr(&o)
+        );
+    }
     // A string, and a reverb (whose constants the interpreter's code, as libfaust writes it
     // to a file, kept to 7 digits: it played other delays through the child).
     let reverb = dir.join("reverb.dsp");

@@ -477,13 +477,24 @@ const FINGERPRINT_BYTES: u64 = 64 << 20;
 /// It takes the place of libfaust's key (`expandCDSPFromString`: the program with its
 /// imports inlined, about 8 ms for a program of `stdfaust.lib`) at a fraction of the time.
 fn fingerprint(source: &Source) -> Option<u64> {
-    scan(source).map(|(h, _)| h)
+    scan(source).ok().map(|(h, _)| h)
+}
+
+/// Why [`scan`] gave no fingerprint.
+#[derive(Debug, PartialEq)]
+enum Unscanned {
+    /// What the compilation reads cannot be known (an import of a URL, a file that cannot
+    /// be read, too many places or bytes): no fingerprint, and no disk cache.
+    Unknown,
+    /// An import names a file that is no regular file (a named pipe, a socket, a device),
+    /// which the compilation would wait on or read without end.
+    Special(PathBuf),
 }
 
 /// [`fingerprint`], with every place it looked at (where a file was, or may appear).
-fn scan(source: &Source) -> Option<(u64, Vec<PathBuf>)> {
+fn scan(source: &Source) -> Result<(u64, Vec<PathBuf>), Unscanned> {
     use std::hash::Hasher as _;
-    let cwd = std::env::current_dir().ok()?;
+    let cwd = std::env::current_dir().map_err(|_| Unscanned::Unknown)?;
     let mut dirs: Vec<PathBuf> = vec![cwd.clone()];
     for d in source
         .includes
@@ -522,7 +533,7 @@ fn scan(source: &Source) -> Option<(u64, Vec<PathBuf>)> {
     while let Some((text, folder)) = queue.pop() {
         for name in imports(&text) {
             if name.contains("://") {
-                return None;
+                return Err(Unscanned::Unknown);
             }
             let name = Path::new(&name);
             let candidates: Vec<PathBuf> = if name.is_absolute() {
@@ -539,6 +550,7 @@ fn scan(source: &Source) -> Option<(u64, Vec<PathBuf>)> {
                     Some(c) => *c,
                     None => {
                         let c = match read_bounded(&place, FINGERPRINT_BYTES - bytes) {
+                            Err(Unreadable::Special) => return Err(Unscanned::Special(place)),
                             Ok(Some(content)) => {
                                 bytes += content.len() as u64;
                                 let mut fh = std::collections::hash_map::DefaultHasher::new();
@@ -548,10 +560,10 @@ fn scan(source: &Source) -> Option<(u64, Vec<PathBuf>)> {
                                 Some(c)
                             }
                             Ok(None) => None,
-                            Err(()) => return None,
+                            Err(Unreadable::Other) => return Err(Unscanned::Unknown),
                         };
                         if places.len() >= FINGERPRINT_FILES {
-                            return None;
+                            return Err(Unscanned::Unknown);
                         }
                         places.insert(place.clone(), c);
                         c
@@ -565,7 +577,7 @@ fn scan(source: &Source) -> Option<(u64, Vec<PathBuf>)> {
             }
         }
     }
-    Some((h.finish(), places.into_keys().collect()))
+    Ok((h.finish(), places.into_keys().collect()))
 }
 
 /// What a file looked like: its modification time and length; `None` where there is none.
@@ -604,24 +616,46 @@ fn unchanged(stamps: &Stamps) -> bool {
         .is_none_or(|s| s.iter().all(|(p, was)| stamp(p) == *was))
 }
 
+/// Why [`read_bounded`] read nothing.
+#[derive(Debug, PartialEq)]
+enum Unreadable {
+    /// No regular file (a named pipe, a socket, a device), not opened: opening a pipe with
+    /// no writer waits for one.
+    Special,
+    /// It cannot be read, or it is larger than the budget.
+    Other,
+}
+
 /// The contents of the file at `path` when it holds at most `budget` bytes; `None` when
-/// there is no file; `Err` when it cannot be read, is larger, or is not a regular file.
-fn read_bounded(path: &Path, budget: u64) -> Result<Option<Vec<u8>>, ()> {
+/// there is no file (or a folder, which an import does not read); `Err` when it cannot be
+/// read, is larger, or is not a regular file.
+fn read_bounded(path: &Path, budget: u64) -> Result<Option<Vec<u8>>, Unreadable> {
     use std::io::Read as _;
+    // Looked at before it is opened.
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(_) => return Err(Unreadable::Other),
+        Ok(m) if m.is_dir() => return Err(Unreadable::Other),
+        Ok(m) if !m.is_file() => return Err(Unreadable::Special),
+        Ok(_) => {}
+    }
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(_) => return Err(()),
+        Err(_) => return Err(Unreadable::Other),
     };
-    let meta = file.metadata().map_err(|_| ())?;
-    if !meta.is_file() || meta.len() > budget {
-        return Err(());
+    let meta = file.metadata().map_err(|_| Unreadable::Other)?;
+    if !meta.is_file() {
+        return Err(Unreadable::Special);
+    }
+    if meta.len() > budget {
+        return Err(Unreadable::Other);
     }
     let mut content = Vec::with_capacity(meta.len() as usize);
     // At most `budget` bytes, whatever the file grew to since.
     file.take(budget)
         .read_to_end(&mut content)
-        .map_err(|_| ())?;
+        .map_err(|_| Unreadable::Other)?;
     Ok(Some(content))
 }
 
@@ -1204,7 +1238,18 @@ impl Faust {
         }
         // Taken before the compilation reads the files: one edited meanwhile is seen as
         // changed at the next load. The same look gives the compilation its fingerprint.
-        let scanned = scan(source);
+        let scanned = match scan(source) {
+            Err(Unscanned::Special(file)) => {
+                return Err(FaustError::Read {
+                    file,
+                    reason: format!(
+                        "it is a named pipe, a socket or a device, not a file, and {} imports it (a compilation would wait on it)",
+                        source.name
+                    ),
+                })
+            }
+            s => s.ok(),
+        };
         let files = scanned.as_ref().map(|(_, places)| stamps(places));
         let print = scanned.map(|(h, _)| h);
         let factory = Arc::new(self.compile(source, backend, print)?);
@@ -1774,6 +1819,28 @@ mod tests {
         let ui = "user_interface_block\nblock_size 3\nopcode 289 kAddSoundfile offset -1 label \"fSoundfile0\" key \"snd\" value \"{'snd'}\" init 0 min 0 max 0 step 0\nstatic_init_block\nopcode 289 kAddSoundfile offset -1 label \"x\" key \"later\"\n";
         assert_eq!(interp_soundfiles(ui), vec!["snd".to_string()]);
         assert!(interp_soundfiles(head).is_empty());
+    }
+
+    /// An import of a named pipe is said, not opened (which would wait for a writer), and
+    /// gives no fingerprint.
+    #[test]
+    fn an_imported_named_pipe_is_not_opened() {
+        let root = std::env::temp_dir().join(format!("fugue-fifo-import-{}", std::process::id()));
+        std::fs::create_dir_all(&root).unwrap();
+        let pipe = root.join("pipe.lib");
+        let _ = std::fs::remove_file(&pipe);
+        let c = CString::new(pipe.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: `c` is a NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert_eq!(read_bounded(&pipe, 1 << 20), Err(Unreadable::Special));
+        let source = Source {
+            code: "import(\"pipe.lib\"); process = _;".to_string(),
+            name: "t".into(),
+            includes: vec![root.clone()],
+        };
+        assert_eq!(scan(&source).unwrap_err(), Unscanned::Special(pipe));
+        assert_eq!(fingerprint(&source), None);
+        let _ = std::fs::remove_dir_all(&root);
     }
 
     #[test]

@@ -226,6 +226,13 @@ fn compile_message(name: &str, message: &str) -> String {
     let lines: Vec<String> = lines
         .iter()
         .map(|l| {
+            // libfaust glues its lexer's note on a character it could not read to the
+            // parser's error (`unexpected EXTRAextra text is : ...`).
+            let l = l.replacen(
+                "EXTRAextra text is :",
+                "EXTRA; the text has a character Faust cannot read:",
+                1,
+            );
             l.trim_end_matches(';')
                 .split_whitespace()
                 .collect::<Vec<_>>()
@@ -260,7 +267,7 @@ pub fn doc() -> KindDoc {
     )
     .attribute("volume", "output gain (default 1.0)")
     .others(
-        "sets the program's parameter (slider, numeric entry, button, check box) of that label or path, e.g. freq: 220 or \"/synth/gain\": 0.5; one that names none is warned about, with the program's parameters; every parameter is live",
+        "sets the program's parameter (slider, numeric entry, button, check box) of that label or path, e.g. freq: 220 or \"/synth/gain\": 0.5; one that names none is warned about, with the program's parameters (an error for `fugue check`); every parameter is live",
     )
     .live(&["volume"])
 }
@@ -416,6 +423,18 @@ pub fn is_dsp(path: &Path) -> bool {
 /// inputs (if any) fed by a `source`. The program is compiled (or found compiled) to learn
 /// its ports.
 pub fn dsp_graph(file: &Path) -> Result<TaskGraph, FaustError> {
+    // The node names its program by a text attribute: a name that is not UTF-8 cannot be
+    // written there.
+    let name = match file.file_name().map(|n| n.to_str()) {
+        Some(Some(n)) => n.to_string(),
+        Some(None) => {
+            return Err(FaustError::Compile {
+                name: file.display().to_string(),
+                message: "its file name is not UTF-8 text, which the `file` attribute of a graph's node cannot hold; rename the file".to_string(),
+            })
+        }
+        None => String::new(),
+    };
     let faust = Faust::shared()?;
     let folder = fugue_graph::read::folder_of(file).to_path_buf();
     // The source that the graph's node will have (its file in the graph's folder), so that
@@ -427,11 +446,7 @@ pub fn dsp_graph(file: &Path) -> Result<TaskGraph, FaustError> {
             file: file.to_path_buf(),
         });
     }
-    let name = file
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let quoted = format!("{name:?}");
+    let quoted = fugue_graph::write::ag_string(&name);
     let mut text = format!(
         "dsp = {{ kind: \"faust\", file: {quoted}, }};\nout = {{ kind: \"sink\", in: {}, }};\n",
         factory.outputs
@@ -448,8 +463,14 @@ pub fn dsp_graph(file: &Path) -> Result<TaskGraph, FaustError> {
     for j in 1..=factory.outputs {
         text.push_str(&format!("dsp.{j} -> out.{j};\n"));
     }
-    let mut graph = fugue_graph::read::ag::parse(&text, &file.display().to_string())
-        .expect("the graph written above is valid");
+    // Written to be read back; were it not (a name the reader refuses), said as the file's.
+    let mut graph =
+        fugue_graph::read::ag::parse(&text, &file.display().to_string()).map_err(|e| {
+            FaustError::Compile {
+                name: file.display().to_string(),
+                message: format!("its file name cannot be named in a graph ({e}); rename the file"),
+            }
+        })?;
     graph.set_folder(Some(folder));
     Ok(graph)
 }
@@ -466,6 +487,13 @@ mod tests {
                 "x.dsp : 2 : ERROR : syntax error, unexpected ENDDEF\n"
             ),
             "x.dsp:2: syntax error, unexpected ENDDEF"
+        );
+        assert_eq!(
+            compile_message(
+                "x.dsp",
+                "b.dsp : 1 : ERROR : syntax error, unexpected EXTRAextra text is : \u{7f}\n"
+            ),
+            "x.dsp: b.dsp:1: syntax error, unexpected EXTRA; the text has a character Faust cannot read: \u{7f}"
         );
         assert_eq!(
             compile_message("x.dsp", "ERROR : undefined symbol : foo"),

@@ -158,25 +158,29 @@ fn ag_value(v: &Value) -> String {
     match v {
         Value::Int(i) => i.to_string(),
         Value::Float(f) => format!("{f:?}"),
-        Value::Str(s) => {
-            let mut out = String::from("\"");
-            for c in s.chars() {
-                match c {
-                    '"' => out.push_str("\\\""),
-                    '\\' => out.push_str("\\\\"),
-                    '\n' => out.push_str("\\n"),
-                    '\t' => out.push_str("\\t"),
-                    '\r' => out.push_str("\\r"),
-                    c if (c as u32) < 0x20 => {
-                        let _ = write!(out, "\\u{:04x}", c as u32);
-                    }
-                    c => out.push(c),
-                }
+        Value::Str(s) => ag_string(s),
+    }
+}
+
+/// `s` as an `.ag` string, quoted, with what the reader unescapes escaped (quotes,
+/// backslashes, control characters): reading it gives `s` back.
+pub fn ag_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
             }
-            out.push('"');
-            out
+            c => out.push(c),
         }
     }
+    out.push('"');
+    out
 }
 
 /// `.ag` text: every node with its attributes, then every edge (feedback edges as `~>`),

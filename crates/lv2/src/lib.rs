@@ -93,7 +93,7 @@ pub fn doc() -> KindDoc {
     )
     .attribute("uri", "the plugin's URI (required)")
     .others(
-        "sets the plugin's control input of that symbol, within the port's range (`fugue plugins URI` lists them); unset controls take the plugin's defaults; one that names no control is warned about; every control is live",
+        "sets the plugin's control input of that symbol, within the port's range (`fugue plugins URI` lists them); unset controls take the plugin's defaults; one that names no control is warned about (an error for `fugue check`); every control is live",
     )
 }
 
