@@ -14,9 +14,11 @@
 //! until nothing moves, gives an optimal schedule with that property, so the restriction
 //! loses no optimum. (Without that exception, a task of cost 0 that must precede a task of
 //! lower index on its processor, both starting at one time, could only go to another
-//! processor, and a schedule longer than the optimum was proven optimal.) Processor symmetry: of the processors that
-//! run nothing yet, only the first is tried; without communication costs, of processors free
-//! at the same time, only the first is tried (they are then interchangeable).
+//! processor, and a schedule longer than the optimum was proven optimal.)
+//!
+//! Processor symmetry: of the processors that run nothing yet, only the first is tried;
+//! without communication costs, of processors free at the same time, only the first is tried
+//! (they are then interchangeable).
 //!
 //! # Bounds
 //! At each node, the makespan of every completion is at least:
