@@ -471,7 +471,7 @@ fn a_single_run_takes_live_changes_on_its_control_socket() {
         ),
         (
             &["set", "tone", "o", "freq", "-1e400"][..],
-            "is not a number",
+            "is too large a number",
         ),
         (
             &["load", "a", "b.ag"][..],

@@ -127,7 +127,7 @@ pub fn number(word: &str) -> Result<f64, String> {
         Ok(v) if v.is_finite() => Ok(v),
         // (`inf`, or more digits than a number holds: `1e400`.)
         Ok(v) if v.is_infinite() => Err(format!(
-            "`{}` is beyond the largest number (about 1.8e308); `set` gives a live attribute a finite number",
+            "`{}` is too large a number; `set` gives a live attribute a finite number",
             crate::host::command::shorten(word)
         )),
         _ => Err(format!(
@@ -366,7 +366,7 @@ mod tests {
         let digits = "9".repeat(400);
         for word in ["inf", "-1e400", digits.as_str()] {
             let e = number(word).unwrap_err();
-            assert!(e.contains("is beyond the largest number"), "{word}: {e}");
+            assert!(e.contains("is too large a number"), "{word}: {e}");
         }
     }
 }
