@@ -530,10 +530,15 @@ fn scan(source: &Source) -> Result<(u64, Vec<PathBuf>), Unscanned> {
     // Texts to scan: (text, the folder of the file it came from).
     let mut queue: Vec<(Vec<u8>, Option<PathBuf>)> = vec![(source.code.as_bytes().to_vec(), None)];
     let mut bytes = 0u64;
+    // Something the compilation may read that cannot be known: no fingerprint (said at the
+    // end, once the other imports were looked at).
+    let mut unknown = false;
     while let Some((text, folder)) = queue.pop() {
         for name in imports(&text) {
             if name.contains("://") {
-                return Err(Unscanned::Unknown);
+                // Not followed; the other imports are, for a named pipe among them.
+                unknown = true;
+                continue;
             }
             let name = Path::new(&name);
             let candidates: Vec<PathBuf> = if name.is_absolute() {
@@ -560,7 +565,10 @@ fn scan(source: &Source) -> Result<(u64, Vec<PathBuf>), Unscanned> {
                                 Some(c)
                             }
                             Ok(None) => None,
-                            Err(Unreadable::Other) => return Err(Unscanned::Unknown),
+                            Err(Unreadable::Other) => {
+                                unknown = true;
+                                None
+                            }
                         };
                         if places.len() >= FINGERPRINT_FILES {
                             return Err(Unscanned::Unknown);
@@ -576,6 +584,9 @@ fn scan(source: &Source) -> Result<(u64, Vec<PathBuf>), Unscanned> {
                 }
             }
         }
+    }
+    if unknown {
+        return Err(Unscanned::Unknown);
     }
     Ok((h.finish(), places.into_keys().collect()))
 }
@@ -627,8 +638,8 @@ enum Unreadable {
 }
 
 /// The contents of the file at `path` when it holds at most `budget` bytes; `None` when
-/// there is no file (or a folder, which an import does not read); `Err` when it cannot be
-/// read, is larger, or is not a regular file.
+/// there is no file; `Err` when it cannot be read, is larger, is a folder, or is not a
+/// regular file (not opened then).
 fn read_bounded(path: &Path, budget: u64) -> Result<Option<Vec<u8>>, Unreadable> {
     use std::io::Read as _;
     // Looked at before it is opened.
@@ -1838,8 +1849,14 @@ mod tests {
             name: "t".into(),
             includes: vec![root.clone()],
         };
-        assert_eq!(scan(&source).unwrap_err(), Unscanned::Special(pipe));
+        assert_eq!(scan(&source).unwrap_err(), Unscanned::Special(pipe.clone()));
         assert_eq!(fingerprint(&source), None);
+        // Found past an import that stops the fingerprint (a URL's).
+        let source = Source {
+            code: "import(\"https://x.org/a.lib\"); import(\"pipe.lib\"); process = _;".to_string(),
+            ..source
+        };
+        assert_eq!(scan(&source).unwrap_err(), Unscanned::Special(pipe));
         let _ = std::fs::remove_dir_all(&root);
     }
 

@@ -185,7 +185,8 @@ pub struct Outcome {
     /// else [`metrics::lower_bound`].
     pub lower_bound: f64,
     /// What the time limit cut short, in a sentence, when it did: which algorithm did not
-    /// finish and whose schedule was returned instead.
+    /// finish and whose schedule was returned instead, or what part of CPFD's it cut short
+    /// when its schedule is kept ([`CpfdCut`]).
     pub note: Option<String>,
 }
 

@@ -401,12 +401,14 @@ impl Bb<'_> {
     }
 
     /// What a task starting at the floor's time must exceed in `index + 1`: the last placed
-    /// task's index + 1, or 0 (anything) before the first task and after a task of cost 0.
+    /// task's index + 1, or 0 (anything) before the first task and after a task of cost 0
+    /// (one that ends at its start, within the tolerance that starts are compared with).
     fn floor_rank(&self) -> usize {
-        if self.n_done == 0 || self.cost[self.floor.1] == 0.0 {
+        let (start, t) = self.floor;
+        if self.n_done == 0 || le(start + self.cost[t], start) {
             0
         } else {
-            self.floor.1 + 1
+            t + 1
         }
     }
 
@@ -536,12 +538,14 @@ impl Bb<'_> {
     /// case this subtree holds nothing the other did not (records this state otherwise).
     fn seen_before(&mut self) -> bool {
         let key = self.state_key();
-        // An earlier floor, or one of a lower rank at the same time, lets through every
-        // continuation that a later one does.
+        // A floor no later and of no higher rank lets through every continuation that this
+        // one does; so does one earlier by more than the tolerance of the children's test
+        // (`lt`, `le` around the floor's time), whatever its rank.
         let floor = (self.floor_time(), self.floor_rank());
         match self.seen.get_mut(&key) {
             Some(old) => {
-                if old.0 < floor.0 || (old.0 == floor.0 && old.1 <= floor.1) {
+                let far = floor.0 - old.0 > 4.0 * crate::schedule::EPS * (1.0 + floor.0.abs());
+                if old.0 <= floor.0 && (old.1 <= floor.1 || far) {
                     return true;
                 }
                 *old = floor;

@@ -484,7 +484,8 @@ fn record_one(graph: &fugue_graph::TaskGraph, r: &Recording) -> Result<Recorded,
     };
     let report = crate::run(graph, &options, |_| {})?;
     let mut profile = report.profile;
-    if let Some(p) = profile.as_mut() {
+    // Of a run that ran its length (one stopped early ran fewer cycles for that reason).
+    if let (Some(p), crate::EndReason::Duration) = (profile.as_mut(), &report.end) {
         p.with_pacing(crate::profile::Pacing {
             asked: (r.seconds * f64::from(r.rate) / r.buffer as f64).round() as u64,
             late: report.xruns,
