@@ -58,7 +58,7 @@ impl Source {
                 let what = if meta.is_dir() {
                     "a folder"
                 } else {
-                    "a named pipe, a socket or a device"
+                    NOT_A_FILE
                 };
                 return Err(FaustError::Read {
                     file: file.to_path_buf(),
@@ -626,6 +626,10 @@ fn unchanged(stamps: &Stamps) -> bool {
         .as_ref()
         .is_none_or(|s| s.iter().all(|(p, was)| stamp(p) == *was))
 }
+
+/// What a path that is neither a regular file nor a folder is said to be: reading it may wait
+/// (a pipe with no writer) or never end (a device).
+const NOT_A_FILE: &str = "a named pipe, a socket or a device";
 
 /// Why [`read_bounded`] read nothing.
 #[derive(Debug, PartialEq)]
@@ -1254,7 +1258,7 @@ impl Faust {
                 return Err(FaustError::Read {
                     file,
                     reason: format!(
-                        "it is a named pipe, a socket or a device, not a file, and {} imports it (a compilation would wait on it)",
+                        "it is {NOT_A_FILE}, not a file, and {} imports it (a compilation would wait on it)",
                         source.name
                     ),
                 })

@@ -481,7 +481,10 @@ pub fn lint(ctx: &NodeContext<'_>) -> Vec<LintNote> {
     // plugin: said when the plugin has a control of that symbol, which the user may have
     // meant, and which no attribute can set (it keeps its default).
     for (attr, given, what) in ctx.graph_attributes() {
-        if let Some(p) = plugin.controls().find(|p| given && p.symbol == attr) {
+        if !given {
+            continue;
+        }
+        if let Some(p) = plugin.controls().find(|p| p.symbol == attr) {
             out.push(LintNote::node(format!(
                 "node `{}`: attribute `{attr}` is the graph's ({what}), not control `{attr}` of plugin <{uri}>, which no attribute can set: it keeps its default, {}",
                 ctx.name(),

@@ -419,12 +419,12 @@ pub fn cpfd_within_cut(
         return Some((bounded, Some(CpfdCut::Unbounded)));
     };
     let (merged, cut) = map_onto_within(g, &unbounded, p, deadline);
-    let cut = cut.then_some(CpfdCut::Duplicates);
-    Some(if lt(merged.makespan(), bounded.makespan()) {
-        (merged, cut)
+    let kept = if lt(merged.makespan(), bounded.makespan()) {
+        merged
     } else {
-        (bounded, cut)
-    })
+        bounded
+    };
+    Some((kept, cut.then_some(CpfdCut::Duplicates)))
 }
 
 /// A copy in the merged order: real processor, task, and its start in the unbounded schedule.

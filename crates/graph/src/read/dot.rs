@@ -12,7 +12,8 @@
 //! [`DISPLAY_ATTRIBUTES`]) are left out; other attributes are kept, unquoted numbers as
 //! numbers and the rest as strings. An edge's ports are its `taillabel` and `headlabel`
 //! when these are whole numbers from 1 (as `fugue dot` writes them), else port 1 on both
-//! ends (a label in words at a node that declares several ports on that side is an error). Subgraphs (`subgraph cluster_a { ... }`, `{ ... }`) group nodes for a drawing:
+//! ends (a label in words at a node that declares several ports on that side is an error).
+//! Subgraphs (`subgraph cluster_a { ... }`, `{ ... }`) group nodes for a drawing:
 //! their nodes and edges are the graph's, their defaults their own, and a subgraph in an
 //! edge (`a -> {b c}`) stands for each of its nodes. HTML strings (`<...>`) are read as
 //! strings. Ports (`a:p`) are reported as unsupported.
