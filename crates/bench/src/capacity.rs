@@ -147,6 +147,9 @@ pub struct CapacityResult {
     pub cores: Vec<usize>,
     /// Each probe, with its start in seconds.
     pub probes: Vec<(f64, Capacity)>,
+    /// When the last probe ended, in seconds from the start: the probes run back to back,
+    /// so each one lasted until the next one's start (the last, until this).
+    pub ended_s: f64,
 }
 
 /// Probes the capacity window after window for `seconds`; each window goes to `progress`.
@@ -187,7 +190,12 @@ pub fn run(c: &CapacityConfig, progress: &mut dyn Progress) -> Result<CapacityRe
             break;
         }
     }
-    Ok(CapacityResult { cores, probes })
+    let ended_s = started.elapsed().as_secs_f64();
+    Ok(CapacityResult {
+        cores,
+        probes,
+        ended_s,
+    })
 }
 
 impl CapacityResult {
@@ -214,12 +222,30 @@ impl CapacityResult {
         n as f64 / self.probes.len() as f64
     }
 
-    /// The result as one JSON object (`config` says what was probed).
+    /// How long each probe lasted, in seconds: until the next one's start. A window runs 20
+    /// cycles at least, so with long cycles it lasts longer than asked.
+    pub fn window_s(&self) -> Vec<f64> {
+        let ends = self
+            .probes
+            .iter()
+            .skip(1)
+            .map(|(at, _)| *at)
+            .chain([self.ended_s]);
+        self.probes
+            .iter()
+            .zip(ends)
+            .map(|((at, _), end)| (end - at).max(0.0))
+            .collect()
+    }
+
+    /// The result as one JSON object (`config` says what was probed): `window_ms` is the
+    /// length asked, each window's `window_ms` the one it lasted.
     pub fn to_json(&self, c: &CapacityConfig) -> serde_json::Value {
         let windows: Vec<serde_json::Value> = self
             .probes
             .iter()
-            .map(|(at, c)| serde_json::json!({"at_s": at, "median_ns": c.median_ns, "capacity": c.value()}))
+            .zip(self.window_s())
+            .map(|((at, c), w)| serde_json::json!({"at_s": at, "window_ms": w * 1e3, "median_ns": c.median_ns, "capacity": c.value()}))
             .collect();
         serde_json::json!({
             "graph": c.graph,
@@ -236,12 +262,22 @@ impl CapacityResult {
 
     /// The summary in one sentence.
     pub fn sentence(&self, c: &CapacityConfig) -> String {
+        let asked = c.window.as_secs_f64() * 1e3;
+        let mean = self.window_s().iter().sum::<f64>() * 1e3 / self.probes.len().max(1) as f64;
+        // Said as it was when the cycles made the windows much longer than asked.
+        let window = if mean > asked * 1.5 {
+            format!(
+                "{mean:.0} ms on average (asked {} ms: a window runs 20 cycles at least)",
+                c.window.as_millis()
+            )
+        } else {
+            format!("{} ms", c.window.as_millis())
+        };
         format!(
-            "capacity of {} cores over {} window{} of {} ms ({} at buffer {}): p10 {:.2}, median {:.2}, p90 {:.2}; {:.0} % of windows at >= {:.2} (every core at 95 % of the fastest or better)",
+            "capacity of {} cores over {} window{} of {window} ({} at buffer {}): p10 {:.2}, median {:.2}, p90 {:.2}; {:.0} % of windows at >= {:.2} (every core at 95 % of the fastest or better)",
             self.cores.len(),
             self.probes.len(),
             if self.probes.len() == 1 { "" } else { "s" },
-            c.window.as_millis(),
             c.graph,
             c.buffer,
             self.quantile(0.10),
@@ -322,6 +358,32 @@ mod tests {
         let v = r.to_json(&c);
         assert_eq!(v["windows"].as_array().unwrap().len(), r.probes.len());
         assert!(r.sentence(&c).contains("windows of 10 ms"));
+        let lasted = r.window_s();
+        assert_eq!(lasted.len(), r.probes.len());
+        assert!(lasted.iter().all(|&w| w >= 0.009), "{lasted:?}");
+        // Cycles of 20 ms make windows of 20 cycles at least, far longer than 1 ms.
+        let slow =
+            std::env::temp_dir().join(format!("fugue-capacity-slow-{}.ag", std::process::id()));
+        std::fs::write(
+            &slow,
+            "w = { kind: \"load\", wcet: 2000, };\ns = { kind: \"sink\", };\nw.1 -> s.1;\n",
+        )
+        .unwrap();
+        let long = CapacityConfig {
+            graph: slow.display().to_string(),
+            threads: 1,
+            seconds: 1e-3,
+            window: Duration::from_millis(1),
+            ..c.clone()
+        };
+        let l = run(&long, &mut crate::progress::NoProgress).unwrap();
+        assert!(
+            l.sentence(&long)
+                .contains("(asked 1 ms: a window runs 20 cycles at least)"),
+            "{}",
+            l.sentence(&long)
+        );
+        let _ = std::fs::remove_file(&slow);
     }
 
     #[test]

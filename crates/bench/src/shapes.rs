@@ -91,14 +91,22 @@ pub fn corpus_shape(name: &str) -> Option<Loaded> {
     })
 }
 
+/// The N of `gen:SHAPE:N`: decimal digits and nothing else (no sign, no further `:`).
+pub fn gen_size(size: &str) -> Option<usize> {
+    if size.is_empty() || !size.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    size.parse().ok()
+}
+
 /// Loads `name`: a 2019 shape (from `corpus` when given, else generated), `gen:SHAPE:N`, or a
 /// graph file (relative paths against `base`).
 pub fn load(name: &str, corpus: Option<&Path>, base: &Path) -> Result<Loaded, BenchError> {
     if let Some(g) = name.strip_prefix("gen:") {
-        let mut it = g.split(':');
-        let shape = it.next().unwrap_or("");
+        let (shape, size) = g.split_once(':').unwrap_or((g, ""));
         let most = fugue_graph::gen::MAX_NODES as usize;
-        let n: usize = match it.next().and_then(|x| x.parse().ok()) {
+        // N in digits only: `gen:line:5:x` or `gen:line:+5` is no name of `gen:line:5`.
+        let n: usize = match gen_size(size) {
             Some(n) if (1..=most).contains(&n) => n,
             _ => {
                 return config(format!(
@@ -211,6 +219,19 @@ mod tests {
 
     #[test]
     fn bad_names_say_what_is_accepted() {
+        for junk in [
+            "gen:line:5:x",
+            "gen:line:+5",
+            "gen:line:5:",
+            "gen:line:",
+            "gen:line",
+        ] {
+            let e = load(junk, None, Path::new(".")).unwrap_err();
+            assert!(
+                e.to_string().contains("expected gen:SHAPE:N"),
+                "{junk}: {e}"
+            );
+        }
         let e = load("gen:star:3", None, Path::new(".")).unwrap_err();
         assert!(e.to_string().contains("line, diamond or rake"), "{e}");
         assert!(e.is_config());

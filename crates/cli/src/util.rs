@@ -280,3 +280,22 @@ pub fn check_pipeline(
 ) -> anyhow::Result<()> {
     fugue_engine::check_pipeline(pipeline, buffer, profile).map_err(usage)
 }
+
+/// Reads `--client-name`: the JACK client's name, which prefixes its ports (`NAME:out_1`):
+/// not empty, without the `:` that separates the two, and at most
+/// [`fugue_engine::JACK_CLIENT_NAME_MAX`] bytes.
+pub fn jack_client_name(s: &str) -> Result<String, String> {
+    let max = fugue_engine::JACK_CLIENT_NAME_MAX;
+    if s.is_empty() {
+        Err("a JACK client needs a name: its ports are named NAME:out_1, ...".to_string())
+    } else if s.contains(':') {
+        Err(format!("`{s}` holds a `:`, which separates a JACK port's client from its own name (NAME:out_1); choose a name without it"))
+    } else if s.len() > max {
+        Err(format!(
+            "a JACK client's name holds at most {max} bytes, and this one has {}",
+            s.len()
+        ))
+    } else {
+        Ok(s.to_string())
+    }
+}

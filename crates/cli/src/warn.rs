@@ -20,6 +20,55 @@ pub fn graph_warnings(graph: &TaskGraph, file: &Path, offline: bool, rate: u32) 
     )
 }
 
+/// What is said of the nodes `names` of `graph` (read from `file`), of kinds no registry
+/// knows, that `played` as silence: where the file writes the first, why, and how many more
+/// there are (a scheduling graph, `.stg`, is all of them), named up to a few.
+fn placeholder_line(
+    graph: &TaskGraph,
+    file: &Path,
+    names: &[String],
+    played: &str,
+) -> Option<String> {
+    const NAMED: usize = 4;
+    let first = names.first()?;
+    let at = fugue_engine::lint::node_place(graph, first, None)
+        .map(|l| format!("{}:{l}: ", file.display()))
+        .unwrap_or_default();
+    let more = match names.len() - 1 {
+        0 => String::new(),
+        n => {
+            let shown: Vec<String> = names[1..]
+                .iter()
+                .take(NAMED)
+                .map(|n| format!("`{n}`"))
+                .collect();
+            let rest = if n > NAMED { ", ..." } else { "" };
+            format!(
+                " (and {n} more node{} of unknown kind: {}{rest})",
+                if n == 1 { "" } else { "s" },
+                shown.join(", ")
+            )
+        }
+    };
+    Some(format!(
+        "{at}{}{more}",
+        fugue_engine::lint::placeholder(graph, first, played)
+    ))
+}
+
+/// The nodes of `graph` (read from `file`) whose kind no registry knows, which `--placeholder`
+/// makes silent, in one warning (`played`: `plays`, `was rendered`), before anything is
+/// built; a strict command fails on it.
+pub fn placeholders(graph: &TaskGraph, file: &Path, played: &str) -> Option<String> {
+    let registry = crate::util::registry();
+    // A feedback edge's two nodes are the graph's own, of no kind of the registry.
+    let names: Vec<String> = (0..graph.len())
+        .filter(|&v| !graph.is_feedback_node(v) && !registry.contains(&graph.node(v).kind))
+        .map(|v| graph.node(v).name.clone())
+        .collect();
+    placeholder_line(graph, file, &names, played)
+}
+
 /// Says `warnings` on standard error, or with `strict` fails with the first of them
 /// ([`fugue_engine::lint::strict_error`]).
 pub fn report(warnings: &[String], strict: bool) -> anyhow::Result<()> {
@@ -47,15 +96,8 @@ pub fn engine_notes(
     }
     warnings.iter().for_each(warning);
     let (names, graph, file) = placeholders;
-    for name in names {
-        // Where the file writes the node's kind, as the other warnings of a node say.
-        let at = fugue_engine::lint::node_place(graph, name, None)
-            .map(|l| format!("{}:{l}: ", file.display()))
-            .unwrap_or_default();
-        warning(format_args!(
-            "{at}{}",
-            fugue_engine::lint::placeholder(graph, name, "was rendered")
-        ));
+    if let Some(w) = placeholder_line(graph, file, names, "was rendered") {
+        warning(w);
     }
     for p in panics {
         warning(format_args!(

@@ -680,7 +680,7 @@ fn benchmark_counts_and_times_are_bounded() {
                 "--dry-run".into(),
             ],
             1,
-            "threads must be from 1 to 256, not 100000",
+            "threads.toml:6: threads must be from 1 to 256, not 100000",
         ),
         (
             vec![
@@ -690,7 +690,7 @@ fn benchmark_counts_and_times_are_bounded() {
                 "--dry-run".into(),
             ],
             1,
-            "buffers must be from 1 to 1048576 frames, not 99999999",
+            "buffers.toml:7: buffers must be from 1 to 1048576 frames, not 99999999",
         ),
         (
             vec![
@@ -776,7 +776,7 @@ fn benchmark_counts_and_times_are_bounded() {
                 "--dry-run".into(),
             ],
             1,
-            "`buffers` names 256 twice",
+            "twice.toml:7: `buffers` names 256 twice",
         ),
         (
             vec![

@@ -204,7 +204,7 @@ fn spec_mistakes_are_named_at_once() {
     assert_eq!(o.status.code(), Some(1), "bad input, not a usage error");
     let e = stderr(&o);
     assert!(
-        e.contains("bad.toml: missing required field(s) executors, threads, buffers, loads, seconds; unknown field(s) volume"),
+        e.contains("bad.toml:2: missing required field(s) executors, threads, buffers, loads, seconds; unknown field(s) volume"),
         "{e}"
     );
     std::fs::write(
@@ -216,7 +216,9 @@ fn spec_mistakes_are_named_at_once() {
     assert_eq!(o.status.code(), Some(1), "bad input, not a usage error");
     let e = stderr(&o);
     assert!(
-        e.contains("unknown executor `wsx` in the spec; expected one of seq, ws, ws-affinity"),
+        e.contains(
+            "wsx.toml:2: unknown executor `wsx` in the spec; expected one of seq, ws, ws-affinity"
+        ),
         "{e}"
     );
     // A value of the wrong type names its field, and the type in words.

@@ -504,3 +504,56 @@ fn flags_the_backend_does_not_read_are_said() {
     let o = host_with_input(&["--backend", "offline"], "quit\n");
     assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
 }
+
+/// A file that a loaded graph's node reads (a Faust program) is never the recording: named by
+/// a graph of the script, the host refuses to start and the file is kept whole (`--force`
+/// included); named by a graph loaded from standard input, that `load` is refused.
+#[test]
+fn a_file_a_graph_reads_is_never_the_recording() {
+    let dir = folder("host-offline", "record-read");
+    let program = dir.join("prog.dsp");
+    let text = "process = _;\n";
+    std::fs::write(&program, text).unwrap();
+    std::fs::write(
+        dir.join("g.ag"),
+        "f = { kind: \"faust\", file: \"prog.dsp\", };\nout = { kind: \"sink\", };\nf.1 -> out.1;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("s.txt"),
+        format!("load a {}\nwait 0.1\n", dir.join("g.ag").display()),
+    )
+    .unwrap();
+    let record = dir.join("rec.wav");
+    std::os::unix::fs::symlink(&program, &record).unwrap();
+    let script = dir.join("s.txt");
+    let o = fugue(&[
+        "host",
+        "--backend",
+        "offline",
+        "--force",
+        "--script",
+        script.to_str().unwrap(),
+        "--record",
+        record.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is the input file"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&program).unwrap(), text);
+    // Loaded from standard input, unknown when the host starts: refused at its load.
+    std::fs::write(
+        dir.join("h.ag"),
+        "f = { kind: \"faust\", file: \"live.wav\", };\nout = { kind: \"sink\", };\nf.1 -> out.1;\n",
+    )
+    .unwrap();
+    let live = dir.join("live.wav");
+    let o = host_with_input(
+        &["--backend", "offline", "--record", live.to_str().unwrap()],
+        &format!("load b {}\nquit\n", dir.join("h.ag").display()),
+    );
+    let said = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(
+        said.contains("live.wav is the file the host records to"),
+        "{said}"
+    );
+}

@@ -428,7 +428,8 @@ fn a_run_says_what_it_played_as_silence_for_not_being_finite() {
 }
 
 /// An audio graph without a sink plays silence: said as a warning (and refused by
-/// `--strict`), while a task graph (no kinds) is run for its cycles without one.
+/// `--strict`), while a task graph (no kinds) is run for its cycles without one, its nodes
+/// played as silence (`--placeholder`) said in one warning.
 #[test]
 fn a_run_of_an_audio_graph_without_a_sink_says_it_plays_silence() {
     let g = tmp("nosink.ag");
@@ -465,6 +466,30 @@ fn a_run_of_an_audio_graph_without_a_sink_says_it_plays_silence() {
         .unwrap();
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(!e.contains("no sink"), "{e}");
+    // Its tasks, of no kind, play as silence: said once for them all, which --strict
+    // refuses as any warning, and said without it as render says it.
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("node `0` has an unknown kind `task`; it plays as silence (--placeholder) (and 3 more nodes of unknown kind: `1`, `2`, `3`)"),
+        "{e}"
+    );
+    let o = fugue()
+        .arg("run")
+        .arg(&t)
+        .args([
+            "--backend",
+            "clocked",
+            "--seconds",
+            "0.1",
+            "-e",
+            "seq",
+            "--placeholder",
+        ])
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{e}");
+    assert_eq!(e.matches("has an unknown kind").count(), 1, "{e}");
 }
 
 /// Under JACK with pinned threads, JACK's process thread (SCHED_FIFO, the one that runs the
@@ -731,4 +756,25 @@ fn the_run_socket_skips_blank_lines_and_a_cut_wait_names_no_cycle() {
     );
     let st = run.wait().unwrap();
     assert!(st.success(), "{st:?}");
+}
+
+/// A graph with `source` nodes run on a backend without inputs (clocked): they play silence,
+/// said once with the first source's place in the file, and refused by `--strict`.
+#[test]
+fn sources_on_a_backend_without_inputs_are_said_to_play_silence() {
+    let g = tmp("sources.ag");
+    std::fs::write(
+        &g,
+        "mic = { kind: \"source\", out: 2, };\nout = { kind: \"sink\", in: 2, };\nmic.1 -> out.1;\nmic.2 -> out.2;\n",
+    )
+    .unwrap();
+    let runs = clocked_and_strict(&g, &["--seconds", "0.1"]);
+    for (strict, o) in [false, true].into_iter().zip(runs) {
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(if strict { 1 } else { 0 }), "{e}");
+        assert!(
+            e.contains("sources.ag:1:1: `source` node `mic` plays silence: the clocked backend has no inputs"),
+            "{e}"
+        );
+    }
 }

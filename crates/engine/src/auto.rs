@@ -603,10 +603,12 @@ pub fn choose(
     // The trials end near the budget (the run's start waits for them), even when the machine
     // is slower than the first cycle said (a loaded machine, late wake-ups): a round past
     // the budget and a quarter (the cycles were counted to fit the budget from one cycle's
-    // time, which later cycles exceed a little) is left unfinished and not counted, the
-    // rounds before decide. The first round always ends: it is all there is to decide from.
+    // time, which later cycles exceed a little), or past BUDGET since the choice began (its
+    // plans' compilation included: the most a run's start waits, as documented), is left
+    // unfinished and not counted, the rounds before decide. The first round always ends: it
+    // is all there is to decide from.
     let budget = trial_budget(choice, per_cycle);
-    let deadline = t0 + Duration::from_secs_f64(budget * 1.25);
+    let deadline = (t0 + Duration::from_secs_f64(budget * 1.25)).min(started + BUDGET);
     // The threads of the turn before (the build: one).
     let mut before = 1;
     'rounds: for round in 0..ROUNDS {

@@ -15,8 +15,11 @@ use crate::auto::{AutoReport, Untried};
 use crate::host::GraphExecutor;
 use crate::{Costs, ExecutorChoice, Pipeline};
 
+/// The seed of the random schedule when none is given (`--seed`).
+pub const DEFAULT_SEED: u64 = 1;
+
 /// The executor's settings as asked, `None` where the user said nothing.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct ExecutorRequest {
     /// The executor named (`auto` included).
     pub executor: Option<GraphExecutor>,
@@ -44,9 +47,29 @@ pub struct ExecutorRequest {
     pub pipeline: Option<Pipeline>,
 }
 
+impl Default for ExecutorRequest {
+    fn default() -> Self {
+        Self {
+            executor: None,
+            threads: None,
+            algorithm: None,
+            costs: Costs::Declared,
+            seed: DEFAULT_SEED,
+            pin: false,
+            no_pin: false,
+            no_merge_chains: false,
+            rt: None,
+            min_steal_us: None,
+            wake_lead_us: None,
+            pipeline: None,
+        }
+    }
+}
+
 impl ExecutorRequest {
     /// Settings the chosen executor ignores, one sentence each: `--algorithm` without
-    /// `--executor static`, more than one thread with `--executor seq`. `default` is the
+    /// `--executor static`, more than one thread with `--executor seq`, more threads than
+    /// cores, `--costs` without a static schedule, `--seed` without a seeded algorithm. `default` is the
     /// executor used when none is named.
     pub fn warnings(&self, default: GraphExecutor) -> Vec<String> {
         let e = self.executor.unwrap_or(default);
@@ -69,14 +92,35 @@ impl ExecutorRequest {
                 out.push(format!(
                     "--threads {t} is ignored with --executor {e}{how}, which runs every node on one thread; name a parallel executor (ws, static, ...) or auto to use {t}"
                 ));
-            } else if e != GraphExecutor::Auto && t > cores {
-                // (auto tries at most as many threads as there are cores.)
+            } else if e == GraphExecutor::Auto && t > cores {
+                out.push(format!(
+                    "--threads {t} is more than the {cores} {} this process may use: auto tries candidates of at most {cores} thread(s)",
+                    if cores == 1 { "core" } else { "cores" },
+                ));
+            } else if t > cores {
                 out.push(format!(
                     "--threads {t} is more than the {cores} {} this process may use: the threads take turns on {}, and a cycle waits for a thread that is not running; --threads {cores} at most uses the machine whole",
                     if cores == 1 { "core" } else { "cores" },
                     if cores == 1 { "it" } else { "them" },
                 ));
             }
+        }
+        let is_static = e == GraphExecutor::Kind(ExecutorKind::Static);
+        // Auto's static candidates are scheduled with the costs asked.
+        if !matches!(self.costs, Costs::Declared) && !is_static && e != GraphExecutor::Auto {
+            out.push(format!(
+                "--costs applies to --executor static (and auto's static candidates) only; it is ignored with --executor {e}{how}"
+            ));
+        }
+        let seeded = matches!(
+            self.algorithm,
+            Some(Algorithm::Random | Algorithm::Best | Algorithm::Optimal)
+        );
+        if self.seed != DEFAULT_SEED && !(is_static && seeded) {
+            out.push(
+                "--seed applies to --executor static with --algorithm random, best or optimal only; it is ignored here"
+                    .to_string(),
+            );
         }
         out
     }
@@ -328,9 +372,10 @@ mod tests {
             (None, 2, 1),
             (Some(GraphExecutor::Kind(ExecutorKind::Seq)), 1, 0),
             (Some(GraphExecutor::Kind(ExecutorKind::Ws)), cores, 0),
-            // More threads than cores: said (auto tries no more than the cores).
+            // More threads than cores: said (auto tries no more than the cores, which it says).
             (Some(GraphExecutor::Kind(ExecutorKind::Ws)), cores + 1, 1),
-            (Some(GraphExecutor::Auto), cores + 1, 0),
+            (Some(GraphExecutor::Auto), cores + 1, 1),
+            (Some(GraphExecutor::Auto), cores, 0),
         ] {
             let r = ExecutorRequest {
                 executor,
@@ -339,6 +384,72 @@ mod tests {
             };
             let w = r.warnings(GraphExecutor::Kind(ExecutorKind::Seq));
             assert_eq!(w.len(), said, "{executor:?} {threads}: {w:?}");
+        }
+    }
+
+    #[test]
+    fn costs_and_seed_are_said_where_no_schedule_reads_them() {
+        let kind = |k| Some(GraphExecutor::Kind(k));
+        for (executor, algorithm, costs, seed, said) in [
+            (
+                kind(ExecutorKind::Ws),
+                None,
+                Costs::Measured,
+                DEFAULT_SEED,
+                1,
+            ),
+            (
+                kind(ExecutorKind::Static),
+                None,
+                Costs::Measured,
+                DEFAULT_SEED,
+                0,
+            ),
+            (
+                Some(GraphExecutor::Auto),
+                None,
+                Costs::Measured,
+                DEFAULT_SEED,
+                0,
+            ),
+            (kind(ExecutorKind::Ws), None, Costs::Declared, 7, 1),
+            (kind(ExecutorKind::Static), None, Costs::Declared, 7, 1),
+            (
+                kind(ExecutorKind::Static),
+                Some(Algorithm::Etf),
+                Costs::Declared,
+                7,
+                1,
+            ),
+            (
+                kind(ExecutorKind::Static),
+                Some(Algorithm::Random),
+                Costs::Declared,
+                7,
+                0,
+            ),
+            (
+                kind(ExecutorKind::Static),
+                Some(Algorithm::Best),
+                Costs::Declared,
+                7,
+                0,
+            ),
+            (kind(ExecutorKind::Ws), None, Costs::Measured, 7, 2),
+        ] {
+            let r = ExecutorRequest {
+                executor,
+                algorithm,
+                costs: costs.clone(),
+                seed,
+                ..ExecutorRequest::default()
+            };
+            let w = r.warnings(GraphExecutor::Auto);
+            assert_eq!(
+                w.len(),
+                said,
+                "{executor:?} {algorithm:?} {costs:?} {seed}: {w:?}"
+            );
         }
     }
 

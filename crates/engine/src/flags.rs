@@ -34,7 +34,7 @@ pub struct ExecArgs {
     #[arg(long, default_value = "declared")]
     pub costs: Costs,
     /// Seed of the random schedule.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = crate::executor_request::DEFAULT_SEED)]
     pub seed: u64,
     /// Pin thread i to core i (mod the number of cores). The default in real time (`run`, and
     /// `profile` on the clocked backend): there the threads sleep between cycles, and two of
@@ -51,6 +51,8 @@ pub struct ExecArgs {
     pub no_merge_chains: bool,
     /// Run the workers at real-time priority (SCHED_FIFO PRIORITY, default 80; the audio
     /// thread one above) where the system permits; when refused, say so once and go on.
+    /// Under JACK the audio thread is JACK's, which keeps the server's priority (`jackd -P`,
+    /// often below the workers'; pinning keeps them off its core).
     #[arg(long, num_args = 0..=1, require_equals = true, value_name = "PRIORITY", default_missing_value = "80", value_parser = clap::value_parser!(i32).range(1..=98))]
     pub rt: Option<i32>,
     /// Work stealing's threshold.

@@ -705,7 +705,14 @@ pub fn remove_temps() -> Vec<String> {
     let mut t = temps();
     t.closed = true;
     let mut lost: Vec<String> = Vec::new();
-    for r in std::mem::take(&mut t.files) {
+    // Files and working trees first, then the folders taken away only when empty, the last
+    // registered first (a folder's parents are registered before it): each is empty by then.
+    let (mut empty_dirs, mut rest): (Vec<_>, Vec<_>) = std::mem::take(&mut t.files)
+        .into_iter()
+        .partition(|r| matches!(r.how, Removal::IfEmpty));
+    empty_dirs.reverse();
+    rest.extend(empty_dirs);
+    for r in rest {
         let removed = match r.how {
             Removal::File => std::fs::remove_file(&r.path),
             Removal::Tree => std::fs::remove_dir_all(&r.path),

@@ -327,3 +327,50 @@ fn on_path(cmd: &str) -> bool {
         .status()
         .is_ok_and(|s| s.success())
 }
+
+/// The former header copied beside the program, which includes it as `"sched.h"` before any
+/// system header and is built with `-I.` (its own folder first on the search path): the
+/// system's `<sched.h>` is still read (`struct sched_param`, `cpu_set_t` from `<pthread.h>` under `_GNU_SOURCE`), and
+/// fugue's declarations with it.
+#[test]
+fn the_former_header_beside_the_program_still_reads_the_systems() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fugue-pool-beside");
+    std::fs::create_dir_all(dir.join("fugue")).unwrap();
+    std::fs::copy(crate_dir().join("include/sched.h"), dir.join("sched.h")).unwrap();
+    std::fs::copy(
+        crate_dir().join("include/fugue/sched.h"),
+        dir.join("fugue/sched.h"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("beside.c"),
+        "#define _GNU_SOURCE\n#include \"sched.h\"\n#include <pthread.h>\n\
+         static void t(void *c, struct scheduler *s) { (void)s; *(int *)c = 1; }\n\
+         int main(void) { struct sched_param sp; cpu_set_t set; int x = 0;\n\
+         CPU_ZERO(&set); sp.sched_priority = 0; (void)sp; (void)sched_yield();\n\
+         return sched_init(2, 4, t, &x) == 0 && x == 1 ? 0 : 1; }\n",
+    )
+    .unwrap();
+    let out = Command::new("cc")
+        .current_dir(&dir)
+        .args([
+            "-std=c99",
+            "-Wall",
+            "-Wextra",
+            "-pedantic",
+            "-Werror",
+            "-I.",
+        ])
+        .args(["beside.c", "-o", "beside"])
+        .arg(static_lib())
+        .args(["-lpthread", "-ldl", "-lm"])
+        .output()
+        .expect("run cc");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = Command::new(dir.join("beside")).output().unwrap();
+    assert!(run.status.success(), "{run:?}");
+}

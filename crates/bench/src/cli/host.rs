@@ -196,10 +196,17 @@ pub fn run(a: Args, env: &Env, progress: &mut dyn Progress) -> Result<String, Be
         let _ = writeln!(out, "{line}");
     }
     for ((g, t, m, buf), n) in bench.max_held() {
-        let _ = writeln!(
-            out,
-            "{g}: {m} on {t} threads holds N={n} at {buf} frames with no miss"
-        );
+        let _ = if n == 0 {
+            writeln!(
+                out,
+                "{g}: {m} on {t} threads holds no N at {buf} frames: the first run, of the fewest instances, missed"
+            )
+        } else {
+            writeln!(
+                out,
+                "{g}: {m} on {t} threads holds N={n} at {buf} frames with no miss"
+            )
+        };
     }
     let _ = writeln!(out, "wrote {}", a.output.display());
     Ok(out)

@@ -432,14 +432,15 @@ fn run_study(
 /// Arguments of `fugue bench overhead`.
 #[derive(clap::Args, Debug)]
 pub struct OverheadArgs {
-    /// A generated graph: line, diamond or rake (with --nodes).
+    /// A generated graph: line, diamond or rake (with --nodes). One of --shape and --graph is
+    /// required.
     #[arg(long, value_parser = ["line", "diamond", "rake"], conflicts_with = "graph", required_unless_present = "graph")]
     pub shape: Option<String>,
     /// Nodes of the generated graph (a line has exactly N; a diamond the nearest of
     /// 5*2^d-4 = 6, 16, 36, 76, 156, 316...; a rake the nearest of 3k+2).
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(2..=1_000_000))]
     pub nodes: u64,
-    /// A graph file instead: its DAG, every node replaced by an empty one.
+    /// A graph file instead of --shape: its DAG, every node replaced by an empty one.
     #[arg(long)]
     pub graph: Option<PathBuf>,
     /// Executors, comma-separated: seq, static, ws, ws-affinity, share, share-spin, levels, and the peers

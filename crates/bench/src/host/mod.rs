@@ -82,7 +82,8 @@ pub fn named_graph(
     }
     if let Some(k) = name
         .strip_prefix("heavy")
-        .and_then(|k| k.parse::<u64>().ok())
+        .and_then(crate::shapes::gen_size)
+        .map(|k| k as u64)
     {
         // Each chain's reverb counts against the memory a plan may use.
         let max = MAX_HEAVY_CHAINS as u64;
@@ -96,9 +97,8 @@ pub fn named_graph(
     }
     if let Some(spec) = name.strip_prefix("gen:") {
         let (shape, size) = spec.split_once(':').unwrap_or((spec, ""));
-        let size: usize = size
-            .parse()
-            .map_err(|_| config(" is not gen:SHAPE:N (N a number)".into()))?;
+        let size = crate::shapes::gen_size(size)
+            .ok_or_else(|| config(" is not gen:SHAPE:N (N a number)".into()))?;
         if size == 0 || size > 10_000 {
             return Err(config(": N must be between 1 and 10000".into()));
         }
@@ -112,8 +112,9 @@ pub fn named_graph(
     }
     let p = std::path::Path::new(name);
     if !p.exists() {
-        return Err(config(format!(
-            ": no such file; a graph is a file, or one of rateau101, heavyK (K chains, 1 to {MAX_HEAVY_CHAINS}) and gen:SHAPE:N (SHAPE line, diamond or rake)"
+        // A file that is not there is bad input (exit code 1), as for the other benchmarks.
+        return Err(BenchError::Input(format!(
+            "--graphs: `{name}`: no such file; a graph is a file, or one of rateau101, heavyK (K chains, 1 to {MAX_HEAVY_CHAINS}) and gen:SHAPE:N (SHAPE line, diamond or rake)"
         )));
     }
     let g = read(p)?;
@@ -507,7 +508,17 @@ fn load_n(
 ) -> Result<Result<(), String>, BenchError> {
     for i in 0..n {
         if let Err(e) = host.load_graph(&format!("{name}-{i}"), graph, name) {
-            return Ok(Err(e.to_string()));
+            // The host's advice is its shell's; a benchmark loads no fewer graphs unless
+            // told to.
+            let said = e.to_string();
+            let said = match said.strip_suffix("; unload a graph first") {
+                Some(why) => format!(
+                    "{why}: instance {} of {n} does not fit; ask for fewer with --instances",
+                    i + 1
+                ),
+                None => said,
+            };
+            return Ok(Err(said));
         }
     }
     Ok(Ok(()))

@@ -285,13 +285,22 @@ fn readme_offline(c: &HostBenchConfig, b: &HostBench, command: &str) -> String {
         Machine::detect(),
         crate::machine::load_average().unwrap_or_else(|| "?".into())
     ));
+    let real_time = if c.buffers.is_empty() {
+        "Real time: not measured (`--offline-only`).".to_string()
+    } else {
+        format!(
+            "Real time (clocked): {:?} frames, {:.1} s per run, {}; N grows until the first run with a miss.",
+            c.buffers,
+            c.rt_seconds,
+            match c.rt_priority {
+                Some(p) => format!("the threads at SCHED_FIFO {p} and the audio thread one above (`--rt`) where granted"),
+                None => "normal priority".to_string(),
+            }
+        )
+    };
     md.push_str(&format!(
-        "Threads: {:?}. Grain: {} (how the pool runs the graphs). Offline: {} frames, {:.2} s of wall time per point. Real time (clocked): {:?} frames, {:.1} s per run, {}; N grows until the first run with a miss.\n\n",
-        c.threads, c.grain.name(), c.offline_buffer, c.offline_seconds, c.buffers, c.rt_seconds,
-        match c.rt_priority {
-            Some(p) => format!("the threads at SCHED_FIFO {p} and the audio thread one above (`--rt`) where granted"),
-            None => "normal priority".to_string(),
-        }
+        "Threads: {:?}. Grain: {} (how the pool runs the graphs). Offline: {} frames, {:.2} s of wall time per point. {real_time}\n\n",
+        c.threads, c.grain.name(), c.offline_buffer, c.offline_seconds,
     ));
     let repeats = c.repeats.max(1);
     if repeats > 1 {

@@ -102,6 +102,8 @@ pub struct Folder {
     path: PathBuf,
     /// Whether [`Folder::open`] made it (so that a failed run can take it away again).
     created: bool,
+    /// The folders [`Folder::open`] made, its parents that were not there first, down to it.
+    made: Vec<PathBuf>,
 }
 
 impl Folder {
@@ -115,10 +117,18 @@ impl Folder {
     /// refusals of [`check`] (for a folder checked before the run that fills it).
     pub fn open(dir: &Path) -> Result<Folder, BenchError> {
         let created = !dir.exists();
+        let mut made: Vec<PathBuf> = dir
+            .ancestors()
+            .filter(|a| !a.as_os_str().is_empty())
+            .take_while(|a| !a.exists())
+            .map(Path::to_path_buf)
+            .collect();
+        made.reverse();
         super::create_dir(dir)?;
         Ok(Folder {
             path: dir.to_path_buf(),
             created,
+            made,
         })
     }
 
@@ -159,8 +169,13 @@ impl Folder {
     /// a run that failed before writing anything).
     pub fn remove_if_created(&self) {
         if self.created {
-            // Only succeeds if the folder is empty.
-            let _ = std::fs::remove_dir(&self.path);
+            // Only succeeds if the folder is empty; then its parents made with it, the
+            // deepest first, each while it is empty.
+            for dir in self.made.iter().rev() {
+                if std::fs::remove_dir(dir).is_err() {
+                    break;
+                }
+            }
         }
     }
 
@@ -170,7 +185,10 @@ impl Folder {
     pub fn until_written(self) -> UntilWritten {
         // A signal that ends the process at once takes it away too.
         if self.created {
-            fugue_engine::output::register_empty_dir(&self.path);
+            // The parents first: a signal takes away the last registered first.
+            for dir in &self.made {
+                fugue_engine::output::register_empty_dir(dir);
+            }
         }
         UntilWritten(self)
     }
@@ -183,7 +201,9 @@ pub struct UntilWritten(Folder);
 impl Drop for UntilWritten {
     fn drop(&mut self) {
         self.0.remove_if_created();
-        fugue_engine::output::forget_path(&self.0.path);
+        for dir in &self.0.made {
+            fugue_engine::output::forget_path(dir);
+        }
     }
 }
 

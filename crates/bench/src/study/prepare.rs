@@ -173,7 +173,10 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
     };
     let spec = spec::parse(&text, &label).map_err(BenchError::Input)?;
     let file = &label;
+    // Where the spec gives a field, for the errors of its values.
+    let at = |key: &str| spec::place(&text, file, key);
     if !(spec.seconds > 0.0 && spec.seconds <= 3600.0) {
+        let file = &at("seconds");
         return invalid(format!(
             "{file}: seconds must be above 0 and at most 3600, not {}",
             spec.seconds
@@ -187,6 +190,7 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
         ("loads", spec.loads.is_empty()),
     ] {
         if empty {
+            let file = &at(field);
             return invalid(format!("{file}: `{field}` needs at least one value"));
         }
     }
@@ -194,6 +198,7 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
     // by --dry-run): a study stopped in its middle by a value it cannot run wastes the runs
     // made before it.
     if let Some(t) = spec.threads.iter().find(|&&t| !(1..=256).contains(&t)) {
+        let file = &at("threads");
         return invalid(format!("{file}: threads must be from 1 to 256, not {t}"));
     }
     if let Some(b) = spec
@@ -201,11 +206,13 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
         .iter()
         .find(|&&b| !(1..=1_048_576).contains(&b))
     {
+        let file = &at("buffers");
         return invalid(format!(
             "{file}: buffers must be from 1 to 1048576 frames, not {b}"
         ));
     }
     if !(1..=fugue_engine::MAX_RATE).contains(&spec.rate) {
+        let file = &at("rate");
         return invalid(format!(
             "{file}: rate must be from 1 to {} Hz, not {}",
             fugue_engine::MAX_RATE,
@@ -213,11 +220,12 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
         ));
     }
     for &b in &spec.buffers {
-        crate::check_cycles_per_run(file, spec.seconds, spec.rate, b)
+        crate::check_cycles_per_run(&at("buffers"), spec.seconds, spec.rate, b)
             .map_err(|e| BenchError::Input(e.to_string()))?;
         // A run is whole cycles: one shorter than a cycle would still last a whole one.
         let period = b as f64 / f64::from(spec.rate);
         if spec.seconds < period {
+            let file = &at("seconds");
             return invalid(format!(
                 "{file}: seconds {} is shorter than one cycle of {b} frames at {} Hz ({} s); give at least that, or a smaller buffer or a higher rate",
                 spec.seconds,
@@ -228,6 +236,7 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
     }
     if let Some(h) = spec.histogram_buffer {
         if !spec.buffers.contains(&h) {
+            let file = &at("histogram_buffer");
             return invalid(format!(
                 "{file}: histogram_buffer {h} is not among the buffers {:?}: the histograms are of the runs at one of them",
                 spec.buffers
@@ -242,10 +251,12 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
         ("loads", report::first_twice(&spec.loads)),
     ] {
         if let Some(v) = twice {
+            let file = &at(field);
             return invalid(format!("{file}: `{field}` names {v} twice"));
         }
     }
     if spec.busy_threads > 1024 {
+        let file = &at("busy_threads");
         return invalid(format!(
             "{file}: busy_threads must be at most 1024, not {}",
             spec.busy_threads
@@ -255,42 +266,54 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
         && spec.busy_command.is_none()
         && spec.busy_threads == 0
     {
+        let file = &at("loads");
         return invalid(format!(
             "{file}: the busy load with busy_threads = 0 would be idle; give busy_threads of 1 or more, or a busy_command"
         ));
     }
     if let Some(c) = spec.busy_command.as_deref().filter(|c| c.trim().is_empty()) {
+        let file = &at("busy_command");
         return invalid(format!(
             "{file}: busy_command `{c}` is empty; name a command that keeps the machine busy until stopped, or leave it out (busy_threads then compute)"
         ));
     }
     for l in &spec.loads {
         if l != "idle" && l != "busy" {
+            let file = &at("loads");
             return invalid(format!("{file}: unknown load `{l}` (idle or busy)"));
         }
     }
     let jack = match spec.backend.as_str() {
         "clocked" => false,
         "jack" => true,
-        b => return invalid(format!("{file}: unknown backend `{b}` (clocked or jack)")),
+        b => {
+            let file = &at("backend");
+            return invalid(format!("{file}: unknown backend `{b}` (clocked or jack)"));
+        }
     };
     let deadline = match spec.deadline.as_str() {
         "period" => Deadline::Period,
         "double" => Deadline::Double,
-        d => return invalid(format!("{file}: unknown deadline `{d}` (period or double)")),
+        d => {
+            let file = &at("deadline");
+            return invalid(format!("{file}: unknown deadline `{d}` (period or double)"));
+        }
     };
     if let Some(m) = spec.max_spread_pct {
         if !(m.is_finite() && m > 0.0) {
+            let file = &at("max_spread_pct");
             return invalid(format!("{file}: max_spread_pct must be a positive number"));
         }
     }
     if !spec.executors.iter().any(|e| e == "seq") {
+        let file = &at("executors");
         return invalid(format!(
             "{file}: `executors` must name seq: every other executor's speedup is measured against the seq run beside it"
         ));
     }
     let repeats = args.repeats.or(spec.repeats).unwrap_or(DEFAULT_REPEATS);
     if repeats == 0 || repeats > 1000 {
+        let file = &at("repeats");
         return invalid(format!("{file}: repeats must be between 1 and 1000"));
     }
     // The runs the spec asks for, counted before anything is loaded or listed.
@@ -309,6 +332,7 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
         } else {
             format!("{repeats} times")
         };
+        let file = &at("graphs");
         return invalid(format!(
             "{file}: the spec asks for {runs} runs ({configs_n} configurations of graph, executor, threads, buffer and load, {times} each), more than the limit of {MAX_RUNS}; name fewer graphs, executors, threads, buffers or loads, or fewer repeats"
         ));
@@ -318,9 +342,10 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
     let mut sources = Vec::new();
     for g in &spec.graphs {
         let l = crate::shapes::load(g, None, &root)
-            .map_err(|e| BenchError::Input(format!("{file}: {e}")))?;
+            .map_err(|e| BenchError::Input(format!("{}: {e}", at("graphs"))))?;
         // Two graphs of one label would be one in every file the study writes.
         if let Some(i) = graphs.iter().position(|(label, _)| *label == l.label) {
+            let file = &at("graphs");
             return invalid(format!(
                 "{file}: graphs `{}` and `{g}` are both labelled `{}` (the name its figures and files take); keep one",
                 spec.graphs[i], l.label
@@ -339,7 +364,8 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
             )
             .map_err(|e| {
                 BenchError::Input(format!(
-                    "{file}: graph `{g}` cannot run at {b} frames and {} Hz: {}",
+                    "{}: graph `{g}` cannot run at {b} frames and {} Hz: {}",
+                    at("graphs"),
                     spec.rate,
                     fugue_engine::host::session::message(&e)
                 ))
@@ -360,7 +386,7 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
             })
         })
         .collect::<Result<_, BenchError>>()
-        .map_err(|e| BenchError::Input(format!("{file}: {e}")))?;
+        .map_err(|e| BenchError::Input(format!("{}: {e}", at("executors"))))?;
     // The configurations: seq and auto once per graph/buffer/load, others once per thread
     // count.
     let mut configs = Vec::new();

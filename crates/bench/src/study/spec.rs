@@ -88,6 +88,19 @@ pub const FIELDS: [&str; 17] = [
     "max_spread_pct",
 ];
 
+/// Where the spec `text` (read from `file`) gives `key`: `file:LINE` of the first line that
+/// assigns it (`key = ...`, blanks allowed around the key), or `file` when none does (a field
+/// left to its default).
+pub fn place(text: &str, file: &str, key: &str) -> String {
+    text.lines()
+        .position(|l| {
+            l.trim_start()
+                .strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        })
+        .map_or_else(|| file.to_string(), |i| format!("{file}:{}", i + 1))
+}
+
 /// Reads a spec's text: every missing required field and every unknown one is named at
 /// once, then the values are checked by type. `Err`: one sentence naming `file`.
 pub fn parse(text: &str, file: &str) -> Result<Spec, String> {
@@ -117,8 +130,12 @@ pub fn parse(text: &str, file: &str) -> Result<Spec, String> {
         ));
     }
     if !problems.is_empty() {
+        // At the first unknown field's line (a missing one has none).
+        let at = unknown
+            .first()
+            .map_or_else(|| file.to_string(), |k| place(text, file, k));
         return Err(format!(
-            "{file}: {}; see studies/README.md",
+            "{at}: {}; see studies/README.md",
             problems.join("; ")
         ));
     }

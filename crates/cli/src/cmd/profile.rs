@@ -153,6 +153,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for w in crate::warn::graph_warnings(&graph, &args.graph, offline, args.rate) {
         crate::util::warning(w);
     }
+    if args.placeholder {
+        if let Some(w) = crate::warn::placeholders(&graph, &args.graph, "played") {
+            crate::util::warning(w);
+        }
+    }
     for w in &warnings {
         crate::util::warning(w);
     }

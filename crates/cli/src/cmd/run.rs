@@ -42,9 +42,10 @@ pub struct Args {
     /// server's) [default: 256].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
     pub buffer: Option<u64>,
-    /// Stop after this many seconds of wall time [default: run until Ctrl-C, SIGTERM or
-    /// SIGHUP]. The clocked backend runs round(seconds × rate / buffer) cycles, fewer when
-    /// cycles overran: it stops when the time is up.
+    /// Stop after this many seconds of wall time from the first cycle [default: run until
+    /// Ctrl-C, SIGTERM or SIGHUP] (`--executor auto`'s trials, at most 0.6 s, come before).
+    /// The clocked and ALSA backends run round(seconds × rate / buffer) cycles, fewer when
+    /// cycles overran: they stop when the time is up.
     #[arg(long, allow_negative_numbers = true, visible_alias = "duration")]
     pub seconds: Option<f64>,
     /// Write one CSV row per cycle to this file (written on Ctrl-C, SIGTERM or SIGHUP and
@@ -61,8 +62,8 @@ pub struct Args {
     /// Connect the output ports to the system playback ports (jack backend).
     #[arg(long)]
     pub connect: bool,
-    /// Name of the JACK client.
-    #[arg(long, default_value = "fugue")]
+    /// Name of the JACK client (not empty, no `:`, at most 63 bytes).
+    #[arg(long, default_value = "fugue", value_parser = crate::util::jack_client_name)]
     pub client_name: String,
     /// Run nodes of unknown kind as silence (with a warning) instead of failing.
     #[arg(long)]
@@ -182,10 +183,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             return Err(e.context(format!("cannot run {}{at}", args.graph.display())));
         }
     };
-    let warnings = match report.sample_rate {
+    let mut warnings = match report.sample_rate {
         r if r != asked_rate && r > 0 => self::warnings(&args, &graph, r),
         _ => warnings,
     };
+    // The backend that `auto` found: one without inputs plays the sources silent.
+    if args.backend == "auto" {
+        warnings.extend(no_input(&graph, &args.graph, report.backend));
+    }
     // Said now, whatever fails later; under --strict, what only the granted rate shows
     // (what the asked rate showed failed before the run) fails once the run's report is
     // said, as a non-finite sample does.
@@ -288,6 +293,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 /// the executor ignores, `--rate` and `--buffer` under JACK.
 fn warnings(args: &Args, graph: &fugue_graph::TaskGraph, rate: u32) -> Vec<String> {
     let mut warnings = crate::warn::graph_warnings(graph, &args.graph, false, rate);
+    if args.placeholder {
+        warnings.extend(crate::warn::placeholders(graph, &args.graph, "plays"));
+    }
+    if args.backend != "auto" {
+        warnings.extend(no_input(graph, &args.graph, &args.backend));
+    }
     warnings.extend(args.exec.request().warnings(GraphExecutor::Auto));
     if args.backend == "jack" {
         for (flag, given) in [
@@ -324,6 +335,31 @@ fn warnings(args: &Args, graph: &fugue_graph::TaskGraph, rate: u32) -> Vec<Strin
         }
     }
     warnings
+}
+
+/// The `source` nodes of `graph` (read from `file`) on `backend`, which has no inputs (but
+/// JACK's): each plays silence, said once for all of them.
+fn no_input(graph: &fugue_graph::TaskGraph, file: &Path, backend: &str) -> Option<String> {
+    if backend == "jack" {
+        return None;
+    }
+    let sources: Vec<&str> = graph
+        .nodes()
+        .iter()
+        .filter(|n| n.kind == "source")
+        .map(|n| n.name.as_str())
+        .collect();
+    let first = sources.first()?;
+    let at = fugue_engine::lint::node_place(graph, first, None)
+        .map(|l| format!("{}:{l}: ", file.display()))
+        .unwrap_or_default();
+    let more = match sources.len() {
+        1 => String::new(),
+        n => format!(" and {} more", n - 1),
+    };
+    Some(format!(
+        "{at}`source` node `{first}`{more} plays silence: the {backend} backend has no inputs (the JACK backend gives each source port one to connect; `fugue render --input` reads a WAV)"
+    ))
 }
 
 /// The run's options from the flags (checked); the statistics file is set by the caller.

@@ -29,7 +29,7 @@ use a::pcm::{Access, Format, HwParams, PCM};
 use a::{Direction, ValueOr};
 use fugue_graph::TaskGraph;
 
-use super::clocked::{now_ns, sleep_until};
+use super::clocked::{now_ns, sleep_until_or};
 use super::paced::{self, Pacer};
 use crate::cycle::finite_or_zero;
 use crate::options::{RunError, RunOptions, RunReport};
@@ -297,9 +297,17 @@ pub struct Writer {
     samples: Samples,
     /// The graph's output channels.
     outputs: usize,
-    /// Frames written since the first write, and when it was (ns), for the clock guard.
+    /// Frames written since the first write, and when it was (ns), for the clock guard (moved
+    /// later by each underrun, as the device restarts then).
     frames: u64,
     first_ns: Option<u64>,
+    /// When the first write was (ns), and the run's length in wall time (ns), when it has
+    /// one: no cycle starts after that, however late the cycles came.
+    start_ns: Option<u64>,
+    length_ns: Option<u64>,
+    /// Whether the device ever made a write wait for room: one that never does (`null`)
+    /// does not play in real time, and the clock guard stands in for its underruns.
+    device_waited: bool,
     xruns: u64,
     /// The longest wait for room, ms, before the stop request is looked at again.
     wait_ms: u32,
@@ -321,10 +329,20 @@ impl Writer {
             outputs,
             frames: 0,
             first_ns: None,
+            start_ns: None,
+            length_ns: None,
+            device_waited: false,
             xruns: 0,
             wait_ms: (4 * period_ms).clamp(10, 200),
             device,
         }
+    }
+
+    /// Ends the run `ns` of wall time after its first write: a cycle due after that is not
+    /// run, so that a run that falls behind (a device that never waits, `null`, with cycles
+    /// longer than their period) still ends on time.
+    pub fn set_length(&mut self, ns: u64) {
+        self.length_ns = Some(ns);
     }
 
     /// Recovers from `e` when ALSA can (an underrun, counted; a suspend; an interrupted
@@ -406,11 +424,13 @@ impl Writer {
     /// when `stop` is set. `Err`: the device failed and could not be recovered, in words.
     pub fn write(&mut self, stop: &AtomicBool) -> Result<(), String> {
         let block = self.device.granted.block;
+        let xruns = self.xruns;
         let mut done = 0;
         while done < block {
             match self.write_from(done) {
                 Ok(n) => done += n,
                 Err(e) if e.errno() == libc::EAGAIN => {
+                    self.device_waited = true;
                     // Relaxed: a request polled while waiting; nothing is published with it.
                     if stop.load(Ordering::Relaxed) {
                         return Ok(());
@@ -425,15 +445,37 @@ impl Writer {
         // The clock guard: a device that took more than its buffer ahead of the wall clock
         // does not play in real time; sleep until it would have.
         let now = now_ns();
+        self.start_ns.get_or_insert(now);
         let first = *self.first_ns.get_or_insert(now);
         self.frames += block as u64;
         let g = &self.device.granted;
+        let rate = u128::from(g.rate);
+        let played_until = first + (u128::from(self.frames) * 1_000_000_000 / rate) as u64;
+        if self.xruns > xruns || (!self.device_waited && played_until < now) {
+            // The device ran dry before this period came: a sound card underran (counted by
+            // `recover`) and restarted; a device that never waits would have, had it played
+            // in real time: counted here. Either way its clock starts again from now.
+            if self.xruns == xruns {
+                self.xruns += 1;
+            }
+            self.first_ns =
+                Some(now.saturating_sub((u128::from(self.frames) * 1_000_000_000 / rate) as u64));
+            return Ok(());
+        }
         let ahead = self.frames.saturating_sub(g.buffer as u64);
-        let due = first + (u128::from(ahead) * 1_000_000_000 / u128::from(g.rate)) as u64;
+        let due = first + (u128::from(ahead) * 1_000_000_000 / rate) as u64;
         if due > now {
-            sleep_until(due);
+            sleep_until_or(due, stop);
         }
         Ok(())
+    }
+
+    /// Whether the run's length in wall time ([`Writer::set_length`]) has passed.
+    fn time_is_up(&self) -> bool {
+        match (self.start_ns, self.length_ns) {
+            (Some(start), Some(length)) => now_ns() >= start.saturating_add(length),
+            _ => false,
+        }
     }
 
     /// Underruns so far, each recovered from.
@@ -444,8 +486,9 @@ impl Writer {
 
 impl Pacer for Writer {
     fn wait(&mut self, _: &AtomicBool) -> Option<u64> {
-        // The device's clock paces the run through the writes (`end_cycle`).
-        Some(0)
+        // The device's clock paces the run through the writes (`end_cycle`); a run that fell
+        // behind ends when its time is up, as the clocked backend's does.
+        (!self.time_is_up()).then_some(0)
     }
 
     fn output(&mut self, ch: usize, samples: &[f32]) {
@@ -470,7 +513,7 @@ impl Pacer for Writer {
         if let Some(first) = self.first_ns {
             let rate = u128::from(self.device.granted.rate);
             let end = first + (u128::from(self.frames) * 1_000_000_000 / rate) as u64;
-            if !super::clocked::sleep_until_or(end, stop) {
+            if !sleep_until_or(end, stop) {
                 return;
             }
         }
@@ -513,13 +556,22 @@ pub(crate) fn run(
     if let Some(say) = options.announce {
         say(&line);
     }
+    // The run's length in wall time: the frames of its cycles at the granted rate.
+    let length_ns = paced::max_cycles(options, g.rate, g.block)
+        .map(|m| (u128::from(m) * g.block as u128 * 1_000_000_000 / u128::from(g.rate)) as u64);
     let mut report = paced::run(
         graph,
         options,
         g.rate,
         g.block,
         Some(line),
-        move |outputs| Writer::new(dev, outputs),
+        move |outputs| {
+            let mut w = Writer::new(dev, outputs);
+            if let Some(ns) = length_ns {
+                w.set_length(ns);
+            }
+            w
+        },
         on_tick,
     )?;
     if outputs > g.channels {

@@ -228,7 +228,7 @@ pub(crate) fn name_char(c: char) -> bool {
 fn name(word: &str) -> Result<String, String> {
     if word.is_empty() || word.len() > MAX_NAME || !word.chars().all(name_char) {
         return Err(format!(
-            "`{}` is not a graph name; use up to {MAX_NAME} letters, digits, `_`, `-` or `.`",
+            "`{}` is not a graph name; use up to {MAX_NAME} ASCII letters, digits, `_`, `-` or `.`",
             shorten(word)
         ));
     }
@@ -374,18 +374,22 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
         "wait" => {
             exact(1, "a number of SECONDS: wait SECONDS")?;
             // One unit at most (`0.5s`; `0.5ss` is no time).
-            let seconds: f64 = args[0]
-                .strip_suffix('s')
-                .unwrap_or(&args[0])
-                .parse()
-                .ok()
-                .filter(|s: &f64| s.is_finite() && (0.0..=MAX_WAIT).contains(s))
-                .ok_or_else(|| {
-                    format!(
+            let seconds: f64 = match args[0].strip_suffix('s').unwrap_or(&args[0]).parse::<f64>() {
+                Ok(s) if (0.0..=MAX_WAIT).contains(&s) => s,
+                // A number, out of the range (a NaN is no number of seconds).
+                Ok(s) if s > MAX_WAIT => {
+                    return Err(format!(
+                        "`{}` is more seconds than a wait takes: give seconds from 0 to {MAX_WAIT}",
+                        shorten(&args[0])
+                    ))
+                }
+                _ => {
+                    return Err(format!(
                         "`{}` is not a duration; give seconds from 0 to {MAX_WAIT}",
                         shorten(&args[0])
-                    )
-                })?;
+                    ))
+                }
+            };
             // -0 is 0 s (said as `0 s`).
             Command::Wait {
                 seconds: seconds + 0.0,
@@ -526,6 +530,11 @@ mod tests {
             ("gain a -6 extra", "`extra` is one word too many"),
             ("wait -1", "is not a duration"),
             ("wait NaN", "is not a duration"),
+            (
+                "wait 1e20",
+                "`1e20` is more seconds than a wait takes: give seconds from 0 to",
+            ),
+            ("wait inf", "is more seconds than a wait takes"),
             ("load a \"x.ag", "not closed"),
             ("unload a/b", "is not a graph name"),
             ("stats a b", "one word too many"),

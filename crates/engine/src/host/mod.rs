@@ -270,6 +270,11 @@ impl Host {
             Some(read) => read.map_err(HostError::Refused)?,
             None => fugue_graph::read::read_file(file, None)?,
         };
+        // A file its nodes read (a Faust program), named relative to the graph's folder.
+        let folder = file.parent().unwrap_or(Path::new(""));
+        for read in graph.nodes().iter().filter_map(|n| n.attr("file")) {
+            self.check_not_recording(&folder.join(read.as_str().as_ref()))?;
+        }
         self.load_graph(name, &graph, &file.display().to_string())
             .map_err(|e| {
                 // The graph's own faults, which name its nodes but not its file: the file,

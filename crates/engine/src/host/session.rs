@@ -307,8 +307,10 @@ impl fmt::Display for Answer {
                 executor,
             } => write!(
                 f,
-                "mode {mode}, {threads} threads, {backend} at {rate} Hz, {buffer} frames ({} period), {channels} channels, pipeline {pipeline}, executor {executor}",
+                "mode {mode}, {}, {backend} at {rate} Hz, {buffer} frames ({} period), {}, pipeline {pipeline}, executor {executor}",
+                crate::report::counted(*threads, "thread"),
                 us(*period_ns as f64),
+                crate::report::counted(*channels, "channel"),
             ),
             Answer::Wait {
                 seconds,

@@ -346,7 +346,7 @@ impl ProfileReport {
         let mut o = String::new();
         let _ = writeln!(
             o,
-            "{} cycles on {} thread(s): cycle mean {} µs, median {} µs, p99 {} µs, max {} µs; process CPU {:.2} cores",
+            "{} cycles on {} thread(s): cycle mean {} µs, median {} µs, p99 {} µs, max {} µs (the executor's call: a run's summary also counts the backend's inputs, outputs and statistics); process CPU {:.2} cores",
             self.cycles,
             self.threads,
             us(self.cycle_mean_ns),

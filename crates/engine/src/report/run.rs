@@ -200,6 +200,10 @@ fn us_text(ns: f64) -> String {
 /// One line of cycle statistics (with the threads' wake-up latency when other threads took
 /// part).
 pub fn cycles_line(s: &Summary) -> String {
+    if s.cycles == 0 {
+        // No figure to give: a run stopped before its first cycle.
+        return "cycles 0 (no cycle ran)".to_string();
+    }
     let wake = if s.woken > 0 {
         format!(
             ", wake-up median {}, p99 {}",

@@ -1,11 +1,16 @@
 /* fugue-pool's C ABI: a pool of threads running tasks that spawn tasks.
  *
  * Include it as <fugue/sched.h> with -I crates/pool/include (or the flags of
- * `pkg-config --cflags fugue-pool`): the name cannot hide the system's <sched.h>.
+ * `pkg-config --cflags fugue-pool`). That folder also holds this header's former name,
+ * sched.h, which then stands for the system's <sched.h> in every file compiled with the flag:
+ * it includes the system's header, then this one. So a file that includes <sched.h> or
+ * <pthread.h> under that flag also declares sched_init, sched_spawn, sched_default_threads,
+ * struct scheduler and taskfunc, and cannot use these names for its own.
  * Link with libfugue_pool.so or libfugue_pool.a (with -lpthread -ldl -lm for the static
  * library). The scheduling policy is read from the environment variable FUGUE_POOL_POLICY
  * (lifo-mutex, lifo-spin, steal-mutex, steal-backoff-shared, steal-backoff-local,
- * steal-condvar, steal; default steal, also when it is set but empty). See docs/pool.md.
+ * steal-condvar, steal; blanks around the name are ignored; default steal, also when it is
+ * set but empty or blank). See docs/pool.md.
  * Plain C89 (`-std=c89`, `-ansi`) as well as C99 and later, and C++. */
 #ifndef FUGUE_POOL_SCHED_H
 #define FUGUE_POOL_SCHED_H
@@ -36,9 +41,13 @@ typedef void (*taskfunc)(void *, struct scheduler *);
  * cores (taskset, a container's cpuset or --cpus) gets 4. */
 int sched_default_threads(void);
 
-/* Starts a pool of nthreads threads (nthreads <= 0: the cores this process may use), runs
- * f(closure, s) in it, and returns 0 once every task (f and everything spawned, transitively)
- * has finished; the threads are then stopped. Each queue holds at most qlen pending tasks.
+/* Starts a pool of nthreads threads (nthreads <= 0: sched_default_threads(), the cores the
+ * calling thread may run on), runs f(closure, s) in it, and returns 0 once every task (f and
+ * everything spawned, transitively) has finished; the threads are then stopped. Each queue
+ * holds at most qlen pending tasks. Each thread has a stack of 32 MiB (a task that needs more
+ * ends the process with SIGSEGV). Several threads may call it at once, and a task may call it
+ * (a pool inside a pool): each call has a pool of its own. errno is left unspecified when it
+ * returns 0 (reading the CPU quota may set it).
  * Returns -1 with errno set on failure: EINVAL for qlen <= 0, a null f, a thread count above
  * 4096 or RLIMIT_NPROC, or an unknown FUGUE_POOL_POLICY; EAGAIN when the system refuses a
  * thread (each said in one sentence on stderr). May be called again after it returned. */

@@ -51,8 +51,8 @@ pub struct Args {
     /// Connect the output ports to the system playback ports (jack backend).
     #[arg(long)]
     pub connect: bool,
-    /// Name of the JACK client.
-    #[arg(long, default_value = "fugue-host")]
+    /// Name of the JACK client (not empty, no `:`, at most 63 bytes).
+    #[arg(long, default_value = "fugue-host", value_parser = crate::util::jack_client_name)]
     pub client_name: String,
     /// JACK output ports: mix (the mix on out_1, out_2, ...) or per-graph (also each graph's
     /// own ports, NAME_out_1, ..., added at load and removed at unload).
@@ -193,6 +193,15 @@ fn unread_flags(args: &Args) -> Vec<String> {
         not_read(args.device != "default", "--device", "alsa backend");
         not_read(args.periods != 2, "--periods", "alsa backend");
     }
+    // Auto measures each graph at its load in separate mode only (the pools measure their
+    // grain in blocks of cycles, not within this budget).
+    let measures = args.mode == "separate" && args.executor == GraphExecutor::Auto;
+    if args.auto_budget_ms != 100 && !measures {
+        unread.push(format!(
+            "--auto-budget-ms applies to --mode separate with --executor auto, which measures each graph at its load; it is ignored with --mode {} --executor {}",
+            args.mode, args.executor
+        ));
+    }
     if args.mode == "separate" && args.grain != "auto" {
         unread.push(
             "--grain applies to the shared and partitioned pools; in separate mode each graph has its executor"
@@ -290,7 +299,7 @@ pub const MAX_SCRIPT_BYTES: u64 = 16 << 20;
 /// Checks `--record` before anything is created: not `-` (standard output carries the
 /// replies), a file named `.wav` (or a stream: a named pipe, a device), not an existing file
 /// without `--force`, and not a file the host reads (the script, the control socket, a graph
-/// the script loads; a graph loaded later from standard input or the socket cannot be known
+/// the script loads and the files its nodes read; a graph loaded later from standard input or the socket cannot be known
 /// now, and the `.wav` name keeps a graph file from being taken for the recording).
 fn check_record(args: &Args, script: Option<&[u8]>) -> anyhow::Result<()> {
     let Some(record) = &args.record else {
@@ -310,7 +319,17 @@ fn check_record(args: &Args, script: Option<&[u8]>) -> anyhow::Result<()> {
         }
     }
     let mut inputs: Vec<PathBuf> = args.script.iter().chain(&args.control).cloned().collect();
-    inputs.extend(control::script_loads(script.unwrap_or_default()));
+    for load in control::script_loads(script.unwrap_or_default()) {
+        // And the files its nodes read (a Faust program), for a graph file that can be read
+        // now (not a named pipe, which would wait for its writer; one that cannot be read
+        // fails its `load`, said then).
+        if std::fs::metadata(&load).is_ok_and(|m| m.is_file()) {
+            if let Ok(graph) = util::read_graph(&load, None) {
+                inputs.extend(util::graph_files(&load, &graph));
+            }
+        }
+        inputs.push(load);
+    }
     let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     fugue_engine::output::OutputFile::check_format(record, args.force, &inputs, "wav", || {
         format!(

@@ -231,7 +231,7 @@ pub fn check_path(path: &Path) -> Result<bool, ControlError> {
         }
         if UnixStream::connect(path).is_ok() {
             return Err(ControlError::Taken(format!(
-                "{} is the control socket of a running host; stop it or choose another path",
+                "{} is a socket that a running program listens on (a fugue host or run, or another program); stop it or choose another path",
                 path.display()
             )));
         }
@@ -278,13 +278,29 @@ pub fn check_path(path: &Path) -> Result<bool, ControlError> {
 /// the host plays, rather than when it is bound, after the script and into the recording.
 fn writable(path: &Path) -> Result<(), ControlError> {
     let parent = fugue_graph::read::folder_of(path);
-    crate::output::may_add_to(parent).map_err(|e| {
+    let refused = |e: &dyn std::fmt::Display| {
         ControlError::Taken(format!(
             "{}: no file can be made in the folder {}: {e}; choose a path in a folder this user may write",
             path.display(),
             parent.display()
         ))
-    })
+    };
+    crate::output::may_add_to(parent).map_err(|e| refused(&e))?;
+    // Permissions say yes to root everywhere, and some file systems (/proc, /sys) take no
+    // socket whatever they say: a socket of this process's own made there, then removed,
+    // tells (where its path fits in a socket's address).
+    let probe = parent.join(format!(".fugue-{}.sock-probe", std::process::id()));
+    if probe.as_os_str().len() <= 107 {
+        match UnixListener::bind(&probe) {
+            Ok(l) => {
+                drop(l);
+                let _ = std::fs::remove_file(&probe);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {}
+            Err(e) => return Err(refused(&e)),
+        }
+    }
+    Ok(())
 }
 
 /// Accepts clients until the host stops taking commands.
