@@ -142,22 +142,9 @@ pub fn parse_format(s: &str) -> Result<Format, String> {
         .ok_or_else(|| format!("unknown format `{s}`; expected ag, stg or dot"))
 }
 
-/// The files `graph` (read from `path`) makes its nodes read: each `file` attribute (a Faust
-/// program), from the graph's folder. An output is never one of them, as it is never the
-/// graph file itself.
-pub fn graph_files(path: &Path, graph: &TaskGraph) -> Vec<std::path::PathBuf> {
-    let folder = path.parent().unwrap_or(Path::new(""));
-    graph
-        .nodes()
-        .iter()
-        .filter_map(|n| n.attr("file"))
-        .map(|f| folder.join(f.as_str().as_ref()))
-        .collect()
-}
-
 /// [`OutputFile::check`](fugue_engine::output::OutputFile::check) of `output` for a command
 /// that reads `graph` from `path`: never the graph file, nor a file its nodes read
-/// ([`graph_files`]), nor one of `also` (the command's other inputs: a costs file).
+/// ([`fugue_engine::output::graph_files`]), nor one of `also` (the command's other inputs: a costs file).
 pub fn check_output_of(
     output: &Path,
     force: bool,
@@ -165,7 +152,7 @@ pub fn check_output_of(
     graph: &TaskGraph,
     also: &[&Path],
 ) -> anyhow::Result<fugue_engine::output::OutputFile> {
-    let files = graph_files(path, graph);
+    let files = fugue_engine::output::graph_files(path, graph);
     let mut read = vec![path];
     read.extend(files.iter().map(std::path::PathBuf::as_path));
     read.extend_from_slice(also);
@@ -175,10 +162,10 @@ pub fn check_output_of(
 }
 
 /// Refuses `output` when it is one of the files `graph` (read from `path`) makes its nodes
-/// read ([`graph_files`]), with or without --force: for a command that checks its output
+/// read ([`fugue_engine::output::graph_files`]), with or without --force: for a command that checks its output
 /// before it reads the graph.
 pub fn refuse_graph_files(output: &Path, path: &Path, graph: &TaskGraph) -> anyhow::Result<()> {
-    let files = graph_files(path, graph);
+    let files = fugue_engine::output::graph_files(path, graph);
     let refs: Vec<&Path> = files.iter().map(std::path::PathBuf::as_path).collect();
     match fugue_engine::output::same_file(output, &refs) {
         Some(input) => Err(fugue_engine::output::OutputError::IsInput {

@@ -57,8 +57,8 @@ fn placeholder_line(
 }
 
 /// The nodes of `graph` (read from `file`) whose kind no registry knows, which `--placeholder`
-/// makes silent, in one warning (`played`: `plays`, `was rendered`), before anything is
-/// built; a strict command fails on it.
+/// makes silent, in one warning (`played`: `plays`, `played`), before anything is built. Not
+/// a mistake that `--strict` refuses: the silence was asked for.
 pub fn placeholders(graph: &TaskGraph, file: &Path, played: &str) -> Option<String> {
     let registry = crate::util::registry();
     // A feedback edge's two nodes are the graph's own, of no kind of the registry.

@@ -56,8 +56,8 @@ fn an_unknown_extension_suggests_a_flag_that_exists() {
     );
 }
 
-/// A JACK client name longer than JACK allows is said to be so, not taken for a missing
-/// server.
+/// A JACK client name longer than JACK allows (or empty, or holding the `:` of a port's
+/// name) is said to be so, not taken for a missing server.
 #[test]
 fn a_long_client_name_names_the_limit() {
     let run = |name: &str| {
@@ -71,13 +71,23 @@ fn a_long_client_name_names_the_limit() {
             .output()
             .unwrap()
     };
-    let o = run(&"c".repeat(64));
-    let e = stderr(&o);
-    assert_eq!(o.status.code(), Some(1), "{e}");
-    assert!(
-        e.contains("the JACK client name is 64 bytes long; JACK allows at most 63"),
-        "{e}"
-    );
+    // A usage error, as the flag's other bad values: empty, or with the port separator.
+    for (name, said) in [
+        (
+            "c".repeat(64),
+            "a JACK client's name holds at most 63 bytes, and this one has 64",
+        ),
+        (String::new(), "a JACK client needs a name"),
+        (
+            "a:b".to_string(),
+            "`a:b` holds a `:`, which separates a JACK port's client from its own name",
+        ),
+    ] {
+        let o = run(&name);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert!(e.contains(said), "{e}");
+    }
     // 63 bytes pass the check (and then find no server).
     let e = stderr(&run(&"c".repeat(63)));
     assert!(!e.contains("JACK allows"), "{e}");

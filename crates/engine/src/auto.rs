@@ -141,6 +141,8 @@ pub enum Untried {
     OneThread,
     /// The graph has no parallelism to gain from (a line of nodes) and pipelining is off.
     NoParallelism,
+    /// A request to stop (a signal) came during the trials.
+    Stopped,
 }
 
 /// What the automatic choice measured and chose.
@@ -183,6 +185,7 @@ impl AutoReport {
                 Untried::NoParallelism => {
                     "the graph has no parallelism to gain from and pipelining is off"
                 }
+                Untried::Stopped => "stopped during the trials",
             }
             .to_string()
         } else if self.chosen == 0 {
@@ -603,12 +606,10 @@ pub fn choose(
     // The trials end near the budget (the run's start waits for them), even when the machine
     // is slower than the first cycle said (a loaded machine, late wake-ups): a round past
     // the budget and a quarter (the cycles were counted to fit the budget from one cycle's
-    // time, which later cycles exceed a little), or past BUDGET since the choice began (its
-    // plans' compilation included: the most a run's start waits, as documented), is left
-    // unfinished and not counted, the rounds before decide. The first round always ends: it
-    // is all there is to decide from.
+    // time, which later cycles exceed a little) is left unfinished and not counted, the
+    // rounds before decide. The first round always ends: it is all there is to decide from.
     let budget = trial_budget(choice, per_cycle);
-    let deadline = (t0 + Duration::from_secs_f64(budget * 1.25)).min(started + BUDGET);
+    let deadline = t0 + Duration::from_secs_f64(budget * 1.25);
     // The threads of the turn before (the build: one).
     let mut before = 1;
     'rounds: for round in 0..ROUNDS {
@@ -630,7 +631,14 @@ pub fn choose(
             let turn = Instant::now();
             let mut next = None;
             let mut warm = 0;
-            let past = || round > 0 && Instant::now() >= deadline;
+            // Relaxed: a request flag; nothing is published with it.
+            let stopped = || {
+                choice
+                    .stop
+                    .as_ref()
+                    .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
+            };
+            let past = || stopped() || (round > 0 && Instant::now() >= deadline);
             let mut late = false;
             while warm < 2 || turn.elapsed() < settle {
                 late = past();
@@ -658,6 +666,15 @@ pub fn choose(
                 break 'rounds;
             }
         }
+    }
+    // Stopped: nothing measured decides; seq, untried, for the little the run has left.
+    if choice
+        .stop
+        .as_ref()
+        .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
+    {
+        let report = AutoReport::untried(Untried::Stopped, &cands[0], Some(one), paced, started);
+        return Ok((cands[0].1.clone(), report));
     }
     let mut out: Vec<Candidate> = Vec::with_capacity(cands.len());
     for ((label, c), mut ts) in cands.iter().zip(times) {

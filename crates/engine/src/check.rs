@@ -53,6 +53,9 @@ pub struct Problem {
     pub place: Option<Location>,
     /// What, in one sentence that names the node.
     pub message: String,
+    /// How many things it says: 1, or the nodes a count stands for (`N more nodes reach no
+    /// sink`).
+    pub count: usize,
 }
 
 impl Problem {
@@ -145,6 +148,7 @@ pub fn check_with(graph: &TaskGraph, registry: &Registry, rate: f64, block: usiz
                     ),
                 }
                 .to_string(),
+                count: 1,
             });
         }
     }
@@ -164,6 +168,10 @@ pub fn check_with(graph: &TaskGraph, registry: &Registry, rate: f64, block: usiz
             severity,
             what,
             place: lint::place(graph, &w),
+            count: match &w {
+                Warning::UnheardMore { more } => *more,
+                _ => 1,
+            },
             message: w.to_string(),
         });
     }
@@ -214,6 +222,7 @@ fn check_rated(
         what: What::Node,
         place,
         message: e.to_string(),
+        count: 1,
     };
     let inputs: Vec<Option<Ratio>> = graph
         .in_edges(id)
@@ -468,6 +477,7 @@ fn check_node(
         what,
         place,
         message,
+        count: 1,
     };
     if node.kind.is_empty() || node.kind == TASK_KIND {
         let how = if node.kind.is_empty() {

@@ -132,6 +132,9 @@ pub struct ExecutorChoice {
     /// With [`ExecutorChoice::auto`]: the most threads a candidate gets, when they were
     /// asked (`--threads`); `None`: one per core, at most [`crate::auto::MAX_THREADS`].
     pub auto_threads: Option<usize>,
+    /// With [`ExecutorChoice::auto`]: a request to stop (a signal) that ends the trials at
+    /// once, seq then kept untried ([`crate::auto::Untried::Stopped`]).
+    pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl Default for ExecutorChoice {
@@ -154,6 +157,7 @@ impl Default for ExecutorChoice {
             auto_overlap: false,
             trials_in_run: false,
             auto_threads: None,
+            stop: None,
         }
     }
 }

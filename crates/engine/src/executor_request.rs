@@ -117,10 +117,13 @@ impl ExecutorRequest {
             Some(Algorithm::Random | Algorithm::Best | Algorithm::Optimal)
         );
         if self.seed != DEFAULT_SEED && !(is_static && seeded) {
-            out.push(
-                "--seed applies to --executor static with --algorithm random, best or optimal only; it is ignored here"
-                    .to_string(),
-            );
+            out.push(format!(
+                "--seed applies to --executor static with --algorithm random, best or optimal only; it is ignored with --executor {e}{how}{}",
+                match self.algorithm {
+                    Some(a) if is_static => format!(" --algorithm {a}"),
+                    _ => String::new(),
+                }
+            ));
         }
         out
     }
@@ -194,6 +197,7 @@ impl ExecutorRequest {
             trials_in_run: false,
             auto_threads: self.threads.filter(|_| executor == GraphExecutor::Auto),
             options: self.options(),
+            stop: None,
         }
     }
 }

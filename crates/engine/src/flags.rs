@@ -14,8 +14,8 @@ pub struct ExecArgs {
     /// (work sharing, spinlock), levels (fork/join by levels), or auto (measures seq, and ws
     /// and static at 2, 4, 8... threads and at one per core, pipelined too when the graph is short of parallelism
     /// and, in a render on 4 cores or more at blocks up to 4096 frames, running two cycles
-    /// as one, on the graph for a bounded time (under
-    /// 0.6 s, at most a twentieth of a render): the fastest candidate is kept if its mean
+    /// as one, on the graph for a bounded time (sized to
+    /// 0.6 s, ending within 0.75 s; at most a twentieth of a render): the fastest candidate is kept if its mean
     /// cycle is at least 5 % shorter than seq's, else seq; says what it chose, and when the
     /// run is too short to measure) [default: auto for render and run, seq for profile and
     /// the benchmarks].

@@ -133,6 +133,7 @@ impl RunOptions {
     /// the choice has a period already or a zero wake lead.
     pub(crate) fn executor_for_period(&self, rate: u32, block: usize) -> ExecutorChoice {
         let mut choice = self.executor.clone();
+        choice.stop.clone_from(&self.stop);
         if choice.options.period.is_none() && !choice.options.wake_lead.is_zero() && rate > 0 {
             choice.options.period = Some(Duration::from_nanos(
                 (block as u128 * 1_000_000_000 / rate as u128) as u64,

@@ -987,15 +987,49 @@ impl OutputFile {
         res
     }
 
-    /// Writes `bytes` ([`write_atomic`]).
+    /// Writes `bytes` ([`write_atomic`]); where nothing stood when the output was checked, a
+    /// file that appeared since is not replaced ([`OutputFile::commit`]'s rule).
     pub fn write(&self, bytes: &[u8]) -> Result<(), OutputError> {
-        write_atomic(&self.path, bytes)
+        let Destination::New(dest) = &self.dest else {
+            return write_atomic(&self.path, bytes);
+        };
+        let (tmp, mut f) = Temp::create(temp_path(&self.path)?, &self.path)
+            .map_err(|e| write_error(&self.path, e))?;
+        f.write_all(bytes)
+            .and_then(|()| f.sync_all())
+            .map_err(|e| write_error(&self.path, e))?;
+        drop(f);
+        let res = commit_new(tmp.path(), dest, &self.path);
+        tmp.keep();
+        res
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file that appeared under a new output's name while the command ran is not replaced by
+    /// [`OutputFile::write`] (nor is a temporary file left); without it, the output is written.
+    #[test]
+    fn a_write_does_not_replace_a_file_that_appeared() {
+        let dir = std::env::temp_dir().join(format!("fugue-appeared-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("out.svg");
+        let out = OutputFile::check(&path, false, &[]).unwrap();
+        std::fs::write(&path, "theirs").unwrap();
+        assert!(matches!(out.write(b"ours"), Err(OutputError::Appeared(_))));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "theirs");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        std::fs::remove_file(&path).unwrap();
+        OutputFile::check(&path, false, &[])
+            .unwrap()
+            .write(b"ours")
+            .unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "ours");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     /// The files of a [`Together`] get their names only when it is committed; dropped, it
     /// leaves what stood there before and no temporary file.
@@ -1207,4 +1241,17 @@ mod appeared {
         assert_eq!(std::fs::read(&path).unwrap(), b"again");
         let _ = std::fs::remove_dir_all(&dir);
     }
+}
+
+/// The files `graph` (read from `path`) makes its nodes read: each `file` attribute (a Faust
+/// program), from the graph's folder. An output is never one of them, as it is never the
+/// graph file itself.
+pub fn graph_files(path: &Path, graph: &fugue_graph::TaskGraph) -> Vec<PathBuf> {
+    let folder = path.parent().unwrap_or(Path::new(""));
+    graph
+        .nodes()
+        .iter()
+        .filter_map(|n| n.attr("file"))
+        .map(|f| folder.join(f.as_str().as_ref()))
+        .collect()
 }

@@ -446,3 +446,36 @@ fn trials_in_the_run_render_seq_s_samples() {
     let s = go(choice, 0.05, &file("short.wav"));
     assert!(!s.auto.unwrap().in_run);
 }
+
+/// A request to stop that comes during the trials (a signal) ends them at once: seq is kept,
+/// untried, and the report says why.
+#[test]
+fn a_stop_during_the_trials_keeps_seq_untried() {
+    if fugue_exec::placement::available_cores() < 2 {
+        eprintln!("SKIPPED a_stop_during_the_trials_keeps_seq_untried: one core, where auto has one candidate");
+        return;
+    }
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let choice = ExecutorChoice {
+        stop: Some(stop),
+        ..auto()
+    };
+    let (engine, _) = Engine::build(
+        &fugue_graph::gen::rake(12),
+        &fugue_engine::Registry::with_builtin_kinds(),
+        48_000.0,
+        256,
+        &choice,
+        false,
+    )
+    .unwrap();
+    let r = engine.auto_report().expect("a report");
+    assert_eq!(
+        r.untried,
+        Some(fugue_engine::auto::Untried::Stopped),
+        "{r:?}"
+    );
+    assert_eq!(r.candidates.len(), 1);
+    assert_eq!(r.chosen().kind, ExecutorKind::Seq);
+    assert_eq!(r.why(), "stopped during the trials");
+}

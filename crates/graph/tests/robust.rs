@@ -979,7 +979,7 @@ fn dot_graph_attribute_statements_set_the_deadline() {
         .to_string();
     assert_eq!(
         e,
-        "t.dot:2:18: the deadline must be a positive number, found `-1`"
+        "t.dot:2:18: the deadline must be a positive number up to 1e12 (the bound of a cost), found `-1`"
     );
     for (text, place) in [
         (

@@ -62,7 +62,7 @@ pub fn run(a: Args, env: &Env, progress: &mut dyn Progress) -> Result<String, Be
     if !(a.seconds.is_finite() && a.seconds > 0.0 && a.seconds <= 600.0) {
         return Err(BenchError::Config(format!(
             "--seconds must be above 0 and at most 600, not {}",
-            a.seconds
+            fugue_graph::short_number(a.seconds)
         )));
     }
     if !(a.tolerance.is_finite() && a.tolerance >= 0.0) {

@@ -82,7 +82,8 @@ fn max_seconds(v: Option<f64>) -> Result<Option<std::time::Duration>, BenchError
             Ok(Some(std::time::Duration::from_secs_f64(s)))
         }
         Some(s) => Err(BenchError::Config(format!(
-            "--max-seconds must be a positive number of seconds, not {s}"
+            "--max-seconds must be a positive number of seconds, at most 1e9, not {}",
+            fugue_graph::short_number(s)
         ))),
     }
 }

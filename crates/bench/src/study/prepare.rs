@@ -179,7 +179,7 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
         let file = &at("seconds");
         return invalid(format!(
             "{file}: seconds must be above 0 and at most 3600, not {}",
-            spec.seconds
+            fugue_graph::short_number(spec.seconds)
         ));
     }
     for (field, empty) in [
@@ -220,7 +220,7 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
         ));
     }
     for &b in &spec.buffers {
-        crate::check_cycles_per_run(&at("buffers"), spec.seconds, spec.rate, b)
+        crate::check_cycles_per_run(&at("seconds"), spec.seconds, spec.rate, b)
             .map_err(|e| BenchError::Input(e.to_string()))?;
         // A run is whole cycles: one shorter than a cycle would still last a whole one.
         let period = b as f64 / f64::from(spec.rate);
@@ -266,7 +266,7 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
         && spec.busy_command.is_none()
         && spec.busy_threads == 0
     {
-        let file = &at("loads");
+        let file = &at("busy_threads");
         return invalid(format!(
             "{file}: the busy load with busy_threads = 0 would be idle; give busy_threads of 1 or more, or a busy_command"
         ));
@@ -332,7 +332,6 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
         } else {
             format!("{repeats} times")
         };
-        let file = &at("graphs");
         return invalid(format!(
             "{file}: the spec asks for {runs} runs ({configs_n} configurations of graph, executor, threads, buffer and load, {times} each), more than the limit of {MAX_RUNS}; name fewer graphs, executors, threads, buffers or loads, or fewer repeats"
         ));

@@ -185,9 +185,9 @@ fn plain_types(message: &str) -> String {
     for (rust, words) in [
         ("usize", "a whole number, 0 or more"),
         ("u64", "a whole number, 0 or more"),
-        ("u32", "a whole number, 0 or more"),
-        ("u16", "a whole number, 0 or more"),
-        ("u8", "a whole number, 0 or more"),
+        ("u32", "a whole number from 0 to 4294967295"),
+        ("u16", "a whole number from 0 to 65535"),
+        ("u8", "a whole number from 0 to 255"),
         ("i64", "a whole number"),
         ("i32", "a whole number"),
         ("f64", "a number"),

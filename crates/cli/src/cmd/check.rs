@@ -36,10 +36,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let g = util::read_graph(&a.file, a.format)?;
     let problems = check::check_with(&g, &util::registry(), f64::from(a.rate), a.buffer as usize);
     say(&problems, &a.file);
-    let errors = problems
+    let errors: usize = problems
         .iter()
         .filter(|p| a.strict || p.severity == Severity::Error)
-        .count();
+        .map(|p| p.count)
+        .sum();
     if errors > 0 {
         anyhow::bail!(
             "{}: {errors} problem{} (listed above){}",
@@ -57,7 +58,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         util::one_line(&format!(
             "{}: {}",
             a.file.display(),
-            verdict(&g, problems.len())
+            verdict(&g, problems.iter().map(|p| p.count).sum())
         ))
     );
     Ok(())

@@ -16,7 +16,7 @@ pub enum Shape {
     Diamond,
     /// `--branches` chains `osc -> mod -> mod` merged by one mix (the corpus's `rateau`).
     Rake,
-    /// `--layers` layers of `--width` nodes, edges between consecutive layers with probability `--probability`.
+    /// `--layers` layers of `--width` nodes, edges between consecutive layers with probability `--probability` (each node after the first layer gets one predecessor at least).
     Layered,
     /// The corpus's random DAG: `--nodes` nodes in random order, each forward edge with probability `--probability`.
     Random,
@@ -48,12 +48,13 @@ pub struct Args {
     /// Edge probability (layered, random) [default: 0.3].
     #[arg(long = "probability", visible_alias = "p")]
     pub p: Option<f64>,
-    /// Seed of the random generators.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Smallest and largest node cost (wcet, microseconds) of random graphs, as `LO,HI`.
-    #[arg(long, default_value = "1,20")]
-    pub costs: String,
+    /// Seed of the random generators (layered, random) [default: 1].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Smallest and largest node cost (wcet, microseconds) of random graphs (layered,
+    /// random), as `LO,HI` [default: 1,20].
+    #[arg(long)]
+    pub costs: Option<String>,
     /// Overwrite the output file if it exists (the size limits, 1,000,000 nodes and
     /// 10,000,000 edges expected, hold with it too: docs/limits.md).
     #[arg(long)]
@@ -70,7 +71,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             fugue_engine::report::shown(p)
         )));
     }
-    let costs: CostRange = a.costs.parse().map_err(util::usage)?;
+    let costs: CostRange = a
+        .costs
+        .as_deref()
+        .unwrap_or("1,20")
+        .parse()
+        .map_err(util::usage)?;
     let shape = shape(&a, costs)?;
     // The size, checked before anything is generated (--force only overwrites).
     shape
@@ -106,7 +112,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Refuses a size flag that the shape does not read (`gen rake --nodes 50` would otherwise
+/// Refuses a flag that the shape does not read (`gen rake --nodes 50` would otherwise
 /// give a rake of the default 4 branches without a word): a usage error naming those it reads.
 fn unread(a: &Args) -> anyhow::Result<()> {
     let given = [
@@ -116,13 +122,18 @@ fn unread(a: &Args) -> anyhow::Result<()> {
         ("--layers", a.layers.is_some()),
         ("--width", a.width.is_some()),
         ("--probability", a.p.is_some()),
+        ("--seed", a.seed.is_some()),
+        ("--costs", a.costs.is_some()),
     ];
     let (name, reads): (&str, &[&str]) = match a.shape {
         Shape::Line => ("line", &["--nodes"]),
         Shape::Diamond => ("diamond", &["--depth", "--nodes"]),
         Shape::Rake => ("rake", &["--branches"]),
-        Shape::Layered => ("layered", &["--layers", "--width", "--probability"]),
-        Shape::Random => ("random", &["--nodes", "--probability"]),
+        Shape::Layered => (
+            "layered",
+            &["--layers", "--width", "--probability", "--seed", "--costs"],
+        ),
+        Shape::Random => ("random", &["--nodes", "--probability", "--seed", "--costs"]),
     };
     match given
         .iter()
@@ -143,7 +154,7 @@ fn unread(a: &Args) -> anyhow::Result<()> {
 
 /// The shape the flags ask for (usage errors for what is missing or out of range).
 fn shape(a: &Args, costs: CostRange) -> anyhow::Result<gen::Shape> {
-    let (p, seed) = (a.p.unwrap_or(0.3), a.seed);
+    let (p, seed) = (a.p.unwrap_or(0.3), a.seed.unwrap_or(1));
     Ok(match a.shape {
         Shape::Line => gen::Shape::Line {
             nodes: need(a.nodes, "--nodes", 2)?,
@@ -156,6 +167,11 @@ fn shape(a: &Args, costs: CostRange) -> anyhow::Result<gen::Shape> {
                     ))
                 }
                 (Some(d), None) => d,
+                (None, Some(0)) => {
+                    return Err(util::usage(
+                        "--nodes 0 is too small: a diamond has 6 nodes at least",
+                    ))
+                }
                 (None, Some(n)) => gen::nearest_diamond(n),
                 (None, None) => {
                     return Err(util::usage(

@@ -43,7 +43,7 @@ pub struct Args {
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
     pub buffer: Option<u64>,
     /// Stop after this many seconds of wall time from the first cycle [default: run until
-    /// Ctrl-C, SIGTERM or SIGHUP] (`--executor auto`'s trials, at most 0.6 s, come before).
+    /// Ctrl-C, SIGTERM or SIGHUP] (`--executor auto`'s trials, sized to 0.6 s, come before).
     /// The clocked and ALSA backends run round(seconds × rate / buffer) cycles, fewer when
     /// cycles overran: they stop when the time is up.
     #[arg(long, allow_negative_numbers = true, visible_alias = "duration")]
@@ -105,6 +105,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let warnings = warnings(&args, &graph, asked_rate);
     if args.strict {
         crate::warn::report(&warnings, true)?;
+    }
+    // The nodes `--placeholder` plays as silence: said, not a mistake (it was asked), so
+    // --strict does not refuse them.
+    if args.placeholder {
+        if let Some(w) = crate::warn::placeholders(&graph, &args.graph, "plays") {
+            util::warning(w);
+        }
     }
     let mut options = options(&args)?;
     let quit = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -183,28 +190,32 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             return Err(e.context(format!("cannot run {}{at}", args.graph.display())));
         }
     };
-    let mut warnings = match report.sample_rate {
+    let warnings = match report.sample_rate {
         r if r != asked_rate && r > 0 => self::warnings(&args, &graph, r),
         _ => warnings,
     };
     // The backend that `auto` found: one without inputs plays the sources silent.
-    if args.backend == "auto" {
-        warnings.extend(no_input(&graph, &args.graph, report.backend));
-    }
-    // Said now, whatever fails later; under --strict, what only the granted rate shows
-    // (what the asked rate showed failed before the run) fails once the run's report is
-    // said, as a non-finite sample does.
+    let no_input = (args.backend == "auto")
+        .then(|| no_input(&graph, &args.graph, report.backend))
+        .flatten();
+    // Said now, whatever fails later; under --strict, what only the granted rate or the
+    // backend found shows (what the asked rate showed failed before the run) fails once the
+    // run's report is said, as a non-finite sample does.
     crate::warn::report(&warnings, false)?;
-    let strict_late = (args.strict && !warnings.is_empty()).then(|| {
-        format!(
+    crate::warn::report(no_input.as_slice(), false)?;
+    let strict_late = match (&no_input, warnings.len()) {
+        _ if !args.strict => None,
+        (_, n) if n > 0 => Some(format!(
             "{} at the {} Hz the run played (said above); --strict makes warnings errors",
-            match warnings.len() {
+            match n {
                 1 => "a warning".to_string(),
                 n => format!("{n} warnings"),
             },
             report.sample_rate
-        )
-    });
+        )),
+        (Some(w), _) => Some(format!("{w} (said above); --strict makes warnings errors")),
+        (None, _) => None,
+    };
     let exec = args.exec.request();
     let says_auto = report.auto.as_ref().is_some_and(|a| exec.says_auto(a));
     // A run too short to measure, with auto as the default, says so once its outputs are
@@ -293,9 +304,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 /// the executor ignores, `--rate` and `--buffer` under JACK.
 fn warnings(args: &Args, graph: &fugue_graph::TaskGraph, rate: u32) -> Vec<String> {
     let mut warnings = crate::warn::graph_warnings(graph, &args.graph, false, rate);
-    if args.placeholder {
-        warnings.extend(crate::warn::placeholders(graph, &args.graph, "plays"));
-    }
     if args.backend != "auto" {
         warnings.extend(no_input(graph, &args.graph, &args.backend));
     }

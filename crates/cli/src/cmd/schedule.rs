@@ -26,9 +26,10 @@ pub struct Args {
     /// cores this process may use].
     #[arg(long, short = 'p', value_parser = fugue_bench::cli::count(MAX_PROCESSORS))]
     pub processors: Option<u64>,
-    /// Seed of the random priorities (random, and the random run inside best and optimal).
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
+    /// Seed of the random priorities (random, and the random run inside best and optimal)
+    /// [default: 0].
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// Time limit, in seconds, counted from the start (reading the graph included): the exact
     /// search returns the best schedule it found by then; ETF or CPFD that run out of time give
     /// way to HLFET (best leaves them out), and a warning says so.
@@ -43,12 +44,12 @@ pub struct Args {
     /// `fugue calibrate`) that override the costs of the nodes it names.
     #[arg(long, default_value = "declared")]
     pub costs: Costs,
-    /// Frames per cycle of --costs measured.
-    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
-    pub buffer: u64,
-    /// Sample rate in Hz of --costs measured.
-    #[arg(long, default_value_t = 48_000, value_parser = clap::value_parser!(u32).range(1..=fugue_engine::MAX_RATE as i64))]
-    pub rate: u32,
+    /// Frames per cycle of --costs measured [default: 512].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+    pub buffer: Option<u64>,
+    /// Sample rate in Hz of --costs measured [default: 48000].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=fugue_engine::MAX_RATE as i64))]
+    pub rate: Option<u32>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -92,6 +93,31 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             )));
         }
     }
+    // Flags the schedule asked for does not read, said (they would change nothing).
+    if a.seed.is_some()
+        && !matches!(
+            a.algorithm,
+            Algorithm::Random | Algorithm::Best | Algorithm::Optimal
+        )
+    {
+        util::warning(format!(
+            "--seed applies to --algorithm random, best or optimal only; it is ignored with --algorithm {}",
+            a.algorithm
+        ));
+    }
+    for (flag, given) in [
+        ("--buffer", a.buffer.is_some()),
+        ("--rate", a.rate.is_some()),
+    ] {
+        if given && !matches!(a.costs, Costs::Measured) {
+            util::warning(format!(
+                "{flag} applies to --costs measured only (the costs measured now); it is ignored here"
+            ));
+        }
+    }
+    if a.force && a.gantt.is_none() {
+        util::warning("--force applies to --gantt's file only; no file is written here");
+    }
     // Fail before a long search rather than after it.
     // The destination first (a directory, a device or a pipe is said as such), then the
     // name: a file named for another format is refused.
@@ -128,7 +154,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         &a.costs,
         &mut g,
         &a.file,
-        (a.rate, a.buffer),
+        (a.rate.unwrap_or(48_000), a.buffer.unwrap_or(512)),
         time_limit / 2,
     )?;
     if let Some(c) = a.comm_cost {
@@ -136,7 +162,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     }
     let opts = Options {
         processors,
-        seed: a.seed,
+        seed: a.seed.unwrap_or(0),
         time_limit,
     };
     let spinner = util::spinner(&format!(

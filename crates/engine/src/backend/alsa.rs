@@ -16,7 +16,12 @@
 //! run goes on; an error ALSA cannot recover from (the device unplugged) ends the run with
 //! its reason ([`crate::EndReason::DeviceLost`]). A device that takes frames faster than it
 //! could play them (`null`, a file) is paced by the clock instead: a write that would put
-//! more than the buffer ahead of the wall clock sleeps until it is not. A mono graph is
+//! more than the buffer ahead of the wall clock sleeps until it is not. Such a device never
+//! runs dry, so the clock stands in for its underruns too: once four buffers were written, a
+//! period written after the frames before it would have played out counts as an xrun (and
+//! the clock starts again from it), and a run that falls behind ends when its length in wall
+//! time is up, as the clocked backend's does. A device that ever made a write wait for room,
+//! or reported an underrun of its own, plays in real time and is left to its clock. A mono graph is
 //! played on every channel the device grants; outputs beyond its channels are left out (with
 //! a warning), and channels beyond the outputs are silent. Inputs are silent.
 
@@ -305,8 +310,9 @@ pub struct Writer {
     /// one: no cycle starts after that, however late the cycles came.
     start_ns: Option<u64>,
     length_ns: Option<u64>,
-    /// Whether the device ever made a write wait for room: one that never does (`null`)
-    /// does not play in real time, and the clock guard stands in for its underruns.
+    /// Whether the device ever made a write wait for room or reported an underrun: one that
+    /// never does (`null`) does not play in real time, and the clock guard stands in for its
+    /// underruns and its end.
     device_waited: bool,
     xruns: u64,
     /// The longest wait for room, ms, before the stop request is looked at again.
@@ -338,9 +344,9 @@ impl Writer {
         }
     }
 
-    /// Ends the run `ns` of wall time after its first write: a cycle due after that is not
-    /// run, so that a run that falls behind (a device that never waits, `null`, with cycles
-    /// longer than their period) still ends on time.
+    /// Ends the run `ns` of wall time after its first write, on a device that never waits
+    /// (`null`): a cycle due after that is not run, so that a run whose cycles are longer than
+    /// their period still ends on time.
     pub fn set_length(&mut self, ns: u64) {
         self.length_ns = Some(ns);
     }
@@ -451,13 +457,16 @@ impl Writer {
         let g = &self.device.granted;
         let rate = u128::from(g.rate);
         let played_until = first + (u128::from(self.frames) * 1_000_000_000 / rate) as u64;
-        if self.xruns > xruns || (!self.device_waited && played_until < now) {
-            // The device ran dry before this period came: a sound card underran (counted by
-            // `recover`) and restarted; a device that never waits would have, had it played
-            // in real time: counted here. Either way its clock starts again from now.
-            if self.xruns == xruns {
-                self.xruns += 1;
-            }
+        if self.xruns > xruns {
+            // A sound card that underran (counted by `recover`) keeps its own clock.
+            self.device_waited = true;
+        }
+        let settled = self.frames >= 4 * g.buffer as u64;
+        if !self.device_waited && settled && played_until < now {
+            // A device that never waits would have run dry before this period came, had it
+            // played in real time: counted as its underrun, and its clock starts again from
+            // now.
+            self.xruns += 1;
             self.first_ns =
                 Some(now.saturating_sub((u128::from(self.frames) * 1_000_000_000 / rate) as u64));
             return Ok(());
@@ -470,10 +479,13 @@ impl Writer {
         Ok(())
     }
 
-    /// Whether the run's length in wall time ([`Writer::set_length`]) has passed.
+    /// Whether the run's length in wall time ([`Writer::set_length`]) has passed, for a
+    /// device that never waits (one that does ends with its cycles, at its own clock).
     fn time_is_up(&self) -> bool {
         match (self.start_ns, self.length_ns) {
-            (Some(start), Some(length)) => now_ns() >= start.saturating_add(length),
+            (Some(start), Some(length)) if !self.device_waited => {
+                now_ns() >= start.saturating_add(length)
+            }
             _ => false,
         }
     }

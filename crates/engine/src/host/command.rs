@@ -91,7 +91,7 @@ pub const HELP: &str = "commands: load NAME FILE | unload NAME | gain NAME DB | 
 pub const COMMANDS: &[(&str, &str)] = &[
     (
         "load",
-        "load NAME FILE: reads the graph FILE (.ag, .stg, .dot, or a Faust program .dsp), measures its cost and plays it as NAME from the next cycle; the reply names that cycle, and warns when the predicted cycle passes 80 % of the period (--strict refuses the graph)",
+        "load NAME FILE: reads the graph FILE (.ag, .stg, .dot, or a Faust program .dsp), measures its cost and plays it as NAME from the next cycle; the reply names that cycle, and warns when the predicted cycle passes 80 % of the period (--strict refuses the graph). A FILE with spaces goes in double quotes (\"my graph.ag\", with \\\" and \\\\ for a quote and a backslash in it)",
     ),
     (
         "unload",

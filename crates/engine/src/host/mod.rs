@@ -271,9 +271,8 @@ impl Host {
             None => fugue_graph::read::read_file(file, None)?,
         };
         // A file its nodes read (a Faust program), named relative to the graph's folder.
-        let folder = file.parent().unwrap_or(Path::new(""));
-        for read in graph.nodes().iter().filter_map(|n| n.attr("file")) {
-            self.check_not_recording(&folder.join(read.as_str().as_ref()))?;
+        for read in crate::output::graph_files(file, &graph) {
+            self.check_not_recording(&read)?;
         }
         self.load_graph(name, &graph, &file.display().to_string())
             .map_err(|e| {

@@ -39,16 +39,19 @@ pub struct GraphInfo {
     pub critical_path: f64,
     /// The critical path's length with the edges' communication costs.
     pub critical_path_with_comm: f64,
-    /// The nodes on the critical path.
+    /// The tasks on the critical path: its nodes, and a feedback edge's tasks where they are
+    /// on it (named as [`fugue_graph::FEEDBACK_TASKS`] says), whose costs the length counts.
     pub critical_path_nodes: Vec<String>,
+    /// How many of `critical_path_nodes` are a feedback edge's tasks.
+    pub critical_path_feedback: usize,
     /// Levels of the graph.
     pub depth: usize,
     /// The most nodes that can run at once (or the widest level, a lower bound).
     pub width: usize,
     /// Whether `width` is exact.
     pub width_exact: bool,
-    /// Total work over the critical path.
-    pub parallelism: f64,
+    /// Total work over the critical path (`None`, JSON `null`, when the graph has no work).
+    pub parallelism: Option<f64>,
     /// The deadline the file declares.
     pub deadline: Option<f64>,
     /// The feedback edges (`a.1 ~> b.1`), as written.
@@ -118,15 +121,12 @@ impl GraphInfo {
             cost_unit: origin.unit,
             critical_path: cp,
             critical_path_with_comm: analysis::critical_path(g, true).0,
-            critical_path_nodes: cp_nodes
-                .iter()
-                .filter(|&&i| !g.is_feedback_node(i))
-                .map(|&i| g.node(i).name.clone())
-                .collect(),
+            critical_path_nodes: cp_nodes.iter().map(|&i| g.node(i).name.clone()).collect(),
+            critical_path_feedback: cp_nodes.iter().filter(|&&i| g.is_feedback_node(i)).count(),
             depth: analysis::depth(g),
             width,
             width_exact: method == analysis::WidthMethod::Exact,
-            parallelism: if cp > 0.0 { work / cp } else { 0.0 },
+            parallelism: (cp > 0.0).then(|| work / cp),
             deadline: g.deadline(),
             details: Vec::new(),
             feedback: g
@@ -177,18 +177,18 @@ impl fmt::Display for GraphInfo {
         } else {
             String::new()
         };
+        let feedback = match self.critical_path_feedback {
+            0 => String::new(),
+            n => format!(" and {}", counted(n, "feedback task")),
+        };
         writeln!(
             f,
-            "critical path  {} {unit} ({} nodes{comm})",
+            "critical path  {} {unit} ({} nodes{feedback}{comm})",
             num(self.critical_path),
-            self.critical_path_nodes.len(),
+            self.critical_path_nodes.len() - self.critical_path_feedback,
         )?;
-        if self.critical_path > 0.0 {
-            writeln!(
-                f,
-                "parallelism    {:.3} (total work / critical path)",
-                self.parallelism
-            )?;
+        if let Some(p) = self.parallelism {
+            writeln!(f, "parallelism    {p:.3} (total work / critical path)")?;
         } else {
             // No work: the ratio has no value (as `schedule` says of its speedup).
             writeln!(f, "parallelism    n/a (the graph has no work)")?;

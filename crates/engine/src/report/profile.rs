@@ -93,6 +93,23 @@ pub fn check_folder(
     crate::output::folder_can_be_made(dir).map_err(FolderError::CannotMake)?;
     for f in FILES {
         let path = dir.join(f);
+        // A report's file that cannot be written is said now, not after the run (with
+        // --force too): a folder, or a symbolic link to nothing.
+        if let Ok(meta) = std::fs::symlink_metadata(&path) {
+            let why = if path.is_dir() {
+                Some("is a folder")
+            } else if meta.file_type().is_symlink() && !path.exists() {
+                Some("is a symbolic link to nothing")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(FolderError::CannotMake(format!(
+                    "{} {why}, where the report writes its file {f}; remove it or name another folder",
+                    path.display()
+                )));
+            }
+        }
         if let Some(input) = crate::output::same_file(&path, inputs) {
             return Err(FolderError::IsInput {
                 path,
@@ -106,10 +123,19 @@ pub fn check_folder(
     }
 }
 
-/// Writes `report` into the folder `dir` ([`FILES`]), titled `what`.
+/// Writes `report` into the folder `dir` ([`FILES`]), titled `what`, as one set
+/// ([`crate::output::Together`]): a file that cannot be written leaves the folder's earlier
+/// report whole, not half replaced.
 pub fn write(report: &ProfileReport, dir: &Path, what: &str) -> Result<(), OutputError> {
     std::fs::create_dir_all(dir)
         .map_err(|e| OutputError::io(format!("cannot create {}", dir.display()), e))?;
+    let together = crate::output::Together::open();
+    write_files(report, dir, what)?;
+    together.commit()
+}
+
+/// [`write`]'s files.
+fn write_files(report: &ProfileReport, dir: &Path, what: &str) -> Result<(), OutputError> {
     let text = format!("{what}\n{}", report.text());
     write_atomic(&dir.join("profile.txt"), text.as_bytes())?;
     write_atomic(&dir.join("nodes.csv"), report.nodes_csv().as_bytes())?;

@@ -454,8 +454,9 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
                             Tok::Float(f, _) => f,
                             _ => unreachable!("matched above"),
                         };
-                        if v <= 0.0 {
-                            return Err(p.lx.err(at3, format!("the deadline must be a positive number, found {}", crate::short_number(v))));
+                        // In the costs' unit, so within their bound (every sum stays finite).
+                        if !(v > 0.0 && crate::is_cost(v)) {
+                            return Err(p.lx.err(at3, format!("the deadline must be a positive number up to {:e} (the bound of a cost), found {}", crate::MAX_COST, crate::short_number(v))));
                         }
                         if let Some(first) = deadline_at {
                             let first = p.loc(first);

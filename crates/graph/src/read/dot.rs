@@ -660,11 +660,15 @@ impl Parser<'_> {
         if body.deadline.is_some() {
             return Err(self.err(key_at, "the deadline is given twice; keep one".into()));
         }
-        let d = crate::model::parse_number(value).filter(|d| *d > 0.0);
+        // In the costs' unit, so within their bound (every sum stays finite).
+        let d = crate::model::parse_number(value).filter(|d| *d > 0.0 && crate::is_cost(*d));
         let Some(d) = d else {
             return Err(self.err(
                 value_at,
-                format!("the deadline must be a positive number, found `{value}`"),
+                format!(
+                    "the deadline must be a positive number up to {:e} (the bound of a cost), found `{value}`",
+                    crate::MAX_COST
+                ),
             ));
         };
         body.deadline = Some(d);

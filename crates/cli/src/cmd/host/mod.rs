@@ -322,10 +322,11 @@ fn check_record(args: &Args, script: Option<&[u8]>) -> anyhow::Result<()> {
     for load in control::script_loads(script.unwrap_or_default()) {
         // And the files its nodes read (a Faust program), for a graph file that can be read
         // now (not a named pipe, which would wait for its writer; one that cannot be read
-        // fails its `load`, said then).
-        if std::fs::metadata(&load).is_ok_and(|m| m.is_file()) {
-            if let Ok(graph) = util::read_graph(&load, None) {
-                inputs.extend(util::graph_files(&load, &graph));
+        // fails its `load`, said then). A Faust program reads no other file (and is not
+        // compiled for this).
+        if !fugue_faust::is_dsp(&load) && std::fs::metadata(&load).is_ok_and(|m| m.is_file()) {
+            if let Ok(graph) = fugue_graph::read_file(&load, None) {
+                inputs.extend(fugue_engine::output::graph_files(&load, &graph));
             }
         }
         inputs.push(load);

@@ -209,9 +209,10 @@ pub fn serve(
 
 /// Checks that a control socket can be made at `path`, without making it (a host checks it
 /// before it opens its recording or runs its script): not `-`, nothing but a stale socket
-/// there (a running host's is refused), a name short enough for a socket address, in a
-/// folder that exists and that this process may write. `Ok(true)`: a stale socket is there,
-/// which [`serve`] replaces.
+/// there (a running program's is refused), a name short enough for a socket address, in a
+/// folder that exists, that this process may write, and that takes a socket (a socket of
+/// this process's own is made there and removed: /proc and /sys say yes to root and take
+/// none). `Ok(true)`: a stale socket is there, which [`serve`] replaces.
 pub fn check_path(path: &Path) -> Result<bool, ControlError> {
     if path == Path::new("-") {
         // Read as standard input elsewhere on the command line; here it would be a socket
