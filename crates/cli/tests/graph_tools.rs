@@ -1,5 +1,5 @@
 //! The graph tools' flags and figures: `gen` refuses a flag its shape does not read,
-//! `schedule` says the flags its schedule does not read, `info` names every task its critical
+//! `schedule` says the flags its schedule does not read (and its idle processors in one line), `info` names every task its critical
 //! path counts, `check` counts the nodes its summary line stands for, and a profile folder
 //! whose report file cannot be written is refused before the run.
 
@@ -75,6 +75,13 @@ fn schedule_says_the_flags_it_does_not_read() {
     let o = fugue(&["schedule", rake, "-a", "random", "-p", "2", "--seed", "5"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+    // The rake's four branches on 8 processors: the idle ones in one line.
+    let o = fugue(&["schedule", rake, "-a", "hlfet", "-p", "8"]);
+    assert!(
+        stdout(&o).contains("\nP4 to P7  (no task)\n"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]

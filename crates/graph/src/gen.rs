@@ -407,9 +407,13 @@ fn count_text(count: f64) -> String {
     }
 }
 
-/// The depth of the diamond whose size is nearest to `nodes` (1 to 20).
+/// The depth of the diamond whose size is nearest to `nodes` (1 to 20); for `nodes` within
+/// [`MAX_NODES`], among the diamonds within it (a million nodes gives the 655,356 of depth
+/// 17, not the 1,310,716 of depth 18 that the limit refuses).
 pub fn nearest_diamond(nodes: usize) -> usize {
+    let within = nodes as f64 <= MAX_NODES;
     (1..=20)
+        .filter(|&d| !within || diamond_nodes(d) as f64 <= MAX_NODES)
         .min_by_key(|&d| diamond_nodes(d).abs_diff(nodes))
         .unwrap_or(1)
 }
@@ -527,6 +531,17 @@ mod tests {
                 .starts_with("this graph would have 1310716 nodes"),
             "{e}"
         );
+    }
+
+    /// The nearest diamond to a size within the limit is within it; a size beyond it gets the
+    /// nearest, which the limit refuses.
+    #[test]
+    fn the_nearest_diamond_of_a_size_within_the_limit_is_within_it() {
+        assert_eq!(nearest_diamond(156), 5);
+        assert_eq!(nearest_diamond(1_000_000), 17);
+        assert_eq!(diamond_nodes(17), 655_356);
+        assert_eq!(nearest_diamond(1_200_000), 18);
+        assert_eq!(nearest_diamond(0), 1);
     }
 
     /// A layered graph's edges run between consecutive layers: one layer has none, and the

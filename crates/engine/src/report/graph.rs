@@ -481,12 +481,31 @@ impl fmt::Display for ScheduleReport {
                 v.push(t);
             }
         }
-        for (p, slots) in by_proc.into_iter().enumerate() {
+        // A run of processors without a task is one line (a schedule on 4096 processors of a
+        // small graph would otherwise list thousands).
+        let mut idle_from: Option<usize> = None;
+        let idle = |f: &mut std::fmt::Formatter<'_>, from: usize, to: usize| {
             writeln!(f)?;
-            writeln!(f, "P{p}  ({})", counted(slots.len(), "task"))?;
+            if from == to {
+                writeln!(f, "P{from}  (no task)")
+            } else {
+                writeln!(f, "P{from} to P{to}  (no task)")
+            }
+        };
+        let n = by_proc.len();
+        for (p, slots) in by_proc.into_iter().enumerate() {
             if slots.is_empty() {
+                idle_from.get_or_insert(p);
+                if p + 1 == n {
+                    idle(f, idle_from.take().unwrap_or(p), p)?;
+                }
                 continue;
             }
+            if let Some(from) = idle_from.take() {
+                idle(f, from, p - 1)?;
+            }
+            writeln!(f)?;
+            writeln!(f, "P{p}  ({})", counted(slots.len(), "task"))?;
             writeln!(f, "  {:<width$}  {:>12}  {:>12}", "task", "start", "finish")?;
             for t in slots {
                 writeln!(
