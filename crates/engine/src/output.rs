@@ -1013,7 +1013,7 @@ mod tests {
     /// [`OutputFile::write`] (nor is a temporary file left); without it, the output is written.
     #[test]
     fn a_write_does_not_replace_a_file_that_appeared() {
-        let dir = std::env::temp_dir().join(format!("fugue-appeared-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("fugue-appeared-write-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("out.svg");
