@@ -631,14 +631,7 @@ pub fn choose(
             let turn = Instant::now();
             let mut next = None;
             let mut warm = 0;
-            // Relaxed: a request flag; nothing is published with it.
-            let stopped = || {
-                choice
-                    .stop
-                    .as_ref()
-                    .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
-            };
-            let past = || stopped() || (round > 0 && Instant::now() >= deadline);
+            let past = || choice.stop_requested() || (round > 0 && Instant::now() >= deadline);
             let mut late = false;
             while warm < 2 || turn.elapsed() < settle {
                 late = past();
@@ -668,11 +661,7 @@ pub fn choose(
         }
     }
     // Stopped: nothing measured decides; seq, untried, for the little the run has left.
-    if choice
-        .stop
-        .as_ref()
-        .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
-    {
+    if choice.stop_requested() {
         let report = AutoReport::untried(Untried::Stopped, &cands[0], Some(one), paced, started);
         return Ok((cands[0].1.clone(), report));
     }

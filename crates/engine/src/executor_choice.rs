@@ -137,6 +137,16 @@ pub struct ExecutorChoice {
     pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
+impl ExecutorChoice {
+    /// Whether [`ExecutorChoice::stop`] was set.
+    pub fn stop_requested(&self) -> bool {
+        // Relaxed: a request flag; nothing is published with it.
+        self.stop
+            .as_ref()
+            .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
 impl Default for ExecutorChoice {
     fn default() -> Self {
         ExecutorChoice {

@@ -575,14 +575,20 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
             .and_then(|mut f| f.write_all(bytes))
             .map_err(|e| write_error(path, e));
     }
+    let tmp = staged(path, bytes)?;
+    let res = commit(tmp.path(), path);
+    tmp.keep();
+    res
+}
+
+/// `bytes` written whole (and synced) into a new temporary file for the output `path`, which
+/// is yet to get its name.
+fn staged(path: &Path, bytes: &[u8]) -> Result<Temp, OutputError> {
     let (tmp, mut f) = Temp::create(temp_path(path)?, path).map_err(|e| write_error(path, e))?;
     f.write_all(bytes)
         .and_then(|()| f.sync_all())
         .map_err(|e| write_error(path, e))?;
-    drop(f);
-    let res = commit(tmp.path(), path);
-    tmp.keep();
-    res
+    Ok(tmp)
 }
 
 /// The process id in a temporary name: `.fugue-PID-N.part…`, or the older form
@@ -993,12 +999,7 @@ impl OutputFile {
         let Destination::New(dest) = &self.dest else {
             return write_atomic(&self.path, bytes);
         };
-        let (tmp, mut f) = Temp::create(temp_path(&self.path)?, &self.path)
-            .map_err(|e| write_error(&self.path, e))?;
-        f.write_all(bytes)
-            .and_then(|()| f.sync_all())
-            .map_err(|e| write_error(&self.path, e))?;
-        drop(f);
+        let tmp = staged(&self.path, bytes)?;
         let res = commit_new(tmp.path(), dest, &self.path);
         tmp.keep();
         res

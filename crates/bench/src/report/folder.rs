@@ -100,9 +100,8 @@ pub(super) fn refuse(dir: &Path, existing: Existing<'_>) -> Result<(), BenchErro
 #[derive(Clone, Debug)]
 pub struct Folder {
     path: PathBuf,
-    /// Whether [`Folder::open`] made it (so that a failed run can take it away again).
-    created: bool,
-    /// The folders [`Folder::open`] made, its parents that were not there first, down to it.
+    /// The folders [`Folder::open`] made, its parents that were not there first, down to it
+    /// (so that a failed run can take them away again); empty when it was there.
     made: Vec<PathBuf>,
 }
 
@@ -116,7 +115,6 @@ impl Folder {
     /// The folder `dir`, created (with its parents) when it is not there, without the
     /// refusals of [`check`] (for a folder checked before the run that fills it).
     pub fn open(dir: &Path) -> Result<Folder, BenchError> {
-        let created = !dir.exists();
         let mut made: Vec<PathBuf> = dir
             .ancestors()
             .filter(|a| !a.as_os_str().is_empty())
@@ -127,7 +125,6 @@ impl Folder {
         super::create_dir(dir)?;
         Ok(Folder {
             path: dir.to_path_buf(),
-            created,
             made,
         })
     }
@@ -168,13 +165,11 @@ impl Folder {
     /// Takes the folder away again when [`Folder::open`] made it and it is still empty (after
     /// a run that failed before writing anything).
     pub fn remove_if_created(&self) {
-        if self.created {
-            // Only succeeds if the folder is empty; then its parents made with it, the
-            // deepest first, each while it is empty.
-            for dir in self.made.iter().rev() {
-                if std::fs::remove_dir(dir).is_err() {
-                    break;
-                }
+        // Only succeeds if the folder is empty; then its parents made with it, the deepest
+        // first, each while it is empty.
+        for dir in self.made.iter().rev() {
+            if std::fs::remove_dir(dir).is_err() {
+                break;
             }
         }
     }
@@ -183,12 +178,10 @@ impl Folder {
     /// nothing was written into it: a run that fails or is stopped anywhere leaves no empty
     /// folder behind ([`Folder::remove_if_created`]); one that wrote its files keeps it.
     pub fn until_written(self) -> UntilWritten {
-        // A signal that ends the process at once takes it away too.
-        if self.created {
-            // The parents first: a signal takes away the last registered first.
-            for dir in &self.made {
-                fugue_engine::output::register_empty_dir(dir);
-            }
+        // A signal that ends the process at once takes it away too: the parents registered
+        // first, as a signal takes away the last registered first.
+        for dir in &self.made {
+            fugue_engine::output::register_empty_dir(dir);
         }
         UntilWritten(self)
     }
@@ -226,7 +219,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("fugue-folder-test-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let f = Folder::create(&dir, Existing::Files(&["a.csv"]), false).unwrap();
-        assert!(f.created);
+        assert_eq!(f.made, std::slice::from_ref(&dir), "it made the folder");
         f.text("a.csv", "x\n").unwrap();
         let e = check(&dir, Existing::Files(&["a.csv"]), false).unwrap_err();
         assert!(
@@ -239,7 +232,7 @@ mod tests {
         check(&dir, Existing::Files(&["b.csv"]), false).unwrap();
         let e = check(&dir.join("a.csv"), Existing::Anything, true).unwrap_err();
         assert!(e.to_string().contains("is not a folder"), "{e}");
-        assert!(!Folder::open(&dir).unwrap().created);
+        assert!(Folder::open(&dir).unwrap().made.is_empty());
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -455,8 +455,8 @@ impl Writer {
         let first = *self.first_ns.get_or_insert(now);
         self.frames += block as u64;
         let g = &self.device.granted;
-        let rate = u128::from(g.rate);
-        let played_until = first + (u128::from(self.frames) * 1_000_000_000 / rate) as u64;
+        let played = frames_ns(self.frames, g.rate);
+        let played_until = first + played;
         if self.xruns > xruns {
             // A sound card that underran (counted by `recover`) keeps its own clock.
             self.device_waited = true;
@@ -467,12 +467,11 @@ impl Writer {
             // played in real time: counted as its underrun, and its clock starts again from
             // now.
             self.xruns += 1;
-            self.first_ns =
-                Some(now.saturating_sub((u128::from(self.frames) * 1_000_000_000 / rate) as u64));
+            self.first_ns = Some(now.saturating_sub(played));
             return Ok(());
         }
         let ahead = self.frames.saturating_sub(g.buffer as u64);
-        let due = first + (u128::from(ahead) * 1_000_000_000 / rate) as u64;
+        let due = first + frames_ns(ahead, g.rate);
         if due > now {
             sleep_until_or(due, stop);
         }
@@ -523,8 +522,7 @@ impl Pacer for Writer {
         // The frames written play until `first` + their length: the first periods filled the
         // buffer at once, so the run's last write came that much before its audio's end.
         if let Some(first) = self.first_ns {
-            let rate = u128::from(self.device.granted.rate);
-            let end = first + (u128::from(self.frames) * 1_000_000_000 / rate) as u64;
+            let end = first + frames_ns(self.frames, self.device.granted.rate);
             if !sleep_until_or(end, stop) {
                 return;
             }
@@ -569,8 +567,8 @@ pub(crate) fn run(
         say(&line);
     }
     // The run's length in wall time: the frames of its cycles at the granted rate.
-    let length_ns = paced::max_cycles(options, g.rate, g.block)
-        .map(|m| (u128::from(m) * g.block as u128 * 1_000_000_000 / u128::from(g.rate)) as u64);
+    let length_ns =
+        paced::max_cycles(options, g.rate, g.block).map(|m| frames_ns(m * g.block as u64, g.rate));
     let mut report = paced::run(
         graph,
         options,
@@ -595,6 +593,11 @@ pub(crate) fn run(
         ));
     }
     Ok(report)
+}
+
+/// How long `frames` frames play at `rate` Hz, ns.
+fn frames_ns(frames: u64, rate: u32) -> u64 {
+    (u128::from(frames) * 1_000_000_000 / u128::from(rate.max(1))) as u64
 }
 
 /// The output channels a plan of `graph` has: its sinks' input ports.
