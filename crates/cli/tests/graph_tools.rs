@@ -165,3 +165,53 @@ fn a_profile_folder_whose_file_is_a_folder_is_refused_before_the_run() {
     );
     assert!(!report.join("profile.txt").exists());
 }
+
+/// The nodes `--placeholder` makes silent are said by `render` as by `run`, and `--strict`
+/// refuses neither for them (the silence was asked for).
+#[test]
+fn placeholders_are_said_not_refused_by_strict() {
+    let dir = folder("graph-tools", "placeholder");
+    let g = dir.join("unknown.ag");
+    std::fs::write(
+        &g,
+        "a = { kind: \"osc\", freq: 440, };\nu = { kind: \"wobble\", };\nm = { kind: \"mix\", in: 2, };\nout = { kind: \"sink\", };\na.1 -> m.1;\nu.1 -> m.2;\nm.1 -> out.1;\n",
+    )
+    .unwrap();
+    let wav = dir.join("u.wav");
+    let o = fugue(&[
+        "render",
+        g.to_str().unwrap(),
+        "-o",
+        wav.to_str().unwrap(),
+        "--seconds",
+        "0.1",
+        "--placeholder",
+        "--strict",
+        "-e",
+        "seq",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("node `u` has an unknown kind `wobble`; it was rendered as silence"),
+        "{}",
+        stderr(&o)
+    );
+    let o = fugue(&[
+        "run",
+        g.to_str().unwrap(),
+        "--backend",
+        "clocked",
+        "--seconds",
+        "0.1",
+        "--placeholder",
+        "--strict",
+        "-e",
+        "seq",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("node `u` has an unknown kind `wobble`; it plays as silence"),
+        "{}",
+        stderr(&o)
+    );
+}

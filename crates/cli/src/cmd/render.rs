@@ -210,14 +210,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         warnings.extend(lints.iter().map(|w| w.to_string()));
     }
     if args.strict {
-        // Said after the render otherwise, with the nodes the plan made silent.
-        if args.placeholder {
-            warnings.extend(crate::warn::placeholders(
-                &graph,
-                &args.graph,
-                "was rendered",
-            ));
-        }
         crate::warn::report(&warnings, true)?;
     }
     let bits =
