@@ -69,7 +69,15 @@ pub fn install() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         on_panic(info);
-        previous(info);
+        // A processor's failure is the graph's error, which the engine reports with its
+        // node (`fugue_dsp::Failure`): no panic trace for it.
+        if info
+            .payload()
+            .downcast_ref::<fugue_dsp::Failure>()
+            .is_none()
+        {
+            previous(info);
+        }
     }));
 }
 

@@ -1628,3 +1628,95 @@ fn a_run_under_jack_checks_the_program_at_the_servers_rate() {
         stderr(&o)
     );
 }
+
+/// An integer division by zero in a program (a `%` whose right side a parameter within its
+/// range makes 0) traps on x86-64; the node fails, said once, and the process plays on:
+/// `render` and `run` with a warning, the host silencing that graph only. Setting the
+/// parameter again brings the node back.
+#[test]
+fn an_integer_division_by_zero_fails_the_node_not_the_process() {
+    if !fugue_faust::available_for("an_integer_division_by_zero_fails_the_node_not_the_process") {
+        return;
+    }
+    let dir = folder("faust", "division");
+    std::fs::write(
+        dir.join("modn.dsp"),
+        "import(\"stdfaust.lib\");\nprocess = (ba.time % int(hslider(\"n\", 4, 0, 8, 1))) / 8.0;\n",
+    )
+    .unwrap();
+    let said = "node `p` failed (its Faust program divided an integer by zero";
+    for backend in ["llvm", "interp"] {
+        for (n, fails) in [(0, true), (3, false)] {
+            let graph = dir.join(format!("modn-{backend}-{n}.ag"));
+            std::fs::write(
+                &graph,
+                format!("p = {{ kind: \"faust\", file: \"modn.dsp\", backend: \"{backend}\", n: {n}, }};\nout = {{ kind: \"sink\", }};\np.1 -> out.1;\n"),
+            )
+            .unwrap();
+            for exec in [&["-e", "seq"][..], &["-e", "ws", "-t", "2"]] {
+                let out = dir.join(format!("modn-{backend}-{n}.wav"));
+                let mut args = vec![
+                    "render",
+                    graph.to_str().unwrap(),
+                    "-o",
+                    out.to_str().unwrap(),
+                    "--seconds",
+                    "0.05",
+                    "--force",
+                ];
+                args.extend_from_slice(exec);
+                let o = fugue(&args);
+                let e = stderr(&o);
+                let what = format!("{backend}, n = {n}, {exec:?}");
+                assert!(o.status.success(), "{what}: {e}");
+                assert!(!e.contains("panicked"), "{what}: {e}");
+                assert_eq!(e.contains(said), fails, "{what}: {e}");
+                let samples = wav::channels(&out);
+                assert_eq!(
+                    samples.iter().flatten().all(|&x| x == 0.0),
+                    fails,
+                    "{what}: silent or not"
+                );
+            }
+        }
+    }
+    let graph = dir.join("modn-llvm-0.ag");
+    let o = fugue(&[
+        "run",
+        graph.to_str().unwrap(),
+        "--backend",
+        "clocked",
+        "--seconds",
+        "0.2",
+    ]);
+    let e = stderr(&o);
+    assert!(o.status.success(), "{e}");
+    assert!(e.contains(said) && !e.contains("panicked"), "{e}");
+    // The host: the graph that fails is silenced, the other plays on to the end.
+    let ok = dir.join("modn-llvm-3.ag");
+    let script = dir.join("session.txt");
+    std::fs::write(
+        &script,
+        format!(
+            "load a {}\nload b {}\nwait 0.05\nset b p n 0\nwait 0.05\nset b p n 3\nwait 0.05\nstats\nquit\n",
+            example("synth.ag"),
+            ok.display()
+        ),
+    )
+    .unwrap();
+    let o = fugue(&[
+        "host",
+        "--backend",
+        "offline",
+        "--script",
+        script.to_str().unwrap(),
+    ]);
+    let (out, e) = (stdout(&o), stderr(&o));
+    assert!(o.status.success(), "{out}{e}");
+    let both = format!("{out}{e}");
+    assert!(
+        both.contains("graph b: a node of it failed") && !both.contains("panicked at"),
+        "{both}"
+    );
+    assert!(both.contains("waited 0.05 s"), "{both}");
+}

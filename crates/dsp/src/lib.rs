@@ -43,6 +43,7 @@ pub mod attrs;
 pub mod convert;
 mod error;
 pub mod fast;
+pub mod foreign;
 pub mod kinds;
 mod node;
 mod ratio;
@@ -50,7 +51,7 @@ mod registry;
 
 pub use error::NodeError;
 pub use node::{
-    isolated, sum_inputs, DspNode, Io, NodeContext, Processor, MAX_NODE_MEMORY, SUM_GROUP,
+    isolated, sum_inputs, DspNode, Failure, Io, NodeContext, Processor, MAX_NODE_MEMORY, SUM_GROUP,
 };
 pub use ratio::Ratio;
 pub use registry::{Constructor, LintNote, Linter, Registry};

@@ -220,6 +220,15 @@ pub trait DspNode: Send {
     }
 }
 
+/// A processor's failure, raised with `std::panic::panic_any(Failure(message))` from
+/// [`Processor::process`] (foreign code that did what has no result: an integer division by
+/// zero, [`crate::foreign`]). The plan catches it as any panic: the node's outputs are
+/// silenced for the cycle and the message is reported with the node's name. Unlike a panic
+/// of a bug, it is an error of the graph's program, not of fugue: the command line's panic
+/// hook says nothing for it (no panic trace), and the engine says the message.
+#[derive(Debug)]
+pub struct Failure(pub String);
+
 /// The most memory one node's processor may hold (a delay line): 64 MiB. Kinds refuse an
 /// attribute that would need more, naming the figure, instead of allocating it.
 pub const MAX_NODE_MEMORY: usize = 64 << 20;

@@ -395,13 +395,15 @@ pub fn build_executor(
     if let Some(p) = choice.rt {
         opts.placement.rt_priority = Some(p.clamp(1, 98));
     }
-    let lists = if choice.kind == ExecutorKind::Static {
-        Some(static_lists(graph, registry, plan, choice, threads)?)
+    let (lists, note) = if choice.kind == ExecutorKind::Static {
+        let (lists, note) = static_lists(graph, registry, plan, choice, threads)?;
+        (Some(lists), note)
     } else {
-        None
+        (None, None)
     };
     let executor = fugue_exec::build(choice.kind, plan, threads, lists, &opts)?;
     let mut warnings = executor.warnings().to_vec();
+    warnings.extend(note);
     if let Some(note) = plan.pipeline_note() {
         warnings.push(note.to_string());
     }

@@ -9,14 +9,16 @@ use fugue_graph::TaskGraph;
 use crate::executor_choice::{BuildError, ExecutorChoice};
 
 /// A static schedule of `plan` (compiled from `graph` with the kinds of `registry`) on
-/// `threads` threads as `choice` asks: the per-thread unit lists.
+/// `threads` threads as `choice` asks: the per-thread unit lists, and a warning when the
+/// time limit ([`ExecutorChoice::time_limit`]) cut the algorithm short or made it give way to
+/// HLFET.
 pub(crate) fn static_lists(
     graph: &TaskGraph,
     registry: &Registry,
     plan: &Plan,
     choice: &ExecutorChoice,
     threads: usize,
-) -> Result<Vec<Vec<u32>>, BuildError> {
+) -> Result<(Vec<Vec<u32>>, Option<String>), BuildError> {
     let mut g = graph.clone();
     choice
         .costs
@@ -35,7 +37,10 @@ pub(crate) fn static_lists(
     )?;
     let mut lists = lists_from_unit_schedule(&out.schedule, plan);
     lists.resize(threads, Vec::new());
-    Ok(lists)
+    let note = out.note.map(|n| {
+        format!("the static schedule: {n} (this limit is fixed for the static executor; --algorithm hlfet always finishes within it)")
+    });
+    Ok((lists, note))
 }
 
 /// Per-thread unit lists of `plan` from a static schedule of its unit graph

@@ -399,3 +399,45 @@ fn progress_reaches_the_end() {
     let p = last.unwrap();
     assert_eq!((p.frames_done, p.frames_total), (96_000, 96_000));
 }
+
+/// A static schedule that its time limit cut short is said among the executor's warnings
+/// (render and run have no `--time-limit`: the warning is all that tells).
+#[test]
+fn a_static_schedule_cut_short_is_said() {
+    let g = read(&examples().join("rake.ag"));
+    let plan = compile(&g, 64);
+    let registry = Registry::with_builtin_kinds();
+    for algorithm in [fugue_sched::Algorithm::Cpfd, fugue_sched::Algorithm::Etf] {
+        let choice = fugue_engine::ExecutorChoice {
+            kind: fugue_exec::ExecutorKind::Static,
+            threads: 2,
+            algorithm,
+            time_limit: std::time::Duration::ZERO,
+            ..Default::default()
+        };
+        let (_, warnings) = fugue_engine::build_executor(&g, &registry, &plan, &choice).unwrap();
+        let said: Vec<&String> = warnings
+            .iter()
+            .filter(|w| w.starts_with("the static schedule: "))
+            .collect();
+        assert_eq!(said.len(), 1, "{algorithm}: {warnings:?}");
+        assert!(
+            said[0].contains(&format!(
+                "{algorithm} did not finish within the time limit of 0 s; the schedule is HLFET's"
+            )),
+            "{}",
+            said[0]
+        );
+        let ample = fugue_engine::ExecutorChoice {
+            time_limit: std::time::Duration::from_secs(60),
+            ..choice
+        };
+        let (_, warnings) = fugue_engine::build_executor(&g, &registry, &plan, &ample).unwrap();
+        assert!(
+            warnings
+                .iter()
+                .all(|w| !w.starts_with("the static schedule")),
+            "{warnings:?}"
+        );
+    }
+}

@@ -68,6 +68,11 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> Option<&str> {
         .downcast_ref::<&str>()
         .copied()
         .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .or_else(|| {
+            payload
+                .downcast_ref::<fugue_dsp::Failure>()
+                .map(|f| f.0.as_str())
+        })
 }
 
 /// Runs whole cycles of a [`Plan`].

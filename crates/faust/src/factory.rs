@@ -317,7 +317,10 @@ impl Factory {
         class_init: bool,
     ) -> Result<Instance, FaustError> {
         let fns = self.fns();
-        let _lock = self.faust.lock();
+        // Instances compute with their integer divisions by zero caught
+        // ([`fugue_dsp::foreign`]); the handler is installed here, off the audio thread.
+        fugue_dsp::foreign::install();
+        let lock = self.faust.lock();
         // SAFETY: `handle` is a live factory of this backend (freed only in `drop`).
         let dsp = unsafe { (fns.create)(self.handle) };
         if dsp.is_null() {
@@ -331,15 +334,24 @@ impl Factory {
             fns.instance_init
         };
         // SAFETY: `dsp` is a live instance of this backend.
-        unsafe { init(dsp, rate as i32) };
+        let ((), traps) = fugue_dsp::foreign::guarded(|| unsafe { init(dsp, rate as i32) });
         // SAFETY: as above.
         let zones = unsafe { ui::walk(fns.build_ui, dsp) }.zones;
-        Ok(Instance {
+        let instance = Instance {
             factory: self.clone(),
             dsp,
             fns,
             zones,
-        })
+        };
+        // Dropping the instance takes the lock.
+        drop(lock);
+        if traps > 0 {
+            return Err(FaustError::InitDivision {
+                name: self.name.clone(),
+                rate,
+            });
+        }
+        Ok(instance)
     }
 
     /// The names a parameter attribute may use, comma-separated (paths of the inputs).

@@ -80,6 +80,14 @@ pub enum FaustError {
         /// The program's name (its file).
         name: String,
     },
+    /// The program divided an integer by zero while it initialised (its tables), at this rate.
+    #[error("the Faust program {name} divided an integer by zero while it initialised at {rate} Hz (a `%` or an integer `/` whose right side was 0, in a table or a constant computed from the rate)")]
+    InitDivision {
+        /// The program's name (its file).
+        name: String,
+        /// The rate it was initialised at.
+        rate: u32,
+    },
     /// The program's state (its delay lines and tables) is larger than a node may hold.
     #[error("the Faust program {name} needs {} MiB of state per instance (its delay lines and tables), more than the {} MiB a node may hold; shorten its delays or tables", bytes.div_ceil(1 << 20), fugue_dsp::MAX_NODE_MEMORY >> 20)]
     TooLarge {

@@ -282,7 +282,7 @@ impl FaustNode {
             .collect();
         // An instance libfaust refuses makes no cut: the plan's own instance says why.
         let run = |cuts: &mut dyn Iterator<Item = usize>| -> Option<Vec<Vec<f32>>> {
-            let mut p = self.try_processor().ok()?;
+            let mut p = self.make_processor().ok()?;
             let mut outs = vec![vec![0.0f32; total]; self.factory.outputs];
             let mut at = 0;
             while at < total {
@@ -293,7 +293,10 @@ impl FaustNode {
                     .min(total - at);
                 let ins: Vec<&[f32]> = inputs.iter().map(|v| &v[at..at + n]).collect();
                 let mut o: Vec<&mut [f32]> = outs.iter_mut().map(|v| &mut v[at..at + n]).collect();
-                p.process(&ins, &mut o);
+                // A division by zero makes no cut: the plan's own instance reports it.
+                if p.compute_block(&ins, &mut o) > 0 {
+                    return None;
+                }
                 at += n;
             }
             Some(outs)
@@ -307,6 +310,30 @@ impl FaustNode {
         (whole.iter().flatten())
             .zip(cut.iter().flatten())
             .all(|(a, b)| a.to_bits() == b.to_bits())
+    }
+    /// A processor of the node, its settings applied (unboxed: [`DspNode::try_processor`]
+    /// boxes it).
+    fn make_processor(&self) -> Result<FaustProcessor, String> {
+        // An instance that libfaust refuses (out of memory) is the node's error.
+        let instance = self
+            .factory
+            .instance(self.rate)
+            .map_err(|e| e.to_string())?;
+        let mut p = FaustProcessor {
+            compute: instance.fns.compute,
+            ins: vec![std::ptr::null_mut(); self.factory.inputs].into(),
+            outs: vec![std::ptr::null_mut(); self.factory.outputs].into(),
+            zeros: vec![0.0; self.block].into(),
+            spare: vec![0.0; self.block].into(),
+            settings: self.settings.clone(),
+            groups: self.groups.clone(),
+            live: vec![f32::NAN; self.factory.params.len()].into(),
+            volume: self.volume,
+            failed: false,
+            instance,
+        };
+        p.apply_settings();
+        Ok(p)
     }
 }
 
@@ -336,25 +363,7 @@ impl DspNode for FaustNode {
     }
 
     fn try_processor(&self) -> Result<Box<dyn Processor>, String> {
-        // An instance that libfaust refuses (out of memory) is the node's error.
-        let instance = self
-            .factory
-            .instance(self.rate)
-            .map_err(|e| e.to_string())?;
-        let mut p = FaustProcessor {
-            compute: instance.fns.compute,
-            ins: vec![std::ptr::null_mut(); self.factory.inputs].into(),
-            outs: vec![std::ptr::null_mut(); self.factory.outputs].into(),
-            zeros: vec![0.0; self.block].into(),
-            spare: vec![0.0; self.block].into(),
-            settings: self.settings.clone(),
-            groups: self.groups.clone(),
-            live: vec![f32::NAN; self.factory.params.len()].into(),
-            volume: self.volume,
-            instance,
-        };
-        p.apply_settings();
-        Ok(isolated(p))
+        self.make_processor().map(isolated)
     }
 
     /// The program's ports and its parameters with their ranges (all live), each with the
@@ -444,6 +453,10 @@ struct FaustProcessor {
     /// Where an output the engine gives no buffer goes.
     spare: Box<[f32]>,
     volume: f32,
+    /// Set when an integer division trapped ([`fugue_dsp::foreign`]): the node then plays
+    /// silence without computing (each division that traps costs a signal, microseconds)
+    /// until a parameter is set or the node is reset.
+    failed: bool,
 }
 
 // SAFETY: the instance's memory and the pointers (into its zones and into this processor's
@@ -501,20 +514,24 @@ impl FaustProcessor {
     }
 }
 
-impl Processor for FaustProcessor {
-    fn process(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
+impl FaustProcessor {
+    /// Runs the program over every frame of the buffers, and scales by `volume`; returns
+    /// how many of its integer divisions trapped ([`fugue_dsp::foreign`]), which gave 0.
+    fn compute_block(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) -> u32 {
         let frames = outputs
             .first()
             .map(|o| o.len())
             .or_else(|| inputs.first().map(|x| x.len()))
             .unwrap_or(0);
         let cap = self.zeros.len();
-        let mut start = 0;
-        while start < frames {
-            let n = (frames - start).min(cap);
-            self.compute_part(inputs, outputs, start, n);
-            start += n;
-        }
+        let ((), traps) = fugue_dsp::foreign::guarded(|| {
+            let mut start = 0;
+            while start < frames {
+                let n = (frames - start).min(cap);
+                self.compute_part(inputs, outputs, start, n);
+                start += n;
+            }
+        });
         if self.volume != 1.0 {
             for o in outputs.iter_mut() {
                 for x in o.iter_mut() {
@@ -522,9 +539,27 @@ impl Processor for FaustProcessor {
                 }
             }
         }
+        traps
+    }
+}
+
+impl Processor for FaustProcessor {
+    fn process(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
+        if self.failed {
+            for o in outputs.iter_mut() {
+                o.fill(0.0);
+            }
+            return;
+        }
+        if self.compute_block(inputs, outputs) > 0 {
+            self.failed = true;
+            // The engine silences the node for the cycle and reports the message.
+            division_by_zero();
+        }
     }
 
     fn reset(&mut self) {
+        self.failed = false;
         let dsp = self.instance.dsp;
         // SAFETY: the instance is live; these reset its parameters to their defaults and
         // clear its state (delay lines, filter memory), without allocating.
@@ -539,6 +574,8 @@ impl Processor for FaustProcessor {
     /// `volume` (the index after the last parameter), or after it every parameter of a group
     /// ([`FaustNode::groups`]).
     fn set_param(&mut self, param: usize, value: f64) {
+        // A new value may end a division by zero: computing is tried again.
+        self.failed = false;
         let n = self.live.len();
         if param == n {
             self.volume = value as f32;
@@ -554,6 +591,15 @@ impl Processor for FaustProcessor {
             }
         }
     }
+}
+
+/// The panic of a program whose integer division trapped ([`fugue_dsp::foreign`]).
+#[cold]
+#[inline(never)]
+fn division_by_zero() -> ! {
+    std::panic::panic_any(fugue_dsp::Failure(
+        "its Faust program divided an integer by zero, which has no result: a `%` or an integer `/` whose right side was 0 (or the lowest integer by -1), as a parameter or an input made it; the node plays silence until one of its parameters is set".to_string(),
+    ))
 }
 
 /// A `faust` node made in memory from `code` (for tests and probes): its control side, as

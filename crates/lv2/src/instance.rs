@@ -77,6 +77,9 @@ pub struct Instance {
     max_block: usize,
     sequence: u32,
     chunk: u32,
+    /// Set when an integer division trapped ([`fugue_dsp::foreign`]): the node then plays
+    /// silence without running the plugin until a control is set or the node is reset.
+    failed: bool,
     /// Kept as long as the instance: the plugin may keep pointers into it.
     _features: Box<Features>,
 }
@@ -102,14 +105,26 @@ impl Instance {
         } = **recipe;
         let max_block = max_block.max(1);
         let features = Features::new(rate, max_block);
-        let instance = {
+        // Plugins run with their integer divisions by zero caught ([`fugue_dsp::foreign`]);
+        // the handler is installed here, off the audio thread.
+        fugue_dsp::foreign::install();
+        let (instance, traps) = {
             let _lock = world.guard();
             // SAFETY: `raw` is a plugin of the world (never freed); the feature array is
             // null-terminated and lives as long as the instance (kept in it); lilv's calls
             // are serialised by the lock.
-            unsafe { (world.lilv.lilv_plugin_instantiate)(raw, rate, features.list()) }
+            fugue_dsp::foreign::guarded(|| unsafe {
+                (world.lilv.lilv_plugin_instantiate)(raw, rate, features.list())
+            })
         };
         if instance.is_null() {
+            return None;
+        }
+        if traps > 0 {
+            // A plugin that divided by zero while it set itself up is not one to run.
+            let _lock = world.guard();
+            // SAFETY: the instance is live, never activated, and freed once, here.
+            unsafe { (world.lilv.lilv_instance_free)(instance) };
             return None;
         }
         let ports = |kind, input| {
@@ -151,6 +166,7 @@ impl Instance {
             max_block,
             sequence: urid_of(uris::ATOM_SEQUENCE),
             chunk: urid_of(uris::ATOM_CHUNK),
+            failed: false,
             _features: features,
         };
         for p in &plugin.ports {
@@ -273,11 +289,24 @@ impl Processor for Instance {
             .map(|o| o.len())
             .or_else(|| inputs.first().map(|i| i.len()))
             .unwrap_or(0);
-        let mut off = 0;
-        while off < frames {
-            let n = (frames - off).min(self.max_block);
-            self.run_part(inputs, outputs, off, n);
-            off += n;
+        if self.failed {
+            for o in outputs.iter_mut() {
+                o.fill(0.0);
+            }
+            return;
+        }
+        let ((), traps) = fugue_dsp::foreign::guarded(|| {
+            let mut off = 0;
+            while off < frames {
+                let n = (frames - off).min(self.max_block);
+                self.run_part(inputs, outputs, off, n);
+                off += n;
+            }
+        });
+        if traps > 0 {
+            self.failed = true;
+            // The engine silences the node for the cycle and reports the message.
+            division_by_zero();
         }
     }
 
@@ -303,6 +332,8 @@ impl Processor for Instance {
 
     /// Control input `param` (its port index): the plugin reads it at its next `run`.
     fn set_param(&mut self, param: usize, value: f64) {
+        // A new value may end a division by zero: running is tried again.
+        self.failed = false;
         if let Some(v) = self.values.get_mut(param) {
             *v = value as f32;
         }
@@ -324,6 +355,15 @@ impl Drop for Instance {
         // SAFETY: the instance is live, deactivated, and freed once; nothing uses it after.
         unsafe { (self.recipe.world.lilv.lilv_instance_free)(self.raw) };
     }
+}
+
+/// The failure of a plugin whose integer division trapped ([`fugue_dsp::foreign`]).
+#[cold]
+#[inline(never)]
+fn division_by_zero() -> ! {
+    std::panic::panic_any(fugue_dsp::Failure(
+        "its LV2 plugin divided an integer by zero, which has no result (a control value may have made a divisor 0); the node plays silence until one of its controls is set".to_string(),
+    ))
 }
 
 /// The processor of a node whose plugin could not be instantiated again (after it was once

@@ -220,9 +220,7 @@ pub fn run_since(
     let lb = metrics::lower_bound(g, p);
     let limit = opts.time_limit.as_secs_f64();
     let fell_back = |a: Algorithm| {
-        format!(
-            "{a} did not finish within the time limit of {limit} s; the schedule is HLFET's (raise --time-limit for {a}'s)"
-        )
+        format!("{a} did not finish within the time limit of {limit} s; the schedule is HLFET's")
     };
     let mut note = None;
     let (chosen, schedule, optimal, lower_bound) = match algorithm {
@@ -236,7 +234,8 @@ pub fn run_since(
         },
         Algorithm::Cpfd => match cpfd_within_cut(g, p, deadline) {
             Some((s, cut)) => {
-                note = cut.map(|c| format!("cpfd was cut short by the time limit of {limit} s: {c} (raise --time-limit for its whole schedule)"));
+                note =
+                    cut.map(|c| format!("cpfd was cut short by the time limit of {limit} s: {c}"));
                 (algorithm, s, None, lb)
             }
             None => {

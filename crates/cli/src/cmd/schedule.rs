@@ -178,7 +178,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let out = fugue_sched::run_since(&g, a.algorithm, &opts, from)?;
     spinner.finish_and_clear();
     if let Some(note) = &out.note {
-        util::warning(note);
+        util::warning(format!("{note} (raise --time-limit to give it the time)"));
     }
     fugue_sched::verify(&g, &out.schedule).context("internal error: the schedule is invalid")?;
     let report = ScheduleReport::new(&g, &a.file, &out, processors, a.time_limit, &origin);

@@ -493,7 +493,7 @@ impl Host {
             if panics > 0 && !e.told.0 {
                 e.told.0 = true;
                 self.notices.push(format!(
-                    "graph {}: a processor panicked; the graph is silenced (the others play on): unload it",
+                    "graph {}: a node of it failed (its processor panicked, or its Faust program or LV2 plugin divided an integer by zero); the graph is silenced (the others play on): unload it",
                     e.name
                 ));
             }
