@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 #include <time.h>
@@ -40,6 +41,35 @@ static int fail(const char* what, const char* detail) {
     return 1;
 }
 
+// MapUI that also keeps each input widget's range, so that a value outside it is refused as
+// fugue's graph attributes refuse it (a bargraph, an output, has none and is not checked).
+struct RangeUI : public MapUI {
+    std::map<FAUSTFLOAT*, std::pair<double, double>> ranges;
+    void addButton(const char* label, FAUSTFLOAT* zone) override {
+        MapUI::addButton(label, zone);
+        ranges[zone] = {0.0, 1.0};
+    }
+    void addCheckButton(const char* label, FAUSTFLOAT* zone) override {
+        MapUI::addCheckButton(label, zone);
+        ranges[zone] = {0.0, 1.0};
+    }
+    void addVerticalSlider(const char* label, FAUSTFLOAT* zone, FAUSTFLOAT init, FAUSTFLOAT lo,
+                           FAUSTFLOAT hi, FAUSTFLOAT step) override {
+        MapUI::addVerticalSlider(label, zone, init, lo, hi, step);
+        ranges[zone] = {double(lo), double(hi)};
+    }
+    void addHorizontalSlider(const char* label, FAUSTFLOAT* zone, FAUSTFLOAT init, FAUSTFLOAT lo,
+                             FAUSTFLOAT hi, FAUSTFLOAT step) override {
+        MapUI::addHorizontalSlider(label, zone, init, lo, hi, step);
+        ranges[zone] = {double(lo), double(hi)};
+    }
+    void addNumEntry(const char* label, FAUSTFLOAT* zone, FAUSTFLOAT init, FAUSTFLOAT lo,
+                     FAUSTFLOAT hi, FAUSTFLOAT step) override {
+        MapUI::addNumEntry(label, zone, init, lo, hi, step);
+        ranges[zone] = {double(lo), double(hi)};
+    }
+};
+
 static double seconds(const timespec& a, const timespec& b) {
     return double(b.tv_sec - a.tv_sec) + double(b.tv_nsec - a.tv_nsec) * 1e-9;
 }
@@ -62,7 +92,7 @@ int main(int argc, char** argv) {
 #endif
     mydsp* dsp = new mydsp();
     dsp->init(rate);
-    MapUI ui;
+    RangeUI ui;
     dsp->buildUserInterface(&ui);
     for (int i = 6; i < argc; i++) {
         std::string arg(argv[i]);
@@ -71,10 +101,25 @@ int main(int argc, char** argv) {
             return fail("not NAME=VALUE:", argv[i]);
         }
         std::string name = arg.substr(0, eq);
-        if (ui.getParamZone(name) == nullptr) {
+        FAUSTFLOAT* zone = ui.getParamZone(name);
+        if (zone == nullptr) {
             return fail("no such parameter:", name.c_str());
         }
-        ui.setParamValue(name, float(atof(arg.c_str() + eq + 1)));
+        const char* text = arg.c_str() + eq + 1;
+        char* end = nullptr;
+        double value = strtod(text, &end);
+        if (end == text || *end != '\0' || !std::isfinite(value)) {
+            return fail(("--param " + arg + ":").c_str(), "not a number");
+        }
+        auto range = ui.ranges.find(zone);
+        if (range != ui.ranges.end() &&
+            (value < range->second.first || value > range->second.second)) {
+            char said[160];
+            snprintf(said, sizeof said, "outside the parameter's range, %g to %g",
+                     range->second.first, range->second.second);
+            return fail(("--param " + arg + ":").c_str(), said);
+        }
+        ui.setParamValue(name, FAUSTFLOAT(value));
     }
     int ins = dsp->getNumInputs();
     int outs = dsp->getNumOutputs();

@@ -62,6 +62,23 @@ impl std::fmt::Display for Usage {
 
 impl std::error::Error for Usage {}
 
+/// Whether `path` names the file that standard output is (`/dev/stdout`, `/proc/self/fd/1`,
+/// or a path to the same file or pipe): the same device and inode.
+pub fn is_standard_output(path: &std::path::Path) -> bool {
+    use std::os::fd::AsFd as _;
+    use std::os::unix::fs::MetadataExt as _;
+    let Ok(named) = std::fs::metadata(path) else {
+        return false;
+    };
+    let stdout = std::io::stdout();
+    let Ok(fd) = stdout.as_fd().try_clone_to_owned() else {
+        return false;
+    };
+    std::fs::File::from(fd)
+        .metadata()
+        .is_ok_and(|m| m.dev() == named.dev() && m.ino() == named.ino())
+}
+
 /// Returns a usage error (exit code 2) with this message.
 pub fn usage(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(Usage(msg.into()))

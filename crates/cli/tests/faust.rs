@@ -1720,3 +1720,52 @@ fn an_integer_division_by_zero_fails_the_node_not_the_process() {
     );
     assert!(both.contains("waited 0.05 s"), "{both}");
 }
+
+/// `bench faust --param`: a value that is not a number is refused before any build, and a
+/// program path that is a folder is said to be one.
+#[test]
+fn bench_faust_refuses_a_value_that_is_not_a_number() {
+    if !fugue_faust::available_for("bench_faust_refuses_a_value_that_is_not_a_number") {
+        return;
+    }
+    let dir = folder("faust", "bench-param");
+    let graph = dir.join("string.ag");
+    std::fs::write(
+        &graph,
+        format!(
+            "s = {{ kind: \"faust\", file: \"{}\", }};\nout = {{ kind: \"sink\", }};\ns.1 -> out.1;\n",
+            example("faust/string.dsp")
+        ),
+    )
+    .unwrap();
+    let out = dir.join("report");
+    let run = |dsp: &str, param: &str| {
+        fugue(&[
+            "bench",
+            "faust",
+            "--dsp",
+            dsp,
+            "--graph",
+            graph.to_str().unwrap(),
+            "--param",
+            param,
+            "-o",
+            out.to_str().unwrap(),
+            "--force",
+        ])
+    };
+    for value in ["abc", "nan", ""] {
+        let o = run(&example("faust/string.dsp"), &format!("freq={value}"));
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{value}: {e}");
+        assert!(
+            e.contains(&format!("--param freq={value}: `{value}` is not a number")),
+            "{e}"
+        );
+    }
+    let o = run(dir.to_str().unwrap(), "freq=220");
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("it is a folder, not a file"), "{e}");
+    assert!(!out.exists());
+}

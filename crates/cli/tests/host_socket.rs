@@ -727,3 +727,58 @@ fn ctl_load_reads_a_relative_file_from_where_ctl_runs() {
     let (code, _) = exit_within(&mut h.child, Duration::from_secs(10));
     assert_eq!(code, Some(0));
 }
+
+/// A `--control` path ending in `/` (a folder's name) is refused before anything plays or
+/// is recorded; `ctl` gives a path too long for a socket, and a reply that is not text, one
+/// sentence each that names the socket.
+#[test]
+fn socket_paths_that_cannot_be_are_said_before_anything_plays() {
+    let dir = folder("host-socket", "bad-paths");
+    let script = dir.join("s.txt");
+    std::fs::write(&script, "wait 0.1\n").unwrap();
+    let rec = dir.join("rec.wav");
+    let _ = std::fs::remove_file(&rec);
+    let slash = format!("{}/", dir.join("t.sock").display());
+    let o = fugue(&[
+        "host",
+        "--backend",
+        "offline",
+        "--control",
+        &slash,
+        "--script",
+        script.to_str().unwrap(),
+        "--record",
+        rec.to_str().unwrap(),
+    ]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("ends with `/`") && !stdout(&o).contains("waited") && !rec.exists(),
+        "{e}"
+    );
+    let long = format!("{}/{}.sock", dir.display(), "a".repeat(120));
+    let o = fugue(&["ctl", &long, "list"]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("bytes long, and a socket's path holds at most 107") && e.lines().count() == 1,
+        "{e}"
+    );
+    // A server that answers bytes that are not UTF-8.
+    let socket = dir.join("latin.sock");
+    let _ = std::fs::remove_file(&socket);
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    std::thread::spawn(move || {
+        for mut c in listener.incoming().flatten() {
+            let _ = c.write_all(b"\xff\xfe ok\n");
+        }
+    });
+    let o = fugue(&["ctl", socket.to_str().unwrap(), "list"]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains(&format!("cannot read the reply from {}", socket.display()))
+            && e.lines().count() == 1,
+        "{e}"
+    );
+}

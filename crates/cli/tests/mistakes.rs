@@ -130,6 +130,45 @@ fn input_mistakes_are_warned_about_and_strict_refuses_them() {
         "{}",
         stderr(&o)
     );
+    // A source of no port: said as such, not as no source.
+    let g = d.join("portless.ag");
+    std::fs::write(
+        &g,
+        "i = { kind: \"source\", out: 0, };\no = { kind: \"osc\", freq: 100, };\ns = { kind: \"sink\", };\no.1 -> s.1;\n",
+    )
+    .unwrap();
+    let o = fugue(&[
+        "render",
+        s(&g),
+        "-o",
+        s(&out),
+        "--force",
+        "--seconds",
+        "0.1",
+        "--input",
+        s(&input),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the graph's source node has no output port (`out: 0`)"),
+        "{}",
+        stderr(&o)
+    );
+    // An output named `.wav` alone: a hidden file's name, said as such.
+    let o = fugue(&[
+        "render",
+        &example("synth.ag"),
+        "-o",
+        ".wav",
+        "--seconds",
+        "0.1",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("a name of .wav alone is a hidden file's name without an extension"),
+        "{}",
+        stderr(&o)
+    );
     // A two-port source fed a mono file.
     let g = d.join("stereo.ag");
     std::fs::write(

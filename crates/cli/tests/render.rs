@@ -541,3 +541,23 @@ fn an_input_with_its_format_after_its_samples_says_so() {
     assert!(!stderr(&o).contains("though it names"), "{}", stderr(&o));
     assert!(!out.exists());
 }
+
+/// `-o /dev/stdout` (a path that is standard output) writes what `-o -` writes: the WAV
+/// alone, the summary on standard error.
+#[test]
+fn a_path_that_is_standard_output_gets_the_wav_alone() {
+    let pluck = example("pluck.ag");
+    let run = |to: &str| {
+        let o = fugue(&["render", &pluck, "-o", to, "--seconds", "0.05", "-e", "seq"]);
+        assert!(o.status.success(), "{to}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("0.05 s of audio"),
+            "{to}: {}",
+            stderr(&o)
+        );
+        o.stdout
+    };
+    let dash = run("-");
+    assert!(dash.starts_with(b"RIFF"));
+    assert_eq!(run("/dev/stdout"), dash);
+}

@@ -61,10 +61,13 @@ pub enum Warning {
         /// The nodes not named.
         more: usize,
     },
-    /// An input file given to a graph that has no `source` node: it is not read.
+    /// An input file given to a graph that has no `source` node, or whose `source` nodes
+    /// have no output port: it is not read.
     InputNotRead {
         /// The input file.
         input: PathBuf,
+        /// How many `source` nodes the graph has (all without ports).
+        sources: usize,
     },
     /// An input file with fewer channels than the graph's `source` ports (the other ports
     /// read silence), or more (the others are not read).
@@ -139,10 +142,20 @@ impl std::fmt::Display for Warning {
                 if *more == 1 { "" } else { "s" },
                 if *more == 1 { "es" } else { "" }
             ),
-            Warning::InputNotRead { input } => write!(
+            Warning::InputNotRead { input, sources: 0 } => write!(
                 f,
                 "--input {}: the graph has no source node, so the file is not read",
                 input.display()
+            ),
+            Warning::InputNotRead { input, sources } => write!(
+                f,
+                "--input {}: {} no output port (`out: 0`), so the file is not read",
+                input.display(),
+                if *sources == 1 {
+                    "the graph's source node has".to_string()
+                } else {
+                    format!("the graph's {sources} source nodes have")
+                },
             ),
             Warning::InputChannels { input, channels, ports } if usize::from(*channels) < *ports => write!(
                 f,
@@ -436,6 +449,9 @@ pub fn input(graph: &TaskGraph, input: &Path) -> Vec<Warning> {
     if ports == 0 {
         return vec![Warning::InputNotRead {
             input: input.to_path_buf(),
+            sources: (0..graph.len())
+                .filter(|&v| graph.node(v).kind == "source")
+                .count(),
         }];
     }
     match crate::wav_channels(input) {

@@ -942,6 +942,22 @@ impl OutputFile {
         wrong: impl FnOnce() -> String,
     ) -> Result<OutputFile, OutputError> {
         let named = |p: &Path| p.extension().is_some_and(|e| e.eq_ignore_ascii_case(ext));
+        // `.wav` alone is a hidden file's name with no extension: said as such, since
+        // "name it with .wav" would read as a contradiction.
+        let wrong = || {
+            let hidden = path.file_name().is_some_and(|n| {
+                n.to_str()
+                    .and_then(|n| n.strip_prefix('.'))
+                    .is_some_and(|n| n.eq_ignore_ascii_case(ext))
+            });
+            match hidden {
+                true => format!(
+                    "{}: a name of .{ext} alone is a hidden file's name without an extension; give the file a name before .{ext} (out.{ext})",
+                    path.display()
+                ),
+                false => wrong(),
+            }
+        };
         match OutputFile::check(path, force, inputs) {
             Ok(out) if out.takes(ext) => Ok(out),
             Ok(_) => Err(OutputError::Format(wrong())),

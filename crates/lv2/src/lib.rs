@@ -43,6 +43,7 @@ use fugue_dsp::Registry;
 use thiserror::Error;
 
 pub use ffi::{LIBRARY, LIBRARY_VAR};
+pub use node::{MAX_RATE, MIN_RATE};
 pub use world::{world, PluginInfo, PortInfo, PortKind, World};
 
 /// Why LV2 plugins cannot be used.

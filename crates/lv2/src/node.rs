@@ -76,6 +76,15 @@ impl Kind {
                 ),
             ));
         }
+        if ctx.sample_rate > MAX_RATE {
+            return Err(attrs::bad_ports(
+                ctx,
+                format!(
+                    "is plugin <{uri}>, which would run at {} Hz (the graph's rate, through the resamplers before it); plugins size their memory by the rate they are given (delay lines of seconds), unbounded by fugue, so they run at {MAX_RATE} Hz or less",
+                    ctx.sample_rate
+                ),
+            ));
+        }
         let audio_in = plugin.audio(true).count();
         let audio_out = plugin.audio(false).count();
         for (used, has, what, verb) in [
@@ -198,6 +207,11 @@ impl Kind {
 /// The lowest rate a plugin is run at, Hz: the lowest of the rates LV2 hosts commonly offer
 /// (at 1 kHz and below, swh's retroFlange, gverb and others end the process).
 pub const MIN_RATE: f64 = 8000.0;
+
+/// The highest rate a plugin is run at, Hz: twice the highest rate audio interfaces offer
+/// (384 kHz). A plugin allocates what it needs for the rate it is given, out of fugue's
+/// reach: swh's tapeDelay at 196 MHz (behind a resampler of ratio 4096) took 8.4 GB.
+pub const MAX_RATE: f64 = 768_000.0;
 
 /// Refuses a plugin that requires a feature fugue does not provide, or has a port that fugue
 /// cannot connect and the plugin does not let go unconnected.

@@ -110,6 +110,13 @@ pub enum BenchCommand {
         "fugue bench profile-cost                              # rake (rateau101), seq, 512 frames",
         "fugue bench profile-cost --graph diamond --executor ws --threads 2 --pairs 40",
     ))]
+    // The profile records whole cycles of one executor: no pipelining and no auto (refused
+    // if given), so not offered.
+    #[command(mut_arg("pipeline", |a| a.hide(true)))]
+    #[command(mut_arg("executor", |a| {
+        let help = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+        a.help(format!("{help} (not auto here: the profile's cost is measured on one executor)"))
+    }))]
     ProfileCost(ProfileCostArgs),
     /// The shared-runtime study: N instances of a graph on one host in each mode (shared,
     /// partitioned, separate): offline throughput and fairness, real-time misses.
@@ -203,11 +210,6 @@ pub struct TuningArgs {
     /// i mod cores).
     #[arg(long)]
     pub pin: bool,
-    /// With --period-us: workers sleeping between cycles wake this many µs before the next
-    /// cycle's expected start and spin until it starts (0: they sleep until the cycle wakes
-    /// them) [default: the executors', 50].
-    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
-    pub wake_lead_us: Option<u64>,
 }
 
 impl TuningArgs {
@@ -220,7 +222,7 @@ impl TuningArgs {
             min_steal_us: self.steal.min_steal_us,
             merge_chains: !self.no_merge_chains,
             pin: self.pin,
-            wake_lead_us: self.wake_lead_us,
+            wake_lead_us: None,
         }
     }
 }
@@ -455,6 +457,11 @@ pub struct OverheadArgs {
     /// (--wake-lead-us). The table adds the process's CPU use.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub period_us: Option<u64>,
+    /// With --period-us: workers sleeping between cycles wake this many µs before the next
+    /// cycle's expected start and spin until it starts (0: they sleep until the cycle wakes
+    /// them) [default: the executors', 50].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub wake_lead_us: Option<u64>,
     /// Timed cycles per run (each one's time is kept until the run ends: at most
     /// 8,388,608, as `bench table`'s runs).
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=crate::MAX_CYCLES_PER_RUN as u64))]
@@ -478,7 +485,7 @@ pub struct OverheadArgs {
 
 /// Runs `fugue bench overhead` ([`crate::overhead`]).
 fn run_overhead(args: OverheadArgs, progress: &mut dyn Progress) -> Result<String, BenchError> {
-    if args.tuning.wake_lead_us.is_some() && args.period_us.is_none() {
+    if args.wake_lead_us.is_some() && args.period_us.is_none() {
         return Err(BenchError::Config(
             "--wake-lead-us needs --period-us: workers wake ahead of a cycle's expected start only when cycles start every period".into(),
         ));
@@ -504,7 +511,10 @@ fn run_overhead(args: OverheadArgs, progress: &mut dyn Progress) -> Result<Strin
         cycles: args.cycles as usize,
         warmup: args.warmup as usize,
         runs: args.runs as usize,
-        tuning: args.tuning.tuning(),
+        tuning: crate::runner::Tuning {
+            wake_lead_us: args.wake_lead_us,
+            ..args.tuning.tuning()
+        },
         tbb: args.tbb,
     };
     let result = crate::overhead::run(&config, progress)?;
@@ -594,11 +604,6 @@ fn run_table(
 ) -> Result<String, BenchError> {
     once_each("--shapes", Some(&args.shapes))?;
     once_each("--buffers", Some(&args.buffers))?;
-    if args.tuning.wake_lead_us.is_some() {
-        return Err(BenchError::Config(
-            "--wake-lead-us is for paced cycles (bench overhead --period-us); bench table runs its cycles back to back".into(),
-        ));
-    }
     let config = TableConfig {
         shapes: args
             .shapes

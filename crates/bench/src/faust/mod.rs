@@ -88,12 +88,25 @@ pub fn programs(
     }
     if let Some((dsp, graph, params)) = other {
         if let Some(f) = [dsp, graph].into_iter().find(|f| !f.is_file()) {
-            return Err(BenchError::Failed(format!("{}: no such file", f.display())));
+            let why = if f.is_dir() {
+                "it is a folder, not a file"
+            } else {
+                "no such file"
+            };
+            return Err(BenchError::Failed(format!("{}: {why}", f.display())));
         }
-        if let Some(bad) = params.iter().find(|p| !p.contains('=')) {
-            return Err(BenchError::Config(format!(
-                "--param {bad}: expected NAME=VALUE"
-            )));
+        for p in params {
+            let Some((_, value)) = p.split_once('=') else {
+                return Err(BenchError::Config(format!(
+                    "--param {p}: expected NAME=VALUE"
+                )));
+            };
+            // The range is the program's, checked by its builds' driver; a number first.
+            if !value.trim().parse::<f64>().is_ok_and(f64::is_finite) {
+                return Err(BenchError::Config(format!(
+                    "--param {p}: `{value}` is not a number"
+                )));
+            }
         }
         let name = dsp.file_stem().map(|s| s.to_string_lossy().into_owned());
         programs.push(Program {
@@ -423,7 +436,11 @@ fn build(
         }
         run_checked(
             &mut faust,
-            &format!("faust {} on {}", flags.join(" "), p.dsp.display()),
+            &match flags {
+                // Faust's scalar mode takes no flag.
+                [] => format!("faust (scalar) on {}", p.dsp.display()),
+                _ => format!("faust {} on {}", flags.join(" "), p.dsp.display()),
+            },
         )?;
         let mut gxx = Command::new("g++");
         gxx.args(["-O3", "-w", "-std=c++14"]);
@@ -645,14 +662,20 @@ fn prepare(
     for (k, _, s) in &built {
         bench.builds.push((p.name.clone(), *k, *s));
     }
-    // The number of inputs, from a one-block run of the scalar build.
-    let probe = run_checked(
-        Command::new(&built[0].1)
-            .args(["1", &c.block.to_string(), &c.rate.to_string(), "-"])
-            .arg(c.work.join("probe.raw"))
-            .args(&p.params),
-        &format!("the scalar build of {}", p.name),
-    )?;
+    // The number of inputs, from a one-block run of the scalar build, which also checks
+    // each --param's value against the program's range (its refusal said as the flag's).
+    let mut cmd = Command::new(&built[0].1);
+    cmd.args(["1", &c.block.to_string(), &c.rate.to_string(), "-"])
+        .arg(c.work.join("probe.raw"))
+        .args(&p.params);
+    let probe = run_checked(&mut cmd, &format!("the scalar build of {}", p.name)).map_err(|e| {
+        let said = cmd.output().ok().and_then(|o| {
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout).ok()?;
+            let error = v["error"].as_str()?;
+            error.starts_with("--param ").then(|| error.to_string())
+        });
+        said.map_or(e, BenchError::Config)
+    })?;
     let v: serde_json::Value = serde_json::from_slice(&probe.stdout).map_err(|_| {
         BenchError::Failed(format!("the scalar build of {} printed no JSON", p.name))
     })?;

@@ -24,6 +24,7 @@ pub struct Args {
     #[arg(long, default_value_t = 48_000, value_parser = clap::value_parser!(u32).range(1..=fugue_engine::MAX_RATE as i64))]
     pub rate: u32,
     /// Measured cycles (after a warm-up of a tenth as many): each node is timed once per cycle.
+    /// At most 10,000,000, and 256 MiB ÷ (8 × the graph's nodes) (the times kept).
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub cycles: u64,
     /// Write the costs as CSV (`node,cost`, the 99th percentile in µs) to this file (a named

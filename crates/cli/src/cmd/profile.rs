@@ -16,6 +16,8 @@ use crate::util;
 #[command(after_help = examples!(
     "fugue profile examples/rake.ag --executor ws --threads 2 --buffer 128 -o rake-profile",
 ))]
+// The profile records whole cycles: no pipelining (refused if given), so not offered.
+#[command(mut_arg("pipeline", |a| a.hide(true)))]
 pub struct Args {
     /// The graph to profile (.ag, .stg, .dot, or a Faust program .dsp).
     pub graph: PathBuf,

@@ -194,6 +194,11 @@ fn check_input(input: &std::path::Path) -> anyhow::Result<()> {
 /// name, the report printed.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let out = check_output(&args)?;
+    // The audio goes to standard output with `-o -`, and with a path that is it
+    // (`/dev/stdout`, `/proc/self/fd/1`): the summary then goes to standard error.
+    let audio_on_stdout = out
+        .as_ref()
+        .is_none_or(|o| util::is_standard_output(o.path()));
     if let Some(input) = &args.input {
         check_input(input)?;
     }
@@ -339,7 +344,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         util::one_line(&report.to_string())
     };
     // With the audio on standard output, the summary goes to standard error.
-    if out.is_none() {
+    if audio_on_stdout {
         eprintln!("{line}");
     } else {
         println!("{line}");

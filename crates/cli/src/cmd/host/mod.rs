@@ -105,7 +105,7 @@ pub struct Args {
     #[arg(long)]
     pub placeholder: bool,
     /// Pin the audio thread to the first core and worker i to core i (the default with the
-    /// clocked and JACK backends: threads that sleep between cycles can otherwise end up on
+    /// clocked, ALSA and JACK backends: threads that sleep between cycles can otherwise end up on
     /// one core, where a parallel pool runs no faster than one thread).
     #[arg(long)]
     pub pin: bool,

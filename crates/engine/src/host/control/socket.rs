@@ -221,6 +221,12 @@ pub fn check_path(path: &Path) -> Result<bool, ControlError> {
             "--control takes the path of a Unix socket to create, not `-`: commands come over that socket (`fugue ctl SOCKET ...`); give a path such as ./fugue.sock".to_string(),
         ));
     }
+    if path.as_os_str().as_encoded_bytes().ends_with(b"/") {
+        return Err(ControlError::Taken(format!(
+            "{} ends with `/`, which names a folder; the control socket is a file: give its path without the slash",
+            path.display()
+        )));
+    }
     if let Ok(meta) = std::fs::symlink_metadata(path) {
         use std::os::unix::fs::FileTypeExt as _;
         // Only a socket is replaced: anything else at the path is the user's.
@@ -230,11 +236,26 @@ pub fn check_path(path: &Path) -> Result<bool, ControlError> {
                 path.display()
             )));
         }
-        if UnixStream::connect(path).is_ok() {
-            return Err(ControlError::Taken(format!(
-                "{} is a socket that a running program listens on (a fugue host or run, or another program); stop it or choose another path",
-                path.display()
-            )));
+        match UnixStream::connect(path) {
+            Ok(_) => {
+                return Err(ControlError::Taken(format!(
+                    "{} is a socket that a running program listens on (a fugue host or run, or another program); stop it or choose another path",
+                    path.display()
+                )))
+            }
+            // Stale: nothing listens there (or it went away since).
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::NotFound
+                ) => {}
+            // Another user's socket, which this one may not reach, may well be live.
+            Err(e) => {
+                return Err(ControlError::Taken(format!(
+                    "{} is a socket that cannot be tried ({e}), so it may be a running program's; remove it if it is stale, or choose another path",
+                    path.display()
+                )))
+            }
         }
         // Replacing it removes a file of the folder and adds one.
         writable(path)?;
@@ -546,6 +567,15 @@ pub fn send(path: &Path, line: &str, timeout: Duration) -> Result<String, Contro
             return Err(ControlError::NotASocket(path.to_path_buf()));
         }
     }
+    // A socket's address holds 107 bytes of path (sun_path, with its NUL), as the host's
+    // check says.
+    if path.as_os_str().len() > 107 {
+        return Err(ControlError::Taken(format!(
+            "{} is {} bytes long, and a socket's path holds at most 107, so no host listens there; give a shorter path to the same socket (a relative one, or through a symbolic link)",
+            path.display(),
+            path.as_os_str().len()
+        )));
+    }
     let mut s = UnixStream::connect(path).map_err(io(&format!(
         "cannot connect to {} (is a `fugue host` or `fugue run` with `--control {}` running?)",
         path.display(),
@@ -560,10 +590,15 @@ pub fn send(path: &Path, line: &str, timeout: Duration) -> Result<String, Contro
         seconds: (timeout.as_secs_f64() * 10.0).round() / 10.0,
     };
     // An error of `what`, or the time limit's when the socket's time ran out.
+    // A host that ends (a `quit` of another client) may reset the connection instead of
+    // closing it: no reply, as a close without one.
     let failed = |what: &'static str| {
         move |e: std::io::Error| match e.kind() {
             std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => timed_out(),
-            _ => io(what)(e),
+            std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe => {
+                ControlError::NoReply(path.to_path_buf())
+            }
+            _ => io(&format!("{what} {}", path.display()))(e),
         }
     };
     // A zero duration is refused by the socket: none of these is zero.
@@ -582,10 +617,10 @@ pub fn send(path: &Path, line: &str, timeout: Duration) -> Result<String, Contro
         if !why.trim().is_empty() {
             return Ok(why.trim_end().to_string());
         }
-        return Err(failed("cannot send the command")(e));
+        return Err(failed("cannot send the command to")(e));
     }
     s.shutdown(std::net::Shutdown::Write)
-        .map_err(io("cannot send the command"))?;
+        .map_err(failed("cannot send the command to"))?;
     // What the write took comes off the time left for the reply.
     let left = timeout.saturating_sub(started.elapsed());
     if left.is_zero() {
@@ -597,7 +632,7 @@ pub fn send(path: &Path, line: &str, timeout: Duration) -> Result<String, Contro
     BufReader::new(&mut s)
         .take(super::MAX_REPLY)
         .read_line(&mut reply)
-        .map_err(failed("cannot read the reply"))?;
+        .map_err(failed("cannot read the reply from"))?;
     if reply.is_empty() {
         return Err(ControlError::NoReply(path.to_path_buf()));
     }
