@@ -1184,3 +1184,50 @@ fn the_host_plays_a_plugin_graph_from_a_fresh_state() {
         );
     }
 }
+
+/// A bundle lilv cannot parse is said once, in fugue's words, naming its file; lilv's own
+/// lines do not reach standard error, and the other plugins play.
+#[test]
+fn a_bundle_lilv_cannot_read_is_said_once_in_a_warning() {
+    let Some(_) = installed("a_bundle_lilv_cannot_read_is_said_once_in_a_warning") else {
+        return;
+    };
+    let dir = folder("lv2", "broken-bundle");
+    let bundle = dir.join("broken.lv2");
+    std::fs::create_dir_all(&bundle).unwrap();
+    std::fs::write(
+        bundle.join("manifest.ttl"),
+        "@prefix lv2: <http://lv2plug.in/ns/lv2core#> .\n<urn:x:broken> a lv2:Plugin ; lv2:binary <x.so> ; rdfs:seeAlso <p.ttl> .\n",
+    )
+    .unwrap();
+    let path = format!("{}:/usr/lib/lv2", dir.display());
+    let out = dir.join("chain.wav");
+    for args in [
+        vec!["plugins", "amp"],
+        vec![
+            "render",
+            "examples/lv2/parallel.ag",
+            "-o",
+            out.to_str().unwrap(),
+            "--seconds",
+            "0.05",
+            "--force",
+        ],
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_fugue"))
+            .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+            .env("LV2_PATH", &path)
+            .args(&args)
+            .output()
+            .unwrap();
+        let e = stderr(&o);
+        assert!(o.status.success(), "{args:?}: {e}");
+        let said: Vec<&str> = e
+            .lines()
+            .filter(|l| l.contains("lilv could not read every installed plugin description"))
+            .collect();
+        assert_eq!(said.len(), 1, "{args:?}: {e}");
+        assert!(said[0].contains("broken.lv2/manifest.ttl"), "{e}");
+        assert!(e.lines().all(|l| l.starts_with("fugue")), "{args:?}: {e}");
+    }
+}

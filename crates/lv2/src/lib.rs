@@ -98,6 +98,24 @@ pub fn doc() -> KindDoc {
     )
 }
 
+/// What lilv said while it read the installed descriptions, as one warning line, or `None`
+/// when it said nothing ([`World::load_problems`]).
+pub fn load_problems_line(world: &World) -> Option<String> {
+    let lines = world.load_problems();
+    // The line that names the file, where one does (lilv's own, after its parser's).
+    let first = lines
+        .iter()
+        .find(|l| l.contains(".ttl"))
+        .or(lines.first())?
+        // lilv quotes `like this': its backquote would open a quote of fugue's message.
+        .replace('`', "'");
+    Some(format!(
+        "LV2: lilv could not read every installed plugin description ({} line{} of errors, as: {first}); the plugins it read are available (`fugue plugins` lists them)",
+        lines.len(),
+        if lines.len() == 1 { "" } else { "s" }
+    ))
+}
+
 /// The installed plugins, in URI order, or why they cannot be read.
 pub fn plugins() -> Result<&'static [PluginInfo], Lv2Error> {
     Ok(world()?.plugins())

@@ -48,6 +48,9 @@ impl Kind {
             }
         };
         let world = world().map_err(|e| attrs::bad_ports(ctx, e.to_string()))?;
+        if let Some(w) = crate::load_problems_line(world) {
+            self.warn(w);
+        }
         let Some((plugin, raw)) = world.find(&uri) else {
             let near = nearest::uris(world.plugins().iter().map(|p| p.uri.as_str()), &uri, 3);
             let reason = if near.is_empty() {

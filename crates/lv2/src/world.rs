@@ -188,6 +188,9 @@ pub struct World {
     /// `lilv_world_get_all_plugins`'s plugins, in the order of [`World::plugins`].
     raw: Vec<*const Opaque>,
     plugins: Vec<PluginInfo>,
+    /// What lilv printed while it read the installed descriptions (a bundle it could not
+    /// parse), one line each: [`World::load_problems`].
+    problems: Vec<String>,
 }
 
 // SAFETY: the world's pointers are used only under `lock` (`World::guard`) once `World::load`
@@ -197,6 +200,41 @@ unsafe impl Send for World {}
 unsafe impl Sync for World {}
 
 static WORLD: OnceLock<Result<World, Lv2Error>> = OnceLock::new();
+
+/// The most of lilv's messages kept while the world loads (the rest is dropped).
+const MAX_CAPTURED: usize = 64 << 10;
+
+/// Runs `f` with the process's standard error (descriptor 2) sent to a memory file, and
+/// returns its result and what was written there (at most [`MAX_CAPTURED`] bytes, lossy
+/// UTF-8). Where the memory file cannot be made, `f` runs with standard error as it is.
+/// Another thread's message written meanwhile is captured with lilv's (the world loads
+/// once, early: on the first `lv2` node or `fugue plugins`).
+fn captured_stderr<R>(f: impl FnOnce() -> R) -> (R, String) {
+    // SAFETY: plain descriptor calls on descriptors this function owns (`memfd`, `saved`)
+    // and on 2, which is put back before returning; the name is NUL-terminated.
+    unsafe {
+        let memfd = libc::memfd_create(c"fugue-lilv".as_ptr(), libc::MFD_CLOEXEC);
+        if memfd < 0 {
+            return (f(), String::new());
+        }
+        let saved = libc::fcntl(2, libc::F_DUPFD_CLOEXEC, 3);
+        if saved < 0 || libc::dup2(memfd, 2) < 0 {
+            if saved >= 0 {
+                libc::close(saved);
+            }
+            libc::close(memfd);
+            return (f(), String::new());
+        }
+        let r = f();
+        libc::dup2(saved, 2);
+        libc::close(saved);
+        let mut text = vec![0u8; MAX_CAPTURED];
+        let n = libc::pread(memfd, text.as_mut_ptr().cast(), MAX_CAPTURED, 0);
+        libc::close(memfd);
+        text.truncate(n.max(0) as usize);
+        (r, String::from_utf8_lossy(&text).into_owned())
+    }
+}
 
 /// The process's LV2 world, loaded on the first call (lilv opened, every installed plugin
 /// read), or why it cannot be.
@@ -235,17 +273,36 @@ impl World {
                 (lilv.lilv_node_free)(value);
             }
         }
-        // SAFETY: `world` is a live world; this thread is the only one that knows it.
-        unsafe { (lilv.lilv_world_load_all)(world) };
-        let mut w = World {
-            lilv,
-            lock: Mutex::new(()),
-            world,
-            raw: Vec::new(),
-            plugins: Vec::new(),
-        };
-        w.read_plugins();
+        // lilv prints its errors (a bundle it cannot parse) on standard error itself, on
+        // every command that reads the world, graphs of other plugins included: they are
+        // captured while it reads the descriptions, for fugue to say once in its own words.
+        let (mut w, problems) = captured_stderr(|| {
+            // SAFETY: `world` is a live world; this thread is the only one that knows it.
+            unsafe { (lilv.lilv_world_load_all)(world) };
+            let mut w = World {
+                lilv,
+                lock: Mutex::new(()),
+                world,
+                raw: Vec::new(),
+                plugins: Vec::new(),
+                problems: Vec::new(),
+            };
+            w.read_plugins();
+            w
+        });
+        w.problems = problems
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect();
         Ok(w)
+    }
+
+    /// What lilv printed while it read the installed plugins' descriptions, one line each
+    /// (empty when every bundle read well): fugue's front end says it once, in a warning.
+    pub fn load_problems(&self) -> &[String] {
+        &self.problems
     }
 
     /// The lock every call into lilv takes after the world is loaded.

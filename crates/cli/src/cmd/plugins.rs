@@ -18,6 +18,12 @@ pub struct Args {
 pub fn run(a: Args) -> anyhow::Result<()> {
     let all = fugue_lv2::plugins()
         .map_err(|e| anyhow::anyhow!("cannot list the LV2 plugins: fugue {e}"))?;
+    if let Some(w) = fugue_lv2::world()
+        .ok()
+        .and_then(fugue_lv2::load_problems_line)
+    {
+        crate::util::warning(w);
+    }
     let filter = a.filter.as_deref().map(str::to_lowercase);
     let chosen: Vec<&PluginInfo> = all
         .iter()
