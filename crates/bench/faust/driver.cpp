@@ -36,8 +36,28 @@ using std::min;
 
 <<includeclass>>
 
+// `text` as the inside of a JSON string.
+static std::string json_text(const char* text) {
+    std::string s;
+    for (const char* c = text; *c; c++) {
+        unsigned char u = (unsigned char)*c;
+        if (u == '"' || u == '\\') {
+            s += '\\';
+            s += char(u);
+        } else if (u < 0x20) {
+            char esc[8];
+            snprintf(esc, sizeof esc, "\\u%04x", u);
+            s += esc;
+        } else {
+            s += char(u);
+        }
+    }
+    return s;
+}
+
 static int fail(const char* what, const char* detail) {
-    printf("{\"ok\":false,\"error\":\"%s %s\"}\n", what, detail);
+    printf("{\"ok\":false,\"error\":\"%s %s\"}\n", json_text(what).c_str(),
+           json_text(detail).c_str());
     return 1;
 }
 
@@ -112,12 +132,19 @@ int main(int argc, char** argv) {
             return fail(("--param " + arg + ":").c_str(), "not a number");
         }
         auto range = ui.ranges.find(zone);
-        if (range != ui.ranges.end() &&
-            (value < range->second.first || value > range->second.second)) {
+        // A float's rounding of a bound written in the program is let through (and clamped),
+        // as fugue's `faust` node lets it through.
+        double lo = range == ui.ranges.end() ? 0.0 : range->second.first;
+        double hi = range == ui.ranges.end() ? 0.0 : range->second.second;
+        double slack = 1e-6 * std::max(std::max(std::fabs(lo), std::fabs(hi)), 1.0);
+        if (range != ui.ranges.end() && lo <= hi && (value < lo - slack || value > hi + slack)) {
             char said[160];
             snprintf(said, sizeof said, "outside the parameter's range, %g to %g",
                      range->second.first, range->second.second);
             return fail(("--param " + arg + ":").c_str(), said);
+        }
+        if (range != ui.ranges.end() && lo <= hi) {
+            value = std::min(std::max(value, lo), hi);
         }
         ui.setParamValue(name, FAUSTFLOAT(value));
     }

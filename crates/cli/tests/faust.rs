@@ -1631,8 +1631,8 @@ fn a_run_under_jack_checks_the_program_at_the_servers_rate() {
 
 /// An integer division by zero in a program (a `%` whose right side a parameter within its
 /// range makes 0) traps on x86-64; the node fails, said once, and the process plays on:
-/// `render` and `run` with a warning, the host silencing that graph only. Setting the
-/// parameter again brings the node back.
+/// `render` and `run` with a warning, the host silencing that graph only (the other plays
+/// on).
 #[test]
 fn an_integer_division_by_zero_fails_the_node_not_the_process() {
     if !fugue_faust::available_for("an_integer_division_by_zero_fails_the_node_not_the_process") {
@@ -1768,4 +1768,58 @@ fn bench_faust_refuses_a_value_that_is_not_a_number() {
     assert_eq!(o.status.code(), Some(1), "{e}");
     assert!(e.contains("it is a folder, not a file"), "{e}");
     assert!(!out.exists());
+}
+
+/// A SIGFPE that another program sends keeps its default action once foreign code's
+/// divisions are guarded: the process ends by it, as it would without the guard (the
+/// handler passes on what is not a division that trapped inside a foreign call).
+#[test]
+fn a_sigfpe_sent_by_another_program_keeps_its_action() {
+    use std::os::unix::process::ExitStatusExt as _;
+    if !fugue_faust::available_for("a_sigfpe_sent_by_another_program_keeps_its_action") {
+        return;
+    }
+    let dir = folder("faust", "sigfpe");
+    std::fs::write(
+        dir.join("modn.dsp"),
+        "import(\"stdfaust.lib\");\nprocess = (ba.time % int(hslider(\"n\", 4, 0, 8, 1))) / 8.0;\n",
+    )
+    .unwrap();
+    let graph = dir.join("modn.ag");
+    std::fs::write(
+        &graph,
+        "p = { kind: \"faust\", file: \"modn.dsp\", n: 3, };\nout = { kind: \"sink\", };\np.1 -> out.1;\n",
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args([
+            "run",
+            graph.to_str().unwrap(),
+            "--backend",
+            "clocked",
+            "--seconds",
+            "20",
+            "-e",
+            "seq",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Once the graph plays (its instance made, the handler installed).
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // SAFETY: a signal to the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGFPE) };
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(10) {
+            let _ = child.kill();
+            panic!("the run went on after SIGFPE");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(status.signal(), Some(libc::SIGFPE), "{status:?}");
 }

@@ -782,3 +782,38 @@ fn socket_paths_that_cannot_be_are_said_before_anything_plays() {
         "{e}"
     );
 }
+
+/// A burst of sets larger than the run's queue of changes (256) waits for room, as the
+/// host's do: none is refused while the run plays (periods of 171 ms here, so that a cycle
+/// takes the queue's worth at most every period).
+#[test]
+fn a_single_run_takes_a_burst_of_sets_larger_than_its_queue() {
+    let dir = folder("host-socket", "run-burst");
+    let tone = "o = { kind: \"osc\", freq: 220, volume: 0.3, };\nout = { kind: \"sink\", in: 1, };\no.1 -> out.1;\n";
+    let (mut child, socket) = start_run(
+        &dir,
+        ("tone", tone),
+        &["--backend", "clocked", "--buffer", "8192"],
+        None,
+    );
+    let mut s = UnixStream::connect(&socket).unwrap();
+    let burst: String = (0..600)
+        .map(|i| format!("set tone o freq {}\n", 200 + i))
+        .collect();
+    s.write_all(burst.as_bytes()).unwrap();
+    s.shutdown(std::net::Shutdown::Write).unwrap();
+    let mut replies = String::new();
+    s.read_to_string(&mut replies).unwrap();
+    let refused: Vec<&str> = replies.lines().filter(|l| l.contains("error")).collect();
+    assert_eq!(replies.lines().count(), 600, "{replies}");
+    assert!(
+        refused.is_empty(),
+        "{} refused: {:?}",
+        refused.len(),
+        refused.first()
+    );
+    let (ok, r, _) = ctl(&socket, &["quit"]);
+    assert!(ok, "{r}");
+    let (code, _) = exit_within(&mut child, Duration::from_secs(10));
+    assert_eq!(code, Some(0));
+}

@@ -150,7 +150,7 @@ fn input_mistakes_are_warned_about_and_strict_refuses_them() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("the graph's source node has no output port (`out: 0`)"),
+        stderr(&o).contains("the graph's source node has no output port in use (no edge leaves it, or it says `out: 0`)"),
         "{}",
         stderr(&o)
     );

@@ -79,9 +79,11 @@ mod trap {
     }
 
     /// The handler: a division that trapped inside [`super::guarded`] is stepped over with
-    /// its results set to 0 and counted; anything else gets the previous action back, which
-    /// the instruction, run again on return, then meets.
-    extern "C" fn on_sigfpe(_: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    /// its results set to 0 and counted; anything else gets the previous action: a handler
+    /// of before is called; the default action (the process ends) is given back, and meets
+    /// the trapping instruction run again on return, or a sent signal raised again; a sent
+    /// signal ignored before stays ignored.
+    extern "C" fn on_sigfpe(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
         // The guard is a const-initialised thread-local without a destructor: reading it is
         // a load from the thread's block, safe in a handler.
         let inside = GUARD.with(|g| g.get());
@@ -96,16 +98,40 @@ mod trap {
             GUARD.with(|g| g.set(inside.saturating_add(1)));
             return;
         }
-        // SAFETY: `sigaction` is async-signal-safe; the previous action was stored before
-        // this handler was installed.
-        unsafe {
-            match PREVIOUS.get() {
-                Some(previous) => libc::sigaction(libc::SIGFPE, previous, std::ptr::null_mut()),
-                None => {
+        // A signal another process (or `raise`) sent: `si_code` SI_USER, SI_QUEUE, ... (0 or
+        // less); a fault of an instruction has a positive code.
+        let sent = code <= 0;
+        let previous = PREVIOUS.get().map_or(libc::SIG_DFL, |p| p.sa_sigaction);
+        match previous {
+            libc::SIG_IGN if sent => {}
+            libc::SIG_DFL | libc::SIG_IGN => {
+                // SAFETY: `signal` and `raise` are async-signal-safe. A fault that is not ours
+                // cannot be ignored (the instruction would trap again forever): the default
+                // action ends the process, as without this handler.
+                unsafe {
                     libc::signal(libc::SIGFPE, libc::SIG_DFL);
-                    0
+                    if sent {
+                        // Pending while this handler runs (SIGFPE is blocked in it), taken
+                        // by the default action on return.
+                        libc::raise(libc::SIGFPE);
+                    }
                 }
-            };
+            }
+            handler => {
+                let flags = PREVIOUS.get().map_or(0, |p| p.sa_flags);
+                // SAFETY: the previous action's handler, installed by the program for SIGFPE
+                // with these flags: called as the kernel would have called it.
+                unsafe {
+                    if flags & libc::SA_SIGINFO != 0 {
+                        let h: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+                            std::mem::transmute(handler);
+                        h(sig, info, ctx);
+                    } else {
+                        let h: extern "C" fn(libc::c_int) = std::mem::transmute(handler);
+                        h(sig);
+                    }
+                }
+            }
         }
     }
 

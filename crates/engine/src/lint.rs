@@ -149,12 +149,12 @@ impl std::fmt::Display for Warning {
             ),
             Warning::InputNotRead { input, sources } => write!(
                 f,
-                "--input {}: {} no output port (`out: 0`), so the file is not read",
+                "--input {}: {} no output port in use (no edge leaves it, or it says `out: 0`), so the file is not read",
                 input.display(),
                 if *sources == 1 {
                     "the graph's source node has".to_string()
                 } else {
-                    format!("the graph's {sources} source nodes have")
+                    format!("none of the graph's {sources} source nodes has")
                 },
             ),
             Warning::InputChannels { input, channels, ports } if usize::from(*channels) < *ports => write!(

@@ -192,8 +192,9 @@ impl Trial {
     }
 
     /// The next `frames` frames, its inputs `ins` (one buffer of at least `frames` frames per
-    /// input of the program): its outputs into `self.outs`.
-    fn run(&mut self, ins: &mut [Vec<f32>], frames: usize) {
+    /// input of the program): its outputs into `self.outs`. Returns how many integer
+    /// divisions trapped ([`fugue_dsp::foreign`]: they gave 0).
+    fn run(&mut self, ins: &mut [Vec<f32>], frames: usize) -> u32 {
         debug_assert!(ins.iter().all(|b| b.len() >= frames));
         for o in self.outs.iter_mut() {
             o.resize(frames, 0.0);
@@ -202,14 +203,15 @@ impl Trial {
         let mut op: Vec<*mut f32> = self.outs.iter_mut().map(|v| v.as_mut_ptr()).collect();
         // SAFETY: a live instance; as many buffers of `frames` frames as the program has
         // inputs and outputs.
-        unsafe {
+        let ((), traps) = fugue_dsp::foreign::guarded(|| unsafe {
             (self.inst.fns.compute)(
                 self.inst.dsp,
                 frames as i32,
                 ip.as_mut_ptr(),
                 op.as_mut_ptr(),
             )
-        };
+        });
+        traps
     }
 
     /// Whether its last block equals `other`'s (a NaN equals a NaN; 0 and -0 are equal, as
@@ -239,6 +241,7 @@ impl Factory {
     /// trial of the program off the audio path; allocates).
     pub(crate) fn trial(self: &Arc<Self>, frames: usize) -> Result<Vec<Vec<f32>>, FaustError> {
         let mut t = Trial::new(self, 48_000, true, &[])?;
+        // A division by zero gives 0 here: the node's own processor says it when it plays.
         t.run(&mut vec![vec![0.0f32; frames]; self.inputs], frames);
         Ok(t.outs)
     }
@@ -289,14 +292,19 @@ impl Factory {
                     *x = input(c, at + i);
                 }
             }
-            above.run(&mut ins, BLOCK);
-            at_bound.run(&mut ins, BLOCK);
+            // A division by zero tells nothing of the rate (the node's own processor says
+            // it when it plays): no finding.
+            if above.run(&mut ins, BLOCK) + at_bound.run(&mut ins, BLOCK) > 0 {
+                return Ok(false);
+            }
             if !above.same_as(&at_bound) {
                 // The rate counts above the bound: not bounded.
                 return Ok(false);
             }
             if !below {
-                half.run(&mut ins, BLOCK);
+                if half.run(&mut ins, BLOCK) > 0 {
+                    return Ok(false);
+                }
                 below = !half.same_as(&at_bound);
             }
             at += BLOCK;

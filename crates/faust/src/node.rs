@@ -598,7 +598,7 @@ impl Processor for FaustProcessor {
 #[inline(never)]
 fn division_by_zero() -> ! {
     std::panic::panic_any(fugue_dsp::Failure(
-        "its Faust program divided an integer by zero, which has no result: a `%` or an integer `/` whose right side was 0 (or the lowest integer by -1), as a parameter or an input made it; the node plays silence until one of its parameters is set".to_string(),
+        "its Faust program divided an integer by zero, which has no result: a `%` or an integer `/` whose right side was 0 (or the lowest integer by -1), as a parameter or an input made it; the node plays silence until one of its parameters is set (in a host, its graph stays silent until unloaded)".to_string(),
     ))
 }
 

@@ -662,7 +662,13 @@ impl TaskGraph {
 
     /// Whether node `v` is one of a feedback edge's two nodes ([`Feedback`]).
     pub fn is_feedback_node(&self, v: NodeId) -> bool {
-        self.feedback.iter().any(|f| f.read == v || f.write == v)
+        // The pairs are made by `GraphBuilder::build` in order, after the graph's own nodes:
+        // their ids increase, so a search finds one in O(log n) (called once per node by
+        // the reports, a scan made them quadratic in the feedback edges).
+        let at = self.feedback.partition_point(|f| f.write < v);
+        self.feedback
+            .get(at)
+            .is_some_and(|f| f.read == v || f.write == v)
     }
 
     /// The nodes as the file writes them: [`TaskGraph::len`] less each feedback edge's two

@@ -80,6 +80,8 @@ pub struct Instance {
     /// Set when an integer division trapped ([`fugue_dsp::foreign`]): the node then plays
     /// silence without running the plugin until a control is set or the node is reset.
     failed: bool,
+    /// Set when `activate` trapped in a reset: the next run says it (the node's failure).
+    unsaid: bool,
     /// Kept as long as the instance: the plugin may keep pointers into it.
     _features: Box<Features>,
 }
@@ -123,8 +125,11 @@ impl Instance {
         if traps > 0 {
             // A plugin that divided by zero while it set itself up is not one to run.
             let _lock = world.guard();
-            // SAFETY: the instance is live, never activated, and freed once, here.
-            unsafe { (world.lilv.lilv_instance_free)(instance) };
+            // SAFETY: the instance is live, never activated, and freed once, here (its
+            // `cleanup` may divide by zero too: 0, as it is put away).
+            let _ = fugue_dsp::foreign::guarded(|| unsafe {
+                (world.lilv.lilv_instance_free)(instance)
+            });
             return None;
         }
         let ports = |kind, input| {
@@ -167,6 +172,7 @@ impl Instance {
             sequence: urid_of(uris::ATOM_SEQUENCE),
             chunk: urid_of(uris::ATOM_CHUNK),
             failed: false,
+            unsaid: false,
             _features: features,
         };
         for p in &plugin.ports {
@@ -188,7 +194,11 @@ impl Instance {
             me.connect(p.index, data);
         }
         me.prepare_atoms();
-        me.activate();
+        if me.activate() > 0 {
+            // Refused as a plugin that did not instantiate (dropping it deactivates and
+            // frees it).
+            return None;
+        }
         Some(me)
     }
 
@@ -236,19 +246,25 @@ impl Instance {
         }
     }
 
-    fn activate(&mut self) {
-        if let Some(f) = self.descriptor().activate {
-            let _lock = self.recipe.world.guard();
-            // SAFETY: the instance is live and not active.
-            unsafe { f(self.handle()) };
-        }
+    /// Activates the plugin; returns how many of its integer divisions trapped
+    /// ([`fugue_dsp::foreign`]: many plugins derive their state from the rate here).
+    fn activate(&mut self) -> u32 {
+        let Some(f) = self.descriptor().activate else {
+            return 0;
+        };
+        let _lock = self.recipe.world.guard();
+        let handle = self.handle();
+        // SAFETY: the instance is live and not active.
+        fugue_dsp::foreign::guarded(|| unsafe { f(handle) }).1
     }
 
     fn deactivate(&mut self) {
         if let Some(f) = self.descriptor().deactivate {
             let _lock = self.recipe.world.guard();
-            // SAFETY: the instance is live and active.
-            unsafe { f(self.handle()) };
+            let handle = self.handle();
+            // SAFETY: the instance is live and active. A division by zero gives 0 here: the
+            // plugin is being put away.
+            let _ = fugue_dsp::foreign::guarded(|| unsafe { f(handle) });
         }
     }
 
@@ -293,6 +309,9 @@ impl Processor for Instance {
             for o in outputs.iter_mut() {
                 o.fill(0.0);
             }
+            if std::mem::take(&mut self.unsaid) {
+                division_by_zero();
+            }
             return;
         }
         let ((), traps) = fugue_dsp::foreign::guarded(|| {
@@ -320,7 +339,11 @@ impl Processor for Instance {
             Some(fresh) => *self = fresh,
             None => {
                 self.deactivate();
-                self.activate();
+                if self.activate() > 0 {
+                    // Said at the next run, as a division by zero in `run` is.
+                    self.failed = true;
+                    self.unsaid = true;
+                }
             }
         }
     }
@@ -352,8 +375,10 @@ impl Drop for Instance {
     fn drop(&mut self) {
         self.deactivate();
         let _lock = self.recipe.world.guard();
+        let (free, raw) = (self.recipe.world.lilv.lilv_instance_free, self.raw);
         // SAFETY: the instance is live, deactivated, and freed once; nothing uses it after.
-        unsafe { (self.recipe.world.lilv.lilv_instance_free)(self.raw) };
+        // Its `cleanup` may divide by zero: 0, as it is put away.
+        let _ = fugue_dsp::foreign::guarded(|| unsafe { free(raw) });
     }
 }
 
@@ -362,7 +387,7 @@ impl Drop for Instance {
 #[inline(never)]
 fn division_by_zero() -> ! {
     std::panic::panic_any(fugue_dsp::Failure(
-        "its LV2 plugin divided an integer by zero, which has no result (a control value may have made a divisor 0); the node plays silence until one of its controls is set".to_string(),
+        "its LV2 plugin divided an integer by zero, which has no result (a control value may have made a divisor 0); the node plays silence until one of its controls is set (in a host, its graph stays silent until unloaded)".to_string(),
     ))
 }
 

@@ -102,7 +102,7 @@ pub fn programs(
                 )));
             };
             // The range is the program's, checked by its builds' driver; a number first.
-            if !value.trim().parse::<f64>().is_ok_and(f64::is_finite) {
+            if !value.parse::<f64>().is_ok_and(f64::is_finite) {
                 return Err(BenchError::Config(format!(
                     "--param {p}: `{value}` is not a number"
                 )));

@@ -167,11 +167,23 @@ impl Run {
                             param: c.param as u32,
                             value: number,
                         };
-                        if self.queue.push(set).is_err() {
-                            return Reply::failed(
-                                "set",
-                                "the audio thread has not taken the changes sent before (is the run stopped?); try again",
-                            );
+                        // A queue full of changes the audio thread has not taken yet (a burst
+                        // of sets, larger than a cycle takes) makes room within a period or
+                        // two: the change waits for it, as the host's do, up to 2 s.
+                        let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
+                        let mut pending = set;
+                        while let Err(back) = self.queue.push(pending) {
+                            // Relaxed: a request flag.
+                            if self.stop.load(Ordering::Relaxed)
+                                || std::time::Instant::now() >= until
+                            {
+                                return Reply::failed(
+                                    "set",
+                                    "the audio thread took none of the changes sent before within 2 s (the run is stopping, or its periods are longer than that); try again",
+                                );
+                            }
+                            pending = back;
+                            std::thread::sleep(std::time::Duration::from_millis(1));
                         }
                         crate::live::apply(&mut graph, &c, &attr, &value, number);
                         Reply::done(Answer::Set {

@@ -227,6 +227,14 @@ pub fn check_path(path: &Path) -> Result<bool, ControlError> {
             path.display()
         )));
     }
+    // A socket's address holds 107 bytes of path (sun_path, with its NUL).
+    if path.as_os_str().len() > 107 {
+        return Err(ControlError::Taken(format!(
+            "{} is {} bytes long, and a socket's path holds at most 107; choose a shorter path (a relative one is measured as given)",
+            path.display(),
+            path.as_os_str().len()
+        )));
+    }
     if let Ok(meta) = std::fs::symlink_metadata(path) {
         use std::os::unix::fs::FileTypeExt as _;
         // Only a socket is replaced: anything else at the path is the user's.
@@ -260,14 +268,6 @@ pub fn check_path(path: &Path) -> Result<bool, ControlError> {
         // Replacing it removes a file of the folder and adds one.
         writable(path)?;
         return Ok(true);
-    }
-    // A socket's address holds 107 bytes of path (sun_path, with its NUL).
-    if path.as_os_str().len() > 107 {
-        return Err(ControlError::Taken(format!(
-            "{} is {} bytes long, and a socket's path holds at most 107; choose a shorter path (a relative one is measured as given)",
-            path.display(),
-            path.as_os_str().len()
-        )));
     }
     let parent = fugue_graph::read::folder_of(path);
     let folder = |why: String| ControlError::Taken(format!("{}: {why}", path.display()));
@@ -571,7 +571,7 @@ pub fn send(path: &Path, line: &str, timeout: Duration) -> Result<String, Contro
     // check says.
     if path.as_os_str().len() > 107 {
         return Err(ControlError::Taken(format!(
-            "{} is {} bytes long, and a socket's path holds at most 107, so no host listens there; give a shorter path to the same socket (a relative one, or through a symbolic link)",
+            "{} is {} bytes long, and a socket's path holds at most 107, so it cannot be reached by this path; give a shorter path to the same socket (a relative one, or through a symbolic link)",
             path.display(),
             path.as_os_str().len()
         )));
