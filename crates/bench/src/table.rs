@@ -390,7 +390,7 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
                     }
                 }
             }
-            let nodes = graph.len();
+            let nodes = graph.written_nodes();
             let seq_runs = per[0].clone();
             let mut line = format!("{shape} ({nodes} nodes) buffer {buffer}:");
             if sub_blocks > 1 {
@@ -436,7 +436,7 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
         config: c.clone(),
         graphs: graphs
             .into_iter()
-            .map(|(s, p, g)| (s, p, g.len()))
+            .map(|(s, p, g)| (s, p, g.written_nodes()))
             .collect(),
         runners,
         cells,

@@ -543,3 +543,26 @@ fn a_file_cannot_give_the_kinds_of_a_feedback_edges_sides() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// A feedback edge that leaves a node at another rate than the graph's is placed at that
+/// node, in `check` and `info` as in `render` (its own two nodes have no place in the file).
+#[test]
+fn a_feedback_edge_at_another_rate_is_placed_at_the_node_it_leaves() {
+    let dir = folder("check", "feedback-rate");
+    let g = dir.join("resfb.ag");
+    std::fs::write(
+        &g,
+        "o = { kind: \"osc\", freq: 440, volume: 0.1, };\nm = { kind: \"mix\", };\nrs = { kind: \"resampler\", ratio: 2, };\ng = { kind: \"gain\", gain: 0.5, };\nrs2 = { kind: \"resampler\", ratio: \"1/2\", };\nout = { kind: \"sink\", in: 1, };\no.1 -> m.1;\nm.1 -> rs.1 -> g.1;\ng.1 ~> m.2;\ng.1 -> rs2.1 -> out.1;\n",
+    )
+    .unwrap();
+    for command in ["check", "info"] {
+        let o = fugue(&[command, g.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(1), "{command}: {}", stderr(&o));
+        assert!(
+            stderr(&o)
+                .contains("resfb.ag:4:1: feedback edge `g.1 ~> m.2` leaves node `g` at 96000 Hz"),
+            "{command}: {}",
+            stderr(&o)
+        );
+    }
+}

@@ -216,7 +216,14 @@ fn check_rated(
 ) -> Option<Ratio> {
     use fugue_exec::CompileError;
     let node = graph.node(id);
-    let place = graph.places().and_then(|p| p.node(id));
+    // A feedback edge's own nodes have no place in the file: the node the edge leaves has
+    // (as `render` places the plan compiler's error).
+    let placed = graph
+        .feedback_edges()
+        .iter()
+        .find(|f| f.read == id || f.write == id)
+        .map_or(id, |f| f.src);
+    let place = graph.places().and_then(|p| p.node(placed));
     let refused = |e: CompileError| Problem {
         severity: Severity::Error,
         what: What::Node,
