@@ -566,3 +566,35 @@ fn a_feedback_edge_at_another_rate_is_placed_at_the_node_it_leaves() {
         );
     }
 }
+
+/// A loop wholly at a doubled rate: its feedback edge brings its block into `m` at the
+/// graph's rate, said as the edge's (not as `m`'s inputs at two rates), with its place.
+#[test]
+fn a_feedback_edge_into_a_node_at_another_rate_is_said_as_the_edges() {
+    let dir = folder("check", "feedback-into");
+    let g = dir.join("resfb2.ag");
+    std::fs::write(
+        &g,
+        "o = { kind: \"osc\", freq: 440, volume: 0.1, };\nrs = { kind: \"resampler\", ratio: 2, };\nm = { kind: \"mix\", };\ng = { kind: \"gain\", gain: 0.5, };\nrs2 = { kind: \"resampler\", ratio: \"1/2\", };\nout = { kind: \"sink\", in: 1, };\no.1 -> rs.1 -> m.1;\nm.1 -> g.1;\ng.1 ~> m.2;\ng.1 -> rs2.1 -> out.1;\n",
+    )
+    .unwrap();
+    let out = dir.join("resfb2.wav");
+    for args in [
+        vec!["check", g.to_str().unwrap()],
+        vec![
+            "render",
+            g.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--force",
+        ],
+    ] {
+        let o = fugue(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("resfb2.ag:3:1: feedback edge `g.1 ~> m.2` brings its block into node `m` at the graph's rate, 48000 Hz, but the node's other inputs come at 96000 Hz"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+}

@@ -98,6 +98,19 @@ pub enum CompileError {
         /// The graph's rate, in Hz.
         base_hz: f64,
     },
+    /// A feedback edge comes into a node whose other inputs run at another rate than the
+    /// graph's: the block it plays back comes at the graph's rate.
+    #[error("feedback edge `{edge}` brings its block into node `{node}` at the graph's rate, {base_hz} Hz, but the node's other inputs come at {hz} Hz; a feedback edge carries its block at the graph's rate: keep the loop at that rate (resample before and after it)")]
+    FeedbackInto {
+        /// The edge, as written (`g.1 ~> m.2`).
+        edge: String,
+        /// The node it comes into.
+        node: String,
+        /// The rate of the node's other inputs, in Hz.
+        hz: f64,
+        /// The graph's rate, in Hz.
+        base_hz: f64,
+    },
     /// The inputs of a node arrive at different sample rates.
     #[error("node `{node}` receives inputs at different rates ({rates}); all inputs of a node must come at one rate (add or move resamplers)")]
     MixedRates {
@@ -215,6 +228,37 @@ impl CompileError {
                 base_hz: sample_rate,
             };
         }
+        // A feedback edge into `v`, whose block comes at the graph's rate, while all its
+        // other inputs come at one other rate: said as the edge's, which the file writes
+        // (the node that plays the block back is the compiler's own).
+        let mut others: Vec<Ratio> = graph
+            .in_edges(v)
+            .iter()
+            .map(|&e| graph.edges()[e].src)
+            .filter(|&u| !graph.is_feedback_node(u))
+            .map(&source)
+            .collect();
+        others.dedup();
+        let other = match others.as_slice() {
+            [one] if *one != Ratio::ONE => Some(*one),
+            _ => None,
+        };
+        let into = graph.feedback_edges().iter().find(|f| f.dst == v);
+        if let (Some(f), Some(other)) = (into, other) {
+            let src = graph.node(f.src);
+            return CompileError::FeedbackInto {
+                edge: format!(
+                    "{}.{} ~> {}.{}",
+                    src.name,
+                    f.src_port + 1,
+                    graph.node(f.dst).name,
+                    f.dst_port + 1
+                ),
+                node: graph.node(v).name.clone(),
+                hz: other.as_f64() * sample_rate,
+                base_hz: sample_rate,
+            };
+        }
         let mut seen = seen.to_vec();
         seen.sort_by(|a, b| a.as_f64().total_cmp(&b.as_f64()));
         seen.dedup();
@@ -234,6 +278,7 @@ impl CompileError {
         match self {
             CompileError::MixedRates { node, .. }
             | CompileError::FeedbackRate { node, .. }
+            | CompileError::FeedbackInto { node, .. }
             | CompileError::BlockNotWhole { node, .. }
             | CompileError::PortMismatch { node, .. }
             | CompileError::RateTooHigh { node, .. } => Some(node),
