@@ -660,6 +660,17 @@ impl TaskGraph {
         &self.feedback
     }
 
+    /// Feedback edge `f` as the file writes it, for messages and reports: `a.1 ~> b.2`.
+    pub fn feedback_text(&self, f: &Feedback) -> String {
+        format!(
+            "{}.{} ~> {}.{}",
+            self.node(f.src).name,
+            f.src_port + 1,
+            self.node(f.dst).name,
+            f.dst_port + 1
+        )
+    }
+
     /// Whether node `v` is one of a feedback edge's two nodes ([`Feedback`]).
     pub fn is_feedback_node(&self, v: NodeId) -> bool {
         // The pairs are made by `GraphBuilder::build` in order, after the graph's own nodes:

@@ -390,6 +390,12 @@ fn run_checked(cmd: &mut Command, what: &str) -> Result<std::process::Output, Be
     let out = cmd
         .output()
         .map_err(|e| BenchError::io(format!("cannot run {what}"), e))?;
+    succeeded(out, what)
+}
+
+/// `out`, the output of a command that ran, or an error naming `what` with its standard error
+/// when the command failed.
+fn succeeded(out: std::process::Output, what: &str) -> Result<std::process::Output, BenchError> {
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         let text = String::from_utf8_lossy(&out.stdout);
@@ -668,14 +674,19 @@ fn prepare(
     cmd.args(["1", &c.block.to_string(), &c.rate.to_string(), "-"])
         .arg(c.work.join("probe.raw"))
         .args(&p.params);
-    let probe = run_checked(&mut cmd, &format!("the scalar build of {}", p.name)).map_err(|e| {
-        let said = cmd.output().ok().and_then(|o| {
-            let v: serde_json::Value = serde_json::from_slice(&o.stdout).ok()?;
-            let error = v["error"].as_str()?;
-            error.starts_with("--param ").then(|| error.to_string())
-        });
-        said.map_or(e, BenchError::Config)
-    })?;
+    let what = format!("the scalar build of {}", p.name);
+    let out = cmd
+        .output()
+        .map_err(|e| BenchError::io(format!("cannot run {what}"), e))?;
+    let refused = (!out.status.success())
+        .then(|| serde_json::from_slice::<serde_json::Value>(&out.stdout).ok())
+        .flatten()
+        .and_then(|v| v["error"].as_str().map(str::to_string))
+        .filter(|e| e.starts_with("--param "));
+    if let Some(e) = refused {
+        return Err(BenchError::Config(e));
+    }
+    let probe = succeeded(out, &what)?;
     let v: serde_json::Value = serde_json::from_slice(&probe.stdout).map_err(|_| {
         BenchError::Failed(format!("the scalar build of {} printed no JSON", p.name))
     })?;

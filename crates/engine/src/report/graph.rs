@@ -132,15 +132,7 @@ impl GraphInfo {
             feedback: g
                 .feedback_edges()
                 .iter()
-                .map(|f| {
-                    format!(
-                        "{}.{} ~> {}.{}",
-                        g.node(f.src).name,
-                        f.src_port + 1,
-                        g.node(f.dst).name,
-                        f.dst_port + 1
-                    )
-                })
+                .map(|f| g.feedback_text(f))
                 .collect(),
             names: [names(g, &sources), names(g, &sinks)],
         }

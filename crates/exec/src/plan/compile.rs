@@ -205,7 +205,9 @@ impl CompileError {
     /// The error of node `v` of `graph`, whose inputs come at the rates `seen` (against the
     /// engine's, at `sample_rate` Hz; more than one): [`CompileError::FeedbackRate`] when it
     /// keeps a feedback edge's block (its source's rate, `source`, is not the graph's),
-    /// else [`CompileError::MixedRates`], the rates from the lowest.
+    /// [`CompileError::FeedbackInto`] when a feedback edge comes into it and all its other
+    /// inputs come at one rate that is not the graph's, else [`CompileError::MixedRates`],
+    /// the rates from the lowest.
     pub fn rates_of(
         graph: &TaskGraph,
         v: NodeId,
@@ -214,16 +216,9 @@ impl CompileError {
         sample_rate: f64,
     ) -> CompileError {
         if let Some(f) = graph.feedback_edges().iter().find(|f| f.write == v) {
-            let src = graph.node(f.src);
             return CompileError::FeedbackRate {
-                edge: format!(
-                    "{}.{} ~> {}.{}",
-                    src.name,
-                    f.src_port + 1,
-                    graph.node(f.dst).name,
-                    f.dst_port + 1
-                ),
-                node: src.name.clone(),
+                edge: graph.feedback_text(f),
+                node: graph.node(f.src).name.clone(),
                 hz: source(f.src).as_f64() * sample_rate,
                 base_hz: sample_rate,
             };
@@ -245,15 +240,8 @@ impl CompileError {
         };
         let into = graph.feedback_edges().iter().find(|f| f.dst == v);
         if let (Some(f), Some(other)) = (into, other) {
-            let src = graph.node(f.src);
             return CompileError::FeedbackInto {
-                edge: format!(
-                    "{}.{} ~> {}.{}",
-                    src.name,
-                    f.src_port + 1,
-                    graph.node(f.dst).name,
-                    f.dst_port + 1
-                ),
+                edge: graph.feedback_text(f),
                 node: graph.node(v).name.clone(),
                 hz: other.as_f64() * sample_rate,
                 base_hz: sample_rate,
