@@ -1715,7 +1715,8 @@ fn an_integer_division_by_zero_fails_the_node_not_the_process() {
     assert!(o.status.success(), "{out}{e}");
     let both = format!("{out}{e}");
     assert!(
-        both.contains("graph b: a node of it failed") && !both.contains("panicked at"),
+        both.contains("graph b: its node `p` failed (its Faust program divided an integer by zero")
+            && !both.contains("panicked at"),
         "{both}"
     );
     assert!(both.contains("waited 0.05 s"), "{both}");

@@ -392,6 +392,19 @@ fn a_panicking_graph_is_silenced_and_the_others_play_on() {
         assert_eq!(s.panics, 1, "{mode}");
         assert!(host.list()[0].silenced, "{mode}");
         assert_eq!(host.stats("mono").unwrap().panics, 0, "{mode}");
+        // Said once, naming the node and its message.
+        let notices = host.take_notices();
+        let said: Vec<_> = notices.iter().filter(|n| n.contains("failed")).collect();
+        assert_eq!(said.len(), 1, "{mode}: {notices:?}");
+        assert!(
+            said[0].starts_with("graph bomb: its node `b` failed (boom); the graph is silenced"),
+            "{mode}: {}",
+            said[0]
+        );
+        assert!(
+            !host.take_notices().iter().any(|n| n.contains("failed")),
+            "{mode}"
+        );
         // The mix is the other graph alone.
         let want = solo(&g[0].1, 20, 256);
         assert_eq!(

@@ -187,7 +187,7 @@ pub const FEEDBACK_WRITE: &str = "feedback-write";
 /// What a feedback edge's two tasks are, by the names [`GraphBuilder::build`] gives them: for
 /// the outputs that list tasks beside the nodes (a schedule, a calibration).
 pub const FEEDBACK_TASKS: &str =
-    "`A.p~>B.q` plays the block kept from the previous cycle, `A.p~>B.q (kept)` keeps this cycle's";
+    "`A.p~>B.q` plays the block kept from the previous cycle, `A.p~>B.q (kept)` keeps this cycle's (`A.p~>B.q #2` where a node has that name)";
 
 /// A feedback edge, `a.1 ~> b.1`: `b`'s input carries the block that `a`'s output made in the
 /// previous cycle (zero in the first), so a graph may loop back through it.
@@ -443,13 +443,25 @@ impl GraphBuilder {
     pub fn build(mut self) -> Result<TaskGraph, BuildError> {
         let mut feedback = Vec::with_capacity(self.feedback.len());
         for (i, &(src, sp, dst, dp)) in std::mem::take(&mut self.feedback).iter().enumerate() {
-            let name = format!(
+            let written = format!(
                 "{}.{}~>{}.{}",
                 self.nodes[src].name,
                 sp + 1,
                 self.nodes[dst].name,
                 dp + 1
             );
+            // A node of the graph may already have the name (a quoted DOT name can): the
+            // pair then takes the first free `NAME #k`. Each try is refused by at most one
+            // node, so the nodes' count bounds the search.
+            let free =
+                |n: &str| self.find(n).is_none() && self.find(&format!("{n} (kept)")).is_none();
+            let name = (1..=self.nodes.len() + 1)
+                .map(|k| match k {
+                    1 => written.clone(),
+                    k => format!("{written} #{k}"),
+                })
+                .find(|n| free(n))
+                .expect("one of the names is free");
             let hidden = |node: Node| node.with_cost(0.0).with_attr("pair", Value::Int(i as i64));
             let read = self
                 .add_node(hidden(

@@ -819,6 +819,26 @@ fn attributes_given_twice_and_unclear_feedback_are_refused() {
     );
 }
 
+/// A DOT node named as a feedback edge's own nodes are (`m.1~>m.1`, `m.1~>m.1 (kept)`) is a
+/// node like any other: the edge's pair takes the next free name, and the graph is written
+/// back as it was read.
+#[test]
+fn a_node_named_like_a_feedback_pair_keeps_its_name() {
+    let text = "digraph g {\n  m [kind=gain];\n  \"m.1~>m.1\" [kind=sink, in=1];\n  \"m.1~>m.1 #2 (kept)\";\n  m -> \"m.1~>m.1\";\n  m -> m [feedback=true];\n}\n";
+    let g = fugue_graph::read::dot::parse(text, "t.dot").unwrap();
+    let f = &g.feedback_edges()[0];
+    assert_eq!(g.node(f.read).name, "m.1~>m.1 #3");
+    assert_eq!(g.node(f.write).name, "m.1~>m.1 #3 (kept)");
+    assert_eq!(g.node(g.find("m.1~>m.1").unwrap()).kind, "sink");
+    assert_eq!(g.feedback_text(f), "m.1 ~> m.1");
+    let again = fugue_graph::read::dot::parse(&write::to_dot(&g, "g"), "t.dot").unwrap();
+    assert_eq!(write::to_dot(&again, "g"), write::to_dot(&g, "g"));
+    assert_eq!(
+        again.node(again.feedback_edges()[0].read).name,
+        "m.1~>m.1 #3"
+    );
+}
+
 /// A node's attributes given over many statements are checked for repeats in time linear in
 /// the file (100,000 statements of one node), a drawing attribute may be given again, and a
 /// second DOT deadline is refused as in `.ag`.

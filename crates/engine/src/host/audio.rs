@@ -531,8 +531,13 @@ impl HostAudio {
             if panicked {
                 s.silenced = true;
                 s.tenant.set_enabled(false);
-                // Relaxed: a statistic.
-                s.stats.panics.fetch_add(1, Ordering::Relaxed);
+                if let Some((task, message)) = s.tenant.plan_mut().take_first_panic() {
+                    let node = s.tenant.plan().node_of(task);
+                    // Set once: only this thread sets it, so `set` never waits.
+                    let _ = s.stats.failure.set((node, message));
+                }
+                // Release: publishes the failure to the control thread's Acquire load.
+                s.stats.panics.fetch_add(1, Ordering::Release);
                 continue;
             }
             if counted {

@@ -484,16 +484,22 @@ impl Host {
             );
         }
         for e in self.graphs.iter_mut() {
-            // Relaxed: counters, read as hints.
-            let panics = e.stats.panics.load(std::sync::atomic::Ordering::Relaxed);
+            // Acquire: the failure set before the count was raised (Release).
+            let panics = e.stats.panics.load(std::sync::atomic::Ordering::Acquire);
             let non_finite = e
                 .stats
                 .non_finite
                 .load(std::sync::atomic::Ordering::Relaxed);
             if panics > 0 && !e.told.0 {
                 e.told.0 = true;
+                let what = match e.stats.failure.get() {
+                    Some((node, message)) => {
+                        format!("its node `{}` failed ({message})", e.graph.node(*node).name)
+                    }
+                    None => "a node of it failed".to_string(),
+                };
                 self.notices.push(format!(
-                    "graph {}: a node of it failed (its processor panicked, or its Faust program or LV2 plugin divided an integer by zero); the graph is silenced (the others play on): unload it",
+                    "graph {}: {what}; the graph is silenced (the others play on): unload it",
                     e.name
                 ));
             }

@@ -60,8 +60,12 @@ pub(crate) struct GraphStats {
     cycles_ns: AtomicU64,
     /// Cycles it ran in that missed their deadline.
     pub(crate) misses: AtomicU64,
-    /// Tasks of it that panicked (it was silenced at the first).
+    /// Tasks of it that panicked (it was silenced at the first). Written with Release after
+    /// [`GraphStats::failure`], so that a reader that sees it with Acquire sees the failure.
     pub(crate) panics: AtomicU64,
+    /// The first failure's node (in the graph as loaded) and message, set once by the audio
+    /// side (the message moved out of the plan: nothing is allocated there).
+    pub(crate) failure: std::sync::OnceLock<(usize, String)>,
     /// Its output samples that were not finite numbers (NaN, infinity): mixed as silence.
     pub(crate) non_finite: AtomicU64,
 }
@@ -74,6 +78,7 @@ impl GraphStats {
             cycles_ns: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             panics: AtomicU64::new(0),
+            failure: std::sync::OnceLock::new(),
             non_finite: AtomicU64::new(0),
         }
     }

@@ -342,6 +342,17 @@ impl Plan {
         }
     }
 
+    /// The first panic not reported yet: its task and message, moved out of the plan (the
+    /// message is then no longer reported by [`Plan::take_panics`]). Never allocates: the
+    /// audio side of a host hands the message to its control thread with it.
+    pub fn take_first_panic(&mut self) -> Option<(usize, String)> {
+        let tasks = &self.cell_task;
+        self.cells
+            .iter_mut()
+            .enumerate()
+            .find_map(|(c, cell)| Some((tasks[c] as usize, cell.message.get_mut().take()?)))
+    }
+
     /// The panics not reported yet (each task's first message, once).
     pub fn take_panics(&mut self) -> Vec<TaskPanic> {
         let mut v = Vec::new();
