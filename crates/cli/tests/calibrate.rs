@@ -234,3 +234,57 @@ fn calibrate_refuses_dash_as_output() {
     assert!(!dir.join("-").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A feedback edge's two tasks, which `calibrate` costs beside the nodes, are counted apart
+/// where `--costs` gives them: the nodes a file names are said as the nodes, never as none.
+#[test]
+fn the_tasks_of_a_feedback_edge_are_said_apart_from_the_nodes() {
+    let d = folder("feedback-tasks");
+    let g = d.join("fb.ag");
+    std::fs::write(
+        &g,
+        "a = { kind: \"mix\", }; b = { kind: \"sink\", };\na.1 ~> a.1; a.1 -> b.1;\n",
+    )
+    .unwrap();
+    let costs = d.join("fb.csv");
+    std::fs::write(&costs, "node,cost\na.1~>a.1 (kept),1000\n").unwrap();
+    let o = fugue(&[
+        "schedule",
+        g.to_str().unwrap(),
+        "--costs",
+        costs.to_str().unwrap(),
+        "-p",
+        "1",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let line = out.lines().find(|l| l.starts_with("costs")).unwrap();
+    assert!(
+        line.contains("for 0 of 2 nodes")
+            && line.contains("and 1 of the 2 tasks of feedback edges"),
+        "{line}"
+    );
+    // calibrate's whole file: every node and both tasks.
+    let o = fugue(&[
+        "calibrate",
+        g.to_str().unwrap(),
+        "--cycles",
+        "5",
+        "-o",
+        costs.to_str().unwrap(),
+        "--force",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = fugue(&[
+        "schedule",
+        g.to_str().unwrap(),
+        "--costs",
+        costs.to_str().unwrap(),
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    let line = out.lines().find(|l| l.starts_with("costs")).unwrap();
+    assert!(
+        line.contains("as fugue calibrate writes them); and 2 of the 2 tasks of feedback edges"),
+        "{line}"
+    );
+}

@@ -55,6 +55,42 @@ fn gen_refuses_the_seed_and_costs_of_a_shape_without_randomness() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
 
+/// A generated graph always has a sink: sizes that cannot make one are refused before the
+/// draw, and a draw with no edge is refused after it; no file is written.
+#[test]
+fn gen_writes_no_graph_without_a_sink() {
+    let dir = folder("graph-tools", "gen-sink");
+    let out = dir.join("g.ag");
+    let _ = std::fs::remove_file(&out);
+    let o_ = out.to_str().unwrap();
+    for (args, said) in [
+        (
+            vec!["random", "-n", "1"],
+            "--nodes 1 is too small (at least 2)",
+        ),
+        (
+            vec!["layered", "--layers", "1", "--width", "3"],
+            "--layers 1 is too small (at least 2)",
+        ),
+        (
+            vec!["random", "-n", "3", "--probability", "0"],
+            "the graph drawn (3 nodes) has no edge, so no sink",
+        ),
+    ] {
+        let mut all = vec!["gen"];
+        all.extend(&args);
+        all.extend(["-o", o_]);
+        let o = fugue(&all);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(said), "{args:?}: {}", stderr(&o));
+        assert!(!out.exists(), "{args:?}");
+    }
+    let o = fugue(&["gen", "layered", "--layers", "2", "--width", "1", "-o", o_]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = fugue(&["check", o_]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
 #[test]
 fn schedule_says_the_flags_it_does_not_read() {
     let rake = example("rake.ag");

@@ -542,6 +542,48 @@ fn a_jack_study_without_a_server_is_refused_before_it_runs() {
     assert!(!out.exists(), "a refused study wrote {}", out.display());
 }
 
+/// A study through JACK sets the server's buffer size for its runs and back to what it was
+/// when it ends (a server of the test's own: the buffer size of a shared one would change
+/// under the other tests).
+#[test]
+fn a_jack_study_gives_the_server_its_buffer_size_back() {
+    let server = match fugue_testkit::jackd::DummyServer::start("study-size", 48000, 128) {
+        Ok(s) => s,
+        Err(why) => {
+            common::skip("a_jack_study_gives_the_server_its_buffer_size_back", &why);
+            return;
+        }
+    };
+    let d = folder("jack-study-size");
+    let spec = d.join("j.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "graphs = [\"{}\"]\nexecutors = [\"seq\"]\nthreads = [1]\nbuffers = [256]\nloads = [\"idle\"]\nbackend = \"jack\"\nseconds = 0.1\nrepeats = 1\n",
+            example("rake.ag")
+        ),
+    )
+    .unwrap();
+    let out = d.join("out");
+    let _ = std::fs::remove_dir_all(&out);
+    let o = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args(["bench", "study", s(&spec), "-o", s(&out)])
+        .env("JACK_DEFAULT_SERVER", server.name())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let size = Command::new("jack_bufsize")
+        .env("JACK_DEFAULT_SERVER", server.name())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&size.stdout).trim(), "128");
+    let raw = std::fs::read(out.join("summary.csv")).unwrap();
+    assert!(
+        String::from_utf8_lossy(&raw).contains(",256,"),
+        "ran at 256 frames"
+    );
+}
+
 /// A refused number is shown as it reads, not as its 301 digits: `1e300`.
 #[test]
 fn a_huge_refused_number_is_shown_short() {

@@ -127,10 +127,23 @@ impl Costs {
                 // The nodes the file is about: a feedback edge's own two cost nothing.
                 let nodes: Vec<usize> = (0..g.len()).filter(|&v| !g.is_feedback_node(v)).collect();
                 let named = nodes.iter().filter(|&&v| given[v]).count();
+                // Those two may be given too (fugue calibrate writes them): said apart.
+                let pairs = g.len() - nodes.len();
+                let pairs_named = (0..g.len())
+                    .filter(|&v| given[v] && g.is_feedback_node(v))
+                    .count();
+                let also = if pairs_named > 0 {
+                    format!(
+                        "; and {pairs_named} of the {pairs} tasks of feedback edges (µs; {})",
+                        fugue_graph::FEEDBACK_TASKS
+                    )
+                } else {
+                    String::new()
+                };
                 let origin = if named == nodes.len() {
                     CostOrigin {
                         source: format!(
-                            "from {} (µs, as fugue calibrate writes them)",
+                            "from {} (µs, as fugue calibrate writes them){also}",
                             path.display()
                         ),
                         unit: "µs",
@@ -161,7 +174,7 @@ impl Costs {
                             } else {
                                 "cost units, not times (fugue calibrate writes every node's)"
                             }
-                        ),
+                        ) + &also,
                         unit,
                         kind: "mixed",
                     }

@@ -67,6 +67,13 @@ pub enum GraphError {
         /// The first control character.
         code: u32,
     },
+    /// A node's name is empty or only white space (a quoted DOT name can be): no message,
+    /// schedule or control command could name it.
+    #[error("a node's name is {}: give it one that a command can name", if shown.is_empty() { "empty".to_string() } else { format!("only white space ({shown:?})") })]
+    BlankName {
+        /// The name.
+        shown: String,
+    },
     /// A node has more attributes than [`crate::MAX_NODE_ATTRS`].
     #[error(
         "node `{name}` has {count} attributes, more than the {} a node may have",

@@ -249,7 +249,7 @@ impl GraphBuilder {
         Self::default()
     }
 
-    /// Adds a node; fails if its name is taken or holds a control character or a bidirectional mark, if it has more than [`crate::MAX_NODE_ATTRS`] attributes, or its cost is
+    /// Adds a node; fails if its name is taken, empty or blank, or holds a control character or a bidirectional mark, if it has more than [`crate::MAX_NODE_ATTRS`] attributes, or its cost is
     /// invalid.
     pub fn add_node(&mut self, node: Node) -> Result<NodeId, GraphError> {
         if !is_cost(node.cost) {
@@ -263,6 +263,9 @@ impl GraphBuilder {
                 shown: format!("{:?}", node.name),
                 code: u32::from(c),
             });
+        }
+        if node.name.trim().is_empty() {
+            return Err(GraphError::BlankName { shown: node.name });
         }
         if node.attrs.len() > crate::MAX_NODE_ATTRS {
             return Err(GraphError::TooManyAttributes {

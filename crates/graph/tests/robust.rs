@@ -819,6 +819,63 @@ fn attributes_given_twice_and_unclear_feedback_are_refused() {
     );
 }
 
+/// `strict digraph`: the edges between the same two ports are one edge, their attributes
+/// merged, `feedback` among them: a repeated feedback edge, or a plain edge repeated with
+/// `feedback=true`, is one feedback edge (no cycle); a later `feedback=false` makes it plain.
+#[test]
+fn strict_dot_merges_feedback_with_the_other_attributes() {
+    let dot = |t: &str| fugue_graph::read::dot::parse(t, "t.dot");
+    let g = dot("strict digraph { a -> b; b -> a [feedback=true]; b -> a [feedback=true]; }\n")
+        .unwrap();
+    assert_eq!((g.edges().len(), g.feedback_edges().len()), (4, 1));
+    let g = dot("strict digraph { a -> b [feedback=true]; b -> a; a -> b; }\n").unwrap();
+    assert_eq!(g.feedback_edges().len(), 1);
+    assert_eq!(g.feedback_text(&g.feedback_edges()[0]), "a.1 ~> b.1");
+    let g = dot("strict digraph { a -> a; a -> a [feedback=true]; }\n").unwrap();
+    assert_eq!(g.feedback_edges().len(), 1);
+    let g = dot("strict digraph { b -> a [feedback=true]; b -> a [Weight=3]; a -> b; }\n").unwrap();
+    assert_eq!(g.feedback_edges().len(), 1);
+    // The last word: plain again, and a cycle.
+    let e = dot("strict digraph { a -> b [feedback=true]; b -> a; a -> b [feedback=false]; }\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("the graph has a cycle"), "{e}");
+    // Weight: the last given, where the first is written.
+    let g = dot(
+        "strict digraph { a -> b [Weight=2]; c -> b [headlabel=2]; a -> b; a -> b [Weight=5]; }\n",
+    )
+    .unwrap();
+    assert_eq!(g.edges().len(), 2);
+    assert_eq!(g.edges()[0].comm, 5.0);
+    // Not strict: a repeat is refused at its place, naming the first.
+    let e = dot("digraph { b -> a [feedback=true];\n b -> a [feedback=true]; }\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("t.dot:2:2:") && e.contains("written twice"),
+        "{e}"
+    );
+}
+
+/// A quoted DOT name that is empty or only white space is refused at its place: no command
+/// could name the node.
+#[test]
+fn a_blank_dot_name_is_refused() {
+    let dot = |t: &str| fugue_graph::read::dot::parse(t, "t.dot");
+    let e = dot("digraph {\n  \"\" [kind=osc]; }\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("t.dot:2:") && e.contains("a node's name is empty"),
+        "{e}"
+    );
+    let e = dot("digraph { a -> \" \"; }\n").unwrap_err().to_string();
+    assert!(
+        e.starts_with("t.dot:1:") && e.contains("only white space (\" \")"),
+        "{e}"
+    );
+}
+
 /// A DOT node named as a feedback edge's own nodes are (`m.1~>m.1`, `m.1~>m.1 (kept)`) is a
 /// node like any other: the edge's pair takes the next free name, and the graph is written
 /// back as it was read.

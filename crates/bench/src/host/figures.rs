@@ -113,9 +113,15 @@ impl Figure for Throughput<'_> {
                 .collect();
             Panel {
                 caption: if self.fraction {
-                    format!("{g}, {t} threads: fraction of the ceiling")
+                    format!(
+                        "{g}, {}: fraction of the ceiling",
+                        fugue_engine::report::counted(*t, "thread")
+                    )
                 } else {
-                    format!("{g}, {t} threads: aggregate throughput")
+                    format!(
+                        "{g}, {}: aggregate throughput",
+                        fugue_engine::report::counted(*t, "thread")
+                    )
                 },
                 y_desc: if self.fraction {
                     "aggregate / k sequential engines side by side"
@@ -150,7 +156,10 @@ impl Figure for Misses<'_> {
         let areas = root.split_evenly((1, self.panels.len().max(1)));
         for (area, (g, t, b)) in areas.iter().zip(&self.panels) {
             Panel {
-                caption: format!("{g}, {t} threads, {b} frames: misses"),
+                caption: format!(
+                    "{g}, {}, {b} frames: misses",
+                    fugue_engine::report::counted(*t, "thread")
+                ),
                 y_desc: "cycles missed or dropped (%)",
                 y_label_size: 60,
                 legend: SeriesLabelPosition::UpperLeft,

@@ -117,7 +117,10 @@ fn write_files(
     if !b.refused.is_empty() {
         md.push_str("\n## Refused\n\n");
         for (g, m, n, why, t) in &b.refused {
-            md.push_str(&format!("- {g}, {t} threads, {m}, N={n}: {why}\n"));
+            md.push_str(&format!(
+                "- {g}, {}, {m}, N={n}: {why}\n",
+                fugue_engine::report::counted(*t, "thread")
+            ));
         }
     }
     md.push_str(
@@ -289,7 +292,7 @@ fn readme_offline(c: &HostBenchConfig, b: &HostBench, command: &str) -> String {
         "Real time: not measured (`--offline-only`).".to_string()
     } else {
         format!(
-            "Real time (clocked): {:?} frames, {:.1} s per run, {}; N grows until the first run with a miss.",
+            "Real time (clocked): {:?} frames, {} s per run, {}; N grows until the first run with a miss.",
             c.buffers,
             c.rt_seconds,
             match c.rt_priority {
@@ -299,7 +302,7 @@ fn readme_offline(c: &HostBenchConfig, b: &HostBench, command: &str) -> String {
         )
     };
     md.push_str(&format!(
-        "Threads: {:?}. Grain: {} (how the pool runs the graphs). Offline: {} frames, {:.2} s of wall time per point. {real_time}\n\n",
+        "Threads: {:?}. Grain: {} (how the pool runs the graphs). Offline: {} frames, {} s of wall time per point. {real_time}\n\n",
         c.threads, c.grain.name(), c.offline_buffer, c.offline_seconds,
     ));
     let repeats = c.repeats.max(1);
@@ -312,7 +315,22 @@ fn readme_offline(c: &HostBenchConfig, b: &HostBench, command: &str) -> String {
             "Each point is one run (no repeats, `--repeats` gives more): read the figures as indications, not as medians.\n\n",
         );
     }
-    md.push_str("## The ceiling\n\nAt T threads, the ceiling is T sequential engines of the same graph side by side, each on its own thread pinned to its own core (the cores the host's threads use), run in the same study for the same wall time: what the cores do with no host at all. Every offline point is given as a fraction of it.\n\n| graph | threads | repeat | ceiling (instance-cycles/s) | per engine, slowest / fastest |\n|---|---:|---:|---:|---:|\n");
+    let cores = fugue_exec::placement::allowed_cores().len();
+    let over: Vec<String> = c
+        .threads
+        .iter()
+        .filter(|&&t| t > cores)
+        .map(|t| t.to_string())
+        .collect();
+    let shared = if over.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "At {} threads, more than the {cores} cores this process may use, the engines share cores (engine i on core i modulo {cores}): that ceiling is not a machine of as many cores, and its fractions say how the host shares cores, not how it scales.\n\n",
+            over.join(", ")
+        )
+    };
+    md.push_str(&format!("## The ceiling\n\nAt T threads, the ceiling is T sequential engines of the same graph side by side, each on its own thread pinned to its own core (the cores the host's threads use), run in the same study for the same wall time: what the cores do with no host at all. Every offline point is given as a fraction of it.\n\n{shared}| graph | threads | repeat | ceiling (instance-cycles/s) | per engine, slowest / fastest |\n|---|---:|---:|---:|---:|\n"));
     for p in &b.ceiling {
         let lo = p.cycles.iter().copied().min().unwrap_or(0) as f64;
         let hi = p.cycles.iter().copied().max().unwrap_or(1).max(1) as f64;
@@ -414,6 +432,18 @@ pub fn findings(b: &HostBench) -> Vec<String> {
             }
         }
         line.push_str(&format!(" lowest {:.2} (N={}).", f(worst), worst.n));
+        // k engines side by side, each alone on its core, are what the host's threads can
+        // reach at most: well above 1, the ceiling's run was the one slowed.
+        if let Some(top) = points
+            .iter()
+            .map(|p| f(p))
+            .reduce(f64::max)
+            .filter(|&x| x > 1.05)
+        {
+            line.push_str(&format!(
+                " Untrusted: a fraction of {top:.2}, above 1, means that something else slowed the ceiling's run (the machine was not quiet)."
+            ));
+        }
         out.push(line);
     }
     out

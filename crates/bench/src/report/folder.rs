@@ -69,7 +69,13 @@ pub fn check(dir: &Path, existing: Existing<'_>, force: bool) -> Result<(), Benc
 pub(super) fn refuse(dir: &Path, existing: Existing<'_>) -> Result<(), BenchError> {
     match existing {
         Existing::Files(files) => {
-            for f in files {
+            // A figure is written twice, `.svg` and `.png`: naming one names both.
+            let png = |f: &&str| f.strip_suffix(".svg").map(|stem| format!("{stem}.png"));
+            let all = files
+                .iter()
+                .map(|f| f.to_string())
+                .chain(files.iter().filter_map(png));
+            for f in all {
                 let p = dir.join(f);
                 if p.exists() {
                     return config(format!(
@@ -230,6 +236,10 @@ mod tests {
         assert!(e.to_string().contains("is not empty"), "{e}");
         check(&dir, Existing::Anything, true).unwrap();
         check(&dir, Existing::Files(&["b.csv"]), false).unwrap();
+        // A figure's `.png` is refused with its `.svg`.
+        std::fs::write(dir.join("f.png"), "x").unwrap();
+        let e = check(&dir, Existing::Files(&["f.svg"]), false).unwrap_err();
+        assert!(e.to_string().contains("f.png already exists"), "{e}");
         let e = check(&dir.join("a.csv"), Existing::Anything, true).unwrap_err();
         assert!(e.to_string().contains("is not a folder"), "{e}");
         assert!(Folder::open(&dir).unwrap().made.is_empty());

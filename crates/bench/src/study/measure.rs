@@ -277,6 +277,36 @@ pub(super) fn jack_server_answers() -> Result<(), BenchError> {
     }
 }
 
+/// The JACK server's buffer size as a study found it (`jack_bufsize` with no argument says
+/// it), set again when the study ends, however it ends: the server is not the study's, and
+/// its other clients keep the size they had.
+pub(super) struct JackBufferKept(Option<u32>);
+
+impl JackBufferKept {
+    /// The server's buffer size now (none kept when `jack_bufsize` does not say it).
+    pub(super) fn now() -> Self {
+        let size = std::process::Command::new("jack_bufsize")
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok());
+        JackBufferKept(size)
+    }
+}
+
+impl Drop for JackBufferKept {
+    fn drop(&mut self) {
+        if let Some(size) = self.0 {
+            let _ = std::process::Command::new("jack_bufsize")
+                .arg(size.to_string())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status();
+        }
+    }
+}
+
 /// Runs `cfg` once in real time with `choice`, its load beside it (and, through JACK, the
 /// server's buffer size set to the configuration's first).
 fn run_once(

@@ -263,6 +263,8 @@ pub fn run(args: &StudyConfig, progress: &mut dyn Progress) -> Result<StudyResul
     if p.jack {
         measure::jack_server_answers()?;
     }
+    // Set back when this function returns, whether the study ran to its end or not.
+    let _kept = p.jack.then(measure::JackBufferKept::now);
     let cores = fugue_exec::placement::available_cores().max(1);
     // The configurations' own counts: seq runs on one thread whatever the spec's threads.
     if let Some(t) = p.configs.iter().map(|c| c.threads).find(|&t| t > cores) {

@@ -27,7 +27,8 @@ pub struct Spec {
     /// A command to run as the load of a busy run, instead of the threads.
     #[serde(default)]
     pub busy_command: Option<String>,
-    /// `clocked` (default) or `jack`.
+    /// `clocked` (default) or `jack` (a running server, whose buffer size each run sets to
+    /// its configuration's with `jack_bufsize`, and the study sets back when it ends).
     #[serde(default = "default_backend")]
     pub backend: String,
     /// Sample rate of the clocked backend (default 44100).

@@ -90,6 +90,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             )
         })?;
     let g = shape.generate();
+    // A random draw may leave no edge at all: every node a source, nothing to render.
+    if !g.nodes().iter().any(|n| n.kind == "sink") {
+        return Err(util::usage(format!(
+            "the graph drawn ({}) has no edge, so no sink: nothing of it could be rendered; raise --probability, or change --seed",
+            fugue_engine::report::counted(g.len(), "node")
+        )));
+    }
     let text = fugue_graph::write::to_ag(&g);
     // What no command of fugue would read back is not written.
     let limit = fugue_graph::read::MAX_FILE_BYTES;
@@ -193,14 +200,15 @@ fn shape(a: &Args, costs: CostRange) -> anyhow::Result<gen::Shape> {
             branches: a.branches.unwrap_or(4),
         },
         Shape::Layered => gen::Shape::Layered {
-            layers: at_least(a.layers.unwrap_or(5), "--layers", 1)?,
+            // One layer is sources alone: no sink, nothing to hear.
+            layers: at_least(a.layers.unwrap_or(5), "--layers", 2)?,
             width: at_least(a.width.unwrap_or(4), "--width", 1)?,
             p,
             costs,
             seed,
         },
         Shape::Random => gen::Shape::Random {
-            nodes: need(a.nodes, "--nodes", 1)?,
+            nodes: need(a.nodes, "--nodes", 2)?,
             p,
             costs,
             seed,

@@ -1075,7 +1075,10 @@ fn port(
 
 /// Adds the edges (ports from `taillabel` and `headlabel`, see [`port`]; else port 1 to
 /// port 1; `Weight` the communication cost; `feedback=true`: a feedback edge, `~>`); in a
-/// `strict` graph a repeated edge is the same edge. Returns each added edge's byte offset.
+/// `strict` graph the edges between the same two ports are one edge, added where the first
+/// is written, with their attributes merged (Graphviz's rule, a later value replacing an
+/// earlier one: `Weight`, and `feedback`, which makes the merged edge a feedback edge or
+/// not). Returns each added edge's byte offset.
 fn add_edges(
     g: &mut GraphBuilder,
     names: &[String],
@@ -1084,22 +1087,29 @@ fn add_edges(
     text: &str,
     file: &str,
 ) -> Result<Vec<usize>, ReadError> {
-    let mut offsets = Vec::with_capacity(edges.len());
-    // Where each feedback edge is written, in the order they are added.
-    let mut feedback_offsets = Vec::new();
+    /// One edge as written: its ports, `Weight` and `feedback` when given, and its place.
+    struct Written {
+        key: (usize, usize, usize, usize),
+        comm: Option<f64>,
+        feedback: Option<bool>,
+        pos: usize,
+    }
+    let mut written: Vec<Written> = Vec::with_capacity(edges.len());
+    // strict: where each port pair's merged edge is in `written`.
+    let mut merged: HashMap<(usize, usize, usize, usize), usize> = HashMap::new();
     for (a, b, attrs, pos) in edges {
         let (a, b) = (&names[*a as usize], &names[*b as usize]);
         let what = format!("edge `{a}` -> `{b}`");
-        let comm = weight(attrs, *pos, &what, text, file)?.unwrap_or(0.0);
+        let comm = weight(attrs, *pos, &what, text, file)?;
         let (src, dst) = (g.find(a).expect("declared"), g.find(b).expect("declared"));
         let outs = g.nodes()[src].declared_outputs;
         let ins = g.nodes()[dst].declared_inputs;
         let sp = port(attrs, ("taillabel", outs), &what, text, file)?;
         let dp = port(attrs, ("headlabel", ins), &what, text, file)?;
         let feedback = match attrs.iter().rev().find(|x| x.key == "feedback") {
-            None => false,
-            Some(x) if x.value.eq_ignore_ascii_case("true") => true,
-            Some(x) if x.value.eq_ignore_ascii_case("false") => false,
+            None => None,
+            Some(x) if x.value.eq_ignore_ascii_case("true") => Some(true),
+            Some(x) if x.value.eq_ignore_ascii_case("false") => Some(false),
             Some(x) => {
                 return Err(syntax(
                     file,
@@ -1111,43 +1121,57 @@ fn add_edges(
                 ))
             }
         };
-        if feedback {
+        let key = (src, sp, dst, dp);
+        if strict {
+            if let Some(&i) = merged.get(&key) {
+                let w = &mut written[i];
+                w.comm = comm.or(w.comm);
+                w.feedback = feedback.or(w.feedback);
+                continue;
+            }
+            merged.insert(key, written.len());
+        }
+        written.push(Written {
+            key,
+            comm,
+            feedback,
+            pos: *pos,
+        });
+    }
+    let mut offsets = Vec::with_capacity(written.len());
+    // Where each feedback edge is written, in the order they are added.
+    let mut feedback_offsets = Vec::new();
+    for w in &written {
+        let (src, sp, dst, dp) = w.key;
+        let pos = w.pos;
+        if w.feedback == Some(true) {
             // A feedback edge (`fugue dot` writes `~>` so): one block late, no cycle.
             g.add_feedback(src, sp, dst, dp)
                 .map_err(|e| ReadError::Graph {
                     file: file.into(),
-                    location: location_of(text, *pos),
+                    location: location_of(text, pos),
                     error: super::with_first_edge(e, g, text, &offsets, &feedback_offsets),
                 })?;
-            feedback_offsets.push(*pos);
+            feedback_offsets.push(pos);
             continue;
         }
-        if strict {
-            // `strict`: a repeated edge is the same edge, its attributes merged (Graphviz).
-            if let Some(id) = g.find_edge(src, sp, dst, dp) {
-                if weight(attrs, *pos, "", text, file)?.is_some() {
-                    g.set_edge_comm(id, comm);
-                }
-                continue;
-            }
-        }
-        let added = g.add_edge(src, sp, dst, dp, comm);
+        let added = g.add_edge(src, sp, dst, dp, w.comm.unwrap_or(0.0));
         added.map_err(|e: GraphError| {
             let e = super::with_first_edge(e, g, text, &offsets, &feedback_offsets);
             match e {
                 GraphError::DuplicateEdge { .. } => ReadError::Syntax {
                     file: file.into(),
-                    location: location_of(text, *pos),
+                    location: location_of(text, pos),
                     message: format!("{e}, or write `strict digraph` to merge repeated edges"),
                 },
                 e => ReadError::Graph {
                     file: file.into(),
-                    location: location_of(text, *pos),
+                    location: location_of(text, pos),
                     error: e,
                 },
             }
         })?;
-        offsets.push(*pos);
+        offsets.push(pos);
     }
     Ok(offsets)
 }
