@@ -651,6 +651,10 @@ fn refuse(
     }
     stdin_failed(place);
     let failed = Reply::failed("parse", why);
+    // Until its reply is printed: the host, stopping there under --strict, waits for it
+    // (`wait_for_prompt`), as for a command's.
+    PROMPT_BUSY.store(true, std::sync::atomic::Ordering::Release);
+    let _busy = PromptBusy;
     // The host gone: said all the same.
     let reply = Request::refuse(tx, failed.clone()).unwrap_or_else(|| failed.line(json));
     println!("{}", at_line(reply, place));
