@@ -692,11 +692,15 @@ pub fn choose(
     Ok((cands[chosen].1.clone(), report))
 }
 
-/// The trials' budget in seconds, cycles taking `per_cycle`: [`BUDGET`], and with a known
+/// The trials' budget in seconds, cycles taking `per_cycle`: [`BUDGET`] (or the shorter
+/// [`ExecutorChoice::auto_budget`]), and with a known
 /// length, at most the run itself when paced (the trials delay a real-time run's start), a
 /// share of it offline (they take from it).
 fn trial_budget(choice: &ExecutorChoice, per_cycle: Duration) -> f64 {
-    let mut budget = BUDGET.as_secs_f64();
+    let mut budget = choice
+        .auto_budget
+        .map_or(BUDGET, |b| b.min(BUDGET))
+        .as_secs_f64();
     if let Some(n) = choice.auto_cycles {
         let run = match choice.options.period {
             Some(p) => n as f64 * p.as_secs_f64(),
@@ -1228,5 +1232,27 @@ mod tests {
             ..ExecutorChoice::default()
         };
         assert!(timed_trial_cycles(&offline, Duration::from_millis(1), 3) < 0.0);
+    }
+
+    /// A budget in time bounds the trials whatever one cycle takes (a count of cycles told
+    /// from another cycle's time does not), and never lifts [`BUDGET`].
+    #[test]
+    fn a_budget_in_time_holds_whatever_the_cycles_take() {
+        let c = ExecutorChoice {
+            auto_budget: Some(Duration::from_millis(100)),
+            ..ExecutorChoice::default()
+        };
+        for us in [1, 20, 60, 5000] {
+            let b = trial_budget(&c, Duration::from_micros(us));
+            assert!((b - 0.1).abs() < 1e-12, "{us} µs: {b}");
+        }
+        let long = ExecutorChoice {
+            auto_budget: Some(Duration::from_secs(5)),
+            ..ExecutorChoice::default()
+        };
+        assert_eq!(
+            trial_budget(&long, Duration::from_micros(20)),
+            BUDGET.as_secs_f64()
+        );
     }
 }

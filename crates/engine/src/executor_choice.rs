@@ -87,6 +87,11 @@ pub struct ExecutorChoice {
     /// period), the automatic choice spends at most a twentieth of their time on its trials,
     /// and chooses seq without trials when that is too short to measure.
     pub auto_cycles: Option<u64>,
+    /// With [`ExecutorChoice::auto`]: the most time the trials take, measured as they run
+    /// (below [`crate::auto::BUDGET`]; `None`: that). Where it is known in advance, this
+    /// bounds the trials even when their cycles are slower than the first one timed, which a
+    /// count of cycles ([`ExecutorChoice::auto_cycles`]) does not.
+    pub auto_budget: Option<Duration>,
     /// Threads, the calling (audio) thread included.
     pub threads: usize,
     /// The static schedule's algorithm (for [`ExecutorKind::Static`]).
@@ -153,6 +158,7 @@ impl Default for ExecutorChoice {
             kind: ExecutorKind::Seq,
             auto: false,
             auto_cycles: None,
+            auto_budget: None,
             threads: 1,
             algorithm: Algorithm::Hlfet,
             costs: Costs::Declared,

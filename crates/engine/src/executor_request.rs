@@ -183,6 +183,7 @@ impl ExecutorRequest {
             kind,
             auto: executor == GraphExecutor::Auto,
             auto_cycles: None,
+            auto_budget: None,
             threads,
             algorithm: self.algorithm.unwrap_or(Algorithm::Hlfet),
             costs: self.costs.clone(),
