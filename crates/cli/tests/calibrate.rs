@@ -261,7 +261,7 @@ fn the_tasks_of_a_feedback_edge_are_said_apart_from_the_nodes() {
     let line = out.lines().find(|l| l.starts_with("costs")).unwrap();
     assert!(
         line.contains("for 0 of 2 nodes")
-            && line.contains("and 1 of the 2 tasks of feedback edges"),
+            && line.contains("and 1 of the 2 tasks its feedback edges make"),
         "{line}"
     );
     // calibrate's whole file: every node and both tasks.
@@ -284,7 +284,9 @@ fn the_tasks_of_a_feedback_edge_are_said_apart_from_the_nodes() {
     let out = String::from_utf8_lossy(&o.stdout);
     let line = out.lines().find(|l| l.starts_with("costs")).unwrap();
     assert!(
-        line.contains("as fugue calibrate writes them); and 2 of the 2 tasks of feedback edges"),
+        line.contains(
+            "as fugue calibrate writes them); and 2 of the 2 tasks its feedback edges make"
+        ),
         "{line}"
     );
 }

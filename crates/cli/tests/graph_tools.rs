@@ -251,3 +251,32 @@ fn placeholders_are_said_not_refused_by_strict() {
         stderr(&o)
     );
 }
+
+/// `-` as a graph is said to be no file, naming what standard input is called instead; that
+/// name, with `--format`, reads the graph from standard input.
+#[test]
+fn a_dash_as_the_graph_names_standard_input() {
+    let o = fugue(&["check", "-"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("standard input is named /dev/stdin, not -") && e.lines().count() == 1,
+        "{e}"
+    );
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args(["check", "/dev/stdin", "--format", "ag"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"o = { kind: \"osc\", freq: 220, };\ns = { kind: \"sink\", };\no.1 -> s.1;\n")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -1234,10 +1234,28 @@ mod tests {
         assert!(timed_trial_cycles(&offline, Duration::from_millis(1), 3) < 0.0);
     }
 
-    /// A budget in time bounds the trials whatever one cycle takes (a count of cycles told
-    /// from another cycle's time does not), and never lifts [`BUDGET`].
+    /// A budget in time bounds the trials' budget whatever one cycle takes, where a count of
+    /// cycles told from a shorter cycle's time (the host's offline count, from the graph's
+    /// cost) would give three times as much; it never lifts [`BUDGET`].
     #[test]
     fn a_budget_in_time_holds_whatever_the_cycles_take() {
+        // 100 ms offline as the host tells it: twenty budgets in cycles of 20 µs. A first
+        // cycle of 60 µs made that 0.3 s of trials.
+        let counted = ExecutorChoice {
+            auto_cycles: Some(20 * 100_000 / 20),
+            ..ExecutorChoice::default()
+        };
+        let b = trial_budget(&counted, Duration::from_micros(60));
+        assert!((b - 0.3).abs() < 1e-9, "{b}");
+        let c = ExecutorChoice {
+            auto_budget: Some(Duration::from_millis(100)),
+            ..counted.clone()
+        };
+        let b = trial_budget(&c, Duration::from_micros(60));
+        assert!((b - 0.1).abs() < 1e-12, "{b}");
+        // Cycles faster than told: the count's share, below the budget.
+        let b = trial_budget(&c, Duration::from_micros(10));
+        assert!((b - 0.05).abs() < 1e-9, "{b}");
         let c = ExecutorChoice {
             auto_budget: Some(Duration::from_millis(100)),
             ..ExecutorChoice::default()

@@ -133,10 +133,7 @@ impl Costs {
                     .filter(|&v| given[v] && g.is_feedback_node(v))
                     .count();
                 let also = if pairs_named > 0 {
-                    format!(
-                        "; and {pairs_named} of the {pairs} tasks of feedback edges (µs; {})",
-                        fugue_graph::FEEDBACK_TASKS
-                    )
+                    format!("; and {pairs_named} of the {pairs} tasks its feedback edges make (µs)")
                 } else {
                     String::new()
                 };

@@ -87,10 +87,12 @@ pub struct ExecutorChoice {
     /// period), the automatic choice spends at most a twentieth of their time on its trials,
     /// and chooses seq without trials when that is too short to measure.
     pub auto_cycles: Option<u64>,
-    /// With [`ExecutorChoice::auto`]: the most time the trials take, measured as they run
-    /// (below [`crate::auto::BUDGET`]; `None`: that). Where it is known in advance, this
-    /// bounds the trials even when their cycles are slower than the first one timed, which a
-    /// count of cycles ([`ExecutorChoice::auto_cycles`]) does not.
+    /// With [`ExecutorChoice::auto`]: the time the trials' cycles are counted to fit in
+    /// (below [`crate::auto::BUDGET`]; `None`: that), and by which they are cut as they run:
+    /// a round that passes it by a quarter is left unfinished, though the first round ends
+    /// whatever it takes, and the plans' compiles and executors' builds come on top. Unlike
+    /// a count of cycles ([`ExecutorChoice::auto_cycles`]) told from an estimate of one
+    /// cycle's time, it holds when the cycles are slower than the estimate.
     pub auto_budget: Option<Duration>,
     /// Threads, the calling (audio) thread included.
     pub threads: usize,

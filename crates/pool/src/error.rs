@@ -13,7 +13,7 @@ pub enum BuildError {
     #[error("a pool needs at least one thread (0 requested)")]
     ZeroThreads,
     /// More threads than the pool allows.
-    #[error("{requested} threads requested, more than the limit of {limit} ({why})")]
+    #[error("{} requested, more than the limit of {limit} ({why})", if *requested == 1 { "1 thread".to_string() } else { format!("{requested} threads") })]
     TooManyThreads {
         /// The count asked for.
         requested: usize,

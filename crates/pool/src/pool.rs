@@ -108,11 +108,12 @@ impl PoolBuilder {
             });
         }
         if let Some(limit) = nproc_limit() {
-            if n > limit {
+            // The limit counts the user's threads, this process's calling thread among them.
+            if n >= limit {
                 return Err(BuildError::TooManyThreads {
                     requested: n,
-                    limit,
-                    why: "RLIMIT_NPROC",
+                    limit: limit.saturating_sub(1),
+                    why: "RLIMIT_NPROC, less the calling thread",
                 });
             }
         }
@@ -149,7 +150,8 @@ impl PoolBuilder {
     }
 }
 
-/// The soft `RLIMIT_NPROC`, when finite.
+/// The soft `RLIMIT_NPROC`, when finite (held to for root too, whom the kernel does not hold
+/// to it: one rule wherever the program runs).
 fn nproc_limit() -> Option<usize> {
     let mut rl = libc::rlimit {
         rlim_cur: 0,

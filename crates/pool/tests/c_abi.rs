@@ -239,6 +239,22 @@ fn a_padded_policy_name_is_read_and_a_refused_default_count_says_so() {
             && err.contains("RLIMIT_NPROC")
             && err.contains("Invalid argument"),
         "{err}"
+    ); // As many threads as the limit: the calling thread counts too, so they cannot all start.
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -u 3 && exec '{}' -n 1000 -t 3",
+            exe.display()
+        ))
+        .output()
+        .expect("run quicksort");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains(
+            "3 threads requested, more than the limit of 2 (RLIMIT_NPROC, less the calling thread)"
+        ),
+        "{err}"
     );
 }
 

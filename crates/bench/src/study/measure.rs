@@ -279,25 +279,42 @@ pub(super) fn jack_server_answers() -> Result<(), BenchError> {
 
 /// The JACK server's buffer size as a study found it (`jack_bufsize` with no argument says
 /// it), set again when the study ends, however it ends: the server is not the study's, and
-/// its other clients keep the size they had.
+/// its other clients keep the size they had. A client of a busy server may fail to connect:
+/// each step is tried a few times, and the size set is read back.
 pub(super) struct JackBufferKept(Option<u32>);
 
-impl JackBufferKept {
-    /// The server's buffer size now (none kept when `jack_bufsize` does not say it).
-    pub(super) fn now() -> Self {
-        let size = std::process::Command::new("jack_bufsize")
+/// Tries of each `jack_bufsize` step.
+const JACK_TRIES: usize = 5;
+
+/// The server's buffer size, when `jack_bufsize` says it.
+fn jack_buffer_size() -> Option<u32> {
+    (0..JACK_TRIES).find_map(|i| {
+        if i > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        std::process::Command::new("jack_bufsize")
             .stderr(std::process::Stdio::null())
             .output()
             .ok()
             .filter(|o| o.status.success())
-            .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok());
-        JackBufferKept(size)
+            .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
+    })
+}
+
+impl JackBufferKept {
+    /// The server's buffer size now (none kept when `jack_bufsize` does not say it).
+    pub(super) fn now() -> Self {
+        JackBufferKept(jack_buffer_size())
     }
 }
 
 impl Drop for JackBufferKept {
     fn drop(&mut self) {
-        if let Some(size) = self.0 {
+        let Some(size) = self.0 else { return };
+        for _ in 0..JACK_TRIES {
+            if jack_buffer_size() == Some(size) {
+                return;
+            }
             let _ = std::process::Command::new("jack_bufsize")
                 .arg(size.to_string())
                 .stdout(std::process::Stdio::null())

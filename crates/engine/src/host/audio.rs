@@ -533,8 +533,11 @@ impl HostAudio {
                 s.tenant.set_enabled(false);
                 if let Some((task, message)) = s.tenant.plan_mut().take_first_panic() {
                     let node = s.tenant.plan().node_of(task);
-                    // Set once: only this thread sets it, so `set` never waits.
-                    let _ = s.stats.failure.set((node, message));
+                    // Set once: only this thread sets it, so `set` never waits. Were it set
+                    // already, the value handed back is leaked, not freed here.
+                    if let Err(kept) = s.stats.failure.set((node, message)) {
+                        std::mem::forget(kept);
+                    }
                 }
                 // Release: publishes the failure to the control thread's Acquire load.
                 s.stats.panics.fetch_add(1, Ordering::Release);

@@ -418,16 +418,19 @@ impl Host {
             .max(cost_ns)
             .max(1);
         let budget = self.options.auto_budget;
-        // Paced, the automatic choice spends at most the run it is told of: a run of one
-        // budget, in whole periods of it (none when the period is longer than the budget, and
-        // then no trial). Offline, the budget itself bounds the trials as they run (a count
-        // of cycles, made from the graph's cost, ran over it when the first cycle was slower).
-        let cycles = options
-            .period
-            .map(|_| (budget.as_nanos() / per_cycle as u128) as u64);
+        // The automatic choice spends, paced, at most the run it is told of, and offline a
+        // twentieth of it: a run of one budget (whole periods of it: none when the period is
+        // longer than the budget, and then no trial), or of twenty, in cycles of the graph's
+        // cost (so that a graph too slow for its trials is given seq before anything is
+        // compiled). The budget in time bounds the trials besides, as they run: offline, the
+        // count alone let them run over it when their cycles were slower than that cost.
+        let cycles = match options.period {
+            Some(_) => budget.as_nanos() / per_cycle as u128,
+            None => (20 * budget.as_nanos() / per_cycle as u128).max(1),
+        } as u64;
         let choice = ExecutorChoice {
             auto: true,
-            auto_cycles: cycles,
+            auto_cycles: Some(cycles),
             auto_budget: Some(budget),
             // No candidate beyond the graph's threads: one it could not keep would take a
             // place among those a short budget can try.

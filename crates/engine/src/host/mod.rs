@@ -496,7 +496,7 @@ impl Host {
                     Some((node, message)) => {
                         format!("its node `{}` failed ({message})", e.graph.node(*node).name)
                     }
-                    None => "a node of it failed".to_string(),
+                    None => "a node of it failed (its processor panicked, or its Faust program or LV2 plugin divided an integer by zero)".to_string(),
                 };
                 self.notices.push(format!(
                     "graph {}: {what}; the graph is silenced (the others play on): unload it",

@@ -1074,11 +1074,13 @@ fn port(
 }
 
 /// Adds the edges (ports from `taillabel` and `headlabel`, see [`port`]; else port 1 to
-/// port 1; `Weight` the communication cost; `feedback=true`: a feedback edge, `~>`); in a
-/// `strict` graph the edges between the same two ports are one edge, added where the first
-/// is written, with their attributes merged (Graphviz's rule, a later value replacing an
-/// earlier one: `Weight`, and `feedback`, which makes the merged edge a feedback edge or
-/// not). Returns each added edge's byte offset.
+/// port 1; `Weight` the communication cost; `feedback=true`: a feedback edge, `~>`), in the
+/// order written. In a `strict` graph the edges between the same two ports are one edge,
+/// added where the first is written, with their attributes merged, a later value replacing
+/// an earlier one: `Weight`, and `feedback`, which makes the merged edge a feedback edge or
+/// not. (Unlike Graphviz, which gives an edge the `edge [...]` defaults only when it is
+/// made, a repeat carries the defaults in force where it is written.) Returns each added
+/// edge's byte offset.
 fn add_edges(
     g: &mut GraphBuilder,
     names: &[String],
@@ -1087,16 +1089,13 @@ fn add_edges(
     text: &str,
     file: &str,
 ) -> Result<Vec<usize>, ReadError> {
-    /// One edge as written: its ports, `Weight` and `feedback` when given, and its place.
-    struct Written {
-        key: (usize, usize, usize, usize),
-        comm: Option<f64>,
-        feedback: Option<bool>,
-        pos: usize,
-    }
-    let mut written: Vec<Written> = Vec::with_capacity(edges.len());
-    // strict: where each port pair's merged edge is in `written`.
-    let mut merged: HashMap<(usize, usize, usize, usize), usize> = HashMap::new();
+    let mut added = Added {
+        offsets: Vec::with_capacity(edges.len()),
+        feedback: Vec::new(),
+    };
+    // strict: each port pair's edge, merged as the statements come, added at the end.
+    let mut merged: Vec<Written> = Vec::new();
+    let mut index: HashMap<(usize, usize, usize, usize), usize> = HashMap::new();
     for (a, b, attrs, pos) in edges {
         let (a, b) = (&names[*a as usize], &names[*b as usize]);
         let what = format!("edge `{a}` -> `{b}`");
@@ -1121,57 +1120,94 @@ fn add_edges(
                 ))
             }
         };
-        let key = (src, sp, dst, dp);
-        if strict {
-            if let Some(&i) = merged.get(&key) {
-                let w = &mut written[i];
-                w.comm = comm.or(w.comm);
-                w.feedback = feedback.or(w.feedback);
-                continue;
-            }
-            merged.insert(key, written.len());
-        }
-        written.push(Written {
-            key,
+        let w = Written {
+            key: (src, sp, dst, dp),
             comm,
             feedback,
             pos: *pos,
-        });
+        };
+        if !strict {
+            added.add(g, &w, text, file)?;
+        } else if let Some(&i) = index.get(&w.key) {
+            let m = &mut merged[i];
+            m.comm = w.comm.or(m.comm);
+            m.feedback = w.feedback.or(m.feedback);
+        } else {
+            index.insert(w.key, merged.len());
+            merged.push(w);
+        }
     }
-    let mut offsets = Vec::with_capacity(written.len());
-    // Where each feedback edge is written, in the order they are added.
-    let mut feedback_offsets = Vec::new();
-    for w in &written {
+    for w in &merged {
+        added.add(g, w, text, file)?;
+    }
+    Ok(added.offsets)
+}
+
+/// One edge statement as [`add_edges`] reads it: its ports, `Weight` and `feedback` when
+/// given, and its place.
+struct Written {
+    key: (usize, usize, usize, usize),
+    comm: Option<f64>,
+    feedback: Option<bool>,
+    pos: usize,
+}
+
+/// Where the edges [`add_edges`] added are written: each plain edge's byte offset, and each
+/// feedback edge's, in the order they were added.
+struct Added {
+    offsets: Vec<usize>,
+    feedback: Vec<usize>,
+}
+
+impl Added {
+    /// Adds `w` to `g`: a feedback edge or a plain one; a repeat is refused at its place,
+    /// naming the first.
+    fn add(
+        &mut self,
+        g: &mut GraphBuilder,
+        w: &Written,
+        text: &str,
+        file: &str,
+    ) -> Result<(), ReadError> {
         let (src, sp, dst, dp) = w.key;
         let pos = w.pos;
         if w.feedback == Some(true) {
             // A feedback edge (`fugue dot` writes `~>` so): one block late, no cycle.
-            g.add_feedback(src, sp, dst, dp)
-                .map_err(|e| ReadError::Graph {
-                    file: file.into(),
-                    location: location_of(text, pos),
-                    error: super::with_first_edge(e, g, text, &offsets, &feedback_offsets),
-                })?;
-            feedback_offsets.push(pos);
-            continue;
+            g.add_feedback(src, sp, dst, dp).map_err(|e| {
+                let e = super::with_first_edge(e, g, text, &self.offsets, &self.feedback);
+                match e {
+                    GraphError::DuplicateEdge { .. } => ReadError::Syntax {
+                        file: file.into(),
+                        location: location_of(text, pos),
+                        message: format!("{e}, or write `strict digraph` to merge repeated edges"),
+                    },
+                    e => ReadError::Graph {
+                        file: file.into(),
+                        location: location_of(text, pos),
+                        error: e,
+                    },
+                }
+            })?;
+            self.feedback.push(pos);
+            return Ok(());
         }
-        let added = g.add_edge(src, sp, dst, dp, w.comm.unwrap_or(0.0));
-        added.map_err(|e: GraphError| {
-            let e = super::with_first_edge(e, g, text, &offsets, &feedback_offsets);
-            match e {
-                GraphError::DuplicateEdge { .. } => ReadError::Syntax {
-                    file: file.into(),
-                    location: location_of(text, pos),
-                    message: format!("{e}, or write `strict digraph` to merge repeated edges"),
-                },
-                e => ReadError::Graph {
-                    file: file.into(),
-                    location: location_of(text, pos),
-                    error: e,
-                },
-            }
-        })?;
-        offsets.push(pos);
+        g.add_edge(src, sp, dst, dp, w.comm.unwrap_or(0.0))
+            .map_err(|e: GraphError| {
+                let e = super::with_first_edge(e, g, text, &self.offsets, &self.feedback);
+                match e {
+                    GraphError::DuplicateEdge { .. } => ReadError::Syntax {
+                        file: file.into(),
+                        location: location_of(text, pos),
+                        message: format!("{e}, or write `strict digraph` to merge repeated edges"),
+                    },
+                    e => ReadError::Graph {
+                        file: file.into(),
+                        location: location_of(text, pos),
+                        error: e,
+                    },
+                }
+            })?;
+        self.offsets.push(pos);
+        Ok(())
     }
-    Ok(offsets)
 }

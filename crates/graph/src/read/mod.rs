@@ -42,6 +42,16 @@ impl Format {
 /// Reads a graph file; the format comes from `format`, or else from the extension.
 pub fn read_file(path: &Path, format: Option<Format>) -> Result<TaskGraph, ReadError> {
     let file = path.display().to_string();
+    // `-` is no file here (a file of that name is read as any other).
+    if path == Path::new("-") && !path.exists() {
+        return Err(ReadError::Io {
+            file,
+            source: std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "a graph is read from a file, and standard input is named /dev/stdin, not - (with --format ag, dot or stg: it has no extension)",
+            ),
+        });
+    }
     let format = match format.or_else(|| Format::from_path(path)) {
         Some(f) => f,
         None => {

@@ -23,10 +23,15 @@ extern "C" {
 
 /* The scheduler a task runs in: pass it to sched_spawn from any of its tasks, and from any
  * other thread while a task of it is still running (a task that waits for that thread, say).
- * Once every task has finished, a spawn from another thread is refused (EINVAL); once
- * sched_init has returned, the pointer must not be used. sched_init may return at any moment
- * after the last task ends: a thread that may spawn late must be waited for by a task
- * (pthread_join) so that it stops using the pointer before then. */
+ * Once every task has finished, a spawn from another thread is refused (EINVAL, best
+ * effort: such a spawn races sched_init's return, after which the pointer must not be used).
+ * sched_init may return at any moment after the last task ends: a thread that may spawn late
+ * must be waited for by a task (pthread_join) so that it stops using the pointer before then.
+ * A task that blocks (in pthread_join, or waiting for a task it spawned: there is no join)
+ * keeps its thread from other tasks: with as many blocked tasks as threads nothing else runs,
+ * and a wait for a queued task never ends. So the thread that a task joins must not retry a
+ * refused spawn (EAGAIN) for ever, but run the task itself, and a task must not wait for its
+ * children unless fewer tasks wait than there are threads. */
 struct scheduler;
 
 /* A task: its closure and the scheduler it runs in. It must end by returning: pthread_exit()
@@ -49,14 +54,17 @@ int sched_default_threads(void);
  * (a pool inside a pool): each call has a pool of its own. errno is left unspecified when it
  * returns 0 (reading the CPU quota may set it).
  * Returns -1 with errno set on failure: EINVAL for qlen <= 0, a null f, a thread count above
- * 4096 or RLIMIT_NPROC, or an unknown FUGUE_POOL_POLICY; EAGAIN when the system refuses a
- * thread (each said in one sentence on stderr). May be called again after it returned. */
+ * 4096 or not below RLIMIT_NPROC (which counts the calling thread too), or an unknown
+ * FUGUE_POOL_POLICY; EAGAIN when the system refuses a thread (each said in one sentence on
+ * stderr); EIO if the library itself failed (a bug: it is said on stderr). May be called
+ * again after it returned. */
 int sched_init(int nthreads, int qlen, taskfunc f, void *closure);
 
 /* Queues f(closure, s) to run in the pool of s. Returns 0, or -1 with errno = EAGAIN when
  * the queue that would take it already holds qlen tasks (the task is not queued: the caller
  * may run it itself), or EINVAL for a null f or s, or when every task of s has finished (a
- * spawn from a thread outside the pool that no running task waits for). Each of these two
+ * spawn from a thread outside the pool that no running task waits for), or EIO if the
+ * library itself failed (a bug, said on stderr). Each of these two
  * EINVAL cases is said on stderr the first time only, in a process: a program that spawns
  * in a loop does not flood it; errno says it every time.
  * A task queued (0 returned) runs before sched_init returns. Each queued task takes about
