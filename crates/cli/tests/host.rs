@@ -576,7 +576,7 @@ fn a_jack_host_follows_a_buffer_size_change_while_idle() {
     let after = cycles(&socket);
     assert!(after > before + 10, "playback stalled: {before} -> {after}");
     let (ok, r) = ctl(&socket, &["stats"]);
-    assert!(ok && r.contains("1 buffer-size changes followed"), "{r}");
+    assert!(ok && r.contains("1 buffer-size change followed"), "{r}");
     let (ok, r) = ctl(&socket, &["list"]);
     assert!(
         ok && r.starts_with("2 loaded: a") && r.contains("4 sub-blocks"),
@@ -836,5 +836,44 @@ fn rt_where_it_cannot_apply_is_said_and_dropped() {
         assert!(o.status.success(), "{args:?}: {e}");
         assert_eq!(e.matches(&said).count(), 1, "{args:?}: {e}");
         assert!(!e.contains("SCHED_FIFO) was refused"), "{args:?}: {e}");
+    }
+}
+
+/// A JACK host runs at the server's rate and buffer size: `--rate` and `--buffer` given are
+/// said to be unread, as `run` says them, not passed over.
+#[test]
+fn a_jack_host_says_it_does_not_read_rate_and_buffer() {
+    use fugue_testkit::jackd::DummyServer;
+    let server = match DummyServer::start("cli-rate", 44_100, 256) {
+        Ok(s) => s,
+        Err(why) => {
+            common::skip("a_jack_host_says_it_does_not_read_rate_and_buffer", &why);
+            return;
+        }
+    };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args([
+            "host",
+            "--backend",
+            "jack",
+            "--client-name",
+            "fugue-cli-rate",
+        ])
+        .args(["--rate", "96000", "--buffer", "64"])
+        .env("JACK_DEFAULT_SERVER", server.name())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"quit\n").unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    for flag in ["--rate", "--buffer"] {
+        assert!(
+            err.contains(&format!("warning: {flag} applies to the clocked, ALSA and offline backends (JACK runs at the server's rate and buffer size); the jack backend does not read it")),
+            "{err}"
+        );
     }
 }

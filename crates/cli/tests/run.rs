@@ -778,3 +778,81 @@ fn sources_on_a_backend_without_inputs_are_said_to_play_silence() {
         );
     }
 }
+
+/// A client name the server already has: the second client is renamed (`NAME-01`), said in
+/// a warning; where the name is too long for a suffix, the server's refusal is said as
+/// such, not as a server that is not running (which would send `--backend auto` to ALSA).
+#[test]
+fn a_jack_client_name_taken_is_said() {
+    let server = match fugue_testkit::jackd::DummyServer::start("name-taken", 48000, 256) {
+        Ok(s) => s,
+        Err(why) => {
+            println!("skipped: {why}");
+            return;
+        }
+    };
+    let g = example_graph();
+    let long = "b".repeat(63);
+    for (name, renamed) in [("dup", true), (long.as_str(), false)] {
+        let mut first = fugue()
+            .arg("run")
+            .arg(&g)
+            .args([
+                "--backend",
+                "jack",
+                "--executor",
+                "seq",
+                "--client-name",
+                name,
+            ])
+            .args(["--seconds", "3"])
+            .env("JACK_DEFAULT_SERVER", server.name())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Until the first client's port is there (10 s at most).
+        let start = std::time::Instant::now();
+        while start.elapsed() < Duration::from_secs(10) {
+            let lsp = Command::new("jack_lsp")
+                .env("JACK_DEFAULT_SERVER", server.name())
+                .output()
+                .unwrap();
+            if String::from_utf8_lossy(&lsp.stdout).contains(&format!("{name}:")) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let second = fugue()
+            .arg("run")
+            .arg(&g)
+            .args([
+                "--backend",
+                "jack",
+                "--executor",
+                "seq",
+                "--client-name",
+                name,
+            ])
+            .args(["--seconds", "0.2"])
+            .env("JACK_DEFAULT_SERVER", server.name())
+            .output()
+            .unwrap();
+        let e = String::from_utf8_lossy(&second.stderr);
+        if renamed {
+            assert!(second.status.success(), "{e}");
+            assert!(
+                e.contains("another JACK client is named `dup`: this one is `dup-01`"),
+                "{e}"
+            );
+        } else {
+            assert_eq!(second.status.code(), Some(1), "{e}");
+            assert!(
+                e.contains("JACK: the server refused the client") && !e.contains("no JACK server"),
+                "{e}"
+            );
+        }
+        let _ = first.kill();
+        let _ = first.wait();
+    }
+}

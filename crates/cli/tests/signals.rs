@@ -179,8 +179,10 @@ fn a_stopped_run_keeps_its_statistics() {
             .expect("a cycle count");
         assert!(cycles > 0, "{out}");
         assert!(
-            err.contains(&format!("interrupted by {name} after {cycles} cycles"))
-                && err.contains("per-cycle statistics in"),
+            err.contains(&format!(
+                "interrupted by {name} after {cycles} cycle{}",
+                if cycles == 1 { "" } else { "s" }
+            )) && err.contains("per-cycle statistics in"),
             "{name}: {err}"
         );
         let rows = std::fs::read_to_string(&csv).unwrap().lines().count() - 1;

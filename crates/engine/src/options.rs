@@ -198,7 +198,10 @@ impl EndReason {
     /// stopped, `Ok(None)` when its time was up. `note` ends the sentence (where the
     /// statistics went).
     pub fn said(&self, cycles: u64, note: &str) -> Result<Option<String>, String> {
-        let kept = format!("after {cycles} cycles; the statistics so far were kept{note}");
+        let kept = format!(
+            "after {}; the statistics so far were kept{note}",
+            crate::report::counted(cycles as usize, "cycle")
+        );
         match self {
             EndReason::ServerGone(reason) if reason.is_empty() => {
                 Err(format!("the JACK server stopped {kept}"))
@@ -207,7 +210,10 @@ impl EndReason {
                 Err(format!("the JACK server stopped ({reason}) {kept}"))
             }
             EndReason::DeviceLost(reason) => Err(format!("{reason} {kept}")),
-            EndReason::Stopped => Ok(Some(format!("after {cycles} cycles{note}"))),
+            EndReason::Stopped => Ok(Some(format!(
+                "after {}{note}",
+                crate::report::counted(cycles as usize, "cycle")
+            ))),
             EndReason::Duration => Ok(None),
         }
     }

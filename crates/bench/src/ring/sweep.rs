@@ -320,6 +320,13 @@ fn baseline_in(summary: &BTreeMap<Key, (Spread, usize)>, k: &Key) -> Option<f64>
 }
 
 /// The grid key of `imp` with `producers` and `capacity` at padding `pad`.
+/// The runs of point `k` among `runs` that stopped before their planned items.
+fn unfinished_in(runs: &[Run], k: &Key) -> usize {
+    runs.iter()
+        .filter(|r| r.key == *k && r.items < r.planned)
+        .count()
+}
+
 fn grid(imp: Impl, producers: usize, capacity: usize, pad: &'static str) -> Key {
     ("grid", imp, producers, capacity, pad, false, false)
 }
@@ -330,6 +337,11 @@ impl Sweep {
     /// in the grid (threads, unpinned).
     pub fn baseline(&self, k: &Key) -> Option<f64> {
         baseline_in(&self.summary, k)
+    }
+
+    /// The runs of point `k` that stopped at the time cap before their planned items.
+    pub fn unfinished(&self, k: &Key) -> usize {
+        unfinished_in(&self.runs, k)
     }
 
     /// The median items/s of a point.
@@ -403,6 +415,7 @@ impl Sweep {
             "min_items_per_sec",
             "max_items_per_sec",
             "ratio_to_mutex",
+            "unfinished_runs",
             "verified",
         ]);
         for (k, (st, runs)) in &self.summary {
@@ -422,6 +435,7 @@ impl Sweep {
                 format!("{:.1}", st.min),
                 format!("{:.1}", st.max),
                 ratio.unwrap_or_default(),
+                self.unfinished(k).to_string(),
                 "true".into(),
             ]);
         }
@@ -504,17 +518,23 @@ impl Sweep {
                 let mut row = vec![c.to_string()];
                 for &imp in &impls {
                     let k = grid(imp, producers, c, pad);
+                    // A point some run of which stopped at the time cap: its rate counts
+                    // the items it moved, marked so.
+                    let cut = if self.unfinished(&k) > 0 { " †" } else { "" };
                     row.push(match (self.median(&k), self.baseline(&k)) {
                         (Some(m), Some(b)) if imp != Impl::Mutex => {
-                            format!("{} ({:.1}×)", mps(m), m / b)
+                            format!("{}{cut} ({:.1}×)", mps(m), m / b)
                         }
-                        (Some(m), _) => mps(m),
+                        (Some(m), _) => format!("{}{cut}", mps(m)),
                         _ => "–".into(),
                     });
                 }
                 t.row(row);
             }
             let _ = writeln!(s, "{}", t.markdown());
+        }
+        if self.runs.iter().any(|r| r.items < r.planned) {
+            let _ = writeln!(s, "†: some run of the point stopped at the time cap before its planned items (its rate counts the items it moved; `unfinished_runs` in `summary.csv`).\n");
         }
         let _ = writeln!(s, "## Slot padding (false sharing), median items/s\n");
         let mut t = Table::new([
@@ -652,5 +672,21 @@ mod tests {
             baseline_in(&summary, &grid(Impl::Park, 2, 1024, "cacheline")),
             None
         );
+    }
+
+    /// A point's runs that stopped at the time cap are counted, and only that point's.
+    #[test]
+    fn unfinished_runs_are_counted_per_point() {
+        let spin = grid(Impl::Spin, 3, 1024, "cacheline");
+        let park = grid(Impl::Park, 3, 1024, "cacheline");
+        let run = |key, items| Run {
+            key,
+            items,
+            planned: 1000,
+            seconds: 1.0,
+        };
+        let runs = [run(spin, 232), run(spin, 1000), run(park, 1000)];
+        assert_eq!(unfinished_in(&runs, &spin), 1);
+        assert_eq!(unfinished_in(&runs, &park), 0);
     }
 }

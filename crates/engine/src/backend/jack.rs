@@ -502,6 +502,38 @@ pub(crate) use deferred_notifications;
 /// anyway: a few periods of the longest buffers.
 pub(crate) const QUIT_TIMEOUT: Duration = Duration::from_millis(500);
 
+/// Why the server refused to open client `name` (`status`, from `jack_client_open`), or
+/// `None` when no server answered (then no server is running, as far as the client knows).
+pub(crate) fn client_refused(status: j::ClientStatus, name: &str) -> Option<String> {
+    if status.contains(j::ClientStatus::SERVER_FAILED) {
+        return None;
+    }
+    Some(if status.contains(j::ClientStatus::NAME_NOT_UNIQUE) {
+        format!(
+            "the server has a client named `{name}` already, and cannot make a unique name of it (a suffix such as -01 would pass the {} bytes a name may have): give another --client-name",
+            crate::options::JACK_CLIENT_NAME_MAX
+        )
+    } else if status.contains(j::ClientStatus::VERSION_ERROR) {
+        "the server speaks another version of JACK's protocol than this libjack: install the libjack of the server's JACK".to_string()
+    } else {
+        format!(
+            "the server refused the client `{name}` (status {status:?}); where another client has that name, one this long leaves no room for the suffix (-01) that would tell them apart: give another --client-name"
+        )
+    })
+}
+
+/// The warning that the server gave the client another name than `asked` (a client of that
+/// name was there: the server added a suffix), so that what connects to the ports by the name
+/// asked for is not fooled.
+pub(crate) fn renamed(client: &j::Client, asked: &str) -> Option<String> {
+    let got = client.name();
+    (got != asked).then(|| {
+        format!(
+            "another JACK client is named `{asked}`: this one is `{got}` (its ports are `{got}:...`); give another --client-name to choose its name"
+        )
+    })
+}
+
 /// Runs `graph` as a JACK client.
 pub(crate) fn run(
     graph: &TaskGraph,
@@ -517,10 +549,15 @@ pub(crate) fn run(
         });
     }
     j::set_logger(j::LoggerType::None);
-    let (client, _status) = match j::Client::new(client_name, j::ClientOptions::NO_START_SERVER) {
-        Ok(c) => c,
+    let client = match j::Client::new(client_name, j::ClientOptions::NO_START_SERVER) {
+        Ok((c, _)) => c,
         Err(j::Error::LibraryError(m)) => return Err(RunError::NoLibrary(m)),
-        Err(j::Error::ClientError(_)) => return Err(RunError::NoServer),
+        Err(j::Error::ClientError(status)) => {
+            return Err(match client_refused(status, client_name) {
+                None => RunError::NoServer,
+                Some(why) => RunError::Jack(why),
+            })
+        }
         Err(e) => return Err(RunError::Jack(e.to_string())),
     };
     let rate = client.sample_rate();
@@ -533,6 +570,7 @@ pub(crate) fn run(
         &options.executor_for_period(rate, block),
         options.placeholder,
     )?;
+    warnings.extend(renamed(&client, client_name));
     let auto = engine.auto_report().cloned();
     engine.track_wakes();
     if options.profile {

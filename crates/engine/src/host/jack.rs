@@ -167,9 +167,12 @@ pub(crate) fn open(name: &str) -> Result<(j::Client, u32, usize), HostError> {
                 "the JACK library (libjack) cannot be loaded: {m}; install libjack-jackd2-0 or use --backend clocked"
             )))
         }
-        Err(j::Error::ClientError(_)) => {
+        Err(j::Error::ClientError(status)) => {
             return Err(HostError::Backend(
-                "no JACK server is running; start one with `jackd -d dummy -r 48000 -p 256 &` (or your sound card's driver) or use --backend clocked".into(),
+                match crate::backend::jack::client_refused(status, name) {
+                    None => "no JACK server is running; start one with `jackd -d dummy -r 48000 -p 256 &` (or your sound card's driver) or use --backend clocked".into(),
+                    Some(why) => format!("JACK: {why}"),
+                },
             ))
         }
         Err(e) => return Err(HostError::Backend(format!("JACK: {e}"))),

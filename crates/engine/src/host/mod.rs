@@ -171,6 +171,9 @@ impl Host {
         let device = alsa.as_ref().map(|d| d.granted().to_string());
         options.check()?;
         let mut warnings = Vec::new();
+        if let (Some(c), HostBackend::Jack { client_name, .. }) = (&jack_client, &options.backend) {
+            warnings.extend(crate::backend::jack::renamed(c, client_name));
+        }
         driver::resolve_rt(&mut options, &mut warnings);
         let pipeline =
             options.start_pipeline(jack_client.is_some() || alsa.is_some(), &mut warnings)?;

@@ -186,7 +186,10 @@ impl HostReport {
     pub fn summary(&self, record: Option<&std::path::Path>) -> String {
         let s = &self.stats;
         let resizes = if s.resizes > 0 {
-            format!(", {} buffer-size changes followed", s.resizes)
+            format!(
+                ", {} followed",
+                crate::report::counted(s.resizes as usize, "buffer-size change")
+            )
         } else {
             String::new()
         };

@@ -439,8 +439,9 @@ fn write_host_stats(
     if s.resizes > 0 || s.resize_cycles > 0 {
         write!(
             f,
-            "; {} buffer-size changes followed, {} silent cycles while compiling for them",
-            s.resizes, s.resize_cycles
+            "; {} followed, {} while compiling for them",
+            crate::report::counted(s.resizes as usize, "buffer-size change"),
+            crate::report::counted(s.resize_cycles as usize, "silent cycle")
         )?;
     }
     Ok(())

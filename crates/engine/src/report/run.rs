@@ -383,8 +383,9 @@ impl std::fmt::Display for RunSummary<'_> {
         if self.buffer_changes > 0 {
             write!(
                 f,
-                ", {} buffer-size change(s), {} silent cycle(s)",
-                self.buffer_changes, self.silent_cycles
+                ", {}, {}",
+                crate::report::counted(self.buffer_changes as usize, "buffer-size change"),
+                crate::report::counted(self.silent_cycles as usize, "silent cycle")
             )?;
         }
         Ok(())

@@ -189,6 +189,19 @@ fn unread_flags(args: &Args) -> Vec<String> {
         );
         not_read(args.ports != "mix", "--ports", "jack backend");
     }
+    if backend == "jack" {
+        // The server's rate and buffer size are the host's (and it follows the buffer's).
+        for (given, flag) in [
+            (args.rate != 48_000, "--rate"),
+            (args.buffer != 256, "--buffer"),
+        ] {
+            not_read(
+                given,
+                flag,
+                "clocked, ALSA and offline backends (JACK runs at the server's rate and buffer size)",
+            );
+        }
+    }
     if backend != "alsa" {
         not_read(args.device != "default", "--device", "alsa backend");
         not_read(args.periods != 2, "--periods", "alsa backend");
