@@ -856,3 +856,54 @@ fn a_jack_client_name_taken_is_said() {
         let _ = first.wait();
     }
 }
+
+/// A JACK buffer size the graph cannot run at (a resampler whose ratio does not divide it)
+/// ends the run as a lost server does: said with the size and the reason, exit status 1,
+/// the summary printed and the statistics kept.
+#[test]
+fn a_jack_buffer_size_the_graph_cannot_run_at_ends_the_run_with_its_statistics() {
+    let server = match fugue_testkit::jackd::DummyServer::start("unplayable", 48000, 256) {
+        Ok(s) => s,
+        Err(why) => {
+            println!("skipped: {why}");
+            return;
+        }
+    };
+    let dir = tmp("unplayable");
+    let _ = std::fs::create_dir_all(&dir);
+    let g = dir.join("resamp.ag");
+    std::fs::write(
+        &g,
+        "o = { kind: \"osc\", freq: 220, };\nr = { kind: \"resampler\", ratio: 0.015625, };\nu = { kind: \"resampler\", ratio: 64, };\ns = { kind: \"sink\", };\no.1 -> r.1 -> u.1 -> s.1;\n",
+    )
+    .unwrap();
+    let csv = dir.join("rs.csv");
+    let _ = std::fs::remove_file(&csv);
+    let child = fugue()
+        .arg("run")
+        .arg(&g)
+        .args(["--backend", "jack", "--executor", "seq", "--seconds", "20"])
+        .arg("--stats")
+        .arg(&csv)
+        .env("JACK_DEFAULT_SERVER", server.name())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    server.set_buffer(32).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("the JACK server changed its buffer size to 32 frames, at which the graph cannot run (node `r` (resampler)")
+            && stderr.contains("the statistics so far were kept"),
+        "{stderr}"
+    );
+    let n = cycles_in(&stdout);
+    assert!(n > 0, "{stdout}");
+    assert_eq!(rows(&csv), n);
+}

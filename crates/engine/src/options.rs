@@ -190,11 +190,15 @@ pub enum EndReason {
     ServerGone(String),
     /// The audio device failed and could not be recovered (ALSA's reason).
     DeviceLost(String),
+    /// The audio server changed what the run plays at (JACK's buffer size) to something the
+    /// graph cannot run at (why).
+    Unplayable(String),
 }
 
 impl EndReason {
     /// How a run of `cycles` cycles that ended this way is said: `Err` with a sentence when
-    /// it failed (the audio server or device went away), `Ok` with a sentence when it was
+    /// it failed (the audio server or device went away, or changed to what the graph cannot
+    /// run at), `Ok` with a sentence when it was
     /// stopped, `Ok(None)` when its time was up. `note` ends the sentence (where the
     /// statistics went).
     pub fn said(&self, cycles: u64, note: &str) -> Result<Option<String>, String> {
@@ -209,7 +213,9 @@ impl EndReason {
             EndReason::ServerGone(reason) => {
                 Err(format!("the JACK server stopped ({reason}) {kept}"))
             }
-            EndReason::DeviceLost(reason) => Err(format!("{reason} {kept}")),
+            EndReason::DeviceLost(reason) | EndReason::Unplayable(reason) => {
+                Err(format!("{reason} {kept}"))
+            }
             EndReason::Stopped => Ok(Some(format!(
                 "after {}{note}",
                 crate::report::counted(cycles as usize, "cycle")

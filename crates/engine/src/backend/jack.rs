@@ -656,14 +656,22 @@ pub(crate) fn run(
                 .live_graph
                 .as_ref()
                 .map(|g| g.lock().unwrap_or_else(|e| e.into_inner()).clone());
-            let (mut e, w) = Engine::build(
+            let built = Engine::build(
                 live.as_ref().unwrap_or(graph),
                 &options.registry,
                 rate as f64,
                 wanted,
                 &options.executor_for_period(rate, wanted),
                 options.placeholder,
-            )?;
+            );
+            // A size the graph cannot run at ends the run as a lost server does: said, and
+            // its statistics kept.
+            let (mut e, w) = match built {
+                Ok(b) => b,
+                Err(why) => break EndReason::Unplayable(format!(
+                    "the JACK server changed its buffer size to {wanted} frames, at which the graph cannot run ({why})"
+                )),
+            };
             e.track_wakes();
             if options.profile {
                 // At the new buffer size the profile may not fit: the run plays on without.
