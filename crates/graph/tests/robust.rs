@@ -857,6 +857,29 @@ fn strict_dot_merges_feedback_with_the_other_attributes() {
     );
 }
 
+/// A `-` that starts no number is said as what it likely was: an arrow written apart, or a
+/// sign before infinity or NaN, which no attribute takes.
+#[test]
+fn a_sign_without_digits_says_what_it_likely_was() {
+    let ag = |t: &str| ag::parse(t, "t.ag").unwrap_err().to_string();
+    for (edge, at) in [("a.1 - > b.1", "t.ag:3:5:"), ("a.1-->b.1", "t.ag:3:4:")] {
+        let e = ag(&format!(
+            "a = {{ kind: \"osc\", freq: 1, }};\nb = {{ kind: \"sink\", }};\n{edge};\n"
+        ));
+        assert!(
+            e.starts_with(at) && e.contains("neither a number nor an arrow"),
+            "{e}"
+        );
+    }
+    let e = ag("a = { kind: \"osc\", freq: -inf, };\n");
+    assert!(e.contains("infinity and NaN are not values"), "{e}");
+    let e = ag("a = { kind: \"osc\", freq: -x, };\n");
+    assert!(
+        e.ends_with("expected digits after the sign of a number"),
+        "{e}"
+    );
+}
+
 /// A quoted DOT name that is empty or only white space is refused at its place: no command
 /// could name the node.
 #[test]

@@ -198,7 +198,21 @@ impl<'a> Lexer<'a> {
             self.pos += 1;
         }
         if self.pos == digits_start {
-            return Err(self.err(start, "expected digits after the sign of a number".into()));
+            let rest = &self.text[digits_start..];
+            let word = rest
+                .get(..3)
+                .map(str::to_ascii_lowercase)
+                .unwrap_or_default();
+            let why = if self.b[start] == b'-'
+                && (rest.trim_start().starts_with('>') || rest.starts_with('-'))
+            {
+                "`-` here starts neither a number nor an arrow: an arrow is written `->`, with nothing inside it"
+            } else if word == "inf" || word == "nan" {
+                "expected digits after the sign of a number (infinity and NaN are not values of a graph)"
+            } else {
+                "expected digits after the sign of a number"
+            };
+            return Err(self.err(start, why.into()));
         }
         let mut float = false;
         // A fraction: "." followed by digits or by something that cannot start a port number.
