@@ -1170,44 +1170,35 @@ impl Added {
         file: &str,
     ) -> Result<(), ReadError> {
         let (src, sp, dst, dp) = w.key;
-        let pos = w.pos;
-        if w.feedback == Some(true) {
+        let feedback = w.feedback == Some(true);
+        let added = if feedback {
             // A feedback edge (`fugue dot` writes `~>` so): one block late, no cycle.
-            g.add_feedback(src, sp, dst, dp).map_err(|e| {
-                let e = super::with_first_edge(e, g, text, &self.offsets, &self.feedback);
-                match e {
-                    GraphError::DuplicateEdge { .. } => ReadError::Syntax {
-                        file: file.into(),
-                        location: location_of(text, pos),
-                        message: format!("{e}, or write `strict digraph` to merge repeated edges"),
-                    },
-                    e => ReadError::Graph {
-                        file: file.into(),
-                        location: location_of(text, pos),
-                        error: e,
-                    },
-                }
-            })?;
-            self.feedback.push(pos);
-            return Ok(());
+            g.add_feedback(src, sp, dst, dp)
+        } else {
+            g.add_edge(src, sp, dst, dp, w.comm.unwrap_or(0.0))
+                .map(|_| ())
+        };
+        added.map_err(|e| {
+            // Only on failure: finding a line scans the text.
+            let location = location_of(text, w.pos);
+            match super::with_first_edge(e, g, text, &self.offsets, &self.feedback) {
+                e @ GraphError::DuplicateEdge { .. } => ReadError::Syntax {
+                    file: file.into(),
+                    location,
+                    message: format!("{e}, or write `strict digraph` to merge repeated edges"),
+                },
+                error => ReadError::Graph {
+                    file: file.into(),
+                    location,
+                    error,
+                },
+            }
+        })?;
+        if feedback {
+            self.feedback.push(w.pos);
+        } else {
+            self.offsets.push(w.pos);
         }
-        g.add_edge(src, sp, dst, dp, w.comm.unwrap_or(0.0))
-            .map_err(|e: GraphError| {
-                let e = super::with_first_edge(e, g, text, &self.offsets, &self.feedback);
-                match e {
-                    GraphError::DuplicateEdge { .. } => ReadError::Syntax {
-                        file: file.into(),
-                        location: location_of(text, pos),
-                        message: format!("{e}, or write `strict digraph` to merge repeated edges"),
-                    },
-                    e => ReadError::Graph {
-                        file: file.into(),
-                        location: location_of(text, pos),
-                        error: e,
-                    },
-                }
-            })?;
-        self.offsets.push(pos);
         Ok(())
     }
 }
