@@ -431,8 +431,9 @@ fn bench_host_refuses_two_graphs_of_one_name_and_says_where_a_graph_fails() {
         "o = { kind: \"osc\", freq: 440, };\nx = { kind: \"oscx\", };\ns = { kind: \"sink\", };\no.1 -> s.1;\nx.1 -> s.1;\n",
     )
     .unwrap();
+    // Exit status 1, as for a graph file that does not read: bad input, not a usage error.
     let o = run(s(&bad));
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let e = stderr(&o);
     assert!(
         e.contains("--graphs: cannot play")

@@ -171,7 +171,8 @@ pub fn run(a: Args, env: &Env, progress: &mut dyn Progress) -> Result<String, Be
         if let Err(e) = fugue_exec::Plan::compile(g, &config.registry, &options) {
             let file = name.cloned().unwrap_or_else(|| label.clone());
             let at = fugue_engine::check::error_at(g, &e);
-            return Err(BenchError::Config(format!(
+            // Bad input, as a graph file that does not read is: not a usage error.
+            return Err(BenchError::Input(format!(
                 "--graphs: cannot play {file}{at}: {}",
                 fugue_engine::host::session::message(&e)
             )));
