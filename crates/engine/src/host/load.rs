@@ -423,7 +423,7 @@ impl Host {
         // longer than the budget, and then no trial), or of twenty, in cycles of the graph's
         // cost (so that a graph too slow for its trials is given seq before anything is
         // compiled). The budget in time bounds the trials besides, as they run: offline, the
-        // count alone let them run over it when their cycles were slower than that cost.
+        // count alone runs over it when the cycles are slower than that cost.
         let cycles = match options.period {
             Some(_) => budget.as_nanos() / per_cycle as u128,
             None => (20 * budget.as_nanos() / per_cycle as u128).max(1),
