@@ -432,8 +432,8 @@ pub fn findings(b: &HostBench) -> Vec<String> {
             }
         }
         line.push_str(&format!(" lowest {:.2} (N={}).", f(worst), worst.n));
-        // k engines side by side, each alone on its core, are what the host's threads can
-        // reach at most: well above 1, the ceiling's run was the one slowed.
+        // k engines side by side, each alone on its core, are the bound the host is judged
+        // by; above it, the fraction says something else than how the host uses the cores.
         // (Engines sharing cores, past the cores, are said apart: not flagged here.)
         let alone = t <= fugue_exec::placement::allowed_cores().len();
         if let Some(top) = points
@@ -443,7 +443,7 @@ pub fn findings(b: &HostBench) -> Vec<String> {
             .filter(|&x| alone && x > 1.05)
         {
             line.push_str(&format!(
-                " Untrusted: a fraction of {top:.2}, above 1, means that something else slowed the ceiling's run (the machine was not quiet)."
+                " Above 1 ({top:.2}): the host ran faster than the engines side by side, either because other work slowed the ceiling's run, or because the host's nodes ran faster than the engines' (`inflation` below 1); neither is a gain over the cores."
             ));
         }
         out.push(line);
