@@ -450,3 +450,54 @@ pub fn findings(b: &HostBench) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::{CeilingPoint, OfflinePoint};
+
+    /// A point of `cycles` cycles of one instance in one second, on one thread.
+    fn point(cycles: u64) -> OfflinePoint {
+        OfflinePoint {
+            graph: "g".into(),
+            threads: 1,
+            mode: Mode::Shared,
+            n: 1,
+            repeat: 0,
+            cycles,
+            seconds: 1.0,
+            shares_ns: vec![1.0],
+            cycle_ns: 1.0,
+            parallel_ns: 1.0,
+            handovers: 0,
+        }
+    }
+
+    /// A median fraction above 1.05 is said with what it can mean; one below is not.
+    #[test]
+    fn a_fraction_above_the_ceiling_is_said_with_its_causes() {
+        let ceiling = CeilingPoint {
+            graph: "g".into(),
+            threads: 1,
+            repeat: 0,
+            cycles: vec![1000],
+            seconds: 1.0,
+        };
+        let bench = |cycles| HostBench {
+            ceiling: vec![ceiling.clone()],
+            offline: vec![point(cycles)],
+            ..HostBench::default()
+        };
+        let above = findings(&bench(1200));
+        assert_eq!(above.len(), 1, "{above:?}");
+        assert!(
+            above[0].starts_with("g, 1 thread, shared: 1.20 of the ceiling at N=1;")
+                && above[0]
+                    .contains("Above 1 (1.20): the host ran faster than the engines side by side"),
+            "{}",
+            above[0]
+        );
+        let below = findings(&bench(950));
+        assert!(!below[0].contains("Above 1"), "{}", below[0]);
+    }
+}
