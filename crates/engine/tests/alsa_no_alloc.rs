@@ -19,55 +19,70 @@ static GLOBAL: fugue_testkit::alloc::Counting = fugue_testkit::alloc::Counting;
 fn cycles_written_to_an_alsa_device_do_not_allocate() {
     let graph = fugue_graph::gen::rake(6);
     for kind in [ExecutorKind::Seq, ExecutorKind::Ws] {
-        let device = alsa::open("null", 48_000, 64, 2, 2).unwrap();
-        let (rate, block) = (device.granted().rate, device.granted().block);
-        let choice = ExecutorChoice {
-            kind,
-            threads: if kind == ExecutorKind::Seq { 1 } else { 2 },
-            ..ExecutorChoice::default()
-        };
-        let (mut engine, _) = Engine::build(
-            &graph,
-            &fugue_engine::Registry::with_builtin_kinds(),
-            f64::from(rate),
+        // A write late for the device's clock (1.3 ms periods, on a machine where another
+        // process may take the core) is an xrun, whose recovery is not the steady path
+        // measured here: such a try is made again, three times at most. Every try counts
+        // its allocations.
+        for attempt in 1..=3 {
+            if cycles_allocate_nothing(&graph, kind) == 0 {
+                break;
+            }
+            assert!(attempt < 3, "{kind}: an xrun in each of 3 tries");
+        }
+    }
+}
+
+/// Runs 320 cycles of `graph` with `kind` on ALSA's `null` device, asserting that the last
+/// 300 allocate and free nothing on this thread; returns the device's xruns.
+fn cycles_allocate_nothing(graph: &fugue_graph::TaskGraph, kind: ExecutorKind) -> u64 {
+    let device = alsa::open("null", 48_000, 64, 2, 2).unwrap();
+    let (rate, block) = (device.granted().rate, device.granted().block);
+    let choice = ExecutorChoice {
+        kind,
+        threads: if kind == ExecutorKind::Seq { 1 } else { 2 },
+        ..ExecutorChoice::default()
+    };
+    let (mut engine, _) = Engine::build(
+        graph,
+        &fugue_engine::Registry::with_builtin_kinds(),
+        f64::from(rate),
+        block,
+        &choice,
+        false,
+    )
+    .unwrap();
+    let mut out = alsa::Writer::new(device, engine.plan.n_outputs());
+    let (stats, meter) = start_stats(StatsOptions::default()).unwrap();
+    let mut body = CycleBody {
+        meter,
+        deadline_periods: 1,
+        hash_outputs: true,
+        live: None,
+        non_finite: Default::default(),
+    };
+    let stop = AtomicBool::new(false);
+    let mut cycle = |engine: &mut Engine, out: &mut alsa::Writer| {
+        body.run(
+            engine,
             block,
-            &choice,
-            false,
-        )
-        .unwrap();
-        let mut out = alsa::Writer::new(device, engine.plan.n_outputs());
-        let (stats, meter) = start_stats(StatsOptions::default()).unwrap();
-        let mut body = CycleBody {
-            meter,
-            deadline_periods: 1,
-            hash_outputs: true,
-            live: None,
-            non_finite: Default::default(),
-        };
-        let stop = AtomicBool::new(false);
-        let mut cycle = |engine: &mut Engine, out: &mut alsa::Writer| {
-            body.run(
-                engine,
-                block,
-                Instant::now(),
-                0,
-                |_, b| b.fill(0.0),
-                |ch, b| out.output(ch, b),
-            );
-            out.write(&stop).unwrap();
-        };
-        // Warm up (first-touch effects, worker start-up, the device started).
-        for _ in 0..20 {
+            Instant::now(),
+            0,
+            |_, b| b.fill(0.0),
+            |ch, b| out.output(ch, b),
+        );
+        out.write(&stop).unwrap();
+    };
+    // Warm up (first-touch effects, worker start-up, the device started).
+    for _ in 0..20 {
+        cycle(&mut engine, &mut out);
+    }
+    let (n, ()) = fugue_testkit::alloc::count_this_thread(|| {
+        for _ in 0..300 {
             cycle(&mut engine, &mut out);
         }
-        let (n, ()) = fugue_testkit::alloc::count_this_thread(|| {
-            for _ in 0..300 {
-                cycle(&mut engine, &mut out);
-            }
-        });
-        let summary = stats.finish().summary;
-        assert_eq!(n, 0, "{kind}: {n} allocations or frees in 300 cycles");
-        assert_eq!(summary.cycles, 320, "{kind}");
-        assert_eq!(out.xruns(), 0, "{kind}");
-    }
+    });
+    let summary = stats.finish().summary;
+    assert_eq!(n, 0, "{kind}: {n} allocations or frees in 300 cycles");
+    assert_eq!(summary.cycles, 320, "{kind}");
+    out.xruns()
 }
