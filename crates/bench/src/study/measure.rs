@@ -315,13 +315,19 @@ impl Drop for JackBufferKept {
             if jack_buffer_size() == Some(size) {
                 return;
             }
-            let _ = std::process::Command::new("jack_bufsize")
-                .arg(size.to_string())
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .status();
+            set_jack_buffer_size(size as usize);
         }
     }
+}
+
+/// Sets the server's buffer size with `jack_bufsize`; whether it said it did.
+fn set_jack_buffer_size(size: usize) -> bool {
+    std::process::Command::new("jack_bufsize")
+        .arg(size.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 /// Runs `cfg` once in real time with `choice`, its load beside it (and, through JACK, the
@@ -335,13 +341,7 @@ fn run_once(
     let spec = &p.spec;
     if p.jack {
         // The server's buffer size is the configuration's (its sample rate is the server's).
-        let ok = std::process::Command::new("jack_bufsize")
-            .arg(cfg.buffer.to_string())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
+        if !set_jack_buffer_size(cfg.buffer) {
             return failed(format!(
                 "cannot set the JACK buffer size to {} with jack_bufsize",
                 cfg.buffer
