@@ -76,7 +76,7 @@ echo "== the host against its ceiling, threads $threads" >&2
 max_n=$((2 * largest))
 [ "$max_n" -gt 32 ] && max_n=32
 [ "$quick" = 1 ] && max_n=$largest
-# Three repeats (one with --quick), each against its own ceiling: medians and ranges. A
+# Three repeats (one with --quick), each point against the ceiling measured beside it: medians and ranges. A
 # machine whose cores change speed from moment to moment needs them (bench-results/scaling/).
 repeats=3
 [ "$quick" = 1 ] && repeats=1

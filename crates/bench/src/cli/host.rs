@@ -27,7 +27,7 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', conflicts_with = "max_instances",
           value_parser = clap::value_parser!(u64).range(1..=64))]
     pub instances: Option<Vec<u64>>,
-    /// Repeats of the offline part: each measures the ceiling again, then every point; the
+    /// Repeats of the offline part: each measures every point again, beside its ceiling; the
     /// README gives medians and ranges over them.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100))]
     pub repeats: u64,
@@ -46,7 +46,8 @@ pub struct Args {
     /// runs at each, with its ceiling [default: one per core].
     #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..=256))]
     pub threads: Option<Vec<u64>>,
-    /// Wall seconds of each offline point (0.01 to 3600; a point runs 20 cycles at least,
+    /// Wall seconds of each offline point, and as many of the ceiling beside it, in
+    /// alternating slices of about 50 ms (0.01 to 3600; a point runs 20 cycles at least,
     /// so a graph of slow cycles takes longer).
     #[arg(long, default_value_t = 1.0)]
     pub offline_seconds: f64,

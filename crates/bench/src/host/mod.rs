@@ -34,6 +34,12 @@ pub use write::{findings, write, FILES};
 /// refused before it is built rather than after it took the memory.
 pub const MAX_HEAVY_CHAINS: usize = 1000;
 
+/// The pause between a slice of the host and one of the ceiling: longer than the host's
+/// workers look for work after a run before they sleep
+/// ([`fugue_exec::executors::DEFAULT_IDLE_SPIN`]), so that the engines do not share their
+/// cores with them. Counted on neither side.
+const IDLE_GAP: Duration = Duration::from_millis(2);
+
 /// The heavier graph of the study: `chains` chains of noise → two biquads → reverb, mixed
 /// into a stereo sink. The filters' frequencies step up chain by chain and wrap every 30
 /// chains, so that they stay below the Nyquist frequency of 22.05 kHz and above.
@@ -266,9 +272,9 @@ impl RtPoint {
     }
 }
 
-/// The ceiling at one thread count: `threads` sequential engines of the graph side by side,
-/// each on its own thread pinned to its own core, running cycles for the same wall time as an
-/// offline point, with no synchronisation between them.
+/// The ceiling of one offline point: `threads` sequential engines of the graph side by side,
+/// each on its own thread pinned to its own core, running cycles with no synchronisation
+/// between them, for as long as the point's host, in slices alternating with the host's.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CeilingPoint {
     /// The graph.
@@ -277,6 +283,10 @@ pub struct CeilingPoint {
     pub threads: usize,
     /// The repeat it belongs to (from 0).
     pub repeat: usize,
+    /// The mode of the point it was measured beside.
+    pub mode: Mode,
+    /// The instances of the point it was measured beside.
+    pub n: usize,
     /// Cycles each engine ran.
     pub cycles: Vec<u64>,
     /// Wall time, s.
@@ -339,14 +349,18 @@ impl HostBench {
         m
     }
 
-    /// The ceiling of (graph, threads) in repeat `repeat`.
-    pub fn ceiling_of(&self, graph: &str, threads: usize, repeat: usize) -> Option<&CeilingPoint> {
-        self.ceiling
-            .iter()
-            .find(|c| c.graph == graph && c.threads == threads && c.repeat == repeat)
+    /// The ceiling measured beside the offline point `p`.
+    pub fn ceiling_of(&self, p: &OfflinePoint) -> Option<&CeilingPoint> {
+        self.ceiling.iter().find(|c| {
+            c.graph == p.graph
+                && c.threads == p.threads
+                && c.repeat == p.repeat
+                && c.mode == p.mode
+                && c.n == p.n
+        })
     }
 
-    /// The ceilings of (graph, threads), one per repeat.
+    /// The ceilings of (graph, threads), one per offline point.
     pub fn ceilings(&self, graph: &str, threads: usize) -> Vec<&CeilingPoint> {
         self.ceiling
             .iter()
@@ -376,12 +390,17 @@ impl HostBench {
                     median(&v)
                 };
                 let fractions: Vec<f64> = ps.iter().filter_map(|p| self.fraction(p)).collect();
+                let ceilings: Vec<f64> = ps
+                    .iter()
+                    .filter_map(|p| self.ceiling_of(p).map(|c| c.aggregate()))
+                    .collect();
                 Summary {
                     graph: g.to_string(),
                     threads: t,
                     mode: m,
                     n,
                     repeats: ps.len(),
+                    ceiling: median(&ceilings),
                     aggregate: of(&|p| Some(p.aggregate())),
                     fraction: median(&fractions),
                     fraction_min: fractions.iter().copied().reduce(f64::min),
@@ -407,15 +426,14 @@ impl HostBench {
     /// Node-time inflation: an instance's mean share of the cycle (its units' time, all
     /// threads together) over a sequential engine's cycle in the ceiling.
     pub fn inflation(&self, p: &OfflinePoint) -> Option<f64> {
-        let c = self.ceiling_of(&p.graph, p.threads, p.repeat)?;
+        let c = self.ceiling_of(p)?;
         let mean = p.shares_ns.iter().sum::<f64>() / p.shares_ns.len().max(1) as f64;
         Some(mean / c.cycle_ns().max(1e-9))
     }
 
-    /// An offline point's aggregate as a fraction of the ceiling at its thread count,
-    /// measured in the same repeat.
+    /// An offline point's aggregate as a fraction of the ceiling measured beside it.
     pub fn fraction(&self, p: &OfflinePoint) -> Option<f64> {
-        self.ceiling_of(&p.graph, p.threads, p.repeat)
+        self.ceiling_of(p)
             .map(|c| p.aggregate() / c.aggregate().max(1e-9))
     }
 }
@@ -435,6 +453,9 @@ pub struct Summary {
     pub repeats: usize,
     /// Median aggregate, instance-cycles per second.
     pub aggregate: Option<f64>,
+    /// Median aggregate of the ceilings measured beside the point, instance-cycles per
+    /// second.
+    pub ceiling: Option<f64>,
     /// Median fraction of the ceiling (each repeat against its own ceiling).
     pub fraction: Option<f64>,
     /// Lowest fraction of the ceiling over the repeats.
@@ -593,8 +614,8 @@ pub fn run(
     });
     for &threads in &c.threads {
         for (name, graph) in graphs {
-            // Each repeat measures its ceiling just before its points, so that a slow spell
-            // of the machine weighs on both sides of a fraction alike.
+            // Each repeat builds the ceiling's engines, and each of its points is measured
+            // in slices alternating with them (`offline_points`).
             for repeat in 0..repeats {
                 let r = if repeats > 1 {
                     format!(" (repeat {}/{repeats})", repeat + 1)
@@ -602,10 +623,13 @@ pub fn run(
                     String::new()
                 };
                 progress.event(Event::Step(&format!("ceiling {name} T={threads}{r}")));
-                out.ceiling
-                    .push(ceiling::ceiling(c, name, graph, threads, repeat)?);
+                let engines = ceiling::Ceiling::start(c, name, graph, threads)?;
                 progress.event(Event::StepDone);
-                offline_points(c, threads, name, graph, repeat, &mut out, progress)?;
+                let measured = offline_points(
+                    c, threads, name, graph, repeat, &engines, &mut out, progress,
+                );
+                engines.close();
+                measured?;
             }
             realtime_points(c, threads, name, graph, &mut out, progress)?;
         }
@@ -626,13 +650,22 @@ fn refused_up_front(mode: Mode, n: usize, threads: usize) -> Option<String> {
     })
 }
 
-/// The offline points of one graph at `threads` threads, in repeat `repeat`.
+/// How many slices of the host, and as many of the ceiling, an offline point of `seconds`
+/// is measured in: slices of about 50 ms, 2 to 20.
+pub fn slices_of(seconds: f64) -> usize {
+    ((seconds / 0.05).round() as usize).clamp(2, 20)
+}
+
+/// The offline points of one graph at `threads` threads, in repeat `repeat`, each measured
+/// in slices that alternate with the ceiling's `engines`.
+#[allow(clippy::too_many_arguments)]
 fn offline_points(
     c: &HostBenchConfig,
     threads: usize,
     name: &str,
     graph: &TaskGraph,
     repeat: usize,
+    engines: &ceiling::Ceiling,
     out: &mut HostBench,
     progress: &mut dyn Progress,
 ) -> Result<(), BenchError> {
@@ -666,20 +699,60 @@ fn offline_points(
                     })
                     .collect::<Result<_, _>>()
                     .map_err(|e| BenchError::Failed(e.to_string()))?;
+                // The point's time in slices, the host's and the ceiling's in turn (host,
+                // ceiling, ceiling, host, host, ...: each side's slices are centred alike
+                // in the stretch), so that a slow spell of the machine, which on a VM comes
+                // and goes over seconds, weighs on both sides of the fraction alike.
+                let slices = slices_of(c.offline_seconds);
+                let slice = c.offline_seconds / slices as f64;
                 // Cycles per call: as many as the host runs in a row (its runs end at a
-                // call's end), or an eighth of the point's time at the warm-up's pace.
-                let chunk = (c.offline_seconds / 8.0 / per_cycle.max(1e-9))
-                    .clamp(20.0, BATCH_CYCLES as f64) as u64;
+                // call's end), or half a slice at the warm-up's pace.
+                let chunk =
+                    (slice / 2.0 / per_cycle.max(1e-9)).clamp(20.0, BATCH_CYCLES as f64) as u64;
                 let h0 = host.host_stats();
-                let t0 = Instant::now();
-                let mut cycles = 0u64;
-                while t0.elapsed().as_secs_f64() < c.offline_seconds || cycles < 20 {
-                    host.run_cycles(chunk)
-                        .map_err(|e| BenchError::Failed(e.to_string()))?;
-                    cycles += chunk;
+                let before_ceiling = engines.cycles();
+                let (mut seconds, mut ceiling_seconds, mut cycles) = (0.0, 0.0, 0u64);
+                for k in 0..slices {
+                    for host_now in [k % 2 == 0, k % 2 == 1] {
+                        if host_now {
+                            let t0 = Instant::now();
+                            let mut ran = 0u64;
+                            while t0.elapsed().as_secs_f64() < slice || ran == 0 {
+                                host.run_cycles(chunk)
+                                    .map_err(|e| BenchError::Failed(e.to_string()))?;
+                                ran += chunk;
+                            }
+                            seconds += t0.elapsed().as_secs_f64();
+                            cycles += ran;
+                            // The host's workers look for work a while after a run, then
+                            // sleep: the engines start after that.
+                            std::thread::sleep(IDLE_GAP);
+                        } else {
+                            ceiling_seconds += engines.slice(slice)?;
+                        }
+                    }
                 }
-                let seconds = t0.elapsed().as_secs_f64();
                 let h1 = host.host_stats();
+                let engine_cycles: Vec<u64> = engines
+                    .cycles()
+                    .iter()
+                    .zip(&before_ceiling)
+                    .map(|(a, b)| a - b)
+                    .collect();
+                if engine_cycles.contains(&0) {
+                    return Err(BenchError::Failed(format!(
+                        "{name}: an engine of the ceiling ran no cycle in {ceiling_seconds:.3} s, so there is no ceiling to compare with; give the points more time (--offline-seconds)"
+                    )));
+                }
+                out.ceiling.push(CeilingPoint {
+                    graph: name.clone(),
+                    threads,
+                    repeat,
+                    mode,
+                    n,
+                    cycles: engine_cycles,
+                    seconds: ceiling_seconds,
+                });
                 let dc = (h1.cycles - h0.cycles).max(1) as f64;
                 let cycle_ns = (h1.mean_ns * h1.cycles as f64 - h0.mean_ns * h0.cycles as f64) / dc;
                 let parallel_ns = (h1.parallel_mean_ns * h1.cycles as f64
@@ -838,8 +911,32 @@ mod tests {
         for p in &b.offline {
             assert!(p.aggregate() > 0.0 && p.fairness() > 0.0, "{p:?}");
         }
+        // Every point has the ceiling measured beside it, and only it.
+        assert_eq!(b.ceiling.len(), b.offline.len());
+        for p in &b.offline {
+            let beside = b.ceiling_of(p).expect("a ceiling beside every point");
+            assert!(
+                beside.aggregate() > 0.0 && beside.seconds > 0.0,
+                "{beside:?}"
+            );
+            assert!(beside.cycles.iter().all(|&n| n > 0), "{beside:?}");
+        }
         let dir = std::env::temp_dir().join(format!("fugue-bench-host-{}", std::process::id()));
         write(&dir, &c, &b, "test", true).unwrap();
+        let raw = std::fs::read_to_string(dir.join("raw.csv")).unwrap();
+        let header: Vec<&str> = raw.lines().next().unwrap().split(',').collect();
+        let at = |name: &str| header.iter().position(|h| *h == name).unwrap();
+        let ceiling_rows: Vec<Vec<&str>> = raw
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').collect::<Vec<_>>())
+            .filter(|r| r[at("phase")] == "ceiling")
+            .collect();
+        // Two engines per point, each row naming the point it was measured beside.
+        assert_eq!(ceiling_rows.len(), 2 * b.offline.len());
+        assert!(ceiling_rows
+            .iter()
+            .any(|r| r[at("point_mode")] == "partitioned" && r[at("point_instances")] == "2"));
         for f in [
             "README.md",
             "raw.csv",

@@ -153,6 +153,8 @@ fn write_csvs(dir: &Path, c: &HostBenchConfig, b: &HostBench) -> Result<(), Benc
         "overruns",
         "threads",
         "repeat",
+        "point_mode",
+        "point_instances",
     ]);
     for p in &b.ceiling {
         for (i, n) in p.cycles.iter().enumerate() {
@@ -170,6 +172,8 @@ fn write_csvs(dir: &Path, c: &HostBenchConfig, b: &HostBench) -> Result<(), Benc
                 String::new(),
                 p.threads.to_string(),
                 p.repeat.to_string(),
+                p.mode.name().to_string(),
+                p.n.to_string(),
             ]);
         }
     }
@@ -189,6 +193,8 @@ fn write_csvs(dir: &Path, c: &HostBenchConfig, b: &HostBench) -> Result<(), Benc
                 String::new(),
                 p.threads.to_string(),
                 p.repeat.to_string(),
+                String::new(),
+                String::new(),
             ]);
         }
     }
@@ -206,6 +212,8 @@ fn write_csvs(dir: &Path, c: &HostBenchConfig, b: &HostBench) -> Result<(), Benc
             p.misses.to_string(),
             p.overruns.to_string(),
             p.threads.to_string(),
+            String::new(),
+            String::new(),
             String::new(),
         ]);
     }
@@ -240,7 +248,7 @@ fn write_csvs(dir: &Path, c: &HostBenchConfig, b: &HostBench) -> Result<(), Benc
             opt(vs_n1(&summaries, p), 3),
             format!("{:.3}", p.fairness),
             p.threads.to_string(),
-            opt(ceiling_median(b, &p.graph, p.threads), 1),
+            opt(p.ceiling, 1),
             opt(p.fraction, 3),
             format!("{:.2}", p.cycle_ns / 1e3),
             format!("{:.2}", p.serial_ns / 1e3),
@@ -261,16 +269,6 @@ fn vs_n1(summaries: &[Summary], p: &Summary) -> Option<f64> {
         .iter()
         .find(|q| q.graph == p.graph && q.threads == p.threads && q.mode == p.mode && q.n == 1)?;
     Some(p.aggregate? / one.aggregate?)
-}
-
-/// The median of the ceiling's aggregate of (graph, threads) over the repeats.
-fn ceiling_median(b: &HostBench, graph: &str, threads: usize) -> Option<f64> {
-    let v: Vec<f64> = b
-        .ceilings(graph, threads)
-        .iter()
-        .map(|c| c.aggregate())
-        .collect();
-    median(&v)
 }
 
 /// The README's head and its offline part: the ceiling, every point against it, and the
@@ -305,10 +303,15 @@ fn readme_offline(c: &HostBenchConfig, b: &HostBench, command: &str) -> String {
         "Threads: {:?}. Grain: {} (how the pool runs the graphs). Offline: {} frames, {} s of wall time per point. {real_time}\n\n",
         c.threads, c.grain.name(), c.offline_buffer, c.offline_seconds,
     ));
+    let slices = super::slices_of(c.offline_seconds);
+    md.push_str(&format!(
+        "Each offline point is measured beside its own ceiling, in turns: {slices} slices of {:.3} s of the host and {slices} of the ceiling's engines (host, ceiling, ceiling, host, host, ...; the other side waits, asleep), so that a slow spell of the machine weighs on both sides of the fraction alike.\n\n",
+        c.offline_seconds / slices as f64
+    ));
     let repeats = c.repeats.max(1);
     if repeats > 1 {
         md.push_str(&format!(
-            "Offline, {repeats} repeats: each repeat measures the ceiling, then every point against it, so that a slow spell of the machine weighs on both sides of a fraction alike. Each figure below is the median over the repeats; `range` is the lowest and the highest fraction of the ceiling.\n\n"
+            "Offline, {repeats} repeats. Each figure below is the median over the repeats; `range` is the lowest and the highest fraction of the ceiling.\n\n"
         ));
     } else {
         md.push_str(
@@ -330,17 +333,31 @@ fn readme_offline(c: &HostBenchConfig, b: &HostBench, command: &str) -> String {
             over.join(", ")
         )
     };
-    md.push_str(&format!("## The ceiling\n\nAt T threads, the ceiling is T sequential engines of the same graph side by side, each on its own thread pinned to its own core (the cores the host's threads use), run in the same study for the same wall time: what the cores do with no host at all. Every offline point is given as a fraction of it.\n\n{shared}| graph | threads | repeat | ceiling (instance-cycles/s) | per engine, slowest / fastest |\n|---|---:|---:|---:|---:|\n"));
+    md.push_str(&format!("## The ceiling\n\nAt T threads, the ceiling is T sequential engines of the same graph side by side, each on its own thread pinned to its own core (the cores the host's threads use), run in the same study for as long as each point: what the cores do with no host at all. Every offline point is given as a fraction of the ceiling measured beside it; below, the ceilings of all the points of a graph and thread count (their spread is the machine's).\n\n{shared}| graph | threads | points | ceiling (instance-cycles/s), median | lowest | highest | per engine, slowest / fastest (median) |\n|---|---:|---:|---:|---:|---:|---:|\n"));
+    let mut keys: Vec<(&str, usize)> = Vec::new();
     for p in &b.ceiling {
-        let lo = p.cycles.iter().copied().min().unwrap_or(0) as f64;
-        let hi = p.cycles.iter().copied().max().unwrap_or(1).max(1) as f64;
+        if !keys.contains(&(p.graph.as_str(), p.threads)) {
+            keys.push((p.graph.as_str(), p.threads));
+        }
+    }
+    for (graph, threads) in keys {
+        let ps = b.ceilings(graph, threads);
+        let aggregates: Vec<f64> = ps.iter().map(|p| p.aggregate()).collect();
+        let evenness: Vec<f64> = ps
+            .iter()
+            .map(|p| {
+                let lo = p.cycles.iter().copied().min().unwrap_or(0) as f64;
+                let hi = p.cycles.iter().copied().max().unwrap_or(1).max(1) as f64;
+                lo / hi
+            })
+            .collect();
         md.push_str(&format!(
-            "| {} | {} | {} | {:.0} | {:.2} |\n",
-            p.graph,
-            p.threads,
-            p.repeat + 1,
-            p.aggregate(),
-            lo / hi
+            "| {graph} | {threads} | {} | {:.0} | {:.0} | {:.0} | {:.2} |\n",
+            ps.len(),
+            median(&aggregates).unwrap_or(f64::NAN),
+            aggregates.iter().copied().fold(f64::INFINITY, f64::min),
+            aggregates.iter().copied().fold(0.0, f64::max),
+            median(&evenness).unwrap_or(f64::NAN),
         ));
     }
     md.push_str("\n## Offline: aggregate throughput (instance-cycles per second)\n\n");
@@ -480,6 +497,8 @@ mod tests {
             graph: "g".into(),
             threads: 1,
             repeat: 0,
+            mode: Mode::Shared,
+            n: 1,
             cycles: vec![1000],
             seconds: 1.0,
         };
