@@ -75,7 +75,7 @@ pub fn report(warnings: &[String], strict: bool) -> anyhow::Result<()> {
     match fugue_engine::lint::strict_error(warnings).filter(|_| strict) {
         Some(e) => Err(anyhow::anyhow!(e)),
         None => {
-            warnings.iter().for_each(warning);
+            grouped(warnings).iter().for_each(warning);
             Ok(())
         }
     }
@@ -104,5 +104,112 @@ pub fn engine_notes(
             "node `{}` failed ({}); its output was silenced",
             p.node, p.message
         ));
+    }
+}
+
+/// `warnings` with each one that [`crate::cmd::check::GROUP_AT`] nodes or more share (the
+/// same sentence, in the same file, but for the node and its place:
+/// `FILE:LINE:COLUMN: node `NAME`...`) said in full once, followed by one line naming the
+/// other nodes with their places, as `fugue check` says them.
+pub fn grouped(warnings: &[String]) -> Vec<String> {
+    use crate::cmd::check::{GROUP_AT, GROUP_NAMES};
+    let parts: Vec<Option<NodeWarning<'_>>> = warnings.iter().map(|w| node_warning(w)).collect();
+    let mut groups: std::collections::HashMap<(&str, &str), Vec<usize>> =
+        std::collections::HashMap::new();
+    for (j, p) in parts.iter().enumerate() {
+        if let Some(p) = p {
+            groups.entry((p.file, p.rest)).or_default().push(j);
+        }
+    }
+    let mut said = vec![false; warnings.len()];
+    let mut out = Vec::with_capacity(warnings.len());
+    for (i, w) in warnings.iter().enumerate() {
+        if said[i] {
+            continue;
+        }
+        out.push(w.clone());
+        let Some(p) = &parts[i] else { continue };
+        let group = &groups[&(p.file, p.rest)];
+        if group.len() < GROUP_AT {
+            continue;
+        }
+        let others: Vec<usize> = group.iter().copied().filter(|&j| j > i).collect();
+        let mut names: Vec<String> = others
+            .iter()
+            .take(GROUP_NAMES)
+            .filter_map(|&j| parts[j].as_ref())
+            .map(|q| format!("`{}` ({})", q.name, q.place))
+            .collect();
+        if others.len() > GROUP_NAMES {
+            names.push(format!("and {} more", others.len() - GROUP_NAMES));
+        }
+        for &j in &others {
+            said[j] = true;
+        }
+        out.push(format!(
+            "{}: the same for {} more nodes: {}",
+            p.file,
+            others.len(),
+            names.join(", ")
+        ));
+    }
+    out
+}
+
+/// A warning about one node, `FILE:LINE:COLUMN: node `NAME`REST`, in its parts.
+struct NodeWarning<'a> {
+    file: &'a str,
+    place: &'a str,
+    name: &'a str,
+    rest: &'a str,
+}
+
+/// `w` in its parts, when it is about one node at a place of a file.
+fn node_warning(w: &str) -> Option<NodeWarning<'_>> {
+    let at = w.find(": node `")?;
+    let (head, tail) = (&w[..at], &w[at + ": node `".len()..]);
+    let end = tail.find('`')?;
+    let mut it = head.rsplitn(3, ':');
+    let (column, line, file) = (it.next()?, it.next()?, it.next()?);
+    if !line.chars().all(|c| c.is_ascii_digit()) || !column.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let place = &head[file.len() + 1..];
+    Some(NodeWarning {
+        file,
+        place,
+        name: &tail[..end],
+        rest: &tail[end + 1..],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Three nodes or more with the same warning are said once, the others named with their
+    /// places; two are said one by one, and other warnings are kept in their order.
+    #[test]
+    fn warnings_many_nodes_share_are_said_once() {
+        let w = |n: usize, name: &str| format!("g.ag:{n}:1: node `{name}`: at 384000 Hz it is off");
+        let warnings = vec![
+            w(3, "s1"),
+            "g.ag: something else".to_string(),
+            w(5, "s2"),
+            w(7, "s3"),
+            "g.ag:9:1: node `x` has no sink".to_string(),
+        ];
+        let got = grouped(&warnings);
+        assert_eq!(
+            got,
+            vec![
+                w(3, "s1"),
+                "g.ag: the same for 2 more nodes: `s2` (5:1), `s3` (7:1)".to_string(),
+                "g.ag: something else".to_string(),
+                "g.ag:9:1: node `x` has no sink".to_string(),
+            ]
+        );
+        let two = vec![w(3, "s1"), w(5, "s2")];
+        assert_eq!(grouped(&two), two);
     }
 }

@@ -290,3 +290,49 @@ fn the_tasks_of_a_feedback_edge_are_said_apart_from_the_nodes() {
         "{line}"
     );
 }
+
+/// `--executor auto --costs FILE` reads and checks the file whatever the run's length: a run
+/// too short for auto to try the static candidates (which use it), or one thread, still says
+/// a missing or malformed file, in `render` as in `profile`.
+#[test]
+fn auto_checks_a_costs_file_it_may_not_use() {
+    let d = folder("auto-short");
+    let graph = example("comb.ag");
+    let missing = d.join("missing.csv");
+    let bad = d.join("bad.csv");
+    std::fs::write(&bad, "node,cost\nnot-a-node,3\n").unwrap();
+    let out = d.join("out.wav");
+    let o = out.to_str().unwrap();
+    for (costs, said) in [(&missing, "cannot read costs file"), (&bad, "not-a-node")] {
+        let c = costs.to_str().unwrap();
+        for extra in [
+            vec!["--seconds", "0.1"],
+            vec!["--seconds", "5", "--threads", "1"],
+        ] {
+            let mut args = vec![
+                "render", &graph, "-o", o, "--force", "-e", "auto", "--costs", c,
+            ];
+            args.extend(&extra);
+            let r = fugue(&args);
+            let err = String::from_utf8_lossy(&r.stderr);
+            assert_eq!(r.status.code(), Some(1), "{args:?}: {err}");
+            assert!(err.contains(said) && err.contains(c), "{args:?}: {err}");
+            assert!(!out.exists(), "{args:?}");
+        }
+        let r = fugue(&[
+            "profile",
+            &graph,
+            "--backend",
+            "offline",
+            "--seconds",
+            "0.1",
+            "-e",
+            "auto",
+            "--costs",
+            c,
+        ]);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(1), "{err}");
+        assert!(err.contains(said), "{err}");
+    }
+}

@@ -1582,6 +1582,64 @@ fn a_program_above_the_librarys_rate_is_said_out_of_tune() {
     assert!(!out.exists(), "--strict renders nothing");
 }
 
+/// Several nodes whose program computes as if at 192 kHz are said as one warning and one
+/// line naming the others, by `check` as by `render`.
+#[test]
+fn the_rate_warning_of_many_nodes_is_said_once() {
+    if !fugue_faust::available_for("the_rate_warning_of_many_nodes_is_said_once") {
+        return;
+    }
+    let dir = folder("faust", "high-rate-many");
+    let program = dir.join("sine.dsp");
+    std::fs::write(
+        &program,
+        "import(\"stdfaust.lib\");\nprocess = os.osc(440) * 0.1;\n",
+    )
+    .unwrap();
+    let graph = dir.join("ens.ag");
+    let mut text =
+        String::from("bus = { kind: \"mix\", in: 4, };\nout = { kind: \"sink\", in: 1, };\n");
+    for i in 1..=4 {
+        text.push_str(&format!(
+            "s{i} = {{ kind: \"faust\", file: \"sine.dsp\", }};\ns{i}.1 -> bus.{i};\n"
+        ));
+    }
+    text.push_str("bus.1 -> out.1;\n");
+    std::fs::write(&graph, text).unwrap();
+    let g = graph.to_str().unwrap();
+    let out = dir.join("ens.wav");
+    for args in [
+        vec!["check", g, "--rate", "384000"],
+        vec![
+            "render",
+            g,
+            "--rate",
+            "384000",
+            "--seconds",
+            "0.01",
+            "--force",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    ] {
+        let o = fugue(&args);
+        let err = stderr(&o);
+        assert!(o.status.success(), "{args:?}: {err}");
+        assert_eq!(
+            err.matches("as if at 192000 Hz").count(),
+            1,
+            "{args:?}: {err}"
+        );
+        assert!(
+            err.contains("ens.ag:3:1: node `s1`: at 384000 Hz")
+                && err.contains(
+                    "ens.ag: the same for 3 more nodes: `s2` (5:1), `s3` (7:1), `s4` (9:1)"
+                ),
+            "{args:?}: {err}"
+        );
+    }
+}
+
 #[test]
 fn a_run_under_jack_checks_the_program_at_the_servers_rate() {
     use fugue_testkit::jackd::DummyServer;

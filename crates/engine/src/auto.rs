@@ -484,6 +484,15 @@ pub fn choose(
                 .ok()
         })
         .flatten();
+    // A costs file is for the static candidates, which a short run does not try: it is
+    // read and checked against the graph now, so that a file that cannot be used is said
+    // whatever the run's length.
+    if let crate::Costs::File(_) = &choice.costs {
+        let mut g = graph.clone();
+        choice
+            .costs
+            .apply(&mut g, plain.sample_rate(), plain.block(), registry)?;
+    }
     let mut cands = candidates(choice, cores, plain);
     // Trials are paced at the period, or at MAX_TRIAL_PERIOD when it is longer (the workers
     // park between cycles either way, and wake ahead of the paced start as they will).

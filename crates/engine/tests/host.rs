@@ -405,6 +405,15 @@ fn a_panicking_graph_is_silenced_and_the_others_play_on() {
             !host.take_notices().iter().any(|n| n.contains("failed")),
             "{mode}"
         );
+        // A set to the silenced graph would not be heard: refused, saying why.
+        let e = host
+            .set_param("bomb", "o", "freq", 220.0)
+            .expect_err("a silenced graph takes no set")
+            .to_string();
+        assert!(
+            e.contains("set bomb o freq: graph bomb is silenced since a node of it failed"),
+            "{mode}: {e}"
+        );
         // The mix is the other graph alone.
         let want = solo(&g[0].1, 20, 256);
         assert_eq!(

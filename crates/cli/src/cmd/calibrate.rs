@@ -98,10 +98,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         )
     };
     println!(
-        "{tasks}, buffer {} at {} Hz, {} cycles; the costs are the 99th percentiles (not worst cases: the longest cycle is not measured)",
+        "{tasks}, buffer {} at {} Hz, {}; the costs are the 99th percentiles (not worst cases: the longest cycle is not measured)",
         args.buffer,
         args.rate,
-        args.cycles
+        fugue_engine::report::counted(args.cycles as usize, "cycle")
     );
     if let Some(out) = &out {
         out.write(calibration::costs_csv(&cal).as_bytes())?;

@@ -88,10 +88,10 @@ fn verdict(g: &TaskGraph, warnings: usize) -> String {
 /// A problem repeated for this many nodes or more (the same sentence but for the node's
 /// name: a program that does not compile, libfaust missing) is said in full once, the other
 /// nodes named with their places on one line.
-const GROUP_AT: usize = 3;
+pub(crate) const GROUP_AT: usize = 3;
 
 /// Names listed on a repeated problem's line before "and N more".
-const GROUP_NAMES: usize = 12;
+pub(crate) const GROUP_NAMES: usize = 12;
 
 /// Says each problem on standard error: `fugue: error: FILE:LINE:COLUMN: message`; a problem
 /// that [`GROUP_AT`] nodes or more share is said once, followed by one line naming the others.
@@ -164,6 +164,6 @@ pub fn say(problems: &[Problem], file: &Path) {
 /// (`` node `NAME` ... ``): problems whose rest is the same are said together.
 fn same_but_node(p: &Problem) -> Option<(String, String)> {
     let rest = p.message.strip_prefix("node `")?;
-    let end = rest.find("` ")?;
-    Some((rest[..end].to_string(), rest[end + 2..].to_string()))
+    let end = rest.find('`')?;
+    Some((rest[..end].to_string(), rest[end + 1..].to_string()))
 }

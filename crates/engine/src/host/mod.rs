@@ -373,6 +373,17 @@ impl Host {
     ) -> Result<f64, HostError> {
         self.poll()?;
         let i = self.index(name)?;
+        // Relaxed: a hint; a graph that failed stays silenced, so a set would not be heard.
+        if self.graphs[i]
+            .stats
+            .panics
+            .load(std::sync::atomic::Ordering::Relaxed)
+            > 0
+        {
+            return Err(HostError::Live(format!(
+                "set {name} {node} {attr}: graph {name} is silenced since a node of it failed, so nothing it plays would change; unload it and load it again"
+            )));
+        }
         let (c, value) = crate::live::check(
             &self.graphs[i].graph,
             &self.registry,
