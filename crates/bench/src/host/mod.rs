@@ -155,15 +155,14 @@ pub struct HostBenchConfig {
     pub rate: u32,
     /// Frames per cycle offline.
     pub offline_buffer: usize,
-    /// Wall time of each offline point, s.
+    /// Wall time of each offline point, s (and as much of the ceiling beside it).
     pub offline_seconds: f64,
     /// Buffer sizes of the real-time runs (none: no real-time part).
     pub buffers: Vec<usize>,
     /// Length of each real-time run, s.
     pub rt_seconds: f64,
-    /// Repeats of the offline part: each repeat measures the ceiling again and then every
-    /// offline point, so that each point is judged against the ceiling of its own repeat and
-    /// the README gives the median and the range over repeats.
+    /// Repeats of the offline part: each repeat measures every offline point again, each
+    /// beside its own ceiling, and the README gives the median and the range over repeats.
     pub repeats: usize,
     /// How the host's pool runs the graphs ([`TenantGrain`]).
     pub grain: TenantGrain,
