@@ -127,8 +127,9 @@ pub fn number(word: &str) -> Result<f64, String> {
         Ok(v) if v.is_finite() => Ok(v),
         // (`inf`, or more digits than a number holds: `1e400`.)
         Ok(v) if v.is_infinite() => Err(format!(
-            "`{}` is too large a number; `set` gives a live attribute a finite number",
-            crate::host::command::shorten(word)
+            "`{}` is {}; `set` gives a live attribute a finite number",
+            crate::host::command::shorten(word),
+            if v > 0.0 { "too large a number" } else { "too large a negative number" }
         )),
         _ => Err(format!(
             "`{}` is not a number; `set` gives a live attribute a new number (`fugue kinds` marks the live ones)",
@@ -364,9 +365,13 @@ mod tests {
             );
         }
         let digits = "9".repeat(400);
-        for word in ["inf", "-1e400", digits.as_str()] {
+        for word in ["inf", "1e400", digits.as_str()] {
             let e = number(word).unwrap_err();
             assert!(e.contains("is too large a number"), "{word}: {e}");
+        }
+        for word in ["-inf", "-1e400"] {
+            let e = number(word).unwrap_err();
+            assert!(e.contains("is too large a negative number"), "{word}: {e}");
         }
     }
 }

@@ -295,6 +295,13 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
     let cmd = match verb.as_str() {
         "load" => {
             exact(2, "a NAME and a FILE: load NAME FILE")?;
+            // (`""` is a word: a FILE with no name.)
+            if args[1].is_empty() {
+                return Err(format!(
+                    "{}; the FILE `\"\"` is empty: give the graph's path",
+                    usage("a NAME and a FILE: load NAME FILE")
+                ));
+            }
             Command::Load {
                 name: name(&args[0])?,
                 file: PathBuf::from(&args[1]),
@@ -442,6 +449,9 @@ mod tests {
                 file: "graphs/x.ag".into()
             })
         );
+        assert!(parse("load a \"\"")
+            .unwrap_err()
+            .contains("the FILE `\"\"` is empty"));
         assert_eq!(
             parse("load a \"my graph.ag\"  # there").unwrap(),
             Some(Command::Load {

@@ -114,12 +114,13 @@ impl Shared {
     }
 
     /// Closes the client idle longest, telling it `why` in one line; false when every
-    /// client is busy (or there is none).
+    /// client is busy (or there is none). A client whose thread has not yet read what it
+    /// sent (a command on its way: its thread was not scheduled yet) is not idle.
     fn close_idle_longest(clients: &mut Vec<Client>, why: &str) -> bool {
         let Some(i) = clients
             .iter()
             .enumerate()
-            .filter(|(_, c)| c.state == State::Idle)
+            .filter(|(_, c)| c.state == State::Idle && !has_unread(&c.stream))
             .min_by_key(|(_, c)| c.since)
             .map(|(i, _)| i)
         else {
@@ -133,6 +134,25 @@ impl Shared {
         let _ = old.stream.shutdown(std::net::Shutdown::Both);
         true
     }
+}
+
+/// Whether the client has sent bytes that its thread has not read yet (not counting the end
+/// of its stream). Never blocks.
+fn has_unread(stream: &UnixStream) -> bool {
+    use std::os::fd::AsRawFd as _;
+    let mut byte = [0u8; 1];
+    // SAFETY: `byte` is valid for writes of 1 byte, the length given; the descriptor is
+    // the stream's own, open while `stream` is borrowed; MSG_PEEK leaves the byte for the
+    // client's thread, and MSG_DONTWAIT makes the call return at once.
+    let n = unsafe {
+        libc::recv(
+            stream.as_raw_fd(),
+            byte.as_mut_ptr().cast(),
+            1,
+            libc::MSG_PEEK | libc::MSG_DONTWAIT,
+        )
+    };
+    n > 0
 }
 
 /// Removes the socket file when the host stops, after the clients in a `wait` replied.
@@ -640,4 +660,58 @@ pub fn send(path: &Path, line: &str, timeout: Duration) -> Result<String, Contro
         return Err(ControlError::NotAReply(path.to_path_buf()));
     }
     Ok(reply.trim_end().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An idle client, its stream's other end (the client's side), and when it went idle.
+    fn idle(id: u64, since: Instant) -> (Client, UnixStream) {
+        let (ours, theirs) = UnixStream::pair().unwrap();
+        (
+            Client {
+                id,
+                stream: Arc::new(ours),
+                state: State::Idle,
+                since,
+            },
+            theirs,
+        )
+    }
+
+    /// The client idle longest is closed, and told why; one that sent a command its thread
+    /// has not read yet is not idle, however long ago it went idle; with only such clients
+    /// (or busy ones), none is closed.
+    #[test]
+    fn a_client_with_a_command_on_its_way_is_not_closed_to_make_room() {
+        let t0 = Instant::now();
+        let (a, mut a_end) = idle(0, t0);
+        let (b, b_end) = idle(1, t0 + Duration::from_millis(1));
+        let (mut c, _c_end) = idle(2, t0);
+        c.state = State::Command;
+        // The oldest sent a command that its thread did not read yet.
+        a_end.write_all(b"stats\n").unwrap();
+        let mut clients = vec![a, b, c];
+        assert!(Shared::close_idle_longest(&mut clients, "closed: room"));
+        let ids: Vec<u64> = clients.iter().map(|c| c.id).collect();
+        assert!(
+            ids.contains(&0) && ids.contains(&2) && !ids.contains(&1),
+            "{ids:?}"
+        );
+        let mut told = String::new();
+        BufReader::new(&b_end).read_line(&mut told).unwrap();
+        assert_eq!(told, "closed: room\n");
+        // Left: one with a command on its way and one busy: none is closed.
+        assert!(!Shared::close_idle_longest(&mut clients, "closed: room"));
+        assert_eq!(clients.len(), 2);
+        // Once its thread read the command, and the reply went, it may be closed.
+        let mut line = String::new();
+        BufReader::new(&*clients[0].stream)
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line, "stats\n");
+        assert!(Shared::close_idle_longest(&mut clients, "closed: room"));
+        let _ = a_end.flush();
+    }
 }
