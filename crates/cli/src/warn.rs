@@ -164,22 +164,26 @@ struct NodeWarning<'a> {
     rest: &'a str,
 }
 
-/// `w` in its parts, when it is about one node at a place of a file.
+/// `w` in its parts, when it is about one node at a place of a file: the last `: node ``
+/// whose head ends with `:LINE:COLUMN` (a path may hold colons, and even that text; the
+/// sentences after the place never hold `:LINE:COLUMN: node ``).
 fn node_warning(w: &str) -> Option<NodeWarning<'_>> {
-    let at = w.find(": node `")?;
-    let (head, tail) = (&w[..at], &w[at + ": node `".len()..]);
-    let end = tail.find('`')?;
-    let mut it = head.rsplitn(3, ':');
-    let (column, line, file) = (it.next()?, it.next()?, it.next()?);
-    if !line.chars().all(|c| c.is_ascii_digit()) || !column.chars().all(|c| c.is_ascii_digit()) {
-        return None;
-    }
-    let place = &head[file.len() + 1..];
-    Some(NodeWarning {
-        file,
-        place,
-        name: &tail[..end],
-        rest: &tail[end + 1..],
+    const MARK: &str = ": node `";
+    let number = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    w.rmatch_indices(MARK).find_map(|(at, _)| {
+        let (head, tail) = (&w[..at], &w[at + MARK.len()..]);
+        let end = tail.find('`')?;
+        let mut it = head.rsplitn(3, ':');
+        let (column, line, file) = (it.next()?, it.next()?, it.next()?);
+        if file.is_empty() || !number(line) || !number(column) {
+            return None;
+        }
+        Some(NodeWarning {
+            file,
+            place: &head[file.len() + 1..],
+            name: &tail[..end],
+            rest: &tail[end + 1..],
+        })
     })
 }
 
@@ -211,5 +215,23 @@ mod tests {
         );
         let two = vec![w(3, "s1"), w(5, "s2")];
         assert_eq!(grouped(&two), two);
+        // A path with colons, even with the mark in it, is read from its place.
+        let odd = |n: usize, name: &str| {
+            format!("a:1:2: node `y`/g.ag:{n}:1: node `{name}`: at 384000 Hz it is off")
+        };
+        let got = grouped(&[odd(3, "s1"), odd(5, "s2"), odd(7, "s3")]);
+        assert_eq!(
+            got,
+            vec![
+                odd(3, "s1"),
+                "a:1:2: node `y`/g.ag: the same for 2 more nodes: `s2` (5:1), `s3` (7:1)"
+                    .to_string()
+            ]
+        );
+        // No place: not read as one.
+        let bare: Vec<String> = (0..3)
+            .map(|i| format!("g.ag::: node `s{i}`: off"))
+            .collect();
+        assert_eq!(grouped(&bare), bare);
     }
 }

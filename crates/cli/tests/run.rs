@@ -179,8 +179,16 @@ fn no_jack_server_is_one_clear_sentence() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("no JACK server is running"), "{stderr}");
+    // The server JACK_DEFAULT_SERVER names is the one said, with how to start it.
+    let name = format!("fugue-absent-{}", std::process::id());
+    assert!(
+        stderr.contains(&format!(
+            "no JACK server named `{name}` (JACK_DEFAULT_SERVER) is running; start it with `jackd -n {name} -d dummy"
+        )),
+        "{stderr}"
+    );
     assert!(stderr.contains("--backend clocked"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 

@@ -129,7 +129,7 @@ pub fn number(word: &str) -> Result<f64, String> {
         Ok(v) if v.is_infinite() => Err(format!(
             "`{}` is {}; `set` gives a live attribute a finite number",
             crate::host::command::shorten(word),
-            if v > 0.0 { "too large a number" } else { "too large a negative number" }
+            if v > 0.0 { "too large a number" } else { "too far below zero" }
         )),
         _ => Err(format!(
             "`{}` is not a number; `set` gives a live attribute a new number (`fugue kinds` marks the live ones)",
@@ -371,7 +371,7 @@ mod tests {
         }
         for word in ["-inf", "-1e400"] {
             let e = number(word).unwrap_err();
-            assert!(e.contains("is too large a negative number"), "{word}: {e}");
+            assert!(e.contains("is too far below zero"), "{word}: {e}");
         }
     }
 }

@@ -300,8 +300,8 @@ pub enum RunError {
     /// The graph could not be compiled, or its executor built.
     #[error(transparent)]
     Build(#[from] BuildError),
-    /// No JACK server is running.
-    #[error("no JACK server is running; start one with `jackd -d dummy -r 48000 -p 256 &` (or your sound card's driver) or use --backend clocked")]
+    /// No JACK server is running (the one `JACK_DEFAULT_SERVER` names, when it is set).
+    #[error("{}", crate::backend::jack::no_server())]
     NoServer,
     /// The JACK client name is longer than JACK allows.
     #[error("the JACK client name is {len} bytes long; JACK allows at most {max} (jack_client_name_size() less the final NUL): give a shorter --client-name")]

@@ -307,7 +307,7 @@ impl CeilingPoint {
 /// What the study measured.
 #[derive(Clone, Debug, Default)]
 pub struct HostBench {
-    /// The ceiling of each (graph, thread count).
+    /// The ceiling measured beside each offline point.
     pub ceiling: Vec<CeilingPoint>,
     /// Offline points (partitioned with more instances than threads is refused and absent).
     pub offline: Vec<OfflinePoint>,
@@ -624,11 +624,10 @@ pub fn run(
                 progress.event(Event::Step(&format!("ceiling {name} T={threads}{r}")));
                 let engines = ceiling::Ceiling::start(c, name, graph, threads)?;
                 progress.event(Event::StepDone);
-                let measured = offline_points(
+                // The engines' threads end when `engines` is dropped, whatever happens.
+                offline_points(
                     c, threads, name, graph, repeat, &engines, &mut out, progress,
-                );
-                engines.close();
-                measured?;
+                )?;
             }
             realtime_points(c, threads, name, graph, &mut out, progress)?;
         }
@@ -705,9 +704,12 @@ fn offline_points(
                 let slices = slices_of(c.offline_seconds);
                 let slice = c.offline_seconds / slices as f64;
                 // Cycles per call: as many as the host runs in a row (its runs end at a
-                // call's end), or half a slice at the warm-up's pace.
+                // call's end), or half a slice at the warm-up's pace; at least enough for
+                // the point to run 20 cycles in all (a slice runs one call at least, so a
+                // graph of slow cycles runs longer than the slice).
+                let least = 20u64.div_ceil(slices as u64) as f64;
                 let chunk =
-                    (slice / 2.0 / per_cycle.max(1e-9)).clamp(20.0, BATCH_CYCLES as f64) as u64;
+                    (slice / 2.0 / per_cycle.max(1e-9)).clamp(least, BATCH_CYCLES as f64) as u64;
                 let h0 = host.host_stats();
                 let before_ceiling = engines.cycles();
                 let (mut seconds, mut ceiling_seconds, mut cycles) = (0.0, 0.0, 0u64);

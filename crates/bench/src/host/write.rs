@@ -124,7 +124,7 @@ fn write_files(
         }
     }
     md.push_str(
-        "\nFiles: `raw.csv` (one row per instance and point, and per real-time run), `summary.csv` (its `handovers_per_s`: graphs handed by a thread that fell behind to one ahead, per second, `docs/host.md`)",
+        "\nFiles: `raw.csv` (one row per instance and point, per engine of the ceiling beside each point, whose `point_mode` and `point_instances` name that point, and per real-time run), `summary.csv` (its `handovers_per_s`: graphs handed by a thread that fell behind to one ahead, per second, `docs/host.md`)",
     );
     if !b.offline.is_empty() {
         md.push_str(", `throughput.svg`/`.png` (aggregate against N per mode), `ceiling.svg`/`.png` (the aggregate as a fraction of the ceiling against N per mode, per graph and thread count)");

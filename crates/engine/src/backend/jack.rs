@@ -502,6 +502,17 @@ pub(crate) use deferred_notifications;
 /// anyway: a few periods of the longest buffers.
 pub(crate) const QUIT_TIMEOUT: Duration = Duration::from_millis(500);
 
+/// The sentence for no JACK server to connect to: the server `JACK_DEFAULT_SERVER` names
+/// when it is set (a client connects to that one only), else the default server.
+pub(crate) fn no_server() -> String {
+    match std::env::var("JACK_DEFAULT_SERVER") {
+        Ok(name) if !name.is_empty() => format!(
+            "no JACK server named `{name}` (JACK_DEFAULT_SERVER) is running; start it with `jackd -n {name} -d dummy -r 48000 -p 256 &` (or your sound card's driver), unset JACK_DEFAULT_SERVER to use the default server, or use --backend clocked"
+        ),
+        _ => "no JACK server is running; start one with `jackd -d dummy -r 48000 -p 256 &` (or your sound card's driver) or use --backend clocked".to_string(),
+    }
+}
+
 /// Why the server refused to open client `name` (`status`, from `jack_client_open`), or
 /// `None` when no server answered (then no server is running, as far as the client knows).
 pub(crate) fn client_refused(status: j::ClientStatus, name: &str) -> Option<String> {

@@ -170,7 +170,7 @@ pub(crate) fn open(name: &str) -> Result<(j::Client, u32, usize), HostError> {
         Err(j::Error::ClientError(status)) => {
             return Err(HostError::Backend(
                 match crate::backend::jack::client_refused(status, name) {
-                    None => "no JACK server is running; start one with `jackd -d dummy -r 48000 -p 256 &` (or your sound card's driver) or use --backend clocked".into(),
+                    None => crate::backend::jack::no_server(),
                     Some(why) => format!("JACK: {why}"),
                 },
             ))

@@ -488,8 +488,13 @@ fn client(stream: &UnixStream, id: u64, shared: &Shared, tx: &mpsc::Sender<Reque
             shared.set_state(id, State::Command);
             Request::refuse(tx, Reply::failed("parse", why))
         };
+        let read = read_line(&mut reader, &mut buf);
+        if let Ok(Some(_)) = read {
+            // A command from now on: its client is not closed to make room.
+            shared.set_state(id, State::Command);
+        }
         // `None`: the client went away (its place freed) or the host is gone.
-        let reply = match read_line(&mut reader, &mut buf) {
+        let reply = match read {
             Ok(None) | Err(_) => None,
             Ok(Some(false)) => refuse(format!(
                 "the line is longer than {MAX_LINE} bytes; send one command per line"
@@ -511,7 +516,7 @@ fn client(stream: &UnixStream, id: u64, shared: &Shared, tx: &mpsc::Sender<Reque
                         shared.set_state(id, State::Command);
                         match Request::ask_while(tx, line.to_string(), || hung_up(stream, 0)) {
                             Some(r) if r.is_empty() => {
-                                shared.set_state(id, State::Idle);
+                                shared.set_state(id, idle_or_next(&reader));
                                 continue;
                             }
                             r => r,
@@ -522,10 +527,20 @@ fn client(stream: &UnixStream, id: u64, shared: &Shared, tx: &mpsc::Sender<Reque
         };
         let Some(reply) = reply else { return };
         let written = writeln!(&*stream, "{reply}");
-        shared.set_state(id, State::Idle);
+        shared.set_state(id, idle_or_next(&reader));
         if written.is_err() {
             return;
         }
+    }
+}
+
+/// A client's state once a command is done: idle, unless its thread has read more of what it
+/// sent (several commands in one write), which is a command on its way.
+fn idle_or_next(reader: &BufReader<&UnixStream>) -> State {
+    if reader.buffer().is_empty() {
+        State::Idle
+    } else {
+        State::Command
     }
 }
 
