@@ -471,7 +471,7 @@ fn a_single_run_takes_live_changes_on_its_control_socket() {
         ),
         (
             &["set", "tone", "o", "freq", "-1e400"][..],
-            "is too large a number",
+            "is too far below zero",
         ),
         (
             &["load", "a", "b.ag"][..],
