@@ -423,8 +423,14 @@ mod tests {
         let config = test_config(spec, &dir, 2);
         let r = run(&config, &mut NoProgress).unwrap();
         assert_eq!((r.runs, r.configurations), (6, 3));
-        // 0.1 s at the default 44.1 kHz and 256 frames: 17 cycles a run, each checked.
-        assert_eq!(r.checked_cycles, 6 * 17);
+        // 0.1 s at the default 44.1 kHz and 256 frames: 17 cycles a run, each checked, but
+        // for a cycle the clock dropped because it began a period late (an overrun, on a
+        // machine busy with other tests): at most one such a run here.
+        assert!(
+            (6 * 17 - 6..=6 * 17).contains(&r.checked_cycles),
+            "{}",
+            r.checked_cycles
+        );
         let summary = std::fs::read_to_string(r.output.join("summary.csv")).unwrap();
         let rows: Vec<&str> = summary.lines().skip(1).collect();
         assert_eq!(rows.len(), 3, "{summary}");
