@@ -134,13 +134,18 @@ fn study_fails_on_a_wrong_output_and_writes_nothing() {
     assert!(!out.exists(), "{:?}", files(&out));
     let o = fugue_with_fault(&args, None);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(
-        // Two configurations, each run 3 times (the default repeats), 19 cycles a run.
-        stdout(&o).contains("6 runs (2 configurations)")
-            && stdout(&o).contains("114 timed cycles checked"),
-        "{}",
-        stdout(&o)
-    );
+    // Two configurations, each run 3 times (the default repeats), 19 cycles a run, every
+    // one checked but for a cycle the clock dropped because it began a period late (an
+    // overrun, on a machine busy with other jobs): at most one a run here.
+    let said = stdout(&o);
+    assert!(said.contains("6 runs (2 configurations)"), "{said}");
+    let checked: u64 = said
+        .split(" timed cycles checked")
+        .next()
+        .and_then(|head| head.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{said}"));
+    assert!((114 - 6..=114).contains(&checked), "{said}");
     for f in ["summary.csv", "report.html", "README.md", "raw.csv.gz"] {
         assert!(out.join(f).is_file(), "{f}");
     }
