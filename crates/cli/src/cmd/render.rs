@@ -261,11 +261,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     let profile = partial.and_then(|s| s.profile).filter(|p| p.cycles > 0);
                     if let Some(p) = &profile {
                         let what = format!(
-                            "{}, {} frames at {} Hz, offline render stopped after {} cycles",
+                            "{}, {} frames at {} Hz, offline render stopped after {}",
                             args.graph.display(),
                             args.buffer,
                             args.rate,
-                            p.cycles
+                            fugue_engine::report::counted(p.cycles as usize, "cycle")
                         );
                         crate::cmd::profile::emit(Some(p), profile_dir.as_deref(), &what)
                             .map_err(|e| e.context(stopped.clone()))?;

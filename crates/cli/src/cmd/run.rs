@@ -282,8 +282,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // Relaxed: set by the control thread, which is done with it.
     if quit.load(std::sync::atomic::Ordering::Relaxed) {
         eprintln!(
-            "fugue: stopped by `quit` on the control socket after {} cycles{stats_note}",
-            report.summary.cycles
+            "fugue: stopped by `quit` on the control socket after {}{stats_note}",
+            fugue_engine::report::counted(report.summary.cycles as usize, "cycle")
         );
     } else {
         end(&report, &stats_note)?;

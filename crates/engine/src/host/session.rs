@@ -263,7 +263,8 @@ impl fmt::Display for Answer {
                 cycles,
             } => write!(
                 f,
-                "unloaded {name} (id {id}) at cycle {cycle} after {cycles} cycles"
+                "unloaded {name} (id {id}) at cycle {cycle} after {}",
+                crate::report::counted(*cycles as usize, "cycle")
             ),
             Answer::Gain { name, db } => write!(f, "gain of {name}: {} dB", plain(*db)),
             Answer::Set {
@@ -717,6 +718,23 @@ pub fn message(e: &(dyn std::error::Error + 'static)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One cycle is said as one, any other count in the plural.
+    #[test]
+    fn an_unload_counts_its_cycles_in_words() {
+        let unload = |cycles| {
+            Answer::Unload {
+                name: "a".into(),
+                id: 1,
+                cycle: 7,
+                cycles,
+            }
+            .to_string()
+        };
+        assert_eq!(unload(1), "unloaded a (id 1) at cycle 7 after 1 cycle");
+        assert_eq!(unload(0), "unloaded a (id 1) at cycle 7 after 0 cycles");
+        assert_eq!(unload(19), "unloaded a (id 1) at cycle 7 after 19 cycles");
+    }
 
     #[test]
     fn negative_zero_is_said_as_zero() {
