@@ -107,51 +107,95 @@ pub fn engine_notes(
     }
 }
 
-/// `warnings` with each one that [`crate::cmd::check::GROUP_AT`] nodes or more share (the
-/// same sentence, in the same file, but for the node and its place:
-/// `FILE:LINE:COLUMN: node `NAME`...`) said in full once, followed by one line naming the
-/// other nodes with their places, as `fugue check` says them.
-pub fn grouped(warnings: &[String]) -> Vec<String> {
-    use crate::cmd::check::{GROUP_AT, GROUP_NAMES};
-    let parts: Vec<Option<NodeWarning<'_>>> = warnings.iter().map(|w| node_warning(w)).collect();
-    let mut groups: std::collections::HashMap<(&str, &str), Vec<usize>> =
-        std::collections::HashMap::new();
-    for (j, p) in parts.iter().enumerate() {
-        if let Some(p) = p {
-            groups.entry((p.file, p.rest)).or_default().push(j);
+/// Nodes that share a sentence before it is said once for all of them, with the others
+/// named on one line.
+pub(crate) const GROUP_AT: usize = 3;
+
+/// Names listed on a repeated sentence's line before "and N more".
+pub(crate) const GROUP_NAMES: usize = 12;
+
+/// One sentence of a list, as [`group`] reads it: about one node (its group key, its name and
+/// its place, when known), or about no node in particular (`None`).
+pub(crate) type NodeSentence<'a, K> = Option<(K, &'a str, Option<String>)>;
+
+/// The order in which to say `items`: each index said in full, in order, with, for the first
+/// of [`GROUP_AT`] items or more of one key, the end of the line that names the others
+/// (`the same for N more nodes: `a` (3:1), ...`, up to [`GROUP_NAMES`] names); the others are
+/// not said again. Items of no key are said each in its place.
+pub(crate) fn group<K: std::hash::Hash + Eq>(
+    items: &[NodeSentence<'_, K>],
+) -> Vec<(usize, Option<String>)> {
+    // One pass: many different sentences cost no more than many alike.
+    let mut groups: std::collections::HashMap<&K, Vec<usize>> = std::collections::HashMap::new();
+    for (j, item) in items.iter().enumerate() {
+        if let Some((key, _, _)) = item {
+            groups.entry(key).or_default().push(j);
         }
     }
-    let mut said = vec![false; warnings.len()];
-    let mut out = Vec::with_capacity(warnings.len());
-    for (i, w) in warnings.iter().enumerate() {
+    let mut said = vec![false; items.len()];
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
         if said[i] {
             continue;
         }
-        out.push(w.clone());
-        let Some(p) = &parts[i] else { continue };
-        let group = &groups[&(p.file, p.rest)];
-        if group.len() < GROUP_AT {
+        let others: &[usize] = match item {
+            // The first unsaid member of its group: every member after it.
+            Some((key, _, _)) if groups[key].len() >= GROUP_AT => {
+                let group = &groups[key];
+                &group[group.partition_point(|&j| j <= i)..]
+            }
+            _ => &[],
+        };
+        if others.is_empty() {
+            out.push((i, None));
             continue;
         }
-        let others: Vec<usize> = group.iter().copied().filter(|&j| j > i).collect();
         let mut names: Vec<String> = others
             .iter()
             .take(GROUP_NAMES)
-            .filter_map(|&j| parts[j].as_ref())
-            .map(|q| format!("`{}` ({})", q.name, q.place))
+            .filter_map(|&j| items[j].as_ref())
+            .map(|(_, name, place)| match place {
+                Some(at) => format!("`{name}` ({at})"),
+                None => format!("`{name}`"),
+            })
             .collect();
         if others.len() > GROUP_NAMES {
             names.push(format!("and {} more", others.len() - GROUP_NAMES));
         }
-        for &j in &others {
+        for &j in others {
             said[j] = true;
         }
-        out.push(format!(
-            "{}: the same for {} more nodes: {}",
-            p.file,
-            others.len(),
-            names.join(", ")
+        out.push((
+            i,
+            Some(format!(
+                "the same for {} more nodes: {}",
+                others.len(),
+                names.join(", ")
+            )),
         ));
+    }
+    out
+}
+
+/// `warnings` with each one that [`GROUP_AT`] nodes or more share (the same sentence, in the
+/// same file, but for the node and its place: `FILE:LINE:COLUMN: node `NAME`...`) said in
+/// full once, followed by one line naming the other nodes with their places, as `fugue
+/// check` says them.
+pub fn grouped(warnings: &[String]) -> Vec<String> {
+    let parts: Vec<Option<NodeWarning<'_>>> = warnings.iter().map(|w| node_warning(w)).collect();
+    let items: Vec<NodeSentence<'_, (&str, &str)>> = parts
+        .iter()
+        .map(|p| {
+            p.as_ref()
+                .map(|p| ((p.file, p.rest), p.name, Some(p.place.to_string())))
+        })
+        .collect();
+    let mut out = Vec::with_capacity(warnings.len());
+    for (i, also) in group(&items) {
+        out.push(warnings[i].clone());
+        if let (Some(also), Some(p)) = (also, &parts[i]) {
+            out.push(format!("{}: {also}", p.file));
+        }
     }
     out
 }

@@ -7,7 +7,7 @@ use fugue_engine::check::{self, Problem, Severity};
 use fugue_engine::report::counted;
 use fugue_graph::{Format, TaskGraph};
 
-use crate::util;
+use crate::{util, warn};
 
 /// Arguments of `fugue check`.
 #[derive(clap::Args, Debug)]
@@ -85,72 +85,29 @@ fn verdict(g: &TaskGraph, warnings: usize) -> String {
     )
 }
 
-/// A problem repeated for this many nodes or more (the same sentence but for the node's
-/// name: a program that does not compile, libfaust missing) is said in full once, the other
-/// nodes named with their places on one line.
-pub(crate) const GROUP_AT: usize = 3;
-
-/// Names listed on a repeated problem's line before "and N more".
-pub(crate) const GROUP_NAMES: usize = 12;
-
 /// Says each problem on standard error: `fugue: error: FILE:LINE:COLUMN: message`; a problem
-/// that [`GROUP_AT`] nodes or more share is said once, followed by one line naming the others.
+/// that [`warn::GROUP_AT`] nodes or more share is said once, followed by one line naming the
+/// others ([`warn::group`]).
 pub fn say(problems: &[Problem], file: &Path) {
     let file = file.display().to_string();
     let keys: Vec<_> = problems.iter().map(same_but_node).collect();
-    // The problems that share a sentence but for the node, in order: one pass, so that many
-    // different problems cost no more than many alike.
-    let mut groups: std::collections::HashMap<(bool, &str), Vec<usize>> =
-        std::collections::HashMap::new();
-    for (j, k) in keys.iter().enumerate() {
-        if let Some(k) = k {
-            let error = problems[j].severity == Severity::Error;
-            groups.entry((error, k.1.as_str())).or_default().push(j);
-        }
-    }
-    let mut said = vec![false; problems.len()];
-    for (i, p) in problems.iter().enumerate() {
-        if said[i] {
-            continue;
-        }
+    let items: Vec<warn::NodeSentence<'_, (bool, &str)>> = problems
+        .iter()
+        .zip(&keys)
+        .map(|(p, k)| {
+            k.as_ref().map(|(name, rest)| {
+                (
+                    (p.severity == Severity::Error, rest.as_str()),
+                    name.as_str(),
+                    p.place.map(|at| at.to_string()),
+                )
+            })
+        })
+        .collect();
+    for (i, also) in warn::group(&items) {
+        let p = &problems[i];
         let line = fugue_graph::error::shorten_quotes(&p.line(&file)).into_owned();
-        let others: Vec<usize> = match &keys[i] {
-            Some(k) => {
-                let error = p.severity == Severity::Error;
-                let group = &groups[&(error, k.1.as_str())];
-                // The members after this one (a group this short is said member by member).
-                let at = group.partition_point(|&j| j <= i);
-                group[at..].to_vec()
-            }
-            None => Vec::new(),
-        };
-        let also = if others.len() + 1 >= GROUP_AT {
-            let mut names: Vec<String> = others
-                .iter()
-                .take(GROUP_NAMES)
-                .map(|&j| {
-                    said[j] = true;
-                    let name = keys[j].as_ref().map_or("", |o| o.0.as_str());
-                    match problems[j].place {
-                        Some(at) => format!("`{name}` ({at})"),
-                        None => format!("`{name}`"),
-                    }
-                })
-                .collect();
-            for &j in others.iter().skip(GROUP_NAMES) {
-                said[j] = true;
-            }
-            if others.len() > GROUP_NAMES {
-                names.push(format!("and {} more", others.len() - GROUP_NAMES));
-            }
-            Some(format!(
-                "{file}: the same for {} more nodes: {}",
-                others.len(),
-                names.join(", ")
-            ))
-        } else {
-            None
-        };
+        let also = also.map(|a| format!("{file}: {a}"));
         for line in std::iter::once(line).chain(also) {
             match p.severity {
                 Severity::Error => eprintln!("fugue: error: {}", util::one_line(&line)),
