@@ -251,6 +251,50 @@ fn check_checks_rate_dependent_ranges_at_the_rate_given() {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
+/// Every bad value of a node is said in one run, each at its place, a required one
+/// (biquad's `freq`) too; a value refused only against one that is itself refused (delay's
+/// `max_time` below a bad `time`) is not said, since it may be right beside the value the
+/// user will write; render still stops at the first.
+#[test]
+fn check_says_every_bad_value_of_a_node() {
+    let d = folder("check", "check-every-value");
+    let p = d.join("g.ag");
+    std::fs::write(
+        &p,
+        "n = { kind: \"noise\", };\nb = { kind: \"biquad\", freq: 90000.0, q: -1.0, };\nr = { kind: \"reverb\", room: 2.0, damp: 5.0, wet: 0.3, };\nd = { kind: \"delay\", time: -1.0, max_time: 0.1, feedback: 3.0, };\ns = { kind: \"sink\", };\nn.1 -> b.1 -> r.1 -> d.1 -> s.1;\n",
+    )
+    .unwrap();
+    let o = fugue(&["check", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let lines = error_lines(&o);
+    let want = [
+        "g.ag:2:23: node `b` (biquad): attribute `freq` = `90000` must be above 0",
+        "g.ag:2:38: node `b` (biquad): attribute `q` = `-1`",
+        "g.ag:3:23: node `r` (reverb): attribute `room` = `2`",
+        "g.ag:3:34: node `r` (reverb): attribute `damp` = `5`",
+        "g.ag:4:22: node `d` (delay): attribute `time` = `-1`",
+        "g.ag:4:49: node `d` (delay): attribute `feedback` = `3`",
+    ];
+    assert_eq!(lines.len(), want.len(), "{}", stderr(&o));
+    for (line, w) in lines.iter().zip(want) {
+        assert!(line.contains(w), "{line}\nwanted: {w}");
+    }
+    assert!(stderr(&o).contains("6 problems"), "{}", stderr(&o));
+    let o = fugue(&[
+        "render",
+        p.to_str().unwrap(),
+        "-o",
+        d.join("g.wav").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("attribute `freq` = `90000`"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stderr(&o).contains("`q`"), "{}", stderr(&o));
+}
+
 /// The error lines of a command's standard error (one per problem).
 fn error_lines(o: &std::process::Output) -> Vec<String> {
     stderr(o)
@@ -488,6 +532,48 @@ fn check_sums_the_nodes_memory_as_render_does() {
     std::fs::write(&small, graph(23)).unwrap();
     let o = fugue(&["check", small.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// The audio buffers of the ports count too: a node of a million output ports (or a sink of
+/// 300000 channels) is refused by check, at the node, as render refuses it, and passes at a
+/// buffer size where they fit.
+#[test]
+fn check_counts_the_ports_buffers_as_render_does() {
+    let d = folder("check", "check-ports-memory");
+    for (name, text, said) in [
+        (
+            "outputs.ag",
+            "a = { kind: \"osc\", freq: 1, out: 1000000, };\nb = { kind: \"sink\", };\na.1000000 -> b.1;\n",
+            "outputs.ag:1:1: the graph needs 1954 MiB of memory at 512 frames per cycle (audio buffers of the nodes' ports, the limit passed at node `a`, whose 1000000 output port(s) take 1954 MiB)",
+        ),
+        (
+            "channels.ag",
+            "a = { kind: \"osc\", freq: 1, };\nb = { kind: \"sink\", in: 300000, };\na.1 -> b.300000;\n",
+            "channels.ag:2:1: the graph needs 586 MiB of memory at 512 frames per cycle (audio buffers of the nodes' ports, the limit passed at node `b`, whose 300000 engine channel(s) take 586 MiB)",
+        ),
+    ] {
+        let p = d.join(name);
+        std::fs::write(&p, text).unwrap();
+        let o = fugue(&["check", p.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        let lines = error_lines(&o);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].contains(said), "{lines:?}");
+        let r = fugue(&[
+            "render",
+            p.to_str().unwrap(),
+            "-o",
+            d.join("out.wav").to_str().unwrap(),
+        ]);
+        assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+        assert!(
+            stderr(&r).contains("the graph needs") && stderr(&r).contains("MiB of memory"),
+            "{}",
+            stderr(&r)
+        );
+        let o = fugue(&["check", p.to_str().unwrap(), "--buffer", "64"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
 }
 
 /// The two sides of a feedback edge (`~>`) are the graph's own nodes: a file that gives their

@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use fugue_dsp::{NodeContext, NodeError, Ratio, Registry};
+use fugue_dsp::{DspNode, Io, NodeContext, NodeError, Ratio, Registry};
 use fugue_graph::{suggest, Location, NodeId, TaskGraph};
 
 use crate::lint::{self, Warning};
@@ -150,6 +150,35 @@ pub fn check_with(graph: &TaskGraph, registry: &Registry, rate: f64, block: usiz
                 .to_string(),
                 count: 1,
             });
+        } else if let Some((id, needed, outputs, ports)) = memory.buffers_over() {
+            // Then, as the compiler lays them out after building every node, the audio
+            // buffers of the ports on top of the nodes' memory.
+            out.push(Problem {
+                severity: Severity::Error,
+                what: What::Node,
+                place: graph.places().and_then(|p| p.node(id)),
+                message: fugue_exec::CompileError::TooLarge {
+                    needed,
+                    limit: fugue_exec::MEMORY_LIMIT,
+                    block,
+                    what: format!(
+                        "audio buffers of the nodes' ports, the limit passed at node `{}`, whose {outputs} {} take {}",
+                        graph.node(id).name,
+                        if graph.node(id).kind == "sink" || graph.node(id).kind == "source" {
+                            "engine channel(s)"
+                        } else {
+                            "output port(s)"
+                        },
+                        if ports < 1 << 20 {
+                            format!("{} KiB", ports.div_ceil(1 << 10))
+                        } else {
+                            format!("{} MiB", ports.div_ceil(1 << 20))
+                        }
+                    ),
+                }
+                .to_string(),
+                count: 1,
+            });
         }
     }
     for w in lint::lint(graph, registry, rate) {
@@ -180,23 +209,139 @@ pub fn check_with(graph: &TaskGraph, registry: &Registry, rate: f64, block: usiz
     out
 }
 
+/// Values a refused attribute is replaced with, in turn, when the node cannot be built
+/// without it ([`more_bad_values`]): plain ones that most ranges hold.
+const STAND_INS: [fugue_graph::Value; 5] = [
+    fugue_graph::Value::Float(1.0),
+    fugue_graph::Value::Float(0.5),
+    fugue_graph::Value::Int(1),
+    fugue_graph::Value::Float(0.0),
+    fugue_graph::Value::Float(100.0),
+];
+
+/// The node's other values that its kind refuses, after `first` ([`NodeError::BadAttr`]):
+/// the node built again with each refused attribute left out (its default in its place) or,
+/// where the kind needs it, replaced with one of [`STAND_INS`], until it builds or fails for
+/// another reason; so `fugue check` says every bad value of a node at once, not one per run.
+/// Only for kinds with a closed set of attributes (the built-in ones, cheap to build). A value
+/// refused against an attribute that was replaced (`must be at least `time``) is not said
+/// (it may be right beside the value the user will write there), and is replaced in turn.
+fn more_bad_values(
+    registry: &Registry,
+    ctx: &NodeContext<'_>,
+    first: &NodeError,
+) -> Vec<NodeError> {
+    let NodeError::BadAttr { attr, .. } = first else {
+        return Vec::new();
+    };
+    if registry.doc(ctx.kind()).is_none_or(|d| d.others.is_some()) {
+        return Vec::new();
+    }
+    let mut node = ctx.node.clone();
+    let mut refused = vec![attr.clone()];
+    let mut more = Vec::new();
+    // Each pass takes one attribute out of the refused ones' way, so this ends within the
+    // node's attribute count.
+    for _ in 0..ctx.node.attrs.len() {
+        let name = refused.last().expect("one at least").clone();
+        let Some(at) = node.attrs.iter().position(|(a, _)| *a == name) else {
+            break;
+        };
+        node.attrs.remove(at);
+        let tried =
+            std::iter::once(None)
+                .chain(STAND_INS.iter().map(Some))
+                .find_map(|value| {
+                    let mut n = node.clone();
+                    if let Some(v) = value {
+                        n.attrs.insert(at, (name.clone(), v.clone()));
+                    }
+                    match registry.build(&NodeContext { node: &n, ..*ctx }, false) {
+                        Err(
+                            NodeError::MissingAttr { attr, .. } | NodeError::BadAttr { attr, .. },
+                        ) if attr == name => None,
+                        r => Some((n, r.err())),
+                    }
+                });
+        let Some((n, Some(e))) = tried else {
+            break;
+        };
+        node = n;
+        let NodeError::BadAttr { attr, reason, .. } = &e else {
+            break;
+        };
+        let against_replaced = refused.iter().any(|r| reason.contains(&format!("`{r}`")));
+        refused.push(attr.clone());
+        if !against_replaced {
+            more.push(e);
+        }
+    }
+    more
+}
+
 /// The memory of the nodes built so far (bytes, counted twice as the plan compiler counts
 /// it), and the node at which it first passed [`fugue_exec::MEMORY_LIMIT`], with the sum
-/// there.
+/// there; and each node's audio buffers ([`port_bytes`]).
 #[derive(Default)]
 struct NodeMemory {
     sum: usize,
     over: Option<(NodeId, usize)>,
+    /// Per node built, in order ([`port_bytes`]): its output ports (or engine channels),
+    /// their buffers' bytes, and those with its input sums'.
+    buffers: Vec<(NodeId, (usize, usize, usize))>,
 }
 
 impl NodeMemory {
-    /// Adds node `id`'s `bytes`.
+    /// Adds node `id`'s `bytes` (its processor's, counted twice).
     fn add(&mut self, id: NodeId, bytes: usize) {
         self.sum = self.sum.saturating_add(bytes.saturating_mul(2));
         if self.over.is_none() && self.sum > fugue_exec::MEMORY_LIMIT {
             self.over = Some((id, self.sum));
         }
     }
+
+    /// The node whose audio buffers, added in order to every node's memory, first pass
+    /// [`fugue_exec::MEMORY_LIMIT`]: with the sum there, its ports and their bytes.
+    fn buffers_over(&self) -> Option<(NodeId, usize, usize, usize)> {
+        let mut sum = self.sum;
+        self.buffers.iter().find_map(|&(id, (ports, bytes, all))| {
+            sum = sum.saturating_add(all);
+            (sum > fugue_exec::MEMORY_LIMIT).then_some((id, sum, ports, bytes))
+        })
+    }
+}
+
+/// The audio buffers the plan compiler lays out for node `id`, built as `built` in `ctx`:
+/// its output ports at its output block (a sink's or a source's engine channels at the
+/// engine's block instead): how many, and their bytes; and those bytes with a scratch buffer
+/// at its block for each input port that several edges feed.
+fn port_bytes(
+    graph: &TaskGraph,
+    id: NodeId,
+    ctx: &NodeContext<'_>,
+    built: &dyn DspNode,
+) -> (usize, usize, usize) {
+    let buffers = |n: usize, frames: usize| fugue_exec::buffer_bytes(frames).saturating_mul(n);
+    let (count, ports) = match built.io() {
+        Io::Source { channels } | Io::Sink { channels } => {
+            (channels, buffers(channels, ctx.engine_block))
+        }
+        Io::None => {
+            let out_block = built.rate_ratio().scale(ctx.block).unwrap_or(ctx.block);
+            (built.outputs(), buffers(built.outputs(), out_block))
+        }
+    };
+    if matches!(built.io(), Io::Source { .. }) {
+        return (count, ports, ports);
+    }
+    let mut edges_into = vec![0usize; built.inputs()];
+    for &e in graph.in_edges(id) {
+        if let Some(k) = edges_into.get_mut(graph.edges()[e].dst_port) {
+            *k += 1;
+        }
+    }
+    let sums = edges_into.iter().filter(|&&k| k > 1).count();
+    (count, ports, ports.saturating_add(buffers(sums, ctx.block)))
 }
 
 /// Checks node `id` at the rate its inputs come at (`out_rate`: every earlier node's output
@@ -291,7 +436,7 @@ fn check_rated(
         }
     };
     let ctx = node_context(graph, id, rate, block, at, node_block);
-    let Some((ratio, bytes)) = check_node(graph, registry, id, Some(&ctx), out) else {
+    let Some((ratio, bytes, ports)) = check_node(graph, registry, id, Some(&ctx), out) else {
         // Not built (said above): a resampler's rate follows its ratio where it can be read,
         // any other kind keeps the rate it was given.
         if node.kind != "resampler" {
@@ -303,6 +448,7 @@ fn check_rated(
             .and_then(|r| at.checked_mul(r));
     };
     memory.add(id, bytes);
+    memory.buffers.push((id, ports));
     match (at.checked_mul(ratio), ratio.scale(node_block)) {
         (Some(next), Some(_)) => Some(next),
         _ => {
@@ -476,7 +622,7 @@ fn check_node(
     id: NodeId,
     ctx: Option<&NodeContext<'_>>,
     out: &mut Vec<Problem>,
-) -> Option<(Ratio, usize)> {
+) -> Option<(Ratio, usize, (usize, usize, usize))> {
     let node = graph.node(id);
     let places = graph.places();
     let error = |what: What, place: Option<Location>, message: String| Problem {
@@ -549,6 +695,9 @@ fn check_node(
             if !matches!(&e, NodeError::MissingAttr { attr, .. } if meant.contains(attr)) {
                 out.push(error(What::Node, place_of(graph, &e), e.to_string()));
             }
+            for e in more_bad_values(registry, ctx, &e) {
+                out.push(error(What::Node, place_of(graph, &e), e.to_string()));
+            }
             None
         }
         Ok((built, _)) => {
@@ -561,7 +710,11 @@ fn check_node(
                     e.to_string(),
                 ));
             }
-            Some((built.rate_ratio(), built.memory()))
+            Some((
+                built.rate_ratio(),
+                built.memory(),
+                port_bytes(graph, id, ctx, built.as_ref()),
+            ))
         }
     }
 }

@@ -20,6 +20,12 @@ use arena::{Arena, Buf};
 use task::TaskCell;
 use units::Units;
 
+/// Bytes of one audio buffer of `frames` samples in a plan's memory (rounded up to whole
+/// cache lines, as the compiler lays buffers out): what `fugue check` counts for each port.
+pub fn buffer_bytes(frames: usize) -> usize {
+    arena::Layout::bytes_of(frames)
+}
+
 /// How [`Plan::pipeline_note`] begins: the rest is the reason ([`Plan::pipeline_refusal`]).
 const NOT_PIPELINED: &str = "not pipelined: ";
 
