@@ -330,6 +330,29 @@ pub fn commit(tmp: &Path, path: &Path) -> Result<(), OutputError> {
     commit_now(tmp, path)
 }
 
+/// Gives each temporary file of `files` its name, in order ([`commit`], with no
+/// [`Together`] open), as one step that a signal does not cut in two: a process ending on a
+/// signal meanwhile ([`remove_temps`]) waits for the last rename, so it never says that a
+/// sequence of files was not written when part of it was. The first rename that fails ends
+/// it: the files after it are removed, and its error is returned.
+pub fn commit_all(files: Vec<(Temp, PathBuf)>) -> Result<(), OutputError> {
+    let mut t = temps();
+    let mut res = Ok(());
+    let mut done = std::collections::HashSet::with_capacity(files.len());
+    for (mut tmp, path) in files {
+        if res.is_ok() {
+            res = commit_now(&tmp.path, &path);
+        } else {
+            let _ = std::fs::remove_file(&tmp.path);
+        }
+        // Forgotten here, all together below: its drop would take the list's lock, held.
+        done.insert(std::mem::take(&mut tmp.path));
+        std::mem::forget(tmp);
+    }
+    t.files.retain(|r| !done.contains(&r.path));
+    res
+}
+
 /// [`commit`], now.
 fn commit_now(tmp: &Path, path: &Path) -> Result<(), OutputError> {
     let res = match destination(path) {
@@ -930,6 +953,37 @@ impl OutputFile {
         })
     }
 
+    /// [`OutputFile::check`] for one more output of a folder where `first`, an output
+    /// already checked, goes (the frames of a sequence): the folder is not looked through
+    /// again for dead processes' temporary files, which for a sequence of many frames in a
+    /// folder of many files would cost the folder's size at every frame.
+    pub fn check_beside(
+        first: &OutputFile,
+        path: &Path,
+        force: bool,
+        inputs: &[&Path],
+    ) -> Result<OutputFile, OutputError> {
+        if first.path.parent() != path.parent() || first.is_stream() {
+            return OutputFile::check(path, force, inputs);
+        }
+        let dest = destination(path)?;
+        if let Destination::File(p) = &dest {
+            if let Some(input) = same_file(p, inputs) {
+                return Err(OutputError::IsInput {
+                    path: path.to_path_buf(),
+                    input: input.to_path_buf(),
+                });
+            }
+            if !force {
+                return Err(OutputError::Exists(path.to_path_buf()));
+            }
+        }
+        Ok(OutputFile {
+            path: path.to_path_buf(),
+            dest,
+        })
+    }
+
     /// [`OutputFile::check`] for an output of the format `ext` names ([`OutputFile::takes`]):
     /// a regular file named otherwise is refused with the sentence `wrong` gives
     /// ([`OutputError::Format`]), also where it exists and `force` was not given (the name
@@ -1045,6 +1099,48 @@ mod tests {
             .write(b"ours")
             .unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "ours");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// [`commit_all`] names every file in order and forgets their temporary names; while it
+    /// runs it holds the list that [`remove_temps`] takes (a stop waits for its end); a
+    /// rename that fails ends it, the files after removed.
+    #[test]
+    fn a_sequence_is_named_in_one_step() {
+        let dir = std::env::temp_dir().join(format!("fugue-commit-all-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let make = |names: &[&str]| -> Vec<(Temp, PathBuf)> {
+            names
+                .iter()
+                .map(|n| {
+                    let (tmp, mut f) =
+                        Temp::create(temp_name_in(&dir), Path::new("frames")).unwrap();
+                    f.write_all(n.as_bytes()).unwrap();
+                    (tmp, dir.join(n))
+                })
+                .collect()
+        };
+        let frames = make(&["a.png", "b.png", "c.png"]);
+        let temps_of = |v: &[(Temp, PathBuf)]| -> Vec<PathBuf> {
+            v.iter().map(|(t, _)| t.path().to_path_buf()).collect()
+        };
+        let staged = temps_of(&frames);
+        commit_all(frames).unwrap();
+        for n in ["a.png", "b.png", "c.png"] {
+            assert_eq!(std::fs::read_to_string(dir.join(n)).unwrap(), n);
+        }
+        assert!(staged.iter().all(|p| !p.exists()));
+        assert!(temps().files.iter().all(|r| !staged.contains(&r.path)));
+        // The second's destination is a folder: its rename fails, the third is removed.
+        std::fs::create_dir(dir.join("e.png")).unwrap();
+        let frames = make(&["d.png", "e.png", "f.png"]);
+        let staged = temps_of(&frames);
+        assert!(commit_all(frames).is_err());
+        assert_eq!(std::fs::read_to_string(dir.join("d.png")).unwrap(), "d.png");
+        assert!(!dir.join("f.png").exists());
+        assert!(staged.iter().all(|p| !p.exists()));
+        assert!(temps().files.iter().all(|r| !staged.contains(&r.path)));
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -179,10 +179,9 @@ pub fn voronoi(
     if let Some(g) = gif {
         g.finish()?;
     }
-    for (tmp, path) in frames {
-        crate::report::commit(tmp.path(), &path)?;
-        tmp.keep();
-    }
+    // All named in one step: a stop meanwhile waits for the last one, so that what the
+    // stop says of the frames holds (none written before this, all of them after).
+    fugue_engine::output::commit_all(frames)?;
     Ok(report)
 }
 

@@ -198,8 +198,9 @@ fn voronoi_picture(v: &VoronoiDemo) -> Result<Option<Picture>, BenchError> {
         return config("a GIF is at most 65535 pixels a side");
     }
     if e == "png" {
-        for i in 0..v.frames {
-            OutputFile::check(&frame_path(o, i, v.frames), v.force, &[])?;
+        let first = OutputFile::check(&frame_path(o, 0, v.frames), v.force, &[])?;
+        for i in 1..v.frames {
+            OutputFile::check_beside(&first, &frame_path(o, i, v.frames), v.force, &[])?;
         }
         return Ok(Some(Picture::Png(o.clone())));
     }
