@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use fugue_exec::{CompileOptions, Executor, Plan, SeqExecutor};
 use fugue_graph::TaskGraph;
 
-use crate::error::{config, BenchError, Context as _};
+use crate::error::{config, BenchError};
 use crate::progress::{Event, Progress};
 use crate::stats::{percentile, warm_up, CycleStats};
 
@@ -173,8 +173,18 @@ pub fn run(c: &CapacityConfig, progress: &mut dyn Progress) -> Result<CapacityRe
         merge_chains: true,
         ..Default::default()
     };
-    let mut plans = plans_for(&graph, &c.registry, &options, cores.len())
-        .with_context(|| format!("cannot compile {}", c.graph))?;
+    let mut plans =
+        plans_for(&graph, &c.registry, &options, cores.len()).map_err(|e| BenchError::Context {
+            context: format!(
+                "cannot compile {}{}",
+                c.graph,
+                match &e {
+                    BenchError::Compile(c) => fugue_engine::check::error_at(&graph, &**c),
+                    _ => String::new(),
+                }
+            ),
+            source: Box::new(e.into()),
+        })?;
     let started = Instant::now();
     let mut probes: Vec<(f64, Capacity)> = Vec::new();
     // One window at least, however short the time asked: the result is made of them.

@@ -81,7 +81,7 @@ pub fn run(graph: &TaskGraph, cfg: &ProfileCostConfig) -> Result<ProfileCost, Be
     let build = |choice: &fugue_engine::ExecutorChoice| {
         Engine::build(graph, &cfg.registry, cfg.rate, cfg.buffer, choice, false)
             .map(|(e, _)| e)
-            .map_err(|e| BenchError::Failed(format!("cannot build the engine: {e}")))
+            .map_err(|e| BenchError::Executor(Box::new(e)))
     };
     let (mut off, mut on) = (build(&cfg.choice)?, build(&cfg.choice)?);
     // Every cycle of both is checked against seq's (untimed), as every benchmark checks.

@@ -307,8 +307,13 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
             };
             // One plan for every runner (reset before each run): the runners then work on the
             // same memory, and no one gains or loses by where its buffers happen to lie.
-            let mut plan = Plan::compile(graph, reg, &opts)
-                .with_context(|| format!("cannot compile {path}"))?;
+            let mut plan = Plan::compile(graph, reg, &opts).map_err(|e| BenchError::Context {
+                context: format!(
+                    "cannot compile {path}{}",
+                    fugue_engine::check::error_at(graph, &e)
+                ),
+                source: Box::new(e.into()),
+            })?;
             // The other runners' plan when pipelined (seq keeps the plain one: the baseline).
             let sub_blocks = c.pipeline.choose(&plan, threads);
             let mut piped =

@@ -556,3 +556,67 @@ fn bench_faust_refuses_a_parameter_the_program_does_not_have() {
         stderr(&o)
     );
 }
+
+/// The benchmarks that build a graph file's nodes say where the file writes the node they
+/// could not build (`FILE:LINE:COLUMN`), as `profile` does; and `bench profile-cost` says
+/// which of its flags the executor ignores, as `profile` does.
+#[test]
+fn benchmarks_place_a_node_they_cannot_build_and_say_ignored_flags() {
+    let p = write(
+        "bench-typo",
+        "typo.ag",
+        "a = { kind: \"oscc\", freq: 1, };\nb = { kind: \"sink\", };\na.1 -> b.1;\n",
+    );
+    let d = p.parent().unwrap().to_path_buf();
+    let table = d.join("table");
+    for (args, said) in [
+        (
+            vec!["bench", "profile-cost", "--graph", s(&p), "--pairs", "1"],
+            "cannot profile",
+        ),
+        (
+            vec!["bench", "capacity", "--graph", s(&p), "--seconds", "0.1"],
+            "cannot compile",
+        ),
+        (
+            vec![
+                "bench",
+                "table",
+                "--shapes",
+                s(&p),
+                "--seconds",
+                "0.1",
+                "--runs",
+                "1",
+                "-o",
+                s(&table),
+            ],
+            "cannot compile",
+        ),
+    ] {
+        let o = fugue(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        let want = format!("{said} {}:1:13: node `a` has unknown kind `oscc`", s(&p));
+        assert!(stderr(&o).contains(&want), "{args:?}: {}", stderr(&o));
+    }
+    let o = fugue(&[
+        "bench",
+        "profile-cost",
+        "--pairs",
+        "1",
+        "--cycles",
+        "20",
+        "--warmup",
+        "5",
+        "--costs=no-such-file.csv",
+        "--threads",
+        "8",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for w in [
+        "--threads 8 is ignored with --executor seq (the default)",
+        "--costs applies to --executor static",
+    ] {
+        assert!(stderr(&o).contains(w), "{}", stderr(&o));
+    }
+}

@@ -157,7 +157,7 @@ pub fn run(
         BenchCommand::Table(a) => run_table(a, env, progress),
         BenchCommand::Study(a) => run_study(a, env, progress),
         BenchCommand::Capacity(a) => run_capacity(a, env, progress),
-        BenchCommand::ProfileCost(a) => run_profile_cost(a, env),
+        BenchCommand::ProfileCost(a) => run_profile_cost(a, env, progress),
         BenchCommand::RingProducer(a) => crate::ring::run_producer(&a).map(|()| String::new()),
     }
 }
@@ -326,7 +326,11 @@ pub struct ProfileCostArgs {
 }
 
 /// Runs `fugue bench profile-cost` ([`crate::profile_cost`]).
-fn run_profile_cost(args: ProfileCostArgs, env: &Env) -> Result<String, BenchError> {
+fn run_profile_cost(
+    args: ProfileCostArgs,
+    env: &Env,
+    progress: &mut dyn Progress,
+) -> Result<String, BenchError> {
     // What `fugue profile` refuses: the profile's cost is measured on one executor named, on
     // whole cycles.
     if args.exec.executor == Some(fugue_engine::host::GraphExecutor::Auto) {
@@ -343,6 +347,16 @@ fn run_profile_cost(args: ProfileCostArgs, env: &Env) -> Result<String, BenchErr
             "--pipeline {p}: the profile records whole cycles, which a pipelined run does not have; measure without --pipeline"
         )));
     }
+    // Flags the executor ignores, as `fugue profile` says them (its default is seq too).
+    for w in args
+        .exec
+        .request()
+        .warnings(fugue_engine::host::GraphExecutor::Kind(
+            fugue_exec::ExecutorKind::Seq,
+        ))
+    {
+        progress.event(Event::Warning(&w));
+    }
     let loaded = crate::shapes::load(&args.graph, None, Path::new("."))?;
     let config = crate::profile_cost::ProfileCostConfig {
         choice: args.exec.request().choice(),
@@ -353,7 +367,14 @@ fn run_profile_cost(args: ProfileCostArgs, env: &Env) -> Result<String, BenchErr
         warmup: args.warmup as usize,
         registry: (env.registry)(),
     };
-    let r = crate::profile_cost::run(&loaded.graph, &config)?;
+    let r = crate::profile_cost::run(&loaded.graph, &config).map_err(|e| match e {
+        BenchError::Executor(e) => BenchError::Failed(format!(
+            "cannot profile {}{}: {e}",
+            args.graph,
+            fugue_engine::check::error_at(&loaded.graph, &*e)
+        )),
+        e => e,
+    })?;
     let report = ProfileCostReport::new(&r, &config, &loaded.label, &loaded.source);
     if args.json {
         let json = serde_json::to_string_pretty(&report)
