@@ -183,7 +183,7 @@ pub fn run(c: &CapacityConfig, progress: &mut dyn Progress) -> Result<CapacityRe
                     _ => String::new(),
                 }
             ),
-            source: Box::new(e.into()),
+            source: Box::new(e),
         })?;
     let started = Instant::now();
     let mut probes: Vec<(f64, Capacity)> = Vec::new();
