@@ -84,6 +84,26 @@ fn a_bad_budget_is_one_sentence() {
     }
 }
 
+/// `--items` is bounded (a count of 2^64 - 1 would run for millennia), in one sentence, and
+/// `--point-seconds` is refused without the sweep it times.
+#[test]
+fn items_are_bounded_and_point_seconds_needs_the_sweep() {
+    for bad in ["0", "1000000000001", "18446744073709551615"] {
+        let o = fugue(&["bench", "ring", "--items", bad]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {err}");
+        assert!(
+            err.contains(&format!(
+                "--items {bad} is out of range: from 1 to 1000000000000"
+            )),
+            "{err}"
+        );
+    }
+    let o = fugue(&["bench", "ring", "--items", "10", "--point-seconds", "1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--sweep"), "{}", stderr(&o));
+}
+
 #[test]
 fn the_producers_sweep_reports_unfinished_points_and_plots() {
     let out = common::folder("bench-ring", "producers");

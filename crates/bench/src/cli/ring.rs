@@ -54,7 +54,7 @@ pub struct Args {
     #[arg(short, long, default_value = "ring-sweep", requires = "sweep")]
     pub output: PathBuf,
     /// Seconds each sweep point aims to last (items are scaled to it).
-    #[arg(long, default_value_t = 0.25)]
+    #[arg(long, default_value_t = 0.25, requires = "sweep")]
     pub point_seconds: f64,
     /// Replace the files of an existing `--sweep` output folder.
     #[arg(long, requires = "sweep")]

@@ -17,6 +17,9 @@ use fugue_ring::{ordered_with, shm, MutexCondRing, Options, Padding, Strategy};
 use crate::error::{config, failed, BenchError, Context as _};
 use crate::peers::queues::{self, fill, verify, Pushed, Queue, ITEM_TIMEOUT};
 
+/// The most items one run of the ring may transfer (`--items`).
+pub const MAX_ITEMS: u64 = 1_000_000_000_000;
+
 /// The implementation under test.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Impl {
@@ -299,8 +302,11 @@ fn run_point_here(pt: &Point) -> Result<Outcome, BenchError> {
     if pt.item_size < 8 {
         return config("--item-size must be at least 8 (the item number)");
     }
-    if pt.items == 0 {
-        return config("--items must be at least 1");
+    if pt.items == 0 || pt.items > MAX_ITEMS {
+        return config(format!(
+            "--items {} is out of range: from 1 to {MAX_ITEMS} (10^12, hours at the ring's speed; --max-seconds bounds a run's time)",
+            pt.items
+        ));
     }
     check_memory(pt.capacity, pt.item_size, pt.padding)?;
     if let Some(cmd) = &pt.processes {

@@ -230,8 +230,12 @@ pub fn run(a: &SweepConfig, progress: &mut dyn Progress) -> Result<Sweep, BenchE
             super::point::MAX_PRODUCERS
         ));
     }
-    if plan.items == 0 {
-        return config("--items must be at least 1");
+    if plan.items == 0 || plan.items > super::point::MAX_ITEMS {
+        return config(format!(
+            "--items {} is out of range: from 1 to {} (10^12)",
+            plan.items,
+            super::point::MAX_ITEMS
+        ));
     }
     if let Some(&largest) = CAPACITIES.iter().max() {
         // The padded slots, the larger ones of the sweep's two paddings.
