@@ -620,3 +620,56 @@ fn benchmarks_place_a_node_they_cannot_build_and_say_ignored_flags() {
         assert!(stderr(&o).contains(w), "{}", stderr(&o));
     }
 }
+
+/// `bench faust --graph` is read and checked before any of Faust's builds: a graph with a
+/// node of an unknown kind, or a file that is not text, is said at its place at once.
+#[test]
+fn bench_faust_checks_its_graph_before_building() {
+    if !fugue_faust::available_for("bench_faust_checks_its_graph_before_building") {
+        return;
+    }
+    let typo = write(
+        "bench-faust-graph",
+        "typo.ag",
+        "a = { kind: \"oscc\", freq: 1, };\nb = { kind: \"sink\", };\na.1 -> b.1;\n",
+    );
+    let d = typo.parent().unwrap().to_path_buf();
+    let garbage = d.join("garbage.ag");
+    std::fs::write(&garbage, [0xffu8, 0xfe, 0x00, 0x80]).unwrap();
+    let out = d.join("out");
+    for (graph, said) in [
+        (
+            &typo,
+            format!(
+                "--graph {}:1:13: node `a` has unknown kind `oscc`",
+                s(&typo)
+            ),
+        ),
+        (
+            &garbage,
+            format!("{}:1:1: the file is not text", s(&garbage)),
+        ),
+    ] {
+        let o = fugue(&[
+            "bench",
+            "faust",
+            "--dsp",
+            &example("faust/string.dsp"),
+            "--graph",
+            s(graph),
+            "--seconds",
+            "0.05",
+            "--runs",
+            "1",
+            "--threads",
+            "1",
+            "-o",
+            s(&out),
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains(&said), "{}", stderr(&o));
+        assert!(!out.exists());
+        // Said as the check says it, not as a render that measures the graph would.
+        assert!(!stderr(&o).contains("warm-up render"), "{}", stderr(&o));
+    }
+}

@@ -79,6 +79,9 @@ pub fn run(a: Args, env: &Env, progress: &mut dyn Progress) -> Result<String, Be
     if let (Some(dsp), false) = (&a.dsp, a.params.is_empty()) {
         params_named(dsp, &a.params, env)?;
     }
+    if let Some(g) = &a.graph {
+        graph_checked(g, a.rate, a.block as usize, env)?;
+    }
     let cores = fugue_exec::placement::available_cores().max(1);
     let work = std::env::temp_dir().join(format!("fugue-bench-faust-{}", std::process::id()));
     let config = FaustBenchConfig {
@@ -114,6 +117,30 @@ pub fn run(a: Args, env: &Env, progress: &mut dyn Progress) -> Result<String, Be
     }
     let _ = writeln!(out, "wrote {}", a.output.display());
     Ok(out)
+}
+
+/// Reads and checks the graph `path` of `--graph` as `fugue check` does (at the benchmark's
+/// rate and block), before any of Faust's builds: the renders that measure it would say
+/// what is wrong with it only after them.
+fn graph_checked(
+    path: &std::path::Path,
+    rate: u32,
+    block: usize,
+    env: &Env,
+) -> Result<(), BenchError> {
+    let graph = (env.read_graph)(path)?;
+    let problems =
+        fugue_engine::check::check_with(&graph, &(env.registry)(), f64::from(rate), block);
+    match problems
+        .iter()
+        .find(|p| p.severity == fugue_engine::check::Severity::Error)
+    {
+        Some(p) => Err(BenchError::Input(format!(
+            "--graph {}",
+            p.line(&path.display().to_string())
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Checks that each `--param NAME=VALUE` names a parameter of the Faust program `dsp` (read

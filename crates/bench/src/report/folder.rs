@@ -59,23 +59,36 @@ pub fn check(dir: &Path, existing: Existing<'_>, force: bool) -> Result<(), Benc
     if let Err(why) = fugue_engine::output::folder_can_be_made(dir) {
         return config(why);
     }
+    // A folder where a result file goes would stop the run at its end, --force or not.
+    if let Existing::Files(files) = existing {
+        if let Some(p) = files_of(files).map(|f| dir.join(f)).find(|p| p.is_dir()) {
+            return config(format!(
+                "{} is a folder, where the results write a file; move it away or choose another output folder",
+                p.display()
+            ));
+        }
+    }
     if force {
         return Ok(());
     }
     refuse(dir, existing)
 }
 
+/// The files `files` names: each, and a figure's `.png` beside its `.svg` (naming one names
+/// both).
+fn files_of<'a>(files: &'a [&'a str]) -> impl Iterator<Item = String> + 'a {
+    let png = |f: &&str| f.strip_suffix(".svg").map(|stem| format!("{stem}.png"));
+    files
+        .iter()
+        .map(|f| f.to_string())
+        .chain(files.iter().filter_map(png))
+}
+
 /// Refuses what `existing` names in `dir` when it is there.
 pub(super) fn refuse(dir: &Path, existing: Existing<'_>) -> Result<(), BenchError> {
     match existing {
         Existing::Files(files) => {
-            // A figure is written twice, `.svg` and `.png`: naming one names both.
-            let png = |f: &&str| f.strip_suffix(".svg").map(|stem| format!("{stem}.png"));
-            let all = files
-                .iter()
-                .map(|f| f.to_string())
-                .chain(files.iter().filter_map(png));
-            for f in all {
+            for f in files_of(files) {
                 let p = dir.join(f);
                 if p.exists() {
                     return config(format!(
@@ -243,6 +256,19 @@ mod tests {
         let e = check(&dir.join("a.csv"), Existing::Anything, true).unwrap_err();
         assert!(e.to_string().contains("is not a folder"), "{e}");
         assert!(Folder::open(&dir).unwrap().made.is_empty());
+        // A folder where a result file goes is refused before the run, --force or not (a
+        // figure's `.png` too).
+        std::fs::create_dir(dir.join("README.md")).unwrap();
+        std::fs::create_dir(dir.join("g.png")).unwrap();
+        for (files, name) in [(&["README.md"][..], "README.md"), (&["g.svg"][..], "g.png")] {
+            for force in [false, true] {
+                let e = check(&dir, Existing::Files(files), force).unwrap_err();
+                assert!(
+                    e.is_config() && e.to_string().contains(&format!("{name} is a folder")),
+                    "{e}"
+                );
+            }
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 
