@@ -85,6 +85,15 @@ pub enum GraphError {
         /// Its attributes.
         count: usize,
     },
+    /// A graph file declares more nodes or edges than a file may
+    /// ([`crate::read::MAX_FILE_NODES`], [`crate::read::MAX_FILE_EDGES`]).
+    #[error("the file declares more than {max} {what}, the most a graph file may hold (as many as `fugue gen` makes); reading stopped here")]
+    TooMany {
+        /// `nodes` or `edges`.
+        what: &'static str,
+        /// The limit.
+        max: usize,
+    },
     /// Two nodes carry the same name.
     #[error("node `{name}` is declared twice{}", first.map(|l| format!(" (first at line {})", l.line)).unwrap_or_default())]
     DuplicateNode {

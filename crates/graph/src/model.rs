@@ -295,6 +295,11 @@ impl GraphBuilder {
         &self.nodes
     }
 
+    /// How many edges were added so far (feedback edges not counted).
+    pub fn edge_count(&self) -> usize {
+        self.edges.len()
+    }
+
     /// Mutable access to a node added earlier (ports and costs may still change).
     pub fn node_mut(&mut self, id: NodeId) -> &mut Node {
         &mut self.nodes[id]

@@ -1139,3 +1139,36 @@ fn ag_edge_before_its_node_names_the_declaration() {
     .to_string();
     assert_eq!(e, "fwd.ag:2:1: edge refers to unknown node `o`");
 }
+
+/// A graph file may declare at most a million nodes and ten million edges, and a DOT file
+/// hold at most 32 million tokens: the reader stops at the one past the limit and says where
+/// (in every format), before the rest of the file takes memory; a file at the limit reads.
+#[test]
+fn files_beyond_the_node_edge_and_token_limits_stop_where_they_pass_them() {
+    use fugue_graph::read::{dot::MAX_TOKENS, MAX_FILE_NODES};
+    let nodes = |n: usize| -> String { (0..n).map(|i| format!("n{i}={{}};\n")).collect() };
+    let at_limit = nodes(MAX_FILE_NODES);
+    let g = read_bytes(at_limit.as_bytes(), Format::Ag, "ok.ag").unwrap();
+    assert_eq!(g.len(), MAX_FILE_NODES);
+    let over = nodes(MAX_FILE_NODES + 2);
+    let e = read_bytes(over.as_bytes(), Format::Ag, "many.ag").unwrap_err();
+    let said = e.to_string();
+    assert!(
+        said.starts_with("many.ag:1000001:1: the file declares more than 1000000 nodes"),
+        "{said}"
+    );
+    // A task graph of as many tasks, one a line (`.stg`: the count, then `id cost preds`).
+    let mut stg = format!("{}\n", MAX_FILE_NODES + 1);
+    for i in 0..=MAX_FILE_NODES {
+        stg.push_str(&format!("{i} 1 0\n"));
+    }
+    let e = read_bytes(stg.as_bytes(), Format::Stg, "many.stg").unwrap_err();
+    assert!(e.to_string().contains("more than 1000000 nodes"), "{e}");
+    let semis = format!("digraph g {{{}}}", ";".repeat(MAX_TOKENS + 5));
+    let e = read_bytes(semis.as_bytes(), Format::Dot, "semi.dot").unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("semi.dot:1:32000009: the file holds more than 32000000 tokens"),
+        "{e}"
+    );
+}

@@ -439,7 +439,7 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
                         p.next()?;
                         let mut raw = RawPlaces { decl: at, kind: None, attrs: Vec::new() };
                         let node = parse_node_body(&mut p, name, &mut raw)?;
-                        match g.add_node(node) {
+                        match super::room_for_node(&g).and_then(|()| g.add_node(node)) {
                             Ok(id) => {
                                 node_pos.insert(id, at);
                                 raw_places.push(raw);
@@ -522,7 +522,7 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
                     let added = if feedback {
                         g.add_feedback(src, from.2 - 1, dst, to.2 - 1).map(|()| usize::MAX)
                     } else {
-                        g.add_edge(src, from.2 - 1, dst, to.2 - 1, 0.0)
+                        super::room_for_edge(&g).and_then(|()| g.add_edge(src, from.2 - 1, dst, to.2 - 1, 0.0))
                     };
                     added.map_err(|error| {
                         let at = match &error {

@@ -94,6 +94,14 @@ fn lex(text: &str, file: &str) -> Result<Vec<(Tok, usize)>, ReadError> {
             }
             continue;
         }
+        if out.len() >= MAX_TOKENS {
+            return Err(err(
+                start,
+                format!(
+                    "the file holds more than {MAX_TOKENS} tokens (names, values and punctuation), the most a DOT file may hold; reading stopped here"
+                ),
+            ));
+        }
         let tok = match c {
             b'{' => Tok::LBrace,
             b'}' => Tok::RBrace,
@@ -217,6 +225,12 @@ fn lex(text: &str, file: &str) -> Result<Vec<(Tok, usize)>, ReadError> {
 
 /// An edge as read: source, destination, attributes, byte offset.
 type EdgeDecl = (u32, u32, std::rc::Rc<Attrs>, usize);
+
+/// The most tokens (names, values, punctuation) a DOT file may hold: about 40 bytes each
+/// in memory while it is read, so at most about 1.3 GB, where a file at
+/// [`super::MAX_FILE_BYTES`] of one-byte statements would make 256 million. A graph of a
+/// million nodes with a few attributes each, and their edges, takes about 20 million.
+pub const MAX_TOKENS: usize = 32_000_000;
 
 /// How deep subgraphs may nest (each level is a call of the parser).
 pub const MAX_SUBGRAPH_DEPTH: usize = 64;
@@ -980,11 +994,13 @@ fn add_nodes(
                 place.attrs.push(a.key_pos);
             }
         }
-        g.add_node(node).map_err(|e| ReadError::Graph {
-            file: file.into(),
-            location: location_of(text, d.pos),
-            error: e,
-        })?;
+        super::room_for_node(g)
+            .and_then(|()| g.add_node(node))
+            .map_err(|e| ReadError::Graph {
+                file: file.into(),
+                location: location_of(text, d.pos),
+                error: e,
+            })?;
         places.push(place);
     }
     Ok(places)
@@ -1175,7 +1191,8 @@ impl Added {
             // A feedback edge (`fugue dot` writes `~>` so): one block late, no cycle.
             g.add_feedback(src, sp, dst, dp)
         } else {
-            g.add_edge(src, sp, dst, dp, w.comm.unwrap_or(0.0))
+            super::room_for_edge(g)
+                .and_then(|()| g.add_edge(src, sp, dst, dp, w.comm.unwrap_or(0.0)))
                 .map(|_| ())
         };
         added.map_err(|e| {

@@ -154,6 +154,37 @@ pub fn read_text_bounded(path: &Path, limit: u64, what: &str) -> std::io::Result
     })
 }
 
+/// The most nodes a graph file may declare (as many as `fugue gen` makes): the reader stops
+/// at the next one, so that a file of tiny statements (11 bytes a node) cannot take
+/// gigabytes of memory before anything is said.
+pub const MAX_FILE_NODES: usize = 1_000_000;
+
+/// The most edges a graph file may declare ([`MAX_FILE_NODES`]'s reason; `fugue gen`'s
+/// limit too). A DOT file's links between subgraphs stop earlier ([`dot::MAX_EDGES`]).
+pub const MAX_FILE_EDGES: usize = 10_000_000;
+
+/// Whether `g` may take one more node of a file ([`MAX_FILE_NODES`]).
+pub(crate) fn room_for_node(g: &crate::GraphBuilder) -> Result<(), crate::GraphError> {
+    if g.nodes().len() >= MAX_FILE_NODES {
+        return Err(crate::GraphError::TooMany {
+            what: "nodes",
+            max: MAX_FILE_NODES,
+        });
+    }
+    Ok(())
+}
+
+/// Whether `g` may take one more edge of a file ([`MAX_FILE_EDGES`]).
+pub(crate) fn room_for_edge(g: &crate::GraphBuilder) -> Result<(), crate::GraphError> {
+    if g.edge_count() >= MAX_FILE_EDGES {
+        return Err(crate::GraphError::TooMany {
+            what: "edges",
+            max: MAX_FILE_EDGES,
+        });
+    }
+    Ok(())
+}
+
 /// The largest graph file [`read_file`] reads: 256 MiB (a line of a million nodes written by
 /// `fugue gen` takes about 60 MB). Reading stops one byte past it.
 pub const MAX_FILE_BYTES: u64 = 256 << 20;

@@ -161,7 +161,8 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
             });
         }
         first_seen.insert(name, r.id.1);
-        g.add_node(Node::new(name, crate::TASK_KIND).with_units_cost(r.time))
+        super::room_for_node(&g)
+            .and_then(|()| g.add_node(Node::new(name, crate::TASK_KIND).with_units_cost(r.time)))
             .map_err(|e| ReadError::Graph {
                 file: file.into(),
                 location: location_of(text, r.id.1),
@@ -182,7 +183,7 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
                     later: None,
                 },
             })?;
-            let added = g.add_edge(src, 0, dst, 0, 0.0);
+            let added = super::room_for_edge(&g).and_then(|()| g.add_edge(src, 0, dst, 0, 0.0));
             added.map_err(|e| ReadError::Graph {
                 file: file.into(),
                 location: location_of(text, at),
