@@ -172,12 +172,25 @@ pub fn use_reader(reader: Reader) {
     let _ = READER.set(reader);
 }
 
-/// Reads the graph file at `path` ([`use_reader`]).
+/// Reads the graph file at `path` ([`use_reader`]); a file of no node is refused: a
+/// benchmark of it would measure nothing and report figures all the same.
 pub fn read_file(path: &Path) -> Result<TaskGraph, BenchError> {
-    match READER.get() {
-        Some(reader) => reader(path),
-        None => Ok(fugue_graph::read_file(path, None)?),
+    let graph = match READER.get() {
+        Some(reader) => reader(path)?,
+        None => fugue_graph::read_file(path, None)?,
+    };
+    not_empty(graph, path)
+}
+
+/// `graph`, read from `path`, unless it has no node (bad input: nothing to measure).
+pub fn not_empty(graph: TaskGraph, path: &Path) -> Result<TaskGraph, BenchError> {
+    if graph.is_empty() {
+        return Err(BenchError::Input(format!(
+            "{}: the graph has no node, so a benchmark of it would measure nothing; give it a node and a sink at least",
+            path.display()
+        )));
     }
+    Ok(graph)
 }
 
 fn read(path: &Path) -> Result<Loaded, BenchError> {

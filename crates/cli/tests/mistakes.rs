@@ -673,3 +673,51 @@ fn bench_faust_checks_its_graph_before_building() {
         assert!(!stderr(&o).contains("warm-up render"), "{}", stderr(&o));
     }
 }
+
+/// A graph file of no node is refused by every benchmark that reads one (bad input, exit
+/// code 1), where each used to report figures of nothing.
+#[test]
+fn benchmarks_refuse_a_graph_of_no_node() {
+    let p = write("bench-empty", "empty.ag", "");
+    let d = p.parent().unwrap().to_path_buf();
+    let out = d.join("out");
+    for args in [
+        vec!["bench", "capacity", "--graph", s(&p), "--seconds", "0.1"],
+        vec!["bench", "profile-cost", "--graph", s(&p), "--pairs", "1"],
+        vec!["bench", "overhead", "--graph", s(&p)],
+        vec![
+            "bench",
+            "host",
+            "--graphs",
+            s(&p),
+            "--offline-only",
+            "--offline-seconds",
+            "0.05",
+            "-o",
+            s(&out),
+        ],
+        vec![
+            "bench",
+            "table",
+            "--shapes",
+            s(&p),
+            "--seconds",
+            "0.1",
+            "--runs",
+            "1",
+            "-o",
+            s(&out),
+        ],
+    ] {
+        let o = fugue(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(
+                "empty.ag: the graph has no node, so a benchmark of it would measure nothing"
+            ),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+        assert!(!out.exists(), "{args:?}");
+    }
+}

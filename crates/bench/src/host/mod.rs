@@ -123,7 +123,7 @@ pub fn named_graph(
             "--graphs: `{name}`: no such file; a graph is a file, or one of rateau101, heavyK (K chains, 1 to {MAX_HEAVY_CHAINS}) and gen:SHAPE:N (SHAPE line, diamond or rake)"
         )));
     }
-    let g = read(p)?;
+    let g = crate::shapes::not_empty(read(p)?, p)?;
     let stem = p.file_stem().map(|s| s.to_string_lossy().into_owned());
     Ok((stem.unwrap_or_else(|| name.to_string()), g))
 }
