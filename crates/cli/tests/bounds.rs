@@ -214,6 +214,14 @@ fn non_finite_samples_are_said_not_called_silence() {
     let mut strict = args.to_vec();
     strict.push("--strict");
     refused(&fugue(&strict), 1, &["48 samples are not finite numbers"]);
+    // The JSON report counts them: its peak is `null` as for silence, and `non_finite` tells
+    // the two apart.
+    let mut json = args.to_vec();
+    json.push("--json");
+    let o = fugue(&json);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+    assert_eq!(v["non_finite"], 48, "{v}");
 }
 
 /// A `faust` node's `file` is a regular file read up to 16 MiB: a larger one is refused

@@ -100,10 +100,14 @@ pub struct RenderReport<'a> {
     pub buffer: u64,
     /// `16-bit`, `24-bit` or `32-bit float`.
     pub format: &'static str,
-    /// The peak, dBFS.
+    /// The peak, dBFS (in JSON, `null` for silence or where a sample was not finite: see
+    /// `non_finite`).
     pub peak_dbfs: f64,
     /// Samples clipped.
     pub clipped: u64,
+    /// Samples that were not finite numbers (NaN or infinite: a node's output overflowed, or
+    /// the input held them); `peak_dbfs` `null` with `non_finite` 0 is silence.
+    pub non_finite: u64,
     /// Seconds of audio.
     pub audio_s: f64,
     /// Seconds of wall time.
@@ -150,6 +154,7 @@ impl<'a> RenderReport<'a> {
             },
             peak_dbfs: s.peak_dbfs(),
             clipped: s.clipped,
+            non_finite: s.non_finite,
             audio_s: s.audio_seconds(),
             wall_s: s.wall.as_secs_f64(),
             cycles_s: s.cycles.as_secs_f64(),
