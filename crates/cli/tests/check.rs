@@ -684,3 +684,23 @@ fn a_feedback_edge_into_a_node_at_another_rate_is_said_as_the_edges() {
         );
     }
 }
+
+/// A resampler's ratio that does not divide the block is quoted as the file writes it
+/// (`1/3`), not as its decimal expansion.
+#[test]
+fn a_ratio_is_quoted_as_written() {
+    let d = folder("check", "ratio-as-written");
+    let p = d.join("r.ag");
+    std::fs::write(
+        &p,
+        "n = { kind: \"noise\", };\nr = { kind: \"resampler\", ratio: \"1/3\", };\ns = { kind: \"sink\", };\nn.1 -> r.1 -> s.1;\n",
+    )
+    .unwrap();
+    let o = fugue(&["check", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("r.ag:2:26: node `r` (resampler): attribute `ratio` = `1/3` does not divide the block of 512 frames"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -77,10 +77,15 @@ fn build_rest(ctx: &NodeContext<'_>, ratio: Ratio) -> Result<Box<dyn DspNode>, N
     let conv = Converter::new(conv, ratio, ctx.block).map_err(|e| match e {
         ConvError::NotDivisible => {
             let multiple = ctx.rate.checked_mul(ratio).map(|x| x.den()).unwrap_or(0);
+            // The value as the file writes it (`"1/3"`, not its decimal expansion).
+            let written = ctx
+                .node
+                .attr("ratio")
+                .map_or_else(|| ratio.to_string(), |v| v.as_str().to_string());
             attrs::bad(
                 ctx,
                 "ratio",
-                &r.to_string(),
+                &written,
                 &format!(
                     "does not divide the block of {} frames at this node; choose a buffer size that is a multiple of {multiple}",
                     ctx.block
