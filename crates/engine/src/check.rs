@@ -133,52 +133,51 @@ pub fn check_with(graph: &TaskGraph, registry: &Registry, rate: f64, block: usiz
         // What the nodes' processors hold, summed as the plan compiler sums it (each counted
         // twice: the node's prototype and its processor), against the limit it applies: a
         // graph that check passes is not refused by render for it.
+        // Refused for memory at node `id`, `needed` bytes counted there, `what` taking them.
+        let too_large = |id: NodeId, needed: usize, what: String| Problem {
+            severity: Severity::Error,
+            what: What::Node,
+            place: graph.places().and_then(|p| p.node(id)),
+            message: fugue_exec::CompileError::TooLarge {
+                needed,
+                limit: fugue_exec::MEMORY_LIMIT,
+                block,
+                what,
+            }
+            .to_string(),
+            count: 1,
+        };
         if let Some((id, needed)) = memory.over {
-            out.push(Problem {
-                severity: Severity::Error,
-                what: What::Node,
-                place: graph.places().and_then(|p| p.node(id)),
-                message: fugue_exec::CompileError::TooLarge {
-                    needed,
-                    limit: fugue_exec::MEMORY_LIMIT,
-                    block,
-                    what: format!(
-                        "delay lines and work buffers of its nodes, counted up to node `{}`",
-                        graph.node(id).name
-                    ),
-                }
-                .to_string(),
-                count: 1,
-            });
+            out.push(too_large(
+                id,
+                needed,
+                format!(
+                    "delay lines and work buffers of its nodes, counted up to node `{}`",
+                    graph.node(id).name
+                ),
+            ));
         } else if let Some((id, needed, outputs, ports)) = memory.buffers_over() {
             // Then, as the compiler lays them out after building every node, the audio
             // buffers of the ports on top of the nodes' memory.
-            out.push(Problem {
-                severity: Severity::Error,
-                what: What::Node,
-                place: graph.places().and_then(|p| p.node(id)),
-                message: fugue_exec::CompileError::TooLarge {
-                    needed,
-                    limit: fugue_exec::MEMORY_LIMIT,
-                    block,
-                    what: format!(
-                        "audio buffers of the nodes' ports, the limit passed at node `{}`, whose {outputs} {} take {}",
-                        graph.node(id).name,
-                        if graph.node(id).kind == "sink" || graph.node(id).kind == "source" {
-                            "engine channel(s)"
-                        } else {
-                            "output port(s)"
-                        },
-                        if ports < 1 << 20 {
-                            format!("{} KiB", ports.div_ceil(1 << 10))
-                        } else {
-                            format!("{} MiB", ports.div_ceil(1 << 20))
-                        }
-                    ),
-                }
-                .to_string(),
-                count: 1,
-            });
+            let node = graph.node(id);
+            out.push(too_large(
+                id,
+                needed,
+                format!(
+                    "audio buffers of the nodes' ports, the limit passed at node `{}`, whose {outputs} {} take {}",
+                    node.name,
+                    if node.kind == "sink" || node.kind == "source" {
+                        "engine channel(s)"
+                    } else {
+                        "output port(s)"
+                    },
+                    if ports < 1 << 20 {
+                        format!("{} KiB", ports.div_ceil(1 << 10))
+                    } else {
+                        format!("{} MiB", ports.div_ceil(1 << 20))
+                    }
+                ),
+            ));
         }
     }
     for w in lint::lint(graph, registry, rate) {

@@ -933,6 +933,14 @@ impl OutputFile {
     /// Checks that `path` may be written (see the module's documentation): an existing
     /// regular file only with `force`, never one of `inputs` (the files the command reads).
     pub fn check(path: &Path, force: bool, inputs: &[&Path]) -> Result<OutputFile, OutputError> {
+        let out = OutputFile::at(path, force, inputs)?;
+        // The folder exists (the temporary name is not used).
+        temp_path(path)?;
+        Ok(out)
+    }
+
+    /// What stands at `path`, refused where it is one of `inputs`, or a file without `force`.
+    fn at(path: &Path, force: bool, inputs: &[&Path]) -> Result<OutputFile, OutputError> {
         let dest = destination(path)?;
         if let Destination::File(p) = &dest {
             if let Some(input) = same_file(p, inputs) {
@@ -945,8 +953,6 @@ impl OutputFile {
                 return Err(OutputError::Exists(path.to_path_buf()));
             }
         }
-        // The folder exists (the temporary name is not used).
-        temp_path(path)?;
         Ok(OutputFile {
             path: path.to_path_buf(),
             dest,
@@ -966,22 +972,7 @@ impl OutputFile {
         if first.path.parent() != path.parent() || first.is_stream() {
             return OutputFile::check(path, force, inputs);
         }
-        let dest = destination(path)?;
-        if let Destination::File(p) = &dest {
-            if let Some(input) = same_file(p, inputs) {
-                return Err(OutputError::IsInput {
-                    path: path.to_path_buf(),
-                    input: input.to_path_buf(),
-                });
-            }
-            if !force {
-                return Err(OutputError::Exists(path.to_path_buf()));
-            }
-        }
-        Ok(OutputFile {
-            path: path.to_path_buf(),
-            dest,
-        })
+        OutputFile::at(path, force, inputs)
     }
 
     /// [`OutputFile::check`] for an output of the format `ext` names ([`OutputFile::takes`]):
