@@ -687,7 +687,7 @@ mod tests {
     fn early_stop_counts_what_was_transferred() {
         for imp in [Impl::Yield, Impl::Arrayqueue] {
             let mut p = point(imp, 2, 4, 8);
-            p.items = u64::MAX / 4;
+            p.items = MAX_ITEMS;
             p.cap = Some(Duration::from_millis(50));
             let o = run_point(&p).unwrap();
             // Stopped early: fewer items than asked (none at all when the machine gave the
