@@ -173,18 +173,8 @@ pub fn run(c: &CapacityConfig, progress: &mut dyn Progress) -> Result<CapacityRe
         merge_chains: true,
         ..Default::default()
     };
-    let mut plans =
-        plans_for(&graph, &c.registry, &options, cores.len()).map_err(|e| BenchError::Context {
-            context: format!(
-                "cannot compile {}{}",
-                c.graph,
-                match &e {
-                    BenchError::Compile(c) => fugue_engine::check::error_at(&graph, &**c),
-                    _ => String::new(),
-                }
-            ),
-            source: Box::new(e),
-        })?;
+    let mut plans = plans_for(&graph, &c.registry, &options, cores.len())
+        .map_err(|e| e.at_node(format!("cannot compile {}", c.graph), &graph))?;
     let started = Instant::now();
     let mut probes: Vec<(f64, Capacity)> = Vec::new();
     // One window at least, however short the time asked: the result is made of them.

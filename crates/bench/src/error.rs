@@ -125,6 +125,21 @@ impl BenchError {
         }
     }
 
+    /// `self`, an error of building `graph`'s nodes or plan, under the context `what`
+    /// followed by the place where the graph's file writes the node behind it (`cannot
+    /// compile g.ag:1:13`; nothing for a generated graph or another error).
+    pub(crate) fn at_node(self, what: String, graph: &fugue_graph::TaskGraph) -> BenchError {
+        let at = match &self {
+            BenchError::Compile(c) => fugue_engine::check::error_at(graph, &**c),
+            BenchError::Executor(b) => fugue_engine::check::error_at(graph, &**b),
+            _ => String::new(),
+        };
+        BenchError::Context {
+            context: format!("{what}{at}"),
+            source: Box::new(self),
+        }
+    }
+
     /// An I/O error about `what`.
     pub fn io(what: impl Into<String>, source: std::io::Error) -> BenchError {
         let mut what = what.into();

@@ -307,12 +307,8 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
             };
             // One plan for every runner (reset before each run): the runners then work on the
             // same memory, and no one gains or loses by where its buffers happen to lie.
-            let mut plan = Plan::compile(graph, reg, &opts).map_err(|e| BenchError::Context {
-                context: format!(
-                    "cannot compile {path}{}",
-                    fugue_engine::check::error_at(graph, &e)
-                ),
-                source: Box::new(e.into()),
+            let mut plan = Plan::compile(graph, reg, &opts).map_err(|e| {
+                BenchError::from(e).at_node(format!("cannot compile {path}"), graph)
             })?;
             // The other runners' plan when pipelined (seq keeps the plain one: the baseline).
             let sub_blocks = c.pipeline.choose(&plan, threads);

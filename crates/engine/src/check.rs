@@ -156,17 +156,18 @@ pub fn check_with(graph: &TaskGraph, registry: &Registry, rate: f64, block: usiz
                     graph.node(id).name
                 ),
             ));
-        } else if let Some((id, needed, outputs, ports)) = memory.buffers_over() {
+        } else if let Some((id, needed, b)) = memory.buffers_over() {
             // Then, as the compiler lays them out after building every node, the audio
             // buffers of the ports on top of the nodes' memory.
-            let node = graph.node(id);
+            let ports = b.bytes;
             out.push(too_large(
                 id,
                 needed,
                 format!(
-                    "audio buffers of the nodes' ports, the limit passed at node `{}`, whose {outputs} {} take {}",
-                    node.name,
-                    if node.kind == "sink" || node.kind == "source" {
+                    "audio buffers of the nodes' ports, the limit passed at node `{}`, whose {} {} take {}",
+                    graph.node(id).name,
+                    b.count,
+                    if b.engine {
                         "engine channel(s)"
                     } else {
                         "output port(s)"
@@ -285,9 +286,21 @@ fn more_bad_values(
 struct NodeMemory {
     sum: usize,
     over: Option<(NodeId, usize)>,
-    /// Per node built, in order ([`port_bytes`]): its output ports (or engine channels),
-    /// their buffers' bytes, and those with its input sums'.
-    buffers: Vec<(NodeId, (usize, usize, usize))>,
+    /// Per node built, in order ([`port_bytes`]).
+    buffers: Vec<(NodeId, PortBytes)>,
+}
+
+/// A node's audio buffers ([`port_bytes`]).
+#[derive(Clone, Copy)]
+struct PortBytes {
+    /// Its output ports, or a sink's or a source's engine channels.
+    count: usize,
+    /// Whether those are engine channels.
+    engine: bool,
+    /// Their buffers' bytes.
+    bytes: usize,
+    /// Those with its input sums' scratch buffers.
+    all: usize,
 }
 
 impl NodeMemory {
@@ -300,38 +313,44 @@ impl NodeMemory {
     }
 
     /// The node whose audio buffers, added in order to every node's memory, first pass
-    /// [`fugue_exec::MEMORY_LIMIT`]: with the sum there, its ports and their bytes.
-    fn buffers_over(&self) -> Option<(NodeId, usize, usize, usize)> {
+    /// [`fugue_exec::MEMORY_LIMIT`]: with the sum there and its buffers.
+    fn buffers_over(&self) -> Option<(NodeId, usize, PortBytes)> {
         let mut sum = self.sum;
-        self.buffers.iter().find_map(|&(id, (ports, bytes, all))| {
-            sum = sum.saturating_add(all);
-            (sum > fugue_exec::MEMORY_LIMIT).then_some((id, sum, ports, bytes))
+        self.buffers.iter().find_map(|&(id, b)| {
+            sum = sum.saturating_add(b.all);
+            (sum > fugue_exec::MEMORY_LIMIT).then_some((id, sum, b))
         })
     }
 }
 
 /// The audio buffers the plan compiler lays out for node `id`, built as `built` in `ctx`:
 /// its output ports at its output block (a sink's or a source's engine channels at the
-/// engine's block instead): how many, and their bytes; and those bytes with a scratch buffer
-/// at its block for each input port that several edges feed.
+/// engine's block instead), and a scratch buffer at its block for each input port that
+/// several edges feed.
 fn port_bytes(
     graph: &TaskGraph,
     id: NodeId,
     ctx: &NodeContext<'_>,
     built: &dyn DspNode,
-) -> (usize, usize, usize) {
+) -> PortBytes {
     let buffers = |n: usize, frames: usize| fugue_exec::buffer_bytes(frames).saturating_mul(n);
-    let (count, ports) = match built.io() {
+    let (count, engine, bytes) = match built.io() {
         Io::Source { channels } | Io::Sink { channels } => {
-            (channels, buffers(channels, ctx.engine_block))
+            (channels, true, buffers(channels, ctx.engine_block))
         }
         Io::None => {
             let out_block = built.rate_ratio().scale(ctx.block).unwrap_or(ctx.block);
-            (built.outputs(), buffers(built.outputs(), out_block))
+            (built.outputs(), false, buffers(built.outputs(), out_block))
         }
     };
+    let of = |all| PortBytes {
+        count,
+        engine,
+        bytes,
+        all,
+    };
     if matches!(built.io(), Io::Source { .. }) {
-        return (count, ports, ports);
+        return of(bytes);
     }
     let mut edges_into = vec![0usize; built.inputs()];
     for &e in graph.in_edges(id) {
@@ -340,7 +359,7 @@ fn port_bytes(
         }
     }
     let sums = edges_into.iter().filter(|&&k| k > 1).count();
-    (count, ports, ports.saturating_add(buffers(sums, ctx.block)))
+    of(bytes.saturating_add(buffers(sums, ctx.block)))
 }
 
 /// Checks node `id` at the rate its inputs come at (`out_rate`: every earlier node's output
@@ -621,7 +640,7 @@ fn check_node(
     id: NodeId,
     ctx: Option<&NodeContext<'_>>,
     out: &mut Vec<Problem>,
-) -> Option<(Ratio, usize, (usize, usize, usize))> {
+) -> Option<(Ratio, usize, PortBytes)> {
     let node = graph.node(id);
     let places = graph.places();
     let error = |what: What, place: Option<Location>, message: String| Problem {

@@ -368,11 +368,9 @@ fn run_profile_cost(
         registry: (env.registry)(),
     };
     let r = crate::profile_cost::run(&loaded.graph, &config).map_err(|e| match e {
-        BenchError::Executor(e) => BenchError::Failed(format!(
-            "cannot profile {}{}: {e}",
-            args.graph,
-            fugue_engine::check::error_at(&loaded.graph, &*e)
-        )),
+        e @ BenchError::Executor(_) => {
+            e.at_node(format!("cannot profile {}", args.graph), &loaded.graph)
+        }
         e => e,
     })?;
     let report = ProfileCostReport::new(&r, &config, &loaded.label, &loaded.source);
