@@ -193,12 +193,17 @@ impl AutoReport {
                 .iter()
                 .min_by(|a, b| a.mean_ns.total_cmp(&b.mean_ns))
             {
-                Some(best) => format!(
-                    "no parallel executor's mean cycle was {:.0} % shorter (best {}: x{:.2})",
-                    MIN_GAIN * 100.0,
-                    best.label,
-                    seq.mean_ns / best.mean_ns
-                ),
+                Some(best) => {
+                    let gain = 1.0 - best.mean_ns / seq.mean_ns;
+                    format!(
+                        "no parallel executor's mean cycle was at least {:.0} % shorter than seq's (best {}: {:.1} % {}, x{:.2})",
+                        MIN_GAIN * 100.0,
+                        best.label,
+                        gain.abs() * 100.0,
+                        if gain >= 0.0 { "shorter" } else { "longer" },
+                        seq.mean_ns / best.mean_ns
+                    )
+                }
                 None => "no other candidate".to_string(),
             }
         } else {
@@ -1042,6 +1047,29 @@ mod tests {
         // 5.5 % shorter: kept; 4 % shorter: seq.
         assert_eq!(keep(&[c("seq", 100.0), c("ws 2t", 94.5)], |_| true), 1);
         assert_eq!(keep(&[c("seq", 100.0), c("ws 2t", 96.0)], |_| true), 0);
+    }
+
+    /// Seq kept: the reason states the margin and the best candidate's own gain, shorter or
+    /// longer, so that "5 %" and "x1.05" do not read as a contradiction.
+    #[test]
+    fn why_seq_was_kept_states_the_best_candidates_gain() {
+        let report = |ws: f64| AutoReport {
+            candidates: vec![c("seq", 100.0), c("ws 2t", ws), c("static 2t", 120.0)],
+            chosen: 0,
+            paced: false,
+            in_run: false,
+            took: Duration::ZERO,
+            untried: None,
+            left_out: Vec::new(),
+        };
+        assert_eq!(
+            report(96.0).why(),
+            "no parallel executor's mean cycle was at least 5 % shorter than seq's (best ws 2t: 4.0 % shorter, x1.04)"
+        );
+        assert_eq!(
+            report(110.0).why(),
+            "no parallel executor's mean cycle was at least 5 % shorter than seq's (best ws 2t: 10.0 % longer, x0.91)"
+        );
     }
 
     /// One round of seq slowed by a spell of the machine (every cycle twice as long) does not

@@ -172,11 +172,7 @@ pub fn check_with(graph: &TaskGraph, registry: &Registry, rate: f64, block: usiz
                     } else {
                         "output port(s)"
                     },
-                    if ports < 1 << 20 {
-                        format!("{} KiB", ports.div_ceil(1 << 10))
-                    } else {
-                        format!("{} MiB", ports.div_ceil(1 << 20))
-                    }
+                    fugue_exec::size_in_words(ports)
                 ),
             ));
         }

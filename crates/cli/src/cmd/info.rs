@@ -14,7 +14,9 @@ use crate::util;
 pub struct Args {
     /// The graph file (.ag, .stg, .dot, or a Faust program .dsp).
     pub file: PathBuf,
-    /// Print one JSON object instead of text.
+    /// Print one JSON object instead of text. Its `sources` and `sinks` count the nodes with
+    /// no edge in and no edge out (the graph's ends, whatever their kinds), as the text's
+    /// "no edge in" and "no edge out".
     #[arg(long)]
     pub json: bool,
     /// The file's format, instead of guessing it from the extension: ag, stg or dot.

@@ -281,8 +281,9 @@ impl CompileError {
 /// before allocating and returns [`CompileError::TooLarge`] instead.
 pub const MEMORY_LIMIT: usize = 512 << 20;
 
-/// Bytes in words: KiB below a MiB, else whole MiB (rounded up).
-fn size(bytes: usize) -> String {
+/// Bytes in words, as the compiler's messages say them: whole KiB below a MiB, else whole MiB
+/// (rounded up).
+pub fn size_in_words(bytes: usize) -> String {
     if bytes < 1 << 20 {
         format!("{} KiB", bytes.div_ceil(1 << 10))
     } else {
@@ -718,7 +719,7 @@ impl<'g> Rated<'g> {
                             "audio buffers of the nodes' ports, the limit passed at node `{}`, whose {} output port(s) take {}",
                             graph.node(v).name,
                             d.outputs(),
-                            size(Layout::bytes_of(out_block[v]).saturating_mul(d.outputs())),
+                            size_in_words(Layout::bytes_of(out_block[v]).saturating_mul(d.outputs())),
                         ),
                     ));
                 }

@@ -30,8 +30,8 @@ pub fn buffer_bytes(frames: usize) -> usize {
 const NOT_PIPELINED: &str = "not pipelined: ";
 
 pub use compile::{
-    port_mismatch, CompileError, CompileOptions, MAX_BLOCK, MAX_PIPELINE, MAX_RATE_FACTOR,
-    MAX_SUB_BLOCKS, MEMORY_LIMIT,
+    port_mismatch, size_in_words, CompileError, CompileOptions, MAX_BLOCK, MAX_PIPELINE,
+    MAX_RATE_FACTOR, MAX_SUB_BLOCKS, MEMORY_LIMIT,
 };
 pub use task::TaskPanic;
 pub use units::{
