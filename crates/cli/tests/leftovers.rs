@@ -181,6 +181,16 @@ fn a_broken_wav_header_is_named_for_what_it_is() {
         assert!(e.contains(name) && e.contains(words), "{e}");
         assert!(!e.contains("the input must be"), "{e}");
     }
+    // Not a WAV file: the reader's reason, in fugue's sentence, without the reader's own
+    // "Ill-formed WAVE file" heading.
+    let input = d.join("riff.wav");
+    std::fs::write(&input, b"RIFF\x10\x00\x00\x00WAVX").unwrap();
+    let e = echo_refuses(&input, &out);
+    assert!(
+        e.contains("riff.wav: it is not a WAV file (no WAVE tag found)"),
+        "{e}"
+    );
+    assert!(!e.contains("Ill-formed"), "{e}");
 }
 
 #[test]

@@ -502,9 +502,10 @@ fn read_wav_of<R: std::io::Read>(
     let head = riff_head(&mut r, len).map_err(|e| WavInputError::Other(e.to_string()))?;
     let reader =
         hound::WavReader::new(std::io::Read::chain(&head[..], r)).map_err(|e| match e {
-            hound::Error::FormatError(_) | hound::Error::Unsupported => {
-                WavInputError::Format(e.to_string())
-            }
+            // hound's words without its "Ill-formed WAVE file" prefix: the sentence around
+            // them says the file is not a WAV file.
+            hound::Error::FormatError(why) => WavInputError::Format(why.to_string()),
+            hound::Error::Unsupported => WavInputError::Format(e.to_string()),
             // hound says a short read in words of its own.
             hound::Error::IoError(io)
                 if io.kind() == std::io::ErrorKind::UnexpectedEof
