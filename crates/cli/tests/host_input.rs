@@ -440,3 +440,23 @@ fn strict_stops_at_a_line_the_control_socket_refuses() {
     std::io::Read::read_to_string(h.child.stderr.as_mut().unwrap(), &mut err).unwrap();
     assert!(err.contains("--strict"), "{err}");
 }
+
+/// `fugue ctl --timeout` says which way a number it refuses is out of range: a usage error
+/// before it connects.
+#[test]
+fn ctl_says_why_a_time_limit_is_refused() {
+    let dir = folder("host-input", "ctl-timeout");
+    let nowhere = dir.join("none.sock");
+    for (t, words) in [
+        ("1e10", "`1e10` is too many seconds for a time limit"),
+        ("0.01", "`0.01` is too short a time limit"),
+        ("0", "`0` is too short a time limit"),
+        ("soon", "`soon` is not a time limit"),
+        ("NaN", "`NaN` is not a time limit"),
+    ] {
+        let o = fugue(&["ctl", "--timeout", t, nowhere.to_str().unwrap(), "stats"]);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{t}: {e}");
+        assert!(e.contains(words) && e.contains("0.1 to 86400"), "{t}: {e}");
+    }
+}

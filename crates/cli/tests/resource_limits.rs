@@ -146,18 +146,53 @@ fn an_endless_wav_input_is_refused() {
     wav.extend_from_slice(&16u16.to_le_bytes());
     wav.extend_from_slice(b"data");
     wav.extend_from_slice(&(u32::MAX - 1).to_le_bytes());
+    // One second of samples after the header.
+    wav.extend(std::iter::repeat_n(0u8, 96_000));
     let input = d.join("huge.wav");
     std::fs::write(&input, wav).unwrap();
-    let o = fugue(&[
-        "render",
-        &common::example("echo.ag"),
-        "-o",
-        out.to_str().unwrap(),
-        "--input",
-        input.to_str().unwrap(),
-        "--force",
-    ]);
-    refused(&o, 1, &["huge.wav", "more than the limit of 134217728"]);
+    let render = |seconds: Option<&str>| {
+        let mut args = vec![
+            "render".to_string(),
+            common::example("echo.ag"),
+            "-o".into(),
+            out.to_str().unwrap().into(),
+            "--input".into(),
+            input.to_str().unwrap().into(),
+            "--force".into(),
+        ];
+        if let Some(s) = seconds {
+            args.extend(["--seconds".into(), s.into()]);
+        }
+        fugue(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    refused(
+        &render(None),
+        1,
+        &[
+            "huge.wav",
+            "header promises 2147483647 samples, more than the limit of 134217728",
+            "give --seconds",
+        ],
+    );
+    // The limit bounds what a render reads: half a second of it plays, whatever the header
+    // promises beyond.
+    let o = render(Some("0.5"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    // A minute is within the limit too: the file ends after its second.
+    refused(
+        &render(Some("60")),
+        1,
+        &[
+            "huge.wav",
+            "promises 2147483647 samples but the file ends after 48000",
+        ],
+    );
+    // More than the limit of what is read: refused before reading.
+    refused(
+        &render(Some("3600")),
+        1,
+        &["huge.wav", "the render would read 172800000 of its samples"],
+    );
 }
 
 #[test]

@@ -344,13 +344,15 @@ fn supported(format: &str) -> bool {
 /// The highest sample rate a render runs at (`--rate`), Hz.
 pub const MAX_RATE: u32 = 1_536_000;
 
-/// The most samples (all channels together) an input WAV file may hold: 2^27 (512 MiB as
-/// 32-bit floats; 23 minutes of stereo at 48 kHz). Larger files are refused before their
-/// samples are read.
+/// The most samples (all channels together) a render reads of an input WAV file: 2^27 (512
+/// MiB as 32-bit floats; 23 minutes of stereo at 48 kHz). A longer file is refused before its
+/// samples are read, unless the render's length (`--seconds`) asks for no more than that of
+/// its start.
 pub const MAX_INPUT_SAMPLES: u64 = 1 << 27;
 
-/// The input file's channels, at the render's rate.
-fn read_input(path: &Path, rate: u32) -> Result<Vec<Vec<f32>>, RenderError> {
+/// The input file's channels, at the render's rate: its first `frames` frames at most, when
+/// given (the render's length: it plays no more of its input).
+fn read_input(path: &Path, rate: u32, frames: Option<u64>) -> Result<Vec<Vec<f32>>, RenderError> {
     let err = |reason: String| RenderError::Input {
         path: path.to_path_buf(),
         reason,
@@ -361,7 +363,7 @@ fn read_input(path: &Path, rate: u32) -> Result<Vec<Vec<f32>>, RenderError> {
         .ok()
         .filter(|m| m.is_file())
         .map(|m| m.len());
-    read_wav_of(std::io::BufReader::new(file), rate, len).map_err(|e| match e {
+    read_wav_of(std::io::BufReader::new(file), rate, len, frames).map_err(|e| match e {
         WavInputError::Format(e) => err(match wav_format(path) {
             // A format chunk that the reader met only after the samples (it reads the chunks
             // in order, and the samples need the format first).
@@ -488,15 +490,17 @@ pub enum WavInputError {
 /// at most [`MAX_INPUT_SAMPLES`] samples (checked from its header before any sample is read;
 /// a header that claims more samples than the stream has gives an error, not a long read).
 pub fn read_wav<R: std::io::Read>(r: R, rate: u32) -> Result<Vec<Vec<f32>>, WavInputError> {
-    read_wav_of(r, rate, None)
+    read_wav_of(r, rate, None, None)
 }
 
 /// [`read_wav`] of a stream of `len` bytes, when known (a file): a header whose `data` size
-/// says "as long as the stream" ([`STREAMED_SIZES`]) reads what the file holds.
+/// says "as long as the stream" ([`STREAMED_SIZES`]) reads what the file holds. With `frames`,
+/// it reads no more than that many frames: the limit applies to what is read.
 fn read_wav_of<R: std::io::Read>(
     r: R,
     rate: u32,
     len: Option<u64>,
+    frames: Option<u64>,
 ) -> Result<Vec<Vec<f32>>, WavInputError> {
     let mut r = r;
     let head = riff_head(&mut r, len).map_err(|e| WavInputError::Other(e.to_string()))?;
@@ -528,14 +532,21 @@ fn read_wav_of<R: std::io::Read>(
             spec.sample_rate, spec.sample_rate
         )));
     }
-    let total = u64::from(reader.len());
+    let ch = usize::from(spec.channels).max(1);
+    let promised = u64::from(reader.len());
+    // The samples read: the whole file, or the frames asked for (whole frames).
+    let total = frames.map_or(promised, |f| promised.min(f.saturating_mul(ch as u64)));
     if total > MAX_INPUT_SAMPLES {
         return Err(WavInputError::Other(format!(
-            "its header promises {total} samples, more than the limit of {MAX_INPUT_SAMPLES} ({} MiB as 32-bit floats); cut it shorter (or mend a header that promises more than the file holds)",
+            "{}, more than the limit of {MAX_INPUT_SAMPLES} samples read ({} MiB as 32-bit floats); give --seconds to render its start, cut it shorter, or mend a header that promises more than the file holds",
+            if total == promised {
+                format!("its header promises {promised} samples")
+            } else {
+                format!("the render would read {total} of its samples")
+            },
             (MAX_INPUT_SAMPLES * 4) >> 20
         )));
     }
-    let ch = usize::from(spec.channels).max(1);
     // Capacity from the header, but not more than a second or so ahead of the samples
     // actually read: a header may lie.
     let frames = (total as usize / ch).min(1 << 16);
@@ -550,7 +561,7 @@ fn read_wav_of<R: std::io::Read>(
             if io.kind() == std::io::ErrorKind::UnexpectedEof || io.raw_os_error().is_none() =>
         {
             WavInputError::Other(format!(
-                "its header promises {total} samples but the file ends after {read}; the file is cut short or its header is wrong"
+                "its header promises {promised} samples but the file ends after {read}; the file is cut short or its header is wrong"
             ))
         }
         hound::Error::IoError(io) => {
@@ -577,7 +588,7 @@ fn read_wav_of<R: std::io::Read>(
             read_left_justified(reader.into_inner(), total, bytes, &mut push).map_err(
                 |read| match read {
                     Ok(read) => WavInputError::Other(format!(
-                        "its header promises {total} samples but the file ends after {read}; the file is cut short or its header is wrong"
+                        "its header promises {promised} samples but the file ends after {read}; the file is cut short or its header is wrong"
                     )),
                     Err((read, io)) => WavInputError::Other(format!(
                         "reading sample {read} of {total} failed: {io}"
@@ -586,14 +597,22 @@ fn read_wav_of<R: std::io::Read>(
             )?;
         }
         hound::SampleFormat::Float => {
-            for (i, s) in reader.into_samples::<f32>().enumerate() {
+            for (i, s) in reader
+                .into_samples::<f32>()
+                .take(total as usize)
+                .enumerate()
+            {
                 push(i, s.map_err(|e| bad(i, e))?);
             }
         }
         hound::SampleFormat::Int => {
             let bits = u32::from(spec.bits_per_sample).clamp(1, 32);
             let scale = 1.0 / (1u64 << (bits - 1)) as f32;
-            for (i, s) in reader.into_samples::<i32>().enumerate() {
+            for (i, s) in reader
+                .into_samples::<i32>()
+                .take(total as usize)
+                .enumerate()
+            {
                 push(i, s.map_err(|e| bad(i, e))? as f32 * scale);
             }
         }
@@ -787,8 +806,13 @@ pub fn render(
             "the sample rate must be at least 1 Hz".into(),
         ));
     }
+    // A render of a given length reads no more of its input than it plays.
+    let frames = options
+        .seconds
+        .filter(|s| s.is_finite() && (0.0..=86_400.0).contains(s))
+        .map(|s| (s * options.sample_rate as f64).round() as u64);
     let input = match &options.input {
-        Some(p) => read_input(p, options.sample_rate)?,
+        Some(p) => read_input(p, options.sample_rate, frames)?,
         None => Vec::new(),
     };
     let seconds = match options.seconds {
@@ -1065,12 +1089,12 @@ mod tests {
         for size in STREAMED_SIZES {
             let file = pcm16(1, 16, size, &data);
             let len = Some(file.len() as u64);
-            assert_eq!(read_wav_of(&file[..], 48_000, len).unwrap(), want(1));
+            assert_eq!(read_wav_of(&file[..], 48_000, len, None).unwrap(), want(1));
             // Without the stream's length, the size is taken at its word.
             assert!(read_wav(&file[..], 48_000).is_err());
         }
         let file = pcm16(1, 16, 40, &data);
-        match read_wav_of(&file[..], 48_000, Some(file.len() as u64)) {
+        match read_wav_of(&file[..], 48_000, Some(file.len() as u64), None) {
             Err(WavInputError::Other(e)) => assert!(e.contains("promises 20 samples"), "{e}"),
             r => panic!("{r:?}"),
         }

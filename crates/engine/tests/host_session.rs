@@ -216,7 +216,7 @@ fn replies_in_text_and_json() {
     assert!(!ok);
     assert_eq!(
         text,
-        "error: there is no command `frob`; `help` lists the commands"
+        "error: unknown command `frob`; `help` lists the commands"
     );
 
     let r = s.execute("quit").unwrap();

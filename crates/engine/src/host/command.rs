@@ -413,7 +413,7 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
                 None => None,
                 Some(a) => Some(help_of(a).map(|_| verb_of(a)).ok_or_else(|| {
                     format!(
-                        "there is no command `{}`; `help` lists the commands",
+                        "unknown command `{}`; `help` lists the commands",
                         shorten(a)
                     )
                 })?),
@@ -548,7 +548,7 @@ mod tests {
             ("load a \"x.ag", "not closed"),
             ("unload a/b", "is not a graph name"),
             ("stats a b", "one word too many"),
-            ("help frob", "there is no command `frob`"),
+            ("help frob", "unknown command `frob`"),
             ("help load unload", "one word too many"),
         ];
         for (line, want) in cases {

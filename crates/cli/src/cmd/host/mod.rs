@@ -819,10 +819,18 @@ fn prompt_lines(
 
 /// `--timeout` of `fugue ctl`: seconds from 0.1 to a day.
 fn ctl_timeout(s: &str) -> Result<f64, String> {
-    s.parse::<f64>()
-        .ok()
-        .filter(|t| t.is_finite() && (0.1..=86_400.0).contains(t))
-        .ok_or_else(|| format!("`{s}` is not a time limit; give seconds from 0.1 to 86400"))
+    match s.trim().parse::<f64>() {
+        Ok(t) if t.is_finite() && (0.1..=86_400.0).contains(&t) => Ok(t),
+        Ok(t) if t > 86_400.0 => Err(format!(
+            "`{s}` is too many seconds for a time limit; give seconds from 0.1 to 86400"
+        )),
+        Ok(t) if t.is_finite() => Err(format!(
+            "`{s}` is too short a time limit; give seconds from 0.1 to 86400"
+        )),
+        _ => Err(format!(
+            "`{s}` is not a time limit; give seconds from 0.1 to 86400"
+        )),
+    }
 }
 
 /// The graph file a `fugue ctl ... load NAME FILE` names, as the host must read it: a
