@@ -1359,15 +1359,19 @@ impl Faust {
         // libfaust writes its include folders, resolved, into the program's JSON description
         // without escaping them: with a quote or a control character in one, it cannot make
         // an instance of the program, or crashes.
-        if let Some(dir) = source.includes.iter().find(|d| {
-            let real = std::fs::canonicalize(d).unwrap_or_else(|_| d.to_path_buf());
-            real.to_string_lossy().chars().any(breaks_description)
-        }) {
+        // The folder is named as resolved: given as `.` or by a link, the quote is in the
+        // path it stands for.
+        if let Some(real) = source
+            .includes
+            .iter()
+            .map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.to_path_buf()))
+            .find(|real| real.to_string_lossy().chars().any(breaks_description))
+        {
             return Err(FaustError::Compile {
                 name: source.name.clone(),
                 message: format!(
                     "libfaust cannot use the folder {:?} (its path has a quote or a control character, which libfaust writes unescaped into the program's description); rename the folder or move the program",
-                    dir.display().to_string()
+                    real.display().to_string()
                 ),
             });
         }
