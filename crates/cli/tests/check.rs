@@ -229,6 +229,80 @@ fn dot_problems_have_places_and_a_node_without_kind_is_named_so() {
     );
 }
 
+/// A DOT attribute that neither fugue nor Graphviz reads (a misspelt edge port, cost or
+/// feedback mark, a graph's deadline, a task node's cost) is said at its place with the key
+/// it probably meant: an error for `check`, a warning for `info` and `schedule`. Graphviz's
+/// own attributes and a task node's other data are not; past 32, the rest are counted.
+#[test]
+fn dot_attributes_read_by_no_one_are_said_where_they_are() {
+    let d = folder("check", "dot-unread");
+    let audio = d.join("audio.dot");
+    std::fs::write(
+        &audio,
+        "digraph {\n  rankdir=LR; dedline=5;\n  edge [arrowhead=none, wieght=2];\n  a [kind=osc, freq=440];\n  b [kind=sink, in=2];\n  a -> b [headlable=2, color=red, feedbak=false];\n}\n",
+    )
+    .unwrap();
+    let o = fugue(&["check", audio.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    for said in [
+        "audio.dot:2:15: attribute `dedline` of the graph is read neither by fugue nor by Graphviz, so it is left out; did you mean `deadline`?",
+        "audio.dot:3:25: attribute `wieght` of the edge defaults is read neither by fugue nor by Graphviz, so it is left out; did you mean `Weight`?",
+        "audio.dot:6:11: attribute `headlable` of an edge is read neither by fugue nor by Graphviz, so it is left out; did you mean `headlabel`?",
+        "audio.dot:6:35: attribute `feedbak` of an edge",
+        "audio.dot: 4 problems",
+    ] {
+        assert!(err.contains(said), "{said}\n{err}");
+    }
+    assert!(
+        !err.contains("rankdir") && !err.contains("arrowhead") && !err.contains("color"),
+        "{err}"
+    );
+    let o = fugue(&["info", audio.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("warning: ") && err.contains("audio.dot:6:11: attribute `headlable`"),
+        "{err}"
+    );
+    // A task graph: `Wieght` is a misspelling, `owner` the file's own data.
+    let task = d.join("task.dot");
+    std::fs::write(
+        &task,
+        "digraph {\n  a [Wieght=3, owner=\"me\", shape=box];\n  a -> b;\n}\n",
+    )
+    .unwrap();
+    let o = fugue(&["check", task.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("task.dot:2:6: attribute `Wieght` of node `a`")
+            && err.contains("did you mean `Weight`?"),
+        "{err}"
+    );
+    assert!(!err.contains("owner") && !err.contains("shape"), "{err}");
+    // Forty misspelt edges: 32 named, 8 counted.
+    let mut many = String::from("digraph {\n");
+    for i in 0..40 {
+        many.push_str(&format!("  n{i} -> m{i} [colour=red];\n"));
+    }
+    many.push_str("}\n");
+    let many_file = d.join("many.dot");
+    std::fs::write(&many_file, many).unwrap();
+    let o = fugue(&["check", many_file.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(
+        err.matches("attribute `colour` of an edge").count(),
+        32,
+        "{err}"
+    );
+    assert!(
+        err.contains("8 more attributes read neither by fugue nor by Graphviz"),
+        "{err}"
+    );
+}
+
 /// `check --rate` checks the ranges that depend on the rate at the rate the graph will run
 /// at.
 #[test]

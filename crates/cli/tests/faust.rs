@@ -1077,14 +1077,24 @@ fn odd_paths_and_the_interpreter_through_the_child() {
     // Run from inside the folder, the program's folder is `.`: named as the path it stands
     // for, where the quote is.
     let o = Command::new(env!("CARGO_BIN_EXE_fugue"))
-        .args(["render", "p.dsp", "-o", out.to_str().unwrap(), "--seconds", "0.1"])
+        .args([
+            "render",
+            "p.dsp",
+            "-o",
+            out.to_str().unwrap(),
+            "--seconds",
+            "0.1",
+        ])
         .current_dir(&quoted)
         .env("FUGUE_FAUST_CACHE", "off")
         .output()
         .unwrap();
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{e}");
-    assert!(e.contains("cannot use the folder") && e.contains("quo\\\"te"), "{e}");
+    assert!(
+        e.contains("cannot use the folder") && e.contains("quo\\\"te"),
+        "{e}"
+    );
     assert!(!e.contains("folder \".\""), "{e}");
     let (ok, err) = render(
         dir.join("a\"b.dsp").to_str().unwrap(),

@@ -185,7 +185,9 @@ pub fn check_with(graph: &TaskGraph, registry: &Registry, rate: f64, block: usiz
                 (What::Unheard, Severity::Warning)
             }
             Warning::NoSink | Warning::Empty => (What::NoSink, Severity::Warning),
-            Warning::OfKind { unread: true, .. } => (What::UnreadAttribute, Severity::Error),
+            Warning::OfKind { unread: true, .. }
+            | Warning::UnreadKey { .. }
+            | Warning::UnreadKeysMore { .. } => (What::UnreadAttribute, Severity::Error),
             Warning::OfKind { .. } => (What::OfKind, Severity::Warning),
             _ => continue,
         };
@@ -194,7 +196,7 @@ pub fn check_with(graph: &TaskGraph, registry: &Registry, rate: f64, block: usiz
             what,
             place: lint::place(graph, &w),
             count: match &w {
-                Warning::UnheardMore { more } => *more,
+                Warning::UnheardMore { more } | Warning::UnreadKeysMore { more } => *more,
                 _ => 1,
             },
             message: w.to_string(),

@@ -49,6 +49,24 @@ pub enum Warning {
         /// Its kind (empty: none).
         kind: String,
     },
+    /// An attribute the file's reader left out that neither fugue nor Graphviz reads
+    /// ([`fugue_graph::UnreadKey`]: DOT's edges, edge defaults and graph attributes, and a
+    /// task graph's node keys close to one read): a misspelling, most often.
+    UnreadKey {
+        /// Where its key is written.
+        at: fugue_graph::Location,
+        /// What gives it, in words.
+        of: String,
+        /// The key.
+        key: String,
+        /// The key read there that it is closest to.
+        nearest: Option<String>,
+    },
+    /// More such attributes than are named one by one ([`fugue_graph::MAX_UNREAD_KEYS`]).
+    UnreadKeysMore {
+        /// The attributes not named.
+        more: usize,
+    },
     /// An audio graph (nodes of audio kinds, not a task graph's) with no `sink` node: nothing
     /// of it is heard; `render` refuses it, `run` and the host play silence.
     NoSink,
@@ -125,6 +143,19 @@ impl std::fmt::Display for Warning {
                 "node `{node}` has attribute `{attr}`, which kind {kind} does not read (it reads {reads}; every node may also give kind, in, out and wcet)"
             ),
             Warning::OfKind { text, .. } => f.write_str(text),
+            Warning::UnreadKey { of, key, nearest, .. } => write!(
+                f,
+                "attribute `{key}` of {of} is read neither by fugue nor by Graphviz, so it is left out{}",
+                nearest
+                    .as_ref()
+                    .map(|n| format!("; did you mean `{n}`?"))
+                    .unwrap_or_default()
+            ),
+            Warning::UnreadKeysMore { more } => write!(
+                f,
+                "{more} more attribute{} read neither by fugue nor by Graphviz (not named one by one)",
+                if *more == 1 { "" } else { "s" }
+            ),
             Warning::Unheard { node, kind } => write!(
                 f,
                 "node `{node}` ({}) reaches no sink: it is computed every cycle and never heard; connect it or remove it",
@@ -232,6 +263,18 @@ pub const MAX_UNHEARD_NAMED: usize = 10;
 /// 192 kHz).
 pub fn lint(graph: &TaskGraph, registry: &Registry, rate: f64) -> Vec<Warning> {
     let mut out = Vec::new();
+    if let Some(places) = graph.places() {
+        let (keys, more) = places.unread();
+        out.extend(keys.iter().map(|k| Warning::UnreadKey {
+            at: k.at,
+            of: k.of.clone(),
+            key: k.key.clone(),
+            nearest: k.nearest.clone(),
+        }));
+        if more > 0 {
+            out.push(Warning::UnreadKeysMore { more });
+        }
+    }
     let mut said_of_kind: std::collections::HashSet<String> = Default::default();
     let ratios = rate_ratios(graph);
     for (v, n) in graph.nodes().iter().enumerate() {
@@ -393,6 +436,7 @@ pub fn place(graph: &TaskGraph, w: &Warning) -> Option<fugue_graph::Location> {
         Warning::UnreadAttribute { node, attr, .. } => (node, Some(attr)),
         Warning::OfKind { node, attr, .. } => (node, attr.as_ref()),
         Warning::Unheard { node, .. } => (node, None),
+        Warning::UnreadKey { at, .. } => return Some(*at),
         _ => return None,
     };
     node_place(graph, node, attr.map(String::as_str))

@@ -33,7 +33,7 @@ pub use model::{
     is_cost, parse_number, BuildError, Edge, EdgeId, Feedback, GraphBuilder, Node, NodeId,
     TaskGraph, Value, DEFAULT_COST, FEEDBACK_READ, FEEDBACK_TASKS, FEEDBACK_WRITE, MAX_COST,
 };
-pub use places::SourcePlaces;
+pub use places::{SourcePlaces, UnreadKey, MAX_UNREAD_KEYS};
 pub use read::{read_file, Format};
 
 /// The most attributes one node may have (a Faust program's parameters, an LV2 plugin's

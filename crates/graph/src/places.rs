@@ -11,6 +11,24 @@ use crate::model::NodeId;
 pub struct SourcePlaces {
     nodes: Vec<NodePlace>,
     attrs: Vec<Location>,
+    unread: Vec<UnreadKey>,
+    unread_more: usize,
+}
+
+/// An attribute the reader left out that neither fugue nor Graphviz reads (DOT: of an edge,
+/// the edge defaults or the graph, or of a node of a task graph that is close to a key fugue
+/// reads): a misspelling, most often (`headlable`, `Wieght`), which would otherwise change
+/// the graph without a word.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UnreadKey {
+    /// Where its key is written.
+    pub at: Location,
+    /// What gives it, in words: "an edge `a` -> `b`", "the edge defaults", "the graph", "node `a`".
+    pub of: String,
+    /// The key.
+    pub key: String,
+    /// The key fugue reads there that it is closest to, when it is a likely misspelling.
+    pub nearest: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -44,6 +62,27 @@ impl SourcePlaces {
         } else {
             n.decl
         })
+    }
+
+    /// The attributes left out that neither fugue nor Graphviz reads, in file order (at most
+    /// [`MAX_UNREAD_KEYS`]), and how many more there are.
+    pub fn unread(&self) -> (&[UnreadKey], usize) {
+        (&self.unread, self.unread_more)
+    }
+
+    /// Records an attribute left out that neither fugue nor Graphviz reads (past
+    /// [`MAX_UNREAD_KEYS`], only counted).
+    pub(crate) fn push_unread(&mut self, key: UnreadKey) {
+        if self.unread.len() < MAX_UNREAD_KEYS {
+            self.unread.push(key);
+        } else {
+            self.unread_more += 1;
+        }
+    }
+
+    /// Counts `n` more attributes left out unread, past those named.
+    pub(crate) fn add_unread_more(&mut self, n: usize) {
+        self.unread_more += n;
     }
 
     /// Adds the next node's places.
@@ -102,3 +141,7 @@ impl<'a> Cursor<'a> {
         }
     }
 }
+
+/// The most attributes left out unread that a graph's places name one by one
+/// ([`SourcePlaces::unread`]): the others are counted.
+pub const MAX_UNREAD_KEYS: usize = 32;

@@ -16,7 +16,11 @@
 //! Subgraphs (`subgraph cluster_a { ... }`, `{ ... }`) group nodes for a drawing:
 //! their nodes and edges are the graph's, their defaults their own, and a subgraph in an
 //! edge (`a -> {b c}`) stands for each of its nodes. HTML strings (`<...>`) are read as
-//! strings. Ports (`a:p`) are reported as unsupported.
+//! strings. Ports (`a:p`) are reported as unsupported. An attribute left out that Graphviz
+//! does not read either ([`GRAPHVIZ_ATTRIBUTES`]) is recorded with its place
+//! ([`SourcePlaces::unread`]): of an edge, the edge defaults or the graph, and a task node's
+//! key close to `Weight`, `wcet` or `kind`; `check` refuses it and the other commands warn,
+//! with the key it is closest to (`headlable`: `headlabel`).
 //! What `fugue dot` writes reads back as the graph it was written from.
 
 use std::collections::HashMap;
@@ -25,7 +29,7 @@ use super::{finish, location_of, syntax};
 use crate::error::Location;
 use crate::error::{GraphError, ReadError};
 use crate::model::{GraphBuilder, Node, TaskGraph, Value};
-use crate::places::{Cursor, SourcePlaces};
+use crate::places::{Cursor, SourcePlaces, UnreadKey, MAX_UNREAD_KEYS};
 use crate::read::ag::MAX_PORTS;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -293,9 +297,29 @@ struct Body {
     deadline: Option<f64>,
     /// The bytes the defaults were copied into so far ([`MAX_DEFAULT_COPIES`]).
     copied: usize,
+    /// Attributes left out that neither fugue nor Graphviz reads ([`UnreadKey`]): the key's
+    /// byte offset, what gives it, the key and the nearest key read there; at most
+    /// [`MAX_UNREAD_KEYS`], and how many more.
+    unread: Vec<(usize, String, String, Option<String>)>,
+    unread_more: usize,
 }
 
 impl Body {
+    /// Records attribute `a` of `of` when neither fugue (`reads`: the keys read there, the
+    /// first candidates for a misspelling) nor Graphviz reads it.
+    fn unless_read(&mut self, a: &Attr, of: &str, reads: &[&str]) {
+        if reads.iter().any(|r| own_key(r) == own_key(&a.key)) || is_graphviz(&a.key) {
+            return;
+        }
+        if self.unread.len() < MAX_UNREAD_KEYS {
+            let nearest = crate::suggest::nearest(&a.key, reads.iter().copied()).map(String::from);
+            self.unread
+                .push((a.key_pos, of.to_string(), a.key.clone(), nearest));
+        } else {
+            self.unread_more += 1;
+        }
+    }
+
     /// Declares node `name` (first mentioned at byte `pos`) with the node defaults, unless it
     /// is declared already; returns its index. Fails when the defaults' copies pass
     /// [`MAX_DEFAULT_COPIES`].
@@ -573,9 +597,13 @@ impl Parser<'_> {
                         .into_iter()
                         .filter(|a| !DISPLAY_ATTRIBUTES.contains(&a.key.as_str())),
                 ),
-                "edge" => body
-                    .edge_defaults
-                    .extend(attrs.into_iter().filter(|a| edge_reads(&a.key))),
+                "edge" => {
+                    for a in &attrs {
+                        body.unless_read(a, "the edge defaults", EDGE_KEYS);
+                    }
+                    body.edge_defaults
+                        .extend(attrs.into_iter().filter(|a| edge_reads(&a.key)))
+                }
                 // `graph [k = v]` sets graph attributes, as `k = v` statements do.
                 _ => {
                     for a in &attrs {
@@ -663,6 +691,14 @@ impl Parser<'_> {
         depth: usize,
     ) -> Result<(), ReadError> {
         if key != "deadline" {
+            let a = Attr {
+                key: key.to_string(),
+                key_pos: key_at,
+                value: String::new(),
+                pos: value_at,
+                quoted: false,
+            };
+            body.unless_read(&a, "the graph", &["deadline"]);
             return Ok(());
         }
         if depth > 0 {
@@ -728,6 +764,9 @@ impl Parser<'_> {
         body.charge(attrs_bytes(&body.edge_defaults))
             .map_err(|m| self.err(at, m))?;
         let own = self.attrs()?;
+        for a in &own {
+            body.unless_read(a, "an edge", EDGE_KEYS);
+        }
         // A key the edge statement itself gives twice (one that overrides a default is
         // fine), as for a node.
         // Only the keys an edge is read for: others (Graphviz's `arrowhead`, `dir`, ...) are
@@ -790,10 +829,30 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
     if let Some(d) = body.deadline {
         g.set_deadline(d);
     }
-    let raw = add_nodes(&mut g, &body, text, file)?;
+    let mut unread = Vec::new();
+    let raw = add_nodes(&mut g, &body, text, file, &mut unread)?;
     let offsets = add_edges(&mut g, &body.order, &body.edges, strict, text, file)?;
     let mut graph = finish(g, file, text, &offsets, crate::error::FEEDBACK_DOT)?;
-    graph.set_places(Some(source_places(text, &raw)));
+    let mut places = source_places(text, &raw);
+    // In file order: the statements' keys, then the task nodes' (each list in order).
+    let mut more = body.unread_more;
+    unread.splice(0..0, body.unread);
+    unread.sort_by_key(|u| u.0);
+    if unread.len() > MAX_UNREAD_KEYS {
+        more += unread.len() - MAX_UNREAD_KEYS;
+        unread.truncate(MAX_UNREAD_KEYS);
+    }
+    let mut cursor = Cursor::new(text);
+    for (pos, of, key, nearest) in unread {
+        places.push_unread(UnreadKey {
+            at: cursor.at(pos),
+            of,
+            key,
+            nearest,
+        });
+    }
+    places.add_unread_more(more);
+    graph.set_places(Some(places));
     Ok(graph)
 }
 
@@ -850,6 +909,201 @@ fn own_key(key: &str) -> &str {
 /// Whether an edge is read for `key`: its cost, its ports and its feedback mark.
 fn edge_reads(key: &str) -> bool {
     is_weight(key) || ["taillabel", "headlabel", "feedback"].contains(&key)
+}
+
+/// The keys an edge is read for ([`edge_reads`]).
+const EDGE_KEYS: &[&str] = &["Weight", "taillabel", "headlabel", "feedback"];
+
+/// The keys a node of a task graph (no `kind`) is read for, besides `in` and `out`: an
+/// attribute close to one of them is said ([`UnreadKey`]); others are the file's own data.
+const TASK_NODE_KEYS: &[&str] = &["Weight", "wcet", "kind"];
+
+/// Graphviz's attributes (of graphs, nodes, edges and clusters, every layout engine),
+/// sorted: a key among them is the drawing's, read by Graphviz, and not said when fugue
+/// leaves it out.
+const GRAPHVIZ_ATTRIBUTES: &[&str] = &[
+    "Damping",
+    "K",
+    "TBbalance",
+    "URL",
+    "_background",
+    "area",
+    "arrowhead",
+    "arrowsize",
+    "arrowtail",
+    "bb",
+    "beautify",
+    "bgcolor",
+    "center",
+    "charset",
+    "class",
+    "cluster",
+    "clusterrank",
+    "color",
+    "colorscheme",
+    "comment",
+    "compound",
+    "concentrate",
+    "constraint",
+    "decorate",
+    "defaultdist",
+    "dim",
+    "dimen",
+    "dir",
+    "diredgeconstraints",
+    "distortion",
+    "dpi",
+    "edgeURL",
+    "edgehref",
+    "edgetarget",
+    "edgetooltip",
+    "epsilon",
+    "esep",
+    "fillcolor",
+    "fixedsize",
+    "fontcolor",
+    "fontname",
+    "fontnames",
+    "fontpath",
+    "fontsize",
+    "forcelabels",
+    "gradientangle",
+    "group",
+    "headURL",
+    "head_lp",
+    "headclip",
+    "headhref",
+    "headlabel",
+    "headport",
+    "headtarget",
+    "headtooltip",
+    "height",
+    "href",
+    "id",
+    "image",
+    "imagepath",
+    "imagepos",
+    "imagescale",
+    "inputscale",
+    "label",
+    "labelURL",
+    "label_scheme",
+    "labelangle",
+    "labeldistance",
+    "labelfloat",
+    "labelfontcolor",
+    "labelfontname",
+    "labelfontsize",
+    "labelhref",
+    "labeljust",
+    "labelloc",
+    "labeltarget",
+    "labeltooltip",
+    "landscape",
+    "layer",
+    "layerlistsep",
+    "layers",
+    "layerselect",
+    "layersep",
+    "layout",
+    "len",
+    "levels",
+    "levelsgap",
+    "lhead",
+    "lheight",
+    "linelength",
+    "lp",
+    "ltail",
+    "lwidth",
+    "margin",
+    "maxiter",
+    "mclimit",
+    "mindist",
+    "minlen",
+    "mode",
+    "model",
+    "newrank",
+    "nodesep",
+    "nojustify",
+    "normalize",
+    "notranslate",
+    "nslimit",
+    "nslimit1",
+    "oneblock",
+    "ordering",
+    "orientation",
+    "outputorder",
+    "overlap",
+    "overlap_scaling",
+    "overlap_shrink",
+    "pack",
+    "packmode",
+    "pad",
+    "page",
+    "pagedir",
+    "pencolor",
+    "penwidth",
+    "peripheries",
+    "pin",
+    "pos",
+    "quadtree",
+    "quantum",
+    "radius",
+    "rank",
+    "rankdir",
+    "ranksep",
+    "ratio",
+    "rects",
+    "regular",
+    "remincross",
+    "repulsiveforce",
+    "resolution",
+    "root",
+    "rotate",
+    "rotation",
+    "samehead",
+    "sametail",
+    "samplepoints",
+    "scale",
+    "searchsize",
+    "sep",
+    "shape",
+    "shapefile",
+    "showboxes",
+    "sides",
+    "size",
+    "skew",
+    "smoothing",
+    "sortv",
+    "splines",
+    "start",
+    "style",
+    "stylesheet",
+    "tailURL",
+    "tail_lp",
+    "tailclip",
+    "tailhref",
+    "taillabel",
+    "tailport",
+    "tailtarget",
+    "tailtooltip",
+    "target",
+    "tooltip",
+    "truecolor",
+    "vertices",
+    "viewport",
+    "voro_margin",
+    "weight",
+    "width",
+    "xdotversion",
+    "xlabel",
+    "xlp",
+    "z",
+];
+
+/// Whether Graphviz reads `key` ([`GRAPHVIZ_ATTRIBUTES`]).
+fn is_graphviz(key: &str) -> bool {
+    GRAPHVIZ_ATTRIBUTES.binary_search(&key).is_ok()
 }
 
 /// The `Weight` of `what` (declared at byte `pos`) among `attrs`: the last one given, a
@@ -910,6 +1164,7 @@ fn add_nodes(
     body: &Body,
     text: &str,
     file: &str,
+    unread: &mut Vec<(usize, String, String, Option<String>)>,
 ) -> Result<Vec<RawPlaces>, ReadError> {
     let mut places = Vec::with_capacity(body.order.len());
     for (name, d) in body.order.iter().zip(&body.decls) {
@@ -992,6 +1247,23 @@ fn add_nodes(
                 index.insert(key, node.attrs.len());
                 node.attrs.push((key.clone(), value(a)));
                 place.attrs.push(a.key_pos);
+            }
+        }
+        // A node of no kind (a task graph's): its other keys are the file's own data, but
+        // one close to a key read is a misspelling of it.
+        if node.kind == crate::TASK_KIND {
+            for (i, (key, _)) in node.attrs.iter().enumerate() {
+                if is_graphviz(key) {
+                    continue;
+                }
+                if let Some(near) = crate::suggest::nearest(key, TASK_NODE_KEYS.iter().copied()) {
+                    unread.push((
+                        place.attrs[i],
+                        format!("node `{name}`"),
+                        key.clone(),
+                        Some(near.to_string()),
+                    ));
+                }
             }
         }
         super::room_for_node(g)
@@ -1217,5 +1489,29 @@ impl Added {
             self.offsets.push(w.pos);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// [`is_graphviz`] searches the list in halves: it must be sorted, without repeats.
+    #[test]
+    fn the_graphviz_attributes_are_sorted() {
+        assert!(GRAPHVIZ_ATTRIBUTES.windows(2).all(|w| w[0] < w[1]));
+        for key in [
+            "label",
+            "arrowhead",
+            "TBbalance",
+            "_background",
+            "z",
+            "headlabel",
+        ] {
+            assert!(is_graphviz(key), "{key}");
+        }
+        for key in ["headlable", "Wieght", "deadline", "feedback", "kind"] {
+            assert!(!is_graphviz(key), "{key}");
+        }
     }
 }
