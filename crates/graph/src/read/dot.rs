@@ -17,7 +17,7 @@
 //! their nodes and edges are the graph's, their defaults their own, and a subgraph in an
 //! edge (`a -> {b c}`) stands for each of its nodes. HTML strings (`<...>`) are read as
 //! strings. Ports (`a:p`) are reported as unsupported. An attribute left out that Graphviz
-//! does not read either ([`GRAPHVIZ_ATTRIBUTES`]) is recorded with its place
+//! does not read either (`GRAPHVIZ_ATTRIBUTES`) is recorded with its place
 //! ([`SourcePlaces::unread`]): of an edge, the edge defaults or the graph, and a task node's
 //! key close to `Weight`, `wcet` or `kind`; `check` refuses it and the other commands warn,
 //! with the key it is closest to (`headlable`: `headlabel`).
