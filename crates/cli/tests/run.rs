@@ -915,3 +915,65 @@ fn a_jack_buffer_size_the_graph_cannot_run_at_ends_the_run_with_its_statistics()
     assert!(n > 0, "{stdout}");
     assert_eq!(rows(&csv), n);
 }
+
+/// A clocked run whose cycles take longer than the period says that it did not keep pace
+/// and how many periods ran no cycle; its cycles and those periods make up the run's length.
+/// `--threads` ignored by seq is not reported as the threads that played.
+#[test]
+fn a_clocked_run_that_falls_behind_says_the_periods_it_skipped() {
+    let dir = tmp("behind");
+    std::fs::create_dir_all(&dir).unwrap();
+    let graph = dir.join("slow.ag");
+    // 100 µs of work in each period of 1 frame (20.8 µs at 48 kHz).
+    std::fs::write(
+        &graph,
+        "l = { kind: \"load\", wcet: 100, };\nout = { kind: \"sink\", in: 1, };\nl.1 -> out.1;\n",
+    )
+    .unwrap();
+    let o = fugue()
+        .args([
+            "run",
+            "--backend",
+            "clocked",
+            "--buffer",
+            "1",
+            "--seconds",
+            "0.3",
+        ])
+        .args(["-e", "seq", "-t", "2", "--json"])
+        .arg(&graph)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["threads"], 1, "{v}");
+    let (cycles, overruns, skipped) = (
+        v["cycles"].as_u64().unwrap(),
+        v["overruns"].as_u64().unwrap(),
+        v["skipped_periods"].as_u64().unwrap(),
+    );
+    assert!(overruns > 0 && skipped > cycles, "{v}");
+    // 0.3 s is 14,400 periods: each ran a cycle or was skipped (a few around the start).
+    let all = cycles + skipped;
+    assert!((13_000..=14_500).contains(&all), "{cycles} + {skipped}");
+    let o = fugue()
+        .args([
+            "run",
+            "--backend",
+            "clocked",
+            "--buffer",
+            "1",
+            "--seconds",
+            "0.3",
+        ])
+        .arg(&graph)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{out}");
+    assert!(
+        out.contains("the run did not keep pace") && out.contains("periods ran no cycle"),
+        "{out}"
+    );
+}

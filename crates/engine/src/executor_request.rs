@@ -207,7 +207,13 @@ impl ExecutorChoice {
     /// The executor and threads that played: the ones `auto` chose when it chose, else this
     /// choice's.
     pub fn played(&self, auto: Option<&AutoReport>) -> (ExecutorKind, usize) {
-        auto.map_or((self.kind, self.threads), |a| {
+        // seq runs on one thread whatever `--threads` says (said as ignored).
+        let threads = if self.kind == ExecutorKind::Seq {
+            1
+        } else {
+            self.threads
+        };
+        auto.map_or((self.kind, threads), |a| {
             (a.chosen().kind, a.chosen().threads)
         })
     }

@@ -238,6 +238,9 @@ pub struct RunReport {
     /// backend); cycles that started more than one period late and were rescheduled
     /// (clocked backend).
     pub xruns: u64,
+    /// Periods whose cycle never ran because the clock restarted after a late cycle
+    /// (clocked backend; `None` for the others, whose device or server keeps the time).
+    pub skipped_periods: Option<u64>,
     /// What the audio device was asked and granted (ALSA backend), in words.
     pub device: Option<String>,
     /// The backend that ran: `jack`, `alsa` or `clocked` (what [`Backend::Auto`] found).

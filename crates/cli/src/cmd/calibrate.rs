@@ -12,7 +12,8 @@ use crate::util;
 /// Arguments of `fugue calibrate`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The graph to measure (.ag, .stg or .dot; its nodes must be of known kinds).
+    /// The graph to measure (.ag, .stg, .dot, or a Faust program .dsp; its nodes must be of
+    /// known kinds).
     pub graph: PathBuf,
     /// The graph's format, instead of guessing it from the extension: ag, stg or dot.
     #[arg(long, value_parser = util::parse_format)]

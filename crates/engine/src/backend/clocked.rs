@@ -83,6 +83,9 @@ struct Clock {
     /// restarted the clock) before it.
     end: Option<u64>,
     overruns: u64,
+    /// Time that ran no cycle, ns: a late cycle restarts the clock at the present, and the
+    /// time it overran (from when the next cycle was due) is not caught up.
+    skipped_ns: u64,
 }
 
 impl Clock {
@@ -113,8 +116,10 @@ impl Pacer for Clock {
         self.k += 1;
         let next = self.due(self.k);
         let now = now_ns();
-        if now > next + (self.period_num / self.rate) as u64 {
+        let period = (self.period_num / self.rate) as u64;
+        if now > next + period {
             self.overruns += 1;
+            self.skipped_ns += now - next;
             self.base = now;
             self.k = 0;
         }
@@ -128,6 +133,13 @@ impl Pacer for Clock {
 
     fn xruns(&self) -> u64 {
         self.overruns
+    }
+
+    fn skipped(&self) -> Option<u64> {
+        // In periods: the schedule restarts at any instant, so the time is summed, not the
+        // slots it passed.
+        let period = self.period_num as f64 / self.rate as f64;
+        Some((self.skipped_ns as f64 / period).round() as u64)
     }
 }
 
@@ -157,6 +169,7 @@ pub(crate) fn run(
             k: 0,
             end,
             overruns: 0,
+            skipped_ns: 0,
         }
     };
     paced::run(graph, options, rate, block, None, make, on_tick)

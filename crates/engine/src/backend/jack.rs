@@ -748,6 +748,7 @@ pub(crate) fn run(
     warnings.sort();
     warnings.dedup();
     Ok(RunReport {
+        skipped_periods: None,
         // Relaxed: the callback no longer runs (deactivated, or its server is gone).
         non_finite: non_finite.load(Ordering::Relaxed),
         summary: outcome.summary,

@@ -29,6 +29,11 @@ pub(crate) trait Pacer: Send {
     fn end_cycle(&mut self, stop: &AtomicBool) -> Result<(), String>;
     /// Cycles that came too late for the clock or the device (each recovered from).
     fn xruns(&self) -> u64;
+    /// Periods whose cycle never ran because the clock restarted after a late cycle (the
+    /// clocked backend; `None` where the device keeps the time).
+    fn skipped(&self) -> Option<u64> {
+        None
+    }
     /// After the run's last cycle, when its time was up (not stopped): waits until that
     /// cycle's period has passed and the device has played what it holds, so that a run of
     /// `--seconds S` lasts S seconds and its last blocks are heard (returns early when `stop`
@@ -40,6 +45,7 @@ pub(crate) trait Pacer: Send {
 struct Done {
     engine: Engine,
     xruns: u64,
+    skipped: Option<u64>,
     warnings: Vec<String>,
     end: EndReason,
 }
@@ -153,6 +159,7 @@ pub(crate) fn run<P: Pacer + 'static>(
                 Done {
                     engine,
                     xruns: pacer.xruns(),
+                    skipped: pacer.skipped(),
                     warnings,
                     end,
                 }
@@ -181,6 +188,7 @@ pub(crate) fn run<P: Pacer + 'static>(
         records: outcome.records,
         end: done.end,
         xruns: done.xruns,
+        skipped_periods: done.skipped,
         backend: if device.is_some() { "alsa" } else { "clocked" },
         device,
         sample_rate: rate,

@@ -268,6 +268,9 @@ pub struct RunSummary<'a> {
     pub miss_rate: f64,
     /// JACK xruns, the ALSA device's underruns, or the clocked backend's overruns.
     pub overruns: u64,
+    /// Periods whose cycle never ran after the clocked backend's overruns (the clock
+    /// restarts at the present and does not catch up); `null` for JACK and ALSA.
+    pub skipped_periods: Option<u64>,
     /// Records the statistics ring dropped.
     pub dropped: u64,
     /// Tasks stolen.
@@ -321,6 +324,7 @@ impl<'a> RunSummary<'a> {
             misses: s.misses,
             miss_rate: s.miss_rate(),
             overruns: r.xruns,
+            skipped_periods: r.skipped_periods,
             dropped: s.dropped,
             steals: s.steals,
             wake_median_us: us(s.wake_median_ns as f64),
@@ -376,7 +380,15 @@ impl std::fmt::Display for RunSummary<'_> {
                 self.overruns
             )?,
             ("alsa", _) => write!(f, ", ALSA xruns {}", self.overruns)?,
-            _ => write!(f, ", overruns {}", self.overruns)?,
+            _ => match self.skipped_periods {
+                Some(n) if self.overruns > 0 => write!(
+                    f,
+                    ", overruns {} (cycles that started more than a period late): the run did not keep pace, {} ran no cycle",
+                    self.overruns,
+                    crate::report::counted(n as usize, "period")
+                )?,
+                _ => write!(f, ", overruns {}", self.overruns)?,
+            },
         }
         if self.dropped > 0 {
             write!(
