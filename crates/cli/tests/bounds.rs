@@ -124,7 +124,7 @@ fn costs_beyond_1e12_are_refused_at_their_place() {
     refused(
         &fugue(&["schedule", &g, "-p", "2", "--costs", &csv]),
         1,
-        &["huge.csv:2", "from 0 to 1e12"],
+        &["huge.csv:2:3: the cost `1e308`", "from 0 to 1e12"],
     );
     let o = fugue(&["schedule", &g, "-p", "2"]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -474,7 +474,7 @@ fn schedule_bad_arguments_and_costs_are_reported() {
     let o = schedule(&f, "etf", "2", &["--costs", costs]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stderr(&o).contains("c.csv:3: the graph has no node `nope`"),
+        stderr(&o).contains("c.csv:3:1: the graph has no node `nope`"),
         "{}",
         stderr(&o)
     );

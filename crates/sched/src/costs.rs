@@ -7,34 +7,40 @@ use thiserror::Error;
 #[derive(Clone, Debug, Error, PartialEq)]
 pub enum CostsError {
     /// A row is not `node,cost`.
-    #[error("{file}:{line}: expected `node,cost`, found `{text}`")]
+    #[error("{file}:{line}:{column}: expected `node,cost`, found `{text}`")]
     BadRow {
         /// File name.
         file: String,
         /// Line number, from 1.
         line: usize,
+        /// Column of the row's first character, from 1.
+        column: usize,
         /// The row.
         text: String,
     },
     /// The cost is not a number from 0 to [`fugue_graph::MAX_COST`].
-    #[error("{file}:{line}: the cost `{value}` of node `{node}` is not a number from 0 to 1e12")]
+    #[error("{file}:{line}:{column}: the cost `{value}` of node `{node}` is not a number from 0 to 1e12")]
     BadCost {
         /// File name.
         file: String,
         /// Line number, from 1.
         line: usize,
+        /// Column of the cost, from 1.
+        column: usize,
         /// The node.
         node: String,
         /// The value as written.
         value: String,
     },
     /// The node is not in the graph.
-    #[error("{file}:{line}: the graph has no node `{node}`")]
+    #[error("{file}:{line}:{column}: the graph has no node `{node}`")]
     UnknownNode {
         /// File name.
         file: String,
         /// Line number, from 1.
         line: usize,
+        /// Column of the node's name, from 1.
+        column: usize,
         /// The node.
         node: String,
     },
@@ -56,12 +62,14 @@ pub enum CostsError {
         ext: String,
     },
     /// The node was given a cost twice.
-    #[error("{file}:{line}: node `{node}` already has a cost on line {first}")]
+    #[error("{file}:{line}:{column}: node `{node}` already has a cost on line {first}")]
     Duplicate {
         /// File name.
         file: String,
         /// Line number, from 1.
         line: usize,
+        /// Column of the node's name, from 1.
+        column: usize,
         /// The node.
         node: String,
         /// The line of its first cost.
@@ -161,6 +169,9 @@ pub fn parse_costs_given(
         if row.is_empty() || row.starts_with('#') {
             continue;
         }
+        // Where the row's first field starts (its name), in characters from 1.
+        let row_column = raw.len() - raw.trim_start().len();
+        let row_column = raw[..row_column].chars().count() + 1;
         let fields = split_row(row);
         let header = first_row
             && fields.as_ref().is_some_and(|(name, cost, quoted)| {
@@ -174,6 +185,7 @@ pub fn parse_costs_given(
             return Err(CostsError::BadRow {
                 file: file.into(),
                 line,
+                column: row_column,
                 text: raw.into(),
             });
         };
@@ -182,24 +194,29 @@ pub fn parse_costs_given(
             return Err(CostsError::UnknownNode {
                 file: file.into(),
                 line,
+                column: row_column,
                 node: name.into(),
             });
         };
         let value: f64 = match cost.parse::<f64>() {
             Ok(v) if fugue_graph::is_cost(v) => v,
             _ => {
+                // The cost is the row's last field.
+                let at = raw.trim_end().rfind(&*cost).unwrap_or(0);
                 return Err(CostsError::BadCost {
                     file: file.into(),
                     line,
+                    column: raw[..at].chars().count() + 1,
                     node: name.into(),
                     value: cost.into(),
-                })
+                });
             }
         };
         if seen[id] != 0 {
             return Err(CostsError::Duplicate {
                 file: file.into(),
                 line,
+                column: row_column,
                 node: name.into(),
                 first: seen[id],
             });
@@ -305,9 +322,9 @@ mod tests {
     fn errors_name_file_and_line() {
         let g = graph();
         let e = parse_costs("node,cost\nb,1\n", "m.csv", &g).unwrap_err();
-        assert_eq!(e.to_string(), "m.csv:2: the graph has no node `b`");
+        assert_eq!(e.to_string(), "m.csv:2:1: the graph has no node `b`");
         let e = parse_costs("a,1\na,-3\n", "m.csv", &g).unwrap_err();
-        assert!(e.to_string().starts_with("m.csv:2: the cost `-3`"), "{e}");
+        assert!(e.to_string().starts_with("m.csv:2:3: the cost `-3`"), "{e}");
         let e = parse_costs("a,1,2\n", "m.csv", &g).unwrap_err();
         assert!(matches!(e, CostsError::BadRow { line: 1, .. }));
         let e = parse_costs("a,1\nc,2\na,3\n", "m.csv", &g).unwrap_err();
