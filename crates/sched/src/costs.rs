@@ -202,7 +202,7 @@ pub fn parse_costs_given(
             Ok(v) if fugue_graph::is_cost(v) => v,
             _ => {
                 // The cost is the row's last field.
-                let at = raw.trim_end().rfind(&*cost).unwrap_or(0);
+                let at = raw.trim_end().rfind(cost).unwrap_or(0);
                 return Err(CostsError::BadCost {
                     file: file.into(),
                     line,
