@@ -977,3 +977,29 @@ fn a_clocked_run_that_falls_behind_says_the_periods_it_skipped() {
         "{out}"
     );
 }
+
+/// `run --json` says the sub-blocks each cycle was cut into, as `render --json` does.
+#[test]
+fn run_json_says_the_pipeline_that_played() {
+    let graph = example_graph();
+    for (pipeline, want) in [("4", 4), ("1", 1)] {
+        let o = fugue()
+            .args([
+                "run",
+                "--backend",
+                "clocked",
+                "--buffer",
+                "256",
+                "--seconds",
+                "0.2",
+            ])
+            .args(["-e", "ws", "-t", "2", "--pipeline", pipeline, "--json"])
+            .arg(&graph)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{err}");
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["pipeline"], want, "{v}");
+    }
+}

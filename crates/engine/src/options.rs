@@ -241,6 +241,9 @@ pub struct RunReport {
     /// Periods whose cycle never ran because the clock restarted after a late cycle
     /// (clocked backend; `None` for the others, whose device or server keeps the time).
     pub skipped_periods: Option<u64>,
+    /// Sub-blocks each cycle's block was cut into (`--pipeline`; 1: not pipelined; JACK: at
+    /// the last buffer size).
+    pub pipeline: usize,
     /// What the audio device was asked and granted (ALSA backend), in words.
     pub device: Option<String>,
     /// The backend that ran: `jack`, `alsa` or `clocked` (what [`Backend::Auto`] found).

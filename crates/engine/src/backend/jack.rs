@@ -721,6 +721,8 @@ pub(crate) fn run(
     let mut panics = Vec::new();
     let mut server_frames = None;
     let mut profile = None;
+    // Unknown when the server went away with the engine: not pipelined, as far as is known.
+    let mut pipeline = 1;
     if server_gone {
         // The server is gone: its process thread no longer runs our callback. Deactivating a
         // client of a dead server can block inside libjack, so the client and its handlers
@@ -733,6 +735,7 @@ pub(crate) fn run(
                 if let Some(e) = process.engine.as_mut() {
                     panics = e.plan.take_panics();
                     profile = e.profile_report();
+                    pipeline = e.plan.pipeline();
                 }
                 server_frames = Some(process.clock.total());
                 drop(process);
@@ -749,6 +752,7 @@ pub(crate) fn run(
     warnings.dedup();
     Ok(RunReport {
         skipped_periods: None,
+        pipeline,
         // Relaxed: the callback no longer runs (deactivated, or its server is gone).
         non_finite: non_finite.load(Ordering::Relaxed),
         summary: outcome.summary,

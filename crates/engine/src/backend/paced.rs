@@ -189,6 +189,7 @@ pub(crate) fn run<P: Pacer + 'static>(
         end: done.end,
         xruns: done.xruns,
         skipped_periods: done.skipped,
+        pipeline: engine.plan.pipeline(),
         backend: if device.is_some() { "alsa" } else { "clocked" },
         device,
         sample_rate: rate,

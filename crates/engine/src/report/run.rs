@@ -248,6 +248,8 @@ pub struct RunSummary<'a> {
     pub executor: ExecutorKind,
     /// Its threads.
     pub threads: usize,
+    /// Sub-blocks each cycle's block was cut into (`--pipeline`; 1: not pipelined).
+    pub pipeline: usize,
     /// `period` or `double`.
     pub deadline: &'a str,
     /// A cycle's deadline, µs.
@@ -314,6 +316,7 @@ impl<'a> RunSummary<'a> {
             buffer: r.block,
             executor,
             threads,
+            pipeline: r.pipeline,
             deadline,
             deadline_us: us(deadline_ns(s, r.block as f64, r.sample_rate, deadline)),
             cycles: s.cycles,
