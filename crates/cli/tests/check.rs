@@ -265,6 +265,14 @@ fn dot_attributes_read_by_no_one_are_said_where_they_are() {
         err.contains("warning: ") && err.contains("audio.dot:6:11: attribute `headlable`"),
         "{err}"
     );
+    // `schedule` says them too: an edge's misspelt cost changes the schedule.
+    let o = fugue(&["schedule", audio.to_str().unwrap(), "-p", "2"]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("audio.dot:3:25: attribute `wieght` of the edge defaults"),
+        "{err}"
+    );
     // A task graph: `Wieght` is a misspelling, `owner` the file's own data.
     let task = d.join("task.dot");
     std::fs::write(

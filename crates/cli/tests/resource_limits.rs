@@ -117,6 +117,39 @@ fn an_endless_graph_file_is_read_only_up_to_the_limit() {
     let o = fugue(&["info", "--format", "ag", "/dev/zero"]);
     refused(&o, 1, &["/dev/zero", "larger than 256 MiB"]);
     assert!(start.elapsed() < Duration::from_secs(30));
+    // A regular file is refused from its size (a sparse one: no disk used), a graph or a
+    // costs file alike.
+    let d = folder("resource_limits", "sparse");
+    let big = d.join("big.ag");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(3 << 30)
+        .unwrap();
+    refused(
+        &fugue(&["info", big.to_str().unwrap()]),
+        1,
+        &["big.ag", "larger than 256 MiB"],
+    );
+    let costs = d.join("big.csv");
+    std::fs::File::create(&costs)
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
+    refused(
+        &fugue(&[
+            "info",
+            &common::example("rake.ag"),
+            "--costs",
+            costs.to_str().unwrap(),
+        ]),
+        1,
+        &[
+            "big.csv",
+            "larger than 256 MiB, the most a costs file may have",
+        ],
+    );
+    std::fs::remove_file(&big).unwrap();
+    std::fs::remove_file(&costs).unwrap();
 }
 
 #[test]

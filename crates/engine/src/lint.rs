@@ -262,19 +262,7 @@ pub const MAX_UNHEARD_NAMED: usize = 10;
 /// `rate` Hz, the rate the graph will run at (a Faust program may go out of tune above
 /// 192 kHz).
 pub fn lint(graph: &TaskGraph, registry: &Registry, rate: f64) -> Vec<Warning> {
-    let mut out = Vec::new();
-    if let Some(places) = graph.places() {
-        let (keys, more) = places.unread();
-        out.extend(keys.iter().map(|k| Warning::UnreadKey {
-            at: k.at,
-            of: k.of.clone(),
-            key: k.key.clone(),
-            nearest: k.nearest.clone(),
-        }));
-        if more > 0 {
-            out.push(Warning::UnreadKeysMore { more });
-        }
-    }
+    let mut out = unread_keys(graph);
     let mut said_of_kind: std::collections::HashSet<String> = Default::default();
     let ratios = rate_ratios(graph);
     for (v, n) in graph.nodes().iter().enumerate() {
@@ -411,6 +399,26 @@ pub fn lint_run(graph: &TaskGraph, registry: &Registry, offline: bool, rate: f64
     out
 }
 
+/// The attributes the file's reader left out that neither fugue nor Graphviz reads
+/// ([`Warning::UnreadKey`], then [`Warning::UnreadKeysMore`]): part of [`lint`], and all that
+/// `fugue schedule` says of a graph (an edge's misspelt `Weight` changes its schedule).
+pub fn unread_keys(graph: &TaskGraph) -> Vec<Warning> {
+    let mut out = Vec::new();
+    if let Some(places) = graph.places() {
+        let (keys, more) = places.unread();
+        out.extend(keys.iter().map(|k| Warning::UnreadKey {
+            at: k.at,
+            of: k.of.clone(),
+            key: k.key.clone(),
+            nearest: k.nearest.clone(),
+        }));
+        if more > 0 {
+            out.push(Warning::UnreadKeysMore { more });
+        }
+    }
+    out
+}
+
 /// [`lint`]'s warnings, each preceded by the graph file's name (and its place in the file);
 /// for an `offline` run, without those that matter only in real time.
 pub fn file_lints(
@@ -420,7 +428,13 @@ pub fn file_lints(
     offline: bool,
     rate: f64,
 ) -> Vec<String> {
-    lint_run(graph, registry, offline, rate)
+    placed(graph, file, &lint_run(graph, registry, offline, rate))
+}
+
+/// `warnings` of `graph`, read from `file`, each preceded by the file's name and its place
+/// in the file when it has one.
+pub fn placed(graph: &TaskGraph, file: &Path, warnings: &[Warning]) -> Vec<String> {
+    warnings
         .iter()
         .map(|w| match place(graph, w) {
             Some(at) => format!("{}:{at}: {w}", file.display()),

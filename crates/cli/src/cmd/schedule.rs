@@ -149,6 +149,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         ))
     })?;
     let mut g = util::read_graph(&a.file, a.format)?;
+    // Attributes read by no one (a misspelt `Weight`): the schedule would differ.
+    let unread = fugue_engine::lint::unread_keys(&g);
+    crate::warn::report(&fugue_engine::lint::placed(&g, &a.file, &unread), false)?;
     // Measured costs take at most half the time limit (the schedule the rest).
     let origin = util::apply_costs_within(
         &a.costs,

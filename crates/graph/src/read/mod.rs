@@ -73,20 +73,15 @@ pub fn read_file(path: &Path, format: Option<Format>) -> Result<TaskGraph, ReadE
         file: file.clone(),
         source,
     };
-    // Read at most one byte past the limit, so that /dev/zero or a FIFO stops.
-    let mut bytes = Vec::new();
-    open_file(path)
-        .and_then(|f| {
-            use std::io::Read as _;
-            f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)
-        })
-        .map_err(io)?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
+    let Some(bytes) = open_file(path)
+        .and_then(|f| bytes_within(f, MAX_FILE_BYTES))
+        .map_err(io)?
+    else {
         return Err(ReadError::TooLarge {
             file,
             limit: MAX_FILE_BYTES,
         });
-    }
+    };
     let mut graph = read_bytes(&bytes, format, &file)?;
     graph.set_folder(Some(folder_of(path).to_path_buf()));
     Ok(graph)
@@ -118,19 +113,33 @@ pub fn open_file(path: &Path) -> std::io::Result<std::fs::File> {
 /// more than one byte past it (so `/dev/zero` or an endless pipe stops): the error then says
 /// the limit and what the file should be (`what`: "a costs file").
 pub fn read_bounded(path: &Path, limit: u64, what: &str) -> std::io::Result<Vec<u8>> {
-    use std::io::Read as _;
-    let mut bytes = Vec::new();
-    open_file(path)?.take(limit + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > limit {
-        return Err(std::io::Error::new(
+    let too_large = || {
+        std::io::Error::new(
             std::io::ErrorKind::FileTooLarge,
             format!(
                 "it is larger than {}, the most {what} may have",
                 size_text(limit)
             ),
-        ));
+        )
+    };
+    bytes_within(open_file(path)?, limit)?.ok_or_else(too_large)
+}
+
+/// The bytes of `file`, or `None` when it holds more than `limit`: a regular file is refused
+/// from its size before a byte is read (a sparse file of gigabytes took 270 MB and a second
+/// to read up to the limit); any other (a pipe, `/dev/zero`) is read one byte past the limit
+/// at most.
+fn bytes_within(file: std::fs::File, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::Read as _;
+    if file
+        .metadata()
+        .is_ok_and(|m| m.is_file() && m.len() > limit)
+    {
+        return Ok(None);
     }
-    Ok(bytes)
+    let mut bytes = Vec::new();
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= limit).then_some(bytes))
 }
 
 /// `limit` bytes as people write it: `64 MiB`, `512 KiB`, `100 bytes`.
