@@ -169,6 +169,11 @@ impl Nap {
         }
     }
 
+    /// Whether the threads outnumber the cores.
+    fn oversubscribed(&self) -> bool {
+        self.stretch > 1
+    }
+
     /// Sleeps `d`, stretched (then until shutdown rings at most).
     fn sleep(&self, d: Duration, rng: &mut Rng) {
         if self.stretch == 1 {
@@ -598,6 +603,12 @@ impl Queues {
     /// core while idle).
     pub(crate) fn spins(&self) -> bool {
         matches!(self.kind, Kind::Steal { .. })
+    }
+
+    /// Whether the pool has more threads than the cores it may run on (the measure that
+    /// stretches the polling policies' sleeps).
+    pub(crate) fn oversubscribed(&self) -> bool {
+        self.nap.oversubscribed()
     }
 
     /// Wakes every waiting thread (shutdown; the caller has set the shutdown flag).

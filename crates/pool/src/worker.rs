@@ -23,8 +23,7 @@ const YIELD_ROUNDS: u32 = 32;
 
 /// The yield rounds of a pool of more threads than cores, which spins none: a thief that
 /// spins there holds a core that a thread with work needs, and each of its searches reads
-/// every other thread's deque (4096 threads on 2 cores took 2.2 s to run one task with the
-/// full budget, against 0.1 s without it).
+/// every other thread's deque (`docs/pool.md`, "Spin budget").
 const OVERSUBSCRIBED_YIELD_ROUNDS: u32 = 2;
 
 /// What the threads of one pool share.
@@ -48,8 +47,14 @@ pub(crate) struct Registry {
 
 impl Registry {
     pub(crate) fn new(policy: Policy, nthreads: usize, capacity: Option<usize>) -> Self {
+        let queues = Queues::new(policy, nthreads, capacity);
+        let idle_rounds = if queues.oversubscribed() {
+            (0, OVERSUBSCRIBED_YIELD_ROUNDS)
+        } else {
+            (SPIN_ROUNDS, YIELD_ROUNDS)
+        };
         Registry {
-            queues: Queues::new(policy, nthreads, capacity),
+            queues,
             counters: (0..nthreads)
                 .map(|_| CachePadded::new(Counters::default()))
                 .collect(),
@@ -60,11 +65,7 @@ impl Registry {
             detached_cv: Condvar::new(),
             policy,
             capacity,
-            idle_rounds: if nthreads > crate::default_threads() {
-                (0, OVERSUBSCRIBED_YIELD_ROUNDS)
-            } else {
-                (SPIN_ROUNDS, YIELD_ROUNDS)
-            },
+            idle_rounds,
         }
     }
 
