@@ -70,19 +70,12 @@ impl SourcePlaces {
         (&self.unread, self.unread_more)
     }
 
-    /// Records an attribute left out that neither fugue nor Graphviz reads (past
-    /// [`MAX_UNREAD_KEYS`], only counted).
-    pub(crate) fn push_unread(&mut self, key: UnreadKey) {
-        if self.unread.len() < MAX_UNREAD_KEYS {
-            self.unread.push(key);
-        } else {
-            self.unread_more += 1;
-        }
-    }
-
-    /// Counts `n` more attributes left out unread, past those named.
-    pub(crate) fn add_unread_more(&mut self, n: usize) {
-        self.unread_more += n;
+    /// Sets the attributes left out that neither fugue nor Graphviz reads: those named (at
+    /// most [`MAX_UNREAD_KEYS`], the reader's cut) and how many more.
+    pub(crate) fn set_unread(&mut self, keys: Vec<UnreadKey>, more: usize) {
+        debug_assert!(keys.len() <= MAX_UNREAD_KEYS);
+        self.unread = keys;
+        self.unread_more = more;
     }
 
     /// Adds the next node's places.

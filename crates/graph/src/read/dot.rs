@@ -305,16 +305,17 @@ struct Body {
 }
 
 impl Body {
-    /// Records attribute `a` of `of` when neither fugue (`reads`: the keys read there, the
-    /// first candidates for a misspelling) nor Graphviz reads it.
-    fn unless_read(&mut self, a: &Attr, of: &str, reads: &[&str]) {
-        if reads.iter().any(|r| own_key(r) == own_key(&a.key)) || is_graphviz(&a.key) {
+    /// Records attribute `key` (written at byte `key_pos`) of `of` when neither fugue
+    /// (`reads`: the keys read there, the first candidates for a misspelling) nor Graphviz
+    /// reads it.
+    fn unless_read(&mut self, key: &str, key_pos: usize, of: &str, reads: &[&str]) {
+        if reads.iter().any(|r| own_key(r) == own_key(key)) || is_graphviz(key) {
             return;
         }
         if self.unread.len() < MAX_UNREAD_KEYS {
-            let nearest = crate::suggest::nearest(&a.key, reads.iter().copied()).map(String::from);
+            let nearest = crate::suggest::nearest(key, reads.iter().copied()).map(String::from);
             self.unread
-                .push((a.key_pos, of.to_string(), a.key.clone(), nearest));
+                .push((key_pos, of.to_string(), key.to_string(), nearest));
         } else {
             self.unread_more += 1;
         }
@@ -599,7 +600,7 @@ impl Parser<'_> {
                 ),
                 "edge" => {
                     for a in &attrs {
-                        body.unless_read(a, "the edge defaults", EDGE_KEYS);
+                        body.unless_read(&a.key, a.key_pos, "the edge defaults", EDGE_KEYS);
                     }
                     body.edge_defaults
                         .extend(attrs.into_iter().filter(|a| edge_reads(&a.key)))
@@ -691,14 +692,7 @@ impl Parser<'_> {
         depth: usize,
     ) -> Result<(), ReadError> {
         if key != "deadline" {
-            let a = Attr {
-                key: key.to_string(),
-                key_pos: key_at,
-                value: String::new(),
-                pos: value_at,
-                quoted: false,
-            };
-            body.unless_read(&a, "the graph", &["deadline"]);
+            body.unless_read(key, key_at, "the graph", &["deadline"]);
             return Ok(());
         }
         if depth > 0 {
@@ -765,7 +759,7 @@ impl Parser<'_> {
             .map_err(|m| self.err(at, m))?;
         let own = self.attrs()?;
         for a in &own {
-            body.unless_read(a, "an edge", EDGE_KEYS);
+            body.unless_read(&a.key, a.key_pos, "an edge", EDGE_KEYS);
         }
         // A key the edge statement itself gives twice (one that overrides a default is
         // fine), as for a node.
@@ -834,24 +828,26 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
     let offsets = add_edges(&mut g, &body.order, &body.edges, strict, text, file)?;
     let mut graph = finish(g, file, text, &offsets, crate::error::FEEDBACK_DOT)?;
     let mut places = source_places(text, &raw);
-    // In file order: the statements' keys, then the task nodes' (each list in order).
+    // The statements' keys (their first ones) and the task nodes', together in file order,
+    // the first MAX_UNREAD_KEYS named.
     let mut more = body.unread_more;
-    unread.splice(0..0, body.unread);
+    unread.extend(body.unread);
     unread.sort_by_key(|u| u.0);
     if unread.len() > MAX_UNREAD_KEYS {
         more += unread.len() - MAX_UNREAD_KEYS;
         unread.truncate(MAX_UNREAD_KEYS);
     }
     let mut cursor = Cursor::new(text);
-    for (pos, of, key, nearest) in unread {
-        places.push_unread(UnreadKey {
+    let unread = unread
+        .into_iter()
+        .map(|(pos, of, key, nearest)| UnreadKey {
             at: cursor.at(pos),
             of,
             key,
             nearest,
-        });
-    }
-    places.add_unread_more(more);
+        })
+        .collect();
+    places.set_unread(unread, more);
     graph.set_places(Some(places));
     Ok(graph)
 }
