@@ -930,23 +930,7 @@ fn a_clocked_run_that_falls_behind_says_the_periods_it_skipped() {
         "l = { kind: \"load\", wcet: 100, };\nout = { kind: \"sink\", in: 1, };\nl.1 -> out.1;\n",
     )
     .unwrap();
-    let o = fugue()
-        .args([
-            "run",
-            "--backend",
-            "clocked",
-            "--buffer",
-            "1",
-            "--seconds",
-            "0.3",
-        ])
-        .args(["-e", "seq", "-t", "2", "--json"])
-        .arg(&graph)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "{err}");
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v = clocked_json(&graph, "1", "0.3", &["-e", "seq", "-t", "2"]);
     assert_eq!(v["threads"], 1, "{v}");
     let (cycles, overruns, skipped) = (
         v["cycles"].as_u64().unwrap(),
@@ -957,19 +941,7 @@ fn a_clocked_run_that_falls_behind_says_the_periods_it_skipped() {
     // 0.3 s is 14,400 periods: each ran a cycle or was skipped (a few around the start).
     let all = cycles + skipped;
     assert!((13_000..=14_500).contains(&all), "{cycles} + {skipped}");
-    let o = fugue()
-        .args([
-            "run",
-            "--backend",
-            "clocked",
-            "--buffer",
-            "1",
-            "--seconds",
-            "0.3",
-        ])
-        .arg(&graph)
-        .output()
-        .unwrap();
+    let o = clocked(&graph, "1", "0.3", &[]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{out}");
     assert!(
@@ -983,23 +955,37 @@ fn a_clocked_run_that_falls_behind_says_the_periods_it_skipped() {
 fn run_json_says_the_pipeline_that_played() {
     let graph = example_graph();
     for (pipeline, want) in [("4", 4), ("1", 1)] {
-        let o = fugue()
-            .args([
-                "run",
-                "--backend",
-                "clocked",
-                "--buffer",
-                "256",
-                "--seconds",
-                "0.2",
-            ])
-            .args(["-e", "ws", "-t", "2", "--pipeline", pipeline, "--json"])
-            .arg(&graph)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(o.status.success(), "{err}");
-        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let v = clocked_json(
+            &graph,
+            "256",
+            "0.2",
+            &["-e", "ws", "-t", "2", "--pipeline", pipeline],
+        );
         assert_eq!(v["pipeline"], want, "{v}");
     }
+}
+
+/// `fugue run --backend clocked --buffer BUFFER --seconds SECONDS EXTRA... GRAPH`.
+fn clocked(graph: &Path, buffer: &str, seconds: &str, extra: &[&str]) -> std::process::Output {
+    fugue()
+        .args([
+            "run",
+            "--backend",
+            "clocked",
+            "--buffer",
+            buffer,
+            "--seconds",
+            seconds,
+        ])
+        .args(extra)
+        .arg(graph)
+        .output()
+        .unwrap()
+}
+
+/// [`clocked`] with `--json`, which must succeed: its report.
+fn clocked_json(graph: &Path, buffer: &str, seconds: &str, extra: &[&str]) -> serde_json::Value {
+    let o = clocked(graph, buffer, seconds, &[extra, &["--json"]].concat());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
 }
