@@ -1202,6 +1202,57 @@ fn check_counts_a_programs_output_ports() {
     );
 }
 
+/// A compiled program's tables (`os.osc`'s sine table, 256 KiB) are made once for all the
+/// nodes that run it, and counted once: 1100 oscillators of one program pass `check` and
+/// render (they were refused as needing 513 MiB from the 1024th, in 85 MB of memory). A
+/// graph whose nodes' own memory passes the limit is not told to use a smaller buffer.
+#[test]
+fn a_programs_tables_are_counted_once_for_all_its_nodes() {
+    if !fugue_faust::available_for("a_programs_tables_are_counted_once_for_all_its_nodes") {
+        return;
+    }
+    let dir = folder("faust", "shared-tables");
+    let mut g = String::new();
+    let n = 1100;
+    for i in 0..n {
+        g.push_str(&format!(
+            "n{i} = {{ kind: \"faust\", code: \"import(\\\"stdfaust.lib\\\"); process = os.osc({}) * 0.001;\", }};\n",
+            100 + i % 7
+        ));
+    }
+    g.push_str("m = { kind: \"mix\", };\nout = { kind: \"sink\", };\nm.1 -> out.1;\n");
+    // Seven programs (the frequencies differ), each with its table.
+    for i in 0..n {
+        g.push_str(&format!("n{i}.1 -> m.{};\n", i + 1));
+    }
+    let path = dir.join("many.ag");
+    std::fs::write(&path, &g).unwrap();
+    let o = fugue(&["check", path.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let wav = dir.join("many.wav");
+    let (ok, err) = render(path.to_str().unwrap(), &wav, "0.05", None);
+    assert!(ok, "{err}");
+    // Nodes whose own state passes the limit: a delay of 2^22 samples each.
+    let mut g = String::new();
+    for i in 0..40 {
+        g.push_str(&format!(
+            "d{i} = {{ kind: \"faust\", code: \"process = @(4194000);\", }};\n"
+        ));
+    }
+    g.push_str("out = { kind: \"sink\", };\nd0.1 -> out.1;\n");
+    let path = dir.join("long.ag");
+    std::fs::write(&path, &g).unwrap();
+    let o = fugue(&["check", path.to_str().unwrap()]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("delay lines and work buffers of its nodes")
+            && e.contains("use fewer nodes, shorter delays or smaller tables")
+            && !e.contains("smaller buffer"),
+        "{e}"
+    );
+}
+
 /// An error in a library that the program imports names the library with the folder it was
 /// read from, not only as the `import` writes it.
 #[test]
@@ -1857,6 +1908,51 @@ fn bench_faust_refuses_a_value_that_is_not_a_number() {
     assert_eq!(o.status.code(), Some(1), "{e}");
     assert!(e.contains("it is a folder, not a file"), "{e}");
     assert!(!out.exists());
+}
+
+/// `bench faust --dsp P --graph G` with a graph of other music (32 strings against one) fails
+/// at the first run, naming both files, and writes nothing: the times of two different
+/// pieces of music do not compare (it exited 0 with a largest difference of 0.51 in its
+/// README).
+#[test]
+fn bench_faust_refuses_a_graph_of_other_music() {
+    if !fugue_faust::available_for("bench_faust_refuses_a_graph_of_other_music") {
+        return;
+    }
+    for tool in ["faust", "g++"] {
+        if Command::new(tool).arg("--version").output().is_err() {
+            common::skip(
+                "bench_faust_refuses_a_graph_of_other_music",
+                &format!("{tool} is not installed"),
+            );
+            return;
+        }
+    }
+    let out = folder("faust", "bench-other-music").join("report");
+    let o = fugue(&[
+        "bench",
+        "faust",
+        "--dsp",
+        &example("faust/string.dsp"),
+        "--graph",
+        &example("faust/strings32.ag"),
+        "--seconds",
+        "0.1",
+        "--runs",
+        "1",
+        "--threads",
+        "1",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("strings32.ag differs from Faust's scalar build of")
+            && e.contains("the graph does not play the program's music"),
+        "{e}"
+    );
+    assert!(!out.exists(), "nothing is written");
 }
 
 /// A SIGFPE that another program sends keeps its default action once foreign code's

@@ -186,6 +186,14 @@ pub trait DspNode: Send {
         0
     }
 
+    /// Memory that the processors of every node of one origin hold once, together, besides
+    /// [`DspNode::memory`] (a compiled program's tables, made once for all its instances):
+    /// a number that names that origin (nodes of one origin give the same) and its bytes.
+    /// The plan compiler counts each origin once. Default: none.
+    fn shared_memory(&self) -> Option<(usize, usize)> {
+        None
+    }
+
     /// Lines that describe the node beyond its kind and ports, for `fugue info` (a plugin's
     /// name, its controls and their ranges, the control outputs it reports). Control side;
     /// may allocate. Default: none.

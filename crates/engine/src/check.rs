@@ -134,11 +134,12 @@ pub fn check_with(graph: &TaskGraph, registry: &Registry, rate: f64, block: usiz
         // twice: the node's prototype and its processor), against the limit it applies: a
         // graph that check passes is not refused by render for it.
         // Refused for memory at node `id`, `needed` bytes counted there, `what` taking them.
-        let too_large = |id: NodeId, needed: usize, what: String| Problem {
+        let too_large = |id: NodeId, needed: usize, nodes: bool, what: String| Problem {
             severity: Severity::Error,
             what: What::Node,
             place: graph.places().and_then(|p| p.node(id)),
             message: fugue_exec::CompileError::TooLarge {
+                nodes,
                 needed,
                 limit: fugue_exec::MEMORY_LIMIT,
                 block,
@@ -151,6 +152,7 @@ pub fn check_with(graph: &TaskGraph, registry: &Registry, rate: f64, block: usiz
             out.push(too_large(
                 id,
                 needed,
+                true,
                 format!(
                     "delay lines and work buffers of its nodes, counted up to node `{}`",
                     graph.node(id).name
@@ -163,6 +165,7 @@ pub fn check_with(graph: &TaskGraph, registry: &Registry, rate: f64, block: usiz
             out.push(too_large(
                 id,
                 needed,
+                false,
                 format!(
                     "audio buffers of the nodes' ports, the limit passed at node `{}`, whose {} {} take {}",
                     graph.node(id).name,
@@ -284,6 +287,8 @@ fn more_bad_values(
 struct NodeMemory {
     sum: usize,
     over: Option<(NodeId, usize)>,
+    /// The origins of the shared memory counted ([`fugue_dsp::DspNode::shared_memory`]).
+    shared: std::collections::HashSet<usize>,
     /// Per node built, in order ([`port_bytes`]).
     buffers: Vec<(NodeId, PortBytes)>,
 }
@@ -302,9 +307,15 @@ struct PortBytes {
 }
 
 impl NodeMemory {
-    /// Adds node `id`'s `bytes` (its processor's, counted twice).
-    fn add(&mut self, id: NodeId, bytes: usize) {
+    /// Adds node `id`'s `bytes` (its processor's, counted twice), and the memory it shares
+    /// with the nodes of its origin when no node of that origin was counted yet.
+    fn add(&mut self, id: NodeId, bytes: usize, shared: Option<(usize, usize)>) {
         self.sum = self.sum.saturating_add(bytes.saturating_mul(2));
+        if let Some((origin, b)) = shared {
+            if self.shared.insert(origin) {
+                self.sum = self.sum.saturating_add(b);
+            }
+        }
         if self.over.is_none() && self.sum > fugue_exec::MEMORY_LIMIT {
             self.over = Some((id, self.sum));
         }
@@ -320,6 +331,10 @@ impl NodeMemory {
         })
     }
 }
+
+/// The memory a node's processor holds: its own ([`fugue_dsp::DspNode::memory`]), and what
+/// it holds with the nodes of its origin ([`fugue_dsp::DspNode::shared_memory`]).
+type Held = (usize, Option<(usize, usize)>);
 
 /// The audio buffers the plan compiler lays out for node `id`, built as `built` in `ctx`:
 /// its output ports at its output block (a sink's or a source's engine channels at the
@@ -418,7 +433,7 @@ fn check_rated(
     if graph.is_feedback_node(id) {
         // Each side holds the edge's block (32-bit samples), as the compiler counts it.
         if let Some(b) = at.scale(block).filter(|_| known) {
-            memory.add(id, b.saturating_mul(4));
+            memory.add(id, b.saturating_mul(4), None);
         }
         return known.then_some(at);
     }
@@ -452,7 +467,8 @@ fn check_rated(
         }
     };
     let ctx = node_context(graph, id, rate, block, at, node_block);
-    let Some((ratio, bytes, ports)) = check_node(graph, registry, id, Some(&ctx), out) else {
+    let Some((ratio, (bytes, shared), ports)) = check_node(graph, registry, id, Some(&ctx), out)
+    else {
         // Not built (said above): a resampler's rate follows its ratio where it can be read,
         // any other kind keeps the rate it was given.
         if node.kind != "resampler" {
@@ -463,7 +479,7 @@ fn check_rated(
             .filter(|r| r.scale(node_block).is_some())
             .and_then(|r| at.checked_mul(r));
     };
-    memory.add(id, bytes);
+    memory.add(id, bytes, shared);
     memory.buffers.push((id, ports));
     match (at.checked_mul(ratio), ratio.scale(node_block)) {
         (Some(next), Some(_)) => Some(next),
@@ -631,14 +647,15 @@ pub fn node_error_of<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a
 /// The problems of node `id`: its kind and attributes, and, given `ctx` (its rate and
 /// block), what its kind says of it built there; returns its rate ratio (a resampler's: its
 /// output rate over its input rate) and the memory its processor holds
-/// ([`fugue_dsp::DspNode::memory`]) when it was built.
+/// ([`fugue_dsp::DspNode::memory`], and [`fugue_dsp::DspNode::shared_memory`]) when it was
+/// built.
 fn check_node(
     graph: &TaskGraph,
     registry: &Registry,
     id: NodeId,
     ctx: Option<&NodeContext<'_>>,
     out: &mut Vec<Problem>,
-) -> Option<(Ratio, usize, PortBytes)> {
+) -> Option<(Ratio, Held, PortBytes)> {
     let node = graph.node(id);
     let places = graph.places();
     let error = |what: What, place: Option<Location>, message: String| Problem {
@@ -728,7 +745,7 @@ fn check_node(
             }
             Some((
                 built.rate_ratio(),
-                built.memory(),
+                (built.memory(), built.shared_memory()),
                 port_bytes(graph, id, ctx, built.as_ref()),
             ))
         }

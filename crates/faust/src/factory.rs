@@ -137,8 +137,12 @@ pub struct Factory {
     /// The DSP's parameters, in the order of its user interface.
     pub params: Vec<Param>,
     /// Bytes of one instance's state and the program's tables, when known (LLVM: its
-    /// structure and tables; the interpreter: its heaps): counted in the plan's memory.
+    /// structure and tables; the interpreter: its heaps).
     pub state_bytes: Option<u64>,
+    /// Bytes of the program's tables among [`Factory::state_bytes`]: LLVM keeps them once
+    /// for every instance of the factory (module variables, filled at the first instance's
+    /// initialisation); 0 for the interpreter, whose heaps are each instance's own.
+    pub table_bytes: u64,
     /// The labels of the program's sound files (`soundfile`), which fugue does not load:
     /// they play silence, and the kind's lint says so.
     pub soundfiles: Vec<String>,
@@ -936,10 +940,10 @@ fn interp_heap_bytes(head: &str) -> Option<u64> {
 
 /// Bytes of the largest structure that the LLVM IR `ir` declares (`%name = type { ... }` or
 /// `<{ ... }>`: a compiled program's instance, whose fields are its delay lines) plus its
-/// global variables (the program's tables).
+/// global variables (the program's tables), and the latter alone.
 /// Computed in 64 bits, fields packed (no padding: a lower bound of the layout, exact for
 /// Faust's packed structures). `None` when a declaration cannot be read.
-fn state_bytes(ir: &str) -> Option<u64> {
+fn state_bytes(ir: &str) -> Option<(u64, u64)> {
     let mut named: HashMap<&str, u64> = HashMap::new();
     let mut largest = None;
     let mut globals = 0u64;
@@ -964,7 +968,7 @@ fn state_bytes(ir: &str) -> Option<u64> {
         named.insert(name, bytes);
         largest = largest.max(Some(bytes));
     }
-    largest.map(|l: u64| l.saturating_add(globals))
+    largest.map(|l: u64| (l.saturating_add(globals), globals))
 }
 
 /// Bytes of the LLVM type at the start of `t`, and the text after it. Named structures are
@@ -1033,19 +1037,22 @@ fn checksum(path: &Path) -> Option<u64> {
     Some(fnv(&[&std::fs::read(path).ok()?]))
 }
 
-/// The size of the state of the program kept in `path`, read from the `.state` file beside
-/// it (`BYTES CHECKSUM`), when the file is there, still has that checksum and a size that a
-/// kept program can have (at most [`fugue_dsp::MAX_NODE_MEMORY`]: larger ones are never
-/// kept); `None` otherwise (the program is then compiled again).
-fn kept_state(path: &Path) -> Option<u64> {
+/// The size of the state of the program kept in `path` and of its tables among it, read
+/// from the `.state` file beside it (`BYTES TABLES CHECKSUM`), when the file is there, still
+/// has that checksum and sizes that a kept program can have (at most
+/// [`fugue_dsp::MAX_NODE_MEMORY`]: larger ones are never kept); `None` otherwise (the
+/// program is then compiled again).
+fn kept_state(path: &Path) -> Option<(u64, u64)> {
     let text = std::fs::read_to_string(path.with_extension("state")).ok()?;
-    let (bytes, sum) = text.trim().split_once(' ')?;
-    let bytes = bytes
+    let mut words = text.split_whitespace();
+    let bytes = words
+        .next()?
         .parse::<u64>()
         .ok()
         .filter(|&b| b <= fugue_dsp::MAX_NODE_MEMORY as u64)?;
-    let sum = u64::from_str_radix(sum, 16).ok()?;
-    (checksum(path)? == sum).then_some(bytes)
+    let tables = words.next()?.parse::<u64>().ok().filter(|&t| t <= bytes)?;
+    let sum = u64::from_str_radix(words.next()?, 16).ok()?;
+    (words.next().is_none() && checksum(path)? == sum).then_some((bytes, tables))
 }
 
 /// A temporary file of a child's compiled code (and the size of its state beside it),
@@ -1225,13 +1232,13 @@ impl Faust {
         let key = print?;
         // SAFETY: `getCDSPMachineTarget` takes nothing and returns a string to free.
         let target = take_c_string(unsafe { (m.target)() }, m)?;
-        // (The last part: programs kept with their state's size and their file's checksum,
-        // and checked for foreign functions and constants before they were kept: a program
-        // kept before those checks is not read back, but compiled and checked again.)
+        // (The last part: programs kept with their state's and tables' sizes and their file's
+        // checksum, and checked for foreign functions and constants before they were kept: a
+        // program kept before those checks is not read back, but compiled and checked again.)
         let tag = fnv(&[
             self.lib.version().as_bytes(),
             target.as_bytes(),
-            b"state-and-checksum, foreign functions and C constants checked",
+            b"state, tables and checksum, foreign functions and C constants checked",
         ]);
         Some(dir.join(format!("{key:016x}-{tag:016x}.fmc")))
     }
@@ -1588,7 +1595,8 @@ impl Faust {
                 });
             }
             state = ir.and_then(|ir| state_bytes(&ir));
-            if let Some(bytes) = state.filter(|&b| b > fugue_dsp::MAX_NODE_MEMORY as u64) {
+            if let Some((bytes, _)) = state.filter(|&(b, _)| b > fugue_dsp::MAX_NODE_MEMORY as u64)
+            {
                 // SAFETY: the factory is live and has no instance.
                 unsafe { (self.fns(backend).delete_factory)(handle) };
                 return Err(FaustError::TooLarge {
@@ -1661,7 +1669,8 @@ impl Faust {
                     bytes,
                 });
             }
-            state = bytes;
+            // The interpreter's heaps are each instance's own, its tables with them.
+            state = bytes.map(|b| (b, 0));
         }
         self.compiled.fetch_add(1, Ordering::Relaxed);
         if from_disk {
@@ -1674,7 +1683,7 @@ impl Faust {
                 // SAFETY: a live interpreter factory and a NUL-terminated path.
                 unsafe { (b.write)(handle, t.as_ptr()) };
             }
-        } else if let (Backend::Llvm, Some(path), Some(m), Some(bytes)) =
+        } else if let (Backend::Llvm, Some(path), Some(m), Some((bytes, tables))) =
             (backend, &kept, machine, state)
         {
             // Kept for the next run: written beside its place, then renamed, so that no
@@ -1693,7 +1702,8 @@ impl Faust {
                         // processes that keep the same program at once may leave one's
                         // checksum beside the other's file, which is then compiled again.
                         if let Some(sum) = checksum(&tmp) {
-                            if std::fs::write(&tmp_state, format!("{bytes} {sum:016x}\n")).is_ok()
+                            if std::fs::write(&tmp_state, format!("{bytes} {tables} {sum:016x}\n"))
+                                .is_ok()
                                 && std::fs::rename(&tmp_state, path.with_extension("state")).is_ok()
                             {
                                 let _ = std::fs::rename(&tmp, path);
@@ -1735,7 +1745,8 @@ impl Faust {
             inputs,
             outputs,
             params: ui.params,
-            state_bytes: state,
+            state_bytes: state.map(|(b, _)| b),
+            table_bytes: state.map_or(0, |(_, t)| t),
             soundfiles: ui.soundfiles,
         })
     }
@@ -1750,12 +1761,12 @@ mod tests {
     #[test]
     fn the_state_size_is_read_from_the_ir() {
         let ir = "; ModuleID = 'x'\n%struct.dspmydsp = type <{ i32, [1073741824 x float], [6 x float], i32 }>\n";
-        assert_eq!(state_bytes(ir), Some(4 + (1 << 32) + 24 + 4));
+        assert_eq!(state_bytes(ir), Some((4 + (1 << 32) + 24 + 4, 0)));
         let ir = "%struct.Inner = type { double, [2 x [3 x i32]] }\n%struct.dsp = type <{ %struct.Inner, float*, ptr, i8, [4 x %struct.Inner] }>\n";
         let inner = 8 + 24;
-        assert_eq!(state_bytes(ir), Some(inner + 8 + 8 + 1 + 4 * inner));
+        assert_eq!(state_bytes(ir), Some((inner + 8 + 8 + 1 + 4 * inner, 0)));
         let ir = "%struct.dsp = type <{ i32 }>\n@ftbl0 = internal unnamed_addr global [300000000 x float] zeroinitializer\n@\"{name}\" = internal constant [4 x i8] c\"abc\\00\"\n";
-        assert_eq!(state_bytes(ir), Some(4 + 1_200_000_000));
+        assert_eq!(state_bytes(ir), Some((4 + 1_200_000_000, 1_200_000_000)));
         assert_eq!(state_bytes("define void @f() {\n}\n"), None);
         assert_eq!(state_bytes("%x = type { fp128 }\n"), None);
     }

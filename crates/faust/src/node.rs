@@ -351,9 +351,19 @@ impl DspNode for FaustNode {
     }
 
     fn memory(&self) -> usize {
-        self.factory
-            .state_bytes
-            .map_or(0, |b| usize::try_from(b).unwrap_or(usize::MAX))
+        self.factory.state_bytes.map_or(0, |b| {
+            usize::try_from(b.saturating_sub(self.factory.table_bytes)).unwrap_or(usize::MAX)
+        })
+    }
+
+    fn shared_memory(&self) -> Option<(usize, usize)> {
+        // The tables of one compiled program, whose nodes share its factory.
+        (self.factory.table_bytes > 0).then(|| {
+            (
+                Arc::as_ptr(&self.factory) as usize,
+                usize::try_from(self.factory.table_bytes).unwrap_or(usize::MAX),
+            )
+        })
     }
 
     fn processor(&self) -> Box<dyn Processor> {

@@ -167,8 +167,11 @@ pub enum CompileError {
         block: usize,
     },
     /// The plan would need more memory than [`MEMORY_LIMIT`].
-    #[error("the graph needs {} MiB of memory at {block} frames per cycle ({what}), more than the limit of {} MiB; use a smaller buffer size (--buffer; a benchmark's --buffers or a study's `buffers`), or fewer ports, nodes or shorter delays", mib(*.needed), mib(*.limit))]
+    #[error("the graph needs {} MiB of memory at {block} frames per cycle ({what}), more than the limit of {} MiB; {}", mib(*.needed), mib(*.limit), if *.nodes { "use fewer nodes, shorter delays or smaller tables (what the nodes hold hardly depends on the buffer size)" } else { "use a smaller buffer size (--buffer; a benchmark's --buffers or a study's `buffers`), or fewer ports, nodes or shorter delays" })]
     TooLarge {
+        /// Whether the nodes' own memory passed the limit, before any audio buffer was
+        /// counted.
+        nodes: bool,
         /// Bytes needed (at least; counted until the limit was passed).
         needed: usize,
         /// The limit, in bytes.
@@ -474,6 +477,8 @@ impl<'g> Prepared<'g> {
         // Memory the processors hold, checked node by node: at most one node's worth
         // (`MAX_NODE_MEMORY`) is allocated beyond the limit before it is refused.
         let mut node_memory = 0usize;
+        // The origins of the shared memory counted ([`DspNode::shared_memory`]).
+        let mut shared_origins = std::collections::HashSet::new();
         let mut feedback = super::feedback::Pairs::default();
         for &v in order {
             let node = graph.node(v);
@@ -572,8 +577,15 @@ impl<'g> Prepared<'g> {
                 return Err(e);
             }
             node_memory = node_memory.saturating_add(d.memory().saturating_mul(2));
+            // Held once for every node of its origin.
+            if let Some((origin, bytes)) = d.shared_memory() {
+                if shared_origins.insert(origin) {
+                    node_memory = node_memory.saturating_add(bytes);
+                }
+            }
             if node_memory > limit {
                 return Err(CompileError::TooLarge {
+                    nodes: true,
                     needed: node_memory,
                     limit,
                     block: options.block,
@@ -631,6 +643,7 @@ impl<'g> Rated<'g> {
         let n = graph.len();
         // The plan passes `limit` with `needed` bytes; `what` takes them.
         let too_large = |needed: usize, what: String| CompileError::TooLarge {
+            nodes: false,
             needed,
             limit,
             block: options.block,
