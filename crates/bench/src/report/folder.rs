@@ -59,6 +59,11 @@ pub fn check(dir: &Path, existing: Existing<'_>, force: bool) -> Result<(), Benc
     if let Err(why) = fugue_engine::output::folder_can_be_made(dir) {
         return config(why);
     }
+    // Permissions do not tell everything (a file system such as /proc refuses a new folder
+    // whatever they say): a folder that is not there is made once now, then taken away again.
+    if !dir.exists() {
+        Folder::open(dir)?.remove_if_created();
+    }
     // A folder where a result file goes would stop the run at its end, --force or not.
     if let Existing::Files(files) = existing {
         if let Some(p) = files_of(files).map(|f| dir.join(f)).find(|p| p.is_dir()) {
@@ -141,11 +146,16 @@ impl Folder {
             .map(Path::to_path_buf)
             .collect();
         made.reverse();
-        super::create_dir(dir)?;
-        Ok(Folder {
+        let folder = Folder {
             path: dir.to_path_buf(),
             made,
-        })
+        };
+        if let Err(e) = super::create_dir(dir) {
+            // The parents made before the failure are taken away again.
+            folder.remove_if_created();
+            return Err(e);
+        }
+        Ok(folder)
     }
 
     /// Its path.
@@ -231,6 +241,24 @@ mod tests {
             e.is_config() && e.to_string().contains("-o -: the results are a folder"),
             "{e}"
         );
+    }
+
+    /// A folder the file system refuses to make is said by the check, before the run that
+    /// would fill it (it was said after `bench table` and `bench host` had run); a folder that
+    /// can be made is left as it was, not there.
+    #[test]
+    fn a_folder_that_cannot_be_made_is_refused_before_the_run() {
+        let e = check(
+            Path::new("/proc/fugue-no-such/out"),
+            Existing::Anything,
+            true,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("/proc/fugue-no-such"), "{e}");
+        let dir = std::env::temp_dir().join(format!("fugue-folder-made-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        check(&dir.join("a/b"), Existing::Anything, false).unwrap();
+        assert!(!dir.exists(), "the check left {} behind", dir.display());
     }
 
     #[test]
