@@ -86,6 +86,22 @@ pub struct Cell {
     pub runs: Vec<CycleStats>,
     /// The machine's capacity probed in each round (empty when not probed).
     pub capacity: Vec<f64>,
+    /// The most nodes that can run at once in this configuration (its threads, and the
+    /// graph's width when the plan is not pipelined): a speedup above it was disturbed
+    /// ([`Cell::above_bound`]). `None` for seq.
+    pub bound: Option<usize>,
+}
+
+/// How far above [`Cell::bound`] a speedup must be to be flagged (timing's own noise).
+const BOUND_SLACK: f64 = 1.02;
+
+impl Cell {
+    /// The bound that speedup `sp` passes, if it does: a figure that more parallel work
+    /// than the configuration can do would give, so the timing was disturbed (seq slowed
+    /// in its runs, say).
+    pub fn above_bound(&self, sp: f64) -> Option<usize> {
+        self.bound.filter(|&b| sp > b as f64 * BOUND_SLACK)
+    }
 }
 
 /// The table benchmark's result.
@@ -293,6 +309,11 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
     let mut cells: Vec<Cell> = Vec::new();
     let mut warnings = Vec::new();
     for (shape, path, graph) in &graphs {
+        // No more nodes than this can run at once (known exactly for most graphs).
+        let width = match fugue_graph::analysis::width(graph) {
+            (w, fugue_graph::analysis::WidthMethod::Exact) => Some(w),
+            _ => None,
+        };
         for &buffer in &c.buffers {
             let cycles = ((c.seconds * f64::from(c.rate)) / buffer as f64).ceil() as usize;
             // At least MIN_RUN_CYCLES, so that a median and a 99th percentile mean something
@@ -398,13 +419,18 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
                 let _ = write!(line, " (pipelined: {sub_blocks} sub-blocks but seq)");
             }
             for ((r, _), runs) in execs.iter().zip(per) {
+                let sp = paired_speedup(&seq_runs, &runs);
                 let _ = write!(
                     line,
-                    " {} {:.1} µs ({:.2}x)",
+                    " {} {:.1} µs ({sp:.2}x)",
                     r.name(),
                     runs.median_of(|s| s.median_ns) / 1e3,
-                    paired_speedup(&seq_runs, &runs)
                 );
+                // A pipelined plan overlaps its sub-blocks: only the threads bound it.
+                let bound = (*r != Runner::SEQ).then(|| match width {
+                    Some(w) if sub_blocks <= 1 => w.min(threads),
+                    _ => threads,
+                });
                 if probing && *r != Runner::SEQ {
                     let _ = write!(
                         line,
@@ -420,7 +446,14 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
                     runner: *r,
                     runs,
                     capacity: caps.clone(),
+                    bound,
                 });
+                if let Some(b) = cells.last().and_then(|c| c.above_bound(sp)) {
+                    let _ = write!(
+                        line,
+                        " [above {b}, the most that can run at once: disturbed]"
+                    );
+                }
             }
             if probing {
                 let _ = write!(line, "; capacity {}", capacity_text(&caps));
@@ -560,6 +593,7 @@ impl TableResult {
         let c = &self.config;
         let probing = self.probing();
         let mut md = String::new();
+        let mut disturbed = false;
         for (shape, path, nodes) in &self.graphs {
             let _ = writeln!(
                 md,
@@ -588,13 +622,17 @@ impl TableResult {
                         row.push("–".into());
                         continue;
                     };
+                    let sp = paired_speedup(seq, &cell.runs);
                     let mut s = format!(
-                        "{:.1} / {:.1} µs, **{:.2}×** ±{:.0} %",
+                        "{:.1} / {:.1} µs, **{sp:.2}×** ±{:.0} %",
                         cell.runs.median_of(|s| s.median_ns) / 1e3,
                         cell.runs.median_of(|s| s.p99_ns) / 1e3,
-                        paired_speedup(seq, &cell.runs),
                         spread_pct(&cell.runs.medians()) / 2.0
                     );
+                    if let Some(b) = cell.above_bound(sp) {
+                        disturbed = true;
+                        let _ = write!(s, " ⚠ above {b}");
+                    }
                     if probing && r != Runner::SEQ {
                         let _ = write!(
                             s,
@@ -624,6 +662,12 @@ impl TableResult {
                 String::new()
             }
         );
+        if disturbed {
+            let _ = writeln!(
+                md,
+                "\n⚠ above N: a speedup above the most nodes that the configuration can run at once (its threads, and the graph's width when its plan is not pipelined): impossible for the executor, so its runs or seq's beside them were disturbed (another process, a core slowed by its host); measure again on a quiet machine."
+            );
+        }
         md
     }
 
