@@ -314,7 +314,9 @@ pub(super) fn prepare(args: &StudyConfig) -> Result<Prepared, BenchError> {
     let repeats = args.repeats.or(spec.repeats).unwrap_or(DEFAULT_REPEATS);
     if repeats == 0 || repeats > 1000 {
         let file = &at("repeats");
-        return invalid(format!("{file}: repeats must be between 1 and 1000"));
+        return invalid(format!(
+            "{file}: repeats must be between 1 and 1000, not {repeats}"
+        ));
     }
     // The runs the spec asks for, counted before anything is loaded or listed.
     let per_graph: u128 = spec

@@ -73,7 +73,22 @@ pub(super) fn aggregate(
         } else {
             interval_pct(&speedups)
         };
-        let mut doubt = speedup.and_then(|sp| bound_doubt(cfg, sp, cores, widths[cfg.graph]));
+        // auto that played seq in every repeat ran one thread, whatever its configuration's.
+        let played_seq = cfg.exec.name == "auto"
+            && reps.iter().all(|r| {
+                r.chose
+                    .as_deref()
+                    .is_some_and(|c| c == "seq" || c.starts_with("seq "))
+            });
+        let mut doubt = speedup.and_then(|sp| {
+            if played_seq && sp > BOUND_SLACK {
+                Some(format!(
+                    "speedup ×{sp:.2} while it played seq in every repeat (one thread, seq's own work): impossible, the timing was disturbed"
+                ))
+            } else {
+                bound_doubt(cfg, sp, cores, widths[cfg.graph])
+            }
+        });
         if doubt.is_none() && reps.len() < 2 {
             doubt = Some("one run: no repeats to judge it by".to_string());
         }
@@ -83,8 +98,14 @@ pub(super) fn aggregate(
             } else {
                 "speedups over seq"
             };
+            // One decimal where the whole numbers would read alike (20 %, more than 20 %).
+            let by = if format!("{spread:.0}") == format!("{max_spread:.0}") {
+                format!("{spread:.1}")
+            } else {
+                format!("{spread:.0}")
+            };
             doubt = Some(format!(
-                "its {} repeats' {what} disagree by {spread:.0} % (more than {max_spread:.0} %)",
+                "its {} repeats' {what} disagree by {by} % (more than {max_spread:.0} %)",
                 reps.len()
             ));
         }
@@ -97,6 +118,11 @@ pub(super) fn aggregate(
             spread_pct: spread,
             doubt,
             overruns: mid.overruns,
+            every_repeat: super::spec::EveryRepeat {
+                misses: reps.iter().map(|r| r.summary.misses).sum(),
+                overruns: reps.iter().map(|r| r.overruns).sum(),
+                max_ns: reps.iter().map(|r| r.summary.max_ns).max().unwrap_or(0),
+            },
             // `check_run` passed for every repeat: every recorded cycle equalled seq's (a
             // difference fails the study).
             verified: true,

@@ -269,8 +269,12 @@ pub struct Row {
     pub spread_pct: f64,
     /// Why its figures cannot be trusted (not stated as findings), if they cannot.
     pub doubt: Option<String>,
-    /// Times the clock fell more than a period behind and skipped ahead (cycles not run).
+    /// Times the clock fell more than a period behind and skipped ahead (cycles not run), in
+    /// its median repeat.
     pub overruns: u64,
+    /// Over every repeat, not only the median one: cycles that missed their deadline,
+    /// overruns, and the longest cycle (ns).
+    pub every_repeat: EveryRepeat,
     /// Whether its output equals seq's, bit for bit.
     pub verified: bool,
     /// For `auto`: the candidate it chose in each repeat, in the order they ran (`seq`,
@@ -283,6 +287,18 @@ pub struct Row {
     /// Speedup over seq at the same graph, buffer and load: the median of
     /// [`Row::speedups`].
     pub speedup: Option<f64>,
+}
+
+/// What a configuration's repeats did together ([`Row::every_repeat`]): what the report
+/// says of "any cycle" or "every deadline" counts them all, not only the median repeat.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EveryRepeat {
+    /// Cycles that missed their deadline, summed.
+    pub misses: u64,
+    /// Overruns, summed.
+    pub overruns: u64,
+    /// The longest cycle of any repeat, ns.
+    pub max_ns: u64,
 }
 
 /// Everything the figures and the report read.
