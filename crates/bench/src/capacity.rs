@@ -206,7 +206,9 @@ impl CapacityResult {
         percentile(&caps, p)
     }
 
-    /// The capacity of every core at 95 % of the fastest.
+    /// 95 % of the cores' count: the capacity of cores whose speeds, each over the fastest's,
+    /// average at least 95 % (every core at 95 % gives it; so do one core at 90 % and
+    /// another at 100 %).
     pub fn full(&self) -> f64 {
         self.cores.len() as f64 * 0.95
     }
@@ -274,7 +276,7 @@ impl CapacityResult {
             format!("{} ms", c.window.as_millis())
         };
         format!(
-            "capacity of {} cores over {} window{} of {window} ({} at buffer {}): p10 {:.2}, median {:.2}, p90 {:.2}; {:.0} % of windows at >= {:.2} (every core at 95 % of the fastest or better)",
+            "capacity of {} cores over {} window{} of {window} ({} at buffer {}): p10 {:.2}, median {:.2}, p90 {:.2}; {:.0} % of windows at >= {:.2} (the cores' speeds averaging at least 95 % of the fastest's)",
             self.cores.len(),
             self.probes.len(),
             if self.probes.len() == 1 { "" } else { "s" },

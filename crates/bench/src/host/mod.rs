@@ -671,14 +671,18 @@ fn offline_points(
     {
         for &mode in &c.modes {
             for &n in &c.instances {
-                progress.event(Event::Step(&format!(
-                    "offline {name} T={threads} {mode} N={n}"
-                )));
                 if let Some(reason) = refused_up_front(mode, n, threads) {
+                    // Said as not run, not as a step that ran.
+                    progress.event(Event::Step(&format!(
+                        "offline {name} T={threads} {mode} N={n}: not run (more instances than threads)"
+                    )));
                     out.refuse(name, mode, n, reason, threads);
                     progress.event(Event::StepDone);
                     continue;
                 }
+                progress.event(Event::Step(&format!(
+                    "offline {name} T={threads} {mode} N={n}"
+                )));
                 let mut host = start(c, threads, mode, HostBackend::Offline, c.offline_buffer)?;
                 if let Err(reason) = load_n(&mut host, graph, name, n)? {
                     out.refuse(name, mode, n, reason, threads);
@@ -805,14 +809,24 @@ fn realtime_points(
             for &buffer in &c.buffers {
                 let mut missed = false;
                 for &n in &c.instances {
+                    let refused = refused_up_front(mode, n, threads);
+                    // A point not run is said as such (after a smaller N missed deadlines,
+                    // or refused).
+                    let not_run = if missed {
+                        ": not run (a smaller N missed deadlines or was refused)"
+                    } else if refused.is_some() {
+                        ": not run (more instances than threads)"
+                    } else {
+                        ""
+                    };
                     progress.event(Event::Step(&format!(
-                        "real time {name} T={threads} {mode} {buffer} frames N={n}"
+                        "real time {name} T={threads} {mode} {buffer} frames N={n}{not_run}"
                     )));
                     if missed {
                         progress.event(Event::StepDone);
                         continue;
                     }
-                    if let Some(reason) = refused_up_front(mode, n, threads) {
+                    if let Some(reason) = refused {
                         out.refuse(name, mode, n, reason, threads);
                         missed = true;
                         progress.event(Event::StepDone);

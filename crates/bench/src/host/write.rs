@@ -453,14 +453,14 @@ pub fn findings(b: &HostBench) -> Vec<String> {
         // by; above it, the fraction says something else than how the host uses the cores.
         // (Engines sharing cores, past the cores, are said apart: not flagged here.)
         let alone = t <= fugue_exec::placement::allowed_cores().len();
-        if let Some(top) = points
+        if let Some((top, top_n)) = points
             .iter()
-            .map(|p| f(p))
-            .reduce(f64::max)
-            .filter(|&x| alone && x > 1.05)
+            .map(|p| (f(p), p.n))
+            .reduce(|a, b| if b.0 > a.0 { b } else { a })
+            .filter(|&(x, _)| alone && x > 1.05)
         {
             line.push_str(&format!(
-                " Above 1 ({top:.2}): the host ran faster than the engines side by side, either because other work slowed the ceiling's run, or because the host's nodes ran faster than the engines' (`inflation` below 1); neither is a gain over the cores."
+                " Above 1 ({top:.2} at N={top_n}): the host ran faster than the engines side by side, either because other work slowed the ceiling's run, or because the host's nodes ran faster than the engines' (`inflation` below 1); neither is a gain over the cores."
             ));
         }
         out.push(line);
@@ -511,8 +511,9 @@ mod tests {
         assert_eq!(above.len(), 1, "{above:?}");
         assert!(
             above[0].starts_with("g, 1 thread, shared: 1.20 of the ceiling at N=1;")
-                && above[0]
-                    .contains("Above 1 (1.20): the host ran faster than the engines side by side"),
+                && above[0].contains(
+                    "Above 1 (1.20 at N=1): the host ran faster than the engines side by side"
+                ),
             "{}",
             above[0]
         );

@@ -462,7 +462,7 @@ impl PoolBench {
         if let Some(i) = self.idle_median(steal) {
             v.push(Target {
                 what: format!(
-                    "idle: `steal` with {} and no work burns no core",
+                    "idle: `steal` with {} (one per core, at most the largest --threads) and no work burns no core",
                     fugue_engine::report::counted(self.idle_threads, "thread")
                 ),
                 measured: format!("{:.2}% of one core", i * 100.0),
@@ -814,6 +814,8 @@ impl PoolBench {
     }
 
     fn reading_cpu(&self, threads: usize) -> String {
+        /// Runs shorter than this (median, milliseconds) get no figure of cores busy.
+        const MIN_MS_FOR_CORES: f64 = 20.0;
         let mut s = String::from("**CPU use** (cores kept busy = process CPU time / wall time; last panel: an idle pool). ");
         for (w, _) in &self.workloads {
             let row: Vec<String> = self
@@ -825,7 +827,13 @@ impl PoolBench {
                         k,
                         if k == PoolKind::Serial { 1 } else { threads },
                     ))?;
-                    Some(format!("`{}` {:.2}", k.name(), x.cores_busy))
+                    // The process's CPU time is accounted at the scheduler's grain: over a
+                    // run of a few milliseconds the ratio says nothing.
+                    Some(if x.seconds.median * 1e3 < MIN_MS_FOR_CORES {
+                        format!("`{}` – (runs too short to say)", k.name())
+                    } else {
+                        format!("`{}` {:.2}", k.name(), x.cores_busy)
+                    })
                 })
                 .collect();
             let _ = write!(s, "`{w}` at {threads} threads: {}. ", row.join(", "));

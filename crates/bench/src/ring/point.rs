@@ -372,6 +372,10 @@ fn bytes_text(bytes: u128) -> String {
         format!("{bytes} bytes")
     } else if v.fract() == 0.0 {
         format!("{v:.0} {}", units[u])
+    } else if format!("{v:.1}").ends_with(".0") {
+        // Just past a whole number (1.004 GiB): not written as that number, which a limit
+        // of exactly it would seem to contradict.
+        format!("{v:.3} {}", units[u])
     } else {
         format!("{v:.1} {}", units[u])
     }
@@ -625,6 +629,16 @@ pub fn run_producer(a: &ProducerConfig) -> Result<(), BenchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A size just past the limit is not written as the limit ("1.0 GiB, more than the
+    /// limit of 1 GiB").
+    #[test]
+    fn a_size_just_past_a_whole_unit_is_not_written_as_it() {
+        assert_eq!(bytes_text(1 << 30), "1 GiB");
+        assert_eq!(bytes_text((1 << 30) + (1 << 22)), "1.004 GiB");
+        assert_eq!(bytes_text(3 << 29), "1.5 GiB");
+        assert_eq!(bytes_text(12), "12 bytes");
+    }
 
     #[test]
     fn the_memory_limit_counts_the_slots_as_padded() {

@@ -77,6 +77,9 @@ pub struct Run {
     pub planned: u64,
     /// The consumer's time.
     pub seconds: f64,
+    /// Items per second: those timed over `seconds` (with producer processes, the clock
+    /// starts at item 0, so the items after it).
+    pub rate: f64,
 }
 
 /// The sweep's results.
@@ -248,6 +251,20 @@ pub fn run(a: &SweepConfig, progress: &mut dyn Progress) -> Result<Sweep, BenchE
     // Before any run: no thread of this process is pinned yet.
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     let pts = points(a);
+    // Said before the first run: a sweep of many repeats of long points takes hours.
+    let timed = pts
+        .iter()
+        .filter(|(exp, _)| *exp != producers::EXPERIMENT)
+        .count();
+    progress.event(Event::Line(&format!(
+        "fugue bench ring --sweep: {} points, {} repeat(s), about {} s each: about {} in all (each repeat is said when done; Ctrl-C stops it, writing nothing)",
+        pts.len(),
+        a.repeat,
+        a.point_seconds,
+        crate::study::duration_text(Duration::from_secs_f64(
+            timed as f64 * a.point_seconds * (a.repeat as f64 + 0.1)
+        ))
+    )));
     // Items per point: a short calibration run, scaled to `point_seconds`.
     let mut items: Vec<u64> = Vec::with_capacity(pts.len());
     for (exp, p) in &pts {
@@ -275,9 +292,10 @@ pub fn run(a: &SweepConfig, progress: &mut dyn Progress) -> Result<Sweep, BenchE
             let o = run_point(&c).with_context(|| describe(exp, &c))?;
             runs.push(Run {
                 key: key(exp, &c),
-                items: o.items,
+                items: o.transferred,
                 planned: n,
                 seconds: o.elapsed.as_secs_f64(),
+                rate: o.rate(),
             });
         }
         progress.event(Event::Line(&format!(
@@ -289,9 +307,7 @@ pub fn run(a: &SweepConfig, progress: &mut dyn Progress) -> Result<Sweep, BenchE
     }
     let mut by: BTreeMap<Key, Vec<f64>> = BTreeMap::new();
     for r in &runs {
-        by.entry(r.key)
-            .or_default()
-            .push(r.items as f64 / r.seconds);
+        by.entry(r.key).or_default().push(r.rate);
     }
     let summary = by
         .into_iter()
@@ -400,7 +416,7 @@ impl Sweep {
                 r.items.to_string(),
                 r.planned.to_string(),
                 format!("{:.6}", r.seconds),
-                format!("{:.1}", r.items as f64 / r.seconds),
+                format!("{:.1}", r.rate),
                 "true".into(),
             ]);
         }
@@ -688,6 +704,7 @@ mod tests {
             items,
             planned: 1000,
             seconds: 1.0,
+            rate: items as f64,
         };
         let runs = [run(spin, 232), run(spin, 1000), run(park, 1000)];
         assert_eq!(unfinished_in(&runs, &spin), 1);
