@@ -367,9 +367,10 @@ const TTL_PREFIXES: &str = "@prefix lv2: <http://lv2plug.in/ns/lv2core#> .\n\
                             @prefix doap: <http://usefulinc.com/ns/doap#> .\n\
                             @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n";
 
-/// A bundle of three plugins described only (no binary): one requires a worker, one has a
-/// CV input (both refused before their library is loaded), one is plain (refused when its
-/// library cannot be loaded).
+/// A bundle of plugins described only (no binary): one requires a worker, one has a CV
+/// input, one declares no port (these refused before their library is loaded), one is plain
+/// (refused when its library cannot be loaded), one has a control named as a graph's
+/// attribute.
 fn fake_bundle(dir: &Path) -> PathBuf {
     let b = dir.join("lv2/fake.lv2");
     std::fs::create_dir_all(&b).unwrap();
@@ -381,7 +382,8 @@ fn fake_bundle(dir: &Path) -> PathBuf {
              <urn:fugue:test:worker> a lv2:Plugin ; lv2:binary <fake.so> ; rdfs:seeAlso <fake.ttl> .\n\
              <urn:fugue:test:cv> a lv2:Plugin ; lv2:binary <fake.so> ; rdfs:seeAlso <fake.ttl> .\n\
              <urn:fugue:test:nolib> a lv2:Plugin ; lv2:binary <fake.so> ; rdfs:seeAlso <fake.ttl> .\n\
-             <urn:fugue:test:owned> a lv2:Plugin ; lv2:binary <fake.so> ; rdfs:seeAlso <fake.ttl> .\n"
+             <urn:fugue:test:owned> a lv2:Plugin ; lv2:binary <fake.so> ; rdfs:seeAlso <fake.ttl> .\n\
+             <urn:fugue:test:noports> a lv2:Plugin ; lv2:binary <fake.so> ; rdfs:seeAlso <fake.ttl> .\n"
         ),
     )
     .unwrap();
@@ -398,7 +400,8 @@ fn fake_bundle(dir: &Path) -> PathBuf {
              <urn:fugue:test:nolib> a lv2:Plugin ; doap:name \"Has no library\" ;\n  {audio} .\n\
              <urn:fugue:test:owned> a lv2:Plugin ; doap:name \"A control named as the graph's attribute\" ;\n  {audio} , \
                [ a lv2:ControlPort , lv2:InputPort ; lv2:index 2 ; lv2:symbol \"wcet\" ; lv2:name \"Weight\" ; \
-               lv2:minimum 0 ; lv2:maximum 2 ; lv2:default 1 ] .\n"
+               lv2:minimum 0 ; lv2:maximum 2 ; lv2:default 1 ] .\n\
+             <urn:fugue:test:noports> a lv2:Plugin ; doap:name \"Declares no port\" .\n"
         ),
     )
     .unwrap();
@@ -427,6 +430,20 @@ fn a_plugin_that_needs_what_fugue_lacks_is_refused_in_one_sentence() {
     let o = render(&dir, "cv", "uri: \"urn:fugue:test:cv\",", &env);
     let e = one_error(&o);
     assert!(e.contains("port `mod` is a CV port"), "{e}");
+    // A description that was read (it names the plugin) but declares no port is said as
+    // such, not as files that could not be read.
+    let g = graph_file(
+        &dir,
+        "noports",
+        "o = { kind: \"osc\", };\np = { kind: \"lv2\", uri: \"urn:fugue:test:noports\", };\ns = { kind: \"sink\", };\no.1 -> s.1;\n",
+    );
+    let o = fugue_env(&["check", g.to_str().unwrap()], &env);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("is plugin <urn:fugue:test:noports> (Declares no port), whose description declares no port, so it has no audio port"),
+        "{e}"
+    );
     let o = render(&dir, "nolib", "uri: \"urn:fugue:test:nolib\",", &env);
     let e = one_error(&o);
     assert!(

@@ -150,6 +150,20 @@ impl Kind {
                 continue;
             };
             let v = attrs::number(ctx, attr)?.expect("the attribute is present");
+            // A control is a 32-bit float: a value past its largest would reach the plugin as
+            // an infinity (a control without a range lets any number through below).
+            if v.is_finite() && !(v as f32).is_finite() {
+                return Err(attrs::bad(
+                    ctx,
+                    attr,
+                    &value.as_str(),
+                    &format!(
+                        "is beyond what control `{attr}` of plugin <{}> holds (a 32-bit float, within ±{:e})",
+                        plugin.uri,
+                        f32::MAX
+                    ),
+                ));
+            }
             let (lo, hi) = port.range(rate);
             // A bound written as the plugin's range shows it is let through (and clamped):
             // the range is a float's rounding of the plugin's figures.
@@ -284,6 +298,16 @@ fn supported(ctx: &NodeContext<'_>, plugin: &PluginInfo) -> Result<(), NodeError
             ),
         ));
     }
+    if plugin.ports.is_empty() && !plugin.name.is_empty() {
+        // Its description was read (it gives the plugin's name) and declares no port.
+        return Err(attrs::bad_ports(
+            ctx,
+            format!(
+                "is plugin <{uri}> ({}), whose description declares no port, so it has no audio port",
+                plugin.name
+            ),
+        ));
+    }
     if plugin.ports.is_empty() {
         // Its manifest names it, but no port was read: the files that describe it are
         // missing, did not parse, or describe a port lilv refuses (lilv says which, on
@@ -291,7 +315,7 @@ fn supported(ctx: &NodeContext<'_>, plugin: &PluginInfo) -> Result<(), NodeError
         return Err(attrs::bad_ports(
             ctx,
             format!(
-                "is plugin <{uri}>, of which no port could be read: the bundle's files that describe it (its .ttl files) are missing, could not be parsed, or describe a port that lilv refuses (a bad symbol, say; lilv's message above says which)"
+                "is plugin <{uri}>, of which no port could be read: the bundle's files that describe it (its .ttl files) are missing, could not be parsed, or describe a port that lilv refuses (a bad symbol, say; lilv's message above, if any, says which)"
             ),
         ));
     }

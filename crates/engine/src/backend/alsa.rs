@@ -209,7 +209,9 @@ pub fn open(
     let _quiet = Quiet::new();
     let pcm = PCM::open(&cname, Direction::Playback, true).map_err(|e| {
         let hint = match e.errno() {
-            libc::ENOENT | libc::ENODEV | libc::ENXIO => " (`aplay -L` lists the devices)",
+            libc::ENOENT | libc::ENODEV | libc::ENXIO => {
+                " (`aplay -L`, of alsa-utils, lists the devices; with no sound card, `--device null` plays into ALSA's null device and `--backend clocked` plays nothing, both paced by the clock)"
+            }
             libc::EBUSY => " (another program is using it; try the `default` device)",
             _ => "",
         };
