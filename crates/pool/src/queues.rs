@@ -50,6 +50,11 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// Spin-loop rounds a `lifo-spin` thread waits for the lock before it yields its core
+/// between looks (a held lock is released within a few hundred nanoseconds when its holder
+/// runs).
+const SPIN_BEFORE_YIELD: u32 = 256;
+
 /// A test-and-test-and-set spinlock around a value (`lifo-spin`).
 struct SpinLock<T> {
     locked: AtomicBool,
@@ -67,16 +72,24 @@ impl<T> SpinLock<T> {
         }
     }
 
-    /// Runs `f` with the value, under the lock.
+    /// Runs `f` with the value, under the lock. A thread that has waited
+    /// [`SPIN_BEFORE_YIELD`] rounds yields its core between looks: the holder may be off its
+    /// core (more threads than cores), and spinning would only keep it off longer.
     #[inline]
     fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        let mut rounds = 0u32;
         loop {
             // Acquire: pairs with the Release store of the previous holder's unlock.
             if !self.locked.swap(true, StdOrdering::Acquire) {
                 break;
             }
             while self.locked.load(StdOrdering::Relaxed) {
-                std::hint::spin_loop();
+                if rounds < SPIN_BEFORE_YIELD {
+                    rounds += 1;
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
             }
         }
         // SAFETY: we hold the lock, so no other reference to the value exists.
@@ -151,12 +164,15 @@ pub(crate) struct Queues {
 /// sleeping 2 ms each on 2 cores had starved the pool's own start for tens of seconds). The
 /// random lengths spread the sleepers' wake-ups (threads that fell asleep together, at the
 /// pool's start, would otherwise all wake together, one stretched sleep later): new work is
-/// found by the first of them to wake, within about one policy's sleep. A stretched sleep
-/// ends at shutdown ([`Nap::ring`]).
+/// found by the first of them to wake, within about one policy's sleep. Every sleep ends at
+/// shutdown ([`Nap::ring`]: a pool's end waits for no sleep), and when a job comes from
+/// outside the pool ([`Nap::nudge`]: a pool's first job waits for none either).
 struct Nap {
     stretch: u32,
     rung: Mutex<bool>,
     bell: Condvar,
+    /// Threads in a sleep (a hint: a push from outside the pool rings for them only).
+    sleepers: CachePadded<AtomicUsize>,
 }
 
 impl Nap {
@@ -166,6 +182,7 @@ impl Nap {
             stretch: u32::try_from(nthreads.div_ceil(cores).max(1)).unwrap_or(1 << 20),
             rung: Mutex::new(false),
             bell: Condvar::new(),
+            sleepers: CachePadded::new(AtomicUsize::new(0)),
         }
     }
 
@@ -174,27 +191,42 @@ impl Nap {
         self.stretch > 1
     }
 
-    /// Sleeps `d`, stretched (then until shutdown rings at most).
+    /// Sleeps `d`, stretched; until shutdown rings, or a job comes from outside the pool
+    /// ([`Nap::nudge`]), at most.
     fn sleep(&self, d: Duration, rng: &mut Rng) {
-        if self.stretch == 1 {
-            std::thread::sleep(d);
-            return;
-        }
-        let times = 1 + rng.below(2 * self.stretch as usize - 1);
+        let times = if self.stretch == 1 {
+            1
+        } else {
+            1 + rng.below(2 * self.stretch as usize - 1)
+        };
         let rung = lock(&self.rung);
         if !*rung {
+            // Relaxed: a hint for `nudge`; one that misses this sleeper leaves it to its time.
+            self.sleepers.fetch_add(1, StdOrdering::Relaxed);
             drop(
                 self.bell
                     .wait_timeout(rung, d.saturating_mul(times as u32))
                     .unwrap_or_else(PoisonError::into_inner),
             );
+            self.sleepers.fetch_sub(1, StdOrdering::Relaxed);
         }
     }
 
-    /// Ends the stretched sleeps, now and to come (shutdown).
+    /// Ends the sleeps, now and to come (shutdown).
     fn ring(&self) {
         *lock(&self.rung) = true;
         self.bell.notify_all();
+    }
+
+    /// Wakes the threads asleep now, if any: a job came from outside the pool (a scope's
+    /// first job, or one spawned by a thread of the program's), which no worker would find
+    /// before its sleep ends (a millisecond or two at each `sched_init`'s start).
+    fn nudge(&self) {
+        // Relaxed: a hint (see `sleep`).
+        if self.sleepers.load(StdOrdering::Relaxed) > 0 {
+            let _g = lock(&self.rung);
+            self.bell.notify_all();
+        }
     }
 }
 
@@ -325,14 +357,19 @@ impl Queues {
                     cv.notify_one();
                 }
             }
-            Kind::LifoSpin { stack, len } => stack.with(|s| {
-                if s.len() >= cap {
-                    return Err(job);
+            Kind::LifoSpin { stack, len } => {
+                stack.with(|s| {
+                    if s.len() >= cap {
+                        return Err(job);
+                    }
+                    s.push(job);
+                    len.store(s.len(), StdOrdering::Relaxed);
+                    Ok(())
+                })?;
+                if me.is_none() {
+                    self.nap.nudge();
                 }
-                s.push(job);
-                len.store(s.len(), StdOrdering::Relaxed);
-                Ok(())
-            })?,
+            }
             Kind::Locked {
                 deques,
                 injector,
@@ -355,6 +392,8 @@ impl Queues {
                         let _g = lock(m);
                         cv.notify_one();
                     }
+                } else if me.is_none() {
+                    self.nap.nudge();
                 }
             }
         }
