@@ -755,6 +755,22 @@ mod tests {
             md.contains("| buffer |") && md.contains("**1.00×**"),
             "{md}"
         );
+        // A parallel cell is bounded by the threads and the graph's width (both graphs are
+        // at least two wide); seq has no bound.
+        for cell in &r.cells {
+            let want = (cell.runner != Runner::SEQ).then_some(2);
+            assert_eq!(cell.bound, want, "{} {}", cell.shape, cell.runner.name());
+            if let Some(b) = want {
+                assert_eq!(cell.above_bound(b as f64 * 1.01), None);
+                assert_eq!(cell.above_bound(b as f64 * 1.1), Some(b));
+            }
+        }
+        // A line's width is one: any speedup past 1.02 there was disturbed.
+        let line = Cell {
+            bound: Some(1),
+            ..r.cells[1].clone()
+        };
+        assert_eq!(line.above_bound(1.24), Some(1));
     }
 
     #[test]

@@ -417,6 +417,26 @@ mod tests {
         }
     }
 
+    /// A deadline missed outside the median repeat is said, not "no configuration missed";
+    /// with none in any repeat, that is said of every repeat.
+    #[test]
+    fn a_miss_in_any_repeat_is_said() {
+        let mut ws = row("ws", 128, "idle", 10.0, &[1.5, 1.6, 1.4]);
+        let seq = row("seq", 128, "idle", 15.0, &[]);
+        assert_eq!(
+            misses_sentence(&[&ws, &seq]),
+            "No configuration missed a deadline, in any repeat."
+        );
+        ws.every_repeat.misses = 3;
+        let s = misses_sentence(&[&ws, &seq]);
+        assert!(
+            s.starts_with(
+                "No configuration missed a deadline in its median repeat, but 1 of 2 did in another repeat (cycles missed, all repeats): "
+            ) && s.contains("(3)"),
+            "{s}"
+        );
+    }
+
     /// A graph at 64 and 256 frames, idle: at 64 ws is slower than seq, at 256 faster; at
     /// 64 busy nothing is trusted; seq's cycle at 256 frames is longer than ws's at 64.
     fn synthetic() -> Vec<Row> {
