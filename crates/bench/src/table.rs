@@ -314,6 +314,8 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
             (w, fugue_graph::analysis::WidthMethod::Exact) => Some(w),
             _ => None,
         };
+        // Nor more threads than the cores this process may run on.
+        let cores = fugue_exec::placement::allowed_cores().len().max(1);
         for &buffer in &c.buffers {
             let cycles = ((c.seconds * f64::from(c.rate)) / buffer as f64).ceil() as usize;
             // At least MIN_RUN_CYCLES, so that a median and a 99th percentile mean something
@@ -428,8 +430,8 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
                 );
                 // A pipelined plan overlaps its sub-blocks: only the threads bound it.
                 let bound = (*r != Runner::SEQ).then(|| match width {
-                    Some(w) if sub_blocks <= 1 => w.min(threads),
-                    _ => threads,
+                    Some(w) if sub_blocks <= 1 => w.min(threads).min(cores),
+                    _ => threads.min(cores),
                 });
                 if probing && *r != Runner::SEQ {
                     let _ = write!(
@@ -451,7 +453,7 @@ pub fn run(c: &TableConfig, progress: &mut dyn Progress) -> Result<TableResult, 
                 if let Some(b) = cells.last().and_then(|c| c.above_bound(sp)) {
                     let _ = write!(
                         line,
-                        " [above {b}, the most that can run at once: disturbed]"
+                        " [above {b}, the most that can run at once: likely disturbed]"
                     );
                 }
             }
@@ -665,7 +667,7 @@ impl TableResult {
         if disturbed {
             let _ = writeln!(
                 md,
-                "\n⚠ above N: a speedup above the most nodes that the configuration can run at once (its threads, and the graph's width when its plan is not pipelined): impossible for the executor, so its runs or seq's beside them were disturbed (another process, a core slowed by its host); measure again on a quiet machine."
+                "\n⚠ above N: a speedup above the most nodes that the configuration can run at once (its threads, the cores, and the graph's width when its plan is not pipelined): more than its parallelism gives, so its runs or seq's beside them were most likely disturbed (another process, a core slowed by its host), unless the nodes ran faster than under seq (their data spread over more cores' caches); measure again on a quiet machine."
             );
         }
         md
@@ -758,7 +760,8 @@ mod tests {
         // A parallel cell is bounded by the threads and the graph's width (both graphs are
         // at least two wide); seq has no bound.
         for cell in &r.cells {
-            let want = (cell.runner != Runner::SEQ).then_some(2);
+            let cores = fugue_exec::placement::allowed_cores().len();
+            let want = (cell.runner != Runner::SEQ).then_some(cores.clamp(1, 2));
             assert_eq!(cell.bound, want, "{} {}", cell.shape, cell.runner.name());
             if let Some(b) = want {
                 assert_eq!(cell.above_bound(b as f64 * 1.01), None);

@@ -607,7 +607,7 @@ fn check_sums_the_nodes_memory_as_render_does() {
         out.to_str().unwrap(),
     ]);
     assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
-    let said = "the graph needs 528 MiB of memory at 512 frames per cycle (delay lines and work buffers of its nodes, counted up to node `d24`), more than the limit of 512 MiB";
+    let said = "the graph needs 528 MiB of memory at 512 frames per cycle (delay lines, work buffers and tables of its nodes, counted up to node `d24`), more than the limit of 512 MiB";
     assert!(lines[0].contains(said), "{lines:?}");
     assert!(stderr(&r).contains(said), "{}", stderr(&r));
     let small = d.join("small.ag");

@@ -1202,9 +1202,10 @@ fn check_counts_a_programs_output_ports() {
     );
 }
 
-/// A compiled program's tables (`os.osc`'s sine table, 256 KiB) are made once for all the
-/// nodes that run it, and counted once: 1100 oscillators of one program pass `check` and
-/// render (they were refused as needing 513 MiB from the 1024th, in 85 MB of memory). A
+/// A compiled program's tables are made once for all the nodes that run it, and counted
+/// once: ten nodes of one program with a table of 53 MiB pass `check` and render, ten
+/// programs of such a table each (535 MiB) are refused. (1024 `os.osc` nodes of one program,
+/// its sine table counted for each, were refused as needing 513 MiB; they play in 85 MB.) A
 /// graph whose nodes' own memory passes the limit is not told to use a smaller buffer.
 #[test]
 fn a_programs_tables_are_counted_once_for_all_its_nodes() {
@@ -1212,27 +1213,39 @@ fn a_programs_tables_are_counted_once_for_all_its_nodes() {
         return;
     }
     let dir = folder("faust", "shared-tables");
-    let mut g = String::new();
-    let n = 1100;
-    for i in 0..n {
-        g.push_str(&format!(
-            "n{i} = {{ kind: \"faust\", code: \"import(\\\"stdfaust.lib\\\"); process = os.osc({}) * 0.001;\", }};\n",
-            100 + i % 7
-        ));
-    }
-    g.push_str("m = { kind: \"mix\", };\nout = { kind: \"sink\", };\nm.1 -> out.1;\n");
-    // Seven programs (the frequencies differ), each with its table.
-    for i in 0..n {
-        g.push_str(&format!("n{i}.1 -> m.{};\n", i + 1));
-    }
-    let path = dir.join("many.ag");
-    std::fs::write(&path, &g).unwrap();
-    let o = fugue(&["check", path.to_str().unwrap()]);
+    // Ten nodes, of one program (`same`) or of ten (`k` in each program's text).
+    let graph = |one: bool| {
+        let mut g = String::new();
+        for i in 0..10 {
+            let k = if one { 3 } else { i };
+            g.push_str(&format!(
+                "n{i} = {{ kind: \"faust\", code: \"import(\\\"stdfaust.lib\\\"); process = rdtable(14000000, ba.time + {k}, ba.time % 14000000) * 1e-9;\", }};\n"
+            ));
+        }
+        g.push_str("m = { kind: \"mix\", };\nout = { kind: \"sink\", };\nm.1 -> out.1;\n");
+        for i in 0..10 {
+            g.push_str(&format!("n{i}.1 -> m.{};\n", i + 1));
+        }
+        g
+    };
+    let same = dir.join("same.ag");
+    std::fs::write(&same, graph(true)).unwrap();
+    let o = fugue(&["check", same.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let wav = dir.join("many.wav");
-    let (ok, err) = render(path.to_str().unwrap(), &wav, "0.05", None);
+    let (ok, err) = render(same.to_str().unwrap(), &dir.join("same.wav"), "0.01", None);
     assert!(ok, "{err}");
-    // Nodes whose own state passes the limit: a delay of 2^22 samples each.
+    let ten = dir.join("ten.ag");
+    std::fs::write(&ten, graph(false)).unwrap();
+    let o = fugue(&["check", ten.to_str().unwrap()]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("ten.ag:10:1: the graph needs 535 MiB of memory")
+            && e.contains("tables of its nodes, counted up to node `n9`"),
+        "{e}"
+    );
+    // Nodes whose own state passes the limit (a delay of 2^22 samples each): the advice
+    // names what the nodes hold first.
     let mut g = String::new();
     for i in 0..40 {
         g.push_str(&format!(
@@ -1246,9 +1259,8 @@ fn a_programs_tables_are_counted_once_for_all_its_nodes() {
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{e}");
     assert!(
-        e.contains("delay lines and work buffers of its nodes")
-            && e.contains("use fewer nodes, shorter delays or smaller tables")
-            && !e.contains("smaller buffer"),
+        e.contains("delay lines, work buffers and tables of its nodes")
+            && e.contains("; use fewer nodes, shorter delays or smaller tables, or a smaller buffer size where the nodes' work buffers take it"),
         "{e}"
     );
 }

@@ -441,7 +441,7 @@ fn a_plugin_that_needs_what_fugue_lacks_is_refused_in_one_sentence() {
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{e}");
     assert!(
-        e.contains("is plugin <urn:fugue:test:noports> (Declares no port), whose description declares no port, so it has no audio port"),
+        e.contains("is plugin <urn:fugue:test:noports> (Declares no port), whose description as read declares no port, so it has no audio port"),
         "{e}"
     );
     let o = render(&dir, "nolib", "uri: \"urn:fugue:test:nolib\",", &env);

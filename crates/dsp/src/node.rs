@@ -188,9 +188,9 @@ pub trait DspNode: Send {
 
     /// Memory that the processors of every node of one origin hold once, together, besides
     /// [`DspNode::memory`] (a compiled program's tables, made once for all its instances):
-    /// a number that names that origin (nodes of one origin give the same) and its bytes.
-    /// The plan compiler counts each origin once. Default: none.
-    fn shared_memory(&self) -> Option<(usize, usize)> {
+    /// the origin (nodes of one origin give the same) and its bytes. The plan compiler
+    /// counts each origin once. Default: none.
+    fn shared_memory(&self) -> Option<SharedMemory> {
         None
     }
 
@@ -227,6 +227,11 @@ pub trait DspNode: Send {
         Vec::new()
     }
 }
+
+/// Memory held once by the nodes of one origin ([`DspNode::shared_memory`]): the origin,
+/// which the one who counts it keeps while it counts (so that no other origin takes its
+/// address: [`std::sync::Arc::as_ptr`] names it), and its bytes.
+pub type SharedMemory = (std::sync::Arc<dyn std::any::Any + Send + Sync>, usize);
 
 /// A processor's failure, raised with `std::panic::panic_any(Failure(message))` from
 /// [`Processor::process`] (foreign code that did what has no result: an integer division by

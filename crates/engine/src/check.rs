@@ -154,7 +154,7 @@ pub fn check_with(graph: &TaskGraph, registry: &Registry, rate: f64, block: usiz
                 needed,
                 true,
                 format!(
-                    "delay lines and work buffers of its nodes, counted up to node `{}`",
+                    "delay lines, work buffers and tables of its nodes, counted up to node `{}`",
                     graph.node(id).name
                 ),
             ));
@@ -287,8 +287,10 @@ fn more_bad_values(
 struct NodeMemory {
     sum: usize,
     over: Option<(NodeId, usize)>,
-    /// The origins of the shared memory counted ([`fugue_dsp::DspNode::shared_memory`]).
-    shared: std::collections::HashSet<usize>,
+    /// The origins of the shared memory counted ([`fugue_dsp::DspNode::shared_memory`]), by
+    /// address, each kept while the nodes are counted (its address names it alone: the
+    /// nodes built are dropped one by one).
+    shared: std::collections::HashMap<usize, fugue_dsp::SharedMemory>,
     /// Per node built, in order ([`port_bytes`]).
     buffers: Vec<(NodeId, PortBytes)>,
 }
@@ -309,11 +311,13 @@ struct PortBytes {
 impl NodeMemory {
     /// Adds node `id`'s `bytes` (its processor's, counted twice), and the memory it shares
     /// with the nodes of its origin when no node of that origin was counted yet.
-    fn add(&mut self, id: NodeId, bytes: usize, shared: Option<(usize, usize)>) {
+    fn add(&mut self, id: NodeId, bytes: usize, shared: Option<fugue_dsp::SharedMemory>) {
         self.sum = self.sum.saturating_add(bytes.saturating_mul(2));
         if let Some((origin, b)) = shared {
-            if self.shared.insert(origin) {
+            let at = std::sync::Arc::as_ptr(&origin).cast::<()>() as usize;
+            if !self.shared.contains_key(&at) {
                 self.sum = self.sum.saturating_add(b);
+                self.shared.insert(at, (origin, b));
             }
         }
         if self.over.is_none() && self.sum > fugue_exec::MEMORY_LIMIT {
@@ -334,7 +338,7 @@ impl NodeMemory {
 
 /// The memory a node's processor holds: its own ([`fugue_dsp::DspNode::memory`]), and what
 /// it holds with the nodes of its origin ([`fugue_dsp::DspNode::shared_memory`]).
-type Held = (usize, Option<(usize, usize)>);
+type Held = (usize, Option<fugue_dsp::SharedMemory>);
 
 /// The audio buffers the plan compiler lays out for node `id`, built as `built` in `ctx`:
 /// its output ports at its output block (a sink's or a source's engine channels at the

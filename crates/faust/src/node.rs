@@ -356,11 +356,12 @@ impl DspNode for FaustNode {
         })
     }
 
-    fn shared_memory(&self) -> Option<(usize, usize)> {
+    fn shared_memory(&self) -> Option<fugue_dsp::SharedMemory> {
         // The tables of one compiled program, whose nodes share its factory.
         (self.factory.table_bytes > 0).then(|| {
+            let origin: Arc<dyn std::any::Any + Send + Sync> = self.factory.clone();
             (
-                Arc::as_ptr(&self.factory) as usize,
+                origin,
                 usize::try_from(self.factory.table_bytes).unwrap_or(usize::MAX),
             )
         })

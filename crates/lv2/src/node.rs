@@ -303,7 +303,7 @@ fn supported(ctx: &NodeContext<'_>, plugin: &PluginInfo) -> Result<(), NodeError
         return Err(attrs::bad_ports(
             ctx,
             format!(
-                "is plugin <{uri}> ({}), whose description declares no port, so it has no audio port",
+                "is plugin <{uri}> ({}), whose description as read declares no port, so it has no audio port (where its .ttl files have an error, lilv's message above says which)",
                 plugin.name
             ),
         ));

@@ -165,8 +165,8 @@ pub(crate) struct Queues {
 /// random lengths spread the sleepers' wake-ups (threads that fell asleep together, at the
 /// pool's start, would otherwise all wake together, one stretched sleep later): new work is
 /// found by the first of them to wake, within about one policy's sleep. Every sleep ends at
-/// shutdown ([`Nap::ring`]: a pool's end waits for no sleep), and when a job comes from
-/// outside the pool ([`Nap::nudge`]: a pool's first job waits for none either).
+/// shutdown ([`Nap::ring`]: a pool's end waits for no sleep), and a job from outside the pool
+/// ends one ([`Nap::nudge`]: a pool's first job is usually taken at once).
 struct Nap {
     stretch: u32,
     rung: Mutex<bool>,
@@ -218,14 +218,16 @@ impl Nap {
         self.bell.notify_all();
     }
 
-    /// Wakes the threads asleep now, if any: a job came from outside the pool (a scope's
+    /// Wakes one thread asleep now, if any: a job came from outside the pool (a scope's
     /// first job, or one spawned by a thread of the program's), which no worker would find
-    /// before its sleep ends (a millisecond or two at each `sched_init`'s start).
+    /// before its sleep ends (a millisecond or two at each `sched_init`'s start). One, not
+    /// all: a thousand outside spawns would otherwise wake a thousand idle threads each.
+    /// A hint: a thread about to sleep may miss it, and then finds the job after its sleep.
     fn nudge(&self) {
         // Relaxed: a hint (see `sleep`).
         if self.sleepers.load(StdOrdering::Relaxed) > 0 {
             let _g = lock(&self.rung);
-            self.bell.notify_all();
+            self.bell.notify_one();
         }
     }
 }

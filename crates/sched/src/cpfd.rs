@@ -105,31 +105,49 @@ fn cpn_dominant_sequence_within(g: &TaskGraph, deadline: Deadline) -> Option<Vec
         listed: &mut [bool],
         seq: &mut Vec<NodeId>,
     ) {
-        // stack of (node, whether its parents are chosen by b-level)
-        let mut stack = vec![(x, top)];
-        while let Some(&(y, by_level)) = stack.last() {
+        // `y`'s unlisted parents, the one to list first first: the largest by the order
+        // (b-level, or the edge's cost then b-level), ties to the smaller t-level, then the
+        // smaller id. The order is fixed, so the first still unlisted of this list is always
+        // the largest of those left: one sort per node, not a scan of its parents at every
+        // pick (a join of 100,000 parents took 10^10 comparisons).
+        let parents = |y: NodeId, by_level: bool, listed: &[bool]| -> Vec<NodeId> {
+            let mut ps: Vec<(NodeId, f64)> = g
+                .preds(y)
+                .iter()
+                .copied()
+                .filter(|&(q, _)| !listed[q])
+                .collect();
+            ps.sort_by(|&(q1, c1), &(q2, c2)| {
+                let level = b[q1]
+                    .total_cmp(&b[q2])
+                    .then(t[q2].total_cmp(&t[q1]))
+                    .then(q2.cmp(&q1));
+                let order = if by_level {
+                    level
+                } else {
+                    c1.total_cmp(&c2).then(level)
+                };
+                order.reverse()
+            });
+            ps.into_iter().map(|(q, _)| q).collect()
+        };
+        // stack of (node, its parents in listing order, how many of them were looked at)
+        let mut stack = vec![(x, parents(x, top, listed), 0usize)];
+        while let Some((y, ps, at)) = stack.last_mut() {
+            let y = *y;
             if listed[y] {
                 stack.pop();
                 continue;
             }
-            let next = g
-                .preds(y)
-                .iter()
-                .filter(|&&(q, _)| !listed[q])
-                .max_by(|&&(q1, c1), &&(q2, c2)| {
-                    let level = b[q1]
-                        .total_cmp(&b[q2])
-                        .then(t[q2].total_cmp(&t[q1]))
-                        .then(q2.cmp(&q1));
-                    if by_level {
-                        level
-                    } else {
-                        c1.total_cmp(&c2).then(level)
-                    }
-                })
-                .map(|&(q, _)| q);
-            match next {
-                Some(q) => stack.push((q, false)),
+            while *at < ps.len() && listed[ps[*at]] {
+                *at += 1;
+            }
+            match ps.get(*at).copied() {
+                Some(q) => {
+                    *at += 1;
+                    let qs = parents(q, false, listed);
+                    stack.push((q, qs, 0));
+                }
                 None => {
                     listed[y] = true;
                     seq.push(y);

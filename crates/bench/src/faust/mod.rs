@@ -642,8 +642,21 @@ pub fn run(c: &FaustBenchConfig, say: &mut dyn FnMut(&str)) -> Result<FaustBench
                 if let [Some(faust), Some(fugue)] = &refs {
                     let d = max_diff(faust, fugue);
                     if d > SAME_MUSIC {
+                        // Outputs of other lengths (other channels), or a sample that is not
+                        // a number, give an infinite difference: said as such.
+                        let by = if d.is_finite() {
+                            format!("by up to {d:.2e} (more than {SAME_MUSIC:e})")
+                        } else if faust.len() != fugue.len() {
+                            format!(
+                                "in its length ({} samples against {}: another count of channels)",
+                                fugue.len(),
+                                faust.len()
+                            )
+                        } else {
+                            "by a sample that is not a finite number".to_string()
+                        };
                         return Err(BenchError::Failed(format!(
-                            "{}: fugue's seq render of {} differs from Faust's scalar build of {} by up to {d:.2e} (more than {SAME_MUSIC:e}): the graph does not play the program's music, so their times do not compare; give a graph of the same voices and parameters",
+                            "{}: fugue's seq render of {} differs from Faust's scalar build of {} {by}: the graph does not play the program's music, so their times do not compare; give a graph of the same voices and parameters",
                             p.name,
                             p.graph.display(),
                             p.dsp.display()

@@ -374,8 +374,13 @@ fn bytes_text(bytes: u128) -> String {
         format!("{v:.0} {}", units[u])
     } else if format!("{v:.1}").ends_with(".0") {
         // Just past a whole number (1.004 GiB): not written as that number, which a limit
-        // of exactly it would seem to contradict.
-        format!("{v:.3} {}", units[u])
+        // of exactly it would seem to contradict (nearer still, the bytes too).
+        let text = format!("{v:.3} {}", units[u]);
+        if text.contains(".000 ") {
+            format!("{text} ({bytes} bytes)")
+        } else {
+            text
+        }
     } else {
         format!("{v:.1} {}", units[u])
     }
@@ -637,6 +642,7 @@ mod tests {
         assert_eq!(bytes_text(1 << 30), "1 GiB");
         assert_eq!(bytes_text((1 << 30) + (1 << 22)), "1.004 GiB");
         assert_eq!(bytes_text(3 << 29), "1.5 GiB");
+        assert_eq!(bytes_text((1 << 30) + 4096), "1.000 GiB (1073745920 bytes)");
         assert_eq!(bytes_text(12), "12 bytes");
     }
 

@@ -154,18 +154,19 @@ fn comparisons(ctx: &PlotCtx<'_>, grows: &[&Row]) -> Vec<String> {
 /// (overruns).
 fn misses_sentence(grows: &[&Row]) -> String {
     let misses: Vec<&&Row> = grows.iter().filter(|r| r.s.misses > 0).collect();
+    // Every repeat's, as the summary counts them.
     let overran: Vec<String> = grows
         .iter()
-        .filter(|r| r.overruns > 0)
+        .filter(|r| r.every_repeat.overruns > 0)
         .take(4)
-        .map(|r| format!("{} ({})", where_(r), r.overruns))
+        .map(|r| format!("{} ({})", where_(r), r.every_repeat.overruns))
         .collect();
-    let skipped = grows.iter().filter(|r| r.overruns > 0).count();
+    let skipped = grows.iter().filter(|r| r.every_repeat.overruns > 0).count();
     let overruns = if skipped == 0 {
         String::new()
     } else {
         format!(
-            " The clock fell more than a period behind and skipped cycles (overruns, in the median repeat) in {skipped} of {} configurations: {}.",
+            " The clock fell more than a period behind and skipped cycles (overruns, all repeats) in {skipped} of {} configurations: {}.",
             grows.len(),
             overran.join(", ")
         )
@@ -185,8 +186,7 @@ fn misses_sentence(grows: &[&Row]) -> String {
                 elsewhere[..elsewhere.len().min(4)].join(", ")
             );
         }
-        let skipped_any = grows.iter().any(|r| r.every_repeat.overruns > 0);
-        return if skipped_any {
+        return if skipped > 0 {
             format!("No cycle that ran missed its deadline, in any repeat.{overruns}")
         } else {
             "No configuration missed a deadline, in any repeat.".to_string()
@@ -426,6 +426,13 @@ mod tests {
         assert_eq!(
             misses_sentence(&[&ws, &seq]),
             "No configuration missed a deadline, in any repeat."
+        );
+        ws.every_repeat.overruns = 2;
+        let s = misses_sentence(&[&ws, &seq]);
+        assert!(
+            s.starts_with("No cycle that ran missed its deadline, in any repeat. The clock fell more than a period behind and skipped cycles (overruns, all repeats) in 1 of 2 configurations: ")
+                && s.contains("(2)"),
+            "{s}"
         );
         ws.every_repeat.misses = 3;
         let s = misses_sentence(&[&ws, &seq]);

@@ -167,7 +167,7 @@ pub enum CompileError {
         block: usize,
     },
     /// The plan would need more memory than [`MEMORY_LIMIT`].
-    #[error("the graph needs {} MiB of memory at {block} frames per cycle ({what}), more than the limit of {} MiB; {}", mib(*.needed), mib(*.limit), if *.nodes { "use fewer nodes, shorter delays or smaller tables (what the nodes hold hardly depends on the buffer size)" } else { "use a smaller buffer size (--buffer; a benchmark's --buffers or a study's `buffers`), or fewer ports, nodes or shorter delays" })]
+    #[error("the graph needs {} MiB of memory at {block} frames per cycle ({what}), more than the limit of {} MiB; {}", mib(*.needed), mib(*.limit), if *.nodes { "use fewer nodes, shorter delays or smaller tables, or a smaller buffer size where the nodes' work buffers take it (--buffer; a benchmark's --buffers or a study's `buffers`)" } else { "use a smaller buffer size (--buffer; a benchmark's --buffers or a study's `buffers`), or fewer ports, nodes or shorter delays" })]
     TooLarge {
         /// Whether the nodes' own memory passed the limit, before any audio buffer was
         /// counted.
@@ -477,8 +477,9 @@ impl<'g> Prepared<'g> {
         // Memory the processors hold, checked node by node: at most one node's worth
         // (`MAX_NODE_MEMORY`) is allocated beyond the limit before it is refused.
         let mut node_memory = 0usize;
-        // The origins of the shared memory counted ([`DspNode::shared_memory`]).
-        let mut shared_origins = std::collections::HashSet::new();
+        // The origins of the shared memory counted ([`DspNode::shared_memory`]), each kept
+        // while the nodes are counted (its address names it alone).
+        let mut shared_origins = std::collections::HashMap::new();
         let mut feedback = super::feedback::Pairs::default();
         for &v in order {
             let node = graph.node(v);
@@ -579,7 +580,8 @@ impl<'g> Prepared<'g> {
             node_memory = node_memory.saturating_add(d.memory().saturating_mul(2));
             // Held once for every node of its origin.
             if let Some((origin, bytes)) = d.shared_memory() {
-                if shared_origins.insert(origin) {
+                let at = std::sync::Arc::as_ptr(&origin).cast::<()>() as usize;
+                if shared_origins.insert(at, origin).is_none() {
                     node_memory = node_memory.saturating_add(bytes);
                 }
             }
@@ -590,7 +592,7 @@ impl<'g> Prepared<'g> {
                     limit,
                     block: options.block,
                     what: format!(
-                        "delay lines and work buffers of its nodes, counted up to node `{}`",
+                        "delay lines, work buffers and tables of its nodes, counted up to node `{}`",
                         node.name
                     ),
                 });
