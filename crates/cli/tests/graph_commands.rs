@@ -535,7 +535,7 @@ fn info_of_a_task_graph_with_a_feedback_edge_needs_no_kinds() {
 
 /// The DOT text of a graph whose Faust nodes name their programs relative to the graph's
 /// folder renders the same from another folder: `dot -o` names them from where it writes
-/// (unchanged in the graph's own folder).
+/// (unchanged in the graph's own folder), `dot` on standard output absolutely.
 #[test]
 fn dot_output_elsewhere_still_finds_the_faust_programs() {
     if !fugue_faust::available_for("dot_output_elsewhere_still_finds_the_faust_programs") {
@@ -569,6 +569,21 @@ fn dot_output_elsewhere_still_finds_the_faust_programs() {
         assert!(text.contains(reads), "{dot}: {text}");
         assert!(render(dot, &format!("{dot}.wav")) == want, "{dot}");
     }
+    // On standard output the text may be written anywhere (`> sub/o.dot`): the programs
+    // are named absolutely (they were left relative to the graph's folder).
+    let o = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args(["dot", "chain.ag"])
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::write(d.join("sub/o.dot"), &o.stdout).unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("/synth.dsp") && !text.contains("\"synth.dsp\""),
+        "{text}"
+    );
+    assert!(render("sub/o.dot", "o.wav") == want);
 }
 
 /// A schedule of a graph with a feedback edge says what its two extra tasks are.

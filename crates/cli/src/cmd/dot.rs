@@ -38,11 +38,12 @@ pub const DRAW_WARN_NODES: usize = 2_000;
 pub fn run(a: Args) -> anyhow::Result<()> {
     let mut g = util::read_graph(&a.file, a.format)?;
     // The DOT text names the files its nodes read from where it is written (the output's
-    // folder; the working directory on standard output), as a render of it will read them.
-    let written_in = match &a.output {
-        Some(path) => path.parent().unwrap_or(Path::new("")),
-        None => Path::new(""),
-    };
+    // folder), as a render of it will read them; on standard output, where the text goes is
+    // not known (`> ../g.dot`), so they are named absolutely.
+    let written_in = a
+        .output
+        .as_deref()
+        .map(|path| path.parent().unwrap_or(Path::new("")));
     rebase_files(&mut g, a.file.parent().unwrap_or(Path::new("")), written_in);
     let name = a
         .file
@@ -101,8 +102,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
 
 /// Makes the `file` attributes of `graph` (read from folder `from`), which name files from
 /// `from`, name them from folder `to`: unchanged when both are the same folder or the path is
-/// absolute, else made absolute (a relative path from `to` could pass through a link).
-fn rebase_files(graph: &mut fugue_graph::TaskGraph, from: &Path, to: &Path) {
+/// absolute, else made absolute (a relative path from `to` could pass through a link); made
+/// absolute too when `to` is not known (standard output).
+fn rebase_files(graph: &mut fugue_graph::TaskGraph, from: &Path, to: Option<&Path>) {
     // A folder resolved (links followed); the empty path of a bare file name is `.`.
     let real = |dir: &Path| {
         std::fs::canonicalize(if dir.as_os_str().is_empty() {
@@ -111,8 +113,10 @@ fn rebase_files(graph: &mut fugue_graph::TaskGraph, from: &Path, to: &Path) {
             dir
         })
     };
-    if matches!((real(from), real(to)), (Ok(a), Ok(b)) if a == b) {
-        return;
+    if let Some(to) = to {
+        if matches!((real(from), real(to)), (Ok(a), Ok(b)) if a == b) {
+            return;
+        }
     }
     for v in 0..graph.len() {
         let Some(fugue_graph::Value::Str(f)) = graph.node(v).attr("file").cloned() else {
