@@ -175,9 +175,12 @@ impl fmt::Display for GraphInfo {
         };
         writeln!(
             f,
-            "critical path  {} {unit} ({} nodes{feedback}{comm})",
+            "critical path  {} {unit} ({}{feedback}{comm})",
             num(self.critical_path),
-            self.critical_path_nodes.len() - self.critical_path_feedback,
+            counted(
+                self.critical_path_nodes.len() - self.critical_path_feedback,
+                "node"
+            ),
         )?;
         if let Some(p) = self.parallelism {
             writeln!(f, "parallelism    {p:.3} (total work / critical path)")?;
