@@ -136,7 +136,8 @@ fn study_fails_on_a_wrong_output_and_writes_nothing() {
     assert!(o.status.success(), "{}", stderr(&o));
     // Two configurations, each run 3 times (the default repeats), 19 cycles a run, every
     // one checked but for a cycle the clock dropped because it began a period late (an
-    // overrun, on a machine busy with other jobs): at most one a run here.
+    // overrun, on a machine busy with other jobs, or whose host takes its CPU for a while:
+    // 8 of 114 were dropped once on a virtual machine): a few a run at most.
     let said = stdout(&o);
     assert!(said.contains("6 runs (2 configurations)"), "{said}");
     let checked: u64 = said
@@ -145,7 +146,7 @@ fn study_fails_on_a_wrong_output_and_writes_nothing() {
         .and_then(|head| head.rsplit(' ').next())
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("{said}"));
-    assert!((114 - 6..=114).contains(&checked), "{said}");
+    assert!((114 - 3 * 6..=114).contains(&checked), "{said}");
     for f in ["summary.csv", "report.html", "README.md", "raw.csv.gz"] {
         assert!(out.join(f).is_file(), "{f}");
     }
