@@ -52,7 +52,7 @@ mod registry;
 pub use error::NodeError;
 pub use node::{
     isolated, sum_inputs, DspNode, Failure, Io, NodeContext, Processor, SharedMemory,
-    MAX_NODE_MEMORY, SUM_GROUP,
+    SharedOrigins, MAX_NODE_MEMORY, SUM_GROUP,
 };
 pub use ratio::Ratio;
 pub use registry::{Constructor, LintNote, Linter, Registry};

@@ -233,6 +233,29 @@ pub trait DspNode: Send {
 /// address: [`std::sync::Arc::as_ptr`] names it), and its bytes.
 pub type SharedMemory = (std::sync::Arc<dyn std::any::Any + Send + Sync>, usize);
 
+/// The origins of [`DspNode::shared_memory`] counted so far, each kept while they are
+/// counted (its address names it alone): each origin's bytes count once.
+#[derive(Default)]
+pub struct SharedOrigins(
+    std::collections::HashMap<usize, std::sync::Arc<dyn std::any::Any + Send + Sync>>,
+);
+
+impl SharedOrigins {
+    /// The bytes `shared` adds to a sum: its own the first time its origin is counted, else
+    /// none.
+    pub fn add(&mut self, shared: Option<SharedMemory>) -> usize {
+        let Some((origin, bytes)) = shared else {
+            return 0;
+        };
+        let at = std::sync::Arc::as_ptr(&origin).cast::<()>() as usize;
+        if self.0.insert(at, origin).is_none() {
+            bytes
+        } else {
+            0
+        }
+    }
+}
+
 /// A processor's failure, raised with `std::panic::panic_any(Failure(message))` from
 /// [`Processor::process`] (foreign code that did what has no result: an integer division by
 /// zero, [`crate::foreign`]). The plan catches it as any panic: the node's outputs are

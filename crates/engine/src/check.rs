@@ -133,29 +133,22 @@ pub fn check_with(graph: &TaskGraph, registry: &Registry, rate: f64, block: usiz
         // What the nodes' processors hold, summed as the plan compiler sums it (each counted
         // twice: the node's prototype and its processor), against the limit it applies: a
         // graph that check passes is not refused by render for it.
-        // Refused for memory at node `id`, `needed` bytes counted there, `what` taking them.
-        let too_large = |id: NodeId, needed: usize, nodes: bool, what: String| Problem {
+        // Refused for memory at node `id` with `e`.
+        let too_large = |id: NodeId, e: fugue_exec::CompileError| Problem {
             severity: Severity::Error,
             what: What::Node,
             place: graph.places().and_then(|p| p.node(id)),
-            message: fugue_exec::CompileError::TooLarge {
-                nodes,
-                needed,
-                limit: fugue_exec::MEMORY_LIMIT,
-                block,
-                what,
-            }
-            .to_string(),
+            message: e.to_string(),
             count: 1,
         };
         if let Some((id, needed)) = memory.over {
             out.push(too_large(
                 id,
-                needed,
-                true,
-                format!(
-                    "delay lines, work buffers and tables of its nodes, counted up to node `{}`",
-                    graph.node(id).name
+                fugue_exec::CompileError::nodes_too_large(
+                    needed,
+                    fugue_exec::MEMORY_LIMIT,
+                    block,
+                    &graph.node(id).name,
                 ),
             ));
         } else if let Some((id, needed, b)) = memory.buffers_over() {
@@ -164,19 +157,23 @@ pub fn check_with(graph: &TaskGraph, registry: &Registry, rate: f64, block: usiz
             let ports = b.bytes;
             out.push(too_large(
                 id,
-                needed,
-                false,
-                format!(
-                    "audio buffers of the nodes' ports, the limit passed at node `{}`, whose {} {} take {}",
-                    graph.node(id).name,
-                    b.count,
-                    if b.engine {
-                        "engine channel(s)"
-                    } else {
-                        "output port(s)"
-                    },
-                    fugue_exec::size_in_words(ports)
-                ),
+                fugue_exec::CompileError::TooLarge {
+                    nodes: false,
+                    needed,
+                    limit: fugue_exec::MEMORY_LIMIT,
+                    block,
+                    what: format!(
+                        "audio buffers of the nodes' ports, the limit passed at node `{}`, whose {} {} take {}",
+                        graph.node(id).name,
+                        b.count,
+                        if b.engine {
+                            "engine channel(s)"
+                        } else {
+                            "output port(s)"
+                        },
+                        fugue_exec::size_in_words(ports)
+                    ),
+                },
             ));
         }
     }
@@ -287,10 +284,9 @@ fn more_bad_values(
 struct NodeMemory {
     sum: usize,
     over: Option<(NodeId, usize)>,
-    /// The origins of the shared memory counted ([`fugue_dsp::DspNode::shared_memory`]), by
-    /// address, each kept while the nodes are counted (its address names it alone: the
-    /// nodes built are dropped one by one).
-    shared: std::collections::HashMap<usize, fugue_dsp::SharedMemory>,
+    /// The origins of the shared memory counted ([`fugue_dsp::DspNode::shared_memory`]),
+    /// kept while the nodes are counted (the nodes built are dropped one by one).
+    shared: fugue_dsp::SharedOrigins,
     /// Per node built, in order ([`port_bytes`]).
     buffers: Vec<(NodeId, PortBytes)>,
 }
@@ -312,14 +308,10 @@ impl NodeMemory {
     /// Adds node `id`'s `bytes` (its processor's, counted twice), and the memory it shares
     /// with the nodes of its origin when no node of that origin was counted yet.
     fn add(&mut self, id: NodeId, bytes: usize, shared: Option<fugue_dsp::SharedMemory>) {
-        self.sum = self.sum.saturating_add(bytes.saturating_mul(2));
-        if let Some((origin, b)) = shared {
-            let at = std::sync::Arc::as_ptr(&origin).cast::<()>() as usize;
-            if !self.shared.contains_key(&at) {
-                self.sum = self.sum.saturating_add(b);
-                self.shared.insert(at, (origin, b));
-            }
-        }
+        self.sum = self
+            .sum
+            .saturating_add(bytes.saturating_mul(2))
+            .saturating_add(self.shared.add(shared));
         if self.over.is_none() && self.sum > fugue_exec::MEMORY_LIMIT {
             self.over = Some((id, self.sum));
         }

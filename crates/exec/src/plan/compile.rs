@@ -205,6 +205,20 @@ fn rate_too_high(factor: f64) -> String {
 }
 
 impl CompileError {
+    /// [`CompileError::TooLarge`] for the nodes' own memory (before any audio buffer), which
+    /// passed `limit` with `needed` bytes at node `node`, at `block` frames.
+    pub fn nodes_too_large(needed: usize, limit: usize, block: usize, node: &str) -> Self {
+        CompileError::TooLarge {
+            nodes: true,
+            needed,
+            limit,
+            block,
+            what: format!(
+                "delay lines, work buffers and tables of its nodes, counted up to node `{node}`"
+            ),
+        }
+    }
+
     /// The error of node `v` of `graph`, whose inputs come at the rates `seen` (against the
     /// engine's, at `sample_rate` Hz; more than one): [`CompileError::FeedbackRate`] when it
     /// keeps a feedback edge's block (its source's rate, `source`, is not the graph's),
@@ -477,9 +491,8 @@ impl<'g> Prepared<'g> {
         // Memory the processors hold, checked node by node: at most one node's worth
         // (`MAX_NODE_MEMORY`) is allocated beyond the limit before it is refused.
         let mut node_memory = 0usize;
-        // The origins of the shared memory counted ([`DspNode::shared_memory`]), each kept
-        // while the nodes are counted (its address names it alone).
-        let mut shared_origins = std::collections::HashMap::new();
+        // The origins of the shared memory counted ([`DspNode::shared_memory`]).
+        let mut shared = fugue_dsp::SharedOrigins::default();
         let mut feedback = super::feedback::Pairs::default();
         for &v in order {
             let node = graph.node(v);
@@ -579,23 +592,14 @@ impl<'g> Prepared<'g> {
             }
             node_memory = node_memory.saturating_add(d.memory().saturating_mul(2));
             // Held once for every node of its origin.
-            if let Some((origin, bytes)) = d.shared_memory() {
-                let at = std::sync::Arc::as_ptr(&origin).cast::<()>() as usize;
-                if shared_origins.insert(at, origin).is_none() {
-                    node_memory = node_memory.saturating_add(bytes);
-                }
-            }
+            node_memory = node_memory.saturating_add(shared.add(d.shared_memory()));
             if node_memory > limit {
-                return Err(CompileError::TooLarge {
-                    nodes: true,
-                    needed: node_memory,
+                return Err(CompileError::nodes_too_large(
+                    node_memory,
                     limit,
-                    block: options.block,
-                    what: format!(
-                        "delay lines, work buffers and tables of its nodes, counted up to node `{}`",
-                        node.name
-                    ),
-                });
+                    options.block,
+                    &node.name,
+                ));
             }
             out_rate[v] = orate;
             node_rate[v] = rate;
