@@ -215,8 +215,16 @@ fn a_socket_taken_during_the_script_keeps_the_recording() {
     assert_eq!(o.status.code(), Some(1), "{e}");
     assert!(e.contains("c.sock exists and is not a socket"), "{e}");
     assert!(e.contains("host: "), "{e}");
-    let secs = declared_seconds(&std::fs::read(d.join("r.wav")).unwrap(), 48_000.0);
-    assert!(secs > 0.9, "{secs} s recorded");
+    let wav = std::fs::read(d.join("r.wav")).unwrap();
+    let secs = declared_seconds(&wav, 48_000.0);
+    // The script's second played, less any time the clocked backend skipped when its thread
+    // was kept off its core (it restarts its clock instead of catching up).
+    assert!(secs > 0.5, "{secs} s recorded");
+    // Closed whole: every frame the header declares is there.
+    let mut reader = hound::WavReader::new(std::io::Cursor::new(&wav)).unwrap();
+    let declared = reader.duration() as usize * reader.spec().channels as usize;
+    let read = reader.samples::<f32>().map(|s| s.unwrap()).count();
+    assert_eq!(read, declared);
     assert_eq!(std::fs::read(d.join("c.sock")).unwrap(), b"taken");
 }
 
