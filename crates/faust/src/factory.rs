@@ -146,6 +146,15 @@ pub struct Factory {
     /// The labels of the program's sound files (`soundfile`), which fugue does not load:
     /// they play silence, and the kind's lint says so.
     pub soundfiles: Vec<String>,
+    /// The rate at which the program's shared tables were last initialised (`classInit`)
+    /// without a fault, LLVM only: a new instance at that rate initialises only itself
+    /// (`instanceInit`). A table may take seconds to fill, and every node and trial of the
+    /// program would fill it again, with the same values, while other instances play from it.
+    /// Read and written under [`Faust::lock`].
+    class_rate: std::sync::Mutex<Option<u32>>,
+    /// How many times the shared tables were filled (`classInit`), for the tests.
+    #[cfg(test)]
+    tables_filled: std::sync::atomic::AtomicUsize,
 }
 
 // SAFETY: a factory handle is an address that libfaust's functions take; every call that
@@ -340,13 +349,27 @@ impl Factory {
                 name: self.name.clone(),
             });
         }
-        let init = if class_init {
+        let mut class_rate = self
+            .class_rate
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // The interpreter's tables are in each instance's own heap: always filled.
+        let shared_ready = self.backend == Backend::Llvm && *class_rate == Some(rate);
+        let fills_tables = class_init && !shared_ready;
+        let init = if fills_tables {
             fns.init
         } else {
             fns.instance_init
         };
         // SAFETY: `dsp` is a live instance of this backend.
         let ((), traps) = fugue_dsp::foreign::guarded(|| unsafe { init(dsp, rate as i32) });
+        if fills_tables {
+            *class_rate = (traps == 0).then_some(rate);
+            #[cfg(test)]
+            self.tables_filled
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        drop(class_rate);
         // SAFETY: as above.
         let zones = unsafe { ui::walk(fns.build_ui, dsp) }.zones;
         let instance = Instance {
@@ -1731,7 +1754,12 @@ impl Faust {
         }
         // SAFETY: `dsp` is a live instance of this backend, deleted right after.
         let (inputs, outputs, ui) = unsafe {
-            (fns.init)(dsp, 48_000);
+            // Initialised in the child only, where it is a trial of the program's
+            // initialisation under the child's time limit (a table may take long to fill):
+            // its ports and user interface need none, and each instance initialises itself.
+            if !guarded {
+                (fns.init)(dsp, 48_000);
+            }
             let io = ((fns.inputs)(dsp), (fns.outputs)(dsp));
             let ui = ui::walk(fns.build_ui, dsp);
             (fns.delete)(dsp);
@@ -1748,6 +1776,9 @@ impl Faust {
             state_bytes: state.map(|(b, _)| b),
             table_bytes: state.map_or(0, |(_, t)| t),
             soundfiles: ui.soundfiles,
+            class_rate: std::sync::Mutex::new(None),
+            #[cfg(test)]
+            tables_filled: std::sync::atomic::AtomicUsize::new(0),
         })
     }
 }
@@ -1938,6 +1969,53 @@ mod tests {
             None
         );
         std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// A program's shared tables (LLVM) are filled once for all its instances at one rate,
+    /// and again when an instance is made at another; each instance still computes its own
+    /// constants from its rate. The interpreter fills each instance's own tables.
+    #[test]
+    fn shared_tables_are_filled_once_per_rate() {
+        if !crate::available_for("shared_tables_are_filled_once_per_rate") {
+            return;
+        }
+        let _compiler = compiler();
+        // A table (its entries k / 2, read at entry 3) and a constant of the rate (SR / 1000).
+        let code = "import(\"stdfaust.lib\"); process = rdtable(8, float(ba.time) * 0.5, 3) + ma.SR / 1000.0;";
+        let source = Source::code(code, "tables-test", None);
+        let faust = fresh();
+        let backends: &[Backend] = if faust.has_llvm() {
+            &[Backend::Llvm, Backend::Interp]
+        } else {
+            &[Backend::Interp]
+        };
+        for &backend in backends {
+            let f = faust.factory(&source, backend).unwrap();
+            let first = |rate: u32| {
+                let mut t = Trial::new(&f, rate, true, &[]).unwrap();
+                t.run(&mut vec![vec![0.0f32; 4]; f.inputs], 4);
+                t.outs[0][0]
+            };
+            let filled = || f.tables_filled.load(std::sync::atomic::Ordering::Relaxed);
+            let at_48k = 1.5 + 48.0;
+            let at_44k = 1.5 + 44.1;
+            let near = |x: f32, y: f32| (x - y).abs() < 1e-3;
+            for (rate, want) in [
+                (48_000, at_48k),
+                (48_000, at_48k),
+                (48_000, at_48k),
+                (44_100, at_44k),
+                (48_000, at_48k),
+                (48_000, at_48k),
+            ] {
+                let got = first(rate);
+                assert!(near(got, want), "{backend:?} at {rate} Hz: {got}");
+            }
+            match backend {
+                Backend::Llvm => assert_eq!(filled(), 3),
+                Backend::Interp => assert_eq!(filled(), 6),
+            }
+        }
     }
 
     /// LLVM compilations kept on disk: a program compiled by one handle is read back by a
