@@ -209,6 +209,40 @@ fn study_says_when_its_threads_outnumber_the_cores() {
     assert!(!err.contains("is more than the"), "{err}");
 }
 
+/// A study whose `busy_command` ends before its run does fails, naming the spec's line of
+/// that command, and writes nothing: the run was not under the load it is labelled with.
+#[test]
+fn a_busy_command_that_ends_is_said_at_its_line() {
+    let dir = folder("study-busy-command");
+    let spec = dir.join("busy.toml");
+    std::fs::write(
+        &spec,
+        "graphs = [\"gen:line:4\"]\nexecutors = [\"seq\"]\nthreads = [1]\nbuffers = [256]\nloads = [\"busy\"]\nseconds = 0.05\nrepeats = 1\nbusy_command = \"true\"\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = fugue_with_fault(
+        &[
+            "bench",
+            "study",
+            &spec.to_string_lossy(),
+            "-o",
+            &out.to_string_lossy(),
+        ],
+        None,
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}:8: the busy load's command ended before the run did",
+            spec.display()
+        )),
+        "{err}"
+    );
+    assert!(!out.exists());
+}
+
 #[test]
 fn overhead_fails_on_a_skipped_task_and_prints_nothing() {
     let args = [

@@ -382,8 +382,12 @@ fn run_once(
     // A load that was not there for the whole run does not make a busy figure.
     if let Err(why) = stop_load(load) {
         return failed(format!(
-            "{why}; the run of {} with {} ({} threads, {} frames) was not under the busy load",
-            p.graphs[cfg.graph].0, cfg.exec.name, cfg.threads, cfg.buffer
+            "{}: {why}; the run of {} with {} ({} threads, {} frames) was not under the busy load",
+            super::spec::place(&p.text, &p.label, "busy_command"),
+            p.graphs[cfg.graph].0,
+            cfg.exec.name,
+            cfg.threads,
+            cfg.buffer
         ));
     }
     result.with_context(|| {
