@@ -225,6 +225,7 @@ fn spec_mistakes_are_named_at_once() {
     for (value, says) in [
         ("threads = [-1]", "neg.toml:3:12: field `threads`: invalid value: integer `-1`, expected a whole number, 0 or more"),
         ("seconds = \"1\"", "neg.toml:3:11: field `seconds`: invalid type: string \"1\", expected a number"),
+        ("threads = 2", "neg.toml:3:11: field `threads`: invalid type: integer `2`, expected a list in brackets, such as [1, 2]"),
     ] {
         std::fs::write(
             d.join("neg.toml"),

@@ -180,7 +180,7 @@ fn toml_error(text: &str, file: &str, e: &toml::de::Error, typed: bool) -> Strin
 }
 
 /// `message` with serde's names of Rust types in words (`expected usize`: `expected a whole
-/// number, 0 or more`).
+/// number, 0 or more`; `expected a sequence`: a list in brackets).
 fn plain_types(message: &str) -> String {
     let mut out = message.to_string();
     for (rust, words) in [
@@ -201,6 +201,13 @@ fn plain_types(message: &str) -> String {
         {
             out = out.replace(&from, &format!("expected {words}"));
         }
+    }
+    // A TOML array, in TOML's words.
+    if out.ends_with("expected a sequence") {
+        out = out.replace(
+            "expected a sequence",
+            "expected a list in brackets, such as [1, 2]",
+        );
     }
     out
 }
