@@ -7,12 +7,13 @@
 # (lv2apply, which the `lv2` tests compare against) and two free plugin sets (mda-lv2, swh-lv2),
 # sox (the WAV header test reads every format fugue writes with `sox --i`), and the ALSA
 # library and headers (libasound2-dev: the alsa backend; its tests play on ALSA's null
-# device, which needs no sound card).
+# device, which needs no sound card), and Valgrind (the task pool's race-checker test runs
+# a C program under Helgrind and DRD; g++ brings gcc's ThreadSanitizer for the same test).
 # Packages already present are left alone. Needs root or sudo for apt-get.
 set -euo pipefail
 
 packages=(graphviz jackd2 libjack-jackd2-dev jack-capture libtbb-dev pkg-config g++ faust libfaust2
-          liblilv-0-0 lilv-utils mda-lv2 swh-lv2 sox libasound2-dev)
+          liblilv-0-0 lilv-utils mda-lv2 swh-lv2 sox libasound2-dev valgrind)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -53,6 +53,9 @@ impl JobRef {
     #[inline]
     pub unsafe fn execute(self) {
         let p = self.0.as_ptr();
+        // What its maker did before making it happens-before the job (told to race
+        // checkers: the queues' own atomics are invisible to them).
+        crate::checkers::acquire(p);
         // SAFETY: `p` points to the live header of a job that has not run (our contract);
         // its function expects exactly that pointer.
         unsafe { ((*p).execute)(p) }
@@ -82,9 +85,11 @@ impl<T: Run> HeapJob<T> {
             },
             task,
         });
+        let p = Box::into_raw(b);
+        crate::checkers::release(p);
         // SAFETY: `Box::into_raw` is never null; the header is the first field of a
         // `#[repr(C)]` struct, so the cast keeps the address.
-        JobRef(unsafe { NonNull::new_unchecked(Box::into_raw(b).cast()) })
+        JobRef(unsafe { NonNull::new_unchecked(p.cast()) })
     }
 
     /// Takes the task back out of a job that was never queued (a push that found its queue
@@ -164,6 +169,7 @@ impl<L: Latch, F: FnOnce() -> R + Send, R: Send> StackJob<L, F, R> {
 
     /// The job's pointer. The job must stay where it is until it has run or been taken back.
     pub fn as_job_ref(&self) -> JobRef {
+        crate::checkers::release(&self.header);
         JobRef(NonNull::from(&self.header).cast())
     }
 

@@ -24,7 +24,11 @@ impl CoreLatch {
     /// so everything the setter did before setting is visible.
     #[inline]
     pub fn probe(&self) -> bool {
-        self.0.load(Ordering::Acquire) == 1
+        let set = self.0.load(Ordering::Acquire) == 1;
+        if set {
+            crate::checkers::acquire(self);
+        }
+        set
     }
 
     /// Sets the latch. This store is the setter's last access to the latch's memory: the waiter
@@ -35,6 +39,7 @@ impl CoreLatch {
     /// waiter owns) afterwards.
     #[inline]
     pub unsafe fn set(this: *const Self) {
+        crate::checkers::release(this);
         // Release: pairs with the Acquire load of `probe`.
         // SAFETY: `this` is live until this store lands (our contract).
         unsafe { (*this).0.store(1, Ordering::Release) };
@@ -57,6 +62,7 @@ impl LockLatch {
     /// Sets the latch and wakes the waiter. (The mutex orders everything before `set` before
     /// the waiter's return from [`wait`](Self::wait).)
     pub fn set(&self) {
+        crate::checkers::release(self);
         let mut g = self.set.lock().unwrap_or_else(|e| e.into_inner());
         *g = true;
         self.cv.notify_all();
@@ -68,5 +74,6 @@ impl LockLatch {
         while !*g {
             g = self.cv.wait(g).unwrap_or_else(|e| e.into_inner());
         }
+        crate::checkers::acquire(self);
     }
 }

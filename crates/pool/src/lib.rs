@@ -66,6 +66,7 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
+mod checkers;
 mod error;
 pub mod ffi;
 mod job;

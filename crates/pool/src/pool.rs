@@ -120,6 +120,9 @@ impl PoolBuilder {
         if self.capacity == Some(0) {
             return Err(BuildError::ZeroCapacity);
         }
+        // Before any thread starts: the pool's hand-overs are told to the race checkers
+        // that watch the process, if any.
+        crate::checkers::init();
         let registry = Arc::new(Registry::new(self.policy, n, self.capacity));
         let mut handles = Vec::with_capacity(n);
         let stack = self.stack_size.unwrap_or(DEFAULT_STACK_SIZE);

@@ -50,6 +50,57 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// A mutex over a queue's storage, held: what its holders did under it is told to race
+/// checkers ([`crate::checkers`]), which do not see the standard library's futex-based
+/// mutexes, and would otherwise take a queue's growth on one thread (a `realloc`) for a race
+/// with its growth on another.
+struct Held<'a, T> {
+    guard: Option<MutexGuard<'a, T>>,
+    at: *const Mutex<T>,
+}
+
+/// Locks a mutex over a queue's storage (see [`Held`]).
+#[inline]
+fn hold<T>(m: &Mutex<T>) -> Held<'_, T> {
+    let guard = lock(m);
+    crate::checkers::acquire(m);
+    Held {
+        guard: Some(guard),
+        at: m,
+    }
+}
+
+impl<T> Held<'_, T> {
+    /// Waits on `cv`, unlocked meanwhile (as `Condvar::wait`).
+    fn wait(&mut self, cv: &Condvar) {
+        if let Some(g) = self.guard.take() {
+            crate::checkers::release(self.at);
+            self.guard = Some(cv.wait(g).unwrap_or_else(PoisonError::into_inner));
+            crate::checkers::acquire(self.at);
+        }
+    }
+}
+
+impl<T> std::ops::Deref for Held<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.guard.as_ref().expect("held until dropped")
+    }
+}
+
+impl<T> std::ops::DerefMut for Held<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        self.guard.as_mut().expect("held until dropped")
+    }
+}
+
+impl<T> Drop for Held<'_, T> {
+    fn drop(&mut self) {
+        // Before the guard, a field, unlocks.
+        crate::checkers::release(self.at);
+    }
+}
+
 /// Spin-loop rounds a `lifo-spin` thread waits for the lock before it yields its core
 /// between looks (a held lock is released within a few hundred nanoseconds when its holder
 /// runs).
@@ -92,8 +143,10 @@ impl<T> SpinLock<T> {
                 }
             }
         }
+        crate::checkers::acquire(self);
         // SAFETY: we hold the lock, so no other reference to the value exists.
         let r = f(unsafe { &mut *self.value.get() });
+        crate::checkers::release(self);
         // Release: pairs with the next holder's Acquire swap.
         self.locked.store(false, StdOrdering::Release);
         r
@@ -337,7 +390,7 @@ impl Queues {
                         return Ok(());
                     }
                     _ => {
-                        let mut q = lock(injector);
+                        let mut q = hold(injector);
                         if q.len() >= cap {
                             return Err(job);
                         }
@@ -350,7 +403,7 @@ impl Queues {
                 sleep.work_pushed();
             }
             Kind::LifoMutex { state, cv } => {
-                let mut s = lock(state);
+                let mut s = hold(state);
                 if s.jobs.len() >= cap {
                     return Err(job);
                 }
@@ -382,7 +435,7 @@ impl Queues {
                     None => injector,
                 };
                 {
-                    let mut q = lock(q);
+                    let mut q = hold(q);
                     if q.len() >= cap {
                         return Err(job);
                     }
@@ -414,7 +467,7 @@ impl Queues {
                 // only pointers that `push` was given.
                 unsafe { deques[me].pop().map(|p| JobRef::from_ptr(p)) }
             }
-            Kind::LifoMutex { state, .. } => lock(state).jobs.pop(),
+            Kind::LifoMutex { state, .. } => hold(state).jobs.pop(),
             Kind::LifoSpin { stack, len } => {
                 if len.load(StdOrdering::Relaxed) == 0 {
                     return None;
@@ -425,7 +478,7 @@ impl Queues {
                     j
                 })
             }
-            Kind::Locked { deques, .. } => lock(&deques[me]).pop_back(),
+            Kind::Locked { deques, .. } => hold(&deques[me]).pop_back(),
         }
     }
 
@@ -446,7 +499,7 @@ impl Queues {
             None => Back::Gone,
         };
         match &self.kind {
-            Kind::LifoMutex { state, .. } => shared(&mut lock(state).jobs),
+            Kind::LifoMutex { state, .. } => shared(&mut hold(state).jobs),
             Kind::LifoSpin { stack, len } => stack.with(|s| {
                 let r = shared(s);
                 len.store(s.len(), StdOrdering::Relaxed);
@@ -473,7 +526,7 @@ impl Queues {
                 sleep,
             } => {
                 if injected.load(Ordering::Relaxed) > 0 {
-                    let mut q = lock(injector);
+                    let mut q = hold(injector);
                     if let Some(j) = q.pop_front() {
                         injected.store(q.len(), Ordering::Relaxed);
                         return Found::Job(j);
@@ -507,7 +560,7 @@ impl Queues {
             Kind::Locked {
                 deques, injector, ..
             } => {
-                if let Some(j) = lock(injector).pop_front() {
+                if let Some(j) = hold(injector).pop_front() {
                     return Found::Job(j);
                 }
                 let n = self.nthreads;
@@ -517,7 +570,7 @@ impl Queues {
                     if v == local.index {
                         continue;
                     }
-                    if let Some(j) = lock(&deques[v]).pop_front() {
+                    if let Some(j) = hold(&deques[v]).pop_front() {
                         return Found::Job(j);
                     }
                 }
@@ -555,10 +608,10 @@ impl Queues {
                 true
             }
             Kind::LifoMutex { state, cv } => {
-                let mut s = lock(state);
+                let mut s = hold(state);
                 if s.jobs.is_empty() && !shutdown.load(StdOrdering::SeqCst) {
                     s.waiting += 1;
-                    s = cv.wait(s).unwrap_or_else(PoisonError::into_inner);
+                    s.wait(cv);
                     s.waiting -= 1;
                     true
                 } else {

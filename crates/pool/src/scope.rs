@@ -261,6 +261,8 @@ impl<'scope> Scope<'scope> {
         // AcqRel: Release publishes this task's effects along the count's release sequence;
         // the Acquire of the last decrement gathers them all before it sets the latch (whose
         // own Release/Acquire hands them to the owner).
+        // The same, told to race checkers: the owner acquires the scope once it is done.
+        crate::checkers::release(this);
         // SAFETY: live scope (our contract).
         if unsafe { (*this).pending.fetch_sub(n, Ordering::AcqRel) } == n {
             // SAFETY: the owner waits for the latch, so the scope is live until the latch is
@@ -287,6 +289,7 @@ impl<'scope> Scope<'scope> {
             (ScopeLatch::Lock(l), _) => l.wait(),
             (ScopeLatch::Core(_), None) => unreachable!("a worker's scope is waited by it"),
         }
+        crate::checkers::acquire(self);
         let p = self.panic.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(p) = p {
             resume_unwind(p);
