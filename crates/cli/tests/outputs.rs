@@ -233,6 +233,38 @@ fn the_input_is_not_overwritten() {
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("is the input file"), "{}", stderr(&o));
+    // `-o -` with standard output opened on the input WAV or on the graph (`>> in.wav`,
+    // `1<> graph.ag`): refused, neither file touched.
+    let wav_before = std::fs::read(&wav).unwrap();
+    for (onto, input) in [(&wav, &wav), (&g, &wav)] {
+        let before = std::fs::read(onto).unwrap();
+        let out = std::fs::OpenOptions::new().append(true).open(onto).unwrap();
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_fugue"))
+            .args([
+                "render",
+                s(&g),
+                "--input",
+                s(input),
+                "-o",
+                "-",
+                "--seconds",
+                "0.05",
+            ])
+            .stdout(out)
+            .output()
+            .unwrap();
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{e}");
+        assert!(
+            e.contains(&format!(
+                "standard output is the input file {}",
+                onto.display()
+            )),
+            "{e}"
+        );
+        assert_eq!(std::fs::read(onto).unwrap(), before);
+    }
+    assert_eq!(std::fs::read(&wav).unwrap(), wav_before);
 }
 
 /// `run --stats` never replaces the costs file the run reads, even with --force; and a

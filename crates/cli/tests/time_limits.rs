@@ -215,3 +215,72 @@ fn graphviz_is_stopped_after_the_timeout_and_a_large_graph_is_warned_about() {
     assert!(took < Duration::from_secs(10), "{took:?}");
     assert!(!out.exists());
 }
+
+/// The static executor's exact search, ended by its fixed 2 s before it proved its schedule
+/// optimal, says so (a warning, which `--strict` makes an error); a chain of nodes whose
+/// costs add up past the largest cost a node may have is still scheduled (its unit's cost
+/// was refused as out of range, which crashed the render).
+#[test]
+fn the_static_executor_says_when_its_exact_search_is_cut_short() {
+    let d = folder("time_limits", "static-optimal");
+    let g = d.join("random.ag");
+    let o = fugue(&["gen", "random", "-n", "300", "-o", g.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Quiet enough not to clip (the mixes of mixes add up), so that the schedule's is the
+    // only warning.
+    let text = std::fs::read_to_string(&g).unwrap();
+    std::fs::write(&g, text.replace("volume: 1.0", "volume: 0.01")).unwrap();
+    let out = d.join("out.wav");
+    let render = |strict: bool| {
+        let mut args = vec![
+            "render",
+            g.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--force",
+            "--seconds",
+            "0.05",
+            "-e",
+            "static",
+            "-t",
+            "2",
+            "--algorithm",
+            "optimal",
+        ];
+        if strict {
+            args.push("--strict");
+        }
+        fugue(&args)
+    };
+    let said = "the static schedule: optimal did not prove its schedule optimal within the time limit of 2 s, and its best schedule found is used";
+    let o = render(false);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    std::fs::remove_file(&out).unwrap();
+    let o = render(true);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains(said) && e.contains("--strict makes warnings errors"), "{e}");
+    assert!(!e.contains("more warning"), "{e}");
+    assert!(!out.exists());
+
+    let chain = d.join("chain.ag");
+    std::fs::write(
+        &chain,
+        "a = { kind: \"osc\", freq: 440, wcet: 600000000000, };\nb = { kind: \"gain\", db: -6, wcet: 600000000000, };\no = { kind: \"sink\", };\na.1 -> b.1;\nb.1 -> o.1;\n",
+    )
+    .unwrap();
+    let o = fugue(&[
+        "render",
+        chain.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--seconds",
+        "0.05",
+        "-e",
+        "static",
+        "-t",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

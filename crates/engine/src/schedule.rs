@@ -10,8 +10,8 @@ use crate::executor_choice::{BuildError, ExecutorChoice};
 
 /// A static schedule of `plan` (compiled from `graph` with the kinds of `registry`) on
 /// `threads` threads as `choice` asks: the per-thread unit lists, and a warning when the
-/// time limit ([`ExecutorChoice::time_limit`]) cut the algorithm short or made it give way to
-/// HLFET.
+/// time limit ([`ExecutorChoice::time_limit`]) cut the algorithm short, made it give way to
+/// HLFET, or ended the exact search before it proved its schedule optimal.
 pub(crate) fn static_lists(
     graph: &TaskGraph,
     registry: &Registry,
@@ -37,8 +37,17 @@ pub(crate) fn static_lists(
     )?;
     let mut lists = lists_from_unit_schedule(&out.schedule, plan);
     lists.resize(threads, Vec::new());
-    let note = out.note.map(|n| {
-        format!("the static schedule: {n} (this limit is fixed for the static executor; --algorithm hlfet always finishes within it)")
+    // The exact search cut short returns the best schedule it found, which may not be
+    // optimal: said as the heuristics' cuts are.
+    let unproven = (out.optimal == Some(false)).then(|| {
+        format!(
+            "optimal did not prove its schedule optimal within the time limit of {} s, and its best schedule found is used",
+            choice.time_limit.as_secs_f64()
+        )
+    });
+    let cut: Vec<String> = out.note.into_iter().chain(unproven).collect();
+    let note = (!cut.is_empty()).then(|| {
+        format!("the static schedule: {} (this limit is fixed for the static executor; --algorithm hlfet always finishes within it)", cut.join("; "))
     });
     Ok((lists, note))
 }

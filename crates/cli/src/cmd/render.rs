@@ -108,6 +108,18 @@ fn show_progress(start: Instant, bar: &mut Option<indicatif::ProgressBar>, p: Pr
     bar.iter().for_each(|b| b.set_position(p.frames_done));
 }
 
+/// The path of this process's standard output, whose metadata is that of the file it is
+/// open on.
+const STDOUT: &str = "/dev/stdout";
+
+/// `-o -` refused: standard output is open on `input`, a file the render reads.
+fn stdout_is_input(input: &Path) -> fugue_engine::output::OutputError {
+    fugue_engine::output::OutputError::IsInput {
+        path: PathBuf::from("standard output"),
+        input: input.to_path_buf(),
+    }
+}
+
 /// Where the WAV goes: standard output (`-o -`, `None`) or a checked output file: a
 /// regular file named `.wav`, or a named pipe or a character device written directly.
 fn check_output(args: &Args) -> anyhow::Result<Option<OutputFile>> {
@@ -117,6 +129,11 @@ fn check_output(args: &Args) -> anyhow::Result<Option<OutputFile>> {
             return Err(util::usage(
                 "-o - writes WAV data to standard output, which is a terminal here; pipe it (fugue render GRAPH -o - | aplay) or give a .wav file",
             ));
+        }
+        // Standard output opened on a file the render reads (`>> in.wav`, `1<> in.wav`):
+        // written while it is read, which `--force` does not allow either.
+        if let Some(input) = fugue_engine::output::same_file(Path::new(STDOUT), &inputs(args)) {
+            return Err(stdout_is_input(input).into());
         }
         return Ok(None);
     }
@@ -205,6 +222,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let graph = util::read_graph(&args.graph, args.format)?;
     if args.output.as_os_str() != "-" {
         util::refuse_graph_files(&args.output, &args.graph, &graph)?;
+    } else {
+        // Standard output on one of the files the graph's nodes read (a Faust program).
+        let files = fugue_engine::output::graph_files(&args.graph, &graph);
+        let refs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+        if let Some(input) = fugue_engine::output::same_file(Path::new(STDOUT), &refs) {
+            return Err(stdout_is_input(input).into());
+        }
     }
     // With --strict, fail before rendering; otherwise the warnings are said after a render
     // that succeeded (a render that fails says only why).

@@ -490,7 +490,8 @@ impl Plan {
     /// (named after its first task's node, cost the sum of its tasks' costs given by `costs`,
     /// indexed by the node of `graph` (the graph compiled), times each task's share of its node
     /// (a sum split into groups), shared equally by the parts of a task split by frames and
-    /// by the sub-blocks of a pipelined unit), one
+    /// by the sub-blocks of a pipelined unit; at most [`fugue_graph::MAX_COST`], which a
+    /// chain of costly nodes may pass), one
     /// edge per pair of dependent units with the largest communication cost of the graph edges
     /// between their tasks.
     pub fn unit_graph(&self, graph: &TaskGraph, costs: &[f64]) -> TaskGraph {
@@ -504,6 +505,10 @@ impl Plan {
                 .map(|&t| costs[self.node_of(t as usize)] * self.tasks[t as usize].share)
                 .sum::<f64>()
                 / parts;
+            // A graph's costs are each at most MAX_COST; a chain's sum may pass it. The
+            // schedulers compare costs, and a unit that costly is the schedule's longest
+            // either way.
+            let cost = cost.min(fugue_graph::MAX_COST);
             // Distinct names: each starts with its own unit number.
             let name = format!("unit-{u}:{}", graph.node(head).name);
             b.add_node(fugue_graph::Node::new(name, "unit").with_cost(cost))
