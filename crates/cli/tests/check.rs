@@ -610,6 +610,12 @@ fn check_sums_the_nodes_memory_as_render_does() {
     let said = "the graph needs 528 MiB of memory at 512 frames per cycle (delay lines, work buffers and tables of its nodes, counted up to node `d24`), more than the limit of 512 MiB";
     assert!(lines[0].contains(said), "{lines:?}");
     assert!(stderr(&r).contains(said), "{}", stderr(&r));
+    // At the same place as check's.
+    assert!(
+        stderr(&r).contains(&format!("cannot render {}:72:1: ", big.display())),
+        "{}",
+        stderr(&r)
+    );
     let small = d.join("small.ag");
     std::fs::write(&small, graph(23)).unwrap();
     let o = fugue(&["check", small.to_str().unwrap()]);
@@ -653,6 +659,15 @@ fn check_counts_the_ports_buffers_as_render_does() {
             "{}",
             stderr(&r)
         );
+        // A node's ports at the same place as check's; the engine's channels are counted
+        // for all sources and sinks together (docs/limits.md).
+        if name == "outputs.ag" {
+            assert!(
+                stderr(&r).contains(&format!("cannot render {}:1:1: ", p.display())),
+                "{}",
+                stderr(&r)
+            );
+        }
         let o = fugue(&["check", p.to_str().unwrap(), "--buffer", "64"]);
         assert!(o.status.success(), "{}", stderr(&o));
     }

@@ -260,7 +260,10 @@ fn the_static_executor_says_when_its_exact_search_is_cut_short() {
     let o = render(true);
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{e}");
-    assert!(e.contains(said) && e.contains("--strict makes warnings errors"), "{e}");
+    assert!(
+        e.contains(said) && e.contains("--strict makes warnings errors"),
+        "{e}"
+    );
     assert!(!e.contains("more warning"), "{e}");
     assert!(!out.exists());
 

@@ -173,6 +173,7 @@ pub fn check_with(graph: &TaskGraph, registry: &Registry, rate: f64, block: usiz
                         },
                         fugue_exec::size_in_words(ports)
                     ),
+                    node: Some(graph.node(id).name.clone()),
                 },
             ));
         }

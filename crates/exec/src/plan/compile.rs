@@ -180,6 +180,8 @@ pub enum CompileError {
         block: usize,
         /// What takes the memory, e.g. "buffers of 1000001 ports".
         what: String,
+        /// The node at which the count passed the limit, where one did.
+        node: Option<String>,
     },
     /// The number of sub-blocks of pipelining is 0 or does not divide the block.
     #[error("a pipeline of {pipeline} sub-blocks does not divide the block of {block} frames; choose a divisor of the block (1 turns pipelining off)")]
@@ -216,6 +218,7 @@ impl CompileError {
             what: format!(
                 "delay lines, work buffers and tables of its nodes, counted up to node `{node}`"
             ),
+            node: Some(node.to_string()),
         }
     }
 
@@ -287,6 +290,7 @@ impl CompileError {
             | CompileError::BlockNotWhole { node, .. }
             | CompileError::PortMismatch { node, .. }
             | CompileError::RateTooHigh { node, .. } => Some(node),
+            CompileError::TooLarge { node, .. } => node.as_deref(),
             _ => None,
         }
     }
@@ -648,13 +652,15 @@ impl<'g> Rated<'g> {
         let (dsp, node_block, out_block) = (&self.dsp, &self.node_block, &self.out_block);
         let n = graph.len();
         // The plan passes `limit` with `needed` bytes; `what` takes them.
-        let too_large = |needed: usize, what: String| CompileError::TooLarge {
-            nodes: false,
-            needed,
-            limit,
-            block: options.block,
-            what,
-        };
+        let too_large =
+            |needed: usize, what: String, node: Option<String>| CompileError::TooLarge {
+                nodes: false,
+                needed,
+                limit,
+                block: options.block,
+                what,
+                node,
+            };
         let mut layout = Layout::default();
         let max_block = node_block
             .iter()
@@ -701,6 +707,7 @@ impl<'g> Rated<'g> {
                     inputs.len(),
                     outputs.len()
                 ),
+                None,
             ));
         }
         // Each node's scratch sums, then its output ports, in a depth-first topological order
@@ -740,6 +747,7 @@ impl<'g> Rated<'g> {
                             d.outputs(),
                             size_in_words(Layout::bytes_of(out_block[v]).saturating_mul(d.outputs())),
                         ),
+                        Some(graph.node(v).name.clone()),
                     ));
                 }
                 port_buf[v] = (0..d.outputs())
@@ -752,6 +760,7 @@ impl<'g> Rated<'g> {
             return Err(too_large(
                 needed,
                 "audio buffers, delay lines and work buffers".into(),
+                None,
             ));
         }
         for &v in order {
