@@ -231,6 +231,7 @@ pub fn folder_can_be_made(dir: &Path) -> Result<(), String> {
             at.display()
         ));
     }
+    names_fit(dir, at)?;
     may_add_to(at).map_err(|why| {
         if at == dir {
             format!("cannot write into the folder {}: {why}", dir.display())
@@ -242,6 +243,48 @@ pub fn folder_can_be_made(dir: &Path) -> Result<(), String> {
             )
         }
     })
+}
+
+/// The longest path the kernel takes, in bytes with its final NUL (`PATH_MAX`).
+const PATH_MAX: usize = 4096;
+
+/// Whether the names of `dir`, below `at` (its nearest folder that stands), are short enough
+/// for the file system of `at` (`NAME_MAX`, 255 bytes on Linux's), and its path for the
+/// kernel: a folder that cannot be made for its name's length is said before the run too.
+fn names_fit(dir: &Path, at: &Path) -> Result<(), String> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let name_max = std::ffi::CString::new(at.as_os_str().as_bytes())
+        .ok()
+        // SAFETY: a NUL-terminated path that lives through the call; pathconf only reads it.
+        .map(|c| unsafe { libc::pathconf(c.as_ptr(), libc::_PC_NAME_MAX) })
+        .filter(|&n| n > 0)
+        .map_or(255, |n| n as usize);
+    let below = dir.strip_prefix(at).unwrap_or(dir);
+    let parts = below.components().count();
+    for part in below.components() {
+        let name = part.as_os_str().as_bytes();
+        if name.len() > name_max {
+            let which = if parts == 1 {
+                "its name".to_string()
+            } else {
+                format!("the name {}", part.as_os_str().display())
+            };
+            return Err(format!(
+                "cannot make the folder {}: {which} is {} bytes long, more than the {name_max} a name may have there",
+                dir.display(),
+                name.len()
+            ));
+        }
+    }
+    let len = dir.as_os_str().len();
+    if len >= PATH_MAX {
+        return Err(format!(
+            "cannot make the folder {}: its path is {len} bytes long, more than the {} a path may have",
+            dir.display(),
+            PATH_MAX - 1
+        ));
+    }
+    Ok(())
 }
 
 /// Whether this process may add a file to the folder `dir` (write and search it), by its
@@ -1070,6 +1113,34 @@ impl OutputFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A folder whose name, or path, is too long to be made is refused before any run: its
+    /// name alone, a name within it, and a path past the kernel's limit.
+    #[test]
+    fn a_folder_too_long_to_be_made_is_said() {
+        let dir = std::env::temp_dir().join(format!("fugue-long-names-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let long = "a".repeat(300);
+        let e = folder_can_be_made(&dir.join(&long)).unwrap_err();
+        assert!(
+            e.contains("its name is 300 bytes long, more than the 255"),
+            "{e}"
+        );
+        let e = folder_can_be_made(&dir.join(&long).join("report")).unwrap_err();
+        assert!(
+            e.contains(&format!("the name {long} is 300 bytes long")),
+            "{e}"
+        );
+        let deep: PathBuf = (0..20).map(|_| "b".repeat(250)).collect();
+        let e = folder_can_be_made(&dir.join(deep)).unwrap_err();
+        assert!(
+            e.contains("its path is") && e.contains("more than the 4095"),
+            "{e}"
+        );
+        assert!(folder_can_be_made(&dir.join("a".repeat(255))).is_ok());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     /// A file that appeared under a new output's name while the command ran is not replaced by
     /// [`OutputFile::write`] (nor is a temporary file left); without it, the output is written.
