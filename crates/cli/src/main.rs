@@ -23,13 +23,23 @@ Exit codes: 0 success; 1 bad input or a failure while running; 2 usage error;
 130, 143, 129: stopped by SIGINT (Ctrl-C), SIGTERM, SIGHUP.
 1 also when standard output cannot be written; 141 when its reader stopped (a pipe).";
 
-/// `cmd` and every subcommand in it with the exit codes after their examples.
+/// `cmd` and every subcommand in it with the exit codes after their examples, and every
+/// option that takes a value taking a negative number as its value (`--buffer -1` is then
+/// refused by the option's own range, not taken for an unknown flag `-1`).
 fn with_exit_codes(cmd: clap::Command) -> clap::Command {
     let help = match cmd.get_after_help() {
         Some(h) => format!("{h}\n{EXIT_CODES}"),
         None => EXIT_CODES.to_string(),
     };
-    cmd.after_help(help).mut_subcommands(with_exit_codes)
+    cmd.after_help(help)
+        .mut_args(|a| {
+            if a.get_action().takes_values() && !a.is_positional() {
+                a.allow_negative_numbers(true)
+            } else {
+                a
+            }
+        })
+        .mut_subcommands(with_exit_codes)
 }
 
 mod cmd;

@@ -721,3 +721,23 @@ fn benchmarks_refuse_a_graph_of_no_node() {
         assert!(!out.exists(), "{args:?}");
     }
 }
+
+/// A negative number given to an option is that option's value, refused by its own range,
+/// not an unknown flag whose advice (`use '-- -1'`) leads nowhere.
+#[test]
+fn a_negative_number_is_an_options_value() {
+    for (flag, value) in [("--buffer", "-1"), ("--threads", "-2"), ("--rate", "-5")] {
+        let o = fugue(&[
+            "render",
+            &example("pluck.ag"),
+            "-o",
+            "never.wav",
+            flag,
+            value,
+        ]);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert!(e.contains(&format!("'{value}' for '{flag}")), "{e}");
+        assert!(!e.contains("unexpected argument") && !e.contains("-- "), "{e}");
+    }
+}
