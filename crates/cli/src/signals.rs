@@ -6,8 +6,11 @@
 //! that stops its work on request (a render, a run, a benchmark) takes the request with
 //! [`stop_flag`]: the first signal then only sets it, the command ends its work, keeps what
 //! is complete, says what happened ([`say`]) and returns; `main` exits with the signal's
-//! code. Any other command, or a second signal, ends the process at once: the temporary
-//! files registered ([`fugue_engine::output::Temp`]) are removed first, so no half-written file is left.
+//! code. Any other command, or a second signal more than [`REPEAT_GRACE`] after the first,
+//! ends the process at once: the temporary files registered
+//! ([`fugue_engine::output::Temp`]) are removed first, so no half-written file is left. A
+//! second signal within that time is the same request delivered twice (`timeout` signals
+//! its child, then the child's whole process group), not a user's insistence: it is ignored.
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -16,6 +19,12 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
 /// The signal received (0: none yet).
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+/// How long after the first signal a second one is taken as the same request, delivered
+/// twice: `timeout` sends its signal to the command and then to the command's process group,
+/// and a group's leader signalled by a script may get it again through the group. A person
+/// who presses Ctrl-C a second time to end a stop that takes too long does so later.
+pub const REPEAT_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 /// Whether the running command polls the stop request (then the first signal only sets it).
 static POLLED: AtomicBool = AtomicBool::new(false);
 /// Whether the command said what the signal did to it.
@@ -36,9 +45,18 @@ pub fn install() {
     let _ = std::thread::Builder::new()
         .name("fugue-signals".into())
         .spawn(move || {
+            let mut first_at: Option<std::time::Instant> = None;
             for sig in signals.forever() {
+                // A repeat of the first request, within the grace: nothing more to do (the
+                // first was acted on; where it ended the process, none comes here).
+                if first_at.is_some_and(|t| t.elapsed() < REPEAT_GRACE) {
+                    continue;
+                }
                 // SeqCst: the signal number is read by the main thread after its work.
                 let first = SIGNAL.swap(sig, Ordering::SeqCst) == 0;
+                if first {
+                    first_at = Some(std::time::Instant::now());
+                }
                 // Relaxed: a request the commands poll; nothing is published with it.
                 flag().store(true, Ordering::Relaxed);
                 // A Faust program compiling in a child process stops now, not at its end.
@@ -73,7 +91,8 @@ fn exit_now(sig: i32) -> ! {
 }
 
 /// The stop request set by SIGINT, SIGTERM and SIGHUP, for a command that polls it: from
-/// this call on, the first signal only sets it (a second one still ends the process).
+/// this call on, the first signal only sets it (a second one, past [`REPEAT_GRACE`], still
+/// ends the process).
 pub fn stop_flag() -> Arc<AtomicBool> {
     POLLED.store(true, Ordering::SeqCst);
     flag().clone()

@@ -738,6 +738,9 @@ fn a_negative_number_is_an_options_value() {
         let e = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{e}");
         assert!(e.contains(&format!("'{value}' for '{flag}")), "{e}");
-        assert!(!e.contains("unexpected argument") && !e.contains("-- "), "{e}");
+        assert!(
+            !e.contains("unexpected argument") && !e.contains("-- "),
+            "{e}"
+        );
     }
 }

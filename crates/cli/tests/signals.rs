@@ -115,6 +115,48 @@ fn a_stopped_render_keeps_the_old_file() {
     }
 }
 
+/// A signal delivered twice at once (`timeout` signals its command, then the command's
+/// process group) is one request: a recording host still stops cleanly, its recording
+/// closed whole and its summary said; it ended the process at once (the recording cut at
+/// its last header update, nothing said but "stopped by SIGINT").
+#[test]
+fn a_signal_delivered_twice_is_one_request() {
+    let d = folder("twice");
+    let rec = d.join("rec.wav");
+    let _ = std::fs::remove_file(&rec);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args(["host", "--backend", "clocked", "--record"])
+        .arg(&rec)
+        .env_remove(common::FAULT_VAR)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write as _;
+        let stdin = child.stdin.as_mut().unwrap();
+        writeln!(stdin, "load a {}", example("pluck.ag")).unwrap();
+    }
+    wait_for("the recording did not start", || {
+        std::fs::metadata(&rec).is_ok_and(|m| m.len() > 44)
+    });
+    send(&child, libc::SIGINT);
+    std::thread::sleep(Duration::from_millis(5));
+    send(&child, libc::SIGINT);
+    let (code, _, err) = finish(child);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(err.contains("host: ") && err.contains("recorded"), "{err}");
+    assert!(err.contains("what was complete was kept"), "{err}");
+    let wav = std::fs::read(&rec).unwrap();
+    let r = hound::WavReader::new(std::io::Cursor::new(&wav)).unwrap();
+    let declared = r.duration() as usize * r.spec().channels as usize;
+    assert_eq!(
+        r.into_samples::<f32>().filter(|s| s.is_ok()).count(),
+        declared
+    );
+}
+
 /// A render with `--profile=DIR` stopped by a signal keeps the old output file and writes
 /// the profile of the cycles it rendered.
 #[test]
