@@ -824,3 +824,40 @@ fn a_single_run_takes_a_burst_of_sets_larger_than_its_queue() {
     let (code, _) = exit_within(&mut child, Duration::from_secs(10));
     assert_eq!(code, Some(0));
 }
+
+/// `fugue host --control S & fugue ctl S ...` (the help's example): the client, started
+/// before the host has made its socket, tries again and reaches it; with no host at all it
+/// fails after its grace of 2 s, in one sentence.
+#[test]
+fn ctl_reaches_a_host_started_just_before() {
+    let d = folder("host_socket", "started-just-before");
+    let sock = d.join("late.sock");
+    let _ = std::fs::remove_file(&sock);
+    let mut host = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args([
+            "host",
+            "--backend",
+            "offline",
+            "--threads",
+            "1",
+            "--control",
+        ])
+        .arg(&sock)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (ok, said, _) = ctl(&sock, &["load", "a", &common::example("pluck.ag")]);
+    assert!(ok && said.starts_with("loaded a"), "{said}");
+    let (ok, said, _) = ctl(&sock, &["quit"]);
+    assert!(ok, "{said}");
+    assert!(host.wait().unwrap().success());
+    let absent = d.join("absent.sock");
+    let start = Instant::now();
+    let o = fugue(&["ctl", absent.to_str().unwrap(), "list"]);
+    let took = start.elapsed();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cannot connect to"), "{}", stderr(&o));
+    assert!(took >= Duration::from_secs(2), "{took:?}");
+}

@@ -160,7 +160,9 @@ pub struct CtlArgs {
     /// more)
     #[arg(long, default_value_t = 60.0, value_parser = ctl_timeout)]
     pub timeout: f64,
-    /// The socket of a `fugue host --control SOCKET`.
+    /// The socket of a `fugue host --control SOCKET` (or of `fugue run --control`); one
+    /// not there yet, or not listened on yet, is tried again for 2 s (a host started just
+    /// before, in the background).
     pub socket: PathBuf,
     /// The command and its arguments (`load a x.ag`, `stats`, `quit`, ...).
     #[arg(required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true)]

@@ -583,8 +583,14 @@ fn wait(
     )
 }
 
+/// How long [`send`] tries again to connect to a socket that does not exist yet, or that
+/// nothing listens on yet: a host started a moment before (in the background, on the same
+/// command line) makes its socket once it has started.
+pub const START_GRACE: Duration = Duration::from_secs(2);
+
 /// Sends `line` to the host listening at `path` and returns its reply, waiting for it at
-/// most `timeout` (a `wait SECONDS` command gets its seconds more).
+/// most `timeout` (a `wait SECONDS` command gets its seconds more). A socket that is not
+/// there, or not listened on, is tried again for [`START_GRACE`] (at most `timeout`).
 pub fn send(path: &Path, line: &str, timeout: Duration) -> Result<String, ControlError> {
     let io = |what: &str| {
         let what = what.to_string();
@@ -611,11 +617,29 @@ pub fn send(path: &Path, line: &str, timeout: Duration) -> Result<String, Contro
             path.as_os_str().len()
         )));
     }
-    let mut s = UnixStream::connect(path).map_err(io(&format!(
-        "cannot connect to {} (is a `fugue host` or `fugue run` with `--control {}` running?)",
-        path.display(),
-        path.display()
-    )))?;
+    // A host started just before (`fugue host --control S & fugue ctl S ...`) may not have
+    // made its socket yet, or not listen on it yet: tried again for a while.
+    let grace = std::time::Instant::now() + START_GRACE.min(timeout);
+    let mut s = loop {
+        match UnixStream::connect(path) {
+            Ok(s) => break s,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
+                ) && std::time::Instant::now() < grace =>
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => {
+                return Err(io(&format!(
+                    "cannot connect to {} (is a `fugue host` or `fugue run` with `--control {}` running?)",
+                    path.display(),
+                    path.display()
+                ))(e))
+            }
+        }
+    };
     let timeout = match parsed {
         Ok(Some(Command::Wait { seconds })) => timeout + Duration::from_secs_f64(seconds),
         _ => timeout,
