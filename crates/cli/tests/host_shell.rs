@@ -252,6 +252,29 @@ fn lines_typed_ahead_at_the_prompt_all_run() {
     );
 }
 
+/// A paste of several lines at the prompt (bracketed paste: the terminal marks it, and the
+/// line editor keeps its line breaks in one edit) runs each line as a command, in order;
+/// they were one command, refused as `load` with a word too many.
+#[test]
+fn a_pasted_block_of_lines_runs_each_line() {
+    let state = folder("host-shell", "state-paste");
+    let (mut child, mut master, screen, reader) = shell(&state, &state);
+    wait_for(&screen, "`help COMMAND` says what one does");
+    let pluck = common::example("pluck.ag");
+    master
+        .write_all(format!("\x1b[200~load a {pluck}\nlist\n\x1b[201~\r").as_bytes())
+        .unwrap();
+    wait_for(&screen, "1 loaded: a");
+    master.write_all(b"\x04").unwrap();
+    let (status, err) = common::stderr_at_exit(&mut child);
+    drop(master);
+    let _ = reader.join();
+    assert!(status.success(), "{err}");
+    let shown = screen.lock().unwrap().clone();
+    assert!(shown.contains("loaded a (id 1)"), "{shown}");
+    assert!(!shown.contains("one word too many"), "{shown}");
+}
+
 /// A byte that is not UTF-8 typed at the prompt (a terminal set to Latin-1 typing `é`) is
 /// one error line, and the host plays on: the next command runs, and `quit` ends it with
 /// status 0.

@@ -777,15 +777,23 @@ fn prompt_lines(
                     return;
                 }
             }
-            Ok(line) => {
-                if !line.trim().is_empty() {
-                    // Without the space a completion leaves at the end.
-                    let kept = line.trim_end();
-                    let _ = rl.add_history_entry(kept);
-                    history.add(kept);
-                }
-                if !forward(&tx, line, None, quit, aside) {
-                    return;
+            Ok(text) => {
+                // A paste of several lines (the terminal's bracketed paste keeps its line
+                // breaks in one edit): each line is a command, run in order, as typed one by
+                // one.
+                for line in text.split(['\n', '\r']) {
+                    if text.contains(['\n', '\r']) && line.trim().is_empty() {
+                        continue;
+                    }
+                    if !line.trim().is_empty() {
+                        // Without the space a completion leaves at the end.
+                        let kept = line.trim_end();
+                        let _ = rl.add_history_entry(kept);
+                        history.add(kept);
+                    }
+                    if !forward(&tx, line.to_string(), None, quit, aside) {
+                        return;
+                    }
                 }
             }
             // Ctrl-C at the prompt (the terminal gives it to the line editor as a key, not
