@@ -422,7 +422,7 @@ fn an_empty_graph_and_a_placeholder_load_with_a_warning() {
     )
     .unwrap();
     let script = format!(
-        "load a {}\nload u {}\nquit\n",
+        "load a {}\nload u {}\nset u u speed 2\nquit\n",
         empty.display(),
         unknown.display()
     );
@@ -438,6 +438,12 @@ fn an_empty_graph_and_a_placeholder_load_with_a_warning() {
         ),
         "{out}"
     );
+    // A `set` on it says what it is, not to give the --placeholder it was given.
+    assert!(
+        out.contains("node `u` has the unknown kind `wobble` and plays as silence (--placeholder): it has no attribute to change"),
+        "{out}"
+    );
+    assert!(!out.contains("take --placeholder"), "{out}");
 }
 
 /// A live `set` tries the changed node at the node's own rate, as its plan plays it: after a

@@ -178,6 +178,13 @@ pub fn check(
         }
     };
     let kind = graph.node(v).kind.clone();
+    // A kind no registry knows: the node plays as silence (`--placeholder`, or the graph
+    // would not have loaded), and has nothing to change.
+    if !registry.contains(&kind) {
+        return Err(format!(
+            "node `{node}` has the unknown kind `{kind}` and plays as silence (--placeholder): it has no attribute to change"
+        ));
+    }
     let doc = registry.doc(&kind);
     let not_live = || {
         let (live, hint) = match doc {

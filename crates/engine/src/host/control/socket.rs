@@ -130,7 +130,7 @@ impl Shared {
         // Never blocks the accepting thread: the client is idle, so its thread only reads,
         // and ends on the shutdown (or on this flag's `WouldBlock`).
         let _ = old.stream.set_nonblocking(true);
-        let _ = writeln!(&*old.stream, "{why}");
+        let _ = (&*old.stream).write_all(format!("{why}\n").as_bytes());
         let _ = old.stream.shutdown(std::net::Shutdown::Both);
         true
     }
@@ -379,7 +379,8 @@ fn accept_loop(listener: &UnixListener, shared: &Arc<Shared>, tx: &mpsc::Sender<
 fn admit(stream: UnixStream, shared: &Arc<Shared>, tx: &mpsc::Sender<Request>) {
     let refuse = |stream: &UnixStream, why: &str| {
         let _ = stream.set_nonblocking(true);
-        let _ = writeln!(&*stream, "{why}");
+        // One write, the line with its newline: a client reads it whole.
+        let _ = (&*stream).write_all(format!("{why}\n").as_bytes());
     };
     let stream = Arc::new(stream);
     let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
@@ -526,7 +527,9 @@ fn client(stream: &UnixStream, id: u64, shared: &Shared, tx: &mpsc::Sender<Reque
             },
         };
         let Some(reply) = reply else { return };
-        let written = writeln!(&*stream, "{reply}");
+        // One write, the reply with its newline (`writeln!` writes them apart): a client that
+        // reads what came once has the whole line.
+        let written = (&*stream).write_all(format!("{reply}\n").as_bytes());
         shared.set_state(id, idle_or_next(&reader));
         if written.is_err() {
             return;
