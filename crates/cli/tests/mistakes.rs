@@ -126,7 +126,7 @@ fn input_mistakes_are_warned_about_and_strict_refuses_them() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("the graph has no source node"),
+        stderr(&o).contains("the graph has no source node, so the file is not read (without --seconds, its length still sets the render's)"),
         "{}",
         stderr(&o)
     );

@@ -175,12 +175,12 @@ impl std::fmt::Display for Warning {
             ),
             Warning::InputNotRead { input, sources: 0 } => write!(
                 f,
-                "--input {}: the graph has no source node, so the file is not read",
+                "--input {}: the graph has no source node, so the file is not read (without --seconds, its length still sets the render's)",
                 input.display()
             ),
             Warning::InputNotRead { input, sources } => write!(
                 f,
-                "--input {}: {} no output port in use (no edge leaves it, or it says `out: 0`), so the file is not read",
+                "--input {}: {} no output port in use (no edge leaves it, or it says `out: 0`), so the file is not read (without --seconds, its length still sets the render's)",
                 input.display(),
                 if *sources == 1 {
                     "the graph's source node has".to_string()
@@ -234,11 +234,13 @@ impl std::fmt::Display for Warning {
             ),
             Warning::Peak { output, dbfs } => write!(
                 f,
-                "{output} peaks at {dbfs:+.1} dBFS: its samples beyond ±1.0 will clip when played or converted to integers; lower a volume in the graph"
+                "{output} peaks at {}: its samples beyond ±1.0 will clip when played or converted to integers; lower a volume in the graph",
+                above_full_scale(*dbfs)
             ),
             Warning::Clipped { output, samples, dbfs } => write!(
                 f,
-                "{output}: {samples} samples were clipped to ±1.0 (peak {dbfs:+.1} dBFS before clipping); lower a volume in the graph, or render with --bits 32"
+                "{output}: {samples} samples were clipped to ±1.0 (peak {} before clipping); lower a volume in the graph, or render with --bits 32",
+                above_full_scale(*dbfs)
             ),
         }
     }
@@ -566,9 +568,32 @@ pub fn audio(
     out
 }
 
+/// A peak above full scale, `dbfs` above 0, in words: `+3.5 dBFS`, or, for one that would
+/// round to `+0.0 dBFS` (a sample of 1.000001), its decibels to two significant digits
+/// (`+8.7e-6 dBFS`), so that a peak said to clip never reads as full scale exactly.
+fn above_full_scale(dbfs: f64) -> String {
+    if dbfs > 0.0 && dbfs < 0.05 {
+        format!("{dbfs:+.1e} dBFS")
+    } else {
+        format!("{dbfs:+.1} dBFS")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A peak just above full scale is not written as `+0.0 dBFS` (which read as a
+    /// contradiction beside "will clip").
+    #[test]
+    fn a_peak_just_above_full_scale_is_not_rounded_to_zero() {
+        assert_eq!(
+            above_full_scale(20.0 * 1.000_001_f64.log10()),
+            "+8.7e-6 dBFS"
+        );
+        assert_eq!(above_full_scale(3.52), "+3.5 dBFS");
+        assert_eq!(above_full_scale(0.05), "+0.1 dBFS");
+    }
 
     fn graph(text: &str) -> TaskGraph {
         fugue_graph::read::ag::parse(text, "t.ag").unwrap()
