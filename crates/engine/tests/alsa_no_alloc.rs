@@ -19,23 +19,34 @@ static GLOBAL: fugue_testkit::alloc::Counting = fugue_testkit::alloc::Counting;
 fn cycles_written_to_an_alsa_device_do_not_allocate() {
     let graph = fugue_graph::gen::rake(6);
     for kind in [ExecutorKind::Seq, ExecutorKind::Ws] {
-        // A write late for the device's clock (1.3 ms periods, on a machine where another
-        // process may take the core) is an xrun, whose recovery is not the steady path
-        // measured here: such a try is made again, three times at most. Every try counts
-        // its allocations.
-        for attempt in 1..=3 {
-            if cycles_allocate_nothing(&graph, kind) == 0 {
+        // A write late for the device's clock (5.3 ms periods, on a machine where another
+        // process, or the virtual machine's host, may take the core) is an xrun, whose
+        // recovery is not the steady path measured here: a try that allocated with an xrun
+        // is made again, five times at most. A try that allocated without one fails at once;
+        // a try with xruns that allocated nothing shows it too (the recovery included).
+        let mut tries = Vec::new();
+        for _ in 0..5 {
+            let (n, xruns) = cycles_allocate(&graph, kind);
+            assert!(
+                n == 0 || xruns > 0,
+                "{kind}: {n} allocations or frees in 300 cycles"
+            );
+            tries.push((n, xruns));
+            if n == 0 {
                 break;
             }
-            assert!(attempt < 3, "{kind}: an xrun in each of 3 tries");
         }
+        assert!(
+            tries.iter().any(|&(n, _)| n == 0),
+            "{kind}: every try had an xrun and allocated (allocations, xruns): {tries:?}"
+        );
     }
 }
 
-/// Runs 320 cycles of `graph` with `kind` on ALSA's `null` device, asserting that the last
-/// 300 allocate and free nothing on this thread; returns the device's xruns.
-fn cycles_allocate_nothing(graph: &fugue_graph::TaskGraph, kind: ExecutorKind) -> u64 {
-    let device = alsa::open("null", 48_000, 64, 2, 2).unwrap();
+/// Runs 320 cycles of `graph` with `kind` on ALSA's `null` device: the allocations and frees
+/// of the last 300 on this thread, and the device's xruns.
+fn cycles_allocate(graph: &fugue_graph::TaskGraph, kind: ExecutorKind) -> (u64, u64) {
+    let device = alsa::open("null", 48_000, 256, 2, 2).unwrap();
     let (rate, block) = (device.granted().rate, device.granted().block);
     let choice = ExecutorChoice {
         kind,
@@ -82,7 +93,6 @@ fn cycles_allocate_nothing(graph: &fugue_graph::TaskGraph, kind: ExecutorKind) -
         }
     });
     let summary = stats.finish().summary;
-    assert_eq!(n, 0, "{kind}: {n} allocations or frees in 300 cycles");
     assert_eq!(summary.cycles, 320, "{kind}");
-    out.xruns()
+    (n as u64, out.xruns())
 }
