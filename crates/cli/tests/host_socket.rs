@@ -312,9 +312,12 @@ fn running_out_of_file_descriptors_neither_spins_nor_stops_the_clients() {
         .filter_map(|_| UnixStream::connect(&h.socket).ok())
         .collect();
     std::thread::sleep(Duration::from_secs(1));
+    // 50 clients in a clocked `wait`, each looking every 10 ms whether its client left,
+    // take a tenth of a core here, more where the machine's host takes its CPU (25 % once
+    // in CI); a spinning accept loop takes the whole core.
     let load = load_over(h.child.id(), Duration::from_secs(2));
     assert!(
-        load < 0.25,
+        load < 0.5,
         "the host out of descriptors used {:.0}% of a core",
         load * 100.0
     );
