@@ -513,7 +513,7 @@ pub fn choose(
     // seq's output is the output of seq alone, even for a plugin that keeps process-wide
     // state (a random generator shared by its instances).
     let most_trials = choice.auto_cycles.map(|n| match period {
-        Some(trial) => timed_trial_cycles(choice, trial, 2),
+        Some(trial) => timed_trial_cycles(choice, trial, 2, Duration::ZERO),
         None => n as f64 * RUN_SHARE - (2 * ROUNDS * 2) as f64,
     });
     if cands.len() == 1 || most_trials.is_some_and(|t| t < (least * 2) as f64) {
@@ -553,7 +553,7 @@ pub fn choose(
     // refused is gone) are kept before an executor is made for the others.
     let mut left_out = Vec::new();
     if let Some(trial) = period {
-        let fit = fitting(choice, trial, least, cands.len());
+        let fit = fitting(choice, trial, least, cands.len(), Duration::ZERO);
         if fit >= 2 {
             let kept;
             (kept, left_out) = keep_promising(&mut cands, plain, fit);
@@ -576,10 +576,17 @@ pub fn choose(
     let one = t0.elapsed().max(Duration::from_micros(1));
     let per_cycle = period.map_or(one, |p| p.max(one));
     let settle = trial_settle(choice, per_cycle);
+    // Paced, the trials delay the run, and so does what came before them (the plans'
+    // compiling, the executors' building, the first cycle): the budget counts it.
+    let spent = if paced {
+        started.elapsed()
+    } else {
+        Duration::ZERO
+    };
     // A run too short to try every candidate tries the most promising ones that fit (by the
     // plan's costs: the work over the threads, or the critical path), seq always among them.
     let (mut cands, mut execs, mut plan_of) = (cands, execs, plan_of);
-    let fit = fitting(choice, per_cycle, least, cands.len());
+    let fit = fitting(choice, per_cycle, least, cands.len(), spent);
     if fit >= 2 {
         let (kept, more) = keep_promising(&mut cands, plain, fit);
         left_out.extend(more);
@@ -594,7 +601,7 @@ pub fn choose(
             kept.contains(&(k - 1))
         });
     }
-    let total = timed_trial_cycles(choice, per_cycle, cands.len()).max(0.0) as usize;
+    let total = timed_trial_cycles(choice, per_cycle, cands.len(), spent).max(0.0) as usize;
     if total < least * cands.len() || cands.len() == 1 {
         // Too short a run to measure (or nothing to choose from): seq, untried.
         let why = why_untried(cands.len(), cores, choice.auto_threads);
@@ -617,13 +624,20 @@ pub fn choose(
             *n = now;
         }
     };
-    // The trials end near the budget (the run's start waits for them), even when the machine
-    // is slower than the first cycle said (a loaded machine, late wake-ups): a round past
-    // the budget and a quarter (the cycles were counted to fit the budget from one cycle's
-    // time, which later cycles exceed a little) is left unfinished and not counted, the
-    // rounds before decide. The first round always ends: it is all there is to decide from.
+    // The trials end within the budget even when the machine is slower than the first cycle
+    // said (a loaded machine, late wake-ups): a round that would run a cycle past the
+    // deadline is left unfinished and not counted, the rounds before decide. Paced, the
+    // deadline is the budget from the start (the run's start waits for the trials, which
+    // take no longer than the run); offline, the budget and a quarter from the first cycle
+    // (the cycles were counted to fit the budget from one cycle's time, which later cycles
+    // exceed a little, and the trials take from the run, not ahead of it). The first round
+    // always ends: it is all there is to decide from.
     let budget = trial_budget(choice, per_cycle);
-    let deadline = t0 + Duration::from_secs_f64(budget * 1.25);
+    let deadline = if paced {
+        started + Duration::from_secs_f64(budget)
+    } else {
+        t0 + Duration::from_secs_f64(budget * 1.25)
+    };
     // The threads of the turn before (the build: one).
     let mut before = 1;
     'rounds: for round in 0..ROUNDS {
@@ -645,23 +659,28 @@ pub fn choose(
             let turn = Instant::now();
             let mut next = None;
             let mut warm = 0;
-            let past = || choice.stop_requested() || (round > 0 && Instant::now() >= deadline);
+            let past =
+                || choice.stop_requested() || (round > 0 && Instant::now() + one >= deadline);
             let mut late = false;
+            // Checked after the pacing's wait, just before the cycle it would run.
             while warm < 2 || turn.elapsed() < settle {
+                pace(&mut next);
                 late = past();
                 if late {
                     break;
                 }
-                pace(&mut next);
                 exec.run_cycle(plan);
                 warm += 1;
             }
             for _ in 0..cycles {
-                late = late || past();
                 if late {
                     break;
                 }
                 pace(&mut next);
+                late = past();
+                if late {
+                    break;
+                }
                 let t = Instant::now();
                 exec.run_cycle(plan);
                 ts[round].push(t.elapsed().as_nanos() as u64 / overlap as u64);
@@ -735,11 +754,19 @@ fn trial_settle(choice: &ExecutorChoice, per_cycle: Duration) -> Duration {
 
 /// The timed trial cycles that `cands` candidates share, cycles taking `per_cycle`: the
 /// budget ([`trial_budget`]) less seq's settling in the rounds after the first
-/// ([`trial_settle`]), over `per_cycle`, less every turn's two untimed cycles in each round.
+/// ([`trial_settle`]) and the `spent` part of it (paced: the plans' compiling and the first
+/// cycle, which delay the run as the trials do), over `per_cycle`, less every turn's two
+/// untimed cycles in each round.
 /// Paced, `per_cycle` is at least the trials' period, so this count at the period bounds the
 /// count at any measured cycle from above: what [`choose`] checks before compiling anything.
-fn timed_trial_cycles(choice: &ExecutorChoice, per_cycle: Duration, cands: usize) -> f64 {
+fn timed_trial_cycles(
+    choice: &ExecutorChoice,
+    per_cycle: Duration,
+    cands: usize,
+    spent: Duration,
+) -> f64 {
     let budget = trial_budget(choice, per_cycle)
+        - spent.as_secs_f64()
         - trial_settle(choice, per_cycle).as_secs_f64() * (ROUNDS - 1) as f64;
     budget / per_cycle.as_secs_f64().max(1e-9) - (2 * ROUNDS * cands) as f64
 }
@@ -747,10 +774,16 @@ fn timed_trial_cycles(choice: &ExecutorChoice, per_cycle: Duration, cands: usize
 /// The most candidates, at most `n`, whose trials fit when cycles take `per_cycle`: each of
 /// them gets `least` timed cycles out of [`timed_trial_cycles`] (which leaves out every turn's
 /// untimed ones, so that more candidates leave fewer); 0 when not even one fits.
-fn fitting(choice: &ExecutorChoice, per_cycle: Duration, least: usize, n: usize) -> usize {
+fn fitting(
+    choice: &ExecutorChoice,
+    per_cycle: Duration,
+    least: usize,
+    n: usize,
+    spent: Duration,
+) -> usize {
     (1..=n)
         .rev()
-        .find(|&k| timed_trial_cycles(choice, per_cycle, k) >= (least * k) as f64)
+        .find(|&k| timed_trial_cycles(choice, per_cycle, k, spent) >= (least * k) as f64)
         .unwrap_or(0)
 }
 
@@ -1215,15 +1248,25 @@ mod tests {
         .unwrap();
         let cands = candidates(&choice, 16, &plain);
         assert_eq!(cands.len(), 9, "{cands:?}");
-        assert!(timed_trial_cycles(&choice, MAX_TRIAL_PERIOD, 2) >= (2 * MIN_PACED_CYCLES) as f64);
-        let fit = fitting(&choice, MAX_TRIAL_PERIOD, MIN_PACED_CYCLES, cands.len());
+        assert!(
+            timed_trial_cycles(&choice, MAX_TRIAL_PERIOD, 2, Duration::ZERO)
+                >= (2 * MIN_PACED_CYCLES) as f64
+        );
+        let fit = fitting(
+            &choice,
+            MAX_TRIAL_PERIOD,
+            MIN_PACED_CYCLES,
+            cands.len(),
+            Duration::ZERO,
+        );
         assert!((2..cands.len()).contains(&fit), "{fit}");
         // Each of them has its cycles, with every turn's untimed ones left out.
         assert!(
-            timed_trial_cycles(&choice, MAX_TRIAL_PERIOD, fit) >= (fit * MIN_PACED_CYCLES) as f64
+            timed_trial_cycles(&choice, MAX_TRIAL_PERIOD, fit, Duration::ZERO)
+                >= (fit * MIN_PACED_CYCLES) as f64
         );
         assert!(
-            timed_trial_cycles(&choice, MAX_TRIAL_PERIOD, fit + 1)
+            timed_trial_cycles(&choice, MAX_TRIAL_PERIOD, fit + 1, Duration::ZERO)
                 < ((fit + 1) * MIN_PACED_CYCLES) as f64
         );
     }
@@ -1238,10 +1281,10 @@ mod tests {
                 ..ExecutorChoice::default()
             };
             choice.options.period = Some(run);
-            let early = timed_trial_cycles(&choice, MAX_TRIAL_PERIOD, 5);
+            let early = timed_trial_cycles(&choice, MAX_TRIAL_PERIOD, 5, Duration::ZERO);
             for one_us in [1u64, 4_000, 4_001, 10_000, 50_000] {
                 let per_cycle = MAX_TRIAL_PERIOD.max(Duration::from_micros(one_us));
-                let later = timed_trial_cycles(&choice, per_cycle, 5);
+                let later = timed_trial_cycles(&choice, per_cycle, 5, Duration::ZERO);
                 assert!(
                     early >= later,
                     "n {n}, cycle {one_us} us: {early} < {later}"
@@ -1261,14 +1304,14 @@ mod tests {
             ..ExecutorChoice::default()
         };
         second.options.period = Some(run);
-        let t = timed_trial_cycles(&second, MAX_TRIAL_PERIOD, 5);
+        let t = timed_trial_cycles(&second, MAX_TRIAL_PERIOD, 5, Duration::ZERO);
         assert!(t >= (MIN_PACED_CYCLES * 2) as f64, "{t}");
         // Offline, the budget is a share of the run: 100 cycles of 1 ms leave none.
         let offline = ExecutorChoice {
             auto_cycles: Some(100),
             ..ExecutorChoice::default()
         };
-        assert!(timed_trial_cycles(&offline, Duration::from_millis(1), 3) < 0.0);
+        assert!(timed_trial_cycles(&offline, Duration::from_millis(1), 3, Duration::ZERO) < 0.0);
     }
 
     /// A budget in time bounds the trials' budget whatever one cycle takes, where a count of
