@@ -182,16 +182,23 @@ pub fn check_output_of(
 /// read ([`fugue_engine::output::graph_files`]), with or without --force: for a command that checks its output
 /// before it reads the graph.
 pub fn refuse_graph_files(output: &Path, path: &Path, graph: &TaskGraph) -> anyhow::Result<()> {
-    let files = fugue_engine::output::graph_files(path, graph);
-    let refs: Vec<&Path> = files.iter().map(std::path::PathBuf::as_path).collect();
-    match fugue_engine::output::same_file(output, &refs) {
+    match graph_file_at(output, path, graph) {
         Some(input) => Err(fugue_engine::output::OutputError::IsInput {
             path: output.to_path_buf(),
-            input: input.to_path_buf(),
+            input,
         }
         .into()),
         None => Ok(()),
     }
+}
+
+/// The file among those `graph` (read from `path`) makes its nodes read
+/// ([`fugue_engine::output::graph_files`]) that `output` is (the same file by another name
+/// too), if any.
+pub fn graph_file_at(output: &Path, path: &Path, graph: &TaskGraph) -> Option<std::path::PathBuf> {
+    let files = fugue_engine::output::graph_files(path, graph);
+    let refs: Vec<&Path> = files.iter().map(std::path::PathBuf::as_path).collect();
+    fugue_engine::output::same_file(output, &refs).map(Path::to_path_buf)
 }
 
 /// Reads a graph file (format from `format`, the command's `--format`, or the extension).

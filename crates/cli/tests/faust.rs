@@ -1550,6 +1550,34 @@ fn an_output_is_never_a_program_the_graph_reads() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("is the input file"), "{}", stderr(&o));
     assert_eq!(std::fs::read_to_string(&stats).unwrap(), program);
+    // `render -o -` with standard output opened on the program (`>> tone.dsp`): refused
+    // before anything is written to it.
+    let onto = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&stats)
+        .unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args([
+            "render",
+            g.to_str().unwrap(),
+            "-o",
+            "-",
+            "--seconds",
+            "0.05",
+        ])
+        .stdout(onto)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "standard output is the input file {}",
+            stats.display()
+        )),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read_to_string(&stats).unwrap(), program);
 }
 
 /// A program that reads a `soundfile`, run by the interpreter (which crashes running it

@@ -224,10 +224,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         util::refuse_graph_files(&args.output, &args.graph, &graph)?;
     } else {
         // Standard output on one of the files the graph's nodes read (a Faust program).
-        let files = fugue_engine::output::graph_files(&args.graph, &graph);
-        let refs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
-        if let Some(input) = fugue_engine::output::same_file(Path::new(STDOUT), &refs) {
-            return Err(stdout_is_input(input).into());
+        if let Some(input) = util::graph_file_at(Path::new(STDOUT), &args.graph, &graph) {
+            return Err(stdout_is_input(&input).into());
         }
     }
     // With --strict, fail before rendering; otherwise the warnings are said after a render
