@@ -235,12 +235,6 @@ fn read_graph_hinted(
     })
 }
 
-/// Writes `bytes` to `path` ([`fugue_engine::output::OutputFile`]): refuses to replace an
-/// existing file unless `force`.
-pub fn write_atomic(path: &Path, force: bool, bytes: &[u8]) -> anyhow::Result<()> {
-    Ok(fugue_engine::output::OutputFile::check(path, force, &[])?.write(bytes)?)
-}
-
 /// Checks a `--seconds` value ([`fugue_engine::check_seconds`]): a usage error.
 pub fn check_seconds(s: f64, max: f64, unit: Option<(f64, &str)>) -> anyhow::Result<()> {
     fugue_engine::check_seconds(s, max, unit).map_err(usage)

@@ -138,6 +138,19 @@ fn completions_and_man_pages_are_generated() {
         "{}",
         stderr(&o)
     );
+    // One page already there (a later one in the listing) is refused before any page is
+    // written: the folder is left as it was.
+    let one = folder("help", "man-one");
+    std::fs::write(one.join("fugue-run.1"), "mine").unwrap();
+    let o = fugue(&["man", "--dir", one.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("fugue-run.1"), "{}", stderr(&o));
+    let left: Vec<_> = std::fs::read_dir(&one).unwrap().collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert_eq!(
+        std::fs::read_to_string(one.join("fugue-run.1")).unwrap(),
+        "mine"
+    );
     // `run --stats -` is refused: standard output carries the run's report (it wrote a file
     // named `-`).
     let o = fugue(&[

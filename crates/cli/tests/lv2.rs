@@ -400,7 +400,11 @@ fn fake_bundle(dir: &Path) -> PathBuf {
              <urn:fugue:test:nolib> a lv2:Plugin ; doap:name \"Has no library\" ;\n  {audio} .\n\
              <urn:fugue:test:owned> a lv2:Plugin ; doap:name \"A control named as the graph's attribute\" ;\n  {audio} , \
                [ a lv2:ControlPort , lv2:InputPort ; lv2:index 2 ; lv2:symbol \"wcet\" ; lv2:name \"Weight\" ; \
-               lv2:minimum 0 ; lv2:maximum 2 ; lv2:default 1 ] .\n\
+               lv2:minimum 0 ; lv2:maximum 2 ; lv2:default 1 ] , \
+               [ a lv2:ControlPort , lv2:InputPort ; lv2:index 3 ; lv2:symbol \"uri\" ; lv2:name \"Uri\" ; \
+               lv2:minimum 0 ; lv2:maximum 1 ; lv2:default 0.5 ] , \
+               [ a lv2:ControlPort , lv2:InputPort ; lv2:index 4 ; lv2:symbol \"big\" ; lv2:name \"Big\" ; \
+               lv2:minimum 0.01 ; lv2:maximum 1e300 ; lv2:default 1e300 ] .\n\
              <urn:fugue:test:noports> a lv2:Plugin ; doap:name \"Declares no port\" .\n"
         ),
     )
@@ -466,10 +470,20 @@ fn a_plugin_that_needs_what_fugue_lacks_is_refused_in_one_sentence() {
         "{}",
         stderr(&o)
     );
+    // Nor can one named as an attribute every `lv2` node gives (`uri`): said of every node.
+    assert!(
+        stderr(&o).contains("node `p`: control `uri` of plugin <urn:fugue:test:owned> cannot be set: attribute `uri` is the plugin the node runs; the control keeps its default, 0.5"),
+        "{}",
+        stderr(&o)
+    );
     // `fugue plugins` lists them all the same.
     let o = fugue_env(&["plugins", "urn:fugue"], &env);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
+    // A bound and a default too large for a 32-bit float (`1e300`) are none, not infinite:
+    // the unset control takes its minimum.
+    assert!(!out.contains("inf"), "{out}");
+    println!("{out}");
     assert!(
         out.contains("urn:fugue:test:worker")
             && out.contains("requires: ")

@@ -533,6 +533,20 @@ pub fn lint(ctx: &NodeContext<'_>) -> Vec<LintNote> {
             )));
         }
     }
+    // A control named as the attributes every `lv2` node gives (its kind, the plugin's URI)
+    // can never be set, whatever the graph says.
+    for (attr, what) in [
+        ("kind", "the node's kind"),
+        ("uri", "the plugin the node runs"),
+    ] {
+        if let Some(p) = plugin.controls().find(|p| p.symbol == attr) {
+            out.push(LintNote::node(format!(
+                "node `{}`: control `{attr}` of plugin <{uri}> cannot be set: attribute `{attr}` is {what}; the control keeps its default, {}",
+                ctx.name(),
+                six_digits(f64::from(p.initial(ctx.sample_rate))),
+            )));
+        }
+    }
     // Said of the plugin, not the node: once for all its nodes.
     if !plugin.hard_rt() {
         out.push(LintNote::real_time(format!(

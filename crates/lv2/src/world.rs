@@ -48,12 +48,26 @@ pub struct PortInfo {
     pub integer: bool,
     /// Whether it is a switch, off or on (`lv2:toggled`).
     pub toggled: bool,
-    /// The lowest value (controls; NaN when the plugin gives none).
+    /// The lowest value (controls; NaN when the plugin gives none, or one that a 32-bit
+    /// float cannot hold).
     pub min: f32,
-    /// The highest value (controls; NaN when the plugin gives none).
+    /// The highest value (controls; NaN when the plugin gives none, or one that a 32-bit
+    /// float cannot hold).
     pub max: f32,
-    /// The default value (controls; NaN when the plugin gives none).
+    /// The default value (controls; NaN when the plugin gives none, or one that a 32-bit
+    /// float cannot hold).
     pub default: f32,
+}
+
+/// A bound or default as lilv read it: NaN (none) for a value too large for a 32-bit float,
+/// which lilv makes infinite (a description's `1e300`): an infinite default would reach the
+/// plugin's code as such.
+fn declared(v: f32) -> f32 {
+    if v.is_finite() {
+        v
+    } else {
+        f32::NAN
+    }
 }
 
 impl PortInfo {
@@ -543,9 +557,9 @@ impl World {
                             sample_rate: (l.lilv_port_has_property)(p, port, sample_rate),
                             integer: (l.lilv_port_has_property)(p, port, integer),
                             toggled: (l.lilv_port_has_property)(p, port, toggled),
-                            min: min[k],
-                            max: max[k],
-                            default: def[k],
+                            min: declared(min[k]),
+                            max: declared(max[k]),
+                            default: declared(def[k]),
                         }
                     })
                     .collect();

@@ -55,6 +55,9 @@ pub fn man(a: ManArgs, cmd: clap::Command) -> anyhow::Result<()> {
     }
     let mut pages = Vec::new();
     collect(&cmd.clone(), "", &mut pages);
+    // Every page rendered and every file checked before any is written: a refusal (a page
+    // already there without --force) leaves the folder as it was.
+    let mut files = Vec::with_capacity(pages.len());
     for (name, page) in &pages {
         let path = dir.join(format!("{name}.1"));
         let mut out = Vec::new();
@@ -62,7 +65,13 @@ pub fn man(a: ManArgs, cmd: clap::Command) -> anyhow::Result<()> {
             .title(name.to_uppercase())
             .render(&mut out)
             .with_context(|| format!("cannot render the man page {name}"))?;
-        crate::util::write_atomic(&path, a.force, &out)?;
+        files.push((
+            fugue_engine::output::OutputFile::check(&path, a.force, &[])?,
+            out,
+        ));
+    }
+    for (file, out) in files {
+        file.write(&out)?;
     }
     println!("wrote {} man pages into {}", pages.len(), dir.display());
     Ok(())
