@@ -80,6 +80,57 @@ fn a_wide_mix_at_a_huge_buffer_is_refused() {
     refused(&o, 1, &["rake.ag", "1048576 frames", "limit of 512 MiB"]);
 }
 
+/// Input ports that nothing feeds take no memory (they read the plan's one block of
+/// silence) but are read every cycle: a mix of 100,000 declared inputs at 32,768 frames would
+/// read 3.3e9 samples a cycle, and is refused before anything runs, by `render`, `run` and
+/// the measured costs of `schedule`; at 256 frames it renders.
+#[test]
+fn unconnected_inputs_count_against_the_reads_of_a_cycle() {
+    let d = folder("resource_limits", "reads");
+    let g = d.join("wide.ag");
+    std::fs::write(
+        &g,
+        "o = { kind: \"osc\", freq: 440, };\nm = { kind: \"mix\", in: 100000, };\ns = { kind: \"sink\", };\no.1 -> m.1;\nm.1 -> s.1;\n",
+    )
+    .unwrap();
+    let g = g.to_str().unwrap();
+    let out = d.join("x.wav");
+    let out = out.to_str().unwrap();
+    let words = [
+        "wide.ag:2:1",
+        "would read 3276800000 input samples per cycle at 32768 frames, more than the limit of 1073741824",
+        "node `m`, whose 100000 input port(s) (99999 of them unconnected",
+    ];
+    for args in [
+        vec![
+            "render",
+            g,
+            "-o",
+            out,
+            "--seconds",
+            "0.01",
+            "--buffer",
+            "32768",
+        ],
+        vec![
+            "run",
+            g,
+            "--backend",
+            "clocked",
+            "--seconds",
+            "1",
+            "--buffer",
+            "32768",
+        ],
+        vec!["schedule", g, "--costs", "measured", "--buffer", "32768"],
+    ] {
+        refused(&fugue(&args), 1, &words);
+    }
+    assert!(!std::path::Path::new(out).exists());
+    let o = fugue(&["render", g, "-o", out, "--seconds", "0.05"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
 #[test]
 fn long_delay_lines_count_against_the_budget() {
     let d = folder("resource_limits", "delays");

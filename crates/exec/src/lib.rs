@@ -56,8 +56,8 @@ pub use executors::{
 pub use executors::{SharedPool, Tenant, TenantGrain};
 pub use plan::{
     buffer_bytes, port_mismatch, size_in_words, CompileError, CompileOptions, Plan, TaskPanic,
-    JOIN_FANIN, MAX_BLOCK, MAX_PIPELINE, MAX_RATE_FACTOR, MAX_SUB_BLOCKS, MEMORY_LIMIT, NO_SLOT,
-    SPLIT_GROUP_MIN_FRAMES, SPLIT_MIN_FRAMES, SPLIT_MIN_INPUTS, SPLIT_PARTS,
+    JOIN_FANIN, MAX_BLOCK, MAX_PIPELINE, MAX_RATE_FACTOR, MAX_READ_SAMPLES, MAX_SUB_BLOCKS,
+    MEMORY_LIMIT, NO_SLOT, SPLIT_GROUP_MIN_FRAMES, SPLIT_MIN_FRAMES, SPLIT_MIN_INPUTS, SPLIT_PARTS,
 };
 pub use runtime::pool::StartError;
 

@@ -183,6 +183,25 @@ pub enum CompileError {
         /// The node at which the count passed the limit, where one did.
         node: Option<String>,
     },
+    /// The nodes' input ports would read more samples per cycle than [`MAX_READ_SAMPLES`]
+    /// (an input port reads a block each cycle, a block of silence when nothing feeds it).
+    #[error("the graph's nodes would read {reads} input samples per cycle at {block} frames, more than the limit of {limit}; the limit passed at node `{node}`, whose {inputs} input port(s) ({unconnected} of them unconnected, each reading a block of silence) read {node_reads}; declare fewer input ports (`in:`) or use a smaller buffer size (--buffer)")]
+    TooManyReads {
+        /// Samples read per cycle, counted up to `node`.
+        reads: usize,
+        /// The limit ([`MAX_READ_SAMPLES`]).
+        limit: usize,
+        /// The engine's block, in frames.
+        block: usize,
+        /// The node at which the count passed the limit.
+        node: String,
+        /// Its input ports.
+        inputs: usize,
+        /// Those of them that no edge feeds.
+        unconnected: usize,
+        /// Samples its ports read per cycle.
+        node_reads: usize,
+    },
     /// The number of sub-blocks of pipelining is 0 or does not divide the block.
     #[error("a pipeline of {pipeline} sub-blocks does not divide the block of {block} frames; choose a divisor of the block (1 turns pipelining off)")]
     Pipeline {
@@ -291,10 +310,19 @@ impl CompileError {
             | CompileError::PortMismatch { node, .. }
             | CompileError::RateTooHigh { node, .. } => Some(node),
             CompileError::TooLarge { node, .. } => node.as_deref(),
+            CompileError::TooManyReads { node, .. } => Some(node),
             _ => None,
         }
     }
 }
+
+/// The most input samples a plan's nodes may read per cycle, all their input ports together
+/// (2^30: a second or more of a core's time; a cycle of a graph within [`MEMORY_LIMIT`] reads
+/// far fewer unless ports are declared by the hundred thousand, or one output feeds millions
+/// of them). Time, not memory: a port that no edge feeds reads the plan's one block of
+/// silence, but reads it every cycle, so that a `mix` of a million declared inputs at a
+/// million frames took minutes per cycle.
+pub const MAX_READ_SAMPLES: usize = 1 << 30;
 
 /// The most memory a compiled plan may take: audio buffers (one per output port, engine
 /// channel and summed input, each a block long) plus the memory that the nodes' processors
@@ -718,6 +746,7 @@ impl<'g> Rated<'g> {
         // the other core (measurement: `bench-results/table/HISTORY.md`).
         let mut port_buf: Vec<Vec<Buf>> = vec![Vec::new(); n]; // graph output ports
         let mut scratch: Vec<Vec<Option<Buf>>> = vec![Vec::new(); n]; // per input port
+        let mut reads = 0usize;
         for v in layout_order(graph) {
             let d = dsp[v].as_ref().expect("built above");
             if !matches!(d.io(), Io::Source { .. }) {
@@ -725,6 +754,19 @@ impl<'g> Rated<'g> {
                 let mut edges_into = vec![0usize; d.inputs()];
                 for &e in graph.in_edges(v) {
                     edges_into[graph.edges()[e].dst_port] += 1;
+                }
+                let node_reads = d.inputs().saturating_mul(node_block[v]);
+                reads = reads.saturating_add(node_reads);
+                if reads > MAX_READ_SAMPLES {
+                    return Err(CompileError::TooManyReads {
+                        reads,
+                        limit: MAX_READ_SAMPLES,
+                        block: options.block,
+                        node: graph.node(v).name.clone(),
+                        inputs: d.inputs(),
+                        unconnected: edges_into.iter().filter(|&&k| k == 0).count(),
+                        node_reads,
+                    });
                 }
                 scratch[v] = edges_into
                     .iter()

@@ -31,7 +31,7 @@ const NOT_PIPELINED: &str = "not pipelined: ";
 
 pub use compile::{
     port_mismatch, size_in_words, CompileError, CompileOptions, MAX_BLOCK, MAX_PIPELINE,
-    MAX_RATE_FACTOR, MAX_SUB_BLOCKS, MEMORY_LIMIT,
+    MAX_RATE_FACTOR, MAX_READ_SAMPLES, MAX_SUB_BLOCKS, MEMORY_LIMIT,
 };
 pub use task::TaskPanic;
 pub use units::{
