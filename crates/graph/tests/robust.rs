@@ -287,8 +287,27 @@ fn parallel_edges_are_distinct() {
 }
 
 #[test]
-fn stg_does_not_trust_the_first_line() {
-    let text = "99\n0 0 0\n1 5 1 0\n2 0 1 1\n# comment\n";
+fn stg_rows_agree_with_the_first_line() {
+    // The first line counts the tasks without the two dummies (the standard), or with them
+    // (some copies): either reads; another count is a file cut short or a wrong count.
+    for first in ["1", "3"] {
+        let text = format!("{first}\n0 0 0\n1 5 1 0\n2 0 1 1\n# comment\n");
+        let g = read_bytes(text.as_bytes(), Format::Stg, "s.stg").unwrap();
+        assert_eq!(g.len(), 3);
+    }
+    for first in ["0", "2", "4", "99"] {
+        let text = format!("{first}\n0 0 0\n1 5 1 0\n2 0 1 1\n# comment\n");
+        let e = read_bytes(text.as_bytes(), Format::Stg, "s.stg").unwrap_err();
+        assert_eq!(place(&e), (1, 1), "{e}");
+        assert!(
+            e.to_string().contains(&format!(
+                "the first line gives {first} tasks ({} rows with the dummy entry and exit tasks), but the file has 3 task row(s) before its first `#` line",
+                first.parse::<usize>().unwrap() + 2
+            )),
+            "{e}"
+        );
+    }
+    let text = "99\n0 0 0\n1 5 1 0\n2 0 1 1\n# comment\n".replace("99", "1");
     let g = read_bytes(text.as_bytes(), Format::Stg, "s.stg").unwrap();
     assert_eq!(g.len(), 3);
     // Each task's place is its row's id, for the messages about it.
@@ -297,7 +316,7 @@ fn stg_does_not_trust_the_first_line() {
     assert_eq!((at(0), at(2)), (Some((2, 1)), Some((4, 1))));
     let e = read_bytes(b"3\n0 0 0\n1 5 2 0\n", Format::Stg, "s.stg").unwrap_err();
     assert!(e.to_string().starts_with("s.stg:3:"), "{e}");
-    let e = read_bytes(b"3\n0 0 0\n1 5 1 7\n", Format::Stg, "s.stg").unwrap_err();
+    let e = read_bytes(b"0\n0 0 0\n1 5 1 7\n", Format::Stg, "s.stg").unwrap_err();
     assert_eq!(place(&e), (3, 7));
 }
 

@@ -1,8 +1,9 @@
 //! The `.stg` (Standard Task Graph Set) reader.
 //!
-//! The first line gives a number of tasks, but copies disagree whether it counts the two
-//! dummy tasks, so it is not trusted: rows are read until the first line starting with `#`
-//! or the end of the file. Each row is `id processing_time n_predecessors pred_id...`.
+//! The first line gives a number of tasks, and copies disagree whether it counts the two
+//! dummy tasks: rows are read until the first line starting with `#` or the end of the
+//! file, and their count must be that number or two more (a file cut short, or rows added
+//! or lost, is an error at its first line). Each row is `id processing_time n_predecessors pred_id...`.
 //! Task 0 and the last task are dummy entry/exit tasks of time 0; they are kept as nodes
 //! (cost 0), named by their ids like every task. Communication costs are 0. Ids, counts and
 //! predecessor ids are whole numbers in digits only (no sign; leading zeros are the same id),
@@ -143,6 +144,22 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
         return Err(err(
             text.len(),
             "expected at least one task row after the first line".into(),
+        ));
+    }
+    let declared: usize = header[0].0.parse().expect("checked above");
+    if rows.len() != declared && rows.len() != declared.saturating_add(2) {
+        return Err(err(
+            header[0].1,
+            format!(
+                "the first line gives {declared} tasks ({} rows with the dummy entry and exit tasks), but the file has {} task row(s){}; a file cut short, or a wrong count",
+                declared.saturating_add(2),
+                rows.len(),
+                if comments < text.len() {
+                    " before its first `#` line"
+                } else {
+                    ""
+                }
+            ),
         ));
     }
     let mut g = GraphBuilder::new();
