@@ -73,7 +73,11 @@ fn gen_writes_no_graph_without_a_sink() {
             "--layers 1 is too small (at least 2)",
         ),
         (
-            vec!["random", "-n", "3", "--probability", "0"],
+            vec!["random", "-n", "1000000", "--probability", "0"],
+            "--probability 0 draws no edge, so the graph would have no sink",
+        ),
+        (
+            vec!["random", "-n", "3", "--probability", "1e-9"],
             "the graph drawn (3 nodes) has no edge, so no sink",
         ),
     ] {
@@ -89,6 +93,35 @@ fn gen_writes_no_graph_without_a_sink() {
     assert!(o.status.success(), "{}", stderr(&o));
     let o = fugue(&["check", o_]);
     assert!(o.status.success(), "{}", stderr(&o));
+    // A draw whose nodes do not all reach the sink is written, with one warning that counts
+    // them, as many as `check` names.
+    let o = fugue(&[
+        "gen",
+        "random",
+        "-n",
+        "40",
+        "--probability",
+        "0.1",
+        "--seed",
+        "1",
+        "-o",
+        o_,
+        "--force",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("fugue: warning: 1 node of the graph drawn reaches no sink")
+            && e.contains("--strict refuses the file"),
+        "{e}"
+    );
+    let o = fugue(&["check", o_]);
+    assert_eq!(
+        stderr(&o).matches("reaches no sink").count(),
+        1,
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

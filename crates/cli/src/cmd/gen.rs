@@ -12,7 +12,7 @@ pub enum Shape {
     /// `osc -> mod -> ... -> sink`, `--nodes` nodes (the corpus's `ligne`).
     Line,
     /// Split tree, `mod` branches, merge tree (the corpus's `losange`): `--depth`, or `--nodes`
-    /// rounded to the nearest size 5*2^d-4.
+    /// rounded to the nearest size 5*2^d-4 (6, 16, 36, ...) that the node limit allows.
     Diamond,
     /// `--branches` chains `osc -> mod -> mod` merged by one mix (the corpus's `rateau`).
     Rake,
@@ -116,6 +116,26 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         fugue_engine::report::counted(g.len(), "node"),
         fugue_engine::report::counted(g.edges().len(), "edge")
     );
+    // A random draw may leave nodes whose outputs reach no sink: said in one line (check
+    // names them, and --strict refuses the file).
+    let unheard: usize = fugue_engine::lint::lint(&g, &util::registry(), 48_000.0)
+        .iter()
+        .map(|w| match w {
+            fugue_engine::lint::Warning::Unheard { .. } => 1,
+            fugue_engine::lint::Warning::UnheardMore { more } => *more,
+            _ => 0,
+        })
+        .sum();
+    if unheard > 0 {
+        util::warning(format!(
+            "{} of the graph drawn {} no sink: computed every cycle and never heard (`fugue check {}` names {}, and --strict refuses the file); change --seed or raise --probability for a graph without {}",
+            fugue_engine::report::counted(unheard, "node"),
+            if unheard == 1 { "reaches" } else { "reach" },
+            a.output.display(),
+            if unheard == 1 { "it" } else { "them" },
+            if unheard == 1 { "it" } else { "them" }
+        ));
+    }
     Ok(())
 }
 
@@ -207,6 +227,12 @@ fn shape(a: &Args, costs: CostRange) -> anyhow::Result<gen::Shape> {
             costs,
             seed,
         },
+        // No edge can be drawn: no sink, nothing to render (said before anything is drawn).
+        Shape::Random if p == 0.0 => {
+            return Err(util::usage(
+                "--probability 0 draws no edge, so the graph would have no sink and nothing of it could be rendered; give a probability above 0",
+            ))
+        }
         Shape::Random => gen::Shape::Random {
             nodes: need(a.nodes, "--nodes", 2)?,
             p,
