@@ -383,10 +383,22 @@ fn fake_bundle(dir: &Path) -> PathBuf {
              <urn:fugue:test:cv> a lv2:Plugin ; lv2:binary <fake.so> ; rdfs:seeAlso <fake.ttl> .\n\
              <urn:fugue:test:nolib> a lv2:Plugin ; lv2:binary <fake.so> ; rdfs:seeAlso <fake.ttl> .\n\
              <urn:fugue:test:owned> a lv2:Plugin ; lv2:binary <fake.so> ; rdfs:seeAlso <fake.ttl> .\n\
-             <urn:fugue:test:noports> a lv2:Plugin ; lv2:binary <fake.so> ; rdfs:seeAlso <fake.ttl> .\n"
+             <urn:fugue:test:noports> a lv2:Plugin ; lv2:binary <fake.so> ; rdfs:seeAlso <fake.ttl> .\n\
+             <urn:fugue:test:notlv2> a lv2:Plugin ; lv2:binary <notlv2.so> ; rdfs:seeAlso <fake.ttl> .\n"
         ),
     )
     .unwrap();
+    // A library that loads but is no LV2 plugin library: the C library this process runs
+    // with.
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    if let Some(libc) = maps
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .find(|p| p.contains("/libc.so") || p.contains("/libc-"))
+    {
+        let _ = std::fs::remove_file(b.join("notlv2.so"));
+        std::os::unix::fs::symlink(libc, b.join("notlv2.so")).unwrap();
+    }
     let audio = "lv2:port [ a lv2:AudioPort , lv2:InputPort ; lv2:index 0 ; lv2:symbol \"in\" ; lv2:name \"In\" ] , \
                  [ a lv2:AudioPort , lv2:OutputPort ; lv2:index 1 ; lv2:symbol \"out\" ; lv2:name \"Out\" ]";
     std::fs::write(
@@ -405,7 +417,8 @@ fn fake_bundle(dir: &Path) -> PathBuf {
                lv2:minimum 0 ; lv2:maximum 1 ; lv2:default 0.5 ] , \
                [ a lv2:ControlPort , lv2:InputPort ; lv2:index 4 ; lv2:symbol \"big\" ; lv2:name \"Big\" ; \
                lv2:minimum 0.01 ; lv2:maximum 1e300 ; lv2:default 1e300 ] .\n\
-             <urn:fugue:test:noports> a lv2:Plugin ; doap:name \"Declares no port\" .\n"
+             <urn:fugue:test:noports> a lv2:Plugin ; doap:name \"Declares no port\" .\n\
+             <urn:fugue:test:notlv2> a lv2:Plugin ; doap:name \"Not an LV2 library\" ;\n  {audio} .\n"
         ),
     )
     .unwrap();
@@ -456,6 +469,15 @@ fn a_plugin_that_needs_what_fugue_lacks_is_refused_in_one_sentence() {
             && e.contains("No such file"),
         "{e}"
     );
+    if dir.join("lv2/fake.lv2/notlv2.so").exists() {
+        let o = render(&dir, "notlv2", "uri: \"urn:fugue:test:notlv2\",", &env);
+        let e = one_error(&o);
+        assert!(
+            e.contains("could not load plugin <urn:fugue:test:notlv2>: its library ")
+                && e.contains("is not an LV2 plugin library (it has neither function `lv2_descriptor` nor `lv2_lib_descriptor`)"),
+            "{e}"
+        );
+    }
     // A control whose symbol the graph reads itself (`wcet`, the node's cost) cannot be
     // set, and a node that gives the attribute is told so.
     // (Checked: with no library the node cannot be built, which `check` says too.)
@@ -1261,4 +1283,63 @@ fn a_bundle_lilv_cannot_read_is_said_once_in_a_warning() {
         assert!(said[0].contains("broken.lv2/manifest.ttl"), "{e}");
         assert!(e.lines().all(|l| l.starts_with("fugue")), "{args:?}: {e}");
     }
+}
+
+/// What plugins allocate for themselves, which no plan counts, is bounded: under `ulimit -v`
+/// of 1.2 GB, 120 instances of swh's giantFlange at 768 kHz (16 MiB each, as the process's
+/// virtual size grows) are refused at the instance that passes half of it, in one sentence
+/// naming the node, and nothing is written (the plugin, which does not check what `malloc`
+/// returns, crashed the process at the instance the address space refused).
+#[test]
+fn the_memory_plugins_take_is_bounded() {
+    let Some(plugins) = installed("the_memory_plugins_take_is_bounded") else {
+        return;
+    };
+    let uri = "http://plugin.org.uk/swh-plugins/giantFlange";
+    if !plugins.iter().any(|p| p.uri == uri) {
+        skip(
+            "the_memory_plugins_take_is_bounded",
+            "swh-lv2's giantFlange is not installed",
+        );
+        return;
+    }
+    let dir = folder("lv2", "plugin-memory");
+    let n = 120;
+    let mut text = String::from("src = { kind: \"noise\", volume: 0.3, };\n");
+    for i in 1..=n {
+        text += &format!("p{i} = {{ kind: \"lv2\", uri: \"{uri}\", }};\n");
+    }
+    text += &format!(
+        "mix = {{ kind: \"mix\", in: {n}, volume: 0.01, }};\nout = {{ kind: \"sink\", }};\n"
+    );
+    for i in 1..=n {
+        text += &format!("src.1 -> p{i}.1;\np{i}.1 -> mix.{i};\n");
+    }
+    text += "mix.1 -> out.1;\n";
+    let g = graph_file(&dir, "flanges", &text);
+    let out = dir.join("x.wav");
+    let _ = std::fs::remove_file(&out);
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 1200000 && exec '{}' render '{}' -o '{}' --seconds 0.01 --rate 768000 --executor seq",
+            env!("CARGO_BIN_EXE_fugue"),
+            g.display(),
+            out.display()
+        ))
+        .env_remove(common::FAULT_VAR)
+        .output()
+        .unwrap();
+    let e = one_error(&o);
+    assert!(
+        e.contains("flanges.ag:")
+            && e.contains(&format!("is plugin <{uri}>, which took "))
+            && e.contains(
+                "when instantiated at 768000 Hz: that makes the LV2 plugins of the process hold "
+            )
+            && e.contains("more than the limit of ")
+            && e.contains("`ulimit -v`"),
+        "{e}"
+    );
+    assert!(!out.exists());
 }

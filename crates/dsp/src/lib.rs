@@ -45,6 +45,7 @@ mod error;
 pub mod fast;
 pub mod foreign;
 pub mod kinds;
+pub mod memory;
 mod node;
 mod ratio;
 mod registry;

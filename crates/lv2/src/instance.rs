@@ -6,6 +6,7 @@
 //! freed where it is dropped, with the plan, off the audio thread.
 
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use fugue_dsp::Processor;
 
@@ -16,6 +17,29 @@ use crate::world::{PluginInfo, PortKind, World};
 
 /// Bytes of each atom port's buffer.
 pub const ATOM_BYTES: usize = 8192;
+
+/// What the live instances of the process took when they were made (instantiated and
+/// activated), as its virtual size grew ([`fugue_dsp::memory::virtual_size`]): what plugins
+/// allocate for themselves, which no plan counts.
+static HELD: AtomicUsize = AtomicUsize::new(0);
+
+/// Why an instance was not made.
+#[derive(Debug)]
+pub enum Refused {
+    /// The plugin's `instantiate` failed (returned none), or its `activate` or `instantiate`
+    /// divided an integer by zero.
+    Failed,
+    /// The instance took `took` bytes, which would make the live instances hold `held`,
+    /// more than `limit` ([`fugue_dsp::memory::half_of_memory`]).
+    Memory {
+        /// Bytes the instance took.
+        took: usize,
+        /// Bytes the live instances would hold with it.
+        held: usize,
+        /// The limit, in bytes.
+        limit: usize,
+    },
+}
 
 /// An atom port's buffer: 8-byte aligned, as LV2 atoms are.
 struct AtomPort {
@@ -43,8 +67,10 @@ unsafe impl Send for Recipe {}
 unsafe impl Sync for Recipe {}
 
 impl Recipe {
-    /// A new instance, activated; `None` when the plugin's `instantiate` fails.
-    pub fn instance(self: &std::sync::Arc<Recipe>) -> Option<Instance> {
+    /// A new instance, activated; refused when the plugin's `instantiate` fails, or when
+    /// what it took would make the process's live instances hold more than half the
+    /// machine's memory (or of its address space, where that is limited).
+    pub fn instance(self: &std::sync::Arc<Recipe>) -> Result<Instance, Refused> {
         Instance::new(self)
     }
 }
@@ -84,6 +110,8 @@ pub struct Instance {
     unsaid: bool,
     /// Kept as long as the instance: the plugin may keep pointers into it.
     _features: Box<Features>,
+    /// What it took when it was made, counted in [`HELD`] while it lives.
+    took: usize,
 }
 
 // SAFETY: an LV2 instance belongs to no thread: its functions may be called from any thread,
@@ -94,9 +122,14 @@ unsafe impl Send for Instance {}
 impl Instance {
     /// Instantiates the recipe's plugin (its lilv handle `raw`) at its rate for calls of at
     /// most `max_block` frames, with its control inputs `values` (one per port, in port
-    /// order), connects its control and atom ports and activates it. `None` when the
-    /// plugin's `instantiate` fails.
-    fn new(recipe: &std::sync::Arc<Recipe>) -> Option<Instance> {
+    /// order), connects its control and atom ports and activates it. Refused when the
+    /// plugin's `instantiate` fails, or when what the process's virtual size grew by meanwhile
+    /// (what the plugin allocated, touched or not, and the instance's own buffers) would make
+    /// the live instances hold more than [`fugue_dsp::memory::half_of_memory`]: the instance
+    /// is freed at once. (Another thread's allocations at the same moment count too; memory
+    /// that the allocator reuses counts as nothing.)
+    fn new(recipe: &std::sync::Arc<Recipe>) -> Result<Instance, Refused> {
+        let before = fugue_dsp::memory::virtual_size();
         let Recipe {
             world,
             raw,
@@ -120,7 +153,7 @@ impl Instance {
             })
         };
         if instance.is_null() {
-            return None;
+            return Err(Refused::Failed);
         }
         if traps > 0 {
             // A plugin that divided by zero while it set itself up is not one to run.
@@ -130,7 +163,7 @@ impl Instance {
             let _ = fugue_dsp::foreign::guarded(|| unsafe {
                 (world.lilv.lilv_instance_free)(instance)
             });
-            return None;
+            return Err(Refused::Failed);
         }
         let ports = |kind, input| {
             plugin
@@ -174,6 +207,7 @@ impl Instance {
             failed: false,
             unsaid: false,
             _features: features,
+            took: 0,
         };
         for p in &plugin.ports {
             let data: *mut c_void = match p.kind {
@@ -197,9 +231,23 @@ impl Instance {
         if me.activate() > 0 {
             // Refused as a plugin that did not instantiate (dropping it deactivates and
             // frees it).
-            return None;
+            return Err(Refused::Failed);
         }
-        Some(me)
+        if let (Some(before), Some(after)) = (before, fugue_dsp::memory::virtual_size()) {
+            me.took = after.saturating_sub(before);
+            // Relaxed: a count of the control threads' own; nothing else is published by it.
+            let held = HELD
+                .fetch_add(me.took, Ordering::Relaxed)
+                .saturating_add(me.took);
+            let limit = fugue_dsp::memory::half_of_memory();
+            if held > limit {
+                let took = me.took;
+                // Dropping it frees it and takes its part off the count.
+                drop(me);
+                return Err(Refused::Memory { took, held, limit });
+            }
+        }
+        Ok(me)
     }
 
     /// The plugin's descriptor.
@@ -336,8 +384,8 @@ impl Processor for Instance {
     /// cannot be instantiated again, the instance is kept, deactivated and activated.
     fn reset(&mut self) {
         match self.recipe.instance() {
-            Some(fresh) => *self = fresh,
-            None => {
+            Ok(fresh) => *self = fresh,
+            Err(_) => {
                 self.deactivate();
                 if self.activate() > 0 {
                     // Said at the next run, as a division by zero in `run` is.
@@ -373,6 +421,8 @@ impl Processor for Instance {
 
 impl Drop for Instance {
     fn drop(&mut self) {
+        // Relaxed: as where it was added.
+        HELD.fetch_sub(self.took, Ordering::Relaxed);
         self.deactivate();
         let _lock = self.recipe.world.guard();
         let (free, raw) = (self.recipe.world.lilv.lilv_instance_free, self.raw);

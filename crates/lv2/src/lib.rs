@@ -20,7 +20,9 @@
 //!   a value out of a control's range, a plugin that requires a feature fugue does not
 //!   provide (fugue provides `urid:map`, `urid:unmap`, `options:options` with the block
 //!   lengths and the rate, `bufsz:boundedBlockLength`), a required port fugue cannot connect
-//!   (CV), and lilv itself absent. A plugin that does not declare `lv2:hardRTCapable` is
+//!   (CV), a library that cannot be loaded or has no LV2 entry point, an instance whose own
+//!   allocations would make the process's instances hold more than half the machine's
+//!   memory, and lilv itself absent. A plugin that does not declare `lv2:hardRTCapable` is
 //!   warned about where cycles have a deadline (not in an offline render).
 //!
 //! lilv is not linked: `liblilv-0.so.0` (Debian package `liblilv-0-0`) is opened the first

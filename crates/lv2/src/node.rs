@@ -2,12 +2,13 @@
 //! attributes the values of the plugin's control inputs.
 
 use std::collections::HashSet;
+use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
 use fugue_dsp::{attrs, DspNode, LintNote, NodeContext, NodeError, Processor};
 
 use crate::ffi::Opaque;
-use crate::instance::{Instance, Recipe, Silent};
+use crate::instance::{Instance, Recipe, Refused, Silent};
 use crate::world::{world, PluginInfo, PortKind, World};
 use crate::{nearest, uris};
 
@@ -117,13 +118,22 @@ impl Kind {
             max_block: ctx.block,
             values,
         });
-        let first = recipe.instance().ok_or_else(|| {
+        let first = recipe.instance().map_err(|why| {
             attrs::bad_ports(
                 ctx,
-                format!(
-                    "could not instantiate plugin <{uri}> at {} Hz (its instantiate failed)",
-                    ctx.sample_rate
-                ),
+                match why {
+                    Refused::Failed => format!(
+                        "could not instantiate plugin <{uri}> at {} Hz (its instantiate failed)",
+                        ctx.sample_rate
+                    ),
+                    Refused::Memory { took, held, limit } => format!(
+                        "is plugin <{uri}>, which took {} when instantiated at {} Hz: that makes the LV2 plugins of the process hold {}, more than the limit of {} (half the machine's memory, or of the address space where `ulimit -v` limits it); use fewer instances of it, or a lower rate",
+                        mib(took),
+                        ctx.sample_rate,
+                        mib(held),
+                        mib(limit)
+                    ),
+                },
             )
         })?;
         Ok(Box::new(Lv2Node {
@@ -343,7 +353,21 @@ fn load_library(
     // SAFETY: the plugin's own library, which lilv is about to load for the instance
     // (running its initialisers) in any case.
     match unsafe { Library::open(Some(&lib), RTLD_NOW | RTLD_LOCAL) } {
-        Ok(l) => Ok(Some(l)),
+        Ok(l) => {
+            // An LV2 library gives its plugins through one of these two functions: without
+            // either, lilv cannot find the plugin in it (and its instantiate is never called).
+            // SAFETY: only looked up, never called here (lilv calls it as its type says).
+            let entry = ["lv2_descriptor\0", "lv2_lib_descriptor\0"]
+                .iter()
+                .any(|name| unsafe { l.get::<*const c_void>(name.as_bytes()) }.is_ok());
+            if !entry {
+                return Err(format!(
+                    "could not load plugin <{uri}>: its library {} is not an LV2 plugin library (it has neither function `lv2_descriptor` nor `lv2_lib_descriptor`)",
+                    lib.display()
+                ));
+            }
+            Ok(Some(l))
+        }
         Err(e) => {
             let shown = lib.display().to_string();
             let e = e.to_string();
@@ -353,6 +377,16 @@ fn load_library(
                 "could not load plugin <{uri}>: its library {shown} cannot be loaded: {why}"
             ))
         }
+    }
+}
+
+/// `bytes` in MiB, as messages give memory (at least 0.1 MiB shown for a little).
+fn mib(bytes: usize) -> String {
+    let m = bytes as f64 / f64::from(1u32 << 20);
+    if m >= 10.0 {
+        format!("{m:.0} MiB")
+    } else {
+        format!("{m:.1} MiB")
     }
 }
 
@@ -387,12 +421,24 @@ impl DspNode for Lv2Node {
 
     fn processor(&self) -> Box<dyn Processor> {
         let first = self.first.lock().unwrap_or_else(|p| p.into_inner()).take();
-        let instance = first.or_else(|| self.recipe.instance());
+        let instance = match first {
+            Some(i) => Ok(i),
+            None => self.recipe.instance(),
+        };
         match instance {
-            Some(i) => fugue_dsp::isolated(i),
-            None => {
+            Ok(i) => fugue_dsp::isolated(i),
+            Err(why) => {
+                let why = match why {
+                    Refused::Failed => String::new(),
+                    Refused::Memory { took, held, limit } => format!(
+                        " (it took {}, which would make the LV2 plugins of the process hold {}, more than the limit of {})",
+                        mib(took),
+                        mib(held),
+                        mib(limit)
+                    ),
+                };
                 self.kind.warn(format!(
-                    "node `{}`: plugin <{}> could not be instantiated again; this copy of the node plays silence",
+                    "node `{}`: plugin <{}> could not be instantiated again{why}; this copy of the node plays silence",
                     self.name, self.recipe.plugin.uri
                 ));
                 fugue_dsp::isolated(Silent)

@@ -49,32 +49,7 @@ pub(super) struct Entry {
 /// least one plan's [`fugue_exec::MEMORY_LIMIT`]. A load that would pass it is refused
 /// before its memory is allocated.
 pub(crate) fn memory_limit() -> usize {
-    // SAFETY: sysconf and getrlimit only read; `lim` is a valid out-pointer.
-    let (phys, space) = unsafe {
-        let pages = libc::sysconf(libc::_SC_PHYS_PAGES);
-        let size = libc::sysconf(libc::_SC_PAGESIZE);
-        let phys = if pages > 0 && size > 0 {
-            (pages as u64).saturating_mul(size as u64)
-        } else {
-            u64::MAX
-        };
-        let mut lim = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        let space = if libc::getrlimit(libc::RLIMIT_AS, &mut lim) == 0
-            && lim.rlim_cur != libc::RLIM_INFINITY
-        {
-            lim.rlim_cur
-        } else {
-            u64::MAX
-        };
-        (phys, space)
-    };
-    let half = (phys / 2).min(space / 2);
-    usize::try_from(half)
-        .unwrap_or(usize::MAX)
-        .max(fugue_exec::MEMORY_LIMIT)
+    fugue_dsp::memory::half_of_memory().max(fugue_exec::MEMORY_LIMIT)
 }
 
 /// A graph compiled and measured, ready for the audio thread ([`Host::build_slot`]).
