@@ -12,7 +12,7 @@
 //! second signal within that time is the same request delivered twice (`timeout` signals
 //! its child, then the child's whole process group), not a user's insistence: it is ignored.
 
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
@@ -29,6 +29,9 @@ pub const REPEAT_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 static POLLED: AtomicBool = AtomicBool::new(false);
 /// Whether the command said what the signal did to it.
 static SAID: AtomicBool = AtomicBool::new(false);
+/// How long, in ms, a command that polls the stop request may take to stop after the first
+/// signal before the process ends at once (0: as long as it takes): [`stop_flag_within`].
+static GRACE_MS: AtomicU64 = AtomicU64::new(0);
 
 /// The stop request that every handled signal sets.
 fn flag() -> &'static Arc<AtomicBool> {
@@ -64,7 +67,28 @@ pub fn install() {
                 if !first || !POLLED.load(Ordering::SeqCst) {
                     // A study's busy load runs in a process group of its own: ended with it.
                     fugue_bench::study::stop_busy_load();
-                    exit_now(sig);
+                    exit_now(sig, "");
+                }
+                let grace = GRACE_MS.load(Ordering::SeqCst);
+                if grace > 0 {
+                    // The command stops between two of its steps (a render's cycles); one
+                    // step may take minutes (a graph of heavy nodes): past the grace, still
+                    // in its work (it did not reach its results), it ends as at a second
+                    // signal.
+                    let _ = std::thread::Builder::new()
+                        .name("fugue-stop-grace".into())
+                        .spawn(move || {
+                            std::thread::sleep(std::time::Duration::from_millis(grace));
+                            if POLLED.load(Ordering::SeqCst) {
+                                exit_now(
+                                    sig,
+                                    &format!(
+                                        ": the step in progress (a cycle) did not end within {} s",
+                                        grace as f64 / 1000.0
+                                    ),
+                                );
+                            }
+                        });
                 }
             }
         });
@@ -72,7 +96,7 @@ pub fn install() {
 
 /// Ends the process at once on `sig`: removes the temporary files, says which outputs were
 /// not written, exits with 128 + `sig`.
-fn exit_now(sig: i32) -> ! {
+fn exit_now(sig: i32, why: &str) -> ! {
     crate::terminal::restore();
     let lost = fugue_engine::output::remove_temps();
     let what = if lost.is_empty() {
@@ -86,7 +110,7 @@ fn exit_now(sig: i32) -> ! {
     } else {
         ""
     };
-    eprintln!("{nl}fugue: stopped by {}{what}", name(sig));
+    eprintln!("{nl}fugue: stopped by {}{why}{what}", name(sig));
     std::process::exit(128 + sig);
 }
 
@@ -96,6 +120,18 @@ fn exit_now(sig: i32) -> ! {
 pub fn stop_flag() -> Arc<AtomicBool> {
     POLLED.store(true, Ordering::SeqCst);
     flag().clone()
+}
+
+/// [`stop_flag`], for a command whose steps between two looks at the request may be long:
+/// once a signal came, the command has `grace` to stop and reach its results
+/// ([`not_polled`]); past it, the process ends at once, its temporary files removed, as at a
+/// second signal.
+pub fn stop_flag_within(grace: std::time::Duration) -> Arc<AtomicBool> {
+    GRACE_MS.store(
+        u64::try_from(grace.as_millis()).unwrap_or(u64::MAX).max(1),
+        Ordering::SeqCst,
+    );
+    stop_flag()
 }
 
 /// From here on, a signal ends the process at once (the command no longer polls the stop
@@ -112,7 +148,7 @@ pub fn blocking<T>(f: impl FnOnce() -> T) -> T {
     let polled = POLLED.swap(false, Ordering::SeqCst);
     // A signal that came before the swap was taken as a request only: act on it now.
     if let (true, Some(sig)) = (polled, received()) {
-        exit_now(sig);
+        exit_now(sig, "");
     }
     let r = f();
     POLLED.store(polled, Ordering::SeqCst);

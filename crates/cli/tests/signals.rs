@@ -115,6 +115,56 @@ fn a_stopped_render_keeps_the_old_file() {
     }
 }
 
+/// A render stops between two cycles; one whose cycle takes long (twenty `load` nodes of a
+/// second each) does not keep the process past the stop's grace: it ends as at a second
+/// signal, the file it was to replace kept, no temporary file left.
+#[test]
+fn a_long_cycle_does_not_hold_a_stop() {
+    let d = folder("long-cycle");
+    let g = d.join("slow.ag");
+    let mut text = String::from("o = { kind: \"osc\", freq: 440, };\ns = { kind: \"sink\", };\n");
+    for i in 0..20 {
+        text += &format!("l{i} = {{ kind: \"load\", wcet: 1000000, }};\n");
+    }
+    text += "o.1";
+    for i in 0..20 {
+        text += &format!(" -> l{i}.1");
+    }
+    text += " -> s.1;\n";
+    std::fs::write(&g, text).unwrap();
+    let out = d.join("out.wav");
+    std::fs::write(&out, "the user's file").unwrap();
+    let child = spawn(&[
+        "render",
+        g.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--seconds",
+        "1",
+        "--executor",
+        "seq",
+        "--force",
+    ]);
+    wait_for("the render did not start", || {
+        listing(&d).iter().any(|n| n.ends_with(".part"))
+    });
+    let signalled = Instant::now();
+    send(&child, libc::SIGTERM);
+    let (code, _, err) = finish(child);
+    // A cycle takes 20 s: the stop came well before its end.
+    assert!(signalled.elapsed() < Duration::from_secs(15), "{err}");
+    assert_eq!(code, Some(128 + libc::SIGTERM), "{err}");
+    assert_eq!(
+        err.trim(),
+        format!(
+            "fugue: stopped by SIGTERM: the step in progress (a cycle) did not end within 2 s; {} not written",
+            out.display()
+        )
+    );
+    assert_eq!(listing(&d), ["out.wav", "slow.ag"]);
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "the user's file");
+}
+
 /// A signal delivered twice at once (`timeout` signals its command, then the command's
 /// process group) is one request: a recording host still stops cleanly, its recording
 /// closed whole and its summary said; it ended the process at once (the recording cut at
