@@ -146,6 +146,27 @@ fn a_directory_is_named_as_one() {
     }
 }
 
+/// A name ending with `/` whose folder does not exist is refused by every command before its
+/// work (calibrate measured every cycle, then failed with "Not a directory").
+#[test]
+fn a_name_ending_with_a_slash_is_no_file() {
+    let d = folder("slash");
+    let g = graph_in(&d);
+    let missing = format!("{}/", d.join("newdir").display());
+    for cmd in WRITERS {
+        let o = fugue(&args(cmd, s(&g), &missing));
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{cmd:?}: {e}");
+        assert!(
+            e.contains(&format!(
+                "cannot write {missing}: a name that ends with / names a folder, and there is none; name a file"
+            )),
+            "{cmd:?}: {e}"
+        );
+        assert!(!d.join("newdir").exists(), "{cmd:?}");
+    }
+}
+
 /// A symbolic link to nothing is refused, with and without --force; a link to a file stays
 /// a link and the file it points to is replaced.
 #[test]

@@ -984,6 +984,16 @@ impl OutputFile {
 
     /// What stands at `path`, refused where it is one of `inputs`, or a file without `force`.
     fn at(path: &Path, force: bool, inputs: &[&Path]) -> Result<OutputFile, OutputError> {
+        // A name ending with `/` names a folder: one that exists is refused as such below;
+        // one that does not is no file's name either (the write would fail only at its end,
+        // after the command's work).
+        use std::os::unix::ffi::OsStrExt;
+        if path.as_os_str().as_bytes().ends_with(b"/") && !path.is_dir() {
+            return Err(OutputError::Refused(format!(
+                "cannot write {}: a name that ends with / names a folder, and there is none; name a file",
+                path.display()
+            )));
+        }
         let dest = destination(path)?;
         if let Destination::File(p) = &dest {
             if let Some(input) = same_file(p, inputs) {
