@@ -347,12 +347,15 @@ pub const MAX_RING_BYTES: u64 = 1 << 30;
 /// Refuses a ring whose slots would take more than [`MAX_RING_BYTES`] with `padding`, before
 /// anything is allocated, with the figure and the limit.
 pub fn check_memory(capacity: usize, item_size: usize, padding: Padding) -> Result<(), BenchError> {
-    let bytes =
-        fugue_ring::slots_bytes(capacity, item_size, padding).map_or(u128::MAX, |b| b as u128);
-    if bytes > u128::from(MAX_RING_BYTES) {
+    let bytes = fugue_ring::slots_bytes(capacity, item_size, padding).map(|b| b as u128);
+    if bytes.is_none_or(|b| b > u128::from(MAX_RING_BYTES)) {
+        // Past the machine's word (`slots_bytes` is none): more than it can count.
+        let size = bytes.map_or_else(
+            || format!("more than {}", bytes_text(usize::MAX as u128 + 1)),
+            bytes_text,
+        );
         return config(format!(
-            "--capacity {capacity} slots of --item-size {item_size} bytes take {}, more than the limit of {} (docs/limits.md)",
-            bytes_text(bytes),
+            "--capacity {capacity} slots of --item-size {item_size} bytes take {size}, more than the limit of {} (docs/limits.md)",
             bytes_text(u128::from(MAX_RING_BYTES))
         ));
     }
@@ -655,6 +658,9 @@ mod tests {
         // Half as many: 576 MiB unpadded, exactly the 1 GiB limit padded.
         assert!(check_memory(big / 2, 64, Padding::None).is_ok());
         assert!(check_memory(big / 2, 64, Padding::CacheLine).is_ok());
+        // Past what a machine word counts: said as such, not as a made-up size.
+        let e = check_memory(usize::MAX, 8, Padding::None).unwrap_err().to_string();
+        assert!(e.contains("take more than 16 EiB, more than the limit of 1 GiB"), "{e}");
         // 120-byte items: 128 bytes a slot either way.
         assert_eq!(
             fugue_ring::slots_bytes(4, 120, Padding::None),
