@@ -422,6 +422,10 @@ fn a_stopped_profile_says_what_its_report_covers() {
             && err.contains("of the 20 s asked"),
         "{err}"
     );
+    // One line, and the report's title says it too.
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.starts_with("fugue: interrupted by SIGINT; the run was stopped"), "{err}");
+    assert!(out.contains("; the run was stopped before its end"), "{out}");
 }
 
 /// An offline profile stopped by a signal does the same: the report of the cycles it ran,
@@ -453,6 +457,15 @@ fn a_stopped_offline_profile_keeps_its_report() {
         "{err}"
     );
     assert!(report.join("profile.txt").is_file(), "{:?}", listing(&dir));
+    // Every file of the folder says what it covers.
+    for file in ["profile.txt", "profile.json"] {
+        let text = std::fs::read_to_string(report.join(file)).unwrap();
+        assert!(
+            text.contains("the run was stopped before its end: the report covers its first")
+                && text.contains("of the 36000 s asked"),
+            "{file}: {text}"
+        );
+    }
 }
 
 /// `bench pool`, stopped by a signal while it measures, leaves no output folder where it

@@ -167,17 +167,24 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         eprintln!("fugue: {}", a.line());
     }
     let report = report.context("the run recorded no profile")?;
-    let what = what(auto.as_ref());
-    print!("{what}\n{}", report.text());
-    if crate::signals::received().is_some() {
-        // A run stopped by a signal ends with what it recorded: said, so that a report of a
-        // few cycles is not taken for the length asked.
-        eprintln!(
-            "fugue: the run was stopped before its end: the report covers its first {} cycles ({:.2} s of the {} s asked)",
+    let mut what = what(auto.as_ref());
+    // A run stopped by a signal ends with what it recorded: said in the report's title (on
+    // standard output and in every file of the folder) and in the one line the signal
+    // gets, so that a report of a few cycles is not taken for the length asked.
+    let stopped = crate::signals::received().map(|_| {
+        format!(
+            "the run was stopped before its end: the report covers its first {} cycles ({:.2} s of the {} s asked)",
             report.cycles,
             report.cycles as f64 * args.buffer as f64 / f64::from(args.rate),
             args.seconds
-        );
+        )
+    });
+    if let Some(s) = &stopped {
+        what = format!("{what}; {s}");
+    }
+    print!("{what}\n{}", report.text());
+    if let Some(s) = &stopped {
+        crate::signals::say(&format!("{}; {s}", crate::signals::interrupted()));
     }
     if let Some(dir) = &args.output {
         profile::write(&report, dir, &what)?;
