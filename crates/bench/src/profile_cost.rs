@@ -15,6 +15,11 @@ use fugue_graph::TaskGraph;
 use crate::error::{failed, BenchError};
 use crate::stats::{median, min_max};
 
+/// Cycles one run may take in all (every pair's two blocks, and each engine's warm-up):
+/// 100,000,000, about an hour at the 36 µs of rateau101's cycle on one core. Time, not
+/// memory: each flag alone is bounded, their product here.
+pub const MAX_CYCLES: u64 = 100_000_000;
+
 /// What to measure.
 #[derive(Clone, Debug)]
 pub struct ProfileCostConfig {

@@ -918,6 +918,20 @@ fn benchmark_counts_and_times_are_bounded() {
             2,
             "--pipeline 2: the profile records whole cycles",
         ),
+        (
+            vec![
+                "bench".into(),
+                "profile-cost".into(),
+                "--graph".into(),
+                "gen:line:5".into(),
+                "--pairs".into(),
+                "100000".into(),
+                "--cycles".into(),
+                "10000000".into(),
+            ],
+            2,
+            "make 2000000001000 cycles with the two engines' --warmup, more than the limit of 100000000",
+        ),
     ];
     for (args, code, want) in cases {
         let words: Vec<&str> = args.iter().map(String::as_str).collect();

@@ -424,8 +424,14 @@ fn a_stopped_profile_says_what_its_report_covers() {
     );
     // One line, and the report's title says it too.
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(err.starts_with("fugue: interrupted by SIGINT; the run was stopped"), "{err}");
-    assert!(out.contains("; the run was stopped before its end"), "{out}");
+    assert!(
+        err.starts_with("fugue: interrupted by SIGINT; the run was stopped"),
+        "{err}"
+    );
+    assert!(
+        out.contains("; the run was stopped before its end"),
+        "{out}"
+    );
 }
 
 /// An offline profile stopped by a signal does the same: the report of the cycles it ran,

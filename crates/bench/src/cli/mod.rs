@@ -357,6 +357,16 @@ fn run_profile_cost(
     {
         progress.event(Event::Warning(&w));
     }
+    // Each flag is bounded, their product too: the run's length in cycles.
+    let total = 2 * args.pairs * args.cycles + 2 * args.warmup;
+    if total > crate::profile_cost::MAX_CYCLES {
+        return Err(BenchError::Config(format!(
+            "--pairs {} of two blocks of --cycles {} make {total} cycles with the two engines' --warmup, more than the limit of {} (docs/limits.md); ask for fewer pairs or cycles",
+            args.pairs,
+            args.cycles,
+            crate::profile_cost::MAX_CYCLES
+        )));
+    }
     let loaded = crate::shapes::load(&args.graph, None, Path::new("."))?;
     let config = crate::profile_cost::ProfileCostConfig {
         choice: args.exec.request().choice(),

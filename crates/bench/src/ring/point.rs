@@ -659,8 +659,13 @@ mod tests {
         assert!(check_memory(big / 2, 64, Padding::None).is_ok());
         assert!(check_memory(big / 2, 64, Padding::CacheLine).is_ok());
         // Past what a machine word counts: said as such, not as a made-up size.
-        let e = check_memory(usize::MAX, 8, Padding::None).unwrap_err().to_string();
-        assert!(e.contains("take more than 16 EiB, more than the limit of 1 GiB"), "{e}");
+        let e = check_memory(usize::MAX, 8, Padding::None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("take more than 16 EiB, more than the limit of 1 GiB"),
+            "{e}"
+        );
         // 120-byte items: 128 bytes a slot either way.
         assert_eq!(
             fugue_ring::slots_bytes(4, 120, Padding::None),
