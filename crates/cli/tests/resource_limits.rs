@@ -126,6 +126,17 @@ fn unconnected_inputs_count_against_the_reads_of_a_cycle() {
     ] {
         refused(&fugue(&args), 1, &words);
     }
+    // `check` and `info` count the reads as the compiler does, and say so among their
+    // problems.
+    for cmd in ["check", "info"] {
+        let o = fugue(&[cmd, g, "--buffer", "32768"]);
+        assert_eq!(o.status.code(), Some(1), "{cmd}: {}", stderr(&o));
+        for w in words {
+            assert!(stderr(&o).contains(w), "{cmd}: `{w}` not in {}", stderr(&o));
+        }
+    }
+    let o = fugue(&["check", g]);
+    assert!(o.status.success(), "{}", stderr(&o));
     assert!(!std::path::Path::new(out).exists());
     let o = fugue(&["render", g, "-o", out, "--seconds", "0.05"]);
     assert!(o.status.success(), "{}", stderr(&o));

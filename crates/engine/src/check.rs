@@ -177,6 +177,21 @@ pub fn check_with(graph: &TaskGraph, registry: &Registry, rate: f64, block: usiz
                 },
             ));
         }
+        // The samples the nodes' input ports read per cycle, as the compiler counts them.
+        if let Some((id, reads, b)) = memory.reads_over() {
+            out.push(too_large(
+                id,
+                fugue_exec::CompileError::TooManyReads {
+                    reads,
+                    limit: fugue_exec::MAX_READ_SAMPLES,
+                    block,
+                    node: graph.node(id).name.clone(),
+                    inputs: b.inputs,
+                    unconnected: b.unconnected,
+                    node_reads: b.reads,
+                },
+            ));
+        }
     }
     for w in lint::lint(graph, registry, rate) {
         // Unread attributes of the built-in kinds were said above, as errors with their
@@ -303,6 +318,11 @@ struct PortBytes {
     bytes: usize,
     /// Those with its input sums' scratch buffers.
     all: usize,
+    /// Its input ports, those that no edge feeds, and the samples they read per cycle (a
+    /// block each, [`fugue_exec::MAX_READ_SAMPLES`]).
+    inputs: usize,
+    unconnected: usize,
+    reads: usize,
 }
 
 impl NodeMemory {
@@ -316,6 +336,16 @@ impl NodeMemory {
         if self.over.is_none() && self.sum > fugue_exec::MEMORY_LIMIT {
             self.over = Some((id, self.sum));
         }
+    }
+
+    /// The node whose input ports' reads, added in order, first pass
+    /// [`fugue_exec::MAX_READ_SAMPLES`]: with the sum there and its ports.
+    fn reads_over(&self) -> Option<(NodeId, usize, PortBytes)> {
+        let mut sum = 0usize;
+        self.buffers.iter().find_map(|&(id, b)| {
+            sum = sum.saturating_add(b.reads);
+            (sum > fugue_exec::MAX_READ_SAMPLES).then_some((id, sum, b))
+        })
     }
 
     /// The node whose audio buffers, added in order to every node's memory, first pass
@@ -353,14 +383,21 @@ fn port_bytes(
             (built.outputs(), false, buffers(built.outputs(), out_block))
         }
     };
-    let of = |all| PortBytes {
+    let of = |all, unconnected| PortBytes {
         count,
         engine,
         bytes,
         all,
+        inputs: built.inputs(),
+        unconnected,
+        reads: built.inputs().saturating_mul(ctx.block),
     };
     if matches!(built.io(), Io::Source { .. }) {
-        return of(bytes);
+        return PortBytes {
+            inputs: 0,
+            reads: 0,
+            ..of(bytes, 0)
+        };
     }
     let mut edges_into = vec![0usize; built.inputs()];
     for &e in graph.in_edges(id) {
@@ -369,7 +406,8 @@ fn port_bytes(
         }
     }
     let sums = edges_into.iter().filter(|&&k| k > 1).count();
-    of(bytes.saturating_add(buffers(sums, ctx.block)))
+    let unconnected = edges_into.iter().filter(|&&k| k == 0).count();
+    of(bytes.saturating_add(buffers(sums, ctx.block)), unconnected)
 }
 
 /// Checks node `id` at the rate its inputs come at (`out_rate`: every earlier node's output
