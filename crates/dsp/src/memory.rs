@@ -29,6 +29,16 @@ pub fn half_of_memory() -> usize {
     usize::try_from((phys / 2).min(space / 2)).unwrap_or(usize::MAX)
 }
 
+/// Bytes in words, as messages about memory say them (the plan compiler's, a plugin's):
+/// whole KiB below a MiB, else whole MiB (rounded up).
+pub fn size_in_words(bytes: usize) -> String {
+    if bytes < 1 << 20 {
+        format!("{} KiB", bytes.div_ceil(1 << 10))
+    } else {
+        format!("{} MiB", bytes.div_ceil(1 << 20))
+    }
+}
+
 /// The process's virtual size in bytes (`/proc/self/statm`'s first field): what it has
 /// mapped, touched or not, so that a block that a foreign processor allocates and has not
 /// written yet counts too. `None` where it cannot be read (not Linux). Allocates (reads a

@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
+use fugue_dsp::memory::size_in_words;
 use fugue_dsp::{attrs, DspNode, LintNote, NodeContext, NodeError, Processor};
 
 use crate::ffi::Opaque;
@@ -128,10 +129,10 @@ impl Kind {
                     ),
                     Refused::Memory { took, held, limit } => format!(
                         "is plugin <{uri}>, which took {} when instantiated at {} Hz: that makes the LV2 plugins of the process hold {}, more than the limit of {} (half the machine's memory, or of the address space where `ulimit -v` limits it); use fewer instances of it, or a lower rate",
-                        mib(took),
+                        size_in_words(took),
                         ctx.sample_rate,
-                        mib(held),
-                        mib(limit)
+                        size_in_words(held),
+                        size_in_words(limit)
                     ),
                 },
             )
@@ -380,16 +381,6 @@ fn load_library(
     }
 }
 
-/// `bytes` in MiB, as messages give memory (at least 0.1 MiB shown for a little).
-fn mib(bytes: usize) -> String {
-    let m = bytes as f64 / f64::from(1u32 << 20);
-    if m >= 10.0 {
-        format!("{m:.0} MiB")
-    } else {
-        format!("{m:.1} MiB")
-    }
-}
-
 /// The control side of an `lv2` node.
 struct Lv2Node {
     /// The plugin, rate, block and control values every instance is made with.
@@ -432,9 +423,9 @@ impl DspNode for Lv2Node {
                     Refused::Failed => String::new(),
                     Refused::Memory { took, held, limit } => format!(
                         " (it took {}, which would make the LV2 plugins of the process hold {}, more than the limit of {})",
-                        mib(took),
-                        mib(held),
-                        mib(limit)
+                        size_in_words(took),
+                        size_in_words(held),
+                        size_in_words(limit)
                     ),
                 };
                 self.kind.warn(format!(

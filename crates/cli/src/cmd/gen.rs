@@ -127,13 +127,15 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         })
         .sum();
     if unheard > 0 {
+        let (reach, them) = if unheard == 1 {
+            ("reaches", "it")
+        } else {
+            ("reach", "them")
+        };
         util::warning(format!(
-            "{} of the graph drawn {} no sink: computed every cycle and never heard (`fugue check {}` names {}, and --strict refuses the file); change --seed or raise --probability for a graph without {}",
+            "{} of the graph drawn {reach} no sink: computed every cycle and never heard (`fugue check {}` names {them}, and --strict refuses the file); change --seed or raise --probability for a graph without {them}",
             fugue_engine::report::counted(unheard, "node"),
-            if unheard == 1 { "reaches" } else { "reach" },
             a.output.display(),
-            if unheard == 1 { "it" } else { "them" },
-            if unheard == 1 { "it" } else { "them" }
         ));
     }
     Ok(())

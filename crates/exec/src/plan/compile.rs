@@ -330,15 +330,7 @@ pub const MAX_READ_SAMPLES: usize = 1 << 30;
 /// before allocating and returns [`CompileError::TooLarge`] instead.
 pub const MEMORY_LIMIT: usize = 512 << 20;
 
-/// Bytes in words, as the compiler's messages say them: whole KiB below a MiB, else whole MiB
-/// (rounded up).
-pub fn size_in_words(bytes: usize) -> String {
-    if bytes < 1 << 20 {
-        format!("{} KiB", bytes.div_ceil(1 << 10))
-    } else {
-        format!("{} MiB", mib(bytes))
-    }
-}
+pub use fugue_dsp::memory::size_in_words;
 
 /// Bytes as whole MiB, rounded up.
 fn mib(bytes: usize) -> usize {

@@ -67,12 +67,12 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
             ),
         ));
     }
-    if header[0].0.parse::<usize>().is_err() {
+    let Ok(declared) = header[0].0.parse::<usize>() else {
         return Err(err(
             header[0].1,
             format!("the number of tasks {} is too large", header[0].0),
         ));
-    }
+    };
     struct Row<'t> {
         id: (&'t str, usize),
         time: f64,
@@ -146,7 +146,6 @@ pub fn parse(text: &str, file: &str) -> Result<TaskGraph, ReadError> {
             "expected at least one task row after the first line".into(),
         ));
     }
-    let declared: usize = header[0].0.parse().expect("checked above");
     if rows.len() != declared && rows.len() != declared.saturating_add(2) {
         return Err(err(
             header[0].1,
