@@ -210,7 +210,21 @@ fn main() -> ExitCode {
             let code = if e.use_stderr() { 2 } else { 0 };
             // A megabyte-long argument is not echoed whole (the message, without colours).
             let plain = e.render().to_string();
-            let printed = if e.use_stderr() && plain.len() > 4 * util::WORD_MAX {
+            let plain_value = (e.kind() == clap::error::ErrorKind::ValueValidation)
+                .then(|| util::plain_value_error(&plain))
+                .flatten();
+            let printed = if let Some(said) = plain_value {
+                use std::io::Write as _;
+                if said.len() > 4 * util::WORD_MAX {
+                    writeln!(
+                        std::io::stderr(),
+                        "{}",
+                        util::shorten_words(said.trim_end())
+                    )
+                } else {
+                    write!(std::io::stderr(), "{said}")
+                }
+            } else if e.use_stderr() && plain.len() > 4 * util::WORD_MAX {
                 use std::io::Write as _;
                 writeln!(
                     std::io::stderr(),

@@ -304,3 +304,122 @@ pub fn jack_client_name(s: &str) -> Result<String, String> {
         Ok(s.to_string())
     }
 }
+
+/// The reasons Rust's number parsers give, as a user reads them: `(parser's words, ours)`.
+const NUMBER_REASONS: [(&str, &str); 6] = [
+    (
+        "invalid digit found in string",
+        "expected a whole number (digits only)",
+    ),
+    (
+        "cannot parse integer from empty string",
+        "empty; expected a whole number",
+    ),
+    ("number too large to fit in target type", "too large"),
+    ("number too small to fit in target type", "too small"),
+    (
+        "invalid float literal",
+        "expected a number (such as 2, 0.5 or 1e-3)",
+    ),
+    (
+        "cannot parse float from empty string",
+        "empty; expected a number",
+    ),
+];
+
+/// A command-line value error (`invalid value 'V' for '--flag <F>': REASON`) with the
+/// number parser's reason said in plain words: a negative value for a count says it cannot
+/// be negative, `N is not in A..=B` says the range as `from A to B`. `None` when the message
+/// has no such reason (it is printed as it is).
+pub fn plain_value_error(message: &str) -> Option<String> {
+    let (first, rest) = message.split_once('\n').unwrap_or((message, ""));
+    let (head, reason) = first.rsplit_once("': ")?;
+    let value = head
+        .strip_prefix("error: invalid value '")
+        .and_then(|v| v.split_once("' for '"))
+        .map(|(v, _)| v)?;
+    let negative = value
+        .strip_prefix('-')
+        .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
+    let plain = if let Some((_, ours)) = NUMBER_REASONS.iter().find(|(r, _)| *r == reason) {
+        if negative && reason == NUMBER_REASONS[0].0 {
+            "cannot be negative".to_string()
+        } else {
+            ours.to_string()
+        }
+    } else {
+        let (n, range) = reason.split_once(" is not in ")?;
+        let (low, high) = range.split_once("..=")?;
+        let number = |s: &str| {
+            !s.is_empty()
+                && s.trim_start_matches('-')
+                    .bytes()
+                    .all(|b| b.is_ascii_digit())
+        };
+        if !(number(n) && number(low) && number(high)) {
+            return None;
+        }
+        format!("out of range: it must be from {low} to {high}")
+    };
+    let rest = if rest.is_empty() {
+        String::new()
+    } else {
+        format!("\n{rest}")
+    };
+    Some(format!("{head}': {plain}{rest}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain_value_error;
+
+    const MORE: &str = "\n\nFor more information, try '--help'.\n";
+
+    fn said(value: &str, reason: &str) -> Option<String> {
+        plain_value_error(&format!(
+            "error: invalid value '{value}' for '--buffer <BUFFER>': {reason}{MORE}"
+        ))
+    }
+
+    #[test]
+    fn number_parsers_reasons_are_said_plainly() {
+        let head = "error: invalid value 'abc' for '--buffer <BUFFER>': ";
+        assert_eq!(
+            said("abc", "invalid digit found in string").unwrap(),
+            format!("{head}expected a whole number (digits only){MORE}")
+        );
+        assert!(said("-5", "invalid digit found in string")
+            .unwrap()
+            .contains("'-5' for '--buffer <BUFFER>': cannot be negative\n"));
+        assert!(said("-", "invalid digit found in string")
+            .unwrap()
+            .contains("expected a whole number"));
+        assert!(said("", "cannot parse integer from empty string")
+            .unwrap()
+            .contains("'' for '--buffer <BUFFER>': empty; expected a whole number"));
+        assert!(said(
+            "9".repeat(30).as_str(),
+            "number too large to fit in target type"
+        )
+        .unwrap()
+        .contains(": too large\n"));
+        assert!(said("x", "invalid float literal")
+            .unwrap()
+            .contains(": expected a number (such as 2, 0.5 or 1e-3)\n"));
+        assert!(said("99999999", "99999999 is not in 1..=1048576")
+            .unwrap()
+            .contains(
+                "'99999999' for '--buffer <BUFFER>': out of range: it must be from 1 to 1048576\n"
+            ));
+    }
+
+    #[test]
+    fn other_reasons_are_left_alone() {
+        assert_eq!(said("x", "must be a power of two"), None);
+        assert_eq!(said("x", "a is not in b..=c"), None);
+        assert_eq!(
+            plain_value_error("error: unexpected argument '--x' found\n"),
+            None
+        );
+    }
+}

@@ -647,3 +647,43 @@ fn a_sink_says_why_in_words() {
     assert_eq!(o.status.code(), Some(1), "{e}");
     assert!(e.contains("remove its `out: 5`"), "{e}");
 }
+
+/// A flag's number that does not parse, or lies outside the flag's range, is said in plain
+/// words (not the number parser's "invalid digit found in string"), with exit status 2.
+#[test]
+fn a_bad_number_for_a_flag_is_said_plainly() {
+    let g = example("rake.ag");
+    let g = g.as_str();
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["render", g, "--buffer", "-5"],
+            "'-5' for '--buffer <BUFFER>': cannot be negative",
+        ),
+        (
+            &["render", g, "--buffer", "12k"],
+            "'12k' for '--buffer <BUFFER>': expected a whole number (digits only)",
+        ),
+        (
+            &["render", g, "--seconds", "ten"],
+            "'ten' for '--seconds <SECONDS>': expected a number",
+        ),
+        (
+            &["host", "--threads", "0"],
+            "'0' for '--threads <THREADS>': out of range: it must be from 1 to 256",
+        ),
+        (
+            &["render", g, "--buffer", "99999999999999999999999"],
+            "--buffer <BUFFER>': too large",
+        ),
+    ];
+    for (args, want) in cases {
+        let o = fugue(args);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert!(e.contains(want), "{args:?}: {e}");
+        assert!(
+            !e.contains("found in string") && !e.contains("is not in"),
+            "{args:?}: {e}"
+        );
+    }
+}
