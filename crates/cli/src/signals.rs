@@ -33,6 +33,11 @@ static SAID: AtomicBool = AtomicBool::new(false);
 /// signal before the process ends at once (0: as long as it takes): [`stop_flag_within`].
 static GRACE_MS: AtomicU64 = AtomicU64::new(0);
 
+/// How long a command that stops between two cycles (a render, a profile) may take to stop
+/// after a signal before the process ends at once, its outputs not written: a cycle of a
+/// graph of heavy nodes may take minutes ([`stop_flag_within`]).
+pub const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// The stop request that every handled signal sets.
 fn flag() -> &'static Arc<AtomicBool> {
     static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();

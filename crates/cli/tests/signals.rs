@@ -121,17 +121,7 @@ fn a_stopped_render_keeps_the_old_file() {
 #[test]
 fn a_long_cycle_does_not_hold_a_stop() {
     let d = folder("long-cycle");
-    let g = d.join("slow.ag");
-    let mut text = String::from("o = { kind: \"osc\", freq: 440, };\ns = { kind: \"sink\", };\n");
-    for i in 0..20 {
-        text += &format!("l{i} = {{ kind: \"load\", wcet: 1000000, }};\n");
-    }
-    text += "o.1";
-    for i in 0..20 {
-        text += &format!(" -> l{i}.1");
-    }
-    text += " -> s.1;\n";
-    std::fs::write(&g, text).unwrap();
+    let g = slow_graph(&d);
     let out = d.join("out.wav");
     std::fs::write(&out, "the user's file").unwrap();
     let child = spawn(&[
@@ -163,6 +153,53 @@ fn a_long_cycle_does_not_hold_a_stop() {
     );
     assert_eq!(listing(&d), ["out.wav", "slow.ag"]);
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "the user's file");
+}
+
+/// A graph whose one cycle takes 20 s (twenty `load` nodes of a second each), in `d`.
+fn slow_graph(d: &Path) -> PathBuf {
+    let g = d.join("slow.ag");
+    let mut text = String::from("o = { kind: \"osc\", freq: 440, };\ns = { kind: \"sink\", };\n");
+    for i in 0..20 {
+        text += &format!("l{i} = {{ kind: \"load\", wcet: 1000000, }};\n");
+    }
+    text += "o.1";
+    for i in 0..20 {
+        text += &format!(" -> l{i}.1");
+    }
+    text += " -> s.1;\n";
+    std::fs::write(&g, text).unwrap();
+    g
+}
+
+/// A profile stops between two cycles, as a render does; a cycle that takes long does not
+/// keep the process past the stop's grace, and its report folder is not written.
+#[test]
+fn a_long_cycle_does_not_hold_a_profiles_stop() {
+    let d = folder("long-cycle-profile");
+    let g = slow_graph(&d);
+    let report = d.join("report");
+    let child = spawn(&[
+        "profile",
+        g.to_str().unwrap(),
+        "--seconds",
+        "1",
+        "-o",
+        report.to_str().unwrap(),
+    ]);
+    // The profile is in its first cycle well within a second (the graph compiles at once).
+    std::thread::sleep(Duration::from_millis(800));
+    let signalled = Instant::now();
+    send(&child, libc::SIGTERM);
+    let (code, _, err) = finish(child);
+    assert!(signalled.elapsed() < Duration::from_secs(15), "{err}");
+    assert_eq!(code, Some(128 + libc::SIGTERM), "{err}");
+    assert!(
+        err.contains(
+            "fugue: stopped by SIGTERM: the step in progress (a cycle) did not end within 2 s"
+        ),
+        "{err}"
+    );
+    assert_eq!(listing(&d), ["slow.ag"]);
 }
 
 /// A signal delivered twice at once (`timeout` signals its command, then the command's

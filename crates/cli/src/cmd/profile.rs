@@ -127,10 +127,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         seconds: args.seconds,
         placeholder: args.placeholder,
         executor: executor.clone(),
-        stop: Some(crate::signals::stop_flag()),
+        stop: Some(crate::signals::stop_flag_within(crate::signals::STOP_GRACE)),
         registry: util::registry(),
     };
-    let (report, warnings, auto) = profile::record(&graph, &recording).map_err(|e| {
+    let recorded = profile::record(&graph, &recording);
+    // The run is over: what follows writes its report, which a signal's grace must not cut.
+    crate::signals::not_polled();
+    let (report, warnings, auto) = recorded.map_err(|e| {
         // Stopped by a signal: said as a profile's, not a render's.
         if matches!(
             e,

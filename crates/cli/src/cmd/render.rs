@@ -424,17 +424,12 @@ fn options(args: &Args, bits: Bits) -> anyhow::Result<RenderOptions> {
         input: args.input.clone(),
         output: fugue_engine::Output::Discard,
         placeholder: args.placeholder,
-        cancel: Some(signals::stop_flag_within(STOP_GRACE)),
+        cancel: Some(signals::stop_flag_within(signals::STOP_GRACE)),
         executor,
         profile,
         registry: crate::util::registry(),
     })
 }
-
-/// How long a render may take to stop after a signal (it stops between two cycles) before
-/// the process ends at once, its output not written: a cycle of a graph of heavy nodes may
-/// take minutes.
-const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Gives the finished WAV `tmp` its name, or copies it to standard output (`out` is `None`).
 fn write_out(out: Option<&OutputFile>, tmp: Temp) -> anyhow::Result<()> {
