@@ -95,9 +95,16 @@ fn replies_in_text_and_json() {
 
     let (_, text, json) = ask(&mut s, "list");
     assert!(
-        text.starts_with("1 loaded: mono (id 1, 2 tasks, 1 ch, -6 dB, cost "),
+        text.starts_with("1 loaded: mono (id 1, 2 tasks, 1 ch, -6 dB, "),
         "{text}"
     );
+    // What the graph holds against the host's memory, then its cost.
+    let held = text
+        .strip_prefix("1 loaded: mono (id 1, 2 tasks, 1 ch, -6 dB, ")
+        .and_then(|t| t.split_once(", cost "))
+        .map(|(held, _)| held)
+        .unwrap_or_default();
+    assert!(held.ends_with(" KiB") || held.ends_with(" MiB"), "{text}");
     assert!(text.ends_with(" µs, from cycle 0)"), "{text}");
     let v: Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["command"], "list");
@@ -106,10 +113,11 @@ fn replies_in_text_and_json() {
     assert_eq!(
         keys,
         [
-            "adopted", "channels", "cost_ns", "executor", "file", "gain_db", "id", "name",
-            "pipeline", "silenced", "tasks"
+            "adopted", "channels", "cost_ns", "executor", "file", "gain_db", "id", "memory",
+            "name", "pipeline", "silenced", "tasks"
         ]
     );
+    assert!(g0["memory"].as_u64().unwrap() > 0, "{json}");
     assert_eq!(g0["file"], Value::from(mono));
     assert_eq!(g0["gain_db"], -6.0);
 

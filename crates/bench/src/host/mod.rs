@@ -135,9 +135,11 @@ pub fn all_refused(bench: &HostBench) -> Option<String> {
     }
     let (g, mode, n, why, t) = bench.refused.first()?;
     Some(format!(
-        "the host refused every run ({} refusals; the first: {g}, {} mode, {n} instances on {t} threads: {why}); nothing was written",
-        bench.refused.len(),
-        mode.name()
+        "the host refused every run ({}; the first: {g}, {} mode, {} on {}: {why}); nothing was written",
+        fugue_engine::report::counted(bench.refused.len(), "refusal"),
+        mode.name(),
+        fugue_engine::report::counted(*n, "instance"),
+        fugue_engine::report::counted(*t, "thread"),
     ))
 }
 
@@ -531,9 +533,22 @@ fn load_n(
             // The host's advice is its shell's; a benchmark loads no fewer graphs unless
             // told to.
             let said = e.to_string();
+            // What one instance holds, from the first one loaded: the figure to size N by
+            // (the host's own sentence can only say what the refused one needs at least).
+            let each = host
+                .list()
+                .first()
+                .map(|g| {
+                    format!(
+                        " (each instance holds {}, so {n} hold about {})",
+                        fugue_exec::size_in_words(g.memory),
+                        fugue_exec::size_in_words(g.memory.saturating_mul(n))
+                    )
+                })
+                .unwrap_or_default();
             let said = match said.strip_suffix("; unload a graph first") {
                 Some(why) => format!(
-                    "{why}: instance {} of {n} does not fit; ask for fewer with --instances",
+                    "{why}: instance {} of {n} does not fit{each}; ask for fewer with --instances",
                     i + 1
                 ),
                 None => said,

@@ -107,7 +107,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     (
         "list",
-        "list: the graphs loaded, in load order: id, tasks, channels, gain, cost and the cycle each was adopted at",
+        "list: the graphs loaded, in load order: id, tasks, channels, gain, the memory each holds (its plan and, offline, its capture), cost and the cycle each was adopted at",
     ),
     (
         "stats",

@@ -417,6 +417,7 @@ impl Host {
                 gain_db: e.gain_db,
                 tasks: e.tasks,
                 channels: e.channels,
+                memory: e.memory,
                 cost_ns: e.cost_ns,
                 adopted: e.adopted,
                 silenced: e.stats.snapshot().panics > 0,

@@ -130,6 +130,9 @@ pub struct GraphInfo {
     pub tasks: usize,
     /// Its output channels.
     pub channels: usize,
+    /// Bytes it holds against the host's memory limit: its plan (buffers and processors'
+    /// state) and, offline, its outputs' capture.
+    pub memory: usize,
     /// Measured cost per cycle, ns.
     pub cost_ns: u64,
     /// The cycle it was adopted at.

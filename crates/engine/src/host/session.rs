@@ -382,12 +382,13 @@ fn write_list(graphs: &[GraphInfo], f: &mut fmt::Formatter<'_>) -> fmt::Result {
         }
         write!(
             f,
-            "{} (id {}, {}, {} ch, {} dB, cost {}, from cycle {}",
+            "{} (id {}, {}, {} ch, {} dB, {}, cost {}, from cycle {}",
             g.name,
             g.id,
             crate::report::graph::counted(g.tasks, "task"),
             g.channels,
             plain(g.gain_db),
+            fugue_exec::size_in_words(g.memory),
             us(g.cost_ns as f64),
             g.adopted
         )?;
