@@ -149,6 +149,34 @@ fn record_never_replaces_a_file_the_host_reads() {
         "{e}"
     );
     assert_eq!(std::fs::read(d.join("victim.ag")).unwrap(), before);
+    // Standard input, read as commands without a script, is a file the host reads too: the
+    // recording cannot replace it, even with --force.
+    let commands = d.join("commands.wav");
+    std::fs::write(&commands, "load a victim.ag\nwait 0.05\n").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_fugue"))
+        .args([
+            "host",
+            "--backend",
+            "offline",
+            "--record",
+            "commands.wav",
+            "--force",
+        ])
+        .current_dir(&d)
+        .stdin(std::fs::File::open(&commands).unwrap())
+        .output()
+        .unwrap();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("commands.wav is the input file /dev/stdin"),
+        "{e}"
+    );
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert_eq!(
+        std::fs::read_to_string(&commands).unwrap(),
+        "load a victim.ag\nwait 0.05\n"
+    );
     // The recording and the control socket at one path (new, or spelled two ways): refused
     // before anything is made.
     std::fs::create_dir_all(d.join("sub")).unwrap();

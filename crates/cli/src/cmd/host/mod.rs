@@ -75,17 +75,19 @@ pub struct Args {
     /// Output channels of the mix.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=64))]
     pub channels: u64,
-    /// Run these commands first, one per line (then quit, unless --control is given).
+    /// Run these commands first, one per line (then quit, unless --control is given: the
+    /// control socket is made once the script has run).
     #[arg(long)]
     pub script: Option<PathBuf>,
     /// Take commands, one per line, from clients of a Unix socket at this path
-    /// (`fugue ctl PATH COMMAND...` sends one).
+    /// (`fugue ctl PATH COMMAND...` sends one), made at the start, or once the --script has
+    /// run.
     #[arg(long, value_name = "SOCKET")]
     pub control: Option<PathBuf>,
     /// Record the mix to this WAV file, named .wav (32-bit float; its header is kept up to
     /// date every quarter of a second of audio, so a host that is killed leaves a readable
     /// file), or named pipe. An existing file is replaced only with --force; a file the host
-    /// reads (the script, a graph it loads) never.
+    /// reads (the script, standard input, a graph it loads) never.
     #[arg(long, value_name = "OUT.wav")]
     pub record: Option<PathBuf>,
     /// Replace the --record file if it exists.
@@ -334,6 +336,11 @@ fn check_record(args: &Args, script: Option<&[u8]>) -> anyhow::Result<()> {
         }
     }
     let mut inputs: Vec<PathBuf> = args.script.iter().chain(&args.control).cloned().collect();
+    // Without a script the commands come from standard input, which may be a file
+    // (`fugue host --record x.wav --force < x.wav` would empty it before reading it).
+    if args.script.is_none() {
+        inputs.push(PathBuf::from("/dev/stdin"));
+    }
     for load in control::script_loads(script.unwrap_or_default()) {
         // And the files its nodes read (a Faust program), for a graph file that can be read
         // now (not a named pipe, which would wait for its writer; one that cannot be read
@@ -863,6 +870,13 @@ pub fn ctl(args: CtlArgs) -> anyhow::Result<()> {
     // named ``.
     if args.command.iter().all(|w| w.trim().is_empty()) {
         return Err(control::ControlError::NoCommand.into());
+    }
+    // An option after the socket (`fugue ctl S --timeout 5 list`, `fugue ctl S --json list`)
+    // would be sent as the command's first word.
+    if let Some(first) = args.command.first().filter(|w| w.starts_with("--")) {
+        return Err(util::usage(util::shorten_words(&format!(
+            "`{first}` is not a command of the host: fugue ctl's one option, --timeout SECONDS, comes before the socket (`fugue ctl --timeout 5 SOCKET COMMAND`), and the replies are JSON when the host runs with --json"
+        ))));
     }
     if args.command.iter().any(|w| w.contains(['\n', '\r'])) {
         return Err(util::usage(

@@ -90,6 +90,11 @@ fn files(word: &str) -> Vec<String> {
         .filter_map(Result::ok)
         .filter_map(|e| {
             let name = e.file_name().into_string().ok()?;
+            // A name holding a line break cannot be written on a command line (a line is
+            // one command): not offered.
+            if name.contains(['\n', '\r']) {
+                return None;
+            }
             if !name.starts_with(prefix) || (name.starts_with('.') && !prefix.starts_with('.')) {
                 return None;
             }
@@ -152,7 +157,15 @@ mod tests {
         let d = std::env::temp_dir().join(format!("fugue-shell-files-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(d.join("sub")).unwrap();
-        for f in ["a.ag", "ab.stg", "b.dot", "notes.txt", ".hidden.ag"] {
+        // A name with a line break is never offered (it cannot be written in one line).
+        for f in [
+            "a.ag",
+            "ab.stg",
+            "b.dot",
+            "notes.txt",
+            ".hidden.ag",
+            "a\nquit.ag",
+        ] {
             std::fs::write(d.join(f), "").unwrap();
         }
         let base = format!("{}/", d.display());

@@ -54,6 +54,19 @@ impl History {
         let Some(path) = self.path.clone() else {
             return Vec::new();
         };
+        // Only a regular file: opening a named pipe would wait for a writer, and the shell
+        // with it, before its first prompt.
+        match std::fs::metadata(&path) {
+            Ok(m) if m.is_dir() => {
+                self.fail("it is a folder");
+                return Vec::new();
+            }
+            Ok(m) if !m.is_file() => {
+                self.fail("it is not a regular file (a named pipe or a device)");
+                return Vec::new();
+            }
+            _ => {}
+        }
         let (text, cut) = match read_tail(&path, HISTORY_BYTES) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
@@ -198,6 +211,22 @@ mod tests {
         assert!(w.contains("is not kept: cannot write it"), "{w}");
         h.add("list");
         assert_eq!(h.take_warning(), None);
+        // A named pipe or a folder at the history's path: said, never opened (a pipe's open
+        // would wait for a writer, the shell with it).
+        let fifo = d.join("fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: `c` is a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        for (path, why) in [
+            (fifo, "it is not a regular file (a named pipe or a device)"),
+            (d.clone(), "it is a folder"),
+        ] {
+            let mut h = History::at(Some(path));
+            assert!(h.load().is_empty());
+            assert!(h.path.is_none());
+            let w = h.take_warning().expect("one warning");
+            assert!(w.ends_with(&format!("is not kept: {why}")), "{w}");
+        }
         let _ = std::fs::remove_dir_all(&d);
     }
 }
