@@ -302,6 +302,12 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
                     usage("a NAME and a FILE: load NAME FILE")
                 ));
             }
+            if args[1].contains('\0') {
+                return Err(
+                    "the FILE holds a NUL byte, which no file name can; give the graph's path"
+                        .to_string(),
+                );
+            }
             Command::Load {
                 name: name(&args[0])?,
                 file: PathBuf::from(&args[1]),
@@ -452,6 +458,9 @@ mod tests {
         assert!(parse("load a \"\"")
             .unwrap_err()
             .contains("the FILE `\"\"` is empty"));
+        assert!(parse("load a synth\0.ag")
+            .unwrap_err()
+            .starts_with("the FILE holds a NUL byte"));
         assert_eq!(
             parse("load a \"my graph.ag\"  # there").unwrap(),
             Some(Command::Load {
