@@ -103,7 +103,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     (
         "set",
-        "set NAME NODE ATTR VALUE: sets attribute ATTR of node NODE of graph NAME to VALUE from the next cycle, while it plays; ATTR must be live (`fugue kinds` marks them; among them the volume of every kind but source, sink, load, resampler and lv2, osc and mod freq, gain db, biquad freq and q, delay time, feedback and wet, reverb room and wet, a Faust program's parameters, an LV2 plugin's controls) and VALUE a number in its range",
+        "set NAME NODE ATTR VALUE: sets attribute ATTR of node NODE of graph NAME to VALUE from the next cycle, while it plays; ATTR must be live (`fugue kinds` marks them: the volume of every kind but source, sink, load, resampler and lv2; osc and mod freq; gain gain and db; biquad freq and q; delay time, feedback, wet and dry; reverb room, damp, wet, dry and width; karplus decay; a Faust program's parameters; an LV2 plugin's controls) and VALUE a number in its range",
     ),
     (
         "list",
