@@ -103,7 +103,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     (
         "set",
-        "set NAME NODE ATTR VALUE: sets attribute ATTR of node NODE of graph NAME to VALUE from the next cycle, while it plays; ATTR must be live (`fugue kinds` marks them: the volume of every kind but source, sink, load, resampler and lv2; osc and mod freq; gain gain and db; biquad freq and q; delay time, feedback, wet and dry; reverb room, damp, wet, dry and width; karplus decay; a Faust program's parameters; an LV2 plugin's controls) and VALUE a number in its range",
+        "set NAME NODE ATTR VALUE: sets attribute ATTR of node NODE of graph NAME to VALUE from the next cycle, while it plays; ATTR must be live (`fugue kinds` marks them: the volume of every kind but source, sink, load, resampler and lv2; osc freq; mod freq; gain gain and db; biquad freq and q; delay time, feedback, wet and dry; reverb room, damp, wet, dry and width; karplus decay; a Faust program's parameters; an LV2 plugin's controls) and VALUE a number in its range",
     ),
     (
         "list",
@@ -609,6 +609,39 @@ mod tests {
                 file: "my \"graph\" #1.ag".into()
             })
         );
+    }
+
+    /// `help set` names every live attribute of every built-in kind (the volume as the
+    /// kinds that have none live), so that it stays true as kinds change.
+    #[test]
+    fn help_set_names_every_live_attribute() {
+        let help = help_of("set").unwrap();
+        let (_, list) = help.split_once("`fugue kinds` marks them: ").unwrap();
+        let (list, _) = list.split_once(')').unwrap();
+        let (volume, others) = list.split_once(';').unwrap();
+        let reg = fugue_dsp::Registry::with_builtin_kinds();
+        for name in reg.names() {
+            let doc = reg.doc(&name).unwrap();
+            let has = |a: &str| doc.attributes.iter().any(|(n, _)| n == a) && doc.is_live(a);
+            // The kinds without a live volume are those named after "but".
+            let without = volume.split_once(" but ").unwrap().1;
+            let named = without.split([',', ' ']).any(|w| w == name);
+            assert_eq!(has("volume"), !named, "{name}: {volume}");
+            for (a, _) in doc.attributes.iter() {
+                if a == "volume" || !doc.is_live(a) {
+                    continue;
+                }
+                let part = others
+                    .split(';')
+                    .map(str::trim)
+                    .find(|p| p.starts_with(&format!("{name} ")))
+                    .unwrap_or_else(|| panic!("{name}'s live {a} is not in `help set`"));
+                assert!(
+                    part.split([',', ' ']).any(|w| w == a),
+                    "{name}'s live {a} is not in `help set`: {part}"
+                );
+            }
+        }
     }
 
     #[test]
