@@ -621,7 +621,7 @@ mod tests {
         let (volume, others) = list.split_once(';').unwrap();
         let reg = fugue_dsp::Registry::with_builtin_kinds();
         for name in reg.names() {
-            let doc = reg.doc(&name).unwrap();
+            let doc = reg.doc(name).unwrap();
             let has = |a: &str| doc.attributes.iter().any(|(n, _)| n == a) && doc.is_live(a);
             // The kinds without a live volume are those named after "but".
             let without = volume.split_once(" but ").unwrap().1;
