@@ -437,3 +437,41 @@ fn the_largest_buffer_renders_with_auto() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stderr(&o).contains("2097152"), "{}", stderr(&o));
 }
+
+/// The blocks on their way from the computing thread to the WAV writer are bounded with the
+/// plan: two of a thousand channels of 65,536 frames (sixteen took 4 GiB, and a process
+/// under `ulimit -v` aborted on the allocation) are refused in one sentence under a limit
+/// they pass, and the same graph at 256 frames renders under it.
+#[test]
+fn the_blocks_in_flight_to_the_writer_count_against_the_memory() {
+    let d = folder("resource_limits", "ring");
+    let mut g =
+        String::from("n = { kind: \"noise\", out: 1000, };\ns = { kind: \"sink\", in: 1000, };\n");
+    for i in 1..=1000 {
+        g += &format!("n.{i} -> s.{i};\n");
+    }
+    std::fs::write(d.join("wide.ag"), g).unwrap();
+    let bin = env!("CARGO_BIN_EXE_fugue");
+    let under_limit = |buffer: &str| {
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "ulimit -v 1000000 && exec '{bin}' render wide.ag -o w.wav --seconds 0.01 --buffer {buffer} --executor seq --force"
+            ))
+            .current_dir(&d)
+            .output()
+            .unwrap()
+    };
+    let o = under_limit("65536");
+    refused(
+        &o,
+        1,
+        &[
+            "wide.ag: the render would hold 1001 MiB: its plan 501 MiB and the blocks on their way to the output (2 blocks of 1000 channels of 65536 frames each) 501 MiB, more than the limit of",
+            "use a smaller buffer size (--buffer) or fewer output channels",
+        ],
+    );
+    assert!(!d.join("w.wav").exists());
+    let o = under_limit("256");
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -16,8 +16,10 @@ use fugue_ring::{Consumer, NextError, Options, Padding, Producer, ReadGuard, Str
 /// The ring's size in bytes, about (blocks of [`MIN_BLOCKS`] or more).
 pub(crate) const BYTES: usize = 4 << 20;
 
-/// Blocks in flight at least.
-pub(crate) const MIN_BLOCKS: usize = 16;
+/// Blocks in flight at least: one being written to the file while the next is computed.
+/// Blocks of [`BYTES`] or more get no more than that: each then holds seconds of audio, and
+/// sixteen of a thousand channels of 65,536 frames took 4 GiB.
+pub(crate) const MIN_BLOCKS: usize = 2;
 
 /// Blocks in flight at most.
 const MAX_BLOCKS: usize = 4096;
@@ -52,6 +54,19 @@ impl Block<'_> {
     }
 }
 
+/// The bytes of one ring item for blocks of `frames` frames of `channels` channels, and how
+/// many items the ring holds: about [`BYTES`] in all (the writer, waking every
+/// [`WRITER_NAP`], writes that much each time), [`MIN_BLOCKS`] to [`MAX_BLOCKS`] of them.
+pub(crate) fn ring_shape(frames: usize, channels: usize) -> (usize, usize) {
+    let item = HEADER.saturating_add(frames.saturating_mul(channels).saturating_mul(4));
+    let blocks = BYTES
+        .div_ceil(item)
+        .clamp(MIN_BLOCKS, MAX_BLOCKS)
+        .next_power_of_two()
+        .min(MAX_BLOCKS);
+    (item, blocks)
+}
+
 /// A connected pair for blocks of at most `frames` frames of `channels` channels.
 pub(crate) fn block_channel(frames: usize, channels: usize) -> (BlockSender, BlockReceiver) {
     let samples = frames * channels;
@@ -59,11 +74,7 @@ pub(crate) fn block_channel(frames: usize, channels: usize) -> (BlockSender, Blo
         strategy: Strategy::Park,
         padding: Padding::CacheLine,
     };
-    let item = HEADER + 4 * samples;
-    let blocks = (BYTES / item)
-        .clamp(MIN_BLOCKS, MAX_BLOCKS)
-        .next_power_of_two()
-        .min(MAX_BLOCKS);
+    let (item, blocks) = ring_shape(frames, channels);
     let (producer, consumer) = fugue_ring::ordered_with(blocks, item, options);
     (
         BlockSender {

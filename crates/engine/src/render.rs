@@ -190,6 +190,23 @@ pub enum RenderError {
     /// Bad options (a sample rate or a length out of range).
     #[error("{0}")]
     Options(String),
+    /// The plan and the blocks on their way to the writer would take more memory than the
+    /// process may use (half the machine's memory, or of the address space under `ulimit -v`).
+    #[error("the render would hold {}: its plan {} and the blocks on their way to the output ({} of {} of {} each) {}, more than the limit of {} (half the memory this process may use); use a smaller buffer size (--buffer) or fewer output channels", fugue_exec::size_in_words(plan.saturating_add(*ring)), fugue_exec::size_in_words(*plan), crate::report::counted(*blocks, "block"), crate::report::counted(*channels, "channel"), crate::report::counted(*frames, "frame"), fugue_exec::size_in_words(*ring), fugue_exec::size_in_words(*limit))]
+    Memory {
+        /// The plan's bytes ([`fugue_exec::Plan::memory`]).
+        plan: usize,
+        /// The blocks in flight to the writer, bytes.
+        ring: usize,
+        /// How many blocks the ring holds.
+        blocks: usize,
+        /// Output channels.
+        channels: usize,
+        /// Frames per block.
+        frames: usize,
+        /// The limit, bytes.
+        limit: usize,
+    },
     /// The graph has more output channels than a WAV file can hold.
     #[error("{channels} channels are too many for a WAV file of {bits}-bit samples at {rate} Hz, which holds at most {max}")]
     TooManyChannels {
@@ -881,6 +898,22 @@ pub fn render(
             });
         }
     }
+    // The blocks on their way to the writer come on top of the plan: bounded together
+    // before either the ring or the output file is made.
+    let block = engine.plan.block();
+    let (item, blocks) = crate::blocks::ring_shape(block, channels);
+    let ring = item.saturating_mul(blocks);
+    let limit = fugue_dsp::memory::half_of_memory();
+    if engine.plan.memory().saturating_add(ring) > limit {
+        return Err(RenderError::Memory {
+            plan: engine.plan.memory(),
+            ring,
+            blocks,
+            channels,
+            frames: block,
+            limit,
+        });
+    }
     let writer = match &options.output {
         Output::Wav(path) => {
             let spec = hound::WavSpec {
@@ -903,7 +936,6 @@ pub fn render(
         }
         Output::Discard => None,
     };
-    let block = engine.plan.block();
     let (mut tx, rx) = block_channel(block, channels);
     let writer_thread = std::thread::Builder::new()
         .name("fugue-wav-writer".into())
