@@ -2046,3 +2046,51 @@ fn a_sigfpe_sent_by_another_program_keeps_its_action() {
     };
     assert_eq!(status.signal(), Some(libc::SIGFPE), "{status:?}");
 }
+
+/// A program that seeds its noise at random (`no.rnoise`) plays other samples at every run:
+/// said as a warning naming the node (an error under --strict); a noise of fixed seed
+/// (`no.noise`) renders the same bytes every time, without a word.
+#[test]
+fn a_program_seeded_at_random_is_warned_about() {
+    if !fugue_faust::available_for("a_program_seeded_at_random_is_warned_about") {
+        return;
+    }
+    let dir = folder("faust", "random-seed");
+    let random = dir.join("rn.dsp");
+    std::fs::write(
+        &random,
+        "import(\"stdfaust.lib\");\nprocess = no.rnoise * 0.1;\n",
+    )
+    .unwrap();
+    let fixed = dir.join("n.dsp");
+    std::fs::write(
+        &fixed,
+        "import(\"stdfaust.lib\");\nprocess = no.noise * 0.1;\n",
+    )
+    .unwrap();
+    let said = "rn.dsp:1:1: node `dsp`: its Faust program gives other samples at every instance (it seeds its noise at random, as `no.rnoise` does)";
+    let out = dir.join("rn.wav");
+    let (ok, err) = render(random.to_str().unwrap(), &out, "0.05", None);
+    assert!(ok, "{err}");
+    assert!(err.contains("fugue: warning: "), "{err}");
+    assert!(err.contains(said), "{err}");
+    let o = fugue(&[
+        "render",
+        random.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--seconds",
+        "0.05",
+        "--force",
+        "--strict",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    let (a, b) = (dir.join("a.wav"), dir.join("b.wav"));
+    for w in [&a, &b] {
+        let (ok, err) = render(fixed.to_str().unwrap(), w, "0.05", None);
+        assert!(ok, "{err}");
+        assert!(!err.contains("warning"), "{err}");
+    }
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+}

@@ -183,6 +183,22 @@ pub const MAX_LIBRARY_RATE: u32 = 192_000;
 /// at [`MAX_LIBRARY_RATE`].
 pub const RATE_TRIAL_FRAMES: usize = MAX_LIBRARY_RATE as usize;
 
+/// The frames [`Factory::differs_between_instances`] runs each of its two instances.
+pub const SEED_TRIAL_FRAMES: usize = 1024;
+
+/// The trials' input on channel `c` at frame `i`: an impulse, then a fixed sequence (an
+/// integer hash of the frame and channel) within ±0.5.
+fn trial_input(c: usize, i: usize) -> f32 {
+    if i == 0 {
+        return 1.0;
+    }
+    let mut x = (i as u32).wrapping_mul(0x9E37_79B9) ^ (c as u32).wrapping_mul(0x85EB_CA6B);
+    x ^= x >> 15;
+    x = x.wrapping_mul(0x2C1B_3C6D);
+    x ^= x >> 12;
+    (x as f32 / u32::MAX as f32) - 0.5
+}
+
 /// One instance of [`Factory::stops_rate_at_library_limit`]'s trial, and its last block.
 struct Trial {
     inst: Instance,
@@ -279,17 +295,7 @@ impl Factory {
             return Ok(false);
         }
         const BLOCK: usize = 4096;
-        let input = |c: usize, i: usize| -> f32 {
-            if i == 0 {
-                return 1.0;
-            }
-            // A fixed sequence (an integer hash of the frame and channel), within ±0.5.
-            let mut x = (i as u32).wrapping_mul(0x9E37_79B9) ^ (c as u32).wrapping_mul(0x85EB_CA6B);
-            x ^= x >> 15;
-            x = x.wrapping_mul(0x2C1B_3C6D);
-            x ^= x >> 12;
-            (x as f32 / u32::MAX as f32) - 0.5
-        };
+        let input = trial_input;
         let mut ins = vec![vec![0.0f32; BLOCK]; self.inputs];
         let [mut above, mut at_bound, mut half] = [
             Trial::new(self, rate, true, settings)?,
@@ -323,6 +329,29 @@ impl Factory {
             at += BLOCK;
         }
         Ok(below)
+    }
+
+    /// Whether two fresh instances at `rate` Hz, their parameters set as `settings` says
+    /// (index among [`Factory::params`], value), fed the same signal (an impulse, then a
+    /// fixed pseudo-random one), give other samples in their first [`SEED_TRIAL_FRAMES`]: a
+    /// program that seeds its noise at random (`no.rnoise`, through `arc4random`), whose
+    /// output then differs from one run to the next. False for a program that divided by
+    /// zero in the trial (its own processor says so when it plays). Off the audio path;
+    /// allocates.
+    pub fn differs_between_instances(
+        self: &Arc<Self>,
+        rate: u32,
+        settings: &[(usize, f32)],
+    ) -> Result<bool, FaustError> {
+        let mut ins: Vec<Vec<f32>> = (0..self.inputs)
+            .map(|c| (0..SEED_TRIAL_FRAMES).map(|i| trial_input(c, i)).collect())
+            .collect();
+        let mut first = Trial::new(self, rate, true, settings)?;
+        let mut second = Trial::new(self, rate, false, settings)?;
+        if first.run(&mut ins, SEED_TRIAL_FRAMES) + second.run(&mut ins, SEED_TRIAL_FRAMES) > 0 {
+            return Ok(false);
+        }
+        Ok(!first.same_as(&second))
     }
 
     /// A new instance, initialised at `rate` Hz, and its parameters' zones.

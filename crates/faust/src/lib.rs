@@ -288,9 +288,10 @@ pub fn register(registry: &mut Registry) {
 }
 
 /// What [`lint`] says of one `faust` node: each attribute that names none of its program's
-/// parameters, a node attribute that hides a parameter, the sound files it would read, and
-/// a program that computes above [`MAX_LIBRARY_RATE`] as if at that rate
-/// ([`Factory::stops_rate_at_library_limit`]). A node whose program cannot be compiled is
+/// parameters, a node attribute that hides a parameter, the sound files it would read, a
+/// program that computes above [`MAX_LIBRARY_RATE`] as if at that rate
+/// ([`Factory::stops_rate_at_library_limit`]), and one whose samples differ from instance
+/// to instance ([`Factory::differs_between_instances`]). A node whose program cannot be compiled is
 /// left to the build, which says why.
 fn lint_node(ctx: &NodeContext<'_>) -> Vec<LintNote> {
     let Ok(factory) = factory_of(ctx) else {
@@ -347,15 +348,25 @@ fn lint_node(ctx: &NodeContext<'_>) -> Vec<LintNote> {
     // attributes set them (a program silent at its defaults says nothing of its rate); a
     // node whose attributes its build refuses is left to the build.
     let rate = ctx.sample_rate.round() as u32;
-    let bounded = node::settings_of(ctx, &factory)
-        .ok()
-        .map(|s| factory.stops_rate_at_library_limit(rate, &s));
+    let settings = node::settings_of(ctx, &factory).ok();
+    let bounded = settings
+        .as_ref()
+        .map(|s| factory.stops_rate_at_library_limit(rate, s));
     if let Some(Ok(true)) = bounded {
         let bound = factory::MAX_LIBRARY_RATE;
         out.push(LintNote::node(format!(
             "node `{}`: at {rate} Hz its Faust program computes as if at {bound} Hz (Faust's standard library bounds the rate it computes with, `ma.SR`, to {bound} Hz), so what it derives from the rate (frequencies, delay and smoothing times) is off by a factor of {:.3}; run the graph at {bound} Hz or below",
             ctx.name(),
             f64::from(rate) / f64::from(bound),
+        )));
+    }
+    if let Some(Ok(true)) = settings
+        .as_ref()
+        .map(|s| factory.differs_between_instances(rate, s))
+    {
+        out.push(LintNote::node(format!(
+            "node `{}`: its Faust program gives other samples at every instance (it seeds its noise at random, as `no.rnoise` does), so what the graph plays differs from one run to the next; a noise of fixed seed (`no.noise`) plays the same samples every time",
+            ctx.name()
         )));
     }
     for label in &factory.soundfiles {
