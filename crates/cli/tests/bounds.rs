@@ -431,13 +431,20 @@ fn a_render_beyond_4_gib_is_refused_at_once() {
     };
     // 16-bit samples would make 13 GiB: not suggested.
     let o = render("86400");
-    refused(&o, 1, &["more than the 4 GiB a WAV file can hold"]);
+    refused(
+        &o,
+        1,
+        &["a WAV file can hold (4 GiB less 1 KiB for its header)"],
+    );
     assert!(!stderr(&o).contains("--bits"), "{}", stderr(&o));
     // 16-bit samples would fit: suggested.
     refused(
         &render("1500"),
         1,
-        &["more than the 4 GiB a WAV file can hold", "--bits 16"],
+        &[
+            "a WAV file can hold (4 GiB less 1 KiB for its header)",
+            "--bits 16",
+        ],
     );
     assert!(start.elapsed().as_secs() < 20);
     assert!(!out.exists());

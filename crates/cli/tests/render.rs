@@ -407,6 +407,19 @@ fn an_empty_input_is_refused_as_the_length_of_a_render() {
         stderr(&o)
     );
     assert!(!out.exists());
+    // A tail of less than a sample leaves it as empty: refused too, naming both.
+    for tail in ["0", "0.00001"] {
+        let o = run(args(&["--tail", tail]));
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!(
+                "empty.wav and --tail {tail} make less than one sample at 48000 Hz, so the render would be empty"
+            )),
+            "{}",
+            stderr(&o)
+        );
+        assert!(!out.exists());
+    }
     let o = run(args(&["--tail", "0.1"]));
     assert!(o.status.success(), "{}", stderr(&o));
 }

@@ -219,8 +219,8 @@ pub enum RenderError {
         /// The most the file can hold (for its sample format and rate).
         max: usize,
     },
-    /// The render would not fit in one WAV file (4 GiB of samples).
-    #[error("{frames} frames of {channels} channel(s) of {bits}-bit samples make {} MiB, more than the 4 GiB a WAV file can hold; render fewer seconds or channels{}", bytes.div_ceil(1 << 20), if *bits > 16 && bytes / u64::from(*bits / 8) * 2 <= crate::wav::MAX_DATA_BYTES { ", or 16-bit samples (--bits 16)" } else { "" })]
+    /// The render would not fit in one WAV file (4 GiB of samples, less 1 KiB for the header).
+    #[error("{frames} frames of {channels} channel(s) of {bits}-bit samples make {bytes} bytes, more than the {} a WAV file can hold (4 GiB less 1 KiB for its header); render fewer seconds or channels{}", crate::wav::MAX_DATA_BYTES, if *bits > 16 && bytes / u64::from(*bits / 8) * 2 <= crate::wav::MAX_DATA_BYTES { ", or 16-bit samples (--bits 16)" } else { "" })]
     TooLong {
         /// Frames to render.
         frames: u64,

@@ -80,7 +80,7 @@ pub struct Args {
     /// each cycle's end. The same samples as without; not with `--executor auto` (which tries
     /// 2 itself) nor `--profile`; a graph that changes rates, has a feedback edge or a node
     /// whose samples depend on how a block is cut (some LV2 plugins) runs without it, with
-    /// a warning that names why.
+    /// a warning that names why. From 1 to 16.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=16))]
     pub overlap: u64,
     /// The executor that runs the cycles.
@@ -412,7 +412,16 @@ fn options(args: &Args, bits: Bits) -> anyhow::Result<RenderOptions> {
     }
     let seconds = match (args.tail, &args.input) {
         (Some(tail), Some(input)) => {
-            fugue_engine::tail_seconds(input, tail).map_err(util::usage)?
+            let seconds = fugue_engine::tail_seconds(input, tail).map_err(util::usage)?;
+            // An empty input and a tail of less than a sample would make an empty file.
+            if seconds.is_some_and(|s| (s * f64::from(args.rate)).round() < 1.0) {
+                return Err(util::usage(format!(
+                    "--input {} and --tail {tail} make less than one sample at {} Hz, so the render would be empty; give a longer --tail or --seconds",
+                    input.display(),
+                    args.rate
+                )));
+            }
+            seconds
         }
         _ => args.seconds,
     };

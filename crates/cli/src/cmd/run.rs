@@ -73,8 +73,9 @@ pub struct Args {
     /// report into the folder DIR (as `fugue profile -o DIR`).
     #[arg(long, num_args = 0..=1, require_equals = true, value_name = "DIR")]
     pub profile: Option<Option<PathBuf>>,
-    /// Fail (exit code 1) on a warning about the graph: an attribute no kind reads, a node
-    /// that reaches no sink.
+    /// Fail (exit code 1) on any warning: about the graph (an attribute no kind reads, a node
+    /// that reaches no sink, a `source` node playing silence), about the flags (one the
+    /// executor does not read), or output samples that were not finite numbers.
     #[arg(long)]
     pub strict: bool,
     /// Print the report as one JSON object on standard output instead of the summary line:
