@@ -565,6 +565,9 @@ enum Unscanned {
     /// An import names a file that is no regular file (a named pipe, a socket, a device),
     /// which the compilation would wait on or read without end.
     Special(PathBuf),
+    /// An import finds a folder of its name before any file in the search's order, which
+    /// libfaust opens as the library and fails on ("input in flex scanner failed").
+    Folder(PathBuf),
 }
 
 /// [`fingerprint`], with every place it looked at (where a file was, or may appear).
@@ -626,12 +629,19 @@ fn scan(source: &Source) -> Result<(u64, Vec<PathBuf>), Unscanned> {
             // depends on it), where and what; places with no file are left out, so that the
             // fingerprint does not depend on the working directory unless a file there may
             // be read.
+            // Whether a file of this name came earlier in the search (libfaust reads that
+            // one, and no folder after it matters).
+            let mut found = false;
             for place in candidates {
                 let content = match places.get(&place) {
                     Some(c) => *c,
                     None => {
                         let c = match read_bounded(&place, FINGERPRINT_BYTES - bytes) {
                             Err(Unreadable::Special) => return Err(Unscanned::Special(place)),
+                            Err(Unreadable::Folder) if !found => {
+                                return Err(Unscanned::Folder(place))
+                            }
+                            Err(Unreadable::Folder) => None,
                             Ok(Some(content)) => {
                                 bytes += content.len() as u64;
                                 let mut fh = std::collections::hash_map::DefaultHasher::new();
@@ -654,6 +664,7 @@ fn scan(source: &Source) -> Result<(u64, Vec<PathBuf>), Unscanned> {
                     }
                 };
                 if let Some(c) = content {
+                    found = true;
                     h.write(place.as_os_str().as_encoded_bytes());
                     h.write_u8(0);
                     h.write_u64(c);
@@ -713,6 +724,8 @@ enum Unreadable {
     /// No regular file (a named pipe, a socket, a device), not opened: opening a pipe with
     /// no writer waits for one.
     Special,
+    /// A folder.
+    Folder,
     /// It cannot be read, or it is larger than the budget.
     Other,
 }
@@ -726,7 +739,7 @@ fn read_bounded(path: &Path, budget: u64) -> Result<Option<Vec<u8>>, Unreadable>
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(_) => return Err(Unreadable::Other),
-        Ok(m) if m.is_dir() => return Err(Unreadable::Other),
+        Ok(m) if m.is_dir() => return Err(Unreadable::Folder),
         Ok(m) if !m.is_file() => return Err(Unreadable::Special),
         Ok(_) => {}
     }
@@ -1338,6 +1351,15 @@ impl Faust {
                     file,
                     reason: format!(
                         "it is {NOT_A_FILE}, not a file, and {} imports it (a compilation would wait on it)",
+                        source.name
+                    ),
+                })
+            }
+            Err(Unscanned::Folder(file)) => {
+                return Err(FaustError::Read {
+                    file,
+                    reason: format!(
+                        "it is a folder, and {} imports a file of its name, which Faust looks for here first (it would fail to read the folder as the library)",
                         source.name
                     ),
                 })
@@ -1956,6 +1978,28 @@ mod tests {
             ..source
         };
         assert_eq!(scan(&source).unwrap_err(), Unscanned::Special(pipe));
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    /// A folder that an import finds before any file of its name is said (libfaust would
+    /// fail on it, "input in flex scanner failed"); one after a file found first is not.
+    #[test]
+    fn an_import_that_finds_a_folder_first_is_said() {
+        let root = std::env::temp_dir().join(format!("fugue-folder-import-{}", std::process::id()));
+        let (first, second) = (root.join("first"), root.join("second"));
+        std::fs::create_dir_all(first.join("x.lib")).unwrap();
+        std::fs::create_dir_all(&second).unwrap();
+        std::fs::write(second.join("x.lib"), "y = 1;").unwrap();
+        let source = |includes: Vec<PathBuf>| Source {
+            code: "import(\"x.lib\"); process = y;".to_string(),
+            name: "t".into(),
+            includes,
+        };
+        assert_eq!(
+            scan(&source(vec![first.clone(), second.clone()])).unwrap_err(),
+            Unscanned::Folder(first.join("x.lib"))
+        );
+        assert!(scan(&source(vec![second.clone(), first.clone()])).is_ok());
         let _ = std::fs::remove_dir_all(&root);
     }
 
