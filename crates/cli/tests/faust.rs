@@ -2094,3 +2094,59 @@ fn a_program_seeded_at_random_is_warned_about() {
     }
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
 }
+
+/// A live `set` that would make a node of a pipelined graph depend on how a block is cut (a
+/// checkbox that turns to `si.bsmooth`) is refused in one sentence, and the graph plays on
+/// unchanged; unpipelined, the same `set` is taken.
+#[test]
+fn a_set_that_would_break_a_pipelined_graphs_output_is_refused() {
+    if !fugue_faust::available_for("a_set_that_would_break_a_pipelined_graphs_output_is_refused") {
+        return;
+    }
+    let dir = folder("faust", "pipelined-set");
+    std::fs::write(
+        dir.join("bsc.dsp"),
+        "import(\"stdfaust.lib\");\nprocess = _ + os.osc(100) <: select2(checkbox(\"bs\"), _, si.bsmooth);\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("g.ag"),
+        "src = { kind: \"noise\", };\np = { kind: \"faust\", file: \"bsc.dsp\", };\nout = { kind: \"sink\", in: 1, };\nsrc.1 -> p.1;\np.1 -> out.1;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("s.txt"),
+        "load a g.ag\nwait 0.05\nset a p bs 1\nwait 0.05\nquit\n",
+    )
+    .unwrap();
+    let host = |pipeline: &str| {
+        Command::new(env!("CARGO_BIN_EXE_fugue"))
+            .args([
+                "host",
+                "--backend",
+                "offline",
+                "--mode",
+                "separate",
+                "--executor",
+                "ws",
+                "--threads",
+                "2",
+                "--pipeline",
+                pipeline,
+                "--script",
+                "s.txt",
+            ])
+            .current_dir(&dir)
+            .output()
+            .unwrap()
+    };
+    let o = host("4");
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("s.txt:3: error: set a p bs: with `bs` at 1, node `p` gives other samples when a block is cut into shorter calls, and the graph plays pipelined"),
+        "{e}"
+    );
+    let o = host("1");
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -141,8 +141,12 @@ pub fn number(word: &str) -> Result<f64, String> {
 /// Checks setting attribute `attr` of node `node` of `graph` to `value` (a word, [`number`])
 /// while it plays at `rate` Hz and `block` frames, in this order: the node exists (not one of
 /// a feedback edge's), its kind has the attribute and says it is live, the value is a number,
-/// and the node builds with it (the kind says what is wrong with it). `Err` is one sentence,
+/// and the node builds with it (the kind says what is wrong with it); in a `pipelined` plan
+/// (its blocks cut into sub-blocks), also that the node's samples with the new value do not
+/// depend on how a block is cut ([`fugue_dsp::DspNode::splits_in_time`]: a Faust program
+/// that turns to `si.bsmooth`), or the graph's output would change. `Err` is one sentence,
 /// about the first of these that fails; `Ok` also gives the number.
+#[allow(clippy::too_many_arguments)]
 pub fn check(
     graph: &TaskGraph,
     registry: &Registry,
@@ -151,6 +155,7 @@ pub fn check(
     node: &str,
     attr: &str,
     value: &str,
+    pipelined: bool,
 ) -> Result<(Checked, f64), String> {
     let v = match graph.find(node) {
         Some(v) if !graph.is_feedback_node(v) => v,
@@ -346,6 +351,12 @@ pub fn check(
         return Err(not_live());
     };
     let value = number?;
+    if pipelined && !built.splits_in_time() {
+        return Err(format!(
+            "with `{attr}` at {}, node `{node}` gives other samples when a block is cut into shorter calls, and the graph plays pipelined (each block cut into sub-blocks), so its output would change; load it with --pipeline 1 to set this live",
+            crate::host::command::shorten(value.to_string().as_str())
+        ));
+    }
     Ok((
         Checked {
             node: v,

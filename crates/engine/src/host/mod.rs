@@ -392,6 +392,7 @@ impl Host {
             node,
             attr,
             word,
+            self.graphs[i].pipeline > 1,
         )
         .map_err(|e| HostError::Live(format!("set {name} {node} {attr}: {e}")))?;
         self.send(ToAudio::Set {

@@ -158,6 +158,9 @@ impl Run {
                     &node,
                     &attr,
                     &value,
+                    // Not known here: a run's plan is chosen (pipelined or not) after the
+                    // socket opens.
+                    false,
                 );
                 match checked {
                     Err(e) => Reply::failed("set", e),
