@@ -333,7 +333,7 @@ impl Factory {
 
     /// Whether two fresh instances at `rate` Hz, their parameters set as `settings` says
     /// (index among [`Factory::params`], value), fed the same signal (an impulse, then a
-    /// fixed pseudo-random one), give other samples in their first [`SEED_TRIAL_FRAMES`]: a
+    /// fixed pseudo-random one), give other samples in their first `SEED_TRIAL_FRAMES` (1,024): a
     /// program that seeds its noise at random (`no.rnoise`, through `arc4random`), whose
     /// output then differs from one run to the next. False for a program that divided by
     /// zero in the trial (its own processor says so when it plays). Off the audio path;
