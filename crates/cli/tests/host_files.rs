@@ -210,14 +210,14 @@ fn record_never_replaces_a_file_the_host_reads() {
     }
 }
 
-/// A control socket that cannot be served when the script has played (its path taken since
-/// the host checked it) fails the host, after the recording of what the script played is
-/// closed whole and the host's line said.
+/// The control socket serves its clients while the script plays (it is made before the
+/// script's first line): a `list` sent during the script's `wait` is answered at once, and
+/// the `quit` sent after it ends the host, its recording closed whole.
 #[test]
-fn a_socket_taken_during_the_script_keeps_the_recording() {
-    let d = folder("host_files", "socket-taken");
+fn the_socket_is_served_while_the_script_plays() {
+    let d = folder("host_files", "socket-during-script");
     std::fs::copy(example("pluck.ag"), d.join("p.ag")).unwrap();
-    std::fs::write(d.join("s.txt"), "load a p.ag\nwait 1\n").unwrap();
+    std::fs::write(d.join("s.txt"), "load a p.ag\nwait 2\n").unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_fugue"))
         .args([
             "host",
@@ -236,24 +236,34 @@ fn a_socket_taken_during_the_script_keeps_the_recording() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(400));
-    std::fs::write(d.join("c.sock"), "taken").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let asked = std::time::Instant::now();
+    let o = fugue_in(&d, &["ctl", "c.sock", "list"]);
+    let took = asked.elapsed();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with("1 loaded: a (id 1"),
+        "{}",
+        stdout(&o)
+    );
+    // Answered during the script's wait, not after it.
+    assert!(took < std::time::Duration::from_millis(1200), "{took:?}");
+    std::thread::sleep(std::time::Duration::from_millis(2000));
+    let o = fugue_in(&d, &["ctl", "c.sock", "quit"]);
+    assert!(o.status.success(), "{}", stderr(&o));
     let o = child.wait_with_output().unwrap();
     let e = stderr(&o);
-    assert_eq!(o.status.code(), Some(1), "{e}");
-    assert!(e.contains("c.sock exists and is not a socket"), "{e}");
+    assert_eq!(o.status.code(), Some(0), "{e}");
     assert!(e.contains("host: "), "{e}");
     let wav = std::fs::read(d.join("r.wav")).unwrap();
-    let secs = declared_seconds(&wav, 48_000.0);
-    // The script's second played, less any time the clocked backend skipped when its thread
-    // was kept off its core (it restarts its clock instead of catching up).
-    assert!(secs > 0.5, "{secs} s recorded");
-    // Closed whole: every frame the header declares is there.
+    // The script's two seconds played, less any time the clocked backend skipped when its
+    // thread was kept off its core (it restarts its clock instead of catching up).
+    assert!(declared_seconds(&wav, 48_000.0) > 1.0);
     let mut reader = hound::WavReader::new(std::io::Cursor::new(&wav)).unwrap();
     let declared = reader.duration() as usize * reader.spec().channels as usize;
     let read = reader.samples::<f32>().filter(|s| s.is_ok()).count();
     assert_eq!(read, declared);
-    assert_eq!(std::fs::read(d.join("c.sock")).unwrap(), b"taken");
+    assert!(!d.join("c.sock").exists());
 }
 
 #[test]

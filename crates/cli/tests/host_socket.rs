@@ -866,8 +866,7 @@ fn ctl_reaches_a_host_started_just_before() {
 }
 
 /// An option put after the socket (`fugue ctl S --json list`) is not sent as a command: one
-/// sentence says where fugue ctl's option goes, exit status 2. With --script, a missing
-/// socket's sentence says that a scripted host makes it once its script has run.
+/// sentence says where fugue ctl's option goes, exit status 2.
 #[test]
 fn an_option_after_the_socket_is_said_not_sent() {
     let d = folder("host_socket", "option-after");
@@ -880,11 +879,4 @@ fn an_option_after_the_socket_is_said_not_sent() {
         "{e}"
     );
     assert_eq!(e.lines().count(), 1, "{e}");
-    let o = fugue(&["ctl", "--timeout", "0.1", sock.to_str().unwrap(), "list"]);
-    let e = stderr(&o);
-    assert_eq!(o.status.code(), Some(1), "{e}");
-    assert!(
-        e.contains("A host with --script makes its socket once the script has run"),
-        "{e}"
-    );
 }

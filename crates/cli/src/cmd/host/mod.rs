@@ -75,13 +75,12 @@ pub struct Args {
     /// Output channels of the mix.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=64))]
     pub channels: u64,
-    /// Run these commands first, one per line (then quit, unless --control is given: the
-    /// control socket is made once the script has run).
+    /// Run these commands first, one per line (then quit, unless --control is given, whose
+    /// socket is served while the script plays too).
     #[arg(long)]
     pub script: Option<PathBuf>,
     /// Take commands, one per line, from clients of a Unix socket at this path
-    /// (`fugue ctl PATH COMMAND...` sends one), made at the start, or once the --script has
-    /// run.
+    /// (`fugue ctl PATH COMMAND...` sends one), from the start, while a --script plays too.
     #[arg(long, value_name = "SOCKET")]
     pub control: Option<PathBuf>,
     /// Record the mix to this WAV file, named .wav (32-bit float; its header is kept up to
@@ -425,18 +424,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.strict,
         HOOKS,
     );
-    if let (Some(bytes), Some(path)) = (&script, &args.script) {
-        let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
-        ctl.run_script(bytes, path, &stop, &mut out, &mut err);
-    }
-    // Then the interactive shell or standard input (without a script), and the socket.
-    // A socket that cannot be served (taken since it was checked) fails the host, after the
-    // host has finished: what the script played is recorded and said all the same.
-    let served = if ctl.stopped(&stop) {
-        Ok(())
-    } else {
-        serve(&mut ctl, &args, script.is_none(), &stop)
-    };
+    // The script (or else the interactive shell or standard input) and the socket, served
+    // together: a client of the socket is answered while the script plays. A socket that
+    // cannot be served (taken since it was checked) fails the host before anything plays.
+    let served = serve(&mut ctl, &args, script.as_deref(), &stop);
     // A prompt still waiting (the host ended by a `quit` of its control socket) leaves the
     // terminal as it found it.
     crate::terminal::restore();
@@ -467,7 +458,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // typed or sent them.
     let (f, source) = match &args.script {
         Some(path) => (
-            outcome.script_failures,
+            *SCRIPT_FAILURES.lock().unwrap_or_else(|e| e.into_inner()),
             format!("the script {}", path.display()),
         ),
         None => (
@@ -501,24 +492,44 @@ static STDIN_FAILURES: std::sync::Mutex<control::Failures> =
         first: None,
     });
 
-/// Counts a failure of the command at line `place` of standard input (none: the prompt's).
-fn stdin_failed(place: Option<usize>) {
-    if let Some(line) = place {
-        STDIN_FAILURES
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .add(line);
-    }
+/// The commands of the `--script` that failed.
+static SCRIPT_FAILURES: std::sync::Mutex<control::Failures> =
+    std::sync::Mutex::new(control::Failures {
+        count: 0,
+        first: None,
+    });
+
+/// Where a line that the shell sends to the control loop comes from.
+#[derive(Clone, Copy)]
+enum Place<'a> {
+    /// The interactive prompt.
+    Prompt,
+    /// Line N of standard input, read as a script.
+    Stdin(usize),
+    /// Line N of the `--script` file.
+    Script(&'a Path, usize),
 }
 
-/// Takes commands from the control socket (`--control`) and, with `prompt`, from the
-/// interactive shell or standard input, one at a time ([`Controller::serve`]).
+/// Counts a failure of the command at `place` (the prompt's are not counted).
+fn stdin_failed(place: Place<'_>) {
+    let (failures, line) = match place {
+        Place::Prompt => return,
+        Place::Stdin(n) => (&STDIN_FAILURES, n),
+        Place::Script(_, n) => (&SCRIPT_FAILURES, n),
+    };
+    failures.lock().unwrap_or_else(|e| e.into_inner()).add(line);
+}
+
+/// Takes commands from the control socket (`--control`) and from the `script`, or without
+/// one from the interactive shell or standard input, one at a time ([`Controller::serve`]).
+/// With a script and no socket, the host ends with the script.
 fn serve(
     ctl: &mut Controller,
     args: &Args,
-    prompt: bool,
+    script: Option<&[u8]>,
     stop: &Arc<AtomicBool>,
 ) -> anyhow::Result<()> {
+    let prompt = script.is_none();
     let (tx, rx) = mpsc::channel::<Request>();
     let watch = Watch::default();
     let _socket = match &args.control {
@@ -551,6 +562,22 @@ fn serve(
             .name("fugue-shell".into())
             .spawn(move || prompt_lines(tx, (json, strict), names, &quit, &aside))
             .context("cannot start the shell")?;
+    }
+    if let (Some(bytes), Some(path)) = (script, &args.script) {
+        let (tx, json, strict, quit) = (tx.clone(), args.json, args.strict, watch.quit.clone());
+        let (bytes, path) = (bytes.to_vec(), path.clone());
+        let aside = ShellWait {
+            clocked: args.backend != "offline",
+            json,
+            stop: stop.clone(),
+            quit: watch.quit.clone(),
+            cycle: watch.cycle.clone(),
+            lost: watch.lost.clone(),
+        };
+        std::thread::Builder::new()
+            .name("fugue-script".into())
+            .spawn(move || script_lines(&tx, &bytes, &path, (json, strict), &quit, &aside))
+            .context("cannot start the script's thread")?;
     }
     drop(tx);
     ctl.serve(&rx, stop, &watch);
@@ -619,7 +646,7 @@ impl ShellWait {
 fn forward(
     tx: &mpsc::Sender<Request>,
     line: String,
-    place: Option<usize>,
+    place: Place<'_>,
     quit: &AtomicBool,
     aside: &ShellWait,
 ) -> bool {
@@ -640,8 +667,13 @@ fn forward(
             if control::reply_failed(&r) {
                 stdin_failed(place);
             }
-            let r = at_line(r, place);
-            if let Err(e) = writeln!(std::io::stdout(), "{r}") {
+            let (r, to_stderr) = at_line(r, place);
+            let written = if to_stderr {
+                writeln!(std::io::stderr(), "{r}")
+            } else {
+                writeln!(std::io::stdout(), "{r}")
+            };
+            if let Err(e) = written {
                 // The host stops, closing the recording, and then fails with the error.
                 let _ = PROMPT_WRITE_ERROR.set(e);
                 quit.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -665,7 +697,7 @@ fn refuse(
     tx: &mpsc::Sender<Request>,
     (json, strict): (bool, bool),
     why: &str,
-    place: Option<usize>,
+    place: Place<'_>,
     quit: &AtomicBool,
 ) -> bool {
     if strict {
@@ -679,18 +711,81 @@ fn refuse(
     let _busy = PromptBusy;
     // The host gone: said all the same.
     let reply = Request::refuse(tx, failed.clone()).unwrap_or_else(|| failed.line(json));
-    println!("{}", at_line(reply, place));
+    match at_line(reply, place) {
+        (r, true) => eprintln!("{r}"),
+        (r, false) => println!("{r}"),
+    }
     !strict
 }
 
 /// A reply of failure to the command at line `place` of standard input, with that line named
-/// (`error: line 3 of standard input: ...`; in JSON, `line` and `source`), so that a script's
-/// mistakes can be found; any other reply (success, the interactive prompt's) as it is.
-fn at_line(reply: String, place: Option<usize>) -> String {
+/// (`error: line 3 of standard input: ...`; in JSON, `line` and `source`), or of the script
+/// (`SCRIPT:3: error: ...`, on standard error; in JSON, `line` and `source`, on standard
+/// output), so that a script's mistakes can be found; any other reply (success, the
+/// interactive prompt's) as it is. Also whether it goes to standard error.
+fn at_line(reply: String, place: Place<'_>) -> (String, bool) {
     match (place, reply.strip_prefix("error: ")) {
-        (Some(n), Some(rest)) => format!("error: line {n} of standard input: {rest}"),
-        (Some(n), None) if reply.starts_with('{') => control::json_at(&reply, "standard input", n),
-        _ => reply,
+        (Place::Stdin(n), Some(rest)) => {
+            (format!("error: line {n} of standard input: {rest}"), false)
+        }
+        (Place::Stdin(n), None) if reply.starts_with('{') => {
+            (control::json_at(&reply, "standard input", n), false)
+        }
+        (Place::Script(path, n), Some(_)) => (format!("{}:{n}: {reply}", path.display()), true),
+        (Place::Script(path, n), None) if reply.starts_with('{') => (
+            control::json_at(&reply, &path.display().to_string(), n),
+            false,
+        ),
+        _ => (reply, false),
+    }
+}
+
+/// The `--script`'s lines, sent to the control loop one at a time as the shell sends
+/// standard input's: a failure is said naming the script's line (on standard error; in JSON
+/// on standard output), and counted; under `--strict` the script stops at the first. A
+/// `wait` of a host with a clock is waited here ([`ShellWait`]), so that the control socket's
+/// clients are served meanwhile.
+fn script_lines(
+    tx: &mpsc::Sender<Request>,
+    bytes: &[u8],
+    path: &Path,
+    (json, strict): (bool, bool),
+    quit: &AtomicBool,
+    aside: &ShellWait,
+) {
+    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        // A signal, a quit from elsewhere, or the host's end: the script's rest does not run.
+        if aside.stopping() {
+            return;
+        }
+        let place = Place::Script(path, i + 1);
+        let Ok(line) = std::str::from_utf8(line) else {
+            if !refuse(
+                tx,
+                (json, strict),
+                "the line is not valid UTF-8; write commands in UTF-8",
+                place,
+                quit,
+            ) {
+                return;
+            }
+            continue;
+        };
+        let failed_before = SCRIPT_FAILURES
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .count;
+        if !forward(tx, line.to_string(), place, quit, aside) {
+            return;
+        }
+        let failed = SCRIPT_FAILURES
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .count
+            > failed_before;
+        if failed && strict {
+            return;
+        }
     }
 }
 
@@ -728,7 +823,7 @@ fn prompt_lines(
                     let why = format!(
                         "the line is longer than {MAX_LINE} bytes; write one command per line"
                     );
-                    if !refuse(&tx, (json, strict), &why, Some(place), quit) {
+                    if !refuse(&tx, (json, strict), &why, Place::Stdin(place), quit) {
                         return;
                     }
                     continue;
@@ -742,12 +837,12 @@ fn prompt_lines(
             };
             let Ok(line) = std::str::from_utf8(bytes) else {
                 let why = "the line is not valid UTF-8; write commands in UTF-8";
-                if !refuse(&tx, (json, strict), why, Some(place), quit) {
+                if !refuse(&tx, (json, strict), why, Place::Stdin(place), quit) {
                     return;
                 }
                 continue;
             };
-            if !forward(&tx, line.to_string(), Some(place), quit, aside) {
+            if !forward(&tx, line.to_string(), Place::Stdin(place), quit, aside) {
                 return;
             }
         }
@@ -780,7 +875,7 @@ fn prompt_lines(
             Ok(line) if line.len() > MAX_LINE => {
                 let why =
                     format!("the line is longer than {MAX_LINE} bytes; write one command per line");
-                if !refuse(&tx, (json, strict), &why, None, quit) {
+                if !refuse(&tx, (json, strict), &why, Place::Prompt, quit) {
                     return;
                 }
             }
@@ -798,7 +893,7 @@ fn prompt_lines(
                         let _ = rl.add_history_entry(kept);
                         history.add(kept);
                     }
-                    if !forward(&tx, line.to_string(), None, quit, aside) {
+                    if !forward(&tx, line.to_string(), Place::Prompt, quit, aside) {
                         return;
                     }
                 }
@@ -820,7 +915,7 @@ fn prompt_lines(
                 if e.kind() == std::io::ErrorKind::InvalidData =>
             {
                 let why = "a byte that is not UTF-8 was typed, and the line up to it is dropped; set the terminal to UTF-8";
-                if !refuse(&tx, (json, strict), why, None, quit) {
+                if !refuse(&tx, (json, strict), why, Place::Prompt, quit) {
                     return;
                 }
             }

@@ -636,7 +636,7 @@ pub fn send(path: &Path, line: &str, timeout: Duration) -> Result<String, Contro
             }
             Err(e) => {
                 return Err(io(&format!(
-                    "cannot connect to {} (is a `fugue host` or `fugue run` with `--control {}` running? A host with --script makes its socket once the script has run)",
+                    "cannot connect to {} (is a `fugue host` or `fugue run` with `--control {}` running?)",
                     path.display(),
                     path.display()
                 ))(e))
