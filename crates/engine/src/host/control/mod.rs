@@ -1,10 +1,10 @@
 //! Driving a [`Session`] from several sources at once: a script, an interactive prompt and
 //! the clients of a control socket ([`socket`]), one command at a time.
 //!
-//! A front end makes a [`Controller`] and runs a script through it
-//! ([`Controller::run_script`]), then hands it the lines of its other sources as
-//! [`Request`]s on a channel ([`Controller::serve`]) until one quits, the stop request is
-//! set, every source is gone, or (strict) a command fails. Every command gets one line of
+//! A front end makes a [`Controller`] and hands it the lines of its sources (a script, the
+//! prompt or standard input, the socket's clients) as [`Request`]s on a channel
+//! ([`Controller::serve`]) until one quits, the stop request is set, every source is gone,
+//! or (strict) a command fails. Every command gets one line of
 //! reply (JSON when asked). [`complete`] and [`history`] serve an interactive prompt;
 //! [`live`] is the control socket of a single run.
 
@@ -13,8 +13,7 @@ pub mod history;
 pub mod live;
 pub mod socket;
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
@@ -272,9 +271,6 @@ impl Failures {
 pub struct Outcome {
     /// A command failed.
     pub failed: bool,
-    /// The script's commands that failed ([`Controller::run_script`]): the host played on,
-    /// and a front end says them as it ends.
-    pub script_failures: Failures,
     /// A command asked the host to stop.
     pub quit: bool,
     /// A reply could not be written (the host stops there).
@@ -358,57 +354,6 @@ impl Controller {
             || self.outcome.write_error.is_some()
             || self.outcome.lost.is_some()
             || stop.load(Ordering::Relaxed)
-    }
-
-    /// Executes the script `bytes` (read from `path`) line by line, each reply on `out` (a
-    /// failure on `err`, after the script's name and line; in JSON on `out`, with `line` and
-    /// `source` added: [`json_at`]), until one quits,
-    /// `stop` is set, or (strict) one fails.
-    pub fn run_script(
-        &mut self,
-        bytes: &[u8],
-        path: &Path,
-        stop: &AtomicBool,
-        out: &mut dyn Write,
-        err: &mut dyn Write,
-    ) {
-        for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
-            if self.lost() || self.stopped(stop) {
-                break;
-            }
-            let reply = match std::str::from_utf8(line) {
-                Ok(l) => self.execute(l),
-                Err(_) => Some(Reply::failed(
-                    "parse",
-                    "the line is not valid UTF-8; write commands in UTF-8",
-                )),
-            };
-            let Some(r) = reply else { continue };
-            let text = r.line(self.json);
-            let written = if r.ok {
-                writeln!(out, "{text}")
-            } else if self.json {
-                // The failure's place, as the text's `SCRIPT:LINE:` gives it.
-                writeln!(
-                    out,
-                    "{}",
-                    json_at(&text, &path.display().to_string(), i + 1)
-                )
-            } else {
-                // The error stream's failures are the front end's to see.
-                let _ = writeln!(err, "{}:{}: {text}", path.display(), i + 1);
-                Ok(())
-            };
-            self.outcome.failed |= !r.ok;
-            if !r.ok {
-                self.outcome.script_failures.add(i + 1);
-            }
-            self.outcome.quit |= r.quits();
-            if let Err(e) = written {
-                self.outcome.write_error = Some(e);
-                return;
-            }
-        }
     }
 
     /// Puts why the audio side went away, if it did, where the waits see it ([`Watch::lost`]).
