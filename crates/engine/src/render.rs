@@ -903,10 +903,10 @@ pub fn render(
     let block = engine.plan.block();
     let (item, blocks) = crate::blocks::ring_shape(block, channels);
     let ring = item.saturating_mul(blocks);
-    let limit = fugue_dsp::memory::half_of_memory();
-    if engine.plan.memory().saturating_add(ring) > limit {
+    let (plan, limit) = (engine.plan.memory(), fugue_dsp::memory::half_of_memory());
+    if plan.saturating_add(ring) > limit {
         return Err(RenderError::Memory {
-            plan: engine.plan.memory(),
+            plan,
             ring,
             blocks,
             channels,

@@ -550,14 +550,7 @@ fn serve(
     if prompt {
         let (tx, json, strict, names) = (tx.clone(), args.json, args.strict, watch.names.clone());
         let quit = watch.quit.clone();
-        let aside = ShellWait {
-            clocked: args.backend != "offline",
-            json,
-            stop: stop.clone(),
-            quit: watch.quit.clone(),
-            cycle: watch.cycle.clone(),
-            lost: watch.lost.clone(),
-        };
+        let aside = ShellWait::new(args, stop, &watch);
         std::thread::Builder::new()
             .name("fugue-shell".into())
             .spawn(move || prompt_lines(tx, (json, strict), names, &quit, &aside))
@@ -566,14 +559,7 @@ fn serve(
     if let (Some(bytes), Some(path)) = (script, &args.script) {
         let (tx, json, strict, quit) = (tx.clone(), args.json, args.strict, watch.quit.clone());
         let (bytes, path) = (bytes.to_vec(), path.clone());
-        let aside = ShellWait {
-            clocked: args.backend != "offline",
-            json,
-            stop: stop.clone(),
-            quit: watch.quit.clone(),
-            cycle: watch.cycle.clone(),
-            lost: watch.lost.clone(),
-        };
+        let aside = ShellWait::new(args, stop, &watch);
         std::thread::Builder::new()
             .name("fugue-script".into())
             .spawn(move || script_lines(&tx, &bytes, &path, (json, strict), &quit, &aside))
@@ -610,6 +596,18 @@ struct ShellWait {
 }
 
 impl ShellWait {
+    /// What a source of `args`'s host (the shell, the script) waits with.
+    fn new(args: &Args, stop: &Arc<AtomicBool>, watch: &Watch) -> ShellWait {
+        ShellWait {
+            clocked: args.backend != "offline",
+            json: args.json,
+            stop: stop.clone(),
+            quit: watch.quit.clone(),
+            cycle: watch.cycle.clone(),
+            lost: watch.lost.clone(),
+        }
+    }
+
     /// Whether the host is stopping: a signal, a `quit` from any source, or the control
     /// loop's end.
     fn stopping(&self) -> bool {
